@@ -1,0 +1,649 @@
+//! Per-model budgets: the row model, lookup, layering and lint (DESIGN §2.1).
+//!
+//! Pure: rows come in as values or TOML text, never from a file here.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::core::error::CoreError;
+
+/// Structured-output reliability under load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Tier {
+    A,
+    B,
+    C,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 3] = [Tier::A, Tier::B, Tier::C];
+
+    /// Catalog byte cap a tier gets when its row names none.
+    pub fn default_catalog_bytes(self) -> Option<usize> {
+        match self {
+            Tier::A => None,
+            Tier::B => Some(22_000),
+            Tier::C => Some(10_000),
+        }
+    }
+
+    pub fn default_prompt_variant(self) -> PromptVariant {
+        match self {
+            Tier::A | Tier::B => PromptVariant::FullSteps,
+            Tier::C => PromptVariant::SinglePick,
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Tier::A => "A",
+            Tier::B => "B",
+            Tier::C => "C",
+        })
+    }
+}
+
+impl FromStr for Tier {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "A" => Ok(Tier::A),
+            "B" => Ok(Tier::B),
+            "C" => Ok(Tier::C),
+            _ => Err(CoreError::UnknownTier(s.to_string())),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchKind {
+    Exact,
+    Prefix,
+}
+
+/// Which tokenizer counts this model's tokens; `Estimate` is bytes/3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Tokenizer {
+    O200k,
+    Cl100k,
+    #[default]
+    Estimate,
+}
+
+impl Tokenizer {
+    /// Guess from a model id: OpenAI families have public BPEs; everything else is estimated.
+    pub fn for_model_id(id: &str) -> Tokenizer {
+        let base = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
+        let o200k = [
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "o1",
+            "o3",
+            "o4",
+            "gpt-oss",
+            "chatgpt-4o",
+        ];
+        let cl100k = ["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
+        if o200k.iter().any(|p| base.starts_with(p)) {
+            Tokenizer::O200k
+        } else if cl100k.iter().any(|p| base.starts_with(p)) {
+            Tokenizer::Cl100k
+        } else {
+            Tokenizer::Estimate
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::O200k => "o200k",
+            Tokenizer::Cl100k => "cl100k",
+            Tokenizer::Estimate => "estimate",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptVariant {
+    FullSteps,
+    SinglePick,
+}
+
+/// Where a row came from. Later layers win over earlier ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Sample,
+    Registry,
+    User,
+    Fallback,
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Layer::Sample => "sample",
+            Layer::Registry => "registry",
+            Layer::User => "user",
+            Layer::Fallback => "fallback",
+        })
+    }
+}
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    #[serde(default)]
+    pub input: f64,
+    #[serde(default)]
+    pub cached_input: f64,
+    #[serde(default)]
+    pub output: f64,
+}
+
+/// One model's budget and capabilities.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetRow {
+    pub id: String,
+    #[serde(rename = "match")]
+    pub match_kind: MatchKind,
+    pub input_tokens: usize,
+    pub output_tokens: usize,
+    pub tier: Tier,
+    /// Effective cap in bytes: the row's own, or its tier's default.
+    pub max_catalog_bytes: Option<usize>,
+    pub allows_llm_filter: bool,
+    pub filter_model: Option<String>,
+    pub hybrid_reasoning: bool,
+    pub strict_json: bool,
+    pub prefix_cache: bool,
+    pub prices: Prices,
+    pub prompt_cache_min_tokens: Option<usize>,
+    pub tokenizer: Tokenizer,
+    pub prompt_variant: PromptVariant,
+    pub layer: Layer,
+    pub source: String,
+    /// True when the tier was derived by rule rather than stated by a person.
+    pub tier_derived: bool,
+    pub lint: Vec<String>,
+    /// The row named its own byte cap, so a tier override keeps it.
+    #[serde(skip)]
+    pub explicit_catalog_cap: bool,
+}
+
+impl BudgetRow {
+    /// The Tier C profile unknown models get (DESIGN §2.1): never fail on a fresh id.
+    pub fn fallback() -> BudgetRow {
+        BudgetRow {
+            id: "*".to_string(),
+            match_kind: MatchKind::Prefix,
+            input_tokens: 16_000,
+            output_tokens: 1_500,
+            tier: Tier::C,
+            max_catalog_bytes: Some(10_000),
+            allows_llm_filter: true,
+            filter_model: None,
+            hybrid_reasoning: false,
+            strict_json: false,
+            prefix_cache: false,
+            prices: Prices::default(),
+            prompt_cache_min_tokens: None,
+            tokenizer: Tokenizer::Estimate,
+            prompt_variant: PromptVariant::SinglePick,
+            layer: Layer::Fallback,
+            source: "built-in fallback: unknown models get a conservative Tier C profile".into(),
+            tier_derived: false,
+            lint: Vec::new(),
+            explicit_catalog_cap: true,
+        }
+    }
+
+    /// The same row with another tier, as an operator's override would give it:
+    /// the tier's defaults for byte cap and prompt variant apply unless the row set them.
+    pub fn with_tier(&self, tier: Tier) -> BudgetRow {
+        let mut row = self.clone();
+        if row.tier != tier {
+            row.tier = tier;
+            if !row.explicit_catalog_cap {
+                row.max_catalog_bytes = tier.default_catalog_bytes();
+            }
+            row.prompt_variant = tier.default_prompt_variant();
+        }
+        row
+    }
+}
+
+/// How a lookup resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchedBy {
+    Exact,
+    Prefix,
+    Fallback,
+}
+
+#[derive(Debug, Clone)]
+pub struct Resolved<'a> {
+    pub row: &'a BudgetRow,
+    pub matched_by: MatchedBy,
+}
+
+/// A row as written in a `budgets.toml` (or the sample table): optional fields take
+/// tier defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowSpec {
+    pub id: String,
+    #[serde(rename = "match", default = "default_match")]
+    pub match_kind: MatchKind,
+    pub input_tokens: usize,
+    pub output_tokens: usize,
+    pub tier: Tier,
+    pub max_catalog_bytes: Option<usize>,
+    #[serde(default)]
+    pub allows_llm_filter: Option<bool>,
+    pub filter_model: Option<String>,
+    #[serde(default)]
+    pub hybrid_reasoning: bool,
+    #[serde(default)]
+    pub strict_json: bool,
+    #[serde(default)]
+    pub prefix_cache: bool,
+    #[serde(default)]
+    pub prices: Prices,
+    pub prompt_cache_min_tokens: Option<usize>,
+    pub tokenizer: Option<Tokenizer>,
+    pub prompt_variant: Option<PromptVariant>,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+fn default_match() -> MatchKind {
+    MatchKind::Exact
+}
+
+impl RowSpec {
+    pub fn into_row(self, layer: Layer) -> BudgetRow {
+        let tier = self.tier;
+        let mut row = BudgetRow {
+            tokenizer: self
+                .tokenizer
+                .unwrap_or_else(|| Tokenizer::for_model_id(&self.id)),
+            id: self.id,
+            match_kind: self.match_kind,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            tier,
+            max_catalog_bytes: match self.max_catalog_bytes {
+                // 0 written by a person means "no cap" even on a tier that has one.
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => tier.default_catalog_bytes(),
+            },
+            // Weak models get the two-pass filter by default; frontier ones don't need it.
+            allows_llm_filter: self.allows_llm_filter.unwrap_or(tier != Tier::A),
+            filter_model: self.filter_model,
+            hybrid_reasoning: self.hybrid_reasoning,
+            strict_json: self.strict_json,
+            prefix_cache: self.prefix_cache,
+            prices: self.prices,
+            prompt_cache_min_tokens: self.prompt_cache_min_tokens,
+            prompt_variant: self.prompt_variant.unwrap_or(tier.default_prompt_variant()),
+            layer,
+            source: self.source.unwrap_or_else(|| format!("{layer} table")),
+            tier_derived: false,
+            lint: Vec::new(),
+            explicit_catalog_cap: self.max_catalog_bytes.is_some(),
+        };
+        row.lint = lint_row(&row);
+        row
+    }
+}
+
+/// The TOML file shape: `[fallback]` optional, then `[[model]]` rows.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetFile {
+    #[serde(default)]
+    model: Vec<RowSpec>,
+}
+
+/// Parse a budgets TOML text. `origin` names the file in errors.
+pub fn parse_budgets_toml(
+    text: &str,
+    origin: &str,
+    layer: Layer,
+) -> Result<Vec<BudgetRow>, CoreError> {
+    let file: BudgetFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+    let mut rows = Vec::with_capacity(file.model.len());
+    for spec in file.model {
+        if spec.id.trim().is_empty() {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: "model.id".into(),
+                problem: "is empty".into(),
+            });
+        }
+        rows.push(spec.into_row(layer));
+    }
+    Ok(rows)
+}
+
+/// The layered table every front end reads.
+#[derive(Debug, Clone)]
+pub struct BudgetTable {
+    rows: Vec<BudgetRow>,
+    fallback: BudgetRow,
+}
+
+impl Default for BudgetTable {
+    fn default() -> Self {
+        BudgetTable {
+            rows: Vec::new(),
+            fallback: BudgetRow::fallback(),
+        }
+    }
+}
+
+impl BudgetTable {
+    /// Stack layers lowest first; a row with the same id and match kind in a later layer
+    /// replaces the earlier one in place (so the table keeps a stable order).
+    pub fn layered(layers: impl IntoIterator<Item = Vec<BudgetRow>>) -> BudgetTable {
+        let mut table = BudgetTable::default();
+        for layer in layers {
+            for row in layer {
+                table.upsert(row);
+            }
+        }
+        table
+    }
+
+    pub fn upsert(&mut self, row: BudgetRow) {
+        match self
+            .rows
+            .iter_mut()
+            .find(|r| r.id == row.id && r.match_kind == row.match_kind)
+        {
+            Some(existing) => *existing = row,
+            None => self.rows.push(row),
+        }
+    }
+
+    pub fn rows(&self) -> &[BudgetRow] {
+        &self.rows
+    }
+
+    pub fn fallback(&self) -> &BudgetRow {
+        &self.fallback
+    }
+
+    /// Exact id, then the longest matching prefix, then the fallback. Never fails.
+    pub fn lookup(&self, model: &str) -> Resolved<'_> {
+        let model = model.trim();
+        if let Some(row) = self
+            .rows
+            .iter()
+            .find(|r| r.match_kind == MatchKind::Exact && r.id == model)
+        {
+            return Resolved {
+                row,
+                matched_by: MatchedBy::Exact,
+            };
+        }
+        let best = self
+            .rows
+            .iter()
+            .filter(|r| r.match_kind == MatchKind::Prefix && model.starts_with(r.id.as_str()))
+            .max_by_key(|r| r.id.len());
+        match best {
+            Some(row) => Resolved {
+                row,
+                matched_by: MatchedBy::Prefix,
+            },
+            None => Resolved {
+                row: &self.fallback,
+                matched_by: MatchedBy::Fallback,
+            },
+        }
+    }
+}
+
+/// Flags numbers that look wrong rather than using them silently.
+pub fn lint_row(row: &BudgetRow) -> Vec<String> {
+    let mut out = Vec::new();
+    if row.output_tokens > row.input_tokens {
+        out.push(format!(
+            "output window ({}) larger than input window ({})",
+            row.output_tokens, row.input_tokens
+        ));
+    }
+    if row.input_tokens < 1024 {
+        out.push(format!(
+            "input window {} is smaller than 1024 tokens",
+            row.input_tokens
+        ));
+    }
+    if row.output_tokens == 0 {
+        out.push("output window is 0".to_string());
+    }
+    if row.output_tokens > 0
+        && row.input_tokens > 0
+        && !is_round(row.input_tokens)
+        && is_round(row.input_tokens + row.output_tokens)
+    {
+        out.push(format!(
+            "input window {} looks like a context window minus the output ({} + {} = {})",
+            row.input_tokens,
+            row.input_tokens,
+            row.output_tokens,
+            row.input_tokens + row.output_tokens
+        ));
+    }
+    if row.prices.cached_input > row.prices.input && row.prices.input > 0.0 {
+        out.push(format!(
+            "cached input price {} is above the input price {}",
+            row.prices.cached_input, row.prices.input
+        ));
+    }
+    if row.prices.input > 0.0 && row.prices.output == 0.0 {
+        out.push("input is priced but output is free".to_string());
+    }
+    if row.prefix_cache && row.prices.cached_input == 0.0 && row.prices.input > 0.0 {
+        out.push("prefix_cache set but no cached_input price".to_string());
+    }
+    if let Some(cap) = row.max_catalog_bytes {
+        if cap < 512 {
+            out.push(format!(
+                "max_catalog_bytes {cap} leaves no room for a catalog"
+            ));
+        }
+    }
+    out
+}
+
+/// Context windows are published as powers of two, round thousands or multiples of 8K.
+fn is_round(n: usize) -> bool {
+    n >= 1024 && (n.is_power_of_two() || n % 1000 == 0 || n % 8192 == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, kind: MatchKind, input: usize, tier: Tier, layer: Layer) -> BudgetRow {
+        RowSpec {
+            id: id.into(),
+            match_kind: kind,
+            input_tokens: input,
+            output_tokens: 1000,
+            tier,
+            max_catalog_bytes: None,
+            allows_llm_filter: None,
+            filter_model: None,
+            hybrid_reasoning: false,
+            strict_json: false,
+            prefix_cache: false,
+            prices: Prices::default(),
+            prompt_cache_min_tokens: None,
+            tokenizer: None,
+            prompt_variant: None,
+            source: None,
+        }
+        .into_row(layer)
+    }
+
+    #[test]
+    fn lookup_exact_then_longest_prefix_then_fallback() {
+        let table = BudgetTable::layered([vec![
+            row(
+                "openrouter/",
+                MatchKind::Prefix,
+                20_000,
+                Tier::C,
+                Layer::Sample,
+            ),
+            row(
+                "openrouter/anthropic/",
+                MatchKind::Prefix,
+                150_000,
+                Tier::A,
+                Layer::Sample,
+            ),
+            row(
+                "openrouter/anthropic/claude-haiku-4-5",
+                MatchKind::Exact,
+                180_000,
+                Tier::A,
+                Layer::Sample,
+            ),
+        ]]);
+        let exact = table.lookup("openrouter/anthropic/claude-haiku-4-5");
+        assert_eq!(exact.matched_by, MatchedBy::Exact);
+        assert_eq!(exact.row.input_tokens, 180_000);
+        let longer = table.lookup("openrouter/anthropic/claude-opus-4");
+        assert_eq!(longer.matched_by, MatchedBy::Prefix);
+        assert_eq!(longer.row.id, "openrouter/anthropic/");
+        let shorter = table.lookup("openrouter/meta/llama");
+        assert_eq!(shorter.row.id, "openrouter/");
+        let none = table.lookup("no/such-model");
+        assert_eq!(none.matched_by, MatchedBy::Fallback);
+        assert_eq!(none.row.tier, Tier::C);
+        assert_eq!(none.row.input_tokens, 16_000);
+        assert_eq!(none.row.output_tokens, 1_500);
+        assert_eq!(none.row.max_catalog_bytes, Some(10_000));
+    }
+
+    #[test]
+    fn exact_row_does_not_match_as_prefix() {
+        let table = BudgetTable::layered([vec![row(
+            "gpt-4o",
+            MatchKind::Exact,
+            100_000,
+            Tier::A,
+            Layer::Sample,
+        )]]);
+        assert_eq!(table.lookup("gpt-4o-mini").matched_by, MatchedBy::Fallback);
+    }
+
+    #[test]
+    fn later_layers_win_and_keep_position() {
+        let table = BudgetTable::layered([
+            vec![
+                row("a", MatchKind::Exact, 10_000, Tier::B, Layer::Sample),
+                row("b", MatchKind::Exact, 10_000, Tier::B, Layer::Sample),
+            ],
+            vec![row("a", MatchKind::Exact, 50_000, Tier::A, Layer::Registry)],
+            vec![row("a", MatchKind::Exact, 70_000, Tier::A, Layer::User)],
+        ]);
+        assert_eq!(table.rows().len(), 2);
+        assert_eq!(table.rows()[0].id, "a");
+        assert_eq!(table.rows()[0].layer, Layer::User);
+        assert_eq!(table.lookup("a").row.input_tokens, 70_000);
+        assert_eq!(table.lookup("b").row.layer, Layer::Sample);
+    }
+
+    #[test]
+    fn tier_defaults_apply() {
+        let a = row("a", MatchKind::Exact, 100_000, Tier::A, Layer::Sample);
+        let b = row("b", MatchKind::Exact, 100_000, Tier::B, Layer::Sample);
+        let c = row("c", MatchKind::Exact, 100_000, Tier::C, Layer::Sample);
+        assert_eq!(a.max_catalog_bytes, None);
+        assert_eq!(b.max_catalog_bytes, Some(22_000));
+        assert_eq!(c.max_catalog_bytes, Some(10_000));
+        assert_eq!(a.prompt_variant, PromptVariant::FullSteps);
+        assert_eq!(c.prompt_variant, PromptVariant::SinglePick);
+        assert!(!a.allows_llm_filter && c.allows_llm_filter);
+        let overridden = a.with_tier(Tier::C);
+        assert_eq!(overridden.max_catalog_bytes, Some(10_000));
+        assert_eq!(overridden.prompt_variant, PromptVariant::SinglePick);
+    }
+
+    #[test]
+    fn lint_flags_suspicious_numbers() {
+        let mut r = row("x", MatchKind::Exact, 500, Tier::B, Layer::Registry);
+        r.output_tokens = 8000;
+        let lint = lint_row(&r);
+        assert!(
+            lint.iter().any(|l| l.contains("larger than input")),
+            "{lint:?}"
+        );
+        assert!(
+            lint.iter().any(|l| l.contains("smaller than 1024")),
+            "{lint:?}"
+        );
+        let mut minus = row(
+            "y",
+            MatchKind::Exact,
+            128_000 - 4096,
+            Tier::B,
+            Layer::Registry,
+        );
+        minus.output_tokens = 4096;
+        assert!(
+            lint_row(&minus)
+                .iter()
+                .any(|l| l.contains("minus the output"))
+        );
+        let clean = row("z", MatchKind::Exact, 128_000, Tier::B, Layer::Registry);
+        assert!(lint_row(&clean).is_empty(), "{:?}", lint_row(&clean));
+    }
+
+    #[test]
+    fn toml_rows_parse_and_errors_name_position() {
+        let text =
+            "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n";
+        let rows = parse_budgets_toml(text, "budgets.toml", Layer::User).unwrap();
+        assert_eq!(rows[0].tier, Tier::B);
+        assert_eq!(rows[0].layer, Layer::User);
+        let bad =
+            "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"D\"\n";
+        let err = parse_budgets_toml(bad, "budgets.toml", Layer::User)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("budgets.toml") && err.contains("line 5"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tokenizer_guess() {
+        assert_eq!(
+            Tokenizer::for_model_id("openai/gpt-4o-mini"),
+            Tokenizer::O200k
+        );
+        assert_eq!(Tokenizer::for_model_id("gpt-4-turbo"), Tokenizer::Cl100k);
+        assert_eq!(
+            Tokenizer::for_model_id("anthropic/claude-sonnet-4-5"),
+            Tokenizer::Estimate
+        );
+    }
+}

@@ -1,0 +1,768 @@
+//! Catalog compaction (DESIGN §2.4): the six trim steps applied while the catalog is over
+//! budget, then whole entries cut by rank, measured exactly as the catalog is sent.
+//!
+//! The catalog is sent as compact JSON with one entry per line:
+//!
+//! ```text
+//! {"packs":[
+//! {…pack…},
+//! {…pack…}
+//! ],"pipelines":[
+//! {…pipeline…}
+//! ]}
+//! ```
+//!
+//! Every entry boundary falls right after a newline that ends a punctuation run, which is
+//! also a boundary of the o200k/cl100k pre-tokenizers. So the exact token count of the whole
+//! text is the sum of the counts of its lines, and each entry is serialised and counted once
+//! per trim stage and then reused: a model or tier change is arithmetic, not re-serialising
+//! and re-tokenizing the catalog after every step (the anchor's method, kept below as
+//! [`compact_reserialising`] for comparison and as a test oracle).
+
+use serde::Serialize;
+use std::sync::OnceLock;
+
+use crate::core::budget::Tokenizer;
+use crate::core::catalog::{EntryKind, RoutingGuide, TrimStep};
+use crate::core::tokens;
+
+/// Stage `s` = trim steps 1..=s applied; stage 0 is the catalog as given.
+const STAGES: usize = 7;
+const LAST_STAGE: usize = STAGES - 1;
+
+const OPEN_PACKS: &str = "{\"packs\":[\n";
+const BETWEEN: &str = "],\"pipelines\":[\n";
+const CLOSE: &str = "]}";
+const OPEN_NO_PACKS: &str = "{\"packs\":[],\"pipelines\":[\n";
+const CLOSE_NO_PIPELINES: &str = "],\"pipelines\":[]}";
+const EMPTY: &str = "{\"packs\":[],\"pipelines\":[]}";
+
+/// What the catalog may take, in tokens as sent and (optionally) in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Allowance {
+    pub tokens: usize,
+    pub bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dropped {
+    pub step: TrimStep,
+    pub saved_bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutEntry {
+    pub name: String,
+    pub kind: EntryKind,
+    /// Bytes of the entry's line at the stage it was cut from.
+    pub bytes: usize,
+}
+
+/// The Trim record (DESIGN §2.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrimRecord {
+    pub before_bytes: usize,
+    pub after_bytes: usize,
+    pub before_tokens: usize,
+    pub after_tokens: usize,
+    pub exact_tokens: bool,
+    pub dropped: Vec<Dropped>,
+    pub kept: usize,
+    pub total: usize,
+    pub cut: Vec<CutEntry>,
+    /// How many trim steps the result carries (0 = untouched).
+    pub steps_applied: u8,
+    /// Whether the result fits the allowance. False only when even an empty catalog does not.
+    pub fits: bool,
+    /// How the cut order was chosen.
+    pub cut_policy: String,
+}
+
+/// The order in which whole entries are cut, first cut first, and why that order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutOrder {
+    pub order: Vec<usize>,
+    pub policy: String,
+}
+
+impl CutOrder {
+    /// With no intent yet: cut from the end of the catalog, keeping pipelines that
+    /// supersede packs until last.
+    pub fn from_end(guide: &RoutingGuide) -> CutOrder {
+        let packs = guide.packs.len();
+        let superseding =
+            |i: usize| i >= packs && !guide.pipelines[i - packs].metadata.supersedes.is_empty();
+        let n = guide.entry_count();
+        let mut order: Vec<usize> = (0..n).rev().filter(|&i| !superseding(i)).collect();
+        order.extend((0..n).rev().filter(|&i| superseding(i)));
+        CutOrder {
+            order,
+            policy: "no intent: cut from the end, superseding pipelines last".into(),
+        }
+    }
+
+    /// From a ranking, best first: the lowest-ranked entry is cut first. Entries the
+    /// ranking does not name are cut before any ranked one.
+    pub fn from_ranking(
+        ranked_best_first: &[usize],
+        total: usize,
+        policy: impl Into<String>,
+    ) -> CutOrder {
+        let mut seen = vec![false; total];
+        let mut order: Vec<usize> = Vec::with_capacity(total);
+        for &i in ranked_best_first.iter().rev() {
+            if i < total && !seen[i] {
+                seen[i] = true;
+                order.push(i);
+            }
+        }
+        let unranked: Vec<usize> = (0..total).rev().filter(|&i| !seen[i]).collect();
+        order.splice(0..0, unranked);
+        CutOrder {
+            order,
+            policy: policy.into(),
+        }
+    }
+}
+
+/// A compaction result: the text as sent and the record of how it got there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compacted {
+    pub text: String,
+    pub trim: TrimRecord,
+    /// Entry indices kept, in catalog order (packs first).
+    pub kept: Vec<usize>,
+}
+
+struct EntryMemo {
+    kind: EntryKind,
+    /// Index within `packs` or `pipelines`.
+    index: usize,
+    text: [OnceLock<String>; STAGES],
+    /// tokens[tokenizer][stage][is_last_in_section]: the entry's line with ",\n" or "\n".
+    tokens: [[[OnceLock<usize>; 2]; STAGES]; 2],
+}
+
+/// A catalog made ready for repeated compaction: each entry's text and token count at
+/// each trim stage is computed on first need and kept.
+pub struct PreparedCatalog {
+    guide: RoutingGuide,
+    entries: Vec<EntryMemo>,
+    /// Index of the first pipeline in `entries`.
+    first_pipeline: usize,
+}
+
+impl std::fmt::Debug for PreparedCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCatalog")
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+fn tokenizer_slot(t: Tokenizer) -> Option<usize> {
+    match t {
+        Tokenizer::O200k => Some(0),
+        Tokenizer::Cl100k => Some(1),
+        Tokenizer::Estimate => None,
+    }
+}
+
+/// Serialise a catalog value. Our types hold only strings, lists and JSON values with
+/// string keys, so serialisation cannot fail; an empty object stands in if it ever did.
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "{}".to_string())
+}
+
+impl PreparedCatalog {
+    pub fn new(guide: RoutingGuide) -> PreparedCatalog {
+        let memo = |kind, index| EntryMemo {
+            kind,
+            index,
+            text: std::array::from_fn(|_| OnceLock::new()),
+            tokens: std::array::from_fn(|_| {
+                std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new()))
+            }),
+        };
+        let mut entries: Vec<EntryMemo> = (0..guide.packs.len())
+            .map(|i| memo(EntryKind::Pack, i))
+            .collect();
+        let first_pipeline = entries.len();
+        entries.extend((0..guide.pipelines.len()).map(|i| memo(EntryKind::Pipeline, i)));
+        PreparedCatalog {
+            guide,
+            entries,
+            first_pipeline,
+        }
+    }
+
+    pub fn guide(&self) -> &RoutingGuide {
+        &self.guide
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn entry_name(&self, i: usize) -> &str {
+        let e = &self.entries[i];
+        match e.kind {
+            EntryKind::Pack => &self.guide.packs[e.index].name,
+            EntryKind::Pipeline => &self.guide.pipelines[e.index].id,
+        }
+    }
+
+    pub fn entry_kind(&self, i: usize) -> EntryKind {
+        self.entries[i].kind
+    }
+
+    /// The entry's compact JSON with trim steps 1..=stage applied.
+    pub fn entry_text(&self, i: usize, stage: usize) -> &str {
+        let e = &self.entries[i];
+        e.text[stage].get_or_init(|| match e.kind {
+            EntryKind::Pack => {
+                let mut p = self.guide.packs[e.index].clone();
+                TrimStep::ALL[..stage].iter().for_each(|&s| p.apply(s));
+                to_json(&p)
+            }
+            EntryKind::Pipeline => {
+                let mut p = self.guide.pipelines[e.index].clone();
+                TrimStep::ALL[..stage].iter().for_each(|&s| p.apply(s));
+                to_json(&p)
+            }
+        })
+    }
+
+    fn line_bytes(&self, i: usize, stage: usize, last: bool) -> usize {
+        self.entry_text(i, stage).len() + if last { 1 } else { 2 }
+    }
+
+    fn line_tokens(
+        &self,
+        i: usize,
+        stage: usize,
+        last: bool,
+        slot: usize,
+        tokenizer: Tokenizer,
+    ) -> usize {
+        *self.entries[i].tokens[slot][stage][last as usize].get_or_init(|| {
+            let mut line = String::with_capacity(self.entry_text(i, stage).len() + 2);
+            line.push_str(self.entry_text(i, stage));
+            line.push_str(if last { "\n" } else { ",\n" });
+            tokens::count(tokenizer, &line).tokens
+        })
+    }
+
+    /// The fixed text around the entries, by which sections are non-empty.
+    fn frame(kept: &[usize], first_pipeline: usize) -> (&'static [&'static str], usize) {
+        let packs = kept.partition_point(|&i| i < first_pipeline);
+        let pipes = kept.len() - packs;
+        let parts: &'static [&'static str] = match (packs > 0, pipes > 0) {
+            (true, true) => &[OPEN_PACKS, BETWEEN, CLOSE],
+            (false, true) => &[OPEN_NO_PACKS, CLOSE],
+            (true, false) => &[OPEN_PACKS, CLOSE_NO_PIPELINES],
+            (false, false) => &[EMPTY],
+        };
+        (parts, packs)
+    }
+
+    /// Whether entry `k` of `kept` is the last of its section.
+    fn is_last(kept: &[usize], k: usize, packs: usize) -> bool {
+        k + 1 == kept.len() || k + 1 == packs
+    }
+
+    /// Bytes of the catalog text with `kept` entries at `stage`.
+    pub fn bytes(&self, stage: usize, kept: &[usize]) -> usize {
+        let (parts, packs) = Self::frame(kept, self.first_pipeline);
+        let frame: usize = parts.iter().map(|p| p.len()).sum();
+        frame
+            + kept
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| self.line_bytes(i, stage, Self::is_last(kept, k, packs)))
+                .sum::<usize>()
+    }
+
+    /// Tokens of the catalog text with `kept` entries at `stage`: exact for BPE tokenizers.
+    pub fn tokens(&self, stage: usize, kept: &[usize], tokenizer: Tokenizer) -> usize {
+        let Some(slot) = tokenizer_slot(tokenizer) else {
+            return tokens::estimate(self.bytes(stage, kept));
+        };
+        let (parts, packs) = Self::frame(kept, self.first_pipeline);
+        let frame: usize = parts
+            .iter()
+            .map(|p| tokens::count(tokenizer, p).tokens)
+            .sum();
+        frame
+            + kept
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    self.line_tokens(i, stage, Self::is_last(kept, k, packs), slot, tokenizer)
+                })
+                .sum::<usize>()
+    }
+
+    /// The catalog text with `kept` entries at `stage`, exactly as it is sent.
+    pub fn render(&self, stage: usize, kept: &[usize]) -> String {
+        let (parts, packs) = Self::frame(kept, self.first_pipeline);
+        let mut out = String::with_capacity(self.bytes(stage, kept));
+        out.push_str(parts[0]);
+        for (k, &i) in kept.iter().enumerate() {
+            out.push_str(self.entry_text(i, stage));
+            let last = Self::is_last(kept, k, packs);
+            out.push_str(if last { "\n" } else { ",\n" });
+            if last && k + 1 == packs && parts.len() == 3 {
+                out.push_str(parts[1]);
+            }
+        }
+        if parts.len() > 1 {
+            out.push_str(parts[parts.len() - 1]);
+        }
+        out
+    }
+
+    /// The full catalog, untouched, as it would be sent.
+    pub fn render_full(&self) -> String {
+        let all: Vec<usize> = (0..self.len()).collect();
+        self.render(0, &all)
+    }
+
+    /// Does this selection fit? Bytes first: a token can never be shorter than a byte,
+    /// so tokens are only counted when the bytes leave the answer open.
+    fn fits(
+        &self,
+        stage: usize,
+        kept: &[usize],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> bool {
+        let bytes = self.bytes(stage, kept);
+        if allowance.bytes.is_some_and(|cap| bytes > cap) {
+            return false;
+        }
+        bytes <= allowance.tokens || self.tokens(stage, kept, tokenizer) <= allowance.tokens
+    }
+
+    /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
+    pub fn compact(
+        &self,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+        cut_order: &CutOrder,
+    ) -> Compacted {
+        let all: Vec<usize> = (0..self.len()).collect();
+        let before_bytes = self.bytes(0, &all);
+        let mut stage = 0;
+        let mut dropped = Vec::new();
+        let mut fits = self.fits(0, &all, allowance, tokenizer);
+        let mut prev_bytes = before_bytes;
+        while !fits && stage < LAST_STAGE {
+            stage += 1;
+            let bytes = self.bytes(stage, &all);
+            if bytes < prev_bytes {
+                dropped.push(Dropped {
+                    step: TrimStep::ALL[stage - 1],
+                    saved_bytes: prev_bytes - bytes,
+                });
+            }
+            prev_bytes = bytes;
+            fits = self.fits(stage, &all, allowance, tokenizer);
+        }
+        let mut kept = all.clone();
+        let mut cut = Vec::new();
+        if !fits {
+            let order = &cut_order.order;
+            let kept_after = |k: usize| -> Vec<usize> {
+                let mut gone = vec![false; self.len()];
+                order[..k].iter().for_each(|&i| gone[i] = true);
+                all.iter().copied().filter(|&i| !gone[i]).collect()
+            };
+            // Smallest number of cuts that fits: size shrinks as entries go, so search, then
+            // confirm by measuring forward in case a comma moved the count by a token.
+            let (mut lo, mut hi) = (1usize, order.len());
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.fits(stage, &kept_after(mid), allowance, tokenizer) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            let mut k = lo.min(order.len());
+            kept = kept_after(k);
+            fits = self.fits(stage, &kept, allowance, tokenizer);
+            while !fits && k < order.len() {
+                k += 1;
+                kept = kept_after(k);
+                fits = self.fits(stage, &kept, allowance, tokenizer);
+            }
+            cut = order[..k]
+                .iter()
+                .map(|&i| CutEntry {
+                    name: self.entry_name(i).to_string(),
+                    kind: self.entry_kind(i),
+                    bytes: self.entry_text(i, stage).len(),
+                })
+                .collect();
+        }
+        let text = self.render(stage, &kept);
+        let trim = TrimRecord {
+            before_bytes,
+            after_bytes: text.len(),
+            before_tokens: self.tokens(0, &all, tokenizer),
+            after_tokens: self.tokens(stage, &kept, tokenizer),
+            exact_tokens: tokenizer != Tokenizer::Estimate,
+            dropped,
+            kept: kept.len(),
+            total: self.len(),
+            cut,
+            steps_applied: stage as u8,
+            fits,
+            cut_policy: cut_order.policy.clone(),
+        };
+        Compacted { text, trim, kept }
+    }
+}
+
+/// The anchor's method: apply each step to a copy of the whole catalog, re-serialise and
+/// re-count the whole text after every step and every cut. Produces the same result as
+/// [`PreparedCatalog::compact`]; kept for the benchmark comparison and as a test oracle.
+pub fn compact_reserialising(
+    guide: &RoutingGuide,
+    allowance: Allowance,
+    tokenizer: Tokenizer,
+    cut_order: &CutOrder,
+) -> Compacted {
+    let packs = guide.packs.len();
+    let render = |g: &RoutingGuide, kept: &[usize]| -> String {
+        let p: Vec<String> = kept
+            .iter()
+            .filter(|&&i| i < packs)
+            .map(|&i| to_json(&g.packs[i]))
+            .collect();
+        let q: Vec<String> = kept
+            .iter()
+            .filter(|&&i| i >= packs)
+            .map(|&i| to_json(&g.pipelines[i - packs]))
+            .collect();
+        let section = |v: &[String]| {
+            if v.is_empty() {
+                String::new()
+            } else {
+                format!("\n{}\n", v.join(",\n"))
+            }
+        };
+        format!(
+            "{{\"packs\":[{}],\"pipelines\":[{}]}}",
+            section(&p),
+            section(&q)
+        )
+    };
+    let count = |text: &str| tokens::count(tokenizer, text).tokens;
+    let fits = |text: &str| {
+        allowance.bytes.is_none_or(|cap| text.len() <= cap) && count(text) <= allowance.tokens
+    };
+    let all: Vec<usize> = (0..guide.entry_count()).collect();
+    let mut g = guide.clone();
+    let mut text = render(&g, &all);
+    let before_bytes = text.len();
+    let before_tokens = count(&text);
+    let mut stage = 0;
+    let mut dropped = Vec::new();
+    while !fits(&text) && stage < LAST_STAGE {
+        let step = TrimStep::ALL[stage];
+        g.packs.iter_mut().for_each(|p| p.apply(step));
+        g.pipelines.iter_mut().for_each(|p| p.apply(step));
+        let next = render(&g, &all);
+        if next.len() < text.len() {
+            dropped.push(Dropped {
+                step,
+                saved_bytes: text.len() - next.len(),
+            });
+        }
+        text = next;
+        stage += 1;
+    }
+    let mut kept = all.clone();
+    let mut cut = Vec::new();
+    let mut k = 0;
+    while !fits(&text) && k < cut_order.order.len() {
+        let i = cut_order.order[k];
+        kept.retain(|&j| j != i);
+        let name = if i < packs {
+            &g.packs[i].name
+        } else {
+            &g.pipelines[i - packs].id
+        };
+        let bytes = if i < packs {
+            to_json(&g.packs[i]).len()
+        } else {
+            to_json(&g.pipelines[i - packs]).len()
+        };
+        cut.push(CutEntry {
+            name: name.clone(),
+            kind: if i < packs {
+                EntryKind::Pack
+            } else {
+                EntryKind::Pipeline
+            },
+            bytes,
+        });
+        text = render(&g, &kept);
+        k += 1;
+    }
+    let trim = TrimRecord {
+        before_bytes,
+        after_bytes: text.len(),
+        before_tokens,
+        after_tokens: count(&text),
+        exact_tokens: tokenizer != Tokenizer::Estimate,
+        dropped,
+        kept: kept.len(),
+        total: guide.entry_count(),
+        cut,
+        steps_applied: stage as u8,
+        fits: fits(&text),
+        cut_policy: cut_order.policy.clone(),
+    };
+    Compacted { text, trim, kept }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn guide() -> RoutingGuide {
+        serde_json::from_value(json!({
+            "packs": [
+                {"name": "web.fetch", "description": "Fetch a URL. Returns the body as text.",
+                 "metadata": {"accepts": ["url"], "produces": ["html"], "intent_keywords": ["fetch", "download", "get page"],
+                    "typical_use": "Grab a page before parsing it.", "limitations": ["no JavaScript"],
+                    "input_schema": {"type": "object", "properties": {"url": {"type": "string", "description": "the address"}}}}},
+                {"name": "blog.draft", "description": "Draft a blog post from a brief. Keeps the house style.",
+                 "metadata": {"intent_keywords": ["blog"], "typical_use": "Posts from notes.", "limitations": ["English"]}},
+                {"name": "image.generate", "description": "Generate an image from a prompt. PNG out.",
+                 "metadata": {"intent_keywords": ["image", "illustration"], "typical_use": "Hero images."}}
+            ],
+            "pipelines": [
+                {"id": "builtin.brief-to-blog", "name": "Brief to blog", "description": "Research, draft and illustrate. Three steps.",
+                 "metadata": {"supersedes": ["blog.draft"], "intent_keywords": ["blog from brief"], "typical_use": "Launch posts.",
+                    "steps": [{"id": "s1", "name": "Draft", "pack": "blog.draft", "body": {"tone": "friendly", "length": 800}},
+                              {"id": "s2", "name": "Art", "pack": "image.generate", "body": {"size": "1024x1024"}}]}},
+                {"id": "builtin.page-digest", "name": "Page digest", "description": "Fetch and summarise a page. Short.",
+                 "metadata": {"intent_keywords": ["digest"], "steps": [{"id": "s1", "name": "Fetch", "pack": "web.fetch", "body": {"x": 1}}]}}
+            ]
+        }))
+        .unwrap()
+    }
+
+    fn unlimited() -> Allowance {
+        Allowance {
+            tokens: usize::MAX,
+            bytes: None,
+        }
+    }
+
+    #[test]
+    fn rendered_text_is_valid_json_of_the_catalog() {
+        let p = PreparedCatalog::new(guide());
+        let text = p.render_full();
+        let back: RoutingGuide = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, guide());
+        assert_eq!(p.bytes(0, &[0, 1, 2, 3, 4]), text.len());
+        for kept in [vec![], vec![0], vec![3], vec![0, 4], vec![1, 2]] {
+            let t = p.render(3, &kept);
+            assert_eq!(t.len(), p.bytes(3, &kept), "{t}");
+            serde_json::from_str::<RoutingGuide>(&t).unwrap();
+        }
+    }
+
+    #[test]
+    fn summed_token_counts_equal_counting_the_whole_text() {
+        let p = PreparedCatalog::new(guide());
+        for tok in [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Estimate] {
+            for stage in 0..STAGES {
+                for kept in [vec![0, 1, 2, 3, 4], vec![2, 3], vec![4], vec![0], vec![]] {
+                    let text = p.render(stage, &kept);
+                    assert_eq!(
+                        p.tokens(stage, &kept, tok),
+                        tokens::count(tok, &text).tokens,
+                        "{tok:?} stage {stage} {kept:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fitting_catalog_passes_untouched() {
+        let p = PreparedCatalog::new(guide());
+        let c = p.compact(
+            unlimited(),
+            Tokenizer::O200k,
+            &CutOrder::from_end(p.guide()),
+        );
+        assert_eq!(c.text, p.render_full());
+        assert_eq!(c.trim.before_bytes, c.trim.after_bytes);
+        assert!(c.trim.dropped.is_empty() && c.trim.cut.is_empty());
+        assert_eq!(c.trim.steps_applied, 0);
+        assert!(c.trim.fits && c.trim.exact_tokens);
+    }
+
+    #[test]
+    fn steps_apply_in_order_only_while_over_budget() {
+        let p = PreparedCatalog::new(guide());
+        let full = p.render_full().len();
+        // Just under full: step 1 alone is enough.
+        let c = p.compact(
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(full - 1),
+            },
+            Tokenizer::Estimate,
+            &CutOrder::from_end(p.guide()),
+        );
+        assert_eq!(c.trim.dropped.len(), 1);
+        assert_eq!(c.trim.dropped[0].step, TrimStep::IntentKeywords);
+        assert_eq!(c.trim.steps_applied, 1);
+        assert_eq!(
+            c.trim.before_bytes - c.trim.after_bytes,
+            c.trim.dropped[0].saved_bytes
+        );
+        assert!(!c.text.contains("intent_keywords"));
+        assert!(c.text.contains("typical_use"));
+    }
+
+    #[test]
+    fn only_steps_that_changed_something_are_recorded() {
+        let mut g = guide();
+        // No limitations anywhere: step 3 changes nothing and must not appear.
+        g.packs
+            .iter_mut()
+            .for_each(|p| p.metadata.limitations.clear());
+        g.pipelines
+            .iter_mut()
+            .for_each(|p| p.metadata.limitations.clear());
+        let p = PreparedCatalog::new(g);
+        let c = p.compact(
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(700),
+            },
+            Tokenizer::Estimate,
+            &CutOrder::from_end(p.guide()),
+        );
+        let steps: Vec<TrimStep> = c.trim.dropped.iter().map(|d| d.step).collect();
+        assert!(!steps.contains(&TrimStep::Limitations), "{steps:?}");
+        assert!(c.trim.dropped.iter().all(|d| d.saved_bytes > 0));
+        let saved: usize = c.trim.dropped.iter().map(|d| d.saved_bytes).sum();
+        if c.trim.cut.is_empty() {
+            assert_eq!(saved, c.trim.before_bytes - c.trim.after_bytes);
+        }
+    }
+
+    #[test]
+    fn cut_keeps_superseding_pipelines_and_fits() {
+        let p = PreparedCatalog::new(guide());
+        let c = p.compact(
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(330),
+            },
+            Tokenizer::Estimate,
+            &CutOrder::from_end(p.guide()),
+        );
+        assert!(c.trim.fits, "{:?}", c.trim);
+        assert!(c.text.len() <= 330);
+        assert!(!c.trim.cut.is_empty());
+        assert!(
+            c.text.contains("\"supersedes\":[\"blog.draft\"]"),
+            "{}",
+            c.text
+        );
+        assert_eq!(c.trim.cut[0].name, "builtin.page-digest");
+        assert_eq!(c.trim.kept + c.trim.cut.len(), c.trim.total);
+    }
+
+    #[test]
+    fn cut_follows_a_supplied_ranking() {
+        let p = PreparedCatalog::new(guide());
+        // Best first: image.generate, then web.fetch. Everything else goes first.
+        let order = CutOrder::from_ranking(&[2, 0], p.len(), "ranked");
+        assert_eq!(order.order.len(), 5);
+        assert_eq!(&order.order[3..], &[0, 2]);
+        let c = p.compact(
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(150),
+            },
+            Tokenizer::Estimate,
+            &order,
+        );
+        assert!(c.trim.fits);
+        assert!(c.text.contains("image.generate"), "{}", c.text);
+    }
+
+    #[test]
+    fn nothing_fits_is_said_plainly() {
+        let p = PreparedCatalog::new(guide());
+        let c = p.compact(
+            Allowance {
+                tokens: 3,
+                bytes: None,
+            },
+            Tokenizer::Estimate,
+            &CutOrder::from_end(p.guide()),
+        );
+        assert!(!c.trim.fits);
+        assert_eq!(c.trim.kept, 0);
+        assert_eq!(c.text, EMPTY);
+    }
+
+    #[test]
+    fn token_allowance_binds_as_well_as_bytes() {
+        let p = PreparedCatalog::new(guide());
+        let full_tokens = p.tokens(0, &[0, 1, 2, 3, 4], Tokenizer::O200k);
+        let c = p.compact(
+            Allowance {
+                tokens: full_tokens - 1,
+                bytes: None,
+            },
+            Tokenizer::O200k,
+            &CutOrder::from_end(p.guide()),
+        );
+        assert!(c.trim.after_tokens < full_tokens);
+        assert_eq!(
+            c.trim.after_tokens,
+            tokens::count(Tokenizer::O200k, &c.text).tokens
+        );
+    }
+
+    #[test]
+    fn deterministic_and_equal_to_the_reserialising_method() {
+        let p = PreparedCatalog::new(guide());
+        for cap in [2000, 900, 600, 400, 250, 120, 20] {
+            for tok in [Tokenizer::O200k, Tokenizer::Estimate] {
+                let allowance = Allowance {
+                    tokens: cap / 2,
+                    bytes: Some(cap),
+                };
+                let order = CutOrder::from_end(p.guide());
+                let a = p.compact(allowance, tok, &order);
+                let b = p.compact(allowance, tok, &order);
+                let fresh = PreparedCatalog::new(guide()).compact(allowance, tok, &order);
+                let anchor = compact_reserialising(p.guide(), allowance, tok, &order);
+                assert_eq!(a, b);
+                assert_eq!(a, fresh);
+                assert_eq!(a.text, anchor.text, "cap {cap}");
+                assert_eq!(a.trim, anchor.trim, "cap {cap}");
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The planner's system prompts and the catalog allowance: what is left of a model's input
+//! ceiling once everything else that is sent has been counted (DESIGN §2.1, §2.9).
+
+use serde::Serialize;
+
+use crate::core::budget::{BudgetRow, PromptVariant, Tokenizer};
+use crate::core::compact::Allowance;
+use crate::core::tokens;
+
+/// For models that can follow a multi-step contract.
+pub const SYSTEM_FULL_STEPS: &str = "You are a planner for a tool gateway. Given the user's request and the \
+catalog of packs (single tools) and pipelines (multi-step recipes), return an ordered plan.
+
+Rules:
+1. Pipeline wins when one fits: if a pipeline's accepts and produces cover the request end to end, \
+return ONE step that runs that pipeline by its id. Do not re-decompose what the pipeline already does.
+2. Honour supersedes: a pipeline whose supersedes lists a pack the user named wins over that pack.
+3. Decompose only when no pipeline fits: chain packs in the order the work needs them.
+4. Use only names that appear in the catalog. If nothing fits a part of the request, use the tool \
+\"unknown\" and say what is missing in the rationale.
+
+Answer with JSON only, no prose, no code fences:
+{\"steps\":[{\"order\":1,\"tool\":\"<pack name or pipeline id>\",\"args\":{},\"rationale\":\"<why>\"}]}";
+
+/// For weak models: one decision, the smallest possible output.
+pub const SYSTEM_SINGLE_PICK: &str = "Pick the tools for the user's request from the catalog below. \
+Prefer one pipeline that does the whole job. Use only names from the catalog. \
+Answer with JSON only: {\"steps\":[{\"order\":1,\"tool\":\"<name>\",\"args\":{},\"rationale\":\"<short>\"}]}";
+
+/// The label in front of the catalog in whichever message carries it.
+pub const CATALOG_LABEL: &str = "CATALOG (routing guide):\n";
+
+/// Tokens the chat format adds per message and to prime the reply (OpenAI's published
+/// accounting: 3 per message plus 3 for the reply).
+pub const TOKENS_PER_MESSAGE: usize = 3;
+pub const TOKENS_REPLY_PRIMING: usize = 3;
+
+pub fn system_prompt(variant: PromptVariant) -> &'static str {
+    match variant {
+        PromptVariant::FullSteps => SYSTEM_FULL_STEPS,
+        PromptVariant::SinglePick => SYSTEM_SINGLE_PICK,
+    }
+}
+
+/// Headroom kept free of the catalog: 4 % of the input ceiling, at least 128 tokens.
+pub fn safety_margin(input_tokens: usize) -> usize {
+    (input_tokens / 25).max(128)
+}
+
+/// Where the input ceiling goes, and what is left for the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AllowanceBreakdown {
+    pub input_tokens: usize,
+    pub system_prompt_tokens: usize,
+    pub defaults_tokens: usize,
+    pub prompt_tokens: usize,
+    pub framing_tokens: usize,
+    pub margin_tokens: usize,
+    /// What is left for the catalog, in tokens as sent.
+    pub tokens: usize,
+    /// The row's byte cap, if any.
+    pub bytes: Option<usize>,
+    pub exact: bool,
+}
+
+impl AllowanceBreakdown {
+    pub fn allowance(&self) -> Allowance {
+        Allowance {
+            tokens: self.tokens,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// The catalog allowance for a row, given the caller's defaults block and the prompt
+/// (intent plus any pasted context), each counted with the row's tokenizer.
+pub fn catalog_allowance(row: &BudgetRow, defaults: &str, prompt: &str) -> AllowanceBreakdown {
+    let tok = row.tokenizer;
+    let system_prompt_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
+    let defaults_tokens = tokens::count(tok, defaults).tokens;
+    let prompt_tokens = tokens::count(tok, prompt).tokens;
+    allowance_from_counts(row, system_prompt_tokens, defaults_tokens, prompt_tokens)
+}
+
+/// As [`catalog_allowance`], with the prompt already counted (a huge paste is counted once,
+/// elsewhere, not re-read here).
+pub fn allowance_from_counts(
+    row: &BudgetRow,
+    system_prompt_tokens: usize,
+    defaults_tokens: usize,
+    prompt_tokens: usize,
+) -> AllowanceBreakdown {
+    let label = tokens::count(row.tokenizer, CATALOG_LABEL).tokens;
+    let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING + label;
+    let margin_tokens = safety_margin(row.input_tokens);
+    let used =
+        system_prompt_tokens + defaults_tokens + prompt_tokens + framing_tokens + margin_tokens;
+    AllowanceBreakdown {
+        input_tokens: row.input_tokens,
+        system_prompt_tokens,
+        defaults_tokens,
+        prompt_tokens,
+        framing_tokens,
+        margin_tokens,
+        tokens: row.input_tokens.saturating_sub(used),
+        bytes: row.max_catalog_bytes,
+        exact: row.tokenizer != Tokenizer::Estimate,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowance_subtracts_everything_sent() {
+        let row = BudgetRow::fallback();
+        let empty = catalog_allowance(&row, "", "");
+        let with_prompt = catalog_allowance(&row, "", &"word ".repeat(600));
+        assert_eq!(empty.tokens - with_prompt.tokens, with_prompt.prompt_tokens);
+        assert_eq!(empty.bytes, Some(10_000));
+        assert_eq!(
+            empty.tokens + empty.system_prompt_tokens + empty.framing_tokens + empty.margin_tokens,
+            row.input_tokens
+        );
+        assert!(!empty.exact);
+    }
+
+    #[test]
+    fn a_prompt_bigger_than_the_window_leaves_nothing() {
+        let row = BudgetRow::fallback();
+        let a = allowance_from_counts(&row, 100, 0, 1_000_000);
+        assert_eq!(a.tokens, 0);
+    }
+}

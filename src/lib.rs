@@ -1,0 +1,5 @@
+//! ctxconsole: what a model will really be given before anything is sent.
+//!
+//! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
+
+pub mod core;
