@@ -3,3 +3,6 @@
 //! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
 
 pub mod core;
+pub mod exit;
+pub mod import;
+pub mod workspace;

@@ -1,0 +1,38 @@
+//! Exit codes (DESIGN §1): 0 success, 1 a runtime failure, 2 bad input or usage.
+
+use std::fmt;
+
+use crate::core::error::CoreError;
+
+/// Input the user gave that cannot be used: exit code 2.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+pub const OK: i32 = 0;
+pub const RUNTIME: i32 = 1;
+pub const BAD_INPUT: i32 = 2;
+
+/// 2 when anything in the chain is a bad-input error, else 1.
+pub fn code_for(err: &anyhow::Error) -> i32 {
+    if err
+        .chain()
+        .any(|e| e.is::<BadInput>() || e.is::<CoreError>())
+    {
+        BAD_INPUT
+    } else {
+        RUNTIME
+    }
+}
+
+/// Shorthand for a bad-input error.
+pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(message.into()))
+}

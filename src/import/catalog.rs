@@ -1,0 +1,417 @@
+//! Catalog importers, chosen by content (DESIGN §2.3): routing-guide JSON, an MCP
+//! `tools/list` result, an OpenAI `tools` array, BFCL function docs (a list, or BFCL's
+//! question JSONL whose `function` lists are pooled).
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::fmt;
+
+use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
+use crate::core::error::CoreError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogFormat {
+    RoutingGuide,
+    McpToolsList,
+    OpenAiTools,
+    BfclFunctions,
+    BfclQuestions,
+}
+
+impl fmt::Display for CatalogFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CatalogFormat::RoutingGuide => "routing guide",
+            CatalogFormat::McpToolsList => "MCP tools/list",
+            CatalogFormat::OpenAiTools => "OpenAI tools",
+            CatalogFormat::BfclFunctions => "BFCL function docs",
+            CatalogFormat::BfclQuestions => "BFCL questions (functions pooled)",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ImportedCatalog {
+    pub guide: RoutingGuide,
+    pub format: CatalogFormat,
+    /// Things worth telling the operator that did not stop the import.
+    pub warnings: Vec<String>,
+}
+
+const NOT_A_CATALOG: &str = "not a catalog: expected a routing guide {\"packs\",\"pipelines\"}, \
+an MCP tools/list result {\"tools\":[…]}, an OpenAI tools array [{\"type\":\"function\",…}] \
+or BFCL function docs [{\"name\",\"description\",\"parameters\"}]";
+
+#[derive(Deserialize)]
+struct McpList {
+    tools: Vec<McpTool>,
+}
+
+#[derive(Deserialize)]
+struct McpResponse {
+    result: McpList,
+}
+
+#[derive(Deserialize)]
+struct McpTool {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(rename = "inputSchema", default)]
+    input_schema: Option<Value>,
+    #[serde(rename = "outputSchema", default)]
+    output_schema: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct OpenAiTool {
+    function: FunctionDoc,
+}
+
+#[derive(Deserialize)]
+struct OpenAiToolList {
+    tools: Vec<OpenAiTool>,
+}
+
+/// BFCL and OpenAI function docs share this shape; BFCL's types (`dict`, `float`, …) are
+/// kept as they are: the schema is carried, not validated.
+#[derive(Deserialize)]
+struct FunctionDoc {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct BfclQuestion {
+    function: Vec<FunctionDoc>,
+}
+
+/// Parse catalog text in any supported format. `origin` names the source in errors.
+pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err(CoreError::Content {
+            origin: origin.into(),
+            message: "is empty".into(),
+        });
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(whole) => {
+            return parse_jsonl(text, origin).unwrap_or(Err(CoreError::json(origin, &whole)));
+        }
+    };
+    let format = detect(&value).ok_or_else(|| CoreError::Content {
+        origin: origin.into(),
+        message: NOT_A_CATALOG.into(),
+    })?;
+    // Typed parse of the original text, so a wrong field is reported with its line and column.
+    let typed = |e: serde_json::Error| CoreError::json(origin, &e);
+    let (guide, format) = match format {
+        CatalogFormat::RoutingGuide => (
+            serde_json::from_str::<RoutingGuide>(text).map_err(typed)?,
+            format,
+        ),
+        CatalogFormat::McpToolsList => {
+            let tools = if value.get("result").is_some() {
+                serde_json::from_str::<McpResponse>(text)
+                    .map_err(typed)?
+                    .result
+                    .tools
+            } else if value.is_array() {
+                serde_json::from_str::<Vec<McpTool>>(text).map_err(typed)?
+            } else {
+                serde_json::from_str::<McpList>(text).map_err(typed)?.tools
+            };
+            (packs_to_guide(tools.into_iter().map(mcp_pack)), format)
+        }
+        CatalogFormat::OpenAiTools => {
+            let tools = if value.is_array() {
+                serde_json::from_str::<Vec<OpenAiTool>>(text).map_err(typed)?
+            } else {
+                serde_json::from_str::<OpenAiToolList>(text)
+                    .map_err(typed)?
+                    .tools
+            };
+            (
+                packs_to_guide(tools.into_iter().map(|t| function_pack(t.function))),
+                format,
+            )
+        }
+        CatalogFormat::BfclFunctions => {
+            let docs = serde_json::from_str::<Vec<FunctionDoc>>(text).map_err(typed)?;
+            (packs_to_guide(docs.into_iter().map(function_pack)), format)
+        }
+        CatalogFormat::BfclQuestions => {
+            let q = serde_json::from_str::<BfclQuestion>(text).map_err(typed)?;
+            (
+                packs_to_guide(q.function.into_iter().map(function_pack)),
+                format,
+            )
+        }
+    };
+    let warnings = validate(&guide, origin)?;
+    Ok(ImportedCatalog {
+        guide,
+        format,
+        warnings,
+    })
+}
+
+fn detect(value: &Value) -> Option<CatalogFormat> {
+    let first_of = |v: &Value| v.as_array().and_then(|a| a.first()).cloned();
+    match value {
+        Value::Object(o) => {
+            if o.get("packs").is_some_and(Value::is_array)
+                || o.get("pipelines").is_some_and(Value::is_array)
+            {
+                Some(CatalogFormat::RoutingGuide)
+            } else if let Some(tools) = o.get("tools").filter(|t| t.is_array()) {
+                match first_of(tools) {
+                    Some(t) if t.get("function").is_some() => Some(CatalogFormat::OpenAiTools),
+                    _ => Some(CatalogFormat::McpToolsList),
+                }
+            } else if o
+                .get("result")
+                .and_then(|r| r.get("tools"))
+                .is_some_and(Value::is_array)
+            {
+                Some(CatalogFormat::McpToolsList)
+            } else if o.get("function").is_some_and(Value::is_array) {
+                Some(CatalogFormat::BfclQuestions)
+            } else {
+                None
+            }
+        }
+        Value::Array(items) => {
+            let first = items.first()?;
+            if first.get("function").is_some() {
+                Some(CatalogFormat::OpenAiTools)
+            } else if first.get("inputSchema").is_some() {
+                Some(CatalogFormat::McpToolsList)
+            } else if first.get("name").is_some() {
+                Some(CatalogFormat::BfclFunctions)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// JSON Lines of BFCL questions: each line's `function` list is pooled. Returns `None` when
+/// the text does not look like JSON Lines at all (so the whole-text error is reported).
+fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreError>> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next()?;
+    let first_value: Value = serde_json::from_str(first).ok()?;
+    first_value.get("function")?;
+    let mut docs: Vec<FunctionDoc> = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        match serde_json::from_str::<BfclQuestion>(line) {
+            Ok(q) => docs.extend(q.function),
+            Err(e) => {
+                // Positions inside a line are the parser's; the line is the file's.
+                return Some(Err(match CoreError::json(origin, &e) {
+                    CoreError::Syntax {
+                        origin,
+                        column,
+                        message,
+                        ..
+                    } => CoreError::Syntax {
+                        origin,
+                        line: n + 1,
+                        column,
+                        message,
+                    },
+                    other => other,
+                }));
+            }
+        }
+    }
+    let guide = packs_to_guide(docs.into_iter().map(function_pack));
+    Some(validate(&guide, origin).map(|warnings| ImportedCatalog {
+        guide,
+        format: CatalogFormat::BfclQuestions,
+        warnings,
+    }))
+}
+
+fn mcp_pack(t: McpTool) -> Pack {
+    let description = t.description.or(t.title).unwrap_or_default();
+    Pack {
+        name: t.name,
+        description,
+        metadata: PackMetadata {
+            input_schema: t.input_schema.map(Schema::Full),
+            output_schema: t.output_schema.map(Schema::Full),
+            ..PackMetadata::default()
+        },
+    }
+}
+
+fn function_pack(f: FunctionDoc) -> Pack {
+    Pack {
+        name: f.name,
+        description: f.description.unwrap_or_default(),
+        metadata: PackMetadata {
+            input_schema: f.parameters.map(Schema::Full),
+            ..PackMetadata::default()
+        },
+    }
+}
+
+/// One pack per distinct name and description (pooled BFCL lists repeat functions).
+fn packs_to_guide(packs: impl Iterator<Item = Pack>) -> RoutingGuide {
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let packs = packs
+        .filter(|p| seen.insert((p.name.clone(), p.description.clone())))
+        .collect();
+    RoutingGuide {
+        packs,
+        pipelines: Vec::new(),
+    }
+}
+
+/// Names are what plans refer to: they must be present. Dangling step references and
+/// duplicate names are worth a warning, not a refusal.
+fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
+    let field = |f: String, problem: &str| CoreError::Field {
+        origin: origin.into(),
+        field: f,
+        problem: problem.into(),
+    };
+    for (i, p) in guide.packs.iter().enumerate() {
+        if p.name.trim().is_empty() {
+            return Err(field(format!("packs[{i}].name"), "is empty"));
+        }
+    }
+    for (i, p) in guide.pipelines.iter().enumerate() {
+        if p.id.trim().is_empty() {
+            return Err(field(format!("pipelines[{i}].id"), "is empty"));
+        }
+    }
+    let mut warnings = Vec::new();
+    let mut names: HashSet<&str> = HashSet::new();
+    for (name, _) in guide.entry_names() {
+        if !names.insert(name) {
+            warnings.push(format!("{origin}: '{name}' appears more than once"));
+        }
+    }
+    for p in &guide.pipelines {
+        for s in &p.metadata.steps {
+            if !s.pack.is_empty() && !names.contains(s.pack.as_str()) {
+                warnings.push(format!(
+                    "{origin}: pipeline '{}' step '{}' names unknown pack '{}'",
+                    p.id, s.id, s.pack
+                ));
+            }
+        }
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_each_format_by_content() {
+        let rg = r#"{"packs":[{"name":"a","description":"A."}],"pipelines":[]}"#;
+        assert_eq!(
+            parse_catalog(rg, "x").unwrap().format,
+            CatalogFormat::RoutingGuide
+        );
+        let mcp = r#"{"tools":[{"name":"read_file","description":"Read.","inputSchema":{"type":"object","properties":{"path":{}}}}]}"#;
+        let m = parse_catalog(mcp, "x").unwrap();
+        assert_eq!(m.format, CatalogFormat::McpToolsList);
+        assert_eq!(
+            m.guide.packs[0]
+                .metadata
+                .input_schema
+                .as_ref()
+                .unwrap()
+                .field_names(),
+            vec!["path"]
+        );
+        let rpc = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}"#;
+        assert_eq!(
+            parse_catalog(rpc, "x").unwrap().format,
+            CatalogFormat::McpToolsList
+        );
+        let oa = r#"[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object"}}}]"#;
+        assert_eq!(
+            parse_catalog(oa, "x").unwrap().format,
+            CatalogFormat::OpenAiTools
+        );
+        let bfcl = r#"[{"name":"f","description":"F.","parameters":{"type":"dict","properties":{"x":{"type":"float"}}}}]"#;
+        assert_eq!(
+            parse_catalog(bfcl, "x").unwrap().format,
+            CatalogFormat::BfclFunctions
+        );
+        let jsonl = "{\"id\":\"1\",\"function\":[{\"name\":\"f\",\"description\":\"F\"}]}\n{\"id\":\"2\",\"function\":[{\"name\":\"f\",\"description\":\"F\"},{\"name\":\"g\"}]}";
+        let j = parse_catalog(jsonl, "x").unwrap();
+        assert_eq!(j.format, CatalogFormat::BfclQuestions);
+        assert_eq!(j.guide.packs.len(), 2);
+    }
+
+    #[test]
+    fn truncated_file_names_position() {
+        let err = parse_catalog("{\n \"packs\": [\n  {\"name\": \"a\",", "cat.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("cat.json: line 3, column"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_names_position() {
+        let err = parse_catalog("{\"packs\": [\n{\"name\": 5}]}", "cat.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("cat.json: line 2"), "{err}");
+    }
+
+    #[test]
+    fn unknown_shape_says_what_was_expected() {
+        let err = parse_catalog("{\"hello\": 1}", "cat.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a catalog"), "{err}");
+        let err = parse_catalog("   ", "cat.json").unwrap_err().to_string();
+        assert!(err.contains("is empty"), "{err}");
+    }
+
+    #[test]
+    fn bad_jsonl_line_is_named() {
+        let jsonl = "{\"function\":[{\"name\":\"f\"}]}\n{\"function\":[{\"name\":\"g\"}]}\n{\"function\": [oops]}\n";
+        let err = parse_catalog(jsonl, "q.jsonl").unwrap_err().to_string();
+        assert!(err.starts_with("q.jsonl: line 3"), "{err}");
+    }
+
+    #[test]
+    fn empty_names_refused_and_dangling_steps_warned() {
+        let err = parse_catalog(r#"{"packs":[{"name":" "}]}"#, "c")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("packs[0].name"), "{err}");
+        let w = parse_catalog(
+            r#"{"pipelines":[{"id":"p","metadata":{"steps":[{"id":"s","pack":"ghost"}]}}]}"#,
+            "c",
+        )
+        .unwrap();
+        assert!(w.warnings[0].contains("ghost"));
+    }
+}

@@ -1,0 +1,233 @@
+//! LiteLLM's `model_prices_and_context_window.json` as a budgets layer.
+//!
+//! Mapping: `max_input_tokens` (else legacy `max_tokens`) → input, `max_output_tokens` (else
+//! `max_tokens`) → output, `*_cost_per_token` × 10⁶ → prices per million,
+//! `supports_prompt_caching` → prefix_cache, `supports_reasoning` → hybrid_reasoning,
+//! `supports_response_schema` → strict_json. Unknown fields are ignored; `sample_spec` and
+//! models that are not chat/completion/responses models are skipped.
+//!
+//! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`),
+//! the budget's input ceiling is that size: the advertised window beyond it is a premium tier,
+//! not a safe default. The row's source says so.
+//!
+//! The tier is derived, provisionally, and marked as derived:
+//! - C: free (`:free` / `/free` ids, or an input price of 0), or an input window under 32K;
+//! - A: input priced at $1 or more per million tokens and function calling supported;
+//! - B: everything else.
+
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::sync::LazyLock;
+
+use crate::core::budget::{BudgetRow, Layer, MatchKind, Prices, Tier, Tokenizer, lint_row};
+use crate::core::error::CoreError;
+
+const CHAT_MODES: [&str; 3] = ["chat", "completion", "responses"];
+
+/// The result of reading a registry: rows, and what was passed over.
+#[derive(Debug, Clone)]
+pub struct RegistryImport {
+    pub rows: Vec<BudgetRow>,
+    pub skipped_not_chat: usize,
+    pub skipped_no_window: usize,
+}
+
+static PRICE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^input_cost_per_token_above_(\d+)k_tokens$").expect("constant regex")
+});
+
+fn number(entry: &Map<String, Value>, key: &str) -> Option<f64> {
+    entry
+        .get(key)
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite() && *n >= 0.0)
+}
+
+fn flag(entry: &Map<String, Value>, key: &str) -> bool {
+    entry.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Parse a LiteLLM registry text. `origin` names the file in errors and in each row's source.
+pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| CoreError::json(origin, &e))?;
+    let Value::Object(models) = value else {
+        return Err(CoreError::Content {
+            origin: origin.to_string(),
+            message: "not a LiteLLM registry: expected a JSON object of model id → fields".into(),
+        });
+    };
+    let mut out = RegistryImport {
+        rows: Vec::new(),
+        skipped_not_chat: 0,
+        skipped_no_window: 0,
+    };
+    for (id, entry) in &models {
+        if id == "sample_spec" {
+            continue;
+        }
+        let Value::Object(entry) = entry else {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: id.clone(),
+                problem: "is not an object".into(),
+            });
+        };
+        let mode = entry.get("mode").and_then(Value::as_str).unwrap_or("chat");
+        if !CHAT_MODES.contains(&mode) {
+            out.skipped_not_chat += 1;
+            continue;
+        }
+        match row_from_entry(id, entry, origin) {
+            Some(row) => out.rows.push(row),
+            None => out.skipped_no_window += 1,
+        }
+    }
+    Ok(out)
+}
+
+fn row_from_entry(id: &str, entry: &Map<String, Value>, origin: &str) -> Option<BudgetRow> {
+    let mut notes: Vec<String> = Vec::new();
+    let legacy = number(entry, "max_tokens");
+    let advertised = match number(entry, "max_input_tokens") {
+        Some(n) => n as usize,
+        None => {
+            let n = legacy? as usize;
+            notes.push("no max_input_tokens: used legacy max_tokens".into());
+            n
+        }
+    };
+    let output = match number(entry, "max_output_tokens").or(legacy) {
+        Some(n) => n as usize,
+        None => {
+            notes.push("no output window: assumed 4096".into());
+            4096
+        }
+    };
+    let price_break = entry
+        .keys()
+        .filter_map(|k| {
+            PRICE_BREAK
+                .captures(k)
+                .and_then(|c| c[1].parse::<usize>().ok())
+        })
+        .map(|k| k * 1000)
+        .min();
+    let input = match price_break {
+        Some(limit) if limit < advertised => {
+            notes.push(format!(
+                "advertised {advertised} tokens, priced higher above {limit}: budget uses {limit}"
+            ));
+            limit
+        }
+        _ => advertised,
+    };
+    let per_million = |key: &str| number(entry, key).map(|p| round6(p * 1e6)).unwrap_or(0.0);
+    let prices = Prices {
+        input: per_million("input_cost_per_token"),
+        cached_input: per_million("cache_read_input_token_cost"),
+        output: per_million("output_cost_per_token"),
+    };
+    let function_calling = flag(entry, "supports_function_calling");
+    let lower = id.to_ascii_lowercase();
+    let (tier, why) = if lower.ends_with(":free") || lower.ends_with("/free") {
+        (Tier::C, "free model id")
+    } else if prices.input == 0.0 {
+        (Tier::C, "input price 0")
+    } else if input < 32_000 {
+        (Tier::C, "input window under 32K")
+    } else if prices.input >= 1.0 && function_calling {
+        (Tier::A, "input ≥ $1/M with function calling")
+    } else {
+        (Tier::B, "mid-priced or no function calling")
+    };
+    let mut source = format!("LiteLLM registry {origin}: tier {tier} derived ({why})");
+    for n in &notes {
+        source.push_str("; ");
+        source.push_str(n);
+    }
+    let mut row = BudgetRow {
+        id: id.to_string(),
+        match_kind: MatchKind::Exact,
+        input_tokens: input,
+        output_tokens: output,
+        tier,
+        max_catalog_bytes: tier.default_catalog_bytes(),
+        allows_llm_filter: tier != Tier::A,
+        filter_model: None,
+        hybrid_reasoning: flag(entry, "supports_reasoning"),
+        strict_json: flag(entry, "supports_response_schema"),
+        prefix_cache: flag(entry, "supports_prompt_caching"),
+        prices,
+        prompt_cache_min_tokens: None,
+        tokenizer: Tokenizer::for_model_id(id),
+        prompt_variant: tier.default_prompt_variant(),
+        layer: Layer::Registry,
+        source,
+        tier_derived: true,
+        lint: Vec::new(),
+        explicit_catalog_cap: false,
+    };
+    row.lint = lint_row(&row);
+    if !function_calling {
+        row.lint.push("registry says no function calling".into());
+    }
+    Some(row)
+}
+
+/// Prices like 3e-06 × 1e6 come out as 2.9999999999999996; six decimals is plenty.
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_fields_and_derives_tier() {
+        let text = r#"{
+            "sample_spec": {"max_input_tokens": "doc", "mode": "chat"},
+            "big/model": {"max_input_tokens": 1000000, "max_output_tokens": 64000, "input_cost_per_token": 3e-06,
+                "input_cost_per_token_above_200k_tokens": 6e-06, "output_cost_per_token": 1.5e-05,
+                "cache_read_input_token_cost": 3e-07, "supports_prompt_caching": true, "supports_function_calling": true,
+                "supports_reasoning": true, "mode": "chat"},
+            "openrouter/x/y:free": {"max_input_tokens": 131072, "max_output_tokens": 8192, "input_cost_per_token": 0, "mode": "chat"},
+            "cheap": {"max_tokens": 65536, "input_cost_per_token": 2e-07, "output_cost_per_token": 4e-07, "supports_function_calling": true},
+            "embed": {"max_input_tokens": 8192, "mode": "embedding"},
+            "nowindow": {"mode": "chat"}
+        }"#;
+        let imp = parse_registry(text, "reg.json").unwrap();
+        assert_eq!(imp.skipped_not_chat, 1);
+        assert_eq!(imp.skipped_no_window, 1);
+        let big = imp.rows.iter().find(|r| r.id == "big/model").unwrap();
+        assert_eq!(big.input_tokens, 200_000);
+        assert_eq!(big.tier, Tier::A);
+        assert!(big.tier_derived && big.prefix_cache && big.hybrid_reasoning);
+        assert_eq!(big.prices.input, 3.0);
+        assert_eq!(big.prices.cached_input, 0.3);
+        assert!(
+            big.source.contains("priced higher above 200000"),
+            "{}",
+            big.source
+        );
+        let free = imp.rows.iter().find(|r| r.id.ends_with(":free")).unwrap();
+        assert_eq!(free.tier, Tier::C);
+        assert_eq!(free.max_catalog_bytes, Some(10_000));
+        let cheap = imp.rows.iter().find(|r| r.id == "cheap").unwrap();
+        assert_eq!(cheap.tier, Tier::B);
+        assert!(cheap.source.contains("legacy max_tokens"));
+    }
+
+    #[test]
+    fn not_an_object_is_a_clear_error() {
+        let err = parse_registry("[1,2]", "reg.json").unwrap_err().to_string();
+        assert!(
+            err.contains("reg.json") && err.contains("not a LiteLLM registry"),
+            "{err}"
+        );
+        let err = parse_registry("{\"a\": {\"max_tokens\": 1,", "reg.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("reg.json: line 1, column"), "{err}");
+    }
+}

@@ -1,0 +1,119 @@
+//! Live import from an MCP server started over stdio, with the rmcp client.
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::exit::bad_input;
+use crate::import::catalog::{ImportedCatalog, parse_catalog};
+
+/// How long a server gets to start, answer `initialize` and list its tools.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Split a command line into words: white space separates, single and double quotes group,
+/// a backslash escapes the next character outside single quotes.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('\''), c) => word.push(c),
+            (_, '\\') => match chars.next() {
+                Some(n) => {
+                    word.push(n);
+                    in_word = true;
+                }
+                None => return Err("ends with a lone backslash".into()),
+            },
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if let Some(q) = quote {
+        return Err(format!("has an unclosed {q} quote"));
+    }
+    if in_word {
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err("is empty".into());
+    }
+    Ok(words)
+}
+
+/// Start `command_line`, list all its tools, stop it. Any failure is bad input naming the
+/// command: it did not start, exited, spoke something other than MCP, or took too long.
+pub async fn import_tools(
+    command_line: &str,
+    timeout: Duration,
+) -> anyhow::Result<ImportedCatalog> {
+    let words = split_command(command_line)
+        .map_err(|e| bad_input(format!("--mcp \"{command_line}\" {e}")))?;
+    let mut cmd = tokio::process::Command::new(&words[0]);
+    cmd.args(&words[1..]);
+    let origin = format!("MCP server `{command_line}`");
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| bad_input(format!("{origin} did not start: {e}")))?;
+    let listed = tokio::time::timeout(timeout, async {
+        let client = ()
+            .serve(transport)
+            .await
+            .map_err(|e| format!("did not complete the MCP handshake: {e}"))?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("failed tools/list: {e}"));
+        let _ = client.cancel().await;
+        tools
+    })
+    .await
+    .map_err(|_| {
+        bad_input(format!(
+            "{origin} did not answer within {}s",
+            timeout.as_secs()
+        ))
+    })?
+    .map_err(|e| bad_input(format!("{origin} {e}")))?;
+    let json = serde_json::json!({ "tools": listed });
+    parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_a_shell() {
+        assert_eq!(
+            split_command("npx -y @mcp/server-memory").unwrap(),
+            vec!["npx", "-y", "@mcp/server-memory"]
+        );
+        assert_eq!(
+            split_command(r#"run "a b" 'c d' e\ f"#).unwrap(),
+            vec!["run", "a b", "c d", "e f"]
+        );
+        assert_eq!(split_command("x ''").unwrap(), vec!["x", ""]);
+        assert!(split_command("  ").is_err());
+        assert!(split_command("a 'b").is_err());
+    }
+}

@@ -1,0 +1,271 @@
+//! The workspace: budgets (sample → registry → user), the catalog, and where the user's
+//! files live. The one object both front ends share.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
+use crate::core::compact::{Compacted, CutOrder, PreparedCatalog};
+use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
+use crate::import::catalog::{CatalogFormat, parse_catalog};
+use crate::import::litellm::parse_registry;
+use crate::import::read_text;
+
+pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
+pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
+
+/// File names looked for in a workspace directory.
+pub const BUDGETS_FILE: &str = "budgets.toml";
+pub const CATALOG_FILE: &str = "catalog.json";
+pub const REGISTRY_FILE: &str = "registry.json";
+pub const KEYMAP_FILE: &str = "keymap.toml";
+pub const THEME_FILE: &str = "theme.toml";
+
+/// Where the workspace lives: `--workspace`, else `CTXCONSOLE_HOME`, else the platform's
+/// data directory.
+pub fn resolve_dir(flag: Option<&Path>) -> PathBuf {
+    if let Some(dir) = flag {
+        return dir.to_path_buf();
+    }
+    if let Some(home) = std::env::var_os("CTXCONSOLE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("ctxconsole")
+}
+
+/// Where the catalog came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogOrigin {
+    pub name: String,
+    pub format: String,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct WorkspaceOptions {
+    pub dir: Option<PathBuf>,
+    /// A LiteLLM registry to layer over the sample table (besides one in the workspace).
+    pub registry: Option<PathBuf>,
+}
+
+pub struct Workspace {
+    pub dir: PathBuf,
+    pub budgets: BudgetTable,
+    pub catalog: Arc<PreparedCatalog>,
+    pub catalog_origin: CatalogOrigin,
+    /// Non-fatal notes from loading (dangling step references, skipped registry entries).
+    pub notes: Vec<String>,
+}
+
+impl Workspace {
+    /// Load budgets and catalog. A broken user file is an error naming it: the sample is
+    /// never silently substituted for a file the user wrote.
+    pub fn open(opts: &WorkspaceOptions) -> anyhow::Result<Workspace> {
+        let dir = resolve_dir(opts.dir.as_deref());
+        let mut notes = Vec::new();
+        let mut layers = vec![parse_budgets_toml(
+            SAMPLE_BUDGETS,
+            "sample budgets",
+            Layer::Sample,
+        )?];
+        let registries = [
+            Some(dir.join(REGISTRY_FILE)).filter(|p| p.is_file()),
+            opts.registry.clone(),
+        ];
+        for path in registries.into_iter().flatten() {
+            let text = read_text(&path)?;
+            let imported = parse_registry(&text, &path.display().to_string())?;
+            notes.push(format!(
+                "{}: {} rows; skipped {} non-chat and {} without a window",
+                path.display(),
+                imported.rows.len(),
+                imported.skipped_not_chat,
+                imported.skipped_no_window
+            ));
+            layers.push(imported.rows);
+        }
+        let user_budgets = dir.join(BUDGETS_FILE);
+        if user_budgets.is_file() {
+            let text = read_text(&user_budgets)?;
+            layers.push(parse_budgets_toml(
+                &text,
+                &user_budgets.display().to_string(),
+                Layer::User,
+            )?);
+        }
+        let budgets = BudgetTable::layered(layers);
+
+        let user_catalog = dir.join(CATALOG_FILE);
+        let (imported, name) = if user_catalog.is_file() {
+            let text = read_text(&user_catalog)?;
+            let origin = user_catalog.display().to_string();
+            (parse_catalog(&text, &origin)?, origin)
+        } else {
+            (
+                parse_catalog(SAMPLE_CATALOG, "sample catalog")?,
+                "sample catalog".to_string(),
+            )
+        };
+        notes.extend(imported.warnings.iter().cloned());
+        let catalog_origin = CatalogOrigin {
+            name,
+            format: imported.format.to_string(),
+        };
+        Ok(Workspace {
+            dir,
+            budgets,
+            catalog: Arc::new(PreparedCatalog::new(imported.guide)),
+            catalog_origin,
+            notes,
+        })
+    }
+
+    /// Replace the catalog with one read from a file.
+    pub fn load_catalog_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let text = read_text(path)?;
+        let origin = path.display().to_string();
+        let imported = parse_catalog(&text, &origin)?;
+        self.set_catalog(imported.guide, origin, imported.format, imported.warnings);
+        Ok(())
+    }
+
+    pub fn set_catalog(
+        &mut self,
+        guide: crate::core::catalog::RoutingGuide,
+        name: String,
+        format: CatalogFormat,
+        warnings: Vec<String>,
+    ) {
+        self.notes.extend(warnings);
+        self.catalog = Arc::new(PreparedCatalog::new(guide));
+        self.catalog_origin = CatalogOrigin {
+            name,
+            format: format.to_string(),
+        };
+    }
+}
+
+/// A model's effective row: looked up, then the operator's tier override applied.
+#[derive(Debug, Clone)]
+pub struct EffectiveRow {
+    pub model: String,
+    pub matched_by: MatchedBy,
+    pub row: BudgetRow,
+    pub tier_override: Option<Tier>,
+}
+
+pub fn effective_row(
+    budgets: &BudgetTable,
+    model: &str,
+    tier_override: Option<Tier>,
+) -> EffectiveRow {
+    let resolved = budgets.lookup(model);
+    let row = match tier_override {
+        Some(t) => resolved.row.with_tier(t),
+        None => resolved.row.clone(),
+    };
+    EffectiveRow {
+        model: model.to_string(),
+        matched_by: resolved.matched_by,
+        row,
+        tier_override,
+    }
+}
+
+/// Everything the catalog pane and `compact` show for one model.
+#[derive(Debug, Clone)]
+pub struct CompactionView {
+    pub effective: EffectiveRow,
+    pub allowance: AllowanceBreakdown,
+    pub compacted: Compacted,
+}
+
+/// Compact `catalog` for a model's effective row with `prompt` counted against it.
+pub fn compact_for(
+    catalog: &PreparedCatalog,
+    effective: EffectiveRow,
+    prompt: &str,
+) -> CompactionView {
+    let allowance = catalog_allowance(&effective.row, "", prompt);
+    let order = CutOrder::from_end(catalog.guide());
+    let compacted = catalog.compact(allowance.allowance(), effective.row.tokenizer, &order);
+    CompactionView {
+        effective,
+        allowance,
+        compacted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_workspace_loads_with_enough_rows_and_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        assert!(ws.budgets.rows().len() >= 20);
+        for t in Tier::ALL {
+            assert!(ws.budgets.rows().iter().any(|r| r.tier == t));
+        }
+        let rows = ws.budgets.rows();
+        assert!(
+            rows.iter().any(|r| r.hybrid_reasoning)
+                && rows.iter().any(|r| r.strict_json)
+                && rows.iter().any(|r| r.prefix_cache)
+        );
+        assert!(
+            rows.iter().all(|r| r.lint.is_empty()),
+            "sample rows should lint clean"
+        );
+        assert!(ws.catalog.guide().packs.len() >= 45 && ws.catalog.guide().pipelines.len() >= 18);
+        assert!(ws.notes.is_empty(), "{:?}", ws.notes);
+        // Nothing is written just by opening.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn user_files_overlay_and_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(BUDGETS_FILE),
+            "[[model]]\nid = \"openrouter/openrouter/free\"\ninput_tokens = 50000\noutput_tokens = 2000\ntier = \"B\"\nsource = \"measured\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(CATALOG_FILE),
+            r#"{"tools":[{"name":"only_tool","description":"x","inputSchema":{}}]}"#,
+        )
+        .unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let r = ws.budgets.lookup("openrouter/openrouter/free");
+        assert_eq!(r.row.layer, Layer::User);
+        assert_eq!(r.row.input_tokens, 50_000);
+        assert_eq!(ws.catalog.len(), 1);
+        assert_eq!(ws.catalog_origin.format, "MCP tools/list");
+    }
+
+    #[test]
+    fn a_broken_user_file_is_an_error_not_a_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(BUDGETS_FILE), "[[model]\nid=1").unwrap();
+        let err = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("budgets.toml"), "{err}");
+        assert_eq!(crate::exit::code_for(&err), 2);
+    }
+}
