@@ -2,7 +2,10 @@
 //!
 //! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
 
+pub mod cli;
 pub mod core;
 pub mod exit;
+pub mod format;
 pub mod import;
+pub mod tui;
 pub mod workspace;

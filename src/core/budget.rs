@@ -206,6 +206,30 @@ impl BudgetRow {
         }
     }
 
+    /// Capability letters: R hybrid reasoning, J strict JSON, P prefix cache, F two-pass filter.
+    pub fn flags(&self) -> String {
+        [
+            (self.hybrid_reasoning, 'R'),
+            (self.strict_json, 'J'),
+            (self.prefix_cache, 'P'),
+            (self.allows_llm_filter, 'F'),
+        ]
+        .iter()
+        .map(|&(on, c)| if on { c } else { '-' })
+        .collect()
+    }
+
+    /// "free", or input/cached/output in USD per million tokens.
+    pub fn price_label(&self) -> String {
+        if self.prices.input == 0.0 && self.prices.output == 0.0 {
+            return "free".into();
+        }
+        format!(
+            "{}/{}/{}",
+            self.prices.input, self.prices.cached_input, self.prices.output
+        )
+    }
+
     /// The same row with another tier, as an operator's override would give it:
     /// the tier's defaults for byte cap and prompt variant apply unless the row set them.
     pub fn with_tier(&self, tier: Tier) -> BudgetRow {

@@ -1,0 +1,156 @@
+//! `ctxconsole budgets`: the layered budgets table, or how one model resolves.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+use crate::cli::print_json;
+use crate::cli::table::render;
+use crate::core::budget::{BudgetRow, MatchKind, MatchedBy};
+use crate::format::thousands;
+use crate::workspace::{Workspace, WorkspaceOptions};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Resolve one model id: exact, then longest prefix, then the fallback.
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+    /// A LiteLLM model_prices_and_context_window.json to layer over the sample table.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct TableJson<'a> {
+    rows: &'a [BudgetRow],
+    fallback: &'a BudgetRow,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct LookupJson<'a> {
+    model: &'a str,
+    matched_by: MatchedBy,
+    row: &'a BudgetRow,
+}
+
+pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: args.registry,
+    })?;
+    if let Some(model) = &args.model {
+        let resolved = ws.budgets.lookup(model);
+        if args.json {
+            return print_json(&LookupJson {
+                model,
+                matched_by: resolved.matched_by,
+                row: resolved.row,
+            });
+        }
+        print!("{}", describe_row(model, resolved.matched_by, resolved.row));
+        return Ok(());
+    }
+    if args.json {
+        return print_json(&TableJson {
+            rows: ws.budgets.rows(),
+            fallback: ws.budgets.fallback(),
+            notes: &ws.notes,
+        });
+    }
+    let mut rows: Vec<Vec<String>> = ws.budgets.rows().iter().map(table_row).collect();
+    rows.push(table_row(ws.budgets.fallback()));
+    print!(
+        "{}",
+        render(
+            &[
+                "ID",
+                "MATCH",
+                "TIER",
+                ">IN",
+                ">OUT",
+                ">CATALOG B",
+                "FLAGS",
+                "$ IN/CACHED/OUT",
+                "TOKENIZER",
+                "LAYER",
+                "LINT"
+            ],
+            &rows
+        )
+    );
+    println!(
+        "flags: R hybrid reasoning, J strict JSON, P prefix cache, F two-pass filter allowed; * tier derived by rule"
+    );
+    for note in &ws.notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}
+
+fn table_row(row: &BudgetRow) -> Vec<String> {
+    vec![
+        row.id.clone(),
+        match row.match_kind {
+            MatchKind::Exact => "exact".into(),
+            MatchKind::Prefix => "prefix".into(),
+        },
+        format!("{}{}", row.tier, if row.tier_derived { "*" } else { "" }),
+        thousands(row.input_tokens),
+        thousands(row.output_tokens),
+        row.max_catalog_bytes
+            .map(thousands)
+            .unwrap_or_else(|| "none".into()),
+        row.flags(),
+        row.price_label(),
+        row.tokenizer.name().into(),
+        row.layer.to_string(),
+        if row.lint.is_empty() {
+            String::new()
+        } else {
+            format!("{} issue(s)", row.lint.len())
+        },
+    ]
+}
+
+fn describe_row(model: &str, matched_by: MatchedBy, row: &BudgetRow) -> String {
+    let how = match matched_by {
+        MatchedBy::Exact => "exact match".to_string(),
+        MatchedBy::Prefix => format!("prefix '{}'", row.id),
+        MatchedBy::Fallback => "no row matched: fallback".to_string(),
+    };
+    let mut out = format!("{model}\n  resolved by   {how}\n");
+    let lines = [
+        (
+            "tier",
+            format!(
+                "{}{}",
+                row.tier,
+                if row.tier_derived { " (derived)" } else { "" }
+            ),
+        ),
+        ("input tokens", thousands(row.input_tokens)),
+        ("output tokens", thousands(row.output_tokens)),
+        (
+            "catalog cap",
+            row.max_catalog_bytes
+                .map(|b| format!("{} bytes", thousands(b)))
+                .unwrap_or_else(|| "none".into()),
+        ),
+        ("flags", row.flags()),
+        ("prices $/M", row.price_label()),
+        ("tokenizer", row.tokenizer.name().into()),
+        ("prompt", format!("{:?}", row.prompt_variant)),
+        ("layer", row.layer.to_string()),
+        ("source", row.source.clone()),
+    ];
+    for (k, v) in lines {
+        out.push_str(&format!("  {k:<13} {v}\n"));
+    }
+    for l in &row.lint {
+        out.push_str(&format!("  lint          {l}\n"));
+    }
+    out
+}

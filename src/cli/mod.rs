@@ -1,0 +1,53 @@
+//! Headless front end: one module per subcommand, each with its `run`.
+
+pub mod budgets;
+pub mod compact;
+pub mod table;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+use crate::core::budget::Tier;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ctxconsole",
+    version,
+    about = "What a model will really be given, before anything is sent."
+)]
+pub struct Cli {
+    /// Workspace directory (default: $CTXCONSOLE_HOME, else the platform data directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The budgets table, or how one model resolves.
+    Budgets(budgets::Args),
+    /// Compact the catalog for a model and show the Trim record.
+    Compact(compact::Args),
+    /// Open the terminal console (the default).
+    Tui,
+}
+
+/// `A`, `b`, … → a tier; anything else is a usage error (exit 2).
+pub fn parse_tier(s: &str) -> Result<Tier, String> {
+    s.parse::<Tier>().map_err(|e| e.to_string())
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
+        Some(Command::Compact(args)) => compact::run(cli.workspace, args),
+        Some(Command::Tui) | None => crate::tui::run(cli.workspace),
+    }
+}
+
+/// Print a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! Everything that can happen in the console, as one enum: the keymap binds its serde names,
+//! the help screen lists them, tests send them, and background work reports back through it.
+
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use crate::workspace::CompactionView;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    /// Close the topmost thing: help, then the filter.
+    Back,
+    FocusNext,
+    FocusPrev,
+    FocusBudgets,
+    FocusCatalog,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    /// Budgets: next sort column. Catalog: nothing.
+    SortNext,
+    SortReverse,
+    /// Budgets: start typing a filter.
+    Filter,
+    /// Cycle the tier override: auto → A → B → C → auto.
+    CycleTier,
+    /// Catalog: full catalog vs what the model receives.
+    ToggleFullView,
+    /// A character typed while the filter is being edited.
+    #[serde(skip)]
+    Char(char),
+    #[serde(skip)]
+    Backspace,
+    #[serde(skip)]
+    Confirm,
+    /// Text pasted with bracketed paste: never interpreted as keys.
+    #[serde(skip)]
+    Paste(String),
+    #[serde(skip)]
+    Resize,
+    /// A compaction finished in the background.
+    #[serde(skip)]
+    Compacted(u64, Done<CompactionView>),
+}
+
+/// A finished piece of background work. Equal only to itself: results are compared by
+/// identity, never by content.
+#[derive(Debug, Clone)]
+pub struct Done<T>(pub Arc<T>);
+
+impl<T> PartialEq for Done<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Action {
+    /// What the help screen says an action does.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::ToggleHelp => "show or hide this help",
+            Action::Back => "close help / clear the filter",
+            Action::FocusNext => "next pane",
+            Action::FocusPrev => "previous pane",
+            Action::FocusBudgets => "go to Budgets",
+            Action::FocusCatalog => "go to Catalog",
+            Action::Up => "move up",
+            Action::Down => "move down",
+            Action::PageUp => "page up",
+            Action::PageDown => "page down",
+            Action::Top => "first row",
+            Action::Bottom => "last row",
+            Action::SortNext => "sort budgets by the next column",
+            Action::SortReverse => "reverse the sort",
+            Action::Filter => "filter budgets by id, tier or layer",
+            Action::CycleTier => "tier override: auto → A → B → C",
+            Action::ToggleFullView => "catalog: full / as sent",
+            Action::Char(_)
+            | Action::Backspace
+            | Action::Confirm
+            | Action::Paste(_)
+            | Action::Resize
+            | Action::Compacted(..) => "",
+        }
+    }
+}

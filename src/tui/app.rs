@@ -1,0 +1,490 @@
+//! Console state and the pure `update`: an action in, state changed, effects out as data.
+
+use std::sync::Arc;
+
+use crate::core::budget::{BudgetRow, MatchKind, MatchedBy, Tier};
+use crate::tui::action::{Action, Done};
+use crate::workspace::{CatalogOrigin, CompactionView, EffectiveRow};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Budgets,
+    Catalog,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 2] = [Pane::Budgets, Pane::Catalog];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Budgets => "Budgets",
+            Pane::Catalog => "Catalog",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortColumn {
+    Table,
+    Id,
+    Tier,
+    Input,
+    Output,
+    CatalogBytes,
+    Layer,
+}
+
+impl SortColumn {
+    const CYCLE: [SortColumn; 7] = [
+        SortColumn::Table,
+        SortColumn::Id,
+        SortColumn::Tier,
+        SortColumn::Input,
+        SortColumn::Output,
+        SortColumn::CatalogBytes,
+        SortColumn::Layer,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortColumn::Table => "table order",
+            SortColumn::Id => "id",
+            SortColumn::Tier => "tier",
+            SortColumn::Input => "input",
+            SortColumn::Output => "output",
+            SortColumn::CatalogBytes => "catalog bytes",
+            SortColumn::Layer => "layer",
+        }
+    }
+
+    fn next(self) -> SortColumn {
+        let i = Self::CYCLE.iter().position(|c| *c == self).unwrap_or(0);
+        Self::CYCLE[(i + 1) % Self::CYCLE.len()]
+    }
+}
+
+/// Work for the runtime: it runs off the UI thread and reports back as an action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Recompact {
+        request: u64,
+        effective: Box<EffectiveRowData>,
+    },
+}
+
+/// What a recompaction needs, as plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffectiveRowData {
+    pub model: String,
+    pub matched_by: MatchedBy,
+    pub row: BudgetRow,
+    pub tier_override: Option<Tier>,
+}
+
+impl From<EffectiveRowData> for EffectiveRow {
+    fn from(d: EffectiveRowData) -> EffectiveRow {
+        EffectiveRow {
+            model: d.model,
+            matched_by: d.matched_by,
+            row: d.row,
+            tier_override: d.tier_override,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    /// Every budget row: the table's, then the fallback.
+    pub rows: Vec<BudgetRow>,
+    /// Indices into `rows`, filtered and sorted.
+    pub visible: Vec<usize>,
+    /// Position in `visible`.
+    pub selected: usize,
+    pub sort: SortColumn,
+    pub sort_desc: bool,
+    pub filter: String,
+    pub filter_editing: bool,
+    pub focus: Pane,
+    pub tier_override: Option<Tier>,
+    pub full_view: bool,
+    pub catalog_scroll: usize,
+    /// The latest compaction for the selection, and the request it answers.
+    pub compaction: Option<Arc<CompactionView>>,
+    pub pending: Option<u64>,
+    pub next_request: u64,
+    pub catalog_origin: CatalogOrigin,
+    /// Full catalog text, one entry per line, for the full view.
+    pub full_catalog: Arc<String>,
+    pub show_help: bool,
+    pub quit: bool,
+    /// Rows a page moves; set from the last drawn height.
+    pub page: usize,
+    pub notes: Vec<String>,
+}
+
+impl State {
+    pub fn new(
+        rows: Vec<BudgetRow>,
+        catalog_origin: CatalogOrigin,
+        full_catalog: Arc<String>,
+        notes: Vec<String>,
+    ) -> State {
+        let visible = (0..rows.len()).collect();
+        State {
+            rows,
+            visible,
+            selected: 0,
+            sort: SortColumn::Table,
+            sort_desc: false,
+            filter: String::new(),
+            filter_editing: false,
+            focus: Pane::Budgets,
+            tier_override: None,
+            full_view: false,
+            catalog_scroll: 0,
+            compaction: None,
+            pending: None,
+            next_request: 1,
+            catalog_origin,
+            full_catalog,
+            show_help: false,
+            quit: false,
+            page: 10,
+            notes,
+        }
+    }
+
+    pub fn selected_row(&self) -> Option<&BudgetRow> {
+        self.visible.get(self.selected).map(|&i| &self.rows[i])
+    }
+
+    /// The effective row for the selection: the row itself (a prefix row stands for its
+    /// family), with the tier override applied.
+    pub fn effective(&self) -> Option<EffectiveRowData> {
+        let row = self.selected_row()?;
+        let matched_by = match (row.match_kind, row.id.as_str()) {
+            (_, "*") => MatchedBy::Fallback,
+            (MatchKind::Exact, _) => MatchedBy::Exact,
+            (MatchKind::Prefix, _) => MatchedBy::Prefix,
+        };
+        Some(EffectiveRowData {
+            model: row.id.clone(),
+            matched_by,
+            row: match self.tier_override {
+                Some(t) => row.with_tier(t),
+                None => row.clone(),
+            },
+            tier_override: self.tier_override,
+        })
+    }
+
+    /// Ask for a recompaction of the current selection.
+    pub fn recompact(&mut self) -> Vec<Effect> {
+        let Some(effective) = self.effective() else {
+            return Vec::new();
+        };
+        let request = self.next_request;
+        self.next_request += 1;
+        self.pending = Some(request);
+        vec![Effect::Recompact {
+            request,
+            effective: Box::new(effective),
+        }]
+    }
+
+    fn refresh_visible(&mut self) {
+        let keep_id = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        let needle = self.filter.to_ascii_lowercase();
+        let mut visible: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                let r = &self.rows[i];
+                needle.is_empty()
+                    || r.id.to_ascii_lowercase().contains(&needle)
+                    || format!("tier {}", r.tier).to_ascii_lowercase() == needle
+                    || r.layer.to_string() == needle
+            })
+            .collect();
+        let rows = &self.rows;
+        match self.sort {
+            SortColumn::Table => {}
+            SortColumn::Id => visible.sort_by(|&a, &b| rows[a].id.cmp(&rows[b].id)),
+            SortColumn::Tier => visible.sort_by_key(|&i| rows[i].tier),
+            SortColumn::Input => visible.sort_by_key(|&i| rows[i].input_tokens),
+            SortColumn::Output => visible.sort_by_key(|&i| rows[i].output_tokens),
+            SortColumn::CatalogBytes => {
+                visible.sort_by_key(|&i| rows[i].max_catalog_bytes.unwrap_or(usize::MAX))
+            }
+            SortColumn::Layer => visible.sort_by_key(|&i| rows[i].layer),
+        }
+        if self.sort_desc {
+            visible.reverse();
+        }
+        self.visible = visible;
+        self.selected = keep_id
+            .and_then(|(id, kind)| {
+                self.visible
+                    .iter()
+                    .position(|&i| self.rows[i].id == id && self.rows[i].match_kind == kind)
+            })
+            .unwrap_or(0);
+    }
+
+    fn move_selection(&mut self, to: usize) -> Vec<Effect> {
+        let last = self.visible.len().saturating_sub(1);
+        let to = to.min(last);
+        if to == self.selected && self.compaction.is_some() {
+            return Vec::new();
+        }
+        self.selected = to;
+        self.catalog_scroll = 0;
+        self.recompact()
+    }
+
+    fn scroll_catalog(&mut self, to: usize) {
+        let lines = self.catalog_lines();
+        self.catalog_scroll = to.min(lines.saturating_sub(1));
+    }
+
+    /// Lines in the catalog viewer now.
+    pub fn catalog_lines(&self) -> usize {
+        if self.full_view {
+            self.full_catalog.lines().count()
+        } else {
+            self.compaction
+                .as_ref()
+                .map(|c| c.compacted.text.lines().count())
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
+pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    if state.filter_editing {
+        match action {
+            Action::Char(c) => {
+                state.filter.push(c);
+                state.refresh_visible();
+                return state.recompact();
+            }
+            Action::Backspace => {
+                state.filter.pop();
+                state.refresh_visible();
+                return state.recompact();
+            }
+            Action::Confirm => {
+                state.filter_editing = false;
+                return Vec::new();
+            }
+            Action::Back => {
+                state.filter_editing = false;
+                state.filter.clear();
+                state.refresh_visible();
+                return state.recompact();
+            }
+            Action::Paste(text) => {
+                state
+                    .filter
+                    .extend(text.chars().filter(|c| !c.is_control()));
+                state.refresh_visible();
+                return state.recompact();
+            }
+            Action::Compacted(..) | Action::Resize | Action::Quit => {}
+            // Other keys are typed, not interpreted, while the filter is open.
+            _ => return Vec::new(),
+        }
+    }
+    match action {
+        Action::Quit => state.quit = true,
+        Action::ToggleHelp => state.show_help = !state.show_help,
+        Action::Back => {
+            if state.show_help {
+                state.show_help = false;
+            } else if !state.filter.is_empty() {
+                state.filter.clear();
+                state.refresh_visible();
+                return state.recompact();
+            }
+        }
+        Action::FocusNext | Action::FocusPrev => {
+            let i = Pane::ALL
+                .iter()
+                .position(|p| *p == state.focus)
+                .unwrap_or(0);
+            let n = Pane::ALL.len();
+            let j = if action == Action::FocusNext {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            };
+            state.focus = Pane::ALL[j];
+        }
+        Action::FocusBudgets => state.focus = Pane::Budgets,
+        Action::FocusCatalog => state.focus = Pane::Catalog,
+        Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown
+        | Action::Top
+        | Action::Bottom => {
+            let (current, len) = match state.focus {
+                Pane::Budgets => (state.selected, state.visible.len()),
+                Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
+            };
+            let page = state.page.max(1);
+            let to = match action {
+                Action::Up => current.saturating_sub(1),
+                Action::Down => current + 1,
+                Action::PageUp => current.saturating_sub(page),
+                Action::PageDown => current + page,
+                Action::Top => 0,
+                _ => len.saturating_sub(1),
+            };
+            match state.focus {
+                Pane::Budgets => return state.move_selection(to),
+                Pane::Catalog => state.scroll_catalog(to),
+            }
+        }
+        Action::SortNext => {
+            state.sort = state.sort.next();
+            state.refresh_visible();
+        }
+        Action::SortReverse => {
+            state.sort_desc = !state.sort_desc;
+            state.refresh_visible();
+        }
+        Action::Filter => {
+            state.focus = Pane::Budgets;
+            state.filter_editing = true;
+        }
+        Action::CycleTier => {
+            state.tier_override = match state.tier_override {
+                None => Some(Tier::A),
+                Some(Tier::A) => Some(Tier::B),
+                Some(Tier::B) => Some(Tier::C),
+                Some(Tier::C) => None,
+            };
+            return state.recompact();
+        }
+        Action::ToggleFullView => {
+            state.full_view = !state.full_view;
+            state.catalog_scroll = 0;
+        }
+        Action::Compacted(request, Done(view)) => {
+            // A stale answer for a selection the operator has already left is dropped.
+            if state.pending == Some(request) {
+                state.pending = None;
+                state.compaction = Some(view);
+                let lines = state.catalog_lines();
+                state.catalog_scroll = state.catalog_scroll.min(lines.saturating_sub(1));
+            }
+        }
+        Action::Char(_)
+        | Action::Backspace
+        | Action::Confirm
+        | Action::Paste(_)
+        | Action::Resize => {}
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::budget::{Layer, parse_budgets_toml};
+    use crate::workspace::SAMPLE_BUDGETS;
+
+    fn state() -> State {
+        let rows = parse_budgets_toml(SAMPLE_BUDGETS, "sample", Layer::Sample).unwrap();
+        State::new(
+            rows,
+            CatalogOrigin {
+                name: "t".into(),
+                format: "t".into(),
+            },
+            Arc::new(String::new()),
+            vec![],
+        )
+    }
+
+    #[test]
+    fn moving_the_selection_asks_for_a_recompaction_of_the_new_row() {
+        let mut s = state();
+        let effects = update(&mut s, Action::Down);
+        assert_eq!(s.selected, 1);
+        let [Effect::Recompact { request, effective }] = effects.as_slice() else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(effective.model, s.rows[1].id);
+        assert_eq!(s.pending, Some(*request));
+        let effects = update(&mut s, Action::Bottom);
+        assert_eq!(s.selected, s.rows.len() - 1);
+        assert_eq!(effects.len(), 1);
+    }
+
+    #[test]
+    fn tier_override_cycles_and_applies() {
+        let mut s = state();
+        let e = update(&mut s, Action::CycleTier);
+        assert_eq!(s.tier_override, Some(Tier::A));
+        let Effect::Recompact { effective, .. } = &e[0];
+        assert_eq!(effective.row.tier, Tier::A);
+        update(&mut s, Action::CycleTier);
+        let e = update(&mut s, Action::CycleTier);
+        let Effect::Recompact { effective, .. } = &e[0];
+        assert_eq!(effective.row.tier, Tier::C);
+        assert_eq!(effective.row.max_catalog_bytes, Some(10_000));
+        update(&mut s, Action::CycleTier);
+        assert_eq!(s.tier_override, None);
+    }
+
+    #[test]
+    fn filter_typing_is_not_interpreted_as_commands() {
+        let mut s = state();
+        update(&mut s, Action::Filter);
+        for c in "free".chars() {
+            update(&mut s, Action::Char(c));
+        }
+        assert_eq!(s.filter, "free");
+        // Keys the keymap would bind are typed while the filter is open.
+        update(&mut s, Action::CycleTier);
+        assert_eq!(s.tier_override, None);
+        update(&mut s, Action::Quit);
+        assert!(s.quit, "quit (ctrl+c) still quits while typing");
+        let mut s = state();
+        update(&mut s, Action::Filter);
+        update(&mut s, Action::Paste("free".into()));
+        assert!(s.visible.iter().all(|&i| s.rows[i].id.contains("free")));
+        assert!(!s.visible.is_empty());
+        update(&mut s, Action::Confirm);
+        assert!(!s.filter_editing);
+        update(&mut s, Action::Back);
+        assert_eq!(s.visible.len(), s.rows.len());
+    }
+
+    #[test]
+    fn sorting_keeps_the_selected_row() {
+        let mut s = state();
+        update(&mut s, Action::Down);
+        update(&mut s, Action::Down);
+        let id = s.selected_row().unwrap().id.clone();
+        update(&mut s, Action::SortNext);
+        update(&mut s, Action::SortNext);
+        assert_eq!(s.sort, SortColumn::Tier);
+        assert_eq!(s.selected_row().unwrap().id, id);
+        update(&mut s, Action::SortReverse);
+        assert_eq!(s.selected_row().unwrap().id, id);
+        assert_eq!(s.rows[s.visible[0]].tier, Tier::C);
+    }
+
+    #[test]
+    fn stale_results_are_dropped() {
+        let mut s = state();
+        let first = s.recompact();
+        let second = s.recompact();
+        let (Effect::Recompact { request: r1, .. }, Effect::Recompact { request: r2, .. }) =
+            (&first[0], &second[0]);
+        assert_ne!(r1, r2);
+        assert_eq!(s.pending, Some(*r2));
+    }
+}

@@ -1,0 +1,333 @@
+//! Key bindings: defaults in code, a user's `keymap.toml` merged on top.
+//!
+//! ```toml
+//! [keys]
+//! "ctrl+q" = "quit"
+//! "x" = "cycle_tier"
+//! "t" = "none"        # unbind
+//! ```
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+
+use crate::core::error::CoreError;
+use crate::tui::action::Action;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub code: KeyCodeName,
+    pub ctrl: bool,
+    pub alt: bool,
+}
+
+/// The subset of key codes a binding can name, ordered for the help screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyCodeName {
+    Char(char),
+    F(u8),
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Tab,
+    BackTab,
+    Enter,
+    Esc,
+    Backspace,
+}
+
+pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
+    ("q", Action::Quit),
+    ("ctrl+c", Action::Quit),
+    ("?", Action::ToggleHelp),
+    ("f1", Action::ToggleHelp),
+    ("esc", Action::Back),
+    ("tab", Action::FocusNext),
+    ("shift+tab", Action::FocusPrev),
+    ("1", Action::FocusBudgets),
+    ("2", Action::FocusCatalog),
+    ("up", Action::Up),
+    ("k", Action::Up),
+    ("down", Action::Down),
+    ("j", Action::Down),
+    ("pageup", Action::PageUp),
+    ("pagedown", Action::PageDown),
+    ("home", Action::Top),
+    ("g", Action::Top),
+    ("end", Action::Bottom),
+    ("G", Action::Bottom),
+    ("s", Action::SortNext),
+    ("S", Action::SortReverse),
+    ("/", Action::Filter),
+    ("t", Action::CycleTier),
+    ("f", Action::ToggleFullView),
+];
+
+impl Key {
+    /// Parse `"ctrl+c"`, `"shift+tab"`, `"G"`, `"pagedown"`, `"f1"`, `"?"`.
+    pub fn parse(text: &str) -> Option<Key> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut shift = false;
+        let mut rest = text;
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            if let Some(r) = lower.strip_prefix("ctrl+").map(|_| &rest[5..]) {
+                ctrl = true;
+                rest = r;
+            } else if let Some(r) = lower.strip_prefix("alt+").map(|_| &rest[4..]) {
+                alt = true;
+                rest = r;
+            } else if let Some(r) = lower.strip_prefix("shift+").map(|_| &rest[6..]) {
+                shift = true;
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        let code = match rest.to_ascii_lowercase().as_str() {
+            "up" => KeyCodeName::Up,
+            "down" => KeyCodeName::Down,
+            "left" => KeyCodeName::Left,
+            "right" => KeyCodeName::Right,
+            "pageup" | "pgup" => KeyCodeName::PageUp,
+            "pagedown" | "pgdn" => KeyCodeName::PageDown,
+            "home" => KeyCodeName::Home,
+            "end" => KeyCodeName::End,
+            "tab" if shift => KeyCodeName::BackTab,
+            "tab" => KeyCodeName::Tab,
+            "backtab" => KeyCodeName::BackTab,
+            "enter" | "return" => KeyCodeName::Enter,
+            "esc" | "escape" => KeyCodeName::Esc,
+            "backspace" => KeyCodeName::Backspace,
+            "space" => KeyCodeName::Char(' '),
+            f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                KeyCodeName::F(f[1..].parse().ok()?)
+            }
+            _ => {
+                let mut chars = rest.chars();
+                let c = chars.next()?;
+                if chars.next().is_some() {
+                    return None;
+                }
+                KeyCodeName::Char(if shift { c.to_ascii_uppercase() } else { c })
+            }
+        };
+        Some(Key { code, ctrl, alt })
+    }
+
+    pub fn from_event(ev: &KeyEvent) -> Option<Key> {
+        let code = match ev.code {
+            KeyCode::Char(c) => KeyCodeName::Char(c),
+            KeyCode::F(n) => KeyCodeName::F(n),
+            KeyCode::Up => KeyCodeName::Up,
+            KeyCode::Down => KeyCodeName::Down,
+            KeyCode::Left => KeyCodeName::Left,
+            KeyCode::Right => KeyCodeName::Right,
+            KeyCode::PageUp => KeyCodeName::PageUp,
+            KeyCode::PageDown => KeyCodeName::PageDown,
+            KeyCode::Home => KeyCodeName::Home,
+            KeyCode::End => KeyCodeName::End,
+            KeyCode::Tab => KeyCodeName::Tab,
+            KeyCode::BackTab => KeyCodeName::BackTab,
+            KeyCode::Enter => KeyCodeName::Enter,
+            KeyCode::Esc => KeyCodeName::Esc,
+            KeyCode::Backspace => KeyCodeName::Backspace,
+            _ => return None,
+        };
+        Some(Key {
+            code,
+            ctrl: ev.modifiers.contains(KeyModifiers::CONTROL),
+            alt: ev.modifiers.contains(KeyModifiers::ALT),
+        })
+    }
+
+    pub fn label(&self) -> String {
+        let mut s = String::new();
+        if self.ctrl {
+            s.push_str("ctrl+");
+        }
+        if self.alt {
+            s.push_str("alt+");
+        }
+        match self.code {
+            KeyCodeName::Char(' ') => s.push_str("space"),
+            KeyCodeName::Char(c) => s.push(c),
+            KeyCodeName::F(n) => s.push_str(&format!("f{n}")),
+            KeyCodeName::BackTab => s.push_str("shift+tab"),
+            other => s.push_str(&format!("{other:?}").to_ascii_lowercase()),
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    bindings: HashMap<Key, Action>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeymapFile {
+    #[serde(default)]
+    keys: BTreeMap<String, String>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        let bindings = DEFAULT_BINDINGS
+            .iter()
+            .filter_map(|(k, a)| Key::parse(k).map(|key| (key, a.clone())))
+            .collect();
+        Keymap { bindings }
+    }
+}
+
+impl Keymap {
+    /// The defaults with a user's keymap TOML merged on top. `"none"` unbinds a key.
+    pub fn with_overlay(text: &str, origin: &str) -> Result<Keymap, CoreError> {
+        let file: KeymapFile =
+            toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        let mut map = Keymap::default();
+        for (key_text, action_name) in file.keys {
+            let key = Key::parse(&key_text).ok_or_else(|| CoreError::Field {
+                origin: origin.into(),
+                field: format!("keys.\"{key_text}\""),
+                problem: "is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\")".into(),
+            })?;
+            if action_name == "none" {
+                map.bindings.remove(&key);
+                continue;
+            }
+            let action: Action = serde_json::from_value(serde_json::Value::String(
+                action_name.clone(),
+            ))
+            .map_err(|_| CoreError::Field {
+                origin: origin.into(),
+                field: format!("keys.\"{key_text}\""),
+                problem: format!("names unknown action '{action_name}'"),
+            })?;
+            map.bindings.insert(key, action);
+        }
+        Ok(map)
+    }
+
+    pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
+        let key = Key::from_event(ev)?;
+        // SHIFT is not part of a key: the character itself ('G' vs 'g') carries it.
+        self.bindings.get(&key).cloned()
+    }
+
+    /// Bindings grouped by action, for the help screen, in the defaults' order.
+    pub fn help_lines(&self) -> Vec<(String, &'static str)> {
+        let mut order: Vec<Action> = Vec::new();
+        for (_, a) in DEFAULT_BINDINGS {
+            if !order.contains(a) {
+                order.push(a.clone());
+            }
+        }
+        for a in self.bindings.values() {
+            if !order.contains(a) {
+                order.push(a.clone());
+            }
+        }
+        order
+            .into_iter()
+            .filter_map(|a| {
+                let mut keys: Vec<Key> = self
+                    .bindings
+                    .iter()
+                    .filter(|(_, b)| **b == a)
+                    .map(|(k, _)| *k)
+                    .collect();
+                if keys.is_empty() {
+                    return None;
+                }
+                keys.sort();
+                let labels: Vec<String> = keys.iter().map(Key::label).collect();
+                Some((labels.join(", "), a.describe()))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(code: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, m)
+    }
+
+    #[test]
+    fn defaults_bind_the_basics() {
+        let k = Keymap::default();
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('q'), KeyModifiers::NONE)),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            Some(Action::Bottom)
+        );
+        assert_eq!(
+            k.action_for(&ev(KeyCode::BackTab, KeyModifiers::SHIFT)),
+            Some(Action::FocusPrev)
+        );
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('z'), KeyModifiers::NONE)),
+            None
+        );
+    }
+
+    #[test]
+    fn overlay_rebinds_unbinds_and_reports_errors() {
+        let k = Keymap::with_overlay(
+            "[keys]\n\"x\" = \"cycle_tier\"\n\"t\" = \"none\"\n",
+            "keymap.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('x'), KeyModifiers::NONE)),
+            Some(Action::CycleTier)
+        );
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char('t'), KeyModifiers::NONE)),
+            None
+        );
+        let err = Keymap::with_overlay("[keys]\n\"x\" = \"launch_rockets\"\n", "keymap.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("launch_rockets") && err.contains("keymap.toml"),
+            "{err}"
+        );
+        let err = Keymap::with_overlay("[keys]\n\"ctrl+\" = \"quit\"\n", "keymap.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a key"), "{err}");
+    }
+
+    #[test]
+    fn help_lists_every_bound_action_once() {
+        let lines = Keymap::default().help_lines();
+        assert!(
+            lines
+                .iter()
+                .any(|(k, d)| k.contains("ctrl+c") && k.contains('q') && *d == "quit")
+        );
+        let descs: Vec<_> = lines.iter().map(|(_, d)| *d).collect();
+        let mut unique = descs.clone();
+        unique.dedup();
+        assert_eq!(descs.len(), unique.len());
+    }
+}

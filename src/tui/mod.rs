@@ -1,0 +1,182 @@
+//! The terminal console. `update` is pure; effects run on tokio's blocking pool and come
+//! back as actions; drawing borrows the state and never blocks.
+
+pub mod action;
+pub mod app;
+pub mod keymap;
+pub mod panes;
+pub mod terminal;
+pub mod theme;
+pub mod ui;
+
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::core::compact::PreparedCatalog;
+use crate::exit::bad_input;
+use crate::import::read_text;
+use crate::tui::action::{Action, Done};
+use crate::tui::app::{Effect, State, update};
+use crate::tui::keymap::Keymap;
+use crate::tui::theme::{Theme, no_color};
+use crate::workspace::{KEYMAP_FILE, THEME_FILE, Workspace, WorkspaceOptions, compact_for};
+
+/// The keymap: defaults, with the workspace's `keymap.toml` on top.
+pub fn load_keymap(dir: &Path) -> anyhow::Result<Keymap> {
+    let path = dir.join(KEYMAP_FILE);
+    if !path.is_file() {
+        return Ok(Keymap::default());
+    }
+    Ok(Keymap::with_overlay(
+        &read_text(&path)?,
+        &path.display().to_string(),
+    )?)
+}
+
+/// The theme: `NO_COLOR` wins; else the workspace's `theme.toml`; else the dark default.
+pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
+    if no_color() {
+        return Ok(Theme::plain());
+    }
+    let path = dir.join(THEME_FILE);
+    if !path.is_file() {
+        return Ok(Theme::default());
+    }
+    Ok(Theme::from_user_file(
+        &read_text(&path)?,
+        &path.display().to_string(),
+    )?)
+}
+
+/// What a key press means now: while the filter is being typed, keys are text.
+pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
+    if !state.filter_editing {
+        return keymap.action_for(ev);
+    }
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    match ev.code {
+        KeyCode::Char('c') if ctrl => Some(Action::Quit),
+        KeyCode::Char(c) if !ctrl && !ev.modifiers.contains(KeyModifiers::ALT) => {
+            Some(Action::Char(c))
+        }
+        KeyCode::Backspace => Some(Action::Backspace),
+        KeyCode::Enter => Some(Action::Confirm),
+        KeyCode::Esc => Some(Action::Back),
+        _ => None,
+    }
+}
+
+/// The state a fresh console starts from.
+pub fn initial_state(ws: &Workspace) -> State {
+    let mut rows = ws.budgets.rows().to_vec();
+    rows.push(ws.budgets.fallback().clone());
+    State::new(
+        rows,
+        ws.catalog_origin.clone(),
+        Arc::new(ws.catalog.render_full()),
+        ws.notes.clone(),
+    )
+}
+
+/// Run an effect to completion on the calling thread (tests use this directly).
+pub fn run_effect_now(catalog: &PreparedCatalog, effect: Effect) -> Action {
+    match effect {
+        Effect::Recompact { request, effective } => {
+            let view = compact_for(catalog, (*effective).into(), "");
+            Action::Compacted(request, Done(Arc::new(view)))
+        }
+    }
+}
+
+fn spawn_effects(
+    effects: Vec<Effect>,
+    catalog: &Arc<PreparedCatalog>,
+    tx: &UnboundedSender<Input>,
+) {
+    for effect in effects {
+        let catalog = Arc::clone(catalog);
+        let tx = tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(Input::Action(run_effect_now(&catalog, effect)));
+        });
+    }
+}
+
+enum Input {
+    Key(KeyEvent),
+    Action(Action),
+}
+
+pub fn run(workspace: Option<PathBuf>) -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(bad_input(
+            "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
+        ));
+    }
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: None,
+    })?;
+    let keymap = load_keymap(&ws.dir)?;
+    let theme = load_theme(&ws.dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(event_loop(ws, keymap, theme))
+}
+
+async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Result<()> {
+    let mut guard = terminal::TerminalGuard::new()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
+    let input_tx = tx.clone();
+    // crossterm's read blocks, so it lives on its own thread and forwards what it reads.
+    std::thread::spawn(move || {
+        loop {
+            let input = match event::read() {
+                Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => Input::Key(k),
+                Ok(Event::Paste(text)) => Input::Action(Action::Paste(text)),
+                Ok(Event::Resize(..)) => Input::Action(Action::Resize),
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if input_tx.send(input).is_err() {
+                break;
+            }
+        }
+    });
+    let catalog = Arc::clone(&ws.catalog);
+    let mut state = initial_state(&ws);
+    spawn_effects(state.recompact(), &catalog, &tx);
+    loop {
+        let size = guard.terminal.size()?;
+        state.page = size.height.saturating_sub(8).max(1) as usize;
+        guard
+            .terminal
+            .draw(|f| ui::draw(f, &state, &theme, &keymap))?;
+        let Some(first) = rx.recv().await else { break };
+        let mut inputs = vec![first];
+        // Everything already waiting is applied before the next frame: one redraw for a burst.
+        while let Ok(more) = rx.try_recv() {
+            inputs.push(more);
+        }
+        for input in inputs {
+            let action = match input {
+                Input::Key(k) => key_action(&state, &keymap, &k),
+                Input::Action(a) => Some(a),
+            };
+            if let Some(action) = action {
+                let effects = update(&mut state, action);
+                spawn_effects(effects, &catalog, &tx);
+            }
+        }
+        if state.quit {
+            break;
+        }
+    }
+    drop(guard);
+    Ok(())
+}

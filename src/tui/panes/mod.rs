@@ -1,0 +1,52 @@
+//! One file per pane; each draws from a borrowed state snapshot and never blocks.
+
+pub mod budgets;
+pub mod catalog;
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::widgets::{Block, BorderType, Borders};
+
+use crate::tui::theme::Theme;
+
+/// A pane's frame: accent border when focused.
+pub fn pane_block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(if focused { theme.accent } else { theme.muted })
+        .title(title)
+        .title_style(if focused { theme.accent } else { theme.base })
+        .style(theme.base)
+}
+
+/// The first visible index so that `selected` is on screen in a window of `height` rows.
+pub fn window_start(selected: usize, height: usize, current_len: usize) -> usize {
+    if height == 0 || current_len <= height {
+        return 0;
+    }
+    let max_start = current_len - height;
+    selected.saturating_sub(height / 2).min(max_start)
+}
+
+/// Cut a string to `width` characters, marking the cut with '…'.
+pub fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+pub fn inner_height(area: Rect) -> usize {
+    area.height.saturating_sub(2) as usize
+}
+
+pub fn style_if(cond: bool, yes: Style, no: Style) -> Style {
+    if cond { yes } else { no }
+}

@@ -1,0 +1,175 @@
+//! Themes with semantic roles. Built-in themes are the TOML files in `themes/`; a user's
+//! `theme.toml` picks one by `name` and/or overrides roles. `NO_COLOR` drops colours and
+//! keeps modifiers, so selection stays visible.
+
+use ratatui::style::{Color, Modifier, Style};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use crate::core::error::CoreError;
+
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("dark", include_str!("../../themes/dark.toml")),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Theme {
+    pub base: Style,
+    pub muted: Style,
+    pub accent: Style,
+    pub selected: Style,
+    pub warn: Style,
+    pub error: Style,
+    pub ok: Style,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThemeFile {
+    name: Option<String>,
+    #[serde(default)]
+    roles: BTreeMap<String, RoleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoleSpec {
+    fg: Option<String>,
+    bg: Option<String>,
+    #[serde(default)]
+    modifiers: Vec<String>,
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        // The built-in dark theme is valid by construction (a test parses every built-in).
+        Theme::builtin("dark").unwrap_or(Theme::plain())
+    }
+}
+
+impl Theme {
+    /// No colours at all: what `NO_COLOR` gets.
+    pub fn plain() -> Theme {
+        let s = Style::default();
+        Theme {
+            base: s,
+            muted: s.add_modifier(Modifier::DIM),
+            accent: s.add_modifier(Modifier::BOLD),
+            selected: s.add_modifier(Modifier::REVERSED),
+            warn: s.add_modifier(Modifier::BOLD),
+            error: s.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            ok: s,
+        }
+    }
+
+    pub fn builtin(name: &str) -> Option<Theme> {
+        let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+        let mut theme = Theme::plain();
+        apply(&mut theme, text, name).ok()?;
+        Some(theme)
+    }
+
+    /// A user's theme file: start from its `name` (default dark), then override roles.
+    pub fn from_user_file(text: &str, origin: &str) -> Result<Theme, CoreError> {
+        let file: ThemeFile =
+            toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        let name = file.name.as_deref().unwrap_or("dark");
+        let mut theme = Theme::builtin(name).ok_or_else(|| CoreError::Field {
+            origin: origin.into(),
+            field: "name".into(),
+            problem: format!("'{name}' is not a built-in theme (dark, light, high-contrast)"),
+        })?;
+        apply(&mut theme, text, origin)?;
+        Ok(theme)
+    }
+}
+
+fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
+    let file: ThemeFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+    for (role, spec) in file.roles {
+        let field = |problem: String| CoreError::Field {
+            origin: origin.into(),
+            field: format!("roles.{role}"),
+            problem,
+        };
+        let mut style = Style::default();
+        if let Some(fg) = &spec.fg {
+            style = style
+                .fg(Color::from_str(fg).map_err(|_| field(format!("fg '{fg}' is not a colour")))?);
+        }
+        if let Some(bg) = &spec.bg {
+            style = style
+                .bg(Color::from_str(bg).map_err(|_| field(format!("bg '{bg}' is not a colour")))?);
+        }
+        for m in &spec.modifiers {
+            style = style.add_modifier(match m.as_str() {
+                "bold" => Modifier::BOLD,
+                "dim" => Modifier::DIM,
+                "italic" => Modifier::ITALIC,
+                "underlined" => Modifier::UNDERLINED,
+                "reversed" => Modifier::REVERSED,
+                other => return Err(field(format!("unknown modifier '{other}'"))),
+            });
+        }
+        let slot = match role.as_str() {
+            "base" => &mut theme.base,
+            "muted" => &mut theme.muted,
+            "accent" => &mut theme.accent,
+            "selected" => &mut theme.selected,
+            "warn" => &mut theme.warn,
+            "error" => &mut theme.error,
+            "ok" => &mut theme.ok,
+            _ => {
+                return Err(field(
+                    "is not a role (base, muted, accent, selected, warn, error, ok)".into(),
+                ));
+            }
+        };
+        *slot = style;
+    }
+    Ok(())
+}
+
+/// `NO_COLOR` set to anything non-empty disables colour (no-color.org).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses() {
+        for (name, text) in BUILTIN {
+            let mut t = Theme::plain();
+            apply(&mut t, text, name).unwrap();
+            assert_ne!(t, Theme::plain(), "{name}");
+        }
+    }
+
+    #[test]
+    fn user_file_overlays_a_builtin() {
+        let t = Theme::from_user_file(
+            "name = \"light\"\n[roles]\nwarn = { fg = \"magenta\" }\n",
+            "theme.toml",
+        )
+        .unwrap();
+        assert_eq!(t.warn.fg, Some(Color::Magenta));
+        assert_eq!(t.selected, Theme::builtin("light").unwrap().selected);
+        let err = Theme::from_user_file("[roles]\nwarn = { fg = \"plaid\" }\n", "theme.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("roles.warn") && err.contains("plaid"), "{err}");
+        let err = Theme::from_user_file("name = \"neon\"\n", "theme.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("neon"), "{err}");
+    }
+}

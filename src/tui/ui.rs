@@ -1,0 +1,121 @@
+//! The whole screen from a state snapshot: header, panes, status line, help overlay.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+use crate::tui::app::{Pane, State};
+use crate::tui::keymap::Keymap;
+use crate::tui::panes::{self, pane_block};
+use crate::tui::theme::Theme;
+
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 20;
+
+pub fn draw(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
+    let area = frame.area();
+    frame.render_widget(Paragraph::new("").style(theme.base), area);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "ctxconsole needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press q to quit.",
+            area.width, area.height
+        );
+        frame.render_widget(
+            Paragraph::new(msg)
+                .style(theme.warn)
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let [header, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_header(frame, header, state, theme);
+    // Budgets on the left drives the pane on the right; the Prompt and History panes will
+    // take the right-hand side in turn.
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(44), Constraint::Percentage(56)]).areas(body);
+    panes::budgets::draw(frame, left, state, theme);
+    panes::catalog::draw(frame, right, state, theme);
+    draw_status(frame, status, state, theme);
+    if state.show_help {
+        draw_help(frame, body, keymap, theme);
+    }
+}
+
+fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let mut spans = vec![Span::styled(" ctxconsole ", theme.selected), Span::raw(" ")];
+    for (i, pane) in Pane::ALL.iter().enumerate() {
+        let style = if *pane == state.focus {
+            theme.accent
+        } else {
+            theme.muted
+        };
+        spans.push(Span::styled(
+            format!("[{} {}] ", i + 1, pane.title()),
+            style,
+        ));
+    }
+    let tier = match state.tier_override {
+        Some(t) => format!("tier override {t}"),
+        None => "tier auto".into(),
+    };
+    spans.push(Span::styled(
+        format!(
+            " {tier} · catalog: {} ({})",
+            state.catalog_origin.name, state.catalog_origin.format
+        ),
+        theme.muted,
+    ));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let hint = if state.filter_editing {
+        "type to filter · enter keep · esc clear".to_string()
+    } else {
+        "q quit · ? help · tab pane · j/k move · t tier · f full view · / filter · s sort"
+            .to_string()
+    };
+    let mut spans = vec![Span::styled(hint, theme.muted)];
+    if !state.notes.is_empty() {
+        spans.push(Span::styled(
+            format!("  · {} note(s): {}", state.notes.len(), state.notes[0]),
+            theme.warn,
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_help(frame: &mut Frame, body: Rect, keymap: &Keymap, theme: &Theme) {
+    let lines: Vec<Line> = keymap
+        .help_lines()
+        .into_iter()
+        .map(|(keys, what)| {
+            Line::from(vec![
+                Span::styled(format!("{keys:>22}  "), theme.accent),
+                Span::raw(what),
+            ])
+        })
+        .collect();
+    let height = (lines.len() as u16 + 2).min(body.height);
+    let width = 64.min(body.width);
+    let area = Rect {
+        x: body.x + (body.width - width) / 2,
+        y: body.y + (body.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, area);
+    let block = pane_block(
+        " keys (from the live keymap) · esc closes ".into(),
+        true,
+        theme,
+    );
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
