@@ -317,7 +317,11 @@ L("builtin.gui-check", "GUI smoke check", "Launch a desktop app, describe what i
   [("Launch", "desktop.run_app_and_screenshot", {"app": "{{app}}", "wait_s": 10}), ("Describe", "vision.describe_image", {"image": "{{s1}}", "detail": "high"})],
   {"app": ("string", "Application")}, {"report": ("string", "Findings"), "image": ("string", "Screenshot")})
 
-guide = {"packs": packs, "pipelines": pipelines}
+def drop_empty(entry):
+    entry["metadata"] = {k: v for k, v in entry["metadata"].items() if v not in ([], "", None)}
+    return entry
+
+guide = {"packs": [drop_empty(p) for p in packs], "pipelines": [drop_empty(p) for p in pipelines]}
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "..", "catalog.json"), "w") as f:
     json.dump(guide, f, indent=1, ensure_ascii=False)

@@ -32,6 +32,9 @@ pub struct Args {
     /// Start an MCP server over stdio and compact its tools, e.g. --mcp "npx -y @modelcontextprotocol/server-memory".
     #[arg(long, value_name = "CMD ARGS")]
     pub mcp: Option<String>,
+    /// Seconds the MCP server gets to start and list its tools.
+    #[arg(long, value_name = "SECS", default_value_t = mcp::DEFAULT_TIMEOUT.as_secs())]
+    pub mcp_timeout: u64,
     /// The prompt that will be sent with the catalog: its tokens come out of the allowance.
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub prompt: String,
@@ -72,7 +75,10 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let imported = rt.block_on(mcp::import_tools(command, mcp::DEFAULT_TIMEOUT))?;
+        let imported = rt.block_on(mcp::import_tools(
+            command,
+            std::time::Duration::from_secs(args.mcp_timeout),
+        ))?;
         ws.set_catalog(
             imported.guide,
             format!("MCP server `{command}`"),

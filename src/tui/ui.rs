@@ -39,7 +39,7 @@ pub fn draw(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     // Budgets on the left drives the pane on the right; the Prompt and History panes will
     // take the right-hand side in turn.
     let [left, right] =
-        Layout::horizontal([Constraint::Percentage(44), Constraint::Percentage(56)]).areas(body);
+        Layout::horizontal([Constraint::Percentage(47), Constraint::Percentage(53)]).areas(body);
     panes::budgets::draw(frame, left, state, theme);
     panes::catalog::draw(frame, right, state, theme);
     draw_status(frame, status, state, theme);

@@ -82,13 +82,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         Line::from(vec![
             Span::styled("allowance ", theme.muted),
             Span::raw(format!(
-                "{} tok = {} in − {} sys − {} prompt − {} frame − {} margin",
+                "{} tok = {} − {} system − {} prompt − {} framing − {} margin",
                 thousands(a.tokens),
                 thousands(a.input_tokens),
                 a.system_prompt_tokens,
                 thousands(a.prompt_tokens),
                 a.framing_tokens,
-                a.margin_tokens
+                thousands(a.margin_tokens)
             )),
         ]),
         Line::from(vec![

@@ -1,0 +1,423 @@
+//! The headless commands, run as a user runs them, on the sample workspace and the real
+//! third-party data in ../shared/eval.
+
+use assert_cmd::Command;
+use ctxconsole::core::catalog::RoutingGuide;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const EVAL: &str = "../shared/eval";
+
+fn ctx(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home).env_remove("NO_COLOR");
+    cmd
+}
+
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs a command expected to fail with bad input; returns its stderr.
+fn bad_input(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one clear line: {err}");
+    err
+}
+
+fn mcp_server() -> PathBuf {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ctxconsole"));
+    let dir = bin.parent().unwrap();
+    let path = dir.join("examples").join("mcp_test_server");
+    assert!(
+        path.exists(),
+        "build the example first: cargo build --examples"
+    );
+    path
+}
+
+#[test]
+fn budgets_json_lists_all_three_tiers() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args(["budgets", "--json"]));
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.len() >= 20, "{}", rows.len());
+    for tier in ["A", "B", "C"] {
+        assert!(rows.iter().any(|r| r["tier"] == tier), "tier {tier}");
+    }
+    for key in [
+        "id",
+        "match",
+        "input_tokens",
+        "output_tokens",
+        "tier",
+        "max_catalog_bytes",
+        "hybrid_reasoning",
+        "strict_json",
+        "prefix_cache",
+        "allows_llm_filter",
+        "prices",
+        "tokenizer",
+        "layer",
+        "source",
+        "lint",
+    ] {
+        assert!(rows[0].get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["fallback"]["input_tokens"], 16000);
+    assert_eq!(v["fallback"]["tier"], "C");
+}
+
+#[test]
+fn unknown_model_resolves_to_the_fallback() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args(["budgets", "--model", "no/such-model", "--json"]));
+    assert_eq!(v["matched_by"], "fallback");
+    assert_eq!(v["row"]["tier"], "C");
+    assert_eq!(v["row"]["output_tokens"], 1500);
+    assert_eq!(v["row"]["max_catalog_bytes"], 10000);
+    let v = json_of(ctx(home.path()).args([
+        "budgets",
+        "--model",
+        "openrouter/moonshotai/kimi-k2.6",
+        "--json",
+    ]));
+    assert_eq!(v["matched_by"], "prefix");
+    assert_eq!(v["row"]["id"], "openrouter/moonshotai/kimi-");
+}
+
+#[test]
+fn litellm_registry_layers_over_the_sample() {
+    let home = tempfile::tempdir().unwrap();
+    let registry = format!("{EVAL}/litellm/model_prices_and_context_window.json");
+    let v = json_of(ctx(home.path()).args([
+        "budgets",
+        "--registry",
+        &registry,
+        "--model",
+        "claude-sonnet-4-5",
+        "--json",
+    ]));
+    assert_eq!(v["matched_by"], "exact");
+    assert_eq!(v["row"]["input_tokens"], 200000);
+    assert_eq!(v["row"]["layer"], "registry");
+    assert_eq!(v["row"]["tier"], "A");
+    assert_eq!(v["row"]["tier_derived"], true);
+    let table = json_of(ctx(home.path()).args(["budgets", "--registry", &registry, "--json"]));
+    let rows = table["rows"].as_array().unwrap();
+    assert!(rows.len() > 3000, "{}", rows.len());
+    assert!(
+        rows.iter()
+            .any(|r| !r["lint"].as_array().unwrap().is_empty()),
+        "some registry rows are flagged"
+    );
+    let free = rows
+        .iter()
+        .find(|r| r["id"] == "openrouter/openrouter/free")
+        .unwrap();
+    assert_eq!(free["tier"], "C");
+}
+
+#[test]
+fn tier_c_compaction_fits_ten_kilobytes_and_keeps_every_supersedes() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--model",
+        "openrouter/openrouter/free",
+        "--json",
+    ]));
+    let trim = &v["trim"];
+    assert!(trim["after_bytes"].as_u64().unwrap() <= 10_000, "{trim}");
+    assert_eq!(trim["fits"], true);
+    assert_eq!(v["allowance"]["bytes"], 10000);
+    let sample: Value = serde_json::from_str(include_str!("../sample-data/catalog.json")).unwrap();
+    let compacted = v["catalog"]["pipelines"].as_array().unwrap();
+    for pipeline in sample["pipelines"].as_array().unwrap() {
+        let sup = &pipeline["metadata"]["supersedes"];
+        if sup.as_array().is_none_or(|s| s.is_empty()) {
+            continue;
+        }
+        let kept = compacted
+            .iter()
+            .find(|p| p["id"] == pipeline["id"])
+            .unwrap_or_else(|| panic!("{} cut", pipeline["id"]));
+        assert_eq!(&kept["metadata"]["supersedes"], sup);
+    }
+    let steps: Vec<&str> = trim["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "intent_keywords",
+            "typical_use",
+            "limitations",
+            "step_bodies",
+            "schemas",
+            "descriptions"
+        ]
+    );
+}
+
+#[test]
+fn tier_a_passes_the_catalog_through_untouched() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--model",
+        "anthropic/claude-sonnet-4-5",
+        "--json",
+    ]));
+    let trim = &v["trim"];
+    assert_eq!(trim["before_bytes"], trim["after_bytes"]);
+    assert_eq!(trim["dropped"].as_array().unwrap().len(), 0);
+    assert_eq!(trim["cut"].as_array().unwrap().len(), 0);
+    let sample: RoutingGuide =
+        serde_json::from_str(include_str!("../sample-data/catalog.json")).unwrap();
+    let sent: RoutingGuide = serde_json::from_value(v["catalog"].clone()).unwrap();
+    assert_eq!(sent, sample);
+}
+
+#[test]
+fn exact_tokens_for_openai_models_and_labelled_estimates_otherwise() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args(["compact", "--model", "openai/gpt-4o-mini", "--json"]));
+    assert_eq!(v["trim"]["exact_tokens"], true);
+    assert_eq!(v["allowance"]["exact"], true);
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--model",
+        "openrouter/openrouter/free",
+        "--json",
+    ]));
+    assert_eq!(v["trim"]["exact_tokens"], false);
+}
+
+#[test]
+fn prompt_tokens_come_out_of_the_allowance() {
+    let home = tempfile::tempdir().unwrap();
+    let without =
+        json_of(ctx(home.path()).args(["compact", "--model", "llamacpp/nanbeige4.1-3b", "--json"]));
+    let prompt = "Summarise this launch note for the team. ".repeat(100);
+    let with = json_of(ctx(home.path()).args([
+        "compact",
+        "--model",
+        "llamacpp/nanbeige4.1-3b",
+        "--prompt",
+        &prompt,
+        "--json",
+    ]));
+    let a0 = without["allowance"]["tokens"].as_u64().unwrap();
+    let a1 = with["allowance"]["tokens"].as_u64().unwrap();
+    assert_eq!(
+        a0 - a1,
+        with["allowance"]["prompt_tokens"].as_u64().unwrap()
+    );
+    assert!(with["trim"]["after_tokens"].as_u64().unwrap() <= a1);
+    assert!(with["trim"]["kept"].as_u64().unwrap() < without["trim"]["kept"].as_u64().unwrap());
+}
+
+#[test]
+fn every_real_mcp_catalog_compacts_under_tier_c() {
+    let home = tempfile::tempdir().unwrap();
+    let mut total = 0;
+    for entry in std::fs::read_dir(format!("{EVAL}/mcp")).unwrap() {
+        let path = entry.unwrap().path();
+        let v = json_of(
+            ctx(home.path())
+                .args(["compact", "--tier", "C", "--json", "--catalog"])
+                .arg(&path),
+        );
+        let trim = &v["trim"];
+        assert_eq!(trim["fits"], true, "{}", path.display());
+        assert!(
+            trim["after_bytes"].as_u64().unwrap() <= 10_000,
+            "{}",
+            path.display()
+        );
+        assert_eq!(v["catalog_source"]["format"], "MCP tools/list");
+        total += trim["total"].as_u64().unwrap();
+    }
+    assert_eq!(total, 159, "the ten servers list 159 tools");
+}
+
+#[test]
+fn bfcl_function_lists_import() {
+    let home = tempfile::tempdir().unwrap();
+    for (file, distinct) in [
+        ("BFCL_v4_multiple.json", 462),
+        ("BFCL_v4_live_multiple.json", 956),
+    ] {
+        let path = format!("{EVAL}/bfcl/{file}");
+        let v = json_of(ctx(home.path()).args([
+            "compact",
+            "--model",
+            "openai/gpt-5",
+            "--json",
+            "--catalog",
+            &path,
+        ]));
+        assert_eq!(v["trim"]["total"], distinct, "{file}");
+        assert!(
+            v["catalog_source"]["format"]
+                .as_str()
+                .unwrap()
+                .starts_with("BFCL")
+        );
+    }
+}
+
+#[test]
+fn live_mcp_import_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let server = mcp_server();
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--tier", "C", "--json", "--mcp"])
+            .arg(&server),
+    );
+    let names: Vec<&str> = v["catalog"]["packs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["notes_add", "notes_search", "weather_get"]);
+    assert_eq!(v["trim"]["total"], 3);
+}
+
+#[test]
+fn mcp_commands_that_fail_are_bad_input() {
+    let home = tempfile::tempdir().unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "/no/such/server --stdio"]));
+    assert!(
+        err.contains("/no/such/server") && err.contains("did not start"),
+        "{err}"
+    );
+    let err =
+        bad_input(ctx(home.path()).args(["compact", "--mcp", "sh -c 'echo this is not json-rpc'"]));
+    assert!(err.contains("handshake"), "{err}");
+    let err =
+        bad_input(ctx(home.path()).args(["compact", "--mcp", "sleep 30", "--mcp-timeout", "1"]));
+    assert!(err.contains("did not answer within 1s"), "{err}");
+    let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "broken 'quote"]));
+    assert!(err.contains("unclosed"), "{err}");
+}
+
+#[test]
+fn broken_catalog_files_name_file_and_position() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let truncated = dir.path().join("truncated.json");
+    let full = std::fs::read_to_string(format!("{EVAL}/mcp/memory.json")).unwrap();
+    std::fs::write(&truncated, &full[..full.len() / 2]).unwrap();
+    let err = bad_input(
+        ctx(home.path())
+            .args(["compact", "--catalog"])
+            .arg(&truncated),
+    );
+    assert!(
+        err.contains("truncated.json: line ") && err.contains("column"),
+        "{err}"
+    );
+
+    let latin1 = dir.path().join("latin1.json");
+    std::fs::write(&latin1, b"{\"tools\": [\n {\"name\": \"caf\xe9\"}]}").unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&latin1));
+    assert!(
+        err.contains("latin1.json: line 2, column") && err.contains("UTF-8"),
+        "{err}"
+    );
+
+    let wrong = dir.path().join("wrong.json");
+    std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
+    assert!(err.contains("wrong.json: line 2"), "{err}");
+
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog", "/no/such/catalog.json"]));
+    assert!(err.contains("/no/such/catalog.json"), "{err}");
+}
+
+#[test]
+fn broken_workspace_files_name_file_and_position_and_change_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let budgets = home.path().join("budgets.toml");
+    let text = "[[model]]\nid = \"x\"\ninput_tokens = \"lots\"\noutput_tokens = 10\ntier = \"B\"\n";
+    std::fs::write(&budgets, text).unwrap();
+    let err = bad_input(ctx(home.path()).args(["budgets", "--json"]));
+    assert!(err.contains("budgets.toml: line 3"), "{err}");
+    assert_eq!(std::fs::read_to_string(&budgets).unwrap(), text);
+
+    std::fs::write(
+        &budgets,
+        "[[model]]\nid = \"x\"\ninput_tokens = 1000\noutput_tokens = 10\ntier = \"Z\"\n",
+    )
+    .unwrap();
+    let err = bad_input(ctx(home.path()).args(["budgets"]));
+    assert!(err.contains("budgets.toml: line 5"), "{err}");
+}
+
+#[test]
+fn broken_registry_and_unknown_tier_are_bad_input() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let reg = dir.path().join("registry.json");
+    std::fs::write(&reg, "{\n  \"gpt-x\": {\"max_input_tokens\": 1000,\n").unwrap();
+    let err = bad_input(ctx(home.path()).args(["budgets", "--registry"]).arg(&reg));
+    assert!(err.contains("registry.json: line 3"), "{err}");
+    let out = ctx(home.path())
+        .args(["compact", "--tier", "D"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tier 'D'"));
+}
+
+#[test]
+fn human_output_is_readable() {
+    let home = tempfile::tempdir().unwrap();
+    let out = ctx(home.path())
+        .args(["compact", "--model", "openrouter/openrouter/free"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("STEP") && text.contains("schemas reduced to sorted field names"),
+        "{text}"
+    );
+    assert!(text.contains("(estimated)"));
+    let out = ctx(home.path())
+        .args(["budgets", "--model", "openai/gpt-4o"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("exact match") && text.contains("o200k"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_console_refuses_to_start_without_a_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let err = bad_input(&mut ctx(home.path()));
+    assert!(err.contains("needs a terminal"), "{err}");
+}
