@@ -202,7 +202,8 @@ impl BudgetRow {
             source: "built-in fallback: unknown models get a conservative Tier C profile".into(),
             tier_derived: false,
             lint: Vec::new(),
-            explicit_catalog_cap: true,
+            // Its 10,000 bytes are Tier C's default, so an override to another tier moves it.
+            explicit_catalog_cap: false,
         }
     }
 

@@ -72,13 +72,14 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let widths = [
         Constraint::Fill(1),
         Constraint::Length(4),
-        Constraint::Length(9),
         Constraint::Length(7),
-        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(6),
         Constraint::Length(4),
-        Constraint::Length(9),
+        Constraint::Length(8),
     ];
     let table = Table::new(rows, widths)
+        .column_spacing(1)
         .header(header)
         .row_highlight_style(theme.selected)
         .highlight_symbol("▶ ");

@@ -1,0 +1,139 @@
+//! Property tests of compaction over random catalogs and allowances.
+
+use ctxconsole::core::budget::Tokenizer;
+use ctxconsole::core::catalog::{Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema};
+use ctxconsole::core::compact::{Allowance, CutOrder, PreparedCatalog, compact_reserialising};
+use ctxconsole::core::tokens;
+use proptest::prelude::*;
+use serde_json::json;
+
+fn words() -> impl Strategy<Value = String> {
+    proptest::collection::vec("[a-z]{1,9}", 0..12).prop_map(|w| {
+        let mut s = w.join(" ");
+        if !s.is_empty() {
+            s.push_str(". More detail here. ");
+        }
+        s
+    })
+}
+
+fn list() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec("[a-z_]{1,10}", 0..4)
+}
+
+fn pack() -> impl Strategy<Value = Pack> {
+    ("[a-z]{1,6}\\.[a-z_]{1,8}", words(), list(), list(), list(), words(), list(), proptest::option::of(list())).prop_map(
+        |(name, description, accepts, produces, intent_keywords, typical_use, limitations, fields)| Pack {
+            name,
+            description,
+            metadata: PackMetadata {
+                accepts,
+                produces,
+                intent_keywords,
+                typical_use,
+                limitations,
+                input_schema: fields.map(|f| {
+                    let props: serde_json::Map<String, serde_json::Value> =
+                        f.into_iter().map(|k| (k, json!({"type": "string", "description": "a field"}))).collect();
+                    Schema::Full(json!({"type": "object", "properties": props}))
+                }),
+                output_schema: None,
+            },
+        },
+    )
+}
+
+fn pipeline() -> impl Strategy<Value = Pipeline> {
+    ("[a-z]{1,8}", words(), list(), list(), list(), words(), proptest::collection::vec(("[a-z]{1,5}", any::<u16>()), 0..4)).prop_map(
+        |(id, description, intent_keywords, limitations, supersedes, typical_use, steps)| Pipeline {
+            id: format!("builtin.{id}"),
+            name: id.clone(),
+            description,
+            metadata: PipelineMetadata {
+                intent_keywords,
+                typical_use,
+                limitations,
+                supersedes,
+                steps: steps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (pack, n))| PipelineStep { id: format!("s{i}"), name: pack.clone(), pack, body: Some(json!({"n": n})) })
+                    .collect(),
+                ..PipelineMetadata::default()
+            },
+        },
+    )
+}
+
+fn guide() -> impl Strategy<Value = RoutingGuide> {
+    (proptest::collection::vec(pack(), 0..14), proptest::collection::vec(pipeline(), 0..6))
+        .prop_map(|(packs, pipelines)| RoutingGuide { packs, pipelines })
+}
+
+fn tokenizer() -> impl Strategy<Value = Tokenizer> {
+    prop_oneof![Just(Tokenizer::Estimate), Just(Tokenizer::O200k), Just(Tokenizer::Cl100k)]
+}
+
+const EMPTY: &str = "{\"packs\":[],\"pipelines\":[]}";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn compaction_never_grows_keeps_supersedes_and_fits_when_it_can(
+        g in guide(), cap in 0usize..6000, tokens_allowed in 0usize..3000, tok in tokenizer()
+    ) {
+        let prepared = PreparedCatalog::new(g.clone());
+        let allowance = Allowance { tokens: tokens_allowed, bytes: Some(cap) };
+        let order = CutOrder::from_end(&g);
+        let c = prepared.compact(allowance, tok, &order);
+
+        // Never grows.
+        prop_assert!(c.trim.after_bytes <= c.trim.before_bytes);
+        prop_assert!(c.trim.after_tokens <= c.trim.before_tokens);
+        prop_assert_eq!(c.trim.after_bytes, c.text.len());
+        prop_assert_eq!(c.trim.after_tokens, tokens::count(tok, &c.text).tokens);
+
+        // Valid catalog JSON, and every kept pipeline's supersedes untouched.
+        let sent: RoutingGuide = serde_json::from_str(&c.text).unwrap();
+        for p in &sent.pipelines {
+            let original = g.pipelines.iter().find(|o| o.id == p.id).unwrap();
+            prop_assert_eq!(&p.metadata.supersedes, &original.metadata.supersedes);
+        }
+        // Superseding pipelines are the last to go: if one was cut, no plain entry is left.
+        let superseding_cut = c.trim.cut.iter().any(|e| g.pipelines.iter().any(|p| p.id == e.name && !p.metadata.supersedes.is_empty()));
+        if superseding_cut {
+            prop_assert!(sent.packs.is_empty());
+            prop_assert!(sent.pipelines.iter().all(|p| !p.metadata.supersedes.is_empty()));
+        }
+
+        // Fits whenever fitting is possible (an empty catalog fits).
+        let empty_fits = EMPTY.len() <= cap && tokens::count(tok, EMPTY).tokens <= tokens_allowed;
+        prop_assert_eq!(c.trim.fits, empty_fits);
+        if empty_fits {
+            prop_assert!(c.text.len() <= cap);
+            prop_assert!(c.trim.after_tokens <= tokens_allowed);
+        }
+        prop_assert_eq!(c.trim.kept + c.trim.cut.len(), c.trim.total);
+    }
+
+    #[test]
+    fn same_input_same_bytes_and_same_as_reserialising(g in guide(), cap in 0usize..5000, tok in tokenizer()) {
+        let allowance = Allowance { tokens: cap / 2, bytes: Some(cap) };
+        let order = CutOrder::from_end(&g);
+        let a = PreparedCatalog::new(g.clone()).compact(allowance, tok, &order);
+        let b = PreparedCatalog::new(g.clone()).compact(allowance, tok, &order);
+        let anchor = compact_reserialising(&g, allowance, tok, &order);
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(&a.text, &anchor.text);
+        prop_assert_eq!(&a.trim, &anchor.trim);
+    }
+
+    #[test]
+    fn summed_exact_counts_equal_whole_text_counts(g in guide(), stage in 0usize..7, tok in tokenizer()) {
+        let prepared = PreparedCatalog::new(g);
+        let all: Vec<usize> = (0..prepared.len()).collect();
+        let text = prepared.render(stage, &all);
+        prop_assert_eq!(prepared.tokens(stage, &all, tok), tokens::count(tok, &text).tokens);
+    }
+}
