@@ -1,7 +1,9 @@
 //! Property tests of compaction over random catalogs and allowances.
 
 use ctxconsole::core::budget::Tokenizer;
-use ctxconsole::core::catalog::{Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema};
+use ctxconsole::core::catalog::{
+    Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema,
+};
 use ctxconsole::core::compact::{Allowance, CutOrder, PreparedCatalog, compact_reserialising};
 use ctxconsole::core::tokens;
 use proptest::prelude::*;
@@ -22,56 +24,100 @@ fn list() -> impl Strategy<Value = Vec<String>> {
 }
 
 fn pack() -> impl Strategy<Value = Pack> {
-    ("[a-z]{1,6}\\.[a-z_]{1,8}", words(), list(), list(), list(), words(), list(), proptest::option::of(list())).prop_map(
-        |(name, description, accepts, produces, intent_keywords, typical_use, limitations, fields)| Pack {
-            name,
-            description,
-            metadata: PackMetadata {
+    (
+        "[a-z]{1,6}\\.[a-z_]{1,8}",
+        words(),
+        list(),
+        list(),
+        list(),
+        words(),
+        list(),
+        proptest::option::of(list()),
+    )
+        .prop_map(
+            |(
+                name,
+                description,
                 accepts,
                 produces,
                 intent_keywords,
                 typical_use,
                 limitations,
-                input_schema: fields.map(|f| {
-                    let props: serde_json::Map<String, serde_json::Value> =
-                        f.into_iter().map(|k| (k, json!({"type": "string", "description": "a field"}))).collect();
-                    Schema::Full(json!({"type": "object", "properties": props}))
-                }),
-                output_schema: None,
+                fields,
+            )| Pack {
+                name,
+                description,
+                metadata: PackMetadata {
+                    accepts,
+                    produces,
+                    intent_keywords,
+                    typical_use,
+                    limitations,
+                    input_schema: fields.map(|f| {
+                        let props: serde_json::Map<String, serde_json::Value> = f
+                            .into_iter()
+                            .map(|k| (k, json!({"type": "string", "description": "a field"})))
+                            .collect();
+                        Schema::Full(json!({"type": "object", "properties": props}))
+                    }),
+                    output_schema: None,
+                },
             },
-        },
-    )
+        )
 }
 
 fn pipeline() -> impl Strategy<Value = Pipeline> {
-    ("[a-z]{1,8}", words(), list(), list(), list(), words(), proptest::collection::vec(("[a-z]{1,5}", any::<u16>()), 0..4)).prop_map(
-        |(id, description, intent_keywords, limitations, supersedes, typical_use, steps)| Pipeline {
-            id: format!("builtin.{id}"),
-            name: id.clone(),
-            description,
-            metadata: PipelineMetadata {
-                intent_keywords,
-                typical_use,
-                limitations,
-                supersedes,
-                steps: steps
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (pack, n))| PipelineStep { id: format!("s{i}"), name: pack.clone(), pack, body: Some(json!({"n": n})) })
-                    .collect(),
-                ..PipelineMetadata::default()
-            },
-        },
+    (
+        "[a-z]{1,8}",
+        words(),
+        list(),
+        list(),
+        list(),
+        words(),
+        proptest::collection::vec(("[a-z]{1,5}", any::<u16>()), 0..4),
     )
+        .prop_map(
+            |(id, description, intent_keywords, limitations, supersedes, typical_use, steps)| {
+                Pipeline {
+                    id: format!("builtin.{id}"),
+                    name: id.clone(),
+                    description,
+                    metadata: PipelineMetadata {
+                        intent_keywords,
+                        typical_use,
+                        limitations,
+                        supersedes,
+                        steps: steps
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, (pack, n))| PipelineStep {
+                                id: format!("s{i}"),
+                                name: pack.clone(),
+                                pack,
+                                body: Some(json!({"n": n})),
+                            })
+                            .collect(),
+                        ..PipelineMetadata::default()
+                    },
+                }
+            },
+        )
 }
 
 fn guide() -> impl Strategy<Value = RoutingGuide> {
-    (proptest::collection::vec(pack(), 0..14), proptest::collection::vec(pipeline(), 0..6))
+    (
+        proptest::collection::vec(pack(), 0..14),
+        proptest::collection::vec(pipeline(), 0..6),
+    )
         .prop_map(|(packs, pipelines)| RoutingGuide { packs, pipelines })
 }
 
 fn tokenizer() -> impl Strategy<Value = Tokenizer> {
-    prop_oneof![Just(Tokenizer::Estimate), Just(Tokenizer::O200k), Just(Tokenizer::Cl100k)]
+    prop_oneof![
+        Just(Tokenizer::Estimate),
+        Just(Tokenizer::O200k),
+        Just(Tokenizer::Cl100k)
+    ]
 }
 
 const EMPTY: &str = "{\"packs\":[],\"pipelines\":[]}";

@@ -11,7 +11,11 @@ use ratatui::backend::TestBackend;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::open(&WorkspaceOptions { dir: Some(dir.path().into()), registry: None }).unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
     (dir, ws)
 }
 
@@ -39,7 +43,9 @@ fn started(ws: &Workspace) -> State {
 
 fn screen(state: &State, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default())).unwrap();
+    terminal
+        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .unwrap();
     terminal.backend().to_string()
 }
 
@@ -56,7 +62,11 @@ fn tier_a_model_gets_the_catalog_untouched() {
 fn tier_c_model_compacts_and_cuts() {
     let (_d, ws) = workspace();
     let mut state = started(&ws);
-    let row = state.visible.iter().position(|&i| state.rows[i].id == "openrouter/openrouter/free").unwrap();
+    let row = state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     let s = screen(&state, 130, 36);
     assert!(s.contains("openrouter/openrouter/free · tier C"));
@@ -68,7 +78,17 @@ fn tier_c_model_compacts_and_cuts() {
 fn tier_override_and_full_view() {
     let (_d, ws) = workspace();
     let mut state = started(&ws);
-    apply(&ws, &mut state, [Action::CycleTier, Action::CycleTier, Action::CycleTier, Action::FocusCatalog, Action::ToggleFullView]);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::CycleTier,
+            Action::CycleTier,
+            Action::CycleTier,
+            Action::FocusCatalog,
+            Action::ToggleFullView,
+        ],
+    );
     let s = screen(&state, 130, 36);
     assert!(s.contains("tier override C"));
     assert!(s.contains("full catalog"));
@@ -80,7 +100,16 @@ fn tier_override_and_full_view() {
 fn filter_and_sort_budgets() {
     let (_d, ws) = workspace();
     let mut state = started(&ws);
-    apply(&ws, &mut state, [Action::Filter, Action::Paste("free".into()), Action::Confirm, Action::SortNext]);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::Filter,
+            Action::Paste("free".into()),
+            Action::Confirm,
+            Action::SortNext,
+        ],
+    );
     let s = screen(&state, 130, 30);
     assert!(s.contains("filter /free"));
     insta::assert_snapshot!("filtered_free", s);

@@ -9,17 +9,42 @@ struct Tmux {
 
 impl Tmux {
     fn start(width: u16, height: u16) -> Tmux {
-        let present = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-        assert!(present, "tmux is required for this test (.ci/run installs it: apt-get install -y tmux)");
+        let present = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            present,
+            "tmux is required for this test (.ci/run installs it: apt-get install -y tmux)"
+        );
         let socket = format!("ctxconsole-e2e-{}", std::process::id());
         let t = Tmux { socket };
-        t.run(&["new-session", "-d", "-s", "e2e", "-x", &width.to_string(), "-y", &height.to_string(), "env PS1='e2e$ ' sh"]);
+        t.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "env PS1='e2e$ ' sh",
+        ]);
         t
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap();
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
@@ -41,7 +66,10 @@ impl Tmux {
             if pred(&s) {
                 return s;
             }
-            assert!(start.elapsed() < Duration::from_secs(secs), "timed out waiting for {what}; screen:\n{s}");
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "timed out waiting for {what}; screen:\n{s}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -49,14 +77,22 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
     }
 }
 
 /// "as sent 9,905 B" → 9905
 fn as_sent_bytes(screen: &str) -> Option<usize> {
     let at = screen.find("as sent ")?;
-    let digits: String = screen[at + 8..].chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
+    let digits: String = screen[at + 8..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
     digits.parse().ok()
 }
 
@@ -65,28 +101,48 @@ fn console_compacts_live_as_the_model_changes_and_restores_the_terminal() {
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(130, 40);
     tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
-    let cmd = format!("CTXCONSOLE_HOME={} {}", home.path().display(), env!("CARGO_BIN_EXE_ctxconsole"));
+    let cmd = format!(
+        "CTXCONSOLE_HOME={} {}",
+        home.path().display(),
+        env!("CARGO_BIN_EXE_ctxconsole")
+    );
     tmux.keys(&[&cmd, "Enter"]);
 
-    let first = tmux.wait_for("both panes", 20, |s| s.contains("1 Budgets") && s.contains("2 Catalog") && as_sent_bytes(s).is_some());
+    let first = tmux.wait_for("both panes", 20, |s| {
+        s.contains("1 Budgets") && s.contains("2 Catalog") && as_sent_bytes(s).is_some()
+    });
     assert!(first.contains("tier A"), "{first}");
     let full = as_sent_bytes(&first).unwrap();
     assert!(first.contains("untouched"), "{first}");
 
     // The last row is a Tier C one: the catalog's after-bytes must drop under its cap.
     tmux.keys(&["G"]);
-    let tier_c = tmux.wait_for("a Tier C compaction", 20, |s| s.contains("tier C") && as_sent_bytes(s).is_some_and(|b| b != full));
+    let tier_c = tmux.wait_for("a Tier C compaction", 20, |s| {
+        s.contains("tier C") && as_sent_bytes(s).is_some_and(|b| b != full)
+    });
     let after = as_sent_bytes(&tier_c).unwrap();
-    assert!(after <= 10_000 && after < full, "{after} vs {full}\n{tier_c}");
+    assert!(
+        after <= 10_000 && after < full,
+        "{after} vs {full}\n{tier_c}"
+    );
 
     // Tier override back to A on the same row: the full catalog again.
     tmux.keys(&["t"]);
-    tmux.wait_for("the tier A override", 20, |s| s.contains("override") && as_sent_bytes(s) == Some(full));
+    tmux.wait_for("the tier A override", 20, |s| {
+        s.contains("override") && as_sent_bytes(s) == Some(full)
+    });
 
     tmux.keys(&["q"]);
-    let after_quit = tmux.wait_for("the shell again", 10, |s| !s.contains("2 Catalog") && s.trim_end().ends_with("e2e$"));
+    let after_quit = tmux.wait_for("the shell again", 10, |s| {
+        !s.contains("2 Catalog") && s.trim_end().ends_with("e2e$")
+    });
     assert!(!after_quit.contains("1 Budgets"));
-    assert_eq!(tmux.run(&["display", "-p", "-t", "e2e", "#{alternate_on}"]).trim(), "0", "alternate screen left");
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "e2e", "#{alternate_on}"])
+            .trim(),
+        "0",
+        "alternate screen left"
+    );
     // Raw mode is off again: the shell echoes what is typed.
     tmux.keys(&["echo restored", "Enter"]);
     tmux.wait_for("the echo", 10, |s| s.contains("\nrestored"));

@@ -484,19 +484,19 @@ pub fn lint_row(row: &BudgetRow) -> Vec<String> {
     if row.prefix_cache && row.prices.cached_input == 0.0 && row.prices.input > 0.0 {
         out.push("prefix_cache set but no cached_input price".to_string());
     }
-    if let Some(cap) = row.max_catalog_bytes {
-        if cap < 512 {
-            out.push(format!(
-                "max_catalog_bytes {cap} leaves no room for a catalog"
-            ));
-        }
+    if let Some(cap) = row.max_catalog_bytes
+        && cap < 512
+    {
+        out.push(format!(
+            "max_catalog_bytes {cap} leaves no room for a catalog"
+        ));
     }
     out
 }
 
 /// Context windows are published as powers of two, round thousands or multiples of 8K.
 fn is_round(n: usize) -> bool {
-    n >= 1024 && (n.is_power_of_two() || n % 1000 == 0 || n % 8192 == 0)
+    n >= 1024 && (n.is_power_of_two() || n.is_multiple_of(1000) || n.is_multiple_of(8192))
 }
 
 #[cfg(test)]

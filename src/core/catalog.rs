@@ -232,10 +232,8 @@ impl Pipeline {
 }
 
 fn reduce_schema(schema: &mut Option<Schema>) {
-    if let Some(s) = schema {
-        if let Schema::Full(_) = s {
-            *s = Schema::Fields(s.field_names());
-        }
+    if let Some(s @ Schema::Full(_)) = schema {
+        *s = Schema::Fields(s.field_names());
     }
 }
 
