@@ -1,0 +1,139 @@
+//! Recompaction on a model/tier change (DESIGN §5), beside the anchor's method of
+//! re-serialising the whole catalog after every trim step, in the same run.
+//!
+//! `cargo bench --bench compaction`
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use ctxconsole::core::budget::Tokenizer;
+use ctxconsole::core::catalog::{Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema};
+use ctxconsole::core::compact::{Allowance, CutOrder, PreparedCatalog, compact_reserialising};
+use ctxconsole::import::catalog::parse_catalog;
+use ctxconsole::workspace::SAMPLE_CATALOG;
+use serde_json::json;
+use std::hint::black_box;
+use std::time::Duration;
+
+const WORDS: &[&str] = &[
+    "fetch", "page", "render", "image", "memory", "store", "search", "draft", "blog", "slides", "audio", "video", "repo",
+    "commit", "test", "browser", "click", "form", "schema", "token", "budget", "catalog", "summary", "report", "file",
+    "read", "write", "edit", "shell", "command", "wallet", "balance", "podcast", "script", "voice", "caption", "gpu",
+];
+
+/// A deterministic catalog of `n` entries shaped like the sample's: four packs to a pipeline.
+pub fn generated(n: usize) -> RoutingGuide {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut words = |k: usize| (0..k).map(|_| WORDS[(next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ");
+    let mut g = RoutingGuide::default();
+    for i in 0..n {
+        if i % 5 == 4 {
+            g.pipelines.push(Pipeline {
+                id: format!("builtin.flow-{i}"),
+                name: words(3),
+                description: format!("{}. {}.", words(14), words(10)),
+                metadata: PipelineMetadata {
+                    accepts: vec![words(1)],
+                    produces: vec![words(1)],
+                    intent_keywords: (0..4).map(|_| words(2)).collect(),
+                    typical_use: words(9),
+                    limitations: vec![words(5)],
+                    supersedes: if i % 10 == 4 { vec![format!("fam{}.tool_{}", i % 40, i - 1)] } else { vec![] },
+                    steps: (0..3)
+                        .map(|s| PipelineStep {
+                            id: format!("s{s}"),
+                            name: words(1),
+                            pack: format!("fam{}.tool_{}", i % 40, i - 1 - s),
+                            body: Some(json!({"input": format!("{{{{s{s}.out}}}}"), "mode": words(1)})),
+                        })
+                        .collect(),
+                    inputs: Some(Schema::Full(json!({"type": "object", "properties": {"source": {"type": "string"}}}))),
+                    outputs: None,
+                },
+            });
+        } else {
+            g.packs.push(Pack {
+                name: format!("fam{}.tool_{i}", i % 40),
+                description: format!("{}. {}.", words(12), words(9)),
+                metadata: PackMetadata {
+                    accepts: vec![words(1)],
+                    produces: vec![words(1)],
+                    intent_keywords: (0..5).map(|_| words(2)).collect(),
+                    typical_use: words(8),
+                    limitations: vec![words(6)],
+                    input_schema: Some(Schema::Full(json!({"type": "object", "properties": {
+                        "target": {"type": "string", "description": words(6)},
+                        "limit": {"type": "integer", "description": words(4)},
+                        "mode": {"type": "string"}}, "required": ["target"]}))),
+                    output_schema: None,
+                },
+            });
+        }
+    }
+    g
+}
+
+fn mcp_catalog() -> RoutingGuide {
+    let mut all = RoutingGuide::default();
+    let mut paths: Vec<_> = std::fs::read_dir("../shared/eval/mcp").map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if let Ok(imported) = parse_catalog(&text, &path.display().to_string()) {
+            all.packs.extend(imported.guide.packs);
+        }
+    }
+    all
+}
+
+fn bench_case(c: &mut Criterion, name: &str, guide: RoutingGuide, allowance: Allowance, tok: Tokenizer) {
+    let order = CutOrder::from_end(&guide);
+    let prepared = PreparedCatalog::new(guide.clone());
+    // Warm the per-entry memo as the console does on its first model.
+    let warm = prepared.compact(allowance, tok, &order);
+    let mut group = c.benchmark_group(format!("recompact/{name}"));
+    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    eprintln!(
+        "{name}: {} entries, {} → {} bytes, {} steps, {} cut",
+        guide.entry_count(),
+        warm.trim.before_bytes,
+        warm.trim.after_bytes,
+        warm.trim.dropped.len(),
+        warm.trim.cut.len()
+    );
+    group.bench_function(BenchmarkId::new("prepared", tok.name()), |b| b.iter(|| black_box(prepared.compact(allowance, tok, &order))));
+    group.bench_function(BenchmarkId::new("reserialising", tok.name()), |b| {
+        b.iter(|| black_box(compact_reserialising(&guide, allowance, tok, &order)))
+    });
+    group.bench_function(BenchmarkId::new("prepared_cold", tok.name()), |b| {
+        b.iter(|| black_box(PreparedCatalog::new(guide.clone()).compact(allowance, tok, &order)))
+    });
+    group.finish();
+}
+
+fn compaction(c: &mut Criterion) {
+    let tier_c = Allowance { tokens: 22_944, bytes: Some(10_000) };
+    let sample = match parse_catalog(SAMPLE_CATALOG, "sample") {
+        Ok(i) => i.guide,
+        Err(e) => panic!("sample catalog: {e}"),
+    };
+    bench_case(c, "sample_tier_c", sample.clone(), tier_c, Tokenizer::Estimate);
+    bench_case(c, "sample_tier_b_o200k", sample, Allowance { tokens: 8_000, bytes: Some(22_000) }, Tokenizer::O200k);
+    bench_case(c, "mcp159_tier_c", mcp_catalog(), tier_c, Tokenizer::Estimate);
+    for n in [1_000, 10_000] {
+        let guide = generated(n);
+        // A budget that needs all six steps and no cut: the anchor's one-at-a-time cut
+        // would be quadratic and says nothing more about the steps.
+        let prepared = PreparedCatalog::new(guide.clone());
+        let all: Vec<usize> = (0..prepared.len()).collect();
+        let cap = prepared.bytes(6, &all);
+        bench_case(c, &format!("generated_{n}"), guide, Allowance { tokens: usize::MAX, bytes: Some(cap) }, Tokenizer::Estimate);
+    }
+}
+
+criterion_group!(benches, compaction);
+criterion_main!(benches);
