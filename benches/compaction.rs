@@ -5,7 +5,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ctxconsole::core::budget::Tokenizer;
-use ctxconsole::core::catalog::{Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema};
+use ctxconsole::core::catalog::{
+    Pack, PackMetadata, Pipeline, PipelineMetadata, PipelineStep, RoutingGuide, Schema,
+};
 use ctxconsole::core::compact::{Allowance, CutOrder, PreparedCatalog, compact_reserialising};
 use ctxconsole::import::catalog::parse_catalog;
 use ctxconsole::workspace::SAMPLE_CATALOG;
@@ -14,9 +16,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 const WORDS: &[&str] = &[
-    "fetch", "page", "render", "image", "memory", "store", "search", "draft", "blog", "slides", "audio", "video", "repo",
-    "commit", "test", "browser", "click", "form", "schema", "token", "budget", "catalog", "summary", "report", "file",
-    "read", "write", "edit", "shell", "command", "wallet", "balance", "podcast", "script", "voice", "caption", "gpu",
+    "fetch", "page", "render", "image", "memory", "store", "search", "draft", "blog", "slides",
+    "audio", "video", "repo", "commit", "test", "browser", "click", "form", "schema", "token",
+    "budget", "catalog", "summary", "report", "file", "read", "write", "edit", "shell", "command",
+    "wallet", "balance", "podcast", "script", "voice", "caption", "gpu",
 ];
 
 /// A deterministic catalog of `n` entries shaped like the sample's: four packs to a pipeline.
@@ -28,7 +31,12 @@ pub fn generated(n: usize) -> RoutingGuide {
         seed ^= seed << 17;
         seed
     };
-    let mut words = |k: usize| (0..k).map(|_| WORDS[(next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ");
+    let mut words = |k: usize| {
+        (0..k)
+            .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut g = RoutingGuide::default();
     for i in 0..n {
         if i % 5 == 4 {
@@ -42,16 +50,24 @@ pub fn generated(n: usize) -> RoutingGuide {
                     intent_keywords: (0..4).map(|_| words(2)).collect(),
                     typical_use: words(9),
                     limitations: vec![words(5)],
-                    supersedes: if i % 10 == 4 { vec![format!("fam{}.tool_{}", i % 40, i - 1)] } else { vec![] },
+                    supersedes: if i % 10 == 4 {
+                        vec![format!("fam{}.tool_{}", i % 40, i - 1)]
+                    } else {
+                        vec![]
+                    },
                     steps: (0..3)
                         .map(|s| PipelineStep {
                             id: format!("s{s}"),
                             name: words(1),
                             pack: format!("fam{}.tool_{}", i % 40, i - 1 - s),
-                            body: Some(json!({"input": format!("{{{{s{s}.out}}}}"), "mode": words(1)})),
+                            body: Some(
+                                json!({"input": format!("{{{{s{s}.out}}}}"), "mode": words(1)}),
+                            ),
                         })
                         .collect(),
-                    inputs: Some(Schema::Full(json!({"type": "object", "properties": {"source": {"type": "string"}}}))),
+                    inputs: Some(Schema::Full(
+                        json!({"type": "object", "properties": {"source": {"type": "string"}}}),
+                    )),
                     outputs: None,
                 },
             });
@@ -79,7 +95,9 @@ pub fn generated(n: usize) -> RoutingGuide {
 
 fn mcp_catalog() -> RoutingGuide {
     let mut all = RoutingGuide::default();
-    let mut paths: Vec<_> = std::fs::read_dir("../shared/eval/mcp").map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    let mut paths: Vec<_> = std::fs::read_dir("../shared/eval/mcp")
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
     paths.sort();
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -90,13 +108,22 @@ fn mcp_catalog() -> RoutingGuide {
     all
 }
 
-fn bench_case(c: &mut Criterion, name: &str, guide: RoutingGuide, allowance: Allowance, tok: Tokenizer) {
+fn bench_case(
+    c: &mut Criterion,
+    name: &str,
+    guide: RoutingGuide,
+    allowance: Allowance,
+    tok: Tokenizer,
+) {
     let order = CutOrder::from_end(&guide);
     let prepared = PreparedCatalog::new(guide.clone());
     // Warm the per-entry memo as the console does on its first model.
     let warm = prepared.compact(allowance, tok, &order);
     let mut group = c.benchmark_group(format!("recompact/{name}"));
-    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
     eprintln!(
         "{name}: {} entries, {} → {} bytes, {} steps, {} cut",
         guide.entry_count(),
@@ -105,7 +132,9 @@ fn bench_case(c: &mut Criterion, name: &str, guide: RoutingGuide, allowance: All
         warm.trim.dropped.len(),
         warm.trim.cut.len()
     );
-    group.bench_function(BenchmarkId::new("prepared", tok.name()), |b| b.iter(|| black_box(prepared.compact(allowance, tok, &order))));
+    group.bench_function(BenchmarkId::new("prepared", tok.name()), |b| {
+        b.iter(|| black_box(prepared.compact(allowance, tok, &order)))
+    });
     group.bench_function(BenchmarkId::new("reserialising", tok.name()), |b| {
         b.iter(|| black_box(compact_reserialising(&guide, allowance, tok, &order)))
     });
@@ -116,14 +145,38 @@ fn bench_case(c: &mut Criterion, name: &str, guide: RoutingGuide, allowance: All
 }
 
 fn compaction(c: &mut Criterion) {
-    let tier_c = Allowance { tokens: 22_944, bytes: Some(10_000) };
+    let tier_c = Allowance {
+        tokens: 22_944,
+        bytes: Some(10_000),
+    };
     let sample = match parse_catalog(SAMPLE_CATALOG, "sample") {
         Ok(i) => i.guide,
         Err(e) => panic!("sample catalog: {e}"),
     };
-    bench_case(c, "sample_tier_c", sample.clone(), tier_c, Tokenizer::Estimate);
-    bench_case(c, "sample_tier_b_o200k", sample, Allowance { tokens: 8_000, bytes: Some(22_000) }, Tokenizer::O200k);
-    bench_case(c, "mcp159_tier_c", mcp_catalog(), tier_c, Tokenizer::Estimate);
+    bench_case(
+        c,
+        "sample_tier_c",
+        sample.clone(),
+        tier_c,
+        Tokenizer::Estimate,
+    );
+    bench_case(
+        c,
+        "sample_tier_b_o200k",
+        sample,
+        Allowance {
+            tokens: 8_000,
+            bytes: Some(22_000),
+        },
+        Tokenizer::O200k,
+    );
+    bench_case(
+        c,
+        "mcp159_tier_c",
+        mcp_catalog(),
+        tier_c,
+        Tokenizer::Estimate,
+    );
     for n in [1_000, 10_000] {
         let guide = generated(n);
         // A budget that needs all six steps and no cut: the anchor's one-at-a-time cut
@@ -131,7 +184,16 @@ fn compaction(c: &mut Criterion) {
         let prepared = PreparedCatalog::new(guide.clone());
         let all: Vec<usize> = (0..prepared.len()).collect();
         let cap = prepared.bytes(6, &all);
-        bench_case(c, &format!("generated_{n}"), guide, Allowance { tokens: usize::MAX, bytes: Some(cap) }, Tokenizer::Estimate);
+        bench_case(
+            c,
+            &format!("generated_{n}"),
+            guide,
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(cap),
+            },
+            Tokenizer::Estimate,
+        );
     }
 }
 

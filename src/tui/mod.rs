@@ -24,16 +24,21 @@ use crate::tui::keymap::Keymap;
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{KEYMAP_FILE, THEME_FILE, Workspace, WorkspaceOptions, compact_for};
 
+/// A workspace file's text and its name for errors, if the file is there.
+fn optional_file(dir: &Path, name: &str) -> anyhow::Result<Option<(String, String)>> {
+    let path = dir.join(name);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    Ok(Some((read_text(&path)?, path.display().to_string())))
+}
+
 /// The keymap: defaults, with the workspace's `keymap.toml` on top.
 pub fn load_keymap(dir: &Path) -> anyhow::Result<Keymap> {
-    let path = dir.join(KEYMAP_FILE);
-    if !path.is_file() {
-        return Ok(Keymap::default());
+    match optional_file(dir, KEYMAP_FILE)? {
+        Some((text, origin)) => Ok(Keymap::with_overlay(&text, &origin)?),
+        None => Ok(Keymap::default()),
     }
-    Ok(Keymap::with_overlay(
-        &read_text(&path)?,
-        &path.display().to_string(),
-    )?)
 }
 
 /// The theme: `NO_COLOR` wins; else the workspace's `theme.toml`; else the dark default.
@@ -41,14 +46,10 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
     if no_color() {
         return Ok(Theme::plain());
     }
-    let path = dir.join(THEME_FILE);
-    if !path.is_file() {
-        return Ok(Theme::default());
+    match optional_file(dir, THEME_FILE)? {
+        Some((text, origin)) => Ok(Theme::from_user_file(&text, &origin)?),
+        None => Ok(Theme::default()),
     }
-    Ok(Theme::from_user_file(
-        &read_text(&path)?,
-        &path.display().to_string(),
-    )?)
 }
 
 /// What a key press means now: while the filter is being typed, keys are text.
@@ -179,4 +180,53 @@ async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Resu
     }
     drop(guard);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_keymap_and_theme_overlay_or_fail_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load_keymap(dir.path()).unwrap().help_lines(),
+            Keymap::default().help_lines()
+        );
+        std::fs::write(dir.path().join(KEYMAP_FILE), "[keys]\n\"x\" = \"quit\"\n").unwrap();
+        let k = load_keymap(dir.path()).unwrap();
+        assert!(
+            k.help_lines()
+                .iter()
+                .any(|(keys, d)| keys.contains('x') && *d == "quit")
+        );
+        std::fs::write(
+            dir.path().join(THEME_FILE),
+            "name = \"light\"\n[roles]\nbase = { fg = 7 }\n",
+        )
+        .unwrap();
+        let err = load_theme(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("theme.toml: line 3"), "{err}");
+        assert_eq!(
+            crate::exit::code_for(&load_theme(dir.path()).unwrap_err()),
+            2
+        );
+    }
+
+    #[test]
+    fn keys_are_text_while_filtering() {
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(tempfile::tempdir().unwrap().path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let mut state = initial_state(&ws);
+        let keymap = Keymap::default();
+        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(key_action(&state, &keymap, &q), Some(Action::Quit));
+        update(&mut state, Action::Filter);
+        assert_eq!(key_action(&state, &keymap, &q), Some(Action::Char('q')));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(key_action(&state, &keymap, &ctrl_c), Some(Action::Quit));
+    }
 }
