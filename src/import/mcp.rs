@@ -70,10 +70,28 @@ pub async fn import_tools(
     let mut cmd = tokio::process::Command::new(&words[0]);
     cmd.args(&words[1..]);
     let origin = format!("MCP server `{command_line}`");
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| bad_input(format!("{origin} did not start: {e}")))?;
+    // Keep what the server says on stderr: its last line explains most failed handshakes.
+    let stderr_task = stderr.map(|mut err| {
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            // Drain it all so a chatty server never blocks on a full pipe; keep the last 64 KB.
+            let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
+            while let Ok(n) = err.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.len() > 64 * 1024 {
+                    buf.drain(..buf.len() - 64 * 1024);
+                }
+            }
+            buf
+        })
+    });
     let listed = tokio::time::timeout(timeout, async {
         let client = ()
             .serve(transport)
@@ -92,8 +110,34 @@ pub async fn import_tools(
             "{origin} did not answer within {}s",
             timeout.as_secs()
         ))
-    })?
-    .map_err(|e| bad_input(format!("{origin} {e}")))?;
+    })?;
+    let listed = match listed {
+        Ok(tools) => tools,
+        Err(e) => {
+            let said = match stderr_task {
+                Some(task) => tokio::time::timeout(Duration::from_millis(500), task)
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+                None => None,
+            };
+            let last = said
+                .map(|b| {
+                    String::from_utf8_lossy(&b)
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("")
+                        .trim()
+                        .to_string()
+                })
+                .filter(|l| !l.is_empty());
+            let tail = last
+                .map(|l| format!(" (its stderr: {l})"))
+                .unwrap_or_default();
+            return Err(bad_input(format!("{origin} {e}{tail}")));
+        }
+    };
     let json = serde_json::json!({ "tools": listed });
     parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new)
 }
