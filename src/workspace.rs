@@ -148,7 +148,7 @@ impl Workspace {
 }
 
 /// A model's effective row: looked up, then the operator's tier override applied.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EffectiveRow {
     pub model: String,
     pub matched_by: MatchedBy,

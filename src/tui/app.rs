@@ -68,28 +68,8 @@ impl SortColumn {
 pub enum Effect {
     Recompact {
         request: u64,
-        effective: Box<EffectiveRowData>,
+        effective: Box<EffectiveRow>,
     },
-}
-
-/// What a recompaction needs, as plain data.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EffectiveRowData {
-    pub model: String,
-    pub matched_by: MatchedBy,
-    pub row: BudgetRow,
-    pub tier_override: Option<Tier>,
-}
-
-impl From<EffectiveRowData> for EffectiveRow {
-    fn from(d: EffectiveRowData) -> EffectiveRow {
-        EffectiveRow {
-            model: d.model,
-            matched_by: d.matched_by,
-            row: d.row,
-            tier_override: d.tier_override,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -160,14 +140,14 @@ impl State {
 
     /// The effective row for the selection: the row itself (a prefix row stands for its
     /// family), with the tier override applied.
-    pub fn effective(&self) -> Option<EffectiveRowData> {
+    pub fn effective(&self) -> Option<EffectiveRow> {
         let row = self.selected_row()?;
         let matched_by = match (row.match_kind, row.id.as_str()) {
             (_, "*") => MatchedBy::Fallback,
             (MatchKind::Exact, _) => MatchedBy::Exact,
             (MatchKind::Prefix, _) => MatchedBy::Prefix,
         };
-        Some(EffectiveRowData {
+        Some(EffectiveRow {
             model: row.id.clone(),
             matched_by,
             row: match self.tier_override {

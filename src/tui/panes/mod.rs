@@ -3,8 +3,6 @@
 pub mod budgets;
 pub mod catalog;
 
-use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::tui::theme::Theme;
@@ -41,12 +39,4 @@ pub fn clip(text: &str, width: usize) -> String {
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
     out.push('…');
     out
-}
-
-pub fn inner_height(area: Rect) -> usize {
-    area.height.saturating_sub(2) as usize
-}
-
-pub fn style_if(cond: bool, yes: Style, no: Style) -> Style {
-    if cond { yes } else { no }
 }
