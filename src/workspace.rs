@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::{Compacted, CutOrder, PreparedCatalog};
+use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
@@ -14,11 +15,17 @@ use crate::import::read_text;
 
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
+pub const SAMPLE_PLANNER: &str = include_str!("../sample-data/planner.toml");
+/// The labelled messages `eval planner` measures the rules on.
+pub const SAMPLE_PLANNER_EVAL: &str = include_str!("../sample-data/planner-eval.jsonl");
+/// Messages written after the rules were tuned, and never tuned on.
+pub const SAMPLE_PLANNER_HOLDOUT: &str = include_str!("../sample-data/planner-holdout.jsonl");
 
 /// File names looked for in a workspace directory.
 pub const BUDGETS_FILE: &str = "budgets.toml";
 pub const CATALOG_FILE: &str = "catalog.json";
 pub const REGISTRY_FILE: &str = "registry.json";
+pub const PLANNER_FILE: &str = "planner.toml";
 pub const KEYMAP_FILE: &str = "keymap.toml";
 pub const THEME_FILE: &str = "theme.toml";
 
@@ -55,6 +62,9 @@ pub struct Workspace {
     pub budgets: BudgetTable,
     pub catalog: Arc<PreparedCatalog>,
     pub catalog_origin: CatalogOrigin,
+    pub planner: Arc<Planner>,
+    /// "sample rules", or the sample with the user's file laid over it.
+    pub planner_origin: String,
     /// Non-fatal notes from loading (dangling step references, skipped registry entries).
     pub notes: Vec<String>,
 }
@@ -113,11 +123,14 @@ impl Workspace {
             name,
             format: imported.format.to_string(),
         };
+        let (planner, planner_origin) = load_planner(&dir)?;
         Ok(Workspace {
             dir,
             budgets,
             catalog: Arc::new(PreparedCatalog::new(imported.guide)),
             catalog_origin,
+            planner: Arc::new(planner),
+            planner_origin,
             notes,
         })
     }
@@ -145,6 +158,21 @@ impl Workspace {
             format: format.to_string(),
         };
     }
+}
+
+/// The shipped planner rules with the workspace's `planner.toml` laid over them.
+fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {
+    let mut rules = RulesFile::parse(SAMPLE_PLANNER, "sample planner rules")?;
+    let mut origin = "sample rules".to_string();
+    let user = dir.join(PLANNER_FILE);
+    if user.is_file() {
+        let text = read_text(&user)?;
+        let name = user.display().to_string();
+        rules = rules.overlay(RulesFile::parse(&text, &name)?);
+        origin = format!("sample rules + {name}");
+        return Ok((Planner::new(&rules, &name)?, origin));
+    }
+    Ok((Planner::new(&rules, &origin)?, origin))
 }
 
 /// A model's effective row: looked up, then the operator's tier override applied.

@@ -3,8 +3,8 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
-use crate::cli::print_json;
 use crate::cli::table::render;
+use crate::cli::{emit, print_json};
 use crate::core::budget::{BudgetRow, MatchKind, MatchedBy};
 use crate::format::thousands;
 use crate::workspace::{Workspace, WorkspaceOptions};
@@ -50,7 +50,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 row: resolved.row,
             });
         }
-        print!("{}", describe_row(model, resolved.matched_by, resolved.row));
+        emit(&describe_row(model, resolved.matched_by, resolved.row))?;
         return Ok(());
     }
     if args.json {
@@ -62,30 +62,27 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     }
     let mut rows: Vec<Vec<String>> = ws.budgets.rows().iter().map(table_row).collect();
     rows.push(table_row(ws.budgets.fallback()));
-    print!(
-        "{}",
-        render(
-            &[
-                "ID",
-                "MATCH",
-                "TIER",
-                ">IN",
-                ">OUT",
-                ">CATALOG B",
-                "FLAGS",
-                "$ IN/CACHED/OUT",
-                "TOKENIZER",
-                "LAYER",
-                "LINT"
-            ],
-            &rows
-        )
-    );
-    println!(
-        "flags: R hybrid reasoning, J strict JSON, P prefix cache, F two-pass filter allowed; * tier derived by rule"
-    );
+    emit(&render(
+        &[
+            "ID",
+            "MATCH",
+            "TIER",
+            ">IN",
+            ">OUT",
+            ">CATALOG B",
+            "FLAGS",
+            "$ IN/CACHED/OUT",
+            "TOKENIZER",
+            "LAYER",
+            "LINT",
+        ],
+        &rows,
+    ))?;
+    emit(
+        "flags: R hybrid reasoning, J strict JSON, P prefix cache, F two-pass filter allowed; * tier derived by rule\n",
+    )?;
     for note in &ws.notes {
-        println!("note: {note}");
+        emit(&format!("note: {note}\n"))?;
     }
     Ok(())
 }

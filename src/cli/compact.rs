@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::cli::table::render;
-use crate::cli::{parse_tier, print_json};
+use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{MatchedBy, Tier};
 use crate::core::compact::TrimRecord;
 use crate::core::prompt::AllowanceBreakdown;
@@ -103,12 +103,12 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             catalog,
         });
     }
-    print!("{}", describe(&view, &ws.catalog_origin));
+    emit(&describe(&view, &ws.catalog_origin))?;
     if args.show_catalog {
-        println!("{}", view.compacted.text);
+        emit(&format!("{}\n", view.compacted.text))?;
     }
     for note in &ws.notes {
-        println!("note: {note}");
+        emit(&format!("note: {note}\n"))?;
     }
     Ok(())
 }

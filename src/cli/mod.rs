@@ -2,6 +2,8 @@
 
 pub mod budgets;
 pub mod compact;
+pub mod eval;
+pub mod eval_planner;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +31,8 @@ pub enum Command {
     Budgets(budgets::Args),
     /// Compact the catalog for a model and show the Trim record.
     Compact(compact::Args),
+    /// Measure the ranker or the planner on labelled data.
+    Eval(eval::Args),
     /// Open the terminal console (the default).
     Tui,
 }
@@ -42,12 +46,27 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
         Some(Command::Compact(args)) => compact::run(cli.workspace, args),
+        Some(Command::Eval(args)) => eval::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace),
     }
 }
 
 /// Print a value as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    emit(&text)
+}
+
+/// Write text to stdout. A closed pipe (`ctxconsole … | head`) is not an error: the reader
+/// has what it wanted.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout"))
+        }
+        _ => Ok(()),
+    }
 }

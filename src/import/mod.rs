@@ -1,6 +1,7 @@
 //! Importers: files and processes in, core values out.
 
 pub mod catalog;
+pub mod labels;
 pub mod litellm;
 pub mod mcp;
 

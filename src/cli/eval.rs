@@ -1,0 +1,237 @@
+//! `ctxconsole eval`: measured quality of the ranker and the planner on labelled data.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+use crate::cli::table::render;
+use crate::cli::{emit, print_json};
+use crate::core::metrics::{RankMetrics, RankTally};
+use crate::core::rank::{RankIndex, word_overlap_rank};
+use crate::exit::bad_input;
+use crate::import::labels::{LabelledIntent, RankSet, load_bfcl, parse_labels};
+use crate::import::read_text;
+use crate::workspace::{Workspace, WorkspaceOptions};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Recall@1/5/10 and MRR of the ranker beside a word-overlap baseline.
+    Rank(RankArgs),
+    /// Per-category precision/recall and exact-set accuracy of the pre-flight planner.
+    Planner(crate::cli::eval_planner::Args),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RankArgs {
+    /// A BFCL directory (with `possible_answer/`): every distinct function of the category is
+    /// pooled into one catalog and ranked for each question.
+    #[arg(long, value_name = "DIR", conflicts_with = "labels")]
+    pub bfcl: Option<PathBuf>,
+    /// BFCL category.
+    #[arg(
+        long,
+        value_name = "multiple|live_multiple",
+        default_value = "live_multiple"
+    )]
+    pub category: String,
+    /// Your own labels against the workspace catalog: one
+    /// `{"intent": "...", "expected": ["tool", …]}` per line.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub labels: Option<PathBuf>,
+    /// List the questions whose expected tool was not ranked first.
+    #[arg(long)]
+    pub misses: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    match args.what {
+        What::Rank(a) => run_rank(workspace, a),
+        What::Planner(a) => crate::cli::eval_planner::run(workspace, a),
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Miss {
+    pub id: String,
+    pub intent: String,
+    pub expected: Vec<String>,
+    pub rank: Option<usize>,
+    pub ranked_first: String,
+}
+
+/// What one evaluation run measured.
+#[derive(Debug, Serialize)]
+pub struct RankReport {
+    pub source: String,
+    pub catalog_entries: usize,
+    pub ranker: RankMetrics,
+    pub word_overlap_baseline: RankMetrics,
+    /// Top-1 accuracy of the ranker split by whether it was confident (the escalation rule).
+    pub confident_share: f64,
+    pub top1_when_confident: f64,
+    pub top1_when_unsure: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<Miss>,
+}
+
+/// Rank every case with the ranker and the baseline.
+pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport {
+    let mut index = RankIndex::new(&set.guide);
+    index.set_params(crate::core::rank::RankParams::from_env());
+    let names: Vec<&str> = set.guide.entry_names().map(|(n, _)| n).collect();
+    let mut ours = RankTally::default();
+    let mut base = RankTally::default();
+    let (mut confident, mut confident_hits, mut unsure_hits) = (0usize, 0usize, 0usize);
+    let mut misses = Vec::new();
+    for case in &set.cases {
+        let ranking = index.rank(&case.intent, None);
+        let order = ranking.indices();
+        let ranks = ranks_of(&order, &names, &case.expected);
+        ours.add(&ranks);
+        let hit = ranks.contains(&Some(1));
+        if ranking.confidence.value >= crate::core::rank::ESCALATE_BELOW {
+            confident += 1;
+            confident_hits += hit as usize;
+        } else {
+            unsure_hits += hit as usize;
+        }
+        if keep_misses && !hit {
+            misses.push(Miss {
+                id: case.id.clone(),
+                intent: case.intent.chars().take(200).collect(),
+                expected: case.expected.clone(),
+                rank: ranks.iter().flatten().min().copied(),
+                ranked_first: order
+                    .first()
+                    .map(|&i| names[i].to_string())
+                    .unwrap_or_default(),
+            });
+        }
+        base.add(&ranks_of(
+            &word_overlap_rank(&set.guide, &case.intent),
+            &names,
+            &case.expected,
+        ));
+    }
+    let n = set.cases.len().max(1);
+    let unsure = set.cases.len() - confident;
+    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    RankReport {
+        source,
+        catalog_entries: names.len(),
+        ranker: ours.metrics(),
+        word_overlap_baseline: base.metrics(),
+        confident_share: confident as f64 / n as f64,
+        top1_when_confident: ratio(confident_hits, confident),
+        top1_when_unsure: ratio(unsure_hits, unsure),
+        misses,
+    }
+}
+
+/// 1-based rank of the first entry carrying each expected name.
+fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<usize>> {
+    expected
+        .iter()
+        .map(|e| order.iter().position(|&i| names[i] == e).map(|p| p + 1))
+        .collect()
+}
+
+fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
+    let (source, set) = if let Some(dir) = &args.bfcl {
+        if !matches!(args.category.as_str(), "multiple" | "live_multiple") {
+            return Err(bad_input(format!(
+                "--category '{}': expected multiple or live_multiple",
+                args.category
+            )));
+        }
+        let set = load_bfcl(dir, &args.category)?;
+        (format!("BFCL {} ({})", args.category, dir.display()), set)
+    } else if let Some(path) = &args.labels {
+        let text = read_text(path)?;
+        let cases = parse_labels(&text, &path.display().to_string())?;
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: workspace,
+            registry: None,
+        })?;
+        let guide = ws.catalog.guide().clone();
+        check_labels_name_entries(&cases, &guide, &path.display().to_string())?;
+        (
+            format!("{} against {}", path.display(), ws.catalog_origin.name),
+            RankSet { guide, cases },
+        )
+    } else {
+        return Err(bad_input(
+            "eval rank needs --bfcl DIR (with --category) or --labels FILE.jsonl",
+        ));
+    };
+    let report = evaluate(source, &set, args.misses);
+    if args.json {
+        return print_json(&report);
+    }
+    emit(&describe(&report))?;
+    Ok(())
+}
+
+/// A label naming a tool the catalog does not have can never be found: say so up front.
+fn check_labels_name_entries(
+    cases: &[LabelledIntent],
+    guide: &crate::core::catalog::RoutingGuide,
+    origin: &str,
+) -> anyhow::Result<()> {
+    for (i, c) in cases.iter().enumerate() {
+        if let Some(missing) = c.expected.iter().find(|e| !guide.contains(e)) {
+            return Err(bad_input(format!(
+                "{origin}: line {}: expected tool '{missing}' is not in the catalog",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn describe(r: &RankReport) -> String {
+    let row = |name: &str, m: &RankMetrics| {
+        vec![
+            name.to_string(),
+            format!("{:.3}", m.recall_at_1),
+            format!("{:.3}", m.recall_at_5),
+            format!("{:.3}", m.recall_at_10),
+            format!("{:.3}", m.mrr),
+        ]
+    };
+    let mut out = format!(
+        "{}: {} questions, {} catalog entries\n\n",
+        r.source, r.ranker.cases, r.catalog_entries
+    );
+    out.push_str(&render(
+        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
+        &[
+            row("ctxconsole", &r.ranker),
+            row("word overlap", &r.word_overlap_baseline),
+        ],
+    ));
+    out.push_str(&format!(
+        "\nconfident on {:.0}% of questions: top-1 {:.3} when confident, {:.3} when not (those escalate)\n",
+        r.confident_share * 100.0,
+        r.top1_when_confident,
+        r.top1_when_unsure
+    ));
+    for m in &r.misses {
+        out.push_str(&format!(
+            "miss {}: expected {:?} at {} (first: {}): {}\n",
+            m.id,
+            m.expected,
+            m.rank.map_or("—".into(), |r| r.to_string()),
+            m.ranked_first,
+            m.intent.replace('\n', " ")
+        ));
+    }
+    out
+}

@@ -1,0 +1,307 @@
+//! Words out of prose and identifiers: splitting (`snake_case`, `camelCase`, dotted names),
+//! stop words and light stemming. Shared by ranking and by the history's intent shapes.
+
+/// Lower-cased words of `text`, identifiers split, stop words and one-letter words dropped,
+/// each lightly stemmed. Order is kept; duplicates are kept.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |t| out.push(t));
+    out
+}
+
+/// As [`terms`], without allocating a vector.
+pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
+    for word in split_words(text) {
+        let lower = word.to_lowercase();
+        if lower.chars().count() < 2 || is_stop_word(&lower) {
+            continue;
+        }
+        f(stem(&lower));
+    }
+}
+
+/// Raw words: runs of letters and digits, further split at camelCase humps
+/// (`todoAdd` → `todo`, `Add`; `HTTPServer` → `HTTP`, `Server`) and letter/digit edges.
+pub fn split_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .flat_map(split_humps)
+}
+
+fn split_humps(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for k in 1..chars.len() {
+        let (i, c) = chars[k];
+        let prev = chars[k - 1].1;
+        let next = chars.get(k + 1).map(|&(_, c)| c);
+        let hump = (prev.is_lowercase() && c.is_uppercase())
+            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+            || (prev.is_alphabetic() && c.is_ascii_digit())
+            || (prev.is_ascii_digit() && c.is_alphabetic());
+        if hump {
+            parts.push(&word[start..i]);
+            start = i;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// English function words and request filler ("please", "can you") that say nothing about
+/// which tool is wanted.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "let",
+    "me",
+    "might",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "us",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "want",
+    "need",
+    "like",
+    "thanks",
+    "thank",
+    "hi",
+    "hello",
+    "kindly",
+    "there",
+    "tell",
+    "give",
+    "know",
+    "using",
+    "use",
+    "used",
+    "based",
+    "provided",
+    "specified",
+    "given",
+    "certain",
+    "particular",
+    "specific",
+    "e",
+    "g",
+    "ie",
+    "etc",
+    "via",
+    "per",
+    "whether",
+    "within",
+    "without",
+    "across",
+    "one",
+];
+
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// Light suffix stripping so that plurals and common inflections meet their stem:
+/// `searches`/`searching`/`searched` → `search`, `images` → `image`, `policies` → `policy`.
+/// Deliberately conservative: a wrong merge costs more than a missed one.
+pub fn stem(word: &str) -> String {
+    let w = word;
+    let n = w.chars().count();
+    if n <= 3 || !w.is_ascii() {
+        return w.to_string();
+    }
+    let strip = |suffix: &str| &w[..w.len() - suffix.len()];
+    let out: String = if let Some(base) = w.strip_suffix("ies").filter(|_| n > 4) {
+        format!("{base}y")
+    } else if w.ends_with("sses") {
+        strip("es").to_string()
+    } else if let Some(base) = w
+        .strip_suffix("es")
+        .filter(|b| b.ends_with("ch") || b.ends_with("sh") || b.ends_with('x') || b.ends_with("ss"))
+    {
+        base.to_string()
+    } else if w.ends_with('s')
+        && !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+        && !w.ends_with("ous")
+    {
+        strip("s").to_string()
+    } else if let Some(base) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
+        undouble(base)
+    } else if let Some(base) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
+        undouble(base)
+    } else {
+        w.to_string()
+    };
+    trim_e(out)
+}
+
+/// `running` → `runn` → `run`; `adding` keeps `add` (ll, ss, zz, dd stay).
+fn undouble(base: &str) -> String {
+    let b = base.as_bytes();
+    let l = b.len();
+    if l >= 2 && b[l - 1] == b[l - 2] && !matches!(b[l - 1], b'l' | b's' | b'z' | b'd' | b'f') {
+        base[..l - 1].to_string()
+    } else {
+        base.to_string()
+    }
+}
+
+/// A final silent `e` is dropped so `create`/`created`/`creating` meet at `creat`.
+fn trim_e(word: String) -> String {
+    if word.len() > 4 && word.ends_with('e') && !word.ends_with("ee") {
+        word[..word.len() - 1].to_string()
+    } else {
+        word
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(terms("get_weather"), vec!["get", "weather"]);
+        assert_eq!(terms("todoAdd"), vec!["todo", "add"]);
+        assert_eq!(terms("browser.screenshot"), vec!["browser", "screenshot"]);
+        assert_eq!(terms("HTTPServer"), vec!["http", "server"]);
+        assert_eq!(terms("uber.ride2"), vec!["uber", "ride"]);
+    }
+
+    #[test]
+    fn stop_words_go_and_inflections_meet() {
+        assert_eq!(
+            terms("Can you search for the images?"),
+            vec!["search", "imag"]
+        );
+        for w in ["searches", "searching", "searched", "search"] {
+            assert_eq!(stem(w), "search", "{w}");
+        }
+        for w in ["create", "created", "creating", "creates"] {
+            assert_eq!(stem(w), "creat", "{w}");
+        }
+        assert_eq!(stem("policies"), "policy");
+        assert_eq!(stem("running"), "run");
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("address"), "address");
+        assert_eq!(stem("añadir"), "añadir");
+    }
+}
