@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
-use crate::core::compact::{Compacted, CutOrder, PreparedCatalog};
+use crate::core::compact::{Compacted, PreparedCatalog};
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
+use crate::core::rank::RankIndex;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::read_text;
+use crate::preview::{PreviewContext, cut_order_for};
 
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
@@ -61,6 +63,8 @@ pub struct Workspace {
     pub dir: PathBuf,
     pub budgets: BudgetTable,
     pub catalog: Arc<PreparedCatalog>,
+    /// The catalog's ranking index, rebuilt with the catalog.
+    pub index: Arc<RankIndex>,
     pub catalog_origin: CatalogOrigin,
     pub planner: Arc<Planner>,
     /// "sample rules", or the sample with the user's file laid over it.
@@ -127,6 +131,7 @@ impl Workspace {
         Ok(Workspace {
             dir,
             budgets,
+            index: Arc::new(RankIndex::new(&imported.guide)),
             catalog: Arc::new(PreparedCatalog::new(imported.guide)),
             catalog_origin,
             planner: Arc::new(planner),
@@ -152,11 +157,26 @@ impl Workspace {
         warnings: Vec<String>,
     ) {
         self.notes.extend(warnings);
+        self.index = Arc::new(RankIndex::new(&guide));
         self.catalog = Arc::new(PreparedCatalog::new(guide));
         self.catalog_origin = CatalogOrigin {
             name,
             format: format.to_string(),
         };
+    }
+}
+
+impl Workspace {
+    /// What a preview needs, shareable with a worker thread. `store_briefings` decides
+    /// whether briefed pastes are written to the output cache in the data directory.
+    pub fn preview_context(&self, store_briefings: bool) -> PreviewContext {
+        PreviewContext {
+            budgets: Arc::new(self.budgets.clone()),
+            catalog: Arc::clone(&self.catalog),
+            index: Arc::clone(&self.index),
+            planner: Arc::clone(&self.planner),
+            cache_dir: store_briefings.then(|| self.dir.clone()),
+        }
     }
 }
 
@@ -210,14 +230,22 @@ pub struct CompactionView {
     pub compacted: Compacted,
 }
 
-/// Compact `catalog` for a model's effective row with `prompt` counted against it.
+/// Compact `catalog` for a model's effective row with `prompt` counted against it. With an
+/// index and a prompt, the final cut follows the prompt's ranking (lowest relevance first).
 pub fn compact_for(
     catalog: &PreparedCatalog,
+    index: Option<&RankIndex>,
     effective: EffectiveRow,
     prompt: &str,
 ) -> CompactionView {
     let allowance = catalog_allowance(&effective.row, "", prompt);
-    let order = CutOrder::from_end(catalog.guide());
+    let ranking = index.filter(|_| !prompt.trim().is_empty()).map(|ix| {
+        ix.rank(
+            crate::preview::opening(prompt, crate::preview::CLASSIFY_MAX_BYTES),
+            None,
+        )
+    });
+    let order = cut_order_for(catalog, ranking.as_ref());
     let compacted = catalog.compact(allowance.allowance(), effective.row.tokenizer, &order);
     CompactionView {
         effective,

@@ -87,7 +87,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         );
     }
     let effective = effective_row(&ws.budgets, &args.model, args.tier);
-    let view = compact_for(&ws.catalog, effective, &args.prompt);
+    let view = compact_for(&ws.catalog, Some(&ws.index), effective, &args.prompt);
     if args.json {
         let catalog = serde_json::from_str(&view.compacted.text)?;
         return print_json(&CompactJson {

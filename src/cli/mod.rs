@@ -1,9 +1,11 @@
 //! Headless front end: one module per subcommand, each with its `run`.
 
 pub mod budgets;
+pub mod cache;
 pub mod compact;
 pub mod eval;
 pub mod eval_planner;
+pub mod preview;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,10 @@ pub enum Command {
     Budgets(budgets::Args),
     /// Compact the catalog for a model and show the Trim record.
     Compact(compact::Args),
+    /// What every stage before the model does with one prompt.
+    Preview(preview::Args),
+    /// The output cache where briefed pastes are kept in full.
+    Cache(cache::Args),
     /// Measure the ranker or the planner on labelled data.
     Eval(eval::Args),
     /// Open the terminal console (the default).
@@ -46,6 +52,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
         Some(Command::Compact(args)) => compact::run(cli.workspace, args),
+        Some(Command::Preview(args)) => preview::run(cli.workspace, args),
+        Some(Command::Cache(args)) => cache::run(cli.workspace, args),
         Some(Command::Eval(args)) => eval::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace),
     }

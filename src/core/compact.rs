@@ -76,6 +76,13 @@ pub struct TrimRecord {
     pub fits: bool,
     /// How the cut order was chosen.
     pub cut_policy: String,
+    /// Entries the pre-flight planner filtered out before compaction.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planner_removed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The order in which whole entries are cut, first cut first, and why that order.
@@ -355,12 +362,38 @@ impl PreparedCatalog {
         tokenizer: Tokenizer,
         cut_order: &CutOrder,
     ) -> Compacted {
-        let all: Vec<usize> = (0..self.len()).collect();
-        let before_bytes = self.bytes(0, &all);
+        self.compact_among(allowance, tokenizer, cut_order, None)
+    }
+
+    /// As [`compact`](Self::compact), over only the `allowed` entries (the planner's
+    /// allowlist, in catalog order). `before_*` still measure the whole catalog.
+    pub fn compact_among(
+        &self,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+        cut_order: &CutOrder,
+        allowed: Option<&[usize]>,
+    ) -> Compacted {
+        let everything: Vec<usize> = (0..self.len()).collect();
+        let before_bytes = self.bytes(0, &everything);
+        let before_tokens = self.tokens(0, &everything, tokenizer);
+        let all: Vec<usize> = match allowed {
+            Some(a) => a.iter().copied().filter(|&i| i < self.len()).collect(),
+            None => everything,
+        };
+        let mut is_allowed = vec![false; self.len()];
+        all.iter().for_each(|&i| is_allowed[i] = true);
+        let order: Vec<usize> = cut_order
+            .order
+            .iter()
+            .copied()
+            .filter(|&i| i < self.len() && is_allowed[i])
+            .collect();
+        let planner_removed = self.len() - all.len();
+        let mut prev_bytes = self.bytes(0, &all);
         let mut stage = 0;
         let mut dropped = Vec::new();
         let mut fits = self.fits(0, &all, allowance, tokenizer);
-        let mut prev_bytes = before_bytes;
         while !fits && stage < LAST_STAGE {
             stage += 1;
             let bytes = self.bytes(stage, &all);
@@ -376,7 +409,7 @@ impl PreparedCatalog {
         let mut kept = all.clone();
         let mut cut = Vec::new();
         if !fits {
-            let order = &cut_order.order;
+            let order = &order;
             let kept_after = |k: usize| -> Vec<usize> {
                 let mut gone = vec![false; self.len()];
                 order[..k].iter().for_each(|&i| gone[i] = true);
@@ -414,7 +447,7 @@ impl PreparedCatalog {
         let trim = TrimRecord {
             before_bytes,
             after_bytes: text.len(),
-            before_tokens: self.tokens(0, &all, tokenizer),
+            before_tokens,
             after_tokens: self.tokens(stage, &kept, tokenizer),
             exact_tokens: tokenizer != Tokenizer::Estimate,
             dropped,
@@ -424,6 +457,7 @@ impl PreparedCatalog {
             steps_applied: stage as u8,
             fits,
             cut_policy: cut_order.policy.clone(),
+            planner_removed,
         };
         Compacted { text, trim, kept }
     }
@@ -529,6 +563,7 @@ pub fn compact_reserialising(
         steps_applied: stage as u8,
         fits: fits(&text),
         cut_policy: cut_order.policy.clone(),
+        planner_removed: 0,
     };
     Compacted { text, trim, kept }
 }

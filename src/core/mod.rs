@@ -1,9 +1,11 @@
 //! The pure engine: no I/O, no async, no terminal. Everything here is tested with plain values.
 
+pub mod assemble;
 pub mod budget;
 pub mod catalog;
 pub mod compact;
 pub mod error;
+pub mod gate;
 pub mod metrics;
 pub mod planner;
 pub mod prompt;

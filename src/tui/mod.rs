@@ -86,7 +86,7 @@ pub fn initial_state(ws: &Workspace) -> State {
 pub fn run_effect_now(catalog: &PreparedCatalog, effect: Effect) -> Action {
     match effect {
         Effect::Recompact { request, effective } => {
-            let view = compact_for(catalog, *effective, "");
+            let view = compact_for(catalog, None, *effective, "");
             Action::Compacted(request, Done(Arc::new(view)))
         }
     }

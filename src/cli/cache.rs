@@ -1,0 +1,84 @@
+//! `ctxconsole cache`: the output cache where briefed pastes are kept in full.
+
+use std::path::PathBuf;
+
+use crate::cli::{emit, print_json};
+use crate::exit::bad_input;
+use crate::store::cache::{OutputCache, parse_duration};
+use crate::workspace::resolve_dir;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Print cached content, whole or a line range.
+    Get {
+        /// The reference a briefing names (16 hex digits).
+        #[arg(value_name = "REF")]
+        cache_ref: String,
+        /// 1-based inclusive line range, `A:B`.
+        #[arg(long, value_name = "A:B", value_parser = parse_range)]
+        lines: Option<(usize, usize)>,
+    },
+    /// Remove entries older than a duration.
+    Gc {
+        #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
+        older_than: std::time::Duration,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}': expected A:B, like 46:200"))?;
+    let a: usize = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': A is not a number"))?;
+    let b: usize = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': B is not a number"))?;
+    if a == 0 || b < a {
+        return Err(format!("'{s}': expected 1 ≤ A ≤ B"));
+    }
+    Ok((a, b))
+}
+
+pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    let cache = OutputCache::open_in(&resolve_dir(workspace.as_deref()))?;
+    match args.what {
+        What::Get { cache_ref, lines } => {
+            let text = match lines {
+                Some((a, b)) => cache.get_lines(&cache_ref, a, b)?,
+                None => cache.get(&cache_ref)?,
+            };
+            match text {
+                Some(t) => emit(&t),
+                None => Err(bad_input(format!(
+                    "no cached content '{cache_ref}' in {}",
+                    cache.path().display()
+                ))),
+            }
+        }
+        What::Gc { older_than, json } => {
+            let removed = cache.gc(older_than)?;
+            let (entries, bytes) = cache.stats()?;
+            if json {
+                return print_json(&serde_json::json!({
+                    "removed": removed, "entries": entries, "bytes": bytes
+                }));
+            }
+            emit(&format!(
+                "removed {removed}; {entries} entries ({bytes} bytes) remain in {}\n",
+                cache.path().display()
+            ))
+        }
+    }
+}

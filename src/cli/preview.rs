@@ -1,0 +1,243 @@
+//! `ctxconsole preview`: what every stage before the model does with one prompt.
+
+use anyhow::Context;
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::PathBuf;
+
+use crate::cli::compact::DEFAULT_MODEL;
+use crate::cli::table::render;
+use crate::cli::{emit, parse_tier, print_json};
+use crate::core::budget::Tier;
+use crate::core::error::utf8_text;
+use crate::core::gate::Admission;
+use crate::exit::bad_input;
+use crate::format::thousands;
+use crate::preview::{Preview, preview};
+use crate::workspace::{Workspace, WorkspaceOptions};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The prompt; `-` reads it from stdin (a paste of any size).
+    #[arg(value_name = "PROMPT | -")]
+    pub prompt: String,
+    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
+    pub model: String,
+    /// Override the model's tier (A, B or C).
+    #[arg(long, value_name = "A|B|C", value_parser = parse_tier)]
+    pub tier: Option<Tier>,
+    /// The caller's defaults block sent with the intent.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub defaults: String,
+    /// A LiteLLM registry to layer over the sample budgets.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Do not write a briefed paste to the output cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read_prompt(arg: &str) -> anyhow::Result<String> {
+    if arg != "-" {
+        return Ok(arg.to_string());
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .context("reading the prompt from stdin")?;
+    utf8_text("stdin", &bytes)?;
+    String::from_utf8(bytes).map_err(|e| bad_input(format!("stdin: {e}")))
+}
+
+pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    let prompt = read_prompt(&args.prompt)?;
+    if prompt.trim().is_empty() {
+        return Err(bad_input("the prompt is empty"));
+    }
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: args.registry.clone(),
+    })?;
+    let ctx = ws.preview_context(!args.no_cache);
+    let p = preview(&ctx, &args.model, args.tier, &prompt, &args.defaults)?;
+    if args.json {
+        return print_json(&p);
+    }
+    emit(&describe(&p))
+}
+
+fn money(usd: f64) -> String {
+    format!("${usd:.6}")
+}
+
+pub fn describe(p: &Preview) -> String {
+    let mut o = String::new();
+    let est = |exact: bool| if exact { "" } else { " (estimated)" };
+    let _ = writeln!(
+        o,
+        "{} → row {} (Tier {}{}, {} tokenizer)",
+        p.model,
+        p.row_id,
+        p.tier,
+        if p.tier_overridden {
+            ", overridden"
+        } else {
+            ""
+        },
+        p.tokenizer
+    );
+    let _ = writeln!(
+        o,
+        "prompt: {} bytes, {} lines, {} tokens{}\n",
+        thousands(p.prompt.bytes),
+        thousands(p.prompt.lines),
+        thousands(p.prompt.tokens),
+        est(p.prompt.exact)
+    );
+
+    let pl = &p.planner;
+    let _ = writeln!(o, "PLANNER");
+    if let Some(h) = &pl.hint {
+        let _ = writeln!(o, "  {h}");
+    }
+    let _ = writeln!(
+        o,
+        "  tools {}/{}{}; memory {} facts / {} tokens; thinking {}",
+        pl.kept,
+        pl.total,
+        pl.full_set_reason
+            .as_deref()
+            .map(|r| format!(" (all: {r})"))
+            .unwrap_or_default(),
+        pl.memory.max_facts,
+        pl.memory.max_tokens,
+        pl.thinking
+    );
+    for s in pl.scores.iter().filter(|s| s.score != 0.0) {
+        let _ = writeln!(
+            o,
+            "  {} {:<11} {:>5.1} / {:<4}  {}",
+            if s.fired { "●" } else { "○" },
+            s.category,
+            s.score,
+            s.threshold,
+            s.reasons.join(", ")
+        );
+    }
+
+    let r = &p.ranking;
+    let _ = writeln!(
+        o,
+        "\nRANKING  confidence {:.2} (margin {:.2} × coverage {:.2}){}",
+        r.confidence.value,
+        r.confidence.margin,
+        r.confidence.coverage,
+        if r.escalate {
+            " → the two-pass filter would escalate"
+        } else {
+            ""
+        }
+    );
+    for (i, e) in r.top.iter().enumerate() {
+        let _ = writeln!(o, "  {:>2}. {}", i + 1, e.one_line());
+    }
+
+    let g = &p.gate;
+    let _ = writeln!(
+        o,
+        "\nGATE  {:?}: {} tokens against {} available ({} window, 20% reserved for output, {} used)",
+        g.admission,
+        thousands(p.prompt.tokens),
+        thousands(g.budget.available()),
+        thousands(g.budget.max_tokens),
+        thousands(g.budget.used_tokens)
+    );
+    if let Some(b) = &g.briefing {
+        let _ = writeln!(
+            o,
+            "  briefing ({} tokens){}; read it back: {}",
+            thousands(g.admitted_tokens),
+            if g.cached {
+                " — full paste in the output cache"
+            } else {
+                " — not cached (--no-cache)"
+            },
+            b.hint
+        );
+        for l in b.text.lines().take(30) {
+            let _ = writeln!(o, "  | {l}");
+        }
+    } else if g.admission == Admission::Tight {
+        let _ = writeln!(o, "  fits, but leaves under 20% of the window free");
+    }
+
+    let c = &p.compaction;
+    let t = &c.trim;
+    let _ = writeln!(
+        o,
+        "\nCATALOG  allowance {} tokens{} (window {} − system {} − prompt {} − framing {} − margin {})",
+        thousands(c.allowance.tokens),
+        c.allowance
+            .bytes
+            .map(|b| format!(", ≤ {} B", thousands(b)))
+            .unwrap_or_default(),
+        thousands(c.allowance.input_tokens),
+        thousands(c.allowance.system_prompt_tokens),
+        thousands(c.allowance.prompt_tokens),
+        thousands(c.allowance.framing_tokens),
+        thousands(c.allowance.margin_tokens)
+    );
+    let _ = writeln!(
+        o,
+        "  {} → {} B, {} → {} tokens{}; kept {}/{} (planner removed {}, cut {}); steps {}; {}",
+        thousands(t.before_bytes),
+        thousands(t.after_bytes),
+        thousands(t.before_tokens),
+        thousands(t.after_tokens),
+        est(t.exact_tokens),
+        t.kept,
+        t.total,
+        t.planner_removed,
+        t.cut.len(),
+        t.steps_applied,
+        if t.fits { "fits" } else { "DOES NOT FIT" }
+    );
+    let _ = writeln!(o, "  kept: {}", c.kept.join(", "));
+
+    let q = &p.request;
+    let _ = writeln!(
+        o,
+        "\nREQUEST  {} input tokens{}, max_tokens {}, response_format {}",
+        thousands(q.input_tokens),
+        est(q.exact),
+        thousands(q.max_tokens),
+        q.response_format.unwrap_or("none")
+    );
+    let rows: Vec<Vec<String>> = q
+        .parts
+        .iter()
+        .map(|part| {
+            vec![
+                part.part.to_string(),
+                part.role.to_string(),
+                thousands(part.bytes),
+                thousands(part.tokens),
+            ]
+        })
+        .collect();
+    for l in render(&["part", "message", ">bytes", ">tokens"], &rows).lines() {
+        let _ = writeln!(o, "  {l}");
+    }
+    let _ = writeln!(o, "  cache: {}", q.cache_note);
+    let _ = writeln!(
+        o,
+        "  cost: input {} uncached, {} with the cached prefix; output up to {}",
+        money(q.cost.input_uncached),
+        money(q.cost.input_cached),
+        money(q.cost.output_max)
+    );
+    o
+}

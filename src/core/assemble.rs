@@ -1,0 +1,240 @@
+//! Prompt assembly (DESIGN §2.9): the request a planner call would send — messages, response
+//! format, max_tokens — with every part counted, the prefix-cache split and the cost.
+
+use serde::Serialize;
+
+use crate::core::budget::{BudgetRow, Tier};
+use crate::core::prompt::{CATALOG_LABEL, TOKENS_PER_MESSAGE, TOKENS_REPLY_PRIMING, system_prompt};
+use crate::core::tokens;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatMessage {
+    pub role: &'static str,
+    pub content: String,
+}
+
+/// One part of the request, counted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestPart {
+    /// `system prompt`, `catalog`, `defaults`, `hint`, `intent`, `context`.
+    pub part: &'static str,
+    /// Which message carries it.
+    pub role: &'static str,
+    pub bytes: usize,
+    pub tokens: usize,
+}
+
+/// Cost of one call in USD, from the row's prices.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CallCost {
+    /// Every input token at the full price.
+    pub input_uncached: f64,
+    /// The cacheable prefix at the cached price, the rest at the full price.
+    pub input_cached: f64,
+    /// If the reply uses all of `max_tokens`.
+    pub output_max: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AssembledRequest {
+    pub model: String,
+    pub messages: Vec<ChatMessage>,
+    /// `json_object` only for strict-JSON rows that are not Tier C.
+    pub response_format: Option<&'static str>,
+    pub max_tokens: usize,
+    pub parts: Vec<RequestPart>,
+    /// Per-message and reply-priming tokens of the chat format.
+    pub framing_tokens: usize,
+    pub input_tokens: usize,
+    pub exact: bool,
+    /// The catalog rides in the system prompt, byte-identical across calls.
+    pub prefix_cache: bool,
+    /// Tokens of the stable prefix (the whole system message) when the provider caches it.
+    pub cacheable_tokens: usize,
+    /// Why the prefix does or does not cache.
+    pub cache_note: String,
+    pub cost: CallCost,
+}
+
+/// What goes into one planner call.
+pub struct RequestInputs<'a> {
+    pub model: &'a str,
+    pub row: &'a BudgetRow,
+    /// The compacted catalog text, as sent.
+    pub catalog: &'a str,
+    /// The caller's defaults block (may be empty).
+    pub defaults: &'a str,
+    /// The planner's hint line, if annotation is on.
+    pub hint: Option<&'a str>,
+    pub intent: &'a str,
+    /// Pasted context, or its briefing.
+    pub context: Option<&'a str>,
+}
+
+pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
+    let row = inp.row;
+    let tok = row.tokenizer;
+    let count = |s: &str| tokens::count(tok, s).tokens;
+    let sys = system_prompt(row.prompt_variant);
+    let catalog_block = format!("{CATALOG_LABEL}{}", inp.catalog);
+    let catalog_role = if row.prefix_cache { "system" } else { "user" };
+
+    let mut parts = vec![RequestPart {
+        part: "system prompt",
+        role: "system",
+        bytes: sys.len(),
+        tokens: count(sys),
+    }];
+    parts.push(RequestPart {
+        part: "catalog",
+        role: catalog_role,
+        bytes: catalog_block.len(),
+        tokens: count(&catalog_block),
+    });
+    let mut user_pieces: Vec<(&'static str, String)> = Vec::new();
+    if !inp.defaults.is_empty() {
+        user_pieces.push(("defaults", format!("DEFAULTS:\n{}", inp.defaults)));
+    }
+    if let Some(h) = inp.hint {
+        user_pieces.push(("hint", h.to_string()));
+    }
+    user_pieces.push(("intent", format!("REQUEST:\n{}", inp.intent)));
+    if let Some(c) = inp.context {
+        user_pieces.push(("context", format!("CONTEXT:\n{c}")));
+    }
+    for (part, text) in &user_pieces {
+        parts.push(RequestPart {
+            part,
+            role: "user",
+            bytes: text.len(),
+            tokens: count(text),
+        });
+    }
+    let user_tail = user_pieces
+        .iter()
+        .map(|(_, t)| t.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let (system, user) = if row.prefix_cache {
+        (format!("{sys}\n\n{catalog_block}"), user_tail)
+    } else {
+        (sys.to_string(), format!("{catalog_block}\n\n{user_tail}"))
+    };
+    let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
+    let system_tokens = count(&system);
+    let input_tokens = system_tokens + count(&user) + framing_tokens;
+
+    let min = row.prompt_cache_min_tokens.unwrap_or(1024);
+    let (cacheable_tokens, cache_note) = if !row.prefix_cache {
+        (
+            0,
+            "no prefix cache for this row: the catalog rides in the user message".to_string(),
+        )
+    } else if system_tokens < min {
+        (
+            0,
+            format!(
+                "system prefix is {system_tokens} tokens, under the provider's {min}-token minimum"
+            ),
+        )
+    } else {
+        (
+            system_tokens + TOKENS_PER_MESSAGE,
+            "system prompt + catalog is byte-identical across calls: cached after the first".into(),
+        )
+    };
+    let per_token = |usd_per_m: f64| usd_per_m / 1_000_000.0;
+    let p = &row.prices;
+    let cost = CallCost {
+        input_uncached: input_tokens as f64 * per_token(p.input),
+        input_cached: cacheable_tokens as f64 * per_token(p.cached_input)
+            + (input_tokens - cacheable_tokens) as f64 * per_token(p.input),
+        output_max: row.output_tokens as f64 * per_token(p.output),
+    };
+    AssembledRequest {
+        model: inp.model.to_string(),
+        messages: vec![
+            ChatMessage {
+                role: "system",
+                content: system,
+            },
+            ChatMessage {
+                role: "user",
+                content: user,
+            },
+        ],
+        response_format: (row.strict_json && row.tier != Tier::C).then_some("json_object"),
+        max_tokens: row.output_tokens,
+        parts,
+        framing_tokens,
+        input_tokens,
+        exact: tokens::count(tok, "").exact,
+        prefix_cache: row.prefix_cache,
+        cacheable_tokens,
+        cache_note,
+        cost,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::budget::Tokenizer;
+
+    fn inputs<'a>(row: &'a BudgetRow, intent: &'a str) -> RequestInputs<'a> {
+        RequestInputs {
+            model: "m",
+            row,
+            catalog: "{\"packs\":[]}",
+            defaults: "",
+            hint: Some("[Context: general task | tools: 0/0 | thinking: low]"),
+            intent,
+            context: None,
+        }
+    }
+
+    #[test]
+    fn catalog_goes_to_the_system_prompt_only_for_prefix_cache_rows() {
+        let mut row = BudgetRow::fallback();
+        row.tokenizer = Tokenizer::O200k;
+        let plain = assemble(&inputs(&row, "do a thing"));
+        assert!(plain.messages[1].content.starts_with(CATALOG_LABEL));
+        assert_eq!(plain.cacheable_tokens, 0);
+        assert_eq!(plain.response_format, None);
+        row.prefix_cache = true;
+        row.prompt_cache_min_tokens = Some(10);
+        row.tier = Tier::A;
+        row.strict_json = true;
+        let a = assemble(&inputs(&row, "do a thing"));
+        let b = assemble(&inputs(&row, "something else entirely"));
+        assert_eq!(
+            a.messages[0].content, b.messages[0].content,
+            "stable prefix"
+        );
+        assert!(a.messages[0].content.contains(CATALOG_LABEL));
+        assert!(!a.messages[1].content.contains(CATALOG_LABEL));
+        assert!(a.cacheable_tokens > 0);
+        assert_eq!(a.response_format, Some("json_object"));
+        assert_eq!(a.max_tokens, row.output_tokens);
+        // Strict JSON is withheld from Tier C.
+        row.tier = Tier::C;
+        assert_eq!(assemble(&inputs(&row, "x")).response_format, None);
+    }
+
+    #[test]
+    fn parts_and_costs_add_up() {
+        let mut row = BudgetRow::fallback();
+        row.tokenizer = Tokenizer::O200k;
+        row.prefix_cache = true;
+        row.prompt_cache_min_tokens = Some(1);
+        row.prices.input = 3.0;
+        row.prices.cached_input = 0.3;
+        row.prices.output = 15.0;
+        let r = assemble(&inputs(&row, "plan my week"));
+        assert!(r.parts.iter().all(|p| p.tokens > 0));
+        assert!(r.cost.input_cached < r.cost.input_uncached);
+        let expect = r.input_tokens as f64 * 3.0 / 1e6;
+        assert!((r.cost.input_uncached - expect).abs() < 1e-12);
+        assert!(r.exact);
+    }
+}

@@ -1,0 +1,3 @@
+//! SQLite-backed services: the output cache (and, later, plan history).
+
+pub mod cache;
