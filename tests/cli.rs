@@ -233,8 +233,18 @@ fn prompt_tokens_come_out_of_the_allowance() {
     );
     assert!(with["trim"]["after_tokens"].as_u64().unwrap() <= a1);
     // With an intent the final cut follows its ranking; without one it runs from the end.
-    assert!(with["trim"]["cut_policy"].as_str().unwrap().contains("ranked"));
-    assert!(without["trim"]["cut_policy"].as_str().unwrap().contains("no intent"));
+    assert!(
+        with["trim"]["cut_policy"]
+            .as_str()
+            .unwrap()
+            .contains("ranked")
+    );
+    assert!(
+        without["trim"]["cut_policy"]
+            .as_str()
+            .unwrap()
+            .contains("no intent")
+    );
 }
 
 #[test]
@@ -422,4 +432,191 @@ fn the_console_refuses_to_start_without_a_terminal() {
     let home = tempfile::tempdir().unwrap();
     let err = bad_input(&mut ctx(home.path()));
     assert!(err.contains("needs a terminal"), "{err}");
+}
+
+#[test]
+fn eval_rank_on_bfcl_beats_the_word_overlap_baseline() {
+    let home = tempfile::tempdir().unwrap();
+    let live = json_of(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--bfcl",
+        &format!("{EVAL}/bfcl"),
+        "--category",
+        "live_multiple",
+        "--json",
+    ]));
+    assert_eq!(live["ranker"]["cases"], 1053);
+    let r = |v: &Value, who: &str, k: &str| v[who][k].as_f64().unwrap();
+    assert!(r(&live, "ranker", "recall_at_5") >= 0.85, "{live}");
+    assert!(r(&live, "ranker", "recall_at_1") >= 0.70, "{live}");
+    assert!(r(&live, "ranker", "mrr") > r(&live, "word_overlap_baseline", "mrr"));
+    let multiple = json_of(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--bfcl",
+        &format!("{EVAL}/bfcl"),
+        "--category",
+        "multiple",
+        "--json",
+    ]));
+    assert!(
+        r(&multiple, "ranker", "recall_at_1")
+            > r(&multiple, "word_overlap_baseline", "recall_at_1")
+    );
+}
+
+#[test]
+fn eval_rank_with_operator_labels_and_a_bad_label() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n{\"intent\":\"remember this for later\",\"expected\":[\"memory.store\"]}\n",
+    )
+    .unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["ranker"]["cases"], 2);
+    assert!(v["ranker"]["recall_at_5"].as_f64().unwrap() >= 0.5);
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"x\",\"expected\":[\"no.such.tool\"]}\n",
+    )
+    .unwrap();
+    ctx(home.path())
+        .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "line 1: expected tool 'no.such.tool'",
+        ));
+}
+
+#[test]
+fn eval_planner_reports_per_category_and_gets_the_traps_right() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args(["eval", "planner", "--json"]));
+    assert!(v["cases"].as_u64().unwrap() >= 100);
+    assert_eq!(v["traps"], v["traps_right"], "{}", v["trap_results"]);
+    assert!(v["exact_set_accuracy"].as_f64().unwrap() >= 0.9);
+    let cats: Vec<&str> = v["per_class"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    for want in [
+        "casual",
+        "research",
+        "coding",
+        "crypto",
+        "media",
+        "monitoring",
+        "memory",
+        "complex",
+    ] {
+        assert!(cats.contains(&want), "{want}");
+    }
+    assert!(v["held_out"]["cases"].as_u64().unwrap() >= 40);
+}
+
+#[test]
+fn preview_keeps_memory_blog_and_image_tools_and_fits_tier_c_minus_the_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "preview",
+        "remember this launch note, draft a blog from it and make an illustration",
+        "--model",
+        "openrouter/openrouter/free",
+        "--json",
+    ]));
+    let kept: Vec<&str> = v["compaction"]["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    for family in ["memory.", "blog.", "image."] {
+        assert!(
+            kept.iter().any(|k| k.starts_with(family)),
+            "{family} in {kept:?}"
+        );
+    }
+    assert!(
+        v["planner"]["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Context: ")
+    );
+    let a = &v["compaction"]["allowance"];
+    let t = &v["compaction"]["trim"];
+    assert!(t["fits"].as_bool().unwrap());
+    assert!(a["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(t["after_tokens"].as_u64().unwrap() <= a["tokens"].as_u64().unwrap());
+    assert!(t["after_bytes"].as_u64().unwrap() <= 10_000);
+    assert_eq!(v["gate"]["admission"], "raw");
+    assert!(v["request"]["parts"].as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn a_huge_paste_becomes_a_briefing_retrievable_from_the_cache() {
+    let home = tempfile::tempdir().unwrap();
+    // 6 MB of log lines with one error in the middle (the 50 MB run is in the README).
+    let mut paste = String::new();
+    for i in 0..120_000 {
+        if i == 60_000 {
+            paste.push_str("2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n");
+        } else {
+            paste.push_str(&format!(
+                "2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"
+            ));
+        }
+    }
+    let out = ctx(home.path())
+        .args(["preview", "-", "--json"])
+        .write_stdin(paste.clone())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gate"]["admission"], "briefing");
+    assert_eq!(v["prompt"]["exact"], false);
+    let b = &v["gate"]["briefing"];
+    assert!(b["text"].as_str().unwrap().contains("line 60001: error:"));
+    let r = b["cache_ref"].as_str().unwrap();
+    let whole = ctx(home.path()).args(["cache", "get", r]).output().unwrap();
+    assert_eq!(whole.stdout, paste.as_bytes());
+    let part = ctx(home.path())
+        .args(["cache", "get", r, "--lines", "60001:60001"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&part.stdout),
+        "2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n"
+    );
+    ctx(home.path())
+        .args(["cache", "get", "ffffffffffffffff"])
+        .assert()
+        .code(2);
+    ctx(home.path())
+        .args(["cache", "get", r, "--lines", "9:3"])
+        .assert()
+        .code(2);
+    // Invalid UTF-8 on stdin is named, not a panic.
+    ctx(home.path())
+        .args(["preview", "-"])
+        .write_stdin(vec![b'a', 0xff, b'\n'])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("stdin: line 1, column 2"));
 }

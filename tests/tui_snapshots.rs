@@ -25,7 +25,7 @@ fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Ac
         let mut queue = vec![action];
         while let Some(a) = queue.pop() {
             for effect in update(state, a) {
-                queue.push(run_effect_now(&ws.catalog, effect));
+                queue.push(run_effect_now(&ws.preview_context(false), effect));
             }
         }
     }
@@ -35,7 +35,7 @@ fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
     let effects = state.recompact();
     for e in effects {
-        let a = run_effect_now(&ws.catalog, e);
+        let a = run_effect_now(&ws.preview_context(false), e);
         update(&mut state, a);
     }
     state
@@ -131,4 +131,48 @@ fn too_small_a_terminal_says_so() {
     let state = started(&ws);
     let s = screen(&state, 60, 12);
     assert!(s.contains("needs at least 80×20"), "{s}");
+}
+
+#[test]
+fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    // The Tier C fallback row, then paste into the Prompt pane.
+    apply(&ws, &mut state, [Action::Bottom, Action::FocusPrompt]);
+    let empty_allowance = state.compaction.as_ref().unwrap().allowance.tokens;
+    apply(
+        &ws,
+        &mut state,
+        [Action::Paste(
+            "remember this launch note,\ndraft a blog from it\nand make an illustration".into(),
+        )],
+    );
+    assert_eq!(state.prompt.lines().len(), 3, "a paste is text, not keys");
+    let preview = state.preview.as_ref().expect("preview after the debounce");
+    assert_eq!(preview.planner.categories.len(), 3);
+    let view = state.compaction.as_ref().unwrap();
+    assert!(
+        view.allowance.tokens < empty_allowance,
+        "the prompt comes out of the allowance"
+    );
+    assert!(view.compacted.trim.cut_policy.contains("ranked"));
+    let s = screen(&state, 140, 44);
+    assert!(s.contains("[Context: media + writing + memory task"));
+    insta::assert_snapshot!("prompt_pane_tier_c", s);
+}
+
+#[test]
+fn a_stale_preview_is_dropped() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    // Two edits: the first one's debounce fires after the second edit and asks for nothing.
+    let first = update(&mut state, Action::Paste("take a screenshot".into()));
+    let second = update(&mut state, Action::Paste(" of the page".into()));
+    let mut due = Vec::new();
+    for e in first.into_iter().chain(second) {
+        due.push(run_effect_now(&ws.preview_context(false), e));
+    }
+    assert!(update(&mut state, due[0].clone()).is_empty());
+    assert!(!update(&mut state, due[1].clone()).is_empty());
 }

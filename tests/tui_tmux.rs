@@ -17,7 +17,10 @@ impl Tmux {
             present,
             "tmux is required for this test (.ci/run installs it: apt-get install -y tmux)"
         );
-        let socket = format!("ctxconsole-e2e-{}", std::process::id());
+        // One tmux server per test: tests run in parallel threads of one process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("ctxconsole-e2e-{}-{n}", std::process::id());
         let t = Tmux { socket };
         t.run(&[
             "new-session",
@@ -146,4 +149,65 @@ fn console_compacts_live_as_the_model_changes_and_restores_the_terminal() {
     // Raw mode is off again: the shell echoes what is typed.
     tmux.keys(&["echo restored", "Enter"]);
     tmux.wait_for("the echo", 10, |s| s.contains("\nrestored"));
+}
+
+/// "allowance 22,896 tok" → 22896
+fn allowance_tokens(screen: &str) -> Option<usize> {
+    let at = screen.find("allowance ")?;
+    let digits: String = screen[at + 10..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| *c != ',')
+        .collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 45);
+    tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
+    let cmd = format!(
+        "CTXCONSOLE_HOME={} {}",
+        home.path().display(),
+        env!("CARGO_BIN_EXE_ctxconsole")
+    );
+    tmux.keys(&[&cmd, "Enter"]);
+    tmux.wait_for("the console", 20, |s| allowance_tokens(s).is_some());
+    // The Tier C fallback row, then the Prompt pane.
+    tmux.keys(&["G"]);
+    let before = tmux.wait_for("tier C", 20, |s| s.contains("tier C"));
+    let empty_allowance = allowance_tokens(&before).unwrap();
+    tmux.keys(&["p"]);
+    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+
+    // A bracketed paste of several lines: text in the box, nothing sent, no key bindings fired
+    // (the `q` in "quickly" must not quit).
+    let paste = home.path().join("paste.txt");
+    let text =
+        "remember this launch note,\ndraft a blog from it quickly\nand make an illustration\n"
+            .repeat(20);
+    std::fs::write(&paste, &text).unwrap();
+    tmux.run(&["load-buffer", paste.to_str().unwrap()]);
+    tmux.run(&["paste-buffer", "-p", "-t", "e2e"]);
+    let shown = tmux.wait_for("the live preview", 20, |s| {
+        s.contains("[Context:")
+            && s.contains("RANKING")
+            && allowance_tokens(s).is_some_and(|a| a < empty_allowance)
+    });
+    assert!(shown.contains("memory"), "{shown}");
+    assert!(
+        shown.contains("builtin.remember-and-blog"),
+        "ranked catalog\n{shown}"
+    );
+    assert!(shown.contains("3 Prompt · 61 lines"), "{shown}");
+    assert!(shown.contains("GATE"), "{shown}");
+
+    // Leaving the pane and quitting still work.
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| {
+        s.contains("1 Budgets") && !s.contains("esc leaves")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }

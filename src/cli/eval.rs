@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::metrics::{RankMetrics, RankTally};
-use crate::core::rank::{RankIndex, word_overlap_rank};
+use crate::core::rank::{RankIndex, WordOverlap};
 use crate::exit::bad_input;
 use crate::import::labels::{LabelledIntent, RankSet, load_bfcl, parse_labels};
 use crate::import::read_text;
@@ -83,8 +83,8 @@ pub struct RankReport {
 
 /// Rank every case with the ranker and the baseline.
 pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport {
-    let mut index = RankIndex::new(&set.guide);
-    index.set_params(crate::core::rank::RankParams::from_env());
+    let index = RankIndex::new(&set.guide);
+    let baseline = WordOverlap::new(&set.guide);
     let names: Vec<&str> = set.guide.entry_names().map(|(n, _)| n).collect();
     let mut ours = RankTally::default();
     let mut base = RankTally::default();
@@ -115,7 +115,7 @@ pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport 
             });
         }
         base.add(&ranks_of(
-            &word_overlap_rank(&set.guide, &case.intent),
+            &baseline.rank(&case.intent),
             &names,
             &case.expected,
         ));

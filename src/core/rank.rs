@@ -126,41 +126,6 @@ impl Default for RankParams {
     }
 }
 
-impl RankParams {
-    /// Experimental override, `name=3,name_b=0.3,k1=1.2,...` (tuning only).
-    pub fn from_env() -> RankParams {
-        let mut p = RankParams::default();
-        let Ok(spec) = std::env::var("CTXRANK") else {
-            return p;
-        };
-        for kv in spec.split(',') {
-            let Some((k, v)) = kv.split_once('=') else {
-                continue;
-            };
-            let Ok(v) = v.parse::<f64>() else { continue };
-            let fi = |n: &str| Field::ALL.iter().position(|f| f.label().starts_with(n));
-            match k {
-                "k1" => p.k1 = v,
-                "cov" => p.name_coverage = v,
-                "coord" => p.coord = v,
-                "dcov" => p.desc_coverage = v,
-                "pair" => p.pair = v,
-                "expand" => p.expand = v > 0.0,
-                _ => {
-                    if let Some(n) = k.strip_suffix("_b") {
-                        if let Some(i) = fi(n) {
-                            p.fields[i].1 = v
-                        }
-                    } else if let Some(i) = fi(k) {
-                        p.fields[i].0 = v
-                    }
-                }
-            }
-        }
-        p
-    }
-}
-
 /// One entry's score.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Scored {
@@ -469,6 +434,9 @@ impl RankIndex {
     }
 
     fn coverage(&self, names: &[String], query: &HashSet<&str>) -> f64 {
+        if !names.iter().any(|t| query.contains(t.as_str())) {
+            return 0.0;
+        }
         let total: f64 = names.iter().map(|t| self.idf(t)).sum();
         if total == 0.0 {
             return 0.0;
@@ -534,6 +502,9 @@ impl RankIndex {
                 lexical[d] *= (matched_idf[d] / query_idf_total).powf(self.params.coord);
             }
             let cov = self.name_coverage(d, &query);
+            if cov == 0.0 {
+                continue;
+            }
             let max_name_idf = self.name_terms[d]
                 .iter()
                 .map(|t| self.idf(t))
@@ -697,24 +668,41 @@ pub fn should_escalate(row: &BudgetRow, confidence: &Confidence) -> bool {
 /// A plain word-overlap ranker, the baseline `eval rank` reports beside ours: the number of
 /// distinct lower-cased words the intent shares with everything the entry says (its JSON:
 /// name, description, schema). Ties keep catalog order.
-pub fn word_overlap_rank(guide: &RoutingGuide, intent: &str) -> Vec<usize> {
-    let q = plain_words(intent);
-    let json = |v: serde_json::Result<String>| v.unwrap_or_default();
-    let mut scored: Vec<(usize, usize)> = guide
-        .packs
-        .iter()
-        .map(|p| json(serde_json::to_string(p)))
-        .chain(
-            guide
-                .pipelines
+pub struct WordOverlap {
+    entries: Vec<HashSet<String>>,
+}
+
+impl WordOverlap {
+    pub fn new(guide: &RoutingGuide) -> WordOverlap {
+        let json = |v: serde_json::Result<String>| v.unwrap_or_default();
+        WordOverlap {
+            entries: guide
+                .packs
                 .iter()
-                .map(|p| json(serde_json::to_string(p))),
-        )
-        .enumerate()
-        .map(|(i, text)| (i, plain_words(&text).intersection(&q).count()))
-        .collect();
-    scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    scored.into_iter().map(|(i, _)| i).collect()
+                .map(|p| json(serde_json::to_string(p)))
+                .chain(
+                    guide
+                        .pipelines
+                        .iter()
+                        .map(|p| json(serde_json::to_string(p))),
+                )
+                .map(|text| plain_words(&text))
+                .collect(),
+        }
+    }
+
+    /// Entry indices, best first.
+    pub fn rank(&self, intent: &str) -> Vec<usize> {
+        let q = plain_words(intent);
+        let mut scored: Vec<(usize, usize)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, words)| (i, q.iter().filter(|w| words.contains(*w)).count()))
+            .collect();
+        scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().map(|(i, _)| i).collect()
+    }
 }
 
 fn plain_words(s: &str) -> HashSet<String> {
@@ -944,7 +932,7 @@ mod tests {
     #[test]
     fn word_overlap_baseline_counts_shared_words() {
         let g = guide();
-        let order = word_overlap_rank(&g, "add to the todo list");
+        let order = WordOverlap::new(&g).rank("add to the todo list");
         assert_eq!(order[0], 2);
     }
 }

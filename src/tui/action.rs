@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+use crate::preview::Preview;
 use crate::workspace::CompactionView;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,6 +18,8 @@ pub enum Action {
     FocusPrev,
     FocusBudgets,
     FocusCatalog,
+    /// Type into the Prompt pane.
+    FocusPrompt,
     Up,
     Down,
     PageUp,
@@ -47,6 +50,15 @@ pub enum Action {
     /// A compaction finished in the background.
     #[serde(skip)]
     Compacted(u64, Done<CompactionView>),
+    /// A key typed into the Prompt pane's text box.
+    #[serde(skip)]
+    PromptKey(ratatui_textarea::Input),
+    /// The prompt has been still long enough: preview this version of it.
+    #[serde(skip)]
+    PreviewDue(u64),
+    /// A preview finished in the background (or failed, with the message).
+    #[serde(skip)]
+    Previewed(u64, Result<Done<Preview>, String>),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -71,6 +83,7 @@ impl Action {
             Action::FocusPrev => "previous pane",
             Action::FocusBudgets => "go to Budgets",
             Action::FocusCatalog => "go to Catalog",
+            Action::FocusPrompt => "go to Prompt (type or paste; esc leaves)",
             Action::Up => "move up",
             Action::Down => "move down",
             Action::PageUp => "page up",
@@ -87,7 +100,10 @@ impl Action {
             | Action::Confirm
             | Action::Paste(_)
             | Action::Resize
-            | Action::Compacted(..) => "",
+            | Action::Compacted(..)
+            | Action::PromptKey(_)
+            | Action::PreviewDue(_)
+            | Action::Previewed(..) => "",
         }
     }
 }

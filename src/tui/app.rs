@@ -3,25 +3,37 @@
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, MatchKind, MatchedBy, Tier};
+use crate::preview::Preview;
 use crate::tui::action::{Action, Done};
+
+fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
+    let mut t = ratatui_textarea::TextArea::default();
+    t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
+    t
+}
 use crate::workspace::{CatalogOrigin, CompactionView, EffectiveRow};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Budgets,
     Catalog,
+    Prompt,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 2] = [Pane::Budgets, Pane::Catalog];
+    pub const ALL: [Pane; 3] = [Pane::Budgets, Pane::Catalog, Pane::Prompt];
 
     pub fn title(self) -> &'static str {
         match self {
             Pane::Budgets => "Budgets",
             Pane::Catalog => "Catalog",
+            Pane::Prompt => "Prompt",
         }
     }
 }
+
+/// How long the prompt must be still before it is previewed.
+pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortColumn {
@@ -69,6 +81,15 @@ pub enum Effect {
     Recompact {
         request: u64,
         effective: Box<EffectiveRow>,
+        /// The prompt's tokens come out of the allowance; its ranking orders the cut.
+        prompt: Arc<String>,
+    },
+    /// Send `PreviewDue(version)` after the debounce delay.
+    DebouncePreview { version: u64 },
+    Preview {
+        request: u64,
+        effective: Box<EffectiveRow>,
+        prompt: Arc<String>,
     },
 }
 
@@ -100,6 +121,14 @@ pub struct State {
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
     pub notes: Vec<String>,
+    /// The Prompt pane's text box.
+    pub prompt: ratatui_textarea::TextArea<'static>,
+    /// Bumped on every edit; a preview is asked for once a version has been still.
+    pub prompt_version: u64,
+    pub preview: Option<Arc<Preview>>,
+    pub preview_pending: Option<u64>,
+    pub preview_error: Option<String>,
+    pub preview_scroll: usize,
 }
 
 impl State {
@@ -131,7 +160,57 @@ impl State {
             quit: false,
             page: 10,
             notes,
+            prompt: new_prompt_box(),
+            prompt_version: 0,
+            preview: None,
+            preview_pending: None,
+            preview_error: None,
+            preview_scroll: 0,
         }
+    }
+
+    /// The prompt as one string.
+    pub fn prompt_text(&self) -> String {
+        self.prompt.lines().join("\n")
+    }
+
+    fn prompt_changed(&mut self) -> Vec<Effect> {
+        self.prompt_version += 1;
+        vec![Effect::DebouncePreview {
+            version: self.prompt_version,
+        }]
+    }
+
+    /// After the model or tier changed: recompact, and re-preview when there is a prompt.
+    pub fn refresh(&mut self) -> Vec<Effect> {
+        if self.prompt_text().trim().is_empty() {
+            self.recompact()
+        } else {
+            self.request_preview()
+        }
+    }
+
+    /// Ask for a preview of the prompt as it is now (nothing when it is empty).
+    pub fn request_preview(&mut self) -> Vec<Effect> {
+        let text = self.prompt_text();
+        let Some(effective) = self.effective() else {
+            return Vec::new();
+        };
+        if text.trim().is_empty() {
+            self.preview = None;
+            self.preview_pending = None;
+            return self.recompact();
+        }
+        let request = self.next_request;
+        self.next_request += 1;
+        self.preview_pending = Some(request);
+        let mut effects = vec![Effect::Preview {
+            request,
+            effective: Box::new(effective),
+            prompt: Arc::new(text),
+        }];
+        effects.extend(self.recompact());
+        effects
     }
 
     pub fn selected_row(&self) -> Option<&BudgetRow> {
@@ -169,6 +248,7 @@ impl State {
         vec![Effect::Recompact {
             request,
             effective: Box::new(effective),
+            prompt: Arc::new(self.prompt_text()),
         }]
     }
 
@@ -217,7 +297,7 @@ impl State {
         }
         self.selected = to;
         self.catalog_scroll = 0;
-        self.recompact()
+        self.refresh()
     }
 
     fn scroll_catalog(&mut self, to: usize) {
@@ -240,6 +320,45 @@ impl State {
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    match action {
+        Action::PromptKey(input) => {
+            return if state.prompt.input(input) {
+                state.prompt_changed()
+            } else {
+                Vec::new()
+            };
+        }
+        Action::Paste(text) if state.focus == Pane::Prompt => {
+            // One event, inserted as text: a multi-line paste never submits anything.
+            let text = text.replace("\r\n", "\n").replace('\r', "\n");
+            return if state.prompt.insert_str(text) {
+                state.prompt_changed()
+            } else {
+                Vec::new()
+            };
+        }
+        Action::PreviewDue(version) => {
+            return if version == state.prompt_version {
+                state.request_preview()
+            } else {
+                Vec::new()
+            };
+        }
+        Action::Previewed(request, result) => {
+            if state.preview_pending == Some(request) {
+                state.preview_pending = None;
+                match result {
+                    Ok(Done(p)) => {
+                        state.preview = Some(p);
+                        state.preview_error = None;
+                    }
+                    Err(e) => state.preview_error = Some(e),
+                }
+            }
+            return Vec::new();
+        }
+        _ => {}
+    }
     if state.filter_editing {
         match action {
             Action::Char(c) => {
@@ -280,6 +399,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Back => {
             if state.show_help {
                 state.show_help = false;
+            } else if state.focus == Pane::Prompt {
+                state.focus = Pane::Budgets;
             } else if !state.filter.is_empty() {
                 state.filter.clear();
                 state.refresh_visible();
@@ -301,6 +422,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::FocusBudgets => state.focus = Pane::Budgets,
         Action::FocusCatalog => state.focus = Pane::Catalog,
+        Action::FocusPrompt => state.focus = Pane::Prompt,
         Action::Up
         | Action::Down
         | Action::PageUp
@@ -310,6 +432,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             let (current, len) = match state.focus {
                 Pane::Budgets => (state.selected, state.visible.len()),
                 Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
+                Pane::Prompt => (state.preview_scroll, usize::MAX),
             };
             let page = state.page.max(1);
             let to = match action {
@@ -323,6 +446,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             match state.focus {
                 Pane::Budgets => return state.move_selection(to),
                 Pane::Catalog => state.scroll_catalog(to),
+                Pane::Prompt => state.preview_scroll = to.min(500),
             }
         }
         Action::SortNext => {
@@ -344,7 +468,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Some(Tier::B) => Some(Tier::C),
                 Some(Tier::C) => None,
             };
-            return state.recompact();
+            return state.refresh();
         }
         Action::ToggleFullView => {
             state.full_view = !state.full_view;
@@ -363,7 +487,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Backspace
         | Action::Confirm
         | Action::Paste(_)
-        | Action::Resize => {}
+        | Action::Resize
+        | Action::PromptKey(_)
+        | Action::PreviewDue(_)
+        | Action::Previewed(..) => {}
     }
     Vec::new()
 }
@@ -392,7 +519,12 @@ mod tests {
         let mut s = state();
         let effects = update(&mut s, Action::Down);
         assert_eq!(s.selected, 1);
-        let [Effect::Recompact { request, effective }] = effects.as_slice() else {
+        let [
+            Effect::Recompact {
+                request, effective, ..
+            },
+        ] = effects.as_slice()
+        else {
             panic!("{effects:?}")
         };
         assert_eq!(effective.model, s.rows[1].id);
@@ -407,11 +539,15 @@ mod tests {
         let mut s = state();
         let e = update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, Some(Tier::A));
-        let Effect::Recompact { effective, .. } = &e[0];
+        let Some(Effect::Recompact { effective, .. }) = e.first() else {
+            panic!("expected a recompaction")
+        };
         assert_eq!(effective.row.tier, Tier::A);
         update(&mut s, Action::CycleTier);
         let e = update(&mut s, Action::CycleTier);
-        let Effect::Recompact { effective, .. } = &e[0];
+        let Some(Effect::Recompact { effective, .. }) = e.first() else {
+            panic!("expected a recompaction")
+        };
         assert_eq!(effective.row.tier, Tier::C);
         assert_eq!(effective.row.max_catalog_bytes, Some(10_000));
         update(&mut s, Action::CycleTier);
@@ -463,7 +599,10 @@ mod tests {
         let first = s.recompact();
         let second = s.recompact();
         let (Effect::Recompact { request: r1, .. }, Effect::Recompact { request: r2, .. }) =
-            (&first[0], &second[0]);
+            (&first[0], &second[0])
+        else {
+            panic!("expected recompactions")
+        };
         assert_ne!(r1, r2);
         assert_eq!(s.pending, Some(*r2));
     }

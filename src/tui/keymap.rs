@@ -51,6 +51,8 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("shift+tab", Action::FocusPrev),
     ("1", Action::FocusBudgets),
     ("2", Action::FocusCatalog),
+    ("3", Action::FocusPrompt),
+    ("p", Action::FocusPrompt),
     ("up", Action::Up),
     ("k", Action::Up),
     ("down", Action::Down),

@@ -13,13 +13,14 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, Ke
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::core::compact::PreparedCatalog;
 use crate::exit::bad_input;
 use crate::import::read_text;
+use crate::preview::{PreviewContext, preview};
 use crate::tui::action::{Action, Done};
-use crate::tui::app::{Effect, State, update};
+use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{KEYMAP_FILE, THEME_FILE, Workspace, WorkspaceOptions, compact_for};
@@ -52,12 +53,24 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
     }
 }
 
-/// What a key press means now: while the filter is being typed, keys are text.
+/// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    if state.focus == Pane::Prompt && !state.show_help {
+        return match ev.code {
+            KeyCode::Char('c') if ctrl => Some(Action::Quit),
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Tab => Some(Action::FocusNext),
+            KeyCode::BackTab => Some(Action::FocusPrev),
+            KeyCode::F(1) => Some(Action::ToggleHelp),
+            KeyCode::PageUp => Some(Action::PageUp),
+            KeyCode::PageDown => Some(Action::PageDown),
+            _ => Some(Action::PromptKey(ratatui_textarea::Input::from(*ev))),
+        };
+    }
     if !state.filter_editing {
         return keymap.action_for(ev);
     }
-    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
     match ev.code {
         KeyCode::Char('c') if ctrl => Some(Action::Quit),
         KeyCode::Char(c) if !ctrl && !ev.modifiers.contains(KeyModifiers::ALT) => {
@@ -82,26 +95,45 @@ pub fn initial_state(ws: &Workspace) -> State {
     )
 }
 
-/// Run an effect to completion on the calling thread (tests use this directly).
-pub fn run_effect_now(catalog: &PreparedCatalog, effect: Effect) -> Action {
+/// Run an effect to completion on the calling thread (tests use this directly; the
+/// debounce answers at once here, the runtime waits first).
+pub fn run_effect_now(ctx: &PreviewContext, effect: Effect) -> Action {
     match effect {
-        Effect::Recompact { request, effective } => {
-            let view = compact_for(catalog, None, *effective, "");
+        Effect::Recompact {
+            request,
+            effective,
+            prompt,
+        } => {
+            let view = compact_for(&ctx.catalog, Some(&ctx.index), *effective, &prompt);
             Action::Compacted(request, Done(Arc::new(view)))
+        }
+        Effect::DebouncePreview { version } => Action::PreviewDue(version),
+        Effect::Preview {
+            request,
+            effective,
+            prompt,
+        } => {
+            let result = preview(ctx, &effective.model, effective.tier_override, &prompt, "")
+                .map(|p| Done(Arc::new(p)))
+                .map_err(|e| format!("{e:#}"));
+            Action::Previewed(request, result)
         }
     }
 }
 
-fn spawn_effects(
-    effects: Vec<Effect>,
-    catalog: &Arc<PreparedCatalog>,
-    tx: &UnboundedSender<Input>,
-) {
+fn spawn_effects(effects: Vec<Effect>, ctx: &PreviewContext, tx: &UnboundedSender<Input>) {
     for effect in effects {
-        let catalog = Arc::clone(catalog);
+        let ctx = ctx.clone();
         let tx = tx.clone();
+        if let Effect::DebouncePreview { version } = effect {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(PREVIEW_DEBOUNCE_MS)).await;
+                let _ = tx.send(Input::Action(Action::PreviewDue(version)));
+            });
+            continue;
+        }
         tokio::task::spawn_blocking(move || {
-            let _ = tx.send(Input::Action(run_effect_now(&catalog, effect)));
+            let _ = tx.send(Input::Action(run_effect_now(&ctx, effect)));
         });
     }
 }
@@ -149,9 +181,9 @@ async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Resu
             }
         }
     });
-    let catalog = Arc::clone(&ws.catalog);
+    let ctx = ws.preview_context(true);
     let mut state = initial_state(&ws);
-    spawn_effects(state.recompact(), &catalog, &tx);
+    spawn_effects(state.recompact(), &ctx, &tx);
     loop {
         let size = guard.terminal.size()?;
         state.page = size.height.saturating_sub(8).max(1) as usize;
@@ -171,7 +203,7 @@ async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Resu
             };
             if let Some(action) = action {
                 let effects = update(&mut state, action);
-                spawn_effects(effects, &catalog, &tx);
+                spawn_effects(effects, &ctx, &tx);
             }
         }
         if state.quit {

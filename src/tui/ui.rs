@@ -36,12 +36,24 @@ pub fn draw(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     ])
     .areas(area);
     draw_header(frame, header, state, theme);
-    // Budgets on the left drives the pane on the right; the Prompt and History panes will
-    // take the right-hand side in turn.
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(47), Constraint::Percentage(53)]).areas(body);
-    panes::budgets::draw(frame, left, state, theme);
-    panes::catalog::draw(frame, right, state, theme);
+    if state.focus == Pane::Prompt {
+        // The text box above the catalog it shapes; the live preview beside both.
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+                .areas(body);
+        let [input, catalog] =
+            Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
+        panes::prompt::draw_input(frame, input, state, theme);
+        panes::catalog::draw(frame, catalog, state, theme);
+        panes::prompt::draw_preview(frame, right, state, theme);
+    } else {
+        // Budgets on the left drives the pane on the right.
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(47), Constraint::Percentage(53)])
+                .areas(body);
+        panes::budgets::draw(frame, left, state, theme);
+        panes::catalog::draw(frame, right, state, theme);
+    }
     draw_status(frame, status, state, theme);
     if state.show_help {
         draw_help(frame, body, keymap, theme);
@@ -76,10 +88,13 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let hint = if state.filter_editing {
+    let hint = if state.focus == Pane::Prompt {
+        "type or paste · enter new line (never sends) · pgup/pgdn scroll preview · tab/esc leave"
+            .to_string()
+    } else if state.filter_editing {
         "type to filter · enter keep · esc clear".to_string()
     } else {
-        "q quit · ? help · tab pane · j/k move · t tier · f full view · / filter · s sort"
+        "q quit · ? help · tab pane · p prompt · j/k move · t tier · f full · / filter · s sort"
             .to_string()
     };
     let mut spans = vec![Span::styled(hint, theme.muted)];

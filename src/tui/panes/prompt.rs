@@ -1,0 +1,180 @@
+//! The Prompt pane: a text box (bracketed paste: a multi-line paste is text, never keys)
+//! and beside it the live preview — planner, ranking with explanations, gate, request.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::core::gate::Admission;
+use crate::format::thousands;
+use crate::preview::Preview;
+use crate::tui::app::{Pane, State};
+use crate::tui::panes::{clip, pane_block};
+use crate::tui::theme::Theme;
+
+/// The text box.
+pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let focused = state.focus == Pane::Prompt;
+    let text = state.prompt_text();
+    let title = format!(
+        " 3 Prompt · {} lines, {} bytes{} ",
+        state.prompt.lines().len(),
+        thousands(text.len()),
+        if focused {
+            " · esc leaves"
+        } else {
+            " · p to type"
+        }
+    );
+    let mut input = state.prompt.clone();
+    input.set_block(pane_block(title, focused, theme));
+    input.set_style(theme.base);
+    input.set_cursor_line_style(theme.base);
+    input.set_placeholder_style(theme.muted);
+    if !focused {
+        input.set_cursor_style(theme.base);
+    }
+    frame.render_widget(&input, area);
+}
+
+/// The live preview beside the text box.
+pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let updating = if state.preview_pending.is_some() {
+        " · updating…"
+    } else {
+        ""
+    };
+    let block = pane_block(format!(" Preview{updating} "), false, theme);
+    let inner = block.inner(area);
+    let width = inner.width as usize;
+    let lines: Vec<Line> = match (&state.preview, &state.preview_error) {
+        (_, Some(e)) => vec![Line::styled(clip(e, width), theme.error)],
+        (None, _) => vec![Line::styled(
+            "Planner categories, the ranked catalog, the gate decision and the request appear here.",
+            theme.muted,
+        )],
+        (Some(p), _) => preview_lines(p, width, theme),
+    };
+    let scroll = state.preview_scroll.min(lines.len().saturating_sub(1)) as u16;
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+fn section<'a>(title: &str, theme: &Theme) -> Line<'a> {
+    Line::styled(title.to_string(), theme.accent)
+}
+
+pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let mut out = Vec::new();
+    let pl = &p.planner;
+    out.push(section("PLANNER", theme));
+    if let Some(h) = &pl.hint {
+        out.push(Line::raw(clip(h, width)));
+    }
+    out.push(Line::raw(clip(
+        &format!(
+            "tools {}/{} · memory {}/{} · thinking {}{}",
+            pl.kept,
+            pl.total,
+            pl.memory.max_facts,
+            pl.memory.max_tokens,
+            pl.thinking,
+            pl.full_set_reason
+                .as_deref()
+                .map(|r| format!(" · all: {r}"))
+                .unwrap_or_default()
+        ),
+        width,
+    )));
+    for s in pl.scores.iter().filter(|s| s.score != 0.0).take(6) {
+        let style = if s.fired { theme.ok } else { theme.muted };
+        out.push(Line::from(vec![
+            Span::styled(if s.fired { "● " } else { "○ " }, style),
+            Span::styled(
+                clip(
+                    &format!(
+                        "{:<10} {:>4.1}/{:<3} {}",
+                        s.category,
+                        s.score,
+                        s.threshold,
+                        s.reasons.join(", ")
+                    ),
+                    width.saturating_sub(2),
+                ),
+                style,
+            ),
+        ]));
+    }
+    let r = &p.ranking;
+    out.push(section(
+        &format!(
+            "RANKING · confidence {:.2}{}",
+            r.confidence.value,
+            if r.escalate {
+                " · filter would escalate"
+            } else {
+                ""
+            }
+        ),
+        theme,
+    ));
+    for (i, e) in r.top.iter().enumerate().take(8) {
+        out.push(Line::raw(clip(
+            &format!("{:>2}. {}", i + 1, e.one_line()),
+            width,
+        )));
+    }
+    let g = &p.gate;
+    let gate_style = match g.admission {
+        Admission::Raw => theme.ok,
+        Admission::Tight => theme.warn,
+        Admission::Briefing => theme.warn,
+    };
+    out.push(section("GATE", theme));
+    out.push(Line::styled(
+        clip(
+            &format!(
+                "{:?}: {} tokens of {} available",
+                g.admission,
+                thousands(p.prompt.tokens),
+                thousands(g.budget.available())
+            ),
+            width,
+        ),
+        gate_style,
+    ));
+    if let Some(b) = &g.briefing {
+        out.push(Line::raw(clip(&format!("briefing: {}", b.hint), width)));
+        for l in b.text.lines().take(8) {
+            out.push(Line::styled(clip(l, width), theme.muted));
+        }
+    }
+    let q = &p.request;
+    out.push(section(
+        &format!(
+            "REQUEST · {} tokens · max_tokens {}",
+            thousands(q.input_tokens),
+            thousands(q.max_tokens)
+        ),
+        theme,
+    ));
+    for part in &q.parts {
+        out.push(Line::raw(clip(
+            &format!(
+                "{:<14} {:<6} {:>8} tokens",
+                part.part,
+                part.role,
+                thousands(part.tokens)
+            ),
+            width,
+        )));
+    }
+    out.push(Line::raw(clip(
+        &format!(
+            "cost ${:.6} uncached · ${:.6} cached · {}",
+            q.cost.input_uncached, q.cost.input_cached, q.cache_note
+        ),
+        width,
+    )));
+    out
+}
