@@ -17,7 +17,7 @@ use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prom
 use crate::core::rank::{Confidence, Explanation, RankIndex, Ranking, should_escalate};
 use crate::core::tokens;
 use crate::store::cache::{OutputCache, cache_ref};
-use crate::workspace::{EffectiveRow, effective_row};
+use crate::workspace::effective_row;
 
 /// Most of a huge paste the planner and ranker read: a classifier needs the opening, not
 /// 50 MB of it.
@@ -86,10 +86,6 @@ pub struct Preview {
     pub gate: GateView,
     pub compaction: CompactionSummary,
     pub request: AssembledRequest,
-    #[serde(skip)]
-    pub effective: EffectiveRow,
-    #[serde(skip)]
-    pub catalog_text: String,
 }
 
 /// The opening of `text`, cut at a character boundary.
@@ -255,7 +251,5 @@ pub fn preview(
             kept,
         },
         request,
-        catalog_text: compacted.text,
-        effective,
     })
 }

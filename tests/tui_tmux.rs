@@ -88,15 +88,20 @@ impl Drop for Tmux {
     }
 }
 
-/// "as sent 9,905 B" → 9905
-fn as_sent_bytes(screen: &str) -> Option<usize> {
-    let at = screen.find("as sent ")?;
-    let digits: String = screen[at + 8..]
+/// The number after the first `label` on screen: `("as sent ", "as sent 9,905 B")` → 9905.
+fn number_after(screen: &str, label: &str) -> Option<usize> {
+    let at = screen.find(label)?;
+    let digits: String = screen[at + label.len()..]
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == ',')
         .filter(|c| *c != ',')
         .collect();
     digits.parse().ok()
+}
+
+/// "as sent 9,905 B" → 9905
+fn as_sent_bytes(screen: &str) -> Option<usize> {
+    number_after(screen, "as sent ")
 }
 
 #[test]
@@ -153,13 +158,7 @@ fn console_compacts_live_as_the_model_changes_and_restores_the_terminal() {
 
 /// "allowance 22,896 tok" → 22896
 fn allowance_tokens(screen: &str) -> Option<usize> {
-    let at = screen.find("allowance ")?;
-    let digits: String = screen[at + 10..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .filter(|c| *c != ',')
-        .collect();
-    digits.parse().ok()
+    number_after(screen, "allowance ")
 }
 
 #[test]

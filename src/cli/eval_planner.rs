@@ -9,6 +9,7 @@ use crate::cli::{emit, print_json};
 use crate::core::error::CoreError;
 use crate::core::metrics::{ClassificationMetrics, classification};
 use crate::core::planner::Planner;
+use crate::import::labels::jsonl;
 use crate::import::read_text;
 use crate::workspace::{SAMPLE_PLANNER_EVAL, SAMPLE_PLANNER_HOLDOUT, Workspace, WorkspaceOptions};
 
@@ -56,20 +57,7 @@ pub struct PlannerReport {
 }
 
 pub fn parse_messages(text: &str, origin: &str) -> Result<Vec<LabelledMessage>, CoreError> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let m: LabelledMessage = serde_json::from_str(line).map_err(|e| CoreError::Syntax {
-            origin: origin.into(),
-            line: n + 1,
-            column: e.column().max(1),
-            message: e.to_string(),
-        })?;
-        out.push(m);
-    }
-    Ok(out)
+    jsonl(text, origin)
 }
 
 pub fn evaluate(

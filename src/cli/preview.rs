@@ -9,10 +9,10 @@ use crate::cli::compact::DEFAULT_MODEL;
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::Tier;
-use crate::core::error::utf8_text;
 use crate::core::gate::Admission;
 use crate::exit::bad_input;
 use crate::format::thousands;
+use crate::import::text_from_bytes;
 use crate::preview::{Preview, preview};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
@@ -48,8 +48,7 @@ fn read_prompt(arg: &str) -> anyhow::Result<String> {
         .lock()
         .read_to_end(&mut bytes)
         .context("reading the prompt from stdin")?;
-    utf8_text("stdin", &bytes)?;
-    String::from_utf8(bytes).map_err(|e| bad_input(format!("stdin: {e}")))
+    text_from_bytes("stdin", bytes)
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {

@@ -52,6 +52,25 @@ impl CoreError {
         }
     }
 
+    /// An error in one line of a JSON Lines file: the line is the file's (1-based), the
+    /// column the parser's within that line.
+    pub fn json_line(origin: &str, line: usize, err: &serde_json::Error) -> CoreError {
+        match CoreError::json(origin, err) {
+            CoreError::Syntax {
+                origin,
+                column,
+                message,
+                ..
+            } => CoreError::Syntax {
+                origin,
+                line,
+                column,
+                message,
+            },
+            other => other,
+        }
+    }
+
     /// Invalid UTF-8: the position of the first bad byte.
     pub fn utf8(origin: &str, bytes: &[u8], err: &std::str::Utf8Error) -> CoreError {
         let good = &bytes[..err.valid_up_to()];

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 use crate::core::budget::{BudgetRow, Tier};
-use crate::core::catalog::{RoutingGuide, Schema};
+use crate::core::catalog::{PipelineStep, RoutingGuide, Schema};
 use crate::core::text;
 
 /// Where in an entry a word was found.
@@ -92,13 +92,12 @@ pub struct RankIndex {
     lens: Vec<[u32; NF]>,
     avg_len: [f64; NF],
     name_terms: Vec<Vec<String>>,
-    desc_terms: Vec<Vec<String>>,
     /// Adjacent word pairs of each entry's name and description.
     pairs: Vec<HashSet<(String, String)>>,
     params: RankParams,
 }
 
-/// The ranker's tunable weights.
+/// The ranker's weights, as measured with `ctxconsole eval rank` on BFCL.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankParams {
     /// (weight, b) per field, in [`Field::ALL`] order.
@@ -107,7 +106,6 @@ pub struct RankParams {
     pub name_coverage: f64,
     /// Exponent of the query-coverage factor (0 = off).
     pub coord: f64,
-    pub desc_coverage: f64,
     pub pair: f64,
     pub expand: bool,
 }
@@ -119,7 +117,6 @@ impl Default for RankParams {
             k1: K1,
             name_coverage: NAME_COVERAGE_WEIGHT,
             coord: 0.5,
-            desc_coverage: 0.0,
             pair: 1.0,
             expand: true,
         }
@@ -218,70 +215,87 @@ impl Explanation {
     }
 }
 
+/// What an entry says, pack or pipeline alike, borrowed for indexing.
+struct EntryText<'a> {
+    /// A pack's name; a pipeline's id, and its name when that differs.
+    names: Vec<&'a str>,
+    intent_keywords: &'a [String],
+    accepts: &'a [String],
+    produces: &'a [String],
+    supersedes: &'a [String],
+    description: &'a str,
+    typical_use: &'a str,
+    steps: &'a [PipelineStep],
+    schemas: [Option<&'a Schema>; 2],
+}
+
+fn entry_text(guide: &RoutingGuide, i: usize) -> EntryText<'_> {
+    if i < guide.packs.len() {
+        let p = &guide.packs[i];
+        let m = &p.metadata;
+        EntryText {
+            names: vec![&p.name],
+            intent_keywords: &m.intent_keywords,
+            accepts: &m.accepts,
+            produces: &m.produces,
+            supersedes: &[],
+            description: &p.description,
+            typical_use: &m.typical_use,
+            steps: &[],
+            schemas: [m.input_schema.as_ref(), m.output_schema.as_ref()],
+        }
+    } else {
+        let p = &guide.pipelines[i - guide.packs.len()];
+        let m = &p.metadata;
+        let mut names = vec![p.id.as_str()];
+        if p.name != p.id {
+            names.push(&p.name);
+        }
+        EntryText {
+            names,
+            intent_keywords: &m.intent_keywords,
+            accepts: &m.accepts,
+            produces: &m.produces,
+            supersedes: &m.supersedes,
+            description: &p.description,
+            typical_use: &m.typical_use,
+            steps: &m.steps,
+            schemas: [m.inputs.as_ref(), m.outputs.as_ref()],
+        }
+    }
+}
+
 /// The per-field words of one entry.
 fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] {
     let mut f: [Vec<String>; NF] = Default::default();
     let mut add = |field: Field, text: &str| {
         text::for_each_term(text, |t| f[field as usize].push(t));
     };
-    if i < guide.packs.len() {
-        let p = &guide.packs[i];
-        let m = &p.metadata;
-        add(Field::Name, &p.name);
-        m.intent_keywords
-            .iter()
-            .for_each(|k| add(Field::IntentKeywords, k));
-        m.accepts
-            .iter()
-            .chain(&m.produces)
-            .for_each(|k| add(Field::AcceptsProduces, k));
-        add(Field::Description, &p.description);
-        add(Field::TypicalUse, &m.typical_use);
-        for s in [&m.input_schema, &m.output_schema].into_iter().flatten() {
-            schema_text(s, &mut |is_name, t| {
-                add(
-                    if is_name {
-                        Field::ParameterNames
-                    } else {
-                        Field::Parameters
-                    },
-                    t,
-                )
-            });
-        }
-    } else {
-        let p = &guide.pipelines[i - guide.packs.len()];
-        let m = &p.metadata;
-        add(Field::Name, &p.id);
-        if p.name != p.id {
-            add(Field::Name, &p.name);
-        }
-        m.intent_keywords
-            .iter()
-            .for_each(|k| add(Field::IntentKeywords, k));
-        m.accepts
-            .iter()
-            .chain(&m.produces)
-            .for_each(|k| add(Field::AcceptsProduces, k));
-        m.supersedes.iter().for_each(|k| add(Field::Supersedes, k));
-        add(Field::Description, &p.description);
-        add(Field::TypicalUse, &m.typical_use);
-        for s in m.steps.iter() {
-            add(Field::Parameters, &s.name);
-            add(Field::Parameters, &s.pack);
-        }
-        for s in [&m.inputs, &m.outputs].into_iter().flatten() {
-            schema_text(s, &mut |is_name, t| {
-                add(
-                    if is_name {
-                        Field::ParameterNames
-                    } else {
-                        Field::Parameters
-                    },
-                    t,
-                )
-            });
-        }
+    let e = entry_text(guide, i);
+    e.names.iter().for_each(|n| add(Field::Name, n));
+    e.intent_keywords
+        .iter()
+        .for_each(|k| add(Field::IntentKeywords, k));
+    e.accepts
+        .iter()
+        .chain(e.produces)
+        .for_each(|k| add(Field::AcceptsProduces, k));
+    e.supersedes.iter().for_each(|k| add(Field::Supersedes, k));
+    add(Field::Description, e.description);
+    add(Field::TypicalUse, e.typical_use);
+    for s in e.steps {
+        add(Field::Parameters, &s.name);
+        add(Field::Parameters, &s.pack);
+    }
+    for s in e.schemas.into_iter().flatten() {
+        schema_text(s, &mut |is_name, t| {
+            let field = if is_name {
+                Field::ParameterNames
+            } else {
+                Field::Parameters
+            };
+            add(field, t)
+        });
     }
     f
 }
@@ -331,7 +345,6 @@ impl RankIndex {
         let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut lens = Vec::with_capacity(n);
         let mut name_terms = Vec::with_capacity(n);
-        let mut desc_terms = Vec::with_capacity(n);
         let mut pairs = Vec::with_capacity(n);
         let mut totals = [0f64; NF];
         for i in 0..n {
@@ -359,10 +372,6 @@ impl RankIndex {
                 }
             }
             pairs.push(pair_set);
-            let mut desc = fields[Field::Description as usize].clone();
-            desc.sort();
-            desc.dedup();
-            desc_terms.push(desc);
             let mut names = fields[Field::Name as usize].clone();
             names.sort();
             names.dedup();
@@ -383,7 +392,6 @@ impl RankIndex {
             lens,
             avg_len,
             name_terms,
-            desc_terms,
             pairs,
             params: RankParams::default(),
         }
@@ -424,16 +432,9 @@ impl RankIndex {
         idf * combined_tf * (k1 + 1.0) / (combined_tf + k1)
     }
 
-    pub fn set_params(&mut self, params: RankParams) {
-        self.params = params;
-    }
-
     /// Name coverage: the IDF share of the entry's name words that the intent contains.
     fn name_coverage(&self, doc: usize, query: &HashSet<&str>) -> f64 {
-        self.coverage(&self.name_terms[doc], query)
-    }
-
-    fn coverage(&self, names: &[String], query: &HashSet<&str>) -> f64 {
+        let names = &self.name_terms[doc];
         if !names.iter().any(|t| query.contains(t.as_str())) {
             return 0.0;
         }
@@ -451,7 +452,13 @@ impl RankIndex {
 
     /// Rank every entry for `intent`. Ties keep catalog order.
     pub fn rank(&self, intent: &str, prior: Option<&HistoryPrior>) -> Ranking {
-        let mut terms = text::terms(intent);
+        let words = text::terms(intent);
+        // Adjacent pairs of what was written (not of the expansion below).
+        let query_pairs: Vec<(String, String)> = words
+            .windows(2)
+            .map(|w| (w[0].clone(), w[1].clone()))
+            .collect();
+        let mut terms = words;
         if self.params.expand {
             terms.extend(question_word_expansion(intent));
         }
@@ -480,17 +487,7 @@ impl RankIndex {
                 matched_idf[d] += idf;
             }
         }
-        let query_pairs: Vec<(String, String)> = {
-            let all = text::terms(intent);
-            all.windows(2)
-                .map(|w| (w[0].clone(), w[1].clone()))
-                .collect()
-        };
         for &d in &touched {
-            if self.params.desc_coverage > 0.0 {
-                lexical[d] +=
-                    self.params.desc_coverage * self.coverage(&self.desc_terms[d], &query);
-            }
             if self.params.pair > 0.0 {
                 let hits = query_pairs
                     .iter()

@@ -223,23 +223,7 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
     {
         match serde_json::from_str::<BfclQuestion>(line) {
             Ok(q) => docs.extend(q.function),
-            Err(e) => {
-                // Positions inside a line are the parser's; the line is the file's.
-                return Some(Err(match CoreError::json(origin, &e) {
-                    CoreError::Syntax {
-                        origin,
-                        column,
-                        message,
-                        ..
-                    } => CoreError::Syntax {
-                        origin,
-                        line: n + 1,
-                        column,
-                        message,
-                    },
-                    other => other,
-                }));
-            }
+            Err(e) => return Some(Err(CoreError::json_line(origin, n + 1, &e))),
         }
     }
     let guide = packs_to_guide(docs.into_iter().map(function_pack));

@@ -50,22 +50,15 @@ struct OperatorLabel {
     expected: Vec<String>,
 }
 
-/// Parse JSON Lines, naming the line of the first bad one.
-fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<Vec<T>, CoreError> {
+/// Parse JSON Lines (blank lines skipped), naming the line of the first bad one.
+pub fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<Vec<T>, CoreError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let item = serde_json::from_str::<T>(line).map_err(|e| CoreError::Syntax {
-            origin: origin.to_string(),
-            line: n + 1,
-            column: e.column().max(1),
-            message: match CoreError::json(origin, &e) {
-                CoreError::Syntax { message, .. } => message,
-                other => other.to_string(),
-            },
-        })?;
+        let item =
+            serde_json::from_str::<T>(line).map_err(|e| CoreError::json_line(origin, n + 1, &e))?;
         out.push(item);
     }
     Ok(out)

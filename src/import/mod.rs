@@ -15,8 +15,13 @@ use crate::exit::bad_input;
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path)
         .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
-    let origin = path.display().to_string();
-    utf8_text(&origin, &bytes)?;
+    text_from_bytes(&path.display().to_string(), bytes)
+}
+
+/// Bytes the user gave (a file, stdin) as UTF-8 text; invalid UTF-8 is bad input naming
+/// `origin`, the line and the column.
+pub fn text_from_bytes(origin: &str, bytes: Vec<u8>) -> anyhow::Result<String> {
+    utf8_text(origin, &bytes)?;
     // Valid UTF-8 was just checked; the conversion reuses the buffer.
     String::from_utf8(bytes).map_err(|e| bad_input(format!("{origin}: {e}")))
 }
