@@ -7,17 +7,25 @@ use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::{Compacted, PreparedCatalog};
+use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
 use crate::core::rank::RankIndex;
+use crate::exit::bad_input;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::read_text;
 use crate::preview::{PreviewContext, cut_order_for};
+use crate::store::cache::parse_duration;
+use crate::store::history::{HISTORY_FILE, HistoryStore};
+use std::collections::HashSet;
 
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
 pub const SAMPLE_PLANNER: &str = include_str!("../sample-data/planner.toml");
+/// Seven weeks of plan history the store is seeded with on first run.
+pub const SAMPLE_PLANS: &str = include_str!("../sample-data/history-plans.jsonl");
+pub const SAMPLE_EXECUTIONS: &str = include_str!("../sample-data/history-executions.jsonl");
 /// The labelled messages `eval planner` measures the rules on.
 pub const SAMPLE_PLANNER_EVAL: &str = include_str!("../sample-data/planner-eval.jsonl");
 /// Messages written after the rules were tuned, and never tuned on.
@@ -30,6 +38,8 @@ pub const REGISTRY_FILE: &str = "registry.json";
 pub const PLANNER_FILE: &str = "planner.toml";
 pub const KEYMAP_FILE: &str = "keymap.toml";
 pub const THEME_FILE: &str = "theme.toml";
+/// Settings that are not budgets, catalog, rules, keys or colours.
+pub const CONFIG_FILE: &str = "config.toml";
 
 /// Where the workspace lives: `--workspace`, else `CTXCONSOLE_HOME`, else the platform's
 /// data directory.
@@ -177,6 +187,68 @@ impl Workspace {
             planner: Arc::clone(&self.planner),
             cache_dir: store_briefings.then(|| self.dir.clone()),
         }
+    }
+}
+
+/// `config.toml`: settings with defaults in code.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub history: HistoryConfig,
+}
+
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// How long after a plan an execution without a plan id still counts for it (`15m`).
+    pub drift_window: Option<String>,
+}
+
+impl Workspace {
+    /// The workspace's `config.toml`, or the defaults.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        let path = self.dir.join(CONFIG_FILE);
+        if !path.is_file() {
+            return Ok(Config::default());
+        }
+        let text = read_text(&path)?;
+        let origin = path.display().to_string();
+        toml::from_str(&text).map_err(|e| CoreError::toml(&origin, &text, &e).into())
+    }
+
+    /// Pipeline ids of the catalog: a one-step plan naming one is `pipeline-direct`.
+    pub fn pipeline_ids(&self) -> HashSet<String> {
+        self.catalog
+            .guide()
+            .pipelines
+            .iter()
+            .map(|p| p.id.clone())
+            .collect()
+    }
+
+    /// Where the history store lives: `--store`, else `history.sqlite` in the workspace.
+    pub fn history_path(&self, store: Option<&Path>) -> PathBuf {
+        store.map_or_else(|| self.dir.join(HISTORY_FILE), Path::to_path_buf)
+    }
+
+    /// Open the history store, creating and seeding it with the sample history when it is
+    /// new. An existing store is never reseeded or overwritten.
+    pub fn open_history(&self, store: Option<&Path>) -> anyhow::Result<HistoryStore> {
+        let path = self.history_path(store);
+        let mut history = HistoryStore::open(&path)?;
+        let config = self.config()?;
+        if let Some(w) = config.history.drift_window {
+            let secs = parse_duration(&w).map_err(|e| {
+                bad_input(format!(
+                    "{}: history.drift_window: {e}",
+                    self.dir.join(CONFIG_FILE).display()
+                ))
+            })?;
+            history.set_drift_window(secs.as_secs() as i64)?;
+        }
+        history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?;
+        Ok(history)
     }
 }
 

@@ -3,18 +3,28 @@
 //! range, collected by age.
 
 use anyhow::Context;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::core::gate::line_range;
-use crate::exit::bad_input;
+use crate::store::sqlite::{self, Schema};
 
 pub const CACHE_FILE: &str = "cache.sqlite";
-/// Marks the file as ours (`PRAGMA application_id`): "ctxc".
-const APPLICATION_ID: i64 = 0x6374_7863;
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA: Schema = Schema {
+    // "ctxc"
+    application_id: 0x6374_7863,
+    kind: "output cache",
+    migrations: &["CREATE TABLE cache (
+             ref TEXT PRIMARY KEY,
+             created_at INTEGER NOT NULL,
+             bytes INTEGER NOT NULL,
+             lines INTEGER NOT NULL,
+             content BLOB NOT NULL
+         );
+         CREATE INDEX cache_created ON cache(created_at);"],
+};
 
 pub struct OutputCache {
     conn: Connection,
@@ -53,49 +63,7 @@ impl OutputCache {
     }
 
     pub fn open(path: &Path) -> anyhow::Result<OutputCache> {
-        let name = path.display().to_string();
-        let existed = path.is_file() && std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-        )
-        .with_context(|| format!("{name}: cannot open the output cache"))?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        let not_ours = |detail: String| {
-            bad_input(format!(
-                "{name}: not a ctxconsole output cache ({detail}); move it aside or pass another --workspace"
-            ))
-        };
-        if existed {
-            let app: i64 = conn
-                .query_row("PRAGMA application_id", [], |r| r.get(0))
-                .map_err(|e| not_ours(e.to_string()))?;
-            if app != APPLICATION_ID {
-                return Err(not_ours(format!("application id {app:#x}")));
-            }
-            let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-            if version > SCHEMA_VERSION {
-                return Err(bad_input(format!(
-                    "{name}: written by a newer ctxconsole (schema {version}, this one knows {SCHEMA_VERSION}); not touched"
-                )));
-            }
-        } else {
-            conn.execute_batch(&format!(
-                "PRAGMA application_id = {APPLICATION_ID};
-                 PRAGMA user_version = {SCHEMA_VERSION};
-                 CREATE TABLE IF NOT EXISTS cache (
-                     ref TEXT PRIMARY KEY,
-                     created_at INTEGER NOT NULL,
-                     bytes INTEGER NOT NULL,
-                     lines INTEGER NOT NULL,
-                     content BLOB NOT NULL
-                 );
-                 CREATE INDEX IF NOT EXISTS cache_created ON cache(created_at);"
-            ))
-            .with_context(|| format!("{name}: creating the output cache"))?;
-        }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .with_context(|| format!("{name}: setting WAL"))?;
+        let (conn, _) = sqlite::open(path, &SCHEMA)?;
         Ok(OutputCache {
             conn,
             path: path.to_path_buf(),

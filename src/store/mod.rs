@@ -1,3 +1,6 @@
-//! SQLite-backed services: the output cache (and, later, plan history).
+//! SQLite-backed services: the output cache and the plan history.
 
 pub mod cache;
+pub mod generate;
+pub mod history;
+pub mod sqlite;

@@ -1,0 +1,679 @@
+//! Plans and what happened to them (DESIGN §2.9): the records, the keys that group them,
+//! drift, the tier suggestion from real outcomes, and the weights the ranking prior takes
+//! from them. Pure: the store feeds it rows.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+use crate::core::budget::Tier;
+use crate::core::error::CoreError;
+use crate::core::text;
+
+/// What a step names when the guard found no such pack or pipeline.
+pub const UNKNOWN_TOOL: &str = "unknown";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub order: u32,
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub args: serde_json::Value,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A plan came back and every step names a real tool.
+    Ok,
+    /// A plan came back; the guard demoted at least one step to `unknown`.
+    Guarded,
+    /// No plan came back (see the failure class).
+    Failed,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 3] = [Outcome::Ok, Outcome::Guarded, Outcome::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Guarded => "guarded",
+            Outcome::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Complexity {
+    SingleAction,
+    PipelineDirect,
+    PackChain,
+}
+
+impl Complexity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Complexity::SingleAction => "single-action",
+            Complexity::PipelineDirect => "pipeline-direct",
+            Complexity::PackChain => "pack-chain",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Complexity> {
+        [
+            Complexity::SingleAction,
+            Complexity::PipelineDirect,
+            Complexity::PackChain,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+
+    /// From the steps: none or one is `single-action`, unless that one runs a pipeline
+    /// (`pipeline-direct`); two or more are a `pack-chain`.
+    pub fn of(steps: &[Step], is_pipeline: impl Fn(&str) -> bool) -> Complexity {
+        match steps {
+            [one] if is_pipeline(&one.tool) => Complexity::PipelineDirect,
+            [] | [_] => Complexity::SingleAction,
+            _ => Complexity::PackChain,
+        }
+    }
+}
+
+/// How the executions after a plan relate to its steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Drift {
+    /// Every step executed, in order.
+    Followed,
+    /// Some steps executed, or all of them out of order.
+    Partial,
+    /// Nothing executed.
+    Ignored,
+    /// Other tools executed, none of the plan's.
+    Diverged,
+    /// No plan came back.
+    Failed,
+}
+
+impl Drift {
+    pub const ALL: [Drift; 5] = [
+        Drift::Followed,
+        Drift::Partial,
+        Drift::Ignored,
+        Drift::Diverged,
+        Drift::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Drift::Followed => "followed",
+            Drift::Partial => "partial",
+            Drift::Ignored => "ignored",
+            Drift::Diverged => "diverged",
+            Drift::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Drift> {
+        Drift::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+
+    /// A one-character marker for lists.
+    pub fn marker(self) -> char {
+        match self {
+            Drift::Followed => '✓',
+            Drift::Partial => '◐',
+            Drift::Ignored => '○',
+            Drift::Diverged => '↯',
+            Drift::Failed => '✗',
+        }
+    }
+
+    /// Drift of one plan: `planned` are its step tools in order (guard-demoted steps left
+    /// out: nothing can execute them), `executed` the tools run after it, in time order.
+    pub fn classify(outcome: Outcome, planned: &[&str], executed: &[&str]) -> Drift {
+        if outcome == Outcome::Failed {
+            return Drift::Failed;
+        }
+        if executed.is_empty() {
+            return Drift::Ignored;
+        }
+        let mut next = 0;
+        for tool in executed {
+            if next < planned.len() && planned[next] == *tool {
+                next += 1;
+            }
+        }
+        if !planned.is_empty() && next == planned.len() {
+            return Drift::Followed;
+        }
+        if planned.iter().any(|p| executed.contains(p)) {
+            Drift::Partial
+        } else {
+            Drift::Diverged
+        }
+    }
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One plan as imported, exported and stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub id: String,
+    /// Unix seconds.
+    pub at: i64,
+    pub caller: String,
+    pub model: String,
+    pub intent: String,
+    pub steps: Vec<Step>,
+    pub outcome: Outcome,
+    pub failure_class: Option<String>,
+    pub finish_reason: Option<String>,
+    pub raw_response: Option<String>,
+    pub trim_record: Option<serde_json::Value>,
+    pub duration_ms: Option<i64>,
+    pub replay_of: Option<String>,
+}
+
+impl PlanRecord {
+    /// Step tools a caller could have executed, in order.
+    pub fn planned_tools(&self) -> Vec<&str> {
+        self.steps
+            .iter()
+            .map(|s| s.tool.as_str())
+            .filter(|t| *t != UNKNOWN_TOOL)
+            .collect()
+    }
+}
+
+/// One tool execution (the gateway's pack_history).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionRecord {
+    /// Given by the source, else derived from the other fields so a re-import matches.
+    pub id: String,
+    pub at: i64,
+    pub caller: String,
+    pub session: Option<String>,
+    pub plan_id: Option<String>,
+    pub tool: String,
+    pub ok: bool,
+}
+
+/// A plan line of a JSONL file: timestamps as RFC 3339 (or Unix seconds), optional fields
+/// optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanLine {
+    id: Option<String>,
+    at: serde_json::Value,
+    caller: String,
+    model: String,
+    intent: String,
+    #[serde(default)]
+    steps: Vec<Step>,
+    outcome: Option<String>,
+    #[serde(default)]
+    failure_class: Option<String>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    raw_response: Option<String>,
+    #[serde(default)]
+    trim_record: Option<serde_json::Value>,
+    #[serde(default)]
+    duration_ms: Option<i64>,
+    #[serde(default)]
+    replay_of: Option<String>,
+    // Written by export, recomputed on import.
+    #[serde(default)]
+    #[allow(dead_code)]
+    complexity: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    intent_sha: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    shape: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    drift: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecutionLine {
+    id: Option<String>,
+    at: serde_json::Value,
+    caller: String,
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    plan_id: Option<String>,
+    tool: String,
+    #[serde(default = "yes")]
+    ok: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn line_error(origin: &str, line: usize, message: impl Into<String>) -> CoreError {
+    CoreError::Content {
+        origin: format!("{origin}: line {line}"),
+        message: message.into(),
+    }
+}
+
+fn timestamp(origin: &str, line: usize, value: &serde_json::Value) -> Result<i64, CoreError> {
+    let parsed = match value {
+        serde_json::Value::String(s) => crate::core::time::parse_timestamp(s),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| format!("'at' {n} is not whole seconds")),
+        other => Err(format!("'at' must be a timestamp, not {other}")),
+    };
+    parsed.map_err(|m| line_error(origin, line, format!("field 'at': {m}")))
+}
+
+fn required(origin: &str, line: usize, field: &str, value: &str) -> Result<(), CoreError> {
+    if value.trim().is_empty() {
+        return Err(line_error(
+            origin,
+            line,
+            format!("field '{field}' is empty"),
+        ));
+    }
+    Ok(())
+}
+
+/// Parse one plan line (`line` is 1-based, for the error).
+pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanRecord, CoreError> {
+    let raw: PlanLine =
+        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
+    let at = timestamp(origin, line, &raw.at)?;
+    required(origin, line, "caller", &raw.caller)?;
+    required(origin, line, "model", &raw.model)?;
+    required(origin, line, "intent", &raw.intent)?;
+    let outcome = match raw.outcome.as_deref() {
+        None if raw.steps.is_empty() => Outcome::Failed,
+        None if raw.steps.iter().any(|s| s.tool == UNKNOWN_TOOL) => Outcome::Guarded,
+        None => Outcome::Ok,
+        Some(s) => Outcome::parse(s).ok_or_else(|| {
+            line_error(
+                origin,
+                line,
+                format!("field 'outcome': '{s}' is not ok, guarded or failed"),
+            )
+        })?,
+    };
+    if outcome == Outcome::Failed && raw.failure_class.is_none() {
+        return Err(line_error(
+            origin,
+            line,
+            "a failed plan needs its 'failure_class'",
+        ));
+    }
+    let mut steps = raw.steps;
+    steps.sort_by_key(|s| s.order);
+    let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
+        format!(
+            "p-{}",
+            short_sha(&format!("{at}\n{}\n{}", raw.caller, raw.intent))
+        )
+    });
+    Ok(PlanRecord {
+        id,
+        at,
+        caller: raw.caller,
+        model: raw.model,
+        intent: raw.intent,
+        steps,
+        outcome,
+        failure_class: raw.failure_class,
+        finish_reason: raw.finish_reason,
+        raw_response: raw.raw_response,
+        trim_record: raw.trim_record,
+        duration_ms: raw.duration_ms,
+        replay_of: raw.replay_of,
+    })
+}
+
+/// Parse one execution line.
+pub fn parse_execution_line(
+    origin: &str,
+    line: usize,
+    text: &str,
+) -> Result<ExecutionRecord, CoreError> {
+    let raw: ExecutionLine =
+        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
+    let at = timestamp(origin, line, &raw.at)?;
+    required(origin, line, "caller", &raw.caller)?;
+    required(origin, line, "tool", &raw.tool)?;
+    let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
+        format!(
+            "e-{}",
+            short_sha(&format!(
+                "{at}\n{}\n{}\n{}\n{}\n{}",
+                raw.caller,
+                raw.session.as_deref().unwrap_or(""),
+                raw.plan_id.as_deref().unwrap_or(""),
+                raw.tool,
+                raw.ok
+            ))
+        )
+    });
+    Ok(ExecutionRecord {
+        id,
+        at,
+        caller: raw.caller,
+        session: raw.session,
+        plan_id: raw.plan_id,
+        tool: raw.tool,
+        ok: raw.ok,
+    })
+}
+
+/// 16 hex digits of SHA-256.
+pub fn short_sha(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// DESIGN §2.9: 16 hex of sha256 of the trimmed, lower-cased intent. Identical asks only.
+pub fn intent_sha(intent: &str) -> String {
+    short_sha(&intent.trim().to_lowercase())
+}
+
+/// The content words a shape is made of: stemmed, stop words and bare numbers dropped,
+/// sorted, distinct. "Draft a blog post about the launch" and "the launch: draft blog posts"
+/// share them.
+pub fn shape_words(intent: &str) -> Vec<String> {
+    let mut words: Vec<String> = text::terms(intent)
+        .into_iter()
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The key similar intents group under: a hash of [`shape_words`].
+pub fn shape(intent: &str) -> String {
+    short_sha(&shape_words(intent).join(" "))
+}
+
+/// How much a past plan's tools count for the ranking prior, by what became of it. The
+/// gateway wrote plans but never asked this: a plan the agent ignored or worked around is
+/// evidence against its tools, not for them.
+pub fn prior_weight(outcome: Outcome, drift: Drift) -> f64 {
+    let base = match drift {
+        Drift::Followed => 1.0,
+        Drift::Partial => 0.4,
+        Drift::Ignored => -0.2,
+        Drift::Diverged => -0.6,
+        Drift::Failed => 0.0,
+    };
+    if outcome == Outcome::Guarded {
+        base * 0.8
+    } else {
+        base
+    }
+}
+
+/// What the tools executed *instead* are worth when a plan diverged: the agent knew better.
+pub const DIVERGED_EXECUTED_WEIGHT: f64 = 0.6;
+
+/// A model's real outcomes, as the store counts them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModelOutcomes {
+    pub model: String,
+    pub plans: u64,
+    pub ok: u64,
+    pub guarded: u64,
+    pub failed: u64,
+    pub followed: u64,
+    pub partial: u64,
+    pub ignored: u64,
+    pub diverged: u64,
+    /// Failure class → count, most frequent first.
+    pub failure_causes: Vec<(String, u64)>,
+}
+
+impl ModelOutcomes {
+    pub fn failed_rate(&self) -> f64 {
+        ratio(self.failed, self.plans)
+    }
+
+    /// Of the plans that came back, the share the agent followed.
+    pub fn followed_rate(&self) -> f64 {
+        ratio(self.followed, self.plans - self.failed)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// Fewer plans than this and no tier is suggested.
+pub const TIER_MIN_EVIDENCE: u64 = 20;
+
+/// The rule, as shown beside every suggestion.
+pub const TIER_RULE: &str = "A when ≤5% of plans failed and ≥75% of returned plans were followed; B when ≤20% failed and ≥50% followed; else C; at least 20 plans";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TierSuggestion {
+    /// `None` when there is too little evidence.
+    pub tier: Option<Tier>,
+    pub evidence: u64,
+    pub why: String,
+}
+
+/// The tier a model's own outcomes argue for ([`TIER_RULE`]).
+pub fn suggest_tier(m: &ModelOutcomes) -> TierSuggestion {
+    let failed = m.failed_rate();
+    let followed = m.followed_rate();
+    let evidence = m.plans;
+    if evidence < TIER_MIN_EVIDENCE {
+        return TierSuggestion {
+            tier: None,
+            evidence,
+            why: format!("only {evidence} plans; {TIER_MIN_EVIDENCE} needed"),
+        };
+    }
+    let tier = if failed <= 0.05 && followed >= 0.75 {
+        Tier::A
+    } else if failed <= 0.20 && followed >= 0.50 {
+        Tier::B
+    } else {
+        Tier::C
+    };
+    TierSuggestion {
+        tier: Some(tier),
+        evidence,
+        why: format!(
+            "{:.0}% failed, {:.0}% followed over {evidence} plans",
+            failed * 100.0,
+            followed * 100.0
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drift_classes() {
+        use Drift::*;
+        let plan = ["memory.store", "blog.draft"];
+        let c = |e: &[&str]| Drift::classify(Outcome::Ok, &plan, e);
+        assert_eq!(c(&["memory.store", "web.search", "blog.draft"]), Followed);
+        assert_eq!(c(&["blog.draft", "memory.store"]), Partial);
+        assert_eq!(c(&["memory.store"]), Partial);
+        assert_eq!(c(&[]), Ignored);
+        assert_eq!(c(&["image.generate"]), Diverged);
+        assert_eq!(
+            Drift::classify(Outcome::Failed, &[], &["image.generate"]),
+            Failed
+        );
+        // Nothing planned that could run: anything executed went its own way.
+        assert_eq!(
+            Drift::classify(Outcome::Guarded, &[], &["fs.read"]),
+            Diverged
+        );
+    }
+
+    #[test]
+    fn complexity_from_steps() {
+        let step = |t: &str| Step {
+            order: 1,
+            tool: t.into(),
+            args: serde_json::Value::Null,
+            rationale: String::new(),
+        };
+        let pipe = |t: &str| t.starts_with("builtin.");
+        assert_eq!(Complexity::of(&[], pipe), Complexity::SingleAction);
+        assert_eq!(
+            Complexity::of(&[step("fs.read")], pipe),
+            Complexity::SingleAction
+        );
+        assert_eq!(
+            Complexity::of(&[step("builtin.page-digest")], pipe),
+            Complexity::PipelineDirect
+        );
+        assert_eq!(
+            Complexity::of(&[step("fs.read"), step("builtin.page-digest")], pipe),
+            Complexity::PackChain
+        );
+    }
+
+    #[test]
+    fn keys_group_similar_intents_and_only_identical_share_a_sha() {
+        assert_eq!(intent_sha("  Draft a Blog "), intent_sha("draft a blog"));
+        assert_eq!(intent_sha("draft a blog").len(), 16);
+        assert_ne!(intent_sha("draft a blog"), intent_sha("draft the blog"));
+        assert_eq!(
+            shape("Draft a blog post about the launch"),
+            shape("the launch: draft blog posts")
+        );
+        assert_eq!(
+            shape("summarise report 12"),
+            shape("summarise the report 13")
+        );
+        assert_ne!(shape("draft a blog"), shape("publish a blog"));
+    }
+
+    #[test]
+    fn plan_lines_parse_or_name_the_problem() {
+        let p = parse_plan_line(
+            "plans.jsonl",
+            3,
+            r#"{"at":"2026-10-03T12:00:00Z","caller":"c","model":"m","intent":"x","steps":[{"order":2,"tool":"b"},{"order":1,"tool":"unknown","rationale":"gap: no such tool"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(p.outcome, Outcome::Guarded);
+        assert_eq!(p.steps[0].tool, "unknown");
+        assert!(p.id.starts_with("p-"));
+        assert_eq!(p.planned_tools(), vec!["b"]);
+        let again = parse_plan_line(
+            "plans.jsonl",
+            3,
+            r#"{"at":1791028800,"caller":"c","model":"m","intent":"x","steps":[{"order":1,"tool":"b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            again.id, p.id,
+            "the derived id does not depend on the steps"
+        );
+        for (text, needle) in [
+            (
+                r#"{"at":"soon","caller":"c","model":"m","intent":"x"}"#,
+                "field 'at'",
+            ),
+            (
+                r#"{"at":1,"caller":"","model":"m","intent":"x"}"#,
+                "'caller' is empty",
+            ),
+            (
+                r#"{"at":1,"caller":"c","model":"m","intent":"x"}"#,
+                "failure_class",
+            ),
+            (
+                r#"{"at":1,"caller":"c","model":"m","intent":"x","outcome":"meh"}"#,
+                "'meh'",
+            ),
+            (
+                r#"{"at":1,"caller":"c","model":"m","intent":"x","stepz":[]}"#,
+                "stepz",
+            ),
+            (r#"{"at":1,"#, "line 7"),
+        ] {
+            let err = parse_plan_line("plans.jsonl", 7, text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(needle) && err.contains("line 7"),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn execution_ids_are_stable_for_reimport() {
+        let line = r#"{"at":"2026-10-03T12:00:05Z","caller":"c","tool":"fs.read"}"#;
+        let a = parse_execution_line("e", 1, line).unwrap();
+        let b = parse_execution_line("e", 9, line).unwrap();
+        assert_eq!(a.id, b.id);
+        assert!(a.ok);
+    }
+
+    #[test]
+    fn tier_suggestion_follows_the_stated_rule() {
+        let mut m = ModelOutcomes {
+            model: "x".into(),
+            plans: 10,
+            ..Default::default()
+        };
+        assert_eq!(suggest_tier(&m).tier, None);
+        m.plans = 100;
+        m.failed = 3;
+        m.followed = 80;
+        assert_eq!(suggest_tier(&m).tier, Some(Tier::A));
+        m.failed = 15;
+        m.followed = 50;
+        assert_eq!(suggest_tier(&m).tier, Some(Tier::B));
+        m.failed = 40;
+        assert_eq!(suggest_tier(&m).tier, Some(Tier::C));
+        assert_eq!(suggest_tier(&m).evidence, 100);
+    }
+
+    #[test]
+    fn prior_weights_rank_outcomes() {
+        let f = prior_weight(Outcome::Ok, Drift::Followed);
+        let p = prior_weight(Outcome::Ok, Drift::Partial);
+        let d = prior_weight(Outcome::Ok, Drift::Diverged);
+        assert!(f > p && p > 0.0 && d < 0.0);
+        assert!(prior_weight(Outcome::Guarded, Drift::Followed) < f);
+    }
+}

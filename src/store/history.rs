@@ -1,0 +1,1417 @@
+//! The plan history store (DESIGN §2.9): plans and executions in SQLite, imports that are
+//! all-or-nothing, drift kept current as executions arrive, and the queries the `history`
+//! command and the History pane run.
+
+use anyhow::Context;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use crate::core::error::CoreError;
+use crate::core::history::{
+    Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
+    PlanRecord, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
+    prior_weight, shape, shape_words,
+};
+use crate::core::rank::PastPlan;
+use crate::exit::bad_input;
+use crate::store::sqlite::{self, Schema};
+
+pub const HISTORY_FILE: &str = "history.sqlite";
+
+/// How long after a plan an execution by the same caller still counts as following it
+/// (when the execution does not name its plan).
+pub const DEFAULT_DRIFT_WINDOW_SECS: i64 = 15 * 60;
+
+const SCHEMA: Schema = Schema {
+    // "ctxh"
+    application_id: 0x6374_7868,
+    kind: "history store",
+    migrations: &[MIGRATION_1],
+};
+
+const MIGRATION_1: &str = "
+CREATE TABLE plans (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    caller TEXT NOT NULL,
+    model TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    intent_sha TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    complexity TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    failure_class TEXT,
+    finish_reason TEXT,
+    raw_response TEXT,
+    trim_record TEXT,
+    duration_ms INTEGER,
+    replay_of TEXT,
+    drift TEXT NOT NULL DEFAULT 'ignored',
+    -- the tools executed after the plan that drift was judged on (JSON array)
+    executed TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX plans_at ON plans(at);
+CREATE INDEX plans_caller_at ON plans(caller, at);
+CREATE INDEX plans_model_at ON plans(model, at);
+CREATE INDEX plans_outcome_at ON plans(outcome, at);
+CREATE INDEX plans_drift_at ON plans(drift, at);
+CREATE INDEX plans_shape_at ON plans(shape, at);
+CREATE INDEX plans_model_stats ON plans(model, outcome, drift, failure_class);
+CREATE INDEX plans_replay_of ON plans(replay_of) WHERE replay_of IS NOT NULL;
+CREATE TABLE plan_steps (
+    plan_seq INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    PRIMARY KEY (plan_seq, ord)
+) WITHOUT ROWID;
+CREATE INDEX plan_steps_tool ON plan_steps(tool);
+CREATE TABLE executions (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    caller TEXT NOT NULL,
+    session TEXT,
+    plan_id TEXT,
+    tool TEXT NOT NULL,
+    ok INTEGER NOT NULL
+);
+CREATE INDEX executions_caller_at ON executions(caller, at);
+CREATE INDEX executions_plan ON executions(plan_id) WHERE plan_id IS NOT NULL;
+CREATE INDEX executions_tool_at ON executions(tool, at);
+-- One row per intent shape, kept current by imports: the group list opens without
+-- aggregating every plan.
+CREATE TABLE shapes (
+    shape TEXT PRIMARY KEY,
+    words TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    plans INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    last_at INTEGER NOT NULL
+);
+CREATE INDEX shapes_plans ON shapes(plans DESC, last_at DESC);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
+
+pub struct HistoryStore {
+    conn: Connection,
+    path: PathBuf,
+    drift_window: i64,
+}
+
+/// What one import did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImportReport {
+    pub source: String,
+    pub kind: String,
+    pub lines: usize,
+    pub added: usize,
+    /// Rows already in the store (same id): importing a file twice keeps one copy.
+    pub already_present: usize,
+    /// Plans whose drift was recomputed because of this import.
+    pub drift_updated: usize,
+}
+
+/// Which plans a query looks at. Empty means all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PlanFilter {
+    pub caller: Option<String>,
+    pub model: Option<String>,
+    pub outcome: Option<Outcome>,
+    pub drift: Option<Drift>,
+    /// Unix seconds: plans at or after.
+    pub since: Option<i64>,
+    pub shape: Option<String>,
+}
+
+impl PlanFilter {
+    pub fn is_empty(&self) -> bool {
+        *self == PlanFilter::default()
+    }
+
+    /// `WHERE …` (or nothing) over `plans` aliased `p`, and its parameters.
+    fn clause(&self) -> (String, Vec<rusqlite::types::Value>) {
+        use rusqlite::types::Value;
+        let mut parts = Vec::new();
+        let mut values = Vec::new();
+        let mut text = |col: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                parts.push(format!("p.{col} = ?{}", values.len() + 1));
+                values.push(Value::Text(v.clone()));
+            }
+        };
+        text("caller", &self.caller);
+        text("model", &self.model);
+        text("outcome", &self.outcome.map(|o| o.as_str().to_string()));
+        text("drift", &self.drift.map(|d| d.as_str().to_string()));
+        text("shape", &self.shape);
+        if let Some(since) = self.since {
+            parts.push(format!("p.at >= ?{}", values.len() + 1));
+            values.push(Value::Integer(since));
+        }
+        if parts.is_empty() {
+            (String::new(), values)
+        } else {
+            (format!("WHERE {}", parts.join(" AND ")), values)
+        }
+    }
+}
+
+/// One plan in a list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanRow {
+    pub id: String,
+    pub at: i64,
+    pub caller: String,
+    pub model: String,
+    pub intent: String,
+    pub complexity: String,
+    pub outcome: Outcome,
+    pub drift: Drift,
+    pub failure_class: Option<String>,
+    pub steps: usize,
+    pub replay_of: Option<String>,
+}
+
+/// One plan in full, with what executed after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanDetail {
+    #[serde(flatten)]
+    pub record: PlanRecord,
+    pub complexity: String,
+    pub intent_sha: String,
+    pub shape: String,
+    pub drift: Drift,
+    /// Tools executed after the plan, in order: the evidence for `drift`.
+    pub executed: Vec<String>,
+}
+
+/// A group of similar intents.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupSummary {
+    pub shape: String,
+    pub words: String,
+    /// The most recent intent of the group.
+    pub intent: String,
+    pub plans: u64,
+    pub first_at: i64,
+    pub last_at: i64,
+    /// Filled by [`HistoryStore::group_details`].
+    pub complexity: Option<String>,
+    pub top_tools: Vec<(String, u64)>,
+    pub models: Vec<(String, u64)>,
+}
+
+/// Two tools planned together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepPair {
+    pub a: String,
+    pub b: String,
+    pub plans: u64,
+}
+
+/// Drift counts and the plans behind them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriftReport {
+    pub window_secs: i64,
+    pub counts: Vec<(Drift, u64)>,
+    pub plans: Vec<DriftRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriftRow {
+    pub id: String,
+    pub at: i64,
+    pub caller: String,
+    pub model: String,
+    pub intent: String,
+    pub drift: Drift,
+    pub planned: Vec<String>,
+    pub executed: Vec<String>,
+}
+
+/// Row counts, for reports and for checking that a failed import changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub plans: u64,
+    pub executions: u64,
+    pub shapes: u64,
+}
+
+fn db_err(path: &Path, what: &str) -> impl FnOnce(rusqlite::Error) -> anyhow::Error {
+    let msg = format!("{}: {what}", path.display());
+    move |e| anyhow::Error::new(e).context(msg)
+}
+
+impl HistoryStore {
+    /// Open (creating when missing) the store at `path`. A file that is not a history store,
+    /// a damaged one, or one from a newer ctxconsole is refused and left untouched.
+    pub fn open(path: &Path) -> anyhow::Result<HistoryStore> {
+        Ok(Self::open_created(path)?.0)
+    }
+
+    /// As [`open`](Self::open), and whether the file was created now.
+    pub fn open_created(path: &Path) -> anyhow::Result<(HistoryStore, bool)> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating the data directory {}", parent.display()))?;
+        }
+        let (conn, created) = sqlite::open(path, &SCHEMA)?;
+        let mut store = HistoryStore {
+            conn,
+            path: path.to_path_buf(),
+            drift_window: DEFAULT_DRIFT_WINDOW_SECS,
+        };
+        if let Some(w) = store.meta("drift_window_secs")? {
+            store.drift_window = w.parse().unwrap_or(DEFAULT_DRIFT_WINDOW_SECS);
+        } else {
+            store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
+        }
+        Ok((store, created))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn drift_window(&self) -> i64 {
+        self.drift_window
+    }
+
+    /// Use another drift window; every plan's drift is recomputed when it changed.
+    pub fn set_drift_window(&mut self, secs: i64) -> anyhow::Result<usize> {
+        if secs == self.drift_window {
+            return Ok(0);
+        }
+        self.drift_window = secs;
+        let tx = self.write()?;
+        set_meta(&tx, "drift_window_secs", &secs.to_string())?;
+        let callers: BTreeSet<String> = {
+            let mut st = tx.prepare("SELECT DISTINCT caller FROM plans")?;
+            st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        let n = recompute_drift(&tx, &callers, secs)?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    fn meta(&self, key: &str) -> anyhow::Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(db_err(&self.path, "reading meta"))
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> anyhow::Result<()> {
+        set_meta(&self.conn, key, value)
+    }
+
+    /// A write transaction that takes the lock at once, so two importers queue instead of
+    /// failing half-way.
+    fn write(&mut self) -> anyhow::Result<Transaction<'_>> {
+        let path = self.path.display().to_string();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(|| format!("{path}: waiting for the write lock"))
+    }
+
+    pub fn counts(&self) -> anyhow::Result<Counts> {
+        let one = |sql: &str| -> anyhow::Result<u64> {
+            let n: i64 = self
+                .conn
+                .query_row(sql, [], |r| r.get(0))
+                .map_err(db_err(&self.path, "counting rows"))?;
+            Ok(n as u64)
+        };
+        Ok(Counts {
+            plans: one("SELECT COUNT(*) FROM plans")?,
+            executions: one("SELECT COUNT(*) FROM executions")?,
+            shapes: one("SELECT COUNT(*) FROM shapes")?,
+        })
+    }
+
+    /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
+    /// naming the line, and the store is as it was. `progress` hears the lines read so far.
+    pub fn import_plans(
+        &mut self,
+        source: &str,
+        reader: impl BufRead,
+        pipelines: &HashSet<String>,
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<ImportReport> {
+        let window = self.drift_window;
+        let tx = self.write()?;
+        let mut report = ImportReport {
+            source: source.to_string(),
+            kind: "plans".into(),
+            ..Default::default()
+        };
+        let mut callers = BTreeSet::new();
+        {
+            let mut insert = PlanInserter::new(&tx)?;
+            for_each_line(source, reader, &mut progress, |line, text| {
+                let plan = parse_plan_line(source, line, text)?;
+                report.lines += 1;
+                if insert.insert(&plan, pipelines)? {
+                    report.added += 1;
+                    callers.insert(plan.caller);
+                } else {
+                    report.already_present += 1;
+                }
+                Ok(())
+            })?;
+        }
+        report.drift_updated = recompute_drift(&tx, &callers, window)?;
+        tx.commit()
+            .with_context(|| format!("{}: committing the import", self.path.display()))?;
+        Ok(report)
+    }
+
+    /// Import executions from JSON Lines; all-or-nothing like [`import_plans`](Self::import_plans).
+    pub fn import_executions(
+        &mut self,
+        source: &str,
+        reader: impl BufRead,
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<ImportReport> {
+        let window = self.drift_window;
+        let tx = self.write()?;
+        let mut report = ImportReport {
+            source: source.to_string(),
+            kind: "executions".into(),
+            ..Default::default()
+        };
+        let mut callers = BTreeSet::new();
+        {
+            let mut insert = ExecutionInserter::new(&tx)?;
+            for_each_line(source, reader, &mut progress, |line, text| {
+                let e = parse_execution_line(source, line, text)?;
+                report.lines += 1;
+                if insert.insert(&e)? {
+                    report.added += 1;
+                    callers.insert(e.caller);
+                } else {
+                    report.already_present += 1;
+                }
+                Ok(())
+            })?;
+        }
+        // An execution naming a plan of another caller moves that caller's drift too.
+        {
+            let mut st = tx.prepare(
+                "SELECT DISTINCT p.caller FROM executions e JOIN plans p ON p.id = e.plan_id
+                 WHERE e.plan_id IS NOT NULL AND p.caller <> e.caller",
+            )?;
+            for c in st.query_map([], |r| r.get::<_, String>(0))? {
+                callers.insert(c?);
+            }
+        }
+        report.drift_updated = recompute_drift(&tx, &callers, window)?;
+        tx.commit()
+            .with_context(|| format!("{}: committing the import", self.path.display()))?;
+        Ok(report)
+    }
+
+    /// Add records directly (the generator and live replays); one transaction.
+    pub fn insert_records(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<usize> {
+        self.insert_records_with(plans, executions, pipelines, None)
+    }
+
+    fn insert_records_with(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+        meta: Option<(&str, &str)>,
+    ) -> anyhow::Result<usize> {
+        let window = self.drift_window;
+        let tx = self.write()?;
+        if let Some((k, v)) = meta {
+            set_meta(&tx, k, v)?;
+        }
+        let mut callers = BTreeSet::new();
+        let mut added = 0;
+        {
+            let mut p = PlanInserter::new(&tx)?;
+            for plan in plans {
+                if p.insert(plan, pipelines)? {
+                    added += 1;
+                    callers.insert(plan.caller.clone());
+                }
+            }
+            let mut e = ExecutionInserter::new(&tx)?;
+            for ex in executions {
+                if e.insert(ex)? {
+                    callers.insert(ex.caller.clone());
+                }
+            }
+        }
+        recompute_drift(&tx, &callers, window)?;
+        tx.commit()?;
+        Ok(added)
+    }
+
+    /// Seed an empty, never-seeded store with the sample history, in one transaction.
+    /// Returns whether it seeded.
+    pub fn seed_if_new(
+        &mut self,
+        plans_jsonl: &str,
+        executions_jsonl: &str,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<bool> {
+        if self.meta("seeded")?.is_some() || self.counts()?.plans > 0 {
+            return Ok(false);
+        }
+        let mut plans = Vec::new();
+        let mut none = |_| {};
+        for_each_line(
+            "sample plans",
+            plans_jsonl.as_bytes(),
+            &mut none,
+            |line, text| {
+                plans.push(parse_plan_line("sample plans", line, text)?);
+                Ok(())
+            },
+        )?;
+        let mut executions = Vec::new();
+        for_each_line(
+            "sample executions",
+            executions_jsonl.as_bytes(),
+            &mut none,
+            |line, text| {
+                executions.push(parse_execution_line("sample executions", line, text)?);
+                Ok(())
+            },
+        )?;
+        self.insert_records_with(&plans, &executions, pipelines, Some(("seeded", "sample")))?;
+        Ok(true)
+    }
+
+    /// Every plan as JSON Lines, oldest first.
+    pub fn export_plans(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
+        let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY at, seq")?;
+        let ids: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        for id in &ids {
+            if let Some(d) = self.plan(id)? {
+                let mut line = serde_json::to_value(&d)?;
+                if let Some(obj) = line.as_object_mut() {
+                    obj.insert(
+                        "at".into(),
+                        crate::core::time::format_timestamp(d.record.at).into(),
+                    );
+                    obj.remove("executed");
+                }
+                writeln!(out, "{}", serde_json::to_string(&line)?)?;
+            }
+        }
+        Ok(ids.len())
+    }
+
+    /// Every execution as JSON Lines, oldest first.
+    pub fn export_executions(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
+        let mut st = self.conn.prepare(
+            "SELECT id, at, caller, session, plan_id, tool, ok FROM executions ORDER BY at, seq",
+        )?;
+        let mut rows = st.query([])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            let at: i64 = r.get(1)?;
+            let line = serde_json::json!({
+                "id": r.get::<_, String>(0)?,
+                "at": crate::core::time::format_timestamp(at),
+                "caller": r.get::<_, String>(2)?,
+                "session": r.get::<_, Option<String>>(3)?,
+                "plan_id": r.get::<_, Option<String>>(4)?,
+                "tool": r.get::<_, String>(5)?,
+                "ok": r.get::<_, bool>(6)?,
+            });
+            writeln!(out, "{line}")?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// One plan in full.
+    pub fn plan(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
+        self.conn
+            .query_row(
+                "SELECT id, at, caller, model, intent, steps, outcome, failure_class,
+                        finish_reason, raw_response, trim_record, duration_ms, replay_of,
+                        complexity, intent_sha, shape, drift, executed
+                 FROM plans WHERE id = ?1",
+                [id],
+                |r| {
+                    let steps: String = r.get(5)?;
+                    let trim: Option<String> = r.get(10)?;
+                    let executed: String = r.get(17)?;
+                    Ok(PlanDetail {
+                        record: PlanRecord {
+                            id: r.get(0)?,
+                            at: r.get(1)?,
+                            caller: r.get(2)?,
+                            model: r.get(3)?,
+                            intent: r.get(4)?,
+                            steps: serde_json::from_str::<Vec<Step>>(&steps).unwrap_or_default(),
+                            outcome: outcome_col(r.get::<_, String>(6)?),
+                            failure_class: r.get(7)?,
+                            finish_reason: r.get(8)?,
+                            raw_response: r.get(9)?,
+                            trim_record: trim.and_then(|t| serde_json::from_str(&t).ok()),
+                            duration_ms: r.get(11)?,
+                            replay_of: r.get(12)?,
+                        },
+                        complexity: r.get(13)?,
+                        intent_sha: r.get(14)?,
+                        shape: r.get(15)?,
+                        drift: drift_col(r.get::<_, String>(16)?),
+                        executed: serde_json::from_str(&executed).unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(db_err(&self.path, "reading a plan"))
+    }
+
+    /// How many plans match.
+    pub fn count_plans(&self, filter: &PlanFilter) -> anyhow::Result<u64> {
+        let (clause, values) = filter.clause();
+        let n: i64 = self
+            .conn
+            .query_row(
+                &format!("SELECT COUNT(*) FROM plans p {clause}"),
+                rusqlite::params_from_iter(values),
+                |r| r.get(0),
+            )
+            .map_err(db_err(&self.path, "counting plans"))?;
+        Ok(n as u64)
+    }
+
+    /// A page of plans, newest first.
+    pub fn plans(
+        &self,
+        filter: &PlanFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<Vec<PlanRow>> {
+        let (clause, mut values) = filter.clause();
+        let n = values.len();
+        values.push(rusqlite::types::Value::Integer(limit as i64));
+        values.push(rusqlite::types::Value::Integer(offset as i64));
+        let sql = format!(
+            "SELECT p.id, p.at, p.caller, p.model, p.intent, p.complexity, p.outcome, p.drift,
+                    p.failure_class, json_array_length(p.steps), p.replay_of
+             FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC LIMIT ?{} OFFSET ?{}",
+            n + 1,
+            n + 2
+        );
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                Ok(PlanRow {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    caller: r.get(2)?,
+                    model: r.get(3)?,
+                    intent: r.get(4)?,
+                    complexity: r.get(5)?,
+                    outcome: outcome_col(r.get::<_, String>(6)?),
+                    drift: drift_col(r.get::<_, String>(7)?),
+                    failure_class: r.get(8)?,
+                    steps: r.get::<_, i64>(9)? as usize,
+                    replay_of: r.get(10)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing plans"))?;
+        Ok(rows)
+    }
+
+    /// Groups of similar intents, largest first. Without a filter this reads the kept
+    /// summary; with one it aggregates the matching plans.
+    pub fn groups(
+        &self,
+        filter: &PlanFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<Vec<GroupSummary>> {
+        let map = |r: &rusqlite::Row<'_>| {
+            Ok(GroupSummary {
+                shape: r.get(0)?,
+                words: r.get(1)?,
+                intent: r.get(2)?,
+                plans: r.get::<_, i64>(3)? as u64,
+                first_at: r.get(4)?,
+                last_at: r.get(5)?,
+                complexity: None,
+                top_tools: Vec::new(),
+                models: Vec::new(),
+            })
+        };
+        let rows = if filter.is_empty() {
+            let mut st = self.conn.prepare_cached(
+                "SELECT shape, words, intent, plans, first_at, last_at FROM shapes
+                 ORDER BY plans DESC, last_at DESC LIMIT ?1 OFFSET ?2",
+            )?;
+            st.query_map(params![limit as i64, offset as i64], map)?
+                .collect::<Result<Vec<_>, _>>()
+        } else {
+            let (clause, mut values) = filter.clause();
+            let n = values.len();
+            values.push(rusqlite::types::Value::Integer(limit as i64));
+            values.push(rusqlite::types::Value::Integer(offset as i64));
+            let sql = format!(
+                "SELECT p.shape, s.words, s.intent, COUNT(*), MIN(p.at), MAX(p.at)
+                 FROM plans p JOIN shapes s ON s.shape = p.shape {clause}
+                 GROUP BY p.shape ORDER BY COUNT(*) DESC, MAX(p.at) DESC LIMIT ?{} OFFSET ?{}",
+                n + 1,
+                n + 2
+            );
+            let mut st = self.conn.prepare(&sql)?;
+            st.query_map(rusqlite::params_from_iter(values), map)?
+                .collect::<Result<Vec<_>, _>>()
+        };
+        rows.map_err(db_err(&self.path, "listing groups"))
+    }
+
+    pub fn count_groups(&self, filter: &PlanFilter) -> anyhow::Result<u64> {
+        let n: i64 = if filter.is_empty() {
+            self.conn
+                .query_row("SELECT COUNT(*) FROM shapes", [], |r| r.get(0))
+        } else {
+            let (clause, values) = filter.clause();
+            self.conn.query_row(
+                &format!("SELECT COUNT(DISTINCT p.shape) FROM plans p {clause}"),
+                rusqlite::params_from_iter(values),
+                |r| r.get(0),
+            )
+        }
+        .map_err(db_err(&self.path, "counting groups"))?;
+        Ok(n as u64)
+    }
+
+    /// Fill a group's most common complexity, top tools and models (within `filter`).
+    pub fn group_details(
+        &self,
+        group: &mut GroupSummary,
+        filter: &PlanFilter,
+    ) -> anyhow::Result<()> {
+        let mut f = filter.clone();
+        f.shape = Some(group.shape.clone());
+        let (clause, values) = f.clause();
+        let top = |sql: String, limit: usize| -> anyhow::Result<Vec<(String, u64)>> {
+            let mut st = self.conn.prepare_cached(&sql)?;
+            let rows = st
+                .query_map(rusqlite::params_from_iter(values.clone()), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })?
+                .take(limit)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(db_err(&self.path, "reading a group"))?;
+            Ok(rows)
+        };
+        group.complexity = top(
+            format!("SELECT p.complexity, COUNT(*) c FROM plans p {clause} GROUP BY 1 ORDER BY c DESC, 1"),
+            1,
+        )?
+        .into_iter()
+        .next()
+        .map(|(c, _)| c);
+        group.top_tools = top(
+            format!(
+                "SELECT s.tool, COUNT(*) c FROM plans p JOIN plan_steps s ON s.plan_seq = p.seq {clause}
+                 GROUP BY 1 ORDER BY c DESC, 1"
+            ),
+            5,
+        )?;
+        group.models = top(
+            format!(
+                "SELECT p.model, COUNT(*) c FROM plans p {clause} GROUP BY 1 ORDER BY c DESC, 1"
+            ),
+            5,
+        )?;
+        Ok(())
+    }
+
+    /// Pairs of tools that appear in the same plan, most frequent first.
+    pub fn step_pairs(&self, filter: &PlanFilter, limit: usize) -> anyhow::Result<Vec<StepPair>> {
+        let (clause, mut values) = filter.clause();
+        let n = values.len();
+        values.push(rusqlite::types::Value::Integer(limit as i64));
+        let sql = format!(
+            "SELECT a.tool, b.tool, COUNT(DISTINCT p.seq) c
+             FROM plans p JOIN plan_steps a ON a.plan_seq = p.seq
+                          JOIN plan_steps b ON b.plan_seq = p.seq AND a.tool < b.tool
+             {clause} GROUP BY 1, 2 ORDER BY c DESC, 1, 2 LIMIT ?{}",
+            n + 1
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                Ok(StepPair {
+                    a: r.get(0)?,
+                    b: r.get(1)?,
+                    plans: r.get::<_, i64>(2)? as u64,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "counting step pairs"))?;
+        Ok(rows
+            .into_iter()
+            .filter(|p| p.a != UNKNOWN_TOOL && p.b != UNKNOWN_TOOL)
+            .collect())
+    }
+
+    /// Drift counts over `filter`, and the most recent `limit` plans with their evidence.
+    pub fn drift(&self, filter: &PlanFilter, limit: u64) -> anyhow::Result<DriftReport> {
+        let (clause, values) = filter.clause();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.drift, COUNT(*) FROM plans p {clause} GROUP BY 1"
+        ))?;
+        let found: HashMap<String, i64> = st
+            .query_map(rusqlite::params_from_iter(values.clone()), |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<Result<_, _>>()
+            .map_err(db_err(&self.path, "counting drift"))?;
+        let counts = Drift::ALL
+            .iter()
+            .map(|d| (*d, found.get(d.as_str()).copied().unwrap_or(0) as u64))
+            .collect();
+        let n = values.len();
+        let mut values = values;
+        values.push(rusqlite::types::Value::Integer(limit as i64));
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed,
+                    (SELECT json_group_array(tool) FROM
+                        (SELECT tool FROM plan_steps s WHERE s.plan_seq = p.seq ORDER BY ord))
+             FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC LIMIT ?{}",
+            n + 1
+        ))?;
+        let plans = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                let executed: String = r.get(6)?;
+                let planned: String = r.get(7)?;
+                Ok(DriftRow {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    caller: r.get(2)?,
+                    model: r.get(3)?,
+                    intent: r.get(4)?,
+                    drift: drift_col(r.get::<_, String>(5)?),
+                    planned: serde_json::from_str(&planned).unwrap_or_default(),
+                    executed: serde_json::from_str(&executed).unwrap_or_default(),
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing drift"))?;
+        Ok(DriftReport {
+            window_secs: self.drift_window,
+            counts,
+            plans,
+        })
+    }
+
+    /// Outcome and drift counts and failure causes per model, most plans first.
+    pub fn model_outcomes(&self, filter: &PlanFilter) -> anyhow::Result<Vec<ModelOutcomes>> {
+        let (clause, values) = filter.clause();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.model, p.outcome, p.drift, p.failure_class, COUNT(*)
+             FROM plans p {clause} GROUP BY 1, 2, 3, 4"
+        ))?;
+        let mut rows = st
+            .query(rusqlite::params_from_iter(values))
+            .map_err(db_err(&self.path, "counting outcomes"))?;
+        let mut by_model: HashMap<String, (ModelOutcomes, HashMap<String, u64>)> = HashMap::new();
+        while let Some(r) = rows.next()? {
+            let model: String = r.get(0)?;
+            let outcome = outcome_col(r.get::<_, String>(1)?);
+            let drift = drift_col(r.get::<_, String>(2)?);
+            let cause: Option<String> = r.get(3)?;
+            let n = r.get::<_, i64>(4)? as u64;
+            let (m, causes) = by_model.entry(model.clone()).or_insert_with(|| {
+                (
+                    ModelOutcomes {
+                        model,
+                        ..Default::default()
+                    },
+                    HashMap::new(),
+                )
+            });
+            m.plans += n;
+            match outcome {
+                Outcome::Ok => m.ok += n,
+                Outcome::Guarded => m.guarded += n,
+                Outcome::Failed => m.failed += n,
+            }
+            match drift {
+                Drift::Followed => m.followed += n,
+                Drift::Partial => m.partial += n,
+                Drift::Ignored => m.ignored += n,
+                Drift::Diverged => m.diverged += n,
+                Drift::Failed => {}
+            }
+            if outcome == Outcome::Failed {
+                *causes
+                    .entry(cause.unwrap_or_else(|| "unclassified".into()))
+                    .or_default() += n;
+            }
+        }
+        let mut out: Vec<ModelOutcomes> = by_model
+            .into_values()
+            .map(|(mut m, causes)| {
+                let mut causes: Vec<(String, u64)> = causes.into_iter().collect();
+                causes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                m.failure_causes = causes;
+                m
+            })
+            .collect();
+        out.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.model.cmp(&b.model)));
+        Ok(out)
+    }
+
+    /// Of `catalog`, the entries no plan named and no execution ran since `since`.
+    pub fn unused(&self, catalog: &[String], since: Option<i64>) -> anyhow::Result<Vec<String>> {
+        let since = since.unwrap_or(i64::MIN);
+        let mut used: HashSet<String> = HashSet::new();
+        let mut st = self.conn.prepare(
+            "SELECT DISTINCT s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq WHERE p.at >= ?1
+             UNION SELECT DISTINCT tool FROM executions WHERE at >= ?1",
+        )?;
+        for t in st.query_map([since], |r| r.get::<_, String>(0))? {
+            used.insert(t?);
+        }
+        Ok(catalog
+            .iter()
+            .filter(|n| !used.contains(*n))
+            .cloned()
+            .collect())
+    }
+
+    /// Distinct callers and models, for filters.
+    pub fn callers_and_models(&self) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+        let list = |sql: &str| -> anyhow::Result<Vec<String>> {
+            let mut st = self.conn.prepare(sql)?;
+            let v = st
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<Vec<String>, _>>()
+                .map_err(db_err(&self.path, "listing callers and models"))?;
+            Ok(v)
+        };
+        Ok((
+            list("SELECT DISTINCT caller FROM plans ORDER BY 1")?,
+            list("SELECT DISTINCT model FROM plans ORDER BY 1")?,
+        ))
+    }
+
+    /// Past plans for the ranking prior, weighted by outcome and drift. A diverged plan
+    /// counts against its own tools and for the ones executed instead. `before` limits to
+    /// plans earlier than a time (for evaluation); `limit` keeps the most recent.
+    pub fn past_plans(&self, before: Option<i64>, limit: usize) -> anyhow::Result<Vec<PastPlan>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT p.intent, p.outcome, p.drift, p.executed,
+                    (SELECT json_group_array(tool) FROM
+                        (SELECT tool FROM plan_steps s WHERE s.plan_seq = p.seq ORDER BY ord))
+             FROM plans p
+             WHERE p.outcome <> 'failed' AND p.at < ?1
+             ORDER BY p.at DESC, p.seq DESC LIMIT ?2",
+        )?;
+        let mut out = Vec::new();
+        let rows = st
+            .query_map(params![before.unwrap_or(i64::MAX), limit as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    outcome_col(r.get::<_, String>(1)?),
+                    drift_col(r.get::<_, String>(2)?),
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "reading past plans"))?;
+        for (intent, outcome, drift, executed, planned) in rows {
+            let planned: Vec<String> = serde_json::from_str::<Vec<String>>(&planned)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|t| t != UNKNOWN_TOOL)
+                .collect();
+            let weight = prior_weight(outcome, drift);
+            if drift == Drift::Diverged {
+                let executed: Vec<String> = serde_json::from_str(&executed).unwrap_or_default();
+                out.push(PastPlan {
+                    intent: intent.clone(),
+                    tools: executed,
+                    outcome: DIVERGED_EXECUTED_WEIGHT,
+                });
+            }
+            if weight != 0.0 && !planned.is_empty() {
+                out.push(PastPlan {
+                    intent,
+                    tools: planned,
+                    outcome: weight,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Followed plans, oldest first: (at, intent, planned tools). For `eval rank --history`.
+    pub fn followed_plans(&self) -> anyhow::Result<Vec<(i64, String, Vec<String>)>> {
+        let mut st = self.conn.prepare(
+            "SELECT p.at, p.intent,
+                    (SELECT json_group_array(tool) FROM
+                        (SELECT tool FROM plan_steps s WHERE s.plan_seq = p.seq ORDER BY ord))
+             FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
+             ORDER BY p.at, p.seq",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                let tools: String = r.get(2)?;
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    serde_json::from_str::<Vec<String>>(&tools)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|t| t != UNKNOWN_TOOL)
+                        .collect(),
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "reading followed plans"))?;
+        Ok(rows)
+    }
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+// Values this store wrote itself; anything else means the row was edited by hand, and is
+// shown as the most cautious reading rather than refused.
+fn outcome_col(s: String) -> Outcome {
+    Outcome::parse(&s).unwrap_or(Outcome::Failed)
+}
+
+fn drift_col(s: String) -> Drift {
+    Drift::parse(&s).unwrap_or(Drift::Ignored)
+}
+
+/// Read JSON Lines: blank lines skipped, invalid UTF-8 named by line, `f` called with the
+/// 1-based line number and its text.
+fn for_each_line(
+    source: &str,
+    mut reader: impl BufRead,
+    progress: &mut impl FnMut(usize),
+    mut f: impl FnMut(usize, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut buf = Vec::new();
+    let mut line = 0usize;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| bad_input(format!("{source}: cannot read: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let text = std::str::from_utf8(&buf).map_err(|e| {
+            anyhow::Error::new(CoreError::Content {
+                origin: format!("{source}: line {line}"),
+                message: format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
+            })
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        f(line, text.trim_end_matches(['\n', '\r']))?;
+        if line.is_multiple_of(10_000) {
+            progress(line);
+        }
+    }
+}
+
+struct PlanInserter<'t> {
+    plan: rusqlite::CachedStatement<'t>,
+    step: rusqlite::CachedStatement<'t>,
+    shape: rusqlite::CachedStatement<'t>,
+}
+
+impl<'t> PlanInserter<'t> {
+    fn new(tx: &'t Transaction<'_>) -> anyhow::Result<Self> {
+        Ok(PlanInserter {
+            plan: tx.prepare_cached(
+                "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
+                     steps, outcome, failure_class, finish_reason, raw_response, trim_record,
+                     duration_ms, replay_of, drift)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 ON CONFLICT(id) DO NOTHING RETURNING seq",
+            )?,
+            step: tx.prepare_cached("INSERT INTO plan_steps(plan_seq, ord, tool) VALUES (?1, ?2, ?3)")?,
+            shape: tx.prepare_cached(
+                "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
+                 VALUES (?1, ?2, ?3, 1, ?4, ?4)
+                 ON CONFLICT(shape) DO UPDATE SET
+                     plans = plans + 1,
+                     first_at = MIN(first_at, excluded.first_at),
+                     intent = CASE WHEN excluded.last_at >= last_at THEN excluded.intent ELSE intent END,
+                     last_at = MAX(last_at, excluded.last_at)",
+            )?,
+        })
+    }
+
+    /// False when a plan with this id is already stored.
+    fn insert(&mut self, p: &PlanRecord, pipelines: &HashSet<String>) -> anyhow::Result<bool> {
+        let shape_key = shape(&p.intent);
+        let complexity = Complexity::of(&p.steps, |t| pipelines.contains(t));
+        let drift = if p.outcome == Outcome::Failed {
+            Drift::Failed
+        } else {
+            Drift::Ignored
+        };
+        let seq: Option<i64> = self
+            .plan
+            .query_row(
+                params![
+                    p.id,
+                    p.at,
+                    p.caller,
+                    p.model,
+                    p.intent,
+                    intent_sha(&p.intent),
+                    shape_key,
+                    complexity.as_str(),
+                    serde_json::to_string(&p.steps)?,
+                    p.outcome.as_str(),
+                    p.failure_class,
+                    p.finish_reason,
+                    p.raw_response,
+                    p.trim_record.as_ref().map(|t| t.to_string()),
+                    p.duration_ms,
+                    p.replay_of,
+                    drift.as_str(),
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(seq) = seq else {
+            return Ok(false);
+        };
+        for (i, s) in p.steps.iter().enumerate() {
+            self.step.execute(params![seq, i as i64 + 1, s.tool])?;
+        }
+        self.shape.execute(params![
+            shape_key,
+            shape_words(&p.intent).join(" "),
+            p.intent,
+            p.at
+        ])?;
+        Ok(true)
+    }
+}
+
+struct ExecutionInserter<'t> {
+    st: rusqlite::CachedStatement<'t>,
+}
+
+impl<'t> ExecutionInserter<'t> {
+    fn new(tx: &'t Transaction<'_>) -> anyhow::Result<Self> {
+        Ok(ExecutionInserter {
+            st: tx.prepare_cached(
+                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
+            )?,
+        })
+    }
+
+    fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
+        Ok(self.st.execute(params![
+            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
+        ])? > 0)
+    }
+}
+
+/// Recompute drift and its evidence for every plan of `callers`. Executions that name a
+/// known plan belong to it; the rest belong to the caller's latest plan before them, within
+/// `window` seconds. Returns how many plans changed.
+fn recompute_drift(
+    conn: &Connection,
+    callers: &BTreeSet<String>,
+    window: i64,
+) -> anyhow::Result<usize> {
+    let mut changed = 0;
+    let mut plans_st = conn.prepare_cached(
+        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed FROM plans p
+         WHERE p.caller = ?1 ORDER BY p.at, p.seq",
+    )?;
+    let mut steps_st = conn.prepare_cached(
+        "SELECT s.plan_seq, s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq
+         WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
+    )?;
+    let mut linked_st = conn.prepare_cached(
+        "SELECT p.seq, e.tool FROM executions e JOIN plans p ON p.id = e.plan_id
+         WHERE p.caller = ?1 ORDER BY e.at, e.seq",
+    )?;
+    let mut loose_st = conn.prepare_cached(
+        "SELECT e.at, e.tool FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
+         WHERE e.caller = ?1 AND p.seq IS NULL ORDER BY e.at, e.seq",
+    )?;
+    let mut update =
+        conn.prepare_cached("UPDATE plans SET drift = ?2, executed = ?3 WHERE seq = ?1")?;
+    for caller in callers {
+        struct P {
+            seq: i64,
+            at: i64,
+            outcome: Outcome,
+            drift: String,
+            executed_json: String,
+        }
+        let plans: Vec<P> = plans_st
+            .query_map([caller], |r| {
+                Ok(P {
+                    seq: r.get(0)?,
+                    at: r.get(2)?,
+                    outcome: outcome_col(r.get::<_, String>(3)?),
+                    drift: r.get(4)?,
+                    executed_json: r.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut planned: HashMap<i64, Vec<String>> = HashMap::new();
+        for row in steps_st.query_map([caller], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (seq, tool) = row?;
+            if tool != UNKNOWN_TOOL {
+                planned.entry(seq).or_default().push(tool);
+            }
+        }
+        let mut linked: HashMap<i64, Vec<String>> = HashMap::new();
+        for row in linked_st.query_map([caller], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (seq, tool) = row?;
+            linked.entry(seq).or_default().push(tool);
+        }
+        let loose: Vec<(i64, String)> = loose_st
+            .query_map([caller], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        // Sweep: loose executions go to the latest plan at or before them, inside its window.
+        let mut by_time: HashMap<usize, Vec<String>> = HashMap::new();
+        let mut pi = 0usize;
+        for (at, tool) in &loose {
+            while pi + 1 < plans.len() && plans[pi + 1].at <= *at {
+                pi += 1;
+            }
+            if let Some(p) = plans.get(pi)
+                && p.at <= *at
+                && *at <= p.at + window
+            {
+                by_time.entry(pi).or_default().push(tool.clone());
+            }
+        }
+        for (i, p) in plans.iter().enumerate() {
+            let executed: Vec<String> = match linked.remove(&p.seq) {
+                Some(v) => v,
+                None => by_time.remove(&i).unwrap_or_default(),
+            };
+            let planned_tools: Vec<&str> = planned
+                .get(&p.seq)
+                .map(|v| v.iter().map(String::as_str).collect())
+                .unwrap_or_default();
+            let executed_refs: Vec<&str> = executed.iter().map(String::as_str).collect();
+            let drift = Drift::classify(p.outcome, &planned_tools, &executed_refs);
+            let executed_json = serde_json::to_string(&executed)?;
+            if drift.as_str() != p.drift || executed_json != p.executed_json {
+                update.execute(params![p.seq, drift.as_str(), executed_json])?;
+                changed += 1;
+            }
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
+
+    fn pipelines() -> HashSet<String> {
+        ["builtin.page-digest".to_string()].into_iter().collect()
+    }
+
+    fn seeded() -> (tempfile::TempDir, HistoryStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        assert!(
+            s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines())
+                .unwrap()
+        );
+        assert!(
+            !s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines())
+                .unwrap()
+        );
+        (dir, s)
+    }
+
+    #[test]
+    fn the_sample_shows_every_drift_class_and_failure_class() {
+        let (_d, s) = seeded();
+        let c = s.counts().unwrap();
+        assert!(c.plans >= 300 && c.executions >= 300, "{c:?}");
+        let drift = s.drift(&PlanFilter::default(), 10).unwrap();
+        for (d, n) in &drift.counts {
+            assert!(*n >= 2, "{d}: {n}");
+        }
+        assert_eq!(drift.plans.len(), 10);
+        let models = s.model_outcomes(&PlanFilter::default()).unwrap();
+        assert!(models.len() >= 6);
+        let causes: HashSet<String> = models
+            .iter()
+            .flat_map(|m| m.failure_causes.iter().map(|(c, _)| c.clone()))
+            .collect();
+        assert_eq!(causes.len(), 8, "{causes:?}");
+        let groups = s.groups(&PlanFilter::default(), 0, 5).unwrap();
+        assert!(groups[0].plans >= groups[4].plans && groups[0].plans > 1);
+    }
+
+    #[test]
+    fn drift_follows_plan_ids_then_the_callers_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let plans = "\
+{\"id\":\"a\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"},{\"order\":2,\"tool\":\"t2\"}]}
+{\"id\":\"b\",\"at\":5000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+{\"id\":\"z\",\"at\":5000,\"caller\":\"other\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t9\"}]}
+";
+        s.import_plans("p", plans.as_bytes(), &pipelines(), |_| {})
+            .unwrap();
+        let execs = "\
+{\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\"}
+{\"at\":1020,\"caller\":\"c\",\"tool\":\"t2\"}
+{\"at\":5010,\"caller\":\"c\",\"tool\":\"t3\"}
+{\"at\":9999,\"caller\":\"c\",\"tool\":\"t1\"}
+{\"at\":1,\"caller\":\"bot\",\"tool\":\"t9\",\"plan_id\":\"z\"}
+";
+        let r = s.import_executions("e", execs.as_bytes(), |_| {}).unwrap();
+        assert_eq!(r.added, 5);
+        let d = |id: &str| s.plan(id).unwrap().unwrap();
+        assert_eq!(d("a").drift, Drift::Followed);
+        assert_eq!(d("a").executed, vec!["t1", "t2"]);
+        // t3 ran inside b's window; t1 at 9999 is outside it.
+        assert_eq!(d("b").drift, Drift::Diverged);
+        assert_eq!(
+            d("z").drift,
+            Drift::Followed,
+            "linked by plan id across callers"
+        );
+        // A shorter window: b's evidence falls out.
+        s.set_drift_window(5).unwrap();
+        assert_eq!(s.plan("b").unwrap().unwrap().drift, Drift::Ignored);
+    }
+
+    #[test]
+    fn a_bad_line_keeps_nothing_and_a_second_import_adds_nothing() {
+        let (_d, mut s) = seeded();
+        let before = s.counts().unwrap();
+        let mut good = Vec::new();
+        s.export_plans(&mut good).unwrap();
+        let text = String::from_utf8(good).unwrap();
+        let mut lines: Vec<&str> = text.lines().take(5).collect();
+        let fresh = text.lines().next().unwrap().replace("pl-0001", "new-1");
+        lines.push(&fresh);
+        lines.push("{\"at\": \"2026-10-01T00:00:00Z\", \"caller\": \"c\"");
+        let bad = lines.join("\n");
+        let err = s
+            .import_plans("bad.jsonl", bad.as_bytes(), &pipelines(), |_| {})
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("bad.jsonl: line 7"), "{err:#}");
+        assert_eq!(s.counts().unwrap(), before);
+        let again = s
+            .import_plans("good", text.as_bytes(), &pipelines(), |_| {})
+            .unwrap();
+        assert_eq!(again.added, 0);
+        assert_eq!(again.already_present as u64, before.plans);
+        assert_eq!(s.counts().unwrap(), before);
+    }
+
+    #[test]
+    fn export_then_import_reproduces_the_store() {
+        let (_d, s) = seeded();
+        let (mut plans, mut execs) = (Vec::new(), Vec::new());
+        s.export_plans(&mut plans).unwrap();
+        s.export_executions(&mut execs).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = HistoryStore::open(&dir.path().join("copy.sqlite")).unwrap();
+        t.import_plans("p", plans.as_slice(), &pipelines(), |_| {})
+            .unwrap();
+        t.import_executions("e", execs.as_slice(), |_| {}).unwrap();
+        assert_eq!(t.counts().unwrap(), s.counts().unwrap());
+        assert_eq!(
+            t.drift(&PlanFilter::default(), 0).unwrap().counts,
+            s.drift(&PlanFilter::default(), 0).unwrap().counts
+        );
+        let first = s.plans(&PlanFilter::default(), 0, 1).unwrap();
+        assert_eq!(t.plan(&first[0].id).unwrap(), s.plan(&first[0].id).unwrap());
+    }
+
+    #[test]
+    fn random_bytes_are_refused_and_left_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("junk.sqlite");
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let junk: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        std::fs::write(&path, &junk).unwrap();
+        let err = HistoryStore::open(&path).err().unwrap().to_string();
+        assert!(err.contains("not a ctxconsole history store"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), junk);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn filters_pages_and_the_prior() {
+        let (_d, s) = seeded();
+        let failed = PlanFilter {
+            outcome: Some(Outcome::Failed),
+            ..Default::default()
+        };
+        let n = s.count_plans(&failed).unwrap();
+        let page = s.plans(&failed, 0, 7).unwrap();
+        assert!(n > 7 && page.len() == 7);
+        assert!(page.iter().all(|p| p.outcome == Outcome::Failed));
+        assert!(page.windows(2).all(|w| w[0].at >= w[1].at));
+        let next = s.plans(&failed, 7, 7).unwrap();
+        assert!(next[0].at <= page[6].at && next[0].id != page[6].id);
+        let mut g = s.groups(&failed, 0, 1).unwrap().remove(0);
+        s.group_details(&mut g, &PlanFilter::default()).unwrap();
+        assert!(g.complexity.is_some() && !g.models.is_empty());
+        let prior = s.past_plans(None, 500).unwrap();
+        assert!(prior.iter().any(|p| p.outcome < 0.0) && prior.iter().any(|p| p.outcome == 1.0));
+        let pairs = s.step_pairs(&PlanFilter::default(), 5).unwrap();
+        assert!(!pairs.is_empty() && pairs.iter().all(|p| p.a < p.b));
+        let unused = s
+            .unused(&["memory.store".into(), "never.used".into()], None)
+            .unwrap();
+        assert_eq!(unused, vec!["never.used".to_string()]);
+    }
+}
