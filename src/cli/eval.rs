@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::metrics::{RankMetrics, RankTally};
-use crate::core::rank::{RankIndex, WordOverlap};
+use crate::core::rank::{HistoryPrior, RankIndex, WordOverlap};
 use crate::exit::bad_input;
 use crate::import::labels::{LabelledIntent, RankSet, load_bfcl, parse_labels};
 use crate::import::read_text;
@@ -43,6 +43,13 @@ pub struct RankArgs {
     /// `{"intent": "...", "expected": ["tool", …]}` per line.
     #[arg(long, value_name = "FILE.jsonl")]
     pub labels: Option<PathBuf>,
+    /// Measure the history prior: the store's followed plans split by time, the earlier
+    /// part (with every other plan before the split) as history, the later part as labels.
+    #[arg(long, conflicts_with_all = ["bfcl", "labels"])]
+    pub history: bool,
+    /// With --history: the share of followed plans used as history.
+    #[arg(long, default_value_t = 0.7, value_name = "0..1")]
+    pub split: f64,
     /// List the questions whose expected tool was not ranked first.
     #[arg(long)]
     pub misses: bool,
@@ -50,8 +57,9 @@ pub struct RankArgs {
     pub json: bool,
 }
 
-pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     match args.what {
+        What::Rank(a) if a.history => run_history(workspace, store, a),
         What::Rank(a) => run_rank(workspace, a),
         What::Planner(a) => crate::cli::eval_planner::run(workspace, a),
     }
@@ -141,6 +149,104 @@ fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<
         .iter()
         .map(|e| order.iter().position(|&i| names[i] == e).map(|p| p + 1))
         .collect()
+}
+
+/// With and without the history prior on the same labels.
+#[derive(Debug, Serialize)]
+pub struct HistoryRankReport {
+    pub source: String,
+    pub split_at: String,
+    /// Past plans (weighted entries) the prior was built from: all before the split.
+    pub history_plans: usize,
+    pub labelled_plans: usize,
+    pub without_prior: RankMetrics,
+    pub with_prior: RankMetrics,
+    /// Labels whose best expected tool moved up / down with the prior.
+    pub improved: usize,
+    pub worsened: usize,
+}
+
+fn run_history(
+    workspace: Option<PathBuf>,
+    store: Option<PathBuf>,
+    args: RankArgs,
+) -> anyhow::Result<()> {
+    if !(args.split > 0.0 && args.split < 1.0) {
+        return Err(bad_input(format!(
+            "--split {}: expected a share between 0 and 1",
+            args.split
+        )));
+    }
+    let (ws, history) = crate::cli::history::open(workspace, store.as_deref())?;
+    let followed = history.followed_plans()?;
+    let cut = (followed.len() as f64 * args.split) as usize;
+    if cut == 0 || cut >= followed.len() {
+        return Err(bad_input(format!(
+            "{}: {} followed plans are too few to split",
+            history.path().display(),
+            followed.len()
+        )));
+    }
+    let split_at = followed[cut].0;
+    let past = history.past_plans(Some(split_at), usize::MAX)?;
+    let prior = HistoryPrior::new(&past);
+    let names: Vec<&str> = ws.index.names().collect();
+    let (mut without, mut with) = (RankTally::default(), RankTally::default());
+    let (mut improved, mut worsened) = (0, 0);
+    for (_, intent, expected) in &followed[cut..] {
+        let a = ranks_of(&ws.index.rank(intent, None).indices(), &names, expected);
+        let b = ranks_of(
+            &ws.index.rank(intent, Some(&prior)).indices(),
+            &names,
+            expected,
+        );
+        without.add(&a);
+        with.add(&b);
+        let best = |r: &[Option<usize>]| r.iter().flatten().min().copied().unwrap_or(usize::MAX);
+        match best(&b).cmp(&best(&a)) {
+            std::cmp::Ordering::Less => improved += 1,
+            std::cmp::Ordering::Greater => worsened += 1,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    let report = HistoryRankReport {
+        source: history.path().display().to_string(),
+        split_at: crate::core::time::format_timestamp(split_at),
+        history_plans: past.len(),
+        labelled_plans: followed.len() - cut,
+        without_prior: without.metrics(),
+        with_prior: with.metrics(),
+        improved,
+        worsened,
+    };
+    if args.json {
+        return print_json(&report);
+    }
+    let row = |name: &str, m: &RankMetrics| {
+        vec![
+            name.to_string(),
+            format!("{:.3}", m.recall_at_1),
+            format!("{:.3}", m.recall_at_5),
+            format!("{:.3}", m.recall_at_10),
+            format!("{:.3}", m.mrr),
+        ]
+    };
+    let mut out = format!(
+        "{}: {} followed plans after {} as labels; {} weighted past plans before it as history\n\n",
+        report.source, report.labelled_plans, report.split_at, report.history_plans
+    );
+    out.push_str(&render(
+        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
+        &[
+            row("without prior", &report.without_prior),
+            row("with prior", &report.with_prior),
+        ],
+    ));
+    out.push_str(&format!(
+        "\nthe prior moved the best expected tool up for {} labels and down for {}\n",
+        report.improved, report.worsened
+    ));
+    emit(&out)
 }
 
 fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {

@@ -3,8 +3,11 @@
 pub mod budgets;
 pub mod cache;
 pub mod compact;
+pub mod dev;
 pub mod eval;
 pub mod eval_planner;
+pub mod history;
+pub mod import;
 pub mod preview;
 pub mod table;
 
@@ -23,6 +26,9 @@ pub struct Cli {
     /// Workspace directory (default: $CTXCONSOLE_HOME, else the platform data directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// The history store (default: history.sqlite in the workspace, seeded on first use).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub store: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -39,6 +45,13 @@ pub enum Command {
     Cache(cache::Args),
     /// Measure the ranker or the planner on labelled data.
     Eval(eval::Args),
+    /// What past plans did: groups, plans, drift, per-model outcomes, unused tools.
+    History(history::Args),
+    /// Import plans or executions from JSON Lines into the history store.
+    Import(import::Args),
+    /// Developer tools: generate large history stores.
+    #[command(hide = true)]
+    Dev(dev::Args),
     /// Open the terminal console (the default).
     Tui,
 }
@@ -54,8 +67,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Compact(args)) => compact::run(cli.workspace, args),
         Some(Command::Preview(args)) => preview::run(cli.workspace, args),
         Some(Command::Cache(args)) => cache::run(cli.workspace, args),
-        Some(Command::Eval(args)) => eval::run(cli.workspace, args),
-        Some(Command::Tui) | None => crate::tui::run(cli.workspace),
+        Some(Command::Eval(args)) => eval::run(cli.workspace, cli.store, args),
+        Some(Command::History(args)) => history::run(cli.workspace, cli.store, args),
+        Some(Command::Import(args)) => import::run(cli.workspace, cli.store, args),
+        Some(Command::Dev(args)) => dev::run(cli.workspace, args),
+        Some(Command::Tui) | None => crate::tui::run(cli.workspace, cli.store),
     }
 }
 

@@ -405,6 +405,11 @@ impl RankIndex {
         self.names.is_empty()
     }
 
+    /// Every entry's name, in catalog order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
     pub fn name(&self, index: usize) -> &str {
         &self.names[index]
     }

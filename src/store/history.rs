@@ -290,10 +290,7 @@ impl HistoryStore {
         self.drift_window = secs;
         let tx = self.write()?;
         set_meta(&tx, "drift_window_secs", &secs.to_string())?;
-        let callers: BTreeSet<String> = {
-            let mut st = tx.prepare("SELECT DISTINCT caller FROM plans")?;
-            st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
-        };
+        let callers = all_callers(&tx)?;
         let n = recompute_drift(&tx, &callers, secs)?;
         tx.commit()?;
         Ok(n)
@@ -423,7 +420,28 @@ impl HistoryStore {
         executions: &[ExecutionRecord],
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<usize> {
-        self.insert_records_with(plans, executions, pipelines, None)
+        self.insert_records_with(plans, executions, pipelines, None, true)
+    }
+
+    /// As [`insert_records`](Self::insert_records) without updating drift: for loading many
+    /// batches, followed by one [`recompute_all_drift`](Self::recompute_all_drift).
+    pub fn insert_records_bulk(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<usize> {
+        self.insert_records_with(plans, executions, pipelines, None, false)
+    }
+
+    /// Recompute every plan's drift; returns how many changed.
+    pub fn recompute_all_drift(&mut self) -> anyhow::Result<usize> {
+        let window = self.drift_window;
+        let tx = self.write()?;
+        let callers = all_callers(&tx)?;
+        let n = recompute_drift(&tx, &callers, window)?;
+        tx.commit()?;
+        Ok(n)
     }
 
     fn insert_records_with(
@@ -432,6 +450,7 @@ impl HistoryStore {
         executions: &[ExecutionRecord],
         pipelines: &HashSet<String>,
         meta: Option<(&str, &str)>,
+        recompute: bool,
     ) -> anyhow::Result<usize> {
         let window = self.drift_window;
         let tx = self.write()?;
@@ -455,7 +474,9 @@ impl HistoryStore {
                 }
             }
         }
-        recompute_drift(&tx, &callers, window)?;
+        if recompute {
+            recompute_drift(&tx, &callers, window)?;
+        }
         tx.commit()?;
         Ok(added)
     }
@@ -492,7 +513,13 @@ impl HistoryStore {
                 Ok(())
             },
         )?;
-        self.insert_records_with(&plans, &executions, pipelines, Some(("seeded", "sample")))?;
+        self.insert_records_with(
+            &plans,
+            &executions,
+            pipelines,
+            Some(("seeded", "sample")),
+            true,
+        )?;
         Ok(true)
     }
 
@@ -989,6 +1016,12 @@ impl HistoryStore {
             .map_err(db_err(&self.path, "reading followed plans"))?;
         Ok(rows)
     }
+}
+
+fn all_callers(conn: &Connection) -> anyhow::Result<BTreeSet<String>> {
+    let mut st = conn.prepare("SELECT DISTINCT caller FROM plans")?;
+    let callers = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    Ok(callers)
 }
 
 fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {

@@ -143,7 +143,8 @@ enum Input {
     Action(Action),
 }
 
-pub fn run(workspace: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>) -> anyhow::Result<()> {
+    let _ = &store;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",

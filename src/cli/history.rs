@@ -1,0 +1,522 @@
+//! `ctxconsole history`: what past plans did — groups, plans, drift, models, unused tools —
+//! and `history export` / `history show`.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+use crate::cli::table::render;
+use crate::cli::{emit, print_json};
+use crate::core::budget::Tier;
+use crate::core::history::{Drift, ModelOutcomes, Outcome, TIER_RULE, suggest_tier};
+use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
+use crate::exit::bad_input;
+use crate::store::cache::parse_duration;
+use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
+use crate::workspace::{Workspace, WorkspaceOptions};
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: Option<What>,
+    #[command(flatten)]
+    pub view: View,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// How many rows a list shows.
+    #[arg(long, default_value_t = 30)]
+    pub limit: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Default, clap::Args)]
+#[group(multiple = false)]
+pub struct View {
+    /// Similar intents grouped by shape, with their top tools, models and step pairs.
+    #[arg(long)]
+    pub groups: bool,
+    /// Plans, newest first (the default).
+    #[arg(long)]
+    pub plans: bool,
+    /// Drift per plan: followed, partial, ignored, diverged, failed, with the evidence.
+    #[arg(long)]
+    pub drift: bool,
+    /// Outcome rates, failure causes and a suggested tier per model.
+    #[arg(long)]
+    pub models: bool,
+    /// Catalog entries no plan named and no execution ran.
+    #[arg(long)]
+    pub unused: bool,
+}
+
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct FilterArgs {
+    #[arg(long, value_name = "CALLER")]
+    pub caller: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// ok, guarded or failed.
+    #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
+    pub outcome: Option<Outcome>,
+    /// Only plans with this drift class.
+    #[arg(long = "drift-class", value_name = "CLASS", value_parser = parse_drift)]
+    pub drift_class: Option<Drift>,
+    /// Only plans this recent (`7d`, `12h`) or since a time (`2026-10-15T00:00:00Z`).
+    #[arg(long, value_name = "DURATION|TIME")]
+    pub since: Option<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Write plans (or executions) as JSON Lines, oldest first.
+    Export {
+        /// Executions instead of plans.
+        #[arg(long)]
+        executions: bool,
+        /// Write here instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// One plan in full: steps beside what executed, the raw response.
+    Show {
+        #[arg(value_name = "PLAN_ID")]
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_outcome(s: &str) -> Result<Outcome, String> {
+    Outcome::parse(s).ok_or_else(|| format!("'{s}': expected ok, guarded or failed"))
+}
+
+fn parse_drift(s: &str) -> Result<Drift, String> {
+    Drift::parse(s)
+        .ok_or_else(|| format!("'{s}': expected followed, partial, ignored, diverged or failed"))
+}
+
+/// `--since`: a duration back from now, or a timestamp.
+pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
+    if let Ok(d) = parse_duration(text) {
+        return Ok(now - d.as_secs() as i64);
+    }
+    parse_timestamp(text).map_err(|e| {
+        bad_input(format!(
+            "--since {text}: neither a duration (7d, 12h) nor a time: {e}"
+        ))
+    })
+}
+
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl FilterArgs {
+    pub fn to_filter(&self) -> anyhow::Result<PlanFilter> {
+        Ok(PlanFilter {
+            caller: self.caller.clone(),
+            model: self.model.clone(),
+            outcome: self.outcome,
+            drift: self.drift_class,
+            since: self
+                .since
+                .as_deref()
+                .map(|s| since_secs(s, now_secs()))
+                .transpose()?,
+            shape: None,
+        })
+    }
+}
+
+/// The workspace and its history store (seeded on first use).
+pub fn open(
+    workspace: Option<PathBuf>,
+    store: Option<&Path>,
+) -> anyhow::Result<(Workspace, HistoryStore)> {
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: None,
+    })?;
+    let history = ws.open_history(store)?;
+    Ok((ws, history))
+}
+
+pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    let (ws, history) = open(workspace, store.as_deref())?;
+    match args.what {
+        Some(What::Export { executions, out }) => return export(&history, executions, out),
+        Some(What::Show { id, json }) => return show(&history, &id, json),
+        None => {}
+    }
+    let filter = args.filter.to_filter()?;
+    let v = &args.view;
+    if v.groups {
+        groups(&history, &filter, args.limit, args.json)
+    } else if v.drift {
+        drift(&history, &filter, args.limit, args.json)
+    } else if v.models {
+        models(&ws, &history, &filter, args.json)
+    } else if v.unused {
+        unused(&ws, &history, &filter, args.json)
+    } else {
+        plans(&history, &filter, args.limit, args.json)
+    }
+}
+
+fn export(history: &HistoryStore, executions: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    let n = if executions {
+        history.export_executions(&mut buf)?
+    } else {
+        history.export_plans(&mut buf)?
+    };
+    match out {
+        Some(path) => {
+            std::fs::write(&path, &buf)
+                .map_err(|e| bad_input(format!("{}: cannot write: {e}", path.display())))?;
+            eprintln!(
+                "wrote {n} {} to {}",
+                if executions { "executions" } else { "plans" },
+                path.display()
+            );
+            Ok(())
+        }
+        None => emit(&String::from_utf8_lossy(&buf)),
+    }
+}
+
+fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
+    let Some(d) = history.plan(id)? else {
+        return Err(bad_input(format!(
+            "no plan '{id}' in {}",
+            history.path().display()
+        )));
+    };
+    if json {
+        return print_json(&d);
+    }
+    let r = &d.record;
+    let mut out = format!(
+        "{}  {}  {} → {}\nintent: {}\noutcome: {}{}  drift: {} {}  complexity: {}\n\n",
+        r.id,
+        format_timestamp(r.at),
+        r.caller,
+        r.model,
+        r.intent,
+        r.outcome,
+        r.failure_class
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default(),
+        d.drift.marker(),
+        d.drift,
+        d.complexity
+    );
+    let n = r.steps.len().max(d.executed.len());
+    let rows: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            let step = r.steps.get(i);
+            vec![
+                step.map(|s| s.order.to_string()).unwrap_or_default(),
+                step.map(|s| s.tool.clone()).unwrap_or_default(),
+                d.executed.get(i).cloned().unwrap_or_else(|| "—".into()),
+            ]
+        })
+        .collect();
+    out.push_str(&render(&[">#", "planned", "executed"], &rows));
+    for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
+        out.push_str(&format!("step {}: {}\n", s.order, s.rationale));
+    }
+    if let Some(raw) = &r.raw_response {
+        out.push_str(&format!(
+            "\nraw response (finish_reason {}):\n{raw}\n",
+            r.finish_reason.as_deref().unwrap_or("none")
+        ));
+    }
+    emit(&out)
+}
+
+#[derive(Serialize)]
+struct GroupsReport {
+    total_groups: u64,
+    groups: Vec<GroupSummary>,
+    step_pairs: Vec<StepPair>,
+}
+
+fn groups(
+    history: &HistoryStore,
+    filter: &PlanFilter,
+    limit: u64,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut groups = history.groups(filter, 0, limit)?;
+    for g in &mut groups {
+        history.group_details(g, filter)?;
+    }
+    let report = GroupsReport {
+        total_groups: history.count_groups(filter)?,
+        groups,
+        step_pairs: history.step_pairs(filter, 10)?,
+    };
+    if json {
+        return print_json(&report);
+    }
+    let rows: Vec<Vec<String>> = report
+        .groups
+        .iter()
+        .map(|g| {
+            vec![
+                g.plans.to_string(),
+                g.complexity.clone().unwrap_or_default(),
+                top_list(&g.top_tools, 3),
+                top_list(&g.models, 2),
+                format_minute(g.last_at),
+                clip(&g.intent, 50),
+            ]
+        })
+        .collect();
+    let mut out = format!("{} groups of similar intents\n\n", report.total_groups);
+    out.push_str(&render(
+        &[
+            ">plans",
+            "complexity",
+            "top tools",
+            "models",
+            "last seen",
+            "latest intent",
+        ],
+        &rows,
+    ));
+    if !report.step_pairs.is_empty() {
+        out.push_str("\nsteps planned together\n");
+        let rows: Vec<Vec<String>> = report
+            .step_pairs
+            .iter()
+            .map(|p| vec![p.plans.to_string(), format!("{} + {}", p.a, p.b)])
+            .collect();
+        out.push_str(&render(&[">plans", "pair"], &rows));
+    }
+    emit(&out)
+}
+
+fn top_list(items: &[(String, u64)], n: usize) -> String {
+    items
+        .iter()
+        .take(n)
+        .map(|(t, c)| format!("{t}×{c}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn clip(s: &str, n: usize) -> String {
+    crate::tui::panes::clip(&s.replace('\n', " "), n)
+}
+
+#[derive(Serialize)]
+struct PlansReport {
+    total: u64,
+    plans: Vec<crate::store::history::PlanRow>,
+}
+
+fn plans(
+    history: &HistoryStore,
+    filter: &PlanFilter,
+    limit: u64,
+    json: bool,
+) -> anyhow::Result<()> {
+    let report = PlansReport {
+        total: history.count_plans(filter)?,
+        plans: history.plans(filter, 0, limit)?,
+    };
+    if json {
+        return print_json(&report);
+    }
+    let rows: Vec<Vec<String>> = report
+        .plans
+        .iter()
+        .map(|p| {
+            vec![
+                p.id.clone(),
+                format_minute(p.at),
+                p.caller.clone(),
+                p.model.clone(),
+                format!("{} {}", p.drift.marker(), p.drift),
+                match &p.failure_class {
+                    Some(c) => format!("{} ({c})", p.outcome),
+                    None => p.outcome.to_string(),
+                },
+                clip(&p.intent, 48),
+            ]
+        })
+        .collect();
+    let mut out = format!(
+        "{} plans (showing {})\n\n",
+        report.total,
+        report.plans.len()
+    );
+    out.push_str(&render(
+        &["id", "at", "caller", "model", "drift", "outcome", "intent"],
+        &rows,
+    ));
+    emit(&out)
+}
+
+fn drift(
+    history: &HistoryStore,
+    filter: &PlanFilter,
+    limit: u64,
+    json: bool,
+) -> anyhow::Result<()> {
+    let report = history.drift(filter, limit)?;
+    if json {
+        return print_json(&report);
+    }
+    let total: u64 = report.counts.iter().map(|(_, n)| n).sum();
+    let mut out = format!(
+        "drift over {total} plans (executions without a plan id count for the caller's latest plan within {}s)\n\n",
+        report.window_secs
+    );
+    let rows: Vec<Vec<String>> = report
+        .counts
+        .iter()
+        .map(|(d, n)| {
+            vec![
+                format!("{} {d}", d.marker()),
+                n.to_string(),
+                format!("{:.1}%", *n as f64 * 100.0 / total.max(1) as f64),
+            ]
+        })
+        .collect();
+    out.push_str(&render(&["class", ">plans", ">share"], &rows));
+    out.push('\n');
+    let rows: Vec<Vec<String>> = report
+        .plans
+        .iter()
+        .map(|p| {
+            vec![
+                p.id.clone(),
+                format!("{} {}", p.drift.marker(), p.drift),
+                p.planned.join(" → "),
+                if p.executed.is_empty() {
+                    "—".into()
+                } else {
+                    p.executed.join(" → ")
+                },
+            ]
+        })
+        .collect();
+    out.push_str(&render(&["id", "drift", "planned", "executed"], &rows));
+    emit(&out)
+}
+
+#[derive(Serialize)]
+struct ModelRow {
+    #[serde(flatten)]
+    outcomes: ModelOutcomes,
+    failed_rate: f64,
+    followed_rate: f64,
+    current_tier: Tier,
+    suggested_tier: Option<Tier>,
+    evidence: u64,
+    why: String,
+}
+
+#[derive(Serialize)]
+struct ModelsReport {
+    rule: &'static str,
+    models: Vec<ModelRow>,
+}
+
+fn models(
+    ws: &Workspace,
+    history: &HistoryStore,
+    filter: &PlanFilter,
+    json: bool,
+) -> anyhow::Result<()> {
+    let models: Vec<ModelRow> = history
+        .model_outcomes(filter)?
+        .into_iter()
+        .map(|m| {
+            let s = suggest_tier(&m);
+            ModelRow {
+                failed_rate: m.failed_rate(),
+                followed_rate: m.followed_rate(),
+                current_tier: ws.budgets.lookup(&m.model).row.tier,
+                suggested_tier: s.tier,
+                evidence: s.evidence,
+                why: s.why,
+                outcomes: m,
+            }
+        })
+        .collect();
+    let report = ModelsReport {
+        rule: TIER_RULE,
+        models,
+    };
+    if json {
+        return print_json(&report);
+    }
+    let rows: Vec<Vec<String>> = report
+        .models
+        .iter()
+        .map(|m| {
+            vec![
+                m.outcomes.model.clone(),
+                m.outcomes.plans.to_string(),
+                format!("{:.0}%", m.failed_rate * 100.0),
+                format!("{:.0}%", m.followed_rate * 100.0),
+                top_list(&m.outcomes.failure_causes, 3),
+                m.current_tier.to_string(),
+                m.suggested_tier
+                    .map_or("—".into(), |t| format!("{t} (n={})", m.evidence)),
+            ]
+        })
+        .collect();
+    let mut out = render(
+        &[
+            "model",
+            ">plans",
+            ">failed",
+            ">followed",
+            "failure causes",
+            "tier",
+            "suggested",
+        ],
+        &rows,
+    );
+    out.push_str(&format!("\nsuggestion rule: {}\n", report.rule));
+    emit(&out)
+}
+
+fn unused(
+    ws: &Workspace,
+    history: &HistoryStore,
+    filter: &PlanFilter,
+    json: bool,
+) -> anyhow::Result<()> {
+    let names: Vec<String> = ws.index.names().map(str::to_string).collect();
+    let unused = history.unused(&names, filter.since)?;
+    if json {
+        return print_json(&serde_json::json!({
+            "since": filter.since.map(format_timestamp),
+            "catalog_entries": names.len(),
+            "unused": unused,
+        }));
+    }
+    let mut out = format!(
+        "{} of {} catalog entries were never planned nor executed{}\n",
+        unused.len(),
+        names.len(),
+        filter
+            .since
+            .map(|s| format!(" since {}", format_timestamp(s)))
+            .unwrap_or_default()
+    );
+    for n in &unused {
+        out.push_str(&format!("  {n}\n"));
+    }
+    emit(&out)
+}
