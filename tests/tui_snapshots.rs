@@ -4,7 +4,7 @@ use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::{State, update};
 use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{initial_state, run_effect_now, ui};
+use ctxconsole::tui::{EffectContext, initial_state, run_effect_now, start, ui};
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -19,13 +19,18 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
     (dir, ws)
 }
 
+/// Effects run against the workspace's preview inputs and its (seeded) history store.
+fn ctx(ws: &Workspace) -> EffectContext {
+    start(ws, None, false).0
+}
+
 /// Apply actions the way the runtime does, running effects to completion.
 fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Action>) {
     for action in actions {
         let mut queue = vec![action];
         while let Some(a) = queue.pop() {
             for effect in update(state, a) {
-                queue.push(run_effect_now(&ws.preview_context(false), effect));
+                queue.push(run_effect_now(&ctx(ws), effect));
             }
         }
     }
@@ -35,7 +40,7 @@ fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
     let effects = state.recompact();
     for e in effects {
-        let a = run_effect_now(&ws.preview_context(false), e);
+        let a = run_effect_now(&ctx(ws), e);
         update(&mut state, a);
     }
     state
@@ -171,8 +176,94 @@ fn a_stale_preview_is_dropped() {
     let second = update(&mut state, Action::Paste(" of the page".into()));
     let mut due = Vec::new();
     for e in first.into_iter().chain(second) {
-        due.push(run_effect_now(&ws.preview_context(false), e));
+        due.push(run_effect_now(&ctx(&ws), e));
     }
     assert!(update(&mut state, due[0].clone()).is_empty());
     assert!(!update(&mut state, due[1].clone()).is_empty());
+}
+
+#[test]
+fn history_pane_shows_groups_plans_drift_and_models() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    let h = &state.history;
+    assert!(h.error.is_none(), "{:?}", h.error);
+    assert!(h.plans.as_ref().unwrap().total >= 300);
+    assert!(h.detail.is_some(), "the first plan is shown in full");
+    assert!(!h.model_rows.is_empty());
+    let s = screen(&state, 150, 40);
+    for marker in [
+        "✓ followed",
+        "Groups ·",
+        "Models · outcomes → tier",
+        "executed",
+    ] {
+        assert!(s.contains(marker), "{marker} missing:\n{s}");
+    }
+    insta::assert_snapshot!("history_pane", s);
+}
+
+#[test]
+fn history_filters_to_failed_plans_and_opens_one() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleOutcome,
+            Action::CycleOutcome,
+            Action::CycleOutcome,
+        ],
+    );
+    let h = &state.history;
+    let page = h.plans.as_ref().unwrap();
+    assert!(page.total > 50);
+    assert!(page.rows.iter().all(|p| p.failure_class.is_some()));
+    apply(&ws, &mut state, [Action::Down, Action::Open]);
+    assert!(state.history.expanded);
+    let detail = state.history.detail.as_ref().unwrap();
+    assert_eq!(
+        Some(&detail.record.id),
+        state.history.selected_plan().map(|p| &p.id)
+    );
+    let s = screen(&state, 150, 40);
+    assert!(s.contains("raw response:") && s.contains("failed: "), "{s}");
+    insta::assert_snapshot!("history_failed_plan_open", s);
+    // Esc closes the plan; a group narrows the plans to it and esc leaves it again.
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::Back,
+            Action::ClearFilters,
+            Action::Left,
+            Action::Open,
+        ],
+    );
+    let h = &state.history;
+    let group = h.groups.as_ref().unwrap().rows[0].clone();
+    assert_eq!(h.plans.as_ref().unwrap().total, group.plans);
+    assert!(h.filter_label().contains("group="));
+    apply(&ws, &mut state, [Action::Back]);
+    assert!(state.history.filter.is_empty());
+}
+
+#[test]
+fn a_broken_store_leaves_the_console_working() {
+    let (dir, ws) = workspace();
+    std::fs::write(dir.path().join("history.sqlite"), vec![7u8; 4096]).unwrap();
+    let (ctx, mut state) = start(&ws, None, false);
+    assert!(ctx.history.is_none());
+    for e in update(&mut state, Action::FocusHistory) {
+        update(&mut state, run_effect_now(&ctx, e));
+    }
+    let s = screen(&state, 120, 30);
+    assert!(s.contains("not a ctxconsole history store"), "{s}");
+    assert_eq!(
+        std::fs::read(dir.path().join("history.sqlite")).unwrap(),
+        vec![7u8; 4096]
+    );
 }

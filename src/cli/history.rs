@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
-use crate::core::budget::Tier;
-use crate::core::history::{Drift, ModelOutcomes, Outcome, TIER_RULE, suggest_tier};
+use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
 use crate::exit::bad_input;
 use crate::store::cache::parse_duration;
 use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
+use crate::store::view::{ModelRow, model_rows};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
@@ -413,18 +413,6 @@ fn drift(
 }
 
 #[derive(Serialize)]
-struct ModelRow {
-    #[serde(flatten)]
-    outcomes: ModelOutcomes,
-    failed_rate: f64,
-    followed_rate: f64,
-    current_tier: Tier,
-    suggested_tier: Option<Tier>,
-    evidence: u64,
-    why: String,
-}
-
-#[derive(Serialize)]
 struct ModelsReport {
     rule: &'static str,
     models: Vec<ModelRow>,
@@ -436,22 +424,7 @@ fn models(
     filter: &PlanFilter,
     json: bool,
 ) -> anyhow::Result<()> {
-    let models: Vec<ModelRow> = history
-        .model_outcomes(filter)?
-        .into_iter()
-        .map(|m| {
-            let s = suggest_tier(&m);
-            ModelRow {
-                failed_rate: m.failed_rate(),
-                followed_rate: m.followed_rate(),
-                current_tier: ws.budgets.lookup(&m.model).row.tier,
-                suggested_tier: s.tier,
-                evidence: s.evidence,
-                why: s.why,
-                outcomes: m,
-            }
-        })
-        .collect();
+    let models = model_rows(history, filter, &ws.budgets)?;
     let report = ModelsReport {
         rule: TIER_RULE,
         models,

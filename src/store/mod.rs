@@ -4,3 +4,4 @@ pub mod cache;
 pub mod generate;
 pub mod history;
 pub mod sqlite;
+pub mod view;

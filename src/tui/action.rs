@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use crate::preview::Preview;
+use crate::store::view::HistoryAnswer;
 use crate::workspace::CompactionView;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,19 @@ pub enum Action {
     FocusCatalog,
     /// Type into the Prompt pane.
     FocusPrompt,
+    FocusHistory,
+    /// History: the groups list.
+    Left,
+    /// History: the plans list.
+    Right,
+    /// History: narrow to the selected group, or open the selected plan in full.
+    Open,
+    /// History filters: cycle through the values, then back to all.
+    CycleOutcome,
+    CycleDrift,
+    CycleCaller,
+    CycleModel,
+    ClearFilters,
     Up,
     Down,
     PageUp,
@@ -59,6 +73,9 @@ pub enum Action {
     /// A preview finished in the background (or failed, with the message).
     #[serde(skip)]
     Previewed(u64, Result<Done<Preview>, String>),
+    /// A History query finished in the background (or failed, with the message).
+    #[serde(skip)]
+    HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -84,6 +101,15 @@ impl Action {
             Action::FocusBudgets => "go to Budgets",
             Action::FocusCatalog => "go to Catalog",
             Action::FocusPrompt => "go to Prompt (type or paste; esc leaves)",
+            Action::FocusHistory => "go to History",
+            Action::Left => "history: groups list",
+            Action::Right => "history: plans list",
+            Action::Open => "history: narrow to the group / open the plan",
+            Action::CycleOutcome => "history: filter by outcome (cycles)",
+            Action::CycleDrift => "history: filter by drift (cycles)",
+            Action::CycleCaller => "history: filter by caller (cycles)",
+            Action::CycleModel => "history: filter by model (cycles)",
+            Action::ClearFilters => "history: clear every filter",
             Action::Up => "move up",
             Action::Down => "move down",
             Action::PageUp => "page up",
@@ -103,7 +129,8 @@ impl Action {
             | Action::Compacted(..)
             | Action::PromptKey(_)
             | Action::PreviewDue(_)
-            | Action::Previewed(..) => "",
+            | Action::Previewed(..)
+            | Action::HistoryAnswered(..) => "",
         }
     }
 }

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, MatchKind, MatchedBy, Tier};
 use crate::preview::Preview;
+use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
+use crate::tui::history::{HistoryList, HistoryState, Query};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -18,16 +20,18 @@ pub enum Pane {
     Budgets,
     Catalog,
     Prompt,
+    History,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 3] = [Pane::Budgets, Pane::Catalog, Pane::Prompt];
+    pub const ALL: [Pane; 4] = [Pane::Budgets, Pane::Catalog, Pane::Prompt, Pane::History];
 
     pub fn title(self) -> &'static str {
         match self {
             Pane::Budgets => "Budgets",
             Pane::Catalog => "Catalog",
             Pane::Prompt => "Prompt",
+            Pane::History => "History",
         }
     }
 }
@@ -91,6 +95,15 @@ pub enum Effect {
         effective: Box<EffectiveRow>,
         prompt: Arc<String>,
     },
+    /// A History pane query against the store.
+    History { request: u64, query: HistoryQuery },
+}
+
+fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
+    queries
+        .into_iter()
+        .map(|(request, query)| Effect::History { request, query })
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -129,6 +142,7 @@ pub struct State {
     pub preview_pending: Option<u64>,
     pub preview_error: Option<String>,
     pub preview_scroll: usize,
+    pub history: HistoryState,
 }
 
 impl State {
@@ -166,6 +180,7 @@ impl State {
             preview_pending: None,
             preview_error: None,
             preview_scroll: 0,
+            history: HistoryState::default(),
         }
     }
 
@@ -179,6 +194,15 @@ impl State {
         vec![Effect::DebouncePreview {
             version: self.prompt_version,
         }]
+    }
+
+    /// Work a pane needs when it gains focus: History loads on first visit.
+    fn focused(&mut self) -> Vec<Effect> {
+        if self.focus == Pane::History {
+            history_effects(self.history.ensure_loaded(&mut self.next_request))
+        } else {
+            Vec::new()
+        }
     }
 
     /// After the model or tier changed: recompact, and re-preview when there is a prompt.
@@ -344,6 +368,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Vec::new()
             };
         }
+        Action::HistoryAnswered(request, result) => {
+            let queries =
+                state
+                    .history
+                    .answered(request, result.map(|Done(a)| a), &mut state.next_request);
+            return history_effects(queries);
+        }
         Action::Previewed(request, result) => {
             if state.preview_pending == Some(request) {
                 state.preview_pending = None;
@@ -401,6 +432,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 state.show_help = false;
             } else if state.focus == Pane::Prompt {
                 state.focus = Pane::Budgets;
+            } else if state.focus == Pane::History {
+                if let Some(q) = state.history.back(&mut state.next_request) {
+                    return history_effects(q);
+                }
             } else if !state.filter.is_empty() {
                 state.filter.clear();
                 state.refresh_visible();
@@ -419,18 +454,66 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 (i + n - 1) % n
             };
             state.focus = Pane::ALL[j];
+            return state.focused();
         }
         Action::FocusBudgets => state.focus = Pane::Budgets,
         Action::FocusCatalog => state.focus = Pane::Catalog,
         Action::FocusPrompt => state.focus = Pane::Prompt,
+        Action::FocusHistory => {
+            state.focus = Pane::History;
+            return state.focused();
+        }
+        Action::Left | Action::Right if state.focus == Pane::History => {
+            state.history.switch_list(if action == Action::Left {
+                HistoryList::Groups
+            } else {
+                HistoryList::Plans
+            });
+        }
+        Action::Open if state.focus == Pane::History => {
+            return history_effects(state.history.open(&mut state.next_request));
+        }
+        Action::CycleOutcome
+        | Action::CycleDrift
+        | Action::CycleCaller
+        | Action::CycleModel
+        | Action::ClearFilters => {
+            if state.focus != Pane::History {
+                return Vec::new();
+            }
+            let next = &mut state.next_request;
+            let h = &mut state.history;
+            let q = match action {
+                Action::CycleOutcome => h.cycle_outcome(next),
+                Action::CycleDrift => h.cycle_drift(next),
+                Action::CycleCaller => h.cycle_caller(next),
+                Action::CycleModel => h.cycle_model(next),
+                _ => h.clear_filters(next),
+            };
+            return history_effects(q);
+        }
         Action::Up
         | Action::Down
         | Action::PageUp
         | Action::PageDown
         | Action::Top
         | Action::Bottom => {
+            if state.focus == Pane::History {
+                let (current, len) = state.history.position();
+                let page = state.page.max(1) as u64;
+                let to = match action {
+                    Action::Up => current.saturating_sub(1),
+                    Action::Down => current + 1,
+                    Action::PageUp => current.saturating_sub(page),
+                    Action::PageDown => current + page,
+                    Action::Top => 0,
+                    _ => len.saturating_sub(1),
+                };
+                return history_effects(state.history.move_to(to, &mut state.next_request));
+            }
             let (current, len) = match state.focus {
                 Pane::Budgets => (state.selected, state.visible.len()),
+                Pane::History => (0, 0),
                 Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
                 Pane::Prompt => (state.preview_scroll, usize::MAX),
             };
@@ -447,6 +530,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Pane::Budgets => return state.move_selection(to),
                 Pane::Catalog => state.scroll_catalog(to),
                 Pane::Prompt => state.preview_scroll = to.min(500),
+                Pane::History => {}
             }
         }
         Action::SortNext => {
@@ -490,7 +574,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Resize
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
-        | Action::Previewed(..) => {}
+        | Action::Previewed(..)
+        | Action::HistoryAnswered(..)
+        | Action::Left
+        | Action::Right
+        | Action::Open => {}
     }
     Vec::new()
 }

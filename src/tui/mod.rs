@@ -3,6 +3,7 @@
 
 pub mod action;
 pub mod app;
+pub mod history;
 pub mod keymap;
 pub mod panes;
 pub mod terminal;
@@ -19,6 +20,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::exit::bad_input;
 use crate::import::read_text;
 use crate::preview::{PreviewContext, preview};
+use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
 use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
@@ -95,10 +97,29 @@ pub fn initial_state(ws: &Workspace) -> State {
     )
 }
 
+/// What effects run against: the preview's inputs and the history store's path (`None`
+/// when the store could not be opened; the History pane then shows why).
+#[derive(Clone)]
+pub struct EffectContext {
+    pub preview: PreviewContext,
+    pub history: Option<PathBuf>,
+}
+
 /// Run an effect to completion on the calling thread (tests use this directly; the
 /// debounce answers at once here, the runtime waits first).
-pub fn run_effect_now(ctx: &PreviewContext, effect: Effect) -> Action {
+pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
+    let history = ctx.history.as_deref();
+    let ctx = &ctx.preview;
     match effect {
+        Effect::History { request, query } => {
+            let answer = match history {
+                Some(path) => run_query(path, &ctx.budgets, &query)
+                    .map(|a| Done(Arc::new(a)))
+                    .map_err(|e| format!("{e:#}")),
+                None => Err("no history store".to_string()),
+            };
+            Action::HistoryAnswered(request, answer)
+        }
         Effect::Recompact {
             request,
             effective,
@@ -121,7 +142,7 @@ pub fn run_effect_now(ctx: &PreviewContext, effect: Effect) -> Action {
     }
 }
 
-fn spawn_effects(effects: Vec<Effect>, ctx: &PreviewContext, tx: &UnboundedSender<Input>) {
+fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender<Input>) {
     for effect in effects {
         let ctx = ctx.clone();
         let tx = tx.clone();
@@ -144,7 +165,6 @@ enum Input {
 }
 
 pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>) -> anyhow::Result<()> {
-    let _ = &store;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
@@ -160,10 +180,37 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>) -> anyhow::Result
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(event_loop(ws, keymap, theme))
+    rt.block_on(event_loop(ws, store, keymap, theme))
 }
 
-async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Result<()> {
+/// The context effects run in, and the state to start from. A history store that cannot be
+/// opened leaves the other panes working; the History pane says why.
+pub fn start(
+    ws: &Workspace,
+    store: Option<&Path>,
+    store_briefings: bool,
+) -> (EffectContext, State) {
+    let mut state = initial_state(ws);
+    let history = match ws.open_history(store) {
+        Ok(h) => Some(h.path().to_path_buf()),
+        Err(e) => {
+            state.history.error = Some(format!("{e:#}"));
+            None
+        }
+    };
+    let ctx = EffectContext {
+        preview: ws.preview_context(store_briefings),
+        history,
+    };
+    (ctx, state)
+}
+
+async fn event_loop(
+    ws: Workspace,
+    store: Option<PathBuf>,
+    keymap: Keymap,
+    theme: Theme,
+) -> anyhow::Result<()> {
     let mut guard = terminal::TerminalGuard::new()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
     let input_tx = tx.clone();
@@ -182,8 +229,7 @@ async fn event_loop(ws: Workspace, keymap: Keymap, theme: Theme) -> anyhow::Resu
             }
         }
     });
-    let ctx = ws.preview_context(true);
-    let mut state = initial_state(&ws);
+    let (ctx, mut state) = start(&ws, store.as_deref(), true);
     spawn_effects(state.recompact(), &ctx, &tx);
     loop {
         let size = guard.terminal.size()?;

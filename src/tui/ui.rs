@@ -36,7 +36,9 @@ pub fn draw(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     ])
     .areas(area);
     draw_header(frame, header, state, theme);
-    if state.focus == Pane::Prompt {
+    if state.focus == Pane::History {
+        panes::history::draw(frame, body, state, theme);
+    } else if state.focus == Pane::Prompt {
         // The text box above the catalog it shapes; the live preview beside both.
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
@@ -90,6 +92,9 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let hint = if state.focus == Pane::Prompt {
         "type or paste · enter new line (never sends) · pgup/pgdn scroll preview · tab/esc leave"
+            .to_string()
+    } else if state.focus == Pane::History {
+        "j/k move · ←/→ groups/plans · enter open · esc back · o outcome · d drift · c caller · m model · x clear"
             .to_string()
     } else if state.filter_editing {
         "type to filter · enter keep · esc clear".to_string()

@@ -2,6 +2,7 @@
 
 pub mod budgets;
 pub mod catalog;
+pub mod history;
 pub mod prompt;
 
 use ratatui::widgets::{Block, BorderType, Borders};

@@ -1,0 +1,455 @@
+//! The History pane's state and how it changes: two paged lists (groups, plans), filters,
+//! the selected plan in full, per-model outcomes. Pure: every query goes out as an effect
+//! and comes back as `Action::HistoryAnswered`.
+
+use std::sync::Arc;
+
+use crate::core::history::{Drift, Outcome};
+use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
+use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HistoryList {
+    Groups,
+    #[default]
+    Plans,
+}
+
+/// Which answer a request is waiting for; a newer request of the same kind replaces it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pending {
+    pub open: Option<u64>,
+    pub plans: Option<u64>,
+    pub groups: Option<u64>,
+    pub detail: Option<u64>,
+    pub models: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HistoryState {
+    /// Why the store could not be opened or queried, if it could not.
+    pub error: Option<String>,
+    pub filter: PlanFilter,
+    /// The intent of the group the plans are narrowed to.
+    pub group_label: Option<String>,
+    pub callers: Vec<String>,
+    pub models: Vec<String>,
+    pub plans: Option<Page<PlanRow>>,
+    pub plan_selected: u64,
+    pub groups: Option<Page<GroupSummary>>,
+    pub group_selected: u64,
+    pub detail: Option<Arc<PlanDetail>>,
+    pub model_rows: Vec<ModelRow>,
+    pub list: HistoryList,
+    /// The selected plan fills the pane.
+    pub expanded: bool,
+    pub pending: Pending,
+    pub loaded: bool,
+}
+
+/// A query to run, tagged with the request id its answer will carry.
+pub type Query = (u64, HistoryQuery);
+
+/// Cycle `None → first → … → last → None`.
+fn cycle<T: Clone + PartialEq>(current: &Option<T>, all: &[T]) -> Option<T> {
+    match current {
+        None => all.first().cloned(),
+        Some(c) => {
+            let i = all.iter().position(|x| x == c);
+            i.and_then(|i| all.get(i + 1)).cloned()
+        }
+    }
+}
+
+impl HistoryState {
+    pub fn selected_plan(&self) -> Option<&PlanRow> {
+        self.plans.as_ref()?.get(self.plan_selected)
+    }
+
+    pub fn selected_group(&self) -> Option<&GroupSummary> {
+        self.groups.as_ref()?.get(self.group_selected)
+    }
+
+    /// The filter without the group: the group list always shows every group.
+    fn groups_filter(&self) -> PlanFilter {
+        PlanFilter {
+            shape: None,
+            ..self.filter.clone()
+        }
+    }
+
+    /// Open the pane's data once.
+    pub fn ensure_loaded(&mut self, next: &mut u64) -> Vec<Query> {
+        if self.loaded || self.pending.open.is_some() || self.error.is_some() {
+            return Vec::new();
+        }
+        self.reload(next)
+    }
+
+    /// Everything again, for the current filters.
+    pub fn reload(&mut self, next: &mut u64) -> Vec<Query> {
+        self.plan_selected = 0;
+        self.group_selected = 0;
+        self.plans = None;
+        self.groups = None;
+        self.detail = None;
+        let open = take(next);
+        let models = take(next);
+        self.pending.open = Some(open);
+        self.pending.plans = None;
+        self.pending.groups = None;
+        self.pending.models = Some(models);
+        vec![
+            (
+                open,
+                HistoryQuery::Open {
+                    filter: self.filter.clone(),
+                },
+            ),
+            (
+                models,
+                HistoryQuery::Models {
+                    filter: self.groups_filter(),
+                },
+            ),
+        ]
+    }
+
+    pub fn cycle_outcome(&mut self, next: &mut u64) -> Vec<Query> {
+        self.filter.outcome = cycle(&self.filter.outcome, &Outcome::ALL);
+        self.reload(next)
+    }
+
+    pub fn cycle_drift(&mut self, next: &mut u64) -> Vec<Query> {
+        self.filter.drift = cycle(&self.filter.drift, &Drift::ALL);
+        self.reload(next)
+    }
+
+    pub fn cycle_caller(&mut self, next: &mut u64) -> Vec<Query> {
+        self.filter.caller = cycle(&self.filter.caller, &self.callers);
+        self.reload(next)
+    }
+
+    pub fn cycle_model(&mut self, next: &mut u64) -> Vec<Query> {
+        self.filter.model = cycle(&self.filter.model, &self.models);
+        self.reload(next)
+    }
+
+    pub fn clear_filters(&mut self, next: &mut u64) -> Vec<Query> {
+        self.filter = PlanFilter::default();
+        self.group_label = None;
+        self.reload(next)
+    }
+
+    /// Esc: collapse the plan, then leave the group. Returns `None` when there was nothing
+    /// to undo here.
+    pub fn back(&mut self, next: &mut u64) -> Option<Vec<Query>> {
+        if self.expanded {
+            self.expanded = false;
+            return Some(Vec::new());
+        }
+        if self.filter.shape.is_some() {
+            self.filter.shape = None;
+            self.group_label = None;
+            return Some(self.reload(next));
+        }
+        None
+    }
+
+    /// Enter: a group narrows the plans to it; a plan opens in full.
+    pub fn open(&mut self, next: &mut u64) -> Vec<Query> {
+        match self.list {
+            HistoryList::Groups => {
+                let Some((shape, intent)) = self
+                    .selected_group()
+                    .map(|g| (g.shape.clone(), g.intent.clone()))
+                else {
+                    return Vec::new();
+                };
+                self.filter.shape = Some(shape);
+                self.group_label = Some(intent);
+                self.list = HistoryList::Plans;
+                let keep = self.group_selected;
+                let q = self.reload(next);
+                self.group_selected = keep;
+                q
+            }
+            HistoryList::Plans => {
+                if self.selected_plan().is_some() {
+                    self.expanded = !self.expanded;
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    pub fn switch_list(&mut self, to: HistoryList) {
+        self.list = to;
+    }
+
+    /// Move the selection of the focused list to `to` (clamped); fetch the page it lands
+    /// on when that page is not loaded, and the plan when a plan is selected.
+    pub fn move_to(&mut self, to: u64, next: &mut u64) -> Vec<Query> {
+        match self.list {
+            HistoryList::Plans => {
+                let Some(total) = self.plans.as_ref().map(|p| p.total) else {
+                    return Vec::new();
+                };
+                self.plan_selected = to.min(total.saturating_sub(1));
+                if self.selected_plan().is_none() && total > 0 {
+                    let request = take(next);
+                    self.pending.plans = Some(request);
+                    return vec![(
+                        request,
+                        HistoryQuery::Plans {
+                            filter: self.filter.clone(),
+                            offset: page_start(self.plan_selected),
+                        },
+                    )];
+                }
+                self.request_detail(next)
+            }
+            HistoryList::Groups => {
+                let Some(total) = self.groups.as_ref().map(|p| p.total) else {
+                    return Vec::new();
+                };
+                self.group_selected = to.min(total.saturating_sub(1));
+                if self.selected_group().is_none() && total > 0 {
+                    let request = take(next);
+                    self.pending.groups = Some(request);
+                    return vec![(
+                        request,
+                        HistoryQuery::Groups {
+                            filter: self.groups_filter(),
+                            offset: page_start(self.group_selected),
+                        },
+                    )];
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// (selected, total) of the focused list.
+    pub fn position(&self) -> (u64, u64) {
+        match self.list {
+            HistoryList::Plans => (
+                self.plan_selected,
+                self.plans.as_ref().map_or(0, |p| p.total),
+            ),
+            HistoryList::Groups => (
+                self.group_selected,
+                self.groups.as_ref().map_or(0, |p| p.total),
+            ),
+        }
+    }
+
+    fn request_detail(&mut self, next: &mut u64) -> Vec<Query> {
+        let Some(id) = self.selected_plan().map(|p| p.id.clone()) else {
+            return Vec::new();
+        };
+        if self.detail.as_ref().is_some_and(|d| d.record.id == id) {
+            return Vec::new();
+        }
+        let request = take(next);
+        self.pending.detail = Some(request);
+        vec![(request, HistoryQuery::Detail { id })]
+    }
+
+    /// An answer came back: keep it if it is the one awaited.
+    pub fn answered(
+        &mut self,
+        request: u64,
+        answer: Result<Arc<HistoryAnswer>, String>,
+        next: &mut u64,
+    ) -> Vec<Query> {
+        let p = &mut self.pending;
+        let slot = [
+            &mut p.open,
+            &mut p.plans,
+            &mut p.groups,
+            &mut p.detail,
+            &mut p.models,
+        ]
+        .into_iter()
+        .find(|s| **s == Some(request));
+        let Some(slot) = slot else {
+            return Vec::new();
+        };
+        *slot = None;
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                self.error = Some(e);
+                return Vec::new();
+            }
+        };
+        self.error = None;
+        match answer.as_ref() {
+            HistoryAnswer::Opened {
+                plans,
+                groups,
+                callers,
+                models,
+            } => {
+                self.plans = Some(plans.clone());
+                self.groups = Some(groups.clone());
+                self.callers = callers.clone();
+                self.models = models.clone();
+                self.loaded = true;
+                self.request_detail(next)
+            }
+            HistoryAnswer::Plans(page) => {
+                self.plans = Some(page.clone());
+                self.request_detail(next)
+            }
+            HistoryAnswer::Groups(page) => {
+                self.groups = Some(page.clone());
+                Vec::new()
+            }
+            HistoryAnswer::Detail(d) => {
+                self.detail = d.as_deref().cloned().map(Arc::new);
+                Vec::new()
+            }
+            HistoryAnswer::Models(rows) => {
+                self.model_rows = rows.clone();
+                Vec::new()
+            }
+        }
+    }
+
+    /// "outcome=failed drift=diverged …" for the pane's title.
+    pub fn filter_label(&self) -> String {
+        let f = &self.filter;
+        let mut parts = Vec::new();
+        if let Some(o) = f.outcome {
+            parts.push(format!("outcome={o}"));
+        }
+        if let Some(d) = f.drift {
+            parts.push(format!("drift={d}"));
+        }
+        if let Some(c) = &f.caller {
+            parts.push(format!("caller={c}"));
+        }
+        if let Some(m) = &f.model {
+            parts.push(format!("model={m}"));
+        }
+        if let Some(g) = &self.group_label {
+            parts.push(format!("group=\"{}\"", crate::tui::panes::clip(g, 30)));
+        }
+        parts.join(" ")
+    }
+}
+
+fn take(next: &mut u64) -> u64 {
+    let r = *next;
+    *next += 1;
+    r
+}
+
+fn page_start(index: u64) -> u64 {
+    index - index % PAGE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(i: u64) -> PlanRow {
+        PlanRow {
+            id: format!("p{i}"),
+            at: 1000 - i as i64,
+            caller: "c".into(),
+            model: "m".into(),
+            intent: "x".into(),
+            complexity: "single-action".into(),
+            outcome: Outcome::Ok,
+            drift: Drift::Followed,
+            failure_class: None,
+            steps: 1,
+            replay_of: None,
+        }
+    }
+
+    fn opened(h: &mut HistoryState, next: &mut u64, total: u64) -> Vec<Query> {
+        let qs = h.ensure_loaded(next);
+        let (open, _) = qs[0].clone();
+        h.answered(
+            open,
+            Ok(Arc::new(HistoryAnswer::Opened {
+                plans: Page {
+                    offset: 0,
+                    total,
+                    rows: (0..PAGE.min(total)).map(row).collect(),
+                },
+                groups: Page {
+                    offset: 0,
+                    total: 0,
+                    rows: vec![],
+                },
+                callers: vec!["a".into(), "b".into()],
+                models: vec![],
+            })),
+            next,
+        )
+    }
+
+    #[test]
+    fn opening_asks_once_then_details_the_first_plan() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        let after = opened(&mut h, &mut next, 500);
+        assert!(matches!(&after[..], [(_, HistoryQuery::Detail { id })] if id == "p0"));
+        assert!(h.ensure_loaded(&mut next).is_empty());
+    }
+
+    #[test]
+    fn moving_past_the_page_fetches_the_page_it_lands_on() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        opened(&mut h, &mut next, 500);
+        let q = h.move_to(450, &mut next);
+        assert!(matches!(
+            &q[..],
+            [(_, HistoryQuery::Plans { offset: 400, .. })]
+        ));
+        assert_eq!(h.plan_selected, 450);
+        // Beyond the end clamps.
+        h.move_to(10_000, &mut next);
+        assert_eq!(h.plan_selected, 499);
+    }
+
+    #[test]
+    fn filters_cycle_and_reload_and_stale_answers_are_dropped() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        opened(&mut h, &mut next, 10);
+        let q = h.cycle_outcome(&mut next);
+        assert_eq!(h.filter.outcome, Some(Outcome::Ok));
+        assert!(
+            matches!(&q[0].1, HistoryQuery::Open { filter } if filter.outcome == Some(Outcome::Ok))
+        );
+        h.cycle_outcome(&mut next);
+        h.cycle_outcome(&mut next);
+        assert_eq!(h.filter.outcome, Some(Outcome::Failed));
+        h.cycle_outcome(&mut next);
+        assert_eq!(h.filter.outcome, None);
+        h.cycle_caller(&mut next);
+        assert_eq!(h.filter.caller.as_deref(), Some("a"));
+        assert!(h.filter_label().contains("caller=a"));
+        // An answer to a superseded request changes nothing.
+        let before = h.plans.clone();
+        h.answered(
+            1,
+            Ok(Arc::new(HistoryAnswer::Plans(Page {
+                offset: 0,
+                total: 1,
+                rows: vec![row(9)],
+            }))),
+            &mut next,
+        );
+        assert_eq!(h.plans, before);
+        h.clear_filters(&mut next);
+        assert!(h.filter.is_empty());
+    }
+}

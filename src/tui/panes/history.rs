@@ -1,0 +1,339 @@
+//! The History pane: groups of similar intents, their plans with drift markers, the selected
+//! plan's steps beside what executed, and per-model outcome rates. Only the visible rows
+//! are built; pages come from the store off the render path.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
+
+use crate::core::history::{Drift, Outcome};
+use crate::core::time::format_minute;
+use crate::store::history::PlanDetail;
+use crate::tui::app::{Pane, State};
+use crate::tui::history::{HistoryList, HistoryState};
+use crate::tui::panes::{clip, pane_block, window_start};
+use crate::tui::theme::Theme;
+
+pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let h = &state.history;
+    let focused = state.focus == Pane::History;
+    if let Some(err) = &h.error {
+        let block = pane_block(" 4 History ".into(), focused, theme);
+        frame.render_widget(
+            Paragraph::new(format!("The history store is not available:\n{err}"))
+                .style(theme.error)
+                .wrap(Wrap { trim: false })
+                .block(block),
+            area,
+        );
+        return;
+    }
+    if h.expanded {
+        draw_detail(frame, area, h, theme, true);
+        return;
+    }
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+    let [groups, plans] =
+        Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
+    let [detail, models] =
+        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
+    draw_groups(
+        frame,
+        groups,
+        h,
+        focused && h.list == HistoryList::Groups,
+        theme,
+    );
+    draw_plans(
+        frame,
+        plans,
+        h,
+        focused && h.list == HistoryList::Plans,
+        theme,
+    );
+    draw_detail(frame, detail, h, theme, false);
+    draw_models(frame, models, h, theme);
+}
+
+fn loading(frame: &mut Frame, area: Rect, theme: &Theme) {
+    frame.render_widget(Paragraph::new("loading…").style(theme.muted), area);
+}
+
+/// A table window: rows `start..start + height` built by `row`, the selection marked.
+fn paged_table<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    (selected, total): (u64, u64),
+    header: Row<'a>,
+    widths: &[Constraint],
+    row: impl Fn(u64) -> Option<Row<'a>>,
+    theme: &Theme,
+) {
+    let height = area.height.saturating_sub(1) as usize;
+    let start = window_start(selected as usize, height, total as usize) as u64;
+    let end = (start + height as u64).min(total);
+    let rows: Vec<Row> = (start..end)
+        .map(|i| row(i).unwrap_or_else(|| Row::new(vec![Cell::from("…")]).style(theme.muted)))
+        .collect();
+    let table = Table::new(rows, widths.to_vec())
+        .column_spacing(1)
+        .header(header.style(theme.accent))
+        .row_highlight_style(theme.selected)
+        .highlight_symbol("▶ ");
+    let mut ts = TableState::default();
+    if total > 0 {
+        ts.select(Some((selected - start) as usize));
+    }
+    frame.render_stateful_widget(table, area, &mut ts);
+}
+
+fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
+    let total = h.groups.as_ref().map_or(0, |g| g.total);
+    let block = pane_block(format!(" Groups · {total} "), focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(page) = &h.groups else {
+        return loading(frame, inner, theme);
+    };
+    paged_table(
+        frame,
+        inner,
+        (h.group_selected, total),
+        Row::new(["plans", "latest intent"]),
+        &[Constraint::Length(5), Constraint::Fill(1)],
+        |i| {
+            page.get(i).map(|g| {
+                Row::new(vec![
+                    Cell::from(format!("{:>5}", g.plans)),
+                    Cell::from(g.intent.replace('\n', " ")),
+                ])
+            })
+        },
+        theme,
+    );
+}
+
+pub fn drift_style(drift: Drift, theme: &Theme) -> Style {
+    match drift {
+        Drift::Followed => theme.ok,
+        Drift::Partial | Drift::Ignored => theme.warn,
+        Drift::Diverged | Drift::Failed => theme.error,
+    }
+}
+
+fn outcome_text(outcome: Outcome, failure: Option<&str>) -> String {
+    match failure {
+        Some(c) if outcome == Outcome::Failed => c.to_string(),
+        _ => outcome.to_string(),
+    }
+}
+
+fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
+    let total = h.plans.as_ref().map_or(0, |p| p.total);
+    let filters = h.filter_label();
+    let title = if filters.is_empty() {
+        format!(" Plans · {total} ")
+    } else {
+        format!(" Plans · {total} · {filters} ")
+    };
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(page) = &h.plans else {
+        return loading(frame, inner, theme);
+    };
+    if total == 0 {
+        frame.render_widget(
+            Paragraph::new("no plans match these filters · x clears them").style(theme.muted),
+            inner,
+        );
+        return;
+    }
+    paged_table(
+        frame,
+        inner,
+        (h.plan_selected, total),
+        Row::new(["drift", "outcome", "at", "model", "intent"]),
+        &[
+            Constraint::Length(10),
+            Constraint::Length(20),
+            Constraint::Length(16),
+            Constraint::Length(22),
+            Constraint::Fill(1),
+        ],
+        |i| {
+            page.get(i).map(|p| {
+                Row::new(vec![
+                    Cell::from(format!("{} {}", p.drift.marker(), p.drift))
+                        .style(drift_style(p.drift, theme)),
+                    Cell::from(outcome_text(p.outcome, p.failure_class.as_deref())),
+                    Cell::from(format_minute(p.at)),
+                    Cell::from(short_model(&p.model)),
+                    Cell::from(p.intent.replace('\n', " ")),
+                ])
+            })
+        },
+        theme,
+    );
+}
+
+/// The part of a model id after the provider prefix: tables are narrow.
+fn short_model(model: &str) -> String {
+    let tail = model.rsplit('/').next().unwrap_or(model);
+    clip(tail, 22)
+}
+
+fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
+    let title = match &h.detail {
+        Some(d) if expanded => format!(" Plan {} · esc closes ", d.record.id),
+        Some(d) => format!(" Plan {} · enter opens ", d.record.id),
+        None => " Plan ".into(),
+    };
+    let block = pane_block(title, expanded, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(d) = &h.detail else {
+        let msg = if h.plans.as_ref().is_some_and(|p| p.total == 0) {
+            ""
+        } else {
+            "loading…"
+        };
+        frame.render_widget(Paragraph::new(msg).style(theme.muted), inner);
+        return;
+    };
+    let lines = detail_lines(d, theme, expanded, inner.width as usize);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// The plan's head, then its steps beside what executed, then (opened) the raw response.
+fn detail_lines<'a>(
+    d: &'a PlanDetail,
+    theme: &Theme,
+    expanded: bool,
+    width: usize,
+) -> Vec<Line<'a>> {
+    let r = &d.record;
+    let mut lines = vec![
+        Line::from(Span::styled(r.intent.replace('\n', " "), theme.base)),
+        Line::from(vec![Span::styled(
+            format!("{} · {} · {}", format_minute(r.at), r.caller, r.model),
+            theme.muted,
+        )]),
+        Line::from(vec![
+            Span::styled(
+                format!("{} {}", d.drift.marker(), d.drift),
+                drift_style(d.drift, theme),
+            ),
+            Span::raw("  "),
+            Span::styled(
+                match (&r.failure_class, r.outcome) {
+                    (Some(c), Outcome::Failed) => format!("failed: {c}"),
+                    _ => r.outcome.to_string(),
+                },
+                if r.outcome == Outcome::Failed {
+                    theme.error
+                } else {
+                    theme.base
+                },
+            ),
+            Span::styled(
+                format!(
+                    "  finish {} · {} · {}",
+                    r.finish_reason.as_deref().unwrap_or("none"),
+                    d.complexity,
+                    r.duration_ms.map_or("—".into(), |ms| format!("{ms} ms"))
+                ),
+                theme.muted,
+            ),
+        ]),
+    ];
+    let col = (width.saturating_sub(4) / 2).clamp(10, 40);
+    lines.push(Line::from(Span::styled(
+        format!("  {:<col$}  executed", "planned"),
+        theme.accent,
+    )));
+    let n = r.steps.len().max(d.executed.len());
+    if n == 0 {
+        lines.push(Line::from(Span::styled(
+            "  (no steps, nothing executed)",
+            theme.muted,
+        )));
+    }
+    for i in 0..n {
+        let planned = r.steps.get(i).map(|s| s.tool.as_str()).unwrap_or("");
+        let ran = d.executed.get(i).map(String::as_str).unwrap_or("—");
+        let same = !planned.is_empty() && planned == ran;
+        lines.push(Line::from(vec![
+            Span::raw(format!("{:>1} ", i + 1)),
+            Span::styled(format!("{:<col$}", clip(planned, col)), theme.base),
+            Span::raw("  "),
+            Span::styled(ran.to_string(), if same { theme.ok } else { theme.warn }),
+        ]));
+    }
+    for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
+        lines.push(Line::from(Span::styled(
+            format!("step {}: {}", s.order, s.rationale),
+            theme.warn,
+        )));
+    }
+    if let Some(raw) = &r.raw_response {
+        lines.push(Line::from(Span::styled("raw response:", theme.accent)));
+        let limit = if expanded { 60 } else { 3 };
+        let shown: Vec<&str> = raw.lines().take(limit).collect();
+        for l in &shown {
+            lines.push(Line::from(Span::styled(clip(l, 400), theme.muted)));
+        }
+        if raw.lines().count() > limit {
+            lines.push(Line::from(Span::styled("…", theme.muted)));
+        }
+        if raw.is_empty() {
+            lines.push(Line::from(Span::styled("(empty)", theme.muted)));
+        }
+    }
+    lines
+}
+
+fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
+    let block = pane_block(" Models · outcomes → tier ".into(), false, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if h.model_rows.is_empty() {
+        return loading(frame, inner, theme);
+    }
+    let rows: Vec<Row> = h
+        .model_rows
+        .iter()
+        .take(inner.height.saturating_sub(1) as usize)
+        .map(|m| {
+            let suggested = m.suggested_tier.map_or("—".into(), |t| t.to_string());
+            let style = match m.suggested_tier {
+                Some(t) if t != m.current_tier => theme.warn,
+                _ => theme.base,
+            };
+            Row::new(vec![
+                Cell::from(short_model(&m.outcomes.model)),
+                Cell::from(format!("{:>5}", m.outcomes.plans)),
+                Cell::from(format!("{:>4.0}%", m.failed_rate * 100.0)),
+                Cell::from(format!("{:>4.0}%", m.followed_rate * 100.0)),
+                Cell::from(format!("{} → {suggested}", m.current_tier)),
+            ])
+            .style(style)
+        })
+        .collect();
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Fill(1),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(6),
+        ],
+    )
+    .column_spacing(1)
+    .header(Row::new(["model", "plans", "fail", "follw", "tier"]).style(theme.accent));
+    frame.render_widget(table, inner);
+}
