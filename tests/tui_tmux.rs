@@ -210,3 +210,44 @@ fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }
+
+#[test]
+fn history_filters_to_failed_plans_and_opens_one() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 42);
+    tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
+    let cmd = format!(
+        "CTXCONSOLE_HOME={} {}",
+        home.path().display(),
+        env!("CARGO_BIN_EXE_ctxconsole")
+    );
+    tmux.keys(&[&cmd, "Enter"]);
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    // A fresh start seeded the store: History opens on it with drift markers.
+    tmux.keys(&["4"]);
+    let opened = tmux.wait_for("the History pane", 20, |s| {
+        s.contains("Plans · ") && s.contains("✓ followed") && s.contains("Models · ")
+    });
+    assert!(opened.contains("Groups · "), "{opened}");
+    let all = number_after(&opened, "Plans · ").unwrap();
+
+    // outcome: all → ok → guarded → failed
+    tmux.keys(&["o", "o", "o"]);
+    let failed = tmux.wait_for("failed plans only", 20, |s| {
+        s.contains("outcome=failed") && number_after(s, "Plans · ").is_some_and(|n| n < all)
+    });
+    assert!(failed.contains("✗ failed"), "{failed}");
+    assert!(!failed.contains("✓ followed"), "{failed}");
+
+    tmux.keys(&["j", "Enter"]);
+    let plan = tmux.wait_for("the plan in full", 20, |s| {
+        s.contains("esc closes") && s.contains("raw response:")
+    });
+    assert!(plan.contains("failed: "), "{plan}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the lists again", 10, |s| {
+        s.contains("outcome=failed") && !s.contains("esc closes")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}

@@ -455,6 +455,13 @@ impl HistoryStore {
         let window = self.drift_window;
         let tx = self.write()?;
         if let Some((k, v)) = meta {
+            // Checked under the write lock: two first runs at once seed once.
+            let done: Option<String> = tx
+                .query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+                .optional()?;
+            if done.is_some() {
+                return Ok(0);
+            }
             set_meta(&tx, k, v)?;
         }
         let mut callers = BTreeSet::new();

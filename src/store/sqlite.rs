@@ -69,20 +69,46 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             )));
         }
     }
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .with_context(|| format!("{name}: setting WAL"))?;
+    set_wal(&conn).with_context(|| format!("{name}: setting WAL"))?;
     if !existed {
         conn.pragma_update(None, "application_id", schema.application_id)
             .with_context(|| format!("{name}: creating the {kind}"))?;
     }
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
+        // Another process may be creating or migrating the same file: take the write lock,
+        // then look again.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if now > from as i64 {
+            continue;
+        }
         tx.execute_batch(sql)
             .and_then(|()| tx.pragma_update(None, "user_version", from as i64 + 1))
             .with_context(|| format!("{name}: migrating the {kind} to schema {}", from + 1))?;
         tx.commit()?;
     }
     Ok((conn, !existed))
+}
+
+/// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
+/// not wait for that on its own, so a first run racing another process retries briefly.
+fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,309 @@
+//! The history commands as a user runs them: a fresh workspace seeds its store; imports are
+//! all-or-nothing and idempotent; a foreign store is refused untouched; concurrent imports
+//! lose nothing; a killed import leaves the store as it was.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+fn ctx(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home);
+    cmd
+}
+
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (plans, executions) in the store, through the commands themselves.
+fn counts(home: &Path) -> (u64, usize) {
+    let plans = json_of(ctx(home).args(["history", "--json", "--limit", "0"]))["total"]
+        .as_u64()
+        .unwrap();
+    let out = ctx(home)
+        .args(["history", "export", "--executions"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    (
+        plans,
+        out.stdout
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count(),
+    )
+}
+
+fn plan_line(id: &str, minute: usize) -> String {
+    format!(
+        r#"{{"id":"{id}","at":"2026-11-20T{:02}:{:02}:00Z","caller":"import-test","model":"openai/gpt-4o","intent":"summarise this page for me {id}","steps":[{{"order":1,"tool":"builtin.page-digest"}}]}}"#,
+        (minute / 60) % 24,
+        minute % 60
+    )
+}
+
+#[test]
+fn a_fresh_start_seeds_the_store_with_every_drift_class_and_model_tiers() {
+    let home = tempfile::tempdir().unwrap();
+    let drift = json_of(ctx(home.path()).args(["history", "--drift", "--json"]));
+    let counts = drift["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 5);
+    for c in counts {
+        assert!(c[1].as_u64().unwrap() > 0, "{c}");
+    }
+    let classes: Vec<&str> = counts.iter().map(|c| c[0].as_str().unwrap()).collect();
+    assert_eq!(
+        classes,
+        ["followed", "partial", "ignored", "diverged", "failed"]
+    );
+    let models = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
+    assert!(models["rule"].as_str().unwrap().contains("20 plans"));
+    let rows = models["models"].as_array().unwrap();
+    assert!(rows.len() >= 6);
+    for m in rows {
+        assert!(
+            m["failed_rate"].is_f64() && m["followed_rate"].is_f64(),
+            "{m}"
+        );
+        assert!(m["suggested_tier"].is_string(), "{m}");
+        assert!(m["evidence"].as_u64().unwrap() >= 20);
+        assert!(m["failure_causes"].is_array());
+    }
+    assert!(
+        rows.iter()
+            .any(|m| !m["failure_causes"].as_array().unwrap().is_empty())
+    );
+    // Groups, unused and a plan in full.
+    let groups = json_of(ctx(home.path()).args(["history", "--groups", "--json", "--limit", "3"]));
+    assert!(
+        groups["groups"][0]["top_tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
+    assert!(!groups["step_pairs"].as_array().unwrap().is_empty());
+    let unused = json_of(ctx(home.path()).args(["history", "--unused", "--json"]));
+    assert!(unused["unused"].as_array().unwrap().len() < 72);
+    let show = json_of(ctx(home.path()).args(["history", "show", "pl-0002", "--json"]));
+    assert_eq!(show["id"], "pl-0002");
+    assert_eq!(show["drift"], "followed");
+}
+
+#[test]
+fn a_bad_line_exits_2_naming_it_and_keeps_nothing_a_good_file_twice_keeps_one_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("plans.jsonl");
+    let mut lines: Vec<String> = (0..5).map(|i| plan_line(&format!("new-{i}"), i)).collect();
+    lines.insert(
+        3,
+        r#"{"id":"broken","at":"2026-11-20T00:00:00Z","caller":"x"}"#.into(),
+    );
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("plans.jsonl: line 4"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert_eq!(counts(home.path()), before);
+
+    lines.remove(3);
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let first = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&file),
+    );
+    assert_eq!(first["added"], 5);
+    let second = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&file),
+    );
+    assert_eq!(second["added"], 0);
+    assert_eq!(second["already_present"], 5);
+    assert_eq!(counts(home.path()).0, before.0 + 5);
+
+    // Executions: invalid UTF-8 is named by line too, and nothing is kept.
+    let ex = home.path().join("ex.jsonl");
+    let mut bytes = br#"{"at":"2026-11-20T00:00:30Z","caller":"import-test","plan_id":"new-0","tool":"builtin.page-digest"}"#.to_vec();
+    bytes.extend_from_slice(b"\n{\"at\":\"2026-11-20T00:01:00Z\",\"caller\":\"\xff\"}\n");
+    std::fs::write(&ex, &bytes).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&ex)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ex.jsonl: line 2"));
+    assert_eq!(counts(home.path()).1, before.1);
+    // The good line alone links the execution and the plan's drift follows.
+    std::fs::write(
+        &ex,
+        &bytes[..bytes.iter().position(|b| *b == b'\n').unwrap()],
+    )
+    .unwrap();
+    let r = json_of(
+        ctx(home.path())
+            .args(["import", "executions", "--json"])
+            .arg(&ex),
+    );
+    assert_eq!(r["added"], 1);
+    let show = json_of(ctx(home.path()).args(["history", "show", "new-0", "--json"]));
+    assert_eq!(show["drift"], "followed");
+}
+
+#[test]
+fn a_random_file_as_the_store_is_refused_and_unchanged() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("random.bin");
+    let mut x: u32 = 2_463_534_242;
+    let junk: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&store, &junk).unwrap();
+    for args in [
+        vec!["history", "--drift"],
+        vec!["import", "plans", "-"],
+        vec!["eval", "rank", "--history"],
+    ] {
+        let out = ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not a ctxconsole history store"), "{err}");
+        assert!(err.contains("random.bin"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), junk);
+    let names: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec!["random.bin"], "no -wal or -shm beside it");
+}
+
+#[test]
+fn eval_rank_history_reports_recall_with_and_without_the_prior() {
+    let home = tempfile::tempdir().unwrap();
+    let r = json_of(ctx(home.path()).args(["eval", "rank", "--history", "--json"]));
+    let with = &r["with_prior"];
+    let without = &r["without_prior"];
+    assert!(r["labelled_plans"].as_u64().unwrap() >= 50, "{r}");
+    assert!(r["history_plans"].as_u64().unwrap() >= 200, "{r}");
+    for m in [with, without] {
+        for k in ["recall_at_1", "recall_at_5", "recall_at_10", "mrr"] {
+            assert!(
+                m[k].as_f64().is_some_and(|v| (0.0..=1.0).contains(&v)),
+                "{m}"
+            );
+        }
+    }
+    // On the sample history the prior must earn its place.
+    assert!(
+        with["recall_at_1"].as_f64() > without["recall_at_1"].as_f64(),
+        "{r}"
+    );
+    assert!(r["improved"].as_u64() > r["worsened"].as_u64(), "{r}");
+}
+
+#[test]
+fn two_processes_importing_at_once_lose_no_row() {
+    // Both start on a fresh workspace: they race to create and seed the store too.
+    let home = tempfile::tempdir().unwrap();
+    let before = include_str!("../sample-data/history-plans.jsonl")
+        .lines()
+        .count() as u64;
+    let per_file = 3_000;
+    let files: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|tag| {
+            let path = home.path().join(format!("{tag}.jsonl"));
+            let text: Vec<String> = (0..per_file)
+                .map(|i| plan_line(&format!("{tag}-{i}"), i))
+                .collect();
+            std::fs::write(&path, text.join("\n")).unwrap();
+            path
+        })
+        .collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|f| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+                .env("CTXCONSOLE_HOME", home.path())
+                .args(["import", "plans"])
+                .arg(f)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(counts(home.path()).0, before + 2 * per_file as u64);
+}
+
+#[test]
+fn a_killed_import_leaves_the_store_as_it_was() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let path = home.path().join("big.jsonl");
+    let text: Vec<String> = (0..400_000)
+        .map(|i| plan_line(&format!("big-{i}"), i))
+        .collect();
+    std::fs::write(&path, text.join("\n")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .args(["import", "plans"])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress line means rows are being written inside the open transaction.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("lines read"), "{line}");
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the import was killed, not finished");
+    assert_eq!(counts(home.path()), before);
+    // The store still works and takes the same import afterwards.
+    let small = home.path().join("small.jsonl");
+    std::fs::write(&small, text[..10].join("\n")).unwrap();
+    let r = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&small),
+    );
+    assert_eq!(r["added"], 10);
+}
