@@ -14,7 +14,9 @@ use crate::core::gate::{
 };
 use crate::core::planner::{ContextPlan, Planner};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
-use crate::core::rank::{Confidence, Explanation, RankIndex, Ranking, should_escalate};
+use crate::core::rank::{
+    Confidence, Explanation, HistoryPrior, RankIndex, Ranking, should_escalate,
+};
 use crate::core::tokens;
 use crate::store::cache::{OutputCache, cache_ref};
 use crate::workspace::effective_row;
@@ -34,6 +36,9 @@ pub struct PreviewContext {
     pub planner: Arc<Planner>,
     /// Where the output cache lives; `None` computes the ref without storing.
     pub cache_dir: Option<PathBuf>,
+    /// Past plans for similar intents, from the history store, lifting the tools that
+    /// worked and sinking the ones that were worked around.
+    pub prior: Option<Arc<HistoryPrior>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -174,13 +179,13 @@ pub fn preview(
     // Planner and ranking read the opening of the prompt.
     let names: Vec<&str> = ctx.catalog.guide().entry_names().map(|(n, _)| n).collect();
     let plan = ctx.planner.plan(classify, &names);
-    let ranking = ctx.index.rank(classify, None);
+    let ranking = ctx.index.rank(classify, ctx.prior.as_deref());
     let top = ranking
         .order
         .iter()
         .take(TOP_EXPLAINED)
         .filter(|s| s.score > 0.0)
-        .map(|s| ctx.index.explain(&ranking, s.index, None))
+        .map(|s| ctx.index.explain(&ranking, s.index, ctx.prior.as_deref()))
         .collect();
     let ranking_view = RankingView {
         terms: ranking.terms.clone(),

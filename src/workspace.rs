@@ -10,7 +10,7 @@ use crate::core::compact::{Compacted, PreparedCatalog};
 use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
-use crate::core::rank::RankIndex;
+use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::exit::bad_input;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
@@ -186,6 +186,7 @@ impl Workspace {
             index: Arc::clone(&self.index),
             planner: Arc::clone(&self.planner),
             cache_dir: store_briefings.then(|| self.dir.clone()),
+            prior: None,
         }
     }
 }
@@ -249,6 +250,17 @@ impl Workspace {
         }
         history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?;
         Ok(history)
+    }
+}
+
+/// How many recent plans the ranking prior reads: enough to cover weeks of a busy
+/// gateway, few enough that building it stays in milliseconds.
+pub const PRIOR_PLANS: usize = 5_000;
+
+impl Workspace {
+    /// The ranking prior from the history store's most recent plans.
+    pub fn history_prior(&self, history: &HistoryStore) -> anyhow::Result<HistoryPrior> {
+        Ok(HistoryPrior::new(&history.past_plans(None, PRIOR_PLANS)?))
     }
 }
 

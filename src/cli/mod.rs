@@ -65,7 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
         Some(Command::Compact(args)) => compact::run(cli.workspace, args),
-        Some(Command::Preview(args)) => preview::run(cli.workspace, args),
+        Some(Command::Preview(args)) => preview::run(cli.workspace, cli.store, args),
         Some(Command::Cache(args)) => cache::run(cli.workspace, args),
         Some(Command::Eval(args)) => eval::run(cli.workspace, cli.store, args),
         Some(Command::History(args)) => history::run(cli.workspace, cli.store, args),

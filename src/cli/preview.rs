@@ -4,6 +4,7 @@ use anyhow::Context;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::cli::compact::DEFAULT_MODEL;
 use crate::cli::table::render;
@@ -35,6 +36,9 @@ pub struct Args {
     /// Do not write a briefed paste to the output cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Rank without the history prior (past plans for similar intents).
+    #[arg(long)]
+    pub no_history: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -51,7 +55,7 @@ fn read_prompt(arg: &str) -> anyhow::Result<String> {
     text_from_bytes("stdin", bytes)
 }
 
-pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let prompt = read_prompt(&args.prompt)?;
     if prompt.trim().is_empty() {
         return Err(bad_input("the prompt is empty"));
@@ -60,7 +64,17 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         dir: workspace,
         registry: args.registry.clone(),
     })?;
-    let ctx = ws.preview_context(!args.no_cache);
+    let mut ctx = ws.preview_context(!args.no_cache);
+    if !args.no_history {
+        // A store that cannot be read costs the prior, not the preview.
+        match ws
+            .open_history(store.as_deref())
+            .and_then(|h| ws.history_prior(&h))
+        {
+            Ok(prior) => ctx.prior = Some(Arc::new(prior)),
+            Err(e) => eprintln!("ctxconsole: ranking without the history prior: {e:#}"),
+        }
+    }
     let p = preview(&ctx, &args.model, args.tier, &prompt, &args.defaults)?;
     if args.json {
         return print_json(&p);

@@ -733,7 +733,8 @@ struct PriorPlan {
 /// The boost the prior gives one tool for one intent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Boost {
-    /// -1..1: similarity-weighted mean outcome, scaled by the best similarity.
+    /// -1..1: similarity-weighted mean outcome, scaled by the best similarity and shrunk
+    /// towards 0 when few plans stand behind it (n / (n + 1)).
     pub strength: f64,
     pub outcome: f64,
     pub plans: usize,
@@ -790,7 +791,8 @@ impl HistoryPrior {
                 (
                     tool,
                     Boost {
-                        strength: outcome * best,
+                        // Shrunk by the evidence: one plan is an anecdote, many a pattern.
+                        strength: outcome * best * plans as f64 / (plans as f64 + 1.0),
                         outcome,
                         plans,
                     },

@@ -191,17 +191,23 @@ pub fn start(
     store_briefings: bool,
 ) -> (EffectContext, State) {
     let mut state = initial_state(ws);
+    let mut preview = ws.preview_context(store_briefings);
     let history = match ws.open_history(store) {
-        Ok(h) => Some(h.path().to_path_buf()),
+        Ok(h) => {
+            match ws.history_prior(&h) {
+                Ok(prior) => preview.prior = Some(Arc::new(prior)),
+                Err(e) => state
+                    .notes
+                    .push(format!("ranking without the history prior: {e:#}")),
+            }
+            Some(h.path().to_path_buf())
+        }
         Err(e) => {
             state.history.error = Some(format!("{e:#}"));
             None
         }
     };
-    let ctx = EffectContext {
-        preview: ws.preview_context(store_briefings),
-        history,
-    };
+    let ctx = EffectContext { preview, history };
     (ctx, state)
 }
 
