@@ -912,22 +912,34 @@ impl HistoryStore {
         Ok(out)
     }
 
-    /// Of `catalog`, the entries no plan named and no execution ran since `since`.
+    /// Of `catalog`, the entries no plan named and no execution ran since `since`. One
+    /// indexed look-up per entry, so it costs the catalog's size, not the history's.
     pub fn unused(&self, catalog: &[String], since: Option<i64>) -> anyhow::Result<Vec<String>> {
-        let since = since.unwrap_or(i64::MIN);
-        let mut used: HashSet<String> = HashSet::new();
-        let mut st = self.conn.prepare(
-            "SELECT DISTINCT s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq WHERE p.at >= ?1
-             UNION SELECT DISTINCT tool FROM executions WHERE at >= ?1",
+        let mut planned = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq
+                            WHERE s.tool = ?1 AND p.at >= ?2)",
         )?;
-        for t in st.query_map([since], |r| r.get::<_, String>(0))? {
-            used.insert(t?);
+        let mut ran = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM executions WHERE tool = ?1 AND at >= ?2)",
+        )?;
+        let floor = since.unwrap_or(i64::MIN);
+        let mut out = Vec::new();
+        for name in catalog {
+            let used = planned
+                .query_row(params![name, floor], |r| r.get::<_, bool>(0))
+                .and_then(|p| {
+                    if p {
+                        Ok(true)
+                    } else {
+                        ran.query_row(params![name, floor], |r| r.get::<_, bool>(0))
+                    }
+                })
+                .map_err(db_err(&self.path, "looking for unused entries"))?;
+            if !used {
+                out.push(name.clone());
+            }
         }
-        Ok(catalog
-            .iter()
-            .filter(|n| !used.contains(*n))
-            .cloned()
-            .collect())
+        Ok(out)
     }
 
     /// Distinct callers and models, for filters.
