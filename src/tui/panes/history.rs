@@ -279,6 +279,27 @@ fn detail_lines<'a>(
             theme.warn,
         )));
     }
+    if expanded {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "id {} · intent {} · shape {}{}",
+                r.id,
+                d.intent_sha,
+                d.shape,
+                r.replay_of
+                    .as_deref()
+                    .map(|o| format!(" · replay of {o}"))
+                    .unwrap_or_default()
+            ),
+            theme.muted,
+        )));
+        if let Some(trim) = &r.trim_record {
+            lines.push(Line::from(Span::styled(
+                format!("trim record: {}", clip(&trim.to_string(), 300)),
+                theme.muted,
+            )));
+        }
+    }
     if let Some(raw) = &r.raw_response {
         lines.push(Line::from(Span::styled("raw response:", theme.accent)));
         let limit = if expanded { 60 } else { 3 };
