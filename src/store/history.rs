@@ -29,8 +29,15 @@ const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
-    migrations: &[MIGRATION_1],
+    migrations: &[MIGRATION_1, MIGRATION_2],
 };
+
+/// Filtering the History pane by outcome or drift regroups the matching plans; these cover
+/// that query so it reads an index, not a million rows.
+const MIGRATION_2: &str = "
+CREATE INDEX plans_outcome_shape ON plans(outcome, shape, at);
+CREATE INDEX plans_drift_shape ON plans(drift, shape, at);
+";
 
 const MIGRATION_1: &str = "
 CREATE TABLE plans (
@@ -702,10 +709,15 @@ impl HistoryStore {
             let n = values.len();
             values.push(rusqlite::types::Value::Integer(limit as i64));
             values.push(rusqlite::types::Value::Integer(offset as i64));
+            // Group first (a covering index answers the common filters), then look up only
+            // the page's shapes.
             let sql = format!(
-                "SELECT p.shape, s.words, s.intent, COUNT(*), MIN(p.at), MAX(p.at)
-                 FROM plans p JOIN shapes s ON s.shape = p.shape {clause}
-                 GROUP BY p.shape ORDER BY COUNT(*) DESC, MAX(p.at) DESC LIMIT ?{} OFFSET ?{}",
+                "SELECT g.shape, s.words, s.intent, g.n, g.first_at, g.last_at
+                 FROM (SELECT p.shape, COUNT(*) n, MIN(p.at) first_at, MAX(p.at) last_at
+                       FROM plans p {clause} GROUP BY p.shape
+                       ORDER BY n DESC, last_at DESC LIMIT ?{} OFFSET ?{}) g
+                 JOIN shapes s ON s.shape = g.shape
+                 ORDER BY g.n DESC, g.last_at DESC",
                 n + 1,
                 n + 2
             );
@@ -775,33 +787,78 @@ impl HistoryStore {
         Ok(())
     }
 
-    /// Pairs of tools that appear in the same plan, most frequent first.
+    /// Pairs of tools that appear in the same plan, most frequent first. Counted here in
+    /// one pass over the steps in plan order: SQLite's self-join would sort every pair.
     pub fn step_pairs(&self, filter: &PlanFilter, limit: usize) -> anyhow::Result<Vec<StepPair>> {
-        let (clause, mut values) = filter.clause();
-        let n = values.len();
-        values.push(rusqlite::types::Value::Integer(limit as i64));
-        let sql = format!(
-            "SELECT a.tool, b.tool, COUNT(DISTINCT p.seq) c
-             FROM plans p JOIN plan_steps a ON a.plan_seq = p.seq
-                          JOIN plan_steps b ON b.plan_seq = p.seq AND a.tool < b.tool
-             {clause} GROUP BY 1, 2 ORDER BY c DESC, 1, 2 LIMIT ?{}",
-            n + 1
-        );
+        let (clause, values) = filter.clause();
+        let sql = if filter.is_empty() {
+            "SELECT s.plan_seq, s.tool FROM plan_steps s ORDER BY s.plan_seq, s.ord".to_string()
+        } else {
+            format!(
+                "SELECT s.plan_seq, s.tool FROM plans p JOIN plan_steps s ON s.plan_seq = p.seq
+                 {clause} ORDER BY s.plan_seq, s.ord"
+            )
+        };
         let mut st = self.conn.prepare(&sql)?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(values), |r| {
-                Ok(StepPair {
-                    a: r.get(0)?,
-                    b: r.get(1)?,
-                    plans: r.get::<_, i64>(2)? as u64,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "counting step pairs"))?;
-        Ok(rows
+        let mut rows = st
+            .query(rusqlite::params_from_iter(values))
+            .map_err(db_err(&self.path, "reading steps"))?;
+        let mut names: Vec<String> = Vec::new();
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut pairs: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut current: Option<i64> = None;
+        let mut tools: Vec<u32> = Vec::new();
+        let flush = |tools: &mut Vec<u32>, pairs: &mut HashMap<(u32, u32), u64>| {
+            tools.sort_unstable();
+            tools.dedup();
+            for i in 0..tools.len() {
+                for j in i + 1..tools.len() {
+                    *pairs.entry((tools[i], tools[j])).or_default() += 1;
+                }
+            }
+            tools.clear();
+        };
+        while let Some(r) = rows.next().map_err(db_err(&self.path, "reading steps"))? {
+            let seq: i64 = r.get(0)?;
+            let tool = r.get_ref(1)?.as_str().unwrap_or_default();
+            if tool == UNKNOWN_TOOL {
+                continue;
+            }
+            if current != Some(seq) {
+                flush(&mut tools, &mut pairs);
+                current = Some(seq);
+            }
+            let id = match ids.get(tool) {
+                Some(id) => *id,
+                None => {
+                    let id = names.len() as u32;
+                    names.push(tool.to_string());
+                    ids.insert(tool.to_string(), id);
+                    id
+                }
+            };
+            tools.push(id);
+        }
+        flush(&mut tools, &mut pairs);
+        let mut out: Vec<StepPair> = pairs
             .into_iter()
-            .filter(|p| p.a != UNKNOWN_TOOL && p.b != UNKNOWN_TOOL)
-            .collect())
+            .map(|((a, b), n)| {
+                let (a, b) = (&names[a as usize], &names[b as usize]);
+                let (a, b) = if a <= b { (a, b) } else { (b, a) };
+                StepPair {
+                    a: a.clone(),
+                    b: b.clone(),
+                    plans: n,
+                }
+            })
+            .collect();
+        out.sort_by(|x, y| {
+            y.plans
+                .cmp(&x.plans)
+                .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
+        });
+        out.truncate(limit);
+        Ok(out)
     }
 
     /// Drift counts over `filter`, and the most recent `limit` plans with their evidence.
@@ -952,10 +1009,17 @@ impl HistoryStore {
                 .map_err(db_err(&self.path, "listing callers and models"))?;
             Ok(v)
         };
-        Ok((
-            list("SELECT DISTINCT caller FROM plans ORDER BY 1")?,
-            list("SELECT DISTINCT model FROM plans ORDER BY 1")?,
-        ))
+        // Index skip-scan: one seek per distinct value instead of reading every plan.
+        let distinct = |col: &str| {
+            format!(
+                "WITH RECURSIVE v(x) AS (
+                     SELECT MIN({col}) FROM plans
+                     UNION ALL
+                     SELECT (SELECT MIN({col}) FROM plans WHERE {col} > v.x) FROM v WHERE v.x IS NOT NULL)
+                 SELECT x FROM v WHERE x IS NOT NULL"
+            )
+        };
+        Ok((list(&distinct("caller"))?, list(&distinct("model"))?))
     }
 
     /// Past plans for the ranking prior, weighted by outcome and drift. A diverged plan
@@ -1457,6 +1521,10 @@ mod tests {
         let mut g = s.groups(&failed, 0, 1).unwrap().remove(0);
         s.group_details(&mut g, &PlanFilter::default()).unwrap();
         assert!(g.complexity.is_some() && !g.models.is_empty());
+        let (callers, models) = s.callers_and_models().unwrap();
+        assert_eq!(callers.len(), 6);
+        assert!(callers.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(models.len(), 9);
         let prior = s.past_plans(None, 500).unwrap();
         assert!(prior.iter().any(|p| p.outcome < 0.0) && prior.iter().any(|p| p.outcome == 1.0));
         let pairs = s.step_pairs(&PlanFilter::default(), 5).unwrap();

@@ -53,8 +53,9 @@ pub fn model_rows(
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryQuery {
-    /// Everything the pane shows first: both lists' first pages and totals, and the
-    /// callers and models the filters cycle through.
+    /// The plans list's first page and total, and the callers and models the filters cycle
+    /// through. The groups come separately: regrouping a filtered million plans is the slow
+    /// part, and the plans should not wait for it.
     Open {
         filter: PlanFilter,
     },
@@ -94,7 +95,6 @@ impl<T> Page<T> {
 pub enum HistoryAnswer {
     Opened {
         plans: Page<PlanRow>,
-        groups: Page<GroupSummary>,
         callers: Vec<String>,
         models: Vec<String>,
     },
@@ -131,7 +131,6 @@ pub fn run_query(
             let (callers, models) = store.callers_and_models()?;
             HistoryAnswer::Opened {
                 plans: plans_page(filter, 0)?,
-                groups: groups_page(filter, 0)?,
                 callers,
                 models,
             }

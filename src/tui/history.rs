@@ -88,16 +88,30 @@ impl HistoryState {
 
     /// Everything again, for the current filters.
     pub fn reload(&mut self, next: &mut u64) -> Vec<Query> {
-        self.plan_selected = 0;
         self.group_selected = 0;
-        self.plans = None;
         self.groups = None;
+        let groups = take(next);
+        self.pending.groups = Some(groups);
+        let mut queries = vec![(
+            groups,
+            HistoryQuery::Groups {
+                filter: self.groups_filter(),
+                offset: 0,
+            },
+        )];
+        queries.extend(self.reload_plans(next));
+        queries
+    }
+
+    /// The plans list (and the models table) again; the groups stay as they are.
+    fn reload_plans(&mut self, next: &mut u64) -> Vec<Query> {
+        self.plan_selected = 0;
+        self.plans = None;
         self.detail = None;
         let open = take(next);
         let models = take(next);
         self.pending.open = Some(open);
         self.pending.plans = None;
-        self.pending.groups = None;
         self.pending.models = Some(models);
         vec![
             (
@@ -109,7 +123,7 @@ impl HistoryState {
             (
                 models,
                 HistoryQuery::Models {
-                    filter: self.groups_filter(),
+                    filter: self.filter.clone(),
                 },
             ),
         ]
@@ -151,7 +165,7 @@ impl HistoryState {
         if self.filter.shape.is_some() {
             self.filter.shape = None;
             self.group_label = None;
-            return Some(self.reload(next));
+            return Some(self.reload_plans(next));
         }
         None
     }
@@ -169,10 +183,7 @@ impl HistoryState {
                 self.filter.shape = Some(shape);
                 self.group_label = Some(intent);
                 self.list = HistoryList::Plans;
-                let keep = self.group_selected;
-                let q = self.reload(next);
-                self.group_selected = keep;
-                q
+                self.reload_plans(next)
             }
             HistoryList::Plans => {
                 if self.selected_plan().is_some() {
@@ -288,12 +299,10 @@ impl HistoryState {
         match answer.as_ref() {
             HistoryAnswer::Opened {
                 plans,
-                groups,
                 callers,
                 models,
             } => {
                 self.plans = Some(plans.clone());
-                self.groups = Some(groups.clone());
                 self.callers = callers.clone();
                 self.models = models.clone();
                 self.loaded = true;
@@ -373,7 +382,11 @@ mod tests {
 
     fn opened(h: &mut HistoryState, next: &mut u64, total: u64) -> Vec<Query> {
         let qs = h.ensure_loaded(next);
-        let (open, _) = qs[0].clone();
+        let (open, _) = qs
+            .iter()
+            .find(|(_, q)| matches!(q, HistoryQuery::Open { .. }))
+            .cloned()
+            .unwrap();
         h.answered(
             open,
             Ok(Arc::new(HistoryAnswer::Opened {
@@ -381,11 +394,6 @@ mod tests {
                     offset: 0,
                     total,
                     rows: (0..PAGE.min(total)).map(row).collect(),
-                },
-                groups: Page {
-                    offset: 0,
-                    total: 0,
-                    rows: vec![],
                 },
                 callers: vec!["a".into(), "b".into()],
                 models: vec![],
@@ -426,8 +434,12 @@ mod tests {
         opened(&mut h, &mut next, 10);
         let q = h.cycle_outcome(&mut next);
         assert_eq!(h.filter.outcome, Some(Outcome::Ok));
+        assert!(q.iter().any(
+            |(_, q)| matches!(q, HistoryQuery::Open { filter } if filter.outcome == Some(Outcome::Ok))
+        ));
         assert!(
-            matches!(&q[0].1, HistoryQuery::Open { filter } if filter.outcome == Some(Outcome::Ok))
+            q.iter()
+                .any(|(_, q)| matches!(q, HistoryQuery::Groups { offset: 0, .. }))
         );
         h.cycle_outcome(&mut next);
         h.cycle_outcome(&mut next);
