@@ -92,7 +92,11 @@ fn paged_table<'a>(
 
 fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.groups.as_ref().map_or(0, |g| g.total);
-    let block = pane_block(format!(" Groups · {total} "), focused, theme);
+    let count = h
+        .groups
+        .as_ref()
+        .map_or("…".to_string(), |g| g.total.to_string());
+    let block = pane_block(format!(" Groups · {count} "), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(page) = &h.groups else {
@@ -133,11 +137,15 @@ fn outcome_text(outcome: Outcome, failure: Option<&str>) -> String {
 
 fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.plans.as_ref().map_or(0, |p| p.total);
+    let count = h
+        .plans
+        .as_ref()
+        .map_or("…".to_string(), |p| p.total.to_string());
     let filters = h.filter_label();
     let title = if filters.is_empty() {
-        format!(" Plans · {total} ")
+        format!(" Plans · {count} ")
     } else {
-        format!(" Plans · {total} · {filters} ")
+        format!(" Plans · {count} · {filters} ")
     };
     let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
