@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod planner;
 pub mod prompt;
 pub mod rank;
+pub mod response;
 pub mod text;
 pub mod time;
 pub mod tokens;
