@@ -1,4 +1,4 @@
-//! Number formatting shared by the front ends.
+//! Number and text formatting shared by the front ends.
 
 /// 12345 → "12,345".
 pub fn thousands(n: usize) -> String {
@@ -10,6 +10,16 @@ pub fn thousands(n: usize) -> String {
         }
         out.push(c);
     }
+    out
+}
+
+/// Cut a string to `width` characters, marking the cut with '…'.
+pub fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
     out
 }
 

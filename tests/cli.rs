@@ -4,25 +4,12 @@
 use assert_cmd::Command;
 use ctxconsole::core::catalog::RoutingGuide;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod common;
+use common::{ctx, json_of};
 
 const EVAL: &str = "../shared/eval";
-
-fn ctx(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
-    cmd.env("CTXCONSOLE_HOME", home).env_remove("NO_COLOR");
-    cmd
-}
-
-fn json_of(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// Runs a command expected to fail with bad input; returns its stderr.
 fn bad_input(cmd: &mut Command) -> String {

@@ -2,27 +2,12 @@
 //! all-or-nothing and idempotent; a foreign store is refused untouched; concurrent imports
 //! lose nothing; a killed import leaves the store as it was.
 
-use assert_cmd::Command;
-use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
-fn ctx(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
-    cmd.env("CTXCONSOLE_HOME", home);
-    cmd
-}
-
-fn json_of(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+mod common;
+use common::{ctx, json_of};
 
 /// (plans, executions) in the store, through the commands themselves.
 fn counts(home: &Path) -> (u64, usize) {

@@ -51,6 +51,17 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
+    /// Start the console in the shell, on a workspace in `home`.
+    fn launch(&self, home: &std::path::Path) {
+        self.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
+        let cmd = format!(
+            "CTXCONSOLE_HOME={} {}",
+            home.display(),
+            env!("CARGO_BIN_EXE_ctxconsole")
+        );
+        self.keys(&[&cmd, "Enter"]);
+    }
+
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "e2e"];
         args.extend_from_slice(keys);
@@ -108,13 +119,7 @@ fn as_sent_bytes(screen: &str) -> Option<usize> {
 fn console_compacts_live_as_the_model_changes_and_restores_the_terminal() {
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(130, 40);
-    tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
-    let cmd = format!(
-        "CTXCONSOLE_HOME={} {}",
-        home.path().display(),
-        env!("CARGO_BIN_EXE_ctxconsole")
-    );
-    tmux.keys(&[&cmd, "Enter"]);
+    tmux.launch(home.path());
 
     let first = tmux.wait_for("both panes", 20, |s| {
         s.contains("1 Budgets") && s.contains("2 Catalog") && as_sent_bytes(s).is_some()
@@ -165,13 +170,7 @@ fn allowance_tokens(screen: &str) -> Option<usize> {
 fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(150, 45);
-    tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
-    let cmd = format!(
-        "CTXCONSOLE_HOME={} {}",
-        home.path().display(),
-        env!("CARGO_BIN_EXE_ctxconsole")
-    );
-    tmux.keys(&[&cmd, "Enter"]);
+    tmux.launch(home.path());
     tmux.wait_for("the console", 20, |s| allowance_tokens(s).is_some());
     // The Tier C fallback row, then the Prompt pane.
     tmux.keys(&["G"]);
@@ -215,13 +214,7 @@ fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
 fn history_filters_to_failed_plans_and_opens_one() {
     let home = tempfile::tempdir().unwrap();
     let tmux = Tmux::start(150, 42);
-    tmux.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
-    let cmd = format!(
-        "CTXCONSOLE_HOME={} {}",
-        home.path().display(),
-        env!("CARGO_BIN_EXE_ctxconsole")
-    );
-    tmux.keys(&[&cmd, "Enter"]);
+    tmux.launch(home.path());
     tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
     // A fresh start seeded the store: History opens on it with drift markers.
     tmux.keys(&["4"]);

@@ -222,26 +222,14 @@ fn run_history(
     if args.json {
         return print_json(&report);
     }
-    let row = |name: &str, m: &RankMetrics| {
-        vec![
-            name.to_string(),
-            format!("{:.3}", m.recall_at_1),
-            format!("{:.3}", m.recall_at_5),
-            format!("{:.3}", m.recall_at_10),
-            format!("{:.3}", m.mrr),
-        ]
-    };
     let mut out = format!(
         "{}: {} followed plans after {} as labels; {} weighted past plans before it as history\n\n",
         report.source, report.labelled_plans, report.split_at, report.history_plans
     );
-    out.push_str(&render(
-        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
-        &[
-            row("without prior", &report.without_prior),
-            row("with prior", &report.with_prior),
-        ],
-    ));
+    out.push_str(&metrics_table(&[
+        ("without prior", &report.without_prior),
+        ("with prior", &report.with_prior),
+    ]));
     out.push_str(&format!(
         "\nthe prior moved the best expected tool up for {} labels and down for {}\n",
         report.improved, report.worsened
@@ -302,27 +290,35 @@ fn check_labels_name_entries(
     Ok(())
 }
 
+/// Recall@1/5/10 and MRR, one row per ranker.
+fn metrics_table(rows: &[(&str, &RankMetrics)]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(name, m)| {
+            vec![
+                name.to_string(),
+                format!("{:.3}", m.recall_at_1),
+                format!("{:.3}", m.recall_at_5),
+                format!("{:.3}", m.recall_at_10),
+                format!("{:.3}", m.mrr),
+            ]
+        })
+        .collect();
+    render(
+        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
+        &rows,
+    )
+}
+
 pub fn describe(r: &RankReport) -> String {
-    let row = |name: &str, m: &RankMetrics| {
-        vec![
-            name.to_string(),
-            format!("{:.3}", m.recall_at_1),
-            format!("{:.3}", m.recall_at_5),
-            format!("{:.3}", m.recall_at_10),
-            format!("{:.3}", m.mrr),
-        ]
-    };
     let mut out = format!(
         "{}: {} questions, {} catalog entries\n\n",
         r.source, r.ranker.cases, r.catalog_entries
     );
-    out.push_str(&render(
-        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
-        &[
-            row("ctxconsole", &r.ranker),
-            row("word overlap", &r.word_overlap_baseline),
-        ],
-    ));
+    out.push_str(&metrics_table(&[
+        ("ctxconsole", &r.ranker),
+        ("word overlap", &r.word_overlap_baseline),
+    ]));
     out.push_str(&format!(
         "\nconfident on {:.0}% of questions: top-1 {:.3} when confident, {:.3} when not (those escalate)\n",
         r.confident_share * 100.0,

@@ -11,6 +11,7 @@ use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
 use crate::exit::bad_input;
 use crate::store::cache::parse_duration;
 use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
+use crate::store::now_secs;
 use crate::store::view::{ModelRow, model_rows};
 use crate::workspace::{Workspace, WorkspaceOptions};
 
@@ -106,12 +107,6 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
             "--since {text}: neither a duration (7d, 12h) nor a time: {e}"
         ))
     })
-}
-
-pub fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl FilterArgs {
@@ -312,7 +307,7 @@ fn top_list(items: &[(String, u64)], n: usize) -> String {
 }
 
 fn clip(s: &str, n: usize) -> String {
-    crate::tui::panes::clip(&s.replace('\n', " "), n)
+    crate::format::clip(&s.replace('\n', " "), n)
 }
 
 #[derive(Serialize)]

@@ -6,9 +6,10 @@ use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::core::gate::line_range;
+use crate::store::now_secs;
 use crate::store::sqlite::{self, Schema};
 
 pub const CACHE_FILE: &str = "cache.sqlite";
@@ -45,12 +46,6 @@ pub struct Stored {
 pub fn cache_ref(content: &[u8]) -> String {
     let digest = Sha256::digest(content);
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn now_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl OutputCache {

@@ -342,6 +342,18 @@ impl State {
     }
 }
 
+/// Where a movement key takes a selection at `current` in a list of `len` rows.
+fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
+    match action {
+        Action::Up => current.saturating_sub(1),
+        Action::Down => current + 1,
+        Action::PageUp => current.saturating_sub(page),
+        Action::PageDown => current + page,
+        Action::Top => 0,
+        _ => len.saturating_sub(1),
+    }
+}
+
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     match action {
@@ -498,17 +510,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::PageDown
         | Action::Top
         | Action::Bottom => {
+            let page = state.page.max(1) as u64;
             if state.focus == Pane::History {
                 let (current, len) = state.history.position();
-                let page = state.page.max(1) as u64;
-                let to = match action {
-                    Action::Up => current.saturating_sub(1),
-                    Action::Down => current + 1,
-                    Action::PageUp => current.saturating_sub(page),
-                    Action::PageDown => current + page,
-                    Action::Top => 0,
-                    _ => len.saturating_sub(1),
-                };
+                let to = move_target(&action, current, len, page);
                 return history_effects(state.history.move_to(to, &mut state.next_request));
             }
             let (current, len) = match state.focus {
@@ -517,15 +522,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
                 Pane::Prompt => (state.preview_scroll, usize::MAX),
             };
-            let page = state.page.max(1);
-            let to = match action {
-                Action::Up => current.saturating_sub(1),
-                Action::Down => current + 1,
-                Action::PageUp => current.saturating_sub(page),
-                Action::PageDown => current + page,
-                Action::Top => 0,
-                _ => len.saturating_sub(1),
-            };
+            let to = move_target(&action, current as u64, len as u64, page) as usize;
             match state.focus {
                 Pane::Budgets => return state.move_selection(to),
                 Pane::Catalog => state.scroll_catalog(to),

@@ -33,12 +33,4 @@ pub fn window_start(selected: usize, height: usize, current_len: usize) -> usize
     selected.saturating_sub(height / 2).min(max_start)
 }
 
-/// Cut a string to `width` characters, marking the cut with '…'.
-pub fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
+pub use crate::format::clip;

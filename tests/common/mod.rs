@@ -1,0 +1,25 @@
+//! What the integration tests share: running the binary on a workspace and reading its JSON.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// The binary with `home` as its workspace (and colour left to the tests).
+pub fn ctx(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home).env_remove("NO_COLOR");
+    cmd
+}
+
+/// Run it, expect success, and parse stdout as JSON.
+pub fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
