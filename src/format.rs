@@ -13,15 +13,7 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
-/// Cut a string to `width` characters, marking the cut with '…'.
-pub fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
+pub use crate::core::text::clip;
 
 #[cfg(test)]
 mod tests {

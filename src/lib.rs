@@ -7,6 +7,7 @@ pub mod core;
 pub mod exit;
 pub mod format;
 pub mod import;
+pub mod llm;
 pub mod preview;
 pub mod store;
 pub mod tui;

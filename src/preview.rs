@@ -93,17 +93,7 @@ pub struct Preview {
     pub request: AssembledRequest,
 }
 
-/// The opening of `text`, cut at a character boundary.
-pub fn opening(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+pub use crate::core::text::opening;
 
 /// Count a prompt: exactly when it is small enough to matter, estimated (and labelled so)
 /// beyond [`EXACT_COUNT_MAX_BYTES`].

@@ -18,12 +18,13 @@ use crate::import::read_text;
 use crate::preview::{PreviewContext, cut_order_for};
 use crate::store::cache::parse_duration;
 use crate::store::history::{HISTORY_FILE, HistoryStore};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
 pub const SAMPLE_PLANNER: &str = include_str!("../sample-data/planner.toml");
 /// Seven weeks of plan history the store is seeded with on first run.
+pub const SAMPLE_CONFIG: &str = include_str!("../sample-data/config.toml");
 pub const SAMPLE_PLANS: &str = include_str!("../sample-data/history-plans.jsonl");
 pub const SAMPLE_EXECUTIONS: &str = include_str!("../sample-data/history-executions.jsonl");
 /// The labelled messages `eval planner` measures the rules on.
@@ -197,6 +198,62 @@ impl Workspace {
 pub struct Config {
     #[serde(default)]
     pub history: HistoryConfig,
+    #[serde(default)]
+    pub llm: LlmConfig,
+    /// Model-id prefix → endpoint; a user's entry replaces the sample's of the same name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// How the client talks to endpoints. Durations as `10s`, `500ms`, `5m`.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    pub connect_timeout: Option<String>,
+    /// From sending the request to the last byte of the reply.
+    pub timeout: Option<String>,
+    /// Retries after a 429, a 5xx or a refused connection.
+    pub retries: Option<u32>,
+    /// First backoff; it doubles per retry.
+    pub retry_base: Option<String>,
+    /// A retry-after longer than this is not waited for.
+    pub retry_max_wait: Option<String>,
+    pub stream: Option<bool>,
+    /// The provider for model ids no prefix matches (sent unchanged).
+    pub default_provider: Option<String>,
+    /// Names the planner answers to; a plan calling one is demoted by the guard.
+    pub self_names: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Model ids starting with this go here, with the prefix removed.
+    pub prefix: String,
+    /// The OpenAI-compatible base, e.g. `https://openrouter.ai/api/v1`.
+    pub base_url: String,
+    /// The *name* of the environment variable holding the key; the key itself is never
+    /// read from or written to any file.
+    pub key_env: Option<String>,
+    pub stream: Option<bool>,
+}
+
+impl Config {
+    /// `over`'s settings laid on top of these: set fields win, providers replace by name.
+    fn overlay(mut self, over: Config) -> Config {
+        let (a, b) = (&mut self.llm, over.llm);
+        a.connect_timeout = b.connect_timeout.or(a.connect_timeout.take());
+        a.timeout = b.timeout.or(a.timeout.take());
+        a.retries = b.retries.or(a.retries);
+        a.retry_base = b.retry_base.or(a.retry_base.take());
+        a.retry_max_wait = b.retry_max_wait.or(a.retry_max_wait.take());
+        a.stream = b.stream.or(a.stream);
+        a.default_provider = b.default_provider.or(a.default_provider.take());
+        a.self_names = b.self_names.or(a.self_names.take());
+        self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
+        self.providers.extend(over.providers);
+        self
+    }
 }
 
 #[derive(Debug, Default, Clone, serde::Deserialize)]
@@ -209,13 +266,17 @@ pub struct HistoryConfig {
 impl Workspace {
     /// The workspace's `config.toml`, or the defaults.
     pub fn config(&self) -> anyhow::Result<Config> {
+        let sample: Config = toml::from_str(SAMPLE_CONFIG)
+            .map_err(|e| CoreError::toml("sample config", SAMPLE_CONFIG, &e))?;
         let path = self.dir.join(CONFIG_FILE);
         if !path.is_file() {
-            return Ok(Config::default());
+            return Ok(sample);
         }
         let text = read_text(&path)?;
         let origin = path.display().to_string();
-        toml::from_str(&text).map_err(|e| CoreError::toml(&origin, &text, &e).into())
+        let user: Config =
+            toml::from_str(&text).map_err(|e| CoreError::toml(&origin, &text, &e))?;
+        Ok(sample.overlay(user))
     }
 
     /// Pipeline ids of the catalog: a one-step plan naming one is `pipeline-direct`.

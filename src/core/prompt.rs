@@ -27,6 +27,32 @@ pub const SYSTEM_SINGLE_PICK: &str = "Pick the tools for the user's request from
 Prefer one pipeline that does the whole job. Use only names from the catalog. \
 Answer with JSON only: {\"steps\":[{\"order\":1,\"tool\":\"<name>\",\"args\":{},\"rationale\":\"<short>\"}]}";
 
+/// Pass 1 of the two-pass filter: pick ids from one-line entries, nothing else.
+pub const SYSTEM_FILTER: &str = "Below is a list of tools, one per line as `id — what it does`. \
+Pick the ids the user's request needs (a pipeline that does the whole job is enough on its own). \
+Answer with JSON only: {\"ids\":[\"<id>\"]}";
+
+/// Most ids pass 1 may keep: the point is a small catalog for pass 2.
+pub const FILTER_MAX_IDS: usize = 12;
+
+/// Pass 1's output cap: an id list needs little.
+pub const FILTER_MAX_TOKENS: usize = 256;
+
+/// One `id — first sentence` line per entry.
+pub fn filter_lines<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let mut out = String::new();
+    for (id, description) in entries {
+        out.push_str(id);
+        let first = crate::core::catalog::first_sentence(description);
+        if !first.is_empty() {
+            out.push_str(" — ");
+            out.push_str(first);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The label in front of the catalog in whichever message carries it.
 pub const CATALOG_LABEL: &str = "CATALOG (routing guide):\n";
 

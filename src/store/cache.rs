@@ -151,13 +151,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let n: u64 = num
         .parse()
         .map_err(|_| format!("'{s}': expected a number and a unit, like 24h or 7d"))?;
+    if unit == "ms" {
+        return Ok(Duration::from_millis(n));
+    }
     let secs = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" | "" => 86_400,
         "w" => 7 * 86_400,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (s, m, h, d, w)")),
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (ms, s, m, h, d, w)")),
     };
     Ok(Duration::from_secs(n * secs))
 }

@@ -1,0 +1,538 @@
+//! Why no plan came back (DESIGN §2.8): finish_reason normalised across providers, the
+//! failure classes with what to do about each, and the reading of one reply — reasoning
+//! stripped, the answer decoded, and a class when nothing usable was in it.
+
+use serde::Serialize;
+use std::fmt;
+
+use crate::core::response::{DecodeStage, decode_answer, strip_reasoning};
+
+/// What a provider's finish_reason means, whatever it was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishKind {
+    Stop,
+    Length,
+    ContentFilter,
+    ToolCalls,
+    /// A value no provider table here knows: shown as it came, never taken for `stop`.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FinishReason {
+    /// As the provider sent it.
+    pub raw: String,
+    pub kind: FinishKind,
+}
+
+impl FinishReason {
+    /// OpenAI, Anthropic (`end_turn`, `max_tokens`, `refusal`, …), Gemini (`STOP`,
+    /// `MAX_TOKENS`, `SAFETY`, `RECITATION`, …), Ollama, vLLM and llama.cpp names.
+    pub fn parse(raw: &str) -> FinishReason {
+        let kind = match raw.trim().to_ascii_lowercase().as_str() {
+            "stop" | "end_turn" | "stop_sequence" | "eos" | "eos_token" | "finish_reason_stop" => {
+                FinishKind::Stop
+            }
+            "length" | "max_tokens" | "model_length" | "max_output_tokens" => FinishKind::Length,
+            "content_filter" | "refusal" | "safety" | "recitation" | "blocklist"
+            | "prohibited_content" | "spii" | "image_safety" | "language" => {
+                FinishKind::ContentFilter
+            }
+            "tool_calls" | "function_call" | "tool_use" | "malformed_function_call" => {
+                FinishKind::ToolCalls
+            }
+            _ => FinishKind::Unknown,
+        };
+        FinishReason {
+            raw: raw.to_string(),
+            kind,
+        }
+    }
+
+    /// `length`, `length (max_tokens)` when the provider called it something else,
+    /// `weird (unknown)` when nothing here knows it.
+    pub fn label(&self) -> String {
+        let normal = match self.kind {
+            FinishKind::Stop => "stop",
+            FinishKind::Length => "length",
+            FinishKind::ContentFilter => "content_filter",
+            FinishKind::ToolCalls => "tool_calls",
+            FinishKind::Unknown => return format!("{} (unknown)", self.raw),
+        };
+        if self.raw == normal {
+            normal.to_string()
+        } else {
+            format!("{normal} ({})", self.raw)
+        }
+    }
+}
+
+/// Why a call produced no plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// finish_reason content_filter, or a refusal.
+    SafetyFiltered,
+    /// The token limit cut the answer.
+    LengthTruncated,
+    /// JSON-shaped, unparseable, stopped.
+    ConstrainedDeadlock,
+    /// HTTP 200, no content, no finish_reason: the connection was cut mid-generation.
+    LikelyTimeout,
+    /// Reasoning that never reached an answer.
+    ReasoningOnly,
+    /// An answer came back, but neither JSON nor a plan: prose, or JSON of another shape.
+    NoPlan,
+    /// The endpoint answered with an error status.
+    HttpError,
+    /// No answer: connection refused, reset, timed out, or the stream was cut.
+    Transport,
+    /// The body is not a chat completion.
+    Protocol,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 9] = [
+        FailureClass::SafetyFiltered,
+        FailureClass::LengthTruncated,
+        FailureClass::ConstrainedDeadlock,
+        FailureClass::LikelyTimeout,
+        FailureClass::ReasoningOnly,
+        FailureClass::NoPlan,
+        FailureClass::HttpError,
+        FailureClass::Transport,
+        FailureClass::Protocol,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::SafetyFiltered => "safety_filtered",
+            FailureClass::LengthTruncated => "length_truncated",
+            FailureClass::ConstrainedDeadlock => "constrained_deadlock",
+            FailureClass::LikelyTimeout => "likely_timeout",
+            FailureClass::ReasoningOnly => "reasoning_only",
+            FailureClass::NoPlan => "no_plan",
+            FailureClass::HttpError => "http_error",
+            FailureClass::Transport => "transport",
+            FailureClass::Protocol => "protocol",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FailureClass> {
+        FailureClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Decided by the HTTP layer: the stored body is not a model's answer, so there is
+    /// nothing for a decoder to recover.
+    pub fn is_transport_level(self) -> bool {
+        matches!(
+            self,
+            FailureClass::HttpError | FailureClass::Transport | FailureClass::Protocol
+        )
+    }
+
+    /// What an operator should do about it.
+    pub fn action(self) -> &'static str {
+        match self {
+            FailureClass::SafetyFiltered => {
+                "surface it to the user: the same prompt on the same model is filtered again; rephrase or route to another provider"
+            }
+            FailureClass::LengthTruncated => {
+                "raise the row's output_tokens or shrink the catalog; the single_pick variant asks for less output"
+            }
+            FailureClass::ConstrainedDeadlock => {
+                "turn strict_json off for this row (quantized weak models deadlock under constrained decoding), then retry once"
+            }
+            FailureClass::LikelyTimeout => {
+                "retry with streaming and a longer timeout, or fall back to a model that does not reason at length"
+            }
+            FailureClass::ReasoningOnly => {
+                "give reasoning room to finish (output_tokens, timeout) or lower the thinking level; a non-reasoning model avoids it"
+            }
+            FailureClass::NoPlan => {
+                "use the single_pick prompt variant or a stronger model: this one did not answer with a plan"
+            }
+            FailureClass::HttpError => {
+                "429: wait for retry-after and retry; 5xx: retry with backoff or fail over; other 4xx: fix the model id or key"
+            }
+            FailureClass::Transport => {
+                "check the endpoint is reachable; raise the connect or total timeout for slow local servers; retry"
+            }
+            FailureClass::Protocol => {
+                "the endpoint is not an OpenAI-compatible /chat/completions: check the provider's base_url (usually ending in /v1)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A class with what was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    pub class: FailureClass,
+    pub detail: String,
+    pub action: &'static str,
+}
+
+impl Failure {
+    pub fn new(class: FailureClass, detail: impl Into<String>) -> Failure {
+        Failure {
+            class,
+            detail: detail.into(),
+            action: class.action(),
+        }
+    }
+}
+
+/// One chat-completion message as it came back (the HTTP exchange itself succeeded).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Reply {
+    pub content: Option<String>,
+    /// The message's `reasoning_content` / `reasoning` field.
+    pub reasoning: Option<String>,
+    /// The message's `refusal` field.
+    pub refusal: Option<String>,
+    pub finish_reason: Option<String>,
+}
+
+/// What a reply held, read with today's stripping, decoding and acceptance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reading<T> {
+    pub finish: Option<FinishReason>,
+    /// Reasoning from the message field and from tags in the content, in that order.
+    pub reasoning: String,
+    /// The answer with reasoning taken out; `None` when a reasoning block never closed.
+    pub answer: Option<String>,
+    /// How the accepted value was recovered.
+    pub stage: Option<DecodeStage>,
+    pub value: Option<T>,
+    pub failure: Option<Failure>,
+}
+
+/// Phrases weak models open a refusal with (matched in the first 300 bytes, lower case).
+const REFUSAL_OPENERS: [&str; 12] = [
+    "i'm sorry",
+    "i am sorry",
+    "sorry, but",
+    "i can't",
+    "i cannot",
+    "i can not",
+    "i'm unable",
+    "i am unable",
+    "i won't",
+    "i will not",
+    "as an ai",
+    "i must decline",
+];
+
+fn looks_like_refusal(answer: &str) -> bool {
+    let head = crate::core::text::opening(answer, 300).to_ascii_lowercase();
+    REFUSAL_OPENERS.iter().any(|p| head.contains(p))
+}
+
+fn json_shaped(answer: &str) -> bool {
+    let t = answer.trim_start();
+    t.starts_with('{') || t.starts_with('[') || t.contains("```") || t.contains("{\"")
+}
+
+/// Read a reply: strip reasoning, decode, and hand the value to `accept` (which turns it
+/// into a plan, an id list, …). Anything that does not end in an accepted value gets a
+/// class; `accept`'s reason is kept in the detail.
+pub fn read_reply<T>(
+    reply: &Reply,
+    accept: impl Fn(&serde_json::Value) -> Result<T, String>,
+) -> Reading<T> {
+    let finish = reply.finish_reason.as_deref().map(FinishReason::parse);
+    let finish_kind = finish.as_ref().map(|f| f.kind);
+    let finish_label = finish.as_ref().map_or_else(
+        || "no finish_reason".to_string(),
+        |f| format!("finish_reason {}", f.label()),
+    );
+    let content = reply.content.as_deref().unwrap_or("");
+    let stripped = strip_reasoning(content);
+    let mut reasoning = reply.reasoning.clone().unwrap_or_default();
+    if !stripped.reasoning.is_empty() {
+        if !reasoning.is_empty() {
+            reasoning.push('\n');
+        }
+        reasoning.push_str(&stripped.reasoning);
+    }
+    let mut reading = Reading {
+        finish,
+        reasoning,
+        answer: stripped.answer.clone(),
+        stage: None,
+        value: None,
+        failure: None,
+    };
+    let fail = |class, detail: String| Some(Failure::new(class, detail));
+
+    if let Some(r) = reply.refusal.as_deref().filter(|r| !r.trim().is_empty()) {
+        reading.failure = fail(
+            FailureClass::SafetyFiltered,
+            format!(
+                "the model refused: {}",
+                crate::core::text::clip(r.trim(), 120)
+            ),
+        );
+        return reading;
+    }
+    if finish_kind == Some(FinishKind::ContentFilter) {
+        reading.failure = fail(
+            FailureClass::SafetyFiltered,
+            format!("{finish_label}, {} bytes of content", content.len()),
+        );
+        return reading;
+    }
+    let Some(answer) = stripped.answer else {
+        reading.failure = fail(
+            FailureClass::ReasoningOnly,
+            format!(
+                "a reasoning block opened and never closed ({} bytes of reasoning, {finish_label})",
+                reading.reasoning.len()
+            ),
+        );
+        return reading;
+    };
+    if answer.is_empty() {
+        reading.failure = if !reading.reasoning.is_empty() {
+            fail(
+                FailureClass::ReasoningOnly,
+                format!(
+                    "{} bytes of reasoning and no answer ({finish_label})",
+                    reading.reasoning.len()
+                ),
+            )
+        } else {
+            match finish_kind {
+                None => fail(
+                    FailureClass::LikelyTimeout,
+                    "HTTP 200 with no content and no finish_reason: the generation was cut off"
+                        .to_string(),
+                ),
+                Some(FinishKind::Length) => fail(
+                    FailureClass::LengthTruncated,
+                    format!("no content before the token limit ({finish_label})"),
+                ),
+                Some(_) => fail(
+                    FailureClass::NoPlan,
+                    format!("an empty answer ({finish_label})"),
+                ),
+            }
+        };
+        return reading;
+    }
+    let mut rejected = None;
+    if let Some(decoded) = decode_answer(&answer) {
+        match accept(&decoded.value) {
+            Ok(v) => {
+                reading.stage = Some(decoded.stage);
+                reading.value = Some(v);
+                return reading;
+            }
+            Err(why) => rejected = Some(why),
+        }
+    }
+    reading.failure = if finish_kind == Some(FinishKind::Length) {
+        fail(
+            FailureClass::LengthTruncated,
+            format!(
+                "the answer was cut at {} bytes ({finish_label})",
+                answer.len()
+            ),
+        )
+    } else if rejected.is_none() && looks_like_refusal(&answer) {
+        fail(
+            FailureClass::SafetyFiltered,
+            format!(
+                "a refusal in prose: \"{}\"",
+                crate::core::text::clip(&answer, 80)
+            ),
+        )
+    } else if let Some(why) = rejected {
+        fail(FailureClass::NoPlan, format!("the JSON decoded but {why}"))
+    } else if json_shaped(&answer) {
+        fail(
+            FailureClass::ConstrainedDeadlock,
+            format!(
+                "JSON-shaped but unparseable by any stage, {} bytes ({finish_label})",
+                answer.len()
+            ),
+        )
+    } else {
+        fail(
+            FailureClass::NoPlan,
+            format!(
+                "prose without JSON: \"{}\"",
+                crate::core::text::clip(&answer, 80)
+            ),
+        )
+    };
+    reading
+}
+
+/// The `{"error": …}` envelope OpenAI-compatible endpoints (OpenRouter among them) put in
+/// a body, sometimes with status 200: its code and message.
+pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)> {
+    let err = value.get("error")?;
+    let message = match err {
+        serde_json::Value::String(s) => s.clone(),
+        other => other
+            .get("message")
+            .and_then(|m| m.as_str())
+            .unwrap_or("(no message)")
+            .to_string(),
+    };
+    let code = err.get("code").and_then(|c| {
+        c.as_i64()
+            .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+    });
+    Some((code, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(content: Option<&str>, finish: Option<&str>) -> Reply {
+        Reply {
+            content: content.map(str::to_string),
+            finish_reason: finish.map(str::to_string),
+            ..Reply::default()
+        }
+    }
+
+    fn any_object(v: &serde_json::Value) -> Result<serde_json::Value, String> {
+        if v.get("steps").is_some() {
+            Ok(v.clone())
+        } else {
+            Err("it holds no steps".into())
+        }
+    }
+
+    fn class(r: &Reply) -> Option<FailureClass> {
+        read_reply(r, any_object).failure.map(|f| f.class)
+    }
+
+    #[test]
+    fn finish_reasons_of_every_provider_normalise_and_unknown_ones_stay_visible() {
+        assert_eq!(FinishReason::parse("max_tokens").kind, FinishKind::Length);
+        assert_eq!(
+            FinishReason::parse("MAX_TOKENS").label(),
+            "length (MAX_TOKENS)"
+        );
+        assert_eq!(
+            FinishReason::parse("refusal").kind,
+            FinishKind::ContentFilter
+        );
+        assert_eq!(
+            FinishReason::parse("SAFETY").kind,
+            FinishKind::ContentFilter
+        );
+        assert_eq!(
+            FinishReason::parse("RECITATION").kind,
+            FinishKind::ContentFilter
+        );
+        assert_eq!(FinishReason::parse("end_turn").kind, FinishKind::Stop);
+        assert_eq!(FinishReason::parse("stop").label(), "stop");
+        let odd = FinishReason::parse("eject_warp_core");
+        assert_eq!(odd.kind, FinishKind::Unknown);
+        assert_eq!(odd.label(), "eject_warp_core (unknown)");
+    }
+
+    #[test]
+    fn every_wire_symptom_gets_its_class() {
+        use FailureClass::*;
+        assert_eq!(
+            class(&reply(Some(""), Some("content_filter"))),
+            Some(SafetyFiltered)
+        );
+        assert_eq!(
+            class(&reply(
+                Some("I'm sorry, but I can't help with that request."),
+                Some("stop")
+            )),
+            Some(SafetyFiltered)
+        );
+        let refused = Reply {
+            refusal: Some("No.".into()),
+            ..reply(None, Some("stop"))
+        };
+        assert_eq!(class(&refused), Some(SafetyFiltered));
+        assert_eq!(
+            class(&reply(
+                Some("{\"steps\":[{\"order\":1,\"to"),
+                Some("length")
+            )),
+            Some(LengthTruncated)
+        );
+        assert_eq!(
+            class(&reply(
+                Some("{\"steps\": [{\"args\": {\"input\": {"),
+                Some("stop")
+            )),
+            Some(ConstrainedDeadlock)
+        );
+        assert_eq!(class(&reply(Some(""), None)), Some(LikelyTimeout));
+        assert_eq!(class(&reply(None, None)), Some(LikelyTimeout));
+        assert_eq!(
+            class(&reply(
+                Some("<think>\nLet me look at the catalog"),
+                Some("length")
+            )),
+            Some(ReasoningOnly)
+        );
+        let only_field = Reply {
+            reasoning: Some("thinking hard".into()),
+            ..reply(Some(""), Some("length"))
+        };
+        assert_eq!(class(&only_field), Some(ReasoningOnly));
+        assert_eq!(
+            class(&reply(Some("{\"answer\":42}"), Some("stop"))),
+            Some(NoPlan)
+        );
+        assert_eq!(
+            class(&reply(Some("Sure, here you go."), Some("stop"))),
+            Some(NoPlan)
+        );
+    }
+
+    #[test]
+    fn recovered_answers_name_their_stage_and_keep_the_reasoning() {
+        let r = read_reply(
+            &Reply {
+                reasoning: Some("field".into()),
+                ..reply(
+                    Some("<think>tags</think>Plan:\n```json\n{\"steps\":[]}\n```"),
+                    Some("eos_token"),
+                )
+            },
+            any_object,
+        );
+        assert_eq!(r.failure, None);
+        assert_eq!(r.stage, Some(DecodeStage::Fence));
+        assert_eq!(r.reasoning, "field\ntags");
+        assert_eq!(
+            r.finish.map(|f| f.label()).as_deref(),
+            Some("stop (eos_token)")
+        );
+    }
+
+    #[test]
+    fn an_error_envelope_gives_code_and_message() {
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"error":{"message":"Rate limit exceeded","code":429}}"#)
+                .unwrap();
+        assert_eq!(
+            error_envelope(&v),
+            Some((Some(429), "Rate limit exceeded".into()))
+        );
+        assert_eq!(error_envelope(&serde_json::json!({"steps": []})), None);
+    }
+}

@@ -1,0 +1,345 @@
+//! A model's answer turned into a plan (DESIGN §2.9): the steps read from the decoded value,
+//! the guard that demotes names no catalog holds (and the planner calling itself), the
+//! complexity, and the `rewritten_prompt` derived from the steps in code — never by the LLM.
+//! Also the two-pass filter's pass-1 reply, `{"ids":[…]}`.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+
+use crate::core::history::{Complexity, Outcome, Step, UNKNOWN_TOOL};
+
+/// Names a planner answers to: a plan that calls one of them would recurse.
+pub const PLANNER_SELF_NAMES: [&str; 6] = [
+    "plan",
+    "planner",
+    "gateway.plan",
+    "gateway.route",
+    "helmdeck.plan",
+    "helmdeck.route",
+];
+
+/// A plan's steps from a decoded answer: `{"steps":[…]}`, `{"plan":{"steps":[…]}}` or a bare
+/// array of steps. A step needs a `tool` (or `name`); `order` defaults to its position.
+pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
+    let list = match value {
+        Value::Array(a) => a,
+        Value::Object(o) => match o
+            .get("steps")
+            .or_else(|| o.get("plan").and_then(|p| p.get("steps")))
+        {
+            Some(Value::Array(a)) => a,
+            Some(other) => return Err(format!("'steps' is {}, not a list", kind(other))),
+            None => return Err("it has no 'steps'".into()),
+        },
+        other => return Err(format!("it is {}, not a plan", kind(other))),
+    };
+    if list.is_empty() {
+        return Err("its 'steps' list is empty".into());
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let tool = s
+                .get("tool")
+                .or_else(|| s.get("name"))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| format!("step {} names no tool", i + 1))?;
+            let order = s
+                .get("order")
+                .and_then(|o| {
+                    o.as_u64()
+                        .or_else(|| o.as_str().and_then(|t| t.parse().ok()))
+                })
+                .and_then(|o| u32::try_from(o).ok())
+                .unwrap_or(i as u32 + 1);
+            Ok(Step {
+                order,
+                tool: tool.to_string(),
+                args: s.get("args").cloned().unwrap_or(Value::Null),
+                rationale: s
+                    .get("rationale")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            })
+        })
+        .collect()
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// One step the guard demoted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Demoted {
+    pub order: u32,
+    /// What the model named.
+    pub named: String,
+    pub reason: String,
+}
+
+/// A plan after the guard.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuardedPlan {
+    pub steps: Vec<Step>,
+    pub demoted: Vec<Demoted>,
+    pub outcome: Outcome,
+    pub complexity: Complexity,
+    pub rewritten_prompt: String,
+}
+
+/// What the guard checks names against.
+pub struct PlanGuard<'a> {
+    pub registered: &'a HashSet<String>,
+    pub pipelines: &'a HashSet<String>,
+    /// The planner's own names (see [`PLANNER_SELF_NAMES`]).
+    pub self_names: &'a [String],
+}
+
+impl PlanGuard<'_> {
+    /// Steps naming no registered pack or pipeline, or the planner itself, become
+    /// `tool: "unknown"` with a `gap:` rationale; the rest pass unchanged.
+    pub fn check(&self, steps: Vec<Step>) -> GuardedPlan {
+        let mut demoted = Vec::new();
+        let steps: Vec<Step> = steps
+            .into_iter()
+            .map(|s| {
+                let reason = if self.self_names.iter().any(|n| n.eq_ignore_ascii_case(&s.tool)) {
+                    Some(format!(
+                        "gap: the model named '{}', the planner itself; a plan must not call its planner",
+                        s.tool
+                    ))
+                } else if s.tool == UNKNOWN_TOOL {
+                    // The model said so itself: keep its own rationale.
+                    None
+                } else if !self.registered.contains(&s.tool) {
+                    Some(format!(
+                        "gap: the model named '{}', which is not a registered pack or pipeline",
+                        s.tool
+                    ))
+                } else {
+                    None
+                };
+                match reason {
+                    Some(reason) => {
+                        demoted.push(Demoted {
+                            order: s.order,
+                            named: s.tool.clone(),
+                            reason: reason.clone(),
+                        });
+                        Step {
+                            order: s.order,
+                            tool: UNKNOWN_TOOL.to_string(),
+                            args: Value::Null,
+                            rationale: reason,
+                        }
+                    }
+                    None => s,
+                }
+            })
+            .collect();
+        let outcome = if steps.iter().any(|s| s.tool == UNKNOWN_TOOL) {
+            Outcome::Guarded
+        } else {
+            Outcome::Ok
+        };
+        let complexity = Complexity::of(&steps, |t| self.pipelines.contains(t));
+        let rewritten_prompt = rewritten_prompt(&steps);
+        GuardedPlan {
+            steps,
+            demoted,
+            outcome,
+            complexity,
+            rewritten_prompt,
+        }
+    }
+}
+
+/// The plan restated as an instruction for the agent, from the steps alone: "Run X with
+/// query=…, then Y." Demoted steps say what is missing.
+pub fn rewritten_prompt(steps: &[Step]) -> String {
+    let mut ordered: Vec<&Step> = steps.iter().collect();
+    ordered.sort_by_key(|s| s.order);
+    let parts: Vec<String> = ordered
+        .iter()
+        .map(|s| {
+            if s.tool == UNKNOWN_TOOL {
+                let gap = s
+                    .rationale
+                    .strip_prefix("gap:")
+                    .unwrap_or(&s.rationale)
+                    .trim();
+                return format!("report that no tool covers this part ({gap})");
+            }
+            let args = args_phrase(&s.args);
+            if args.is_empty() {
+                format!("run {}", s.tool)
+            } else {
+                format!("run {} with {args}", s.tool)
+            }
+        })
+        .collect();
+    let mut text = match parts.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{}, then {last}", rest.join(", then ")),
+    };
+    if let Some(first) = text.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    if !text.is_empty() {
+        text.push('.');
+    }
+    text
+}
+
+/// `key=value` pairs of an args object, values clipped so the line stays readable.
+fn args_phrase(args: &Value) -> String {
+    let Value::Object(map) = args else {
+        return String::new();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let shown = match v {
+                Value::String(s) => format!("\"{}\"", crate::core::text::clip(s, 60)),
+                other => crate::core::text::clip(&other.to_string(), 60),
+            };
+            format!("{k}={shown}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Pass 1 of the two-pass filter: the ids the model picked, in its order, keeping only
+/// names the catalog lists (a made-up id cannot widen the catalog).
+pub fn filter_ids(value: &Value, known: &HashSet<String>) -> Result<Vec<String>, String> {
+    let list = match value {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("ids") {
+            Some(Value::Array(a)) => a,
+            Some(other) => return Err(format!("'ids' is {}, not a list", kind(other))),
+            None => return Err("it has no 'ids'".into()),
+        },
+        other => return Err(format!("it is {}, not an id list", kind(other))),
+    };
+    let mut out: Vec<String> = Vec::new();
+    for id in list.iter().filter_map(Value::as_str).map(str::trim) {
+        if known.contains(id) && !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("none of its {} ids is in the catalog", list.len()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(names: &[&str]) -> HashSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn steps_are_read_from_every_shape_models_send() {
+        let one = json!({"steps":[{"order":1,"tool":"blog.draft","args":{"topic":"x"}}]});
+        assert_eq!(steps_from(&one).unwrap()[0].tool, "blog.draft");
+        let bare = json!([{"name":"web.search"},{"tool":"blog.draft","order":"2"}]);
+        let s = steps_from(&bare).unwrap();
+        assert_eq!((s[0].order, s[1].order), (1, 2));
+        let nested = json!({"plan":{"steps":[{"tool":"a"}]}});
+        assert_eq!(steps_from(&nested).unwrap().len(), 1);
+        assert!(
+            steps_from(&json!({"answer": 1}))
+                .unwrap_err()
+                .contains("no 'steps'")
+        );
+        assert!(
+            steps_from(&json!({"steps": []}))
+                .unwrap_err()
+                .contains("empty")
+        );
+        assert!(
+            steps_from(&json!({"steps": [{"order": 1}]}))
+                .unwrap_err()
+                .contains("step 1")
+        );
+        assert!(steps_from(&json!("plan")).is_err());
+    }
+
+    #[test]
+    fn the_guard_demotes_made_up_names_and_self_calls_with_a_gap() {
+        let registered = set(&["blog.draft", "image.generate", "builtin.remember-and-blog"]);
+        let pipelines = set(&["builtin.remember-and-blog"]);
+        let self_names: Vec<String> = PLANNER_SELF_NAMES.iter().map(|s| s.to_string()).collect();
+        let guard = PlanGuard {
+            registered: &registered,
+            pipelines: &pipelines,
+            self_names: &self_names,
+        };
+        let steps = steps_from(&json!({"steps":[
+            {"order":1,"tool":"blog.write","args":{"topic":"launch"}},
+            {"order":2,"tool":"image.generate","args":{"prompt":"a rocket"}},
+            {"order":3,"tool":"helmdeck.plan"}
+        ]}))
+        .unwrap();
+        let g = guard.check(steps);
+        assert_eq!(g.outcome, Outcome::Guarded);
+        assert_eq!(g.complexity, Complexity::PackChain);
+        assert_eq!(g.demoted.len(), 2);
+        assert_eq!(g.steps[0].tool, UNKNOWN_TOOL);
+        assert!(
+            g.steps[0]
+                .rationale
+                .starts_with("gap: the model named 'blog.write'")
+        );
+        assert!(g.steps[2].rationale.contains("planner itself"));
+        assert_eq!(g.steps[1].tool, "image.generate");
+        assert!(
+            g.rewritten_prompt
+                .starts_with("Report that no tool covers this part")
+        );
+        assert!(
+            g.rewritten_prompt
+                .contains("then run image.generate with prompt=\"a rocket\"")
+        );
+
+        let direct = guard.check(vec![Step {
+            order: 1,
+            tool: "builtin.remember-and-blog".into(),
+            args: json!({"input": "note"}),
+            rationale: String::new(),
+        }]);
+        assert_eq!(direct.outcome, Outcome::Ok);
+        assert_eq!(direct.complexity, Complexity::PipelineDirect);
+        assert_eq!(
+            direct.rewritten_prompt,
+            "Run builtin.remember-and-blog with input=\"note\"."
+        );
+    }
+
+    #[test]
+    fn filter_ids_keep_only_catalog_names_in_the_models_order() {
+        let known = set(&["a", "b", "c"]);
+        assert_eq!(
+            filter_ids(&json!({"ids":["c","zzz","a","c"]}), &known).unwrap(),
+            vec!["c", "a"]
+        );
+        assert!(filter_ids(&json!({"ids":["zzz"]}), &known).is_err());
+        assert!(filter_ids(&json!({"tools":[]}), &known).is_err());
+    }
+}

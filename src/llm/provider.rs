@@ -1,0 +1,232 @@
+//! Which endpoint a model id goes to: providers from the workspace config map a prefix to an
+//! OpenAI-compatible base URL and to the *name* of the environment variable holding the key.
+
+use std::time::Duration;
+
+use crate::core::plan::PLANNER_SELF_NAMES;
+use crate::exit::bad_input;
+use crate::store::cache::parse_duration;
+use crate::workspace::{Config, ProviderConfig};
+
+/// How the client behaves, from `[llm]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientSettings {
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub retry_base: Duration,
+    pub retry_max_wait: Duration,
+    pub stream: bool,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        ClientSettings {
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(300),
+            retries: 2,
+            retry_base: Duration::from_secs(1),
+            retry_max_wait: Duration::from_secs(60),
+            stream: true,
+        }
+    }
+}
+
+/// Where one model's calls go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub provider: String,
+    /// `{base_url}/chat/completions`.
+    pub url: String,
+    /// The model id as the provider knows it (the prefix removed).
+    pub upstream_model: String,
+    pub key_env: Option<String>,
+    pub stream: bool,
+    pub settings: ClientSettings,
+}
+
+impl Endpoint {
+    /// The key from the environment, at call time. The error names the variable, never a
+    /// value.
+    pub fn key(&self) -> anyhow::Result<Option<String>> {
+        let Some(var) = &self.key_env else {
+            return Ok(None);
+        };
+        match std::env::var(var) {
+            Ok(k) if !k.trim().is_empty() => Ok(Some(k.trim().to_string())),
+            _ => Err(bad_input(format!(
+                "provider '{}' reads its key from ${var}, which is not set",
+                self.provider
+            ))),
+        }
+    }
+}
+
+/// The providers of a workspace config, resolved.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    pub settings: ClientSettings,
+    providers: Vec<(String, ProviderConfig)>,
+    default_provider: Option<String>,
+    pub self_names: Vec<String>,
+}
+
+fn duration(
+    origin: &str,
+    field: &str,
+    value: &Option<String>,
+    default: Duration,
+) -> anyhow::Result<Duration> {
+    match value {
+        None => Ok(default),
+        Some(v) => parse_duration(v).map_err(|e| bad_input(format!("{origin}: llm.{field}: {e}"))),
+    }
+}
+
+impl Providers {
+    /// `origin` names the config in errors.
+    pub fn from_config(config: &Config, origin: &str) -> anyhow::Result<Providers> {
+        let d = ClientSettings::default();
+        let llm = &config.llm;
+        let settings = ClientSettings {
+            connect_timeout: duration(
+                origin,
+                "connect_timeout",
+                &llm.connect_timeout,
+                d.connect_timeout,
+            )?,
+            timeout: duration(origin, "timeout", &llm.timeout, d.timeout)?,
+            retries: llm.retries.unwrap_or(d.retries),
+            retry_base: duration(origin, "retry_base", &llm.retry_base, d.retry_base)?,
+            retry_max_wait: duration(
+                origin,
+                "retry_max_wait",
+                &llm.retry_max_wait,
+                d.retry_max_wait,
+            )?,
+            stream: llm.stream.unwrap_or(d.stream),
+        };
+        for (name, p) in &config.providers {
+            let url = p.base_url.trim();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(bad_input(format!(
+                    "{origin}: providers.{name}.base_url '{url}' must start with http:// or https://"
+                )));
+            }
+        }
+        if let Some(dp) = &llm.default_provider
+            && !config.providers.contains_key(dp)
+        {
+            return Err(bad_input(format!(
+                "{origin}: llm.default_provider '{dp}' is not a configured provider"
+            )));
+        }
+        Ok(Providers {
+            settings,
+            providers: config
+                .providers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            default_provider: llm.default_provider.clone(),
+            self_names: llm
+                .self_names
+                .clone()
+                .unwrap_or_else(|| PLANNER_SELF_NAMES.iter().map(|s| s.to_string()).collect()),
+        })
+    }
+
+    /// The longest matching prefix wins; an id no prefix matches goes unchanged to the
+    /// default provider.
+    pub fn resolve(&self, model: &str) -> anyhow::Result<Endpoint> {
+        let matched = self
+            .providers
+            .iter()
+            .filter(|(_, p)| !p.prefix.is_empty() && model.starts_with(&p.prefix))
+            .max_by_key(|(_, p)| p.prefix.len());
+        let (name, p, upstream) = match matched {
+            Some((name, p)) => (name, p, &model[p.prefix.len()..]),
+            None => {
+                let Some(dp) = &self.default_provider else {
+                    return Err(bad_input(format!(
+                        "no provider for model '{model}': add one whose prefix matches it to config.toml, or set llm.default_provider"
+                    )));
+                };
+                let Some((name, p)) = self.providers.iter().find(|(n, _)| n == dp) else {
+                    return Err(bad_input(format!(
+                        "llm.default_provider '{dp}' is not configured"
+                    )));
+                };
+                (name, p, model)
+            }
+        };
+        if upstream.is_empty() {
+            return Err(bad_input(format!(
+                "model '{model}' is only the prefix of provider '{name}': name a model after it"
+            )));
+        }
+        Ok(Endpoint {
+            provider: name.clone(),
+            url: format!(
+                "{}/chat/completions",
+                p.base_url.trim().trim_end_matches('/')
+            ),
+            upstream_model: upstream.to_string(),
+            key_env: p.key_env.clone(),
+            stream: p.stream.unwrap_or(self.settings.stream),
+            settings: self.settings.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn providers(extra: &str) -> Providers {
+        let sample: Config = toml::from_str(crate::workspace::SAMPLE_CONFIG).unwrap();
+        let mut config = sample;
+        if !extra.is_empty() {
+            let over: Config = toml::from_str(extra).unwrap();
+            config.providers.extend(over.providers);
+            config.llm.timeout = over.llm.timeout.or(config.llm.timeout);
+        }
+        Providers::from_config(&config, "config.toml").unwrap()
+    }
+
+    #[test]
+    fn the_longest_prefix_wins_and_unmatched_ids_go_to_the_default() {
+        let p = providers(
+            "[providers.free]\nprefix = \"openrouter/openrouter/\"\nbase_url = \"http://127.0.0.1:9/v1/\"\n[llm]\ntimeout = \"2s\"",
+        );
+        let e = p.resolve("openrouter/openrouter/free").unwrap();
+        assert_eq!(
+            (e.provider.as_str(), e.upstream_model.as_str()),
+            ("free", "free")
+        );
+        assert_eq!(e.url, "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(e.settings.timeout, Duration::from_secs(2));
+        let e = p.resolve("ollama/qwen3:30b-a3b").unwrap();
+        assert_eq!(e.upstream_model, "qwen3:30b-a3b");
+        assert_eq!(e.key_env, None);
+        let e = p.resolve("anthropic/claude-sonnet-4-5").unwrap();
+        assert_eq!(e.provider, "openrouter");
+        assert_eq!(e.upstream_model, "anthropic/claude-sonnet-4-5");
+        assert_eq!(e.key_env.as_deref(), Some("OPENROUTER_API_KEY"));
+        assert!(p.resolve("ollama/").is_err());
+    }
+
+    #[test]
+    fn a_missing_key_names_the_variable() {
+        let e = Endpoint {
+            provider: "x".into(),
+            url: String::new(),
+            upstream_model: "m".into(),
+            key_env: Some("CTXCONSOLE_SURELY_UNSET_KEY_VAR".into()),
+            stream: false,
+            settings: ClientSettings::default(),
+        };
+        let err = e.key().unwrap_err().to_string();
+        assert!(err.contains("$CTXCONSOLE_SURELY_UNSET_KEY_VAR"), "{err}");
+    }
+}

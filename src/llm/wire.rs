@@ -1,0 +1,223 @@
+//! The chat-completion wire format: reading a whole JSON body, or a server-sent-events
+//! stream chunk by chunk, into a [`Reply`]. Bytes may split anywhere, UTF-8 included.
+
+use serde_json::Value;
+
+use crate::core::failure::{Failure, FailureClass, Reply, error_envelope};
+use crate::core::text::clip;
+
+/// What a body or stream held, when it was not a reply.
+fn protocol(detail: impl Into<String>) -> Failure {
+    Failure::new(FailureClass::Protocol, detail)
+}
+
+fn http_error_in_body(code: Option<i64>, message: &str) -> Failure {
+    let code = code.map_or_else(|| "an error".to_string(), |c| format!("error {c}"));
+    Failure::new(
+        FailureClass::HttpError,
+        format!(
+            "the endpoint answered {code} in the body: {}",
+            clip(message, 160)
+        ),
+    )
+}
+
+fn text_field(v: &Value, names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find_map(|n| v.get(*n).and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// A non-streamed body: `{"choices":[{"message":{…},"finish_reason":…}]}`.
+pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
+    let text = std::str::from_utf8(body).map_err(|e| {
+        protocol(format!(
+            "the body is not UTF-8 (at byte {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|_| {
+        protocol(format!(
+            "the body is not JSON: \"{}\"",
+            clip(text.trim(), 100)
+        ))
+    })?;
+    if let Some((code, message)) = error_envelope(&value) {
+        return Err(http_error_in_body(code, &message));
+    }
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| protocol("the body is JSON but not a chat completion: no 'choices'"))?;
+    let message = choice.get("message").unwrap_or(&Value::Null);
+    Ok(Reply {
+        content: text_field(message, &["content"]),
+        reasoning: text_field(message, &["reasoning_content", "reasoning"]),
+        refusal: text_field(message, &["refusal"]),
+        finish_reason: text_field(choice, &["finish_reason"]),
+    })
+}
+
+/// A server-sent-events stream being read.
+#[derive(Debug, Default)]
+pub struct EventStream {
+    pending: Vec<u8>,
+    content: String,
+    reasoning: String,
+    refusal: String,
+    finish_reason: Option<String>,
+    /// `data: [DONE]` arrived.
+    pub done: bool,
+    /// Any delta arrived.
+    pub started: bool,
+}
+
+impl EventStream {
+    /// Feed the next bytes. A line that is not JSON, or an error event, ends the stream
+    /// with a failure.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        self.pending.extend_from_slice(bytes);
+        while let Some(nl) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            self.line(&line)?;
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, raw: &[u8]) -> Result<(), Failure> {
+        let line = std::str::from_utf8(raw)
+            .map_err(|_| protocol("a stream line is not UTF-8"))?
+            .trim_end_matches(['\r', '\n']);
+        // Comments (`: OPENROUTER PROCESSING`), event names and blank separators carry nothing.
+        let Some(data) = line.strip_prefix("data:") else {
+            return Ok(());
+        };
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let value: Value = serde_json::from_str(data).map_err(|_| {
+            protocol(format!(
+                "a stream event is not JSON: \"{}\"",
+                clip(data, 100)
+            ))
+        })?;
+        if let Some((code, message)) = error_envelope(&value) {
+            return Err(http_error_in_body(code, &message));
+        }
+        let Some(choice) = value
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            // Usage-only or keep-alive events.
+            return Ok(());
+        };
+        self.started = true;
+        let delta = choice
+            .get("delta")
+            .or_else(|| choice.get("message"))
+            .unwrap_or(&Value::Null);
+        if let Some(t) = text_field(delta, &["content"]) {
+            self.content.push_str(&t);
+        }
+        if let Some(t) = text_field(delta, &["reasoning_content", "reasoning"]) {
+            self.reasoning.push_str(&t);
+        }
+        if let Some(t) = text_field(delta, &["refusal"]) {
+            self.refusal.push_str(&t);
+        }
+        if let Some(f) = text_field(choice, &["finish_reason"]) {
+            self.finish_reason = Some(f);
+        }
+        Ok(())
+    }
+
+    /// Bytes of answer and of reasoning so far, and whether the answer is inside an open
+    /// `<think>` (for progress).
+    pub fn progress(&self) -> (usize, usize, bool) {
+        let low = self.content.to_ascii_lowercase();
+        let open = low.rfind("<think>").or_else(|| low.rfind("<reasoning>"));
+        let close = low.rfind("</think>").or_else(|| low.rfind("</reasoning>"));
+        let thinking = match (open, close) {
+            (Some(o), Some(c)) => o > c,
+            (Some(_), None) => true,
+            _ => !self.reasoning.is_empty() && self.content.is_empty(),
+        };
+        (self.content.len(), self.reasoning.len(), thinking)
+    }
+
+    /// Whether the stream said how it finished.
+    pub fn finished(&self) -> bool {
+        self.done || self.finish_reason.is_some()
+    }
+
+    /// What arrived, as a reply.
+    pub fn reply(&self) -> Reply {
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        Reply {
+            content: Some(self.content.clone()),
+            reasoning: some(&self.reasoning),
+            refusal: some(&self.refusal),
+            finish_reason: self.finish_reason.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_reads_into_a_reply_or_names_what_it_is() {
+        let r = reply_from_body(
+            br#"{"choices":[{"message":{"content":"{}","reasoning_content":"hm"},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.content.as_deref(), Some("{}"));
+        assert_eq!(r.reasoning.as_deref(), Some("hm"));
+        assert_eq!(
+            reply_from_body(b"<html>502</html>").unwrap_err().class,
+            FailureClass::Protocol
+        );
+        assert_eq!(
+            reply_from_body(br#"{"object":"list"}"#).unwrap_err().class,
+            FailureClass::Protocol
+        );
+        let e = reply_from_body(br#"{"error":{"message":"Rate limit","code":429}}"#).unwrap_err();
+        assert_eq!(e.class, FailureClass::HttpError);
+        assert!(e.detail.contains("429"));
+        assert_eq!(
+            reply_from_body(&[0xff, 0xfe]).unwrap_err().class,
+            FailureClass::Protocol
+        );
+    }
+
+    #[test]
+    fn a_stream_split_anywhere_reads_the_same() {
+        let events = "data: {\"choices\":[{\"delta\":{\"reasoning\":\"hm\"}}]}\n\n: keep-alive\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"{\\\"steps\\\":\"}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"[]}é\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        for cut in 1..events.len() {
+            let mut s = EventStream::default();
+            s.feed(&events.as_bytes()[..cut]).unwrap();
+            s.feed(&events.as_bytes()[cut..]).unwrap();
+            let r = s.reply();
+            assert_eq!(r.content.as_deref(), Some("{\"steps\":[]}é"));
+            assert_eq!(r.reasoning.as_deref(), Some("hm"));
+            assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+            assert!(s.done);
+        }
+        let mut s = EventStream::default();
+        assert_eq!(
+            s.feed(b"data: not json\n").unwrap_err().class,
+            FailureClass::Protocol
+        );
+    }
+}
