@@ -3,6 +3,7 @@
 //! request. Shared by `ctxconsole preview` and the TUI's Prompt pane.
 
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -135,6 +136,19 @@ pub fn preview(
     prompt: &str,
     defaults: &str,
 ) -> anyhow::Result<Preview> {
+    preview_among(ctx, model, tier_override, prompt, defaults, None)
+}
+
+/// As [`preview`], the catalog further restricted to `only` (the two-pass filter's pass-1
+/// pick), and compacted again against the same allowance.
+pub fn preview_among(
+    ctx: &PreviewContext,
+    model: &str,
+    tier_override: Option<Tier>,
+    prompt: &str,
+    defaults: &str,
+    only: Option<&HashSet<String>>,
+) -> anyhow::Result<Preview> {
     let effective = effective_row(&ctx.budgets, model, tier_override);
     let row = &effective.row;
     let tok = row.tokenizer;
@@ -196,7 +210,10 @@ pub fn preview(
         admitted_tokens + hint_tokens,
     );
     let allowed: Vec<usize> = (0..ctx.catalog.len())
-        .filter(|&i| plan.keeps(ctx.catalog.entry_name(i)))
+        .filter(|&i| {
+            let name = ctx.catalog.entry_name(i);
+            plan.keeps(name) && only.is_none_or(|o| o.contains(name))
+        })
         .collect();
     let order = cut_order_for(&ctx.catalog, Some(&ranking));
     let compacted = ctx

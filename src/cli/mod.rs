@@ -9,6 +9,7 @@ pub mod eval_planner;
 pub mod history;
 pub mod import;
 pub mod preview;
+pub mod replay;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,8 @@ pub enum Command {
     History(history::Args),
     /// Import plans or executions from JSON Lines into the history store.
     Import(import::Args),
+    /// Replay a plan: offline with today's decoder, or live against its model or others.
+    Replay(replay::Args),
     /// Developer tools: generate large history stores.
     #[command(hide = true)]
     Dev(dev::Args),
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Eval(args)) => eval::run(cli.workspace, cli.store, args),
         Some(Command::History(args)) => history::run(cli.workspace, cli.store, args),
         Some(Command::Import(args)) => import::run(cli.workspace, cli.store, args),
+        Some(Command::Replay(args)) => replay::run(cli.workspace, cli.store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, cli.store),
     }

@@ -108,15 +108,18 @@ pub enum Drift {
     Diverged,
     /// No plan came back.
     Failed,
+    /// A replay: no agent ran it, so drift is not judged and mining leaves it out.
+    Replay,
 }
 
 impl Drift {
-    pub const ALL: [Drift; 5] = [
+    pub const ALL: [Drift; 6] = [
         Drift::Followed,
         Drift::Partial,
         Drift::Ignored,
         Drift::Diverged,
         Drift::Failed,
+        Drift::Replay,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -126,6 +129,7 @@ impl Drift {
             Drift::Ignored => "ignored",
             Drift::Diverged => "diverged",
             Drift::Failed => "failed",
+            Drift::Replay => "replay",
         }
     }
 
@@ -141,6 +145,7 @@ impl Drift {
             Drift::Ignored => '○',
             Drift::Diverged => '↯',
             Drift::Failed => '✗',
+            Drift::Replay => '↻',
         }
     }
 
@@ -432,7 +437,7 @@ pub fn prior_weight(outcome: Outcome, drift: Drift) -> f64 {
         Drift::Partial => 0.4,
         Drift::Ignored => -0.2,
         Drift::Diverged => -0.6,
-        Drift::Failed => 0.0,
+        Drift::Failed | Drift::Replay => 0.0,
     };
     if outcome == Outcome::Guarded {
         base * 0.8
@@ -456,6 +461,9 @@ pub struct ModelOutcomes {
     pub partial: u64,
     pub ignored: u64,
     pub diverged: u64,
+    /// Replays of this model's plans, left out of every count above: they are not what
+    /// production saw.
+    pub replays: u64,
     /// Failure class → count, most frequent first.
     pub failure_causes: Vec<(String, u64)>,
 }

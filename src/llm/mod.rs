@@ -4,3 +4,4 @@
 pub mod client;
 pub mod provider;
 pub mod wire;
+pub mod replay;

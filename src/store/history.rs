@@ -503,6 +503,78 @@ impl HistoryStore {
         Ok(added)
     }
 
+    /// Store a replay as a new plan linked to its original (`replay_of` must be set), with
+    /// the next free id `ORIGINAL.rN`. The original is not touched, and no drift moves: no
+    /// agent runs a replay. Returns the new id.
+    pub fn insert_replay(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        let Some(original) = record.replay_of.clone() else {
+            anyhow::bail!("a replay record needs replay_of");
+        };
+        let path = self.path.clone();
+        let tx = self.write()?;
+        let known: bool = tx
+            .query_row("SELECT COUNT(*) FROM plans WHERE id = ?1", [&original], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(db_err(&path, "finding the replayed plan"))?
+            > 0;
+        if !known {
+            return Err(bad_input(format!(
+                "{}: no plan '{original}' to link a replay to",
+                path.display()
+            )));
+        }
+        let mut n: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM plans WHERE replay_of = ?1",
+            [&original],
+            |r| r.get(0),
+        )?;
+        {
+            let mut inserter = PlanInserter::new(&tx)?;
+            loop {
+                n += 1;
+                record.id = format!("{original}.r{n}");
+                if inserter.insert(&record, pipelines)? {
+                    break;
+                }
+            }
+        }
+        tx.commit()
+            .map_err(db_err(&path, "storing the replay"))?;
+        Ok(record.id)
+    }
+
+    /// Replays of a plan, newest first.
+    pub fn replays_of(&self, id: &str) -> anyhow::Result<Vec<PlanDetail>> {
+        let ids: Vec<String> = self
+            .conn
+            .prepare_cached("SELECT id FROM plans WHERE replay_of = ?1 ORDER BY at DESC, seq DESC")?
+            .query_map([id], |r| r.get(0))?
+            .collect::<Result<_, _>>()
+            .map_err(db_err(&self.path, "listing replays"))?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.plan(&id)?);
+        }
+        Ok(out)
+    }
+
+    /// Failed plans (not replays) at or after `since`, oldest first.
+    pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT id FROM plans WHERE outcome = 'failed' AND at >= ?1
+                 AND replay_of IS NULL ORDER BY at, seq LIMIT ?2",
+            )?
+            .query_map(params![since.unwrap_or(i64::MIN), limit as i64], |r| r.get(0))?
+            .collect::<Result<_, _>>()
+            .map_err(db_err(&self.path, "listing failed plans"))
+    }
+
     /// Seed an empty, never-seeded store with the sample history, in one transaction.
     /// Returns whether it seeded.
     pub fn seed_if_new(
@@ -933,6 +1005,10 @@ impl HistoryStore {
                     HashMap::new(),
                 )
             });
+            if drift == Drift::Replay {
+                m.replays += n;
+                continue;
+            }
             m.plans += n;
             match outcome {
                 Outcome::Ok => m.ok += n,
@@ -944,7 +1020,7 @@ impl HistoryStore {
                 Drift::Partial => m.partial += n,
                 Drift::Ignored => m.ignored += n,
                 Drift::Diverged => m.diverged += n,
-                Drift::Failed => {}
+                Drift::Failed | Drift::Replay => {}
             }
             if outcome == Outcome::Failed {
                 *causes
@@ -1028,7 +1104,7 @@ impl HistoryStore {
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT p.intent, p.outcome, p.drift, p.executed, {PLANNED_TOOLS}
              FROM plans p
-             WHERE +p.outcome <> 'failed' AND p.at < ?1
+             WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
              ORDER BY p.at DESC, p.seq DESC LIMIT ?2"
         ))?;
         let mut out = Vec::new();
@@ -1223,7 +1299,9 @@ impl<'t> PlanInserter<'t> {
     fn insert(&mut self, p: &PlanRecord, pipelines: &HashSet<String>) -> anyhow::Result<bool> {
         let shape_key = shape(&p.intent);
         let complexity = Complexity::of(&p.steps, |t| pipelines.contains(t));
-        let drift = if p.outcome == Outcome::Failed {
+        let drift = if p.replay_of.is_some() {
+            Drift::Replay
+        } else if p.outcome == Outcome::Failed {
             Drift::Failed
         } else {
             Drift::Ignored
@@ -1335,7 +1413,11 @@ fn recompute_drift(
                     executed_json: r.get(5)?,
                 })
             })?
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<P>, _>>()?
+            .into_iter()
+            // No agent runs a replay: it must not take executions from the plans around it.
+            .filter(|p| p.drift != Drift::Replay.as_str())
+            .collect();
         let mut planned: HashMap<i64, Vec<String>> = HashMap::new();
         for row in steps_st.query_map([caller], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))

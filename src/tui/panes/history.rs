@@ -125,6 +125,7 @@ pub fn drift_style(drift: Drift, theme: &Theme) -> Style {
         Drift::Followed => theme.ok,
         Drift::Partial | Drift::Ignored => theme.warn,
         Drift::Diverged | Drift::Failed => theme.error,
+        Drift::Replay => theme.accent,
     }
 }
 

@@ -1,0 +1,416 @@
+//! `ctxconsole replay`: a stored plan read again with today's decoder (`--offline`), or sent
+//! again with today's budget, compaction and prompt to one or more models and stored as a
+//! new plan linked to the original. `--failed` does every failed plan and sums up per class.
+
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::table::render;
+use crate::cli::{emit, print_json};
+use crate::core::history::PlanRecord;
+use crate::core::text::clip;
+use crate::core::time::format_minute;
+use crate::exit::bad_input;
+use crate::llm::client::{Cancel, Progress};
+use crate::llm::replay::{
+    ClassSummary, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Verdict, replay_live,
+    replay_offline, stage_name, summarise,
+};
+use crate::store::history::HistoryStore;
+use crate::store::now_secs;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The plan to replay (see `ctxconsole history`).
+    #[arg(value_name = "PLAN_ID", required_unless_present = "failed", conflicts_with = "failed")]
+    pub plan: Option<String>,
+    /// Replay every failed plan and sum up per failure class.
+    #[arg(long)]
+    pub failed: bool,
+    /// Today's decoder and classifier on the stored raw response; nothing is sent.
+    #[arg(long)]
+    pub offline: bool,
+    /// Send to this model instead of the plan's own; repeat for side-by-side results.
+    #[arg(long = "model", value_name = "ID", conflicts_with = "offline")]
+    pub models: Vec<String>,
+    /// With --failed: only plans since a duration ago (7d) or a time.
+    #[arg(long, value_name = "WHEN", requires = "failed")]
+    pub since: Option<String>,
+    /// With --failed: at most this many plans, oldest first.
+    #[arg(long, default_value_t = 10_000)]
+    pub limit: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+    let (ws, mut history) = crate::cli::history::open(workspace, store.as_deref())?;
+    let mut preview = ws.preview_context(true);
+    preview.prior = Some(Arc::new(ws.history_prior(&history)?));
+    let ctx = ReplayContext::new(&ws, preview)?;
+    let originals = match &args.plan {
+        Some(id) => vec![load(&history, id)?],
+        None => {
+            let since = args
+                .since
+                .as_deref()
+                .map(|s| crate::cli::history::since_secs(s, now_secs()))
+                .transpose()?;
+            let ids = history.failed_plan_ids(since, args.limit)?;
+            ids.iter()
+                .map(|id| load(&history, id))
+                .collect::<anyhow::Result<Vec<_>>>()?
+        }
+    };
+    if args.offline {
+        let results: Vec<OfflineReplay> = originals
+            .iter()
+            .map(|p| replay_offline(p, &ctx.guard()))
+            .collect();
+        return if args.failed {
+            offline_summary(&results, args.json)
+        } else {
+            offline_one(&originals[0], &results[0], args.json)
+        };
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut plans = Vec::new();
+    for original in &originals {
+        let models = if args.models.is_empty() {
+            vec![original.model.clone()]
+        } else {
+            args.models.clone()
+        };
+        let mut replays = Vec::new();
+        for model in &models {
+            let mut live = rt.block_on(live_one(&ctx, original, model))?;
+            if let (Some(record), Some(replay)) = (live.1.take(), live.0.as_mut()) {
+                replay.stored_id = Some(history.insert_replay(record, &ctx.pipelines)?);
+            }
+            replays.extend(live.0);
+        }
+        plans.push(LivePlan {
+            original: Original::of(original),
+            replays,
+        });
+    }
+    if args.failed {
+        live_summary(&plans, args.json)
+    } else {
+        live_side_by_side(&plans[0], args.json)
+    }
+}
+
+fn load(history: &HistoryStore, id: &str) -> anyhow::Result<PlanRecord> {
+    history
+        .plan(id)?
+        .map(|d| d.record)
+        .ok_or_else(|| bad_input(format!("{}: no plan '{id}'", history.path().display())))
+}
+
+/// One live replay, with a progress line on a terminal's stderr.
+async fn live_one(
+    ctx: &ReplayContext,
+    original: &PlanRecord,
+    model: &str,
+) -> anyhow::Result<(Option<LiveReplay>, Option<PlanRecord>)> {
+    let tty = std::io::stderr().is_terminal();
+    let mut report = |p: ReplayProgress| {
+        if tty {
+            eprint!("\r\x1b[2K{}", progress_line(&original.id, &p));
+        }
+    };
+    let cancel = Cancel::default();
+    let (live, record) = replay_live(ctx, original, model, &cancel, &mut report).await?;
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+    Ok((Some(live), record))
+}
+
+/// `pl-0042 on ollama/qwen3 · pass 2 · receiving 1.2 KB, thinking 3.4 KB`
+pub fn progress_line(plan: &str, p: &ReplayProgress) -> String {
+    let what = match &p.progress {
+        Progress::Sending { attempt } if *attempt > 1 => format!("sending (attempt {attempt})"),
+        Progress::Sending { .. } => "sending".to_string(),
+        Progress::Waiting { wait_ms, why, .. } => {
+            format!("retrying in {:.1} s after {}", *wait_ms as f64 / 1000.0, clip(why, 60))
+        }
+        Progress::Receiving {
+            content_bytes,
+            reasoning_bytes,
+            thinking,
+        } => format!(
+            "receiving {} answer, {} reasoning{}",
+            bytes(*content_bytes),
+            bytes(*reasoning_bytes),
+            if *thinking { " (thinking…)" } else { "" }
+        ),
+    };
+    format!("{plan} on {} · pass {} · {what}", p.model, p.pass)
+}
+
+fn bytes(n: usize) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Original {
+    id: String,
+    at: i64,
+    caller: String,
+    model: String,
+    intent: String,
+    outcome: String,
+    failure_class: Option<String>,
+    finish_reason: Option<String>,
+    steps: Vec<String>,
+}
+
+impl Original {
+    fn of(p: &PlanRecord) -> Original {
+        Original {
+            id: p.id.clone(),
+            at: p.at,
+            caller: p.caller.clone(),
+            model: p.model.clone(),
+            intent: p.intent.clone(),
+            outcome: p.outcome.as_str().to_string(),
+            failure_class: p.failure_class.clone(),
+            finish_reason: p.finish_reason.clone(),
+            steps: p.steps.iter().map(|s| s.tool.clone()).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct LivePlan {
+    original: Original,
+    replays: Vec<LiveReplay>,
+}
+
+fn offline_one(original: &PlanRecord, r: &OfflineReplay, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(&serde_json::json!({
+            "original": Original::of(original),
+            "offline": r,
+        }));
+    }
+    let mut out = format!(
+        "{}  {}  {}  {}{}\n  {}\n",
+        r.plan_id,
+        format_minute(r.at),
+        r.model,
+        r.outcome,
+        r.stored_class
+            .as_deref()
+            .map_or(String::new(), |c| format!(": {c}")),
+        clip(&original.intent, 100),
+    );
+    out.push_str(&verdict_text(r));
+    emit(&out)
+}
+
+fn verdict_text(r: &OfflineReplay) -> String {
+    let mut out = String::new();
+    match (r.verdict, &r.plan, &r.failure) {
+        (Verdict::Recovered, Some(plan), _) => {
+            out.push_str(&format!(
+                "today: recovered by the {} stage → {} step(s), {}, {}\n",
+                r.stage.map_or("?", stage_name),
+                plan.steps.len(),
+                plan.complexity.as_str(),
+                plan.outcome
+            ));
+            for s in &plan.steps {
+                out.push_str(&format!("  {} {}\n", s.order, s.tool));
+            }
+            out.push_str(&format!("rewritten: {}\n", plan.rewritten_prompt));
+        }
+        (_, _, Some(f)) => {
+            let lead = if r.verdict == Verdict::NotAnAnswer {
+                "today: nothing to decode"
+            } else {
+                "today: still failing"
+            };
+            out.push_str(&format!("{lead} — {}: {}\n  action: {}\n", f.class, f.detail, f.action));
+        }
+        _ => out.push_str("today: no verdict\n"),
+    }
+    out
+}
+
+fn offline_summary(results: &[OfflineReplay], json: bool) -> anyhow::Result<()> {
+    let summary = summarise(results);
+    let recovered = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Recovered)
+        .count();
+    if json {
+        return print_json(&serde_json::json!({
+            "mode": "offline",
+            "plans": results,
+            "summary": summary,
+            "totals": {"plans": results.len(), "recovered": recovered},
+        }));
+    }
+    let mut out = class_table(&summary);
+    out.push_str(&format!(
+        "\n{recovered} of {} failed plans recover with today's decoder.\n",
+        results.len()
+    ));
+    for r in results.iter().filter(|r| r.verdict == Verdict::Recovered) {
+        out.push_str(&format!(
+            "  {}  {}  recovered by {}\n",
+            r.plan_id,
+            r.stored_class.as_deref().unwrap_or("-"),
+            r.stage.map_or("?", stage_name)
+        ));
+    }
+    emit(&out)
+}
+
+fn class_table(summary: &[ClassSummary]) -> String {
+    let join = |m: &std::collections::BTreeMap<String, usize>| {
+        if m.is_empty() {
+            "-".to_string()
+        } else {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let rows: Vec<Vec<String>> = summary
+        .iter()
+        .map(|s| {
+            vec![
+                s.class.clone(),
+                s.plans.to_string(),
+                s.recovered.to_string(),
+                join(&s.stages),
+                join(&s.today),
+            ]
+        })
+        .collect();
+    render(
+        &["failure class", ">plans", ">recovered", "by stage", "still failing, as today"],
+        &rows,
+    )
+}
+
+fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(plan);
+    }
+    let o = &plan.original;
+    let mut header = vec!["".to_string(), format!("original {}", o.id)];
+    header.extend(plan.replays.iter().map(|r| format!("replay on {}", r.model)));
+    let dash = || "-".to_string();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut row = |label: &str, orig: String, each: &dyn Fn(&LiveReplay) -> String| {
+        let mut r = vec![label.to_string(), orig];
+        r.extend(plan.replays.iter().map(each));
+        rows.push(r);
+    };
+    row("model", o.model.clone(), &|r| r.model.clone());
+    row("outcome", o.outcome.clone(), &|r| {
+        if r.cancelled {
+            "cancelled".into()
+        } else {
+            r.outcome.as_str().into()
+        }
+    });
+    row("failure", o.failure_class.clone().unwrap_or_else(dash), &|r| {
+        r.failure.as_ref().map_or_else(dash, |f| f.class.as_str().to_string())
+    });
+    row("finish", o.finish_reason.clone().unwrap_or_else(dash), &|r| {
+        r.finish.as_ref().map_or_else(dash, |f| f.label())
+    });
+    row("decoded by", dash(), &|r| r.stage.map_or_else(dash, |s| stage_name(s).to_string()));
+    row("steps", steps_cell(&o.steps), &|r| {
+        r.plan.as_ref().map_or_else(dash, |p| {
+            steps_cell(&p.steps.iter().map(|s| s.tool.clone()).collect::<Vec<_>>())
+        })
+    });
+    row("request", dash(), &|r| {
+        format!(
+            "{} tok in, {} entries, max {}",
+            r.request.input_tokens, r.request.catalog_entries, r.request.max_tokens
+        )
+    });
+    row("two-pass", dash(), &|r| r.two_pass.as_ref().map_or_else(dash, |t| t.note.clone()));
+    row("time", dash(), &|r| format!("{} ms, {} attempt(s)", r.duration_ms, r.attempts));
+    row("stored as", o.id.clone(), &|r| r.stored_id.clone().unwrap_or_else(dash));
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut out = format!("{}\n", clip(&o.intent, 100));
+    out.push_str(&render(&header_refs, &rows));
+    for r in &plan.replays {
+        if let Some(f) = &r.failure {
+            out.push_str(&format!("\n{}: {} — {}\n  action: {}\n", r.model, f.class, f.detail, f.action));
+        }
+        if let Some(p) = &r.plan {
+            out.push_str(&format!("\n{}: {}\n", r.model, p.rewritten_prompt));
+            for d in &p.demoted {
+                out.push_str(&format!("  step {} demoted: {}\n", d.order, d.reason));
+            }
+        }
+    }
+    emit(&out)
+}
+
+fn steps_cell(steps: &[String]) -> String {
+    if steps.is_empty() {
+        "-".into()
+    } else {
+        clip(&steps.join(" → "), 60)
+    }
+}
+
+fn live_summary(plans: &[LivePlan], json: bool) -> anyhow::Result<()> {
+    let mut by: std::collections::BTreeMap<String, ClassSummary> = Default::default();
+    for p in plans {
+        let class = p.original.failure_class.clone().unwrap_or_else(|| "unclassified".into());
+        let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
+            class,
+            plans: 0,
+            recovered: 0,
+            stages: Default::default(),
+            today: Default::default(),
+        });
+        for r in &p.replays {
+            s.plans += 1;
+            match (&r.failure, r.stage) {
+                (None, Some(stage)) => {
+                    s.recovered += 1;
+                    *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
+                }
+                (Some(f), _) => *s.today.entry(f.class.as_str().to_string()).or_default() += 1,
+                (None, None) => *s.today.entry("cancelled".into()).or_default() += 1,
+            }
+        }
+    }
+    let summary: Vec<ClassSummary> = by.into_values().collect();
+    if json {
+        return print_json(&serde_json::json!({
+            "mode": "live",
+            "plans": plans,
+            "summary": summary,
+        }));
+    }
+    let mut out = class_table(&summary);
+    out.push_str(&format!(
+        "\n{} replay(s) of {} failed plan(s) stored, each linked to its original.\n",
+        plans.iter().map(|p| p.replays.len()).sum::<usize>(),
+        plans.len()
+    ));
+    emit(&out)
+}

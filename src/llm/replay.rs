@@ -1,0 +1,575 @@
+//! Replay of a stored plan (DESIGN §2.9). Offline: today's decoder and classifier on the
+//! stored raw response — would we recover it now, and by which stage? Live: the request
+//! rebuilt with today's budget, compaction and prompt (the two-pass filter included), sent,
+//! classified, decoded, guarded, and returned as a new plan record with `replay_of`.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+use crate::core::assemble::ChatMessage;
+use crate::core::budget::Tier;
+use crate::core::failure::{
+    Failure, FailureClass, FinishReason, Reading, Reply, error_envelope, read_reply,
+};
+use crate::core::history::{Outcome, PlanRecord};
+use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
+use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
+use crate::core::response::DecodeStage;
+use crate::core::text::clip;
+use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, send};
+use crate::llm::provider::Providers;
+use crate::preview::{Preview, PreviewContext, preview_among};
+use crate::workspace::{CONFIG_FILE, Workspace};
+
+/// What a replay needs from the workspace; cheap to clone into a task.
+#[derive(Clone)]
+pub struct ReplayContext {
+    pub preview: PreviewContext,
+    pub providers: Providers,
+    pub registered: HashSet<String>,
+    pub pipelines: HashSet<String>,
+}
+
+impl ReplayContext {
+    pub fn new(ws: &Workspace, preview: PreviewContext) -> anyhow::Result<ReplayContext> {
+        let origin = ws.dir.join(CONFIG_FILE).display().to_string();
+        let providers = Providers::from_config(&ws.config()?, &origin)?;
+        Ok(ReplayContext {
+            registered: ws
+                .catalog
+                .guide()
+                .entry_names()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+            pipelines: ws.pipeline_ids(),
+            preview,
+            providers,
+        })
+    }
+
+    pub fn guard(&self) -> PlanGuard<'_> {
+        PlanGuard {
+            registered: &self.registered,
+            pipelines: &self.pipelines,
+            self_names: &self.providers.self_names,
+        }
+    }
+}
+
+/// What today's reading makes of a stored response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A plan decodes now.
+    Recovered,
+    /// Still no plan, for the class given.
+    StillFailing,
+    /// The HTTP layer failed: the stored body is not a model's answer.
+    NotAnAnswer,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OfflineReplay {
+    pub plan_id: String,
+    pub model: String,
+    pub at: i64,
+    pub outcome: Outcome,
+    pub stored_class: Option<String>,
+    pub stored_finish: Option<String>,
+    pub verdict: Verdict,
+    /// Today's class when there is still no plan.
+    pub failure: Option<Failure>,
+    pub finish: Option<FinishReason>,
+    /// Which decode stage recovered the plan.
+    pub stage: Option<DecodeStage>,
+    pub plan: Option<GuardedPlan>,
+}
+
+/// Read a reply as a plan and guard it.
+fn read_plan(reply: &Reply, guard: &PlanGuard) -> (Reading<GuardedPlan>, Outcome) {
+    let reading = read_reply(reply, |v| steps_from(v).map(|steps| guard.check(steps)));
+    let outcome = reading.value.as_ref().map_or(Outcome::Failed, |p| p.outcome);
+    (reading, outcome)
+}
+
+/// Today's decoder and classifier on a stored plan's raw response.
+pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
+    let stored_class = plan.failure_class.clone();
+    let mut out = OfflineReplay {
+        plan_id: plan.id.clone(),
+        model: plan.model.clone(),
+        at: plan.at,
+        outcome: plan.outcome,
+        stored_class: stored_class.clone(),
+        stored_finish: plan.finish_reason.clone(),
+        verdict: Verdict::StillFailing,
+        failure: None,
+        finish: plan.finish_reason.as_deref().map(FinishReason::parse),
+        stage: None,
+        plan: None,
+    };
+    let transport = stored_class
+        .as_deref()
+        .and_then(FailureClass::parse)
+        .filter(|c| c.is_transport_level());
+    if let Some(class) = transport {
+        out.verdict = Verdict::NotAnAnswer;
+        out.failure = Some(Failure::new(class, not_an_answer(plan.raw_response.as_deref())));
+        return out;
+    }
+    let reply = Reply {
+        content: plan.raw_response.clone(),
+        finish_reason: plan.finish_reason.clone(),
+        ..Reply::default()
+    };
+    let (reading, _) = read_plan(&reply, guard);
+    out.stage = reading.stage;
+    out.failure = reading.failure;
+    out.verdict = if reading.value.is_some() {
+        Verdict::Recovered
+    } else {
+        Verdict::StillFailing
+    };
+    out.plan = reading.value;
+    out
+}
+
+fn not_an_answer(raw: Option<&str>) -> String {
+    let Some(raw) = raw.filter(|r| !r.trim().is_empty()) else {
+        return "no response was received, so there is nothing to decode".into();
+    };
+    match serde_json::from_str::<serde_json::Value>(raw)
+        .ok()
+        .as_ref()
+        .and_then(error_envelope)
+    {
+        Some((code, message)) => format!(
+            "the endpoint answered error {}: {message}",
+            code.map_or_else(|| "(no code)".to_string(), |c| c.to_string())
+        ),
+        None => format!(
+            "the stored body is not a chat completion: \"{}\"",
+            clip(raw.trim(), 80)
+        ),
+    }
+}
+
+/// Per stored failure class: how many plans, how many today's decoder recovers and by which
+/// stage, and what the rest are today.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassSummary {
+    pub class: String,
+    pub plans: usize,
+    pub recovered: usize,
+    pub stages: BTreeMap<String, usize>,
+    /// Still failing, by today's class.
+    pub today: BTreeMap<String, usize>,
+}
+
+pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
+    let mut by: BTreeMap<String, ClassSummary> = BTreeMap::new();
+    for r in results {
+        let class = r.stored_class.clone().unwrap_or_else(|| "unclassified".into());
+        let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
+            class,
+            plans: 0,
+            recovered: 0,
+            stages: BTreeMap::new(),
+            today: BTreeMap::new(),
+        });
+        s.plans += 1;
+        if r.verdict == Verdict::Recovered {
+            s.recovered += 1;
+            if let Some(stage) = r.stage {
+                *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
+            }
+        } else if let Some(f) = &r.failure {
+            *s.today.entry(f.class.as_str().to_string()).or_default() += 1;
+        }
+    }
+    let mut out: Vec<ClassSummary> = by.into_values().collect();
+    out.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.class.cmp(&b.class)));
+    out
+}
+
+pub fn stage_name(stage: DecodeStage) -> &'static str {
+    match stage {
+        DecodeStage::Direct => "direct",
+        DecodeStage::Fence => "fence",
+        DecodeStage::TrailingProse => "trailing_prose",
+        DecodeStage::Balanced => "balanced",
+    }
+}
+
+/// What pass 1 of the two-pass filter did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TwoPass {
+    /// Entries pass 1 was shown.
+    pub offered: usize,
+    /// Ids it picked that the catalog holds, in its order.
+    pub picked: Vec<String>,
+    /// Entries pass 2 kept after compaction.
+    pub kept: usize,
+    /// Why pass 1 gave nothing usable; the lexical selection stood.
+    pub failure: Option<Failure>,
+    pub note: String,
+}
+
+/// The request a live replay sent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestSummary {
+    pub row_id: String,
+    pub tier: Tier,
+    pub input_tokens: usize,
+    pub max_tokens: usize,
+    pub catalog_entries: usize,
+    pub response_format: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveReplay {
+    pub model: String,
+    pub provider: String,
+    /// The new plan's id once stored.
+    pub stored_id: Option<String>,
+    pub cancelled: bool,
+    pub outcome: Outcome,
+    pub failure: Option<Failure>,
+    pub finish: Option<FinishReason>,
+    pub stage: Option<DecodeStage>,
+    pub plan: Option<GuardedPlan>,
+    pub reasoning_bytes: usize,
+    /// The answer with reasoning taken out, clipped for display.
+    pub answer: Option<String>,
+    pub two_pass: Option<TwoPass>,
+    pub request: RequestSummary,
+    pub status: Option<u16>,
+    pub attempts: u32,
+    pub duration_ms: u64,
+}
+
+/// Progress of a live replay: which pass, and what the call is doing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayProgress {
+    pub model: String,
+    pub pass: u8,
+    pub progress: Progress,
+}
+
+/// The raw response as the model produced it: a reasoning field folded in as a `<think>`
+/// block, so an offline replay of the stored row reads it the same way.
+fn raw_of(reply: &Reply) -> String {
+    let content = reply.content.clone().unwrap_or_default();
+    match reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        Some(r) => format!("<think>{r}</think>{content}"),
+        None => content,
+    }
+}
+
+/// Replay `original` live on `model`. `Ok((replay, Some(record)))` for a record to store;
+/// `None` when cancelled. `Err` only for configuration (no provider, no key variable).
+pub async fn replay_live(
+    ctx: &ReplayContext,
+    original: &PlanRecord,
+    model: &str,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(ReplayProgress) + Send),
+) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
+    let endpoint = ctx.providers.resolve(model)?;
+    endpoint.key()?;
+    let started = std::time::Instant::now();
+    let first = preview_among(&ctx.preview, model, None, &original.intent, "", None)?;
+    let mut two_pass = None;
+    let mut request = first;
+    let mut total_attempts = 0;
+    if request.ranking.escalate {
+        let (tp, restricted, attempts) =
+            filter_pass(ctx, &endpoint, &request, original, model, cancel, progress).await?;
+        total_attempts += attempts;
+        if cancel.is_cancelled() {
+            return Ok((cancelled(model, &endpoint.provider, &request), None));
+        }
+        if let Some(r) = restricted {
+            request = r;
+        }
+        two_pass = Some(TwoPass {
+            kept: request.compaction.kept.len(),
+            ..tp
+        });
+    }
+    let call = ChatCall {
+        messages: request.request.messages.clone(),
+        max_tokens: request.request.max_tokens,
+        response_format: request.request.response_format,
+    };
+    let mut report = |p: Progress| {
+        progress(ReplayProgress {
+            model: model.to_string(),
+            pass: 2,
+            progress: p,
+        })
+    };
+    let exchange: Exchange = send(&endpoint, &call, cancel, &mut report).await?;
+    total_attempts += exchange.attempts;
+    let summary = RequestSummary {
+        row_id: request.row_id.clone(),
+        tier: request.tier,
+        input_tokens: request.request.input_tokens,
+        max_tokens: request.request.max_tokens,
+        catalog_entries: request.compaction.kept.len(),
+        response_format: request.request.response_format,
+    };
+    let mut live = LiveReplay {
+        model: model.to_string(),
+        provider: endpoint.provider.clone(),
+        stored_id: None,
+        cancelled: false,
+        outcome: Outcome::Failed,
+        failure: None,
+        finish: None,
+        stage: None,
+        plan: None,
+        reasoning_bytes: 0,
+        answer: None,
+        two_pass,
+        request: summary,
+        status: exchange.status,
+        attempts: total_attempts,
+        duration_ms: started.elapsed().as_millis() as u64,
+    };
+    let (raw, finish_raw) = match exchange.answer {
+        Answer::Cancelled => {
+            live.cancelled = true;
+            return Ok((live, None));
+        }
+        Answer::Reply { reply } => {
+            let (reading, outcome) = read_plan(&reply, &ctx.guard());
+            live.outcome = outcome;
+            live.failure = reading.failure;
+            live.finish = reading.finish;
+            live.stage = reading.stage;
+            live.plan = reading.value;
+            live.reasoning_bytes = reading.reasoning.len();
+            live.answer = reading.answer.map(|a| clip(&a, 2000));
+            (Some(raw_of(&reply)), reply.finish_reason.clone())
+        }
+        Answer::Failed {
+            failure,
+            body,
+            partial,
+        } => {
+            live.failure = Some(failure);
+            let raw = body.or_else(|| partial.as_ref().map(raw_of));
+            (raw, partial.and_then(|p| p.finish_reason))
+        }
+    };
+    let record = PlanRecord {
+        id: String::new(),
+        at: crate::store::now_secs(),
+        caller: original.caller.clone(),
+        model: model.to_string(),
+        intent: original.intent.clone(),
+        steps: live.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default(),
+        outcome: live.outcome,
+        failure_class: live.failure.as_ref().map(|f| f.class.as_str().to_string()),
+        finish_reason: finish_raw,
+        raw_response: raw,
+        trim_record: Some(serde_json::json!({
+            "trim": request.compaction.trim,
+            "replay": {
+                "provider": live.provider,
+                "row": live.request.row_id,
+                "input_tokens": live.request.input_tokens,
+                "max_tokens": live.request.max_tokens,
+                "catalog_entries": live.request.catalog_entries,
+                "two_pass": live.two_pass,
+                "status": live.status,
+                "attempts": live.attempts,
+                "failure": live.failure,
+                "stage": live.stage,
+            }
+        })),
+        duration_ms: Some(live.duration_ms as i64),
+        replay_of: Some(original.id.clone()),
+    };
+    Ok((live, Some(record)))
+}
+
+fn cancelled(model: &str, provider: &str, request: &Preview) -> LiveReplay {
+    LiveReplay {
+        model: model.to_string(),
+        provider: provider.to_string(),
+        stored_id: None,
+        cancelled: true,
+        outcome: Outcome::Failed,
+        failure: None,
+        finish: None,
+        stage: None,
+        plan: None,
+        reasoning_bytes: 0,
+        answer: None,
+        two_pass: None,
+        request: RequestSummary {
+            row_id: request.row_id.clone(),
+            tier: request.tier,
+            input_tokens: request.request.input_tokens,
+            max_tokens: request.request.max_tokens,
+            catalog_entries: request.compaction.kept.len(),
+            response_format: request.request.response_format,
+        },
+        status: None,
+        attempts: 0,
+        duration_ms: 0,
+    }
+}
+
+/// Pass 1: `id — first sentence` lines of the planner-allowed entries; the reply's ids
+/// restrict the catalog for pass 2, which is compacted again against the same allowance.
+/// When pass 1 gives nothing usable, the lexical selection stands and the record says so.
+async fn filter_pass(
+    ctx: &ReplayContext,
+    endpoint: &crate::llm::provider::Endpoint,
+    first: &Preview,
+    original: &PlanRecord,
+    model: &str,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(ReplayProgress) + Send),
+) -> anyhow::Result<(TwoPass, Option<Preview>, u32)> {
+    let guide = ctx.preview.catalog.guide();
+    let offered: Vec<(&str, &str)> = guide
+        .packs
+        .iter()
+        .map(|p| (p.name.as_str(), p.description.as_str()))
+        .chain(guide.pipelines.iter().map(|p| (p.id.as_str(), p.description.as_str())))
+        .filter(|(n, _)| first.planner.keeps(n))
+        .collect();
+    let known: HashSet<String> = offered.iter().map(|(n, _)| n.to_string()).collect();
+    let call = ChatCall {
+        messages: vec![
+            ChatMessage {
+                role: "system",
+                content: SYSTEM_FILTER.to_string(),
+            },
+            ChatMessage {
+                role: "user",
+                content: format!(
+                    "{}\nREQUEST:\n{}",
+                    filter_lines(offered.iter().copied()),
+                    original.intent
+                ),
+            },
+        ],
+        max_tokens: FILTER_MAX_TOKENS,
+        response_format: first.request.response_format,
+    };
+    let mut report = |p: Progress| {
+        progress(ReplayProgress {
+            model: model.to_string(),
+            pass: 1,
+            progress: p,
+        })
+    };
+    let exchange = send(endpoint, &call, cancel, &mut report).await?;
+    let attempts = exchange.attempts;
+    let failure = match exchange.answer {
+        Answer::Cancelled => None,
+        Answer::Failed { failure, .. } => Some(failure),
+        Answer::Reply { reply } => {
+            let reading = read_reply(&reply, |v| filter_ids(v, &known));
+            match reading.value {
+                Some(mut ids) => {
+                    ids.truncate(FILTER_MAX_IDS);
+                    let only: HashSet<String> = ids.iter().cloned().collect();
+                    let restricted =
+                        preview_among(&ctx.preview, model, None, &original.intent, "", Some(&only))?;
+                    let note = format!(
+                        "pass 1 picked {} of {} entries; pass 2 planned over them, re-checked against the budget",
+                        ids.len(),
+                        offered.len()
+                    );
+                    return Ok((
+                        TwoPass {
+                            offered: offered.len(),
+                            picked: ids,
+                            kept: 0,
+                            failure: None,
+                            note,
+                        },
+                        Some(restricted),
+                        attempts,
+                    ));
+                }
+                None => reading.failure,
+            }
+        }
+    };
+    let note = match &failure {
+        Some(f) => format!("pass 1 failed ({}): the lexical selection stands", f.class),
+        None => "pass 1 cancelled".to_string(),
+    };
+    Ok((
+        TwoPass {
+            offered: offered.len(),
+            picked: Vec::new(),
+            kept: 0,
+            failure,
+            note,
+        },
+        None,
+        attempts,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::history::HistoryStore;
+    use crate::workspace::{Workspace, WorkspaceOptions};
+
+    #[test]
+    fn offline_replay_of_the_sample_recovers_prose_and_fences_and_names_the_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        })
+        .unwrap();
+        let store: HistoryStore = ws.open_history(None).unwrap();
+        let ctx = ReplayContext::new(&ws, ws.preview_context(false)).unwrap();
+        let guard = ctx.guard();
+        let mut results = Vec::new();
+        for id in store.failed_plan_ids(None, 10_000).unwrap() {
+            let plan = store.plan(&id).unwrap().unwrap().record;
+            results.push(replay_offline(&plan, &guard));
+        }
+        assert!(results.len() > 50);
+        let summary = summarise(&results);
+        let deadlock = summary
+            .iter()
+            .find(|s| s.class == "constrained_deadlock")
+            .unwrap();
+        assert!(deadlock.recovered > 0 && deadlock.recovered < deadlock.plans);
+        assert!(deadlock.stages.contains_key("fence") || deadlock.stages.contains_key("trailing_prose"));
+        for s in &summary {
+            if s.class != "constrained_deadlock" {
+                assert_eq!(s.recovered, 0, "{s:?}");
+            }
+            assert_eq!(
+                s.recovered + s.today.values().sum::<usize>(),
+                s.plans,
+                "{s:?}"
+            );
+        }
+        // Today's classifier agrees with the stored class where it can judge.
+        for r in &results {
+            if r.verdict == Verdict::StillFailing {
+                assert_eq!(
+                    r.failure.as_ref().map(|f| f.class.as_str()),
+                    r.stored_class.as_deref(),
+                    "{}",
+                    r.plan_id
+                );
+            }
+        }
+    }
+}
