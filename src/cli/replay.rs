@@ -24,7 +24,11 @@ use crate::store::now_secs;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The plan to replay (see `ctxconsole history`).
-    #[arg(value_name = "PLAN_ID", required_unless_present = "failed", conflicts_with = "failed")]
+    #[arg(
+        value_name = "PLAN_ID",
+        required_unless_present = "failed",
+        conflicts_with = "failed"
+    )]
     pub plan: Option<String>,
     /// Replay every failed plan and sum up per failure class.
     #[arg(long)]
@@ -138,7 +142,11 @@ pub fn progress_line(plan: &str, p: &ReplayProgress) -> String {
         Progress::Sending { attempt } if *attempt > 1 => format!("sending (attempt {attempt})"),
         Progress::Sending { .. } => "sending".to_string(),
         Progress::Waiting { wait_ms, why, .. } => {
-            format!("retrying in {:.1} s after {}", *wait_ms as f64 / 1000.0, clip(why, 60))
+            format!(
+                "retrying in {:.1} s after {}",
+                *wait_ms as f64 / 1000.0,
+                clip(why, 60)
+            )
         }
         Progress::Receiving {
             content_bytes,
@@ -241,7 +249,10 @@ fn verdict_text(r: &OfflineReplay) -> String {
             } else {
                 "today: still failing"
             };
-            out.push_str(&format!("{lead} — {}: {}\n  action: {}\n", f.class, f.detail, f.action));
+            out.push_str(&format!(
+                "{lead} — {}: {}\n  action: {}\n",
+                f.class, f.detail, f.action
+            ));
         }
         _ => out.push_str("today: no verdict\n"),
     }
@@ -302,7 +313,13 @@ fn class_table(summary: &[ClassSummary]) -> String {
         })
         .collect();
     render(
-        &["failure class", ">plans", ">recovered", "by stage", "still failing, as today"],
+        &[
+            "failure class",
+            ">plans",
+            ">recovered",
+            "by stage",
+            "still failing, as today",
+        ],
         &rows,
     )
 }
@@ -313,7 +330,11 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     }
     let o = &plan.original;
     let mut header = vec!["".to_string(), format!("original {}", o.id)];
-    header.extend(plan.replays.iter().map(|r| format!("replay on {}", r.model)));
+    header.extend(
+        plan.replays
+            .iter()
+            .map(|r| format!("replay on {}", r.model)),
+    );
     let dash = || "-".to_string();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut row = |label: &str, orig: String, each: &dyn Fn(&LiveReplay) -> String| {
@@ -329,13 +350,23 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
             r.outcome.as_str().into()
         }
     });
-    row("failure", o.failure_class.clone().unwrap_or_else(dash), &|r| {
-        r.failure.as_ref().map_or_else(dash, |f| f.class.as_str().to_string())
+    row(
+        "failure",
+        o.failure_class.clone().unwrap_or_else(dash),
+        &|r| {
+            r.failure
+                .as_ref()
+                .map_or_else(dash, |f| f.class.as_str().to_string())
+        },
+    );
+    row(
+        "finish",
+        o.finish_reason.clone().unwrap_or_else(dash),
+        &|r| r.finish.as_ref().map_or_else(dash, |f| f.label()),
+    );
+    row("decoded by", dash(), &|r| {
+        r.stage.map_or_else(dash, |s| stage_name(s).to_string())
     });
-    row("finish", o.finish_reason.clone().unwrap_or_else(dash), &|r| {
-        r.finish.as_ref().map_or_else(dash, |f| f.label())
-    });
-    row("decoded by", dash(), &|r| r.stage.map_or_else(dash, |s| stage_name(s).to_string()));
     row("steps", steps_cell(&o.steps), &|r| {
         r.plan.as_ref().map_or_else(dash, |p| {
             steps_cell(&p.steps.iter().map(|s| s.tool.clone()).collect::<Vec<_>>())
@@ -347,15 +378,24 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
             r.request.input_tokens, r.request.catalog_entries, r.request.max_tokens
         )
     });
-    row("two-pass", dash(), &|r| r.two_pass.as_ref().map_or_else(dash, |t| t.note.clone()));
-    row("time", dash(), &|r| format!("{} ms, {} attempt(s)", r.duration_ms, r.attempts));
-    row("stored as", o.id.clone(), &|r| r.stored_id.clone().unwrap_or_else(dash));
+    row("two-pass", dash(), &|r| {
+        r.two_pass.as_ref().map_or_else(dash, |t| t.note.clone())
+    });
+    row("time", dash(), &|r| {
+        format!("{} ms, {} attempt(s)", r.duration_ms, r.attempts)
+    });
+    row("stored as", o.id.clone(), &|r| {
+        r.stored_id.clone().unwrap_or_else(dash)
+    });
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&o.intent, 100));
     out.push_str(&render(&header_refs, &rows));
     for r in &plan.replays {
         if let Some(f) = &r.failure {
-            out.push_str(&format!("\n{}: {} — {}\n  action: {}\n", r.model, f.class, f.detail, f.action));
+            out.push_str(&format!(
+                "\n{}: {} — {}\n  action: {}\n",
+                r.model, f.class, f.detail, f.action
+            ));
         }
         if let Some(p) = &r.plan {
             out.push_str(&format!("\n{}: {}\n", r.model, p.rewritten_prompt));
@@ -378,7 +418,11 @@ fn steps_cell(steps: &[String]) -> String {
 fn live_summary(plans: &[LivePlan], json: bool) -> anyhow::Result<()> {
     let mut by: std::collections::BTreeMap<String, ClassSummary> = Default::default();
     for p in plans {
-        let class = p.original.failure_class.clone().unwrap_or_else(|| "unclassified".into());
+        let class = p
+            .original
+            .failure_class
+            .clone()
+            .unwrap_or_else(|| "unclassified".into());
         let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
             class,
             plans: 0,

@@ -137,8 +137,9 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 enum Attempt {
     Done(Answer, Option<u16>),
+    /// Worth another try: after `retry_after` when the endpoint said so, else the backoff.
     Retry {
-        wait: Duration,
+        retry_after: Option<Duration>,
         why: String,
         status: Option<u16>,
         last: Answer,
@@ -199,7 +200,7 @@ pub async fn send(
                 break answer;
             }
             Attempt::Retry {
-                wait,
+                retry_after,
                 why,
                 status: st,
                 last,
@@ -208,6 +209,11 @@ pub async fn send(
                 if attempts > s.retries {
                     break last;
                 }
+                // The backoff doubles per retry: base, 2×base, 4×base, …
+                let backoff = s
+                    .retry_base
+                    .saturating_mul(2u32.saturating_pow(attempts - 1));
+                let wait = retry_after.unwrap_or(backoff);
                 progress(Progress::Waiting {
                     attempt: attempts,
                     wait_ms: wait.as_millis() as u64,
@@ -236,7 +242,6 @@ async fn attempt(
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Attempt {
     let s = &endpoint.settings;
-    let backoff = |n: u32| s.retry_base.saturating_mul(2u32.saturating_pow(n));
     let mut request = client.post(&endpoint.url).json(body);
     if let Some(k) = key {
         match reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")) {
@@ -265,7 +270,7 @@ async fn attempt(
             let answer = failed(FailureClass::Transport, detail.clone(), None, None);
             if e.is_connect() && !e.is_timeout() {
                 return Attempt::Retry {
-                    wait: backoff(0),
+                    retry_after: None,
                     why: detail,
                     status: None,
                     last: answer,
@@ -292,12 +297,11 @@ async fn attempt(
         if !retryable {
             return Attempt::Done(answer, code);
         }
-        let wait = wait_for.unwrap_or_else(|| backoff(0));
-        if wait > s.retry_max_wait {
+        if wait_for.is_some_and(|w| w > s.retry_max_wait) {
             return Attempt::Done(answer, code);
         }
         return Attempt::Retry {
-            wait,
+            retry_after: wait_for,
             why: detail,
             status: code,
             last: answer,

@@ -3,5 +3,5 @@
 
 pub mod client;
 pub mod provider;
-pub mod wire;
 pub mod replay;
+pub mod wire;

@@ -88,7 +88,10 @@ pub struct OfflineReplay {
 /// Read a reply as a plan and guard it.
 fn read_plan(reply: &Reply, guard: &PlanGuard) -> (Reading<GuardedPlan>, Outcome) {
     let reading = read_reply(reply, |v| steps_from(v).map(|steps| guard.check(steps)));
-    let outcome = reading.value.as_ref().map_or(Outcome::Failed, |p| p.outcome);
+    let outcome = reading
+        .value
+        .as_ref()
+        .map_or(Outcome::Failed, |p| p.outcome);
     (reading, outcome)
 }
 
@@ -114,7 +117,10 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         .filter(|c| c.is_transport_level());
     if let Some(class) = transport {
         out.verdict = Verdict::NotAnAnswer;
-        out.failure = Some(Failure::new(class, not_an_answer(plan.raw_response.as_deref())));
+        out.failure = Some(Failure::new(
+            class,
+            not_an_answer(plan.raw_response.as_deref()),
+        ));
         return out;
     }
     let reply = Reply {
@@ -169,7 +175,10 @@ pub struct ClassSummary {
 pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
     let mut by: BTreeMap<String, ClassSummary> = BTreeMap::new();
     for r in results {
-        let class = r.stored_class.clone().unwrap_or_else(|| "unclassified".into());
+        let class = r
+            .stored_class
+            .clone()
+            .unwrap_or_else(|| "unclassified".into());
         let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
             class,
             plans: 0,
@@ -369,7 +378,11 @@ pub async fn replay_live(
         caller: original.caller.clone(),
         model: model.to_string(),
         intent: original.intent.clone(),
-        steps: live.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default(),
+        steps: live
+            .plan
+            .as_ref()
+            .map(|p| p.steps.clone())
+            .unwrap_or_default(),
         outcome: live.outcome,
         failure_class: live.failure.as_ref().map(|f| f.class.as_str().to_string()),
         finish_reason: finish_raw,
@@ -440,7 +453,12 @@ async fn filter_pass(
         .packs
         .iter()
         .map(|p| (p.name.as_str(), p.description.as_str()))
-        .chain(guide.pipelines.iter().map(|p| (p.id.as_str(), p.description.as_str())))
+        .chain(
+            guide
+                .pipelines
+                .iter()
+                .map(|p| (p.id.as_str(), p.description.as_str())),
+        )
         .filter(|(n, _)| first.planner.keeps(n))
         .collect();
     let known: HashSet<String> = offered.iter().map(|(n, _)| n.to_string()).collect();
@@ -480,8 +498,14 @@ async fn filter_pass(
                 Some(mut ids) => {
                     ids.truncate(FILTER_MAX_IDS);
                     let only: HashSet<String> = ids.iter().cloned().collect();
-                    let restricted =
-                        preview_among(&ctx.preview, model, None, &original.intent, "", Some(&only))?;
+                    let restricted = preview_among(
+                        &ctx.preview,
+                        model,
+                        None,
+                        &original.intent,
+                        "",
+                        Some(&only),
+                    )?;
                     let note = format!(
                         "pass 1 picked {} of {} entries; pass 2 planned over them, re-checked against the budget",
                         ids.len(),
@@ -549,7 +573,9 @@ mod tests {
             .find(|s| s.class == "constrained_deadlock")
             .unwrap();
         assert!(deadlock.recovered > 0 && deadlock.recovered < deadlock.plans);
-        assert!(deadlock.stages.contains_key("fence") || deadlock.stages.contains_key("trailing_prose"));
+        assert!(
+            deadlock.stages.contains_key("fence") || deadlock.stages.contains_key("trailing_prose")
+        );
         for s in &summary {
             if s.class != "constrained_deadlock" {
                 assert_eq!(s.recovered, 0, "{s:?}");

@@ -517,9 +517,11 @@ impl HistoryStore {
         let path = self.path.clone();
         let tx = self.write()?;
         let known: bool = tx
-            .query_row("SELECT COUNT(*) FROM plans WHERE id = ?1", [&original], |r| {
-                r.get::<_, i64>(0)
-            })
+            .query_row(
+                "SELECT COUNT(*) FROM plans WHERE id = ?1",
+                [&original],
+                |r| r.get::<_, i64>(0),
+            )
             .map_err(db_err(&path, "finding the replayed plan"))?
             > 0;
         if !known {
@@ -543,8 +545,7 @@ impl HistoryStore {
                 }
             }
         }
-        tx.commit()
-            .map_err(db_err(&path, "storing the replay"))?;
+        tx.commit().map_err(db_err(&path, "storing the replay"))?;
         Ok(record.id)
     }
 
@@ -570,7 +571,9 @@ impl HistoryStore {
                 "SELECT id FROM plans WHERE outcome = 'failed' AND at >= ?1
                  AND replay_of IS NULL ORDER BY at, seq LIMIT ?2",
             )?
-            .query_map(params![since.unwrap_or(i64::MIN), limit as i64], |r| r.get(0))?
+            .query_map(params![since.unwrap_or(i64::MIN), limit as i64], |r| {
+                r.get(0)
+            })?
             .collect::<Result<_, _>>()
             .map_err(db_err(&self.path, "listing failed plans"))
     }

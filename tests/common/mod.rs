@@ -23,3 +23,4 @@ pub fn json_of(cmd: &mut Command) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+pub mod llm_server;

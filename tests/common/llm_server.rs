@@ -1,0 +1,318 @@
+//! An OpenAI-compatible `/chat/completions` server on 127.0.0.1 for the tests: a real
+//! socket, real HTTP/1.1, real server-sent events. The request's `model` names the
+//! scenario to play, so one server covers every failure class.
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Every scenario and the class (or outcome) a replay on it must end with.
+pub const SCENARIOS: [(&str, &str); 16] = [
+    ("ok", "ok"),
+    ("ok-json", "ok"),
+    ("content-filter", "safety_filtered"),
+    ("refusal", "safety_filtered"),
+    ("length", "length_truncated"),
+    ("think-unclosed", "reasoning_only"),
+    ("empty", "likely_timeout"),
+    ("prose-after", "ok"),
+    ("fenced", "ok"),
+    ("hallucinated", "guarded"),
+    ("deadlock", "constrained_deadlock"),
+    ("rate-limited", "ok"),
+    ("server-error", "http_error"),
+    ("not-json", "protocol"),
+    ("stream-cut", "transport"),
+    ("hang", "transport"),
+];
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+pub struct LlmServer {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl LlmServer {
+    pub fn start() -> LlmServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
+        let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let log = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (log, seen) = (log.clone(), seen.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &log, &seen);
+                });
+            }
+        });
+        LlmServer { port, requests }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// A workspace `config.toml` pointing provider `test/` here, with the key in `key_env`.
+    pub fn config(&self, key_env: &str) -> String {
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 2\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\nkey_env = \"{key_env}\"\n",
+            self.base_url()
+        )
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> std::io::Result<(Option<String>, Value)> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0usize;
+    let mut authorization = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            match k.to_ascii_lowercase().as_str() {
+                "content-length" => length = v.trim().parse().unwrap_or(0),
+                "authorization" => authorization = Some(v.trim().to_string()),
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    Ok((
+        authorization,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    ))
+}
+
+fn plan(tools: &[&str]) -> String {
+    let steps: Vec<Value> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"order": i + 1, "tool": t, "args": {"input": "launch note"}, "rationale": "covers it"}))
+        .collect();
+    json!({ "steps": steps }).to_string()
+}
+
+fn completion(content: Value, finish: Value, extra: Value) -> String {
+    let mut message = json!({"role": "assistant", "content": content});
+    if let (Some(m), Some(e)) = (message.as_object_mut(), extra.as_object()) {
+        m.extend(e.clone());
+    }
+    json!({"id": "cmpl-test", "object": "chat.completion",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    kind: &str,
+    extra: &str,
+    body: &str,
+) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+fn chunk(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
+    write!(stream, "{:x}\r\n{data}\r\n", data.len())?;
+    stream.flush()
+}
+
+fn delta(field: &str, text: &str, finish: Option<&str>) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {field: text}, "finish_reason": finish}]})
+    )
+}
+
+/// Stream `events` with chunked encoding; `cut` stops in the middle of a chunk.
+fn stream_events(stream: &mut TcpStream, events: &[String], cut: bool) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )?;
+    for e in events {
+        chunk(stream, e)?;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if cut {
+        // Promise 4 KB, send a few bytes, hang up.
+        write!(stream, "1000\r\ndata: {{\"choi")?;
+        stream.flush()?;
+        return stream.shutdown(std::net::Shutdown::Both);
+    }
+    chunk(stream, "data: [DONE]\n\n")?;
+    write!(stream, "0\r\n\r\n")?;
+    stream.flush()
+}
+
+fn serve(
+    mut stream: TcpStream,
+    log: &Mutex<Vec<Recorded>>,
+    seen: &Mutex<HashMap<String, usize>>,
+) -> std::io::Result<()> {
+    let (authorization, body) = read_request(&mut stream)?;
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let filter_pass = system.contains("Pick the ids");
+    if let Ok(mut l) = log.lock() {
+        l.push(Recorded {
+            authorization,
+            body: body.clone(),
+        });
+    }
+    let json_kind = "application/json";
+    if filter_pass {
+        let ids = json!({"ids": ["builtin.remember-and-blog", "image.generate", "memory.store"]});
+        return respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(json!(ids.to_string()), json!("stop"), json!({})),
+        );
+    }
+    let n = {
+        let mut s = seen.lock().unwrap();
+        let c = s.entry(model.clone()).or_default();
+        *c += 1;
+        *c
+    };
+    let good = plan(&["builtin.remember-and-blog", "image.generate"]);
+    let ok = |s: &mut TcpStream, content: &str, finish: &str| {
+        respond(
+            s,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(json!(content), json!(finish), json!({})),
+        )
+    };
+    match model.as_str() {
+        "ok" => stream_events(
+            &mut stream,
+            &[
+                delta(
+                    "reasoning_content",
+                    "The ask is remember, blog, illustrate.",
+                    None,
+                ),
+                delta("content", &good[..20], None),
+                delta("content", &good[20..], Some("stop")),
+            ],
+            false,
+        ),
+        "ok-json" => ok(&mut stream, &good, "stop"),
+        "content-filter" => ok(&mut stream, "", "content_filter"),
+        "refusal" => respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(
+                Value::Null,
+                json!("stop"),
+                json!({"refusal": "I can't help with that request."}),
+            ),
+        ),
+        "length" => ok(&mut stream, &good[..good.len() / 2], "length"),
+        "think-unclosed" => stream_events(
+            &mut stream,
+            &[
+                delta(
+                    "content",
+                    "<think>\nThe user wants a blog. Let me check the catalog",
+                    None,
+                ),
+                delta(
+                    "content",
+                    " again, the memory packs store facts and",
+                    Some("length"),
+                ),
+            ],
+            false,
+        ),
+        "empty" => respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(json!(""), Value::Null, json!({})),
+        ),
+        "prose-after" => ok(
+            &mut stream,
+            &format!("{good}\n\nI chose these because the user asked."),
+            "stop",
+        ),
+        "fenced" => ok(
+            &mut stream,
+            &format!("Here is the plan:\n```json\n{good}\n```"),
+            "stop",
+        ),
+        "hallucinated" => ok(
+            &mut stream,
+            &plan(&["blog.write", "image.generate"]),
+            "stop",
+        ),
+        "deadlock" => ok(
+            &mut stream,
+            "{\"steps\": [{\"order\": 1, \"tool\": \"blog.draft\", \"args\": {\"input\": {\"input\": {",
+            "stop",
+        ),
+        "rate-limited" if n == 1 => respond(
+            &mut stream,
+            "429 Too Many Requests",
+            json_kind,
+            "Retry-After: 1\r\n",
+            r#"{"error":{"message":"Rate limit exceeded: free-models-per-min","code":429}}"#,
+        ),
+        "rate-limited" => ok(&mut stream, &good, "stop"),
+        "server-error" => respond(
+            &mut stream,
+            "500 Internal Server Error",
+            json_kind,
+            "",
+            r#"{"error":{"message":"Internal server error","code":500}}"#,
+        ),
+        "not-json" => respond(
+            &mut stream,
+            "200 OK",
+            "text/html",
+            "",
+            "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+        ),
+        "stream-cut" => stream_events(&mut stream, &[delta("content", &good[..30], None)], true),
+        "hang" => {
+            std::thread::sleep(Duration::from_secs(30));
+            Ok(())
+        }
+        other => respond(
+            &mut stream,
+            "404 Not Found",
+            json_kind,
+            "",
+            &json!({"error": {"message": format!("no scenario '{other}'"), "code": 404}})
+                .to_string(),
+        ),
+    }
+}

@@ -1,0 +1,267 @@
+//! `ctxconsole replay` against a real OpenAI-compatible server on 127.0.0.1: every failure
+//! scenario ends classified, the replay rows link to the original (which does not change),
+//! and the key appears in nothing written.
+
+mod common;
+
+use common::llm_server::{LlmServer, SCENARIOS};
+use common::{ctx, json_of};
+use serde_json::Value;
+use std::path::Path;
+
+const KEY_ENV: &str = "CTXCONSOLE_TEST_KEY";
+const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+
+fn workspace(server: &LlmServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), server.config(KEY_ENV)).unwrap();
+    home
+}
+
+/// The first failed plan of the sample history.
+fn a_failed_plan(home: &Path) -> String {
+    let v = json_of(ctx(home).args(["replay", "--failed", "--offline", "--json"]));
+    v["plans"][0]["plan_id"].as_str().unwrap().to_string()
+}
+
+fn show(home: &Path, id: &str) -> Value {
+    json_of(ctx(home).args(["history", "show", id, "--json"]))
+}
+
+fn files_contain(dir: &Path, needle: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                hits.push(path.display().to_string());
+            }
+        } else if path.is_dir() {
+            hits.extend(files_contain(&path, needle));
+        }
+    }
+    hits
+}
+
+#[test]
+fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhere() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let before = show(home.path(), &id);
+
+    let mut cmd = ctx(home.path());
+    cmd.env(KEY_ENV, KEY).args(["replay", &id, "--json"]);
+    for (scenario, _) in SCENARIOS {
+        cmd.args(["--model", &format!("test/{scenario}")]);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["original"]["id"], id.as_str());
+    let replays = v["replays"].as_array().unwrap();
+    assert_eq!(replays.len(), SCENARIOS.len());
+
+    for ((scenario, expected), r) in SCENARIOS.iter().zip(replays) {
+        assert_eq!(r["model"], format!("test/{scenario}"));
+        let got = r["failure"]["class"]
+            .as_str()
+            .unwrap_or_else(|| r["outcome"].as_str().unwrap());
+        assert_eq!(got, *expected, "{scenario}: {r:#}");
+        let stored = r["stored_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{scenario} not stored"));
+        let row = show(home.path(), stored);
+        assert_eq!(row["replay_of"], id.as_str(), "{scenario}");
+        assert_eq!(row["drift"], "replay");
+        assert_eq!(row["model"], format!("test/{scenario}"));
+        let outcome = row["outcome"].as_str().unwrap();
+        if *expected == "ok" || *expected == "guarded" {
+            assert_eq!(outcome, *expected, "{scenario}");
+            assert!(
+                r["stage"].is_string(),
+                "{scenario}: a recovered plan names its stage"
+            );
+        } else {
+            assert_eq!(outcome, "failed");
+            assert_eq!(row["failure_class"], *expected, "{scenario}");
+            assert!(r["failure"]["action"].as_str().unwrap().len() > 20);
+        }
+    }
+    let by = |s: &str| &replays[SCENARIOS.iter().position(|(n, _)| *n == s).unwrap()];
+    assert_eq!(by("prose-after")["stage"], "trailing_prose");
+    assert_eq!(by("fenced")["stage"], "fence");
+    assert_eq!(by("ok")["finish"]["raw"], "stop");
+    assert!(by("ok")["reasoning_bytes"].as_u64().unwrap() > 0);
+    assert!(by("rate-limited")["attempts"].as_u64().unwrap() >= 2);
+    assert_eq!(by("server-error")["status"], 500);
+    assert_eq!(
+        by("server-error")["attempts"],
+        3,
+        "two retries after the first 500"
+    );
+    let hallucinated = &by("hallucinated")["plan"];
+    assert_eq!(hallucinated["steps"][0]["tool"], "unknown");
+    assert!(
+        hallucinated["steps"][0]["rationale"]
+            .as_str()
+            .unwrap()
+            .starts_with("gap:")
+    );
+    assert!(
+        by("hang")["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
+
+    // The original is exactly as it was.
+    assert_eq!(show(home.path(), &id), before);
+    // The key reached the server, and nothing written.
+    let requests = server.requests.lock().unwrap().clone();
+    assert!(requests.len() >= SCENARIOS.len());
+    let bearer = format!("Bearer {KEY}");
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some(bearer.as_str()))
+    );
+    assert_eq!(files_contain(home.path(), KEY), Vec::<String>::new());
+    // The replays do not count as production evidence: a model seen only in replays has
+    // replays and no plans, and the original's model keeps its counts.
+    let models = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
+    let row = |m: &str| {
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["model"] == m)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row for {m}: {models:#}"))
+    };
+    assert_eq!(row("test/ok")["plans"], 0);
+    assert_eq!(row("test/ok")["replays"], 1);
+}
+
+#[test]
+fn a_replay_shows_the_answer_decoded_and_guarded_beside_the_original() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "replay",
+            &id,
+            "--model",
+            "test/hallucinated",
+            "--model",
+            "test/fenced",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(&format!("original {id}")), "{text}");
+    assert!(text.contains("replay on test/hallucinated"), "{text}");
+    assert!(text.contains("replay on test/fenced"), "{text}");
+    assert!(text.contains("guarded"), "{text}");
+    assert!(
+        text.contains("step 1 demoted: gap: the model named 'blog.write'"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Run builtin.remember-and-blog with input=\"launch note\", then run image.generate"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{id}.r1")) && text.contains(&format!("{id}.r2")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_key_variable_is_named_and_nothing_is_stored() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let count = |h: &Path| {
+        json_of(ctx(h).args(["history", "--plans", "--json", "--limit", "1"]))["total"].clone()
+    };
+    let before = count(home.path());
+    let out = ctx(home.path())
+        .env_remove(KEY_ENV)
+        .args(["replay", &id, "--model", "test/ok"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("$CTXCONSOLE_TEST_KEY"), "{err}");
+    assert_eq!(count(home.path()), before);
+    assert!(
+        server.requests.lock().unwrap().is_empty(),
+        "nothing is sent without a key"
+    );
+
+    let out = ctx(home.path())
+        .args(["replay", "pl-nope", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no plan 'pl-nope'"));
+}
+
+#[test]
+fn offline_replay_of_every_failed_plan_sums_up_per_class_with_the_stage() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args(["replay", "--failed", "--offline", "--json"]));
+    let summary = v["summary"].as_array().unwrap();
+    let classes: Vec<&str> = summary
+        .iter()
+        .map(|s| s["class"].as_str().unwrap())
+        .collect();
+    for c in [
+        "safety_filtered",
+        "length_truncated",
+        "constrained_deadlock",
+        "likely_timeout",
+        "reasoning_only",
+        "http_error",
+        "transport",
+        "protocol",
+    ] {
+        assert!(classes.contains(&c), "{c} missing from {classes:?}");
+    }
+    let recovered: u64 = summary
+        .iter()
+        .map(|s| s["recovered"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["totals"]["recovered"].as_u64().unwrap(), recovered);
+    assert!(recovered > 0);
+    for p in v["plans"].as_array().unwrap() {
+        if p["verdict"] == "recovered" {
+            assert!(p["stage"].is_string(), "{p}");
+            assert!(
+                p["plan"]["rewritten_prompt"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Run ")
+            );
+        } else {
+            assert!(p["failure"]["class"].is_string(), "{p}");
+        }
+    }
+    // Offline replays store nothing.
+    let plans = json_of(ctx(home.path()).args(["history", "--plans", "--json", "--limit", "1"]));
+    assert_eq!(plans["total"], 668);
+}
