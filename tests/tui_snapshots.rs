@@ -1,5 +1,7 @@
 //! Snapshots of the real screen, drawn through ratatui's TestBackend from a real workspace.
 
+mod common;
+
 use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::{State, update};
 use ctxconsole::tui::keymap::Keymap;
@@ -249,6 +251,113 @@ fn history_filters_to_failed_plans_and_opens_one() {
     assert!(h.filter_label().contains("group="));
     apply(&ws, &mut state, [Action::Back]);
     assert!(state.history.filter.is_empty());
+}
+
+/// History → failed plans → walk to one `pick` accepts → open it.
+fn open_failed_plan(
+    ws: &Workspace,
+    state: &mut State,
+    pick: impl Fn(&ctxconsole::core::history::PlanRecord) -> bool,
+) {
+    apply(
+        ws,
+        state,
+        [
+            Action::FocusHistory,
+            Action::CycleOutcome,
+            Action::CycleOutcome,
+            Action::CycleOutcome,
+        ],
+    );
+    for _ in 0..200 {
+        if state
+            .history
+            .detail
+            .as_ref()
+            .is_some_and(|d| pick(&d.record))
+        {
+            break;
+        }
+        apply(ws, state, [Action::Down]);
+    }
+    assert!(
+        state
+            .history
+            .detail
+            .as_ref()
+            .is_some_and(|d| pick(&d.record))
+    );
+    apply(ws, state, [Action::Open]);
+}
+
+#[test]
+fn replay_offline_from_the_history_pane_shows_the_recovery_beside_the_original() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    open_failed_plan(&ws, &mut state, |r| {
+        r.failure_class.as_deref() == Some("constrained_deadlock")
+            && r.raw_response.as_deref().is_some_and(|t| t.contains("```"))
+    });
+    apply(&ws, &mut state, [Action::Replay]);
+    let s = screen(&state, 150, 40);
+    assert!(
+        s.contains("Replay with:") && s.contains("offline: today's decoder"),
+        "{s}"
+    );
+    insta::assert_snapshot!("history_replay_picker", s);
+    apply(&ws, &mut state, [Action::Open]);
+    let s = screen(&state, 150, 40);
+    assert!(s.contains("recovered today by the fence stage"), "{s}");
+    assert!(
+        s.contains("failed: constrained_deadlock"),
+        "the original stays beside it: {s}"
+    );
+    insta::assert_snapshot!("history_replay_offline_result", s);
+    // Esc closes the replay, then the plan.
+    apply(&ws, &mut state, [Action::Back]);
+    assert!(state.history.expanded);
+    assert!(state.history.replay.is_none());
+}
+
+#[test]
+fn replay_live_from_the_history_pane_stores_a_linked_plan() {
+    let server = common::llm_server::LlmServer::start();
+    let (dir, _) = workspace();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        server.config_routing_everything(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    open_failed_plan(&ws, &mut state, |r| {
+        r.failure_class.as_deref() == Some("reasoning_only")
+    });
+    let original = state.history.detail.as_ref().unwrap().record.clone();
+    // Offline → the plan's own model.
+    apply(
+        &ws,
+        &mut state,
+        [Action::Replay, Action::Down, Action::Open],
+    );
+    let view = state.history.replay.as_ref().unwrap();
+    assert_eq!(view.label, format!("live on {}", original.model));
+    let s = screen(&state, 150, 40);
+    let stored = format!("stored as {}.r1", original.id);
+    assert!(s.contains(&stored), "{s}");
+    assert!(s.contains("decoded by the direct stage"), "{s}");
+    assert!(!server.requests.lock().unwrap().is_empty());
+    let store = ws.open_history(None).unwrap();
+    let replay = store.plan(&format!("{}.r1", original.id)).unwrap().unwrap();
+    assert_eq!(
+        replay.record.replay_of.as_deref(),
+        Some(original.id.as_str())
+    );
+    assert_eq!(store.plan(&original.id).unwrap().unwrap().record, original);
 }
 
 #[test]

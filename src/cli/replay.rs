@@ -13,7 +13,7 @@ use crate::core::history::PlanRecord;
 use crate::core::text::clip;
 use crate::core::time::format_minute;
 use crate::exit::bad_input;
-use crate::llm::client::{Cancel, Progress};
+use crate::llm::client::Cancel;
 use crate::llm::replay::{
     ClassSummary, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Verdict, replay_live,
     replay_offline, stage_name, summarise,
@@ -125,7 +125,7 @@ async fn live_one(
     let tty = std::io::stderr().is_terminal();
     let mut report = |p: ReplayProgress| {
         if tty {
-            eprint!("\r\x1b[2K{}", progress_line(&original.id, &p));
+            eprint!("\r\x1b[2K{}", p.line(&original.id));
         }
     };
     let cancel = Cancel::default();
@@ -134,40 +134,6 @@ async fn live_one(
         eprint!("\r\x1b[2K");
     }
     Ok((Some(live), record))
-}
-
-/// `pl-0042 on ollama/qwen3 · pass 2 · receiving 1.2 KB, thinking 3.4 KB`
-pub fn progress_line(plan: &str, p: &ReplayProgress) -> String {
-    let what = match &p.progress {
-        Progress::Sending { attempt } if *attempt > 1 => format!("sending (attempt {attempt})"),
-        Progress::Sending { .. } => "sending".to_string(),
-        Progress::Waiting { wait_ms, why, .. } => {
-            format!(
-                "retrying in {:.1} s after {}",
-                *wait_ms as f64 / 1000.0,
-                clip(why, 60)
-            )
-        }
-        Progress::Receiving {
-            content_bytes,
-            reasoning_bytes,
-            thinking,
-        } => format!(
-            "receiving {} answer, {} reasoning{}",
-            bytes(*content_bytes),
-            bytes(*reasoning_bytes),
-            if *thinking { " (thinking…)" } else { "" }
-        ),
-    };
-    format!("{plan} on {} · pass {} · {what}", p.model, p.pass)
-}
-
-fn bytes(n: usize) -> String {
-    if n < 1024 {
-        format!("{n} B")
-    } else {
-        format!("{:.1} KB", n as f64 / 1024.0)
-    }
 }
 
 #[derive(Debug, Serialize)]

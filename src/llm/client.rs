@@ -22,6 +22,13 @@ const ERROR_BODY_MAX: usize = 64 * 1024;
 #[derive(Debug, Clone, Default)]
 pub struct Cancel(Arc<(AtomicBool, Notify)>);
 
+/// The same handle, not an equal-looking one.
+impl PartialEq for Cancel {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 impl Cancel {
     pub fn cancel(&self) {
         self.0.0.store(true, Ordering::SeqCst);

@@ -265,6 +265,43 @@ pub struct ReplayProgress {
     pub progress: Progress,
 }
 
+impl ReplayProgress {
+    /// `pl-0042 on ollama/qwen3 · pass 2 · receiving 1.2 KB answer, 3.4 KB reasoning`
+    pub fn line(&self, plan: &str) -> String {
+        let p = self;
+        let what = match &p.progress {
+            Progress::Sending { attempt } if *attempt > 1 => format!("sending (attempt {attempt})"),
+            Progress::Sending { .. } => "sending".to_string(),
+            Progress::Waiting { wait_ms, why, .. } => {
+                format!(
+                    "retrying in {:.1} s after {}",
+                    *wait_ms as f64 / 1000.0,
+                    clip(why, 60)
+                )
+            }
+            Progress::Receiving {
+                content_bytes,
+                reasoning_bytes,
+                thinking,
+            } => format!(
+                "receiving {} answer, {} reasoning{}",
+                bytes(*content_bytes),
+                bytes(*reasoning_bytes),
+                if *thinking { " (thinking…)" } else { "" }
+            ),
+        };
+        format!("{plan} on {} · pass {} · {what}", p.model, p.pass)
+    }
+}
+
+fn bytes(n: usize) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    }
+}
+
 /// The raw response as the model produced it: a reasoning field folded in as a `<think>`
 /// block, so an offline replay of the stored row reads it the same way.
 fn raw_of(reply: &Reply) -> String {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::preview::Preview;
 use crate::store::view::HistoryAnswer;
+use crate::tui::replay::ReplayResult;
 use crate::workspace::CompactionView;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +35,8 @@ pub enum Action {
     CycleCaller,
     CycleModel,
     ClearFilters,
+    /// History: replay the selected plan (pick offline or a model; esc cancels).
+    Replay,
     Up,
     Down,
     PageUp,
@@ -76,6 +79,12 @@ pub enum Action {
     /// A History query finished in the background (or failed, with the message).
     #[serde(skip)]
     HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>),
+    /// A running replay's progress line.
+    #[serde(skip)]
+    ReplayProgress(u64, String),
+    /// A replay finished (or could not run, with the message).
+    #[serde(skip)]
+    Replayed(u64, Result<Done<ReplayResult>, String>),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -110,6 +119,7 @@ impl Action {
             Action::CycleCaller => "history: filter by caller (cycles)",
             Action::CycleModel => "history: filter by model (cycles)",
             Action::ClearFilters => "history: clear every filter",
+            Action::Replay => "history: replay the plan (offline or live; esc cancels)",
             Action::Up => "move up",
             Action::Down => "move down",
             Action::PageUp => "page up",
@@ -130,7 +140,9 @@ impl Action {
             | Action::PromptKey(_)
             | Action::PreviewDue(_)
             | Action::Previewed(..)
-            | Action::HistoryAnswered(..) => "",
+            | Action::HistoryAnswered(..)
+            | Action::ReplayProgress(..)
+            | Action::Replayed(..) => "",
         }
     }
 }

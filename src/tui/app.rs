@@ -3,10 +3,12 @@
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, MatchKind, MatchedBy, Tier};
+use crate::llm::client::Cancel;
 use crate::preview::Preview;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
+use crate::tui::replay::ReplayRequest;
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -97,6 +99,10 @@ pub enum Effect {
     },
     /// A History pane query against the store.
     History { request: u64, query: HistoryQuery },
+    /// Replay a plan; progress and the result come back as actions.
+    Replay(ReplayRequest),
+    /// Stop a running replay.
+    CancelReplay(Cancel),
 }
 
 fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
@@ -445,6 +451,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             } else if state.focus == Pane::Prompt {
                 state.focus = Pane::Budgets;
             } else if state.focus == Pane::History {
+                if let Some(cancel) = state.history.replay.as_mut().and_then(|r| r.cancel()) {
+                    return vec![Effect::CancelReplay(cancel)];
+                }
                 if let Some(q) = state.history.back(&mut state.next_request) {
                     return history_effects(q);
                 }
@@ -481,6 +490,32 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             } else {
                 HistoryList::Plans
             });
+        }
+        Action::Replay if state.focus == Pane::History => state.history.open_replay(),
+        Action::Open if state.focus == Pane::History && state.history.picker().is_some() => {
+            return state
+                .history
+                .start_replay(&mut state.next_request)
+                .map(Effect::Replay)
+                .into_iter()
+                .collect();
+        }
+        Action::Up | Action::Down
+            if state.focus == Pane::History && state.history.picker().is_some() =>
+        {
+            if let Some(p) = state.history.picker() {
+                p.move_choice(action == Action::Down);
+            }
+        }
+        Action::ReplayProgress(request, line) => {
+            if let Some(r) = &mut state.history.replay {
+                r.progress(request, line);
+            }
+        }
+        Action::Replayed(request, result) => {
+            if let Some(r) = &mut state.history.replay {
+                r.finished(request, result.map(|Done(r)| r));
+            }
         }
         Action::Open if state.focus == Pane::History => {
             return history_effects(state.history.open(&mut state.next_request));
@@ -575,6 +610,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::HistoryAnswered(..)
         | Action::Left
         | Action::Right
+        | Action::Replay
         | Action::Open => {}
     }
     Vec::new()

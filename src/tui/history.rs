@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::core::history::{Drift, Outcome};
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
+use crate::tui::replay::{ReplayRequest, ReplayView};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HistoryList {
@@ -45,6 +46,8 @@ pub struct HistoryState {
     pub expanded: bool,
     pub pending: Pending,
     pub loaded: bool,
+    /// A replay being picked, running, or its result beside the plan.
+    pub replay: Option<ReplayView>,
 }
 
 /// A query to run, tagged with the request id its answer will carry.
@@ -155,9 +158,50 @@ impl HistoryState {
         self.reload(next)
     }
 
-    /// Esc: collapse the plan, then leave the group. Returns `None` when there was nothing
-    /// to undo here.
+    /// `r`: open the replay picker for the selected plan (not while one runs).
+    pub fn open_replay(&mut self) {
+        if self.replay.as_ref().is_some_and(|r| r.running.is_some()) {
+            return;
+        }
+        let Some((id, model)) = self
+            .detail
+            .as_ref()
+            .map(|d| (d.record.id.clone(), d.record.model.clone()))
+            .or_else(|| {
+                self.selected_plan()
+                    .map(|p| (p.id.clone(), p.model.clone()))
+            })
+        else {
+            return;
+        };
+        self.replay = Some(ReplayView::pick(&id, &model, &self.models));
+    }
+
+    /// The picker, when it is open.
+    pub fn picker(&mut self) -> Option<&mut ReplayView> {
+        self.replay.as_mut().filter(|r| r.picking)
+    }
+
+    /// Enter in the picker.
+    pub fn start_replay(&mut self, next: &mut u64) -> Option<ReplayRequest> {
+        Some(self.picker()?.start(next))
+    }
+
+    /// Esc: close the picker (a running replay is cancelled by the caller), close a replay
+    /// result, collapse the plan, then leave the group. Returns `None` when there was nothing to undo here.
     pub fn back(&mut self, next: &mut u64) -> Option<Vec<Query>> {
+        if let Some(r) = &mut self.replay {
+            if r.picking {
+                self.replay = None;
+                return Some(Vec::new());
+            }
+            if r.running.is_some() {
+                return Some(Vec::new());
+            }
+        }
+        if self.replay.take().is_some() {
+            return Some(Vec::new());
+        }
         if self.expanded {
             self.expanded = false;
             return Some(Vec::new());

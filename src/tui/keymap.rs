@@ -65,6 +65,7 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("c", Action::CycleCaller),
     ("m", Action::CycleModel),
     ("x", Action::ClearFilters),
+    ("r", Action::Replay),
     ("up", Action::Up),
     ("k", Action::Up),
     ("down", Action::Down),

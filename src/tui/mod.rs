@@ -6,6 +6,7 @@ pub mod app;
 pub mod history;
 pub mod keymap;
 pub mod panes;
+pub mod replay;
 pub mod terminal;
 pub mod theme;
 pub mod ui;
@@ -19,11 +20,14 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::exit::bad_input;
 use crate::import::read_text;
+use crate::llm::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
 use crate::preview::{PreviewContext, preview};
+use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
 use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
+use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{KEYMAP_FILE, THEME_FILE, Workspace, WorkspaceOptions, compact_for};
 
@@ -103,14 +107,60 @@ pub fn initial_state(ws: &Workspace) -> State {
 pub struct EffectContext {
     pub preview: PreviewContext,
     pub history: Option<PathBuf>,
+    /// Providers and guard for replays, or why they could not be read from the config.
+    pub replay: Result<Arc<ReplayContext>, String>,
+}
+
+/// Run a replay: offline on the stored response, or live (stored as a new plan linked to
+/// the original). `progress` gets a line whenever the call's state changes.
+pub async fn run_replay(
+    ctx: &EffectContext,
+    req: &ReplayRequest,
+    progress: &mut (dyn FnMut(String) + Send),
+) -> Result<ReplayResult, String> {
+    let text = |e: anyhow::Error| format!("{e:#}");
+    let path = ctx.history.as_deref().ok_or("no history store")?;
+    let rctx = ctx.replay.clone()?;
+    let plan = HistoryStore::open(path)
+        .and_then(|h| h.plan(&req.plan_id))
+        .map_err(text)?
+        .ok_or_else(|| format!("no plan '{}'", req.plan_id))?
+        .record;
+    let Some(model) = &req.model else {
+        return Ok(ReplayResult::Offline(replay_offline(&plan, &rctx.guard())));
+    };
+    let mut report = |p: ReplayProgress| progress(p.line(&plan.id));
+    let (mut live, record) = replay_live(&rctx, &plan, model, &req.cancel, &mut report)
+        .await
+        .map_err(text)?;
+    if let Some(record) = record {
+        let id = HistoryStore::open(path)
+            .and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
+            .map_err(text)?;
+        live.stored_id = Some(id);
+    }
+    Ok(ReplayResult::Live(live))
 }
 
 /// Run an effect to completion on the calling thread (tests use this directly; the
 /// debounce answers at once here, the runtime waits first).
 pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
     let history = ctx.history.as_deref();
+    let whole = ctx;
     let ctx = &ctx.preview;
     match effect {
+        Effect::Replay(req) => {
+            let result = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|rt| rt.block_on(run_replay(whole, &req, &mut |_| {})));
+            Action::Replayed(req.request, result.map(|r| Done(Arc::new(r))))
+        }
+        Effect::CancelReplay(cancel) => {
+            cancel.cancel();
+            Action::Resize
+        }
         Effect::History { request, query } => {
             let answer = match history {
                 Some(path) => run_query(path, &ctx.budgets, &query)
@@ -146,6 +196,25 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
     for effect in effects {
         let ctx = ctx.clone();
         let tx = tx.clone();
+        if let Effect::Replay(req) = effect {
+            tokio::spawn(async move {
+                let progress_tx = tx.clone();
+                let mut report = |line: String| {
+                    let _ =
+                        progress_tx.send(Input::Action(Action::ReplayProgress(req.request, line)));
+                };
+                let result = run_replay(&ctx, &req, &mut report).await;
+                let _ = tx.send(Input::Action(Action::Replayed(
+                    req.request,
+                    result.map(|r| Done(Arc::new(r))),
+                )));
+            });
+            continue;
+        }
+        if let Effect::CancelReplay(cancel) = effect {
+            cancel.cancel();
+            continue;
+        }
         if let Effect::DebouncePreview { version } = effect {
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(PREVIEW_DEBOUNCE_MS)).await;
@@ -207,7 +276,14 @@ pub fn start(
             None
         }
     };
-    let ctx = EffectContext { preview, history };
+    let replay = ReplayContext::new(ws, preview.clone())
+        .map(Arc::new)
+        .map_err(|e| format!("{e:#}"));
+    let ctx = EffectContext {
+        preview,
+        history,
+        replay,
+    };
     (ctx, state)
 }
 

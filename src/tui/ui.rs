@@ -94,7 +94,7 @@ fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         "type or paste · enter new line (never sends) · pgup/pgdn scroll preview · tab/esc leave"
             .to_string()
     } else if state.focus == Pane::History {
-        "j/k move · ←/→ groups/plans · enter open · esc back · o outcome · d drift · c caller · m model · x clear"
+        "j/k move · ←/→ groups/plans · enter open · r replay · esc back · o outcome · d drift · c caller · m model · x clear"
             .to_string()
     } else if state.filter_editing {
         "type to filter · enter keep · esc clear".to_string()

@@ -72,6 +72,26 @@ impl LlmServer {
     }
 }
 
+impl LlmServer {
+    /// A `config.toml` sending every model of the sample history here, with no key.
+    pub fn config_routing_everything(&self) -> String {
+        let mut out = String::from(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n",
+        );
+        for (name, prefix) in [
+            ("openrouter", "openrouter/"),
+            ("ollama", "ollama/"),
+            ("local", "local/"),
+        ] {
+            out.push_str(&format!(
+                "\n[providers.{name}]\nprefix = \"{prefix}\"\nbase_url = \"{}\"\n",
+                self.base_url()
+            ));
+        }
+        out
+    }
+}
+
 fn read_request(stream: &mut TcpStream) -> std::io::Result<(Option<String>, Value)> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
@@ -306,13 +326,8 @@ fn serve(
             std::thread::sleep(Duration::from_secs(30));
             Ok(())
         }
-        other => respond(
-            &mut stream,
-            "404 Not Found",
-            json_kind,
-            "",
-            &json!({"error": {"message": format!("no scenario '{other}'"), "code": 404}})
-                .to_string(),
-        ),
+        // Any other model answers with a good plan: a workspace can route every provider
+        // here (see `config_routing_everything`).
+        _ => ok(&mut stream, &good, "stop"),
     }
 }

@@ -196,6 +196,17 @@ fn short_model(model: &str) -> String {
 }
 
 fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
+    // A replay of this plan goes beside it.
+    let area = match &h.replay {
+        Some(r) if h.detail.as_ref().is_none_or(|d| d.record.id == r.plan_id) => {
+            let [left, right] =
+                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(area);
+            crate::tui::panes::replay::draw(frame, right, r, theme);
+            left
+        }
+        _ => area,
+    };
     let title = match &h.detail {
         Some(d) if expanded => format!(" Plan {} · esc closes ", d.record.id),
         Some(d) => format!(" Plan {} · enter opens ", d.record.id),

@@ -4,6 +4,7 @@ pub mod budgets;
 pub mod catalog;
 pub mod history;
 pub mod prompt;
+pub mod replay;
 
 use ratatui::widgets::{Block, BorderType, Borders};
 
