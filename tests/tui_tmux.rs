@@ -1,5 +1,7 @@
 //! End to end in a real terminal: tmux runs the console, send-keys types, capture-pane reads.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -241,6 +243,48 @@ fn history_filters_to_failed_plans_and_opens_one() {
     tmux.wait_for("the lists again", 10, |s| {
         s.contains("outcome=failed") && !s.contains("esc closes")
     });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
+#[test]
+fn history_replays_a_failed_plan_live_and_shows_it_beside_the_original() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        server.config_routing_everything(),
+    )
+    .unwrap();
+    let tmux = Tmux::start(160, 44);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["4"]);
+    tmux.wait_for("the History pane", 20, |s| s.contains("Plans · "));
+    tmux.keys(&["o", "o", "o"]);
+    tmux.wait_for("failed plans only", 20, |s| s.contains("outcome=failed"));
+    tmux.keys(&["Enter"]);
+    let plan = tmux.wait_for("the failed plan in full", 20, |s| {
+        s.contains("esc closes") && s.contains("failed: ")
+    });
+    let id = plan
+        .split("Plan ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    // r → the picker; j → the plan's own model; Enter → live.
+    tmux.keys(&["r"]);
+    tmux.wait_for("the replay picker", 10, |s| s.contains("Replay with:"));
+    tmux.keys(&["j", "Enter"]);
+    let done = tmux.wait_for("the replay result", 20, |s| s.contains("stored as "));
+    assert!(done.contains(&format!("stored as {id}.r1")), "{done}");
+    assert!(done.contains("decoded by the direct stage"), "{done}");
+    // The original is still there, beside it.
+    assert!(done.contains(&format!("Plan {id}")) && done.contains("failed: "), "{done}");
+    assert!(!server.requests.lock().unwrap().is_empty());
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the replay closed", 10, |s| !s.contains("stored as "));
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }
