@@ -126,6 +126,7 @@ fn pane(c: &mut Criterion) {
         let ctx = EffectContext {
             preview: ws.preview_context(false),
             history: Some(path.clone()),
+            replay: Err("not used here".into()),
         };
         let mut term = Terminal::new(TestBackend::new(160, 45)).expect("terminal");
         group.bench_function(BenchmarkId::from_parameter(n), |b| {

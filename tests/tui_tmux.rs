@@ -262,7 +262,10 @@ fn history_replays_a_failed_plan_live_and_shows_it_beside_the_original() {
     tmux.keys(&["4"]);
     tmux.wait_for("the History pane", 20, |s| s.contains("Plans · "));
     tmux.keys(&["o", "o", "o"]);
-    tmux.wait_for("failed plans only", 20, |s| s.contains("outcome=failed"));
+    // Rows loaded (not just the title), so Enter has a plan to open.
+    tmux.wait_for("failed plans only", 20, |s| {
+        s.contains("outcome=failed") && s.contains("✗ failed") && !s.contains("✓ followed")
+    });
     tmux.keys(&["Enter"]);
     let plan = tmux.wait_for("the failed plan in full", 20, |s| {
         s.contains("esc closes") && s.contains("failed: ")
@@ -281,7 +284,10 @@ fn history_replays_a_failed_plan_live_and_shows_it_beside_the_original() {
     assert!(done.contains(&format!("stored as {id}.r1")), "{done}");
     assert!(done.contains("decoded by the direct stage"), "{done}");
     // The original is still there, beside it.
-    assert!(done.contains(&format!("Plan {id}")) && done.contains("failed: "), "{done}");
+    assert!(
+        done.contains(&format!("Plan {id}")) && done.contains("failed: "),
+        "{done}"
+    );
     assert!(!server.requests.lock().unwrap().is_empty());
     tmux.keys(&["Escape"]);
     tmux.wait_for("the replay closed", 10, |s| !s.contains("stored as "));

@@ -948,9 +948,11 @@ impl HistoryStore {
             })?
             .collect::<Result<_, _>>()
             .map_err(db_err(&self.path, "counting drift"))?;
+        // Replays are listed only when there are some: they are not a drift anyone saw.
         let counts = Drift::ALL
             .iter()
             .map(|d| (*d, found.get(d.as_str()).copied().unwrap_or(0) as u64))
+            .filter(|(d, n)| *d != Drift::Replay || *n > 0)
             .collect();
         let mut values = values;
         let page = page_sql(&mut values, limit, 0);
