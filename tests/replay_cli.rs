@@ -265,3 +265,87 @@ fn offline_replay_of_every_failed_plan_sums_up_per_class_with_the_stage() {
     let plans = json_of(ctx(home.path()).args(["history", "--plans", "--json", "--limit", "1"]));
     assert_eq!(plans["total"], 668);
 }
+
+#[test]
+fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_the_lexical_cut() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    // A sample intent the ranker is unsure of (confidence under the escalation threshold).
+    let id = "pl-0024";
+    let preview = json_of(ctx(home.path()).args([
+        "preview",
+        show(home.path(), id)["intent"].as_str().unwrap(),
+        "--model",
+        "test/ok",
+        "--json",
+    ]));
+    assert_eq!(
+        preview["ranking"]["escalate"], true,
+        "{:#}",
+        preview["ranking"]
+    );
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        id,
+        "--model",
+        "test/ok-json",
+        "--model",
+        "test/filter-garbage",
+        "--json",
+    ]));
+    let picked = &v["replays"][0];
+    assert_eq!(picked["outcome"], "ok", "{picked:#}");
+    let two = &picked["two_pass"];
+    // The server names three ids; only those the planner offered for this intent count.
+    let n = two["picked"].as_array().unwrap().len();
+    assert!((1..=3).contains(&n), "{two:#}");
+    assert!(two["kept"].as_u64().unwrap() <= n as u64);
+    assert!(two["offered"].as_u64().unwrap() > 3);
+    assert_eq!(picked["request"]["catalog_entries"], two["kept"]);
+    assert!(
+        two["note"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("pass 1 picked {n} of"))
+    );
+
+    let fallback = &v["replays"][1];
+    assert_eq!(
+        fallback["outcome"], "ok",
+        "pass 2 still plans: {fallback:#}"
+    );
+    let two = &fallback["two_pass"];
+    assert_eq!(two["failure"]["class"], "no_plan", "{two:#}");
+    assert!(
+        two["note"]
+            .as_str()
+            .unwrap()
+            .contains("the lexical selection stands")
+    );
+    assert!(fallback["request"]["catalog_entries"].as_u64().unwrap() > 3);
+    // The stored record says so too.
+    let stored = show(home.path(), fallback["stored_id"].as_str().unwrap());
+    assert!(
+        stored["trim_record"]["replay"]["two_pass"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("lexical selection stands")
+    );
+    // Pass 1 went out as `id — first sentence` lines asking for ids.
+    let requests = server.requests.lock().unwrap().clone();
+    let pass1 = requests
+        .iter()
+        .find(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("Pick the ids")
+        })
+        .expect("a pass-1 request");
+    assert!(
+        pass1.body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(" — ")
+    );
+}

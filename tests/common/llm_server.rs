@@ -202,6 +202,19 @@ fn serve(
         });
     }
     let json_kind = "application/json";
+    if filter_pass && model == "filter-garbage" {
+        return respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(
+                json!("I think you want the blog tools."),
+                json!("stop"),
+                json!({}),
+            ),
+        );
+    }
     if filter_pass {
         let ids = json!({"ids": ["builtin.remember-and-blog", "image.generate", "memory.store"]});
         return respond(
