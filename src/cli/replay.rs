@@ -15,8 +15,8 @@ use crate::core::time::format_minute;
 use crate::exit::bad_input;
 use crate::llm::client::Cancel;
 use crate::llm::replay::{
-    ClassSummary, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Verdict, replay_live,
-    replay_offline, stage_name, summarise,
+    ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
+    Verdict, replay_live, replay_offline, stage_name, summarise,
 };
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
@@ -52,7 +52,10 @@ pub struct Args {
 pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let (ws, mut history) = crate::cli::history::open(workspace, store.as_deref())?;
     let mut preview = ws.preview_context(true);
-    preview.prior = Some(Arc::new(ws.history_prior(&history)?));
+    // Only a live replay ranks the catalog; offline reads the stored response alone.
+    if !args.offline {
+        preview.prior = Some(Arc::new(ws.history_prior(&history)?));
+    }
     let ctx = ReplayContext::new(&ws, preview)?;
     let originals = match &args.plan {
         Some(id) => vec![load(&history, id)?],
@@ -382,33 +385,18 @@ fn steps_cell(steps: &[String]) -> String {
 }
 
 fn live_summary(plans: &[LivePlan], json: bool) -> anyhow::Result<()> {
-    let mut by: std::collections::BTreeMap<String, ClassSummary> = Default::default();
+    let mut tally = ClassTally::default();
     for p in plans {
-        let class = p
-            .original
-            .failure_class
-            .clone()
-            .unwrap_or_else(|| "unclassified".into());
-        let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
-            class,
-            plans: 0,
-            recovered: 0,
-            stages: Default::default(),
-            today: Default::default(),
-        });
         for r in &p.replays {
-            s.plans += 1;
-            match (&r.failure, r.stage) {
-                (None, Some(stage)) => {
-                    s.recovered += 1;
-                    *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
-                }
-                (Some(f), _) => *s.today.entry(f.class.as_str().to_string()).or_default() += 1,
-                (None, None) => *s.today.entry("cancelled".into()).or_default() += 1,
-            }
+            let tallied = match (&r.failure, r.stage) {
+                (None, Some(stage)) => Tallied::Recovered(Some(stage)),
+                (Some(f), _) => Tallied::Failing(Some(f.class.as_str())),
+                (None, None) => Tallied::Failing(Some("cancelled")),
+            };
+            tally.add(p.original.failure_class.as_deref(), tallied);
         }
     }
-    let summary: Vec<ClassSummary> = by.into_values().collect();
+    let summary = tally.into_summaries();
     if json {
         return print_json(&serde_json::json!({
             "mode": "live",

@@ -172,14 +172,22 @@ pub struct ClassSummary {
     pub today: BTreeMap<String, usize>,
 }
 
-pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
-    let mut by: BTreeMap<String, ClassSummary> = BTreeMap::new();
-    for r in results {
-        let class = r
-            .stored_class
-            .clone()
-            .unwrap_or_else(|| "unclassified".into());
-        let s = by.entry(class.clone()).or_insert_with(|| ClassSummary {
+/// How one replay of a plan counts in its class.
+pub enum Tallied<'a> {
+    /// A plan came back, recovered by this stage.
+    Recovered(Option<DecodeStage>),
+    /// Still no plan, as this class today.
+    Failing(Option<&'a str>),
+}
+
+/// Per stored failure class, replays counted as they come; classes in name order.
+#[derive(Default)]
+pub struct ClassTally(BTreeMap<String, ClassSummary>);
+
+impl ClassTally {
+    pub fn add(&mut self, stored_class: Option<&str>, tallied: Tallied) {
+        let class = stored_class.unwrap_or("unclassified").to_string();
+        let s = self.0.entry(class.clone()).or_insert_with(|| ClassSummary {
             class,
             plans: 0,
             recovered: 0,
@@ -187,16 +195,37 @@ pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
             today: BTreeMap::new(),
         });
         s.plans += 1;
-        if r.verdict == Verdict::Recovered {
-            s.recovered += 1;
-            if let Some(stage) = r.stage {
-                *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
+        match tallied {
+            Tallied::Recovered(stage) => {
+                s.recovered += 1;
+                if let Some(stage) = stage {
+                    *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
+                }
             }
-        } else if let Some(f) = &r.failure {
-            *s.today.entry(f.class.as_str().to_string()).or_default() += 1;
+            Tallied::Failing(Some(today)) => {
+                *s.today.entry(today.to_string()).or_default() += 1;
+            }
+            Tallied::Failing(None) => {}
         }
     }
-    let mut out: Vec<ClassSummary> = by.into_values().collect();
+
+    pub fn into_summaries(self) -> Vec<ClassSummary> {
+        self.0.into_values().collect()
+    }
+}
+
+/// Offline results per stored class, most plans first.
+pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
+    let mut tally = ClassTally::default();
+    for r in results {
+        let tallied = if r.verdict == Verdict::Recovered {
+            Tallied::Recovered(r.stage)
+        } else {
+            Tallied::Failing(r.failure.as_ref().map(|f| f.class.as_str()))
+        };
+        tally.add(r.stored_class.as_deref(), tallied);
+    }
+    let mut out = tally.into_summaries();
     out.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.class.cmp(&b.class)));
     out
 }
@@ -233,6 +262,19 @@ pub struct RequestSummary {
     pub max_tokens: usize,
     pub catalog_entries: usize,
     pub response_format: Option<&'static str>,
+}
+
+impl RequestSummary {
+    fn of(request: &Preview) -> RequestSummary {
+        RequestSummary {
+            row_id: request.row_id.clone(),
+            tier: request.tier,
+            input_tokens: request.request.input_tokens,
+            max_tokens: request.request.max_tokens,
+            catalog_entries: request.compaction.kept.len(),
+            response_format: request.request.response_format,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -333,7 +375,11 @@ pub async fn replay_live(
             filter_pass(ctx, &endpoint, &request, original, model, cancel, progress).await?;
         total_attempts += attempts;
         if cancel.is_cancelled() {
-            return Ok((cancelled(model, &endpoint.provider, &request), None));
+            let cancelled = LiveReplay {
+                cancelled: true,
+                ..LiveReplay::before_answer(model, &endpoint.provider, &request)
+            };
+            return Ok((cancelled, None));
         }
         if let Some(r) = restricted {
             request = r;
@@ -357,31 +403,12 @@ pub async fn replay_live(
     };
     let exchange: Exchange = send(&endpoint, &call, cancel, &mut report).await?;
     total_attempts += exchange.attempts;
-    let summary = RequestSummary {
-        row_id: request.row_id.clone(),
-        tier: request.tier,
-        input_tokens: request.request.input_tokens,
-        max_tokens: request.request.max_tokens,
-        catalog_entries: request.compaction.kept.len(),
-        response_format: request.request.response_format,
-    };
     let mut live = LiveReplay {
-        model: model.to_string(),
-        provider: endpoint.provider.clone(),
-        stored_id: None,
-        cancelled: false,
-        outcome: Outcome::Failed,
-        failure: None,
-        finish: None,
-        stage: None,
-        plan: None,
-        reasoning_bytes: 0,
-        answer: None,
         two_pass,
-        request: summary,
         status: exchange.status,
         attempts: total_attempts,
         duration_ms: started.elapsed().as_millis() as u64,
+        ..LiveReplay::before_answer(model, &endpoint.provider, &request)
     };
     let (raw, finish_raw) = match exchange.answer {
         Answer::Cancelled => {
@@ -445,31 +472,27 @@ pub async fn replay_live(
     Ok((live, Some(record)))
 }
 
-fn cancelled(model: &str, provider: &str, request: &Preview) -> LiveReplay {
-    LiveReplay {
-        model: model.to_string(),
-        provider: provider.to_string(),
-        stored_id: None,
-        cancelled: true,
-        outcome: Outcome::Failed,
-        failure: None,
-        finish: None,
-        stage: None,
-        plan: None,
-        reasoning_bytes: 0,
-        answer: None,
-        two_pass: None,
-        request: RequestSummary {
-            row_id: request.row_id.clone(),
-            tier: request.tier,
-            input_tokens: request.request.input_tokens,
-            max_tokens: request.request.max_tokens,
-            catalog_entries: request.compaction.kept.len(),
-            response_format: request.request.response_format,
-        },
-        status: None,
-        attempts: 0,
-        duration_ms: 0,
+impl LiveReplay {
+    /// A replay of `request` on `model` with no answer read yet: failed until one is.
+    fn before_answer(model: &str, provider: &str, request: &Preview) -> LiveReplay {
+        LiveReplay {
+            model: model.to_string(),
+            provider: provider.to_string(),
+            stored_id: None,
+            cancelled: false,
+            outcome: Outcome::Failed,
+            failure: None,
+            finish: None,
+            stage: None,
+            plan: None,
+            reasoning_bytes: 0,
+            answer: None,
+            two_pass: None,
+            request: RequestSummary::of(request),
+            status: None,
+            attempts: 0,
+            duration_ms: 0,
+        }
     }
 }
 

@@ -60,11 +60,16 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
     })
 }
 
+/// `</reasoning>`: the longest tag [`EventStream`] follows.
+const LONGEST_TAG: usize = 12;
+
 /// A server-sent-events stream being read.
 #[derive(Debug, Default)]
 pub struct EventStream {
     pending: Vec<u8>,
     content: String,
+    /// Whether the content's last reasoning tag opened a block; `None` before any tag.
+    tag_open: Option<bool>,
     reasoning: String,
     refusal: String,
     finish_reason: Option<String>,
@@ -125,7 +130,7 @@ impl EventStream {
             .or_else(|| choice.get("message"))
             .unwrap_or(&Value::Null);
         if let Some(t) = text_field(delta, &["content"]) {
-            self.content.push_str(&t);
+            self.push_content(&t);
         }
         if let Some(t) = text_field(delta, &["reasoning_content", "reasoning"]) {
             self.reasoning.push_str(&t);
@@ -139,17 +144,34 @@ impl EventStream {
         Ok(())
     }
 
-    /// Bytes of answer and of reasoning so far, and whether the answer is inside an open
-    /// `<think>` (for progress).
+    /// Append answer text, following the reasoning tags as they arrive. Only the new text
+    /// and the few bytes before it are read (a tag may straddle two deltas), so a long
+    /// stream costs its length once, not once per chunk.
+    fn push_content(&mut self, text: &str) {
+        let mut from = self.content.len().saturating_sub(LONGEST_TAG - 1);
+        while !self.content.is_char_boundary(from) {
+            from -= 1;
+        }
+        self.content.push_str(text);
+        let low = self.content[from..].to_ascii_lowercase();
+        let last = |tags: [&str; 2]| tags.iter().filter_map(|t| low.rfind(t)).max();
+        match (
+            last(["<think>", "<reasoning>"]),
+            last(["</think>", "</reasoning>"]),
+        ) {
+            (Some(o), Some(c)) => self.tag_open = Some(o > c),
+            (Some(_), None) => self.tag_open = Some(true),
+            (None, Some(_)) => self.tag_open = Some(false),
+            (None, None) => {}
+        }
+    }
+
+    /// Bytes of answer and of reasoning so far, and whether the model is still thinking
+    /// (inside an open `<think>`, or only a reasoning field so far), for progress.
     pub fn progress(&self) -> (usize, usize, bool) {
-        let low = self.content.to_ascii_lowercase();
-        let open = low.rfind("<think>").or_else(|| low.rfind("<reasoning>"));
-        let close = low.rfind("</think>").or_else(|| low.rfind("</reasoning>"));
-        let thinking = match (open, close) {
-            (Some(o), Some(c)) => o > c,
-            (Some(_), None) => true,
-            _ => !self.reasoning.is_empty() && self.content.is_empty(),
-        };
+        let thinking = self
+            .tag_open
+            .unwrap_or(!self.reasoning.is_empty() && self.content.is_empty());
         (self.content.len(), self.reasoning.len(), thinking)
     }
 
@@ -219,5 +241,33 @@ mod tests {
             s.feed(b"data: not json\n").unwrap_err().class,
             FailureClass::Protocol
         );
+    }
+
+    #[test]
+    fn thinking_follows_tags_split_across_deltas() {
+        let delta = |t: &str| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices":[{"delta":{"content":t}}]})
+            )
+        };
+        let mut s = EventStream::default();
+        assert!(!s.progress().2);
+        for (piece, thinking) in [
+            ("<thi", false),
+            ("nk>let me see", true),
+            (" é more", true),
+            ("</THI", true),
+            ("NK>{\"steps\":[]}", false),
+            ("<reasoning>again", true),
+        ] {
+            s.feed(delta(piece).as_bytes()).unwrap();
+            assert_eq!(s.progress().2, thinking, "after {piece:?}");
+        }
+        let mut only_field = EventStream::default();
+        only_field
+            .feed(b"data: {\"choices\":[{\"delta\":{\"reasoning\":\"hm\"}}]}\n\n")
+            .unwrap();
+        assert!(only_field.progress().2);
     }
 }
