@@ -72,6 +72,9 @@ pub struct Miss {
     pub expected: Vec<String>,
     pub rank: Option<usize>,
     pub ranked_first: String,
+    /// Why the first entry scored what it did, and why the best-placed expected one did.
+    pub first_why: String,
+    pub expected_why: String,
 }
 
 /// What one evaluation run measured.
@@ -111,7 +114,14 @@ pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport 
             unsure_hits += hit as usize;
         }
         if keep_misses && !hit {
+            let why = |i: Option<usize>| {
+                i.map(|i| index.explain(&ranking, i, None).one_line())
+                    .unwrap_or_default()
+            };
+            let expected_at = ranks.iter().flatten().min().map(|r| order[r - 1]);
             misses.push(Miss {
+                first_why: why(order.first().copied()),
+                expected_why: why(expected_at),
                 id: case.id.clone(),
                 intent: case.intent.chars().take(200).collect(),
                 expected: case.expected.clone(),
@@ -333,6 +343,10 @@ pub fn describe(r: &RankReport) -> String {
             m.rank.map_or("—".into(), |r| r.to_string()),
             m.ranked_first,
             m.intent.replace('\n', " ")
+        ));
+        out.push_str(&format!(
+            "  first:    {}\n  expected: {}\n",
+            m.first_why, m.expected_why
         ));
     }
     out

@@ -22,9 +22,12 @@ pub enum Field {
     TypicalUse,
     ParameterNames,
     Parameters,
+    /// Example and enum values of parameters ("e.g. Los Angeles, CA"): they show a value's
+    /// shape, not what the tool is for, so a match there counts little.
+    Examples,
 }
 
-const NF: usize = 8;
+const NF: usize = 9;
 
 impl Field {
     pub const ALL: [Field; NF] = [
@@ -36,6 +39,7 @@ impl Field {
         Field::TypicalUse,
         Field::ParameterNames,
         Field::Parameters,
+        Field::Examples,
     ];
 
     /// How much a match here counts, and how strongly the field's length dampens it (BM25 b).
@@ -50,6 +54,7 @@ impl Field {
             Field::TypicalUse => (0.8, 0.75),
             Field::ParameterNames => (1.5, 0.5),
             Field::Parameters => (1.0, 0.75),
+            Field::Examples => (0.3, 0.75),
         }
     }
 
@@ -63,6 +68,7 @@ impl Field {
             Field::TypicalUse => "typical_use",
             Field::ParameterNames => "parameter names",
             Field::Parameters => "parameters",
+            Field::Examples => "examples",
         }
     }
 }
@@ -71,6 +77,16 @@ impl Field {
 const K1: f64 = 1.2;
 /// Points for a name whose every word the intent mentions, scaled by those words' rarity.
 const NAME_COVERAGE_WEIGHT: f64 = 0.6;
+/// A related word (`law` for `lawyer`) earns this share of a match.
+const RELATED_WEIGHT: f64 = 0.5;
+/// Words shorter than this reach no related words (`art` would reach `artist`, `article`).
+const MIN_RELATED_LEN: usize = 4;
+/// What an entry named for another kind of action keeps of its score.
+const ACTION_CONFLICT: f64 = 0.7;
+/// Endings that turn a short word into the one who does it.
+const AGENT_SUFFIXES: [&str; 5] = ["er", "or", "ist", "yer", "ian"];
+/// A compound splits into a head of at least 3 letters and a known tail of at least this many.
+const MIN_COMPOUND_TAIL: usize = 4;
 /// Below this confidence the two-pass filter escalates (rows that allow it).
 pub const ESCALATE_BELOW: f64 = 0.2;
 /// Past intents at least this similar (Jaccard over content words) inform the prior.
@@ -92,8 +108,14 @@ pub struct RankIndex {
     lens: Vec<[u32; NF]>,
     avg_len: [f64; NF],
     name_terms: Vec<Vec<String>>,
+    /// The kinds of action each entry's name names (bit per [`Action`]).
+    name_actions: Vec<u8>,
     /// Adjacent word pairs of each entry's name and description.
     pairs: Vec<HashSet<(String, String)>>,
+    /// Every indexed word, sorted, for prefix look-ups.
+    vocab: Vec<String>,
+    /// Known word → the indexed compounds that end with it (`distanc` → `geodistanc`).
+    compounds: HashMap<String, Vec<String>>,
     params: RankParams,
 }
 
@@ -107,6 +129,10 @@ pub struct RankParams {
     /// Exponent of the query-coverage factor (0 = off).
     pub coord: f64,
     pub pair: f64,
+    /// Factor for an entry named for another kind of action than the intent asks (1 = off).
+    pub action_conflict: f64,
+    /// Share of a match a related word earns (prefix, stem-of, compound part; 0 = off).
+    pub related: f64,
     pub expand: bool,
 }
 
@@ -118,6 +144,8 @@ impl Default for RankParams {
             name_coverage: NAME_COVERAGE_WEIGHT,
             coord: 0.5,
             pair: 1.0,
+            related: RELATED_WEIGHT,
+            action_conflict: ACTION_CONFLICT,
             expand: true,
         }
     }
@@ -148,6 +176,9 @@ pub struct Confidence {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ranking {
     pub terms: Vec<String>,
+    /// Adjacent pairs of the written words, for explaining.
+    #[serde(skip)]
+    pub pairs: Vec<(String, String)>,
     pub order: Vec<Scored>,
     pub confidence: Confidence,
 }
@@ -171,6 +202,9 @@ impl Ranking {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TermMatch {
     pub term: String,
+    /// The catalog word it matched when that is not the term itself (`law` → `lawyer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     pub field: Field,
     pub points: f64,
 }
@@ -184,26 +218,61 @@ pub struct PriorMatch {
     pub points: f64,
 }
 
-/// Why an entry scored what it did.
+/// Why an entry scored what it did: `(Σ matches + pairs) × coverage + name_coverage + prior`
+/// is its score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
     pub name: String,
     pub score: f64,
     pub matches: Vec<TermMatch>,
+    /// Points for adjacent intent words found side by side in the name or description.
+    pub pairs: f64,
+    /// The share of the intent's word weight the entry matched, raised to the `coord`
+    /// power: an entry that answers half the question scales down.
+    pub coverage: f64,
+    /// Points for a name whose words the intent mentions.
     pub name_coverage: f64,
+    /// Below 1 when the entry is named for another kind of action than the intent asks.
+    pub action: f64,
     pub prior: Option<PriorMatch>,
 }
 
 impl Explanation {
-    /// `memory.store 7.31 = remember·name 3.10 + note·description 1.02 + prior +0.80 (3 plans)`
+    /// `memory.store 7.31 = (remember·name 3.10 + note·description 1.02 + pairs 1.00) ×
+    /// coverage 0.80 + name 1.20 + prior +0.80 (3 plans)`; an entry named for another kind
+    /// of action than asked has its lexical part wrapped in `(…) × other action 0.70`.
     pub fn one_line(&self) -> String {
-        let mut parts: Vec<String> = self
+        let mut words: Vec<String> = self
             .matches
             .iter()
-            .map(|m| format!("{}·{} {:.2}", m.term, m.field.label(), m.points))
+            .map(|m| {
+                let via = m.via.as_ref().map_or(String::new(), |v| format!("→{v}"));
+                format!("{}{via}·{} {:.2}", m.term, m.field.label(), m.points)
+            })
             .collect();
+        if self.pairs > 0.0 {
+            words.push(format!("pairs {:.2}", self.pairs));
+        }
+        let mut lexical = Vec::new();
+        if !words.is_empty() {
+            lexical.push(format!(
+                "({}) × coverage {:.2}",
+                words.join(" + "),
+                self.coverage
+            ));
+        }
         if self.name_coverage > 0.0 {
-            parts.push(format!("name coverage {:.2}", self.name_coverage));
+            lexical.push(format!("name {:.2}", self.name_coverage));
+        }
+        let mut parts = Vec::new();
+        if self.action < 1.0 && !lexical.is_empty() {
+            parts.push(format!(
+                "({}) × other action {:.2}",
+                lexical.join(" + "),
+                self.action
+            ));
+        } else {
+            parts.extend(lexical);
         }
         if let Some(p) = &self.prior {
             parts.push(format!("prior {:+.2} ({} plans)", p.points, p.plans));
@@ -212,6 +281,13 @@ impl Explanation {
             parts.push("no match".into());
         }
         format!("{} {:.2} = {}", self.name, self.score, parts.join(" + "))
+    }
+
+    /// What the parts add up to (the score, up to rounding).
+    pub fn total(&self) -> f64 {
+        let words: f64 = self.matches.iter().map(|m| m.points).sum();
+        ((words + self.pairs) * self.coverage + self.name_coverage) * self.action
+            + self.prior.as_ref().map_or(0.0, |p| p.points)
     }
 }
 
@@ -288,28 +364,45 @@ fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] {
         add(Field::Parameters, &s.pack);
     }
     for s in e.schemas.into_iter().flatten() {
-        schema_text(s, &mut |is_name, t| {
-            let field = if is_name {
-                Field::ParameterNames
-            } else {
-                Field::Parameters
-            };
-            add(field, t)
-        });
+        schema_text(s, &mut add);
     }
     f
 }
 
-/// Property names (`true`), and their descriptions and enum values (`false`) of a schema, a
+/// Property names, their descriptions, and their example and enum values, of a schema a
 /// few levels deep.
-fn schema_text(schema: &Schema, f: &mut dyn FnMut(bool, &str)) {
+fn schema_text(schema: &Schema, f: &mut dyn FnMut(Field, &str)) {
     match schema {
-        Schema::Fields(names) => names.iter().for_each(|n| f(true, n)),
+        Schema::Fields(names) => names.iter().for_each(|n| f(Field::ParameterNames, n)),
         Schema::Full(v) => walk_schema(v, f, 0),
     }
 }
 
-fn walk_schema(v: &Value, f: &mut dyn FnMut(bool, &str), depth: usize) {
+/// Where a description turns to examples.
+const EXAMPLE_MARKERS: &[&str] = &[
+    "e.g.",
+    "e.g,",
+    "eg.",
+    "for example",
+    "for instance",
+    "such as",
+    "example:",
+    "examples:",
+];
+
+/// A parameter description cut where it starts giving examples: `("The city and state,",
+/// "e.g. Los Angeles, CA")`. The examples run to the end of the description.
+fn split_examples(description: &str) -> (&str, &str) {
+    // ASCII lower-casing keeps byte offsets, so a position found in `lower` cuts `description`.
+    let lower = description.to_ascii_lowercase();
+    EXAMPLE_MARKERS
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()
+        .map_or((description, ""), |at| description.split_at(at))
+}
+
+fn walk_schema(v: &Value, f: &mut dyn FnMut(Field, &str), depth: usize) {
     if depth > 3 {
         return;
     }
@@ -320,18 +413,39 @@ fn walk_schema(v: &Value, f: &mut dyn FnMut(bool, &str), depth: usize) {
         return;
     };
     for (name, prop) in props {
-        f(true, name);
+        f(Field::ParameterNames, name);
         if let Some(d) = prop.get("description").and_then(Value::as_str) {
-            f(false, d);
+            let (purpose, examples) = split_examples(d);
+            f(Field::Parameters, purpose);
+            f(Field::Examples, examples);
         }
         if let Some(values) = prop.get("enum").and_then(Value::as_array) {
             values
                 .iter()
                 .filter_map(Value::as_str)
-                .for_each(|v| f(false, v));
+                .for_each(|v| f(Field::Parameters, v));
         }
         walk_schema(prop, f, depth + 1);
     }
+}
+
+/// Indexed words that are a head glued to another indexed word (`geodistanc` = `geo` +
+/// `distanc`), keyed by that tail.
+fn compounds_of(
+    vocab: &[String],
+    postings: &HashMap<String, Vec<Posting>>,
+) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for word in vocab.iter().filter(|w| w.is_ascii()) {
+        for cut in 3..=word.len().saturating_sub(MIN_COMPOUND_TAIL) {
+            let tail = &word[cut..];
+            if postings.contains_key(tail) {
+                out.entry(tail.to_string()).or_default().push(word.clone());
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn idf(n: usize, df: usize) -> f64 {
@@ -341,10 +455,16 @@ fn idf(n: usize, df: usize) -> f64 {
 
 impl RankIndex {
     pub fn new(guide: &RoutingGuide) -> RankIndex {
+        RankIndex::with_params(guide, RankParams::default())
+    }
+
+    /// An index with other weights, for measuring them (`examples/rank_sweep.rs`).
+    pub fn with_params(guide: &RoutingGuide, params: RankParams) -> RankIndex {
         let n = guide.entry_count();
         let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut lens = Vec::with_capacity(n);
         let mut name_terms = Vec::with_capacity(n);
+        let mut name_actions = Vec::with_capacity(n);
         let mut pairs = Vec::with_capacity(n);
         let mut totals = [0f64; NF];
         for i in 0..n {
@@ -372,6 +492,7 @@ impl RankIndex {
                 }
             }
             pairs.push(pair_set);
+            name_actions.push(actions_of(&fields[Field::Name as usize]));
             let mut names = fields[Field::Name as usize].clone();
             names.sort();
             names.dedup();
@@ -386,14 +507,20 @@ impl RankIndex {
             }
         });
         let names = guide.entry_names().map(|(n, _)| n.to_string()).collect();
+        let mut vocab: Vec<String> = postings.keys().cloned().collect();
+        vocab.sort();
+        let compounds = compounds_of(&vocab, &postings);
         RankIndex {
             names,
             postings,
             lens,
             avg_len,
             name_terms,
+            name_actions,
             pairs,
-            params: RankParams::default(),
+            vocab,
+            compounds,
+            params,
         }
     }
 
@@ -437,84 +564,208 @@ impl RankIndex {
         idf * combined_tf * (k1 + 1.0) / (combined_tf + k1)
     }
 
-    /// Name coverage: the IDF share of the entry's name words that the intent contains.
-    fn name_coverage(&self, doc: usize, query: &HashSet<&str>) -> f64 {
-        let names = &self.name_terms[doc];
-        if !names.iter().any(|t| query.contains(t.as_str())) {
-            return 0.0;
+    /// Vocabulary words a query word reaches, with the share of a match each is worth: the
+    /// word itself (1), and with `related` > 0 the longer words it begins (`contrib` →
+    /// `contribution`), the shorter words it begins with (`contribution` → `contrib`), and
+    /// the compounds it ends (`distanc` → `geodistanc`).
+    fn reach<'a>(&'a self, term: &'a str) -> Vec<(&'a str, f64)> {
+        let mut out = vec![(term, 1.0)];
+        let r = self.params.related;
+        if r <= 0.0 || !term.is_ascii() || term.len() < 3 {
+            return out;
         }
+        if term.len() < MIN_RELATED_LEN {
+            // A short word reaches only the one who does it: `law` → `lawyer`, `win` → `winner`.
+            let doubled = term.chars().last().map(|c| format!("{term}{c}"));
+            for base in std::iter::once(term.to_string()).chain(doubled) {
+                for suffix in AGENT_SUFFIXES {
+                    if let Some((v, _)) = self.postings.get_key_value(&format!("{base}{suffix}")) {
+                        out.push((v.as_str(), r));
+                    }
+                }
+            }
+            return out;
+        }
+        let start = self.vocab.partition_point(|v| v.as_str() < term);
+        out.extend(
+            self.vocab[start..]
+                .iter()
+                .take_while(|v| v.starts_with(term))
+                .filter(|v| v.len() >= term.len() + 2)
+                .map(|v| (v.as_str(), r)),
+        );
+        for k in MIN_RELATED_LEN..term.len().saturating_sub(1) {
+            if let Some((v, _)) = self.postings.get_key_value(&term[..k]) {
+                out.push((v.as_str(), r));
+            }
+        }
+        if let Some(compounds) = self.compounds.get(term) {
+            out.extend(compounds.iter().map(|v| (v.as_str(), r)));
+        }
+        out
+    }
+
+    /// Each entry's best match of one query word over the words it reaches.
+    fn term_hits<'a>(&'a self, term: &'a str) -> HashMap<u32, TermHit<'a>> {
+        let term_idf = self.idf(term);
+        let mut best: HashMap<u32, TermHit> = HashMap::new();
+        for (via, weight) in self.reach(term) {
+            let Some(list) = self.postings.get(via) else {
+                continue;
+            };
+            // A related word never counts for more than the word itself would.
+            let idf = if via == term {
+                term_idf
+            } else {
+                self.idf(via).min(term_idf)
+            };
+            for p in list {
+                let combined: f64 = self.field_tf(p).iter().sum();
+                let points = weight * Self::term_points(idf, combined, self.params.k1);
+                if best.get(&p.doc).is_none_or(|h| points > h.points) {
+                    best.insert(
+                        p.doc,
+                        TermHit {
+                            via,
+                            posting: p,
+                            points,
+                            matched_idf: weight * idf,
+                        },
+                    );
+                }
+            }
+        }
+        best
+    }
+
+    /// Name coverage: the IDF share of the entry's name words that the intent reaches.
+    fn name_coverage(&self, doc: usize, reached: &HashMap<&str, f64>) -> f64 {
+        let names = &self.name_terms[doc];
         let total: f64 = names.iter().map(|t| self.idf(t)).sum();
         if total == 0.0 {
             return 0.0;
         }
         let hit: f64 = names
             .iter()
-            .filter(|t| query.contains(t.as_str()))
-            .map(|t| self.idf(t))
+            .filter_map(|t| reached.get(t.as_str()).map(|w| w * self.idf(t)))
             .sum();
         hit / total
     }
 
-    /// Rank every entry for `intent`. Ties keep catalog order.
-    pub fn rank(&self, intent: &str, prior: Option<&HistoryPrior>) -> Ranking {
+    /// An entry's lexical score from its summed word points, put together the one way both
+    /// ranking and explaining use.
+    fn lexical_parts(
+        &self,
+        doc: usize,
+        word_points: f64,
+        matched_idf: f64,
+        query: &Query,
+    ) -> LexicalParts {
+        let pairs = self.params.pair
+            * query
+                .pairs
+                .iter()
+                .filter(|p| self.pairs[doc].contains(*p))
+                .count() as f64;
+        let coverage = if self.params.coord > 0.0 && query.idf_total > 0.0 {
+            (matched_idf / query.idf_total)
+                .clamp(0.0, 1.0)
+                .powf(self.params.coord)
+        } else {
+            1.0
+        };
+        let cov = self.name_coverage(doc, &query.reached);
+        let name = if cov > 0.0 {
+            let max_name_idf = self.name_terms[doc]
+                .iter()
+                .map(|t| self.idf(t))
+                .fold(0.0, f64::max);
+            self.params.name_coverage * cov * cov * max_name_idf
+        } else {
+            0.0
+        };
+        let conflict = query.actions != 0
+            && self.name_actions[doc] != 0
+            && query.actions & self.name_actions[doc] == 0;
+        LexicalParts {
+            words: word_points,
+            pairs,
+            coverage,
+            name,
+            action: if conflict {
+                self.params.action_conflict
+            } else {
+                1.0
+            },
+        }
+    }
+
+    /// The intent's words (written, then expanded), their adjacent pairs, and the
+    /// vocabulary they reach.
+    fn query<'a>(&'a self, intent: &str) -> Query<'a> {
         let words = text::terms(intent);
         // Adjacent pairs of what was written (not of the expansion below).
-        let query_pairs: Vec<(String, String)> = words
+        let pairs: Vec<(String, String)> = words
             .windows(2)
             .map(|w| (w[0].clone(), w[1].clone()))
             .collect();
         let mut terms = words;
         if self.params.expand {
-            terms.extend(question_word_expansion(intent));
+            terms.extend(answer_type_expansion(intent));
         }
         dedup_keep_order(&mut terms);
-        let query: HashSet<&str> = terms.iter().map(String::as_str).collect();
+        self.query_of(terms, pairs)
+    }
+
+    fn query_of<'a>(&'a self, terms: Vec<String>, pairs: Vec<(String, String)>) -> Query<'a> {
+        let mut reached: HashMap<&'a str, f64> = HashMap::new();
+        let mut idf_total = 0.0;
+        for t in &terms {
+            idf_total += self.idf(t);
+            for (via, w) in self.reach(t) {
+                if let Some((v, _)) = self.postings.get_key_value(via) {
+                    let e = reached.entry(v.as_str()).or_insert(0.0);
+                    *e = e.max(w);
+                }
+            }
+        }
+        Query {
+            actions: actions_of(&terms),
+            terms,
+            pairs,
+            reached,
+            idf_total,
+        }
+    }
+
+    /// Rank every entry for `intent`. Ties keep catalog order.
+    pub fn rank(&self, intent: &str, prior: Option<&HistoryPrior>) -> Ranking {
+        let query = self.query(intent);
         let n = self.len();
-        let mut lexical = vec![0f64; n];
+        let mut word_points = vec![0f64; n];
         let mut matched_idf = vec![0f64; n];
         let mut touched: Vec<usize> = Vec::new();
-        let mut query_idf_total = 0.0;
-        let mut term_idfs: Vec<f64> = Vec::with_capacity(terms.len());
-        for t in &terms {
-            let idf = self.idf(t);
-            term_idfs.push(idf);
-            query_idf_total += idf;
-            let Some(list) = self.postings.get(t) else {
-                continue;
-            };
-            for p in list {
-                let combined: f64 = self.field_tf(p).iter().sum();
-                let d = p.doc as usize;
-                if lexical[d] == 0.0 {
+        let mut seen = vec![false; n];
+        for t in &query.terms {
+            for (doc, hit) in self.term_hits(t) {
+                let d = doc as usize;
+                if !seen[d] {
+                    seen[d] = true;
                     touched.push(d);
                 }
-                lexical[d] += Self::term_points(idf, combined, self.params.k1);
-                matched_idf[d] += idf;
+                word_points[d] += hit.points;
+                matched_idf[d] += hit.matched_idf;
             }
         }
+        let mut lexical = vec![0f64; n];
         for &d in &touched {
-            if self.params.pair > 0.0 {
-                let hits = query_pairs
-                    .iter()
-                    .filter(|p| self.pairs[d].contains(*p))
-                    .count();
-                lexical[d] += self.params.pair * hits as f64;
-            }
-            if self.params.coord > 0.0 && query_idf_total > 0.0 {
-                lexical[d] *= (matched_idf[d] / query_idf_total).powf(self.params.coord);
-            }
-            let cov = self.name_coverage(d, &query);
-            if cov == 0.0 {
-                continue;
-            }
-            let max_name_idf = self.name_terms[d]
-                .iter()
-                .map(|t| self.idf(t))
-                .fold(0.0, f64::max);
-            lexical[d] += self.params.name_coverage * cov * cov * max_name_idf;
+            lexical[d] = self
+                .lexical_parts(d, word_points[d], matched_idf[d], &query)
+                .total();
         }
         let best_lexical = touched.iter().map(|&d| lexical[d]).fold(0.0, f64::max);
-        let boosts = prior.map(|p| p.boosts(&query)).unwrap_or_default();
+        let term_set: HashSet<&str> = query.terms.iter().map(String::as_str).collect();
+        let boosts = prior.map(|p| p.boosts(&term_set)).unwrap_or_default();
         let mut order: Vec<Scored> = (0..n)
             .map(|i| {
                 let prior = boosts
@@ -529,85 +780,52 @@ impl RankIndex {
             })
             .collect();
         order.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-        let confidence = self.confidence(&order, &terms, &term_idfs, query_idf_total);
+        let confidence = confidence(&order, &matched_idf, query.idf_total);
         Ranking {
-            terms,
+            terms: query.terms,
+            pairs: query.pairs,
             order,
             confidence,
         }
     }
 
-    fn confidence(
-        &self,
-        order: &[Scored],
-        terms: &[String],
-        term_idfs: &[f64],
-        query_idf_total: f64,
-    ) -> Confidence {
-        let s1 = order.first().map_or(0.0, |s| s.score);
-        let s2 = order.get(1).map_or(0.0, |s| s.score);
-        if s1 <= 0.0 || query_idf_total <= 0.0 {
-            return Confidence {
-                value: 0.0,
-                margin: 0.0,
-                coverage: 0.0,
-            };
-        }
-        let top = order[0].index;
-        let matched: f64 = terms
-            .iter()
-            .zip(term_idfs)
-            .filter(|(t, _)| {
-                self.postings
-                    .get(t.as_str())
-                    .is_some_and(|l| l.iter().any(|p| p.doc as usize == top))
-            })
-            .map(|(_, idf)| idf)
-            .sum();
-        let margin = ((s1 - s2) / s1).clamp(0.0, 1.0);
-        let coverage = (matched / query_idf_total).clamp(0.0, 1.0);
-        Confidence {
-            value: margin * coverage,
-            margin,
-            coverage,
-        }
-    }
-
-    /// Why entry `index` scored what it did in `ranking`.
+    /// Why entry `index` scored what it did in `ranking`: every term's points by field, the
+    /// pair bonus, the coverage factor, name coverage and the prior, which add up to the
+    /// score.
     pub fn explain(
         &self,
         ranking: &Ranking,
         index: usize,
         prior: Option<&HistoryPrior>,
     ) -> Explanation {
-        let query: HashSet<&str> = ranking.terms.iter().map(String::as_str).collect();
+        let query = self.query_of(ranking.terms.clone(), ranking.pairs.clone());
         let mut matches = Vec::new();
-        for t in &ranking.terms {
-            let Some(p) = self
-                .postings
-                .get(t)
-                .and_then(|l| l.iter().find(|p| p.doc as usize == index))
-            else {
+        let (mut word_points, mut matched_idf) = (0.0, 0.0);
+        for t in &query.terms {
+            let Some(hit) = self.term_hits(t).remove(&(index as u32)) else {
                 continue;
             };
-            let ftf = self.field_tf(p);
+            word_points += hit.points;
+            matched_idf += hit.matched_idf;
+            let ftf = self.field_tf(hit.posting);
             let combined: f64 = ftf.iter().sum();
-            let points = Self::term_points(self.idf(t), combined, self.params.k1);
             for (f, part) in ftf.iter().enumerate() {
                 if *part > 0.0 {
                     matches.push(TermMatch {
                         term: t.clone(),
+                        via: (hit.via != t).then(|| hit.via.to_string()),
                         field: Field::ALL[f],
-                        points: points * part / combined,
+                        points: hit.points * part / combined,
                     });
                 }
             }
         }
         matches.sort_by(|a, b| b.points.total_cmp(&a.points));
         let scored = ranking.order.iter().find(|s| s.index == index);
+        let term_set: HashSet<&str> = query.terms.iter().map(String::as_str).collect();
         let prior_match = match (prior, scored) {
             (Some(p), Some(s)) if s.prior != 0.0 => p
-                .boosts(&query)
+                .boosts(&term_set)
                 .get(self.names[index].as_str())
                 .map(|b| PriorMatch {
                     plans: b.plans,
@@ -616,31 +834,164 @@ impl RankIndex {
                 }),
             _ => None,
         };
+        let parts = if matches.is_empty() {
+            LexicalParts::NONE
+        } else {
+            self.lexical_parts(index, word_points, matched_idf, &query)
+        };
         Explanation {
             name: self.names[index].clone(),
             score: scored.map_or(0.0, |s| s.score),
             matches,
-            name_coverage: if scored.is_some_and(|s| s.lexical > 0.0) {
-                self.name_coverage(index, &query)
-            } else {
-                0.0
-            },
+            pairs: parts.pairs,
+            coverage: parts.coverage,
+            name_coverage: parts.name,
+            action: parts.action,
             prior: prior_match,
         }
     }
 }
 
-/// Question words name what kind of answer is wanted: "when" wants a date, "where" a
-/// location, "who" a person. Stop-word removal would drop them; these stand in.
-fn question_word_expansion(intent: &str) -> Vec<String> {
+/// The intent as ranking sees it.
+struct Query<'a> {
+    terms: Vec<String>,
+    pairs: Vec<(String, String)>,
+    /// Vocabulary words the terms reach, with the best share of a match.
+    reached: HashMap<&'a str, f64>,
+    /// Summed IDF of the terms: the whole of what the intent asks for.
+    idf_total: f64,
+    /// The kinds of action the intent asks for (bit per [`Action`]).
+    actions: u8,
+}
+
+/// One entry's best match of one query word.
+struct TermHit<'a> {
+    /// The vocabulary word that matched (the query word itself, or one it reaches).
+    via: &'a str,
+    posting: &'a Posting,
+    points: f64,
+    matched_idf: f64,
+}
+
+/// The pieces of a lexical score: `((words + pairs) × coverage + name) × action`.
+#[derive(Debug, Clone, Copy)]
+struct LexicalParts {
+    words: f64,
+    pairs: f64,
+    coverage: f64,
+    name: f64,
+    action: f64,
+}
+
+impl LexicalParts {
+    const NONE: LexicalParts = LexicalParts {
+        words: 0.0,
+        pairs: 0.0,
+        coverage: 0.0,
+        name: 0.0,
+        action: 1.0,
+    };
+
+    fn total(&self) -> f64 {
+        ((self.words + self.pairs) * self.coverage + self.name) * self.action
+    }
+}
+
+/// What an action word does. An entry named for one kind is a poor pick for an intent that
+/// asks only for another: "find the player's profile" is not `create_player_profile`.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Read = 1,
+    Create = 2,
+    Change = 4,
+    Delete = 8,
+}
+
+/// Stemmed action words by kind. Ambiguous ones ("book", "set", "post") are left out.
+const ACTION_WORDS: &[(&str, Action)] = &[
+    ("get", Action::Read),
+    ("find", Action::Read),
+    ("search", Action::Read),
+    ("look", Action::Read),
+    ("lookup", Action::Read),
+    ("list", Action::Read),
+    ("show", Action::Read),
+    ("fetch", Action::Read),
+    ("retriev", Action::Read),
+    ("queri", Action::Read),
+    ("view", Action::Read),
+    ("display", Action::Read),
+    ("read", Action::Read),
+    ("locat", Action::Read),
+    ("creat", Action::Create),
+    ("add", Action::Create),
+    ("make", Action::Create),
+    ("insert", Action::Create),
+    ("regist", Action::Create),
+    ("reserv", Action::Create),
+    ("submit", Action::Create),
+    ("upload", Action::Create),
+    ("updat", Action::Change),
+    ("edit", Action::Change),
+    ("modifi", Action::Change),
+    ("chang", Action::Change),
+    ("renam", Action::Change),
+    ("delet", Action::Delete),
+    ("remov", Action::Delete),
+    ("cancel", Action::Delete),
+    ("eras", Action::Delete),
+];
+
+fn actions_of(terms: &[String]) -> u8 {
+    terms
+        .iter()
+        .filter_map(|t| ACTION_WORDS.iter().find(|(w, _)| w == t))
+        .fold(0, |bits, (_, a)| bits | *a as u8)
+}
+
+/// How sure a ranking is of its first entry: its margin over the second, times the share of
+/// the intent's word weight it matched.
+fn confidence(order: &[Scored], matched_idf: &[f64], idf_total: f64) -> Confidence {
+    let s1 = order.first().map_or(0.0, |s| s.score);
+    let s2 = order.get(1).map_or(0.0, |s| s.score);
+    if s1 <= 0.0 || idf_total <= 0.0 {
+        return Confidence {
+            value: 0.0,
+            margin: 0.0,
+            coverage: 0.0,
+        };
+    }
+    let margin = ((s1 - s2) / s1).clamp(0.0, 1.0);
+    let coverage = (matched_idf[order[0].index] / idf_total).clamp(0.0, 1.0);
+    Confidence {
+        value: margin * coverage,
+        margin,
+        coverage,
+    }
+}
+
+/// Words for what the intent asks for or gives, which stop-word removal and literal values
+/// hide: question words name the answer wanted ("when" wants a date, "where" a location),
+/// and values name their own kind (`1970` is a year, `euros` a currency, `March 17` a date),
+/// so an intent holding one reaches the tool whose parameter takes it.
+fn answer_type_expansion(intent: &str) -> Vec<String> {
     let lower = intent.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
     let mut out = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    for token in lower.split_whitespace() {
+        let token = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if is_numeric_date(token) {
+            out.push("date");
+            words.push("");
+            continue;
+        }
+        words.extend(token.split(|c: char| !c.is_alphanumeric()));
+    }
+    words.retain(|w| !w.is_empty());
     for (i, w) in words.iter().enumerate() {
         let next = words.get(i + 1).copied().unwrap_or("");
+        let prev = if i > 0 { words[i - 1] } else { "" };
+        let in_date = |n: &str| is_month(n) || is_day_number(n);
         let add: &[&str] = match (*w, next) {
             ("when", _) => &["date", "time"],
             ("where", _) => &["location"],
@@ -649,11 +1000,113 @@ fn question_word_expansion(intent: &str) -> Vec<String> {
             ("how", "much") => &["amount", "cost", "price"],
             ("how", "long") => &["duration", "time"],
             ("how", "far") => &["distance"],
-            _ => &[],
+            // The year of a written-out date belongs to the date.
+            _ if is_year(w) && !in_date(prev) && !in_date(next) => &["year"],
+            _ if is_month(w) && (is_day_number(next) || is_day_number(prev) || is_year(next)) => {
+                &["date"]
+            }
+            _ if is_currency(w) => &["currency"],
+            _ => unit_name(w.trim_start_matches(|c: char| c.is_ascii_digit())),
         };
-        out.extend(add.iter().map(|a| text::stem(a)));
+        out.extend(add);
     }
-    out
+    out.into_iter().map(text::stem).collect()
+}
+
+/// `2023-05-21`, `2023.10.2`, `09/09/2023`: three number groups, one of them a year.
+fn is_numeric_date(token: &str) -> bool {
+    let groups: Vec<&str> = token.split(['-', '.', '/']).collect();
+    groups.len() == 3
+        && groups
+            .iter()
+            .all(|g| !g.is_empty() && g.len() <= 4 && g.bytes().all(|b| b.is_ascii_digit()))
+        && (is_year(groups[0]) || is_year(groups[2]))
+}
+
+/// `1871`, `2021`: a four-digit number a calendar would use.
+fn is_year(word: &str) -> bool {
+    word.len() == 4
+        && word
+            .parse::<u32>()
+            .is_ok_and(|y| (1000..=2199).contains(&y))
+}
+
+/// `17`, `10th`, `1st`.
+fn is_day_number(word: &str) -> bool {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    matches!(suffix, "" | "st" | "nd" | "rd" | "th")
+        && digits.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+}
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+fn is_month(word: &str) -> bool {
+    MONTHS.contains(&word)
+}
+
+/// Currency names and ISO codes people write in requests.
+const CURRENCIES: &[&str] = &[
+    "dollar", "dollars", "euro", "euros", "yen", "sterling", "rupee", "rupees", "yuan", "renminbi",
+    "franc", "francs", "peso", "pesos", "krona", "krone", "kronor", "ruble", "rubles", "rouble",
+    "lira", "reais", "dirham", "baht", "usd", "eur", "gbp", "jpy", "cad", "aud", "nzd", "chf",
+    "cny", "inr", "mxn", "brl", "krw", "sek", "nok", "dkk", "rub", "zar", "sgd", "hkd",
+];
+
+fn is_currency(word: &str) -> bool {
+    CURRENCIES.contains(&word)
+}
+
+/// The unit an abbreviation stands for (`cm` → centimeter), as parameter descriptions spell
+/// it out ("height in centimeters").
+fn unit_name(abbreviation: &str) -> &'static [&'static str] {
+    match abbreviation {
+        "mm" => &["millimeter"],
+        "cm" => &["centimeter"],
+        "km" => &["kilometer"],
+        "kg" | "kgs" => &["kilogram"],
+        "mg" => &["milligram"],
+        "lb" | "lbs" => &["pound"],
+        "oz" => &["ounce"],
+        "ft" => &["feet", "foot"],
+        "mi" => &["mile"],
+        "mph" => &["mile", "hour"],
+        "kph" | "kmh" => &["kilometer", "hour"],
+        "ml" => &["milliliter"],
+        "hr" | "hrs" => &["hour"],
+        "mins" => &["minute"],
+        "sec" | "secs" => &["second"],
+        "ms" => &["millisecond"],
+        "gb" => &["gigabyte"],
+        "mb" => &["megabyte"],
+        "kb" => &["kilobyte"],
+        _ => &[],
+    }
 }
 
 fn dedup_keep_order(terms: &mut Vec<String>) {
@@ -864,10 +1317,103 @@ mod tests {
         let top = r.order[0];
         let e = idx.explain(&r, top.index, None);
         assert_eq!(e.name, "memory.store");
-        let terms: f64 = e.matches.iter().map(|m| m.points).sum();
-        assert!(terms > 0.0 && terms <= top.lexical + 1e-9);
+        assert!((e.total() - top.score).abs() < 1e-9, "{e:?} vs {top:?}");
         assert!(e.matches.iter().any(|m| m.field == Field::Description));
         assert!(e.one_line().starts_with("memory.store"));
+        // Every entry of a ranking explains exactly its score, prior included.
+        let prior = HistoryPrior::new(&[PastPlan {
+            intent: "remember this note for later".into(),
+            tools: vec!["memory.store".into(), "todoAdd".into()],
+            outcome: 1.0,
+        }]);
+        let r = idx.rank(
+            "please remember adding the note to my todo list",
+            Some(&prior),
+        );
+        for s in &r.order {
+            let e = idx.explain(&r, s.index, Some(&prior));
+            assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
+        }
+    }
+
+    #[test]
+    fn related_words_values_and_actions_reach_the_right_entry() {
+        let g = RoutingGuide {
+            packs: vec![
+                pack("lawyer.search", "Find lawyers by specialty."),
+                pack("geodistance.find", "Distance between two cities."),
+                pack(
+                    "historical_contrib.get_contrib",
+                    "A scientist's contributions.",
+                ),
+                pack(
+                    "create_player_profile",
+                    "Create a new profile for a player.",
+                ),
+                pack("sports_db.find_athlete", "A player's profile, by name."),
+                pack(
+                    "currency.convert",
+                    "Convert an amount into another currency.",
+                ),
+                pack("population.by_year", "Population of a country in a year."),
+                pack("weather.on_date", "Weather on a date."),
+            ],
+            pipelines: vec![],
+        };
+        let idx = RankIndex::new(&g);
+        let first = |q: &str| idx.name(idx.rank(q, None).order[0].index).to_string();
+        assert_eq!(first("divorce law specialists"), "lawyer.search");
+        assert_eq!(
+            first("how far: the distance from Paris to Rome"),
+            "geodistance.find"
+        );
+        assert_eq!(
+            first("Einstein's contribution to physics"),
+            "historical_contrib.get_contrib"
+        );
+        assert_eq!(
+            first("find me the profile of player Lebron James"),
+            "sports_db.find_athlete"
+        );
+        assert_eq!(
+            first("I have 100 euros, what is that in yen"),
+            "currency.convert"
+        );
+        assert_eq!(
+            first("how many people lived in France in 1954"),
+            "population.by_year"
+        );
+        assert_eq!(
+            first("what was it like in Paris on March 3"),
+            "weather.on_date"
+        );
+        // The explanation names the word a related match went through.
+        let r = idx.rank("divorce law specialists", None);
+        let e = idx.explain(&r, 0, None);
+        assert!(e.one_line().contains("law→lawyer"), "{}", e.one_line());
+        // An action conflict shows as a factor.
+        let r = idx.rank("find me the profile of player Lebron James", None);
+        let e = idx.explain(&r, 3, None);
+        assert!(
+            e.action < 1.0 && e.one_line().contains("other action"),
+            "{}",
+            e.one_line()
+        );
+    }
+
+    #[test]
+    fn values_name_their_kind() {
+        let kinds = |q: &str| answer_type_expansion(q);
+        assert_eq!(kinds("population in 1970"), vec!["year"]);
+        assert_eq!(kinds("on 2023-05-21"), vec!["date"]);
+        assert_eq!(kinds("on 09/09/2023 please"), vec!["date"]);
+        // The year of a written date is part of the date, not a year of its own.
+        assert_eq!(kinds("on March 7th 2023"), vec!["date"]);
+        assert_eq!(kinds("the 10th march 2023"), vec!["date"]);
+        assert_eq!(kinds("100 euros in USD"), vec![text::stem("currency"); 2]);
+        assert_eq!(kinds("height of 180 cm"), vec![text::stem("centimeter")]);
+        assert_eq!(kinds("may I march on"), Vec::<String>::new());
+        assert_eq!(kinds("route 66"), Vec::<String>::new());
     }
 
     #[test]

@@ -217,10 +217,75 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
+/// Irregular past forms that requests use ("who won", "what was sent"), and their base verb.
+const IRREGULAR_PAST: &[(&str, &str)] = &[
+    ("won", "win"),
+    ("bought", "buy"),
+    ("sold", "sell"),
+    ("sent", "send"),
+    ("wrote", "write"),
+    ("written", "write"),
+    ("made", "make"),
+    ("took", "take"),
+    ("taken", "take"),
+    ("found", "find"),
+    ("paid", "pay"),
+    ("built", "build"),
+    ("gave", "give"),
+    ("given", "give"),
+    ("told", "tell"),
+    ("said", "say"),
+    ("held", "hold"),
+    ("brought", "bring"),
+    ("taught", "teach"),
+    ("caught", "catch"),
+    ("began", "begin"),
+    ("begun", "begin"),
+    ("drew", "draw"),
+    ("drawn", "draw"),
+    ("drove", "drive"),
+    ("driven", "drive"),
+    ("flew", "fly"),
+    ("flown", "fly"),
+    ("grew", "grow"),
+    ("grown", "grow"),
+    ("knew", "know"),
+    ("known", "know"),
+    ("saw", "see"),
+    ("seen", "see"),
+    ("spoke", "speak"),
+    ("spoken", "speak"),
+    ("stole", "steal"),
+    ("stolen", "steal"),
+    ("threw", "throw"),
+    ("thrown", "throw"),
+    ("chose", "choose"),
+    ("chosen", "choose"),
+    ("rode", "ride"),
+    ("sang", "sing"),
+    ("sung", "sing"),
+    ("spent", "spend"),
+    ("stood", "stand"),
+    ("lost", "lose"),
+    ("kept", "keep"),
+    ("felt", "feel"),
+    ("heard", "hear"),
+    ("meant", "mean"),
+    ("led", "lead"),
+    ("ate", "eat"),
+    ("eaten", "eat"),
+    ("fell", "fall"),
+    ("fallen", "fall"),
+    ("ran", "run"),
+];
+
 /// Light suffix stripping so that plurals and common inflections meet their stem:
 /// `searches`/`searching`/`searched` → `search`, `images` → `image`, `policies` → `policy`.
 /// Deliberately conservative: a wrong merge costs more than a missed one.
 pub fn stem(word: &str) -> String {
+    if let Some(&(_, base)) = IRREGULAR_PAST.iter().find(|(past, _)| *past == word) {
+        return base.to_string();
+    }
     let w = word;
     let n = w.chars().count();
     if n <= 3 || !w.is_ascii() {
@@ -228,7 +293,7 @@ pub fn stem(word: &str) -> String {
     }
     let strip = |suffix: &str| &w[..w.len() - suffix.len()];
     let out: String = if let Some(base) = w.strip_suffix("ies").filter(|_| n > 4) {
-        format!("{base}y")
+        format!("{base}i")
     } else if w.ends_with("sses") {
         strip("es").to_string()
     } else if let Some(base) = w
@@ -250,7 +315,19 @@ pub fn stem(word: &str) -> String {
     } else {
         w.to_string()
     };
-    trim_e(out)
+    consonant_y(trim_e(out))
+}
+
+/// A final `y` after a consonant becomes `i`, where `-ies` and `-ied` leave it: `policy`,
+/// `policies` and `copied` meet at `polici`/`copi`, and `movie`/`movies` at `movi`.
+fn consonant_y(mut word: String) -> String {
+    let b = word.as_bytes();
+    let l = b.len();
+    if l > 3 && b[l - 1] == b'y' && !matches!(b[l - 2], b'a' | b'e' | b'i' | b'o' | b'u' | b'y') {
+        word.pop();
+        word.push('i');
+    }
+    word
 }
 
 /// `running` → `runn` → `run`; `adding` keeps `add` (ll, ss, zz, dd stay).
@@ -320,7 +397,12 @@ mod tests {
         for w in ["create", "created", "creating", "creates"] {
             assert_eq!(stem(w), "creat", "{w}");
         }
-        assert_eq!(stem("policies"), "policy");
+        assert_eq!(stem("policies"), "polici");
+        assert_eq!(stem("policy"), "polici");
+        assert_eq!(stem("movies"), stem("movie"));
+        assert_eq!(stem("copied"), stem("copy"));
+        assert_eq!(stem("key"), "key");
+        assert_eq!(stem("won"), "win");
         assert_eq!(stem("running"), "run");
         assert_eq!(stem("status"), "status");
         assert_eq!(stem("address"), "address");
