@@ -54,6 +54,12 @@ fn main() -> anyhow::Result<()> {
         ("action", 1.0),
         ("action", 0.5),
         ("action", 0.85),
+        ("k1", 0.8),
+        ("k1", 1.6),
+        ("k1", 2.5),
+        ("b", 0.0),
+        ("b", 2.0),
+        ("action", 0.3),
     ] {
         let mut p = base;
         match label {
@@ -61,6 +67,11 @@ fn main() -> anyhow::Result<()> {
             "name_coverage" => p.name_coverage = value,
             "pair" => p.pair = value,
             "action" => p.action_conflict = value,
+            "k1" => p.k1 = value,
+            "b" => p
+                .fields
+                .iter_mut()
+                .for_each(|f| f.1 = (f.1 * value).min(1.0)),
             _ => p.related = value,
         }
         variants.push((format!("{label} {value}"), p));

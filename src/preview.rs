@@ -189,8 +189,9 @@ pub fn preview_among(
         .iter()
         .take(TOP_EXPLAINED)
         .filter(|s| s.score > 0.0)
-        .map(|s| ctx.index.explain(&ranking, s.index, ctx.prior.as_deref()))
-        .collect();
+        .map(|s| s.index)
+        .collect::<Vec<_>>();
+    let top = ctx.index.explain_top(&ranking, &top, ctx.prior.as_deref());
     let ranking_view = RankingView {
         terms: ranking.terms.clone(),
         confidence: ranking.confidence,

@@ -445,12 +445,30 @@ fn eval_rank_on_bfcl_beats_the_word_overlap_baseline() {
         &format!("{EVAL}/bfcl"),
         "--category",
         "multiple",
+        "--misses",
         "--json",
     ]));
     assert!(
         r(&multiple, "ranker", "recall_at_1")
             > r(&multiple, "word_overlap_baseline", "recall_at_1")
     );
+    // A floor under today's 0.885 (the issue asks 0.90; see the README for what is left).
+    assert!(r(&multiple, "ranker", "recall_at_1") >= 0.88, "{multiple}");
+    // Every miss explains both the entry that won and the one that should have.
+    let misses = multiple["misses"].as_array().unwrap();
+    assert_eq!(
+        misses.len() as f64,
+        ((1.0 - r(&multiple, "ranker", "recall_at_1")) * 200.0).round()
+    );
+    for m in misses {
+        let first = m["ranked_first"].as_str().unwrap();
+        assert!(m["first_why"].as_str().unwrap().starts_with(first), "{m}");
+        let expected = m["expected"][0].as_str().unwrap();
+        assert!(
+            m["expected_why"].as_str().unwrap().starts_with(expected),
+            "{m}"
+        );
+    }
 }
 
 #[test]

@@ -82,7 +82,7 @@ const RELATED_WEIGHT: f64 = 0.5;
 /// Words shorter than this reach no related words (`art` would reach `artist`, `article`).
 const MIN_RELATED_LEN: usize = 4;
 /// What an entry named for another kind of action keeps of its score.
-const ACTION_CONFLICT: f64 = 0.7;
+const ACTION_CONFLICT: f64 = 0.5;
 /// Endings that turn a short word into the one who does it.
 const AGENT_SUFFIXES: [&str; 5] = ["er", "or", "ist", "yer", "ian"];
 /// A compound splits into a head of at least 3 letters and a known tail of at least this many.
@@ -107,7 +107,8 @@ pub struct RankIndex {
     postings: HashMap<String, Vec<Posting>>,
     lens: Vec<[u32; NF]>,
     avg_len: [f64; NF],
-    name_terms: Vec<Vec<String>>,
+    /// Each entry's distinct name words with their IDF.
+    name_terms: Vec<Vec<(String, f64)>>,
     /// The kinds of action each entry's name names (bit per [`Action`]).
     name_actions: Vec<u8>,
     /// Adjacent word pairs of each entry's name and description.
@@ -496,7 +497,7 @@ impl RankIndex {
             let mut names = fields[Field::Name as usize].clone();
             names.sort();
             names.dedup();
-            name_terms.push(names);
+            name_terms.push(names.into_iter().map(|t| (t, 0.0)).collect::<Vec<_>>());
             lens.push(len);
         }
         let avg_len = std::array::from_fn(|f| {
@@ -510,6 +511,11 @@ impl RankIndex {
         let mut vocab: Vec<String> = postings.keys().cloned().collect();
         vocab.sort();
         let compounds = compounds_of(&vocab, &postings);
+        for names in &mut name_terms {
+            for (t, name_idf) in names.iter_mut() {
+                *name_idf = idf(n, postings.get(t.as_str()).map_or(0, Vec::len));
+            }
+        }
         RankIndex {
             names,
             postings,
@@ -560,6 +566,21 @@ impl RankIndex {
         })
     }
 
+    /// How much a match counts towards covering the intent: a word found only among example
+    /// values ("e.g. New York") says the entry takes such a value, not that it does what was
+    /// asked, so it covers at the examples field's weight.
+    fn coverage_share(&self, p: &Posting) -> f64 {
+        let only_examples =
+            p.tf.iter()
+                .enumerate()
+                .all(|(f, &tf)| tf == 0 || f == Field::Examples as usize);
+        if only_examples {
+            self.params.fields[Field::Examples as usize].0.min(1.0)
+        } else {
+            1.0
+        }
+    }
+
     fn term_points(idf: f64, combined_tf: f64, k1: f64) -> f64 {
         idf * combined_tf * (k1 + 1.0) / (combined_tf + k1)
     }
@@ -605,10 +626,10 @@ impl RankIndex {
         out
     }
 
-    /// Each entry's best match of one query word over the words it reaches.
-    fn term_hits<'a>(&'a self, term: &'a str) -> HashMap<u32, TermHit<'a>> {
+    /// Every match of one query word, through itself and the words it reaches; an entry
+    /// may come more than once (its best is what counts).
+    fn each_match<'a>(&'a self, term: &'a str, mut f: impl FnMut(TermHit<'a>)) {
         let term_idf = self.idf(term);
-        let mut best: HashMap<u32, TermHit> = HashMap::new();
         for (via, weight) in self.reach(term) {
             let Some(list) = self.postings.get(via) else {
                 continue;
@@ -621,33 +642,39 @@ impl RankIndex {
             };
             for p in list {
                 let combined: f64 = self.field_tf(p).iter().sum();
-                let points = weight * Self::term_points(idf, combined, self.params.k1);
-                if best.get(&p.doc).is_none_or(|h| points > h.points) {
-                    best.insert(
-                        p.doc,
-                        TermHit {
-                            via,
-                            posting: p,
-                            points,
-                            matched_idf: weight * idf,
-                        },
-                    );
-                }
+                f(TermHit {
+                    via,
+                    posting: p,
+                    points: weight * Self::term_points(idf, combined, self.params.k1),
+                    matched_idf: weight * idf * self.coverage_share(p),
+                });
             }
         }
+    }
+
+    /// One entry's best match of one query word.
+    fn best_match<'a>(&'a self, term: &'a str, doc: usize) -> Option<TermHit<'a>> {
+        let mut best: Option<TermHit> = None;
+        self.each_match(term, |hit| {
+            if hit.posting.doc as usize == doc
+                && best.as_ref().is_none_or(|b| hit.points > b.points)
+            {
+                best = Some(hit);
+            }
+        });
         best
     }
 
     /// Name coverage: the IDF share of the entry's name words that the intent reaches.
     fn name_coverage(&self, doc: usize, reached: &HashMap<&str, f64>) -> f64 {
         let names = &self.name_terms[doc];
-        let total: f64 = names.iter().map(|t| self.idf(t)).sum();
+        let total: f64 = names.iter().map(|(_, idf)| idf).sum();
         if total == 0.0 {
             return 0.0;
         }
         let hit: f64 = names
             .iter()
-            .filter_map(|t| reached.get(t.as_str()).map(|w| w * self.idf(t)))
+            .filter_map(|(t, idf)| reached.get(t.as_str()).map(|w| w * idf))
             .sum();
         hit / total
     }
@@ -678,7 +705,7 @@ impl RankIndex {
         let name = if cov > 0.0 {
             let max_name_idf = self.name_terms[doc]
                 .iter()
-                .map(|t| self.idf(t))
+                .map(|(_, idf)| *idf)
                 .fold(0.0, f64::max);
             self.params.name_coverage * cov * cov * max_name_idf
         } else {
@@ -746,15 +773,30 @@ impl RankIndex {
         let mut matched_idf = vec![0f64; n];
         let mut touched: Vec<usize> = Vec::new();
         let mut seen = vec![false; n];
+        // Per query word, each entry's best match (scratch, reset after each word).
+        let mut term_points = vec![0f64; n];
+        let mut term_idf = vec![0f64; n];
+        let mut term_touched: Vec<usize> = Vec::new();
         for t in &query.terms {
-            for (doc, hit) in self.term_hits(t) {
-                let d = doc as usize;
+            self.each_match(t, |hit| {
+                let d = hit.posting.doc as usize;
+                if term_points[d] == 0.0 {
+                    term_touched.push(d);
+                }
+                if hit.points > term_points[d] {
+                    term_points[d] = hit.points;
+                    term_idf[d] = hit.matched_idf;
+                }
+            });
+            for d in term_touched.drain(..) {
                 if !seen[d] {
                     seen[d] = true;
                     touched.push(d);
                 }
-                word_points[d] += hit.points;
-                matched_idf[d] += hit.matched_idf;
+                word_points[d] += term_points[d];
+                matched_idf[d] += term_idf[d];
+                term_points[d] = 0.0;
+                term_idf[d] = 0.0;
             }
         }
         let mut lexical = vec![0f64; n];
@@ -799,10 +841,36 @@ impl RankIndex {
         prior: Option<&HistoryPrior>,
     ) -> Explanation {
         let query = self.query_of(ranking.terms.clone(), ranking.pairs.clone());
+        let boosts = prior_boosts(&query, prior);
+        self.explain_with(ranking, index, &query, boosts.as_ref())
+    }
+
+    /// Explanations of several entries of one ranking, sharing the work they have in common.
+    pub fn explain_top(
+        &self,
+        ranking: &Ranking,
+        indices: &[usize],
+        prior: Option<&HistoryPrior>,
+    ) -> Vec<Explanation> {
+        let query = self.query_of(ranking.terms.clone(), ranking.pairs.clone());
+        let boosts = prior_boosts(&query, prior);
+        indices
+            .iter()
+            .map(|&i| self.explain_with(ranking, i, &query, boosts.as_ref()))
+            .collect()
+    }
+
+    fn explain_with(
+        &self,
+        ranking: &Ranking,
+        index: usize,
+        query: &Query,
+        boosts: Option<&HashMap<&str, Boost>>,
+    ) -> Explanation {
         let mut matches = Vec::new();
         let (mut word_points, mut matched_idf) = (0.0, 0.0);
         for t in &query.terms {
-            let Some(hit) = self.term_hits(t).remove(&(index as u32)) else {
+            let Some(hit) = self.best_match(t, index) else {
                 continue;
             };
             word_points += hit.points;
@@ -822,22 +890,20 @@ impl RankIndex {
         }
         matches.sort_by(|a, b| b.points.total_cmp(&a.points));
         let scored = ranking.order.iter().find(|s| s.index == index);
-        let term_set: HashSet<&str> = query.terms.iter().map(String::as_str).collect();
-        let prior_match = match (prior, scored) {
-            (Some(p), Some(s)) if s.prior != 0.0 => p
-                .boosts(&term_set)
-                .get(self.names[index].as_str())
-                .map(|b| PriorMatch {
+        let prior_match = match (boosts, scored) {
+            (Some(boosts), Some(s)) if s.prior != 0.0 => {
+                boosts.get(self.names[index].as_str()).map(|b| PriorMatch {
                     plans: b.plans,
                     outcome: b.outcome,
                     points: s.prior,
-                }),
+                })
+            }
             _ => None,
         };
         let parts = if matches.is_empty() {
             LexicalParts::NONE
         } else {
-            self.lexical_parts(index, word_points, matched_idf, &query)
+            self.lexical_parts(index, word_points, matched_idf, query)
         };
         Explanation {
             name: self.names[index].clone(),
@@ -850,6 +916,14 @@ impl RankIndex {
             prior: prior_match,
         }
     }
+}
+
+fn prior_boosts<'p>(
+    query: &Query,
+    prior: Option<&'p HistoryPrior>,
+) -> Option<HashMap<&'p str, Boost>> {
+    let terms: HashSet<&str> = query.terms.iter().map(String::as_str).collect();
+    prior.map(|p| p.boosts(&terms))
 }
 
 /// The intent as ranking sees it.
@@ -1006,6 +1080,10 @@ fn answer_type_expansion(intent: &str) -> Vec<String> {
                 &["date"]
             }
             _ if is_currency(w) => &["currency"],
+            ("tomorrow", _) | ("upcoming", _) => &["forecast"],
+            ("next" | "coming", "week" | "weeks" | "days" | "month" | "months") => &["forecast"],
+            ("will", "be") => &["forecast"],
+            _ if is_us_state(w, next) => &["state"],
             _ => unit_name(w.trim_start_matches(|c: char| c.is_ascii_digit())),
         };
         out.extend(add);
@@ -1080,6 +1158,66 @@ const CURRENCIES: &[&str] = &[
 
 fn is_currency(word: &str) -> bool {
     CURRENCIES.contains(&word)
+}
+
+/// US state names; the second word of a two-word name follows the first (`new` `mexico`).
+const US_STATES: &[&str] = &[
+    "alabama",
+    "alaska",
+    "arizona",
+    "arkansas",
+    "california",
+    "colorado",
+    "connecticut",
+    "delaware",
+    "florida",
+    "georgia",
+    "hawaii",
+    "idaho",
+    "illinois",
+    "indiana",
+    "iowa",
+    "kansas",
+    "kentucky",
+    "louisiana",
+    "maine",
+    "maryland",
+    "massachusetts",
+    "michigan",
+    "minnesota",
+    "mississippi",
+    "missouri",
+    "montana",
+    "nebraska",
+    "nevada",
+    "new hampshire",
+    "new jersey",
+    "new mexico",
+    "north carolina",
+    "north dakota",
+    "ohio",
+    "oklahoma",
+    "oregon",
+    "pennsylvania",
+    "rhode island",
+    "south carolina",
+    "south dakota",
+    "tennessee",
+    "texas",
+    "utah",
+    "vermont",
+    "virginia",
+    "washington",
+    "west virginia",
+    "wisconsin",
+    "wyoming",
+];
+
+fn is_us_state(word: &str, next: &str) -> bool {
+    US_STATES.iter().any(|s| match s.split_once(' ') {
+        Some((a, b)) => a == word && b == next,
+        None => *s == word,
+    })
 }
 
 /// The unit an abbreviation stands for (`cm` → centimeter), as parameter descriptions spell
