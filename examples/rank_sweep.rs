@@ -2,6 +2,7 @@
 //! Prints recall@1/@5 and MRR for both categories under the default weights and under each
 //! variation listed below, so a change is judged on both sets at once, never on one.
 
+use ctxconsole::cli::eval::ranks_of;
 use ctxconsole::core::metrics::RankTally;
 use ctxconsole::core::rank::{RankIndex, RankParams};
 use ctxconsole::import::labels::{RankSet, load_bfcl};
@@ -13,12 +14,7 @@ fn measure(set: &RankSet, params: RankParams) -> (f64, f64, f64) {
     let mut tally = RankTally::default();
     for case in &set.cases {
         let order = index.rank(&case.intent, None).indices();
-        let ranks: Vec<Option<usize>> = case
-            .expected
-            .iter()
-            .map(|e| order.iter().position(|&i| names[i] == e).map(|p| p + 1))
-            .collect();
-        tally.add(&ranks);
+        tally.add(&ranks_of(&order, &names, &case.expected));
     }
     let m = tally.metrics();
     (m.recall_at_1, m.recall_at_5, m.mrr)

@@ -154,7 +154,7 @@ pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport 
 }
 
 /// 1-based rank of the first entry carrying each expected name.
-fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<usize>> {
+pub fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<usize>> {
     expected
         .iter()
         .map(|e| order.iter().position(|&i| names[i] == e).map(|p| p + 1))

@@ -22,8 +22,9 @@ pub enum Field {
     TypicalUse,
     ParameterNames,
     Parameters,
-    /// Example and enum values of parameters ("e.g. Los Angeles, CA"): they show a value's
-    /// shape, not what the tool is for, so a match there counts little.
+    /// Example values in parameter descriptions ("e.g. Los Angeles, CA"): they show a value's
+    /// shape, not what the tool is for, so a match there counts little. (Enum values stay with
+    /// the parameters: they say what the tool covers.)
     Examples,
 }
 
@@ -219,8 +220,8 @@ pub struct PriorMatch {
     pub points: f64,
 }
 
-/// Why an entry scored what it did: `(Σ matches + pairs) × coverage + name_coverage + prior`
-/// is its score.
+/// Why an entry scored what it did: `((Σ matches + pairs) × coverage + name_coverage) ×
+/// action + prior` is its score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
     pub name: String,
@@ -241,7 +242,7 @@ pub struct Explanation {
 impl Explanation {
     /// `memory.store 7.31 = (remember·name 3.10 + note·description 1.02 + pairs 1.00) ×
     /// coverage 0.80 + name 1.20 + prior +0.80 (3 plans)`; an entry named for another kind
-    /// of action than asked has its lexical part wrapped in `(…) × other action 0.70`.
+    /// of action than asked has its lexical part wrapped in `(…) × other action 0.50`.
     pub fn one_line(&self) -> String {
         let mut words: Vec<String> = self
             .matches
@@ -370,8 +371,8 @@ fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] {
     f
 }
 
-/// Property names, their descriptions, and their example and enum values, of a schema a
-/// few levels deep.
+/// Property names, their descriptions (split where examples begin) and their enum values,
+/// of a schema a few levels deep.
 fn schema_text(schema: &Schema, f: &mut dyn FnMut(Field, &str)) {
     match schema {
         Schema::Fields(names) => names.iter().for_each(|n| f(Field::ParameterNames, n)),
@@ -585,12 +586,12 @@ impl RankIndex {
         idf * combined_tf * (k1 + 1.0) / (combined_tf + k1)
     }
 
-    /// Vocabulary words a query word reaches, with the share of a match each is worth: the
-    /// word itself (1), and with `related` > 0 the longer words it begins (`contrib` →
+    /// Vocabulary words a query word reaches beyond itself, with the share of a match each
+    /// is worth (`related`; none when it is 0): the longer words it begins (`contrib` →
     /// `contribution`), the shorter words it begins with (`contribution` → `contrib`), and
     /// the compounds it ends (`distanc` → `geodistanc`).
-    fn reach<'a>(&'a self, term: &'a str) -> Vec<(&'a str, f64)> {
-        let mut out = vec![(term, 1.0)];
+    fn related<'a>(&'a self, term: &str) -> Vec<(&'a str, f64)> {
+        let mut out = Vec::new();
         let r = self.params.related;
         if r <= 0.0 || !term.is_ascii() || term.len() < 3 {
             return out;
@@ -626,11 +627,13 @@ impl RankIndex {
         out
     }
 
-    /// Every match of one query word, through itself and the words it reaches; an entry
-    /// may come more than once (its best is what counts).
-    fn each_match<'a>(&'a self, term: &'a str, mut f: impl FnMut(TermHit<'a>)) {
+    /// Every match of one query word (the `i`th), through itself and the words it reaches;
+    /// an entry may come more than once (its best is what counts).
+    fn each_match<'a>(&'a self, query: &'a Query, i: usize, mut f: impl FnMut(TermHit<'a>)) {
+        let term = query.terms[i].as_str();
         let term_idf = self.idf(term);
-        for (via, weight) in self.reach(term) {
+        let itself = std::iter::once((term, 1.0));
+        for (via, weight) in itself.chain(query.related[i].iter().copied()) {
             let Some(list) = self.postings.get(via) else {
                 continue;
             };
@@ -652,10 +655,10 @@ impl RankIndex {
         }
     }
 
-    /// One entry's best match of one query word.
-    fn best_match<'a>(&'a self, term: &'a str, doc: usize) -> Option<TermHit<'a>> {
+    /// One entry's best match of one query word (the `i`th).
+    fn best_match<'a>(&'a self, query: &'a Query, i: usize, doc: usize) -> Option<TermHit<'a>> {
         let mut best: Option<TermHit> = None;
-        self.each_match(term, |hit| {
+        self.each_match(query, i, |hit| {
             if hit.posting.doc as usize == doc
                 && best.as_ref().is_none_or(|b| hit.points > b.points)
             {
@@ -746,19 +749,24 @@ impl RankIndex {
 
     fn query_of<'a>(&'a self, terms: Vec<String>, pairs: Vec<(String, String)>) -> Query<'a> {
         let mut reached: HashMap<&'a str, f64> = HashMap::new();
+        let mut related = Vec::with_capacity(terms.len());
         let mut idf_total = 0.0;
         for t in &terms {
             idf_total += self.idf(t);
-            for (via, w) in self.reach(t) {
-                if let Some((v, _)) = self.postings.get_key_value(via) {
-                    let e = reached.entry(v.as_str()).or_insert(0.0);
-                    *e = e.max(w);
-                }
+            if let Some((v, _)) = self.postings.get_key_value(t.as_str()) {
+                reached.insert(v.as_str(), 1.0);
             }
+            let words = self.related(t);
+            for &(v, w) in &words {
+                let e = reached.entry(v).or_insert(0.0);
+                *e = e.max(w);
+            }
+            related.push(words);
         }
         Query {
             actions: actions_of(&terms),
             terms,
+            related,
             pairs,
             reached,
             idf_total,
@@ -777,8 +785,8 @@ impl RankIndex {
         let mut term_points = vec![0f64; n];
         let mut term_idf = vec![0f64; n];
         let mut term_touched: Vec<usize> = Vec::new();
-        for t in &query.terms {
-            self.each_match(t, |hit| {
+        for i in 0..query.terms.len() {
+            self.each_match(&query, i, |hit| {
                 let d = hit.posting.doc as usize;
                 if term_points[d] == 0.0 {
                     term_touched.push(d);
@@ -806,8 +814,7 @@ impl RankIndex {
                 .total();
         }
         let best_lexical = touched.iter().map(|&d| lexical[d]).fold(0.0, f64::max);
-        let term_set: HashSet<&str> = query.terms.iter().map(String::as_str).collect();
-        let boosts = prior.map(|p| p.boosts(&term_set)).unwrap_or_default();
+        let boosts = prior_boosts(&query, prior).unwrap_or_default();
         let mut order: Vec<Scored> = (0..n)
             .map(|i| {
                 let prior = boosts
@@ -869,8 +876,8 @@ impl RankIndex {
     ) -> Explanation {
         let mut matches = Vec::new();
         let (mut word_points, mut matched_idf) = (0.0, 0.0);
-        for t in &query.terms {
-            let Some(hit) = self.best_match(t, index) else {
+        for (i, t) in query.terms.iter().enumerate() {
+            let Some(hit) = self.best_match(query, i, index) else {
                 continue;
             };
             word_points += hit.points;
@@ -929,6 +936,8 @@ fn prior_boosts<'p>(
 /// The intent as ranking sees it.
 struct Query<'a> {
     terms: Vec<String>,
+    /// Per term, the indexed words it reaches beyond itself (see [`RankIndex::related`]).
+    related: Vec<Vec<(&'a str, f64)>>,
     pairs: Vec<(String, String)>,
     /// Vocabulary words the terms reach, with the best share of a match.
     reached: HashMap<&'a str, f64>,
@@ -1056,7 +1065,6 @@ fn answer_type_expansion(intent: &str) -> Vec<String> {
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
         if is_numeric_date(token) {
             out.push("date");
-            words.push("");
             continue;
         }
         words.extend(token.split(|c: char| !c.is_alphanumeric()));
