@@ -109,7 +109,7 @@ pub struct RankIndex {
     lens: Vec<[u32; NF]>,
     avg_len: [f64; NF],
     /// Each entry's distinct name words with their IDF.
-    name_terms: Vec<Vec<(String, f64)>>,
+    name_terms: Vec<Vec<NameTerm>>,
     /// The kinds of action each entry's name names (bit per [`Action`]).
     name_actions: Vec<u8>,
     /// Adjacent word pairs of each entry's name and description.
@@ -405,13 +405,20 @@ fn split_examples(description: &str) -> (&str, &str) {
 }
 
 fn walk_schema(v: &Value, f: &mut dyn FnMut(Field, &str), depth: usize) {
-    if depth > 3 {
+    if depth > 4 {
         return;
     }
+    // Enum values may sit on a property or on its array's items (`"items": {"enum": …}`).
+    if let Some(values) = v.get("enum").and_then(Value::as_array) {
+        values
+            .iter()
+            .filter_map(Value::as_str)
+            .for_each(|v| f(Field::Parameters, v));
+    }
+    if let Some(items) = v.get("items") {
+        walk_schema(items, f, depth + 1);
+    }
     let Some(props) = v.get("properties").and_then(Value::as_object) else {
-        if let Some(items) = v.get("items") {
-            walk_schema(items, f, depth + 1);
-        }
         return;
     };
     for (name, prop) in props {
@@ -421,14 +428,25 @@ fn walk_schema(v: &Value, f: &mut dyn FnMut(Field, &str), depth: usize) {
             f(Field::Parameters, purpose);
             f(Field::Examples, examples);
         }
-        if let Some(values) = prop.get("enum").and_then(Value::as_array) {
-            values
-                .iter()
-                .filter_map(Value::as_str)
-                .for_each(|v| f(Field::Parameters, v));
-        }
         walk_schema(prop, f, depth + 1);
     }
+}
+
+/// One distinct word of an entry's name, with its IDF.
+#[derive(Debug, Clone)]
+struct NameTerm {
+    term: String,
+    idf: f64,
+}
+
+fn name_terms_of(name_words: &[String]) -> Vec<NameTerm> {
+    let mut words = name_words.to_vec();
+    words.sort();
+    words.dedup();
+    words
+        .into_iter()
+        .map(|term| NameTerm { term, idf: 0.0 })
+        .collect()
 }
 
 /// Indexed words that are a head glued to another indexed word (`geodistanc` = `geo` +
@@ -495,10 +513,7 @@ impl RankIndex {
             }
             pairs.push(pair_set);
             name_actions.push(actions_of(&fields[Field::Name as usize]));
-            let mut names = fields[Field::Name as usize].clone();
-            names.sort();
-            names.dedup();
-            name_terms.push(names.into_iter().map(|t| (t, 0.0)).collect::<Vec<_>>());
+            name_terms.push(name_terms_of(&fields[Field::Name as usize]));
             lens.push(len);
         }
         let avg_len = std::array::from_fn(|f| {
@@ -513,8 +528,8 @@ impl RankIndex {
         vocab.sort();
         let compounds = compounds_of(&vocab, &postings);
         for names in &mut name_terms {
-            for (t, name_idf) in names.iter_mut() {
-                *name_idf = idf(n, postings.get(t.as_str()).map_or(0, Vec::len));
+            for t in names.iter_mut() {
+                t.idf = idf(n, postings.get(t.term.as_str()).map_or(0, Vec::len));
             }
         }
         RankIndex {
@@ -670,16 +685,13 @@ impl RankIndex {
 
     /// Name coverage: the IDF share of the entry's name words that the intent reaches.
     fn name_coverage(&self, doc: usize, reached: &HashMap<&str, f64>) -> f64 {
-        let names = &self.name_terms[doc];
-        let total: f64 = names.iter().map(|(_, idf)| idf).sum();
-        if total == 0.0 {
-            return 0.0;
+        let mut hit = 0.0;
+        let mut total = 0.0;
+        for t in &self.name_terms[doc] {
+            hit += reached.get(t.term.as_str()).copied().unwrap_or(0.0) * t.idf;
+            total += t.idf;
         }
-        let hit: f64 = names
-            .iter()
-            .filter_map(|(t, idf)| reached.get(t.as_str()).map(|w| w * idf))
-            .sum();
-        hit / total
+        if total == 0.0 { 0.0 } else { hit / total }
     }
 
     /// An entry's lexical score from its summed word points, put together the one way both
@@ -708,7 +720,7 @@ impl RankIndex {
         let name = if cov > 0.0 {
             let max_name_idf = self.name_terms[doc]
                 .iter()
-                .map(|(_, idf)| *idf)
+                .map(|t| t.idf)
                 .fold(0.0, f64::max);
             self.params.name_coverage * cov * cov * max_name_idf
         } else {
@@ -1453,6 +1465,32 @@ mod tests {
         assert_eq!(idx.name(r.order[0].index), "get_weather_forecast");
         let r = idx.rank("what's the weather in Paris right now", None);
         assert_eq!(idx.name(r.order[0].index), "get_weather");
+    }
+
+    #[test]
+    fn enum_values_of_array_items_are_indexed() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"features": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["timings", "accessibility"]},
+            }},
+        });
+        let mut museum = pack("museum_info", "Information about a museum.");
+        museum.metadata.input_schema = Some(Schema::Full(schema));
+        let g = RoutingGuide {
+            packs: vec![pack("museum_hours", "Information about a museum."), museum],
+            pipelines: vec![],
+        };
+        let idx = RankIndex::new(&g);
+        let r = idx.rank("museum information including accessibility", None);
+        assert_eq!(idx.name(r.order[0].index), "museum_info");
+        let why = idx.explain(&r, r.order[0].index, None);
+        assert!(
+            why.one_line().contains("accessibiliti·parameters"),
+            "{}",
+            why.one_line()
+        );
     }
 
     #[test]
