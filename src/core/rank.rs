@@ -1100,9 +1100,6 @@ fn answer_type_expansion(intent: &str) -> Vec<String> {
                 &["date"]
             }
             _ if is_currency(w) => &["currency"],
-            ("tomorrow", _) | ("upcoming", _) => &["forecast"],
-            ("next" | "coming", "week" | "weeks" | "days" | "month" | "months") => &["forecast"],
-            ("will", "be") => &["forecast"],
             _ if is_us_state(w, next) => &["state"],
             _ => unit_name(w.trim_start_matches(|c: char| c.is_ascii_digit())),
         };
