@@ -119,8 +119,40 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
             .contains("timed out")
     );
 
-    // The original is exactly as it was.
-    assert_eq!(show(home.path(), &id), before);
+    // The original is exactly as it was, and now lists its replays, newest first.
+    let mut after = show(home.path(), &id);
+    let listed = after
+        .as_object_mut()
+        .unwrap()
+        .insert("replays".into(), Value::Array(vec![]))
+        .unwrap();
+    assert_eq!(after, before);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), SCENARIOS.len());
+    for r in replays {
+        let stored = r["stored_id"].as_str().unwrap();
+        let row = listed.iter().find(|l| l["id"] == stored).unwrap();
+        assert_eq!(row["model"], r["model"]);
+    }
+    let text = ctx(home.path())
+        .args(["history", "show", &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("replays ({}, newest first)", SCENARIOS.len())),
+        "{text}"
+    );
+    assert!(text.contains("test/server-error"), "{text}");
+    let replay_text = ctx(home.path())
+        .args(["history", "show", &format!("{id}.r1")])
+        .output()
+        .unwrap();
+    let replay_text = String::from_utf8_lossy(&replay_text.stdout);
+    assert!(
+        replay_text.contains(&format!("replay of {id}")),
+        "{replay_text}"
+    );
     // The key reached the server, and nothing written.
     let requests = server.requests.lock().unwrap().clone();
     assert!(requests.len() >= SCENARIOS.len());

@@ -10,7 +10,7 @@ use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
 use crate::exit::bad_input;
 use crate::store::cache::parse_duration;
-use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
+use crate::store::history::{GroupSummary, HistoryStore, PlanDetail, PlanFilter, StepPair};
 use crate::store::now_secs;
 use crate::store::view::{ModelRow, model_rows};
 use crate::workspace::{Workspace, WorkspaceOptions};
@@ -79,7 +79,7 @@ pub enum What {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// One plan in full: steps beside what executed, the raw response.
+    /// One plan in full: steps beside what executed, its replays, the raw response.
     Show {
         #[arg(value_name = "PLAN_ID")]
         id: String,
@@ -190,25 +190,33 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             history.path().display()
         )));
     };
+    let replays: Vec<ReplaySummary> = history
+        .replays_of(id)?
+        .iter()
+        .map(ReplaySummary::of)
+        .collect();
     if json {
-        return print_json(&d);
+        return print_json(&ShowReport {
+            plan: &d,
+            replays: &replays,
+        });
     }
     let r = &d.record;
     let mut out = format!(
-        "{}  {}  {} → {}\nintent: {}\noutcome: {}{}  drift: {} {}  complexity: {}\n\n",
+        "{}  {}  {} → {}\nintent: {}\noutcome: {}  drift: {} {}  complexity: {}\n{}\n",
         r.id,
         format_timestamp(r.at),
         r.caller,
         r.model,
         r.intent,
-        r.outcome,
-        r.failure_class
-            .as_deref()
-            .map(|c| format!(" ({c})"))
-            .unwrap_or_default(),
+        outcome_text(r.outcome, r.failure_class.as_deref()),
         d.drift.marker(),
         d.drift,
-        d.complexity
+        d.complexity,
+        r.replay_of
+            .as_deref()
+            .map(|o| format!("replay of {o}\n"))
+            .unwrap_or_default()
     );
     let n = r.steps.len().max(d.executed.len());
     let rows: Vec<Vec<String>> = (0..n)
@@ -225,6 +233,22 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
         out.push_str(&format!("step {}: {}\n", s.order, s.rationale));
     }
+    if !replays.is_empty() {
+        let rows: Vec<Vec<String>> = replays
+            .iter()
+            .map(|p| {
+                vec![
+                    p.id.clone(),
+                    format_minute(p.at),
+                    p.model.clone(),
+                    outcome_text(p.outcome, p.failure_class.as_deref()),
+                    p.steps.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&format!("\nreplays ({}, newest first):\n", replays.len()));
+        out.push_str(&render(&["id", "at", "model", "outcome", ">steps"], &rows));
+    }
     if let Some(raw) = &r.raw_response {
         out.push_str(&format!(
             "\nraw response (finish_reason {}):\n{raw}\n",
@@ -232,6 +256,47 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         ));
     }
     emit(&out)
+}
+
+/// `failed (protocol)`, `ok`.
+fn outcome_text(outcome: Outcome, failure_class: Option<&str>) -> String {
+    match failure_class {
+        Some(c) => format!("{outcome} ({c})"),
+        None => outcome.to_string(),
+    }
+}
+
+/// `history show --json`: the plan, and the replays stored against it.
+#[derive(Serialize)]
+struct ShowReport<'a> {
+    #[serde(flatten)]
+    plan: &'a PlanDetail,
+    replays: &'a [ReplaySummary],
+}
+
+/// One replay of a plan, as `history show` lists it.
+#[derive(Serialize)]
+struct ReplaySummary {
+    id: String,
+    at: i64,
+    model: String,
+    outcome: Outcome,
+    failure_class: Option<String>,
+    steps: usize,
+}
+
+impl ReplaySummary {
+    fn of(d: &PlanDetail) -> ReplaySummary {
+        let r = &d.record;
+        ReplaySummary {
+            id: r.id.clone(),
+            at: r.at,
+            model: r.model.clone(),
+            outcome: r.outcome,
+            failure_class: r.failure_class.clone(),
+            steps: r.steps.len(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -339,10 +404,7 @@ fn plans(
                 p.caller.clone(),
                 p.model.clone(),
                 format!("{} {}", p.drift.marker(), p.drift),
-                match &p.failure_class {
-                    Some(c) => format!("{} ({c})", p.outcome),
-                    None => p.outcome.to_string(),
-                },
+                outcome_text(p.outcome, p.failure_class.as_deref()),
                 clip(&p.intent, 48),
             ]
         })
