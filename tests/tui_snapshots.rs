@@ -350,6 +350,11 @@ fn replay_live_from_the_history_pane_stores_a_linked_plan() {
     let stored = format!("stored as {}.r1", original.id);
     assert!(s.contains(&stored), "{s}");
     assert!(s.contains("decoded by the direct stage"), "{s}");
+    // The plan's detail is read again and lists the replay it now has.
+    let replays = &state.history.detail.as_ref().unwrap().replays;
+    assert_eq!(replays.len(), 1);
+    assert_eq!(replays[0].id, format!("{}.r1", original.id));
+    assert!(s.contains("replays (1, newest first)"), "{s}");
     assert!(!server.requests.lock().unwrap().is_empty());
     let store = ws.open_history(None).unwrap();
     let replay = store.plan(&format!("{}.r1", original.id)).unwrap().unwrap();
@@ -357,7 +362,9 @@ fn replay_live_from_the_history_pane_stores_a_linked_plan() {
         replay.record.replay_of.as_deref(),
         Some(original.id.as_str())
     );
-    assert_eq!(store.plan(&original.id).unwrap().unwrap().record, original);
+    let after = store.plan(&original.id).unwrap().unwrap();
+    assert_eq!(after.record, original);
+    assert_eq!(after.replays.len(), 1);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
 use crate::exit::bad_input;
 use crate::store::cache::parse_duration;
-use crate::store::history::{GroupSummary, HistoryStore, PlanDetail, PlanFilter, StepPair};
+use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
 use crate::store::now_secs;
 use crate::store::view::{ModelRow, model_rows};
 use crate::workspace::{Workspace, WorkspaceOptions};
@@ -190,16 +190,8 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             history.path().display()
         )));
     };
-    let replays: Vec<ReplaySummary> = history
-        .replays_of(id)?
-        .iter()
-        .map(ReplaySummary::of)
-        .collect();
     if json {
-        return print_json(&ShowReport {
-            plan: &d,
-            replays: &replays,
-        });
+        return print_json(&d);
     }
     let r = &d.record;
     let mut out = format!(
@@ -233,8 +225,9 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
         out.push_str(&format!("step {}: {}\n", s.order, s.rationale));
     }
-    if !replays.is_empty() {
-        let rows: Vec<Vec<String>> = replays
+    if !d.replays.is_empty() {
+        let rows: Vec<Vec<String>> = d
+            .replays
             .iter()
             .map(|p| {
                 vec![
@@ -246,7 +239,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
                 ]
             })
             .collect();
-        out.push_str(&format!("\nreplays ({}, newest first):\n", replays.len()));
+        out.push_str(&format!("\nreplays ({}, newest first):\n", d.replays.len()));
         out.push_str(&render(&["id", "at", "model", "outcome", ">steps"], &rows));
     }
     if let Some(raw) = &r.raw_response {
@@ -263,39 +256,6 @@ fn outcome_text(outcome: Outcome, failure_class: Option<&str>) -> String {
     match failure_class {
         Some(c) => format!("{outcome} ({c})"),
         None => outcome.to_string(),
-    }
-}
-
-/// `history show --json`: the plan, and the replays stored against it.
-#[derive(Serialize)]
-struct ShowReport<'a> {
-    #[serde(flatten)]
-    plan: &'a PlanDetail,
-    replays: &'a [ReplaySummary],
-}
-
-/// One replay of a plan, as `history show` lists it.
-#[derive(Serialize)]
-struct ReplaySummary {
-    id: String,
-    at: i64,
-    model: String,
-    outcome: Outcome,
-    failure_class: Option<String>,
-    steps: usize,
-}
-
-impl ReplaySummary {
-    fn of(d: &PlanDetail) -> ReplaySummary {
-        let r = &d.record;
-        ReplaySummary {
-            id: r.id.clone(),
-            at: r.at,
-            model: r.model.clone(),
-            outcome: r.outcome,
-            failure_class: r.failure_class.clone(),
-            steps: r.steps.len(),
-        }
     }
 }
 

@@ -216,6 +216,26 @@ pub struct PlanRow {
     pub replay_of: Option<String>,
 }
 
+/// The columns [`plan_row`] reads, in its order (`p` is the plans table).
+const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
+    p.outcome, p.drift, p.failure_class, json_array_length(p.steps), p.replay_of";
+
+fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
+    Ok(PlanRow {
+        id: r.get(0)?,
+        at: r.get(1)?,
+        caller: r.get(2)?,
+        model: r.get(3)?,
+        intent: r.get(4)?,
+        complexity: r.get(5)?,
+        outcome: outcome_col(r.get::<_, String>(6)?),
+        drift: drift_col(r.get::<_, String>(7)?),
+        failure_class: r.get(8)?,
+        steps: r.get::<_, i64>(9)? as usize,
+        replay_of: r.get(10)?,
+    })
+}
+
 /// One plan in full, with what executed after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanDetail {
@@ -227,6 +247,8 @@ pub struct PlanDetail {
     pub drift: Drift,
     /// Tools executed after the plan, in order: the evidence for `drift`.
     pub executed: Vec<String>,
+    /// Replays stored against this plan, newest first.
+    pub replays: Vec<PlanRow>,
 }
 
 /// A group of similar intents.
@@ -549,21 +571,6 @@ impl HistoryStore {
         Ok(record.id)
     }
 
-    /// Replays of a plan, newest first.
-    pub fn replays_of(&self, id: &str) -> anyhow::Result<Vec<PlanDetail>> {
-        let ids: Vec<String> = self
-            .conn
-            .prepare_cached("SELECT id FROM plans WHERE replay_of = ?1 ORDER BY at DESC, seq DESC")?
-            .query_map([id], |r| r.get(0))?
-            .collect::<Result<_, _>>()
-            .map_err(db_err(&self.path, "listing replays"))?;
-        let mut out = Vec::new();
-        for id in ids {
-            out.extend(self.plan(&id)?);
-        }
-        Ok(out)
-    }
-
     /// Failed plans (not replays) at or after `since`, oldest first.
     pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
         self.conn
@@ -632,7 +639,10 @@ impl HistoryStore {
                         "at".into(),
                         crate::core::time::format_timestamp(d.record.at).into(),
                     );
+                    // Derived, not imported: executions come from their own export, and
+                    // replays are exported as plans of their own with `replay_of`.
                     obj.remove("executed");
+                    obj.remove("replays");
                 }
                 writeln!(out, "{}", serde_json::to_string(&line)?)?;
             }
@@ -666,7 +676,8 @@ impl HistoryStore {
 
     /// One plan in full.
     pub fn plan(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
-        self.conn
+        let detail = self
+            .conn
             .query_row(
                 "SELECT id, at, caller, model, intent, steps, outcome, failure_class,
                         finish_reason, raw_response, trim_record, duration_ms, replay_of,
@@ -698,11 +709,17 @@ impl HistoryStore {
                         shape: r.get(15)?,
                         drift: drift_col(r.get::<_, String>(16)?),
                         executed: serde_json::from_str(&executed).unwrap_or_default(),
+                        replays: Vec::new(),
                     })
                 },
             )
             .optional()
-            .map_err(db_err(&self.path, "reading a plan"))
+            .map_err(db_err(&self.path, "reading a plan"))?;
+        let Some(mut detail) = detail else {
+            return Ok(None);
+        };
+        detail.replays = self.replays(id)?;
+        Ok(Some(detail))
     }
 
     /// How many plans match.
@@ -729,30 +746,27 @@ impl HistoryStore {
         let (clause, mut values) = filter.clause();
         let page = page_sql(&mut values, limit, offset);
         let sql = format!(
-            "SELECT p.id, p.at, p.caller, p.model, p.intent, p.complexity, p.outcome, p.drift,
-                    p.failure_class, json_array_length(p.steps), p.replay_of
-             FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
         );
         let mut st = self.conn.prepare_cached(&sql)?;
         let rows = st
-            .query_map(rusqlite::params_from_iter(values), |r| {
-                Ok(PlanRow {
-                    id: r.get(0)?,
-                    at: r.get(1)?,
-                    caller: r.get(2)?,
-                    model: r.get(3)?,
-                    intent: r.get(4)?,
-                    complexity: r.get(5)?,
-                    outcome: outcome_col(r.get::<_, String>(6)?),
-                    drift: drift_col(r.get::<_, String>(7)?),
-                    failure_class: r.get(8)?,
-                    steps: r.get::<_, i64>(9)? as usize,
-                    replay_of: r.get(10)?,
-                })
-            })?
+            .query_map(rusqlite::params_from_iter(values), plan_row)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "listing plans"))?;
         Ok(rows)
+    }
+
+    /// Replays of a plan, newest first.
+    fn replays(&self, id: &str) -> anyhow::Result<Vec<PlanRow>> {
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.replay_of = ?1
+             ORDER BY p.at DESC, p.seq DESC"
+        );
+        self.conn
+            .prepare_cached(&sql)?
+            .query_map([id], plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing replays"))
     }
 
     /// Groups of similar intents, largest first. Without a filter this reads the kept

@@ -8,7 +8,7 @@ use crate::preview::Preview;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
-use crate::tui::replay::ReplayRequest;
+use crate::tui::replay::{ReplayRequest, ReplayResult};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -513,8 +513,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
         }
         Action::Replayed(request, result) => {
+            let stored = matches!(&result, Ok(Done(r))
+                if matches!(r.as_ref(), ReplayResult::Live(l) if l.stored_id.is_some()));
             if let Some(r) = &mut state.history.replay {
                 r.finished(request, result.map(|Done(r)| r));
+            }
+            if stored {
+                // The plan now has one more replay: read its detail again to list it.
+                return history_effects(state.history.reload_detail(&mut state.next_request));
             }
         }
         Action::Open if state.focus == Pane::History => {

@@ -299,6 +299,12 @@ impl HistoryState {
         }
     }
 
+    /// Read the selected plan's detail again (a replay of it was just stored).
+    pub fn reload_detail(&mut self, next: &mut u64) -> Vec<Query> {
+        self.detail = None;
+        self.request_detail(next)
+    }
+
     fn request_detail(&mut self, next: &mut u64) -> Vec<Query> {
         let Some(id) = self.selected_plan().map(|p| p.id.clone()) else {
             return Vec::new();

@@ -299,6 +299,37 @@ fn detail_lines<'a>(
             theme.warn,
         )));
     }
+    if !d.replays.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("replays ({}, newest first)", d.replays.len()),
+            theme.accent,
+        )));
+        let shown = if expanded { d.replays.len() } else { 3 };
+        for p in d.replays.iter().take(shown) {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("  {}  {}  ", p.id, format_minute(p.at)),
+                    theme.muted,
+                ),
+                Span::styled(short_model(&p.model), theme.base),
+                Span::raw("  "),
+                Span::styled(
+                    outcome_text(p.outcome, p.failure_class.as_deref()),
+                    if p.outcome == Outcome::Failed {
+                        theme.error
+                    } else {
+                        theme.ok
+                    },
+                ),
+            ]));
+        }
+        if d.replays.len() > shown {
+            lines.push(Line::from(Span::styled(
+                format!("  … {} more", d.replays.len() - shown),
+                theme.muted,
+            )));
+        }
+    }
     if expanded {
         lines.push(Line::from(Span::styled(
             format!(
