@@ -632,7 +632,7 @@ impl HistoryStore {
         let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY at, seq")?;
         let ids: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
         for id in &ids {
-            if let Some(d) = self.plan(id)? {
+            if let Some(d) = self.plan_alone(id)? {
                 let mut line = serde_json::to_value(&d)?;
                 if let Some(obj) = line.as_object_mut() {
                     obj.insert(
@@ -640,7 +640,8 @@ impl HistoryStore {
                         crate::core::time::format_timestamp(d.record.at).into(),
                     );
                     // Derived, not imported: executions come from their own export, and
-                    // replays are exported as plans of their own with `replay_of`.
+                    // replays are exported as plans of their own with `replay_of` (the
+                    // list is empty here; the key goes so a line reads back).
                     obj.remove("executed");
                     obj.remove("replays");
                 }
@@ -674,10 +675,18 @@ impl HistoryStore {
         Ok(n)
     }
 
-    /// One plan in full.
+    /// One plan in full, with its replays.
     pub fn plan(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
-        let detail = self
-            .conn
+        let Some(mut detail) = self.plan_alone(id)? else {
+            return Ok(None);
+        };
+        detail.replays = self.replays(id)?;
+        Ok(Some(detail))
+    }
+
+    /// One plan without its replays (left empty): what an export writes.
+    fn plan_alone(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
+        self.conn
             .query_row(
                 "SELECT id, at, caller, model, intent, steps, outcome, failure_class,
                         finish_reason, raw_response, trim_record, duration_ms, replay_of,
@@ -714,12 +723,7 @@ impl HistoryStore {
                 },
             )
             .optional()
-            .map_err(db_err(&self.path, "reading a plan"))?;
-        let Some(mut detail) = detail else {
-            return Ok(None);
-        };
-        detail.replays = self.replays(id)?;
-        Ok(Some(detail))
+            .map_err(db_err(&self.path, "reading a plan"))
     }
 
     /// How many plans match.
