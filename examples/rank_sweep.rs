@@ -56,6 +56,10 @@ fn main() -> anyhow::Result<()> {
         ("b", 0.0),
         ("b", 2.0),
         ("action", 0.3),
+        ("action_synonym", 0.0),
+        ("action_synonym", 0.1),
+        ("action_synonym", 0.3),
+        ("action_synonym", 0.5),
     ] {
         let mut p = base;
         match label {
@@ -63,6 +67,7 @@ fn main() -> anyhow::Result<()> {
             "name_coverage" => p.name_coverage = value,
             "pair" => p.pair = value,
             "action" => p.action_conflict = value,
+            "action_synonym" => p.action_synonym = value,
             "k1" => p.k1 = value,
             "b" => p
                 .fields

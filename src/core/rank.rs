@@ -84,6 +84,9 @@ const RELATED_WEIGHT: f64 = 0.5;
 const MIN_RELATED_LEN: usize = 4;
 /// What an entry named for another kind of action keeps of its score.
 const ACTION_CONFLICT: f64 = 0.5;
+/// Share of a match another word for the same kind of action earns (`find` → `get`): weaker
+/// than a related form of the word itself, since every read tool says one of them.
+const ACTION_SYNONYM_WEIGHT: f64 = 0.2;
 /// Endings that turn a short word into the one who does it.
 const AGENT_SUFFIXES: [&str; 5] = ["er", "or", "ist", "yer", "ian"];
 /// A compound splits into a head of at least 3 letters and a known tail of at least this many.
@@ -135,6 +138,8 @@ pub struct RankParams {
     pub action_conflict: f64,
     /// Share of a match a related word earns (prefix, stem-of, compound part; 0 = off).
     pub related: f64,
+    /// Share of a match another word for the same kind of action earns (0 = off).
+    pub action_synonym: f64,
     pub expand: bool,
 }
 
@@ -147,6 +152,7 @@ impl Default for RankParams {
             coord: 0.5,
             pair: 1.0,
             related: RELATED_WEIGHT,
+            action_synonym: ACTION_SYNONYM_WEIGHT,
             action_conflict: ACTION_CONFLICT,
             expand: true,
         }
@@ -413,7 +419,7 @@ fn walk_schema(v: &Value, f: &mut dyn FnMut(Field, &str), depth: usize) {
         values
             .iter()
             .filter_map(Value::as_str)
-            .for_each(|v| f(Field::Parameters, v));
+            .for_each(|v| f(Field::Parameters, operator_words(v).unwrap_or(v)));
     }
     if let Some(items) = v.get("items") {
         walk_schema(items, f, depth + 1);
@@ -430,6 +436,20 @@ fn walk_schema(v: &Value, f: &mut dyn FnMut(Field, &str), depth: usize) {
         }
         walk_schema(prop, f, depth + 1);
     }
+}
+
+/// A comparison operator among enum values, in words: the symbol holds no word to match,
+/// yet "where age is greater than 25" asks for the tool that offers `>`.
+fn operator_words(value: &str) -> Option<&'static str> {
+    Some(match value.trim() {
+        ">" => "greater than",
+        "<" => "less than",
+        ">=" => "greater than or equal",
+        "<=" => "less than or equal",
+        "=" | "==" => "equal",
+        "!=" | "<>" => "not equal",
+        _ => return None,
+    })
 }
 
 /// One distinct word of an entry's name, with its IDF.
@@ -606,7 +626,7 @@ impl RankIndex {
     /// `contribution`), the shorter words it begins with (`contribution` → `contrib`), and
     /// the compounds it ends (`distanc` → `geodistanc`).
     fn related<'a>(&'a self, term: &str) -> Vec<(&'a str, f64)> {
-        let mut out = Vec::new();
+        let mut out = self.action_synonyms(term);
         let r = self.params.related;
         if r <= 0.0 || !term.is_ascii() || term.len() < 3 {
             return out;
@@ -640,6 +660,25 @@ impl RankIndex {
             out.extend(compounds.iter().map(|v| (v.as_str(), r)));
         }
         out
+    }
+
+    /// Indexed words for the same kind of action as `term` (`find` → `get`, `search`, `list`),
+    /// each worth `action_synonym` of a match: "find the driving distance" is what
+    /// `get_driving_distance` does.
+    fn action_synonyms<'a>(&'a self, term: &str) -> Vec<(&'a str, f64)> {
+        let share = self.params.action_synonym;
+        let Some(&(_, kind)) = ACTION_WORDS.iter().find(|(w, _)| *w == term) else {
+            return Vec::new();
+        };
+        if share <= 0.0 {
+            return Vec::new();
+        }
+        ACTION_WORDS
+            .iter()
+            .filter(|&&(w, k)| k as u8 == kind as u8 && w != term)
+            .filter_map(|&(w, _)| self.postings.get_key_value(w))
+            .map(|(v, _)| (v.as_str(), share))
+            .collect()
     }
 
     /// Every match of one query word (the `i`th), through itself and the words it reaches;
@@ -1580,6 +1619,43 @@ mod tests {
             "{}",
             e.one_line()
         );
+    }
+
+    #[test]
+    fn same_kind_of_action_and_operator_symbols_reach_their_tool() {
+        let mut query_tool = pack("records.query", "Rows of a table.");
+        query_tool.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+            "properties": {
+                "operation": {"type": "string", "enum": ["<", ">", "="]}
+            }
+        })));
+        let g = RoutingGuide {
+            packs: vec![
+                pack("measure_driving_distance", "Driving distance by road."),
+                pack("get_driving_distance", "Driving distance by road."),
+                pack("records.fetch", "Rows of a table."),
+                query_tool,
+            ],
+            pipelines: vec![],
+        };
+        let idx = RankIndex::new(&g);
+        // Same description: "find" reaches `get`, a read like itself, and nothing else.
+        let r = idx.rank("find the driving distance", None);
+        assert_eq!(idx.name(r.order[0].index), "get_driving_distance");
+        let e = idx.explain(&r, r.order[0].index, None);
+        assert!(e.one_line().contains("find→get·name"), "{}", e.one_line());
+        let off = RankIndex::with_params(
+            &g,
+            RankParams {
+                action_synonym: 0.0,
+                ..RankParams::default()
+            },
+        );
+        let r = off.rank("find the driving distance", None);
+        assert_eq!(r.order[0].score, r.order[1].score, "a tie without synonyms");
+        // `>` among enum values is "greater than".
+        let r = idx.rank("rows of the table where age is greater than 25", None);
+        assert_eq!(idx.name(r.order[0].index), "records.query");
     }
 
     #[test]

@@ -291,6 +291,9 @@ pub fn stem(word: &str) -> String {
     if n <= 3 || !w.is_ascii() {
         return w.to_string();
     }
+    if let Some(verb) = nominal_verb(w) {
+        return verb;
+    }
     let strip = |suffix: &str| &w[..w.len() - suffix.len()];
     let out: String = if let Some(base) = w.strip_suffix("ies").filter(|_| n > 4) {
         format!("{base}i")
@@ -316,6 +319,26 @@ pub fn stem(word: &str) -> String {
         w.to_string()
     };
     consonant_y(trim_e(out))
+}
+
+/// Nouns in `-sion` whose verb changes its last consonant, so prefix matching never joins
+/// them: `conversion` → `convert`, `inclusion` → `includ`, `expansion` → `expand` (plurals
+/// too). Only endings where the change is regular; `extension`/`extend` and
+/// `commission`/`commit` mean different things in a tool catalog and stay apart.
+const SION_VERBS: &[(&str, &str)] = &[
+    ("version", "vert"),
+    ("clusion", "clud"),
+    ("pansion", "pand"),
+];
+
+fn nominal_verb(word: &str) -> Option<String> {
+    let singular = word.strip_suffix('s').unwrap_or(word);
+    SION_VERBS.iter().find_map(|(noun, verb)| {
+        singular
+            .strip_suffix(noun)
+            .filter(|head| head.len() >= 2)
+            .map(|head| format!("{head}{verb}"))
+    })
 }
 
 /// A final `y` after a consonant becomes `i`, where `-ies` and `-ied` leave it: `policy`,
@@ -407,5 +430,21 @@ mod tests {
         assert_eq!(stem("status"), "status");
         assert_eq!(stem("address"), "address");
         assert_eq!(stem("añadir"), "añadir");
+    }
+
+    #[test]
+    fn sion_nouns_meet_their_verbs() {
+        for (noun, verb) in [
+            ("conversion", "convert"),
+            ("conversions", "converts"),
+            ("inclusion", "include"),
+            ("expansion", "expanding"),
+        ] {
+            assert_eq!(stem(noun), stem(verb), "{noun} / {verb}");
+        }
+        // The bare ending is a word of its own, and unlisted endings stay apart.
+        assert_eq!(stem("version"), "version");
+        assert_ne!(stem("extension"), stem("extend"));
+        assert_ne!(stem("commission"), stem("commit"));
     }
 }
