@@ -283,11 +283,16 @@ fn history_replays_a_failed_plan_live_and_shows_it_beside_the_original() {
     let done = tmux.wait_for("the replay result", 20, |s| s.contains("stored as "));
     assert!(done.contains(&format!("stored as {id}.r1")), "{done}");
     assert!(done.contains("decoded by the direct stage"), "{done}");
-    // The original is still there, beside it.
+    // The original stays beside it the whole time (no blink to "loading…" while its detail
+    // is read again), and then lists the replay.
     assert!(
         done.contains(&format!("Plan {id}")) && done.contains("failed: "),
         "{done}"
     );
+    let listed = tmux.wait_for("the replay listed in the plan's detail", 20, |s| {
+        s.contains("replays (1, newest first)")
+    });
+    assert!(listed.contains(&format!("Plan {id}")), "{listed}");
     assert!(!server.requests.lock().unwrap().is_empty());
     tmux.keys(&["Escape"]);
     tmux.wait_for("the replay closed", 10, |s| !s.contains("stored as "));

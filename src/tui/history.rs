@@ -299,10 +299,13 @@ impl HistoryState {
         }
     }
 
-    /// Read the selected plan's detail again (a replay of it was just stored).
+    /// Read the selected plan's detail again (a replay of it was just stored). The detail on
+    /// screen stays until the new one comes, so the pane never blinks to "loading…".
     pub fn reload_detail(&mut self, next: &mut u64) -> Vec<Query> {
-        self.detail = None;
-        self.request_detail(next)
+        match self.selected_plan().map(|p| p.id.clone()) {
+            Some(id) => self.detail_query(id, next),
+            None => Vec::new(),
+        }
     }
 
     fn request_detail(&mut self, next: &mut u64) -> Vec<Query> {
@@ -312,6 +315,10 @@ impl HistoryState {
         if self.detail.as_ref().is_some_and(|d| d.record.id == id) {
             return Vec::new();
         }
+        self.detail_query(id, next)
+    }
+
+    fn detail_query(&mut self, id: String, next: &mut u64) -> Vec<Query> {
         let request = take(next);
         self.pending.detail = Some(request);
         vec![(request, HistoryQuery::Detail { id })]
@@ -413,6 +420,7 @@ fn page_start(index: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::history::PlanRecord;
 
     fn row(i: u64) -> PlanRow {
         PlanRow {
@@ -475,6 +483,65 @@ mod tests {
         // Beyond the end clamps.
         h.move_to(10_000, &mut next);
         assert_eq!(h.plan_selected, 499);
+    }
+
+    fn detail_of(r: &PlanRow, replays: Vec<PlanRow>) -> PlanDetail {
+        PlanDetail {
+            record: PlanRecord {
+                id: r.id.clone(),
+                at: r.at,
+                caller: r.caller.clone(),
+                model: r.model.clone(),
+                intent: r.intent.clone(),
+                steps: vec![],
+                outcome: r.outcome,
+                failure_class: None,
+                finish_reason: None,
+                raw_response: None,
+                trim_record: None,
+                duration_ms: None,
+                replay_of: None,
+            },
+            complexity: r.complexity.clone(),
+            intent_sha: String::new(),
+            shape: String::new(),
+            drift: r.drift,
+            executed: vec![],
+            replays,
+        }
+    }
+
+    #[test]
+    fn a_reloaded_detail_stays_on_screen_until_the_new_one_comes() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        let after = opened(&mut h, &mut next, 3);
+        let (first, _) = after[0];
+        h.answered(
+            first,
+            Ok(Arc::new(HistoryAnswer::Detail(Some(Box::new(detail_of(
+                &row(0),
+                vec![],
+            )))))),
+            &mut next,
+        );
+        let q = h.reload_detail(&mut next);
+        let [(again, HistoryQuery::Detail { id })] = &q[..] else {
+            panic!("{q:?}");
+        };
+        assert_eq!(id, "p0");
+        assert_eq!(h.detail.as_ref().map(|d| d.record.id.as_str()), Some("p0"));
+        let mut replay = row(1);
+        replay.id = "p0.r1".into();
+        h.answered(
+            *again,
+            Ok(Arc::new(HistoryAnswer::Detail(Some(Box::new(detail_of(
+                &row(0),
+                vec![replay],
+            )))))),
+            &mut next,
+        );
+        assert_eq!(h.detail.as_ref().map(|d| d.replays.len()), Some(1));
     }
 
     #[test]
