@@ -667,15 +667,12 @@ impl RankIndex {
     /// `get_driving_distance` does.
     fn action_synonyms<'a>(&'a self, term: &str) -> Vec<(&'a str, f64)> {
         let share = self.params.action_synonym;
-        let Some(&(_, kind)) = ACTION_WORDS.iter().find(|(w, _)| *w == term) else {
+        let Some(kind) = action_of(term).filter(|_| share > 0.0) else {
             return Vec::new();
         };
-        if share <= 0.0 {
-            return Vec::new();
-        }
         ACTION_WORDS
             .iter()
-            .filter(|&&(w, k)| k as u8 == kind as u8 && w != term)
+            .filter(|&&(w, k)| k == kind && w != term)
             .filter_map(|&(w, _)| self.postings.get_key_value(w))
             .map(|(v, _)| (v.as_str(), share))
             .collect()
@@ -1033,7 +1030,7 @@ impl LexicalParts {
 
 /// What an action word does. An entry named for one kind is a poor pick for an intent that
 /// asks only for another: "find the player's profile" is not `create_player_profile`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
     Read = 1,
     Create = 2,
@@ -1076,11 +1073,19 @@ const ACTION_WORDS: &[(&str, Action)] = &[
     ("eras", Action::Delete),
 ];
 
+/// The kind of action a stemmed word names, if it is an action word.
+fn action_of(term: &str) -> Option<Action> {
+    ACTION_WORDS
+        .iter()
+        .find(|(w, _)| *w == term)
+        .map(|&(_, a)| a)
+}
+
 fn actions_of(terms: &[String]) -> u8 {
     terms
         .iter()
-        .filter_map(|t| ACTION_WORDS.iter().find(|(w, _)| w == t))
-        .fold(0, |bits, (_, a)| bits | *a as u8)
+        .filter_map(|t| action_of(t))
+        .fold(0, |bits, a| bits | a as u8)
 }
 
 /// How sure a ranking is of its first entry: its margin over the second, times the share of
