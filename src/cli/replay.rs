@@ -10,13 +10,14 @@ use std::sync::Arc;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::history::PlanRecord;
+use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::core::time::format_minute;
 use crate::exit::bad_input;
 use crate::llm::client::Cancel;
 use crate::llm::replay::{
     ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
-    Verdict, replay_live, replay_offline, stage_name, summarise,
+    Verdict, replay_live, replay_offline, summarise,
 };
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
@@ -202,7 +203,7 @@ fn verdict_text(r: &OfflineReplay) -> String {
         (Verdict::Recovered, Some(plan), _) => {
             out.push_str(&format!(
                 "today: recovered by the {} stage → {} step(s), {}, {}\n",
-                r.stage.map_or("?", stage_name),
+                r.stage.map_or("?", DecodeStage::as_str),
                 plan.steps.len(),
                 plan.complexity.as_str(),
                 plan.outcome
@@ -252,7 +253,7 @@ fn offline_summary(results: &[OfflineReplay], json: bool) -> anyhow::Result<()> 
             "  {}  {}  recovered by {}\n",
             r.plan_id,
             r.stored_class.as_deref().unwrap_or("-"),
-            r.stage.map_or("?", stage_name)
+            r.stage.map_or("?", DecodeStage::as_str)
         ));
     }
     emit(&out)
@@ -334,7 +335,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
         &|r| r.finish.as_ref().map_or_else(dash, |f| f.label()),
     );
     row("decoded by", dash(), &|r| {
-        r.stage.map_or_else(dash, |s| stage_name(s).to_string())
+        r.stage.map_or_else(dash, |s| s.as_str().to_string())
     });
     row("steps", steps_cell(&o.steps), &|r| {
         r.plan.as_ref().map_or_else(dash, |p| {

@@ -76,6 +76,18 @@ pub enum DecodeStage {
     Balanced,
 }
 
+impl DecodeStage {
+    /// The stage's name, as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecodeStage::Direct => "direct",
+            DecodeStage::Fence => "fence",
+            DecodeStage::TrailingProse => "trailing_prose",
+            DecodeStage::Balanced => "balanced",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decoded {
     pub value: serde_json::Value,
@@ -226,5 +238,14 @@ mod tests {
         );
         assert_eq!(d("I'm sorry, but I can't help with that."), None);
         assert_eq!(d(""), None);
+        // The name shown in summaries is the one the JSON carries.
+        for stage in [
+            DecodeStage::Direct,
+            DecodeStage::Fence,
+            DecodeStage::TrailingProse,
+            DecodeStage::Balanced,
+        ] {
+            assert_eq!(json!(stage), json!(stage.as_str()));
+        }
     }
 }

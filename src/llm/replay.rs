@@ -199,7 +199,7 @@ impl ClassTally {
             Tallied::Recovered(stage) => {
                 s.recovered += 1;
                 if let Some(stage) = stage {
-                    *s.stages.entry(stage_name(stage).to_string()).or_default() += 1;
+                    *s.stages.entry(stage.as_str().to_string()).or_default() += 1;
                 }
             }
             Tallied::Failing(Some(today)) => {
@@ -228,15 +228,6 @@ pub fn summarise(results: &[OfflineReplay]) -> Vec<ClassSummary> {
     let mut out = tally.into_summaries();
     out.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.class.cmp(&b.class)));
     out
-}
-
-pub fn stage_name(stage: DecodeStage) -> &'static str {
-    match stage {
-        DecodeStage::Direct => "direct",
-        DecodeStage::Fence => "fence",
-        DecodeStage::TrailingProse => "trailing_prose",
-        DecodeStage::Balanced => "balanced",
-    }
 }
 
 /// What pass 1 of the two-pass filter did.

@@ -8,7 +8,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::core::failure::Failure;
 use crate::core::plan::GuardedPlan;
-use crate::llm::replay::{Verdict, stage_name};
+use crate::core::response::DecodeStage;
+use crate::llm::replay::Verdict;
 use crate::tui::panes::{clip, pane_block};
 use crate::tui::replay::{ReplayResult, ReplayView};
 use crate::tui::theme::Theme;
@@ -106,7 +107,7 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
                 lines.push(Line::styled(
                     format!(
                         "recovered today by the {} stage",
-                        o.stage.map_or("?", stage_name)
+                        o.stage.map_or("?", DecodeStage::as_str)
                     ),
                     theme.ok,
                 ));
@@ -152,7 +153,10 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
             }
             if let Some(plan) = &l.plan {
                 lines.push(Line::styled(
-                    format!("decoded by the {} stage", l.stage.map_or("?", stage_name)),
+                    format!(
+                        "decoded by the {} stage",
+                        l.stage.map_or("?", DecodeStage::as_str)
+                    ),
                     theme.ok,
                 ));
                 lines.extend(plan_lines(plan, theme));
