@@ -95,11 +95,11 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
         };
         let mut replays = Vec::new();
         for model in &models {
-            let mut live = rt.block_on(live_one(&ctx, original, model))?;
-            if let (Some(record), Some(replay)) = (live.1.take(), live.0.as_mut()) {
+            let (mut replay, record) = rt.block_on(live_one(&ctx, original, model))?;
+            if let Some(record) = record {
                 replay.stored_id = Some(history.insert_replay(record, &ctx.pipelines)?);
             }
-            replays.extend(live.0);
+            replays.push(replay);
         }
         plans.push(LivePlan {
             original: Original::of(original),
@@ -125,7 +125,7 @@ async fn live_one(
     ctx: &ReplayContext,
     original: &PlanRecord,
     model: &str,
-) -> anyhow::Result<(Option<LiveReplay>, Option<PlanRecord>)> {
+) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let tty = std::io::stderr().is_terminal();
     let mut report = |p: ReplayProgress| {
         if tty {
@@ -133,11 +133,11 @@ async fn live_one(
         }
     };
     let cancel = Cancel::default();
-    let (live, record) = replay_live(ctx, original, model, &cancel, &mut report).await?;
+    let live = replay_live(ctx, original, model, &cancel, &mut report).await?;
     if tty {
         eprint!("\r\x1b[2K");
     }
-    Ok((Some(live), record))
+    Ok(live)
 }
 
 #[derive(Debug, Serialize)]

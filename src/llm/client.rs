@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::core::assemble::ChatMessage;
@@ -102,7 +102,6 @@ pub struct Exchange {
     /// The last HTTP status seen.
     pub status: Option<u16>,
     pub attempts: u32,
-    pub elapsed_ms: u64,
 }
 
 /// What went wrong and its causes. reqwest's own message carries the URL, which this
@@ -191,7 +190,6 @@ pub async fn send(
     if let Some(format) = call.response_format {
         body["response_format"] = serde_json::json!({ "type": format });
     }
-    let started = Instant::now();
     let mut attempts = 0;
     let mut status = None;
     let answer = loop {
@@ -237,7 +235,6 @@ pub async fn send(
         answer,
         status,
         attempts,
-        elapsed_ms: started.elapsed().as_millis() as u64,
     })
 }
 
