@@ -23,8 +23,10 @@ use std::collections::{BTreeMap, HashSet};
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
 pub const SAMPLE_PLANNER: &str = include_str!("../sample-data/planner.toml");
-/// Seven weeks of plan history the store is seeded with on first run.
+/// The defaults the workspace's `config.toml` is laid over: drift window, client settings,
+/// sample providers.
 pub const SAMPLE_CONFIG: &str = include_str!("../sample-data/config.toml");
+/// Seven weeks of plan history the store is seeded with on first run.
 pub const SAMPLE_PLANS: &str = include_str!("../sample-data/history-plans.jsonl");
 pub const SAMPLE_EXECUTIONS: &str = include_str!("../sample-data/history-executions.jsonl");
 /// The labelled messages `eval planner` measures the rules on.

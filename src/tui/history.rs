@@ -188,18 +188,14 @@ impl HistoryState {
     }
 
     /// Esc: close the picker (a running replay is cancelled by the caller), close a replay
-    /// result, collapse the plan, then leave the group. Returns `None` when there was nothing to undo here.
+    /// result, collapse the plan, then leave the group. Returns `None` when there was
+    /// nothing to undo here.
     pub fn back(&mut self, next: &mut u64) -> Option<Vec<Query>> {
-        if let Some(r) = &mut self.replay {
-            if r.picking {
+        // A picker or a result closes; a running replay stays until its cancelled answer.
+        if let Some(r) = &self.replay {
+            if r.running.is_none() {
                 self.replay = None;
-                return Some(Vec::new());
             }
-            if r.running.is_some() {
-                return Some(Vec::new());
-            }
-        }
-        if self.replay.take().is_some() {
             return Some(Vec::new());
         }
         if self.expanded {
@@ -407,7 +403,8 @@ impl HistoryState {
     }
 }
 
-fn take(next: &mut u64) -> u64 {
+/// The next request id.
+pub(super) fn take(next: &mut u64) -> u64 {
     let r = *next;
     *next += 1;
     r

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::llm::client::Cancel;
 use crate::llm::replay::{LiveReplay, OfflineReplay};
+use crate::tui::history::take;
 
 /// What a replay came back with.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,8 +76,7 @@ impl ReplayView {
 
     /// Enter in the picker: start the chosen replay.
     pub fn start(&mut self, next: &mut u64) -> ReplayRequest {
-        let request = *next;
-        *next += 1;
+        let request = take(next);
         let cancel = Cancel::default();
         let model = (self.chosen > 0).then(|| self.choices[self.chosen].clone());
         self.label = match &model {

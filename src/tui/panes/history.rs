@@ -11,6 +11,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use crate::core::history::{Drift, Outcome};
 use crate::core::time::format_minute;
 use crate::store::history::PlanDetail;
+use crate::store::view::Page;
 use crate::tui::app::{Pane, State};
 use crate::tui::history::{HistoryList, HistoryState};
 use crate::tui::panes::{clip, pane_block, window_start};
@@ -90,12 +91,14 @@ fn paged_table<'a>(
     frame.render_stateful_widget(table, area, &mut ts);
 }
 
+/// A list's total for its title, or `…` while its first page loads.
+fn count_label<T>(page: Option<&Page<T>>) -> String {
+    page.map_or("…".to_string(), |p| p.total.to_string())
+}
+
 fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.groups.as_ref().map_or(0, |g| g.total);
-    let count = h
-        .groups
-        .as_ref()
-        .map_or("…".to_string(), |g| g.total.to_string());
+    let count = count_label(h.groups.as_ref());
     let block = pane_block(format!(" Groups · {count} "), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -138,10 +141,7 @@ fn outcome_text(outcome: Outcome, failure: Option<&str>) -> String {
 
 fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.plans.as_ref().map_or(0, |p| p.total);
-    let count = h
-        .plans
-        .as_ref()
-        .map_or("…".to_string(), |p| p.total.to_string());
+    let count = count_label(h.plans.as_ref());
     let filters = h.filter_label();
     let title = if filters.is_empty() {
         format!(" Plans · {count} ")
