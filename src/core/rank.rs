@@ -459,13 +459,20 @@ struct NameTerm {
     idf: f64,
 }
 
-fn name_terms_of(name_words: &[String]) -> Vec<NameTerm> {
-    let mut words = name_words.to_vec();
+/// An entry's distinct name words, each with its IDF over the whole catalog.
+fn name_terms_of(
+    mut words: Vec<String>,
+    n: usize,
+    postings: &HashMap<String, Vec<Posting>>,
+) -> Vec<NameTerm> {
     words.sort();
     words.dedup();
     words
         .into_iter()
-        .map(|term| NameTerm { term, idf: 0.0 })
+        .map(|term| {
+            let idf = idf(n, postings.get(term.as_str()).map_or(0, Vec::len));
+            NameTerm { term, idf }
+        })
         .collect()
 }
 
@@ -503,12 +510,12 @@ impl RankIndex {
         let n = guide.entry_count();
         let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut lens = Vec::with_capacity(n);
-        let mut name_terms = Vec::with_capacity(n);
+        let mut name_words = Vec::with_capacity(n);
         let mut name_actions = Vec::with_capacity(n);
         let mut pairs = Vec::with_capacity(n);
         let mut totals = [0f64; NF];
         for i in 0..n {
-            let fields = entry_fields(guide, i);
+            let mut fields = entry_fields(guide, i);
             let mut len = [0u32; NF];
             let mut tfs: HashMap<&str, [u16; NF]> = HashMap::new();
             for (fi, words) in fields.iter().enumerate() {
@@ -533,7 +540,7 @@ impl RankIndex {
             }
             pairs.push(pair_set);
             name_actions.push(actions_of(&fields[Field::Name as usize]));
-            name_terms.push(name_terms_of(&fields[Field::Name as usize]));
+            name_words.push(std::mem::take(&mut fields[Field::Name as usize]));
             lens.push(len);
         }
         let avg_len = std::array::from_fn(|f| {
@@ -547,11 +554,11 @@ impl RankIndex {
         let mut vocab: Vec<String> = postings.keys().cloned().collect();
         vocab.sort();
         let compounds = compounds_of(&vocab, &postings);
-        for names in &mut name_terms {
-            for t in names.iter_mut() {
-                t.idf = idf(n, postings.get(t.term.as_str()).map_or(0, Vec::len));
-            }
-        }
+        // Name words weigh by their rarity, known only once every entry is indexed.
+        let name_terms = name_words
+            .into_iter()
+            .map(|words| name_terms_of(words, n, &postings))
+            .collect();
         RankIndex {
             names,
             postings,
