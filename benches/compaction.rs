@@ -17,7 +17,7 @@ use common::generated;
 
 fn mcp_catalog() -> RoutingGuide {
     let mut all = RoutingGuide::default();
-    let mut paths: Vec<_> = std::fs::read_dir("../shared/eval/mcp")
+    let mut paths: Vec<_> = std::fs::read_dir("tests/data/mcp")
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     paths.sort();

@@ -23,7 +23,7 @@ fn measure(set: &RankSet, params: RankParams) -> (f64, f64, f64) {
 fn main() -> anyhow::Result<()> {
     let dir = std::env::args()
         .nth(1)
-        .map_or_else(|| PathBuf::from("../shared/eval/bfcl"), PathBuf::from);
+        .map_or_else(|| PathBuf::from("tests/data/bfcl"), PathBuf::from);
     let sets = [
         ("multiple", load_bfcl(&dir, "multiple")?),
         ("live_multiple", load_bfcl(&dir, "live_multiple")?),

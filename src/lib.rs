@@ -2,6 +2,9 @@
 //!
 //! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
 
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used)]
+
 pub mod cli;
 pub mod core;
 pub mod exit;

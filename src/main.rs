@@ -1,5 +1,7 @@
 //! Entry point: parse arguments, run, map the outcome to an exit code. No logic here.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 
 fn main() {

@@ -1,5 +1,5 @@
 //! The headless commands, run as a user runs them, on the sample workspace and the real
-//! third-party data in ../shared/eval.
+//! third-party data copied into tests/data (see its README for sources and licences).
 
 use assert_cmd::Command;
 use ctxconsole::core::catalog::RoutingGuide;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 mod common;
 use common::{ctx, json_of};
 
-const EVAL: &str = "../shared/eval";
+const EVAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
 /// Runs a command expected to fail with bad input; returns its stderr.
 fn bad_input(cmd: &mut Command) -> String {

@@ -217,10 +217,10 @@ fn quote(line: &str) -> String {
 }
 
 fn definition_pattern(kind: ContentKind) -> Option<&'static Regex> {
-    static RUST: OnceLock<Regex> = OnceLock::new();
-    static PY: OnceLock<Regex> = OnceLock::new();
-    static JS: OnceLock<Regex> = OnceLock::new();
-    static GO: OnceLock<Regex> = OnceLock::new();
+    static RUST: OnceLock<Option<Regex>> = OnceLock::new();
+    static PY: OnceLock<Option<Regex>> = OnceLock::new();
+    static JS: OnceLock<Option<Regex>> = OnceLock::new();
+    static GO: OnceLock<Option<Regex>> = OnceLock::new();
     let (cell, pattern) = match kind {
         ContentKind::Rust => (
             &RUST,
@@ -235,7 +235,7 @@ fn definition_pattern(kind: ContentKind) -> Option<&'static Regex> {
         _ => return None,
     };
     // The patterns are constants, checked by the tests below.
-    Some(cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").unwrap())))
+    cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
 /// Build the briefing for `text`. `cache_ref` names where the full text is kept.
@@ -394,14 +394,15 @@ fn json_paths(v: &Value, path: &str, depth: usize, out: &mut Vec<MapEntry>) {
 }
 
 fn is_error_line(line: &str) -> bool {
-    static RE: OnceLock<Regex> = OnceLock::new();
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
             r"(?i)\b(error|err|fatal|panic(ked)?|exception|traceback|failed|failure|critical)\b",
         )
-        .unwrap_or_else(|_| Regex::new("$^").unwrap())
+        .ok()
     })
-    .is_match(line)
+    .as_ref()
+    .is_some_and(|re| re.is_match(line))
 }
 
 fn text_map(text: &str, total: usize) -> Vec<MapEntry> {
