@@ -2,6 +2,10 @@
 //!
 //! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
 
+// Every byte for the terminal goes through `cli::out` (text made safe, JSON exact); a stray
+// `println!`/`eprintln!` would bypass it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod cli;
 pub mod core;
 pub mod exit;
