@@ -245,3 +245,141 @@ fn errors_quoting_file_content_are_shown_escaped() {
         "history show of a hostile id",
     );
 }
+
+mod console {
+    //! The console: the same hostile plan, catalog and budget row drawn through every pane.
+
+    use super::*;
+    use ctxconsole::tui::action::Action;
+    use ctxconsole::tui::app::{State, update};
+    use ctxconsole::tui::keymap::Keymap;
+    use ctxconsole::tui::theme::Theme;
+    use ctxconsole::tui::{EffectContext, run_effect_now, start, ui};
+    use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
+        for action in actions {
+            let mut queue = vec![action];
+            while let Some(a) = queue.pop() {
+                for effect in update(state, a) {
+                    queue.push(run_effect_now(ctx, effect));
+                }
+            }
+        }
+    }
+
+    /// The screen as text, after checking no cell holds anything a terminal would act on.
+    fn screen(state: &State, what: &str) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(160, 44)).unwrap();
+        terminal
+            .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        for (i, cell) in buffer.content.iter().enumerate() {
+            assert!(
+                !cell.symbol().contains(dangerous),
+                "{what}: cell {i} holds {:?}",
+                cell.symbol()
+            );
+        }
+        let text = terminal.backend().to_string();
+        // `�` is the frame's last guard firing: some pane drew outside text unescaped.
+        assert!(
+            !text.contains('\u{fffd}'),
+            "{what}: a cell was neutralised:\n{text}"
+        );
+        text
+    }
+
+    #[test]
+    fn every_pane_shows_outside_text_escaped_and_no_cell_holds_a_control() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path();
+        // The catalog: hostile names and descriptions, enough of them for Tier C to cut.
+        let tools: Vec<Value> = (0..40)
+            .map(|i| {
+                json!({"name": format!("tool{i}{}", HOSTILE.concat()),
+                       "description": format!("{} {}", hostile("describes"), "padding ".repeat(60)),
+                       "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}})
+            })
+            .collect();
+        std::fs::write(
+            dir.join("catalog.json"),
+            json!({"tools": tools}).to_string(),
+        )
+        .unwrap();
+        // A budget row with a hostile id, Tier C.
+        std::fs::write(
+            dir.join("budgets.toml"),
+            format!(
+                "[[model]]\nid = {}\ninput_tokens = 16000\noutput_tokens = 1500\ntier = \"C\"\nsource = {}\n",
+                json!(format!("evil/{}", HOSTILE.concat())),
+                json!(hostile("source"))
+            ),
+        )
+        .unwrap();
+        // The plan, newest of all, in the workspace's own store.
+        let mut p = plan("evil-1");
+        p["at"] = json!("2027-01-01T00:00:00Z");
+        let plans = dir.join("plans.jsonl");
+        std::fs::write(&plans, format!("{p}\n")).unwrap();
+        let (code, _, err) = clean_run(ctx(dir).args(["import", "plans"]).arg(&plans), "import");
+        assert_eq!(code, Some(0), "{err}");
+
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.into()),
+            registry: None,
+        })
+        .unwrap();
+        let (effects, mut state) = start(&ws, None, false);
+        let first = state.recompact();
+        for e in first {
+            let a = run_effect_now(&effects, e);
+            update(&mut state, a);
+        }
+        let mut screens = Vec::new();
+        // Budgets and Catalog on the hostile row (filtered to it), compacted and in full.
+        apply(&effects, &mut state, [Action::Filter]);
+        apply(&effects, &mut state, "evil".chars().map(Action::Char));
+        apply(&effects, &mut state, [Action::Confirm]);
+        screens.push(screen(&state, "budgets and catalog"));
+        apply(&effects, &mut state, [Action::ToggleFullView]);
+        screens.push(screen(&state, "full catalog"));
+        // The Prompt pane: a paste with escapes, previewed against the hostile catalog.
+        apply(
+            &effects,
+            &mut state,
+            [
+                Action::FocusPrompt,
+                Action::Paste(format!("use tool3 {}\nplease", HOSTILE.concat())),
+            ],
+        );
+        screens.push(screen(&state, "prompt and preview"));
+        // History: the plan listed, opened, replayed offline.
+        apply(&effects, &mut state, [Action::Back, Action::FocusHistory]);
+        screens.push(screen(&state, "history lists"));
+        apply(&effects, &mut state, [Action::Open]);
+        let opened = screen(&state, "the plan opened");
+        assert!(opened.contains("Plan evil-1"), "{opened}");
+        screens.push(opened);
+        apply(&effects, &mut state, [Action::Replay, Action::Open]);
+        screens.push(screen(&state, "its offline replay"));
+
+        let all = screens.join("\n");
+        for visible in [
+            "evil/\\x1b]0;pwned\\x07",
+            "tool3\\x1b]0;pwned\\x07",
+            "intent \\x1b]0;pwned\\x07",
+            "raw \\x1b]0;pwned\\x07",
+            "\\u{9b}31m",
+            "\\u{202e}txt.exe",
+        ] {
+            assert!(all.contains(visible), "{visible} not shown:\n{all}");
+        }
+        for (n, s) in screens.iter().enumerate() {
+            assert!(s.contains("\\x1b"), "screen {n} shows no escape:\n{s}");
+        }
+    }
+}
