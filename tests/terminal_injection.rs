@@ -246,6 +246,37 @@ fn errors_quoting_file_content_are_shown_escaped() {
     );
 }
 
+#[test]
+fn a_cached_paste_reads_back_exactly_into_a_pipe() {
+    let home = tempfile::tempdir().unwrap();
+    // Big enough to be briefed and cached, with escapes and CRLF lines in it.
+    let mut paste = String::new();
+    for i in 0..40_000 {
+        paste.push_str(&format!("line {i} {}\r\n", HOSTILE.concat()));
+    }
+    let (code, out, err) = clean_run(
+        ctx(home.path())
+            .args(["preview", "-", "--json"])
+            .write_stdin(paste.clone()),
+        "preview of a hostile paste",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = v["gate"]["briefing"]["cache_ref"].as_str().unwrap();
+    let whole = ctx(home.path()).args(["cache", "get", r]).output().unwrap();
+    assert!(whole.status.success());
+    assert_eq!(whole.stdout, paste.as_bytes());
+    // The text preview shows the briefing's lines escaped.
+    let (code, out, err) = clean_run(
+        ctx(home.path())
+            .args(["preview", "-"])
+            .write_stdin(paste.clone()),
+        "text preview of a hostile paste",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
+}
+
 mod console {
     //! The console: the same hostile plan, catalog and budget row drawn through every pane.
 

@@ -31,6 +31,21 @@ pub fn emit_json_text(text: &str) -> anyhow::Result<()> {
     write_stdout(&json_for_terminal(text))
 }
 
+/// Content the user asked for byte for byte (`cache get`: a paste read back whole): exact
+/// into a pipe or a file, where a program reads it; on a terminal, shown like any text.
+pub fn emit_content(text: &str) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    write_stdout(&content_for(text, std::io::stdout().is_terminal()))
+}
+
+fn content_for(text: &str, terminal: bool) -> Cow<'_, str> {
+    if terminal {
+        for_terminal(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// One line on stderr (a note, a warning, progress, the final error), made safe for a
 /// terminal. Errors writing it are ignored: stderr is where they would be reported.
 pub fn eprint_line(text: &str) {
@@ -98,6 +113,13 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, original);
         assert!(safe.contains("\\u009b31m"), "{safe}");
+    }
+
+    #[test]
+    fn content_is_exact_into_a_pipe_and_escaped_on_a_terminal() {
+        let paste = "line\r\n\x1b]0;t\x07 tab\t\n";
+        assert_eq!(content_for(paste, false), paste);
+        assert_eq!(content_for(paste, true), "line\\r\n\\x1b]0;t\\x07 tab\t\n");
     }
 
     #[test]
