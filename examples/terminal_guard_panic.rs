@@ -1,6 +1,7 @@
-//! The console's terminal guard around a drawing loop that panics on the first key, on a
-//! worker thread (`terminal_guard_panic worker`) or on the main thread (`… main`); otherwise
-//! it goes on drawing. tests/tui_tmux.rs runs it in tmux and checks the terminal comes back.
+//! The console's terminal guard around a drawing loop that fails on the first key: a panic on
+//! a worker thread (`terminal_guard_panic worker`) or on the main thread (`… main`), or an
+//! error returned from main (`… error`); until then it goes on drawing. tests/tui_tmux.rs runs
+//! it in tmux and checks the terminal comes back.
 
 use ctxconsole::tui::terminal::TerminalGuard;
 use ratatui::crossterm::event::{self, Event};
@@ -20,10 +21,13 @@ fn main() -> anyhow::Result<()> {
                 continue;
             }
             pressed = true;
-            if thread == "main" {
-                panic!("example panic on the main thread");
+            match thread.as_str() {
+                "main" => panic!("example panic on the main thread"),
+                "error" => anyhow::bail!("example error"),
+                _ => {
+                    std::thread::spawn(|| panic!("example panic on a worker thread"));
+                }
             }
-            std::thread::spawn(|| panic!("example panic on a worker thread"));
         }
     }
     Ok(())
