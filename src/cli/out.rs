@@ -3,8 +3,10 @@
 //! file quoted in an error can never drive the operator's terminal: ESC, BEL, C1 controls and
 //! bidi overrides are shown as `\x1b`, `\x07`, `\u{9b}`, `\u{202e}`. JSON stays exact JSON.
 //!
-//! Subcommands use [`emit`] for text, [`print_json`] for `--json`, [`eprint_line`] for
-//! notes and progress on stderr; nothing in `cli/` calls `println!`/`eprintln!` itself.
+//! Subcommands use [`emit`] for text, [`print_json`] for `--json`, [`emit_json_text`] for
+//! JSON Lines, [`emit_content`] for content read back whole (`cache get`), [`eprint_line`] and
+//! [`status_line`] for notes, progress and errors on stderr. Nothing calls `println!` or
+//! `eprintln!` (clippy's print_stdout/print_stderr are denied crate-wide).
 
 use std::borrow::Cow;
 use std::io::Write;
