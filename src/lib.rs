@@ -4,6 +4,9 @@
 
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used)]
+// Every byte for the terminal goes through `cli::out` (text made safe, JSON exact); a stray
+// `println!`/`eprintln!` would bypass it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
 pub mod core;

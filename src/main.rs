@@ -1,6 +1,7 @@
 //! Entry point: parse arguments, run, map the outcome to an exit code. No logic here.
 
 #![forbid(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use clap::Parser;
 
@@ -9,7 +10,7 @@ fn main() {
     let code = match ctxconsole::cli::run(cli) {
         Ok(()) => ctxconsole::exit::OK,
         Err(err) => {
-            eprintln!("ctxconsole: {err:#}");
+            ctxconsole::cli::out::eprint_line(&format!("ctxconsole: {err:#}"));
             ctxconsole::exit::code_for(&err)
         }
     };

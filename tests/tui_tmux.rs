@@ -64,6 +64,31 @@ impl Tmux {
         self.keys(&[&cmd, "Enter"]);
     }
 
+    /// Start `program ARGS` in the shell so that it reports how it ended: its pid goes to a
+    /// file (it is exec'd, so the pid is the program's), and after it the shell prints
+    /// `EXIT=<status>` and saves `stty -a` — the terminal exactly as the program left it.
+    fn launch_watched(&self, home: &std::path::Path, program: &str, args: &str) -> Watched {
+        self.wait_for("the shell prompt", 10, |s| s.contains("e2e$"));
+        let watched = Watched {
+            pid: home.join("pid"),
+            stty: home.join("stty"),
+        };
+        let cmd = format!(
+            "CTXCONSOLE_HOME={home} RUST_BACKTRACE=0 sh -c 'echo $$ > {pid}; exec {program} {args}'; echo EXIT=$?; stty -a > {stty}",
+            home = home.display(),
+            pid = watched.pid.display(),
+            stty = watched.stty.display(),
+        );
+        self.keys(&[&cmd, "Enter"]);
+        watched
+    }
+
+    fn alternate_on(&self) -> String {
+        self.run(&["display", "-p", "-t", "e2e", "#{alternate_on}"])
+            .trim()
+            .to_string()
+    }
+
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "e2e"];
         args.extend_from_slice(keys);
@@ -298,4 +323,142 @@ fn history_replays_a_failed_plan_live_and_shows_it_beside_the_original() {
     tmux.wait_for("the replay closed", 10, |s| !s.contains("stored as "));
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
+/// How a program started by [`Tmux::launch_watched`] ended.
+struct Watched {
+    pid: std::path::PathBuf,
+    stty: std::path::PathBuf,
+}
+
+impl Watched {
+    fn pid(&self) -> String {
+        let text = wait_for_file(&self.pid);
+        text.trim().to_string()
+    }
+
+    /// `stty -a` as the program left the terminal: canonical mode and echo back on.
+    fn assert_terminal_sane(&self, what: &str) {
+        let stty = wait_for_file(&self.stty);
+        let settings: Vec<&str> = stty.split([' ', ';', '\n']).collect();
+        for flag in ["icanon", "echo", "isig", "icrnl", "opost"] {
+            assert!(
+                settings.contains(&flag),
+                "{what}: terminal left without {flag} (raw mode):\n{stty}"
+            );
+        }
+    }
+}
+
+/// A file's text once it has some; the test fails after 20 s.
+fn wait_for_file(path: &std::path::Path) -> String {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `kill -s SIGNAL PID` through sh's builtin (a minimal image may have no kill binary).
+fn send_signal(signal: &str, pid: &str) {
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -s {signal} {pid}")])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -s {signal} {pid}");
+}
+
+/// After the program ended: the shell's own screen (not the alternate one) with the exit
+/// status the shell saw, and a terminal in cooked mode with echo.
+fn assert_restored(tmux: &Tmux, watched: &Watched, what: &str, status: i32) -> String {
+    let exit_line = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("EXIT="))
+            .map(str::to_string)
+    };
+    let shown = tmux.wait_for(&format!("{what}: the shell's EXIT line"), 20, |s| {
+        exit_line(s).is_some()
+    });
+    assert_eq!(
+        exit_line(&shown),
+        Some(format!("EXIT={status}")),
+        "{what}: exit status\n{shown}"
+    );
+    watched.assert_terminal_sane(what);
+    assert_eq!(
+        tmux.alternate_on(),
+        "0",
+        "{what}: alternate screen left on\n{shown}"
+    );
+    // The shell takes input again and it is echoed.
+    tmux.keys(&["clear; echo after-$((6*7))", "Enter"]);
+    let after = tmux.wait_for(&format!("{what}: the echo"), 10, |s| s.contains("after-42"));
+    assert!(
+        !after.contains("1 Budgets"),
+        "{what}: a frame on the shell screen\n{after}"
+    );
+    shown
+}
+
+#[test]
+fn every_terminating_signal_restores_the_terminal_and_exits_128_plus_its_number() {
+    let bin = env!("CARGO_BIN_EXE_ctxconsole");
+    for (signal, number) in [("TERM", 15), ("INT", 2), ("HUP", 1), ("QUIT", 3)] {
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux::start(130, 40);
+        let watched = tmux.launch_watched(home.path(), bin, "");
+        let pid = watched.pid();
+        tmux.wait_for("the console", 20, |s| {
+            s.contains("1 Budgets") && as_sent_bytes(s).is_some()
+        });
+        assert_eq!(tmux.alternate_on(), "1");
+        send_signal(signal, &pid);
+        assert_restored(&tmux, &watched, &format!("SIG{signal}"), 128 + number);
+    }
+}
+
+/// The example `terminal_guard_panic` (built by `cargo test`, or `cargo build --examples`):
+/// the console's guard, a frame, then a panic on a worker thread or the main thread.
+fn guard_panic_example() -> String {
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_ctxconsole"));
+    let path = bin
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("terminal_guard_panic");
+    assert!(
+        path.exists(),
+        "build the example first: cargo build --examples"
+    );
+    path.display().to_string()
+}
+
+#[test]
+fn a_panic_on_any_thread_or_an_error_restores_the_terminal() {
+    let example = guard_panic_example();
+    for (mode, status, message) in [
+        ("worker", 101, "example panic on a worker thread"),
+        ("main", 101, "example panic on the main thread"),
+        ("error", 1, "example error"),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let tmux = Tmux::start(100, 30);
+        let watched = tmux.launch_watched(home.path(), &example, mode);
+        tmux.wait_for("the guarded frame", 20, |s| s.contains("guard up"));
+        assert_eq!(tmux.alternate_on(), "1");
+        // Any key: the example fails as told and goes on drawing otherwise.
+        tmux.keys(&["x"]);
+        let shown = assert_restored(&tmux, &watched, mode, status);
+        // The message is on the shell's screen, not lost with the alternate one.
+        assert!(shown.contains(message), "{mode}\n{shown}");
+    }
 }

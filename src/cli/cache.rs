@@ -60,7 +60,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 None => cache.get(&cache_ref)?,
             };
             match text {
-                Some(t) => emit(&t),
+                Some(t) => crate::cli::out::emit_content(&t),
                 None => Err(bad_input(format!(
                     "no cached content '{cache_ref}' in {}",
                     cache.path().display()

@@ -35,7 +35,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             })?;
             let started = std::time::Instant::now();
             let (n, e) = generate_store(&out, plans, seed, &ws.pipeline_ids(), |done| {
-                eprintln!("{done} plans…");
+                crate::cli::out::eprint_line(&format!("{done} plans…"));
             })?;
             emit(&format!(
                 "{}: {n} plans, {e} executions in {:.1}s\n",

@@ -172,14 +172,14 @@ fn export(history: &HistoryStore, executions: bool, out: Option<PathBuf>) -> any
         Some(path) => {
             std::fs::write(&path, &buf)
                 .map_err(|e| bad_input(format!("{}: cannot write: {e}", path.display())))?;
-            eprintln!(
+            crate::cli::out::eprint_line(&format!(
                 "wrote {n} {} to {}",
                 if executions { "executions" } else { "plans" },
                 path.display()
-            );
+            ));
             Ok(())
         }
-        None => emit(&String::from_utf8_lossy(&buf)),
+        None => crate::cli::out::emit_json_text(&String::from_utf8_lossy(&buf)),
     }
 }
 

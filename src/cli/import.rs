@@ -46,7 +46,8 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
         Box::new(BufReader::with_capacity(1 << 16, f))
     };
     // Big files say how far they are; the rows only become visible at the commit.
-    let progress = |lines: usize| eprintln!("{source}: {lines} lines read…");
+    let progress =
+        |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
     let report: ImportReport = if plans {
         history.import_plans(&source, reader, &ws.pipeline_ids(), progress)?
     } else {

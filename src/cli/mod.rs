@@ -8,6 +8,7 @@ pub mod eval;
 pub mod eval_planner;
 pub mod history;
 pub mod import;
+pub mod out;
 pub mod preview;
 pub mod replay;
 pub mod table;
@@ -79,22 +80,5 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Print a value as pretty JSON on stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    emit(&text)
-}
-
-/// Write text to stdout. A closed pipe (`ctxconsole … | head`) is not an error: the reader
-/// has what it wanted.
-pub fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing to stdout"))
-        }
-        _ => Ok(()),
-    }
-}
+/// The output sink every subcommand writes through (text sanitised, JSON exact).
+pub use out::{emit, print_json};

@@ -72,7 +72,9 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
             .and_then(|h| ws.history_prior(&h))
         {
             Ok(prior) => ctx.prior = Some(Arc::new(prior)),
-            Err(e) => eprintln!("ctxconsole: ranking without the history prior: {e:#}"),
+            Err(e) => crate::cli::out::eprint_line(&format!(
+                "ctxconsole: ranking without the history prior: {e:#}"
+            )),
         }
     }
     let p = preview(&ctx, &args.model, args.tier, &prompt, &args.defaults)?;

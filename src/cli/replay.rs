@@ -129,13 +129,13 @@ async fn live_one(
     let tty = std::io::stderr().is_terminal();
     let mut report = |p: ReplayProgress| {
         if tty {
-            eprint!("\r\x1b[2K{}", p.line(&original.id));
+            crate::cli::out::status_line(&p.line(&original.id));
         }
     };
     let cancel = Cancel::default();
     let live = replay_live(ctx, original, model, &cancel, &mut report).await?;
     if tty {
-        eprint!("\r\x1b[2K");
+        crate::cli::out::clear_status_line();
     }
     Ok(live)
 }

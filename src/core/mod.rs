@@ -14,6 +14,7 @@ pub mod planner;
 pub mod prompt;
 pub mod rank;
 pub mod response;
+pub mod terminal_text;
 pub mod text;
 pub mod time;
 pub mod tokens;

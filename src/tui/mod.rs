@@ -316,9 +316,7 @@ async fn event_loop(
     loop {
         let size = guard.terminal.size()?;
         state.page = size.height.saturating_sub(8).max(1) as usize;
-        guard
-            .terminal
-            .draw(|f| ui::draw(f, &state, &theme, &keymap))?;
+        guard.draw(|f| ui::draw(f, &state, &theme, &keymap))?;
         let Some(first) = rx.recv().await else { break };
         let mut inputs = vec![first];
         // Everything already waiting is applied before the next frame: one redraw for a burst.

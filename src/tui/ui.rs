@@ -1,19 +1,43 @@
 //! The whole screen from a state snapshot: header, panes, status line, help overlay.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
+use crate::core::terminal_text::needs_escape;
 use crate::tui::app::{Pane, State};
 use crate::tui::keymap::Keymap;
-use crate::tui::panes::{self, pane_block};
+use crate::tui::panes::{self, pane_block, shown};
 use crate::tui::theme::Theme;
 
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 20;
 
+/// The frame for `state`. Whatever the panes drew, no cell leaves here holding a control
+/// character or a bidi override.
 pub fn draw(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
+    draw_screen(frame, state, theme, keymap);
+    neutralise(frame.buffer_mut());
+}
+
+/// The last word on what reaches the terminal: a cell whose symbol still holds a control
+/// character or a bidi override (outside text a pane drew without `panes::shown`; ratatui
+/// drops a lone control character but keeps a bidi override attached to the character
+/// before it) becomes `�`, visibly.
+fn neutralise(buffer: &mut Buffer) {
+    for cell in &mut buffer.content {
+        if cell
+            .symbol()
+            .contains(|c: char| c.is_control() || needs_escape(c))
+        {
+            cell.set_symbol("\u{fffd}");
+        }
+    }
+}
+
+fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     let area = frame.area();
     frame.render_widget(Paragraph::new("").style(theme.base), area);
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
@@ -80,10 +104,10 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         None => "tier auto".into(),
     };
     spans.push(Span::styled(
-        format!(
+        shown(&format!(
             " {tier} · catalog: {} ({})",
             state.catalog_origin.name, state.catalog_origin.format
-        ),
+        )),
         theme.muted,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -105,7 +129,11 @@ fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let mut spans = vec![Span::styled(hint, theme.muted)];
     if !state.notes.is_empty() {
         spans.push(Span::styled(
-            format!("  · {} note(s): {}", state.notes.len(), state.notes[0]),
+            shown(&format!(
+                "  · {} note(s): {}",
+                state.notes.len(),
+                state.notes[0]
+            )),
             theme.warn,
         ));
     }
@@ -138,4 +166,26 @@ fn draw_help(frame: &mut Frame, body: Rect, keymap: &Keymap, theme: &Theme) {
         theme,
     );
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_cell_leaves_a_frame_holding_a_control_or_a_bidi_override() {
+        let mut buffer = Buffer::empty(Rect::new(0, 0, 8, 1));
+        // What ratatui lets through: a span appends a zero-width bidi override to the cell
+        // before it; and what a widget setting a symbol directly could leave.
+        ratatui::widgets::Widget::render(Line::raw("ab\u{202e}cd"), buffer.area, &mut buffer);
+        buffer[(5, 0)].set_symbol("\x1b");
+        buffer[(6, 0)].set_symbol("\u{9b}");
+        assert_eq!(buffer[(1, 0)].symbol(), "b\u{202e}");
+        neutralise(&mut buffer);
+        let symbols: Vec<&str> = buffer.content.iter().map(|c| c.symbol()).collect();
+        assert_eq!(
+            symbols,
+            ["a", "\u{fffd}", "c", "d", " ", "\u{fffd}", "\u{fffd}", " "]
+        );
+    }
 }

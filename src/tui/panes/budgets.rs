@@ -7,7 +7,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
 use crate::format::thousands;
 use crate::tui::app::{Pane, SortColumn, State};
-use crate::tui::panes::{pane_block, window_start};
+use crate::tui::panes::{pane_block, shown, window_start};
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
@@ -48,7 +48,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
                 theme.warn
             };
             Row::new(vec![
-                Cell::from(r.id.clone()),
+                Cell::from(shown(&r.id)),
                 Cell::from(format!(
                     "{}{}",
                     r.tier,
@@ -92,7 +92,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         let cursor = if state.filter_editing { "▏" } else { "" };
         let line = Line::from(vec![
             Span::styled("filter ", theme.muted),
-            Span::styled(format!("/{}{cursor}", state.filter), theme.accent),
+            Span::styled(shown(&format!("/{}{cursor}", state.filter)), theme.accent),
             Span::styled(
                 if state.filter_editing {
                     "  enter keep · esc clear"

@@ -14,7 +14,7 @@ use crate::store::history::PlanDetail;
 use crate::store::view::Page;
 use crate::tui::app::{Pane, State};
 use crate::tui::history::{HistoryList, HistoryState};
-use crate::tui::panes::{clip, pane_block, window_start};
+use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
@@ -23,10 +23,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     if let Some(err) = &h.error {
         let block = pane_block(" 4 History ".into(), focused, theme);
         frame.render_widget(
-            Paragraph::new(format!("The history store is not available:\n{err}"))
-                .style(theme.error)
-                .wrap(Wrap { trim: false })
-                .block(block),
+            Paragraph::new(shown_text(&format!(
+                "The history store is not available:\n{err}"
+            )))
+            .style(theme.error)
+            .wrap(Wrap { trim: false })
+            .block(block),
             area,
         );
         return;
@@ -115,7 +117,7 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
             page.get(i).map(|g| {
                 Row::new(vec![
                     Cell::from(format!("{:>5}", g.plans)),
-                    Cell::from(g.intent.replace('\n', " ")),
+                    Cell::from(shown(&g.intent.replace('\n', " "))),
                 ])
             })
         },
@@ -134,7 +136,7 @@ pub fn drift_style(drift: Drift, theme: &Theme) -> Style {
 
 fn outcome_text(outcome: Outcome, failure: Option<&str>) -> String {
     match failure {
-        Some(c) if outcome == Outcome::Failed => c.to_string(),
+        Some(c) if outcome == Outcome::Failed => shown(c),
         _ => outcome.to_string(),
     }
 }
@@ -181,7 +183,7 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
                     Cell::from(outcome_text(p.outcome, p.failure_class.as_deref())),
                     Cell::from(format_minute(p.at)),
                     Cell::from(short_model(&p.model)),
-                    Cell::from(p.intent.replace('\n', " ")),
+                    Cell::from(shown(&p.intent.replace('\n', " "))),
                 ])
             })
         },
@@ -237,9 +239,17 @@ fn detail_lines<'a>(
 ) -> Vec<Line<'a>> {
     let r = &d.record;
     let mut lines = vec![
-        Line::from(Span::styled(r.intent.replace('\n', " "), theme.base)),
+        Line::from(Span::styled(
+            shown(&r.intent.replace('\n', " ")),
+            theme.base,
+        )),
         Line::from(vec![Span::styled(
-            format!("{} · {} · {}", format_minute(r.at), r.caller, r.model),
+            shown(&format!(
+                "{} · {} · {}",
+                format_minute(r.at),
+                r.caller,
+                r.model
+            )),
             theme.muted,
         )]),
         Line::from(vec![
@@ -250,7 +260,7 @@ fn detail_lines<'a>(
             Span::raw("  "),
             Span::styled(
                 match (&r.failure_class, r.outcome) {
-                    (Some(c), Outcome::Failed) => format!("failed: {c}"),
+                    (Some(c), Outcome::Failed) => shown(&format!("failed: {c}")),
                     _ => r.outcome.to_string(),
                 },
                 if r.outcome == Outcome::Failed {
@@ -260,12 +270,12 @@ fn detail_lines<'a>(
                 },
             ),
             Span::styled(
-                format!(
+                shown(&format!(
                     "  finish {} · {} · {}",
                     r.finish_reason.as_deref().unwrap_or("none"),
                     d.complexity,
                     r.duration_ms.map_or("—".into(), |ms| format!("{ms} ms"))
-                ),
+                )),
                 theme.muted,
             ),
         ]),
@@ -290,12 +300,12 @@ fn detail_lines<'a>(
             Span::raw(format!("{:>1} ", i + 1)),
             Span::styled(format!("{:<col$}", clip(planned, col)), theme.base),
             Span::raw("  "),
-            Span::styled(ran.to_string(), if same { theme.ok } else { theme.warn }),
+            Span::styled(shown(ran), if same { theme.ok } else { theme.warn }),
         ]));
     }
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
         lines.push(Line::from(Span::styled(
-            format!("step {}: {}", s.order, s.rationale),
+            shown(&format!("step {}: {}", s.order, s.rationale)),
             theme.warn,
         )));
     }
@@ -304,11 +314,11 @@ fn detail_lines<'a>(
             format!("replays ({}, newest first)", d.replays.len()),
             theme.accent,
         )));
-        let shown = if expanded { d.replays.len() } else { 3 };
-        for p in d.replays.iter().take(shown) {
+        let listed = if expanded { d.replays.len() } else { 3 };
+        for p in d.replays.iter().take(listed) {
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("  {}  {}  ", p.id, format_minute(p.at)),
+                    shown(&format!("  {}  {}  ", p.id, format_minute(p.at))),
                     theme.muted,
                 ),
                 Span::styled(short_model(&p.model), theme.base),
@@ -323,16 +333,16 @@ fn detail_lines<'a>(
                 ),
             ]));
         }
-        if d.replays.len() > shown {
+        if d.replays.len() > listed {
             lines.push(Line::from(Span::styled(
-                format!("  … {} more", d.replays.len() - shown),
+                format!("  … {} more", d.replays.len() - listed),
                 theme.muted,
             )));
         }
     }
     if expanded {
         lines.push(Line::from(Span::styled(
-            format!(
+            shown(&format!(
                 "id {} · intent {} · shape {}{}",
                 r.id,
                 d.intent_sha,
@@ -341,7 +351,7 @@ fn detail_lines<'a>(
                     .as_deref()
                     .map(|o| format!(" · replay of {o}"))
                     .unwrap_or_default()
-            ),
+            )),
             theme.muted,
         )));
         if let Some(trim) = &r.trim_record {

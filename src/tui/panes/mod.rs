@@ -8,9 +8,29 @@ pub mod replay;
 
 use ratatui::widgets::{Block, BorderType, Borders};
 
+use crate::core::terminal_text::{for_terminal, for_terminal_line};
 use crate::tui::theme::Theme;
 
-/// A pane's frame: accent border when focused.
+/// Outside text (an intent, a tool or model name, a server's answer, an error quoting a file)
+/// as a pane may draw it on one line: controls and bidi overrides shown as `\x1b`, `\u{202e}`…
+/// (ratatui drops a lone control character silently and lets a bidi override through
+/// attached to the character before it).
+pub fn shown(text: &str) -> String {
+    for_terminal_line(text).into_owned()
+}
+
+/// As [`shown`], keeping newlines: for a paragraph that wraps.
+pub fn shown_text(text: &str) -> String {
+    for_terminal(text).into_owned()
+}
+
+/// [`shown`], cut to `width` characters.
+pub fn clip(text: &str, width: usize) -> String {
+    crate::format::clip(&for_terminal_line(text), width)
+}
+
+/// A pane's frame: accent border when focused. Titles carry ids and filter values, so they
+/// are [`shown`].
 pub fn pane_block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
@@ -20,7 +40,7 @@ pub fn pane_block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> 
             BorderType::Plain
         })
         .border_style(if focused { theme.accent } else { theme.muted })
-        .title(title)
+        .title(shown(&title))
         .title_style(if focused { theme.accent } else { theme.base })
         .style(theme.base)
 }
@@ -33,5 +53,3 @@ pub fn window_start(selected: usize, height: usize, current_len: usize) -> usize
     let max_start = current_len - height;
     selected.saturating_sub(height / 2).min(max_start)
 }
-
-pub use crate::format::clip;

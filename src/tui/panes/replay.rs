@@ -10,7 +10,7 @@ use crate::core::failure::Failure;
 use crate::core::plan::GuardedPlan;
 use crate::core::response::DecodeStage;
 use crate::llm::replay::Verdict;
-use crate::tui::panes::{clip, pane_block};
+use crate::tui::panes::{clip, pane_block, shown};
 use crate::tui::replay::{ReplayResult, ReplayView};
 use crate::tui::theme::Theme;
 
@@ -47,10 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, r: &ReplayView, theme: &Theme) {
         }
     } else if let Some(p) = &r.progress {
         lines.push(Line::styled(format!("running {}…", r.label), theme.accent));
-        lines.push(Line::styled(p.clone(), theme.muted));
+        lines.push(Line::styled(shown(p), theme.muted));
     } else if let Some(e) = &r.error {
         lines.push(Line::styled("the replay could not run:", theme.error));
-        lines.push(Line::styled(e.clone(), theme.error));
+        lines.push(Line::styled(shown(e), theme.error));
     } else if let Some(result) = &r.result {
         lines.extend(result_lines(result, theme));
     }
@@ -60,7 +60,7 @@ pub fn draw(frame: &mut Frame, area: Rect, r: &ReplayView, theme: &Theme) {
 fn failure_lines<'a>(lead: &str, f: &Failure, theme: &Theme) -> Vec<Line<'a>> {
     vec![
         Line::styled(format!("{lead}: {}", f.class), theme.error),
-        Line::styled(f.detail.clone(), theme.base),
+        Line::styled(shown(&f.detail), theme.base),
         Line::styled(format!("action: {}", f.action), theme.muted),
     ]
 }
@@ -83,17 +83,17 @@ fn plan_lines<'a>(plan: &GuardedPlan, theme: &Theme) -> Vec<Line<'a>> {
         };
         lines.push(Line::from(vec![
             Span::raw(format!("{:>2} ", s.order)),
-            Span::styled(s.tool.clone(), style),
+            Span::styled(shown(&s.tool), style),
         ]));
     }
     for d in &plan.demoted {
         lines.push(Line::styled(
-            format!("step {}: {}", d.order, d.reason),
+            shown(&format!("step {}: {}", d.order, d.reason)),
             theme.warn,
         ));
     }
     lines.push(Line::styled(
-        format!("→ {}", plan.rewritten_prompt),
+        shown(&format!("→ {}", plan.rewritten_prompt)),
         theme.muted,
     ));
     lines
@@ -121,28 +121,31 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
         },
         ReplayResult::Live(l) => {
             lines.push(Line::styled(
-                format!(
+                shown(&format!(
                     "{} via {} · {} ms · {} attempt(s){}",
                     l.model,
                     l.provider,
                     l.duration_ms,
                     l.attempts,
                     l.status.map_or(String::new(), |s| format!(" · HTTP {s}"))
-                ),
+                )),
                 theme.muted,
             ));
             lines.push(Line::styled(
-                format!(
+                shown(&format!(
                     "request: {} tokens in, {} entries, max {} · finish {}",
                     l.request.input_tokens,
                     l.request.catalog_entries,
                     l.request.max_tokens,
                     l.finish.as_ref().map_or("none".into(), |f| f.label())
-                ),
+                )),
                 theme.muted,
             ));
             if let Some(t) = &l.two_pass {
-                lines.push(Line::styled(format!("two-pass: {}", t.note), theme.muted));
+                lines.push(Line::styled(
+                    shown(&format!("two-pass: {}", t.note)),
+                    theme.muted,
+                ));
             }
             if l.cancelled {
                 lines.push(Line::styled("cancelled: nothing stored", theme.warn));
@@ -162,7 +165,10 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
                 lines.extend(plan_lines(plan, theme));
             }
             if let Some(id) = &l.stored_id {
-                lines.push(Line::styled(format!("stored as {id}"), theme.accent));
+                lines.push(Line::styled(
+                    shown(&format!("stored as {id}")),
+                    theme.accent,
+                ));
             }
         }
     }

@@ -1,0 +1,132 @@
+//! Every byte the CLI writes goes through here. Text output (stdout and stderr) is passed
+//! through [`for_terminal`], so a stored intent, a catalog name, a server's error body or a
+//! file quoted in an error can never drive the operator's terminal: ESC, BEL, C1 controls and
+//! bidi overrides are shown as `\x1b`, `\x07`, `\u{9b}`, `\u{202e}`. JSON stays exact JSON.
+//!
+//! Subcommands use [`emit`] for text, [`print_json`] for `--json`, [`emit_json_text`] for
+//! JSON Lines, [`emit_content`] for content read back whole (`cache get`), [`eprint_line`] and
+//! [`status_line`] for notes, progress and errors on stderr. Nothing calls `println!` or
+//! `eprintln!` (clippy's print_stdout/print_stderr are denied crate-wide).
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use crate::core::terminal_text::{for_terminal, for_terminal_line, needs_escape};
+
+/// Text to stdout, made safe for a terminal (newlines and tabs kept).
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    write_stdout(&for_terminal(text))
+}
+
+/// A value as pretty JSON on stdout: exact (it parses to the same value), with the few
+/// characters serde_json leaves raw inside strings (DEL, C1, bidi controls) written as `\u`
+/// escapes so that `--json` on a terminal is as safe as text.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    write_stdout(&json_for_terminal(&text))
+}
+
+/// JSON (or JSON Lines) already serialised, to stdout with the same escaping as
+/// [`print_json`].
+pub fn emit_json_text(text: &str) -> anyhow::Result<()> {
+    write_stdout(&json_for_terminal(text))
+}
+
+/// Content the user asked for byte for byte (`cache get`: a paste read back whole): exact
+/// into a pipe or a file, where a program reads it; on a terminal, shown like any text.
+pub fn emit_content(text: &str) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    write_stdout(&content_for(text, std::io::stdout().is_terminal()))
+}
+
+fn content_for(text: &str, terminal: bool) -> Cow<'_, str> {
+    if terminal {
+        for_terminal(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// One line on stderr (a note, a warning, progress, the final error), made safe for a
+/// terminal. Errors writing it are ignored: stderr is where they would be reported.
+pub fn eprint_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", for_terminal(text));
+}
+
+/// A status line on a terminal's stderr, redrawn in place (`\r`, clear line): the text is
+/// kept to one line.
+pub fn status_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\r\x1b[2K{}", for_terminal_line(text));
+    let _ = err.flush();
+}
+
+/// Clear the status line drawn by [`status_line`].
+pub fn clear_status_line() {
+    status_line("");
+}
+
+/// Serialised JSON with DEL, C1 and bidi controls `\u`-escaped. Outside strings JSON holds
+/// only ASCII punctuation and whitespace, and serde_json already escapes C0 inside them, so
+/// every character changed here is inside a string, where `\uXXXX` means the same character.
+pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
+    if !json.contains(needs_escape) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if needs_escape(c) {
+            // Every such character is in the Basic Multilingual Plane: one `\uXXXX`.
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Write to stdout. A closed pipe (`ctxconsole … | head`) is not an error: the reader
+/// has what it wanted.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escaping_parses_back_to_the_same_value() {
+        let original = serde_json::json!({
+            "s": "\x1b]0;pwned\x07 \u{9b}31m \u{202e}txt \x7f ok ✓ שלום",
+            "k\u{85}": ["\u{2066}", 1, null]
+        });
+        let text = serde_json::to_string_pretty(&original).unwrap();
+        let safe = json_for_terminal(&text);
+        assert!(!safe.contains(needs_escape), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, original);
+        assert!(safe.contains("\\u009b31m"), "{safe}");
+    }
+
+    #[test]
+    fn content_is_exact_into_a_pipe_and_escaped_on_a_terminal() {
+        let paste = "line\r\n\x1b]0;t\x07 tab\t\n";
+        assert_eq!(content_for(paste, false), paste);
+        assert_eq!(content_for(paste, true), "line\\r\n\\x1b]0;t\\x07 tab\t\n");
+    }
+
+    #[test]
+    fn plain_json_is_borrowed() {
+        let text = "{\n  \"a\": \"b\\u001b\"\n}";
+        assert!(matches!(json_for_terminal(text), Cow::Borrowed(_)));
+    }
+}

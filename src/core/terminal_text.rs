@@ -1,0 +1,140 @@
+//! Text that came from outside (files, stores, servers, MCP children) made safe to show on a
+//! terminal: every control character and every bidi override is replaced by a visible escape,
+//! so an ESC, an OSC 52 clipboard write or a right-to-left override is seen, never obeyed.
+//!
+//! The one function both front ends use: the CLI's text sink and the console's panes.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// `text` with C0 controls (except `\n` and `\t`), DEL, C1 controls and bidi embeddings,
+/// overrides and isolates shown as escapes: ESC → `\x1b`, BEL → `\x07`, CR → `\r`,
+/// DEL → `\x7f`, U+009B → `\u{9b}`, U+202E → `\u{202e}`. Borrowed when nothing changes.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    let Some(first) = text.find(needs_escape) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        if needs_escape(c) {
+            push_escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// As [`for_terminal`], for text shown on one line: `\n` and `\t` are escaped too.
+pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\n', '\t']) {
+        return for_terminal(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if needs_escape(c) || c == '\n' || c == '\t' {
+            push_escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// True for what a terminal would act on or what could disguise the text around it.
+pub fn needs_escape(c: char) -> bool {
+    match c {
+        '\n' | '\t' => false,
+        c if c.is_control() => true, // C0, DEL and C1 (general category Cc)
+        c => is_bidi_control(c),
+    }
+}
+
+/// Bidi embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069): invisible,
+/// they reorder what follows ("Trojan Source").
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escape(out: &mut String, c: char) {
+    let _ = match c {
+        '\n' => out.write_str("\\n"),
+        '\t' => out.write_str("\\t"),
+        '\r' => out.write_str("\\r"),
+        c if (c as u32) < 0x80 => write!(out, "\\x{:02x}", c as u32),
+        c => write!(out, "\\u{{{:x}}}", c as u32),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        for s in [
+            "",
+            "plain",
+            "two\nlines\tand a tab",
+            "ünïcødé → ✓ 日本語",
+            "a\\x1b b",
+        ] {
+            assert!(
+                matches!(for_terminal(s), Cow::Borrowed(t) if t == s),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn escapes_and_osc_sequences_become_visible() {
+        assert_eq!(for_terminal("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
+        assert_eq!(for_terminal("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(
+            for_terminal("\x1b]52;c;SGVsbG8=\x07"),
+            "\\x1b]52;c;SGVsbG8=\\x07"
+        );
+        assert_eq!(for_terminal("\u{9b}31m red"), "\\u{9b}31m red");
+        assert_eq!(
+            for_terminal("del\x7f nul\0 cr\r"),
+            "del\\x7f nul\\x00 cr\\r"
+        );
+        assert_eq!(for_terminal("x\u{85}y"), "x\\u{85}y");
+    }
+
+    #[test]
+    fn bidi_overrides_are_shown() {
+        assert_eq!(
+            for_terminal("abc\u{202E}fdp.exe\u{202C}"),
+            "abc\\u{202e}fdp.exe\\u{202c}"
+        );
+        assert_eq!(for_terminal("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        // Ordinary right-to-left text is left alone.
+        assert_eq!(for_terminal("שלום"), "שלום");
+    }
+
+    #[test]
+    fn newlines_and_tabs_kept_or_escaped_for_one_line() {
+        assert_eq!(for_terminal("a\nb\tc"), "a\nb\tc");
+        assert_eq!(for_terminal_line("a\nb\tc\x1b"), "a\\nb\\tc\\x1b");
+        assert!(matches!(for_terminal_line("one line"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn nothing_a_terminal_acts_on_survives_any_input() {
+        // Every code point a terminal might act on, in every position.
+        let mut all = String::new();
+        for c in (0u32..0x3000).filter_map(char::from_u32) {
+            all.push(c);
+            all.push('x');
+        }
+        for out in [for_terminal(&all), for_terminal_line(&all)] {
+            assert!(
+                !out.chars()
+                    .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)),
+            );
+        }
+        assert!(!for_terminal_line(&all).contains(['\n', '\t']));
+    }
+}
