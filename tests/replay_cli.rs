@@ -381,3 +381,203 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
             .contains(" — ")
     );
 }
+
+/// Exit code, stdout and stderr of a run.
+fn run(cmd: &mut assert_cmd::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The first piece of the key of 12 bytes or more found in `text` (the redaction rule:
+/// shorter pieces are not the key).
+fn leaked(text: &[u8]) -> Option<String> {
+    KEY.as_bytes()
+        .windows(12)
+        .find(|k| text.windows(12).any(|t| t == *k))
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+}
+
+/// Files under `dir` holding a 12-byte piece of the key.
+fn files_leaking(dir: &Path) -> Vec<String> {
+    KEY.as_bytes()
+        .windows(12)
+        .flat_map(|k| files_contain(dir, std::str::from_utf8(k).unwrap()))
+        .collect()
+}
+
+/// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
+const ECHOES: [&str; 6] = [
+    "echo-401",
+    "echo-200",
+    "echo-escaped",
+    "echo-truncated",
+    "echo-stream",
+    "echo-stream-error",
+];
+
+#[test]
+fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let mut replays = Vec::new();
+    for json in [true, false] {
+        let mut cmd = ctx(home.path());
+        cmd.env(KEY_ENV, KEY).args(["replay", &id]);
+        if json {
+            cmd.arg("--json");
+        }
+        for e in ECHOES {
+            cmd.args(["--model", &format!("test/{e}")]);
+        }
+        let (code, stdout, stderr) = run(&mut cmd);
+        assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+        assert_eq!(leaked(stdout.as_bytes()), None, "stdout: {stdout}");
+        assert_eq!(leaked(stderr.as_bytes()), None, "stderr: {stderr}");
+        assert!(stdout.contains("Bearer [REDACTED]"), "{stdout}");
+        if json {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            replays = v["replays"].as_array().unwrap().clone();
+        }
+    }
+    assert_eq!(replays.len(), ECHOES.len());
+    let by = |s: &str| &replays[ECHOES.iter().position(|e| *e == s).unwrap()];
+    for e in ["echo-401", "echo-truncated", "echo-stream-error"] {
+        let r = by(e);
+        assert_eq!(r["failure"]["class"], "http_error", "{e}: {r:#}");
+        let detail = r["failure"]["detail"].as_str().unwrap();
+        assert!(detail.contains("[REDACTED]"), "{e}: {detail}");
+    }
+    // The answers still decode: only the key's bytes changed.
+    for e in ["echo-200", "echo-escaped", "echo-stream"] {
+        assert_eq!(by(e)["outcome"], "ok", "{e}: {:#}", by(e));
+    }
+    for e in ["echo-200", "echo-escaped"] {
+        let answer = by(e)["answer"].as_str().unwrap();
+        assert!(answer.contains("Bearer [REDACTED]"), "{e}: {answer}");
+    }
+    // Each stored row, raw response and record alike.
+    for (e, r) in ECHOES.iter().zip(&replays) {
+        let row = show(home.path(), r["stored_id"].as_str().unwrap()).to_string();
+        assert_eq!(leaked(row.as_bytes()), None, "{e}: {row}");
+        assert!(row.contains("[REDACTED]"), "{e}: {row}");
+    }
+    let raw = show(
+        home.path(),
+        by("echo-stream")["stored_id"].as_str().unwrap(),
+    );
+    let raw = raw["raw_response"].as_str().unwrap();
+    assert_eq!(
+        raw.matches("[REDACTED]").count(),
+        2,
+        "split across chunks, then across four deltas: {raw}"
+    );
+    // Every byte written under the workspace: the store, its -wal, the cache.
+    assert_eq!(files_leaking(home.path()), Vec::<String>::new());
+    assert!(!files_contain(home.path(), "[REDACTED]").is_empty());
+    let text = run(ctx(home.path()).args(["history", "show", &format!("{id}.r1")]));
+    assert_eq!(leaked(text.1.as_bytes()), None, "{}", text.1);
+    // The key did reach the server.
+    let bearer = format!("Bearer {KEY}");
+    assert!(
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some(bearer.as_str()))
+    );
+}
+
+/// A workspace whose `config.toml` has `extra` lines added to `[llm]`.
+fn workspace_with(server: &LlmServer, extra: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let config = server
+        .config(KEY_ENV)
+        .replacen("[llm]\n", &format!("[llm]\n{extra}\n"), 1);
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+#[test]
+fn a_reply_over_the_cap_fails_as_protocol_and_keeps_its_opening() {
+    let server = LlmServer::start();
+    let home = workspace_with(&server, "max_reply_bytes = 200000");
+    let id = a_failed_plan(home.path());
+    let (code, stdout, stderr) = run(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        &id,
+        "--model",
+        "test/huge-body",
+        "--model",
+        "test/huge-stream",
+        "--model",
+        "test/ok",
+        "--json",
+    ]));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for (r, opening) in v["replays"].as_array().unwrap()[..2]
+        .iter()
+        .zip(["{\"choices\":[{", "data: {\"choices\""])
+    {
+        assert_eq!(r["failure"]["class"], "protocol", "{r:#}");
+        let detail = r["failure"]["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("reply too large") && detail.contains("200000"),
+            "{detail}"
+        );
+        let row = show(home.path(), r["stored_id"].as_str().unwrap());
+        let raw = row["raw_response"].as_str().unwrap();
+        assert_eq!(raw.len(), 64 * 1024, "the first 64 KiB are kept");
+        assert!(raw.starts_with(opening), "{}", &raw[..80]);
+        assert_eq!(row["failure_class"], "protocol");
+    }
+    assert_eq!(
+        v["replays"][2]["outcome"], "ok",
+        "a reply under the cap reads"
+    );
+}
+
+#[test]
+fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for() {
+    let server = LlmServer::start();
+    // A base of an hour, doubled: without the cap the first retry waits an hour.
+    let dir = workspace_with(&server, "");
+    let home = dir.path();
+    let config = std::fs::read_to_string(home.join("config.toml"))
+        .unwrap()
+        .replace(
+            "retry_base = \"50ms\"",
+            "retry_base = \"1h\"\nretry_max_wait = \"100ms\"",
+        );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let id = a_failed_plan(home);
+    let (code, stdout, stderr) = run(ctx(home)
+        .env(KEY_ENV, KEY)
+        .args([
+            "replay",
+            &id,
+            "--model",
+            "test/server-error",
+            "--model",
+            "test/retry-after-huge",
+            "--json",
+        ])
+        .timeout(std::time::Duration::from_secs(60)));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let r = &v["replays"][0];
+    assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
+    assert_eq!(r["attempts"], 3, "two retries, each after at most 100 ms");
+    let r = &v["replays"][1];
+    assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
+    assert_eq!(
+        r["attempts"], 1,
+        "a retry-after over retry_max_wait is not waited for"
+    );
+}
