@@ -586,3 +586,69 @@ async fn read_stream(
         reply: stream.reply(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_retry_waits_longer_than_retry_max_wait_whatever_the_count_or_base() {
+        for base in [
+            Duration::from_millis(1),
+            Duration::from_secs(3600),
+            Duration::MAX,
+        ] {
+            let s = ClientSettings {
+                retry_base: base,
+                retry_max_wait: Duration::from_secs(60),
+                ..ClientSettings::default()
+            };
+            let mut last = Duration::ZERO;
+            for retry in (0..70).chain([1_000, u32::MAX]) {
+                let wait = retry_wait(&s, retry, None);
+                assert!(wait <= s.retry_max_wait, "{base:?} retry {retry}: {wait:?}");
+                assert!(wait >= last, "the backoff never shrinks");
+                last = wait;
+            }
+        }
+        let s = ClientSettings::default();
+        assert_eq!(retry_wait(&s, 1, None), Duration::from_secs(1));
+        assert_eq!(retry_wait(&s, 3, None), Duration::from_secs(4));
+        assert_eq!(
+            retry_wait(&s, 1, Some(Duration::from_secs(7))),
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            retry_wait(&s, 1, Some(Duration::MAX)),
+            s.retry_max_wait,
+            "never past the cap, even when asked"
+        );
+    }
+
+    #[test]
+    fn a_retry_after_of_any_text_reads_without_panicking() {
+        let read = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(
+                reqwest::header::RETRY_AFTER,
+                reqwest::header::HeaderValue::from_str(v).unwrap(),
+            );
+            retry_after(&h)
+        };
+        assert_eq!(read("2"), Some(Duration::from_secs(2)));
+        assert_eq!(read(" 0.5 "), Some(Duration::from_millis(500)));
+        for huge in ["1e300", "inf", "18446744073709551616", "1e20"] {
+            assert_eq!(read(huge), Some(Duration::MAX), "{huge}");
+        }
+        for none in ["NaN", "-1", "Wed, 21 Oct 2026 07:28:00 GMT", ""] {
+            assert_eq!(read(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn sizes_read_in_their_unit() {
+        assert_eq!(byte_size(8 * 1024 * 1024), "8 MiB");
+        assert_eq!(byte_size(64 * 1024), "64 KiB");
+        assert_eq!(byte_size(200_000), "200000 bytes");
+    }
+}
