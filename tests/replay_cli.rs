@@ -59,7 +59,16 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "stderr: {stderr}");
+    // Four endpoints gave no answer (a 500, an HTML page, a cut stream, a hang): exit 1,
+    // the JSON complete all the same.
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("4 of 16 replays could not run"),
+        "stderr: {stderr}"
+    );
+    for s in ["server-error", "not-json", "stream-cut", "hang"] {
+        assert!(stderr.contains(&format!("test/{s}")), "{s}: {stderr}");
+    }
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["original"]["id"], id.as_str());
@@ -68,6 +77,8 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
 
     for ((scenario, expected), r) in SCENARIOS.iter().zip(replays) {
         assert_eq!(r["model"], format!("test/{scenario}"));
+        let answered = !["server-error", "not-json", "stream-cut", "hang"].contains(scenario);
+        assert_eq!(r["ran"], answered, "{scenario}");
         let got = r["failure"]["class"]
             .as_str()
             .unwrap_or_else(|| r["outcome"].as_str().unwrap());
@@ -236,9 +247,14 @@ fn a_missing_key_variable_is_named_and_nothing_is_stored() {
         .args(["replay", &id, "--model", "test/ok"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "a replay that could not run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("$CTXCONSOLE_TEST_KEY"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replay on test/ok"),
+        "the table is printed: {text}"
+    );
     assert_eq!(count(home.path()), before);
     assert!(
         server.requests.lock().unwrap().is_empty(),
@@ -579,5 +595,171 @@ fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for(
     assert_eq!(
         r["attempts"], 1,
         "a retry-after over retry_max_wait is not waited for"
+    );
+}
+
+/// A workspace whose endpoints are the test server (keyed), the test server under a key
+/// variable that is not set, and a port nothing listens on.
+fn workspace_with_broken_providers(server: &LlmServer) -> tempfile::TempDir {
+    let home = workspace(server);
+    let mut config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    config.push_str(&format!(
+        "\n[providers.nokey]\nprefix = \"nokey/\"\nbase_url = \"{}\"\nkey_env = \"{UNSET_KEY_ENV}\"\n\
+         \n[providers.dead]\nprefix = \"dead/\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+        server.base_url()
+    ));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+const UNSET_KEY_ENV: &str = "CTXCONSOLE_TEST_UNSET_KEY";
+
+/// The binary with the test key set, the other key variables surely not.
+fn keyed(home: &Path) -> assert_cmd::Command {
+    let mut cmd = ctx(home);
+    cmd.env(KEY_ENV, KEY)
+        .env_remove(UNSET_KEY_ENV)
+        .env_remove("OPENROUTER_API_KEY");
+    cmd
+}
+
+#[test]
+fn one_models_missing_key_or_dead_endpoint_never_stops_the_others_and_the_exit_says_so() {
+    let server = LlmServer::start();
+    let home = workspace_with_broken_providers(&server);
+    let id = a_failed_plan(home.path());
+    // Not sent (no key; only a provider's prefix), sent but no answer (nothing listening),
+    // and two that answer, interleaved.
+    let models = ["nokey/ok", "test/ok", "dead/ok", "ollama/", "test/fenced"];
+    let mut args = vec!["replay", id.as_str()];
+    for m in &models {
+        args.extend(["--model", m]);
+    }
+    let (code, stdout, stderr) = run(keyed(home.path()).args(&args));
+    assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    for m in &models {
+        assert!(stdout.contains(&format!("replay on {m}")), "{m}: {stdout}");
+    }
+    assert!(
+        stdout.contains(&format!("{id}.r1")) && stdout.contains(&format!("{id}.r2")),
+        "the two that answered are stored: {stdout}"
+    );
+    assert!(stdout.contains(&format!("${UNSET_KEY_ENV}")), "{stdout}");
+    assert!(
+        stderr.contains("3 of 5 replays could not run"),
+        "stderr: {stderr}"
+    );
+    for m in ["nokey/ok", "dead/ok", "ollama/"] {
+        assert!(stderr.contains(m), "{m}: {stderr}");
+    }
+
+    args.push("--json");
+    let (code, stdout, stderr) = run(keyed(home.path()).args(&args));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let replays = v["replays"].as_array().unwrap();
+    let ran: Vec<bool> = replays
+        .iter()
+        .map(|r| r["ran"].as_bool().unwrap())
+        .collect();
+    assert_eq!(ran, [false, true, false, false, true]);
+    assert!(
+        replays[0]["not_sent"]
+            .as_str()
+            .unwrap()
+            .contains(UNSET_KEY_ENV)
+    );
+    assert!(replays[0]["stored_id"].is_null());
+    assert!(
+        replays[3]["not_sent"]
+            .as_str()
+            .unwrap()
+            .contains("only the prefix")
+    );
+    assert_eq!(replays[2]["failure"]["class"], "transport");
+    assert!(replays[2]["not_sent"].is_null(), "it was sent");
+    assert_eq!(replays[1]["outcome"], "ok");
+    assert_eq!(replays[4]["outcome"], "ok");
+    assert!(replays[4]["stored_id"].is_string());
+    // Nothing was sent for the model without its key.
+    assert!(
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.body["model"] != "ok" || r.authorization.is_some())
+    );
+
+    // Every replay failing to run is a failure, not a success with a sad table.
+    let (code, stdout, stderr) =
+        run(keyed(home.path()).args(["replay", &id, "--model", "dead/ok"]));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    assert!(stdout.contains("replay on dead/ok"), "{stdout}");
+    assert!(stderr.contains("1 of 1 replay could not run"), "{stderr}");
+    // And every replay running is exit 0, a bad answer included: it is a result.
+    let (code, _, stderr) = run(keyed(home.path()).args([
+        "replay",
+        &id,
+        "--model",
+        "test/deadlock",
+        "--model",
+        "test/content-filter",
+    ]));
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    // --help says so.
+    let (_, help, _) = run(ctx(home.path()).args(["replay", "--help"]));
+    assert!(help.contains("1 when any could not run"), "{help}");
+    assert!(help.contains("A live replay could not run when"), "{help}");
+}
+
+#[test]
+fn a_failed_sweep_runs_every_plan_past_a_provider_without_its_key() {
+    let server = LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // Every sample model goes to the test server; ollama's provider wants a key not set.
+    let config = server.config_routing_everything().replace(
+        "[providers.ollama]\nprefix = \"ollama/\"\n",
+        &format!("[providers.ollama]\nprefix = \"ollama/\"\nkey_env = \"{UNSET_KEY_ENV}\"\n"),
+    );
+    assert!(config.contains(UNSET_KEY_ENV));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let (code, stdout, stderr) =
+        run(keyed(home.path()).args(["replay", "--failed", "--limit", "40", "--json"]));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let plans = v["plans"].as_array().unwrap();
+    assert_eq!(plans.len(), 40);
+    let (mut sent, mut not_sent) = (0, 0);
+    for p in plans {
+        let r = &p["replays"][0];
+        if p["original"]["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("ollama/")
+        {
+            assert!(
+                r["not_sent"].as_str().unwrap().contains(UNSET_KEY_ENV),
+                "{r:#}"
+            );
+            assert_eq!(r["ran"], false);
+            not_sent += 1;
+        } else {
+            assert_eq!(r["ran"], true, "{r:#}");
+            assert!(r["stored_id"].is_string());
+            sent += 1;
+        }
+    }
+    assert!(sent > 0 && not_sent > 0, "{sent} sent, {not_sent} not");
+    let tallied: u64 = v["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["today"]["not_sent"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(tallied, not_sent);
+    assert!(
+        stderr.contains(&format!("{not_sent} of 40 replays could not run")),
+        "{stderr}"
     );
 }
