@@ -289,7 +289,8 @@ pub struct LiveReplay {
     pub reasoning_bytes: usize,
     /// The answer with reasoning taken out, clipped for display.
     pub answer: Option<String>,
-    pub two_pass: Option<TwoPass>,
+    /// Boxed: it is rare, and keeps a replay small to move around.
+    pub two_pass: Option<Box<TwoPass>>,
     pub request: RequestSummary,
     pub status: Option<u16>,
     pub attempts: u32,
@@ -390,10 +391,10 @@ pub async fn replay_live(
         if let Some(r) = restricted {
             request = r;
         }
-        two_pass = Some(TwoPass {
+        two_pass = Some(Box::new(TwoPass {
             kept: request.compaction.kept.len(),
             ..tp
-        });
+        }));
     }
     let call = ChatCall {
         messages: request.request.messages.clone(),
