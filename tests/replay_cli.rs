@@ -596,6 +596,11 @@ fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for(
         r["attempts"], 1,
         "a retry-after over retry_max_wait is not waited for"
     );
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("a retry-after too long to wait for"),
+        "{detail}"
+    );
 }
 
 /// A workspace whose endpoints are the test server (keyed), the test server under a key

@@ -379,9 +379,11 @@ async fn attempt(
             .ok()
             .and_then(|v| crate::core::failure::error_envelope(&v).map(|(_, m)| m))
             .unwrap_or_else(|| clip(text.trim(), 160));
-        let after = wait_for.map_or(String::new(), |w| {
-            format!(" (retry-after {} s)", w.as_secs_f64())
-        });
+        let after = match wait_for {
+            None => String::new(),
+            Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
+            Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
+        };
         let detail = format!("HTTP {status}{after}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         let retryable = status.as_u16() == 429 || status.is_server_error();
