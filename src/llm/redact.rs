@@ -16,6 +16,7 @@
 //! (as every server-sent event does) is given out whole, since no key holds one.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 /// What a redacted run becomes.
 pub const MARKER: &str = "[REDACTED]";
@@ -31,15 +32,26 @@ const _: () = assert!(FRAGMENT <= 16);
 pub struct Redactor {
     /// Window length: [`FRAGMENT`], or the key's length when it is shorter; 0 without a key.
     window: usize,
-    /// Every `window`-byte slice of the key, packed big-endian into an integer.
-    windows: HashSet<u128>,
+    /// Every `window`-byte slice of the key, packed big-endian into an integer, sorted.
+    windows: Vec<u128>,
+    /// One bit per hash of a window: most positions of a text are ruled out by one load.
+    filter: Vec<u64>,
     /// `starts[j]`: the first `j` bytes of every window, packed (`j` < `window`).
     starts: Vec<HashSet<u128>>,
 }
 
+/// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
+const FILTER_BITS: u32 = 16;
+
 /// `bytes` (at most 16) packed big-endian.
 fn pack(bytes: &[u8]) -> u128 {
     bytes.iter().fold(0u128, |v, b| (v << 8) | u128::from(*b))
+}
+
+/// A window's slot in the filter.
+fn slot(v: u128) -> usize {
+    let folded = (v as u64) ^ ((v >> 64) as u64);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FILTER_BITS)) as usize
 }
 
 impl Redactor {
@@ -49,9 +61,18 @@ impl Redactor {
             return Redactor::default();
         };
         let window = key.len().min(FRAGMENT);
+        let mut windows: Vec<u128> = key.windows(window).map(pack).collect();
+        windows.sort_unstable();
+        windows.dedup();
+        let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+        for w in &windows {
+            let s = slot(*w);
+            filter[s >> 6] |= 1 << (s & 63);
+        }
         Redactor {
             window,
-            windows: key.windows(window).map(pack).collect(),
+            windows,
+            filter,
             starts: (0..window)
                 .map(|j| key.windows(window).map(|w| pack(&w[..j])).collect())
                 .collect(),
@@ -62,15 +83,22 @@ impl Redactor {
         self.window > 0
     }
 
-    /// Which bytes of `buf` are covered by a key window, given that the first `covered`
-    /// bytes already are (by windows that started before `buf`).
-    fn cover(&self, buf: &[u8], covered: usize) -> Vec<bool> {
-        let mut mask = vec![false; buf.len()];
-        let mut filled = covered.min(buf.len());
-        mask[..filled].fill(true);
+    fn is_window(&self, v: u128) -> bool {
+        let s = slot(v);
+        self.filter[s >> 6] & (1 << (s & 63)) != 0 && self.windows.binary_search(&v).is_ok()
+    }
+
+    /// The runs of `buf` covered by windows of the key, in order, touching runs merged;
+    /// the first `covered` bytes count as covered (by windows that started before `buf`).
+    fn cover(&self, buf: &[u8], covered: usize) -> Vec<Range<usize>> {
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        let covered = covered.min(buf.len());
+        if covered > 0 {
+            runs.push(0..covered);
+        }
         let w = self.window;
         if buf.len() < w {
-            return mask;
+            return runs;
         }
         let keep = if w == 16 {
             u128::MAX
@@ -78,15 +106,17 @@ impl Redactor {
             (1u128 << (8 * w)) - 1
         };
         let mut v = pack(&buf[..w - 1]);
-        for end in w - 1..buf.len() {
-            v = ((v << 8) | u128::from(buf[end])) & keep;
-            if self.windows.contains(&v) {
-                let start = (end + 1 - w).max(filled);
-                mask[start..=end].fill(true);
-                filled = end + 1;
+        for (end, b) in buf.iter().enumerate().skip(w - 1) {
+            v = ((v << 8) | u128::from(*b)) & keep;
+            if self.is_window(v) {
+                let start = end + 1 - w;
+                match runs.last_mut() {
+                    Some(last) if start <= last.end => last.end = end + 1,
+                    _ => runs.push(start..end + 1),
+                }
             }
         }
-        mask
+        runs
     }
 
     /// Where the bytes that could still begin a window start: the earliest of the last
@@ -155,10 +185,14 @@ impl StreamRedactor<'_> {
         }
         let mut buf = std::mem::take(&mut self.tail);
         buf.extend_from_slice(chunk);
-        let mask = self.redactor.cover(&buf, self.covered);
+        let runs = self.redactor.cover(&buf, self.covered);
         let cut = self.redactor.undecided_from(&buf);
-        let out = self.emit(&buf[..cut], &mask[..cut]);
-        self.covered = mask[cut..].iter().take_while(|c| **c).count();
+        // Runs start before `cut` (no window is read from there on), but may reach past it.
+        self.covered = runs
+            .last()
+            .filter(|r| r.start <= cut && r.end > cut)
+            .map_or(0, |r| r.end - cut);
+        let out = self.emit(&buf[..cut], &runs);
         self.tail = buf[cut..].to_vec();
         out
     }
@@ -166,20 +200,30 @@ impl StreamRedactor<'_> {
     /// The end of the stream: the held bytes, decided.
     pub fn finish(&mut self) -> Vec<u8> {
         let tail = std::mem::take(&mut self.tail);
-        let mask: Vec<bool> = (0..tail.len()).map(|i| i < self.covered).collect();
-        self.covered = 0;
-        self.emit(&tail, &mask)
+        let covered = std::mem::take(&mut self.covered).min(tail.len());
+        let runs: Vec<Range<usize>> = (covered > 0).then_some(0..covered).into_iter().collect();
+        self.emit(&tail, &runs)
     }
 
-    fn emit(&mut self, bytes: &[u8], mask: &[bool]) -> Vec<u8> {
+    /// `bytes` with `runs` (clipped to it) as markers; a run continuing the last one given
+    /// out adds no second marker.
+    fn emit(&mut self, bytes: &[u8], runs: &[Range<usize>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(bytes.len());
-        for (b, covered) in bytes.iter().zip(mask) {
-            match (covered, self.in_run) {
-                (true, false) => out.extend_from_slice(MARKER.as_bytes()),
-                (true, true) => {}
-                (false, _) => out.push(*b),
+        let mut at = 0;
+        for run in runs {
+            let end = run.end.min(bytes.len());
+            if run.start >= end {
+                continue;
             }
-            self.in_run = *covered;
+            out.extend_from_slice(&bytes[at..run.start]);
+            if run.start > 0 || !self.in_run {
+                out.extend_from_slice(MARKER.as_bytes());
+            }
+            at = end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+        if !bytes.is_empty() {
+            self.in_run = at == bytes.len();
         }
         out
     }
@@ -197,6 +241,27 @@ mod tests {
         key.as_bytes()
             .windows(w)
             .any(|k| text.windows(w).any(|t| t == k))
+    }
+
+    /// The rule written the plain way: mark every window found in the key, then one marker
+    /// per run of marked bytes.
+    fn by_the_rule(text: &[u8], key: &str) -> Vec<u8> {
+        let w = key.len().min(FRAGMENT);
+        let mut marked = vec![false; text.len()];
+        for s in 0..(text.len() + 1).saturating_sub(w) {
+            if key.as_bytes().windows(w).any(|k| k == &text[s..s + w]) {
+                marked[s..s + w].fill(true);
+            }
+        }
+        let mut out = Vec::new();
+        for (i, b) in text.iter().enumerate() {
+            if !marked[i] {
+                out.push(*b);
+            } else if i == 0 || !marked[i - 1] {
+                out.extend_from_slice(MARKER.as_bytes());
+            }
+        }
+        out
     }
 
     #[test]
@@ -285,25 +350,35 @@ mod tests {
             (seed >> 33) as usize % n.max(1)
         };
         let alphabet = b"sk-tesSECRT0451donla \"{}:";
-        let r = Redactor::new(Some(KEY));
-        for _ in 0..2_000 {
-            let mut text = Vec::new();
-            for _ in 0..next(6) {
-                for _ in 0..next(30) {
-                    text.push(alphabet[next(alphabet.len())]);
+        // A usual key, a short one, and one that repeats itself (runs longer than the key).
+        for (key, cases) in [(KEY, 2_000), ("s-e-s", 300), ("aaaaaaaaaaaaaaaaaaaa", 300)] {
+            let r = Redactor::new(Some(key));
+            for _ in 0..cases {
+                let mut text = Vec::new();
+                for _ in 0..next(6) {
+                    for _ in 0..next(30) {
+                        text.push(alphabet[next(alphabet.len())]);
+                    }
+                    let from = next(key.len());
+                    let to = (from + next(key.len() + 1)).min(key.len());
+                    text.extend_from_slice(&key.as_bytes()[from..to]);
                 }
-                let from = next(KEY.len());
-                let to = (from + next(KEY.len() + 1)).min(KEY.len());
-                text.extend_from_slice(&KEY.as_bytes()[from..to]);
+                let whole = r.bytes(&text);
+                assert!(!leaks(&whole, key), "{}", String::from_utf8_lossy(&text));
+                assert_eq!(whole, by_the_rule(&text, key));
+                // Cut into up to eight chunks at random places.
+                let mut s = r.stream();
+                let mut out = Vec::new();
+                let mut at = 0;
+                for _ in 0..next(8) {
+                    let to = (at + next(text.len() / 3 + 2)).min(text.len());
+                    out.extend(s.push(&text[at..to]));
+                    at = to;
+                }
+                out.extend(s.push(&text[at..]));
+                out.extend(s.finish());
+                assert_eq!(out, whole, "{}", String::from_utf8_lossy(&text));
             }
-            let whole = r.bytes(&text);
-            assert!(!leaks(&whole, KEY), "{}", String::from_utf8_lossy(&text));
-            let cut = next(text.len() + 1);
-            let mut s = r.stream();
-            let mut out = s.push(&text[..cut]);
-            out.extend(s.push(&text[cut..]));
-            out.extend(s.finish());
-            assert_eq!(out, whole);
         }
     }
 }
