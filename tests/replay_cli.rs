@@ -426,9 +426,10 @@ fn files_leaking(dir: &Path) -> Vec<String> {
 }
 
 /// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
-const ECHOES: [&str; 6] = [
+const ECHOES: [&str; 7] = [
     "echo-401",
     "echo-200",
+    "echo-html",
     "echo-escaped",
     "echo-truncated",
     "echo-stream",
@@ -462,9 +463,14 @@ fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
     }
     assert_eq!(replays.len(), ECHOES.len());
     let by = |s: &str| &replays[ECHOES.iter().position(|e| *e == s).unwrap()];
-    for e in ["echo-401", "echo-truncated", "echo-stream-error"] {
+    for (e, class) in [
+        ("echo-401", "http_error"),
+        ("echo-truncated", "http_error"),
+        ("echo-stream-error", "http_error"),
+        ("echo-html", "protocol"),
+    ] {
         let r = by(e);
-        assert_eq!(r["failure"]["class"], "http_error", "{e}: {r:#}");
+        assert_eq!(r["failure"]["class"], class, "{e}: {r:#}");
         let detail = r["failure"]["detail"].as_str().unwrap();
         assert!(detail.contains("[REDACTED]"), "{e}: {detail}");
     }

@@ -364,6 +364,14 @@ fn serve(
                 .replace("ESCAPED", &format!("{}\\n\\nheader: {escaped}", good.replace('"', "\\\"")));
             respond(&mut stream, "200 OK", json_kind, "", &body)
         }
+        // A gateway's HTML page quoting the request's headers.
+        "echo-html" => respond(
+            &mut stream,
+            "200 OK",
+            "text/html",
+            "",
+            &format!("<html><body><pre>Authorization: {echo}</pre></body></html>"),
+        ),
         // Half the key, as a truncating echo would give.
         "echo-truncated" => respond(
             &mut stream,
