@@ -221,6 +221,8 @@ pub struct LlmConfig {
     /// A retry-after longer than this is not waited for.
     pub retry_max_wait: Option<String>,
     pub stream: Option<bool>,
+    /// A reply larger than this many bytes fails as `protocol`, its opening kept.
+    pub max_reply_bytes: Option<u64>,
     /// The provider for model ids no prefix matches (sent unchanged).
     pub default_provider: Option<String>,
     /// Names the planner answers to; a plan calling one is demoted by the guard.
@@ -250,6 +252,7 @@ impl Config {
         a.retry_base = b.retry_base.or(a.retry_base.take());
         a.retry_max_wait = b.retry_max_wait.or(a.retry_max_wait.take());
         a.stream = b.stream.or(a.stream);
+        a.max_reply_bytes = b.max_reply_bytes.or(a.max_reply_bytes);
         a.default_provider = b.default_provider.or(a.default_provider.take());
         a.self_names = b.self_names.or(a.self_names.take());
         self.history.drift_window = over.history.drift_window.or(self.history.drift_window);

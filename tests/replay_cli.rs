@@ -59,7 +59,16 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "stderr: {stderr}");
+    // Four endpoints gave no answer (a 500, an HTML page, a cut stream, a hang): exit 1,
+    // the JSON complete all the same.
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("4 of 16 replays could not run"),
+        "stderr: {stderr}"
+    );
+    for s in ["server-error", "not-json", "stream-cut", "hang"] {
+        assert!(stderr.contains(&format!("test/{s}")), "{s}: {stderr}");
+    }
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["original"]["id"], id.as_str());
@@ -68,6 +77,8 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
 
     for ((scenario, expected), r) in SCENARIOS.iter().zip(replays) {
         assert_eq!(r["model"], format!("test/{scenario}"));
+        let answered = !["server-error", "not-json", "stream-cut", "hang"].contains(scenario);
+        assert_eq!(r["ran"], answered, "{scenario}");
         let got = r["failure"]["class"]
             .as_str()
             .unwrap_or_else(|| r["outcome"].as_str().unwrap());
@@ -236,9 +247,14 @@ fn a_missing_key_variable_is_named_and_nothing_is_stored() {
         .args(["replay", &id, "--model", "test/ok"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "a replay that could not run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("$CTXCONSOLE_TEST_KEY"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replay on test/ok"),
+        "the table is printed: {text}"
+    );
     assert_eq!(count(home.path()), before);
     assert!(
         server.requests.lock().unwrap().is_empty(),
@@ -379,5 +395,382 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
             .as_str()
             .unwrap()
             .contains(" — ")
+    );
+}
+
+/// Exit code, stdout and stderr of a run.
+fn run(cmd: &mut assert_cmd::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The first piece of the key of 12 bytes or more found in `text` (the redaction rule:
+/// shorter pieces are not the key).
+fn leaked(text: &[u8]) -> Option<String> {
+    KEY.as_bytes()
+        .windows(12)
+        .find(|k| text.windows(12).any(|t| t == *k))
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+}
+
+/// Files under `dir` holding a 12-byte piece of the key.
+fn files_leaking(dir: &Path) -> Vec<String> {
+    KEY.as_bytes()
+        .windows(12)
+        .flat_map(|k| files_contain(dir, std::str::from_utf8(k).unwrap()))
+        .collect()
+}
+
+/// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
+const ECHOES: [&str; 7] = [
+    "echo-401",
+    "echo-200",
+    "echo-html",
+    "echo-escaped",
+    "echo-truncated",
+    "echo-stream",
+    "echo-stream-error",
+];
+
+#[test]
+fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let mut replays = Vec::new();
+    for json in [true, false] {
+        let mut cmd = ctx(home.path());
+        cmd.env(KEY_ENV, KEY).args(["replay", &id]);
+        if json {
+            cmd.arg("--json");
+        }
+        for e in ECHOES {
+            cmd.args(["--model", &format!("test/{e}")]);
+        }
+        let (code, stdout, stderr) = run(&mut cmd);
+        assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+        assert_eq!(leaked(stdout.as_bytes()), None, "stdout: {stdout}");
+        assert_eq!(leaked(stderr.as_bytes()), None, "stderr: {stderr}");
+        assert!(stdout.contains("Bearer [REDACTED]"), "{stdout}");
+        if json {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            replays = v["replays"].as_array().unwrap().clone();
+        }
+    }
+    assert_eq!(replays.len(), ECHOES.len());
+    let by = |s: &str| &replays[ECHOES.iter().position(|e| *e == s).unwrap()];
+    for (e, class) in [
+        ("echo-401", "http_error"),
+        ("echo-truncated", "http_error"),
+        ("echo-stream-error", "http_error"),
+        ("echo-html", "protocol"),
+    ] {
+        let r = by(e);
+        assert_eq!(r["failure"]["class"], class, "{e}: {r:#}");
+        let detail = r["failure"]["detail"].as_str().unwrap();
+        assert!(detail.contains("[REDACTED]"), "{e}: {detail}");
+    }
+    // The answers still decode: only the key's bytes changed.
+    for e in ["echo-200", "echo-escaped", "echo-stream"] {
+        assert_eq!(by(e)["outcome"], "ok", "{e}: {:#}", by(e));
+    }
+    for e in ["echo-200", "echo-escaped"] {
+        let answer = by(e)["answer"].as_str().unwrap();
+        assert!(answer.contains("Bearer [REDACTED]"), "{e}: {answer}");
+    }
+    // Each stored row, raw response and record alike.
+    for (e, r) in ECHOES.iter().zip(&replays) {
+        let row = show(home.path(), r["stored_id"].as_str().unwrap()).to_string();
+        assert_eq!(leaked(row.as_bytes()), None, "{e}: {row}");
+        assert!(row.contains("[REDACTED]"), "{e}: {row}");
+    }
+    let raw = show(
+        home.path(),
+        by("echo-stream")["stored_id"].as_str().unwrap(),
+    );
+    let raw = raw["raw_response"].as_str().unwrap();
+    assert_eq!(
+        raw.matches("[REDACTED]").count(),
+        2,
+        "split across chunks, then across four deltas: {raw}"
+    );
+    // Every byte written under the workspace: the store, its -wal, the cache.
+    assert_eq!(files_leaking(home.path()), Vec::<String>::new());
+    assert!(!files_contain(home.path(), "[REDACTED]").is_empty());
+    let text = run(ctx(home.path()).args(["history", "show", &format!("{id}.r1")]));
+    assert_eq!(leaked(text.1.as_bytes()), None, "{}", text.1);
+    // The key did reach the server.
+    let bearer = format!("Bearer {KEY}");
+    assert!(
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some(bearer.as_str()))
+    );
+}
+
+/// A workspace whose `config.toml` has `extra` lines added to `[llm]`.
+fn workspace_with(server: &LlmServer, extra: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let config = server
+        .config(KEY_ENV)
+        .replacen("[llm]\n", &format!("[llm]\n{extra}\n"), 1);
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+#[test]
+fn a_reply_over_the_cap_fails_as_protocol_and_keeps_its_opening() {
+    let server = LlmServer::start();
+    let home = workspace_with(&server, "max_reply_bytes = 200000");
+    let id = a_failed_plan(home.path());
+    let (code, stdout, stderr) = run(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        &id,
+        "--model",
+        "test/huge-body",
+        "--model",
+        "test/huge-stream",
+        "--model",
+        "test/ok",
+        "--json",
+    ]));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for (r, opening) in v["replays"].as_array().unwrap()[..2]
+        .iter()
+        .zip(["{\"choices\":[{", "data: {\"choices\""])
+    {
+        assert_eq!(r["failure"]["class"], "protocol", "{r:#}");
+        let detail = r["failure"]["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("reply too large") && detail.contains("200000"),
+            "{detail}"
+        );
+        let row = show(home.path(), r["stored_id"].as_str().unwrap());
+        let raw = row["raw_response"].as_str().unwrap();
+        assert_eq!(raw.len(), 64 * 1024, "the first 64 KiB are kept");
+        assert!(raw.starts_with(opening), "{}", &raw[..80]);
+        assert_eq!(row["failure_class"], "protocol");
+    }
+    assert_eq!(
+        v["replays"][2]["outcome"], "ok",
+        "a reply under the cap reads"
+    );
+}
+
+#[test]
+fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for() {
+    let server = LlmServer::start();
+    // A base of an hour, doubled: without the cap the first retry waits an hour.
+    let dir = workspace_with(&server, "");
+    let home = dir.path();
+    let config = std::fs::read_to_string(home.join("config.toml"))
+        .unwrap()
+        .replace(
+            "retry_base = \"50ms\"",
+            "retry_base = \"1h\"\nretry_max_wait = \"100ms\"",
+        );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let id = a_failed_plan(home);
+    let (code, stdout, stderr) = run(ctx(home)
+        .env(KEY_ENV, KEY)
+        .args([
+            "replay",
+            &id,
+            "--model",
+            "test/server-error",
+            "--model",
+            "test/retry-after-huge",
+            "--json",
+        ])
+        .timeout(std::time::Duration::from_secs(60)));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let r = &v["replays"][0];
+    assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
+    assert_eq!(r["attempts"], 3, "two retries, each after at most 100 ms");
+    let r = &v["replays"][1];
+    assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
+    assert_eq!(
+        r["attempts"], 1,
+        "a retry-after over retry_max_wait is not waited for"
+    );
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("a retry-after too long to wait for"),
+        "{detail}"
+    );
+}
+
+/// A workspace whose endpoints are the test server (keyed), the test server under a key
+/// variable that is not set, and a port nothing listens on.
+fn workspace_with_broken_providers(server: &LlmServer) -> tempfile::TempDir {
+    let home = workspace(server);
+    let mut config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    config.push_str(&format!(
+        "\n[providers.nokey]\nprefix = \"nokey/\"\nbase_url = \"{}\"\nkey_env = \"{UNSET_KEY_ENV}\"\n\
+         \n[providers.dead]\nprefix = \"dead/\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+        server.base_url()
+    ));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+const UNSET_KEY_ENV: &str = "CTXCONSOLE_TEST_UNSET_KEY";
+
+/// The binary with the test key set, the other key variables surely not.
+fn keyed(home: &Path) -> assert_cmd::Command {
+    let mut cmd = ctx(home);
+    cmd.env(KEY_ENV, KEY)
+        .env_remove(UNSET_KEY_ENV)
+        .env_remove("OPENROUTER_API_KEY");
+    cmd
+}
+
+#[test]
+fn one_models_missing_key_or_dead_endpoint_never_stops_the_others_and_the_exit_says_so() {
+    let server = LlmServer::start();
+    let home = workspace_with_broken_providers(&server);
+    let id = a_failed_plan(home.path());
+    // Not sent (no key; only a provider's prefix), sent but no answer (nothing listening),
+    // and two that answer, interleaved.
+    let models = ["nokey/ok", "test/ok", "dead/ok", "ollama/", "test/fenced"];
+    let mut args = vec!["replay", id.as_str()];
+    for m in &models {
+        args.extend(["--model", m]);
+    }
+    let (code, stdout, stderr) = run(keyed(home.path()).args(&args));
+    assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    for m in &models {
+        assert!(stdout.contains(&format!("replay on {m}")), "{m}: {stdout}");
+    }
+    assert!(
+        stdout.contains(&format!("{id}.r1")) && stdout.contains(&format!("{id}.r2")),
+        "the two that answered are stored: {stdout}"
+    );
+    assert!(stdout.contains(&format!("${UNSET_KEY_ENV}")), "{stdout}");
+    assert!(
+        stderr.contains("3 of 5 replays could not run"),
+        "stderr: {stderr}"
+    );
+    for m in ["nokey/ok", "dead/ok", "ollama/"] {
+        assert!(stderr.contains(m), "{m}: {stderr}");
+    }
+
+    args.push("--json");
+    let (code, stdout, stderr) = run(keyed(home.path()).args(&args));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let replays = v["replays"].as_array().unwrap();
+    let ran: Vec<bool> = replays
+        .iter()
+        .map(|r| r["ran"].as_bool().unwrap())
+        .collect();
+    assert_eq!(ran, [false, true, false, false, true]);
+    assert!(
+        replays[0]["not_sent"]
+            .as_str()
+            .unwrap()
+            .contains(UNSET_KEY_ENV)
+    );
+    assert!(replays[0]["stored_id"].is_null());
+    assert!(
+        replays[3]["not_sent"]
+            .as_str()
+            .unwrap()
+            .contains("only the prefix")
+    );
+    assert_eq!(replays[2]["failure"]["class"], "transport");
+    assert!(replays[2]["not_sent"].is_null(), "it was sent");
+    assert_eq!(replays[1]["outcome"], "ok");
+    assert_eq!(replays[4]["outcome"], "ok");
+    assert!(replays[4]["stored_id"].is_string());
+    // Nothing was sent for the model without its key.
+    assert!(
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.body["model"] != "ok" || r.authorization.is_some())
+    );
+
+    // Every replay failing to run is a failure, not a success with a sad table.
+    let (code, stdout, stderr) =
+        run(keyed(home.path()).args(["replay", &id, "--model", "dead/ok"]));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    assert!(stdout.contains("replay on dead/ok"), "{stdout}");
+    assert!(stderr.contains("1 of 1 replay could not run"), "{stderr}");
+    // And every replay running is exit 0, a bad answer included: it is a result.
+    let (code, _, stderr) = run(keyed(home.path()).args([
+        "replay",
+        &id,
+        "--model",
+        "test/deadlock",
+        "--model",
+        "test/content-filter",
+    ]));
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    // --help says so.
+    let (_, help, _) = run(ctx(home.path()).args(["replay", "--help"]));
+    assert!(help.contains("1 when any could not run"), "{help}");
+    assert!(help.contains("A live replay could not run when"), "{help}");
+}
+
+#[test]
+fn a_failed_sweep_runs_every_plan_past_a_provider_without_its_key() {
+    let server = LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // Every sample model goes to the test server; ollama's provider wants a key not set.
+    let config = server.config_routing_everything().replace(
+        "[providers.ollama]\nprefix = \"ollama/\"\n",
+        &format!("[providers.ollama]\nprefix = \"ollama/\"\nkey_env = \"{UNSET_KEY_ENV}\"\n"),
+    );
+    assert!(config.contains(UNSET_KEY_ENV));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let (code, stdout, stderr) =
+        run(keyed(home.path()).args(["replay", "--failed", "--limit", "40", "--json"]));
+    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let plans = v["plans"].as_array().unwrap();
+    assert_eq!(plans.len(), 40);
+    let (mut sent, mut not_sent) = (0, 0);
+    for p in plans {
+        let r = &p["replays"][0];
+        if p["original"]["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("ollama/")
+        {
+            assert!(
+                r["not_sent"].as_str().unwrap().contains(UNSET_KEY_ENV),
+                "{r:#}"
+            );
+            assert_eq!(r["ran"], false);
+            not_sent += 1;
+        } else {
+            assert_eq!(r["ran"], true, "{r:#}");
+            assert!(r["stored_id"].is_string());
+            sent += 1;
+        }
+    }
+    assert!(sent > 0 && not_sent > 0, "{sent} sent, {not_sent} not");
+    let tallied: u64 = v["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["today"]["not_sent"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(tallied, not_sent);
+    assert!(
+        stderr.contains(&format!("{not_sent} of 40 replays could not run")),
+        "{stderr}"
     );
 }

@@ -22,7 +22,20 @@ use crate::llm::replay::{
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
 
+/// What `replay --help` says about exit codes (README, "Responses and replay", says the same).
+const EXIT_CODES: &str = "\
+Exit codes: 0 when every requested replay ran (and, live, was stored); 1 when any could not \
+run — the table (or --json) still shows every replay; 2 for bad input (an unknown plan id, \
+a bad option).
+A live replay could not run when nothing was sent (no provider takes the model, or its key \
+variable is not set), or when no whole answer came back: no connection, a timeout, a stream \
+cut off (transport), an error status after the retries (http_error), a body that is not a \
+chat completion or is over llm.max_reply_bytes (protocol). A model that answered — a \
+refusal, a length cut, prose, a made-up tool — ran: that is a result. One model that could \
+not run never stops the others.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_CODES)]
 pub struct Args {
     /// The plan to replay (see `ctxconsole history`).
     #[arg(
@@ -107,10 +120,39 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
         });
     }
     if args.failed {
-        live_summary(&plans, args.json)
+        live_summary(&plans, args.json)?;
     } else {
-        live_side_by_side(&plans[0], args.json)
+        live_side_by_side(&plans[0], args.json)?;
     }
+    every_replay_ran(&plans)
+}
+
+/// A runtime failure (exit 1) naming the replays that could not run, once every result
+/// is printed; `Ok` when all ran.
+fn every_replay_ran(plans: &[LivePlan]) -> anyhow::Result<()> {
+    const NAMED: usize = 10;
+    let total: usize = plans.iter().map(|p| p.replays.len()).sum();
+    let not_run: Vec<String> = plans
+        .iter()
+        .flat_map(|p| {
+            p.replays.iter().filter_map(move |r| {
+                r.could_not_run()
+                    .map(|why| format!("{} on {} ({why})", p.original.id, r.model))
+            })
+        })
+        .collect();
+    if not_run.is_empty() {
+        return Ok(());
+    }
+    let mut named = not_run[..not_run.len().min(NAMED)].join("; ");
+    if not_run.len() > NAMED {
+        named.push_str(&format!("; and {} more", not_run.len() - NAMED));
+    }
+    Err(anyhow::anyhow!(
+        "{} of {total} replay{} could not run: {named}",
+        not_run.len(),
+        if total == 1 { "" } else { "s" }
+    ))
 }
 
 fn load(history: &HistoryStore, id: &str) -> anyhow::Result<PlanRecord> {
@@ -316,9 +358,20 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     row("outcome", o.outcome.clone(), &|r| {
         if r.cancelled {
             "cancelled".into()
+        } else if r.not_sent.is_some() {
+            "not sent".into()
         } else {
             r.outcome.as_str().into()
         }
+    });
+    row("ran", dash(), &|r| {
+        match (r.ran, &r.not_sent, r.cancelled) {
+            (true, _, _) => "yes",
+            (false, Some(_), _) => "no: not sent",
+            (false, None, true) => "no: cancelled",
+            (false, None, false) => "no: no answer",
+        }
+        .to_string()
     });
     row(
         "failure",
@@ -361,6 +414,9 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     let mut out = format!("{}\n", clip(&o.intent, 100));
     out.push_str(&render(&header_refs, &rows));
     for r in &plan.replays {
+        if let Some(why) = &r.not_sent {
+            out.push_str(&format!("\n{}: not sent — {why}\n", r.model));
+        }
         if let Some(f) = &r.failure {
             out.push_str(&format!(
                 "\n{}: {} — {}\n  action: {}\n",
@@ -390,6 +446,7 @@ fn live_summary(plans: &[LivePlan], json: bool) -> anyhow::Result<()> {
     for p in plans {
         for r in &p.replays {
             let tallied = match (&r.failure, r.stage) {
+                _ if r.not_sent.is_some() => Tallied::Failing(Some("not_sent")),
                 (None, Some(stage)) => Tallied::Recovered(Some(stage)),
                 (Some(f), _) => Tallied::Failing(Some(f.class.as_str())),
                 (None, None) => Tallied::Failing(Some("cancelled")),
@@ -408,7 +465,11 @@ fn live_summary(plans: &[LivePlan], json: bool) -> anyhow::Result<()> {
     let mut out = class_table(&summary);
     out.push_str(&format!(
         "\n{} replay(s) of {} failed plan(s) stored, each linked to its original.\n",
-        plans.iter().map(|p| p.replays.len()).sum::<usize>(),
+        plans
+            .iter()
+            .flat_map(|p| &p.replays)
+            .filter(|r| r.stored_id.is_some())
+            .count(),
         plans.len()
     ));
     emit(&out)

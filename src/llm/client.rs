@@ -1,7 +1,10 @@
 //! One chat completion against an OpenAI-compatible endpoint: connect and total timeouts,
 //! retries with backoff on 429 (honouring retry-after), 5xx and refused connections,
 //! streaming with progress, and cancellation. The key goes into one sensitive header and
-//! nowhere else: no error, progress report or record carries it.
+//! nowhere else: no error, progress report or record carries it, and an endpoint that
+//! echoes it back has it redacted from everything received (see [`crate::llm::redact`]).
+//! Replies are capped at `max_reply_bytes`, and no wait between retries is longer than
+//! `retry_max_wait`.
 
 use serde::Serialize;
 use std::sync::Arc;
@@ -12,11 +15,12 @@ use tokio::sync::Notify;
 use crate::core::assemble::ChatMessage;
 use crate::core::failure::{Failure, FailureClass, Reply};
 use crate::core::text::clip;
-use crate::llm::provider::Endpoint;
+use crate::llm::provider::{ClientSettings, Endpoint};
+use crate::llm::redact::{Redactor, StreamRedactor};
 use crate::llm::wire::{EventStream, reply_from_body};
 
-/// Most of an error body kept for the record.
-const ERROR_BODY_MAX: usize = 64 * 1024;
+/// Most of a reply kept for the record when it is an error body, or when it is too large.
+pub const OPENING_MAX: usize = 64 * 1024;
 
 /// Cancels a call from anywhere (the UI thread, a signal handler).
 #[derive(Debug, Clone, Default)]
@@ -131,16 +135,42 @@ fn describe(e: &reqwest::Error) -> String {
     parts.join(": ")
 }
 
-/// `retry-after` in seconds (HTTP dates are not honoured: the backoff applies).
+/// `retry-after` in seconds (HTTP dates are not honoured: the backoff applies). A number
+/// too large for a `Duration` reads as the longest one, which no retry waits for.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    v.trim()
+    let secs = v
+        .trim()
         .parse::<f64>()
         .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+        .filter(|s| !s.is_nan() && *s >= 0.0)?;
+    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
+/// The wait before retry `retry` (1 for the first): the endpoint's retry-after when it gave
+/// one, else `retry_base` doubled per retry (base, 2×base, 4×base, …); never longer than
+/// `retry_max_wait`, whatever the count or the base.
+pub fn retry_wait(s: &ClientSettings, retry: u32, retry_after: Option<Duration>) -> Duration {
+    let backoff = || {
+        2u32.checked_pow(retry.saturating_sub(1))
+            .and_then(|factor| s.retry_base.checked_mul(factor))
+            .unwrap_or(Duration::MAX)
+    };
+    retry_after.unwrap_or_else(backoff).min(s.retry_max_wait)
+}
+
+/// `n` bytes, in the largest unit that divides it.
+fn byte_size(n: usize) -> String {
+    const KIB: usize = 1024;
+    match n {
+        0 => "0 bytes".to_string(),
+        n if n % (KIB * KIB) == 0 => format!("{} MiB", n / (KIB * KIB)),
+        n if n % KIB == 0 => format!("{} KiB", n / KIB),
+        n => format!("{n} bytes"),
+    }
+}
+
+#[derive(Debug)]
 enum Attempt {
     Done(Answer, Option<u16>),
     /// Worth another try: after `retry_after` when the endpoint said so, else the backoff.
@@ -165,6 +195,58 @@ fn failed(
     }
 }
 
+impl Attempt {
+    /// The attempt with the key taken out of every text it carries. The bytes were redacted
+    /// as they arrived; this catches what decoding put together again: a key JSON-escaped
+    /// in a body, or split across two stream deltas.
+    fn redacted(mut self, r: &Redactor) -> Attempt {
+        if !r.is_active() {
+            return self;
+        }
+        match &mut self {
+            Attempt::Done(answer, _) => redact_answer(r, answer),
+            Attempt::Retry { why, last, .. } => {
+                r.in_place(why);
+                redact_answer(r, last);
+            }
+        }
+        self
+    }
+}
+
+fn redact_answer(r: &Redactor, answer: &mut Answer) {
+    let reply = |reply: &mut Reply| {
+        for text in [
+            &mut reply.content,
+            &mut reply.reasoning,
+            &mut reply.refusal,
+            &mut reply.finish_reason,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            r.in_place(text);
+        }
+    };
+    match answer {
+        Answer::Reply { reply: re } => reply(re),
+        Answer::Failed {
+            failure,
+            body,
+            partial,
+        } => {
+            r.in_place(&mut failure.detail);
+            if let Some(b) = body {
+                r.in_place(b);
+            }
+            if let Some(p) = partial {
+                reply(p);
+            }
+        }
+        Answer::Cancelled => {}
+    }
+}
+
 /// Send one chat completion, retrying as configured. `Err` only for configuration (a key
 /// variable that is not set, a client that cannot be built); every endpoint behaviour is
 /// an [`Exchange`].
@@ -175,6 +257,8 @@ pub async fn send(
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> anyhow::Result<Exchange> {
     let key = endpoint.key()?;
+    // Built from the key in hand: everything received below passes through it.
+    let redactor = Redactor::new(key.as_deref());
     let s = &endpoint.settings;
     let client = reqwest::Client::builder()
         .connect_timeout(s.connect_timeout)
@@ -190,16 +274,16 @@ pub async fn send(
     if let Some(format) = call.response_format {
         body["response_format"] = serde_json::json!({ "type": format });
     }
-    let mut attempts = 0;
+    let mut attempts: u32 = 0;
     let mut status = None;
     let answer = loop {
-        attempts += 1;
+        attempts = attempts.saturating_add(1);
         progress(Progress::Sending { attempt: attempts });
         let attempt = tokio::select! {
-            a = attempt(&client, endpoint, key.as_deref(), &body, progress) => a,
+            a = attempt(&client, endpoint, key.as_deref(), &redactor, &body, progress) => a,
             () = cancel.cancelled() => break Answer::Cancelled,
         };
-        match attempt {
+        match attempt.redacted(&redactor) {
             Attempt::Done(answer, st) => {
                 status = st.or(status);
                 break answer;
@@ -214,14 +298,10 @@ pub async fn send(
                 if attempts > s.retries {
                     break last;
                 }
-                // The backoff doubles per retry: base, 2×base, 4×base, …
-                let backoff = s
-                    .retry_base
-                    .saturating_mul(2u32.saturating_pow(attempts - 1));
-                let wait = retry_after.unwrap_or(backoff);
+                let wait = retry_wait(s, attempts, retry_after);
                 progress(Progress::Waiting {
                     attempt: attempts,
-                    wait_ms: wait.as_millis() as u64,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                     why,
                 });
                 tokio::select! {
@@ -242,6 +322,7 @@ async fn attempt(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     key: Option<&str>,
+    redactor: &Redactor,
     body: &serde_json::Value,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Attempt {
@@ -285,16 +366,24 @@ async fn attempt(
     };
     let status = response.status();
     let code = Some(status.as_u16());
+    let wait_for = retry_after(response.headers());
+    let is_stream = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    let mut incoming = Incoming::new(response, redactor, s.max_reply_bytes);
     if !status.is_success() {
-        let wait_for = retry_after(response.headers());
-        let text = read_capped(response).await;
+        let text = incoming.read_opening().await;
         let message = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .and_then(|v| crate::core::failure::error_envelope(&v).map(|(_, m)| m))
             .unwrap_or_else(|| clip(text.trim(), 160));
-        let after = wait_for.map_or(String::new(), |w| {
-            format!(" (retry-after {} s)", w.as_secs_f64())
-        });
+        let after = match wait_for {
+            None => String::new(),
+            Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
+            Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
+        };
         let detail = format!("HTTP {status}{after}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         let retryable = status.as_u16() == 429 || status.is_server_error();
@@ -311,25 +400,20 @@ async fn attempt(
             last: answer,
         };
     }
-    let is_stream = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.starts_with("text/event-stream"));
     if is_stream {
-        return Attempt::Done(read_stream(response, progress).await, code);
+        return Attempt::Done(read_stream(&mut incoming, progress).await, code);
     }
-    let mut response = response;
     let mut bytes = Vec::new();
     loop {
-        match response.chunk().await {
+        match incoming.next().await {
             Ok(Some(c)) => bytes.extend_from_slice(&c),
             Ok(None) => break,
-            Err(e) => {
+            Err(Cut::TooLarge) => return Attempt::Done(incoming.too_large(None), code),
+            Err(Cut::Broken(why)) => {
                 return Attempt::Done(
                     failed(
                         FailureClass::Transport,
-                        format!("reading the reply from {}: {}", endpoint.url, describe(&e)),
+                        format!("reading the reply from {}: {why}", endpoint.url),
                         Some(String::from_utf8_lossy(&bytes).into_owned()),
                         None,
                     ),
@@ -349,25 +433,113 @@ async fn attempt(
     Attempt::Done(answer, code)
 }
 
-async fn read_capped(mut response: reqwest::Response) -> String {
-    let mut bytes = Vec::new();
-    while let Ok(Some(c)) = response.chunk().await {
-        bytes.extend_from_slice(&c);
-        if bytes.len() >= ERROR_BODY_MAX {
-            bytes.truncate(ERROR_BODY_MAX);
-            break;
+/// Why reading a reply stopped before its end.
+enum Cut {
+    /// More than `max_reply_bytes` arrived.
+    TooLarge,
+    /// The connection broke: what went wrong.
+    Broken(String),
+}
+
+/// A reply's bytes as they arrive. Every byte received from an endpoint passes through
+/// here: each chunk is redacted of the key (a key split across two chunks included) and
+/// counted against `max_reply_bytes`, and the opening is kept for the record.
+struct Incoming<'r> {
+    response: reqwest::Response,
+    redact: StreamRedactor<'r>,
+    received: usize,
+    limit: usize,
+    /// The first [`OPENING_MAX`] redacted bytes.
+    opening: Vec<u8>,
+    ended: bool,
+}
+
+impl<'r> Incoming<'r> {
+    fn new(response: reqwest::Response, redactor: &'r Redactor, limit: usize) -> Incoming<'r> {
+        Incoming {
+            response,
+            redact: redactor.stream(),
+            received: 0,
+            limit,
+            opening: Vec::new(),
+            ended: false,
         }
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+
+    /// The next bytes, redacted; `Ok(None)` after the end.
+    async fn next(&mut self) -> Result<Option<Vec<u8>>, Cut> {
+        if self.ended {
+            return Ok(None);
+        }
+        let bytes = match self.response.chunk().await {
+            Ok(Some(chunk)) => {
+                self.received = self.received.saturating_add(chunk.len());
+                if self.received > self.limit {
+                    return Err(self.stop(Cut::TooLarge));
+                }
+                self.redact.push(&chunk)
+            }
+            Ok(None) => {
+                self.ended = true;
+                self.redact.finish()
+            }
+            Err(e) => return Err(self.stop(Cut::Broken(describe(&e)))),
+        };
+        self.keep(&bytes);
+        Ok(Some(bytes))
+    }
+
+    /// Stop reading: the bytes held back for redaction are decided and kept.
+    fn stop(&mut self, cut: Cut) -> Cut {
+        self.ended = true;
+        let held = self.redact.finish();
+        self.keep(&held);
+        cut
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = OPENING_MAX.saturating_sub(self.opening.len());
+        self.opening
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    fn opening_text(&self) -> String {
+        String::from_utf8_lossy(&self.opening).into_owned()
+    }
+
+    /// An error body: its opening, read no further.
+    async fn read_opening(&mut self) -> String {
+        while self.opening.len() < OPENING_MAX {
+            if !matches!(self.next().await, Ok(Some(_))) {
+                break;
+            }
+        }
+        self.opening_text()
+    }
+
+    /// The failure for a reply over the cap, keeping its opening as the body.
+    fn too_large(&self, partial: Option<Reply>) -> Answer {
+        failed(
+            FailureClass::Protocol,
+            format!(
+                "reply too large: more than {} arrived (llm.max_reply_bytes = {}); the first {} are kept",
+                byte_size(self.limit),
+                self.limit,
+                byte_size(self.opening.len())
+            ),
+            Some(self.opening_text()),
+            partial,
+        )
+    }
 }
 
 async fn read_stream(
-    mut response: reqwest::Response,
+    incoming: &mut Incoming<'_>,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Answer {
     let mut stream = EventStream::default();
     loop {
-        match response.chunk().await {
+        match incoming.next().await {
             Ok(Some(chunk)) => {
                 if let Err(failure) = stream.feed(&chunk) {
                     return Answer::Failed {
@@ -387,13 +559,13 @@ async fn read_stream(
                 }
             }
             Ok(None) => break,
-            Err(e) => {
+            Err(Cut::TooLarge) => return incoming.too_large(Some(stream.reply())),
+            Err(Cut::Broken(why)) => {
                 let (content, reasoning, _) = stream.progress();
                 return failed(
                     FailureClass::Transport,
                     format!(
-                        "the stream broke off after {content} bytes of answer and {reasoning} of reasoning: {}",
-                        describe(&e)
+                        "the stream broke off after {content} bytes of answer and {reasoning} of reasoning: {why}"
                     ),
                     None,
                     Some(stream.reply()),
@@ -414,5 +586,71 @@ async fn read_stream(
     }
     Answer::Reply {
         reply: stream.reply(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_retry_waits_longer_than_retry_max_wait_whatever_the_count_or_base() {
+        for base in [
+            Duration::from_millis(1),
+            Duration::from_secs(3600),
+            Duration::MAX,
+        ] {
+            let s = ClientSettings {
+                retry_base: base,
+                retry_max_wait: Duration::from_secs(60),
+                ..ClientSettings::default()
+            };
+            let mut last = Duration::ZERO;
+            for retry in (0..70).chain([1_000, u32::MAX]) {
+                let wait = retry_wait(&s, retry, None);
+                assert!(wait <= s.retry_max_wait, "{base:?} retry {retry}: {wait:?}");
+                assert!(wait >= last, "the backoff never shrinks");
+                last = wait;
+            }
+        }
+        let s = ClientSettings::default();
+        assert_eq!(retry_wait(&s, 1, None), Duration::from_secs(1));
+        assert_eq!(retry_wait(&s, 3, None), Duration::from_secs(4));
+        assert_eq!(
+            retry_wait(&s, 1, Some(Duration::from_secs(7))),
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            retry_wait(&s, 1, Some(Duration::MAX)),
+            s.retry_max_wait,
+            "never past the cap, even when asked"
+        );
+    }
+
+    #[test]
+    fn a_retry_after_of_any_text_reads_without_panicking() {
+        let read = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(
+                reqwest::header::RETRY_AFTER,
+                reqwest::header::HeaderValue::from_str(v).unwrap(),
+            );
+            retry_after(&h)
+        };
+        assert_eq!(read("2"), Some(Duration::from_secs(2)));
+        assert_eq!(read(" 0.5 "), Some(Duration::from_millis(500)));
+        for huge in ["1e300", "inf", "18446744073709551616", "1e20"] {
+            assert_eq!(read(huge), Some(Duration::MAX), "{huge}");
+        }
+        for none in ["NaN", "-1", "Wed, 21 Oct 2026 07:28:00 GMT", ""] {
+            assert_eq!(read(none), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn sizes_read_in_their_unit() {
+        assert_eq!(byte_size(8 * 1024 * 1024), "8 MiB");
+        assert_eq!(byte_size(64 * 1024), "64 KiB");
+        assert_eq!(byte_size(200_000), "200000 bytes");
     }
 }

@@ -15,9 +15,16 @@ pub struct ClientSettings {
     pub timeout: Duration,
     pub retries: u32,
     pub retry_base: Duration,
+    /// The longest wait before a retry: a longer retry-after is not waited for, and the
+    /// doubling backoff stops growing here.
     pub retry_max_wait: Duration,
     pub stream: bool,
+    /// A reply larger than this fails as `protocol` ("reply too large"), its opening kept.
+    pub max_reply_bytes: usize,
 }
+
+/// The default cap on a reply: 8 MiB.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 
 impl Default for ClientSettings {
     fn default() -> Self {
@@ -28,6 +35,7 @@ impl Default for ClientSettings {
             retry_base: Duration::from_secs(1),
             retry_max_wait: Duration::from_secs(60),
             stream: true,
+            max_reply_bytes: MAX_REPLY_BYTES,
         }
     }
 }
@@ -61,6 +69,9 @@ impl Endpoint {
         }
     }
 }
+
+/// The smallest cap a config may set.
+const MIN_REPLY_BYTES: usize = 1024;
 
 /// The providers of a workspace config, resolved.
 #[derive(Debug, Clone)]
@@ -105,6 +116,17 @@ impl Providers {
                 d.retry_max_wait,
             )?,
             stream: llm.stream.unwrap_or(d.stream),
+            max_reply_bytes: match llm.max_reply_bytes {
+                None => d.max_reply_bytes,
+                Some(n) => usize::try_from(n)
+                    .ok()
+                    .filter(|n| *n >= MIN_REPLY_BYTES)
+                    .ok_or_else(|| {
+                        bad_input(format!(
+                            "{origin}: llm.max_reply_bytes: {n} is out of range: at least {MIN_REPLY_BYTES} (a chat completion's envelope alone takes hundreds of bytes)"
+                        ))
+                    })?,
+            },
         };
         for (name, p) in &config.providers {
             let url = p.base_url.trim();
@@ -214,6 +236,19 @@ mod tests {
         assert_eq!(e.upstream_model, "anthropic/claude-sonnet-4-5");
         assert_eq!(e.key_env.as_deref(), Some("OPENROUTER_API_KEY"));
         assert!(p.resolve("ollama/").is_err());
+        assert_eq!(e.settings.max_reply_bytes, 8 * 1024 * 1024);
+    }
+
+    #[test]
+    fn the_reply_cap_is_read_and_a_useless_one_refused() {
+        let read = |toml_text: &str| {
+            let config: Config = toml::from_str(toml_text).unwrap();
+            Providers::from_config(&config, "config.toml").map(|p| p.settings.max_reply_bytes)
+        };
+        assert_eq!(read("").unwrap(), MAX_REPLY_BYTES);
+        assert_eq!(read("[llm]\nmax_reply_bytes = 200000").unwrap(), 200_000);
+        let err = read("[llm]\nmax_reply_bytes = 0").unwrap_err().to_string();
+        assert!(err.contains("config.toml: llm.max_reply_bytes"), "{err}");
     }
 
     #[test]

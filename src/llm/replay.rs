@@ -271,7 +271,13 @@ impl RequestSummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LiveReplay {
     pub model: String,
+    /// The provider it went to; empty when no provider takes the model.
     pub provider: String,
+    /// Whether it ran: the endpoint answered with a whole chat completion, whatever the
+    /// model said in it (see [`LiveReplay::could_not_run`]).
+    pub ran: bool,
+    /// Why nothing was sent: no provider for the model, or its key variable not set.
+    pub not_sent: Option<String>,
     /// The new plan's id once stored.
     pub stored_id: Option<String>,
     pub cancelled: bool,
@@ -283,7 +289,8 @@ pub struct LiveReplay {
     pub reasoning_bytes: usize,
     /// The answer with reasoning taken out, clipped for display.
     pub answer: Option<String>,
-    pub two_pass: Option<TwoPass>,
+    /// Boxed: it is rare, and keeps a replay small to move around.
+    pub two_pass: Option<Box<TwoPass>>,
     pub request: RequestSummary,
     pub status: Option<u16>,
     pub attempts: u32,
@@ -346,7 +353,10 @@ fn raw_of(reply: &Reply) -> String {
 }
 
 /// Replay `original` live on `model`. `Ok((replay, Some(record)))` for a record to store;
-/// `None` when cancelled. `Err` only for configuration (no provider, no key variable).
+/// `None` when cancelled or when nothing could be sent for this model (no provider takes
+/// it, its key variable is not set: [`LiveReplay::not_sent`] says which), so that one
+/// model's configuration never stops the others. `Err` only when the request cannot be
+/// built at all.
 pub async fn replay_live(
     ctx: &ReplayContext,
     original: &PlanRecord,
@@ -354,10 +364,16 @@ pub async fn replay_live(
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
-    let endpoint = ctx.providers.resolve(model)?;
-    endpoint.key()?;
     let started = std::time::Instant::now();
     let first = preview_among(&ctx.preview, model, None, &original.intent, "", None)?;
+    let endpoint = match ctx.providers.resolve(model) {
+        Ok(endpoint) => endpoint,
+        Err(e) => return Ok((LiveReplay::not_sent(model, "", &first, &e), None)),
+    };
+    if let Err(e) = endpoint.key() {
+        let replay = LiveReplay::not_sent(model, &endpoint.provider, &first, &e);
+        return Ok((replay, None));
+    }
     let mut two_pass = None;
     let mut request = first;
     let mut total_attempts = 0;
@@ -375,10 +391,10 @@ pub async fn replay_live(
         if let Some(r) = restricted {
             request = r;
         }
-        two_pass = Some(TwoPass {
+        two_pass = Some(Box::new(TwoPass {
             kept: request.compaction.kept.len(),
             ..tp
-        });
+        }));
     }
     let call = ChatCall {
         messages: request.request.messages.clone(),
@@ -460,15 +476,46 @@ pub async fn replay_live(
         duration_ms: Some(live.duration_ms as i64),
         replay_of: Some(original.id.clone()),
     };
+    live.ran = live.could_not_run().is_none();
     Ok((live, Some(record)))
 }
 
 impl LiveReplay {
+    /// Why this replay could not run, or `None` when it ran. It could not run when nothing
+    /// was sent (no provider for the model, its key variable not set), when it was
+    /// cancelled, or when the HTTP layer failed so no whole answer came back: no connection,
+    /// a timeout, a stream cut off (`transport`), an error status after the retries
+    /// (`http_error`), a body that is not a chat completion or is too large (`protocol`) —
+    /// the classes an offline replay calls "not an answer". Anything a model answered —
+    /// a refusal, a length cut, prose, a made-up tool — ran: it is a result.
+    pub fn could_not_run(&self) -> Option<String> {
+        if let Some(why) = &self.not_sent {
+            return Some(format!("not sent: {why}"));
+        }
+        if self.cancelled {
+            return Some("cancelled".to_string());
+        }
+        match &self.failure {
+            Some(f) if f.class.is_transport_level() => Some(format!("no answer: {}", f.class)),
+            _ => None,
+        }
+    }
+
+    /// A replay for which nothing could be sent, and why.
+    fn not_sent(model: &str, provider: &str, request: &Preview, why: &anyhow::Error) -> LiveReplay {
+        LiveReplay {
+            not_sent: Some(format!("{why:#}")),
+            ..LiveReplay::before_answer(model, provider, request)
+        }
+    }
+
     /// A replay of `request` on `model` with no answer read yet: failed until one is.
     fn before_answer(model: &str, provider: &str, request: &Preview) -> LiveReplay {
         LiveReplay {
             model: model.to_string(),
             provider: provider.to_string(),
+            ran: false,
+            not_sent: None,
             stored_id: None,
             cancelled: false,
             outcome: Outcome::Failed,

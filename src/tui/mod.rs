@@ -133,6 +133,10 @@ pub async fn run_replay(
     let (mut live, record) = replay_live(&rctx, &plan, model, &req.cancel, &mut report)
         .await
         .map_err(text)?;
+    // Nothing was sent (no provider, no key): the pane shows why, as for any error.
+    if let Some(why) = live.not_sent.take() {
+        return Err(why);
+    }
     if let Some(record) = record {
         let id = HistoryStore::open(path)
             .and_then(|mut h| h.insert_replay(record, &rctx.pipelines))

@@ -29,6 +29,9 @@ pub const SCENARIOS: [(&str, &str); 16] = [
     ("hang", "transport"),
 ];
 
+/// About how many bytes the `huge-*` scenarios send.
+pub const HUGE: usize = 400_000;
+
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub authorization: Option<String>,
@@ -192,6 +195,7 @@ fn serve(
     seen: &Mutex<HashMap<String, usize>>,
 ) -> std::io::Result<()> {
     let (authorization, body) = read_request(&mut stream)?;
+    let echo = authorization.clone().unwrap_or_default();
     let model = body["model"].as_str().unwrap_or("").to_string();
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let filter_pass = system.contains("Pick the ids");
@@ -339,6 +343,93 @@ fn serve(
             std::thread::sleep(Duration::from_secs(30));
             Ok(())
         }
+        // Endpoints that echo the Authorization header back, as several do.
+        "echo-401" => respond(
+            &mut stream,
+            "401 Unauthorized",
+            json_kind,
+            &format!("WWW-Authenticate: Bearer realm=\"{echo}\"\r\n"),
+            &json!({"error": {"message": format!("Invalid authorization header: {echo}"), "code": 401}})
+                .to_string(),
+        ),
+        "echo-200" => ok(
+            &mut stream,
+            &format!("{good}\n\nAuthorised by the header '{echo}'."),
+            "stop",
+        ),
+        // The key JSON-escaped in the body, so only the decoded text holds it.
+        "echo-escaped" => {
+            let escaped: String = echo.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+            let body = completion(json!("ESCAPED"), json!("stop"), json!({}))
+                .replace("ESCAPED", &format!("{}\\n\\nheader: {escaped}", good.replace('"', "\\\"")));
+            respond(&mut stream, "200 OK", json_kind, "", &body)
+        }
+        // A gateway's HTML page quoting the request's headers.
+        "echo-html" => respond(
+            &mut stream,
+            "200 OK",
+            "text/html",
+            "",
+            &format!("<html><body><pre>Authorization: {echo}</pre></body></html>"),
+        ),
+        // Half the key, as a truncating echo would give.
+        "echo-truncated" => respond(
+            &mut stream,
+            "403 Forbidden",
+            "text/plain",
+            "",
+            &format!("forbidden for {}...", &echo[..echo.len() / 2 + 6]),
+        ),
+        // A stream that echoes the header in reasoning, the key split across two transport
+        // chunks, and again split across several deltas.
+        "echo-stream" => {
+            let event = delta("reasoning_content", &format!("The header was {echo}. "), None);
+            let at = event.find(&echo).unwrap_or(0) + echo.len() / 2;
+            let mut events = vec![event[..at].to_string(), event[at..].to_string()];
+            // Pieces of 10 bytes: none is the key, only what they add up to.
+            let pieces: Vec<String> = echo
+                .as_bytes()
+                .chunks(10)
+                .map(|c| String::from_utf8_lossy(c).into_owned())
+                .collect();
+            events.push(delta("reasoning_content", "Again: ", None));
+            for p in &pieces {
+                events.push(delta("reasoning_content", p, None));
+            }
+            events.push(delta("reasoning_content", ". Now the plan.", None));
+            events.push(delta("content", &good, Some("stop")));
+            stream_events(&mut stream, &events, false)
+        }
+        // An error event in the stream quoting the header.
+        "echo-stream-error" => stream_events(
+            &mut stream,
+            &[format!(
+                "data: {}\n\n",
+                json!({"error": {"message": format!("upstream rejected {echo}"), "code": 401}})
+            )],
+            false,
+        ),
+        // Replies far over a small cap: a body, and a stream of many events.
+        "huge-body" => ok(
+            &mut stream,
+            &format!("{good}\n\n{}", "All of this is prose. ".repeat(HUGE / 22)),
+            "stop",
+        ),
+        "huge-stream" => {
+            let mut events = vec![delta("content", &good, None)];
+            let prose = "All of this is prose. ".repeat(400);
+            events.extend((0..HUGE / prose.len()).map(|_| delta("content", &prose, None)));
+            events.push(delta("content", ".", Some("stop")));
+            stream_events(&mut stream, &events, false)
+        }
+        // A retry-after no Duration can hold.
+        "retry-after-huge" => respond(
+            &mut stream,
+            "429 Too Many Requests",
+            json_kind,
+            "Retry-After: 1e300\r\n",
+            r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
+        ),
         // Any other model answers with a good plan: a workspace can route every provider
         // here (see `config_routing_everything`).
         _ => ok(&mut stream, &good, "stop"),

@@ -1,0 +1,384 @@
+//! Keeping the provider key out of everything received. Some endpoints echo the
+//! `Authorization` header back (in a 401 body, a 200 body, a stream event, an error message);
+//! whatever they send is shown, logged and stored, so the key is taken out of it first.
+//!
+//! The rule: every run of received bytes covered by windows of [`FRAGMENT`] bytes (or of
+//! the whole key, when it is shorter) that also occur in the key becomes one [`MARKER`].
+//! That takes out the key itself, `Bearer <key>` (the marker stands after `Bearer `), and
+//! any echoed piece of the key at least [`FRAGMENT`] bytes long — a truncated echo such as
+//! the first 20 characters. Shorter pieces are left: 11 characters of a key are not the key,
+//! and the public prefixes keys share (`sk-or-v1-`, `sk-proj-`) stay readable.
+//!
+//! A stream is redacted chunk by chunk ([`StreamRedactor`]): the end of a chunk that could
+//! begin a window of the key (at most `window − 1` bytes) is held back until the next chunk
+//! shows whether it does, so a key split across two chunks is still found, and a run
+//! crossing chunks still gives one marker. Nothing else is held: a chunk ending in a newline
+//! (as every server-sent event does) is given out whole, since no key holds one.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// What a redacted run becomes.
+pub const MARKER: &str = "[REDACTED]";
+
+/// The shortest piece of the key that is redacted on its own.
+pub const FRAGMENT: usize = 12;
+
+// A window is packed into a `u128`.
+const _: () = assert!(FRAGMENT <= 16);
+
+/// The key's windows, built once per call from the key in hand.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// Window length: [`FRAGMENT`], or the key's length when it is shorter; 0 without a key.
+    window: usize,
+    /// Every `window`-byte slice of the key, packed big-endian into an integer, sorted.
+    windows: Vec<u128>,
+    /// One bit per hash of a window: most positions of a text are ruled out by one load.
+    filter: Vec<u64>,
+    /// `starts[j]`: the first `j` bytes of every window, packed (`j` < `window`).
+    starts: Vec<HashSet<u128>>,
+}
+
+/// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
+const FILTER_BITS: u32 = 16;
+
+/// `bytes` (at most 16) packed big-endian.
+fn pack(bytes: &[u8]) -> u128 {
+    bytes.iter().fold(0u128, |v, b| (v << 8) | u128::from(*b))
+}
+
+/// A window's slot in the filter.
+fn slot(v: u128) -> usize {
+    let folded = (v as u64) ^ ((v >> 64) as u64);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FILTER_BITS)) as usize
+}
+
+impl Redactor {
+    /// A redactor for `key`; with no key (or an empty one) it changes nothing.
+    pub fn new(key: Option<&str>) -> Redactor {
+        let Some(key) = key.map(str::as_bytes).filter(|k| !k.is_empty()) else {
+            return Redactor::default();
+        };
+        let window = key.len().min(FRAGMENT);
+        let mut windows: Vec<u128> = key.windows(window).map(pack).collect();
+        windows.sort_unstable();
+        windows.dedup();
+        let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+        for w in &windows {
+            let s = slot(*w);
+            filter[s >> 6] |= 1 << (s & 63);
+        }
+        Redactor {
+            window,
+            windows,
+            filter,
+            starts: (0..window)
+                .map(|j| key.windows(window).map(|w| pack(&w[..j])).collect())
+                .collect(),
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.window > 0
+    }
+
+    fn is_window(&self, v: u128) -> bool {
+        let s = slot(v);
+        self.filter[s >> 6] & (1 << (s & 63)) != 0 && self.windows.binary_search(&v).is_ok()
+    }
+
+    /// The runs of `buf` covered by windows of the key, in order, touching runs merged;
+    /// the first `covered` bytes count as covered (by windows that started before `buf`).
+    fn cover(&self, buf: &[u8], covered: usize) -> Vec<Range<usize>> {
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        let covered = covered.min(buf.len());
+        if covered > 0 {
+            runs.push(0..covered);
+        }
+        let w = self.window;
+        if buf.len() < w {
+            return runs;
+        }
+        let keep = if w == 16 {
+            u128::MAX
+        } else {
+            (1u128 << (8 * w)) - 1
+        };
+        let mut v = pack(&buf[..w - 1]);
+        for (end, b) in buf.iter().enumerate().skip(w - 1) {
+            v = ((v << 8) | u128::from(*b)) & keep;
+            if self.is_window(v) {
+                let start = end + 1 - w;
+                match runs.last_mut() {
+                    Some(last) if start <= last.end => last.end = end + 1,
+                    _ => runs.push(start..end + 1),
+                }
+            }
+        }
+        runs
+    }
+
+    /// Where the bytes that could still begin a window start: the earliest of the last
+    /// `window − 1` positions whose rest of `buf` is the start of a window of the key.
+    fn undecided_from(&self, buf: &[u8]) -> usize {
+        let from = buf.len().saturating_sub(self.window - 1);
+        (from..buf.len())
+            .find(|p| self.starts[buf.len() - p].contains(&pack(&buf[*p..])))
+            .unwrap_or(buf.len())
+    }
+
+    /// `bytes` with every covered run replaced by the marker.
+    pub fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut s = self.stream();
+        let mut out = s.push(bytes);
+        out.extend(s.finish());
+        out
+    }
+
+    /// `text` with every covered run replaced by the marker.
+    pub fn text(&self, text: &str) -> String {
+        if !self.is_active() {
+            return text.to_string();
+        }
+        // The key went out as a header value, so it is visible ASCII: a match never splits
+        // a character. The lossy read only guards a key that never went out.
+        String::from_utf8_lossy(&self.bytes(text.as_bytes())).into_owned()
+    }
+
+    /// The same, in place.
+    pub fn in_place(&self, text: &mut String) {
+        if self.is_active() {
+            *text = self.text(text);
+        }
+    }
+
+    /// A chunk-by-chunk redactor over this key.
+    pub fn stream(&self) -> StreamRedactor<'_> {
+        StreamRedactor {
+            redactor: self,
+            tail: Vec::new(),
+            covered: 0,
+            in_run: false,
+        }
+    }
+}
+
+/// Redacts a byte stream as it arrives; what it returns, concatenated, is exactly what
+/// [`Redactor::bytes`] gives for the whole stream.
+#[derive(Debug)]
+pub struct StreamRedactor<'a> {
+    redactor: &'a Redactor,
+    /// Bytes not yet decided: a window starting among them may still match.
+    tail: Vec<u8>,
+    /// How many leading bytes of `tail` are already covered.
+    covered: usize,
+    /// The last byte given out was covered (its marker is already out).
+    in_run: bool,
+}
+
+impl StreamRedactor<'_> {
+    /// The next chunk: returns the bytes now decided.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        if !self.redactor.is_active() {
+            return chunk.to_vec();
+        }
+        let mut buf = std::mem::take(&mut self.tail);
+        buf.extend_from_slice(chunk);
+        let runs = self.redactor.cover(&buf, self.covered);
+        let cut = self.redactor.undecided_from(&buf);
+        // Runs start before `cut` (no window is read from there on), but may reach past it.
+        self.covered = runs
+            .last()
+            .filter(|r| r.start <= cut && r.end > cut)
+            .map_or(0, |r| r.end - cut);
+        let out = self.emit(&buf[..cut], &runs);
+        self.tail = buf[cut..].to_vec();
+        out
+    }
+
+    /// The end of the stream: the held bytes, decided.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let tail = std::mem::take(&mut self.tail);
+        let covered = std::mem::take(&mut self.covered).min(tail.len());
+        let runs: Vec<Range<usize>> = (covered > 0).then_some(0..covered).into_iter().collect();
+        self.emit(&tail, &runs)
+    }
+
+    /// `bytes` with `runs` (clipped to it) as markers; a run continuing the last one given
+    /// out adds no second marker.
+    fn emit(&mut self, bytes: &[u8], runs: &[Range<usize>]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        for run in runs {
+            let end = run.end.min(bytes.len());
+            if run.start >= end {
+                continue;
+            }
+            out.extend_from_slice(&bytes[at..run.start]);
+            if run.start > 0 || !self.in_run {
+                out.extend_from_slice(MARKER.as_bytes());
+            }
+            at = end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+        if !bytes.is_empty() {
+            self.in_run = at == bytes.len();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+
+    /// Whether any `FRAGMENT`-byte piece of `key` is in `text`.
+    fn leaks(text: &[u8], key: &str) -> bool {
+        let w = key.len().min(FRAGMENT);
+        key.as_bytes()
+            .windows(w)
+            .any(|k| text.windows(w).any(|t| t == k))
+    }
+
+    /// The rule written the plain way: mark every window found in the key, then one marker
+    /// per run of marked bytes.
+    fn by_the_rule(text: &[u8], key: &str) -> Vec<u8> {
+        let w = key.len().min(FRAGMENT);
+        let mut marked = vec![false; text.len()];
+        for s in 0..(text.len() + 1).saturating_sub(w) {
+            if key.as_bytes().windows(w).any(|k| k == &text[s..s + w]) {
+                marked[s..s + w].fill(true);
+            }
+        }
+        let mut out = Vec::new();
+        for (i, b) in text.iter().enumerate() {
+            if !marked[i] {
+                out.push(*b);
+            } else if i == 0 || !marked[i - 1] {
+                out.extend_from_slice(MARKER.as_bytes());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_key_a_bearer_token_and_long_pieces_become_one_marker_each() {
+        let r = Redactor::new(Some(KEY));
+        let text = format!(
+            "{{\"error\":\"bad header: Bearer {KEY}\",\"seen\":\"{}…\",\"twice\":\"{KEY}{KEY}\",\"short\":\"sk-test-SEC\"}}",
+            &KEY[..20]
+        );
+        let out = r.text(&text);
+        assert!(!leaks(out.as_bytes(), KEY), "{out}");
+        assert_eq!(
+            out,
+            "{\"error\":\"bad header: Bearer [REDACTED]\",\"seen\":\"[REDACTED]…\",\"twice\":\"[REDACTED]\",\"short\":\"sk-test-SEC\"}"
+        );
+        // Text with nothing of the key, and no key at all, pass unchanged.
+        let plain = "{\"steps\":[{\"tool\":\"memory.store\"}]} é";
+        assert_eq!(r.text(plain), plain);
+        assert_eq!(Redactor::new(None).text(&text), text);
+        assert_eq!(Redactor::new(Some("")).text(&text), text);
+    }
+
+    #[test]
+    fn a_short_key_is_redacted_whole_and_only_whole() {
+        let r = Redactor::new(Some("hunter2"));
+        assert_eq!(
+            r.text("pw hunter2, not hunter3 nor hunter"),
+            "pw [REDACTED], not hunter3 nor hunter"
+        );
+    }
+
+    #[test]
+    fn a_stream_split_anywhere_gives_what_the_whole_gives() {
+        let r = Redactor::new(Some(KEY));
+        let text = format!(
+            "data: {{\"x\":\"Bearer {KEY}\"}}\n\ndata: {}|{}|{KEY}{KEY} end é {}",
+            &KEY[..14],
+            &KEY[5..],
+            &KEY[..FRAGMENT - 1]
+        );
+        let whole = r.bytes(text.as_bytes());
+        assert!(!leaks(&whole, KEY));
+        let bytes = text.as_bytes();
+        for a in 0..=bytes.len() {
+            for b in (a..=bytes.len()).step_by(7) {
+                let mut s = r.stream();
+                let mut out = s.push(&bytes[..a]);
+                out.extend(s.push(&bytes[a..b]));
+                out.extend(s.push(&bytes[b..]));
+                out.extend(s.finish());
+                assert_eq!(out, whole, "split at {a}, {b}");
+            }
+        }
+        // One byte at a time.
+        let mut s = r.stream();
+        let mut out = Vec::new();
+        for b in bytes {
+            out.extend(s.push(std::slice::from_ref(b)));
+        }
+        out.extend(s.finish());
+        assert_eq!(out, whole);
+    }
+
+    #[test]
+    fn only_what_could_begin_the_key_is_held_back() {
+        let r = Redactor::new(Some(KEY));
+        let mut s = r.stream();
+        // A finished event goes out at once: a [DONE] is never kept waiting.
+        assert_eq!(s.push(b"data: [DONE]\n\n"), b"data: [DONE]\n\n");
+        assert_eq!(s.push(b"x: sk-te"), b"x: ");
+        assert_eq!(s.push(b"a"), b"sk-tea");
+        assert_eq!(s.push(b" sk-test-S"), b" ");
+        assert_eq!(s.push(b"ECRET-0451"), b"[REDACTED]");
+        assert_eq!(s.push(b"-do-not-leak!"), b"!");
+        assert_eq!(s.finish(), b"");
+    }
+
+    #[test]
+    fn random_text_with_planted_pieces_never_leaks_a_long_piece() {
+        // A small deterministic generator: no dependency, the same cases every run.
+        let mut seed: u64 = 0x2026_1123;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % n.max(1)
+        };
+        let alphabet = b"sk-tesSECRT0451donla \"{}:";
+        // A usual key, a short one, and one that repeats itself (runs longer than the key).
+        for (key, cases) in [(KEY, 2_000), ("s-e-s", 300), ("aaaaaaaaaaaaaaaaaaaa", 300)] {
+            let r = Redactor::new(Some(key));
+            for _ in 0..cases {
+                let mut text = Vec::new();
+                for _ in 0..next(6) {
+                    for _ in 0..next(30) {
+                        text.push(alphabet[next(alphabet.len())]);
+                    }
+                    let from = next(key.len());
+                    let to = (from + next(key.len() + 1)).min(key.len());
+                    text.extend_from_slice(&key.as_bytes()[from..to]);
+                }
+                let whole = r.bytes(&text);
+                assert!(!leaks(&whole, key), "{}", String::from_utf8_lossy(&text));
+                assert_eq!(whole, by_the_rule(&text, key));
+                // Cut into up to eight chunks at random places.
+                let mut s = r.stream();
+                let mut out = Vec::new();
+                let mut at = 0;
+                for _ in 0..next(8) {
+                    let to = (at + next(text.len() / 3 + 2)).min(text.len());
+                    out.extend(s.push(&text[at..to]));
+                    at = to;
+                }
+                out.extend(s.push(&text[at..]));
+                out.extend(s.finish());
+                assert_eq!(out, whole, "{}", String::from_utf8_lossy(&text));
+            }
+        }
+    }
+}
