@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use crate::core::plan::PLANNER_SELF_NAMES;
 use crate::exit::bad_input;
-use crate::store::cache::parse_duration;
 use crate::workspace::{Config, ProviderConfig};
 
 /// How the client behaves, from `[llm]`.
@@ -71,39 +70,19 @@ pub struct Providers {
     pub self_names: Vec<String>,
 }
 
-fn duration(
-    origin: &str,
-    field: &str,
-    value: &Option<String>,
-    default: Duration,
-) -> anyhow::Result<Duration> {
-    match value {
-        None => Ok(default),
-        Some(v) => parse_duration(v).map_err(|e| bad_input(format!("{origin}: llm.{field}: {e}"))),
-    }
-}
-
 impl Providers {
     /// `origin` names the config in errors.
     pub fn from_config(config: &Config, origin: &str) -> anyhow::Result<Providers> {
         let d = ClientSettings::default();
         let llm = &config.llm;
+        // Each duration within its bound (core::duration), named with the file and key.
+        let t = llm.durations(origin)?;
         let settings = ClientSettings {
-            connect_timeout: duration(
-                origin,
-                "connect_timeout",
-                &llm.connect_timeout,
-                d.connect_timeout,
-            )?,
-            timeout: duration(origin, "timeout", &llm.timeout, d.timeout)?,
-            retries: llm.retries.unwrap_or(d.retries),
-            retry_base: duration(origin, "retry_base", &llm.retry_base, d.retry_base)?,
-            retry_max_wait: duration(
-                origin,
-                "retry_max_wait",
-                &llm.retry_max_wait,
-                d.retry_max_wait,
-            )?,
+            connect_timeout: t.connect_timeout.unwrap_or(d.connect_timeout),
+            timeout: t.timeout.unwrap_or(d.timeout),
+            retries: llm.retries(origin)?.unwrap_or(d.retries),
+            retry_base: t.retry_base.unwrap_or(d.retry_base),
+            retry_max_wait: t.retry_max_wait.unwrap_or(d.retry_max_wait),
             stream: llm.stream.unwrap_or(d.stream),
         };
         for (name, p) in &config.providers {
