@@ -246,8 +246,7 @@ impl Config {
     /// Parse and check a `config.toml` text: every duration within its bound (see
     /// [`crate::core::duration`]), every number in range. `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Config, CoreError> {
-        let config: Config =
-            toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        let config: Config = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
         config.history.drift_window(origin)?;
         config.llm.durations(origin)?;
         config.llm.retries(origin)?;

@@ -34,7 +34,14 @@ fn a_non_ascii_offset_in_since_is_bad_input_not_a_panic() {
     let err = bad_input(ctx(home.path()).args(["history", "--since", "2026-11-01T00:00:00+0é00"]));
     assert!(err.contains("--since") && err.contains("RFC 3339"), "{err}");
     // Every shape of the documented forms still works.
-    for ok in ["7d", "36h", "90m", "2w", "2026-10-15T00:00:00Z", "2026-10-15T02:00:00+02:00"] {
+    for ok in [
+        "7d",
+        "36h",
+        "90m",
+        "2w",
+        "2026-10-15T00:00:00Z",
+        "2026-10-15T02:00:00+02:00",
+    ] {
         json_of(ctx(home.path()).args(["history", "--since", ok, "--json", "--limit", "1"]));
     }
 }
@@ -43,7 +50,10 @@ fn a_non_ascii_offset_in_since_is_bad_input_not_a_panic() {
 fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
     let home = tempfile::tempdir().unwrap();
     let err = bad_input(ctx(home.path()).args(["history", "--since", "7"]));
-    assert!(err.contains("'7' needs a unit") && err.contains("7d"), "{err}");
+    assert!(
+        err.contains("'7' needs a unit") && err.contains("7d"),
+        "{err}"
+    );
     let err = bad_input(ctx(home.path()).args(["cache", "gc", "--older-than", "30"]));
     assert!(err.contains("'30' needs a unit"), "{err}");
     let err = bad_input(ctx(home.path()).args(["replay", "--failed", "--offline", "--since", "3"]));
@@ -56,7 +66,12 @@ fn a_huge_older_than_is_refused_and_deletes_nothing() {
     let cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
     cache.store("kept\n").unwrap();
     drop(cache);
-    for huge in ["144115188075855872d", "18446744073709551615s", "101y", "5300w"] {
+    for huge in [
+        "144115188075855872d",
+        "18446744073709551615s",
+        "101y",
+        "5300w",
+    ] {
         let err = bad_input(ctx(home.path()).args(["cache", "gc", "--older-than", huge]));
         assert!(err.contains("--older-than"), "{huge}: {err}");
     }
@@ -82,7 +97,11 @@ fn config_durations_out_of_bounds_name_file_and_key() {
         )
         .unwrap();
         let err = bad_input(ctx(home.path()).args(["history", "--drift", "--json"]));
-        let field = key.split(['[', ']', '\n']).filter(|s| !s.is_empty()).collect::<Vec<_>>().join(".");
+        let field = key
+            .split(['[', ']', '\n'])
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(".");
         assert!(
             err.contains("config.toml") && err.contains(&field),
             "{key} = {value}: {err}"
@@ -172,7 +191,9 @@ fn registry_numbers_as_strings_are_read_or_named() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        all.contains("acme/word-window") && all.contains("max_input_tokens") && all.contains("lots"),
+        all.contains("acme/word-window")
+            && all.contains("max_input_tokens")
+            && all.contains("lots"),
         "{all}"
     );
     // A negative price is refused, naming the file, the model and the field.
@@ -183,7 +204,9 @@ fn registry_numbers_as_strings_are_read_or_named() {
     .unwrap();
     let err = bad_input(ctx(home.path()).args(["budgets", "--registry", reg.to_str().unwrap()]));
     assert!(
-        err.contains("reg.json") && err.contains("acme/neg") && err.contains("input_cost_per_token"),
+        err.contains("reg.json")
+            && err.contains("acme/neg")
+            && err.contains("input_cost_per_token"),
         "{err}"
     );
 }
@@ -209,13 +232,12 @@ fn out_of_range_numbers_in_an_import_name_the_line_and_keep_nothing() {
         assert_eq!(plan_count(home.path()), before, "nothing kept: {bad}");
     }
     let file = home.path().join("executions.jsonl");
-    std::fs::write(
-        &file,
-        "{\"at\":-1,\"caller\":\"c\",\"tool\":\"a\"}\n",
-    )
-    .unwrap();
+    std::fs::write(&file, "{\"at\":-1,\"caller\":\"c\",\"tool\":\"a\"}\n").unwrap();
     let err = bad_input(ctx(home.path()).args(["import", "executions", file.to_str().unwrap()]));
-    assert!(err.contains("executions.jsonl") && err.contains("line 1"), "{err}");
+    assert!(
+        err.contains("executions.jsonl") && err.contains("line 1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -223,6 +245,7 @@ fn mcp_timeout_takes_a_duration_with_a_unit() {
     let home = tempfile::tempdir().unwrap();
     let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "5"]));
     assert!(err.contains("'5' needs a unit"), "{err}");
-    let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "3650d"]));
+    let err =
+        bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "3650d"]));
     assert!(err.contains("--mcp-timeout"), "{err}");
 }

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
-use crate::exit::bad_input;
 use crate::core::duration::{self, DurationError, parse_duration};
+use crate::exit::bad_input;
 use crate::store::cache::OutputCache;
 use crate::workspace::resolve_dir;
 

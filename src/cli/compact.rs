@@ -80,10 +80,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let imported = rt.block_on(mcp::import_tools(
-            command,
-            args.mcp_timeout,
-        ))?;
+        let imported = rt.block_on(mcp::import_tools(command, args.mcp_timeout))?;
         ws.set_catalog(
             imported.guide,
             format!("MCP server `{command}`"),

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
-use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::duration::{self, DurationError, parse_duration};
+use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::exit::bad_input;
 use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};

@@ -103,9 +103,14 @@ mod tests {
             (-0.5, "is -0.5"),
             (2e6, "is 2000000"),
         ] {
-            let err = finite_in(v, &PRICE_PER_MILLION, "budgets.toml", "model[0].prices.input")
-                .unwrap_err()
-                .to_string();
+            let err = finite_in(
+                v,
+                &PRICE_PER_MILLION,
+                "budgets.toml",
+                "model[0].prices.input",
+            )
+            .unwrap_err()
+            .to_string();
             assert!(
                 err.starts_with("budgets.toml: field 'model[0].prices.input' ")
                     && err.contains(says),

@@ -35,8 +35,7 @@ pub const REQUEST_TIMEOUT: RangeInclusive<Duration> =
 /// `llm.retry_base`: the first backoff (it doubles per retry).
 pub const RETRY_BASE: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(MINUTE);
 /// `llm.retry_max_wait`: the longest `retry-after` waited for.
-pub const RETRY_MAX_WAIT: RangeInclusive<Duration> =
-    Duration::ZERO..=Duration::from_secs(HOUR);
+pub const RETRY_MAX_WAIT: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(HOUR);
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DurationError {
@@ -149,7 +148,10 @@ mod tests {
     fn a_bare_number_gets_a_hint() {
         let err = parse_duration("7", AGE).unwrap_err();
         assert!(err.is_bare_number());
-        assert!(err.to_string().starts_with("'7' needs a unit: 7d, 7h, 7m"), "{err}");
+        assert!(
+            err.to_string().starts_with("'7' needs a unit: 7d, 7h, 7m"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -177,7 +179,9 @@ mod tests {
 
     #[test]
     fn what_is_not_a_duration() {
-        for bad in ["", "d", "x", "3y", "1.5h", "-1s", "+1s", "7 d", "7D", "１s", "7é"] {
+        for bad in [
+            "", "d", "x", "3y", "1.5h", "-1s", "+1s", "7 d", "7D", "１s", "7é",
+        ] {
             assert!(parse_duration(bad, AGE).is_err(), "{bad}");
         }
     }

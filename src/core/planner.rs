@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
 
 /// How hard the model is asked to think. Ordered: the highest of the fired categories wins.
@@ -138,8 +139,50 @@ pub struct RulesFile {
 }
 
 impl RulesFile {
+    /// Parse a rules file and check its numbers: weights and thresholds finite, thresholds
+    /// not negative, each in its range ([`crate::core::bounds`]), named by field.
     pub fn parse(text: &str, origin: &str) -> Result<RulesFile, CoreError> {
-        toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))
+        let rules: RulesFile =
+            toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        rules.check(origin)?;
+        Ok(rules)
+    }
+
+    fn check(&self, origin: &str) -> Result<(), CoreError> {
+        if let Some(n) = self.complex_threshold {
+            int_in(n, &bounds::CHARS, origin, "complex_threshold")?;
+        }
+        if let Some(n) = self.short_chars {
+            int_in(n, &bounds::CHARS, origin, "short_chars")?;
+        }
+        for (name, c) in &self.categories {
+            let field = |f: String| format!("categories.{name}.{f}");
+            if let Some(t) = c.threshold {
+                finite_in(t, &bounds::THRESHOLD, origin, &field("threshold".into()))?;
+            }
+            for (list, patterns) in [
+                ("patterns", &c.patterns),
+                ("extra_patterns", &c.extra_patterns),
+            ] {
+                for (i, p) in patterns.iter().enumerate() {
+                    finite_in(
+                        p.weight,
+                        &bounds::WEIGHT,
+                        origin,
+                        &field(format!("{list}[{i}].weight")),
+                    )?;
+                }
+            }
+            for (signal, w) in &c.signals {
+                finite_in(
+                    *w,
+                    &bounds::WEIGHT,
+                    origin,
+                    &field(format!("signals.{}", signal.label())),
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Lay `over` on top of `self`.
@@ -658,6 +701,63 @@ extra_patterns = [{ pattern = '\bnote to self\b', weight = 3 }]
         assert!(
             err.to_string().contains("categories.x.patterns[0]"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn nan_infinity_and_negative_thresholds_are_refused_by_field() {
+        for (text, field, says) in [
+            (
+                "[categories.x]\nthreshold = nan",
+                "categories.x.threshold",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nthreshold = -1",
+                "categories.x.threshold",
+                "is -1",
+            ),
+            (
+                "[categories.x]\nthreshold = inf",
+                "categories.x.threshold",
+                "is infinite",
+            ),
+            (
+                "[categories.x]\npatterns = [{ pattern = 'a', weight = 1 }, { pattern = 'b', weight = -inf }]",
+                "categories.x.patterns[1].weight",
+                "is infinite",
+            ),
+            (
+                "[categories.x]\nextra_patterns = [{ pattern = 'a', weight = nan }]",
+                "categories.x.extra_patterns[0].weight",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nsignals = { long = nan }",
+                "categories.x.signals.long",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nsignals = { url = 1e9 }",
+                "categories.x.signals.url",
+                "is 1000000000",
+            ),
+        ] {
+            let err = RulesFile::parse(text, "planner.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("planner.toml: field '{field}' {says}")),
+                "{text}: {err}"
+            );
+        }
+        // Counter-evidence stays allowed: the shipped rules use negative pattern weights.
+        assert!(
+            RulesFile::parse(
+                "[categories.x]\npatterns = [{ pattern = 'a', weight = -3 }]",
+                "p"
+            )
+            .is_ok()
         );
     }
 
