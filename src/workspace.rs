@@ -113,6 +113,7 @@ impl Workspace {
                 imported.skipped_not_chat,
                 imported.skipped_no_window
             ));
+            notes.extend(imported.notes);
             layers.push(imported.rows);
         }
         let user_budgets = dir.join(BUDGETS_FILE);
