@@ -24,8 +24,9 @@ pub const THRESHOLD: RangeInclusive<f64> = 0.0..=1_000.0;
 pub const CHARS: RangeInclusive<usize> = 0..=100_000_000;
 /// Plan history timestamps: 1970-01-01 to 9999-12-31, Unix seconds.
 pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
-/// A plan's recorded duration: at most a day, in milliseconds.
-pub const DURATION_MS: RangeInclusive<i64> = 0..=86_400_000;
+/// A plan's recorded duration in milliseconds: at most a week (longer than the longest
+/// timeout times the most retries `config.toml` allows).
+pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
 /// `llm.retries`.
 pub const RETRIES: RangeInclusive<u32> = 0..=20;
 
@@ -126,7 +127,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "plans.jsonl: line 2: field 'duration_ms' is -1; expected a whole number from 0 to 86400000"
+            "plans.jsonl: line 2: field 'duration_ms' is -1; expected a whole number from 0 to 604800000"
         );
     }
 }

@@ -672,9 +672,9 @@ mod tests {
         for (extra, field, says) in [
             (r#""at":1,"duration_ms":-1"#, "duration_ms", "is -1"),
             (
-                r#""at":1,"duration_ms":86400001"#,
+                r#""at":1,"duration_ms":604800001"#,
                 "duration_ms",
-                "is 86400001",
+                "is 604800001",
             ),
             (r#""at":-1"#, "at", "is -1"),
             (r#""at":"1969-12-31T23:59:59Z""#, "at", "is -1"),
