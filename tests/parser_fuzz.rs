@@ -600,7 +600,12 @@ fn planner_toml() {
     fuzz(
         "planner",
         cases(share::PLANNER),
-        seeds(&[PLANNER_RULES, PLANNER_RULES, PLANNER_RULES, SAMPLE_PLANNER]),
+        seeds(&[
+            PLANNER_RULES,
+            PLANNER_RULES,
+            &PLANNER_RULES.replace("\"fs.read\"]", "\"*a*a*a*a*a*a*a*a*a*a*a*a*b\"]"),
+            SAMPLE_PLANNER,
+        ]),
         &[
             "threshold = ",
             "weight = ",
@@ -624,9 +629,11 @@ fn planner_toml() {
             };
             match Planner::new(&rules, origin) {
                 Ok(p) => {
+                    // A long name: tool globs are matched against every catalog name.
+                    let long = "a".repeat(200);
                     let plan = p.plan(
                         "hi! search the sources for https://x.io, step by step?",
-                        &["message.send", "web.search", "fs.read"],
+                        &["message.send", "web.search", "fs.read", &long],
                     );
                     assert!(plan.scores.iter().all(|s| s.score.is_finite()));
                 }

@@ -285,24 +285,33 @@ impl ContextPlan {
 }
 
 /// `memory.*` matches `memory.store`; `*` matches everything; otherwise the exact name.
+///
+/// One pass with a single backtrack point (the last `*`): at most pattern × name steps,
+/// however many stars a rules file writes (`*a*a*a…b` against a long name took minutes
+/// when every star was tried recursively).
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            name.len() >= head.len() + tail.len()
-                && name.starts_with(head)
-                && glob_match_rest(tail, &name[head.len()..])
+    // `*` is ASCII, so comparing bytes compares UTF-8 text exactly.
+    let (p, s) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut si) = (0, 0);
+    // Where the last star was, and the name position it now stands for the end of.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if p.get(pi) == Some(&b'*') {
+            star = Some((pi, si));
+            pi += 1;
+        } else if p.get(pi) == Some(&s[si]) {
+            pi += 1;
+            si += 1;
+        } else if let Some((star_pi, star_si)) = star {
+            // Let the last star take one more byte and try again after it.
+            pi = star_pi + 1;
+            si = star_si + 1;
+            star = Some((star_pi, star_si + 1));
+        } else {
+            return false;
         }
     }
-}
-
-fn glob_match_rest(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => name.ends_with(pattern),
-        Some((part, rest)) => name
-            .match_indices(part)
-            .any(|(i, _)| glob_match_rest(rest, &name[i + part.len()..])),
-    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 impl Planner {
@@ -778,5 +787,18 @@ extra_patterns = [{ pattern = '\bnote to self\b', weight = 3 }]
         assert!(!glob_match("memory.*", "memorystore"));
         assert!(glob_match("builtin.*-blog", "builtin.remember-and-blog"));
         assert!(glob_match("*", "anything"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "abc") && glob_match("a*b*c", "axxbyyc"));
+        assert!(!glob_match("a*b*c", "axxbyy") && !glob_match("a*b", "ba"));
+        assert!(glob_match("**", "x") && glob_match("é*", "état") && !glob_match("é*", "e"));
+        assert!(!glob_match("memory.store", "memory.stor"));
+    }
+
+    #[test]
+    fn many_stars_against_a_long_name_is_quick_not_a_hang() {
+        // The recursive matcher ran for minutes on this; tests/parser_fuzz.rs seeds it too.
+        let pattern = format!("{}b", "*a".repeat(12));
+        assert!(!glob_match(&pattern, &"a".repeat(4096)));
+        assert!(glob_match(&pattern, &format!("{}b", "a".repeat(4096))));
     }
 }
