@@ -175,7 +175,7 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], tokens: &[&str]) -> Vec<u8> {
     let mut out = seeds[rng.below(seeds.len())].clone();
     for _ in 0..=rng.below(6) {
         let at = rng.below(out.len() + 1);
-        match rng.below(7) {
+        match rng.below(8) {
             0 => {
                 let t = tokens[rng.below(tokens.len())].as_bytes();
                 out.splice(at..at, t.iter().copied());
@@ -205,6 +205,13 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], tokens: &[&str]) -> Vec<u8> {
             }
             4 => out.insert(at, rng.next() as u8),
             5 => out.truncate(at),
+            6 if rng.below(4) == 0 => {
+                // Deep nesting: the JSON and TOML readers must stop at a depth, not
+                // overflow the stack.
+                let open: &[u8] = [b"[".as_slice(), b"{\"a\":", b"{a=", b"a=["][rng.below(4)];
+                let deep = open.repeat(100 + rng.below(3000));
+                out.splice(at..at, deep);
+            }
             _ => {
                 let copy = out.clone();
                 let from = rng.below(copy.len() + 1);
