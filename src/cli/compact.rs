@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "CMD ARGS")]
     pub mcp: Option<String>,
     /// How long the MCP server gets to start and list its tools (`20s`, `2m`).
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = mcp_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_MCP_TIMEOUT, value_parser = mcp_timeout)]
     pub mcp_timeout: std::time::Duration,
     /// The prompt that will be sent with the catalog: its tokens come out of the allowance.
     #[arg(long, value_name = "TEXT", default_value = "")]
@@ -49,6 +49,9 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 }
+
+/// [`mcp::DEFAULT_TIMEOUT`] as the flag writes it.
+const DEFAULT_MCP_TIMEOUT: &str = "20s";
 
 fn mcp_timeout(s: &str) -> Result<std::time::Duration, DurationError> {
     parse_duration(s, duration::CONNECT_TIMEOUT)
@@ -189,4 +192,14 @@ pub fn describe(view: &CompactionView, origin: &CatalogOrigin) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_default_is_the_importer_default() {
+        assert_eq!(mcp_timeout(DEFAULT_MCP_TIMEOUT), Ok(mcp::DEFAULT_TIMEOUT));
+    }
 }
