@@ -5,20 +5,22 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::core::bounds::{self, int_in};
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::{Compacted, PreparedCatalog};
+use crate::core::duration::{self, parse_duration};
 use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
 use crate::core::rank::{HistoryPrior, RankIndex};
-use crate::exit::bad_input;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::read_text;
 use crate::preview::{PreviewContext, cut_order_for};
-use crate::store::cache::parse_duration;
 use crate::store::history::{HISTORY_FILE, HistoryStore};
 use std::collections::{BTreeMap, HashSet};
+use std::ops::RangeInclusive;
+use std::time::Duration;
 
 pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
 pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
@@ -111,6 +113,7 @@ impl Workspace {
                 imported.skipped_not_chat,
                 imported.skipped_no_window
             ));
+            notes.extend(imported.notes);
             layers.push(imported.rows);
         }
         let user_budgets = dir.join(BUDGETS_FILE);
@@ -243,6 +246,16 @@ pub struct ProviderConfig {
 }
 
 impl Config {
+    /// Parse and check a `config.toml` text: every duration within its bound (see
+    /// [`crate::core::duration`]), every number in range. `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, CoreError> {
+        let config: Config = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        config.history.drift_window(origin)?;
+        config.llm.durations(origin)?;
+        config.llm.retries(origin)?;
+        Ok(config)
+    }
+
     /// `over`'s settings laid on top of these: set fields win, providers replace by name.
     fn overlay(mut self, over: Config) -> Config {
         let (a, b) = (&mut self.llm, over.llm);
@@ -268,20 +281,91 @@ pub struct HistoryConfig {
     pub drift_window: Option<String>,
 }
 
+/// A duration key's value, checked against its bound; the error names the file and key.
+fn config_duration(
+    origin: &str,
+    key: &str,
+    value: Option<&str>,
+    range: RangeInclusive<Duration>,
+) -> Result<Option<Duration>, CoreError> {
+    value
+        .map(|v| {
+            parse_duration(v, range).map_err(|e| CoreError::Field {
+                origin: origin.to_string(),
+                field: key.to_string(),
+                problem: format!("= {e}"),
+            })
+        })
+        .transpose()
+}
+
+impl HistoryConfig {
+    /// `drift_window` as a duration, within [`duration::DRIFT_WINDOW`].
+    pub fn drift_window(&self, origin: &str) -> Result<Option<Duration>, CoreError> {
+        config_duration(
+            origin,
+            "history.drift_window",
+            self.drift_window.as_deref(),
+            duration::DRIFT_WINDOW,
+        )
+    }
+}
+
+/// The `[llm]` durations as values; `None` where the key is not set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlmDurations {
+    pub connect_timeout: Option<Duration>,
+    pub timeout: Option<Duration>,
+    pub retry_base: Option<Duration>,
+    pub retry_max_wait: Option<Duration>,
+}
+
+impl LlmConfig {
+    /// Each duration key checked against its bound (see [`crate::core::duration`]).
+    pub fn durations(&self, origin: &str) -> Result<LlmDurations, CoreError> {
+        let key = |name: &str, value: &Option<String>, range| {
+            config_duration(origin, &format!("llm.{name}"), value.as_deref(), range)
+        };
+        Ok(LlmDurations {
+            connect_timeout: key(
+                "connect_timeout",
+                &self.connect_timeout,
+                duration::CONNECT_TIMEOUT,
+            )?,
+            timeout: key("timeout", &self.timeout, duration::REQUEST_TIMEOUT)?,
+            retry_base: key("retry_base", &self.retry_base, duration::RETRY_BASE)?,
+            retry_max_wait: key(
+                "retry_max_wait",
+                &self.retry_max_wait,
+                duration::RETRY_MAX_WAIT,
+            )?,
+        })
+    }
+
+    /// `retries`, within [`bounds::RETRIES`].
+    pub fn retries(&self, origin: &str) -> Result<Option<u32>, CoreError> {
+        self.retries
+            .map(|n| int_in(n, &bounds::RETRIES, origin, "llm.retries"))
+            .transpose()
+    }
+}
+
 impl Workspace {
     /// The workspace's `config.toml`, or the defaults.
     pub fn config(&self) -> anyhow::Result<Config> {
-        let sample: Config = toml::from_str(SAMPLE_CONFIG)
-            .map_err(|e| CoreError::toml("sample config", SAMPLE_CONFIG, &e))?;
+        let sample = Config::parse(SAMPLE_CONFIG, "sample config")?;
         let path = self.dir.join(CONFIG_FILE);
         if !path.is_file() {
             return Ok(sample);
         }
         let text = read_text(&path)?;
-        let origin = path.display().to_string();
-        let user: Config =
-            toml::from_str(&text).map_err(|e| CoreError::toml(&origin, &text, &e))?;
+        let user = Config::parse(&text, &path.display().to_string())?;
         Ok(sample.overlay(user))
+    }
+
+    /// The name the config is known by in errors: the workspace's file.
+    fn config_origin(&self) -> String {
+        self.dir.join(CONFIG_FILE).display().to_string()
     }
 
     /// Pipeline ids of the catalog: a one-step plan naming one is `pipeline-direct`.
@@ -305,14 +389,9 @@ impl Workspace {
         let path = self.history_path(store);
         let mut history = HistoryStore::open(&path)?;
         let config = self.config()?;
-        if let Some(w) = config.history.drift_window {
-            let secs = parse_duration(&w).map_err(|e| {
-                bad_input(format!(
-                    "{}: history.drift_window: {e}",
-                    self.dir.join(CONFIG_FILE).display()
-                ))
-            })?;
-            history.set_drift_window(secs.as_secs() as i64)?;
+        // Checked when the config was read: at most 30 days, so the seconds fit an i64.
+        if let Some(window) = config.history.drift_window(&self.config_origin())? {
+            history.set_drift_window(i64::try_from(window.as_secs()).unwrap_or(i64::MAX))?;
         }
         history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?;
         Ok(history)

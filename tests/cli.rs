@@ -315,7 +315,7 @@ fn mcp_commands_that_fail_are_bad_input() {
         bad_input(ctx(home.path()).args(["compact", "--mcp", "sh -c 'echo this is not json-rpc'"]));
     assert!(err.contains("handshake"), "{err}");
     let err =
-        bad_input(ctx(home.path()).args(["compact", "--mcp", "sleep 30", "--mcp-timeout", "1"]));
+        bad_input(ctx(home.path()).args(["compact", "--mcp", "sleep 30", "--mcp-timeout", "1s"]));
     assert!(err.contains("did not answer within 1s"), "{err}");
     let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "broken 'quote"]));
     assert!(err.contains("unclosed"), "{err}");

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
+use crate::core::duration::{self, DurationError, parse_duration};
 use crate::exit::bad_input;
-use crate::store::cache::{OutputCache, parse_duration};
+use crate::store::cache::OutputCache;
 use crate::workspace::resolve_dir;
 
 #[derive(Debug, clap::Args)]
@@ -26,11 +27,15 @@ pub enum What {
     },
     /// Remove entries older than a duration.
     Gc {
-        #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
+        #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = older_than)]
         older_than: std::time::Duration,
         #[arg(long)]
         json: bool,
     },
+}
+
+fn older_than(s: &str) -> Result<std::time::Duration, DurationError> {
+    parse_duration(s, duration::AGE)
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {

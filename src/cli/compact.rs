@@ -8,6 +8,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{MatchedBy, Tier};
 use crate::core::compact::TrimRecord;
+use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::prompt::AllowanceBreakdown;
 use crate::format::thousands;
 use crate::import::mcp;
@@ -32,9 +33,9 @@ pub struct Args {
     /// Start an MCP server over stdio and compact its tools, e.g. --mcp "npx -y @modelcontextprotocol/server-memory".
     #[arg(long, value_name = "CMD ARGS")]
     pub mcp: Option<String>,
-    /// Seconds the MCP server gets to start and list its tools.
-    #[arg(long, value_name = "SECS", default_value_t = mcp::DEFAULT_TIMEOUT.as_secs())]
-    pub mcp_timeout: u64,
+    /// How long the MCP server gets to start and list its tools (`20s`, `2m`).
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_MCP_TIMEOUT, value_parser = mcp_timeout)]
+    pub mcp_timeout: std::time::Duration,
     /// The prompt that will be sent with the catalog: its tokens come out of the allowance.
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub prompt: String,
@@ -47,6 +48,13 @@ pub struct Args {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+}
+
+/// [`mcp::DEFAULT_TIMEOUT`] as the flag writes it.
+const DEFAULT_MCP_TIMEOUT: &str = "20s";
+
+fn mcp_timeout(s: &str) -> Result<std::time::Duration, DurationError> {
+    parse_duration(s, duration::CONNECT_TIMEOUT)
 }
 
 #[derive(Serialize)]
@@ -75,10 +83,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let imported = rt.block_on(mcp::import_tools(
-            command,
-            std::time::Duration::from_secs(args.mcp_timeout),
-        ))?;
+        let imported = rt.block_on(mcp::import_tools(command, args.mcp_timeout))?;
         ws.set_catalog(
             imported.guide,
             format!("MCP server `{command}`"),
@@ -187,4 +192,14 @@ pub fn describe(view: &CompactionView, origin: &CatalogOrigin) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_default_is_the_importer_default() {
+        assert_eq!(mcp_timeout(DEFAULT_MCP_TIMEOUT), Ok(mcp::DEFAULT_TIMEOUT));
+    }
 }

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
+use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome, TIER_RULE};
-use crate::core::time::{format_minute, format_timestamp, parse_timestamp};
+use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::exit::bad_input;
-use crate::store::cache::parse_duration;
 use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
 use crate::store::now_secs;
 use crate::store::view::{ModelRow, model_rows};
@@ -97,12 +97,22 @@ fn parse_drift(s: &str) -> Result<Drift, String> {
         .ok_or_else(|| format!("'{s}': expected followed, partial, ignored, diverged or failed"))
 }
 
-/// `--since`: a duration back from now, or a timestamp.
+/// `--since`: a duration back from now (`7d`), or an RFC 3339 time. A bare number is
+/// neither: it is refused with the hint rather than guessed to be days or Unix seconds.
 pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
-    if let Ok(d) = parse_duration(text) {
-        return Ok(now - d.as_secs() as i64);
+    match parse_duration(text, duration::AGE) {
+        Ok(d) => {
+            let back = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            return Ok(now.saturating_sub(back));
+        }
+        Err(e @ (DurationError::BareNumber(_) | DurationError::OutOfRange { .. })) => {
+            return Err(bad_input(format!(
+                "--since {e} (or a time like 2026-10-15T00:00:00Z)"
+            )));
+        }
+        Err(_) => {}
     }
-    parse_timestamp(text).map_err(|e| {
+    parse_rfc3339(text).map_err(|e| {
         bad_input(format!(
             "--since {text}: neither a duration (7d, 12h) nor a time: {e}"
         ))

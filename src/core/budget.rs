@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
 
 /// Structured-output reliability under load.
@@ -296,6 +297,48 @@ fn default_match() -> MatchKind {
 }
 
 impl RowSpec {
+    /// Every number finite and in its range ([`crate::core::bounds`]); the error names
+    /// `origin` and the field as `model["id"].prices.input`.
+    pub fn check(&self, origin: &str) -> Result<(), CoreError> {
+        let field = |name: &str| format!("model[\"{}\"].{name}", self.id);
+        int_in(
+            self.input_tokens,
+            &bounds::TOKENS,
+            origin,
+            &field("input_tokens"),
+        )?;
+        int_in(
+            self.output_tokens,
+            &bounds::TOKENS,
+            origin,
+            &field("output_tokens"),
+        )?;
+        if let Some(n) = self.max_catalog_bytes {
+            int_in(
+                n,
+                &bounds::CATALOG_BYTES,
+                origin,
+                &field("max_catalog_bytes"),
+            )?;
+        }
+        if let Some(n) = self.prompt_cache_min_tokens {
+            int_in(
+                n,
+                &bounds::TOKENS,
+                origin,
+                &field("prompt_cache_min_tokens"),
+            )?;
+        }
+        for (name, price) in [
+            ("prices.input", self.prices.input),
+            ("prices.cached_input", self.prices.cached_input),
+            ("prices.output", self.prices.output),
+        ] {
+            finite_in(price, &bounds::PRICE_PER_MILLION, origin, &field(name))?;
+        }
+        Ok(())
+    }
+
     pub fn into_row(self, layer: Layer) -> BudgetRow {
         let tier = self.tier;
         let mut row = BudgetRow {
@@ -357,6 +400,7 @@ pub fn parse_budgets_toml(
                 problem: "is empty".into(),
             });
         }
+        spec.check(origin)?;
         rows.push(spec.into_row(layer));
     }
     Ok(rows)
@@ -655,6 +699,59 @@ mod tests {
             .to_string();
         assert!(
             err.contains("budgets.toml") && err.contains("line 5"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn nan_infinity_negative_and_huge_numbers_are_refused_by_field() {
+        let row = |extra: &str| {
+            format!(
+                "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n{extra}\n"
+            )
+        };
+        for (extra, field, says) in [
+            ("prices = { input = nan }", "prices.input", "is NaN"),
+            ("prices = { output = inf }", "prices.output", "is infinite"),
+            (
+                "prices = { cached_input = -inf }",
+                "prices.cached_input",
+                "is infinite",
+            ),
+            ("prices = { input = -0.5 }", "prices.input", "is -0.5"),
+            (
+                "prices = { input = 1e300 }",
+                "prices.input",
+                "expected a number",
+            ),
+            (
+                "max_catalog_bytes = 9223372036854775807",
+                "max_catalog_bytes",
+                "expected a whole number",
+            ),
+            (
+                "prompt_cache_min_tokens = 1000000000000",
+                "prompt_cache_min_tokens",
+                "expected",
+            ),
+        ] {
+            let err = parse_budgets_toml(&row(extra), "budgets.toml", Layer::User)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("budgets.toml: field 'model[\"m\"].")
+                    && err.contains(field)
+                    && err.contains(says),
+                "{extra}: {err}"
+            );
+        }
+        let huge =
+            "[[model]]\nid = \"m\"\ninput_tokens = 100000001\noutput_tokens = 2000\ntier = \"B\"\n";
+        let err = parse_budgets_toml(huge, "budgets.toml", Layer::User)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("input_tokens") && err.contains("100000001"),
             "{err}"
         );
     }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
+use crate::core::bounds::{self, int_in};
 use crate::core::budget::Tier;
 use crate::core::error::CoreError;
 use crate::core::text;
@@ -298,7 +299,13 @@ fn timestamp(origin: &str, line: usize, value: &serde_json::Value) -> Result<i64
             .ok_or_else(|| format!("'at' {n} is not whole seconds")),
         other => Err(format!("'at' must be a timestamp, not {other}")),
     };
-    parsed.map_err(|m| line_error(origin, line, format!("field 'at': {m}")))
+    let at = parsed.map_err(|m| line_error(origin, line, format!("field 'at': {m}")))?;
+    int_in(
+        at,
+        &bounds::TIMESTAMP,
+        &format!("{origin}: line {line}"),
+        "at",
+    )
 }
 
 fn required(origin: &str, line: usize, field: &str, value: &str) -> Result<(), CoreError> {
@@ -338,6 +345,14 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             line,
             "a failed plan needs its 'failure_class'",
         ));
+    }
+    if let Some(ms) = raw.duration_ms {
+        int_in(
+            ms,
+            &bounds::DURATION_MS,
+            &format!("{origin}: line {line}"),
+            "duration_ms",
+        )?;
     }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
@@ -645,6 +660,48 @@ mod tests {
                 "{text}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn out_of_range_numbers_name_file_line_and_field() {
+        let plan = |extra: &str| {
+            format!(
+                r#"{{"caller":"c","model":"m","intent":"x","steps":[{{"order":1,"tool":"b"}}],{extra}}}"#
+            )
+        };
+        for (extra, field, says) in [
+            (r#""at":1,"duration_ms":-1"#, "duration_ms", "is -1"),
+            (
+                r#""at":1,"duration_ms":604800001"#,
+                "duration_ms",
+                "is 604800001",
+            ),
+            (r#""at":-1"#, "at", "is -1"),
+            (r#""at":"1969-12-31T23:59:59Z""#, "at", "is -1"),
+            (r#""at":253402300800"#, "at", "is 253402300800"),
+            (r#""at":"99999999999999999""#, "at", "is 99999999999999999"),
+        ] {
+            let err = parse_plan_line("plans.jsonl", 4, &plan(extra))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("plans.jsonl: line 4: field '{field}' {says}")),
+                "{extra}: {err}"
+            );
+        }
+        let ok = parse_plan_line(
+            "p",
+            1,
+            &plan(r#""at":"9999-12-31T23:59:59Z","duration_ms":0"#),
+        );
+        assert_eq!(ok.map(|p| p.at), Ok(253_402_300_799));
+        let err = parse_execution_line("e.jsonl", 2, r#"{"at":-7,"caller":"c","tool":"t"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("e.jsonl: line 2: field 'at' is -7"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The pure engine: no I/O, no async, no terminal. Everything here is tested with plain values.
 
 pub mod assemble;
+pub mod bounds;
 pub mod budget;
 pub mod catalog;
 pub mod compact;
+pub mod duration;
 pub mod error;
 pub mod failure;
 pub mod gate;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
 
 /// How hard the model is asked to think. Ordered: the highest of the fired categories wins.
@@ -138,8 +139,50 @@ pub struct RulesFile {
 }
 
 impl RulesFile {
+    /// Parse a rules file and check its numbers: weights and thresholds finite, thresholds
+    /// not negative, each in its range ([`crate::core::bounds`]), named by field.
     pub fn parse(text: &str, origin: &str) -> Result<RulesFile, CoreError> {
-        toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))
+        let rules: RulesFile =
+            toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+        rules.check(origin)?;
+        Ok(rules)
+    }
+
+    fn check(&self, origin: &str) -> Result<(), CoreError> {
+        if let Some(n) = self.complex_threshold {
+            int_in(n, &bounds::CHARS, origin, "complex_threshold")?;
+        }
+        if let Some(n) = self.short_chars {
+            int_in(n, &bounds::CHARS, origin, "short_chars")?;
+        }
+        for (name, c) in &self.categories {
+            let field = |f: String| format!("categories.{name}.{f}");
+            if let Some(t) = c.threshold {
+                finite_in(t, &bounds::THRESHOLD, origin, &field("threshold".into()))?;
+            }
+            for (list, patterns) in [
+                ("patterns", &c.patterns),
+                ("extra_patterns", &c.extra_patterns),
+            ] {
+                for (i, p) in patterns.iter().enumerate() {
+                    finite_in(
+                        p.weight,
+                        &bounds::WEIGHT,
+                        origin,
+                        &field(format!("{list}[{i}].weight")),
+                    )?;
+                }
+            }
+            for (signal, w) in &c.signals {
+                finite_in(
+                    *w,
+                    &bounds::WEIGHT,
+                    origin,
+                    &field(format!("signals.{}", signal.label())),
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Lay `over` on top of `self`.
@@ -242,24 +285,33 @@ impl ContextPlan {
 }
 
 /// `memory.*` matches `memory.store`; `*` matches everything; otherwise the exact name.
+///
+/// One pass with a single backtrack point (the last `*`): at most pattern × name steps,
+/// however many stars a rules file writes (`*a*a*a…b` against a long name took minutes
+/// when every star was tried recursively).
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            name.len() >= head.len() + tail.len()
-                && name.starts_with(head)
-                && glob_match_rest(tail, &name[head.len()..])
+    // `*` is ASCII, so comparing bytes compares UTF-8 text exactly.
+    let (p, s) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut si) = (0, 0);
+    // Where the last star was, and the name position it now stands for the end of.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if p.get(pi) == Some(&b'*') {
+            star = Some((pi, si));
+            pi += 1;
+        } else if p.get(pi) == Some(&s[si]) {
+            pi += 1;
+            si += 1;
+        } else if let Some((star_pi, star_si)) = star {
+            // Let the last star take one more byte and try again after it.
+            pi = star_pi + 1;
+            si = star_si + 1;
+            star = Some((star_pi, star_si + 1));
+        } else {
+            return false;
         }
     }
-}
-
-fn glob_match_rest(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => name.ends_with(pattern),
-        Some((part, rest)) => name
-            .match_indices(part)
-            .any(|(i, _)| glob_match_rest(rest, &name[i + part.len()..])),
-    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 impl Planner {
@@ -662,6 +714,63 @@ extra_patterns = [{ pattern = '\bnote to self\b', weight = 3 }]
     }
 
     #[test]
+    fn nan_infinity_and_negative_thresholds_are_refused_by_field() {
+        for (text, field, says) in [
+            (
+                "[categories.x]\nthreshold = nan",
+                "categories.x.threshold",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nthreshold = -1",
+                "categories.x.threshold",
+                "is -1",
+            ),
+            (
+                "[categories.x]\nthreshold = inf",
+                "categories.x.threshold",
+                "is infinite",
+            ),
+            (
+                "[categories.x]\npatterns = [{ pattern = 'a', weight = 1 }, { pattern = 'b', weight = -inf }]",
+                "categories.x.patterns[1].weight",
+                "is infinite",
+            ),
+            (
+                "[categories.x]\nextra_patterns = [{ pattern = 'a', weight = nan }]",
+                "categories.x.extra_patterns[0].weight",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nsignals = { long = nan }",
+                "categories.x.signals.long",
+                "is NaN",
+            ),
+            (
+                "[categories.x]\nsignals = { url = 1e9 }",
+                "categories.x.signals.url",
+                "is 1000000000",
+            ),
+        ] {
+            let err = RulesFile::parse(text, "planner.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("planner.toml: field '{field}' {says}")),
+                "{text}: {err}"
+            );
+        }
+        // Counter-evidence stays allowed: the shipped rules use negative pattern weights.
+        assert!(
+            RulesFile::parse(
+                "[categories.x]\npatterns = [{ pattern = 'a', weight = -3 }]",
+                "p"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
     fn signals_and_globs() {
         let p = planner();
         let s = p.signals("fix src/main.rs:\n1. build\n2. test\nsee https://x.io ???");
@@ -678,5 +787,18 @@ extra_patterns = [{ pattern = '\bnote to self\b', weight = 3 }]
         assert!(!glob_match("memory.*", "memorystore"));
         assert!(glob_match("builtin.*-blog", "builtin.remember-and-blog"));
         assert!(glob_match("*", "anything"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "abc") && glob_match("a*b*c", "axxbyyc"));
+        assert!(!glob_match("a*b*c", "axxbyy") && !glob_match("a*b", "ba"));
+        assert!(glob_match("**", "x") && glob_match("é*", "état") && !glob_match("é*", "e"));
+        assert!(!glob_match("memory.store", "memory.stor"));
+    }
+
+    #[test]
+    fn many_stars_against_a_long_name_is_quick_not_a_hang() {
+        // The recursive matcher ran for minutes on this; tests/parser_fuzz.rs seeds it too.
+        let pattern = format!("{}b", "*a".repeat(12));
+        assert!(!glob_match(&pattern, &"a".repeat(4096)));
+        assert!(glob_match(&pattern, &format!("{}b", "a".repeat(4096))));
     }
 }

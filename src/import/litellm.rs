@@ -6,6 +6,11 @@
 //! `supports_response_schema` → strict_json. Unknown fields are ignored; `sample_spec` and
 //! models that are not chat/completion/responses models are skipped.
 //!
+//! Numbers go through [`crate::core::bounds`]: a negative, infinite or absurd window or
+//! price is an error naming the file, the model and the field. A number written as a
+//! string (`"max_input_tokens": "128000"`) is read when it parses cleanly; otherwise the
+//! field is left out and a note names the model, the field and the value.
+//!
 //! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`),
 //! the budget's input ceiling is that size: the advertised window beyond it is a premium tier,
 //! not a safe default. The row's source says so.
@@ -17,8 +22,10 @@
 
 use regex::Regex;
 use serde_json::{Map, Value};
+use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
+use crate::core::bounds::{self, finite_in};
 use crate::core::budget::{BudgetRow, Layer, MatchKind, Prices, Tier, Tokenizer, lint_row};
 use crate::core::error::CoreError;
 
@@ -30,17 +37,57 @@ pub struct RegistryImport {
     pub rows: Vec<BudgetRow>,
     pub skipped_not_chat: usize,
     pub skipped_no_window: usize,
+    /// Fields that were there but could not be read (a number written as a word), each
+    /// naming the model and the field.
+    pub notes: Vec<String>,
 }
 
 static PRICE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^input_cost_per_token_above_(\d+)k_tokens$").expect("constant regex")
 });
 
-fn number(entry: &Map<String, Value>, key: &str) -> Option<f64> {
-    entry
-        .get(key)
-        .and_then(Value::as_f64)
-        .filter(|n| n.is_finite() && *n >= 0.0)
+/// Windows, in tokens.
+const WINDOW: RangeInclusive<f64> = 0.0..=*bounds::TOKENS.end() as f64;
+/// Prices, in USD per token (the registry's unit).
+const PRICE_PER_TOKEN: RangeInclusive<f64> = 0.0..=*bounds::PRICE_PER_MILLION.end() / 1e6;
+
+/// One model's entry as it is read: where errors and notes go.
+struct EntryReader<'a> {
+    entry: &'a Map<String, Value>,
+    id: &'a str,
+    origin: &'a str,
+    notes: &'a mut Vec<String>,
+}
+
+impl EntryReader<'_> {
+    /// A number field: a JSON number, or a string that parses cleanly as one, checked
+    /// finite and in `range`. Absent or null is `None`; anything else that is not a number
+    /// is `None` with a note.
+    fn number(&mut self, key: &str, range: &RangeInclusive<f64>) -> Result<Option<f64>, CoreError> {
+        let field = format!("[\"{}\"].{key}", self.id);
+        let n = match self.entry.get(key) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+            Some(_) => None,
+        };
+        match n {
+            Some(n) => finite_in(n, range, self.origin, &field).map(Some),
+            None => {
+                let value = self
+                    .entry
+                    .get(key)
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                let shown: String = value.chars().take(40).collect();
+                self.notes.push(format!(
+                    "{}: {field} is {shown}, not a number: left out",
+                    self.origin
+                ));
+                Ok(None)
+            }
+        }
+    }
 }
 
 fn flag(entry: &Map<String, Value>, key: &str) -> bool {
@@ -60,6 +107,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         rows: Vec::new(),
         skipped_not_chat: 0,
         skipped_no_window: 0,
+        notes: Vec::new(),
     };
     for (id, entry) in &models {
         if id == "sample_spec" {
@@ -77,7 +125,13 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             out.skipped_not_chat += 1;
             continue;
         }
-        match row_from_entry(id, entry, origin) {
+        let mut reader = EntryReader {
+            entry,
+            id,
+            origin,
+            notes: &mut out.notes,
+        };
+        match row_from_entry(&mut reader)? {
             Some(row) => out.rows.push(row),
             None => out.skipped_no_window += 1,
         }
@@ -85,18 +139,35 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
     Ok(out)
 }
 
-fn row_from_entry(id: &str, entry: &Map<String, Value>, origin: &str) -> Option<BudgetRow> {
+fn row_from_entry(r: &mut EntryReader) -> Result<Option<BudgetRow>, CoreError> {
+    let (id, entry, origin) = (r.id, r.entry, r.origin);
     let mut notes: Vec<String> = Vec::new();
-    let legacy = number(entry, "max_tokens");
-    let advertised = match number(entry, "max_input_tokens") {
+    let legacy = r.number("max_tokens", &WINDOW)?;
+    let max_input = r.number("max_input_tokens", &WINDOW)?;
+    let max_output = r.number("max_output_tokens", &WINDOW)?;
+    // Every number is read before a missing window skips the entry, so each bad one is
+    // reported.
+    let mut per_million = |key: &str| -> Result<f64, CoreError> {
+        Ok(r.number(key, &PRICE_PER_TOKEN)?
+            .map(|p| round6(p * 1e6))
+            .unwrap_or(0.0))
+    };
+    let prices = Prices {
+        input: per_million("input_cost_per_token")?,
+        cached_input: per_million("cache_read_input_token_cost")?,
+        output: per_million("output_cost_per_token")?,
+    };
+    let advertised = match max_input {
         Some(n) => n as usize,
         None => {
-            let n = legacy? as usize;
+            let Some(n) = legacy else {
+                return Ok(None);
+            };
             notes.push("no max_input_tokens: used legacy max_tokens".into());
-            n
+            n as usize
         }
     };
-    let output = match number(entry, "max_output_tokens").or(legacy) {
+    let output = match max_output.or(legacy) {
         Some(n) => n as usize,
         None => {
             notes.push("no output window: assumed 4096".into());
@@ -109,8 +180,8 @@ fn row_from_entry(id: &str, entry: &Map<String, Value>, origin: &str) -> Option<
             PRICE_BREAK
                 .captures(k)
                 .and_then(|c| c[1].parse::<usize>().ok())
+                .and_then(|k| k.checked_mul(1000))
         })
-        .map(|k| k * 1000)
         .min();
     let input = match price_break {
         Some(limit) if limit < advertised => {
@@ -120,12 +191,6 @@ fn row_from_entry(id: &str, entry: &Map<String, Value>, origin: &str) -> Option<
             limit
         }
         _ => advertised,
-    };
-    let per_million = |key: &str| number(entry, key).map(|p| round6(p * 1e6)).unwrap_or(0.0);
-    let prices = Prices {
-        input: per_million("input_cost_per_token"),
-        cached_input: per_million("cache_read_input_token_cost"),
-        output: per_million("output_cost_per_token"),
     };
     let function_calling = flag(entry, "supports_function_calling");
     let lower = id.to_ascii_lowercase();
@@ -171,7 +236,7 @@ fn row_from_entry(id: &str, entry: &Map<String, Value>, origin: &str) -> Option<
     if !function_calling {
         row.lint.push("registry says no function calling".into());
     }
-    Some(row)
+    Ok(Some(row))
 }
 
 /// Prices like 3e-06 × 1e6 come out as 2.9999999999999996; six decimals is plenty.
@@ -216,6 +281,68 @@ mod tests {
         let cheap = imp.rows.iter().find(|r| r.id == "cheap").unwrap();
         assert_eq!(cheap.tier, Tier::B);
         assert!(cheap.source.contains("legacy max_tokens"));
+    }
+
+    #[test]
+    fn numbers_as_strings_are_read_or_noted_and_bad_numbers_refused() {
+        let text = r#"{
+            "s/read": {"max_input_tokens": " 128000 ", "max_output_tokens": "8192", "input_cost_per_token": "3e-06", "mode": "chat"},
+            "s/word": {"max_input_tokens": "lots", "max_output_tokens": 4096, "output_cost_per_token": [1], "mode": "chat"}
+        }"#;
+        let imp = parse_registry(text, "reg.json").unwrap();
+        let read = imp.rows.iter().find(|r| r.id == "s/read").unwrap();
+        assert_eq!((read.input_tokens, read.output_tokens), (128_000, 8192));
+        assert_eq!(read.prices.input, 3.0);
+        assert_eq!(imp.skipped_no_window, 1, "s/word has no readable window");
+        assert_eq!(imp.notes.len(), 2, "{:?}", imp.notes);
+        assert!(
+            imp.notes[0].contains(r#"["s/word"].max_input_tokens is "lots""#),
+            "{:?}",
+            imp.notes
+        );
+        for (entry, field, says) in [
+            (r#"{"max_input_tokens": -1}"#, "max_input_tokens", "is -1"),
+            (
+                r#"{"max_input_tokens": 1e300}"#,
+                "max_input_tokens",
+                "is 1000",
+            ),
+            (
+                r#"{"max_input_tokens": "NaN"}"#,
+                "max_input_tokens",
+                "is NaN",
+            ),
+            (
+                r#"{"max_input_tokens": "inf"}"#,
+                "max_input_tokens",
+                "is infinite",
+            ),
+            (
+                r#"{"max_input_tokens": 1000, "output_cost_per_token": -1e-6}"#,
+                "output_cost_per_token",
+                "is -0.000001",
+            ),
+            (
+                r#"{"max_input_tokens": 1000, "input_cost_per_token": 5.0}"#,
+                "input_cost_per_token",
+                "is 5",
+            ),
+        ] {
+            let err = parse_registry(&format!(r#"{{"m/x": {entry}}}"#), "reg.json")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!(r#"reg.json: field '["m/x"].{field}' {says}"#)),
+                "{entry}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_price_break_beyond_usize_is_no_break_not_an_overflow() {
+        let text = r#"{"m": {"max_input_tokens": 128000, "input_cost_per_token_above_18446744073709551615k_tokens": 1e-6, "input_cost_per_token_above_18446744073709551k_tokens": 1e-6}}"#;
+        let imp = parse_registry(text, "reg.json").unwrap();
+        assert_eq!(imp.rows[0].input_tokens, 128_000);
     }
 
     #[test]

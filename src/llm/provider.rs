@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use crate::core::bounds::{self, int_in};
 use crate::core::plan::PLANNER_SELF_NAMES;
 use crate::exit::bad_input;
-use crate::store::cache::parse_duration;
 use crate::workspace::{Config, ProviderConfig};
 
 /// How the client behaves, from `[llm]`.
@@ -70,9 +70,6 @@ impl Endpoint {
     }
 }
 
-/// The smallest cap a config may set.
-const MIN_REPLY_BYTES: usize = 1024;
-
 /// The providers of a workspace config, resolved.
 #[derive(Debug, Clone)]
 pub struct Providers {
@@ -82,50 +79,26 @@ pub struct Providers {
     pub self_names: Vec<String>,
 }
 
-fn duration(
-    origin: &str,
-    field: &str,
-    value: &Option<String>,
-    default: Duration,
-) -> anyhow::Result<Duration> {
-    match value {
-        None => Ok(default),
-        Some(v) => parse_duration(v).map_err(|e| bad_input(format!("{origin}: llm.{field}: {e}"))),
-    }
-}
-
 impl Providers {
     /// `origin` names the config in errors.
     pub fn from_config(config: &Config, origin: &str) -> anyhow::Result<Providers> {
         let d = ClientSettings::default();
         let llm = &config.llm;
+        // Each duration within its bound (core::duration), named with the file and key.
+        let t = llm.durations(origin)?;
         let settings = ClientSettings {
-            connect_timeout: duration(
-                origin,
-                "connect_timeout",
-                &llm.connect_timeout,
-                d.connect_timeout,
-            )?,
-            timeout: duration(origin, "timeout", &llm.timeout, d.timeout)?,
-            retries: llm.retries.unwrap_or(d.retries),
-            retry_base: duration(origin, "retry_base", &llm.retry_base, d.retry_base)?,
-            retry_max_wait: duration(
-                origin,
-                "retry_max_wait",
-                &llm.retry_max_wait,
-                d.retry_max_wait,
-            )?,
+            connect_timeout: t.connect_timeout.unwrap_or(d.connect_timeout),
+            timeout: t.timeout.unwrap_or(d.timeout),
+            retries: llm.retries(origin)?.unwrap_or(d.retries),
+            retry_base: t.retry_base.unwrap_or(d.retry_base),
+            retry_max_wait: t.retry_max_wait.unwrap_or(d.retry_max_wait),
             stream: llm.stream.unwrap_or(d.stream),
             max_reply_bytes: match llm.max_reply_bytes {
                 None => d.max_reply_bytes,
-                Some(n) => usize::try_from(n)
-                    .ok()
-                    .filter(|n| *n >= MIN_REPLY_BYTES)
-                    .ok_or_else(|| {
-                        bad_input(format!(
-                            "{origin}: llm.max_reply_bytes: {n} is out of range: at least {MIN_REPLY_BYTES} (a chat completion's envelope alone takes hundreds of bytes)"
-                        ))
-                    })?,
+                Some(n) => {
+                    let n = int_in(n, &bounds::REPLY_BYTES, origin, "llm.max_reply_bytes")?;
+                    usize::try_from(n).unwrap_or(usize::MAX)
+                }
             },
         };
         for (name, p) in &config.providers {
@@ -248,7 +221,10 @@ mod tests {
         assert_eq!(read("").unwrap(), MAX_REPLY_BYTES);
         assert_eq!(read("[llm]\nmax_reply_bytes = 200000").unwrap(), 200_000);
         let err = read("[llm]\nmax_reply_bytes = 0").unwrap_err().to_string();
-        assert!(err.contains("config.toml: llm.max_reply_bytes"), "{err}");
+        assert!(
+            err.contains("config.toml: field 'llm.max_reply_bytes'"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -125,7 +125,9 @@ impl OutputCache {
 
     /// Remove entries older than `max_age`. Returns how many went.
     pub fn gc(&self, max_age: Duration) -> anyhow::Result<usize> {
-        let cutoff = now_secs() - max_age.as_secs() as i64;
+        // Checked: an age beyond what i64 seconds hold reaches back to the beginning.
+        let age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
+        let cutoff = now_secs().saturating_sub(age);
         let n = self
             .conn
             .execute("DELETE FROM cache WHERE created_at < ?1", params![cutoff])?;
@@ -141,28 +143,6 @@ impl OutputCache {
         )?;
         Ok((n as usize, b as usize))
     }
-}
-
-/// `30s`, `15m`, `24h`, `7d`, `2w`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}': expected a number and a unit, like 24h or 7d"))?;
-    if unit == "ms" {
-        return Ok(Duration::from_millis(n));
-    }
-    let secs = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" | "" => 86_400,
-        "w" => 7 * 86_400,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (ms, s, m, h, d, w)")),
-    };
-    Ok(Duration::from_secs(n * secs))
 }
 
 #[cfg(test)]
@@ -204,16 +184,5 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), junk);
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("24h").unwrap(), Duration::from_secs(86_400));
-        assert_eq!(
-            parse_duration("7d").unwrap(),
-            Duration::from_secs(7 * 86_400)
-        );
-        assert!(parse_duration("x").is_err());
-        assert!(parse_duration("3y").is_err());
     }
 }

@@ -1,0 +1,136 @@
+//! The one check every number read from a file goes through: finite (TOML writes `nan`
+//! and `inf` as plainly as `1.5`) and inside the range the field documents. A failure is a
+//! [`CoreError::Field`] naming the file and the field, so each parser reports it the same
+//! way and nothing is clamped or used silently.
+
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+
+use crate::core::error::CoreError;
+
+/// Token windows: no model reads more than this many tokens (10× the largest window
+/// published today).
+pub const TOKENS: RangeInclusive<usize> = 0..=100_000_000;
+/// Prices in USD per million tokens.
+pub const PRICE_PER_MILLION: RangeInclusive<f64> = 0.0..=1_000_000.0;
+/// A catalog byte cap.
+pub const CATALOG_BYTES: RangeInclusive<usize> = 0..=1 << 30;
+/// Planner pattern and signal weights: negative weights are counter-evidence (a greeting
+/// followed by a request is not casual).
+pub const WEIGHT: RangeInclusive<f64> = -1_000.0..=1_000.0;
+/// Planner thresholds: a category fires at or above its threshold.
+pub const THRESHOLD: RangeInclusive<f64> = 0.0..=1_000.0;
+/// Character counts in the planner rules (`short_chars`, `complex_threshold`).
+pub const CHARS: RangeInclusive<usize> = 0..=100_000_000;
+/// Plan history timestamps: 1970-01-01 to 9999-12-31, Unix seconds.
+pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
+/// A plan's recorded duration in milliseconds: at most a week (longer than the longest
+/// timeout times the most retries `config.toml` allows).
+pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
+/// `llm.retries`.
+pub const RETRIES: RangeInclusive<u32> = 0..=20;
+/// `llm.max_reply_bytes`: a chat completion's envelope alone takes hundreds of bytes; more
+/// than 1 GiB of reply is no plan.
+pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=1 << 30;
+
+fn field_error(origin: &str, field: &str, problem: String) -> CoreError {
+    CoreError::Field {
+        origin: origin.to_string(),
+        field: field.to_string(),
+        problem,
+    }
+}
+
+/// `value` if it is finite and inside `range`; else an error naming `origin` and `field`.
+pub fn finite_in(
+    value: f64,
+    range: &RangeInclusive<f64>,
+    origin: &str,
+    field: &str,
+) -> Result<f64, CoreError> {
+    let expected = format!("a number from {} to {}", range.start(), range.end());
+    if value.is_nan() {
+        return Err(field_error(
+            origin,
+            field,
+            format!("is NaN; expected {expected}"),
+        ));
+    }
+    if value.is_infinite() {
+        return Err(field_error(
+            origin,
+            field,
+            format!("is infinite; expected {expected}"),
+        ));
+    }
+    if !range.contains(&value) {
+        return Err(field_error(
+            origin,
+            field,
+            format!("is {value}; expected {expected}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// `value` if it is inside `range`; else an error naming `origin` and `field`.
+pub fn int_in<T: PartialOrd + Display + Copy>(
+    value: T,
+    range: &RangeInclusive<T>,
+    origin: &str,
+    field: &str,
+) -> Result<T, CoreError> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(field_error(
+        origin,
+        field,
+        format!(
+            "is {value}; expected a whole number from {} to {}",
+            range.start(),
+            range.end()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_infinity_and_out_of_range_name_file_and_field() {
+        for (v, says) in [
+            (f64::NAN, "is NaN"),
+            (f64::INFINITY, "is infinite"),
+            (f64::NEG_INFINITY, "is infinite"),
+            (-0.5, "is -0.5"),
+            (2e6, "is 2000000"),
+        ] {
+            let err = finite_in(
+                v,
+                &PRICE_PER_MILLION,
+                "budgets.toml",
+                "model[0].prices.input",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.starts_with("budgets.toml: field 'model[0].prices.input' ")
+                    && err.contains(says),
+                "{err}"
+            );
+        }
+        assert_eq!(finite_in(3.0, &PRICE_PER_MILLION, "f", "x"), Ok(3.0));
+        assert_eq!(finite_in(-3.0, &WEIGHT, "f", "x"), Ok(-3.0));
+        assert!(finite_in(-0.1, &THRESHOLD, "f", "x").is_err());
+        assert_eq!(int_in(5u32, &RETRIES, "f", "x"), Ok(5));
+        let err = int_in(-1i64, &DURATION_MS, "plans.jsonl: line 2", "duration_ms")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "plans.jsonl: line 2: field 'duration_ms' is -1; expected a whole number from 0 to 604800000"
+        );
+    }
+}

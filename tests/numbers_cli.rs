@@ -1,0 +1,251 @@
+//! Numbers and time as a user gives them to the binary (issue 16, class 6): one duration
+//! parser with a unit required and a bound, RFC 3339 that never panics, and NaN, infinity
+//! and out-of-range values in every workspace file refused with the file and the field.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+mod common;
+use common::{ctx, json_of};
+
+/// Exit 2 with one clear line on stderr (no panic); the line is returned.
+fn bad_input(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stdout: {}\nstderr: {err}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn plan_count(home: &Path) -> u64 {
+    json_of(ctx(home).args(["history", "--json", "--limit", "0"]))["total"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_non_ascii_offset_in_since_is_bad_input_not_a_panic() {
+    let home = tempfile::tempdir().unwrap();
+    let err = bad_input(ctx(home.path()).args(["history", "--since", "2026-11-01T00:00:00+0é00"]));
+    assert!(err.contains("--since") && err.contains("RFC 3339"), "{err}");
+    // Every shape of the documented forms still works.
+    for ok in [
+        "7d",
+        "36h",
+        "90m",
+        "2w",
+        "2026-10-15T00:00:00Z",
+        "2026-10-15T02:00:00+02:00",
+    ] {
+        json_of(ctx(home.path()).args(["history", "--since", ok, "--json", "--limit", "1"]));
+    }
+}
+
+#[test]
+fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
+    let home = tempfile::tempdir().unwrap();
+    let err = bad_input(ctx(home.path()).args(["history", "--since", "7"]));
+    assert!(
+        err.contains("'7' needs a unit") && err.contains("7d"),
+        "{err}"
+    );
+    let err = bad_input(ctx(home.path()).args(["cache", "gc", "--older-than", "30"]));
+    assert!(err.contains("'30' needs a unit"), "{err}");
+    let err = bad_input(ctx(home.path()).args(["replay", "--failed", "--offline", "--since", "3"]));
+    assert!(err.contains("'3' needs a unit"), "{err}");
+}
+
+#[test]
+fn a_huge_older_than_is_refused_and_deletes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
+    cache.store("kept\n").unwrap();
+    drop(cache);
+    for huge in [
+        "144115188075855872d",
+        "18446744073709551615s",
+        "101y",
+        "5300w",
+    ] {
+        let err = bad_input(ctx(home.path()).args(["cache", "gc", "--older-than", huge]));
+        assert!(err.contains("--older-than"), "{huge}: {err}");
+    }
+    let v = json_of(ctx(home.path()).args(["cache", "gc", "--older-than", "1h", "--json"]));
+    assert_eq!(v["removed"], 0);
+    assert_eq!(v["entries"], 1, "{v}");
+}
+
+#[test]
+fn config_durations_out_of_bounds_name_file_and_key() {
+    for (key, value) in [
+        ("[history]\ndrift_window", "\"106751991167301d\""),
+        ("[history]\ndrift_window", "\"15\""),
+        ("[llm]\nretry_base", "\"18446744073709551615s\""),
+        ("[llm]\ntimeout", "\"3650d\""),
+        ("[llm]\nconnect_timeout", "\"0s\""),
+        ("[llm]\nretries", "4000000000"),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            format!("{key} = {value}\n"),
+        )
+        .unwrap();
+        let err = bad_input(ctx(home.path()).args(["history", "--drift", "--json"]));
+        let field = key
+            .split(['[', ']', '\n'])
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(".");
+        assert!(
+            err.contains("config.toml") && err.contains(&field),
+            "{key} = {value}: {err}"
+        );
+    }
+}
+
+#[test]
+fn nan_infinity_and_negative_numbers_in_workspace_files_are_refused() {
+    let cases = [
+        (
+            "budgets.toml",
+            "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\nprices = { input = nan, output = 1.0 }\n",
+            "prices.input",
+        ),
+        (
+            "budgets.toml",
+            "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\nprices = { input = 1.0, output = -inf }\n",
+            "prices.output",
+        ),
+        (
+            "budgets.toml",
+            "[[model]]\nid = \"m\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\nprices = { input = -2.5, output = 1.0 }\n",
+            "prices.input",
+        ),
+        (
+            "planner.toml",
+            "[categories.casual]\nthreshold = nan\n",
+            "categories.casual.threshold",
+        ),
+        (
+            "planner.toml",
+            "[categories.casual]\nthreshold = -1\n",
+            "categories.casual.threshold",
+        ),
+        (
+            "planner.toml",
+            "[categories.casual]\nextra_patterns = [{ pattern = 'x', weight = inf }]\n",
+            "categories.casual.extra_patterns[0].weight",
+        ),
+        (
+            "planner.toml",
+            "[categories.casual]\nsignals = { short = nan }\n",
+            "categories.casual.signals.short",
+        ),
+    ];
+    for (file, text, field) in cases {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(file), text).unwrap();
+        let err = bad_input(ctx(home.path()).args(["budgets", "--json"]));
+        assert!(
+            err.contains(file) && err.contains(field),
+            "{file} {text}: {err}"
+        );
+    }
+}
+
+#[test]
+fn registry_numbers_as_strings_are_read_or_named() {
+    let home = tempfile::tempdir().unwrap();
+    let reg = home.path().join("reg.json");
+    std::fs::write(
+        &reg,
+        r#"{"acme/str-window": {"max_input_tokens": "128000", "max_output_tokens": "8192", "input_cost_per_token": "3e-06", "output_cost_per_token": 1.5e-05, "mode": "chat"},
+            "acme/word-window": {"max_input_tokens": "lots", "max_output_tokens": 4096, "mode": "chat"}}"#,
+    )
+    .unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "budgets",
+        "--registry",
+        reg.to_str().unwrap(),
+        "--model",
+        "acme/str-window",
+        "--json",
+    ]));
+    let row = if v["row"].is_object() { &v["row"] } else { &v };
+    assert_eq!(row["input_tokens"], 128_000, "{v}");
+    assert_eq!(row["output_tokens"], 8192, "{v}");
+    let out = ctx(home.path())
+        .args(["budgets", "--registry", reg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("acme/word-window")
+            && all.contains("max_input_tokens")
+            && all.contains("lots"),
+        "{all}"
+    );
+    // A negative price is refused, naming the file, the model and the field.
+    std::fs::write(
+        &reg,
+        r#"{"acme/neg": {"max_input_tokens": 128000, "input_cost_per_token": -1e-06, "mode": "chat"}}"#,
+    )
+    .unwrap();
+    let err = bad_input(ctx(home.path()).args(["budgets", "--registry", reg.to_str().unwrap()]));
+    assert!(
+        err.contains("reg.json")
+            && err.contains("acme/neg")
+            && err.contains("input_cost_per_token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_of_range_numbers_in_an_import_name_the_line_and_keep_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let before = plan_count(home.path());
+    let good = r#"{"id":"n-1","at":"2026-11-20T00:00:00Z","caller":"c","model":"m","intent":"summarise this page","steps":[{"order":1,"tool":"builtin.page-digest"}]}"#;
+    for bad in [
+        r#"{"id":"n-2","at":"2026-11-20T00:01:00Z","caller":"c","model":"m","intent":"x y z","steps":[{"order":1,"tool":"a"}],"duration_ms":-1}"#,
+        r#"{"id":"n-2","at":"2026-11-20T00:01:00Z","caller":"c","model":"m","intent":"x y z","steps":[{"order":1,"tool":"a"}],"duration_ms":9223372036854775807}"#,
+        r#"{"id":"n-2","at":-5,"caller":"c","model":"m","intent":"x y z","steps":[{"order":1,"tool":"a"}]}"#,
+        r#"{"id":"n-2","at":99999999999999,"caller":"c","model":"m","intent":"x y z","steps":[{"order":1,"tool":"a"}]}"#,
+    ] {
+        let file = home.path().join("plans.jsonl");
+        std::fs::write(&file, format!("{good}\n{bad}\n")).unwrap();
+        let err = bad_input(ctx(home.path()).args(["import", "plans", file.to_str().unwrap()]));
+        assert!(
+            err.contains("plans.jsonl") && err.contains("line 2"),
+            "{bad}: {err}"
+        );
+        assert_eq!(plan_count(home.path()), before, "nothing kept: {bad}");
+    }
+    let file = home.path().join("executions.jsonl");
+    std::fs::write(&file, "{\"at\":-1,\"caller\":\"c\",\"tool\":\"a\"}\n").unwrap();
+    let err = bad_input(ctx(home.path()).args(["import", "executions", file.to_str().unwrap()]));
+    assert!(
+        err.contains("executions.jsonl") && err.contains("line 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn mcp_timeout_takes_a_duration_with_a_unit() {
+    let home = tempfile::tempdir().unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "5"]));
+    assert!(err.contains("'5' needs a unit"), "{err}");
+    let err =
+        bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "3650d"]));
+    assert!(err.contains("--mcp-timeout"), "{err}");
+}
