@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::table::render;
+use crate::workspace::StoreChoice;
 use crate::cli::{emit, print_json};
 use crate::core::history::PlanRecord;
 use crate::core::response::DecodeStage;
@@ -50,8 +51,8 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let (ws, mut history) = crate::cli::history::open(workspace, store.as_deref())?;
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
     let mut preview = ws.preview_context(true);
     // Only a live replay ranks the catalog; offline reads the stored response alone.
     if !args.offline {

@@ -39,6 +39,8 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             "{name}: is a directory, not a ctxconsole {kind}"
         )));
     }
+    // Created 0600 by us, not by SQLite with the umask's mode: it holds prompts and pastes.
+    crate::fsio::prepare_private_file(path)?;
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
