@@ -109,6 +109,14 @@ pub fn report_if_loose(path: &Path, meta: &std::fs::Metadata) {
     ));
 }
 
+/// [`report_if_loose`] for a file of ours, by path (a file that cannot be read is not
+/// reported: opening it said why).
+pub fn report_if_loose_file(path: &Path) {
+    if let Ok(meta) = std::fs::metadata(path) {
+        report_if_loose(path, &meta);
+    }
+}
+
 /// A path as one shell word, for a command the operator may paste.
 fn shell_word(path: &Path) -> String {
     let s = path.display().to_string();
@@ -158,8 +166,9 @@ pub fn private_dir(dir: &Path, file: &str) -> anyhow::Result<()> {
 }
 
 /// Before SQLite opens `path`: create it empty with mode 0600 when missing (SQLite gives its
-/// -wal, -shm and -journal files the main file's mode), or report it once when it exists and
-/// others may read it. Returns whether it was created now.
+/// -wal, -shm and -journal files the main file's mode). Returns whether it was created now.
+/// An existing file is left as it is: whether it is ours is for the opener to decide, and
+/// then [`report_if_loose_file`] says whether others may read it.
 pub fn prepare_private_file(path: &Path) -> anyhow::Result<bool> {
     if let Some(parent) = path.parent() {
         create_private_dirs(parent).map_err(|e| {
@@ -174,12 +183,7 @@ pub fn prepare_private_file(path: &Path) -> anyhow::Result<bool> {
     {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match std::fs::metadata(path) {
-            Ok(meta) => {
-                if meta.is_file() {
-                    report_if_loose(path, &meta);
-                }
-                Ok(false)
-            }
+            Ok(_) => Ok(false),
             // A symbolic link to nothing: SQLite would create its target with the umask's mode.
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
                 "{}: a symbolic link to a file that does not exist",

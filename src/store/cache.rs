@@ -59,6 +59,7 @@ impl OutputCache {
 
     pub fn open(path: &Path) -> anyhow::Result<OutputCache> {
         let (conn, _) = sqlite::open(path, &SCHEMA)?;
+        crate::fsio::report_if_loose_file(path);
         Ok(OutputCache {
             conn,
             path: path.to_path_buf(),

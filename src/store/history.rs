@@ -322,6 +322,7 @@ impl HistoryStore {
                 .with_context(|| format!("creating the data directory {}", parent.display()))?;
         }
         let (conn, created) = sqlite::open(path, &SCHEMA)?;
+        crate::fsio::report_if_loose_file(path);
         let mut store = HistoryStore {
             conn,
             path: path.to_path_buf(),
