@@ -183,7 +183,8 @@ pub fn prepare_private_file(path: &Path) -> anyhow::Result<bool> {
     {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match std::fs::metadata(path) {
-            Ok(_) => Ok(false),
+            Ok(meta) if meta.is_file() => Ok(false),
+            Ok(meta) => Err(not_a_file(path, &meta.file_type())),
             // A symbolic link to nothing: SQLite would create its target with the umask's mode.
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
                 "{}: a symbolic link to a file that does not exist",

@@ -349,6 +349,22 @@ fn a_directory_fifo_or_device_named_like_a_workspace_file_is_an_error_naming_it(
 }
 
 #[test]
+fn a_store_that_is_a_fifo_or_device_is_an_error_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("h.sqlite");
+    mkfifo(&fifo);
+    for store in [fifo.as_path(), Path::new("/dev/null")] {
+        let err = refused(
+            ctx(home.path())
+                .arg("--store")
+                .arg(store)
+                .args(["history", "--limit", "0"]),
+        );
+        assert!(err.contains("not a file"), "{err}");
+    }
+}
+
+#[test]
 fn named_files_that_are_fifos_are_refused_without_hanging() {
     let home = tempfile::tempdir().unwrap();
     let fifo = home.path().join("input");
