@@ -362,11 +362,15 @@ pub fn is_sqlite_database(path: &Path) -> bool {
 pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow::Result<PathBuf> {
     let name = path.display();
     let target = canonical_target(path);
+    // The same file under another name (a hard link) is the same file.
+    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let target_inode = inode(&target);
     for p in protected {
         let base = canonical_target(&p.path);
-        let hit = std::iter::once("")
-            .chain(SQLITE_COMPANIONS)
-            .find(|s| PathBuf::from(format!("{}{s}", base.display())) == target);
+        let hit = std::iter::once("").chain(SQLITE_COMPANIONS).find(|s| {
+            let file = PathBuf::from(format!("{}{s}", base.display()));
+            file == target || (target_inode.is_some() && inode(&file) == target_inode)
+        });
         if let Some(suffix) = hit {
             let part = if suffix.is_empty() {
                 String::new()
@@ -423,7 +427,7 @@ pub fn write_output(
                 path.display()
             ))
         } else {
-            anyhow::anyhow!("{}: cannot write: {e}", path.display())
+            bad_input(format!("{}: cannot write: {e}", path.display()))
         }
     })
 }

@@ -86,6 +86,7 @@ fn export_never_writes_over_the_open_store_in_any_spelling() {
     assert_eq!(plan_total(home.path(), None), 668);
     let before = std::fs::read(&store).unwrap();
     std::os::unix::fs::symlink(&store, home.path().join("link.jsonl")).unwrap();
+    std::fs::hard_link(&store, home.path().join("hard.jsonl")).unwrap();
     std::fs::create_dir(home.path().join("sub")).unwrap();
     for (out, force) in [
         (store.display().to_string(), false),
@@ -93,6 +94,7 @@ fn export_never_writes_over_the_open_store_in_any_spelling() {
         ("./history.sqlite".to_string(), true),
         ("sub/../history.sqlite".to_string(), true),
         ("link.jsonl".to_string(), true),
+        ("hard.jsonl".to_string(), true),
         ("history.sqlite-wal".to_string(), true),
         ("history.sqlite-shm".to_string(), true),
         ("history.sqlite-journal".to_string(), true),
