@@ -219,7 +219,11 @@ pub fn kind_of(ft: &std::fs::FileType) -> &'static str {
 }
 
 fn not_a_file(path: &Path, ft: &std::fs::FileType) -> anyhow::Error {
-    bad_input(format!("{}: is {}, not a file", path.display(), kind_of(ft)))
+    bad_input(format!(
+        "{}: is {}, not a file",
+        path.display(),
+        kind_of(ft)
+    ))
 }
 
 /// Open a file the user named (or a workspace file) for reading: anything but a regular
@@ -482,7 +486,10 @@ mod tests {
         let text = dir.path().join("t.txt");
         std::fs::write(&text, b"x").unwrap();
         assert!(check_output(&text, false, &[]).is_err());
-        assert_eq!(check_output(&text, true, &[]).unwrap(), canonical_target(&text));
+        assert_eq!(
+            check_output(&text, true, &[]).unwrap(),
+            canonical_target(&text)
+        );
         let fresh = dir.path().join("new.txt");
         assert!(check_output(&fresh, false, &[]).is_ok());
     }
@@ -492,7 +499,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = open_regular(dir.path()).unwrap_err().to_string();
         assert!(err.ends_with("is a directory, not a file"), "{err}");
-        let err = open_regular(Path::new("/dev/null")).unwrap_err().to_string();
+        let err = open_regular(Path::new("/dev/null"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is a character device"), "{err}");
         assert!(read_optional(&dir.path().join("absent")).unwrap().is_none());
         let f = dir.path().join("f");

@@ -267,7 +267,10 @@ fn a_looser_existing_store_is_reported_once_per_run_and_left_alone() {
     for _ in 0..2 {
         // Every run says it, once, and changes nothing.
         let err = stderr_of(ctx(home.path()).args(["replay", "--failed", "--offline"]));
-        let notes: Vec<&str> = err.lines().filter(|l| l.contains("history.sqlite")).collect();
+        let notes: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("history.sqlite"))
+            .collect();
         assert_eq!(notes.len(), 1, "reported once: {err}");
         assert!(
             notes[0].contains("readable by other users (644)")
@@ -378,7 +381,10 @@ fn named_files_that_are_fifos_are_refused_without_hanging() {
         &["eval", "planner", "--json", "--labels"][..],
     ] {
         let err = refused(ctx(home.path()).args(args).arg(&fifo));
-        assert!(err.contains("input: is a FIFO, not a file"), "{args:?}: {err}");
+        assert!(
+            err.contains("input: is a FIFO, not a file"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -428,7 +434,13 @@ fn a_utf8_bom_is_read_the_same_way_in_every_text_file() {
     .unwrap();
     let n = json_of(
         ctx(home.path())
-            .args(["budgets", "--model", "bom/named-model", "--json", "--registry"])
+            .args([
+                "budgets",
+                "--model",
+                "bom/named-model",
+                "--json",
+                "--registry",
+            ])
             .arg(&reg),
     );
     assert_eq!(n["row"]["layer"], "registry", "{n}");
@@ -498,10 +510,7 @@ fn a_new_explicit_store_is_empty_unless_sample_is_asked_and_the_first_run_says_w
 
     // The workspace's own store is seeded, and says so once.
     let err = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
-    assert!(
-        err.contains("with the sample history (668 plans)"),
-        "{err}"
-    );
+    assert!(err.contains("with the sample history (668 plans)"), "{err}");
     let again = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
     assert!(again.is_empty(), "{again}");
 }

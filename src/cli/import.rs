@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::workspace::StoreChoice;
 use crate::cli::{emit, print_json};
 use crate::import::open_text;
 use crate::store::history::ImportReport;
+use crate::workspace::StoreChoice;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -67,10 +67,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let mut ctx = ws.preview_context(!args.no_cache);
     if !args.no_history {
         // A store that cannot be read costs the prior, not the preview.
-        match ws
-            .open_history(&store)
-            .and_then(|h| ws.history_prior(&h))
-        {
+        match ws.open_history(&store).and_then(|h| ws.history_prior(&h)) {
             Ok(prior) => ctx.prior = Some(Arc::new(prior)),
             Err(e) => eprintln!("ctxconsole: ranking without the history prior: {e:#}"),
         }

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::table::render;
-use crate::workspace::StoreChoice;
 use crate::cli::{emit, print_json};
 use crate::core::history::PlanRecord;
 use crate::core::response::DecodeStage;
@@ -22,6 +21,7 @@ use crate::llm::replay::{
 };
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
+use crate::workspace::StoreChoice;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -253,11 +253,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
 
 /// The context effects run in, and the state to start from. A history store that cannot be
 /// opened leaves the other panes working; the History pane says why.
-pub fn start(
-    ws: &Workspace,
-    store: &StoreChoice,
-    store_briefings: bool,
-) -> (EffectContext, State) {
+pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (EffectContext, State) {
     let mut state = initial_state(ws);
     let mut preview = ws.preview_context(store_briefings);
     let history = match ws.open_history(store) {
