@@ -292,12 +292,15 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
                 // after the check is replaced.
                 std::fs::hard_link(&tmp, path).and_then(|()| std::fs::remove_file(&tmp))
             }
-        })
-        .and_then(|()| File::open(&dir).and_then(|d| d.sync_all()));
+        });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
+        return result;
     }
-    result
+    // The rename is durable once the directory is synced. Some filesystems refuse to sync a
+    // directory; the file is whole either way, so that is not a failure.
+    let _ = File::open(&dir).and_then(|d| d.sync_all());
+    Ok(())
 }
 
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);

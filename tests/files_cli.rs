@@ -200,6 +200,25 @@ fn export_replaces_an_existing_file_only_with_force_and_leaves_no_temporary_file
     assert_eq!(stat_mode(&fresh), "600");
     assert_eq!(stat_mode(&out), "600");
     assert_eq!(files_in(outdir.path()), ["executions.jsonl", "plans.jsonl"]);
+    // Through a symbolic link the file it points to is replaced; the link stays a link.
+    let link = outdir.path().join("latest.jsonl");
+    std::os::unix::fs::symlink(&fresh, &link).unwrap();
+    stderr_of(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(&link),
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&fresh).unwrap().lines().count(),
+        668
+    );
+    std::fs::remove_file(&link).unwrap();
     // A directory or a FIFO is not a file to write an export into.
     let err = refused(
         ctx(home.path())
