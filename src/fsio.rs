@@ -165,34 +165,59 @@ pub fn private_dir(dir: &Path, file: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Before SQLite opens `path`: create it empty with mode 0600 when missing (SQLite gives its
-/// -wal, -shm and -journal files the main file's mode). Returns whether it was created now.
-/// An existing file is left as it is: whether it is ours is for the opener to decide, and
-/// then [`report_if_loose_file`] says whether others may read it.
-pub fn prepare_private_file(path: &Path) -> anyhow::Result<bool> {
-    if let Some(parent) = path.parent() {
-        create_private_dirs(parent).map_err(|e| {
-            anyhow::anyhow!("{}: cannot create the directory: {e}", parent.display())
-        })?;
+/// A new private file (0600) to build `path` in, beside it, or `None` when `path` already
+/// exists as a file or directory (opening it decides whether it is ours; a directory gets
+/// its own message there). Anything else under the name — a FIFO, a device, a symbolic link
+/// to nothing — is an error naming it. Missing parent directories are created 0700.
+/// Finish with [`link_into_place`].
+pub fn new_private_file_beside(path: &Path) -> anyhow::Result<Option<PathBuf>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => {
+            return match std::fs::metadata(path) {
+                Ok(meta) if meta.is_file() || meta.is_dir() => Ok(None),
+                Ok(meta) => Err(not_a_file(path, &meta.file_type())),
+                // SQLite would create the link's target with the umask's mode.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
+                    "{}: a symbolic link to a file that does not exist",
+                    path.display()
+                ))),
+                Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+            };
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
     }
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(PRIVATE_FILE_MODE)
-        .open(path)
-    {
-        Ok(_) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() => Ok(false),
-            Ok(meta) => Err(not_a_file(path, &meta.file_type())),
-            // A symbolic link to nothing: SQLite would create its target with the umask's mode.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
-                "{}: a symbolic link to a file that does not exist",
-                path.display()
-            ))),
-            Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
-        },
-        Err(e) => Err(anyhow::anyhow!("{}: cannot create: {e}", path.display())),
+    let dir = parent_of(path);
+    create_private_dirs(&dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display()))?;
+    let (tmp, _file) = temp_beside(&dir, path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", path.display()))?;
+    Ok(Some(tmp))
+}
+
+/// Give the finished file `tmp` its name `path`, unless another process gave that name a
+/// file first: then `tmp` is removed and the answer is `false` (open theirs). On a
+/// filesystem without hard links it falls back to a rename after checking the name is free.
+pub fn link_into_place(tmp: &Path, path: &Path) -> io::Result<bool> {
+    let placed = match std::fs::hard_link(tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) if std::fs::symlink_metadata(path).is_err() => {
+            std::fs::rename(tmp, path).map(|()| true)
+        }
+        Err(_) => Ok(false),
+    };
+    let _ = std::fs::remove_file(tmp);
+    if placed.is_ok() {
+        let _ = File::open(parent_of(path)).and_then(|d| d.sync_all());
+    }
+    placed
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -275,10 +300,7 @@ pub fn read_regular(path: &Path) -> anyhow::Result<Vec<u8>> {
 /// file and a crash leaves either the old file or the new one. Refusing to write over things
 /// that must not be replaced is [`check_output`]'s job.
 pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = parent_of(path);
     let (tmp, mut file) = temp_beside(&dir, path)?;
     let result = file
         .write_all(bytes)
@@ -517,9 +539,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let nested = dir.path().join("a").join("b");
         let file = nested.join("s.sqlite");
-        assert!(prepare_private_file(&file).unwrap());
-        assert!(!prepare_private_file(&file).unwrap());
+        let tmp = new_private_file_beside(&file).unwrap().unwrap();
+        assert_eq!(mode(&tmp), 0o600);
+        assert!(link_into_place(&tmp, &file).unwrap());
+        assert!(new_private_file_beside(&file).unwrap().is_none());
+        let late = dir.path().join("late");
+        std::fs::write(&late, b"x").unwrap();
+        assert!(!link_into_place(&late, &file).unwrap());
+        assert!(!late.exists());
         assert_eq!(mode(&file), 0o600);
+        assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 1);
         assert_eq!(mode(&nested), 0o700);
         assert_eq!(mode(&dir.path().join("a")), 0o700);
     }

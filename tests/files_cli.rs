@@ -257,6 +257,35 @@ fn a_new_workspace_its_store_cache_and_explicit_stores_are_private() {
     );
     assert_eq!(stat_mode(&explicit), "600");
     assert_eq!(stat_mode(&root.path().join("stores")), "700");
+    // Made under a temporary name and linked into place: nothing else is left behind.
+    assert_eq!(files_in(&home), ["cache.sqlite", "history.sqlite"]);
+    assert_eq!(files_in(&root.path().join("stores")), ["team.sqlite"]);
+}
+
+#[test]
+fn a_new_store_raced_by_several_processes_is_made_once_and_whole() {
+    for _ in 0..8 {
+        let home = tempfile::tempdir().unwrap();
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+                    .env("CTXCONSOLE_HOME", home.path())
+                    .args(["history", "--json", "--limit", "0"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{err}");
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["total"], 668, "{err}");
+        }
+        assert_eq!(files_in(home.path()), ["history.sqlite"]);
+    }
 }
 
 #[test]
