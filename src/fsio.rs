@@ -1,8 +1,10 @@
 //! Files on disk, the one way: every file ctxconsole writes goes through [`write_file`]
-//! (a private temporary file beside the target, fsync, rename), every file it creates is
-//! private (files 0600, directories 0700), every file a user names is read through
-//! [`open_regular`] (a directory, FIFO or device is an error naming it, and opening never
-//! blocks), and what happened to files is said once per run through [`notice`].
+//! (a private temporary file beside the target, fsync, rename; outputs the user names are
+//! first checked by [`check_output`], together [`write_output`]); a new SQLite file is built
+//! in [`new_private_file_beside`] and given its name by [`link_into_place`]; every file it
+//! creates is private (files 0600, directories 0700); every file a user names is read
+//! through [`open_regular`] (a directory, FIFO or device is an error naming it, and opening
+//! never blocks); and what happened to files is said once per run through [`notice`].
 //!
 //! Unix only: modes, `O_NONBLOCK` and rename-over are what the product runs on.
 
