@@ -12,6 +12,7 @@ pub mod cli;
 pub mod core;
 pub mod exit;
 pub mod format;
+pub mod fsio;
 pub mod import;
 pub mod llm;
 pub mod preview;

@@ -13,9 +13,10 @@ use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
 use crate::core::rank::{HistoryPrior, RankIndex};
+use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
-use crate::import::read_text;
+use crate::import::{read_optional_text, read_text};
 use crate::preview::{PreviewContext, cut_order_for};
 use crate::store::history::{HISTORY_FILE, HistoryStore};
 use std::collections::{BTreeMap, HashSet};
@@ -99,12 +100,15 @@ impl Workspace {
             "sample budgets",
             Layer::Sample,
         )?];
+        let workspace_registry = dir.join(REGISTRY_FILE);
         let registries = [
-            Some(dir.join(REGISTRY_FILE)).filter(|p| p.is_file()),
-            opts.registry.clone(),
+            read_optional_text(&workspace_registry)?.map(|t| (workspace_registry, t)),
+            match &opts.registry {
+                Some(p) => Some((p.clone(), read_text(p)?)),
+                None => None,
+            },
         ];
-        for path in registries.into_iter().flatten() {
-            let text = read_text(&path)?;
+        for (path, text) in registries.into_iter().flatten() {
             let imported = parse_registry(&text, &path.display().to_string())?;
             notes.push(format!(
                 "{}: {} rows; skipped {} non-chat and {} without a window",
@@ -117,8 +121,7 @@ impl Workspace {
             layers.push(imported.rows);
         }
         let user_budgets = dir.join(BUDGETS_FILE);
-        if user_budgets.is_file() {
-            let text = read_text(&user_budgets)?;
+        if let Some(text) = read_optional_text(&user_budgets)? {
             layers.push(parse_budgets_toml(
                 &text,
                 &user_budgets.display().to_string(),
@@ -128,8 +131,7 @@ impl Workspace {
         let budgets = BudgetTable::layered(layers);
 
         let user_catalog = dir.join(CATALOG_FILE);
-        let (imported, name) = if user_catalog.is_file() {
-            let text = read_text(&user_catalog)?;
+        let (imported, name) = if let Some(text) = read_optional_text(&user_catalog)? {
             let origin = user_catalog.display().to_string();
             (parse_catalog(&text, &origin)?, origin)
         } else {
@@ -355,10 +357,9 @@ impl Workspace {
     pub fn config(&self) -> anyhow::Result<Config> {
         let sample = Config::parse(SAMPLE_CONFIG, "sample config")?;
         let path = self.dir.join(CONFIG_FILE);
-        if !path.is_file() {
+        let Some(text) = read_optional_text(&path)? else {
             return Ok(sample);
-        }
-        let text = read_text(&path)?;
+        };
         let user = Config::parse(&text, &path.display().to_string())?;
         Ok(sample.overlay(user))
     }
@@ -383,19 +384,52 @@ impl Workspace {
         store.map_or_else(|| self.dir.join(HISTORY_FILE), Path::to_path_buf)
     }
 
-    /// Open the history store, creating and seeding it with the sample history when it is
-    /// new. An existing store is never reseeded or overwritten.
-    pub fn open_history(&self, store: Option<&Path>) -> anyhow::Result<HistoryStore> {
-        let path = self.history_path(store);
-        let mut history = HistoryStore::open(&path)?;
+    /// Open the history store, creating it when missing. The workspace's own store is
+    /// seeded with the sample history when new; a `--store` path only with `--sample`, else
+    /// it starts empty. A new store is announced once. An existing store is never reseeded
+    /// or overwritten.
+    pub fn open_history(&self, store: &StoreChoice) -> anyhow::Result<HistoryStore> {
+        let path = self.history_path(store.path.as_deref());
+        let own = store.path.is_none();
+        if own {
+            crate::fsio::private_dir(&self.dir, HISTORY_FILE)?;
+        }
+        let (mut history, created) = HistoryStore::open_created(&path)?;
         let config = self.config()?;
         // Checked when the config was read: at most 30 days, so the seconds fit an i64.
         if let Some(window) = config.history.drift_window(&self.config_origin())? {
             history.set_drift_window(i64::try_from(window.as_secs()).unwrap_or(i64::MAX))?;
         }
-        history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?;
+        let name = path.display();
+        if own || store.sample {
+            if history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())? {
+                let plans = history.counts()?.plans;
+                let done = if created { "created" } else { "seeded" };
+                notice(format!(
+                    "{done} history store {name} with the sample history ({plans} plans)"
+                ));
+            } else if store.sample {
+                let plans = history.counts()?.plans;
+                notice(format!(
+                    "--sample: {name} already holds {plans} plans; the sample history was not added"
+                ));
+            }
+        } else if created {
+            notice(format!(
+                "created empty history store {name} (with --sample a new store starts with the sample history)"
+            ));
+        }
         Ok(history)
     }
+}
+
+/// Which history store a command uses: `--store FILE`, else the workspace's own
+/// `history.sqlite`; and whether a new one gets the sample history (`--sample`; the
+/// workspace's own always does).
+#[derive(Debug, Clone, Default)]
+pub struct StoreChoice {
+    pub path: Option<PathBuf>,
+    pub sample: bool,
 }
 
 /// How many recent plans the ranking prior reads: enough to cover weeks of a busy
@@ -414,8 +448,7 @@ fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {
     let mut rules = RulesFile::parse(SAMPLE_PLANNER, "sample planner rules")?;
     let mut origin = "sample rules".to_string();
     let user = dir.join(PLANNER_FILE);
-    if user.is_file() {
-        let text = read_text(&user)?;
+    if let Some(text) = read_optional_text(&user)? {
         let name = user.display().to_string();
         rules = rules.overlay(RulesFile::parse(&text, &name)?);
         origin = format!("sample rules + {name}");

@@ -364,7 +364,7 @@ mod console {
             registry: None,
         })
         .unwrap();
-        let (effects, mut state) = start(&ws, None, false);
+        let (effects, mut state) = start(&ws, &Default::default(), false);
         let first = state.recompact();
         for e in first {
             let a = run_effect_now(&effects, e);

@@ -23,7 +23,7 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
 
 /// Effects run against the workspace's preview inputs and its (seeded) history store.
 fn ctx(ws: &Workspace) -> EffectContext {
-    start(ws, None, false).0
+    start(ws, &Default::default(), false).0
 }
 
 /// Apply actions the way the runtime does, running effects to completion.
@@ -356,7 +356,7 @@ fn replay_live_from_the_history_pane_stores_a_linked_plan() {
     assert_eq!(replays[0].id, format!("{}.r1", original.id));
     assert!(s.contains("replays (1, newest first)"), "{s}");
     assert!(!server.requests.lock().unwrap().is_empty());
-    let store = ws.open_history(None).unwrap();
+    let store = ws.open_history(&Default::default()).unwrap();
     let replay = store.plan(&format!("{}.r1", original.id)).unwrap().unwrap();
     assert_eq!(
         replay.record.replay_of.as_deref(),
@@ -371,7 +371,7 @@ fn replay_live_from_the_history_pane_stores_a_linked_plan() {
 fn a_broken_store_leaves_the_console_working() {
     let (dir, ws) = workspace();
     std::fs::write(dir.path().join("history.sqlite"), vec![7u8; 4096]).unwrap();
-    let (ctx, mut state) = start(&ws, None, false);
+    let (ctx, mut state) = start(&ws, &Default::default(), false);
     assert!(ctx.history.is_none());
     for e in update(&mut state, Action::FocusHistory) {
         update(&mut state, run_effect_now(&ctx, e));

@@ -10,7 +10,7 @@ use crate::core::rank::{HistoryPrior, RankIndex, WordOverlap};
 use crate::exit::bad_input;
 use crate::import::labels::{LabelledIntent, RankSet, load_bfcl, parse_labels};
 use crate::import::read_text;
-use crate::workspace::{Workspace, WorkspaceOptions};
+use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -57,7 +57,7 @@ pub struct RankArgs {
     pub json: bool,
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     match args.what {
         What::Rank(a) if a.history => run_history(workspace, store, a),
         What::Rank(a) => run_rank(workspace, a),
@@ -178,7 +178,7 @@ pub struct HistoryRankReport {
 
 fn run_history(
     workspace: Option<PathBuf>,
-    store: Option<PathBuf>,
+    store: StoreChoice,
     args: RankArgs,
 ) -> anyhow::Result<()> {
     if !(args.split > 0.0 && args.split < 1.0) {
@@ -187,7 +187,7 @@ fn run_history(
             args.split
         )));
     }
-    let (ws, history) = crate::cli::history::open(workspace, store.as_deref())?;
+    let (ws, history) = crate::cli::history::open(workspace, &store)?;
     let followed = history.followed_plans()?;
     let cut = (followed.len() as f64 * args.split) as usize;
     if cut == 0 || cut >= followed.len() {

@@ -2,7 +2,7 @@
 //! and `history export` / `history show`.
 
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
@@ -10,10 +10,12 @@ use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome, TIER_RULE};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::exit::bad_input;
+use crate::fsio::{Protected, write_output};
+use crate::store::cache::CACHE_FILE;
 use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
 use crate::store::now_secs;
 use crate::store::view::{ModelRow, model_rows};
-use crate::workspace::{Workspace, WorkspaceOptions};
+use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -75,9 +77,13 @@ pub enum What {
         /// Executions instead of plans.
         #[arg(long)]
         executions: bool,
-        /// Write here instead of stdout.
+        /// Write here instead of stdout: a new file (0600), written whole or not at all.
+        /// Never the history store, the cache or any SQLite database.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace FILE when it exists (still never a SQLite database).
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// One plan in full: steps beside what executed, its replays, the raw response.
     Show {
@@ -139,7 +145,7 @@ impl FilterArgs {
 /// The workspace and its history store (seeded on first use).
 pub fn open(
     workspace: Option<PathBuf>,
-    store: Option<&Path>,
+    store: &StoreChoice,
 ) -> anyhow::Result<(Workspace, HistoryStore)> {
     let ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
@@ -149,10 +155,17 @@ pub fn open(
     Ok((ws, history))
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let (ws, history) = open(workspace, store.as_deref())?;
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let (ws, history) = open(workspace, &store)?;
     match args.what {
-        Some(What::Export { executions, out }) => return export(&history, executions, out),
+        Some(What::Export {
+            executions,
+            out,
+            force,
+        }) => {
+            let out = out.map(|path| Output { path, force });
+            return export(&ws, &history, executions, out);
+        }
         Some(What::Show { id, json }) => return show(&history, &id, json),
         None => {}
     }
@@ -171,7 +184,18 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
     }
 }
 
-fn export(history: &HistoryStore, executions: bool, out: Option<PathBuf>) -> anyhow::Result<()> {
+/// Where `--out` writes, and whether it may replace an existing file.
+struct Output {
+    path: PathBuf,
+    force: bool,
+}
+
+fn export(
+    ws: &Workspace,
+    history: &HistoryStore,
+    executions: bool,
+    out: Option<Output>,
+) -> anyhow::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let n = if executions {
         history.export_executions(&mut buf)?
@@ -179,9 +203,18 @@ fn export(history: &HistoryStore, executions: bool, out: Option<PathBuf>) -> any
         history.export_plans(&mut buf)?
     };
     match out {
-        Some(path) => {
-            std::fs::write(&path, &buf)
-                .map_err(|e| bad_input(format!("{}: cannot write: {e}", path.display())))?;
+        Some(Output { path, force }) => {
+            let protected = [
+                Protected {
+                    path: history.path().to_path_buf(),
+                    what: "the open history store".into(),
+                },
+                Protected {
+                    path: ws.dir.join(CACHE_FILE),
+                    what: "the workspace's output cache".into(),
+                },
+            ];
+            write_output(&path, &buf, force, &protected)?;
             crate::cli::out::eprint_line(&format!(
                 "wrote {n} {} to {}",
                 if executions { "executions" } else { "plans" },

@@ -1,12 +1,12 @@
 //! `ctxconsole import plans|executions FILE`: JSON Lines into the history store, one
 //! transaction per file.
 
-use std::io::BufReader;
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
-use crate::exit::bad_input;
+use crate::import::open_text;
 use crate::store::history::ImportReport;
+use crate::workspace::StoreChoice;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,20 +31,14 @@ pub struct FileArgs {
     pub json: bool,
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let (ws, mut history) = crate::cli::history::open(workspace, store.as_deref())?;
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
     let (file, json, plans) = match args.what {
         What::Plans(f) => (f.file, f.json, true),
         What::Executions(f) => (f.file, f.json, false),
     };
     let source = file.display().to_string();
-    let reader: Box<dyn std::io::BufRead> = if source == "-" {
-        Box::new(BufReader::new(std::io::stdin().lock()))
-    } else {
-        let f = std::fs::File::open(&file)
-            .map_err(|e| bad_input(format!("{source}: cannot read: {e}")))?;
-        Box::new(BufReader::with_capacity(1 << 16, f))
-    };
+    let reader = open_text(&file)?;
     // Big files say how far they are; the rows only become visible at the commit.
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));

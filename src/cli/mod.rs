@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 use crate::core::budget::Tier;
+use crate::workspace::StoreChoice;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,9 +29,13 @@ pub struct Cli {
     /// Workspace directory (default: $CTXCONSOLE_HOME, else the platform data directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// The history store (default: history.sqlite in the workspace, seeded on first use).
+    /// The history store (default: history.sqlite in the workspace, seeded with the sample
+    /// history on first use; a new FILE starts empty unless --sample).
     #[arg(long, global = true, value_name = "FILE")]
     pub store: Option<PathBuf>,
+    /// Seed a new --store FILE with the sample history (668 plans).
+    #[arg(long, global = true)]
+    pub sample: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -66,17 +71,21 @@ pub fn parse_tier(s: &str) -> Result<Tier, String> {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let store = StoreChoice {
+        path: cli.store,
+        sample: cli.sample,
+    };
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
         Some(Command::Compact(args)) => compact::run(cli.workspace, args),
-        Some(Command::Preview(args)) => preview::run(cli.workspace, cli.store, args),
+        Some(Command::Preview(args)) => preview::run(cli.workspace, store, args),
         Some(Command::Cache(args)) => cache::run(cli.workspace, args),
-        Some(Command::Eval(args)) => eval::run(cli.workspace, cli.store, args),
-        Some(Command::History(args)) => history::run(cli.workspace, cli.store, args),
-        Some(Command::Import(args)) => import::run(cli.workspace, cli.store, args),
-        Some(Command::Replay(args)) => replay::run(cli.workspace, cli.store, args),
+        Some(Command::Eval(args)) => eval::run(cli.workspace, store, args),
+        Some(Command::History(args)) => history::run(cli.workspace, store, args),
+        Some(Command::Import(args)) => import::run(cli.workspace, store, args),
+        Some(Command::Replay(args)) => replay::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
-        Some(Command::Tui) | None => crate::tui::run(cli.workspace, cli.store),
+        Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
     }
 }
 

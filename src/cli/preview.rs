@@ -15,7 +15,7 @@ use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::import::text_from_bytes;
 use crate::preview::{Preview, preview};
-use crate::workspace::{Workspace, WorkspaceOptions};
+use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -55,7 +55,7 @@ fn read_prompt(arg: &str) -> anyhow::Result<String> {
     text_from_bytes("stdin", bytes)
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let prompt = read_prompt(&args.prompt)?;
     if prompt.trim().is_empty() {
         return Err(bad_input("the prompt is empty"));
@@ -67,10 +67,7 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
     let mut ctx = ws.preview_context(!args.no_cache);
     if !args.no_history {
         // A store that cannot be read costs the prior, not the preview.
-        match ws
-            .open_history(store.as_deref())
-            .and_then(|h| ws.history_prior(&h))
-        {
+        match ws.open_history(&store).and_then(|h| ws.history_prior(&h)) {
             Ok(prior) => ctx.prior = Some(Arc::new(prior)),
             Err(e) => crate::cli::out::eprint_line(&format!(
                 "ctxconsole: ranking without the history prior: {e:#}"

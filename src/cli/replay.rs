@@ -21,6 +21,7 @@ use crate::llm::replay::{
 };
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
+use crate::workspace::StoreChoice;
 
 /// What `replay --help` says about exit codes (README, "Responses and replay", says the same).
 const EXIT_CODES: &str = "\
@@ -63,8 +64,8 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let (ws, mut history) = crate::cli::history::open(workspace, store.as_deref())?;
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
     let mut preview = ws.preview_context(true);
     // Only a live replay ranks the catalog; offline reads the stored response alone.
     if !args.offline {

@@ -94,7 +94,6 @@ struct BfclQuestion {
 
 /// Parse catalog text in any supported format. `origin` names the source in errors.
 pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(CoreError::Content {
             origin: origin.into(),

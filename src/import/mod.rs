@@ -5,23 +5,66 @@ pub mod labels;
 pub mod litellm;
 pub mod mcp;
 
+use std::io::BufRead;
 use std::path::Path;
 
 use crate::core::error::utf8_text;
 use crate::exit::bad_input;
+use crate::fsio;
 
-/// Read a file the user named as UTF-8 text: a missing file or invalid UTF-8 is bad input,
-/// named with its path (and for UTF-8, the line and column).
+/// The UTF-8 byte order mark some editors (Notepad, Excel's CSV-to-JSON) put first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Read a file the user named as UTF-8 text: a missing file, a directory, FIFO or device
+/// under its name, or invalid UTF-8 is bad input named with its path (and for UTF-8, the
+/// line and column). Every text file ctxconsole reads comes through here.
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    let bytes = fsio::read_regular(path)?;
     text_from_bytes(&path.display().to_string(), bytes)
 }
 
-/// Bytes the user gave (a file, stdin) as UTF-8 text; invalid UTF-8 is bad input naming
-/// `origin`, the line and the column.
-pub fn text_from_bytes(origin: &str, bytes: Vec<u8>) -> anyhow::Result<String> {
+/// A workspace file's text, or `None` when the workspace has no file of that name. Anything
+/// else under the name (a directory, a FIFO) is an error naming it, never skipped.
+pub fn read_optional_text(path: &Path) -> anyhow::Result<Option<String>> {
+    match fsio::read_optional(path)? {
+        Some(bytes) => text_from_bytes(&path.display().to_string(), bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Bytes the user gave (a file, stdin) as UTF-8 text, a leading BOM dropped; invalid UTF-8
+/// is bad input naming `origin`, the line and the column.
+pub fn text_from_bytes(origin: &str, mut bytes: Vec<u8>) -> anyhow::Result<String> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
     utf8_text(origin, &bytes)?;
     // Valid UTF-8 was just checked; the conversion reuses the buffer.
     String::from_utf8(bytes).map_err(|e| bad_input(format!("{origin}: {e}")))
+}
+
+/// A text file (or `-` for stdin) read as it streams, for inputs too big to hold whole
+/// (JSON Lines imports): the same checks and the same BOM handling as [`read_text`].
+pub fn open_text(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
+    let mut reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin().lock()))
+    } else {
+        Box::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            fsio::open_regular(path)?,
+        ))
+    };
+    skip_bom(&mut reader)
+        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    Ok(reader)
+}
+
+/// Drop a leading BOM from a stream. The first read of a file or pipe holds at least its
+/// first three bytes in practice; a BOM split across reads is left to the parser, which
+/// names the line and column.
+fn skip_bom(reader: &mut dyn BufRead) -> std::io::Result<()> {
+    if reader.fill_buf()?.starts_with(BOM) {
+        reader.consume(BOM.len());
+    }
+    Ok(())
 }

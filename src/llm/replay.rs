@@ -656,7 +656,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let store: HistoryStore = ws.open_history(None).unwrap();
+        let store: HistoryStore = ws.open_history(&Default::default()).unwrap();
         let ctx = ReplayContext::new(&ws, ws.preview_context(false)).unwrap();
         let guard = ctx.guard();
         let mut results = Vec::new();

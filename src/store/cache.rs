@@ -49,16 +49,17 @@ pub fn cache_ref(content: &[u8]) -> String {
 }
 
 impl OutputCache {
-    /// Open (creating when missing) the cache in `dir`. A file that is not a ctxconsole
-    /// cache is refused and left as it is.
+    /// Open (creating when missing) the cache in `dir`, the workspace: created 0700 when
+    /// missing (see [`crate::fsio::private_dir`]). A file that is not a ctxconsole cache is
+    /// refused and left as it is.
     pub fn open_in(dir: &Path) -> anyhow::Result<OutputCache> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating the data directory {}", dir.display()))?;
+        crate::fsio::private_dir(dir, CACHE_FILE)?;
         Self::open(&dir.join(CACHE_FILE))
     }
 
     pub fn open(path: &Path) -> anyhow::Result<OutputCache> {
         let (conn, _) = sqlite::open(path, &SCHEMA)?;
+        crate::fsio::report_if_loose_file(path);
         Ok(OutputCache {
             conn,
             path: path.to_path_buf(),

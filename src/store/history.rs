@@ -318,10 +318,11 @@ impl HistoryStore {
     /// As [`open`](Self::open), and whether the file was created now.
     pub fn open_created(path: &Path) -> anyhow::Result<(HistoryStore, bool)> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
+            crate::fsio::create_private_dirs(parent)
                 .with_context(|| format!("creating the data directory {}", parent.display()))?;
         }
         let (conn, created) = sqlite::open(path, &SCHEMA)?;
+        crate::fsio::report_if_loose_file(path);
         let mut store = HistoryStore {
             conn,
             path: path.to_path_buf(),

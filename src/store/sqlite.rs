@@ -33,6 +33,7 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> {
     let name = path.display().to_string();
     let kind = schema.kind;
+    let created = create_whole(path, schema)?;
     let existed = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0);
     if path.is_dir() {
         return Err(bad_input(format!(
@@ -87,7 +88,24 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             .with_context(|| format!("{name}: migrating the {kind} to schema {}", from + 1))?;
         tx.commit()?;
     }
-    Ok((conn, !existed))
+    Ok((conn, created || !existed))
+}
+
+/// A missing file is made whole under a private temporary name beside it (0600, which SQLite
+/// gives its -wal and -shm files too; WAL; application id; every migration) and then linked
+/// into place: no other process ever opens it half made, and a race to create it leaves one
+/// file. Returns whether this call placed it.
+fn create_whole(path: &Path, schema: &Schema) -> anyhow::Result<bool> {
+    let Some(tmp) = crate::fsio::new_private_file_beside(path)? else {
+        return Ok(false);
+    };
+    // The temporary file exists (empty), so this open initialises it in place.
+    let made = open(&tmp, schema).map(drop);
+    let placed = made.and_then(|()| Ok(crate::fsio::link_into_place(&tmp, path)?));
+    for leftover in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{leftover}", tmp.display()));
+    }
+    placed.with_context(|| format!("{}: creating the {}", path.display(), schema.kind))
 }
 
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::exit::bad_input;
-use crate::import::read_text;
+use crate::import::read_optional_text;
 use crate::llm::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
 use crate::preview::{PreviewContext, preview};
 use crate::store::history::HistoryStore;
@@ -29,15 +29,14 @@ use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::theme::{Theme, no_color};
-use crate::workspace::{KEYMAP_FILE, THEME_FILE, Workspace, WorkspaceOptions, compact_for};
+use crate::workspace::{
+    KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions, compact_for,
+};
 
 /// A workspace file's text and its name for errors, if the file is there.
 fn optional_file(dir: &Path, name: &str) -> anyhow::Result<Option<(String, String)>> {
     let path = dir.join(name);
-    if !path.is_file() {
-        return Ok(None);
-    }
-    Ok(Some((read_text(&path)?, path.display().to_string())))
+    Ok(read_optional_text(&path)?.map(|text| (text, path.display().to_string())))
 }
 
 /// The keymap: defaults, with the workspace's `keymap.toml` on top.
@@ -237,7 +236,7 @@ enum Input {
     Action(Action),
 }
 
-pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
@@ -258,11 +257,7 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>) -> anyhow::Result
 
 /// The context effects run in, and the state to start from. A history store that cannot be
 /// opened leaves the other panes working; the History pane says why.
-pub fn start(
-    ws: &Workspace,
-    store: Option<&Path>,
-    store_briefings: bool,
-) -> (EffectContext, State) {
+pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (EffectContext, State) {
     let mut state = initial_state(ws);
     let mut preview = ws.preview_context(store_briefings);
     let history = match ws.open_history(store) {
@@ -280,6 +275,8 @@ pub fn start(
             None
         }
     };
+    // A store created now (empty or seeded), a store others can read: said in the notes.
+    state.notes.extend(crate::fsio::take_notices());
     let replay = ReplayContext::new(ws, preview.clone())
         .map(Arc::new)
         .map_err(|e| format!("{e:#}"));
@@ -293,7 +290,7 @@ pub fn start(
 
 async fn event_loop(
     ws: Workspace,
-    store: Option<PathBuf>,
+    store: StoreChoice,
     keymap: Keymap,
     theme: Theme,
 ) -> anyhow::Result<()> {
@@ -315,9 +312,13 @@ async fn event_loop(
             }
         }
     });
-    let (ctx, mut state) = start(&ws, store.as_deref(), true);
+    // The terminal is the console's now: notices about files go to its notes line.
+    crate::fsio::hold_notices();
+    let (ctx, mut state) = start(&ws, &store, true);
     spawn_effects(state.recompact(), &ctx, &tx);
     loop {
+        // Notices from effects (the cache created, or found readable by others).
+        state.notes.extend(crate::fsio::take_notices());
         let size = guard.terminal.size()?;
         state.page = size.height.saturating_sub(8).max(1) as usize;
         guard.draw(|f| ui::draw(f, &state, &theme, &keymap))?;

@@ -1,0 +1,573 @@
+//! Files on disk, the one way: every file ctxconsole writes goes through [`write_file`]
+//! (a private temporary file beside the target, fsync, rename; outputs the user names are
+//! first checked by [`check_output`], together [`write_output`]); a new SQLite file is built
+//! in [`new_private_file_beside`] and given its name by [`link_into_place`]; every file it
+//! creates is private (files 0600, directories 0700); every file a user names is read
+//! through [`open_regular`] (a directory, FIFO or device is an error naming it, and opening
+//! never blocks); and what happened to files is said once per run through [`notice`].
+//!
+//! Unix only: modes, `O_NONBLOCK` and rename-over are what the product runs on.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::exit::bad_input;
+
+/// Files holding prompts, pastes, plans and exports: the owner alone.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Directories ctxconsole creates (the workspace, a store's directory).
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+
+/// `O_NONBLOCK`: opening a FIFO for reading must not wait for a writer. std has no
+/// constant for it and the project takes no `libc` for one number.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NONBLOCK: i32 = 0x0004;
+
+/// The first 16 bytes of every SQLite database.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+// ---- notices -------------------------------------------------------------------------------
+
+struct Notices {
+    said: BTreeSet<String>,
+    held: Option<Vec<String>>,
+}
+
+static NOTICES: Mutex<Notices> = Mutex::new(Notices {
+    said: BTreeSet::new(),
+    held: None,
+});
+
+fn notices() -> std::sync::MutexGuard<'static, Notices> {
+    // A panic elsewhere while holding it leaves a set of strings: still usable.
+    NOTICES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Say something about a file once per run: on stderr, or kept for the console (see
+/// [`hold_notices`]). The same text twice is said once.
+pub fn notice(message: String) {
+    let mut n = notices();
+    if !n.said.insert(message.clone()) {
+        return;
+    }
+    match &mut n.held {
+        Some(held) => held.push(message),
+        // Paths in notices came from outside: shown made safe, like all CLI text.
+        None => {
+            let text = crate::core::terminal_text::for_terminal(&message);
+            let _ = writeln!(std::io::stderr().lock(), "ctxconsole: {text}");
+        }
+    }
+}
+
+/// From now on keep notices for [`take_notices`] instead of printing them: the console
+/// owns the terminal and shows them itself.
+pub fn hold_notices() {
+    let mut n = notices();
+    if n.held.is_none() {
+        n.held = Some(Vec::new());
+    }
+}
+
+/// Notices kept since the last call (none unless [`hold_notices`] was called).
+pub fn take_notices() -> Vec<String> {
+    notices()
+        .held
+        .as_mut()
+        .map(std::mem::take)
+        .unwrap_or_default()
+}
+
+/// Report `path` once when others than its owner may read or write it. Never changes the
+/// mode: the operator may have reasons, so they are told how, not overruled.
+pub fn report_if_loose(path: &Path, meta: &std::fs::Metadata) {
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 == 0 {
+        return;
+    }
+    let who = match (mode & 0o007 != 0, mode & 0o070 != 0) {
+        (true, _) => "other users",
+        _ => "its group",
+    };
+    let how = if mode & 0o044 != 0 {
+        "readable"
+    } else {
+        "writable"
+    };
+    let (what, fix) = if meta.is_dir() {
+        ("directory", PRIVATE_DIR_MODE)
+    } else {
+        ("file", PRIVATE_FILE_MODE)
+    };
+    notice(format!(
+        "{}: this {what} is {how} by {who} ({mode:o}) and may hold prompts and pastes: chmod {fix:o} {}",
+        path.display(),
+        shell_word(path)
+    ));
+}
+
+/// [`report_if_loose`] for a file of ours, by path (a file that cannot be read is not
+/// reported: opening it said why).
+pub fn report_if_loose_file(path: &Path) {
+    if let Ok(meta) = std::fs::metadata(path) {
+        report_if_loose(path, &meta);
+    }
+}
+
+/// A path as one shell word, for a command the operator may paste.
+fn shell_word(path: &Path) -> String {
+    let s = path.display().to_string();
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b))
+    {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+// ---- private directories and files ---------------------------------------------------------
+
+/// Create `dir` and any missing parents, each 0700. Existing directories are not changed.
+pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(PRIVATE_DIR_MODE)
+        .create(dir)
+}
+
+/// The workspace (or data) directory, about to hold `file` (a store, the cache): created
+/// 0700 when missing. An existing directory others may read is reported when `file` is
+/// about to be created in it, once, not at every run: the file itself is private, the
+/// directory only shows its name.
+pub fn private_dir(dir: &Path, file: &str) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {
+            if std::fs::symlink_metadata(dir.join(file)).is_err() {
+                report_if_loose(dir, &meta);
+            }
+            Ok(())
+        }
+        Ok(meta) => Err(bad_input(format!(
+            "{}: is {}, not a directory",
+            dir.display(),
+            kind_of(&meta.file_type())
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => create_private_dirs(dir)
+            .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display())),
+        Err(e) => Err(anyhow::anyhow!("{}: {e}", dir.display())),
+    }
+}
+
+/// A new private file (0600) to build `path` in, beside it, or `None` when `path` already
+/// exists as a file or directory (opening it decides whether it is ours; a directory gets
+/// its own message there). Anything else under the name — a FIFO, a device, a symbolic link
+/// to nothing — is an error naming it. Missing parent directories are created 0700.
+/// Finish with [`link_into_place`].
+pub fn new_private_file_beside(path: &Path) -> anyhow::Result<Option<PathBuf>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => {
+            return match std::fs::metadata(path) {
+                Ok(meta) if meta.is_file() || meta.is_dir() => Ok(None),
+                Ok(meta) => Err(not_a_file(path, &meta.file_type())),
+                // SQLite would create the link's target with the umask's mode.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
+                    "{}: a symbolic link to a file that does not exist",
+                    path.display()
+                ))),
+                Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+            };
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+    }
+    let dir = parent_of(path);
+    create_private_dirs(&dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display()))?;
+    let (tmp, _file) = temp_beside(&dir, path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", path.display()))?;
+    Ok(Some(tmp))
+}
+
+/// Give the finished file `tmp` its name `path`, unless another process gave that name a
+/// file first: then `tmp` is removed and the answer is `false` (open theirs). On a
+/// filesystem without hard links it falls back to a rename after checking the name is free.
+pub fn link_into_place(tmp: &Path, path: &Path) -> io::Result<bool> {
+    let placed = match std::fs::hard_link(tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) if std::fs::symlink_metadata(path).is_err() => {
+            std::fs::rename(tmp, path).map(|()| true)
+        }
+        Err(_) => Ok(false),
+    };
+    let _ = std::fs::remove_file(tmp);
+    if placed.is_ok() {
+        let _ = File::open(parent_of(path)).and_then(|d| d.sync_all());
+    }
+    placed
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+// ---- reading what the user names -----------------------------------------------------------
+
+/// "a directory", "a FIFO", …: what a path is when it is not a regular file.
+pub fn kind_of(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_file() {
+        "a file"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_a_file(path: &Path, ft: &std::fs::FileType) -> anyhow::Error {
+    bad_input(format!(
+        "{}: is {}, not a file",
+        path.display(),
+        kind_of(ft)
+    ))
+}
+
+/// Open a file the user named (or a workspace file) for reading: anything but a regular
+/// file, through symbolic links, is bad input naming it. The type is checked before opening
+/// and again on the open descriptor, and the open never blocks, so a FIFO swapped in between
+/// is refused rather than waited on.
+pub fn open_regular(path: &Path) -> anyhow::Result<File> {
+    let cannot = |e: io::Error| bad_input(format!("{}: cannot read: {e}", path.display()));
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, &meta.file_type()));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, &meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// A workspace file's bytes, or `None` when there is no such name. A directory, FIFO or
+/// device under the name is an error naming it, never a silent skip.
+pub fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    read_regular(path).map(Some)
+}
+
+/// A regular file's bytes (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    Ok(bytes)
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+/// Write `bytes` to `path` whole or not at all: a new private file beside it (0600, created
+/// exclusively), fsync, then rename over `path` (or, with `replace` false, a hard link that
+/// fails if `path` appeared meanwhile), then fsync the directory. A reader never sees half a
+/// file and a crash leaves either the old file or the new one. Refusing to write over things
+/// that must not be replaced is [`check_output`]'s job.
+pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
+    let dir = parent_of(path);
+    let (tmp, mut file) = temp_beside(&dir, path)?;
+    let result = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            if replace {
+                std::fs::rename(&tmp, path)
+            } else {
+                // link(2) refuses an existing target: no window where a file that appeared
+                // after the check is replaced.
+                std::fs::hard_link(&tmp, path).and_then(|()| std::fs::remove_file(&tmp))
+            }
+        });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return result;
+    }
+    // The rename is durable once the directory is synced. Some filesystems refuse to sync a
+    // directory; the file is whole either way, so that is not a failure.
+    let _ = File::open(&dir).and_then(|d| d.sync_all());
+    Ok(())
+}
+
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A new 0600 file in `dir` named after `target`, hidden, unique to this process and call.
+fn temp_beside(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
+    let stem = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    loop {
+        let n = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{stem}.{}.{n}.tmp", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE_MODE)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A file ctxconsole must never write over, and what to call it in the refusal.
+#[derive(Debug, Clone)]
+pub struct Protected {
+    pub path: PathBuf,
+    /// "the open history store", "the output cache".
+    pub what: String,
+}
+
+/// The suffixes SQLite gives a database's companion files.
+const SQLITE_COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// Where `path` really points: the file itself when it exists (through symbolic links and
+/// `..`), else its canonical directory joined with its name.
+pub fn canonical_target(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(parent), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Whether the file at `path` starts with SQLite's header.
+pub fn is_sqlite_database(path: &Path) -> bool {
+    let mut head = [0u8; 16];
+    open_regular(path)
+        .and_then(|mut f| f.read_exact(&mut head).map_err(anyhow::Error::from))
+        .is_ok_and(|()| &head == SQLITE_HEADER)
+}
+
+/// May an output (an export) be written at `path`? Refused, whatever `force` says: a
+/// protected file or its -wal/-shm/-journal, any SQLite database or a companion of one, and
+/// anything that is not a regular file. An existing regular file only with `force`.
+/// Returns where to write: the symbolic link's target when `path` is one, so the link stays.
+pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow::Result<PathBuf> {
+    let name = path.display();
+    let target = canonical_target(path);
+    // The same file under another name (a hard link) is the same file.
+    let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let target_inode = inode(&target);
+    for p in protected {
+        let base = canonical_target(&p.path);
+        let hit = std::iter::once("").chain(SQLITE_COMPANIONS).find(|s| {
+            let file = PathBuf::from(format!("{}{s}", base.display()));
+            file == target || (target_inode.is_some() && inode(&file) == target_inode)
+        });
+        if let Some(suffix) = hit {
+            let part = if suffix.is_empty() {
+                String::new()
+            } else {
+                format!("the {suffix} file of ")
+            };
+            return Err(bad_input(format!(
+                "{name}: is {part}{} ({}); an export never writes over it",
+                p.what,
+                base.display()
+            )));
+        }
+    }
+    let companion_of = SQLITE_COMPANIONS.iter().find_map(|s| {
+        let t = target.to_string_lossy();
+        t.strip_suffix(s).map(PathBuf::from)
+    });
+    if let Some(db) = companion_of.filter(|db| is_sqlite_database(db)) {
+        return Err(bad_input(format!(
+            "{name}: belongs to the SQLite database {}; an export never writes over it",
+            db.display()
+        )));
+    }
+    match std::fs::metadata(&target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(target),
+        Err(e) => Err(bad_input(format!("{name}: {e}"))),
+        Ok(meta) if !meta.is_file() => Err(bad_input(format!(
+            "{name}: is {}, not a file to write an export into",
+            kind_of(&meta.file_type())
+        ))),
+        Ok(_) if is_sqlite_database(&target) => Err(bad_input(format!(
+            "{name}: is a SQLite database; an export never writes over one (--force or not)"
+        ))),
+        Ok(meta) if !force => Err(bad_input(format!(
+            "{name}: already exists ({} bytes); pass --force to replace it, or choose a new name",
+            meta.size()
+        ))),
+        Ok(_) => Ok(target),
+    }
+}
+
+/// Write an output the user asked for (an export): [`check_output`], then [`write_file`].
+pub fn write_output(
+    path: &Path,
+    bytes: &[u8],
+    force: bool,
+    protected: &[Protected],
+) -> anyhow::Result<()> {
+    let target = check_output(path, force, protected)?;
+    write_file(&target, bytes, force).map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            bad_input(format!(
+                "{}: appeared while writing; pass --force to replace it",
+                path.display()
+            ))
+        } else {
+            bad_input(format!("{}: cannot write: {e}", path.display()))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn write_file_is_private_whole_and_leaves_nothing_beside() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.jsonl");
+        write_file(&p, b"one\n", false).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n");
+        assert_eq!(mode(&p), 0o600);
+        let err = write_file(&p, b"two\n", false).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n");
+        write_file(&p, b"two\n", true).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn check_output_protects_stores_databases_and_existing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("h.sqlite");
+        std::fs::write(&store, b"SQLite format 3\0rest").unwrap();
+        let protected = [Protected {
+            path: store.clone(),
+            what: "the open history store".into(),
+        }];
+        for p in [
+            store.clone(),
+            dir.path().join("./h.sqlite"),
+            dir.path().join("h.sqlite-wal"),
+            dir.path().join("h.sqlite-shm"),
+        ] {
+            let err = check_output(&p, true, &protected).unwrap_err().to_string();
+            assert!(err.contains("history store"), "{err}");
+        }
+        let other = dir.path().join("other.bin");
+        std::fs::write(&other, b"SQLite format 3\0").unwrap();
+        for p in [other.clone(), dir.path().join("other.bin-wal")] {
+            let err = check_output(&p, true, &[]).unwrap_err().to_string();
+            assert!(err.contains("SQLite database"), "{err}");
+        }
+        let text = dir.path().join("t.txt");
+        std::fs::write(&text, b"x").unwrap();
+        assert!(check_output(&text, false, &[]).is_err());
+        assert_eq!(
+            check_output(&text, true, &[]).unwrap(),
+            canonical_target(&text)
+        );
+        let fresh = dir.path().join("new.txt");
+        assert!(check_output(&fresh, false, &[]).is_ok());
+    }
+
+    #[test]
+    fn open_regular_names_what_is_there_instead() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open_regular(dir.path()).unwrap_err().to_string();
+        assert!(err.ends_with("is a directory, not a file"), "{err}");
+        let err = open_regular(Path::new("/dev/null"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a character device"), "{err}");
+        assert!(read_optional(&dir.path().join("absent")).unwrap().is_none());
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        assert_eq!(read_optional(&f).unwrap().unwrap(), b"x");
+    }
+
+    #[test]
+    fn private_files_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a").join("b");
+        let file = nested.join("s.sqlite");
+        let tmp = new_private_file_beside(&file).unwrap().unwrap();
+        assert_eq!(mode(&tmp), 0o600);
+        assert!(link_into_place(&tmp, &file).unwrap());
+        assert!(new_private_file_beside(&file).unwrap().is_none());
+        let late = dir.path().join("late");
+        std::fs::write(&late, b"x").unwrap();
+        assert!(!link_into_place(&late, &file).unwrap());
+        assert!(!late.exists());
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 1);
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+    }
+
+    #[test]
+    fn notices_are_said_once() {
+        hold_notices();
+        notice("fsio test: once".into());
+        notice("fsio test: once".into());
+        let got: Vec<String> = take_notices()
+            .into_iter()
+            .filter(|n| n.starts_with("fsio test"))
+            .collect();
+        assert_eq!(got, ["fsio test: once"]);
+    }
+}

@@ -1,0 +1,593 @@
+//! Files as a user (and an attacker) meets them, through the real binary: an export never
+//! destroys a store or an existing file; stores, cache, exports and the workspace are
+//! private; a directory, FIFO or device named like a workspace file is an error naming it,
+//! and never a hang; a UTF-8 BOM is read the same way in every text file; a new `--store`
+//! is empty unless `--sample` is asked for, and the first run says which.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod common;
+use common::{ctx, json_of};
+
+/// Longer than any command here takes; a FIFO opened blocking would hang past it.
+const HANG: Duration = Duration::from_secs(60);
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// `stat -c %a`, the way an operator checks it.
+fn stat_mode(path: &Path) -> String {
+    let out = std::process::Command::new("stat")
+        .args(["-c", "%a"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stat {}", path.display());
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// Run, expect bad input (exit 2), return stderr.
+fn refused(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.timeout(HANG).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    err
+}
+
+/// Run, expect success, return stderr.
+fn stderr_of(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.timeout(HANG).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stderr: {err}");
+    err
+}
+
+fn plan_total(home: &Path, store: Option<&Path>) -> u64 {
+    let mut cmd = ctx(home);
+    if let Some(s) = store {
+        cmd.arg("--store").arg(s);
+    }
+    json_of(cmd.args(["history", "--json", "--limit", "0"]))["total"]
+        .as_u64()
+        .unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+// ---- 1. Writes never destroy -------------------------------------------------------------
+
+#[test]
+fn export_never_writes_over_the_open_store_in_any_spelling() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("history.sqlite");
+    assert_eq!(plan_total(home.path(), None), 668);
+    let before = std::fs::read(&store).unwrap();
+    std::os::unix::fs::symlink(&store, home.path().join("link.jsonl")).unwrap();
+    std::fs::hard_link(&store, home.path().join("hard.jsonl")).unwrap();
+    std::fs::create_dir(home.path().join("sub")).unwrap();
+    for (out, force) in [
+        (store.display().to_string(), false),
+        (store.display().to_string(), true),
+        ("./history.sqlite".to_string(), true),
+        ("sub/../history.sqlite".to_string(), true),
+        ("link.jsonl".to_string(), true),
+        ("hard.jsonl".to_string(), true),
+        ("history.sqlite-wal".to_string(), true),
+        ("history.sqlite-shm".to_string(), true),
+        ("history.sqlite-journal".to_string(), true),
+    ] {
+        let mut cmd = ctx(home.path());
+        cmd.current_dir(home.path())
+            .args(["history", "export", "--out", &out]);
+        if force {
+            cmd.arg("--force");
+        }
+        let err = refused(&mut cmd);
+        assert!(err.contains("history store"), "{out}: {err}");
+        assert_eq!(plan_total(home.path(), None), 668, "{out}");
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+    assert!(
+        std::fs::symlink_metadata(home.path().join("link.jsonl"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // An explicit --store is protected the same way.
+    let other = home.path().join("mine.sqlite");
+    ctx(home.path())
+        .args(["--store"])
+        .arg(&other)
+        .args(["--sample", "history", "--limit", "0"])
+        .assert()
+        .success();
+    let err = refused(
+        ctx(home.path())
+            .current_dir(home.path())
+            .args(["--store", "mine.sqlite", "history", "export", "--force"])
+            .args(["--out", "./sub/../mine.sqlite"]),
+    );
+    assert!(err.contains("history store"), "{err}");
+    assert_eq!(plan_total(home.path(), Some(&other)), 668);
+}
+
+#[test]
+fn export_never_writes_over_the_cache_or_any_sqlite_database() {
+    let home = tempfile::tempdir().unwrap();
+    ctx(home.path())
+        .args(["cache", "gc", "--json"])
+        .assert()
+        .success();
+    let cache = home.path().join("cache.sqlite");
+    assert!(cache.is_file());
+    let err = refused(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(&cache),
+    );
+    assert!(err.contains("cache"), "{err}");
+    // Somebody else's database, under a name that looks like an export.
+    let db = home.path().join("notes.jsonl");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (42);")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for force in [false, true] {
+        let mut cmd = ctx(home.path());
+        cmd.args(["history", "export", "--out"]).arg(&db);
+        if force {
+            cmd.arg("--force");
+        }
+        let err = refused(&mut cmd);
+        assert!(err.contains("SQLite database"), "{err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn export_replaces_an_existing_file_only_with_force_and_leaves_no_temporary_file() {
+    let home = tempfile::tempdir().unwrap();
+    let outdir = tempfile::tempdir().unwrap();
+    let out = outdir.path().join("plans.jsonl");
+    std::fs::write(&out, "precious\n").unwrap();
+    let err = refused(
+        ctx(home.path())
+            .args(["history", "export", "--out"])
+            .arg(&out),
+    );
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious\n");
+    stderr_of(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(&out),
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 668);
+    assert_eq!(files_in(outdir.path()), ["plans.jsonl"]);
+    // A new file: private, and nothing else left beside it.
+    let fresh = outdir.path().join("executions.jsonl");
+    stderr_of(
+        ctx(home.path())
+            .args(["history", "export", "--executions", "--out"])
+            .arg(&fresh),
+    );
+    assert_eq!(stat_mode(&fresh), "600");
+    assert_eq!(stat_mode(&out), "600");
+    assert_eq!(files_in(outdir.path()), ["executions.jsonl", "plans.jsonl"]);
+    // Through a symbolic link the file it points to is replaced; the link stays a link.
+    let link = outdir.path().join("latest.jsonl");
+    std::os::unix::fs::symlink(&fresh, &link).unwrap();
+    stderr_of(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(&link),
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&fresh).unwrap().lines().count(),
+        668
+    );
+    std::fs::remove_file(&link).unwrap();
+    // A directory or a FIFO is not a file to write an export into.
+    let err = refused(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(outdir.path()),
+    );
+    assert!(err.contains("is a directory"), "{err}");
+    let fifo = outdir.path().join("pipe");
+    mkfifo(&fifo);
+    let err = refused(
+        ctx(home.path())
+            .args(["history", "export", "--force", "--out"])
+            .arg(&fifo),
+    );
+    assert!(err.contains("is a FIFO"), "{err}");
+}
+
+// ---- 5. Private files --------------------------------------------------------------------
+
+#[test]
+fn a_new_workspace_its_store_cache_and_explicit_stores_are_private() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("data").join("ctxconsole");
+    stderr_of(ctx(&home).args(["history", "--json", "--limit", "0"]));
+    stderr_of(ctx(&home).args(["cache", "gc", "--json"]));
+    assert_eq!(stat_mode(&home), "700");
+    assert_eq!(stat_mode(&root.path().join("data")), "700");
+    assert_eq!(stat_mode(&home.join("history.sqlite")), "600");
+    assert_eq!(stat_mode(&home.join("cache.sqlite")), "600");
+    let explicit = root.path().join("stores").join("team.sqlite");
+    stderr_of(
+        ctx(&home)
+            .arg("--store")
+            .arg(&explicit)
+            .args(["history", "--limit", "0"]),
+    );
+    assert_eq!(stat_mode(&explicit), "600");
+    assert_eq!(stat_mode(&root.path().join("stores")), "700");
+    // Made under a temporary name and linked into place: nothing else is left behind.
+    assert_eq!(files_in(&home), ["cache.sqlite", "history.sqlite"]);
+    assert_eq!(files_in(&root.path().join("stores")), ["team.sqlite"]);
+}
+
+#[test]
+fn a_new_store_raced_by_several_processes_is_made_once_and_whole() {
+    for _ in 0..8 {
+        let home = tempfile::tempdir().unwrap();
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+                    .env("CTXCONSOLE_HOME", home.path())
+                    .args(["history", "--json", "--limit", "0"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{err}");
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["total"], 668, "{err}");
+        }
+        assert_eq!(files_in(home.path()), ["history.sqlite"]);
+    }
+}
+
+#[test]
+fn the_write_ahead_log_and_shared_memory_files_are_private_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let mut store = ctxconsole::store::history::HistoryStore::open(&path).unwrap();
+    store.set_drift_window(1234).unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", path.display()));
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+    let cache = ctxconsole::store::cache::OutputCache::open_in(dir.path()).unwrap();
+    cache.store("some pasted secret").unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", cache.path().display()));
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+}
+
+#[test]
+fn a_looser_existing_store_is_reported_once_per_run_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    assert_eq!(plan_total(home.path(), None), 668);
+    let store = home.path().join("history.sqlite");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+    for _ in 0..2 {
+        // Every run says it, once, and changes nothing.
+        let err = stderr_of(ctx(home.path()).args(["replay", "--failed", "--offline"]));
+        let notes: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("history.sqlite"))
+            .collect();
+        assert_eq!(notes.len(), 1, "reported once: {err}");
+        assert!(
+            notes[0].contains("readable by other users (644)")
+                && notes[0].contains(&format!("chmod 600 {}", store.display())),
+            "{err}"
+        );
+        assert_eq!(stat_mode(&store), "644");
+    }
+}
+
+#[test]
+fn a_looser_existing_workspace_is_reported_when_a_store_is_put_in_it_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("chmod 700")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("(755)"), "{err}");
+    assert_eq!(stat_mode(home.path()), "755");
+    assert_eq!(stat_mode(&home.path().join("history.sqlite")), "600");
+    let again = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
+    assert!(again.is_empty(), "{again}");
+}
+
+// ---- 12. Workspace files -----------------------------------------------------------------
+
+/// A command that reads the named workspace file.
+fn reader_of(home: &Path, name: &str) -> assert_cmd::Command {
+    let mut cmd = ctx(home);
+    if name == "config.toml" {
+        cmd.args(["history", "--limit", "0"]);
+    } else {
+        cmd.args(["budgets", "--json"]);
+    }
+    cmd
+}
+
+const READ_BY_CLI: [&str; 5] = [
+    "catalog.json",
+    "budgets.toml",
+    "registry.json",
+    "planner.toml",
+    "config.toml",
+];
+
+#[test]
+fn a_directory_fifo_or_device_named_like_a_workspace_file_is_an_error_naming_it() {
+    for name in READ_BY_CLI {
+        for kind in ["directory", "FIFO", "character device"] {
+            let home = tempfile::tempdir().unwrap();
+            let path = home.path().join(name);
+            match kind {
+                "directory" => std::fs::create_dir(&path).unwrap(),
+                "FIFO" => mkfifo(&path),
+                _ => std::os::unix::fs::symlink("/dev/null", &path).unwrap(),
+            }
+            let err = refused(&mut reader_of(home.path(), name));
+            assert!(
+                err.contains(&format!("{name}: is a {kind}, not a file")),
+                "{name} as {kind}: {err}"
+            );
+        }
+    }
+    for name in ["keymap.toml", "theme.toml"] {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(name);
+        mkfifo(&path);
+        let err = if name == "keymap.toml" {
+            ctxconsole::tui::load_keymap(home.path()).err().unwrap()
+        } else if std::env::var_os("NO_COLOR").is_none() {
+            ctxconsole::tui::load_theme(home.path()).err().unwrap()
+        } else {
+            continue;
+        };
+        assert!(
+            err.to_string().contains(&format!("{name}: is a FIFO")),
+            "{err}"
+        );
+        assert_eq!(ctxconsole::exit::code_for(&err), 2);
+    }
+}
+
+#[test]
+fn a_store_that_is_a_fifo_or_device_is_an_error_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("h.sqlite");
+    mkfifo(&fifo);
+    for store in [fifo.as_path(), Path::new("/dev/null")] {
+        let err = refused(
+            ctx(home.path())
+                .arg("--store")
+                .arg(store)
+                .args(["history", "--limit", "0"]),
+        );
+        assert!(err.contains("not a file"), "{err}");
+    }
+}
+
+#[test]
+fn named_files_that_are_fifos_are_refused_without_hanging() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("input");
+    mkfifo(&fifo);
+    for args in [
+        &["compact", "--json", "--catalog"][..],
+        &["budgets", "--json", "--registry"][..],
+        &["import", "plans"][..],
+        &["eval", "planner", "--json", "--labels"][..],
+    ] {
+        let err = refused(ctx(home.path()).args(args).arg(&fifo));
+        assert!(
+            err.contains("input: is a FIFO, not a file"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+const BOM: &str = "\u{feff}";
+
+#[test]
+fn a_utf8_bom_is_read_the_same_way_in_every_text_file() {
+    let home = tempfile::tempdir().unwrap();
+    let w = |name: &str, text: &str| {
+        std::fs::write(home.path().join(name), format!("{BOM}{text}")).unwrap();
+    };
+    w(
+        "budgets.toml",
+        "[[model]]\nid = \"bom/budget-model\"\ninput_tokens = 50000\noutput_tokens = 2000\ntier = \"B\"\nsource = \"measured\"\n",
+    );
+    w(
+        "registry.json",
+        r#"{"bom/registry-model": {"max_input_tokens": 64000, "max_output_tokens": 4000, "input_cost_per_token": 0.000002, "output_cost_per_token": 0.000004, "mode": "chat", "supports_function_calling": true}}"#,
+    );
+    w(
+        "catalog.json",
+        r#"{"tools":[{"name":"bom_tool","description":"x","inputSchema":{}}]}"#,
+    );
+    w("planner.toml", "complex_threshold = 400\n");
+    w("config.toml", "[history]\ndrift_window = \"20m\"\n");
+    w("keymap.toml", "[keys]\n\"x\" = \"quit\"\n");
+    w("theme.toml", "name = \"light\"\n");
+    let b = json_of(ctx(home.path()).args(["budgets", "--model", "bom/budget-model", "--json"]));
+    assert_eq!(b["row"]["layer"], "user", "{b}");
+    let r = json_of(ctx(home.path()).args(["budgets", "--model", "bom/registry-model", "--json"]));
+    assert_eq!(r["row"]["layer"], "registry", "{r}");
+    let c = json_of(ctx(home.path()).args(["compact", "--json"]));
+    assert!(c.to_string().contains("bom_tool"), "{c}");
+    // The config's window is applied (the store remembers it).
+    stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
+    ctxconsole::tui::load_keymap(home.path()).unwrap();
+    ctxconsole::tui::load_theme(home.path()).unwrap();
+    // Files named on the command line and imports go through the same reader.
+    let reg = home.path().join("named-registry.json");
+    std::fs::write(
+        &reg,
+        format!(
+            "{BOM}{}",
+            r#"{"bom/named-model": {"max_input_tokens": 64000, "max_output_tokens": 4000, "mode": "chat"}}"#
+        ),
+    )
+    .unwrap();
+    let n = json_of(
+        ctx(home.path())
+            .args([
+                "budgets",
+                "--model",
+                "bom/named-model",
+                "--json",
+                "--registry",
+            ])
+            .arg(&reg),
+    );
+    assert_eq!(n["row"]["layer"], "registry", "{n}");
+    let plans = home.path().join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        format!(
+            "{BOM}{}\n",
+            r#"{"id":"bom-1","at":"2026-11-20T10:00:00Z","caller":"bom","model":"openai/gpt-4o","intent":"summarise this page","steps":[{"order":1,"tool":"builtin.page-digest"}]}"#
+        ),
+    )
+    .unwrap();
+    let i = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&plans),
+    );
+    assert_eq!(i["added"], 1, "{i}");
+    let i = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json", "-"])
+            .write_stdin(std::fs::read(&plans).unwrap()),
+    );
+    assert_eq!(i["already_present"], 1, "{i}");
+}
+
+// ---- 13. New stores ----------------------------------------------------------------------
+
+#[test]
+fn a_new_explicit_store_is_empty_unless_sample_is_asked_and_the_first_run_says_which() {
+    let home = tempfile::tempdir().unwrap();
+    let empty = home.path().join("empty.sqlite");
+    let err = stderr_of(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&empty)
+            .args(["history", "--limit", "0"]),
+    );
+    assert!(
+        err.contains(&format!("created empty history store {}", empty.display())),
+        "{err}"
+    );
+    assert_eq!(plan_total(home.path(), Some(&empty)), 0);
+    let again = stderr_of(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&empty)
+            .args(["history", "--limit", "0"]),
+    );
+    assert!(!again.contains("created"), "said once: {again}");
+
+    let sampled = home.path().join("sampled.sqlite");
+    let err = stderr_of(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&sampled)
+            .args(["--sample", "history", "--limit", "0"]),
+    );
+    assert!(
+        err.contains(&format!(
+            "created history store {} with the sample history (668 plans)",
+            sampled.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(plan_total(home.path(), Some(&sampled)), 668);
+
+    // The workspace's own store is seeded, and says so once.
+    let err = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
+    assert!(err.contains("with the sample history (668 plans)"), "{err}");
+    let again = stderr_of(ctx(home.path()).args(["history", "--limit", "0"]));
+    assert!(again.is_empty(), "{again}");
+}
+
+#[test]
+fn the_console_opens_a_new_explicit_store_empty_and_notes_it() {
+    use ctxconsole::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+    let home = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let path = home.path().join("console.sqlite");
+    let choice = StoreChoice {
+        path: Some(path.clone()),
+        sample: false,
+    };
+    ctxconsole::fsio::hold_notices();
+    let (ctx, state) = ctxconsole::tui::start(&ws, &choice, false);
+    assert_eq!(ctx.history.as_deref(), Some(path.as_path()));
+    let store = ctxconsole::store::history::HistoryStore::open(&path).unwrap();
+    assert_eq!(store.counts().unwrap().plans, 0);
+    assert!(
+        state
+            .notes
+            .iter()
+            .any(|n| n.contains("created empty history store")),
+        "{:?}",
+        state.notes
+    );
+}
