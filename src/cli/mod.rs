@@ -67,7 +67,7 @@ pub fn parse_tier(s: &str) -> Result<Tier, String> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
-        Some(Command::Compact(args)) => compact::run(cli.workspace, args),
+        Some(Command::Compact(args)) => compact::run(cli.workspace, cli.store, args),
         Some(Command::Preview(args)) => preview::run(cli.workspace, cli.store, args),
         Some(Command::Cache(args)) => cache::run(cli.workspace, args),
         Some(Command::Eval(args)) => eval::run(cli.workspace, cli.store, args),

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod planner;
 pub mod prompt;
 pub mod rank;
+pub mod request;
 pub mod response;
 pub mod text;
 pub mod time;
