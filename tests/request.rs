@@ -388,3 +388,91 @@ fn an_attachment_can_come_from_stdin_but_stdin_is_read_once() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/file.md"));
 }
+
+mod console {
+    use super::*;
+    use ctxconsole::tui::action::Action;
+    use ctxconsole::tui::app::{State, update};
+    use ctxconsole::tui::keymap::Keymap;
+    use ctxconsole::tui::theme::Theme;
+    use ctxconsole::tui::{EffectContext, run_effect_now, start, ui};
+    use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    /// Apply actions the way the runtime does, running effects to completion.
+    fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
+        for action in actions {
+            let mut queue = vec![action];
+            while let Some(a) = queue.pop() {
+                for effect in update(state, a) {
+                    queue.push(run_effect_now(ctx, effect));
+                }
+            }
+        }
+    }
+
+    /// Entry ids on the Catalog pane's as-sent viewer, top to bottom.
+    fn ids_on_screen(state: &State) -> Vec<String> {
+        let mut terminal = Terminal::new(TestBackend::new(200, 90)).unwrap();
+        terminal
+            .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+            .unwrap();
+        let screen = terminal.backend().to_string();
+        assert!(screen.contains("as sent"), "{screen}");
+        screen
+            .lines()
+            .filter_map(|l| {
+                let at = l
+                    .find("{\"name\":\"")
+                    .map(|i| i + 9)
+                    .or_else(|| l.find("{\"id\":\"").map(|i| i + 7))?;
+                Some(l[at..].split('"').next()?.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_catalog_pane_lists_exactly_what_preview_sends() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(home.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let (effects, mut state) = start(&ws, None, false);
+        let model = "openrouter/openrouter/free";
+        let row = state
+            .visible
+            .iter()
+            .position(|&i| state.rows[i].id == model)
+            .unwrap();
+        let prompt = "remember this launch note, draft a blog from it and make an illustration";
+        apply(&effects, &mut state, std::iter::repeat_n(Action::Down, row));
+        apply(
+            &effects,
+            &mut state,
+            [
+                Action::FocusPrompt,
+                Action::Paste(prompt.into()),
+                Action::FocusCatalog,
+            ],
+        );
+        let on_screen = ids_on_screen(&state);
+        let preview = state.preview.as_ref().expect("the preview ran");
+        assert_eq!(preview.model, model);
+        assert_eq!(
+            on_screen, preview.compaction.kept,
+            "the pane and the Preview"
+        );
+        // …and the headless preview of the same model and instruction on this workspace.
+        let v = json_of(ctx(home.path()).args(["preview", prompt, "--model", model, "--json"]));
+        assert_eq!(
+            on_screen,
+            strings(&v["compaction"]["kept"]),
+            "the pane and `preview`"
+        );
+        assert!(on_screen.iter().any(|n| n.starts_with("memory.")));
+        assert!(!on_screen.iter().any(|n| n.starts_with("browser.")));
+    }
+}
