@@ -475,4 +475,44 @@ mod console {
         assert!(on_screen.iter().any(|n| n.starts_with("memory.")));
         assert!(!on_screen.iter().any(|n| n.starts_with("browser.")));
     }
+
+    /// A paste too big for the window goes as a briefing; the Catalog pane used to charge the
+    /// whole paste against the allowance (0 tokens, 0 entries) while the preview sent a
+    /// briefing and a catalog.
+    #[test]
+    fn after_a_big_paste_the_catalog_pane_counts_the_briefing_not_the_paste() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(home.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let (effects, mut state) = start(&ws, None, false);
+        let mut paste = String::new();
+        for i in 0..6_000 {
+            paste.push_str(&format!(
+                "2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"
+            ));
+        }
+        apply(
+            &effects,
+            &mut state,
+            [Action::Bottom, Action::FocusPrompt, Action::Paste(paste)],
+        );
+        let preview = state.preview.clone().expect("the preview ran");
+        assert!(preview.gate.briefing.is_some());
+        let pane = state.compaction.as_ref().unwrap();
+        assert_eq!(pane.allowance, preview.compaction.allowance);
+        assert!(pane.allowance.tokens > 0);
+        let kept: Vec<&str> = pane
+            .compacted
+            .kept
+            .iter()
+            .map(|&i| ws.catalog.entry_name(i))
+            .collect();
+        assert!(!kept.is_empty());
+        assert_eq!(kept, preview.compaction.kept);
+        apply(&effects, &mut state, [Action::FocusCatalog]);
+        assert_eq!(ids_on_screen(&state), preview.compaction.kept);
+    }
 }

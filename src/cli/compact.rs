@@ -8,6 +8,7 @@ use crate::cli::preview::{fate_counts, read_attachments, request_context};
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{MatchedBy, Tier, effective_row};
+use crate::core::catalog::EntryKind;
 use crate::core::compact::TrimRecord;
 use crate::core::prompt::AllowanceBreakdown;
 use crate::format::thousands;
@@ -246,8 +247,13 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         ));
         for c in &t.cut {
             out.push_str(&format!(
-                "  {:<40} {:?}, {} bytes\n",
-                c.name, c.kind, c.bytes
+                "  {:<40} {}, {} bytes\n",
+                c.name,
+                match c.kind {
+                    EntryKind::Pack => "pack",
+                    EntryKind::Pipeline => "pipeline",
+                },
+                c.bytes
             ));
         }
     }
