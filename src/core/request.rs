@@ -266,9 +266,15 @@ fn outline(kind: ContentKind, text: &str, name: &str, brief: Option<&Briefing>) 
     };
     b.entries
         .iter()
-        .map(|e| match kind {
-            ContentKind::Json => e.text.split(": ").next().unwrap_or("").to_string(),
-            _ => e.text.clone(),
+        .filter_map(|e| match kind {
+            // A key path, `$.users[0].email`; not the note that the text is not JSON.
+            ContentKind::Json => e
+                .text
+                .split(": ")
+                .next()
+                .filter(|path| path.starts_with('$'))
+                .map(str::to_string),
+            _ => Some(e.text.clone()),
         })
         .filter(|l| !l.is_empty())
         .collect()
@@ -687,6 +693,16 @@ mod tests {
         );
         assert!(log.attachments[0].outline.is_empty());
         assert_eq!(log.ranking, alone.ranking);
+        // JSON offers its key paths, without their types; broken JSON offers nothing.
+        let json = plan_with(&p, &e, "x", &[attach("users.json", USERS)], 0.25);
+        assert!(
+            json.attachments[0]
+                .outline
+                .contains(&"$.users[0].email".to_string())
+        );
+        let broken = plan_with(&p, &e, "x", &[attach("b.json", "{\"a\": ")], 0.25);
+        assert_eq!(broken.attachments[0].kind, ContentKind::Json);
+        assert!(broken.attachments[0].outline.is_empty());
     }
 
     #[test]
