@@ -6,18 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::core::bounds::{self, int_in};
-use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
-use crate::core::compact::{Compacted, PreparedCatalog};
+use crate::core::budget::{BudgetTable, Layer, parse_budgets_toml};
+use crate::core::compact::PreparedCatalog;
 use crate::core::duration::{self, parse_duration};
 use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
-use crate::core::prompt::{AllowanceBreakdown, catalog_allowance};
 use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::{read_optional_text, read_text};
-use crate::preview::{PreviewContext, cut_order_for};
+use crate::preview::PreviewContext;
 use crate::store::history::{HISTORY_FILE, HistoryStore};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::RangeInclusive;
@@ -457,68 +456,10 @@ fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {
     Ok((Planner::new(&rules, &origin)?, origin))
 }
 
-/// A model's effective row: looked up, then the operator's tier override applied.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EffectiveRow {
-    pub model: String,
-    pub matched_by: MatchedBy,
-    pub row: BudgetRow,
-    pub tier_override: Option<Tier>,
-}
-
-pub fn effective_row(
-    budgets: &BudgetTable,
-    model: &str,
-    tier_override: Option<Tier>,
-) -> EffectiveRow {
-    let resolved = budgets.lookup(model);
-    let row = match tier_override {
-        Some(t) => resolved.row.with_tier(t),
-        None => resolved.row.clone(),
-    };
-    EffectiveRow {
-        model: model.to_string(),
-        matched_by: resolved.matched_by,
-        row,
-        tier_override,
-    }
-}
-
-/// Everything the catalog pane and `compact` show for one model.
-#[derive(Debug, Clone)]
-pub struct CompactionView {
-    pub effective: EffectiveRow,
-    pub allowance: AllowanceBreakdown,
-    pub compacted: Compacted,
-}
-
-/// Compact `catalog` for a model's effective row with `prompt` counted against it. With an
-/// index and a prompt, the final cut follows the prompt's ranking (lowest relevance first).
-pub fn compact_for(
-    catalog: &PreparedCatalog,
-    index: Option<&RankIndex>,
-    effective: EffectiveRow,
-    prompt: &str,
-) -> CompactionView {
-    let allowance = catalog_allowance(&effective.row, "", prompt);
-    let ranking = index.filter(|_| !prompt.trim().is_empty()).map(|ix| {
-        ix.rank(
-            crate::preview::opening(prompt, crate::preview::CLASSIFY_MAX_BYTES),
-            None,
-        )
-    });
-    let order = cut_order_for(catalog, ranking.as_ref());
-    let compacted = catalog.compact(allowance.allowance(), effective.row.tokenizer, &order);
-    CompactionView {
-        effective,
-        allowance,
-        compacted,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::budget::Tier;
 
     #[test]
     fn sample_workspace_loads_with_enough_rows_and_entries() {

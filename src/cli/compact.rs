@@ -4,17 +4,18 @@ use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 
+use crate::cli::preview::{fate_counts, read_attachments, request_context};
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
-use crate::core::budget::{MatchedBy, Tier};
+use crate::core::budget::{MatchedBy, Tier, effective_row};
+use crate::core::catalog::EntryKind;
 use crate::core::compact::TrimRecord;
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::prompt::AllowanceBreakdown;
 use crate::format::thousands;
 use crate::import::mcp;
-use crate::workspace::{
-    CatalogOrigin, CompactionView, Workspace, WorkspaceOptions, compact_for, effective_row,
-};
+use crate::preview::{Ask, AttachmentView, EntryFate, PlannedRequest, plan_and_keep};
+use crate::workspace::{CatalogOrigin, Workspace, WorkspaceOptions};
 
 /// The model the seeds' failures were measured on.
 pub const DEFAULT_MODEL: &str = "openrouter/openrouter/free";
@@ -36,9 +37,19 @@ pub struct Args {
     /// How long the MCP server gets to start and list its tools (`20s`, `2m`).
     #[arg(long, value_name = "DURATION", default_value = DEFAULT_MCP_TIMEOUT, value_parser = mcp_timeout)]
     pub mcp_timeout: std::time::Duration,
-    /// The prompt that will be sent with the catalog: its tokens come out of the allowance.
+    /// The instruction that will be sent with the catalog: the request is planned for it
+    /// exactly as `preview` plans it (planner allowlist, ranking, gate, allowance).
     #[arg(long, value_name = "TEXT", default_value = "")]
     pub prompt: String,
+    /// A file sent beside the instruction (repeatable; `-` reads stdin), as `preview --attach`.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
+    /// Rank without the history prior (past plans for similar intents).
+    #[arg(long)]
+    pub no_history: bool,
+    /// Do not write a briefed attachment to the output cache.
+    #[arg(long)]
+    pub no_cache: bool,
     /// A LiteLLM registry to layer over the sample budgets.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
@@ -68,10 +79,23 @@ struct CompactJson<'a> {
     catalog_source: &'a CatalogOrigin,
     allowance: &'a AllowanceBreakdown,
     trim: &'a TrimRecord,
+    /// Entries sent, in catalog order: the same list `preview --json` gives as
+    /// `compaction.kept` for the same model, tier, instruction and attachments.
+    kept: &'a [String],
+    /// Every entry with its fate: kept (and which trim steps changed it), removed by the
+    /// planner, cut by the budget.
+    entries: &'a [EntryFate],
+    /// The planner's fired categories for the instruction.
+    categories: &'a [String],
+    attachments: &'a [AttachmentView],
     catalog: Value,
 }
 
-pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
+pub fn run(
+    workspace: Option<PathBuf>,
+    store: crate::workspace::StoreChoice,
+    args: Args,
+) -> anyhow::Result<()> {
     let mut ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
         registry: args.registry.clone(),
@@ -91,26 +115,40 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             imported.warnings,
         );
     }
-    let effective = effective_row(&ws.budgets, &args.model, args.tier);
-    let view = compact_for(&ws.catalog, Some(&ws.index), effective, &args.prompt);
+    let attachments = read_attachments(&args.attach, false)?;
+    // Without an instruction there is nothing to rank by and no prior to read.
+    let asked = !args.prompt.trim().is_empty() || !attachments.is_empty();
+    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history || !asked);
+    let effective = effective_row(&ctx.budgets, &args.model, args.tier);
+    let p = plan_and_keep(
+        &ctx,
+        &Ask {
+            attachments: &attachments,
+            ..Ask::new(&effective, &args.prompt)
+        },
+    )?;
     if args.json {
-        let catalog = serde_json::from_str(&view.compacted.text)?;
+        let catalog = serde_json::from_str(&p.compaction.text)?;
         return print_json(&CompactJson {
-            model: &view.effective.model,
-            matched_by: view.effective.matched_by,
-            row_id: &view.effective.row.id,
-            tier: view.effective.row.tier,
-            tier_overridden: view.effective.tier_override.is_some(),
-            tokenizer: view.effective.row.tokenizer.name(),
+            model: &p.model,
+            matched_by: p.matched_by,
+            row_id: &p.row_id,
+            tier: p.tier,
+            tier_overridden: p.tier_overridden,
+            tokenizer: p.tokenizer,
             catalog_source: &ws.catalog_origin,
-            allowance: &view.allowance,
-            trim: &view.compacted.trim,
+            allowance: &p.compaction.allowance,
+            trim: &p.compaction.trim,
+            kept: &p.compaction.kept,
+            entries: &p.compaction.entries,
+            categories: &p.planner.categories,
+            attachments: &p.attachments,
             catalog,
         });
     }
-    emit(&describe(&view, &ws.catalog_origin))?;
+    emit(&describe(&p, &ws.catalog_origin))?;
     if args.show_catalog {
-        emit(&format!("{}\n", view.compacted.text))?;
+        emit(&format!("{}\n", p.compaction.text))?;
     }
     for note in &ws.notes {
         emit(&format!("note: {note}\n"))?;
@@ -118,24 +156,27 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn matched_label(m: MatchedBy) -> &'static str {
+    match m {
+        MatchedBy::Exact => "exact",
+        MatchedBy::Prefix => "prefix",
+        MatchedBy::Fallback => "fallback",
+    }
+}
+
 /// The human summary; the TUI's Catalog pane shows the same figures.
-pub fn describe(view: &CompactionView, origin: &CatalogOrigin) -> String {
-    let t = &view.compacted.trim;
-    let a = &view.allowance;
-    let row = &view.effective.row;
+pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
+    let t = &p.compaction.trim;
+    let a = &p.compaction.allowance;
     let est = if t.exact_tokens { "" } else { " (estimated)" };
     let mut out = String::new();
     out.push_str(&format!(
-        "model      {}  → row '{}' ({:?}), tier {}{}\n",
-        view.effective.model,
-        row.id,
-        view.effective.matched_by,
-        row.tier,
-        if view.effective.tier_override.is_some() {
-            " (override)"
-        } else {
-            ""
-        }
+        "model      {}  → row '{}' ({}), tier {}{}\n",
+        p.model,
+        p.row_id,
+        matched_label(p.matched_by),
+        p.tier,
+        if p.tier_overridden { " (override)" } else { "" }
     ));
     out.push_str(&format!(
         "catalog    {} ({}), {} entries\n",
@@ -161,6 +202,30 @@ pub fn describe(view: &CompactionView, origin: &CatalogOrigin) -> String {
         t.total,
         if t.fits { "" } else { "  DOES NOT FIT: even an empty catalog is over the allowance" }
     ));
+    if p.asked {
+        out.push_str(&format!(
+            "request    {}; planner: {}\n",
+            fate_counts(p),
+            if p.planner.categories.is_empty() {
+                p.planner
+                    .full_set_reason
+                    .clone()
+                    .unwrap_or_else(|| "no category".into())
+            } else {
+                p.planner.categories.join(" + ")
+            }
+        ));
+    }
+    for at in &p.attachments {
+        out.push_str(&format!(
+            "attachment {}: {} bytes, {} tokens{est} → {}, {} tokens sent\n",
+            at.name,
+            thousands(at.size.bytes),
+            thousands(at.size.tokens),
+            at.gate.admission.label(),
+            thousands(at.gate.admitted_tokens)
+        ));
+    }
     if t.dropped.is_empty() && t.cut.is_empty() {
         out.push_str("untouched: the full catalog fits\n");
     }
@@ -186,8 +251,13 @@ pub fn describe(view: &CompactionView, origin: &CatalogOrigin) -> String {
         ));
         for c in &t.cut {
             out.push_str(&format!(
-                "  {:<40} {:?}, {} bytes\n",
-                c.name, c.kind, c.bytes
+                "  {:<40} {}, {} bytes\n",
+                c.name,
+                match c.kind {
+                    EntryKind::Pack => "pack",
+                    EntryKind::Pipeline => "pipeline",
+                },
+                c.bytes
             ));
         }
     }

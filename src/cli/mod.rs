@@ -77,7 +77,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
-        Some(Command::Compact(args)) => compact::run(cli.workspace, args),
+        Some(Command::Compact(args)) => compact::run(cli.workspace, store, args),
         Some(Command::Preview(args)) => preview::run(cli.workspace, store, args),
         Some(Command::Cache(args)) => cache::run(cli.workspace, args),
         Some(Command::Eval(args)) => eval::run(cli.workspace, store, args),

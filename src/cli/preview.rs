@@ -9,19 +9,23 @@ use std::sync::Arc;
 use crate::cli::compact::DEFAULT_MODEL;
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
-use crate::core::budget::Tier;
+use crate::core::budget::{Tier, effective_row};
 use crate::core::gate::Admission;
 use crate::exit::bad_input;
 use crate::format::thousands;
-use crate::import::text_from_bytes;
-use crate::preview::{Preview, preview};
+use crate::import::{read_text, text_from_bytes};
+use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The prompt; `-` reads it from stdin (a paste of any size).
-    #[arg(value_name = "PROMPT | -")]
+    /// The instruction; `-` reads it from stdin (a paste of any size).
+    #[arg(value_name = "INSTRUCTION | -")]
     pub prompt: String,
+    /// A file sent beside the instruction (repeatable; `-` reads stdin). Each goes through
+    /// the gate on its own; the ranker reads only its outline, the planner not at all.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
     #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
     pub model: String,
     /// Override the model's tier (A, B or C).
@@ -43,42 +47,117 @@ pub struct Args {
     pub json: bool,
 }
 
-fn read_prompt(arg: &str) -> anyhow::Result<String> {
-    if arg != "-" {
-        return Ok(arg.to_string());
-    }
+fn read_stdin(what: &str) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
         .read_to_end(&mut bytes)
-        .context("reading the prompt from stdin")?;
+        .with_context(|| format!("reading {what} from stdin"))?;
     text_from_bytes("stdin", bytes)
 }
 
-pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
-    let prompt = read_prompt(&args.prompt)?;
-    if prompt.trim().is_empty() {
-        return Err(bad_input("the prompt is empty"));
+fn read_prompt(arg: &str) -> anyhow::Result<String> {
+    if arg != "-" {
+        return Ok(arg.to_string());
     }
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: workspace,
-        registry: args.registry.clone(),
-    })?;
-    let mut ctx = ws.preview_context(!args.no_cache);
-    if !args.no_history {
-        // A store that cannot be read costs the prior, not the preview.
-        match ws.open_history(&store).and_then(|h| ws.history_prior(&h)) {
+    read_stdin("the prompt")
+}
+
+/// The `--attach` files, read whole (`-` is stdin, which can be read only once: not when the
+/// instruction came from it too).
+pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<Vec<Attachment>> {
+    let mut stdin_taken = stdin_taken;
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        if path.as_os_str() == "-" {
+            if stdin_taken {
+                return Err(bad_input(
+                    "stdin can be read only once: give at most one `-`",
+                ));
+            }
+            stdin_taken = true;
+            out.push(Attachment {
+                name: "stdin".into(),
+                text: read_stdin("an attachment")?,
+            });
+            continue;
+        }
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        out.push(Attachment {
+            name,
+            text: read_text(path)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The workspace's request inputs with the history prior (unless `no_history`). A store that
+/// cannot be read costs the prior, not the request.
+pub fn request_context(
+    ws: &Workspace,
+    store: &StoreChoice,
+    store_briefings: bool,
+    no_history: bool,
+) -> PreviewContext {
+    let mut ctx = ws.preview_context(store_briefings);
+    if !no_history {
+        match ws.open_history(store).and_then(|h| ws.history_prior(&h)) {
             Ok(prior) => ctx.prior = Some(Arc::new(prior)),
             Err(e) => crate::cli::out::eprint_line(&format!(
                 "ctxconsole: ranking without the history prior: {e:#}"
             )),
         }
     }
-    let p = preview(&ctx, &args.model, args.tier, &prompt, &args.defaults)?;
+    ctx
+}
+
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let prompt = read_prompt(&args.prompt)?;
+    let attachments = read_attachments(&args.attach, args.prompt == "-")?;
+    if prompt.trim().is_empty() && attachments.is_empty() {
+        return Err(bad_input("the prompt is empty"));
+    }
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: args.registry.clone(),
+    })?;
+    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history);
+    let effective = effective_row(&ctx.budgets, &args.model, args.tier);
+    let p = plan_and_keep(
+        &ctx,
+        &Ask {
+            effective: &effective,
+            instruction: &prompt,
+            attachments: &attachments,
+            defaults: &args.defaults,
+            only: None,
+        },
+    )?;
     if args.json {
         return print_json(&p);
     }
     emit(&describe(&p))
+}
+
+/// `kept K/N (planner removed P, cut C)`, counted from the entries' fates.
+pub fn fate_counts(p: &Preview) -> String {
+    let c = &p.compaction;
+    let filtered = c.count(|f| *f == Fate::RemovedByFilter);
+    format!(
+        "kept {}/{} (planner removed {}{}, cut {})",
+        c.count(|f| matches!(f, Fate::Kept { .. })),
+        c.entries.len(),
+        c.count(|f| *f == Fate::RemovedByPlanner),
+        if filtered > 0 {
+            format!(", two-pass filter removed {filtered}")
+        } else {
+            String::new()
+        },
+        c.count(|f| *f == Fate::CutByBudget),
+    )
 }
 
 fn money(usd: f64) -> String {
@@ -109,6 +188,28 @@ pub fn describe(p: &Preview) -> String {
         thousands(p.prompt.tokens),
         est(p.prompt.exact)
     );
+
+    for a in &p.attachments {
+        let _ = writeln!(
+            o,
+            "attachment {}: {} bytes, {} lines, {} tokens{} → {}{}; the ranker read {} outline lines",
+            a.name,
+            thousands(a.size.bytes),
+            thousands(a.size.lines),
+            thousands(a.size.tokens),
+            est(a.size.exact),
+            a.gate.admission.label(),
+            if a.gate.briefing.is_some() {
+                format!(" ({} tokens sent)", thousands(a.gate.admitted_tokens))
+            } else {
+                String::new()
+            },
+            a.outline.len()
+        );
+    }
+    if !p.attachments.is_empty() {
+        o.push('\n');
+    }
 
     let pl = &p.planner;
     let _ = writeln!(o, "PLANNER");
@@ -160,8 +261,8 @@ pub fn describe(p: &Preview) -> String {
     let g = &p.gate;
     let _ = writeln!(
         o,
-        "\nGATE  {:?}: {} tokens against {} available ({} window, 20% reserved for output, {} used)",
-        g.admission,
+        "\nGATE  {}: {} tokens against {} available ({} window, 20% reserved for output, {} used)",
+        g.admission.label(),
         thousands(p.prompt.tokens),
         thousands(g.budget.available()),
         thousands(g.budget.max_tokens),
@@ -204,16 +305,13 @@ pub fn describe(p: &Preview) -> String {
     );
     let _ = writeln!(
         o,
-        "  {} → {} B, {} → {} tokens{}; kept {}/{} (planner removed {}, cut {}); steps {}; {}",
+        "  {} → {} B, {} → {} tokens{}; {}; steps {}; {}",
         thousands(t.before_bytes),
         thousands(t.after_bytes),
         thousands(t.before_tokens),
         thousands(t.after_tokens),
         est(t.exact_tokens),
-        t.kept,
-        t.total,
-        t.planner_removed,
-        t.cut.len(),
+        fate_counts(p),
         t.steps_applied,
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );

@@ -22,6 +22,9 @@ pub struct RequestPart {
     pub role: &'static str,
     pub bytes: usize,
     pub tokens: usize,
+    /// The attachment's name, for an `attachment` part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// Cost of one call in USD, from the row's prices.
@@ -56,6 +59,13 @@ pub struct AssembledRequest {
     pub cost: CallCost,
 }
 
+/// An attachment as it is sent: its text whole, or its briefing.
+#[derive(Debug, Clone, Copy)]
+pub struct AttachedText<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
 /// What goes into one planner call.
 pub struct RequestInputs<'a> {
     pub model: &'a str,
@@ -69,6 +79,8 @@ pub struct RequestInputs<'a> {
     pub intent: &'a str,
     /// Pasted context, or its briefing.
     pub context: Option<&'a str>,
+    /// Files sent beside the instruction, each after it in its own block.
+    pub attachments: &'a [AttachedText<'a>],
 }
 
 pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
@@ -84,35 +96,45 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         role: "system",
         bytes: sys.len(),
         tokens: count(sys),
+        name: None,
     }];
     parts.push(RequestPart {
         part: "catalog",
         role: catalog_role,
         bytes: catalog_block.len(),
         tokens: count(&catalog_block),
+        name: None,
     });
-    let mut user_pieces: Vec<(&'static str, String)> = Vec::new();
+    let mut user_pieces: Vec<(&'static str, Option<&str>, String)> = Vec::new();
     if !inp.defaults.is_empty() {
-        user_pieces.push(("defaults", format!("DEFAULTS:\n{}", inp.defaults)));
+        user_pieces.push(("defaults", None, format!("DEFAULTS:\n{}", inp.defaults)));
     }
     if let Some(h) = inp.hint {
-        user_pieces.push(("hint", h.to_string()));
+        user_pieces.push(("hint", None, h.to_string()));
     }
-    user_pieces.push(("intent", format!("REQUEST:\n{}", inp.intent)));
+    user_pieces.push(("intent", None, format!("REQUEST:\n{}", inp.intent)));
     if let Some(c) = inp.context {
-        user_pieces.push(("context", format!("CONTEXT:\n{c}")));
+        user_pieces.push(("context", None, format!("CONTEXT:\n{c}")));
     }
-    for (part, text) in &user_pieces {
+    for a in inp.attachments {
+        user_pieces.push((
+            "attachment",
+            Some(a.name),
+            format!("ATTACHMENT {}:\n{}", a.name, a.text),
+        ));
+    }
+    for (part, name, text) in &user_pieces {
         parts.push(RequestPart {
             part,
             role: "user",
             bytes: text.len(),
             tokens: count(text),
+            name: name.map(str::to_string),
         });
     }
     let user_tail = user_pieces
         .iter()
-        .map(|(_, t)| t.as_str())
+        .map(|(_, _, t)| t.as_str())
         .collect::<Vec<_>>()
         .join("\n\n");
     let (system, user) = if row.prefix_cache {
@@ -190,6 +212,7 @@ mod tests {
             hint: Some("[Context: general task | tools: 0/0 | thinking: low]"),
             intent,
             context: None,
+            attachments: &[],
         }
     }
 

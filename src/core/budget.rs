@@ -485,6 +485,56 @@ impl BudgetTable {
     }
 }
 
+/// A model's effective row: its budget row with the operator's tier override applied. Every
+/// view of a request (preview, compact, the console's panes) starts from one of these.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffectiveRow {
+    pub model: String,
+    pub matched_by: MatchedBy,
+    pub row: BudgetRow,
+    pub tier_override: Option<Tier>,
+}
+
+impl EffectiveRow {
+    /// A row chosen as it is (the console's Budgets selection: a prefix row stands for its
+    /// family, the fallback for unknown ids), with the override applied.
+    pub fn of_row(row: &BudgetRow, tier_override: Option<Tier>) -> EffectiveRow {
+        let matched_by = match (row.match_kind, row.id.as_str()) {
+            (_, "*") => MatchedBy::Fallback,
+            (MatchKind::Exact, _) => MatchedBy::Exact,
+            (MatchKind::Prefix, _) => MatchedBy::Prefix,
+        };
+        EffectiveRow {
+            model: row.id.clone(),
+            matched_by,
+            row: match tier_override {
+                Some(t) => row.with_tier(t),
+                None => row.clone(),
+            },
+            tier_override,
+        }
+    }
+}
+
+/// A model id looked up in the table, then the operator's tier override applied.
+pub fn effective_row(
+    budgets: &BudgetTable,
+    model: &str,
+    tier_override: Option<Tier>,
+) -> EffectiveRow {
+    let resolved = budgets.lookup(model);
+    let row = match tier_override {
+        Some(t) => resolved.row.with_tier(t),
+        None => resolved.row.clone(),
+    };
+    EffectiveRow {
+        model: model.to_string(),
+        matched_by: resolved.matched_by,
+        row,
+        tier_override,
+    }
+}
+
 /// Flags numbers that look wrong rather than using them silently.
 pub fn lint_row(row: &BudgetRow) -> Vec<String> {
     let mut out = Vec::new();

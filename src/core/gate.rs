@@ -62,6 +62,24 @@ pub enum Admission {
     Briefing,
 }
 
+impl Admission {
+    pub fn label(self) -> &'static str {
+        match self {
+            Admission::Raw => "raw",
+            Admission::Tight => "tight",
+            Admission::Briefing => "briefing",
+        }
+    }
+}
+
+/// The output cache's key for content: 16 hex digits of its SHA-256. Pure, so a request
+/// names where a briefed part will be kept before anything is written.
+pub fn content_ref(content: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(content);
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The gate's decision for content of `tokens` tokens.
 pub fn admit(budget: &ContextBudget, tokens: usize) -> Admission {
     let available = budget.available();

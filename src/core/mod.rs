@@ -15,6 +15,7 @@ pub mod plan;
 pub mod planner;
 pub mod prompt;
 pub mod rank;
+pub mod request;
 pub mod response;
 pub mod terminal_text;
 pub mod text;

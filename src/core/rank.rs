@@ -167,6 +167,13 @@ pub struct Scored {
     pub score: f64,
     pub lexical: f64,
     pub prior: f64,
+    /// Points from an attachment's outline, read at a low weight (0 without one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attachment: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// How sure the ranking is of its top entry.
@@ -243,6 +250,9 @@ pub struct Explanation {
     /// Below 1 when the entry is named for another kind of action than the intent asks.
     pub action: f64,
     pub prior: Option<PriorMatch>,
+    /// Points from the attachments' outlines (see `core::request`), 0 without any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attachment: f64,
 }
 
 impl Explanation {
@@ -285,6 +295,9 @@ impl Explanation {
         if let Some(p) = &self.prior {
             parts.push(format!("prior {:+.2} ({} plans)", p.points, p.plans));
         }
+        if self.attachment != 0.0 {
+            parts.push(format!("attachment outline {:.2}", self.attachment));
+        }
         if parts.is_empty() {
             parts.push("no match".into());
         }
@@ -296,6 +309,7 @@ impl Explanation {
         let words: f64 = self.matches.iter().map(|m| m.points).sum();
         ((words + self.pairs) * self.coverage + self.name_coverage) * self.action
             + self.prior.as_ref().map_or(0.0, |p| p.points)
+            + self.attachment
     }
 }
 
@@ -880,6 +894,7 @@ impl RankIndex {
                     score: lexical[i] + prior,
                     lexical: lexical[i],
                     prior,
+                    attachment: 0.0,
                 }
             })
             .collect();
@@ -976,6 +991,7 @@ impl RankIndex {
             name_coverage: parts.name,
             action: parts.action,
             prior: prior_match,
+            attachment: scored.map_or(0.0, |s| s.attachment),
         }
     }
 }

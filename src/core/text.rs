@@ -283,6 +283,8 @@ const IRREGULAR_PAST: &[(&str, &str)] = &[
 /// `searches`/`searching`/`searched` → `search`, `images` → `image`, `policies` → `policy`.
 /// Deliberately conservative: a wrong merge costs more than a missed one.
 pub fn stem(word: &str) -> String {
+    let american = american_spelling(word);
+    let word = american.as_ref();
     if let Some(&(_, base)) = IRREGULAR_PAST.iter().find(|(past, _)| *past == word) {
         return base.to_string();
     }
@@ -319,6 +321,120 @@ pub fn stem(word: &str) -> String {
         w.to_string()
     };
     consonant_y(trim_e(out))
+}
+
+/// British spellings whose American form differs by more than a suffix rule.
+const BRITISH_WORDS: &[(&str, &str)] = &[
+    ("catalogue", "catalog"),
+    ("dialogue", "dialog"),
+    ("analogue", "analog"),
+    ("programme", "program"),
+    ("licence", "license"),
+    ("defence", "defense"),
+    ("offence", "offense"),
+    ("grey", "gray"),
+    ("judgement", "judgment"),
+    ("ageing", "aging"),
+    ("aluminium", "aluminum"),
+    ("mould", "mold"),
+    ("plough", "plow"),
+    ("cheque", "check"),
+    ("tyre", "tire"),
+    ("centred", "centered"),
+];
+
+/// Verbs that double their final `l` in British English only (`cancelled`, `labelling`).
+const DOUBLED_L: &[&str] = &[
+    "cancel", "label", "model", "travel", "signal", "level", "fuel", "channel", "tunnel", "dial",
+    "total", "marshal", "counsel", "equal", "parcel",
+];
+
+/// Roots where American English keeps `-ise` too (`advise`, `exercise`), so turning them
+/// into `-ize` would only part them from their other forms (`advisory`).
+const KEEPS_ISE: &[&str] = &[
+    "adv", "advert", "chast", "circumc", "compr", "comprom", "conc", "dem", "desp", "dev", "disgu",
+    "enterpr", "exc", "exerc", "expert", "franch", "improv", "inc", "merchand", "mort", "parad",
+    "pra", "prec", "prem", "prom", "repr", "rev", "superv", "surm", "surpr", "telev", "treat",
+    "cru", "bru", "chem", "sunr", "upr", "otherw", "likew", "clockw",
+];
+
+/// `-our` words that are not the British form of an `-or` word.
+const KEEPS_OUR: &[&str] = &[
+    "contour",
+    "detour",
+    "devour",
+    "velour",
+    "paramour",
+    "troubadour",
+];
+
+/// British spellings meet their American form before stemming, so "summarise the colour
+/// of the centre" finds what "summarize the color of the center" finds: `-ise`/`-yse` →
+/// `-ize`/`-yze` (and their `-ised`, `-ising`, `-isation` forms), `-our` → `-or`, `-tre`/
+/// `-bre` → `-ter`/`-ber`, British doubled `l` (`cancelled`), and a few whole words
+/// (`catalogue`, `programme`, `licence`). Both the catalog and the intent pass through here,
+/// so a rule only has to be consistent, not a dictionary.
+pub fn american_spelling(word: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if word.len() < 4 || !word.is_ascii() {
+        return Cow::Borrowed(word);
+    }
+    let singular = word.strip_suffix('s').unwrap_or(word);
+    if let Some(&(_, us)) = BRITISH_WORDS
+        .iter()
+        .find(|(uk, _)| *uk == word || *uk == singular)
+    {
+        let plural = if singular.len() < word.len() { "s" } else { "" };
+        return Cow::Owned(format!("{us}{plural}"));
+    }
+    for (uk, us) in [
+        ("lled", "led"),
+        ("lling", "ling"),
+        ("ller", "ler"),
+        ("llers", "lers"),
+    ] {
+        if let Some(root) = word.strip_suffix(uk)
+            && DOUBLED_L.contains(&format!("{root}l").as_str())
+        {
+            return Cow::Owned(format!("{root}{us}"));
+        }
+    }
+    const ISE: &[&str] = &[
+        "isations", "isation", "isers", "iser", "ising", "ised", "ises", "isable", "ise",
+    ];
+    for suffix in ISE {
+        if let Some(root) = word.strip_suffix(suffix)
+            && root.len() >= 3
+            && !KEEPS_ISE.iter().any(|k| root.ends_with(k))
+        {
+            return Cow::Owned(format!("{root}iz{}", &suffix[2..]));
+        }
+    }
+    for suffix in ["ysers", "yser", "ysing", "ysed", "yses", "yse"] {
+        if let Some(root) = word.strip_suffix(suffix).filter(|r| r.len() >= 3) {
+            return Cow::Owned(format!("{root}yz{}", &suffix[2..]));
+        }
+    }
+    const AFTER_OUR: &[&str] = &[
+        "", "s", "ed", "ing", "ful", "fully", "less", "ite", "ites", "able", "ably", "al", "ally",
+        "er", "ers", "ist", "ists", "y", "hood", "hoods",
+    ];
+    if let Some(at) = word.rfind("our")
+        && at >= 3
+        && AFTER_OUR.contains(&&word[at + 3..])
+        && !KEEPS_OUR.contains(&&word[..at + 3])
+    {
+        return Cow::Owned(format!("{}or{}", &word[..at], &word[at + 3..]));
+    }
+    if singular.len() >= 5 && singular != "timbre" {
+        for uk in ["tre", "bre"] {
+            if let Some(root) = singular.strip_suffix(uk) {
+                let plural = &word[singular.len()..];
+                return Cow::Owned(format!("{root}{}er{plural}", &uk[..1]));
+            }
+        }
+    }
+    Cow::Borrowed(word)
 }
 
 /// Nouns in `-sion` whose verb changes its last consonant, so prefix matching never joins
@@ -430,6 +546,87 @@ mod tests {
         assert_eq!(stem("status"), "status");
         assert_eq!(stem("address"), "address");
         assert_eq!(stem("añadir"), "añadir");
+    }
+
+    #[test]
+    fn british_and_american_spellings_meet() {
+        for (uk, us) in [
+            ("summarise", "summarize"),
+            ("summarised", "summarized"),
+            ("summarising", "summarizing"),
+            ("summarises", "summarizes"),
+            ("organisation", "organization"),
+            ("optimiser", "optimizer"),
+            ("analyse", "analyze"),
+            ("analysed", "analyzed"),
+            ("paralysing", "paralyzing"),
+            ("colour", "color"),
+            ("colours", "colors"),
+            ("coloured", "colored"),
+            ("favourite", "favorite"),
+            ("behavioural", "behavioral"),
+            ("honour", "honor"),
+            ("centre", "center"),
+            ("centres", "centers"),
+            ("centred", "centered"),
+            ("metre", "meter"),
+            ("kilometres", "kilometers"),
+            ("fibre", "fiber"),
+            ("cancelled", "canceled"),
+            ("labelling", "labeling"),
+            ("catalogue", "catalog"),
+            ("programmes", "programs"),
+            ("licence", "license"),
+            ("grey", "gray"),
+        ] {
+            assert_eq!(american_spelling(uk), us, "{uk}");
+            assert_eq!(stem(uk), stem(us), "{uk} / {us}");
+        }
+        assert_eq!(terms("Summarise the colour"), terms("summarize the color"));
+        // American words are left as they are, and so are words that only look British:
+        // `-ise` that American English keeps, `-our` that is no `-or`, `-ll` that belongs to
+        // the root, `-tring` in `substring`.
+        for word in [
+            "summarize",
+            "color",
+            "center",
+            "advise",
+            "advertising",
+            "exercise",
+            "promised",
+            "surprise",
+            "expertise",
+            "otherwise",
+            "raise",
+            "noise",
+            "praise",
+            "rise",
+            "hour",
+            "your",
+            "four",
+            "tour",
+            "pour",
+            "contour",
+            "detour",
+            "devour",
+            "resource",
+            "journal",
+            "installed",
+            "called",
+            "filled",
+            "substring",
+            "string",
+            "hatred",
+            "genre",
+            "timbre",
+            "analysis",
+            "crisis",
+            "basis",
+            "size",
+            "añadir",
+        ] {
+            assert_eq!(american_spelling(word), word, "{word}");
+        }
     }
 
     #[test]

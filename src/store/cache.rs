@@ -4,7 +4,6 @@
 
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,10 +41,10 @@ pub struct Stored {
     pub existed: bool,
 }
 
-/// The reference for content: 16 hex digits of its SHA-256.
+/// The reference for content: 16 hex digits of its SHA-256 (computed in core, where a
+/// request names it before anything is stored).
 pub fn cache_ref(content: &[u8]) -> String {
-    let digest = Sha256::digest(content);
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::core::gate::content_ref(content)
 }
 
 impl OutputCache {

@@ -4,10 +4,9 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use crate::preview::Preview;
+use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryAnswer;
 use crate::tui::replay::ReplayResult;
-use crate::workspace::CompactionView;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::core::budget::{BudgetRow, MatchKind, MatchedBy, Tier};
+use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
 use crate::llm::client::Cancel;
-use crate::preview::Preview;
+use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
@@ -15,7 +15,7 @@ fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
     t
 }
-use crate::workspace::{CatalogOrigin, CompactionView, EffectiveRow};
+use crate::workspace::CatalogOrigin;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -250,21 +250,10 @@ impl State {
     /// The effective row for the selection: the row itself (a prefix row stands for its
     /// family), with the tier override applied.
     pub fn effective(&self) -> Option<EffectiveRow> {
-        let row = self.selected_row()?;
-        let matched_by = match (row.match_kind, row.id.as_str()) {
-            (_, "*") => MatchedBy::Fallback,
-            (MatchKind::Exact, _) => MatchedBy::Exact,
-            (MatchKind::Prefix, _) => MatchedBy::Prefix,
-        };
-        Some(EffectiveRow {
-            model: row.id.clone(),
-            matched_by,
-            row: match self.tier_override {
-                Some(t) => row.with_tier(t),
-                None => row.clone(),
-            },
-            tier_override: self.tier_override,
-        })
+        Some(EffectiveRow::of_row(
+            self.selected_row()?,
+            self.tier_override,
+        ))
     }
 
     /// Ask for a recompaction of the current selection.

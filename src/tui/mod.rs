@@ -21,7 +21,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
 use crate::llm::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
-use crate::preview::{PreviewContext, preview};
+use crate::preview::{Ask, CompactionView, PreviewContext, plan, plan_and_keep};
 use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
@@ -29,9 +29,7 @@ use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::theme::{Theme, no_color};
-use crate::workspace::{
-    KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions, compact_for,
-};
+use crate::workspace::{KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
 
 /// A workspace file's text and its name for errors, if the file is there.
 fn optional_file(dir: &Path, name: &str) -> anyhow::Result<Option<(String, String)>> {
@@ -178,8 +176,9 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             effective,
             prompt,
         } => {
-            let view = compact_for(&ctx.catalog, Some(&ctx.index), *effective, &prompt);
-            Action::Compacted(request, Done(Arc::new(view)))
+            // The same request the Preview reads, so the catalog shown is the one sent.
+            let planned = plan(ctx, &Ask::new(&effective, &prompt));
+            Action::Compacted(request, Done(Arc::new(CompactionView::from(&planned))))
         }
         Effect::DebouncePreview { version } => Action::PreviewDue(version),
         Effect::Preview {
@@ -187,7 +186,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             effective,
             prompt,
         } => {
-            let result = preview(ctx, &effective.model, effective.tier_override, &prompt, "")
+            let result = plan_and_keep(ctx, &Ask::new(&effective, &prompt))
                 .map(|p| Done(Arc::new(p)))
                 .map_err(|e| format!("{e:#}"));
             Action::Previewed(request, result)

@@ -1,0 +1,844 @@
+//! The request that will be sent (issue 17): one pure function builds it whole from its
+//! inputs — the planner's verdict and allowlist, the ranking with its explanations, the
+//! gate's decision for the instruction and for each attachment, the catalog allowance,
+//! compaction with every entry's fate, the assembled messages with tokens per part, and the
+//! cost. `preview`, `compact --prompt` and the console's panes all read this one value, so
+//! no view computes its own slice of the request.
+
+use serde::Serialize;
+use std::collections::HashSet;
+
+use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble};
+use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
+use crate::core::catalog::{EntryKind, TrimStep};
+use crate::core::compact::{CutOrder, PreparedCatalog, TrimRecord};
+use crate::core::gate::{
+    Admission, Briefing, ContentKind, ContextBudget, EXACT_COUNT_MAX_BYTES, admit, briefing,
+    content_ref, detect_kind,
+};
+use crate::core::planner::{ContextPlan, Planner};
+use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
+use crate::core::rank::{
+    Confidence, Explanation, HistoryPrior, RankIndex, Ranking, should_escalate,
+};
+use crate::core::text::opening;
+use crate::core::tokens;
+
+/// Most of a huge paste the planner and ranker read: a classifier needs the opening, not
+/// 50 MB of it.
+pub const CLASSIFY_MAX_BYTES: usize = 16 * 1024;
+/// How many ranked entries a request explains.
+pub const TOP_EXPLAINED: usize = 10;
+/// Most of an attachment read to decide its kind.
+const KIND_SNIFF_BYTES: usize = 4 * 1024 * 1024;
+
+/// What an attachment's outline is worth to the ranking: its best-matching entry gains this
+/// share of the instruction's best lexical score (of 1 point when the instruction matches
+/// nothing), every other entry in proportion. Measured on the cases in this module's tests
+/// over w ∈ {0, 0.1, 0.25, 0.5, 1, 2} (`attachment_weight_grid`): 0.25 is the largest
+/// weight at which every entry the instruction asks for keeps the place it has without the
+/// attachment (`research.summarize` 2nd for "summarise this file" beside a file of
+/// browser/memory definitions; 3rd at 0.5, 6th at 1), while the outline still lifts what it
+/// is about (`browser.screenshot` from unranked to 13th there, 3rd for "review this", 1st
+/// when the instruction names nothing).
+pub const ATTACHMENT_WEIGHT: f64 = 0.25;
+
+/// A file or paste sent beside the instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// The file name, or `stdin`.
+    pub name: String,
+    pub text: String,
+}
+
+/// Everything a request is built from.
+pub struct PlanInputs<'a> {
+    pub effective: &'a EffectiveRow,
+    /// What the operator asks; the planner and the ranker read it.
+    pub instruction: &'a str,
+    /// Sent beside the instruction, each through the gate; the ranker reads only their
+    /// outlines, the planner not at all.
+    pub attachments: &'a [Attachment],
+    /// The caller's defaults block (may be empty).
+    pub defaults: &'a str,
+    pub catalog: &'a PreparedCatalog,
+    pub index: &'a RankIndex,
+    pub planner: &'a Planner,
+    /// Past plans for similar intents.
+    pub prior: Option<&'a HistoryPrior>,
+    /// The two-pass filter's pick: only these entries may be sent.
+    pub only: Option<&'a HashSet<String>>,
+    /// [`ATTACHMENT_WEIGHT`] unless measuring.
+    pub attachment_weight: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptSize {
+    pub bytes: usize,
+    pub lines: usize,
+    pub tokens: usize,
+    pub exact: bool,
+}
+
+/// Count a text: exactly when it is small enough to matter, estimated (and labelled so)
+/// beyond [`EXACT_COUNT_MAX_BYTES`].
+pub fn prompt_size(tokenizer: Tokenizer, text: &str) -> PromptSize {
+    let lines = text.lines().count();
+    if text.len() > EXACT_COUNT_MAX_BYTES {
+        return PromptSize {
+            bytes: text.len(),
+            lines,
+            tokens: tokens::estimate(text.len()),
+            exact: false,
+        };
+    }
+    let c = tokens::count(tokenizer, text);
+    PromptSize {
+        bytes: text.len(),
+        lines,
+        tokens: c.tokens,
+        exact: c.exact,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankingView {
+    pub terms: Vec<String>,
+    pub confidence: Confidence,
+    /// Would the two-pass filter escalate for this row?
+    pub escalate: bool,
+    pub top: Vec<Explanation>,
+}
+
+/// The gate's decision for one part (the instruction, or one attachment).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateView {
+    pub admission: Admission,
+    /// The window as this part found it (earlier parts already counted).
+    pub budget: ContextBudget,
+    /// Tokens the part takes once admitted (the briefing's, for a briefing).
+    pub admitted_tokens: usize,
+    pub briefing: Option<Briefing>,
+    /// Whether the full content is in the output cache (set by the service that writes it).
+    pub cached: bool,
+}
+
+/// One attachment as it goes out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttachmentView {
+    pub name: String,
+    pub kind: ContentKind,
+    #[serde(flatten)]
+    pub size: PromptSize,
+    #[serde(flatten)]
+    pub gate: GateView,
+    /// The outline lines the ranker read (definitions, headings, key paths); never the body.
+    pub outline: Vec<String>,
+}
+
+/// What became of one catalog entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "fate", rename_all = "snake_case")]
+pub enum Fate {
+    /// Sent, with these trim steps changing its text (none: as written).
+    Kept { trimmed_by: Vec<TrimStep> },
+    /// Not in the planner's allowlist.
+    RemovedByPlanner,
+    /// Left out by the two-pass filter's pick.
+    RemovedByFilter,
+    /// Allowed, but cut (lowest ranked first) to fit the allowance.
+    CutByBudget,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EntryFate {
+    pub name: String,
+    pub kind: EntryKind,
+    /// 1-based place in the ranking when the entry scored at all.
+    pub rank: Option<usize>,
+    #[serde(flatten)]
+    pub fate: Fate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompactionSummary {
+    pub allowance: AllowanceBreakdown,
+    pub trim: TrimRecord,
+    /// Entries kept, in catalog order.
+    pub kept: Vec<String>,
+    /// Every entry of the catalog, in catalog order, with its fate.
+    pub entries: Vec<EntryFate>,
+    /// The catalog text as sent.
+    #[serde(skip)]
+    pub text: String,
+    /// Indices of the kept entries, in catalog order.
+    #[serde(skip)]
+    pub kept_indices: Vec<usize>,
+}
+
+impl CompactionSummary {
+    /// Entries with `fate`'s variant.
+    pub fn count(&self, matches: impl Fn(&Fate) -> bool) -> usize {
+        self.entries.iter().filter(|e| matches(&e.fate)).count()
+    }
+}
+
+/// The whole request that will be sent for one model, instruction and set of attachments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedRequest {
+    pub model: String,
+    pub row_id: String,
+    pub matched_by: MatchedBy,
+    pub tier: Tier,
+    pub tier_overridden: bool,
+    pub tokenizer: &'static str,
+    /// False when nothing was asked (no instruction, no attachment): the catalog as the
+    /// model receives it before any prompt, nothing removed by the planner, no hint.
+    pub asked: bool,
+    /// The instruction's size.
+    pub prompt: PromptSize,
+    pub planner: ContextPlan,
+    pub ranking: RankingView,
+    /// The instruction's gate decision.
+    pub gate: GateView,
+    pub attachments: Vec<AttachmentView>,
+    pub compaction: CompactionSummary,
+    pub request: AssembledRequest,
+    /// The row it was computed for.
+    #[serde(skip)]
+    pub effective: EffectiveRow,
+}
+
+/// Rank the catalog for an intent and turn it into a cut order (lowest first).
+pub fn cut_order_for(catalog: &PreparedCatalog, ranking: Option<&Ranking>) -> CutOrder {
+    match ranking {
+        Some(r) if r.order.first().is_some_and(|s| s.score > 0.0) => CutOrder::from_ranking(
+            &r.indices(),
+            catalog.len(),
+            "ranked for the prompt: lowest relevance cut first",
+        ),
+        _ => CutOrder::from_end(catalog.guide()),
+    }
+}
+
+/// One part through the gate against what is left of `budget`, which then counts it.
+fn admit_part(
+    budget: &mut ContextBudget,
+    tokenizer: Tokenizer,
+    text: &str,
+    name: Option<&str>,
+    size: &PromptSize,
+) -> GateView {
+    let seen = *budget;
+    let admission = admit(&seen, size.tokens);
+    let brief = (admission == Admission::Briefing).then(|| {
+        let kind = detect_kind(name, opening(text, KIND_SNIFF_BYTES));
+        briefing(text, kind, &content_ref(text.as_bytes()), name)
+    });
+    let admitted_tokens = match &brief {
+        Some(b) => tokens::count(tokenizer, &b.text).tokens,
+        None => size.tokens,
+    };
+    budget.consume(admitted_tokens);
+    GateView {
+        admission,
+        budget: seen,
+        admitted_tokens,
+        briefing: brief,
+        cached: false,
+    }
+}
+
+/// The lines of an attachment's structural outline the ranker may read: definitions,
+/// headings, JSON key paths (without their types). A log or plain text has no structure
+/// apart from its body, so it offers nothing.
+fn outline(kind: ContentKind, text: &str, name: &str, brief: Option<&Briefing>) -> Vec<String> {
+    if kind == ContentKind::Text {
+        return Vec::new();
+    }
+    let owned;
+    let b = match brief {
+        Some(b) => b,
+        None => {
+            owned = briefing(text, kind, "", Some(name));
+            &owned
+        }
+    };
+    b.entries
+        .iter()
+        .filter_map(|e| match kind {
+            // A key path, `$.users[0].email`; not the note that the text is not JSON.
+            ContentKind::Json => e
+                .text
+                .split(": ")
+                .next()
+                .filter(|path| path.starts_with('$'))
+                .map(str::to_string),
+            _ => Some(e.text.clone()),
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The instruction's ranking with the attachments' outline ranking added at `weight`
+/// (see [`ATTACHMENT_WEIGHT`]). The instruction's terms and confidence stand: an outline
+/// may reorder, never make the ranker surer.
+fn blend(mut ranking: Ranking, outline: &Ranking, weight: f64) -> Ranking {
+    let best_outline = outline.order.iter().map(|s| s.lexical).fold(0.0, f64::max);
+    if best_outline <= 0.0 || weight <= 0.0 {
+        return ranking;
+    }
+    let best_instruction = ranking.order.iter().map(|s| s.lexical).fold(0.0, f64::max);
+    let scale = weight * best_instruction.max(1.0) / best_outline;
+    let mut points = vec![0.0; ranking.order.len()];
+    for s in &outline.order {
+        if let Some(p) = points.get_mut(s.index) {
+            *p = s.lexical * scale;
+        }
+    }
+    for s in &mut ranking.order {
+        s.attachment = points.get(s.index).copied().unwrap_or(0.0);
+        s.score += s.attachment;
+    }
+    ranking
+        .order
+        .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    ranking
+}
+
+/// Which trim steps changed entry `i`'s text, up to `stage`.
+fn trimmed_by(catalog: &PreparedCatalog, i: usize, stage: usize) -> Vec<TrimStep> {
+    (1..=stage)
+        .filter(|&s| catalog.entry_text(i, s) != catalog.entry_text(i, s - 1))
+        .map(|s| TrimStep::ALL[s - 1])
+        .collect()
+}
+
+/// Build the request. Pure: the same inputs give the same request, byte for byte.
+pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
+    let effective = inp.effective;
+    let row = &effective.row;
+    let tok = row.tokenizer;
+    let catalog = inp.catalog;
+    let no_intent = inp.instruction.trim().is_empty() && inp.attachments.is_empty();
+
+    // The gate: each part, instruction first, against what the fixed parts and the parts
+    // before it leave of the window.
+    let system_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
+    let defaults_tokens = tokens::count(tok, inp.defaults).tokens;
+    let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
+    let used = fixed.system_prompt_tokens + fixed.defaults_tokens + fixed.framing_tokens;
+    let mut budget = ContextBudget::new(row.input_tokens, used);
+    let size = prompt_size(tok, inp.instruction);
+    let gate = admit_part(&mut budget, tok, inp.instruction, None, &size);
+    let attachments: Vec<AttachmentView> = inp
+        .attachments
+        .iter()
+        .map(|a| {
+            let size = prompt_size(tok, &a.text);
+            let gate = admit_part(&mut budget, tok, &a.text, Some(&a.name), &size);
+            let kind = detect_kind(Some(&a.name), opening(&a.text, KIND_SNIFF_BYTES));
+            let outline = outline(kind, &a.text, &a.name, gate.briefing.as_ref());
+            AttachmentView {
+                name: a.name.clone(),
+                kind,
+                size,
+                gate,
+                outline,
+            }
+        })
+        .collect();
+
+    // The planner reads the instruction's opening, never an attachment.
+    let classify = opening(inp.instruction, CLASSIFY_MAX_BYTES);
+    let names: Vec<&str> = (0..catalog.len()).map(|i| catalog.entry_name(i)).collect();
+    let mut plan = inp.planner.plan(classify, &names);
+    if no_intent {
+        // Nothing asked yet: every entry may go, and there is no hint to send.
+        plan.allowlist = names.iter().map(|n| n.to_string()).collect();
+        plan.kept = plan.total;
+        plan.full_set_reason = Some("no instruction yet".into());
+        plan.hint = None;
+    }
+
+    // The ranking: the instruction, then the attachments' outlines at a low weight.
+    let ranking = inp.index.rank(classify, inp.prior);
+    let outline_text: String = attachments
+        .iter()
+        .flat_map(|a| a.outline.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ranking = if outline_text.trim().is_empty() {
+        ranking
+    } else {
+        let by_outline = inp.index.rank(&outline_text, None);
+        blend(ranking, &by_outline, inp.attachment_weight)
+    };
+    let top: Vec<usize> = ranking
+        .order
+        .iter()
+        .take(TOP_EXPLAINED)
+        .filter(|s| s.score > 0.0)
+        .map(|s| s.index)
+        .collect();
+    let ranking_view = RankingView {
+        terms: ranking.terms.clone(),
+        confidence: ranking.confidence,
+        escalate: should_escalate(row, &ranking.confidence),
+        top: inp.index.explain_top(&ranking, &top, inp.prior),
+    };
+
+    // Compaction: the planner's allowlist (and the filter's pick), cut by ranking, into
+    // what the instruction, the attachments and the hint leave.
+    let hint_tokens = plan
+        .hint
+        .as_deref()
+        .map_or(0, |h| tokens::count(tok, h).tokens);
+    let admitted: usize = gate.admitted_tokens
+        + attachments
+            .iter()
+            .map(|a| a.gate.admitted_tokens)
+            .sum::<usize>();
+    let allowance =
+        allowance_from_counts(row, system_tokens, defaults_tokens, admitted + hint_tokens);
+    let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
+    let by_planner = |i: usize| allowlist.contains(catalog.entry_name(i));
+    let by_filter = |i: usize| inp.only.is_none_or(|o| o.contains(catalog.entry_name(i)));
+    let allowed: Vec<usize> = (0..catalog.len())
+        .filter(|&i| by_planner(i) && by_filter(i))
+        .collect();
+    let order = cut_order_for(catalog, Some(&ranking));
+    let compacted = catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed));
+
+    let stage = compacted.trim.steps_applied as usize;
+    let mut rank_of = vec![None; catalog.len()];
+    for (place, s) in ranking.order.iter().enumerate() {
+        if s.score > 0.0
+            && let Some(r) = rank_of.get_mut(s.index)
+        {
+            *r = Some(place + 1);
+        }
+    }
+    let mut is_kept = vec![false; catalog.len()];
+    compacted.kept.iter().for_each(|&i| is_kept[i] = true);
+    let entries: Vec<EntryFate> = (0..catalog.len())
+        .map(|i| EntryFate {
+            name: catalog.entry_name(i).to_string(),
+            kind: catalog.entry_kind(i),
+            rank: rank_of[i],
+            fate: if is_kept[i] {
+                Fate::Kept {
+                    trimmed_by: trimmed_by(catalog, i, stage),
+                }
+            } else if !by_planner(i) {
+                Fate::RemovedByPlanner
+            } else if !by_filter(i) {
+                Fate::RemovedByFilter
+            } else {
+                Fate::CutByBudget
+            },
+        })
+        .collect();
+    let kept = compacted
+        .kept
+        .iter()
+        .map(|&i| catalog.entry_name(i).to_string())
+        .collect();
+
+    // The messages.
+    let (intent, context) = match &gate.briefing {
+        Some(b) => (
+            "(see the briefing of the pasted content below)",
+            Some(b.text.as_str()),
+        ),
+        None => (inp.instruction, None),
+    };
+    let attached: Vec<AttachedText> = inp
+        .attachments
+        .iter()
+        .zip(&attachments)
+        .map(|(a, v)| AttachedText {
+            name: &a.name,
+            text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
+        })
+        .collect();
+    let request = assemble(&RequestInputs {
+        model: &effective.model,
+        row,
+        catalog: &compacted.text,
+        defaults: inp.defaults,
+        hint: plan.hint.as_deref(),
+        intent,
+        context,
+        attachments: &attached,
+    });
+    PlannedRequest {
+        model: effective.model.clone(),
+        row_id: row.id.clone(),
+        matched_by: effective.matched_by,
+        tier: row.tier,
+        tier_overridden: effective.tier_override.is_some(),
+        tokenizer: tok.name(),
+        asked: !no_intent,
+        prompt: size,
+        planner: plan,
+        ranking: ranking_view,
+        gate,
+        attachments,
+        compaction: CompactionSummary {
+            allowance,
+            trim: compacted.trim,
+            kept,
+            entries,
+            text: compacted.text,
+            kept_indices: compacted.kept,
+        },
+        request,
+        effective: effective.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::budget::{BudgetRow, Tokenizer};
+    use crate::core::catalog::RoutingGuide;
+    use crate::core::planner::RulesFile;
+    use crate::core::prompt::catalog_allowance;
+
+    const CATALOG: &str = include_str!("../../sample-data/catalog.json");
+    const RULES: &str = include_str!("../../sample-data/planner.toml");
+    const CAPTURE_LOG: &str = include_str!("../../tests/data/prompts/capture_log.rs");
+    const LAUNCH_NOTE: &str = include_str!("../../tests/data/prompts/launch_note.md");
+    const USERS: &str = include_str!("../../tests/data/prompts/users.json");
+    const GATEWAY_LOG: &str = include_str!("../../tests/data/prompts/gateway.log");
+
+    struct Parts {
+        catalog: PreparedCatalog,
+        index: RankIndex,
+        planner: Planner,
+    }
+
+    fn parts() -> Parts {
+        let guide: RoutingGuide = serde_json::from_str(CATALOG).unwrap();
+        let rules = RulesFile::parse(RULES, "sample rules").unwrap();
+        Parts {
+            index: RankIndex::new(&guide),
+            catalog: PreparedCatalog::new(guide),
+            planner: Planner::new(&rules, "sample rules").unwrap(),
+        }
+    }
+
+    /// The Tier C fallback row, or a roomy Tier A one.
+    fn row(tier: Tier) -> EffectiveRow {
+        let mut row = BudgetRow::fallback();
+        if tier == Tier::A {
+            row = row.with_tier(Tier::A);
+            row.input_tokens = 180_000;
+            row.tokenizer = Tokenizer::O200k;
+        }
+        EffectiveRow::of_row(&row, None)
+    }
+
+    fn attach(name: &str, text: &str) -> Attachment {
+        Attachment {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    fn plan_with(
+        p: &Parts,
+        effective: &EffectiveRow,
+        instruction: &str,
+        attachments: &[Attachment],
+        weight: f64,
+    ) -> PlannedRequest {
+        plan_request(&PlanInputs {
+            effective,
+            instruction,
+            attachments,
+            defaults: "",
+            catalog: &p.catalog,
+            index: &p.index,
+            planner: &p.planner,
+            prior: None,
+            only: None,
+            attachment_weight: weight,
+        })
+    }
+
+    fn place(r: &PlannedRequest, name: &str) -> Option<usize> {
+        r.compaction
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.rank)
+    }
+
+    #[test]
+    fn every_entry_has_one_fate_and_they_add_up() {
+        let p = parts();
+        for tier in [Tier::A, Tier::C] {
+            let r = plan_with(
+                &p,
+                &row(tier),
+                "remember this launch note, draft a blog from it and make an illustration",
+                &[],
+                ATTACHMENT_WEIGHT,
+            );
+            let c = &r.compaction;
+            let kept = c.count(|f| matches!(f, Fate::Kept { .. }));
+            let planner = c.count(|f| *f == Fate::RemovedByPlanner);
+            let cut = c.count(|f| *f == Fate::CutByBudget);
+            assert_eq!(kept + planner + cut, p.catalog.len());
+            assert_eq!(kept, c.trim.kept);
+            assert_eq!(planner, c.trim.planner_removed);
+            assert_eq!(cut, c.trim.cut.len());
+            assert!(planner > 0, "the planner narrows this prompt");
+            let kept_names: Vec<&str> = c
+                .entries
+                .iter()
+                .filter(|e| matches!(e.fate, Fate::Kept { .. }))
+                .map(|e| e.name.as_str())
+                .collect();
+            assert_eq!(kept_names, c.kept);
+            for e in &c.entries {
+                let allowed = r.planner.keeps(&e.name);
+                assert_eq!(allowed, e.fate != Fate::RemovedByPlanner, "{}", e.name);
+            }
+            // Trimmed entries name the steps that changed them, and only steps applied.
+            let applied: HashSet<TrimStep> = c.trim.dropped.iter().map(|d| d.step).collect();
+            for e in &c.entries {
+                if let Fate::Kept { trimmed_by } = &e.fate {
+                    assert!(trimmed_by.iter().all(|s| applied.contains(s)), "{e:?}");
+                }
+            }
+            if tier == Tier::C {
+                assert!(cut > 0 && !applied.is_empty());
+                assert!(c.entries.iter().any(
+                    |e| matches!(&e.fate, Fate::Kept { trimmed_by } if !trimmed_by.is_empty())
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_inputs_give_the_same_request() {
+        let p = parts();
+        let e = row(Tier::C);
+        let a = [attach("capture_log.rs", CAPTURE_LOG)];
+        let one = plan_with(&p, &e, "summarise this file", &a, ATTACHMENT_WEIGHT);
+        let two = plan_with(&p, &e, "summarise this file", &a, ATTACHMENT_WEIGHT);
+        assert_eq!(one, two);
+        assert_eq!(one.request.messages, two.request.messages);
+    }
+
+    #[test]
+    fn nothing_asked_sends_the_whole_catalog_to_the_budget_without_a_hint() {
+        let p = parts();
+        let e = row(Tier::C);
+        let r = plan_with(&p, &e, "  ", &[], ATTACHMENT_WEIGHT);
+        assert!(!r.asked);
+        assert!(r.planner.hint.is_none());
+        assert_eq!(r.compaction.count(|f| *f == Fate::RemovedByPlanner), 0);
+        assert_eq!(
+            r.compaction.allowance,
+            catalog_allowance(&e.row, "", "  "),
+            "the allowance a bare compaction has always had"
+        );
+        assert!(r.compaction.trim.cut_policy.starts_with("no intent"));
+    }
+
+    #[test]
+    fn an_attachment_never_fires_the_planner_and_ranks_only_through_its_outline() {
+        let p = parts();
+        let e = row(Tier::C);
+        let alone = plan_with(&p, &e, "summarise this file", &[], ATTACHMENT_WEIGHT);
+        let with = plan_with(
+            &p,
+            &e,
+            "summarise this file",
+            &[attach("capture_log.rs", CAPTURE_LOG)],
+            ATTACHMENT_WEIGHT,
+        );
+        assert_eq!(with.planner.categories, alone.planner.categories);
+        assert_eq!(with.planner.scores, alone.planner.scores);
+        // The same file pasted into the instruction fires categories from its comments.
+        let pasted = plan_with(
+            &p,
+            &e,
+            &format!("summarise this file\n{CAPTURE_LOG}"),
+            &[],
+            ATTACHMENT_WEIGHT,
+        );
+        assert!(pasted.planner.categories.len() > alone.planner.categories.len());
+        // Only definitions reach the ranker: no comment words.
+        let a = &with.attachments[0];
+        assert_eq!(a.kind, ContentKind::Rust);
+        assert!(!a.outline.is_empty());
+        assert!(
+            a.outline.iter().all(|l| !l.contains("remember")),
+            "{:?}",
+            a.outline
+        );
+        assert!(place(&with, "research.summarize").is_some_and(|k| k <= 3));
+        // A log has no structure beyond its body: nothing of it is ranked.
+        let log = plan_with(
+            &p,
+            &e,
+            "summarise this file",
+            &[attach("gateway.log", GATEWAY_LOG)],
+            ATTACHMENT_WEIGHT,
+        );
+        assert!(log.attachments[0].outline.is_empty());
+        assert_eq!(log.ranking, alone.ranking);
+        // JSON offers its key paths, without their types; broken JSON offers nothing.
+        let json = plan_with(&p, &e, "x", &[attach("users.json", USERS)], 0.25);
+        assert!(
+            json.attachments[0]
+                .outline
+                .contains(&"$.users[0].email".to_string())
+        );
+        let broken = plan_with(&p, &e, "x", &[attach("b.json", "{\"a\": ")], 0.25);
+        assert_eq!(broken.attachments[0].kind, ContentKind::Json);
+        assert!(broken.attachments[0].outline.is_empty());
+    }
+
+    #[test]
+    fn each_attachment_meets_the_gate_after_the_parts_before_it() {
+        let p = parts();
+        let e = row(Tier::C);
+        let big = "2026-11-22T10:00:00Z INFO request served in 12ms ok\n".repeat(3_000);
+        let r = plan_with(
+            &p,
+            &e,
+            "what went wrong?",
+            &[attach("users.json", USERS), attach("big.log", &big)],
+            ATTACHMENT_WEIGHT,
+        );
+        let [small, large] = r.attachments.as_slice() else {
+            panic!("two attachments")
+        };
+        assert_eq!(small.gate.admission, Admission::Raw);
+        assert_eq!(large.gate.admission, Admission::Briefing);
+        assert_eq!(
+            large.gate.budget.used_tokens,
+            small.gate.budget.used_tokens + small.gate.admitted_tokens
+        );
+        assert_eq!(
+            small.gate.budget.used_tokens,
+            r.gate.budget.used_tokens + r.gate.admitted_tokens
+        );
+        let b = large.gate.briefing.as_ref().unwrap();
+        assert!(b.text.contains("big.log"));
+        assert!(large.gate.admitted_tokens < large.size.tokens);
+        // Both go out as their own parts, the large one as its briefing.
+        let sent: Vec<_> = r
+            .request
+            .parts
+            .iter()
+            .filter(|p| p.part == "attachment")
+            .collect();
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[1].name.as_deref(), Some("big.log"));
+        assert!(r.request.messages[1].content.contains(&b.text));
+        assert!(!r.request.messages[1].content.contains(&big));
+        // Their tokens come out of the catalog's allowance.
+        assert_eq!(
+            r.compaction.allowance.prompt_tokens,
+            r.gate.admitted_tokens
+                + small.gate.admitted_tokens
+                + large.gate.admitted_tokens
+                + tokens::count(e.row.tokenizer, r.planner.hint.as_deref().unwrap()).tokens
+        );
+    }
+
+    /// The cases [`ATTACHMENT_WEIGHT`] was chosen on: (instruction, attachment, the entry
+    /// the instruction asks for, an entry the attachment's outline is about).
+    fn weight_cases() -> Vec<(&'static str, Attachment, Option<&'static str>, &'static str)> {
+        let capture = || attach("capture_log.rs", CAPTURE_LOG);
+        vec![
+            (
+                "summarise this file",
+                capture(),
+                Some("research.summarize"),
+                "browser.screenshot",
+            ),
+            (
+                "review this",
+                capture(),
+                Some("code.review"),
+                "browser.screenshot",
+            ),
+            (
+                "keep this for later",
+                attach("users.json", USERS),
+                Some("memory.store"),
+                "memory.store",
+            ),
+            (
+                "make slides from this",
+                attach("launch_note.md", LAUNCH_NOTE),
+                Some("slides.outline"),
+                "slides.outline",
+            ),
+            // The instruction says nothing about tools: the outline is all there is.
+            (
+                "what can I do with this?",
+                capture(),
+                None,
+                "browser.screenshot",
+            ),
+        ]
+    }
+
+    /// Prints where each case's entries land for a grid of weights (`cargo test --lib
+    /// attachment_weight_grid -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    #[allow(clippy::print_stdout)] // a measurement printed for a person, run by hand
+    fn attachment_weight_grid() {
+        let p = parts();
+        let e = row(Tier::C);
+        for w in [0.0, 0.1, 0.25, 0.5, 1.0, 2.0] {
+            for (instruction, a, asked, about) in weight_cases() {
+                let r = plan_with(&p, &e, instruction, std::slice::from_ref(&a), w);
+                let top: Vec<&str> = r
+                    .ranking
+                    .top
+                    .iter()
+                    .take(3)
+                    .map(|x| x.name.as_str())
+                    .collect();
+                println!(
+                    "w={w:<4} {instruction:<26} asked {asked:?} #{:?}  about {about} #{:?}  top {top:?}",
+                    asked.and_then(|n| place(&r, n)),
+                    place(&r, about)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn attachment_weight_is_low_and_measured() {
+        let p = parts();
+        let e = row(Tier::C);
+        for (instruction, a, asked, about) in weight_cases() {
+            let alone = plan_with(&p, &e, instruction, &[], ATTACHMENT_WEIGHT);
+            let r = plan_with(
+                &p,
+                &e,
+                instruction,
+                std::slice::from_ref(&a),
+                ATTACHMENT_WEIGHT,
+            );
+            match asked {
+                // What the instruction asks for keeps its place.
+                Some(n) => assert_eq!(place(&r, n), place(&alone, n), "{instruction}: {n}"),
+                // With nothing asked, the outline leads.
+                None => assert!(place(&r, about).is_some_and(|k| k <= 3), "{instruction}"),
+            }
+        }
+    }
+}
