@@ -292,3 +292,143 @@ fn a_killed_import_leaves_the_store_as_it_was() {
     );
     assert_eq!(r["added"], 10);
 }
+
+fn show(home: &Path, id: &str) -> serde_json::Value {
+    json_of(ctx(home).args(["history", "show", id, "--json"]))
+}
+
+/// Plans in every group: the shape summary kept beside the plans must add up to them.
+fn plans_in_groups(home: &Path) -> u64 {
+    let g = json_of(ctx(home).args(["history", "--groups", "--json", "--limit", "100000"]));
+    g["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["plans"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn an_id_stored_with_other_content_is_refused_listing_the_ids_unless_skip_or_replace() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("plans.jsonl");
+    let replay = r#"{"id":"new-0.r1","at":"2026-11-20T00:05:00Z","caller":"import-test","model":"openai/gpt-4o","intent":"summarise this page for me new-0","steps":[{"order":1,"tool":"builtin.page-digest"}],"replay_of":"new-0"}"#;
+    let mut lines: Vec<String> = (0..3).map(|i| plan_line(&format!("new-{i}"), i)).collect();
+    lines.push(replay.into());
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    assert_eq!(
+        json_of(ctx(h).args(["import", "plans", "--json"]).arg(&file))["added"],
+        4
+    );
+    let ex = h.join("ex.jsonl");
+    std::fs::write(
+        &ex,
+        r#"{"id":"ex-1","at":"2026-11-20T00:00:30Z","caller":"import-test","plan_id":"new-0","tool":"builtin.page-digest"}"#,
+    )
+    .unwrap();
+    json_of(ctx(h).args(["import", "executions", "--json"]).arg(&ex));
+    assert_eq!(show(h, "new-0")["drift"], "followed");
+    let before = counts(h);
+    let groups_before = plans_in_groups(h);
+    assert_eq!(groups_before, before.0);
+
+    // new-0: another intent and another tool; new-1 the same; new-2 another model; new-9 new.
+    let changed = [
+        plan_line("new-0", 0)
+            .replace(
+                "summarise this page for me new-0",
+                "draft a launch email new-0",
+            )
+            .replace("builtin.page-digest", "mail.draft"),
+        plan_line("new-1", 1),
+        plan_line("new-2", 2).replace("openai/gpt-4o", "local/qwen"),
+        plan_line("new-9", 9),
+    ];
+    std::fs::write(&file, changed.join("\n")).unwrap();
+    let out = ctx(h)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("new-0") && err.contains("new-2"), "{err}");
+    assert!(!err.contains("new-1") && !err.contains("new-9"), "{err}");
+    assert!(err.contains("--on-conflict"), "{err}");
+    assert_eq!(counts(h), before, "nothing written");
+    assert_eq!(show(h, "new-0")["model"], "openai/gpt-4o");
+
+    let skip = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "skip"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (
+            &skip["added"],
+            &skip["already_present"],
+            &skip["skipped"],
+            &skip["replaced"]
+        ),
+        (&1.into(), &1.into(), &2.into(), &0.into()),
+        "{skip}"
+    );
+    assert_eq!(show(h, "new-2")["model"], "openai/gpt-4o");
+
+    let replace = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (
+            &replace["added"],
+            &replace["already_present"],
+            &replace["replaced"]
+        ),
+        (&0.into(), &2.into(), &2.into()),
+        "{replace}"
+    );
+    let new0 = show(h, "new-0");
+    assert_eq!(new0["intent"], "draft a launch email new-0");
+    assert_eq!(new0["steps"][0]["tool"], "mail.draft");
+    // Derived data follows: the executed page digest is no longer what was planned, the
+    // replay still links to it, and the groups still add up to the plans.
+    assert_eq!(new0["drift"], "diverged", "{new0}");
+    assert_eq!(new0["replays"][0]["id"], "new-0.r1");
+    assert_eq!(show(h, "new-2")["model"], "local/qwen");
+    assert_eq!(plans_in_groups(h), counts(h).0);
+    // The same file again is idempotent.
+    let again = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (&again["replaced"], &again["already_present"]),
+        (&0.into(), &4.into())
+    );
+
+    // Executions: an explicit id with another tool is a conflict too.
+    std::fs::write(
+        &ex,
+        r#"{"id":"ex-1","at":"2026-11-20T00:00:30Z","caller":"import-test","plan_id":"new-0","tool":"mail.draft"}"#,
+    )
+    .unwrap();
+    let out = ctx(h)
+        .args(["import", "executions"])
+        .arg(&ex)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ex-1"));
+    assert_eq!(show(h, "new-0")["drift"], "diverged");
+    let r = json_of(
+        ctx(h)
+            .args(["import", "executions", "--json", "--on-conflict", "replace"])
+            .arg(&ex),
+    );
+    assert_eq!(r["replaced"], 1, "{r}");
+    assert_eq!(show(h, "new-0")["drift"], "followed");
+}
