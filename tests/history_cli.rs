@@ -432,3 +432,119 @@ fn an_id_stored_with_other_content_is_refused_listing_the_ids_unless_skip_or_rep
     assert_eq!(r["replaced"], 1, "{r}");
     assert_eq!(show(h, "new-0")["drift"], "followed");
 }
+
+/// The binary as a user that read-only files bind: root ignores permissions, so as root it
+/// runs as `nobody` through setpriv (util-linux).
+fn unprivileged(home: &Path) -> assert_cmd::Command {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata(home).unwrap().uid() != 0 {
+        return ctx(home);
+    }
+    let mut cmd = assert_cmd::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home)
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
+    let top = tempfile::tempdir().unwrap();
+    chmod(top.path(), 0o755);
+    let home = top.path().join("ws");
+    let plans = json_of(ctx(&home).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let store = home.join("history.sqlite");
+    let file = top.path().join("plans.jsonl");
+    std::fs::write(&file, plan_line("ro-1", 1)).unwrap();
+    chmod(&file, 0o644);
+    chmod(&store, 0o444);
+    let bytes = std::fs::read(&store).unwrap();
+
+    // A read-only file in a read-only directory: no -wal or -shm can be made beside it.
+    chmod(&home, 0o555);
+    let before = listing(&home);
+    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+    assert_eq!(read["total"], plans);
+    json_of(unprivileged(&home).args(["history", "show", "pl-0001", "--json"]));
+    let out = unprivileged(&home)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&store.display().to_string()) && err.contains("read-only"),
+        "{err}"
+    );
+    assert!(!err.contains("not a ctxconsole"), "{err}");
+    assert_eq!(listing(&home), before);
+    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+
+    // A read-only file in a directory that can take the -wal and -shm.
+    chmod(&home, 0o777);
+    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+    assert_eq!(read["total"], plans);
+    let out = unprivileged(&home)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("read-only") && err.contains("importing plans"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+}
+
+#[test]
+fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
+    let store = home.path().join("history.sqlite");
+    let mut bytes = std::fs::read(&store).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let pages = bytes.len() / page;
+    assert!(pages > 100, "{pages} pages");
+    // Garbage over one whole page in the middle: not the header SQLite reads on open.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for b in &mut bytes[pages / 2 * page..(pages / 2 + 1) * page] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    std::fs::write(&store, &bytes).unwrap();
+    for args in [
+        &["history", "--json"][..],
+        &["history", "show", "pl-0001"][..],
+        &["history", "--drift"][..],
+    ] {
+        let out = ctx(home.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&store.display().to_string()) && err.contains("damaged"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(std::fs::read(&store).unwrap(), bytes, "{args:?}");
+    }
+}

@@ -71,6 +71,7 @@ impl OutputCache {
 
     /// Keep `content`; the same content stored twice is one row (its age restarts).
     pub fn store(&self, content: &str) -> anyhow::Result<Stored> {
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "storing a paste")?;
         let cache_ref = cache_ref(content.as_bytes());
         let lines = content.lines().count();
         let changed = self
@@ -125,6 +126,12 @@ impl OutputCache {
 
     /// Remove entries older than `max_age`. Returns how many went.
     pub fn gc(&self, max_age: Duration) -> anyhow::Result<usize> {
+        sqlite::ensure_writable(
+            &self.conn,
+            &self.path,
+            SCHEMA.kind,
+            "collecting old entries",
+        )?;
         let cutoff = now_secs() - max_age.as_secs() as i64;
         let n = self
             .conn

@@ -381,7 +381,7 @@ impl HistoryStore {
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().unwrap_or(DEFAULT_DRIFT_WINDOW_SECS);
-        } else {
+        } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
         }
         Ok((store, created))
@@ -401,7 +401,7 @@ impl HistoryStore {
             return Ok(0);
         }
         self.drift_window = secs;
-        let tx = self.write()?;
+        let tx = self.write("changing the drift window")?;
         set_meta(&tx, "drift_window_secs", &secs.to_string())?;
         let callers = all_callers(&tx)?;
         let n = recompute_drift(&tx, &callers, secs)?;
@@ -422,7 +422,8 @@ impl HistoryStore {
 
     /// A write transaction that takes the lock at once, so two importers queue instead of
     /// failing half-way.
-    fn write(&mut self) -> anyhow::Result<Transaction<'_>> {
+    fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
         let path = self.path.display().to_string();
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -458,7 +459,7 @@ impl HistoryStore {
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
-        let tx = self.write()?;
+        let tx = self.write("importing plans")?;
         let mut report = ImportReport::new(source, "plans");
         let mut callers = BTreeSet::new();
         {
@@ -505,7 +506,7 @@ impl HistoryStore {
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
-        let tx = self.write()?;
+        let tx = self.write("importing executions")?;
         let mut report = ImportReport::new(source, "executions");
         let mut callers = BTreeSet::new();
         let mut linked = BTreeSet::new();
@@ -569,7 +570,7 @@ impl HistoryStore {
     /// Recompute every plan's drift; returns how many changed.
     pub fn recompute_all_drift(&mut self) -> anyhow::Result<usize> {
         let window = self.drift_window;
-        let tx = self.write()?;
+        let tx = self.write("recomputing drift")?;
         let callers = all_callers(&tx)?;
         let n = recompute_drift(&tx, &callers, window)?;
         tx.commit()?;
@@ -585,7 +586,7 @@ impl HistoryStore {
         recompute: bool,
     ) -> anyhow::Result<usize> {
         let window = self.drift_window;
-        let tx = self.write()?;
+        let tx = self.write("storing plans")?;
         if let Some((k, v)) = meta {
             // Checked under the write lock: two first runs at once seed once.
             let done: Option<String> = tx
@@ -635,7 +636,7 @@ impl HistoryStore {
             anyhow::bail!("a replay record needs replay_of");
         };
         let path = self.path.clone();
-        let tx = self.write()?;
+        let tx = self.write("storing a replay")?;
         let known: bool = tx
             .query_row(
                 "SELECT COUNT(*) FROM plans WHERE id = ?1",

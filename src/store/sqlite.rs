@@ -3,8 +3,10 @@
 //! migrated forward, each step in its own transaction.
 
 use anyhow::Context;
-use rusqlite::{Connection, OpenFlags};
-use std::path::Path;
+use rusqlite::{Connection, ErrorCode, MAIN_DB, OpenFlags};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::exit::bad_input;
@@ -53,9 +55,23 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
     let mut version = 0;
     if existed {
         // Reads only: a foreign or damaged file must come out of this byte for byte.
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| not_ours(e.to_string()))?;
+        let app: i64 = match application_id(&conn) {
+            // A read of a WAL file needs its -shm beside it; a directory that cannot take
+            // one is read-only: open the file read-only for what only reads.
+            Err(e) if is_access_error(&e) => {
+                conn =
+                    open_read_only(path).map_err(|e| cannot_access(&name, kind, &e.to_string()))?;
+                application_id(&conn)
+            }
+            other => other,
+        }
+        .map_err(|e| {
+            if is_access_error(&e) {
+                cannot_access(&name, kind, &e.to_string())
+            } else {
+                not_ours(e.to_string())
+            }
+        })?;
         if app != schema.application_id {
             return Err(not_ours(format!("application id {app:#x}")));
         }
@@ -67,6 +83,17 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
                 "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
                 schema.version()
             )));
+        }
+        quick_check_once(&conn, path, &name, kind)?;
+        if conn.is_readonly(MAIN_DB)? {
+            if version < schema.version() {
+                return Err(anyhow::anyhow!(
+                    "{name}: the {kind} is read-only (the file or its directory cannot be written) \
+                     and needs migrating from schema {version} to {}; make it writable once",
+                    schema.version()
+                ));
+            }
+            return Ok((conn, false));
         }
     }
     set_wal(&conn).with_context(|| format!("{name}: setting WAL"))?;
@@ -88,6 +115,114 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         tx.commit()?;
     }
     Ok((conn, !existed))
+}
+
+/// `PRAGMA application_id`: the first read of a file.
+fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA application_id", [], |r| r.get(0))
+}
+
+/// SQLite could not open, lock or create what it needed: permissions, not content.
+fn is_access_error(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied)
+    )
+}
+
+fn cannot_access(name: &str, kind: &str, detail: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name}: cannot read the {kind}: the file or its directory is read-only or not accessible ({detail})"
+    )
+}
+
+/// Open an existing file for reads only, when its directory cannot take the -wal and -shm
+/// files. With no -wal file left beside it, no transaction is half-written, so the file is
+/// opened immutable (SQLite then needs no -shm); a -wal left behind must be read through.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let conn = if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?
+    } else {
+        let absolute = std::path::absolute(path).map_err(|e| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(e.to_string()),
+            )
+        })?;
+        Connection::open_with_flags(
+            format!("file:{}?immutable=1", uri_path(&absolute)),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )?
+    };
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(conn)
+}
+
+/// A path as the path of a `file:` URI: every byte but unreserved ones and `/` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(b) {
+            out.push(*b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Files this process has already checked (by canonical path): the check reads the whole
+/// file, and the console opens a connection per query.
+static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// `PRAGMA quick_check` the first time this process opens a file: a damaged page anywhere
+/// is refused before anything reads or writes around it. Reads only.
+fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> anyhow::Result<()> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if CHECKED.lock().is_ok_and(|c| c.contains(&key)) {
+        return Ok(());
+    }
+    let damaged = |detail: &str| {
+        bad_input(format!(
+            "{name}: the {kind} is damaged ({detail}); it was left untouched: restore it from a \
+             backup or move it aside"
+        ))
+    };
+    let problems: Vec<String> = conn
+        .prepare("PRAGMA quick_check(5)")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| {
+            if is_access_error(&e) {
+                cannot_access(name, kind, &e.to_string())
+            } else {
+                damaged(&e.to_string())
+            }
+        })?;
+    if problems != ["ok"] {
+        return Err(damaged(&problems.join("; ")));
+    }
+    if let Ok(mut c) = CHECKED.lock() {
+        c.insert(key);
+    }
+    Ok(())
+}
+
+/// Refuse a write to a file opened read-only, saying so, before SQLite would.
+pub fn ensure_writable(
+    conn: &Connection,
+    path: &Path,
+    kind: &str,
+    doing: &str,
+) -> anyhow::Result<()> {
+    if conn.is_readonly(MAIN_DB)? {
+        anyhow::bail!(
+            "{}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
