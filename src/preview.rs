@@ -166,7 +166,7 @@ pub fn preview_among(
         let kind = detect_kind(None, opening(prompt, 4 * 1024 * 1024));
         let (reference, cached) = match &ctx.cache_dir {
             Some(dir) => {
-                let cache = OutputCache::open_in(dir)?;
+                let mut cache = OutputCache::open_in(dir)?;
                 (cache.store(prompt)?.cache_ref, true)
             }
             None => (cache_ref(prompt.as_bytes()), false),
