@@ -380,7 +380,12 @@ impl HistoryStore {
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
         };
         if let Some(w) = store.meta("drift_window_secs")? {
-            store.drift_window = w.parse().unwrap_or(DEFAULT_DRIFT_WINDOW_SECS);
+            store.drift_window = w.parse().map_err(|_| {
+                bad_input(format!(
+                    "{}: the stored drift window '{w}' is damaged (meta drift_window_secs)",
+                    path.display()
+                ))
+            })?;
         } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
         }
@@ -975,7 +980,9 @@ impl HistoryStore {
         };
         while let Some(r) = rows.next().map_err(db_err(&self.path, "reading steps"))? {
             let seq: i64 = r.get(0)?;
-            let tool = r.get_ref(1)?.as_str().unwrap_or_default();
+            let tool = r.get_ref(1)?.as_str().map_err(|e| {
+                anyhow::anyhow!("{}: a step's tool is damaged ({e})", self.path.display())
+            })?;
             if tool == UNKNOWN_TOOL {
                 continue;
             }
@@ -2152,5 +2159,14 @@ mod tests {
         // The drift listing reads the same column: an error too, not an empty list.
         let err = format!("{:#}", s.drift(&PlanFilter::default(), 1).unwrap_err());
         assert!(err.contains(&file) && err.contains(&id), "{err}");
+        // A stored setting that no longer parses is not quietly the default either.
+        s.conn
+            .execute(
+                "UPDATE meta SET value = 'soon' WHERE key = 'drift_window_secs'",
+                [],
+            )
+            .unwrap();
+        let err = format!("{:#}", HistoryStore::open(s.path()).err().unwrap());
+        assert!(err.contains(&file) && err.contains("drift window"), "{err}");
     }
 }
