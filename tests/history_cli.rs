@@ -512,6 +512,18 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
         "{err}"
     );
     assert_eq!(std::fs::read(&store).unwrap(), bytes);
+
+    // No store yet, and a directory it cannot be created in.
+    let empty = top.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    chmod(&empty, 0o555);
+    let out = unprivileged(&empty).args(["history"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot create") && err.contains("read-only"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -45,7 +45,13 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
     )
-    .with_context(|| format!("{name}: cannot open the {kind}"))?;
+    .map_err(|e| match existed {
+        false if is_access_error(&e) => anyhow::anyhow!(
+            "{name}: cannot create the {kind}: its directory is read-only or not accessible ({e})"
+        ),
+        true if is_access_error(&e) => cannot_access(&name, kind, &e.to_string()),
+        _ => anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}")),
+    })?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     let not_ours = |detail: String| {
         bad_input(format!(
