@@ -90,7 +90,11 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
                 schema.version()
             )));
         }
-        quick_check_once(&conn, path, &name, kind)?;
+        // Every write checks first (ensure_writable); a read only while the check is cheap.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if size <= QUICK_CHECK_ON_OPEN_MAX_BYTES || version < schema.version() {
+            quick_check_once(&conn, path, &name, kind)?;
+        }
         if conn.is_readonly(MAIN_DB)? {
             if version < schema.version() {
                 return Err(anyhow::anyhow!(
@@ -179,6 +183,13 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
+/// Up to this size a file is checked when it is opened, whatever the command does: the
+/// check reads the whole file (measured 0.3 s for a 130 MB store of 100,000 plans, 4 s for
+/// 1.2 GB and 1,000,000 plans, against 0.3–0.5 s for the whole `history` command). A larger
+/// file is checked before its first write, where damage would spread; a read that meets a
+/// damaged page fails on it, naming the file.
+pub const QUICK_CHECK_ON_OPEN_MAX_BYTES: u64 = 128 * 1024 * 1024;
+
 /// Files this process has already checked (by canonical path): the check reads the whole
 /// file, and the console opens a connection per query.
 static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
@@ -215,20 +226,21 @@ fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> a
     Ok(())
 }
 
-/// Refuse a write to a file opened read-only, saying so, before SQLite would.
+/// Before any write: refuse a file opened read-only, saying so, before SQLite would; and
+/// check the file once (a write into a damaged file spreads the damage).
 pub fn ensure_writable(
     conn: &Connection,
     path: &Path,
     kind: &str,
     doing: &str,
 ) -> anyhow::Result<()> {
+    let name = path.display().to_string();
     if conn.is_readonly(MAIN_DB)? {
         anyhow::bail!(
-            "{}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it",
-            path.display()
+            "{name}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it"
         );
     }
-    Ok(())
+    quick_check_once(conn, path, &name, kind)
 }
 
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
