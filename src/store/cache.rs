@@ -205,14 +205,23 @@ impl OutputCache {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .with_context(context)?;
         let now = now_secs();
-        let created_at: Option<i64> = tx
+        let held: Option<(i64, i64)> = tx
             .query_row(
-                "SELECT created_at FROM entries WHERE ref = ?1",
+                "SELECT created_at, bytes FROM entries WHERE ref = ?1",
                 [&cache_ref],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .with_context(context)?;
+        if let Some((_, bytes)) = held
+            && bytes != content.len() as i64
+        {
+            // Two contents behind one 64-bit reference: never answer for the other one.
+            anyhow::bail!(
+                "{name}: entry {cache_ref} holds {bytes} bytes of other content with the same reference; not stored"
+            );
+        }
+        let created_at = held.map(|(at, _)| at);
         let existed = created_at.is_some();
         if created_at.is_some_and(|at| at != now) {
             tx.execute(
@@ -573,6 +582,26 @@ mod tests {
         let err = cache.get(&r).unwrap_err().to_string();
         assert!(
             err.contains(&path.display().to_string()) && err.contains(&r),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn other_content_behind_a_held_reference_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let s = cache.store("first\n").unwrap();
+        // As if another content hashed to the same 64 bits.
+        cache
+            .conn
+            .execute(
+                "UPDATE entries SET bytes = 99 WHERE ref = ?1",
+                [&s.cache_ref],
+            )
+            .unwrap();
+        let err = cache.store("first\n").unwrap_err().to_string();
+        assert!(
+            err.contains(&s.cache_ref) && err.contains("other content"),
             "{err}"
         );
     }
