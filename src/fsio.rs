@@ -196,8 +196,13 @@ pub fn new_private_file_beside(path: &Path) -> anyhow::Result<Option<PathBuf>> {
     let dir = parent_of(path);
     create_private_dirs(&dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display()))?;
-    let (tmp, _file) = temp_beside(&dir, path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", path.display()))?;
+    let (tmp, _file) = temp_beside(&dir, path).map_err(|e| match e.kind() {
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => anyhow::anyhow!(
+            "{}: cannot create: its directory is read-only or not accessible ({e})",
+            path.display()
+        ),
+        _ => anyhow::anyhow!("{}: cannot create: {e}", path.display()),
+    })?;
     Ok(Some(tmp))
 }
 

@@ -90,7 +90,7 @@ pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedR
     if !briefed {
         return Ok(p);
     }
-    let cache = OutputCache::open_in(dir)?;
+    let mut cache = OutputCache::open_in(dir)?;
     let parts = std::iter::once((&mut p.gate, ask.instruction)).chain(
         p.attachments
             .iter_mut()

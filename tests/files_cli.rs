@@ -298,7 +298,7 @@ fn the_write_ahead_log_and_shared_memory_files_are_private_too() {
         let p = PathBuf::from(format!("{}{suffix}", path.display()));
         assert_eq!(mode(&p), 0o600, "{}", p.display());
     }
-    let cache = ctxconsole::store::cache::OutputCache::open_in(dir.path()).unwrap();
+    let mut cache = ctxconsole::store::cache::OutputCache::open_in(dir.path()).unwrap();
     cache.store("some pasted secret").unwrap();
     for suffix in ["", "-wal", "-shm"] {
         let p = PathBuf::from(format!("{}{suffix}", cache.path().display()));

@@ -292,3 +292,271 @@ fn a_killed_import_leaves_the_store_as_it_was() {
     );
     assert_eq!(r["added"], 10);
 }
+
+fn show(home: &Path, id: &str) -> serde_json::Value {
+    json_of(ctx(home).args(["history", "show", id, "--json"]))
+}
+
+/// Plans in every group: the shape summary kept beside the plans must add up to them.
+fn plans_in_groups(home: &Path) -> u64 {
+    let g = json_of(ctx(home).args(["history", "--groups", "--json", "--limit", "100000"]));
+    g["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["plans"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn an_id_stored_with_other_content_is_refused_listing_the_ids_unless_skip_or_replace() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("plans.jsonl");
+    let replay = r#"{"id":"new-0.r1","at":"2026-11-20T00:05:00Z","caller":"import-test","model":"openai/gpt-4o","intent":"summarise this page for me new-0","steps":[{"order":1,"tool":"builtin.page-digest"}],"replay_of":"new-0"}"#;
+    let mut lines: Vec<String> = (0..3).map(|i| plan_line(&format!("new-{i}"), i)).collect();
+    lines.push(replay.into());
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    assert_eq!(
+        json_of(ctx(h).args(["import", "plans", "--json"]).arg(&file))["added"],
+        4
+    );
+    let ex = h.join("ex.jsonl");
+    std::fs::write(
+        &ex,
+        r#"{"id":"ex-1","at":"2026-11-20T00:00:30Z","caller":"import-test","plan_id":"new-0","tool":"builtin.page-digest"}"#,
+    )
+    .unwrap();
+    json_of(ctx(h).args(["import", "executions", "--json"]).arg(&ex));
+    assert_eq!(show(h, "new-0")["drift"], "followed");
+    let before = counts(h);
+    let groups_before = plans_in_groups(h);
+    assert_eq!(groups_before, before.0);
+
+    // new-0: another intent and another tool; new-1 the same; new-2 another model; new-9 new.
+    let changed = [
+        plan_line("new-0", 0)
+            .replace(
+                "summarise this page for me new-0",
+                "draft a launch email new-0",
+            )
+            .replace("builtin.page-digest", "mail.draft"),
+        plan_line("new-1", 1),
+        plan_line("new-2", 2).replace("openai/gpt-4o", "local/qwen"),
+        plan_line("new-9", 9),
+    ];
+    std::fs::write(&file, changed.join("\n")).unwrap();
+    let out = ctx(h)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("new-0") && err.contains("new-2"), "{err}");
+    assert!(!err.contains("new-1") && !err.contains("new-9"), "{err}");
+    assert!(err.contains("--on-conflict"), "{err}");
+    assert_eq!(counts(h), before, "nothing written");
+    assert_eq!(show(h, "new-0")["model"], "openai/gpt-4o");
+
+    let skip = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "skip"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (
+            &skip["added"],
+            &skip["already_present"],
+            &skip["skipped"],
+            &skip["replaced"]
+        ),
+        (&1.into(), &1.into(), &2.into(), &0.into()),
+        "{skip}"
+    );
+    assert_eq!(show(h, "new-2")["model"], "openai/gpt-4o");
+
+    let replace = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (
+            &replace["added"],
+            &replace["already_present"],
+            &replace["replaced"]
+        ),
+        (&0.into(), &2.into(), &2.into()),
+        "{replace}"
+    );
+    let new0 = show(h, "new-0");
+    assert_eq!(new0["intent"], "draft a launch email new-0");
+    assert_eq!(new0["steps"][0]["tool"], "mail.draft");
+    // Derived data follows: the executed page digest is no longer what was planned, the
+    // replay still links to it, and the groups still add up to the plans.
+    assert_eq!(new0["drift"], "diverged", "{new0}");
+    assert_eq!(new0["replays"][0]["id"], "new-0.r1");
+    assert_eq!(show(h, "new-2")["model"], "local/qwen");
+    assert_eq!(plans_in_groups(h), counts(h).0);
+    // The same file again is idempotent.
+    let again = json_of(
+        ctx(h)
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(&file),
+    );
+    assert_eq!(
+        (&again["replaced"], &again["already_present"]),
+        (&0.into(), &4.into())
+    );
+
+    // Executions: an explicit id with another tool is a conflict too.
+    std::fs::write(
+        &ex,
+        r#"{"id":"ex-1","at":"2026-11-20T00:00:30Z","caller":"import-test","plan_id":"new-0","tool":"mail.draft"}"#,
+    )
+    .unwrap();
+    let out = ctx(h)
+        .args(["import", "executions"])
+        .arg(&ex)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ex-1"));
+    assert_eq!(show(h, "new-0")["drift"], "diverged");
+    let r = json_of(
+        ctx(h)
+            .args(["import", "executions", "--json", "--on-conflict", "replace"])
+            .arg(&ex),
+    );
+    assert_eq!(r["replaced"], 1, "{r}");
+    assert_eq!(show(h, "new-0")["drift"], "followed");
+}
+
+/// The binary as a user that read-only files bind: root ignores permissions, so as root it
+/// runs as `nobody` through setpriv (util-linux).
+fn unprivileged(home: &Path) -> assert_cmd::Command {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata(home).unwrap().uid() != 0 {
+        return ctx(home);
+    }
+    let mut cmd = assert_cmd::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home)
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
+    let top = tempfile::tempdir().unwrap();
+    chmod(top.path(), 0o755);
+    let home = top.path().join("ws");
+    let plans = json_of(ctx(&home).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let store = home.join("history.sqlite");
+    let file = top.path().join("plans.jsonl");
+    std::fs::write(&file, plan_line("ro-1", 1)).unwrap();
+    chmod(&file, 0o644);
+    chmod(&store, 0o444);
+    let bytes = std::fs::read(&store).unwrap();
+
+    // A read-only file in a read-only directory: no -wal or -shm can be made beside it.
+    chmod(&home, 0o555);
+    let before = listing(&home);
+    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+    assert_eq!(read["total"], plans);
+    json_of(unprivileged(&home).args(["history", "show", "pl-0001", "--json"]));
+    let out = unprivileged(&home)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&store.display().to_string()) && err.contains("read-only"),
+        "{err}"
+    );
+    assert!(!err.contains("not a ctxconsole"), "{err}");
+    assert_eq!(listing(&home), before);
+    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+
+    // A read-only file in a directory that can take the -wal and -shm.
+    chmod(&home, 0o777);
+    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+    assert_eq!(read["total"], plans);
+    let out = unprivileged(&home)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("read-only") && err.contains("importing plans"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+
+    // No store yet, and a directory it cannot be created in.
+    let empty = top.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    chmod(&empty, 0o555);
+    let out = unprivileged(&empty).args(["history"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot create") && err.contains("read-only"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
+    let store = home.path().join("history.sqlite");
+    let mut bytes = std::fs::read(&store).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let pages = bytes.len() / page;
+    assert!(pages > 100, "{pages} pages");
+    // Garbage over one whole page in the middle: not the header SQLite reads on open.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for b in &mut bytes[pages / 2 * page..(pages / 2 + 1) * page] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    std::fs::write(&store, &bytes).unwrap();
+    for args in [
+        &["history", "--json"][..],
+        &["history", "show", "pl-0001"][..],
+        &["history", "--drift"][..],
+    ] {
+        let out = ctx(home.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&store.display().to_string()) && err.contains("damaged"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(std::fs::read(&store).unwrap(), bytes, "{args:?}");
+    }
+}

@@ -63,7 +63,7 @@ fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
 #[test]
 fn a_huge_older_than_is_refused_and_deletes_nothing() {
     let home = tempfile::tempdir().unwrap();
-    let cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
+    let mut cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
     cache.store("kept\n").unwrap();
     drop(cache);
     for huge in [

@@ -46,7 +46,7 @@ use ctxconsole::import::litellm::parse_registry;
 use ctxconsole::import::mcp::split_command;
 use ctxconsole::import::text_from_bytes;
 use ctxconsole::llm::provider::Providers;
-use ctxconsole::store::history::HistoryStore;
+use ctxconsole::store::history::{HistoryStore, OnConflict};
 use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::theme::Theme;
 use ctxconsole::workspace::{
@@ -851,9 +851,9 @@ fn imports_into_a_real_store() {
             for plans in [true, false] {
                 let before = store.counts().unwrap();
                 let result = if plans {
-                    store.import_plans(origin, bytes, &pipelines, |_| {})
+                    store.import_plans(origin, bytes, &pipelines, OnConflict::Refuse, |_| {})
                 } else {
-                    store.import_executions(origin, bytes, |_| {})
+                    store.import_executions(origin, bytes, OnConflict::Refuse, |_| {})
                 };
                 match result {
                     Ok(report) => assert_eq!(report.source, origin),

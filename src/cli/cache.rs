@@ -73,16 +73,26 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             }
         }
         What::Gc { older_than, json } => {
-            let removed = cache.gc(older_than)?;
+            let mut cache = cache;
+            let done = cache.gc(older_than)?;
             let (entries, bytes) = cache.stats()?;
             if json {
                 return print_json(&serde_json::json!({
-                    "removed": removed, "entries": entries, "bytes": bytes
+                    "removed": done.removed,
+                    "entries": entries,
+                    "bytes": bytes,
+                    "file_bytes_before": done.file_bytes_before,
+                    "file_bytes_after": done.file_bytes_after,
+                    "bytes_freed": done.bytes_freed(),
                 }));
             }
             emit(&format!(
-                "removed {removed}; {entries} entries ({bytes} bytes) remain in {}\n",
-                cache.path().display()
+                "removed {}; {entries} entries ({bytes} bytes) remain in {}; the file went from {} to {} bytes ({} freed)\n",
+                done.removed,
+                cache.path().display(),
+                done.file_bytes_before,
+                done.file_bytes_after,
+                done.bytes_freed()
             ))
         }
     }

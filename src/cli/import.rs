@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
 use crate::import::open_text;
-use crate::store::history::ImportReport;
+use crate::store::history::{ImportReport, OnConflict};
 use crate::workspace::StoreChoice;
 
 #[derive(Debug, clap::Args)]
@@ -27,15 +27,32 @@ pub struct FileArgs {
     /// The JSONL file, or `-` for stdin.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// What to do with a record whose id is already stored with different content: keep
+    /// the stored one (`skip`) or take the file's (`replace`). Without it such a record is
+    /// an error listing the ids, and nothing is imported.
+    #[arg(long, value_name = "skip|replace")]
+    pub on_conflict: Option<ConflictArg>,
     #[arg(long)]
     pub json: bool,
 }
 
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ConflictArg {
+    Skip,
+    Replace,
+}
+
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
-    let (file, json, plans) = match args.what {
-        What::Plans(f) => (f.file, f.json, true),
-        What::Executions(f) => (f.file, f.json, false),
+    let (f, plans) = match args.what {
+        What::Plans(f) => (f, true),
+        What::Executions(f) => (f, false),
+    };
+    let (file, json) = (f.file, f.json);
+    let on_conflict = match f.on_conflict {
+        None => OnConflict::Refuse,
+        Some(ConflictArg::Skip) => OnConflict::Skip,
+        Some(ConflictArg::Replace) => OnConflict::Replace,
     };
     let source = file.display().to_string();
     let reader = open_text(&file)?;
@@ -43,15 +60,28 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
     let report: ImportReport = if plans {
-        history.import_plans(&source, reader, &ws.pipeline_ids(), progress)?
+        history.import_plans(&source, reader, &ws.pipeline_ids(), on_conflict, progress)?
     } else {
-        history.import_executions(&source, reader, progress)?
+        history.import_executions(&source, reader, on_conflict, progress)?
     };
     if json {
         return print_json(&report);
     }
+    let mut conflicts = String::new();
+    if report.skipped > 0 {
+        conflicts.push_str(&format!(
+            ", {} skipped (stored with different content, kept as stored)",
+            report.skipped
+        ));
+    }
+    if report.replaced > 0 {
+        conflicts.push_str(&format!(
+            ", {} replaced (stored with different content)",
+            report.replaced
+        ));
+    }
     emit(&format!(
-        "{}: {} {} read, {} added, {} already present; drift updated on {} plans ({})\n",
+        "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n",
         report.source,
         report.lines,
         report.kind,

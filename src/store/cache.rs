@@ -1,9 +1,16 @@
 //! The output cache (DESIGN §2.7): full content that entered the context as a briefing,
 //! kept in SQLite in the data directory, keyed by content hash, served whole or by line
 //! range, collected by age.
+//!
+//! Content is stored in chunks cut at content-defined line boundaries, each kept once by
+//! its own hash: a paste seen again — alone, or inside a prompt typed around it — adds only
+//! the chunks that differ, so the console previewing a big paste at every typing pause
+//! writes the paste once, not once per pause.
 
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,15 +23,55 @@ const SCHEMA: Schema = Schema {
     // "ctxc"
     application_id: 0x6374_7863,
     kind: "output cache",
-    migrations: &["CREATE TABLE cache (
+    migrations: &[
+        "CREATE TABLE cache (
              ref TEXT PRIMARY KEY,
              created_at INTEGER NOT NULL,
              bytes INTEGER NOT NULL,
              lines INTEGER NOT NULL,
              content BLOB NOT NULL
          );
-         CREATE INDEX cache_created ON cache(created_at);"],
+         CREATE INDEX cache_created ON cache(created_at);",
+        MIGRATION_2,
+    ],
 };
+
+/// Content in chunks, each stored once by its hash; an entry lists its chunks in order.
+/// An entry from schema 1 becomes one chunk keyed by its ref (chunk keys made now are
+/// longer, so the two never meet).
+const MIGRATION_2: &str = "
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    content BLOB NOT NULL
+);
+CREATE TABLE entries (
+    ref TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    lines INTEGER NOT NULL
+);
+CREATE INDEX entries_created ON entries(created_at);
+CREATE TABLE entry_chunks (
+    ref TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    chunk INTEGER NOT NULL,
+    PRIMARY KEY (ref, ord)
+) WITHOUT ROWID;
+CREATE INDEX entry_chunks_chunk ON entry_chunks(chunk);
+INSERT INTO chunks(key, content) SELECT ref, content FROM cache;
+INSERT INTO entries(ref, created_at, bytes, lines) SELECT ref, created_at, bytes, lines FROM cache;
+INSERT INTO entry_chunks(ref, ord, chunk) SELECT k.key, 0, k.id FROM chunks k;
+DROP TABLE cache;
+";
+
+/// A chunk ends after a line whose hash (with the line before it) is a multiple of this:
+/// about this many lines to a chunk, wherever the content starts.
+const CHUNK_LINES: u64 = 256;
+/// No boundary before this many bytes, so runs of short equal lines do not make tiny chunks.
+const CHUNK_MIN: usize = 4 * 1024;
+/// A chunk never grows past this (a very long line is cut here).
+const CHUNK_MAX: usize = 1024 * 1024;
 
 pub struct OutputCache {
     conn: Connection,
@@ -39,12 +86,90 @@ pub struct Stored {
     pub lines: usize,
     /// The same content was already cached.
     pub existed: bool,
+    /// Bytes of content written now: chunks the cache did not hold yet.
+    pub written: usize,
+}
+
+/// What `gc` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Collected {
+    /// Entries removed.
+    pub removed: usize,
+    /// The file (with its write-ahead log) before and after, in bytes.
+    pub file_bytes_before: u64,
+    pub file_bytes_after: u64,
+}
+
+impl Collected {
+    pub fn bytes_freed(&self) -> u64 {
+        self.file_bytes_before.saturating_sub(self.file_bytes_after)
+    }
+}
+
+/// Content cut into chunks at content-defined line ends: the same lines give the same
+/// chunks wherever they sit, so an edit changes only the chunks it touches.
+pub fn chunks(content: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let (mut start, mut line_start) = (0usize, 0usize);
+    // The hash of the line before: a boundary depends on two lines, nothing further back.
+    let mut prev: u64 = 0;
+    for (i, b) in content.iter().enumerate() {
+        let end = i + 1;
+        if *b == b'\n' {
+            let line = &content[line_start..end];
+            let h = fnv1a(prev, line);
+            prev = fnv1a(0, line);
+            line_start = end;
+            if end - start >= CHUNK_MIN && h.is_multiple_of(CHUNK_LINES) {
+                out.push(&content[start..end]);
+                start = end;
+                continue;
+            }
+        }
+        if end - start >= CHUNK_MAX {
+            out.push(&content[start..end]);
+            start = end;
+        }
+    }
+    if start < content.len() {
+        out.push(&content[start..]);
+    }
+    out
+}
+
+/// FNV-1a over `bytes`, seeded with the previous line's hash: stable across runs and builds.
+fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The reference for content: 16 hex digits of its SHA-256 (computed in core, where a
 /// request names it before anything is stored).
 pub fn cache_ref(content: &[u8]) -> String {
     crate::core::gate::content_ref(content)
+}
+
+/// A chunk's key: 32 hex digits of its SHA-256.
+fn chunk_key(chunk: &[u8]) -> String {
+    hex(&Sha256::digest(chunk)[..16])
+}
+
+/// Bytes of a SQLite file and its write-ahead log.
+fn on_disk(path: &Path) -> u64 {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    [path.as_os_str(), wal.as_os_str()]
+        .iter()
+        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum()
 }
 
 impl OutputCache {
@@ -69,53 +194,116 @@ impl OutputCache {
         &self.path
     }
 
-    /// Keep `content`; the same content stored twice is one row (its age restarts).
-    pub fn store(&self, content: &str) -> anyhow::Result<Stored> {
+    /// Keep `content`; the same content stored twice is one entry (its age restarts), and
+    /// a chunk the cache already holds is not written again.
+    pub fn store(&mut self, content: &str) -> anyhow::Result<Stored> {
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "storing a paste")?;
         let cache_ref = cache_ref(content.as_bytes());
         let lines = content.lines().count();
-        let changed = self
+        let name = self.path.display().to_string();
+        let context = || format!("{name}: storing {} bytes", content.len());
+        let tx = self
             .conn
-            .execute(
-                "INSERT INTO cache(ref, created_at, bytes, lines, content) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(ref) DO NOTHING",
-                params![cache_ref, now_secs(), content.len() as i64, lines as i64, content.as_bytes()],
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .with_context(context)?;
+        let now = now_secs();
+        let held: Option<(i64, i64)> = tx
+            .query_row(
+                "SELECT created_at, bytes FROM entries WHERE ref = ?1",
+                [&cache_ref],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .with_context(|| format!("{}: storing {} bytes", self.path.display(), content.len()))?;
-        if changed == 0 {
-            self.conn.execute(
-                "UPDATE cache SET created_at = ?2 WHERE ref = ?1",
-                params![cache_ref, now_secs()],
-            )?;
+            .optional()
+            .with_context(context)?;
+        if let Some((_, bytes)) = held
+            && bytes != content.len() as i64
+        {
+            // Two contents behind one 64-bit reference: never answer for the other one.
+            anyhow::bail!(
+                "{name}: entry {cache_ref} holds {bytes} bytes of other content with the same reference; not stored"
+            );
         }
+        let created_at = held.map(|(at, _)| at);
+        let existed = created_at.is_some();
+        if created_at.is_some_and(|at| at != now) {
+            tx.execute(
+                "UPDATE entries SET created_at = ?2 WHERE ref = ?1",
+                params![cache_ref, now],
+            )
+            .with_context(context)?;
+        }
+        let mut written = 0;
+        if !existed {
+            let mut find = tx.prepare_cached("SELECT id FROM chunks WHERE key = ?1")?;
+            let mut add =
+                tx.prepare_cached("INSERT INTO chunks(key, content) VALUES (?1, ?2) RETURNING id")?;
+            let mut link =
+                tx.prepare_cached("INSERT INTO entry_chunks(ref, ord, chunk) VALUES (?1, ?2, ?3)")?;
+            for (ord, chunk) in chunks(content.as_bytes()).into_iter().enumerate() {
+                let key = chunk_key(chunk);
+                // Looked up by key first: a chunk already held is neither bound nor written.
+                let id: i64 = match find.query_row([&key], |r| r.get(0)).optional()? {
+                    Some(id) => id,
+                    None => {
+                        written += chunk.len();
+                        add.query_row(params![key, chunk], |r| r.get(0))?
+                    }
+                };
+                link.execute(params![cache_ref, ord as i64, id])?;
+            }
+            drop((find, add, link));
+            tx.execute(
+                "INSERT INTO entries(ref, created_at, bytes, lines) VALUES (?1, ?2, ?3, ?4)",
+                params![cache_ref, now, content.len() as i64, lines as i64],
+            )
+            .with_context(context)?;
+        }
+        tx.commit().with_context(context)?;
         Ok(Stored {
             cache_ref,
             bytes: content.len(),
             lines,
-            existed: changed == 0,
+            existed,
+            written,
         })
     }
 
-    /// The whole content, or `None` for an unknown ref.
+    /// The whole content, or `None` for an unknown ref. Content whose chunks are missing or
+    /// no longer hash to its ref is an error naming the file and the entry.
     pub fn get(&self, cache_ref: &str) -> anyhow::Result<Option<String>> {
-        let bytes: Option<Vec<u8>> = self
+        let cache_ref = cache_ref.to_ascii_lowercase();
+        let name = self.path.display();
+        let bytes: Option<i64> = self
             .conn
             .query_row(
-                "SELECT content FROM cache WHERE ref = ?1",
-                params![cache_ref.to_ascii_lowercase()],
+                "SELECT bytes FROM entries WHERE ref = ?1",
+                [&cache_ref],
                 |r| r.get(0),
             )
             .optional()
-            .with_context(|| format!("{}: reading {cache_ref}", self.path.display()))?;
-        bytes
-            .map(|b| {
-                String::from_utf8(b).map_err(|_| {
-                    anyhow::anyhow!(
-                        "{}: entry {cache_ref} is damaged (not UTF-8)",
-                        self.path.display()
-                    )
-                })
-            })
-            .transpose()
+            .with_context(|| format!("{name}: reading {cache_ref}"))?;
+        let Some(bytes) = bytes else {
+            return Ok(None);
+        };
+        let mut content = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
+        let mut st = self.conn.prepare_cached(
+            "SELECT c.content FROM entry_chunks e JOIN chunks c ON c.id = e.chunk
+             WHERE e.ref = ?1 ORDER BY e.ord",
+        )?;
+        let mut rows = st.query([&cache_ref])?;
+        while let Some(r) = rows
+            .next()
+            .with_context(|| format!("{name}: reading {cache_ref}"))?
+        {
+            content.extend_from_slice(r.get_ref(0)?.as_blob()?);
+        }
+        let damaged = |what: &str| anyhow::anyhow!("{name}: entry {cache_ref} is damaged ({what})");
+        if content.len() as i64 != bytes || self::cache_ref(&content) != cache_ref {
+            return Err(damaged("its content no longer matches its reference"));
+        }
+        String::from_utf8(content)
+            .map(Some)
+            .map_err(|_| damaged("not UTF-8"))
     }
 
     /// Lines `a..=b` (1-based) of an entry.
@@ -123,21 +311,51 @@ impl OutputCache {
         Ok(self.get(cache_ref)?.map(|t| line_range(&t, a, b)))
     }
 
-    /// Remove entries older than `max_age`. Returns how many went.
-    pub fn gc(&self, max_age: Duration) -> anyhow::Result<usize> {
-        // Checked: an age beyond what i64 seconds hold reaches back to the beginning.
-        let age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
-        let cutoff = now_secs().saturating_sub(age);
-        let n = self
+    /// Remove entries older than `max_age`, then the chunks no entry uses, and give the
+    /// space back to the file system (VACUUM, then the write-ahead log checkpointed and
+    /// truncated). Reports the file's size before and after.
+    pub fn gc(&mut self, max_age: Duration) -> anyhow::Result<Collected> {
+        sqlite::ensure_writable(
+            &self.conn,
+            &self.path,
+            SCHEMA.kind,
+            "collecting old entries",
+        )?;
+        let name = self.path.display().to_string();
+        let file_bytes_before = on_disk(&self.path);
+        let cutoff =
+            now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
+        let tx = self
             .conn
-            .execute("DELETE FROM cache WHERE created_at < ?1", params![cutoff])?;
-        Ok(n)
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .with_context(|| format!("{name}: waiting for the write lock"))?;
+        let removed = tx.execute("DELETE FROM entries WHERE created_at < ?1", params![cutoff])?;
+        tx.execute(
+            "DELETE FROM entry_chunks WHERE ref NOT IN (SELECT ref FROM entries)",
+            [],
+        )?;
+        let chunks_removed = tx.execute(
+            "DELETE FROM chunks WHERE id NOT IN (SELECT chunk FROM entry_chunks)",
+            [],
+        )?;
+        tx.commit()
+            .with_context(|| format!("{name}: collecting old entries"))?;
+        if removed > 0 || chunks_removed > 0 {
+            self.conn
+                .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+                .with_context(|| format!("{name}: giving the space back (VACUUM)"))?;
+        }
+        Ok(Collected {
+            removed,
+            file_bytes_before,
+            file_bytes_after: on_disk(&self.path),
+        })
     }
 
-    /// (entries, bytes) held.
+    /// (entries, bytes) held: `bytes` counts each entry whole, as `cache get` returns it.
     pub fn stats(&self) -> anyhow::Result<(usize, usize)> {
         let (n, b): (i64, i64) = self.conn.query_row(
-            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM cache",
+            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM entries",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
@@ -152,7 +370,7 @@ mod tests {
     #[test]
     fn store_get_lines_and_gc() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = OutputCache::open_in(dir.path()).unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
         let text = "a\nb\nc\nd\n";
         let s = cache.store(text).unwrap();
         assert_eq!(s.cache_ref.len(), 16);
@@ -165,7 +383,7 @@ mod tests {
             Some("b\nc\n")
         );
         assert_eq!(cache.get("0000000000000000").unwrap(), None);
-        assert_eq!(cache.gc(Duration::from_secs(3600)).unwrap(), 0);
+        assert_eq!(cache.gc(Duration::from_secs(3600)).unwrap().removed, 0);
         drop(cache);
         // Reopens, and the row survives.
         let cache = OutputCache::open_in(dir.path()).unwrap();
@@ -184,5 +402,191 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), junk);
+    }
+
+    #[test]
+    fn the_same_content_again_is_one_row_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let big = big_paste();
+        let first = cache.store(&big).unwrap();
+        // Empty the write-ahead log, then count the pages the repeats write into it.
+        let frames = |cache: &OutputCache, mode: &str| -> i64 {
+            cache
+                .conn
+                .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get(1))
+                .unwrap()
+        };
+        frames(&cache, "TRUNCATE");
+        let size = on_disk(cache.path());
+        for _ in 0..3 {
+            let again = cache.store(&big).unwrap();
+            assert!(again.existed);
+            assert_eq!(again.cache_ref, first.cache_ref);
+        }
+        assert_eq!(cache.stats().unwrap(), (1, big.len()));
+        let written = frames(&cache, "PASSIVE");
+        // At most the entry's age, once a second: never the content.
+        assert!(
+            written <= 6,
+            "{written} pages written for content already stored"
+        );
+        // The log holds those pages (each with its 24-byte frame header) and nothing more.
+        let grew = on_disk(cache.path()) - size;
+        assert!(
+            grew <= written as u64 * (4096 + 24) + 32,
+            "the file grew by {grew}"
+        );
+    }
+
+    fn big_paste() -> String {
+        (0..60_000)
+            .map(|i| {
+                format!(
+                    "{i:>8} | GET /api/v1/items/{} 200 {}ms\n",
+                    i * 7919 % 100_003,
+                    i % 977
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_paste_typed_around_is_written_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let paste = big_paste();
+        let first = cache.store(&paste).unwrap();
+        assert_eq!(first.written, paste.len());
+        let size = on_disk(cache.path());
+        // What the console previews at each pause while the operator types around the paste.
+        let versions = [
+            format!("{paste}summarise"),
+            format!("{paste}summarise the errors"),
+            format!("from the gateway:\n{paste}summarise the errors"),
+        ];
+        let mut written = 0;
+        for v in &versions {
+            let s = cache.store(v).unwrap();
+            assert!(!s.existed);
+            assert_eq!(
+                cache.get(&s.cache_ref).unwrap().as_deref(),
+                Some(v.as_str())
+            );
+            written += s.written;
+        }
+        assert!(
+            written < 3 * CHUNK_MAX.min(paste.len() / 10),
+            "{written} bytes written again"
+        );
+        let grew = on_disk(cache.path()) - size;
+        assert!(
+            grew < paste.len() as u64 / 4,
+            "the file grew by {grew} for {} bytes",
+            paste.len()
+        );
+        assert_eq!(
+            cache.get(&first.cache_ref).unwrap().as_deref(),
+            Some(paste.as_str())
+        );
+    }
+
+    #[test]
+    fn gc_gives_the_space_back_and_says_how_much() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let paste = big_paste();
+        let old = cache.store(&paste).unwrap();
+        let young = cache.store("a small note\n").unwrap();
+        cache
+            .conn
+            .execute(
+                "UPDATE entries SET created_at = 0 WHERE ref = ?1",
+                [&old.cache_ref],
+            )
+            .unwrap();
+        let before = on_disk(cache.path());
+        assert!(before > paste.len() as u64);
+        let done = cache.gc(Duration::from_secs(3600)).unwrap();
+        assert_eq!(done.removed, 1);
+        assert_eq!(done.file_bytes_before, before);
+        assert_eq!(done.file_bytes_after, on_disk(cache.path()));
+        assert!(done.bytes_freed() > paste.len() as u64 * 9 / 10, "{done:?}");
+        assert_eq!(cache.get(&old.cache_ref).unwrap(), None);
+        assert_eq!(
+            cache.get(&young.cache_ref).unwrap().as_deref(),
+            Some("a small note\n")
+        );
+        let none = cache.gc(Duration::from_secs(3600)).unwrap();
+        assert_eq!((none.removed, none.bytes_freed()), (0, 0));
+    }
+
+    #[test]
+    fn an_entry_from_schema_1_reads_back_and_damage_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CACHE_FILE);
+        let v1 = Schema {
+            migrations: &SCHEMA.migrations[..1],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &v1).unwrap();
+        let text = "kept\nfrom before\n";
+        conn.execute(
+            "INSERT INTO cache VALUES (?1, 5, ?2, 2, ?3)",
+            params![
+                cache_ref(text.as_bytes()),
+                text.len() as i64,
+                text.as_bytes()
+            ],
+        )
+        .unwrap();
+        drop(conn);
+        let cache = OutputCache::open(&path).unwrap();
+        let r = cache_ref(text.as_bytes());
+        assert_eq!(cache.get(&r).unwrap().as_deref(), Some(text));
+        cache
+            .conn
+            .execute("UPDATE chunks SET content = X'6b65707400'", [])
+            .unwrap();
+        let err = cache.get(&r).unwrap_err().to_string();
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains(&r),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn other_content_behind_a_held_reference_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let s = cache.store("first\n").unwrap();
+        // As if another content hashed to the same 64 bits.
+        cache
+            .conn
+            .execute(
+                "UPDATE entries SET bytes = 99 WHERE ref = ?1",
+                [&s.cache_ref],
+            )
+            .unwrap();
+        let err = cache.store("first\n").unwrap_err().to_string();
+        assert!(
+            err.contains(&s.cache_ref) && err.contains("other content"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn chunks_are_cut_by_content_not_position() {
+        let paste = big_paste();
+        let a = chunks(paste.as_bytes());
+        assert!(a.len() > 10, "{}", a.len());
+        assert_eq!(a.concat(), paste.as_bytes());
+        let shifted = format!("one more line at the top\n{paste}");
+        let b = chunks(shifted.as_bytes());
+        let same = b.iter().filter(|c| a.contains(c)).count();
+        assert!(same + 2 >= a.len(), "{same} of {} chunks shared", a.len());
+        assert!(a.iter().all(|c| c.len() <= CHUNK_MAX));
+        let one_line = "x".repeat(3 * CHUNK_MAX);
+        assert_eq!(chunks(one_line.as_bytes()).len(), 3);
     }
 }

@@ -29,7 +29,7 @@ const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
-    migrations: &[MIGRATION_1, MIGRATION_2],
+    migrations: &[MIGRATION_1, MIGRATION_2, MIGRATION_3],
 };
 
 /// Filtering the History pane by outcome or drift regroups the matching plans; these cover
@@ -37,6 +37,31 @@ const SCHEMA: Schema = Schema {
 const MIGRATION_2: &str = "
 CREATE INDEX plans_outcome_shape ON plans(outcome, shape, at);
 CREATE INDEX plans_drift_shape ON plans(drift, shape, at);
+";
+
+/// Steps stored once: until schema 2 a plan's steps were a JSON column on `plans` and, for
+/// queries by tool, a second copy of each tool in `plan_steps`. Now `plan_steps` holds
+/// everything a step carries (its source `order`, tool, args as JSON, rationale), rebuilt
+/// from the JSON, and the JSON column goes.
+const MIGRATION_3: &str = "
+CREATE TABLE plan_steps_v3 (
+    plan_seq INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    step_order INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT,
+    rationale TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (plan_seq, ord)
+) WITHOUT ROWID;
+INSERT INTO plan_steps_v3(plan_seq, ord, step_order, tool, args, rationale)
+    SELECT p.seq, j.key + 1, j.value ->> '$.order', j.value ->> '$.tool',
+           CASE WHEN json_type(j.value, '$.args') = 'null' THEN NULL ELSE j.value -> '$.args' END,
+           COALESCE(j.value ->> '$.rationale', '')
+    FROM plans p, json_each(p.steps) j;
+DROP TABLE plan_steps;
+ALTER TABLE plan_steps_v3 RENAME TO plan_steps;
+CREATE INDEX plan_steps_tool ON plan_steps(tool);
+ALTER TABLE plans DROP COLUMN steps;
 ";
 
 const MIGRATION_1: &str = "
@@ -117,8 +142,12 @@ pub struct ImportReport {
     pub kind: String,
     pub lines: usize,
     pub added: usize,
-    /// Rows already in the store (same id): importing a file twice keeps one copy.
+    /// Rows already in the store with the same content: importing a file twice keeps one copy.
     pub already_present: usize,
+    /// Rows whose id is stored with other content, kept as stored (`OnConflict::Skip`).
+    pub skipped: usize,
+    /// Rows whose id was stored with other content, replaced by the file's (`OnConflict::Replace`).
+    pub replaced: usize,
     /// Plans whose drift was recomputed because of this import.
     pub drift_updated: usize,
 }
@@ -132,6 +161,31 @@ impl ImportReport {
         }
     }
 }
+
+/// What an import does with a record whose id is already stored with other content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnConflict {
+    /// Refuse the whole import, listing the ids (nothing is written).
+    #[default]
+    Refuse,
+    /// Keep the stored record.
+    Skip,
+    /// Take the file's record; drift and groups are recomputed around it.
+    Replace,
+}
+
+/// What became of one imported record.
+enum Fate {
+    Added,
+    Same,
+    Skipped,
+    Replaced,
+    /// Stored with other content, and the import refuses: the id.
+    Conflict(String),
+}
+
+/// Most conflicting ids an error lists before saying how many more there are.
+const CONFLICTS_LISTED: usize = 20;
 
 /// Which plans a query looks at. Empty means all.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -192,12 +246,9 @@ const PLANNED_TOOLS: &str = "(SELECT json_group_array(tool) FROM
     (SELECT tool FROM plan_steps s WHERE s.plan_seq = p.seq ORDER BY ord))";
 
 /// Step tools a caller could run, from [`PLANNED_TOOLS`]: guard-demoted steps left out.
-fn runnable_tools(json: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<String>>(json)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| t != UNKNOWN_TOOL)
-        .collect()
+fn runnable_tools(path: &Path, plan: &str, json: &str) -> anyhow::Result<Vec<String>> {
+    let tools: Vec<String> = stored_json(path, plan, "steps", json)?;
+    Ok(tools.into_iter().filter(|t| t != UNKNOWN_TOOL).collect())
 }
 
 /// One plan in a list.
@@ -218,7 +269,8 @@ pub struct PlanRow {
 
 /// The columns [`plan_row`] reads, in its order (`p` is the plans table).
 const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
-    p.outcome, p.drift, p.failure_class, json_array_length(p.steps), p.replay_of";
+    p.outcome, p.drift, p.failure_class, \
+    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of";
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
     Ok(PlanRow {
@@ -329,8 +381,13 @@ impl HistoryStore {
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
         };
         if let Some(w) = store.meta("drift_window_secs")? {
-            store.drift_window = w.parse().unwrap_or(DEFAULT_DRIFT_WINDOW_SECS);
-        } else {
+            store.drift_window = w.parse().map_err(|_| {
+                bad_input(format!(
+                    "{}: the stored drift window '{w}' is damaged (meta drift_window_secs)",
+                    path.display()
+                ))
+            })?;
+        } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
         }
         Ok((store, created))
@@ -350,7 +407,7 @@ impl HistoryStore {
             return Ok(0);
         }
         self.drift_window = secs;
-        let tx = self.write()?;
+        let tx = self.write("changing the drift window")?;
         set_meta(&tx, "drift_window_secs", &secs.to_string())?;
         let callers = all_callers(&tx)?;
         let n = recompute_drift(&tx, &callers, secs)?;
@@ -371,7 +428,8 @@ impl HistoryStore {
 
     /// A write transaction that takes the lock at once, so two importers queue instead of
     /// failing half-way.
-    fn write(&mut self) -> anyhow::Result<Transaction<'_>> {
+    fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
         let path = self.path.display().to_string();
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -394,41 +452,67 @@ impl HistoryStore {
     }
 
     /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
-    /// naming the line, and the store is as it was. `progress` hears the lines read so far.
+    /// naming the line, and the store is as it was. A plan whose id is stored with the same
+    /// content is already present; with other content it is a conflict, settled by
+    /// `on_conflict` (refused by default: an error listing the ids, nothing written).
+    /// `progress` hears the lines read so far.
     pub fn import_plans(
         &mut self,
         source: &str,
         reader: impl BufRead,
         pipelines: &HashSet<String>,
+        on_conflict: OnConflict,
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
-        let (window, path) = (self.drift_window, self.path.display().to_string());
-        let tx = self.write()?;
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing plans")?;
         let mut report = ImportReport::new(source, "plans");
         let mut callers = BTreeSet::new();
         {
             let mut insert = PlanInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let plan = parse_plan_line(source, line, text)?;
-                let added = insert.insert(&plan, pipelines)?;
-                if added {
+                if insert.insert(&plan, pipelines)?.is_some() {
                     callers.insert(plan.caller);
+                    return Ok(Fate::Added);
                 }
-                Ok(added)
+                let Some(stored) = read_plan(&tx, &path, &plan.id)? else {
+                    anyhow::bail!(
+                        "{}: plan {} vanished during the import",
+                        path.display(),
+                        plan.id
+                    );
+                };
+                if stored.detail.record == plan {
+                    return Ok(Fate::Same);
+                }
+                Ok(match on_conflict {
+                    OnConflict::Refuse => Fate::Conflict(plan.id),
+                    OnConflict::Skip => Fate::Skipped,
+                    OnConflict::Replace => {
+                        insert.replace(&stored, &plan, pipelines)?;
+                        callers.insert(stored.detail.record.caller);
+                        callers.insert(plan.caller);
+                        Fate::Replaced
+                    }
+                })
             })?;
         }
         finish_import(tx, &callers, window, &path, report)
     }
 
-    /// Import executions from JSON Lines; all-or-nothing like [`import_plans`](Self::import_plans).
+    /// Import executions from JSON Lines; all-or-nothing, and conflicts settled, like
+    /// [`import_plans`](Self::import_plans). An execution without an id gets one derived
+    /// from all its fields, so only an id given by the source can conflict.
     pub fn import_executions(
         &mut self,
         source: &str,
         reader: impl BufRead,
+        on_conflict: OnConflict,
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
-        let (window, path) = (self.drift_window, self.path.display().to_string());
-        let tx = self.write()?;
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing executions")?;
         let mut report = ImportReport::new(source, "executions");
         let mut callers = BTreeSet::new();
         let mut linked = BTreeSet::new();
@@ -436,12 +520,32 @@ impl HistoryStore {
             let mut insert = ExecutionInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let e = parse_execution_line(source, line, text)?;
-                let added = insert.insert(&e)?;
-                if added {
+                if insert.insert(&e)? {
                     linked.extend(e.plan_id);
                     callers.insert(e.caller);
+                    return Ok(Fate::Added);
                 }
-                Ok(added)
+                let stored = insert
+                    .stored(&e.id)
+                    .map_err(db_err(&path, "reading an execution"))?;
+                if stored == e {
+                    return Ok(Fate::Same);
+                }
+                Ok(match on_conflict {
+                    OnConflict::Refuse => Fate::Conflict(e.id),
+                    OnConflict::Skip => Fate::Skipped,
+                    OnConflict::Replace => {
+                        insert
+                            .replace(&e)
+                            .map_err(db_err(&path, "replacing an execution"))?;
+                        // Both the old and the new placement of the execution move drift.
+                        linked.extend(stored.plan_id);
+                        linked.extend(e.plan_id);
+                        callers.insert(stored.caller);
+                        callers.insert(e.caller);
+                        Fate::Replaced
+                    }
+                })
             })?;
         }
         callers.extend(callers_of_plans(&tx, &linked)?);
@@ -472,7 +576,7 @@ impl HistoryStore {
     /// Recompute every plan's drift; returns how many changed.
     pub fn recompute_all_drift(&mut self) -> anyhow::Result<usize> {
         let window = self.drift_window;
-        let tx = self.write()?;
+        let tx = self.write("recomputing drift")?;
         let callers = all_callers(&tx)?;
         let n = recompute_drift(&tx, &callers, window)?;
         tx.commit()?;
@@ -488,7 +592,7 @@ impl HistoryStore {
         recompute: bool,
     ) -> anyhow::Result<usize> {
         let window = self.drift_window;
-        let tx = self.write()?;
+        let tx = self.write("storing plans")?;
         if let Some((k, v)) = meta {
             // Checked under the write lock: two first runs at once seed once.
             let done: Option<String> = tx
@@ -504,7 +608,7 @@ impl HistoryStore {
         {
             let mut p = PlanInserter::new(&tx)?;
             for plan in plans {
-                if p.insert(plan, pipelines)? {
+                if p.insert(plan, pipelines)?.is_some() {
                     added += 1;
                     callers.insert(plan.caller.clone());
                 }
@@ -538,7 +642,7 @@ impl HistoryStore {
             anyhow::bail!("a replay record needs replay_of");
         };
         let path = self.path.clone();
-        let tx = self.write()?;
+        let tx = self.write("storing a replay")?;
         let known: bool = tx
             .query_row(
                 "SELECT COUNT(*) FROM plans WHERE id = ?1",
@@ -563,7 +667,7 @@ impl HistoryStore {
             loop {
                 n += 1;
                 record.id = format!("{original}.r{n}");
-                if inserter.insert(&record, pipelines)? {
+                if inserter.insert(&record, pipelines)?.is_some() {
                     break;
                 }
             }
@@ -687,44 +791,7 @@ impl HistoryStore {
 
     /// One plan without its replays (left empty): what an export writes.
     fn plan_alone(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
-        self.conn
-            .query_row(
-                "SELECT id, at, caller, model, intent, steps, outcome, failure_class,
-                        finish_reason, raw_response, trim_record, duration_ms, replay_of,
-                        complexity, intent_sha, shape, drift, executed
-                 FROM plans WHERE id = ?1",
-                [id],
-                |r| {
-                    let steps: String = r.get(5)?;
-                    let trim: Option<String> = r.get(10)?;
-                    let executed: String = r.get(17)?;
-                    Ok(PlanDetail {
-                        record: PlanRecord {
-                            id: r.get(0)?,
-                            at: r.get(1)?,
-                            caller: r.get(2)?,
-                            model: r.get(3)?,
-                            intent: r.get(4)?,
-                            steps: serde_json::from_str::<Vec<Step>>(&steps).unwrap_or_default(),
-                            outcome: outcome_col(r.get::<_, String>(6)?),
-                            failure_class: r.get(7)?,
-                            finish_reason: r.get(8)?,
-                            raw_response: r.get(9)?,
-                            trim_record: trim.and_then(|t| serde_json::from_str(&t).ok()),
-                            duration_ms: r.get(11)?,
-                            replay_of: r.get(12)?,
-                        },
-                        complexity: r.get(13)?,
-                        intent_sha: r.get(14)?,
-                        shape: r.get(15)?,
-                        drift: drift_col(r.get::<_, String>(16)?),
-                        executed: serde_json::from_str(&executed).unwrap_or_default(),
-                        replays: Vec::new(),
-                    })
-                },
-            )
-            .optional()
-            .map_err(db_err(&self.path, "reading a plan"))
+        Ok(read_plan(&self.conn, &self.path, id)?.map(|p| p.detail))
     }
 
     /// How many plans match.
@@ -914,7 +981,9 @@ impl HistoryStore {
         };
         while let Some(r) = rows.next().map_err(db_err(&self.path, "reading steps"))? {
             let seq: i64 = r.get(0)?;
-            let tool = r.get_ref(1)?.as_str().unwrap_or_default();
+            let tool = r.get_ref(1)?.as_str().map_err(|e| {
+                anyhow::anyhow!("{}: a step's tool is damaged ({e})", self.path.display())
+            })?;
             if tool == UNKNOWN_TOOL {
                 continue;
             }
@@ -979,23 +1048,30 @@ impl HistoryStore {
             "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed, {PLANNED_TOOLS}
              FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
         ))?;
-        let plans = st
+        let rows = st
             .query_map(rusqlite::params_from_iter(values), |r| {
-                let executed: String = r.get(6)?;
-                let planned: String = r.get(7)?;
-                Ok(DriftRow {
+                let row = DriftRow {
                     id: r.get(0)?,
                     at: r.get(1)?,
                     caller: r.get(2)?,
                     model: r.get(3)?,
                     intent: r.get(4)?,
                     drift: drift_col(r.get::<_, String>(5)?),
-                    planned: serde_json::from_str(&planned).unwrap_or_default(),
-                    executed: serde_json::from_str(&executed).unwrap_or_default(),
-                })
+                    planned: Vec::new(),
+                    executed: Vec::new(),
+                };
+                Ok((row, r.get::<_, String>(6)?, r.get::<_, String>(7)?))
             })?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "listing drift"))?;
+        let plans = rows
+            .into_iter()
+            .map(|(mut row, executed, planned)| {
+                row.planned = stored_json(&self.path, &row.id, "steps", &planned)?;
+                row.executed = stored_json(&self.path, &row.id, "executed", &executed)?;
+                Ok(row)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(DriftReport {
             window_secs: self.drift_window,
             counts,
@@ -1126,7 +1202,7 @@ impl HistoryStore {
         // stopping at `limit` reads 5,000 rows; the outcome index would sort 800,000 of a
         // million-plan store (0.89 s → 0.13 s for `preview` on one).
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT p.intent, p.outcome, p.drift, p.executed, {PLANNED_TOOLS}
+            "SELECT p.intent, p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id
              FROM plans p
              WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
              ORDER BY p.at DESC, p.seq DESC LIMIT ?2"
@@ -1140,15 +1216,16 @@ impl HistoryStore {
                     drift_col(r.get::<_, String>(2)?),
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "reading past plans"))?;
-        for (intent, outcome, drift, executed, planned) in rows {
-            let planned = runnable_tools(&planned);
+        for (intent, outcome, drift, executed, planned, id) in rows {
+            let planned = runnable_tools(&self.path, &id, &planned)?;
             let weight = prior_weight(outcome, drift);
             if drift == Drift::Diverged {
-                let executed: Vec<String> = serde_json::from_str(&executed).unwrap_or_default();
+                let executed: Vec<String> = stored_json(&self.path, &id, "executed", &executed)?;
                 out.push(PastPlan {
                     intent: intent.clone(),
                     tools: executed,
@@ -1169,38 +1246,191 @@ impl HistoryStore {
     /// Followed plans, oldest first: (at, intent, planned tools). For `eval rank --history`.
     pub fn followed_plans(&self) -> anyhow::Result<Vec<(i64, String, Vec<String>)>> {
         let mut st = self.conn.prepare(&format!(
-            "SELECT p.at, p.intent, {PLANNED_TOOLS}
+            "SELECT p.at, p.intent, {PLANNED_TOOLS}, p.id
              FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
              ORDER BY p.at, p.seq"
         ))?;
         let rows = st
             .query_map([], |r| {
-                let tools: String = r.get(2)?;
-                Ok((r.get(0)?, r.get(1)?, runnable_tools(&tools)))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
             })?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "reading followed plans"))?;
-        Ok(rows)
+        rows.into_iter()
+            .map(|(at, intent, tools, id)| {
+                Ok((at, intent, runnable_tools(&self.path, &id, &tools)?))
+            })
+            .collect()
     }
 }
 
-/// Count each line into `report` as `insert` stores it (true: new, false: already there).
+/// A plan as stored, and its row.
+struct StoredPlan {
+    seq: i64,
+    detail: PlanDetail,
+}
+
+/// One plan (without its replays), read from `conn` (the store or an import's
+/// transaction). A stored column that no longer parses is an error naming the file and the
+/// plan, never read as empty.
+fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<StoredPlan>> {
+    struct Row {
+        seq: i64,
+        record: PlanRecord,
+        trim: Option<String>,
+        complexity: String,
+        intent_sha: String,
+        shape: String,
+        drift: String,
+        executed: String,
+    }
+    let row = conn
+        .prepare_cached(
+            "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
+                    finish_reason, raw_response, trim_record, duration_ms, replay_of,
+                    complexity, intent_sha, shape, drift, executed
+             FROM plans WHERE id = ?1",
+        )
+        .and_then(|mut st| {
+            st.query_row([id], |r| {
+                Ok(Row {
+                    seq: r.get(0)?,
+                    record: PlanRecord {
+                        id: r.get(1)?,
+                        at: r.get(2)?,
+                        caller: r.get(3)?,
+                        model: r.get(4)?,
+                        intent: r.get(5)?,
+                        steps: Vec::new(),
+                        outcome: outcome_col(r.get::<_, String>(6)?),
+                        failure_class: r.get(7)?,
+                        finish_reason: r.get(8)?,
+                        raw_response: r.get(9)?,
+                        trim_record: None,
+                        duration_ms: r.get(11)?,
+                        replay_of: r.get(12)?,
+                    },
+                    trim: r.get(10)?,
+                    complexity: r.get(13)?,
+                    intent_sha: r.get(14)?,
+                    shape: r.get(15)?,
+                    drift: r.get(16)?,
+                    executed: r.get(17)?,
+                })
+            })
+            .optional()
+        })
+        .map_err(db_err(path, &format!("reading plan {id}")))?;
+    let Some(mut row) = row else {
+        return Ok(None);
+    };
+    row.record.steps = read_steps(conn, path, row.seq, id)?;
+    row.record.trim_record = row
+        .trim
+        .map(|t| stored_json(path, id, "trim_record", &t))
+        .transpose()?;
+    Ok(Some(StoredPlan {
+        seq: row.seq,
+        detail: PlanDetail {
+            record: row.record,
+            complexity: row.complexity,
+            intent_sha: row.intent_sha,
+            shape: row.shape,
+            drift: drift_col(row.drift),
+            executed: stored_json(path, id, "executed", &row.executed)?,
+            replays: Vec::new(),
+        },
+    }))
+}
+
+/// A plan's steps, in order.
+fn read_steps(conn: &Connection, path: &Path, seq: i64, id: &str) -> anyhow::Result<Vec<Step>> {
+    let rows: Vec<(u32, String, Option<String>, String)> = conn
+        .prepare_cached(
+            "SELECT step_order, tool, args, rationale FROM plan_steps WHERE plan_seq = ?1
+             ORDER BY ord",
+        )
+        .and_then(|mut st| {
+            st.query_map([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect()
+        })
+        .map_err(db_err(path, &format!("reading the steps of plan {id}")))?;
+    rows.into_iter()
+        .map(|(order, tool, args, rationale)| {
+            Ok(Step {
+                order,
+                tool,
+                args: match args {
+                    Some(a) => stored_json(path, id, "step args", &a)?,
+                    None => serde_json::Value::Null,
+                },
+                rationale,
+            })
+        })
+        .collect()
+}
+
+/// A JSON column this store wrote. One that no longer parses was damaged outside
+/// ctxconsole: an error naming the file, the plan and the column, never read as empty.
+fn stored_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    plan: &str,
+    column: &str,
+    text: &str,
+) -> anyhow::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        bad_input(format!(
+            "{}: plan {plan}: the stored {column} is damaged ({e}); the store was left as it is",
+            path.display()
+        ))
+    })
+}
+
+/// Count each line into `report` as `insert` stores it. Every line is read even after a
+/// conflict, so the error lists all of them; then the import is refused (the caller's
+/// transaction rolls back: nothing is written).
 fn read_into(
     source: &str,
     reader: impl BufRead,
     progress: &mut impl FnMut(usize),
     report: &mut ImportReport,
-    mut insert: impl FnMut(usize, &str) -> anyhow::Result<bool>,
+    mut insert: impl FnMut(usize, &str) -> anyhow::Result<Fate>,
 ) -> anyhow::Result<()> {
+    let mut conflicts = Vec::new();
     for_each_line(source, reader, progress, |line, text| {
         report.lines += 1;
-        if insert(line, text)? {
-            report.added += 1;
-        } else {
-            report.already_present += 1;
+        match insert(line, text)? {
+            Fate::Added => report.added += 1,
+            Fate::Same => report.already_present += 1,
+            Fate::Skipped => report.skipped += 1,
+            Fate::Replaced => report.replaced += 1,
+            Fate::Conflict(id) => conflicts.push(id),
         }
         Ok(())
-    })
+    })?;
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let n = conflicts.len();
+    let mut listed = conflicts
+        .iter()
+        .take(CONFLICTS_LISTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if n > CONFLICTS_LISTED {
+        listed.push_str(&format!(" and {} more", n - CONFLICTS_LISTED));
+    }
+    Err(bad_input(format!(
+        "{source}: {n} {} already stored with different content: {listed}; nothing was imported \
+         (--on-conflict skip keeps the stored ones, --on-conflict replace takes the file's)",
+        report.kind
+    )))
 }
 
 /// Bring the drift of the touched callers up to date and commit: the import becomes visible
@@ -1209,12 +1439,12 @@ fn finish_import(
     tx: Transaction<'_>,
     callers: &BTreeSet<String>,
     window: i64,
-    path: &str,
+    path: &Path,
     mut report: ImportReport,
 ) -> anyhow::Result<ImportReport> {
     report.drift_updated = recompute_drift(&tx, callers, window)?;
     tx.commit()
-        .with_context(|| format!("{path}: committing the import"))?;
+        .with_context(|| format!("{}: committing the import", path.display()))?;
     Ok(report)
 }
 
@@ -1294,19 +1524,49 @@ struct PlanInserter<'t> {
     plan: rusqlite::CachedStatement<'t>,
     step: rusqlite::CachedStatement<'t>,
     shape: rusqlite::CachedStatement<'t>,
+    tx: &'t Transaction<'t>,
+}
+
+/// The columns an import supplies, derived from a record as they are stored.
+struct PlanColumns {
+    shape: String,
+    complexity: Complexity,
+    drift: Drift,
+    trim_record: Option<String>,
+}
+
+impl PlanColumns {
+    fn of(p: &PlanRecord, pipelines: &HashSet<String>) -> PlanColumns {
+        PlanColumns {
+            shape: shape(&p.intent),
+            complexity: Complexity::of(&p.steps, |t| pipelines.contains(t)),
+            // Where drift starts: recompute_drift takes it from here.
+            drift: if p.replay_of.is_some() {
+                Drift::Replay
+            } else if p.outcome == Outcome::Failed {
+                Drift::Failed
+            } else {
+                Drift::Ignored
+            },
+            trim_record: p.trim_record.as_ref().map(|t| t.to_string()),
+        }
+    }
 }
 
 impl<'t> PlanInserter<'t> {
-    fn new(tx: &'t Transaction<'_>) -> anyhow::Result<Self> {
+    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
         Ok(PlanInserter {
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
-                     steps, outcome, failure_class, finish_reason, raw_response, trim_record,
+                     outcome, failure_class, finish_reason, raw_response, trim_record,
                      duration_ms, replay_of, drift)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                  ON CONFLICT(id) DO NOTHING RETURNING seq",
             )?,
-            step: tx.prepare_cached("INSERT INTO plan_steps(plan_seq, ord, tool) VALUES (?1, ?2, ?3)")?,
+            step: tx.prepare_cached(
+                "INSERT INTO plan_steps(plan_seq, ord, step_order, tool, args, rationale)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?,
             shape: tx.prepare_cached(
                 "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
                  VALUES (?1, ?2, ?3, 1, ?4, ?4)
@@ -1316,20 +1576,17 @@ impl<'t> PlanInserter<'t> {
                      intent = CASE WHEN excluded.last_at >= last_at THEN excluded.intent ELSE intent END,
                      last_at = MAX(last_at, excluded.last_at)",
             )?,
+            tx,
         })
     }
 
-    /// False when a plan with this id is already stored.
-    fn insert(&mut self, p: &PlanRecord, pipelines: &HashSet<String>) -> anyhow::Result<bool> {
-        let shape_key = shape(&p.intent);
-        let complexity = Complexity::of(&p.steps, |t| pipelines.contains(t));
-        let drift = if p.replay_of.is_some() {
-            Drift::Replay
-        } else if p.outcome == Outcome::Failed {
-            Drift::Failed
-        } else {
-            Drift::Ignored
-        };
+    /// The new plan's seq, or `None` when a plan with this id is already stored.
+    fn insert(
+        &mut self,
+        p: &PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<Option<i64>> {
+        let c = PlanColumns::of(p, pipelines);
         let seq: Option<i64> = self
             .plan
             .query_row(
@@ -1340,55 +1597,177 @@ impl<'t> PlanInserter<'t> {
                     p.model,
                     p.intent,
                     intent_sha(&p.intent),
-                    shape_key,
-                    complexity.as_str(),
-                    serde_json::to_string(&p.steps)?,
+                    c.shape,
+                    c.complexity.as_str(),
                     p.outcome.as_str(),
                     p.failure_class,
                     p.finish_reason,
                     p.raw_response,
-                    p.trim_record.as_ref().map(|t| t.to_string()),
+                    c.trim_record,
                     p.duration_ms,
                     p.replay_of,
-                    drift.as_str(),
+                    c.drift.as_str(),
                 ],
                 |r| r.get(0),
             )
             .optional()?;
         let Some(seq) = seq else {
-            return Ok(false);
+            return Ok(None);
         };
-        for (i, s) in p.steps.iter().enumerate() {
-            self.step.execute(params![seq, i as i64 + 1, s.tool])?;
-        }
+        self.insert_steps(seq, &p.steps)?;
         self.shape.execute(params![
-            shape_key,
+            c.shape,
             shape_words(&p.intent).join(" "),
             p.intent,
             p.at
         ])?;
-        Ok(true)
+        Ok(Some(seq))
     }
+
+    fn insert_steps(&mut self, seq: i64, steps: &[Step]) -> anyhow::Result<()> {
+        for (i, s) in steps.iter().enumerate() {
+            let args = (!s.args.is_null()).then(|| s.args.to_string());
+            self.step.execute(params![
+                seq,
+                i as i64 + 1,
+                s.order,
+                s.tool,
+                args,
+                s.rationale
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Put `p` in place of `stored` (same id, same seq): every supplied column and the steps
+    /// are the file's, the derived ones recomputed; drift starts over (the caller recomputes
+    /// it for the old and the new caller), and both the old and the new group are recounted.
+    /// Replays keep pointing at it: they link by id.
+    fn replace(
+        &mut self,
+        stored: &StoredPlan,
+        p: &PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<()> {
+        let c = PlanColumns::of(p, pipelines);
+        self.tx.execute(
+            "UPDATE plans SET at = ?2, caller = ?3, model = ?4, intent = ?5, intent_sha = ?6,
+                 shape = ?7, complexity = ?8, outcome = ?9, failure_class = ?10,
+                 finish_reason = ?11, raw_response = ?12, trim_record = ?13, duration_ms = ?14,
+                 replay_of = ?15, drift = ?16, executed = '[]'
+             WHERE seq = ?1",
+            params![
+                stored.seq,
+                p.at,
+                p.caller,
+                p.model,
+                p.intent,
+                intent_sha(&p.intent),
+                c.shape,
+                c.complexity.as_str(),
+                p.outcome.as_str(),
+                p.failure_class,
+                p.finish_reason,
+                p.raw_response,
+                c.trim_record,
+                p.duration_ms,
+                p.replay_of,
+                c.drift.as_str(),
+            ],
+        )?;
+        self.tx
+            .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
+        self.insert_steps(stored.seq, &p.steps)?;
+        recount_shape(self.tx, &stored.detail.shape)?;
+        if c.shape != stored.detail.shape {
+            recount_shape(self.tx, &c.shape)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rebuild one group's summary row from its plans (gone when it has none left).
+fn recount_shape(conn: &Connection, shape_key: &str) -> anyhow::Result<()> {
+    let (n, first_at, last_at): (i64, Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT COUNT(*), MIN(at), MAX(at) FROM plans WHERE shape = ?1",
+        [shape_key],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let (Some(first_at), Some(last_at)) = (first_at, last_at) else {
+        conn.execute("DELETE FROM shapes WHERE shape = ?1", [shape_key])?;
+        return Ok(());
+    };
+    // The latest plan names the group, later insertions winning ties, as on insert.
+    let intent: String = conn.query_row(
+        "SELECT intent FROM plans WHERE shape = ?1 ORDER BY at DESC, seq DESC LIMIT 1",
+        [shape_key],
+        |r| r.get(0),
+    )?;
+    conn.execute(
+        "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(shape) DO UPDATE SET words = excluded.words, intent = excluded.intent,
+             plans = excluded.plans, first_at = excluded.first_at, last_at = excluded.last_at",
+        params![
+            shape_key,
+            shape_words(&intent).join(" "),
+            intent,
+            n,
+            first_at,
+            last_at
+        ],
+    )?;
+    Ok(())
 }
 
 struct ExecutionInserter<'t> {
     st: rusqlite::CachedStatement<'t>,
+    tx: &'t Transaction<'t>,
 }
 
 impl<'t> ExecutionInserter<'t> {
-    fn new(tx: &'t Transaction<'_>) -> anyhow::Result<Self> {
+    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
         Ok(ExecutionInserter {
             st: tx.prepare_cached(
                 "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
             )?,
+            tx,
         })
     }
 
+    /// False when an execution with this id is already stored.
     fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
         Ok(self.st.execute(params![
             e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
         ])? > 0)
+    }
+
+    /// The stored execution with this id.
+    fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
+        self.tx
+            .prepare_cached(
+                "SELECT id, at, caller, session, plan_id, tool, ok FROM executions WHERE id = ?1",
+            )?
+            .query_row([id], |r| {
+                Ok(ExecutionRecord {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    caller: r.get(2)?,
+                    session: r.get(3)?,
+                    plan_id: r.get(4)?,
+                    tool: r.get(5)?,
+                    ok: r.get(6)?,
+                })
+            })
+    }
+
+    fn replace(&self, e: &ExecutionRecord) -> rusqlite::Result<usize> {
+        self.tx.execute(
+            "UPDATE executions SET at = ?2, caller = ?3, session = ?4, plan_id = ?5, tool = ?6,
+                 ok = ?7 WHERE id = ?1",
+            params![e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok],
+        )
     }
 }
 
@@ -1549,8 +1928,14 @@ mod tests {
 {\"id\":\"b\",\"at\":5000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
 {\"id\":\"z\",\"at\":5000,\"caller\":\"other\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t9\"}]}
 ";
-        s.import_plans("p", plans.as_bytes(), &pipelines(), |_| {})
-            .unwrap();
+        s.import_plans(
+            "p",
+            plans.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
         let execs = "\
 {\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\"}
 {\"at\":1020,\"caller\":\"c\",\"tool\":\"t2\"}
@@ -1558,7 +1943,9 @@ mod tests {
 {\"at\":9999,\"caller\":\"c\",\"tool\":\"t1\"}
 {\"at\":1,\"caller\":\"bot\",\"tool\":\"t9\",\"plan_id\":\"z\"}
 ";
-        let r = s.import_executions("e", execs.as_bytes(), |_| {}).unwrap();
+        let r = s
+            .import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
         assert_eq!(r.added, 5);
         let d = |id: &str| s.plan(id).unwrap().unwrap();
         assert_eq!(d("a").drift, Drift::Followed);
@@ -1588,12 +1975,24 @@ mod tests {
         lines.push("{\"at\": \"2026-10-01T00:00:00Z\", \"caller\": \"c\"");
         let bad = lines.join("\n");
         let err = s
-            .import_plans("bad.jsonl", bad.as_bytes(), &pipelines(), |_| {})
+            .import_plans(
+                "bad.jsonl",
+                bad.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
             .unwrap_err();
         assert!(format!("{err:#}").contains("bad.jsonl: line 7"), "{err:#}");
         assert_eq!(s.counts().unwrap(), before);
         let again = s
-            .import_plans("good", text.as_bytes(), &pipelines(), |_| {})
+            .import_plans(
+                "good",
+                text.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
             .unwrap();
         assert_eq!(again.added, 0);
         assert_eq!(again.already_present as u64, before.plans);
@@ -1608,9 +2007,16 @@ mod tests {
         s.export_executions(&mut execs).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut t = HistoryStore::open(&dir.path().join("copy.sqlite")).unwrap();
-        t.import_plans("p", plans.as_slice(), &pipelines(), |_| {})
+        t.import_plans(
+            "p",
+            plans.as_slice(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        t.import_executions("e", execs.as_slice(), OnConflict::Refuse, |_| {})
             .unwrap();
-        t.import_executions("e", execs.as_slice(), |_| {}).unwrap();
         assert_eq!(t.counts().unwrap(), s.counts().unwrap());
         assert_eq!(
             t.drift(&PlanFilter::default(), 0).unwrap().counts,
@@ -1669,5 +2075,99 @@ mod tests {
             .unused(&["memory.store".into(), "never.used".into()], None)
             .unwrap();
         assert_eq!(unused, vec!["never.used".to_string()]);
+    }
+
+    #[test]
+    fn steps_are_stored_once_with_everything_a_step_carries() {
+        let (_d, s) = seeded();
+        let columns: Vec<String> = s
+            .conn
+            .prepare("SELECT name FROM pragma_table_info('plans')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!columns.iter().any(|c| c == "steps"), "{columns:?}");
+        let plans = "{\"id\":\"a\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":20,\"tool\":\"unknown\",\"rationale\":\"gap: no such pack\",\"args\":{\"q\":[1,2.5,\"z\"]}},{\"order\":10,\"tool\":\"t1\"}]}\n";
+        let mut s = s;
+        s.import_plans(
+            "p",
+            plans.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        let steps = s.plan("a").unwrap().unwrap().record.steps;
+        let want = parse_plan_line("p", 1, plans.trim()).unwrap().steps;
+        assert_eq!(steps, want);
+        assert_eq!(steps[0].order, 10);
+        assert_eq!(steps[1].args["q"][1], 2.5);
+        let only_c = PlanFilter {
+            caller: Some("c".into()),
+            ..Default::default()
+        };
+        let row = s.plans(&only_c, 0, 1).unwrap();
+        assert_eq!((row[0].id.as_str(), row[0].steps), ("a", 2));
+    }
+
+    #[test]
+    fn a_store_from_schema_2_keeps_every_step_when_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let v2 = Schema {
+            migrations: &[MIGRATION_1, MIGRATION_2],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &v2).unwrap();
+        let steps = r#"[{"order":1,"tool":"fs.read","args":{"path":"/x","n":[1,2]}},{"order":3,"tool":"unknown","rationale":"gap: nope"}]"#;
+        conn.execute_batch(&format!(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, steps, outcome)
+             VALUES (7, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'simple', '{steps}', 'guarded');
+             INSERT INTO plan_steps VALUES (7, 1, 'fs.read'), (7, 2, 'unknown');"
+        ))
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        let got = s.plan("old").unwrap().unwrap().record.steps;
+        let want: Vec<Step> = serde_json::from_str(steps).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(
+            s.unused(&["fs.read".into()], None).unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_stored_json_column_that_no_longer_parses_is_an_error_naming_file_and_row() {
+        let (_d, s) = seeded();
+        let id = s.plans(&PlanFilter::default(), 0, 1).unwrap()[0].id.clone();
+        let file = s.path().display().to_string();
+        let damage = |sql: &str| {
+            s.conn.execute(sql, [&id]).unwrap();
+            let err = format!("{:#}", s.plan(&id).unwrap_err());
+            assert!(err.contains(&file) && err.contains(&id), "{err}");
+            err
+        };
+        let err = damage("UPDATE plans SET trim_record = '{\"steps\": [' WHERE id = ?1");
+        assert!(err.contains("trim_record"), "{err}");
+        s.conn
+            .execute("UPDATE plans SET trim_record = NULL WHERE id = ?1", [&id])
+            .unwrap();
+        let err = damage("UPDATE plans SET executed = 'not json' WHERE id = ?1");
+        assert!(err.contains("executed"), "{err}");
+        // The drift listing reads the same column: an error too, not an empty list.
+        let err = format!("{:#}", s.drift(&PlanFilter::default(), 1).unwrap_err());
+        assert!(err.contains(&file) && err.contains(&id), "{err}");
+        // A stored setting that no longer parses is not quietly the default either.
+        s.conn
+            .execute(
+                "UPDATE meta SET value = 'soon' WHERE key = 'drift_window_secs'",
+                [],
+            )
+            .unwrap();
+        let err = format!("{:#}", HistoryStore::open(s.path()).err().unwrap());
+        assert!(err.contains(&file) && err.contains("drift window"), "{err}");
     }
 }

@@ -3,8 +3,10 @@
 //! migrated forward, each step in its own transaction.
 
 use anyhow::Context;
-use rusqlite::{Connection, OpenFlags};
-use std::path::Path;
+use rusqlite::{Connection, ErrorCode, MAIN_DB, OpenFlags};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::exit::bad_input;
@@ -44,7 +46,13 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
     )
-    .with_context(|| format!("{name}: cannot open the {kind}"))?;
+    .map_err(|e| match existed {
+        false if is_access_error(&e) => anyhow::anyhow!(
+            "{name}: cannot create the {kind}: its directory is read-only or not accessible ({e})"
+        ),
+        true if is_access_error(&e) => cannot_access(&name, kind, &e.to_string()),
+        _ => anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}")),
+    })?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     let not_ours = |detail: String| {
         bad_input(format!(
@@ -54,9 +62,23 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
     let mut version = 0;
     if existed {
         // Reads only: a foreign or damaged file must come out of this byte for byte.
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| not_ours(e.to_string()))?;
+        let app: i64 = match application_id(&conn) {
+            // A read of a WAL file needs its -shm beside it; a directory that cannot take
+            // one is read-only: open the file read-only for what only reads.
+            Err(e) if is_access_error(&e) => {
+                conn =
+                    open_read_only(path).map_err(|e| cannot_access(&name, kind, &e.to_string()))?;
+                application_id(&conn)
+            }
+            other => other,
+        }
+        .map_err(|e| {
+            if is_access_error(&e) {
+                cannot_access(&name, kind, &e.to_string())
+            } else {
+                not_ours(e.to_string())
+            }
+        })?;
         if app != schema.application_id {
             return Err(not_ours(format!("application id {app:#x}")));
         }
@@ -68,6 +90,21 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
                 "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
                 schema.version()
             )));
+        }
+        // Every write checks first (ensure_writable); a read only while the check is cheap.
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if size <= QUICK_CHECK_ON_OPEN_MAX_BYTES || version < schema.version() {
+            quick_check_once(&conn, path, &name, kind)?;
+        }
+        if conn.is_readonly(MAIN_DB)? {
+            if version < schema.version() {
+                return Err(anyhow::anyhow!(
+                    "{name}: the {kind} is read-only (the file or its directory cannot be written) \
+                     and needs migrating from schema {version} to {}; make it writable once",
+                    schema.version()
+                ));
+            }
+            return Ok((conn, false));
         }
     }
     set_wal(&conn).with_context(|| format!("{name}: setting WAL"))?;
@@ -106,6 +143,122 @@ fn create_whole(path: &Path, schema: &Schema) -> anyhow::Result<bool> {
         let _ = std::fs::remove_file(format!("{}{leftover}", tmp.display()));
     }
     placed.with_context(|| format!("{}: creating the {}", path.display(), schema.kind))
+}
+
+/// `PRAGMA application_id`: the first read of a file.
+fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA application_id", [], |r| r.get(0))
+}
+
+/// SQLite could not open, lock or create what it needed: permissions, not content.
+fn is_access_error(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied)
+    )
+}
+
+fn cannot_access(name: &str, kind: &str, detail: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name}: cannot read the {kind}: the file or its directory is read-only or not accessible ({detail})"
+    )
+}
+
+/// Open an existing file for reads only, when its directory cannot take the -wal and -shm
+/// files. With no -wal file left beside it, no transaction is half-written, so the file is
+/// opened immutable (SQLite then needs no -shm); a -wal left behind must be read through.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let conn = if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?
+    } else {
+        let absolute = std::path::absolute(path).map_err(|e| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(e.to_string()),
+            )
+        })?;
+        Connection::open_with_flags(
+            format!("file:{}?immutable=1", uri_path(&absolute)),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )?
+    };
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(conn)
+}
+
+/// A path as the path of a `file:` URI: every byte but unreserved ones and `/` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(b) {
+            out.push(*b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Up to this size a file is checked when it is opened, whatever the command does: the
+/// check reads the whole file (measured 0.3 s for a 130 MB store of 100,000 plans, 4 s for
+/// 1.2 GB and 1,000,000 plans, against 0.3–0.5 s for the whole `history` command). A larger
+/// file is checked before its first write, where damage would spread; a read that meets a
+/// damaged page fails on it, naming the file.
+pub const QUICK_CHECK_ON_OPEN_MAX_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Files this process has already checked (by canonical path): the check reads the whole
+/// file, and the console opens a connection per query.
+static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// `PRAGMA quick_check` the first time this process opens a file: a damaged page anywhere
+/// is refused before anything reads or writes around it. Reads only.
+fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> anyhow::Result<()> {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if CHECKED.lock().is_ok_and(|c| c.contains(&key)) {
+        return Ok(());
+    }
+    let damaged = |detail: &str| {
+        bad_input(format!(
+            "{name}: the {kind} is damaged ({detail}); it was left untouched: restore it from a \
+             backup or move it aside"
+        ))
+    };
+    let problems: Vec<String> = conn
+        .prepare("PRAGMA quick_check(5)")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| {
+            if is_access_error(&e) {
+                cannot_access(name, kind, &e.to_string())
+            } else {
+                damaged(&e.to_string())
+            }
+        })?;
+    if problems != ["ok"] {
+        return Err(damaged(&problems.join("; ")));
+    }
+    if let Ok(mut c) = CHECKED.lock() {
+        c.insert(key);
+    }
+    Ok(())
+}
+
+/// Before any write: refuse a file opened read-only, saying so, before SQLite would; and
+/// check the file once (a write into a damaged file spreads the damage).
+pub fn ensure_writable(
+    conn: &Connection,
+    path: &Path,
+    kind: &str,
+    doing: &str,
+) -> anyhow::Result<()> {
+    let name = path.display().to_string();
+    if conn.is_readonly(MAIN_DB)? {
+        anyhow::bail!(
+            "{name}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it"
+        );
+    }
+    quick_check_once(conn, path, &name, kind)
 }
 
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
