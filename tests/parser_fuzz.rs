@@ -347,8 +347,8 @@ fn lines(text: &str, n: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Small fixtures shaped like the real third-party files (tests/data holds none of these
-/// yet; the shapes follow tests/data/README.md).
+/// Small fixtures shaped like the real third-party files in tests/data: small, so each
+/// mutation is cheap.
 const MCP_TOOLS: &str = r#"{"tools":[{"name":"read_file","title":"Read File","description":"Read the complete contents of a file. Handles text encodings.","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"tail":{"type":"number","description":"last N lines"}},"required":["path"]},"annotations":{"readOnlyHint":true}},{"name":"create_entities","description":"Create multiple new entities in the knowledge graph","inputSchema":{"type":"object","properties":{"entities":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"observations":{"type":"array","items":{"type":"string"}}}}}}},"outputSchema":{"type":"object"}}]}"#;
 const MCP_RESPONSE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"maps_geocode","description":"Convert an address into geographic coordinates","inputSchema":{"type":"object","properties":{"address":{"type":"string"}}}}]}}"#;
 const OPENAI_TOOLS: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Get the current weather in a city. Uses metric units.","parameters":{"type":"object","properties":{"city":{"type":"string","description":"e.g. Paris"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}}},{"type":"function","function":{"name":"send_email","description":"Send an email","parameters":{"type":"object","properties":{"to":{"type":"string"}}}}}]"#;
