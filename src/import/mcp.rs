@@ -92,7 +92,7 @@ pub async fn import_tools(
         .map_err(|e| anyhow::anyhow!("{origin} did not start: {e}"))?;
     // Declared after the child, so dropped before it: the group dies before the child is
     // reaped, while its id cannot yet name another process.
-    let _group = ServerGroup::of(&child);
+    let group = ServerGroup::of(&child);
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -123,10 +123,10 @@ pub async fn import_tools(
             Ok(Err(e)) => e,
             Err(_) => format!("did not answer within {}s", timeout.as_secs()),
         },
-        signal = stop_signal() => return Err(anyhow::Error::new(signal?)),
+        signal = stop_signal() => return Err(anyhow::Error::new(signal)),
     };
     // Ending the group closes its pipes: what it wrote is then read to the end at once.
-    drop(_group);
+    drop(group);
     let grace = Duration::from_millis(500);
     let (_, said) = tokio::join!(
         tokio::time::timeout(grace, stdout_task),
@@ -171,19 +171,23 @@ impl Drop for ServerGroup {
     }
 }
 
-/// The first of Ctrl-C, SIGTERM or SIGHUP sent to the console while a server runs.
-async fn stop_signal() -> anyhow::Result<Interrupted> {
+/// The first of Ctrl-C, SIGTERM or SIGHUP sent to the console while a server runs. (If a
+/// handler cannot be installed, that signal keeps its default action and this never ends.)
+async fn stop_signal() -> Interrupted {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    Ok(tokio::select! {
-        r = tokio::signal::ctrl_c() => {
-            r?;
-            Interrupted { signal: "SIGINT", number: Signal::SIGINT as i32 }
+    let wait = |kind: SignalKind| async move {
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
         }
-        _ = term.recv() => Interrupted { signal: "SIGTERM", number: Signal::SIGTERM as i32 },
-        _ = hup.recv() => Interrupted { signal: "SIGHUP", number: Signal::SIGHUP as i32 },
-    })
+    };
+    tokio::select! {
+        _ = wait(SignalKind::interrupt()) => Interrupted { signal: "SIGINT", number: Signal::SIGINT as i32 },
+        _ = wait(SignalKind::terminate()) => Interrupted { signal: "SIGTERM", number: Signal::SIGTERM as i32 },
+        _ = wait(SignalKind::hangup()) => Interrupted { signal: "SIGHUP", number: Signal::SIGHUP as i32 },
+    }
 }
 
 /// Drain the server's stderr (so a chatty server never blocks on a full pipe), keeping the
