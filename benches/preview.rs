@@ -1,11 +1,15 @@
 //! The stages before the model, per prompt (DESIGN §5): ranking over 1,000 and 10,000
-//! entries, the planner per message, a briefing of a 10 MB paste, and a whole preview.
+//! entries, the planner per message, a briefing of a 10 MB paste, and a whole preview; and
+//! the adversarial inputs that once took quadratic time (decoding 100 KB of `[`, ranking a
+//! 1 MB name).
 //!
 //! `cargo bench --bench preview`
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use ctxconsole::core::catalog::{Pack, PackMetadata, RoutingGuide};
 use ctxconsole::core::gate::{briefing, detect_kind};
 use ctxconsole::core::rank::RankIndex;
+use ctxconsole::core::response::{decode_answer, strip_reasoning};
 use ctxconsole::preview::preview;
 use ctxconsole::workspace::{SAMPLE_PLANNER_EVAL, Workspace, WorkspaceOptions};
 use std::hint::black_box;
@@ -96,5 +100,48 @@ fn briefing_10mb(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ranking, planner, briefing_10mb);
+/// Inputs built to hit a quadratic path: each of these once took seconds to minutes.
+fn adversarial(c: &mut Criterion) {
+    let mut group = c.benchmark_group("adversarial");
+    group.sample_size(10);
+    let brackets = "[".repeat(100_000);
+    group.bench_function("decode 100 KB of [", |b| {
+        b.iter(|| black_box(decode_answer(&brackets)))
+    });
+    let nested = format!("{}x{}", "[".repeat(50_000), "]".repeat(50_000));
+    group.bench_function(
+        "decode 100 KB of [[…x…]] (every span closes, none parses)",
+        |b| b.iter(|| black_box(decode_answer(&nested))),
+    );
+    let tags = "<think>x</think>".repeat(100_000 / 16);
+    group.bench_function("strip 100 KB of <think>x</think>", |b| {
+        b.iter(|| black_box(strip_reasoning(&tags)))
+    });
+    let one_word = "a".repeat(1_000_000);
+    let guide = RoutingGuide {
+        packs: vec![
+            Pack {
+                name: one_word.clone(),
+                description: "A tool.".into(),
+                metadata: PackMetadata::default(),
+            },
+            Pack {
+                name: "get_weather".into(),
+                description: "Get the weather for a city.".into(),
+                metadata: PackMetadata::default(),
+            },
+        ],
+        pipelines: vec![],
+    };
+    group.bench_function("index a catalog with a 1 MB one-word name", |b| {
+        b.iter(|| black_box(RankIndex::new(&guide)))
+    });
+    let index = RankIndex::new(&guide);
+    group.bench_function("rank a 1 MB one-word intent", |b| {
+        b.iter(|| black_box(index.rank(&one_word, None)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, ranking, planner, briefing_10mb, adversarial);
 criterion_main!(benches);

@@ -1,5 +1,12 @@
 //! A small MCP server over stdio, built with rmcp's server side, for the live-import tests:
 //! `ctxconsole compact --mcp "target/debug/examples/mcp_test_server"`.
+//!
+//! Modes for the failure tests (the first argument):
+//! - `--spawn PIDFILE`: a working server that starts a grandchild (`sleep 1000`) first and
+//!   writes "SERVER_PID GRANDCHILD_PID" to PIDFILE;
+//! - `--hang PIDFILE`: the same grandchild, then never answers (reads nothing, sleeps);
+//! - `--garbage`: writes a line that is not JSON-RPC (with a terminal escape in it) on
+//!   stdout, then never answers.
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -55,8 +62,44 @@ impl ServerHandler for TestServer {
     }
 }
 
+/// Start `sleep 1000` as a child of this server and note both ids in `pidfile`.
+fn spawn_grandchild(pidfile: &str) -> anyhow::Result<()> {
+    let grandchild = std::process::Command::new("sleep")
+        .arg("1000")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()?;
+    let tmp = format!("{pidfile}.tmp");
+    std::fs::write(&tmp, format!("{} {}", std::process::id(), grandchild.id()))?;
+    std::fs::rename(tmp, pidfile)?;
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["--spawn", pidfile] => spawn_grandchild(pidfile)?,
+        ["--hang", pidfile] => {
+            spawn_grandchild(pidfile)?;
+            std::thread::sleep(std::time::Duration::from_secs(1000));
+            return Ok(());
+        }
+        ["--garbage"] => {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            out.write_all(b"\x1b]0;pwned\x07this is not json-rpc, it is a banner\n")?;
+            out.flush()?;
+            std::thread::sleep(std::time::Duration::from_secs(1000));
+            return Ok(());
+        }
+        _ => {}
+    }
     let service = TestServer.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())

@@ -16,12 +16,32 @@ impl fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
+/// The run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP) after cleaning up: exit 128 +
+/// the signal's number, as a shell reports a process the signal ended.
+#[derive(Debug)]
+pub struct Interrupted {
+    pub signal: &'static str,
+    pub number: i32,
+}
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted by {}", self.signal)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 pub const OK: i32 = 0;
 pub const RUNTIME: i32 = 1;
 pub const BAD_INPUT: i32 = 2;
 
-/// 2 when anything in the chain is a bad-input error, else 1.
+/// 128 + the signal's number when a signal stopped the run; 2 when anything in the chain is
+/// a bad-input error; else 1.
 pub fn code_for(err: &anyhow::Error) -> i32 {
+    if let Some(i) = err.chain().find_map(|e| e.downcast_ref::<Interrupted>()) {
+        return 128 + i.number;
+    }
     if err
         .chain()
         .any(|e| e.is::<BadInput>() || e.is::<CoreError>())

@@ -303,22 +303,167 @@ fn live_mcp_import_over_stdio() {
     assert_eq!(v["trim"]["total"], 3);
 }
 
+/// Runs a command expected to fail at run time (exit 1, one clear line); returns its stderr.
+fn runtime_failure(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one clear line: {err}");
+    err
+}
+
 #[test]
-fn mcp_commands_that_fail_are_bad_input() {
+fn mcp_servers_that_fail_are_runtime_failures_and_a_bad_command_line_is_bad_input() {
     let home = tempfile::tempdir().unwrap();
-    let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "/no/such/server --stdio"]));
+    let err =
+        runtime_failure(ctx(home.path()).args(["compact", "--mcp", "/no/such/server --stdio"]));
     assert!(
         err.contains("/no/such/server") && err.contains("did not start"),
         "{err}"
     );
-    let err =
-        bad_input(ctx(home.path()).args(["compact", "--mcp", "sh -c 'echo this is not json-rpc'"]));
-    assert!(err.contains("handshake"), "{err}");
-    let err =
-        bad_input(ctx(home.path()).args(["compact", "--mcp", "sleep 30", "--mcp-timeout", "1s"]));
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp",
+        "sh -c 'echo this is not json-rpc'",
+    ]));
+    assert!(
+        err.contains("not JSON-RPC") && err.contains("\"this is not json-rpc\\n\""),
+        "{err}"
+    );
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp",
+        "sleep 30",
+        "--mcp-timeout",
+        "1s",
+    ]));
     assert!(err.contains("did not answer within 1s"), "{err}");
     let err = bad_input(ctx(home.path()).args(["compact", "--mcp", "broken 'quote"]));
     assert!(err.contains("unclosed"), "{err}");
+}
+
+#[test]
+fn garbage_on_an_mcp_servers_stdout_is_quoted_escaped() {
+    let home = tempfile::tempdir().unwrap();
+    let server = mcp_server();
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp-timeout",
+        "2s",
+        "--mcp",
+        &format!("{} --garbage", server.display()),
+    ]));
+    assert!(err.contains("not JSON-RPC"), "{err}");
+    assert!(
+        err.contains(r#""\u{1b}]0;pwned\u{7}this is not json-rpc"#),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(!err.contains("did not answer"), "{err}");
+}
+
+/// Whether a process is still running (a zombie waiting to be reaped is not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the parenthesised command name.
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+    })
+}
+
+/// The server's and its grandchild's ids, once the server has written them.
+fn pids_in(pidfile: &std::path::Path) -> (u32, u32) {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(pidfile) {
+            let ids: Vec<u32> = text
+                .split_whitespace()
+                .map(|p| p.parse().unwrap())
+                .collect();
+            return (ids[0], ids[1]);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the server never wrote {}", pidfile.display());
+}
+
+fn gone_soon(pid: u32) -> bool {
+    (0..100).any(|_| {
+        let gone = !running(pid);
+        if !gone {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        gone
+    })
+}
+
+#[test]
+fn an_mcp_server_that_hangs_is_killed_with_its_children_after_the_timeout() {
+    let home = tempfile::tempdir().unwrap();
+    let pidfile = home.path().join("pids");
+    let server = mcp_server();
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp-timeout",
+        "1s",
+        "--mcp",
+        &format!("{} --hang {}", server.display(), pidfile.display()),
+    ]));
+    assert!(err.contains("did not answer within 1s"), "{err}");
+    let (child, grandchild) = pids_in(&pidfile);
+    assert!(gone_soon(child), "the server {child} still runs");
+    assert!(gone_soon(grandchild), "its child {grandchild} still runs");
+}
+
+#[test]
+fn an_mcp_servers_children_end_with_it_after_a_good_import() {
+    let home = tempfile::tempdir().unwrap();
+    let pidfile = home.path().join("pids");
+    let server = mcp_server();
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--json",
+        "--mcp",
+        &format!("{} --spawn {}", server.display(), pidfile.display()),
+    ]));
+    assert_eq!(v["trim"]["total"], 3);
+    let (child, grandchild) = pids_in(&pidfile);
+    assert!(gone_soon(child), "the server {child} still runs");
+    assert!(gone_soon(grandchild), "its child {grandchild} still runs");
+}
+
+#[test]
+fn ctrl_c_during_an_mcp_import_kills_the_servers_group() {
+    let home = tempfile::tempdir().unwrap();
+    let pidfile = home.path().join("pids");
+    let server = mcp_server();
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .args([
+            "compact",
+            "--mcp-timeout",
+            "60s",
+            "--mcp",
+            &format!("{} --hang {}", server.display(), pidfile.display()),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (child, grandchild) = pids_in(&pidfile);
+    // What the terminal does on Ctrl-C, to the console only: the server is in its own group.
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = run.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut run.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "stderr: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(gone_soon(child), "the server {child} still runs");
+    assert!(gone_soon(grandchild), "its child {grandchild} still runs");
 }
 
 #[test]

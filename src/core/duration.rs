@@ -111,7 +111,9 @@ pub fn parse_duration(
 }
 
 /// A bound as a person would write it: `100 years`, `30d`, `10m`, `1ms`.
-fn describe(d: Duration) -> String {
+/// A duration as a person writes it, in the largest whole unit (`90s` → `90s`, `2h`, `500ms`):
+/// what [`parse_duration`] reads back.
+pub fn describe(d: Duration) -> String {
     if d == MAX {
         return "100 years".into();
     }

@@ -91,6 +91,12 @@ const ACTION_SYNONYM_WEIGHT: f64 = 0.2;
 const AGENT_SUFFIXES: [&str; 5] = ["er", "or", "ist", "yer", "ian"];
 /// A compound splits into a head of at least 3 letters and a known tail of at least this many.
 const MIN_COMPOUND_TAIL: usize = 4;
+/// A word longer than this many bytes reaches no related words and is not read as a
+/// compound. No word a person writes is this long (the longest in BFCL's questions and
+/// functions is 28 bytes), but a hash, a base64 blob or a 1 MB run of one letter is, and
+/// looking up each of its prefixes and suffixes costs the square of its length (a 1 MB name
+/// took minutes to index).
+pub const MAX_RELATED_LEN: usize = 64;
 /// Below this confidence the two-pass filter escalates (rows that allow it).
 pub const ESCALATE_BELOW: f64 = 0.2;
 /// Past intents at least this similar (Jaccard over content words) inform the prior.
@@ -497,7 +503,10 @@ fn compounds_of(
     postings: &HashMap<String, Vec<Posting>>,
 ) -> HashMap<String, Vec<String>> {
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    for word in vocab.iter().filter(|w| w.is_ascii()) {
+    for word in vocab
+        .iter()
+        .filter(|w| w.is_ascii() && w.len() <= MAX_RELATED_LEN)
+    {
         for cut in 3..=word.len().saturating_sub(MIN_COMPOUND_TAIL) {
             let tail = &word[cut..];
             if postings.contains_key(tail) {
@@ -649,7 +658,7 @@ impl RankIndex {
     fn related<'a>(&'a self, term: &str) -> Vec<(&'a str, f64)> {
         let mut out = self.action_synonyms(term);
         let r = self.params.related;
-        if r <= 0.0 || !term.is_ascii() || term.len() < 3 {
+        if r <= 0.0 || !term.is_ascii() || term.len() < 3 || term.len() > MAX_RELATED_LEN {
             return out;
         }
         if term.len() < MIN_RELATED_LEN {
@@ -1762,6 +1771,46 @@ mod tests {
             outcome: 1.0,
         }]);
         assert_eq!(idx.rank(intent, Some(&unrelated)), before);
+    }
+
+    /// A catalog name or an intent of one 1 MB word (a run of one letter, a repeated word, a
+    /// camelCase run): indexing and ranking read it once and still rank the rest.
+    #[test]
+    fn megabyte_words_index_and_rank_in_one_pass() {
+        const MB: usize = 1_000_000;
+        let runs = [
+            "a".repeat(MB),
+            "contribution".repeat(MB / 12),
+            "aB".repeat(MB / 2),
+        ];
+        let mut g = guide();
+        g.packs.extend(runs.iter().map(|r| pack(r, "A tool.")));
+        let idx = RankIndex::new(&g);
+        let r = idx.rank("what's the weather forecast in Paris for the week", None);
+        assert_eq!(idx.name(r.order[0].index), "get_weather_forecast");
+        for (k, run) in runs.iter().take(2).enumerate() {
+            let r = idx.rank(run, None);
+            assert_eq!(r.order[0].index, 5 + k, "run {k}");
+            let e = idx.explain(&r, r.order[0].index, None);
+            assert!((e.total() - r.order[0].score).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn words_past_the_length_limit_reach_no_related_words() {
+        let long = "a".repeat(MAX_RELATED_LEN + 6);
+        let g = RoutingGuide {
+            packs: vec![pack("get_weather", "Weather."), pack(&long, "A tool.")],
+            pipelines: vec![],
+        };
+        let idx = RankIndex::new(&g);
+        // A word within the limit reaches the longer word it begins...
+        let r = idx.rank(&"a".repeat(MAX_RELATED_LEN), None);
+        assert_eq!(r.order[0].index, 1);
+        assert!(r.order[0].score > 0.0);
+        // ...one past it reaches nothing but itself.
+        let r = idx.rank(&"a".repeat(MAX_RELATED_LEN + 1), None);
+        assert_eq!(r.order[0].score, 0.0);
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     }
 }
 
+/// A run of letters and digits longer than this many bytes is one word: it is not split at
+/// camelCase humps. No identifier a person names is this long (the longest in BFCL is 28
+/// bytes); a generated or hostile one would otherwise become hundreds of thousands of
+/// two-letter words (`aBaB…`, 1 MB).
+pub const MAX_SPLIT_LEN: usize = 128;
+
 /// Raw words: runs of letters and digits, further split at camelCase humps
 /// (`todoAdd` → `todo`, `Add`; `HTTPServer` → `HTTP`, `Server`) and letter/digit edges.
 pub fn split_words(text: &str) -> impl Iterator<Item = &str> {
@@ -29,6 +35,9 @@ pub fn split_words(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn split_humps(word: &str) -> Vec<&str> {
+    if word.len() > MAX_SPLIT_LEN {
+        return vec![word];
+    }
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut parts = Vec::new();
     let mut start = 0;
@@ -522,6 +531,16 @@ mod tests {
         assert_eq!(terms("browser.screenshot"), vec!["browser", "screenshot"]);
         assert_eq!(terms("HTTPServer"), vec!["http", "server"]);
         assert_eq!(terms("uber.ride2"), vec!["uber", "ride"]);
+    }
+
+    #[test]
+    fn identifiers_past_the_length_limit_stay_one_word() {
+        let within = "Ab".repeat(MAX_SPLIT_LEN / 2);
+        assert_eq!(terms(&within).len(), MAX_SPLIT_LEN / 2);
+        let past = format!("{within}c");
+        assert_eq!(terms(&past), vec![past.to_lowercase()]);
+        // Other separators still separate: a long snake_case name is its words.
+        assert_eq!(terms(&format!("{past}_weather")).len(), 2);
     }
 
     #[test]

@@ -1,15 +1,27 @@
 //! Live import from an MCP server started over stdio, with the rmcp client.
+//!
+//! The server runs in a process group of its own, and that whole group is killed when the
+//! import ends — listed, failed, timed out, or stopped by Ctrl-C, SIGTERM or SIGHUP — so
+//! nothing it started (`npx` → `node`) outlives the import. (In its own group, the terminal's
+//! Ctrl-C no longer reaches it: the import catches the signal and ends the group itself.)
 
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::exit::bad_input;
+use crate::exit::{Interrupted, bad_input};
 use crate::import::catalog::{ImportedCatalog, parse_catalog};
 
 /// How long a server gets to start, answer `initialize` and list its tools.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How much of the server's stdout is kept to show what it said when it is not JSON-RPC.
+const STDOUT_KEPT: usize = 4096;
+/// How many of those bytes an error quotes.
+const QUOTED: usize = 80;
 
 /// Split a command line into words: white space separates, single and double quotes group,
 /// a backslash escapes the next character outside single quotes.
@@ -59,42 +71,40 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// Start `command_line`, list all its tools, stop it. Any failure is bad input naming the
-/// command: it did not start, exited, spoke something other than MCP, or took too long.
+/// Start `command_line`, list all its tools, stop it and everything it started. A command
+/// line that cannot be split is bad input (exit 2); a server that does not start, does not
+/// speak MCP, fails or takes too long is a runtime failure (exit 1) naming the command.
 pub async fn import_tools(
     command_line: &str,
     timeout: Duration,
 ) -> anyhow::Result<ImportedCatalog> {
     let words = split_command(command_line)
         .map_err(|e| bad_input(format!("--mcp \"{command_line}\" {e}")))?;
-    let mut cmd = tokio::process::Command::new(&words[0]);
-    cmd.args(&words[1..]);
     let origin = format!("MCP server `{command_line}`");
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
+    let mut child = tokio::process::Command::new(&words[0])
+        .args(&words[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
         .spawn()
-        .map_err(|e| bad_input(format!("{origin} did not start: {e}")))?;
-    // Keep what the server says on stderr: its last line explains most failed handshakes.
-    let stderr_task = stderr.map(|mut err| {
-        tokio::spawn(async move {
-            use tokio::io::AsyncReadExt;
-            // Drain it all so a chatty server never blocks on a full pipe; keep the last 64 KB.
-            let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
-            while let Ok(n) = err.read(&mut chunk).await {
-                if n == 0 {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() > 64 * 1024 {
-                    buf.drain(..buf.len() - 64 * 1024);
-                }
-            }
-            buf
-        })
-    });
-    let listed = tokio::time::timeout(timeout, async {
+        .map_err(|e| anyhow::anyhow!("{origin} did not start: {e}"))?;
+    // Declared after the child, so dropped before it: the group dies before the child is
+    // reaped, while its id cannot yet name another process.
+    let group = ServerGroup::of(&child);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        anyhow::bail!("{origin} started without its standard streams");
+    };
+    let stderr_task = tokio::spawn(last_of_stderr(stderr));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (relayed, stdout_for_rmcp) = tokio::io::duplex(64 * 1024);
+    let stdout_task = tokio::spawn(relay(stdout, relayed, Arc::clone(&seen)));
+    let listing = async {
         let client = ()
-            .serve(transport)
+            .serve((stdout_for_rmcp, stdin))
             .await
             .map_err(|e| format!("did not complete the MCP handshake: {e}"))?;
         let tools = client
@@ -103,43 +113,155 @@ pub async fn import_tools(
             .map_err(|e| format!("failed tools/list: {e}"));
         let _ = client.cancel().await;
         tools
-    })
-    .await
-    .map_err(|_| {
-        bad_input(format!(
-            "{origin} did not answer within {}s",
-            timeout.as_secs()
-        ))
-    })?;
-    let listed = match listed {
-        Ok(tools) => tools,
-        Err(e) => {
-            let said = match stderr_task {
-                Some(task) => tokio::time::timeout(Duration::from_millis(500), task)
-                    .await
-                    .ok()
-                    .and_then(Result::ok),
-                None => None,
-            };
-            let last = said
-                .map(|b| {
-                    String::from_utf8_lossy(&b)
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
-                        .to_string()
-                })
-                .filter(|l| !l.is_empty());
-            let tail = last
-                .map(|l| format!(" (its stderr: {l})"))
-                .unwrap_or_default();
-            return Err(bad_input(format!("{origin} {e}{tail}")));
+    };
+    let failure = tokio::select! {
+        listed = tokio::time::timeout(timeout, listing) => match listed {
+            Ok(Ok(tools)) => {
+                let json = serde_json::json!({ "tools": tools });
+                return parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new);
+            }
+            Ok(Err(e)) => e,
+            Err(_) => format!(
+                "did not answer within {}",
+                crate::core::duration::describe(timeout)
+            ),
+        },
+        signal = stop_signal() => return Err(anyhow::Error::new(signal)),
+    };
+    // Ending the group closes its pipes: what it wrote is then read to the end at once.
+    drop(group);
+    let grace = Duration::from_millis(500);
+    let (_, said) = tokio::join!(
+        tokio::time::timeout(grace, stdout_task),
+        tokio::time::timeout(grace, stderr_task)
+    );
+    // Whatever it wrote that was not JSON-RPC explains the failure better than a timeout.
+    let kept = seen.lock().map(|b| b.clone()).unwrap_or_default();
+    let failure = match garbage(&kept) {
+        Some(quote) => format!("wrote something that is not JSON-RPC on its stdout: {quote}"),
+        None => failure,
+    };
+    let said = said
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .map(|l| format!(" (its stderr: {l})"))
+        .unwrap_or_default();
+    Err(anyhow::anyhow!("{origin} {failure}{said}"))
+}
+
+/// The process group a server was started in, killed whole when this is dropped.
+struct ServerGroup(Option<Pid>);
+
+impl ServerGroup {
+    fn of(child: &tokio::process::Child) -> ServerGroup {
+        // The child leads its own group (`process_group(0)`), so its id is the group's.
+        ServerGroup(
+            child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .map(Pid::from_raw),
+        )
+    }
+}
+
+impl Drop for ServerGroup {
+    fn drop(&mut self) {
+        if let Some(group) = self.0.take() {
+            // Gone already (ESRCH) is what we want; nothing else can be done here.
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+}
+
+/// The first of Ctrl-C, SIGTERM or SIGHUP sent to the console while a server runs. (If a
+/// handler cannot be installed, that signal keeps its default action and this never ends.)
+async fn stop_signal() -> Interrupted {
+    use tokio::signal::unix::{SignalKind, signal};
+    let wait = |kind: SignalKind| async move {
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
         }
     };
-    let json = serde_json::json!({ "tools": listed });
-    parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new)
+    tokio::select! {
+        _ = wait(SignalKind::interrupt()) => Interrupted { signal: "SIGINT", number: Signal::SIGINT as i32 },
+        _ = wait(SignalKind::terminate()) => Interrupted { signal: "SIGTERM", number: Signal::SIGTERM as i32 },
+        _ = wait(SignalKind::hangup()) => Interrupted { signal: "SIGHUP", number: Signal::SIGHUP as i32 },
+    }
+}
+
+/// Drain the server's stderr (so a chatty server never blocks on a full pipe), keeping the
+/// last 64 KB; its last non-empty line explains most failed handshakes.
+async fn last_of_stderr(mut err: tokio::process::ChildStderr) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
+    while let Ok(n) = err.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.len() > 64 * 1024 {
+            buf.drain(..buf.len() - 64 * 1024);
+        }
+    }
+    String::from_utf8_lossy(&buf)
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// Pass the server's stdout on to rmcp, keeping its first bytes aside, and read it to the
+/// end even once rmcp has stopped listening (a server that exits at once after writing
+/// garbage has still said something).
+async fn relay(
+    mut from: tokio::process::ChildStdout,
+    mut to: tokio::io::DuplexStream,
+    seen: Arc<Mutex<Vec<u8>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut chunk = [0u8; 8192];
+    let mut forwarding = true;
+    while let Ok(n) = from.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut kept) = seen.lock() {
+            let room = STDOUT_KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+        }
+        if forwarding && to.write_all(&chunk[..n]).await.is_err() {
+            forwarding = false;
+        }
+    }
+}
+
+/// When a line of what the server wrote is not a JSON object (a banner, a log line, a
+/// prompt), its first bytes, quoted with every control character escaped. The last line,
+/// which may be cut short (unfinished, or past what was kept), counts only when it does not
+/// even begin like one.
+fn garbage(stdout: &[u8]) -> Option<String> {
+    let mut lines = stdout.split(|&b| b == b'\n').peekable();
+    let mut not_json = false;
+    while let Some(line) = lines.next() {
+        let line = line.trim_ascii();
+        let last = lines.peek().is_none();
+        not_json |= !line.is_empty()
+            && if last {
+                !line.starts_with(b"{")
+            } else {
+                serde_json::from_slice::<serde_json::Value>(line).map_or(true, |v| !v.is_object())
+            };
+    }
+    not_json.then(|| {
+        let head = String::from_utf8_lossy(&stdout[..stdout.len().min(QUOTED)]);
+        let more = if stdout.len() > QUOTED { "…" } else { "" };
+        format!("\"{}\"{more}", head.escape_debug())
+    })
 }
 
 #[cfg(test)]
@@ -159,5 +281,22 @@ mod tests {
         assert_eq!(split_command("x ''").unwrap(), vec!["x", ""]);
         assert!(split_command("  ").is_err());
         assert!(split_command("a 'b").is_err());
+    }
+
+    #[test]
+    fn what_is_not_json_rpc_is_quoted_short_and_escaped() {
+        assert_eq!(garbage(b"{\"jsonrpc\":\"2.0\",\"id\":0}\n"), None);
+        assert_eq!(garbage(b""), None);
+        assert_eq!(
+            garbage(b"\x1b[2Jhello\n").as_deref(),
+            Some("\"\\u{1b}[2Jhello\\n\"")
+        );
+        let long = [b'x'; 200];
+        let quoted = garbage(&long).unwrap_or_default();
+        assert_eq!(quoted, format!("\"{}\"…", "x".repeat(QUOTED)));
+        // A first message longer than what is kept is not taken for garbage...
+        assert_eq!(garbage(b"{\"jsonrpc\":\"2.0\",\"id\""), None);
+        // ...but an unfinished line that is no JSON at all is.
+        assert!(garbage(b"Password: ").is_some());
     }
 }
