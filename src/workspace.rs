@@ -194,6 +194,44 @@ impl Workspace {
     }
 }
 
+/// The budgets table as `budgets --json` prints it and the MCP resource
+/// `ctxconsole://context-budgets` serves it: one shape, so the two agree.
+#[derive(Debug, Serialize)]
+pub struct BudgetsReport<'a> {
+    pub rows: &'a [BudgetRow],
+    pub fallback: &'a BudgetRow,
+    pub notes: &'a [String],
+}
+
+/// How one model resolves, as `budgets --model M --json` prints it and
+/// `ctxconsole://budgets/{model}` serves it.
+#[derive(Debug, Serialize)]
+pub struct BudgetLookup<'a> {
+    pub model: &'a str,
+    pub matched_by: MatchedBy,
+    pub row: &'a BudgetRow,
+}
+
+impl Workspace {
+    pub fn budgets_report(&self) -> BudgetsReport<'_> {
+        BudgetsReport {
+            rows: self.budgets.rows(),
+            fallback: self.budgets.fallback(),
+            notes: &self.notes,
+        }
+    }
+
+    /// An unknown model is not an error: it resolves to the fallback row, and says so.
+    pub fn budget_lookup<'a>(&'a self, model: &'a str) -> BudgetLookup<'a> {
+        let resolved = self.budgets.lookup(model);
+        BudgetLookup {
+            model,
+            matched_by: resolved.matched_by,
+            row: resolved.row,
+        }
+    }
+}
+
 /// `config.toml`: settings with defaults in code.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -398,6 +436,39 @@ pub fn compact_for(
         effective,
         allowance,
         compacted,
+    }
+}
+
+/// A compaction as `compact --json` prints it and the MCP tool `compact_catalog` returns it.
+#[derive(Debug, Serialize)]
+pub struct CompactReport<'a> {
+    pub model: &'a str,
+    pub matched_by: MatchedBy,
+    pub row_id: &'a str,
+    pub tier: Tier,
+    pub tier_overridden: bool,
+    pub tokenizer: &'static str,
+    pub catalog_source: &'a CatalogOrigin,
+    pub allowance: &'a AllowanceBreakdown,
+    pub trim: &'a crate::core::compact::TrimRecord,
+    /// The catalog as sent, parsed back into JSON.
+    pub catalog: serde_json::Value,
+}
+
+impl CompactionView {
+    pub fn report<'a>(&'a self, origin: &'a CatalogOrigin) -> anyhow::Result<CompactReport<'a>> {
+        Ok(CompactReport {
+            model: &self.effective.model,
+            matched_by: self.effective.matched_by,
+            row_id: &self.effective.row.id,
+            tier: self.effective.row.tier,
+            tier_overridden: self.effective.tier_override.is_some(),
+            tokenizer: self.effective.row.tokenizer.name(),
+            catalog_source: origin,
+            allowance: &self.allowance,
+            trim: &self.compacted.trim,
+            catalog: serde_json::from_str(&self.compacted.text)?,
+        })
     }
 }
 

@@ -1,14 +1,10 @@
 //! `ctxconsole compact`: the catalog as one model would receive it, with the Trim record.
 
-use serde::Serialize;
-use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
-use crate::core::budget::{MatchedBy, Tier};
-use crate::core::compact::TrimRecord;
-use crate::core::prompt::AllowanceBreakdown;
+use crate::core::budget::Tier;
 use crate::format::thousands;
 use crate::import::mcp;
 use crate::workspace::{
@@ -49,20 +45,6 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct CompactJson<'a> {
-    model: &'a str,
-    matched_by: MatchedBy,
-    row_id: &'a str,
-    tier: Tier,
-    tier_overridden: bool,
-    tokenizer: &'static str,
-    catalog_source: &'a CatalogOrigin,
-    allowance: &'a AllowanceBreakdown,
-    trim: &'a TrimRecord,
-    catalog: Value,
-}
-
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let mut ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
@@ -89,19 +71,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let effective = effective_row(&ws.budgets, &args.model, args.tier);
     let view = compact_for(&ws.catalog, Some(&ws.index), effective, &args.prompt);
     if args.json {
-        let catalog = serde_json::from_str(&view.compacted.text)?;
-        return print_json(&CompactJson {
-            model: &view.effective.model,
-            matched_by: view.effective.matched_by,
-            row_id: &view.effective.row.id,
-            tier: view.effective.row.tier,
-            tier_overridden: view.effective.tier_override.is_some(),
-            tokenizer: view.effective.row.tokenizer.name(),
-            catalog_source: &ws.catalog_origin,
-            allowance: &view.allowance,
-            trim: &view.compacted.trim,
-            catalog,
-        });
+        return print_json(&view.report(&ws.catalog_origin)?);
     }
     emit(&describe(&view, &ws.catalog_origin))?;
     if args.show_catalog {
