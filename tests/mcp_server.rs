@@ -457,7 +457,12 @@ async fn a_50_mb_argument_is_refused_with_its_name_and_the_server_keeps_serving(
     let c = start(home.path(), &[]).await;
     // Over the 32 MiB message limit: answered by the transport, which never holds more.
     let huge = "a".repeat(50_000_000);
-    let msg = refused(&c, "preview", json!({"instruction": huge}), "instruction").await;
+    // rmcp's own stdio transport drops such a line without a word and the client waits
+    // forever; the bound here is a hang guard, not a speed target.
+    let answer = refused(&c, "preview", json!({"instruction": huge}), "instruction");
+    let msg = tokio::time::timeout(std::time::Duration::from_secs(120), answer)
+        .await
+        .expect("no answer to a 50 MB message within 120 s");
     assert!(msg.contains("32 MiB"), "{msg}");
     drop(huge);
     // Under the message limit, over the 8 MiB an argument may hold: answered by the tool.
@@ -641,6 +646,20 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         }
         let r = req.send().await.unwrap();
         assert_eq!(r.status(), 401, "{auth:?}");
+    }
+    // A body over the 32 MiB message limit is refused before it is read whole.
+    let mut body = init.clone();
+    body["params"]["clientInfo"]["name"] = json!("n".repeat(40_000_000));
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {token}"))
+        .json(&body)
+        .send()
+        .await;
+    // Refused with 413, or the connection closed while the rest was still being sent.
+    if let Ok(r) = r {
+        assert_eq!(r.status(), 413);
     }
     drop(server);
 

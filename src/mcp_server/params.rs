@@ -42,7 +42,7 @@ fn type_name(v: &Value) -> &'static str {
 
 /// `8 MiB`, `512 bytes`.
 pub fn size_label(bytes: usize) -> String {
-    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
     } else {
         format!("{} bytes", crate::format::thousands(bytes))
