@@ -17,10 +17,15 @@ type Client = RunningService<RoleClient, ()>;
 
 const INTENT: &str = "remember this launch note, draft a blog from it and make an illustration";
 const TIER_C_MODEL: &str = "openrouter/openrouter/free";
+/// Set as the provider key in the server's environment: it must never appear in an answer.
+const KEY_SENTINEL: &str = "sk-or-v1-mcp-test-sentinel-0123456789";
 
 async fn start(home: &Path, extra: &[&str]) -> Client {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
-    cmd.env("CTXCONSOLE_HOME", home).arg("mcp").args(extra);
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env("OPENROUTER_API_KEY", KEY_SENTINEL)
+        .arg("mcp")
+        .args(extra);
     let transport = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
         .spawn()
@@ -236,13 +241,20 @@ async fn initialize_lists_and_reads_every_resource_and_template() {
         .unwrap_err();
     assert!(e.to_string().contains("`uri`"), "{e}");
 
-    // Nothing from the environment in any resource: the key variable's value never shows.
+    // Nothing from the environment in any resource: the provider key never shows.
+    let one_model = format!("ctxconsole://budgets/{TIER_C_MODEL}");
     for uri in [
         "ctxconsole://context-budgets",
         "ctxconsole://my-plans",
         "ctxconsole://models",
+        "ctxconsole://my-plans/research-agent",
+        one_model.as_str(),
     ] {
-        assert!(!read(&c, uri).await.to_string().contains("sk-or-"), "{uri}");
+        let text = read(&c, uri).await.to_string();
+        assert!(
+            !text.contains(KEY_SENTINEL) && !text.contains("sk-or-"),
+            "{uri}"
+        );
     }
     c.cancel().await.unwrap();
 }
@@ -268,6 +280,7 @@ async fn preview_keeps_the_same_entries_as_the_cli() {
     assert_eq!(mcp["planner"], cli["planner"]);
     assert_eq!(mcp["ranking"], cli["ranking"]);
     assert_eq!(mcp["request"], cli["request"]);
+    assert!(!mcp.to_string().contains(KEY_SENTINEL));
     // The ranking top explains itself.
     let top = mcp["ranking"]["top"].as_array().unwrap();
     assert!(!top.is_empty() && top[0]["matches"].as_array().is_some_and(|m| !m.is_empty()));

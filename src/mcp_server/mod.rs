@@ -53,10 +53,11 @@ enum Listen {
 
 fn listen(args: &Args) -> anyhow::Result<Listen> {
     if let Some(t) = &args.token
-        && t.chars().count() < TOKEN_MIN
+        && (t.len() < TOKEN_MIN || !t.bytes().all(|b| b.is_ascii_graphic()))
     {
+        // It travels in a header: visible ASCII, no spaces.
         return Err(bad_input(format!(
-            "--token must be at least {TOKEN_MIN} characters"
+            "--token must be at least {TOKEN_MIN} characters of visible ASCII (no spaces)"
         )));
     }
     match (args.http, args.bind) {
