@@ -532,6 +532,10 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     let first = plan["planned"][0].as_str().unwrap();
     let at = ctxconsole::core::time::format_timestamp(plan["at"].as_i64().unwrap() + 60);
     let args = json!({"caller": plan["caller"], "tool": first, "ok": true, "plan_id": id, "session": "mcp-test", "at": at});
+    // Ranking for the plan's own intent reads the prior this plan is part of.
+    let intent = plan["intent"].as_str().unwrap();
+    let ask = json!({"model": TIER_C_MODEL, "instruction": intent});
+    let ranked_before = call(&c, "preview", ask.clone()).await.unwrap()["ranking"].clone();
     let answer = call(&c, "record_execution", args.clone()).await.unwrap();
     assert_eq!(answer["added"], 1);
     assert!(answer["drift_updated"].as_u64().unwrap() >= 1);
@@ -541,6 +545,13 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     assert_ne!(after["drift"], "ignored", "{after}");
     assert_eq!(after["drift"], answer["plan"]["drift"]);
     assert_eq!(after["executed"], json!([first]));
+    // The server's prior follows the store: its ranking now is a fresh CLI preview's, and
+    // the plan's new drift moved it.
+    let ranked_after = call(&c, "preview", ask).await.unwrap()["ranking"].clone();
+    let cli =
+        json_of(ctx(home.path()).args(["preview", intent, "--model", TIER_C_MODEL, "--json"]));
+    assert_eq!(ranked_after, cli["ranking"]);
+    assert_ne!(ranked_after, ranked_before);
     // The same report again is stored once, as a second import would be.
     let again = call(&c, "record_execution", args).await.unwrap();
     assert_eq!(again["added"], 0);

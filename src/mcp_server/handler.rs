@@ -12,7 +12,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::io::Cursor;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::compact::DEFAULT_MODEL;
 use crate::core::budget::Tier;
@@ -22,7 +22,7 @@ use crate::core::time::{format_timestamp, parse_timestamp};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{Attachment, K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{CLASSIFY_MAX_BYTES, opening, preview};
-use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
+use crate::store::history::{Counts, HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
 use crate::workspace::{CatalogOrigin, CompactReport, Workspace, compact_for, effective_row};
@@ -46,6 +46,24 @@ pub struct State {
     pub ws: Workspace,
     pub store: std::path::PathBuf,
     pub read_only: bool,
+    /// The ranking prior and what it was built from (see [`State::prior`]).
+    prior: Mutex<Option<(PriorKey, Arc<HistoryPrior>)>>,
+}
+
+/// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
+/// moves only with them or with the drift window: the row counts and the window identify
+/// the history a prior was built from.
+type PriorKey = (Counts, i64);
+
+impl State {
+    pub fn new(ws: Workspace, store: std::path::PathBuf, read_only: bool) -> State {
+        State {
+            ws,
+            store,
+            read_only,
+            prior: Mutex::new(None),
+        }
+    }
 }
 
 impl State {
@@ -271,14 +289,30 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
     })
 }
 
-/// The history prior, as `preview` builds it; a store that cannot be read costs the prior,
-/// not the call.
+/// The history prior, as `preview` builds it, kept until the store changes: building it
+/// reads thousands of plans, and an agent ranks again and again. A store that cannot be read
+/// costs the prior, not the call.
 fn prior(state: &State, no_history: bool) -> Option<Arc<HistoryPrior>> {
     if no_history {
         return None;
     }
-    match state.history().and_then(|h| state.ws.history_prior(&h)) {
-        Ok(p) => Some(Arc::new(p)),
+    let current = || -> anyhow::Result<Arc<HistoryPrior>> {
+        let history = state.history()?;
+        let key = (history.counts()?, history.drift_window());
+        // Held while building: a second caller waits for this prior instead of building
+        // its own.
+        let mut kept = state.prior.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((k, p)) = kept.as_ref()
+            && *k == key
+        {
+            return Ok(Arc::clone(p));
+        }
+        let p = Arc::new(state.ws.history_prior(&history)?);
+        *kept = Some((key, Arc::clone(&p)));
+        Ok(p)
+    };
+    match current() {
+        Ok(p) => Some(p),
         Err(e) => {
             eprintln!("ctxconsole mcp: ranking without the history prior: {e:#}");
             None

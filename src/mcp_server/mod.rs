@@ -95,11 +95,7 @@ pub fn run(workspace: Option<PathBuf>, store: Option<PathBuf>, args: Args) -> an
     // Opened once before serving: a store that is not one is refused at start, not at the
     // first read; a new one is seeded, as for every command.
     let store = ws.open_history(store.as_deref())?.path().to_path_buf();
-    let state = Arc::new(State {
-        ws,
-        store,
-        read_only: args.read_only,
-    });
+    let state = Arc::new(State::new(ws, store, args.read_only));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
