@@ -22,7 +22,7 @@ use crate::core::time::{format_timestamp, parse_timestamp};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{Attachment, K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{CLASSIFY_MAX_BYTES, opening, preview};
-use crate::store::history::{Counts, HistoryStore, ImportReport, PlanFilter};
+use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
 use crate::workspace::{CatalogOrigin, CompactReport, Workspace, compact_for, effective_row};
@@ -51,9 +51,9 @@ pub struct State {
 }
 
 /// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
-/// moves only with them or with the drift window: the row counts and the window identify
+/// moves only with them or with the drift window: the newest rows and the window identify
 /// the history a prior was built from.
-type PriorKey = (Counts, i64);
+type PriorKey = ((i64, i64), i64);
 
 impl State {
     pub fn new(ws: Workspace, store: std::path::PathBuf, read_only: bool) -> State {
@@ -298,7 +298,7 @@ fn prior(state: &State, no_history: bool) -> Option<Arc<HistoryPrior>> {
     }
     let current = || -> anyhow::Result<Arc<HistoryPrior>> {
         let history = state.history()?;
-        let key = (history.counts()?, history.drift_window());
+        let key = (history.version()?, history.drift_window());
         // Held while building: a second caller waits for this prior instead of building
         // its own.
         let mut kept = state.prior.lock().unwrap_or_else(PoisonError::into_inner);
