@@ -594,6 +594,78 @@ async fn read_only_leaves_record_execution_out_and_refuses_it() {
     c.cancel().await.unwrap();
 }
 
+#[test]
+fn a_raw_client_gets_named_errors_for_malformed_requests_and_garbage_is_dropped() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "this is not JSON",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rank_tools","arguments":"draft a blog"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":7}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    ];
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = std::collections::HashMap::new();
+    while replies.len() < 5 {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the server stopped early"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        replies.insert(v["id"].as_i64().unwrap(), v);
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let error = |id: i64| replies[&id]["error"].clone();
+    assert_eq!(error(2)["code"], -32602);
+    assert!(
+        error(2)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`arguments` must be an object"),
+        "{}",
+        error(2)
+    );
+    assert!(
+        error(3)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`uri` must be a string"),
+        "{}",
+        error(3)
+    );
+    assert!(
+        error(4)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`name` must be a string, it is missing"),
+        "{}",
+        error(4)
+    );
+    assert_eq!(replies[&5]["result"], json!({}));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("dropped a line of 16 bytes"), "{err}");
+}
+
 /// Kills the server it holds when the test ends, however it ends.
 struct Server(std::process::Child);
 

@@ -2,10 +2,11 @@
 //! answered by the same code the matching CLI command runs.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -526,6 +527,43 @@ fn tool_result(tool: &str, value: Value) -> Result<CallToolResult, ErrorData> {
     Ok(CallToolResult::structured(value))
 }
 
+/// A standard method whose params do not parse reaches the handler as a custom request
+/// (rmcp falls back to one), and would be answered "method not found: tools/call". Say
+/// instead which field is wrong.
+fn malformed(method: &str, params: Option<&Value>) -> ErrorData {
+    let expected: &[(&str, &str, bool)] = match method {
+        "tools/call" => &[
+            ("name", "a string", true),
+            ("arguments", "an object", false),
+        ],
+        "resources/read" => &[("uri", "a string", true)],
+        _ => {
+            return ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("no method '{method}' on this server"),
+                None,
+            );
+        }
+    };
+    let given = params.and_then(Value::as_object);
+    for &(field, want, required) in expected {
+        let value = given.and_then(|o| o.get(field)).filter(|v| !v.is_null());
+        let fits = match value {
+            None => !required,
+            Some(v) if want == "a string" => v.is_string(),
+            Some(v) => v.is_object(),
+        };
+        if !fits {
+            let found = value.map_or_else(|| "it is missing".to_string(), |v| format!("not {v}"));
+            return ErrorData::invalid_params(
+                format!("{method}: argument `{field}` must be {want}, {found}"),
+                Some(json!({ "argument": field })),
+            );
+        }
+    }
+    ErrorData::invalid_params(format!("{method}: its params do not fit the method"), None)
+}
+
 impl ServerHandler for Console {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -538,6 +576,14 @@ impl ServerHandler for Console {
         .with_instructions(
             "ctxconsole: what a model will be given before anything is sent. Resources: the budgets table (ctxconsole://context-budgets, ctxconsole://budgets/{model}), recent plans by intent shape (ctxconsole://my-plans, ctxconsole://my-plans/{caller}), per-model outcomes (ctxconsole://models). Tools: preview, compact_catalog, rank_tools, record_execution.",
         )
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(malformed(&request.method, request.params.as_ref()))
     }
 
     async fn list_resources(
