@@ -1,4 +1,4 @@
-//! The MCP server's handler: four resources (two of them templates) and four tools, each
+//! The MCP server's handler: three resources, two resource templates and four tools, each
 //! answered by the same code the matching CLI command runs.
 
 use rmcp::model::{
