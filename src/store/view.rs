@@ -2,9 +2,8 @@
 //! on a worker thread and get the answer back as a message.
 
 use serde::Serialize;
-use std::path::Path;
-
 use std::collections::HashMap;
+use std::path::Path;
 
 use crate::core::budget::{BudgetTable, Tier};
 use crate::core::history::{Drift, ModelOutcomes, TIER_RULE, suggest_tier};
