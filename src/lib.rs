@@ -1,6 +1,6 @@
 //! ctxconsole: what a model will really be given before anything is sent.
 //!
-//! Layers point one way: front ends (`cli`, `tui`) → services (`import`, `workspace`) → `core`.
+//! Layers point one way: front ends (`cli`, `tui`, `mcp_server`) → services (`import`, `workspace`) → `core`.
 
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used)]
@@ -15,6 +15,7 @@ pub mod format;
 pub mod fsio;
 pub mod import;
 pub mod llm;
+pub mod mcp_server;
 pub mod preview;
 pub mod store;
 pub mod tui;

@@ -6,17 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::core::bounds::{self, int_in};
-use crate::core::budget::{BudgetTable, Layer, parse_budgets_toml};
+use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::PreparedCatalog;
+use crate::core::compact::TrimRecord;
 use crate::core::duration::{self, parse_duration};
 use crate::core::error::CoreError;
 use crate::core::planner::{Planner, RulesFile};
+use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::{read_optional_text, read_text};
-use crate::preview::PreviewContext;
+use crate::preview::{AttachmentView, EntryFate, PlannedRequest, PreviewContext};
 use crate::store::history::{HISTORY_FILE, HistoryStore};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::RangeInclusive;
@@ -194,6 +196,44 @@ impl Workspace {
             planner: Arc::clone(&self.planner),
             cache_dir: store_briefings.then(|| self.dir.clone()),
             prior: None,
+        }
+    }
+}
+
+/// The budgets table as `budgets --json` prints it and the MCP resource
+/// `ctxconsole://context-budgets` serves it: one shape, so the two agree.
+#[derive(Debug, Serialize)]
+pub struct BudgetsReport<'a> {
+    pub rows: &'a [BudgetRow],
+    pub fallback: &'a BudgetRow,
+    pub notes: &'a [String],
+}
+
+/// How one model resolves, as `budgets --model M --json` prints it and
+/// `ctxconsole://budgets/{model}` serves it.
+#[derive(Debug, Serialize)]
+pub struct BudgetLookup<'a> {
+    pub model: &'a str,
+    pub matched_by: MatchedBy,
+    pub row: &'a BudgetRow,
+}
+
+impl Workspace {
+    pub fn budgets_report(&self) -> BudgetsReport<'_> {
+        BudgetsReport {
+            rows: self.budgets.rows(),
+            fallback: self.budgets.fallback(),
+            notes: &self.notes,
+        }
+    }
+
+    /// An unknown model is not an error: it resolves to the fallback row, and says so.
+    pub fn budget_lookup<'a>(&'a self, model: &'a str) -> BudgetLookup<'a> {
+        let resolved = self.budgets.lookup(model);
+        BudgetLookup {
+            model,
+            matched_by: resolved.matched_by,
+            row: resolved.row,
         }
     }
 }
@@ -454,6 +494,53 @@ fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {
         return Ok((Planner::new(&rules, &name)?, origin));
     }
     Ok((Planner::new(&rules, &origin)?, origin))
+}
+
+/// A compaction as `compact --json` prints it and the MCP tool `compact_catalog` returns it:
+/// the planned request's catalog side.
+#[derive(Debug, Serialize)]
+pub struct CompactReport<'a> {
+    pub model: &'a str,
+    pub matched_by: MatchedBy,
+    pub row_id: &'a str,
+    pub tier: Tier,
+    pub tier_overridden: bool,
+    pub tokenizer: &'static str,
+    pub catalog_source: &'a CatalogOrigin,
+    pub allowance: &'a AllowanceBreakdown,
+    pub trim: &'a TrimRecord,
+    /// Entries sent, in catalog order: the same list `preview --json` gives as
+    /// `compaction.kept` for the same model, tier, instruction and attachments.
+    pub kept: &'a [String],
+    /// Every entry with its fate: kept (and which trim steps changed it), removed by the
+    /// planner, cut by the budget.
+    pub entries: &'a [EntryFate],
+    /// The planner's fired categories for the instruction.
+    pub categories: &'a [String],
+    pub attachments: &'a [AttachmentView],
+    /// The catalog as sent, parsed back into JSON.
+    pub catalog: serde_json::Value,
+}
+
+impl<'a> CompactReport<'a> {
+    pub fn of(p: &'a PlannedRequest, origin: &'a CatalogOrigin) -> anyhow::Result<Self> {
+        Ok(CompactReport {
+            model: &p.model,
+            matched_by: p.matched_by,
+            row_id: &p.row_id,
+            tier: p.tier,
+            tier_overridden: p.tier_overridden,
+            tokenizer: p.tokenizer,
+            catalog_source: origin,
+            allowance: &p.compaction.allowance,
+            trim: &p.compaction.trim,
+            kept: &p.compaction.kept,
+            entries: &p.compaction.entries,
+            categories: &p.planner.categories,
+            attachments: &p.attachments,
+            catalog: serde_json::from_str(&p.compaction.text)?,
+        })
+    }
 }
 
 #[cfg(test)]

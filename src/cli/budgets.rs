@@ -1,6 +1,5 @@
 //! `ctxconsole budgets`: the layered budgets table, or how one model resolves.
 
-use serde::Serialize;
 use std::path::PathBuf;
 
 use crate::cli::table::render;
@@ -22,43 +21,21 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct TableJson<'a> {
-    rows: &'a [BudgetRow],
-    fallback: &'a BudgetRow,
-    notes: &'a [String],
-}
-
-#[derive(Serialize)]
-struct LookupJson<'a> {
-    model: &'a str,
-    matched_by: MatchedBy,
-    row: &'a BudgetRow,
-}
-
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
         registry: args.registry,
     })?;
     if let Some(model) = &args.model {
-        let resolved = ws.budgets.lookup(model);
+        let lookup = ws.budget_lookup(model);
         if args.json {
-            return print_json(&LookupJson {
-                model,
-                matched_by: resolved.matched_by,
-                row: resolved.row,
-            });
+            return print_json(&lookup);
         }
-        emit(&describe_row(model, resolved.matched_by, resolved.row))?;
+        emit(&describe_row(model, lookup.matched_by, lookup.row))?;
         return Ok(());
     }
     if args.json {
-        return print_json(&TableJson {
-            rows: ws.budgets.rows(),
-            fallback: ws.budgets.fallback(),
-            notes: &ws.notes,
-        });
+        return print_json(&ws.budgets_report());
     }
     let mut rows: Vec<Vec<String>> = ws.budgets.rows().iter().map(table_row).collect();
     rows.push(table_row(ws.budgets.fallback()));

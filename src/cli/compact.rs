@@ -1,7 +1,5 @@
 //! `ctxconsole compact`: the catalog as one model would receive it, with the Trim record.
 
-use serde::Serialize;
-use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::cli::preview::{fate_counts, read_attachments, request_context};
@@ -9,13 +7,11 @@ use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{MatchedBy, Tier, effective_row};
 use crate::core::catalog::EntryKind;
-use crate::core::compact::TrimRecord;
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::prompt::AllowanceBreakdown;
 use crate::format::thousands;
 use crate::import::mcp;
-use crate::preview::{Ask, AttachmentView, EntryFate, PlannedRequest, plan_and_keep};
-use crate::workspace::{CatalogOrigin, Workspace, WorkspaceOptions};
+use crate::preview::{Ask, PlannedRequest, plan_and_keep};
+use crate::workspace::{CatalogOrigin, CompactReport, Workspace, WorkspaceOptions};
 
 /// The model the seeds' failures were measured on.
 pub const DEFAULT_MODEL: &str = "openrouter/openrouter/free";
@@ -68,29 +64,6 @@ fn mcp_timeout(s: &str) -> Result<std::time::Duration, DurationError> {
     parse_duration(s, duration::CONNECT_TIMEOUT)
 }
 
-#[derive(Serialize)]
-struct CompactJson<'a> {
-    model: &'a str,
-    matched_by: MatchedBy,
-    row_id: &'a str,
-    tier: Tier,
-    tier_overridden: bool,
-    tokenizer: &'static str,
-    catalog_source: &'a CatalogOrigin,
-    allowance: &'a AllowanceBreakdown,
-    trim: &'a TrimRecord,
-    /// Entries sent, in catalog order: the same list `preview --json` gives as
-    /// `compaction.kept` for the same model, tier, instruction and attachments.
-    kept: &'a [String],
-    /// Every entry with its fate: kept (and which trim steps changed it), removed by the
-    /// planner, cut by the budget.
-    entries: &'a [EntryFate],
-    /// The planner's fired categories for the instruction.
-    categories: &'a [String],
-    attachments: &'a [AttachmentView],
-    catalog: Value,
-}
-
 pub fn run(
     workspace: Option<PathBuf>,
     store: crate::workspace::StoreChoice,
@@ -128,23 +101,7 @@ pub fn run(
         },
     )?;
     if args.json {
-        let catalog = serde_json::from_str(&p.compaction.text)?;
-        return print_json(&CompactJson {
-            model: &p.model,
-            matched_by: p.matched_by,
-            row_id: &p.row_id,
-            tier: p.tier,
-            tier_overridden: p.tier_overridden,
-            tokenizer: p.tokenizer,
-            catalog_source: &ws.catalog_origin,
-            allowance: &p.compaction.allowance,
-            trim: &p.compaction.trim,
-            kept: &p.compaction.kept,
-            entries: &p.compaction.entries,
-            categories: &p.planner.categories,
-            attachments: &p.attachments,
-            catalog,
-        });
+        return print_json(&CompactReport::of(&p, &ws.catalog_origin)?);
     }
     emit(&describe(&p, &ws.catalog_origin))?;
     if args.show_catalog {

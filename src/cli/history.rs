@@ -7,14 +7,14 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::history::{Drift, Outcome, TIER_RULE};
+use crate::core::history::{Drift, Outcome};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::exit::bad_input;
 use crate::fsio::{Protected, write_output};
 use crate::store::cache::CACHE_FILE;
-use crate::store::history::{GroupSummary, HistoryStore, PlanFilter, StepPair};
+use crate::store::history::{HistoryStore, PlanFilter};
 use crate::store::now_secs;
-use crate::store::view::{ModelRow, model_rows};
+use crate::store::view::{groups_report, models_report};
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
@@ -302,28 +302,13 @@ fn outcome_text(outcome: Outcome, failure_class: Option<&str>) -> String {
     }
 }
 
-#[derive(Serialize)]
-struct GroupsReport {
-    total_groups: u64,
-    groups: Vec<GroupSummary>,
-    step_pairs: Vec<StepPair>,
-}
-
 fn groups(
     history: &HistoryStore,
     filter: &PlanFilter,
     limit: u64,
     json: bool,
 ) -> anyhow::Result<()> {
-    let mut groups = history.groups(filter, 0, limit)?;
-    for g in &mut groups {
-        history.group_details(g, filter)?;
-    }
-    let report = GroupsReport {
-        total_groups: history.count_groups(filter)?,
-        groups,
-        step_pairs: history.step_pairs(filter, 10)?,
-    };
+    let report = groups_report(history, filter, limit)?;
     if json {
         return print_json(&report);
     }
@@ -472,23 +457,13 @@ fn drift(
     emit(&out)
 }
 
-#[derive(Serialize)]
-struct ModelsReport {
-    rule: &'static str,
-    models: Vec<ModelRow>,
-}
-
 fn models(
     ws: &Workspace,
     history: &HistoryStore,
     filter: &PlanFilter,
     json: bool,
 ) -> anyhow::Result<()> {
-    let models = model_rows(history, filter, &ws.budgets)?;
-    let report = ModelsReport {
-        rule: TIER_RULE,
-        models,
-    };
+    let report = models_report(history, filter, &ws.budgets)?;
     if json {
         return print_json(&report);
     }

@@ -58,6 +58,9 @@ pub enum Command {
     Import(import::Args),
     /// Replay a plan: offline with today's decoder, or live against its model or others.
     Replay(replay::Args),
+    /// Serve budgets, plans and model outcomes as MCP resources, and preview, compaction,
+    /// ranking and execution reports as MCP tools (stdio, or streamable HTTP).
+    Mcp(crate::mcp_server::Args),
     /// Developer tools: generate large history stores.
     #[command(hide = true)]
     Dev(dev::Args),
@@ -84,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::History(args)) => history::run(cli.workspace, store, args),
         Some(Command::Import(args)) => import::run(cli.workspace, store, args),
         Some(Command::Replay(args)) => replay::run(cli.workspace, store, args),
+        Some(Command::Mcp(args)) => crate::mcp_server::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
     }

@@ -451,6 +451,20 @@ impl HistoryStore {
         })
     }
 
+    /// The newest plan's and execution's row numbers: rows are only ever added, so these
+    /// change whenever the history does (bar a drift window change). Two index look-ups,
+    /// where [`counts`](Self::counts) reads every row.
+    pub fn version(&self) -> anyhow::Result<(i64, i64)> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT IFNULL(MAX(seq), 0) FROM plans),
+                        (SELECT IFNULL(MAX(seq), 0) FROM executions)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db_err(&self.path, "reading the newest rows"))
+    }
+
     /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
     /// naming the line, and the store is as it was. A plan whose id is stored with the same
     /// content is already present; with other content it is a conflict, settled by

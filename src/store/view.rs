@@ -2,11 +2,14 @@
 //! on a worker thread and get the answer back as a message.
 
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::core::budget::{BudgetTable, Tier};
-use crate::core::history::{ModelOutcomes, suggest_tier};
-use crate::store::history::{GroupSummary, HistoryStore, PlanDetail, PlanFilter, PlanRow};
+use crate::core::history::{Drift, ModelOutcomes, TIER_RULE, suggest_tier};
+use crate::store::history::{
+    DriftRow, GroupSummary, HistoryStore, PlanDetail, PlanFilter, PlanRow, StepPair,
+};
 
 /// Rows fetched per page: more than a screen, so scrolling rarely waits.
 pub const PAGE: u64 = 200;
@@ -49,6 +52,151 @@ pub fn model_rows(
         .into_iter()
         .map(|m| ModelRow::new(m, budgets))
         .collect())
+}
+
+/// Outcome rates and tier suggestions per model, as `history --models --json` prints them
+/// and the MCP resource `ctxconsole://models` serves them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelsReport {
+    pub rule: &'static str,
+    pub models: Vec<ModelRow>,
+}
+
+pub fn models_report(
+    store: &HistoryStore,
+    filter: &PlanFilter,
+    budgets: &BudgetTable,
+) -> anyhow::Result<ModelsReport> {
+    Ok(ModelsReport {
+        rule: TIER_RULE,
+        models: model_rows(store, filter, budgets)?,
+    })
+}
+
+/// Groups of similar intents with their details and the step pairs, as
+/// `history --groups --json` prints them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupsReport {
+    pub total_groups: u64,
+    pub groups: Vec<GroupSummary>,
+    pub step_pairs: Vec<StepPair>,
+}
+
+pub fn groups_report(
+    store: &HistoryStore,
+    filter: &PlanFilter,
+    limit: u64,
+) -> anyhow::Result<GroupsReport> {
+    let mut groups = store.groups(filter, 0, limit)?;
+    for g in &mut groups {
+        store.group_details(g, filter)?;
+    }
+    Ok(GroupsReport {
+        total_groups: store.count_groups(filter)?,
+        groups,
+        step_pairs: store.step_pairs(filter, 10)?,
+    })
+}
+
+/// Groups `my_plans` reports, largest first.
+pub const MY_PLANS_GROUPS: u64 = 20;
+/// The latest plans of a group whose step sequences are counted as its decompositions.
+pub const MY_PLANS_RECENT: u64 = 200;
+
+/// Plans by intent shape, for an agent deciding how to decompose an ask (the seeds'
+/// `my-plans`): per group its most-used decompositions, steps planned together, drift and
+/// outcomes. Every figure comes from the mining queries `history` runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MyPlansReport {
+    pub caller: Option<String>,
+    pub total_groups: u64,
+    pub total_plans: u64,
+    /// Executions without a plan id count for the caller's latest plan within this.
+    pub drift_window_secs: i64,
+    pub groups: Vec<PlanGroup>,
+    /// Pairs planned together across every group.
+    pub step_pairs: Vec<StepPair>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanGroup {
+    #[serde(flatten)]
+    pub summary: GroupSummary,
+    /// Step sequences of the group's latest plans, most used first.
+    pub decompositions: Vec<Decomposition>,
+    pub step_pairs: Vec<StepPair>,
+    pub drift: Vec<(Drift, u64)>,
+    pub outcomes: GroupOutcomes,
+    /// The latest plans with what executed after them.
+    pub latest: Vec<DriftRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decomposition {
+    pub steps: Vec<String>,
+    pub plans: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GroupOutcomes {
+    pub ok: u64,
+    pub guarded: u64,
+    pub failed: u64,
+    /// Replays are counted apart: no agent ran them.
+    pub replays: u64,
+}
+
+pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<MyPlansReport> {
+    let filter = PlanFilter {
+        caller: caller.map(str::to_string),
+        ..PlanFilter::default()
+    };
+    let mut groups = Vec::new();
+    for mut summary in store.groups(&filter, 0, MY_PLANS_GROUPS)? {
+        store.group_details(&mut summary, &filter)?;
+        let f = PlanFilter {
+            shape: Some(summary.shape.clone()),
+            ..filter.clone()
+        };
+        let drift = store.drift(&f, MY_PLANS_RECENT)?;
+        let mut sequences: HashMap<&[String], u64> = HashMap::new();
+        for p in drift.plans.iter().filter(|p| p.drift != Drift::Replay) {
+            *sequences.entry(&p.planned).or_default() += 1;
+        }
+        let mut decompositions: Vec<Decomposition> = sequences
+            .into_iter()
+            .filter(|(steps, _)| !steps.is_empty())
+            .map(|(steps, plans)| Decomposition {
+                steps: steps.to_vec(),
+                plans,
+            })
+            .collect();
+        decompositions.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.steps.cmp(&b.steps)));
+        decompositions.truncate(5);
+        let mut outcomes = GroupOutcomes::default();
+        for m in store.model_outcomes(&f)? {
+            outcomes.ok += m.ok;
+            outcomes.guarded += m.guarded;
+            outcomes.failed += m.failed;
+            outcomes.replays += m.replays;
+        }
+        groups.push(PlanGroup {
+            decompositions,
+            step_pairs: store.step_pairs(&f, 5)?,
+            drift: drift.counts,
+            outcomes,
+            latest: drift.plans.into_iter().take(3).collect(),
+            summary,
+        });
+    }
+    Ok(MyPlansReport {
+        caller: caller.map(str::to_string),
+        total_groups: store.count_groups(&filter)?,
+        total_plans: store.count_plans(&filter)?,
+        drift_window_secs: store.drift_window(),
+        groups,
+        step_pairs: store.step_pairs(&filter, 10)?,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,724 @@
+//! The MCP server's handler: three resources, two resource templates and four tools, each
+//! answered by the same code the matching CLI command runs.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::io::Cursor;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::cli::compact::DEFAULT_MODEL;
+use crate::core::budget::Tier;
+use crate::core::budget::effective_row;
+use crate::core::compact::PreparedCatalog;
+use crate::core::rank::{Confidence, Explanation, HistoryPrior, RankIndex};
+use crate::core::time::{format_timestamp, parse_timestamp};
+use crate::import::catalog::parse_catalog;
+use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
+use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan, plan_and_keep};
+use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
+use crate::store::now_secs;
+use crate::store::view::{models_report, my_plans};
+use crate::workspace::{CatalogOrigin, CompactReport, Workspace};
+
+pub const URI_BUDGETS: &str = "ctxconsole://context-budgets";
+pub const URI_BUDGET_PREFIX: &str = "ctxconsole://budgets/";
+pub const URI_MY_PLANS: &str = "ctxconsole://my-plans";
+pub const URI_MODELS: &str = "ctxconsole://models";
+
+pub const TOOL_PREVIEW: &str = "preview";
+pub const TOOL_COMPACT: &str = "compact_catalog";
+pub const TOOL_RANK: &str = "rank_tools";
+pub const TOOL_RECORD: &str = "record_execution";
+
+/// The most one tool result may take as JSON. It travels twice (as structured content and
+/// as its text), escaped once, and rmcp's clients read at most 16 MiB a message.
+pub const RESULT_MAX: usize = 6 * 1024 * 1024;
+
+/// What every request reads: the workspace as it was at start, and where the store is.
+pub struct State {
+    pub ws: Workspace,
+    pub store: std::path::PathBuf,
+    pub read_only: bool,
+    /// The ranking prior and what it was built from (see [`State::prior`]).
+    prior: Mutex<Option<(PriorKey, Arc<HistoryPrior>)>>,
+}
+
+/// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
+/// moves only with them or with the drift window: the newest rows and the window identify
+/// the history a prior was built from.
+type PriorKey = ((i64, i64), i64);
+
+impl State {
+    pub fn new(ws: Workspace, store: std::path::PathBuf, read_only: bool) -> State {
+        State {
+            ws,
+            store,
+            read_only,
+            prior: Mutex::new(None),
+        }
+    }
+}
+
+impl State {
+    /// A connection of its own per request: WAL lets readers run beside a writer, and an
+    /// import by another process is seen at once.
+    fn history(&self) -> anyhow::Result<HistoryStore> {
+        // The store was made (and seeded or not) when the server started: this opens it.
+        self.ws.open_history(&crate::workspace::StoreChoice {
+            path: Some(self.store.clone()),
+            sample: false,
+        })
+    }
+}
+
+#[derive(Clone)]
+pub struct Console {
+    state: Arc<State>,
+}
+
+impl Console {
+    pub fn new(state: Arc<State>) -> Console {
+        Console { state }
+    }
+}
+
+/// A failure that is not the caller's: the store could not be read, and the like.
+fn internal(e: anyhow::Error) -> ErrorData {
+    ErrorData::internal_error(format!("{e:#}"), None)
+}
+
+/// Run blocking work (SQLite, ranking, compaction) off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        ErrorData::internal_error(format!("the request's worker stopped: {e}"), None)
+    })?
+}
+
+fn to_json(value: &impl Serialize) -> Result<Value, ErrorData> {
+    serde_json::to_value(value).map_err(|e| internal(e.into()))
+}
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+fn tools(read_only: bool) -> Vec<Tool> {
+    let text = |what: &str| json!({"type": "string", "description": what, "maxLength": TEXT_MAX});
+    let name = |what: &str| json!({"type": "string", "description": what, "maxLength": NAME_MAX});
+    let model = name(
+        "Model id, e.g. openrouter/openrouter/free (default). An unknown id gets the Tier C fallback row.",
+    );
+    let tier = json!({"type": "string", "enum": ["A", "B", "C"], "description": "Override the model's tier."});
+    let catalog = text(
+        "A catalog in any supported format (routing guide, MCP tools/list result, OpenAI tools array, BFCL functions); default: the workspace's.",
+    );
+    let reads = ToolAnnotations::new().read_only(true).destructive(false);
+    let mut list = vec![
+        Tool::new(
+            TOOL_PREVIEW,
+            "What every stage before the model does with one ask: the request summary, the catalog as sent, the planner's verdict and the ranking's top entries with explanations. The same result as `ctxconsole preview --json`.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "instruction": text("The ask, as the planner would receive it."),
+                    "model": model,
+                    "tier": tier,
+                    "attachments": {
+                        "type": "array",
+                        "maxItems": crate::mcp_server::params::ATTACHMENTS_MAX,
+                        "description": "Texts sent beside the instruction, as `ctxconsole preview --attach`: each goes through the context gate on its own (raw, tight or briefing); planner and ranker read only its outline.",
+                        "items": {
+                            "type": "object",
+                            "properties": {"name": name("What the attachment is called."), "text": text("Its text.")},
+                            "required": ["name", "text"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "defaults": text("The caller's defaults block sent with the intent."),
+                    "no_history": {"type": "boolean", "description": "Rank without the history prior."}
+                },
+                "required": ["instruction"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(reads.clone()),
+        Tool::new(
+            TOOL_COMPACT,
+            "The catalog as one model receives it, with the Trim record (steps applied, entries cut). The same result as `ctxconsole compact --json`.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "model": model,
+                    "tier": tier,
+                    "catalog": catalog,
+                    "prompt": text("The prompt sent with the catalog: its tokens come out of the allowance, and the cut follows its ranking.")
+                },
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(reads.clone()),
+        Tool::new(
+            TOOL_RANK,
+            "Catalog entries ranked for a query, each with the explanation of its score (term · field · points, pairs, coverage, name, action, prior).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "query": text("What the agent wants done."),
+                    "catalog": catalog,
+                    "k": {"type": "integer", "minimum": 1, "maximum": K_MAX, "description": "How many entries (default 10)."},
+                    "no_history": {"type": "boolean", "description": "Rank without the history prior."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            })),
+        )
+        .with_annotations(reads),
+    ];
+    if !read_only {
+        list.push(
+            Tool::new(
+                TOOL_RECORD,
+                "Report a tool the agent ran, stored as `ctxconsole import executions` stores it; the drift of the plan it belongs to is updated at once.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "caller": name("Who ran it (the plan's caller)."),
+                        "tool": name("The catalog entry that ran."),
+                        "ok": {"type": "boolean", "description": "Whether it succeeded."},
+                        "plan_id": name("The plan it follows; without one it counts for the caller's latest plan within the drift window."),
+                        "session": name("The agent's session."),
+                        "at": {"type": "string", "description": "When it ran, RFC 3339 (default: now)."},
+                        "id": name("An id for the execution (default: derived from the rest, so a repeat is stored once).")
+                    },
+                    "required": ["caller", "tool", "ok"],
+                    "additionalProperties": false
+                })),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true)),
+        );
+    }
+    list
+}
+
+/// `%2F` → `/`; anything that does not decode to UTF-8 is refused.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The part of `uri` after `prefix`, decoded; an empty or undecodable one is a bad `uri`.
+fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorData> {
+    let raw = &uri[prefix.len()..];
+    match percent_decode(raw) {
+        Some(v) if !v.trim().is_empty() && v.len() <= NAME_MAX => Ok(v),
+        _ => Err(ErrorData::invalid_params(
+            format!(
+                "resources/read: argument `uri` must name a {what} after {prefix} (percent-encoded, at most {NAME_MAX} bytes)"
+            ),
+            Some(json!({"argument": "uri"})),
+        )),
+    }
+}
+
+fn tier_arg(p: &Params<'_>) -> Result<Option<Tier>, ErrorData> {
+    p.opt_str("tier", NAME_MAX)?
+        .map(|t| {
+            t.parse::<Tier>()
+                .map_err(|_| p.error("tier", format!("must be A, B or C, not '{t}'")))
+        })
+        .transpose()
+}
+
+/// A catalog given as an argument, ready to compact and rank.
+struct GivenCatalog {
+    catalog: Arc<PreparedCatalog>,
+    index: Arc<RankIndex>,
+    origin: CatalogOrigin,
+    warnings: Vec<String>,
+}
+
+fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCatalog, ErrorData> {
+    let Some(text) = text else {
+        return Ok(GivenCatalog {
+            catalog: Arc::clone(&ws.catalog),
+            index: Arc::clone(&ws.index),
+            origin: ws.catalog_origin.clone(),
+            warnings: Vec::new(),
+        });
+    };
+    let imported = parse_catalog(text, "catalog")
+        .map_err(|e| bad(tool, "catalog", format!("is not a catalog: {e}")))?;
+    Ok(GivenCatalog {
+        index: Arc::new(RankIndex::new(&imported.guide)),
+        catalog: Arc::new(PreparedCatalog::new(imported.guide)),
+        origin: CatalogOrigin {
+            name: "the `catalog` argument".into(),
+            format: imported.format.to_string(),
+        },
+        warnings: imported.warnings,
+    })
+}
+
+/// The history prior, as `preview` builds it, kept until the store changes: building it
+/// reads thousands of plans, and an agent ranks again and again. A store that cannot be read
+/// costs the prior, not the call.
+fn prior(state: &State, no_history: bool) -> Option<Arc<HistoryPrior>> {
+    if no_history {
+        return None;
+    }
+    let current = || -> anyhow::Result<Arc<HistoryPrior>> {
+        let history = state.history()?;
+        let key = (history.version()?, history.drift_window());
+        // Held while building: a second caller waits for this prior instead of building
+        // its own.
+        let mut kept = state.prior.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((k, p)) = kept.as_ref()
+            && *k == key
+        {
+            return Ok(Arc::clone(p));
+        }
+        let p = Arc::new(state.ws.history_prior(&history)?);
+        *kept = Some((key, Arc::clone(&p)));
+        Ok(p)
+    };
+    match current() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole mcp: ranking without the history prior: {e:#}"
+            ));
+            None
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct CompactAnswer<'a> {
+    #[serde(flatten)]
+    report: CompactReport<'a>,
+    /// What the catalog's import noted without failing.
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct RankAnswer<'a> {
+    catalog_source: &'a CatalogOrigin,
+    entries: usize,
+    terms: &'a [String],
+    confidence: Confidence,
+    history_prior: bool,
+    /// Entries with a positive score, best first, at most `k`.
+    ranked: Vec<Explanation>,
+}
+
+#[derive(Serialize)]
+struct RecordAnswer {
+    #[serde(flatten)]
+    report: ImportReport,
+    execution: Value,
+    /// The plan the execution names, as it stands now (None without a plan id, or when the
+    /// store has no such plan yet: its drift is judged when it arrives).
+    plan: Option<Value>,
+}
+
+impl State {
+    fn preview_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
+        let p = Params::new(
+            TOOL_PREVIEW,
+            args,
+            &[
+                "instruction",
+                "model",
+                "tier",
+                "attachments",
+                "defaults",
+                "no_history",
+            ],
+        )?;
+        let instruction = p.non_empty("instruction", TEXT_MAX)?;
+        let model = p.opt_name("model")?.unwrap_or(DEFAULT_MODEL);
+        let tier = tier_arg(&p)?;
+        let attachments = p.attachments("attachments")?;
+        let defaults = p.opt_str("defaults", TEXT_MAX)?.unwrap_or("");
+        let no_history = p.opt_bool("no_history")?.unwrap_or(false);
+        // As `ctxconsole preview` does: briefed parts go to the output cache, unless this
+        // server may not write.
+        let mut ctx = self.ws.preview_context(!self.read_only);
+        ctx.prior = prior(self, no_history);
+        let effective = effective_row(&ctx.budgets, model, tier);
+        let ask = Ask {
+            attachments: &attachments,
+            defaults,
+            ..Ask::new(&effective, instruction)
+        };
+        let result = plan_and_keep(&ctx, &ask).map_err(internal)?;
+        to_json(&result)
+    }
+
+    fn compact_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
+        let p = Params::new(TOOL_COMPACT, args, &["model", "tier", "catalog", "prompt"])?;
+        let model = p.opt_name("model")?.unwrap_or(DEFAULT_MODEL);
+        let tier = tier_arg(&p)?;
+        let prompt = p.opt_str("prompt", TEXT_MAX)?.unwrap_or("");
+        let given = catalog_arg(TOOL_COMPACT, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
+        // The same request `compact --prompt` plans, over the catalog given (or the
+        // workspace's); nothing is written.
+        let mut ctx = self.ws.preview_context(false);
+        ctx.catalog = Arc::clone(&given.catalog);
+        ctx.index = Arc::clone(&given.index);
+        let effective = effective_row(&ctx.budgets, model, tier);
+        let planned = plan(&ctx, &Ask::new(&effective, prompt));
+        let report = CompactReport::of(&planned, &given.origin).map_err(internal)?;
+        to_json(&CompactAnswer {
+            report,
+            warnings: &given.warnings,
+        })
+    }
+
+    fn rank_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
+        let p = Params::new(TOOL_RANK, args, &["query", "catalog", "k", "no_history"])?;
+        let query = p.non_empty("query", TEXT_MAX)?;
+        let k = p.opt_u64("k", 1, K_MAX)?.unwrap_or(10) as usize;
+        let no_history = p.opt_bool("no_history")?.unwrap_or(false);
+        let given = catalog_arg(TOOL_RANK, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
+        let prior = prior(self, no_history);
+        let ranking = given
+            .index
+            .rank(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref());
+        let top: Vec<usize> = ranking
+            .order
+            .iter()
+            .take(k)
+            .filter(|s| s.score > 0.0)
+            .map(|s| s.index)
+            .collect();
+        to_json(&RankAnswer {
+            catalog_source: &given.origin,
+            entries: given.catalog.len(),
+            terms: &ranking.terms,
+            confidence: ranking.confidence,
+            history_prior: prior.is_some(),
+            ranked: given.index.explain_top(&ranking, &top, prior.as_deref()),
+        })
+    }
+
+    fn record_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
+        let p = Params::new(
+            TOOL_RECORD,
+            args,
+            &["caller", "tool", "ok", "plan_id", "session", "at", "id"],
+        )?;
+        let caller = p.non_empty("caller", NAME_MAX)?;
+        let tool = p.non_empty("tool", NAME_MAX)?;
+        let ok = p.bool("ok")?;
+        let plan_id = p.opt_name("plan_id")?;
+        let session = p.opt_name("session")?;
+        let id = p.opt_name("id")?;
+        let at = match p.opt_str("at", NAME_MAX)? {
+            Some(t) => parse_timestamp(t)
+                .map_err(|e| p.error("at", format!("is not an RFC 3339 time: {e}")))?,
+            None => now_secs(),
+        };
+        let execution = json!({
+            "id": id,
+            "at": format_timestamp(at),
+            "caller": caller,
+            "session": session,
+            "plan_id": plan_id,
+            "tool": tool,
+            "ok": ok,
+        });
+        // One JSON line through the importer: the same checks, the same transaction, the
+        // same drift update as `ctxconsole import executions`.
+        let line = execution.to_string();
+        let mut history = self.history().map_err(internal)?;
+        let report = history
+            .import_executions(
+                "record_execution",
+                Cursor::new(line.into_bytes()),
+                // An execution without an id gets one from its fields: a repeat is the
+                // same record, stored once.
+                crate::store::history::OnConflict::Refuse,
+                |_| {},
+            )
+            .map_err(|e| {
+                if crate::exit::code_for(&e) == crate::exit::BAD_INPUT {
+                    bad(TOOL_RECORD, "arguments", format!("{e:#}"))
+                } else {
+                    internal(e)
+                }
+            })?;
+        let plan = match plan_id {
+            Some(id) => history.plan(id).map_err(internal)?.map(|d| {
+                json!({
+                    "id": d.record.id,
+                    "caller": d.record.caller,
+                    "drift": d.drift,
+                    "planned": d.record.steps.iter().map(|s| s.tool.as_str()).collect::<Vec<_>>(),
+                    "executed": d.executed,
+                })
+            }),
+            None => None,
+        };
+        to_json(&RecordAnswer {
+            report,
+            execution,
+            plan,
+        })
+    }
+
+    fn read(&self, uri: &str) -> Result<Value, ErrorData> {
+        if uri == URI_BUDGETS {
+            return to_json(&self.ws.budgets_report());
+        }
+        if uri.starts_with(URI_BUDGET_PREFIX) {
+            let model = template_value(uri, URI_BUDGET_PREFIX, "model id")?;
+            return to_json(&self.ws.budget_lookup(&model));
+        }
+        if uri == URI_MODELS {
+            let history = self.history().map_err(internal)?;
+            let report = models_report(&history, &PlanFilter::default(), &self.ws.budgets)
+                .map_err(internal)?;
+            return to_json(&report);
+        }
+        let caller_prefix = format!("{URI_MY_PLANS}/");
+        let caller = if uri == URI_MY_PLANS {
+            None
+        } else if uri.starts_with(&caller_prefix) {
+            Some(template_value(uri, &caller_prefix, "caller")?)
+        } else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {uri}: the resources are {URI_BUDGETS}, {URI_BUDGET_PREFIX}{{model}}, {URI_MY_PLANS}, {URI_MY_PLANS}/{{caller}} and {URI_MODELS}"
+                ),
+                Some(json!({"uri": uri})),
+            ));
+        };
+        let history = self.history().map_err(internal)?;
+        to_json(&my_plans(&history, caller.as_deref()).map_err(internal)?)
+    }
+}
+
+/// A tool's answer: structured, and the same JSON as text for clients that read only text.
+fn tool_result(tool: &str, value: Value) -> Result<CallToolResult, ErrorData> {
+    let bytes = serde_json::to_string(&value).map_or(0, |s| s.len());
+    if bytes > RESULT_MAX {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "{tool}: the result would be {} bytes, over the {} one answer may take; send a smaller catalog or text",
+                crate::format::thousands(bytes),
+                size_label(RESULT_MAX)
+            ),
+            Some(json!({"tool": tool, "result_bytes": bytes})),
+        ));
+    }
+    Ok(CallToolResult::structured(value))
+}
+
+/// A standard method whose params do not parse reaches the handler as a custom request
+/// (rmcp falls back to one), and would be answered "method not found: tools/call". Say
+/// instead which field is wrong.
+fn malformed(method: &str, params: Option<&Value>) -> ErrorData {
+    let expected: &[(&str, &str, bool)] = match method {
+        "tools/call" => &[
+            ("name", "a string", true),
+            ("arguments", "an object", false),
+        ],
+        "resources/read" => &[("uri", "a string", true)],
+        _ => {
+            return ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("no method '{method}' on this server"),
+                None,
+            );
+        }
+    };
+    let given = params.and_then(Value::as_object);
+    for &(field, want, required) in expected {
+        let value = given.and_then(|o| o.get(field)).filter(|v| !v.is_null());
+        let fits = match value {
+            None => !required,
+            Some(v) if want == "a string" => v.is_string(),
+            Some(v) => v.is_object(),
+        };
+        if !fits {
+            let found = value.map_or_else(|| "it is missing".to_string(), |v| format!("not {v}"));
+            return ErrorData::invalid_params(
+                format!("{method}: argument `{field}` must be {want}, {found}"),
+                Some(json!({ "argument": field })),
+            );
+        }
+    }
+    ErrorData::invalid_params(format!("{method}: its params do not fit the method"), None)
+}
+
+impl ServerHandler for Console {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("ctxconsole", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "ctxconsole: what a model will be given before anything is sent. Resources: the budgets table (ctxconsole://context-budgets, ctxconsole://budgets/{model}), recent plans by intent shape (ctxconsole://my-plans, ctxconsole://my-plans/{caller}), per-model outcomes (ctxconsole://models). Tools: preview, compact_catalog, rank_tools, record_execution.",
+        )
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(malformed(&request.method, request.params.as_ref()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let json = |r: Resource| r.with_mime_type("application/json");
+        Ok(ListResourcesResult {
+            resources: vec![
+                json(Resource::new(URI_BUDGETS, "context-budgets")
+                    .with_description("Every budget row: id, tier, input/output tokens, catalog bytes, flags, prices (input, cached input, output), layer, source, lints; and the fallback. As `ctxconsole budgets --json`.")),
+                json(Resource::new(URI_MY_PLANS, "my-plans")
+                    .with_description("Plans grouped by intent shape, largest groups first: most-used decompositions, steps planned together, drift and outcomes per group, the latest plans with what ran after them.")),
+                json(Resource::new(URI_MODELS, "models")
+                    .with_description("Per-model outcomes, failure causes and the suggested tier with its evidence count. As `ctxconsole history --models --json`.")),
+            ],
+            ..ListResourcesResult::default()
+        })
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult {
+            resource_templates: vec![
+                ResourceTemplate::new(format!("{URI_BUDGET_PREFIX}{{model}}"), "budget")
+                    .with_description("How one model id resolves (exact, longest prefix, or the Tier C fallback) and its row. As `ctxconsole budgets --model M --json`. Slashes in the id may stay as they are or be sent as %2F.")
+                    .with_mime_type("application/json"),
+                ResourceTemplate::new(format!("{URI_MY_PLANS}/{{caller}}"), "my-plans-of-caller")
+                    .with_description("my-plans for one caller's plans only.")
+                    .with_mime_type("application/json"),
+            ],
+            ..ListResourceTemplatesResult::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let state = Arc::clone(&self.state);
+        let uri = request.uri;
+        let (uri, value) = blocking(move || {
+            let value = state.read(&uri)?;
+            Ok((uri, value))
+        })
+        .await?;
+        let text = serde_json::to_string_pretty(&value).map_err(|e| internal(e.into()))?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult {
+            tools: tools(self.state.read_only),
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let state = Arc::clone(&self.state);
+        let call: fn(&State, &JsonObject) -> Result<Value, ErrorData> = match tool.as_str() {
+            TOOL_PREVIEW => State::preview_tool,
+            TOOL_COMPACT => State::compact_tool,
+            TOOL_RANK => State::rank_tool,
+            TOOL_RECORD if state.read_only => {
+                return Err(ErrorData::invalid_request(
+                    "record_execution is disabled: this server was started with --read-only",
+                    Some(json!({"tool": TOOL_RECORD})),
+                ));
+            }
+            TOOL_RECORD => State::record_tool,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `name`: no tool '{other}'; the tools are {}",
+                        tools(state.read_only)
+                            .iter()
+                            .map(|t| t.name.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Some(json!({"argument": "name"})),
+                ));
+            }
+        };
+        let name = tool.clone();
+        let value = blocking(move || call(&state, &args)).await?;
+        Ok(tool_result(&name, value)?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_values_decode_and_empty_ones_are_refused() {
+        assert_eq!(
+            template_value(
+                "ctxconsole://budgets/openrouter%2Fx/y",
+                URI_BUDGET_PREFIX,
+                "m"
+            )
+            .unwrap(),
+            "openrouter/x/y"
+        );
+        assert!(template_value("ctxconsole://budgets/", URI_BUDGET_PREFIX, "m").is_err());
+        assert!(template_value("ctxconsole://budgets/%zz", URI_BUDGET_PREFIX, "m").is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! MCP over streamable HTTP: rmcp's service under a hyper HTTP/1.1 listener, at `/mcp`,
+//! with a bearer token checked on every request when one is set.
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tower_service::Service;
+
+use crate::exit::bad_input;
+use crate::mcp_server::handler::{Console, State};
+use crate::mcp_server::stdio::MESSAGE_MAX;
+
+/// The one path the server answers on.
+pub const ENDPOINT: &str = "/mcp";
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Equal in time whatever the first difference: the comparison does not tell an attacker
+/// how much of a guess was right.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+fn authorized(req: &Request<Incoming>, token: &[u8]) -> bool {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .is_some_and(|given| same_secret(given, token))
+}
+
+/// Listen on `addr` until the process is stopped. `open`: the address was given with
+/// `--bind`, so any Host is accepted (the token guards it); on loopback rmcp's Host check
+/// stays on against DNS rebinding.
+pub async fn serve(
+    state: Arc<State>,
+    addr: SocketAddr,
+    token: Option<String>,
+    open: bool,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| bad_input(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener.local_addr()?;
+    // Tests and scripts read the port from here when they asked for port 0.
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole mcp: listening on http://{local}{ENDPOINT}"
+    ));
+    let mut config = StreamableHttpServerConfig::default().with_max_request_body_bytes(MESSAGE_MAX);
+    if open {
+        config = config.with_allowed_hosts(Vec::<String>::new());
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(Console::new(Arc::clone(&state))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of descriptors and the like: say so, breathe, go on.
+                crate::cli::out::eprint_line(&format!(
+                    "ctxconsole mcp: accepting a connection: {e}"
+                ));
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = service.clone();
+        let token = token.clone();
+        tokio::spawn(async move {
+            let handle = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let mut service = service.clone();
+                let token = token.clone();
+                async move {
+                    if req.uri().path() != ENDPOINT {
+                        return Ok::<_, Infallible>(plain(
+                            StatusCode::NOT_FOUND,
+                            "not found: the MCP endpoint is /mcp",
+                        ));
+                    }
+                    if let Some(t) = &token
+                        && !authorized(&req, t)
+                    {
+                        let mut r = plain(
+                            StatusCode::UNAUTHORIZED,
+                            "unauthorized: send Authorization: Bearer TOKEN",
+                        );
+                        r.headers_mut().insert(
+                            header::WWW_AUTHENTICATE,
+                            header::HeaderValue::from_static("Bearer"),
+                        );
+                        return Ok(r);
+                    }
+                    service.call(req).await
+                }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handle)
+                .await
+            {
+                crate::cli::out::eprint_line(&format!("ctxconsole mcp: a connection ended: {e}"));
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+        assert!(!same_secret(b"", b"a"));
+    }
+}

@@ -1,0 +1,283 @@
+//! Reading a tool's arguments: every argument is checked for presence, type and size, and a
+//! bad one is an `invalid_params` error naming it. Nothing here panics on what a client sends.
+
+use rmcp::ErrorData;
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+/// The most one text argument may hold (an instruction, an attachment's text, a catalog, a
+/// prompt): a big paste fits, and a reply built from it still fits in what a client reads.
+pub const TEXT_MAX: usize = 8 * 1024 * 1024;
+/// The most a name or id may hold (model, caller, tool, plan id, session, attachment name).
+pub const NAME_MAX: usize = 512;
+/// The most attachments one preview takes.
+pub const ATTACHMENTS_MAX: usize = 32;
+/// The most ranked entries `rank_tools` returns.
+pub const K_MAX: u64 = 100;
+
+/// A bad argument: `invalid_params`, the argument named in the message and in `data`.
+pub fn bad(tool: &str, argument: &str, problem: impl std::fmt::Display) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("{tool}: argument `{argument}` {problem}"),
+        Some(json!({ "tool": tool, "argument": argument })),
+    )
+}
+
+/// One tool call's arguments, read one by one.
+pub struct Params<'a> {
+    tool: &'a str,
+    map: &'a JsonObject,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `8 MiB`, `512 bytes`.
+pub fn size_label(bytes: usize) -> String {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else {
+        format!("{} bytes", crate::format::thousands(bytes))
+    }
+}
+
+/// A string within `max` bytes; `what` names it in errors (`attachments[2].text`).
+fn string_within<'v>(
+    tool: &str,
+    what: &str,
+    v: &'v Value,
+    max: usize,
+) -> Result<&'v str, ErrorData> {
+    let Some(s) = v.as_str() else {
+        return Err(bad(
+            tool,
+            what,
+            format!("must be a string, not {}", type_name(v)),
+        ));
+    };
+    if s.len() > max {
+        return Err(bad(
+            tool,
+            what,
+            format!(
+                "is {} bytes; the limit is {}",
+                crate::format::thousands(s.len()),
+                size_label(max)
+            ),
+        ));
+    }
+    Ok(s)
+}
+
+impl<'a> Params<'a> {
+    /// Refuses arguments the tool does not take, so a misspelt one is not silently ignored.
+    pub fn new(tool: &'a str, map: &'a JsonObject, known: &[&str]) -> Result<Self, ErrorData> {
+        if let Some(unknown) = map.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(bad(
+                tool,
+                unknown,
+                format!(
+                    "is not an argument of {tool} (it takes {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        Ok(Params { tool, map })
+    }
+
+    pub fn error(&self, argument: &str, problem: impl std::fmt::Display) -> ErrorData {
+        bad(self.tool, argument, problem)
+    }
+
+    /// Present and not null.
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn opt_str(&self, name: &str, max: usize) -> Result<Option<&'a str>, ErrorData> {
+        self.get(name)
+            .map(|v| string_within(self.tool, name, v, max))
+            .transpose()
+    }
+
+    pub fn str(&self, name: &str, max: usize) -> Result<&'a str, ErrorData> {
+        self.opt_str(name, max)?
+            .ok_or_else(|| self.error(name, "is required"))
+    }
+
+    /// A required string with something other than white space in it.
+    pub fn non_empty(&self, name: &str, max: usize) -> Result<&'a str, ErrorData> {
+        let s = self.str(name, max)?;
+        if s.trim().is_empty() {
+            return Err(self.error(name, "is empty"));
+        }
+        Ok(s)
+    }
+
+    /// An optional name: absent, or a non-empty string within [`NAME_MAX`].
+    pub fn opt_name(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
+        match self.opt_str(name, NAME_MAX)? {
+            Some(s) if s.trim().is_empty() => Err(self.error(name, "is empty")),
+            other => Ok(other),
+        }
+    }
+
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ErrorData> {
+        self.get(name)
+            .map(|v| {
+                v.as_bool().ok_or_else(|| {
+                    self.error(name, format!("must be true or false, not {}", type_name(v)))
+                })
+            })
+            .transpose()
+    }
+
+    pub fn bool(&self, name: &str) -> Result<bool, ErrorData> {
+        self.opt_bool(name)?
+            .ok_or_else(|| self.error(name, "is required (true or false)"))
+    }
+
+    /// An optional whole number in `min..=max`.
+    pub fn opt_u64(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, ErrorData> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        match v.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(self.error(
+                name,
+                format!("must be a whole number from {min} to {max}, not {v}"),
+            )),
+        }
+    }
+
+    /// `[{"name": …, "text": …}, …]`: at most [`ATTACHMENTS_MAX`], each text within
+    /// [`TEXT_MAX`].
+    pub fn attachments(&self, name: &str) -> Result<Vec<Attachment>, ErrorData> {
+        let Some(v) = self.get(name) else {
+            return Ok(Vec::new());
+        };
+        let Some(items) = v.as_array() else {
+            return Err(self.error(
+                name,
+                format!(
+                    "must be an array of {{\"name\", \"text\"}} objects, not {}",
+                    type_name(v)
+                ),
+            ));
+        };
+        if items.len() > ATTACHMENTS_MAX {
+            return Err(self.error(
+                name,
+                format!("has {} items; the limit is {ATTACHMENTS_MAX}", items.len()),
+            ));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let at = |field: &str| format!("{name}[{i}].{field}");
+                let Some(obj) = item.as_object() else {
+                    return Err(bad(
+                        self.tool,
+                        &format!("{name}[{i}]"),
+                        format!(
+                            "must be an object with name and text, not {}",
+                            type_name(item)
+                        ),
+                    ));
+                };
+                if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "text") {
+                    return Err(bad(
+                        self.tool,
+                        &at(k),
+                        "is not a field of an attachment (name, text)",
+                    ));
+                }
+                let field = |f: &str, max: usize| -> Result<String, ErrorData> {
+                    let v = obj
+                        .get(f)
+                        .filter(|v| !v.is_null())
+                        .ok_or_else(|| bad(self.tool, &at(f), "is required"))?;
+                    Ok(string_within(self.tool, &at(f), v, max)?.to_string())
+                };
+                Ok(Attachment {
+                    name: field("name", NAME_MAX)?,
+                    text: field("text", TEXT_MAX)?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// An attachment as the request takes it.
+pub use crate::core::request::Attachment;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(v: Value) -> JsonObject {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn each_problem_names_its_argument() {
+        let m = map(json!({"query": 3, "k": 0, "ok": "yes"}));
+        let p = Params::new("t", &m, &["query", "k", "ok", "model"]).unwrap();
+        let e = p.str("query", 10).unwrap_err();
+        assert!(
+            e.message.contains("`query` must be a string, not a number"),
+            "{}",
+            e.message
+        );
+        let e = p.opt_u64("k", 1, 100).unwrap_err();
+        assert!(
+            e.message
+                .contains("`k` must be a whole number from 1 to 100"),
+            "{}",
+            e.message
+        );
+        let e = p.bool("ok").unwrap_err();
+        assert!(
+            e.message.contains("`ok` must be true or false"),
+            "{}",
+            e.message
+        );
+        let e = p.str("model", 10).unwrap_err();
+        assert!(e.message.contains("`model` is required"), "{}", e.message);
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        let e = Params::new("t", &m, &["query"]).err().unwrap();
+        assert!(
+            e.message.contains("`k` is not an argument of t"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn sizes_are_bounded_and_attachments_checked() {
+        let m = map(json!({"s": "x".repeat(11), "a": [{"name": "n", "text": 5}]}));
+        let p = Params::new("t", &m, &["s", "a"]).unwrap();
+        let e = p.str("s", 10).unwrap_err();
+        assert!(
+            e.message.contains("is 11 bytes; the limit is 10 bytes"),
+            "{}",
+            e.message
+        );
+        let e = p.attachments("a").unwrap_err();
+        assert!(
+            e.message.contains("`a[0].text` must be a string"),
+            "{}",
+            e.message
+        );
+    }
+}

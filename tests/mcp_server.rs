@@ -1,0 +1,786 @@
+//! `ctxconsole mcp` as an MCP client meets it: the real binary started as a subprocess and
+//! driven with rmcp's client, over stdio and over streamable HTTP.
+
+use rmcp::model::{CallToolRequestParams, ErrorCode, ErrorData, ReadResourceRequestParams};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ServiceExt, transport::StreamableHttpClientTransport};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+mod common;
+use common::{ctx, json_of};
+
+type Client = RunningService<RoleClient, ()>;
+
+const INTENT: &str = "remember this launch note, draft a blog from it and make an illustration";
+const TIER_C_MODEL: &str = "openrouter/openrouter/free";
+/// Set as the provider key in the server's environment: it must never appear in an answer.
+const KEY_SENTINEL: &str = "sk-or-v1-mcp-test-sentinel-0123456789";
+
+async fn start(home: &Path, extra: &[&str]) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env("OPENROUTER_API_KEY", KEY_SENTINEL)
+        .arg("mcp")
+        .args(extra);
+    let transport = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+        .0;
+    ().serve(transport).await.unwrap()
+}
+
+async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, ErrorData> {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().unwrap().clone());
+    match c.call_tool(params).await {
+        Ok(r) => {
+            assert_eq!(r.is_error, Some(false), "{r:?}");
+            let v = r.structured_content.unwrap();
+            // The text content carries the same JSON for clients that read only text.
+            let text = r.content[0].as_text().unwrap().text.clone();
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+            Ok(v)
+        }
+        Err(ServiceError::McpError(e)) => Err(e),
+        Err(e) => panic!("{tool}: {e}"),
+    }
+}
+
+/// A call that must fail with invalid_params naming `argument`.
+async fn refused(c: &Client, tool: &str, args: Value, argument: &str) -> String {
+    let e = call(c, tool, args.clone())
+        .await
+        .expect_err(&format!("{tool} {args} should be refused"));
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+    assert!(
+        e.message.contains(&format!("`{argument}`")),
+        "{tool} {args}: {}",
+        e.message
+    );
+    e.message.to_string()
+}
+
+async fn read(c: &Client, uri: &str) -> Value {
+    let r = c
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap_or_else(|e| panic!("{uri}: {e}"));
+    assert_eq!(r.contents.len(), 1);
+    let v = serde_json::to_value(&r.contents[0]).unwrap();
+    assert_eq!(v["uri"], uri);
+    assert_eq!(v["mimeType"], "application/json");
+    serde_json::from_str(v["text"].as_str().unwrap()).unwrap()
+}
+
+fn tool_names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn initialize_lists_and_reads_every_resource_and_template() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let info = c.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "ctxconsole");
+    assert!(info.capabilities.resources.is_some() && info.capabilities.tools.is_some());
+
+    let mut uris: Vec<String> = c
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri)
+        .collect();
+    uris.sort();
+    assert_eq!(
+        uris,
+        [
+            "ctxconsole://context-budgets",
+            "ctxconsole://models",
+            "ctxconsole://my-plans"
+        ]
+    );
+    let mut templates: Vec<String> = c
+        .list_all_resource_templates()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.uri_template)
+        .collect();
+    templates.sort();
+    assert_eq!(
+        templates,
+        [
+            "ctxconsole://budgets/{model}",
+            "ctxconsole://my-plans/{caller}"
+        ]
+    );
+
+    // Every budget row with its layer, exactly as `budgets --json` has it.
+    let budgets = read(&c, "ctxconsole://context-budgets").await;
+    let rows = budgets["rows"].as_array().unwrap();
+    assert!(rows.len() >= 20);
+    for r in rows {
+        for key in [
+            "id",
+            "tier",
+            "input_tokens",
+            "output_tokens",
+            "max_catalog_bytes",
+            "prices",
+            "layer",
+            "source",
+            "lint",
+            "strict_json",
+            "prefix_cache",
+        ] {
+            assert!(r.get(key).is_some(), "{key} in {r}");
+        }
+    }
+    assert_eq!(
+        budgets,
+        json_of(ctx(home.path()).args(["budgets", "--json"]))
+    );
+
+    // One model, as `budgets --model M --json`; slashes as they are or encoded.
+    let one = read(&c, &format!("ctxconsole://budgets/{TIER_C_MODEL}")).await;
+    assert_eq!(
+        one,
+        json_of(ctx(home.path()).args(["budgets", "--model", TIER_C_MODEL, "--json"]))
+    );
+    assert_eq!(one["row"]["tier"], "C");
+    let encoded = read(&c, "ctxconsole://budgets/openrouter%2Fopenrouter%2Ffree").await;
+    assert_eq!(encoded["row"], one["row"]);
+    // An unknown model is not an error: it gets the fallback row, and says so.
+    let unknown = read(&c, "ctxconsole://budgets/nobody/knows-this-model").await;
+    assert_eq!(unknown["matched_by"], "fallback");
+    assert_eq!(unknown["row"]["tier"], "C");
+
+    // Plans by intent shape, with decompositions, pairs, drift and outcomes per group.
+    let plans = read(&c, "ctxconsole://my-plans").await;
+    assert_eq!(plans["total_plans"], 668);
+    let groups = plans["groups"].as_array().unwrap();
+    assert!(!groups.is_empty() && groups.len() <= 20);
+    let total_in = |g: &Value, key: &str| -> u64 {
+        g[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d[1].as_u64().unwrap())
+            .sum()
+    };
+    for g in groups {
+        let n = g["plans"].as_u64().unwrap();
+        assert_eq!(total_in(g, "drift"), n, "{g}");
+        let o = &g["outcomes"];
+        let outcomes = ["ok", "guarded", "failed", "replays"]
+            .iter()
+            .map(|k| o[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(outcomes, n, "{g}");
+        assert!(!g["latest"].as_array().unwrap().is_empty());
+    }
+    assert!(
+        groups
+            .iter()
+            .any(|g| !g["decompositions"].as_array().unwrap().is_empty())
+    );
+    assert!(
+        groups
+            .iter()
+            .any(|g| !g["step_pairs"].as_array().unwrap().is_empty())
+    );
+    assert!(!plans["step_pairs"].as_array().unwrap().is_empty());
+
+    // One caller's plans only.
+    let mine = read(&c, "ctxconsole://my-plans/research-agent").await;
+    assert_eq!(mine["caller"], "research-agent");
+    let n = mine["total_plans"].as_u64().unwrap();
+    assert!(n > 0 && n < 668, "{n}");
+    for g in mine["groups"].as_array().unwrap() {
+        for p in g["latest"].as_array().unwrap() {
+            assert_eq!(p["caller"], "research-agent");
+        }
+    }
+    let nobody = read(&c, "ctxconsole://my-plans/nobody").await;
+    assert_eq!(nobody["total_plans"], 0);
+
+    // Per-model outcomes and suggested tiers, as `history --models --json`.
+    let models = read(&c, "ctxconsole://models").await;
+    assert_eq!(
+        models,
+        json_of(ctx(home.path()).args(["history", "--models", "--json"]))
+    );
+    assert!(
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["suggested_tier"].is_string())
+    );
+
+    // A resource that is not there, and a template with nothing in it.
+    let e = c
+        .read_resource(ReadResourceRequestParams::new("ctxconsole://nothing"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("no resource ctxconsole://nothing"),
+        "{e}"
+    );
+    let e = c
+        .read_resource(ReadResourceRequestParams::new("ctxconsole://budgets/"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`uri`"), "{e}");
+
+    // Nothing from the environment in any resource: the provider key never shows.
+    let one_model = format!("ctxconsole://budgets/{TIER_C_MODEL}");
+    for uri in [
+        "ctxconsole://context-budgets",
+        "ctxconsole://my-plans",
+        "ctxconsole://models",
+        "ctxconsole://my-plans/research-agent",
+        one_model.as_str(),
+    ] {
+        let text = read(&c, uri).await.to_string();
+        assert!(
+            !text.contains(KEY_SENTINEL) && !text.contains("sk-or-"),
+            "{uri}"
+        );
+    }
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn preview_keeps_the_same_entries_as_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let mcp = call(
+        &c,
+        "preview",
+        json!({"model": TIER_C_MODEL, "instruction": INTENT}),
+    )
+    .await
+    .unwrap();
+    let cli =
+        json_of(ctx(home.path()).args(["preview", INTENT, "--model", TIER_C_MODEL, "--json"]));
+    assert_eq!(mcp["tier"], "C");
+    let kept = mcp["compaction"]["kept"].as_array().unwrap();
+    assert!(!kept.is_empty());
+    assert_eq!(mcp["compaction"]["kept"], cli["compaction"]["kept"]);
+    assert_eq!(mcp["compaction"]["trim"], cli["compaction"]["trim"]);
+    assert_eq!(mcp["planner"], cli["planner"]);
+    assert_eq!(mcp["ranking"], cli["ranking"]);
+    assert_eq!(mcp["request"], cli["request"]);
+    assert!(!mcp.to_string().contains(KEY_SENTINEL));
+    // The ranking top explains itself.
+    let top = mcp["ranking"]["top"].as_array().unwrap();
+    assert!(!top.is_empty() && top[0]["matches"].as_array().is_some_and(|m| !m.is_empty()));
+    // The catalog as sent rides in the request.
+    let system = mcp["request"]["messages"].to_string();
+    assert!(system.contains(kept[0].as_str().unwrap()));
+
+    // Attachments follow the instruction and are counted.
+    let with = call(
+        &c,
+        "preview",
+        json!({"model": TIER_C_MODEL, "instruction": INTENT,
+               "attachments": [{"name": "launch.md", "text": "# Launch\nWe ship on Monday."}]}),
+    )
+    .await
+    .unwrap();
+    // Attachments are parts of their own, as `preview --attach` makes them: gated
+    // alone, named in the request, never read by the planner.
+    assert_eq!(with["attachments"][0]["name"], "launch.md");
+    assert!(
+        with["request"]["messages"]
+            .to_string()
+            .contains("launch.md")
+    );
+    assert_eq!(with["planner"], mcp["planner"]);
+
+    // An unknown model is a fallback row, not an error.
+    let unknown = call(
+        &c,
+        "preview",
+        json!({"model": "nobody/knows", "instruction": INTENT}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(unknown["row_id"], "*");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_tool_answers_and_bad_arguments_are_named() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    assert_eq!(
+        tool_names(&c.list_all_tools().await.unwrap()),
+        [
+            "compact_catalog",
+            "preview",
+            "rank_tools",
+            "record_execution"
+        ]
+    );
+
+    // compact_catalog: the workspace catalog for a tier, as `compact --json`.
+    let compact = call(&c, "compact_catalog", json!({"model": TIER_C_MODEL}))
+        .await
+        .unwrap();
+    let cli = json_of(ctx(home.path()).args(["compact", "--model", TIER_C_MODEL, "--json"]));
+    assert_eq!(compact["trim"], cli["trim"]);
+    assert_eq!(compact["catalog"], cli["catalog"]);
+    assert!(
+        compact["trim"]["cut"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    let tier_a = call(&c, "compact_catalog", json!({"tier": "A"}))
+        .await
+        .unwrap();
+    assert_eq!(tier_a["tier"], "A");
+    assert_eq!(tier_a["tier_overridden"], true);
+    // A catalog of its own, in MCP tools/list form.
+    let own = json!({"tools": [
+        {"name": "notes_add", "description": "Add a note.", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+        {"name": "weather_get", "description": "Get the weather for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    ]});
+    let compact = call(&c, "compact_catalog", json!({"catalog": own.to_string()}))
+        .await
+        .unwrap();
+    assert_eq!(compact["catalog_source"]["format"], "MCP tools/list");
+    assert_eq!(compact["trim"]["total"], 2);
+
+    // rank_tools: at most k, best first, each explained.
+    let ranked = call(
+        &c,
+        "rank_tools",
+        json!({"query": "draft a blog post", "k": 3}),
+    )
+    .await
+    .unwrap();
+    let list = ranked["ranked"].as_array().unwrap();
+    assert!(!list.is_empty() && list.len() <= 3);
+    assert!(
+        list.windows(2)
+            .all(|w| w[0]["score"].as_f64() >= w[1]["score"].as_f64())
+    );
+    assert!(list[0]["matches"].as_array().is_some_and(|m| !m.is_empty()));
+    let ranked = call(
+        &c,
+        "rank_tools",
+        json!({"query": "what is the weather in Paris", "catalog": own.to_string()}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ranked["ranked"][0]["name"], "weather_get");
+
+    // Bad arguments: each one named, never a crash.
+    refused(&c, "preview", json!({}), "instruction").await;
+    refused(&c, "preview", json!({"instruction": "  "}), "instruction").await;
+    refused(&c, "preview", json!({"instruction": 5}), "instruction").await;
+    refused(
+        &c,
+        "preview",
+        json!({"instruction": "x", "tier": "D"}),
+        "tier",
+    )
+    .await;
+    refused(
+        &c,
+        "preview",
+        json!({"instruction": "x", "attachments": "a.txt"}),
+        "attachments",
+    )
+    .await;
+    refused(
+        &c,
+        "preview",
+        json!({"instruction": "x", "attachments": [{"name": "a"}]}),
+        "attachments[0].text",
+    )
+    .await;
+    refused(
+        &c,
+        "preview",
+        json!({"instruction": "x", "temperature": 1}),
+        "temperature",
+    )
+    .await;
+    refused(
+        &c,
+        "compact_catalog",
+        json!({"catalog": "not json at all"}),
+        "catalog",
+    )
+    .await;
+    refused(&c, "compact_catalog", json!({"model": ["a"]}), "model").await;
+    refused(&c, "rank_tools", json!({"query": "x", "k": "3"}), "k").await;
+    refused(&c, "rank_tools", json!({"query": "x", "k": 0}), "k").await;
+    refused(&c, "rank_tools", json!({"k": 3}), "query").await;
+    refused(
+        &c,
+        "record_execution",
+        json!({"caller": "a", "tool": "t"}),
+        "ok",
+    )
+    .await;
+    refused(
+        &c,
+        "record_execution",
+        json!({"caller": "a", "tool": "t", "ok": "yes"}),
+        "ok",
+    )
+    .await;
+    refused(
+        &c,
+        "record_execution",
+        json!({"caller": "a", "tool": "t", "ok": true, "at": "yesterday"}),
+        "at",
+    )
+    .await;
+    refused(
+        &c,
+        "record_execution",
+        json!({"caller": "", "tool": "t", "ok": true}),
+        "caller",
+    )
+    .await;
+    let e = call(&c, "no_such_tool", json!({})).await.unwrap_err();
+    assert!(
+        e.message.contains("no tool 'no_such_tool'"),
+        "{}",
+        e.message
+    );
+    // Still serving.
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_50_mb_argument_is_refused_with_its_name_and_the_server_keeps_serving() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    // Over the 32 MiB message limit: answered by the transport, which never holds more.
+    let huge = "a".repeat(50_000_000);
+    // rmcp's own stdio transport drops such a line without a word and the client waits
+    // forever; the bound here is a hang guard, not a speed target.
+    let answer = refused(&c, "preview", json!({"instruction": huge}), "instruction");
+    let msg = tokio::time::timeout(std::time::Duration::from_secs(120), answer)
+        .await
+        .expect("no answer to a 50 MB message within 120 s");
+    assert!(msg.contains("32 MiB"), "{msg}");
+    drop(huge);
+    // Under the message limit, over the 8 MiB an argument may hold: answered by the tool.
+    let big = "word ".repeat(2_000_000);
+    let msg = refused(&c, "rank_tools", json!({"query": big}), "query").await;
+    assert!(msg.contains("the limit is 8 MiB"), "{msg}");
+    let msg = refused(&c, "compact_catalog", json!({"catalog": big}), "catalog").await;
+    assert!(msg.contains("8 MiB"), "{msg}");
+    // And the next call is served as usual.
+    let ranked = call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .unwrap();
+    assert!(!ranked["ranked"].as_array().unwrap().is_empty());
+    c.cancel().await.unwrap();
+}
+
+fn drift_of(home: &Path, id: &str) -> Value {
+    let report = json_of(ctx(home).args(["history", "--drift", "--json", "--limit", "100000"]));
+    report["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("plan {id} not in history --drift"))
+}
+
+#[tokio::test]
+async fn record_execution_moves_the_drift_that_history_shows() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let ignored = json_of(ctx(home.path()).args([
+        "history",
+        "--drift",
+        "--drift-class",
+        "ignored",
+        "--json",
+        "--limit",
+        "1000",
+    ]));
+    let plan = ignored["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            let planned = p["planned"].as_array().unwrap();
+            !planned.is_empty() && planned.iter().all(|t| t != "unknown")
+        })
+        .cloned()
+        .expect("an ignored plan with runnable steps");
+    let id = plan["id"].as_str().unwrap();
+    let before = drift_of(home.path(), id);
+    assert_eq!(before["drift"], "ignored");
+    let first = plan["planned"][0].as_str().unwrap();
+    let at = ctxconsole::core::time::format_timestamp(plan["at"].as_i64().unwrap() + 60);
+    let args = json!({"caller": plan["caller"], "tool": first, "ok": true, "plan_id": id, "session": "mcp-test", "at": at});
+    // Ranking for the plan's own intent reads the prior this plan is part of.
+    let intent = plan["intent"].as_str().unwrap();
+    let ask = json!({"model": TIER_C_MODEL, "instruction": intent});
+    let ranked_before = call(&c, "preview", ask.clone()).await.unwrap()["ranking"].clone();
+    let answer = call(&c, "record_execution", args.clone()).await.unwrap();
+    assert_eq!(answer["added"], 1);
+    assert!(answer["drift_updated"].as_u64().unwrap() >= 1);
+    assert_ne!(answer["plan"]["drift"], "ignored");
+
+    let after = drift_of(home.path(), id);
+    assert_ne!(after["drift"], "ignored", "{after}");
+    assert_eq!(after["drift"], answer["plan"]["drift"]);
+    assert_eq!(after["executed"], json!([first]));
+    // The server's prior follows the store: its ranking now is a fresh CLI preview's, and
+    // the plan's new drift moved it.
+    let ranked_after = call(&c, "preview", ask).await.unwrap()["ranking"].clone();
+    let cli =
+        json_of(ctx(home.path()).args(["preview", intent, "--model", TIER_C_MODEL, "--json"]));
+    assert_eq!(ranked_after, cli["ranking"]);
+    assert_ne!(ranked_after, ranked_before);
+    // The same report again is stored once, as a second import would be.
+    let again = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(again["added"], 0);
+    assert_eq!(again["already_present"], 1);
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_only_leaves_record_execution_out_and_refuses_it() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &["--read-only"]).await;
+    assert_eq!(
+        tool_names(&c.list_all_tools().await.unwrap()),
+        ["compact_catalog", "preview", "rank_tools"]
+    );
+    let before = ctx(home.path())
+        .args(["history", "export", "--executions"])
+        .output()
+        .unwrap()
+        .stdout;
+    let e = call(
+        &c,
+        "record_execution",
+        json!({"caller": "a", "tool": "fs.read", "ok": true}),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.message.contains("--read-only"), "{}", e.message);
+    let after = ctx(home.path())
+        .args(["history", "export", "--executions"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(before, after);
+    // Reading still works.
+    let v = call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .unwrap();
+    assert!(!v["ranked"].as_array().unwrap().is_empty());
+    c.cancel().await.unwrap();
+}
+
+#[test]
+fn a_raw_client_gets_named_errors_for_malformed_requests_and_garbage_is_dropped() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "this is not JSON",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rank_tools","arguments":"draft a blog"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":7}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    ];
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = std::collections::HashMap::new();
+    while replies.len() < 5 {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the server stopped early"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        replies.insert(v["id"].as_i64().unwrap(), v);
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let error = |id: i64| replies[&id]["error"].clone();
+    assert_eq!(error(2)["code"], -32602);
+    assert!(
+        error(2)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`arguments` must be an object"),
+        "{}",
+        error(2)
+    );
+    assert!(
+        error(3)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`uri` must be a string"),
+        "{}",
+        error(3)
+    );
+    assert!(
+        error(4)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`name` must be a string, it is missing"),
+        "{}",
+        error(4)
+    );
+    assert_eq!(replies[&5]["result"], json!({}));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("dropped a line of 16 bytes"), "{err}");
+}
+
+/// Kills the server it holds when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn http_needs_its_token_and_bind_without_one_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-test-token-of-some-length";
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .args(["mcp", "--http", "127.0.0.1:0", "--token", token])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let server = Server(child);
+    // Notes (a loose temporary directory) may come first: the address is on its own line.
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("listening on ") {
+        line.clear();
+    }
+    let url = line
+        .trim()
+        .strip_prefix("ctxconsole mcp: listening on ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.clone(),
+        )
+        .auth_header(token);
+    let c = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    assert_eq!(
+        tool_names(&c.list_all_tools().await.unwrap()),
+        [
+            "compact_catalog",
+            "preview",
+            "rank_tools",
+            "record_execution"
+        ]
+    );
+    let v = call(
+        &c,
+        "rank_tools",
+        json!({"query": "draft a blog post", "k": 2}),
+    )
+    .await
+    .unwrap();
+    assert!(!v["ranked"].as_array().unwrap().is_empty());
+    let budgets = read(&c, "ctxconsole://context-budgets").await;
+    assert!(budgets["rows"].as_array().unwrap().len() >= 20);
+    c.cancel().await.unwrap();
+
+    // Without the token, or with another, nothing is served.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let http = reqwest::Client::new();
+    for auth in [None, Some("Bearer wrong-token-of-some-length")] {
+        let mut req = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&init);
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 401, "{auth:?}");
+    }
+    // A body over the 32 MiB message limit is refused before it is read whole.
+    let mut body = init.clone();
+    body["params"]["clientInfo"]["name"] = json!("n".repeat(40_000_000));
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {token}"))
+        .json(&body)
+        .send()
+        .await;
+    // Refused with 413, or the connection closed while the rest was still being sent.
+    if let Ok(r) = r {
+        assert_eq!(r.status(), 413);
+    }
+    drop(server);
+
+    // Off loopback only with --bind and a token.
+    let out = ctx(home.path())
+        .args(["mcp", "--bind", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--token"));
+    let out = ctx(home.path())
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bind"));
+    let out = ctx(home.path())
+        .args(["mcp", "--bind", "0.0.0.0:0", "--token", "short"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
