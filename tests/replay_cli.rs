@@ -568,14 +568,15 @@ fn a_reply_over_the_cap_fails_as_protocol_and_keeps_its_opening() {
 #[test]
 fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for() {
     let server = LlmServer::start();
-    // A base of an hour, doubled: without the cap the first retry waits an hour.
+    // The longest base config.toml allows (1m), doubled: without the cap the first retry
+    // waits a minute and the test's 60 s timeout ends it.
     let dir = workspace_with(&server, "");
     let home = dir.path();
     let config = std::fs::read_to_string(home.join("config.toml"))
         .unwrap()
         .replace(
             "retry_base = \"50ms\"",
-            "retry_base = \"1h\"\nretry_max_wait = \"100ms\"",
+            "retry_base = \"1m\"\nretry_max_wait = \"100ms\"",
         );
     std::fs::write(home.join("config.toml"), config).unwrap();
     let id = a_failed_plan(home);
