@@ -17,27 +17,8 @@ use ctxconsole::core::response::{decode_answer, strip_reasoning};
 use ctxconsole::llm::wire::{EventStream, reply_from_body};
 use ctxconsole::workspace::SAMPLE_PLANS;
 
-/// xorshift64*: small, seeded, good enough to spread mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
+mod common;
+use common::Rng;
 
 /// Fragments that steer inputs into the decoder's corners.
 const TOKENS: [&str; 24] = [

@@ -83,27 +83,8 @@ const DEFAULT_TOTAL: usize = share::CATALOG
 /// A case still running after this long is a hang.
 const HANG_SECS: u64 = 30;
 
-/// xorshift64*: small, seeded, good enough to spread mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
+mod common;
+use common::Rng;
 
 /// Numbers at the edges: what TOML and JSON can say that a parser must refuse or bound.
 const NUMBERS: &[&str] = &[

@@ -24,3 +24,26 @@ pub fn json_of(cmd: &mut Command) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 pub mod llm_server;
+
+/// xorshift64*: small, seeded, good enough to spread the fuzz harnesses' mutations.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
