@@ -63,7 +63,7 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     // the JSON complete all the same.
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     assert!(
-        stderr.contains("4 of 16 replays could not run"),
+        stderr.contains("4 of 18 replays could not run"),
         "stderr: {stderr}"
     );
     for s in ["server-error", "not-json", "stream-cut", "hang"] {
@@ -188,6 +188,38 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     };
     assert_eq!(row("test/ok")["plans"], 0);
     assert_eq!(row("test/ok")["replays"], 1);
+}
+
+/// Issue 18: a refusal field is `refused`, live and again offline from the stored row; a
+/// provider's filter stays `safety_filtered`; prose with a bash fence is `no_plan`.
+#[test]
+fn refusals_filters_and_shell_fences_keep_their_class_live_and_offline() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let cases = [
+        ("refusal", "refused"),
+        ("prose-refusal", "refused"),
+        ("content-filter", "safety_filtered"),
+        ("bash-fence", "no_plan"),
+    ];
+    let mut cmd = ctx(home.path());
+    cmd.env(KEY_ENV, KEY).args(["replay", &id, "--json"]);
+    for (scenario, _) in cases {
+        cmd.args(["--model", &format!("test/{scenario}")]);
+    }
+    let v = json_of(&mut cmd);
+    for ((scenario, class), r) in cases.iter().zip(v["replays"].as_array().unwrap()) {
+        assert_eq!(r["failure"]["class"], *class, "{scenario} live: {r:#}");
+        let stored = r["stored_id"].as_str().unwrap();
+        assert_eq!(show(home.path(), stored)["failure_class"], *class);
+        let offline = json_of(ctx(home.path()).args(["replay", stored, "--offline", "--json"]));
+        assert_eq!(
+            offline["offline"]["failure"]["class"], *class,
+            "{scenario}: offline replay of the stored answer agrees: {offline:#}"
+        );
+        assert!(offline["offline"]["class_note"].is_null(), "{offline:#}");
+    }
 }
 
 #[test]

@@ -72,8 +72,12 @@ impl FinishReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
-    /// finish_reason content_filter, or a refusal.
+    /// The provider's filter stopped the answer: a finish_reason from it (`content_filter`,
+    /// Gemini's `SAFETY`/`RECITATION`/…, Anthropic's `refusal`, which its classifiers set).
     SafetyFiltered,
+    /// The model declined in its own words: the message's `refusal` field, or prose that
+    /// opens by declining ("I'm unable to…", "I can't help with…").
+    Refused,
     /// The token limit cut the answer.
     LengthTruncated,
     /// JSON-shaped, unparseable, stopped.
@@ -93,8 +97,9 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 9] = [
+    pub const ALL: [FailureClass; 10] = [
         FailureClass::SafetyFiltered,
+        FailureClass::Refused,
         FailureClass::LengthTruncated,
         FailureClass::ConstrainedDeadlock,
         FailureClass::LikelyTimeout,
@@ -108,6 +113,7 @@ impl FailureClass {
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::SafetyFiltered => "safety_filtered",
+            FailureClass::Refused => "refused",
             FailureClass::LengthTruncated => "length_truncated",
             FailureClass::ConstrainedDeadlock => "constrained_deadlock",
             FailureClass::LikelyTimeout => "likely_timeout",
@@ -136,7 +142,10 @@ impl FailureClass {
     pub fn action(self) -> &'static str {
         match self {
             FailureClass::SafetyFiltered => {
-                "surface it to the user: the same prompt on the same model is filtered again; rephrase or route to another provider"
+                "the provider's filter stopped it: the same prompt on the same provider is filtered again; surface it to the user, rephrase, or route to another provider"
+            }
+            FailureClass::Refused => {
+                "the model declined: read its reason; if it misread the intent, rephrase or narrow the catalog; else route to a model that plans it (a retry gets the same answer)"
             }
             FailureClass::LengthTruncated => {
                 "raise the row's output_tokens or shrink the catalog; the single_pick variant asks for less output"
@@ -216,7 +225,7 @@ pub struct Reading<T> {
 }
 
 /// Phrases weak models open a refusal with (matched in the first 300 bytes, lower case).
-const REFUSAL_OPENERS: [&str; 12] = [
+const REFUSAL_OPENERS: [&str; 14] = [
     "i'm sorry",
     "i am sorry",
     "sorry, but",
@@ -229,6 +238,8 @@ const REFUSAL_OPENERS: [&str; 12] = [
     "i will not",
     "as an ai",
     "i must decline",
+    "i'm not able to",
+    "i am not able to",
 ];
 
 fn looks_like_refusal(answer: &str) -> bool {
@@ -236,9 +247,37 @@ fn looks_like_refusal(answer: &str) -> bool {
     REFUSAL_OPENERS.iter().any(|p| head.contains(p))
 }
 
+/// Whether an answer tried to be JSON: it opens with a bracket, holds a fence that is JSON
+/// (its info string says json, or it has none and its body opens with a bracket), or has
+/// `{"` in its prose. A fence of any other language (`bash`, `python`, …) is prose: what it
+/// holds does not count, so a shell command quoting JSON is not a deadlock.
 fn json_shaped(answer: &str) -> bool {
     let t = answer.trim_start();
-    t.starts_with('{') || t.starts_with('[') || t.contains("```") || t.contains("{\"")
+    if t.starts_with('{') || t.starts_with('[') {
+        return true;
+    }
+    let mut prose = String::new();
+    let mut rest = t;
+    while let Some(start) = rest.find("```") {
+        prose.push_str(&rest[..start]);
+        let after = &rest[start + 3..];
+        let (info, body) = after.split_once('\n').unwrap_or((after, ""));
+        let (body, next) = body
+            .find("```")
+            .map_or((body, ""), |end| (&body[..end], &body[end + 3..]));
+        let language = info.split_whitespace().next().unwrap_or("");
+        let json_fence = if language.is_empty() {
+            body.trim_start().starts_with(['{', '['])
+        } else {
+            language.to_ascii_lowercase().starts_with("json")
+        };
+        if json_fence {
+            return true;
+        }
+        rest = next;
+    }
+    prose.push_str(rest);
+    prose.contains("{\"")
 }
 
 /// Read a reply: strip reasoning, decode, and hand the value to `accept` (which turns it
@@ -273,20 +312,22 @@ pub fn read_reply<T>(
     };
     let fail = |class, detail: String| Some(Failure::new(class, detail));
 
-    if let Some(r) = reply.refusal.as_deref().filter(|r| !r.trim().is_empty()) {
-        reading.failure = fail(
-            FailureClass::SafetyFiltered,
-            format!(
-                "the model refused: {}",
-                crate::core::text::clip(r.trim(), 120)
-            ),
-        );
-        return reading;
-    }
+    // The provider's filter first: when it stopped the answer, whatever the model said
+    // was not its last word.
     if finish_kind == Some(FinishKind::ContentFilter) {
         reading.failure = fail(
             FailureClass::SafetyFiltered,
             format!("{finish_label}, {} bytes of content", content.len()),
+        );
+        return reading;
+    }
+    if let Some(r) = reply.refusal.as_deref().filter(|r| !r.trim().is_empty()) {
+        reading.failure = fail(
+            FailureClass::Refused,
+            format!(
+                "the model refused (its refusal field): {}",
+                crate::core::text::clip(r.trim(), 120)
+            ),
         );
         return reading;
     }
@@ -349,7 +390,7 @@ pub fn read_reply<T>(
         )
     } else if rejected.is_none() && looks_like_refusal(&answer) {
         fail(
-            FailureClass::SafetyFiltered,
+            FailureClass::Refused,
             format!(
                 "a refusal in prose: \"{}\"",
                 crate::core::text::clip(&answer, 80)
@@ -458,13 +499,13 @@ mod tests {
                 Some("I'm sorry, but I can't help with that request."),
                 Some("stop")
             )),
-            Some(SafetyFiltered)
+            Some(Refused)
         );
         let refused = Reply {
             refusal: Some("No.".into()),
             ..reply(None, Some("stop"))
         };
-        assert_eq!(class(&refused), Some(SafetyFiltered));
+        assert_eq!(class(&refused), Some(Refused));
         assert_eq!(
             class(&reply(
                 Some("{\"steps\":[{\"order\":1,\"to"),
@@ -501,6 +542,58 @@ mod tests {
             class(&reply(Some("Sure, here you go."), Some("stop"))),
             Some(NoPlan)
         );
+    }
+
+    /// Issue 18, item 4: prose with a shell fence is prose, a model declining is `refused`,
+    /// and only a provider's filter is `safety_filtered`.
+    #[test]
+    fn a_fence_is_json_only_when_it_says_so_and_a_refusal_is_not_a_filter() {
+        use FailureClass::*;
+        let bash =
+            "To do this, run:\n```bash\ngit checkout -b fix && cargo test\n```\nthen commit.";
+        assert_eq!(class(&reply(Some(bash), Some("stop"))), Some(NoPlan));
+        let sh = "Steps:\n```sh\necho '{\"a\": 1}'\n```";
+        assert_eq!(class(&reply(Some(sh), Some("stop"))), Some(NoPlan));
+        let bare_prose = "Like this:\n```\nmake build\n```";
+        assert_eq!(class(&reply(Some(bare_prose), Some("stop"))), Some(NoPlan));
+        // A json fence, or a bare one holding JSON, that no stage can read is a deadlock.
+        let json_fence = "Here:\n```json\n{\"steps\": [{\"order\": 1, \"args\": {";
+        assert_eq!(
+            class(&reply(Some(json_fence), Some("stop"))),
+            Some(ConstrainedDeadlock)
+        );
+        let bare_json = "Here:\n```\n{\"steps\": [{\"order\": 1, \"args\": {\n```";
+        assert_eq!(
+            class(&reply(Some(bare_json), Some("stop"))),
+            Some(ConstrainedDeadlock)
+        );
+        for prose in [
+            "I'm sorry, but I can't help with that request.",
+            "I'm unable to plan this: it asks for credentials.",
+            "I can't help with deleting production data.",
+            "I cannot assist with that.",
+        ] {
+            assert_eq!(
+                class(&reply(Some(prose), Some("stop"))),
+                Some(Refused),
+                "{prose}"
+            );
+        }
+        let field = Reply {
+            refusal: Some("I can't help with that request.".into()),
+            ..reply(None, Some("stop"))
+        };
+        assert_eq!(class(&field), Some(Refused));
+        for filter in ["content_filter", "SAFETY", "refusal", "PROHIBITED_CONTENT"] {
+            assert_eq!(
+                class(&reply(Some(""), Some(filter))),
+                Some(SafetyFiltered),
+                "{filter}"
+            );
+        }
+        assert_ne!(Refused.action(), SafetyFiltered.action());
+        assert_eq!(FailureClass::parse("refused"), Some(Refused));
+        assert_eq!(FailureClass::parse("safety_filtered"), Some(SafetyFiltered));
     }
 
     #[test]

@@ -83,6 +83,23 @@ pub struct OfflineReplay {
     /// Which decode stage recovered the plan.
     pub stage: Option<DecodeStage>,
     pub plan: Option<GuardedPlan>,
+    /// Why today's class differs from the stored one when a class was renamed or split
+    /// since the row was written; `None` when they agree (or there is no plan either way).
+    pub class_note: Option<&'static str>,
+}
+
+/// Why a stored class and today's may differ for the same answer: the classes that were
+/// split since rows were written (issue 18). Any other difference is a disagreement.
+pub fn class_change_reason(stored: &str, today: &str) -> Option<&'static str> {
+    match (stored, today) {
+        ("safety_filtered", "refused") => Some(
+            "stored before refusals had their own class: a model declining in its own words was filed as safety_filtered, which now means the provider's filter only",
+        ),
+        ("constrained_deadlock", "no_plan") => Some(
+            "stored when any ``` fence counted as JSON: a fence of another language is prose, so no JSON was attempted",
+        ),
+        _ => None,
+    }
 }
 
 /// Read a reply as a plan and guard it.
@@ -110,6 +127,7 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         finish: plan.finish_reason.as_deref().map(FinishReason::parse),
         stage: None,
         plan: None,
+        class_note: None,
     };
     let transport = stored_class
         .as_deref()
@@ -137,6 +155,9 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         Verdict::StillFailing
     };
     out.plan = reading.value;
+    if let (Some(stored), Some(today)) = (out.stored_class.as_deref(), &out.failure) {
+        out.class_note = class_change_reason(stored, today.class.as_str());
+    }
     out
 }
 
@@ -686,7 +707,7 @@ mod tests {
         }
         // Today's classifier agrees with the stored class where it can judge.
         for r in &results {
-            if r.verdict == Verdict::StillFailing {
+            if r.verdict == Verdict::StillFailing && r.class_note.is_none() {
                 assert_eq!(
                     r.failure.as_ref().map(|f| f.class.as_str()),
                     r.stored_class.as_deref(),

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Every scenario and the class (or outcome) a replay on it must end with.
-pub const SCENARIOS: [(&str, &str); 16] = [
+pub const SCENARIOS: [(&str, &str); 18] = [
     ("ok", "ok"),
     ("ok-json", "ok"),
     ("content-filter", "safety_filtered"),
-    ("refusal", "safety_filtered"),
+    ("refusal", "refused"),
+    ("prose-refusal", "refused"),
+    ("bash-fence", "no_plan"),
     ("length", "length_truncated"),
     ("think-unclosed", "reasoning_only"),
     ("empty", "likely_timeout"),
@@ -271,6 +273,18 @@ fn serve(
                 json!("stop"),
                 json!({"refusal": "I can't help with that request."}),
             ),
+        ),
+        // Prose that declines, as weak models word it (no refusal field).
+        "prose-refusal" => ok(
+            &mut stream,
+            "I'm unable to help with that: it asks me to act on credentials I should not use.",
+            "stop",
+        ),
+        // Prose answering with a shell command in a bash fence, JSON quoted inside it.
+        "bash-fence" => ok(
+            &mut stream,
+            "You can do this from a terminal:\n```bash\ncurl -X POST localhost:8080/notes -d '{\"text\": \"launch note\"}'\n```\nThen write the blog post by hand.",
+            "stop",
         ),
         "length" => ok(&mut stream, &good[..good.len() / 2], "length"),
         "think-unclosed" => stream_events(
