@@ -222,6 +222,78 @@ fn refusals_filters_and_shell_fences_keep_their_class_live_and_offline() {
     }
 }
 
+/// Issue 18: a plan that comes as native tool calls (whole, or streamed in deltas) is
+/// decoded, guarded and stored with those steps; the whole answer is kept (tool calls with
+/// ids in order, usage with cached and reasoning tokens, request id, status, what was sent)
+/// and offline replay of the stored row gives the same result.
+#[test]
+fn tool_call_answers_become_plans_and_the_whole_answer_is_stored() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        &id,
+        "--model",
+        "test/tool-calls",
+        "--model",
+        "test/tool-calls-stream",
+        "--json",
+    ]));
+    let replays = v["replays"].as_array().unwrap();
+    for (r, request_id, prompt, cached) in [
+        (&replays[0], "req-tools-0001", 812, 512),
+        (&replays[1], "chatcmpl-stream-7", 800, 256),
+    ] {
+        assert_eq!(r["outcome"], "ok", "{r:#}");
+        assert_eq!(r["from_tool_calls"], true);
+        let tools: Vec<&str> = r["plan"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["tool"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["builtin.remember-and-blog", "image.generate"]);
+        assert_eq!(r["usage"]["prompt_tokens"], prompt);
+        assert_eq!(r["usage"]["cached_tokens"], cached);
+        assert_eq!(r["request_id"], request_id);
+        let stored = r["stored_id"].as_str().unwrap();
+        let row = show(home.path(), stored);
+        assert_eq!(row["outcome"], "ok");
+        assert_eq!(row["steps"][1]["tool"], "image.generate");
+        assert_eq!(row["steps"][0]["args"]["input"], "launch note");
+        let answer = &row["answer"];
+        let calls = answer["reply"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 2, "{answer:#}");
+        assert_eq!(calls[0]["name"], "builtin.remember-and-blog");
+        assert_eq!(calls[0]["arguments"], "{\"input\": \"launch note\"}");
+        assert!(calls[0]["id"].as_str().unwrap().starts_with("call_"));
+        assert_eq!(answer["reply"]["finish_reason"], "tool_calls");
+        assert_eq!(answer["finish"], "tool_calls");
+        assert_eq!(answer["status"], 200);
+        assert_eq!(answer["request_id"], request_id);
+        assert_eq!(
+            answer["sent"]["model"],
+            r["model"].as_str().unwrap().trim_start_matches("test/")
+        );
+        assert!(answer["sent"]["max_tokens"].as_u64().unwrap() > 0);
+        let offline = json_of(ctx(home.path()).args(["replay", stored, "--offline", "--json"]));
+        assert_eq!(offline["offline"]["verdict"], "recovered", "{offline:#}");
+        assert_eq!(
+            offline["offline"]["plan"]["steps"][1]["tool"],
+            "image.generate"
+        );
+    }
+    assert_eq!(replays[0]["usage"]["reasoning_tokens"], 7);
+    // The streamed request asked for usage in its last event.
+    let bodies = server.requests.lock().unwrap().clone();
+    let streamed = bodies
+        .iter()
+        .find(|r| r.body["model"] == "tool-calls-stream")
+        .unwrap();
+    assert_eq!(streamed.body["stream_options"]["include_usage"], true);
+}
+
 #[test]
 fn a_replay_shows_the_answer_decoded_and_guarded_beside_the_original() {
     let server = LlmServer::start();

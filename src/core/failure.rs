@@ -2,7 +2,7 @@
 //! failure classes with what to do about each, and the reading of one reply — reasoning
 //! stripped, the answer decoded, and a class when nothing usable was in it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 use crate::core::response::{DecodeStage, decode_answer, strip_reasoning};
@@ -199,15 +199,53 @@ impl Failure {
     }
 }
 
+/// One native tool call of a reply, in the order the model made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// The function's arguments as the model wrote them (JSON text, not always valid).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// What the endpoint counted; any of it may be missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    /// Prompt tokens served from the provider's prefix cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    /// Completion tokens spent reasoning.
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
 /// One chat-completion message as it came back (the HTTP exchange itself succeeded).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
+    #[serde(default)]
     pub content: Option<String>,
     /// The message's `reasoning_content` / `reasoning` field.
+    #[serde(default)]
     pub reasoning: Option<String>,
     /// The message's `refusal` field.
+    #[serde(default)]
     pub refusal: Option<String>,
+    #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Native tool calls (`message.tool_calls`, or streamed deltas assembled by index).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The completion's `id` in the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// What a reply held, read with today's stripping, decoding and acceptance.
@@ -218,8 +256,10 @@ pub struct Reading<T> {
     pub reasoning: String,
     /// The answer with reasoning taken out; `None` when a reasoning block never closed.
     pub answer: Option<String>,
-    /// How the accepted value was recovered.
+    /// How the accepted value was recovered (for tool calls: how their arguments decoded).
     pub stage: Option<DecodeStage>,
+    /// The plan came as native tool calls rather than JSON text.
+    pub from_tool_calls: bool,
     pub value: Option<T>,
     pub failure: Option<Failure>,
 }
@@ -307,6 +347,7 @@ pub fn read_reply<T>(
         reasoning,
         answer: stripped.answer.clone(),
         stage: None,
+        from_tool_calls: false,
         value: None,
         failure: None,
     };
@@ -329,6 +370,38 @@ pub fn read_reply<T>(
                 crate::core::text::clip(r.trim(), 120)
             ),
         );
+        return reading;
+    }
+    if !reply.tool_calls.is_empty() {
+        // The same acceptance (and so the same guard) as a plan in JSON text.
+        let (value, stage) = match tool_calls_value(&reply.tool_calls) {
+            Ok(v) => v,
+            Err(why) => {
+                let class = if finish_kind == Some(FinishKind::Length) {
+                    FailureClass::LengthTruncated
+                } else {
+                    FailureClass::ConstrainedDeadlock
+                };
+                reading.failure = fail(class, format!("{why} ({finish_label})"));
+                return reading;
+            }
+        };
+        match accept(&value) {
+            Ok(v) => {
+                reading.stage = Some(stage);
+                reading.from_tool_calls = true;
+                reading.value = Some(v);
+            }
+            Err(why) => {
+                reading.failure = fail(
+                    FailureClass::NoPlan,
+                    format!(
+                        "{} tool call(s) came back but {why}",
+                        reply.tool_calls.len()
+                    ),
+                );
+            }
+        }
         return reading;
     }
     let Some(answer) = stripped.answer else {
@@ -416,6 +489,38 @@ pub fn read_reply<T>(
         )
     };
     reading
+}
+
+/// Native tool calls as the value a text plan would be: one call whose arguments hold
+/// `steps` (a `plan`/`submit_plan` function) is that plan; otherwise each call is a step,
+/// in order, its name the tool and its arguments the args. The stage is the least literal
+/// one any arguments needed.
+fn tool_calls_value(calls: &[ToolCall]) -> Result<(serde_json::Value, DecodeStage), String> {
+    let mut stage = DecodeStage::Direct;
+    let mut steps = Vec::with_capacity(calls.len());
+    for (i, call) in calls.iter().enumerate() {
+        let args = if call.arguments.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            let decoded = decode_answer(&call.arguments).ok_or_else(|| {
+                format!(
+                    "tool call {} ({}) has arguments that are not JSON: \"{}\"",
+                    i + 1,
+                    crate::core::text::clip(&call.name, 60),
+                    crate::core::text::clip(&call.arguments, 60)
+                )
+            })?;
+            if decoded.stage != DecodeStage::Direct {
+                stage = decoded.stage;
+            }
+            decoded.value
+        };
+        if calls.len() == 1 && args.get("steps").is_some() {
+            return Ok((args, stage));
+        }
+        steps.push(serde_json::json!({"order": i + 1, "tool": call.name, "args": args}));
+    }
+    Ok((serde_json::json!({ "steps": steps }), stage))
 }
 
 /// The `{"error": …}` envelope OpenAI-compatible endpoints (OpenRouter among them) put in

@@ -9,15 +9,15 @@ use std::collections::{BTreeMap, HashSet};
 use crate::core::assemble::ChatMessage;
 use crate::core::budget::Tier;
 use crate::core::failure::{
-    Failure, FailureClass, FinishReason, Reading, Reply, error_envelope, read_reply,
+    Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
 };
 use crate::core::history::{Outcome, PlanRecord};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
 use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
 use crate::core::response::DecodeStage;
 use crate::core::text::clip;
-use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, send};
-use crate::llm::provider::Providers;
+use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
+use crate::llm::provider::{Endpoint, Providers};
 use crate::preview::{Preview, PreviewContext, preview_among};
 use crate::workspace::{CONFIG_FILE, Workspace};
 
@@ -141,10 +141,19 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         ));
         return out;
     }
-    let reply = Reply {
-        content: plan.raw_response.clone(),
-        finish_reason: plan.finish_reason.clone(),
-        ..Reply::default()
+    // The whole answer when the row kept it; else what older rows kept: the raw text
+    // (a reasoning field folded in as <think>) and the finish reason.
+    let stored = plan
+        .answer
+        .as_ref()
+        .and_then(|a| serde_json::from_value::<StoredAnswer>(a.clone()).ok());
+    let reply = match stored {
+        Some(a) => a.reply,
+        None => Reply {
+            content: plan.raw_response.clone(),
+            finish_reason: plan.finish_reason.clone(),
+            ..Reply::default()
+        },
     };
     let (reading, _) = read_plan(&reply, guard);
     out.stage = reading.stage;
@@ -316,6 +325,16 @@ pub struct LiveReplay {
     pub status: Option<u16>,
     pub attempts: u32,
     pub duration_ms: u64,
+    /// The plan came as native tool calls.
+    pub from_tool_calls: bool,
+    /// Tokens as the endpoint counted them.
+    pub usage: Option<Usage>,
+    /// The `x-request-id` header, else the body's `id`.
+    pub request_id: Option<String>,
+    /// The planning call alone, retries included.
+    pub latency_ms: u64,
+    /// USD at the row's prices, from the usage (or the estimated input when none came).
+    pub cost_usd: Option<f64>,
 }
 
 /// Progress of a live replay: which pass, and what the call is doing.
@@ -387,14 +406,10 @@ pub async fn replay_live(
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let started = std::time::Instant::now();
     let first = preview_among(&ctx.preview, model, None, &original.intent, "", None)?;
-    let endpoint = match ctx.providers.resolve(model) {
+    let endpoint = match endpoint_for(ctx, model, &first) {
         Ok(endpoint) => endpoint,
-        Err(e) => return Ok((LiveReplay::not_sent(model, "", &first, &e), None)),
+        Err(not_sent) => return Ok((*not_sent, None)),
     };
-    if let Err(e) = endpoint.key() {
-        let replay = LiveReplay::not_sent(model, &endpoint.provider, &first, &e);
-        return Ok((replay, None));
-    }
     let mut two_pass = None;
     let mut request = first;
     let mut total_attempts = 0;
@@ -417,10 +432,115 @@ pub async fn replay_live(
             ..tp
         }));
     }
+    let link = Link {
+        caller: &original.caller,
+        intent: &original.intent,
+        replay_of: Some(&original.id),
+    };
+    send_planned(
+        &ctx.guard(),
+        &endpoint,
+        &request,
+        model,
+        link,
+        Prior {
+            started,
+            attempts: total_attempts,
+            two_pass,
+        },
+        cancel,
+        progress,
+    )
+    .await
+}
+
+/// Who a live plan is for, and what it replays (nothing for `send`).
+#[derive(Debug, Clone, Copy)]
+pub struct Link<'a> {
+    pub caller: &'a str,
+    pub intent: &'a str,
+    pub replay_of: Option<&'a str>,
+}
+
+/// What happened before the planning call: when it all started, attempts spent on pass 1.
+pub struct Prior {
+    pub started: std::time::Instant,
+    pub attempts: u32,
+    pub two_pass: Option<Box<TwoPass>>,
+}
+
+/// The endpoint for `model`, or the replay saying why nothing can be sent to it (no
+/// provider takes it, its key variable is not set).
+pub fn endpoint_for(
+    ctx: &ReplayContext,
+    model: &str,
+    request: &Preview,
+) -> Result<Endpoint, Box<LiveReplay>> {
+    let endpoint = ctx
+        .providers
+        .resolve(model)
+        .map_err(|e| Box::new(LiveReplay::not_sent(model, "", request, &e)))?;
+    if let Err(e) = endpoint.key() {
+        return Err(Box::new(LiveReplay::not_sent(
+            model,
+            &endpoint.provider,
+            request,
+            &e,
+        )));
+    }
+    Ok(endpoint)
+}
+
+/// The whole answer as stored in a plan's `answer` column: the reply as it came (content,
+/// reasoning, tool calls, refusal, finish reason, usage, body id) and the exchange around
+/// it. [`replay_offline`] reads `reply` back, so it judges what the live reading judged.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct StoredAnswer {
+    pub reply: Reply,
+    /// The finish reason normalised (`stop`, `length (max_tokens)`, …).
+    pub finish: Option<String>,
+    pub status: Option<u16>,
+    /// The `x-request-id` header, else the body's `id`.
+    pub request_id: Option<String>,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    /// What was sent besides the messages.
+    pub sent: SentParameters,
+    /// The reply was cut (stream broken, reply too large): `reply` is what had arrived.
+    #[serde(default)]
+    pub partial: bool,
+}
+
+/// The parameters a call was sent with.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct SentParameters {
+    pub model: String,
+    pub max_tokens: usize,
+    pub response_format: Option<String>,
+    pub stream: bool,
+    #[serde(flatten)]
+    pub sampling: Sampling,
+}
+
+/// Send a planned request to `model` and read the answer as a plan: classified, decoded,
+/// guarded, with the record to store (`None` when cancelled). The one live path of
+/// `replay` and `send`.
+#[allow(clippy::too_many_arguments)]
+pub async fn send_planned(
+    guard: &PlanGuard<'_>,
+    endpoint: &Endpoint,
+    request: &Preview,
+    model: &str,
+    link: Link<'_>,
+    prior: Prior,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(ReplayProgress) + Send),
+) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let call = ChatCall {
         messages: request.request.messages.clone(),
         max_tokens: request.request.max_tokens,
         response_format: request.request.response_format,
+        sampling: Sampling::default(),
     };
     let mut report = |p: Progress| {
         progress(ReplayProgress {
@@ -429,30 +549,36 @@ pub async fn replay_live(
             progress: p,
         })
     };
-    let exchange: Exchange = send(&endpoint, &call, cancel, &mut report).await?;
-    total_attempts += exchange.attempts;
+    let exchange: Exchange = send(endpoint, &call, cancel, &mut report).await?;
     let mut live = LiveReplay {
-        two_pass,
+        two_pass: prior.two_pass,
         status: exchange.status,
-        attempts: total_attempts,
-        duration_ms: started.elapsed().as_millis() as u64,
-        ..LiveReplay::before_answer(model, &endpoint.provider, &request)
+        attempts: prior.attempts + exchange.attempts,
+        duration_ms: prior.started.elapsed().as_millis() as u64,
+        latency_ms: exchange.latency_ms,
+        ..LiveReplay::before_answer(model, &endpoint.provider, request)
     };
-    let (raw, finish_raw) = match exchange.answer {
+    let (raw, finish_raw, reply, partial) = match exchange.answer {
         Answer::Cancelled => {
             live.cancelled = true;
             return Ok((live, None));
         }
         Answer::Reply { reply } => {
-            let (reading, outcome) = read_plan(&reply, &ctx.guard());
+            let (reading, outcome) = read_plan(&reply, guard);
             live.outcome = outcome;
             live.failure = reading.failure;
             live.finish = reading.finish;
             live.stage = reading.stage;
+            live.from_tool_calls = reading.from_tool_calls;
             live.plan = reading.value;
             live.reasoning_bytes = reading.reasoning.len();
             live.answer = reading.answer.map(|a| clip(&a, 2000));
-            (Some(raw_of(&reply)), reply.finish_reason.clone())
+            (
+                Some(raw_of(&reply)),
+                reply.finish_reason.clone(),
+                Some(reply),
+                false,
+            )
         }
         Answer::Failed {
             failure,
@@ -461,15 +587,41 @@ pub async fn replay_live(
         } => {
             live.failure = Some(failure);
             let raw = body.or_else(|| partial.as_ref().map(raw_of));
-            (raw, partial.and_then(|p| p.finish_reason))
+            let finish = partial.as_ref().and_then(|p| p.finish_reason.clone());
+            (raw, finish, partial, true)
         }
     };
+    live.usage = reply.as_ref().and_then(|r| r.usage.clone());
+    live.request_id = exchange
+        .request_id
+        .clone()
+        .or_else(|| reply.as_ref().and_then(|r| r.id.clone()));
+    live.cost_usd = cost_of(request, live.usage.as_ref());
+    let answer = reply.map(|reply| StoredAnswer {
+        finish: reply
+            .finish_reason
+            .as_deref()
+            .map(|f| FinishReason::parse(f).label()),
+        reply,
+        status: live.status,
+        request_id: live.request_id.clone(),
+        latency_ms: live.latency_ms,
+        attempts: live.attempts,
+        sent: SentParameters {
+            model: endpoint.upstream_model.clone(),
+            max_tokens: call.max_tokens,
+            response_format: call.response_format.map(str::to_string),
+            stream: endpoint.stream,
+            sampling: call.sampling.clone(),
+        },
+        partial,
+    });
     let record = PlanRecord {
         id: String::new(),
         at: crate::store::now_secs(),
-        caller: original.caller.clone(),
+        caller: link.caller.to_string(),
         model: model.to_string(),
-        intent: original.intent.clone(),
+        intent: link.intent.to_string(),
         steps: live
             .plan
             .as_ref()
@@ -495,10 +647,33 @@ pub async fn replay_live(
             }
         })),
         duration_ms: Some(live.duration_ms as i64),
-        replay_of: Some(original.id.clone()),
+        replay_of: link.replay_of.map(str::to_string),
+        answer: answer.and_then(|a| serde_json::to_value(a).ok()),
     };
     live.ran = live.could_not_run().is_none();
     Ok((live, Some(record)))
+}
+
+/// What the call cost at the row's prices: the usage the endpoint reported, else the
+/// estimated input alone (`None` when the row has no prices).
+fn cost_of(request: &Preview, usage: Option<&Usage>) -> Option<f64> {
+    let p = &request.effective.row.prices;
+    if p.input == 0.0 && p.output == 0.0 {
+        return None;
+    }
+    let per = |n: u64, usd_per_m: f64| n as f64 * usd_per_m / 1_000_000.0;
+    let Some(u) = usage else {
+        return Some(request.request.cost.input_uncached);
+    };
+    let prompt = u
+        .prompt_tokens
+        .unwrap_or(request.request.input_tokens as u64);
+    let cached = u.cached_tokens.unwrap_or(0).min(prompt);
+    Some(
+        per(prompt - cached, p.input)
+            + per(cached, p.cached_input)
+            + per(u.completion_tokens.unwrap_or(0), p.output),
+    )
 }
 
 impl LiveReplay {
@@ -551,6 +726,11 @@ impl LiveReplay {
             status: None,
             attempts: 0,
             duration_ms: 0,
+            from_tool_calls: false,
+            usage: None,
+            request_id: None,
+            latency_ms: 0,
+            cost_usd: None,
         }
     }
 }
@@ -598,6 +778,7 @@ async fn filter_pass(
         ],
         max_tokens: FILTER_MAX_TOKENS,
         response_format: first.request.response_format,
+        sampling: Sampling::default(),
     };
     let mut report = |p: Progress| {
         progress(ReplayProgress {

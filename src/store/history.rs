@@ -29,8 +29,14 @@ const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
-    migrations: &[MIGRATION_1, MIGRATION_2],
+    migrations: &[MIGRATION_1, MIGRATION_2, MIGRATION_ANSWER_COLUMN],
 };
+
+/// Issue 18 (live loop): the whole answer of a plan, as JSON (see `PlanRecord::answer`).
+/// A column of its own, not part of trim_record, so old rows read as `NULL`.
+const MIGRATION_ANSWER_COLUMN: &str = "
+ALTER TABLE plans ADD COLUMN answer TEXT;
+";
 
 /// Filtering the History pane by outcome or drift regroups the matching plans; these cover
 /// that query so it reads an index, not a million rows.
@@ -691,13 +697,14 @@ impl HistoryStore {
             .query_row(
                 "SELECT id, at, caller, model, intent, steps, outcome, failure_class,
                         finish_reason, raw_response, trim_record, duration_ms, replay_of,
-                        complexity, intent_sha, shape, drift, executed
+                        complexity, intent_sha, shape, drift, executed, answer
                  FROM plans WHERE id = ?1",
                 [id],
                 |r| {
                     let steps: String = r.get(5)?;
                     let trim: Option<String> = r.get(10)?;
                     let executed: String = r.get(17)?;
+                    let answer: Option<String> = r.get(18)?;
                     Ok(PlanDetail {
                         record: PlanRecord {
                             id: r.get(0)?,
@@ -713,6 +720,7 @@ impl HistoryStore {
                             trim_record: trim.and_then(|t| serde_json::from_str(&t).ok()),
                             duration_ms: r.get(11)?,
                             replay_of: r.get(12)?,
+                            answer: answer.and_then(|a| serde_json::from_str(&a).ok()),
                         },
                         complexity: r.get(13)?,
                         intent_sha: r.get(14)?,
@@ -1302,8 +1310,8 @@ impl<'t> PlanInserter<'t> {
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
                      steps, outcome, failure_class, finish_reason, raw_response, trim_record,
-                     duration_ms, replay_of, drift)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                     duration_ms, replay_of, drift, answer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
                  ON CONFLICT(id) DO NOTHING RETURNING seq",
             )?,
             step: tx.prepare_cached("INSERT INTO plan_steps(plan_seq, ord, tool) VALUES (?1, ?2, ?3)")?,
@@ -1351,6 +1359,7 @@ impl<'t> PlanInserter<'t> {
                     p.duration_ms,
                     p.replay_of,
                     drift.as_str(),
+                    p.answer.as_ref().map(|a| a.to_string()),
                 ],
                 |r| r.get(0),
             )

@@ -286,6 +286,44 @@ fn serve(
             "You can do this from a terminal:\n```bash\ncurl -X POST localhost:8080/notes -d '{\"text\": \"launch note\"}'\n```\nThen write the blog post by hand.",
             "stop",
         ),
+        // The plan as native tool calls, one step each, with usage and a request id.
+        "tool-calls" => {
+            let body = json!({"id": "chatcmpl-tools-1", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_a", "type": "function", "function": {
+                            "name": "builtin.remember-and-blog",
+                            "arguments": "{\"input\": \"launch note\"}"}},
+                        {"id": "call_b", "type": "function", "function": {
+                            "name": "image.generate", "arguments": "{\"prompt\": \"a rocket\"}"}}]}}],
+                "usage": {"prompt_tokens": 812, "completion_tokens": 41, "total_tokens": 853,
+                    "prompt_tokens_details": {"cached_tokens": 512},
+                    "completion_tokens_details": {"reasoning_tokens": 7}}});
+            respond(&mut stream, "200 OK", json_kind, "x-request-id: req-tools-0001\r\n", &body.to_string())
+        }
+        // The same tool calls streamed: ids and names first, arguments in pieces, usage last.
+        "tool-calls-stream" => {
+            let call = |index: usize, fields: Value| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"id": "chatcmpl-stream-7", "choices": [{"index": 0,
+                        "delta": {"tool_calls": [{"index": index, "function": fields.clone(),
+                            "id": if fields.get("name").is_some() { json!(format!("call_{index}")) } else { Value::Null }}]},
+                        "finish_reason": null}]})
+                )
+            };
+            let events = vec![
+                call(0, json!({"name": "builtin.remember-and-blog", "arguments": ""})),
+                call(0, json!({"arguments": "{\"input\": \"lau"})),
+                call(1, json!({"name": "image.generate", "arguments": "{\"prompt\""})),
+                call(0, json!({"arguments": "nch note\"}"})),
+                call(1, json!({"arguments": ": \"a rocket\"}"})),
+                format!("data: {}\n\n", json!({"id": "chatcmpl-stream-7", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+                format!("data: {}\n\n", json!({"id": "chatcmpl-stream-7", "choices": [],
+                    "usage": {"prompt_tokens": 800, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 256}}})),
+            ];
+            stream_events(&mut stream, &events, false)
+        }
         "length" => ok(&mut stream, &good[..good.len() / 2], "length"),
         "think-unclosed" => stream_events(
             &mut stream,
