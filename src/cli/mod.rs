@@ -11,6 +11,7 @@ pub mod import;
 pub mod out;
 pub mod preview;
 pub mod replay;
+pub mod send;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -58,6 +59,8 @@ pub enum Command {
     Import(import::Args),
     /// Replay a plan: offline with today's decoder, or live against its model or others.
     Replay(replay::Args),
+    /// Send the request `preview` shows to one or more models; store each answer as a plan.
+    Send(send::Args),
     /// Developer tools: generate large history stores.
     #[command(hide = true)]
     Dev(dev::Args),
@@ -84,6 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::History(args)) => history::run(cli.workspace, store, args),
         Some(Command::Import(args)) => import::run(cli.workspace, store, args),
         Some(Command::Replay(args)) => replay::run(cli.workspace, store, args),
+        Some(Command::Send(args)) => send::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
     }

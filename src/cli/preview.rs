@@ -56,7 +56,8 @@ fn read_stdin(what: &str) -> anyhow::Result<String> {
     text_from_bytes("stdin", bytes)
 }
 
-fn read_prompt(arg: &str) -> anyhow::Result<String> {
+/// The instruction argument, or stdin for `-`.
+pub fn read_prompt(arg: &str) -> anyhow::Result<String> {
     if arg != "-" {
         return Ok(arg.to_string());
     }

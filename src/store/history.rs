@@ -578,6 +578,35 @@ impl HistoryStore {
         Ok(record.id)
     }
 
+    /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
+    /// unset) under the next free id `send-AT-N`. No execution follows it yet, so its drift
+    /// is `ignored` (or `failed`) like any new plan. Returns the id.
+    pub fn insert_sent(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        if record.replay_of.is_some() {
+            anyhow::bail!("a sent plan replays nothing");
+        }
+        let path = self.path.clone();
+        let tx = self.write()?;
+        {
+            let mut inserter = PlanInserter::new(&tx)?;
+            let mut n = 0u32;
+            loop {
+                n += 1;
+                record.id = format!("send-{}-{n}", record.at);
+                if inserter.insert(&record, pipelines)? {
+                    break;
+                }
+            }
+        }
+        tx.commit()
+            .map_err(db_err(&path, "storing the sent plan"))?;
+        Ok(record.id)
+    }
+
     /// Failed plans (not replays) at or after `since`, oldest first.
     pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
         self.conn
