@@ -146,6 +146,32 @@ fn send_sends_exactly_the_previewed_request_to_each_model_and_stores_each_plan()
 }
 
 #[test]
+fn several_models_run_at_once_but_never_more_than_four() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let mut cmd = ctx(home.path());
+    cmd.env(KEY_ENV, KEY).args(["send", INSTRUCTION, "--json"]);
+    for n in 1..=6 {
+        cmd.args(["--model", &format!("test/slow-{n}")]);
+    }
+    let v = json_of(&mut cmd);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6);
+    for (n, r) in results.iter().enumerate() {
+        assert_eq!(
+            r["model"],
+            format!("test/slow-{}", n + 1),
+            "in the order asked"
+        );
+        assert_eq!(r["outcome"], "ok");
+    }
+    let most = server
+        .max_in_flight
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!((2..=4).contains(&most), "{most} answered at once");
+}
+
+#[test]
 fn a_model_that_cannot_run_never_stops_the_others_and_the_exit_says_so() {
     let server = LlmServer::start();
     let home = workspace(&server);

@@ -850,6 +850,73 @@ mod tests {
     use crate::store::history::HistoryStore;
     use crate::workspace::{Workspace, WorkspaceOptions};
 
+    /// Issue 18: offline replay of every stored answer in the sample store (all 668 plans,
+    /// followed and failed) reproduces the stored result, or says why it differs.
+    #[test]
+    fn offline_replay_of_the_whole_sample_store_agrees_with_every_stored_class_or_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        })
+        .unwrap();
+        let store: HistoryStore = ws.open_history(&Default::default()).unwrap();
+        let ctx = ReplayContext::new(&ws, ws.preview_context(false)).unwrap();
+        let guard = ctx.guard();
+        let rows = store.plans(&Default::default(), 0, 100_000).unwrap();
+        assert_eq!(rows.len(), 668);
+        let (mut agreed, mut explained, mut recovered_now) = (0, 0, 0);
+        for row in rows {
+            let plan = store.plan(&row.id).unwrap().unwrap().record;
+            let r = replay_offline(&plan, &guard);
+            let today = r.failure.as_ref().map(|f| f.class.as_str());
+            match (plan.outcome, r.verdict) {
+                (Outcome::Failed, Verdict::Recovered) => {
+                    // Today's decoder reads what the old one could not: stated by the verdict.
+                    assert_eq!(plan.failure_class.as_deref(), Some("constrained_deadlock"));
+                    recovered_now += 1;
+                }
+                (Outcome::Failed, _) if today == plan.failure_class.as_deref() => agreed += 1,
+                (Outcome::Failed, _) => {
+                    assert!(
+                        r.class_note.is_some(),
+                        "{}: {:?} → {today:?}",
+                        plan.id,
+                        plan.failure_class
+                    );
+                    explained += 1;
+                }
+                (_, Verdict::Recovered) => {
+                    assert_eq!(
+                        r.plan.as_ref().map(|p| p.outcome),
+                        Some(plan.outcome),
+                        "{}",
+                        plan.id
+                    );
+                    agreed += 1;
+                }
+                (outcome, verdict) => {
+                    // A followed plan with no raw answer kept (imported steps only) has
+                    // nothing to replay.
+                    assert!(
+                        plan.raw_response
+                            .as_deref()
+                            .is_none_or(|t| t.trim().is_empty()),
+                        "{}: stored {outcome}, today {verdict:?} {:?}",
+                        plan.id,
+                        r.failure
+                    );
+                    explained += 1;
+                }
+            }
+        }
+        assert!(agreed > 500, "{agreed}");
+        assert!(
+            recovered_now > 0 && explained > 0,
+            "{recovered_now} {explained}"
+        );
+    }
+
     #[test]
     fn offline_replay_of_the_sample_recovers_prose_and_fences_and_names_the_stage() {
         let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,7 +44,12 @@ pub struct Recorded {
 pub struct LlmServer {
     pub port: u16,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
+    /// The most `slow-*` requests ever being answered at once.
+    pub max_in_flight: Arc<AtomicUsize>,
 }
+
+/// `slow-*` requests being answered now, and the most ever.
+static SLOW_NOW: AtomicUsize = AtomicUsize::new(0);
 
 impl LlmServer {
     pub fn start() -> LlmServer {
@@ -52,15 +58,21 @@ impl LlmServer {
         let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
         let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
         let log = requests.clone();
+        let max_in_flight: Arc<AtomicUsize> = Arc::default();
+        let max = max_in_flight.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, seen) = (log.clone(), seen.clone());
+                let (log, seen, max) = (log.clone(), seen.clone(), max.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &seen);
+                    let _ = serve(stream, &log, &seen, &max);
                 });
             }
         });
-        LlmServer { port, requests }
+        LlmServer {
+            port,
+            requests,
+            max_in_flight,
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -195,6 +207,7 @@ fn serve(
     mut stream: TcpStream,
     log: &Mutex<Vec<Recorded>>,
     seen: &Mutex<HashMap<String, usize>>,
+    max_in_flight: &AtomicUsize,
 ) -> std::io::Result<()> {
     let (authorization, body) = read_request(&mut stream)?;
     let echo = authorization.clone().unwrap_or_default();
@@ -482,6 +495,14 @@ fn serve(
             "Retry-After: 1e300\r\n",
             r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
         ),
+        // Answers after a pause, counting how many are answered at once.
+        m if m.starts_with("slow-") => {
+            let now = SLOW_NOW.fetch_add(1, Ordering::SeqCst) + 1;
+            max_in_flight.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(400));
+            SLOW_NOW.fetch_sub(1, Ordering::SeqCst);
+            ok(&mut stream, &good, "stop")
+        }
         // Any other model answers with a good plan: a workspace can route every provider
         // here (see `config_routing_everything`).
         _ => ok(&mut stream, &good, "stop"),
