@@ -237,3 +237,88 @@ fn ctrl_c_cancels_the_calls_in_flight() {
     assert_eq!(v["results"][0]["cancelled"], true);
     assert!(String::from_utf8_lossy(&out.stderr).contains("cancelled"));
 }
+
+/// Issue 18 item 5: sampling set for a model in budgets.toml reaches the request body,
+/// shows in the preview, and is stored with the plan; a value out of bounds is refused
+/// naming the file and the field.
+#[test]
+fn sampling_set_for_a_model_reaches_the_request_body_the_preview_and_the_store() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\
+         temperature = 0.2\ntop_p = 0.9\nseed = 7\nstop = [\"\\n\\nUser:\"]\nmax_tokens = 900\n",
+    )
+    .unwrap();
+    let preview = json_of(ctx(home.path()).args([
+        "preview",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--json",
+    ]));
+    assert_eq!(
+        preview["request"]["sampling"],
+        json!({"temperature": 0.2, "top_p": 0.9, "seed": 7, "stop": ["\n\nUser:"]})
+    );
+    assert_eq!(preview["request"]["max_tokens"], 900);
+    let text = ctx(home.path())
+        .args(["preview", INSTRUCTION, "--model", "test/ok-json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("sampling: temperature 0.2, top_p 0.9, seed 7"),
+        "{text}"
+    );
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--model",
+        "test/ok",
+        "--json",
+    ]));
+    let received = server.requests.lock().unwrap().clone();
+    let body = |m: &str| {
+        received
+            .iter()
+            .find(|r| r.body["model"] == m)
+            .unwrap()
+            .body
+            .clone()
+    };
+    let tuned = body("ok-json");
+    assert_eq!(tuned["temperature"], 0.2);
+    assert_eq!(tuned["top_p"], 0.9);
+    assert_eq!(tuned["seed"], 7);
+    assert_eq!(tuned["stop"], json!(["\n\nUser:"]));
+    assert_eq!(tuned["max_tokens"], 900);
+    let plain = body("ok");
+    for unset in ["temperature", "top_p", "seed", "stop"] {
+        assert!(plain.get(unset).is_none(), "{unset} not sent: {plain}");
+    }
+    let stored = v["results"][0]["stored_id"].as_str().unwrap();
+    let sent = &show(home.path(), stored)["answer"]["sent"];
+    assert_eq!(sent["temperature"], 0.2);
+    assert_eq!(sent["seed"], 7);
+    assert_eq!(sent["max_tokens"], 900);
+
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\ntemperature = nan\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["preview", INSTRUCTION, "--model", "test/ok-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("budgets.toml") && err.contains("model[\"test/ok-json\"].temperature"),
+        "{err}"
+    );
+}

@@ -342,6 +342,7 @@ pub fn describe(p: &Preview) -> String {
     for l in render(&["part", "message", ">bytes", ">tokens"], &rows).lines() {
         let _ = writeln!(o, "  {l}");
     }
+    let _ = writeln!(o, "  sampling: {}", q.sampling.label());
     let _ = writeln!(o, "  cache: {}", q.cache_note);
     let _ = writeln!(
         o,

@@ -73,19 +73,7 @@ pub enum Progress {
     },
 }
 
-/// Sampling settings sent with a call; `None` leaves the provider's default (and is not
-/// sent).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct Sampling {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_p: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seed: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop: Option<Vec<String>>,
-}
+pub use crate::core::budget::Sampling;
 
 /// The request body's parts.
 #[derive(Debug, Clone)]

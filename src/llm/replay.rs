@@ -540,7 +540,7 @@ pub async fn send_planned(
         messages: request.request.messages.clone(),
         max_tokens: request.request.max_tokens,
         response_format: request.request.response_format,
-        sampling: Sampling::default(),
+        sampling: request.request.sampling.clone(),
     };
     let mut report = |p: Progress| {
         progress(ReplayProgress {
