@@ -283,13 +283,16 @@ fn side_by_side(sent: &Sent) -> String {
             }
         })
     });
-    row("decoded by", &|r| match (r.stage, r.from_tool_calls) {
-        (_, true) => "tool_calls".to_string(),
-        (Some(s), false) => s.as_str().to_string(),
-        (None, false) => dash(),
-    });
+    row(
+        "decoded by",
+        &|r| match (r.stage, r.facts.from_tool_calls) {
+            (_, true) => "tool_calls".to_string(),
+            (Some(s), false) => s.as_str().to_string(),
+            (None, false) => dash(),
+        },
+    );
     row("tokens in/out", &|r| {
-        let u = r.usage.as_ref();
+        let u = r.facts.usage.as_ref();
         format!(
             "{} / {}",
             u.and_then(|u| u.prompt_tokens)
@@ -299,7 +302,8 @@ fn side_by_side(sent: &Sent) -> String {
         )
     });
     row("cached tokens", &|r| {
-        r.usage
+        r.facts
+            .usage
             .as_ref()
             .and_then(|u| u.cached_tokens)
             .map_or_else(dash, |n| n.to_string())
@@ -308,11 +312,11 @@ fn side_by_side(sent: &Sent) -> String {
         if r.not_sent.is_some() {
             dash()
         } else {
-            format!("{} ms, {} attempt(s)", r.latency_ms, r.attempts)
+            format!("{} ms, {} attempt(s)", r.facts.latency_ms, r.attempts)
         }
     });
     row("cost", &|r| {
-        r.cost_usd.map_or_else(dash, |c| format!("${c:.6}"))
+        r.facts.cost_usd.map_or_else(dash, |c| format!("${c:.6}"))
     });
     row("stored as", &|r| r.stored_id.clone().unwrap_or_else(dash));
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();

@@ -325,6 +325,14 @@ pub struct LiveReplay {
     pub status: Option<u16>,
     pub attempts: u32,
     pub duration_ms: u64,
+    /// Boxed to keep a replay small to move around; serialised inline.
+    #[serde(flatten)]
+    pub facts: Box<CallFacts>,
+}
+
+/// What a live call measured, beside its result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallFacts {
     /// The plan came as native tool calls.
     pub from_tool_calls: bool,
     /// Tokens as the endpoint counted them.
@@ -551,11 +559,14 @@ pub async fn send_planned(
     };
     let exchange: Exchange = send(endpoint, &call, cancel, &mut report).await?;
     let mut live = LiveReplay {
+        facts: Box::new(CallFacts {
+            latency_ms: exchange.latency_ms,
+            ..CallFacts::default()
+        }),
         two_pass: prior.two_pass,
         status: exchange.status,
         attempts: prior.attempts + exchange.attempts,
         duration_ms: prior.started.elapsed().as_millis() as u64,
-        latency_ms: exchange.latency_ms,
         ..LiveReplay::before_answer(model, &endpoint.provider, request)
     };
     let (raw, finish_raw, reply, partial) = match exchange.answer {
@@ -569,7 +580,7 @@ pub async fn send_planned(
             live.failure = reading.failure;
             live.finish = reading.finish;
             live.stage = reading.stage;
-            live.from_tool_calls = reading.from_tool_calls;
+            live.facts.from_tool_calls = reading.from_tool_calls;
             live.plan = reading.value;
             live.reasoning_bytes = reading.reasoning.len();
             live.answer = reading.answer.map(|a| clip(&a, 2000));
@@ -591,12 +602,12 @@ pub async fn send_planned(
             (raw, finish, partial, true)
         }
     };
-    live.usage = reply.as_ref().and_then(|r| r.usage.clone());
-    live.request_id = exchange
+    live.facts.usage = reply.as_ref().and_then(|r| r.usage.clone());
+    live.facts.request_id = exchange
         .request_id
         .clone()
         .or_else(|| reply.as_ref().and_then(|r| r.id.clone()));
-    live.cost_usd = cost_of(request, live.usage.as_ref());
+    live.facts.cost_usd = cost_of(request, live.facts.usage.as_ref());
     let answer = reply.map(|reply| StoredAnswer {
         finish: reply
             .finish_reason
@@ -604,8 +615,8 @@ pub async fn send_planned(
             .map(|f| FinishReason::parse(f).label()),
         reply,
         status: live.status,
-        request_id: live.request_id.clone(),
-        latency_ms: live.latency_ms,
+        request_id: live.facts.request_id.clone(),
+        latency_ms: live.facts.latency_ms,
         attempts: live.attempts,
         sent: SentParameters {
             model: endpoint.upstream_model.clone(),
@@ -726,11 +737,7 @@ impl LiveReplay {
             status: None,
             attempts: 0,
             duration_ms: 0,
-            from_tool_calls: false,
-            usage: None,
-            request_id: None,
-            latency_ms: 0,
-            cost_usd: None,
+            facts: Box::default(),
         }
     }
 }
