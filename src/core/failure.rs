@@ -702,6 +702,68 @@ mod tests {
     }
 
     #[test]
+    fn tool_calls_are_a_plan_through_the_same_acceptance_or_get_a_class() {
+        use FailureClass::*;
+        let call = |name: &str, arguments: &str| ToolCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let with = |calls: Vec<ToolCall>, finish: &str| Reply {
+            tool_calls: calls,
+            ..reply(None, Some(finish))
+        };
+        // One call per step, in order, arguments as args.
+        let r = read_reply(
+            &with(
+                vec![
+                    call("memory.store", r#"{"text":"x"}"#),
+                    call("blog.draft", ""),
+                ],
+                "tool_calls",
+            ),
+            any_object,
+        );
+        assert!(r.from_tool_calls);
+        assert_eq!(r.stage, Some(DecodeStage::Direct));
+        let v = r.value.unwrap();
+        assert_eq!(v["steps"][0]["tool"], "memory.store");
+        assert_eq!(v["steps"][0]["args"]["text"], "x");
+        assert_eq!(v["steps"][1]["order"], 2);
+        // One `plan` call carrying the steps is that plan.
+        let r = read_reply(
+            &with(
+                vec![call("submit_plan", r#"{"steps":[{"order":1,"tool":"a"}]}"#)],
+                "tool_calls",
+            ),
+            any_object,
+        );
+        assert_eq!(r.value.unwrap()["steps"][0]["tool"], "a");
+        // Arguments no stage can read: cut by the limit, or a deadlock.
+        let broken = vec![call("memory.store", r#"{"text": "unfinished"#)];
+        assert_eq!(
+            class(&with(broken.clone(), "length")),
+            Some(LengthTruncated)
+        );
+        assert_eq!(class(&with(broken, "stop")), Some(ConstrainedDeadlock));
+        // Accepted or not by the same function as a text plan.
+        let r = read_reply(&with(vec![call("x", "{}")], "tool_calls"), |_| {
+            Err::<(), _>("it is not a plan".to_string())
+        });
+        assert_eq!(r.failure.map(|f| f.class), Some(NoPlan));
+        // A refusal field wins over tool calls; a provider's filter over both.
+        let refused = Reply {
+            refusal: Some("I can't do that.".into()),
+            ..with(vec![call("x", "{}")], "stop")
+        };
+        assert_eq!(class(&refused), Some(Refused));
+        assert_eq!(
+            class(&with(vec![call("x", "{}")], "content_filter")),
+            Some(SafetyFiltered)
+        );
+    }
+
+    #[test]
     fn recovered_answers_name_their_stage_and_keep_the_reasoning() {
         let r = read_reply(
             &Reply {

@@ -341,6 +341,61 @@ mod tests {
     }
 
     #[test]
+    fn tool_call_deltas_split_anywhere_assemble_in_order_with_usage_and_id() {
+        let event = |v: serde_json::Value| format!("data: {v}\n\n");
+        let call = |index: u64, f: serde_json::Value, id: Option<&str>| {
+            event(serde_json::json!({"id": "cmpl-9", "choices": [{"index": 0,
+                "delta": {"tool_calls": [{"index": index, "id": id, "function": f}]}}]}))
+        };
+        let events = [
+            call(0, serde_json::json!({"name": "memory.store", "arguments": ""}), Some("c0")),
+            call(1, serde_json::json!({"name": "blog.draft", "arguments": "{\"ti"}), Some("c1")),
+            call(0, serde_json::json!({"arguments": "{\"text\": \"é\"}"}), None),
+            call(1, serde_json::json!({"arguments": "tle\": 1}"}), None),
+            event(serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+            event(serde_json::json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3,
+                "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 1}}})),
+            "data: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        for cut in 1..events.len() {
+            let mut s = EventStream::default();
+            s.feed(&events.as_bytes()[..cut]).unwrap();
+            s.feed(&events.as_bytes()[cut..]).unwrap();
+            let r = s.reply();
+            let calls: Vec<(Option<&str>, &str, &str)> = r
+                .tool_calls
+                .iter()
+                .map(|c| (c.id.as_deref(), c.name.as_str(), c.arguments.as_str()))
+                .collect();
+            assert_eq!(
+                calls,
+                [
+                    (Some("c0"), "memory.store", "{\"text\": \"é\"}"),
+                    (Some("c1"), "blog.draft", "{\"title\": 1}")
+                ]
+            );
+            let u = r.usage.unwrap();
+            assert_eq!(
+                (
+                    u.prompt_tokens,
+                    u.completion_tokens,
+                    u.cached_tokens,
+                    u.reasoning_tokens
+                ),
+                (Some(10), Some(3), Some(4), Some(1))
+            );
+            assert_eq!(r.id.as_deref(), Some("cmpl-9"));
+            assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        }
+        // A sparse index far out does not make a huge vector.
+        let mut s = EventStream::default();
+        s.feed(call(u64::MAX, serde_json::json!({"name": "x"}), None).as_bytes())
+            .unwrap();
+        assert_eq!(s.reply().tool_calls.len(), 1);
+    }
+
+    #[test]
     fn thinking_follows_tags_split_across_deltas() {
         let delta = |t: &str| {
             format!(
