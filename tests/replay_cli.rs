@@ -530,8 +530,9 @@ fn files_leaking(dir: &Path) -> Vec<String> {
 }
 
 /// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
-const ECHOES: [&str; 7] = [
+const ECHOES: [&str; 8] = [
     "echo-401",
+    "echo-tools",
     "echo-200",
     "echo-html",
     "echo-escaped",
@@ -579,9 +580,15 @@ fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
         assert!(detail.contains("[REDACTED]"), "{e}: {detail}");
     }
     // The answers still decode: only the key's bytes changed.
-    for e in ["echo-200", "echo-escaped", "echo-stream"] {
+    for e in ["echo-200", "echo-escaped", "echo-stream", "echo-tools"] {
         assert_eq!(by(e)["outcome"], "ok", "{e}: {:#}", by(e));
     }
+    let tools = &by("echo-tools");
+    assert_eq!(tools["request_id"], "Bearer [REDACTED]", "{tools:#}");
+    assert_eq!(
+        tools["plan"]["steps"][0]["args"]["input"], "Bearer [REDACTED]",
+        "{tools:#}"
+    );
     for e in ["echo-200", "echo-escaped"] {
         let answer = by(e)["answer"].as_str().unwrap();
         assert!(answer.contains("Bearer [REDACTED]"), "{e}: {answer}");

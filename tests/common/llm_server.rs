@@ -429,6 +429,25 @@ fn serve(
                 .replace("ESCAPED", &format!("{}\\n\\nheader: {escaped}", good.replace('"', "\\\"")));
             respond(&mut stream, "200 OK", json_kind, "", &body)
         }
+        // A tool call quoting the header in its id and its arguments (JSON-escaped, so only
+        // the decoded text holds it), and a request id header quoting it too.
+        "echo-tools" => {
+            let escaped: String = echo.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+            let body = json!({"id": "cmpl-echo", "choices": [{"index": 0, "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("call {echo}"), "type": "function", "function": {
+                        "name": "builtin.remember-and-blog",
+                        "arguments": "ARGS"}}]}}]})
+            .to_string()
+            .replace("ARGS", &format!("{{\\\"input\\\": \\\"{escaped}\\\"}}"));
+            respond(
+                &mut stream,
+                "200 OK",
+                json_kind,
+                &format!("x-request-id: {echo}\r\n"),
+                &body,
+            )
+        }
         // A gateway's HTML page quoting the request's headers.
         "echo-html" => respond(
             &mut stream,
