@@ -167,16 +167,19 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     if tty {
         crate::cli::out::clear_status_line();
     }
-    let mut slots: Vec<Option<LiveReplay>> = (0..models.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<_>> = (0..models.len()).map(|_| None).collect();
     for joined in outcomes {
         let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
-        let (mut live, record) = out?;
+        slots[i] = Some(out?);
+    }
+    // Stored in the order the models were named, whichever answered first.
+    let mut results = Vec::with_capacity(slots.len());
+    for (mut live, record) in slots.into_iter().flatten() {
         if let Some(record) = record {
             live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
         }
-        slots[i] = Some(live);
+        results.push(live);
     }
-    let results: Vec<LiveReplay> = slots.into_iter().flatten().collect();
     let sent = Sent {
         instruction: prompt,
         caller: args.caller,
