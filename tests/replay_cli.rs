@@ -63,7 +63,7 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     // the JSON complete all the same.
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     assert!(
-        stderr.contains("4 of 16 replays could not run"),
+        stderr.contains("4 of 18 replays could not run"),
         "stderr: {stderr}"
     );
     for s in ["server-error", "not-json", "stream-cut", "hang"] {
@@ -188,6 +188,110 @@ fn every_scenario_ends_classified_stored_and_linked_and_the_key_is_written_nowhe
     };
     assert_eq!(row("test/ok")["plans"], 0);
     assert_eq!(row("test/ok")["replays"], 1);
+}
+
+/// Issue 18: a refusal field is `refused`, live and again offline from the stored row; a
+/// provider's filter stays `safety_filtered`; prose with a bash fence is `no_plan`.
+#[test]
+fn refusals_filters_and_shell_fences_keep_their_class_live_and_offline() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let cases = [
+        ("refusal", "refused"),
+        ("prose-refusal", "refused"),
+        ("content-filter", "safety_filtered"),
+        ("bash-fence", "no_plan"),
+    ];
+    let mut cmd = ctx(home.path());
+    cmd.env(KEY_ENV, KEY).args(["replay", &id, "--json"]);
+    for (scenario, _) in cases {
+        cmd.args(["--model", &format!("test/{scenario}")]);
+    }
+    let v = json_of(&mut cmd);
+    for ((scenario, class), r) in cases.iter().zip(v["replays"].as_array().unwrap()) {
+        assert_eq!(r["failure"]["class"], *class, "{scenario} live: {r:#}");
+        let stored = r["stored_id"].as_str().unwrap();
+        assert_eq!(show(home.path(), stored)["failure_class"], *class);
+        let offline = json_of(ctx(home.path()).args(["replay", stored, "--offline", "--json"]));
+        assert_eq!(
+            offline["offline"]["failure"]["class"], *class,
+            "{scenario}: offline replay of the stored answer agrees: {offline:#}"
+        );
+        assert!(offline["offline"]["class_note"].is_null(), "{offline:#}");
+    }
+}
+
+/// Issue 18: a plan that comes as native tool calls (whole, or streamed in deltas) is
+/// decoded, guarded and stored with those steps; the whole answer is kept (tool calls with
+/// ids in order, usage with cached and reasoning tokens, request id, status, what was sent)
+/// and offline replay of the stored row gives the same result.
+#[test]
+fn tool_call_answers_become_plans_and_the_whole_answer_is_stored() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        &id,
+        "--model",
+        "test/tool-calls",
+        "--model",
+        "test/tool-calls-stream",
+        "--json",
+    ]));
+    let replays = v["replays"].as_array().unwrap();
+    for (r, request_id, prompt, cached) in [
+        (&replays[0], "req-tools-0001", 812, 512),
+        (&replays[1], "chatcmpl-stream-7", 800, 256),
+    ] {
+        assert_eq!(r["outcome"], "ok", "{r:#}");
+        assert_eq!(r["from_tool_calls"], true);
+        let tools: Vec<&str> = r["plan"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["tool"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["builtin.remember-and-blog", "image.generate"]);
+        assert_eq!(r["usage"]["prompt_tokens"], prompt);
+        assert_eq!(r["usage"]["cached_tokens"], cached);
+        assert_eq!(r["request_id"], request_id);
+        let stored = r["stored_id"].as_str().unwrap();
+        let row = show(home.path(), stored);
+        assert_eq!(row["outcome"], "ok");
+        assert_eq!(row["steps"][1]["tool"], "image.generate");
+        assert_eq!(row["steps"][0]["args"]["input"], "launch note");
+        let answer = &row["answer"];
+        let calls = answer["reply"]["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 2, "{answer:#}");
+        assert_eq!(calls[0]["name"], "builtin.remember-and-blog");
+        assert_eq!(calls[0]["arguments"], "{\"input\": \"launch note\"}");
+        assert!(calls[0]["id"].as_str().unwrap().starts_with("call_"));
+        assert_eq!(answer["reply"]["finish_reason"], "tool_calls");
+        assert_eq!(answer["finish"], "tool_calls");
+        assert_eq!(answer["status"], 200);
+        assert_eq!(answer["request_id"], request_id);
+        assert_eq!(
+            answer["sent"]["model"],
+            r["model"].as_str().unwrap().trim_start_matches("test/")
+        );
+        assert!(answer["sent"]["max_tokens"].as_u64().unwrap() > 0);
+        let offline = json_of(ctx(home.path()).args(["replay", stored, "--offline", "--json"]));
+        assert_eq!(offline["offline"]["verdict"], "recovered", "{offline:#}");
+        assert_eq!(
+            offline["offline"]["plan"]["steps"][1]["tool"],
+            "image.generate"
+        );
+    }
+    assert_eq!(replays[0]["usage"]["reasoning_tokens"], 7);
+    // The streamed request asked for usage in its last event.
+    let bodies = server.requests.lock().unwrap().clone();
+    let streamed = bodies
+        .iter()
+        .find(|r| r.body["model"] == "tool-calls-stream")
+        .unwrap();
+    assert_eq!(streamed.body["stream_options"]["include_usage"], true);
 }
 
 #[test]
@@ -426,8 +530,9 @@ fn files_leaking(dir: &Path) -> Vec<String> {
 }
 
 /// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
-const ECHOES: [&str; 7] = [
+const ECHOES: [&str; 8] = [
     "echo-401",
+    "echo-tools",
     "echo-200",
     "echo-html",
     "echo-escaped",
@@ -475,9 +580,15 @@ fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
         assert!(detail.contains("[REDACTED]"), "{e}: {detail}");
     }
     // The answers still decode: only the key's bytes changed.
-    for e in ["echo-200", "echo-escaped", "echo-stream"] {
+    for e in ["echo-200", "echo-escaped", "echo-stream", "echo-tools"] {
         assert_eq!(by(e)["outcome"], "ok", "{e}: {:#}", by(e));
     }
+    let tools = &by("echo-tools");
+    assert_eq!(tools["request_id"], "Bearer [REDACTED]", "{tools:#}");
+    assert_eq!(
+        tools["plan"]["steps"][0]["args"]["input"], "Bearer [REDACTED]",
+        "{tools:#}"
+    );
     for e in ["echo-200", "echo-escaped"] {
         let answer = by(e)["answer"].as_str().unwrap();
         assert!(answer.contains("Bearer [REDACTED]"), "{e}: {answer}");

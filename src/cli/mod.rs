@@ -11,6 +11,7 @@ pub mod import;
 pub mod out;
 pub mod preview;
 pub mod replay;
+pub mod send;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -61,6 +62,8 @@ pub enum Command {
     /// Serve budgets, plans and model outcomes as MCP resources, and preview, compaction,
     /// ranking and execution reports as MCP tools (stdio, or streamable HTTP).
     Mcp(crate::mcp_server::Args),
+    /// Send the request `preview` shows to one or more models; store each answer as a plan.
+    Send(send::Args),
     /// Developer tools: generate large history stores.
     #[command(hide = true)]
     Dev(dev::Args),
@@ -88,6 +91,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Import(args)) => import::run(cli.workspace, store, args),
         Some(Command::Replay(args)) => replay::run(cli.workspace, store, args),
         Some(Command::Mcp(args)) => crate::mcp_server::run(cli.workspace, store, args),
+        Some(Command::Send(args)) => send::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
     }

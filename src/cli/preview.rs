@@ -56,7 +56,8 @@ fn read_stdin(what: &str) -> anyhow::Result<String> {
     text_from_bytes("stdin", bytes)
 }
 
-fn read_prompt(arg: &str) -> anyhow::Result<String> {
+/// The instruction argument, or stdin for `-`.
+pub fn read_prompt(arg: &str) -> anyhow::Result<String> {
     if arg != "-" {
         return Ok(arg.to_string());
     }
@@ -341,6 +342,7 @@ pub fn describe(p: &Preview) -> String {
     for l in render(&["part", "message", ">bytes", ">tokens"], &rows).lines() {
         let _ = writeln!(o, "  {l}");
     }
+    let _ = writeln!(o, "  sampling: {}", q.sampling.label());
     let _ = writeln!(o, "  cache: {}", q.cache_note);
     let _ = writeln!(
         o,

@@ -266,6 +266,13 @@ fn verdict_text(r: &OfflineReplay) -> String {
                 "{lead} — {}: {}\n  action: {}\n",
                 f.class, f.detail, f.action
             ));
+            if let Some(note) = r.class_note {
+                out.push_str(&format!(
+                    "  stored as {}, today {}: {note}\n",
+                    r.stored_class.as_deref().unwrap_or("-"),
+                    f.class
+                ));
+            }
         }
         _ => out.push_str("today: no verdict\n"),
     }

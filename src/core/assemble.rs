@@ -45,6 +45,8 @@ pub struct AssembledRequest {
     /// `json_object` only for strict-JSON rows that are not Tier C.
     pub response_format: Option<&'static str>,
     pub max_tokens: usize,
+    /// The row's sampling, sent beside `max_tokens` (unset fields are not sent).
+    pub sampling: crate::core::budget::Sampling,
     pub parts: Vec<RequestPart>,
     /// Per-message and reply-priming tokens of the chat format.
     pub framing_tokens: usize,
@@ -186,7 +188,8 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
             },
         ],
         response_format: (row.strict_json && row.tier != Tier::C).then_some("json_object"),
-        max_tokens: row.output_tokens,
+        max_tokens: row.max_tokens.unwrap_or(row.output_tokens),
+        sampling: row.sampling.clone(),
         parts,
         framing_tokens,
         input_tokens,

@@ -33,6 +33,19 @@ pub const RETRIES: RangeInclusive<u32> = 0..=20;
 /// than 1 GiB of reply is no plan.
 pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=1 << 30;
 
+/// `temperature` in a budgets row: the range OpenAI-compatible servers accept.
+pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
+/// `top_p` in a budgets row.
+pub const TOP_P: RangeInclusive<f64> = 0.0..=1.0;
+/// `seed` in a budgets row: a whole number JSON carries exactly.
+pub const SEED: RangeInclusive<i64> = 0..=9_007_199_254_740_991;
+/// How many `stop` sequences a row may send (OpenAI's limit).
+pub const STOP_SEQUENCES: RangeInclusive<usize> = 0..=4;
+/// Bytes of one `stop` sequence.
+pub const STOP_BYTES: RangeInclusive<usize> = 1..=256;
+/// `max_tokens` sent: at least one token.
+pub const MAX_TOKENS: RangeInclusive<usize> = 1..=100_000_000;
+
 fn field_error(origin: &str, field: &str, problem: String) -> CoreError {
     CoreError::Field {
         origin: origin.to_string(),

@@ -178,6 +178,49 @@ pub struct BudgetRow {
     /// The row named its own byte cap, so a tier override keeps it.
     #[serde(skip)]
     pub explicit_catalog_cap: bool,
+    /// Sampling sent with every call on this row; unset fields are not sent.
+    pub sampling: Sampling,
+    /// `max_tokens` sent instead of `output_tokens` (which stays the output reserved in
+    /// the window).
+    pub max_tokens: Option<usize>,
+}
+
+/// Per-model sampling from a `budgets.toml` row: sent with the request, shown in the
+/// preview, stored with the plan. `None` leaves the provider's default and is not sent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Vec<String>>,
+}
+
+impl Sampling {
+    /// `temperature 0.2, seed 7, stop ["\n\n"]`, or `provider defaults`.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(t) = self.temperature {
+            parts.push(format!("temperature {t}"));
+        }
+        if let Some(p) = self.top_p {
+            parts.push(format!("top_p {p}"));
+        }
+        if let Some(s) = self.seed {
+            parts.push(format!("seed {s}"));
+        }
+        if let Some(stop) = &self.stop {
+            parts.push(format!("stop {stop:?}"));
+        }
+        if parts.is_empty() {
+            "provider defaults".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
 }
 
 impl BudgetRow {
@@ -205,6 +248,8 @@ impl BudgetRow {
             lint: Vec::new(),
             // Its 10,000 bytes are Tier C's default, so an override to another tier moves it.
             explicit_catalog_cap: false,
+            sampling: Sampling::default(),
+            max_tokens: None,
         }
     }
 
@@ -290,6 +335,18 @@ pub struct RowSpec {
     pub prompt_variant: Option<PromptVariant>,
     #[serde(default)]
     pub source: Option<String>,
+    /// Sampling for this model (see [`Sampling`]).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    #[serde(default)]
+    pub seed: Option<i64>,
+    #[serde(default)]
+    pub stop: Option<Vec<String>>,
+    /// What is sent as `max_tokens` when it should differ from `output_tokens`.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
 }
 
 fn default_match() -> MatchKind {
@@ -336,6 +393,29 @@ impl RowSpec {
         ] {
             finite_in(price, &bounds::PRICE_PER_MILLION, origin, &field(name))?;
         }
+        if let Some(t) = self.temperature {
+            finite_in(t, &bounds::TEMPERATURE, origin, &field("temperature"))?;
+        }
+        if let Some(p) = self.top_p {
+            finite_in(p, &bounds::TOP_P, origin, &field("top_p"))?;
+        }
+        if let Some(s) = self.seed {
+            int_in(s, &bounds::SEED, origin, &field("seed"))?;
+        }
+        if let Some(stop) = &self.stop {
+            int_in(stop.len(), &bounds::STOP_SEQUENCES, origin, &field("stop"))?;
+            for (i, s) in stop.iter().enumerate() {
+                int_in(
+                    s.len(),
+                    &bounds::STOP_BYTES,
+                    origin,
+                    &field(&format!("stop[{i}] (bytes)")),
+                )?;
+            }
+        }
+        if let Some(n) = self.max_tokens {
+            int_in(n, &bounds::MAX_TOKENS, origin, &field("max_tokens"))?;
+        }
         Ok(())
     }
 
@@ -370,6 +450,13 @@ impl RowSpec {
             tier_derived: false,
             lint: Vec::new(),
             explicit_catalog_cap: self.max_catalog_bytes.is_some(),
+            sampling: Sampling {
+                temperature: self.temperature,
+                top_p: self.top_p,
+                seed: self.seed,
+                stop: self.stop,
+            },
+            max_tokens: self.max_tokens,
         };
         row.lint = lint_row(&row);
         row
@@ -615,6 +702,11 @@ mod tests {
             tokenizer: None,
             prompt_variant: None,
             source: None,
+            temperature: None,
+            top_p: None,
+            seed: None,
+            stop: None,
+            max_tokens: None,
         }
         .into_row(layer)
     }

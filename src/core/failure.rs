@@ -2,7 +2,7 @@
 //! failure classes with what to do about each, and the reading of one reply — reasoning
 //! stripped, the answer decoded, and a class when nothing usable was in it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 use crate::core::response::{DecodeStage, decode_answer, strip_reasoning};
@@ -72,8 +72,12 @@ impl FinishReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
-    /// finish_reason content_filter, or a refusal.
+    /// The provider's filter stopped the answer: a finish_reason from it (`content_filter`,
+    /// Gemini's `SAFETY`/`RECITATION`/…, Anthropic's `refusal`, which its classifiers set).
     SafetyFiltered,
+    /// The model declined in its own words: the message's `refusal` field, or prose that
+    /// opens by declining ("I'm unable to…", "I can't help with…").
+    Refused,
     /// The token limit cut the answer.
     LengthTruncated,
     /// JSON-shaped, unparseable, stopped.
@@ -93,8 +97,9 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 9] = [
+    pub const ALL: [FailureClass; 10] = [
         FailureClass::SafetyFiltered,
+        FailureClass::Refused,
         FailureClass::LengthTruncated,
         FailureClass::ConstrainedDeadlock,
         FailureClass::LikelyTimeout,
@@ -108,6 +113,7 @@ impl FailureClass {
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::SafetyFiltered => "safety_filtered",
+            FailureClass::Refused => "refused",
             FailureClass::LengthTruncated => "length_truncated",
             FailureClass::ConstrainedDeadlock => "constrained_deadlock",
             FailureClass::LikelyTimeout => "likely_timeout",
@@ -136,7 +142,10 @@ impl FailureClass {
     pub fn action(self) -> &'static str {
         match self {
             FailureClass::SafetyFiltered => {
-                "surface it to the user: the same prompt on the same model is filtered again; rephrase or route to another provider"
+                "the provider's filter stopped it: the same prompt on the same provider is filtered again; surface it to the user, rephrase, or route to another provider"
+            }
+            FailureClass::Refused => {
+                "the model declined: read its reason; if it misread the intent, rephrase or narrow the catalog; else route to a model that plans it (a retry gets the same answer)"
             }
             FailureClass::LengthTruncated => {
                 "raise the row's output_tokens or shrink the catalog; the single_pick variant asks for less output"
@@ -190,15 +199,53 @@ impl Failure {
     }
 }
 
+/// One native tool call of a reply, in the order the model made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// The function's arguments as the model wrote them (JSON text, not always valid).
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// What the endpoint counted; any of it may be missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    /// Prompt tokens served from the provider's prefix cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    /// Completion tokens spent reasoning.
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
 /// One chat-completion message as it came back (the HTTP exchange itself succeeded).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
+    #[serde(default)]
     pub content: Option<String>,
     /// The message's `reasoning_content` / `reasoning` field.
+    #[serde(default)]
     pub reasoning: Option<String>,
     /// The message's `refusal` field.
+    #[serde(default)]
     pub refusal: Option<String>,
+    #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Native tool calls (`message.tool_calls`, or streamed deltas assembled by index).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The completion's `id` in the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// What a reply held, read with today's stripping, decoding and acceptance.
@@ -209,14 +256,16 @@ pub struct Reading<T> {
     pub reasoning: String,
     /// The answer with reasoning taken out; `None` when a reasoning block never closed.
     pub answer: Option<String>,
-    /// How the accepted value was recovered.
+    /// How the accepted value was recovered (for tool calls: how their arguments decoded).
     pub stage: Option<DecodeStage>,
+    /// The plan came as native tool calls rather than JSON text.
+    pub from_tool_calls: bool,
     pub value: Option<T>,
     pub failure: Option<Failure>,
 }
 
 /// Phrases weak models open a refusal with (matched in the first 300 bytes, lower case).
-const REFUSAL_OPENERS: [&str; 12] = [
+const REFUSAL_OPENERS: [&str; 14] = [
     "i'm sorry",
     "i am sorry",
     "sorry, but",
@@ -229,6 +278,8 @@ const REFUSAL_OPENERS: [&str; 12] = [
     "i will not",
     "as an ai",
     "i must decline",
+    "i'm not able to",
+    "i am not able to",
 ];
 
 fn looks_like_refusal(answer: &str) -> bool {
@@ -236,9 +287,37 @@ fn looks_like_refusal(answer: &str) -> bool {
     REFUSAL_OPENERS.iter().any(|p| head.contains(p))
 }
 
+/// Whether an answer tried to be JSON: it opens with a bracket, holds a fence that is JSON
+/// (its info string says json, or it has none and its body opens with a bracket), or has
+/// `{"` in its prose. A fence of any other language (`bash`, `python`, …) is prose: what it
+/// holds does not count, so a shell command quoting JSON is not a deadlock.
 fn json_shaped(answer: &str) -> bool {
     let t = answer.trim_start();
-    t.starts_with('{') || t.starts_with('[') || t.contains("```") || t.contains("{\"")
+    if t.starts_with('{') || t.starts_with('[') {
+        return true;
+    }
+    let mut prose = String::new();
+    let mut rest = t;
+    while let Some(start) = rest.find("```") {
+        prose.push_str(&rest[..start]);
+        let after = &rest[start + 3..];
+        let (info, body) = after.split_once('\n').unwrap_or((after, ""));
+        let (body, next) = body
+            .find("```")
+            .map_or((body, ""), |end| (&body[..end], &body[end + 3..]));
+        let language = info.split_whitespace().next().unwrap_or("");
+        let json_fence = if language.is_empty() {
+            body.trim_start().starts_with(['{', '['])
+        } else {
+            language.to_ascii_lowercase().starts_with("json")
+        };
+        if json_fence {
+            return true;
+        }
+        rest = next;
+    }
+    prose.push_str(rest);
+    prose.contains("{\"")
 }
 
 /// Read a reply: strip reasoning, decode, and hand the value to `accept` (which turns it
@@ -268,26 +347,61 @@ pub fn read_reply<T>(
         reasoning,
         answer: stripped.answer.clone(),
         stage: None,
+        from_tool_calls: false,
         value: None,
         failure: None,
     };
     let fail = |class, detail: String| Some(Failure::new(class, detail));
 
-    if let Some(r) = reply.refusal.as_deref().filter(|r| !r.trim().is_empty()) {
-        reading.failure = fail(
-            FailureClass::SafetyFiltered,
-            format!(
-                "the model refused: {}",
-                crate::core::text::clip(r.trim(), 120)
-            ),
-        );
-        return reading;
-    }
+    // The provider's filter first: when it stopped the answer, whatever the model said
+    // was not its last word.
     if finish_kind == Some(FinishKind::ContentFilter) {
         reading.failure = fail(
             FailureClass::SafetyFiltered,
             format!("{finish_label}, {} bytes of content", content.len()),
         );
+        return reading;
+    }
+    if let Some(r) = reply.refusal.as_deref().filter(|r| !r.trim().is_empty()) {
+        reading.failure = fail(
+            FailureClass::Refused,
+            format!(
+                "the model refused (its refusal field): {}",
+                crate::core::text::clip(r.trim(), 120)
+            ),
+        );
+        return reading;
+    }
+    if !reply.tool_calls.is_empty() {
+        // The same acceptance (and so the same guard) as a plan in JSON text.
+        let (value, stage) = match tool_calls_value(&reply.tool_calls) {
+            Ok(v) => v,
+            Err(why) => {
+                let class = if finish_kind == Some(FinishKind::Length) {
+                    FailureClass::LengthTruncated
+                } else {
+                    FailureClass::ConstrainedDeadlock
+                };
+                reading.failure = fail(class, format!("{why} ({finish_label})"));
+                return reading;
+            }
+        };
+        match accept(&value) {
+            Ok(v) => {
+                reading.stage = Some(stage);
+                reading.from_tool_calls = true;
+                reading.value = Some(v);
+            }
+            Err(why) => {
+                reading.failure = fail(
+                    FailureClass::NoPlan,
+                    format!(
+                        "{} tool call(s) came back but {why}",
+                        reply.tool_calls.len()
+                    ),
+                );
+            }
+        }
         return reading;
     }
     let Some(answer) = stripped.answer else {
@@ -349,7 +463,7 @@ pub fn read_reply<T>(
         )
     } else if rejected.is_none() && looks_like_refusal(&answer) {
         fail(
-            FailureClass::SafetyFiltered,
+            FailureClass::Refused,
             format!(
                 "a refusal in prose: \"{}\"",
                 crate::core::text::clip(&answer, 80)
@@ -375,6 +489,38 @@ pub fn read_reply<T>(
         )
     };
     reading
+}
+
+/// Native tool calls as the value a text plan would be: one call whose arguments hold
+/// `steps` (a `plan`/`submit_plan` function) is that plan; otherwise each call is a step,
+/// in order, its name the tool and its arguments the args. The stage is the least literal
+/// one any arguments needed.
+fn tool_calls_value(calls: &[ToolCall]) -> Result<(serde_json::Value, DecodeStage), String> {
+    let mut stage = DecodeStage::Direct;
+    let mut steps = Vec::with_capacity(calls.len());
+    for (i, call) in calls.iter().enumerate() {
+        let args = if call.arguments.trim().is_empty() {
+            serde_json::json!({})
+        } else {
+            let decoded = decode_answer(&call.arguments).ok_or_else(|| {
+                format!(
+                    "tool call {} ({}) has arguments that are not JSON: \"{}\"",
+                    i + 1,
+                    crate::core::text::clip(&call.name, 60),
+                    crate::core::text::clip(&call.arguments, 60)
+                )
+            })?;
+            if decoded.stage != DecodeStage::Direct {
+                stage = decoded.stage;
+            }
+            decoded.value
+        };
+        if calls.len() == 1 && args.get("steps").is_some() {
+            return Ok((args, stage));
+        }
+        steps.push(serde_json::json!({"order": i + 1, "tool": call.name, "args": args}));
+    }
+    Ok((serde_json::json!({ "steps": steps }), stage))
 }
 
 /// The `{"error": …}` envelope OpenAI-compatible endpoints (OpenRouter among them) put in
@@ -458,13 +604,13 @@ mod tests {
                 Some("I'm sorry, but I can't help with that request."),
                 Some("stop")
             )),
-            Some(SafetyFiltered)
+            Some(Refused)
         );
         let refused = Reply {
             refusal: Some("No.".into()),
             ..reply(None, Some("stop"))
         };
-        assert_eq!(class(&refused), Some(SafetyFiltered));
+        assert_eq!(class(&refused), Some(Refused));
         assert_eq!(
             class(&reply(
                 Some("{\"steps\":[{\"order\":1,\"to"),
@@ -500,6 +646,120 @@ mod tests {
         assert_eq!(
             class(&reply(Some("Sure, here you go."), Some("stop"))),
             Some(NoPlan)
+        );
+    }
+
+    /// Issue 18, item 4: prose with a shell fence is prose, a model declining is `refused`,
+    /// and only a provider's filter is `safety_filtered`.
+    #[test]
+    fn a_fence_is_json_only_when_it_says_so_and_a_refusal_is_not_a_filter() {
+        use FailureClass::*;
+        let bash =
+            "To do this, run:\n```bash\ngit checkout -b fix && cargo test\n```\nthen commit.";
+        assert_eq!(class(&reply(Some(bash), Some("stop"))), Some(NoPlan));
+        let sh = "Steps:\n```sh\necho '{\"a\": 1}'\n```";
+        assert_eq!(class(&reply(Some(sh), Some("stop"))), Some(NoPlan));
+        let bare_prose = "Like this:\n```\nmake build\n```";
+        assert_eq!(class(&reply(Some(bare_prose), Some("stop"))), Some(NoPlan));
+        // A json fence, or a bare one holding JSON, that no stage can read is a deadlock.
+        let json_fence = "Here:\n```json\n{\"steps\": [{\"order\": 1, \"args\": {";
+        assert_eq!(
+            class(&reply(Some(json_fence), Some("stop"))),
+            Some(ConstrainedDeadlock)
+        );
+        let bare_json = "Here:\n```\n{\"steps\": [{\"order\": 1, \"args\": {\n```";
+        assert_eq!(
+            class(&reply(Some(bare_json), Some("stop"))),
+            Some(ConstrainedDeadlock)
+        );
+        for prose in [
+            "I'm sorry, but I can't help with that request.",
+            "I'm unable to plan this: it asks for credentials.",
+            "I can't help with deleting production data.",
+            "I cannot assist with that.",
+        ] {
+            assert_eq!(
+                class(&reply(Some(prose), Some("stop"))),
+                Some(Refused),
+                "{prose}"
+            );
+        }
+        let field = Reply {
+            refusal: Some("I can't help with that request.".into()),
+            ..reply(None, Some("stop"))
+        };
+        assert_eq!(class(&field), Some(Refused));
+        for filter in ["content_filter", "SAFETY", "refusal", "PROHIBITED_CONTENT"] {
+            assert_eq!(
+                class(&reply(Some(""), Some(filter))),
+                Some(SafetyFiltered),
+                "{filter}"
+            );
+        }
+        assert_ne!(Refused.action(), SafetyFiltered.action());
+        assert_eq!(FailureClass::parse("refused"), Some(Refused));
+        assert_eq!(FailureClass::parse("safety_filtered"), Some(SafetyFiltered));
+    }
+
+    #[test]
+    fn tool_calls_are_a_plan_through_the_same_acceptance_or_get_a_class() {
+        use FailureClass::*;
+        let call = |name: &str, arguments: &str| ToolCall {
+            id: Some(format!("call_{name}")),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let with = |calls: Vec<ToolCall>, finish: &str| Reply {
+            tool_calls: calls,
+            ..reply(None, Some(finish))
+        };
+        // One call per step, in order, arguments as args.
+        let r = read_reply(
+            &with(
+                vec![
+                    call("memory.store", r#"{"text":"x"}"#),
+                    call("blog.draft", ""),
+                ],
+                "tool_calls",
+            ),
+            any_object,
+        );
+        assert!(r.from_tool_calls);
+        assert_eq!(r.stage, Some(DecodeStage::Direct));
+        let v = r.value.unwrap();
+        assert_eq!(v["steps"][0]["tool"], "memory.store");
+        assert_eq!(v["steps"][0]["args"]["text"], "x");
+        assert_eq!(v["steps"][1]["order"], 2);
+        // One `plan` call carrying the steps is that plan.
+        let r = read_reply(
+            &with(
+                vec![call("submit_plan", r#"{"steps":[{"order":1,"tool":"a"}]}"#)],
+                "tool_calls",
+            ),
+            any_object,
+        );
+        assert_eq!(r.value.unwrap()["steps"][0]["tool"], "a");
+        // Arguments no stage can read: cut by the limit, or a deadlock.
+        let broken = vec![call("memory.store", r#"{"text": "unfinished"#)];
+        assert_eq!(
+            class(&with(broken.clone(), "length")),
+            Some(LengthTruncated)
+        );
+        assert_eq!(class(&with(broken, "stop")), Some(ConstrainedDeadlock));
+        // Accepted or not by the same function as a text plan.
+        let r = read_reply(&with(vec![call("x", "{}")], "tool_calls"), |_| {
+            Err::<(), _>("it is not a plan".to_string())
+        });
+        assert_eq!(r.failure.map(|f| f.class), Some(NoPlan));
+        // A refusal field wins over tool calls; a provider's filter over both.
+        let refused = Reply {
+            refusal: Some("I can't do that.".into()),
+            ..with(vec![call("x", "{}")], "stop")
+        };
+        assert_eq!(class(&refused), Some(Refused));
+        assert_eq!(
+            class(&with(vec![call("x", "{}")], "content_filter")),
+            Some(SafetyFiltered)
         );
     }
 

@@ -199,6 +199,12 @@ pub struct PlanRecord {
     pub trim_record: Option<serde_json::Value>,
     pub duration_ms: Option<i64>,
     pub replay_of: Option<String>,
+    /// The whole answer as it came back (issue 18): content, reasoning, native tool calls,
+    /// refusal, finish reason raw and normalised, usage, latency, HTTP status, request id
+    /// and the sampling sent. `None` for rows written before it was kept, and for imports
+    /// that do not carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<serde_json::Value>,
 }
 
 impl PlanRecord {
@@ -246,6 +252,8 @@ struct PlanLine {
     raw_response: Option<String>,
     #[serde(default)]
     trim_record: Option<serde_json::Value>,
+    #[serde(default)]
+    answer: Option<serde_json::Value>,
     #[serde(default)]
     duration_ms: Option<i64>,
     #[serde(default)]
@@ -376,6 +384,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         trim_record: raw.trim_record,
         duration_ms: raw.duration_ms,
         replay_of: raw.replay_of,
+        answer: raw.answer,
     })
 }
 

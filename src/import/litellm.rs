@@ -231,6 +231,8 @@ fn row_from_entry(r: &mut EntryReader) -> Result<Option<BudgetRow>, CoreError> {
         tier_derived: true,
         lint: Vec::new(),
         explicit_catalog_cap: false,
+        sampling: Default::default(),
+        max_tokens: None,
     };
     row.lint = lint_row(&row);
     if !function_calling {

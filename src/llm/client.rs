@@ -73,12 +73,40 @@ pub enum Progress {
     },
 }
 
+pub use crate::core::budget::Sampling;
+
 /// The request body's parts.
 #[derive(Debug, Clone)]
 pub struct ChatCall {
     pub messages: Vec<ChatMessage>,
     pub max_tokens: usize,
     pub response_format: Option<&'static str>,
+    pub sampling: Sampling,
+}
+
+impl ChatCall {
+    /// The JSON body for `model` (the provider's id), `stream` or not.
+    pub fn body(&self, model: &str, stream: bool) -> serde_json::Value {
+        let mut body = serde_json::json!({
+            "model": model,
+            "messages": self.messages,
+            "max_tokens": self.max_tokens,
+            "stream": stream,
+        });
+        if stream {
+            // Ask for usage in the last event; servers that do not know it ignore it.
+            body["stream_options"] = serde_json::json!({ "include_usage": true });
+        }
+        if let Some(format) = self.response_format {
+            body["response_format"] = serde_json::json!({ "type": format });
+        }
+        if let (Some(b), Ok(serde_json::Value::Object(s))) =
+            (body.as_object_mut(), serde_json::to_value(&self.sampling))
+        {
+            b.extend(s);
+        }
+        body
+    }
 }
 
 /// How a call ended.
@@ -106,6 +134,10 @@ pub struct Exchange {
     /// The last HTTP status seen.
     pub status: Option<u16>,
     pub attempts: u32,
+    /// The last response's `x-request-id` header (redacted like everything received).
+    pub request_id: Option<String>,
+    /// From the first send to the end of the last attempt, waits included.
+    pub latency_ms: u64,
 }
 
 /// What went wrong and its causes. reqwest's own message carries the URL, which this
@@ -221,11 +253,19 @@ fn redact_answer(r: &Redactor, answer: &mut Answer) {
             &mut reply.reasoning,
             &mut reply.refusal,
             &mut reply.finish_reason,
+            &mut reply.id,
         ]
         .into_iter()
         .flatten()
         {
             r.in_place(text);
+        }
+        for call in &mut reply.tool_calls {
+            r.in_place(&mut call.name);
+            r.in_place(&mut call.arguments);
+            if let Some(id) = &mut call.id {
+                r.in_place(id);
+            }
         }
     };
     match answer {
@@ -265,22 +305,16 @@ pub async fn send(
         .timeout(s.timeout)
         .build()
         .map_err(|e| anyhow::anyhow!("building the HTTP client: {}", describe(&e)))?;
-    let mut body = serde_json::json!({
-        "model": endpoint.upstream_model,
-        "messages": call.messages,
-        "max_tokens": call.max_tokens,
-        "stream": endpoint.stream,
-    });
-    if let Some(format) = call.response_format {
-        body["response_format"] = serde_json::json!({ "type": format });
-    }
+    let body = call.body(&endpoint.upstream_model, endpoint.stream);
+    let started = std::time::Instant::now();
     let mut attempts: u32 = 0;
     let mut status = None;
+    let mut request_id = None;
     let answer = loop {
         attempts = attempts.saturating_add(1);
         progress(Progress::Sending { attempt: attempts });
         let attempt = tokio::select! {
-            a = attempt(&client, endpoint, key.as_deref(), &redactor, &body, progress) => a,
+            a = attempt(&client, endpoint, key.as_deref(), &redactor, &body, &mut request_id, progress) => a,
             () = cancel.cancelled() => break Answer::Cancelled,
         };
         match attempt.redacted(&redactor) {
@@ -311,10 +345,15 @@ pub async fn send(
             }
         }
     };
+    if let Some(id) = &mut request_id {
+        redactor.in_place(id);
+    }
     Ok(Exchange {
         answer,
         status,
         attempts,
+        request_id,
+        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
 
@@ -324,6 +363,7 @@ async fn attempt(
     key: Option<&str>,
     redactor: &Redactor,
     body: &serde_json::Value,
+    request_id: &mut Option<String>,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Attempt {
     let s = &endpoint.settings;
@@ -366,6 +406,11 @@ async fn attempt(
     };
     let status = response.status();
     let code = Some(status.as_u16());
+    *request_id = response
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| clip(v.trim(), 200));
     let wait_for = retry_after(response.headers());
     let is_stream = response
         .headers()

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::core::failure::{Failure, FailureClass, Reply, error_envelope};
+use crate::core::failure::{Failure, FailureClass, Reply, ToolCall, Usage, error_envelope};
 use crate::core::text::clip;
 
 /// What a body or stream held, when it was not a reply.
@@ -27,6 +27,50 @@ fn text_field(v: &Value, names: &[&str]) -> Option<String> {
         .iter()
         .find_map(|n| v.get(*n).and_then(Value::as_str))
         .map(str::to_string)
+}
+
+/// `usage` of a body or of a stream's last event: OpenAI's names, with the cached and
+/// reasoning counts from their `*_details` objects (or llama.cpp/vLLM's flat names).
+fn usage_of(v: &Value) -> Option<Usage> {
+    let u = v.get("usage").filter(|u| u.is_object())?;
+    let n = |path: &[&str]| {
+        let mut at = u;
+        for p in path {
+            at = at.get(*p)?;
+        }
+        at.as_u64()
+    };
+    Some(Usage {
+        prompt_tokens: n(&["prompt_tokens"]).or_else(|| n(&["input_tokens"])),
+        completion_tokens: n(&["completion_tokens"]).or_else(|| n(&["output_tokens"])),
+        cached_tokens: n(&["prompt_tokens_details", "cached_tokens"])
+            .or_else(|| n(&["cached_tokens"])),
+        reasoning_tokens: n(&["completion_tokens_details", "reasoning_tokens"])
+            .or_else(|| n(&["reasoning_tokens"])),
+    })
+}
+
+/// `message.tool_calls` of a whole body, in order.
+fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
+    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .map(|c| {
+            let f = c.get("function").unwrap_or(c);
+            ToolCall {
+                id: text_field(c, &["id"]),
+                name: text_field(f, &["name"]).unwrap_or_default(),
+                arguments: match f.get("arguments") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Null) | None => String::new(),
+                    // Some servers send the arguments as an object.
+                    Some(other) => other.to_string(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// A non-streamed body: `{"choices":[{"message":{…},"finish_reason":…}]}`.
@@ -57,6 +101,9 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
         reasoning: text_field(message, &["reasoning_content", "reasoning"]),
         refusal: text_field(message, &["refusal"]),
         finish_reason: text_field(choice, &["finish_reason"]),
+        tool_calls: tool_calls_of(message),
+        usage: usage_of(&value),
+        id: text_field(&value, &["id"]),
     })
 }
 
@@ -73,6 +120,12 @@ pub struct EventStream {
     reasoning: String,
     refusal: String,
     finish_reason: Option<String>,
+    /// Tool calls assembled from their deltas, by `index`.
+    tool_calls: Vec<ToolCall>,
+    /// A call's `index` on the wire → its place in `tool_calls`.
+    tool_call_slots: std::collections::HashMap<usize, usize>,
+    usage: Option<Usage>,
+    id: Option<String>,
     /// `data: [DONE]` arrived.
     pub done: bool,
     /// Any delta arrived.
@@ -116,6 +169,12 @@ impl EventStream {
         if let Some((code, message)) = error_envelope(&value) {
             return Err(http_error_in_body(code, &message));
         }
+        if self.id.is_none() {
+            self.id = text_field(&value, &["id"]);
+        }
+        if let Some(u) = usage_of(&value) {
+            self.usage = Some(u);
+        }
         let Some(choice) = value
             .get("choices")
             .and_then(Value::as_array)
@@ -138,10 +197,45 @@ impl EventStream {
         if let Some(t) = text_field(delta, &["refusal"]) {
             self.refusal.push_str(&t);
         }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (k, c) in calls.iter().enumerate() {
+                self.push_tool_call(k, c);
+            }
+        }
         if let Some(f) = text_field(choice, &["finish_reason"]) {
             self.finish_reason = Some(f);
         }
         Ok(())
+    }
+
+    /// One tool-call delta: the first for an `index` names the call (id, function name),
+    /// later ones append to its arguments. A delta without an index is the `k`th of its
+    /// event. Indexes are bounded by the reply cap: each call costs bytes received.
+    fn push_tool_call(&mut self, k: usize, c: &Value) {
+        let index = c
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|i| usize::try_from(i).ok())
+            .unwrap_or(k);
+        // A server numbering calls sparsely gets them packed in order, never a huge vector.
+        let next = self.tool_calls.len();
+        let slot = *self.tool_call_slots.entry(index).or_insert(next);
+        if slot == next {
+            self.tool_calls.push(ToolCall::default());
+        }
+        let call = &mut self.tool_calls[slot];
+        if let Some(id) = text_field(c, &["id"]) {
+            call.id = Some(id);
+        }
+        let f = c.get("function").unwrap_or(&Value::Null);
+        if let Some(name) = text_field(f, &["name"]) {
+            call.name.push_str(&name);
+        }
+        match f.get("arguments") {
+            Some(Value::String(s)) => call.arguments.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(other) => call.arguments.push_str(&other.to_string()),
+        }
     }
 
     /// Append answer text, following the reasoning tags as they arrive. Only the new text
@@ -188,6 +282,9 @@ impl EventStream {
             reasoning: some(&self.reasoning),
             refusal: some(&self.refusal),
             finish_reason: self.finish_reason.clone(),
+            tool_calls: self.tool_calls.clone(),
+            usage: self.usage.clone(),
+            id: self.id.clone(),
         }
     }
 }
@@ -241,6 +338,61 @@ mod tests {
             s.feed(b"data: not json\n").unwrap_err().class,
             FailureClass::Protocol
         );
+    }
+
+    #[test]
+    fn tool_call_deltas_split_anywhere_assemble_in_order_with_usage_and_id() {
+        let event = |v: serde_json::Value| format!("data: {v}\n\n");
+        let call = |index: u64, f: serde_json::Value, id: Option<&str>| {
+            event(serde_json::json!({"id": "cmpl-9", "choices": [{"index": 0,
+                "delta": {"tool_calls": [{"index": index, "id": id, "function": f}]}}]}))
+        };
+        let events = [
+            call(0, serde_json::json!({"name": "memory.store", "arguments": ""}), Some("c0")),
+            call(1, serde_json::json!({"name": "blog.draft", "arguments": "{\"ti"}), Some("c1")),
+            call(0, serde_json::json!({"arguments": "{\"text\": \"é\"}"}), None),
+            call(1, serde_json::json!({"arguments": "tle\": 1}"}), None),
+            event(serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+            event(serde_json::json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3,
+                "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 1}}})),
+            "data: [DONE]\n\n".to_string(),
+        ]
+        .concat();
+        for cut in 1..events.len() {
+            let mut s = EventStream::default();
+            s.feed(&events.as_bytes()[..cut]).unwrap();
+            s.feed(&events.as_bytes()[cut..]).unwrap();
+            let r = s.reply();
+            let calls: Vec<(Option<&str>, &str, &str)> = r
+                .tool_calls
+                .iter()
+                .map(|c| (c.id.as_deref(), c.name.as_str(), c.arguments.as_str()))
+                .collect();
+            assert_eq!(
+                calls,
+                [
+                    (Some("c0"), "memory.store", "{\"text\": \"é\"}"),
+                    (Some("c1"), "blog.draft", "{\"title\": 1}")
+                ]
+            );
+            let u = r.usage.unwrap();
+            assert_eq!(
+                (
+                    u.prompt_tokens,
+                    u.completion_tokens,
+                    u.cached_tokens,
+                    u.reasoning_tokens
+                ),
+                (Some(10), Some(3), Some(4), Some(1))
+            );
+            assert_eq!(r.id.as_deref(), Some("cmpl-9"));
+            assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        }
+        // A sparse index far out does not make a huge vector.
+        let mut s = EventStream::default();
+        s.feed(call(u64::MAX, serde_json::json!({"name": "x"}), None).as_bytes())
+            .unwrap();
+        assert_eq!(s.reply().tool_calls.len(), 1);
     }
 
     #[test]

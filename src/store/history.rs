@@ -3,7 +3,7 @@
 //! command and the History pane run.
 
 use anyhow::Context;
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
@@ -29,8 +29,19 @@ const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
-    migrations: &[MIGRATION_1, MIGRATION_2, MIGRATION_3],
+    migrations: &[
+        MIGRATION_1,
+        MIGRATION_2,
+        MIGRATION_3,
+        MIGRATION_ANSWER_COLUMN,
+    ],
 };
+
+/// Issue 18 (live loop): the whole answer of a plan, as JSON (see `PlanRecord::answer`).
+/// A column of its own, not part of trim_record, so old rows read as `NULL`.
+const MIGRATION_ANSWER_COLUMN: &str = "
+ALTER TABLE plans ADD COLUMN answer TEXT;
+";
 
 /// Filtering the History pane by outcome or drift regroups the matching plans; these cover
 /// that query so it reads an index, not a million rows.
@@ -690,6 +701,35 @@ impl HistoryStore {
         Ok(record.id)
     }
 
+    /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
+    /// unset) under the next free id `send-AT-N`. No execution follows it yet, so its drift
+    /// is `ignored` (or `failed`) like any new plan. Returns the id.
+    pub fn insert_sent(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        if record.replay_of.is_some() {
+            anyhow::bail!("a sent plan replays nothing");
+        }
+        let path = self.path.clone();
+        let tx = self.write("storing a sent plan")?;
+        {
+            let mut inserter = PlanInserter::new(&tx)?;
+            let mut n = 0u32;
+            loop {
+                n += 1;
+                record.id = format!("send-{}-{n}", record.at);
+                if inserter.insert(&record, pipelines)?.is_some() {
+                    break;
+                }
+            }
+        }
+        tx.commit()
+            .map_err(db_err(&path, "storing the sent plan"))?;
+        Ok(record.id)
+    }
+
     /// Failed plans (not replays) at or after `since`, oldest first.
     pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
         self.conn
@@ -1297,6 +1337,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         seq: i64,
         record: PlanRecord,
         trim: Option<String>,
+        answer: Option<String>,
         complexity: String,
         intent_sha: String,
         shape: String,
@@ -1307,7 +1348,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         .prepare_cached(
             "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
                     finish_reason, raw_response, trim_record, duration_ms, replay_of,
-                    complexity, intent_sha, shape, drift, executed
+                    complexity, intent_sha, shape, drift, executed, answer
              FROM plans WHERE id = ?1",
         )
         .and_then(|mut st| {
@@ -1328,8 +1369,10 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                         trim_record: None,
                         duration_ms: r.get(11)?,
                         replay_of: r.get(12)?,
+                        answer: None,
                     },
                     trim: r.get(10)?,
+                    answer: r.get(18)?,
                     complexity: r.get(13)?,
                     intent_sha: r.get(14)?,
                     shape: r.get(15)?,
@@ -1347,6 +1390,10 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
     row.record.trim_record = row
         .trim
         .map(|t| stored_json(path, id, "trim_record", &t))
+        .transpose()?;
+    row.record.answer = row
+        .answer
+        .map(|a| stored_json(path, id, "answer", &a))
         .transpose()?;
     Ok(Some(StoredPlan {
         seq: row.seq,
@@ -1543,26 +1590,57 @@ struct PlanInserter<'t> {
 
 /// The columns an import supplies, derived from a record as they are stored.
 struct PlanColumns {
+    intent_sha: String,
     shape: String,
-    complexity: Complexity,
-    drift: Drift,
+    complexity_name: &'static str,
+    outcome_name: &'static str,
+    drift_name: &'static str,
     trim_record: Option<String>,
+    answer: Option<String>,
 }
 
 impl PlanColumns {
+    /// `key` (the plan's id to insert, its seq to replace) as ?1, then ?2–?17: every stored
+    /// column the record and its derived values give, in the order both statements name them.
+    fn values<'a>(&'a self, key: &'a dyn ToSql, p: &'a PlanRecord) -> [&'a dyn ToSql; 17] {
+        [
+            key,
+            &p.at,
+            &p.caller,
+            &p.model,
+            &p.intent,
+            &self.intent_sha,
+            &self.shape,
+            &self.complexity_name,
+            &self.outcome_name,
+            &p.failure_class,
+            &p.finish_reason,
+            &p.raw_response,
+            &self.trim_record,
+            &p.duration_ms,
+            &p.replay_of,
+            &self.drift_name,
+            &self.answer,
+        ]
+    }
+
     fn of(p: &PlanRecord, pipelines: &HashSet<String>) -> PlanColumns {
+        // Where drift starts: recompute_drift takes it from here.
+        let drift = if p.replay_of.is_some() {
+            Drift::Replay
+        } else if p.outcome == Outcome::Failed {
+            Drift::Failed
+        } else {
+            Drift::Ignored
+        };
         PlanColumns {
+            intent_sha: intent_sha(&p.intent),
             shape: shape(&p.intent),
-            complexity: Complexity::of(&p.steps, |t| pipelines.contains(t)),
-            // Where drift starts: recompute_drift takes it from here.
-            drift: if p.replay_of.is_some() {
-                Drift::Replay
-            } else if p.outcome == Outcome::Failed {
-                Drift::Failed
-            } else {
-                Drift::Ignored
-            },
+            complexity_name: Complexity::of(&p.steps, |t| pipelines.contains(t)).as_str(),
+            outcome_name: p.outcome.as_str(),
+            drift_name: drift.as_str(),
             trim_record: p.trim_record.as_ref().map(|t| t.to_string()),
+            answer: p.answer.as_ref().map(|a| a.to_string()),
         }
     }
 }
@@ -1573,8 +1651,8 @@ impl<'t> PlanInserter<'t> {
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
                      outcome, failure_class, finish_reason, raw_response, trim_record,
-                     duration_ms, replay_of, drift)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                     duration_ms, replay_of, drift, answer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
                  ON CONFLICT(id) DO NOTHING RETURNING seq",
             )?,
             step: tx.prepare_cached(
@@ -1603,27 +1681,7 @@ impl<'t> PlanInserter<'t> {
         let c = PlanColumns::of(p, pipelines);
         let seq: Option<i64> = self
             .plan
-            .query_row(
-                params![
-                    p.id,
-                    p.at,
-                    p.caller,
-                    p.model,
-                    p.intent,
-                    intent_sha(&p.intent),
-                    c.shape,
-                    c.complexity.as_str(),
-                    p.outcome.as_str(),
-                    p.failure_class,
-                    p.finish_reason,
-                    p.raw_response,
-                    c.trim_record,
-                    p.duration_ms,
-                    p.replay_of,
-                    c.drift.as_str(),
-                ],
-                |r| r.get(0),
-            )
+            .query_row(rusqlite::params_from_iter(c.values(&p.id, p)), |r| r.get(0))
             .optional()?;
         let Some(seq) = seq else {
             return Ok(None);
@@ -1668,26 +1726,9 @@ impl<'t> PlanInserter<'t> {
             "UPDATE plans SET at = ?2, caller = ?3, model = ?4, intent = ?5, intent_sha = ?6,
                  shape = ?7, complexity = ?8, outcome = ?9, failure_class = ?10,
                  finish_reason = ?11, raw_response = ?12, trim_record = ?13, duration_ms = ?14,
-                 replay_of = ?15, drift = ?16, executed = '[]'
+                 replay_of = ?15, drift = ?16, answer = ?17, executed = '[]'
              WHERE seq = ?1",
-            params![
-                stored.seq,
-                p.at,
-                p.caller,
-                p.model,
-                p.intent,
-                intent_sha(&p.intent),
-                c.shape,
-                c.complexity.as_str(),
-                p.outcome.as_str(),
-                p.failure_class,
-                p.finish_reason,
-                p.raw_response,
-                c.trim_record,
-                p.duration_ms,
-                p.replay_of,
-                c.drift.as_str(),
-            ],
+            rusqlite::params_from_iter(c.values(&stored.seq, p)),
         )?;
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;

@@ -498,6 +498,7 @@ mod tests {
                 trim_record: None,
                 duration_ms: None,
                 replay_of: None,
+                answer: None,
             },
             complexity: r.complexity.clone(),
             intent_sha: String::new(),

@@ -6,15 +6,18 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Every scenario and the class (or outcome) a replay on it must end with.
-pub const SCENARIOS: [(&str, &str); 16] = [
+pub const SCENARIOS: [(&str, &str); 18] = [
     ("ok", "ok"),
     ("ok-json", "ok"),
     ("content-filter", "safety_filtered"),
-    ("refusal", "safety_filtered"),
+    ("refusal", "refused"),
+    ("prose-refusal", "refused"),
+    ("bash-fence", "no_plan"),
     ("length", "length_truncated"),
     ("think-unclosed", "reasoning_only"),
     ("empty", "likely_timeout"),
@@ -41,7 +44,12 @@ pub struct Recorded {
 pub struct LlmServer {
     pub port: u16,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
+    /// The most `slow-*` requests ever being answered at once.
+    pub max_in_flight: Arc<AtomicUsize>,
 }
+
+/// `slow-*` requests being answered now, and the most ever.
+static SLOW_NOW: AtomicUsize = AtomicUsize::new(0);
 
 impl LlmServer {
     pub fn start() -> LlmServer {
@@ -50,15 +58,21 @@ impl LlmServer {
         let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
         let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
         let log = requests.clone();
+        let max_in_flight: Arc<AtomicUsize> = Arc::default();
+        let max = max_in_flight.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, seen) = (log.clone(), seen.clone());
+                let (log, seen, max) = (log.clone(), seen.clone(), max.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &seen);
+                    let _ = serve(stream, &log, &seen, &max);
                 });
             }
         });
-        LlmServer { port, requests }
+        LlmServer {
+            port,
+            requests,
+            max_in_flight,
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -193,6 +207,7 @@ fn serve(
     mut stream: TcpStream,
     log: &Mutex<Vec<Recorded>>,
     seen: &Mutex<HashMap<String, usize>>,
+    max_in_flight: &AtomicUsize,
 ) -> std::io::Result<()> {
     let (authorization, body) = read_request(&mut stream)?;
     let echo = authorization.clone().unwrap_or_default();
@@ -272,6 +287,56 @@ fn serve(
                 json!({"refusal": "I can't help with that request."}),
             ),
         ),
+        // Prose that declines, as weak models word it (no refusal field).
+        "prose-refusal" => ok(
+            &mut stream,
+            "I'm unable to help with that: it asks me to act on credentials I should not use.",
+            "stop",
+        ),
+        // Prose answering with a shell command in a bash fence, JSON quoted inside it.
+        "bash-fence" => ok(
+            &mut stream,
+            "You can do this from a terminal:\n```bash\ncurl -X POST localhost:8080/notes -d '{\"text\": \"launch note\"}'\n```\nThen write the blog post by hand.",
+            "stop",
+        ),
+        // The plan as native tool calls, one step each, with usage and a request id.
+        "tool-calls" => {
+            let body = json!({"id": "chatcmpl-tools-1", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_a", "type": "function", "function": {
+                            "name": "builtin.remember-and-blog",
+                            "arguments": "{\"input\": \"launch note\"}"}},
+                        {"id": "call_b", "type": "function", "function": {
+                            "name": "image.generate", "arguments": "{\"prompt\": \"a rocket\"}"}}]}}],
+                "usage": {"prompt_tokens": 812, "completion_tokens": 41, "total_tokens": 853,
+                    "prompt_tokens_details": {"cached_tokens": 512},
+                    "completion_tokens_details": {"reasoning_tokens": 7}}});
+            respond(&mut stream, "200 OK", json_kind, "x-request-id: req-tools-0001\r\n", &body.to_string())
+        }
+        // The same tool calls streamed: ids and names first, arguments in pieces, usage last.
+        "tool-calls-stream" => {
+            let call = |index: usize, fields: Value| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"id": "chatcmpl-stream-7", "choices": [{"index": 0,
+                        "delta": {"tool_calls": [{"index": index, "function": fields.clone(),
+                            "id": if fields.get("name").is_some() { json!(format!("call_{index}")) } else { Value::Null }}]},
+                        "finish_reason": null}]})
+                )
+            };
+            let events = vec![
+                call(0, json!({"name": "builtin.remember-and-blog", "arguments": ""})),
+                call(0, json!({"arguments": "{\"input\": \"lau"})),
+                call(1, json!({"name": "image.generate", "arguments": "{\"prompt\""})),
+                call(0, json!({"arguments": "nch note\"}"})),
+                call(1, json!({"arguments": ": \"a rocket\"}"})),
+                format!("data: {}\n\n", json!({"id": "chatcmpl-stream-7", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+                format!("data: {}\n\n", json!({"id": "chatcmpl-stream-7", "choices": [],
+                    "usage": {"prompt_tokens": 800, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 256}}})),
+            ];
+            stream_events(&mut stream, &events, false)
+        }
         "length" => ok(&mut stream, &good[..good.len() / 2], "length"),
         "think-unclosed" => stream_events(
             &mut stream,
@@ -364,6 +429,25 @@ fn serve(
                 .replace("ESCAPED", &format!("{}\\n\\nheader: {escaped}", good.replace('"', "\\\"")));
             respond(&mut stream, "200 OK", json_kind, "", &body)
         }
+        // A tool call quoting the header in its id and its arguments (JSON-escaped, so only
+        // the decoded text holds it), and a request id header quoting it too.
+        "echo-tools" => {
+            let escaped: String = echo.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+            let body = json!({"id": "cmpl-echo", "choices": [{"index": 0, "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("call {echo}"), "type": "function", "function": {
+                        "name": "builtin.remember-and-blog",
+                        "arguments": "ARGS"}}]}}]})
+            .to_string()
+            .replace("ARGS", &format!("{{\\\"input\\\": \\\"{escaped}\\\"}}"));
+            respond(
+                &mut stream,
+                "200 OK",
+                json_kind,
+                &format!("x-request-id: {echo}\r\n"),
+                &body,
+            )
+        }
         // A gateway's HTML page quoting the request's headers.
         "echo-html" => respond(
             &mut stream,
@@ -430,6 +514,14 @@ fn serve(
             "Retry-After: 1e300\r\n",
             r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
         ),
+        // Answers after a pause, counting how many are answered at once.
+        m if m.starts_with("slow-") => {
+            let now = SLOW_NOW.fetch_add(1, Ordering::SeqCst) + 1;
+            max_in_flight.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(400));
+            SLOW_NOW.fetch_sub(1, Ordering::SeqCst);
+            ok(&mut stream, &good, "stop")
+        }
         // Any other model answers with a good plan: a workspace can route every provider
         // here (see `config_routing_everything`).
         _ => ok(&mut stream, &good, "stop"),

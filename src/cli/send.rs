@@ -1,0 +1,346 @@
+//! `ctxconsole send`: the request `preview` shows, sent to one or more models at once,
+//! each answer classified, decoded, guarded and stored as a plan, shown side by side.
+
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::cli::preview::{read_attachments, read_prompt, request_context};
+use crate::cli::table::render;
+use crate::cli::{emit, parse_tier, print_json};
+use crate::core::budget::{Tier, effective_row};
+use crate::core::text::clip;
+use crate::exit::bad_input;
+use crate::llm::client::Cancel;
+use crate::llm::replay::{
+    Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
+};
+use crate::preview::{Ask, plan_and_keep};
+use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+
+/// At most this many models are asked at once.
+pub const CONCURRENCY: usize = 4;
+
+const EXIT_CODES: &str = "\
+Exit codes: 0 when every model ran (an answer came back, whatever it held) and was stored; \
+1 when any could not run (not sent, cancelled with Ctrl-C, no whole answer) — the table (or \
+--json) still shows every model; 2 for bad input.
+The request sent is the one `ctxconsole preview` shows for the same instruction, \
+attachments, model, tier and defaults (messages, max_tokens and response_format byte for \
+byte); the two-pass filter is not run.";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct Args {
+    /// The instruction; `-` reads it from stdin.
+    #[arg(value_name = "INSTRUCTION | -")]
+    pub prompt: String,
+    /// A file sent beside the instruction (repeatable; `-` reads stdin), as in `preview`.
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
+    /// A model to send to; repeat for side-by-side results.
+    #[arg(long = "model", value_name = "ID", required = true)]
+    pub models: Vec<String>,
+    /// The caller the plans are stored under.
+    #[arg(long, value_name = "CALLER", default_value = "console")]
+    pub caller: String,
+    /// Override every model's tier (A, B or C).
+    #[arg(long, value_name = "A|B|C", value_parser = parse_tier)]
+    pub tier: Option<Tier>,
+    /// The caller's defaults block sent with the intent.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub defaults: String,
+    /// A LiteLLM registry to layer over the sample budgets.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Do not write a briefed paste to the output cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Rank without the history prior (past plans for similar intents).
+    #[arg(long)]
+    pub no_history: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Sent {
+    instruction: String,
+    caller: String,
+    results: Vec<LiveReplay>,
+}
+
+pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
+    let prompt = read_prompt(&args.prompt)?;
+    let attachments = read_attachments(&args.attach, args.prompt == "-")?;
+    if prompt.trim().is_empty() && attachments.is_empty() {
+        return Err(bad_input("the prompt is empty"));
+    }
+    if args.caller.trim().is_empty() {
+        return Err(bad_input("--caller is empty"));
+    }
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace.clone(),
+        registry: args.registry.clone(),
+    })?;
+    // The same inputs as `preview`, so the same request.
+    let preview = request_context(&ws, &store, !args.no_cache, args.no_history);
+    let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
+    let mut history = ws.open_history(&store)?;
+    let mut models = args.models.clone();
+    models.dedup();
+    let mut requests = Vec::with_capacity(models.len());
+    for model in &models {
+        let effective = effective_row(&ctx.preview.budgets, model, args.tier);
+        requests.push(plan_and_keep(
+            &ctx.preview,
+            &Ask {
+                effective: &effective,
+                instruction: &prompt,
+                attachments: &attachments,
+                defaults: &args.defaults,
+                only: None,
+            },
+        )?);
+    }
+
+    let cancel = Cancel::default();
+    let _on_interrupt = cancel_on_interrupt(&cancel);
+    let tty = std::io::stderr().is_terminal();
+    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); models.len()]));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcomes = rt.block_on(async {
+        let gate = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, (model, request)) in models.iter().cloned().zip(requests).enumerate() {
+            let (ctx, cancel, gate, lines) =
+                (ctx.clone(), cancel.clone(), gate.clone(), lines.clone());
+            let (caller, intent) = (args.caller.clone(), prompt.clone());
+            tasks.spawn(async move {
+                let started = std::time::Instant::now();
+                let endpoint = match endpoint_for(&ctx, &model, &request) {
+                    Ok(e) => e,
+                    Err(not_sent) => return (i, Ok((*not_sent, None))),
+                };
+                let Ok(_permit) = gate.acquire().await else {
+                    return (i, Err(anyhow::anyhow!("the concurrency gate closed")));
+                };
+                let mut report = |p: ReplayProgress| {
+                    if tty && let Ok(mut l) = lines.lock() {
+                        l[i] = p.line("send");
+                        crate::cli::out::status_line(&l.join("  |  "));
+                    }
+                };
+                let link = Link {
+                    caller: &caller,
+                    intent: &intent,
+                    replay_of: None,
+                };
+                let prior = Prior {
+                    started,
+                    attempts: 0,
+                    two_pass: None,
+                };
+                let out = send_planned(
+                    &ctx.guard(),
+                    &endpoint,
+                    &request,
+                    &model,
+                    link,
+                    prior,
+                    &cancel,
+                    &mut report,
+                )
+                .await;
+                (i, out)
+            });
+        }
+        let mut done = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            done.push(joined);
+        }
+        done
+    });
+    if tty {
+        crate::cli::out::clear_status_line();
+    }
+    let mut slots: Vec<Option<_>> = (0..models.len()).map(|_| None).collect();
+    for joined in outcomes {
+        let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
+        slots[i] = Some(out?);
+    }
+    // Stored in the order the models were named, whichever answered first.
+    let mut results = Vec::with_capacity(slots.len());
+    for (mut live, record) in slots.into_iter().flatten() {
+        if let Some(record) = record {
+            live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
+        }
+        results.push(live);
+    }
+    let sent = Sent {
+        instruction: prompt,
+        caller: args.caller,
+        results,
+    };
+    if args.json {
+        print_json(&sent)?;
+    } else {
+        emit(&side_by_side(&sent))?;
+    }
+    every_model_ran(&sent.results)
+}
+
+/// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
+/// listening when dropped.
+#[cfg(unix)]
+fn cancel_on_interrupt(cancel: &Cancel) -> Option<InterruptGuard> {
+    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]).ok()?;
+    let handle = signals.handle();
+    let cancel = cancel.clone();
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            cancel.cancel();
+        }
+    });
+    Some(InterruptGuard(handle))
+}
+
+/// Stops listening for Ctrl-C when dropped (its thread ends and the handler goes).
+#[cfg(unix)]
+struct InterruptGuard(signal_hook::iterator::Handle);
+
+#[cfg(unix)]
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+#[cfg(not(unix))]
+fn cancel_on_interrupt(_cancel: &Cancel) -> Option<()> {
+    None
+}
+
+fn every_model_ran(results: &[LiveReplay]) -> anyhow::Result<()> {
+    let not_run: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.could_not_run().map(|why| format!("{} ({why})", r.model)))
+        .collect();
+    if not_run.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "{} of {} model{} could not run: {}",
+        not_run.len(),
+        results.len(),
+        if results.len() == 1 { "" } else { "s" },
+        not_run.join("; ")
+    ))
+}
+
+fn side_by_side(sent: &Sent) -> String {
+    let dash = || "-".to_string();
+    let mut header = vec![String::new()];
+    header.extend(sent.results.iter().map(|r| r.model.clone()));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut row = |label: &str, each: &dyn Fn(&LiveReplay) -> String| {
+        let mut r = vec![label.to_string()];
+        r.extend(sent.results.iter().map(each));
+        rows.push(r);
+    };
+    row("valid plan", &|r| {
+        if r.cancelled {
+            "no: cancelled".into()
+        } else if r.not_sent.is_some() {
+            "no: not sent".into()
+        } else if r.plan.is_some() {
+            format!("yes ({})", r.outcome)
+        } else {
+            format!(
+                "no: {}",
+                r.failure.as_ref().map_or("?", |f| f.class.as_str())
+            )
+        }
+    });
+    row("steps", &|r| {
+        r.plan.as_ref().map_or_else(dash, |p| {
+            clip(
+                &p.steps
+                    .iter()
+                    .map(|s| s.tool.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" → "),
+                60,
+            )
+        })
+    });
+    row("unknown tools", &|r| {
+        r.plan.as_ref().map_or_else(dash, |p| {
+            if p.demoted.is_empty() {
+                "0".to_string()
+            } else {
+                p.demoted.len().to_string()
+            }
+        })
+    });
+    row(
+        "decoded by",
+        &|r| match (r.stage, r.facts.from_tool_calls) {
+            (_, true) => "tool_calls".to_string(),
+            (Some(s), false) => s.as_str().to_string(),
+            (None, false) => dash(),
+        },
+    );
+    row("tokens in/out", &|r| {
+        let u = r.facts.usage.as_ref();
+        format!(
+            "{} / {}",
+            u.and_then(|u| u.prompt_tokens)
+                .map_or_else(|| format!("~{}", r.request.input_tokens), |n| n.to_string()),
+            u.and_then(|u| u.completion_tokens)
+                .map_or_else(dash, |n| n.to_string())
+        )
+    });
+    row("cached tokens", &|r| {
+        r.facts
+            .usage
+            .as_ref()
+            .and_then(|u| u.cached_tokens)
+            .map_or_else(dash, |n| n.to_string())
+    });
+    row("latency", &|r| {
+        if r.not_sent.is_some() {
+            dash()
+        } else {
+            format!("{} ms, {} attempt(s)", r.facts.latency_ms, r.attempts)
+        }
+    });
+    row("cost", &|r| {
+        r.facts.cost_usd.map_or_else(dash, |c| format!("${c:.6}"))
+    });
+    row("stored as", &|r| r.stored_id.clone().unwrap_or_else(dash));
+    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut out = format!("{}\n", clip(&sent.instruction, 100));
+    out.push_str(&render(&header_refs, &rows));
+    for r in &sent.results {
+        if let Some(why) = &r.not_sent {
+            out.push_str(&format!("\n{}: not sent — {why}\n", r.model));
+        }
+        if let Some(f) = &r.failure {
+            out.push_str(&format!(
+                "\n{}: {} — {}\n  action: {}\n",
+                r.model, f.class, f.detail, f.action
+            ));
+        }
+        if let Some(p) = &r.plan {
+            out.push_str(&format!("\n{}: {}\n", r.model, p.rewritten_prompt));
+            for d in &p.demoted {
+                out.push_str(&format!("  step {} demoted: {}\n", d.order, d.reason));
+            }
+        }
+    }
+    out
+}
