@@ -421,7 +421,15 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&o.intent, 100));
     out.push_str(&render(&header_refs, &rows));
-    for r in &plan.replays {
+    out.push_str(&live_notes(&plan.replays));
+    emit(&out)
+}
+
+/// Under a side-by-side table of live results (replay and send alike): why a model was not
+/// sent, a failure with its recommended action, or the plan in words with its demoted steps.
+pub fn live_notes(results: &[LiveReplay]) -> String {
+    let mut out = String::new();
+    for r in results {
         if let Some(why) = &r.not_sent {
             out.push_str(&format!("\n{}: not sent — {why}\n", r.model));
         }
@@ -438,7 +446,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
             }
         }
     }
-    emit(&out)
+    out
 }
 
 fn steps_cell(steps: &[String]) -> String {

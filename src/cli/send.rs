@@ -325,22 +325,6 @@ fn side_by_side(sent: &Sent) -> String {
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&sent.instruction, 100));
     out.push_str(&render(&header_refs, &rows));
-    for r in &sent.results {
-        if let Some(why) = &r.not_sent {
-            out.push_str(&format!("\n{}: not sent — {why}\n", r.model));
-        }
-        if let Some(f) = &r.failure {
-            out.push_str(&format!(
-                "\n{}: {} — {}\n  action: {}\n",
-                r.model, f.class, f.detail, f.action
-            ));
-        }
-        if let Some(p) = &r.plan {
-            out.push_str(&format!("\n{}: {}\n", r.model, p.rewritten_prompt));
-            for d in &p.demoted {
-                out.push_str(&format!("  step {} demoted: {}\n", d.order, d.reason));
-            }
-        }
-    }
+    out.push_str(&crate::cli::replay::live_notes(&sent.results));
     out
 }
