@@ -19,6 +19,18 @@ use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub request: RequestArgs,
+    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
+    pub model: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a request is planned from, the same for `preview` and `send` (so both plan the
+/// same request for the same words).
+#[derive(Debug, clap::Args)]
+pub struct RequestArgs {
     /// The instruction; `-` reads it from stdin (a paste of any size).
     #[arg(value_name = "INSTRUCTION | -")]
     pub prompt: String,
@@ -26,8 +38,6 @@ pub struct Args {
     /// the gate on its own; the ranker reads only its outline, the planner not at all.
     #[arg(long, value_name = "FILE")]
     pub attach: Vec<PathBuf>,
-    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
-    pub model: String,
     /// Override the model's tier (A, B or C).
     #[arg(long, value_name = "A|B|C", value_parser = parse_tier)]
     pub tier: Option<Tier>,
@@ -43,8 +53,27 @@ pub struct Args {
     /// Rank without the history prior (past plans for similar intents).
     #[arg(long)]
     pub no_history: bool,
-    #[arg(long)]
-    pub json: bool,
+}
+
+impl RequestArgs {
+    /// The instruction and the attachments, read (stdin at most once); an empty ask is bad
+    /// input.
+    pub fn read(&self) -> anyhow::Result<(String, Vec<Attachment>)> {
+        let prompt = read_prompt(&self.prompt)?;
+        let attachments = read_attachments(&self.attach, self.prompt == "-")?;
+        if prompt.trim().is_empty() && attachments.is_empty() {
+            return Err(bad_input("the prompt is empty"));
+        }
+        Ok((prompt, attachments))
+    }
+
+    /// The workspace with `--registry` laid over its budgets.
+    pub fn workspace(&self, dir: Option<PathBuf>) -> anyhow::Result<Workspace> {
+        Workspace::open(&WorkspaceOptions {
+            dir,
+            registry: self.registry.clone(),
+        })
+    }
 }
 
 fn read_stdin(what: &str) -> anyhow::Result<String> {
@@ -116,24 +145,18 @@ pub fn request_context(
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
-    let prompt = read_prompt(&args.prompt)?;
-    let attachments = read_attachments(&args.attach, args.prompt == "-")?;
-    if prompt.trim().is_empty() && attachments.is_empty() {
-        return Err(bad_input("the prompt is empty"));
-    }
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: workspace,
-        registry: args.registry.clone(),
-    })?;
-    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history);
-    let effective = effective_row(&ctx.budgets, &args.model, args.tier);
+    let r = &args.request;
+    let (prompt, attachments) = r.read()?;
+    let ws = r.workspace(workspace)?;
+    let ctx = request_context(&ws, &store, !r.no_cache, r.no_history);
+    let effective = effective_row(&ctx.budgets, &args.model, r.tier);
     let p = plan_and_keep(
         &ctx,
         &Ask {
             effective: &effective,
             instruction: &prompt,
             attachments: &attachments,
-            defaults: &args.defaults,
+            defaults: &r.defaults,
             only: None,
         },
     )?;

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::cli::preview::{read_attachments, read_prompt, request_context};
+use crate::cli::preview::{RequestArgs, request_context};
 use crate::cli::table::render;
-use crate::cli::{emit, parse_tier, print_json};
-use crate::core::budget::{Tier, effective_row};
+use crate::cli::{emit, print_json};
+use crate::core::budget::effective_row;
 use crate::core::text::clip;
 use crate::exit::bad_input;
 use crate::llm::client::Cancel;
@@ -17,7 +17,7 @@ use crate::llm::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
 };
 use crate::preview::{Ask, plan_and_keep};
-use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+use crate::workspace::StoreChoice;
 
 /// At most this many models are asked at once.
 pub const CONCURRENCY: usize = 4;
@@ -33,33 +33,14 @@ byte); the two-pass filter is not run.";
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXIT_CODES)]
 pub struct Args {
-    /// The instruction; `-` reads it from stdin.
-    #[arg(value_name = "INSTRUCTION | -")]
-    pub prompt: String,
-    /// A file sent beside the instruction (repeatable; `-` reads stdin), as in `preview`.
-    #[arg(long, value_name = "FILE")]
-    pub attach: Vec<PathBuf>,
+    #[command(flatten)]
+    pub request: RequestArgs,
     /// A model to send to; repeat for side-by-side results.
     #[arg(long = "model", value_name = "ID", required = true)]
     pub models: Vec<String>,
     /// The caller the plans are stored under.
     #[arg(long, value_name = "CALLER", default_value = "console")]
     pub caller: String,
-    /// Override every model's tier (A, B or C).
-    #[arg(long, value_name = "A|B|C", value_parser = parse_tier)]
-    pub tier: Option<Tier>,
-    /// The caller's defaults block sent with the intent.
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    pub defaults: String,
-    /// A LiteLLM registry to layer over the sample budgets.
-    #[arg(long, value_name = "FILE")]
-    pub registry: Option<PathBuf>,
-    /// Do not write a briefed paste to the output cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Rank without the history prior (past plans for similar intents).
-    #[arg(long)]
-    pub no_history: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -72,34 +53,28 @@ struct Sent {
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
-    let prompt = read_prompt(&args.prompt)?;
-    let attachments = read_attachments(&args.attach, args.prompt == "-")?;
-    if prompt.trim().is_empty() && attachments.is_empty() {
-        return Err(bad_input("the prompt is empty"));
-    }
+    let r = &args.request;
+    let (prompt, attachments) = r.read()?;
     if args.caller.trim().is_empty() {
         return Err(bad_input("--caller is empty"));
     }
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: workspace.clone(),
-        registry: args.registry.clone(),
-    })?;
+    let ws = r.workspace(workspace.clone())?;
     // The same inputs as `preview`, so the same request.
-    let preview = request_context(&ws, &store, !args.no_cache, args.no_history);
+    let preview = request_context(&ws, &store, !r.no_cache, r.no_history);
     let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
     let mut history = ws.open_history(&store)?;
     let mut models = args.models.clone();
     models.dedup();
     let mut requests = Vec::with_capacity(models.len());
     for model in &models {
-        let effective = effective_row(&ctx.preview.budgets, model, args.tier);
+        let effective = effective_row(&ctx.preview.budgets, model, r.tier);
         requests.push(plan_and_keep(
             &ctx.preview,
             &Ask {
                 effective: &effective,
                 instruction: &prompt,
                 attachments: &attachments,
-                defaults: &args.defaults,
+                defaults: &r.defaults,
                 only: None,
             },
         )?);
