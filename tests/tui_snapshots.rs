@@ -6,10 +6,12 @@ use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::{State, update};
 use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{EffectContext, initial_state, run_effect_now, start, ui};
+use ctxconsole::tui::{EffectContext, initial_state, key_action, run_effect_now, start, ui};
+use ctxconsole::workspace::StoreChoice;
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -49,11 +51,29 @@ fn started(ws: &Workspace) -> State {
 }
 
 fn screen(state: &State, width: u16, height: u16) -> String {
+    screen_with(state, width, height, &Keymap::default())
+}
+
+fn screen_with(state: &State, width: u16, height: u16, keymap: &Keymap) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .draw(|f| ui::draw(f, state, &Theme::plain(), keymap))
         .unwrap();
     terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Keys as the runtime applies them: the keymap (or the focused text box) turns each into
+/// an action, and effects run to completion.
+fn press(ws: &Workspace, state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) {
+    for k in keys {
+        if let Some(a) = key_action(state, keymap, k) {
+            apply(ws, state, [a]);
+        }
+    }
 }
 
 #[test]
@@ -118,7 +138,7 @@ fn filter_and_sort_budgets() {
         ],
     );
     let s = screen(&state, 130, 30);
-    assert!(s.contains("filter /free"));
+    assert!(s.contains("search /free"));
     insta::assert_snapshot!("filtered_free", s);
 }
 
@@ -381,5 +401,129 @@ fn a_broken_store_leaves_the_console_working() {
     assert_eq!(
         std::fs::read(dir.path().join("history.sqlite")).unwrap(),
         vec![7u8; 4096]
+    );
+}
+
+#[test]
+fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('?'))]);
+    assert!(state.show_help);
+    // q, t, tab, p: none of them reach the panes while help is open.
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[
+            key(KeyCode::Char('q')),
+            key(KeyCode::Char('t')),
+            key(KeyCode::Tab),
+            key(KeyCode::Char('p')),
+        ],
+    );
+    assert!(!state.quit, "? then q must not quit");
+    assert!(state.show_help);
+    assert_eq!(state.tier_override, None);
+    assert_eq!(state.focus, ctxconsole::tui::app::Pane::Budgets);
+    // At 80×24 help does not fit: it says where it is and scrolls.
+    let top = screen(&state, 80, 24);
+    assert!(top.contains("1–"), "{top}");
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('G'))]);
+    let bottom = screen(&state, 80, 24);
+    assert!(bottom.contains("click: focus a pane"), "{bottom}");
+    assert!(!top.contains("click: focus a pane"), "{top}");
+    insta::assert_snapshot!("help_80x24_scrolled_to_the_end", bottom);
+    // Esc closes it; then q quits.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(!state.show_help);
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('q'))]);
+    assert!(state.quit);
+}
+
+#[test]
+fn the_status_line_follows_a_remapped_keymap() {
+    let (_d, ws) = workspace();
+    let state = started(&ws);
+    let keymap = Keymap::with_overlay(
+        "[keys]\n\"q\" = \"none\"\n\"x\" = \"quit\"\n\"t\" = \"none\"\n\"z\" = \"cycle_tier\"\n\"/\" = \"none\"\n",
+        "keymap.toml",
+    )
+    .unwrap();
+    let s = screen_with(&state, 160, 30, &keymap);
+    let status = s.lines().nth(29).unwrap();
+    assert!(
+        status.contains("x quit") && status.contains("z tier"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("q quit") && !status.contains("t tier"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("search"),
+        "an unbound action is not offered: {status}"
+    );
+    let default = screen(&state, 160, 30);
+    let status = default.lines().nth(29).unwrap();
+    assert!(
+        status.contains("q quit") && status.contains("t tier"),
+        "{status}"
+    );
+}
+
+#[test]
+fn an_empty_store_says_what_is_empty_instead_of_loading_for_ever() {
+    let (dir, ws) = workspace();
+    let store = StoreChoice {
+        path: Some(dir.path().join("empty.sqlite")),
+        sample: false,
+    };
+    let (ctx, mut state) = start(&ws, &store, false);
+    let mut queue = update(&mut state, Action::FocusHistory);
+    while let Some(e) = queue.pop() {
+        queue.extend(update(&mut state, run_effect_now(&ctx, e)));
+    }
+    let s = screen(&state, 120, 40);
+    assert!(!s.contains("loading…"), "{s}");
+    assert!(
+        s.contains("no plans yet: the history store is empty"),
+        "{s}"
+    );
+    assert!(s.contains("no model outcomes"), "{s}");
+    insta::assert_snapshot!("history_empty_store", s);
+}
+
+#[test]
+fn ctrl_u_clears_the_prompt_and_long_lines_wrap() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    let long = "summarise the launch note and then draft a blog post from it with an illustration at the end";
+    apply(&ws, &mut state, [Action::Paste(long.into())]);
+    // Two edits: a clear is not an undo of the last one.
+    apply(&ws, &mut state, [Action::Paste(" please".into())]);
+    let s = screen(&state, 120, 40);
+    // The box is about 50 columns wide: the line's start and its end are both on screen.
+    assert!(
+        s.contains("summarise the launch") && s.contains("end please"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("Raw:") && !s.contains("Tight:"),
+        "debug names: {s}"
+    );
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)],
+    );
+    assert_eq!(state.prompt_text(), "");
+    assert!(
+        state.preview.is_none(),
+        "the preview follows the cleared box"
     );
 }

@@ -462,3 +462,26 @@ fn a_panic_on_any_thread_or_an_error_restores_the_terminal() {
         assert!(shown.contains(message), "{mode}\n{shown}");
     }
 }
+
+#[test]
+fn help_takes_every_key_until_closed_so_question_then_q_leaves_the_console_running() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(100, 24);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["?"]);
+    tmux.wait_for("help", 10, |s| s.contains("keys (live keymap) · 1–"));
+    // q must not quit while help is open; j after it scrolls help, so the console read both.
+    tmux.keys(&["q", "j"]);
+    let scrolled = tmux.wait_for("help scrolled after q", 10, |s| {
+        s.contains("keys (live keymap) · 2–")
+    });
+    assert!(!scrolled.contains("e2e$"), "{scrolled}");
+    assert_eq!(tmux.alternate_on(), "1", "the console is still up");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("help closed", 10, |s| {
+        !s.contains("keys (live keymap)") && s.contains("q quit")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}

@@ -13,6 +13,8 @@ use crate::tui::replay::{ReplayRequest, ReplayResult};
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
     t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
+    // Long lines wrap (at words, a long word at its characters): nothing scrolls sideways.
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
 }
 use crate::workspace::CatalogOrigin;
@@ -136,6 +138,9 @@ pub struct State {
     /// Full catalog text, one entry per line, for the full view.
     pub full_catalog: Arc<String>,
     pub show_help: bool,
+    /// The first help line on screen, and how many lines help has (from the live keymap).
+    pub help_scroll: usize,
+    pub help_len: usize,
     pub quit: bool,
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
@@ -177,6 +182,8 @@ impl State {
             catalog_origin,
             full_catalog,
             show_help: false,
+            help_scroll: 0,
+            help_len: crate::tui::panes::help::lines(&crate::tui::keymap::Keymap::default()).len(),
             quit: false,
             page: 10,
             notes,
@@ -351,7 +358,19 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    if state.show_help && crate::tui::panes::help::takes(&action) {
+        crate::tui::panes::help::update(state, action);
+        return Vec::new();
+    }
     match action {
+        Action::ClearPrompt => {
+            if state.prompt_text().is_empty() {
+                return Vec::new();
+            }
+            state.prompt = new_prompt_box();
+            state.preview_scroll = 0;
+            return state.prompt_changed();
+        }
         Action::PromptKey(input) => {
             return if state.prompt.input(input) {
                 state.prompt_changed()
@@ -433,7 +452,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::Quit => state.quit = true,
-        Action::ToggleHelp => state.show_help = !state.show_help,
+        Action::ToggleHelp => {
+            state.show_help = !state.show_help;
+            state.help_scroll = 0;
+        }
         Action::Back => {
             if state.show_help {
                 state.show_help = false;
@@ -599,6 +621,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Confirm
         | Action::Paste(_)
         | Action::Resize
+        | Action::ClearPrompt
+        | Action::SelectRow(_)
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
         | Action::Previewed(..)

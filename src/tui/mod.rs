@@ -59,9 +59,17 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
 /// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-    if state.focus == Pane::Prompt && !state.show_help {
+    if state.show_help {
+        return panes::help::key(keymap, ev);
+    }
+    if state.focus == Pane::Prompt {
+        let alt = ev.modifiers.contains(KeyModifiers::ALT);
         return match ev.code {
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
+            // The keymap's clear key, when it is one a text box would not take as text.
+            _ if (ctrl || alt) && keymap.action_for(ev) == Some(Action::ClearPrompt) => {
+                Some(Action::ClearPrompt)
+            }
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Tab => Some(Action::FocusNext),
             KeyCode::BackTab => Some(Action::FocusPrev),
@@ -236,17 +244,18 @@ enum Input {
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()> {
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: None,
+    })?;
+    // A bad keymap or theme is said (exit 2) whether or not there is a terminal to draw on.
+    let keymap = load_keymap(&ws.dir)?;
+    let theme = load_theme(&ws.dir)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
         ));
     }
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: workspace,
-        registry: None,
-    })?;
-    let keymap = load_keymap(&ws.dir)?;
-    let theme = load_theme(&ws.dir)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -314,6 +323,7 @@ async fn event_loop(
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
     let (ctx, mut state) = start(&ws, &store, true);
+    state.help_len = panes::help::lines(&keymap).len();
     spawn_effects(state.recompact(), &ctx, &tx);
     loop {
         // Notices from effects (the cache created, or found readable by others).

@@ -4,12 +4,12 @@ use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::core::terminal_text::needs_escape;
 use crate::tui::app::{Pane, State};
 use crate::tui::keymap::Keymap;
-use crate::tui::panes::{self, pane_block, shown};
+use crate::tui::panes::{self, shown};
 use crate::tui::theme::Theme;
 
 pub const MIN_WIDTH: u16 = 80;
@@ -73,16 +73,20 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
         panes::catalog::draw(frame, catalog, state, theme);
         panes::prompt::draw_preview(frame, right, state, theme);
     } else {
-        // Budgets on the left drives the pane on the right.
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(47), Constraint::Percentage(53)])
-                .areas(body);
+        // Budgets on the left drives the pane on the right; narrow terminals give Budgets
+        // the larger half, so a model id stays readable.
+        let budgets = if area.width < 120 { 55 } else { 47 };
+        let [left, right] = Layout::horizontal([
+            Constraint::Percentage(budgets),
+            Constraint::Percentage(100 - budgets),
+        ])
+        .areas(body);
         panes::budgets::draw(frame, left, state, theme);
         panes::catalog::draw(frame, right, state, theme);
     }
-    draw_status(frame, status, state, theme);
+    panes::help::draw_status(frame, status, state, keymap, theme);
     if state.show_help {
-        draw_help(frame, body, keymap, theme);
+        panes::help::draw(frame, body, state, keymap, theme);
     }
 }
 
@@ -111,61 +115,6 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         theme.muted,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let hint = if state.focus == Pane::Prompt {
-        "type or paste · enter new line (never sends) · pgup/pgdn scroll preview · tab/esc leave"
-            .to_string()
-    } else if state.focus == Pane::History {
-        "j/k move · ←/→ groups/plans · enter open · r replay · esc back · o outcome · d drift · c caller · m model · x clear"
-            .to_string()
-    } else if state.filter_editing {
-        "type to filter · enter keep · esc clear".to_string()
-    } else {
-        "q quit · ? help · tab pane · p prompt · j/k move · t tier · f full · / filter · s sort"
-            .to_string()
-    };
-    let mut spans = vec![Span::styled(hint, theme.muted)];
-    if !state.notes.is_empty() {
-        spans.push(Span::styled(
-            shown(&format!(
-                "  · {} note(s): {}",
-                state.notes.len(),
-                state.notes[0]
-            )),
-            theme.warn,
-        ));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_help(frame: &mut Frame, body: Rect, keymap: &Keymap, theme: &Theme) {
-    let lines: Vec<Line> = keymap
-        .help_lines()
-        .into_iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!("{keys:>22}  "), theme.accent),
-                Span::raw(what),
-            ])
-        })
-        .collect();
-    let height = (lines.len() as u16 + 2).min(body.height);
-    let width = 64.min(body.width);
-    let area = Rect {
-        x: body.x + (body.width - width) / 2,
-        y: body.y + (body.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, area);
-    let block = pane_block(
-        " keys (from the live keymap) · esc closes ".into(),
-        true,
-        theme,
-    );
-    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 #[cfg(test)]

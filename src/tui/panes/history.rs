@@ -65,6 +65,25 @@ fn loading(frame: &mut Frame, area: Rect, theme: &Theme) {
     frame.render_widget(Paragraph::new("loading…").style(theme.muted), area);
 }
 
+/// What an empty list says: what it is a list of, and the filters that emptied it.
+pub fn nothing_matches(h: &HistoryState, what: &str) -> String {
+    let filters = h.filter_label();
+    if filters.is_empty() {
+        format!("no {what} yet: the history store is empty")
+    } else {
+        format!("no {what} match {} · x clears", filters.replace(' ', ", "))
+    }
+}
+
+fn empty(frame: &mut Frame, area: Rect, text: String, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(shown_text(&text))
+            .style(theme.muted)
+            .wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
 /// A table window: rows `start..start + height` built by `row`, the selection marked.
 fn paged_table<'a>(
     frame: &mut Frame,
@@ -107,6 +126,9 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
     let Some(page) = &h.groups else {
         return loading(frame, inner, theme);
     };
+    if total == 0 {
+        return empty(frame, inner, nothing_matches(h, "groups"), theme);
+    }
     paged_table(
         frame,
         inner,
@@ -157,11 +179,7 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
         return loading(frame, inner, theme);
     };
     if total == 0 {
-        frame.render_widget(
-            Paragraph::new("no plans match these filters · x clears them").style(theme.muted),
-            inner,
-        );
-        return;
+        return empty(frame, inner, nothing_matches(h, "plans"), theme);
     }
     paged_table(
         frame,
@@ -218,13 +236,15 @@ fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, e
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(d) = &h.detail else {
-        let msg = if h.plans.as_ref().is_some_and(|p| p.total == 0) {
-            ""
-        } else {
-            "loading…"
-        };
-        frame.render_widget(Paragraph::new(msg).style(theme.muted), inner);
-        return;
+        if h.plans.as_ref().is_some_and(|p| p.total == 0) {
+            return empty(
+                frame,
+                inner,
+                "no plan selected: the plans list is empty".to_string(),
+                theme,
+            );
+        }
+        return loading(frame, inner, theme);
     };
     let lines = detail_lines(d, theme, expanded, inner.width as usize);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
@@ -383,7 +403,11 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if h.model_rows.is_empty() {
-        return loading(frame, inner, theme);
+        // Loading only while the answer is awaited; an answer with no rows says so.
+        if h.pending.models.is_some() || !h.loaded {
+            return loading(frame, inner, theme);
+        }
+        return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
     let rows: Vec<Row> = h
         .model_rows

@@ -2,6 +2,7 @@
 
 pub mod budgets;
 pub mod catalog;
+pub mod help;
 pub mod history;
 pub mod prompt;
 pub mod replay;

@@ -134,8 +134,8 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
     out.push(Line::styled(
         clip(
             &format!(
-                "{:?}: {} tokens of {} available",
-                g.admission,
+                "{}: {} tokens of {} available",
+                g.admission.label(),
                 thousands(p.prompt.tokens),
                 thousands(g.budget.available())
             ),
