@@ -3,15 +3,21 @@
 mod common;
 
 use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{Effect, Pane};
 use ctxconsole::tui::app::{State, update};
 use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::panes::mouse;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{EffectContext, initial_state, key_action, run_effect_now, start, ui};
+use ctxconsole::tui::{
+    EffectContext, apply_keys, initial_state, key_action, run_effect_now, start, ui,
+};
 use ctxconsole::workspace::StoreChoice;
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -526,4 +532,101 @@ fn ctrl_u_clears_the_prompt_and_long_lines_wrap() {
         state.preview.is_none(),
         "the preview follows the cleared box"
     );
+}
+
+fn text_keys(text: &str) -> Vec<KeyEvent> {
+    text.chars()
+        .map(|c| match c {
+            '\n' => key(KeyCode::Enter),
+            '\t' => key(KeyCode::Tab),
+            c => key(KeyCode::Char(c)),
+        })
+        .collect()
+}
+
+#[test]
+fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    // What a terminal without bracketed paste sends: the text as keys, all at once. The Tab
+    // must not change pane, the q must not quit, the Enter is a new line.
+    let text = "draft a blog\tquickly\nand make an illustration";
+    let effects = apply_keys(&mut state, &keymap, &text_keys(text));
+    assert!(!state.quit);
+    assert_eq!(state.focus, Pane::Prompt);
+    assert_eq!(state.prompt_text(), text);
+    assert!(
+        matches!(&effects[..], [Effect::DebouncePreview { .. }]),
+        "one preview for the whole paste, not one per key: {} effects",
+        effects.len()
+    );
+    // Keys a person types one at a time stay keys: Esc leaves the pane.
+    apply_keys(&mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert_eq!(state.focus, Pane::Budgets);
+    // Outside a text box, a burst is keys (held j moves the selection).
+    apply_keys(&mut state, &keymap, &text_keys("jjjj"));
+    assert_eq!(state.selected, 4);
+}
+
+fn mouse_at(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
+    MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+#[test]
+fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let screen_area = Rect::new(0, 0, 120, 40);
+    let click = |c, r| mouse_at(MouseEventKind::Down(MouseButton::Left), c, r);
+    let s = screen(&state, 120, 40);
+    // Row 4 of the table: title bar (0), pane border (1), header (2), rows from 3.
+    let row4 = s.lines().nth(3 + 4).unwrap();
+    let wanted = state.rows[state.visible[4]].id.clone();
+    assert!(row4.contains(&wanted[..6]), "{row4}");
+    let a = mouse::actions(&state, screen_area, &click(5, 7));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.selected, 4);
+    assert_eq!(state.compaction.as_ref().unwrap().effective.model, wanted);
+    // A click on the Catalog focuses it; the wheel over Budgets focuses Budgets and moves.
+    let a = mouse::actions(&state, screen_area, &click(100, 10));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.focus, Pane::Catalog);
+    let wheel = mouse_at(MouseEventKind::ScrollDown, 5, 10);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.focus, Pane::Budgets);
+    assert_eq!(state.selected, 4 + mouse::WHEEL_ROWS);
+    // History: a click in the groups list picks that list and that group.
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    let a = mouse::actions(&state, screen_area, &click(10, 6));
+    apply(&ws, &mut state, a);
+    assert_eq!(
+        state.history.list,
+        ctxconsole::tui::history::HistoryList::Groups
+    );
+    assert_eq!(state.history.group_selected, 3);
+    let a = mouse::actions(&state, screen_area, &click(60, 5));
+    apply(&ws, &mut state, a);
+    assert_eq!(
+        state.history.list,
+        ctxconsole::tui::history::HistoryList::Plans
+    );
+    assert_eq!(state.history.plan_selected, 2);
+    let selected = state.history.selected_plan().unwrap().id.clone();
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, selected);
+    // Help open: the wheel scrolls it, a click does nothing.
+    apply(&ws, &mut state, [Action::ToggleHelp]);
+    let a = mouse::actions(&state, screen_area, &click(60, 8));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.history.plan_selected, 2);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.help_scroll, mouse::WHEEL_ROWS);
 }

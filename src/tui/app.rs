@@ -352,6 +352,7 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
         Action::PageUp => current.saturating_sub(page),
         Action::PageDown => current + page,
         Action::Top => 0,
+        Action::SelectRow(n) => *n,
         _ => len.saturating_sub(1),
     }
 }
@@ -561,7 +562,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::PageUp
         | Action::PageDown
         | Action::Top
-        | Action::Bottom => {
+        | Action::Bottom
+        | Action::SelectRow(_) => {
             let page = state.page.max(1) as u64;
             if state.focus == Pane::History {
                 let (current, len) = state.history.position();
@@ -622,7 +624,6 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Paste(_)
         | Action::Resize
         | Action::ClearPrompt
-        | Action::SelectRow(_)
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
         | Action::Previewed(..)

@@ -37,31 +37,33 @@ fn neutralise(buffer: &mut Buffer) {
     }
 }
 
-fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
-    let area = frame.area();
-    frame.render_widget(Paragraph::new("").style(theme.base), area);
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = format!(
-            "ctxconsole needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press q to quit.",
-            area.width, area.height
-        );
-        frame.render_widget(
-            Paragraph::new(msg)
-                .style(theme.warn)
-                .wrap(Wrap { trim: true }),
-            area,
-        );
-        return;
-    }
+/// What a part of the screen shows: drawing and the mouse both read [`areas`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Region {
+    Budgets,
+    Catalog,
+    PromptInput,
+    Preview,
+    History,
+}
+
+/// Where everything goes on a screen of `area` (at least [`MIN_WIDTH`]×[`MIN_HEIGHT`]).
+pub struct Areas {
+    pub header: Rect,
+    pub body: Rect,
+    pub status: Rect,
+    pub panes: Vec<(Region, Rect)>,
+}
+
+pub fn areas(area: Rect, state: &State) -> Areas {
     let [header, body, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
         Constraint::Length(1),
     ])
     .areas(area);
-    draw_header(frame, header, state, theme);
-    if state.focus == Pane::History {
-        panes::history::draw(frame, body, state, theme);
+    let panes = if state.focus == Pane::History {
+        vec![(Region::History, body)]
     } else if state.focus == Pane::Prompt {
         // The text box above the catalog it shapes; the live preview beside both.
         let [left, right] =
@@ -69,9 +71,11 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
                 .areas(body);
         let [input, catalog] =
             Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
-        panes::prompt::draw_input(frame, input, state, theme);
-        panes::catalog::draw(frame, catalog, state, theme);
-        panes::prompt::draw_preview(frame, right, state, theme);
+        vec![
+            (Region::PromptInput, input),
+            (Region::Catalog, catalog),
+            (Region::Preview, right),
+        ]
     } else {
         // Budgets on the left drives the pane on the right; narrow terminals give Budgets
         // the larger half, so a model id stays readable.
@@ -81,9 +85,48 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
             Constraint::Percentage(100 - budgets),
         ])
         .areas(body);
-        panes::budgets::draw(frame, left, state, theme);
-        panes::catalog::draw(frame, right, state, theme);
+        vec![(Region::Budgets, left), (Region::Catalog, right)]
+    };
+    Areas {
+        header,
+        body,
+        status,
+        panes,
     }
+}
+
+fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
+    let area = frame.area();
+    frame.render_widget(Paragraph::new("").style(theme.base), area);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "ctxconsole needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press {} to quit.",
+            area.width,
+            area.height,
+            keymap
+                .primary_label(&crate::tui::action::Action::Quit)
+                .unwrap_or_default()
+        );
+        frame.render_widget(
+            Paragraph::new(msg)
+                .style(theme.warn)
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let a = areas(area, state);
+    draw_header(frame, a.header, state, theme);
+    for (region, rect) in &a.panes {
+        match region {
+            Region::Budgets => panes::budgets::draw(frame, *rect, state, theme),
+            Region::Catalog => panes::catalog::draw(frame, *rect, state, theme),
+            Region::PromptInput => panes::prompt::draw_input(frame, *rect, state, theme),
+            Region::Preview => panes::prompt::draw_preview(frame, *rect, state, theme),
+            Region::History => panes::history::draw(frame, *rect, state, theme),
+        }
+    }
+    let (body, status) = (a.body, a.status);
     panes::help::draw_status(frame, status, state, keymap, theme);
     if state.show_help {
         panes::help::draw(frame, body, state, keymap, theme);

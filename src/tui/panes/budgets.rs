@@ -110,21 +110,10 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         state.rows.len()
     );
     let block = pane_block(title, focused, theme);
-    let inner = block.inner(area);
     frame.render_widget(block, area);
     let show_filter = state.filter_editing || !state.filter.is_empty();
-    let detail = state
-        .selected_row()
-        .map(|r| detail_lines(r, inner.width as usize, theme))
-        .unwrap_or_default();
-    // The detail takes what it needs, but the table keeps at least 6 rows.
-    let detail_height = (detail.len() as u16 + 1).min(inner.height.saturating_sub(8));
-    let [table_area, detail_area, filter_area] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(detail_height),
-        Constraint::Length(u16::from(show_filter)),
-    ])
-    .areas(inner);
+    let ([table_area, detail_area, filter_area], detail) = layout(area, state, theme);
+    let detail_height = detail_area.height;
 
     if state.visible.is_empty() {
         frame.render_widget(
@@ -164,6 +153,38 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ]);
         frame.render_widget(Paragraph::new(line), filter_area);
     }
+}
+
+/// The table, the row detail and the search line inside the pane's border, and the
+/// detail's lines. The detail takes what it needs, but the table keeps at least 6 rows.
+fn layout<'a>(area: Rect, state: &State, theme: &Theme) -> ([Rect; 3], Vec<Line<'a>>) {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let show_filter = state.filter_editing || !state.filter.is_empty();
+    let detail = state
+        .selected_row()
+        .map(|r| detail_lines(r, inner.width as usize, theme))
+        .unwrap_or_default();
+    let detail_height = (detail.len() as u16 + 1).min(inner.height.saturating_sub(8));
+    let areas = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(detail_height),
+        Constraint::Length(u16::from(show_filter)),
+    ])
+    .areas(inner);
+    (areas, detail)
+}
+
+/// The index in `state.visible` of the row drawn at screen row `y` of a pane in `area`.
+pub fn row_at(area: Rect, state: &State, y: u16) -> Option<usize> {
+    let ([table, ..], _) = layout(area, state, &Theme::plain());
+    // The first line is the header.
+    let offset = y.checked_sub(table.y + 1)? as usize;
+    let height = table.height.saturating_sub(1) as usize;
+    if offset >= height {
+        return None;
+    }
+    let index = window_start(state.selected, height, state.visible.len()) + offset;
+    (index < state.visible.len()).then_some(index)
 }
 
 fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {

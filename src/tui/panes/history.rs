@@ -37,12 +37,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         draw_detail(frame, area, h, theme, true);
         return;
     }
-    let [top, bottom] =
-        Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
-    let [groups, plans] =
-        Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
-    let [detail, models] =
-        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
+    let [groups, plans, detail, models] = areas(area);
     draw_groups(
         frame,
         groups,
@@ -59,6 +54,30 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     );
     draw_detail(frame, detail, h, theme, false);
     draw_models(frame, models, h, theme);
+}
+
+/// Groups, plans, the plan, models: where each goes in the pane (when no plan fills it).
+pub fn areas(area: Rect) -> [Rect; 4] {
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+    let [groups, plans] =
+        Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
+    let [detail, models] =
+        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
+    [groups, plans, detail, models]
+}
+
+/// The index of the row drawn at screen row `y` of a list drawn in `area` (border, header,
+/// then rows from the window around `selected`), if a row is there.
+pub fn row_at(area: Rect, (selected, total): (u64, u64), y: u16) -> Option<u64> {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let offset = y.checked_sub(inner.y + 1)? as usize;
+    let height = inner.height.saturating_sub(1) as usize;
+    if offset >= height {
+        return None;
+    }
+    let index = window_start(selected as usize, height, total as usize) as u64 + offset as u64;
+    (index < total).then_some(index)
 }
 
 fn loading(frame: &mut Frame, area: Rect, theme: &Theme) {
