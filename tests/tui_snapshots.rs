@@ -630,3 +630,142 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     apply(&ws, &mut state, a);
     assert_eq!(state.help_scroll, mouse::WHEEL_ROWS);
 }
+
+#[test]
+fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    // A Tier C row, so some entries are trimmed and some cut.
+    let row = state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .unwrap();
+    apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
+    apply(
+        &ws,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView],
+    );
+    press(&ws, &mut state, &keymap, &text_keys("/"));
+    assert!(state.filter_editing);
+    // Typed one key at a time: each narrows the list (q is text here, not quit).
+    press(&ws, &mut state, &keymap, &text_keys("memory"));
+    assert!(!state.quit);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("/memory▏ · 11 of 72 entries"), "{s}");
+    assert!(
+        s.contains("1 Budgets"),
+        "the Catalog searched, not Budgets: {s}"
+    );
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
+    assert!(!state.filter_editing);
+    insta::assert_snapshot!("catalog_search_memory", screen(&state, 120, 40));
+    // Enter on an entry: it opens, with its fate, as sent and in full.
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[key(KeyCode::Down), key(KeyCode::Down), key(KeyCode::Enter)],
+    );
+    assert!(state.catalog.entry_open);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("as sent") && s.contains("full original"), "{s}");
+    assert!(s.contains("not sent: cut by the budget"), "{s}");
+    assert!(
+        s.contains("\"description\": \"Store a fact"),
+        "pretty JSON: {s}"
+    );
+    insta::assert_snapshot!("catalog_entry_open_cut", s);
+    // Esc closes it; a pipeline that is sent shows as sent, trimmed.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(!state.catalog.entry_open);
+    press(&ws, &mut state, &keymap, &text_keys("jjjj"));
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("builtin.remember-and-blog"), "{s}");
+    assert!(s.contains("sent, trimmed by steps 1, 2, 3"), "{s}");
+    assert!(!s.contains("(not in the request)"), "{s}");
+    insta::assert_snapshot!("catalog_entry_open_sent", s);
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    // Esc again clears the search.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(state.catalog.search.is_empty());
+    assert_eq!(state.catalog_lines(), state.full_catalog.lines().count());
+}
+
+/// Every pane at the three sizes operators use, reviewed by eye.
+#[test]
+fn every_pane_at_80x24_120x40_and_160x50() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let mut screens: Vec<(&str, State)> = vec![("budgets", state.clone())];
+    apply(
+        &ws,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView],
+    );
+    screens.push(("catalog_full", state.clone()));
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::ToggleFullView,
+            Action::FocusBudgets,
+            Action::Bottom,
+            Action::FocusPrompt,
+            Action::Paste("summarise this launch note and draft a blog post from it".into()),
+        ],
+    );
+    screens.push(("prompt", state.clone()));
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    screens.push(("history", state.clone()));
+    apply(&ws, &mut state, [Action::ToggleHelp]);
+    screens.push(("help", state.clone()));
+    for (name, state) in &screens {
+        for (w, h) in [(80, 24), (120, 40), (160, 50)] {
+            let s = screen(state, w, h);
+            assert!(!s.contains("needs at least"), "{name} {w}x{h}");
+            insta::assert_snapshot!(format!("size_{name}_{w}x{h}"), s);
+        }
+    }
+}
+
+#[test]
+fn budgets_elide_ids_and_show_lints_at_80_120_and_160_columns() {
+    let (dir, _) = workspace();
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        "[[model]]\nid = \"example-provider/a-very-long-model-name-for-testing-2025-06-01\"\ninput_tokens = 8000\noutput_tokens = 16000\ntier = \"C\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    let row = state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id.starts_with("example-provider/"))
+        .unwrap();
+    apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
+    for (w, h) in [(80, 24), (120, 40), (160, 50)] {
+        let s = screen(&state, w, h);
+        // The selected row's table line: elided with … and flagged in the lint column.
+        let line = s.lines().find(|l| l.contains('▶')).unwrap();
+        assert!(
+            line.contains('…') && line.contains("2025-06-01"),
+            "{w}: {line}"
+        );
+        assert!(line.contains("⚠1"), "{w}: lint column: {line}");
+        // The row detail names the lint.
+        assert!(s.contains("⚠ output window"), "{w}:\n{s}");
+        // A prefix row reads as a family, never as a cut id.
+        assert!(s.contains("tencent/*"), "{w}:\n{s}");
+        assert!(!s.contains("anthropic/c "), "{w}: an id cut without …\n{s}");
+    }
+    insta::assert_snapshot!("budgets_lint_80x24", screen(&state, 80, 24));
+}

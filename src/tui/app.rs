@@ -154,6 +154,7 @@ pub struct State {
     pub preview_error: Option<String>,
     pub preview_scroll: usize,
     pub history: HistoryState,
+    pub catalog: crate::tui::panes::catalog::CatalogPane,
 }
 
 impl State {
@@ -194,6 +195,7 @@ impl State {
             preview_error: None,
             preview_scroll: 0,
             history: HistoryState::default(),
+            catalog: Default::default(),
         }
     }
 
@@ -331,16 +333,10 @@ impl State {
         self.catalog_scroll = to.min(lines.saturating_sub(1));
     }
 
-    /// Lines in the catalog viewer now.
+    /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
-        if self.full_view {
-            self.full_catalog.lines().count()
-        } else {
-            self.compaction
-                .as_ref()
-                .map(|c| c.compacted.text.lines().count())
-                .unwrap_or(0)
-        }
+        use crate::tui::panes::catalog::{viewer_text, visible_lines};
+        visible_lines(viewer_text(self), &self.catalog.search).len()
     }
 }
 
@@ -361,6 +357,13 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.show_help && crate::tui::panes::help::takes(&action) {
         crate::tui::panes::help::update(state, action);
+        return Vec::new();
+    }
+    if state.catalog.entry_open
+        && action != Action::ToggleHelp
+        && crate::tui::panes::catalog::takes(&action)
+    {
+        crate::tui::panes::catalog::entry_update(state, action);
         return Vec::new();
     }
     match action {
@@ -417,6 +420,12 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         }
         _ => {}
     }
+    if state.filter_editing
+        && state.focus == Pane::Catalog
+        && crate::tui::panes::catalog::search_key(state, &action).is_some()
+    {
+        return Vec::new();
+    }
     if state.filter_editing {
         match action {
             Action::Char(c) => {
@@ -469,6 +478,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 if let Some(q) = state.history.back(&mut state.next_request) {
                     return history_effects(q);
                 }
+            } else if state.focus == Pane::Catalog && !state.catalog.search.is_empty() {
+                state.catalog.search.clear();
+                state.catalog_scroll = 0;
             } else if !state.filter.is_empty() {
                 state.filter.clear();
                 state.refresh_visible();
@@ -593,8 +605,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.refresh_visible();
         }
         Action::Filter => {
-            state.focus = Pane::Budgets;
+            // The Catalog searches its own lines; elsewhere `/` searches the Budgets.
+            if state.focus != Pane::Catalog {
+                state.focus = Pane::Budgets;
+            }
             state.filter_editing = true;
+        }
+        Action::Open if state.focus == Pane::Catalog => {
+            crate::tui::panes::catalog::open_entry(state);
         }
         Action::CycleTier => {
             state.tier_override = match state.tier_override {

@@ -128,6 +128,9 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
     }
     let (body, status) = (a.body, a.status);
     panes::help::draw_status(frame, status, state, keymap, theme);
+    if state.catalog.entry_open {
+        panes::catalog::draw_entry(frame, body, state, theme);
+    }
     if state.show_help {
         panes::help::draw(frame, body, state, keymap, theme);
     }

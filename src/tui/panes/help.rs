@@ -170,6 +170,9 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
     if state.show_help {
         return "j/k scroll · pgup/pgdn page · esc or ? closes".into();
     }
+    if state.catalog.entry_open {
+        return "j/k scroll · pgup/pgdn page · esc or enter closes".into();
+    }
     if state.focus == Pane::Prompt {
         // These keys are fixed while typing (see `tui::key_action`); only the clear key is
         // the keymap's (a ctrl or alt binding of clear_prompt).
@@ -185,7 +188,19 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
     if state.filter_editing {
         return "type to search · enter keep · esc clear".into();
     }
-    let wanted: &[(&[Action], &str)] = if state.focus == Pane::History {
+    let wanted: &[(&[Action], &str)] = if state.focus == Pane::Catalog {
+        &[
+            (&[A::Quit], "quit"),
+            (&[A::ToggleHelp], "help"),
+            (&[A::FocusNext], "pane"),
+            (&[A::Down, A::Up], "move"),
+            (&[A::Open], "open entry"),
+            (&[A::Filter], "search"),
+            (&[A::ToggleFullView], "full"),
+            (&[A::CycleTier], "tier"),
+            (&[A::Back], "clear search"),
+        ]
+    } else if state.focus == Pane::History {
         &[
             (&[A::Quit], "quit"),
             (&[A::ToggleHelp], "help"),
