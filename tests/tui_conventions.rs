@@ -49,3 +49,37 @@ fn budgets_text_names_the_prompt_variant_in_words() {
     assert!(text.contains("full steps"), "{text}");
     assert!(!text.contains("FullSteps"), "{text}");
 }
+
+/// No `{:?}` / `{x:?}` / `{:#?}` in what the console draws: debug names (`FullSteps`,
+/// `Raw`) are not words an operator reads. Tests inside the files may use them.
+#[test]
+fn no_debug_formatting_in_the_console_sources() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui"),
+        &mut files,
+    );
+    assert!(files.len() > 10, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            assert!(
+                !line.contains(":?}") && !line.contains(":#?}"),
+                "{}:{}: debug formatting: {line}",
+                file.display(),
+                n + 1
+            );
+        }
+    }
+}
