@@ -148,6 +148,8 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
     if total == 0 {
         return empty(frame, inner, nothing_matches(h, "groups"), theme);
     }
+    // Highlight mark, the count, a space: the rest is the intent's, cut with `…`.
+    let intent_width = (inner.width as usize).saturating_sub(2 + 5 + 1);
     paged_table(
         frame,
         inner,
@@ -158,7 +160,7 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
             page.get(i).map(|g| {
                 Row::new(vec![
                     Cell::from(format!("{:>5}", g.plans)),
-                    Cell::from(shown(&g.intent.replace('\n', " "))),
+                    Cell::from(clip(&g.intent.replace('\n', " "), intent_width)),
                 ])
             })
         },
@@ -200,38 +202,69 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     if total == 0 {
         return empty(frame, inner, nothing_matches(h, "plans"), theme);
     }
+    // Narrow panes get narrower columns (and lose the outcome: a failure's drift says
+    // "✗ failed" already); the intent takes the rest, cut with `…`.
+    let w = (inner.width as usize).saturating_sub(2);
+    let wide = w >= 100;
+    let with_outcome = w >= 64;
+    let (outcome_w, at_w, model_w) = if wide { (20, 16, 22) } else { (12, 11, 14) };
+    let mut header = vec!["drift"];
+    let mut widths = vec![Constraint::Length(10)];
+    if with_outcome {
+        header.push("outcome");
+        widths.push(Constraint::Length(outcome_w as u16));
+    }
+    header.extend(["at", "model", "intent"]);
+    widths.extend([
+        Constraint::Length(at_w as u16),
+        Constraint::Length(model_w as u16),
+        Constraint::Fill(1),
+    ]);
+    // The columns before the intent, each with the space after it.
+    let fixed: usize = 11 + at_w + 1 + model_w + 1 + if with_outcome { outcome_w + 1 } else { 0 };
+    let intent_w = w.saturating_sub(fixed).max(1);
     paged_table(
         frame,
         inner,
         (h.plan_selected, total),
-        Row::new(["drift", "outcome", "at", "model", "intent"]),
-        &[
-            Constraint::Length(10),
-            Constraint::Length(20),
-            Constraint::Length(16),
-            Constraint::Length(22),
-            Constraint::Fill(1),
-        ],
+        Row::new(header),
+        &widths,
         |i| {
             page.get(i).map(|p| {
-                Row::new(vec![
+                let at = format_minute(p.at);
+                // "2026-11-18 05:08", or "11-18 05:08" when narrow.
+                let at = if wide {
+                    at
+                } else {
+                    at.get(5..).unwrap_or(&at).to_string()
+                };
+                let mut cells = vec![
                     Cell::from(format!("{} {}", p.drift.marker(), p.drift))
                         .style(drift_style(p.drift, theme)),
-                    Cell::from(outcome_text(p.outcome, p.failure_class.as_deref())),
-                    Cell::from(format_minute(p.at)),
-                    Cell::from(short_model(&p.model)),
-                    Cell::from(shown(&p.intent.replace('\n', " "))),
-                ])
+                ];
+                if with_outcome {
+                    cells.push(Cell::from(clip(
+                        &outcome_text(p.outcome, p.failure_class.as_deref()),
+                        outcome_w,
+                    )));
+                }
+                cells.extend([
+                    Cell::from(at),
+                    Cell::from(short_model(&p.model, model_w)),
+                    Cell::from(clip(&p.intent.replace('\n', " "), intent_w)),
+                ]);
+                Row::new(cells)
             })
         },
         theme,
     );
 }
 
-/// The part of a model id after the provider prefix: tables are narrow.
-fn short_model(model: &str) -> String {
+/// The part of a model id after the provider prefix, elided with `…` to `width`: tables
+/// are narrow.
+fn short_model(model: &str, width: usize) -> String {
     let tail = model.rsplit('/').next().unwrap_or(model);
-    clip(tail, 22)
+    crate::format::elide(&shown(tail), width)
 }
 
 fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
@@ -360,7 +393,7 @@ fn detail_lines<'a>(
                     shown(&format!("  {}  {}  ", p.id, format_minute(p.at))),
                     theme.muted,
                 ),
-                Span::styled(short_model(&p.model), theme.base),
+                Span::styled(short_model(&p.model, 22), theme.base),
                 Span::raw("  "),
                 Span::styled(
                     outcome_text(p.outcome, p.failure_class.as_deref()),
@@ -428,6 +461,9 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         }
         return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
+    let model_w = (inner.width as usize)
+        .saturating_sub(5 + 5 + 5 + 6 + 4)
+        .max(1);
     let rows: Vec<Row> = h
         .model_rows
         .iter()
@@ -439,7 +475,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
                 _ => theme.base,
             };
             Row::new(vec![
-                Cell::from(short_model(&m.outcomes.model)),
+                Cell::from(short_model(&m.outcomes.model, model_w)),
                 Cell::from(format!("{:>5}", m.outcomes.plans)),
                 Cell::from(format!("{:>4.0}%", m.failed_rate * 100.0)),
                 Cell::from(format!("{:>4.0}%", m.followed_rate * 100.0)),
