@@ -38,9 +38,18 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         ""
     };
+    let search = if state.catalog.search.is_empty() {
+        String::new()
+    } else {
+        format!(" · /{}", state.catalog.search)
+    };
+    let rest = format!(" · tier {}{tier_note}{updating}{search} ", row.tier);
+    // The model id gives way (elided with …) before the tier does.
+    let room =
+        (area.width as usize).saturating_sub(2 + " 2 Catalog · ".len() + rest.chars().count());
     let title = format!(
-        " 2 Catalog · {} · tier {}{tier_note}{updating} ",
-        view.effective.model, row.tier
+        " 2 Catalog · {}{rest}",
+        crate::format::elide(&view.effective.model, room.max(8))
     );
     let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
