@@ -15,6 +15,26 @@ pub fn thousands(n: usize) -> String {
 
 pub use crate::core::text::clip;
 
+/// `text` in at most `width` characters: whole when it fits, else its head and its tail
+/// joined by `…` (the tail gets the larger share: model ids differ at the end).
+/// `anthropic/claude-haiku-4-5` in 14 → `anth…haiku-4-5`.
+pub fn elide(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    if width <= 1 {
+        return "…".repeat(width);
+    }
+    let keep = width - 1;
+    let head = keep / 3;
+    let tail = keep - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(n - tail));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -22,5 +42,24 @@ mod tests {
         assert_eq!(super::thousands(1_234_567), "1,234,567");
         assert_eq!(super::thousands(12), "12");
         assert_eq!(super::thousands(0), "0");
+    }
+
+    #[test]
+    fn elide_keeps_head_and_tail_and_never_exceeds_the_width() {
+        assert_eq!(
+            super::elide("anthropic/claude-haiku-4-5", 14),
+            "anth…haiku-4-5"
+        );
+        assert_eq!(super::elide("tencent/", 8), "tencent/");
+        assert_eq!(super::elide("tencent/hunyuan", 1), "…");
+        assert_eq!(super::elide("tencent/hunyuan", 0), "");
+        for w in 0..20 {
+            assert!(
+                super::elide("openrouter/openrouter/free", w)
+                    .chars()
+                    .count()
+                    <= w
+            );
+        }
     }
 }

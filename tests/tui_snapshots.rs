@@ -3,13 +3,21 @@
 mod common;
 
 use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{Effect, Pane};
 use ctxconsole::tui::app::{State, update};
 use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::panes::mouse;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{EffectContext, initial_state, run_effect_now, start, ui};
+use ctxconsole::tui::{
+    EffectContext, apply_keys, initial_state, key_action, run_effect_now, start, ui,
+};
+use ctxconsole::workspace::StoreChoice;
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
 
 fn workspace() -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -49,11 +57,29 @@ fn started(ws: &Workspace) -> State {
 }
 
 fn screen(state: &State, width: u16, height: u16) -> String {
+    screen_with(state, width, height, &Keymap::default())
+}
+
+fn screen_with(state: &State, width: u16, height: u16, keymap: &Keymap) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .draw(|f| ui::draw(f, state, &Theme::plain(), keymap))
         .unwrap();
     terminal.backend().to_string()
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Keys as the runtime applies them: the keymap (or the focused text box) turns each into
+/// an action, and effects run to completion.
+fn press(ws: &Workspace, state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) {
+    for k in keys {
+        if let Some(a) = key_action(state, keymap, k) {
+            apply(ws, state, [a]);
+        }
+    }
 }
 
 #[test]
@@ -118,7 +144,7 @@ fn filter_and_sort_budgets() {
         ],
     );
     let s = screen(&state, 130, 30);
-    assert!(s.contains("filter /free"));
+    assert!(s.contains("search /free"));
     insta::assert_snapshot!("filtered_free", s);
 }
 
@@ -382,4 +408,364 @@ fn a_broken_store_leaves_the_console_working() {
         std::fs::read(dir.path().join("history.sqlite")).unwrap(),
         vec![7u8; 4096]
     );
+}
+
+#[test]
+fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('?'))]);
+    assert!(state.show_help);
+    // q, t, tab, p: none of them reach the panes while help is open.
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[
+            key(KeyCode::Char('q')),
+            key(KeyCode::Char('t')),
+            key(KeyCode::Tab),
+            key(KeyCode::Char('p')),
+        ],
+    );
+    assert!(!state.quit, "? then q must not quit");
+    assert!(state.show_help);
+    assert_eq!(state.tier_override, None);
+    assert_eq!(state.focus, ctxconsole::tui::app::Pane::Budgets);
+    // At 80×24 help does not fit: it says where it is and scrolls.
+    let top = screen(&state, 80, 24);
+    assert!(top.contains("1–"), "{top}");
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('G'))]);
+    let bottom = screen(&state, 80, 24);
+    assert!(bottom.contains("click: focus a pane"), "{bottom}");
+    assert!(!top.contains("click: focus a pane"), "{top}");
+    insta::assert_snapshot!("help_80x24_scrolled_to_the_end", bottom);
+    // Esc closes it; then q quits.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(!state.show_help);
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('q'))]);
+    assert!(state.quit);
+}
+
+#[test]
+fn the_status_line_follows_a_remapped_keymap() {
+    let (_d, ws) = workspace();
+    let state = started(&ws);
+    let keymap = Keymap::with_overlay(
+        "[keys]\n\"q\" = \"none\"\n\"x\" = \"quit\"\n\"t\" = \"none\"\n\"z\" = \"cycle_tier\"\n\"/\" = \"none\"\n",
+        "keymap.toml",
+    )
+    .unwrap();
+    let s = screen_with(&state, 160, 30, &keymap);
+    let status = s.lines().nth(29).unwrap();
+    assert!(
+        status.contains("x quit") && status.contains("z tier"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("q quit") && !status.contains("t tier"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("search"),
+        "an unbound action is not offered: {status}"
+    );
+    let default = screen(&state, 160, 30);
+    let status = default.lines().nth(29).unwrap();
+    assert!(
+        status.contains("q quit") && status.contains("t tier"),
+        "{status}"
+    );
+}
+
+#[test]
+fn an_empty_store_says_what_is_empty_instead_of_loading_for_ever() {
+    let (dir, ws) = workspace();
+    let store = StoreChoice {
+        path: Some(dir.path().join("empty.sqlite")),
+        sample: false,
+    };
+    let (ctx, mut state) = start(&ws, &store, false);
+    let mut queue = update(&mut state, Action::FocusHistory);
+    while let Some(e) = queue.pop() {
+        queue.extend(update(&mut state, run_effect_now(&ctx, e)));
+    }
+    let s = screen(&state, 120, 40);
+    assert!(!s.contains("loading…"), "{s}");
+    assert!(
+        s.contains("no plans yet: the history store is empty"),
+        "{s}"
+    );
+    assert!(s.contains("no model outcomes"), "{s}");
+    insta::assert_snapshot!("history_empty_store", s);
+}
+
+#[test]
+fn ctrl_u_clears_the_prompt_and_long_lines_wrap() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    let long = "summarise the launch note and then draft a blog post from it with an illustration at the end";
+    apply(&ws, &mut state, [Action::Paste(long.into())]);
+    // Two edits: a clear is not an undo of the last one.
+    apply(&ws, &mut state, [Action::Paste(" please".into())]);
+    let s = screen(&state, 120, 40);
+    // The box is about 50 columns wide: the line's start and its end are both on screen.
+    assert!(
+        s.contains("summarise the launch") && s.contains("end please"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("Raw:") && !s.contains("Tight:"),
+        "debug names: {s}"
+    );
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)],
+    );
+    assert_eq!(state.prompt_text(), "");
+    assert!(
+        state.preview.is_none(),
+        "the preview follows the cleared box"
+    );
+}
+
+fn text_keys(text: &str) -> Vec<KeyEvent> {
+    text.chars()
+        .map(|c| match c {
+            '\n' => key(KeyCode::Enter),
+            '\t' => key(KeyCode::Tab),
+            c => key(KeyCode::Char(c)),
+        })
+        .collect()
+}
+
+#[test]
+fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    // What a terminal without bracketed paste sends: the text as keys, all at once. The Tab
+    // must not change pane, the q must not quit, the Enter is a new line.
+    let text = "draft a blog\tquickly\nand make an illustration";
+    let effects = apply_keys(&mut state, &keymap, &text_keys(text));
+    assert!(!state.quit);
+    assert_eq!(state.focus, Pane::Prompt);
+    assert_eq!(state.prompt_text(), text);
+    assert!(
+        matches!(&effects[..], [Effect::DebouncePreview { .. }]),
+        "one preview for the whole paste, not one per key: {} effects",
+        effects.len()
+    );
+    // Keys a person types one at a time stay keys: Esc leaves the pane.
+    apply_keys(&mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert_eq!(state.focus, Pane::Budgets);
+    // Outside a text box, a burst is keys (held j moves the selection).
+    apply_keys(&mut state, &keymap, &text_keys("jjjj"));
+    assert_eq!(state.selected, 4);
+}
+
+fn mouse_at(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
+    MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+#[test]
+fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let screen_area = Rect::new(0, 0, 120, 40);
+    let click = |c, r| mouse_at(MouseEventKind::Down(MouseButton::Left), c, r);
+    let s = screen(&state, 120, 40);
+    // Row 4 of the table: title bar (0), pane border (1), header (2), rows from 3.
+    let row4 = s.lines().nth(3 + 4).unwrap();
+    let wanted = state.rows[state.visible[4]].id.clone();
+    assert!(row4.contains(&wanted[..6]), "{row4}");
+    let a = mouse::actions(&state, screen_area, &click(5, 7));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.selected, 4);
+    assert_eq!(state.compaction.as_ref().unwrap().effective.model, wanted);
+    // A click on the Catalog focuses it; the wheel over Budgets focuses Budgets and moves.
+    let a = mouse::actions(&state, screen_area, &click(100, 10));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.focus, Pane::Catalog);
+    let wheel = mouse_at(MouseEventKind::ScrollDown, 5, 10);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.focus, Pane::Budgets);
+    assert_eq!(state.selected, 4 + mouse::WHEEL_ROWS);
+    // History: a click in the groups list picks that list and that group.
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    let a = mouse::actions(&state, screen_area, &click(10, 6));
+    apply(&ws, &mut state, a);
+    assert_eq!(
+        state.history.list,
+        ctxconsole::tui::history::HistoryList::Groups
+    );
+    assert_eq!(state.history.group_selected, 3);
+    let a = mouse::actions(&state, screen_area, &click(60, 5));
+    apply(&ws, &mut state, a);
+    assert_eq!(
+        state.history.list,
+        ctxconsole::tui::history::HistoryList::Plans
+    );
+    assert_eq!(state.history.plan_selected, 2);
+    let selected = state.history.selected_plan().unwrap().id.clone();
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, selected);
+    // Help open: the wheel scrolls it, a click does nothing.
+    apply(&ws, &mut state, [Action::ToggleHelp]);
+    let a = mouse::actions(&state, screen_area, &click(60, 8));
+    apply(&ws, &mut state, a);
+    assert_eq!(state.history.plan_selected, 2);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.help_scroll, mouse::WHEEL_ROWS);
+}
+
+#[test]
+fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    // A Tier C row, so some entries are trimmed and some cut.
+    let row = state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .unwrap();
+    apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
+    apply(
+        &ws,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView],
+    );
+    press(&ws, &mut state, &keymap, &text_keys("/"));
+    assert!(state.filter_editing);
+    // Typed one key at a time: each narrows the list (q is text here, not quit).
+    press(&ws, &mut state, &keymap, &text_keys("memory"));
+    assert!(!state.quit);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("/memory▏ · 11 of 72 entries"), "{s}");
+    assert!(
+        s.contains("1 Budgets"),
+        "the Catalog searched, not Budgets: {s}"
+    );
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
+    assert!(!state.filter_editing);
+    insta::assert_snapshot!("catalog_search_memory", screen(&state, 120, 40));
+    // Enter on an entry: it opens, with its fate, as sent and in full.
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[key(KeyCode::Down), key(KeyCode::Down), key(KeyCode::Enter)],
+    );
+    assert!(state.catalog.entry_open);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("as sent") && s.contains("full original"), "{s}");
+    assert!(s.contains("not sent: cut by the budget"), "{s}");
+    assert!(
+        s.contains("\"description\": \"Store a fact"),
+        "pretty JSON: {s}"
+    );
+    insta::assert_snapshot!("catalog_entry_open_cut", s);
+    // Esc closes it; a pipeline that is sent shows as sent, trimmed.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(!state.catalog.entry_open);
+    press(&ws, &mut state, &keymap, &text_keys("jjjj"));
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
+    let s = screen(&state, 120, 40);
+    assert!(s.contains("builtin.remember-and-blog"), "{s}");
+    assert!(s.contains("sent, trimmed by steps 1, 2, 3"), "{s}");
+    assert!(!s.contains("(not in the request)"), "{s}");
+    insta::assert_snapshot!("catalog_entry_open_sent", s);
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    // Esc again clears the search.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
+    assert!(state.catalog.search.is_empty());
+    assert_eq!(state.catalog_lines(), state.full_catalog.lines().count());
+}
+
+/// Every pane at the three sizes operators use, reviewed by eye.
+#[test]
+fn every_pane_at_80x24_120x40_and_160x50() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let mut screens: Vec<(&str, State)> = vec![("budgets", state.clone())];
+    apply(
+        &ws,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView],
+    );
+    screens.push(("catalog_full", state.clone()));
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::ToggleFullView,
+            Action::FocusBudgets,
+            Action::Bottom,
+            Action::FocusPrompt,
+            Action::Paste("summarise this launch note and draft a blog post from it".into()),
+        ],
+    );
+    screens.push(("prompt", state.clone()));
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    screens.push(("history", state.clone()));
+    apply(&ws, &mut state, [Action::ToggleHelp]);
+    screens.push(("help", state.clone()));
+    for (name, state) in &screens {
+        for (w, h) in [(80, 24), (120, 40), (160, 50)] {
+            let s = screen(state, w, h);
+            assert!(!s.contains("needs at least"), "{name} {w}x{h}");
+            insta::assert_snapshot!(format!("size_{name}_{w}x{h}"), s);
+        }
+    }
+}
+
+#[test]
+fn budgets_elide_ids_and_show_lints_at_80_120_and_160_columns() {
+    let (dir, _) = workspace();
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        "[[model]]\nid = \"example-provider/a-very-long-model-name-for-testing-2025-06-01\"\ninput_tokens = 8000\noutput_tokens = 16000\ntier = \"C\"\nsource = \"test\"\n",
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    let row = state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id.starts_with("example-provider/"))
+        .unwrap();
+    apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
+    for (w, h) in [(80, 24), (120, 40), (160, 50)] {
+        let s = screen(&state, w, h);
+        // The selected row's table line: elided with … and flagged in the lint column.
+        let line = s.lines().find(|l| l.contains('▶')).unwrap();
+        assert!(
+            line.contains('…') && line.contains("2025-06-01"),
+            "{w}: {line}"
+        );
+        assert!(line.contains("⚠1"), "{w}: lint column: {line}");
+        // The row detail names the lint.
+        assert!(s.contains("⚠ output window"), "{w}:\n{s}");
+        // A prefix row reads as a family, never as a cut id.
+        assert!(s.contains("tencent/*"), "{w}:\n{s}");
+        assert!(!s.contains("anthropic/c "), "{w}: an id cut without …\n{s}");
+    }
+    insta::assert_snapshot!("budgets_lint_80x24", screen(&state, 80, 24));
 }

@@ -462,3 +462,66 @@ fn a_panic_on_any_thread_or_an_error_restores_the_terminal() {
         assert!(shown.contains(message), "{mode}\n{shown}");
     }
 }
+
+#[test]
+fn help_takes_every_key_until_closed_so_question_then_q_leaves_the_console_running() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(100, 24);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["?"]);
+    tmux.wait_for("help", 10, |s| s.contains("keys (live keymap) · 1–"));
+    // q must not quit while help is open; j after it scrolls help, so the console read both.
+    tmux.keys(&["q", "j"]);
+    let scrolled = tmux.wait_for("help scrolled after q", 10, |s| {
+        s.contains("keys (live keymap) · 2–")
+    });
+    assert!(!scrolled.contains("e2e$"), "{scrolled}");
+    assert_eq!(tmux.alternate_on(), "1", "the console is still up");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("help closed", 10, |s| {
+        !s.contains("keys (live keymap)") && s.contains("q quit")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
+#[test]
+fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 45);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "e2e", "#{mouse_any_flag}"])
+            .trim(),
+        "1",
+        "the console asks for mouse events"
+    );
+    tmux.keys(&["p"]);
+    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    // paste-buffer without -p: no brackets, the text arrives as keys (newlines as Enter,
+    // the tab as Tab). Neither the tab nor the q in "quickly" may act as a key.
+    let paste = home.path().join("paste.txt");
+    let text = "draft a blog\tquickly\nand make an illustration\n".repeat(10);
+    std::fs::write(&paste, &text).unwrap();
+    tmux.run(&["load-buffer", paste.to_str().unwrap()]);
+    tmux.run(&["paste-buffer", "-t", "e2e"]);
+    let shown = tmux.wait_for("the pasted text previewed", 20, |s| {
+        s.contains("3 Prompt · 21 lines") && s.contains("RANKING")
+    });
+    assert!(
+        shown.contains("esc leaves"),
+        "still in the Prompt pane\n{shown}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    assert_eq!(
+        tmux.run(&["display", "-p", "-t", "e2e", "#{mouse_any_flag}"])
+            .trim(),
+        "0",
+        "mouse capture given back"
+    );
+}

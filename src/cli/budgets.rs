@@ -116,7 +116,7 @@ fn describe_row(model: &str, matched_by: MatchedBy, row: &BudgetRow) -> String {
         ("flags", row.flags()),
         ("prices $/M", row.price_label()),
         ("tokenizer", row.tokenizer.name().into()),
-        ("prompt", format!("{:?}", row.prompt_variant)),
+        ("prompt", row.prompt_variant.to_string()),
         ("layer", row.layer.to_string()),
         ("source", row.source.clone()),
     ];

@@ -337,9 +337,9 @@ pub fn describe(r: &RankReport) -> String {
     ));
     for m in &r.misses {
         out.push_str(&format!(
-            "miss {}: expected {:?} at {} (first: {}): {}\n",
+            "miss {}: expected {} at {} (first: {}): {}\n",
             m.id,
-            m.expected,
+            m.expected.join(" or "),
             m.rank.map_or("—".into(), |r| r.to_string()),
             m.ranked_first,
             m.intent.replace('\n', " ")

@@ -117,6 +117,22 @@ pub enum PromptVariant {
     SinglePick,
 }
 
+impl PromptVariant {
+    /// How screens and text output name it (the serde name, in words).
+    pub fn label(self) -> &'static str {
+        match self {
+            PromptVariant::FullSteps => "full steps",
+            PromptVariant::SinglePick => "single pick",
+        }
+    }
+}
+
+impl fmt::Display for PromptVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// Where a row came from. Later layers win over earlier ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

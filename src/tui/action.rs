@@ -13,7 +13,8 @@ use crate::tui::replay::ReplayResult;
 pub enum Action {
     Quit,
     ToggleHelp,
-    /// Close the topmost thing: help, then the filter.
+    /// Close the topmost thing: help, then the filter. Help is modal: while it is open,
+    /// only this, `toggle_help`, the movement keys (which scroll it) and ctrl+c reach it.
     Back,
     FocusNext,
     FocusPrev,
@@ -51,6 +52,11 @@ pub enum Action {
     CycleTier,
     /// Catalog: full catalog vs what the model receives.
     ToggleFullView,
+    /// Prompt: empty the text box (a ctrl/alt key also works while typing in it).
+    ClearPrompt,
+    /// A mouse click on row `n` of the focused list (0 = the first row of the list).
+    #[serde(skip)]
+    SelectRow(u64),
     /// A character typed while the filter is being edited.
     #[serde(skip)]
     Char(char),
@@ -112,7 +118,7 @@ impl Action {
             Action::FocusHistory => "go to History",
             Action::Left => "history: groups list",
             Action::Right => "history: plans list",
-            Action::Open => "history: narrow to the group / open the plan",
+            Action::Open => "open: a catalog entry in full; history: the group / the plan",
             Action::CycleOutcome => "history: filter by outcome (cycles)",
             Action::CycleDrift => "history: filter by drift (cycles)",
             Action::CycleCaller => "history: filter by caller (cycles)",
@@ -127,10 +133,12 @@ impl Action {
             Action::Bottom => "last row",
             Action::SortNext => "sort budgets by the next column",
             Action::SortReverse => "reverse the sort",
-            Action::Filter => "filter budgets by id, tier or layer",
+            Action::Filter => "search: Budgets by id, tier or layer; Catalog by text",
             Action::CycleTier => "tier override: auto → A → B → C",
             Action::ToggleFullView => "catalog: full / as sent",
+            Action::ClearPrompt => "prompt: clear the text box",
             Action::Char(_)
+            | Action::SelectRow(_)
             | Action::Backspace
             | Action::Confirm
             | Action::Paste(_)

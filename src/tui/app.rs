@@ -13,6 +13,8 @@ use crate::tui::replay::{ReplayRequest, ReplayResult};
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
     t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
+    // Long lines wrap (at words, a long word at its characters): nothing scrolls sideways.
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
 }
 use crate::workspace::CatalogOrigin;
@@ -136,6 +138,9 @@ pub struct State {
     /// Full catalog text, one entry per line, for the full view.
     pub full_catalog: Arc<String>,
     pub show_help: bool,
+    /// The first help line on screen, and how many lines help has (from the live keymap).
+    pub help_scroll: usize,
+    pub help_len: usize,
     pub quit: bool,
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
@@ -149,6 +154,7 @@ pub struct State {
     pub preview_error: Option<String>,
     pub preview_scroll: usize,
     pub history: HistoryState,
+    pub catalog: crate::tui::panes::catalog::CatalogPane,
 }
 
 impl State {
@@ -177,6 +183,8 @@ impl State {
             catalog_origin,
             full_catalog,
             show_help: false,
+            help_scroll: 0,
+            help_len: crate::tui::panes::help::lines(&crate::tui::keymap::Keymap::default()).len(),
             quit: false,
             page: 10,
             notes,
@@ -187,6 +195,7 @@ impl State {
             preview_error: None,
             preview_scroll: 0,
             history: HistoryState::default(),
+            catalog: Default::default(),
         }
     }
 
@@ -324,16 +333,10 @@ impl State {
         self.catalog_scroll = to.min(lines.saturating_sub(1));
     }
 
-    /// Lines in the catalog viewer now.
+    /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
-        if self.full_view {
-            self.full_catalog.lines().count()
-        } else {
-            self.compaction
-                .as_ref()
-                .map(|c| c.compacted.text.lines().count())
-                .unwrap_or(0)
-        }
+        use crate::tui::panes::catalog::{viewer_text, visible_lines};
+        visible_lines(viewer_text(self), &self.catalog.search).len()
     }
 }
 
@@ -345,13 +348,33 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
         Action::PageUp => current.saturating_sub(page),
         Action::PageDown => current + page,
         Action::Top => 0,
+        Action::SelectRow(n) => *n,
         _ => len.saturating_sub(1),
     }
 }
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    if state.show_help && crate::tui::panes::help::takes(&action) {
+        crate::tui::panes::help::update(state, action);
+        return Vec::new();
+    }
+    if state.catalog.entry_open
+        && action != Action::ToggleHelp
+        && crate::tui::panes::catalog::takes(&action)
+    {
+        crate::tui::panes::catalog::entry_update(state, action);
+        return Vec::new();
+    }
     match action {
+        Action::ClearPrompt => {
+            if state.prompt_text().is_empty() {
+                return Vec::new();
+            }
+            state.prompt = new_prompt_box();
+            state.preview_scroll = 0;
+            return state.prompt_changed();
+        }
         Action::PromptKey(input) => {
             return if state.prompt.input(input) {
                 state.prompt_changed()
@@ -397,6 +420,12 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         }
         _ => {}
     }
+    if state.filter_editing
+        && state.focus == Pane::Catalog
+        && crate::tui::panes::catalog::search_key(state, &action).is_some()
+    {
+        return Vec::new();
+    }
     if state.filter_editing {
         match action {
             Action::Char(c) => {
@@ -433,7 +462,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::Quit => state.quit = true,
-        Action::ToggleHelp => state.show_help = !state.show_help,
+        Action::ToggleHelp => {
+            state.show_help = !state.show_help;
+            state.help_scroll = 0;
+        }
         Action::Back => {
             if state.show_help {
                 state.show_help = false;
@@ -446,6 +478,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 if let Some(q) = state.history.back(&mut state.next_request) {
                     return history_effects(q);
                 }
+            } else if state.focus == Pane::Catalog && !state.catalog.search.is_empty() {
+                state.catalog.search.clear();
+                state.catalog_scroll = 0;
             } else if !state.filter.is_empty() {
                 state.filter.clear();
                 state.refresh_visible();
@@ -539,7 +574,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::PageUp
         | Action::PageDown
         | Action::Top
-        | Action::Bottom => {
+        | Action::Bottom
+        | Action::SelectRow(_) => {
             let page = state.page.max(1) as u64;
             if state.focus == Pane::History {
                 let (current, len) = state.history.position();
@@ -569,8 +605,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.refresh_visible();
         }
         Action::Filter => {
-            state.focus = Pane::Budgets;
+            // The Catalog searches its own lines; elsewhere `/` searches the Budgets.
+            if state.focus != Pane::Catalog {
+                state.focus = Pane::Budgets;
+            }
             state.filter_editing = true;
+        }
+        Action::Open if state.focus == Pane::Catalog => {
+            crate::tui::panes::catalog::open_entry(state);
         }
         Action::CycleTier => {
             state.tier_override = match state.tier_override {
@@ -599,6 +641,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Confirm
         | Action::Paste(_)
         | Action::Resize
+        | Action::ClearPrompt
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
         | Action::Previewed(..)

@@ -81,6 +81,7 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("/", Action::Filter),
     ("t", Action::CycleTier),
     ("f", Action::ToggleFullView),
+    ("ctrl+u", Action::ClearPrompt),
 ];
 
 impl Key {
@@ -175,15 +176,36 @@ impl Key {
             KeyCodeName::Char(c) => s.push(c),
             KeyCodeName::F(n) => s.push_str(&format!("f{n}")),
             KeyCodeName::BackTab => s.push_str("shift+tab"),
-            other => s.push_str(&format!("{other:?}").to_ascii_lowercase()),
+            KeyCodeName::Up => s.push('↑'),
+            KeyCodeName::Down => s.push('↓'),
+            KeyCodeName::Left => s.push('←'),
+            KeyCodeName::Right => s.push('→'),
+            KeyCodeName::PageUp => s.push_str("pgup"),
+            KeyCodeName::PageDown => s.push_str("pgdn"),
+            KeyCodeName::Home => s.push_str("home"),
+            KeyCodeName::End => s.push_str("end"),
+            KeyCodeName::Tab => s.push_str("tab"),
+            KeyCodeName::Enter => s.push_str("enter"),
+            KeyCodeName::Esc => s.push_str("esc"),
+            KeyCodeName::Backspace => s.push_str("backspace"),
         }
         s
+    }
+
+    /// A plain key (no ctrl, no alt) is the one a hint shows first.
+    fn is_plain(&self) -> bool {
+        !self.ctrl && !self.alt
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct Keymap {
     bindings: HashMap<Key, Action>,
+    /// Every bound key, the user's own first (in file order), then the defaults in their
+    /// order: the first key bound to an action is the one the status line names.
+    order: Vec<Key>,
+    /// How many of `order` (from the front) the user's file bound.
+    user_keys: usize,
 }
 
 #[derive(Deserialize)]
@@ -195,11 +217,16 @@ struct KeymapFile {
 
 impl Default for Keymap {
     fn default() -> Self {
-        let bindings = DEFAULT_BINDINGS
+        let pairs: Vec<(Key, Action)> = DEFAULT_BINDINGS
             .iter()
             .filter_map(|(k, a)| Key::parse(k).map(|key| (key, a.clone())))
             .collect();
-        Keymap { bindings }
+        let order = pairs.iter().map(|(k, _)| *k).collect();
+        Keymap {
+            bindings: pairs.into_iter().collect(),
+            order,
+            user_keys: 0,
+        }
     }
 }
 
@@ -209,12 +236,18 @@ impl Keymap {
         let file: KeymapFile =
             toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
         let mut map = Keymap::default();
+        let mut user_keys: Vec<Key> = Vec::new();
+        // The keys this file took away from quitting, to name if nothing quits any more.
+        let mut unbound_quit: Vec<String> = Vec::new();
         for (key_text, action_name) in file.keys {
             let key = Key::parse(&key_text).ok_or_else(|| CoreError::Field {
                 origin: origin.into(),
                 field: format!("keys.\"{key_text}\""),
                 problem: "is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\")".into(),
             })?;
+            if map.bindings.get(&key) == Some(&Action::Quit) {
+                unbound_quit.push(format!("\"{key_text}\" = \"{action_name}\""));
+            }
             if action_name == "none" {
                 map.bindings.remove(&key);
                 continue;
@@ -228,8 +261,59 @@ impl Keymap {
                 problem: format!("names unknown action '{action_name}'"),
             })?;
             map.bindings.insert(key, action);
+            user_keys.push(key);
         }
+        if !map.bindings.values().any(|a| *a == Action::Quit) {
+            return Err(CoreError::Field {
+                origin: origin.into(),
+                field: "keys".into(),
+                problem: format!(
+                    "leaves no key bound to quit ({} took the last one away); bind one, e.g. \"q\" = \"quit\"",
+                    unbound_quit.join(", ")
+                ),
+            });
+        }
+        map.user_keys = user_keys
+            .iter()
+            .filter(|k| map.bindings.contains_key(k))
+            .count();
+        let defaults: Vec<Key> = map
+            .order
+            .iter()
+            .filter(|k| !user_keys.contains(k))
+            .copied()
+            .collect();
+        user_keys.extend(defaults);
+        let bindings = &map.bindings;
+        user_keys.retain(|k| bindings.contains_key(k));
+        map.order = user_keys;
         Ok(map)
+    }
+
+    /// The key the status line names for `action`: a plain key the user bound, else a
+    /// plain letter or sign (`j` over `↓`, `p` over `3`), else any plain key, else any key.
+    pub fn primary(&self, action: &Action) -> Option<Key> {
+        let rank = |(i, k): (usize, &Key)| {
+            let letter = matches!(k.code, KeyCodeName::Char(c) if !c.is_ascii_digit());
+            let class = match (k.is_plain(), i < self.user_keys, letter) {
+                (true, true, _) => 0,
+                (true, false, true) => 1,
+                (true, false, false) => 2,
+                (false, ..) => 3,
+            };
+            (class, i)
+        };
+        self.order
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| self.bindings.get(*k) == Some(action))
+            .min_by_key(|&(i, k)| rank((i, k)))
+            .map(|(_, k)| *k)
+    }
+
+    /// [`Keymap::primary`]'s label.
+    pub fn primary_label(&self, action: &Action) -> Option<String> {
+        self.primary(action).map(|k| k.label())
     }
 
     pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
@@ -330,6 +414,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("is not a key"), "{err}");
+    }
+
+    #[test]
+    fn a_keymap_that_leaves_no_way_to_quit_is_refused_naming_the_file_and_the_keys() {
+        let err = Keymap::with_overlay(
+            "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"cycle_tier\"\n",
+            "/ws/keymap.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("/ws/keymap.toml")
+                && err.contains("no key bound to quit")
+                && err.contains("\"q\" = \"none\"")
+                && err.contains("\"ctrl+c\" = \"cycle_tier\""),
+            "{err}"
+        );
+        // Moving quit to another key is fine.
+        let k = Keymap::with_overlay(
+            "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"x\" = \"quit\"\n",
+            "k",
+        )
+        .unwrap();
+        assert_eq!(k.primary_label(&Action::Quit).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn the_primary_key_prefers_the_users_own_then_plain_defaults() {
+        let k = Keymap::default();
+        assert_eq!(k.primary_label(&Action::Quit).as_deref(), Some("q"));
+        assert_eq!(
+            k.primary_label(&Action::FocusPrev).as_deref(),
+            Some("shift+tab")
+        );
+        let k = Keymap::with_overlay("[keys]\n\"z\" = \"cycle_tier\"\n", "k").unwrap();
+        assert_eq!(k.primary_label(&Action::CycleTier).as_deref(), Some("z"));
+        assert_eq!(Key::parse("pagedown").unwrap().label(), "pgdn");
     }
 
     #[test]

@@ -59,9 +59,17 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
 /// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-    if state.focus == Pane::Prompt && !state.show_help {
+    if state.show_help {
+        return panes::help::key(keymap, ev);
+    }
+    if state.focus == Pane::Prompt {
+        let alt = ev.modifiers.contains(KeyModifiers::ALT);
         return match ev.code {
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
+            // The keymap's clear key, when it is one a text box would not take as text.
+            _ if (ctrl || alt) && keymap.action_for(ev) == Some(Action::ClearPrompt) => {
+                Some(Action::ClearPrompt)
+            }
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Tab => Some(Action::FocusNext),
             KeyCode::BackTab => Some(Action::FocusPrev),
@@ -84,6 +92,31 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
         KeyCode::Esc => Some(Action::Back),
         _ => None,
     }
+}
+
+/// Keys that follow each other closer than this arrived together (a paste, a burst); a
+/// person's keys are tens of milliseconds apart.
+pub const BURST_GAP_MS: u64 = 2;
+
+/// A burst of keys, applied in order. While the operator is typing (the Prompt pane or a
+/// search), a run of text keys in it is a paste from a terminal without bracketed paste:
+/// one insert and one preview, not one per key, and a Tab or Enter in it stays text.
+pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let typing = !state.show_help && (state.focus == Pane::Prompt || state.filter_editing);
+        if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
+            effects.extend(update(state, Action::Paste(text)));
+            i += n;
+            continue;
+        }
+        if let Some(action) = key_action(state, keymap, &keys[i]) {
+            effects.extend(update(state, action));
+        }
+        i += 1;
+    }
+    effects
 }
 
 /// The state a fresh console starts from.
@@ -231,22 +264,56 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
 }
 
 enum Input {
-    Key(KeyEvent),
+    /// Key presses that arrived together (one, when typed by a person).
+    Keys(Vec<KeyEvent>),
+    Mouse(event::MouseEvent),
     Action(Action),
 }
 
+/// What the terminal sent next, as input: key presses that arrive within
+/// [`BURST_GAP_MS`] of each other are read as one burst; `pending` holds an event read
+/// while looking for the end of a burst.
+fn read_input(pending: &mut Option<Event>) -> std::io::Result<Option<Input>> {
+    let ev = match pending.take() {
+        Some(ev) => ev,
+        None => event::read()?,
+    };
+    Ok(match ev {
+        Event::Key(k) if k.kind == KeyEventKind::Press => {
+            let mut keys = vec![k];
+            let gap = Duration::from_millis(BURST_GAP_MS);
+            while event::poll(gap)? {
+                match event::read()? {
+                    Event::Key(k) if k.kind == KeyEventKind::Press => keys.push(k),
+                    Event::Key(_) => {}
+                    other => {
+                        *pending = Some(other);
+                        break;
+                    }
+                }
+            }
+            Some(Input::Keys(keys))
+        }
+        Event::Paste(text) => Some(Input::Action(Action::Paste(text))),
+        Event::Resize(..) => Some(Input::Action(Action::Resize)),
+        Event::Mouse(m) => Some(Input::Mouse(m)),
+        _ => None,
+    })
+}
+
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()> {
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: None,
+    })?;
+    // A bad keymap or theme is said (exit 2) whether or not there is a terminal to draw on.
+    let keymap = load_keymap(&ws.dir)?;
+    let theme = load_theme(&ws.dir)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
         ));
     }
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: workspace,
-        registry: None,
-    })?;
-    let keymap = load_keymap(&ws.dir)?;
-    let theme = load_theme(&ws.dir)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -298,12 +365,11 @@ async fn event_loop(
     let input_tx = tx.clone();
     // crossterm's read blocks, so it lives on its own thread and forwards what it reads.
     std::thread::spawn(move || {
+        let mut pending = None;
         loop {
-            let input = match event::read() {
-                Ok(Event::Key(k)) if k.kind == KeyEventKind::Press => Input::Key(k),
-                Ok(Event::Paste(text)) => Input::Action(Action::Paste(text)),
-                Ok(Event::Resize(..)) => Input::Action(Action::Resize),
-                Ok(_) => continue,
+            let input = match read_input(&mut pending) {
+                Ok(Some(input)) => input,
+                Ok(None) => continue,
                 Err(_) => break,
             };
             if input_tx.send(input).is_err() {
@@ -314,6 +380,7 @@ async fn event_loop(
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
     let (ctx, mut state) = start(&ws, &store, true);
+    state.help_len = panes::help::lines(&keymap).len();
     spawn_effects(state.recompact(), &ctx, &tx);
     loop {
         // Notices from effects (the cache created, or found readable by others).
@@ -328,14 +395,19 @@ async fn event_loop(
             inputs.push(more);
         }
         for input in inputs {
-            let action = match input {
-                Input::Key(k) => key_action(&state, &keymap, &k),
-                Input::Action(a) => Some(a),
+            let effects = match input {
+                Input::Keys(keys) => apply_keys(&mut state, &keymap, &keys),
+                Input::Mouse(m) => {
+                    let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+                    let mut effects = Vec::new();
+                    for action in panes::mouse::actions(&state, area, &m) {
+                        effects.extend(update(&mut state, action));
+                    }
+                    effects
+                }
+                Input::Action(a) => update(&mut state, a),
             };
-            if let Some(action) = action {
-                let effects = update(&mut state, action);
-                spawn_effects(effects, &ctx, &tx);
-            }
+            spawn_effects(effects, &ctx, &tx);
         }
         if state.quit {
             break;

@@ -1,5 +1,5 @@
-//! The terminal guard: raw mode, alternate screen and bracketed paste on while it lives; the
-//! terminal put back as it was found on every way out:
+//! The terminal guard: raw mode, alternate screen, bracketed paste and mouse capture on while
+//! it lives; the terminal put back as it was found on every way out:
 //!
 //! - quit and error: the guard is dropped;
 //! - a panic on any thread: the process-wide panic hook restores the terminal before the
@@ -14,7 +14,9 @@
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste};
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -152,7 +154,8 @@ impl TerminalGuard {
                 Ok(execute!(
                     stdout(),
                     EnterAlternateScreen,
-                    EnableBracketedPaste
+                    EnableBracketedPaste,
+                    EnableMouseCapture
                 )?)
             })
             .and_then(|()| Ok(Terminal::new(CrosstermBackend::new(stdout()))?));

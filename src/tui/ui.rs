@@ -4,12 +4,12 @@ use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::core::terminal_text::needs_escape;
 use crate::tui::app::{Pane, State};
 use crate::tui::keymap::Keymap;
-use crate::tui::panes::{self, pane_block, shown};
+use crate::tui::panes::{self, shown};
 use crate::tui::theme::Theme;
 
 pub const MIN_WIDTH: u16 = 80;
@@ -37,13 +37,75 @@ fn neutralise(buffer: &mut Buffer) {
     }
 }
 
+/// What a part of the screen shows: drawing and the mouse both read [`areas`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Region {
+    Budgets,
+    Catalog,
+    PromptInput,
+    Preview,
+    History,
+}
+
+/// Where everything goes on a screen of `area` (at least [`MIN_WIDTH`]×[`MIN_HEIGHT`]).
+pub struct Areas {
+    pub header: Rect,
+    pub body: Rect,
+    pub status: Rect,
+    pub panes: Vec<(Region, Rect)>,
+}
+
+pub fn areas(area: Rect, state: &State) -> Areas {
+    let [header, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let panes = if state.focus == Pane::History {
+        vec![(Region::History, body)]
+    } else if state.focus == Pane::Prompt {
+        // The text box above the catalog it shapes; the live preview beside both.
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+                .areas(body);
+        let [input, catalog] =
+            Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
+        vec![
+            (Region::PromptInput, input),
+            (Region::Catalog, catalog),
+            (Region::Preview, right),
+        ]
+    } else {
+        // Budgets on the left drives the pane on the right; narrow terminals give Budgets
+        // the larger half, so a model id stays readable.
+        let budgets = if area.width < 120 { 55 } else { 47 };
+        let [left, right] = Layout::horizontal([
+            Constraint::Percentage(budgets),
+            Constraint::Percentage(100 - budgets),
+        ])
+        .areas(body);
+        vec![(Region::Budgets, left), (Region::Catalog, right)]
+    };
+    Areas {
+        header,
+        body,
+        status,
+        panes,
+    }
+}
+
 fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     let area = frame.area();
     frame.render_widget(Paragraph::new("").style(theme.base), area);
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
-            "ctxconsole needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press q to quit.",
-            area.width, area.height
+            "ctxconsole needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press {} to quit.",
+            area.width,
+            area.height,
+            keymap
+                .primary_label(&crate::tui::action::Action::Quit)
+                .unwrap_or_default()
         );
         frame.render_widget(
             Paragraph::new(msg)
@@ -53,36 +115,24 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
         );
         return;
     }
-    let [header, body, status] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    draw_header(frame, header, state, theme);
-    if state.focus == Pane::History {
-        panes::history::draw(frame, body, state, theme);
-    } else if state.focus == Pane::Prompt {
-        // The text box above the catalog it shapes; the live preview beside both.
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-                .areas(body);
-        let [input, catalog] =
-            Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
-        panes::prompt::draw_input(frame, input, state, theme);
-        panes::catalog::draw(frame, catalog, state, theme);
-        panes::prompt::draw_preview(frame, right, state, theme);
-    } else {
-        // Budgets on the left drives the pane on the right.
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(47), Constraint::Percentage(53)])
-                .areas(body);
-        panes::budgets::draw(frame, left, state, theme);
-        panes::catalog::draw(frame, right, state, theme);
+    let a = areas(area, state);
+    draw_header(frame, a.header, state, theme);
+    for (region, rect) in &a.panes {
+        match region {
+            Region::Budgets => panes::budgets::draw(frame, *rect, state, theme),
+            Region::Catalog => panes::catalog::draw(frame, *rect, state, theme),
+            Region::PromptInput => panes::prompt::draw_input(frame, *rect, state, theme),
+            Region::Preview => panes::prompt::draw_preview(frame, *rect, state, theme),
+            Region::History => panes::history::draw(frame, *rect, state, theme),
+        }
     }
-    draw_status(frame, status, state, theme);
+    let (body, status) = (a.body, a.status);
+    panes::help::draw_status(frame, status, state, keymap, theme);
+    if state.catalog.entry_open {
+        panes::catalog::draw_entry(frame, body, state, theme);
+    }
     if state.show_help {
-        draw_help(frame, body, keymap, theme);
+        panes::help::draw(frame, body, state, keymap, theme);
     }
 }
 
@@ -111,61 +161,6 @@ fn draw_header(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         theme.muted,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let hint = if state.focus == Pane::Prompt {
-        "type or paste · enter new line (never sends) · pgup/pgdn scroll preview · tab/esc leave"
-            .to_string()
-    } else if state.focus == Pane::History {
-        "j/k move · ←/→ groups/plans · enter open · r replay · esc back · o outcome · d drift · c caller · m model · x clear"
-            .to_string()
-    } else if state.filter_editing {
-        "type to filter · enter keep · esc clear".to_string()
-    } else {
-        "q quit · ? help · tab pane · p prompt · j/k move · t tier · f full · / filter · s sort"
-            .to_string()
-    };
-    let mut spans = vec![Span::styled(hint, theme.muted)];
-    if !state.notes.is_empty() {
-        spans.push(Span::styled(
-            shown(&format!(
-                "  · {} note(s): {}",
-                state.notes.len(),
-                state.notes[0]
-            )),
-            theme.warn,
-        ));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_help(frame: &mut Frame, body: Rect, keymap: &Keymap, theme: &Theme) {
-    let lines: Vec<Line> = keymap
-        .help_lines()
-        .into_iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!("{keys:>22}  "), theme.accent),
-                Span::raw(what),
-            ])
-        })
-        .collect();
-    let height = (lines.len() as u16 + 2).min(body.height);
-    let width = 64.min(body.width);
-    let area = Rect {
-        x: body.x + (body.width - width) / 2,
-        y: body.y + (body.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, area);
-    let block = pane_block(
-        " keys (from the live keymap) · esc closes ".into(),
-        true,
-        theme,
-    );
-    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 #[cfg(test)]

@@ -1,14 +1,93 @@
-//! The Budgets pane: every model row, sortable and filterable; the selection drives the rest.
+//! The Budgets pane: every model row, sortable and searchable; the selection drives the
+//! rest. Readable from 80 columns up: ids are elided with `…` (never cut), numbers are
+//! grouped one way ([`thousands`]), columns join as the pane widens, lints have a column
+//! (`⚠n`) and the selected row is shown whole below the table, lints and all.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
-use crate::format::thousands;
+use crate::core::budget::{BudgetRow, MatchKind};
+use crate::format::{elide, thousands};
 use crate::tui::app::{Pane, SortColumn, State};
 use crate::tui::panes::{pane_block, shown, window_start};
 use crate::tui::theme::Theme;
+
+/// The model column never gets narrower than this while optional columns are shown.
+const MIN_MODEL: usize = 20;
+
+/// One optional column: its header, its width, and a row's cell text.
+struct Column {
+    header: &'static str,
+    width: usize,
+    cell: fn(&BudgetRow) -> String,
+}
+
+/// The id as the table shows it: a prefix row (a family) ends in `*`, so `claude-*` never
+/// reads as a cut-off `claude-`.
+fn display_id(r: &BudgetRow) -> String {
+    match r.match_kind {
+        MatchKind::Prefix if !r.id.ends_with('*') => shown(&format!("{}*", r.id)),
+        _ => shown(&r.id),
+    }
+}
+
+fn tier_cell(r: &BudgetRow) -> String {
+    format!("{}{}", r.tier, if r.tier_derived { "*" } else { "" })
+}
+
+fn catalog_cap(r: &BudgetRow) -> String {
+    r.max_catalog_bytes
+        .map(thousands)
+        .unwrap_or_else(|| "—".into())
+}
+
+fn lint_cell(r: &BudgetRow) -> String {
+    if r.lint.is_empty() {
+        String::new()
+    } else {
+        format!("⚠{}", r.lint.len())
+    }
+}
+
+/// Columns after the model, in the order they join as the pane widens (tier and input
+/// always show); each sized to the widest value among `rows`.
+fn columns(rows: &[&BudgetRow], table_width: usize) -> Vec<Column> {
+    let sized = |header: &'static str, cell: fn(&BudgetRow) -> String| Column {
+        header,
+        width: rows
+            .iter()
+            .map(|r| cell(r).chars().count())
+            .chain([header.chars().count()])
+            .max()
+            .unwrap_or(0),
+        cell,
+    };
+    let mut chosen = vec![
+        sized("tier", tier_cell),
+        sized("input", |r| thousands(r.input_tokens)),
+    ];
+    let optional = [
+        sized("lint", lint_cell),
+        sized("output", |r| thousands(r.output_tokens)),
+        sized("cat B", catalog_cap),
+        sized("layer", |r| r.layer.to_string()),
+        sized("RJPF", BudgetRow::flags),
+    ];
+    // Room left for the model after the highlight mark and the chosen columns.
+    let room = |cols: &[Column]| {
+        table_width.saturating_sub(2 + cols.iter().map(|c| c.width + 1).sum::<usize>())
+    };
+    for col in optional {
+        let with = room(&chosen).saturating_sub(col.width + 1);
+        if with < MIN_MODEL {
+            break;
+        }
+        chosen.push(col);
+    }
+    chosen
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let focused = state.focus == Pane::Budgets;
@@ -20,78 +99,48 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             if state.sort_desc { " ↓" } else { " ↑" }
         ),
     };
+    let search = if state.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" · /{}", state.filter)
+    };
     let title = format!(
-        " 1 Budgets · {}/{} rows{sort} ",
+        " 1 Budgets · {} of {} rows{search}{sort} ",
         state.visible.len(),
         state.rows.len()
     );
     let block = pane_block(title, focused, theme);
-    let inner = block.inner(area);
     frame.render_widget(block, area);
     let show_filter = state.filter_editing || !state.filter.is_empty();
-    let [table_area, filter_area] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(u16::from(show_filter)),
-    ])
-    .areas(inner);
+    let ([table_area, detail_area, filter_area], detail) = layout(area, state, theme);
+    let detail_height = detail_area.height;
 
-    // Only the rows that fit are built: a registry can add thousands.
-    let height = table_area.height.saturating_sub(1) as usize;
-    let start = window_start(state.selected, height, state.visible.len());
-    let rows: Vec<Row> = state.visible[start..(start + height).min(state.visible.len())]
-        .iter()
-        .map(|&i| {
-            let r = &state.rows[i];
-            let style = if r.lint.is_empty() {
-                theme.base
-            } else {
-                theme.warn
-            };
-            Row::new(vec![
-                Cell::from(shown(&r.id)),
-                Cell::from(format!(
-                    "{}{}",
-                    r.tier,
-                    if r.tier_derived { "*" } else { "" }
-                )),
-                Cell::from(thousands(r.input_tokens)),
-                Cell::from(thousands(r.output_tokens)),
-                Cell::from(
-                    r.max_catalog_bytes
-                        .map(thousands)
-                        .unwrap_or_else(|| "—".into()),
-                ),
-                Cell::from(r.flags()),
-                Cell::from(r.layer.to_string()),
-            ])
-            .style(style)
-        })
-        .collect();
-    let header = Row::new(["model", "tier", "input", "output", "cat B", "RJPF", "layer"])
-        .style(theme.accent);
-    let widths = [
-        Constraint::Fill(1),
-        Constraint::Length(4),
-        Constraint::Length(7),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(4),
-        Constraint::Length(8),
-    ];
-    let table = Table::new(rows, widths)
-        .column_spacing(1)
-        .header(header)
-        .row_highlight_style(theme.selected)
-        .highlight_symbol("▶ ");
-    let mut table_state = TableState::default();
-    if !state.visible.is_empty() {
-        table_state.select(Some(state.selected - start));
+    if state.visible.is_empty() {
+        frame.render_widget(
+            Paragraph::new(shown(&format!(
+                "no models match /{} (id, \"tier A\" or a layer) · esc clears",
+                state.filter
+            )))
+            .style(theme.muted)
+            .wrap(Wrap { trim: true }),
+            table_area,
+        );
+    } else {
+        draw_table(frame, table_area, state, theme);
     }
-    frame.render_stateful_widget(table, table_area, &mut table_state);
+    if detail_height > 1 {
+        let [rule, text] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(detail_area);
+        frame.render_widget(
+            Paragraph::new("─".repeat(rule.width as usize)).style(theme.muted),
+            rule,
+        );
+        frame.render_widget(Paragraph::new(detail), text);
+    }
     if show_filter {
         let cursor = if state.filter_editing { "▏" } else { "" };
         let line = Line::from(vec![
-            Span::styled("filter ", theme.muted),
+            Span::styled("search ", theme.muted),
             Span::styled(shown(&format!("/{}{cursor}", state.filter)), theme.accent),
             Span::styled(
                 if state.filter_editing {
@@ -104,4 +153,165 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ]);
         frame.render_widget(Paragraph::new(line), filter_area);
     }
+}
+
+/// The table, the row detail and the search line inside the pane's border, and the
+/// detail's lines. The detail takes what it needs, but the table keeps at least 6 rows.
+fn layout<'a>(area: Rect, state: &State, theme: &Theme) -> ([Rect; 3], Vec<Line<'a>>) {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let show_filter = state.filter_editing || !state.filter.is_empty();
+    let detail = state
+        .selected_row()
+        .map(|r| detail_lines(r, inner.width as usize, theme))
+        .unwrap_or_default();
+    let detail_height = (detail.len() as u16 + 1).min(inner.height.saturating_sub(8));
+    let areas = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(detail_height),
+        Constraint::Length(u16::from(show_filter)),
+    ])
+    .areas(inner);
+    (areas, detail)
+}
+
+/// The index in `state.visible` of the row drawn at screen row `y` of a pane in `area`.
+pub fn row_at(area: Rect, state: &State, y: u16) -> Option<usize> {
+    let ([table, ..], _) = layout(area, state, &Theme::plain());
+    // The first line is the header.
+    let offset = y.checked_sub(table.y + 1)? as usize;
+    let height = table.height.saturating_sub(1) as usize;
+    if offset >= height {
+        return None;
+    }
+    let index = window_start(state.selected, height, state.visible.len()) + offset;
+    (index < state.visible.len()).then_some(index)
+}
+
+fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    // Only the rows that fit are built: a registry can add thousands.
+    let height = area.height.saturating_sub(1) as usize;
+    let start = window_start(state.selected, height, state.visible.len());
+    let shown_rows: Vec<&BudgetRow> = state.visible
+        [start..(start + height).min(state.visible.len())]
+        .iter()
+        .map(|&i| &state.rows[i])
+        .collect();
+    // Columns are sized on every row, not just the ones on screen, so they hold still.
+    let all: Vec<&BudgetRow> = state.visible.iter().map(|&i| &state.rows[i]).collect();
+    let cols = columns(&all, area.width as usize);
+    let model_width = (area.width as usize)
+        .saturating_sub(2 + cols.iter().map(|c| c.width + 1).sum::<usize>())
+        .max(1);
+    let rows: Vec<Row> = shown_rows
+        .iter()
+        .map(|r| {
+            let style = if r.lint.is_empty() {
+                theme.base
+            } else {
+                theme.warn
+            };
+            let mut cells = vec![Cell::from(elide(&display_id(r), model_width))];
+            cells.extend(cols.iter().map(|c| {
+                let text = (c.cell)(r);
+                // Numbers line up on the right.
+                Cell::from(format!("{text:>w$}", w = c.width))
+            }));
+            Row::new(cells).style(style)
+        })
+        .collect();
+    let mut header = vec!["model".to_string()];
+    header.extend(
+        cols.iter()
+            .map(|c| format!("{:>w$}", c.header, w = c.width)),
+    );
+    let mut widths = vec![Constraint::Fill(1)];
+    widths.extend(cols.iter().map(|c| Constraint::Length(c.width as u16)));
+    let table = Table::new(rows, widths)
+        .column_spacing(1)
+        .header(Row::new(header).style(theme.accent))
+        .row_highlight_style(theme.selected)
+        .highlight_symbol("▶ ");
+    let mut table_state = TableState::default();
+    table_state.select(Some(state.selected - start));
+    frame.render_stateful_widget(table, area, &mut table_state);
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
+/// into pieces).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let current = lines.last_mut().expect("lines starts non-empty");
+            let used = current.chars().count();
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    current.push(' ');
+                }
+                current.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(String::new());
+                continue;
+            }
+            let rest = word.split_off(width);
+            current.extend(word.iter());
+            word = rest;
+            lines.push(String::new());
+        }
+    }
+    lines
+}
+
+/// The selected row in full: its whole id, every number, where it came from, its lints,
+/// each wrapped to `width`.
+fn detail_lines<'a>(r: &BudgetRow, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let kind = match r.match_kind {
+        MatchKind::Exact => "",
+        MatchKind::Prefix => " (prefix: the family)",
+    };
+    let cap = r
+        .max_catalog_bytes
+        .map(|b| format!("{} B", thousands(b)))
+        .unwrap_or_else(|| "none".into());
+    let parts = [
+        (shown(&format!("{}{kind}", r.id)), theme.accent),
+        (
+            format!(
+                "tier {} · input {} · output {} · catalog cap {cap}",
+                tier_cell(r),
+                thousands(r.input_tokens),
+                thousands(r.output_tokens),
+            ),
+            theme.base,
+        ),
+        (
+            shown(&format!(
+                "flags {} · tokenizer {} · prompt {} · {} layer · {}",
+                r.flags(),
+                r.tokenizer.name(),
+                r.prompt_variant,
+                r.layer,
+                r.source
+            )),
+            theme.muted,
+        ),
+    ];
+    let lints = r
+        .lint
+        .iter()
+        .map(|l| (shown(&format!("⚠ {l}")), theme.warn));
+    parts
+        .into_iter()
+        .chain(lints)
+        .flat_map(|(text, style)| {
+            wrap(&text, width)
+                .into_iter()
+                .map(move |l| Line::styled(l, style))
+        })
+        .collect()
 }

@@ -8,8 +8,9 @@ use ratatui::widgets::{Gauge, Paragraph};
 use std::collections::HashSet;
 
 use crate::format::thousands;
+use crate::tui::action::Action;
 use crate::tui::app::{Pane, State};
-use crate::tui::panes::{clip, pane_block, window_start};
+use crate::tui::panes::{clip, pane_block, shown, window_start};
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
@@ -37,9 +38,18 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         ""
     };
+    let search = if state.catalog.search.is_empty() {
+        String::new()
+    } else {
+        format!(" · /{}", state.catalog.search)
+    };
+    let rest = format!(" · tier {}{tier_note}{updating}{search} ", row.tier);
+    // The model id gives way (elided with …) before the tier does.
+    let room =
+        (area.width as usize).saturating_sub(2 + " 2 Catalog · ".len() + rest.chars().count());
     let title = format!(
-        " 2 Catalog · {} · tier {}{tier_note}{updating} ",
-        view.effective.model, row.tier
+        " 2 Catalog · {}{rest}",
+        crate::format::elide(&view.effective.model, room.max(8))
     );
     let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
@@ -152,16 +162,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     draw_viewer(frame, viewer_area, state, theme);
 }
 
-/// The catalog text, one entry per line; only the lines on screen are built.
+/// The catalog text, one entry per line, narrowed by the search; only the lines on screen
+/// are built.
 fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let Some(view) = state.compaction.as_deref() else {
         return;
     };
-    let text: &str = if state.full_view {
-        &state.full_catalog
-    } else {
-        &view.compacted.text
-    };
+    let text = viewer_text(state);
+    let search = &state.catalog.search;
+    let lines = visible_lines(text, search);
     let cut: HashSet<&str> = view
         .compacted
         .trim
@@ -169,38 +178,56 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .iter()
         .map(|c| c.name.as_str())
         .collect();
-    let header = Line::from(vec![
-        Span::styled(
-            if state.full_view {
-                "full catalog"
-            } else {
-                "as sent"
-            },
-            theme.accent,
-        ),
-        Span::styled(
-            "  (f toggles; cut entries marked ✂ in the full view)",
+    let what = if state.full_view {
+        "full catalog"
+    } else {
+        "as sent"
+    };
+    let mut header = vec![Span::styled(what, theme.accent)];
+    if search.is_empty() && !state.filter_editing {
+        header.push(Span::styled(
+            "  (f toggles · / search · enter opens an entry; cut entries marked ✂ in the full view)",
             theme.muted,
-        ),
-    ]);
+        ));
+    } else {
+        let cursor = if state.filter_editing { "▏" } else { "" };
+        header.push(Span::styled(
+            shown(&format!("  /{search}{cursor}")),
+            theme.accent,
+        ));
+        header.push(Span::styled(
+            format!(
+                " · {} of {} entries · esc clears",
+                entries(lines.iter().map(|(_, l)| *l)),
+                entries(text.lines())
+            ),
+            theme.muted,
+        ));
+    }
     let height = area.height.saturating_sub(1) as usize;
-    let total = state.catalog_lines();
+    let total = lines.len();
     let start = if state.focus == Pane::Catalog {
         window_start(state.catalog_scroll, height, total)
     } else {
         0
     };
     let width = area.width.saturating_sub(6) as usize;
-    let mut lines = vec![header];
-    for (n, line) in text.lines().enumerate().skip(start).take(height) {
+    let mut out = vec![Line::from(header)];
+    if lines.is_empty() {
+        out.push(Line::styled(
+            shown(&format!("no entries match /{search} · esc clears")),
+            theme.muted,
+        ));
+    }
+    for (i, (n, line)) in lines.iter().enumerate().skip(start).take(height) {
         let is_cut = state.full_view && entry_name(line).is_some_and(|name| cut.contains(name));
-        let selected = state.focus == Pane::Catalog && n == state.catalog_scroll;
+        let selected = state.focus == Pane::Catalog && i == state.catalog_scroll;
         let style = match (selected, is_cut) {
             (true, _) => theme.selected,
             (false, true) => theme.error,
             _ => theme.base,
         };
-        lines.push(Line::from(vec![
+        out.push(Line::from(vec![
             Span::styled(
                 format!("{:>4}{}", n + 1, if is_cut { "✂" } else { " " }),
                 theme.muted,
@@ -208,7 +235,7 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             Span::styled(clip(line, width), style),
         ]));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    frame.render_widget(Paragraph::new(out), area);
 }
 
 /// The name (pack) or id (pipeline) at the start of an entry line.
@@ -217,4 +244,174 @@ fn entry_name(line: &str) -> Option<&str> {
         .strip_prefix("{\"name\":\"")
         .or_else(|| line.strip_prefix("{\"id\":\""))?;
     rest.split('"').next()
+}
+
+/// The Catalog pane's own state: its search, and the entry opened in full.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogPane {
+    /// Lines containing this (any case) are listed; empty lists every line.
+    pub search: String,
+    /// An entry is open in full (Enter), scrolled this far.
+    pub entry_open: bool,
+    pub entry_scroll: usize,
+}
+
+/// The viewer's text now: the full catalog or what is sent.
+pub fn viewer_text(state: &State) -> &str {
+    if state.full_view {
+        &state.full_catalog
+    } else {
+        state
+            .compaction
+            .as_deref()
+            .map_or("", |v| v.compacted.text.as_str())
+    }
+}
+
+/// The viewer's lines that match the search, with their line numbers.
+pub fn visible_lines<'a>(text: &'a str, search: &str) -> Vec<(usize, &'a str)> {
+    let needle = search.to_lowercase();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| needle.is_empty() || l.to_lowercase().contains(&needle))
+        .collect()
+}
+
+/// Entries (not brackets) among `lines`.
+fn entries<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    lines.filter(|l| entry_name(l).is_some()).count()
+}
+
+/// A key while the catalog search is being typed; `None` when it is not the search's.
+pub fn search_key(state: &mut State, action: &Action) -> Option<()> {
+    let search = &mut state.catalog.search;
+    match action {
+        Action::Char(c) => search.push(*c),
+        Action::Backspace => {
+            search.pop();
+        }
+        Action::Paste(text) => search.extend(text.chars().filter(|c| !c.is_control())),
+        Action::Confirm => state.filter_editing = false,
+        Action::Back => {
+            state.filter_editing = false;
+            search.clear();
+        }
+        _ => return None,
+    }
+    state.catalog_scroll = 0;
+    Some(())
+}
+
+/// Enter on the selected line: open its entry in full (a bracket line opens nothing).
+pub fn open_entry(state: &mut State) {
+    let text = viewer_text(state);
+    let lines = visible_lines(text, &state.catalog.search);
+    let opens = lines
+        .get(state.catalog_scroll)
+        .is_some_and(|(_, l)| entry_name(l).is_some());
+    state.catalog.entry_open = opens;
+    state.catalog.entry_scroll = 0;
+}
+
+/// The open entry's name.
+fn selected_entry(state: &State) -> Option<&str> {
+    let lines = visible_lines(viewer_text(state), &state.catalog.search);
+    let (_, line) = lines.get(state.catalog_scroll)?;
+    entry_name(line)
+}
+
+/// True for what an operator does; while an entry is open these go to it.
+pub fn takes(action: &Action) -> bool {
+    crate::tui::panes::help::takes(action)
+}
+
+/// An operator's action while an entry is open: scroll it, or close it (esc, enter).
+pub fn entry_update(state: &mut State, action: Action) {
+    let page = state.page.max(1);
+    let c = &mut state.catalog;
+    c.entry_scroll = match action {
+        Action::Back | Action::Open => {
+            c.entry_open = false;
+            0
+        }
+        Action::Up => c.entry_scroll.saturating_sub(1),
+        Action::Down => c.entry_scroll + 1,
+        Action::PageUp => c.entry_scroll.saturating_sub(page),
+        Action::PageDown => c.entry_scroll + page,
+        Action::Top => 0,
+        Action::Bottom => usize::MAX / 2,
+        _ => c.entry_scroll,
+    };
+}
+
+/// The line of `text` holding entry `name`, as pretty JSON (or as it is, if it is not JSON).
+fn entry_json(text: &str, name: &str) -> Option<String> {
+    let line = text.lines().find(|l| entry_name(l) == Some(name))?;
+    let line = line.trim().trim_end_matches(',');
+    Some(
+        serde_json::from_str::<serde_json::Value>(line)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|_| line.to_string()),
+    )
+}
+
+/// The open entry over the body: its fate, then as sent, then the full original.
+pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
+    let Some(name) = selected_entry(state) else {
+        return;
+    };
+    let view = state.compaction.as_deref();
+    let sent = view.and_then(|v| entry_json(&v.compacted.text, name));
+    let full = entry_json(&state.full_catalog, name);
+    let cut = view.is_some_and(|v| v.compacted.trim.cut.iter().any(|c| c.name == name));
+    let fate = match (&sent, cut, view) {
+        (Some(_), _, Some(v)) if !v.compacted.trim.dropped.is_empty() => {
+            let steps: Vec<String> = v
+                .compacted
+                .trim
+                .dropped
+                .iter()
+                .map(|d| d.step.number().to_string())
+                .collect();
+            format!("sent, trimmed by steps {}", steps.join(", "))
+        }
+        (Some(_), ..) => "sent whole".to_string(),
+        (None, true, _) => "not sent: cut by the budget".to_string(),
+        (None, false, _) => "not sent: left out by the planner".to_string(),
+    };
+    let mut lines = vec![
+        Line::styled(shown(name), theme.accent),
+        Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),
+        Line::raw(""),
+        Line::styled("as sent", theme.accent),
+    ];
+    match &sent {
+        Some(json) => lines.extend(json.lines().map(|l| Line::raw(shown(l)))),
+        None => lines.push(Line::styled("(not in the request)", theme.muted)),
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("full original", theme.accent));
+    if let Some(json) = &full {
+        lines.extend(json.lines().map(|l| Line::raw(shown(l))));
+    }
+    let height = body.height.saturating_sub(2) as usize;
+    let scroll = state
+        .catalog
+        .entry_scroll
+        .min(lines.len().saturating_sub(height));
+    let title = format!(
+        " {} · {}–{} of {} lines · j/k scroll · esc closes ",
+        name,
+        scroll + 1,
+        (scroll + height).min(lines.len()),
+        lines.len()
+    );
+    frame.render_widget(ratatui::widgets::Clear, body);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .scroll((scroll as u16, 0))
+            .block(pane_block(title, true, theme)),
+        body,
+    );
 }

@@ -37,12 +37,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         draw_detail(frame, area, h, theme, true);
         return;
     }
-    let [top, bottom] =
-        Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
-    let [groups, plans] =
-        Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
-    let [detail, models] =
-        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
+    let [groups, plans, detail, models] = areas(area);
     draw_groups(
         frame,
         groups,
@@ -61,8 +56,51 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     draw_models(frame, models, h, theme);
 }
 
+/// Groups, plans, the plan, models: where each goes in the pane (when no plan fills it).
+pub fn areas(area: Rect) -> [Rect; 4] {
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+    let [groups, plans] =
+        Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
+    let [detail, models] =
+        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
+    [groups, plans, detail, models]
+}
+
+/// The index of the row drawn at screen row `y` of a list drawn in `area` (border, header,
+/// then rows from the window around `selected`), if a row is there.
+pub fn row_at(area: Rect, (selected, total): (u64, u64), y: u16) -> Option<u64> {
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    let offset = y.checked_sub(inner.y + 1)? as usize;
+    let height = inner.height.saturating_sub(1) as usize;
+    if offset >= height {
+        return None;
+    }
+    let index = window_start(selected as usize, height, total as usize) as u64 + offset as u64;
+    (index < total).then_some(index)
+}
+
 fn loading(frame: &mut Frame, area: Rect, theme: &Theme) {
     frame.render_widget(Paragraph::new("loading…").style(theme.muted), area);
+}
+
+/// What an empty list says: what it is a list of, and the filters that emptied it.
+pub fn nothing_matches(h: &HistoryState, what: &str) -> String {
+    let filters = h.filter_label();
+    if filters.is_empty() {
+        format!("no {what} yet: the history store is empty")
+    } else {
+        format!("no {what} match {} · x clears", filters.replace(' ', ", "))
+    }
+}
+
+fn empty(frame: &mut Frame, area: Rect, text: String, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(shown_text(&text))
+            .style(theme.muted)
+            .wrap(Wrap { trim: true }),
+        area,
+    );
 }
 
 /// A table window: rows `start..start + height` built by `row`, the selection marked.
@@ -107,6 +145,11 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
     let Some(page) = &h.groups else {
         return loading(frame, inner, theme);
     };
+    if total == 0 {
+        return empty(frame, inner, nothing_matches(h, "groups"), theme);
+    }
+    // Highlight mark, the count, a space: the rest is the intent's, cut with `…`.
+    let intent_width = (inner.width as usize).saturating_sub(2 + 5 + 1);
     paged_table(
         frame,
         inner,
@@ -117,7 +160,7 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
             page.get(i).map(|g| {
                 Row::new(vec![
                     Cell::from(format!("{:>5}", g.plans)),
-                    Cell::from(shown(&g.intent.replace('\n', " "))),
+                    Cell::from(clip(&g.intent.replace('\n', " "), intent_width)),
                 ])
             })
         },
@@ -157,44 +200,71 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
         return loading(frame, inner, theme);
     };
     if total == 0 {
-        frame.render_widget(
-            Paragraph::new("no plans match these filters · x clears them").style(theme.muted),
-            inner,
-        );
-        return;
+        return empty(frame, inner, nothing_matches(h, "plans"), theme);
     }
+    // Narrow panes get narrower columns (and lose the outcome: a failure's drift says
+    // "✗ failed" already); the intent takes the rest, cut with `…`.
+    let w = (inner.width as usize).saturating_sub(2);
+    let wide = w >= 100;
+    let with_outcome = w >= 64;
+    let (outcome_w, at_w, model_w) = if wide { (20, 16, 22) } else { (12, 11, 14) };
+    let mut header = vec!["drift"];
+    let mut widths = vec![Constraint::Length(10)];
+    if with_outcome {
+        header.push("outcome");
+        widths.push(Constraint::Length(outcome_w as u16));
+    }
+    header.extend(["at", "model", "intent"]);
+    widths.extend([
+        Constraint::Length(at_w as u16),
+        Constraint::Length(model_w as u16),
+        Constraint::Fill(1),
+    ]);
+    // The columns before the intent, each with the space after it.
+    let fixed: usize = 11 + at_w + 1 + model_w + 1 + if with_outcome { outcome_w + 1 } else { 0 };
+    let intent_w = w.saturating_sub(fixed).max(1);
     paged_table(
         frame,
         inner,
         (h.plan_selected, total),
-        Row::new(["drift", "outcome", "at", "model", "intent"]),
-        &[
-            Constraint::Length(10),
-            Constraint::Length(20),
-            Constraint::Length(16),
-            Constraint::Length(22),
-            Constraint::Fill(1),
-        ],
+        Row::new(header),
+        &widths,
         |i| {
             page.get(i).map(|p| {
-                Row::new(vec![
+                let at = format_minute(p.at);
+                // "2026-11-18 05:08", or "11-18 05:08" when narrow.
+                let at = if wide {
+                    at
+                } else {
+                    at.get(5..).unwrap_or(&at).to_string()
+                };
+                let mut cells = vec![
                     Cell::from(format!("{} {}", p.drift.marker(), p.drift))
                         .style(drift_style(p.drift, theme)),
-                    Cell::from(outcome_text(p.outcome, p.failure_class.as_deref())),
-                    Cell::from(format_minute(p.at)),
-                    Cell::from(short_model(&p.model)),
-                    Cell::from(shown(&p.intent.replace('\n', " "))),
-                ])
+                ];
+                if with_outcome {
+                    cells.push(Cell::from(clip(
+                        &outcome_text(p.outcome, p.failure_class.as_deref()),
+                        outcome_w,
+                    )));
+                }
+                cells.extend([
+                    Cell::from(at),
+                    Cell::from(short_model(&p.model, model_w)),
+                    Cell::from(clip(&p.intent.replace('\n', " "), intent_w)),
+                ]);
+                Row::new(cells)
             })
         },
         theme,
     );
 }
 
-/// The part of a model id after the provider prefix: tables are narrow.
-fn short_model(model: &str) -> String {
+/// The part of a model id after the provider prefix, elided with `…` to `width`: tables
+/// are narrow.
+fn short_model(model: &str, width: usize) -> String {
     let tail = model.rsplit('/').next().unwrap_or(model);
-    clip(tail, 22)
+    crate::format::elide(&shown(tail), width)
 }
 
 fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
@@ -218,13 +288,15 @@ fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, e
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(d) = &h.detail else {
-        let msg = if h.plans.as_ref().is_some_and(|p| p.total == 0) {
-            ""
-        } else {
-            "loading…"
-        };
-        frame.render_widget(Paragraph::new(msg).style(theme.muted), inner);
-        return;
+        if h.plans.as_ref().is_some_and(|p| p.total == 0) {
+            return empty(
+                frame,
+                inner,
+                "no plan selected: the plans list is empty".to_string(),
+                theme,
+            );
+        }
+        return loading(frame, inner, theme);
     };
     let lines = detail_lines(d, theme, expanded, inner.width as usize);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
@@ -321,7 +393,7 @@ fn detail_lines<'a>(
                     shown(&format!("  {}  {}  ", p.id, format_minute(p.at))),
                     theme.muted,
                 ),
-                Span::styled(short_model(&p.model), theme.base),
+                Span::styled(short_model(&p.model, 22), theme.base),
                 Span::raw("  "),
                 Span::styled(
                     outcome_text(p.outcome, p.failure_class.as_deref()),
@@ -383,8 +455,15 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if h.model_rows.is_empty() {
-        return loading(frame, inner, theme);
+        // Loading only while the answer is awaited; an answer with no rows says so.
+        if h.pending.models.is_some() || !h.loaded {
+            return loading(frame, inner, theme);
+        }
+        return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
+    let model_w = (inner.width as usize)
+        .saturating_sub(5 + 5 + 5 + 6 + 4)
+        .max(1);
     let rows: Vec<Row> = h
         .model_rows
         .iter()
@@ -396,7 +475,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
                 _ => theme.base,
             };
             Row::new(vec![
-                Cell::from(short_model(&m.outcomes.model)),
+                Cell::from(short_model(&m.outcomes.model, model_w)),
                 Cell::from(format!("{:>5}", m.outcomes.plans)),
                 Cell::from(format!("{:>4.0}%", m.failed_rate * 100.0)),
                 Cell::from(format!("{:>4.0}%", m.followed_rate * 100.0)),

@@ -2,7 +2,9 @@
 
 pub mod budgets;
 pub mod catalog;
+pub mod help;
 pub mod history;
+pub mod mouse;
 pub mod prompt;
 pub mod replay;
 

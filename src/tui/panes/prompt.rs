@@ -2,6 +2,7 @@
 //! and beside it the live preview — planner, ranking with explanations, gate, request.
 
 use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -12,6 +13,36 @@ use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
 use crate::tui::panes::{clip, pane_block};
 use crate::tui::theme::Theme;
+
+/// A run of at least this many text keys in one burst (keys that arrived faster than a
+/// person types: see `tui::BURST_GAP_MS`) is a paste from a terminal without bracketed paste.
+pub const PASTE_MIN_KEYS: usize = 4;
+
+/// The character a key stands for inside pasted text: a plain character, Enter as a newline,
+/// Tab as a tab. Anything else (a ctrl or alt chord, an arrow, esc) ends the paste.
+pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
+    if ev
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+    {
+        return None;
+    }
+    match ev.code {
+        KeyCode::Char(c) => Some(c),
+        KeyCode::Enter => Some('\n'),
+        KeyCode::Tab => Some('\t'),
+        _ => None,
+    }
+}
+
+/// The text of the run of text keys at the start of `keys`, when it is long enough to be a
+/// paste: inserted as one edit, previewed once, and its Tabs and Enters are text, never
+/// "next pane" or anything else a key would do.
+pub fn paste_run(keys: &[KeyEvent]) -> Option<(String, usize)> {
+    let text: String = keys.iter().map_while(pasted_char).collect();
+    let n = text.chars().count();
+    (n >= PASTE_MIN_KEYS).then_some((text, n))
+}
 
 /// The text box.
 pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
@@ -134,8 +165,8 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
     out.push(Line::styled(
         clip(
             &format!(
-                "{:?}: {} tokens of {} available",
-                g.admission,
+                "{}: {} tokens of {} available",
+                g.admission.label(),
                 thousands(p.prompt.tokens),
                 thousands(g.budget.available())
             ),

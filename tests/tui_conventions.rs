@@ -1,0 +1,85 @@
+//! Console conventions the binary itself keeps: a keymap that leaves no way to quit is
+//! refused at load (exit 2, the file and the keys named), and no Rust debug name reaches
+//! text output.
+
+mod common;
+use common::ctx;
+
+#[test]
+fn a_keymap_that_unbinds_every_quit_key_is_refused_naming_the_file_and_the_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let keymap = home.path().join("keymap.toml");
+    std::fs::write(
+        &keymap,
+        "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"cycle_tier\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    for part in [
+        keymap.display().to_string().as_str(),
+        "no key bound to quit",
+        "\"q\" = \"none\"",
+        "\"ctrl+c\" = \"cycle_tier\"",
+    ] {
+        assert!(err.contains(part), "{part} missing from: {err}");
+    }
+    // Quit moved to another key is a keymap like any other (then: no terminal here).
+    std::fs::write(
+        &keymap,
+        "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"x\" = \"quit\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a terminal"), "{err}");
+}
+
+#[test]
+fn budgets_text_names_the_prompt_variant_in_words() {
+    let home = tempfile::tempdir().unwrap();
+    let out = ctx(home.path())
+        .args(["budgets", "--model", "openai/gpt-4o"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("full steps"), "{text}");
+    assert!(!text.contains("FullSteps"), "{text}");
+}
+
+/// No `{:?}` / `{x:?}` / `{:#?}` in what the console draws: debug names (`FullSteps`,
+/// `Raw`) are not words an operator reads. Tests inside the files may use them.
+#[test]
+fn no_debug_formatting_in_the_console_sources() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui"),
+        &mut files,
+    );
+    assert!(files.len() > 10, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            assert!(
+                !line.contains(":?}") && !line.contains(":#?}"),
+                "{}:{}: debug formatting: {line}",
+                file.display(),
+                n + 1
+            );
+        }
+    }
+}
