@@ -546,6 +546,36 @@ impl<'a> CompactReport<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fixed limits the sample config.toml states are the ones the code keeps.
+    #[test]
+    fn the_sample_config_states_the_fixed_limits() {
+        let says = [
+            format!("a word over {} bytes", crate::core::rank::MAX_RELATED_LEN),
+            format!("run over {} bytes", crate::core::text::MAX_SPLIT_LEN),
+            format!(
+                "the first {} KiB of an instruction",
+                crate::core::request::CLASSIFY_MAX_BYTES / 1024
+            ),
+            format!("first {} KiB", crate::llm::client::OPENING_MAX / 1024),
+            format!(
+                "up to {} MB is integrity-checked",
+                crate::store::sqlite::QUICK_CHECK_ON_OPEN_MAX_BYTES / (1024 * 1024)
+            ),
+            format!(
+                "at most {} MiB",
+                crate::mcp_server::params::TEXT_MAX / (1024 * 1024)
+            ),
+            format!(
+                "a message of {} MiB",
+                crate::mcp_server::stdio::MESSAGE_MAX / (1024 * 1024)
+            ),
+        ];
+        let text = SAMPLE_CONFIG.replace("\n# ", " ");
+        for s in says {
+            assert!(text.contains(&s), "sample config.toml does not say '{s}'");
+        }
+    }
     use crate::core::budget::Tier;
 
     #[test]
