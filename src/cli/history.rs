@@ -8,8 +8,8 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome};
-use crate::core::traffic::TrafficSource;
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
+use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
 use crate::fsio::{Protected, write_output};
 use crate::store::cache::CACHE_FILE;
@@ -415,7 +415,9 @@ fn plans(
         report.plans.len()
     );
     out.push_str(&render(
-        &["id", "at", "caller", "model", "drift", "outcome", "source", "intent"],
+        &[
+            "id", "at", "caller", "model", "drift", "outcome", "source", "intent",
+        ],
         &rows,
     ));
     emit(&out)

@@ -20,5 +20,5 @@ pub mod response;
 pub mod terminal_text;
 pub mod text;
 pub mod time;
-pub mod traffic;
 pub mod tokens;
+pub mod traffic;

@@ -106,7 +106,11 @@ fn last_user_text(messages: &Value) -> Option<String> {
         .iter()
         .rev()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .find_map(|m| m.get("content").or_else(|| m.get("parts")).and_then(text_of))
+        .find_map(|m| {
+            m.get("content")
+                .or_else(|| m.get("parts"))
+                .and_then(text_of)
+        })
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty())
 }
@@ -192,7 +196,10 @@ fn token_count(
         None | Some(Value::Null) => Ok(None),
         Some(v) => {
             let n = v.as_u64().ok_or_else(|| {
-                content_error(origin.to_string(), format!("field '{key}' is {v}, not a count"))
+                content_error(
+                    origin.to_string(),
+                    format!("field '{key}' is {v}, not a count"),
+                )
             })?;
             int_in(n as usize, &bounds::TOKENS, origin, key).map(|n| Some(n as u64))
         }
@@ -201,7 +208,10 @@ fn token_count(
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
 /// carrying them), as text and tool calls.
-fn chat_reply(attrs: &serde_json::Map<String, Value>, events: &[serde_json::Map<String, Value>]) -> Reply {
+fn chat_reply(
+    attrs: &serde_json::Map<String, Value>,
+    events: &[serde_json::Map<String, Value>],
+) -> Reply {
     let output = json_attribute(attrs.get("gen_ai.output.messages")).or_else(|| {
         events
             .iter()
@@ -227,7 +237,12 @@ fn chat_reply(attrs: &serde_json::Map<String, Value>, events: &[serde_json::Map<
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
-        for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
+        for part in m
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match part.get("type").and_then(Value::as_str) {
                 Some("text") => text.extend(part.get("content").and_then(Value::as_str)),
                 Some("tool_call") => reply.tool_calls.push(ToolCall {
@@ -270,9 +285,16 @@ struct Span {
 fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, CoreError> {
     let id = v.and_then(Value::as_str).map(str::trim).unwrap_or("");
     if id.is_empty() {
-        return Err(content_error(position.to_string(), format!("span has no '{field}'")));
+        return Err(content_error(
+            position.to_string(),
+            format!("span has no '{field}'"),
+        ));
     }
-    if id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+    if id.len() > 64
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
         return Err(content_error(
             position.to_string(),
             format!("'{field}' is not an id (hex digits expected)"),
@@ -283,7 +305,12 @@ fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, Core
 
 /// Spans of one OTLP JSON line (`line` is 1-based); a span is named in errors by its line
 /// and its index among the line's spans.
-fn spans_of_line(origin: &str, line: usize, text: &str, out: &mut Vec<Span>) -> Result<(), CoreError> {
+fn spans_of_line(
+    origin: &str,
+    line: usize,
+    text: &str,
+    out: &mut Vec<Span>,
+) -> Result<(), CoreError> {
     let doc: Value =
         serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
     let Some(resource_spans) = doc.get("resourceSpans").and_then(Value::as_array) else {
@@ -302,13 +329,24 @@ fn spans_of_line(origin: &str, line: usize, text: &str, out: &mut Vec<Span>) -> 
             .filter(|s| !s.is_empty())
             .unwrap_or("otel")
             .to_string();
-        for ss in rs.get("scopeSpans").and_then(Value::as_array).into_iter().flatten() {
-            for s in ss.get("spans").and_then(Value::as_array).into_iter().flatten() {
+        for ss in rs
+            .get("scopeSpans")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for s in ss
+                .get("spans")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 index += 1;
                 let position = format!("{origin}: line {line}, span {index}");
                 let trace = hex_id(&position, "traceId", s.get("traceId"))?;
                 let span = hex_id(&position, "spanId", s.get("spanId"))?;
-                let start_nanos = unix_nanos(&position, "startTimeUnixNano", s.get("startTimeUnixNano"))?;
+                let start_nanos =
+                    unix_nanos(&position, "startTimeUnixNano", s.get("startTimeUnixNano"))?;
                 let start_ms = s
                     .get("startTimeUnixNano")
                     .and_then(Value::as_str)
@@ -387,7 +425,12 @@ pub fn read_otel<'a>(
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|m| !m.is_empty())
-            .ok_or_else(|| content_error(s.position.clone(), "chat span has no 'gen_ai.request.model'"))?
+            .ok_or_else(|| {
+                content_error(
+                    s.position.clone(),
+                    "chat span has no 'gen_ai.request.model'",
+                )
+            })?
             .to_string();
         let reply = chat_reply(&s.attrs, &s.events);
         let (steps, outcome, failure_class) = plan_of(&reply);
@@ -456,7 +499,12 @@ pub fn read_otel<'a>(
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| content_error(s.position.clone(), "execute_tool span has no 'gen_ai.tool.name'"))?
+            .ok_or_else(|| {
+                content_error(
+                    s.position.clone(),
+                    "execute_tool span has no 'gen_ai.tool.name'",
+                )
+            })?
             .to_string();
         let plan_id = chats.get(&s.trace).and_then(|list| {
             list.iter()
@@ -489,7 +537,9 @@ pub fn read_otel<'a>(
 /// database export writes them as text).
 fn json_column(v: Option<&Value>) -> Option<Value> {
     match v? {
-        Value::String(s) => serde_json::from_str(s).ok().or_else(|| Some(Value::String(s.clone()))),
+        Value::String(s) => serde_json::from_str(s)
+            .ok()
+            .or_else(|| Some(Value::String(s.clone()))),
         Value::Null => None,
         other => Some(other.clone()),
     }
@@ -500,7 +550,10 @@ fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64
         return Ok(None);
     };
     let text = v.as_str().ok_or_else(|| {
-        content_error(position.to_string(), format!("field '{field}' is {v}, not a time"))
+        content_error(
+            position.to_string(),
+            format!("field '{field}' is {v}, not a time"),
+        )
     })?;
     let ms = crate::core::time::parse_timestamp_millis(text)
         .map_err(|m| content_error(position.to_string(), format!("field '{field}': {m}")))?;
@@ -514,9 +567,16 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
         Some(v) => {
             let n = v
                 .as_u64()
-                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                })
                 .ok_or_else(|| {
-                    content_error(position.to_string(), format!("field '{field}' is {v}, not a count"))
+                    content_error(
+                        position.to_string(),
+                        format!("field '{field}' is {v}, not a count"),
+                    )
                 })?;
             int_in(n as usize, &bounds::TOKENS, position, field).map(|n| Some(n as u64))
         }
@@ -529,7 +589,10 @@ const SPEND_USD: std::ops::RangeInclusive<f64> = 0.0..=1_000_000.0;
 /// One SpendLogs row (`position` names it in errors: a line, or an index in an array).
 pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError> {
     if !row.is_object() {
-        return Err(content_error(position.to_string(), "a spend log row must be an object"));
+        return Err(content_error(
+            position.to_string(),
+            "a spend log row must be an object",
+        ));
     }
     let str_field = |k: &str| {
         row.get(k)
@@ -538,24 +601,35 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
-    let request_id = str_field("request_id")
-        .ok_or_else(|| content_error(position.to_string(), "field 'request_id' is missing or empty"))?;
+    let request_id = str_field("request_id").ok_or_else(|| {
+        content_error(
+            position.to_string(),
+            "field 'request_id' is missing or empty",
+        )
+    })?;
     let model = str_field("model")
         .or_else(|| str_field("model_group"))
         .ok_or_else(|| content_error(position.to_string(), "field 'model' is missing or empty"))?;
-    let start = row_time(position, "startTime", row.get("startTime"))?.ok_or_else(|| {
-        content_error(position.to_string(), "field 'startTime' is missing")
-    })?;
+    let start = row_time(position, "startTime", row.get("startTime"))?
+        .ok_or_else(|| content_error(position.to_string(), "field 'startTime' is missing"))?;
     let end = row_time(position, "endTime", row.get("endTime"))?;
     let duration_ms = match end {
-        Some(end) if end >= start => Some(int_in(end - start, &bounds::DURATION_MS, position, "endTime")?),
+        Some(end) if end >= start => Some(int_in(
+            end - start,
+            &bounds::DURATION_MS,
+            position,
+            "endTime",
+        )?),
         _ => None,
     };
     let spend = match row.get("spend") {
         None | Some(Value::Null) => None,
         Some(v) => Some(finite_in(
             v.as_f64().ok_or_else(|| {
-                content_error(position.to_string(), format!("field 'spend' is {v}, not a number"))
+                content_error(
+                    position.to_string(),
+                    format!("field 'spend' is {v}, not a number"),
+                )
             })?,
             &SPEND_USD,
             position,
@@ -623,8 +697,11 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
         .or_else(|| {
-            json_column(row.get("metadata"))
-                .and_then(|m| m.get("user_api_key_alias").and_then(Value::as_str).map(str::to_string))
+            json_column(row.get("metadata")).and_then(|m| {
+                m.get("user_api_key_alias")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
         })
         .unwrap_or_else(|| "litellm".to_string());
     Ok(PlanRecord {

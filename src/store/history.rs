@@ -512,7 +512,15 @@ impl HistoryStore {
             let mut insert = PlanInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let plan = parse_plan_line(source, line, text)?;
-                plan_fate(&tx, &mut insert, &path, plan, pipelines, on_conflict, &mut callers)
+                plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan,
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )
             })?;
         }
         finish_import(tx, &callers, window, &path, report)
@@ -537,7 +545,14 @@ impl HistoryStore {
             let mut insert = ExecutionInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let e = parse_execution_line(source, line, text)?;
-                execution_fate(&mut insert, &path, e, on_conflict, &mut callers, &mut linked)
+                execution_fate(
+                    &mut insert,
+                    &path,
+                    e,
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )
             })?;
         }
         callers.extend(callers_of_plans(&tx, &linked)?);
