@@ -115,7 +115,9 @@ fn last_user_text(messages: &Value) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<i64, CoreError> {
+/// A `…UnixNano` field (a string in OTLP JSON, or a number) as (Unix seconds, Unix
+/// milliseconds), the seconds inside the history's timestamp bounds.
+fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<(i64, i64), CoreError> {
     let nanos = match value {
         Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
         Some(Value::Number(n)) => n.as_u64(),
@@ -127,12 +129,13 @@ fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<i64, C
             format!("field '{field}' is missing or not a whole number of nanoseconds"),
         )
     })?;
-    int_in(
+    let secs = int_in(
         (nanos / 1_000_000_000) as i64,
         &bounds::TIMESTAMP,
         origin,
         field,
-    )
+    )?;
+    Ok((secs, (nanos / 1_000_000) as i64))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -345,18 +348,12 @@ fn spans_of_line(
                 let position = format!("{origin}: line {line}, span {index}");
                 let trace = hex_id(&position, "traceId", s.get("traceId"))?;
                 let span = hex_id(&position, "spanId", s.get("spanId"))?;
-                let start_nanos =
+                let (start, start_ms) =
                     unix_nanos(&position, "startTimeUnixNano", s.get("startTimeUnixNano"))?;
-                let start_ms = s
-                    .get("startTimeUnixNano")
-                    .and_then(Value::as_str)
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .map_or(0, |n| (n / 1_000_000) as i64);
-                let end_ms = s
-                    .get("endTimeUnixNano")
-                    .and_then(Value::as_str)
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .map(|n| (n / 1_000_000) as i64);
+                // An end time is optional: without a readable one there is no duration.
+                let end_ms = unix_nanos(&position, "endTimeUnixNano", s.get("endTimeUnixNano"))
+                    .ok()
+                    .map(|(_, ms)| ms);
                 // OTLP status code 2 is ERROR (JSON may spell the enum by name).
                 let code = s.get("status").and_then(|st| st.get("code"));
                 let ok = !matches!(code, Some(c) if c == 2 || c == "STATUS_CODE_ERROR");
@@ -371,7 +368,7 @@ fn spans_of_line(
                     position,
                     trace,
                     span,
-                    start: start_nanos,
+                    start,
                     start_ms,
                     end_ms,
                     caller: caller.clone(),
@@ -756,4 +753,103 @@ pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
     }
     traffic.records = traffic.plans.len();
     Ok(traffic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(trace: &str, id: &str, start: u64, attrs: Value) -> Value {
+        json!({"traceId": trace, "spanId": id, "startTimeUnixNano": start.to_string(),
+               "endTimeUnixNano": (start + 500_000_000).to_string(), "attributes": attrs})
+    }
+
+    fn line(spans: Vec<Value>) -> String {
+        json!({"resourceSpans": [{"resource": {"attributes": [
+            {"key": "service.name", "value": {"stringValue": "agent"}}]},
+            "scopeSpans": [{"spans": spans}]}]})
+        .to_string()
+    }
+
+    fn chat(tool: &str) -> Value {
+        let out = json!([{"role": "assistant", "parts": [
+            {"type": "tool_call", "name": tool, "arguments": {}}]}]);
+        json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "12"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": out.to_string()}},
+        ])
+    }
+
+    fn tool(name: &str) -> Value {
+        json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": name}},
+        ])
+    }
+
+    const S: u64 = 1_791_028_800_000_000_000;
+
+    #[test]
+    fn executions_link_to_the_latest_chat_of_their_trace_that_started_before_them() {
+        let text = line(vec![
+            span("aa", "01", S, chat("first")),
+            span("aa", "02", S + 10_000_000_000, chat("second")),
+            span("aa", "03", S + 5_000_000_000, tool("first")),
+            span("aa", "04", S + 11_000_000_000, tool("second")),
+            span("bb", "05", S, tool("orphan")),
+        ]);
+        let t = read_otel("f", [(1, text.as_str())]).unwrap();
+        assert_eq!(t.records, 5);
+        assert_eq!(t.plans.len(), 2);
+        assert_eq!(t.plans[0].id, "otel-aa-01");
+        assert_eq!(t.plans[0].at, 1_791_028_800);
+        assert_eq!(t.plans[0].duration_ms, Some(500));
+        assert_eq!(t.plans[0].steps[0].tool, "first");
+        assert_eq!(
+            t.plans[0].answer.as_ref().unwrap()["usage"]["prompt_tokens"],
+            12
+        );
+        let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
+        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None]);
+    }
+
+    #[test]
+    fn a_bad_count_or_time_names_the_span() {
+        let mut attrs = chat("x");
+        attrs
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"key": "gen_ai.usage.output_tokens", "value": {"stringValue": "many"}}));
+        let text = line(vec![span("aa", "01", S, attrs)]);
+        let err = read_otel("f", [(4, text.as_str())])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("f: line 4, span 1"), "{err}");
+        let text = line(vec![
+            json!({"traceId": "aa", "spanId": "01", "startTimeUnixNano": "-5"}),
+        ]);
+        let err = read_otel("f", [(1, text.as_str())])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("startTimeUnixNano"), "{err}");
+    }
+
+    #[test]
+    fn a_spend_log_row_reads_naive_times_as_utc_and_bounds_the_spend() {
+        let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00.250",
+            "endTime": "2026-10-03 12:00:01.000", "spend": 0.5, "prompt_tokens": 3,
+            "messages": "[{\"role\":\"user\",\"content\":\"hi there\"}]"});
+        let p = litellm_row("f: row 1", &row).unwrap();
+        assert_eq!((p.at, p.duration_ms), (1_791_028_800, Some(750)));
+        assert_eq!(p.intent, "hi there");
+        assert_eq!(p.caller, "litellm");
+        assert_eq!(p.answer.as_ref().unwrap()["spend"], 0.5);
+        let mut bad = row.clone();
+        bad["spend"] = json!(-1.0);
+        let err = litellm_row("f: row 2", &bad).unwrap_err().to_string();
+        assert!(err.starts_with("f: row 2: field 'spend'"), "{err}");
+        assert_eq!(TrafficSource::parse("otel"), Some(TrafficSource::Otel));
+    }
 }
