@@ -46,6 +46,12 @@ impl TrafficSource {
 /// Stored as a plan's intent when the source did not record the user's input.
 pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
 
+/// The failure class of a plan whose answer the source did not record (OpenTelemetry
+/// instrumentations capture message content only when asked; LiteLLM keeps prompts and
+/// responses in its spend logs only with `store_prompts_in_spend_logs`): nothing to decode,
+/// so it cannot be ok, and its own cause keeps it apart from answers that were bad.
+pub const OUTPUT_NOT_RECORDED: &str = "output_not_recorded";
+
 /// What one file brought: plans and executions, in file order.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Traffic {
@@ -210,11 +216,11 @@ fn token_count(
 }
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
-/// carrying them), as text and tool calls.
+/// carrying them), as text and tool calls, and whether any output was recorded.
 fn chat_reply(
     attrs: &serde_json::Map<String, Value>,
     events: &[serde_json::Map<String, Value>],
-) -> Reply {
+) -> (Reply, bool) {
     let output = json_attribute(attrs.get("gen_ai.output.messages")).or_else(|| {
         events
             .iter()
@@ -230,7 +236,7 @@ fn chat_reply(
         ..Reply::default()
     };
     let Some(Value::Array(messages)) = output else {
-        return reply;
+        return (reply, false);
     };
     let mut text = Vec::new();
     for m in &messages {
@@ -268,7 +274,7 @@ fn chat_reply(
     if !text.is_empty() {
         reply.content = Some(text.join("\n"));
     }
-    reply
+    (reply, true)
 }
 
 /// One span as read, before plans and executions are linked.
@@ -429,8 +435,16 @@ pub fn read_otel<'a>(
                 )
             })?
             .to_string();
-        let reply = chat_reply(&s.attrs, &s.events);
-        let (steps, outcome, failure_class) = plan_of(&reply);
+        let (reply, recorded) = chat_reply(&s.attrs, &s.events);
+        let (steps, outcome, failure_class) = if recorded {
+            plan_of(&reply)
+        } else {
+            (
+                Vec::new(),
+                Outcome::Failed,
+                Some(OUTPUT_NOT_RECORDED.to_string()),
+            )
+        };
         let input = json_attribute(s.attrs.get("gen_ai.input.messages")).or_else(|| {
             s.events
                 .iter()
@@ -690,6 +704,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     let (steps, outcome, mut failure_class) = plan_of(&reply);
     if failed_call && outcome == Outcome::Failed {
         failure_class = Some("http_error".to_string());
+    } else if choice.is_none() && outcome == Outcome::Failed {
+        failure_class = Some(OUTPUT_NOT_RECORDED.to_string());
     }
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
@@ -851,5 +867,25 @@ mod tests {
         let err = litellm_row("f: row 2", &bad).unwrap_err().to_string();
         assert!(err.starts_with("f: row 2: field 'spend'"), "{err}");
         assert_eq!(TrafficSource::parse("otel"), Some(TrafficSource::Otel));
+        // No response kept (the proxy's default): its own cause, not a bad answer.
+        assert_eq!(p.failure_class.as_deref(), Some(OUTPUT_NOT_RECORDED));
+    }
+
+    #[test]
+    fn a_chat_span_without_output_is_not_recorded_rather_than_a_bad_answer() {
+        let attrs = json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.response.finish_reasons", "value": {"arrayValue": {"values": [{"stringValue": "stop"}]}}},
+        ]);
+        let text = line(vec![span("aa", "01", S, attrs)]);
+        let t = read_otel("f", [(1, text.as_str())]).unwrap();
+        assert_eq!(t.plans[0].outcome, Outcome::Failed);
+        assert_eq!(
+            t.plans[0].failure_class.as_deref(),
+            Some(OUTPUT_NOT_RECORDED)
+        );
+        assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
+        assert_eq!(t.plans[0].intent, INPUT_NOT_RECORDED);
     }
 }
