@@ -9,6 +9,7 @@ use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
+use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
 use crate::fsio::{Protected, write_output};
 use crate::store::cache::CACHE_FILE;
@@ -68,6 +69,9 @@ pub struct FilterArgs {
     /// Only plans this recent (`7d`, `12h`) or since a time (`2026-10-15T00:00:00Z`).
     #[arg(long, value_name = "DURATION|TIME")]
     pub since: Option<String>,
+    /// Only plans from this source: native, otel (import traces) or litellm (import litellm).
+    #[arg(long, value_name = "SOURCE", value_parser = parse_source)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -96,6 +100,12 @@ pub enum What {
 
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
     Outcome::parse(s).ok_or_else(|| format!("'{s}': expected ok, guarded or failed"))
+}
+
+fn parse_source(s: &str) -> Result<String, String> {
+    TrafficSource::parse(s)
+        .map(|t| t.as_str().to_string())
+        .ok_or_else(|| format!("'{s}': expected native, otel or litellm"))
 }
 
 fn parse_drift(s: &str) -> Result<Drift, String> {
@@ -138,6 +148,7 @@ impl FilterArgs {
                 .map(|s| since_secs(s, now_secs()))
                 .transpose()?,
             shape: None,
+            source: self.source.clone(),
         })
     }
 }
@@ -393,6 +404,7 @@ fn plans(
                 p.model.clone(),
                 format!("{} {}", p.drift.marker(), p.drift),
                 outcome_text(p.outcome, p.failure_class.as_deref()),
+                p.source.clone(),
                 clip(&p.intent, 48),
             ]
         })
@@ -403,7 +415,9 @@ fn plans(
         report.plans.len()
     );
     out.push_str(&render(
-        &["id", "at", "caller", "model", "drift", "outcome", "intent"],
+        &[
+            "id", "at", "caller", "model", "drift", "outcome", "source", "intent",
+        ],
         &rows,
     ));
     emit(&out)

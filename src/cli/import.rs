@@ -1,10 +1,12 @@
-//! `ctxconsole import plans|executions FILE`: JSON Lines into the history store, one
-//! transaction per file.
+//! `ctxconsole import plans|executions|traces|litellm FILE`: JSON Lines, OpenTelemetry
+//! spans and LiteLLM spend logs into the history store, one transaction per file.
 
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
+use crate::core::traffic::TrafficSource;
 use crate::import::open_text;
+use crate::import::traffic::{read_spend_logs, read_traces};
 use crate::store::history::{ImportReport, OnConflict};
 use crate::workspace::StoreChoice;
 
@@ -20,11 +22,24 @@ pub enum What {
     Plans(FileArgs),
     /// Executions: one JSON object per line (at, caller, session, plan_id, tool, ok).
     Executions(FileArgs),
+    /// OpenTelemetry GenAI spans as the Collector's file exporter writes them (OTLP JSON, one
+    /// `{"resourceSpans":[…]}` per line): chat spans become plans, execute_tool spans
+    /// executions linked to the chat of the same trace.
+    Traces(FileArgs),
+    /// LiteLLM proxy spend logs (SpendLogs rows: a JSON array or JSON Lines): each request
+    /// becomes a plan with its usage and spend.
+    Litellm(FileArgs),
+}
+
+enum Kind {
+    Plans,
+    Executions,
+    Traffic(TrafficSource),
 }
 
 #[derive(Debug, clap::Args)]
 pub struct FileArgs {
-    /// The JSONL file, or `-` for stdin.
+    /// The file, or `-` for stdin.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// What to do with a record whose id is already stored with different content: keep
@@ -44,9 +59,11 @@ pub enum ConflictArg {
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
-    let (f, plans) = match args.what {
-        What::Plans(f) => (f, true),
-        What::Executions(f) => (f, false),
+    let (f, kind) = match args.what {
+        What::Plans(f) => (f, Kind::Plans),
+        What::Executions(f) => (f, Kind::Executions),
+        What::Traces(f) => (f, Kind::Traffic(TrafficSource::Otel)),
+        What::Litellm(f) => (f, Kind::Traffic(TrafficSource::Litellm)),
     };
     let (file, json) = (f.file, f.json);
     let on_conflict = match f.on_conflict {
@@ -55,14 +72,27 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         Some(ConflictArg::Replace) => OnConflict::Replace,
     };
     let source = file.display().to_string();
-    let reader = open_text(&file)?;
     // Big files say how far they are; the rows only become visible at the commit.
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
-    let report: ImportReport = if plans {
-        history.import_plans(&source, reader, &ws.pipeline_ids(), on_conflict, progress)?
-    } else {
-        history.import_executions(&source, reader, on_conflict, progress)?
+    let report: ImportReport = match kind {
+        Kind::Plans => history.import_plans(
+            &source,
+            open_text(&file)?,
+            &ws.pipeline_ids(),
+            on_conflict,
+            progress,
+        )?,
+        Kind::Executions => {
+            history.import_executions(&source, open_text(&file)?, on_conflict, progress)?
+        }
+        Kind::Traffic(origin) => {
+            let traffic = match origin {
+                TrafficSource::Litellm => read_spend_logs(&file)?,
+                _ => read_traces(&file)?,
+            };
+            history.import_traffic(&source, origin, &traffic, &ws.pipeline_ids(), on_conflict)?
+        }
     };
     if json {
         return print_json(&report);

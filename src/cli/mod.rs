@@ -55,7 +55,8 @@ pub enum Command {
     Eval(eval::Args),
     /// What past plans did: groups, plans, drift, per-model outcomes, unused tools.
     History(history::Args),
-    /// Import plans or executions from JSON Lines into the history store.
+    /// Import plans or executions (JSON Lines), OpenTelemetry GenAI spans or LiteLLM spend
+    /// logs into the history store.
     Import(import::Args),
     /// Replay a plan: offline with today's decoder, or live against its model or others.
     Replay(replay::Args),

@@ -21,3 +21,4 @@ pub mod terminal_text;
 pub mod text;
 pub mod time;
 pub mod tokens;
+pub mod traffic;

@@ -25,6 +25,24 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
         .map_err(|e| format!("'{s}' is not an RFC 3339 timestamp (like 2026-10-03T12:00:00Z): {e}"))
 }
 
+/// Milliseconds since the epoch of a log's timestamp: RFC 3339, or an ISO 8601 date-time
+/// without an offset (`2026-10-03T12:00:00.250123`, `2026-10-03 12:00:00`), read as UTC —
+/// how a database export writes a `timestamp without time zone` column.
+pub fn parse_timestamp_millis(text: &str) -> Result<i64, String> {
+    let s = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.timestamp_millis());
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s, format) {
+            return Ok(t.and_utc().timestamp_millis());
+        }
+    }
+    Err(format!(
+        "'{s}' is not a timestamp (like 2026-10-03T12:00:00Z or 2026-10-03T12:00:00.250)"
+    ))
+}
+
 /// `2026-10-03T12:00:00Z`. Seconds beyond what a date can say (hundreds of thousands of
 /// years away) come out as the plain number, which [`parse_timestamp`] reads back.
 pub fn format_timestamp(secs: i64) -> String {

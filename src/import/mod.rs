@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod labels;
 pub mod litellm;
 pub mod mcp;
+pub mod traffic;
 
 use std::io::BufRead;
 use std::path::Path;

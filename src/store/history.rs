@@ -16,6 +16,7 @@ use crate::core::history::{
     prior_weight, shape, shape_words,
 };
 use crate::core::rank::PastPlan;
+use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
 use crate::store::sqlite::{self, Schema};
 
@@ -34,8 +35,16 @@ const SCHEMA: Schema = Schema {
         MIGRATION_2,
         MIGRATION_3,
         MIGRATION_ANSWER_COLUMN,
+        MIGRATION_SOURCE_COLUMN,
     ],
 };
+
+/// Issue 20 (real traffic in): where a plan came from (`native`, `otel`, `litellm`), so
+/// `history` can say it and filter by it. Rows written before it are native.
+const MIGRATION_SOURCE_COLUMN: &str = "
+ALTER TABLE plans ADD COLUMN source TEXT NOT NULL DEFAULT 'native';
+CREATE INDEX plans_source_at ON plans(source, at);
+";
 
 /// Issue 18 (live loop): the whole answer of a plan, as JSON (see `PlanRecord::answer`).
 /// A column of its own, not part of trim_record, so old rows read as `NULL`.
@@ -208,6 +217,8 @@ pub struct PlanFilter {
     /// Unix seconds: plans at or after.
     pub since: Option<i64>,
     pub shape: Option<String>,
+    /// Where the plans came from: `native`, `otel`, `litellm`.
+    pub source: Option<String>,
 }
 
 impl PlanFilter {
@@ -231,6 +242,7 @@ impl PlanFilter {
         text("outcome", &self.outcome.map(|o| o.as_str().to_string()));
         text("drift", &self.drift.map(|d| d.as_str().to_string()));
         text("shape", &self.shape);
+        text("source", &self.source);
         if let Some(since) = self.since {
             parts.push(format!("p.at >= ?{}", values.len() + 1));
             values.push(Value::Integer(since));
@@ -276,12 +288,14 @@ pub struct PlanRow {
     pub failure_class: Option<String>,
     pub steps: usize,
     pub replay_of: Option<String>,
+    /// Where the plan came from: `native`, `otel`, `litellm`.
+    pub source: String,
 }
 
 /// The columns [`plan_row`] reads, in its order (`p` is the plans table).
 const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
     p.outcome, p.drift, p.failure_class, \
-    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of";
+    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source";
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
     Ok(PlanRow {
@@ -296,6 +310,7 @@ fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
         failure_class: r.get(8)?,
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
+        source: r.get(11)?,
     })
 }
 
@@ -497,30 +512,15 @@ impl HistoryStore {
             let mut insert = PlanInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let plan = parse_plan_line(source, line, text)?;
-                if insert.insert(&plan, pipelines)?.is_some() {
-                    callers.insert(plan.caller);
-                    return Ok(Fate::Added);
-                }
-                let Some(stored) = read_plan(&tx, &path, &plan.id)? else {
-                    anyhow::bail!(
-                        "{}: plan {} vanished during the import",
-                        path.display(),
-                        plan.id
-                    );
-                };
-                if stored.detail.record == plan {
-                    return Ok(Fate::Same);
-                }
-                Ok(match on_conflict {
-                    OnConflict::Refuse => Fate::Conflict(plan.id),
-                    OnConflict::Skip => Fate::Skipped,
-                    OnConflict::Replace => {
-                        insert.replace(&stored, &plan, pipelines)?;
-                        callers.insert(stored.detail.record.caller);
-                        callers.insert(plan.caller);
-                        Fate::Replaced
-                    }
-                })
+                plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan,
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )
             })?;
         }
         finish_import(tx, &callers, window, &path, report)
@@ -545,34 +545,73 @@ impl HistoryStore {
             let mut insert = ExecutionInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let e = parse_execution_line(source, line, text)?;
-                if insert.insert(&e)? {
-                    linked.extend(e.plan_id);
-                    callers.insert(e.caller);
-                    return Ok(Fate::Added);
-                }
-                let stored = insert
-                    .stored(&e.id)
-                    .map_err(db_err(&path, "reading an execution"))?;
-                if stored == e {
-                    return Ok(Fate::Same);
-                }
-                Ok(match on_conflict {
-                    OnConflict::Refuse => Fate::Conflict(e.id),
-                    OnConflict::Skip => Fate::Skipped,
-                    OnConflict::Replace => {
-                        insert
-                            .replace(&e)
-                            .map_err(db_err(&path, "replacing an execution"))?;
-                        // Both the old and the new placement of the execution move drift.
-                        linked.extend(stored.plan_id);
-                        linked.extend(e.plan_id);
-                        callers.insert(stored.caller);
-                        callers.insert(e.caller);
-                        Fate::Replaced
-                    }
-                })
+                execution_fate(
+                    &mut insert,
+                    &path,
+                    e,
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )
             })?;
         }
+        callers.extend(callers_of_plans(&tx, &linked)?);
+        finish_import(tx, &callers, window, &path, report)
+    }
+
+    /// Import a gateway's traffic (already read by an importer): its plans, marked with
+    /// their `source`, then its executions, in one transaction with the same guarantees as
+    /// [`import_plans`](Self::import_plans): all or nothing, a second import adds nothing,
+    /// conflicts settled by `on_conflict`. The report counts plans and executions together.
+    pub fn import_traffic(
+        &mut self,
+        source: &str,
+        origin: TrafficSource,
+        traffic: &Traffic,
+        pipelines: &HashSet<String>,
+        on_conflict: OnConflict,
+    ) -> anyhow::Result<ImportReport> {
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing traffic")?;
+        let mut report = ImportReport::new(source, "records");
+        report.lines = traffic.records;
+        let mut callers = BTreeSet::new();
+        let mut linked = BTreeSet::new();
+        let mut conflicts = Vec::new();
+        {
+            let mut insert = PlanInserter::new(&tx)?;
+            for plan in &traffic.plans {
+                let fate = plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan.clone(),
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )?;
+                if matches!(fate, Fate::Added | Fate::Replaced) {
+                    tx.execute(
+                        "UPDATE plans SET source = ?1 WHERE id = ?2",
+                        params![origin.as_str(), plan.id],
+                    )?;
+                }
+                tally(&mut report, &mut conflicts, fate);
+            }
+            let mut insert = ExecutionInserter::new(&tx)?;
+            for e in &traffic.executions {
+                let fate = execution_fate(
+                    &mut insert,
+                    &path,
+                    e.clone(),
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )?;
+                tally(&mut report, &mut conflicts, fate);
+            }
+        }
+        refuse_conflicts(source, "records", &conflicts)?;
         callers.extend(callers_of_plans(&tx, &linked)?);
         finish_import(tx, &callers, window, &path, report)
     }
@@ -1465,15 +1504,102 @@ fn read_into(
     let mut conflicts = Vec::new();
     for_each_line(source, reader, progress, |line, text| {
         report.lines += 1;
-        match insert(line, text)? {
-            Fate::Added => report.added += 1,
-            Fate::Same => report.already_present += 1,
-            Fate::Skipped => report.skipped += 1,
-            Fate::Replaced => report.replaced += 1,
-            Fate::Conflict(id) => conflicts.push(id),
-        }
+        let fate = insert(line, text)?;
+        tally(report, &mut conflicts, fate);
         Ok(())
     })?;
+    refuse_conflicts(source, &report.kind, &conflicts)
+}
+
+/// Store one imported plan, or say why not: already present, a conflict settled by
+/// `on_conflict`. Callers whose drift moves are added to `callers`.
+fn plan_fate(
+    tx: &Transaction<'_>,
+    insert: &mut PlanInserter<'_>,
+    path: &Path,
+    plan: PlanRecord,
+    pipelines: &HashSet<String>,
+    on_conflict: OnConflict,
+    callers: &mut BTreeSet<String>,
+) -> anyhow::Result<Fate> {
+    if insert.insert(&plan, pipelines)?.is_some() {
+        callers.insert(plan.caller);
+        return Ok(Fate::Added);
+    }
+    let Some(stored) = read_plan(tx, path, &plan.id)? else {
+        anyhow::bail!(
+            "{}: plan {} vanished during the import",
+            path.display(),
+            plan.id
+        );
+    };
+    if stored.detail.record == plan {
+        return Ok(Fate::Same);
+    }
+    Ok(match on_conflict {
+        OnConflict::Refuse => Fate::Conflict(plan.id),
+        OnConflict::Skip => Fate::Skipped,
+        OnConflict::Replace => {
+            insert.replace(&stored, &plan, pipelines)?;
+            callers.insert(stored.detail.record.caller);
+            callers.insert(plan.caller);
+            Fate::Replaced
+        }
+    })
+}
+
+/// Store one imported execution, or say why not, like [`plan_fate`]; the plans it links
+/// to are added to `linked`.
+fn execution_fate(
+    insert: &mut ExecutionInserter<'_>,
+    path: &Path,
+    e: ExecutionRecord,
+    on_conflict: OnConflict,
+    callers: &mut BTreeSet<String>,
+    linked: &mut BTreeSet<String>,
+) -> anyhow::Result<Fate> {
+    if insert.insert(&e)? {
+        linked.extend(e.plan_id);
+        callers.insert(e.caller);
+        return Ok(Fate::Added);
+    }
+    let stored = insert
+        .stored(&e.id)
+        .map_err(db_err(path, "reading an execution"))?;
+    if stored == e {
+        return Ok(Fate::Same);
+    }
+    Ok(match on_conflict {
+        OnConflict::Refuse => Fate::Conflict(e.id),
+        OnConflict::Skip => Fate::Skipped,
+        OnConflict::Replace => {
+            insert
+                .replace(&e)
+                .map_err(db_err(path, "replacing an execution"))?;
+            // Both the old and the new placement of the execution move drift.
+            linked.extend(stored.plan_id);
+            linked.extend(e.plan_id);
+            callers.insert(stored.caller);
+            callers.insert(e.caller);
+            Fate::Replaced
+        }
+    })
+}
+
+/// Count one record's fate into `report`; a conflict's id goes to `conflicts`.
+fn tally(report: &mut ImportReport, conflicts: &mut Vec<String>, fate: Fate) {
+    match fate {
+        Fate::Added => report.added += 1,
+        Fate::Same => report.already_present += 1,
+        Fate::Skipped => report.skipped += 1,
+        Fate::Replaced => report.replaced += 1,
+        Fate::Conflict(id) => conflicts.push(id),
+    }
+}
+
+/// Refuse an import that met conflicts: an error listing the ids (the caller's transaction
+/// rolls back, so nothing is written).
+fn refuse_conflicts(source: &str, kind: &str, conflicts: &[String]) -> anyhow::Result<()> {
     if conflicts.is_empty() {
         return Ok(());
     }
@@ -1488,9 +1614,8 @@ fn read_into(
         listed.push_str(&format!(" and {} more", n - CONFLICTS_LISTED));
     }
     Err(bad_input(format!(
-        "{source}: {n} {} already stored with different content: {listed}; nothing was imported \
-         (--on-conflict skip keeps the stored ones, --on-conflict replace takes the file's)",
-        report.kind
+        "{source}: {n} {kind} already stored with different content: {listed}; nothing was imported \
+         (--on-conflict skip keeps the stored ones, --on-conflict replace takes the file's)"
     )))
 }
 

@@ -432,6 +432,7 @@ mod tests {
             failure_class: None,
             steps: 1,
             replay_of: None,
+            source: "native".into(),
         }
     }
 
