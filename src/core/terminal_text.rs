@@ -51,10 +51,14 @@ pub fn needs_escape(c: char) -> bool {
     }
 }
 
-/// Bidi embeddings and overrides (U+202A–U+202E) and isolates (U+2066–U+2069): invisible,
-/// they reorder what follows ("Trojan Source").
+/// Every bidi formatting character: embeddings and overrides (U+202A–U+202E), isolates
+/// (U+2066–U+2069) and the marks (LRM U+200E, RLM U+200F, ALM U+061C). Invisible, they
+/// reorder or flip what follows ("Trojan Source").
 fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
 }
 
 fn push_escape(out: &mut String, c: char) {
@@ -101,6 +105,14 @@ mod tests {
             "del\\x7f nul\\x00 cr\\r"
         );
         assert_eq!(for_terminal("x\u{85}y"), "x\\u{85}y");
+    }
+
+    #[test]
+    fn bidi_marks_are_shown_too() {
+        assert_eq!(
+            for_terminal("a\u{200F}b\u{200E}c\u{061C}d"),
+            "a\\u{200f}b\\u{200e}c\\u{61c}d"
+        );
     }
 
     #[test]
