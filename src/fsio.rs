@@ -284,6 +284,25 @@ pub fn open_regular(path: &Path) -> anyhow::Result<File> {
     Ok(file)
 }
 
+/// [`open_regular`] for a file that will be read whole: one bigger than
+/// [`READ_WHOLE_MAX_BYTES`] is refused at once, before any of it is read.
+fn open_for_whole_read(path: &Path) -> anyhow::Result<File> {
+    let file = open_regular(path)?;
+    let len = file
+        .metadata()
+        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?
+        .len();
+    if len > READ_WHOLE_MAX_BYTES {
+        return Err(bad_input(format!(
+            "{}: {} MiB, more than the {} MiB a file read whole may hold",
+            path.display(),
+            len / (1024 * 1024),
+            READ_WHOLE_MAX_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(file)
+}
+
 /// A workspace file's bytes, or `None` when there is no such name. A directory, FIFO or
 /// device under the name is an error naming it, never a silent skip.
 pub fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
@@ -294,12 +313,32 @@ pub fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     read_regular(path).map(Some)
 }
 
-/// A regular file's bytes (see [`open_regular`]).
+/// The most a file (or stdin) read whole may hold: every workspace file, catalog, registry,
+/// attachment and paste. Bigger ones are refused before they are held in memory (a 3 GB
+/// `budgets.toml` took 6 GB and 20 s to be told it was broken); JSON Lines imports stream
+/// and have no such limit.
+pub const READ_WHOLE_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A regular file's bytes (see [`open_regular`]), at most [`READ_WHOLE_MAX_BYTES`].
 pub fn read_regular(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut file = open_regular(path)?;
+    let file = open_for_whole_read(path)?;
+    read_whole(file, &path.display().to_string())
+}
+
+/// Everything `reader` gives, refused as bad input naming `origin` once it passes
+/// [`READ_WHOLE_MAX_BYTES`] (counted as read: a file may grow after its size was looked at).
+pub fn read_whole(reader: impl Read, origin: &str) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    reader
+        .take(READ_WHOLE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad_input(format!("{origin}: cannot read: {e}")))?;
+    if bytes.len() as u64 > READ_WHOLE_MAX_BYTES {
+        return Err(bad_input(format!(
+            "{origin}: more than {} MiB, the most a file read whole may hold",
+            READ_WHOLE_MAX_BYTES / (1024 * 1024)
+        )));
+    }
     Ok(bytes)
 }
 

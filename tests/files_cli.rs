@@ -591,3 +591,33 @@ fn the_console_opens_a_new_explicit_store_empty_and_notes_it() {
         state.notes
     );
 }
+
+/// A file read whole has a stated limit: a 3 GB `budgets.toml` (sparse: no disk spent) is
+/// refused by its size, naming it, instead of being read into memory to be found broken;
+/// a catalog one byte over the limit too.
+#[test]
+fn a_file_too_big_to_read_whole_is_refused_before_it_is_read() {
+    let home = tempfile::tempdir().unwrap();
+    let budgets = home.path().join("budgets.toml");
+    let file = std::fs::File::create(&budgets).unwrap();
+    file.set_len(3 << 30).unwrap();
+    let err = refused(ctx(home.path()).args(["budgets"]));
+    assert!(
+        err.contains("budgets.toml") && err.contains("MiB a file read whole may hold"),
+        "{err}"
+    );
+    std::fs::remove_file(&budgets).unwrap();
+
+    let catalog = home.path().join("big.json");
+    std::fs::File::create(&catalog)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let err = refused(
+        ctx(home.path())
+            .arg("compact")
+            .arg("--catalog")
+            .arg(&catalog),
+    );
+    assert!(err.contains("big.json") && err.contains("256 MiB"), "{err}");
+}

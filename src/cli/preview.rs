@@ -1,8 +1,6 @@
 //! `ctxconsole preview`: what every stage before the model does with one prompt.
 
-use anyhow::Context;
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -77,11 +75,7 @@ impl RequestArgs {
 }
 
 fn read_stdin(what: &str) -> anyhow::Result<String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading {what} from stdin"))?;
+    let bytes = crate::fsio::read_whole(std::io::stdin().lock(), &format!("{what} on stdin"))?;
     text_from_bytes("stdin", bytes)
 }
 
