@@ -297,6 +297,16 @@ impl Config {
         Ok(config)
     }
 
+    /// The names of the environment variables holding provider keys, sorted, each once.
+    pub fn key_variables(&self) -> Vec<String> {
+        let names: std::collections::BTreeSet<String> = self
+            .providers
+            .values()
+            .filter_map(|p| p.key_env.clone())
+            .collect();
+        names.into_iter().collect()
+    }
+
     /// `over`'s settings laid on top of these: set fields win, providers replace by name.
     fn overlay(mut self, over: Config) -> Config {
         let (a, b) = (&mut self.llm, over.llm);

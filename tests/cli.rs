@@ -770,3 +770,31 @@ fn a_huge_paste_becomes_a_briefing_retrievable_from_the_cache() {
         .code(2)
         .stderr(predicates::str::contains("stdin: line 1, column 2"));
 }
+
+/// An MCP server is outside code: the providers' key variables are not in its environment,
+/// while the rest of the environment is.
+#[test]
+fn an_mcp_server_never_sees_the_provider_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let seen = home.path().join("env.txt");
+    let out = ctx(home.path())
+        .env("OPENROUTER_API_KEY", "sk-or-v1-secret-that-must-not-leak")
+        .env("CTXCONSOLE_TEST_CANARY", "passed-through")
+        .args([
+            "compact",
+            "--mcp-timeout",
+            "5s",
+            "--mcp",
+            &format!("sh -c 'env > {}'", seen.display()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        env.contains("CTXCONSOLE_TEST_CANARY=passed-through"),
+        "{env}"
+    );
+    assert!(!env.contains("OPENROUTER_API_KEY"), "{env}");
+    assert!(!env.contains("secret-that-must-not-leak"), "{env}");
+}

@@ -80,7 +80,9 @@ pub fn run(
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let imported = rt.block_on(mcp::import_tools(command, args.mcp_timeout))?;
+        // The providers' key variables stay out of the server's environment.
+        let withheld = ws.config()?.key_variables();
+        let imported = rt.block_on(mcp::import_tools(command, args.mcp_timeout, &withheld))?;
         ws.set_catalog(
             imported.guide,
             format!("MCP server `{command}`"),

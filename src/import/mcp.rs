@@ -74,14 +74,21 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
 /// Start `command_line`, list all its tools, stop it and everything it started. A command
 /// line that cannot be split is bad input (exit 2); a server that does not start, does not
 /// speak MCP, fails or takes too long is a runtime failure (exit 1) naming the command.
+/// The environment variables named in `withheld` (the providers' key variables) are not
+/// passed to it: an MCP server is outside code and has no business with the keys.
 pub async fn import_tools(
     command_line: &str,
     timeout: Duration,
+    withheld: &[String],
 ) -> anyhow::Result<ImportedCatalog> {
     let words = split_command(command_line)
         .map_err(|e| bad_input(format!("--mcp \"{command_line}\" {e}")))?;
     let origin = format!("MCP server `{command_line}`");
-    let mut child = tokio::process::Command::new(&words[0])
+    let mut command = tokio::process::Command::new(&words[0]);
+    for name in withheld {
+        command.env_remove(name);
+    }
+    let mut child = command
         .args(&words[1..])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
