@@ -749,6 +749,20 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         let r = req.send().await.unwrap();
         assert_eq!(r.status(), 401, "{auth:?}");
     }
+    // A page from another origin is refused even with the token (DNS rebinding); this
+    // machine's own origin is served.
+    for (origin, status) in [("http://evil.example", 403), ("http://127.0.0.1:9", 200)] {
+        let r = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .header("origin", origin)
+            .json(&init)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "{origin}");
+    }
     // A body over the 32 MiB message limit is refused before it is read whole.
     let mut body = init.clone();
     body["params"]["clientInfo"]["name"] = json!("n".repeat(40_000_000));

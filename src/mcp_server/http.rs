@@ -46,6 +46,40 @@ fn authorized(req: &Request<Incoming>, token: &[u8]) -> bool {
         .is_some_and(|given| same_secret(given, token))
 }
 
+/// The host of an `Origin` (`http://127.0.0.1:8765` → `127.0.0.1`, `http://[::1]` → `::1`),
+/// or `None` for `null` and what is not an origin.
+fn origin_host(origin: &str) -> Option<&str> {
+    let rest = origin.split_once("://")?.1;
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split_once(']')?.0,
+        None => rest.split(':').next()?,
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// A browser page may call this server only from this machine's own pages: an `Origin` is
+/// accepted when it is loopback or the host the request was sent to (the MCP transport's
+/// rule against DNS rebinding); a request without one (not from a browser) passes.
+fn origin_allowed(req: &Request<Incoming>) -> bool {
+    let Some(origin) = req.headers().get(header::ORIGIN) else {
+        return true;
+    };
+    let Some(host) = origin.to_str().ok().and_then(origin_host) else {
+        return false;
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let same_host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| origin_host(&format!("http://{h}")).map(str::to_owned))
+        .is_some_and(|h| h.eq_ignore_ascii_case(host));
+    loopback || same_host
+}
+
 /// Listen on `addr` until the process is stopped. `open`: the address was given with
 /// `--bind`, so any Host is accepted (the token guards it); on loopback rmcp's Host check
 /// stays on against DNS rebinding.
@@ -98,6 +132,12 @@ pub async fn serve(
                             "not found: the MCP endpoint is /mcp",
                         ));
                     }
+                    if !origin_allowed(&req) {
+                        return Ok(plain(
+                            StatusCode::FORBIDDEN,
+                            "forbidden: a page from another origin may not call this server",
+                        ));
+                    }
                     if let Some(t) = &token
                         && !authorized(&req, t)
                     {
@@ -134,5 +174,20 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
+    }
+}
+
+#[cfg(test)]
+mod origin_tests {
+    use super::origin_host;
+
+    #[test]
+    fn origins_give_their_host() {
+        assert_eq!(origin_host("http://127.0.0.1:8765"), Some("127.0.0.1"));
+        assert_eq!(origin_host("https://localhost"), Some("localhost"));
+        assert_eq!(origin_host("http://[::1]:80"), Some("::1"));
+        assert_eq!(origin_host("http://evil.example"), Some("evil.example"));
+        assert_eq!(origin_host("null"), None);
+        assert_eq!(origin_host("http://"), None);
     }
 }
