@@ -305,8 +305,8 @@ fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
         model: r.get(3)?,
         intent: r.get(4)?,
         complexity: r.get(5)?,
-        outcome: outcome_col(r.get::<_, String>(6)?),
-        drift: drift_col(r.get::<_, String>(7)?),
+        outcome: outcome_col(r, 6)?,
+        drift: drift_col(r, 7)?,
         failure_class: r.get(8)?,
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
@@ -1149,7 +1149,7 @@ impl HistoryStore {
                     caller: r.get(2)?,
                     model: r.get(3)?,
                     intent: r.get(4)?,
-                    drift: drift_col(r.get::<_, String>(5)?),
+                    drift: drift_col(r, 5)?,
                     planned: Vec::new(),
                     executed: Vec::new(),
                 };
@@ -1185,8 +1185,8 @@ impl HistoryStore {
         let mut by_model: HashMap<String, (ModelOutcomes, HashMap<String, u64>)> = HashMap::new();
         while let Some(r) = rows.next()? {
             let model: String = r.get(0)?;
-            let outcome = outcome_col(r.get::<_, String>(1)?);
-            let drift = drift_col(r.get::<_, String>(2)?);
+            let outcome = outcome_col(r, 1)?;
+            let drift = drift_col(r, 2)?;
             let cause: Option<String> = r.get(3)?;
             let n = r.get::<_, i64>(4)? as u64;
             let (m, causes) = by_model.entry(model.clone()).or_insert_with(|| {
@@ -1305,8 +1305,8 @@ impl HistoryStore {
             .query_map(params![before.unwrap_or(i64::MAX), limit as i64], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    outcome_col(r.get::<_, String>(1)?),
-                    drift_col(r.get::<_, String>(2)?),
+                    outcome_col(r, 1)?,
+                    drift_col(r, 2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
                     r.get::<_, String>(5)?,
@@ -1401,7 +1401,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                         model: r.get(4)?,
                         intent: r.get(5)?,
                         steps: Vec::new(),
-                        outcome: outcome_col(r.get::<_, String>(6)?),
+                        outcome: outcome_col(r, 6)?,
                         failure_class: r.get(7)?,
                         finish_reason: r.get(8)?,
                         raw_response: r.get(9)?,
@@ -1441,7 +1441,13 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
             complexity: row.complexity,
             intent_sha: row.intent_sha,
             shape: row.shape,
-            drift: drift_col(row.drift),
+            drift: Drift::parse(&row.drift).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: plan {id}: the stored drift '{}' is not a drift class",
+                    path.display(),
+                    row.drift
+                )
+            })?,
             executed: stored_json(path, id, "executed", &row.executed)?,
             replays: Vec::new(),
         },
@@ -1663,12 +1669,31 @@ fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {
 
 // Values this store wrote itself; anything else means the row was edited by hand, and is
 // shown as the most cautious reading rather than refused.
-fn outcome_col(s: String) -> Outcome {
-    Outcome::parse(&s).unwrap_or(Outcome::Failed)
+/// A stored outcome; a value that is none (a damaged or hand-edited row) is an error, never
+/// read as the most cautious one.
+fn outcome_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Outcome> {
+    enum_col(r, i, "an outcome", Outcome::parse)
 }
 
-fn drift_col(s: String) -> Drift {
-    Drift::parse(&s).unwrap_or(Drift::Ignored)
+/// A stored drift class, as [`outcome_col`].
+fn drift_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Drift> {
+    enum_col(r, i, "a drift class", Drift::parse)
+}
+
+fn enum_col<T>(
+    r: &rusqlite::Row<'_>,
+    i: usize,
+    what: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let text: String = r.get(i)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("'{text}' stored in column {i} is not {what}").into(),
+        )
+    })
 }
 
 /// Read JSON Lines: blank lines skipped, invalid UTF-8 named by line, `f` called with the
@@ -1991,7 +2016,7 @@ fn recompute_drift(
                 Ok(P {
                     seq: r.get(0)?,
                     at: r.get(2)?,
-                    outcome: outcome_col(r.get::<_, String>(3)?),
+                    outcome: outcome_col(r, 3)?,
                     drift: r.get(4)?,
                     executed_json: r.get(5)?,
                 })
@@ -2349,5 +2374,40 @@ mod tests {
             .unwrap();
         let err = format!("{:#}", HistoryStore::open(s.path()).err().unwrap());
         assert!(err.contains(&file) && err.contains("drift window"), "{err}");
+    }
+
+    /// An outcome or drift class that is none of the known ones (a hand edit, a damaged row)
+    /// is an error where it is read, never the most cautious value in its place.
+    #[test]
+    fn a_stored_outcome_or_drift_that_is_no_such_thing_is_an_error() {
+        let (_d, s) = seeded();
+        let id = s.plans(&PlanFilter::default(), 0, 1).unwrap()[0].id.clone();
+        let outcome: String = s
+            .conn
+            .query_row("SELECT outcome FROM plans WHERE id = ?1", [&id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        s.conn
+            .execute("UPDATE plans SET outcome = 'weird' WHERE id = ?1", [&id])
+            .unwrap();
+        let err = format!("{:#}", s.plan(&id).unwrap_err());
+        assert!(
+            err.contains("'weird'") && err.contains("an outcome"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            s.plans(&PlanFilter::default(), 0, 1000).unwrap_err()
+        );
+        assert!(err.contains("'weird'"), "{err}");
+        s.conn
+            .execute(
+                "UPDATE plans SET outcome = ?2, drift = 'zzz' WHERE id = ?1",
+                [&id, &outcome],
+            )
+            .unwrap();
+        let err = format!("{:#}", s.plan(&id).unwrap_err());
+        assert!(err.contains("'zzz'") && err.contains(&id), "{err}");
     }
 }
