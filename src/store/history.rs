@@ -1620,7 +1620,8 @@ fn refuse_conflicts(source: &str, kind: &str, conflicts: &[String]) -> anyhow::R
         listed.push_str(&format!(" and {} more", n - CONFLICTS_LISTED));
     }
     Err(bad_input(format!(
-        "{source}: {n} {kind} already stored with different content: {listed}; nothing was imported \
+        "{source}: {n} {kind} whose id is already stored, or comes earlier in this file, with \
+         different content: {listed}; nothing was imported \
          (--on-conflict skip keeps the stored ones, --on-conflict replace takes the file's)"
     )))
 }
