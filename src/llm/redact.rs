@@ -9,6 +9,11 @@
 //! the first 20 characters. Shorter pieces are left: 11 characters of a key are not the key,
 //! and the public prefixes keys share (`sk-or-v1-`, `sk-proj-`) stay readable.
 //!
+//! The key's base64 forms count as the key too (an echoed `Basic` header, a JSON field that
+//! carries the header encoded): the encoding of the key at each of the three byte
+//! alignments it can have inside a longer encoded text, standard and URL-safe, less the
+//! characters at either end that depend on its neighbours.
+//!
 //! A stream is redacted chunk by chunk ([`StreamRedactor`]): the end of a chunk that could
 //! begin a window of the key (at most `window − 1` bytes) is held back until the next chunk
 //! shows whether it does, so a key split across two chunks is still found, and a run
@@ -43,6 +48,42 @@ pub struct Redactor {
 /// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
 const FILTER_BITS: u32 = 16;
 
+/// The key as it reads inside base64 text: for each alignment (0, 1 or 2 bytes before it
+/// in the encoded input), the characters that depend on the key alone, in the standard and
+/// the URL-safe alphabet.
+fn base64_forms(key: &[u8]) -> Vec<Vec<u8>> {
+    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut forms = Vec::new();
+    for align in 0..3usize {
+        let mut input = vec![0u8; align];
+        input.extend_from_slice(key);
+        // Whole groups only: a partial last group depends on what follows the key.
+        let whole = input.len() / 3 * 3;
+        let mut out = Vec::with_capacity(whole / 3 * 4);
+        for g in input[..whole].chunks(3) {
+            let n = (u32::from(g[0]) << 16) | (u32::from(g[1]) << 8) | u32::from(g[2]);
+            for shift in [18, 12, 6, 0] {
+                out.push(STD[((n >> shift) & 63) as usize]);
+            }
+        }
+        // The group holding the alignment bytes depends on what precedes the key.
+        let core = out
+            .get(if align == 0 { 0 } else { 4 }..)
+            .unwrap_or_default();
+        let url: Vec<u8> = core
+            .iter()
+            .map(|&c| match c {
+                b'+' => b'-',
+                b'/' => b'_',
+                c => c,
+            })
+            .collect();
+        forms.push(core.to_vec());
+        forms.push(url);
+    }
+    forms
+}
+
 /// `bytes` (at most 16) packed big-endian.
 fn pack(bytes: &[u8]) -> u128 {
     bytes.iter().fold(0u128, |v, b| (v << 8) | u128::from(*b))
@@ -61,7 +102,14 @@ impl Redactor {
             return Redactor::default();
         };
         let window = key.len().min(FRAGMENT);
-        let mut windows: Vec<u128> = key.windows(window).map(pack).collect();
+        let mut forms = vec![key.to_vec()];
+        if key.len() >= FRAGMENT {
+            forms.extend(base64_forms(key).into_iter().filter(|f| f.len() >= window));
+        }
+        let mut windows: Vec<u128> = forms
+            .iter()
+            .flat_map(|f| f.windows(window).map(pack))
+            .collect();
         windows.sort_unstable();
         windows.dedup();
         let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
@@ -74,7 +122,12 @@ impl Redactor {
             windows,
             filter,
             starts: (0..window)
-                .map(|j| key.windows(window).map(|w| pack(&w[..j])).collect())
+                .map(|j| {
+                    forms
+                        .iter()
+                        .flat_map(|f| f.windows(window).map(move |w| pack(&w[..j])))
+                        .collect()
+                })
                 .collect(),
         }
     }
@@ -264,6 +317,51 @@ mod tests {
         out
     }
 
+    /// Standard base64, for the test: the key echoed in a `Basic` header or encoded field.
+    fn b64(input: &[u8]) -> String {
+        const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for g in input.chunks(3) {
+            let b = [g[0], *g.get(1).unwrap_or(&0), *g.get(2).unwrap_or(&0)];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+                if i <= g.len() {
+                    out.push(STD[((n >> shift) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_key_in_base64_at_any_alignment_is_redacted_too() {
+        let r = Redactor::new(Some(KEY));
+        for prefix in ["", "u:", "ab:", "user:"] {
+            let encoded = b64(format!("{prefix}{KEY}").as_bytes());
+            let echoed = format!("auth was Basic {encoded} ok");
+            let out = r.text(&echoed);
+            assert!(out.contains(MARKER), "{prefix}: {out}");
+            // No 12 characters of the encoded key are left.
+            let core = &b64(KEY.as_bytes())[4..];
+            for w in core.as_bytes().windows(FRAGMENT) {
+                let w = std::str::from_utf8(w).unwrap();
+                assert!(!out.contains(w), "{prefix}: {w} left in {out}");
+            }
+            // The stream gives the same, split anywhere.
+            let mut s = r.stream();
+            let mut streamed = Vec::new();
+            for chunk in echoed.as_bytes().chunks(5) {
+                streamed.extend(s.push(chunk));
+            }
+            streamed.extend(s.finish());
+            assert_eq!(String::from_utf8(streamed).unwrap(), out);
+        }
+        // Text that merely looks like base64 is left alone.
+        assert_eq!(r.text("aGVsbG8gd29ybGQ="), "aGVsbG8gd29ybGQ=");
+    }
+
     #[test]
     fn the_key_a_bearer_token_and_long_pieces_become_one_marker_each() {
         let r = Redactor::new(Some(KEY));
@@ -332,7 +430,8 @@ mod tests {
         // A finished event goes out at once: a [DONE] is never kept waiting.
         assert_eq!(s.push(b"data: [DONE]\n\n"), b"data: [DONE]\n\n");
         assert_eq!(s.push(b"x: sk-te"), b"x: ");
-        assert_eq!(s.push(b"a"), b"sk-tea");
+        // (a character that begins no window of the key or of its base64 forms)
+        assert_eq!(s.push(b"~"), b"sk-te~");
         assert_eq!(s.push(b" sk-test-S"), b" ");
         assert_eq!(s.push(b"ECRET-0451"), b"[REDACTED]");
         assert_eq!(s.push(b"-do-not-leak!"), b"!");
