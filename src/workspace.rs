@@ -38,6 +38,10 @@ pub const SAMPLE_PLANNER_EVAL: &str = include_str!("../sample-data/planner-eval.
 /// Messages written after the rules were tuned, and never tuned on.
 pub const SAMPLE_PLANNER_HOLDOUT: &str = include_str!("../sample-data/planner-holdout.jsonl");
 
+/// The model a request is planned for when none is named (CLI and MCP alike): the free
+/// tier the seeds' failures were measured on.
+pub const DEFAULT_MODEL: &str = "openrouter/openrouter/free";
+
 /// File names looked for in a workspace directory.
 pub const BUDGETS_FILE: &str = "budgets.toml";
 pub const CATALOG_FILE: &str = "catalog.json";

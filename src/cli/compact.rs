@@ -13,8 +13,7 @@ use crate::import::mcp;
 use crate::preview::{Ask, PlannedRequest, plan_and_keep};
 use crate::workspace::{CatalogOrigin, CompactReport, Workspace, WorkspaceOptions};
 
-/// The model the seeds' failures were measured on.
-pub const DEFAULT_MODEL: &str = "openrouter/openrouter/free";
+pub use crate::workspace::DEFAULT_MODEL;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

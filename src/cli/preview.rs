@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::compact::DEFAULT_MODEL;
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{Tier, effective_row};
@@ -13,6 +12,7 @@ use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::import::{read_text, text_from_bytes};
 use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
+use crate::workspace::DEFAULT_MODEL;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]

@@ -15,7 +15,6 @@ use serde_json::{Value, json};
 use std::io::Cursor;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::cli::compact::DEFAULT_MODEL;
 use crate::core::budget::Tier;
 use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
@@ -27,6 +26,7 @@ use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan, plan_and_keep};
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
+use crate::workspace::DEFAULT_MODEL;
 use crate::workspace::{CatalogOrigin, CompactReport, Workspace};
 
 pub const URI_BUDGETS: &str = "ctxconsole://context-budgets";

@@ -8,6 +8,7 @@ use crate::core::history::{Drift, Outcome};
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::replay::{ReplayRequest, ReplayView};
+use crate::tui::request_id::take;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HistoryList {
@@ -401,13 +402,6 @@ impl HistoryState {
         }
         parts.join(" ")
     }
-}
-
-/// The next request id.
-pub(super) fn take(next: &mut u64) -> u64 {
-    let r = *next;
-    *next += 1;
-    r
 }
 
 fn page_start(index: u64) -> u64 {

@@ -7,6 +7,7 @@ pub mod history;
 pub mod keymap;
 pub mod panes;
 pub mod replay;
+pub mod request_id;
 pub mod terminal;
 pub mod theme;
 pub mod ui;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::llm::client::Cancel;
 use crate::llm::replay::{LiveReplay, OfflineReplay};
-use crate::tui::history::take;
+use crate::tui::request_id::take;
 
 /// What a replay came back with.
 #[derive(Debug, Clone, PartialEq)]
