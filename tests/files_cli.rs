@@ -382,6 +382,17 @@ fn a_directory_fifo_or_device_named_like_a_workspace_file_is_an_error_naming_it(
             );
         }
     }
+    // The request commands read config.toml too (for the history prior): a broken one is an
+    // error there as well, not a warning and a request planned without it.
+    for args in [&["compact", "--prompt", "hi"][..], &["preview", "hi"][..]] {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("config.toml")).unwrap();
+        let err = refused(ctx(home.path()).args(args));
+        assert!(
+            err.contains("config.toml: is a directory, not a file"),
+            "{args:?}: {err}"
+        );
+    }
     for name in ["keymap.toml", "theme.toml"] {
         let home = tempfile::tempdir().unwrap();
         let path = home.path().join(name);

@@ -92,7 +92,7 @@ pub fn run(
     let attachments = read_attachments(&args.attach, false)?;
     // Without an instruction there is nothing to rank by and no prior to read.
     let asked = !args.prompt.trim().is_empty() || !attachments.is_empty();
-    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history || !asked);
+    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history || !asked)?;
     let effective = effective_row(&ctx.budgets, &args.model, args.tier);
     let p = plan_and_keep(
         &ctx,

@@ -119,13 +119,15 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
 }
 
 /// The workspace's request inputs with the history prior (unless `no_history`). A store that
-/// cannot be read costs the prior, not the request.
+/// cannot be read costs the prior, not the request; a broken `config.toml` (a workspace
+/// file: not a file, not TOML, a value out of bounds) is an error, as for every command.
 pub fn request_context(
     ws: &Workspace,
     store: &StoreChoice,
     store_briefings: bool,
     no_history: bool,
-) -> PreviewContext {
+) -> anyhow::Result<PreviewContext> {
+    ws.config()?;
     let mut ctx = ws.preview_context(store_briefings);
     if !no_history {
         match ws.open_history(store).and_then(|h| ws.history_prior(&h)) {
@@ -135,14 +137,14 @@ pub fn request_context(
             )),
         }
     }
-    ctx
+    Ok(ctx)
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let r = &args.request;
     let (prompt, attachments) = r.read()?;
     let ws = r.workspace(workspace)?;
-    let ctx = request_context(&ws, &store, !r.no_cache, r.no_history);
+    let ctx = request_context(&ws, &store, !r.no_cache, r.no_history)?;
     let effective = effective_row(&ctx.budgets, &args.model, r.tier);
     let p = plan_and_keep(
         &ctx,

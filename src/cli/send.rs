@@ -60,7 +60,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
     let ws = r.workspace(workspace.clone())?;
     // The same inputs as `preview`, so the same request.
-    let preview = request_context(&ws, &store, !r.no_cache, r.no_history);
+    let preview = request_context(&ws, &store, !r.no_cache, r.no_history)?;
     let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
     let mut history = ws.open_history(&store)?;
     let mut models = args.models.clone();
