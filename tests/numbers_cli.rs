@@ -58,6 +58,14 @@ fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
     assert!(err.contains("'30' needs a unit"), "{err}");
     let err = bad_input(ctx(home.path()).args(["replay", "--failed", "--offline", "--since", "3"]));
     assert!(err.contains("'3' needs a unit"), "{err}");
+    // Meant as a duration, told what a duration is (not an RFC 3339 parse error).
+    for meant in ["1.5d", "7D", "1e3s"] {
+        let err = bad_input(ctx(home.path()).args(["history", "--since", meant]));
+        assert!(
+            err.contains("a duration is a whole number and a unit"),
+            "{meant}: {err}"
+        );
+    }
 }
 
 #[test]

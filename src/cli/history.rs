@@ -126,6 +126,13 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
                 "--since {e} (or a time like 2026-10-15T00:00:00Z)"
             )));
         }
+        // Far too short for an RFC 3339 time (20 characters at least): it was meant as a
+        // duration (`1.5d`, `7D`), so say what a duration is.
+        Err(e) if text.trim().chars().count() < 20 => {
+            return Err(bad_input(format!(
+                "--since {e}: a duration is a whole number and a unit (90m, 36h, 7d, 2w), or give a time like 2026-10-15T00:00:00Z"
+            )));
+        }
         Err(_) => {}
     }
     parse_rfc3339(text).map_err(|e| {

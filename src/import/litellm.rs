@@ -90,6 +90,22 @@ impl EntryReader<'_> {
     }
 }
 
+impl EntryReader<'_> {
+    /// A token count: a [`number`](Self::number) that is also whole (`128000.5` tokens is a
+    /// broken entry, not 128,000).
+    fn count(&mut self, key: &str, range: &RangeInclusive<f64>) -> Result<Option<f64>, CoreError> {
+        let n = self.number(key, range)?;
+        match n {
+            Some(v) if v.fract() != 0.0 => Err(CoreError::Field {
+                origin: self.origin.to_string(),
+                field: format!("[\"{}\"].{key}", self.id),
+                problem: format!("is {v}, not a whole number of tokens"),
+            }),
+            _ => Ok(n),
+        }
+    }
+}
+
 fn flag(entry: &Map<String, Value>, key: &str) -> bool {
     entry.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
@@ -142,9 +158,9 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
 fn row_from_entry(r: &mut EntryReader) -> Result<Option<BudgetRow>, CoreError> {
     let (id, entry, origin) = (r.id, r.entry, r.origin);
     let mut notes: Vec<String> = Vec::new();
-    let legacy = r.number("max_tokens", &WINDOW)?;
-    let max_input = r.number("max_input_tokens", &WINDOW)?;
-    let max_output = r.number("max_output_tokens", &WINDOW)?;
+    let legacy = r.count("max_tokens", &WINDOW)?;
+    let max_input = r.count("max_input_tokens", &WINDOW)?;
+    let max_output = r.count("max_output_tokens", &WINDOW)?;
     // Every number is read before a missing window skips the entry, so each bad one is
     // reported.
     let mut per_million = |key: &str| -> Result<f64, CoreError> {
@@ -304,6 +320,11 @@ mod tests {
         );
         for (entry, field, says) in [
             (r#"{"max_input_tokens": -1}"#, "max_input_tokens", "is -1"),
+            (
+                r#"{"max_input_tokens": 128000.5}"#,
+                "max_input_tokens",
+                "is 128000.5, not a whole number",
+            ),
             (
                 r#"{"max_input_tokens": 1e300}"#,
                 "max_input_tokens",
