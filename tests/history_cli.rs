@@ -7,26 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 mod common;
-use common::{ctx, json_of};
-
-/// (plans, executions) in the store, through the commands themselves.
-fn counts(home: &Path) -> (u64, usize) {
-    let plans = json_of(ctx(home).args(["history", "--json", "--limit", "0"]))["total"]
-        .as_u64()
-        .unwrap();
-    let out = ctx(home)
-        .args(["history", "export", "--executions"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    (
-        plans,
-        out.stdout
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .count(),
-    )
-}
+use common::{counts, ctx, json_of};
 
 fn plan_line(id: &str, minute: usize) -> String {
     format!(

@@ -7,30 +7,12 @@
 use std::path::Path;
 
 mod common;
-use common::{ctx, json_of};
+use common::{counts, ctx, json_of};
 
 const SPANS: &str = "tests/data/otel/genai-spans.jsonl";
 const SPEND_ARRAY: &str = "tests/data/litellm-logs/spend-logs.json";
 const SPEND_LINES: &str = "tests/data/litellm-logs/spend-logs.jsonl";
 const CHAT_PLAN: &str = "otel-5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174";
-
-/// (plans, executions) in the store.
-fn counts(home: &Path) -> (u64, usize) {
-    let plans = json_of(ctx(home).args(["history", "--json", "--limit", "0"]))["total"]
-        .as_u64()
-        .unwrap();
-    let out = ctx(home)
-        .args(["history", "export", "--executions"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let executions = out
-        .stdout
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .count();
-    (plans, executions)
-}
 
 fn plans_from(home: &Path, source: &str) -> Vec<serde_json::Value> {
     json_of(ctx(home).args(["history", "--plans", "--json", "--source", source]))["plans"]

@@ -857,18 +857,25 @@ mod tests {
     use crate::store::history::HistoryStore;
     use crate::workspace::{Workspace, WorkspaceOptions};
 
-    /// Issue 18: offline replay of every stored answer in the sample store (all 668 plans,
-    /// followed and failed) reproduces the stored result, or says why it differs.
-    #[test]
-    fn offline_replay_of_the_whole_sample_store_agrees_with_every_stored_class_or_says_why() {
+    /// The sample workspace's seeded store and a replay context over it (the directory is
+    /// kept alive by the caller).
+    fn sample_store() -> (tempfile::TempDir, HistoryStore, ReplayContext) {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::open(&WorkspaceOptions {
             dir: Some(dir.path().to_path_buf()),
             ..Default::default()
         })
         .unwrap();
-        let store: HistoryStore = ws.open_history(&Default::default()).unwrap();
+        let store = ws.open_history(&Default::default()).unwrap();
         let ctx = ReplayContext::new(&ws, ws.preview_context(false)).unwrap();
+        (dir, store, ctx)
+    }
+
+    /// Issue 18: offline replay of every stored answer in the sample store (all 668 plans,
+    /// followed and failed) reproduces the stored result, or says why it differs.
+    #[test]
+    fn offline_replay_of_the_whole_sample_store_agrees_with_every_stored_class_or_says_why() {
+        let (_dir, store, ctx) = sample_store();
         let guard = ctx.guard();
         let rows = store.plans(&Default::default(), 0, 100_000).unwrap();
         assert_eq!(rows.len(), 668);
@@ -926,14 +933,7 @@ mod tests {
 
     #[test]
     fn offline_replay_of_the_sample_recovers_prose_and_fences_and_names_the_stage() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::open(&WorkspaceOptions {
-            dir: Some(dir.path().to_path_buf()),
-            ..Default::default()
-        })
-        .unwrap();
-        let store: HistoryStore = ws.open_history(&Default::default()).unwrap();
-        let ctx = ReplayContext::new(&ws, ws.preview_context(false)).unwrap();
+        let (_dir, store, ctx) = sample_store();
         let guard = ctx.guard();
         let mut results = Vec::new();
         for id in store.failed_plan_ids(None, 10_000).unwrap() {

@@ -25,6 +25,25 @@ pub fn json_of(cmd: &mut Command) -> Value {
 }
 pub mod llm_server;
 
+/// (plans, executions) in the store of workspace `home`, read through the commands
+/// themselves.
+pub fn counts(home: &Path) -> (u64, usize) {
+    let plans = json_of(ctx(home).args(["history", "--json", "--limit", "0"]))["total"]
+        .as_u64()
+        .unwrap();
+    let out = ctx(home)
+        .args(["history", "export", "--executions"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let executions = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    (plans, executions)
+}
+
 /// xorshift64*: small, seeded, good enough to spread the fuzz harnesses' mutations.
 pub struct Rng(pub u64);
 
