@@ -3,6 +3,7 @@
 //! stripped, the answer decoded, and a class when nothing usable was in it.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
 
 use crate::core::response::{DecodeStage, decode_answer, strip_reasoning};
@@ -208,6 +209,31 @@ pub struct ToolCall {
     /// The function's arguments as the model wrote them (JSON text, not always valid).
     #[serde(default)]
     pub arguments: String,
+}
+
+/// `message.tool_calls` of a chat completion's message, in order: what a live body and a
+/// logged response (LiteLLM spend logs) both carry.
+pub fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
+    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).map(str::to_string);
+    calls
+        .iter()
+        .map(|c| {
+            let f = c.get("function").unwrap_or(c);
+            ToolCall {
+                id: text(c, "id"),
+                name: text(f, "name").unwrap_or_default(),
+                arguments: match f.get("arguments") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Null) | None => String::new(),
+                    // Some servers send the arguments as an object.
+                    Some(other) => other.to_string(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// What the endpoint counted; any of it may be missing.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
-use crate::core::failure::{Reply, ToolCall, read_reply};
+use crate::core::failure::{Reply, ToolCall, read_reply, tool_calls_of};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
 use crate::core::plan::steps_from;
 
@@ -678,24 +678,7 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
             .and_then(|c| c.get("finish_reason"))
             .and_then(Value::as_str)
             .map(str::to_string),
-        tool_calls: message
-            .and_then(|m| m.get("tool_calls"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| {
-                let f = t.get("function")?;
-                Some(ToolCall {
-                    id: t.get("id").and_then(Value::as_str).map(str::to_string),
-                    name: f.get("name").and_then(Value::as_str)?.to_string(),
-                    arguments: f
-                        .get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                })
-            })
-            .collect(),
+        tool_calls: message.map(tool_calls_of).unwrap_or_default(),
         usage: None,
         id: None,
     };

@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use crate::core::failure::{Failure, FailureClass, Reply, ToolCall, Usage, error_envelope};
+use crate::core::failure::{
+    Failure, FailureClass, Reply, ToolCall, Usage, error_envelope, tool_calls_of,
+};
 use crate::core::text::clip;
 
 /// What a body or stream held, when it was not a reply.
@@ -48,29 +50,6 @@ fn usage_of(v: &Value) -> Option<Usage> {
         reasoning_tokens: n(&["completion_tokens_details", "reasoning_tokens"])
             .or_else(|| n(&["reasoning_tokens"])),
     })
-}
-
-/// `message.tool_calls` of a whole body, in order.
-fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
-    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    calls
-        .iter()
-        .map(|c| {
-            let f = c.get("function").unwrap_or(c);
-            ToolCall {
-                id: text_field(c, &["id"]),
-                name: text_field(f, &["name"]).unwrap_or_default(),
-                arguments: match f.get("arguments") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Null) | None => String::new(),
-                    // Some servers send the arguments as an object.
-                    Some(other) => other.to_string(),
-                },
-            }
-        })
-        .collect()
 }
 
 /// A non-streamed body: `{"choices":[{"message":{…},"finish_reason":…}]}`.
