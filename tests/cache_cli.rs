@@ -17,17 +17,11 @@ fn on_disk(home: &Path) -> u64 {
 }
 
 fn preview(home: &Path, prompt: &str) -> Value {
-    let out = ctx(home)
-        .args(["preview", "-", "--json"])
-        .write_stdin(prompt.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: Value = json_of(
+        ctx(home)
+            .args(["preview", "-", "--json"])
+            .write_stdin(prompt.to_string()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["gate"]["admission"], "briefing");
     v
 }

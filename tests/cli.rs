@@ -728,17 +728,11 @@ fn a_huge_paste_becomes_a_briefing_retrievable_from_the_cache() {
             ));
         }
     }
-    let out = ctx(home.path())
-        .args(["preview", "-", "--json"])
-        .write_stdin(paste.clone())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: Value = json_of(
+        ctx(home.path())
+            .args(["preview", "-", "--json"])
+            .write_stdin(paste.clone()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["gate"]["admission"], "briefing");
     assert_eq!(v["prompt"]["exact"], false);
     let b = &v["gate"]["briefing"];

@@ -341,23 +341,17 @@ fn summarise_with_an_attached_file_ranks_summarize_and_fires_nothing_from_the_fi
 fn an_attachment_can_come_from_stdin_but_stdin_is_read_once() {
     let home = tempfile::tempdir().unwrap();
     let note = std::fs::read_to_string(fixture("launch_note.md")).unwrap();
-    let out = ctx(home.path())
-        .args([
-            "preview",
-            "make slides from this",
-            "--attach",
-            "-",
-            "--json",
-        ])
-        .write_stdin(note.clone())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: Value = json_of(
+        ctx(home.path())
+            .args([
+                "preview",
+                "make slides from this",
+                "--attach",
+                "-",
+                "--json",
+            ])
+            .write_stdin(note.clone()),
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["attachments"][0]["name"], "stdin");
     assert_eq!(v["attachments"][0]["kind"], "markdown");
     assert_eq!(v["attachments"][0]["bytes"], note.len());
