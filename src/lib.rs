@@ -15,6 +15,7 @@ pub mod format;
 pub mod fsio;
 pub mod import;
 pub mod llm;
+pub mod logging;
 pub mod mcp_server;
 pub mod preview;
 pub mod store;

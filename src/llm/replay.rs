@@ -662,7 +662,35 @@ pub async fn send_planned(
         answer: answer.and_then(|a| serde_json::to_value(a).ok()),
     };
     live.ran = live.could_not_run().is_none();
+    tracing::info!(
+        model,
+        caller = link.caller,
+        request_id = record_request_id(&record),
+        outcome = live.outcome.as_str(),
+        class = record.failure_class.as_deref().unwrap_or("none"),
+        steps = record.steps.len(),
+        latency_ms = live.facts.latency_ms,
+        attempts = live.attempts,
+        "answer read as a plan"
+    );
+    if let Some(text) = record
+        .raw_response
+        .as_deref()
+        .and_then(crate::logging::body_for_log)
+    {
+        tracing::debug!(body = %text, "answer body");
+    }
     Ok((live, Some(record)))
+}
+
+/// The stored request id, for the log.
+fn record_request_id(record: &PlanRecord) -> &str {
+    record
+        .answer
+        .as_ref()
+        .and_then(|a| a.get("request_id"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
 }
 
 /// What the call cost at the row's prices: the usage the endpoint reported, else the

@@ -396,6 +396,15 @@ fn serve(
             "",
             r#"{"error":{"message":"Internal server error","code":500}}"#,
         ),
+        // Terminal control sequences in an error message: a log must not carry them.
+        "escape-error" => respond(
+            &mut stream,
+            "400 Bad Request",
+            json_kind,
+            "",
+            &json!({"error": {"message": "bad \u{1b}]0;pwned\u{7}\u{1b}[31mred", "code": 400}})
+                .to_string(),
+        ),
         "not-json" => respond(
             &mut stream,
             "200 OK",
