@@ -18,6 +18,7 @@ pub mod llm;
 pub mod logging;
 pub mod mcp_server;
 pub mod preview;
+pub mod sample;
 pub mod store;
 pub mod tui;
 pub mod workspace;

@@ -2084,7 +2084,7 @@ fn recompute_drift(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
+    use crate::sample::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
 
     fn pipelines() -> HashSet<String> {
         ["builtin.page-digest".to_string()].into_iter().collect()

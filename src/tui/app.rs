@@ -658,7 +658,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 mod tests {
     use super::*;
     use crate::core::budget::{Layer, parse_budgets_toml};
-    use crate::workspace::SAMPLE_BUDGETS;
+    use crate::sample::SAMPLE_BUDGETS;
 
     fn state() -> State {
         let rows = parse_budgets_toml(SAMPLE_BUDGETS, "sample", Layer::Sample).unwrap();
