@@ -494,6 +494,8 @@ mod tests {
                 duration_ms: None,
                 replay_of: None,
                 answer: None,
+                source: Default::default(),
+                expert_baseline: None,
             },
             complexity: r.complexity.clone(),
             intent_sha: String::new(),
@@ -501,6 +503,7 @@ mod tests {
             drift: r.drift,
             executed: vec![],
             replays,
+            gap_signal: None,
         }
     }
 
