@@ -1254,6 +1254,19 @@ impl HistoryStore {
         Ok(out)
     }
 
+    /// How many plans matching `filter` came from each source, most first.
+    pub fn source_counts(&self, filter: &PlanFilter) -> anyhow::Result<Vec<(String, u64)>> {
+        let (clause, values) = filter.clause();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.source, COUNT(*) c FROM plans p {clause} GROUP BY 1 ORDER BY c DESC, 1"
+        ))?;
+        st.query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(db_err(&self.path, "counting sources"))
+    }
+
     /// Gap signals of the plans matching `filter`, counted by intent shape and tool (see
     /// [`crate::core::gap::aggregate`]). Reads only plans with a baseline (a partial index).
     pub fn gaps(&self, filter: &PlanFilter) -> anyhow::Result<GapReport> {
@@ -2490,6 +2503,114 @@ mod tests {
             .unwrap();
         let err = format!("{:#}", HistoryStore::open(s.path()).err().unwrap());
         assert!(err.contains(&file) && err.contains("drift window"), "{err}");
+    }
+
+    fn plan_line(id: &str, extra: &str) -> String {
+        format!(
+            "{{\"id\":\"{id}\",\"at\":1000,\"caller\":\"c\",\"model\":\"weak\",\"intent\":\"remember the launch note and blog it\",\"steps\":[{{\"order\":1,\"tool\":\"blog.draft\"}}]{extra}}}"
+        )
+    }
+
+    /// A plan carrying `expert_baseline` steps gets its gap signal when stored; export writes
+    /// the source, the baseline and the signal, and a copy imported from it has them all.
+    #[test]
+    fn a_baseline_gives_a_gap_signal_that_export_and_import_keep_with_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let lines = [
+            plan_line(
+                "a",
+                r#","expert_baseline":[{"order":1,"tool":"memory.store"},{"order":2,"tool":"blog.draft"}]"#,
+            ),
+            plan_line(
+                "b",
+                r#","source":"otel","expert_baseline":{"model":"strong","steps":[{"order":1,"tool":"blog.draft"}]}"#,
+            ),
+            plan_line("c", r#","source":"litellm""#),
+        ]
+        .join("\n");
+        s.import_plans("p", lines.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        let a = s.plan("a").unwrap().unwrap();
+        let gap = a.gap_signal.clone().unwrap();
+        assert_eq!(gap.category, crate::core::gap::GapCategory::PlanMissed);
+        assert_eq!(gap.plan_missed, ["memory.store"]);
+        assert_eq!(a.record.source, PlanSource::Native);
+        let b = s.plan("b").unwrap().unwrap();
+        assert!(b.gap_signal.as_ref().unwrap().agree);
+        assert_eq!(b.record.source, PlanSource::Otel);
+        assert_eq!(
+            b.record.expert_baseline.as_ref().unwrap().model.as_deref(),
+            Some("strong")
+        );
+        assert!(s.plan("c").unwrap().unwrap().gap_signal.is_none());
+        let report = s.gaps(&PlanFilter::default()).unwrap();
+        assert_eq!((report.plans, report.agree), (2, 1));
+        assert_eq!(report.plan_missed[0].tool, "memory.store");
+        let otel = PlanFilter {
+            source: Some("otel".into()),
+            ..Default::default()
+        };
+        assert_eq!(s.gaps(&otel).unwrap().plans, 1);
+
+        let mut out = Vec::new();
+        s.export_plans(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""source":"litellm""#), "{text}");
+        assert!(text.contains(r#""gap_signal""#), "{text}");
+        let copy_dir = tempfile::tempdir().unwrap();
+        let mut t = HistoryStore::open(&copy_dir.path().join("copy.sqlite")).unwrap();
+        t.import_plans("e", text.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        for id in ["a", "b", "c"] {
+            assert_eq!(t.plan(id).unwrap(), s.plan(id).unwrap(), "{id}");
+        }
+        assert_eq!(t.gaps(&PlanFilter::default()).unwrap(), report);
+        // The same export again is already present, source and all.
+        let again = t
+            .import_plans("e", text.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(again.already_present, 3);
+        // A changed source is other content: a conflict, as any other field.
+        let moved = text.replace(r#""source":"litellm""#, r#""source":"otel""#);
+        let err = t
+            .import_plans("m", moved.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .unwrap_err();
+        assert!(format!("{err:#}").contains(": c"), "{err:#}");
+        let bad = plan_line("d", r#","source":"kafka""#);
+        let err = t
+            .import_plans("bad", bad.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("'kafka'"), "{err:#}");
+    }
+
+    /// A store written before the gap columns opens with every plan, none with a signal.
+    #[test]
+    fn a_store_from_before_the_gap_columns_keeps_its_plans_and_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let mine = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_GAP_COLUMNS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..mine],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome, source)
+             VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok', 'litellm');
+             INSERT INTO plan_steps VALUES (3, 1, 1, 'fs.read', NULL, '');",
+        )
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        let old = s.plan("old").unwrap().unwrap();
+        assert_eq!(old.record.source, PlanSource::Litellm);
+        assert!(old.gap_signal.is_none() && old.record.expert_baseline.is_none());
+        assert_eq!(s.gaps(&PlanFilter::default()).unwrap().plans, 0);
     }
 
     /// An outcome or drift class that is none of the known ones (a hand edit, a damaged row)

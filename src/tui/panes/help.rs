@@ -213,7 +213,9 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::CycleDrift], "drift"),
             (&[A::CycleCaller], "caller"),
             (&[A::CycleModel], "model"),
+            (&[A::CycleSource], "source"),
             (&[A::ClearFilters], "clear"),
+            (&[A::ToggleGaps], "gaps"),
         ]
     } else {
         &[
