@@ -421,7 +421,11 @@ fn drift_outcomes_tiers_and_gaps_work_on_imported_traffic_as_on_native_plans() {
     )
     .unwrap();
     let native_exec = files.path().join("native-executions.jsonl");
-    std::fs::write(&native_exec, executions.replace("litellm-req-", "native-req-")).unwrap();
+    std::fs::write(
+        &native_exec,
+        executions.replace("litellm-req-", "native-req-"),
+    )
+    .unwrap();
     for (what, file) in [("plans", &native), ("executions", &native_exec)] {
         ctx(home.path())
             .args(["import", what])
@@ -460,14 +464,24 @@ fn drift_outcomes_tiers_and_gaps_work_on_imported_traffic_as_on_native_plans() {
         d
     };
     assert_eq!(drift("weak-x"), drift("weak-y"));
-    assert_eq!(drift("weak-x")["counts"][0], serde_json::json!(["followed", 20]));
+    assert_eq!(
+        drift("weak-x")["counts"][0],
+        serde_json::json!(["followed", 20])
+    );
     // Gaps: every plan that ran skipped web.search; the failed one missed it all.
     let gx = json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--source", "litellm"]));
     let gy = json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--model", "weak-y"]));
     assert_eq!(gx, gy);
     assert_eq!(gx["plans"], 24);
-    assert_eq!(gx["plan_missed"][0], serde_json::json!({"tool": "web.search", "plans": 24}));
-    assert_eq!(gx["groups"].as_array().unwrap().len(), 1, "one intent shape: {gx:#}");
+    assert_eq!(
+        gx["plan_missed"][0],
+        serde_json::json!({"tool": "web.search", "plans": 24})
+    );
+    assert_eq!(
+        gx["groups"].as_array().unwrap().len(),
+        1,
+        "one intent shape: {gx:#}"
+    );
     let text = ctx(home.path())
         .args(["history", "--gaps", "--source", "litellm"])
         .output()

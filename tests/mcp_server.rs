@@ -566,11 +566,14 @@ async fn record_execution_moves_the_drift_that_history_shows() {
 /// ran after a LiteLLM plan moves that plan's drift in `history --drift`, and `my-plans`
 /// says where each group's plans came from and counts their gaps against a baseline.
 #[tokio::test]
-async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows_source_and_gaps()
-{
+async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows_source_and_gaps() {
     let home = tempfile::tempdir().unwrap();
     ctx(home.path())
-        .args(["import", "litellm", "tests/data/litellm-logs/spend-logs.json"])
+        .args([
+            "import",
+            "litellm",
+            "tests/data/litellm-logs/spend-logs.json",
+        ])
         .assert()
         .success();
     // A native plan of the same intent shape, compared with a baseline.
@@ -587,9 +590,8 @@ async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows
         .success();
     let id = "litellm-chatcmpl-A1";
     let litellm_drift = || {
-        let report = json_of(ctx(home.path()).args([
-            "history", "--drift", "--json", "--source", "litellm",
-        ]));
+        let report =
+            json_of(ctx(home.path()).args(["history", "--drift", "--json", "--source", "litellm"]));
         report["plans"]
             .as_array()
             .unwrap()
@@ -637,7 +639,10 @@ async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows
     assert_eq!(latest, ["native", "litellm"]);
     let gaps = &group["gaps"];
     assert_eq!(gaps["plans"], 1, "{group:#}");
-    assert_eq!(gaps["plan_missed"], json!([{"tool": "message.send", "plans": 1}]));
+    assert_eq!(
+        gaps["plan_missed"],
+        json!([{"tool": "message.send", "plans": 1}])
+    );
     // A group without a baseline has no gaps entry.
     let all = read(&c, "ctxconsole://my-plans").await;
     assert!(

@@ -324,8 +324,7 @@ fn sampling_set_for_a_model_reaches_the_request_body_the_preview_and_the_store()
 }
 
 /// A row giving the baseline model a frontier-sized window, as an operator would.
-const FRONTIER_ROW: &str =
-    "[[model]]\nid = \"test/frontier\"\ninput_tokens = 120000\noutput_tokens = 4000\ntier = \"A\"\n";
+const FRONTIER_ROW: &str = "[[model]]\nid = \"test/frontier\"\ninput_tokens = 120000\noutput_tokens = 4000\ntier = \"A\"\n";
 
 fn gaps(home: &Path) -> Value {
     json_of(ctx(home).args(["history", "--gaps", "--json"]))
@@ -410,7 +409,10 @@ fn baseline_is_asked_unaided_and_each_plan_stores_a_gap_signal_that_history_gaps
     let signal = &ok["gap_signal"];
     assert_eq!(signal["category"], "different_tools");
     assert_eq!(signal["agree"], false);
-    assert_eq!(signal["frontier_missed"], json!(["builtin.remember-and-blog"]));
+    assert_eq!(
+        signal["frontier_missed"],
+        json!(["builtin.remember-and-blog"])
+    );
     assert_eq!(signal["plan_added"], json!(["builtin.remember-and-blog"]));
     assert_eq!(signal["plan_missed"], json!(["memory.store", "blog.draft"]));
     // Stored with the plan, as the send reported it, with the baseline it came from.
@@ -437,14 +439,25 @@ fn baseline_is_asked_unaided_and_each_plan_stores_a_gap_signal_that_history_gaps
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["tool"].as_str().unwrap().to_string(), t["plans"].as_u64().unwrap()))
+        .map(|t| {
+            (
+                t["tool"].as_str().unwrap().to_string(),
+                t["plans"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         skipped,
-        [("blog.draft".to_string(), 2), ("memory.store".to_string(), 2)]
+        [
+            ("blog.draft".to_string(), 2),
+            ("memory.store".to_string(), 2)
+        ]
     );
     assert_eq!(counted["groups"].as_array().unwrap().len(), 1);
-    let out = ctx(home.path()).args(["history", "--gaps"]).output().unwrap();
+    let out = ctx(home.path())
+        .args(["history", "--gaps"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
@@ -455,13 +468,8 @@ fn baseline_is_asked_unaided_and_each_plan_stores_a_gap_signal_that_history_gaps
         text.contains("baseline skipped builtin.remember-and-blog in 1 of 2"),
         "{text}"
     );
-    let one_model = json_of(ctx(home.path()).args([
-        "history",
-        "--gaps",
-        "--json",
-        "--model",
-        "test/ok-json",
-    ]));
+    let one_model =
+        json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--model", "test/ok-json"]));
     assert_eq!(one_model["plans"], 1);
 }
 
@@ -498,7 +506,10 @@ fn the_baseline_model_can_come_from_config_and_no_baseline_skips_it() {
         "--no-baseline",
         "--json",
     ]));
-    assert!(v.get("baseline").is_none() && v.get("gaps").is_none(), "{v:#}");
+    assert!(
+        v.get("baseline").is_none() && v.get("gaps").is_none(),
+        "{v:#}"
+    );
     assert_eq!(server.requests.lock().unwrap().len(), 3);
     let id = v["results"][0]["stored_id"].as_str().unwrap();
     assert!(show(home.path(), id).get("gap_signal").is_none());

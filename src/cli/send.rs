@@ -98,13 +98,8 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
     let baseline_request = match &baseline {
         Some(b) => {
-            let request = crate::preview::plan_unaided(
-                &ctx.preview,
-                b,
-                &prompt,
-                &attachments,
-                &r.defaults,
-            )?;
+            let request =
+                crate::preview::plan_unaided(&ctx.preview, b, &prompt, &attachments, &r.defaults)?;
             models.push(b.clone());
             requests.push(request.clone());
             Some(request)

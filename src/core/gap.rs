@@ -167,7 +167,10 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSign
         _ => {}
     }
     if !frontier_missed.is_empty() {
-        notes.push(format!("the baseline skipped {}", frontier_missed.join(", ")));
+        notes.push(format!(
+            "the baseline skipped {}",
+            frontier_missed.join(", ")
+        ));
     }
     if !plan_missed.is_empty() {
         notes.push(format!("the plan skipped {}", plan_missed.join(", ")));
@@ -186,7 +189,10 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSign
             ));
         }
     }
-    for (side, steps, kept) in [("plan", plan, mine.len()), ("baseline", baseline, theirs.len())] {
+    for (side, steps, kept) in [
+        ("plan", plan, mine.len()),
+        ("baseline", baseline, theirs.len()),
+    ] {
         let unknown = steps.len() - kept;
         if unknown > 0 {
             notes.push(format!(
@@ -272,14 +278,20 @@ impl GapGroup {
                 GapCategory::Repeated => "a tool called more or fewer times",
                 _ => continue,
             };
-            out.push((*n, format!("{what} in {n} of {} '{intent}' intents", self.plans)));
+            out.push((
+                *n,
+                format!("{what} in {n} of {} '{intent}' intents", self.plans),
+            ));
         }
         // Stable: the baseline's skips before the plan's at equal counts.
         out.sort_by(|a, b| b.0.cmp(&a.0));
         if out.is_empty() || self.agree > 0 {
             out.push((
                 self.agree,
-                format!("agree in {} of {} '{intent}' intents", self.agree, self.plans),
+                format!(
+                    "agree in {} of {} '{intent}' intents",
+                    self.agree, self.plans
+                ),
             ));
         }
         out.into_iter().map(|(_, s)| s).collect()
@@ -393,12 +405,18 @@ mod tests {
 
     #[test]
     fn each_category_means_one_thing() {
-        let g = gap(&["memory.store", "blog.draft"], &["memory.store", "blog.draft"]);
+        let g = gap(
+            &["memory.store", "blog.draft"],
+            &["memory.store", "blog.draft"],
+        );
         assert!(g.agree && g.category == GapCategory::Agree);
         assert!(g.frontier_missed.is_empty() && g.plan_added.is_empty());
         assert!(gap(&[], &[]).agree, "two empty sides agree");
 
-        let g = gap(&["blog.draft", "memory.store"], &["memory.store", "blog.draft"]);
+        let g = gap(
+            &["blog.draft", "memory.store"],
+            &["memory.store", "blog.draft"],
+        );
         assert_eq!(g.category, GapCategory::Reordered);
         assert!(!g.agree && g.plan_added.is_empty() && g.plan_missed.is_empty());
 
@@ -406,7 +424,11 @@ mod tests {
         assert_eq!(g.category, GapCategory::Repeated);
         assert_eq!(g.plan_added, ["web.search"]);
         assert!(g.frontier_missed.is_empty());
-        assert!(g.notes.contains("calls web.search 2 times, the baseline 1"), "{}", g.notes);
+        assert!(
+            g.notes.contains("calls web.search 2 times, the baseline 1"),
+            "{}",
+            g.notes
+        );
 
         let g = gap(&["memory.store", "blog.draft"], &["blog.draft"]);
         assert_eq!(g.category, GapCategory::FrontierMissed);
@@ -418,11 +440,17 @@ mod tests {
         assert_eq!(g.category, GapCategory::PlanMissed);
         assert_eq!(g.plan_missed, ["web.search"], "each tool once");
 
-        let g = gap(&["image.generate", "blog.draft"], &["memory.store", "blog.draft"]);
+        let g = gap(
+            &["image.generate", "blog.draft"],
+            &["memory.store", "blog.draft"],
+        );
         assert_eq!(g.category, GapCategory::DifferentTools);
         assert_eq!(
             (g.frontier_missed, g.plan_missed),
-            (vec!["image.generate".to_string()], vec!["memory.store".to_string()])
+            (
+                vec!["image.generate".to_string()],
+                vec!["memory.store".to_string()]
+            )
         );
     }
 
@@ -434,7 +462,11 @@ mod tests {
         assert!(!g.agree && g.plan_added.is_empty());
         let g = gap(&["unknown", "memory.store"], &["memory.store", "unknown"]);
         assert!(g.agree, "{g:?}");
-        assert!(g.notes.contains("1 plan step named no registered tool"), "{}", g.notes);
+        assert!(
+            g.notes.contains("1 plan step named no registered tool"),
+            "{}",
+            g.notes
+        );
         assert!(g.notes.contains("1 baseline step"), "{}", g.notes);
     }
 
@@ -446,7 +478,11 @@ mod tests {
             signal: gap(plan, baseline),
         };
         let report = aggregate([
-            row("a", &["memory.store", "memory.store", "blog.draft"], &["blog.draft"]),
+            row(
+                "a",
+                &["memory.store", "memory.store", "blog.draft"],
+                &["blog.draft"],
+            ),
             row("a", &["memory.store", "blog.draft"], &["blog.draft"]),
             row("a", &["blog.draft"], &["blog.draft"]),
             row("b", &["fs.read"], &["fs.read", "web.search"]),

@@ -13,8 +13,8 @@ use crate::core::error::CoreError;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
-    PlanRecord, PlanSource, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line,
-    parse_plan_line, prior_weight, shape, shape_words,
+    PlanRecord, PlanSource, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
+    prior_weight, shape, shape_words,
 };
 use crate::core::rank::PastPlan;
 use crate::core::traffic::{Traffic, TrafficSource};
@@ -2529,8 +2529,14 @@ mod tests {
             plan_line("c", r#","source":"litellm""#),
         ]
         .join("\n");
-        s.import_plans("p", lines.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
-            .unwrap();
+        s.import_plans(
+            "p",
+            lines.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
         let a = s.plan("a").unwrap().unwrap();
         let gap = a.gap_signal.clone().unwrap();
         assert_eq!(gap.category, crate::core::gap::GapCategory::PlanMissed);
@@ -2560,26 +2566,50 @@ mod tests {
         assert!(text.contains(r#""gap_signal""#), "{text}");
         let copy_dir = tempfile::tempdir().unwrap();
         let mut t = HistoryStore::open(&copy_dir.path().join("copy.sqlite")).unwrap();
-        t.import_plans("e", text.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
-            .unwrap();
+        t.import_plans(
+            "e",
+            text.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
         for id in ["a", "b", "c"] {
             assert_eq!(t.plan(id).unwrap(), s.plan(id).unwrap(), "{id}");
         }
         assert_eq!(t.gaps(&PlanFilter::default()).unwrap(), report);
         // The same export again is already present, source and all.
         let again = t
-            .import_plans("e", text.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .import_plans(
+                "e",
+                text.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
             .unwrap();
         assert_eq!(again.already_present, 3);
         // A changed source is other content: a conflict, as any other field.
         let moved = text.replace(r#""source":"litellm""#, r#""source":"otel""#);
         let err = t
-            .import_plans("m", moved.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .import_plans(
+                "m",
+                moved.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
             .unwrap_err();
         assert!(format!("{err:#}").contains(": c"), "{err:#}");
         let bad = plan_line("d", r#","source":"kafka""#);
         let err = t
-            .import_plans("bad", bad.as_bytes(), &pipelines(), OnConflict::Refuse, |_| {})
+            .import_plans(
+                "bad",
+                bad.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
             .unwrap_err();
         assert!(format!("{err:#}").contains("'kafka'"), "{err:#}");
     }

@@ -208,6 +208,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::Left, A::Right], "groups/plans"),
             (&[A::Open], "open"),
             (&[A::Replay], "replay"),
+            (&[A::ToggleGaps], "gaps"),
             (&[A::Back], "back"),
             (&[A::CycleOutcome], "outcome"),
             (&[A::CycleDrift], "drift"),
@@ -215,7 +216,6 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::CycleModel], "model"),
             (&[A::CycleSource], "source"),
             (&[A::ClearFilters], "clear"),
-            (&[A::ToggleGaps], "gaps"),
         ]
     } else {
         &[

@@ -511,10 +511,9 @@ fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         ),
         theme.accent,
     ))];
-    // The intent gets what is left of a line after the words around it.
-    let intent_width = width.saturating_sub(48).clamp(12, 60);
+    // Each line is cut at the pane's edge: the intent comes last, so it keeps what fits.
     for g in &report.groups {
-        for sentence in g.sentences(intent_width) {
+        for sentence in g.sentences(60) {
             let style = if sentence.starts_with("agree") {
                 theme.ok
             } else if sentence.starts_with("plan") || sentence.starts_with("the plan") {
@@ -522,7 +521,10 @@ fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
             } else {
                 theme.base
             };
-            lines.push(Line::from(Span::styled(clip(&shown(&sentence), width), style)));
+            lines.push(Line::from(Span::styled(
+                clip(&shown(&sentence), width),
+                style,
+            )));
         }
     }
     lines.truncate(inner.height as usize);
