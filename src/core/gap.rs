@@ -284,7 +284,7 @@ impl GapGroup {
             ));
         }
         // Stable: the baseline's skips before the plan's at equal counts.
-        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.sort_by_key(|s| std::cmp::Reverse(s.0));
         if out.is_empty() || self.agree > 0 {
             out.push((
                 self.agree,
