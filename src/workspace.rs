@@ -264,6 +264,9 @@ pub struct LlmConfig {
     pub default_provider: Option<String>,
     /// Names the planner answers to; a plan calling one is demoted by the guard.
     pub self_names: Option<Vec<String>>,
+    /// A strong model `send` also asks, with the whole catalog and no planner help, to
+    /// compare each plan with (`--baseline` names one for a run, `--no-baseline` skips it).
+    pub baseline_model: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -312,6 +315,7 @@ impl Config {
         a.max_reply_bytes = b.max_reply_bytes.or(a.max_reply_bytes);
         a.default_provider = b.default_provider.or(a.default_provider.take());
         a.self_names = b.self_names.or(a.self_names.take());
+        a.baseline_model = b.baseline_model.or(a.baseline_model.take());
         self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
         self.providers.extend(over.providers);
         self

@@ -12,6 +12,7 @@ pub mod out;
 pub mod preview;
 pub mod replay;
 pub mod send;
+pub mod send_baseline;
 pub mod table;
 
 use clap::{Parser, Subcommand};

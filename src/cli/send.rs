@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::cli::preview::{RequestArgs, request_context};
+use crate::cli::send_baseline;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
@@ -41,6 +42,14 @@ pub struct Args {
     /// The caller the plans are stored under.
     #[arg(long, value_name = "CALLER", default_value = "console")]
     pub caller: String,
+    /// Also send the intent to MODEL with the whole catalog and no planner help (no
+    /// narrowing, no history prior, no hint), and store each plan with its gap signal
+    /// against the baseline's steps (`history --gaps`). Default: llm.baseline_model.
+    #[arg(long, value_name = "MODEL")]
+    pub baseline: Option<String>,
+    /// Send no baseline, even when config.toml names one.
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_baseline: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -50,6 +59,12 @@ struct Sent {
     instruction: String,
     caller: String,
     results: Vec<LiveReplay>,
+    /// The baseline's own result (`--baseline`), stored as a plan too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<LiveReplay>,
+    /// Each plan against the baseline's steps, as stored with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gaps: Vec<send_baseline::SentGap>,
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -79,6 +94,18 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             },
         )?);
     }
+    // The baseline goes last, beside the others: the same intent, no planner help.
+    let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
+    let baseline_request = match &baseline {
+        Some(b) => {
+            let request =
+                crate::preview::plan_unaided(&ctx.preview, b, &prompt, &attachments, &r.defaults)?;
+            models.push(b.clone());
+            requests.push(request.clone());
+            Some(request)
+        }
+        None => None,
+    };
 
     let cancel = Cancel::default();
     let _on_interrupt = cancel_on_interrupt(&cancel);
@@ -147,25 +174,51 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
         slots[i] = Some(out?);
     }
+    // The baseline is stored first: each plan stored after it carries its steps.
+    let baseline = match baseline_request {
+        Some(request) => {
+            let Some((live, record)) = slots.pop().flatten() else {
+                anyhow::bail!("the baseline's send task gave no result");
+            };
+            Some(send_baseline::store(live, record, &request, |record| {
+                history.insert_sent(record, &ctx.pipelines)
+            })?)
+        }
+        None => None,
+    };
+    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
+    let mut gaps = Vec::new();
     // Stored in the order the models were named, whichever answered first.
     let mut results = Vec::with_capacity(slots.len());
     for (mut live, record) in slots.into_iter().flatten() {
-        if let Some(record) = record {
+        if let Some(mut record) = record {
+            let gap = send_baseline::attach(&live, &mut record, expert);
             live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
+            gaps.extend(gap.map(|gap_signal| send_baseline::SentGap {
+                model: live.model.clone(),
+                plan_id: live.stored_id.clone(),
+                gap_signal,
+            }));
         }
         results.push(live);
     }
+    let baseline_note = baseline
+        .as_ref()
+        .map(|b| send_baseline::render(b, &gaps))
+        .unwrap_or_default();
     let sent = Sent {
         instruction: prompt,
         caller: args.caller,
         results,
+        baseline: baseline.map(|b| b.live),
+        gaps,
     };
     if args.json {
         print_json(&sent)?;
     } else {
-        emit(&side_by_side(&sent))?;
+        emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
     }
-    every_model_ran(&sent.results)
+    every_model_ran(sent.results.iter().chain(&sent.baseline))
 }
 
 /// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
@@ -199,9 +252,11 @@ fn cancel_on_interrupt(_cancel: &Cancel) -> Option<()> {
     None
 }
 
-fn every_model_ran(results: &[LiveReplay]) -> anyhow::Result<()> {
+fn every_model_ran<'a>(results: impl IntoIterator<Item = &'a LiveReplay>) -> anyhow::Result<()> {
+    let mut sent = 0;
     let not_run: Vec<String> = results
-        .iter()
+        .into_iter()
+        .inspect(|_| sent += 1)
         .filter_map(|r| r.could_not_run().map(|why| format!("{} ({why})", r.model)))
         .collect();
     if not_run.is_empty() {
@@ -210,8 +265,8 @@ fn every_model_ran(results: &[LiveReplay]) -> anyhow::Result<()> {
     Err(anyhow::anyhow!(
         "{} of {} model{} could not run: {}",
         not_run.len(),
-        results.len(),
-        if results.len() == 1 { "" } else { "s" },
+        sent,
+        if sent == 1 { "" } else { "s" },
         not_run.join("; ")
     ))
 }

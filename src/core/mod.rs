@@ -8,6 +8,7 @@ pub mod compact;
 pub mod duration;
 pub mod error;
 pub mod failure;
+pub mod gap;
 pub mod gate;
 pub mod history;
 pub mod metrics;

@@ -11,7 +11,7 @@ use crate::core::budget::Tier;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
 };
-use crate::core::history::{Outcome, PlanRecord};
+use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
 use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
 use crate::core::response::DecodeStage;
@@ -660,6 +660,9 @@ pub async fn send_planned(
         duration_ms: Some(live.duration_ms as i64),
         replay_of: link.replay_of.map(str::to_string),
         answer: answer.and_then(|a| serde_json::to_value(a).ok()),
+        // Sent from here, whatever the original's source: a live call is native.
+        source: PlanSource::Native,
+        expert_baseline: None,
     };
     live.ran = live.could_not_run().is_none();
     tracing::info!(
