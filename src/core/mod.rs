@@ -5,6 +5,7 @@ pub mod bounds;
 pub mod budget;
 pub mod catalog;
 pub mod compact;
+pub mod config;
 pub mod duration;
 pub mod error;
 pub mod failure;
