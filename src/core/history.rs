@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::core::bounds::{self, int_in};
 use crate::core::budget::Tier;
+use crate::core::compare::Arm;
 use crate::core::error::CoreError;
 use crate::core::text;
 
@@ -205,6 +206,12 @@ pub struct PlanRecord {
     /// that do not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<serde_json::Value>,
+    /// The A/B arm the plan was sent as (`send --compare`); `None` outside a comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
+    /// The comparison it belongs to: every model and arm of one `send --compare` share it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare_group: Option<String>,
 }
 
 impl PlanRecord {
@@ -258,6 +265,10 @@ struct PlanLine {
     duration_ms: Option<i64>,
     #[serde(default)]
     replay_of: Option<String>,
+    #[serde(default)]
+    arm: Option<Arm>,
+    #[serde(default)]
+    compare_group: Option<String>,
     // Written by export, recomputed on import.
     #[serde(default)]
     #[allow(dead_code)]
@@ -362,6 +373,9 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             "duration_ms",
         )?;
     }
+    if let Some(g) = &raw.compare_group {
+        required(origin, line, "compare_group", g)?;
+    }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
@@ -385,6 +399,8 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         duration_ms: raw.duration_ms,
         replay_of: raw.replay_of,
         answer: raw.answer,
+        arm: raw.arm,
+        compare_group: raw.compare_group,
     })
 }
 

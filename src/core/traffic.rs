@@ -495,6 +495,8 @@ pub fn read_otel<'a>(
                 "tool_calls": reply.tool_calls,
                 "usage": usage,
             })),
+            arm: None,
+            compare_group: None,
         });
     }
     for list in chats.values_mut() {
@@ -723,6 +725,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
             "spend": spend,
             "session_id": str_field("session_id"),
         })),
+        arm: None,
+        compare_group: None,
     })
 }
 

@@ -9,12 +9,14 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use crate::core::compare::Arm;
 use crate::core::error::CoreError;
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
     PlanRecord, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
     prior_weight, shape, shape_words,
 };
+use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::PastPlan;
 use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
@@ -36,8 +38,18 @@ const SCHEMA: Schema = Schema {
         MIGRATION_3,
         MIGRATION_ANSWER_COLUMN,
         MIGRATION_SOURCE_COLUMN,
+        MIGRATION_ARM_COLUMNS,
     ],
 };
+
+/// Issue 18 (A/B): the arm a plan was sent as (`compacted`, `full`, `no-planner`,
+/// `no-prior`, `no-hint`) and the comparison it belongs to, so one `send --compare`'s plans
+/// stay linked. Rows written before it, and plans outside a comparison, read as `NULL`.
+const MIGRATION_ARM_COLUMNS: &str = "
+ALTER TABLE plans ADD COLUMN arm TEXT;
+ALTER TABLE plans ADD COLUMN compare_group TEXT;
+CREATE INDEX plans_compare_group ON plans(compare_group) WHERE compare_group IS NOT NULL;
+";
 
 /// Issue 20 (real traffic in): where a plan came from (`native`, `otel`, `litellm`), so
 /// `history` can say it and filter by it. Rows written before it are native.
@@ -290,12 +302,16 @@ pub struct PlanRow {
     pub replay_of: Option<String>,
     /// Where the plan came from: `native`, `otel`, `litellm`.
     pub source: String,
+    /// The A/B arm it was sent as, in a comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
 }
 
 /// The columns [`plan_row`] reads, in its order (`p` is the plans table).
 const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
     p.outcome, p.drift, p.failure_class, \
-    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source";
+    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source, \
+    p.arm";
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
     Ok(PlanRow {
@@ -311,6 +327,7 @@ fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
         source: r.get(11)?,
+        arm: arm_col(r, 12)?,
     })
 }
 
@@ -327,6 +344,9 @@ pub struct PlanDetail {
     pub executed: Vec<String>,
     /// Replays stored against this plan, newest first.
     pub replays: Vec<PlanRow>,
+    /// Every plan of its comparison (`compare_group`), itself included, in the order sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arms: Vec<PlanRow>,
 }
 
 /// A group of similar intents.
@@ -879,6 +899,9 @@ impl HistoryStore {
             return Ok(None);
         };
         detail.replays = self.replays(id)?;
+        if let Some(group) = &detail.record.compare_group {
+            detail.arms = self.compare_group(group)?;
+        }
         Ok(Some(detail))
     }
 
@@ -919,6 +942,18 @@ impl HistoryStore {
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "listing plans"))?;
         Ok(rows)
+    }
+
+    /// The plans of one comparison (`send --compare`), in the order they were stored.
+    pub fn compare_group(&self, group: &str) -> anyhow::Result<Vec<PlanRow>> {
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1 ORDER BY p.seq"
+        );
+        self.conn
+            .prepare_cached(&sql)?
+            .query_map([group], plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing a comparison's plans"))
     }
 
     /// Replays of a plan, newest first.
@@ -1336,6 +1371,33 @@ impl HistoryStore {
         Ok(out)
     }
 
+    /// The most recent `limit` followed plans (not replays), newest first, with their
+    /// intent's shape and the tools a caller could run: what the request's past-plans part
+    /// is mined from. Reads the `(drift, at)` index backwards, stopping at `limit`.
+    pub fn followed_steps(&self, limit: usize) -> anyhow::Result<Vec<FollowedPlan>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT p.id, p.shape, {PLANNED_TOOLS}
+             FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
+             ORDER BY p.at DESC, p.seq DESC LIMIT ?1"
+        ))?;
+        let rows = st
+            .query_map([limit as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "reading followed plans"))?;
+        rows.into_iter()
+            .map(|(id, shape, tools)| {
+                let tools = runnable_tools(&self.path, &id, &tools)?;
+                Ok(FollowedPlan { id, shape, tools })
+            })
+            .collect()
+    }
+
     /// Followed plans, oldest first: (at, intent, planned tools). For `eval rank --history`.
     pub fn followed_plans(&self) -> anyhow::Result<Vec<(i64, String, Vec<String>)>> {
         let mut st = self.conn.prepare(&format!(
@@ -1409,6 +1471,8 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                         duration_ms: r.get(11)?,
                         replay_of: r.get(12)?,
                         answer: None,
+                        arm: None,
+                        compare_group: None,
                     },
                     trim: r.get(10)?,
                     answer: r.get(18)?,
@@ -1426,6 +1490,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         return Ok(None);
     };
     row.record.steps = read_steps(conn, path, row.seq, id)?;
+    (row.record.arm, row.record.compare_group) = read_compare(conn, path, row.seq, id)?;
     row.record.trim_record = row
         .trim
         .map(|t| stored_json(path, id, "trim_record", &t))
@@ -1450,8 +1515,33 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
             })?,
             executed: stored_json(path, id, "executed", &row.executed)?,
             replays: Vec::new(),
+            arms: Vec::new(),
         },
     }))
+}
+
+/// A plan's A/B arm and comparison (both `None` outside one).
+fn read_compare(
+    conn: &Connection,
+    path: &Path,
+    seq: i64,
+    id: &str,
+) -> anyhow::Result<(Option<Arm>, Option<String>)> {
+    let (arm, group): (Option<String>, Option<String>) = conn
+        .prepare_cached("SELECT arm, compare_group FROM plans WHERE seq = ?1")
+        .and_then(|mut st| st.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?))))
+        .map_err(db_err(path, &format!("reading the arm of plan {id}")))?;
+    let arm = arm
+        .map(|a| {
+            Arm::parse(&a).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: plan {id}: the stored arm '{a}' is not an A/B arm",
+                    path.display()
+                )
+            })
+        })
+        .transpose()?;
+    Ok((arm, group))
 }
 
 /// A plan's steps, in order.
@@ -1677,6 +1767,13 @@ fn outcome_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Outcome> {
 }
 
 /// A stored drift class, as [`outcome_col`].
+fn arm_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Arm>> {
+    match r.get::<_, Option<String>>(i)? {
+        None => Ok(None),
+        Some(_) => enum_col(r, i, "an A/B arm", Arm::parse).map(Some),
+    }
+}
+
 fn drift_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Drift> {
     enum_col(r, i, "a drift class", Drift::parse)
 }
@@ -1837,6 +1934,9 @@ impl<'t> PlanInserter<'t> {
         let Some(seq) = seq else {
             return Ok(None);
         };
+        if p.arm.is_some() || p.compare_group.is_some() {
+            self.set_compare(seq, p)?;
+        }
         self.insert_steps(seq, &p.steps)?;
         self.shape.execute(params![
             c.shape,
@@ -1845,6 +1945,14 @@ impl<'t> PlanInserter<'t> {
             p.at
         ])?;
         Ok(Some(seq))
+    }
+
+    /// The plan's A/B arm and comparison (see `MIGRATION_ARM_COLUMNS`).
+    fn set_compare(&self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        self.tx
+            .prepare_cached("UPDATE plans SET arm = ?2, compare_group = ?3 WHERE seq = ?1")?
+            .execute(params![seq, p.arm.map(Arm::as_str), p.compare_group])?;
+        Ok(())
     }
 
     fn insert_steps(&mut self, seq: i64, steps: &[Step]) -> anyhow::Result<()> {
@@ -1881,6 +1989,7 @@ impl<'t> PlanInserter<'t> {
              WHERE seq = ?1",
             rusqlite::params_from_iter(c.values(&stored.seq, p)),
         )?;
+        self.set_compare(stored.seq, p)?;
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
         self.insert_steps(stored.seq, &p.steps)?;

@@ -427,6 +427,7 @@ mod tests {
             steps: 1,
             replay_of: None,
             source: "native".into(),
+            arm: None,
         }
     }
 
@@ -494,6 +495,8 @@ mod tests {
                 duration_ms: None,
                 replay_of: None,
                 answer: None,
+                arm: None,
+                compare_group: None,
             },
             complexity: r.complexity.clone(),
             intent_sha: String::new(),
@@ -501,6 +504,7 @@ mod tests {
             drift: r.drift,
             executed: vec![],
             replays,
+            arms: vec![],
         }
     }
 
