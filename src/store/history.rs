@@ -944,10 +944,13 @@ impl HistoryStore {
         Ok(rows)
     }
 
-    /// The plans of one comparison (`send --compare`), in the order they were stored.
+    /// The plans of one comparison (`send --compare`): by model, `compacted` first, then
+    /// the other arms by name. Not by row order: an export writes plans in the order they
+    /// answered, so an import would list them otherwise.
     pub fn compare_group(&self, group: &str) -> anyhow::Result<Vec<PlanRow>> {
         let sql = format!(
-            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1 ORDER BY p.seq"
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1
+             ORDER BY p.model, p.arm IS NOT 'compacted', p.arm, p.at, p.id"
         );
         self.conn
             .prepare_cached(&sql)?
