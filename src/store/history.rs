@@ -2523,4 +2523,91 @@ mod tests {
         let err = format!("{:#}", s.plan(&id).unwrap_err());
         assert!(err.contains("'zzz'") && err.contains(&id), "{err}");
     }
+
+    #[test]
+    fn a_store_from_before_the_arm_columns_keeps_its_plans_and_reads_no_arm() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        // Every migration up to the one before the arm columns, whatever comes after.
+        let upto = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_ARM_COLUMNS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..upto],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome)
+             VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok');
+             INSERT INTO plan_steps(plan_seq, ord, step_order, tool) VALUES (3, 1, 1, 'fs.read');",
+        )
+        .unwrap();
+        drop(conn);
+        let mut s = HistoryStore::open(&path).unwrap();
+        let old = s.plan("old").unwrap().unwrap();
+        assert_eq!((old.record.arm, &old.record.compare_group), (None, &None));
+        assert!(old.arms.is_empty());
+        assert_eq!(s.plans(&PlanFilter::default(), 0, 5).unwrap()[0].arm, None);
+        // A comparison's plans stored now carry their arm and their link.
+        let arm = |id: &str, model: &str, arm: Arm| PlanRecord {
+            id: id.into(),
+            model: model.into(),
+            arm: Some(arm),
+            compare_group: Some("cmp-1".into()),
+            ..old.record.clone()
+        };
+        s.insert_records(
+            &[
+                arm("b", "m2", Arm::Full),
+                arm("a", "m2", Arm::Compacted),
+                arm("c", "m1", Arm::NoHint),
+            ],
+            &[],
+            &pipelines(),
+        )
+        .unwrap();
+        let d = s.plan("b").unwrap().unwrap();
+        assert_eq!(d.record.arm, Some(Arm::Full));
+        let linked: Vec<(&str, Option<Arm>)> =
+            d.arms.iter().map(|r| (r.id.as_str(), r.arm)).collect();
+        assert_eq!(
+            linked,
+            [
+                ("c", Some(Arm::NoHint)),
+                ("a", Some(Arm::Compacted)),
+                ("b", Some(Arm::Full))
+            ]
+        );
+        // A stored arm that is no arm is an error naming the plan, never read as none.
+        s.conn
+            .execute("UPDATE plans SET arm = 'half' WHERE id = 'a'", [])
+            .unwrap();
+        let err = format!("{:#}", s.plan("a").unwrap_err());
+        assert!(err.contains("plan a") && err.contains("'half'"), "{err}");
+    }
+
+    #[test]
+    fn followed_steps_are_the_recent_followed_plans_with_their_shape() {
+        let (_dir, s) = seeded();
+        let all = s.followed_steps(10_000).unwrap();
+        let followed = s
+            .count_plans(&PlanFilter {
+                drift: Some(Drift::Followed),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(all.len() as u64, followed);
+        assert!(
+            all.iter()
+                .all(|p| !p.tools.contains(&UNKNOWN_TOOL.to_string()))
+        );
+        let recent = s.followed_steps(3).unwrap();
+        assert_eq!(recent, all[..3]);
+        let newest = s.plan(&recent[0].id).unwrap().unwrap();
+        assert_eq!(newest.shape, recent[0].shape);
+        assert_eq!(newest.drift, Drift::Followed);
+    }
 }
