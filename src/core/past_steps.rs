@@ -118,7 +118,7 @@ impl PastStepsIndex {
         }
         found.retain(|d| d.plans >= PRIOR_MIN_AGREEING);
         // Stable: among equals, the one followed most recently (seen first) stays first.
-        found.sort_by(|a, b| b.plans.cmp(&a.plans));
+        found.sort_by_key(|d| std::cmp::Reverse(d.plans));
         (!found.is_empty()).then(|| PastSteps {
             shape: shape.to_string(),
             followed: plans.len(),

@@ -730,7 +730,7 @@ mod tests {
         let base = arm(Arm::Compacted);
         assert_eq!(base.arm, Arm::Compacted);
         let removed = base.compaction.count(|f| *f == Fate::RemovedByPlanner);
-        assert!(removed > 0 && base.compaction.trim.cut.len() > 0);
+        assert!(removed > 0 && !base.compaction.trim.cut.is_empty());
 
         // full: every entry as written, nothing removed or cut, said not to fit Tier C.
         let full = arm(Arm::Full);
