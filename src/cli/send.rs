@@ -14,6 +14,7 @@ use crate::core::compare::Arm;
 use crate::core::history::short_sha;
 use crate::core::text::clip;
 use crate::exit::bad_input;
+use crate::format::thousands;
 use crate::llm::client::Cancel;
 use crate::llm::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
@@ -517,8 +518,10 @@ fn against_compacted(sent: &Sent) -> String {
                 (None, None) => "neither valid".to_string(),
             };
             let delta = tokens_in(&r.live) - tokens_in(&base.live);
+            let sign = if delta < 0 { '-' } else { '+' };
             out.push_str(&format!(
-                "  {arm:<10} {valid}; {delta:+} tokens in{}\n",
+                "  {arm:<10} {valid}; {sign}{} tokens in{}\n",
+                thousands(delta.unsigned_abs() as usize),
                 if r.same_as_compacted {
                     "; same request as compacted: any difference is the model's own variance"
                 } else {
