@@ -8,7 +8,7 @@ use ctxconsole::core::budget::Tokenizer;
 use ctxconsole::core::catalog::RoutingGuide;
 use ctxconsole::core::compact::{Allowance, CutOrder, PreparedCatalog, compact_reserialising};
 use ctxconsole::import::catalog::parse_catalog;
-use ctxconsole::workspace::SAMPLE_CATALOG;
+use ctxconsole::sample::SAMPLE_CATALOG;
 use std::hint::black_box;
 use std::time::Duration;
 

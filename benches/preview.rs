@@ -11,7 +11,8 @@ use ctxconsole::core::gate::{briefing, detect_kind};
 use ctxconsole::core::rank::RankIndex;
 use ctxconsole::core::response::{decode_answer, strip_reasoning};
 use ctxconsole::preview::preview;
-use ctxconsole::workspace::{SAMPLE_PLANNER_EVAL, Workspace, WorkspaceOptions};
+use ctxconsole::sample::SAMPLE_PLANNER_EVAL;
+use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -157,6 +157,43 @@ pub fn preview_among(
     )
 }
 
+/// The request a baseline model is asked with (issue 18 item 6): the same instruction,
+/// attachments and defaults, and no planner help — every catalog entry may go (no planner
+/// narrowing, so no hint line either), no history prior nor past-plans part, and no byte cap on the catalog
+/// (a cap is a policy for weak models). Only the model's own token window can still cut
+/// entries; the request's compaction says which.
+pub fn plan_unaided(
+    ctx: &PreviewContext,
+    model: &str,
+    instruction: &str,
+    attachments: &[Attachment],
+    defaults: &str,
+) -> anyhow::Result<PlannedRequest> {
+    let off = crate::core::planner::RulesFile {
+        enabled: Some(false),
+        ..Default::default()
+    };
+    let unaided = PreviewContext {
+        planner: Arc::new(Planner::new(&off, "the baseline's planner (off)")?),
+        prior: None,
+        past_steps: None,
+        ..ctx.clone()
+    };
+    let mut effective = effective_row(&ctx.budgets, model, None);
+    effective.row.max_catalog_bytes = None;
+    plan_and_keep(
+        &unaided,
+        &Ask {
+            effective: &effective,
+            instruction,
+            attachments,
+            defaults,
+            only: None,
+            arm: Arm::Compacted,
+        },
+    )
+}
+
 /// The catalog as one request sends it: what the Catalog pane draws.
 #[derive(Debug, Clone)]
 pub struct CompactionView {

@@ -20,24 +20,13 @@ use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::{read_optional_text, read_text};
 use crate::preview::{AttachmentView, EntryFate, PlannedRequest, PreviewContext};
+use crate::sample::{
+    SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER, SAMPLE_PLANS,
+};
 use crate::store::history::{HISTORY_FILE, HistoryStore};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::RangeInclusive;
 use std::time::Duration;
-
-pub const SAMPLE_BUDGETS: &str = include_str!("../sample-data/budgets.toml");
-pub const SAMPLE_CATALOG: &str = include_str!("../sample-data/catalog.json");
-pub const SAMPLE_PLANNER: &str = include_str!("../sample-data/planner.toml");
-/// The defaults the workspace's `config.toml` is laid over: drift window, client settings,
-/// sample providers.
-pub const SAMPLE_CONFIG: &str = include_str!("../sample-data/config.toml");
-/// Seven weeks of plan history the store is seeded with on first run.
-pub const SAMPLE_PLANS: &str = include_str!("../sample-data/history-plans.jsonl");
-pub const SAMPLE_EXECUTIONS: &str = include_str!("../sample-data/history-executions.jsonl");
-/// The labelled messages `eval planner` measures the rules on.
-pub const SAMPLE_PLANNER_EVAL: &str = include_str!("../sample-data/planner-eval.jsonl");
-/// Messages written after the rules were tuned, and never tuned on.
-pub const SAMPLE_PLANNER_HOLDOUT: &str = include_str!("../sample-data/planner-holdout.jsonl");
 
 /// The model a request is planned for when none is named (CLI and MCP alike): the free
 /// tier the seeds' failures were measured on.
@@ -277,6 +266,9 @@ pub struct LlmConfig {
     pub default_provider: Option<String>,
     /// Names the planner answers to; a plan calling one is demoted by the guard.
     pub self_names: Option<Vec<String>>,
+    /// A strong model `send` also asks, with the whole catalog and no planner help, to
+    /// compare each plan with (`--baseline` names one for a run, `--no-baseline` skips it).
+    pub baseline_model: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -325,6 +317,7 @@ impl Config {
         a.max_reply_bytes = b.max_reply_bytes.or(a.max_reply_bytes);
         a.default_provider = b.default_provider.or(a.default_provider.take());
         a.self_names = b.self_names.or(a.self_names.take());
+        a.baseline_model = b.baseline_model.or(a.baseline_model.take());
         self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
         self.providers.extend(over.providers);
         self

@@ -15,7 +15,7 @@ use ctxconsole::core::failure::{Reply, read_reply};
 use ctxconsole::core::plan::{PLANNER_SELF_NAMES, PlanGuard, steps_from};
 use ctxconsole::core::response::{decode_answer, strip_reasoning};
 use ctxconsole::llm::wire::{EventStream, reply_from_body};
-use ctxconsole::workspace::SAMPLE_PLANS;
+use ctxconsole::sample::SAMPLE_PLANS;
 
 mod common;
 use common::Rng;

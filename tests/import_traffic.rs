@@ -217,3 +217,279 @@ fn a_broken_record_is_named_by_its_position_and_nothing_is_kept() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn export_to(home: &Path, out: &Path, executions: bool) {
+    let mut cmd = ctx(home);
+    cmd.args(["history", "export", "--out"]).arg(out);
+    if executions {
+        cmd.arg("--executions");
+    }
+    let done = cmd.output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+}
+
+fn view(home: &Path, flag: &str, source: &str) -> serde_json::Value {
+    json_of(ctx(home).args([
+        "history", flag, "--json", "--source", source, "--limit", "1000",
+    ]))
+}
+
+/// `history export` writes each plan's source and `import plans` reads it back: a copy of a
+/// store holding imported traffic says where each plan came from, and measures it alike.
+#[test]
+fn imported_traffic_keeps_its_source_through_export_and_import() {
+    let first = tempfile::tempdir().unwrap();
+    for (what, file) in [("traces", SPANS), ("litellm", SPEND_ARRAY)] {
+        ctx(first.path())
+            .args(["import", what, file])
+            .assert()
+            .success();
+    }
+    // `history --models` reflects both files, unfiltered.
+    let models = json_of(ctx(first.path()).args(["history", "--models", "--json"]));
+    let plans_of = |m: &str| {
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["model"] == m)
+            .unwrap_or_else(|| panic!("{m} not in history --models"))["plans"]
+            .clone()
+    };
+    assert_eq!(plans_of("gpt-4o-mini"), 2);
+    assert_eq!(plans_of("llama-3.1-8b"), 2);
+    assert_eq!(plans_of("claude-3-5-haiku"), 1);
+
+    let files = tempfile::tempdir().unwrap();
+    let (plans, executions) = (
+        files.path().join("plans.jsonl"),
+        files.path().join("executions.jsonl"),
+    );
+    export_to(first.path(), &plans, false);
+    export_to(first.path(), &executions, true);
+    let text = std::fs::read_to_string(&plans).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains(CHAT_PLAN))
+        .expect("the chat span's plan is exported");
+    assert!(line.contains(r#""source":"otel""#), "{line}");
+
+    let copy = tempfile::tempdir().unwrap();
+    let report = json_of(
+        ctx(copy.path())
+            .args(["import", "plans", "--json"])
+            .arg(&plans),
+    );
+    // The sample's plans are the same on both sides; the imported traffic is new.
+    assert_eq!(report["added"], 6, "{report}");
+    ctx(copy.path())
+        .args(["import", "executions"])
+        .arg(&executions)
+        .assert()
+        .success();
+    for source in ["otel", "litellm", "native"] {
+        for flag in ["--plans", "--drift", "--models"] {
+            assert_eq!(
+                view(copy.path(), flag, source),
+                view(first.path(), flag, source),
+                "{flag} --source {source}"
+            );
+        }
+    }
+    assert_eq!(view(copy.path(), "--plans", "otel")["total"], 3);
+    // Read back again: every line already present, the source included in what is compared.
+    let again = json_of(
+        ctx(copy.path())
+            .args(["import", "plans", "--json"])
+            .arg(&plans),
+    );
+    assert_eq!(again["added"], 0);
+    assert_eq!(again["already_present"], 674, "{again}");
+}
+
+/// A LiteLLM spend log of `n` rows by one caller and model, each answered with native tool
+/// calls (the last row's call failed), as the proxy writes them.
+fn spend_log(n: usize, model: &str) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let calls = serde_json::json!([
+            {"id": format!("call_{i}a"), "type": "function", "function": {
+                "name": "memory.store", "arguments": "{\"text\":\"the launch moved\"}"}},
+            {"id": format!("call_{i}b"), "type": "function", "function": {
+                "name": "blog.draft", "arguments": {"topic": "launch"}}},
+        ]);
+        let failed = i + 1 == n;
+        let row = serde_json::json!({
+            "request_id": format!("req-{i:02}"),
+            "model": model,
+            "startTime": format!("2026-10-04T10:{i:02}:00"),
+            "endTime": format!("2026-10-04T10:{i:02}:02"),
+            "user": "agent-7",
+            "prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340, "spend": 0.0002,
+            "status": if failed { "failure" } else { "success" },
+            "messages": [{"role": "user", "content": format!("remember that launch {i} moved and blog it")}],
+            "response": if failed { serde_json::Value::Null } else { serde_json::json!({
+                "id": format!("req-{i:02}"), "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "tool_calls": calls}}]}) },
+        });
+        out.push_str(&format!("{row}\n"));
+    }
+    out
+}
+
+/// Drift, outcomes, the tier suggestion and the gap signal on imported traffic are what
+/// the same plans give as native plans: the traffic is imported, then copied as native
+/// plans of another model name, and every view of one is the other's.
+#[test]
+fn drift_outcomes_tiers_and_gaps_work_on_imported_traffic_as_on_native_plans() {
+    let home = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let log = files.path().join("spend.jsonl");
+    std::fs::write(&log, spend_log(24, "weak-x")).unwrap();
+    ctx(home.path())
+        .args(["import", "litellm"])
+        .arg(&log)
+        .assert()
+        .success();
+    // Tool calls in the responses are the plans' steps.
+    let show = json_of(ctx(home.path()).args(["history", "show", "litellm-req-03", "--json"]));
+    let tools: Vec<&str> = show["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["memory.store", "blog.draft"]);
+    assert_eq!(show["steps"][1]["args"]["topic"], "launch");
+    assert_eq!(show["source"], "litellm");
+
+    // The agent ran 20 plans as planned, one in part, and left two.
+    let mut executions = String::new();
+    for i in 0..21 {
+        let ran: &[&str] = if i == 20 {
+            &["memory.store"]
+        } else {
+            &["memory.store", "blog.draft"]
+        };
+        for (k, tool) in ran.iter().enumerate() {
+            executions.push_str(&format!(
+                "{{\"at\":\"2026-10-04T10:{i:02}:{:02}Z\",\"caller\":\"agent-7\",\"plan_id\":\"litellm-req-{i:02}\",\"tool\":\"{tool}\"}}\n",
+                10 + k
+            ));
+        }
+    }
+    let exec_file = files.path().join("executions.jsonl");
+    std::fs::write(&exec_file, &executions).unwrap();
+    ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&exec_file)
+        .assert()
+        .success();
+
+    // A baseline for every plan: the frontier also searched the web first.
+    let exported = files.path().join("all.jsonl");
+    export_to(home.path(), &exported, false);
+    let baseline = r#","expert_baseline":{"model":"frontier","steps":[{"order":1,"tool":"web.search"},{"order":2,"tool":"memory.store"},{"order":3,"tool":"blog.draft"}]}}"#;
+    let traffic: Vec<String> = std::fs::read_to_string(&exported)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""source":"litellm""#))
+        .map(|l| format!("{}{baseline}", &l[..l.len() - 1]))
+        .collect();
+    assert_eq!(traffic.len(), 24);
+    let with_baseline = files.path().join("with-baseline.jsonl");
+    std::fs::write(&with_baseline, traffic.join("\n")).unwrap();
+    ctx(home.path())
+        .args(["import", "plans", "--on-conflict", "replace"])
+        .arg(&with_baseline)
+        .assert()
+        .success();
+    // The same plans and executions as native plans of another model name.
+    let native = files.path().join("native.jsonl");
+    std::fs::write(
+        &native,
+        traffic
+            .join("\n")
+            .replace(r#""source":"litellm""#, r#""source":"native""#)
+            .replace("litellm-req-", "native-req-")
+            .replace(r#""model":"weak-x""#, r#""model":"weak-y""#),
+    )
+    .unwrap();
+    let native_exec = files.path().join("native-executions.jsonl");
+    std::fs::write(
+        &native_exec,
+        executions.replace("litellm-req-", "native-req-"),
+    )
+    .unwrap();
+    for (what, file) in [("plans", &native), ("executions", &native_exec)] {
+        ctx(home.path())
+            .args(["import", what])
+            .arg(file)
+            .assert()
+            .success();
+    }
+
+    let only = |flag: &str, model: &str| {
+        json_of(ctx(home.path()).args([
+            "history", flag, "--json", "--model", model, "--limit", "1000",
+        ]))
+    };
+    // Models: the same counts and the same suggested tier, with its evidence.
+    let x = only("--models", "weak-x");
+    let y = only("--models", "weak-y");
+    let row = &x["models"][0];
+    assert_eq!(row["plans"], 24);
+    assert_eq!(row["failed"], 1);
+    assert_eq!(row["followed"], 20);
+    assert_eq!(row["partial"], 1);
+    assert_eq!(row["suggested_tier"], "A", "{row}");
+    assert_eq!(row["evidence"], 24);
+    let mut renamed = y.clone();
+    renamed["models"][0]["model"] = "weak-x".into();
+    assert_eq!(renamed, x);
+    // Drift: the same classes and evidence, plan by plan.
+    let drift = |model: &str| {
+        let mut d = only("--drift", model);
+        for p in d["plans"].as_array_mut().unwrap() {
+            let id = p["id"].as_str().unwrap().replace("native-", "litellm-");
+            p["id"] = id.into();
+            p["model"] = "m".into();
+            p["source"] = "s".into();
+        }
+        d
+    };
+    assert_eq!(drift("weak-x"), drift("weak-y"));
+    assert_eq!(
+        drift("weak-x")["counts"][0],
+        serde_json::json!(["followed", 20])
+    );
+    // Gaps: every plan that ran skipped web.search; the failed one missed it all.
+    let gx = json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--source", "litellm"]));
+    let gy = json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--model", "weak-y"]));
+    assert_eq!(gx, gy);
+    assert_eq!(gx["plans"], 24);
+    assert_eq!(
+        gx["plan_missed"][0],
+        serde_json::json!({"tool": "web.search", "plans": 24})
+    );
+    assert_eq!(
+        gx["groups"].as_array().unwrap().len(),
+        1,
+        "one intent shape: {gx:#}"
+    );
+    let text = ctx(home.path())
+        .args(["history", "--gaps", "--source", "litellm"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("plan skipped web.search in 24 of 24 'remember that launch"),
+        "{text}"
+    );
+    assert!(text.contains("the plan failed in 1 of 24"), "{text}");
+}

@@ -139,6 +139,40 @@ fn core_imports_nothing_outside_core() {
     assert!(upward.is_empty(), "core is pure: {upward:#?}");
 }
 
+/// The top-level module a module belongs to (`store::history` → `store`).
+fn top(module: &str) -> &str {
+    module.split("::").next().unwrap_or(module)
+}
+
+/// Front ends sit on top; services never reach up into them.
+const FRONT_ENDS: &[&str] = &["cli", "tui", "mcp_server"];
+
+/// Services the lower services may use: the store and the importers read files and the
+/// embedded sample, never the workspace that is built from them, the preview built on the
+/// workspace, or the live client.
+const BELOW_WORKSPACE: &[&str] = &["store", "import", "fsio", "sample", "exit", "format"];
+
+#[test]
+fn services_never_import_a_front_end_and_the_store_never_imports_the_workspace() {
+    let mods = source_graph();
+    let g = graph(&mods);
+    let mut wrong = Vec::new();
+    for (m, deps) in &g {
+        let from = top(m);
+        for d in deps {
+            let to = top(d);
+            let service = !FRONT_ENDS.contains(&from) && from != "lib" && from != "main";
+            if service && FRONT_ENDS.contains(&to) {
+                wrong.push(format!("{m} (a service) imports {d} (a front end)"));
+            }
+            if BELOW_WORKSPACE.contains(&from) && !BELOW_WORKSPACE.contains(&to) && to != "core" {
+                wrong.push(format!("{m} imports {d}, a layer above it"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "upward imports: {wrong:#?}");
+}
+
 #[test]
 fn no_source_files_import_each_other_round_a_loop() {
     let mods = source_graph();

@@ -562,6 +562,99 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     c.cancel().await.unwrap();
 }
 
+/// Imported traffic is measured as native plans are: an agent reporting over MCP what it
+/// ran after a LiteLLM plan moves that plan's drift in `history --drift`, and `my-plans`
+/// says where each group's plans came from and counts their gaps against a baseline.
+#[tokio::test]
+async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows_source_and_gaps() {
+    let home = tempfile::tempdir().unwrap();
+    ctx(home.path())
+        .args([
+            "import",
+            "litellm",
+            "tests/data/litellm-logs/spend-logs.json",
+        ])
+        .assert()
+        .success();
+    // A native plan of the same intent shape, compared with a baseline.
+    let plans = home.path().join("baseline.jsonl");
+    std::fs::write(
+        &plans,
+        r#"{"id":"alice-native-1","at":"2026-10-03T13:00:00Z","caller":"alice","model":"weak","intent":"find the launch notes and email them to the team","steps":[{"order":1,"tool":"fs.search"}],"expert_baseline":[{"order":1,"tool":"fs.search"},{"order":2,"tool":"message.send"}]}"#,
+    )
+    .unwrap();
+    ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&plans)
+        .assert()
+        .success();
+    let id = "litellm-chatcmpl-A1";
+    let litellm_drift = || {
+        let report =
+            json_of(ctx(home.path()).args(["history", "--drift", "--json", "--source", "litellm"]));
+        report["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(litellm_drift()["drift"], "ignored");
+    assert_eq!(litellm_drift()["source"], "litellm");
+
+    let c = start(home.path(), &[]).await;
+    for (tool, at, drift) in [
+        ("fs.search", "2026-10-03T12:05:30Z", "partial"),
+        ("mail.send", "2026-10-03T12:05:40Z", "followed"),
+    ] {
+        let answer = call(
+            &c,
+            "record_execution",
+            json!({"caller": "alice", "tool": tool, "ok": true, "plan_id": id, "at": at}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(answer["plan"]["drift"], drift, "{answer}");
+        let shown = litellm_drift();
+        assert_eq!(shown["drift"], drift, "{shown}");
+    }
+    assert_eq!(
+        litellm_drift()["executed"],
+        json!(["fs.search", "mail.send"])
+    );
+
+    let mine = read(&c, "ctxconsole://my-plans/alice").await;
+    assert_eq!(mine["total_plans"], 3);
+    assert_eq!(mine["sources"], json!([["litellm", 2], ["native", 1]]));
+    let group = &mine["groups"][0];
+    assert_eq!(group["plans"], 2);
+    assert_eq!(group["sources"], json!([["litellm", 1], ["native", 1]]));
+    let latest: Vec<&str> = group["latest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(latest, ["native", "litellm"]);
+    let gaps = &group["gaps"];
+    assert_eq!(gaps["plans"], 1, "{group:#}");
+    assert_eq!(
+        gaps["plan_missed"],
+        json!([{"tool": "message.send", "plans": 1}])
+    );
+    // A group without a baseline has no gaps entry.
+    let all = read(&c, "ctxconsole://my-plans").await;
+    assert!(
+        all["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g.get("gaps").is_none())
+    );
+    c.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn read_only_leaves_record_execution_out_and_refuses_it() {
     let home = tempfile::tempdir().unwrap();

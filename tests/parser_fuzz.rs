@@ -46,13 +46,14 @@ use ctxconsole::import::litellm::parse_registry;
 use ctxconsole::import::mcp::split_command;
 use ctxconsole::import::text_from_bytes;
 use ctxconsole::llm::provider::Providers;
+use ctxconsole::sample::{
+    SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER,
+    SAMPLE_PLANNER_EVAL, SAMPLE_PLANS,
+};
 use ctxconsole::store::history::{HistoryStore, OnConflict};
 use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::workspace::{
-    Config, SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER,
-    SAMPLE_PLANNER_EVAL, SAMPLE_PLANS,
-};
+use ctxconsole::workspace::Config;
 
 /// Each parser's cases in a plain `cargo test`, set by cost so the whole run stays near
 /// ten seconds in a debug build on two cores.

@@ -497,3 +497,54 @@ fn an_arm_that_is_not_one_is_refused_naming_the_arms() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 1") && err.contains("half"), "{err}");
 }
+
+/// A comparison with a baseline: the baseline is asked once, unaided and without the
+/// past-plans part, in no comparison; every arm's plan is stored with its gap signal.
+#[test]
+fn a_baseline_beside_a_comparison_is_in_no_arm_and_every_arm_gets_its_gap() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        CLONE,
+        "--model",
+        "test/ok-json",
+        "--compare",
+        "no-prior",
+        "--baseline",
+        "test/ok",
+        "--json",
+    ]));
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 3, "two arms and the baseline");
+    let to_baseline = received.iter().find(|r| r.body["model"] == "ok").unwrap();
+    assert!(!to_baseline.body["messages"].to_string().contains(HEADING));
+    let baseline = json_of(ctx(home.path()).args([
+        "history",
+        "show",
+        v["baseline"]["stored_id"].as_str().unwrap(),
+        "--json",
+    ]));
+    assert!(baseline["arm"].is_null() && baseline["compare_group"].is_null());
+    assert!(baseline["arms"].is_null());
+    let gaps = v["gaps"].as_array().unwrap();
+    let labels: Vec<&str> = gaps.iter().map(|g| g["model"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["test/ok-json [compacted]", "test/ok-json [no-prior]"]
+    );
+    for r in v["results"].as_array().unwrap() {
+        let row = json_of(ctx(home.path()).args([
+            "history",
+            "show",
+            r["stored_id"].as_str().unwrap(),
+            "--json",
+        ]));
+        assert_eq!(
+            row["arms"].as_array().unwrap().len(),
+            2,
+            "the baseline is not an arm"
+        );
+        assert!(row["gap_signal"].is_object(), "{row:#}");
+    }
+}

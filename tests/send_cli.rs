@@ -322,3 +322,216 @@ fn sampling_set_for_a_model_reaches_the_request_body_the_preview_and_the_store()
         "{err}"
     );
 }
+
+/// A row giving the baseline model a frontier-sized window, as an operator would.
+const FRONTIER_ROW: &str = "[[model]]\nid = \"test/frontier\"\ninput_tokens = 120000\noutput_tokens = 4000\ntier = \"A\"\n";
+
+fn gaps(home: &Path) -> Value {
+    json_of(ctx(home).args(["history", "--gaps", "--json"]))
+}
+
+#[test]
+fn baseline_is_asked_unaided_and_each_plan_stores_a_gap_signal_that_history_gaps_counts() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(home.path().join("budgets.toml"), FRONTIER_ROW).unwrap();
+    assert_eq!(gaps(home.path())["plans"], 0, "the sample has no baselines");
+    let weak = json_of(ctx(home.path()).args([
+        "preview",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--json",
+    ]));
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--model",
+        "test/hallucinated",
+        "--baseline",
+        "test/frontier",
+        "--json",
+    ]));
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 3, "each model and the baseline, once");
+    let text_of = |upstream: &str| {
+        received
+            .iter()
+            .find(|r| r.body["model"] == upstream)
+            .unwrap_or_else(|| panic!("nothing received for {upstream}"))
+            .body["messages"]
+            .to_string()
+    };
+    let (weak_sent, baseline_sent) = (text_of("ok-json"), text_of("frontier"));
+    // The planner narrowed the weak model's catalog and added its hint; the baseline got
+    // every entry and no hint.
+    let removed: Vec<&str> = weak["compaction"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["fate"] == "removed_by_planner")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(removed.len() > 10, "{removed:?}");
+    for name in &removed {
+        // An entry is sent as a JSON line naming it (a pack by name, a pipeline by id),
+        // quoted again inside the messages.
+        let sent_to = |text: &str| {
+            ["name", "id"]
+                .iter()
+                .any(|k| text.contains(&format!("{{\\\"{k}\\\":\\\"{name}\\\"")))
+        };
+        assert!(!sent_to(&weak_sent), "{name} sent to the weak model");
+        assert!(sent_to(&baseline_sent), "{name} not sent to the baseline");
+    }
+    let hint = weak["planner"]["hint"].as_str().unwrap();
+    assert!(weak_sent.contains(hint) && !baseline_sent.contains(hint));
+
+    let baseline = &v["baseline"];
+    assert_eq!(baseline["model"], "test/frontier");
+    let baseline_id = baseline["stored_id"].as_str().unwrap();
+    let stored_baseline = show(home.path(), baseline_id);
+    assert!(stored_baseline.get("gap_signal").is_none());
+    assert_eq!(stored_baseline["trim_record"]["baseline"]["planner"], "off");
+
+    let by_model = |m: &str| {
+        v["gaps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["model"] == m)
+            .unwrap_or_else(|| panic!("no gap for {m}: {v:#}"))
+            .clone()
+    };
+    let ok = by_model("test/ok-json");
+    let signal = &ok["gap_signal"];
+    assert_eq!(signal["category"], "different_tools");
+    assert_eq!(signal["agree"], false);
+    assert_eq!(
+        signal["frontier_missed"],
+        json!(["builtin.remember-and-blog"])
+    );
+    assert_eq!(signal["plan_added"], json!(["builtin.remember-and-blog"]));
+    assert_eq!(signal["plan_missed"], json!(["memory.store", "blog.draft"]));
+    // Stored with the plan, as the send reported it, with the baseline it came from.
+    let row = show(home.path(), ok["plan_id"].as_str().unwrap());
+    assert_eq!(&row["gap_signal"], signal);
+    assert_eq!(row["expert_baseline"]["model"], "test/frontier");
+    assert_eq!(row["expert_baseline"]["plan_id"], baseline_id);
+    assert_eq!(row["expert_baseline"]["steps"][0]["tool"], "memory.store");
+    // The made-up tool is demoted and left out: only image.generate is compared.
+    let guarded = by_model("test/hallucinated");
+    assert_eq!(guarded["gap_signal"]["category"], "plan_missed");
+    assert!(
+        guarded["gap_signal"]["notes"]
+            .as_str()
+            .unwrap()
+            .contains("1 plan step named no registered tool"),
+        "{guarded}"
+    );
+
+    let counted = gaps(home.path());
+    assert_eq!(counted["plans"], 2, "{counted:#}");
+    assert_eq!(counted["agree"], 0);
+    let skipped: Vec<(String, u64)> = counted["plan_missed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["tool"].as_str().unwrap().to_string(),
+                t["plans"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("blog.draft".to_string(), 2),
+            ("memory.store".to_string(), 2)
+        ]
+    );
+    assert_eq!(counted["groups"].as_array().unwrap().len(), 1);
+    let out = ctx(home.path())
+        .args(["history", "--gaps"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("plan skipped memory.store in 2 of 2 'remember this launch note"),
+        "{text}"
+    );
+    assert!(
+        text.contains("baseline skipped builtin.remember-and-blog in 1 of 2"),
+        "{text}"
+    );
+    let one_model =
+        json_of(ctx(home.path()).args(["history", "--gaps", "--json", "--model", "test/ok-json"]));
+    assert_eq!(one_model["plans"], 1);
+}
+
+#[test]
+fn the_baseline_model_can_come_from_config_and_no_baseline_skips_it() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let config = server
+        .config(KEY_ENV)
+        .replace("[llm]\n", "[llm]\nbaseline_model = \"test/frontier\"\n");
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    std::fs::write(home.path().join("budgets.toml"), FRONTIER_ROW).unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", "test/ok-json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("baseline test/frontier (whole catalog, no planner help")
+            && text.contains("memory.store → blog.draft → image.generate")
+            && text.contains("test/ok-json vs baseline: different_tools"),
+        "{text}"
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+    assert_eq!(gaps(home.path())["plans"], 1);
+
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--no-baseline",
+        "--json",
+    ]));
+    assert!(
+        v.get("baseline").is_none() && v.get("gaps").is_none(),
+        "{v:#}"
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 3);
+    let id = v["results"][0]["stored_id"].as_str().unwrap();
+    assert!(show(home.path(), id).get("gap_signal").is_none());
+
+    // A baseline that answers no plan stores no signal, and says so.
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/ok-json",
+            "--baseline",
+            "test/prose-refusal",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("no plan (refused); no gap signal stored"),
+        "{text}"
+    );
+    assert_eq!(gaps(home.path())["plans"], 1);
+}

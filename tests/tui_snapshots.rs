@@ -770,6 +770,121 @@ fn budgets_elide_ids_and_show_lints_at_80_120_and_160_columns() {
     insta::assert_snapshot!("budgets_lint_80x24", screen(&state, 80, 24));
 }
 
+/// Plans compared with a baseline (one imported from LiteLLM) beside the sample history.
+fn with_baselines(ws: &Workspace) {
+    let line = |id: &str, source: &str, intent: &str, planned: &[&str], baseline: &[&str]| {
+        let steps = |tools: &[&str]| {
+            tools
+                .iter()
+                .enumerate()
+                .map(|(i, t)| serde_json::json!({"order": i + 1, "tool": t}))
+                .collect::<Vec<_>>()
+        };
+        serde_json::json!({"id": id, "at": "2026-11-20T09:00:00Z", "caller": "agent-7",
+            "model": "weak-y", "intent": intent, "source": source, "steps": steps(planned),
+            "expert_baseline": {"model": "frontier", "steps": steps(baseline)}})
+        .to_string()
+    };
+    let remember = "remember that the launch moved to Thursday and blog it";
+    let lines = [
+        line(
+            "g1",
+            "native",
+            remember,
+            &["blog.draft"],
+            &["memory.store", "blog.draft"],
+        ),
+        line(
+            "g2",
+            "native",
+            remember,
+            &["memory.store", "blog.draft"],
+            &["memory.store", "blog.draft"],
+        ),
+        line(
+            "g3",
+            "native",
+            remember,
+            &["blog.draft"],
+            &["memory.store", "blog.draft"],
+        ),
+        line(
+            "g4",
+            "litellm",
+            "find the launch notes and email them to the team",
+            &["fs.search", "web.search"],
+            &["fs.search", "message.send"],
+        ),
+    ]
+    .join("\n");
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "baselines",
+            lines.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+}
+
+#[test]
+fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_narrows() {
+    let (_d, ws) = workspace();
+    with_baselines(&ws);
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusHistory, Action::ToggleGaps]);
+    let h = &state.history;
+    assert!(h.show_gaps);
+    let report = h.gaps.as_ref().expect("the gaps were asked for and came");
+    assert_eq!((report.plans, report.agree), (4, 1));
+    let s = screen(&state, 150, 40);
+    for needle in [
+        "Gaps · plans vs baseline",
+        "4 plans vs a baseline · 1 agree",
+        "plan skipped memory.store in 2 of 3 'remember that the launc",
+        "agree in 1 of 3",
+        "baseline skipped web.search in 1 of 1",
+        "b gaps",
+    ] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    insta::assert_snapshot!("history_gaps_view", s);
+
+    // The source filter: native, otel, litellm, then all again; the gaps follow it.
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+        ],
+    );
+    let h = &state.history;
+    assert_eq!(h.filter.source.as_deref(), Some("litellm"));
+    assert_eq!(h.plans.as_ref().unwrap().total, 1);
+    assert_eq!(h.gaps.as_ref().unwrap().plans, 1);
+    let detail = h.detail.as_ref().unwrap();
+    assert_eq!(detail.record.id, "g4");
+    let s = screen(&state, 150, 40);
+    for needle in [
+        "source=litellm",
+        "· from litellm",
+        "vs baseline: different_tools",
+        "the baseline skipped web.search; the plan skipped",
+    ] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    apply(&ws, &mut state, [Action::CycleSource]);
+    assert_eq!(state.history.filter.source, None);
+    assert_eq!(state.history.gaps.as_ref().unwrap().plans, 4);
+    // Back to the models; the gaps are kept for when the view opens again.
+    apply(&ws, &mut state, [Action::ToggleGaps]);
+    assert!(screen(&state, 150, 40).contains("Models · outcomes → tier"));
+}
+
 /// Issue 18 item 7: an intent with followed plans of its shape in the (seeded) store shows
 /// the past-plans part in the Prompt pane's part list, with the plans it came from.
 #[test]

@@ -11,7 +11,8 @@ use crate::core::metrics::{ClassificationMetrics, classification};
 use crate::core::planner::Planner;
 use crate::import::labels::jsonl;
 use crate::import::read_text;
-use crate::workspace::{SAMPLE_PLANNER_EVAL, SAMPLE_PLANNER_HOLDOUT, Workspace, WorkspaceOptions};
+use crate::sample::{SAMPLE_PLANNER_EVAL, SAMPLE_PLANNER_HOLDOUT};
+use crate::workspace::{Workspace, WorkspaceOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

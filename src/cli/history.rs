@@ -52,6 +52,10 @@ pub struct View {
     /// Catalog entries no plan named and no execution ran.
     #[arg(long)]
     pub unused: bool,
+    /// Plans against a stronger model's unaided steps (`send --baseline`, or an imported
+    /// `expert_baseline`), counted by intent shape and tool.
+    #[arg(long)]
+    pub gaps: bool,
 }
 
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -197,6 +201,8 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         models(&ws, &history, &filter, args.json)
     } else if v.unused {
         unused(&ws, &history, &filter, args.json)
+    } else if v.gaps {
+        gaps(&history, &filter, args.limit, args.json)
     } else {
         plans(&history, &filter, args.limit, args.json)
     }
@@ -256,11 +262,12 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     }
     let r = &d.record;
     let mut out = format!(
-        "{}  {}  {} → {}\nintent: {}\noutcome: {}  drift: {} {}  complexity: {}\n{}\n",
+        "{}  {}  {} → {}  ({})\nintent: {}\noutcome: {}  drift: {} {}  complexity: {}\n{}\n",
         r.id,
         format_timestamp(r.at),
         r.caller,
         r.model,
+        r.source,
         r.intent,
         outcome_text(r.outcome, r.failure_class.as_deref()),
         d.drift.marker(),
@@ -291,6 +298,26 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     out.push_str(&render(&[">#", "planned", "executed"], &rows));
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
         out.push_str(&format!("step {}: {}\n", s.order, s.rationale));
+    }
+    if let (Some(b), Some(g)) = (&r.expert_baseline, &d.gap_signal) {
+        out.push_str(&format!(
+            "\nbaseline{}{}: {}\ngap: {}: {}\n",
+            b.model
+                .as_deref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default(),
+            b.plan_id
+                .as_deref()
+                .map(|p| format!(" (plan {p})"))
+                .unwrap_or_default(),
+            b.steps
+                .iter()
+                .map(|s| s.tool.as_str())
+                .collect::<Vec<_>>()
+                .join(" → "),
+            g.category,
+            g.notes
+        ));
     }
     if !d.replays.is_empty() {
         let rows: Vec<Vec<String>> = d
@@ -550,6 +577,50 @@ fn models(
         &rows,
     );
     out.push_str(&format!("\nsuggestion rule: {}\n", report.rule));
+    emit(&out)
+}
+
+fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> anyhow::Result<()> {
+    let mut report = history.gaps(filter)?;
+    report.groups.truncate(limit as usize);
+    if json {
+        return print_json(&report);
+    }
+    if report.plans == 0 {
+        return emit(
+            "no plan has a baseline to compare with: send with --baseline MODEL (or set \
+             llm.baseline_model), or import plans carrying expert_baseline steps\n",
+        );
+    }
+    let mut out = format!(
+        "{} plans compared with a baseline: {} agree\n",
+        report.plans, report.agree
+    );
+    let categories: Vec<String> = report
+        .categories
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect();
+    out.push_str(&format!("by category: {}\n", categories.join(", ")));
+    for (what, tools) in [
+        ("baseline skipped", &report.frontier_missed),
+        ("plans skipped", &report.plan_missed),
+    ] {
+        if !tools.is_empty() {
+            let listed: Vec<String> = tools
+                .iter()
+                .take(8)
+                .map(|t| format!("{}×{}", t.tool, t.plans))
+                .collect();
+            out.push_str(&format!("{what}: {}\n", listed.join(" ")));
+        }
+    }
+    out.push('\n');
+    for g in &report.groups {
+        for line in g.sentences(40) {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
     emit(&out)
 }
 

@@ -12,6 +12,7 @@ pub mod out;
 pub mod preview;
 pub mod replay;
 pub mod send;
+pub mod send_baseline;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,14 @@ pub struct Cli {
     /// Seed a new --store FILE with the sample history (668 plans).
     #[arg(long, global = true)]
     pub sample: bool,
+    /// Log to logs/ctxconsole.log in the workspace at LEVEL (error, warn, info, debug,
+    /// trace, off); default: $CTXCONSOLE_LOG, else off. Never keys; bodies only with
+    /// --log-bodies.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log: Option<String>,
+    /// Also log request and answer bodies (prompts included; the log is private, 0600).
+    #[arg(long, global = true)]
+    pub log_bodies: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -78,11 +87,18 @@ pub fn parse_tier(s: &str) -> Result<Tier, String> {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let log = crate::logging::LogRequest {
+        flag: cli.log,
+        bodies: cli.log_bodies,
+    };
+    let dir = crate::workspace::resolve_dir(cli.workspace.as_deref());
+    crate::logging::init(&dir, &log)?;
+    tracing::info!(command = command_name(cli.command.as_ref()), "start");
     let store = StoreChoice {
         path: cli.store,
         sample: cli.sample,
     };
-    match cli.command {
+    let result = match cli.command {
         Some(Command::Budgets(args)) => budgets::run(cli.workspace, args),
         Some(Command::Compact(args)) => compact::run(cli.workspace, store, args),
         Some(Command::Preview(args)) => preview::run(cli.workspace, store, args),
@@ -95,6 +111,31 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Send(args)) => send::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
+    };
+    if let Err(err) = &result {
+        tracing::warn!(
+            exit = crate::exit::code_for(err),
+            "ended with an error: {err:#}"
+        );
+    }
+    result
+}
+
+/// The subcommand's name for the log.
+fn command_name(command: Option<&Command>) -> &'static str {
+    match command {
+        Some(Command::Budgets(_)) => "budgets",
+        Some(Command::Compact(_)) => "compact",
+        Some(Command::Preview(_)) => "preview",
+        Some(Command::Cache(_)) => "cache",
+        Some(Command::Eval(_)) => "eval",
+        Some(Command::History(_)) => "history",
+        Some(Command::Import(_)) => "import",
+        Some(Command::Replay(_)) => "replay",
+        Some(Command::Mcp(_)) => "mcp",
+        Some(Command::Send(_)) => "send",
+        Some(Command::Dev(_)) => "dev",
+        Some(Command::Tui) | None => "tui",
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::cli::preview::{RequestArgs, parse_arm};
+use crate::cli::send_baseline;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
@@ -53,6 +54,14 @@ pub struct Args {
     /// The caller the plans are stored under.
     #[arg(long, value_name = "CALLER", default_value = "console")]
     pub caller: String,
+    /// Also send the intent to MODEL with the whole catalog and no planner help (no
+    /// narrowing, no history prior, no hint), and store each plan with its gap signal
+    /// against the baseline's steps (`history --gaps`). Default: llm.baseline_model.
+    #[arg(long, value_name = "MODEL")]
+    pub baseline: Option<String>,
+    /// Send no baseline, even when config.toml names one.
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_baseline: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -102,6 +111,12 @@ struct Sent {
     #[serde(skip_serializing_if = "Option::is_none")]
     compare_group: Option<String>,
     results: Vec<SentResult>,
+    /// The baseline's own result (`--baseline`), stored as a plan too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<LiveReplay>,
+    /// Each plan against the baseline's steps, as stored with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gaps: Vec<send_baseline::SentGap>,
 }
 
 /// One request to send.
@@ -110,6 +125,8 @@ struct Job {
     arm: Arm,
     request: crate::preview::PlannedRequest,
     same_as_compacted: bool,
+    /// The baseline (`--baseline`): in no comparison.
+    baseline: bool,
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -161,6 +178,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 arm,
                 request,
                 same_as_compacted,
+                baseline: false,
             });
         }
     }
@@ -174,12 +192,30 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             &short_sha(&format!("{nanos}\n{prompt}\n{models:?}\n{arms:?}"))[..8]
         )
     });
+    // The baseline goes last, beside the others: the same intent, no planner help, in no
+    // comparison.
+    let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
+    let baseline_request = match &baseline {
+        Some(b) => {
+            let request =
+                crate::preview::plan_unaided(&ctx.preview, b, &prompt, &attachments, &r.defaults)?;
+            jobs.push(Job {
+                model: b.clone(),
+                arm: Arm::Compacted,
+                request: request.clone(),
+                same_as_compacted: false,
+                baseline: true,
+            });
+            Some(request)
+        }
+        None => None,
+    };
 
     let cancel = Cancel::default();
     let _on_interrupt = cancel_on_interrupt(&cancel);
     let tty = std::io::stderr().is_terminal();
     let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); jobs.len()]));
-    let shown: Vec<(Arm, bool, usize, usize)> = jobs
+    let mut shown: Vec<(Arm, bool, usize, usize)> = jobs
         .iter()
         .map(|j| {
             (
@@ -206,6 +242,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                     model,
                     arm,
                     request,
+                    baseline,
                     ..
                 } = job;
                 let started = std::time::Instant::now();
@@ -216,7 +253,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 let Ok(_permit) = gate.acquire().await else {
                     return (i, Err(anyhow::anyhow!("the concurrency gate closed")));
                 };
-                let label = if comparing {
+                let label = if baseline {
+                    "baseline".to_string()
+                } else if comparing {
                     format!("send [{arm}]")
                 } else {
                     "send".to_string()
@@ -231,7 +270,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                     caller: &caller,
                     intent: &intent,
                     replay_of: None,
-                    compare: group.as_deref().map(|g| (arm, g)),
+                    compare: group.as_deref().filter(|_| !baseline).map(|g| (arm, g)),
                 };
                 let prior = Prior {
                     started,
@@ -266,13 +305,38 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
         slots[i] = Some(out?);
     }
+    // The baseline is stored first: each plan stored after it carries its steps.
+    let baseline = match baseline_request {
+        Some(request) => {
+            shown.pop();
+            let Some((live, record)) = slots.pop().flatten() else {
+                anyhow::bail!("the baseline's send task gave no result");
+            };
+            Some(send_baseline::store(live, record, &request, |record| {
+                history.insert_sent(record, &ctx.pipelines)
+            })?)
+        }
+        None => None,
+    };
+    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
+    let mut gaps = Vec::new();
     // Stored in the order the models (then the arms) were named, whichever answered first.
     let mut results = Vec::with_capacity(slots.len());
     for ((mut live, record), (arm, same_as_compacted, catalog_total, prior_tokens)) in
         slots.into_iter().flatten().zip(shown)
     {
-        if let Some(record) = record {
+        if let Some(mut record) = record {
+            let gap = send_baseline::attach(&live, &mut record, expert);
             live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
+            gaps.extend(gap.map(|gap_signal| send_baseline::SentGap {
+                model: if comparing {
+                    format!("{} [{arm}]", live.model)
+                } else {
+                    live.model.clone()
+                },
+                plan_id: live.stored_id.clone(),
+                gap_signal,
+            }));
         }
         results.push(SentResult {
             arm,
@@ -282,20 +346,25 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             live,
         });
     }
+    let baseline_note = baseline
+        .as_ref()
+        .map(|b| send_baseline::render(b, &gaps))
+        .unwrap_or_default();
     let sent = Sent {
         instruction: prompt,
         caller: args.caller,
         arms,
         compare_group,
         results,
+        baseline: baseline.map(|b| b.live),
+        gaps,
     };
     if args.json {
         print_json(&sent)?;
     } else {
-        emit(&side_by_side(&sent))?;
+        emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
     }
-    let lives: Vec<LiveReplay> = sent.results.into_iter().map(|r| r.live).collect();
-    every_model_ran(&lives)
+    every_model_ran(sent.results.iter().map(|r| &r.live).chain(&sent.baseline))
 }
 
 /// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
@@ -329,9 +398,11 @@ fn cancel_on_interrupt(_cancel: &Cancel) -> Option<()> {
     None
 }
 
-fn every_model_ran(results: &[LiveReplay]) -> anyhow::Result<()> {
+fn every_model_ran<'a>(results: impl IntoIterator<Item = &'a LiveReplay>) -> anyhow::Result<()> {
+    let mut sent = 0;
     let not_run: Vec<String> = results
-        .iter()
+        .into_iter()
+        .inspect(|_| sent += 1)
         .filter_map(|r| r.could_not_run().map(|why| format!("{} ({why})", r.model)))
         .collect();
     if not_run.is_empty() {
@@ -340,8 +411,8 @@ fn every_model_ran(results: &[LiveReplay]) -> anyhow::Result<()> {
     Err(anyhow::anyhow!(
         "{} of {} model{} could not run: {}",
         not_run.len(),
-        results.len(),
-        if results.len() == 1 { "" } else { "s" },
+        sent,
+        if sent == 1 { "" } else { "s" },
         not_run.join("; ")
     ))
 }

@@ -183,6 +183,61 @@ impl fmt::Display for Drift {
     }
 }
 
+/// Where a stored plan came from: sent or imported in ctxconsole's own JSON Lines
+/// (`native`), or imported from a gateway's traffic (`otel`: OpenTelemetry GenAI spans;
+/// `litellm`: LiteLLM spend logs). Kept with the plan, exported with it and read back, so a
+/// copy of a store says where each plan came from as the original does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    #[default]
+    Native,
+    Otel,
+    Litellm,
+}
+
+impl PlanSource {
+    pub const ALL: [PlanSource; 3] = [PlanSource::Native, PlanSource::Otel, PlanSource::Litellm];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanSource::Native => "native",
+            PlanSource::Otel => "otel",
+            PlanSource::Litellm => "litellm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PlanSource> {
+        PlanSource::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    pub fn is_native(&self) -> bool {
+        *self == PlanSource::Native
+    }
+}
+
+impl fmt::Display for PlanSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stronger model's unaided steps for a plan's intent (seed 003's `expert_baseline`):
+/// what `send --baseline` got back from the baseline model asked with the whole catalog and
+/// no planner help, or what an imported plan carries. The plan's `gap_signal` is computed
+/// from it (`core::gap`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// The model that produced the steps, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The stored plan holding the baseline's whole answer, when it was sent from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+    pub steps: Vec<Step>,
+}
+
 /// One plan as imported, exported and stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanRecord {
@@ -212,6 +267,14 @@ pub struct PlanRecord {
     /// The comparison it belongs to: every model and arm of one `send --compare` share it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare_group: Option<String>,
+    /// Where the plan came from (issue 20): written by `history export`, read back by
+    /// `import plans`, so a copied store keeps it.
+    #[serde(default)]
+    pub source: PlanSource,
+    /// A stronger model's unaided steps for the same intent, from which the plan's gap
+    /// signal is computed (issue 18 item 6). `None` when there was no baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expert_baseline: Option<Baseline>,
 }
 
 impl PlanRecord {
@@ -269,7 +332,16 @@ struct PlanLine {
     arm: Option<Arm>,
     #[serde(default)]
     compare_group: Option<String>,
+    /// `native` (the default), `otel` or `litellm`.
+    #[serde(default)]
+    source: Option<String>,
+    /// A list of steps, or `{"model", "plan_id", "steps"}`.
+    #[serde(default)]
+    expert_baseline: Option<serde_json::Value>,
     // Written by export, recomputed on import.
+    #[serde(default)]
+    #[allow(dead_code)]
+    gap_signal: Option<serde_json::Value>,
     #[serde(default)]
     #[allow(dead_code)]
     complexity: Option<String>,
@@ -376,6 +448,20 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     if let Some(g) = &raw.compare_group {
         required(origin, line, "compare_group", g)?;
     }
+    let source = match raw.source.as_deref() {
+        None => PlanSource::Native,
+        Some(s) => PlanSource::parse(s).ok_or_else(|| {
+            line_error(
+                origin,
+                line,
+                format!("field 'source': '{s}' is not native, otel or litellm"),
+            )
+        })?,
+    };
+    let expert_baseline = raw
+        .expert_baseline
+        .map(|v| parse_baseline(v).map_err(|m| line_error(origin, line, m)))
+        .transpose()?;
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
@@ -401,7 +487,32 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         answer: raw.answer,
         arm: raw.arm,
         compare_group: raw.compare_group,
+        source,
+        expert_baseline,
     })
+}
+
+/// An `expert_baseline` field: a list of steps (as `steps` are written), or an object with
+/// `steps` and optionally the `model` and `plan_id` they came from. Steps are put in their
+/// `order`, as a plan's are.
+fn parse_baseline(value: serde_json::Value) -> Result<Baseline, String> {
+    let mut baseline = match value {
+        serde_json::Value::Array(_) => Baseline {
+            model: None,
+            plan_id: None,
+            steps: serde_json::from_value(value)
+                .map_err(|e| format!("field 'expert_baseline': {e}"))?,
+        },
+        serde_json::Value::Object(_) => serde_json::from_value::<Baseline>(value)
+            .map_err(|e| format!("field 'expert_baseline': {e}"))?,
+        other => {
+            return Err(format!(
+                "field 'expert_baseline' must be a list of steps or an object with 'steps', not {other}"
+            ));
+        }
+    };
+    baseline.steps.sort_by_key(|s| s.order);
+    Ok(baseline)
 }
 
 /// Parse one execution line.

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod duration;
 pub mod error;
 pub mod failure;
+pub mod gap;
 pub mod gate;
 pub mod history;
 pub mod metrics;

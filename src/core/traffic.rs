@@ -15,33 +15,8 @@ use crate::core::failure::{Reply, ToolCall, read_reply, tool_calls_of};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
 use crate::core::plan::steps_from;
 
-/// Where a stored plan came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrafficSource {
-    Native,
-    Otel,
-    Litellm,
-}
-
-impl TrafficSource {
-    pub const ALL: [TrafficSource; 3] = [
-        TrafficSource::Native,
-        TrafficSource::Otel,
-        TrafficSource::Litellm,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrafficSource::Native => "native",
-            TrafficSource::Otel => "otel",
-            TrafficSource::Litellm => "litellm",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<TrafficSource> {
-        TrafficSource::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
+/// Where a stored plan came from (defined with the plan record, which carries it).
+pub use crate::core::history::PlanSource as TrafficSource;
 
 /// Stored as a plan's intent when the source did not record the user's input.
 pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
@@ -497,6 +472,8 @@ pub fn read_otel<'a>(
             })),
             arm: None,
             compare_group: None,
+            source: TrafficSource::Otel,
+            expert_baseline: None,
         });
     }
     for list in chats.values_mut() {
@@ -727,6 +704,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         })),
         arm: None,
         compare_group: None,
+        source: TrafficSource::Litellm,
+        expert_baseline: None,
     })
 }
 

@@ -128,6 +128,17 @@ pub enum Answer {
     Cancelled,
 }
 
+impl Answer {
+    /// A short name for the log: `reply`, the failure's class, or `cancelled`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Answer::Reply { .. } => "reply",
+            Answer::Failed { failure, .. } => failure.class.as_str(),
+            Answer::Cancelled => "cancelled",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Exchange {
     pub answer: Answer,
@@ -306,6 +317,17 @@ pub async fn send(
         .build()
         .map_err(|e| anyhow::anyhow!("building the HTTP client: {}", describe(&e)))?;
     let body = call.body(&endpoint.upstream_model, endpoint.stream);
+    tracing::info!(
+        provider = %endpoint.provider,
+        model = %endpoint.upstream_model,
+        url = %redactor.text(&endpoint.url),
+        stream = endpoint.stream,
+        messages = call.messages.len(),
+        "sending a chat completion"
+    );
+    if let Some(text) = crate::logging::body_for_log(&body.to_string()) {
+        tracing::debug!(body = %redactor.text(&text), "request body");
+    }
     let started = std::time::Instant::now();
     let mut attempts: u32 = 0;
     let mut status = None;
@@ -333,6 +355,12 @@ pub async fn send(
                     break last;
                 }
                 let wait = retry_wait(s, attempts, retry_after);
+                tracing::warn!(
+                    attempt = attempts,
+                    wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    status = st,
+                    "retrying: {why}"
+                );
                 progress(Progress::Waiting {
                     attempt: attempts,
                     wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
@@ -348,12 +376,24 @@ pub async fn send(
     if let Some(id) = &mut request_id {
         redactor.in_place(id);
     }
+    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    tracing::info!(
+        status,
+        attempts,
+        latency_ms,
+        request_id = request_id.as_deref().unwrap_or(""),
+        answer = answer.kind(),
+        "chat completion finished"
+    );
+    if let Answer::Failed { failure, .. } = &answer {
+        tracing::warn!(class = failure.class.as_str(), "failed: {}", failure.detail);
+    }
     Ok(Exchange {
         answer,
         status,
         attempts,
         request_id,
-        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        latency_ms,
     })
 }
 

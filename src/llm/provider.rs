@@ -179,7 +179,7 @@ mod tests {
     use super::*;
 
     fn providers(extra: &str) -> Providers {
-        let sample: Config = toml::from_str(crate::workspace::SAMPLE_CONFIG).unwrap();
+        let sample: Config = toml::from_str(crate::sample::SAMPLE_CONFIG).unwrap();
         let mut config = sample;
         if !extra.is_empty() {
             let over: Config = toml::from_str(extra).unwrap();

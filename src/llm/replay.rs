@@ -12,7 +12,7 @@ use crate::core::compare::Arm;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
 };
-use crate::core::history::{Outcome, PlanRecord};
+use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
 use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
 use crate::core::response::DecodeStage;
@@ -666,6 +666,9 @@ pub async fn send_planned(
         answer: answer.and_then(|a| serde_json::to_value(a).ok()),
         arm: link.compare.map(|(arm, _)| arm),
         compare_group: link.compare.map(|(_, group)| group.to_string()),
+        // Sent from here, whatever the original's source: a live call is native.
+        source: PlanSource::Native,
+        expert_baseline: None,
     };
     // The past-plans part sent, and the plans it came from (kept beside the trim record).
     if let (Some(prior), Some(serde_json::Value::Object(trim))) =
@@ -677,7 +680,35 @@ pub async fn send_planned(
         );
     }
     live.ran = live.could_not_run().is_none();
+    tracing::info!(
+        model,
+        caller = link.caller,
+        request_id = record_request_id(&record),
+        outcome = live.outcome.as_str(),
+        class = record.failure_class.as_deref().unwrap_or("none"),
+        steps = record.steps.len(),
+        latency_ms = live.facts.latency_ms,
+        attempts = live.attempts,
+        "answer read as a plan"
+    );
+    if let Some(text) = record
+        .raw_response
+        .as_deref()
+        .and_then(crate::logging::body_for_log)
+    {
+        tracing::debug!(body = %text, "answer body");
+    }
     Ok((live, Some(record)))
+}
+
+/// The stored request id, for the log.
+fn record_request_id(record: &PlanRecord) -> &str {
+    record
+        .answer
+        .as_ref()
+        .and_then(|a| a.get("request_id"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
 }
 
 /// What the call cost at the row's prices: the usage the endpoint reported, else the

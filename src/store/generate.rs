@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, parse_plan_line};
+use crate::sample::SAMPLE_PLANS;
 use crate::store::history::HistoryStore;
-use crate::workspace::SAMPLE_PLANS;
 
 /// Plans per write transaction.
 const BATCH: usize = 20_000;

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use crate::core::compare::Arm;
 use crate::core::error::CoreError;
+use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
-    PlanRecord, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
+    PlanRecord, PlanSource, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
     prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
@@ -38,9 +39,21 @@ const SCHEMA: Schema = Schema {
         MIGRATION_3,
         MIGRATION_ANSWER_COLUMN,
         MIGRATION_SOURCE_COLUMN,
+        MIGRATION_GAP_COLUMNS,
         MIGRATION_ARM_COLUMNS,
     ],
 };
+
+/// Issue 18 item 6 (frontier gap signal): a plan's baseline steps (`expert_baseline`, JSON
+/// as `core::history::Baseline`) and the gap signal computed from them when the plan is
+/// stored (JSON as `core::gap::GapSignal`), so `history --gaps` reads them without
+/// recomputing. Rows written before it have neither. The partial index keeps the gaps
+/// query off the plans without one.
+const MIGRATION_GAP_COLUMNS: &str = "
+ALTER TABLE plans ADD COLUMN expert_baseline TEXT;
+ALTER TABLE plans ADD COLUMN gap_signal TEXT;
+CREATE INDEX plans_gap_shape ON plans(shape, at) WHERE gap_signal IS NOT NULL;
+";
 
 /// Issue 18 (A/B): the arm a plan was sent as (`compacted`, `full`, `no-planner`,
 /// `no-prior`, `no-hint`) and the comparison it belongs to, so one `send --compare`'s plans
@@ -347,6 +360,10 @@ pub struct PlanDetail {
     /// Every plan of its comparison (`compare_group`), itself included, in the order sent.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arms: Vec<PlanRow>,
+    /// The plan against its `expert_baseline` (derived when stored, like `shape`); `None`
+    /// without a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_signal: Option<GapSignal>,
 }
 
 /// A group of similar intents.
@@ -391,6 +408,8 @@ pub struct DriftRow {
     pub drift: Drift,
     pub planned: Vec<String>,
     pub executed: Vec<String>,
+    /// Where the plan came from: `native`, `otel`, `litellm`.
+    pub source: String,
 }
 
 /// Row counts, for reports and for checking that a failed import changed nothing.
@@ -601,21 +620,20 @@ impl HistoryStore {
         {
             let mut insert = PlanInserter::new(&tx)?;
             for plan in &traffic.plans {
+                // The command names the source; the record carries it into the store.
+                let plan = PlanRecord {
+                    source: origin,
+                    ..plan.clone()
+                };
                 let fate = plan_fate(
                     &tx,
                     &mut insert,
                     &path,
-                    plan.clone(),
+                    plan,
                     pipelines,
                     on_conflict,
                     &mut callers,
                 )?;
-                if matches!(fate, Fate::Added | Fate::Replaced) {
-                    tx.execute(
-                        "UPDATE plans SET source = ?1 WHERE id = ?2",
-                        params![origin.as_str(), plan.id],
-                    )?;
-                }
                 tally(&mut report, &mut conflicts, fate);
             }
             let mut insert = ExecutionInserter::new(&tx)?;
@@ -1176,7 +1194,8 @@ impl HistoryStore {
         let mut values = values;
         let page = page_sql(&mut values, limit, 0);
         let mut st = self.conn.prepare(&format!(
-            "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed, {PLANNED_TOOLS}
+            "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed, {PLANNED_TOOLS},
+                    p.source
              FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
         ))?;
         let rows = st
@@ -1190,6 +1209,7 @@ impl HistoryStore {
                     drift: drift_col(r, 5)?,
                     planned: Vec::new(),
                     executed: Vec::new(),
+                    source: r.get(8)?,
                 };
                 Ok((row, r.get::<_, String>(6)?, r.get::<_, String>(7)?))
             })?
@@ -1270,6 +1290,56 @@ impl HistoryStore {
             .collect();
         out.sort_by(|a, b| b.plans.cmp(&a.plans).then(a.model.cmp(&b.model)));
         Ok(out)
+    }
+
+    /// How many plans matching `filter` came from each source, most first.
+    pub fn source_counts(&self, filter: &PlanFilter) -> anyhow::Result<Vec<(String, u64)>> {
+        let (clause, values) = filter.clause();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.source, COUNT(*) c FROM plans p {clause} GROUP BY 1 ORDER BY c DESC, 1"
+        ))?;
+        st.query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(db_err(&self.path, "counting sources"))
+    }
+
+    /// Gap signals of the plans matching `filter`, counted by intent shape and tool (see
+    /// [`crate::core::gap::aggregate`]). Reads only plans with a baseline (a partial index).
+    pub fn gaps(&self, filter: &PlanFilter) -> anyhow::Result<GapReport> {
+        let (clause, values) = filter.clause();
+        let clause = if clause.is_empty() {
+            "WHERE p.gap_signal IS NOT NULL".to_string()
+        } else {
+            format!("{clause} AND p.gap_signal IS NOT NULL")
+        };
+        let mut st = self.conn.prepare(&format!(
+            "SELECT p.id, p.shape, s.intent, p.gap_signal
+             FROM plans p JOIN shapes s ON s.shape = p.shape {clause}"
+        ))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "reading gap signals"))?;
+        let rows = rows
+            .into_iter()
+            .map(|(id, shape, intent, json)| {
+                Ok(GapRow {
+                    shape,
+                    intent,
+                    signal: stored_json(&self.path, &id, "gap_signal", &json)?,
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(aggregate(rows))
     }
 
     /// Of `catalog`, the entries no plan named and no execution ran since `since`. One
@@ -1447,12 +1517,16 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         shape: String,
         drift: String,
         executed: String,
+        source: String,
+        baseline: Option<String>,
+        gap: Option<String>,
     }
     let row = conn
         .prepare_cached(
             "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
                     finish_reason, raw_response, trim_record, duration_ms, replay_of,
-                    complexity, intent_sha, shape, drift, executed, answer
+                    complexity, intent_sha, shape, drift, executed, answer,
+                    source, expert_baseline, gap_signal
              FROM plans WHERE id = ?1",
         )
         .and_then(|mut st| {
@@ -1476,6 +1550,8 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                         answer: None,
                         arm: None,
                         compare_group: None,
+                        source: PlanSource::Native,
+                        expert_baseline: None,
                     },
                     trim: r.get(10)?,
                     answer: r.get(18)?,
@@ -1484,6 +1560,9 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                     shape: r.get(15)?,
                     drift: r.get(16)?,
                     executed: r.get(17)?,
+                    source: r.get(19)?,
+                    baseline: r.get(20)?,
+                    gap: r.get(21)?,
                 })
             })
             .optional()
@@ -1502,6 +1581,21 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         .answer
         .map(|a| stored_json(path, id, "answer", &a))
         .transpose()?;
+    row.record.source = PlanSource::parse(&row.source).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: plan {id}: the stored source '{}' is not native, otel or litellm",
+            path.display(),
+            row.source
+        )
+    })?;
+    row.record.expert_baseline = row
+        .baseline
+        .map(|b| stored_json(path, id, "expert_baseline", &b))
+        .transpose()?;
+    let gap_signal = row
+        .gap
+        .map(|g| stored_json(path, id, "gap_signal", &g))
+        .transpose()?;
     Ok(Some(StoredPlan {
         seq: row.seq,
         detail: PlanDetail {
@@ -1519,6 +1613,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
             executed: stored_json(path, id, "executed", &row.executed)?,
             replays: Vec::new(),
             arms: Vec::new(),
+            gap_signal,
         },
     }))
 }
@@ -1836,7 +1931,26 @@ struct PlanInserter<'t> {
     plan: rusqlite::CachedStatement<'t>,
     step: rusqlite::CachedStatement<'t>,
     shape: rusqlite::CachedStatement<'t>,
+    /// Source, baseline and gap signal: set after the insert, and only when the plan has
+    /// more than the defaults (a native plan without a baseline costs nothing more).
+    origin: rusqlite::CachedStatement<'t>,
     tx: &'t Transaction<'t>,
+}
+
+/// A plan's source, baseline and gap signal as stored (the gap signal derived here, from
+/// the steps and the baseline's, as `shape` is from the intent).
+fn origin_columns(p: &PlanRecord) -> (&'static str, Option<String>, Option<String>) {
+    let gap = p
+        .expert_baseline
+        .as_ref()
+        .map(|b| gap_signal(p.outcome, &p.steps, &b.steps));
+    (
+        p.source.as_str(),
+        p.expert_baseline
+            .as_ref()
+            .and_then(|b| serde_json::to_string(b).ok()),
+        gap.and_then(|g| serde_json::to_string(&g).ok()),
+    )
 }
 
 /// The columns an import supplies, derived from a record as they are stored.
@@ -1919,8 +2033,18 @@ impl<'t> PlanInserter<'t> {
                      intent = CASE WHEN excluded.last_at >= last_at THEN excluded.intent ELSE intent END,
                      last_at = MAX(last_at, excluded.last_at)",
             )?,
+            origin: tx.prepare_cached(
+                "UPDATE plans SET source = ?2, expert_baseline = ?3, gap_signal = ?4
+                 WHERE seq = ?1",
+            )?,
             tx,
         })
+    }
+
+    fn set_origin(&mut self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        let (source, baseline, gap) = origin_columns(p);
+        self.origin.execute(params![seq, source, baseline, gap])?;
+        Ok(())
     }
 
     /// The new plan's seq, or `None` when a plan with this id is already stored.
@@ -1941,6 +2065,9 @@ impl<'t> PlanInserter<'t> {
             self.set_compare(seq, p)?;
         }
         self.insert_steps(seq, &p.steps)?;
+        if !p.source.is_native() || p.expert_baseline.is_some() {
+            self.set_origin(seq, p)?;
+        }
         self.shape.execute(params![
             c.shape,
             shape_words(&p.intent).join(" "),
@@ -1996,6 +2123,7 @@ impl<'t> PlanInserter<'t> {
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
         self.insert_steps(stored.seq, &p.steps)?;
+        self.set_origin(stored.seq, p)?;
         recount_shape(self.tx, &stored.detail.shape)?;
         if c.shape != stored.detail.shape {
             recount_shape(self.tx, &c.shape)?;
@@ -2196,7 +2324,7 @@ fn recompute_drift(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
+    use crate::sample::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
 
     fn pipelines() -> HashSet<String> {
         ["builtin.page-digest".to_string()].into_iter().collect()
@@ -2487,6 +2615,144 @@ mod tests {
             .unwrap();
         let err = format!("{:#}", HistoryStore::open(s.path()).err().unwrap());
         assert!(err.contains(&file) && err.contains("drift window"), "{err}");
+    }
+
+    fn plan_line(id: &str, extra: &str) -> String {
+        format!(
+            "{{\"id\":\"{id}\",\"at\":1000,\"caller\":\"c\",\"model\":\"weak\",\"intent\":\"remember the launch note and blog it\",\"steps\":[{{\"order\":1,\"tool\":\"blog.draft\"}}]{extra}}}"
+        )
+    }
+
+    /// A plan carrying `expert_baseline` steps gets its gap signal when stored; export writes
+    /// the source, the baseline and the signal, and a copy imported from it has them all.
+    #[test]
+    fn a_baseline_gives_a_gap_signal_that_export_and_import_keep_with_the_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let lines = [
+            plan_line(
+                "a",
+                r#","expert_baseline":[{"order":1,"tool":"memory.store"},{"order":2,"tool":"blog.draft"}]"#,
+            ),
+            plan_line(
+                "b",
+                r#","source":"otel","expert_baseline":{"model":"strong","steps":[{"order":1,"tool":"blog.draft"}]}"#,
+            ),
+            plan_line("c", r#","source":"litellm""#),
+        ]
+        .join("\n");
+        s.import_plans(
+            "p",
+            lines.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        let a = s.plan("a").unwrap().unwrap();
+        let gap = a.gap_signal.clone().unwrap();
+        assert_eq!(gap.category, crate::core::gap::GapCategory::PlanMissed);
+        assert_eq!(gap.plan_missed, ["memory.store"]);
+        assert_eq!(a.record.source, PlanSource::Native);
+        let b = s.plan("b").unwrap().unwrap();
+        assert!(b.gap_signal.as_ref().unwrap().agree);
+        assert_eq!(b.record.source, PlanSource::Otel);
+        assert_eq!(
+            b.record.expert_baseline.as_ref().unwrap().model.as_deref(),
+            Some("strong")
+        );
+        assert!(s.plan("c").unwrap().unwrap().gap_signal.is_none());
+        let report = s.gaps(&PlanFilter::default()).unwrap();
+        assert_eq!((report.plans, report.agree), (2, 1));
+        assert_eq!(report.plan_missed[0].tool, "memory.store");
+        let otel = PlanFilter {
+            source: Some("otel".into()),
+            ..Default::default()
+        };
+        assert_eq!(s.gaps(&otel).unwrap().plans, 1);
+
+        let mut out = Vec::new();
+        s.export_plans(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""source":"litellm""#), "{text}");
+        assert!(text.contains(r#""gap_signal""#), "{text}");
+        let copy_dir = tempfile::tempdir().unwrap();
+        let mut t = HistoryStore::open(&copy_dir.path().join("copy.sqlite")).unwrap();
+        t.import_plans(
+            "e",
+            text.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        for id in ["a", "b", "c"] {
+            assert_eq!(t.plan(id).unwrap(), s.plan(id).unwrap(), "{id}");
+        }
+        assert_eq!(t.gaps(&PlanFilter::default()).unwrap(), report);
+        // The same export again is already present, source and all.
+        let again = t
+            .import_plans(
+                "e",
+                text.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
+            .unwrap();
+        assert_eq!(again.already_present, 3);
+        // A changed source is other content: a conflict, as any other field.
+        let moved = text.replace(r#""source":"litellm""#, r#""source":"otel""#);
+        let err = t
+            .import_plans(
+                "m",
+                moved.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
+            .unwrap_err();
+        assert!(format!("{err:#}").contains(": c"), "{err:#}");
+        let bad = plan_line("d", r#","source":"kafka""#);
+        let err = t
+            .import_plans(
+                "bad",
+                bad.as_bytes(),
+                &pipelines(),
+                OnConflict::Refuse,
+                |_| {},
+            )
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("'kafka'"), "{err:#}");
+    }
+
+    /// A store written before the gap columns opens with every plan, none with a signal.
+    #[test]
+    fn a_store_from_before_the_gap_columns_keeps_its_plans_and_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let mine = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_GAP_COLUMNS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..mine],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome, source)
+             VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok', 'litellm');
+             INSERT INTO plan_steps VALUES (3, 1, 1, 'fs.read', NULL, '');",
+        )
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        let old = s.plan("old").unwrap().unwrap();
+        assert_eq!(old.record.source, PlanSource::Litellm);
+        assert!(old.gap_signal.is_none() && old.record.expert_baseline.is_none());
+        assert_eq!(s.gaps(&PlanFilter::default()).unwrap().plans, 0);
     }
 
     /// An outcome or drift class that is none of the known ones (a hand edit, a damaged row)

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::core::budget::{BudgetTable, Tier};
+use crate::core::gap::{GapGroup, GapReport};
 use crate::core::history::{Drift, ModelOutcomes, TIER_RULE, suggest_tier};
 use crate::store::history::{
     DriftRow, GroupSummary, HistoryStore, PlanDetail, PlanFilter, PlanRow, StepPair,
@@ -116,6 +117,8 @@ pub struct MyPlansReport {
     pub groups: Vec<PlanGroup>,
     /// Pairs planned together across every group.
     pub step_pairs: Vec<StepPair>,
+    /// Where the plans came from (`native`, `otel`, `litellm`), most first.
+    pub sources: Vec<(String, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,6 +132,13 @@ pub struct PlanGroup {
     pub outcomes: GroupOutcomes,
     /// The latest plans with what executed after them.
     pub latest: Vec<DriftRow>,
+    /// Where the group's plans came from (`native`, `otel`, `litellm`), most first.
+    pub sources: Vec<(String, u64)>,
+    /// The group's plans against a stronger model's unaided steps (`history --gaps`): how
+    /// many agree, and the tools each side skipped with their plan counts. Absent when no
+    /// plan of the group has a baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<GapGroup>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -186,6 +196,8 @@ pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<My
             drift: drift.counts,
             outcomes,
             latest: drift.plans.into_iter().take(3).collect(),
+            sources: store.source_counts(&f)?,
+            gaps: store.gaps(&f)?.groups.into_iter().next(),
             summary,
         });
     }
@@ -196,6 +208,7 @@ pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<My
         drift_window_secs: store.drift_window(),
         groups,
         step_pairs: store.step_pairs(&filter, 10)?,
+        sources: store.source_counts(&filter)?,
     })
 }
 
@@ -219,6 +232,10 @@ pub enum HistoryQuery {
         id: String,
     },
     Models {
+        filter: PlanFilter,
+    },
+    /// Gap signals counted by group and tool (`history --gaps`).
+    Gaps {
         filter: PlanFilter,
     },
 }
@@ -250,6 +267,7 @@ pub enum HistoryAnswer {
     Groups(Page<GroupSummary>),
     Detail(Option<Box<PlanDetail>>),
     Models(Vec<ModelRow>),
+    Gaps(GapReport),
 }
 
 /// Run one query against the store at `path` on its own connection (WAL lets readers run
@@ -293,5 +311,6 @@ pub fn run_query(
         HistoryQuery::Models { filter } => {
             HistoryAnswer::Models(model_rows(&store, filter, budgets)?)
         }
+        HistoryQuery::Gaps { filter } => HistoryAnswer::Gaps(store.gaps(filter)?),
     })
 }

@@ -34,7 +34,11 @@ pub enum Action {
     CycleDrift,
     CycleCaller,
     CycleModel,
+    /// History: filter by where plans came from (native, otel, litellm; cycles).
+    CycleSource,
     ClearFilters,
+    /// History: the Gaps view (plans against a baseline's steps) in place of the models.
+    ToggleGaps,
     /// History: replay the selected plan (pick offline or a model; esc cancels).
     Replay,
     Up,
@@ -123,6 +127,8 @@ impl Action {
             Action::CycleDrift => "history: filter by drift (cycles)",
             Action::CycleCaller => "history: filter by caller (cycles)",
             Action::CycleModel => "history: filter by model (cycles)",
+            Action::CycleSource => "history: filter by source: native, otel, litellm (cycles)",
+            Action::ToggleGaps => "history: gaps against the baseline / model outcomes",
             Action::ClearFilters => "history: clear every filter",
             Action::Replay => "history: replay the plan (offline or live; esc cancels)",
             Action::Up => "move up",

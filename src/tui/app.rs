@@ -550,10 +550,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Open if state.focus == Pane::History => {
             return history_effects(state.history.open(&mut state.next_request));
         }
+        Action::ToggleGaps if state.focus == Pane::History => {
+            return history_effects(state.history.toggle_gaps(&mut state.next_request));
+        }
         Action::CycleOutcome
         | Action::CycleDrift
         | Action::CycleCaller
         | Action::CycleModel
+        | Action::CycleSource
         | Action::ClearFilters => {
             if state.focus != Pane::History {
                 return Vec::new();
@@ -565,6 +569,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Action::CycleDrift => h.cycle_drift(next),
                 Action::CycleCaller => h.cycle_caller(next),
                 Action::CycleModel => h.cycle_model(next),
+                Action::CycleSource => h.cycle_source(next),
                 _ => h.clear_filters(next),
             };
             return history_effects(q);
@@ -649,6 +654,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Left
         | Action::Right
         | Action::Replay
+        | Action::ToggleGaps
         | Action::Open => {}
     }
     Vec::new()
@@ -658,7 +664,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
 mod tests {
     use super::*;
     use crate::core::budget::{Layer, parse_budgets_toml};
-    use crate::workspace::SAMPLE_BUDGETS;
+    use crate::sample::SAMPLE_BUDGETS;
 
     fn state() -> State {
         let rows = parse_budgets_toml(SAMPLE_BUDGETS, "sample", Layer::Sample).unwrap();

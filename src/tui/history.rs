@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::core::history::{Drift, Outcome};
+use crate::core::gap::GapReport;
+use crate::core::history::{Drift, Outcome, PlanSource};
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::replay::{ReplayRequest, ReplayView};
@@ -25,6 +26,7 @@ pub struct Pending {
     pub groups: Option<u64>,
     pub detail: Option<u64>,
     pub models: Option<u64>,
+    pub gaps: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -49,6 +51,10 @@ pub struct HistoryState {
     pub loaded: bool,
     /// A replay being picked, running, or its result beside the plan.
     pub replay: Option<ReplayView>,
+    /// The Gaps view (plans against their baselines) is shown in place of the models.
+    pub show_gaps: bool,
+    /// The gap signals counted for the current filters, once asked for.
+    pub gaps: Option<GapReport>,
 }
 
 /// A query to run, tagged with the request id its answer will carry.
@@ -117,7 +123,7 @@ impl HistoryState {
         self.pending.open = Some(open);
         self.pending.plans = None;
         self.pending.models = Some(models);
-        vec![
+        let mut queries = vec![
             (
                 open,
                 HistoryQuery::Open {
@@ -130,7 +136,46 @@ impl HistoryState {
                     filter: self.filter.clone(),
                 },
             ),
-        ]
+        ];
+        if self.show_gaps {
+            queries.extend(self.gaps_query(next));
+        } else {
+            // Asked for again when the view opens: these filters are not the ones counted.
+            self.gaps = None;
+        }
+        queries
+    }
+
+    /// The gap signals for the current filters.
+    fn gaps_query(&mut self, next: &mut u64) -> Vec<Query> {
+        let request = take(next);
+        self.pending.gaps = Some(request);
+        vec![(
+            request,
+            HistoryQuery::Gaps {
+                filter: self.filter.clone(),
+            },
+        )]
+    }
+
+    /// `b`: the Gaps view in place of the models, or back; its counts are asked for when it
+    /// opens without them.
+    pub fn toggle_gaps(&mut self, next: &mut u64) -> Vec<Query> {
+        self.show_gaps = !self.show_gaps;
+        if self.show_gaps && self.gaps.is_none() && self.pending.gaps.is_none() {
+            return self.gaps_query(next);
+        }
+        Vec::new()
+    }
+
+    /// Cycle the source filter: native → otel → litellm → all.
+    pub fn cycle_source(&mut self, next: &mut u64) -> Vec<Query> {
+        let sources: Vec<String> = PlanSource::ALL
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect();
+        self.filter.source = cycle(&self.filter.source, &sources);
+        self.reload(next)
     }
 
     pub fn cycle_outcome(&mut self, next: &mut u64) -> Vec<Query> {
@@ -335,6 +380,7 @@ impl HistoryState {
             &mut p.groups,
             &mut p.detail,
             &mut p.models,
+            &mut p.gaps,
         ]
         .into_iter()
         .find(|s| **s == Some(request));
@@ -378,6 +424,10 @@ impl HistoryState {
                 self.model_rows = rows.clone();
                 Vec::new()
             }
+            HistoryAnswer::Gaps(report) => {
+                self.gaps = Some(report.clone());
+                Vec::new()
+            }
         }
     }
 
@@ -396,6 +446,9 @@ impl HistoryState {
         }
         if let Some(m) = &f.model {
             parts.push(format!("model={m}"));
+        }
+        if let Some(s) = &f.source {
+            parts.push(format!("source={s}"));
         }
         if let Some(g) = &self.group_label {
             parts.push(format!("group=\"{}\"", crate::tui::panes::clip(g, 30)));
@@ -497,6 +550,8 @@ mod tests {
                 answer: None,
                 arm: None,
                 compare_group: None,
+                source: Default::default(),
+                expert_baseline: None,
             },
             complexity: r.complexity.clone(),
             intent_sha: String::new(),
@@ -505,6 +560,7 @@ mod tests {
             executed: vec![],
             replays,
             arms: vec![],
+            gap_signal: None,
         }
     }
 

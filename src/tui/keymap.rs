@@ -64,6 +64,8 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("d", Action::CycleDrift),
     ("c", Action::CycleCaller),
     ("m", Action::CycleModel),
+    ("O", Action::CycleSource),
+    ("b", Action::ToggleGaps),
     ("x", Action::ClearFilters),
     ("r", Action::Replay),
     ("up", Action::Up),

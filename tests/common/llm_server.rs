@@ -396,6 +396,15 @@ fn serve(
             "",
             r#"{"error":{"message":"Internal server error","code":500}}"#,
         ),
+        // Terminal control sequences in an error message: a log must not carry them.
+        "escape-error" => respond(
+            &mut stream,
+            "400 Bad Request",
+            json_kind,
+            "",
+            &json!({"error": {"message": "bad \u{1b}]0;pwned\u{7}\u{1b}[31mred", "code": 400}})
+                .to_string(),
+        ),
         "not-json" => respond(
             &mut stream,
             "200 OK",
@@ -522,6 +531,13 @@ fn serve(
             SLOW_NOW.fetch_sub(1, Ordering::SeqCst);
             ok(&mut stream, &good, "stop")
         }
+        // A strong model's unaided plan for the launch intent: memory, blog and image packs
+        // one by one where the weak models pick the pipeline (the gap signal's baseline).
+        "frontier" => ok(
+            &mut stream,
+            &plan(&["memory.store", "blog.draft", "image.generate"]),
+            "stop",
+        ),
         // Any other model answers with a good plan: a workspace can route every provider
         // here (see `config_routing_everything`).
         _ => ok(&mut stream, &good, "stop"),

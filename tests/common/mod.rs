@@ -9,7 +9,9 @@ use std::path::Path;
 /// The binary with `home` as its workspace (and colour left to the tests).
 pub fn ctx(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
-    cmd.env("CTXCONSOLE_HOME", home).env_remove("NO_COLOR");
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env_remove("NO_COLOR")
+        .env_remove("CTXCONSOLE_LOG");
     cmd
 }
 

@@ -208,11 +208,13 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::Left, A::Right], "groups/plans"),
             (&[A::Open], "open"),
             (&[A::Replay], "replay"),
+            (&[A::ToggleGaps], "gaps"),
             (&[A::Back], "back"),
             (&[A::CycleOutcome], "outcome"),
             (&[A::CycleDrift], "drift"),
             (&[A::CycleCaller], "caller"),
             (&[A::CycleModel], "model"),
+            (&[A::CycleSource], "source"),
             (&[A::ClearFilters], "clear"),
         ]
     } else {

@@ -53,7 +53,11 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         theme,
     );
     draw_detail(frame, detail, h, theme, false);
-    draw_models(frame, models, h, theme);
+    if h.show_gaps {
+        draw_gaps(frame, models, h, theme);
+    } else {
+        draw_models(frame, models, h, theme);
+    }
 }
 
 /// Groups, plans, the plan, models: where each goes in the pane (when no plan fills it).
@@ -317,10 +321,16 @@ fn detail_lines<'a>(
         )),
         Line::from(vec![Span::styled(
             shown(&format!(
-                "{} · {} · {}",
+                "{} · {} · {}{}",
                 format_minute(r.at),
                 r.caller,
-                r.model
+                r.model,
+                // Native is the default and goes unsaid; imported traffic says where from.
+                if r.source.is_native() {
+                    String::new()
+                } else {
+                    format!(" · from {}", r.source)
+                }
             )),
             theme.muted,
         )]),
@@ -380,6 +390,16 @@ fn detail_lines<'a>(
             shown(&format!("step {}: {}", s.order, s.rationale)),
             theme.warn,
         )));
+    }
+    if let Some(g) = &d.gap_signal {
+        lines.push(Line::from(vec![
+            Span::styled("vs baseline: ", theme.accent),
+            Span::styled(
+                g.category.to_string(),
+                if g.agree { theme.ok } else { theme.warn },
+            ),
+            Span::styled(shown(&format!(" · {}", g.notes)), theme.muted),
+        ]));
     }
     if !d.replays.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -448,6 +468,67 @@ fn detail_lines<'a>(
         }
     }
     lines
+}
+
+/// The plans against their baselines, counted by group and tool ("baseline skipped
+/// memory.store in 14 of 20 'remember …' intents"), for the current filters.
+fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
+    let block = pane_block(" Gaps · plans vs baseline ".into(), false, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(report) = &h.gaps else {
+        return loading(frame, inner, theme);
+    };
+    if report.plans == 0 {
+        let filters = h.filter_label();
+        let text = if filters.is_empty() {
+            "no plan has a baseline yet: ctxconsole send … --baseline MODEL, or import plans \
+             carrying expert_baseline steps"
+                .to_string()
+        } else {
+            format!(
+                "no plan with a baseline matches {} · x clears",
+                filters.replace(' ', ", ")
+            )
+        };
+        return empty(frame, inner, text, theme);
+    }
+    let width = inner.width as usize;
+    let mut lines = vec![Line::from(Span::styled(
+        clip(
+            &format!(
+                "{} plans vs a baseline · {} agree · {}",
+                report.plans,
+                report.agree,
+                report
+                    .categories
+                    .iter()
+                    .map(|(c, n)| format!("{c} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            width,
+        ),
+        theme.accent,
+    ))];
+    // Each line is cut at the pane's edge: the intent comes last, so it keeps what fits.
+    for g in &report.groups {
+        for sentence in g.sentences(60) {
+            let style = if sentence.starts_with("agree") {
+                theme.ok
+            } else if sentence.starts_with("plan") || sentence.starts_with("the plan") {
+                theme.warn
+            } else {
+                theme.base
+            };
+            lines.push(Line::from(Span::styled(
+                clip(&shown(&sentence), width),
+                style,
+            )));
+        }
+    }
+    lines.truncate(inner.height as usize);
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {

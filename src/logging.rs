@@ -1,0 +1,207 @@
+//! Logs: `tracing` events to one file in the workspace, off unless asked for.
+//!
+//! `--log LEVEL` or `CTXCONSOLE_LOG=LEVEL` turns them on (`error`, `warn`, `info`, `debug`,
+//! `trace`, `off`). They go to `logs/ctxconsole.log` in the workspace — never to the terminal,
+//! where they would tear the console's screen. What is logged: request ids, timings, retries,
+//! statuses, failure classes, counts. Never a key (keys live only in the Authorization header,
+//! which is never logged, and everything received passes the client's redactor first), and
+//! never a message body unless `--log-bodies`.
+//!
+//! The file is appended to, not written whole and renamed like every other file: a log is a
+//! stream that must survive a crash mid-run. It is private (0600, its directory 0700) because
+//! with `--log-bodies` it holds prompts; a file grown past [`ROTATE_BYTES`] is moved to
+//! `ctxconsole.log.1` when logging starts, so the log never grows without bound.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tracing_subscriber::filter::LevelFilter;
+
+use crate::exit::bad_input;
+
+/// The environment variable read when `--log` is not given.
+pub const LOG_ENV: &str = "CTXCONSOLE_LOG";
+/// The log's directory inside the workspace, and its file name.
+pub const LOG_DIR: &str = "logs";
+pub const LOG_FILE: &str = "ctxconsole.log";
+/// A log past this size at start is moved aside (one generation kept): 16 MiB is weeks of
+/// `info` and still opens in any pager.
+pub const ROTATE_BYTES: u64 = 16 * 1024 * 1024;
+/// Bodies in the log are cut to this many bytes each: a 20 MB paste must not become a
+/// 20 MB log line.
+pub const BODY_LOG_MAX_BYTES: usize = 64 * 1024;
+
+static BODIES: AtomicBool = AtomicBool::new(false);
+
+/// Whether request and answer bodies may be logged (`--log-bodies`).
+pub fn bodies() -> bool {
+    BODIES.load(Ordering::Relaxed)
+}
+
+/// A body for the log when `--log-bodies` is on: cut to [`BODY_LOG_MAX_BYTES`] at a
+/// character boundary. `None` when bodies are off, so a call site cannot forget to ask.
+pub fn body_for_log(text: &str) -> Option<String> {
+    bodies().then(|| cut_for_log(text))
+}
+
+fn cut_for_log(text: &str) -> String {
+    if text.len() <= BODY_LOG_MAX_BYTES {
+        return text.to_string();
+    }
+    let mut end = BODY_LOG_MAX_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// What the command line and environment asked for.
+#[derive(Debug, Clone, Default)]
+pub struct LogRequest {
+    /// `--log LEVEL`.
+    pub flag: Option<String>,
+    /// `--log-bodies`.
+    pub bodies: bool,
+}
+
+/// A level name → a filter; anything else is a bad-input error naming where it came from.
+pub fn parse_level(text: &str, origin: &str) -> anyhow::Result<LevelFilter> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "off" | "none" => Ok(LevelFilter::OFF),
+        "error" => Ok(LevelFilter::ERROR),
+        "warn" | "warning" => Ok(LevelFilter::WARN),
+        "info" => Ok(LevelFilter::INFO),
+        "debug" => Ok(LevelFilter::DEBUG),
+        "trace" => Ok(LevelFilter::TRACE),
+        _ => Err(bad_input(format!(
+            "{origin}: {:?} is not a log level (error, warn, info, debug, trace, off)",
+            crate::core::terminal_text::for_terminal(text)
+        ))),
+    }
+}
+
+/// The level asked for: `--log`, else `CTXCONSOLE_LOG`, else off. `--log-bodies` alone
+/// means `debug` (bodies are logged at that level).
+pub fn level(request: &LogRequest) -> anyhow::Result<LevelFilter> {
+    if let Some(flag) = &request.flag {
+        return parse_level(flag, "--log");
+    }
+    match std::env::var(LOG_ENV) {
+        Ok(v) if !v.trim().is_empty() => parse_level(&v, LOG_ENV),
+        Err(std::env::VarError::NotUnicode(_)) => Err(bad_input(format!(
+            "{LOG_ENV}: is not valid UTF-8, so not a log level"
+        ))),
+        _ if request.bodies => Ok(LevelFilter::DEBUG),
+        _ => Ok(LevelFilter::OFF),
+    }
+}
+
+/// Where the log goes in a workspace directory.
+pub fn log_path(workspace_dir: &Path) -> PathBuf {
+    workspace_dir.join(LOG_DIR).join(LOG_FILE)
+}
+
+/// Start logging into `workspace_dir` when asked; returns the log's path when on.
+pub fn init(workspace_dir: &Path, request: &LogRequest) -> anyhow::Result<Option<PathBuf>> {
+    let level = level(request)?;
+    if level == LevelFilter::OFF {
+        return Ok(None);
+    }
+    let path = log_path(workspace_dir);
+    let file = open_log(&path)?;
+    BODIES.store(request.bodies, Ordering::Relaxed);
+    let writer = SharedFile(Arc::new(Mutex::new(file)));
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .with_target(true)
+        .with_writer(move || writer.clone())
+        .finish();
+    // A second init in one process (tests calling `run` twice) keeps the first subscriber.
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        bodies = request.bodies,
+        "logging started"
+    );
+    Ok(Some(path))
+}
+
+/// Open the log for appending, private, moving a file that grew too large aside first.
+fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        crate::fsio::private_dir(dir, LOG_FILE)?;
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(bad_input(format!(
+                "{}: is {}, not a log file",
+                path.display(),
+                crate::fsio::kind_of(&meta.file_type())
+            )));
+        }
+        Ok(meta) if meta.len() > ROTATE_BYTES => {
+            let old = path.with_extension("log.1");
+            std::fs::rename(path, &old).map_err(|e| {
+                anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.display())
+            })?;
+        }
+        Ok(meta) => crate::fsio::report_if_loose(path, &meta),
+        Err(_) => {}
+    }
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))
+}
+
+/// The one open log file, shared by every thread's events.
+#[derive(Clone)]
+struct SharedFile(Arc<Mutex<std::fs::File>>);
+
+impl Write for SharedFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut f) => f.write(buf),
+            // A thread that panicked mid-line poisons nothing worth refusing the next line.
+            Err(poisoned) => poisoned.into_inner().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.0.lock() {
+            Ok(mut f) => f.flush(),
+            Err(poisoned) => poisoned.into_inner().flush(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_and_anything_else_names_its_origin() {
+        assert_eq!(parse_level("DEBUG", "--log").unwrap(), LevelFilter::DEBUG);
+        assert_eq!(parse_level(" warn ", "--log").unwrap(), LevelFilter::WARN);
+        assert_eq!(parse_level("off", "--log").unwrap(), LevelFilter::OFF);
+        let err = parse_level("loud", LOG_ENV).unwrap_err().to_string();
+        assert!(err.contains(LOG_ENV) && err.contains("loud"), "{err}");
+    }
+
+    #[test]
+    fn bodies_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(BODY_LOG_MAX_BYTES);
+        let cut = cut_for_log(&long);
+        assert!(cut.len() < long.len());
+        assert!(cut.ends_with(&format!("({} bytes in all)", long.len())));
+        assert_eq!(cut_for_log("x"), "x");
+    }
+}

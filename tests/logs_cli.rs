@@ -1,0 +1,192 @@
+//! Logs: off unless asked; with `--log LEVEL` or `CTXCONSOLE_LOG` they go to a private file in
+//! the workspace with request ids, timings, retries and classes; never a key, never a body
+//! unless `--log-bodies`, never a terminal control sequence from a server.
+
+mod common;
+
+use common::ctx;
+use common::llm_server::LlmServer;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+const KEY_ENV: &str = "CTXCONSOLE_TEST_KEY";
+const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+const INSTRUCTION: &str = "remember this launch note and draft a blog from it";
+
+fn workspace(server: &LlmServer) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), server.config(KEY_ENV)).unwrap();
+    home
+}
+
+fn log_file(home: &Path) -> PathBuf {
+    home.join("logs").join("ctxconsole.log")
+}
+
+fn send(home: &Path, model: &str, extra: &[&str]) -> std::process::Output {
+    let store = home.join("plans.sqlite");
+    ctx(home)
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", model, "--json", "--store"])
+        .arg(&store)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Every piece of the key at least 12 bytes long: a log holding any of them leaks it.
+fn assert_no_key(text: &str) {
+    for start in 0..=KEY.len() - 12 {
+        let piece = &KEY[start..start + 12];
+        assert!(!text.contains(piece), "the log holds {piece:?}:\n{text}");
+    }
+}
+
+#[test]
+fn nothing_is_logged_unless_asked() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/tool-calls", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!home.path().join("logs").exists(), "a log without --log");
+}
+
+#[test]
+fn a_logged_send_keeps_request_ids_timings_and_classes_in_a_private_file_and_no_body_or_key() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/tool-calls", &["--log", "debug"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty() || !String::from_utf8_lossy(&out.stderr).contains("INFO"));
+    let path = log_file(home.path());
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let dir = std::fs::metadata(home.path().join("logs")).unwrap();
+    assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+    let log = std::fs::read_to_string(&path).unwrap();
+    for needle in [
+        "command=\"send\"",
+        "sending a chat completion",
+        "chat completion finished",
+        "request_id=\"req-tools-0001\"",
+        "latency_ms=",
+        "answer read as a plan",
+        "outcome=",
+    ] {
+        assert!(log.contains(needle), "no {needle:?} in:\n{log}");
+    }
+    assert!(
+        !log.contains(INSTRUCTION),
+        "a body without --log-bodies:\n{log}"
+    );
+    assert!(!log.contains("request body"), "{log}");
+    assert_no_key(&log);
+}
+
+#[test]
+fn log_bodies_adds_the_bodies_with_the_key_redacted_even_when_the_server_echoes_it() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/echo-200", &["--log-bodies"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    assert!(log.contains("request body"), "{log}");
+    assert!(log.contains("answer body"), "{log}");
+    assert!(
+        log.contains("launch note"),
+        "the instruction is in the body:\n{log}"
+    );
+    assert!(log.contains("Authorised by the header"), "{log}");
+    assert_no_key(&log);
+}
+
+#[test]
+fn retries_are_logged_with_their_wait_and_reason() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/server-error", &["--log", "info"]);
+    assert_eq!(out.status.code(), Some(1), "a model that could not run");
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    let retries = log.matches("retrying").count();
+    assert_eq!(retries, 2, "retries = 2 in the config:\n{log}");
+    assert!(log.contains("wait_ms="), "{log}");
+    assert!(log.contains("HTTP 500"), "{log}");
+    assert!(log.contains("answer=\"http_error\""), "{log}");
+}
+
+#[test]
+fn control_sequences_from_a_server_never_reach_the_log() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/escape-error", &["--log", "debug"]);
+    assert_eq!(out.status.code(), Some(1));
+    let log = std::fs::read(log_file(home.path())).unwrap();
+    let text = String::from_utf8_lossy(&log);
+    assert!(
+        text.contains("failed: HTTP 400"),
+        "the detail is logged:\n{text}"
+    );
+    assert!(text.contains("pwned"), "{text}");
+    assert!(!log.contains(&0x1b), "{}", String::from_utf8_lossy(&log));
+    assert!(!log.contains(&0x07), "{}", String::from_utf8_lossy(&log));
+}
+
+#[test]
+fn a_bad_level_is_refused_naming_where_it_came_from() {
+    let home = tempfile::tempdir().unwrap();
+    let out = ctx(home.path())
+        .env("CTXCONSOLE_LOG", "loud")
+        .args(["budgets", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("CTXCONSOLE_LOG") && err.contains("loud"),
+        "{err}"
+    );
+    let out = ctx(home.path())
+        .args(["--log", "chatty", "budgets", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--log"));
+}
+
+#[test]
+fn the_environment_variable_turns_logging_on_and_a_large_log_is_moved_aside() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("logs");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let big = vec![b'x'; 16 * 1024 * 1024 + 1];
+    std::fs::write(log_file(home.path()), &big).unwrap();
+    std::fs::set_permissions(
+        log_file(home.path()),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .env("CTXCONSOLE_LOG", "info")
+        .args(["budgets", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    assert!(log.contains("command=\"budgets\""), "{log}");
+    assert!(log.len() < 4096, "the old log was moved aside");
+    let old = std::fs::metadata(dir.join("ctxconsole.log.1")).unwrap();
+    assert_eq!(old.len(), big.len() as u64);
+}
