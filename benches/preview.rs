@@ -144,5 +144,27 @@ fn adversarial(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ranking, planner, briefing_10mb, adversarial);
+/// What the console's start-up thread takes off the first selection of an exact-tokenizer
+/// model: building the BPE tables (the singletons are built once per process, so the
+/// constructor is measured).
+fn tokenizer_tables(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tokenizer tables");
+    group.sample_size(10);
+    group.bench_function("build o200k", |b| {
+        b.iter(|| std::hint::black_box(tiktoken_rs::o200k_base().map(|_| ())))
+    });
+    group.bench_function("build cl100k", |b| {
+        b.iter(|| std::hint::black_box(tiktoken_rs::cl100k_base().map(|_| ())))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    ranking,
+    planner,
+    briefing_10mb,
+    adversarial,
+    tokenizer_tables
+);
 criterion_main!(benches);

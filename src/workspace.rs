@@ -5,12 +5,10 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::core::bounds::{self, int_in};
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::PreparedCatalog;
 use crate::core::compact::TrimRecord;
-use crate::core::duration::{self, parse_duration};
-use crate::core::error::CoreError;
+pub use crate::core::config::Config;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::AllowanceBreakdown;
@@ -24,9 +22,7 @@ use crate::sample::{
     SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER, SAMPLE_PLANS,
 };
 use crate::store::history::{HISTORY_FILE, HistoryStore};
-use std::collections::{BTreeMap, HashSet};
-use std::ops::RangeInclusive;
-use std::time::Duration;
+use std::collections::HashSet;
 
 /// The model a request is planned for when none is named (CLI and MCP alike): the free
 /// tier the seeds' failures were measured on.
@@ -230,173 +226,6 @@ impl Workspace {
             matched_by: resolved.matched_by,
             row: resolved.row,
         }
-    }
-}
-
-/// `config.toml`: settings with defaults in code.
-#[derive(Debug, Default, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    #[serde(default)]
-    pub history: HistoryConfig,
-    #[serde(default)]
-    pub llm: LlmConfig,
-    /// Model-id prefix → endpoint; a user's entry replaces the sample's of the same name.
-    #[serde(default)]
-    pub providers: BTreeMap<String, ProviderConfig>,
-}
-
-/// How the client talks to endpoints. Durations as `10s`, `500ms`, `5m`.
-#[derive(Debug, Default, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LlmConfig {
-    pub connect_timeout: Option<String>,
-    /// From sending the request to the last byte of the reply.
-    pub timeout: Option<String>,
-    /// Retries after a 429, a 5xx or a refused connection.
-    pub retries: Option<u32>,
-    /// First backoff; it doubles per retry.
-    pub retry_base: Option<String>,
-    /// A retry-after longer than this is not waited for.
-    pub retry_max_wait: Option<String>,
-    pub stream: Option<bool>,
-    /// A reply larger than this many bytes fails as `protocol`, its opening kept.
-    pub max_reply_bytes: Option<u64>,
-    /// The provider for model ids no prefix matches (sent unchanged).
-    pub default_provider: Option<String>,
-    /// Names the planner answers to; a plan calling one is demoted by the guard.
-    pub self_names: Option<Vec<String>>,
-    /// A strong model `send` also asks, with the whole catalog and no planner help, to
-    /// compare each plan with (`--baseline` names one for a run, `--no-baseline` skips it).
-    pub baseline_model: Option<String>,
-}
-
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
-    /// Model ids starting with this go here, with the prefix removed.
-    pub prefix: String,
-    /// The OpenAI-compatible base, e.g. `https://openrouter.ai/api/v1`.
-    pub base_url: String,
-    /// The *name* of the environment variable holding the key; the key itself is never
-    /// read from or written to any file.
-    pub key_env: Option<String>,
-    pub stream: Option<bool>,
-}
-
-impl Config {
-    /// Parse and check a `config.toml` text: every duration within its bound (see
-    /// [`crate::core::duration`]), every number in range. `origin` names the file in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<Config, CoreError> {
-        let config: Config = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
-        config.history.drift_window(origin)?;
-        config.llm.durations(origin)?;
-        config.llm.retries(origin)?;
-        Ok(config)
-    }
-
-    /// The names of the environment variables holding provider keys, sorted, each once.
-    pub fn key_variables(&self) -> Vec<String> {
-        let names: std::collections::BTreeSet<String> = self
-            .providers
-            .values()
-            .filter_map(|p| p.key_env.clone())
-            .collect();
-        names.into_iter().collect()
-    }
-
-    /// `over`'s settings laid on top of these: set fields win, providers replace by name.
-    fn overlay(mut self, over: Config) -> Config {
-        let (a, b) = (&mut self.llm, over.llm);
-        a.connect_timeout = b.connect_timeout.or(a.connect_timeout.take());
-        a.timeout = b.timeout.or(a.timeout.take());
-        a.retries = b.retries.or(a.retries);
-        a.retry_base = b.retry_base.or(a.retry_base.take());
-        a.retry_max_wait = b.retry_max_wait.or(a.retry_max_wait.take());
-        a.stream = b.stream.or(a.stream);
-        a.max_reply_bytes = b.max_reply_bytes.or(a.max_reply_bytes);
-        a.default_provider = b.default_provider.or(a.default_provider.take());
-        a.self_names = b.self_names.or(a.self_names.take());
-        a.baseline_model = b.baseline_model.or(a.baseline_model.take());
-        self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
-        self.providers.extend(over.providers);
-        self
-    }
-}
-
-#[derive(Debug, Default, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HistoryConfig {
-    /// How long after a plan an execution without a plan id still counts for it (`15m`).
-    pub drift_window: Option<String>,
-}
-
-/// A duration key's value, checked against its bound; the error names the file and key.
-fn config_duration(
-    origin: &str,
-    key: &str,
-    value: Option<&str>,
-    range: RangeInclusive<Duration>,
-) -> Result<Option<Duration>, CoreError> {
-    value
-        .map(|v| {
-            parse_duration(v, range).map_err(|e| CoreError::Field {
-                origin: origin.to_string(),
-                field: key.to_string(),
-                problem: format!("= {e}"),
-            })
-        })
-        .transpose()
-}
-
-impl HistoryConfig {
-    /// `drift_window` as a duration, within [`duration::DRIFT_WINDOW`].
-    pub fn drift_window(&self, origin: &str) -> Result<Option<Duration>, CoreError> {
-        config_duration(
-            origin,
-            "history.drift_window",
-            self.drift_window.as_deref(),
-            duration::DRIFT_WINDOW,
-        )
-    }
-}
-
-/// The `[llm]` durations as values; `None` where the key is not set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LlmDurations {
-    pub connect_timeout: Option<Duration>,
-    pub timeout: Option<Duration>,
-    pub retry_base: Option<Duration>,
-    pub retry_max_wait: Option<Duration>,
-}
-
-impl LlmConfig {
-    /// Each duration key checked against its bound (see [`crate::core::duration`]).
-    pub fn durations(&self, origin: &str) -> Result<LlmDurations, CoreError> {
-        let key = |name: &str, value: &Option<String>, range| {
-            config_duration(origin, &format!("llm.{name}"), value.as_deref(), range)
-        };
-        Ok(LlmDurations {
-            connect_timeout: key(
-                "connect_timeout",
-                &self.connect_timeout,
-                duration::CONNECT_TIMEOUT,
-            )?,
-            timeout: key("timeout", &self.timeout, duration::REQUEST_TIMEOUT)?,
-            retry_base: key("retry_base", &self.retry_base, duration::RETRY_BASE)?,
-            retry_max_wait: key(
-                "retry_max_wait",
-                &self.retry_max_wait,
-                duration::RETRY_MAX_WAIT,
-            )?,
-        })
-    }
-
-    /// `retries`, within [`bounds::RETRIES`].
-    pub fn retries(&self, origin: &str) -> Result<Option<u32>, CoreError> {
-        self.retries
-            .map(|n| int_in(n, &bounds::RETRIES, origin, "llm.retries"))
-            .transpose()
     }
 }
 

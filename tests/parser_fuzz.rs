@@ -36,6 +36,7 @@ use ctxconsole::cli::eval_planner::parse_messages;
 use ctxconsole::cli::history::since_secs;
 use ctxconsole::core::bounds;
 use ctxconsole::core::budget::{Layer, parse_budgets_toml};
+use ctxconsole::core::config::Config;
 use ctxconsole::core::duration::{self, parse_duration};
 use ctxconsole::core::history::{parse_execution_line, parse_plan_line};
 use ctxconsole::core::planner::{Planner, RulesFile};
@@ -53,7 +54,6 @@ use ctxconsole::sample::{
 use ctxconsole::store::history::{HistoryStore, OnConflict};
 use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::theme::Theme;
-use ctxconsole::workspace::Config;
 
 /// Each parser's cases in a plain `cargo test`, set by cost so the whole run stays near
 /// ten seconds in a debug build on two cores.

@@ -6,6 +6,7 @@ pub mod budget;
 pub mod catalog;
 pub mod compact;
 pub mod compare;
+pub mod config;
 pub mod duration;
 pub mod error;
 pub mod failure;

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use crate::core::bounds::{self, int_in};
+use crate::core::config::{Config, ProviderConfig};
 use crate::core::plan::PLANNER_SELF_NAMES;
 use crate::exit::bad_input;
-use crate::workspace::{Config, ProviderConfig};
 
 /// How the client behaves, from `[llm]`.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::core::budget::Tokenizer;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
 use crate::llm::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
@@ -380,6 +381,13 @@ async fn event_loop(
             if input_tx.send(input).is_err() {
                 break;
             }
+        }
+    });
+    // The exact tokenizers' tables take 100–160 ms to build; built here, at start, the
+    // first selection of an o200k or cl100k model finds them ready instead of waiting.
+    std::thread::spawn(|| {
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            crate::core::tokens::warm_up(tokenizer);
         }
     });
     // The terminal is the console's now: notices about files go to its notes line.
