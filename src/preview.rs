@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use crate::core::budget::{BudgetTable, EffectiveRow, Tier, effective_row};
 use crate::core::compact::{Compacted, PreparedCatalog};
+use crate::core::compare::Arm;
+use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::Planner;
 use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, RankIndex};
@@ -36,6 +38,9 @@ pub struct PreviewContext {
     /// Past plans for similar intents, from the history store, lifting the tools that
     /// worked and sinking the ones that were worked around.
     pub prior: Option<Arc<HistoryPrior>>,
+    /// Followed plans' steps by intent shape, from the history store: the source of the
+    /// request's past-plans part (`None`: no store read, or `--no-prior`).
+    pub past_steps: Option<Arc<PastStepsIndex>>,
 }
 
 /// What one request is asked for.
@@ -47,6 +52,8 @@ pub struct Ask<'a> {
     pub defaults: &'a str,
     /// The two-pass filter's pick.
     pub only: Option<&'a HashSet<String>>,
+    /// The request as previewed, or an A/B variant of it.
+    pub arm: Arm,
 }
 
 impl<'a> Ask<'a> {
@@ -58,12 +65,19 @@ impl<'a> Ask<'a> {
             attachments: &[],
             defaults: "",
             only: None,
+            arm: Arm::Compacted,
         }
     }
 }
 
 /// The planned request; nothing is written.
 pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
+    // The shape is read from the instruction's opening, as the planner reads it: a huge
+    // paste is not hashed whole.
+    let past = ctx
+        .past_steps
+        .as_deref()
+        .and_then(|ix| ix.for_intent(opening(ask.instruction, CLASSIFY_MAX_BYTES)));
     plan_request(&PlanInputs {
         effective: ask.effective,
         instruction: ask.instruction,
@@ -73,6 +87,8 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
         index: &ctx.index,
         planner: &ctx.planner,
         prior: ctx.prior.as_deref(),
+        past_steps: past.as_ref(),
+        arm: ask.arm,
         only: ask.only,
         attachment_weight: ATTACHMENT_WEIGHT,
     })
@@ -136,13 +152,14 @@ pub fn preview_among(
             attachments: &[],
             defaults,
             only,
+            arm: Arm::Compacted,
         },
     )
 }
 
 /// The request a baseline model is asked with (issue 18 item 6): the same instruction,
 /// attachments and defaults, and no planner help — every catalog entry may go (no planner
-/// narrowing, so no hint line either), no history prior, and no byte cap on the catalog
+/// narrowing, so no hint line either), no history prior nor past-plans part, and no byte cap on the catalog
 /// (a cap is a policy for weak models). Only the model's own token window can still cut
 /// entries; the request's compaction says which.
 pub fn plan_unaided(
@@ -159,6 +176,7 @@ pub fn plan_unaided(
     let unaided = PreviewContext {
         planner: Arc::new(Planner::new(&off, "the baseline's planner (off)")?),
         prior: None,
+        past_steps: None,
         ..ctx.clone()
     };
     let mut effective = effective_row(&ctx.budgets, model, None);
@@ -171,6 +189,7 @@ pub fn plan_unaided(
             attachments,
             defaults,
             only: None,
+            arm: Arm::Compacted,
         },
     )
 }

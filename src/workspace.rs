@@ -9,6 +9,7 @@ use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_
 use crate::core::compact::PreparedCatalog;
 use crate::core::compact::TrimRecord;
 pub use crate::core::config::Config;
+use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, RankIndex};
@@ -185,6 +186,7 @@ impl Workspace {
             planner: Arc::clone(&self.planner),
             cache_dir: store_briefings.then(|| self.dir.clone()),
             prior: None,
+            past_steps: None,
         }
     }
 }
@@ -316,7 +318,19 @@ impl Workspace {
     pub fn history_prior(&self, history: &HistoryStore) -> anyhow::Result<HistoryPrior> {
         Ok(HistoryPrior::new(&history.past_plans(None, PRIOR_PLANS)?))
     }
+
+    /// The followed plans' steps by intent shape, from the store's most recent
+    /// [`PAST_STEPS_PLANS`] followed plans: what the request's past-plans part is mined from.
+    pub fn past_steps(&self, history: &HistoryStore) -> anyhow::Result<PastStepsIndex> {
+        Ok(PastStepsIndex::new(
+            history.followed_steps(PAST_STEPS_PLANS)?,
+        ))
+    }
 }
+
+/// How many recent followed plans the past-plans part is mined from: the same reach as the
+/// ranking prior ([`PRIOR_PLANS`]), so both read the same weeks of history.
+pub const PAST_STEPS_PLANS: usize = PRIOR_PLANS;
 
 /// The shipped planner rules with the workspace's `planner.toml` laid over them.
 fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {

@@ -891,3 +891,41 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 18 item 7: the MCP preview carries the past-plans part as the CLI's does, and
+/// `no_prior` leaves it out.
+#[tokio::test]
+async fn preview_carries_the_past_plans_prior_like_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    // Nine followed plans of this shape in the sample history.
+    let intent = "clone the docs site and run its tests";
+    let ask = json!({"model": TIER_C_MODEL, "instruction": intent});
+    let mcp = call(&c, "preview", ask).await.unwrap();
+    let cli =
+        json_of(ctx(home.path()).args(["preview", intent, "--model", TIER_C_MODEL, "--json"]));
+    assert!(
+        mcp["past_steps"]["sent"][0]["plans"].as_u64() >= Some(2),
+        "{mcp:#}"
+    );
+    assert_eq!(mcp["past_steps"], cli["past_steps"]);
+    assert_eq!(mcp["request"], cli["request"]);
+    let off = call(
+        &c,
+        "preview",
+        json!({"model": TIER_C_MODEL, "instruction": intent, "no_prior": true}),
+    )
+    .await
+    .unwrap();
+    assert!(off["past_steps"].is_null());
+    let cli_off = json_of(ctx(home.path()).args([
+        "preview",
+        intent,
+        "--model",
+        TIER_C_MODEL,
+        "--no-prior",
+        "--json",
+    ]));
+    assert_eq!(off["request"], cli_off["request"]);
+    c.cancel().await.unwrap();
+}

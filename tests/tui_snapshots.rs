@@ -884,3 +884,32 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
     apply(&ws, &mut state, [Action::ToggleGaps]);
     assert!(screen(&state, 150, 40).contains("Models · outcomes → tier"));
 }
+
+/// Issue 18 item 7: an intent with followed plans of its shape in the (seeded) store shows
+/// the past-plans part in the Prompt pane's part list, with the plans it came from.
+#[test]
+fn the_prompt_pane_lists_the_past_plans_part_where_the_store_has_evidence() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::Bottom,
+            Action::FocusPrompt,
+            Action::Paste("clone the docs site and run its tests".into()),
+        ],
+    );
+    let preview = state.preview.as_ref().expect("preview after the debounce");
+    let prior = preview.past_steps.as_ref().expect("nine followed plans");
+    let s = screen(&state, 140, 44);
+    let row = s
+        .lines()
+        .find(|l| l.contains("prior ") && l.contains("tokens"))
+        .unwrap_or_else(|| panic!("a prior row: {s}"));
+    assert!(row.contains(&format!("{} tokens", prior.tokens)), "{row}");
+    assert!(
+        s.contains("prior: repo.clone → repo.test (9 plans: pl-0666"),
+        "{s}"
+    );
+}

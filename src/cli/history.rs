@@ -278,6 +278,12 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             .map(|o| format!("replay of {o}\n"))
             .unwrap_or_default()
     );
+    if let Some(group) = &r.compare_group {
+        out.push_str(&format!(
+            "A/B arm {} of comparison {group}\n",
+            r.arm.map_or("-", |a| a.as_str())
+        ));
+    }
     let n = r.steps.len().max(d.executed.len());
     let rows: Vec<Vec<String>> = (0..n)
         .map(|i| {
@@ -329,6 +335,27 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             .collect();
         out.push_str(&format!("\nreplays ({}, newest first):\n", d.replays.len()));
         out.push_str(&render(&["id", "at", "model", "outcome", ">steps"], &rows));
+    }
+    if !d.arms.is_empty() {
+        let rows: Vec<Vec<String>> = d
+            .arms
+            .iter()
+            .map(|p| {
+                vec![
+                    if p.id == r.id {
+                        format!("{} (this)", p.id)
+                    } else {
+                        p.id.clone()
+                    },
+                    p.model.clone(),
+                    p.arm.map_or_else(|| "-".into(), |a| a.to_string()),
+                    outcome_text(p.outcome, p.failure_class.as_deref()),
+                    p.steps.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&format!("\narms of this comparison ({}):\n", d.arms.len()));
+        out.push_str(&render(&["id", "model", "arm", "outcome", ">steps"], &rows));
     }
     if let Some(raw) = &r.raw_response {
         out.push_str(&format!(
@@ -448,12 +475,18 @@ fn plans(
         report.total,
         report.plans.len()
     );
-    out.push_str(&render(
-        &[
-            "id", "at", "caller", "model", "drift", "outcome", "source", "intent",
-        ],
-        &rows,
-    ));
+    let mut header = vec![
+        "id", "at", "caller", "model", "drift", "outcome", "source", "intent",
+    ];
+    // The A/B arm, when the page holds plans of a comparison (`send --compare`).
+    let mut rows = rows;
+    if report.plans.iter().any(|p| p.arm.is_some()) {
+        header.insert(4, "arm");
+        for (row, p) in rows.iter_mut().zip(&report.plans) {
+            row.insert(4, p.arm.map_or_else(|| "-".into(), |a| a.to_string()));
+        }
+    }
+    out.push_str(&render(&header, &rows));
     emit(&out)
 }
 

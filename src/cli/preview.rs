@@ -7,7 +7,9 @@ use std::sync::Arc;
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{Tier, effective_row};
+use crate::core::compare::Arm;
 use crate::core::gate::Admission;
+use crate::core::past_steps::LeftOutWhy;
 use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::import::{read_text, text_from_bytes};
@@ -21,8 +23,23 @@ pub struct Args {
     pub request: RequestArgs,
     #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
     pub model: String,
+    /// Show an A/B arm of the request instead: full (the whole catalog, no planner
+    /// narrowing, no compaction), no-planner, no-prior or no-hint — what `send --compare
+    /// ARM` sends beside the request as built.
+    #[arg(long, value_name = "ARM", value_parser = parse_arm, default_value = "compacted")]
+    pub arm: Arm,
     #[arg(long)]
     pub json: bool,
+}
+
+/// An A/B arm by name.
+pub fn parse_arm(s: &str) -> Result<Arm, String> {
+    Arm::parse(s).ok_or_else(|| {
+        format!(
+            "'{s}' is not an arm: {}",
+            Arm::ALL.map(Arm::as_str).join(", ")
+        )
+    })
 }
 
 /// What a request is planned from, the same for `preview` and `send` (so both plan the
@@ -48,12 +65,27 @@ pub struct RequestArgs {
     /// Do not write a briefed paste to the output cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// Rank without the history prior (past plans for similar intents).
+    /// Read nothing from the history store: rank without the history prior and send no
+    /// past plans (implies --no-prior).
     #[arg(long)]
     pub no_history: bool,
+    /// Send no past-plans part (the steps followed plans produced for intents of the same
+    /// shape; on by default where the store has the evidence).
+    #[arg(long)]
+    pub no_prior: bool,
 }
 
 impl RequestArgs {
+    /// The request inputs for these arguments: [`request_context`], without the past-plans
+    /// part under `--no-prior`.
+    pub fn context(&self, ws: &Workspace, store: &StoreChoice) -> anyhow::Result<PreviewContext> {
+        let mut ctx = request_context(ws, store, !self.no_cache, self.no_history)?;
+        if self.no_prior {
+            ctx.past_steps = None;
+        }
+        Ok(ctx)
+    }
+
     /// The instruction and the attachments, read (stdin at most once); an empty ask is bad
     /// input.
     pub fn read(&self) -> anyhow::Result<(String, Vec<Attachment>)> {
@@ -118,9 +150,10 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
     Ok(out)
 }
 
-/// The workspace's request inputs with the history prior (unless `no_history`). A store that
-/// cannot be read costs the prior, not the request; a broken `config.toml` (a workspace
-/// file: not a file, not TOML, a value out of bounds) is an error, as for every command.
+/// The workspace's request inputs with the history prior and the followed plans' steps
+/// (unless `no_history`). A store that cannot be read costs the prior, not the request; a
+/// broken `config.toml` (a workspace file: not a file, not TOML, a value out of bounds) is
+/// an error, as for every command.
 pub fn request_context(
     ws: &Workspace,
     store: &StoreChoice,
@@ -129,13 +162,24 @@ pub fn request_context(
 ) -> anyhow::Result<PreviewContext> {
     ws.config()?;
     let mut ctx = ws.preview_context(store_briefings);
-    if !no_history {
-        match ws.open_history(store).and_then(|h| ws.history_prior(&h)) {
-            Ok(prior) => ctx.prior = Some(Arc::new(prior)),
-            Err(e) => crate::cli::out::eprint_line(&format!(
-                "ctxconsole: ranking without the history prior: {e:#}"
-            )),
+    if no_history {
+        return Ok(ctx);
+    }
+    let said = |what: &str, e: &anyhow::Error| {
+        crate::cli::out::eprint_line(&format!("ctxconsole: {what}: {e:#}"));
+    };
+    match ws.open_history(store) {
+        Ok(h) => {
+            match ws.history_prior(&h) {
+                Ok(prior) => ctx.prior = Some(Arc::new(prior)),
+                Err(e) => said("ranking without the history prior", &e),
+            }
+            match ws.past_steps(&h) {
+                Ok(steps) => ctx.past_steps = Some(Arc::new(steps)),
+                Err(e) => said("sending no past plans", &e),
+            }
         }
+        Err(e) => said("ranking without the history prior", &e),
     }
     Ok(ctx)
 }
@@ -144,7 +188,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let r = &args.request;
     let (prompt, attachments) = r.read()?;
     let ws = r.workspace(workspace)?;
-    let ctx = request_context(&ws, &store, !r.no_cache, r.no_history)?;
+    let ctx = r.context(&ws, &store)?;
     let effective = effective_row(&ctx.budgets, &args.model, r.tier);
     let p = plan_and_keep(
         &ctx,
@@ -154,6 +198,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             attachments: &attachments,
             defaults: &r.defaults,
             only: None,
+            arm: args.arm,
         },
     )?;
     if args.json {
@@ -200,6 +245,9 @@ pub fn describe(p: &Preview) -> String {
         },
         p.tokenizer
     );
+    if p.arm != Arm::Compacted {
+        let _ = writeln!(o, "A/B arm {}: {}", p.arm, p.arm.what());
+    }
     let _ = writeln!(
         o,
         "prompt: {} bytes, {} lines, {} tokens{}\n",
@@ -305,6 +353,43 @@ pub fn describe(p: &Preview) -> String {
         }
     } else if g.admission == Admission::Tight {
         let _ = writeln!(o, "  fits, but leaves under 20% of the window free");
+    }
+
+    if let Some(prior) = &p.past_steps {
+        let _ = writeln!(
+            o,
+            "\nPRIOR  {} tokens: steps of {} followed plan{} of this intent's shape (--no-prior leaves them out)",
+            thousands(prior.tokens),
+            prior.followed,
+            if prior.followed == 1 { "" } else { "s" }
+        );
+        for d in &prior.sent {
+            let _ = writeln!(
+                o,
+                "  {} — {} plans: {}{}",
+                d.tools.join(" → "),
+                d.plans,
+                d.plan_ids.join(", "),
+                if d.plans > d.plan_ids.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            );
+        }
+        for l in &prior.left_out {
+            let _ = writeln!(
+                o,
+                "  left out: {} ({} plans) — {}",
+                l.tools.join(" → "),
+                l.plans,
+                match l.why {
+                    LeftOutWhy::UnknownTool => "a tool not in today's catalog",
+                    LeftOutWhy::OverCount => "over the count",
+                    LeftOutWhy::OverTokens => "over the token bound",
+                }
+            );
+        }
     }
 
     let c = &p.compaction;

@@ -70,6 +70,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // Only a live replay ranks the catalog; offline reads the stored response alone.
     if !args.offline {
         preview.prior = Some(Arc::new(ws.history_prior(&history)?));
+        // Today's request, as `preview` builds it: with the past-plans part where the
+        // store has the evidence.
+        preview.past_steps = Some(Arc::new(ws.past_steps(&history)?));
     }
     let ctx = ReplayContext::new(&ws, preview)?;
     let originals = match &args.plan {

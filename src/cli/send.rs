@@ -6,13 +6,16 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::cli::preview::{RequestArgs, request_context};
+use crate::cli::preview::{RequestArgs, parse_arm};
 use crate::cli::send_baseline;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
+use crate::core::compare::Arm;
+use crate::core::history::short_sha;
 use crate::core::text::clip;
 use crate::exit::bad_input;
+use crate::format::thousands;
 use crate::llm::client::Cancel;
 use crate::llm::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
@@ -29,7 +32,9 @@ Exit codes: 0 when every model ran (an answer came back, whatever it held) and w
 --json) still shows every model; 2 for bad input.
 The request sent is the one `ctxconsole preview` shows for the same instruction, \
 attachments, model, tier and defaults (messages, max_tokens and response_format byte for \
-byte); the two-pass filter is not run.";
+byte); the two-pass filter is not run. Each --compare ARM is the request \
+`ctxconsole preview --arm ARM` shows; every arm of one send is stored with the same \
+compare_group.";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXIT_CODES)]
@@ -39,6 +44,13 @@ pub struct Args {
     /// A model to send to; repeat for side-by-side results.
     #[arg(long = "model", value_name = "ID", required = true)]
     pub models: Vec<String>,
+    /// Also send each model an A/B arm of the request (repeatable): full (the whole
+    /// catalog: no planner narrowing, no compaction), no-planner (every entry allowed,
+    /// compacted to the same allowance), no-prior (without the past-plans part), no-hint
+    /// (without the planner's hint). Shown side by side with the request as built
+    /// (`compacted`) and stored linked.
+    #[arg(long = "compare", value_name = "ARM", value_parser = parse_compare_arm)]
+    pub compare: Vec<Arm>,
     /// The caller the plans are stored under.
     #[arg(long, value_name = "CALLER", default_value = "console")]
     pub caller: String,
@@ -54,17 +66,67 @@ pub struct Args {
     pub json: bool,
 }
 
+/// An arm to compare with: any but `compacted`, which is always sent.
+fn parse_compare_arm(s: &str) -> Result<Arm, String> {
+    match parse_arm(s)? {
+        Arm::Compacted => Err("compacted is always sent; --compare names the other arms".into()),
+        arm => Ok(arm),
+    }
+}
+
+/// One model and arm: what was sent and what came back.
+#[derive(Debug, Serialize)]
+struct SentResult {
+    arm: Arm,
+    /// The arm's request was byte for byte the `compacted` one (nothing to take away for
+    /// this intent): any difference between the two is the model's own variance.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    same_as_compacted: bool,
+    /// The catalog entries sent, of the catalog's.
+    catalog_total: usize,
+    /// Tokens of the past-plans part (0: none sent).
+    prior_tokens: usize,
+    #[serde(flatten)]
+    live: LiveReplay,
+}
+
+impl SentResult {
+    /// `model` alone, or `model [arm]` in a comparison.
+    fn label(&self, comparing: bool) -> String {
+        if comparing {
+            format!("{} [{}]", self.live.model, self.arm)
+        } else {
+            self.live.model.clone()
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct Sent {
     instruction: String,
     caller: String,
-    results: Vec<LiveReplay>,
+    /// The arms sent to every model, `compacted` first.
+    arms: Vec<Arm>,
+    /// What links the plans of this comparison in the store (none without --compare).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compare_group: Option<String>,
+    results: Vec<SentResult>,
     /// The baseline's own result (`--baseline`), stored as a plan too.
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<LiveReplay>,
     /// Each plan against the baseline's steps, as stored with it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     gaps: Vec<send_baseline::SentGap>,
+}
+
+/// One request to send.
+struct Job {
+    model: String,
+    arm: Arm,
+    request: crate::preview::PlannedRequest,
+    same_as_compacted: bool,
+    /// The baseline (`--baseline`): in no comparison.
+    baseline: bool,
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -75,33 +137,75 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
     let ws = r.workspace(workspace.clone())?;
     // The same inputs as `preview`, so the same request.
-    let preview = request_context(&ws, &store, !r.no_cache, r.no_history)?;
+    let preview = r.context(&ws, &store)?;
     let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
     let mut history = ws.open_history(&store)?;
     let mut models = args.models.clone();
     models.dedup();
-    let mut requests = Vec::with_capacity(models.len());
+    let mut arms = vec![Arm::Compacted];
+    for a in &args.compare {
+        if !arms.contains(a) {
+            arms.push(*a);
+        }
+    }
+    let comparing = arms.len() > 1;
+    let mut jobs: Vec<Job> = Vec::with_capacity(models.len() * arms.len());
     for model in &models {
         let effective = effective_row(&ctx.preview.budgets, model, r.tier);
-        requests.push(plan_and_keep(
-            &ctx.preview,
-            &Ask {
-                effective: &effective,
-                instruction: &prompt,
-                attachments: &attachments,
-                defaults: &r.defaults,
-                only: None,
-            },
-        )?);
+        let mut compacted: Option<crate::core::assemble::AssembledRequest> = None;
+        for &arm in &arms {
+            let request = plan_and_keep(
+                &ctx.preview,
+                &Ask {
+                    effective: &effective,
+                    instruction: &prompt,
+                    attachments: &attachments,
+                    defaults: &r.defaults,
+                    only: None,
+                    arm,
+                },
+            )?;
+            let same_as_compacted = compacted.as_ref().is_some_and(|c| {
+                c.messages == request.request.messages
+                    && c.max_tokens == request.request.max_tokens
+                    && c.response_format == request.request.response_format
+            });
+            if arm == Arm::Compacted {
+                compacted = Some(request.request.clone());
+            }
+            jobs.push(Job {
+                model: model.clone(),
+                arm,
+                request,
+                same_as_compacted,
+                baseline: false,
+            });
+        }
     }
-    // The baseline goes last, beside the others: the same intent, no planner help.
+    let at = crate::store::now_secs();
+    let compare_group = comparing.then(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        format!(
+            "cmp-{at}-{}",
+            &short_sha(&format!("{nanos}\n{prompt}\n{models:?}\n{arms:?}"))[..8]
+        )
+    });
+    // The baseline goes last, beside the others: the same intent, no planner help, in no
+    // comparison.
     let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
     let baseline_request = match &baseline {
         Some(b) => {
             let request =
                 crate::preview::plan_unaided(&ctx.preview, b, &prompt, &attachments, &r.defaults)?;
-            models.push(b.clone());
-            requests.push(request.clone());
+            jobs.push(Job {
+                model: b.clone(),
+                arm: Arm::Compacted,
+                request: request.clone(),
+                same_as_compacted: false,
+                baseline: true,
+            });
             Some(request)
         }
         None => None,
@@ -110,18 +214,37 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let cancel = Cancel::default();
     let _on_interrupt = cancel_on_interrupt(&cancel);
     let tty = std::io::stderr().is_terminal();
-    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); models.len()]));
+    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); jobs.len()]));
+    let mut shown: Vec<(Arm, bool, usize, usize)> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j.arm,
+                j.same_as_compacted,
+                j.request.compaction.entries.len(),
+                j.request.past_steps.as_ref().map_or(0, |p| p.tokens),
+            )
+        })
+        .collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let outcomes = rt.block_on(async {
         let gate = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
         let mut tasks = tokio::task::JoinSet::new();
-        for (i, (model, request)) in models.iter().cloned().zip(requests).enumerate() {
+        for (i, job) in jobs.into_iter().enumerate() {
             let (ctx, cancel, gate, lines) =
                 (ctx.clone(), cancel.clone(), gate.clone(), lines.clone());
-            let (caller, intent) = (args.caller.clone(), prompt.clone());
+            let (caller, intent, group) =
+                (args.caller.clone(), prompt.clone(), compare_group.clone());
             tasks.spawn(async move {
+                let Job {
+                    model,
+                    arm,
+                    request,
+                    baseline,
+                    ..
+                } = job;
                 let started = std::time::Instant::now();
                 let endpoint = match endpoint_for(&ctx, &model, &request) {
                     Ok(e) => e,
@@ -130,9 +253,16 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 let Ok(_permit) = gate.acquire().await else {
                     return (i, Err(anyhow::anyhow!("the concurrency gate closed")));
                 };
+                let label = if baseline {
+                    "baseline".to_string()
+                } else if comparing {
+                    format!("send [{arm}]")
+                } else {
+                    "send".to_string()
+                };
                 let mut report = |p: ReplayProgress| {
                     if tty && let Ok(mut l) = lines.lock() {
-                        l[i] = p.line("send");
+                        l[i] = p.line(&label);
                         crate::cli::out::status_line(&l.join("  |  "));
                     }
                 };
@@ -140,6 +270,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                     caller: &caller,
                     intent: &intent,
                     replay_of: None,
+                    compare: group.as_deref().filter(|_| !baseline).map(|g| (arm, g)),
                 };
                 let prior = Prior {
                     started,
@@ -169,7 +300,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     if tty {
         crate::cli::out::clear_status_line();
     }
-    let mut slots: Vec<Option<_>> = (0..models.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<_>> = (0..shown.len()).map(|_| None).collect();
     for joined in outcomes {
         let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
         slots[i] = Some(out?);
@@ -177,6 +308,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // The baseline is stored first: each plan stored after it carries its steps.
     let baseline = match baseline_request {
         Some(request) => {
+            shown.pop();
             let Some((live, record)) = slots.pop().flatten() else {
                 anyhow::bail!("the baseline's send task gave no result");
             };
@@ -188,19 +320,31 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
     let mut gaps = Vec::new();
-    // Stored in the order the models were named, whichever answered first.
+    // Stored in the order the models (then the arms) were named, whichever answered first.
     let mut results = Vec::with_capacity(slots.len());
-    for (mut live, record) in slots.into_iter().flatten() {
+    for ((mut live, record), (arm, same_as_compacted, catalog_total, prior_tokens)) in
+        slots.into_iter().flatten().zip(shown)
+    {
         if let Some(mut record) = record {
             let gap = send_baseline::attach(&live, &mut record, expert);
             live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
             gaps.extend(gap.map(|gap_signal| send_baseline::SentGap {
-                model: live.model.clone(),
+                model: if comparing {
+                    format!("{} [{arm}]", live.model)
+                } else {
+                    live.model.clone()
+                },
                 plan_id: live.stored_id.clone(),
                 gap_signal,
             }));
         }
-        results.push(live);
+        results.push(SentResult {
+            arm,
+            same_as_compacted,
+            catalog_total,
+            prior_tokens,
+            live,
+        });
     }
     let baseline_note = baseline
         .as_ref()
@@ -209,6 +353,8 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let sent = Sent {
         instruction: prompt,
         caller: args.caller,
+        arms,
+        compare_group,
         results,
         baseline: baseline.map(|b| b.live),
         gaps,
@@ -218,7 +364,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else {
         emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
     }
-    every_model_ran(sent.results.iter().chain(&sent.baseline))
+    every_model_ran(sent.results.iter().map(|r| &r.live).chain(&sent.baseline))
 }
 
 /// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
@@ -272,16 +418,18 @@ fn every_model_ran<'a>(results: impl IntoIterator<Item = &'a LiveReplay>) -> any
 }
 
 fn side_by_side(sent: &Sent) -> String {
+    let comparing = sent.arms.len() > 1;
     let dash = || "-".to_string();
     let mut header = vec![String::new()];
-    header.extend(sent.results.iter().map(|r| r.model.clone()));
+    header.extend(sent.results.iter().map(|r| r.label(comparing)));
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut row = |label: &str, each: &dyn Fn(&LiveReplay) -> String| {
+    let mut row = |label: &str, each: &dyn Fn(&SentResult) -> String| {
         let mut r = vec![label.to_string()];
         r.extend(sent.results.iter().map(each));
         rows.push(r);
     };
-    row("valid plan", &|r| {
+    row("valid plan", &|s| {
+        let r = &s.live;
         if r.cancelled {
             "no: cancelled".into()
         } else if r.not_sent.is_some() {
@@ -295,8 +443,8 @@ fn side_by_side(sent: &Sent) -> String {
             )
         }
     });
-    row("steps", &|r| {
-        r.plan.as_ref().map_or_else(dash, |p| {
+    row("steps", &|s| {
+        s.live.plan.as_ref().map_or_else(dash, |p| {
             clip(
                 &p.steps
                     .iter()
@@ -307,24 +455,43 @@ fn side_by_side(sent: &Sent) -> String {
             )
         })
     });
-    row("unknown tools", &|r| {
-        r.plan.as_ref().map_or_else(dash, |p| {
-            if p.demoted.is_empty() {
-                "0".to_string()
-            } else {
-                p.demoted.len().to_string()
-            }
-        })
+    row("unknown tools", &|s| {
+        s.live
+            .plan
+            .as_ref()
+            .map_or_else(dash, |p| p.demoted.len().to_string())
     });
     row(
         "decoded by",
-        &|r| match (r.stage, r.facts.from_tool_calls) {
+        &|s| match (s.live.stage, s.live.facts.from_tool_calls) {
             (_, true) => "tool_calls".to_string(),
-            (Some(s), false) => s.as_str().to_string(),
+            (Some(st), false) => st.as_str().to_string(),
             (None, false) => dash(),
         },
     );
-    row("tokens in/out", &|r| {
+    if comparing {
+        row("catalog sent", &|s| {
+            format!(
+                "{}/{} entries{}",
+                s.live.request.catalog_entries,
+                s.catalog_total,
+                if s.same_as_compacted {
+                    " (= compacted)"
+                } else {
+                    ""
+                }
+            )
+        });
+        row("prior", &|s| {
+            if s.prior_tokens == 0 {
+                dash()
+            } else {
+                format!("{} tokens", s.prior_tokens)
+            }
+        });
+    }
+    row("tokens in/out", &|s| {
+        let r = &s.live;
         let u = r.facts.usage.as_ref();
         format!(
             "{} / {}",
@@ -334,27 +501,105 @@ fn side_by_side(sent: &Sent) -> String {
                 .map_or_else(dash, |n| n.to_string())
         )
     });
-    row("cached tokens", &|r| {
-        r.facts
+    row("cached tokens", &|s| {
+        s.live
+            .facts
             .usage
             .as_ref()
             .and_then(|u| u.cached_tokens)
             .map_or_else(dash, |n| n.to_string())
     });
-    row("latency", &|r| {
+    row("latency", &|s| {
+        let r = &s.live;
         if r.not_sent.is_some() {
             dash()
         } else {
             format!("{} ms, {} attempt(s)", r.facts.latency_ms, r.attempts)
         }
     });
-    row("cost", &|r| {
-        r.facts.cost_usd.map_or_else(dash, |c| format!("${c:.6}"))
+    row("cost", &|s| {
+        s.live
+            .facts
+            .cost_usd
+            .map_or_else(dash, |c| format!("${c:.6}"))
     });
-    row("stored as", &|r| r.stored_id.clone().unwrap_or_else(dash));
+    row("stored as", &|s| {
+        s.live.stored_id.clone().unwrap_or_else(dash)
+    });
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&sent.instruction, 100));
     out.push_str(&render(&header_refs, &rows));
-    out.push_str(&crate::cli::replay::live_notes(&sent.results));
+    if let Some(group) = &sent.compare_group {
+        out.push_str(&against_compacted(sent));
+        out.push_str(&format!(
+            "\nstored linked as comparison {group} (ctxconsole history show ID lists its arms)\n"
+        ));
+    }
+    let labelled: Vec<LiveReplay> = sent
+        .results
+        .iter()
+        .map(|r| LiveReplay {
+            model: r.label(comparing),
+            ..r.live.clone()
+        })
+        .collect();
+    out.push_str(&crate::cli::replay::live_notes(&labelled));
+    out
+}
+
+/// Per model, each arm beside `compacted`: whether a valid plan came back in each, whether
+/// the steps agree, and the input tokens it took more or less.
+fn against_compacted(sent: &Sent) -> String {
+    let mut out = String::new();
+    let tokens_in = |r: &LiveReplay| {
+        r.facts
+            .usage
+            .as_ref()
+            .and_then(|u| u.prompt_tokens)
+            .map_or(r.request.input_tokens as i64, |n| n as i64)
+    };
+    let tools = |r: &LiveReplay| {
+        r.plan
+            .as_ref()
+            .map(|p| p.steps.iter().map(|s| s.tool.clone()).collect::<Vec<_>>())
+    };
+    let mut models: Vec<&str> = Vec::new();
+    for r in &sent.results {
+        if !models.contains(&r.live.model.as_str()) {
+            models.push(&r.live.model);
+        }
+    }
+    for model in models {
+        let of = |arm: Arm| {
+            sent.results
+                .iter()
+                .find(|r| r.live.model == model && r.arm == arm)
+        };
+        let Some(base) = of(Arm::Compacted) else {
+            continue;
+        };
+        out.push_str(&format!("\nA/B on {model}, against compacted:\n"));
+        for arm in sent.arms.iter().copied().filter(|a| *a != Arm::Compacted) {
+            let Some(r) = of(arm) else { continue };
+            let valid = match (tools(&base.live), tools(&r.live)) {
+                (Some(a), Some(b)) if a == b => "both valid, same steps".to_string(),
+                (Some(_), Some(_)) => "both valid, different steps".to_string(),
+                (Some(_), None) => format!("only compacted valid ({arm} not)"),
+                (None, Some(_)) => format!("only {arm} valid (compacted not)"),
+                (None, None) => "neither valid".to_string(),
+            };
+            let delta = tokens_in(&r.live) - tokens_in(&base.live);
+            let sign = if delta < 0 { '-' } else { '+' };
+            out.push_str(&format!(
+                "  {arm:<10} {valid}; {sign}{} tokens in{}\n",
+                thousands(delta.unsigned_abs() as usize),
+                if r.same_as_compacted {
+                    "; same request as compacted: any difference is the model's own variance"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
     out
 }

@@ -16,7 +16,8 @@ pub struct ChatMessage {
 /// One part of the request, counted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestPart {
-    /// `system prompt`, `catalog`, `defaults`, `hint`, `intent`, `context`.
+    /// `system prompt`, `catalog`, `defaults`, `hint`, `prior`, `intent`, `context`,
+    /// `attachment`.
     pub part: &'static str,
     /// Which message carries it.
     pub role: &'static str,
@@ -78,6 +79,8 @@ pub struct RequestInputs<'a> {
     pub defaults: &'a str,
     /// The planner's hint line, if annotation is on.
     pub hint: Option<&'a str>,
+    /// Steps past plans produced for similar intents (`core::past_steps`), if any.
+    pub prior: Option<&'a str>,
     pub intent: &'a str,
     /// Pasted context, or its briefing.
     pub context: Option<&'a str>,
@@ -113,6 +116,9 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     }
     if let Some(h) = inp.hint {
         user_pieces.push(("hint", None, h.to_string()));
+    }
+    if let Some(p) = inp.prior {
+        user_pieces.push(("prior", None, p.to_string()));
     }
     user_pieces.push(("intent", None, format!("REQUEST:\n{}", inp.intent)));
     if let Some(c) = inp.context {
@@ -213,6 +219,7 @@ mod tests {
             catalog: "{\"packs\":[]}",
             defaults: "",
             hint: Some("[Context: general task | tools: 0/0 | thinking: low]"),
+            prior: None,
             intent,
             context: None,
             attachments: &[],

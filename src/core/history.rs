@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::core::bounds::{self, int_in};
 use crate::core::budget::Tier;
+use crate::core::compare::Arm;
 use crate::core::error::CoreError;
 use crate::core::text;
 
@@ -260,6 +261,12 @@ pub struct PlanRecord {
     /// that do not carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<serde_json::Value>,
+    /// The A/B arm the plan was sent as (`send --compare`); `None` outside a comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
+    /// The comparison it belongs to: every model and arm of one `send --compare` share it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare_group: Option<String>,
     /// Where the plan came from (issue 20): written by `history export`, read back by
     /// `import plans`, so a copied store keeps it.
     #[serde(default)]
@@ -321,6 +328,10 @@ struct PlanLine {
     duration_ms: Option<i64>,
     #[serde(default)]
     replay_of: Option<String>,
+    #[serde(default)]
+    arm: Option<Arm>,
+    #[serde(default)]
+    compare_group: Option<String>,
     /// `native` (the default), `otel` or `litellm`.
     #[serde(default)]
     source: Option<String>,
@@ -434,6 +445,9 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             "duration_ms",
         )?;
     }
+    if let Some(g) = &raw.compare_group {
+        required(origin, line, "compare_group", g)?;
+    }
     let source = match raw.source.as_deref() {
         None => PlanSource::Native,
         Some(s) => PlanSource::parse(s).ok_or_else(|| {
@@ -471,6 +485,8 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         duration_ms: raw.duration_ms,
         replay_of: raw.replay_of,
         answer: raw.answer,
+        arm: raw.arm,
+        compare_group: raw.compare_group,
         source,
         expert_baseline,
     })

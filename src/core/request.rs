@@ -11,12 +11,14 @@ use std::collections::HashSet;
 use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble};
 use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
 use crate::core::catalog::{EntryKind, TrimStep};
-use crate::core::compact::{CutOrder, PreparedCatalog, TrimRecord};
+use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, TrimRecord};
+use crate::core::compare::Arm;
 use crate::core::gate::{
     Admission, Briefing, ContentKind, ContextBudget, EXACT_COUNT_MAX_BYTES, admit, briefing,
     content_ref, detect_kind,
 };
-use crate::core::planner::{ContextPlan, Planner};
+use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
+use crate::core::planner::{ContextPlan, Planner, hint_line};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, RankIndex, Ranking, should_escalate,
@@ -64,8 +66,14 @@ pub struct PlanInputs<'a> {
     pub catalog: &'a PreparedCatalog,
     pub index: &'a RankIndex,
     pub planner: &'a Planner,
-    /// Past plans for similar intents.
+    /// Past plans for similar intents, as the ranking's prior (tools lifted by past
+    /// intents).
     pub prior: Option<&'a HistoryPrior>,
+    /// The steps followed plans of this intent's shape produced: sent as the `prior` part
+    /// (bounded, tools checked against the catalog) unless the arm leaves it out.
+    pub past_steps: Option<&'a PastSteps>,
+    /// Which request to build: the one `preview` shows, or an A/B variant of it.
+    pub arm: Arm,
     /// The two-pass filter's pick: only these entries may be sent.
     pub only: Option<&'a HashSet<String>>,
     /// [`ATTACHMENT_WEIGHT`] unless measuring.
@@ -192,6 +200,8 @@ pub struct PlannedRequest {
     pub tier: Tier,
     pub tier_overridden: bool,
     pub tokenizer: &'static str,
+    /// Which A/B arm this request is (`compacted`: the request as built).
+    pub arm: Arm,
     /// False when nothing was asked (no instruction, no attachment): the catalog as the
     /// model receives it before any prompt, nothing removed by the planner, no hint.
     pub asked: bool,
@@ -203,6 +213,9 @@ pub struct PlannedRequest {
     pub gate: GateView,
     pub attachments: Vec<AttachmentView>,
     pub compaction: CompactionSummary,
+    /// Steps past plans produced for similar intents, sent as their own part (`None`: no
+    /// evidence, `--no-prior`, or the `no-prior` arm).
+    pub past_steps: Option<PriorPart>,
     pub request: AssembledRequest,
     /// The row it was computed for.
     #[serde(skip)]
@@ -359,6 +372,23 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         plan.kept = plan.total;
         plan.full_set_reason = Some("no instruction yet".into());
         plan.hint = None;
+    } else if !inp.arm.narrows() && plan.allowlist.len() < plan.total {
+        // An A/B arm without the planner's narrowing: every entry may go, and the hint
+        // counts what is offered.
+        plan.allowlist = names.iter().map(|n| n.to_string()).collect();
+        plan.kept = plan.total;
+        plan.full_set_reason = Some(format!("A/B arm {}: no planner narrowing", inp.arm));
+        if plan.hint.is_some() {
+            plan.hint = Some(hint_line(
+                &plan.categories,
+                plan.kept,
+                plan.total,
+                plan.thinking,
+            ));
+        }
+    }
+    if inp.arm == Arm::NoHint {
+        plan.hint = None;
     }
 
     // The ranking: the instruction, then the attachments' outlines at a low weight.
@@ -394,21 +424,52 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .hint
         .as_deref()
         .map_or(0, |h| tokens::count(tok, h).tokens);
+    // The past-plans prior: counted like the hint, before the catalog's allowance.
+    let past_steps = inp
+        .past_steps
+        .filter(|_| !no_intent && inp.arm != Arm::NoPrior)
+        .and_then(|past| {
+            let known: HashSet<&str> = names.iter().copied().collect();
+            prior_part(past, |t| known.contains(t), tok)
+        });
+    let prior_tokens = past_steps.as_ref().map_or(0, |p| p.tokens);
     let admitted: usize = gate.admitted_tokens
         + attachments
             .iter()
             .map(|a| a.gate.admitted_tokens)
             .sum::<usize>();
-    let allowance =
-        allowance_from_counts(row, system_tokens, defaults_tokens, admitted + hint_tokens);
+    let allowance = allowance_from_counts(
+        row,
+        system_tokens,
+        defaults_tokens,
+        admitted + hint_tokens + prior_tokens,
+    );
     let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
     let by_planner = |i: usize| allowlist.contains(catalog.entry_name(i));
-    let by_filter = |i: usize| inp.only.is_none_or(|o| o.contains(catalog.entry_name(i)));
+    // The full arm sends the whole catalog: no filter pick either.
+    let by_filter = |i: usize| {
+        inp.arm == Arm::Full || inp.only.is_none_or(|o| o.contains(catalog.entry_name(i)))
+    };
     let allowed: Vec<usize> = (0..catalog.len())
         .filter(|&i| by_planner(i) && by_filter(i))
         .collect();
     let order = cut_order_for(catalog, Some(&ranking));
-    let compacted = catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed));
+    let compacted = if inp.arm == Arm::Full {
+        // Nothing trimmed, nothing cut; whether it fits the allowance is still said.
+        let unbounded = Allowance {
+            tokens: usize::MAX,
+            bytes: None,
+        };
+        let mut c = catalog.compact_among(unbounded, tok, &order, Some(&allowed));
+        c.trim.fits = c.trim.after_tokens <= allowance.tokens
+            && allowance.bytes.is_none_or(|b| c.trim.after_bytes <= b);
+        c.trim.cut_policy =
+            "A/B arm full: the whole catalog as written (no planner narrowing, no compaction)"
+                .into();
+        c
+    } else {
+        catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed))
+    };
 
     let stage = compacted.trim.steps_applied as usize;
     let mut rank_of = vec![None; catalog.len()];
@@ -468,6 +529,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         catalog: &compacted.text,
         defaults: inp.defaults,
         hint: plan.hint.as_deref(),
+        prior: past_steps.as_ref().map(|p| p.text.as_str()),
         intent,
         context,
         attachments: &attached,
@@ -479,6 +541,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         tier: row.tier,
         tier_overridden: effective.tier_override.is_some(),
         tokenizer: tok.name(),
+        arm: inp.arm,
         asked: !no_intent,
         prompt: size,
         planner: plan,
@@ -493,6 +556,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             text: compacted.text,
             kept_indices: compacted.kept,
         },
+        past_steps,
         request,
         effective: effective.clone(),
     }
@@ -563,9 +627,169 @@ mod tests {
             index: &p.index,
             planner: &p.planner,
             prior: None,
+            past_steps: None,
+            arm: Arm::Compacted,
             only: None,
             attachment_weight: weight,
         })
+    }
+
+    /// As [`plan_with`], for an arm and with past steps.
+    fn plan_arm(
+        p: &Parts,
+        effective: &EffectiveRow,
+        instruction: &str,
+        past_steps: Option<&PastSteps>,
+        arm: Arm,
+    ) -> PlannedRequest {
+        plan_request(&PlanInputs {
+            effective,
+            instruction,
+            attachments: &[],
+            defaults: "",
+            catalog: &p.catalog,
+            index: &p.index,
+            planner: &p.planner,
+            prior: None,
+            past_steps,
+            arm,
+            only: None,
+            attachment_weight: ATTACHMENT_WEIGHT,
+        })
+    }
+
+    const BLOG: &str = "remember this launch note, draft a blog from it and make an illustration";
+
+    fn past(decompositions: &[(&[&str], usize)]) -> PastSteps {
+        PastSteps {
+            shape: crate::core::history::shape(BLOG),
+            followed: decompositions.iter().map(|d| d.1).sum(),
+            decompositions: decompositions
+                .iter()
+                .map(|(tools, n)| crate::core::past_steps::Decomposition {
+                    tools: tools.iter().map(|t| t.to_string()).collect(),
+                    plans: *n,
+                    plan_ids: (0..*n).map(|k| format!("pl-{k}")).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn part_names(r: &PlannedRequest) -> Vec<&str> {
+        r.request.parts.iter().map(|p| p.part).collect()
+    }
+
+    #[test]
+    fn past_steps_are_a_part_of_their_own_counted_before_the_allowance() {
+        let p = parts();
+        let steps = past(&[(&["memory.store", "blog.draft", "image.generate"], 3)]);
+        for tier in [Tier::A, Tier::C] {
+            let e = row(tier);
+            let without = plan_arm(&p, &e, BLOG, None, Arm::Compacted);
+            let with = plan_arm(&p, &e, BLOG, Some(&steps), Arm::Compacted);
+            let prior = with.past_steps.as_ref().expect("evidence gives a prior");
+            assert_eq!(prior.sent[0].plan_ids, vec!["pl-0", "pl-1", "pl-2"]);
+            assert!(without.past_steps.is_none());
+            assert_eq!(
+                part_names(&with),
+                ["system prompt", "catalog", "hint", "prior", "intent"]
+            );
+            assert!(!part_names(&without).contains(&"prior"));
+            let part = &with.request.parts[3];
+            assert_eq!(part.tokens, prior.tokens);
+            assert!(with.request.messages[1].content.contains(&format!(
+                "{}\n- memory.store → blog.draft → image.generate (followed in 3 past plans)\n\nREQUEST:",
+                crate::core::past_steps::PRIOR_HEADING
+            )));
+            // Counted against the window like the hint: the catalog gets that much less.
+            let (a, b) = (&with.compaction.allowance, &without.compaction.allowance);
+            assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens);
+            assert_eq!(a.tokens + prior.tokens, b.tokens);
+            assert!(with.request.input_tokens > without.request.input_tokens);
+        }
+        let e = row(Tier::C);
+        // Nothing asked: no prior.
+        assert!(
+            plan_arm(&p, &e, " ", Some(&steps), Arm::Compacted)
+                .past_steps
+                .is_none()
+        );
+        // A tool today's catalog lacks: that decomposition stays out, and with it the part.
+        let gone = past(&[(&["memory.store", "blog.draft", "fax.send"], 4)]);
+        let r = plan_arm(&p, &e, BLOG, Some(&gone), Arm::Compacted);
+        assert!(r.past_steps.is_none());
+        assert_eq!(r, plan_arm(&p, &e, BLOG, None, Arm::Compacted));
+    }
+
+    #[test]
+    fn each_arm_takes_away_one_thing_and_says_which() {
+        let p = parts();
+        let e = row(Tier::C);
+        let steps = past(&[(&["memory.store", "blog.draft", "image.generate"], 3)]);
+        let arm = |a: Arm| plan_arm(&p, &e, BLOG, Some(&steps), a);
+        let base = arm(Arm::Compacted);
+        assert_eq!(base.arm, Arm::Compacted);
+        let removed = base.compaction.count(|f| *f == Fate::RemovedByPlanner);
+        assert!(removed > 0 && !base.compaction.trim.cut.is_empty());
+
+        // full: every entry as written, nothing removed or cut, said not to fit Tier C.
+        let full = arm(Arm::Full);
+        assert_eq!(full.arm, Arm::Full);
+        assert_eq!(full.compaction.text, p.catalog.render_full());
+        assert!(
+            full.compaction
+                .entries
+                .iter()
+                .all(|x| matches!(&x.fate, Fate::Kept { trimmed_by } if trimmed_by.is_empty()))
+        );
+        assert!(!full.compaction.trim.fits);
+        assert_eq!(full.planner.kept, full.planner.total);
+        let hint = full.planner.hint.as_deref().unwrap();
+        assert!(
+            hint.contains(&format!("tools: {0}/{0}", p.catalog.len())),
+            "{hint}"
+        );
+        assert!(full.past_steps.is_some(), "only the catalog differs");
+
+        // no-planner: every entry allowed, then compacted to fit.
+        let open = arm(Arm::NoPlanner);
+        assert_eq!(open.compaction.count(|f| *f == Fate::RemovedByPlanner), 0);
+        assert!(open.compaction.trim.fits && !open.compaction.trim.cut.is_empty());
+        assert!(
+            open.planner
+                .full_set_reason
+                .as_deref()
+                .unwrap()
+                .contains("no-planner")
+        );
+
+        // no-prior: the request without the part, and that much more room for the catalog.
+        let bare = arm(Arm::NoPrior);
+        assert!(bare.past_steps.is_none());
+        assert!(!part_names(&bare).contains(&"prior"));
+        assert_eq!(
+            bare.compaction.allowance.tokens,
+            base.compaction.allowance.tokens + base.past_steps.as_ref().unwrap().tokens
+        );
+        assert_eq!(bare.planner, base.planner);
+
+        // no-hint: the request without the hint line.
+        let quiet = arm(Arm::NoHint);
+        assert!(quiet.planner.hint.is_none());
+        assert_eq!(
+            part_names(&quiet),
+            ["system prompt", "catalog", "prior", "intent"]
+        );
+        assert_eq!(quiet.planner.allowlist, base.planner.allowlist);
+
+        // Nothing to take away: the arm's request is the compacted one.
+        let plain = plan_arm(&p, &e, BLOG, None, Arm::NoPrior);
+        assert_eq!(
+            plain.request.messages,
+            plan_arm(&p, &e, BLOG, None, Arm::Compacted)
+                .request
+                .messages
+        );
     }
 
     fn place(r: &PlannedRequest, name: &str) -> Option<usize> {

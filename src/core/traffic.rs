@@ -470,6 +470,8 @@ pub fn read_otel<'a>(
                 "tool_calls": reply.tool_calls,
                 "usage": usage,
             })),
+            arm: None,
+            compare_group: None,
             source: TrafficSource::Otel,
             expert_baseline: None,
         });
@@ -700,6 +702,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
             "spend": spend,
             "session_id": str_field("session_id"),
         })),
+        arm: None,
+        compare_group: None,
         source: TrafficSource::Litellm,
         expert_baseline: None,
     })

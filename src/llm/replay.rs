@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::core::assemble::ChatMessage;
 use crate::core::budget::Tier;
+use crate::core::compare::Arm;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
 };
@@ -444,6 +445,7 @@ pub async fn replay_live(
         caller: &original.caller,
         intent: &original.intent,
         replay_of: Some(&original.id),
+        compare: None,
     };
     send_planned(
         &ctx.guard(),
@@ -468,6 +470,8 @@ pub struct Link<'a> {
     pub caller: &'a str,
     pub intent: &'a str,
     pub replay_of: Option<&'a str>,
+    /// The A/B arm and the comparison it belongs to (`send --compare`).
+    pub compare: Option<(Arm, &'a str)>,
 }
 
 /// What happened before the planning call: when it all started, attempts spent on pass 1.
@@ -627,7 +631,7 @@ pub async fn send_planned(
         },
         partial,
     });
-    let record = PlanRecord {
+    let mut record = PlanRecord {
         id: String::new(),
         at: crate::store::now_secs(),
         caller: link.caller.to_string(),
@@ -660,10 +664,21 @@ pub async fn send_planned(
         duration_ms: Some(live.duration_ms as i64),
         replay_of: link.replay_of.map(str::to_string),
         answer: answer.and_then(|a| serde_json::to_value(a).ok()),
+        arm: link.compare.map(|(arm, _)| arm),
+        compare_group: link.compare.map(|(_, group)| group.to_string()),
         // Sent from here, whatever the original's source: a live call is native.
         source: PlanSource::Native,
         expert_baseline: None,
     };
+    // The past-plans part sent, and the plans it came from (kept beside the trim record).
+    if let (Some(prior), Some(serde_json::Value::Object(trim))) =
+        (&request.past_steps, record.trim_record.as_mut())
+    {
+        trim.insert(
+            "past_steps".into(),
+            serde_json::json!({"tokens": prior.tokens, "sent": prior.sent}),
+        );
+    }
     live.ran = live.could_not_run().is_none();
     tracing::info!(
         model,

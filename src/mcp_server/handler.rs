@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::core::budget::Tier;
 use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
+use crate::core::past_steps::PastStepsIndex;
 use crate::core::rank::{Confidence, Explanation, HistoryPrior, RankIndex};
 use crate::core::time::{format_timestamp, parse_timestamp};
 use crate::import::catalog::parse_catalog;
@@ -50,6 +51,8 @@ pub struct State {
     pub read_only: bool,
     /// The ranking prior and what it was built from (see [`State::prior`]).
     prior: Mutex<Option<(PriorKey, Arc<HistoryPrior>)>>,
+    /// The followed plans' steps and what they were read from (see [`past_steps`]).
+    past_steps: Mutex<Option<(PriorKey, Arc<PastStepsIndex>)>>,
 }
 
 /// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
@@ -64,6 +67,7 @@ impl State {
             store,
             read_only,
             prior: Mutex::new(None),
+            past_steps: Mutex::new(None),
         }
     }
 }
@@ -146,7 +150,8 @@ fn tools(read_only: bool) -> Vec<Tool> {
                         }
                     },
                     "defaults": text("The caller's defaults block sent with the intent."),
-                    "no_history": {"type": "boolean", "description": "Rank without the history prior."}
+                    "no_history": {"type": "boolean", "description": "Rank without the history prior and send no past plans."},
+                    "no_prior": {"type": "boolean", "description": "Send no past-plans part (the steps followed plans produced for intents of the same shape)."}
                 },
                 "required": ["instruction"],
                 "additionalProperties": false
@@ -315,6 +320,38 @@ fn prior(state: &State, no_history: bool) -> Option<Arc<HistoryPrior>> {
     }
 }
 
+/// The followed plans' steps the past-plans part is mined from, as `preview` reads them,
+/// kept until the store changes like [`prior`]. A store that cannot be read costs the part,
+/// not the call.
+fn past_steps(state: &State, no_history: bool) -> Option<Arc<PastStepsIndex>> {
+    if no_history {
+        return None;
+    }
+    let current = || -> anyhow::Result<Arc<PastStepsIndex>> {
+        let history = state.history()?;
+        let key = (history.version()?, history.drift_window());
+        let mut kept = state
+            .past_steps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((k, p)) = kept.as_ref()
+            && *k == key
+        {
+            return Ok(Arc::clone(p));
+        }
+        let p = Arc::new(state.ws.past_steps(&history)?);
+        *kept = Some((key, Arc::clone(&p)));
+        Ok(p)
+    };
+    match current() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            crate::cli::out::eprint_line(&format!("ctxconsole mcp: sending no past plans: {e:#}"));
+            None
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct CompactAnswer<'a> {
     #[serde(flatten)]
@@ -356,6 +393,7 @@ impl State {
                 "attachments",
                 "defaults",
                 "no_history",
+                "no_prior",
             ],
         )?;
         let instruction = p.non_empty("instruction", TEXT_MAX)?;
@@ -364,10 +402,12 @@ impl State {
         let attachments = p.attachments("attachments")?;
         let defaults = p.opt_str("defaults", TEXT_MAX)?.unwrap_or("");
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);
+        let no_prior = p.opt_bool("no_prior")?.unwrap_or(false);
         // As `ctxconsole preview` does: briefed parts go to the output cache, unless this
         // server may not write.
         let mut ctx = self.ws.preview_context(!self.read_only);
         ctx.prior = prior(self, no_history);
+        ctx.past_steps = past_steps(self, no_history || no_prior);
         let effective = effective_row(&ctx.budgets, model, tier);
         let ask = Ask {
             attachments: &attachments,

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use crate::core::compare::Arm;
 use crate::core::error::CoreError;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
@@ -16,6 +17,7 @@ use crate::core::history::{
     PlanRecord, PlanSource, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
     prior_weight, shape, shape_words,
 };
+use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::PastPlan;
 use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
@@ -38,6 +40,7 @@ const SCHEMA: Schema = Schema {
         MIGRATION_ANSWER_COLUMN,
         MIGRATION_SOURCE_COLUMN,
         MIGRATION_GAP_COLUMNS,
+        MIGRATION_ARM_COLUMNS,
     ],
 };
 
@@ -50,6 +53,15 @@ const MIGRATION_GAP_COLUMNS: &str = "
 ALTER TABLE plans ADD COLUMN expert_baseline TEXT;
 ALTER TABLE plans ADD COLUMN gap_signal TEXT;
 CREATE INDEX plans_gap_shape ON plans(shape, at) WHERE gap_signal IS NOT NULL;
+";
+
+/// Issue 18 (A/B): the arm a plan was sent as (`compacted`, `full`, `no-planner`,
+/// `no-prior`, `no-hint`) and the comparison it belongs to, so one `send --compare`'s plans
+/// stay linked. Rows written before it, and plans outside a comparison, read as `NULL`.
+const MIGRATION_ARM_COLUMNS: &str = "
+ALTER TABLE plans ADD COLUMN arm TEXT;
+ALTER TABLE plans ADD COLUMN compare_group TEXT;
+CREATE INDEX plans_compare_group ON plans(compare_group) WHERE compare_group IS NOT NULL;
 ";
 
 /// Issue 20 (real traffic in): where a plan came from (`native`, `otel`, `litellm`), so
@@ -303,12 +315,16 @@ pub struct PlanRow {
     pub replay_of: Option<String>,
     /// Where the plan came from: `native`, `otel`, `litellm`.
     pub source: String,
+    /// The A/B arm it was sent as, in a comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
 }
 
 /// The columns [`plan_row`] reads, in its order (`p` is the plans table).
 const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
     p.outcome, p.drift, p.failure_class, \
-    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source";
+    (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source, \
+    p.arm";
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
     Ok(PlanRow {
@@ -324,6 +340,7 @@ fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
         source: r.get(11)?,
+        arm: arm_col(r, 12)?,
     })
 }
 
@@ -340,6 +357,9 @@ pub struct PlanDetail {
     pub executed: Vec<String>,
     /// Replays stored against this plan, newest first.
     pub replays: Vec<PlanRow>,
+    /// Every plan of its comparison (`compare_group`), itself included, in the order sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arms: Vec<PlanRow>,
     /// The plan against its `expert_baseline` (derived when stored, like `shape`); `None`
     /// without a baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -897,6 +917,9 @@ impl HistoryStore {
             return Ok(None);
         };
         detail.replays = self.replays(id)?;
+        if let Some(group) = &detail.record.compare_group {
+            detail.arms = self.compare_group(group)?;
+        }
         Ok(Some(detail))
     }
 
@@ -937,6 +960,21 @@ impl HistoryStore {
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "listing plans"))?;
         Ok(rows)
+    }
+
+    /// The plans of one comparison (`send --compare`): by model, `compacted` first, then
+    /// the other arms by name. Not by row order: an export writes plans in the order they
+    /// answered, so an import would list them otherwise.
+    pub fn compare_group(&self, group: &str) -> anyhow::Result<Vec<PlanRow>> {
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1
+             ORDER BY p.model, p.arm IS NOT 'compacted', p.arm, p.at, p.id"
+        );
+        self.conn
+            .prepare_cached(&sql)?
+            .query_map([group], plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing a comparison's plans"))
     }
 
     /// Replays of a plan, newest first.
@@ -1406,6 +1444,33 @@ impl HistoryStore {
         Ok(out)
     }
 
+    /// The most recent `limit` followed plans (not replays), newest first, with their
+    /// intent's shape and the tools a caller could run: what the request's past-plans part
+    /// is mined from. Reads the `(drift, at)` index backwards, stopping at `limit`.
+    pub fn followed_steps(&self, limit: usize) -> anyhow::Result<Vec<FollowedPlan>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT p.id, p.shape, {PLANNED_TOOLS}
+             FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
+             ORDER BY p.at DESC, p.seq DESC LIMIT ?1"
+        ))?;
+        let rows = st
+            .query_map([limit as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "reading followed plans"))?;
+        rows.into_iter()
+            .map(|(id, shape, tools)| {
+                let tools = runnable_tools(&self.path, &id, &tools)?;
+                Ok(FollowedPlan { id, shape, tools })
+            })
+            .collect()
+    }
+
     /// Followed plans, oldest first: (at, intent, planned tools). For `eval rank --history`.
     pub fn followed_plans(&self) -> anyhow::Result<Vec<(i64, String, Vec<String>)>> {
         let mut st = self.conn.prepare(&format!(
@@ -1483,6 +1548,8 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
                         duration_ms: r.get(11)?,
                         replay_of: r.get(12)?,
                         answer: None,
+                        arm: None,
+                        compare_group: None,
                         source: PlanSource::Native,
                         expert_baseline: None,
                     },
@@ -1505,6 +1572,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         return Ok(None);
     };
     row.record.steps = read_steps(conn, path, row.seq, id)?;
+    (row.record.arm, row.record.compare_group) = read_compare(conn, path, row.seq, id)?;
     row.record.trim_record = row
         .trim
         .map(|t| stored_json(path, id, "trim_record", &t))
@@ -1544,9 +1612,34 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
             })?,
             executed: stored_json(path, id, "executed", &row.executed)?,
             replays: Vec::new(),
+            arms: Vec::new(),
             gap_signal,
         },
     }))
+}
+
+/// A plan's A/B arm and comparison (both `None` outside one).
+fn read_compare(
+    conn: &Connection,
+    path: &Path,
+    seq: i64,
+    id: &str,
+) -> anyhow::Result<(Option<Arm>, Option<String>)> {
+    let (arm, group): (Option<String>, Option<String>) = conn
+        .prepare_cached("SELECT arm, compare_group FROM plans WHERE seq = ?1")
+        .and_then(|mut st| st.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?))))
+        .map_err(db_err(path, &format!("reading the arm of plan {id}")))?;
+    let arm = arm
+        .map(|a| {
+            Arm::parse(&a).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: plan {id}: the stored arm '{a}' is not an A/B arm",
+                    path.display()
+                )
+            })
+        })
+        .transpose()?;
+    Ok((arm, group))
 }
 
 /// A plan's steps, in order.
@@ -1772,6 +1865,13 @@ fn outcome_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Outcome> {
 }
 
 /// A stored drift class, as [`outcome_col`].
+fn arm_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Arm>> {
+    match r.get::<_, Option<String>>(i)? {
+        None => Ok(None),
+        Some(_) => enum_col(r, i, "an A/B arm", Arm::parse).map(Some),
+    }
+}
+
 fn drift_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Drift> {
     enum_col(r, i, "a drift class", Drift::parse)
 }
@@ -1961,6 +2061,9 @@ impl<'t> PlanInserter<'t> {
         let Some(seq) = seq else {
             return Ok(None);
         };
+        if p.arm.is_some() || p.compare_group.is_some() {
+            self.set_compare(seq, p)?;
+        }
         self.insert_steps(seq, &p.steps)?;
         if !p.source.is_native() || p.expert_baseline.is_some() {
             self.set_origin(seq, p)?;
@@ -1972,6 +2075,14 @@ impl<'t> PlanInserter<'t> {
             p.at
         ])?;
         Ok(Some(seq))
+    }
+
+    /// The plan's A/B arm and comparison (see `MIGRATION_ARM_COLUMNS`).
+    fn set_compare(&self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        self.tx
+            .prepare_cached("UPDATE plans SET arm = ?2, compare_group = ?3 WHERE seq = ?1")?
+            .execute(params![seq, p.arm.map(Arm::as_str), p.compare_group])?;
+        Ok(())
     }
 
     fn insert_steps(&mut self, seq: i64, steps: &[Step]) -> anyhow::Result<()> {
@@ -2008,6 +2119,7 @@ impl<'t> PlanInserter<'t> {
              WHERE seq = ?1",
             rusqlite::params_from_iter(c.values(&stored.seq, p)),
         )?;
+        self.set_compare(stored.seq, p)?;
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
         self.insert_steps(stored.seq, &p.steps)?;
@@ -2676,5 +2788,92 @@ mod tests {
             .unwrap();
         let err = format!("{:#}", s.plan(&id).unwrap_err());
         assert!(err.contains("'zzz'") && err.contains(&id), "{err}");
+    }
+
+    #[test]
+    fn a_store_from_before_the_arm_columns_keeps_its_plans_and_reads_no_arm() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        // Every migration up to the one before the arm columns, whatever comes after.
+        let upto = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_ARM_COLUMNS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..upto],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome)
+             VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok');
+             INSERT INTO plan_steps(plan_seq, ord, step_order, tool) VALUES (3, 1, 1, 'fs.read');",
+        )
+        .unwrap();
+        drop(conn);
+        let mut s = HistoryStore::open(&path).unwrap();
+        let old = s.plan("old").unwrap().unwrap();
+        assert_eq!((old.record.arm, &old.record.compare_group), (None, &None));
+        assert!(old.arms.is_empty());
+        assert_eq!(s.plans(&PlanFilter::default(), 0, 5).unwrap()[0].arm, None);
+        // A comparison's plans stored now carry their arm and their link.
+        let arm = |id: &str, model: &str, arm: Arm| PlanRecord {
+            id: id.into(),
+            model: model.into(),
+            arm: Some(arm),
+            compare_group: Some("cmp-1".into()),
+            ..old.record.clone()
+        };
+        s.insert_records(
+            &[
+                arm("b", "m2", Arm::Full),
+                arm("a", "m2", Arm::Compacted),
+                arm("c", "m1", Arm::NoHint),
+            ],
+            &[],
+            &pipelines(),
+        )
+        .unwrap();
+        let d = s.plan("b").unwrap().unwrap();
+        assert_eq!(d.record.arm, Some(Arm::Full));
+        let linked: Vec<(&str, Option<Arm>)> =
+            d.arms.iter().map(|r| (r.id.as_str(), r.arm)).collect();
+        assert_eq!(
+            linked,
+            [
+                ("c", Some(Arm::NoHint)),
+                ("a", Some(Arm::Compacted)),
+                ("b", Some(Arm::Full))
+            ]
+        );
+        // A stored arm that is no arm is an error naming the plan, never read as none.
+        s.conn
+            .execute("UPDATE plans SET arm = 'half' WHERE id = 'a'", [])
+            .unwrap();
+        let err = format!("{:#}", s.plan("a").unwrap_err());
+        assert!(err.contains("plan a") && err.contains("'half'"), "{err}");
+    }
+
+    #[test]
+    fn followed_steps_are_the_recent_followed_plans_with_their_shape() {
+        let (_dir, s) = seeded();
+        let all = s.followed_steps(10_000).unwrap();
+        let followed = s
+            .count_plans(&PlanFilter {
+                drift: Some(Drift::Followed),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(all.len() as u64, followed);
+        assert!(
+            all.iter()
+                .all(|p| !p.tools.contains(&UNKNOWN_TOOL.to_string()))
+        );
+        let recent = s.followed_steps(3).unwrap();
+        assert_eq!(recent, all[..3]);
+        let newest = s.plan(&recent[0].id).unwrap().unwrap();
+        assert_eq!(newest.shape, recent[0].shape);
+        assert_eq!(newest.drift, Drift::Followed);
     }
 }

@@ -480,6 +480,7 @@ mod tests {
             steps: 1,
             replay_of: None,
             source: "native".into(),
+            arm: None,
         }
     }
 
@@ -547,6 +548,8 @@ mod tests {
                 duration_ms: None,
                 replay_of: None,
                 answer: None,
+                arm: None,
+                compare_group: None,
                 source: Default::default(),
                 expert_baseline: None,
             },
@@ -556,6 +559,7 @@ mod tests {
             drift: r.drift,
             executed: vec![],
             replays,
+            arms: vec![],
             gap_signal: None,
         }
     }

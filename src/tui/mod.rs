@@ -336,6 +336,10 @@ pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (Eff
                     .notes
                     .push(format!("ranking without the history prior: {e:#}")),
             }
+            match ws.past_steps(&h) {
+                Ok(steps) => preview.past_steps = Some(Arc::new(steps)),
+                Err(e) => state.notes.push(format!("sending no past plans: {e:#}")),
+            }
             Some(h.path().to_path_buf())
         }
         Err(e) => {

@@ -200,6 +200,21 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
             width,
         )));
     }
+    // The past-plans part: which decompositions, from which plans.
+    for d in p.past_steps.iter().flat_map(|prior| &prior.sent) {
+        out.push(Line::styled(
+            clip(
+                &format!(
+                    "prior: {} ({} plans: {})",
+                    d.tools.join(" → "),
+                    d.plans,
+                    d.plan_ids.join(", ")
+                ),
+                width,
+            ),
+            theme.muted,
+        ));
+    }
     out.push(Line::raw(clip(
         &format!(
             "cost ${:.6} uncached · ${:.6} cached · {}",
