@@ -9,7 +9,8 @@ use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{Tier, effective_row};
 use crate::core::gate::Admission;
 use crate::exit::bad_input;
-use crate::format::thousands;
+use crate::core::chart::{WindowBar, window_bar};
+use crate::format::{percent, thousands};
 use crate::import::{read_text, text_from_bytes};
 use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
 use crate::workspace::DEFAULT_MODEL;
@@ -180,6 +181,44 @@ pub fn fate_counts(p: &Preview) -> String {
     )
 }
 
+/// Cells in the text window bar: readable in an 80-column log line's head.
+pub const WINDOW_CELLS: usize = 40;
+
+/// The window as one line of plain text, each part a letter in the bar and named with its
+/// tokens and share after it:
+/// `window 17,500 = input 16,000 + output 1,500 [sccccccc....oooo] s system 85 0.5%, …`.
+pub fn window_line(bar: &WindowBar, cells: usize) -> String {
+    let picture: String = bar
+        .cells(cells)
+        .iter()
+        .map(|(part, n)| part.letter().to_string().repeat(*n))
+        .collect();
+    let legend: Vec<String> = bar
+        .segments
+        .iter()
+        .map(|(part, tokens)| {
+            format!(
+                "{} {} {} {}",
+                part.letter(),
+                part.label(),
+                thousands(*tokens),
+                percent(bar.percent(*part))
+            )
+        })
+        .collect();
+    let over = match bar.over_by() {
+        0 => String::new(),
+        n => format!("; OVER the input ceiling by {}", thousands(n)),
+    };
+    format!(
+        "window {} = input {} + output {} [{picture}] {}{over}",
+        thousands(bar.window()),
+        thousands(bar.input_tokens),
+        thousands(bar.output_tokens),
+        legend.join(", ")
+    )
+}
+
 fn money(usd: f64) -> String {
     format!("${usd:.6}")
 }
@@ -346,6 +385,7 @@ pub fn describe(p: &Preview) -> String {
         thousands(q.max_tokens),
         q.response_format.unwrap_or("none")
     );
+    let _ = writeln!(o, "  {}", window_line(&window_bar(p), WINDOW_CELLS));
     let rows: Vec<Vec<String>> = q
         .parts
         .iter()

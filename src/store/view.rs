@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::core::budget::{BudgetTable, Tier};
 use crate::core::history::{Drift, ModelOutcomes, TIER_RULE, suggest_tier};
+use crate::core::trend::Trends;
 use crate::store::history::{
     DriftRow, GroupSummary, HistoryStore, PlanDetail, PlanFilter, PlanRow, StepPair,
 };
@@ -221,6 +222,10 @@ pub enum HistoryQuery {
     Models {
         filter: PlanFilter,
     },
+    /// Drift classes and each model's outcomes, week by week, for the charts.
+    Trends {
+        filter: PlanFilter,
+    },
 }
 
 /// A page of a list: rows `offset..offset + rows.len()` of `total`.
@@ -250,6 +255,7 @@ pub enum HistoryAnswer {
     Groups(Page<GroupSummary>),
     Detail(Option<Box<PlanDetail>>),
     Models(Vec<ModelRow>),
+    Trends(Trends),
 }
 
 /// Run one query against the store at `path` on its own connection (WAL lets readers run
@@ -293,5 +299,6 @@ pub fn run_query(
         HistoryQuery::Models { filter } => {
             HistoryAnswer::Models(model_rows(&store, filter, budgets)?)
         }
+        HistoryQuery::Trends { filter } => HistoryAnswer::Trends(store.trends(filter)?),
     })
 }

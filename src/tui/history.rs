@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::core::history::{Drift, Outcome};
+use crate::core::trend::Trends;
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::replay::{ReplayRequest, ReplayView};
@@ -25,6 +26,7 @@ pub struct Pending {
     pub groups: Option<u64>,
     pub detail: Option<u64>,
     pub models: Option<u64>,
+    pub trends: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -42,6 +44,8 @@ pub struct HistoryState {
     pub group_selected: u64,
     pub detail: Option<Arc<PlanDetail>>,
     pub model_rows: Vec<ModelRow>,
+    /// Drift per week and each model's ok rate per week, for the charts.
+    pub trends: Option<Arc<Trends>>,
     pub list: HistoryList,
     /// The selected plan fills the pane.
     pub expanded: bool,
@@ -114,9 +118,11 @@ impl HistoryState {
         self.detail = None;
         let open = take(next);
         let models = take(next);
+        let trends = take(next);
         self.pending.open = Some(open);
         self.pending.plans = None;
         self.pending.models = Some(models);
+        self.pending.trends = Some(trends);
         vec![
             (
                 open,
@@ -127,6 +133,12 @@ impl HistoryState {
             (
                 models,
                 HistoryQuery::Models {
+                    filter: self.filter.clone(),
+                },
+            ),
+            (
+                trends,
+                HistoryQuery::Trends {
                     filter: self.filter.clone(),
                 },
             ),
@@ -335,6 +347,7 @@ impl HistoryState {
             &mut p.groups,
             &mut p.detail,
             &mut p.models,
+            &mut p.trends,
         ]
         .into_iter()
         .find(|s| **s == Some(request));
@@ -376,6 +389,10 @@ impl HistoryState {
             }
             HistoryAnswer::Models(rows) => {
                 self.model_rows = rows.clone();
+                Vec::new()
+            }
+            HistoryAnswer::Trends(t) => {
+                self.trends = Some(Arc::new(t.clone()));
                 Vec::new()
             }
         }
