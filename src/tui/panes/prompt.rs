@@ -123,7 +123,7 @@ pub fn window_section<'a>(bar: Option<&WindowBar>, width: usize, theme: &Theme) 
         return vec![
             section("WINDOW", theme),
             Line::styled(
-                "no request planned yet: the window bar appears once the catalog is compacted",
+                "no request planned yet (compacting…)",
                 theme.muted,
             ),
         ];
