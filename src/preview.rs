@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::core::chart::{WindowBar, window_bar};
 use crate::core::budget::{BudgetTable, EffectiveRow, Tier, effective_row};
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::compact::{Compacted, PreparedCatalog};
 use crate::core::planner::Planner;
 use crate::core::prompt::AllowanceBreakdown;

@@ -87,7 +87,11 @@ fn window_segments_add_up_to_the_window_for_every_prompt_and_tier() {
                         .map(|q| q.tokens)
                         .sum()
                 };
-                assert_eq!(bar.tokens(WindowPart::Catalog), part(&["catalog"]), "{what}");
+                assert_eq!(
+                    bar.tokens(WindowPart::Catalog),
+                    part(&["catalog"]),
+                    "{what}"
+                );
                 assert_eq!(
                     bar.tokens(WindowPart::Attachments),
                     part(&["attachment", "context"]),
@@ -127,7 +131,9 @@ fn window_line(text: &str) -> &str {
 /// `name 1,234` after `letter ` in the line's legend → 1234.
 fn legend_tokens(line: &str, letter: char, name: &str) -> usize {
     let label = format!("{letter} {name} ");
-    let at = line.find(&label).unwrap_or_else(|| panic!("{label:?} in {line}"));
+    let at = line
+        .find(&label)
+        .unwrap_or_else(|| panic!("{label:?} in {line}"));
     line[at + label.len()..]
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == ',')
@@ -171,7 +177,10 @@ fn preview_prints_the_window_on_one_plain_line_that_agrees_with_the_json() {
         ctxconsole::format::thousands(output)
     );
     assert!(line.starts_with(&head), "{line}");
-    let bar: String = line[head.len()..].chars().take_while(|c| *c != ']').collect();
+    let bar: String = line[head.len()..]
+        .chars()
+        .take_while(|c| *c != ']')
+        .collect();
     assert_eq!(bar.chars().count(), 40, "{line}");
     // Every part that holds tokens has cells, in the window's order.
     let order: String = {
@@ -208,7 +217,15 @@ fn preview_prints_the_window_on_one_plain_line_that_agrees_with_the_json() {
     let system = legend_tokens(line, 's', "system");
     let free = legend_tokens(line, '.', "free");
     assert_eq!(
-        system + tokens_of(&["catalog", "defaults", "hint", "intent", "attachment", "context"]),
+        system
+            + tokens_of(&[
+                "catalog",
+                "defaults",
+                "hint",
+                "intent",
+                "attachment",
+                "context"
+            ]),
         input_tokens
     );
     assert_eq!(free, input - input_tokens);

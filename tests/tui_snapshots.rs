@@ -787,7 +787,12 @@ fn charts_at_80x24_120x40_and_160x50() {
 
     let mut state = started(&ws);
     let log: String = (0..3_000)
-        .map(|i| format!("2026-11-22T10:00:{:02}Z INFO request {i} served in 12ms\n", i % 60))
+        .map(|i| {
+            format!(
+                "2026-11-22T10:00:{:02}Z INFO request {i} served in 12ms\n",
+                i % 60
+            )
+        })
         .collect();
     apply(
         &ws,
@@ -809,7 +814,11 @@ fn charts_at_80x24_120x40_and_160x50() {
     }
 
     // History narrowed to the first model the filter offers: its weeks, its sparkline.
-    apply(&ws, &mut state, [Action::Back, Action::FocusHistory, Action::CycleModel]);
+    apply(
+        &ws,
+        &mut state,
+        [Action::Back, Action::FocusHistory, Action::CycleModel],
+    );
     let model = state.history.filter.model.clone().expect("a model filter");
     let trends = state.history.trends.as_ref().expect("trends");
     assert_eq!(trends.models.len(), 1, "{model}");
@@ -823,7 +832,11 @@ fn charts_at_80x24_120x40_and_160x50() {
     apply(
         &ws,
         &mut state,
-        [Action::CycleOutcome, Action::CycleOutcome, Action::CycleDrift],
+        [
+            Action::CycleOutcome,
+            Action::CycleOutcome,
+            Action::CycleDrift,
+        ],
     );
     let s = screen(&state, 120, 40);
     assert!(s.contains("no plans to chart match"), "{s}");

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{Tier, effective_row};
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::gate::Admission;
 use crate::exit::bad_input;
-use crate::core::chart::{WindowBar, window_bar};
 use crate::format::{percent, thousands};
 use crate::import::{read_text, text_from_bytes};
 use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
@@ -320,7 +320,7 @@ pub fn describe(p: &Preview) -> String {
     let g = &p.gate;
     let _ = writeln!(
         o,
-        "\nGATE  {}: {} tokens against {} available ({} window, 20% reserved for output, {} used)",
+        "\nGATE  {}: {} tokens against {} available ({} input ceiling, 20% reserved for output, {} used)",
         g.admission.label(),
         thousands(p.prompt.tokens),
         thousands(g.budget.available()),
@@ -350,7 +350,7 @@ pub fn describe(p: &Preview) -> String {
     let t = &c.trim;
     let _ = writeln!(
         o,
-        "\nCATALOG  allowance {} tokens{} (window {} − system {} − prompt {} − framing {} − margin {})",
+        "\nCATALOG  allowance {} tokens{} (input ceiling {} − system {} − prompt {} − framing {} − margin {})",
         thousands(c.allowance.tokens),
         c.allowance
             .bytes

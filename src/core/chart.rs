@@ -183,7 +183,11 @@ pub fn apportion(values: &[usize], width: usize) -> Vec<usize> {
     let mut cells: Vec<usize> = scaled.iter().map(|s| (s / total) as usize).collect();
     let mut left = width - cells.iter().sum::<usize>();
     let mut by_remainder: Vec<usize> = (0..values.len()).collect();
-    by_remainder.sort_by(|&a, &b| (scaled[b] % total).cmp(&(scaled[a] % total)).then(a.cmp(&b)));
+    by_remainder.sort_by(|&a, &b| {
+        (scaled[b] % total)
+            .cmp(&(scaled[a] % total))
+            .then(a.cmp(&b))
+    });
     for &i in &by_remainder {
         if left == 0 {
             break;

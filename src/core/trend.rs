@@ -81,7 +81,9 @@ impl Trends {
     /// The weeks from the first counted one to the last (gaps kept, at most
     /// [`TREND_WEEKS`], the latest ones), each split by drift class and by model.
     pub fn from_counts(counts: &[WeekCount]) -> Trends {
-        let counted = counts.iter().filter(|c| c.drift != Drift::Replay && c.plans > 0);
+        let counted = counts
+            .iter()
+            .filter(|c| c.drift != Drift::Replay && c.plans > 0);
         let Some(last) = counted.clone().map(|c| week_start(c.at)).max() else {
             return Trends::default();
         };

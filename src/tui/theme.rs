@@ -171,7 +171,10 @@ mod tests {
             let mut t = Theme::plain();
             apply(&mut t, text, name).unwrap();
             assert_ne!(t, Theme::plain(), "{name}");
-            assert!(t.charts_in_colour(), "{name}: every chart series has a colour");
+            assert!(
+                t.charts_in_colour(),
+                "{name}: every chart series has a colour"
+            );
             for (i, a) in t.chart.iter().enumerate() {
                 assert!(a.fg.is_some(), "{name}: chart{}", i + 1);
                 assert!(!t.chart[..i].contains(a), "{name}: chart{} repeats", i + 1);

@@ -341,7 +341,10 @@ pub fn window_line<'a>(r: &BudgetRow, width: usize, theme: &Theme) -> Line<'a> {
     let head = format!("window {} ", thousands(window));
     let tail = format!(" out {}", share(r.output_tokens));
     let bar_w = width.saturating_sub(head.chars().count() + tail.chars().count() + 2);
-    let mut spans = vec![Span::styled(head, theme.muted), Span::styled("▕", theme.muted)];
+    let mut spans = vec![
+        Span::styled(head, theme.muted),
+        Span::styled("▕", theme.muted),
+    ];
     spans.extend(stacked_bar(
         &[(input, r.input_tokens), (output, r.output_tokens)],
         bar_w,

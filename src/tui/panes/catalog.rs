@@ -7,10 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph};
 use std::collections::HashMap;
 
+use crate::core::request::{EntryFate, Fate};
 use crate::format::thousands;
 use crate::tui::action::Action;
 use crate::tui::app::{Pane, State};
-use crate::core::request::{EntryFate, Fate};
 use crate::tui::panes::{clip, pane_block, request_title, shown, window_start};
 use crate::tui::theme::Theme;
 
@@ -421,9 +421,10 @@ pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
     let full = entry_json(&state.full_catalog, name);
     let fate = view
         .and_then(|v| v.entries.iter().find(|e| e.name == name))
-        .map_or_else(|| "not in the catalog the request was planned from".into(), |e| {
-            fate_sentence(&e.fate)
-        });
+        .map_or_else(
+            || "not in the catalog the request was planned from".into(),
+            |e| fate_sentence(&e.fate),
+        );
     let mut lines = vec![
         Line::styled(shown(name), theme.accent),
         Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),

@@ -89,7 +89,11 @@ pub fn stacked_bar(parts: &[(Series, usize)], width: usize, theme: &Theme) -> Ve
 
 /// Legend items (a swatch, then its text) laid out in as many lines of `width` as they
 /// need, two spaces apart.
-pub fn legend(items: Vec<(Span<'static>, String)>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub fn legend(
+    items: Vec<(Span<'static>, String)>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     let mut current: Vec<Span> = Vec::new();
     let mut used = 0;
@@ -130,7 +134,12 @@ pub fn window_lines(bar: &WindowBar, width: usize, theme: &Theme) -> Vec<Line<'s
                 window_series(*p, theme).swatch(theme),
                 match t {
                     0 => format!("{} 0", p.label()),
-                    t => format!("{} {} {}", p.label(), thousands(*t), percent(bar.percent(*p))),
+                    t => format!(
+                        "{} {} {}",
+                        p.label(),
+                        thousands(*t),
+                        percent(bar.percent(*p))
+                    ),
                 },
             )
         })

@@ -9,13 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
 use crate::core::history::{Drift, Outcome};
-use crate::core::trend::{DRIFT_CLASSES, Trends};
-use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
 use crate::core::time::format_minute;
+use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
 use crate::store::view::Page;
 use crate::tui::app::{Pane, State};
 use crate::tui::history::{HistoryList, HistoryState};
+use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
 use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
@@ -79,9 +79,7 @@ pub fn areas(area: Rect, h: &HistoryState) -> [Rect; 5] {
     let want = weeks + drift_legend(inner_width, &Theme::plain()).len() as u16 + 2;
     // Up to half the column; on a short screen a little more, so a few weeks show.
     let share = if left.height < 16 { 55 } else { 50 };
-    let drift_height = want
-        .min(left.height * share / 100)
-        .max(4.min(left.height));
+    let drift_height = want.min(left.height * share / 100).max(4.min(left.height));
     let [groups, drift] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(drift_height)]).areas(left);
     [groups, plans, detail, models, drift]
@@ -478,7 +476,9 @@ fn drift_legend(width: usize, theme: &Theme) -> Vec<Line<'static>> {
         .map(|d| {
             let name = d.to_string();
             let name = if width < 36 {
-                name.chars().take(if *d == Drift::Failed { 4 } else { 3 }).collect()
+                name.chars()
+                    .take(if *d == Drift::Failed { 4 } else { 3 })
+                    .collect()
             } else {
                 name
             };

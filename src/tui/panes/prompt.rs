@@ -7,11 +7,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::gate::Admission;
 use crate::format::thousands;
 use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
-use crate::core::chart::{WindowBar, window_bar};
 use crate::tui::panes::chart::window_lines;
 use crate::tui::panes::{clip, pane_block, request_title};
 use crate::tui::theme::Theme;
@@ -78,8 +78,8 @@ pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme)
     let shown_preview = state.preview.as_deref();
     // What is shown is being recomputed: the preview, or (with no preview) the catalog's
     // request the bar is drawn from.
-    let recomputing = state.preview_pending.is_some()
-        || (shown_preview.is_none() && state.pending.is_some());
+    let recomputing =
+        state.preview_pending.is_some() || (shown_preview.is_none() && state.pending.is_some());
     let updating = if recomputing { " · updating…" } else { "" };
     let planned_for = match (shown_preview, state.compaction.as_deref()) {
         (Some(p), _) => Some((p.model.as_str(), p.tier, p.tier_overridden)),
@@ -122,10 +122,7 @@ pub fn window_section<'a>(bar: Option<&WindowBar>, width: usize, theme: &Theme) 
     let Some(bar) = bar else {
         return vec![
             section("WINDOW", theme),
-            Line::styled(
-                "no request planned yet (compacting…)",
-                theme.muted,
-            ),
+            Line::styled("no request planned yet (compacting…)", theme.muted),
         ];
     };
     let mut head = vec![Span::styled(
