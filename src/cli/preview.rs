@@ -412,3 +412,46 @@ pub fn describe(p: &Preview) -> String {
     );
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::assemble::RequestPart;
+
+    fn part(part: &'static str, tokens: usize) -> RequestPart {
+        RequestPart {
+            part,
+            role: "user",
+            bytes: tokens * 3,
+            tokens,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn the_window_line_is_one_plain_line_naming_every_part() {
+        let parts = [
+            part("system prompt", 80),
+            part("catalog", 4_000),
+            part("intent", 20),
+        ];
+        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 4_107);
+        let line = window_line(&bar, 40);
+        assert_eq!(
+            line,
+            "window 17,500 = input 16,000 + output 1,500 \
+             [scccccccccioooo.........................] \
+             s system 87 0.5%, c catalog 4,000 22.9%, i instruction 20 0.1%, \
+             a attachments 0 0%, o output reserve 1,500 8.6%, . free 11,893 68.0%"
+        );
+        assert!(!line.contains('\n'));
+        // Over the ceiling: said, with by how much.
+        let big = [part("system prompt", 80), part("attachment", 17_000)];
+        let over = window_line(&WindowBar::from_parts(16_000, 1_500, &big, 17_090), 40);
+        assert!(
+            over.ends_with("; OVER the input ceiling by 1,090"),
+            "{over}"
+        );
+        assert!(over.contains(". free 0 0%"), "{over}");
+    }
+}
