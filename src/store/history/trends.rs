@@ -1,6 +1,7 @@
 //! The History pane's charts from the store: plans counted by week, model, outcome and drift
 //! class over the weeks a chart shows, then shaped by [`Trends::from_counts`].
 
+use rusqlite::OptionalExtension;
 use rusqlite::types::Value;
 
 use super::{HistoryStore, PlanFilter, db_err, drift_col, outcome_col};
@@ -15,10 +16,15 @@ impl HistoryStore {
         let latest: Option<i64> = self
             .conn
             .query_row(
-                &format!("SELECT MAX(p.at) FROM plans p {clause}{and} p.drift != 'replay'"),
+                // Newest first down an `at` index, so the first row that is no replay ends it.
+                &format!(
+                    "SELECT p.at FROM plans p {clause}{and} p.drift != 'replay'
+                     ORDER BY p.at DESC LIMIT 1"
+                ),
                 rusqlite::params_from_iter(values.clone()),
                 |r| r.get(0),
             )
+            .optional()
             .map_err(db_err(&self.path, "finding the latest plan"))?;
         let Some(latest) = latest else {
             return Ok(Trends::default());
