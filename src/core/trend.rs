@@ -1,5 +1,5 @@
 //! History by week, for the History pane's charts: drift classes per week, and each model's
-//! share of plans that came back ok per week. Weeks start on Monday, 00:00 UTC; the chart
+//! share of failed plans per week. Weeks start on Monday, 00:00 UTC; the chart
 //! covers up to [`TREND_WEEKS`] weeks ending with the latest plan's (none before the first
 //! plan's). Replays are left out: no agent ran them.
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::core::history::{Drift, Outcome};
+use crate::core::history::Drift;
 
 pub const WEEK_SECS: i64 = 7 * 86_400;
 /// 1970-01-05, the first Monday after the epoch.
@@ -36,15 +36,15 @@ pub fn first_week(latest: i64) -> i64 {
 
 /// One model's plans in one week.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct OutcomeWeek {
-    pub ok: u64,
+pub struct ModelWeek {
     pub plans: u64,
+    pub failed: u64,
 }
 
-impl OutcomeWeek {
-    /// The share that came back ok, or `None` for a week without plans.
-    pub fn ok_rate(&self) -> Option<f64> {
-        (self.plans > 0).then(|| self.ok as f64 / self.plans as f64)
+impl ModelWeek {
+    /// The share that failed (no plan came back), or `None` for a week without plans.
+    pub fn failed_rate(&self) -> Option<f64> {
+        (self.plans > 0).then(|| self.failed as f64 / self.plans as f64)
     }
 }
 
@@ -52,7 +52,7 @@ impl OutcomeWeek {
 pub struct ModelTrend {
     pub model: String,
     /// One per week of [`Trends::weeks`].
-    pub weeks: Vec<OutcomeWeek>,
+    pub weeks: Vec<ModelWeek>,
 }
 
 /// What the History pane charts.
@@ -66,30 +66,44 @@ pub struct Trends {
     pub models: Vec<ModelTrend>,
 }
 
-/// Plans counted by week, model, outcome and drift class, as a store groups them.
+/// Plans of one drift class in one week, as a store counts them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WeekCount {
+pub struct DriftCount {
     /// Any time in the week.
     pub at: i64,
-    pub model: String,
-    pub outcome: Outcome,
     pub drift: Drift,
     pub plans: u64,
 }
 
+/// One model's plans in one week (replays left out), and how many of them failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelCount {
+    /// Any time in the week.
+    pub at: i64,
+    pub model: String,
+    pub plans: u64,
+    pub failed: u64,
+}
+
 impl Trends {
     /// The weeks from the first counted one to the last (gaps kept, at most
-    /// [`TREND_WEEKS`], the latest ones), each split by drift class and by model.
-    pub fn from_counts(counts: &[WeekCount]) -> Trends {
-        let counted = counts
+    /// [`TREND_WEEKS`], the latest ones), split by drift class and by model.
+    pub fn from_counts(drift: &[DriftCount], models: &[ModelCount]) -> Trends {
+        let drift: Vec<&DriftCount> = drift
             .iter()
-            .filter(|c| c.drift != Drift::Replay && c.plans > 0);
-        let Some(last) = counted.clone().map(|c| week_start(c.at)).max() else {
+            .filter(|c| c.drift != Drift::Replay && c.plans > 0)
+            .collect();
+        let models: Vec<&ModelCount> = models.iter().filter(|c| c.plans > 0).collect();
+        let starts = || {
+            drift
+                .iter()
+                .map(|c| week_start(c.at))
+                .chain(models.iter().map(|c| week_start(c.at)))
+        };
+        let Some(last) = starts().max() else {
             return Trends::default();
         };
-        let from = counted
-            .clone()
-            .map(|c| week_start(c.at))
+        let from = starts()
             .filter(|&w| w >= first_week(last))
             .min()
             .unwrap_or(last);
@@ -97,25 +111,28 @@ impl Trends {
             .map(|i| from + i * WEEK_SECS)
             .take_while(|&w| w <= last)
             .collect();
-        let mut drift = vec![[0u64; 5]; weeks.len()];
-        let mut models: BTreeMap<&str, (u64, Vec<OutcomeWeek>)> = BTreeMap::new();
-        for c in counted {
+        let mut by_week = vec![[0u64; 5]; weeks.len()];
+        for c in drift {
+            if let (Ok(i), Some(k)) = (
+                weeks.binary_search(&week_start(c.at)),
+                DRIFT_CLASSES.iter().position(|d| *d == c.drift),
+            ) {
+                by_week[i][k] += c.plans;
+            }
+        }
+        let mut by_model: BTreeMap<&str, (u64, Vec<ModelWeek>)> = BTreeMap::new();
+        for c in models {
             let Ok(i) = weeks.binary_search(&week_start(c.at)) else {
                 continue;
             };
-            if let Some(k) = DRIFT_CLASSES.iter().position(|d| *d == c.drift) {
-                drift[i][k] += c.plans;
-            }
-            let (total, per_week) = models
+            let (total, per_week) = by_model
                 .entry(&c.model)
-                .or_insert_with(|| (0, vec![OutcomeWeek::default(); weeks.len()]));
+                .or_insert_with(|| (0, vec![ModelWeek::default(); weeks.len()]));
             *total += c.plans;
             per_week[i].plans += c.plans;
-            if c.outcome == Outcome::Ok {
-                per_week[i].ok += c.plans;
-            }
+            per_week[i].failed += c.failed.min(c.plans);
         }
-        let mut models: Vec<(u64, ModelTrend)> = models
+        let mut models: Vec<(u64, ModelTrend)> = by_model
             .into_iter()
             .map(|(model, (total, weeks))| {
                 (
@@ -130,7 +147,7 @@ impl Trends {
         models.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.model.cmp(&b.1.model)));
         Trends {
             weeks,
-            drift,
+            drift: by_week,
             models: models.into_iter().map(|(_, m)| m).collect(),
         }
     }
@@ -152,13 +169,16 @@ mod tests {
     /// Monday 2026-11-16 00:00 UTC.
     const MONDAY: i64 = 1_794_787_200;
 
-    fn count(at: i64, model: &str, outcome: Outcome, drift: Drift, plans: u64) -> WeekCount {
-        WeekCount {
+    fn drift(at: i64, drift: Drift, plans: u64) -> DriftCount {
+        DriftCount { at, drift, plans }
+    }
+
+    fn model(at: i64, model: &str, plans: u64, failed: u64) -> ModelCount {
+        ModelCount {
             at,
             model: model.into(),
-            outcome,
-            drift,
             plans,
+            failed,
         }
     }
 
@@ -171,17 +191,23 @@ mod tests {
     }
 
     #[test]
-    fn counts_become_weeks_by_class_and_models_by_ok_rate() {
-        let counts = [
-            count(MONDAY + DAY, "a", Outcome::Ok, Drift::Followed, 3),
-            count(MONDAY + 2 * DAY, "a", Outcome::Failed, Drift::Failed, 1),
-            count(MONDAY + 3 * DAY, "b", Outcome::Guarded, Drift::Partial, 2),
+    fn counts_become_weeks_by_class_and_models_by_failed_rate() {
+        let drifts = [
+            drift(MONDAY + DAY, Drift::Followed, 3),
+            drift(MONDAY + 2 * DAY, Drift::Failed, 1),
+            drift(MONDAY + 3 * DAY, Drift::Partial, 2),
             // Two weeks earlier: the week between is kept, empty.
-            count(MONDAY - 2 * WEEK_SECS, "b", Outcome::Ok, Drift::Ignored, 5),
-            // Replays are not charted.
-            count(MONDAY + DAY, "a", Outcome::Ok, Drift::Replay, 9),
+            drift(MONDAY - 2 * WEEK_SECS, Drift::Ignored, 5),
+            // Replays are not drift.
+            drift(MONDAY + DAY, Drift::Replay, 9),
         ];
-        let t = Trends::from_counts(&counts);
+        let models = [
+            model(MONDAY + DAY, "a", 3, 0),
+            model(MONDAY + 2 * DAY, "a", 1, 1),
+            model(MONDAY + 3 * DAY, "b", 2, 0),
+            model(MONDAY - 2 * WEEK_SECS, "b", 5, 0),
+        ];
+        let t = Trends::from_counts(&drifts, &models);
         assert_eq!(
             t.weeks,
             vec![MONDAY - 2 * WEEK_SECS, MONDAY - WEEK_SECS, MONDAY]
@@ -189,22 +215,27 @@ mod tests {
         assert_eq!(t.drift, vec![[0, 0, 5, 0, 0], [0; 5], [3, 2, 0, 0, 1]]);
         assert_eq!(t.models[0].model, "b", "most plans first");
         let a = t.model("a").unwrap();
-        assert_eq!(a.weeks[2], OutcomeWeek { ok: 3, plans: 4 });
-        assert_eq!(a.weeks[2].ok_rate(), Some(0.75));
-        assert_eq!(a.weeks[0].ok_rate(), None);
-        let b = t.model("b").unwrap();
-        assert_eq!(b.weeks[2].ok_rate(), Some(0.0), "guarded is not ok");
+        assert_eq!(
+            a.weeks[2],
+            ModelWeek {
+                plans: 4,
+                failed: 1
+            }
+        );
+        assert_eq!(a.weeks[2].failed_rate(), Some(0.25));
+        assert_eq!(a.weeks[0].failed_rate(), None);
+        assert_eq!(t.model("b").unwrap().weeks[2].failed_rate(), Some(0.0));
     }
 
     #[test]
     fn at_most_twelve_weeks_the_latest_ones() {
-        let counts: Vec<WeekCount> = (0..20)
-            .map(|i| count(MONDAY - i * WEEK_SECS, "m", Outcome::Ok, Drift::Followed, 1))
+        let counts: Vec<DriftCount> = (0..20)
+            .map(|i| drift(MONDAY - i * WEEK_SECS, Drift::Followed, 1))
             .collect();
-        let t = Trends::from_counts(&counts);
+        let t = Trends::from_counts(&counts, &[]);
         assert_eq!(t.weeks.len(), TREND_WEEKS);
         assert_eq!(t.weeks.last(), Some(&MONDAY));
         assert_eq!(t.weeks[0], first_week(MONDAY));
-        assert!(Trends::from_counts(&[]).is_empty());
+        assert!(Trends::from_counts(&[], &[]).is_empty());
     }
 }

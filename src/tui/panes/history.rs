@@ -536,20 +536,20 @@ fn draw_drift_weeks(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &The
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// A model's ok rate per week, from the trends (`·` for a week without its plans).
+/// A model's failed share per week, from the trends (`·` for a week without its plans).
 fn model_sparkline(trends: Option<&Trends>, model: &str) -> String {
     let Some(t) = trends else {
         return String::new();
     };
     match t.model(model) {
-        Some(m) => sparkline(&m.weeks.iter().map(|w| w.ok_rate()).collect::<Vec<_>>()),
+        Some(m) => sparkline(&m.weeks.iter().map(|w| w.failed_rate()).collect::<Vec<_>>()),
         None => "·".repeat(t.weeks.len()),
     }
 }
 
 fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     let block = pane_block(
-        " Models · outcomes → tier · ok/wk: share of plans ok, week by week ".into(),
+        " Models · outcomes → tier · fail/wk: failed share, week by week ".into(),
         false,
         theme,
     );
@@ -563,8 +563,8 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
     let trends = h.trends.as_deref();
-    let spark_w = trends.map_or(0, |t| t.weeks.len()).max("ok/wk".len());
-    // model, then fail, follw, ok by week, tier (and plans, when the model keeps 12).
+    let spark_w = trends.map_or(0, |t| t.weeks.len()).max("fail/wk".len());
+    // model, then fail, follw, fail by week, tier (and plans, when the model keeps 12).
     let fixed = 4 + 1 + 4 + 1 + spark_w + 1 + 6 + 1;
     let with_plans = (inner.width as usize).saturating_sub(fixed + 6) >= 12;
     let model_w = (inner.width as usize)
@@ -589,7 +589,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
                 Cell::from(format!("{:>3.0}%", m.followed_rate * 100.0)),
                 Cell::from(Span::styled(
                     model_sparkline(trends, &m.outcomes.model),
-                    theme.chart[4],
+                    theme.chart[5],
                 )),
                 Cell::from(format!("{} → {suggested}", m.current_tier)),
             ]);
@@ -608,7 +608,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         Constraint::Length(spark_w as u16),
         Constraint::Length(6),
     ]);
-    header.extend(["fail", "folw", "ok/wk", "tier"]);
+    header.extend(["fail", "folw", "fail/wk", "tier"]);
     let table = Table::new(rows, widths)
         .column_spacing(1)
         .header(Row::new(header).style(theme.accent));
