@@ -2,51 +2,114 @@
 //! week and model with their failures, over the weeks a chart shows; then shaped by
 //! [`Trends::from_counts`].
 //!
-//! Counts are index range counts, one per week and class (and per week and model), so no
-//! plan row is read and nothing is sorted: on a big store that is ten times faster than one
-//! `GROUP BY` over the rows. Only failed plans and replays are read row by row.
+//! Over every plan, counts are index range counts, one per week and class (and per week and
+//! model), so no plan row is read and nothing is sorted: on a big store several times faster
+//! than one `GROUP BY` over the rows; only failed plans and replays are read row by row.
+//! Under a filter the rows it keeps are read once, grouped (a range count per class would
+//! read each filtered row once per class).
 
 use std::collections::HashMap;
 
-use rusqlite::OptionalExtension;
 use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, params};
 
-use super::{HistoryStore, PlanFilter, db_err, drift_col};
+use super::{HistoryStore, PlanFilter, db_err, drift_col, outcome_col};
+use crate::core::history::Outcome;
 use crate::core::trend::{
     DRIFT_CLASSES, DriftCount, FIRST_MONDAY, ModelCount, Trends, WEEK_SECS, first_week, week_start,
 };
+
+/// The first week charted up to `latest`. Weeks before the first Monday after the epoch
+/// would divide the wrong way, so the chart starts there at the earliest.
+fn since(latest: i64) -> i64 {
+    first_week(latest).max(FIRST_MONDAY)
+}
 
 impl HistoryStore {
     /// Drift classes per week and each model's plans and failures per week, over `filter`'s
     /// plans in the weeks up to the latest one's (replays left out).
     pub fn trends(&self, filter: &PlanFilter) -> anyhow::Result<Trends> {
+        let Some(latest) = self.latest_plan_at(filter)? else {
+            return Ok(Trends::default());
+        };
+        if filter.is_empty() {
+            self.trends_by_index(latest)
+        } else {
+            self.trends_by_rows(filter, latest)
+        }
+    }
+
+    /// When the newest plan that is no replay was made.
+    fn latest_plan_at(&self, filter: &PlanFilter) -> anyhow::Result<Option<i64>> {
         let (clause, values) = filter.clause();
         let and = if clause.is_empty() { "WHERE" } else { " AND" };
-        let latest: Option<i64> = self
-            .conn
+        self.conn
             .query_row(
                 // Newest first down an `at` index, so the first row that is no replay ends it.
                 &format!(
                     "SELECT p.at FROM plans p {clause}{and} p.drift != 'replay'
                      ORDER BY p.at DESC LIMIT 1"
                 ),
-                rusqlite::params_from_iter(values.clone()),
+                rusqlite::params_from_iter(values),
                 |r| r.get(0),
             )
             .optional()
-            .map_err(db_err(&self.path, "finding the latest plan"))?;
-        let Some(latest) = latest else {
-            return Ok(Trends::default());
-        };
-        // Weeks before the first Monday after the epoch would divide the wrong way.
-        let since = first_week(latest).max(FIRST_MONDAY);
-        let last = week_start(latest);
-        let mut values = values;
-        values.extend([Value::Integer(since), Value::Integer(last)]);
-        let (since_p, last_p) = (values.len() - 1, values.len());
+            .map_err(db_err(&self.path, "finding the latest plan"))
+    }
+
+    /// Every plan in the charted weeks, grouped once by week, model, outcome and drift.
+    fn trends_by_rows(&self, filter: &PlanFilter, latest: i64) -> anyhow::Result<Trends> {
+        let (clause, mut values) = filter.clause();
+        let and = if clause.is_empty() { "WHERE" } else { " AND" };
+        values.push(Value::Integer(since(latest)));
+        let since_p = values.len();
+        let mut st = self.conn.prepare(&format!(
+            "SELECT (p.at - {FIRST_MONDAY}) / {WEEK_SECS}, p.model, p.outcome, p.drift, COUNT(*)
+             FROM plans p {clause}{and} p.drift != 'replay' AND p.at >= ?{since_p}
+             GROUP BY 1, 2, 3, 4"
+        ))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                Ok((
+                    r.get::<_, i64>(0)? * WEEK_SECS + FIRST_MONDAY,
+                    r.get::<_, String>(1)?,
+                    outcome_col(r, 2)?,
+                    drift_col(r, 3)?,
+                    r.get::<_, i64>(4)? as u64,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "counting plans by week"))?;
+        let mut drift = Vec::new();
+        let mut models: HashMap<(i64, String), ModelCount> = HashMap::new();
+        for (at, model, outcome, d, plans) in rows {
+            drift.push(DriftCount {
+                at,
+                drift: d,
+                plans,
+            });
+            let m = models
+                .entry((at, model.clone()))
+                .or_insert_with(|| ModelCount {
+                    at,
+                    model,
+                    plans: 0,
+                    failed: 0,
+                });
+            m.plans += plans;
+            if outcome == Outcome::Failed {
+                m.failed += plans;
+            }
+        }
+        let models: Vec<ModelCount> = models.into_values().collect();
+        Ok(Trends::from_counts(&drift, &models))
+    }
+
+    /// Every plan in the charted weeks, counted by index ranges.
+    fn trends_by_index(&self, latest: i64) -> anyhow::Result<Trends> {
+        let since = since(latest);
         let weeks = format!(
-            "w(s) AS (SELECT ?{since_p} UNION ALL
-                      SELECT s + {WEEK_SECS} FROM w WHERE s + {WEEK_SECS} <= ?{last_p})"
+            "w(s) AS (SELECT ?1 UNION ALL SELECT s + {WEEK_SECS} FROM w WHERE s + {WEEK_SECS} <= ?2)"
         );
         let in_week = format!("p.at >= w.s AND p.at < w.s + {WEEK_SECS}");
 
@@ -57,11 +120,11 @@ impl HistoryStore {
             .join(", ");
         let mut st = self.conn.prepare(&format!(
             "WITH RECURSIVE {weeks}, d(x) AS (VALUES {classes})
-             SELECT w.s, d.x, (SELECT COUNT(*) FROM plans p {clause}{and} p.drift = d.x AND {in_week})
+             SELECT w.s, d.x, (SELECT COUNT(*) FROM plans p WHERE p.drift = d.x AND {in_week})
              FROM w, d"
         ))?;
         let drift = st
-            .query_map(rusqlite::params_from_iter(values.clone()), |r| {
+            .query_map(params![since, week_start(latest)], |r| {
                 Ok(DriftCount {
                     at: r.get(0)?,
                     drift: drift_col(r, 1)?,
@@ -78,12 +141,12 @@ impl HistoryStore {
                  SELECT MIN(model) FROM plans
                  UNION ALL
                  SELECT (SELECT MIN(model) FROM plans WHERE model > v.x) FROM v WHERE v.x IS NOT NULL)
-             SELECT w.s, v.x, (SELECT COUNT(*) FROM plans p {clause}{and} p.model = v.x AND {in_week})
+             SELECT w.s, v.x, (SELECT COUNT(*) FROM plans p WHERE p.model = v.x AND {in_week})
              FROM w, v WHERE v.x IS NOT NULL"
         ))?;
         let mut models: HashMap<(i64, String), ModelCount> = HashMap::new();
         let rows = st
-            .query_map(rusqlite::params_from_iter(values.clone()), |r| {
+            .query_map(params![since, week_start(latest)], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -105,16 +168,14 @@ impl HistoryStore {
         }
 
         // Replays (taken back out) and failures, read row by row: they are few.
-        values.truncate(values.len() - 1);
         let mut st = self.conn.prepare(&format!(
             "SELECT p.model, (p.at - {FIRST_MONDAY}) / {WEEK_SECS},
                     SUM(p.drift = 'replay'), SUM(p.outcome = 'failed' AND p.drift != 'replay')
-             FROM plans p {clause}{and} (p.outcome = 'failed' OR p.drift = 'replay')
-                 AND p.at >= ?{since_p}
+             FROM plans p WHERE (p.outcome = 'failed' OR p.drift = 'replay') AND p.at >= ?1
              GROUP BY 1, 2"
         ))?;
         let rows = st
-            .query_map(rusqlite::params_from_iter(values), |r| {
+            .query_map([since], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)? * WEEK_SECS + FIRST_MONDAY,
@@ -138,7 +199,7 @@ impl HistoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::history::{Drift, Outcome};
+    use crate::core::history::Drift;
     use crate::core::trend::{DRIFT_CLASSES, ModelWeek};
     use crate::store::history::HISTORY_FILE;
     use crate::workspace::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
@@ -240,6 +301,12 @@ mod tests {
             let t = s.trends(f).unwrap();
             assert_eq!(t, by_hand(&s, f), "{f:?}");
         }
+        // Over every plan the counts come from index ranges; grouping the rows agrees.
+        let latest = s.latest_plan_at(&all).unwrap().unwrap();
+        assert_eq!(
+            s.trends_by_rows(&all, latest).unwrap(),
+            s.trends_by_index(latest).unwrap()
+        );
         let t = s.trends(&all).unwrap();
         assert!(t.weeks.len() >= 7, "seven weeks of sample history");
         let failed: u64 = t

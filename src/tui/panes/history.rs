@@ -519,7 +519,12 @@ fn draw_drift_weeks(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &The
             let at = format_minute(*week);
             let label = at.get(5..10).unwrap_or(&at).to_string();
             let cells = ((*total as f64 / busiest as f64) * bar_w as f64).round() as usize;
-            let cells = if *total > 0 { cells.max(1) } else { 0 };
+            // A week with plans shows, however quiet it was next to the busiest.
+            let cells = if *total > 0 && bar_w > 0 {
+                cells.max(1)
+            } else {
+                cells
+            };
             let parts: Vec<(Series, usize)> = DRIFT_CLASSES
                 .iter()
                 .zip(counts)
@@ -527,7 +532,7 @@ fn draw_drift_weeks(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &The
                 .collect();
             let mut spans = vec![Span::styled(format!("{label} "), theme.muted)];
             spans.extend(stacked_bar(&parts, cells, theme));
-            spans.push(Span::raw(" ".repeat(bar_w - cells + 1)));
+            spans.push(Span::raw(" ".repeat(bar_w.saturating_sub(cells) + 1)));
             spans.push(Span::styled(format!("{total:>count_w$}"), theme.base));
             Line::from(spans)
         })

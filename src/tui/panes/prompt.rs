@@ -117,7 +117,8 @@ pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme)
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
 }
 
-/// `WINDOW · 17,500 = input 16,000 + output 1,500`, the bar, its legend.
+/// `WINDOW 17,500 = 16,000 in + 1,500 out` (and `· over by N` when the request does not
+/// fit), the bar, its legend.
 pub fn window_section<'a>(bar: Option<&WindowBar>, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let Some(bar) = bar else {
         return vec![
