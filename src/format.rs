@@ -15,6 +15,18 @@ pub fn thousands(n: usize) -> String {
 
 pub use crate::core::text::clip;
 
+/// A share for a chart's legend: `12.3%`; `<0.1%` for a part too small to show at one
+/// decimal (so it never reads as nothing); `0%` for nothing.
+pub fn percent(value: f64) -> String {
+    if value <= 0.0 {
+        "0%".into()
+    } else if value < 0.05 {
+        "<0.1%".into()
+    } else {
+        format!("{value:.1}%")
+    }
+}
+
 /// `text` in at most `width` characters: whole when it fits, else its head and its tail
 /// joined by `…` (the tail gets the larger share: model ids differ at the end).
 /// `anthropic/claude-haiku-4-5` in 14 → `anth…haiku-4-5`.

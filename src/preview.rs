@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetTable, EffectiveRow, Tier, effective_row};
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::compact::{Compacted, PreparedCatalog};
 use crate::core::compare::Arm;
 use crate::core::past_steps::PastStepsIndex;
@@ -200,6 +201,10 @@ pub struct CompactionView {
     pub effective: EffectiveRow,
     pub allowance: AllowanceBreakdown,
     pub compacted: Compacted,
+    /// Every catalog entry with its fate, in catalog order.
+    pub entries: Vec<EntryFate>,
+    /// How the request fills the model's window.
+    pub window: WindowBar,
 }
 
 impl From<&PlannedRequest> for CompactionView {
@@ -212,6 +217,8 @@ impl From<&PlannedRequest> for CompactionView {
                 trim: p.compaction.trim.clone(),
                 kept: p.compaction.kept_indices.clone(),
             },
+            entries: p.compaction.entries.clone(),
+            window: window_bar(p),
         }
     }
 }

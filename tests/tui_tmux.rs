@@ -525,3 +525,77 @@ fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
         "mouse capture given back"
     );
 }
+
+/// The Preview's title line: ` Preview · MODEL · tier X … `.
+fn preview_title(screen: &str) -> Option<&str> {
+    let at = screen.find(" Preview · ")?;
+    screen[at..].lines().next()
+}
+
+#[test]
+fn the_preview_names_the_model_it_was_computed_for_and_follows_a_model_change() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 45);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| {
+        s.contains("1 Budgets") && as_sent_bytes(s).is_some()
+    });
+    // The first row is anthropic/claude-haiku-4-5 (4,000 out); type a prompt for it.
+    tmux.keys(&["p"]);
+    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    tmux.keys(&["-l", "draft a blog post about the launch"]);
+    let first = tmux.wait_for("a preview for the first row", 20, |s| {
+        s.contains("RANKING")
+            && preview_title(s).is_some_and(|t| {
+                t.contains("anthropic/claude-haiku-4-5 · tier A") && !t.contains("updating")
+            })
+    });
+    assert!(
+        first.contains("WINDOW 184,000 = 180,000 in + 4,000 out"),
+        "{first}"
+    );
+
+    // Back to Budgets, one row down (claude-sonnet-4-5, 8,000 out), back to the prompt: the
+    // preview is the new model's, named so, its window the new row's.
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["j"]);
+    tmux.wait_for("the catalog for the next row", 20, |s| {
+        s.contains("2 Catalog · anthropic/claude-sonnet-4-5 · tier A")
+    });
+    tmux.keys(&["p"]);
+    let second = tmux.wait_for("the preview for the new model", 20, |s| {
+        s.contains("RANKING")
+            && preview_title(s).is_some_and(|t| {
+                t.contains("anthropic/claude-sonnet-4-5 · tier A") && !t.contains("updating")
+            })
+    });
+    assert!(
+        second.contains("WINDOW 188,000 = 180,000 in + 8,000 out"),
+        "{second}"
+    );
+    assert!(!second.contains("claude-haiku-4-5 · tier"), "{second}");
+    assert!(
+        second.contains("draft a blog post about the launch"),
+        "the prompt stayed: {second}"
+    );
+
+    // A tier override is named as one, in the Preview and in the Catalog's title.
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["t", "t", "t", "p"]);
+    let overridden = tmux.wait_for("the preview under the tier C override", 20, |s| {
+        preview_title(s).is_some_and(|t| {
+            t.contains("anthropic/claude-sonnet-4-5 · tier C (overridden)")
+                && !t.contains("updating")
+        })
+    });
+    assert!(
+        overridden.contains("2 Catalog · anthropic/claude-sonnet-4-5 · tier C (overridden)"),
+        "{overridden}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}

@@ -8,10 +8,11 @@ use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{Tier, effective_row};
 use crate::core::compare::Arm;
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::gate::Admission;
 use crate::core::past_steps::LeftOutWhy;
 use crate::exit::bad_input;
-use crate::format::thousands;
+use crate::format::{percent, thousands};
 use crate::import::{read_text, text_from_bytes};
 use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
 use crate::workspace::DEFAULT_MODEL;
@@ -225,6 +226,44 @@ pub fn fate_counts(p: &Preview) -> String {
     )
 }
 
+/// Cells in the text window bar: readable in an 80-column log line's head.
+pub const WINDOW_CELLS: usize = 40;
+
+/// The window as one line of plain text, each part a letter in the bar and named with its
+/// tokens and share after it:
+/// `window 17,500 = input 16,000 + output 1,500 [sccccccc....oooo] s system 85 0.5%, …`.
+pub fn window_line(bar: &WindowBar, cells: usize) -> String {
+    let picture: String = bar
+        .cells(cells)
+        .iter()
+        .map(|(part, n)| part.letter().to_string().repeat(*n))
+        .collect();
+    let legend: Vec<String> = bar
+        .segments
+        .iter()
+        .map(|(part, tokens)| {
+            format!(
+                "{} {} {} {}",
+                part.letter(),
+                part.label(),
+                thousands(*tokens),
+                percent(bar.percent(*part))
+            )
+        })
+        .collect();
+    let over = match bar.over_by() {
+        0 => String::new(),
+        n => format!("; OVER the input ceiling by {}", thousands(n)),
+    };
+    format!(
+        "window {} = input {} + output {} [{picture}] {}{over}",
+        thousands(bar.window()),
+        thousands(bar.input_tokens),
+        thousands(bar.output_tokens),
+        legend.join(", ")
+    )
+}
+
 fn money(usd: f64) -> String {
     format!("${usd:.6}")
 }
@@ -329,7 +368,7 @@ pub fn describe(p: &Preview) -> String {
     let g = &p.gate;
     let _ = writeln!(
         o,
-        "\nGATE  {}: {} tokens against {} available ({} window, 20% reserved for output, {} used)",
+        "\nGATE  {}: {} tokens against {} available ({} input ceiling, 20% reserved for output, {} used)",
         g.admission.label(),
         thousands(p.prompt.tokens),
         thousands(g.budget.available()),
@@ -396,7 +435,7 @@ pub fn describe(p: &Preview) -> String {
     let t = &c.trim;
     let _ = writeln!(
         o,
-        "\nCATALOG  allowance {} tokens{} (window {} − system {} − prompt {} − framing {} − margin {})",
+        "\nCATALOG  allowance {} tokens{} (input ceiling {} − system {} − prompt {} − framing {} − margin {})",
         thousands(c.allowance.tokens),
         c.allowance
             .bytes
@@ -431,6 +470,7 @@ pub fn describe(p: &Preview) -> String {
         thousands(q.max_tokens),
         q.response_format.unwrap_or("none")
     );
+    let _ = writeln!(o, "  {}", window_line(&window_bar(p), WINDOW_CELLS));
     let rows: Vec<Vec<String>> = q
         .parts
         .iter()
@@ -456,4 +496,47 @@ pub fn describe(p: &Preview) -> String {
         money(q.cost.output_max)
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::assemble::RequestPart;
+
+    fn part(part: &'static str, tokens: usize) -> RequestPart {
+        RequestPart {
+            part,
+            role: "user",
+            bytes: tokens * 3,
+            tokens,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn the_window_line_is_one_plain_line_naming_every_part() {
+        let parts = [
+            part("system prompt", 80),
+            part("catalog", 4_000),
+            part("intent", 20),
+        ];
+        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 4_107);
+        let line = window_line(&bar, 40);
+        assert_eq!(
+            line,
+            "window 17,500 = input 16,000 + output 1,500 \
+             [scccccccccioooo.........................] \
+             s system 87 0.5%, c catalog 4,000 22.9%, i instruction 20 0.1%, \
+             a attachments 0 0%, o output reserve 1,500 8.6%, . free 11,893 68.0%"
+        );
+        assert!(!line.contains('\n'));
+        // Over the ceiling: said, with by how much.
+        let big = [part("system prompt", 80), part("attachment", 17_000)];
+        let over = window_line(&WindowBar::from_parts(16_000, 1_500, &big, 17_090), 40);
+        assert!(
+            over.ends_with("; OVER the input ceiling by 1,090"),
+            "{over}"
+        );
+        assert!(over.contains(". free 0 0%"), "{over}");
+    }
 }

@@ -23,6 +23,8 @@ use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
 use crate::store::sqlite::{self, Schema};
 
+mod trends;
+
 pub const HISTORY_FILE: &str = "history.sqlite";
 
 /// How long after a plan an execution by the same caller still counts as following it

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::core::budget::{BudgetTable, Tier};
 use crate::core::gap::{GapGroup, GapReport};
 use crate::core::history::{Drift, ModelOutcomes, TIER_RULE, suggest_tier};
+use crate::core::trend::Trends;
 use crate::store::history::{
     DriftRow, GroupSummary, HistoryStore, PlanDetail, PlanFilter, PlanRow, StepPair,
 };
@@ -238,6 +239,10 @@ pub enum HistoryQuery {
     Gaps {
         filter: PlanFilter,
     },
+    /// Drift classes and each model's outcomes, week by week, for the charts.
+    Trends {
+        filter: PlanFilter,
+    },
 }
 
 /// A page of a list: rows `offset..offset + rows.len()` of `total`.
@@ -268,6 +273,7 @@ pub enum HistoryAnswer {
     Detail(Option<Box<PlanDetail>>),
     Models(Vec<ModelRow>),
     Gaps(GapReport),
+    Trends(Trends),
 }
 
 /// Run one query against the store at `path` on its own connection (WAL lets readers run
@@ -312,5 +318,6 @@ pub fn run_query(
             HistoryAnswer::Models(model_rows(&store, filter, budgets)?)
         }
         HistoryQuery::Gaps { filter } => HistoryAnswer::Gaps(store.gaps(filter)?),
+        HistoryQuery::Trends { filter } => HistoryAnswer::Trends(store.trends(filter)?),
     })
 }

@@ -280,6 +280,20 @@ impl State {
         }]
     }
 
+    /// After the Budgets search changed: the rows again, and when that moved the selection
+    /// to another row, the catalog and the preview for it (never a preview of the row
+    /// before).
+    fn refilter(&mut self) -> Vec<Effect> {
+        let before = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        self.refresh_visible();
+        let after = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        if before == after {
+            return Vec::new();
+        }
+        self.catalog_scroll = 0;
+        self.refresh()
+    }
+
     fn refresh_visible(&mut self) {
         let keep_id = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
         let needle = self.filter.to_ascii_lowercase();
@@ -430,13 +444,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         match action {
             Action::Char(c) => {
                 state.filter.push(c);
-                state.refresh_visible();
-                return state.recompact();
+                return state.refilter();
             }
             Action::Backspace => {
                 state.filter.pop();
-                state.refresh_visible();
-                return state.recompact();
+                return state.refilter();
             }
             Action::Confirm => {
                 state.filter_editing = false;
@@ -445,15 +457,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             Action::Back => {
                 state.filter_editing = false;
                 state.filter.clear();
-                state.refresh_visible();
-                return state.recompact();
+                return state.refilter();
             }
             Action::Paste(text) => {
                 state
                     .filter
                     .extend(text.chars().filter(|c| !c.is_control()));
-                state.refresh_visible();
-                return state.recompact();
+                return state.refilter();
             }
             Action::Compacted(..) | Action::Resize | Action::Quit => {}
             // Other keys are typed, not interpreted, while the filter is open.
@@ -483,8 +493,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 state.catalog_scroll = 0;
             } else if !state.filter.is_empty() {
                 state.filter.clear();
-                state.refresh_visible();
-                return state.recompact();
+                return state.refilter();
             }
         }
         Action::FocusNext | Action::FocusPrev => {
@@ -741,6 +750,32 @@ mod tests {
         assert!(!s.filter_editing);
         update(&mut s, Action::Back);
         assert_eq!(s.visible.len(), s.rows.len());
+    }
+
+    #[test]
+    fn a_search_that_moves_the_selection_previews_the_new_row() {
+        let mut s = state();
+        s.prompt.insert_str("draft a blog post");
+        let first = s.selected_row().unwrap().id.clone();
+        update(&mut s, Action::Filter);
+        // "f": the first row matching "f" is another model; the preview follows it.
+        let effects = update(&mut s, Action::Char('f'));
+        let now = s.selected_row().unwrap().id.clone();
+        assert_ne!(now, first);
+        let previewed: Vec<&str> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Preview { effective, .. } => Some(effective.model.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(previewed, [now.as_str()], "{effects:?}");
+        assert!(s.preview_pending.is_some());
+        // "fl" still matches the selected row: nothing to recompute.
+        assert!(now.contains("fl"), "{now}");
+        let effects = update(&mut s, Action::Char('l'));
+        assert_eq!(s.selected_row().unwrap().id, now);
+        assert!(effects.is_empty(), "{effects:?}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::core::gap::GapReport;
 use crate::core::history::{Drift, Outcome, PlanSource};
+use crate::core::trend::Trends;
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::replay::{ReplayRequest, ReplayView};
@@ -27,6 +28,7 @@ pub struct Pending {
     pub detail: Option<u64>,
     pub models: Option<u64>,
     pub gaps: Option<u64>,
+    pub trends: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -44,6 +46,8 @@ pub struct HistoryState {
     pub group_selected: u64,
     pub detail: Option<Arc<PlanDetail>>,
     pub model_rows: Vec<ModelRow>,
+    /// Drift per week and each model's ok rate per week, for the charts.
+    pub trends: Option<Arc<Trends>>,
     pub list: HistoryList,
     /// The selected plan fills the pane.
     pub expanded: bool,
@@ -120,9 +124,11 @@ impl HistoryState {
         self.detail = None;
         let open = take(next);
         let models = take(next);
+        let trends = take(next);
         self.pending.open = Some(open);
         self.pending.plans = None;
         self.pending.models = Some(models);
+        self.pending.trends = Some(trends);
         let mut queries = vec![
             (
                 open,
@@ -133,6 +139,12 @@ impl HistoryState {
             (
                 models,
                 HistoryQuery::Models {
+                    filter: self.filter.clone(),
+                },
+            ),
+            (
+                trends,
+                HistoryQuery::Trends {
                     filter: self.filter.clone(),
                 },
             ),
@@ -381,6 +393,7 @@ impl HistoryState {
             &mut p.detail,
             &mut p.models,
             &mut p.gaps,
+            &mut p.trends,
         ]
         .into_iter()
         .find(|s| **s == Some(request));
@@ -426,6 +439,10 @@ impl HistoryState {
             }
             HistoryAnswer::Gaps(report) => {
                 self.gaps = Some(report.clone());
+                Vec::new()
+            }
+            HistoryAnswer::Trends(t) => {
+                self.trends = Some(Arc::new(t.clone()));
                 Vec::new()
             }
         }

@@ -27,6 +27,10 @@ pub struct Theme {
     pub warn: Style,
     pub error: Style,
     pub ok: Style,
+    /// The charts' series colours (`chart1`…`chart6`). A theme that colours none of them
+    /// (`NO_COLOR`) gets charts drawn with a letter per series instead (see
+    /// [`Theme::charts_in_colour`]).
+    pub chart: [Style; 6],
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,7 +69,16 @@ impl Theme {
             warn: s.add_modifier(Modifier::BOLD),
             error: s.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
             ok: s,
+            chart: [s; 6],
         }
+    }
+
+    /// Whether chart series can be told apart by colour; if not, each is drawn with its
+    /// own letter.
+    pub fn charts_in_colour(&self) -> bool {
+        self.chart
+            .iter()
+            .any(|s| s.fg.is_some_and(|c| c != Color::Reset) || s.bg.is_some())
     }
 
     pub fn builtin(name: &str) -> Option<Theme> {
@@ -125,9 +138,16 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
             "warn" => &mut theme.warn,
             "error" => &mut theme.error,
             "ok" => &mut theme.ok,
+            "chart1" => &mut theme.chart[0],
+            "chart2" => &mut theme.chart[1],
+            "chart3" => &mut theme.chart[2],
+            "chart4" => &mut theme.chart[3],
+            "chart5" => &mut theme.chart[4],
+            "chart6" => &mut theme.chart[5],
             _ => {
                 return Err(field(
-                    "is not a role (base, muted, accent, selected, warn, error, ok)".into(),
+                    "is not a role (base, muted, accent, selected, warn, error, ok, chart1…chart6)"
+                        .into(),
                 ));
             }
         };
@@ -151,6 +171,14 @@ mod tests {
             let mut t = Theme::plain();
             apply(&mut t, text, name).unwrap();
             assert_ne!(t, Theme::plain(), "{name}");
+            assert!(
+                t.charts_in_colour(),
+                "{name}: every chart series has a colour"
+            );
+            for (i, a) in t.chart.iter().enumerate() {
+                assert!(a.fg.is_some(), "{name}: chart{}", i + 1);
+                assert!(!t.chart[..i].contains(a), "{name}: chart{} repeats", i + 1);
+            }
         }
     }
 

@@ -5,12 +5,14 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
 use crate::core::budget::{BudgetRow, MatchKind};
-use crate::format::{elide, thousands};
+use crate::format::{elide, percent, thousands};
 use crate::tui::app::{Pane, SortColumn, State};
+use crate::tui::panes::chart::{Series, stacked_bar};
 use crate::tui::panes::{pane_block, shown, window_start};
 use crate::tui::theme::Theme;
 
@@ -305,13 +307,50 @@ fn detail_lines<'a>(r: &BudgetRow, width: usize, theme: &Theme) -> Vec<Line<'a>>
         .lint
         .iter()
         .map(|l| (shown(&format!("⚠ {l}")), theme.warn));
-    parts
-        .into_iter()
-        .chain(lints)
-        .flat_map(|(text, style)| {
-            wrap(&text, width)
-                .into_iter()
-                .map(move |l| Line::styled(l, style))
-        })
-        .collect()
+    let [id, numbers, origin] = parts;
+    let wrapped = |(text, style): (String, Style)| {
+        wrap(&text, width)
+            .into_iter()
+            .map(move |l| Line::styled(l, style))
+    };
+    // The numbers, then the window they make as a bar, then where they came from.
+    let mut lines: Vec<Line> = [id, numbers].into_iter().flat_map(wrapped).collect();
+    lines.push(window_line(r, width, theme));
+    lines.extend(std::iter::once(origin).chain(lints).flat_map(wrapped));
+    lines
+}
+
+/// The row's window as a bar: its input ceiling and the output it reserves,
+/// `window 17,500 ▕iiiiiiiiiiiiiiiiiioo▏ out 8.6%` (the numbers are on the line above).
+pub fn window_line<'a>(r: &BudgetRow, width: usize, theme: &Theme) -> Line<'a> {
+    let window = r.input_tokens + r.output_tokens;
+    if window == 0 {
+        return Line::styled("window 0: this row gives the model no tokens", theme.warn);
+    }
+    let input = Series {
+        style: theme.chart[1],
+        letter: 'i',
+        solid: true,
+    };
+    let output = Series {
+        style: theme.chart[4],
+        letter: 'o',
+        solid: true,
+    };
+    let share = |n: usize| percent(n as f64 * 100.0 / window as f64);
+    let head = format!("window {} ", thousands(window));
+    let tail = format!(" out {}", share(r.output_tokens));
+    let bar_w = width.saturating_sub(head.chars().count() + tail.chars().count() + 2);
+    let mut spans = vec![
+        Span::styled(head, theme.muted),
+        Span::styled("▕", theme.muted),
+    ];
+    spans.extend(stacked_bar(
+        &[(input, r.input_tokens), (output, r.output_tokens)],
+        bar_w,
+        theme,
+    ));
+    spans.push(Span::styled("▏", theme.muted));
+    spans.push(Span::styled(tail, theme.base));
+    Line::from(spans)
 }

@@ -5,12 +5,13 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph};
-use std::collections::HashSet;
+use std::collections::HashMap;
 
+use crate::core::request::{EntryFate, Fate};
 use crate::format::thousands;
 use crate::tui::action::Action;
 use crate::tui::app::{Pane, State};
-use crate::tui::panes::{clip, pane_block, shown, window_start};
+use crate::tui::panes::{clip, pane_block, request_title, shown, window_start};
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
@@ -33,23 +34,18 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         ""
     };
-    let tier_note = if view.effective.tier_override.is_some() {
-        " override"
-    } else {
-        ""
-    };
     let search = if state.catalog.search.is_empty() {
         String::new()
     } else {
         format!(" · /{}", state.catalog.search)
     };
-    let rest = format!(" · tier {}{tier_note}{updating}{search} ", row.tier);
-    // The model id gives way (elided with …) before the tier does.
-    let room =
-        (area.width as usize).saturating_sub(2 + " 2 Catalog · ".len() + rest.chars().count());
-    let title = format!(
-        " 2 Catalog · {}{rest}",
-        crate::format::elide(&view.effective.model, room.max(8))
+    let title = request_title(
+        "2 Catalog",
+        &view.effective.model,
+        row.tier,
+        view.effective.tier_override.is_some(),
+        &format!("{updating}{search}"),
+        area.width,
     );
     let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
@@ -171,13 +167,8 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let text = viewer_text(state);
     let search = &state.catalog.search;
     let lines = visible_lines(text, search);
-    let cut: HashSet<&str> = view
-        .compacted
-        .trim
-        .cut
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let fates: HashMap<&str, &EntryFate> =
+        view.entries.iter().map(|e| (e.name.as_str(), e)).collect();
     let what = if state.full_view {
         "full catalog"
     } else {
@@ -186,7 +177,11 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let mut header = vec![Span::styled(what, theme.accent)];
     if search.is_empty() && !state.filter_editing {
         header.push(Span::styled(
-            "  (f toggles · / search · enter opens an entry; cut entries marked ✂ in the full view)",
+            if state.full_view {
+                "  each entry's fate: sent, trim N (changed by trim steps N), ✗ planner (left out by the planner), ✂ cut (by the budget) · f toggles · / search · enter opens"
+            } else {
+                "  (f toggles · / search · enter opens an entry; each entry's fate in the full view)"
+            },
             theme.muted,
         ));
     } else {
@@ -211,7 +206,23 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         0
     };
-    let width = area.width.saturating_sub(6) as usize;
+    let on_screen = || lines.iter().enumerate().skip(start).take(height);
+    // The fate column (full view): as wide as its widest label on screen.
+    let fate_of = |line: &str| {
+        entry_name(line)
+            .and_then(|name| fates.get(name))
+            .map(|e| &e.fate)
+    };
+    let fate_width = if state.full_view {
+        on_screen()
+            .filter_map(|(_, (_, l))| fate_of(l))
+            .map(|f| fate_label(f).chars().count() + 1)
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let width = (area.width as usize).saturating_sub(5 + fate_width);
     let mut out = vec![Line::from(header)];
     if lines.is_empty() {
         out.push(Line::styled(
@@ -219,23 +230,68 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             theme.muted,
         ));
     }
-    for (i, (n, line)) in lines.iter().enumerate().skip(start).take(height) {
-        let is_cut = state.full_view && entry_name(line).is_some_and(|name| cut.contains(name));
+    for (i, (n, line)) in on_screen() {
+        let fate = fate_of(line).filter(|_| state.full_view);
         let selected = state.focus == Pane::Catalog && i == state.catalog_scroll;
-        let style = match (selected, is_cut) {
+        let style = match (selected, fate) {
             (true, _) => theme.selected,
-            (false, true) => theme.error,
+            (false, Some(Fate::CutByBudget)) => theme.error,
+            (false, Some(Fate::RemovedByPlanner | Fate::RemovedByFilter)) => theme.muted,
             _ => theme.base,
         };
-        out.push(Line::from(vec![
-            Span::styled(
-                format!("{:>4}{}", n + 1, if is_cut { "✂" } else { " " }),
-                theme.muted,
-            ),
-            Span::styled(clip(line, width), style),
-        ]));
+        let mut spans = vec![Span::styled(format!("{:>4} ", n + 1), theme.muted)];
+        if state.full_view {
+            let (label, fate_style) = match fate {
+                Some(f) => (fate_label(f), fate_style(f, theme)),
+                None => (String::new(), theme.muted),
+            };
+            spans.push(Span::styled(
+                format!("{label:<w$}", w = fate_width),
+                fate_style,
+            ));
+        }
+        spans.push(Span::styled(clip(line, width), style));
+        out.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(out), area);
+}
+
+/// An entry's fate in the full view's column: `sent`, `trim 123` (the trim steps that
+/// changed it), `✗ planner`, `✗ filter`, `✂ cut`.
+pub fn fate_label(fate: &Fate) -> String {
+    match fate {
+        Fate::Kept { trimmed_by } if trimmed_by.is_empty() => "sent".into(),
+        Fate::Kept { trimmed_by } => {
+            let steps: String = trimmed_by.iter().map(|s| s.number().to_string()).collect();
+            format!("trim {steps}")
+        }
+        Fate::RemovedByPlanner => "✗ planner".into(),
+        Fate::RemovedByFilter => "✗ filter".into(),
+        Fate::CutByBudget => "✂ cut".into(),
+    }
+}
+
+fn fate_style(fate: &Fate, theme: &Theme) -> ratatui::style::Style {
+    match fate {
+        Fate::Kept { trimmed_by } if trimmed_by.is_empty() => theme.ok,
+        Fate::Kept { .. } => theme.warn,
+        Fate::RemovedByPlanner | Fate::RemovedByFilter => theme.muted,
+        Fate::CutByBudget => theme.error,
+    }
+}
+
+/// An entry's fate in words, for the entry opened in full.
+pub fn fate_sentence(fate: &Fate) -> String {
+    match fate {
+        Fate::Kept { trimmed_by } if trimmed_by.is_empty() => "sent whole".into(),
+        Fate::Kept { trimmed_by } => {
+            let steps: Vec<String> = trimmed_by.iter().map(|s| s.number().to_string()).collect();
+            format!("sent, trimmed by steps {}", steps.join(", "))
+        }
+        Fate::RemovedByPlanner => "not sent: left out by the planner".into(),
+        Fate::RemovedByFilter => "not sent: left out by the two-pass filter".into(),
+        Fate::CutByBudget => "not sent: cut by the budget".into(),
+    }
 }
 
 /// The name (pack) or id (pipeline) at the start of an entry line.
@@ -363,22 +419,12 @@ pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
     let view = state.compaction.as_deref();
     let sent = view.and_then(|v| entry_json(&v.compacted.text, name));
     let full = entry_json(&state.full_catalog, name);
-    let cut = view.is_some_and(|v| v.compacted.trim.cut.iter().any(|c| c.name == name));
-    let fate = match (&sent, cut, view) {
-        (Some(_), _, Some(v)) if !v.compacted.trim.dropped.is_empty() => {
-            let steps: Vec<String> = v
-                .compacted
-                .trim
-                .dropped
-                .iter()
-                .map(|d| d.step.number().to_string())
-                .collect();
-            format!("sent, trimmed by steps {}", steps.join(", "))
-        }
-        (Some(_), ..) => "sent whole".to_string(),
-        (None, true, _) => "not sent: cut by the budget".to_string(),
-        (None, false, _) => "not sent: left out by the planner".to_string(),
-    };
+    let fate = view
+        .and_then(|v| v.entries.iter().find(|e| e.name == name))
+        .map_or_else(
+            || "not in the catalog the request was planned from".into(),
+            |e| fate_sentence(&e.fate),
+        );
     let mut lines = vec![
         Line::styled(shown(name), theme.accent),
         Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),

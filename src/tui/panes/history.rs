@@ -10,10 +10,12 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
 use crate::core::history::{Drift, Outcome};
 use crate::core::time::format_minute;
+use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
 use crate::store::view::Page;
 use crate::tui::app::{Pane, State};
 use crate::tui::history::{HistoryList, HistoryState};
+use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
 use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
@@ -37,7 +39,7 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         draw_detail(frame, area, h, theme, true);
         return;
     }
-    let [groups, plans, detail, models] = areas(area);
+    let [groups, plans, detail, models, drift] = areas(area, h);
     draw_groups(
         frame,
         groups,
@@ -58,17 +60,33 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         draw_models(frame, models, h, theme);
     }
+    draw_drift_weeks(frame, drift, h, theme);
 }
 
-/// Groups, plans, the plan, models: where each goes in the pane (when no plan fills it).
-pub fn areas(area: Rect) -> [Rect; 4] {
+/// Groups, plans, the plan, models, drift by week: where each goes in the pane (when no
+/// plan fills it). The drift chart sits under the groups, as tall as its weeks need, up to
+/// half the column.
+pub fn areas(area: Rect, h: &HistoryState) -> [Rect; 5] {
     let [top, bottom] =
         Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
-    let [groups, plans] =
+    let [left, plans] =
         Layout::horizontal([Constraint::Percentage(32), Constraint::Percentage(68)]).areas(top);
-    let [detail, models] =
-        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(bottom);
-    [groups, plans, detail, models]
+    // Narrow screens give the models table half the width: it has a chart column too.
+    let models_share = if area.width >= 100 { 42 } else { 50 };
+    let [detail, models] = Layout::horizontal([
+        Constraint::Percentage(100 - models_share),
+        Constraint::Percentage(models_share),
+    ])
+    .areas(bottom);
+    let inner_width = left.width.saturating_sub(2) as usize;
+    let weeks = h.trends.as_ref().map_or(2, |t| t.weeks.len().max(2)) as u16;
+    let want = weeks + drift_legend(inner_width, &Theme::plain()).len() as u16 + 2;
+    // Up to half the column; on a short screen a little more, so a few weeks show.
+    let share = if left.height < 16 { 55 } else { 50 };
+    let drift_height = want.min(left.height * share / 100).max(4.min(left.height));
+    let [groups, drift] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(drift_height)]).areas(left);
+    [groups, plans, detail, models, drift]
 }
 
 /// The index of the row drawn at screen row `y` of a list drawn in `area` (border, header,
@@ -531,8 +549,96 @@ fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// The drift chart's legend: each class with its glyph (names cut to three letters where
+/// the column is narrow, so the legend leaves room for weeks).
+fn drift_legend(width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let items = DRIFT_CLASSES
+        .iter()
+        .map(|d| {
+            let name = d.to_string();
+            let name = if width < 36 {
+                name.chars()
+                    .take(if *d == Drift::Failed { 4 } else { 3 })
+                    .collect()
+            } else {
+                name
+            };
+            (drift_series(*d, theme).swatch(theme), name)
+        })
+        .collect();
+    legend(items, width, theme)
+}
+
+/// Drift classes per week as stacked bars, one week a row (oldest first, the latest at the
+/// bottom), each as long as its plans against the busiest week, with its count.
+fn draw_drift_weeks(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
+    let block = pane_block(" Drift by week ".into(), false, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(trends) = h.trends.as_deref() else {
+        return loading(frame, inner, theme);
+    };
+    if trends.is_empty() {
+        return empty(frame, inner, nothing_matches(h, "plans to chart"), theme);
+    }
+    let width = inner.width as usize;
+    let legend_lines = drift_legend(width, theme);
+    let rows = (inner.height as usize).saturating_sub(legend_lines.len());
+    let totals: Vec<u64> = trends.drift.iter().map(|w| w.iter().sum()).collect();
+    let busiest = totals.iter().copied().max().unwrap_or(0).max(1);
+    let count_w = busiest.to_string().len();
+    // "11-16 " before the bar, " 123" after it.
+    let bar_w = width.saturating_sub(6 + 1 + count_w);
+    let first = trends.weeks.len().saturating_sub(rows);
+    let mut lines: Vec<Line> = trends
+        .weeks
+        .iter()
+        .zip(&trends.drift)
+        .zip(&totals)
+        .skip(first)
+        .map(|((week, counts), total)| {
+            let at = format_minute(*week);
+            let label = at.get(5..10).unwrap_or(&at).to_string();
+            let cells = ((*total as f64 / busiest as f64) * bar_w as f64).round() as usize;
+            // A week with plans shows, however quiet it was next to the busiest.
+            let cells = if *total > 0 && bar_w > 0 {
+                cells.max(1)
+            } else {
+                cells
+            };
+            let parts: Vec<(Series, usize)> = DRIFT_CLASSES
+                .iter()
+                .zip(counts)
+                .map(|(d, n)| (drift_series(*d, theme), *n as usize))
+                .collect();
+            let mut spans = vec![Span::styled(format!("{label} "), theme.muted)];
+            spans.extend(stacked_bar(&parts, cells, theme));
+            spans.push(Span::raw(" ".repeat(bar_w.saturating_sub(cells) + 1)));
+            spans.push(Span::styled(format!("{total:>count_w$}"), theme.base));
+            Line::from(spans)
+        })
+        .collect();
+    lines.extend(legend_lines);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A model's failed share per week, from the trends (`·` for a week without its plans).
+fn model_sparkline(trends: Option<&Trends>, model: &str) -> String {
+    let Some(t) = trends else {
+        return String::new();
+    };
+    match t.model(model) {
+        Some(m) => sparkline(&m.weeks.iter().map(|w| w.failed_rate()).collect::<Vec<_>>()),
+        None => "·".repeat(t.weeks.len()),
+    }
+}
+
 fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
-    let block = pane_block(" Models · outcomes → tier ".into(), false, theme);
+    let block = pane_block(
+        " Models · outcomes → tier · fail/wk: failed share, week by week ".into(),
+        false,
+        theme,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if h.model_rows.is_empty() {
@@ -542,8 +648,13 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         }
         return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
+    let trends = h.trends.as_deref();
+    let spark_w = trends.map_or(0, |t| t.weeks.len()).max("fail/wk".len());
+    // model, then fail, follw, fail by week, tier (and plans, when the model keeps 12).
+    let fixed = 4 + 1 + 4 + 1 + spark_w + 1 + 6 + 1;
+    let with_plans = (inner.width as usize).saturating_sub(fixed + 6) >= 12;
     let model_w = (inner.width as usize)
-        .saturating_sub(5 + 5 + 5 + 6 + 4)
+        .saturating_sub(fixed + if with_plans { 6 } else { 0 })
         .max(1);
     let rows: Vec<Row> = h
         .model_rows
@@ -555,27 +666,37 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
                 Some(t) if t != m.current_tier => theme.warn,
                 _ => theme.base,
             };
-            Row::new(vec![
-                Cell::from(short_model(&m.outcomes.model, model_w)),
-                Cell::from(format!("{:>5}", m.outcomes.plans)),
-                Cell::from(format!("{:>4.0}%", m.failed_rate * 100.0)),
-                Cell::from(format!("{:>4.0}%", m.followed_rate * 100.0)),
+            let mut cells = vec![Cell::from(short_model(&m.outcomes.model, model_w))];
+            if with_plans {
+                cells.push(Cell::from(format!("{:>5}", m.outcomes.plans)));
+            }
+            cells.extend([
+                Cell::from(format!("{:>3.0}%", m.failed_rate * 100.0)),
+                Cell::from(format!("{:>3.0}%", m.followed_rate * 100.0)),
+                Cell::from(Span::styled(
+                    model_sparkline(trends, &m.outcomes.model),
+                    theme.chart[5],
+                )),
                 Cell::from(format!("{} → {suggested}", m.current_tier)),
-            ])
-            .style(style)
+            ]);
+            Row::new(cells).style(style)
         })
         .collect();
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Fill(1),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(6),
-        ],
-    )
-    .column_spacing(1)
-    .header(Row::new(["model", "plans", "fail", "follw", "tier"]).style(theme.accent));
+    let mut widths = vec![Constraint::Fill(1)];
+    let mut header = vec!["model"];
+    if with_plans {
+        widths.push(Constraint::Length(5));
+        header.push("plans");
+    }
+    widths.extend([
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(spark_w as u16),
+        Constraint::Length(6),
+    ]);
+    header.extend(["fail", "folw", "fail/wk", "tier"]);
+    let table = Table::new(rows, widths)
+        .column_spacing(1)
+        .header(Row::new(header).style(theme.accent));
     frame.render_widget(table, inner);
 }

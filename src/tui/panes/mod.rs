@@ -2,6 +2,7 @@
 
 pub mod budgets;
 pub mod catalog;
+pub mod chart;
 pub mod help;
 pub mod history;
 pub mod mouse;
@@ -29,6 +30,30 @@ pub fn shown_text(text: &str) -> String {
 /// [`shown`], cut to `width` characters.
 pub fn clip(text: &str, width: usize) -> String {
     crate::format::clip(&for_terminal_line(text), width)
+}
+
+/// A pane title naming the model and tier a request was planned for:
+/// ` 2 Catalog · openrouter/openrouter/free · tier C (overridden) · updating… `. The model id
+/// gives way (elided with `…`) before anything else does, so the tier always shows.
+pub fn request_title(
+    label: &str,
+    model: &str,
+    tier: crate::core::budget::Tier,
+    overridden: bool,
+    rest: &str,
+    width: u16,
+) -> String {
+    let tail = format!(
+        " · tier {tier}{}{rest} ",
+        if overridden { " (overridden)" } else { "" }
+    );
+    let head = format!(" {label} · ");
+    // The fallback row's id says nothing on its own.
+    let model = if model == "*" { "fallback *" } else { model };
+    let room = (width as usize)
+        .saturating_sub(2 + head.chars().count() + tail.chars().count())
+        .max(8);
+    format!("{head}{}{tail}", crate::format::elide(&shown(model), room))
 }
 
 /// A pane's frame: accent border when focused. Titles carry ids and filter values, so they

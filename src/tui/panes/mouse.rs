@@ -87,7 +87,7 @@ fn history_list_at(state: &State, pane: Rect, at: Position) -> Option<(HistoryLi
     if h.expanded || h.error.is_some() || h.replay.is_some() {
         return None;
     }
-    let [groups, plans, ..] = history::areas(pane);
+    let [groups, plans, ..] = history::areas(pane, h);
     if groups.contains(at) {
         Some((HistoryList::Groups, groups))
     } else if plans.contains(at) {

@@ -7,11 +7,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::core::chart::{WindowBar, window_bar};
 use crate::core::gate::Admission;
 use crate::format::thousands;
 use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
-use crate::tui::panes::{clip, pane_block};
+use crate::tui::panes::chart::window_lines;
+use crate::tui::panes::{clip, pane_block, request_title};
 use crate::tui::theme::Theme;
 
 /// A run of at least this many text keys in one burst (keys that arrived faster than a
@@ -69,26 +71,82 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     frame.render_widget(&input, area);
 }
 
-/// The live preview beside the text box.
+/// The live preview beside the text box: the model and tier it was computed for in its
+/// title, the window bar, then planner, ranking, gate and request. With no prompt, the bar
+/// is the catalog's request (the same model and tier as the Catalog pane).
 pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let updating = if state.preview_pending.is_some() {
-        " · updating…"
-    } else {
-        ""
+    let shown_preview = state.preview.as_deref();
+    // What is shown is being recomputed: the preview, or (with no preview) the catalog's
+    // request the bar is drawn from.
+    let recomputing =
+        state.preview_pending.is_some() || (shown_preview.is_none() && state.pending.is_some());
+    let updating = if recomputing { " · updating…" } else { "" };
+    let planned_for = match (shown_preview, state.compaction.as_deref()) {
+        (Some(p), _) => Some((p.model.as_str(), p.tier, p.tier_overridden)),
+        (None, Some(c)) => Some((
+            c.effective.model.as_str(),
+            c.effective.row.tier,
+            c.effective.tier_override.is_some(),
+        )),
+        (None, None) => None,
     };
-    let block = pane_block(format!(" Preview{updating} "), false, theme);
+    let title = match planned_for {
+        Some((model, tier, overridden)) => {
+            request_title("Preview", model, tier, overridden, updating, area.width)
+        }
+        None => format!(" Preview{updating} "),
+    };
+    let block = pane_block(title, false, theme);
     let inner = block.inner(area);
     let width = inner.width as usize;
-    let lines: Vec<Line> = match (&state.preview, &state.preview_error) {
-        (_, Some(e)) => vec![Line::styled(clip(e, width), theme.error)],
-        (None, _) => vec![Line::styled(
+    let window = match (shown_preview, state.compaction.as_deref()) {
+        (Some(p), _) => Some(window_bar(p)),
+        (None, Some(c)) => Some(c.window.clone()),
+        (None, None) => None,
+    };
+    let mut lines = window_section(window.as_ref(), width, theme);
+    match (shown_preview, &state.preview_error) {
+        (_, Some(e)) => lines.push(Line::styled(clip(e, width), theme.error)),
+        (None, _) => lines.push(Line::styled(
             "Planner categories, the ranked catalog, the gate decision and the request appear here.",
             theme.muted,
-        )],
-        (Some(p), _) => preview_lines(p, width, theme),
-    };
+        )),
+        (Some(p), _) => lines.extend(preview_lines(p, width, theme)),
+    }
     let scroll = state.preview_scroll.min(lines.len().saturating_sub(1)) as u16;
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+/// `WINDOW 17,500 = 16,000 in + 1,500 out` (and `· over by N` when the request does not
+/// fit), the bar, its legend.
+pub fn window_section<'a>(bar: Option<&WindowBar>, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let Some(bar) = bar else {
+        return vec![
+            section("WINDOW", theme),
+            Line::styled("no request planned yet (compacting…)", theme.muted),
+        ];
+    };
+    let mut head = vec![Span::styled(
+        clip(
+            &format!(
+                "WINDOW {} = {} in + {} out",
+                thousands(bar.window()),
+                thousands(bar.input_tokens),
+                thousands(bar.output_tokens)
+            ),
+            width,
+        ),
+        theme.accent,
+    )];
+    if bar.over_by() > 0 {
+        head.push(Span::styled(
+            format!(" · over by {}", thousands(bar.over_by())),
+            theme.error,
+        ));
+    }
+    let mut lines = vec![Line::from(head)];
+    lines.extend(window_lines(bar, width, theme));
+    lines
 }
 
 fn section<'a>(title: &str, theme: &Theme) -> Line<'a> {
