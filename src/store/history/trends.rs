@@ -201,8 +201,8 @@ mod tests {
     use super::*;
     use crate::core::history::Drift;
     use crate::core::trend::{DRIFT_CLASSES, ModelWeek};
+    use crate::sample::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
     use crate::store::history::HISTORY_FILE;
-    use crate::workspace::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
     use std::collections::{BTreeMap, HashSet};
 
     /// The sample history, with two failed replays added (which no chart may count).
