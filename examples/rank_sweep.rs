@@ -1,5 +1,5 @@
 //! Chooses ranker weights on the tune halves only:
-//! `cargo run --release --example rank_sweep [DIR] [--sets a,b]`.
+//! `cargo run --release --example rank_sweep [DIR] [--sets a,b] [--knobs k,…] [--base k=v,…]`.
 //!
 //! Reads every set `ctxconsole eval rank --suite DIR` reads (default `tests/data`), drops
 //! every test-half question before ranking anything, and prints, for the default weights and
@@ -76,9 +76,20 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let mut dir = PathBuf::from("tests/data");
     let mut only: Option<Vec<String>> = None;
+    let mut knob_filter: Option<Vec<String>> = None;
+    let mut base_overrides: Vec<(String, f64)> = Vec::new();
+    let list = |s: Option<String>| s.map(|s| s.split(',').map(str::to_string).collect());
     while let Some(a) = args.next() {
         if a == "--sets" {
-            only = args.next().map(|s| s.split(',').map(str::to_string).collect());
+            only = list(args.next());
+        } else if a == "--knobs" {
+            knob_filter = list(args.next());
+        } else if a == "--base" {
+            for kv in list(args.next()).unwrap_or_default() {
+                if let Some((k, v)) = kv.split_once('=') {
+                    base_overrides.push((k.to_string(), v.parse()?));
+                }
+            }
         } else {
             dir = PathBuf::from(a);
         }
@@ -98,9 +109,13 @@ fn main() -> anyhow::Result<()> {
             evaluate(s, RankParams::default(), keep).0.tune.bm25.recall_at_5
         })
         .collect();
-    let base = RankParams::default();
-    let mut variants: Vec<(String, RankParams)> = vec![("default".into(), base)];
-    for f in 0..base.fields.len() {
+    let mut base = RankParams::default();
+    for (k, v) in &base_overrides {
+        set(&mut base, k, *v);
+    }
+    let wanted = |k: &str| knob_filter.as_ref().is_none_or(|f| f.iter().any(|x| x == k));
+    let mut variants: Vec<(String, RankParams)> = vec![("base".into(), base)];
+    for f in (0..base.fields.len()).filter(|_| wanted("fields")) {
         for scale in [0.5, 1.5] {
             let mut p = base;
             p.fields[f].0 *= scale;
@@ -117,34 +132,18 @@ fn main() -> anyhow::Result<()> {
         ("k1", &[0.8, 1.6, 2.5]),
         ("b", &[0.0, 1.5]),
         ("requests", &[0.0]),
-        ("diversify", &[0.0, 2.0]),
+        ("diversify", &[0.0, 2.0, 3.0, 5.0]),
+        ("params_weight", &[0.3, 0.5, 0.7]),
         ("rare_floor", &[0.0, 0.3, 0.8, 1.0]),
         ("rare_idf", &[0.5, 0.6, 0.8, 0.9]),
         ("mined", &[0.1, 0.2, 0.4]),
+        ("plain_bm25", &[0.25, 0.5, 1.0]),
         ("mined_min_count", &[1.0, 3.0]),
     ];
-    for &(label, values) in knobs {
+    for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {
             let mut p = base;
-            match label {
-                "coord" => p.coord = value,
-                "name_coverage" => p.name_coverage = value,
-                "pair" => p.pair = value,
-                "related" => p.related = value,
-                "action" => p.action_conflict = value,
-                "action_synonym" => p.action_synonym = value,
-                "k1" => p.k1 = value,
-                "b" => p
-                    .fields
-                    .iter_mut()
-                    .for_each(|f| f.1 = (f.1 * value).min(1.0)),
-                "requests" => p.requests = value > 0.0,
-                "diversify" => p.diversify = value as usize,
-                "rare_floor" => p.rare_floor = value,
-                "rare_idf" => p.rare_idf = value,
-                "mined" => p.mined = value,
-                _ => p.mined_min_count = value as usize,
-            }
+            set(&mut p, label, value);
             variants.push((format!("{label} {value}"), p));
         }
     }
@@ -164,4 +163,33 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// One knob of the weights set to `value`.
+fn set(p: &mut RankParams, label: &str, value: f64) {
+    match label {
+                "coord" => p.coord = value,
+                "name_coverage" => p.name_coverage = value,
+                "pair" => p.pair = value,
+                "related" => p.related = value,
+                "action" => p.action_conflict = value,
+                "action_synonym" => p.action_synonym = value,
+                "k1" => p.k1 = value,
+                "b" => p
+                    .fields
+                    .iter_mut()
+                    .for_each(|f| f.1 = (f.1 * value).min(1.0)),
+                "requests" => p.requests = value > 0.0,
+                "diversify" => p.diversify = value as usize,
+                "rare_floor" => p.rare_floor = value,
+                "rare_idf" => p.rare_idf = value,
+                "mined" => p.mined = value,
+                "plain_bm25" => p.plain_bm25 = value,
+                "mined_min_count" => p.mined_min_count = value as usize,
+                "params_weight" => p.fields[7].0 = value,
+                "name_weight" => p.fields[0].0 = value,
+                "description_weight" => p.fields[4].0 = value,
+                "parameter_names_weight" => p.fields[6].0 = value,
+                _ => panic!("unknown knob {label}"),
+    }
 }

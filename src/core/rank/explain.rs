@@ -30,9 +30,16 @@ pub struct PriorMatch {
     pub points: f64,
 }
 
+/// One rare query word the entry says, with its plain BM25 points (the rare-word floor).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RareWord {
+    pub term: String,
+    pub points: f64,
+}
+
 /// Why an entry scored what it did: `((Σ matches + pairs) × coverage + name_coverage) ×
-/// action + prior` is its score — or, when the entry's own rare words earn more, `floor +
-/// prior`.
+/// action + plain_bm25 + prior` is its score — or, when the entry's own rare words earn
+/// more, `rare_floor × Σ rare_words + prior`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
     pub name: String,
@@ -51,10 +58,15 @@ pub struct Explanation {
     pub name_coverage: f64,
     /// Below 1 when the entry is named for another kind of action than the intent asks.
     pub action: f64,
+    /// Points from plain BM25 over the whole entry, at the ranker's share.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub plain_bm25: f64,
     /// Set when the entry's own rare words earn more than the rest put together: the
-    /// lexical score is this share of their points.
+    /// lexical score is this share of their plain BM25 points.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rare_floor: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rare_words: Vec<RareWord>,
     pub prior: Option<PriorMatch>,
     /// Points from the attachments' outlines (see `core::request`), 0 without any.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -85,10 +97,15 @@ impl Explanation {
             .map_or(String::new(), |r| format!(" (request {})", r + 1));
         let mut parts = Vec::new();
         if self.rare_floor > 0.0 {
+            let rare: Vec<String> = self
+                .rare_words
+                .iter()
+                .map(|w| format!("{} {:.2}", w.term, w.points))
+                .collect();
             parts.push(format!(
-                "rare-word floor {:.2} × ({})",
+                "rare-word floor {:.2} × plain BM25 ({})",
                 self.rare_floor,
-                words.join(" + ")
+                rare.join(" + ")
             ));
         } else {
             let mut lexical = Vec::new();
@@ -110,6 +127,9 @@ impl Explanation {
                 ));
             } else {
                 parts.extend(lexical);
+            }
+            if self.plain_bm25 > 0.0 {
+                parts.push(format!("plain BM25 {:.2}", self.plain_bm25));
             }
         }
         if let Some(p) = &self.prior {
@@ -136,10 +156,10 @@ impl Explanation {
     pub fn total(&self) -> f64 {
         let words: f64 = self.matches.iter().map(|m| m.points).sum();
         let lexical = if self.rare_floor > 0.0 {
-            // Only the rare words' matches are listed under a floor.
-            words * self.rare_floor
+            self.rare_floor * self.rare_words.iter().map(|w| w.points).sum::<f64>()
         } else {
             ((words + self.pairs) * self.coverage + self.name_coverage) * self.action
+                + self.plain_bm25
         };
         lexical + self.prior.as_ref().map_or(0.0, |p| p.points) + self.attachment
     }
@@ -193,8 +213,9 @@ impl RankIndex {
     ) -> Explanation {
         let nr = query.request_count();
         let mut matches = Vec::new();
-        let mut rare_matches = Vec::new();
+        let mut rare_words = Vec::new();
         let mut words = 0.0;
+        let mut plain = 0.0;
         let mut floor = 0.0;
         let mut matched = vec![0.0; nr];
         for (i, t) in query.terms.iter().enumerate() {
@@ -202,9 +223,17 @@ impl RankIndex {
                 continue;
             };
             words += hit.points;
-            let rare = hit.direct && self.is_rare(query.idf[i]);
-            if rare {
-                floor += hit.points;
+            // Plain BM25 counts the word itself, whichever way its best match went.
+            let own = query.ids[i]
+                .and_then(|id| self.posting(id, index))
+                .map_or(0.0, |p| query.idf[i] * p.plain);
+            plain += own;
+            if own > 0.0 && self.is_rare(query.idf[i]) {
+                floor += own;
+                rare_words.push(RareWord {
+                    term: t.clone(),
+                    points: own,
+                });
             }
             let mask = if query.per_request { query.masks[i] } else { 1 };
             for r in 0..nr {
@@ -219,16 +248,12 @@ impl RankIndex {
             let combined: f64 = ftf.iter().sum();
             for (f, part) in ftf.iter().enumerate() {
                 if *part > 0.0 {
-                    let m = TermMatch {
+                    matches.push(TermMatch {
                         term: t.clone(),
                         via: (self.word(hit.via) != t).then(|| self.word(hit.via).to_string()),
                         field: Field::ALL[f],
                         points: hit.points * part / combined,
-                    };
-                    if rare {
-                        rare_matches.push(m.clone());
-                    }
-                    matches.push(m);
+                    });
                 }
             }
         }
@@ -253,15 +278,13 @@ impl RankIndex {
         } else {
             let g = Gathered {
                 words,
+                plain,
                 matched: &matched,
                 floor,
             };
             self.lexical_parts(index, &g, pair_hits, query)
         };
         let floored = parts.floored();
-        if floored {
-            matches = rare_matches;
-        }
         matches.sort_by(|a, b| b.points.total_cmp(&a.points));
         Explanation {
             name: self.name(index).to_string(),
@@ -272,11 +295,13 @@ impl RankIndex {
             coverage_request: parts.request,
             name_coverage: parts.name,
             action: parts.action,
+            plain_bm25: if floored { 0.0 } else { parts.plain },
             rare_floor: if floored {
                 self.params.rare_floor
             } else {
                 0.0
             },
+            rare_words: if floored { rare_words } else { Vec::new() },
             prior: prior_match,
             attachment: scored.map_or(0.0, |s| s.attachment),
             best_for_request: scored.and_then(|s| s.best_for_request),

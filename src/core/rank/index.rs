@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::actions::{ACTION_WORDS, action_of, actions_of};
 use super::entry::entry_fields;
+use super::baseline::{BM25_B, BM25_K1};
 use super::prior::LearnedWords;
 use super::{
     AGENT_SUFFIXES, Field, MAX_RELATED_LEN, MIN_COMPOUND_TAIL, MIN_RELATED_LEN, NF, RankParams,
@@ -24,6 +25,10 @@ pub(super) struct Posting {
     /// example values ("e.g. New York") says the entry takes such a value, not that it does
     /// what was asked, so it covers at the examples field's weight.
     pub covers: f64,
+    /// Plain BM25's saturated term frequency over the whole entry (one field, k1 and b of
+    /// the baseline), without the IDF: what the rare-word floor and the plain-BM25 share
+    /// are measured in.
+    pub plain: f64,
 }
 
 /// An inverted index over a catalog, built once per catalog and queried per intent.
@@ -140,6 +145,7 @@ impl RankIndex {
                     tf,
                     combined: 0.0,
                     covers: 1.0,
+                    plain: 0.0,
                 });
             }
             let mut entry_pairs: Vec<u64> = [Field::Name, Field::Description]
@@ -174,6 +180,15 @@ impl RankIndex {
                 (totals[f] / n as f64).max(1.0)
             }
         });
+        let entry_len: Vec<f64> = lens
+            .iter()
+            .map(|l| l.iter().map(|&x| f64::from(x)).sum())
+            .collect();
+        let avg_entry_len = if n == 0 {
+            1.0
+        } else {
+            (entry_len.iter().sum::<f64>() / n as f64).max(1.0)
+        };
         // The combined frequency of every posting, now that lengths are known.
         let examples = Field::Examples as usize;
         let examples_cover = params.fields[examples].0.min(1.0);
@@ -188,6 +203,9 @@ impl RankIndex {
                         w * f64::from(p.tf[f]) / norm
                     })
                     .sum();
+                let tf: f64 = p.tf.iter().map(|&t| f64::from(t)).sum();
+                let norm = 1.0 - BM25_B + BM25_B * entry_len[p.doc as usize] / avg_entry_len;
+                p.plain = tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm);
                 let only_examples = (0..NF).all(|f| p.tf[f] == 0 || f == examples);
                 p.covers = if only_examples { examples_cover } else { 1.0 };
             }

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::core::budget::{BudgetRow, Tier};
 
 pub use baseline::{BM25_B, BM25_K1, Bm25, WordOverlap};
-pub use explain::{Explanation, PriorMatch, TermMatch};
+pub use explain::{Explanation, PriorMatch, RareWord, TermMatch};
 pub use index::RankIndex;
 pub use prior::{Boost, HistoryPrior, LearnedWords, PastPlan};
 pub use query::split_requests;
@@ -146,10 +146,13 @@ pub struct RankParams {
     /// How many rounds of request winners go first: 1 puts the best entry of every request
     /// before any second (0 = score order only).
     pub diversify: usize,
-    /// An entry's lexical score never falls below this share of the points it earns from
-    /// rare query words it matches itself (0 = off): coverage and action factors must not
-    /// bury the one entry that has the question's rarest word.
+    /// An entry's lexical score never falls below this share of the plain BM25 points it
+    /// earns from rare query words it says itself (0 = off): coverage and action factors must
+    /// not bury the one entry that has the question's rarest word.
     pub rare_floor: f64,
+    /// Share of plain BM25 (one field, every word of the entry) added to the score: the
+    /// baseline's view of the entry, which no field weight can hide.
+    pub plain_bm25: f64,
     /// A query word is rare when its IDF is at least this share of the catalog's highest.
     pub rare_idf: f64,
     /// Share of a match a word related through the catalog itself earns (a description word
@@ -174,6 +177,7 @@ impl Default for RankParams {
             requests: true,
             diversify: 1,
             rare_floor: 0.5,
+            plain_bm25: 0.0,
             rare_idf: 0.7,
             mined: 0.0,
             mined_min_count: 2,

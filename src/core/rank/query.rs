@@ -202,7 +202,7 @@ fn is_request_verb(word: &str) -> bool {
 }
 
 /// Words that open a new request wherever they stand between words.
-const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally", "next"];
+const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
 
 /// The requests a question makes, in order: its sentences, further cut before "then",
 /// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price").

@@ -1,6 +1,7 @@
 //! Ranking: every entry's lexical score for an intent, the history prior, and the order —
 //! each request's best entry first when a question asks for several things.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::index::RankIndex;
@@ -17,10 +18,12 @@ pub(super) struct TermHit {
     pub matched_idf: f64,
     /// Matched through the word itself, not a related one.
     pub direct: bool,
+    /// Plain BM25 points of a direct match (0 through a related word).
+    pub plain: f64,
 }
 
-/// The pieces of a lexical score: `max(((words + pairs) × coverage + name) × action,
-/// floor)`.
+/// The pieces of a lexical score: `max(((words + pairs) × coverage + name) × action +
+/// plain, floor)`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LexicalParts {
     pub words: f64,
@@ -30,6 +33,8 @@ pub(super) struct LexicalParts {
     pub request: Option<usize>,
     pub name: f64,
     pub action: f64,
+    /// The share of plain BM25 added.
+    pub plain: f64,
     /// Points the entry's own rare words guarantee it.
     pub floor: f64,
 }
@@ -42,11 +47,12 @@ impl LexicalParts {
         request: None,
         name: 0.0,
         action: 1.0,
+        plain: 0.0,
         floor: 0.0,
     };
 
     fn main(&self) -> f64 {
-        ((self.words + self.pairs) * self.coverage + self.name) * self.action
+        ((self.words + self.pairs) * self.coverage + self.name) * self.action + self.plain
     }
 
     /// Whether the rare-word floor is what the score is.
@@ -62,6 +68,8 @@ impl LexicalParts {
 /// What one entry gathered over the query's words.
 pub(super) struct Gathered<'a> {
     pub words: f64,
+    /// Plain BM25 points over every query word the entry says.
+    pub plain: f64,
     /// Per request: matched IDF.
     pub matched: &'a [f64],
     pub floor: f64,
@@ -88,6 +96,7 @@ impl RankIndex {
                     points: weight * self.term_points(idf, p.combined),
                     matched_idf: weight * idf * p.covers,
                     direct,
+                    plain: if direct { idf * p.plain } else { 0.0 },
                 });
             }
         }
@@ -116,6 +125,7 @@ impl RankIndex {
                     points,
                     matched_idf: weight * idf * p.covers,
                     direct,
+                    plain: if direct { idf * p.plain } else { 0.0 },
                 });
             }
         }
@@ -191,140 +201,140 @@ impl RankIndex {
             } else {
                 1.0
             },
+            plain: self.params.plain_bm25 * g.plain,
             floor: self.params.rare_floor * g.floor,
         }
     }
 
     /// Rank every entry for `intent`. Ties keep catalog order.
     pub fn rank(&self, intent: &str, prior: Option<&HistoryPrior>) -> Ranking {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut scratch) => self.rank_with(intent, prior, &mut scratch),
+            // Re-entered on this thread (never today): work in fresh buffers.
+            Err(_) => self.rank_with(intent, prior, &mut Scratch::default()),
+        })
+    }
+
+    fn rank_with(&self, intent: &str, prior: Option<&HistoryPrior>, s: &mut Scratch) -> Ranking {
         let (query, requests) = self.query(intent);
         let n = self.len();
         let nr = query.request_count();
-        let mut words = vec![0f64; n];
-        let mut floor = vec![0f64; n];
-        let mut matched = vec![0f64; n * nr];
-        let mut points = vec![0f64; n * nr];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut seen = vec![false; n];
-        // Per query word, each entry's best match (scratch, reset after each word).
-        let mut term_points = vec![0f64; n];
-        let mut term_idf = vec![0f64; n];
-        let mut term_direct = vec![false; n];
-        let mut term_touched: Vec<u32> = Vec::new();
+        s.reset(n, nr);
         for i in 0..query.terms.len() {
             self.each_match(&query, i, |hit| {
-                let d = hit.doc as usize;
-                if term_points[d] == 0.0 {
-                    term_touched.push(hit.doc);
+                let a = &mut s.acc[hit.doc as usize];
+                if a.term_points == 0.0 {
+                    s.term_touched.push(hit.doc);
                 }
-                if hit.points > term_points[d] {
-                    term_points[d] = hit.points;
-                    term_idf[d] = hit.matched_idf;
-                    term_direct[d] = hit.direct;
+                if hit.points > a.term_points {
+                    a.term_points = hit.points;
+                    a.term_idf = hit.matched_idf;
+                }
+                if hit.direct {
+                    a.term_plain = hit.plain;
                 }
             });
             let mask = if query.per_request { query.masks[i] } else { 1 };
             let rare = self.is_rare(query.idf[i]);
-            for d in term_touched.drain(..) {
-                let d = d as usize;
-                if !seen[d] {
-                    seen[d] = true;
-                    touched.push(d as u32);
+            for k in 0..s.term_touched.len() {
+                let d = s.term_touched[k] as usize;
+                let a = &mut s.acc[d];
+                if !a.seen {
+                    a.seen = true;
+                    s.touched.push(d as u32);
                 }
-                words[d] += term_points[d];
-                if rare && term_direct[d] {
-                    floor[d] += term_points[d];
+                a.words += a.term_points;
+                a.plain += a.term_plain;
+                if rare {
+                    a.floor += a.term_plain;
                 }
                 for r in 0..nr {
                     if mask & (1 << r) != 0 {
-                        matched[d * nr + r] += term_idf[d];
-                        points[d * nr + r] += term_points[d];
+                        s.matched[d * nr + r] += a.term_idf;
+                        s.points[d * nr + r] += a.term_points;
                     }
                 }
-                term_points[d] = 0.0;
-                term_idf[d] = 0.0;
-                term_direct[d] = false;
+                a.term_points = 0.0;
+                a.term_idf = 0.0;
+                a.term_plain = 0.0;
             }
+            s.term_touched.clear();
         }
-        let mut pair_hits = vec![0u16; n];
         for &key in &query.pair_keys {
             for &d in self.pair_docs(key) {
-                pair_hits[d as usize] = pair_hits[d as usize].saturating_add(1);
+                let a = &mut s.acc[d as usize];
+                a.pair_hits = a.pair_hits.saturating_add(1);
             }
         }
-        let mut lexical = vec![0f64; n];
-        let mut covered = vec![0f64; n];
-        for &d in &touched {
+        let mut best_lexical = 0.0f64;
+        for &d in &s.touched {
             let d = d as usize;
             let g = Gathered {
-                words: words[d],
-                matched: &matched[d * nr..(d + 1) * nr],
-                floor: floor[d],
+                words: s.acc[d].words,
+                plain: s.acc[d].plain,
+                matched: &s.matched[d * nr..(d + 1) * nr],
+                floor: s.acc[d].floor,
             };
-            let parts = self.lexical_parts(d, &g, usize::from(pair_hits[d]), &query);
-            lexical[d] = parts.total();
-            covered[d] = best_share(&g, &query);
+            let parts = self.lexical_parts(d, &g, usize::from(s.acc[d].pair_hits), &query);
+            let covered = best_share(&g, &query);
+            let a = &mut s.acc[d];
+            a.lexical = parts.total();
+            a.covered = covered;
+            best_lexical = best_lexical.max(a.lexical);
         }
-        let best_lexical = touched
-            .iter()
-            .map(|&d| lexical[d as usize])
-            .fold(0.0, f64::max);
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
         let prior_of = |i: usize| {
             boosts
                 .get(self.name(i))
                 .map_or(0.0, |b| b.strength * PRIOR_STRENGTH * best_lexical.max(1.0))
         };
+        // Entries with a score sort; the rest keep catalog order between the positive and
+        // the negative ones (a sort by score with ties in catalog order, without sorting
+        // what no word reached).
+        s.keys.clear();
+        if boosts.is_empty() {
+            for &d in &s.touched {
+                let score = s.acc[d as usize].lexical;
+                if score != 0.0 {
+                    s.keys.push((score, d));
+                }
+            }
+        } else {
+            for i in 0..n {
+                let score = s.acc[i].lexical + prior_of(i);
+                if score != 0.0 {
+                    s.keys.push((score, i as u32));
+                }
+            }
+        }
+        s.keys
+            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let acc = &s.acc;
         let scored = |i: usize| {
             let prior = if boosts.is_empty() { 0.0 } else { prior_of(i) };
             Scored {
                 index: i,
-                score: lexical[i] + prior,
-                lexical: lexical[i],
+                score: acc[i].lexical + prior,
+                lexical: acc[i].lexical,
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
             }
         };
-        // Entries with a score sort; the rest keep catalog order between the positive and
-        // the negative ones (a sort by score with ties in catalog order, without sorting
-        // what no word reached).
-        let mut nonzero: Vec<Scored> = Vec::with_capacity(touched.len());
-        let mut zero: Vec<usize> = Vec::new();
-        if boosts.is_empty() {
-            touched.sort_unstable();
-            let mut t = touched.iter().peekable();
-            for i in 0..n {
-                if t.peek().is_some_and(|&&d| d as usize == i) {
-                    t.next();
-                    let s = scored(i);
-                    if s.score != 0.0 {
-                        nonzero.push(s);
-                        continue;
-                    }
-                }
-                zero.push(i);
-            }
-        } else {
-            for i in 0..n {
-                let s = scored(i);
-                if s.score != 0.0 {
-                    nonzero.push(s);
-                } else {
-                    zero.push(i);
-                }
-            }
+        let positive = s.keys.partition_point(|k| k.0 > 0.0);
+        let mut order: Vec<Scored> = Vec::with_capacity(n);
+        order.extend(s.keys[..positive].iter().map(|&(_, d)| scored(d as usize)));
+        let mut nonzero = vec![false; 0];
+        if s.keys.len() < n {
+            nonzero.resize(n, false);
+            s.keys.iter().for_each(|&(_, d)| nonzero[d as usize] = true);
+            order.extend((0..n).filter(|&i| !nonzero[i]).map(scored));
         }
-        nonzero.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-        let split = nonzero.partition_point(|s| s.score > 0.0);
-        let negative = nonzero.split_off(split);
-        let mut order = nonzero;
-        order.extend(zero.into_iter().map(scored));
-        order.extend(negative);
+        order.extend(s.keys[positive..].iter().map(|&(_, d)| scored(d as usize)));
         if query.per_request && self.params.diversify > 0 {
-            self.diversify(&mut order, &query, &points, &lexical);
+            self.diversify(&mut order, &query, &s.points, &s.matched);
         }
-        let confidence = confidence(&order, &covered);
+        let confidence = confidence(&order, |i| acc[i].covered);
         Ranking {
             terms: query.terms,
             requests,
@@ -336,11 +346,21 @@ impl RankIndex {
     }
 
     /// Each request's best entries first: for `diversify` rounds, every request's next-best
-    /// entry (by its points for that request's words, scaled like the entry's score) goes
-    /// ahead of everything not yet placed; within a round, by score. The rest keep score
-    /// order.
-    fn diversify(&self, order: &mut Vec<Scored>, query: &Query, points: &[f64], lexical: &[f64]) {
+    /// entry (by its points for that request's words times its coverage of that request,
+    /// as the whole score takes them) goes ahead of everything not yet placed; within a
+    /// round, by score. The rest keep score order.
+    fn diversify(&self, order: &mut Vec<Scored>, query: &Query, points: &[f64], matched: &[f64]) {
         let nr = query.request_count();
+        let coord = self.params.coord;
+        let request_score = |d: usize, r: usize| {
+            let total = query.requests[r].idf_total;
+            let share = if total > 0.0 {
+                (matched[d * nr + r] / total).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            points[d * nr + r] * share.powf(coord)
+        };
         // Only entries with a positive score compete.
         let live = order.partition_point(|s| s.score > 0.0);
         if live == 0 {
@@ -357,8 +377,8 @@ impl RankIndex {
                     .filter(|(k, _)| !placed[*k])
                     .filter(|(_, s)| points[s.index * nr + r] > 0.0)
                     .max_by(|(ka, a), (kb, b)| {
-                        let pa = points[a.index * nr + r] * lexical[a.index].signum();
-                        let pb = points[b.index * nr + r] * lexical[b.index].signum();
+                        let pa = request_score(a.index, r);
+                        let pb = request_score(b.index, r);
                         pa.total_cmp(&pb)
                             .then(a.score.total_cmp(&b.score))
                             .then(kb.cmp(ka))
@@ -419,7 +439,7 @@ pub(super) fn prior_boosts<'p>(
 
 /// How sure a ranking is of its first entry: its margin over the second, times the share of
 /// the intent's (or its best request's) word weight it matched.
-fn confidence(order: &[Scored], covered: &[f64]) -> Confidence {
+fn confidence(order: &[Scored], covered: impl Fn(usize) -> f64) -> Confidence {
     let s1 = order.first().map_or(0.0, |s| s.score);
     let s2 = order.get(1).map_or(0.0, |s| s.score);
     if s1 <= 0.0 {
@@ -430,10 +450,56 @@ fn confidence(order: &[Scored], covered: &[f64]) -> Confidence {
         };
     }
     let margin = ((s1 - s2) / s1).clamp(0.0, 1.0);
-    let coverage = covered[order[0].index].clamp(0.0, 1.0);
+    let coverage = covered(order[0].index).clamp(0.0, 1.0);
     Confidence {
         value: margin * coverage,
         margin,
         coverage,
     }
+}
+
+/// What ranking gathers per entry.
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    words: f64,
+    plain: f64,
+    floor: f64,
+    lexical: f64,
+    covered: f64,
+    /// The current query word's best match (reset after each word).
+    term_points: f64,
+    term_idf: f64,
+    term_plain: f64,
+    seen: bool,
+    pair_hits: u16,
+}
+
+/// Buffers one ranking fills, kept per thread so that a query allocates nothing in
+/// proportion to the catalog beyond its answer.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<Acc>,
+    /// Per entry and request: matched IDF and word points.
+    matched: Vec<f64>,
+    points: Vec<f64>,
+    touched: Vec<u32>,
+    term_touched: Vec<u32>,
+    keys: Vec<(f64, u32)>,
+}
+
+impl Scratch {
+    fn reset(&mut self, n: usize, nr: usize) {
+        self.acc.clear();
+        self.acc.resize(n, Acc::default());
+        self.matched.clear();
+        self.matched.resize(n * nr, 0.0);
+        self.points.clear();
+        self.points.resize(n * nr, 0.0);
+        self.touched.clear();
+        self.term_touched.clear();
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
