@@ -76,7 +76,7 @@ impl Field {
             Field::Description => (1.0, 0.75),
             Field::TypicalUse => (0.8, 0.75),
             Field::ParameterNames => (1.5, 0.5),
-            Field::Parameters => (1.0, 0.75),
+            Field::Parameters => (0.3, 0.75),
             Field::Examples => (0.3, 0.75),
             Field::Learned => (1.0, 0.75),
         }
@@ -167,7 +167,7 @@ impl Default for RankParams {
         RankParams {
             fields: Field::ALL.map(Field::weight_and_b),
             k1: 1.2,
-            name_coverage: 0.6,
+            name_coverage: 1.2,
             coord: 0.5,
             pair: 1.0,
             related: 0.5,
@@ -175,11 +175,11 @@ impl Default for RankParams {
             action_conflict: 0.5,
             expand: true,
             requests: true,
-            diversify: 1,
+            diversify: 2,
             rare_floor: 0.5,
             plain_bm25: 0.0,
-            rare_idf: 0.7,
-            mined: 0.0,
+            rare_idf: 0.6,
+            mined: 0.2,
             mined_min_count: 2,
         }
     }

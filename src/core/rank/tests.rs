@@ -155,14 +155,210 @@ fn related_words_values_and_actions_reach_the_right_entry() {
     let r = idx.rank("divorce law specialists", None);
     let e = idx.explain(&r, 0, None);
     assert!(e.one_line().contains("law→lawyer"), "{}", e.one_line());
-    // An action conflict shows as a factor.
-    let r = idx.rank("find me the profile of player Lebron James", None);
-    let e = idx.explain(&r, 3, None);
+    // An action conflict shows as a factor (in this eight-entry catalog every word is
+    // rare, so without the floor: it would otherwise be what the score is).
+    let no_floor = RankIndex::with_params(
+        &g,
+        RankParams {
+            rare_floor: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let r = no_floor.rank("find me the profile of player Lebron James", None);
+    let e = no_floor.explain(&r, 3, None);
     assert!(
         e.action < 1.0 && e.one_line().contains("other action"),
         "{}",
         e.one_line()
     );
+}
+
+fn names_of(idx: &RankIndex, r: &Ranking, k: usize) -> Vec<String> {
+    r.order
+        .iter()
+        .take(k)
+        .map(|s| idx.name(s.index).to_string())
+        .collect()
+}
+
+/// A question of three requests: each request's best entry comes before any tool that
+/// brushes all three, and before any request's second.
+#[test]
+fn every_request_of_a_question_has_its_tool_near_the_top() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack("airport.lookup", "Airport code of a city, for flight searches."),
+            pack("hotel.search", "Hotels in a city with prices per night."),
+            pack("currency.convert", "Convert an amount into another currency."),
+            pack(
+                "trip.planner",
+                "Plan a trip: a flight to a city, a hotel and the price of the trip in euros.",
+            ),
+            pack("flight.status", "Status of a flight by number."),
+            pack("hotel.reviews", "Reviews of a hotel by guests."),
+            pack(
+                "travel.bundle",
+                "Airport transfers, a hotel near the station and the price in euros.",
+            ),
+            pack(
+                "city.guide",
+                "A city guide: its airport, hotels near the station, prices in euros.",
+            ),
+        ],
+        pipelines: vec![],
+    };
+    let q = "Look up the airport code for Rome, search hotels and convert the price to euros";
+    let idx = RankIndex::new(&g);
+    let r = idx.rank(q, None);
+    assert_eq!(r.requests.len(), 3, "{:?}", r.requests);
+    let top3 = names_of(&idx, &r, 3);
+    for want in ["airport.lookup", "hotel.search", "currency.convert"] {
+        assert!(top3.contains(&want.to_string()), "{want} not in {top3:?}");
+    }
+    // Every explanation still adds up, and a placed entry says which request it answers.
+    for s in &r.order {
+        let e = idx.explain(&r, s.index, None);
+        assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
+        if s.best_for_request.is_some() {
+            assert!(e.one_line().contains("placed as the best for request"), "{}", e.one_line());
+        }
+    }
+    // Read whole, the airport tool answers a third of the question and its coverage says
+    // so; read by request it answers all of the first.
+    let airport = 0;
+    let by_request = idx.explain(&r, airport, None);
+    assert!(by_request.coverage_request.is_some());
+    let whole = RankIndex::with_params(
+        &g,
+        RankParams {
+            requests: false,
+            ..RankParams::default()
+        },
+    );
+    let w = whole.rank(q, None);
+    let read_whole = whole.explain(&w, airport, None);
+    assert!(
+        read_whole.coverage < by_request.coverage - 0.2,
+        "{} vs {}",
+        read_whole.one_line(),
+        by_request.one_line()
+    );
+    assert!(w.requests.is_empty());
+}
+
+/// Coverage and action factors cannot bury the one entry that says the question's rarest
+/// word: its score is at least the floor's share of its plain BM25 points for that word.
+#[test]
+fn an_entry_with_a_rare_query_word_never_falls_below_its_plain_bm25_share() {
+    let mut population = pack("get_population", "Population of a country.");
+    population.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+        "properties": {"group": {"type": "string", "description": "Which people, e.g. veterans"}}
+    })));
+    let mut packs: Vec<Pack> = (0..27)
+        .map(|i| pack(&format!("tool_{i}"), "Weather in a city."))
+        .collect();
+    for i in 0..3 {
+        packs.push(pack(&format!("count_items_{i}"), "Count the number of items in a year."));
+    }
+    packs.push(population);
+    let g = RoutingGuide {
+        packs,
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let q = "How many veterans were there in 1954";
+    let r = idx.rank(q, None);
+    let at = r.order.iter().find(|s| idx.name(s.index) == "get_population").unwrap();
+    let plain = Bm25::new(&g).scores("veterans")[at.index];
+    assert!(plain > 0.0);
+    let share = idx.params().rare_floor;
+    assert!(at.lexical >= share * plain - 1e-9, "{} < {share} × {plain}", at.lexical);
+    let e = idx.explain(&r, at.index, None);
+    assert!((e.total() - at.score).abs() < 1e-9, "{}", e.one_line());
+    assert!(e.one_line().contains("rare-word floor"), "{}", e.one_line());
+    // Without the floor the examples-only match sinks further.
+    let off = RankIndex::with_params(
+        &g,
+        RankParams {
+            rare_floor: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let without = off.rank(q, None);
+    let lexical_without = without
+        .order
+        .iter()
+        .find(|s| s.index == at.index)
+        .unwrap()
+        .lexical;
+    assert!(lexical_without < at.lexical, "{lexical_without} vs {}", at.lexical);
+}
+
+#[test]
+fn the_catalog_teaches_related_words_and_the_history_teaches_intents() {
+    let mut packs = vec![
+        pack("artist_overview", "An artist's biography and albums."),
+        pack("album_overview", "An album's biography, label and tracks."),
+        pack("song_overview", "Facts about a song."),
+        pack("song_lyrics", "Lyrics of a song."),
+        pack("news.search", "Search news articles by keyword."),
+        pack("weather.now", "Current weather in a city."),
+    ];
+    // A catalog large enough that three entries named `overview` still tell things apart.
+    packs.extend((0..40).map(|i| pack(&format!("unit_{i}"), "Convert between units.")));
+    let g = RoutingGuide {
+        packs,
+        pipelines: vec![],
+    };
+    let mined = RankIndex::with_params(
+        &g,
+        RankParams {
+            mined: 0.5,
+            ..RankParams::default()
+        },
+    );
+    // "biography" keeps company with `overview` in names: a song's biography is its overview.
+    let r = mined.rank("the biography of the song Yesterday", None);
+    assert_eq!(mined.name(r.order[0].index), "song_overview");
+    let e = mined.explain(&r, r.order[0].index, None);
+    assert!(e.one_line().contains("biographi→overview·name"), "{}", e.one_line());
+    // Followed plans teach a tool the words people used for it.
+    let learned = LearnedWords::from_plans(&[
+        PastPlan {
+            intent: "latest updates on the election".into(),
+            tools: vec!["news.search".into()],
+            outcome: 1.0,
+        },
+        PastPlan {
+            intent: "latest updates about the match".into(),
+            tools: vec!["news.search".into()],
+            outcome: 1.0,
+        },
+        PastPlan {
+            intent: "latest updates on the storm".into(),
+            tools: vec!["weather.now".into()],
+            outcome: -1.0,
+        },
+    ]);
+    assert!(learned.words_for("weather.now").is_none(), "a failed plan teaches nothing");
+    let idx = RankIndex::build(&g, RankParams::default(), Some(&learned));
+    let r = idx.rank("any latest updates on the strike", None);
+    assert_eq!(idx.name(r.order[0].index), "news.search");
+    let e = idx.explain(&r, r.order[0].index, None);
+    assert!(e.matches.iter().any(|m| m.field == Field::Learned), "{}", e.one_line());
+    assert_eq!(RankIndex::new(&g).rank("any latest updates on the strike", None).order[0].score, 0.0);
+}
+
+#[test]
+fn bm25_baseline_scores_by_the_same_words() {
+    let g = guide();
+    let bm25 = Bm25::new(&g);
+    let order = bm25.rank("add buy milk to my todo");
+    assert_eq!(order[0], 2);
+    let s = bm25.scores("zebra");
+    assert!(s.iter().all(|&x| x == 0.0));
+    // Identifier splitting and stemming are the ranker's: `todoAdd` meets "adding todos".
+    assert!(bm25.scores("adding todos")[2] > 0.0);
 }
 
 #[test]
