@@ -45,8 +45,10 @@ pub struct RankIndex {
     idf: Vec<f64>,
     pub(super) lens: Vec<[u32; NF]>,
     pub(super) avg_len: [f64; NF],
-    /// Each entry's distinct name words (id, IDF).
-    pub(super) name_terms: Vec<Vec<(u32, f64)>>,
+    /// Every entry's distinct name words (id, IDF), one after another: entry `d`'s are
+    /// `name_terms[name_start[d]..name_start[d + 1]]` (one array, read in order).
+    name_terms: Vec<(u32, f64)>,
+    name_start: Vec<u32>,
     pub(super) max_name_idf: Vec<f64>,
     /// The kinds of action each entry's name names (bit per action kind).
     pub(super) name_actions: Vec<u8>,
@@ -211,14 +213,15 @@ impl RankIndex {
             }
         }
         let idfs: Vec<f64> = postings.iter().map(|l| idf(n, l.len())).collect();
-        let name_terms: Vec<Vec<(u32, f64)>> = name_words
-            .iter()
-            .map(|ws| ws.iter().map(|&id| (id, idfs[id as usize])).collect())
-            .collect();
-        let max_name_idf = name_terms
-            .iter()
-            .map(|t| t.iter().map(|&(_, idf)| idf).fold(0.0, f64::max))
-            .collect();
+        let mut name_terms: Vec<(u32, f64)> = Vec::new();
+        let mut name_start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut max_name_idf = Vec::with_capacity(n);
+        for ws in &name_words {
+            name_start.push(name_terms.len() as u32);
+            name_terms.extend(ws.iter().map(|&id| (id, idfs[id as usize])));
+            max_name_idf.push(ws.iter().map(|&id| idfs[id as usize]).fold(0.0, f64::max));
+        }
+        name_start.push(name_terms.len() as u32);
         let mut vocab: Vec<u32> = (0..words.len() as u32).collect();
         vocab.sort_unstable_by(|&a, &b| words[a as usize].cmp(&words[b as usize]));
         let mut index = RankIndex {
@@ -230,6 +233,7 @@ impl RankIndex {
             lens,
             avg_len,
             name_terms,
+            name_start,
             max_name_idf,
             name_actions,
             pair_postings,
@@ -265,6 +269,11 @@ impl RankIndex {
 
     pub fn params(&self) -> &RankParams {
         &self.params
+    }
+
+    /// An entry's distinct name words with their IDF.
+    pub(super) fn name_terms(&self, doc: usize) -> &[(u32, f64)] {
+        &self.name_terms[self.name_start[doc] as usize..self.name_start[doc + 1] as usize]
     }
 
     pub(super) fn id(&self, word: &str) -> Option<u32> {

@@ -28,6 +28,10 @@ pub(super) struct Query {
     pub requests: Vec<RequestWeight>,
     /// Whether `rank` takes each request's coverage (more than one request, and on).
     pub per_request: bool,
+    /// Whether any request has word weight (else coverage is not taken).
+    pub any_weight: bool,
+    /// The kinds of action the whole question asks for.
+    pub actions: u8,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -169,6 +173,8 @@ impl RankIndex {
             .collect();
         Query {
             per_request: requests.len() > 1,
+            any_weight: requests.iter().any(|w| w.idf_total > 0.0),
+            actions: requests.iter().fold(0, |a, w| a | w.actions),
             terms,
             ids,
             idf: idfs,

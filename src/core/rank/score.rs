@@ -141,7 +141,7 @@ impl RankIndex {
     fn name_coverage(&self, doc: usize, query: &Query) -> f64 {
         let mut hit = 0.0;
         let mut total = 0.0;
-        for &(id, idf) in &self.name_terms[doc] {
+        for &(id, idf) in self.name_terms(doc) {
             hit += query.reach(id) * idf;
             total += idf;
         }
@@ -172,9 +172,8 @@ impl RankIndex {
                     (best, best_r) = (share, r);
                 }
             }
-            let any_weight = query.requests.iter().any(|w| w.idf_total > 0.0);
-            if any_weight {
-                coverage = best.max(0.0).powf(self.params.coord);
+            if query.any_weight {
+                coverage = coord_power(best.max(0.0), self.params.coord);
                 request = query.per_request.then_some(best_r);
             }
         }
@@ -187,7 +186,7 @@ impl RankIndex {
         // The action asked: the covering request's, or the whole question's.
         let asked = match request {
             Some(r) => query.requests[r].actions,
-            None => query.requests.iter().fold(0, |a, w| a | w.actions),
+            None => query.actions,
         };
         let conflict = asked != 0 && self.name_actions[doc] != 0 && asked & self.name_actions[doc] == 0;
         LexicalParts {
@@ -221,6 +220,38 @@ impl RankIndex {
         let nr = query.request_count();
         s.reset(n, nr);
         for i in 0..query.terms.len() {
+            let mask = if query.per_request { query.masks[i] } else { 1 };
+            let rare = self.is_rare(query.idf[i]);
+            if query.related[i].is_empty() {
+                // The word reaches nothing beyond itself: each entry comes once, so its match
+                // is its best and goes straight in.
+                let Some(id) = query.ids[i] else {
+                    continue;
+                };
+                let idf = query.idf[i];
+                for p in self.postings(id) {
+                    let d = p.doc as usize;
+                    let points = self.term_points(idf, p.combined);
+                    let plain = idf * p.plain;
+                    let a = &mut s.acc[d];
+                    if !a.seen {
+                        a.seen = true;
+                        s.touched.push(p.doc);
+                    }
+                    a.words += points;
+                    a.plain += plain;
+                    if rare {
+                        a.floor += plain;
+                    }
+                    for r in 0..nr {
+                        if mask & (1 << r) != 0 {
+                            s.matched[d * nr + r] += idf * p.covers;
+                            s.points[d * nr + r] += points;
+                        }
+                    }
+                }
+                continue;
+            }
             self.each_match(&query, i, |hit| {
                 let a = &mut s.acc[hit.doc as usize];
                 if a.term_points == 0.0 {
@@ -234,8 +265,6 @@ impl RankIndex {
                     a.term_plain = hit.plain;
                 }
             });
-            let mask = if query.per_request { query.masks[i] } else { 1 };
-            let rare = self.is_rare(query.idf[i]);
             for k in 0..s.term_touched.len() {
                 let d = s.term_touched[k] as usize;
                 let a = &mut s.acc[d];
@@ -276,10 +305,8 @@ impl RankIndex {
                 floor: s.acc[d].floor,
             };
             let parts = self.lexical_parts(d, &g, usize::from(s.acc[d].pair_hits), &query);
-            let covered = best_share(&g, &query);
             let a = &mut s.acc[d];
             a.lexical = parts.total();
-            a.covered = covered;
             best_lexical = best_lexical.max(a.lexical);
         }
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
@@ -296,19 +323,18 @@ impl RankIndex {
             for &d in &s.touched {
                 let score = s.acc[d as usize].lexical;
                 if score != 0.0 {
-                    s.keys.push((score, d));
+                    s.keys.push((order_key(score, d), score));
                 }
             }
         } else {
             for i in 0..n {
                 let score = s.acc[i].lexical + prior_of(i);
                 if score != 0.0 {
-                    s.keys.push((score, i as u32));
+                    s.keys.push((order_key(score, i as u32), score));
                 }
             }
         }
-        s.keys
-            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        s.keys.sort_unstable_by_key(|k| k.0);
         let acc = &s.acc;
         let scored = |i: usize| {
             let prior = if boosts.is_empty() { 0.0 } else { prior_of(i) };
@@ -321,20 +347,30 @@ impl RankIndex {
                 best_for_request: None,
             }
         };
-        let positive = s.keys.partition_point(|k| k.0 > 0.0);
+        let entry = |k: &(u128, f64)| k.0 as u32 as usize;
+        let positive = s.keys.partition_point(|k| k.1 > 0.0);
         let mut order: Vec<Scored> = Vec::with_capacity(n);
-        order.extend(s.keys[..positive].iter().map(|&(_, d)| scored(d as usize)));
-        let mut nonzero = vec![false; 0];
+        order.extend(s.keys[..positive].iter().map(|k| scored(entry(k))));
         if s.keys.len() < n {
-            nonzero.resize(n, false);
-            s.keys.iter().for_each(|&(_, d)| nonzero[d as usize] = true);
+            let mut nonzero = vec![false; n];
+            s.keys.iter().for_each(|k| nonzero[entry(k)] = true);
             order.extend((0..n).filter(|&i| !nonzero[i]).map(scored));
         }
-        order.extend(s.keys[positive..].iter().map(|&(_, d)| scored(d as usize)));
+        order.extend(s.keys[positive..].iter().map(|k| scored(entry(k))));
         if query.per_request && self.params.diversify > 0 {
             self.diversify(&mut order, &query, &s.points, &s.matched);
         }
-        let confidence = confidence(&order, |i| acc[i].covered);
+        let confidence = confidence(&order, |d| {
+            best_share(
+                &Gathered {
+                    words: 0.0,
+                    plain: 0.0,
+                    matched: &s.matched[d * nr..(d + 1) * nr],
+                    floor: 0.0,
+                },
+                &query,
+            )
+        });
         Ranking {
             terms: query.terms,
             requests,
@@ -359,7 +395,7 @@ impl RankIndex {
             } else {
                 0.0
             };
-            points[d * nr + r] * share.powf(coord)
+            points[d * nr + r] * coord_power(share, coord)
         };
         // Only entries with a positive score compete.
         let live = order.partition_point(|s| s.score > 0.0);
@@ -417,6 +453,30 @@ impl RankIndex {
     }
 }
 
+/// `share^coord`, with the usual square root taken as one (a general power costs more than
+/// the rest of an entry's score).
+fn coord_power(share: f64, coord: f64) -> f64 {
+    if coord == 0.5 {
+        share.sqrt()
+    } else {
+        share.powf(coord)
+    }
+}
+
+/// A key that sorts by score, highest first, then by entry index: the score's bits made
+/// to order as unsigned integers, inverted, above the index.
+pub(super) fn order_key(score: f64, index: u32) -> u128 {
+    let bits = score.to_bits();
+    // Positive floats order by their bits; negative ones in reverse. Flip so that an
+    // unsigned comparison orders every float, then invert for highest first.
+    let ordered = if bits >> 63 == 0 {
+        bits | (1 << 63)
+    } else {
+        !bits
+    };
+    (u128::from(!ordered) << 32) | u128::from(index)
+}
+
 /// The raw share of its best request an entry covers, for confidence.
 fn best_share(g: &Gathered, query: &Query) -> f64 {
     query
@@ -465,7 +525,6 @@ struct Acc {
     plain: f64,
     floor: f64,
     lexical: f64,
-    covered: f64,
     /// The current query word's best match (reset after each word).
     term_points: f64,
     term_idf: f64,
@@ -484,7 +543,8 @@ struct Scratch {
     points: Vec<f64>,
     touched: Vec<u32>,
     term_touched: Vec<u32>,
-    keys: Vec<(f64, u32)>,
+    /// Sort key and score of every entry with a score.
+    keys: Vec<(u128, f64)>,
 }
 
 impl Scratch {

@@ -522,3 +522,20 @@ fn word_overlap_baseline_counts_shared_words() {
     let order = WordOverlap::new(&g).rank("add to the todo list");
     assert_eq!(order[0], 2);
 }
+
+#[test]
+fn the_sort_key_orders_by_score_then_catalog_order() {
+    let mut scores = [3.5, -1.0, 0.25, 3.5, 1e-300, -0.0, 7.0, -2.5];
+    let mut keyed: Vec<(u128, usize)> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (super::score::order_key(s, i as u32), i))
+        .collect();
+    keyed.sort_unstable();
+    let by_key: Vec<usize> = keyed.iter().map(|k| k.1).collect();
+    let mut by_cmp: Vec<usize> = (0..scores.len()).collect();
+    by_cmp.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    assert_eq!(by_key, by_cmp);
+    scores.sort_by(f64::total_cmp);
+    assert_eq!(scores[0], -2.5);
+}
