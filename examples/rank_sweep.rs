@@ -106,14 +106,22 @@ fn main() -> anyhow::Result<()> {
                 baselines: true,
                 ..Keep::default()
             };
-            evaluate(s, RankParams::default(), keep).0.tune.bm25.recall_at_5
+            evaluate(s, RankParams::default(), keep)
+                .0
+                .tune
+                .bm25
+                .recall_at_5
         })
         .collect();
     let mut base = RankParams::default();
     for (k, v) in &base_overrides {
         set(&mut base, k, *v);
     }
-    let wanted = |k: &str| knob_filter.as_ref().is_none_or(|f| f.iter().any(|x| x == k));
+    let wanted = |k: &str| {
+        knob_filter
+            .as_ref()
+            .is_none_or(|f| f.iter().any(|x| x == k))
+    };
     let mut variants: Vec<(String, RankParams)> = vec![("base".into(), base)];
     for f in (0..base.fields.len()).filter(|_| wanted("fields")) {
         for scale in [0.5, 1.5] {
@@ -168,28 +176,28 @@ fn main() -> anyhow::Result<()> {
 /// One knob of the weights set to `value`.
 fn set(p: &mut RankParams, label: &str, value: f64) {
     match label {
-                "coord" => p.coord = value,
-                "name_coverage" => p.name_coverage = value,
-                "pair" => p.pair = value,
-                "related" => p.related = value,
-                "action" => p.action_conflict = value,
-                "action_synonym" => p.action_synonym = value,
-                "k1" => p.k1 = value,
-                "b" => p
-                    .fields
-                    .iter_mut()
-                    .for_each(|f| f.1 = (f.1 * value).min(1.0)),
-                "requests" => p.requests = value > 0.0,
-                "diversify" => p.diversify = value as usize,
-                "rare_floor" => p.rare_floor = value,
-                "rare_idf" => p.rare_idf = value,
-                "mined" => p.mined = value,
-                "plain_bm25" => p.plain_bm25 = value,
-                "mined_min_count" => p.mined_min_count = value as usize,
-                "params_weight" => p.fields[7].0 = value,
-                "name_weight" => p.fields[0].0 = value,
-                "description_weight" => p.fields[4].0 = value,
-                "parameter_names_weight" => p.fields[6].0 = value,
-                _ => panic!("unknown knob {label}"),
+        "coord" => p.coord = value,
+        "name_coverage" => p.name_coverage = value,
+        "pair" => p.pair = value,
+        "related" => p.related = value,
+        "action" => p.action_conflict = value,
+        "action_synonym" => p.action_synonym = value,
+        "k1" => p.k1 = value,
+        "b" => p
+            .fields
+            .iter_mut()
+            .for_each(|f| f.1 = (f.1 * value).min(1.0)),
+        "requests" => p.requests = value > 0.0,
+        "diversify" => p.diversify = value as usize,
+        "rare_floor" => p.rare_floor = value,
+        "rare_idf" => p.rare_idf = value,
+        "mined" => p.mined = value,
+        "plain_bm25" => p.plain_bm25 = value,
+        "mined_min_count" => p.mined_min_count = value as usize,
+        "params_weight" => p.fields[7].0 = value,
+        "name_weight" => p.fields[0].0 = value,
+        "description_weight" => p.fields[4].0 = value,
+        "parameter_names_weight" => p.fields[6].0 = value,
+        _ => panic!("unknown knob {label}"),
     }
 }

@@ -67,6 +67,9 @@ pub struct RankArgs {
     /// from the single-request BFCL categories, tune and test halves side by side.
     #[arg(long, value_name = "DIR")]
     pub suite: Option<PathBuf>,
+    /// With --suite: only these sets (comma-separated names as the report shows them).
+    #[arg(long, value_name = "SET,…", value_delimiter = ',', requires = "suite")]
+    pub only: Vec<String>,
     /// Measure questions of N requests composed from the set's own (2–5), within each half.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=5))]
     pub compose: Option<u8>,
@@ -202,7 +205,10 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
     let set = &named.set;
     let index = RankIndex::with_params(&set.guide, params);
     let (bm25, overlap) = if keep.baselines {
-        (Some(Bm25::new(&set.guide)), Some(WordOverlap::new(&set.guide)))
+        (
+            Some(Bm25::new(&set.guide)),
+            Some(WordOverlap::new(&set.guide)),
+        )
     } else {
         (None, None)
     };
@@ -464,7 +470,22 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
         baselines: true,
     };
     let sets: Vec<NamedSet> = if let Some(dir) = &args.suite {
-        sets::suite(dir)?
+        let all = sets::suite(dir)?;
+        if let Some(unknown) = args
+            .only
+            .iter()
+            .find(|o| !all.iter().any(|s| &s.name == *o))
+        {
+            let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+            return Err(bad_input(format!(
+                "--only {unknown}: no such set under {} (there are: {})",
+                dir.display(),
+                names.join(", ")
+            )));
+        }
+        all.into_iter()
+            .filter(|s| args.only.is_empty() || args.only.contains(&s.name))
+            .collect()
     } else {
         let mut one = single_set(workspace, &args)?;
         if let Some(parts) = args.compose {
@@ -717,7 +738,12 @@ pub fn describe_suite(s: &SuiteReport) -> String {
         r.test.ranker.recall_at_5 >= r.test.bm25.recall_at_5 + 0.05
             && r.test.ranker.all_at_10 >= r.test.bm25.all_at_10
     };
-    let short: Vec<&str> = s.sets.iter().filter(|r| !bar(r)).map(|r| r.set.as_str()).collect();
+    let short: Vec<&str> = s
+        .sets
+        .iter()
+        .filter(|r| !bar(r))
+        .map(|r| r.set.as_str())
+        .collect();
     out.push_str(&format!(
         "\ntest halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: {} of {} sets{}\n",
         s.sets.len() - short.len(),

@@ -44,7 +44,12 @@ pub struct CaseMetrics {
 /// possible for that many expected tools.
 fn ndcg_at_10(ranks: &[Option<usize>]) -> f64 {
     let gain = |r: usize| 1.0 / ((r + 1) as f64).log2();
-    let dcg: f64 = ranks.iter().flatten().filter(|&&r| r <= 10).map(|&r| gain(r)).sum();
+    let dcg: f64 = ranks
+        .iter()
+        .flatten()
+        .filter(|&&r| r <= 10)
+        .map(|&r| gain(r))
+        .sum();
     let ideal: f64 = (1..=ranks.len().min(10)).map(gain).sum();
     if ideal == 0.0 { 0.0 } else { dcg / ideal }
 }
@@ -55,7 +60,11 @@ pub fn case_metrics(ranks: &[Option<usize>]) -> CaseMetrics {
     CaseMetrics {
         recall_at_5: ranks.iter().filter(|r| r.is_some_and(|r| r <= 5)).count() as f64 / n,
         all_at_10: !ranks.is_empty() && ranks.iter().all(|r| r.is_some_and(|r| r <= 10)),
-        reciprocal_rank: ranks.iter().flatten().min().map_or(0.0, |&b| 1.0 / b as f64),
+        reciprocal_rank: ranks
+            .iter()
+            .flatten()
+            .min()
+            .map_or(0.0, |&b| 1.0 / b as f64),
         ndcg_at_10: ndcg_at_10(ranks),
     }
 }
@@ -193,7 +202,10 @@ mod tests {
         let want = (1.0 + 0.5 + 0.0 + g3 / (1.0 + g3)) / 4.0;
         assert!((m.ndcg_at_10 - want).abs() < 1e-9, "{}", m.ndcg_at_10);
         let c = case_metrics(&[Some(2), Some(12)]);
-        assert_eq!((c.recall_at_5, c.all_at_10, c.reciprocal_rank), (0.5, false, 0.5));
+        assert_eq!(
+            (c.recall_at_5, c.all_at_10, c.reciprocal_rank),
+            (0.5, false, 0.5)
+        );
     }
 
     #[test]

@@ -60,7 +60,11 @@ pub const BFCL_CATEGORIES: &[&str] = &[
 
 /// A category as BFCL's files name it.
 pub fn bfcl_category(name: &str) -> Option<&'static str> {
-    let name = if name == "simple" { "simple_python" } else { name };
+    let name = if name == "simple" {
+        "simple_python"
+    } else {
+        name
+    };
     BFCL_CATEGORIES.iter().copied().find(|c| *c == name)
 }
 
@@ -188,7 +192,11 @@ pub fn shared_names(guide: &RoutingGuide) -> Vec<String> {
         shared.len(),
         entries,
         shown.join(", "),
-        if shared.len() > shown.len() { ", …" } else { "" }
+        if shared.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
     )]
 }
 
@@ -302,7 +310,8 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
     if guide.packs.is_empty() {
         return Err(CoreError::Content {
             origin: spec_origin,
-            message: "has no tools (expected a JSON array of {\"name\", \"description\", …})".into(),
+            message: "has no tools (expected a JSON array of {\"name\", \"description\", …})"
+                .into(),
         }
         .into());
     }
@@ -332,7 +341,13 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
         let id = match &q.sample_id {
             Some(Value::String(s)) => s.clone(),
             Some(v) => v.to_string(),
-            None => format!("{}#{}", data_path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()), i + 1),
+            None => format!(
+                "{}#{}",
+                data_path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                i + 1
+            ),
         };
         cases.push(LabelledIntent {
             key: q.input.clone(),

@@ -82,7 +82,11 @@ fn join(a: &str, b: &str, style: usize) -> String {
     let a = a.trim();
     let b = b.trim();
     if sentence {
-        let end = if a.ends_with(['.', '?', '!']) { "" } else { "." };
+        let end = if a.ends_with(['.', '?', '!']) {
+            ""
+        } else {
+            "."
+        };
         format!("{a}{end}{joiner}{}", lower_first(b, joiner != "\n"))
     } else {
         let a = a.trim_end_matches(['.', '?', '!', ',', ';']);
@@ -217,7 +221,11 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
             };
             let stem = data
                 .file_name()
-                .map(|n| n.to_string_lossy().trim_end_matches("-data.json").to_string())
+                .map(|n| {
+                    n.to_string_lossy()
+                        .trim_end_matches("-data.json")
+                        .to_string()
+                })
                 .unwrap_or_default();
             sets.push(NamedSet {
                 name: format!("nestful {}", stem.trim_start_matches("non-executable-")),
@@ -234,7 +242,10 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
         );
     }
     let mut made = Vec::new();
-    for base in sets.iter().filter(|s| COMPOSED_FROM.contains(&s.name.as_str())) {
+    for base in sets
+        .iter()
+        .filter(|s| COMPOSED_FROM.contains(&s.name.as_str()))
+    {
         for parts in [2, 3] {
             made.push(composed(base, parts));
         }
@@ -273,7 +284,11 @@ mod tests {
         let cases = [
             case("a", "Book a flight to Rome.", &["flights.book"]),
             case("b", "What is the weather in Paris?", &["weather.get"]),
-            case("c", "Convert 100 euros to dollars", &["currency.convert", "weather.get"]),
+            case(
+                "c",
+                "Convert 100 euros to dollars",
+                &["currency.convert", "weather.get"],
+            ),
         ];
         let refs: Vec<&LabelledIntent> = cases.iter().collect();
         let two = compose(&refs, 2);
@@ -282,10 +297,15 @@ mod tests {
         for c in &two {
             assert_eq!(c.id.split('+').count(), 2);
             let parts: Vec<&LabelledIntent> =
-                c.id.split('+').map(|id| refs.iter().find(|r| r.id == id).unwrap()).copied().collect();
+                c.id.split('+')
+                    .map(|id| refs.iter().find(|r| r.id == id).unwrap())
+                    .copied()
+                    .collect();
             for p in &parts {
                 assert!(
-                    c.intent.to_lowercase().contains(&p.intent.to_lowercase().trim_end_matches(['.', '?'])[1..]),
+                    c.intent
+                        .to_lowercase()
+                        .contains(&p.intent.to_lowercase().trim_end_matches(['.', '?'])[1..]),
                     "{} lacks {}",
                     c.intent,
                     p.intent
@@ -303,9 +323,21 @@ mod tests {
 
     #[test]
     fn joins_read_as_people_write() {
-        assert_eq!(join("Book a flight.", "Find a hotel", 0), "Book a flight. Then find a hotel");
-        assert_eq!(join("Book a flight.", "Find a hotel", 1), "Book a flight, and find a hotel");
-        assert_eq!(join("Book a flight", "I need a hotel", 2), "Book a flight and then I need a hotel");
-        assert_eq!(join("Book a flight", "Find a hotel", 3), "Book a flight. Also, find a hotel");
+        assert_eq!(
+            join("Book a flight.", "Find a hotel", 0),
+            "Book a flight. Then find a hotel"
+        );
+        assert_eq!(
+            join("Book a flight.", "Find a hotel", 1),
+            "Book a flight, and find a hotel"
+        );
+        assert_eq!(
+            join("Book a flight", "I need a hotel", 2),
+            "Book a flight and then I need a hotel"
+        );
+        assert_eq!(
+            join("Book a flight", "Find a hotel", 3),
+            "Book a flight. Also, find a hotel"
+        );
     }
 }

@@ -53,7 +53,6 @@ fn plain_words(s: &str) -> HashSet<String> {
         .collect()
 }
 
-
 /// BM25's saturation in the baseline (Okapi's usual value).
 pub const BM25_K1: f64 = 1.2;
 /// BM25's length normalisation in the baseline (Okapi's usual value).
@@ -86,7 +85,10 @@ impl Bm25 {
             let mut tf: Vec<(&str, u32)> = tf.into_iter().collect();
             tf.sort_unstable();
             for (w, c) in tf {
-                postings.entry(w.to_string()).or_default().push((i as u32, c));
+                postings
+                    .entry(w.to_string())
+                    .or_default()
+                    .push((i as u32, c));
             }
             lens.push(len as f64);
         }

@@ -158,4 +158,3 @@ fn operator_words(value: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
-

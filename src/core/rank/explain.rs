@@ -296,11 +296,7 @@ impl RankIndex {
             name_coverage: parts.name,
             action: parts.action,
             plain_bm25: if floored { 0.0 } else { parts.plain },
-            rare_floor: if floored {
-                self.params.rare_floor
-            } else {
-                0.0
-            },
+            rare_floor: if floored { self.params.rare_floor } else { 0.0 },
             rare_words: if floored { rare_words } else { Vec::new() },
             prior: prior_match,
             attachment: scored.map_or(0.0, |s| s.attachment),

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::actions::{ACTION_WORDS, action_of, actions_of};
-use super::entry::entry_fields;
 use super::baseline::{BM25_B, BM25_K1};
+use super::entry::entry_fields;
 use super::prior::LearnedWords;
 use super::{
     AGENT_SUFFIXES, Field, MAX_RELATED_LEN, MIN_COMPOUND_TAIL, MIN_RELATED_LEN, NF, RankParams,
@@ -419,9 +419,7 @@ impl RankIndex {
                     }
                 }
             } else {
-                let start = self
-                    .vocab
-                    .partition_point(|&v| self.word(v) < term);
+                let start = self.vocab.partition_point(|&v| self.word(v) < term);
                 out.extend(
                     self.vocab[start..]
                         .iter()

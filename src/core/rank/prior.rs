@@ -103,7 +103,6 @@ fn jaccard(a: &HashSet<&str>, b: &HashSet<String>) -> f64 {
     inter as f64 / (a.len() + b.len() - inter) as f64
 }
 
-
 /// Words of past intents, per tool their followed plans used: "latest updates" said often
 /// enough before a news search teaches the news search those words. Mined from the history
 /// outside the core and handed to [`super::RankIndex::build`], where they form the entry's

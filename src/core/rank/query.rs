@@ -112,7 +112,10 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         // happen, but stay safe): it belongs to every request.
         let every = (1u32 << requests.len()) - 1;
         words.into_iter().for_each(|t| add(t, 0));
-        masks.iter_mut().filter(|m| **m == 0).for_each(|m| *m = every);
+        masks
+            .iter_mut()
+            .filter(|m| **m == 0)
+            .for_each(|m| *m = every);
     }
     ParsedIntent {
         terms,
@@ -130,7 +133,10 @@ impl RankIndex {
     pub(super) fn query(&self, intent: &str) -> (Query, Vec<String>) {
         let p = parse_intent(intent, self.params.expand, self.params.requests);
         let requests = p.requests.len().max(1);
-        (self.query_of(p.terms, p.pairs, p.masks, requests), p.requests)
+        (
+            self.query_of(p.terms, p.pairs, p.masks, requests),
+            p.requests,
+        )
     }
 
     pub(super) fn query_of(
@@ -191,14 +197,77 @@ impl RankIndex {
 /// Verbs that start a new request after "and" or a comma ("… and convert the price",
 /// "book a flight, find a hotel"), stemmed as [`text::stem`] does.
 const REQUEST_VERBS: &[&str] = &[
-    "add", "analyz", "book", "buy", "calcul", "call", "cancel", "chang", "check", "compar",
-    "comput", "convert", "creat", "delet", "determin", "display", "download", "draft", "edit",
-    "email", "estim", "fetch", "find", "generat", "get", "give", "identifi", "list", "locat",
-    "look", "make", "modifi", "notifi", "open", "order", "pai", "plai", "play", "post", "predict",
-    "provid", "read", "recommend", "regist", "remind", "remov", "renam", "rent", "reserv",
-    "retriev", "schedul", "search", "send", "share", "show", "start", "stop", "submit", "suggest",
-    "summar", "summaris", "summariz", "tell", "track", "translat", "transfer", "turn", "updat",
-    "upload", "view", "write",
+    "add",
+    "analyz",
+    "book",
+    "buy",
+    "calcul",
+    "call",
+    "cancel",
+    "chang",
+    "check",
+    "compar",
+    "comput",
+    "convert",
+    "creat",
+    "delet",
+    "determin",
+    "display",
+    "download",
+    "draft",
+    "edit",
+    "email",
+    "estim",
+    "fetch",
+    "find",
+    "generat",
+    "get",
+    "give",
+    "identifi",
+    "list",
+    "locat",
+    "look",
+    "make",
+    "modifi",
+    "notifi",
+    "open",
+    "order",
+    "pai",
+    "plai",
+    "play",
+    "post",
+    "predict",
+    "provid",
+    "read",
+    "recommend",
+    "regist",
+    "remind",
+    "remov",
+    "renam",
+    "rent",
+    "reserv",
+    "retriev",
+    "schedul",
+    "search",
+    "send",
+    "share",
+    "show",
+    "start",
+    "stop",
+    "submit",
+    "suggest",
+    "summar",
+    "summaris",
+    "summariz",
+    "tell",
+    "track",
+    "translat",
+    "transfer",
+    "turn",
+    "updat",
+    "upload",
+    "view",
+    "write",
 ];
 
 fn is_request_verb(word: &str) -> bool {
@@ -241,8 +310,7 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         };
         if cut {
             // Cut before a preceding "and" that joins this word ("and then", "and also").
-            let at = if k > 0 && text[words[k - 1].0..words[k - 1].1].eq_ignore_ascii_case("and")
-            {
+            let at = if k > 0 && text[words[k - 1].0..words[k - 1].1].eq_ignore_ascii_case("and") {
                 words[k - 1].0
             } else {
                 start
@@ -293,9 +361,9 @@ pub fn split_requests(text: &str) -> Vec<&str> {
 /// word is not).
 fn sentence_end(gap: &str) -> bool {
     gap.contains('\n')
-        || gap
-            .char_indices()
-            .any(|(i, c)| matches!(c, '.' | '?' | '!' | ';') && gap[i + 1..].starts_with(char::is_whitespace))
+        || gap.char_indices().any(|(i, c)| {
+            matches!(c, '.' | '?' | '!' | ';') && gap[i + 1..].starts_with(char::is_whitespace)
+        })
 }
 
 /// Byte ranges of the runs of letters, digits and apostrophes.
@@ -326,16 +394,28 @@ mod tests {
     #[test]
     fn a_question_splits_into_its_requests() {
         assert_eq!(
-            split_requests("Book a flight to Rome, find a hotel near the station and convert the price to euros."),
-            vec!["Book a flight to Rome,", "find a hotel near the station", "and convert the price to euros."]
+            split_requests(
+                "Book a flight to Rome, find a hotel near the station and convert the price to euros."
+            ),
+            vec![
+                "Book a flight to Rome,",
+                "find a hotel near the station",
+                "and convert the price to euros."
+            ]
         );
         assert_eq!(
             split_requests("Get the weather in Paris. Then tell me the time in Tokyo"),
-            vec!["Get the weather in Paris.", "Then tell me the time in Tokyo"]
+            vec![
+                "Get the weather in Paris.",
+                "Then tell me the time in Tokyo"
+            ]
         );
         assert_eq!(
             split_requests("Find flights from New York to London and also find hotels in London"),
-            vec!["Find flights from New York to London", "and also find hotels in London"]
+            vec![
+                "Find flights from New York to London",
+                "and also find hotels in London"
+            ]
         );
         // One request: "and" between nouns, a decimal point, a lone short piece.
         assert_eq!(
@@ -346,13 +426,20 @@ mod tests {
             split_requests("Find flights to Paris departing May 3 and return May 9."),
             vec!["Find flights to Paris departing May 3 and return May 9."]
         );
-        assert_eq!(split_requests("Thanks. Get the weather in Paris"), vec!["Thanks. Get the weather in Paris"]);
+        assert_eq!(
+            split_requests("Thanks. Get the weather in Paris"),
+            vec!["Thanks. Get the weather in Paris"]
+        );
         assert_eq!(split_requests(""), Vec::<&str>::new());
     }
 
     #[test]
     fn each_request_owns_its_words_and_value_words() {
-        let p = parse_intent("Find a hotel in Rome. Then convert 100 euros to dollars", true, true);
+        let p = parse_intent(
+            "Find a hotel in Rome. Then convert 100 euros to dollars",
+            true,
+            true,
+        );
         assert_eq!(p.requests.len(), 2);
         let mask = |w: &str| p.masks[p.terms.iter().position(|t| t == w).unwrap()];
         assert_eq!(mask("hotel"), 1);

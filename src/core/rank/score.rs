@@ -162,7 +162,12 @@ impl RankIndex {
         let (mut coverage, mut request) = (1.0, None);
         if self.params.coord > 0.0 {
             let (mut best, mut best_r) = (-1.0, 0);
-            for (r, w) in query.requests.iter().enumerate().take(query.request_count()) {
+            for (r, w) in query
+                .requests
+                .iter()
+                .enumerate()
+                .take(query.request_count())
+            {
                 let share = if w.idf_total > 0.0 {
                     (g.matched[r] / w.idf_total).clamp(0.0, 1.0)
                 } else {
@@ -188,7 +193,8 @@ impl RankIndex {
             Some(r) => query.requests[r].actions,
             None => query.actions,
         };
-        let conflict = asked != 0 && self.name_actions[doc] != 0 && asked & self.name_actions[doc] == 0;
+        let conflict =
+            asked != 0 && self.name_actions[doc] != 0 && asked & self.name_actions[doc] == 0;
         LexicalParts {
             words: g.words,
             pairs,

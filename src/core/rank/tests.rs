@@ -1,7 +1,7 @@
 //! The ranker's unit tests.
 
-use super::*;
 use super::values::answer_type_expansion;
+use super::*;
 use crate::core::budget::BudgetRow;
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
 use crate::core::text;
@@ -187,9 +187,15 @@ fn names_of(idx: &RankIndex, r: &Ranking, k: usize) -> Vec<String> {
 fn every_request_of_a_question_has_its_tool_near_the_top() {
     let g = RoutingGuide {
         packs: vec![
-            pack("airport.lookup", "Airport code of a city, for flight searches."),
+            pack(
+                "airport.lookup",
+                "Airport code of a city, for flight searches.",
+            ),
             pack("hotel.search", "Hotels in a city with prices per night."),
-            pack("currency.convert", "Convert an amount into another currency."),
+            pack(
+                "currency.convert",
+                "Convert an amount into another currency.",
+            ),
             pack(
                 "trip.planner",
                 "Plan a trip: a flight to a city, a hotel and the price of the trip in euros.",
@@ -220,7 +226,11 @@ fn every_request_of_a_question_has_its_tool_near_the_top() {
         let e = idx.explain(&r, s.index, None);
         assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
         if s.best_for_request.is_some() {
-            assert!(e.one_line().contains("placed as the best for request"), "{}", e.one_line());
+            assert!(
+                e.one_line().contains("placed as the best for request"),
+                "{}",
+                e.one_line()
+            );
         }
     }
     // Read whole, the airport tool answers a third of the question and its coverage says
@@ -258,7 +268,10 @@ fn an_entry_with_a_rare_query_word_never_falls_below_its_plain_bm25_share() {
         .map(|i| pack(&format!("tool_{i}"), "Weather in a city."))
         .collect();
     for i in 0..3 {
-        packs.push(pack(&format!("count_items_{i}"), "Count the number of items in a year."));
+        packs.push(pack(
+            &format!("count_items_{i}"),
+            "Count the number of items in a year.",
+        ));
     }
     packs.push(population);
     let g = RoutingGuide {
@@ -268,11 +281,19 @@ fn an_entry_with_a_rare_query_word_never_falls_below_its_plain_bm25_share() {
     let idx = RankIndex::new(&g);
     let q = "How many veterans were there in 1954";
     let r = idx.rank(q, None);
-    let at = r.order.iter().find(|s| idx.name(s.index) == "get_population").unwrap();
+    let at = r
+        .order
+        .iter()
+        .find(|s| idx.name(s.index) == "get_population")
+        .unwrap();
     let plain = Bm25::new(&g).scores("veterans")[at.index];
     assert!(plain > 0.0);
     let share = idx.params().rare_floor;
-    assert!(at.lexical >= share * plain - 1e-9, "{} < {share} × {plain}", at.lexical);
+    assert!(
+        at.lexical >= share * plain - 1e-9,
+        "{} < {share} × {plain}",
+        at.lexical
+    );
     let e = idx.explain(&r, at.index, None);
     assert!((e.total() - at.score).abs() < 1e-9, "{}", e.one_line());
     assert!(e.one_line().contains("rare-word floor"), "{}", e.one_line());
@@ -291,7 +312,11 @@ fn an_entry_with_a_rare_query_word_never_falls_below_its_plain_bm25_share() {
         .find(|s| s.index == at.index)
         .unwrap()
         .lexical;
-    assert!(lexical_without < at.lexical, "{lexical_without} vs {}", at.lexical);
+    assert!(
+        lexical_without < at.lexical,
+        "{lexical_without} vs {}",
+        at.lexical
+    );
 }
 
 #[test]
@@ -321,7 +346,11 @@ fn the_catalog_teaches_related_words_and_the_history_teaches_intents() {
     let r = mined.rank("the biography of the song Yesterday", None);
     assert_eq!(mined.name(r.order[0].index), "song_overview");
     let e = mined.explain(&r, r.order[0].index, None);
-    assert!(e.one_line().contains("biographi→overview·name"), "{}", e.one_line());
+    assert!(
+        e.one_line().contains("biographi→overview·name"),
+        "{}",
+        e.one_line()
+    );
     // Followed plans teach a tool the words people used for it.
     let learned = LearnedWords::from_plans(&[
         PastPlan {
@@ -340,13 +369,26 @@ fn the_catalog_teaches_related_words_and_the_history_teaches_intents() {
             outcome: -1.0,
         },
     ]);
-    assert!(learned.words_for("weather.now").is_none(), "a failed plan teaches nothing");
+    assert!(
+        learned.words_for("weather.now").is_none(),
+        "a failed plan teaches nothing"
+    );
     let idx = RankIndex::build(&g, RankParams::default(), Some(&learned));
     let r = idx.rank("any latest updates on the strike", None);
     assert_eq!(idx.name(r.order[0].index), "news.search");
     let e = idx.explain(&r, r.order[0].index, None);
-    assert!(e.matches.iter().any(|m| m.field == Field::Learned), "{}", e.one_line());
-    assert_eq!(RankIndex::new(&g).rank("any latest updates on the strike", None).order[0].score, 0.0);
+    assert!(
+        e.matches.iter().any(|m| m.field == Field::Learned),
+        "{}",
+        e.one_line()
+    );
+    assert_eq!(
+        RankIndex::new(&g)
+            .rank("any latest updates on the strike", None)
+            .order[0]
+            .score,
+        0.0
+    );
 }
 
 #[test]
