@@ -36,7 +36,7 @@ pub fn stable_hash(text: &str) -> u64 {
 
 /// The half a question belongs to: even hash of its key, tune; odd, test.
 pub fn half_of(case: &LabelledIntent) -> Half {
-    if stable_hash(&case.key) % 2 == 0 {
+    if stable_hash(&case.key).is_multiple_of(2) {
         Half::Tune
     } else {
         Half::Test

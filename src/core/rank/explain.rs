@@ -236,9 +236,9 @@ impl RankIndex {
                 });
             }
             let mask = if query.per_request { query.masks[i] } else { 1 };
-            for r in 0..nr {
+            for (r, m) in matched.iter_mut().enumerate() {
                 if mask & (1 << r) != 0 {
-                    matched[r] += hit.matched_idf;
+                    *m += hit.matched_idf;
                 }
             }
             let Some(posting) = self.posting(hit.via, index) else {
