@@ -566,45 +566,98 @@ fn the_console_refuses_to_start_without_a_terminal() {
     assert!(err.contains("needs a terminal"), "{err}");
 }
 
+/// Floors on the test halves (never tuned on), each a margin below what was measured
+/// (README, Quality): losing a question or two passes, a real regression fails.
 #[test]
-fn eval_rank_on_bfcl_beats_the_word_overlap_baseline() {
+fn eval_rank_suite_holds_its_floors_on_the_test_halves() {
     let home = tempfile::tempdir().unwrap();
-    let live = json_of(ctx(home.path()).args([
+    let v = json_of(ctx(home.path()).args([
         "eval",
         "rank",
-        "--bfcl",
-        &format!("{EVAL}/bfcl"),
-        "--category",
-        "live_multiple",
+        "--suite",
+        EVAL,
+        "--only",
+        "multiple,multiple×2,multiple×3,nestful glaive,nestful executable",
         "--json",
     ]));
-    assert_eq!(live["ranker"]["cases"], 1053);
-    let r = |v: &Value, who: &str, k: &str| v[who][k].as_f64().unwrap();
-    assert!(r(&live, "ranker", "recall_at_5") >= 0.85, "{live}");
-    assert!(r(&live, "ranker", "recall_at_1") >= 0.70, "{live}");
-    assert!(r(&live, "ranker", "mrr") > r(&live, "word_overlap_baseline", "mrr"));
+    assert!(v["protocol"].as_str().unwrap().contains("tune halves only"));
+    let sets = v["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 5);
+    let set = |name: &str| sets.iter().find(|s| s["set"] == name).unwrap();
+    let m = |s: &Value, half: &str, who: &str, k: &str| s[half][who][k].as_f64().unwrap();
+    for s in sets {
+        // The halves partition the set, and both are there.
+        let cases = |half: &str| s[half]["ranker"]["cases"].as_u64().unwrap();
+        assert_eq!(cases("tune") + cases("test"), cases("all"), "{}", s["set"]);
+        assert!(cases("tune") > 0 && cases("test") > 0, "{}", s["set"]);
+        assert_eq!(s["bm25"]["k1"], 1.2);
+    }
+    let multiple = set("multiple");
+    assert_eq!(multiple["all"]["ranker"]["cases"], 200);
+    assert!(
+        m(multiple, "test", "ranker", "recall_at_1") >= 0.85,
+        "{multiple}"
+    );
+    assert!(
+        m(multiple, "test", "ranker", "recall_at_5") >= 0.95,
+        "{multiple}"
+    );
+    // Multi-request questions: every request's tool near the top, well ahead of BM25.
+    let two = set("multiple×2");
+    assert!(m(two, "test", "ranker", "recall_at_5") >= 0.93, "{two}");
+    assert!(m(two, "test", "ranker", "all_at_10") >= 0.93, "{two}");
+    assert!(
+        m(two, "test", "ranker", "recall_at_5") >= m(two, "test", "bm25", "recall_at_5") + 0.03
+    );
+    assert!(m(two, "test", "ranker", "all_at_10") >= m(two, "test", "bm25", "all_at_10"));
+    let three = set("multiple×3");
+    assert!(m(three, "test", "ranker", "recall_at_5") >= 0.89, "{three}");
+    assert!(m(three, "test", "ranker", "all_at_10") >= 0.86, "{three}");
+    assert!(
+        m(three, "test", "ranker", "recall_at_5") >= m(three, "test", "bm25", "recall_at_5") + 0.05
+    );
+    assert!(m(three, "test", "ranker", "all_at_10") >= m(three, "test", "bm25", "all_at_10") + 0.1);
+    let glaive = set("nestful glaive");
+    assert!(
+        m(glaive, "test", "ranker", "recall_at_5") >= 0.93,
+        "{glaive}"
+    );
+    assert!(m(glaive, "test", "ranker", "all_at_10") >= 0.95, "{glaive}");
+    // What loading settled is reported, not hidden.
+    let notes = glaive["notes"].to_string();
+    assert!(
+        notes.contains("word for word") && notes.contains("the spec lacks"),
+        "{notes}"
+    );
+    // The one set where the ranker trails BM25 (API-style names): a floor, not a claim.
+    let exe = set("nestful executable");
+    assert!(m(exe, "test", "ranker", "recall_at_5") >= 0.75, "{exe}");
+    assert!(m(exe, "test", "ranker", "all_at_10") >= 0.60, "{exe}");
+}
+
+#[test]
+fn eval_rank_explains_misses_and_writes_one_line_per_question() {
+    let home = tempfile::tempdir().unwrap();
+    let bfcl = format!("{EVAL}/bfcl");
     let multiple = json_of(ctx(home.path()).args([
         "eval",
         "rank",
         "--bfcl",
-        &format!("{EVAL}/bfcl"),
+        &bfcl,
         "--category",
         "multiple",
         "--misses",
         "--json",
     ]));
+    let r1 = multiple["all"]["ranker"]["recall_at_1"].as_f64().unwrap();
     assert!(
-        r(&multiple, "ranker", "recall_at_1")
-            > r(&multiple, "word_overlap_baseline", "recall_at_1")
+        r1 > multiple["all"]["word_overlap"]["recall_at_1"]
+            .as_f64()
+            .unwrap()
     );
-    // The target; today 0.900 exactly (180 of 200), so losing one question fails here.
-    assert!(r(&multiple, "ranker", "recall_at_1") >= 0.90, "{multiple}");
     // Every miss explains both the entry that won and the one that should have.
     let misses = multiple["misses"].as_array().unwrap();
-    assert_eq!(
-        misses.len() as f64,
-        ((1.0 - r(&multiple, "ranker", "recall_at_1")) * 200.0).round()
-    );
+    assert_eq!(misses.len() as f64, ((1.0 - r1) * 200.0).round());
     for m in misses {
         let first = m["ranked_first"].as_str().unwrap();
         assert!(m["first_why"].as_str().unwrap().starts_with(first), "{m}");
@@ -613,7 +666,54 @@ fn eval_rank_on_bfcl_beats_the_word_overlap_baseline() {
             m["expected_why"].as_str().unwrap().starts_with(expected),
             "{m}"
         );
+        assert!(m["half"] == "tune" || m["half"] == "test");
     }
+    // Per question: one JSON line each, with both rankers' ranks; composed questions carry
+    // their requests and the union of their tools.
+    let out = ctx(home.path())
+        .args([
+            "eval",
+            "rank",
+            "--bfcl",
+            &bfcl,
+            "--category",
+            "multiple",
+            "--compose",
+            "2",
+            "--per-question",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 200);
+    for l in &lines {
+        let expected = l["expected"].as_array().unwrap();
+        assert!(!expected.is_empty() && expected.len() <= 2, "{l}");
+        assert_eq!(
+            l["ranker"]["ranks"].as_array().unwrap().len(),
+            expected.len()
+        );
+        assert_eq!(l["bm25"]["ranks"].as_array().unwrap().len(), expected.len());
+        assert_eq!(l["ranker"]["top"].as_array().unwrap().len(), 5);
+    }
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["requests"].as_array().is_some_and(|r| r.len() >= 2))
+            .count()
+            > 150
+    );
+    // A category that does not exist is named with the ones that do.
+    ctx(home.path())
+        .args(["eval", "rank", "--bfcl", &bfcl, "--category", "sql"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("live_parallel_multiple"));
 }
 
 #[test]
@@ -622,7 +722,7 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
     let labels = home.path().join("labels.jsonl");
     std::fs::write(
         &labels,
-        "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n{\"intent\":\"remember this for later\",\"expected\":[\"memory.store\"]}\n",
+        "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n{\"id\":\"q2\",\"query\":\"remember this for later\",\"expected\":[\"memory.store\"]}\n",
     )
     .unwrap();
     let v = json_of(ctx(home.path()).args([
@@ -632,8 +732,25 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
         labels.to_str().unwrap(),
         "--json",
     ]));
-    assert_eq!(v["ranker"]["cases"], 2);
-    assert!(v["ranker"]["recall_at_5"].as_f64().unwrap() >= 0.5);
+    assert_eq!(v["all"]["ranker"]["cases"], 2);
+    assert!(v["all"]["ranker"]["recall_at_5"].as_f64().unwrap() >= 0.5);
+    // Against a catalog file instead of the workspace's.
+    let mcp = format!("{EVAL}/mcp/memory.json");
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"create entities in the knowledge graph\",\"expected\":[\"create_entities\"]}\n",
+    )
+    .unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--catalog",
+        &mcp,
+        "--json",
+    ]));
+    assert_eq!(v["all"]["ranker"]["recall_at_1"], 1.0, "{v}");
     std::fs::write(
         &labels,
         "{\"intent\":\"x\",\"expected\":[\"no.such.tool\"]}\n",

@@ -1,16 +1,27 @@
 //! `ctxconsole eval`: measured quality of the ranker and the planner on labelled data.
 
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::PathBuf;
 
+pub mod sets;
+
+use crate::cli::out::emit_json_text;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
-use crate::core::metrics::{RankMetrics, RankTally};
-use crate::core::rank::{HistoryPrior, RankIndex, WordOverlap};
+use crate::core::metrics::{CaseMetrics, RankMetrics, RankTally, case_metrics};
+use crate::core::rank::{
+    BM25_B, BM25_K1, Bm25, HistoryPrior, LearnedWords, RankIndex, RankParams, WordOverlap,
+};
 use crate::exit::bad_input;
-use crate::import::labels::{LabelledIntent, RankSet, load_bfcl, parse_labels};
+use crate::import::catalog::parse_catalog;
+use crate::import::labels::{
+    BFCL_CATEGORIES, LabelledIntent, RankSet, bfcl_category, load_bfcl, load_nestful,
+    nestful_spec_path, parse_labels, shared_names,
+};
 use crate::import::read_text;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+use sets::{Half, NamedSet};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -20,7 +31,8 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
-    /// Recall@1/5/10 and MRR of the ranker beside a word-overlap baseline.
+    /// Recall@1/5/10, all-expected@5/10, MRR and nDCG@10 of the ranker beside Okapi BM25,
+    /// on tune and test halves.
     Rank(RankArgs),
     /// Per-category precision/recall and exact-set accuracy of the pre-flight planner.
     Planner(crate::cli::eval_planner::Args),
@@ -30,22 +42,40 @@ pub enum What {
 pub struct RankArgs {
     /// A BFCL directory (with `possible_answer/`): every distinct function of the category is
     /// pooled into one catalog and ranked for each question.
-    #[arg(long, value_name = "DIR", conflicts_with = "labels")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["labels", "nestful", "suite"])]
     pub bfcl: Option<PathBuf>,
-    /// BFCL category.
-    #[arg(
-        long,
-        value_name = "multiple|live_multiple",
-        default_value = "live_multiple"
-    )]
+    /// BFCL category: simple (simple_python), simple_java, simple_javascript, multiple,
+    /// parallel, parallel_multiple, or a live_ one (live_simple, live_multiple,
+    /// live_parallel, live_parallel_multiple).
+    #[arg(long, value_name = "CATEGORY", default_value = "live_multiple")]
     pub category: String,
-    /// Your own labels against the workspace catalog: one
-    /// `{"intent": "...", "expected": ["tool", …]}` per line.
-    #[arg(long, value_name = "FILE.jsonl")]
+    /// NESTFUL data (`X-data.json`: questions with the calls that answer them); the tool
+    /// spec is `--spec`, or `X-spec.json` beside it.
+    #[arg(long, value_name = "DATA.json", conflicts_with_all = ["labels", "suite"])]
+    pub nestful: Option<PathBuf>,
+    /// With --nestful: the tool spec.
+    #[arg(long, value_name = "SPEC.json", requires = "nestful")]
+    pub spec: Option<PathBuf>,
+    /// Your own labels: one `{"id"?: "...", "intent": "...", "expected": ["tool", …]}` per
+    /// line, against `--catalog` or the workspace catalog.
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "suite")]
     pub labels: Option<PathBuf>,
+    /// With --labels: the catalog the labels name tools of (any supported format).
+    #[arg(long, value_name = "FILE", requires = "labels")]
+    pub catalog: Option<PathBuf>,
+    /// Every set under DIR (bfcl/, nestful/) plus the two- and three-request sets composed
+    /// from the single-request BFCL categories, tune and test halves side by side.
+    #[arg(long, value_name = "DIR")]
+    pub suite: Option<PathBuf>,
+    /// With --suite: only these sets (comma-separated names as the report shows them).
+    #[arg(long, value_name = "SET,…", value_delimiter = ',', requires = "suite")]
+    pub only: Vec<String>,
+    /// Measure questions of N requests composed from the set's own (2–5), within each half.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=5))]
+    pub compose: Option<u8>,
     /// Measure the history prior: the store's followed plans split by time, the earlier
     /// part (with every other plan before the split) as history, the later part as labels.
-    #[arg(long, conflicts_with_all = ["bfcl", "labels"])]
+    #[arg(long, conflicts_with_all = ["bfcl", "labels", "nestful", "suite"])]
     pub history: bool,
     /// With --history: the share of followed plans used as history.
     #[arg(long, default_value_t = 0.7, value_name = "0..1")]
@@ -53,6 +83,10 @@ pub struct RankArgs {
     /// List the questions whose expected tool was not ranked first.
     #[arg(long)]
     pub misses: bool,
+    /// One JSON line per question (set, half, id, expected, each ranker's ranks and top 5)
+    /// instead of the report.
+    #[arg(long)]
+    pub per_question: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -68,6 +102,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
 #[derive(Debug, Serialize)]
 pub struct Miss {
     pub id: String,
+    pub half: Half,
     pub intent: String,
     pub expected: Vec<String>,
     pub rank: Option<usize>,
@@ -77,13 +112,35 @@ pub struct Miss {
     pub expected_why: String,
 }
 
-/// What one evaluation run measured.
+/// Each ranker's figures over one half (or the whole) of a set.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    pub ranker: RankMetrics,
+    /// Okapi BM25 on the same words (k1 and b in the report's `bm25`).
+    pub bm25: RankMetrics,
+    pub word_overlap: RankMetrics,
+}
+
+/// BM25's constants as the report states them.
+#[derive(Debug, Serialize)]
+pub struct Bm25Constants {
+    pub k1: f64,
+    pub b: f64,
+}
+
+/// What one evaluation of one set measured.
 #[derive(Debug, Serialize)]
 pub struct RankReport {
+    pub set: String,
     pub source: String,
     pub catalog_entries: usize,
-    pub ranker: RankMetrics,
-    pub word_overlap_baseline: RankMetrics,
+    /// What loading settled: duplicates, shared names, unknown expected tools.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub tune: Figures,
+    pub test: Figures,
+    pub all: Figures,
+    pub bm25: Bm25Constants,
     /// Top-1 accuracy of the ranker split by whether it was confident (the escalation rule).
     pub confident_share: f64,
     pub top1_when_confident: f64,
@@ -92,20 +149,85 @@ pub struct RankReport {
     pub misses: Vec<Miss>,
 }
 
-/// Rank every case with the ranker and the baseline.
-pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport {
-    let index = RankIndex::new(&set.guide);
-    let baseline = WordOverlap::new(&set.guide);
+/// One question's ranks, for `--per-question`.
+#[derive(Debug, Serialize)]
+pub struct QuestionLine<'a> {
+    pub set: &'a str,
+    pub half: Half,
+    pub id: &'a str,
+    pub intent: &'a str,
+    pub expected: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
+    pub ranker: RankedCase,
+    pub bm25: RankedCase,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RankedCase {
+    /// 1-based rank of each expected tool (by name, each name once).
+    pub ranks: Vec<Option<usize>>,
+    pub top: Vec<String>,
+    #[serde(flatten)]
+    pub figures: CaseMetrics,
+}
+
+/// What to keep while evaluating.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep {
+    pub misses: bool,
+    pub per_question: bool,
+    /// Rank with the baselines too (the sweep leaves them out).
+    pub baselines: bool,
+}
+
+/// Tallies of the three rankers, per half and whole.
+#[derive(Default, Clone)]
+struct Tallies {
+    ranker: RankTally,
+    bm25: RankTally,
+    overlap: RankTally,
+}
+
+impl Tallies {
+    fn figures(&self) -> Figures {
+        Figures {
+            ranker: self.ranker.metrics(),
+            bm25: self.bm25.metrics(),
+            word_overlap: self.overlap.metrics(),
+        }
+    }
+}
+
+/// Rank every question of a set with the ranker (built with `params`) and the baselines.
+/// Returns the report and, when asked, one JSON line per question.
+pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport, Vec<String>) {
+    let set = &named.set;
+    let index = RankIndex::with_params(&set.guide, params);
+    let (bm25, overlap) = if keep.baselines {
+        (
+            Some(Bm25::new(&set.guide)),
+            Some(WordOverlap::new(&set.guide)),
+        )
+    } else {
+        (None, None)
+    };
     let names: Vec<&str> = set.guide.entry_names().map(|(n, _)| n).collect();
-    let mut ours = RankTally::default();
-    let mut base = RankTally::default();
+    let mut tune = Tallies::default();
+    let mut test = Tallies::default();
     let (mut confident, mut confident_hits, mut unsure_hits) = (0usize, 0usize, 0usize);
     let mut misses = Vec::new();
-    for case in &set.cases {
+    let mut lines = Vec::new();
+    for (i, case) in set.cases.iter().enumerate() {
+        let half = named.half(i);
+        let tally = match half {
+            Half::Tune => &mut tune,
+            Half::Test => &mut test,
+        };
         let ranking = index.rank(&case.intent, None);
         let order = ranking.indices();
         let ranks = ranks_of(&order, &names, &case.expected);
-        ours.add(&ranks);
+        tally.ranker.add(&ranks);
         let hit = ranks.contains(&Some(1));
         if ranking.confidence.value >= crate::core::rank::ESCALATE_BELOW {
             confident += 1;
@@ -113,51 +235,123 @@ pub fn evaluate(source: String, set: &RankSet, keep_misses: bool) -> RankReport 
         } else {
             unsure_hits += hit as usize;
         }
-        if keep_misses && !hit {
+        let bm25_order = bm25.as_ref().map(|b| b.rank(&case.intent));
+        if let Some(o) = &bm25_order {
+            tally.bm25.add(&ranks_of(o, &names, &case.expected));
+        }
+        if let Some(o) = &overlap {
+            tally
+                .overlap
+                .add(&ranks_of(&o.rank(&case.intent), &names, &case.expected));
+        }
+        if keep.misses && !hit {
             let why = |i: Option<usize>| {
                 i.map(|i| index.explain(&ranking, i, None).one_line())
                     .unwrap_or_default()
             };
-            let expected_at = ranks.iter().flatten().min().map(|r| order[r - 1]);
+            let best = ranks.iter().flatten().min().copied();
+            let expected_at = best.and_then(|r| nth_name(&order, &names, r));
             misses.push(Miss {
                 first_why: why(order.first().copied()),
                 expected_why: why(expected_at),
                 id: case.id.clone(),
+                half,
                 intent: case.intent.chars().take(200).collect(),
                 expected: case.expected.clone(),
-                rank: ranks.iter().flatten().min().copied(),
+                rank: best,
                 ranked_first: order
                     .first()
                     .map(|&i| names[i].to_string())
                     .unwrap_or_default(),
             });
         }
-        base.add(&ranks_of(
-            &baseline.rank(&case.intent),
-            &names,
-            &case.expected,
-        ));
+        if keep.per_question {
+            let ranked = |order: &[usize]| RankedCase {
+                ranks: ranks_of(order, &names, &case.expected),
+                top: top_names(order, &names, 5),
+                figures: case_metrics(&ranks_of(order, &names, &case.expected)),
+            };
+            let line = QuestionLine {
+                set: &named.name,
+                half,
+                id: &case.id,
+                intent: &case.intent,
+                expected: &case.expected,
+                requests: ranking.requests.clone(),
+                ranker: ranked(&order),
+                bm25: ranked(bm25_order.as_deref().unwrap_or(&[])),
+            };
+            lines.push(serde_json::to_string(&line).unwrap_or_default());
+        }
     }
     let n = set.cases.len().max(1);
     let unsure = set.cases.len() - confident;
     let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    RankReport {
-        source,
+    let mut all = tune.clone();
+    all.ranker.merge(&test.ranker);
+    all.bm25.merge(&test.bm25);
+    all.overlap.merge(&test.overlap);
+    let report = RankReport {
+        set: named.name.clone(),
+        source: named.source.clone(),
         catalog_entries: names.len(),
-        ranker: ours.metrics(),
-        word_overlap_baseline: base.metrics(),
+        notes: set.notes.clone(),
+        tune: tune.figures(),
+        test: test.figures(),
+        all: all.figures(),
+        bm25: Bm25Constants {
+            k1: BM25_K1,
+            b: BM25_B,
+        },
         confident_share: confident as f64 / n as f64,
         top1_when_confident: ratio(confident_hits, confident),
         top1_when_unsure: ratio(unsure_hits, unsure),
         misses,
-    }
+    };
+    (report, lines)
 }
 
-/// 1-based rank of the first entry carrying each expected name.
+/// 1-based rank of each expected name, counting each name once at its best place (a pool
+/// may hold several entries of one name, with different descriptions).
 pub fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<usize>> {
-    expected
+    let mut ranks = vec![None; expected.len()];
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut left = expected.len();
+    for &i in order {
+        let name = names[i];
+        if !seen.insert(name) {
+            continue;
+        }
+        if let Some(k) = expected.iter().position(|e| e == name)
+            && ranks[k].is_none()
+        {
+            ranks[k] = Some(seen.len());
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+    ranks
+}
+
+/// The entry at 1-based name rank `rank` (each name once).
+fn nth_name(order: &[usize], names: &[&str], rank: usize) -> Option<usize> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    order
         .iter()
-        .map(|e| order.iter().position(|&i| names[i] == e).map(|p| p + 1))
+        .copied()
+        .find(|&i| seen.insert(names[i]) && seen.len() == rank)
+}
+
+/// The first `k` distinct names of an order.
+fn top_names(order: &[usize], names: &[&str], k: usize) -> Vec<String> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    order
+        .iter()
+        .filter(|&&i| seen.insert(names[i]))
+        .take(k)
+        .map(|&i| names[i].to_string())
         .collect()
 }
 
@@ -171,6 +365,10 @@ pub struct HistoryRankReport {
     pub labelled_plans: usize,
     pub without_prior: RankMetrics,
     pub with_prior: RankMetrics,
+    /// The entries also carry the words of past intents their followed plans answered
+    /// (mined from the same history, before the split), without and with the prior.
+    pub learned_words: RankMetrics,
+    pub learned_words_with_prior: RankMetrics,
     /// Labels whose best expected tool moved up / down with the prior.
     pub improved: usize,
     pub worsened: usize,
@@ -200,8 +398,11 @@ fn run_history(
     let split_at = followed[cut].0;
     let past = history.past_plans(Some(split_at), usize::MAX)?;
     let prior = HistoryPrior::new(&past);
+    let learned = LearnedWords::from_plans(&past);
+    let learned_index = RankIndex::build(ws.catalog.guide(), RankParams::default(), Some(&learned));
     let names: Vec<&str> = ws.index.names().collect();
     let (mut without, mut with) = (RankTally::default(), RankTally::default());
+    let (mut learned_alone, mut learned_prior) = (RankTally::default(), RankTally::default());
     let (mut improved, mut worsened) = (0, 0);
     for (_, intent, expected) in &followed[cut..] {
         let a = ranks_of(&ws.index.rank(intent, None).indices(), &names, expected);
@@ -212,6 +413,16 @@ fn run_history(
         );
         without.add(&a);
         with.add(&b);
+        learned_alone.add(&ranks_of(
+            &learned_index.rank(intent, None).indices(),
+            &names,
+            expected,
+        ));
+        learned_prior.add(&ranks_of(
+            &learned_index.rank(intent, Some(&prior)).indices(),
+            &names,
+            expected,
+        ));
         let best = |r: &[Option<usize>]| r.iter().flatten().min().copied().unwrap_or(usize::MAX);
         match best(&b).cmp(&best(&a)) {
             std::cmp::Ordering::Less => improved += 1,
@@ -226,6 +437,8 @@ fn run_history(
         labelled_plans: followed.len() - cut,
         without_prior: without.metrics(),
         with_prior: with.metrics(),
+        learned_words: learned_alone.metrics(),
+        learned_words_with_prior: learned_prior.metrics(),
         improved,
         worsened,
     };
@@ -239,6 +452,8 @@ fn run_history(
     out.push_str(&metrics_table(&[
         ("without prior", &report.without_prior),
         ("with prior", &report.with_prior),
+        ("learned words", &report.learned_words),
+        ("learned words + prior", &report.learned_words_with_prior),
     ]));
     out.push_str(&format!(
         "\nthe prior moved the best expected tool up for {} labels and down for {}\n",
@@ -248,39 +463,154 @@ fn run_history(
 }
 
 fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
-    let (source, set) = if let Some(dir) = &args.bfcl {
-        if !matches!(args.category.as_str(), "multiple" | "live_multiple") {
+    let params = RankParams::default();
+    let keep = Keep {
+        misses: args.misses,
+        per_question: args.per_question,
+        baselines: true,
+    };
+    let sets: Vec<NamedSet> = if let Some(dir) = &args.suite {
+        let all = sets::suite(dir)?;
+        if let Some(unknown) = args
+            .only
+            .iter()
+            .find(|o| !all.iter().any(|s| &s.name == *o))
+        {
+            let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
             return Err(bad_input(format!(
-                "--category '{}': expected multiple or live_multiple",
-                args.category
+                "--only {unknown}: no such set under {} (there are: {})",
+                dir.display(),
+                names.join(", ")
             )));
         }
-        let set = load_bfcl(dir, &args.category)?;
-        (format!("BFCL {} ({})", args.category, dir.display()), set)
-    } else if let Some(path) = &args.labels {
-        let text = read_text(path)?;
-        let cases = parse_labels(&text, &path.display().to_string())?;
-        let ws = Workspace::open(&WorkspaceOptions {
-            dir: workspace,
-            registry: None,
-        })?;
-        let guide = ws.catalog.guide().clone();
-        check_labels_name_entries(&cases, &guide, &path.display().to_string())?;
-        (
-            format!("{} against {}", path.display(), ws.catalog_origin.name),
-            RankSet { guide, cases },
-        )
+        all.into_iter()
+            .filter(|s| args.only.is_empty() || args.only.contains(&s.name))
+            .collect()
     } else {
-        return Err(bad_input(
-            "eval rank needs --bfcl DIR (with --category) or --labels FILE.jsonl",
-        ));
+        let mut one = single_set(workspace, &args)?;
+        if let Some(parts) = args.compose {
+            one = sets::composed(&one, usize::from(parts));
+            if one.set.cases.is_empty() {
+                return Err(bad_input(format!(
+                    "--compose {parts}: {} has too few questions per half to compose",
+                    one.source
+                )));
+            }
+        }
+        vec![one]
     };
-    let report = evaluate(source, &set, args.misses);
+    let mut reports = Vec::with_capacity(sets.len());
+    let mut lines = Vec::new();
+    for set in &sets {
+        let (report, mut l) = evaluate(set, params, keep);
+        reports.push(report);
+        lines.append(&mut l);
+    }
+    if args.per_question {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        return emit_json_text(&text);
+    }
+    if args.suite.is_some() {
+        let suite = SuiteReport {
+            protocol: PROTOCOL,
+            sets: reports,
+        };
+        if args.json {
+            return print_json(&suite);
+        }
+        return emit(&describe_suite(&suite));
+    }
+    let Some(report) = reports.into_iter().next() else {
+        return Ok(());
+    };
     if args.json {
         return print_json(&report);
     }
-    emit(&describe(&report))?;
-    Ok(())
+    emit(&describe(&report))
+}
+
+/// How the figures are made, stated in every suite report.
+pub const PROTOCOL: &str = "Each set is split in two by an FNV-1a hash of each question's id (even: tune, odd: test; NESTFUL questions have no id, so their text is hashed). Composed sets join 2 or 3 questions of one half (texts joined the ways people join requests, expected tools unioned, the pool kept), so no test question meets a tune one. Every ranker weight was chosen on the tune halves only; the test halves are reported, never tuned on. A name several pooled entries share counts once, at its best place. BM25 is Okapi BM25 over the same words the ranker indexes, one field, k1 1.2, b 0.75.";
+
+/// Every set of a suite.
+#[derive(Debug, Serialize)]
+pub struct SuiteReport {
+    pub protocol: &'static str,
+    pub sets: Vec<RankReport>,
+}
+
+/// The one set `--bfcl`, `--nestful` or `--labels` names.
+fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<NamedSet> {
+    if let Some(dir) = &args.bfcl {
+        let Some(category) = bfcl_category(&args.category) else {
+            return Err(bad_input(format!(
+                "--category '{}': expected simple, {}",
+                args.category,
+                BFCL_CATEGORIES.join(", ")
+            )));
+        };
+        return Ok(NamedSet {
+            name: category.to_string(),
+            source: format!("BFCL {category} ({})", dir.display()),
+            set: load_bfcl(dir, category)?,
+            composed_halves: None,
+        });
+    }
+    if let Some(data) = &args.nestful {
+        let spec = match &args.spec {
+            Some(s) => s.clone(),
+            None => nestful_spec_path(data).ok_or_else(|| {
+                bad_input(format!(
+                    "{}: name the tool spec with --spec (no X-spec.json beside an X-data.json)",
+                    data.display()
+                ))
+            })?,
+        };
+        return Ok(NamedSet {
+            name: data
+                .file_stem()
+                .map_or_else(|| "nestful".into(), |s| s.to_string_lossy().into_owned()),
+            source: format!("NESTFUL {} with {}", data.display(), spec.display()),
+            set: load_nestful(data, &spec)?,
+            composed_halves: None,
+        });
+    }
+    if let Some(path) = &args.labels {
+        let text = read_text(path)?;
+        let cases = parse_labels(&text, &path.display().to_string())?;
+        let (guide, origin) = match &args.catalog {
+            Some(file) => {
+                let text = read_text(file)?;
+                let imported = parse_catalog(&text, &file.display().to_string())?;
+                (imported.guide, file.display().to_string())
+            }
+            None => {
+                let ws = Workspace::open(&WorkspaceOptions {
+                    dir: workspace,
+                    registry: None,
+                })?;
+                (ws.catalog.guide().clone(), ws.catalog_origin.name.clone())
+            }
+        };
+        check_labels_name_entries(&cases, &guide, &path.display().to_string())?;
+        let notes = shared_names(&guide);
+        return Ok(NamedSet {
+            name: path
+                .file_stem()
+                .map_or_else(|| "labels".into(), |s| s.to_string_lossy().into_owned()),
+            source: format!("{} against {origin}", path.display()),
+            set: RankSet {
+                guide,
+                cases,
+                notes,
+            },
+            composed_halves: None,
+        });
+    }
+    Err(bad_input(
+        "eval rank needs --suite DIR, --bfcl DIR (with --category), --nestful DATA.json or --labels FILE.jsonl",
+    ))
 }
 
 /// A label naming a tool the catalog does not have can never be found: say so up front.
@@ -300,46 +630,75 @@ fn check_labels_name_entries(
     Ok(())
 }
 
-/// Recall@1/5/10 and MRR, one row per ranker.
+fn metric_cells(m: &RankMetrics) -> Vec<String> {
+    [
+        m.recall_at_1,
+        m.recall_at_5,
+        m.recall_at_10,
+        m.all_at_5,
+        m.all_at_10,
+        m.mrr,
+        m.ndcg_at_10,
+    ]
+    .iter()
+    .map(|v| format!("{v:.3}"))
+    .collect()
+}
+
+const METRIC_HEADER: [&str; 7] = [
+    ">r@1", ">r@5", ">r@10", ">all@5", ">all@10", ">MRR", ">nDCG@10",
+];
+
+/// Recall@1/5/10, all-expected@5/10, MRR and nDCG@10, one row per ranker.
 fn metrics_table(rows: &[(&str, &RankMetrics)]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|(name, m)| {
-            vec![
-                name.to_string(),
-                format!("{:.3}", m.recall_at_1),
-                format!("{:.3}", m.recall_at_5),
-                format!("{:.3}", m.recall_at_10),
-                format!("{:.3}", m.mrr),
-            ]
+            let mut row = vec![name.to_string(), m.cases.to_string()];
+            row.extend(metric_cells(m));
+            row
         })
         .collect();
-    render(
-        &[">ranker", ">recall@1", ">recall@5", ">recall@10", ">MRR"],
-        &rows,
-    )
+    let mut header = vec!["ranker", ">questions"];
+    header.extend(METRIC_HEADER);
+    render(&header, &rows)
 }
 
 pub fn describe(r: &RankReport) -> String {
     let mut out = format!(
-        "{}: {} questions, {} catalog entries\n\n",
-        r.source, r.ranker.cases, r.catalog_entries
+        "{}: {} questions, {} catalog entries\n",
+        r.source, r.all.ranker.cases, r.catalog_entries
     );
-    out.push_str(&metrics_table(&[
-        ("ctxconsole", &r.ranker),
-        ("word overlap", &r.word_overlap_baseline),
-    ]));
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push('\n');
+    let label = |half: &str, who: &str| format!("{half} {who}");
+    let rows = [
+        (label("tune", "ctxconsole"), &r.tune.ranker),
+        (label("tune", "BM25"), &r.tune.bm25),
+        (label("test", "ctxconsole"), &r.test.ranker),
+        (label("test", "BM25"), &r.test.bm25),
+        (label("all", "ctxconsole"), &r.all.ranker),
+        (label("all", "BM25"), &r.all.bm25),
+        (label("all", "word overlap"), &r.all.word_overlap),
+    ];
+    let rows: Vec<(&str, &RankMetrics)> = rows.iter().map(|(l, m)| (l.as_str(), *m)).collect();
+    out.push_str(&metrics_table(&rows));
     out.push_str(&format!(
-        "\nconfident on {:.0}% of questions: top-1 {:.3} when confident, {:.3} when not (those escalate)\n",
+        "\nBM25: Okapi, k1 {}, b {}, over the ranker's words. confident on {:.0}% of questions: top-1 {:.3} when confident, {:.3} when not (those escalate)\n",
+        r.bm25.k1,
+        r.bm25.b,
         r.confident_share * 100.0,
         r.top1_when_confident,
         r.top1_when_unsure
     ));
     for m in &r.misses {
         out.push_str(&format!(
-            "miss {}: expected {} at {} (first: {}): {}\n",
+            "miss {} ({}): expected {} at {} (first: {}): {}\n",
             m.id,
-            m.expected.join(" or "),
+            m.half.label(),
+            m.expected.join(" + "),
             m.rank.map_or("—".into(), |r| r.to_string()),
             m.ranked_first,
             m.intent.replace('\n', " ")
@@ -348,6 +707,57 @@ pub fn describe(r: &RankReport) -> String {
             "  first:    {}\n  expected: {}\n",
             m.first_why, m.expected_why
         ));
+    }
+    out
+}
+
+/// Every set's tune and test halves, the ranker beside BM25, and how the test halves stand
+/// against the bar (recall@5 ≥ BM25 + 5 points, all-expected@10 ≥ BM25).
+pub fn describe_suite(s: &SuiteReport) -> String {
+    let mut rows = Vec::new();
+    for r in &s.sets {
+        for (half, f) in [("tune", &r.tune), ("test", &r.test)] {
+            for (who, m) in [("ctxconsole", &f.ranker), ("BM25", &f.bm25)] {
+                let mut row = vec![
+                    r.set.clone(),
+                    half.to_string(),
+                    who.to_string(),
+                    m.cases.to_string(),
+                    r.catalog_entries.to_string(),
+                ];
+                row.extend(metric_cells(m));
+                rows.push(row);
+            }
+        }
+    }
+    let mut header = vec!["set", "half", "ranker", ">questions", ">pool"];
+    header.extend(METRIC_HEADER);
+    let mut out = format!("{}\n\n", s.protocol);
+    out.push_str(&render(&header, &rows));
+    let bar = |r: &RankReport| {
+        r.test.ranker.recall_at_5 >= r.test.bm25.recall_at_5 + 0.05
+            && r.test.ranker.all_at_10 >= r.test.bm25.all_at_10
+    };
+    let short: Vec<&str> = s
+        .sets
+        .iter()
+        .filter(|r| !bar(r))
+        .map(|r| r.set.as_str())
+        .collect();
+    out.push_str(&format!(
+        "\ntest halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: {} of {} sets{}\n",
+        s.sets.len() - short.len(),
+        s.sets.len(),
+        if short.is_empty() {
+            String::new()
+        } else {
+            format!(" (short: {})", short.join(", "))
+        }
+    ));
+    for r in &s.sets {
+        for n in &r.notes {
+            out.push_str(&format!("note ({}): {n}\n", r.set));
+        }
     }
     out
 }

@@ -1,25 +1,72 @@
-//! Retrieval and classification metrics for `eval`: recall@k and MRR of a ranking,
-//! precision/recall per class and exact-set accuracy of a multi-label classifier.
+//! Retrieval and classification metrics for `eval`: recall@k, all-expected@k, MRR and
+//! nDCG@10 of a ranking, precision/recall per class and exact-set accuracy of a
+//! multi-label classifier.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Recall at 1, 5 and 10 and the mean reciprocal rank over a set of labelled intents.
+/// Recall at 1, 5 and 10, all-expected at 5 and 10, the mean reciprocal rank and nDCG@10
+/// over a set of labelled intents.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 pub struct RankMetrics {
     pub cases: usize,
     pub recall_at_1: f64,
     pub recall_at_5: f64,
     pub recall_at_10: f64,
+    /// Share of cases with every expected tool within the first 5 / 10.
+    pub all_at_5: f64,
+    pub all_at_10: f64,
     pub mrr: f64,
+    /// Binary relevance, each expected tool once.
+    pub ndcg_at_10: f64,
 }
 
 /// Accumulates per-case ranks of the expected tools.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct RankTally {
     cases: usize,
     at: [f64; 3],
+    all: [f64; 2],
     rr: f64,
+    ndcg: f64,
+}
+
+/// One case's figures, for per-question output.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CaseMetrics {
+    pub recall_at_5: f64,
+    pub all_at_10: bool,
+    pub reciprocal_rank: f64,
+    pub ndcg_at_10: f64,
+}
+
+/// nDCG@10 of one case: `Σ 1/log2(rank+1)` over expected tools within 10, over the best
+/// possible for that many expected tools.
+fn ndcg_at_10(ranks: &[Option<usize>]) -> f64 {
+    let gain = |r: usize| 1.0 / ((r + 1) as f64).log2();
+    let dcg: f64 = ranks
+        .iter()
+        .flatten()
+        .filter(|&&r| r <= 10)
+        .map(|&r| gain(r))
+        .sum();
+    let ideal: f64 = (1..=ranks.len().min(10)).map(gain).sum();
+    if ideal == 0.0 { 0.0 } else { dcg / ideal }
+}
+
+/// The figures of one case (`ranks` as for [`RankTally::add`]).
+pub fn case_metrics(ranks: &[Option<usize>]) -> CaseMetrics {
+    let n = ranks.len().max(1) as f64;
+    CaseMetrics {
+        recall_at_5: ranks.iter().filter(|r| r.is_some_and(|r| r <= 5)).count() as f64 / n,
+        all_at_10: !ranks.is_empty() && ranks.iter().all(|r| r.is_some_and(|r| r <= 10)),
+        reciprocal_rank: ranks
+            .iter()
+            .flatten()
+            .min()
+            .map_or(0.0, |&b| 1.0 / b as f64),
+        ndcg_at_10: ndcg_at_10(ranks),
+    }
 }
 
 impl RankTally {
@@ -34,9 +81,24 @@ impl RankTally {
         for (slot, k) in [1, 5, 10].into_iter().enumerate() {
             self.at[slot] += ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / n;
         }
+        for (slot, k) in [5, 10].into_iter().enumerate() {
+            if ranks.iter().all(|r| r.is_some_and(|r| r <= k)) {
+                self.all[slot] += 1.0;
+            }
+        }
         if let Some(best) = ranks.iter().flatten().min() {
             self.rr += 1.0 / *best as f64;
         }
+        self.ndcg += ndcg_at_10(ranks);
+    }
+
+    /// Add another tally's cases to this one.
+    pub fn merge(&mut self, other: &RankTally) {
+        self.cases += other.cases;
+        (0..3).for_each(|k| self.at[k] += other.at[k]);
+        (0..2).for_each(|k| self.all[k] += other.all[k]);
+        self.rr += other.rr;
+        self.ndcg += other.ndcg;
     }
 
     pub fn metrics(&self) -> RankMetrics {
@@ -46,7 +108,10 @@ impl RankTally {
             recall_at_1: self.at[0] / n,
             recall_at_5: self.at[1] / n,
             recall_at_10: self.at[2] / n,
+            all_at_5: self.all[0] / n,
+            all_at_10: self.all[1] / n,
             mrr: self.rr / n,
+            ndcg_at_10: self.ndcg / n,
         }
     }
 }
@@ -129,6 +194,18 @@ mod tests {
         assert!((m.recall_at_1 - 0.25).abs() < 1e-9);
         assert!((m.recall_at_5 - (1.0 + 1.0 + 0.0 + 0.5) / 4.0).abs() < 1e-9);
         assert!((m.mrr - (1.0 + 1.0 / 3.0 + 0.0 + 0.5) / 4.0).abs() < 1e-9);
+        // Every expected tool within 5: the first two cases; within 10: the same.
+        assert!((m.all_at_5 - 0.5).abs() < 1e-9);
+        assert!((m.all_at_10 - 0.5).abs() < 1e-9);
+        // nDCG@10: 1, 1/log2(4), 0, (1/log2(3)) / (1 + 1/log2(3)).
+        let g3 = 1.0 / 3f64.log2();
+        let want = (1.0 + 0.5 + 0.0 + g3 / (1.0 + g3)) / 4.0;
+        assert!((m.ndcg_at_10 - want).abs() < 1e-9, "{}", m.ndcg_at_10);
+        let c = case_metrics(&[Some(2), Some(12)]);
+        assert_eq!(
+            (c.recall_at_5, c.all_at_10, c.reciprocal_rank),
+            (0.5, false, 0.5)
+        );
     }
 
     #[test]

@@ -1058,8 +1058,14 @@ mod tests {
                 ATTACHMENT_WEIGHT,
             );
             match asked {
-                // What the instruction asks for keeps its place.
-                Some(n) => assert_eq!(place(&r, n), place(&alone, n), "{instruction}: {n}"),
+                // What the instruction asks for keeps its place (an outline that agrees
+                // with it may lift it, never sink it).
+                Some(n) => assert!(
+                    place(&r, n).is_some_and(|k| place(&alone, n).is_some_and(|a| k <= a)),
+                    "{instruction}: {n} at {:?}, alone {:?}",
+                    place(&r, n),
+                    place(&alone, n)
+                ),
                 // With nothing asked, the outline leads.
                 None => assert!(place(&r, about).is_some_and(|k| k <= 3), "{instruction}"),
             }

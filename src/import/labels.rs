@@ -1,12 +1,13 @@
-//! Labelled intents for `eval rank`: BFCL questions with their ground truth, or the
-//! operator's own JSONL of `{"intent": "...", "expected": ["tool", …]}`.
+//! Labelled intents for `eval rank`: BFCL questions with their ground truth, NESTFUL
+//! questions with the calls that answer them and their tool spec, or the operator's own
+//! JSONL of `{"intent": "...", "expected": ["tool", …]}`.
 
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::core::catalog::RoutingGuide;
+use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
 use crate::core::error::CoreError;
 use crate::import::catalog::parse_catalog;
 use crate::import::read_text;
@@ -16,14 +17,55 @@ use crate::import::read_text;
 pub struct LabelledIntent {
     pub id: String,
     pub intent: String,
+    /// Distinct tool names, in the order the answer calls them.
     pub expected: Vec<String>,
+    /// What the tune/test split hashes: the source's own id, else the intent's text.
+    pub key: String,
 }
 
 /// A pooled catalog and its labelled questions.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct RankSet {
     pub guide: RoutingGuide,
     pub cases: Vec<LabelledIntent>,
+    /// What loading had to settle, said in the report: duplicate entries dropped, names
+    /// several entries share, expected tools the pool does not have.
+    pub notes: Vec<String>,
+}
+
+/// Names in order of first appearance, each once.
+fn distinct(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The BFCL question and answer files `eval rank` reads (`simple` is `simple_python`).
+pub const BFCL_CATEGORIES: &[&str] = &[
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+];
+
+/// A category as BFCL's files name it.
+pub fn bfcl_category(name: &str) -> Option<&'static str> {
+    let name = if name == "simple" {
+        "simple_python"
+    } else {
+        name
+    };
+    BFCL_CATEGORIES.iter().copied().find(|c| *c == name)
 }
 
 #[derive(Deserialize)]
@@ -46,7 +88,11 @@ struct BfclAnswer {
 
 #[derive(Deserialize)]
 struct OperatorLabel {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(alias = "query", alias = "question")]
     intent: String,
+    #[serde(alias = "tools")]
     expected: Vec<String>,
 }
 
@@ -101,12 +147,11 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let mut expected = tools.clone();
-        expected.dedup();
         cases.push(LabelledIntent {
+            key: q.id.clone(),
             id: q.id,
             intent,
-            expected,
+            expected: distinct(tools.iter().cloned()),
         });
     }
     if cases.is_empty() {
@@ -116,7 +161,226 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
         }
         .into());
     }
-    Ok(RankSet { guide, cases })
+    let notes = shared_names(&guide);
+    Ok(RankSet {
+        guide,
+        cases,
+        notes,
+    })
+}
+
+/// A note naming the names several pooled entries share, if any: a ranking counts such a
+/// name once, at its best place.
+pub fn shared_names(guide: &RoutingGuide) -> Vec<String> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    guide
+        .entry_names()
+        .for_each(|(n, _)| *count.entry(n).or_default() += 1);
+    let mut shared: Vec<&str> = count
+        .iter()
+        .filter(|(_, c)| **c > 1)
+        .map(|(n, _)| *n)
+        .collect();
+    if shared.is_empty() {
+        return Vec::new();
+    }
+    shared.sort_unstable();
+    let entries: usize = shared.iter().map(|n| count[n]).sum();
+    let shown: Vec<&str> = shared.iter().take(8).copied().collect();
+    vec![format!(
+        "{} names are shared by {} pooled entries (different descriptions); each counts once, at its best place: {}{}",
+        shared.len(),
+        entries,
+        shown.join(", "),
+        if shared.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
+    )]
+}
+
+#[derive(Deserialize)]
+struct NestfulQuestion {
+    input: String,
+    output: Vec<NestfulCall>,
+    #[serde(default)]
+    sample_id: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct NestfulCall {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct NestfulTool {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    parameters: Option<Value>,
+    #[serde(default)]
+    query_parameters: Option<Value>,
+    #[serde(default)]
+    path_parameters: Option<Value>,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    output_parameters: Option<Value>,
+}
+
+/// NESTFUL's final step, which gathers the results and is no tool.
+const NESTFUL_RESULT: &str = "var_result";
+
+/// A NESTFUL parameter map (`{"name": {"description", "type", "required", "allowed_values"}}`,
+/// or a JSON Schema with `properties`) as a JSON Schema the ranker reads.
+fn nestful_schema(maps: &[&Option<Value>]) -> Option<Schema> {
+    let mut props = serde_json::Map::new();
+    for map in maps.iter().filter_map(|m| m.as_ref()) {
+        let map = map.get("properties").unwrap_or(map);
+        let Some(obj) = map.as_object() else {
+            continue;
+        };
+        for (name, p) in obj {
+            let mut prop = serde_json::Map::new();
+            if let Some(d) = p.get("description").and_then(Value::as_str) {
+                prop.insert("description".into(), Value::String(d.to_string()));
+            }
+            if let Some(values) = p
+                .get("allowed_values")
+                .or_else(|| p.get("enum"))
+                .and_then(Value::as_array)
+                .filter(|v| !v.is_empty())
+            {
+                prop.insert("enum".into(), Value::Array(values.clone()));
+            }
+            props.insert(name.clone(), Value::Object(prop));
+        }
+    }
+    (!props.is_empty()).then(|| {
+        Schema::Full(serde_json::json!({"type": "object", "properties": Value::Object(props)}))
+    })
+}
+
+/// The spec file beside a NESTFUL data file: `X-data.json` → `X-spec.json`.
+pub fn nestful_spec_path(data: &Path) -> Option<std::path::PathBuf> {
+    let name = data.file_name()?.to_str()?;
+    let stem = name.strip_suffix("-data.json")?;
+    Some(data.with_file_name(format!("{stem}-spec.json")))
+}
+
+/// NESTFUL: a JSON array of `{"input", "output": [{"name", "arguments", "label"}, …]}` (the
+/// calls that answer the question, the last gathering results as `var_result`) and a tool
+/// spec, a JSON array of `{"name", "description", "parameters" | "query_parameters" |
+/// "arguments", "output_parameters"}`. The expected tools are the distinct names called;
+/// the pool is the spec. An entry repeated word for word is kept once; a name the spec
+/// lacks is dropped from the expected tools (a question left with none is skipped), and
+/// the notes say how many.
+pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSet> {
+    let data_origin = data_path.display().to_string();
+    let spec_origin = spec_path.display().to_string();
+    let questions: Vec<NestfulQuestion> = serde_json::from_str(&read_text(data_path)?)
+        .map_err(|e| CoreError::json(&data_origin, &e))?;
+    let tools: Vec<NestfulTool> = serde_json::from_str(&read_text(spec_path)?)
+        .map_err(|e| CoreError::json(&spec_origin, &e))?;
+    let mut guide = RoutingGuide::default();
+    let mut repeated = 0;
+    for t in tools {
+        let pack = Pack {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            metadata: PackMetadata {
+                input_schema: nestful_schema(&[
+                    &t.parameters,
+                    &t.path_parameters,
+                    &t.query_parameters,
+                    &t.arguments,
+                ]),
+                output_schema: nestful_schema(&[&t.output_parameters]),
+                ..PackMetadata::default()
+            },
+        };
+        if guide.packs.contains(&pack) {
+            repeated += 1;
+            continue;
+        }
+        guide.packs.push(pack);
+    }
+    if guide.packs.is_empty() {
+        return Err(CoreError::Content {
+            origin: spec_origin,
+            message: "has no tools (expected a JSON array of {\"name\", \"description\", …})"
+                .into(),
+        }
+        .into());
+    }
+    let mut notes = Vec::new();
+    if repeated > 0 {
+        notes.push(format!(
+            "{repeated} spec entries repeat another word for word and were kept once"
+        ));
+    }
+    notes.extend(shared_names(&guide));
+    let (mut unknown, mut skipped) = (Vec::new(), 0);
+    let mut cases = Vec::with_capacity(questions.len());
+    for (i, q) in questions.into_iter().enumerate() {
+        let called = distinct(
+            q.output
+                .into_iter()
+                .map(|c| c.name)
+                .filter(|n| n != NESTFUL_RESULT),
+        );
+        let (known, missing): (Vec<String>, Vec<String>) =
+            called.into_iter().partition(|n| guide.contains(n));
+        unknown.extend(missing);
+        if known.is_empty() {
+            skipped += 1;
+            continue;
+        }
+        let id = match &q.sample_id {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => format!(
+                "{}#{}",
+                data_path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                i + 1
+            ),
+        };
+        cases.push(LabelledIntent {
+            key: q.input.clone(),
+            id,
+            intent: q.input,
+            expected: known,
+        });
+    }
+    if !unknown.is_empty() {
+        let names = distinct(unknown.iter().cloned());
+        notes.push(format!(
+            "{} expected calls name a tool the spec lacks ({}); dropped from the expected tools{}",
+            unknown.len(),
+            names.join(", "),
+            if skipped > 0 {
+                format!(", {skipped} questions left with none skipped")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if cases.is_empty() {
+        return Err(CoreError::Content {
+            origin: data_origin,
+            message: "no question calls a tool of the spec".into(),
+        }
+        .into());
+    }
+    Ok(RankSet {
+        guide,
+        cases,
+        notes,
+    })
 }
 
 /// The operator's own labels, one `{"intent": …, "expected": […]}` per line.
@@ -134,9 +398,10 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
         .into_iter()
         .enumerate()
         .map(|(i, l)| LabelledIntent {
-            id: format!("line {}", i + 1),
+            key: l.id.clone().unwrap_or_else(|| l.intent.clone()),
+            id: l.id.unwrap_or_else(|| format!("line {}", i + 1)),
             intent: l.intent,
-            expected: l.expected,
+            expected: distinct(l.expected),
         })
         .collect())
 }

@@ -1,0 +1,163 @@
+//! The history prior: past plans for similar intents, weighted by how they turned out.
+
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+use crate::core::text;
+
+use super::PRIOR_MIN_SIMILARITY;
+
+/// One past plan, as the history prior sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PastPlan {
+    pub intent: String,
+    /// Tools (pack names or pipeline ids) the plan used.
+    pub tools: Vec<String>,
+    /// How it turned out: +1 followed, down to -1 failed/ignored (the history store decides).
+    pub outcome: f64,
+}
+
+struct PriorPlan {
+    terms: HashSet<String>,
+    tools: Vec<String>,
+    outcome: f64,
+}
+
+/// The boost the prior gives one tool for one intent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Boost {
+    /// -1..1: similarity-weighted mean outcome, scaled by the best similarity and shrunk
+    /// towards 0 when few plans stand behind it (n / (n + 1)).
+    pub strength: f64,
+    pub outcome: f64,
+    pub plans: usize,
+}
+
+/// Past plans for similar intents, turned into boosts for the tools they used.
+pub struct HistoryPrior {
+    plans: Vec<PriorPlan>,
+}
+
+impl HistoryPrior {
+    pub fn new(plans: &[PastPlan]) -> HistoryPrior {
+        HistoryPrior {
+            plans: plans
+                .iter()
+                .map(|p| PriorPlan {
+                    terms: text::terms(&p.intent).into_iter().collect(),
+                    tools: p.tools.clone(),
+                    outcome: p.outcome.clamp(-1.0, 1.0),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    /// Boosts per tool name for an intent's words.
+    pub fn boosts(&self, query: &HashSet<&str>) -> HashMap<&str, Boost> {
+        // tool → (Σ sim·outcome, Σ sim, max sim, plans)
+        let mut acc: HashMap<&str, (f64, f64, f64, usize)> = HashMap::new();
+        for plan in &self.plans {
+            let sim = jaccard(query, &plan.terms);
+            if sim < PRIOR_MIN_SIMILARITY {
+                continue;
+            }
+            let mut seen = HashSet::new();
+            for tool in plan.tools.iter().filter(|t| seen.insert(t.as_str())) {
+                let e = acc.entry(tool.as_str()).or_insert((0.0, 0.0, 0.0, 0));
+                e.0 += sim * plan.outcome;
+                e.1 += sim;
+                e.2 = f64::max(e.2, sim);
+                e.3 += 1;
+            }
+        }
+        acc.into_iter()
+            .map(|(tool, (weighted, sims, best, plans))| {
+                let outcome = weighted / sims;
+                (
+                    tool,
+                    Boost {
+                        // Shrunk by the evidence: one plan is an anecdote, many a pattern.
+                        strength: outcome * best * plans as f64 / (plans as f64 + 1.0),
+                        outcome,
+                        plans,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+fn jaccard(a: &HashSet<&str>, b: &HashSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let inter = a.iter().filter(|t| b.contains(**t)).count();
+    inter as f64 / (a.len() + b.len() - inter) as f64
+}
+
+/// Words of past intents, per tool their followed plans used: "latest updates" said often
+/// enough before a news search teaches the news search those words. Mined from the history
+/// outside the core and handed to [`super::RankIndex::build`], where they form the entry's
+/// `learned` field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LearnedWords {
+    by_tool: HashMap<String, Vec<String>>,
+}
+
+/// Learned words per tool at most (the most frequent are kept).
+const LEARNED_PER_TOOL: usize = 64;
+/// A learned word counts at most this often for one tool (BM25 saturates long before).
+const LEARNED_TF_MAX: usize = 10;
+
+impl LearnedWords {
+    /// From plans that went well (outcome above 0): every content word of the intent, once
+    /// per plan, for each tool the plan used.
+    pub fn from_plans(plans: &[PastPlan]) -> LearnedWords {
+        let mut counts: HashMap<&str, HashMap<String, usize>> = HashMap::new();
+        for plan in plans.iter().filter(|p| p.outcome > 0.0) {
+            let mut terms = text::terms(&plan.intent);
+            terms.sort();
+            terms.dedup();
+            let mut tools: Vec<&str> = plan.tools.iter().map(String::as_str).collect();
+            tools.sort_unstable();
+            tools.dedup();
+            for tool in tools {
+                let c = counts.entry(tool).or_default();
+                for t in &terms {
+                    *c.entry(t.clone()).or_default() += 1;
+                }
+            }
+        }
+        let by_tool = counts
+            .into_iter()
+            .map(|(tool, c)| {
+                let mut words: Vec<(String, usize)> = c.into_iter().collect();
+                words.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                words.truncate(LEARNED_PER_TOOL);
+                let list = words
+                    .into_iter()
+                    .flat_map(|(w, k)| std::iter::repeat_n(w, k.min(LEARNED_TF_MAX)))
+                    .collect();
+                (tool.to_string(), list)
+            })
+            .collect();
+        LearnedWords { by_tool }
+    }
+
+    /// The words learned for a tool, each as often as plans said it.
+    pub fn words_for(&self, tool: &str) -> Option<&[String]> {
+        self.by_tool.get(tool).map(Vec::as_slice)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_tool.is_empty()
+    }
+}

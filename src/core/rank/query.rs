@@ -1,0 +1,451 @@
+//! An intent as ranking sees it: its words (written, then the words for what its values
+//! are), the vocabulary they reach, and the requests it makes — "book a flight, find a hotel
+//! and convert the price to euros" is three.
+
+use super::MAX_REQUESTS;
+use super::actions::action_of;
+use super::index::{RankIndex, pair_key};
+use super::values::answer_type_expansion;
+use crate::core::text;
+
+/// The intent as ranking sees it.
+pub(super) struct Query {
+    pub terms: Vec<String>,
+    /// Per term, its id in the index (`None`: no entry says it).
+    pub ids: Vec<Option<u32>>,
+    pub idf: Vec<f64>,
+    /// Per term, the indexed words it reaches beyond itself, with the share of a match each
+    /// is worth (see [`RankIndex::related`]).
+    pub related: Vec<Vec<(u32, f64)>>,
+    pub pairs: Vec<(String, String)>,
+    /// The pairs by word ids (pairs of words no entry says are left out).
+    pub pair_keys: Vec<u64>,
+    /// Vocabulary words the terms reach, with the best share of a match, sorted by id.
+    pub reached: Vec<(u32, f64)>,
+    /// Per term, the requests it belongs to (bit per request).
+    pub masks: Vec<u32>,
+    /// Per request: the summed IDF of its terms and the kinds of action it asks for.
+    pub requests: Vec<RequestWeight>,
+    /// Whether `rank` takes each request's coverage (more than one request, and on).
+    pub per_request: bool,
+    /// Whether any request has word weight (else coverage is not taken).
+    pub any_weight: bool,
+    /// The kinds of action the whole question asks for.
+    pub actions: u8,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RequestWeight {
+    pub idf_total: f64,
+    pub actions: u8,
+}
+
+impl Query {
+    /// The request count coverage is taken over (1 when the question is taken whole).
+    pub fn request_count(&self) -> usize {
+        if self.per_request {
+            self.requests.len()
+        } else {
+            1
+        }
+    }
+
+    /// The share of a match `id` is reached at, if at all.
+    pub fn reach(&self, id: u32) -> f64 {
+        self.reached
+            .binary_search_by_key(&id, |r| r.0)
+            .map_or(0.0, |k| self.reached[k].1)
+    }
+}
+
+/// What an intent reads as before it meets an index: terms, pairs, request masks and the
+/// request texts.
+pub(super) struct ParsedIntent {
+    pub terms: Vec<String>,
+    pub pairs: Vec<(String, String)>,
+    pub masks: Vec<u32>,
+    pub requests: Vec<String>,
+}
+
+pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> ParsedIntent {
+    let requests: Vec<&str> = if by_request {
+        split_requests(intent)
+    } else {
+        vec![intent]
+    };
+    let words = text::terms(intent);
+    // Adjacent pairs of what was written (not of the expansion below).
+    let pairs: Vec<(String, String)> = words
+        .windows(2)
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .collect();
+    let mut terms: Vec<String> = Vec::new();
+    let mut masks: Vec<u32> = Vec::new();
+    let mut add = |t: String, bit: u32| match terms.iter().position(|x| *x == t) {
+        Some(k) => masks[k] |= bit,
+        None => {
+            terms.push(t);
+            masks.push(bit);
+        }
+    };
+    if requests.len() <= 1 {
+        let all = if requests.is_empty() { 0 } else { 1 };
+        words.into_iter().for_each(|t| add(t, all));
+        if expand {
+            answer_type_expansion(intent)
+                .into_iter()
+                .for_each(|t| add(t, all));
+        }
+    } else {
+        // Written words first, in order; then each request's value words.
+        for (r, text) in requests.iter().enumerate() {
+            text::terms(text).into_iter().for_each(|t| add(t, 1 << r));
+        }
+        if expand {
+            for (r, text) in requests.iter().enumerate() {
+                answer_type_expansion(text)
+                    .into_iter()
+                    .for_each(|t| add(t, 1 << r));
+            }
+        }
+        // A word the whole text has and no request does (a split inside a word cannot
+        // happen, but stay safe): it belongs to every request.
+        let every = (1u32 << requests.len()) - 1;
+        words.into_iter().for_each(|t| add(t, 0));
+        masks
+            .iter_mut()
+            .filter(|m| **m == 0)
+            .for_each(|m| *m = every);
+    }
+    ParsedIntent {
+        terms,
+        pairs,
+        masks,
+        requests: if requests.len() > 1 {
+            requests.iter().map(|r| r.trim().to_string()).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+impl RankIndex {
+    pub(super) fn query(&self, intent: &str) -> (Query, Vec<String>) {
+        let p = parse_intent(intent, self.params.expand, self.params.requests);
+        let requests = p.requests.len().max(1);
+        (
+            self.query_of(p.terms, p.pairs, p.masks, requests),
+            p.requests,
+        )
+    }
+
+    pub(super) fn query_of(
+        &self,
+        terms: Vec<String>,
+        pairs: Vec<(String, String)>,
+        masks: Vec<u32>,
+        request_count: usize,
+    ) -> Query {
+        let mut reached: Vec<(u32, f64)> = Vec::new();
+        let mut related = Vec::with_capacity(terms.len());
+        let mut ids = Vec::with_capacity(terms.len());
+        let mut idfs = Vec::with_capacity(terms.len());
+        let mut requests = vec![RequestWeight::default(); request_count.max(1)];
+        for (k, t) in terms.iter().enumerate() {
+            let id = self.id(t);
+            let idf = self.idf_of(t);
+            let action = action_of(t).map_or(0, |a| a as u8);
+            for (r, w) in requests.iter_mut().enumerate() {
+                if masks.get(k).is_some_and(|m| m & (1 << r) != 0) {
+                    w.idf_total += idf;
+                    w.actions |= action;
+                }
+            }
+            if let Some(id) = id {
+                reached.push((id, 1.0));
+            }
+            let mut words = Vec::new();
+            self.related(t, &mut words);
+            reached.extend(words.iter().copied());
+            related.push(words);
+            ids.push(id);
+            idfs.push(idf);
+        }
+        reached.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        reached.dedup_by_key(|x| x.0);
+        let pair_keys = pairs
+            .iter()
+            .filter_map(|(a, b)| Some(pair_key(self.id(a)?, self.id(b)?)))
+            .collect();
+        Query {
+            per_request: requests.len() > 1,
+            any_weight: requests.iter().any(|w| w.idf_total > 0.0),
+            actions: requests.iter().fold(0, |a, w| a | w.actions),
+            terms,
+            ids,
+            idf: idfs,
+            related,
+            pairs,
+            pair_keys,
+            reached,
+            masks,
+            requests,
+        }
+    }
+}
+
+/// Verbs that start a new request after "and" or a comma ("… and convert the price",
+/// "book a flight, find a hotel"), stemmed as [`text::stem`] does.
+const REQUEST_VERBS: &[&str] = &[
+    "add",
+    "analyz",
+    "book",
+    "buy",
+    "calcul",
+    "call",
+    "cancel",
+    "chang",
+    "check",
+    "compar",
+    "comput",
+    "convert",
+    "creat",
+    "delet",
+    "determin",
+    "display",
+    "download",
+    "draft",
+    "edit",
+    "email",
+    "estim",
+    "fetch",
+    "find",
+    "generat",
+    "get",
+    "give",
+    "identifi",
+    "list",
+    "locat",
+    "look",
+    "make",
+    "modifi",
+    "notifi",
+    "open",
+    "order",
+    "pai",
+    "plai",
+    "play",
+    "post",
+    "predict",
+    "provid",
+    "read",
+    "recommend",
+    "regist",
+    "remind",
+    "remov",
+    "renam",
+    "rent",
+    "reserv",
+    "retriev",
+    "schedul",
+    "search",
+    "send",
+    "share",
+    "show",
+    "start",
+    "stop",
+    "submit",
+    "suggest",
+    "summar",
+    "summaris",
+    "summariz",
+    "tell",
+    "track",
+    "translat",
+    "transfer",
+    "turn",
+    "updat",
+    "upload",
+    "view",
+    "write",
+];
+
+fn is_request_verb(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    let stem = text::stem(&lower);
+    REQUEST_VERBS.contains(&stem.as_str()) || REQUEST_VERBS.contains(&lower.as_str())
+}
+
+/// Words that open a new request wherever they stand between words.
+const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
+
+/// The requests a question makes, in order: its sentences, further cut before "then",
+/// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price").
+/// A piece with fewer than two content words joins the one before it (or after it, when it
+/// comes first): "and return" is not a request of its own.
+pub fn split_requests(text: &str) -> Vec<&str> {
+    let mut cuts: Vec<usize> = Vec::new();
+    let bytes = text.as_bytes();
+    // Word boundaries with their byte ranges.
+    let words: Vec<(usize, usize)> = word_spans(text);
+    for (k, &(start, end)) in words.iter().enumerate() {
+        let word = &text[start..end];
+        let lower = word.to_ascii_lowercase();
+        let before = &text[..start];
+        let gap = before
+            .get(words.get(k.wrapping_sub(1)).map_or(0, |w| w.1)..)
+            .unwrap_or("");
+        let next = words.get(k + 1).map(|&(s, e)| &text[s..e]).unwrap_or("");
+        let cut = if k == 0 {
+            false
+        } else if gap.contains(['.', '?', '!', ';', '\n']) && sentence_end(gap) {
+            true
+        } else if SEQUENCE_WORDS.contains(&lower.as_str()) {
+            // "and then", ", then", "also" — the cut goes before the joining words.
+            true
+        } else if lower == "and" {
+            gap.contains(',') || is_request_verb(next) || next.eq_ignore_ascii_case("then")
+        } else {
+            gap.contains(',') && is_request_verb(word)
+        };
+        if cut {
+            // Cut before a preceding "and" that joins this word ("and then", "and also").
+            let at = if k > 0 && text[words[k - 1].0..words[k - 1].1].eq_ignore_ascii_case("and") {
+                words[k - 1].0
+            } else {
+                start
+            };
+            if cuts.last().is_none_or(|&c| c < at) {
+                cuts.push(at);
+            }
+        }
+    }
+    let _ = bytes;
+    let mut pieces: Vec<&str> = Vec::new();
+    let mut from = 0;
+    for &c in cuts.iter().chain(std::iter::once(&text.len())) {
+        let piece = &text[from..c];
+        from = c;
+        pieces.push(piece);
+    }
+    // Join pieces too small to be a request of their own.
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for piece in pieces {
+        let end = start + piece.len();
+        let small = text::terms(piece).len() < 2;
+        match out.last_mut() {
+            Some(last) if small => last.1 = end,
+            _ => out.push((start, end)),
+        }
+        start = end;
+    }
+    // A small first piece joins the second.
+    if out.len() > 1 && text::terms(&text[out[0].0..out[0].1]).len() < 2 {
+        let first = out.remove(0);
+        out[0].0 = first.0;
+    }
+    if out.len() > MAX_REQUESTS {
+        let end = out[out.len() - 1].1;
+        out.truncate(MAX_REQUESTS);
+        out[MAX_REQUESTS - 1].1 = end;
+    }
+    out.into_iter()
+        .map(|(s, e)| text[s..e].trim())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// The stretch between two words ends a sentence: a full stop, question or exclamation
+/// mark, semicolon or line break followed by space (a decimal point or `e.g.` inside a
+/// word is not).
+fn sentence_end(gap: &str) -> bool {
+    gap.contains('\n')
+        || gap.char_indices().any(|(i, c)| {
+            matches!(c, '.' | '?' | '!' | ';') && gap[i + 1..].starts_with(char::is_whitespace)
+        })
+}
+
+/// Byte ranges of the runs of letters, digits and apostrophes.
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let inside = c.is_alphanumeric() || c == '\'' || c == '_';
+        match (inside, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_splits_into_its_requests() {
+        assert_eq!(
+            split_requests(
+                "Book a flight to Rome, find a hotel near the station and convert the price to euros."
+            ),
+            vec![
+                "Book a flight to Rome,",
+                "find a hotel near the station",
+                "and convert the price to euros."
+            ]
+        );
+        assert_eq!(
+            split_requests("Get the weather in Paris. Then tell me the time in Tokyo"),
+            vec![
+                "Get the weather in Paris.",
+                "Then tell me the time in Tokyo"
+            ]
+        );
+        assert_eq!(
+            split_requests("Find flights from New York to London and also find hotels in London"),
+            vec![
+                "Find flights from New York to London",
+                "and also find hotels in London"
+            ]
+        );
+        // One request: "and" between nouns, a decimal point, a lone short piece.
+        assert_eq!(
+            split_requests("Play songs by Taylor Swift and Maroon 5 for 2.5 hours"),
+            vec!["Play songs by Taylor Swift and Maroon 5 for 2.5 hours"]
+        );
+        assert_eq!(
+            split_requests("Find flights to Paris departing May 3 and return May 9."),
+            vec!["Find flights to Paris departing May 3 and return May 9."]
+        );
+        assert_eq!(
+            split_requests("Thanks. Get the weather in Paris"),
+            vec!["Thanks. Get the weather in Paris"]
+        );
+        assert_eq!(split_requests(""), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn each_request_owns_its_words_and_value_words() {
+        let p = parse_intent(
+            "Find a hotel in Rome. Then convert 100 euros to dollars",
+            true,
+            true,
+        );
+        assert_eq!(p.requests.len(), 2);
+        let mask = |w: &str| p.masks[p.terms.iter().position(|t| t == w).unwrap()];
+        assert_eq!(mask("hotel"), 1);
+        assert_eq!(mask(&text::stem("convert")), 2);
+        assert_eq!(mask(&text::stem("currency")), 2);
+        let whole = parse_intent("Find a hotel in Rome. Then convert 100 euros", true, false);
+        assert!(whole.requests.is_empty() && whole.masks.iter().all(|&m| m == 1));
+    }
+}

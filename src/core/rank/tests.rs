@@ -1,0 +1,583 @@
+//! The ranker's unit tests.
+
+use super::values::answer_type_expansion;
+use super::*;
+use crate::core::budget::BudgetRow;
+use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
+use crate::core::text;
+
+fn pack(name: &str, description: &str) -> Pack {
+    Pack {
+        name: name.into(),
+        description: description.into(),
+        metadata: PackMetadata::default(),
+    }
+}
+
+fn guide() -> RoutingGuide {
+    RoutingGuide {
+        packs: vec![
+            pack("get_weather", "Get the current weather for a city."),
+            pack(
+                "get_weather_forecast",
+                "Get a multi-day weather forecast for a city.",
+            ),
+            pack("todoAdd", "Add an item to the todo list."),
+            pack(
+                "browser.screenshot",
+                "Capture a screenshot of the current page.",
+            ),
+            pack("memory.store", "Remember a note for later recall."),
+        ],
+        pipelines: vec![],
+    }
+}
+
+#[test]
+fn identifiers_match_prose() {
+    let g = guide();
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("please add buy milk to my todo", None);
+    assert_eq!(idx.name(r.order[0].index), "todoAdd");
+    let r = idx.rank("take a screenshot of this page", None);
+    assert_eq!(idx.name(r.order[0].index), "browser.screenshot");
+    let r = idx.rank("what's the weather forecast in Paris for the week", None);
+    assert_eq!(idx.name(r.order[0].index), "get_weather_forecast");
+    let r = idx.rank("what's the weather in Paris right now", None);
+    assert_eq!(idx.name(r.order[0].index), "get_weather");
+}
+
+#[test]
+fn enum_values_of_array_items_are_indexed() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"features": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["timings", "accessibility"]},
+        }},
+    });
+    let mut museum = pack("museum_info", "Information about a museum.");
+    museum.metadata.input_schema = Some(Schema::Full(schema));
+    let g = RoutingGuide {
+        packs: vec![pack("museum_hours", "Information about a museum."), museum],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("museum information including accessibility", None);
+    assert_eq!(idx.name(r.order[0].index), "museum_info");
+    let why = idx.explain(&r, r.order[0].index, None);
+    assert!(
+        why.one_line().contains("accessibiliti·parameters"),
+        "{}",
+        why.one_line()
+    );
+}
+
+#[test]
+fn every_score_explains_itself_and_adds_up() {
+    let g = guide();
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("remember this note", None);
+    let top = r.order[0];
+    let e = idx.explain(&r, top.index, None);
+    assert_eq!(e.name, "memory.store");
+    assert!((e.total() - top.score).abs() < 1e-9, "{e:?} vs {top:?}");
+    assert!(e.matches.iter().any(|m| m.field == Field::Description));
+    assert!(e.one_line().starts_with("memory.store"));
+    // Every entry of a ranking explains exactly its score, prior included.
+    let prior = HistoryPrior::new(&[PastPlan {
+        intent: "remember this note for later".into(),
+        tools: vec!["memory.store".into(), "todoAdd".into()],
+        outcome: 1.0,
+    }]);
+    let r = idx.rank(
+        "please remember adding the note to my todo list",
+        Some(&prior),
+    );
+    for s in &r.order {
+        let e = idx.explain(&r, s.index, Some(&prior));
+        assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
+    }
+}
+
+#[test]
+fn related_words_values_and_actions_reach_the_right_entry() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack("lawyer.search", "Find lawyers by specialty."),
+            pack("geodistance.find", "Distance between two cities."),
+            pack(
+                "historical_contrib.get_contrib",
+                "A scientist's contributions.",
+            ),
+            pack(
+                "create_player_profile",
+                "Create a new profile for a player.",
+            ),
+            pack("sports_db.find_athlete", "A player's profile, by name."),
+            pack(
+                "currency.convert",
+                "Convert an amount into another currency.",
+            ),
+            pack("population.by_year", "Population of a country in a year."),
+            pack("weather.on_date", "Weather on a date."),
+        ],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let first = |q: &str| idx.name(idx.rank(q, None).order[0].index).to_string();
+    assert_eq!(first("divorce law specialists"), "lawyer.search");
+    assert_eq!(
+        first("how far: the distance from Paris to Rome"),
+        "geodistance.find"
+    );
+    assert_eq!(
+        first("Einstein's contribution to physics"),
+        "historical_contrib.get_contrib"
+    );
+    assert_eq!(
+        first("find me the profile of player Lebron James"),
+        "sports_db.find_athlete"
+    );
+    assert_eq!(
+        first("I have 100 euros, what is that in yen"),
+        "currency.convert"
+    );
+    assert_eq!(
+        first("how many people lived in France in 1954"),
+        "population.by_year"
+    );
+    assert_eq!(
+        first("what was it like in Paris on March 3"),
+        "weather.on_date"
+    );
+    // The explanation names the word a related match went through.
+    let r = idx.rank("divorce law specialists", None);
+    let e = idx.explain(&r, 0, None);
+    assert!(e.one_line().contains("law→lawyer"), "{}", e.one_line());
+    // An action conflict shows as a factor (in this eight-entry catalog every word is
+    // rare, so without the floor: it would otherwise be what the score is).
+    let no_floor = RankIndex::with_params(
+        &g,
+        RankParams {
+            rare_floor: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let r = no_floor.rank("find me the profile of player Lebron James", None);
+    let e = no_floor.explain(&r, 3, None);
+    assert!(
+        e.action < 1.0 && e.one_line().contains("other action"),
+        "{}",
+        e.one_line()
+    );
+}
+
+fn names_of(idx: &RankIndex, r: &Ranking, k: usize) -> Vec<String> {
+    r.order
+        .iter()
+        .take(k)
+        .map(|s| idx.name(s.index).to_string())
+        .collect()
+}
+
+/// A question of three requests: each request's best entry comes before any tool that
+/// brushes all three, and before any request's second.
+#[test]
+fn every_request_of_a_question_has_its_tool_near_the_top() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack(
+                "airport.lookup",
+                "Airport code of a city, for flight searches.",
+            ),
+            pack("hotel.search", "Hotels in a city with prices per night."),
+            pack(
+                "currency.convert",
+                "Convert an amount into another currency.",
+            ),
+            pack(
+                "trip.planner",
+                "Plan a trip: a flight to a city, a hotel and the price of the trip in euros.",
+            ),
+            pack("flight.status", "Status of a flight by number."),
+            pack("hotel.reviews", "Reviews of a hotel by guests."),
+            pack(
+                "travel.bundle",
+                "Airport transfers, a hotel near the station and the price in euros.",
+            ),
+            pack(
+                "city.guide",
+                "A city guide: its airport, hotels near the station, prices in euros.",
+            ),
+        ],
+        pipelines: vec![],
+    };
+    let q = "Look up the airport code for Rome, search hotels and convert the price to euros";
+    let idx = RankIndex::new(&g);
+    let r = idx.rank(q, None);
+    assert_eq!(r.requests.len(), 3, "{:?}", r.requests);
+    let top3 = names_of(&idx, &r, 3);
+    for want in ["airport.lookup", "hotel.search", "currency.convert"] {
+        assert!(top3.contains(&want.to_string()), "{want} not in {top3:?}");
+    }
+    // Every explanation still adds up, and a placed entry says which request it answers.
+    for s in &r.order {
+        let e = idx.explain(&r, s.index, None);
+        assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
+        if s.best_for_request.is_some() {
+            assert!(
+                e.one_line().contains("placed as the best for request"),
+                "{}",
+                e.one_line()
+            );
+        }
+    }
+    // Read whole, the airport tool answers a third of the question and its coverage says
+    // so; read by request it answers all of the first.
+    let airport = 0;
+    let by_request = idx.explain(&r, airport, None);
+    assert!(by_request.coverage_request.is_some());
+    let whole = RankIndex::with_params(
+        &g,
+        RankParams {
+            requests: false,
+            ..RankParams::default()
+        },
+    );
+    let w = whole.rank(q, None);
+    let read_whole = whole.explain(&w, airport, None);
+    assert!(
+        read_whole.coverage < by_request.coverage - 0.2,
+        "{} vs {}",
+        read_whole.one_line(),
+        by_request.one_line()
+    );
+    assert!(w.requests.is_empty());
+}
+
+/// Coverage and action factors cannot bury the one entry that says the question's rarest
+/// word: its score is at least the floor's share of its plain BM25 points for that word.
+#[test]
+fn an_entry_with_a_rare_query_word_never_falls_below_its_plain_bm25_share() {
+    let mut population = pack("get_population", "Population of a country.");
+    population.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+        "properties": {"group": {"type": "string", "description": "Which people, e.g. veterans"}}
+    })));
+    let mut packs: Vec<Pack> = (0..27)
+        .map(|i| pack(&format!("tool_{i}"), "Weather in a city."))
+        .collect();
+    for i in 0..3 {
+        packs.push(pack(
+            &format!("count_items_{i}"),
+            "Count the number of items in a year.",
+        ));
+    }
+    packs.push(population);
+    let g = RoutingGuide {
+        packs,
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let q = "How many veterans were there in 1954";
+    let r = idx.rank(q, None);
+    let at = r
+        .order
+        .iter()
+        .find(|s| idx.name(s.index) == "get_population")
+        .unwrap();
+    let plain = Bm25::new(&g).scores("veterans")[at.index];
+    assert!(plain > 0.0);
+    let share = idx.params().rare_floor;
+    assert!(
+        at.lexical >= share * plain - 1e-9,
+        "{} < {share} × {plain}",
+        at.lexical
+    );
+    let e = idx.explain(&r, at.index, None);
+    assert!((e.total() - at.score).abs() < 1e-9, "{}", e.one_line());
+    assert!(e.one_line().contains("rare-word floor"), "{}", e.one_line());
+    // Without the floor the examples-only match sinks further.
+    let off = RankIndex::with_params(
+        &g,
+        RankParams {
+            rare_floor: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let without = off.rank(q, None);
+    let lexical_without = without
+        .order
+        .iter()
+        .find(|s| s.index == at.index)
+        .unwrap()
+        .lexical;
+    assert!(
+        lexical_without < at.lexical,
+        "{lexical_without} vs {}",
+        at.lexical
+    );
+}
+
+#[test]
+fn the_catalog_teaches_related_words_and_the_history_teaches_intents() {
+    let mut packs = vec![
+        pack("artist_overview", "An artist's biography and albums."),
+        pack("album_overview", "An album's biography, label and tracks."),
+        pack("song_overview", "Facts about a song."),
+        pack("song_lyrics", "Lyrics of a song."),
+        pack("news.search", "Search news articles by keyword."),
+        pack("weather.now", "Current weather in a city."),
+    ];
+    // A catalog large enough that three entries named `overview` still tell things apart.
+    packs.extend((0..40).map(|i| pack(&format!("unit_{i}"), "Convert between units.")));
+    let g = RoutingGuide {
+        packs,
+        pipelines: vec![],
+    };
+    let mined = RankIndex::with_params(
+        &g,
+        RankParams {
+            mined: 0.5,
+            ..RankParams::default()
+        },
+    );
+    // "biography" keeps company with `overview` in names: a song's biography is its overview.
+    let r = mined.rank("the biography of the song Yesterday", None);
+    assert_eq!(mined.name(r.order[0].index), "song_overview");
+    let e = mined.explain(&r, r.order[0].index, None);
+    assert!(
+        e.one_line().contains("biographi→overview·name"),
+        "{}",
+        e.one_line()
+    );
+    // Followed plans teach a tool the words people used for it.
+    let learned = LearnedWords::from_plans(&[
+        PastPlan {
+            intent: "latest updates on the election".into(),
+            tools: vec!["news.search".into()],
+            outcome: 1.0,
+        },
+        PastPlan {
+            intent: "latest updates about the match".into(),
+            tools: vec!["news.search".into()],
+            outcome: 1.0,
+        },
+        PastPlan {
+            intent: "latest updates on the storm".into(),
+            tools: vec!["weather.now".into()],
+            outcome: -1.0,
+        },
+    ]);
+    assert!(
+        learned.words_for("weather.now").is_none(),
+        "a failed plan teaches nothing"
+    );
+    let idx = RankIndex::build(&g, RankParams::default(), Some(&learned));
+    let r = idx.rank("any latest updates on the strike", None);
+    assert_eq!(idx.name(r.order[0].index), "news.search");
+    let e = idx.explain(&r, r.order[0].index, None);
+    assert!(
+        e.matches.iter().any(|m| m.field == Field::Learned),
+        "{}",
+        e.one_line()
+    );
+    assert_eq!(
+        RankIndex::new(&g)
+            .rank("any latest updates on the strike", None)
+            .order[0]
+            .score,
+        0.0
+    );
+}
+
+#[test]
+fn bm25_baseline_scores_by_the_same_words() {
+    let g = guide();
+    let bm25 = Bm25::new(&g);
+    let order = bm25.rank("add buy milk to my todo");
+    assert_eq!(order[0], 2);
+    let s = bm25.scores("zebra");
+    assert!(s.iter().all(|&x| x == 0.0));
+    // Identifier splitting and stemming are the ranker's: `todoAdd` meets "adding todos".
+    assert!(bm25.scores("adding todos")[2] > 0.0);
+}
+
+#[test]
+fn same_kind_of_action_and_operator_symbols_reach_their_tool() {
+    let mut query_tool = pack("records.query", "Rows of a table.");
+    query_tool.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+        "properties": {
+            "operation": {"type": "string", "enum": ["<", ">", "="]}
+        }
+    })));
+    let g = RoutingGuide {
+        packs: vec![
+            pack("measure_driving_distance", "Driving distance by road."),
+            pack("get_driving_distance", "Driving distance by road."),
+            pack("records.fetch", "Rows of a table."),
+            query_tool,
+        ],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    // Same description: "find" reaches `get`, a read like itself, and nothing else.
+    let r = idx.rank("find the driving distance", None);
+    assert_eq!(idx.name(r.order[0].index), "get_driving_distance");
+    let e = idx.explain(&r, r.order[0].index, None);
+    assert!(e.one_line().contains("find→get·name"), "{}", e.one_line());
+    let off = RankIndex::with_params(
+        &g,
+        RankParams {
+            action_synonym: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let r = off.rank("find the driving distance", None);
+    assert_eq!(r.order[0].score, r.order[1].score, "a tie without synonyms");
+    // `>` among enum values is "greater than".
+    let r = idx.rank("rows of the table where age is greater than 25", None);
+    assert_eq!(idx.name(r.order[0].index), "records.query");
+}
+
+#[test]
+fn values_name_their_kind() {
+    let kinds = |q: &str| answer_type_expansion(q);
+    assert_eq!(kinds("population in 1970"), vec!["year"]);
+    assert_eq!(kinds("on 2023-05-21"), vec!["date"]);
+    assert_eq!(kinds("on 09/09/2023 please"), vec!["date"]);
+    // The year of a written date is part of the date, not a year of its own.
+    assert_eq!(kinds("on March 7th 2023"), vec!["date"]);
+    assert_eq!(kinds("the 10th march 2023"), vec!["date"]);
+    assert_eq!(kinds("100 euros in USD"), vec![text::stem("currency"); 2]);
+    assert_eq!(kinds("height of 180 cm"), vec![text::stem("centimeter")]);
+    assert_eq!(kinds("may I march on"), Vec::<String>::new());
+    assert_eq!(kinds("route 66"), Vec::<String>::new());
+}
+
+#[test]
+fn confidence_is_low_when_nothing_matches_and_high_on_a_clear_winner() {
+    let g = guide();
+    let idx = RankIndex::new(&g);
+    let none = idx.rank("zebra quantum", None);
+    assert_eq!(none.confidence.value, 0.0);
+    // No match keeps catalog order.
+    assert_eq!(none.indices(), vec![0, 1, 2, 3, 4]);
+    let clear = idx.rank("screenshot", None);
+    assert!(clear.confidence.value > 0.5, "{:?}", clear.confidence);
+    let mut row = BudgetRow::fallback();
+    assert!(should_escalate(&row, &none.confidence));
+    assert!(!should_escalate(&row, &clear.confidence));
+    row.allows_llm_filter = false;
+    assert!(!should_escalate(&row, &none.confidence));
+}
+
+#[test]
+fn history_prior_lifts_followed_tools_and_sinks_failed_ones() {
+    let g = guide();
+    let idx = RankIndex::new(&g);
+    let intent = "capture what is on the page";
+    let before = idx.rank(intent, None);
+    let followed = HistoryPrior::new(&[
+        PastPlan {
+            intent: "capture the page as a note".into(),
+            tools: vec!["memory.store".into()],
+            outcome: 1.0,
+        },
+        PastPlan {
+            intent: "capture this page".into(),
+            tools: vec!["memory.store".into()],
+            outcome: 1.0,
+        },
+    ]);
+    let after = idx.rank(intent, Some(&followed));
+    let pos = |r: &Ranking| r.position_of(&idx, "memory.store").unwrap();
+    assert!(
+        pos(&after) < pos(&before),
+        "{} vs {}",
+        pos(&after),
+        pos(&before)
+    );
+    let e = idx.explain(&after, 4, Some(&followed));
+    assert_eq!(e.prior.as_ref().map(|p| p.plans), Some(2));
+
+    let failed = HistoryPrior::new(&[PastPlan {
+        intent: "capture what is on the page".into(),
+        tools: vec!["browser.screenshot".into()],
+        outcome: -1.0,
+    }]);
+    let sunk = idx.rank(intent, Some(&failed));
+    let shot = |r: &Ranking| r.order.iter().find(|s| s.index == 3).unwrap().score;
+    assert!(shot(&sunk) < shot(&before));
+    // Dissimilar intents do nothing.
+    let unrelated = HistoryPrior::new(&[PastPlan {
+        intent: "book a flight to Rome".into(),
+        tools: vec!["todoAdd".into()],
+        outcome: 1.0,
+    }]);
+    assert_eq!(idx.rank(intent, Some(&unrelated)), before);
+}
+
+/// A catalog name or an intent of one 1 MB word (a run of one letter, a repeated word, a
+/// camelCase run): indexing and ranking read it once and still rank the rest.
+#[test]
+fn megabyte_words_index_and_rank_in_one_pass() {
+    const MB: usize = 1_000_000;
+    let runs = [
+        "a".repeat(MB),
+        "contribution".repeat(MB / 12),
+        "aB".repeat(MB / 2),
+    ];
+    let mut g = guide();
+    g.packs.extend(runs.iter().map(|r| pack(r, "A tool.")));
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("what's the weather forecast in Paris for the week", None);
+    assert_eq!(idx.name(r.order[0].index), "get_weather_forecast");
+    for (k, run) in runs.iter().take(2).enumerate() {
+        let r = idx.rank(run, None);
+        assert_eq!(r.order[0].index, 5 + k, "run {k}");
+        let e = idx.explain(&r, r.order[0].index, None);
+        assert!((e.total() - r.order[0].score).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn words_past_the_length_limit_reach_no_related_words() {
+    let long = "a".repeat(MAX_RELATED_LEN + 6);
+    let g = RoutingGuide {
+        packs: vec![pack("get_weather", "Weather."), pack(&long, "A tool.")],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    // A word within the limit reaches the longer word it begins...
+    let r = idx.rank(&"a".repeat(MAX_RELATED_LEN), None);
+    assert_eq!(r.order[0].index, 1);
+    assert!(r.order[0].score > 0.0);
+    // ...one past it reaches nothing but itself.
+    let r = idx.rank(&"a".repeat(MAX_RELATED_LEN + 1), None);
+    assert_eq!(r.order[0].score, 0.0);
+}
+
+#[test]
+fn word_overlap_baseline_counts_shared_words() {
+    let g = guide();
+    let order = WordOverlap::new(&g).rank("add to the todo list");
+    assert_eq!(order[0], 2);
+}
+
+#[test]
+fn the_sort_key_orders_by_score_then_catalog_order() {
+    let mut scores = [3.5, -1.0, 0.25, 3.5, 1e-300, -0.0, 7.0, -2.5];
+    let mut keyed: Vec<(u128, usize)> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (super::score::order_key(s, i as u32), i))
+        .collect();
+    keyed.sort_unstable();
+    let by_key: Vec<usize> = keyed.iter().map(|k| k.1).collect();
+    let mut by_cmp: Vec<usize> = (0..scores.len()).collect();
+    by_cmp.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    assert_eq!(by_key, by_cmp);
+    scores.sort_by(f64::total_cmp);
+    assert_eq!(scores[0], -2.5);
+}

@@ -1,0 +1,203 @@
+//! Words for what a value is or what a question asks for: "when" wants a date, `1970` is a
+//! year, `euros` a currency. Stop-word removal and literal values hide them.
+
+use crate::core::text;
+
+/// Words for what the intent asks for or gives, which stop-word removal and literal values
+/// hide: question words name the answer wanted ("when" wants a date, "where" a location),
+/// and values name their own kind (`1970` is a year, `euros` a currency, `March 17` a date),
+/// so an intent holding one reaches the tool whose parameter takes it.
+pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
+    let lower = intent.to_lowercase();
+    let mut out = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    for token in lower.split_whitespace() {
+        let token = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if is_numeric_date(token) {
+            out.push("date");
+            continue;
+        }
+        words.extend(token.split(|c: char| !c.is_alphanumeric()));
+    }
+    words.retain(|w| !w.is_empty());
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let prev = if i > 0 { words[i - 1] } else { "" };
+        let in_date = |n: &str| is_month(n) || is_day_number(n);
+        let add: &[&str] = match (*w, next) {
+            ("when", _) => &["date", "time"],
+            ("where", _) => &["location"],
+            ("who", _) | ("whom", _) => &["person", "name"],
+            ("how", "many") => &["number", "count"],
+            ("how", "much") => &["amount", "cost", "price"],
+            ("how", "long") => &["duration", "time"],
+            ("how", "far") => &["distance"],
+            // The year of a written-out date belongs to the date.
+            _ if is_year(w) && !in_date(prev) && !in_date(next) => &["year"],
+            _ if is_month(w) && (is_day_number(next) || is_day_number(prev) || is_year(next)) => {
+                &["date"]
+            }
+            _ if is_currency(w) => &["currency"],
+            _ if is_us_state(w, next) => &["state"],
+            _ => unit_name(w.trim_start_matches(|c: char| c.is_ascii_digit())),
+        };
+        out.extend(add);
+    }
+    out.into_iter().map(text::stem).collect()
+}
+
+/// `2023-05-21`, `2023.10.2`, `09/09/2023`: three number groups, one of them a year.
+fn is_numeric_date(token: &str) -> bool {
+    let groups: Vec<&str> = token.split(['-', '.', '/']).collect();
+    groups.len() == 3
+        && groups
+            .iter()
+            .all(|g| !g.is_empty() && g.len() <= 4 && g.bytes().all(|b| b.is_ascii_digit()))
+        && (is_year(groups[0]) || is_year(groups[2]))
+}
+
+/// `1871`, `2021`: a four-digit number a calendar would use.
+fn is_year(word: &str) -> bool {
+    word.len() == 4
+        && word
+            .parse::<u32>()
+            .is_ok_and(|y| (1000..=2199).contains(&y))
+}
+
+/// `17`, `10th`, `1st`.
+fn is_day_number(word: &str) -> bool {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    matches!(suffix, "" | "st" | "nd" | "rd" | "th")
+        && digits.parse::<u32>().is_ok_and(|d| (1..=31).contains(&d))
+}
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+fn is_month(word: &str) -> bool {
+    MONTHS.contains(&word)
+}
+
+/// Currency names and ISO codes people write in requests.
+const CURRENCIES: &[&str] = &[
+    "dollar", "dollars", "euro", "euros", "yen", "sterling", "rupee", "rupees", "yuan", "renminbi",
+    "franc", "francs", "peso", "pesos", "krona", "krone", "kronor", "ruble", "rubles", "rouble",
+    "lira", "reais", "dirham", "baht", "usd", "eur", "gbp", "jpy", "cad", "aud", "nzd", "chf",
+    "cny", "inr", "mxn", "brl", "krw", "sek", "nok", "dkk", "rub", "zar", "sgd", "hkd",
+];
+
+fn is_currency(word: &str) -> bool {
+    CURRENCIES.contains(&word)
+}
+
+/// US state names; the second word of a two-word name follows the first (`new` `mexico`).
+const US_STATES: &[&str] = &[
+    "alabama",
+    "alaska",
+    "arizona",
+    "arkansas",
+    "california",
+    "colorado",
+    "connecticut",
+    "delaware",
+    "florida",
+    "georgia",
+    "hawaii",
+    "idaho",
+    "illinois",
+    "indiana",
+    "iowa",
+    "kansas",
+    "kentucky",
+    "louisiana",
+    "maine",
+    "maryland",
+    "massachusetts",
+    "michigan",
+    "minnesota",
+    "mississippi",
+    "missouri",
+    "montana",
+    "nebraska",
+    "nevada",
+    "new hampshire",
+    "new jersey",
+    "new mexico",
+    "north carolina",
+    "north dakota",
+    "ohio",
+    "oklahoma",
+    "oregon",
+    "pennsylvania",
+    "rhode island",
+    "south carolina",
+    "south dakota",
+    "tennessee",
+    "texas",
+    "utah",
+    "vermont",
+    "virginia",
+    "washington",
+    "west virginia",
+    "wisconsin",
+    "wyoming",
+];
+
+fn is_us_state(word: &str, next: &str) -> bool {
+    US_STATES.iter().any(|s| match s.split_once(' ') {
+        Some((a, b)) => a == word && b == next,
+        None => *s == word,
+    })
+}
+
+/// The unit an abbreviation stands for (`cm` → centimeter), as parameter descriptions spell
+/// it out ("height in centimeters").
+fn unit_name(abbreviation: &str) -> &'static [&'static str] {
+    match abbreviation {
+        "mm" => &["millimeter"],
+        "cm" => &["centimeter"],
+        "km" => &["kilometer"],
+        "kg" | "kgs" => &["kilogram"],
+        "mg" => &["milligram"],
+        "lb" | "lbs" => &["pound"],
+        "oz" => &["ounce"],
+        "ft" => &["feet", "foot"],
+        "mi" => &["mile"],
+        "mph" => &["mile", "hour"],
+        "kph" | "kmh" => &["kilometer", "hour"],
+        "ml" => &["milliliter"],
+        "hr" | "hrs" => &["hour"],
+        "mins" => &["minute"],
+        "sec" | "secs" => &["second"],
+        "ms" => &["millisecond"],
+        "gb" => &["gigabyte"],
+        "mb" => &["megabyte"],
+        "kb" => &["kilobyte"],
+        _ => &[],
+    }
+}
