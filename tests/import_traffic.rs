@@ -493,3 +493,83 @@ fn drift_outcomes_tiers_and_gaps_work_on_imported_traffic_as_on_native_plans() {
     );
     assert!(text.contains("the plan failed in 1 of 24"), "{text}");
 }
+
+/// The history prior (the ranking's lift from followed plans) and the past-plans part of the
+/// request read imported traffic as they read native plans: two workspaces holding the same
+/// plans and executions, one imported from a LiteLLM spend log and one as native JSON Lines,
+/// preview the same intent identically.
+#[test]
+fn the_history_prior_and_past_plans_read_imported_traffic_as_native_plans() {
+    let files = tempfile::tempdir().unwrap();
+    let log = files.path().join("spend.jsonl");
+    std::fs::write(&log, spend_log(24, "weak-x")).unwrap();
+    let mut executions = String::new();
+    for i in 0..24 {
+        for (k, tool) in ["memory.store", "blog.draft"].iter().enumerate() {
+            executions.push_str(&format!(
+                "{{\"at\":\"2026-10-04T10:{i:02}:{:02}Z\",\"caller\":\"agent-7\",\"plan_id\":\"litellm-req-{i:02}\",\"tool\":\"{tool}\"}}\n",
+                10 + k
+            ));
+        }
+    }
+    let exec_file = files.path().join("executions.jsonl");
+    std::fs::write(&exec_file, &executions).unwrap();
+
+    let imported = tempfile::tempdir().unwrap();
+    ctx(imported.path())
+        .args(["import", "litellm"])
+        .arg(&log)
+        .assert()
+        .success();
+    ctx(imported.path())
+        .args(["import", "executions"])
+        .arg(&exec_file)
+        .assert()
+        .success();
+
+    // The same plans as native JSON Lines in a second workspace.
+    let exported = files.path().join("all.jsonl");
+    export_to(imported.path(), &exported, false);
+    let native_plans: Vec<String> = std::fs::read_to_string(&exported)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""source":"litellm""#))
+        .map(|l| l.replace(r#""source":"litellm""#, r#""source":"native""#))
+        .collect();
+    assert_eq!(native_plans.len(), 24);
+    let native_file = files.path().join("native.jsonl");
+    std::fs::write(&native_file, native_plans.join("\n")).unwrap();
+    let native = tempfile::tempdir().unwrap();
+    for (what, file) in [("plans", &native_file), ("executions", &exec_file)] {
+        ctx(native.path())
+            .args(["import", what])
+            .arg(file)
+            .assert()
+            .success();
+    }
+
+    let intent = "remember that launch 7 moved and blog it";
+    let preview = |home: &Path| {
+        json_of(ctx(home).args(["preview", intent, "--model", "weak-x", "--json"]))
+    };
+    let (a, b) = (preview(imported.path()), preview(native.path()));
+    // The ranking's prior lifted the tools the followed plans used, the same in both.
+    let lifted = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["ranking"]["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| !e["prior"].is_null())
+            .map(|e| (e["name"].as_str().unwrap().to_string(), e["prior"].to_string()))
+            .collect()
+    };
+    let from_imported = lifted(&a);
+    assert!(
+        from_imported.iter().any(|(n, _)| n == "memory.store"),
+        "the followed plans lift memory.store: {from_imported:?}"
+    );
+    assert_eq!(from_imported, lifted(&b));
+    assert_eq!(a["ranking"], b["ranking"]);
+    assert_eq!(a["past_steps"], b["past_steps"]);
+    assert_eq!(a["request"]["messages"], b["request"]["messages"]);
+}
