@@ -129,6 +129,8 @@ impl HistoryState {
         self.pending.plans = None;
         self.pending.models = Some(models);
         self.pending.trends = Some(trends);
+        // The charts are of the old filter until the new answer comes: say so, not show them.
+        self.trends = None;
         let mut queries = vec![
             (
                 open,
