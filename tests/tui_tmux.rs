@@ -599,3 +599,69 @@ fn the_preview_names_the_model_it_was_computed_for_and_follows_a_model_change() 
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }
+
+/// Issue 18: type a prompt, mark a second model, send with A/B on, see both models' results
+/// side by side with their arm, and open one in History.
+#[test]
+fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_history() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
+         [[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n",
+    )
+    .unwrap();
+    let tmux = Tmux::start(260, 50);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    // Only the two test models, the second marked, the first selected.
+    tmux.keys(&["/"]);
+    tmux.keys(&["test/"]);
+    tmux.wait_for("the two test rows", 10, |s| s.contains("2 of "));
+    // Apart from the typed text: Enter in the same burst would be pasted as text.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the search kept", 10, |s| !s.contains("enter keep"));
+    tmux.keys(&["j", "M", "k"]);
+    tmux.wait_for("a model marked", 10, |s| s.contains("1 marked to send"));
+    tmux.keys(&["p"]);
+    tmux.keys(&["remember this launch note and draft a blog from it"]);
+    tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("A/B on", 10, |s| s.contains("A/B on"));
+    tmux.keys(&["C-s"]);
+    let sent = tmux.wait_for("both results", 30, |s| {
+        s.contains("plan id") && !s.contains("Sending…")
+    });
+    for needle in [
+        "test/ok-json [compacted]",
+        "test/ok-json [full]",
+        "test/tool-calls [compacted]",
+        "test/tool-calls [full]",
+    ] {
+        assert!(sent.contains(needle), "{needle}:\n{sent}");
+    }
+    let id = sent
+        .lines()
+        .find_map(|l| l.split("plan id").nth(1))
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    assert_ne!(id, "-", "{sent}");
+    tmux.keys(&["C-o"]);
+    tmux.wait_for("the plan in History", 20, |s| {
+        s.contains(&format!("Plan {id} · esc closes"))
+    });
+    assert_eq!(server.requests.lock().unwrap().len(), 4);
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}

@@ -12,19 +12,16 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
 use crate::core::compare::Arm;
-use crate::core::history::short_sha;
 use crate::core::text::clip;
 use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::llm::client::Cancel;
-use crate::llm::replay::{
-    Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
-};
-use crate::preview::{Ask, plan_and_keep};
+use crate::llm::replay::{LiveReplay, ReplayContext, ReplayProgress};
+use crate::llm::send::{SendLink, compare_group, plan_arms, send_one};
+use crate::preview::Ask;
 use crate::workspace::StoreChoice;
 
-/// At most this many models are asked at once.
-pub const CONCURRENCY: usize = 4;
+pub use crate::llm::send::CONCURRENCY;
 
 const EXIT_CODES: &str = "\
 Exit codes: 0 when every model ran (an answer came back, whatever it held) and was stored; \
@@ -152,46 +149,26 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let mut jobs: Vec<Job> = Vec::with_capacity(models.len() * arms.len());
     for model in &models {
         let effective = effective_row(&ctx.preview.budgets, model, r.tier);
-        let mut compacted: Option<crate::core::assemble::AssembledRequest> = None;
-        for &arm in &arms {
-            let request = plan_and_keep(
-                &ctx.preview,
-                &Ask {
-                    effective: &effective,
-                    instruction: &prompt,
-                    attachments: &attachments,
-                    defaults: &r.defaults,
-                    only: None,
-                    arm,
-                },
-            )?;
-            let same_as_compacted = compacted.as_ref().is_some_and(|c| {
-                c.messages == request.request.messages
-                    && c.max_tokens == request.request.max_tokens
-                    && c.response_format == request.request.response_format
-            });
-            if arm == Arm::Compacted {
-                compacted = Some(request.request.clone());
-            }
+        let ask = Ask {
+            effective: &effective,
+            instruction: &prompt,
+            attachments: &attachments,
+            defaults: &r.defaults,
+            only: None,
+            arm: Arm::Compacted,
+        };
+        for planned in plan_arms(&ctx.preview, &ask, &arms)? {
             jobs.push(Job {
                 model: model.clone(),
-                arm,
-                request,
-                same_as_compacted,
+                arm: planned.arm,
+                request: planned.request,
+                same_as_compacted: planned.same_as_compacted,
                 baseline: false,
             });
         }
     }
     let at = crate::store::now_secs();
-    let compare_group = comparing.then(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        format!(
-            "cmp-{at}-{}",
-            &short_sha(&format!("{nanos}\n{prompt}\n{models:?}\n{arms:?}"))[..8]
-        )
-    });
+    let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
     // The baseline goes last, beside the others: the same intent, no planner help, in no
     // comparison.
     let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
@@ -245,14 +222,6 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                     baseline,
                     ..
                 } = job;
-                let started = std::time::Instant::now();
-                let endpoint = match endpoint_for(&ctx, &model, &request) {
-                    Ok(e) => e,
-                    Err(not_sent) => return (i, Ok((*not_sent, None))),
-                };
-                let Ok(_permit) = gate.acquire().await else {
-                    return (i, Err(anyhow::anyhow!("the concurrency gate closed")));
-                };
                 let label = if baseline {
                     "baseline".to_string()
                 } else if comparing {
@@ -266,28 +235,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                         crate::cli::out::status_line(&l.join("  |  "));
                     }
                 };
-                let link = Link {
+                let link = SendLink {
                     caller: &caller,
                     intent: &intent,
-                    replay_of: None,
                     compare: group.as_deref().filter(|_| !baseline).map(|g| (arm, g)),
                 };
-                let prior = Prior {
-                    started,
-                    attempts: 0,
-                    two_pass: None,
-                };
-                let out = send_planned(
-                    &ctx.guard(),
-                    &endpoint,
-                    &request,
-                    &model,
-                    link,
-                    prior,
-                    &cancel,
-                    &mut report,
-                )
-                .await;
+                let out = send_one(&ctx, &model, &request, link, &gate, &cancel, &mut report).await;
                 (i, out)
             });
         }

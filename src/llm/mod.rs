@@ -6,4 +6,5 @@ pub mod client;
 pub mod provider;
 pub mod redact;
 pub mod replay;
+pub mod send;
 pub mod wire;

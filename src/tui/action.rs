@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryAnswer;
 use crate::tui::replay::ReplayResult;
+use crate::tui::send::SendOutcome;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,6 +59,16 @@ pub enum Action {
     ToggleFullView,
     /// Prompt: empty the text box (a ctrl/alt key also works while typing in it).
     ClearPrompt,
+    /// Prompt: send the request the Preview shows to the selected model and the marked ones.
+    Send,
+    /// Prompt: A/B on or off (each model also gets the whole catalog, `full`).
+    ToggleAb,
+    /// Prompt: select the next send result.
+    NextSent,
+    /// Prompt: open the selected send result's stored plan in History.
+    OpenSent,
+    /// Budgets: mark or unmark the selected model for sending.
+    MarkModel,
     /// A mouse click on row `n` of the focused list (0 = the first row of the list).
     #[serde(skip)]
     SelectRow(u64),
@@ -94,6 +105,12 @@ pub enum Action {
     /// A replay finished (or could not run, with the message).
     #[serde(skip)]
     Replayed(u64, Result<Done<ReplayResult>, String>),
+    /// A running send's progress: the `model [arm]` it is about, and the line.
+    #[serde(skip)]
+    SendProgress(u64, String, String),
+    /// A send finished (or could not run, with the message).
+    #[serde(skip)]
+    Sent(u64, Result<Done<SendOutcome>, String>),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -143,6 +160,11 @@ impl Action {
             Action::CycleTier => "tier override: auto → A → B → C",
             Action::ToggleFullView => "catalog: full / as sent",
             Action::ClearPrompt => "prompt: clear the text box",
+            Action::Send => "prompt: send to the selected and marked models (esc cancels)",
+            Action::ToggleAb => "prompt: A/B on/off (also send the full catalog)",
+            Action::NextSent => "prompt: select the next send result",
+            Action::OpenSent => "prompt: open the selected result's plan in History",
+            Action::MarkModel => "budgets: mark/unmark the model for sending",
             Action::Char(_)
             | Action::SelectRow(_)
             | Action::Backspace
@@ -155,7 +177,9 @@ impl Action {
             | Action::Previewed(..)
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
-            | Action::Replayed(..) => "",
+            | Action::Replayed(..)
+            | Action::SendProgress(..)
+            | Action::Sent(..) => "",
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
+use crate::tui::send::{SendRequest, SendView};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -103,8 +104,10 @@ pub enum Effect {
     History { request: u64, query: HistoryQuery },
     /// Replay a plan; progress and the result come back as actions.
     Replay(ReplayRequest),
-    /// Stop a running replay.
+    /// Stop a running replay (or send).
     CancelReplay(Cancel),
+    /// Send the previewed request; progress and the results come back as actions.
+    Send(SendRequest),
 }
 
 fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
@@ -155,6 +158,11 @@ pub struct State {
     pub preview_scroll: usize,
     pub history: HistoryState,
     pub catalog: crate::tui::panes::catalog::CatalogPane,
+    /// Budgets rows (by id) marked to be sent to beside the selected one.
+    pub marked: std::collections::BTreeSet<String>,
+    /// Send each model the `full` arm too.
+    pub ab: bool,
+    pub send: SendView,
 }
 
 impl State {
@@ -196,6 +204,9 @@ impl State {
             preview_scroll: 0,
             history: HistoryState::default(),
             catalog: Default::default(),
+            marked: Default::default(),
+            ab: false,
+            send: SendView::default(),
         }
     }
 
@@ -263,6 +274,18 @@ impl State {
             self.selected_row()?,
             self.tier_override,
         ))
+    }
+
+    /// What a send goes to: the selected model, then the marked ones in table order, each
+    /// with the tier override the Preview applies.
+    pub fn send_targets(&self) -> Vec<EffectiveRow> {
+        let mut out: Vec<EffectiveRow> = self.effective().into_iter().collect();
+        for row in &self.rows {
+            if self.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
+                out.push(EffectiveRow::of_row(row, self.tier_override));
+            }
+        }
+        out
     }
 
     /// Ask for a recompaction of the current selection.
@@ -405,6 +428,47 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Vec::new()
             };
         }
+        Action::Send => {
+            let prompt = state.prompt_text();
+            if state.send.running.is_some() {
+                return Vec::new();
+            }
+            if prompt.trim().is_empty() {
+                state.send.error = Some("type a prompt first: the Preview is what is sent".into());
+                return Vec::new();
+            }
+            let targets = state.send_targets();
+            let ab = state.ab;
+            return vec![Effect::Send(state.send.start(
+                &mut state.next_request,
+                prompt,
+                targets,
+                ab,
+            ))];
+        }
+        Action::ToggleAb => {
+            state.ab = !state.ab;
+            return Vec::new();
+        }
+        Action::NextSent => {
+            state.send.select_next();
+            return Vec::new();
+        }
+        Action::OpenSent => {
+            let Some(id) = state.send.selected_plan().map(str::to_string) else {
+                return Vec::new();
+            };
+            state.focus = Pane::History;
+            return history_effects(state.history.open_plan(&id, &mut state.next_request));
+        }
+        Action::SendProgress(request, label, line) => {
+            state.send.progress(request, label, line);
+            return Vec::new();
+        }
+        Action::Sent(request, result) => {
+            state.send.finished(request, result.map(|Done(o)| o));
+            return Vec::new();
+        }
         Action::PreviewDue(version) => {
             return if version == state.prompt_version {
                 state.request_preview()
@@ -480,6 +544,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             if state.show_help {
                 state.show_help = false;
             } else if state.focus == Pane::Prompt {
+                if let Some(cancel) = state.send.cancel() {
+                    return vec![Effect::CancelReplay(cancel)];
+                }
                 state.focus = Pane::Budgets;
             } else if state.focus == Pane::History {
                 if let Some(cancel) = state.history.replay.as_mut().and_then(|r| r.cancel()) {
@@ -610,6 +677,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Pane::History => {}
             }
         }
+        Action::MarkModel if state.focus == Pane::Budgets => {
+            if let Some(id) = state.selected_row().map(|r| r.id.clone())
+                && !state.marked.remove(&id)
+            {
+                state.marked.insert(id);
+            }
+        }
         Action::SortNext => {
             state.sort = state.sort.next();
             state.refresh_visible();
@@ -664,6 +738,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Right
         | Action::Replay
         | Action::ToggleGaps
+        | Action::MarkModel
+        | Action::Send
+        | Action::ToggleAb
+        | Action::NextSent
+        | Action::OpenSent
+        | Action::SendProgress(..)
+        | Action::Sent(..)
         | Action::Open => {}
     }
     Vec::new()

@@ -59,6 +59,8 @@ pub struct HistoryState {
     pub show_gaps: bool,
     /// The gap signals counted for the current filters, once asked for.
     pub gaps: Option<GapReport>,
+    /// A plan opened by id (from a send result), shown in full whatever is selected.
+    pub pinned: Option<String>,
 }
 
 /// A query to run, tagged with the request id its answer will carry.
@@ -250,6 +252,16 @@ impl HistoryState {
     /// Esc: close the picker (a running replay is cancelled by the caller), close a replay
     /// result, collapse the plan, then leave the group. Returns `None` when there was
     /// nothing to undo here.
+    /// Open the plan `id` in full, wherever the lists are (the pane loads too, first time).
+    pub fn open_plan(&mut self, id: &str, next: &mut u64) -> Vec<Query> {
+        let mut queries = self.ensure_loaded(next);
+        self.replay = None;
+        self.pinned = Some(id.to_string());
+        self.expanded = true;
+        queries.extend(self.detail_query(id.to_string(), next));
+        queries
+    }
+
     pub fn back(&mut self, next: &mut u64) -> Option<Vec<Query>> {
         // A picker or a result closes; a running replay stays until its cancelled answer.
         if let Some(r) = &self.replay {
@@ -260,6 +272,10 @@ impl HistoryState {
         }
         if self.expanded {
             self.expanded = false;
+            // A plan opened by id gives the pane back to the selection.
+            if self.pinned.take().is_some() {
+                return Some(self.request_detail(next));
+            }
             return Some(Vec::new());
         }
         if self.filter.shape.is_some() {
@@ -301,6 +317,7 @@ impl HistoryState {
     /// Move the selection of the focused list to `to` (clamped); fetch the page it lands
     /// on when that page is not loaded, and the plan when a plan is selected.
     pub fn move_to(&mut self, to: u64, next: &mut u64) -> Vec<Query> {
+        self.pinned = None;
         match self.list {
             HistoryList::Plans => {
                 let Some(total) = self.plans.as_ref().map(|p| p.total) else {
@@ -365,6 +382,9 @@ impl HistoryState {
     }
 
     fn request_detail(&mut self, next: &mut u64) -> Vec<Query> {
+        if self.pinned.is_some() {
+            return Vec::new();
+        }
         let Some(id) = self.selected_plan().map(|p| p.id.clone()) else {
             return Vec::new();
         };

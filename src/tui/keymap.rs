@@ -84,6 +84,11 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("t", Action::CycleTier),
     ("f", Action::ToggleFullView),
     ("ctrl+u", Action::ClearPrompt),
+    ("ctrl+s", Action::Send),
+    ("ctrl+t", Action::ToggleAb),
+    ("ctrl+n", Action::NextSent),
+    ("ctrl+o", Action::OpenSent),
+    ("M", Action::MarkModel),
 ];
 
 impl Key {

@@ -8,6 +8,7 @@ pub mod keymap;
 pub mod panes;
 pub mod replay;
 pub mod request_id;
+pub mod send;
 pub mod terminal;
 pub mod theme;
 pub mod ui;
@@ -30,6 +31,7 @@ use crate::tui::action::{Action, Done};
 use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::replay::{ReplayRequest, ReplayResult};
+use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
 
@@ -68,9 +70,21 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
         return match ev.code {
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
-            // The keymap's clear key, when it is one a text box would not take as text.
-            _ if (ctrl || alt) && keymap.action_for(ev) == Some(Action::ClearPrompt) => {
-                Some(Action::ClearPrompt)
+            // The keymap's clear and send keys, when they are ones a text box would not take
+            // as text.
+            _ if (ctrl || alt)
+                && matches!(
+                    keymap.action_for(ev),
+                    Some(
+                        Action::ClearPrompt
+                            | Action::Send
+                            | Action::ToggleAb
+                            | Action::NextSent
+                            | Action::OpenSent
+                    )
+                ) =>
+            {
+                keymap.action_for(ev)
             }
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Tab => Some(Action::FocusNext),
@@ -178,6 +192,85 @@ pub async fn run_replay(
     Ok(ReplayResult::Live(live))
 }
 
+/// Reports a send's progress: the `model [arm]` it is about, and the line.
+pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
+
+/// Send the previewed request to each target (and its `full` arm with A/B), at most
+/// [`CONCURRENCY`](crate::llm::send::CONCURRENCY) at once, and store every answer as a plan
+/// under the caller `console`, the arms linked by one compare_group.
+pub async fn run_send(
+    ctx: &EffectContext,
+    req: &SendRequest,
+    report: SendReport,
+) -> Result<SendOutcome, String> {
+    use crate::core::compare::Arm;
+    use crate::llm::send::{CONCURRENCY, SendLink, compare_group, plan_arms, send_one};
+    let text = |e: anyhow::Error| format!("{e:#}");
+    let path = ctx.history.clone().ok_or("no history store")?;
+    let rctx = ctx.replay.clone()?;
+    let arms = if req.ab {
+        vec![Arm::Compacted, Arm::Full]
+    } else {
+        vec![Arm::Compacted]
+    };
+    let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
+    let mut jobs = Vec::new();
+    for effective in &req.targets {
+        // The Preview's own ask, so the request sent is the one it shows.
+        let ask = Ask::new(effective, &req.prompt);
+        for planned in plan_arms(&ctx.preview, &ask, &arms).map_err(text)? {
+            jobs.push((effective.model.clone(), planned));
+        }
+    }
+    let group = req
+        .ab
+        .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
+    let gate = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, (model, planned)) in jobs.into_iter().enumerate() {
+        let (rctx, gate, cancel) = (rctx.clone(), gate.clone(), req.cancel.clone());
+        let (group, prompt, report) = (group.clone(), req.prompt.clone(), report.clone());
+        tasks.spawn(async move {
+            let label = format!("{model} [{}]", planned.arm);
+            let mut progress = |p: ReplayProgress| report(label.clone(), p.line(&label));
+            let link = SendLink {
+                caller: CONSOLE_CALLER,
+                intent: &prompt,
+                compare: group.as_deref().map(|g| (planned.arm, g)),
+            };
+            let out = send_one(
+                &rctx,
+                &model,
+                &planned.request,
+                link,
+                &gate,
+                &cancel,
+                &mut progress,
+            )
+            .await;
+            (i, model, planned.arm, out)
+        });
+    }
+    let mut done = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        done.push(joined.map_err(|e| format!("a send task failed: {e}"))?);
+    }
+    done.sort_by_key(|(i, ..)| *i);
+    let mut store = HistoryStore::open(&path).map_err(text)?;
+    let mut results = Vec::with_capacity(done.len());
+    for (_, model, arm, out) in done {
+        let (mut live, record) = out.map_err(text)?;
+        if let Some(record) = record {
+            live.stored_id = Some(store.insert_sent(record, &rctx.pipelines).map_err(text)?);
+        }
+        results.push(SentArm { model, arm, live });
+    }
+    Ok(SendOutcome {
+        results,
+        compare_group: group,
+    })
+}
+
 /// Run an effect to completion on the calling thread (tests use this directly; the
 /// debounce answers at once here, the runtime waits first).
 pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
@@ -196,6 +289,14 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
         Effect::CancelReplay(cancel) => {
             cancel.cancel();
             Action::Resize
+        }
+        Effect::Send(req) => {
+            let result = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_, _| {}))));
+            Action::Sent(req.request, result.map(|r| Done(Arc::new(r))))
         }
         Effect::History { request, query } => {
             let answer = match history {
@@ -242,6 +343,22 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
                 };
                 let result = run_replay(&ctx, &req, &mut report).await;
                 let _ = tx.send(Input::Action(Action::Replayed(
+                    req.request,
+                    result.map(|r| Done(Arc::new(r))),
+                )));
+            });
+            continue;
+        }
+        if let Effect::Send(req) = effect {
+            tokio::spawn(async move {
+                let progress_tx = tx.clone();
+                let request = req.request;
+                let report: SendReport = Arc::new(move |label, line| {
+                    let _ =
+                        progress_tx.send(Input::Action(Action::SendProgress(request, label, line)));
+                });
+                let result = run_send(&ctx, &req, report).await;
+                let _ = tx.send(Input::Action(Action::Sent(
                     req.request,
                     result.map(|r| Done(Arc::new(r))),
                 )));

@@ -106,8 +106,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     } else {
         format!(" · /{}", state.filter)
     };
+    let marked = if state.marked.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} marked to send", state.marked.len())
+    };
     let title = format!(
-        " 1 Budgets · {} of {} rows{search}{sort} ",
+        " 1 Budgets · {} of {} rows{search}{sort}{marked} ",
         state.visible.len(),
         state.rows.len()
     );
@@ -212,7 +217,13 @@ fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             } else {
                 theme.warn
             };
-            let mut cells = vec![Cell::from(elide(&display_id(r), model_width))];
+            // A model marked for sending (M) carries a leading `+`.
+            let id = if state.marked.contains(&r.id) {
+                format!("+{}", display_id(r))
+            } else {
+                display_id(r)
+            };
+            let mut cells = vec![Cell::from(elide(&id, model_width))];
             cells.extend(cols.iter().map(|c| {
                 let text = (c.cell)(r);
                 // Numbers line up on the right.

@@ -181,8 +181,23 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             .filter(|k| k.starts_with("ctrl+") || k.starts_with("alt+"))
             .map(|k| format!(" · {k} clear"))
             .unwrap_or_default();
+        // The send keys are the keymap's too, when ctrl or alt chords.
+        let chord = |a: &Action, label: &str| {
+            keymap
+                .primary_label(a)
+                .filter(|k| k.starts_with("ctrl+") || k.starts_with("alt+"))
+                .map(|k| format!(" · {k} {label}"))
+                .unwrap_or_default()
+        };
+        let send = format!(
+            "{}{}{}{}",
+            chord(&A::Send, "send"),
+            chord(&A::ToggleAb, "A/B"),
+            chord(&A::NextSent, "next result"),
+            chord(&A::OpenSent, "open result")
+        );
         return format!(
-            "type or paste · enter new line (never sends){clear} · pgup/pgdn scroll preview · tab/esc leave"
+            "type or paste{send}{clear} · enter new line · pgup/pgdn scroll preview · tab/esc leave"
         );
     }
     if state.filter_editing {
@@ -224,6 +239,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::FocusNext], "pane"),
             (&[A::FocusPrompt], "prompt"),
             (&[A::Down, A::Up], "move"),
+            (&[A::MarkModel], "mark"),
             (&[A::CycleTier], "tier"),
             (&[A::ToggleFullView], "full"),
             (&[A::Filter], "search"),

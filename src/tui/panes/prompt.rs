@@ -14,6 +14,7 @@ use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
 use crate::tui::panes::chart::window_lines;
 use crate::tui::panes::{clip, pane_block, request_title};
+use crate::tui::send::SentArm;
 use crate::tui::theme::Theme;
 
 /// A run of at least this many text keys in one burst (keys that arrived faster than a
@@ -51,9 +52,15 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let focused = state.focus == Pane::Prompt;
     let text = state.prompt_text();
     let title = format!(
-        " 3 Prompt · {} lines, {} bytes{} ",
+        " 3 Prompt · {} lines, {} bytes · A/B {}{}{} ",
         state.prompt.lines().len(),
         thousands(text.len()),
+        if state.ab { "on" } else { "off" },
+        if state.marked.is_empty() {
+            String::new()
+        } else {
+            format!(" · +{} marked", state.marked.len())
+        },
         if focused {
             " · esc leaves"
         } else {
@@ -104,7 +111,9 @@ pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme)
         (None, Some(c)) => Some(c.window.clone()),
         (None, None) => None,
     };
-    let mut lines = window_section(window.as_ref(), width, theme);
+    // Sent results first: they are what the operator just asked for.
+    let mut lines: Vec<Line> = send_lines(state, width, theme);
+    lines.extend(window_section(window.as_ref(), width, theme));
     match (shown_preview, &state.preview_error) {
         (_, Some(e)) => lines.push(Line::styled(clip(e, width), theme.error)),
         (None, _) => lines.push(Line::styled(
@@ -280,5 +289,126 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
         ),
         width,
     )));
+    out
+}
+
+/// The last send, side by side: one column per model and arm, above the preview.
+pub fn send_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let v = &state.send;
+    let mut out = Vec::new();
+    if let Some(e) = &v.error {
+        out.push(Line::styled(
+            clip(&format!("send: {e}"), width),
+            theme.error,
+        ));
+        out.push(Line::raw(""));
+    }
+    if v.running.is_some() {
+        out.push(Line::styled("Sending… (esc cancels)", theme.accent));
+        for (label, line) in &v.progress {
+            out.push(Line::raw(clip(&format!("  {label}: {line}"), width)));
+        }
+        out.push(Line::raw(""));
+        return out;
+    }
+    let Some(o) = &v.outcome else {
+        return out;
+    };
+    out.push(section(
+        "Sent (ctrl+n next · ctrl+o opens in History)",
+        theme,
+    ));
+    const LABEL: usize = 14;
+    let n = o.results.len().max(1);
+    let col = (width.saturating_sub(LABEL) / n).max(8);
+    let dash = || "-".to_string();
+    let cell = |text: &str| format!("{:<col$}", clip(text, col.saturating_sub(1)));
+    let row = |label: &str, each: &dyn Fn(&SentArm) -> String| -> Line<'a> {
+        let mut text = format!("{label:<LABEL$}");
+        for r in &o.results {
+            text.push_str(&cell(&each(r)));
+        }
+        Line::raw(clip(&text, width))
+    };
+    let mut header = format!("{:<LABEL$}", "");
+    for (i, r) in o.results.iter().enumerate() {
+        let mark = if i == v.selected { "▶" } else { " " };
+        header.push_str(&cell(&format!("{mark}{} [{}]", r.model, r.arm)));
+    }
+    out.push(Line::styled(clip(&header, width), theme.accent));
+    out.push(row("valid plan", &|s| {
+        let r = &s.live;
+        if r.cancelled {
+            "no: cancelled".into()
+        } else if r.not_sent.is_some() {
+            "no: not sent".into()
+        } else if r.plan.is_some() {
+            format!("yes ({})", r.outcome)
+        } else {
+            format!(
+                "no: {}",
+                r.failure.as_ref().map_or("?", |f| f.class.as_str())
+            )
+        }
+    }));
+    out.push(row("steps", &|s| {
+        s.live.plan.as_ref().map_or_else(dash, |p| {
+            p.steps
+                .iter()
+                .map(|s| s.tool.as_str())
+                .collect::<Vec<_>>()
+                .join(" → ")
+        })
+    }));
+    out.push(row("unknown tools", &|s| {
+        s.live
+            .plan
+            .as_ref()
+            .map_or_else(dash, |p| p.demoted.len().to_string())
+    }));
+    out.push(row("tokens in/out", &|s| {
+        let r = &s.live;
+        let u = r.facts.usage.as_ref();
+        format!(
+            "{} / {}",
+            u.and_then(|u| u.prompt_tokens)
+                .map_or_else(|| format!("~{}", r.request.input_tokens), |n| n.to_string()),
+            u.and_then(|u| u.completion_tokens)
+                .map_or_else(dash, |n| n.to_string())
+        )
+    }));
+    out.push(row("cached tokens", &|s| {
+        s.live
+            .facts
+            .usage
+            .as_ref()
+            .and_then(|u| u.cached_tokens)
+            .map_or_else(dash, |n| n.to_string())
+    }));
+    out.push(row("latency", &|s| {
+        if s.live.not_sent.is_some() {
+            dash()
+        } else {
+            format!("{} ms", s.live.facts.latency_ms)
+        }
+    }));
+    out.push(row("cost", &|s| {
+        s.live
+            .facts
+            .cost_usd
+            .map_or_else(dash, |c| format!("${c:.6}"))
+    }));
+    out.push(row("plan id", &|s| {
+        s.live.stored_id.clone().unwrap_or_else(dash)
+    }));
+    for r in &o.results {
+        if let Some(why) = &r.live.not_sent {
+            out.push(Line::styled(
+                clip(&format!("{} [{}]: {why}", r.model, r.arm), width),
+                theme.warn,
+            ));
+        }
+    }
+    out.push(Line::raw(""));
     out
 }

@@ -1,0 +1,128 @@
+//! Sending from the Prompt pane: the request the Preview shows goes to the selected model
+//! and every model marked in Budgets, each with the `full` arm beside it when A/B is on.
+//! Pure: the work goes out as an effect and comes back as actions.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::core::budget::EffectiveRow;
+use crate::core::compare::Arm;
+use crate::llm::client::Cancel;
+use crate::llm::replay::LiveReplay;
+use crate::tui::request_id::take;
+
+/// The caller plans sent from the console are stored under.
+pub const CONSOLE_CALLER: &str = "console";
+
+/// What the Prompt pane asks of the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendRequest {
+    pub request: u64,
+    pub prompt: Arc<String>,
+    /// The selected model first, then the marked ones; each as the Preview plans it.
+    pub targets: Vec<EffectiveRow>,
+    /// Also send each model the whole catalog (`full`), linked to `compacted`.
+    pub ab: bool,
+    pub cancel: Cancel,
+}
+
+/// One model and arm: what came back (stored as `live.stored_id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentArm {
+    pub model: String,
+    pub arm: Arm,
+    pub live: LiveReplay,
+}
+
+/// What a send came back with, in the order the targets and arms were asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendOutcome {
+    pub results: Vec<SentArm>,
+    /// What links the arms in the store (A/B only).
+    pub compare_group: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SendView {
+    /// The request being waited for, and the handle that cancels it.
+    pub running: Option<(u64, Cancel)>,
+    /// The latest progress line per `model [arm]`.
+    pub progress: BTreeMap<String, String>,
+    pub outcome: Option<Arc<SendOutcome>>,
+    /// The result the open key opens in History.
+    pub selected: usize,
+    pub error: Option<String>,
+}
+
+impl SendView {
+    /// Start a send of `prompt` to `targets`.
+    pub fn start(
+        &mut self,
+        next: &mut u64,
+        prompt: String,
+        targets: Vec<EffectiveRow>,
+        ab: bool,
+    ) -> SendRequest {
+        let request = take(next);
+        let cancel = Cancel::default();
+        self.running = Some((request, cancel.clone()));
+        self.progress.clear();
+        self.outcome = None;
+        self.selected = 0;
+        self.error = None;
+        SendRequest {
+            request,
+            prompt: Arc::new(prompt),
+            targets,
+            ab,
+            cancel,
+        }
+    }
+
+    pub fn progress(&mut self, request: u64, label: String, line: String) {
+        if self.is_running(request) {
+            self.progress.insert(label, line);
+        }
+    }
+
+    pub fn finished(&mut self, request: u64, result: Result<Arc<SendOutcome>, String>) {
+        if !self.is_running(request) {
+            return;
+        }
+        self.running = None;
+        self.progress.clear();
+        match result {
+            Ok(o) => self.outcome = Some(o),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn is_running(&self, request: u64) -> bool {
+        self.running.as_ref().is_some_and(|(r, _)| *r == request)
+    }
+
+    /// Esc while sending: the handle to cancel with (the answers still come back, marked).
+    pub fn cancel(&mut self) -> Option<Cancel> {
+        let (_, cancel) = self.running.as_ref()?;
+        Some(cancel.clone())
+    }
+
+    /// The next result (wrapping).
+    pub fn select_next(&mut self) {
+        let n = self.outcome.as_ref().map_or(0, |o| o.results.len());
+        if n > 0 {
+            self.selected = (self.selected + 1) % n;
+        }
+    }
+
+    /// The stored plan id of the selected result.
+    pub fn selected_plan(&self) -> Option<&str> {
+        self.outcome
+            .as_ref()?
+            .results
+            .get(self.selected)?
+            .live
+            .stored_id
+            .as_deref()
+    }
+}

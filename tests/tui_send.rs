@@ -1,0 +1,182 @@
+//! Sending from the console's Prompt pane, at the update level against the in-process
+//! OpenAI-compatible server: the previewed request goes to the selected model and a marked
+//! one, each with both A/B arms, every answer is stored linked, and a result opens in History.
+
+mod common;
+
+use common::llm_server::LlmServer;
+use ctxconsole::core::compare::Arm;
+use ctxconsole::store::history::HistoryStore;
+use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{Effect, Pane, State, update};
+use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::theme::Theme;
+use ctxconsole::tui::{EffectContext, run_effect_now, start, ui};
+use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const INSTRUCTION: &str =
+    "remember this launch note, draft a blog from it and make an illustration";
+
+const ROWS: &str = "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
+     [[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n";
+
+/// Apply actions the way the runtime does, running every effect to completion.
+fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
+    for action in actions {
+        let mut queue = vec![action];
+        while let Some(a) = queue.pop() {
+            for effect in update(state, a) {
+                queue.push(run_effect_now(ctx, effect));
+            }
+        }
+    }
+}
+
+fn row_of(state: &State, id: &str) -> u64 {
+    state
+        .visible
+        .iter()
+        .position(|&i| state.rows[i].id == id)
+        .unwrap_or_else(|| panic!("no row {id}")) as u64
+}
+
+fn screen(state: &State, width: u16, height: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    term.draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..height {
+        for x in 0..width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_them_linked() {
+    let server = LlmServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("budgets.toml"), ROWS).unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    // Mark test/tool-calls, then select test/ok-json.
+    let marked = row_of(&state, "test/tool-calls");
+    apply(
+        &ctx,
+        &mut state,
+        [Action::SelectRow(marked), Action::MarkModel],
+    );
+    assert!(state.marked.contains("test/tool-calls"));
+    assert!(screen(&state, 200, 50).contains("+test/tool-calls"));
+    let selected = row_of(&state, "test/ok-json");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::SelectRow(selected),
+            Action::FocusPrompt,
+            Action::Paste(INSTRUCTION.into()),
+            Action::ToggleAb,
+        ],
+    );
+    let preview = state.preview.clone().expect("the prompt was previewed");
+    assert!(state.ab);
+    // The send goes out as one effect naming both models, A/B on.
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let models: Vec<&str> = req.targets.iter().map(|t| t.model.as_str()).collect();
+    assert_eq!(models, ["test/ok-json", "test/tool-calls"]);
+    assert!(req.ab);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().unwrap_or_else(|| {
+        panic!("no outcome: {:?}", state.send.error);
+    });
+    let got: Vec<(&str, Arm)> = outcome
+        .results
+        .iter()
+        .map(|r| (r.model.as_str(), r.arm))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("test/ok-json", Arm::Compacted),
+            ("test/ok-json", Arm::Full),
+            ("test/tool-calls", Arm::Compacted),
+            ("test/tool-calls", Arm::Full),
+        ]
+    );
+    let group = outcome.compare_group.clone().expect("A/B arms are linked");
+
+    // What the server received for the selected model's compacted arm is the Preview's request.
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 4, "one request per model and arm");
+    let shown = serde_json::to_value(&preview.request.messages).unwrap();
+    assert!(
+        received
+            .iter()
+            .any(|r| r.body["model"] == "ok-json" && r.body["messages"] == shown),
+        "no request to ok-json carried the previewed messages"
+    );
+
+    let history = HistoryStore::open(ctx.history.as_deref().unwrap()).unwrap();
+    for r in &outcome.results {
+        assert!(
+            r.live.plan.is_some(),
+            "{} [{}]: {:?}",
+            r.model,
+            r.arm,
+            r.live.failure
+        );
+        let id = r.live.stored_id.as_deref().expect("stored");
+        let stored = history.plan(id).unwrap().expect("in the store").record;
+        assert_eq!(stored.caller, "console");
+        assert_eq!(stored.model, r.model);
+        assert_eq!(stored.arm, Some(r.arm));
+        assert_eq!(stored.compare_group.as_deref(), Some(group.as_str()));
+    }
+
+    // Side by side in the Prompt pane, each with its arm and plan id.
+    let s = screen(&state, 260, 60);
+    for needle in [
+        "ok-json [compacted]",
+        "ok-json [full]",
+        "tool-calls [compacted]",
+        "tool-calls [full]",
+        "valid plan",
+        "tokens in/out",
+        outcome.results[0].live.stored_id.as_deref().unwrap(),
+    ] {
+        assert!(s.contains(needle), "{needle} not on screen:\n{s}");
+    }
+
+    // The second result opens in History, in full.
+    apply(&ctx, &mut state, [Action::NextSent, Action::OpenSent]);
+    assert_eq!(state.focus, Pane::History);
+    assert!(state.history.expanded);
+    let detail = state.history.detail.clone().expect("the plan's detail");
+    assert_eq!(
+        Some(detail.record.id.as_str()),
+        outcome.results[1].live.stored_id.as_deref()
+    );
+}
