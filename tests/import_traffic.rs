@@ -549,9 +549,8 @@ fn the_history_prior_and_past_plans_read_imported_traffic_as_native_plans() {
     }
 
     let intent = "remember that launch 7 moved and blog it";
-    let preview = |home: &Path| {
-        json_of(ctx(home).args(["preview", intent, "--model", "weak-x", "--json"]))
-    };
+    let preview =
+        |home: &Path| json_of(ctx(home).args(["preview", intent, "--model", "weak-x", "--json"]));
     let (a, b) = (preview(imported.path()), preview(native.path()));
     // The ranking's prior lifted the tools the followed plans used, the same in both.
     let lifted = |v: &serde_json::Value| -> Vec<(String, String)> {
@@ -560,7 +559,12 @@ fn the_history_prior_and_past_plans_read_imported_traffic_as_native_plans() {
             .unwrap()
             .iter()
             .filter(|e| !e["prior"].is_null())
-            .map(|e| (e["name"].as_str().unwrap().to_string(), e["prior"].to_string()))
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap().to_string(),
+                    e["prior"].to_string(),
+                )
+            })
             .collect()
     };
     let from_imported = lifted(&a);
