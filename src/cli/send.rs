@@ -381,39 +381,9 @@ fn side_by_side(sent: &Sent) -> String {
         r.extend(sent.results.iter().map(each));
         rows.push(r);
     };
-    row("valid plan", &|s| {
-        let r = &s.live;
-        if r.cancelled {
-            "no: cancelled".into()
-        } else if r.not_sent.is_some() {
-            "no: not sent".into()
-        } else if r.plan.is_some() {
-            format!("yes ({})", r.outcome)
-        } else {
-            format!(
-                "no: {}",
-                r.failure.as_ref().map_or("?", |f| f.class.as_str())
-            )
-        }
-    });
-    row("steps", &|s| {
-        s.live.plan.as_ref().map_or_else(dash, |p| {
-            clip(
-                &p.steps
-                    .iter()
-                    .map(|s| s.tool.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" → "),
-                60,
-            )
-        })
-    });
-    row("unknown tools", &|s| {
-        s.live
-            .plan
-            .as_ref()
-            .map_or_else(dash, |p| p.demoted.len().to_string())
-    });
+    row("valid plan", &|s| s.live.valid_plan_cell());
+    row("steps", &|s| clip(&s.live.steps_cell(), 60));
+    row("unknown tools", &|s| s.live.unknown_tools_cell());
     row(
         "decoded by",
         &|s| match (s.live.stage, s.live.facts.from_tool_calls) {
@@ -443,25 +413,8 @@ fn side_by_side(sent: &Sent) -> String {
             }
         });
     }
-    row("tokens in/out", &|s| {
-        let r = &s.live;
-        let u = r.facts.usage.as_ref();
-        format!(
-            "{} / {}",
-            u.and_then(|u| u.prompt_tokens)
-                .map_or_else(|| format!("~{}", r.request.input_tokens), |n| n.to_string()),
-            u.and_then(|u| u.completion_tokens)
-                .map_or_else(dash, |n| n.to_string())
-        )
-    });
-    row("cached tokens", &|s| {
-        s.live
-            .facts
-            .usage
-            .as_ref()
-            .and_then(|u| u.cached_tokens)
-            .map_or_else(dash, |n| n.to_string())
-    });
+    row("tokens in/out", &|s| s.live.tokens_cell());
+    row("cached tokens", &|s| s.live.cached_tokens_cell());
     row("latency", &|s| {
         let r = &s.live;
         if r.not_sent.is_some() {

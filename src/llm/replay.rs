@@ -733,6 +733,69 @@ fn cost_of(request: &Preview, usage: Option<&Usage>) -> Option<f64> {
     )
 }
 
+/// The cells of one result in a side-by-side table (`send`'s and the console's alike): one
+/// wording of what came back, wherever it is shown.
+impl LiveReplay {
+    pub fn valid_plan_cell(&self) -> String {
+        if self.cancelled {
+            "no: cancelled".into()
+        } else if self.not_sent.is_some() {
+            "no: not sent".into()
+        } else if self.plan.is_some() {
+            format!("yes ({})", self.outcome)
+        } else {
+            format!(
+                "no: {}",
+                self.failure.as_ref().map_or("?", |f| f.class.as_str())
+            )
+        }
+    }
+
+    /// The plan's tools in order, or `-`.
+    pub fn steps_cell(&self) -> String {
+        self.plan.as_ref().map_or_else(no_value, |p| {
+            p.steps
+                .iter()
+                .map(|s| s.tool.as_str())
+                .collect::<Vec<_>>()
+                .join(" → ")
+        })
+    }
+
+    pub fn unknown_tools_cell(&self) -> String {
+        self.plan
+            .as_ref()
+            .map_or_else(no_value, |p| p.demoted.len().to_string())
+    }
+
+    /// Tokens in and out as the endpoint counted them (`~N`: the estimate sent, when it
+    /// reported none).
+    pub fn tokens_cell(&self) -> String {
+        let u = self.facts.usage.as_ref();
+        format!(
+            "{} / {}",
+            u.and_then(|u| u.prompt_tokens).map_or_else(
+                || format!("~{}", self.request.input_tokens),
+                |n| n.to_string()
+            ),
+            u.and_then(|u| u.completion_tokens)
+                .map_or_else(no_value, |n| n.to_string())
+        )
+    }
+
+    pub fn cached_tokens_cell(&self) -> String {
+        self.facts
+            .usage
+            .as_ref()
+            .and_then(|u| u.cached_tokens)
+            .map_or_else(no_value, |n| n.to_string())
+    }
+}
+
+fn no_value() -> String {
+    "-".to_string()
+}
+
 impl LiveReplay {
     /// Why this replay could not run, or `None` when it ran. It could not run when nothing
     /// was sent (no provider for the model, its key variable not set), when it was

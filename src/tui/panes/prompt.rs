@@ -336,55 +336,11 @@ pub fn send_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a
         header.push_str(&cell(&format!("{mark}{} [{}]", r.model, r.arm)));
     }
     out.push(Line::styled(clip(&header, width), theme.accent));
-    out.push(row("valid plan", &|s| {
-        let r = &s.live;
-        if r.cancelled {
-            "no: cancelled".into()
-        } else if r.not_sent.is_some() {
-            "no: not sent".into()
-        } else if r.plan.is_some() {
-            format!("yes ({})", r.outcome)
-        } else {
-            format!(
-                "no: {}",
-                r.failure.as_ref().map_or("?", |f| f.class.as_str())
-            )
-        }
-    }));
-    out.push(row("steps", &|s| {
-        s.live.plan.as_ref().map_or_else(dash, |p| {
-            p.steps
-                .iter()
-                .map(|s| s.tool.as_str())
-                .collect::<Vec<_>>()
-                .join(" → ")
-        })
-    }));
-    out.push(row("unknown tools", &|s| {
-        s.live
-            .plan
-            .as_ref()
-            .map_or_else(dash, |p| p.demoted.len().to_string())
-    }));
-    out.push(row("tokens in/out", &|s| {
-        let r = &s.live;
-        let u = r.facts.usage.as_ref();
-        format!(
-            "{} / {}",
-            u.and_then(|u| u.prompt_tokens)
-                .map_or_else(|| format!("~{}", r.request.input_tokens), |n| n.to_string()),
-            u.and_then(|u| u.completion_tokens)
-                .map_or_else(dash, |n| n.to_string())
-        )
-    }));
-    out.push(row("cached tokens", &|s| {
-        s.live
-            .facts
-            .usage
-            .as_ref()
-            .and_then(|u| u.cached_tokens)
-            .map_or_else(dash, |n| n.to_string())
-    }));
+    out.push(row("valid plan", &|s| s.live.valid_plan_cell()));
+    out.push(row("steps", &|s| s.live.steps_cell()));
+    out.push(row("unknown tools", &|s| s.live.unknown_tools_cell()));
+    out.push(row("tokens in/out", &|s| s.live.tokens_cell()));
+    out.push(row("cached tokens", &|s| s.live.cached_tokens_cell()));
     out.push(row("latency", &|s| {
         if s.live.not_sent.is_some() {
             dash()
