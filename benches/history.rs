@@ -1,5 +1,7 @@
 //! History at scale (DESIGN §5): mining a store of 100,000 and of 1,000,000 plans, and
-//! opening the History pane on each (the queries it runs, then one frame drawn).
+//! the History pane on each: a key pressed, its queries run as the console runs them
+//! (concurrently, each answer drawn as it comes), timed to the first frame that shows the
+//! plans page and to the last answer.
 //!
 //! `cargo bench --bench history`. The stores are generated once, deterministically, into
 //! `target/bench-history/` (the 1M store takes a few minutes and about 1.3 GB); set
@@ -20,7 +22,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 fn sizes() -> Vec<usize> {
     std::env::var("CTXCONSOLE_BENCH_SIZES")
@@ -98,29 +101,96 @@ fn mining(c: &mut Criterion) {
     group.finish();
 }
 
-/// Focus History on a fresh console over the store, run every effect it asks for the way
-/// the runtime does, and draw the frame: what an operator waits for after pressing `4`.
+/// The console's runtime in small (`tui::event_loop`): every effect on a thread of its
+/// own, as `spawn_blocking` runs them; answers applied as they come, a frame drawn after
+/// each. Starts from the effects a key asked for. Returns when the first frame for which
+/// `shows` holds was drawn (what the operator waits for), and when the last answer was in.
+fn as_the_runtime(
+    ctx: &EffectContext,
+    state: &mut State,
+    effects: Vec<Effect>,
+    term: &mut Terminal<TestBackend>,
+    started: Instant,
+    shows: impl Fn(&State) -> bool,
+) -> (Duration, Duration) {
+    let (tx, rx) = mpsc::channel::<Action>();
+    let mut running = 0usize;
+    let spawn = |effects: Vec<Effect>, running: &mut usize| {
+        for e in effects {
+            *running += 1;
+            let (ctx, tx) = (ctx.clone(), tx.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send(run_effect_now(&ctx, e));
+            });
+        }
+    };
+    spawn(effects, &mut running);
+    let mut first = None;
+    let mut draw = |state: &State, first: &mut Option<Duration>| {
+        term.draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+            .expect("draw");
+        if first.is_none() && shows(state) {
+            *first = Some(started.elapsed());
+        }
+    };
+    draw(state, &mut first);
+    while running > 0 {
+        let a = rx.recv().expect("an answer");
+        running -= 1;
+        let more = update(state, a);
+        spawn(more, &mut running);
+        draw(state, &mut first);
+    }
+    let all = started.elapsed();
+    (first.unwrap_or(all), all)
+}
+
+/// The plans list's first page is on screen with its count.
+fn page_drawn(state: &State) -> bool {
+    state.history.plans.is_some()
+}
+
+/// Press `4` on a fresh console over the store.
 fn open_pane(
-    ws: &Workspace,
     ctx: &EffectContext,
     state: &mut State,
     term: &mut Terminal<TestBackend>,
-) {
-    let mut queue = vec![Action::FocusHistory];
-    while let Some(a) = queue.pop() {
-        for e in update(state, a) {
-            queue.push(run_effect_now(ctx, e));
-        }
-    }
+) -> (Duration, Duration) {
+    let started = Instant::now();
+    let effects = update(state, Action::FocusHistory);
+    let t = as_the_runtime(ctx, state, effects, term, started, page_drawn);
     assert!(state.history.detail.is_some() && !state.history.model_rows.is_empty());
-    let _ = ws;
-    term.draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
-        .expect("draw");
+    t
+}
+
+/// Press `o` with guarded plans shown: the filter moves on to failed plans.
+fn filter_to_failed(
+    ctx: &EffectContext,
+    opened: &State,
+    term: &mut Terminal<TestBackend>,
+) -> (Duration, Duration) {
+    let mut s = opened.clone();
+    s.history.filter.outcome = Some(Outcome::Guarded);
+    let started = Instant::now();
+    let effects = update(&mut s, Action::CycleOutcome);
+    assert_eq!(s.history.filter.outcome, Some(Outcome::Failed));
+    let t = as_the_runtime(ctx, &mut s, effects, term, started, page_drawn);
+    assert!(s.history.groups.is_some() && !s.history.model_rows.is_empty());
+    t
+}
+
+/// Criterion's time for `iters` runs of `run`, taking the part `pick` chooses.
+fn timed(
+    iters: u64,
+    mut run: impl FnMut() -> (Duration, Duration),
+    pick: fn((Duration, Duration)) -> Duration,
+) -> Duration {
+    (0..iters).map(|_| pick(run())).sum()
 }
 
 fn pane(c: &mut Criterion) {
     let (_d, ws) = workspace();
-    let mut group = c.benchmark_group("History pane open (queries + first frame)");
+    let mut group = c.benchmark_group("History pane");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(15));
@@ -132,16 +202,23 @@ fn pane(c: &mut Criterion) {
             replay: Err("not used here".into()),
         };
         let mut term = Terminal::new(TestBackend::new(160, 45)).expect("terminal");
-        group.bench_function(BenchmarkId::from_parameter(n), |b| {
-            b.iter(|| {
-                let mut state = initial_state(&ws);
-                open_pane(&ws, &ctx, &mut state, &mut term);
-                black_box(state.history.plans.as_ref().map(|p| p.total))
-            })
-        });
+        let first: fn((Duration, Duration)) -> Duration = |t| t.0;
+        let all: fn((Duration, Duration)) -> Duration = |t| t.1;
+        for (name, pick) in [("open: first page drawn", first), ("open: every answer in", all)]
+        {
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter_custom(|iters| {
+                    timed(
+                        iters,
+                        || open_pane(&ctx, &mut initial_state(&ws), &mut term),
+                        pick,
+                    )
+                })
+            });
+        }
+        let mut opened = initial_state(&ws);
+        open_pane(&ctx, &mut opened, &mut term);
         // Scrolling to the last plan fetches the page it lands on.
-        let mut state = initial_state(&ws);
-        open_pane(&ws, &ctx, &mut state, &mut term);
         group.bench_function(BenchmarkId::new("jump to the last plan", n), |b| {
             b.iter(|| {
                 let q = HistoryQuery::Plans {
@@ -151,27 +228,16 @@ fn pane(c: &mut Criterion) {
                 black_box(run_query(&path, &ws.budgets, &q).expect("page"))
             })
         });
-        // A filter change: failed plans only (both lists, counts, models, the first plan).
-        group.bench_function(BenchmarkId::new("filter to failed", n), |b| {
-            b.iter(|| {
-                let mut s = state.clone();
-                s.history.filter.outcome = Some(Outcome::Failed);
-                let mut queue: Vec<Action> = s
-                    .history
-                    .reload(&mut s.next_request)
-                    .into_iter()
-                    .map(|(request, query)| {
-                        run_effect_now(&ctx, Effect::History { request, query })
-                    })
-                    .collect();
-                while let Some(a) = queue.pop() {
-                    for e in update(&mut s, a) {
-                        queue.push(run_effect_now(&ctx, e));
-                    }
-                }
-                black_box(s.history.plans.as_ref().map(|p| p.total))
-            })
-        });
+        for (name, pick) in [
+            ("filter to failed: first page drawn", first),
+            ("filter to failed: every answer in", all),
+        ] {
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter_custom(|iters| {
+                    timed(iters, || filter_to_failed(&ctx, &opened, &mut term), pick)
+                })
+            });
+        }
     }
     group.finish();
 }

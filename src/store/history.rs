@@ -43,8 +43,59 @@ const SCHEMA: Schema = Schema {
         MIGRATION_SOURCE_COLUMN,
         MIGRATION_GAP_COLUMNS,
         MIGRATION_ARM_COLUMNS,
+        MIGRATION_PLAN_COUNTS,
     ],
 };
+
+/// Issue 17 item 7 (responsive on big data): plans counted by every column the History
+/// pane filters on but the time and the intent shape, kept current by triggers on `plans`
+/// whatever writes it (imports, replaces, drift recomputed, replays). A count or the model
+/// outcomes under those filters then add up a few thousand rows instead of reading a
+/// million plans. A failure class of `NULL` is kept as `''`: a key column cannot be `NULL`
+/// for the upsert to find its row. Migrating a store counts its plans once (one pass over
+/// the table and a sort: measured in the README, "History at scale").
+const MIGRATION_PLAN_COUNTS: &str = "
+CREATE TABLE plan_counts (
+    caller TEXT NOT NULL,
+    model TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    drift TEXT NOT NULL,
+    failure_class TEXT NOT NULL,
+    source TEXT NOT NULL,
+    plans INTEGER NOT NULL,
+    PRIMARY KEY (caller, model, outcome, drift, failure_class, source)
+) WITHOUT ROWID;
+INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+    SELECT caller, model, outcome, drift, IFNULL(failure_class, ''), source, COUNT(*)
+    FROM plans GROUP BY 1, 2, 3, 4, 5, 6;
+CREATE TRIGGER plan_counts_insert AFTER INSERT ON plans BEGIN
+    INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+        VALUES (NEW.caller, NEW.model, NEW.outcome, NEW.drift, IFNULL(NEW.failure_class, ''),
+                NEW.source, 1)
+        ON CONFLICT DO UPDATE SET plans = plans + 1;
+END;
+CREATE TRIGGER plan_counts_delete AFTER DELETE ON plans BEGIN
+    UPDATE plan_counts SET plans = plans - 1
+        WHERE caller = OLD.caller AND model = OLD.model AND outcome = OLD.outcome
+          AND drift = OLD.drift AND failure_class = IFNULL(OLD.failure_class, '')
+          AND source = OLD.source;
+END;
+CREATE TRIGGER plan_counts_update
+    AFTER UPDATE OF caller, model, outcome, drift, failure_class, source ON plans
+    WHEN OLD.caller IS NOT NEW.caller OR OLD.model IS NOT NEW.model
+      OR OLD.outcome IS NOT NEW.outcome OR OLD.drift IS NOT NEW.drift
+      OR OLD.failure_class IS NOT NEW.failure_class OR OLD.source IS NOT NEW.source
+BEGIN
+    UPDATE plan_counts SET plans = plans - 1
+        WHERE caller = OLD.caller AND model = OLD.model AND outcome = OLD.outcome
+          AND drift = OLD.drift AND failure_class = IFNULL(OLD.failure_class, '')
+          AND source = OLD.source;
+    INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+        VALUES (NEW.caller, NEW.model, NEW.outcome, NEW.drift, IFNULL(NEW.failure_class, ''),
+                NEW.source, 1)
+        ON CONFLICT DO UPDATE SET plans = plans + 1;
+END;
+";
 
 /// Issue 18 item 6 (frontier gap signal): a plan's baseline steps (`expert_baseline`, JSON
 /// as `core::history::Baseline`) and the gap signal computed from them when the plan is
@@ -253,6 +304,22 @@ impl PlanFilter {
         *self == PlanFilter::default()
     }
 
+    /// Whether `plan_counts` can answer for these plans: it keeps every column but the time
+    /// and the shape. Spelled out field by field so a new filter field does not compile
+    /// until someone decides whether the counts keep it.
+    fn counted(&self) -> bool {
+        let PlanFilter {
+            caller: _,
+            model: _,
+            outcome: _,
+            drift: _,
+            source: _,
+            since,
+            shape,
+        } = self;
+        since.is_none() && shape.is_none()
+    }
+
     /// `WHERE …` (or nothing) over `plans` aliased `p`, and its parameters.
     fn clause(&self) -> (String, Vec<rusqlite::types::Value>) {
         use rusqlite::types::Value;
@@ -278,6 +345,23 @@ impl PlanFilter {
             (String::new(), values)
         } else {
             (format!("WHERE {}", parts.join(" AND ")), values)
+        }
+    }
+}
+
+/// Where a count comes from: the kept `plan_counts`, or the plans themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Kept,
+    Plans,
+}
+
+impl Counted {
+    fn from_filter(filter: &PlanFilter) -> Counted {
+        if filter.counted() {
+            Counted::Kept
+        } else {
+            Counted::Plans
         }
     }
 }
@@ -930,16 +1014,21 @@ impl HistoryStore {
         Ok(read_plan(&self.conn, &self.path, id)?.map(|p| p.detail))
     }
 
-    /// How many plans match.
+    /// How many plans match: from the kept counts when they cover the filter (a few
+    /// thousand rows), else by counting the plans.
     pub fn count_plans(&self, filter: &PlanFilter) -> anyhow::Result<u64> {
+        self.count_plans_from(filter, Counted::from_filter(filter))
+    }
+
+    fn count_plans_from(&self, filter: &PlanFilter, from: Counted) -> anyhow::Result<u64> {
         let (clause, values) = filter.clause();
+        let sql = match from {
+            Counted::Kept => format!("SELECT IFNULL(SUM(p.plans), 0) FROM plan_counts p {clause}"),
+            Counted::Plans => format!("SELECT COUNT(*) FROM plans p {clause}"),
+        };
         let n: i64 = self
             .conn
-            .query_row(
-                &format!("SELECT COUNT(*) FROM plans p {clause}"),
-                rusqlite::params_from_iter(values),
-                |r| r.get(0),
-            )
+            .query_row(&sql, rusqlite::params_from_iter(values), |r| r.get(0))
             .map_err(db_err(&self.path, "counting plans"))?;
         Ok(n as u64)
     }
@@ -1234,11 +1323,26 @@ impl HistoryStore {
 
     /// Outcome and drift counts and failure causes per model, most plans first.
     pub fn model_outcomes(&self, filter: &PlanFilter) -> anyhow::Result<Vec<ModelOutcomes>> {
+        self.model_outcomes_from(filter, Counted::from_filter(filter))
+    }
+
+    fn model_outcomes_from(
+        &self,
+        filter: &PlanFilter,
+        from: Counted,
+    ) -> anyhow::Result<Vec<ModelOutcomes>> {
         let (clause, values) = filter.clause();
-        let mut st = self.conn.prepare(&format!(
-            "SELECT p.model, p.outcome, p.drift, p.failure_class, COUNT(*)
-             FROM plans p {clause} GROUP BY 1, 2, 3, 4"
-        ))?;
+        let sql = match from {
+            Counted::Kept => format!(
+                "SELECT p.model, p.outcome, p.drift, NULLIF(p.failure_class, ''), SUM(p.plans)
+                 FROM plan_counts p {clause} GROUP BY 1, 2, 3, 4 HAVING SUM(p.plans) > 0"
+            ),
+            Counted::Plans => format!(
+                "SELECT p.model, p.outcome, p.drift, p.failure_class, COUNT(*)
+                 FROM plans p {clause} GROUP BY 1, 2, 3, 4"
+            ),
+        };
+        let mut st = self.conn.prepare(&sql)?;
         let mut rows = st
             .query(rusqlite::params_from_iter(values))
             .map_err(db_err(&self.path, "counting outcomes"))?;
@@ -1276,8 +1380,13 @@ impl HistoryStore {
                 Drift::Failed | Drift::Replay => {}
             }
             if outcome == Outcome::Failed {
+                // The kept counts hold no class as ''; an empty class reads as none either way.
                 *causes
-                    .entry(cause.unwrap_or_else(|| "unclassified".into()))
+                    .entry(
+                        cause
+                            .filter(|c| !c.is_empty())
+                            .unwrap_or_else(|| "unclassified".into()),
+                    )
                     .or_default() += n;
             }
         }
@@ -2877,5 +2986,180 @@ mod tests {
         let newest = s.plan(&recent[0].id).unwrap().unwrap();
         assert_eq!(newest.shape, recent[0].shape);
         assert_eq!(newest.drift, Drift::Followed);
+    }
+
+    /// Every filter the History pane can set from the sample's callers, models and sources.
+    fn pane_filters(s: &HistoryStore) -> Vec<PlanFilter> {
+        let (callers, models) = s.callers_and_models().unwrap();
+        let some = |v: &[String], at: &[usize]| -> Vec<Option<String>> {
+            std::iter::once(None)
+                .chain(at.iter().filter_map(|i| v.get(*i).cloned()).map(Some))
+                .collect()
+        };
+        let callers = some(&callers, &[0, 3]);
+        let models = some(&models, &[0, 4]);
+        let sources: Vec<Option<String>> = std::iter::once(None)
+            .chain(PlanSource::ALL.iter().map(|s| Some(s.as_str().to_string())))
+            .collect();
+        let mut out = Vec::new();
+        for outcome in std::iter::once(None).chain(Outcome::ALL.iter().copied().map(Some)) {
+            for drift in std::iter::once(None).chain(Drift::ALL.iter().copied().map(Some)) {
+                for caller in &callers {
+                    for model in &models {
+                        for source in &sources {
+                            out.push(PlanFilter {
+                                caller: caller.clone(),
+                                model: model.clone(),
+                                outcome,
+                                drift,
+                                source: source.clone(),
+                                ..Default::default()
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The kept counts answer as counting the plans does, for every pane filter; returns
+    /// how many of those filters matched some plan (so the comparison is not all zeros).
+    fn kept_counts_agree(s: &HistoryStore) -> usize {
+        let mut matched = 0;
+        for f in pane_filters(s) {
+            assert!(f.counted(), "{f:?}");
+            let kept = s.count_plans(&f).unwrap();
+            assert_eq!(kept, s.count_plans_from(&f, Counted::Plans).unwrap(), "{f:?}");
+            assert_eq!(
+                s.model_outcomes(&f).unwrap(),
+                s.model_outcomes_from(&f, Counted::Plans).unwrap(),
+                "{f:?}"
+            );
+            matched += usize::from(kept > 0);
+        }
+        matched
+    }
+
+    /// The History pane's counts and model outcomes come from `plan_counts`; they must say
+    /// what counting the plans says, after every way a plan is written or changed.
+    #[test]
+    fn kept_counts_follow_every_write_and_agree_with_counting_the_plans() {
+        let (_d, mut s) = seeded();
+        let total = s.counts().unwrap().plans;
+        assert_eq!(s.count_plans(&PlanFilter::default()).unwrap(), total);
+        assert!(kept_counts_agree(&s) > 100);
+        // A plan replaced by one of another model, outcome and source.
+        let failed = PlanFilter {
+            outcome: Some(Outcome::Failed),
+            ..Default::default()
+        };
+        let id = s.plans(&failed, 0, 1).unwrap()[0].id.clone();
+        let mut line: serde_json::Value = serde_json::from_str(
+            SAMPLE_PLANS
+                .lines()
+                .find(|l| l.contains(&format!("\"{id}\"")))
+                .unwrap(),
+        )
+        .unwrap();
+        line["model"] = "moved/model".into();
+        line["outcome"] = "ok".into();
+        line["source"] = "litellm".into();
+        let report = s
+            .import_plans(
+                "p",
+                format!("{line}\n").as_bytes(),
+                &pipelines(),
+                OnConflict::Replace,
+                |_| {},
+            )
+            .unwrap();
+        assert_eq!(report.replaced, 1);
+        kept_counts_agree(&s);
+        let moved = PlanFilter {
+            model: Some("moved/model".into()),
+            source: Some("litellm".into()),
+            ..Default::default()
+        };
+        assert_eq!(s.count_plans(&moved).unwrap(), 1);
+        // A new plan from elsewhere, then executions that move its drift.
+        let plans = "{\"id\":\"new-1\",\"at\":2000000000,\"caller\":\"c-new\",\"model\":\"m\",\"intent\":\"remember this\",\"source\":\"otel\",\"steps\":[{\"order\":1,\"tool\":\"memory.store\"}]}\n";
+        s.import_plans(
+            "p",
+            plans.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        kept_counts_agree(&s);
+        let execs = "{\"id\":\"new-1-e\",\"at\":2000000010,\"caller\":\"c-new\",\"plan_id\":\"new-1\",\"tool\":\"memory.store\",\"ok\":true}\n";
+        s.import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        let followed = PlanFilter {
+            caller: Some("c-new".into()),
+            drift: Some(Drift::Followed),
+            ..Default::default()
+        };
+        assert_eq!(s.count_plans(&followed).unwrap(), 1);
+        kept_counts_agree(&s);
+        // A replay, a drift window that moves many plans' drift, a plan deleted by hand.
+        let mut replay = s.plan(&id).unwrap().unwrap().record;
+        replay.replay_of = Some(id.clone());
+        s.insert_replay(replay, &pipelines()).unwrap();
+        assert!(s.set_drift_window(10).unwrap() > 0);
+        kept_counts_agree(&s);
+        s.conn
+            .execute("DELETE FROM plans WHERE id = ?1", [&id])
+            .unwrap();
+        assert_eq!(s.count_plans(&PlanFilter::default()).unwrap(), total + 1);
+        assert!(kept_counts_agree(&s) > 100);
+    }
+
+    /// A store from before `plan_counts` is counted once when it is migrated.
+    #[test]
+    fn a_store_from_before_the_kept_counts_is_counted_when_migrated() {
+        let (d, seeded) = seeded();
+        let path = d.path().join("old.sqlite");
+        let mine = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_PLAN_COUNTS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..mine],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        // The sample's plans, through the columns the older schema has.
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('plans')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let columns = columns.join(", ");
+        conn.execute(
+            "ATTACH ?1 AS seeded",
+            [seeded.path().display().to_string()],
+        )
+        .unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO plans({columns}) SELECT {columns} FROM seeded.plans; DETACH seeded;"
+        ))
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        assert!(kept_counts_agree(&s) > 100);
+        let all = PlanFilter::default();
+        assert_eq!(
+            s.model_outcomes(&all).unwrap(),
+            seeded.model_outcomes(&all).unwrap()
+        );
+        assert_eq!(
+            s.count_plans(&all).unwrap(),
+            seeded.counts().unwrap().plans
+        );
     }
 }

@@ -112,6 +112,19 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         conn.pragma_update(None, "application_id", schema.application_id)
             .with_context(|| format!("{name}: creating the {kind}"))?;
     }
+    if existed && version < schema.version() {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if size > QUICK_CHECK_ON_OPEN_MAX_BYTES {
+            // Said before it starts: a step may read every row (History counts a million
+            // plans in seconds), and nothing else is said meanwhile.
+            crate::fsio::notice(format!(
+                "{name}: updating the {kind} ({} MB) from schema {version} to {}, once; a store \
+                 this size takes seconds",
+                size / (1024 * 1024),
+                schema.version()
+            ));
+        }
+    }
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
         // Another process may be creating or migrating the same file: take the write lock,
         // then look again.

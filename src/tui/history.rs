@@ -124,6 +124,8 @@ impl HistoryState {
         self.plan_selected = 0;
         self.plans = None;
         self.detail = None;
+        // The old filter's outcomes would stand under the new one's title until counted.
+        self.model_rows.clear();
         let open = take(next);
         let models = take(next);
         let trends = take(next);

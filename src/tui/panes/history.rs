@@ -103,7 +103,13 @@ pub fn row_at(area: Rect, (selected, total): (u64, u64), y: u16) -> Option<u64> 
 }
 
 fn loading(frame: &mut Frame, area: Rect, theme: &Theme) {
-    frame.render_widget(Paragraph::new("loading…").style(theme.muted), area);
+    waiting(frame, area, "loading…", theme);
+}
+
+/// What a part of the pane says while its answer is on the way: the plans come first, the
+/// counts behind the groups and the models after them.
+fn waiting(frame: &mut Frame, area: Rect, what: &str, theme: &Theme) {
+    frame.render_widget(Paragraph::new(what.to_string()).style(theme.muted), area);
 }
 
 /// What an empty list says: what it is a list of, and the filters that emptied it.
@@ -153,9 +159,9 @@ fn paged_table<'a>(
     frame.render_stateful_widget(table, area, &mut ts);
 }
 
-/// A list's total for its title, or `…` while its first page loads.
+/// A list's total for its title, or `counting…` while its first page is on the way.
 fn count_label<T>(page: Option<&Page<T>>) -> String {
-    page.map_or("…".to_string(), |p| p.total.to_string())
+    page.map_or("counting…".to_string(), |p| p.total.to_string())
 }
 
 fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
@@ -165,6 +171,10 @@ fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, t
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(page) = &h.groups else {
+        // Regrouping a filtered million plans is the slow answer: the plans do not wait.
+        if h.pending.groups.is_some() {
+            return waiting(frame, inner, "grouping the plans…", theme);
+        }
         return loading(frame, inner, theme);
     };
     if total == 0 {
@@ -644,7 +654,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     if h.model_rows.is_empty() {
         // Loading only while the answer is awaited; an answer with no rows says so.
         if h.pending.models.is_some() || !h.loaded {
-            return loading(frame, inner, theme);
+            return waiting(frame, inner, "counting…", theme);
         }
         return empty(frame, inner, nothing_matches(h, "model outcomes"), theme);
     }
