@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ctxconsole::core::history::Outcome;
 use ctxconsole::store::generate::generate_store;
 use ctxconsole::store::history::{HistoryStore, PlanFilter};
-use ctxconsole::store::view::{HistoryQuery, model_rows, run_query};
+use ctxconsole::store::view::{HistoryAnswer, HistoryQuery, PAGE, model_rows, run_query};
 use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::{Effect, State, update};
 use ctxconsole::tui::keymap::Keymap;
@@ -218,14 +218,16 @@ fn pane(c: &mut Criterion) {
         }
         let mut opened = initial_state(&ws);
         open_pane(&ctx, &mut opened, &mut term);
-        // Scrolling to the last plan fetches the page it lands on.
+        // Scrolling to the last plan (`G`) fetches the page it lands on.
         group.bench_function(BenchmarkId::new("jump to the last plan", n), |b| {
             b.iter(|| {
                 let q = HistoryQuery::Plans {
                     filter: PlanFilter::default(),
-                    offset: (n as u64 / 200) * 200,
+                    offset: (n as u64 - 1) / PAGE * PAGE,
                 };
-                black_box(run_query(&path, &ws.budgets, &q).expect("page"))
+                let a = run_query(&path, &ws.budgets, &q).expect("page");
+                assert!(matches!(&a, HistoryAnswer::Plans(p) if !p.rows.is_empty()));
+                black_box(a)
             })
         });
         for (name, pick) in [

@@ -1053,6 +1053,43 @@ impl HistoryStore {
         Ok(rows)
     }
 
+    /// Rows `offset..offset + limit` of the plans, newest first, and how many there are,
+    /// read together (one snapshot). Counted first: a page at or past the end, or of a
+    /// filter nothing matches, is empty without walking an index for rows that are not
+    /// there; a page in the older half is read from the oldest end, so the last page of a
+    /// million plans skips a few rows instead of a million.
+    pub fn plans_page(
+        &self,
+        filter: &PlanFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<(u64, Vec<PlanRow>)> {
+        // Deferred: the snapshot is taken at the first read and both reads see it.
+        let snapshot = self.conn.unchecked_transaction()?;
+        let total = self.count_plans(filter)?;
+        let rows = if offset >= total || limit == 0 {
+            Vec::new()
+        } else if offset <= total / 2 {
+            self.plans(filter, offset, limit)?
+        } else {
+            let take = limit.min(total - offset);
+            let (clause, mut values) = filter.clause();
+            let page = page_sql(&mut values, take, total - offset - take);
+            let sql = format!(
+                "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at, p.seq {page}"
+            );
+            let mut st = self.conn.prepare_cached(&sql)?;
+            let mut rows = st
+                .query_map(rusqlite::params_from_iter(values), plan_row)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(db_err(&self.path, "listing plans"))?;
+            rows.reverse();
+            rows
+        };
+        snapshot.commit()?;
+        Ok((total, rows))
+    }
+
     /// The plans of one comparison (`send --compare`): by model, `compacted` first, then
     /// the other arms by name. Not by row order: an export writes plans in the order they
     /// answered, so an import would list them otherwise.
@@ -3161,5 +3198,36 @@ mod tests {
             s.count_plans(&all).unwrap(),
             seeded.counts().unwrap().plans
         );
+    }
+
+    /// A page read from the oldest end is the page read from the newest, and the count
+    /// beside it is the plans counted.
+    #[test]
+    fn a_page_from_either_end_is_the_same_page() {
+        let (_d, s) = seeded();
+        let (callers, _) = s.callers_and_models().unwrap();
+        for f in [
+            PlanFilter::default(),
+            PlanFilter {
+                outcome: Some(Outcome::Failed),
+                ..Default::default()
+            },
+            PlanFilter {
+                caller: Some(callers[1].clone()),
+                drift: Some(Drift::Followed),
+                ..Default::default()
+            },
+            PlanFilter {
+                caller: Some("nobody".into()),
+                ..Default::default()
+            },
+        ] {
+            let total = s.count_plans_from(&f, Counted::Plans).unwrap();
+            for offset in (0..total + 10).step_by(7) {
+                let (n, rows) = s.plans_page(&f, offset, 10).unwrap();
+                assert_eq!(n, total, "{f:?}");
+                assert_eq!(rows, s.plans(&f, offset, 10).unwrap(), "{f:?} at {offset}");
+            }
+        }
     }
 }

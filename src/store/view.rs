@@ -285,15 +285,7 @@ pub fn run_query(
 ) -> anyhow::Result<HistoryAnswer> {
     let store = HistoryStore::open(path)?;
     let plans_page = |filter: &PlanFilter, offset: u64| -> anyhow::Result<Page<PlanRow>> {
-        // The count comes from the kept counts (store::history, plan_counts) and goes
-        // first: a page past the end, or of a filter nothing matches, would otherwise walk
-        // a whole index looking for rows that are not there.
-        let total = store.count_plans(filter)?;
-        let rows = if offset < total {
-            store.plans(filter, offset, PAGE)?
-        } else {
-            Vec::new()
-        };
+        let (total, rows) = store.plans_page(filter, offset, PAGE)?;
         Ok(Page {
             offset,
             total,
