@@ -45,9 +45,11 @@ if [ -z "$bin" ]; then
     bin="$PWD/target/release/ctxconsole"
 fi
 
-# The server: 8,192-token context, the chat template the GGUF carries.
+# The server: 8,192-token context, the chat template the GGUF carries. It has one slot and by
+# default a new request interrupts the one running (its stream just ends): never interrupt,
+# and `llm.concurrency = 1` below sends the arms one after another, so each latency is its own.
 "$work/venv/bin/python" -m llama_cpp.server --model "$model" --host 127.0.0.1 --port "$port" \
-    --n_ctx 8192 --model_alias smollm2 >"$work/server.log" 2>&1 &
+    --n_ctx 8192 --model_alias smollm2 --interrupt_requests False >"$work/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -63,6 +65,7 @@ cat >"$home/config.toml" <<TOML
 [llm]
 timeout = "900s"
 retries = 0
+concurrency = 1
 
 [providers.local]
 prefix = "local/"

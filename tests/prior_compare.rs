@@ -548,3 +548,72 @@ fn a_baseline_beside_a_comparison_is_in_no_arm_and_every_arm_gets_its_gap() {
         assert!(row["gap_signal"].is_object(), "{row:#}");
     }
 }
+
+/// A plan ctxconsole sent itself is a trial no agent was handed: stored with source `sent`,
+/// and its `ignored` drift (nothing executed it) is no evidence against its tools — the
+/// ranking for the same intent is what it was before the sends. Once an agent records
+/// executions against it, it counts like any plan.
+#[test]
+fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let store = home.path().join("own.sqlite");
+    let store = store.to_str().unwrap();
+    let preview = || {
+        json_of(ctx(home.path()).args([
+            "preview", BLOG, "--model", "test/ok-json", "--json", "--store", store,
+        ]))
+    };
+    let before = preview();
+    for _ in 0..3 {
+        json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+            "send",
+            BLOG,
+            "--model",
+            "test/ok-json",
+            "--json",
+            "--store",
+            store,
+        ]));
+    }
+    let sent = json_of(ctx(home.path()).args([
+        "history", "--source", "sent", "--json", "--store", store,
+    ]));
+    let rows = sent["plans"].as_array().expect("plans");
+    assert_eq!(rows.len(), 3, "{sent:#}");
+    assert!(rows.iter().all(|r| r["drift"] == "ignored"), "{sent:#}");
+    let after = preview();
+    assert_eq!(before["ranking"], after["ranking"]);
+    // An agent runs one of them: now it is evidence, and its tools are lifted.
+    let id = rows[0]["id"].as_str().unwrap();
+    let execs = home.path().join("execs.jsonl");
+    std::fs::write(
+        &execs,
+        format!(
+            "{{\"at\":{at},\"caller\":\"console\",\"plan_id\":\"{id}\",\"tool\":\"builtin.remember-and-blog\"}}\n\
+             {{\"at\":{at2},\"caller\":\"console\",\"plan_id\":\"{id}\",\"tool\":\"image.generate\"}}\n",
+            at = rows[0]["at"].as_i64().unwrap() + 5,
+            at2 = rows[0]["at"].as_i64().unwrap() + 6,
+        ),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions", execs.to_str().unwrap(), "--store", store])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = preview();
+    let prior_of = |v: &Value, name: &str| {
+        v["ranking"]["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["prior"].clone())
+    };
+    assert!(
+        prior_of(&run, "image.generate").is_some_and(|p| !p.is_null()),
+        "{:#}",
+        run["ranking"]
+    );
+}

@@ -145,16 +145,24 @@ fn send_sends_exactly_the_previewed_request_to_each_model_and_stores_each_plan()
     assert_eq!(plans["total"], 2, "{plans:#}");
 }
 
-#[test]
-fn several_models_run_at_once_but_never_more_than_four() {
-    let server = LlmServer::start();
-    let home = workspace(&server);
-    let mut cmd = ctx(home.path());
+/// `send` to the six `slow-*` models of `server`, in the workspace `home`.
+fn send_to_six_slow_models(home: &Path) -> Value {
+    let mut cmd = ctx(home);
     cmd.env(KEY_ENV, KEY).args(["send", INSTRUCTION, "--json"]);
     for n in 1..=6 {
         cmd.args(["--model", &format!("test/slow-{n}")]);
     }
-    let v = json_of(&mut cmd);
+    json_of(&mut cmd)
+}
+
+/// Four at once by default; `llm.concurrency = 1` (a local server with one slot) sends
+/// them one by one; 0 is refused naming the key. One test: the server counts `slow-*`
+/// requests in flight process-wide.
+#[test]
+fn several_models_run_at_once_but_never_more_than_four() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let v = send_to_six_slow_models(home.path());
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 6);
     for (n, r) in results.iter().enumerate() {
@@ -169,6 +177,26 @@ fn several_models_run_at_once_but_never_more_than_four() {
         .max_in_flight
         .load(std::sync::atomic::Ordering::SeqCst);
     assert!((2..=4).contains(&most), "{most} answered at once");
+
+    let one = LlmServer::start();
+    let home = workspace(&one);
+    let config = home.path().join("config.toml");
+    let with = |n: u32| one.config(KEY_ENV).replacen("[llm]", &format!("[llm]\nconcurrency = {n}"), 1);
+    assert!(one.config(KEY_ENV).contains("[llm]"));
+    std::fs::write(&config, with(1)).unwrap();
+    let v = send_to_six_slow_models(home.path());
+    assert!(v["results"].as_array().unwrap().iter().all(|r| r["outcome"] == "ok"));
+    let most = one.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(most, 1, "one at a time with llm.concurrency = 1");
+    std::fs::write(&config, with(0)).unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", "test/ok-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("llm.concurrency") && err.contains("config.toml"), "{err}");
 }
 
 #[test]

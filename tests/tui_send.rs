@@ -57,9 +57,8 @@ fn screen(state: &State, width: u16, height: u16) -> String {
     out
 }
 
-#[test]
-fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_them_linked() {
-    let server = LlmServer::start();
+/// A workspace whose provider `test/` is the in-process server, with two budget rows.
+fn workspace(server: &LlmServer) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("config.toml"),
@@ -76,6 +75,13 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         registry: None,
     })
     .unwrap();
+    (dir, ws)
+}
+
+#[test]
+fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_them_linked() {
+    let server = LlmServer::start();
+    let (dir, ws) = workspace(&server);
     let (ctx, mut state) = start(&ws, &Default::default(), false);
     // Mark test/tool-calls, then select test/ok-json.
     let marked = row_of(&state, "test/tool-calls");
@@ -98,7 +104,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         ],
     );
     let preview = state.preview.clone().expect("the prompt was previewed");
-    assert!(state.ab);
+    assert_eq!(state.ab, [Arm::Full]);
     // The send goes out as one effect naming both models, A/B on.
     let effects = update(&mut state, Action::Send);
     let [Effect::Send(req)] = effects.as_slice() else {
@@ -106,7 +112,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
     };
     let models: Vec<&str> = req.targets.iter().map(|t| t.model.as_str()).collect();
     assert_eq!(models, ["test/ok-json", "test/tool-calls"]);
-    assert!(req.ab);
+    assert_eq!(req.arms, [Arm::Full]);
     let answer = run_effect_now(&ctx, effects[0].clone());
     apply(&ctx, &mut state, [answer]);
     let outcome = state.send.outcome.clone().unwrap_or_else(|| {
@@ -179,4 +185,55 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         Some(detail.record.id.as_str()),
         outcome.results[1].live.stored_id.as_deref()
     );
+}
+
+/// `ctrl+t` cycles every arm of `send --compare`, then all four, then off; a send with
+/// one of them sends that arm beside `compacted` to the in-process server, linked.
+#[test]
+fn the_ab_key_cycles_every_arm_and_a_send_carries_the_one_chosen() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        apply(&ctx, &mut state, [Action::ToggleAb]);
+        seen.push(state.ab.to_vec());
+    }
+    assert_eq!(
+        seen,
+        [
+            vec![Arm::Full],
+            vec![Arm::NoPlanner],
+            vec![Arm::NoPrior],
+            vec![Arm::NoHint],
+            vec![Arm::Full, Arm::NoPlanner, Arm::NoPrior, Arm::NoHint],
+            vec![],
+        ]
+    );
+    let selected = row_of(&state, "test/ok-json");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::SelectRow(selected),
+            Action::FocusPrompt,
+            Action::Paste(INSTRUCTION.into()),
+            Action::ToggleAb,
+            Action::ToggleAb,
+        ],
+    );
+    assert!(screen(&state, 200, 50).contains("A/B no-planner"));
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().expect("an outcome");
+    let arms: Vec<Arm> = outcome.results.iter().map(|r| r.arm).collect();
+    assert_eq!(arms, [Arm::Compacted, Arm::NoPlanner]);
+    assert!(outcome.compare_group.is_some());
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    // No planner narrowing: the no-planner arm's catalog holds entries the compacted one
+    // left out, the same allowance or not.
+    let tools = |i: usize| received[i].body.to_string().len();
+    assert_ne!(tools(0), tools(1), "the two arms sent the same request");
 }

@@ -637,7 +637,7 @@ fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_histor
     tmux.keys(&["remember this launch note and draft a blog from it"]);
     tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
     tmux.keys(&["C-t"]);
-    tmux.wait_for("A/B on", 10, |s| s.contains("A/B on"));
+    tmux.wait_for("A/B full", 10, |s| s.contains("A/B full"));
     tmux.keys(&["C-s"]);
     let sent = tmux.wait_for("both results", 30, |s| {
         s.contains("plan id") && !s.contains("Sending…")

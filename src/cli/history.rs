@@ -73,7 +73,8 @@ pub struct FilterArgs {
     /// Only plans this recent (`7d`, `12h`) or since a time (`2026-10-15T00:00:00Z`).
     #[arg(long, value_name = "DURATION|TIME")]
     pub since: Option<String>,
-    /// Only plans from this source: native, otel (import traces) or litellm (import litellm).
+    /// Only plans from this source: native, otel (import traces), litellm (import
+    /// litellm) or sent (send, the console's send, a live replay).
     #[arg(long, value_name = "SOURCE", value_parser = parse_source)]
     pub source: Option<String>,
 }
@@ -109,7 +110,7 @@ fn parse_outcome(s: &str) -> Result<Outcome, String> {
 fn parse_source(s: &str) -> Result<String, String> {
     TrafficSource::parse(s)
         .map(|t| t.as_str().to_string())
-        .ok_or_else(|| format!("'{s}': expected native, otel or litellm"))
+        .ok_or_else(|| format!("'{s}': expected native, otel, litellm or sent"))
 }
 
 fn parse_drift(s: &str) -> Result<Drift, String> {

@@ -207,7 +207,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         .enable_all()
         .build()?;
     let outcomes = rt.block_on(async {
-        let gate = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+        let gate = Arc::new(tokio::sync::Semaphore::new(ctx.providers.concurrency));
         let mut tasks = tokio::task::JoinSet::new();
         for (i, job) in jobs.into_iter().enumerate() {
             let (ctx, cancel, gate, lines) =

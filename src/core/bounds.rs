@@ -29,6 +29,9 @@ pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
 pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
 /// `llm.retries`.
 pub const RETRIES: RangeInclusive<u32> = 0..=20;
+/// `llm.concurrency`: at least one request in flight; more than 16 at once is a flood, not
+/// a comparison.
+pub const CONCURRENCY: RangeInclusive<u32> = 1..=16;
 /// `llm.max_reply_bytes`: a chat completion's envelope alone takes hundreds of bytes; more
 /// than 1 GiB of reply is no plan.
 pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=1 << 30;

@@ -33,6 +33,9 @@ pub struct LlmConfig {
     pub timeout: Option<String>,
     /// Retries after a 429, a 5xx or a refused connection.
     pub retries: Option<u32>,
+    /// How many requests one `send` (or the console's send) has in flight at once: 1 for a
+    /// local server with one slot, which would otherwise queue or interrupt them.
+    pub concurrency: Option<u32>,
     /// First backoff; it doubles per retry.
     pub retry_base: Option<String>,
     /// A retry-after longer than this is not waited for.
@@ -70,6 +73,7 @@ impl Config {
         config.history.drift_window(origin)?;
         config.llm.durations(origin)?;
         config.llm.retries(origin)?;
+        config.llm.concurrency(origin)?;
         Ok(config)
     }
 
@@ -89,6 +93,7 @@ impl Config {
         a.connect_timeout = b.connect_timeout.or(a.connect_timeout.take());
         a.timeout = b.timeout.or(a.timeout.take());
         a.retries = b.retries.or(a.retries);
+        a.concurrency = b.concurrency.or(a.concurrency);
         a.retry_base = b.retry_base.or(a.retry_base.take());
         a.retry_max_wait = b.retry_max_wait.or(a.retry_max_wait.take());
         a.stream = b.stream.or(a.stream);
@@ -168,6 +173,13 @@ impl LlmConfig {
                 duration::RETRY_MAX_WAIT,
             )?,
         })
+    }
+
+    /// `concurrency`, within [`bounds::CONCURRENCY`].
+    pub fn concurrency(&self, origin: &str) -> Result<Option<u32>, CoreError> {
+        self.concurrency
+            .map(|n| int_in(n, &bounds::CONCURRENCY, origin, "llm.concurrency"))
+            .transpose()
     }
 
     /// `retries`, within [`bounds::RETRIES`].

@@ -183,10 +183,13 @@ impl fmt::Display for Drift {
     }
 }
 
-/// Where a stored plan came from: sent or imported in ctxconsole's own JSON Lines
-/// (`native`), or imported from a gateway's traffic (`otel`: OpenTelemetry GenAI spans;
-/// `litellm`: LiteLLM spend logs). Kept with the plan, exported with it and read back, so a
-/// copy of a store says where each plan came from as the original does.
+/// Where a stored plan came from: imported in ctxconsole's own JSON Lines (`native`: a
+/// gateway's plans), imported from a gateway's traffic (`otel`: OpenTelemetry GenAI spans;
+/// `litellm`: LiteLLM spend logs), or sent by ctxconsole itself (`sent`: `send`, the
+/// console's send, a live replay) — a trial no agent was handed, so until executions are
+/// recorded against it, its `ignored` drift is no evidence against its tools. Kept with the
+/// plan, exported with it and read back, so a copy of a store says where each plan came
+/// from as the original does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanSource {
@@ -194,16 +197,23 @@ pub enum PlanSource {
     Native,
     Otel,
     Litellm,
+    Sent,
 }
 
 impl PlanSource {
-    pub const ALL: [PlanSource; 3] = [PlanSource::Native, PlanSource::Otel, PlanSource::Litellm];
+    pub const ALL: [PlanSource; 4] = [
+        PlanSource::Native,
+        PlanSource::Otel,
+        PlanSource::Litellm,
+        PlanSource::Sent,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             PlanSource::Native => "native",
             PlanSource::Otel => "otel",
             PlanSource::Litellm => "litellm",
+            PlanSource::Sent => "sent",
         }
     }
 
@@ -454,7 +464,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             line_error(
                 origin,
                 line,
-                format!("field 'source': '{s}' is not native, otel or litellm"),
+                format!("field 'source': '{s}' is not native, otel, litellm or sent"),
             )
         })?,
     };

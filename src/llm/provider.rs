@@ -74,6 +74,8 @@ impl Endpoint {
 #[derive(Debug, Clone)]
 pub struct Providers {
     pub settings: ClientSettings,
+    /// Requests one send has in flight at once (`llm.concurrency`).
+    pub concurrency: usize,
     providers: Vec<(String, ProviderConfig)>,
     default_provider: Option<String>,
     pub self_names: Vec<String>,
@@ -118,6 +120,9 @@ impl Providers {
         }
         Ok(Providers {
             settings,
+            concurrency: llm
+                .concurrency(origin)?
+                .map_or(crate::llm::send::CONCURRENCY, |n| n as usize),
             providers: config
                 .providers
                 .iter()

@@ -666,8 +666,8 @@ pub async fn send_planned(
         answer: answer.and_then(|a| serde_json::to_value(a).ok()),
         arm: link.compare.map(|(arm, _)| arm),
         compare_group: link.compare.map(|(_, group)| group.to_string()),
-        // Sent from here, whatever the original's source: a live call is native.
-        source: PlanSource::Native,
+        // Sent from here, whatever the original's source.
+        source: PlanSource::Sent,
         expert_baseline: None,
     };
     // The past-plans part sent, and the plans it came from (kept beside the trim record).

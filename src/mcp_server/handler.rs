@@ -648,7 +648,7 @@ impl ServerHandler for Console {
                 json(Resource::new(URI_BUDGETS, "context-budgets")
                     .with_description("Every budget row: id, tier, input/output tokens, catalog bytes, flags, prices (input, cached input, output), layer, source, lints; and the fallback. As `ctxconsole budgets --json`.")),
                 json(Resource::new(URI_MY_PLANS, "my-plans")
-                    .with_description("Plans grouped by intent shape, largest groups first: most-used decompositions, steps planned together, drift and outcomes per group, the latest plans with what ran after them, where the plans came from (native, otel, litellm), and per group the gaps against a stronger model's unaided steps when any plan has a baseline.")),
+                    .with_description("Plans grouped by intent shape, largest groups first: most-used decompositions, steps planned together, drift and outcomes per group, the latest plans with what ran after them, where the plans came from (native, otel, litellm, sent), and per group the gaps against a stronger model's unaided steps when any plan has a baseline.")),
                 json(Resource::new(URI_MODELS, "models")
                     .with_description("Per-model outcomes, failure causes and the suggested tier with its evidence count. As `ctxconsole history --models --json`.")),
             ],

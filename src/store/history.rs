@@ -1547,6 +1547,8 @@ impl HistoryStore {
     /// counts against its own tools and for the ones executed instead. `before` limits to
     /// plans earlier than a time (for evaluation); `limit` keeps the most recent.
     pub fn past_plans(&self, before: Option<i64>, limit: usize) -> anyhow::Result<Vec<PastPlan>> {
+        // A plan ctxconsole sent that no agent has run yet is no evidence either way (see
+        // `PlanSource::Sent`); once executions are recorded against it, it counts.
         // `+p.outcome` keeps SQLite off the outcome index: walking `at` backwards and
         // stopping at `limit` reads 5,000 rows; the outcome index would sort 800,000 of a
         // million-plan store (0.89 s → 0.13 s for `preview` on one).
@@ -1554,6 +1556,7 @@ impl HistoryStore {
             "SELECT p.intent, p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id
              FROM plans p
              WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
+               AND NOT (p.source = 'sent' AND p.drift = 'ignored')
              ORDER BY p.at DESC, p.seq DESC LIMIT ?2"
         ))?;
         let mut out = Vec::new();
@@ -1731,7 +1734,7 @@ fn read_plan(conn: &Connection, path: &Path, id: &str) -> anyhow::Result<Option<
         .transpose()?;
     row.record.source = PlanSource::parse(&row.source).ok_or_else(|| {
         anyhow::anyhow!(
-            "{}: plan {id}: the stored source '{}' is not native, otel or litellm",
+            "{}: plan {id}: the stored source '{}' is not native, otel, litellm or sent",
             path.display(),
             row.source
         )

@@ -35,7 +35,7 @@ pub enum Action {
     CycleDrift,
     CycleCaller,
     CycleModel,
-    /// History: filter by where plans came from (native, otel, litellm; cycles).
+    /// History: filter by where plans came from (native, otel, litellm, sent; cycles).
     CycleSource,
     ClearFilters,
     /// History: the Gaps view (plans against a baseline's steps) in place of the models.
@@ -144,7 +144,7 @@ impl Action {
             Action::CycleDrift => "history: filter by drift (cycles)",
             Action::CycleCaller => "history: filter by caller (cycles)",
             Action::CycleModel => "history: filter by model (cycles)",
-            Action::CycleSource => "history: filter by source: native, otel, litellm (cycles)",
+            Action::CycleSource => "history: filter by source: native, otel, litellm, sent (cycles)",
             Action::ToggleGaps => "history: gaps against the baseline / model outcomes",
             Action::ClearFilters => "history: clear every filter",
             Action::Replay => "history: replay the plan (offline or live; esc cancels)",
@@ -161,7 +161,7 @@ impl Action {
             Action::ToggleFullView => "catalog: full / as sent",
             Action::ClearPrompt => "prompt: clear the text box",
             Action::Send => "prompt: send to the selected and marked models (esc cancels)",
-            Action::ToggleAb => "prompt: A/B on/off (also send the full catalog)",
+            Action::ToggleAb => "prompt: A/B arms sent beside compacted: off, full, no-planner, no-prior, no-hint, all",
             Action::NextSent => "prompt: select the next send result",
             Action::OpenSent => "prompt: open the selected result's plan in History",
             Action::MarkModel => "budgets: mark/unmark the model for sending",

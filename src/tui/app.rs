@@ -9,7 +9,8 @@ use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
-use crate::tui::send::{SendRequest, SendView};
+use crate::core::compare::Arm;
+use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -161,7 +162,8 @@ pub struct State {
     /// Budgets rows (by id) marked to be sent to beside the selected one.
     pub marked: std::collections::BTreeSet<String>,
     /// Send each model the `full` arm too.
-    pub ab: bool,
+    /// The A/B arms sent beside `compacted` (one of `send::AB_CHOICES`).
+    pub ab: &'static [Arm],
     pub send: SendView,
 }
 
@@ -205,7 +207,7 @@ impl State {
             history: HistoryState::default(),
             catalog: Default::default(),
             marked: Default::default(),
-            ab: false,
+            ab: AB_CHOICES[0],
             send: SendView::default(),
         }
     }
@@ -438,16 +440,16 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 return Vec::new();
             }
             let targets = state.send_targets();
-            let ab = state.ab;
+            let arms = state.ab;
             return vec![Effect::Send(state.send.start(
                 &mut state.next_request,
                 prompt,
                 targets,
-                ab,
+                arms,
             ))];
         }
         Action::ToggleAb => {
-            state.ab = !state.ab;
+            state.ab = next_ab(state.ab);
             return Vec::new();
         }
         Action::NextSent => {

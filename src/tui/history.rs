@@ -186,7 +186,7 @@ impl HistoryState {
         Vec::new()
     }
 
-    /// Cycle the source filter: native → otel → litellm → all.
+    /// Cycle the source filter: native → otel → litellm → sent → all.
     pub fn cycle_source(&mut self, next: &mut u64) -> Vec<Query> {
         let sources: Vec<String> = PlanSource::ALL
             .iter()

@@ -195,8 +195,8 @@ pub async fn run_replay(
 /// Reports a send's progress: the `model [arm]` it is about, and the line.
 pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
 
-/// Send the previewed request to each target (and its `full` arm with A/B), at most
-/// [`CONCURRENCY`](crate::llm::send::CONCURRENCY) at once, and store every answer as a plan
+/// Send the previewed request to each target (and each A/B arm chosen), at most
+/// `llm.concurrency` (default [`CONCURRENCY`](crate::llm::send::CONCURRENCY)) at once, and store every answer as a plan
 /// under the caller `console`, the arms linked by one compare_group.
 pub async fn run_send(
     ctx: &EffectContext,
@@ -204,15 +204,13 @@ pub async fn run_send(
     report: SendReport,
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
-    use crate::llm::send::{CONCURRENCY, SendLink, compare_group, plan_arms, send_one};
+    use crate::llm::send::{SendLink, compare_group, plan_arms, send_one};
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.clone().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
-    let arms = if req.ab {
-        vec![Arm::Compacted, Arm::Full]
-    } else {
-        vec![Arm::Compacted]
-    };
+    let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
+        .chain(req.arms.iter().copied())
+        .collect();
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let mut jobs = Vec::new();
     for effective in &req.targets {
@@ -222,10 +220,9 @@ pub async fn run_send(
             jobs.push((effective.model.clone(), planned));
         }
     }
-    let group = req
-        .ab
+    let group = (!req.arms.is_empty())
         .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
-    let gate = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+    let gate = Arc::new(tokio::sync::Semaphore::new(rctx.providers.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, (model, planned)) in jobs.into_iter().enumerate() {
         let (rctx, gate, cancel) = (rctx.clone(), gate.clone(), req.cancel.clone());

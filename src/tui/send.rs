@@ -1,5 +1,6 @@
 //! Sending from the Prompt pane: the request the Preview shows goes to the selected model
-//! and every model marked in Budgets, each with the `full` arm beside it when A/B is on.
+//! and every model marked in Budgets, each with the A/B arms chosen (`ctrl+t` cycles them)
+//! beside it.
 //! Pure: the work goes out as an effect and comes back as actions.
 
 use std::collections::BTreeMap;
@@ -21,9 +22,41 @@ pub struct SendRequest {
     pub prompt: Arc<String>,
     /// The selected model first, then the marked ones; each as the Preview plans it.
     pub targets: Vec<EffectiveRow>,
-    /// Also send each model the whole catalog (`full`), linked to `compacted`.
-    pub ab: bool,
+    /// The arms also sent to each model beside `compacted`, linked to it (one of
+    /// [`AB_CHOICES`]); none: no comparison.
+    pub arms: Vec<Arm>,
     pub cancel: Cancel,
+}
+
+/// What the A/B key cycles through, in order: the arms sent beside `compacted` — none,
+/// each arm of `send --compare` alone, then all four.
+pub const AB_CHOICES: [&[Arm]; 6] = [
+    &[],
+    &[Arm::Full],
+    &[Arm::NoPlanner],
+    &[Arm::NoPrior],
+    &[Arm::NoHint],
+    &[Arm::Full, Arm::NoPlanner, Arm::NoPrior, Arm::NoHint],
+];
+
+/// The A/B choice after `current` (wrapping; an unknown one starts over).
+pub fn next_ab(current: &[Arm]) -> &'static [Arm] {
+    let at = AB_CHOICES.iter().position(|c| *c == current);
+    AB_CHOICES[at.map_or(0, |i| (i + 1) % AB_CHOICES.len())]
+}
+
+/// How the Prompt pane's title names an A/B choice: `off`, the arm, or `all`.
+pub fn ab_label(arms: &[Arm]) -> String {
+    match arms {
+        [] => "off".into(),
+        [one] => one.as_str().into(),
+        _ if arms.len() == AB_CHOICES[AB_CHOICES.len() - 1].len() => "all".into(),
+        many => many
+            .iter()
+            .map(|a| a.as_str())
+            .collect::<Vec<_>>()
+            .join("+"),
+    }
 }
 
 /// One model and arm: what came back (stored as `live.stored_id`).
@@ -61,7 +94,7 @@ impl SendView {
         next: &mut u64,
         prompt: String,
         targets: Vec<EffectiveRow>,
-        ab: bool,
+        arms: &[Arm],
     ) -> SendRequest {
         let request = take(next);
         let cancel = Cancel::default();
@@ -74,7 +107,7 @@ impl SendView {
             request,
             prompt: Arc::new(prompt),
             targets,
-            ab,
+            arms: arms.to_vec(),
             cancel,
         }
     }

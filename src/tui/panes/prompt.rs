@@ -14,7 +14,7 @@ use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
 use crate::tui::panes::chart::window_lines;
 use crate::tui::panes::{clip, pane_block, request_title};
-use crate::tui::send::SentArm;
+use crate::tui::send::{SentArm, ab_label};
 use crate::tui::theme::Theme;
 
 /// A run of at least this many text keys in one burst (keys that arrived faster than a
@@ -55,7 +55,7 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         " 3 Prompt · {} lines, {} bytes · A/B {}{}{} ",
         state.prompt.lines().len(),
         thousands(text.len()),
-        if state.ab { "on" } else { "off" },
+        ab_label(state.ab),
         if state.marked.is_empty() {
             String::new()
         } else {
