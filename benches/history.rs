@@ -204,8 +204,10 @@ fn pane(c: &mut Criterion) {
         let mut term = Terminal::new(TestBackend::new(160, 45)).expect("terminal");
         let first: fn((Duration, Duration)) -> Duration = |t| t.0;
         let all: fn((Duration, Duration)) -> Duration = |t| t.1;
-        for (name, pick) in [("open: first page drawn", first), ("open: every answer in", all)]
-        {
+        for (name, pick) in [
+            ("open: first page drawn", first),
+            ("open: every answer in", all),
+        ] {
             group.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter_custom(|iters| {
                     timed(

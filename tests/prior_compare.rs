@@ -561,7 +561,13 @@ fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
     let store = store.to_str().unwrap();
     let preview = || {
         json_of(ctx(home.path()).args([
-            "preview", BLOG, "--model", "test/ok-json", "--json", "--store", store,
+            "preview",
+            BLOG,
+            "--model",
+            "test/ok-json",
+            "--json",
+            "--store",
+            store,
         ]))
     };
     let before = preview();
@@ -576,9 +582,8 @@ fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
             store,
         ]));
     }
-    let sent = json_of(ctx(home.path()).args([
-        "history", "--source", "sent", "--json", "--store", store,
-    ]));
+    let sent =
+        json_of(ctx(home.path()).args(["history", "--source", "sent", "--json", "--store", store]));
     let rows = sent["plans"].as_array().expect("plans");
     assert_eq!(rows.len(), 3, "{sent:#}");
     assert!(rows.iter().all(|r| r["drift"] == "ignored"), "{sent:#}");
@@ -598,10 +603,20 @@ fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
     )
     .unwrap();
     let out = ctx(home.path())
-        .args(["import", "executions", execs.to_str().unwrap(), "--store", store])
+        .args([
+            "import",
+            "executions",
+            execs.to_str().unwrap(),
+            "--store",
+            store,
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run = preview();
     let prior_of = |v: &Value, name: &str| {
         v["ranking"]["top"]

@@ -181,11 +181,20 @@ fn several_models_run_at_once_but_never_more_than_four() {
     let one = LlmServer::start();
     let home = workspace(&one);
     let config = home.path().join("config.toml");
-    let with = |n: u32| one.config(KEY_ENV).replacen("[llm]", &format!("[llm]\nconcurrency = {n}"), 1);
+    let with = |n: u32| {
+        one.config(KEY_ENV)
+            .replacen("[llm]", &format!("[llm]\nconcurrency = {n}"), 1)
+    };
     assert!(one.config(KEY_ENV).contains("[llm]"));
     std::fs::write(&config, with(1)).unwrap();
     let v = send_to_six_slow_models(home.path());
-    assert!(v["results"].as_array().unwrap().iter().all(|r| r["outcome"] == "ok"));
+    assert!(
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["outcome"] == "ok")
+    );
     let most = one.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
     assert_eq!(most, 1, "one at a time with llm.concurrency = 1");
     std::fs::write(&config, with(0)).unwrap();
@@ -196,7 +205,10 @@ fn several_models_run_at_once_but_never_more_than_four() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("llm.concurrency") && err.contains("config.toml"), "{err}");
+    assert!(
+        err.contains("llm.concurrency") && err.contains("config.toml"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -81,7 +81,7 @@ fn workspace(server: &LlmServer) -> (tempfile::TempDir, Workspace) {
 #[test]
 fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_them_linked() {
     let server = LlmServer::start();
-    let (dir, ws) = workspace(&server);
+    let (_dir, ws) = workspace(&server);
     let (ctx, mut state) = start(&ws, &Default::default(), false);
     // Mark test/tool-calls, then select test/ok-json.
     let marked = row_of(&state, "test/tool-calls");

@@ -880,6 +880,8 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
         assert!(s.contains(needle), "{needle} missing:\n{s}");
     }
     apply(&ws, &mut state, [Action::CycleSource]);
+    assert_eq!(state.history.filter.source.as_deref(), Some("sent"));
+    apply(&ws, &mut state, [Action::CycleSource]);
     assert_eq!(state.history.filter.source, None);
     assert_eq!(state.history.gaps.as_ref().unwrap().plans, 4);
     // Back to the models; the gaps are kept for when the view opens again.
@@ -985,4 +987,53 @@ fn charts_at_80x24_120x40_and_160x50() {
     let s = screen(&state, 120, 40);
     assert!(s.contains("no plans to chart match"), "{s}");
     insta::assert_snapshot!("chart_history_nothing_matches_120x40", s);
+}
+
+/// `/` in History searches the plans' intents: typed keys are text (no `o` cycles an
+/// outcome), Enter applies it to the plans and the groups, the title says it, and Esc
+/// clears it.
+#[test]
+fn history_slash_searches_plan_intents() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    let all = state.history.plans.as_ref().unwrap().total;
+    let mut keys = vec![key(KeyCode::Char('/'))];
+    keys.extend(text_keys("REMEMBER"));
+    press(&ws, &mut state, &keymap, &keys);
+    assert!(state.history.filter.outcome.is_none(), "keys were text");
+    assert!(screen(&state, 160, 50).contains("intent search: REMEMBER▏"));
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
+    let h = &state.history;
+    let page = h.plans.as_ref().unwrap();
+    assert!(
+        page.total > 0 && page.total < all,
+        "{} of {all}",
+        page.total
+    );
+    assert!(
+        page.rows
+            .iter()
+            .all(|p| p.intent.to_lowercase().contains("remember"))
+    );
+    assert!(screen(&state, 160, 50).contains("intent~\"REMEMBER\""));
+    // Outside the search, keys are keys again.
+    press(&ws, &mut state, &keymap, &[key(KeyCode::Char('o'))]);
+    assert!(state.history.filter.outcome.is_some());
+    // A search that matches nothing says so and how to clear it.
+    let mut keys = vec![key(KeyCode::Char('x')), key(KeyCode::Char('/'))];
+    keys.extend(text_keys("no such intent"));
+    keys.push(key(KeyCode::Enter));
+    press(&ws, &mut state, &keymap, &keys);
+    assert_eq!(state.history.plans.as_ref().unwrap().total, 0);
+    assert!(screen(&state, 160, 50).contains("no plans match intent~\"no such intent\""));
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[key(KeyCode::Char('/')), key(KeyCode::Esc)],
+    );
+    assert!(state.history.filter.is_empty());
+    assert_eq!(state.history.plans.as_ref().unwrap().total, all);
 }

@@ -77,6 +77,9 @@ pub struct FilterArgs {
     /// litellm) or sent (send, the console's send, a live replay).
     #[arg(long, value_name = "SOURCE", value_parser = parse_source)]
     pub source: Option<String>,
+    /// Only plans whose intent contains this text (ASCII letters in any case).
+    #[arg(long, value_name = "TEXT")]
+    pub intent: Option<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -161,6 +164,7 @@ impl FilterArgs {
                 .transpose()?,
             shape: None,
             source: self.source.clone(),
+            text: self.intent.clone().filter(|t| !t.is_empty()),
         })
     }
 }

@@ -295,8 +295,11 @@ pub struct PlanFilter {
     /// Unix seconds: plans at or after.
     pub since: Option<i64>,
     pub shape: Option<String>,
-    /// Where the plans came from: `native`, `otel`, `litellm`.
+    /// Where the plans came from: `native`, `otel`, `litellm`, `sent`.
     pub source: Option<String>,
+    /// Plans whose intent contains this text (ASCII letters in any case; `%` and `_` are
+    /// themselves).
+    pub text: Option<String>,
 }
 
 impl PlanFilter {
@@ -316,8 +319,9 @@ impl PlanFilter {
             source: _,
             since,
             shape,
+            text,
         } = self;
-        since.is_none() && shape.is_none()
+        since.is_none() && shape.is_none() && text.is_none()
     }
 
     /// `WHERE …` (or nothing) over `plans` aliased `p`, and its parameters.
@@ -341,12 +345,28 @@ impl PlanFilter {
             parts.push(format!("p.at >= ?{}", values.len() + 1));
             values.push(Value::Integer(since));
         }
+        if let Some(t) = self.text.as_deref().filter(|t| !t.is_empty()) {
+            parts.push(format!("p.intent LIKE ?{} ESCAPE '\\'", values.len() + 1));
+            values.push(Value::Text(format!("%{}%", like_literal(t))));
+        }
         if parts.is_empty() {
             (String::new(), values)
         } else {
             (format!("WHERE {}", parts.join(" AND ")), values)
         }
     }
+}
+
+/// `text` as a LIKE pattern matching itself: `%`, `_` and the escape character escaped.
+fn like_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Where a count comes from: the kept `plan_counts`, or the plans themselves.
@@ -3070,7 +3090,11 @@ mod tests {
         for f in pane_filters(s) {
             assert!(f.counted(), "{f:?}");
             let kept = s.count_plans(&f).unwrap();
-            assert_eq!(kept, s.count_plans_from(&f, Counted::Plans).unwrap(), "{f:?}");
+            assert_eq!(
+                kept,
+                s.count_plans_from(&f, Counted::Plans).unwrap(),
+                "{f:?}"
+            );
             assert_eq!(
                 s.model_outcomes(&f).unwrap(),
                 s.model_outcomes_from(&f, Counted::Plans).unwrap(),
@@ -3180,11 +3204,8 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         let columns = columns.join(", ");
-        conn.execute(
-            "ATTACH ?1 AS seeded",
-            [seeded.path().display().to_string()],
-        )
-        .unwrap();
+        conn.execute("ATTACH ?1 AS seeded", [seeded.path().display().to_string()])
+            .unwrap();
         conn.execute_batch(&format!(
             "INSERT INTO plans({columns}) SELECT {columns} FROM seeded.plans; DETACH seeded;"
         ))
@@ -3197,10 +3218,7 @@ mod tests {
             s.model_outcomes(&all).unwrap(),
             seeded.model_outcomes(&all).unwrap()
         );
-        assert_eq!(
-            s.count_plans(&all).unwrap(),
-            seeded.counts().unwrap().plans
-        );
+        assert_eq!(s.count_plans(&all).unwrap(), seeded.counts().unwrap().plans);
     }
 
     /// A page read from the oldest end is the page read from the newest, and the count
@@ -3232,5 +3250,35 @@ mod tests {
                 assert_eq!(rows, s.plans(&f, offset, 10).unwrap(), "{f:?} at {offset}");
             }
         }
+    }
+
+    /// The History search: plans whose intent contains the text, in any ASCII case, with
+    /// `%` and `_` taken as themselves; counted from the plans, not the kept counts.
+    #[test]
+    fn the_intent_search_finds_plans_by_their_words_and_takes_wildcards_literally() {
+        let (_d, s) = seeded();
+        let all = s.plans(&PlanFilter::default(), 0, 100_000).unwrap();
+        let expected = all
+            .iter()
+            .filter(|p| p.intent.to_lowercase().contains("remember"))
+            .count() as u64;
+        assert!(expected > 0 && expected < all.len() as u64);
+        let search = |t: &str| PlanFilter {
+            text: Some(t.into()),
+            ..Default::default()
+        };
+        assert!(!search("x").counted());
+        assert_eq!(s.count_plans(&search("ReMeMbEr")).unwrap(), expected);
+        let (total, rows) = s.plans_page(&search("remember"), 0, 10).unwrap();
+        assert_eq!(total, expected);
+        assert!(
+            rows.iter()
+                .all(|p| p.intent.to_lowercase().contains("remember"))
+        );
+        // A wildcard is a character to find, never "anything".
+        assert_eq!(s.count_plans(&search("%")).unwrap(), 0);
+        assert_eq!(s.count_plans(&search("_")).unwrap(), 0);
+        assert_eq!(s.count_plans(&search("\\")).unwrap(), 0);
+        assert_eq!(like_literal("50%_a\\b"), "50\\%\\_a\\\\b");
     }
 }

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
+use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
 use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
-use crate::tui::history::{HistoryList, HistoryState, Query};
+use crate::tui::history::{HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
-use crate::core::compare::Arm;
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
@@ -506,6 +506,16 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     {
         return Vec::new();
     }
+    if state.filter_editing && state.focus == Pane::History {
+        match state.history.search_key(&action, &mut state.next_request) {
+            Some(SearchKey::Typing) => return Vec::new(),
+            Some(SearchKey::Done(queries)) => {
+                state.filter_editing = false;
+                return history_effects(queries);
+            }
+            None => {}
+        }
+    }
     if state.filter_editing {
         match action {
             Action::Char(c) => {
@@ -695,9 +705,12 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.refresh_visible();
         }
         Action::Filter => {
-            // The Catalog searches its own lines; elsewhere `/` searches the Budgets.
-            if state.focus != Pane::Catalog {
-                state.focus = Pane::Budgets;
+            // The Catalog searches its own lines and History its plans' intents; elsewhere
+            // `/` searches the Budgets.
+            match state.focus {
+                Pane::Catalog => {}
+                Pane::History => state.history.start_search(),
+                _ => state.focus = Pane::Budgets,
             }
             state.filter_editing = true;
         }

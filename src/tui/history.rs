@@ -9,6 +9,7 @@ use crate::core::history::{Drift, Outcome, PlanSource};
 use crate::core::trend::Trends;
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
+use crate::tui::action::Action;
 use crate::tui::replay::{ReplayRequest, ReplayView};
 use crate::tui::request_id::take;
 
@@ -61,6 +62,18 @@ pub struct HistoryState {
     pub gaps: Option<GapReport>,
     /// A plan opened by id (from a send result), shown in full whatever is selected.
     pub pinned: Option<String>,
+    /// The intent search being typed (`/`); applied to `filter.text` by Enter.
+    pub search: String,
+    /// Whether it is being typed now (the pane's title shows it).
+    pub searching: bool,
+}
+
+/// What a key did to the History search being typed.
+pub enum SearchKey {
+    /// Typed or edited; still typing.
+    Typing,
+    /// Applied (Enter) or cleared (Esc): typing ends; the queries to run.
+    Done(Vec<Query>),
 }
 
 /// A query to run, tagged with the request id its answer will carry.
@@ -214,6 +227,41 @@ impl HistoryState {
     pub fn cycle_model(&mut self, next: &mut u64) -> Vec<Query> {
         self.filter.model = cycle(&self.filter.model, &self.models);
         self.reload(next)
+    }
+
+    /// `/`: start typing the intent search, from the one applied.
+    pub fn start_search(&mut self) {
+        self.search = self.filter.text.clone().unwrap_or_default();
+        self.searching = true;
+    }
+
+    /// A key while the intent search is typed: text edits it, Enter applies it (the lists
+    /// again, for plans whose intent contains it), Esc clears it. Applied on Enter, not per
+    /// key: on a big store each search reads every plan's intent.
+    pub fn search_key(&mut self, action: &Action, next: &mut u64) -> Option<SearchKey> {
+        match action {
+            Action::Char(c) => self.search.push(*c),
+            Action::Paste(text) => self.search.extend(text.chars().filter(|c| !c.is_control())),
+            Action::Backspace => {
+                self.search.pop();
+            }
+            Action::Confirm => {
+                self.searching = false;
+                let text = self.search.trim();
+                self.filter.text = (!text.is_empty()).then(|| text.to_string());
+                return Some(SearchKey::Done(self.reload(next)));
+            }
+            Action::Back => {
+                self.searching = false;
+                self.search.clear();
+                if self.filter.text.take().is_none() {
+                    return Some(SearchKey::Done(Vec::new()));
+                }
+                return Some(SearchKey::Done(self.reload(next)));
+            }
+            _ => return None,
+        }
+        Some(SearchKey::Typing)
     }
 
     pub fn clear_filters(&mut self, next: &mut u64) -> Vec<Query> {
@@ -474,6 +522,11 @@ impl HistoryState {
 
     /// "outcome=failed drift=diverged …" for the pane's title.
     pub fn filter_label(&self) -> String {
+        self.filter_parts().join(" ")
+    }
+
+    /// Each filter set, as `name=value`.
+    pub fn filter_parts(&self) -> Vec<String> {
         let f = &self.filter;
         let mut parts = Vec::new();
         if let Some(o) = f.outcome {
@@ -494,7 +547,10 @@ impl HistoryState {
         if let Some(g) = &self.group_label {
             parts.push(format!("group=\"{}\"", crate::tui::panes::clip(g, 30)));
         }
-        parts.join(" ")
+        if let Some(t) = &f.text {
+            parts.push(format!("intent~\"{}\"", crate::tui::panes::clip(t, 30)));
+        }
+        parts
     }
 }
 

@@ -114,11 +114,11 @@ fn waiting(frame: &mut Frame, area: Rect, what: &str, theme: &Theme) {
 
 /// What an empty list says: what it is a list of, and the filters that emptied it.
 pub fn nothing_matches(h: &HistoryState, what: &str) -> String {
-    let filters = h.filter_label();
+    let filters = h.filter_parts();
     if filters.is_empty() {
         format!("no {what} yet: the history store is empty")
     } else {
-        format!("no {what} match {} · x clears", filters.replace(' ', ", "))
+        format!("no {what} match {} · x clears", filters.join(", "))
     }
 }
 
@@ -220,7 +220,12 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     let total = h.plans.as_ref().map_or(0, |p| p.total);
     let count = count_label(h.plans.as_ref());
     let filters = h.filter_label();
-    let title = if filters.is_empty() {
+    let title = if h.searching {
+        format!(
+            " Plans · {count} · intent search: {}▏ enter applies · esc clears ",
+            h.search
+        )
+    } else if filters.is_empty() {
         format!(" Plans · {count} ")
     } else {
         format!(" Plans · {count} · {filters} ")
