@@ -21,8 +21,6 @@ use crate::llm::send::{SendLink, compare_group, plan_arms, send_one};
 use crate::preview::Ask;
 use crate::workspace::StoreChoice;
 
-pub use crate::llm::send::CONCURRENCY;
-
 const EXIT_CODES: &str = "\
 Exit codes: 0 when every model ran (an answer came back, whatever it held) and was stored; \
 1 when any could not run (not sent, cancelled with Ctrl-C, no whole answer) — the table (or \

@@ -70,6 +70,9 @@ impl Endpoint {
     }
 }
 
+/// How many requests one send has in flight when `llm.concurrency` is not set.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
 /// The providers of a workspace config, resolved.
 #[derive(Debug, Clone)]
 pub struct Providers {
@@ -122,7 +125,7 @@ impl Providers {
             settings,
             concurrency: llm
                 .concurrency(origin)?
-                .map_or(crate::llm::send::CONCURRENCY, |n| n as usize),
+                .map_or(DEFAULT_CONCURRENCY, |n| n as usize),
             providers: config
                 .providers
                 .iter()

@@ -9,9 +9,6 @@ use crate::llm::replay::{
 };
 use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep};
 
-/// At most this many models are asked at once.
-pub const CONCURRENCY: usize = 4;
-
 /// One arm's request, and whether it is byte for byte the `compacted` one (then any
 /// difference between the two answers is the model's own variance).
 pub struct PlannedArm {

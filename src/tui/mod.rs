@@ -196,8 +196,8 @@ pub async fn run_replay(
 pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
 
 /// Send the previewed request to each target (and each A/B arm chosen), at most
-/// `llm.concurrency` (default [`CONCURRENCY`](crate::llm::send::CONCURRENCY)) at once, and store every answer as a plan
-/// under the caller `console`, the arms linked by one compare_group.
+/// `llm.concurrency` at once, and store every answer as a plan under the caller `console`,
+/// the arms linked by one compare_group.
 pub async fn run_send(
     ctx: &EffectContext,
     req: &SendRequest,

@@ -1,0 +1,974 @@
+//! Writing the store: imports (all-or-nothing, conflicts settled by `OnConflict`), inserts
+//! of sent and replayed plans, export, and drift kept current as executions arrive.
+
+use super::*;
+
+impl HistoryStore {
+    /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
+    /// naming the line, and the store is as it was. A plan whose id is stored with the same
+    /// content is already present; with other content it is a conflict, settled by
+    /// `on_conflict` (refused by default: an error listing the ids, nothing written).
+    /// `progress` hears the lines read so far.
+    pub fn import_plans(
+        &mut self,
+        source: &str,
+        reader: impl BufRead,
+        pipelines: &HashSet<String>,
+        on_conflict: OnConflict,
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<ImportReport> {
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing plans")?;
+        let mut report = ImportReport::new(source, "plans");
+        let mut callers = BTreeSet::new();
+        {
+            let mut insert = PlanInserter::new(&tx)?;
+            read_into(source, reader, &mut progress, &mut report, |line, text| {
+                let plan = parse_plan_line(source, line, text)?;
+                plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan,
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )
+            })?;
+        }
+        finish_import(tx, &callers, window, &path, report)
+    }
+
+    /// Import executions from JSON Lines; all-or-nothing, and conflicts settled, like
+    /// [`import_plans`](Self::import_plans). An execution without an id gets one derived
+    /// from all its fields, so only an id given by the source can conflict.
+    pub fn import_executions(
+        &mut self,
+        source: &str,
+        reader: impl BufRead,
+        on_conflict: OnConflict,
+        mut progress: impl FnMut(usize),
+    ) -> anyhow::Result<ImportReport> {
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing executions")?;
+        let mut report = ImportReport::new(source, "executions");
+        let mut callers = BTreeSet::new();
+        let mut linked = BTreeSet::new();
+        {
+            let mut insert = ExecutionInserter::new(&tx)?;
+            read_into(source, reader, &mut progress, &mut report, |line, text| {
+                let e = parse_execution_line(source, line, text)?;
+                execution_fate(
+                    &mut insert,
+                    &path,
+                    e,
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )
+            })?;
+        }
+        callers.extend(callers_of_plans(&tx, &linked)?);
+        finish_import(tx, &callers, window, &path, report)
+    }
+
+    /// Import a gateway's traffic (already read by an importer): its plans, marked with
+    /// their `source`, then its executions, in one transaction with the same guarantees as
+    /// [`import_plans`](Self::import_plans): all or nothing, a second import adds nothing,
+    /// conflicts settled by `on_conflict`. The report counts plans and executions together.
+    pub fn import_traffic(
+        &mut self,
+        source: &str,
+        origin: TrafficSource,
+        traffic: &Traffic,
+        pipelines: &HashSet<String>,
+        on_conflict: OnConflict,
+    ) -> anyhow::Result<ImportReport> {
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing traffic")?;
+        let mut report = ImportReport::new(source, "records");
+        report.lines = traffic.records;
+        let mut callers = BTreeSet::new();
+        let mut linked = BTreeSet::new();
+        let mut conflicts = Vec::new();
+        {
+            let mut insert = PlanInserter::new(&tx)?;
+            for plan in &traffic.plans {
+                // The command names the source; the record carries it into the store.
+                let plan = PlanRecord {
+                    source: origin,
+                    ..plan.clone()
+                };
+                let fate = plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan,
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )?;
+                tally(&mut report, &mut conflicts, fate);
+            }
+            let mut insert = ExecutionInserter::new(&tx)?;
+            for e in &traffic.executions {
+                let fate = execution_fate(
+                    &mut insert,
+                    &path,
+                    e.clone(),
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )?;
+                tally(&mut report, &mut conflicts, fate);
+            }
+        }
+        refuse_conflicts(source, "records", &conflicts)?;
+        callers.extend(callers_of_plans(&tx, &linked)?);
+        finish_import(tx, &callers, window, &path, report)
+    }
+
+    /// Add records directly (the generator and live replays); one transaction.
+    pub fn insert_records(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<usize> {
+        self.insert_records_with(plans, executions, pipelines, None, true)
+    }
+
+    /// As [`insert_records`](Self::insert_records) without updating drift: for loading many
+    /// batches, followed by one [`recompute_all_drift`](Self::recompute_all_drift).
+    pub fn insert_records_bulk(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<usize> {
+        self.insert_records_with(plans, executions, pipelines, None, false)
+    }
+
+    /// Recompute every plan's drift; returns how many changed.
+    pub fn recompute_all_drift(&mut self) -> anyhow::Result<usize> {
+        let window = self.drift_window;
+        let tx = self.write("recomputing drift")?;
+        let callers = all_callers(&tx)?;
+        let n = recompute_drift(&tx, &callers, window)?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    pub(super) fn insert_records_with(
+        &mut self,
+        plans: &[PlanRecord],
+        executions: &[ExecutionRecord],
+        pipelines: &HashSet<String>,
+        meta: Option<(&str, &str)>,
+        recompute: bool,
+    ) -> anyhow::Result<usize> {
+        let window = self.drift_window;
+        let tx = self.write("storing plans")?;
+        if let Some((k, v)) = meta {
+            // Checked under the write lock: two first runs at once seed once.
+            let done: Option<String> = tx
+                .query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+                .optional()?;
+            if done.is_some() {
+                return Ok(0);
+            }
+            set_meta(&tx, k, v)?;
+        }
+        let mut callers = BTreeSet::new();
+        let mut added = 0;
+        {
+            let mut p = PlanInserter::new(&tx)?;
+            for plan in plans {
+                if p.insert(plan, pipelines)?.is_some() {
+                    added += 1;
+                    callers.insert(plan.caller.clone());
+                }
+            }
+            let mut e = ExecutionInserter::new(&tx)?;
+            let mut linked = BTreeSet::new();
+            for ex in executions {
+                if e.insert(ex)? {
+                    linked.extend(ex.plan_id.clone());
+                    callers.insert(ex.caller.clone());
+                }
+            }
+            callers.extend(callers_of_plans(&tx, &linked)?);
+        }
+        if recompute {
+            recompute_drift(&tx, &callers, window)?;
+        }
+        tx.commit()?;
+        Ok(added)
+    }
+
+    /// Store a replay as a new plan linked to its original (`replay_of` must be set), with
+    /// the next free id `ORIGINAL.rN`. The original is not touched, and no drift moves: no
+    /// agent runs a replay. Returns the new id.
+    pub fn insert_replay(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        let Some(original) = record.replay_of.clone() else {
+            anyhow::bail!("a replay record needs replay_of");
+        };
+        let path = self.path.clone();
+        let tx = self.write("storing a replay")?;
+        let known: bool = tx
+            .query_row(
+                "SELECT COUNT(*) FROM plans WHERE id = ?1",
+                [&original],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(db_err(&path, "finding the replayed plan"))?
+            > 0;
+        if !known {
+            return Err(bad_input(format!(
+                "{}: no plan '{original}' to link a replay to",
+                path.display()
+            )));
+        }
+        let mut n: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM plans WHERE replay_of = ?1",
+            [&original],
+            |r| r.get(0),
+        )?;
+        {
+            let mut inserter = PlanInserter::new(&tx)?;
+            loop {
+                n += 1;
+                record.id = format!("{original}.r{n}");
+                if inserter.insert(&record, pipelines)?.is_some() {
+                    break;
+                }
+            }
+        }
+        tx.commit().map_err(db_err(&path, "storing the replay"))?;
+        Ok(record.id)
+    }
+
+    /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
+    /// unset) under the next free id `send-AT-N`. No execution follows it yet, so its drift
+    /// is `ignored` (or `failed`) like any new plan. Returns the id.
+    pub fn insert_sent(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        if record.replay_of.is_some() {
+            anyhow::bail!("a sent plan replays nothing");
+        }
+        let path = self.path.clone();
+        let tx = self.write("storing a sent plan")?;
+        {
+            let mut inserter = PlanInserter::new(&tx)?;
+            let mut n = 0u32;
+            loop {
+                n += 1;
+                record.id = format!("send-{}-{n}", record.at);
+                if inserter.insert(&record, pipelines)?.is_some() {
+                    break;
+                }
+            }
+        }
+        tx.commit()
+            .map_err(db_err(&path, "storing the sent plan"))?;
+        Ok(record.id)
+    }
+
+    /// Failed plans (not replays) at or after `since`, oldest first.
+    pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT id FROM plans WHERE outcome = 'failed' AND at >= ?1
+                 AND replay_of IS NULL ORDER BY at, seq LIMIT ?2",
+            )?
+            .query_map(params![since.unwrap_or(i64::MIN), limit as i64], |r| {
+                r.get(0)
+            })?
+            .collect::<Result<_, _>>()
+            .map_err(db_err(&self.path, "listing failed plans"))
+    }
+
+    /// Seed an empty, never-seeded store with the sample history, in one transaction.
+    /// Returns whether it seeded.
+    pub fn seed_if_new(
+        &mut self,
+        plans_jsonl: &str,
+        executions_jsonl: &str,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<bool> {
+        if self.meta("seeded")?.is_some() || self.counts()?.plans > 0 {
+            return Ok(false);
+        }
+        let mut plans = Vec::new();
+        let mut none = |_| {};
+        for_each_line(
+            "sample plans",
+            plans_jsonl.as_bytes(),
+            &mut none,
+            |line, text| {
+                plans.push(parse_plan_line("sample plans", line, text)?);
+                Ok(())
+            },
+        )?;
+        let mut executions = Vec::new();
+        for_each_line(
+            "sample executions",
+            executions_jsonl.as_bytes(),
+            &mut none,
+            |line, text| {
+                executions.push(parse_execution_line("sample executions", line, text)?);
+                Ok(())
+            },
+        )?;
+        self.insert_records_with(
+            &plans,
+            &executions,
+            pipelines,
+            Some(("seeded", "sample")),
+            true,
+        )?;
+        Ok(true)
+    }
+
+    /// Every plan as JSON Lines, oldest first.
+    pub fn export_plans(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
+        let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY at, seq")?;
+        let ids: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        for id in &ids {
+            if let Some(d) = self.plan_alone(id)? {
+                let mut line = serde_json::to_value(&d)?;
+                if let Some(obj) = line.as_object_mut() {
+                    obj.insert(
+                        "at".into(),
+                        crate::core::time::format_timestamp(d.record.at).into(),
+                    );
+                    // Derived, not imported: executions come from their own export, and
+                    // replays are exported as plans of their own with `replay_of` (the
+                    // list is empty here; the key goes so a line reads back).
+                    obj.remove("executed");
+                    obj.remove("replays");
+                }
+                writeln!(out, "{}", serde_json::to_string(&line)?)?;
+            }
+        }
+        Ok(ids.len())
+    }
+
+    /// Every execution as JSON Lines, oldest first.
+    pub fn export_executions(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
+        let mut st = self.conn.prepare(
+            "SELECT id, at, caller, session, plan_id, tool, ok FROM executions ORDER BY at, seq",
+        )?;
+        let mut rows = st.query([])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            let at: i64 = r.get(1)?;
+            let line = serde_json::json!({
+                "id": r.get::<_, String>(0)?,
+                "at": crate::core::time::format_timestamp(at),
+                "caller": r.get::<_, String>(2)?,
+                "session": r.get::<_, Option<String>>(3)?,
+                "plan_id": r.get::<_, Option<String>>(4)?,
+                "tool": r.get::<_, String>(5)?,
+                "ok": r.get::<_, bool>(6)?,
+            });
+            writeln!(out, "{line}")?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// Store one imported plan, or say why not: already present, a conflict settled by
+/// `on_conflict`. Callers whose drift moves are added to `callers`.
+pub(super) fn plan_fate(
+    tx: &Transaction<'_>,
+    insert: &mut PlanInserter<'_>,
+    path: &Path,
+    plan: PlanRecord,
+    pipelines: &HashSet<String>,
+    on_conflict: OnConflict,
+    callers: &mut BTreeSet<String>,
+) -> anyhow::Result<Fate> {
+    if insert.insert(&plan, pipelines)?.is_some() {
+        callers.insert(plan.caller);
+        return Ok(Fate::Added);
+    }
+    let Some(stored) = read_plan(tx, path, &plan.id)? else {
+        anyhow::bail!(
+            "{}: plan {} vanished during the import",
+            path.display(),
+            plan.id
+        );
+    };
+    if stored.detail.record == plan {
+        return Ok(Fate::Same);
+    }
+    Ok(match on_conflict {
+        OnConflict::Refuse => Fate::Conflict(plan.id),
+        OnConflict::Skip => Fate::Skipped,
+        OnConflict::Replace => {
+            insert.replace(&stored, &plan, pipelines)?;
+            callers.insert(stored.detail.record.caller);
+            callers.insert(plan.caller);
+            Fate::Replaced
+        }
+    })
+}
+
+/// Store one imported execution, or say why not, like [`plan_fate`]; the plans it links
+/// to are added to `linked`.
+pub(super) fn execution_fate(
+    insert: &mut ExecutionInserter<'_>,
+    path: &Path,
+    e: ExecutionRecord,
+    on_conflict: OnConflict,
+    callers: &mut BTreeSet<String>,
+    linked: &mut BTreeSet<String>,
+) -> anyhow::Result<Fate> {
+    if insert.insert(&e)? {
+        linked.extend(e.plan_id);
+        callers.insert(e.caller);
+        return Ok(Fate::Added);
+    }
+    let stored = insert
+        .stored(&e.id)
+        .map_err(db_err(path, "reading an execution"))?;
+    if stored == e {
+        return Ok(Fate::Same);
+    }
+    Ok(match on_conflict {
+        OnConflict::Refuse => Fate::Conflict(e.id),
+        OnConflict::Skip => Fate::Skipped,
+        OnConflict::Replace => {
+            insert
+                .replace(&e)
+                .map_err(db_err(path, "replacing an execution"))?;
+            // Both the old and the new placement of the execution move drift.
+            linked.extend(stored.plan_id);
+            linked.extend(e.plan_id);
+            callers.insert(stored.caller);
+            callers.insert(e.caller);
+            Fate::Replaced
+        }
+    })
+}
+
+/// Count one record's fate into `report`; a conflict's id goes to `conflicts`.
+pub(super) fn tally(report: &mut ImportReport, conflicts: &mut Vec<String>, fate: Fate) {
+    match fate {
+        Fate::Added => report.added += 1,
+        Fate::Same => report.already_present += 1,
+        Fate::Skipped => report.skipped += 1,
+        Fate::Replaced => report.replaced += 1,
+        Fate::Conflict(id) => conflicts.push(id),
+    }
+}
+
+/// Refuse an import that met conflicts: an error listing the ids (the caller's transaction
+/// rolls back, so nothing is written).
+pub(super) fn refuse_conflicts(
+    source: &str,
+    kind: &str,
+    conflicts: &[String],
+) -> anyhow::Result<()> {
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let n = conflicts.len();
+    let mut listed = conflicts
+        .iter()
+        .take(CONFLICTS_LISTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if n > CONFLICTS_LISTED {
+        listed.push_str(&format!(" and {} more", n - CONFLICTS_LISTED));
+    }
+    Err(bad_input(format!(
+        "{source}: {n} {kind} whose id is already stored, or comes earlier in this file, with \
+         different content: {listed}; nothing was imported \
+         (--on-conflict skip keeps the stored ones, --on-conflict replace takes the file's)"
+    )))
+}
+
+/// Bring the drift of the touched callers up to date and commit: the import becomes visible
+/// whole, or not at all.
+pub(super) fn finish_import(
+    tx: Transaction<'_>,
+    callers: &BTreeSet<String>,
+    window: i64,
+    path: &Path,
+    mut report: ImportReport,
+) -> anyhow::Result<ImportReport> {
+    report.drift_updated = recompute_drift(&tx, callers, window)?;
+    tx.commit()
+        .with_context(|| format!("{}: committing the import", path.display()))?;
+    Ok(report)
+}
+
+/// Callers of the plans `ids` name: an execution linked to another caller's plan moves that
+/// caller's drift too.
+pub(super) fn callers_of_plans(
+    conn: &Connection,
+    ids: &BTreeSet<String>,
+) -> anyhow::Result<BTreeSet<String>> {
+    let mut st = conn.prepare_cached("SELECT caller FROM plans WHERE id = ?1")?;
+    let mut out = BTreeSet::new();
+    for id in ids {
+        if let Some(c) = st.query_row([id], |r| r.get::<_, String>(0)).optional()? {
+            out.insert(c);
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn all_callers(conn: &Connection) -> anyhow::Result<BTreeSet<String>> {
+    let mut st = conn.prepare("SELECT DISTINCT caller FROM plans")?;
+    let callers = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    Ok(callers)
+}
+
+pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+/// Read JSON Lines: blank lines skipped, invalid UTF-8 named by line, `f` called with the
+/// 1-based line number and its text.
+pub(super) fn for_each_line(
+    source: &str,
+    mut reader: impl BufRead,
+    progress: &mut impl FnMut(usize),
+    mut f: impl FnMut(usize, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut buf = Vec::new();
+    let mut line = 0usize;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| bad_input(format!("{source}: cannot read: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let text = std::str::from_utf8(&buf).map_err(|e| {
+            anyhow::Error::new(CoreError::Content {
+                origin: format!("{source}: line {line}"),
+                message: format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
+            })
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        f(line, text.trim_end_matches(['\n', '\r']))?;
+        if line.is_multiple_of(10_000) {
+            progress(line);
+        }
+    }
+}
+
+pub(super) struct PlanInserter<'t> {
+    plan: rusqlite::CachedStatement<'t>,
+    step: rusqlite::CachedStatement<'t>,
+    shape: rusqlite::CachedStatement<'t>,
+    /// Source, baseline and gap signal: set after the insert, and only when the plan has
+    /// more than the defaults (a native plan without a baseline costs nothing more).
+    origin: rusqlite::CachedStatement<'t>,
+    tx: &'t Transaction<'t>,
+}
+
+/// A plan's source, baseline and gap signal as stored (the gap signal derived here, from
+/// the steps and the baseline's, as `shape` is from the intent).
+pub(super) fn origin_columns(p: &PlanRecord) -> (&'static str, Option<String>, Option<String>) {
+    let gap = p
+        .expert_baseline
+        .as_ref()
+        .map(|b| gap_signal(p.outcome, &p.steps, &b.steps));
+    (
+        p.source.as_str(),
+        p.expert_baseline
+            .as_ref()
+            .and_then(|b| serde_json::to_string(b).ok()),
+        gap.and_then(|g| serde_json::to_string(&g).ok()),
+    )
+}
+
+/// The columns an import supplies, derived from a record as they are stored.
+pub(super) struct PlanColumns {
+    intent_sha: String,
+    shape: String,
+    complexity_name: &'static str,
+    outcome_name: &'static str,
+    drift_name: &'static str,
+    trim_record: Option<String>,
+    answer: Option<String>,
+}
+
+impl PlanColumns {
+    /// `key` (the plan's id to insert, its seq to replace) as ?1, then ?2–?17: every stored
+    /// column the record and its derived values give, in the order both statements name them.
+    fn values<'a>(&'a self, key: &'a dyn ToSql, p: &'a PlanRecord) -> [&'a dyn ToSql; 17] {
+        [
+            key,
+            &p.at,
+            &p.caller,
+            &p.model,
+            &p.intent,
+            &self.intent_sha,
+            &self.shape,
+            &self.complexity_name,
+            &self.outcome_name,
+            &p.failure_class,
+            &p.finish_reason,
+            &p.raw_response,
+            &self.trim_record,
+            &p.duration_ms,
+            &p.replay_of,
+            &self.drift_name,
+            &self.answer,
+        ]
+    }
+
+    fn of(p: &PlanRecord, pipelines: &HashSet<String>) -> PlanColumns {
+        // Where drift starts: recompute_drift takes it from here.
+        let drift = if p.replay_of.is_some() {
+            Drift::Replay
+        } else if p.outcome == Outcome::Failed {
+            Drift::Failed
+        } else {
+            Drift::Ignored
+        };
+        PlanColumns {
+            intent_sha: intent_sha(&p.intent),
+            shape: shape(&p.intent),
+            complexity_name: Complexity::of(&p.steps, |t| pipelines.contains(t)).as_str(),
+            outcome_name: p.outcome.as_str(),
+            drift_name: drift.as_str(),
+            trim_record: p.trim_record.as_ref().map(|t| t.to_string()),
+            answer: p.answer.as_ref().map(|a| a.to_string()),
+        }
+    }
+}
+
+impl<'t> PlanInserter<'t> {
+    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
+        Ok(PlanInserter {
+            plan: tx.prepare_cached(
+                "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
+                     outcome, failure_class, finish_reason, raw_response, trim_record,
+                     duration_ms, replay_of, drift, answer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 ON CONFLICT(id) DO NOTHING RETURNING seq",
+            )?,
+            step: tx.prepare_cached(
+                "INSERT INTO plan_steps(plan_seq, ord, step_order, tool, args, rationale)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?,
+            shape: tx.prepare_cached(
+                "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
+                 VALUES (?1, ?2, ?3, 1, ?4, ?4)
+                 ON CONFLICT(shape) DO UPDATE SET
+                     plans = plans + 1,
+                     first_at = MIN(first_at, excluded.first_at),
+                     intent = CASE WHEN excluded.last_at >= last_at THEN excluded.intent ELSE intent END,
+                     last_at = MAX(last_at, excluded.last_at)",
+            )?,
+            origin: tx.prepare_cached(
+                "UPDATE plans SET source = ?2, expert_baseline = ?3, gap_signal = ?4
+                 WHERE seq = ?1",
+            )?,
+            tx,
+        })
+    }
+
+    fn set_origin(&mut self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        let (source, baseline, gap) = origin_columns(p);
+        self.origin.execute(params![seq, source, baseline, gap])?;
+        Ok(())
+    }
+
+    /// The new plan's seq, or `None` when a plan with this id is already stored.
+    fn insert(
+        &mut self,
+        p: &PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<Option<i64>> {
+        let c = PlanColumns::of(p, pipelines);
+        let seq: Option<i64> = self
+            .plan
+            .query_row(rusqlite::params_from_iter(c.values(&p.id, p)), |r| r.get(0))
+            .optional()?;
+        let Some(seq) = seq else {
+            return Ok(None);
+        };
+        if p.arm.is_some() || p.compare_group.is_some() {
+            self.set_compare(seq, p)?;
+        }
+        self.insert_steps(seq, &p.steps)?;
+        if !p.source.is_native() || p.expert_baseline.is_some() {
+            self.set_origin(seq, p)?;
+        }
+        self.shape.execute(params![
+            c.shape,
+            shape_words(&p.intent).join(" "),
+            p.intent,
+            p.at
+        ])?;
+        Ok(Some(seq))
+    }
+
+    /// The plan's A/B arm and comparison (see `MIGRATION_ARM_COLUMNS`).
+    fn set_compare(&self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        self.tx
+            .prepare_cached("UPDATE plans SET arm = ?2, compare_group = ?3 WHERE seq = ?1")?
+            .execute(params![seq, p.arm.map(Arm::as_str), p.compare_group])?;
+        Ok(())
+    }
+
+    fn insert_steps(&mut self, seq: i64, steps: &[Step]) -> anyhow::Result<()> {
+        for (i, s) in steps.iter().enumerate() {
+            let args = (!s.args.is_null()).then(|| s.args.to_string());
+            self.step.execute(params![
+                seq,
+                i as i64 + 1,
+                s.order,
+                s.tool,
+                args,
+                s.rationale
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Put `p` in place of `stored` (same id, same seq): every supplied column and the steps
+    /// are the file's, the derived ones recomputed; drift starts over (the caller recomputes
+    /// it for the old and the new caller), and both the old and the new group are recounted.
+    /// Replays keep pointing at it: they link by id.
+    fn replace(
+        &mut self,
+        stored: &StoredPlan,
+        p: &PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<()> {
+        let c = PlanColumns::of(p, pipelines);
+        self.tx.execute(
+            "UPDATE plans SET at = ?2, caller = ?3, model = ?4, intent = ?5, intent_sha = ?6,
+                 shape = ?7, complexity = ?8, outcome = ?9, failure_class = ?10,
+                 finish_reason = ?11, raw_response = ?12, trim_record = ?13, duration_ms = ?14,
+                 replay_of = ?15, drift = ?16, answer = ?17, executed = '[]'
+             WHERE seq = ?1",
+            rusqlite::params_from_iter(c.values(&stored.seq, p)),
+        )?;
+        self.set_compare(stored.seq, p)?;
+        self.tx
+            .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
+        self.insert_steps(stored.seq, &p.steps)?;
+        self.set_origin(stored.seq, p)?;
+        recount_shape(self.tx, &stored.detail.shape)?;
+        if c.shape != stored.detail.shape {
+            recount_shape(self.tx, &c.shape)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rebuild one group's summary row from its plans (gone when it has none left).
+pub(super) fn recount_shape(conn: &Connection, shape_key: &str) -> anyhow::Result<()> {
+    let (n, first_at, last_at): (i64, Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT COUNT(*), MIN(at), MAX(at) FROM plans WHERE shape = ?1",
+        [shape_key],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let (Some(first_at), Some(last_at)) = (first_at, last_at) else {
+        conn.execute("DELETE FROM shapes WHERE shape = ?1", [shape_key])?;
+        return Ok(());
+    };
+    // The latest plan names the group, later insertions winning ties, as on insert.
+    let intent: String = conn.query_row(
+        "SELECT intent FROM plans WHERE shape = ?1 ORDER BY at DESC, seq DESC LIMIT 1",
+        [shape_key],
+        |r| r.get(0),
+    )?;
+    conn.execute(
+        "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(shape) DO UPDATE SET words = excluded.words, intent = excluded.intent,
+             plans = excluded.plans, first_at = excluded.first_at, last_at = excluded.last_at",
+        params![
+            shape_key,
+            shape_words(&intent).join(" "),
+            intent,
+            n,
+            first_at,
+            last_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) struct ExecutionInserter<'t> {
+    st: rusqlite::CachedStatement<'t>,
+    tx: &'t Transaction<'t>,
+}
+
+impl<'t> ExecutionInserter<'t> {
+    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
+        Ok(ExecutionInserter {
+            st: tx.prepare_cached(
+                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
+            )?,
+            tx,
+        })
+    }
+
+    /// False when an execution with this id is already stored.
+    fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
+        Ok(self.st.execute(params![
+            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
+        ])? > 0)
+    }
+
+    /// The stored execution with this id.
+    fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
+        self.tx
+            .prepare_cached(
+                "SELECT id, at, caller, session, plan_id, tool, ok FROM executions WHERE id = ?1",
+            )?
+            .query_row([id], |r| {
+                Ok(ExecutionRecord {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    caller: r.get(2)?,
+                    session: r.get(3)?,
+                    plan_id: r.get(4)?,
+                    tool: r.get(5)?,
+                    ok: r.get(6)?,
+                })
+            })
+    }
+
+    fn replace(&self, e: &ExecutionRecord) -> rusqlite::Result<usize> {
+        self.tx.execute(
+            "UPDATE executions SET at = ?2, caller = ?3, session = ?4, plan_id = ?5, tool = ?6,
+                 ok = ?7 WHERE id = ?1",
+            params![e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok],
+        )
+    }
+}
+
+/// Recompute drift and its evidence for every plan of `callers`. Executions that name a
+/// known plan belong to it; the rest belong to the caller's latest plan before them, within
+/// `window` seconds. Returns how many plans changed.
+pub(super) fn recompute_drift(
+    conn: &Connection,
+    callers: &BTreeSet<String>,
+    window: i64,
+) -> anyhow::Result<usize> {
+    let mut changed = 0;
+    let mut plans_st = conn.prepare_cached(
+        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed FROM plans p
+         WHERE p.caller = ?1 ORDER BY p.at, p.seq",
+    )?;
+    let mut steps_st = conn.prepare_cached(
+        "SELECT s.plan_seq, s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq
+         WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
+    )?;
+    let mut linked_st = conn.prepare_cached(
+        "SELECT p.seq, e.tool FROM executions e JOIN plans p ON p.id = e.plan_id
+         WHERE p.caller = ?1 ORDER BY e.at, e.seq",
+    )?;
+    let mut loose_st = conn.prepare_cached(
+        "SELECT e.at, e.tool FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
+         WHERE e.caller = ?1 AND p.seq IS NULL ORDER BY e.at, e.seq",
+    )?;
+    let mut update =
+        conn.prepare_cached("UPDATE plans SET drift = ?2, executed = ?3 WHERE seq = ?1")?;
+    for caller in callers {
+        struct P {
+            seq: i64,
+            at: i64,
+            outcome: Outcome,
+            drift: String,
+            executed_json: String,
+        }
+        let plans: Vec<P> = plans_st
+            .query_map([caller], |r| {
+                Ok(P {
+                    seq: r.get(0)?,
+                    at: r.get(2)?,
+                    outcome: outcome_col(r, 3)?,
+                    drift: r.get(4)?,
+                    executed_json: r.get(5)?,
+                })
+            })?
+            .collect::<Result<Vec<P>, _>>()?
+            .into_iter()
+            // No agent runs a replay: it must not take executions from the plans around it.
+            .filter(|p| p.drift != Drift::Replay.as_str())
+            .collect();
+        let mut planned: HashMap<i64, Vec<String>> = HashMap::new();
+        for row in steps_st.query_map([caller], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (seq, tool) = row?;
+            if tool != UNKNOWN_TOOL {
+                planned.entry(seq).or_default().push(tool);
+            }
+        }
+        let mut linked: HashMap<i64, Vec<String>> = HashMap::new();
+        for row in linked_st.query_map([caller], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
+            let (seq, tool) = row?;
+            linked.entry(seq).or_default().push(tool);
+        }
+        let loose: Vec<(i64, String)> = loose_st
+            .query_map([caller], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        // Sweep: loose executions go to the latest plan at or before them, inside its window.
+        let mut by_time: HashMap<usize, Vec<String>> = HashMap::new();
+        let mut pi = 0usize;
+        for (at, tool) in &loose {
+            while pi + 1 < plans.len() && plans[pi + 1].at <= *at {
+                pi += 1;
+            }
+            if let Some(p) = plans.get(pi)
+                && p.at <= *at
+                && *at <= p.at + window
+            {
+                by_time.entry(pi).or_default().push(tool.clone());
+            }
+        }
+        for (i, p) in plans.iter().enumerate() {
+            let executed: Vec<String> = match linked.remove(&p.seq) {
+                Some(v) => v,
+                None => by_time.remove(&i).unwrap_or_default(),
+            };
+            let planned_tools: Vec<&str> = planned
+                .get(&p.seq)
+                .map(|v| v.iter().map(String::as_str).collect())
+                .unwrap_or_default();
+            let executed_refs: Vec<&str> = executed.iter().map(String::as_str).collect();
+            let drift = Drift::classify(p.outcome, &planned_tools, &executed_refs);
+            let executed_json = serde_json::to_string(&executed)?;
+            if drift.as_str() != p.drift || executed_json != p.executed_json {
+                update.execute(params![p.seq, drift.as_str(), executed_json])?;
+                changed += 1;
+            }
+        }
+    }
+    Ok(changed)
+}

@@ -1,0 +1,348 @@
+//! Reading plans for the History pane and `history --plans`/`show`: pages, counts (from the
+//! kept counts where they answer), one plan in full with its replays and comparison.
+
+use super::*;
+
+impl HistoryStore {
+    /// One plan in full, with its replays.
+    pub fn plan(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
+        let Some(mut detail) = self.plan_alone(id)? else {
+            return Ok(None);
+        };
+        detail.replays = self.replays(id)?;
+        if let Some(group) = &detail.record.compare_group {
+            detail.arms = self.compare_group(group)?;
+        }
+        Ok(Some(detail))
+    }
+
+    /// One plan without its replays (left empty): what an export writes.
+    pub(super) fn plan_alone(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
+        Ok(read_plan(&self.conn, &self.path, id)?.map(|p| p.detail))
+    }
+
+    /// How many plans match: from the kept counts when they cover the filter (a few
+    /// thousand rows), else by counting the plans.
+    pub fn count_plans(&self, filter: &PlanFilter) -> anyhow::Result<u64> {
+        self.count_plans_from(filter, Counted::from_filter(filter))
+    }
+
+    pub(super) fn count_plans_from(
+        &self,
+        filter: &PlanFilter,
+        from: Counted,
+    ) -> anyhow::Result<u64> {
+        let (clause, values) = filter.clause();
+        let sql = match from {
+            Counted::Kept => format!("SELECT IFNULL(SUM(p.plans), 0) FROM plan_counts p {clause}"),
+            Counted::Plans => format!("SELECT COUNT(*) FROM plans p {clause}"),
+        };
+        let n: i64 = self
+            .conn
+            .query_row(&sql, rusqlite::params_from_iter(values), |r| r.get(0))
+            .map_err(db_err(&self.path, "counting plans"))?;
+        Ok(n as u64)
+    }
+
+    /// A page of plans, newest first.
+    pub fn plans(
+        &self,
+        filter: &PlanFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<Vec<PlanRow>> {
+        let (clause, mut values) = filter.clause();
+        let page = page_sql(&mut values, limit, offset);
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
+        );
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing plans"))?;
+        Ok(rows)
+    }
+
+    /// Rows `offset..offset + limit` of the plans, newest first, and how many there are,
+    /// read together (one snapshot). Counted first: a page at or past the end, or of a
+    /// filter nothing matches, is empty without walking an index for rows that are not
+    /// there; a page in the older half is read from the oldest end, so the last page of a
+    /// million plans skips a few rows instead of a million.
+    pub fn plans_page(
+        &self,
+        filter: &PlanFilter,
+        offset: u64,
+        limit: u64,
+    ) -> anyhow::Result<(u64, Vec<PlanRow>)> {
+        // Deferred: the snapshot is taken at the first read and both reads see it.
+        let snapshot = self.conn.unchecked_transaction()?;
+        let total = self.count_plans(filter)?;
+        let rows = if offset >= total || limit == 0 {
+            Vec::new()
+        } else if offset <= total / 2 {
+            self.plans(filter, offset, limit)?
+        } else {
+            let take = limit.min(total - offset);
+            let (clause, mut values) = filter.clause();
+            let page = page_sql(&mut values, take, total - offset - take);
+            let sql = format!(
+                "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at, p.seq {page}"
+            );
+            let mut st = self.conn.prepare_cached(&sql)?;
+            let mut rows = st
+                .query_map(rusqlite::params_from_iter(values), plan_row)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(db_err(&self.path, "listing plans"))?;
+            rows.reverse();
+            rows
+        };
+        snapshot.commit()?;
+        Ok((total, rows))
+    }
+
+    /// The plans of one comparison (`send --compare`): by model, `compacted` first, then
+    /// the other arms by name. Not by row order: an export writes plans in the order they
+    /// answered, so an import would list them otherwise.
+    pub fn compare_group(&self, group: &str) -> anyhow::Result<Vec<PlanRow>> {
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1
+             ORDER BY p.model, p.arm IS NOT 'compacted', p.arm, p.at, p.id"
+        );
+        self.conn
+            .prepare_cached(&sql)?
+            .query_map([group], plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing a comparison's plans"))
+    }
+
+    /// Replays of a plan, newest first.
+    pub(super) fn replays(&self, id: &str) -> anyhow::Result<Vec<PlanRow>> {
+        let sql = format!(
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.replay_of = ?1
+             ORDER BY p.at DESC, p.seq DESC"
+        );
+        self.conn
+            .prepare_cached(&sql)?
+            .query_map([id], plan_row)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_err(&self.path, "listing replays"))
+    }
+}
+
+/// A plan as stored, and its row.
+pub(super) struct StoredPlan {
+    pub(super) seq: i64,
+    pub(super) detail: PlanDetail,
+}
+
+/// One plan (without its replays), read from `conn` (the store or an import's
+/// transaction). A stored column that no longer parses is an error naming the file and the
+/// plan, never read as empty.
+pub(super) fn read_plan(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+) -> anyhow::Result<Option<StoredPlan>> {
+    struct Row {
+        seq: i64,
+        record: PlanRecord,
+        trim: Option<String>,
+        answer: Option<String>,
+        complexity: String,
+        intent_sha: String,
+        shape: String,
+        drift: String,
+        executed: String,
+        source: String,
+        baseline: Option<String>,
+        gap: Option<String>,
+    }
+    let row = conn
+        .prepare_cached(
+            "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
+                    finish_reason, raw_response, trim_record, duration_ms, replay_of,
+                    complexity, intent_sha, shape, drift, executed, answer,
+                    source, expert_baseline, gap_signal
+             FROM plans WHERE id = ?1",
+        )
+        .and_then(|mut st| {
+            st.query_row([id], |r| {
+                Ok(Row {
+                    seq: r.get(0)?,
+                    record: PlanRecord {
+                        id: r.get(1)?,
+                        at: r.get(2)?,
+                        caller: r.get(3)?,
+                        model: r.get(4)?,
+                        intent: r.get(5)?,
+                        steps: Vec::new(),
+                        outcome: outcome_col(r, 6)?,
+                        failure_class: r.get(7)?,
+                        finish_reason: r.get(8)?,
+                        raw_response: r.get(9)?,
+                        trim_record: None,
+                        duration_ms: r.get(11)?,
+                        replay_of: r.get(12)?,
+                        answer: None,
+                        arm: None,
+                        compare_group: None,
+                        source: PlanSource::Native,
+                        expert_baseline: None,
+                    },
+                    trim: r.get(10)?,
+                    answer: r.get(18)?,
+                    complexity: r.get(13)?,
+                    intent_sha: r.get(14)?,
+                    shape: r.get(15)?,
+                    drift: r.get(16)?,
+                    executed: r.get(17)?,
+                    source: r.get(19)?,
+                    baseline: r.get(20)?,
+                    gap: r.get(21)?,
+                })
+            })
+            .optional()
+        })
+        .map_err(db_err(path, &format!("reading plan {id}")))?;
+    let Some(mut row) = row else {
+        return Ok(None);
+    };
+    row.record.steps = read_steps(conn, path, row.seq, id)?;
+    (row.record.arm, row.record.compare_group) = read_compare(conn, path, row.seq, id)?;
+    row.record.trim_record = row
+        .trim
+        .map(|t| stored_json(path, id, "trim_record", &t))
+        .transpose()?;
+    row.record.answer = row
+        .answer
+        .map(|a| stored_json(path, id, "answer", &a))
+        .transpose()?;
+    row.record.source = PlanSource::parse(&row.source).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: plan {id}: the stored source '{}' is not native, otel, litellm or sent",
+            path.display(),
+            row.source
+        )
+    })?;
+    row.record.expert_baseline = row
+        .baseline
+        .map(|b| stored_json(path, id, "expert_baseline", &b))
+        .transpose()?;
+    let gap_signal = row
+        .gap
+        .map(|g| stored_json(path, id, "gap_signal", &g))
+        .transpose()?;
+    Ok(Some(StoredPlan {
+        seq: row.seq,
+        detail: PlanDetail {
+            record: row.record,
+            complexity: row.complexity,
+            intent_sha: row.intent_sha,
+            shape: row.shape,
+            drift: Drift::parse(&row.drift).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: plan {id}: the stored drift '{}' is not a drift class",
+                    path.display(),
+                    row.drift
+                )
+            })?,
+            executed: stored_json(path, id, "executed", &row.executed)?,
+            replays: Vec::new(),
+            arms: Vec::new(),
+            gap_signal,
+        },
+    }))
+}
+
+/// A plan's A/B arm and comparison (both `None` outside one).
+pub(super) fn read_compare(
+    conn: &Connection,
+    path: &Path,
+    seq: i64,
+    id: &str,
+) -> anyhow::Result<(Option<Arm>, Option<String>)> {
+    let (arm, group): (Option<String>, Option<String>) = conn
+        .prepare_cached("SELECT arm, compare_group FROM plans WHERE seq = ?1")
+        .and_then(|mut st| st.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?))))
+        .map_err(db_err(path, &format!("reading the arm of plan {id}")))?;
+    let arm = arm
+        .map(|a| {
+            Arm::parse(&a).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: plan {id}: the stored arm '{a}' is not an A/B arm",
+                    path.display()
+                )
+            })
+        })
+        .transpose()?;
+    Ok((arm, group))
+}
+
+/// A plan's steps, in order.
+pub(super) fn read_steps(
+    conn: &Connection,
+    path: &Path,
+    seq: i64,
+    id: &str,
+) -> anyhow::Result<Vec<Step>> {
+    let rows: Vec<(u32, String, Option<String>, String)> = conn
+        .prepare_cached(
+            "SELECT step_order, tool, args, rationale FROM plan_steps WHERE plan_seq = ?1
+             ORDER BY ord",
+        )
+        .and_then(|mut st| {
+            st.query_map([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect()
+        })
+        .map_err(db_err(path, &format!("reading the steps of plan {id}")))?;
+    rows.into_iter()
+        .map(|(order, tool, args, rationale)| {
+            Ok(Step {
+                order,
+                tool,
+                args: match args {
+                    Some(a) => stored_json(path, id, "step args", &a)?,
+                    None => serde_json::Value::Null,
+                },
+                rationale,
+            })
+        })
+        .collect()
+}
+
+/// A JSON column this store wrote. One that no longer parses was damaged outside
+/// ctxconsole: an error naming the file, the plan and the column, never read as empty.
+pub(super) fn stored_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    plan: &str,
+    column: &str,
+    text: &str,
+) -> anyhow::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
+        bad_input(format!(
+            "{}: plan {plan}: the stored {column} is damaged ({e}); the store was left as it is",
+            path.display()
+        ))
+    })
+}
+
+/// Count each line into `report` as `insert` stores it. Every line is read even after a
+/// conflict, so the error lists all of them; then the import is refused (the caller's
+/// transaction rolls back: nothing is written).
+pub(super) fn read_into(
+    source: &str,
+    reader: impl BufRead,
+    progress: &mut impl FnMut(usize),
+    report: &mut ImportReport,
+    mut insert: impl FnMut(usize, &str) -> anyhow::Result<Fate>,
+) -> anyhow::Result<()> {
+    let mut conflicts = Vec::new();
+    for_each_line(source, reader, progress, |line, text| {
+        report.lines += 1;
+        let fate = insert(line, text)?;
+        tally(report, &mut conflicts, fate);
+        Ok(())
+    })?;
+    refuse_conflicts(source, &report.kind, &conflicts)
+}

@@ -1,0 +1,200 @@
+//! The history store's schema: its tables, and the migrations that brought older stores to it
+//! (positional: a store at version N runs migrations N.. on open).
+
+use super::*;
+
+pub(super) const SCHEMA: Schema = Schema {
+    // "ctxh"
+    application_id: 0x6374_7868,
+    kind: "history store",
+    migrations: &[
+        MIGRATION_1,
+        MIGRATION_2,
+        MIGRATION_3,
+        MIGRATION_ANSWER_COLUMN,
+        MIGRATION_SOURCE_COLUMN,
+        MIGRATION_GAP_COLUMNS,
+        MIGRATION_ARM_COLUMNS,
+        MIGRATION_PLAN_COUNTS,
+    ],
+};
+
+/// Issue 17 item 7 (responsive on big data): plans counted by every column the History
+/// pane filters on but the time and the intent shape, kept current by triggers on `plans`
+/// whatever writes it (imports, replaces, drift recomputed, replays). A count or the model
+/// outcomes under those filters then add up a few thousand rows instead of reading a
+/// million plans. A failure class of `NULL` is kept as `''`: a key column cannot be `NULL`
+/// for the upsert to find its row. Migrating a store counts its plans once (one pass over
+/// the table and a sort: measured in the README, "History at scale").
+pub(super) const MIGRATION_PLAN_COUNTS: &str = "
+CREATE TABLE plan_counts (
+    caller TEXT NOT NULL,
+    model TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    drift TEXT NOT NULL,
+    failure_class TEXT NOT NULL,
+    source TEXT NOT NULL,
+    plans INTEGER NOT NULL,
+    PRIMARY KEY (caller, model, outcome, drift, failure_class, source)
+) WITHOUT ROWID;
+INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+    SELECT caller, model, outcome, drift, IFNULL(failure_class, ''), source, COUNT(*)
+    FROM plans GROUP BY 1, 2, 3, 4, 5, 6;
+CREATE TRIGGER plan_counts_insert AFTER INSERT ON plans BEGIN
+    INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+        VALUES (NEW.caller, NEW.model, NEW.outcome, NEW.drift, IFNULL(NEW.failure_class, ''),
+                NEW.source, 1)
+        ON CONFLICT DO UPDATE SET plans = plans + 1;
+END;
+CREATE TRIGGER plan_counts_delete AFTER DELETE ON plans BEGIN
+    UPDATE plan_counts SET plans = plans - 1
+        WHERE caller = OLD.caller AND model = OLD.model AND outcome = OLD.outcome
+          AND drift = OLD.drift AND failure_class = IFNULL(OLD.failure_class, '')
+          AND source = OLD.source;
+END;
+CREATE TRIGGER plan_counts_update
+    AFTER UPDATE OF caller, model, outcome, drift, failure_class, source ON plans
+    WHEN OLD.caller IS NOT NEW.caller OR OLD.model IS NOT NEW.model
+      OR OLD.outcome IS NOT NEW.outcome OR OLD.drift IS NOT NEW.drift
+      OR OLD.failure_class IS NOT NEW.failure_class OR OLD.source IS NOT NEW.source
+BEGIN
+    UPDATE plan_counts SET plans = plans - 1
+        WHERE caller = OLD.caller AND model = OLD.model AND outcome = OLD.outcome
+          AND drift = OLD.drift AND failure_class = IFNULL(OLD.failure_class, '')
+          AND source = OLD.source;
+    INSERT INTO plan_counts(caller, model, outcome, drift, failure_class, source, plans)
+        VALUES (NEW.caller, NEW.model, NEW.outcome, NEW.drift, IFNULL(NEW.failure_class, ''),
+                NEW.source, 1)
+        ON CONFLICT DO UPDATE SET plans = plans + 1;
+END;
+";
+
+/// Issue 18 item 6 (frontier gap signal): a plan's baseline steps (`expert_baseline`, JSON
+/// as `core::history::Baseline`) and the gap signal computed from them when the plan is
+/// stored (JSON as `core::gap::GapSignal`), so `history --gaps` reads them without
+/// recomputing. Rows written before it have neither. The partial index keeps the gaps
+/// query off the plans without one.
+pub(super) const MIGRATION_GAP_COLUMNS: &str = "
+ALTER TABLE plans ADD COLUMN expert_baseline TEXT;
+ALTER TABLE plans ADD COLUMN gap_signal TEXT;
+CREATE INDEX plans_gap_shape ON plans(shape, at) WHERE gap_signal IS NOT NULL;
+";
+
+/// Issue 18 (A/B): the arm a plan was sent as (`compacted`, `full`, `no-planner`,
+/// `no-prior`, `no-hint`) and the comparison it belongs to, so one `send --compare`'s plans
+/// stay linked. Rows written before it, and plans outside a comparison, read as `NULL`.
+pub(super) const MIGRATION_ARM_COLUMNS: &str = "
+ALTER TABLE plans ADD COLUMN arm TEXT;
+ALTER TABLE plans ADD COLUMN compare_group TEXT;
+CREATE INDEX plans_compare_group ON plans(compare_group) WHERE compare_group IS NOT NULL;
+";
+
+/// Issue 20 (real traffic in): where a plan came from (`native`, `otel`, `litellm`), so
+/// `history` can say it and filter by it. Rows written before it are native.
+pub(super) const MIGRATION_SOURCE_COLUMN: &str = "
+ALTER TABLE plans ADD COLUMN source TEXT NOT NULL DEFAULT 'native';
+CREATE INDEX plans_source_at ON plans(source, at);
+";
+
+/// Issue 18 (live loop): the whole answer of a plan, as JSON (see `PlanRecord::answer`).
+/// A column of its own, not part of trim_record, so old rows read as `NULL`.
+pub(super) const MIGRATION_ANSWER_COLUMN: &str = "
+ALTER TABLE plans ADD COLUMN answer TEXT;
+";
+
+/// Filtering the History pane by outcome or drift regroups the matching plans; these cover
+/// that query so it reads an index, not a million rows.
+pub(super) const MIGRATION_2: &str = "
+CREATE INDEX plans_outcome_shape ON plans(outcome, shape, at);
+CREATE INDEX plans_drift_shape ON plans(drift, shape, at);
+";
+
+/// Steps stored once: until schema 2 a plan's steps were a JSON column on `plans` and, for
+/// queries by tool, a second copy of each tool in `plan_steps`. Now `plan_steps` holds
+/// everything a step carries (its source `order`, tool, args as JSON, rationale), rebuilt
+/// from the JSON, and the JSON column goes.
+pub(super) const MIGRATION_3: &str = "
+CREATE TABLE plan_steps_v3 (
+    plan_seq INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    step_order INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT,
+    rationale TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (plan_seq, ord)
+) WITHOUT ROWID;
+INSERT INTO plan_steps_v3(plan_seq, ord, step_order, tool, args, rationale)
+    SELECT p.seq, j.key + 1, j.value ->> '$.order', j.value ->> '$.tool',
+           CASE WHEN json_type(j.value, '$.args') = 'null' THEN NULL ELSE j.value -> '$.args' END,
+           COALESCE(j.value ->> '$.rationale', '')
+    FROM plans p, json_each(p.steps) j;
+DROP TABLE plan_steps;
+ALTER TABLE plan_steps_v3 RENAME TO plan_steps;
+CREATE INDEX plan_steps_tool ON plan_steps(tool);
+ALTER TABLE plans DROP COLUMN steps;
+";
+
+pub(super) const MIGRATION_1: &str = "
+CREATE TABLE plans (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    caller TEXT NOT NULL,
+    model TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    intent_sha TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    complexity TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    failure_class TEXT,
+    finish_reason TEXT,
+    raw_response TEXT,
+    trim_record TEXT,
+    duration_ms INTEGER,
+    replay_of TEXT,
+    drift TEXT NOT NULL DEFAULT 'ignored',
+    -- the tools executed after the plan that drift was judged on (JSON array)
+    executed TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX plans_at ON plans(at);
+CREATE INDEX plans_caller_at ON plans(caller, at);
+CREATE INDEX plans_model_at ON plans(model, at);
+CREATE INDEX plans_outcome_at ON plans(outcome, at);
+CREATE INDEX plans_drift_at ON plans(drift, at);
+CREATE INDEX plans_shape_at ON plans(shape, at);
+CREATE INDEX plans_model_stats ON plans(model, outcome, drift, failure_class);
+CREATE INDEX plans_replay_of ON plans(replay_of) WHERE replay_of IS NOT NULL;
+CREATE TABLE plan_steps (
+    plan_seq INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    PRIMARY KEY (plan_seq, ord)
+) WITHOUT ROWID;
+CREATE INDEX plan_steps_tool ON plan_steps(tool);
+CREATE TABLE executions (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    caller TEXT NOT NULL,
+    session TEXT,
+    plan_id TEXT,
+    tool TEXT NOT NULL,
+    ok INTEGER NOT NULL
+);
+CREATE INDEX executions_caller_at ON executions(caller, at);
+CREATE INDEX executions_plan ON executions(plan_id) WHERE plan_id IS NOT NULL;
+CREATE INDEX executions_tool_at ON executions(tool, at);
+-- One row per intent shape, kept current by imports: the group list opens without
+-- aggregating every plan.
+CREATE TABLE shapes (
+    shape TEXT PRIMARY KEY,
+    words TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    plans INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    last_at INTEGER NOT NULL
+);
+CREATE INDEX shapes_plans ON shapes(plans DESC, last_at DESC);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
