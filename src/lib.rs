@@ -14,6 +14,7 @@ pub mod exit;
 pub mod format;
 pub mod fsio;
 pub mod import;
+pub mod live;
 pub mod llm;
 pub mod logging;
 pub mod mcp_server;

@@ -147,10 +147,12 @@ fn top(module: &str) -> &str {
 /// Front ends sit on top; services never reach up into them.
 const FRONT_ENDS: &[&str] = &["cli", "tui", "mcp_server"];
 
-/// Services the lower services may use: the store and the importers read files and the
-/// embedded sample, never the workspace that is built from them, the preview built on the
-/// workspace, or the live client.
-const BELOW_WORKSPACE: &[&str] = &["store", "import", "fsio", "sample", "exit", "format"];
+/// The lower services: the store and the importers read files and the embedded sample, the
+/// LLM client talks to endpoints and logs; none of them imports the workspace built from
+/// them, the preview built on the workspace, or the live calls (replay, send) built on both.
+const BELOW_WORKSPACE: &[&str] = &[
+    "store", "import", "fsio", "sample", "exit", "format", "llm", "logging",
+];
 
 #[test]
 fn services_never_import_a_front_end_and_the_store_never_imports_the_workspace() {

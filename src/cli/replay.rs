@@ -14,11 +14,11 @@ use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::core::time::format_minute;
 use crate::exit::bad_input;
-use crate::llm::client::Cancel;
-use crate::llm::replay::{
+use crate::live::replay::{
     ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
     Verdict, replay_live, replay_offline, summarise,
 };
+use crate::llm::client::Cancel;
 use crate::store::history::HistoryStore;
 use crate::store::now_secs;
 use crate::workspace::StoreChoice;

@@ -15,9 +15,9 @@ use crate::core::compare::Arm;
 use crate::core::text::clip;
 use crate::exit::bad_input;
 use crate::format::thousands;
+use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress};
+use crate::live::send::{SendLink, compare_group, plan_arms, send_one};
 use crate::llm::client::Cancel;
-use crate::llm::replay::{LiveReplay, ReplayContext, ReplayProgress};
-use crate::llm::send::{SendLink, compare_group, plan_arms, send_one};
 use crate::preview::Ask;
 use crate::workspace::StoreChoice;
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::core::gap::{GapSignal, gap_signal};
 use crate::core::history::{Baseline, Outcome, PlanRecord};
 use crate::core::text::clip;
-use crate::llm::replay::LiveReplay;
+use crate::live::replay::LiveReplay;
 use crate::preview::{Fate, PlannedRequest};
 use crate::workspace::Workspace;
 

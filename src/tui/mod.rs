@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::core::budget::Tokenizer;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
-use crate::llm::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
+use crate::live::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
 use crate::preview::{Ask, CompactionView, PreviewContext, plan, plan_and_keep};
 use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
@@ -204,7 +204,7 @@ pub async fn run_send(
     report: SendReport,
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
-    use crate::llm::send::{SendLink, compare_group, plan_arms, send_one};
+    use crate::live::send::{SendLink, compare_group, plan_arms, send_one};
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.clone().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;

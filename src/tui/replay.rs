@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
+use crate::live::replay::{LiveReplay, OfflineReplay};
 use crate::llm::client::Cancel;
-use crate::llm::replay::{LiveReplay, OfflineReplay};
 use crate::tui::request_id::take;
 
 /// What a replay came back with.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
+use crate::live::replay::LiveReplay;
 use crate::llm::client::Cancel;
-use crate::llm::replay::LiveReplay;
 use crate::tui::request_id::take;
 
 /// The caller plans sent from the console are stored under.

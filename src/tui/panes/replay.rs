@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use crate::core::failure::Failure;
 use crate::core::plan::GuardedPlan;
 use crate::core::response::DecodeStage;
-use crate::llm::replay::Verdict;
+use crate::live::replay::Verdict;
 use crate::tui::panes::{clip, pane_block, shown};
 use crate::tui::replay::{ReplayResult, ReplayView};
 use crate::tui::theme::Theme;

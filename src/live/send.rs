@@ -3,10 +3,10 @@
 
 use crate::core::compare::Arm;
 use crate::core::history::{PlanRecord, short_sha};
-use crate::llm::client::Cancel;
-use crate::llm::replay::{
+use crate::live::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
 };
+use crate::llm::client::Cancel;
 use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep};
 
 /// One arm's request, and whether it is byte for byte the `compacted` one (then any
