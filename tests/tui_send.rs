@@ -59,11 +59,16 @@ fn screen(state: &State, width: u16, height: u16) -> String {
 
 /// A workspace whose provider `test/` is the in-process server, with two budget rows.
 fn workspace(server: &LlmServer) -> (tempfile::TempDir, Workspace) {
+    workspace_with(server, "")
+}
+
+/// The same, with more `[llm]` settings.
+fn workspace_with(server: &LlmServer, llm: &str) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("config.toml"),
         format!(
-            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+            "[llm]\n{llm}connect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
              [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
             server.base_url()
         ),
@@ -236,4 +241,70 @@ fn the_ab_key_cycles_every_arm_and_a_send_carries_the_one_chosen() {
     // left out, the same allowance or not.
     let tools = |i: usize| received[i].body.to_string().len();
     assert_ne!(tools(0), tools(1), "the two arms sent the same request");
+}
+
+/// With `llm.baseline_model` set, the console's send also asks the baseline — the whole
+/// catalog, no planner help, no hint — stores it first, and stores each plan with its gap
+/// signal against the baseline's steps; the Prompt pane shows the baseline's column and a
+/// `vs baseline` row.
+#[test]
+fn the_console_send_asks_the_configured_baseline_and_stores_each_plans_gap() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
+    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let selected = row_of(&state, "test/ok-json");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::SelectRow(selected),
+            Action::FocusPrompt,
+            Action::Paste(INSTRUCTION.into()),
+        ],
+    );
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().unwrap_or_else(|| {
+        panic!("no outcome: {:?}", state.send.error);
+    });
+    let labels: Vec<String> = outcome.results.iter().map(|r| r.label()).collect();
+    assert_eq!(
+        labels,
+        ["test/ok-json [compacted]", "test/frontier [baseline]"]
+    );
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    let to = |m: &str| {
+        received
+            .iter()
+            .find(|r| r.body["model"] == m)
+            .map(|r| r.body["messages"].to_string())
+            .unwrap()
+    };
+    // The baseline's catalog is the whole one: longer than the planner-narrowed request.
+    assert!(to("frontier").len() > to("ok-json").len());
+    let weak = &outcome.results[0];
+    let gap = weak
+        .gap
+        .as_ref()
+        .expect("a gap signal against the baseline");
+    assert!(!gap.agree, "{gap:?}");
+    let store = HistoryStore::open(ctx.history.as_deref().unwrap()).unwrap();
+    let id = weak.live.stored_id.as_deref().unwrap();
+    let stored = store.plan(id).unwrap().unwrap();
+    let expert = stored
+        .record
+        .expert_baseline
+        .expect("stored with the baseline's steps");
+    assert_eq!(expert.model.as_deref(), Some("test/frontier"));
+    assert_eq!(
+        expert.plan_id.as_deref(),
+        outcome.results[1].live.stored_id.as_deref()
+    );
+    let s = screen(&state, 200, 50);
+    assert!(
+        s.contains("test/frontier [baseline]") && s.contains("vs baseline"),
+        "{s}"
+    );
 }

@@ -12,7 +12,6 @@ pub mod out;
 pub mod preview;
 pub mod replay;
 pub mod send;
-pub mod send_baseline;
 pub mod table;
 
 use clap::{Parser, Subcommand};

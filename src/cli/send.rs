@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::cli::preview::{RequestArgs, parse_arm};
-use crate::cli::send_baseline;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
@@ -15,6 +14,7 @@ use crate::core::compare::Arm;
 use crate::core::text::clip;
 use crate::exit::bad_input;
 use crate::format::thousands;
+use crate::live::baseline;
 use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress};
 use crate::live::send::{SendLink, compare_group, plan_arms, send_one};
 use crate::llm::client::Cancel;
@@ -111,7 +111,7 @@ struct Sent {
     baseline: Option<LiveReplay>,
     /// Each plan against the baseline's steps, as stored with it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    gaps: Vec<send_baseline::SentGap>,
+    gaps: Vec<baseline::SentGap>,
 }
 
 /// One request to send.
@@ -169,7 +169,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
     // The baseline goes last, beside the others: the same intent, no planner help, in no
     // comparison.
-    let baseline = send_baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
+    let baseline = baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
     let baseline_request = match &baseline {
         Some(b) => {
             let request =
@@ -263,7 +263,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             let Some((live, record)) = slots.pop().flatten() else {
                 anyhow::bail!("the baseline's send task gave no result");
             };
-            Some(send_baseline::store(live, record, &request, |record| {
+            Some(baseline::store(live, record, &request, |record| {
                 history.insert_sent(record, &ctx.pipelines)
             })?)
         }
@@ -277,9 +277,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         slots.into_iter().flatten().zip(shown)
     {
         if let Some(mut record) = record {
-            let gap = send_baseline::attach(&live, &mut record, expert);
+            let gap = baseline::attach(&live, &mut record, expert);
             live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
-            gaps.extend(gap.map(|gap_signal| send_baseline::SentGap {
+            gaps.extend(gap.map(|gap_signal| baseline::SentGap {
                 model: if comparing {
                     format!("{} [{arm}]", live.model)
                 } else {
@@ -299,7 +299,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
     let baseline_note = baseline
         .as_ref()
-        .map(|b| send_baseline::render(b, &gaps))
+        .map(|b| baseline::render(b, &gaps))
         .unwrap_or_default();
     let sent = Sent {
         instruction: prompt,

@@ -3,5 +3,6 @@
 //! preview shows to one or several models, with its A/B arms. Built on the preview and the
 //! workspace above the client (`crate::llm`), which knows nothing of either.
 
+pub mod baseline;
 pub mod replay;
 pub mod send;

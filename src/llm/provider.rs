@@ -82,6 +82,8 @@ pub struct Providers {
     providers: Vec<(String, ProviderConfig)>,
     default_provider: Option<String>,
     pub self_names: Vec<String>,
+    /// `llm.baseline_model`: the strong model the console's send also asks, unaided.
+    pub baseline_model: Option<String>,
 }
 
 impl Providers {
@@ -136,6 +138,7 @@ impl Providers {
                 .self_names
                 .clone()
                 .unwrap_or_else(|| PLANNER_SELF_NAMES.iter().map(|s| s.to_string()).collect()),
+            baseline_model: llm.baseline_model.clone().filter(|m| !m.trim().is_empty()),
         })
     }
 

@@ -197,7 +197,9 @@ pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
 
 /// Send the previewed request to each target (and each A/B arm chosen), at most
 /// `llm.concurrency` at once, and store every answer as a plan under the caller `console`,
-/// the arms linked by one compare_group.
+/// the arms linked by one compare_group. With `llm.baseline_model` set, that model is asked
+/// too (whole catalog, no planner help, no prior), stored first, and every plan is stored
+/// with its gap signal against the baseline's steps.
 pub async fn run_send(
     ctx: &EffectContext,
     req: &SendRequest,
@@ -212,40 +214,46 @@ pub async fn run_send(
         .chain(req.arms.iter().copied())
         .collect();
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
+    // (model, arm, request, is the baseline)
     let mut jobs = Vec::new();
     for effective in &req.targets {
         // The Preview's own ask, so the request sent is the one it shows.
         let ask = Ask::new(effective, &req.prompt);
         for planned in plan_arms(&ctx.preview, &ask, &arms).map_err(text)? {
-            jobs.push((effective.model.clone(), planned));
+            jobs.push((effective.model.clone(), planned.arm, planned.request, false));
         }
     }
+    // The baseline goes last, in no comparison (as `send --baseline`).
+    let baseline_request = match &rctx.providers.baseline_model {
+        Some(b) => {
+            let request = crate::preview::plan_unaided(&ctx.preview, b, &req.prompt, &[], "")
+                .map_err(text)?;
+            jobs.push((b.clone(), Arm::Compacted, request.clone(), true));
+            Some(request)
+        }
+        None => None,
+    };
     let group = (!req.arms.is_empty())
         .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
     let gate = Arc::new(tokio::sync::Semaphore::new(rctx.providers.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
-    for (i, (model, planned)) in jobs.into_iter().enumerate() {
+    for (i, (model, arm, request, is_baseline)) in jobs.into_iter().enumerate() {
         let (rctx, gate, cancel) = (rctx.clone(), gate.clone(), req.cancel.clone());
         let (group, prompt, report) = (group.clone(), req.prompt.clone(), report.clone());
         tasks.spawn(async move {
-            let label = format!("{model} [{}]", planned.arm);
+            let label = if is_baseline {
+                format!("{model} [baseline]")
+            } else {
+                format!("{model} [{arm}]")
+            };
             let mut progress = |p: ReplayProgress| report(label.clone(), p.line(&label));
             let link = SendLink {
                 caller: CONSOLE_CALLER,
                 intent: &prompt,
-                compare: group.as_deref().map(|g| (planned.arm, g)),
+                compare: group.as_deref().filter(|_| !is_baseline).map(|g| (arm, g)),
             };
-            let out = send_one(
-                &rctx,
-                &model,
-                &planned.request,
-                link,
-                &gate,
-                &cancel,
-                &mut progress,
-            )
-            .await;
-            (i, model, planned.arm, out)
+            let out = send_one(&rctx, &model, &request, link, &gate, &cancel, &mut progress).await;
+            (i, model, arm, out)
         });
     }
     let mut done = Vec::new();
@@ -254,13 +262,46 @@ pub async fn run_send(
     }
     done.sort_by_key(|(i, ..)| *i);
     let mut store = HistoryStore::open(&path).map_err(text)?;
-    let mut results = Vec::with_capacity(done.len());
+    // The baseline is stored first: each plan stored after it carries its steps.
+    let baseline = match baseline_request {
+        Some(request) => {
+            let Some((_, model, arm, out)) = done.pop() else {
+                return Err("the baseline's send task gave no result".into());
+            };
+            let (live, record) = out.map_err(text)?;
+            let run = crate::live::baseline::store(live, record, &request, |record| {
+                store.insert_sent(record, &rctx.pipelines)
+            })
+            .map_err(text)?;
+            Some((model, arm, run))
+        }
+        None => None,
+    };
+    let expert = baseline.as_ref().and_then(|(_, _, b)| b.steps.as_ref());
+    let mut results = Vec::with_capacity(done.len() + 1);
     for (_, model, arm, out) in done {
         let (mut live, record) = out.map_err(text)?;
-        if let Some(record) = record {
+        let mut gap = None;
+        if let Some(mut record) = record {
+            gap = crate::live::baseline::attach(&live, &mut record, expert);
             live.stored_id = Some(store.insert_sent(record, &rctx.pipelines).map_err(text)?);
         }
-        results.push(SentArm { model, arm, live });
+        results.push(SentArm {
+            model,
+            arm,
+            live,
+            baseline: false,
+            gap,
+        });
+    }
+    if let Some((model, arm, run)) = baseline {
+        results.push(SentArm {
+            model,
+            arm,
+            live: run.live,
+            baseline: true,
+            gap: None,
+        });
     }
     Ok(SendOutcome {
         results,

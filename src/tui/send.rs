@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
+use crate::core::gap::GapSignal;
 use crate::live::replay::LiveReplay;
 use crate::llm::client::Cancel;
 use crate::tui::request_id::take;
@@ -65,6 +66,21 @@ pub struct SentArm {
     pub model: String,
     pub arm: Arm,
     pub live: LiveReplay,
+    /// The baseline (`llm.baseline_model`: whole catalog, no planner help), not an arm.
+    pub baseline: bool,
+    /// This plan against the baseline's steps, as stored with it.
+    pub gap: Option<GapSignal>,
+}
+
+impl SentArm {
+    /// `model [arm]`, or `model [baseline]`.
+    pub fn label(&self) -> String {
+        if self.baseline {
+            format!("{} [baseline]", self.model)
+        } else {
+            format!("{} [{}]", self.model, self.arm)
+        }
+    }
 }
 
 /// What a send came back with, in the order the targets and arms were asked.

@@ -333,7 +333,7 @@ pub fn send_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a
     let mut header = format!("{:<LABEL$}", "");
     for (i, r) in o.results.iter().enumerate() {
         let mark = if i == v.selected { "▶" } else { " " };
-        header.push_str(&cell(&format!("{mark}{} [{}]", r.model, r.arm)));
+        header.push_str(&cell(&format!("{mark}{}", r.label())));
     }
     out.push(Line::styled(clip(&header, width), theme.accent));
     out.push(row("valid plan", &|s| s.live.valid_plan_cell()));
@@ -357,10 +357,15 @@ pub fn send_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a
     out.push(row("plan id", &|s| {
         s.live.stored_id.clone().unwrap_or_else(dash)
     }));
+    if o.results.iter().any(|r| r.baseline) {
+        out.push(row("vs baseline", &|s| {
+            s.gap.as_ref().map_or_else(dash, |g| g.category.to_string())
+        }));
+    }
     for r in &o.results {
         if let Some(why) = &r.live.not_sent {
             out.push(Line::styled(
-                clip(&format!("{} [{}]: {why}", r.model, r.arm), width),
+                clip(&format!("{}: {why}", r.label()), width),
                 theme.warn,
             ));
         }

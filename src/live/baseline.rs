@@ -1,4 +1,5 @@
-//! `send --baseline MODEL` (issue 18 item 6): the same intent also sent to a strong model
+//! `send --baseline MODEL`, and the console's send when `llm.baseline_model` is set (issue
+//! 18 item 6): the same intent also sent to a strong model
 //! with the whole catalog and no planner help, stored as a plan of its own; each model's
 //! plan is stored with the baseline's steps as its `expert_baseline`, and so with its gap
 //! signal (`core::gap`), which `history --gaps` counts.
