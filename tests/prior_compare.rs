@@ -58,17 +58,21 @@ fn followed(dir: &Path, first: usize, n: usize, intent: &str, tools: &[&str]) ->
 }
 
 fn import(home: &Path, store: &str, (plans, execs): (String, String)) {
-    for (kind, file) in [("plans", plans), ("executions", execs)] {
-        let out = ctx(home)
-            .args(["import", kind, &file, "--store", store])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    import_file(home, "plans", &plans, store);
+    import_file(home, "executions", &execs, store);
+}
+
+/// `import KIND FILE --store STORE`, which must succeed.
+fn import_file(home: &Path, kind: &str, file: &str, store: &str) {
+    let out = ctx(home)
+        .args(["import", kind, file, "--store", store])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn part<'a>(p: &'a Value, name: &str) -> Option<&'a Value> {
@@ -441,21 +445,7 @@ fn arms_side_by_side_per_model_stored_linked_and_kept_through_export_and_import(
     let other = home.path().join("other.sqlite");
     let other = other.to_str().unwrap();
     for _ in 0..2 {
-        let out = ctx(home.path())
-            .args([
-                "import",
-                "plans",
-                exported.to_str().unwrap(),
-                "--store",
-                other,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        import_file(home.path(), "plans", exported.to_str().unwrap(), other);
     }
     let before = json_of(ctx(home.path()).args(["history", "show", &ids[0], "--json"]));
     let after =
@@ -602,21 +592,7 @@ fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
         ),
     )
     .unwrap();
-    let out = ctx(home.path())
-        .args([
-            "import",
-            "executions",
-            execs.to_str().unwrap(),
-            "--store",
-            store,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    import_file(home.path(), "executions", execs.to_str().unwrap(), store);
     let run = preview();
     let prior_of = |v: &Value, name: &str| {
         v["ranking"]["top"]

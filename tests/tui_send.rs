@@ -42,6 +42,19 @@ fn row_of(state: &State, id: &str) -> u64 {
         .unwrap_or_else(|| panic!("no row {id}")) as u64
 }
 
+/// Select `model` in Budgets, focus the Prompt pane and paste the instruction, then
+/// `then` (A/B keys, …).
+fn type_for(ctx: &EffectContext, state: &mut State, model: &str, then: &[Action]) {
+    let selected = row_of(state, model);
+    let mut actions = vec![
+        Action::SelectRow(selected),
+        Action::FocusPrompt,
+        Action::Paste(INSTRUCTION.into()),
+    ];
+    actions.extend_from_slice(then);
+    apply(ctx, state, actions);
+}
+
 fn screen(state: &State, width: u16, height: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
     term.draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
@@ -97,17 +110,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
     );
     assert!(state.marked.contains("test/tool-calls"));
     assert!(screen(&state, 200, 50).contains("+test/tool-calls"));
-    let selected = row_of(&state, "test/ok-json");
-    apply(
-        &ctx,
-        &mut state,
-        [
-            Action::SelectRow(selected),
-            Action::FocusPrompt,
-            Action::Paste(INSTRUCTION.into()),
-            Action::ToggleAb,
-        ],
-    );
+    type_for(&ctx, &mut state, "test/ok-json", &[Action::ToggleAb]);
     let preview = state.preview.clone().expect("the prompt was previewed");
     assert_eq!(state.ab, [Arm::Full]);
     // The send goes out as one effect naming both models, A/B on.
@@ -215,17 +218,11 @@ fn the_ab_key_cycles_every_arm_and_a_send_carries_the_one_chosen() {
             vec![],
         ]
     );
-    let selected = row_of(&state, "test/ok-json");
-    apply(
+    type_for(
         &ctx,
         &mut state,
-        [
-            Action::SelectRow(selected),
-            Action::FocusPrompt,
-            Action::Paste(INSTRUCTION.into()),
-            Action::ToggleAb,
-            Action::ToggleAb,
-        ],
+        "test/ok-json",
+        &[Action::ToggleAb, Action::ToggleAb],
     );
     assert!(screen(&state, 200, 50).contains("A/B no-planner"));
     let effects = update(&mut state, Action::Send);
@@ -252,16 +249,7 @@ fn the_console_send_asks_the_configured_baseline_and_stores_each_plans_gap() {
     let server = LlmServer::start();
     let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
     let (ctx, mut state) = start(&ws, &Default::default(), false);
-    let selected = row_of(&state, "test/ok-json");
-    apply(
-        &ctx,
-        &mut state,
-        [
-            Action::SelectRow(selected),
-            Action::FocusPrompt,
-            Action::Paste(INSTRUCTION.into()),
-        ],
-    );
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
     let effects = update(&mut state, Action::Send);
     let answer = run_effect_now(&ctx, effects[0].clone());
     apply(&ctx, &mut state, [answer]);
