@@ -3,13 +3,15 @@
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
+use crate::core::request::Attachment;
 use crate::llm::client::Cancel;
-use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
+use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::history::{HistoryList, HistoryState, Query};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{SendRequest, SendView};
+use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 
 fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     let mut t = ratatui_textarea::TextArea::default();
@@ -87,19 +89,15 @@ impl SortColumn {
 /// Work for the runtime: it runs off the UI thread and reports back as an action.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Recompact {
-        request: u64,
-        effective: Box<EffectiveRow>,
-        /// The prompt's tokens come out of the allowance; its ranking orders the cut.
-        prompt: Arc<String>,
+    /// Plan the one request the panes show, for generation `generation` of the inputs.
+    Plan {
+        generation: u64,
+        inputs: Box<RequestInputs>,
     },
     /// Send `PreviewDue(version)` after the debounce delay.
     DebouncePreview { version: u64 },
-    Preview {
-        request: u64,
-        effective: Box<EffectiveRow>,
-        prompt: Arc<String>,
-    },
+    /// Read a file the operator typed the path of, as an attachment.
+    ReadAttachment { request: u64, path: String },
     /// A History pane query against the store.
     History { request: u64, query: HistoryQuery },
     /// Replay a plan; progress and the result come back as actions.
@@ -133,9 +131,10 @@ pub struct State {
     pub tier_override: Option<Tier>,
     pub full_view: bool,
     pub catalog_scroll: usize,
-    /// The latest compaction for the selection, and the request it answers.
-    pub compaction: Option<Arc<CompactionView>>,
-    pub pending: Option<u64>,
+    /// The one planned request every pane draws (the latest that came back), and the
+    /// generation of the inputs being planned now (an answer for any other is stale).
+    pub request: Option<Arc<RequestSnapshot>>,
+    pub planning: Option<u64>,
     pub next_request: u64,
     pub catalog_origin: CatalogOrigin,
     /// Full catalog text, one entry per line, for the full view.
@@ -150,12 +149,22 @@ pub struct State {
     pub notes: Vec<String>,
     /// The Prompt pane's text box.
     pub prompt: ratatui_textarea::TextArea<'static>,
-    /// Bumped on every edit; a preview is asked for once a version has been still.
+    /// Bumped on every edit; the request is planned once a version has been still.
     pub prompt_version: u64,
-    pub preview: Option<Arc<Preview>>,
-    pub preview_pending: Option<u64>,
-    pub preview_error: Option<String>,
     pub preview_scroll: usize,
+    /// Sent beside the instruction (pastes of more than a few lines, attached files), and
+    /// what each one's chip is called.
+    pub attachments: Arc<Vec<Attachment>>,
+    pub chip_labels: Vec<String>,
+    /// The selected chip (the one the remove key removes).
+    pub chip: usize,
+    /// Pastes made attachments so far (their names: `paste 1`, `paste 2`…).
+    pub pastes: usize,
+    /// The attach key's path line, while it is open.
+    pub attach_path: Option<String>,
+    /// A file being read, and what went wrong with the last attach or paste.
+    pub attach_reading: Option<u64>,
+    pub attach_error: Option<String>,
     pub history: HistoryState,
     pub catalog: crate::tui::panes::catalog::CatalogPane,
     /// Budgets rows (by id) marked to be sent to beside the selected one.
@@ -185,8 +194,8 @@ impl State {
             tier_override: None,
             full_view: false,
             catalog_scroll: 0,
-            compaction: None,
-            pending: None,
+            request: None,
+            planning: None,
             next_request: 1,
             catalog_origin,
             full_catalog,
@@ -198,10 +207,14 @@ impl State {
             notes,
             prompt: new_prompt_box(),
             prompt_version: 0,
-            preview: None,
-            preview_pending: None,
-            preview_error: None,
             preview_scroll: 0,
+            attachments: Arc::new(Vec::new()),
+            chip_labels: Vec::new(),
+            chip: 0,
+            pastes: 0,
+            attach_path: None,
+            attach_reading: None,
+            attach_error: None,
             history: HistoryState::default(),
             catalog: Default::default(),
             marked: Default::default(),
@@ -231,36 +244,77 @@ impl State {
         }
     }
 
-    /// After the model or tier changed: recompact, and re-preview when there is a prompt.
+    /// After the model, tier or attachments changed: plan the request again.
     pub fn refresh(&mut self) -> Vec<Effect> {
-        if self.prompt_text().trim().is_empty() {
-            self.recompact()
-        } else {
-            self.request_preview()
-        }
+        self.replan()
     }
 
-    /// Ask for a preview of the prompt as it is now (nothing when it is empty).
-    pub fn request_preview(&mut self) -> Vec<Effect> {
-        let text = self.prompt_text();
+    /// Plan the one request for the inputs as they are now: the selected row with the tier
+    /// override, the instruction and the attachments. Every pane then draws its answer; an
+    /// answer for an older generation is dropped when it comes back.
+    pub fn replan(&mut self) -> Vec<Effect> {
         let Some(effective) = self.effective() else {
             return Vec::new();
         };
-        if text.trim().is_empty() {
-            self.preview = None;
-            self.preview_pending = None;
-            return self.recompact();
+        let generation = crate::tui::request_id::take(&mut self.next_request);
+        self.planning = Some(generation);
+        vec![Effect::Plan {
+            generation,
+            inputs: Box::new(RequestInputs {
+                effective,
+                instruction: Arc::new(self.prompt_text()),
+                attachments: self.attachments.clone(),
+            }),
+        }]
+    }
+
+    /// Add an attachment (a paste or a file) as a chip, selected, and plan again.
+    fn attach(&mut self, label: String, attachment: Attachment) -> Vec<Effect> {
+        Arc::make_mut(&mut self.attachments).push(attachment);
+        self.chip_labels.push(label);
+        self.chip = self.chip_labels.len() - 1;
+        self.attach_error = None;
+        self.replan()
+    }
+
+    /// A paste into the prompt box: text, or beyond a few lines an attachment.
+    fn paste_into_prompt(&mut self, text: String) -> Vec<Effect> {
+        // One event, inserted as text: a multi-line paste never submits anything.
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        if is_attachment_paste(&text) {
+            if text.len() as u64 > ATTACH_MAX_BYTES {
+                self.attach_error = Some(format!(
+                    "paste of {} bytes not attached: more than the {} an attachment may hold here",
+                    crate::format::thousands(text.len()),
+                    crate::format::thousands(ATTACH_MAX_BYTES as usize)
+                ));
+                return Vec::new();
+            }
+            self.pastes += 1;
+            let label = paste_label(&text);
+            return self.attach(label, pasted(self.pastes, text));
         }
-        let request = self.next_request;
-        self.next_request += 1;
-        self.preview_pending = Some(request);
-        let mut effects = vec![Effect::Preview {
-            request,
-            effective: Box::new(effective),
-            prompt: Arc::new(text),
-        }];
-        effects.extend(self.recompact());
-        effects
+        if self.prompt.insert_str(text) {
+            self.prompt_changed()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Remove the selected chip.
+    fn remove_attachment(&mut self) -> Vec<Effect> {
+        if self.chip >= self.chip_labels.len() {
+            return Vec::new();
+        }
+        Arc::make_mut(&mut self.attachments).remove(self.chip);
+        self.chip_labels.remove(self.chip);
+        self.chip = self.chip.min(self.chip_labels.len().saturating_sub(1));
+        self.replan()
+    }
+
+    /// Whether anything is asked: an instruction or an attachment.
+    pub fn asks_anything(&self) -> bool {
+        !self.prompt_text().trim().is_empty() || !self.attachments.is_empty()
     }
 
     pub fn selected_row(&self) -> Option<&BudgetRow> {
@@ -286,21 +340,6 @@ impl State {
             }
         }
         out
-    }
-
-    /// Ask for a recompaction of the current selection.
-    pub fn recompact(&mut self) -> Vec<Effect> {
-        let Some(effective) = self.effective() else {
-            return Vec::new();
-        };
-        let request = self.next_request;
-        self.next_request += 1;
-        self.pending = Some(request);
-        vec![Effect::Recompact {
-            request,
-            effective: Box::new(effective),
-            prompt: Arc::new(self.prompt_text()),
-        }]
     }
 
     /// After the Budgets search changed: the rows again, and when that moved the selection
@@ -357,7 +396,7 @@ impl State {
     fn move_selection(&mut self, to: usize) -> Vec<Effect> {
         let last = self.visible.len().saturating_sub(1);
         let to = to.min(last);
-        if to == self.selected && self.compaction.is_some() {
+        if to == self.selected && self.request.is_some() {
             return Vec::new();
         }
         self.selected = to;
@@ -390,6 +429,36 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
     }
 }
 
+/// A key while the attach path line is open: typed into it, enter reads the file (as an
+/// effect), esc closes it. `None` for what the line does not take (quit, background answers).
+fn attach_path_key(state: &mut State, action: &Action) -> Option<Vec<Effect>> {
+    let path = state.attach_path.as_mut()?;
+    match action {
+        Action::Char(c) => path.push(*c),
+        Action::Backspace => {
+            path.pop();
+        }
+        Action::Paste(text) => path.extend(text.chars().filter(|c| !c.is_control())),
+        Action::Back => state.attach_path = None,
+        Action::Confirm => {
+            let typed = path.trim().to_string();
+            state.attach_path = None;
+            if typed.is_empty() {
+                return Some(Vec::new());
+            }
+            let request = crate::tui::request_id::take(&mut state.next_request);
+            state.attach_reading = Some(request);
+            state.attach_error = None;
+            return Some(vec![Effect::ReadAttachment {
+                request,
+                path: typed,
+            }]);
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.show_help && crate::tui::panes::help::takes(&action) {
@@ -402,6 +471,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     {
         crate::tui::panes::catalog::entry_update(state, action);
         return Vec::new();
+    }
+    if state.attach_path.is_some() && let Some(effects) = attach_path_key(state, &action) {
+        return effects;
     }
     match action {
         Action::ClearPrompt => {
@@ -420,12 +492,35 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             };
         }
         Action::Paste(text) if state.focus == Pane::Prompt => {
-            // One event, inserted as text: a multi-line paste never submits anything.
-            let text = text.replace("\r\n", "\n").replace('\r', "\n");
-            return if state.prompt.insert_str(text) {
-                state.prompt_changed()
-            } else {
-                Vec::new()
+            return state.paste_into_prompt(text);
+        }
+        Action::Attach => {
+            state.focus = Pane::Prompt;
+            state.attach_path = Some(String::new());
+            state.attach_error = None;
+            return Vec::new();
+        }
+        Action::RemoveAttachment => return state.remove_attachment(),
+        Action::NextAttachment => {
+            if !state.chip_labels.is_empty() {
+                state.chip = (state.chip + 1) % state.chip_labels.len();
+            }
+            return Vec::new();
+        }
+        Action::AttachmentRead(request, result) => {
+            if state.attach_reading != Some(request) {
+                return Vec::new();
+            }
+            state.attach_reading = None;
+            return match result {
+                Ok(Done(a)) => {
+                    let a = Arc::unwrap_or_clone(a);
+                    state.attach(a.name.clone(), a)
+                }
+                Err(e) => {
+                    state.attach_error = Some(e);
+                    Vec::new()
+                }
             };
         }
         Action::Send => {
@@ -433,15 +528,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             if state.send.running.is_some() {
                 return Vec::new();
             }
-            if prompt.trim().is_empty() {
-                state.send.error = Some("type a prompt first: the Preview is what is sent".into());
+            if !state.asks_anything() {
+                state.send.error = Some(
+                    "type a prompt or attach something first: the Preview is what is sent".into(),
+                );
                 return Vec::new();
             }
             let targets = state.send_targets();
             let ab = state.ab;
+            let attachments = state.attachments.clone();
             return vec![Effect::Send(state.send.start(
                 &mut state.next_request,
                 prompt,
+                attachments,
                 targets,
                 ab,
             ))];
@@ -471,7 +570,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::PreviewDue(version) => {
             return if version == state.prompt_version {
-                state.request_preview()
+                state.replan()
             } else {
                 Vec::new()
             };
@@ -483,16 +582,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     .answered(request, result.map(|Done(a)| a), &mut state.next_request);
             return history_effects(queries);
         }
-        Action::Previewed(request, result) => {
-            if state.preview_pending == Some(request) {
-                state.preview_pending = None;
-                match result {
-                    Ok(Done(p)) => {
-                        state.preview = Some(p);
-                        state.preview_error = None;
-                    }
-                    Err(e) => state.preview_error = Some(e),
-                }
+        Action::Planned(generation, Done(snapshot)) => {
+            // An answer for inputs the operator has already changed is dropped: the one
+            // for the newest generation is on its way.
+            if state.planning == Some(generation) {
+                state.planning = None;
+                state.request = Some(snapshot);
+                let lines = state.catalog_lines();
+                state.catalog_scroll = state.catalog_scroll.min(lines.saturating_sub(1));
             }
             return Vec::new();
         }
@@ -529,7 +626,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     .extend(text.chars().filter(|c| !c.is_control()));
                 return state.refilter();
             }
-            Action::Compacted(..) | Action::Resize | Action::Quit => {}
+            Action::Resize | Action::Quit => {}
             // Other keys are typed, not interpreted, while the filter is open.
             _ => return Vec::new(),
         }
@@ -715,15 +812,6 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.full_view = !state.full_view;
             state.catalog_scroll = 0;
         }
-        Action::Compacted(request, Done(view)) => {
-            // A stale answer for a selection the operator has already left is dropped.
-            if state.pending == Some(request) {
-                state.pending = None;
-                state.compaction = Some(view);
-                let lines = state.catalog_lines();
-                state.catalog_scroll = state.catalog_scroll.min(lines.saturating_sub(1));
-            }
-        }
         Action::Char(_)
         | Action::Backspace
         | Action::Confirm
@@ -732,7 +820,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::ClearPrompt
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
-        | Action::Previewed(..)
+        | Action::Planned(..)
+        | Action::AttachmentRead(..)
+        | Action::Attach
+        | Action::RemoveAttachment
+        | Action::NextAttachment
         | Action::HistoryAnswered(..)
         | Action::Left
         | Action::Right
@@ -770,20 +862,15 @@ mod tests {
     }
 
     #[test]
-    fn moving_the_selection_asks_for_a_recompaction_of_the_new_row() {
+    fn moving_the_selection_plans_the_new_rows_request_once() {
         let mut s = state();
         let effects = update(&mut s, Action::Down);
         assert_eq!(s.selected, 1);
-        let [
-            Effect::Recompact {
-                request, effective, ..
-            },
-        ] = effects.as_slice()
-        else {
+        let [Effect::Plan { generation, inputs }] = effects.as_slice() else {
             panic!("{effects:?}")
         };
-        assert_eq!(effective.model, s.rows[1].id);
-        assert_eq!(s.pending, Some(*request));
+        assert_eq!(inputs.effective.model, s.rows[1].id);
+        assert_eq!(s.planning, Some(*generation));
         let effects = update(&mut s, Action::Bottom);
         assert_eq!(s.selected, s.rows.len() - 1);
         assert_eq!(effects.len(), 1);
@@ -794,17 +881,17 @@ mod tests {
         let mut s = state();
         let e = update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, Some(Tier::A));
-        let Some(Effect::Recompact { effective, .. }) = e.first() else {
-            panic!("expected a recompaction")
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("expected one plan: {e:?}")
         };
-        assert_eq!(effective.row.tier, Tier::A);
+        assert_eq!(inputs.effective.row.tier, Tier::A);
         update(&mut s, Action::CycleTier);
         let e = update(&mut s, Action::CycleTier);
-        let Some(Effect::Recompact { effective, .. }) = e.first() else {
-            panic!("expected a recompaction")
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("expected one plan: {e:?}")
         };
-        assert_eq!(effective.row.tier, Tier::C);
-        assert_eq!(effective.row.max_catalog_bytes, Some(10_000));
+        assert_eq!(inputs.effective.row.tier, Tier::C);
+        assert_eq!(inputs.effective.row.max_catalog_bytes, Some(10_000));
         update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, None);
     }
@@ -846,12 +933,12 @@ mod tests {
         let previewed: Vec<&str> = effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Preview { effective, .. } => Some(effective.model.as_str()),
+                Effect::Plan { inputs, .. } => Some(inputs.effective.model.as_str()),
                 _ => None,
             })
             .collect();
         assert_eq!(previewed, [now.as_str()], "{effects:?}");
-        assert!(s.preview_pending.is_some());
+        assert!(s.planning.is_some());
         // "fl" still matches the selected row: nothing to recompute.
         assert!(now.contains("fl"), "{now}");
         let effects = update(&mut s, Action::Char('l'));
@@ -877,14 +964,108 @@ mod tests {
     #[test]
     fn stale_results_are_dropped() {
         let mut s = state();
-        let first = s.recompact();
-        let second = s.recompact();
-        let (Effect::Recompact { request: r1, .. }, Effect::Recompact { request: r2, .. }) =
+        let first = s.replan();
+        let second = s.replan();
+        let (Effect::Plan { generation: g1, .. }, Effect::Plan { generation: g2, .. }) =
             (&first[0], &second[0])
         else {
-            panic!("expected recompactions")
+            panic!("expected plans")
         };
-        assert_ne!(r1, r2);
-        assert_eq!(s.pending, Some(*r2));
+        assert_ne!(g1, g2);
+        assert_eq!(s.planning, Some(*g2));
+    }
+
+    /// A snapshot for `inputs`, planned against the sample workspace's parts.
+    fn planned(generation: u64, s: &State) -> Action {
+        let ws = crate::workspace::Workspace::open(&crate::workspace::WorkspaceOptions {
+            dir: Some(tempfile::tempdir().unwrap().path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let ctx = ws.preview_context(false);
+        let inputs = RequestInputs {
+            effective: s.effective().unwrap(),
+            instruction: Arc::new(s.prompt_text()),
+            attachments: s.attachments.clone(),
+        };
+        Action::Planned(
+            generation,
+            Done(Arc::new(crate::tui::snapshot::plan_snapshot(
+                &ctx, &inputs,
+            ))),
+        )
+    }
+
+    #[test]
+    fn an_answer_for_an_older_generation_is_dropped() {
+        let mut s = state();
+        let Effect::Plan { generation: old, .. } = s.replan().remove(0) else {
+            panic!()
+        };
+        update(&mut s, Action::Down);
+        let late = planned(old, &s);
+        update(&mut s, late);
+        assert!(s.request.is_none(), "the answer for the row before is dropped");
+        let new = s.planning.unwrap();
+        let answer = planned(new, &s);
+        update(&mut s, answer);
+        assert_eq!(s.request.as_ref().unwrap().planned.model, s.rows[1].id);
+        assert_eq!(s.planning, None);
+    }
+
+    #[test]
+    fn a_long_paste_is_a_chip_a_short_one_text_and_the_remove_key_takes_the_selected_chip() {
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        let e = update(&mut s, Action::Paste("summarise\nthis".into()));
+        assert_eq!(s.prompt_text(), "summarise\nthis");
+        assert!(matches!(e.as_slice(), [Effect::DebouncePreview { .. }]));
+        let log = "line\n".repeat(6);
+        let e = update(&mut s, Action::Paste(format!("first words\n{log}")));
+        assert_eq!(s.prompt_text(), "summarise\nthis", "the paste is not in the box");
+        assert_eq!(s.chip_labels, ["first words"]);
+        assert_eq!(s.attachments[0].name, "paste 1");
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("{e:?}")
+        };
+        assert_eq!(inputs.attachments.len(), 1);
+        assert_eq!(*inputs.instruction, "summarise\nthis");
+        update(&mut s, Action::Paste(format!("second\n{log}")));
+        assert_eq!(s.chip, 1, "the newest chip is selected");
+        update(&mut s, Action::NextAttachment);
+        assert_eq!(s.chip, 0);
+        let e = update(&mut s, Action::RemoveAttachment);
+        assert_eq!(s.chip_labels, ["second"]);
+        assert_eq!(s.attachments[0].name, "paste 2");
+        assert!(matches!(e.as_slice(), [Effect::Plan { .. }]));
+        // Too big a paste is refused with one line, nothing attached.
+        let huge = "x\n".repeat(ATTACH_MAX_BYTES as usize);
+        assert!(update(&mut s, Action::Paste(huge)).is_empty());
+        assert!(s.attach_error.as_deref().unwrap().contains("not attached"));
+        assert_eq!(s.attachments.len(), 1);
+    }
+
+    #[test]
+    fn the_attach_key_opens_a_path_line_whose_keys_are_text() {
+        let mut s = state();
+        update(&mut s, Action::Attach);
+        assert_eq!(s.focus, Pane::Prompt);
+        for c in "q.md".chars() {
+            update(&mut s, Action::Char(c));
+        }
+        assert!(!s.quit);
+        let e = update(&mut s, Action::Confirm);
+        let [Effect::ReadAttachment { request, path }] = e.as_slice() else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, "q.md");
+        assert!(s.attach_path.is_none());
+        let request = *request;
+        update(
+            &mut s,
+            Action::AttachmentRead(request, Err("q.md: cannot read: No such file".into())),
+        );
+        assert!(s.attach_error.as_deref().unwrap().contains("q.md"));
+        assert!(s.attachments.is_empty());
     }
 }

@@ -89,6 +89,10 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("ctrl+n", Action::NextSent),
     ("ctrl+o", Action::OpenSent),
     ("M", Action::MarkModel),
+    ("a", Action::Attach),
+    ("alt+a", Action::Attach),
+    ("alt+x", Action::RemoveAttachment),
+    ("alt+c", Action::NextAttachment),
 ];
 
 impl Key {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
+use crate::core::request::Attachment;
 use crate::llm::client::Cancel;
 use crate::llm::replay::LiveReplay;
 use crate::tui::request_id::take;
@@ -19,6 +20,8 @@ pub const CONSOLE_CALLER: &str = "console";
 pub struct SendRequest {
     pub request: u64,
     pub prompt: Arc<String>,
+    /// Sent beside the prompt, as the Preview plans them.
+    pub attachments: Arc<Vec<Attachment>>,
     /// The selected model first, then the marked ones; each as the Preview plans it.
     pub targets: Vec<EffectiveRow>,
     /// Also send each model the whole catalog (`full`), linked to `compacted`.
@@ -60,6 +63,7 @@ impl SendView {
         &mut self,
         next: &mut u64,
         prompt: String,
+        attachments: Arc<Vec<Attachment>>,
         targets: Vec<EffectiveRow>,
         ab: bool,
     ) -> SendRequest {
@@ -73,6 +77,7 @@ impl SendView {
         SendRequest {
             request,
             prompt: Arc::new(prompt),
+            attachments,
             targets,
             ab,
             cancel,

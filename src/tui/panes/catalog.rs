@@ -16,7 +16,7 @@ use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let focused = state.focus == Pane::Catalog;
-    let Some(view) = state.compaction.as_deref() else {
+    let Some(view) = state.request.as_deref().map(|r| &r.planned) else {
         let block = pane_block(" 2 Catalog ".into(), focused, theme);
         frame.render_widget(
             Paragraph::new("compacting…")
@@ -27,9 +27,9 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         return;
     };
     let row = &view.effective.row;
-    let t = &view.compacted.trim;
-    let a = &view.allowance;
-    let updating = if state.pending.is_some() {
+    let t = &view.compaction.trim;
+    let a = &view.compaction.allowance;
+    let updating = if state.planning.is_some() {
         " · updating…"
     } else {
         ""
@@ -161,14 +161,18 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 /// The catalog text, one entry per line, narrowed by the search; only the lines on screen
 /// are built.
 fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let Some(view) = state.compaction.as_deref() else {
+    let Some(view) = state.request.as_deref().map(|r| &r.planned) else {
         return;
     };
     let text = viewer_text(state);
     let search = &state.catalog.search;
     let lines = visible_lines(text, search);
     let fates: HashMap<&str, &EntryFate> =
-        view.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        view.compaction
+            .entries
+            .iter()
+            .map(|e| (e.name.as_str(), e))
+            .collect();
     let what = if state.full_view {
         "full catalog"
     } else {
@@ -318,9 +322,9 @@ pub fn viewer_text(state: &State) -> &str {
         &state.full_catalog
     } else {
         state
-            .compaction
+            .request
             .as_deref()
-            .map_or("", |v| v.compacted.text.as_str())
+            .map_or("", |r| r.planned.compaction.text.as_str())
     }
 }
 
@@ -416,8 +420,8 @@ pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
     let Some(name) = selected_entry(state) else {
         return;
     };
-    let view = state.compaction.as_deref();
-    let sent = view.and_then(|v| entry_json(&v.compacted.text, name));
+    let view = state.request.as_deref().map(|r| &r.planned.compaction);
+    let sent = view.and_then(|v| entry_json(&v.text, name));
     let full = entry_json(&state.full_catalog, name);
     let fate = view
         .and_then(|v| v.entries.iter().find(|e| e.name == name))

@@ -33,6 +33,7 @@ pub fn lines(keymap: &Keymap) -> Vec<(String, String)> {
         .map(|(k, d)| (k, d.to_string()))
         .collect();
     out.extend(FIXED.iter().map(|(k, d)| (k.to_string(), d.to_string())));
+    out.push(("paste".into(), crate::tui::attach::paste_rule()));
     out
 }
 
@@ -69,9 +70,9 @@ pub fn takes(action: &Action) -> bool {
         action,
         Action::Quit
             | Action::Resize
-            | Action::Compacted(..)
+            | Action::Planned(..)
+            | Action::AttachmentRead(..)
             | Action::PreviewDue(_)
-            | Action::Previewed(..)
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
             | Action::Replayed(..)
@@ -173,6 +174,9 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
     if state.catalog.entry_open {
         return "j/k scroll · pgup/pgdn page · esc or enter closes".into();
     }
+    if state.attach_path.is_some() {
+        return "type the file's path · enter attaches · esc cancels".into();
+    }
     if state.focus == Pane::Prompt {
         // These keys are fixed while typing (see `tui::key_action`); only the clear key is
         // the keymap's (a ctrl or alt binding of clear_prompt).
@@ -189,12 +193,22 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
                 .map(|k| format!(" · {k} {label}"))
                 .unwrap_or_default()
         };
+        let chips = if state.attachments.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{}{}",
+                chord(&A::RemoveAttachment, "remove chip"),
+                chord(&A::NextAttachment, "next chip")
+            )
+        };
         let send = format!(
-            "{}{}{}{}",
+            "{}{}{}{}{}{chips}",
             chord(&A::Send, "send"),
             chord(&A::ToggleAb, "A/B"),
             chord(&A::NextSent, "next result"),
-            chord(&A::OpenSent, "open result")
+            chord(&A::OpenSent, "open result"),
+            chord(&A::Attach, "attach")
         );
         return format!(
             "type or paste{send}{clear} · enter new line · pgup/pgdn scroll preview · tab/esc leave"

@@ -1,19 +1,21 @@
-//! The Prompt pane: a text box (bracketed paste: a multi-line paste is text, never keys)
-//! and beside it the live preview — planner, ranking with explanations, gate, request.
+//! The Prompt pane: a text box for the instruction (bracketed paste: a paste is text, never
+//! keys; one of more than a few lines is an attachment), the attachments as chips under it,
+//! and beside it the preview — planner, ranking with explanations, gate, request — drawn from
+//! the one planned request every pane reads.
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::core::chart::{WindowBar, window_bar};
+use crate::core::chart::WindowBar;
 use crate::core::gate::Admission;
 use crate::format::thousands;
 use crate::preview::Preview;
 use crate::tui::app::{Pane, State};
 use crate::tui::panes::chart::window_lines;
-use crate::tui::panes::{clip, pane_block, request_title};
+use crate::tui::panes::{clip, pane_block, request_title, shown};
 use crate::tui::send::SentArm;
 use crate::tui::theme::Theme;
 
@@ -47,14 +49,18 @@ pub fn paste_run(keys: &[KeyEvent]) -> Option<(String, usize)> {
     (n >= PASTE_MIN_KEYS).then_some((text, n))
 }
 
-/// The text box.
+/// The text box, the attachment chips under it, and the attach key's path line.
 pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let focused = state.focus == Pane::Prompt;
     let text = state.prompt_text();
     let title = format!(
-        " 3 Prompt · {} lines, {} bytes · A/B {}{}{} ",
+        " 3 Prompt · {} lines, {} bytes{} · A/B {}{}{} ",
         state.prompt.lines().len(),
         thousands(text.len()),
+        match state.attachments.len() {
+            0 => String::new(),
+            n => format!(" · {n} attached"),
+        },
         if state.ab { "on" } else { "off" },
         if state.marked.is_empty() {
             String::new()
@@ -67,60 +73,119 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             " · p to type"
         }
     );
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let chips = chip_lines(state, inner.width as usize, theme);
+    // The text box keeps at least a line; chips beyond what is left are not drawn.
+    let chips_height = (chips.len() as u16).min(inner.height.saturating_sub(1));
+    let [text_area, chips_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(chips_height)]).areas(inner);
+    frame.render_widget(Paragraph::new(chips), chips_area);
     let mut input = state.prompt.clone();
-    input.set_block(pane_block(title, focused, theme));
     input.set_style(theme.base);
     input.set_cursor_line_style(theme.base);
     input.set_placeholder_style(theme.muted);
     if !focused {
         input.set_cursor_style(theme.base);
     }
-    frame.render_widget(&input, area);
+    frame.render_widget(&input, text_area);
+}
+
+/// One line per attachment — `▸ name or first line · size · tokens · gate decision` — the
+/// selected one marked, then the path line while the attach key has it open, then the last
+/// attach error. Sizes come from the planned request; a chip added since shows `planning…`.
+pub fn chip_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let planned = state.request.as_deref().map(|r| &r.planned.attachments);
+    let mut out = Vec::new();
+    for (i, (label, a)) in state
+        .chip_labels
+        .iter()
+        .zip(state.attachments.iter())
+        .enumerate()
+    {
+        let selected = i == state.chip;
+        let view = planned
+            .and_then(|p| p.get(i))
+            .filter(|v| v.name == a.name && v.size.bytes == a.text.len());
+        let facts = match view {
+            Some(v) => format!(
+                " · {} B · {} tok{} · {}",
+                thousands(v.size.bytes),
+                thousands(v.size.tokens),
+                if v.size.exact { "" } else { " est." },
+                v.gate.admission.label()
+            ),
+            None => format!(" · {} B · planning…", thousands(a.text.len())),
+        };
+        let mark = if selected { "▸ " } else { "  " };
+        let room = width.saturating_sub(mark.chars().count() + facts.chars().count());
+        let style = if selected { theme.accent } else { theme.base };
+        let gate_style = match view.map(|v| v.gate.admission) {
+            Some(Admission::Raw) => theme.ok,
+            Some(Admission::Tight | Admission::Briefing) => theme.warn,
+            None => theme.muted,
+        };
+        out.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(crate::format::elide(&shown(label), room.max(4)), style),
+            Span::styled(clip(&facts, width), gate_style),
+        ]));
+    }
+    if let Some(path) = &state.attach_path {
+        out.push(Line::from(vec![
+            Span::styled("attach file: ", theme.accent),
+            Span::raw(shown(&format!("{path}▏"))),
+            Span::styled(" enter attaches · esc cancels", theme.muted),
+        ]));
+    } else if state.attach_reading.is_some() {
+        out.push(Line::styled("attach: reading the file…", theme.muted));
+    }
+    if let Some(e) = &state.attach_error {
+        out.push(Line::styled(clip(&format!("attach: {e}"), width), theme.error));
+    }
+    out
 }
 
 /// The live preview beside the text box: the model and tier it was computed for in its
 /// title, the window bar, then planner, ranking, gate and request. With no prompt, the bar
 /// is the catalog's request (the same model and tier as the Catalog pane).
 pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let shown_preview = state.preview.as_deref();
-    // What is shown is being recomputed: the preview, or (with no preview) the catalog's
-    // request the bar is drawn from.
-    let recomputing =
-        state.preview_pending.is_some() || (shown_preview.is_none() && state.pending.is_some());
-    let updating = if recomputing { " · updating…" } else { "" };
-    let planned_for = match (shown_preview, state.compaction.as_deref()) {
-        (Some(p), _) => Some((p.model.as_str(), p.tier, p.tier_overridden)),
-        (None, Some(c)) => Some((
-            c.effective.model.as_str(),
-            c.effective.row.tier,
-            c.effective.tier_override.is_some(),
-        )),
-        (None, None) => None,
+    let snapshot = state.request.as_deref();
+    let updating = if state.planning.is_some() {
+        " · updating…"
+    } else {
+        ""
     };
-    let title = match planned_for {
-        Some((model, tier, overridden)) => {
-            request_title("Preview", model, tier, overridden, updating, area.width)
-        }
+    let title = match snapshot.map(|r| &r.planned) {
+        Some(p) => request_title(
+            "Preview",
+            &p.model,
+            p.tier,
+            p.tier_overridden,
+            updating,
+            area.width,
+        ),
         None => format!(" Preview{updating} "),
     };
     let block = pane_block(title, false, theme);
     let inner = block.inner(area);
     let width = inner.width as usize;
-    let window = match (shown_preview, state.compaction.as_deref()) {
-        (Some(p), _) => Some(window_bar(p)),
-        (None, Some(c)) => Some(c.window.clone()),
-        (None, None) => None,
-    };
     // Sent results first: they are what the operator just asked for.
     let mut lines: Vec<Line> = send_lines(state, width, theme);
-    lines.extend(window_section(window.as_ref(), width, theme));
-    match (shown_preview, &state.preview_error) {
-        (_, Some(e)) => lines.push(Line::styled(clip(e, width), theme.error)),
-        (None, _) => lines.push(Line::styled(
+    lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
+    if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
+        lines.push(Line::styled(
+            clip(&format!("output cache: {e}"), width),
+            theme.error,
+        ));
+    }
+    match snapshot.map(|r| &r.planned) {
+        Some(p) if p.asked => lines.extend(preview_lines(p, width, theme)),
+        _ => lines.push(Line::styled(
             "Planner categories, the ranked catalog, the gate decision and the request appear here.",
             theme.muted,
         )),
-        (Some(p), _) => lines.extend(preview_lines(p, width, theme)),
     }
     let scroll = state.preview_scroll.min(lines.len().saturating_sub(1)) as u16;
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
@@ -246,6 +311,31 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
         for l in b.text.lines().take(8) {
             out.push(Line::styled(clip(l, width), theme.muted));
         }
+    }
+    for a in &p.attachments {
+        let style = match a.gate.admission {
+            Admission::Raw => theme.ok,
+            Admission::Tight | Admission::Briefing => theme.warn,
+        };
+        out.push(Line::styled(
+            clip(
+                &format!(
+                    "attachment {} ({}): {} tokens → {}{} · ranker read {} outline lines",
+                    a.name,
+                    a.kind.label(),
+                    thousands(a.size.tokens),
+                    a.gate.admission.label(),
+                    if a.gate.briefing.is_some() {
+                        format!(" ({} tokens)", thousands(a.gate.admitted_tokens))
+                    } else {
+                        String::new()
+                    },
+                    a.outline.len()
+                ),
+                width,
+            ),
+            style,
+        ));
     }
     let q = &p.request;
     out.push(section(
