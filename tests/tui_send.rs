@@ -16,6 +16,9 @@ use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// A pasted note: more than five lines, so the console attaches it.
+const NOTE: &str = "Launch note\n\nThe launch moves to 2 December.\nPricing stays as announced.\nThe beta list gets mail first.\nPress embargo lifts at 09:00 UTC.\n";
+
 const INSTRUCTION: &str =
     "remember this launch note, draft a blog from it and make an illustration";
 
@@ -94,10 +97,14 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
             Action::SelectRow(selected),
             Action::FocusPrompt,
             Action::Paste(INSTRUCTION.into()),
+            // More than five lines: an attachment, sent beside the instruction.
+            Action::Paste(NOTE.into()),
             Action::ToggleAb,
         ],
     );
-    let preview = state.preview.clone().expect("the prompt was previewed");
+    let preview = state.request.clone().expect("the prompt was planned");
+    let preview = &preview.planned;
+    assert_eq!(preview.attachments.len(), 1);
     assert!(state.ab);
     // The send goes out as one effect naming both models, A/B on.
     let effects = update(&mut state, Action::Send);
@@ -137,6 +144,10 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
             .iter()
             .any(|r| r.body["model"] == "ok-json" && r.body["messages"] == shown),
         "no request to ok-json carried the previewed messages"
+    );
+    assert!(
+        shown.to_string().contains("launch moves to 2 December"),
+        "the attachment is in the request sent"
     );
 
     let history = HistoryStore::open(ctx.history.as_deref().unwrap()).unwrap();

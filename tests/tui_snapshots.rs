@@ -48,7 +48,7 @@ fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Ac
 
 fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
-    let effects = state.recompact();
+    let effects = state.replan();
     for e in effects {
         let a = run_effect_now(&ctx(ws), e);
         update(&mut state, a);
@@ -172,7 +172,14 @@ fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
     let mut state = started(&ws);
     // The Tier C fallback row, then paste into the Prompt pane.
     apply(&ws, &mut state, [Action::Bottom, Action::FocusPrompt]);
-    let empty_allowance = state.compaction.as_ref().unwrap().allowance.tokens;
+    let empty_allowance = state
+        .request
+        .as_ref()
+        .unwrap()
+        .planned
+        .compaction
+        .allowance
+        .tokens;
     apply(
         &ws,
         &mut state,
@@ -181,14 +188,14 @@ fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
         )],
     );
     assert_eq!(state.prompt.lines().len(), 3, "a paste is text, not keys");
-    let preview = state.preview.as_ref().expect("preview after the debounce");
+    let preview = &state.request.as_ref().expect("planned").planned;
     assert_eq!(preview.planner.categories.len(), 3);
-    let view = state.compaction.as_ref().unwrap();
+    let view = &preview.compaction;
     assert!(
         view.allowance.tokens < empty_allowance,
         "the prompt comes out of the allowance"
     );
-    assert!(view.compacted.trim.cut_policy.contains("ranked"));
+    assert!(view.trim.cut_policy.contains("ranked"));
     let s = screen(&state, 140, 44);
     assert!(s.contains("[Context: media + writing + memory task"));
     insta::assert_snapshot!("prompt_pane_tier_c", s);
@@ -529,7 +536,7 @@ fn ctrl_u_clears_the_prompt_and_long_lines_wrap() {
     );
     assert_eq!(state.prompt_text(), "");
     assert!(
-        state.preview.is_none(),
+        !state.request.as_ref().unwrap().planned.asked,
         "the preview follows the cleared box"
     );
 }
@@ -593,7 +600,7 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     let a = mouse::actions(&state, screen_area, &click(5, 7));
     apply(&ws, &mut state, a);
     assert_eq!(state.selected, 4);
-    assert_eq!(state.compaction.as_ref().unwrap().effective.model, wanted);
+    assert_eq!(state.request.as_ref().unwrap().planned.model, wanted);
     // A click on the Catalog focuses it; the wheel over Budgets focuses Budgets and moves.
     let a = mouse::actions(&state, screen_area, &click(100, 10));
     apply(&ws, &mut state, a);
@@ -902,7 +909,7 @@ fn the_prompt_pane_lists_the_past_plans_part_where_the_store_has_evidence() {
             Action::Paste("clone the docs site and run its tests".into()),
         ],
     );
-    let preview = state.preview.as_ref().expect("preview after the debounce");
+    let preview = &state.request.as_ref().expect("planned").planned;
     let prior = preview.past_steps.as_ref().expect("nine followed plans");
     let s = screen(&state, 140, 44);
     let row = s
@@ -944,11 +951,16 @@ fn charts_at_80x24_120x40_and_160x50() {
         [
             Action::Bottom,
             Action::FocusPrompt,
-            Action::Paste(format!("what went wrong in this log?\n{log}")),
+            Action::Paste("what went wrong in this log?".into()),
+            Action::Paste(log),
         ],
     );
-    let p = state.preview.as_ref().expect("a preview");
-    assert!(p.gate.briefing.is_some(), "the paste goes as a briefing");
+    let p = &state.request.as_ref().expect("planned").planned;
+    assert_eq!(p.attachments.len(), 1, "the log is an attachment");
+    assert!(
+        p.attachments[0].gate.briefing.is_some(),
+        "the pasted log goes as a briefing"
+    );
     let mut window = state.clone();
     window.preview_scroll = 0;
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {

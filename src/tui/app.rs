@@ -472,7 +472,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         crate::tui::panes::catalog::entry_update(state, action);
         return Vec::new();
     }
-    if state.attach_path.is_some() && let Some(effects) = attach_path_key(state, &action) {
+    if state.attach_path.is_some()
+        && let Some(effects) = attach_path_key(state, &action)
+    {
         return effects;
     }
     match action {
@@ -990,22 +992,26 @@ mod tests {
         };
         Action::Planned(
             generation,
-            Done(Arc::new(crate::tui::snapshot::plan_snapshot(
-                &ctx, &inputs,
-            ))),
+            Done(Arc::new(crate::tui::snapshot::plan_snapshot(&ctx, &inputs))),
         )
     }
 
     #[test]
     fn an_answer_for_an_older_generation_is_dropped() {
         let mut s = state();
-        let Effect::Plan { generation: old, .. } = s.replan().remove(0) else {
+        let Effect::Plan {
+            generation: old, ..
+        } = s.replan().remove(0)
+        else {
             panic!()
         };
         update(&mut s, Action::Down);
         let late = planned(old, &s);
         update(&mut s, late);
-        assert!(s.request.is_none(), "the answer for the row before is dropped");
+        assert!(
+            s.request.is_none(),
+            "the answer for the row before is dropped"
+        );
         let new = s.planning.unwrap();
         let answer = planned(new, &s);
         update(&mut s, answer);
@@ -1022,7 +1028,11 @@ mod tests {
         assert!(matches!(e.as_slice(), [Effect::DebouncePreview { .. }]));
         let log = "line\n".repeat(6);
         let e = update(&mut s, Action::Paste(format!("first words\n{log}")));
-        assert_eq!(s.prompt_text(), "summarise\nthis", "the paste is not in the box");
+        assert_eq!(
+            s.prompt_text(),
+            "summarise\nthis",
+            "the paste is not in the box"
+        );
         assert_eq!(s.chip_labels, ["first words"]);
         assert_eq!(s.attachments[0].name, "paste 1");
         let [Effect::Plan { inputs, .. }] = e.as_slice() else {

@@ -327,6 +327,15 @@ impl Keymap {
         self.primary(action).map(|k| k.label())
     }
 
+    /// The first ctrl or alt key bound to `action` (the user's own first): the one that
+    /// works while typing in the Prompt pane, where plain keys are text.
+    pub fn chord_label(&self, action: &Action) -> Option<String> {
+        self.order
+            .iter()
+            .find(|k| !k.is_plain() && self.bindings.get(*k) == Some(action))
+            .map(|k| k.label())
+    }
+
     pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
         let key = Key::from_event(ev)?;
         // SHIFT is not part of a key: the character itself ('G' vs 'g') carries it.

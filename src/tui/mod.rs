@@ -141,9 +141,7 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut i = 0;
     while i < keys.len() {
         let typing = !state.show_help
-            && (state.focus == Pane::Prompt
-                || state.filter_editing
-                || state.attach_path.is_some());
+            && (state.focus == Pane::Prompt || state.filter_editing || state.attach_path.is_some());
         if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
             effects.extend(update(state, Action::Paste(text)));
             i += n;

@@ -167,12 +167,12 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let text = viewer_text(state);
     let search = &state.catalog.search;
     let lines = visible_lines(text, search);
-    let fates: HashMap<&str, &EntryFate> =
-        view.compaction
-            .entries
-            .iter()
-            .map(|e| (e.name.as_str(), e))
-            .collect();
+    let fates: HashMap<&str, &EntryFate> = view
+        .compaction
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
     let what = if state.full_view {
         "full catalog"
     } else {

@@ -188,8 +188,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
         // The send keys are the keymap's too, when ctrl or alt chords.
         let chord = |a: &Action, label: &str| {
             keymap
-                .primary_label(a)
-                .filter(|k| k.starts_with("ctrl+") || k.starts_with("alt+"))
+                .chord_label(a)
                 .map(|k| format!(" · {k} {label}"))
                 .unwrap_or_default()
         };
@@ -203,12 +202,12 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             )
         };
         let send = format!(
-            "{}{}{}{}{}{chips}",
+            "{}{chips}{}{}{}{}",
+            chord(&A::Attach, "attach"),
             chord(&A::Send, "send"),
             chord(&A::ToggleAb, "A/B"),
             chord(&A::NextSent, "next result"),
             chord(&A::OpenSent, "open result"),
-            chord(&A::Attach, "attach")
         );
         return format!(
             "type or paste{send}{clear} · enter new line · pgup/pgdn scroll preview · tab/esc leave"

@@ -92,6 +92,9 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     frame.render_widget(&input, text_area);
 }
 
+/// Fewer characters of a chip's name than this, and its facts go on a line of their own.
+const CHIP_LABEL_MIN: usize = 16;
+
 /// One line per attachment — `▸ name or first line · size · tokens · gate decision` — the
 /// selected one marked, then the path line while the attach key has it open, then the last
 /// attach error. Sizes come from the planned request; a chip added since shows `planning…`.
@@ -110,27 +113,44 @@ pub fn chip_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a
             .filter(|v| v.name == a.name && v.size.bytes == a.text.len());
         let facts = match view {
             Some(v) => format!(
-                " · {} B · {} tok{} · {}",
+                "{} B · {}{} tok · {}",
                 thousands(v.size.bytes),
+                if v.size.exact { "" } else { "~" },
                 thousands(v.size.tokens),
-                if v.size.exact { "" } else { " est." },
                 v.gate.admission.label()
             ),
-            None => format!(" · {} B · planning…", thousands(a.text.len())),
+            None => format!("{} B · planning…", thousands(a.text.len())),
         };
         let mark = if selected { "▸ " } else { "  " };
-        let room = width.saturating_sub(mark.chars().count() + facts.chars().count());
         let style = if selected { theme.accent } else { theme.base };
         let gate_style = match view.map(|v| v.gate.admission) {
             Some(Admission::Raw) => theme.ok,
             Some(Admission::Tight | Admission::Briefing) => theme.warn,
             None => theme.muted,
         };
-        out.push(Line::from(vec![
-            Span::styled(mark, style),
-            Span::styled(crate::format::elide(&shown(label), room.max(4)), style),
-            Span::styled(clip(&facts, width), gate_style),
-        ]));
+        let label = shown(label);
+        let room = width.saturating_sub(2);
+        let one_line = label.chars().count() + 3 + facts.chars().count();
+        if one_line <= room || room >= CHIP_LABEL_MIN + 3 + facts.chars().count() {
+            // Name and facts on one line, the name giving way first.
+            let label_room = room.saturating_sub(3 + facts.chars().count());
+            out.push(Line::from(vec![
+                Span::styled(mark, style),
+                Span::styled(crate::format::elide(&label, label_room), style),
+                Span::styled(" · ", theme.muted),
+                Span::styled(facts, gate_style),
+            ]));
+        } else {
+            // Too narrow for both: the name, then its facts under it.
+            out.push(Line::from(vec![
+                Span::styled(mark, style),
+                Span::styled(crate::format::elide(&label, room), style),
+            ]));
+            out.push(Line::from(vec![
+                Span::raw("    "),
+                Span::styled(clip(&facts, width.saturating_sub(4)), gate_style),
+            ]));
+        }
     }
     if let Some(path) = &state.attach_path {
         out.push(Line::from(vec![
@@ -142,7 +162,10 @@ pub fn chip_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a
         out.push(Line::styled("attach: reading the file…", theme.muted));
     }
     if let Some(e) = &state.attach_error {
-        out.push(Line::styled(clip(&format!("attach: {e}"), width), theme.error));
+        out.push(Line::styled(
+            clip(&format!("attach: {e}"), width),
+            theme.error,
+        ));
     }
     out
 }
@@ -336,6 +359,12 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
             ),
             style,
         ));
+        if let Some(b) = &a.gate.briefing {
+            out.push(Line::styled(
+                clip(&format!("  briefing: {}", b.hint), width),
+                theme.muted,
+            ));
+        }
     }
     let q = &p.request;
     out.push(section(
