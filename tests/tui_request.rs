@@ -283,7 +283,7 @@ fn the_catalog_pane_as_sent_is_previews_kept_for_20_prompts_and_tiers_a_b_c() {
                 &paths,
             );
             apply(&effects, &mut state, [Action::FocusCatalog, Action::Top]);
-            assert!(!state.full_view);
+            assert!(!state.catalog.full_view);
             let screen = render(&state, 230, 160);
             let title = format!("2 Catalog · {model} · tier {tier}");
             assert!(screen.contains(&title), "{title}:\n{screen}");

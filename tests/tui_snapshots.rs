@@ -423,7 +423,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
     let mut state = started(&ws);
     let keymap = Keymap::default();
     press(&ws, &mut state, &keymap, &[key(KeyCode::Char('?'))]);
-    assert!(state.show_help);
+    assert!(state.help.open);
     // q, t, tab, p: none of them reach the panes while help is open.
     press(
         &ws,
@@ -437,7 +437,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
         ],
     );
     assert!(!state.quit, "? then q must not quit");
-    assert!(state.show_help);
+    assert!(state.help.open);
     assert_eq!(state.tier_override, None);
     assert_eq!(state.focus, ctxconsole::tui::app::Pane::Budgets);
     // At 80×24 help does not fit: it says where it is and scrolls.
@@ -450,7 +450,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
     insta::assert_snapshot!("help_80x24_scrolled_to_the_end", bottom);
     // Esc closes it; then q quits.
     press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
-    assert!(!state.show_help);
+    assert!(!state.help.open);
     press(&ws, &mut state, &keymap, &[key(KeyCode::Char('q'))]);
     assert!(state.quit);
 }
@@ -635,7 +635,7 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     assert_eq!(state.history.plan_selected, 2);
     let a = mouse::actions(&state, screen_area, &wheel);
     apply(&ws, &mut state, a);
-    assert_eq!(state.help_scroll, mouse::WHEEL_ROWS);
+    assert_eq!(state.help.scroll, mouse::WHEEL_ROWS);
 }
 
 #[test]

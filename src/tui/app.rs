@@ -9,6 +9,9 @@ use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::history::{HistoryList, HistoryState, Query};
+pub use crate::tui::panes::Pane;
+use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
+use crate::tui::panes::help::{self, HelpModal};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{SendRequest, SendView};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
@@ -21,27 +24,6 @@ fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
     t
 }
 use crate::workspace::CatalogOrigin;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Budgets,
-    Catalog,
-    Prompt,
-    History,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 4] = [Pane::Budgets, Pane::Catalog, Pane::Prompt, Pane::History];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Budgets => "Budgets",
-            Pane::Catalog => "Catalog",
-            Pane::Prompt => "Prompt",
-            Pane::History => "History",
-        }
-    }
-}
 
 /// How long the prompt must be still before it is previewed.
 pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
@@ -129,8 +111,6 @@ pub struct State {
     pub filter_editing: bool,
     pub focus: Pane,
     pub tier_override: Option<Tier>,
-    pub full_view: bool,
-    pub catalog_scroll: usize,
     /// The one planned request every pane draws (the latest that came back), and the
     /// generation of the inputs being planned now (an answer for any other is stale).
     pub request: Option<Arc<RequestSnapshot>>,
@@ -139,10 +119,8 @@ pub struct State {
     pub catalog_origin: CatalogOrigin,
     /// Full catalog text, one entry per line, for the full view.
     pub full_catalog: Arc<String>,
-    pub show_help: bool,
-    /// The first help line on screen, and how many lines help has (from the live keymap).
-    pub help_scroll: usize,
-    pub help_len: usize,
+    /// The help modal (its state, its keys).
+    pub help: HelpModal,
     pub quit: bool,
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
@@ -166,7 +144,8 @@ pub struct State {
     pub attach_reading: Option<u64>,
     pub attach_error: Option<String>,
     pub history: HistoryState,
-    pub catalog: crate::tui::panes::catalog::CatalogPane,
+    /// The Catalog pane's own state.
+    pub catalog: CatalogPane,
     /// Budgets rows (by id) marked to be sent to beside the selected one.
     pub marked: std::collections::BTreeSet<String>,
     /// Send each model the `full` arm too.
@@ -192,16 +171,12 @@ impl State {
             filter_editing: false,
             focus: Pane::Budgets,
             tier_override: None,
-            full_view: false,
-            catalog_scroll: 0,
             request: None,
             planning: None,
             next_request: 1,
             catalog_origin,
             full_catalog,
-            show_help: false,
-            help_scroll: 0,
-            help_len: crate::tui::panes::help::lines(&crate::tui::keymap::Keymap::default()).len(),
+            help: HelpModal::new(&crate::tui::keymap::Keymap::default()),
             quit: false,
             page: 10,
             notes,
@@ -352,7 +327,7 @@ impl State {
         if before == after {
             return Vec::new();
         }
-        self.catalog_scroll = 0;
+        self.catalog.scroll = 0;
         self.refresh()
     }
 
@@ -400,19 +375,25 @@ impl State {
             return Vec::new();
         }
         self.selected = to;
-        self.catalog_scroll = 0;
+        self.catalog.scroll = 0;
         self.refresh()
-    }
-
-    fn scroll_catalog(&mut self, to: usize) {
-        let lines = self.catalog_lines();
-        self.catalog_scroll = to.min(lines.saturating_sub(1));
     }
 
     /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
-        use crate::tui::panes::catalog::{viewer_text, visible_lines};
-        visible_lines(viewer_text(self), &self.catalog.search).len()
+        self.catalog
+            .lines(self.request.as_deref(), &self.full_catalog)
+    }
+
+    /// What the Catalog pane reads besides its own state.
+    pub fn catalog_inputs(&self) -> CatalogInputs<'_> {
+        CatalogInputs {
+            request: self.request.as_deref(),
+            planning: self.planning.is_some(),
+            full_catalog: &self.full_catalog,
+            focused: self.focus == Pane::Catalog,
+            searching: self.filter_editing,
+        }
     }
 }
 
@@ -461,15 +442,12 @@ fn attach_path_key(state: &mut State, action: &Action) -> Option<Vec<Effect>> {
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
-    if state.show_help && crate::tui::panes::help::takes(&action) {
-        crate::tui::panes::help::update(state, action);
+    if state.help.open && help::takes(&action) {
+        state.help.update(action, state.page);
         return Vec::new();
     }
-    if state.catalog.entry_open
-        && action != Action::ToggleHelp
-        && crate::tui::panes::catalog::takes(&action)
-    {
-        crate::tui::panes::catalog::entry_update(state, action);
+    if state.catalog.entry_open && action != Action::ToggleHelp && catalog::takes(&action) {
+        state.catalog.entry_update(action, state.page);
         return Vec::new();
     }
     if state.attach_path.is_some()
@@ -591,7 +569,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 state.planning = None;
                 state.request = Some(snapshot);
                 let lines = state.catalog_lines();
-                state.catalog_scroll = state.catalog_scroll.min(lines.saturating_sub(1));
+                let scroll = state.catalog.scroll;
+                state.catalog.scroll_to(scroll, lines);
             }
             return Vec::new();
         }
@@ -599,8 +578,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
     if state.filter_editing
         && state.focus == Pane::Catalog
-        && crate::tui::panes::catalog::search_key(state, &action).is_some()
+        && let Some(typing) = state.catalog.search_key(&action)
     {
+        state.filter_editing = typing;
         return Vec::new();
     }
     if state.filter_editing {
@@ -635,13 +615,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::Quit => state.quit = true,
-        Action::ToggleHelp => {
-            state.show_help = !state.show_help;
-            state.help_scroll = 0;
-        }
+        Action::ToggleHelp => state.help.toggle(),
         Action::Back => {
-            if state.show_help {
-                state.show_help = false;
+            if state.help.open {
+                state.help.open = false;
             } else if state.focus == Pane::Prompt {
                 if let Some(cancel) = state.send.cancel() {
                     return vec![Effect::CancelReplay(cancel)];
@@ -656,7 +633,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 }
             } else if state.focus == Pane::Catalog && !state.catalog.search.is_empty() {
                 state.catalog.search.clear();
-                state.catalog_scroll = 0;
+                state.catalog.scroll = 0;
             } else if !state.filter.is_empty() {
                 state.filter.clear();
                 return state.refilter();
@@ -765,13 +742,16 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             let (current, len) = match state.focus {
                 Pane::Budgets => (state.selected, state.visible.len()),
                 Pane::History => (0, 0),
-                Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
+                Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
                 Pane::Prompt => (state.preview_scroll, usize::MAX),
             };
             let to = move_target(&action, current as u64, len as u64, page) as usize;
             match state.focus {
                 Pane::Budgets => return state.move_selection(to),
-                Pane::Catalog => state.scroll_catalog(to),
+                Pane::Catalog => {
+                    let lines = state.catalog_lines();
+                    state.catalog.scroll_to(to, lines);
+                }
                 Pane::Prompt => state.preview_scroll = to.min(500),
                 Pane::History => {}
             }
@@ -799,7 +779,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.filter_editing = true;
         }
         Action::Open if state.focus == Pane::Catalog => {
-            crate::tui::panes::catalog::open_entry(state);
+            let request = state.request.clone();
+            state
+                .catalog
+                .open_entry(request.as_deref(), &state.full_catalog);
         }
         Action::CycleTier => {
             state.tier_override = match state.tier_override {
@@ -811,8 +794,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return state.refresh();
         }
         Action::ToggleFullView => {
-            state.full_view = !state.full_view;
-            state.catalog_scroll = 0;
+            state.catalog.toggle_full_view();
         }
         Action::Char(_)
         | Action::Backspace

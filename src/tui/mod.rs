@@ -66,7 +66,7 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
 /// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-    if state.show_help {
+    if state.help.open {
         return panes::help::key(keymap, ev);
     }
     if state.attach_path.is_some() {
@@ -140,7 +140,7 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
-        let typing = !state.show_help
+        let typing = !state.help.open
             && (state.focus == Pane::Prompt || state.filter_editing || state.attach_path.is_some());
         if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
             effects.extend(update(state, Action::Paste(text)));
@@ -525,7 +525,7 @@ async fn event_loop(
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
     let (ctx, mut state) = start(&ws, &store, true);
-    state.help_len = panes::help::lines(&keymap).len();
+    state.help = panes::help::HelpModal::new(&keymap);
     spawn_effects(state.replan(), &ctx, &tx);
     loop {
         // Notices from effects (the cache created, or found readable by others).

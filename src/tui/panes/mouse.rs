@@ -23,7 +23,7 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
         MouseEventKind::Down(MouseButton::Left) => None,
         _ => return Vec::new(),
     };
-    if state.show_help {
+    if state.help.open {
         return step.map(|s| vec![s; WHEEL_ROWS]).unwrap_or_default();
     }
     if screen.width < MIN_WIDTH || screen.height < MIN_HEIGHT {
