@@ -153,7 +153,7 @@ fn attach_file(ctx: &EffectContext, state: &mut State, path: &Path) {
     };
     press(ctx, state, &[attach]);
     assert!(
-        state.attach_path.is_some(),
+        state.prompt.attach_path.is_some(),
         "the attach key opens the path line"
     );
     apply(ctx, state, [Action::Paste(path.display().to_string())]);
@@ -232,7 +232,7 @@ fn ask(
         press(ctx, state, &[key(KeyCode::Char('t'))]);
     }
     apply(ctx, state, [Action::FocusPrompt, Action::ClearPrompt]);
-    while !state.attachments.is_empty() {
+    while !state.prompt.attachments.is_empty() {
         press(
             ctx,
             state,
@@ -246,8 +246,12 @@ fn ask(
         attach_file(ctx, state, path);
     }
     assert_eq!(state.prompt_text(), instruction);
-    assert_eq!(state.attachments.len(), attachments.len());
-    assert!(state.attach_error.is_none(), "{:?}", state.attach_error);
+    assert_eq!(state.prompt.attachments.len(), attachments.len());
+    assert!(
+        state.prompt.attach_error.is_none(),
+        "{:?}",
+        state.prompt.attach_error
+    );
     assert!(state.planning.is_none(), "every plan came back");
 }
 
@@ -348,7 +352,7 @@ fn prompt_pane_with_two_attachment_chips() {
     );
     assert_eq!(state.prompt_text(), "compare these two");
     assert_eq!(
-        state.chip_labels,
+        state.prompt.chip_labels,
         ["users.json", "# Launch note: prefix caching for every tier"]
     );
     let planned = &state.request.as_ref().unwrap().planned;
@@ -374,7 +378,7 @@ fn prompt_pane_with_two_attachment_chips() {
         ],
     );
     assert_eq!(
-        state.chip_labels,
+        state.prompt.chip_labels,
         ["# Launch note: prefix caching for every tier"]
     );
     let planned = &state.request.as_ref().unwrap().planned;
@@ -408,10 +412,10 @@ fn a_bad_attachment_is_one_error_line_never_a_panic() {
         ),
     ] {
         attach_file(&effects, &mut state, &path);
-        let e = state.attach_error.clone().expect("an error");
+        let e = state.prompt.attach_error.clone().expect("an error");
         assert!(e.contains(&path.display().to_string()), "{e}");
         assert!(e.contains(says), "{e}");
-        assert!(state.attachments.is_empty());
+        assert!(state.prompt.attachments.is_empty());
         let s = render(&state, 160, 50);
         let lines: Vec<&str> = s.lines().filter(|l| l.contains("attach: ")).collect();
         assert_eq!(lines.len(), 1, "one error line:\n{s}");
@@ -424,6 +428,6 @@ fn a_bad_attachment_is_one_error_line_never_a_panic() {
         &[KeyEvent::new(KeyCode::Char('a'), KeyModifiers::ALT)],
     );
     press(&effects, &mut state, &[key(KeyCode::Esc)]);
-    assert!(state.attach_path.is_none() && state.attachments.is_empty());
+    assert!(state.prompt.attach_path.is_none() && state.prompt.attachments.is_empty());
     assert_eq!(state.focus, ctxconsole::tui::app::Pane::Prompt);
 }

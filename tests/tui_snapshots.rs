@@ -187,7 +187,11 @@ fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
             "remember this launch note,\ndraft a blog from it\nand make an illustration".into(),
         )],
     );
-    assert_eq!(state.prompt.lines().len(), 3, "a paste is text, not keys");
+    assert_eq!(
+        state.prompt.input.lines().len(),
+        3,
+        "a paste is text, not keys"
+    );
     let preview = &state.request.as_ref().expect("planned").planned;
     assert_eq!(preview.planner.categories.len(), 3);
     let view = &preview.compaction;
@@ -962,7 +966,7 @@ fn charts_at_80x24_120x40_and_160x50() {
         "the pasted log goes as a briefing"
     );
     let mut window = state.clone();
-    window.preview_scroll = 0;
+    window.prompt.scroll = 0;
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {
         let s = screen(&window, w, h);
         assert!(s.contains("a attachments "), "{w}x{h}:\n{s}");

@@ -3,26 +3,18 @@
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
-use crate::core::request::Attachment;
 use crate::llm::client::Cancel;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
-use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::history::{HistoryList, HistoryState, Query};
 pub use crate::tui::panes::Pane;
 use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
 use crate::tui::panes::help::{self, HelpModal};
+use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{SendRequest, SendView};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 
-fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
-    let mut t = ratatui_textarea::TextArea::default();
-    t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
-    // Long lines wrap (at words, a long word at its characters): nothing scrolls sideways.
-    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
-    t
-}
 use crate::workspace::CatalogOrigin;
 
 /// How long the prompt must be still before it is previewed.
@@ -125,24 +117,8 @@ pub struct State {
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
     pub notes: Vec<String>,
-    /// The Prompt pane's text box.
-    pub prompt: ratatui_textarea::TextArea<'static>,
-    /// Bumped on every edit; the request is planned once a version has been still.
-    pub prompt_version: u64,
-    pub preview_scroll: usize,
-    /// Sent beside the instruction (pastes of more than a few lines, attached files), and
-    /// what each one's chip is called.
-    pub attachments: Arc<Vec<Attachment>>,
-    pub chip_labels: Vec<String>,
-    /// The selected chip (the one the remove key removes).
-    pub chip: usize,
-    /// Pastes made attachments so far (their names: `paste 1`, `paste 2`…).
-    pub pastes: usize,
-    /// The attach key's path line, while it is open.
-    pub attach_path: Option<String>,
-    /// A file being read, and what went wrong with the last attach or paste.
-    pub attach_reading: Option<u64>,
-    pub attach_error: Option<String>,
+    /// The Prompt pane's own state: the instruction, the attachments, the preview scroll.
+    pub prompt: PromptPane,
     pub history: HistoryState,
     /// The Catalog pane's own state.
     pub catalog: CatalogPane,
@@ -180,16 +156,7 @@ impl State {
             quit: false,
             page: 10,
             notes,
-            prompt: new_prompt_box(),
-            prompt_version: 0,
-            preview_scroll: 0,
-            attachments: Arc::new(Vec::new()),
-            chip_labels: Vec::new(),
-            chip: 0,
-            pastes: 0,
-            attach_path: None,
-            attach_reading: None,
-            attach_error: None,
+            prompt: PromptPane::default(),
             history: HistoryState::default(),
             catalog: Default::default(),
             marked: Default::default(),
@@ -198,16 +165,36 @@ impl State {
         }
     }
 
-    /// The prompt as one string.
+    /// The instruction as one string.
     pub fn prompt_text(&self) -> String {
-        self.prompt.lines().join("\n")
+        self.prompt.text()
     }
 
-    fn prompt_changed(&mut self) -> Vec<Effect> {
-        self.prompt_version += 1;
-        vec![Effect::DebouncePreview {
-            version: self.prompt_version,
-        }]
+    /// What an edit of the Prompt pane asks for, as effects: the instruction is planned
+    /// once it has been still, attachments at once, a typed path is read off the UI thread.
+    fn prompt_edited(&mut self, edit: Edit) -> Vec<Effect> {
+        match edit {
+            Edit::Nothing => Vec::new(),
+            Edit::Instruction(version) => vec![Effect::DebouncePreview { version }],
+            Edit::Attachments => self.replan(),
+            Edit::Read(path) => {
+                let request = crate::tui::request_id::take(&mut self.next_request);
+                self.prompt.reading(request);
+                vec![Effect::ReadAttachment { request, path }]
+            }
+        }
+    }
+
+    /// What the Prompt pane reads besides its own state.
+    pub fn prompt_inputs(&self) -> PromptInputs<'_> {
+        PromptInputs {
+            focused: self.focus == Pane::Prompt,
+            ab: self.ab,
+            marked: self.marked.len(),
+            request: self.request.as_deref(),
+            planning: self.planning.is_some(),
+            send: &self.send,
+        }
     }
 
     /// Work a pane needs when it gains focus: History loads on first visit.
@@ -238,58 +225,9 @@ impl State {
             inputs: Box::new(RequestInputs {
                 effective,
                 instruction: Arc::new(self.prompt_text()),
-                attachments: self.attachments.clone(),
+                attachments: self.prompt.attachments.clone(),
             }),
         }]
-    }
-
-    /// Add an attachment (a paste or a file) as a chip, selected, and plan again.
-    fn attach(&mut self, label: String, attachment: Attachment) -> Vec<Effect> {
-        Arc::make_mut(&mut self.attachments).push(attachment);
-        self.chip_labels.push(label);
-        self.chip = self.chip_labels.len() - 1;
-        self.attach_error = None;
-        self.replan()
-    }
-
-    /// A paste into the prompt box: text, or beyond a few lines an attachment.
-    fn paste_into_prompt(&mut self, text: String) -> Vec<Effect> {
-        // One event, inserted as text: a multi-line paste never submits anything.
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        if is_attachment_paste(&text) {
-            if text.len() as u64 > ATTACH_MAX_BYTES {
-                self.attach_error = Some(format!(
-                    "paste of {} bytes not attached: more than the {} an attachment may hold here",
-                    crate::format::thousands(text.len()),
-                    crate::format::thousands(ATTACH_MAX_BYTES as usize)
-                ));
-                return Vec::new();
-            }
-            self.pastes += 1;
-            let label = paste_label(&text);
-            return self.attach(label, pasted(self.pastes, text));
-        }
-        if self.prompt.insert_str(text) {
-            self.prompt_changed()
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// Remove the selected chip.
-    fn remove_attachment(&mut self) -> Vec<Effect> {
-        if self.chip >= self.chip_labels.len() {
-            return Vec::new();
-        }
-        Arc::make_mut(&mut self.attachments).remove(self.chip);
-        self.chip_labels.remove(self.chip);
-        self.chip = self.chip.min(self.chip_labels.len().saturating_sub(1));
-        self.replan()
-    }
-
-    /// Whether anything is asked: an instruction or an attachment.
-    pub fn asks_anything(&self) -> bool {
-        !self.prompt_text().trim().is_empty() || !self.attachments.is_empty()
     }
 
     pub fn selected_row(&self) -> Option<&BudgetRow> {
@@ -410,36 +348,6 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
     }
 }
 
-/// A key while the attach path line is open: typed into it, enter reads the file (as an
-/// effect), esc closes it. `None` for what the line does not take (quit, background answers).
-fn attach_path_key(state: &mut State, action: &Action) -> Option<Vec<Effect>> {
-    let path = state.attach_path.as_mut()?;
-    match action {
-        Action::Char(c) => path.push(*c),
-        Action::Backspace => {
-            path.pop();
-        }
-        Action::Paste(text) => path.extend(text.chars().filter(|c| !c.is_control())),
-        Action::Back => state.attach_path = None,
-        Action::Confirm => {
-            let typed = path.trim().to_string();
-            state.attach_path = None;
-            if typed.is_empty() {
-                return Some(Vec::new());
-            }
-            let request = crate::tui::request_id::take(&mut state.next_request);
-            state.attach_reading = Some(request);
-            state.attach_error = None;
-            return Some(vec![Effect::ReadAttachment {
-                request,
-                path: typed,
-            }]);
-        }
-        _ => return None,
-    }
-    Some(Vec::new())
-}
-
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.help.open && help::takes(&action) {
@@ -450,65 +358,47 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         state.catalog.entry_update(action, state.page);
         return Vec::new();
     }
-    if state.attach_path.is_some()
-        && let Some(effects) = attach_path_key(state, &action)
-    {
-        return effects;
+    if let Some(edit) = state.prompt.path_key(&action) {
+        return state.prompt_edited(edit);
     }
     match action {
         Action::ClearPrompt => {
-            if state.prompt_text().is_empty() {
-                return Vec::new();
-            }
-            state.prompt = new_prompt_box();
-            state.preview_scroll = 0;
-            return state.prompt_changed();
+            let edit = state.prompt.clear();
+            return state.prompt_edited(edit);
         }
         Action::PromptKey(input) => {
-            return if state.prompt.input(input) {
-                state.prompt_changed()
-            } else {
-                Vec::new()
-            };
+            let edit = state.prompt.key(input);
+            return state.prompt_edited(edit);
         }
         Action::Paste(text) if state.focus == Pane::Prompt => {
-            return state.paste_into_prompt(text);
+            let edit = state.prompt.paste(text);
+            return state.prompt_edited(edit);
         }
         Action::Attach => {
             state.focus = Pane::Prompt;
-            state.attach_path = Some(String::new());
-            state.attach_error = None;
+            state.prompt.open_path_line();
             return Vec::new();
         }
-        Action::RemoveAttachment => return state.remove_attachment(),
+        Action::RemoveAttachment => {
+            let edit = state.prompt.remove_selected();
+            return state.prompt_edited(edit);
+        }
         Action::NextAttachment => {
-            if !state.chip_labels.is_empty() {
-                state.chip = (state.chip + 1) % state.chip_labels.len();
-            }
+            state.prompt.next_chip();
             return Vec::new();
         }
         Action::AttachmentRead(request, result) => {
-            if state.attach_reading != Some(request) {
-                return Vec::new();
-            }
-            state.attach_reading = None;
-            return match result {
-                Ok(Done(a)) => {
-                    let a = Arc::unwrap_or_clone(a);
-                    state.attach(a.name.clone(), a)
-                }
-                Err(e) => {
-                    state.attach_error = Some(e);
-                    Vec::new()
-                }
-            };
+            let edit = state
+                .prompt
+                .read_back(request, result.map(|Done(a)| Arc::unwrap_or_clone(a)));
+            return state.prompt_edited(edit);
         }
         Action::Send => {
             let prompt = state.prompt_text();
             if state.send.running.is_some() {
                 return Vec::new();
             }
-            if !state.asks_anything() {
+            if !state.prompt.asks_anything() {
                 state.send.error = Some(
                     "type a prompt or attach something first: the Preview is what is sent".into(),
                 );
@@ -516,7 +406,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
             let targets = state.send_targets();
             let ab = state.ab;
-            let attachments = state.attachments.clone();
+            let attachments = state.prompt.attachments.clone();
             return vec![Effect::Send(state.send.start(
                 &mut state.next_request,
                 prompt,
@@ -549,7 +439,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::PreviewDue(version) => {
-            return if version == state.prompt_version {
+            return if version == state.prompt.version {
                 state.replan()
             } else {
                 Vec::new()
@@ -743,7 +633,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Pane::Budgets => (state.selected, state.visible.len()),
                 Pane::History => (0, 0),
                 Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
-                Pane::Prompt => (state.preview_scroll, usize::MAX),
+                Pane::Prompt => (state.prompt.scroll, usize::MAX),
             };
             let to = move_target(&action, current as u64, len as u64, page) as usize;
             match state.focus {
@@ -752,7 +642,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     let lines = state.catalog_lines();
                     state.catalog.scroll_to(to, lines);
                 }
-                Pane::Prompt => state.preview_scroll = to.min(500),
+                Pane::Prompt => state.prompt.scroll = to.min(500),
                 Pane::History => {}
             }
         }
@@ -907,7 +797,7 @@ mod tests {
     #[test]
     fn a_search_that_moves_the_selection_previews_the_new_row() {
         let mut s = state();
-        s.prompt.insert_str("draft a blog post");
+        s.prompt.input.insert_str("draft a blog post");
         let first = s.selected_row().unwrap().id.clone();
         update(&mut s, Action::Filter);
         // "f": the first row matching "f" is another model; the preview follows it.
@@ -970,7 +860,7 @@ mod tests {
         let inputs = RequestInputs {
             effective: s.effective().unwrap(),
             instruction: Arc::new(s.prompt_text()),
-            attachments: s.attachments.clone(),
+            attachments: s.prompt.attachments.clone(),
         };
         Action::Planned(
             generation,
@@ -1015,26 +905,32 @@ mod tests {
             "summarise\nthis",
             "the paste is not in the box"
         );
-        assert_eq!(s.chip_labels, ["first words"]);
-        assert_eq!(s.attachments[0].name, "paste 1");
+        assert_eq!(s.prompt.chip_labels, ["first words"]);
+        assert_eq!(s.prompt.attachments[0].name, "paste 1");
         let [Effect::Plan { inputs, .. }] = e.as_slice() else {
             panic!("{e:?}")
         };
         assert_eq!(inputs.attachments.len(), 1);
         assert_eq!(*inputs.instruction, "summarise\nthis");
         update(&mut s, Action::Paste(format!("second\n{log}")));
-        assert_eq!(s.chip, 1, "the newest chip is selected");
+        assert_eq!(s.prompt.chip, 1, "the newest chip is selected");
         update(&mut s, Action::NextAttachment);
-        assert_eq!(s.chip, 0);
+        assert_eq!(s.prompt.chip, 0);
         let e = update(&mut s, Action::RemoveAttachment);
-        assert_eq!(s.chip_labels, ["second"]);
-        assert_eq!(s.attachments[0].name, "paste 2");
+        assert_eq!(s.prompt.chip_labels, ["second"]);
+        assert_eq!(s.prompt.attachments[0].name, "paste 2");
         assert!(matches!(e.as_slice(), [Effect::Plan { .. }]));
         // Too big a paste is refused with one line, nothing attached.
-        let huge = "x\n".repeat(ATTACH_MAX_BYTES as usize);
+        let huge = "x\n".repeat(crate::tui::attach::ATTACH_MAX_BYTES as usize);
         assert!(update(&mut s, Action::Paste(huge)).is_empty());
-        assert!(s.attach_error.as_deref().unwrap().contains("not attached"));
-        assert_eq!(s.attachments.len(), 1);
+        assert!(
+            s.prompt
+                .attach_error
+                .as_deref()
+                .unwrap()
+                .contains("not attached")
+        );
+        assert_eq!(s.prompt.attachments.len(), 1);
     }
 
     #[test]
@@ -1051,13 +947,13 @@ mod tests {
             panic!("{e:?}")
         };
         assert_eq!(path, "q.md");
-        assert!(s.attach_path.is_none());
+        assert!(s.prompt.attach_path.is_none());
         let request = *request;
         update(
             &mut s,
             Action::AttachmentRead(request, Err("q.md: cannot read: No such file".into())),
         );
-        assert!(s.attach_error.as_deref().unwrap().contains("q.md"));
-        assert!(s.attachments.is_empty());
+        assert!(s.prompt.attach_error.as_deref().unwrap().contains("q.md"));
+        assert!(s.prompt.attachments.is_empty());
     }
 }

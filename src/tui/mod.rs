@@ -69,7 +69,7 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
     if state.help.open {
         return panes::help::key(keymap, ev);
     }
-    if state.attach_path.is_some() {
+    if state.prompt.attach_path.is_some() {
         // The attach path line: keys are its text.
         return match ev.code {
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
@@ -141,7 +141,9 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut i = 0;
     while i < keys.len() {
         let typing = !state.help.open
-            && (state.focus == Pane::Prompt || state.filter_editing || state.attach_path.is_some());
+            && (state.focus == Pane::Prompt
+                || state.filter_editing
+                || state.prompt.attach_path.is_some());
         if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
             effects.extend(update(state, Action::Paste(text)));
             i += n;

@@ -123,8 +123,20 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
             Region::Catalog => {
                 panes::catalog::draw(frame, *rect, &state.catalog, &state.catalog_inputs(), theme)
             }
-            Region::PromptInput => panes::prompt::draw_input(frame, *rect, state, theme),
-            Region::Preview => panes::prompt::draw_preview(frame, *rect, state, theme),
+            Region::PromptInput => panes::prompt::draw_input(
+                frame,
+                *rect,
+                &state.prompt,
+                &state.prompt_inputs(),
+                theme,
+            ),
+            Region::Preview => panes::prompt::draw_preview(
+                frame,
+                *rect,
+                &state.prompt,
+                &state.prompt_inputs(),
+                theme,
+            ),
             Region::History => panes::history::draw(frame, *rect, state, theme),
         }
     }

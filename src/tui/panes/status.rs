@@ -34,7 +34,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
     if state.catalog.entry_open {
         return "j/k scroll · pgup/pgdn page · esc or enter closes".into();
     }
-    if state.attach_path.is_some() {
+    if state.prompt.attach_path.is_some() {
         return "type the file's path · enter attaches · esc cancels".into();
     }
     if state.focus == Pane::Prompt {
@@ -52,7 +52,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
                 .map(|k| format!(" · {k} {label}"))
                 .unwrap_or_default()
         };
-        let chips = if state.attachments.is_empty() {
+        let chips = if state.prompt.attachments.is_empty() {
             String::new()
         } else {
             format!(
