@@ -50,11 +50,11 @@ fn key_to_frame(c: &mut Criterion) {
     group.bench_function("Budgets: next model (plan + draw)", |b| {
         b.iter(|| {
             apply(&ctx, &mut state, Action::Down);
-            if state.selected + 1 >= state.visible.len() {
+            if state.budgets.selected + 1 >= state.budgets.visible.len() {
                 apply(&ctx, &mut state, Action::Top);
             }
             frame(&mut term, &state, &keymap);
-            black_box(state.selected)
+            black_box(state.budgets.selected)
         })
     });
 

@@ -437,9 +437,10 @@ mod console {
         let (effects, mut state) = start(&ws, &Default::default(), false);
         let model = "openrouter/openrouter/free";
         let row = state
+            .budgets
             .visible
             .iter()
-            .position(|&i| state.rows[i].id == model)
+            .position(|&i| state.budgets.rows[i].id == model)
             .unwrap();
         let prompt = "remember this launch note, draft a blog from it and make an illustration";
         apply(&effects, &mut state, std::iter::repeat_n(Action::Down, row));

@@ -203,9 +203,10 @@ fn strings(v: &Value) -> Vec<String> {
 
 fn row_of(state: &State, model: &str) -> u64 {
     state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == model)
+        .position(|&i| state.budgets.rows[i].id == model)
         .unwrap_or_else(|| panic!("{model} in Budgets")) as u64
 }
 

@@ -39,9 +39,10 @@ fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item
 
 fn row_of(state: &State, id: &str) -> u64 {
     state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == id)
+        .position(|&i| state.budgets.rows[i].id == id)
         .unwrap_or_else(|| panic!("no row {id}")) as u64
 }
 
@@ -87,7 +88,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         &mut state,
         [Action::SelectRow(marked), Action::MarkModel],
     );
-    assert!(state.marked.contains("test/tool-calls"));
+    assert!(state.budgets.marked.contains("test/tool-calls"));
     assert!(screen(&state, 200, 50).contains("+test/tool-calls"));
     let selected = row_of(&state, "test/ok-json");
     apply(

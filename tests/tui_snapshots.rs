@@ -96,9 +96,10 @@ fn tier_c_model_compacts_and_cuts() {
     let (_d, ws) = workspace();
     let mut state = started(&ws);
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .position(|&i| state.budgets.rows[i].id == "openrouter/openrouter/free")
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     let s = screen(&state, 130, 36);
@@ -578,7 +579,7 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.focus, Pane::Budgets);
     // Outside a text box, a burst is keys (held j moves the selection).
     apply_keys(&mut state, &keymap, &text_keys("jjjj"));
-    assert_eq!(state.selected, 4);
+    assert_eq!(state.budgets.selected, 4);
 }
 
 fn mouse_at(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
@@ -599,11 +600,11 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     let s = screen(&state, 120, 40);
     // Row 4 of the table: title bar (0), pane border (1), header (2), rows from 3.
     let row4 = s.lines().nth(3 + 4).unwrap();
-    let wanted = state.rows[state.visible[4]].id.clone();
+    let wanted = state.budgets.rows[state.budgets.visible[4]].id.clone();
     assert!(row4.contains(&wanted[..6]), "{row4}");
     let a = mouse::actions(&state, screen_area, &click(5, 7));
     apply(&ws, &mut state, a);
-    assert_eq!(state.selected, 4);
+    assert_eq!(state.budgets.selected, 4);
     assert_eq!(state.request.as_ref().unwrap().planned.model, wanted);
     // A click on the Catalog focuses it; the wheel over Budgets focuses Budgets and moves.
     let a = mouse::actions(&state, screen_area, &click(100, 10));
@@ -613,7 +614,7 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     let a = mouse::actions(&state, screen_area, &wheel);
     apply(&ws, &mut state, a);
     assert_eq!(state.focus, Pane::Budgets);
-    assert_eq!(state.selected, 4 + mouse::WHEEL_ROWS);
+    assert_eq!(state.budgets.selected, 4 + mouse::WHEEL_ROWS);
     // History: a click in the groups list picks that list and that group.
     apply(&ws, &mut state, [Action::FocusHistory]);
     let a = mouse::actions(&state, screen_area, &click(10, 6));
@@ -649,9 +650,10 @@ fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full
     let keymap = Keymap::default();
     // A Tier C row, so some entries are trimmed and some cut.
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .position(|&i| state.budgets.rows[i].id == "openrouter/openrouter/free")
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     apply(
@@ -760,9 +762,10 @@ fn budgets_elide_ids_and_show_lints_at_80_120_and_160_columns() {
     .unwrap();
     let mut state = started(&ws);
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id.starts_with("example-provider/"))
+        .position(|&i| state.budgets.rows[i].id.starts_with("example-provider/"))
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {

@@ -8,6 +8,8 @@ use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query};
 pub use crate::tui::panes::Pane;
+use crate::tui::panes::budgets::BudgetsPane;
+pub use crate::tui::panes::budgets::SortColumn;
 use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
 use crate::tui::panes::help::{self, HelpModal};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
@@ -19,46 +21,6 @@ use crate::workspace::CatalogOrigin;
 
 /// How long the prompt must be still before it is previewed.
 pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortColumn {
-    Table,
-    Id,
-    Tier,
-    Input,
-    Output,
-    CatalogBytes,
-    Layer,
-}
-
-impl SortColumn {
-    const CYCLE: [SortColumn; 7] = [
-        SortColumn::Table,
-        SortColumn::Id,
-        SortColumn::Tier,
-        SortColumn::Input,
-        SortColumn::Output,
-        SortColumn::CatalogBytes,
-        SortColumn::Layer,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            SortColumn::Table => "table order",
-            SortColumn::Id => "id",
-            SortColumn::Tier => "tier",
-            SortColumn::Input => "input",
-            SortColumn::Output => "output",
-            SortColumn::CatalogBytes => "catalog bytes",
-            SortColumn::Layer => "layer",
-        }
-    }
-
-    fn next(self) -> SortColumn {
-        let i = Self::CYCLE.iter().position(|c| *c == self).unwrap_or(0);
-        Self::CYCLE[(i + 1) % Self::CYCLE.len()]
-    }
-}
 
 /// Work for the runtime: it runs off the UI thread and reports back as an action.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,15 +53,9 @@ fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
 
 #[derive(Debug, Clone)]
 pub struct State {
-    /// Every budget row: the table's, then the fallback.
-    pub rows: Vec<BudgetRow>,
-    /// Indices into `rows`, filtered and sorted.
-    pub visible: Vec<usize>,
-    /// Position in `visible`.
-    pub selected: usize,
-    pub sort: SortColumn,
-    pub sort_desc: bool,
-    pub filter: String,
+    /// The Budgets pane's own state: the rows, the selection, sort, search and marks.
+    pub budgets: BudgetsPane,
+    /// A search (the Budgets' or the Catalog's) is being typed.
     pub filter_editing: bool,
     pub focus: Pane,
     pub tier_override: Option<Tier>,
@@ -122,8 +78,6 @@ pub struct State {
     pub history: HistoryState,
     /// The Catalog pane's own state.
     pub catalog: CatalogPane,
-    /// Budgets rows (by id) marked to be sent to beside the selected one.
-    pub marked: std::collections::BTreeSet<String>,
     /// Send each model the `full` arm too.
     pub ab: bool,
     pub send: SendView,
@@ -136,14 +90,8 @@ impl State {
         full_catalog: Arc<String>,
         notes: Vec<String>,
     ) -> State {
-        let visible = (0..rows.len()).collect();
         State {
-            rows,
-            visible,
-            selected: 0,
-            sort: SortColumn::Table,
-            sort_desc: false,
-            filter: String::new(),
+            budgets: BudgetsPane::new(rows),
             filter_editing: false,
             focus: Pane::Budgets,
             tier_override: None,
@@ -159,7 +107,6 @@ impl State {
             prompt: PromptPane::default(),
             history: HistoryState::default(),
             catalog: Default::default(),
-            marked: Default::default(),
             ab: false,
             send: SendView::default(),
         }
@@ -190,7 +137,7 @@ impl State {
         PromptInputs {
             focused: self.focus == Pane::Prompt,
             ab: self.ab,
-            marked: self.marked.len(),
+            marked: self.budgets.marked.len(),
             request: self.request.as_deref(),
             planning: self.planning.is_some(),
             send: &self.send,
@@ -231,7 +178,7 @@ impl State {
     }
 
     pub fn selected_row(&self) -> Option<&BudgetRow> {
-        self.visible.get(self.selected).map(|&i| &self.rows[i])
+        self.budgets.selected_row()
     }
 
     /// The effective row for the selection: the row itself (a prefix row stands for its
@@ -247,8 +194,8 @@ impl State {
     /// with the tier override the Preview applies.
     pub fn send_targets(&self) -> Vec<EffectiveRow> {
         let mut out: Vec<EffectiveRow> = self.effective().into_iter().collect();
-        for row in &self.rows {
-            if self.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
+        for row in &self.budgets.rows {
+            if self.budgets.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
                 out.push(EffectiveRow::of_row(row, self.tier_override));
             }
         }
@@ -259,60 +206,17 @@ impl State {
     /// to another row, the catalog and the preview for it (never a preview of the row
     /// before).
     fn refilter(&mut self) -> Vec<Effect> {
-        let before = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        self.refresh_visible();
-        let after = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        if before == after {
+        if !self.budgets.refilter() {
             return Vec::new();
         }
         self.catalog.scroll = 0;
         self.refresh()
     }
 
-    fn refresh_visible(&mut self) {
-        let keep_id = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        let needle = self.filter.to_ascii_lowercase();
-        let mut visible: Vec<usize> = (0..self.rows.len())
-            .filter(|&i| {
-                let r = &self.rows[i];
-                needle.is_empty()
-                    || r.id.to_ascii_lowercase().contains(&needle)
-                    || format!("tier {}", r.tier).to_ascii_lowercase() == needle
-                    || r.layer.to_string() == needle
-            })
-            .collect();
-        let rows = &self.rows;
-        match self.sort {
-            SortColumn::Table => {}
-            SortColumn::Id => visible.sort_by(|&a, &b| rows[a].id.cmp(&rows[b].id)),
-            SortColumn::Tier => visible.sort_by_key(|&i| rows[i].tier),
-            SortColumn::Input => visible.sort_by_key(|&i| rows[i].input_tokens),
-            SortColumn::Output => visible.sort_by_key(|&i| rows[i].output_tokens),
-            SortColumn::CatalogBytes => {
-                visible.sort_by_key(|&i| rows[i].max_catalog_bytes.unwrap_or(usize::MAX))
-            }
-            SortColumn::Layer => visible.sort_by_key(|&i| rows[i].layer),
-        }
-        if self.sort_desc {
-            visible.reverse();
-        }
-        self.visible = visible;
-        self.selected = keep_id
-            .and_then(|(id, kind)| {
-                self.visible
-                    .iter()
-                    .position(|&i| self.rows[i].id == id && self.rows[i].match_kind == kind)
-            })
-            .unwrap_or(0);
-    }
-
     fn move_selection(&mut self, to: usize) -> Vec<Effect> {
-        let last = self.visible.len().saturating_sub(1);
-        let to = to.min(last);
-        if to == self.selected && self.request.is_some() {
+        if !self.budgets.select(to) && self.request.is_some() {
             return Vec::new();
         }
-        self.selected = to;
         self.catalog.scroll = 0;
         self.refresh()
     }
@@ -476,11 +380,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.filter_editing {
         match action {
             Action::Char(c) => {
-                state.filter.push(c);
+                state.budgets.filter.push(c);
                 return state.refilter();
             }
             Action::Backspace => {
-                state.filter.pop();
+                state.budgets.filter.pop();
                 return state.refilter();
             }
             Action::Confirm => {
@@ -489,11 +393,12 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
             Action::Back => {
                 state.filter_editing = false;
-                state.filter.clear();
+                state.budgets.filter.clear();
                 return state.refilter();
             }
             Action::Paste(text) => {
                 state
+                    .budgets
                     .filter
                     .extend(text.chars().filter(|c| !c.is_control()));
                 return state.refilter();
@@ -524,8 +429,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             } else if state.focus == Pane::Catalog && !state.catalog.search.is_empty() {
                 state.catalog.search.clear();
                 state.catalog.scroll = 0;
-            } else if !state.filter.is_empty() {
-                state.filter.clear();
+            } else if !state.budgets.filter.is_empty() {
+                state.budgets.filter.clear();
                 return state.refilter();
             }
         }
@@ -630,7 +535,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 return history_effects(state.history.move_to(to, &mut state.next_request));
             }
             let (current, len) = match state.focus {
-                Pane::Budgets => (state.selected, state.visible.len()),
+                Pane::Budgets => (state.budgets.selected, state.budgets.visible.len()),
                 Pane::History => (0, 0),
                 Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
                 Pane::Prompt => (state.prompt.scroll, usize::MAX),
@@ -646,21 +551,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Pane::History => {}
             }
         }
-        Action::MarkModel if state.focus == Pane::Budgets => {
-            if let Some(id) = state.selected_row().map(|r| r.id.clone())
-                && !state.marked.remove(&id)
-            {
-                state.marked.insert(id);
-            }
-        }
-        Action::SortNext => {
-            state.sort = state.sort.next();
-            state.refresh_visible();
-        }
-        Action::SortReverse => {
-            state.sort_desc = !state.sort_desc;
-            state.refresh_visible();
-        }
+        Action::MarkModel if state.focus == Pane::Budgets => state.budgets.toggle_mark(),
+        Action::SortNext => state.budgets.sort_next(),
+        Action::SortReverse => state.budgets.sort_reverse(),
         Action::Filter => {
             // The Catalog searches its own lines; elsewhere `/` searches the Budgets.
             if state.focus != Pane::Catalog {
@@ -739,14 +632,14 @@ mod tests {
     fn moving_the_selection_plans_the_new_rows_request_once() {
         let mut s = state();
         let effects = update(&mut s, Action::Down);
-        assert_eq!(s.selected, 1);
+        assert_eq!(s.budgets.selected, 1);
         let [Effect::Plan { generation, inputs }] = effects.as_slice() else {
             panic!("{effects:?}")
         };
-        assert_eq!(inputs.effective.model, s.rows[1].id);
+        assert_eq!(inputs.effective.model, s.budgets.rows[1].id);
         assert_eq!(s.planning, Some(*generation));
         let effects = update(&mut s, Action::Bottom);
-        assert_eq!(s.selected, s.rows.len() - 1);
+        assert_eq!(s.budgets.selected, s.budgets.rows.len() - 1);
         assert_eq!(effects.len(), 1);
     }
 
@@ -777,7 +670,7 @@ mod tests {
         for c in "free".chars() {
             update(&mut s, Action::Char(c));
         }
-        assert_eq!(s.filter, "free");
+        assert_eq!(s.budgets.filter, "free");
         // Keys the keymap would bind are typed while the filter is open.
         update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, None);
@@ -786,12 +679,17 @@ mod tests {
         let mut s = state();
         update(&mut s, Action::Filter);
         update(&mut s, Action::Paste("free".into()));
-        assert!(s.visible.iter().all(|&i| s.rows[i].id.contains("free")));
-        assert!(!s.visible.is_empty());
+        assert!(
+            s.budgets
+                .visible
+                .iter()
+                .all(|&i| s.budgets.rows[i].id.contains("free"))
+        );
+        assert!(!s.budgets.visible.is_empty());
         update(&mut s, Action::Confirm);
         assert!(!s.filter_editing);
         update(&mut s, Action::Back);
-        assert_eq!(s.visible.len(), s.rows.len());
+        assert_eq!(s.budgets.visible.len(), s.budgets.rows.len());
     }
 
     #[test]
@@ -828,11 +726,11 @@ mod tests {
         let id = s.selected_row().unwrap().id.clone();
         update(&mut s, Action::SortNext);
         update(&mut s, Action::SortNext);
-        assert_eq!(s.sort, SortColumn::Tier);
+        assert_eq!(s.budgets.sort, SortColumn::Tier);
         assert_eq!(s.selected_row().unwrap().id, id);
         update(&mut s, Action::SortReverse);
         assert_eq!(s.selected_row().unwrap().id, id);
-        assert_eq!(s.rows[s.visible[0]].tier, Tier::C);
+        assert_eq!(s.budgets.rows[s.budgets.visible[0]].tier, Tier::C);
     }
 
     #[test]
@@ -887,7 +785,10 @@ mod tests {
         let new = s.planning.unwrap();
         let answer = planned(new, &s);
         update(&mut s, answer);
-        assert_eq!(s.request.as_ref().unwrap().planned.model, s.rows[1].id);
+        assert_eq!(
+            s.request.as_ref().unwrap().planned.model,
+            s.budgets.rows[1].id
+        );
         assert_eq!(s.planning, None);
     }
 

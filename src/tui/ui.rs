@@ -119,7 +119,14 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
     draw_header(frame, a.header, state, theme);
     for (region, rect) in &a.panes {
         match region {
-            Region::Budgets => panes::budgets::draw(frame, *rect, state, theme),
+            Region::Budgets => panes::budgets::draw(
+                frame,
+                *rect,
+                &state.budgets,
+                state.focus == Pane::Budgets,
+                state.filter_editing,
+                theme,
+            ),
             Region::Catalog => {
                 panes::catalog::draw(frame, *rect, &state.catalog, &state.catalog_inputs(), theme)
             }

@@ -65,7 +65,7 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
     }
     let row = match (region, list) {
         (Region::Budgets, _) if state.focus != Pane::Prompt => {
-            budgets::row_at(rect, state, at.y).map(|i| i as u64)
+            budgets::row_at(rect, &state.budgets, state.filter_editing, at.y).map(|i| i as u64)
         }
         (Region::History, Some((list, area))) => {
             let h = &state.history;
