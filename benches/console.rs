@@ -46,19 +46,20 @@ fn key_to_frame(c: &mut Criterion) {
     let mut group = c.benchmark_group("key to frame (sample workspace, 160x50)");
     group.sample_size(20);
 
-    // Budgets: the next model, recompacted for it, and the frame.
-    group.bench_function("Budgets: next model (recompact + draw)", |b| {
+    // Budgets: the next model, its request planned, and the frame.
+    group.bench_function("Budgets: next model (plan + draw)", |b| {
         b.iter(|| {
             apply(&ctx, &mut state, Action::Down);
-            if state.selected + 1 >= state.visible.len() {
+            if state.budgets.selected + 1 >= state.budgets.visible.len() {
                 apply(&ctx, &mut state, Action::Top);
             }
             frame(&mut term, &state, &keymap);
-            black_box(state.selected)
+            black_box(state.budgets.selected)
         })
     });
 
-    // Prompt: one typed character, previewed (planner, ranking, gate, compaction, request).
+    // Prompt: one typed character, the request planned once (planner, ranking, gate,
+    // compaction, messages) for every pane.
     apply(&ctx, &mut state, Action::FocusPrompt);
     apply(
         &ctx,
@@ -67,11 +68,11 @@ fn key_to_frame(c: &mut Criterion) {
             "remember this launch note, draft a blog from it and make an illustration".into(),
         ),
     );
-    group.bench_function("Prompt: one character typed (preview + draw)", |b| {
+    group.bench_function("Prompt: one character typed (plan + draw)", |b| {
         b.iter(|| {
             apply(&ctx, &mut state, Action::Paste("s".into()));
             frame(&mut term, &state, &keymap);
-            black_box(state.preview.is_some())
+            black_box(state.request.is_some())
         })
     });
 

@@ -8,12 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::core::budget::{BudgetTable, EffectiveRow, Tier, effective_row};
-use crate::core::chart::{WindowBar, window_bar};
-use crate::core::compact::{Compacted, PreparedCatalog};
+use crate::core::compact::PreparedCatalog;
 use crate::core::compare::Arm;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::Planner;
-use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::core::request::{ATTACHMENT_WEIGHT, PlanInputs, plan_request};
 use crate::store::cache::OutputCache;
@@ -193,32 +191,4 @@ pub fn plan_unaided(
             arm: Arm::Compacted,
         },
     )
-}
-
-/// The catalog as one request sends it: what the Catalog pane draws.
-#[derive(Debug, Clone)]
-pub struct CompactionView {
-    pub effective: EffectiveRow,
-    pub allowance: AllowanceBreakdown,
-    pub compacted: Compacted,
-    /// Every catalog entry with its fate, in catalog order.
-    pub entries: Vec<EntryFate>,
-    /// How the request fills the model's window.
-    pub window: WindowBar,
-}
-
-impl From<&PlannedRequest> for CompactionView {
-    fn from(p: &PlannedRequest) -> CompactionView {
-        CompactionView {
-            effective: p.effective.clone(),
-            allowance: p.compaction.allowance,
-            compacted: Compacted {
-                text: p.compaction.text.clone(),
-                trim: p.compaction.trim.clone(),
-                kept: p.compaction.kept_indices.clone(),
-            },
-            entries: p.compaction.entries.clone(),
-            window: window_bar(p),
-        }
-    }
 }

@@ -437,9 +437,10 @@ mod console {
         let (effects, mut state) = start(&ws, &Default::default(), false);
         let model = "openrouter/openrouter/free";
         let row = state
+            .budgets
             .visible
             .iter()
-            .position(|&i| state.rows[i].id == model)
+            .position(|&i| state.budgets.rows[i].id == model)
             .unwrap();
         let prompt = "remember this launch note, draft a blog from it and make an illustration";
         apply(&effects, &mut state, std::iter::repeat_n(Action::Down, row));
@@ -453,7 +454,11 @@ mod console {
             ],
         );
         let on_screen = ids_on_screen(&state);
-        let preview = state.preview.as_ref().expect("the preview ran");
+        let preview = &state
+            .request
+            .as_ref()
+            .expect("the request was planned")
+            .planned;
         assert_eq!(preview.model, model);
         assert_eq!(
             on_screen, preview.compaction.kept,
@@ -470,9 +475,9 @@ mod console {
         assert!(!on_screen.iter().any(|n| n.starts_with("browser.")));
     }
 
-    /// A paste too big for the window goes as a briefing; the Catalog pane used to charge the
-    /// whole paste against the allowance (0 tokens, 0 entries) while the preview sent a
-    /// briefing and a catalog.
+    /// A paste too big for the window goes as an attachment, briefed; the Catalog pane used
+    /// to charge the whole paste against the allowance (0 tokens, 0 entries) while the
+    /// preview sent a briefing and a catalog.
     #[test]
     fn after_a_big_paste_the_catalog_pane_counts_the_briefing_not_the_paste() {
         let home = tempfile::tempdir().unwrap();
@@ -493,14 +498,19 @@ mod console {
             &mut state,
             [Action::Bottom, Action::FocusPrompt, Action::Paste(paste)],
         );
-        let preview = state.preview.clone().expect("the preview ran");
-        assert!(preview.gate.briefing.is_some());
-        let pane = state.compaction.as_ref().unwrap();
-        assert_eq!(pane.allowance, preview.compaction.allowance);
-        assert!(pane.allowance.tokens > 0);
-        let kept: Vec<&str> = pane
-            .compacted
-            .kept
+        assert_eq!(
+            state.prompt_text(),
+            "",
+            "a paste of 6,000 lines is not the instruction"
+        );
+        let preview = state.request.clone().expect("the request was planned");
+        let preview = &preview.planned;
+        assert_eq!(preview.attachments.len(), 1);
+        assert!(preview.attachments[0].gate.briefing.is_some());
+        assert!(preview.compaction.allowance.tokens > 0);
+        let kept: Vec<&str> = preview
+            .compaction
+            .kept_indices
             .iter()
             .map(|&i| ws.catalog.entry_name(i))
             .collect();

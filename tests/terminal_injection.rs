@@ -365,7 +365,7 @@ mod console {
         })
         .unwrap();
         let (effects, mut state) = start(&ws, &Default::default(), false);
-        let first = state.recompact();
+        let first = state.replan();
         for e in first {
             let a = run_effect_now(&effects, e);
             update(&mut state, a);

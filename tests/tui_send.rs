@@ -16,6 +16,9 @@ use ctxconsole::workspace::{Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// A pasted note: more than five lines, so the console attaches it.
+const NOTE: &str = "Launch note\n\nThe launch moves to 2 December.\nPricing stays as announced.\nThe beta list gets mail first.\nPress embargo lifts at 09:00 UTC.\n";
+
 const INSTRUCTION: &str =
     "remember this launch note, draft a blog from it and make an illustration";
 
@@ -36,9 +39,10 @@ fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item
 
 fn row_of(state: &State, id: &str) -> u64 {
     state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == id)
+        .position(|&i| state.budgets.rows[i].id == id)
         .unwrap_or_else(|| panic!("no row {id}")) as u64
 }
 
@@ -108,10 +112,18 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         &mut state,
         [Action::SelectRow(marked), Action::MarkModel],
     );
-    assert!(state.marked.contains("test/tool-calls"));
+    assert!(state.budgets.marked.contains("test/tool-calls"));
     assert!(screen(&state, 200, 50).contains("+test/tool-calls"));
-    type_for(&ctx, &mut state, "test/ok-json", &[Action::ToggleAb]);
-    let preview = state.preview.clone().expect("the prompt was previewed");
+    type_for(
+        &ctx,
+        &mut state,
+        "test/ok-json",
+        // More than five lines: an attachment, sent beside the instruction.
+        &[Action::Paste(NOTE.into()), Action::ToggleAb],
+    );
+    let preview = state.request.clone().expect("the prompt was planned");
+    let preview = &preview.planned;
+    assert_eq!(preview.attachments.len(), 1);
     assert_eq!(state.ab, [Arm::Full]);
     // The send goes out as one effect naming both models, A/B on.
     let effects = update(&mut state, Action::Send);
@@ -151,6 +163,10 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
             .iter()
             .any(|r| r.body["model"] == "ok-json" && r.body["messages"] == shown),
         "no request to ok-json carried the previewed messages"
+    );
+    assert!(
+        shown.to_string().contains("launch moves to 2 December"),
+        "the attachment is in the request sent"
     );
 
     let history = HistoryStore::open(ctx.history.as_deref().unwrap()).unwrap();

@@ -48,7 +48,7 @@ fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Ac
 
 fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
-    let effects = state.recompact();
+    let effects = state.replan();
     for e in effects {
         let a = run_effect_now(&ctx(ws), e);
         update(&mut state, a);
@@ -96,9 +96,10 @@ fn tier_c_model_compacts_and_cuts() {
     let (_d, ws) = workspace();
     let mut state = started(&ws);
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .position(|&i| state.budgets.rows[i].id == "openrouter/openrouter/free")
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     let s = screen(&state, 130, 36);
@@ -172,7 +173,14 @@ fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
     let mut state = started(&ws);
     // The Tier C fallback row, then paste into the Prompt pane.
     apply(&ws, &mut state, [Action::Bottom, Action::FocusPrompt]);
-    let empty_allowance = state.compaction.as_ref().unwrap().allowance.tokens;
+    let empty_allowance = state
+        .request
+        .as_ref()
+        .unwrap()
+        .planned
+        .compaction
+        .allowance
+        .tokens;
     apply(
         &ws,
         &mut state,
@@ -180,15 +188,19 @@ fn prompt_pane_previews_a_pasted_prompt_beside_the_catalog_it_shapes() {
             "remember this launch note,\ndraft a blog from it\nand make an illustration".into(),
         )],
     );
-    assert_eq!(state.prompt.lines().len(), 3, "a paste is text, not keys");
-    let preview = state.preview.as_ref().expect("preview after the debounce");
+    assert_eq!(
+        state.prompt.input.lines().len(),
+        3,
+        "a paste is text, not keys"
+    );
+    let preview = &state.request.as_ref().expect("planned").planned;
     assert_eq!(preview.planner.categories.len(), 3);
-    let view = state.compaction.as_ref().unwrap();
+    let view = &preview.compaction;
     assert!(
         view.allowance.tokens < empty_allowance,
         "the prompt comes out of the allowance"
     );
-    assert!(view.compacted.trim.cut_policy.contains("ranked"));
+    assert!(view.trim.cut_policy.contains("ranked"));
     let s = screen(&state, 140, 44);
     assert!(s.contains("[Context: media + writing + memory task"));
     insta::assert_snapshot!("prompt_pane_tier_c", s);
@@ -416,7 +428,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
     let mut state = started(&ws);
     let keymap = Keymap::default();
     press(&ws, &mut state, &keymap, &[key(KeyCode::Char('?'))]);
-    assert!(state.show_help);
+    assert!(state.help.open);
     // q, t, tab, p: none of them reach the panes while help is open.
     press(
         &ws,
@@ -430,7 +442,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
         ],
     );
     assert!(!state.quit, "? then q must not quit");
-    assert!(state.show_help);
+    assert!(state.help.open);
     assert_eq!(state.tier_override, None);
     assert_eq!(state.focus, ctxconsole::tui::app::Pane::Budgets);
     // At 80×24 help does not fit: it says where it is and scrolls.
@@ -443,7 +455,7 @@ fn help_is_a_modal_that_scrolls_and_takes_every_key_until_closed() {
     insta::assert_snapshot!("help_80x24_scrolled_to_the_end", bottom);
     // Esc closes it; then q quits.
     press(&ws, &mut state, &keymap, &[key(KeyCode::Esc)]);
-    assert!(!state.show_help);
+    assert!(!state.help.open);
     press(&ws, &mut state, &keymap, &[key(KeyCode::Char('q'))]);
     assert!(state.quit);
 }
@@ -529,7 +541,7 @@ fn ctrl_u_clears_the_prompt_and_long_lines_wrap() {
     );
     assert_eq!(state.prompt_text(), "");
     assert!(
-        state.preview.is_none(),
+        !state.request.as_ref().unwrap().planned.asked,
         "the preview follows the cleared box"
     );
 }
@@ -567,7 +579,7 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.focus, Pane::Budgets);
     // Outside a text box, a burst is keys (held j moves the selection).
     apply_keys(&mut state, &keymap, &text_keys("jjjj"));
-    assert_eq!(state.selected, 4);
+    assert_eq!(state.budgets.selected, 4);
 }
 
 fn mouse_at(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
@@ -588,12 +600,12 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     let s = screen(&state, 120, 40);
     // Row 4 of the table: title bar (0), pane border (1), header (2), rows from 3.
     let row4 = s.lines().nth(3 + 4).unwrap();
-    let wanted = state.rows[state.visible[4]].id.clone();
+    let wanted = state.budgets.rows[state.budgets.visible[4]].id.clone();
     assert!(row4.contains(&wanted[..6]), "{row4}");
     let a = mouse::actions(&state, screen_area, &click(5, 7));
     apply(&ws, &mut state, a);
-    assert_eq!(state.selected, 4);
-    assert_eq!(state.compaction.as_ref().unwrap().effective.model, wanted);
+    assert_eq!(state.budgets.selected, 4);
+    assert_eq!(state.request.as_ref().unwrap().planned.model, wanted);
     // A click on the Catalog focuses it; the wheel over Budgets focuses Budgets and moves.
     let a = mouse::actions(&state, screen_area, &click(100, 10));
     apply(&ws, &mut state, a);
@@ -602,7 +614,7 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     let a = mouse::actions(&state, screen_area, &wheel);
     apply(&ws, &mut state, a);
     assert_eq!(state.focus, Pane::Budgets);
-    assert_eq!(state.selected, 4 + mouse::WHEEL_ROWS);
+    assert_eq!(state.budgets.selected, 4 + mouse::WHEEL_ROWS);
     // History: a click in the groups list picks that list and that group.
     apply(&ws, &mut state, [Action::FocusHistory]);
     let a = mouse::actions(&state, screen_area, &click(10, 6));
@@ -628,7 +640,7 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     assert_eq!(state.history.plan_selected, 2);
     let a = mouse::actions(&state, screen_area, &wheel);
     apply(&ws, &mut state, a);
-    assert_eq!(state.help_scroll, mouse::WHEEL_ROWS);
+    assert_eq!(state.help.scroll, mouse::WHEEL_ROWS);
 }
 
 #[test]
@@ -638,9 +650,10 @@ fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full
     let keymap = Keymap::default();
     // A Tier C row, so some entries are trimmed and some cut.
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id == "openrouter/openrouter/free")
+        .position(|&i| state.budgets.rows[i].id == "openrouter/openrouter/free")
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     apply(
@@ -749,9 +762,10 @@ fn budgets_elide_ids_and_show_lints_at_80_120_and_160_columns() {
     .unwrap();
     let mut state = started(&ws);
     let row = state
+        .budgets
         .visible
         .iter()
-        .position(|&i| state.rows[i].id.starts_with("example-provider/"))
+        .position(|&i| state.budgets.rows[i].id.starts_with("example-provider/"))
         .unwrap();
     apply(&ws, &mut state, std::iter::repeat_n(Action::Down, row));
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {
@@ -904,7 +918,7 @@ fn the_prompt_pane_lists_the_past_plans_part_where_the_store_has_evidence() {
             Action::Paste("clone the docs site and run its tests".into()),
         ],
     );
-    let preview = state.preview.as_ref().expect("preview after the debounce");
+    let preview = &state.request.as_ref().expect("planned").planned;
     let prior = preview.past_steps.as_ref().expect("nine followed plans");
     let s = screen(&state, 140, 44);
     let row = s
@@ -946,13 +960,18 @@ fn charts_at_80x24_120x40_and_160x50() {
         [
             Action::Bottom,
             Action::FocusPrompt,
-            Action::Paste(format!("what went wrong in this log?\n{log}")),
+            Action::Paste("what went wrong in this log?".into()),
+            Action::Paste(log),
         ],
     );
-    let p = state.preview.as_ref().expect("a preview");
-    assert!(p.gate.briefing.is_some(), "the paste goes as a briefing");
+    let p = &state.request.as_ref().expect("planned").planned;
+    assert_eq!(p.attachments.len(), 1, "the log is an attachment");
+    assert!(
+        p.attachments[0].gate.briefing.is_some(),
+        "the pasted log goes as a briefing"
+    );
     let mut window = state.clone();
-    window.preview_scroll = 0;
+    window.prompt.scroll = 0;
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {
         let s = screen(&window, w, h);
         assert!(s.contains("a attachments "), "{w}x{h}:\n{s}");

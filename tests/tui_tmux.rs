@@ -206,13 +206,12 @@ fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
     tmux.keys(&["p"]);
     tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
 
-    // A bracketed paste of several lines: text in the box, nothing sent, no key bindings fired
+    // A bracketed paste of a few lines: text in the box, nothing sent, no key bindings fired
     // (the `q` in "quickly" must not quit).
     let paste = home.path().join("paste.txt");
     let text =
-        "remember this launch note,\ndraft a blog from it quickly\nand make an illustration\n"
-            .repeat(20);
-    std::fs::write(&paste, &text).unwrap();
+        "remember this launch note,\ndraft a blog from it quickly\nand make an illustration\n";
+    std::fs::write(&paste, text).unwrap();
     tmux.run(&["load-buffer", paste.to_str().unwrap()]);
     tmux.run(&["paste-buffer", "-p", "-t", "e2e"]);
     let shown = tmux.wait_for("the live preview", 20, |s| {
@@ -225,8 +224,27 @@ fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
         shown.contains("builtin.remember-and-blog"),
         "ranked catalog\n{shown}"
     );
-    assert!(shown.contains("3 Prompt · 61 lines"), "{shown}");
+    assert!(shown.contains("3 Prompt · 4 lines"), "{shown}");
     assert!(shown.contains("GATE"), "{shown}");
+    let with_instruction = allowance_tokens(&shown).unwrap();
+
+    // A paste of more than five lines is an attachment: a chip under the box, the
+    // instruction unchanged, the allowance smaller again.
+    let note = home.path().join("note.txt");
+    std::fs::write(&note, "launch moved to 2 December, quickly\n".repeat(20)).unwrap();
+    tmux.run(&["load-buffer", note.to_str().unwrap()]);
+    tmux.run(&["paste-buffer", "-p", "-t", "e2e"]);
+    let shown = tmux.wait_for("the chip", 20, |s| {
+        s.contains("1 attached")
+            && s.contains("attachment paste 1")
+            && allowance_tokens(s).is_some_and(|a| a < with_instruction)
+    });
+    assert!(shown.contains("3 Prompt · 4 lines"), "{shown}");
+    assert!(
+        shown.contains("▸ launch moved to 2 December, quickly"),
+        "{shown}"
+    );
+    assert!(shown.contains("memory"), "{shown}");
 
     // Leaving the pane and quitting still work.
     tmux.keys(&["Escape"]);
@@ -507,9 +525,11 @@ fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
     std::fs::write(&paste, &text).unwrap();
     tmux.run(&["load-buffer", paste.to_str().unwrap()]);
     tmux.run(&["paste-buffer", "-t", "e2e"]);
+    // Twenty lines: one paste, so one attachment (not twenty keys, nor text in the box).
     let shown = tmux.wait_for("the pasted text previewed", 20, |s| {
-        s.contains("3 Prompt · 21 lines") && s.contains("RANKING")
+        s.contains(" attached") && s.contains("attachment paste 1") && s.contains("RANKING")
     });
+    assert!(shown.contains("▸ draft a blog"), "{shown}");
     assert!(
         shown.contains("esc leaves"),
         "still in the Prompt pane\n{shown}"

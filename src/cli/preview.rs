@@ -13,7 +13,7 @@ use crate::core::gate::Admission;
 use crate::core::past_steps::LeftOutWhy;
 use crate::exit::bad_input;
 use crate::format::{percent, thousands};
-use crate::import::{read_text, text_from_bytes};
+use crate::import::{read_attachment, text_from_bytes};
 use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
 use crate::workspace::DEFAULT_MODEL;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
@@ -139,14 +139,7 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
             });
             continue;
         }
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        out.push(Attachment {
-            name,
-            text: read_text(path)?,
-        });
+        out.push(read_attachment(path, crate::fsio::READ_WHOLE_MAX_BYTES)?);
     }
     Ok(out)
 }

@@ -10,6 +10,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use crate::core::error::utf8_text;
+use crate::core::request::Attachment;
 use crate::exit::bad_input;
 use crate::fsio;
 
@@ -22,6 +23,32 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
     let bytes = fsio::read_regular(path)?;
     text_from_bytes(&path.display().to_string(), bytes)
+}
+
+/// A file attached to a request (`--attach FILE`, the console's attach key): named by its
+/// file name, read as [`read_text`] reads; one bigger than `max_bytes` is refused, naming
+/// the file and both sizes, before any of it is read.
+pub fn read_attachment(path: &Path, max_bytes: u64) -> anyhow::Result<Attachment> {
+    let len = fsio::open_regular(path)?
+        .metadata()
+        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?
+        .len();
+    if len > max_bytes {
+        return Err(bad_input(format!(
+            "{}: {} bytes, more than the {} an attachment may hold here",
+            path.display(),
+            crate::format::thousands(len as usize),
+            crate::format::thousands(max_bytes as usize)
+        )));
+    }
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(Attachment {
+        name,
+        text: read_text(path)?,
+    })
 }
 
 /// A workspace file's text, or `None` when the workspace has no file of that name. Anything

@@ -4,10 +4,11 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use crate::preview::{CompactionView, Preview};
+use crate::core::request::Attachment;
 use crate::store::view::HistoryAnswer;
 use crate::tui::replay::ReplayResult;
 use crate::tui::send::SendOutcome;
+use crate::tui::snapshot::RequestSnapshot;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +70,12 @@ pub enum Action {
     OpenSent,
     /// Budgets: mark or unmark the selected model for sending.
     MarkModel,
+    /// Attach a file to the request: opens a path line under the prompt box.
+    Attach,
+    /// Prompt: remove the selected attachment chip.
+    RemoveAttachment,
+    /// Prompt: select the next attachment chip.
+    NextAttachment,
     /// A mouse click on row `n` of the focused list (0 = the first row of the list).
     #[serde(skip)]
     SelectRow(u64),
@@ -84,18 +91,18 @@ pub enum Action {
     Paste(String),
     #[serde(skip)]
     Resize,
-    /// A compaction finished in the background.
+    /// The request was planned in the background (generation, snapshot).
     #[serde(skip)]
-    Compacted(u64, Done<CompactionView>),
+    Planned(u64, Done<RequestSnapshot>),
+    /// An attached file was read (or could not be, with the one-line reason).
+    #[serde(skip)]
+    AttachmentRead(u64, Result<Done<Attachment>, String>),
     /// A key typed into the Prompt pane's text box.
     #[serde(skip)]
     PromptKey(ratatui_textarea::Input),
-    /// The prompt has been still long enough: preview this version of it.
+    /// The prompt has been still long enough: plan the request for this version of it.
     #[serde(skip)]
     PreviewDue(u64),
-    /// A preview finished in the background (or failed, with the message).
-    #[serde(skip)]
-    Previewed(u64, Result<Done<Preview>, String>),
     /// A History query finished in the background (or failed, with the message).
     #[serde(skip)]
     HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>),
@@ -165,16 +172,19 @@ impl Action {
             Action::NextSent => "prompt: select the next send result",
             Action::OpenSent => "prompt: open the selected result's plan in History",
             Action::MarkModel => "budgets: mark/unmark the model for sending",
+            Action::Attach => "attach a file to the request (type its path, enter)",
+            Action::RemoveAttachment => "prompt: remove the selected attachment",
+            Action::NextAttachment => "prompt: select the next attachment",
             Action::Char(_)
             | Action::SelectRow(_)
             | Action::Backspace
             | Action::Confirm
             | Action::Paste(_)
             | Action::Resize
-            | Action::Compacted(..)
+            | Action::Planned(..)
+            | Action::AttachmentRead(..)
             | Action::PromptKey(_)
             | Action::PreviewDue(_)
-            | Action::Previewed(..)
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
             | Action::Replayed(..)

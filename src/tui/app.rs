@@ -5,102 +5,36 @@ use std::sync::Arc;
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
 use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
-use crate::preview::{CompactionView, Preview};
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 use crate::tui::history::{HistoryList, HistoryState, Query, SearchKey};
+pub use crate::tui::panes::Pane;
+use crate::tui::panes::budgets::BudgetsPane;
+pub use crate::tui::panes::budgets::SortColumn;
+use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
+use crate::tui::panes::help::{self, HelpModal};
+use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
+use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 
-fn new_prompt_box() -> ratatui_textarea::TextArea<'static> {
-    let mut t = ratatui_textarea::TextArea::default();
-    t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
-    // Long lines wrap (at words, a long word at its characters): nothing scrolls sideways.
-    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
-    t
-}
 use crate::workspace::CatalogOrigin;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Budgets,
-    Catalog,
-    Prompt,
-    History,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 4] = [Pane::Budgets, Pane::Catalog, Pane::Prompt, Pane::History];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Budgets => "Budgets",
-            Pane::Catalog => "Catalog",
-            Pane::Prompt => "Prompt",
-            Pane::History => "History",
-        }
-    }
-}
 
 /// How long the prompt must be still before it is previewed.
 pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortColumn {
-    Table,
-    Id,
-    Tier,
-    Input,
-    Output,
-    CatalogBytes,
-    Layer,
-}
-
-impl SortColumn {
-    const CYCLE: [SortColumn; 7] = [
-        SortColumn::Table,
-        SortColumn::Id,
-        SortColumn::Tier,
-        SortColumn::Input,
-        SortColumn::Output,
-        SortColumn::CatalogBytes,
-        SortColumn::Layer,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            SortColumn::Table => "table order",
-            SortColumn::Id => "id",
-            SortColumn::Tier => "tier",
-            SortColumn::Input => "input",
-            SortColumn::Output => "output",
-            SortColumn::CatalogBytes => "catalog bytes",
-            SortColumn::Layer => "layer",
-        }
-    }
-
-    fn next(self) -> SortColumn {
-        let i = Self::CYCLE.iter().position(|c| *c == self).unwrap_or(0);
-        Self::CYCLE[(i + 1) % Self::CYCLE.len()]
-    }
-}
-
 /// Work for the runtime: it runs off the UI thread and reports back as an action.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Recompact {
-        request: u64,
-        effective: Box<EffectiveRow>,
-        /// The prompt's tokens come out of the allowance; its ranking orders the cut.
-        prompt: Arc<String>,
+    /// Plan the one request the panes show, for generation `generation` of the inputs.
+    Plan {
+        generation: u64,
+        inputs: Box<RequestInputs>,
     },
     /// Send `PreviewDue(version)` after the debounce delay.
     DebouncePreview { version: u64 },
-    Preview {
-        request: u64,
-        effective: Box<EffectiveRow>,
-        prompt: Arc<String>,
-    },
+    /// Read a file the operator typed the path of, as an attachment.
+    ReadAttachment { request: u64, path: String },
     /// A History pane query against the store.
     History { request: u64, query: HistoryQuery },
     /// Replay a plan; progress and the result come back as actions.
@@ -120,48 +54,31 @@ fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
 
 #[derive(Debug, Clone)]
 pub struct State {
-    /// Every budget row: the table's, then the fallback.
-    pub rows: Vec<BudgetRow>,
-    /// Indices into `rows`, filtered and sorted.
-    pub visible: Vec<usize>,
-    /// Position in `visible`.
-    pub selected: usize,
-    pub sort: SortColumn,
-    pub sort_desc: bool,
-    pub filter: String,
+    /// The Budgets pane's own state: the rows, the selection, sort, search and marks.
+    pub budgets: BudgetsPane,
+    /// A search (the Budgets' or the Catalog's) is being typed.
     pub filter_editing: bool,
     pub focus: Pane,
     pub tier_override: Option<Tier>,
-    pub full_view: bool,
-    pub catalog_scroll: usize,
-    /// The latest compaction for the selection, and the request it answers.
-    pub compaction: Option<Arc<CompactionView>>,
-    pub pending: Option<u64>,
+    /// The one planned request every pane draws (the latest that came back), and the
+    /// generation of the inputs being planned now (an answer for any other is stale).
+    pub request: Option<Arc<RequestSnapshot>>,
+    pub planning: Option<u64>,
     pub next_request: u64,
     pub catalog_origin: CatalogOrigin,
     /// Full catalog text, one entry per line, for the full view.
     pub full_catalog: Arc<String>,
-    pub show_help: bool,
-    /// The first help line on screen, and how many lines help has (from the live keymap).
-    pub help_scroll: usize,
-    pub help_len: usize,
+    /// The help modal (its state, its keys).
+    pub help: HelpModal,
     pub quit: bool,
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
     pub notes: Vec<String>,
-    /// The Prompt pane's text box.
-    pub prompt: ratatui_textarea::TextArea<'static>,
-    /// Bumped on every edit; a preview is asked for once a version has been still.
-    pub prompt_version: u64,
-    pub preview: Option<Arc<Preview>>,
-    pub preview_pending: Option<u64>,
-    pub preview_error: Option<String>,
-    pub preview_scroll: usize,
+    /// The Prompt pane's own state: the instruction, the attachments, the preview scroll.
+    pub prompt: PromptPane,
     pub history: HistoryState,
-    pub catalog: crate::tui::panes::catalog::CatalogPane,
-    /// Budgets rows (by id) marked to be sent to beside the selected one.
-    pub marked: std::collections::BTreeSet<String>,
-    /// Send each model the `full` arm too.
+    /// The Catalog pane's own state.
+    pub catalog: CatalogPane,
     /// The A/B arms sent beside `compacted` (one of `send::AB_CHOICES`).
     pub ab: &'static [Arm],
     pub send: SendView,
@@ -174,54 +91,58 @@ impl State {
         full_catalog: Arc<String>,
         notes: Vec<String>,
     ) -> State {
-        let visible = (0..rows.len()).collect();
         State {
-            rows,
-            visible,
-            selected: 0,
-            sort: SortColumn::Table,
-            sort_desc: false,
-            filter: String::new(),
+            budgets: BudgetsPane::new(rows),
             filter_editing: false,
             focus: Pane::Budgets,
             tier_override: None,
-            full_view: false,
-            catalog_scroll: 0,
-            compaction: None,
-            pending: None,
+            request: None,
+            planning: None,
             next_request: 1,
             catalog_origin,
             full_catalog,
-            show_help: false,
-            help_scroll: 0,
-            help_len: crate::tui::panes::help::lines(&crate::tui::keymap::Keymap::default()).len(),
+            help: HelpModal::new(&crate::tui::keymap::Keymap::default()),
             quit: false,
             page: 10,
             notes,
-            prompt: new_prompt_box(),
-            prompt_version: 0,
-            preview: None,
-            preview_pending: None,
-            preview_error: None,
-            preview_scroll: 0,
+            prompt: PromptPane::default(),
             history: HistoryState::default(),
             catalog: Default::default(),
-            marked: Default::default(),
             ab: AB_CHOICES[0],
             send: SendView::default(),
         }
     }
 
-    /// The prompt as one string.
+    /// The instruction as one string.
     pub fn prompt_text(&self) -> String {
-        self.prompt.lines().join("\n")
+        self.prompt.text()
     }
 
-    fn prompt_changed(&mut self) -> Vec<Effect> {
-        self.prompt_version += 1;
-        vec![Effect::DebouncePreview {
-            version: self.prompt_version,
-        }]
+    /// What an edit of the Prompt pane asks for, as effects: the instruction is planned
+    /// once it has been still, attachments at once, a typed path is read off the UI thread.
+    fn prompt_edited(&mut self, edit: Edit) -> Vec<Effect> {
+        match edit {
+            Edit::Nothing => Vec::new(),
+            Edit::Instruction(version) => vec![Effect::DebouncePreview { version }],
+            Edit::Attachments => self.replan(),
+            Edit::Read(path) => {
+                let request = crate::tui::request_id::take(&mut self.next_request);
+                self.prompt.reading(request);
+                vec![Effect::ReadAttachment { request, path }]
+            }
+        }
+    }
+
+    /// What the Prompt pane reads besides its own state.
+    pub fn prompt_inputs(&self) -> PromptInputs<'_> {
+        PromptInputs {
+            focused: self.focus == Pane::Prompt,
+            ab: self.ab,
+            marked: self.budgets.marked.len(),
+            request: self.request.as_deref(),
+            planning: self.planning.is_some(),
+            send: &self.send,
+        }
     }
 
     /// Work a pane needs when it gains focus: History loads on first visit.
@@ -233,40 +154,32 @@ impl State {
         }
     }
 
-    /// After the model or tier changed: recompact, and re-preview when there is a prompt.
+    /// After the model, tier or attachments changed: plan the request again.
     pub fn refresh(&mut self) -> Vec<Effect> {
-        if self.prompt_text().trim().is_empty() {
-            self.recompact()
-        } else {
-            self.request_preview()
-        }
+        self.replan()
     }
 
-    /// Ask for a preview of the prompt as it is now (nothing when it is empty).
-    pub fn request_preview(&mut self) -> Vec<Effect> {
-        let text = self.prompt_text();
+    /// Plan the one request for the inputs as they are now: the selected row with the tier
+    /// override, the instruction and the attachments. Every pane then draws its answer; an
+    /// answer for an older generation is dropped when it comes back.
+    pub fn replan(&mut self) -> Vec<Effect> {
         let Some(effective) = self.effective() else {
             return Vec::new();
         };
-        if text.trim().is_empty() {
-            self.preview = None;
-            self.preview_pending = None;
-            return self.recompact();
-        }
-        let request = self.next_request;
-        self.next_request += 1;
-        self.preview_pending = Some(request);
-        let mut effects = vec![Effect::Preview {
-            request,
-            effective: Box::new(effective),
-            prompt: Arc::new(text),
-        }];
-        effects.extend(self.recompact());
-        effects
+        let generation = crate::tui::request_id::take(&mut self.next_request);
+        self.planning = Some(generation);
+        vec![Effect::Plan {
+            generation,
+            inputs: Box::new(RequestInputs {
+                effective,
+                instruction: Arc::new(self.prompt_text()),
+                attachments: self.prompt.attachments.clone(),
+            }),
+        }]
     }
 
     pub fn selected_row(&self) -> Option<&BudgetRow> {
-        self.visible.get(self.selected).map(|&i| &self.rows[i])
+        self.budgets.selected_row()
     }
 
     /// The effective row for the selection: the row itself (a prefix row stands for its
@@ -282,100 +195,48 @@ impl State {
     /// with the tier override the Preview applies.
     pub fn send_targets(&self) -> Vec<EffectiveRow> {
         let mut out: Vec<EffectiveRow> = self.effective().into_iter().collect();
-        for row in &self.rows {
-            if self.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
+        for row in &self.budgets.rows {
+            if self.budgets.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
                 out.push(EffectiveRow::of_row(row, self.tier_override));
             }
         }
         out
     }
 
-    /// Ask for a recompaction of the current selection.
-    pub fn recompact(&mut self) -> Vec<Effect> {
-        let Some(effective) = self.effective() else {
-            return Vec::new();
-        };
-        let request = self.next_request;
-        self.next_request += 1;
-        self.pending = Some(request);
-        vec![Effect::Recompact {
-            request,
-            effective: Box::new(effective),
-            prompt: Arc::new(self.prompt_text()),
-        }]
-    }
-
     /// After the Budgets search changed: the rows again, and when that moved the selection
     /// to another row, the catalog and the preview for it (never a preview of the row
     /// before).
     fn refilter(&mut self) -> Vec<Effect> {
-        let before = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        self.refresh_visible();
-        let after = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        if before == after {
+        if !self.budgets.refilter() {
             return Vec::new();
         }
-        self.catalog_scroll = 0;
+        self.catalog.scroll = 0;
         self.refresh()
-    }
-
-    fn refresh_visible(&mut self) {
-        let keep_id = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
-        let needle = self.filter.to_ascii_lowercase();
-        let mut visible: Vec<usize> = (0..self.rows.len())
-            .filter(|&i| {
-                let r = &self.rows[i];
-                needle.is_empty()
-                    || r.id.to_ascii_lowercase().contains(&needle)
-                    || format!("tier {}", r.tier).to_ascii_lowercase() == needle
-                    || r.layer.to_string() == needle
-            })
-            .collect();
-        let rows = &self.rows;
-        match self.sort {
-            SortColumn::Table => {}
-            SortColumn::Id => visible.sort_by(|&a, &b| rows[a].id.cmp(&rows[b].id)),
-            SortColumn::Tier => visible.sort_by_key(|&i| rows[i].tier),
-            SortColumn::Input => visible.sort_by_key(|&i| rows[i].input_tokens),
-            SortColumn::Output => visible.sort_by_key(|&i| rows[i].output_tokens),
-            SortColumn::CatalogBytes => {
-                visible.sort_by_key(|&i| rows[i].max_catalog_bytes.unwrap_or(usize::MAX))
-            }
-            SortColumn::Layer => visible.sort_by_key(|&i| rows[i].layer),
-        }
-        if self.sort_desc {
-            visible.reverse();
-        }
-        self.visible = visible;
-        self.selected = keep_id
-            .and_then(|(id, kind)| {
-                self.visible
-                    .iter()
-                    .position(|&i| self.rows[i].id == id && self.rows[i].match_kind == kind)
-            })
-            .unwrap_or(0);
     }
 
     fn move_selection(&mut self, to: usize) -> Vec<Effect> {
-        let last = self.visible.len().saturating_sub(1);
-        let to = to.min(last);
-        if to == self.selected && self.compaction.is_some() {
+        if !self.budgets.select(to) && self.request.is_some() {
             return Vec::new();
         }
-        self.selected = to;
-        self.catalog_scroll = 0;
+        self.catalog.scroll = 0;
         self.refresh()
-    }
-
-    fn scroll_catalog(&mut self, to: usize) {
-        let lines = self.catalog_lines();
-        self.catalog_scroll = to.min(lines.saturating_sub(1));
     }
 
     /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
-        use crate::tui::panes::catalog::{viewer_text, visible_lines};
-        visible_lines(viewer_text(self), &self.catalog.search).len()
+        self.catalog
+            .lines(self.request.as_deref(), &self.full_catalog)
+    }
+
+    /// What the Catalog pane reads besides its own state.
+    pub fn catalog_inputs(&self) -> CatalogInputs<'_> {
+        CatalogInputs {
+            request: self.request.as_deref(),
+            planning: self.planning.is_some(),
+            full_catalog: &self.full_catalog,
+            focused: self.focus == Pane::Catalog,
+            searching: self.filter_editing,
+        }
     }
 }
 
@@ -394,56 +255,67 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
-    if state.show_help && crate::tui::panes::help::takes(&action) {
-        crate::tui::panes::help::update(state, action);
+    if state.help.open && help::takes(&action) {
+        state.help.update(action, state.page);
         return Vec::new();
     }
-    if state.catalog.entry_open
-        && action != Action::ToggleHelp
-        && crate::tui::panes::catalog::takes(&action)
-    {
-        crate::tui::panes::catalog::entry_update(state, action);
+    if state.catalog.entry_open && action != Action::ToggleHelp && catalog::takes(&action) {
+        state.catalog.entry_update(action, state.page);
         return Vec::new();
+    }
+    if let Some(edit) = state.prompt.path_key(&action) {
+        return state.prompt_edited(edit);
     }
     match action {
         Action::ClearPrompt => {
-            if state.prompt_text().is_empty() {
-                return Vec::new();
-            }
-            state.prompt = new_prompt_box();
-            state.preview_scroll = 0;
-            return state.prompt_changed();
+            let edit = state.prompt.clear();
+            return state.prompt_edited(edit);
         }
         Action::PromptKey(input) => {
-            return if state.prompt.input(input) {
-                state.prompt_changed()
-            } else {
-                Vec::new()
-            };
+            let edit = state.prompt.key(input);
+            return state.prompt_edited(edit);
         }
         Action::Paste(text) if state.focus == Pane::Prompt => {
-            // One event, inserted as text: a multi-line paste never submits anything.
-            let text = text.replace("\r\n", "\n").replace('\r', "\n");
-            return if state.prompt.insert_str(text) {
-                state.prompt_changed()
-            } else {
-                Vec::new()
-            };
+            let edit = state.prompt.paste(text);
+            return state.prompt_edited(edit);
+        }
+        Action::Attach => {
+            state.focus = Pane::Prompt;
+            state.prompt.open_path_line();
+            return Vec::new();
+        }
+        Action::RemoveAttachment => {
+            let edit = state.prompt.remove_selected();
+            return state.prompt_edited(edit);
+        }
+        Action::NextAttachment => {
+            state.prompt.next_chip();
+            return Vec::new();
+        }
+        Action::AttachmentRead(request, result) => {
+            let edit = state
+                .prompt
+                .read_back(request, result.map(|Done(a)| Arc::unwrap_or_clone(a)));
+            return state.prompt_edited(edit);
         }
         Action::Send => {
             let prompt = state.prompt_text();
             if state.send.running.is_some() {
                 return Vec::new();
             }
-            if prompt.trim().is_empty() {
-                state.send.error = Some("type a prompt first: the Preview is what is sent".into());
+            if !state.prompt.asks_anything() {
+                state.send.error = Some(
+                    "type a prompt or attach something first: the Preview is what is sent".into(),
+                );
                 return Vec::new();
             }
             let targets = state.send_targets();
             let arms = state.ab;
+            let attachments = state.prompt.attachments.clone();
             return vec![Effect::Send(state.send.start(
                 &mut state.next_request,
                 prompt,
+                attachments,
                 targets,
                 arms,
             ))];
@@ -472,8 +344,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::PreviewDue(version) => {
-            return if version == state.prompt_version {
-                state.request_preview()
+            return if version == state.prompt.version {
+                state.replan()
             } else {
                 Vec::new()
             };
@@ -485,16 +357,15 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     .answered(request, result.map(|Done(a)| a), &mut state.next_request);
             return history_effects(queries);
         }
-        Action::Previewed(request, result) => {
-            if state.preview_pending == Some(request) {
-                state.preview_pending = None;
-                match result {
-                    Ok(Done(p)) => {
-                        state.preview = Some(p);
-                        state.preview_error = None;
-                    }
-                    Err(e) => state.preview_error = Some(e),
-                }
+        Action::Planned(generation, Done(snapshot)) => {
+            // An answer for inputs the operator has already changed is dropped: the one
+            // for the newest generation is on its way.
+            if state.planning == Some(generation) {
+                state.planning = None;
+                state.request = Some(snapshot);
+                let lines = state.catalog_lines();
+                let scroll = state.catalog.scroll;
+                state.catalog.scroll_to(scroll, lines);
             }
             return Vec::new();
         }
@@ -502,8 +373,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     }
     if state.filter_editing
         && state.focus == Pane::Catalog
-        && crate::tui::panes::catalog::search_key(state, &action).is_some()
+        && let Some(typing) = state.catalog.search_key(&action)
     {
+        state.filter_editing = typing;
         return Vec::new();
     }
     if state.filter_editing && state.focus == Pane::History {
@@ -519,11 +391,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.filter_editing {
         match action {
             Action::Char(c) => {
-                state.filter.push(c);
+                state.budgets.filter.push(c);
                 return state.refilter();
             }
             Action::Backspace => {
-                state.filter.pop();
+                state.budgets.filter.pop();
                 return state.refilter();
             }
             Action::Confirm => {
@@ -532,29 +404,27 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
             Action::Back => {
                 state.filter_editing = false;
-                state.filter.clear();
+                state.budgets.filter.clear();
                 return state.refilter();
             }
             Action::Paste(text) => {
                 state
+                    .budgets
                     .filter
                     .extend(text.chars().filter(|c| !c.is_control()));
                 return state.refilter();
             }
-            Action::Compacted(..) | Action::Resize | Action::Quit => {}
+            Action::Resize | Action::Quit => {}
             // Other keys are typed, not interpreted, while the filter is open.
             _ => return Vec::new(),
         }
     }
     match action {
         Action::Quit => state.quit = true,
-        Action::ToggleHelp => {
-            state.show_help = !state.show_help;
-            state.help_scroll = 0;
-        }
+        Action::ToggleHelp => state.help.toggle(),
         Action::Back => {
-            if state.show_help {
-                state.show_help = false;
+            if state.help.open {
+                state.help.open = false;
             } else if state.focus == Pane::Prompt {
                 if let Some(cancel) = state.send.cancel() {
                     return vec![Effect::CancelReplay(cancel)];
@@ -569,9 +439,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 }
             } else if state.focus == Pane::Catalog && !state.catalog.search.is_empty() {
                 state.catalog.search.clear();
-                state.catalog_scroll = 0;
-            } else if !state.filter.is_empty() {
-                state.filter.clear();
+                state.catalog.scroll = 0;
+            } else if !state.budgets.filter.is_empty() {
+                state.budgets.filter.clear();
                 return state.refilter();
             }
         }
@@ -676,34 +546,25 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 return history_effects(state.history.move_to(to, &mut state.next_request));
             }
             let (current, len) = match state.focus {
-                Pane::Budgets => (state.selected, state.visible.len()),
+                Pane::Budgets => (state.budgets.selected, state.budgets.visible.len()),
                 Pane::History => (0, 0),
-                Pane::Catalog => (state.catalog_scroll, state.catalog_lines()),
-                Pane::Prompt => (state.preview_scroll, usize::MAX),
+                Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
+                Pane::Prompt => (state.prompt.scroll, usize::MAX),
             };
             let to = move_target(&action, current as u64, len as u64, page) as usize;
             match state.focus {
                 Pane::Budgets => return state.move_selection(to),
-                Pane::Catalog => state.scroll_catalog(to),
-                Pane::Prompt => state.preview_scroll = to.min(500),
+                Pane::Catalog => {
+                    let lines = state.catalog_lines();
+                    state.catalog.scroll_to(to, lines);
+                }
+                Pane::Prompt => state.prompt.scroll = to.min(500),
                 Pane::History => {}
             }
         }
-        Action::MarkModel if state.focus == Pane::Budgets => {
-            if let Some(id) = state.selected_row().map(|r| r.id.clone())
-                && !state.marked.remove(&id)
-            {
-                state.marked.insert(id);
-            }
-        }
-        Action::SortNext => {
-            state.sort = state.sort.next();
-            state.refresh_visible();
-        }
-        Action::SortReverse => {
-            state.sort_desc = !state.sort_desc;
-            state.refresh_visible();
-        }
+        Action::MarkModel if state.focus == Pane::Budgets => state.budgets.toggle_mark(),
+        Action::SortNext => state.budgets.sort_next(),
+        Action::SortReverse => state.budgets.sort_reverse(),
         Action::Filter => {
             // The Catalog searches its own lines and History its plans' intents; elsewhere
             // `/` searches the Budgets.
@@ -715,7 +576,10 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.filter_editing = true;
         }
         Action::Open if state.focus == Pane::Catalog => {
-            crate::tui::panes::catalog::open_entry(state);
+            let request = state.request.clone();
+            state
+                .catalog
+                .open_entry(request.as_deref(), &state.full_catalog);
         }
         Action::CycleTier => {
             state.tier_override = match state.tier_override {
@@ -727,17 +591,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return state.refresh();
         }
         Action::ToggleFullView => {
-            state.full_view = !state.full_view;
-            state.catalog_scroll = 0;
-        }
-        Action::Compacted(request, Done(view)) => {
-            // A stale answer for a selection the operator has already left is dropped.
-            if state.pending == Some(request) {
-                state.pending = None;
-                state.compaction = Some(view);
-                let lines = state.catalog_lines();
-                state.catalog_scroll = state.catalog_scroll.min(lines.saturating_sub(1));
-            }
+            state.catalog.toggle_full_view();
         }
         Action::Char(_)
         | Action::Backspace
@@ -747,7 +601,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::ClearPrompt
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
-        | Action::Previewed(..)
+        | Action::Planned(..)
+        | Action::AttachmentRead(..)
+        | Action::Attach
+        | Action::RemoveAttachment
+        | Action::NextAttachment
         | Action::HistoryAnswered(..)
         | Action::Left
         | Action::Right
@@ -785,22 +643,17 @@ mod tests {
     }
 
     #[test]
-    fn moving_the_selection_asks_for_a_recompaction_of_the_new_row() {
+    fn moving_the_selection_plans_the_new_rows_request_once() {
         let mut s = state();
         let effects = update(&mut s, Action::Down);
-        assert_eq!(s.selected, 1);
-        let [
-            Effect::Recompact {
-                request, effective, ..
-            },
-        ] = effects.as_slice()
-        else {
+        assert_eq!(s.budgets.selected, 1);
+        let [Effect::Plan { generation, inputs }] = effects.as_slice() else {
             panic!("{effects:?}")
         };
-        assert_eq!(effective.model, s.rows[1].id);
-        assert_eq!(s.pending, Some(*request));
+        assert_eq!(inputs.effective.model, s.budgets.rows[1].id);
+        assert_eq!(s.planning, Some(*generation));
         let effects = update(&mut s, Action::Bottom);
-        assert_eq!(s.selected, s.rows.len() - 1);
+        assert_eq!(s.budgets.selected, s.budgets.rows.len() - 1);
         assert_eq!(effects.len(), 1);
     }
 
@@ -809,17 +662,17 @@ mod tests {
         let mut s = state();
         let e = update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, Some(Tier::A));
-        let Some(Effect::Recompact { effective, .. }) = e.first() else {
-            panic!("expected a recompaction")
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("expected one plan: {e:?}")
         };
-        assert_eq!(effective.row.tier, Tier::A);
+        assert_eq!(inputs.effective.row.tier, Tier::A);
         update(&mut s, Action::CycleTier);
         let e = update(&mut s, Action::CycleTier);
-        let Some(Effect::Recompact { effective, .. }) = e.first() else {
-            panic!("expected a recompaction")
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("expected one plan: {e:?}")
         };
-        assert_eq!(effective.row.tier, Tier::C);
-        assert_eq!(effective.row.max_catalog_bytes, Some(10_000));
+        assert_eq!(inputs.effective.row.tier, Tier::C);
+        assert_eq!(inputs.effective.row.max_catalog_bytes, Some(10_000));
         update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, None);
     }
@@ -831,7 +684,7 @@ mod tests {
         for c in "free".chars() {
             update(&mut s, Action::Char(c));
         }
-        assert_eq!(s.filter, "free");
+        assert_eq!(s.budgets.filter, "free");
         // Keys the keymap would bind are typed while the filter is open.
         update(&mut s, Action::CycleTier);
         assert_eq!(s.tier_override, None);
@@ -840,18 +693,23 @@ mod tests {
         let mut s = state();
         update(&mut s, Action::Filter);
         update(&mut s, Action::Paste("free".into()));
-        assert!(s.visible.iter().all(|&i| s.rows[i].id.contains("free")));
-        assert!(!s.visible.is_empty());
+        assert!(
+            s.budgets
+                .visible
+                .iter()
+                .all(|&i| s.budgets.rows[i].id.contains("free"))
+        );
+        assert!(!s.budgets.visible.is_empty());
         update(&mut s, Action::Confirm);
         assert!(!s.filter_editing);
         update(&mut s, Action::Back);
-        assert_eq!(s.visible.len(), s.rows.len());
+        assert_eq!(s.budgets.visible.len(), s.budgets.rows.len());
     }
 
     #[test]
     fn a_search_that_moves_the_selection_previews_the_new_row() {
         let mut s = state();
-        s.prompt.insert_str("draft a blog post");
+        s.prompt.input.insert_str("draft a blog post");
         let first = s.selected_row().unwrap().id.clone();
         update(&mut s, Action::Filter);
         // "f": the first row matching "f" is another model; the preview follows it.
@@ -861,12 +719,12 @@ mod tests {
         let previewed: Vec<&str> = effects
             .iter()
             .filter_map(|e| match e {
-                Effect::Preview { effective, .. } => Some(effective.model.as_str()),
+                Effect::Plan { inputs, .. } => Some(inputs.effective.model.as_str()),
                 _ => None,
             })
             .collect();
         assert_eq!(previewed, [now.as_str()], "{effects:?}");
-        assert!(s.preview_pending.is_some());
+        assert!(s.planning.is_some());
         // "fl" still matches the selected row: nothing to recompute.
         assert!(now.contains("fl"), "{now}");
         let effects = update(&mut s, Action::Char('l'));
@@ -882,24 +740,135 @@ mod tests {
         let id = s.selected_row().unwrap().id.clone();
         update(&mut s, Action::SortNext);
         update(&mut s, Action::SortNext);
-        assert_eq!(s.sort, SortColumn::Tier);
+        assert_eq!(s.budgets.sort, SortColumn::Tier);
         assert_eq!(s.selected_row().unwrap().id, id);
         update(&mut s, Action::SortReverse);
         assert_eq!(s.selected_row().unwrap().id, id);
-        assert_eq!(s.rows[s.visible[0]].tier, Tier::C);
+        assert_eq!(s.budgets.rows[s.budgets.visible[0]].tier, Tier::C);
     }
 
     #[test]
     fn stale_results_are_dropped() {
         let mut s = state();
-        let first = s.recompact();
-        let second = s.recompact();
-        let (Effect::Recompact { request: r1, .. }, Effect::Recompact { request: r2, .. }) =
+        let first = s.replan();
+        let second = s.replan();
+        let (Effect::Plan { generation: g1, .. }, Effect::Plan { generation: g2, .. }) =
             (&first[0], &second[0])
         else {
-            panic!("expected recompactions")
+            panic!("expected plans")
         };
-        assert_ne!(r1, r2);
-        assert_eq!(s.pending, Some(*r2));
+        assert_ne!(g1, g2);
+        assert_eq!(s.planning, Some(*g2));
+    }
+
+    /// A snapshot for `inputs`, planned against the sample workspace's parts.
+    fn planned(generation: u64, s: &State) -> Action {
+        let ws = crate::workspace::Workspace::open(&crate::workspace::WorkspaceOptions {
+            dir: Some(tempfile::tempdir().unwrap().path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let ctx = ws.preview_context(false);
+        let inputs = RequestInputs {
+            effective: s.effective().unwrap(),
+            instruction: Arc::new(s.prompt_text()),
+            attachments: s.prompt.attachments.clone(),
+        };
+        Action::Planned(
+            generation,
+            Done(Arc::new(crate::tui::snapshot::plan_snapshot(&ctx, &inputs))),
+        )
+    }
+
+    #[test]
+    fn an_answer_for_an_older_generation_is_dropped() {
+        let mut s = state();
+        let Effect::Plan {
+            generation: old, ..
+        } = s.replan().remove(0)
+        else {
+            panic!()
+        };
+        update(&mut s, Action::Down);
+        let late = planned(old, &s);
+        update(&mut s, late);
+        assert!(
+            s.request.is_none(),
+            "the answer for the row before is dropped"
+        );
+        let new = s.planning.unwrap();
+        let answer = planned(new, &s);
+        update(&mut s, answer);
+        assert_eq!(
+            s.request.as_ref().unwrap().planned.model,
+            s.budgets.rows[1].id
+        );
+        assert_eq!(s.planning, None);
+    }
+
+    #[test]
+    fn a_long_paste_is_a_chip_a_short_one_text_and_the_remove_key_takes_the_selected_chip() {
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        let e = update(&mut s, Action::Paste("summarise\nthis".into()));
+        assert_eq!(s.prompt_text(), "summarise\nthis");
+        assert!(matches!(e.as_slice(), [Effect::DebouncePreview { .. }]));
+        let log = "line\n".repeat(6);
+        let e = update(&mut s, Action::Paste(format!("first words\n{log}")));
+        assert_eq!(
+            s.prompt_text(),
+            "summarise\nthis",
+            "the paste is not in the box"
+        );
+        assert_eq!(s.prompt.chip_labels, ["first words"]);
+        assert_eq!(s.prompt.attachments[0].name, "paste 1");
+        let [Effect::Plan { inputs, .. }] = e.as_slice() else {
+            panic!("{e:?}")
+        };
+        assert_eq!(inputs.attachments.len(), 1);
+        assert_eq!(*inputs.instruction, "summarise\nthis");
+        update(&mut s, Action::Paste(format!("second\n{log}")));
+        assert_eq!(s.prompt.chip, 1, "the newest chip is selected");
+        update(&mut s, Action::NextAttachment);
+        assert_eq!(s.prompt.chip, 0);
+        let e = update(&mut s, Action::RemoveAttachment);
+        assert_eq!(s.prompt.chip_labels, ["second"]);
+        assert_eq!(s.prompt.attachments[0].name, "paste 2");
+        assert!(matches!(e.as_slice(), [Effect::Plan { .. }]));
+        // Too big a paste is refused with one line, nothing attached.
+        let huge = "x\n".repeat(crate::tui::attach::ATTACH_MAX_BYTES as usize);
+        assert!(update(&mut s, Action::Paste(huge)).is_empty());
+        assert!(
+            s.prompt
+                .attach_error
+                .as_deref()
+                .unwrap()
+                .contains("not attached")
+        );
+        assert_eq!(s.prompt.attachments.len(), 1);
+    }
+
+    #[test]
+    fn the_attach_key_opens_a_path_line_whose_keys_are_text() {
+        let mut s = state();
+        update(&mut s, Action::Attach);
+        assert_eq!(s.focus, Pane::Prompt);
+        for c in "q.md".chars() {
+            update(&mut s, Action::Char(c));
+        }
+        assert!(!s.quit);
+        let e = update(&mut s, Action::Confirm);
+        let [Effect::ReadAttachment { request, path }] = e.as_slice() else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, "q.md");
+        assert!(s.prompt.attach_path.is_none());
+        let request = *request;
+        update(
+            &mut s,
+            Action::AttachmentRead(request, Err("q.md: cannot read: No such file".into())),
+        );
+        assert!(s.prompt.attach_error.as_deref().unwrap().contains("q.md"));
+        assert!(s.prompt.attachments.is_empty());
     }
 }

@@ -89,6 +89,10 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("ctrl+n", Action::NextSent),
     ("ctrl+o", Action::OpenSent),
     ("M", Action::MarkModel),
+    ("a", Action::Attach),
+    ("alt+a", Action::Attach),
+    ("alt+x", Action::RemoveAttachment),
+    ("alt+c", Action::NextAttachment),
 ];
 
 impl Key {
@@ -321,6 +325,15 @@ impl Keymap {
     /// [`Keymap::primary`]'s label.
     pub fn primary_label(&self, action: &Action) -> Option<String> {
         self.primary(action).map(|k| k.label())
+    }
+
+    /// The first ctrl or alt key bound to `action` (the user's own first): the one that
+    /// works while typing in the Prompt pane, where plain keys are text.
+    pub fn chord_label(&self, action: &Action) -> Option<String> {
+        self.order
+            .iter()
+            .find(|k| !k.is_plain() && self.bindings.get(*k) == Some(action))
+            .map(|k| k.label())
     }
 
     pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {

@@ -3,12 +3,14 @@
 
 pub mod action;
 pub mod app;
+pub mod attach;
 pub mod history;
 pub mod keymap;
 pub mod panes;
 pub mod replay;
 pub mod request_id;
 pub mod send;
+pub mod snapshot;
 pub mod terminal;
 pub mod theme;
 pub mod ui;
@@ -24,7 +26,7 @@ use crate::core::budget::Tokenizer;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
 use crate::live::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
-use crate::preview::{Ask, CompactionView, PreviewContext, plan, plan_and_keep};
+use crate::preview::{Ask, PreviewContext};
 use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
@@ -32,6 +34,7 @@ use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
+use crate::tui::snapshot::plan_snapshot;
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
 
@@ -63,8 +66,21 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
 /// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-    if state.show_help {
+    if state.help.open {
         return panes::help::key(keymap, ev);
+    }
+    if state.prompt.attach_path.is_some() {
+        // The attach path line: keys are its text.
+        return match ev.code {
+            KeyCode::Char('c') if ctrl => Some(Action::Quit),
+            KeyCode::Char(c) if !ctrl && !ev.modifiers.contains(KeyModifiers::ALT) => {
+                Some(Action::Char(c))
+            }
+            KeyCode::Backspace => Some(Action::Backspace),
+            KeyCode::Enter => Some(Action::Confirm),
+            KeyCode::Esc => Some(Action::Back),
+            _ => None,
+        };
     }
     if state.focus == Pane::Prompt {
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
@@ -81,6 +97,9 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
                             | Action::ToggleAb
                             | Action::NextSent
                             | Action::OpenSent
+                            | Action::Attach
+                            | Action::RemoveAttachment
+                            | Action::NextAttachment
                     )
                 ) =>
             {
@@ -121,7 +140,10 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
-        let typing = !state.show_help && (state.focus == Pane::Prompt || state.filter_editing);
+        let typing = !state.help.open
+            && (state.focus == Pane::Prompt
+                || state.filter_editing
+                || state.prompt.attach_path.is_some());
         if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
             effects.extend(update(state, Action::Paste(text)));
             i += n;
@@ -218,7 +240,10 @@ pub async fn run_send(
     let mut jobs = Vec::new();
     for effective in &req.targets {
         // The Preview's own ask, so the request sent is the one it shows.
-        let ask = Ask::new(effective, &req.prompt);
+        let ask = Ask {
+            attachments: &req.attachments,
+            ..Ask::new(effective, &req.prompt)
+        };
         for planned in plan_arms(&ctx.preview, &ask, &arms).map_err(text)? {
             jobs.push((effective.model.clone(), planned.arm, planned.request, false));
         }
@@ -226,8 +251,9 @@ pub async fn run_send(
     // The baseline goes last, in no comparison (as `send --baseline`).
     let baseline_request = match &rctx.providers.baseline_model {
         Some(b) => {
-            let request = crate::preview::plan_unaided(&ctx.preview, b, &req.prompt, &[], "")
-                .map_err(text)?;
+            let request =
+                crate::preview::plan_unaided(&ctx.preview, b, &req.prompt, &req.attachments, "")
+                    .map_err(text)?;
             jobs.push((b.clone(), Arm::Compacted, request.clone(), true));
             Some(request)
         }
@@ -345,25 +371,17 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             };
             Action::HistoryAnswered(request, answer)
         }
-        Effect::Recompact {
-            request,
-            effective,
-            prompt,
-        } => {
-            // The same request the Preview reads, so the catalog shown is the one sent.
-            let planned = plan(ctx, &Ask::new(&effective, &prompt));
-            Action::Compacted(request, Done(Arc::new(CompactionView::from(&planned))))
+        Effect::Plan { generation, inputs } => {
+            Action::Planned(generation, Done(Arc::new(plan_snapshot(ctx, &inputs))))
         }
         Effect::DebouncePreview { version } => Action::PreviewDue(version),
-        Effect::Preview {
-            request,
-            effective,
-            prompt,
-        } => {
-            let result = plan_and_keep(ctx, &Ask::new(&effective, &prompt))
-                .map(|p| Done(Arc::new(p)))
+        Effect::ReadAttachment { request, path } => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let path = attach::typed_path(&path, home.as_deref());
+            let result = crate::import::read_attachment(&path, attach::ATTACH_MAX_BYTES)
+                .map(|a| Done(Arc::new(a)))
                 .map_err(|e| format!("{e:#}"));
-            Action::Previewed(request, result)
+            Action::AttachmentRead(request, result)
         }
     }
 }
@@ -548,8 +566,8 @@ async fn event_loop(
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
     let (ctx, mut state) = start(&ws, &store, true);
-    state.help_len = panes::help::lines(&keymap).len();
-    spawn_effects(state.recompact(), &ctx, &tx);
+    state.help = panes::help::HelpModal::new(&keymap);
+    spawn_effects(state.replan(), &ctx, &tx);
     loop {
         // Notices from effects (the cache created, or found readable by others).
         state.notes.extend(crate::fsio::take_notices());

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
 use crate::core::gap::GapSignal;
+use crate::core::request::Attachment;
 use crate::live::replay::LiveReplay;
 use crate::llm::client::Cancel;
 use crate::tui::request_id::take;
@@ -21,6 +22,8 @@ pub const CONSOLE_CALLER: &str = "console";
 pub struct SendRequest {
     pub request: u64,
     pub prompt: Arc<String>,
+    /// Sent beside the prompt, as the Preview plans them.
+    pub attachments: Arc<Vec<Attachment>>,
     /// The selected model first, then the marked ones; each as the Preview plans it.
     pub targets: Vec<EffectiveRow>,
     /// The arms also sent to each model beside `compacted`, linked to it (one of
@@ -109,6 +112,7 @@ impl SendView {
         &mut self,
         next: &mut u64,
         prompt: String,
+        attachments: Arc<Vec<Attachment>>,
         targets: Vec<EffectiveRow>,
         arms: &[Arm],
     ) -> SendRequest {
@@ -122,6 +126,7 @@ impl SendView {
         SendRequest {
             request,
             prompt: Arc::new(prompt),
+            attachments,
             targets,
             arms: arms.to_vec(),
             cancel,

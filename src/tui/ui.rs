@@ -119,20 +119,41 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
     draw_header(frame, a.header, state, theme);
     for (region, rect) in &a.panes {
         match region {
-            Region::Budgets => panes::budgets::draw(frame, *rect, state, theme),
-            Region::Catalog => panes::catalog::draw(frame, *rect, state, theme),
-            Region::PromptInput => panes::prompt::draw_input(frame, *rect, state, theme),
-            Region::Preview => panes::prompt::draw_preview(frame, *rect, state, theme),
+            Region::Budgets => panes::budgets::draw(
+                frame,
+                *rect,
+                &state.budgets,
+                state.focus == Pane::Budgets,
+                state.filter_editing,
+                theme,
+            ),
+            Region::Catalog => {
+                panes::catalog::draw(frame, *rect, &state.catalog, &state.catalog_inputs(), theme)
+            }
+            Region::PromptInput => panes::prompt::draw_input(
+                frame,
+                *rect,
+                &state.prompt,
+                &state.prompt_inputs(),
+                theme,
+            ),
+            Region::Preview => panes::prompt::draw_preview(
+                frame,
+                *rect,
+                &state.prompt,
+                &state.prompt_inputs(),
+                theme,
+            ),
             Region::History => panes::history::draw(frame, *rect, state, theme),
         }
     }
     let (body, status) = (a.body, a.status);
-    panes::help::draw_status(frame, status, state, keymap, theme);
+    panes::status::draw_status(frame, status, state, keymap, theme);
     if state.catalog.entry_open {
-        panes::catalog::draw_entry(frame, body, state, theme);
+        panes::catalog::draw_entry(frame, body, &state.catalog, &state.catalog_inputs(), theme);
     }
-    if state.show_help {
-        panes::help::draw(frame, body, state, keymap, theme);
+    if state.help.open {
+        panes::help::draw(frame, body, &state.help, keymap, theme);
     }
 }
 

@@ -11,10 +11,10 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
 use crate::core::budget::{BudgetRow, MatchKind};
 use crate::format::{elide, percent, thousands};
-use crate::tui::app::{Pane, SortColumn, State};
 use crate::tui::panes::chart::{Series, stacked_bar};
 use crate::tui::panes::{pane_block, shown, window_start};
 use crate::tui::theme::Theme;
+use std::collections::BTreeSet;
 
 /// The model column never gets narrower than this while optional columns are shown.
 const MIN_MODEL: usize = 20;
@@ -24,6 +24,155 @@ struct Column {
     header: &'static str,
     width: usize,
     cell: fn(&BudgetRow) -> String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortColumn {
+    Table,
+    Id,
+    Tier,
+    Input,
+    Output,
+    CatalogBytes,
+    Layer,
+}
+
+impl SortColumn {
+    const CYCLE: [SortColumn; 7] = [
+        SortColumn::Table,
+        SortColumn::Id,
+        SortColumn::Tier,
+        SortColumn::Input,
+        SortColumn::Output,
+        SortColumn::CatalogBytes,
+        SortColumn::Layer,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortColumn::Table => "table order",
+            SortColumn::Id => "id",
+            SortColumn::Tier => "tier",
+            SortColumn::Input => "input",
+            SortColumn::Output => "output",
+            SortColumn::CatalogBytes => "catalog bytes",
+            SortColumn::Layer => "layer",
+        }
+    }
+
+    pub fn next(self) -> SortColumn {
+        let i = Self::CYCLE.iter().position(|c| *c == self).unwrap_or(0);
+        Self::CYCLE[(i + 1) % Self::CYCLE.len()]
+    }
+}
+
+/// The Budgets pane's own state: every row, the visible ones (searched, sorted), the
+/// selection, and the models marked to be sent to.
+#[derive(Debug, Clone)]
+pub struct BudgetsPane {
+    /// Every budget row: the table's, then the fallback.
+    pub rows: Vec<BudgetRow>,
+    /// Indices into `rows`, filtered and sorted.
+    pub visible: Vec<usize>,
+    /// Position in `visible`.
+    pub selected: usize,
+    pub sort: SortColumn,
+    pub sort_desc: bool,
+    pub filter: String,
+    /// Rows (by id) marked to be sent to beside the selected one.
+    pub marked: BTreeSet<String>,
+}
+
+impl BudgetsPane {
+    pub fn new(rows: Vec<BudgetRow>) -> BudgetsPane {
+        BudgetsPane {
+            visible: (0..rows.len()).collect(),
+            rows,
+            selected: 0,
+            sort: SortColumn::Table,
+            sort_desc: false,
+            filter: String::new(),
+            marked: BTreeSet::new(),
+        }
+    }
+
+    pub fn selected_row(&self) -> Option<&BudgetRow> {
+        self.visible.get(self.selected).map(|&i| &self.rows[i])
+    }
+
+    /// After the search changed: the rows again; true when that moved the selection to
+    /// another row (whose request is then planned).
+    pub fn refilter(&mut self) -> bool {
+        let before = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        self.refresh_visible();
+        let after = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        before != after
+    }
+
+    /// The visible rows again (search, sort), the selected row kept when it is still there.
+    pub fn refresh_visible(&mut self) {
+        let keep_id = self.selected_row().map(|r| (r.id.clone(), r.match_kind));
+        let needle = self.filter.to_ascii_lowercase();
+        let mut visible: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                let r = &self.rows[i];
+                needle.is_empty()
+                    || r.id.to_ascii_lowercase().contains(&needle)
+                    || format!("tier {}", r.tier).to_ascii_lowercase() == needle
+                    || r.layer.to_string() == needle
+            })
+            .collect();
+        let rows = &self.rows;
+        match self.sort {
+            SortColumn::Table => {}
+            SortColumn::Id => visible.sort_by(|&a, &b| rows[a].id.cmp(&rows[b].id)),
+            SortColumn::Tier => visible.sort_by_key(|&i| rows[i].tier),
+            SortColumn::Input => visible.sort_by_key(|&i| rows[i].input_tokens),
+            SortColumn::Output => visible.sort_by_key(|&i| rows[i].output_tokens),
+            SortColumn::CatalogBytes => {
+                visible.sort_by_key(|&i| rows[i].max_catalog_bytes.unwrap_or(usize::MAX))
+            }
+            SortColumn::Layer => visible.sort_by_key(|&i| rows[i].layer),
+        }
+        if self.sort_desc {
+            visible.reverse();
+        }
+        self.visible = visible;
+        self.selected = keep_id
+            .and_then(|(id, kind)| {
+                self.visible
+                    .iter()
+                    .position(|&i| self.rows[i].id == id && self.rows[i].match_kind == kind)
+            })
+            .unwrap_or(0);
+    }
+
+    /// Select visible row `to` (kept on the list); true when the selection moved.
+    pub fn select(&mut self, to: usize) -> bool {
+        let to = to.min(self.visible.len().saturating_sub(1));
+        let moved = to != self.selected;
+        self.selected = to;
+        moved
+    }
+
+    pub fn sort_next(&mut self) {
+        self.sort = self.sort.next();
+        self.refresh_visible();
+    }
+
+    pub fn sort_reverse(&mut self) {
+        self.sort_desc = !self.sort_desc;
+        self.refresh_visible();
+    }
+
+    /// Mark or unmark the selected model for sending.
+    pub fn toggle_mark(&mut self) {
+        if let Some(id) = self.selected_row().map(|r| r.id.clone())
+            && !self.marked.remove(&id)
+        {
+            self.marked.insert(id);
+        }
+    }
 }
 
 /// The id as the table shows it: a prefix row (a family) ends in `*`, so `claude-*` never
@@ -91,49 +240,56 @@ fn columns(rows: &[&BudgetRow], table_width: usize) -> Vec<Column> {
     chosen
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let focused = state.focus == Pane::Budgets;
-    let sort = match state.sort {
+/// The pane; `searching` while its search is being typed.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    pane: &BudgetsPane,
+    focused: bool,
+    searching: bool,
+    theme: &Theme,
+) {
+    let sort = match pane.sort {
         SortColumn::Table => String::new(),
         s => format!(
             " · by {}{}",
             s.label(),
-            if state.sort_desc { " ↓" } else { " ↑" }
+            if pane.sort_desc { " ↓" } else { " ↑" }
         ),
     };
-    let search = if state.filter.is_empty() {
+    let search = if pane.filter.is_empty() {
         String::new()
     } else {
-        format!(" · /{}", state.filter)
+        format!(" · /{}", pane.filter)
     };
-    let marked = if state.marked.is_empty() {
+    let marked = if pane.marked.is_empty() {
         String::new()
     } else {
-        format!(" · {} marked to send", state.marked.len())
+        format!(" · {} marked to send", pane.marked.len())
     };
     let title = format!(
         " 1 Budgets · {} of {} rows{search}{sort}{marked} ",
-        state.visible.len(),
-        state.rows.len()
+        pane.visible.len(),
+        pane.rows.len()
     );
     let block = pane_block(title, focused, theme);
     frame.render_widget(block, area);
-    let show_filter = state.filter_editing || !state.filter.is_empty();
-    let ([table_area, detail_area, filter_area], detail) = layout(area, state, theme);
+    let show_filter = searching || !pane.filter.is_empty();
+    let ([table_area, detail_area, filter_area], detail) = layout(area, pane, searching, theme);
     let detail_height = detail_area.height;
 
-    if state.visible.is_empty() {
+    if pane.visible.is_empty() {
         frame.render_widget(
             Paragraph::new(shown(&format!(
                 "no models match /{} (id, \"tier A\" or a layer) · esc clears",
-                state.filter
+                pane.filter
             )))
             .style(theme.muted)
             .wrap(Wrap { trim: true }),
             table_area,
         );
     } else {
-        draw_table(frame, table_area, state, theme);
+        draw_table(frame, table_area, pane, theme);
     }
     if detail_height > 1 {
         let [rule, text] =
@@ -145,12 +301,12 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         frame.render_widget(Paragraph::new(detail), text);
     }
     if show_filter {
-        let cursor = if state.filter_editing { "▏" } else { "" };
+        let cursor = if searching { "▏" } else { "" };
         let line = Line::from(vec![
             Span::styled("search ", theme.muted),
-            Span::styled(shown(&format!("/{}{cursor}", state.filter)), theme.accent),
+            Span::styled(shown(&format!("/{}{cursor}", pane.filter)), theme.accent),
             Span::styled(
-                if state.filter_editing {
+                if searching {
                     "  enter keep · esc clear"
                 } else {
                     ""
@@ -164,10 +320,15 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 
 /// The table, the row detail and the search line inside the pane's border, and the
 /// detail's lines. The detail takes what it needs, but the table keeps at least 6 rows.
-fn layout<'a>(area: Rect, state: &State, theme: &Theme) -> ([Rect; 3], Vec<Line<'a>>) {
+fn layout<'a>(
+    area: Rect,
+    pane: &BudgetsPane,
+    searching: bool,
+    theme: &Theme,
+) -> ([Rect; 3], Vec<Line<'a>>) {
     let inner = area.inner(ratatui::layout::Margin::new(1, 1));
-    let show_filter = state.filter_editing || !state.filter.is_empty();
-    let detail = state
+    let show_filter = searching || !pane.filter.is_empty();
+    let detail = pane
         .selected_row()
         .map(|r| detail_lines(r, inner.width as usize, theme))
         .unwrap_or_default();
@@ -181,30 +342,29 @@ fn layout<'a>(area: Rect, state: &State, theme: &Theme) -> ([Rect; 3], Vec<Line<
     (areas, detail)
 }
 
-/// The index in `state.visible` of the row drawn at screen row `y` of a pane in `area`.
-pub fn row_at(area: Rect, state: &State, y: u16) -> Option<usize> {
-    let ([table, ..], _) = layout(area, state, &Theme::plain());
+/// The index in `pane.visible` of the row drawn at screen row `y` of a pane in `area`.
+pub fn row_at(area: Rect, pane: &BudgetsPane, searching: bool, y: u16) -> Option<usize> {
+    let ([table, ..], _) = layout(area, pane, searching, &Theme::plain());
     // The first line is the header.
     let offset = y.checked_sub(table.y + 1)? as usize;
     let height = table.height.saturating_sub(1) as usize;
     if offset >= height {
         return None;
     }
-    let index = window_start(state.selected, height, state.visible.len()) + offset;
-    (index < state.visible.len()).then_some(index)
+    let index = window_start(pane.selected, height, pane.visible.len()) + offset;
+    (index < pane.visible.len()).then_some(index)
 }
 
-fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+fn draw_table(frame: &mut Frame, area: Rect, pane: &BudgetsPane, theme: &Theme) {
     // Only the rows that fit are built: a registry can add thousands.
     let height = area.height.saturating_sub(1) as usize;
-    let start = window_start(state.selected, height, state.visible.len());
-    let shown_rows: Vec<&BudgetRow> = state.visible
-        [start..(start + height).min(state.visible.len())]
+    let start = window_start(pane.selected, height, pane.visible.len());
+    let shown_rows: Vec<&BudgetRow> = pane.visible[start..(start + height).min(pane.visible.len())]
         .iter()
-        .map(|&i| &state.rows[i])
+        .map(|&i| &pane.rows[i])
         .collect();
     // Columns are sized on every row, not just the ones on screen, so they hold still.
-    let all: Vec<&BudgetRow> = state.visible.iter().map(|&i| &state.rows[i]).collect();
+    let all: Vec<&BudgetRow> = pane.visible.iter().map(|&i| &pane.rows[i]).collect();
     let cols = columns(&all, area.width as usize);
     let model_width = (area.width as usize)
         .saturating_sub(2 + cols.iter().map(|c| c.width + 1).sum::<usize>())
@@ -218,7 +378,7 @@ fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
                 theme.warn
             };
             // A model marked for sending (M) carries a leading `+`.
-            let id = if state.marked.contains(&r.id) {
+            let id = if pane.marked.contains(&r.id) {
                 format!("+{}", display_id(r))
             } else {
                 display_id(r)
@@ -245,7 +405,7 @@ fn draw_table(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .row_highlight_style(theme.selected)
         .highlight_symbol("▶ ");
     let mut table_state = TableState::default();
-    table_state.select(Some(state.selected - start));
+    table_state.select(Some(pane.selected - start));
     frame.render_stateful_widget(table, area, &mut table_state);
 }
 

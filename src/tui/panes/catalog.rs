@@ -1,5 +1,8 @@
-//! The Catalog pane: the catalog as the selected model receives it, recompacted live: bytes
-//! and tokens before and after, the Trim steps, what was cut, and a full/compacted viewer.
+//! The Catalog pane: the catalog as the selected model receives it, read off the one planned
+//! request: bytes and tokens before and after, the Trim steps, what was cut, and a
+//! full/as-sent viewer with each entry's fate. The pane owns its state (view, scroll,
+//! search, the entry open in full), its handling of actions and its draw; what it reads
+//! besides comes in as [`CatalogInputs`].
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,13 +13,27 @@ use std::collections::HashMap;
 use crate::core::request::{EntryFate, Fate};
 use crate::format::thousands;
 use crate::tui::action::Action;
-use crate::tui::app::{Pane, State};
 use crate::tui::panes::{clip, pane_block, request_title, shown, window_start};
+use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
 
-pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let focused = state.focus == Pane::Catalog;
-    let Some(view) = state.compaction.as_deref() else {
+/// What the Catalog pane reads besides its own state.
+#[derive(Clone, Copy)]
+pub struct CatalogInputs<'a> {
+    /// The one planned request (none until the first plan comes back).
+    pub request: Option<&'a RequestSnapshot>,
+    /// A newer request is being planned.
+    pub planning: bool,
+    /// Full catalog text, one entry per line, for the full view.
+    pub full_catalog: &'a str,
+    pub focused: bool,
+    /// A search is being typed.
+    pub searching: bool,
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInputs, theme: &Theme) {
+    let focused = inp.focused;
+    let Some(view) = inp.request.map(|r| &r.planned) else {
         let block = pane_block(" 2 Catalog ".into(), focused, theme);
         frame.render_widget(
             Paragraph::new("compacting…")
@@ -27,17 +44,13 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         return;
     };
     let row = &view.effective.row;
-    let t = &view.compacted.trim;
-    let a = &view.allowance;
-    let updating = if state.pending.is_some() {
-        " · updating…"
-    } else {
-        ""
-    };
-    let search = if state.catalog.search.is_empty() {
+    let t = &view.compaction.trim;
+    let a = &view.compaction.allowance;
+    let updating = if inp.planning { " · updating…" } else { "" };
+    let search = if pane.search.is_empty() {
         String::new()
     } else {
-        format!(" · /{}", state.catalog.search)
+        format!(" · /{}", pane.search)
     };
     let title = request_title(
         "2 Catalog",
@@ -155,29 +168,39 @@ pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     };
     frame.render_widget(Paragraph::new(cut_line), cut_area);
 
-    draw_viewer(frame, viewer_area, state, theme);
+    draw_viewer(frame, viewer_area, pane, inp, theme);
 }
 
 /// The catalog text, one entry per line, narrowed by the search; only the lines on screen
 /// are built.
-fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let Some(view) = state.compaction.as_deref() else {
+fn draw_viewer(
+    frame: &mut Frame,
+    area: Rect,
+    pane: &CatalogPane,
+    inp: &CatalogInputs,
+    theme: &Theme,
+) {
+    let Some(view) = inp.request.map(|r| &r.planned) else {
         return;
     };
-    let text = viewer_text(state);
-    let search = &state.catalog.search;
+    let text = pane.viewer_text(inp.request, inp.full_catalog);
+    let search = &pane.search;
     let lines = visible_lines(text, search);
-    let fates: HashMap<&str, &EntryFate> =
-        view.entries.iter().map(|e| (e.name.as_str(), e)).collect();
-    let what = if state.full_view {
+    let fates: HashMap<&str, &EntryFate> = view
+        .compaction
+        .entries
+        .iter()
+        .map(|e| (e.name.as_str(), e))
+        .collect();
+    let what = if pane.full_view {
         "full catalog"
     } else {
         "as sent"
     };
     let mut header = vec![Span::styled(what, theme.accent)];
-    if search.is_empty() && !state.filter_editing {
+    if search.is_empty() && !inp.searching {
         header.push(Span::styled(
-            if state.full_view {
+            if pane.full_view {
                 "  each entry's fate: sent, trim N (changed by trim steps N), ✗ planner (left out by the planner), ✂ cut (by the budget) · f toggles · / search · enter opens"
             } else {
                 "  (f toggles · / search · enter opens an entry; each entry's fate in the full view)"
@@ -185,7 +208,7 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             theme.muted,
         ));
     } else {
-        let cursor = if state.filter_editing { "▏" } else { "" };
+        let cursor = if inp.searching { "▏" } else { "" };
         header.push(Span::styled(
             shown(&format!("  /{search}{cursor}")),
             theme.accent,
@@ -201,8 +224,8 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     }
     let height = area.height.saturating_sub(1) as usize;
     let total = lines.len();
-    let start = if state.focus == Pane::Catalog {
-        window_start(state.catalog_scroll, height, total)
+    let start = if inp.focused {
+        window_start(pane.scroll, height, total)
     } else {
         0
     };
@@ -213,7 +236,7 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             .and_then(|name| fates.get(name))
             .map(|e| &e.fate)
     };
-    let fate_width = if state.full_view {
+    let fate_width = if pane.full_view {
         on_screen()
             .filter_map(|(_, (_, l))| fate_of(l))
             .map(|f| fate_label(f).chars().count() + 1)
@@ -231,8 +254,8 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ));
     }
     for (i, (n, line)) in on_screen() {
-        let fate = fate_of(line).filter(|_| state.full_view);
-        let selected = state.focus == Pane::Catalog && i == state.catalog_scroll;
+        let fate = fate_of(line).filter(|_| pane.full_view);
+        let selected = inp.focused && i == pane.scroll;
         let style = match (selected, fate) {
             (true, _) => theme.selected,
             (false, Some(Fate::CutByBudget)) => theme.error,
@@ -240,7 +263,7 @@ fn draw_viewer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             _ => theme.base,
         };
         let mut spans = vec![Span::styled(format!("{:>4} ", n + 1), theme.muted)];
-        if state.full_view {
+        if pane.full_view {
             let (label, fate_style) = match fate {
                 Some(f) => (fate_label(f), fate_style(f, theme)),
                 None => (String::new(), theme.muted),
@@ -302,9 +325,14 @@ fn entry_name(line: &str) -> Option<&str> {
     rest.split('"').next()
 }
 
-/// The Catalog pane's own state: its search, and the entry opened in full.
+/// The Catalog pane's own state: full or as-sent view, the selected line, its search, and
+/// the entry opened in full.
 #[derive(Debug, Clone, Default)]
 pub struct CatalogPane {
+    /// The full catalog rather than what is sent.
+    pub full_view: bool,
+    /// The selected line of the viewer (among those matching the search).
+    pub scroll: usize,
     /// Lines containing this (any case) are listed; empty lists every line.
     pub search: String,
     /// An entry is open in full (Enter), scrolled this far.
@@ -312,15 +340,102 @@ pub struct CatalogPane {
     pub entry_scroll: usize,
 }
 
-/// The viewer's text now: the full catalog or what is sent.
-pub fn viewer_text(state: &State) -> &str {
-    if state.full_view {
-        &state.full_catalog
-    } else {
-        state
-            .compaction
-            .as_deref()
-            .map_or("", |v| v.compacted.text.as_str())
+impl CatalogPane {
+    /// The viewer's text now: the full catalog or what is sent.
+    pub fn viewer_text<'a>(
+        &self,
+        request: Option<&'a RequestSnapshot>,
+        full_catalog: &'a str,
+    ) -> &'a str {
+        if self.full_view {
+            full_catalog
+        } else {
+            request.map_or("", |r| r.planned.compaction.text.as_str())
+        }
+    }
+
+    /// Lines in the viewer now (those matching its search).
+    pub fn lines(&self, request: Option<&RequestSnapshot>, full_catalog: &str) -> usize {
+        visible_lines(self.viewer_text(request, full_catalog), &self.search).len()
+    }
+
+    /// Select line `to` (kept on the viewer's lines).
+    pub fn scroll_to(&mut self, to: usize, lines: usize) {
+        self.scroll = to.min(lines.saturating_sub(1));
+    }
+
+    /// Full catalog vs as sent, from the top.
+    pub fn toggle_full_view(&mut self) {
+        self.full_view = !self.full_view;
+        self.scroll = 0;
+    }
+
+    /// A key while the search is being typed: `Some(still typing)`, or `None` when it is
+    /// not the search's.
+    pub fn search_key(&mut self, action: &Action) -> Option<bool> {
+        let typing = match action {
+            Action::Char(c) => {
+                self.search.push(*c);
+                true
+            }
+            Action::Backspace => {
+                self.search.pop();
+                true
+            }
+            Action::Paste(text) => {
+                self.search.extend(text.chars().filter(|c| !c.is_control()));
+                true
+            }
+            Action::Confirm => false,
+            Action::Back => {
+                self.search.clear();
+                false
+            }
+            _ => return None,
+        };
+        self.scroll = 0;
+        Some(typing)
+    }
+
+    /// Enter on the selected line: open its entry in full (a bracket line opens nothing).
+    pub fn open_entry(&mut self, request: Option<&RequestSnapshot>, full_catalog: &str) {
+        let text = self.viewer_text(request, full_catalog);
+        let lines = visible_lines(text, &self.search);
+        let opens = lines
+            .get(self.scroll)
+            .is_some_and(|(_, l)| entry_name(l).is_some());
+        self.entry_open = opens;
+        self.entry_scroll = 0;
+    }
+
+    /// The open entry's name.
+    fn selected_entry<'a>(
+        &self,
+        request: Option<&'a RequestSnapshot>,
+        full_catalog: &'a str,
+    ) -> Option<&'a str> {
+        let lines = visible_lines(self.viewer_text(request, full_catalog), &self.search);
+        let (_, line) = lines.get(self.scroll)?;
+        entry_name(line)
+    }
+
+    /// An operator's action while an entry is open: scroll it (`page` rows a page), or
+    /// close it (esc, enter).
+    pub fn entry_update(&mut self, action: Action, page: usize) {
+        let page = page.max(1);
+        self.entry_scroll = match action {
+            Action::Back | Action::Open => {
+                self.entry_open = false;
+                0
+            }
+            Action::Up => self.entry_scroll.saturating_sub(1),
+            Action::Down => self.entry_scroll + 1,
+            Action::PageUp => self.entry_scroll.saturating_sub(page),
+            Action::PageDown => self.entry_scroll + page,
+            Action::Top => 0,
+            Action::Bottom => usize::MAX / 2,
+            _ => self.entry_scroll,
+        };
     }
 }
 
@@ -338,66 +453,9 @@ fn entries<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
     lines.filter(|l| entry_name(l).is_some()).count()
 }
 
-/// A key while the catalog search is being typed; `None` when it is not the search's.
-pub fn search_key(state: &mut State, action: &Action) -> Option<()> {
-    let search = &mut state.catalog.search;
-    match action {
-        Action::Char(c) => search.push(*c),
-        Action::Backspace => {
-            search.pop();
-        }
-        Action::Paste(text) => search.extend(text.chars().filter(|c| !c.is_control())),
-        Action::Confirm => state.filter_editing = false,
-        Action::Back => {
-            state.filter_editing = false;
-            search.clear();
-        }
-        _ => return None,
-    }
-    state.catalog_scroll = 0;
-    Some(())
-}
-
-/// Enter on the selected line: open its entry in full (a bracket line opens nothing).
-pub fn open_entry(state: &mut State) {
-    let text = viewer_text(state);
-    let lines = visible_lines(text, &state.catalog.search);
-    let opens = lines
-        .get(state.catalog_scroll)
-        .is_some_and(|(_, l)| entry_name(l).is_some());
-    state.catalog.entry_open = opens;
-    state.catalog.entry_scroll = 0;
-}
-
-/// The open entry's name.
-fn selected_entry(state: &State) -> Option<&str> {
-    let lines = visible_lines(viewer_text(state), &state.catalog.search);
-    let (_, line) = lines.get(state.catalog_scroll)?;
-    entry_name(line)
-}
-
 /// True for what an operator does; while an entry is open these go to it.
 pub fn takes(action: &Action) -> bool {
     crate::tui::panes::help::takes(action)
-}
-
-/// An operator's action while an entry is open: scroll it, or close it (esc, enter).
-pub fn entry_update(state: &mut State, action: Action) {
-    let page = state.page.max(1);
-    let c = &mut state.catalog;
-    c.entry_scroll = match action {
-        Action::Back | Action::Open => {
-            c.entry_open = false;
-            0
-        }
-        Action::Up => c.entry_scroll.saturating_sub(1),
-        Action::Down => c.entry_scroll + 1,
-        Action::PageUp => c.entry_scroll.saturating_sub(page),
-        Action::PageDown => c.entry_scroll + page,
-        Action::Top => 0,
-        Action::Bottom => usize::MAX / 2,
-        _ => c.entry_scroll,
-    };
 }
 
 /// The line of `text` holding entry `name`, as pretty JSON (or as it is, if it is not JSON).
@@ -412,13 +470,19 @@ fn entry_json(text: &str, name: &str) -> Option<String> {
 }
 
 /// The open entry over the body: its fate, then as sent, then the full original.
-pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
-    let Some(name) = selected_entry(state) else {
+pub fn draw_entry(
+    frame: &mut Frame,
+    body: Rect,
+    pane: &CatalogPane,
+    inp: &CatalogInputs,
+    theme: &Theme,
+) {
+    let Some(name) = pane.selected_entry(inp.request, inp.full_catalog) else {
         return;
     };
-    let view = state.compaction.as_deref();
-    let sent = view.and_then(|v| entry_json(&v.compacted.text, name));
-    let full = entry_json(&state.full_catalog, name);
+    let view = inp.request.map(|r| &r.planned.compaction);
+    let sent = view.and_then(|v| entry_json(&v.text, name));
+    let full = entry_json(inp.full_catalog, name);
     let fate = view
         .and_then(|v| v.entries.iter().find(|e| e.name == name))
         .map_or_else(
@@ -441,10 +505,7 @@ pub fn draw_entry(frame: &mut Frame, body: Rect, state: &State, theme: &Theme) {
         lines.extend(json.lines().map(|l| Line::raw(shown(l))));
     }
     let height = body.height.saturating_sub(2) as usize;
-    let scroll = state
-        .catalog
-        .entry_scroll
-        .min(lines.len().saturating_sub(height));
+    let scroll = pane.entry_scroll.min(lines.len().saturating_sub(height));
     let title = format!(
         " {} · {}–{} of {} lines · j/k scroll · esc closes ",
         name,

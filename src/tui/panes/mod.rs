@@ -8,11 +8,34 @@ pub mod history;
 pub mod mouse;
 pub mod prompt;
 pub mod replay;
+pub mod status;
 
 use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::core::terminal_text::{for_terminal, for_terminal_line};
 use crate::tui::theme::Theme;
+
+/// The console's panes, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Budgets,
+    Catalog,
+    Prompt,
+    History,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 4] = [Pane::Budgets, Pane::Catalog, Pane::Prompt, Pane::History];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Budgets => "Budgets",
+            Pane::Catalog => "Catalog",
+            Pane::Prompt => "Prompt",
+            Pane::History => "History",
+        }
+    }
+}
 
 /// Outside text (an intent, a tool or model name, a server's answer, an error quoting a file)
 /// as a pane may draw it on one line: controls and bidi overrides shown as `\x1b`, `\u{202e}`…

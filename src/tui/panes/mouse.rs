@@ -23,7 +23,7 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
         MouseEventKind::Down(MouseButton::Left) => None,
         _ => return Vec::new(),
     };
-    if state.show_help {
+    if state.help.open {
         return step.map(|s| vec![s; WHEEL_ROWS]).unwrap_or_default();
     }
     if screen.width < MIN_WIDTH || screen.height < MIN_HEIGHT {
@@ -65,7 +65,7 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
     }
     let row = match (region, list) {
         (Region::Budgets, _) if state.focus != Pane::Prompt => {
-            budgets::row_at(rect, state, at.y).map(|i| i as u64)
+            budgets::row_at(rect, &state.budgets, state.filter_editing, at.y).map(|i| i as u64)
         }
         (Region::History, Some((list, area))) => {
             let h = &state.history;

@@ -1,20 +1,29 @@
-//! The Prompt pane: a text box (bracketed paste: a multi-line paste is text, never keys)
-//! and beside it the live preview — planner, ranking with explanations, gate, request.
+//! The Prompt pane: a text box for the instruction (bracketed paste: a paste is text, never
+//! keys; one of more than a few lines is an attachment), the attachments as chips under it,
+//! and beside it the preview — planner, ranking with explanations, gate, request — drawn from
+//! the one planned request every pane reads. The pane owns its state ([`PromptPane`]), its
+//! handling of edits (what an edit asks for comes back as an [`Edit`]) and its draw; what it
+//! reads besides comes in as [`PromptInputs`].
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use std::sync::Arc;
 
-use crate::core::chart::{WindowBar, window_bar};
+use crate::core::chart::WindowBar;
+use crate::core::compare::Arm;
 use crate::core::gate::Admission;
+use crate::core::request::Attachment;
 use crate::format::thousands;
 use crate::preview::Preview;
-use crate::tui::app::{Pane, State};
+use crate::tui::action::Action;
+use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::panes::chart::window_lines;
-use crate::tui::panes::{clip, pane_block, request_title};
-use crate::tui::send::{SentArm, ab_label};
+use crate::tui::panes::{clip, pane_block, request_title, shown};
+use crate::tui::send::{SendView, SentArm, ab_label};
+use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
 
 /// A run of at least this many text keys in one burst (keys that arrived faster than a
@@ -47,19 +56,249 @@ pub fn paste_run(keys: &[KeyEvent]) -> Option<(String, usize)> {
     (n >= PASTE_MIN_KEYS).then_some((text, n))
 }
 
-/// The text box.
-pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let focused = state.focus == Pane::Prompt;
-    let text = state.prompt_text();
+fn new_input() -> ratatui_textarea::TextArea<'static> {
+    let mut t = ratatui_textarea::TextArea::default();
+    t.set_placeholder_text("Type or paste a prompt: the preview follows as you type.");
+    // Long lines wrap (at words, a long word at its characters): nothing scrolls sideways.
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+    t
+}
+
+/// The Prompt pane's own state: the instruction's text box, the attachments and their
+/// chips, the attach key's path line, and how far the preview is scrolled.
+#[derive(Debug, Clone)]
+pub struct PromptPane {
+    /// The instruction.
+    pub input: ratatui_textarea::TextArea<'static>,
+    /// Bumped on every edit; the request is planned once a version has been still.
+    pub version: u64,
+    /// The preview's first line on screen.
+    pub scroll: usize,
+    /// Sent beside the instruction (pastes of more than a few lines, attached files), and
+    /// what each one's chip is called.
+    pub attachments: Arc<Vec<Attachment>>,
+    pub chip_labels: Vec<String>,
+    /// The selected chip (the one the remove key removes).
+    pub chip: usize,
+    /// Pastes made attachments so far (their names: `paste 1`, `paste 2`…).
+    pub pastes: usize,
+    /// The attach key's path line, while it is open.
+    pub attach_path: Option<String>,
+    /// A file being read, and what went wrong with the last attach or paste.
+    pub attach_reading: Option<u64>,
+    pub attach_error: Option<String>,
+}
+
+impl Default for PromptPane {
+    fn default() -> Self {
+        PromptPane {
+            input: new_input(),
+            version: 0,
+            scroll: 0,
+            attachments: Arc::new(Vec::new()),
+            chip_labels: Vec::new(),
+            chip: 0,
+            pastes: 0,
+            attach_path: None,
+            attach_reading: None,
+            attach_error: None,
+        }
+    }
+}
+
+/// What an edit of the Prompt pane asks of the console.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// Nothing changed.
+    Nothing,
+    /// The instruction changed: plan the request once this version has been still.
+    Instruction(u64),
+    /// The attachments changed: plan the request now.
+    Attachments,
+    /// Read the file at this typed path as an attachment.
+    Read(String),
+}
+
+impl PromptPane {
+    /// The instruction as one string.
+    pub fn text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    /// Whether anything is asked: an instruction or an attachment.
+    pub fn asks_anything(&self) -> bool {
+        !self.text().trim().is_empty() || !self.attachments.is_empty()
+    }
+
+    fn edited(&mut self) -> Edit {
+        self.version += 1;
+        Edit::Instruction(self.version)
+    }
+
+    /// Empty the text box (the chips stay).
+    pub fn clear(&mut self) -> Edit {
+        if self.text().is_empty() {
+            return Edit::Nothing;
+        }
+        self.input = new_input();
+        self.scroll = 0;
+        self.edited()
+    }
+
+    /// A key typed into the text box.
+    pub fn key(&mut self, input: ratatui_textarea::Input) -> Edit {
+        if self.input.input(input) {
+            self.edited()
+        } else {
+            Edit::Nothing
+        }
+    }
+
+    /// A paste: text in the box, or beyond a few lines an attachment (one too big for the
+    /// console is refused with one line).
+    pub fn paste(&mut self, text: String) -> Edit {
+        // One event, inserted as text: a multi-line paste never submits anything.
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        if is_attachment_paste(&text) {
+            if text.len() as u64 > ATTACH_MAX_BYTES {
+                self.attach_error = Some(format!(
+                    "paste of {} bytes not attached: more than the {} an attachment may hold here",
+                    thousands(text.len()),
+                    thousands(ATTACH_MAX_BYTES as usize)
+                ));
+                return Edit::Nothing;
+            }
+            self.pastes += 1;
+            let label = paste_label(&text);
+            return self.attach(label, pasted(self.pastes, text));
+        }
+        if self.input.insert_str(text) {
+            self.edited()
+        } else {
+            Edit::Nothing
+        }
+    }
+
+    /// Add an attachment as a chip, selected.
+    fn attach(&mut self, label: String, attachment: Attachment) -> Edit {
+        Arc::make_mut(&mut self.attachments).push(attachment);
+        self.chip_labels.push(label);
+        self.chip = self.chip_labels.len() - 1;
+        self.attach_error = None;
+        Edit::Attachments
+    }
+
+    /// Remove the selected chip.
+    pub fn remove_selected(&mut self) -> Edit {
+        if self.chip >= self.chip_labels.len() {
+            return Edit::Nothing;
+        }
+        Arc::make_mut(&mut self.attachments).remove(self.chip);
+        self.chip_labels.remove(self.chip);
+        self.chip = self.chip.min(self.chip_labels.len().saturating_sub(1));
+        Edit::Attachments
+    }
+
+    /// Select the next chip (round to the first).
+    pub fn next_chip(&mut self) {
+        if !self.chip_labels.is_empty() {
+            self.chip = (self.chip + 1) % self.chip_labels.len();
+        }
+    }
+
+    /// Open the attach key's path line.
+    pub fn open_path_line(&mut self) {
+        self.attach_path = Some(String::new());
+        self.attach_error = None;
+    }
+
+    /// A key while the path line is open: typed into it, enter asks for the file to be
+    /// read, esc closes it. `None` for what the line does not take (quit, background
+    /// answers).
+    pub fn path_key(&mut self, action: &Action) -> Option<Edit> {
+        let path = self.attach_path.as_mut()?;
+        match action {
+            Action::Char(c) => path.push(*c),
+            Action::Backspace => {
+                path.pop();
+            }
+            Action::Paste(text) => path.extend(text.chars().filter(|c| !c.is_control())),
+            Action::Back => self.attach_path = None,
+            Action::Confirm => {
+                let typed = path.trim().to_string();
+                self.attach_path = None;
+                return Some(if typed.is_empty() {
+                    Edit::Nothing
+                } else {
+                    Edit::Read(typed)
+                });
+            }
+            _ => return None,
+        }
+        Some(Edit::Nothing)
+    }
+
+    /// The file asked for is being read under `request`.
+    pub fn reading(&mut self, request: u64) {
+        self.attach_reading = Some(request);
+        self.attach_error = None;
+    }
+
+    /// A file read came back: attached, or its one-line error. An answer for a read that
+    /// is no longer awaited is dropped.
+    pub fn read_back(&mut self, request: u64, result: Result<Attachment, String>) -> Edit {
+        if self.attach_reading != Some(request) {
+            return Edit::Nothing;
+        }
+        self.attach_reading = None;
+        match result {
+            Ok(a) => self.attach(a.name.clone(), a),
+            Err(e) => {
+                self.attach_error = Some(e);
+                Edit::Nothing
+            }
+        }
+    }
+}
+
+/// What the Prompt pane reads besides its own state.
+#[derive(Clone, Copy)]
+pub struct PromptInputs<'a> {
+    pub focused: bool,
+    /// The A/B arms sent beside `compacted`, and how many models are marked to be sent to
+    /// besides the selected one.
+    pub ab: &'a [Arm],
+    pub marked: usize,
+    /// The one planned request (none until the first plan comes back), and whether a
+    /// newer one is being planned.
+    pub request: Option<&'a RequestSnapshot>,
+    pub planning: bool,
+    pub send: &'a SendView,
+}
+
+/// The text box, the attachment chips under it, and the attach key's path line.
+pub fn draw_input(
+    frame: &mut Frame,
+    area: Rect,
+    pane: &PromptPane,
+    inp: &PromptInputs,
+    theme: &Theme,
+) {
+    let focused = inp.focused;
+    let text = pane.text();
     let title = format!(
-        " 3 Prompt · {} lines, {} bytes · A/B {}{}{} ",
-        state.prompt.lines().len(),
+        " 3 Prompt · {} lines, {} bytes{} · A/B {}{}{} ",
+        pane.input.lines().len(),
         thousands(text.len()),
-        ab_label(state.ab),
-        if state.marked.is_empty() {
+        match pane.attachments.len() {
+            0 => String::new(),
+            n => format!(" · {n} attached"),
+        },
+        ab_label(inp.ab),
+        if inp.marked == 0 {
             String::new()
         } else {
-            format!(" · +{} marked", state.marked.len())
+            format!(" · +{} marked", inp.marked)
         },
         if focused {
             " · esc leaves"
@@ -67,62 +306,151 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             " · p to type"
         }
     );
-    let mut input = state.prompt.clone();
-    input.set_block(pane_block(title, focused, theme));
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let chips = chip_lines(pane, inp.request, inner.width as usize, theme);
+    // The text box keeps at least a line; chips beyond what is left are not drawn.
+    let chips_height = (chips.len() as u16).min(inner.height.saturating_sub(1));
+    let [text_area, chips_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(chips_height)]).areas(inner);
+    frame.render_widget(Paragraph::new(chips), chips_area);
+    let mut input = pane.input.clone();
     input.set_style(theme.base);
     input.set_cursor_line_style(theme.base);
     input.set_placeholder_style(theme.muted);
     if !focused {
         input.set_cursor_style(theme.base);
     }
-    frame.render_widget(&input, area);
+    frame.render_widget(&input, text_area);
+}
+
+/// Fewer characters of a chip's name than this, and its facts go on a line of their own.
+const CHIP_LABEL_MIN: usize = 16;
+
+/// One line per attachment — `▸ name or first line · size · tokens · gate decision` — the
+/// selected one marked, then the path line while the attach key has it open, then the last
+/// attach error. Sizes come from the planned request; a chip added since shows `planning…`.
+pub fn chip_lines<'a>(
+    pane: &PromptPane,
+    request: Option<&RequestSnapshot>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
+    let planned = request.map(|r| &r.planned.attachments);
+    let mut out = Vec::new();
+    for (i, (label, a)) in pane
+        .chip_labels
+        .iter()
+        .zip(pane.attachments.iter())
+        .enumerate()
+    {
+        let selected = i == pane.chip;
+        let view = planned
+            .and_then(|p| p.get(i))
+            .filter(|v| v.name == a.name && v.size.bytes == a.text.len());
+        let facts = match view {
+            Some(v) => format!(
+                "{} B · {}{} tok · {}",
+                thousands(v.size.bytes),
+                if v.size.exact { "" } else { "~" },
+                thousands(v.size.tokens),
+                v.gate.admission.label()
+            ),
+            None => format!("{} B · planning…", thousands(a.text.len())),
+        };
+        let mark = if selected { "▸ " } else { "  " };
+        let style = if selected { theme.accent } else { theme.base };
+        let gate_style = match view.map(|v| v.gate.admission) {
+            Some(Admission::Raw) => theme.ok,
+            Some(Admission::Tight | Admission::Briefing) => theme.warn,
+            None => theme.muted,
+        };
+        let label = shown(label);
+        let room = width.saturating_sub(2);
+        let one_line = label.chars().count() + 3 + facts.chars().count();
+        if one_line <= room || room >= CHIP_LABEL_MIN + 3 + facts.chars().count() {
+            // Name and facts on one line, the name giving way first.
+            let label_room = room.saturating_sub(3 + facts.chars().count());
+            out.push(Line::from(vec![
+                Span::styled(mark, style),
+                Span::styled(crate::format::elide(&label, label_room), style),
+                Span::styled(" · ", theme.muted),
+                Span::styled(facts, gate_style),
+            ]));
+        } else {
+            // Too narrow for both: the name, then its facts under it.
+            out.push(Line::from(vec![
+                Span::styled(mark, style),
+                Span::styled(crate::format::elide(&label, room), style),
+            ]));
+            out.push(Line::from(vec![
+                Span::raw("    "),
+                Span::styled(clip(&facts, width.saturating_sub(4)), gate_style),
+            ]));
+        }
+    }
+    if let Some(path) = &pane.attach_path {
+        out.push(Line::from(vec![
+            Span::styled("attach file: ", theme.accent),
+            Span::raw(shown(&format!("{path}▏"))),
+            Span::styled(" enter attaches · esc cancels", theme.muted),
+        ]));
+    } else if pane.attach_reading.is_some() {
+        out.push(Line::styled("attach: reading the file…", theme.muted));
+    }
+    if let Some(e) = &pane.attach_error {
+        out.push(Line::styled(
+            clip(&format!("attach: {e}"), width),
+            theme.error,
+        ));
+    }
+    out
 }
 
 /// The live preview beside the text box: the model and tier it was computed for in its
 /// title, the window bar, then planner, ranking, gate and request. With no prompt, the bar
 /// is the catalog's request (the same model and tier as the Catalog pane).
-pub fn draw_preview(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let shown_preview = state.preview.as_deref();
-    // What is shown is being recomputed: the preview, or (with no preview) the catalog's
-    // request the bar is drawn from.
-    let recomputing =
-        state.preview_pending.is_some() || (shown_preview.is_none() && state.pending.is_some());
-    let updating = if recomputing { " · updating…" } else { "" };
-    let planned_for = match (shown_preview, state.compaction.as_deref()) {
-        (Some(p), _) => Some((p.model.as_str(), p.tier, p.tier_overridden)),
-        (None, Some(c)) => Some((
-            c.effective.model.as_str(),
-            c.effective.row.tier,
-            c.effective.tier_override.is_some(),
-        )),
-        (None, None) => None,
-    };
-    let title = match planned_for {
-        Some((model, tier, overridden)) => {
-            request_title("Preview", model, tier, overridden, updating, area.width)
-        }
+pub fn draw_preview(
+    frame: &mut Frame,
+    area: Rect,
+    pane: &PromptPane,
+    inp: &PromptInputs,
+    theme: &Theme,
+) {
+    let snapshot = inp.request;
+    let updating = if inp.planning { " · updating…" } else { "" };
+    let title = match snapshot.map(|r| &r.planned) {
+        Some(p) => request_title(
+            "Preview",
+            &p.model,
+            p.tier,
+            p.tier_overridden,
+            updating,
+            area.width,
+        ),
         None => format!(" Preview{updating} "),
     };
     let block = pane_block(title, false, theme);
     let inner = block.inner(area);
     let width = inner.width as usize;
-    let window = match (shown_preview, state.compaction.as_deref()) {
-        (Some(p), _) => Some(window_bar(p)),
-        (None, Some(c)) => Some(c.window.clone()),
-        (None, None) => None,
-    };
     // Sent results first: they are what the operator just asked for.
-    let mut lines: Vec<Line> = send_lines(state, width, theme);
-    lines.extend(window_section(window.as_ref(), width, theme));
-    match (shown_preview, &state.preview_error) {
-        (_, Some(e)) => lines.push(Line::styled(clip(e, width), theme.error)),
-        (None, _) => lines.push(Line::styled(
+    let mut lines: Vec<Line> = send_lines(inp.send, width, theme);
+    lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
+    if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
+        lines.push(Line::styled(
+            clip(&format!("output cache: {e}"), width),
+            theme.error,
+        ));
+    }
+    match snapshot.map(|r| &r.planned) {
+        Some(p) if p.asked => lines.extend(preview_lines(p, width, theme)),
+        _ => lines.push(Line::styled(
             "Planner categories, the ranked catalog, the gate decision and the request appear here.",
             theme.muted,
         )),
-        (Some(p), _) => lines.extend(preview_lines(p, width, theme)),
     }
-    let scroll = state.preview_scroll.min(lines.len().saturating_sub(1)) as u16;
+    let scroll = pane.scroll.min(lines.len().saturating_sub(1)) as u16;
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
 }
 
@@ -247,6 +575,37 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
             out.push(Line::styled(clip(l, width), theme.muted));
         }
     }
+    for a in &p.attachments {
+        let style = match a.gate.admission {
+            Admission::Raw => theme.ok,
+            Admission::Tight | Admission::Briefing => theme.warn,
+        };
+        out.push(Line::styled(
+            clip(
+                &format!(
+                    "attachment {} ({}): {} tokens → {}{} · ranker read {} outline lines",
+                    a.name,
+                    a.kind.label(),
+                    thousands(a.size.tokens),
+                    a.gate.admission.label(),
+                    if a.gate.briefing.is_some() {
+                        format!(" ({} tokens)", thousands(a.gate.admitted_tokens))
+                    } else {
+                        String::new()
+                    },
+                    a.outline.len()
+                ),
+                width,
+            ),
+            style,
+        ));
+        if let Some(b) = &a.gate.briefing {
+            out.push(Line::styled(
+                clip(&format!("  briefing: {}", b.hint), width),
+                theme.muted,
+            ));
+        }
+    }
     let q = &p.request;
     out.push(section(
         &format!(
@@ -293,8 +652,7 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
 }
 
 /// The last send, side by side: one column per model and arm, above the preview.
-pub fn send_lines<'a>(state: &State, width: usize, theme: &Theme) -> Vec<Line<'a>> {
-    let v = &state.send;
+pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     if let Some(e) = &v.error {
         out.push(Line::styled(

@@ -1,0 +1,139 @@
+//! The status line: a hint for where the operator is now, read from the live keymap (a
+//! remapped key shows as remapped; an unbound action is not named), then the first note.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::tui::action::Action;
+use crate::tui::app::{Pane, State};
+use crate::tui::keymap::Keymap;
+use crate::tui::panes::shown;
+use crate::tui::theme::Theme;
+
+/// `key label` for each action the keymap still binds; unbound actions are left out, so
+/// the status line never names a key that does nothing.
+fn hints(keymap: &Keymap, wanted: &[(&[Action], &str)]) -> Vec<String> {
+    wanted
+        .iter()
+        .filter_map(|(actions, label)| {
+            let keys: Option<Vec<String>> =
+                actions.iter().map(|a| keymap.primary_label(a)).collect();
+            keys.map(|k| format!("{} {label}", k.join("/")))
+        })
+        .collect()
+}
+
+/// The status line's hint for where the operator is now, from the live keymap.
+pub fn status_hint(state: &State, keymap: &Keymap) -> String {
+    use Action as A;
+    if state.help.open {
+        return "j/k scroll · pgup/pgdn page · esc or ? closes".into();
+    }
+    if state.catalog.entry_open {
+        return "j/k scroll · pgup/pgdn page · esc or enter closes".into();
+    }
+    if state.prompt.attach_path.is_some() {
+        return "type the file's path · enter attaches · esc cancels".into();
+    }
+    if state.focus == Pane::Prompt {
+        // These keys are fixed while typing (see `tui::key_action`); only the clear key is
+        // the keymap's (a ctrl or alt binding of clear_prompt).
+        let clear = keymap
+            .primary_label(&A::ClearPrompt)
+            .filter(|k| k.starts_with("ctrl+") || k.starts_with("alt+"))
+            .map(|k| format!(" · {k} clear"))
+            .unwrap_or_default();
+        // The send keys are the keymap's too, when ctrl or alt chords.
+        let chord = |a: &Action, label: &str| {
+            keymap
+                .chord_label(a)
+                .map(|k| format!(" · {k} {label}"))
+                .unwrap_or_default()
+        };
+        let chips = if state.prompt.attachments.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{}{}",
+                chord(&A::RemoveAttachment, "remove chip"),
+                chord(&A::NextAttachment, "next chip")
+            )
+        };
+        let send = format!(
+            "{}{chips}{}{}{}{}",
+            chord(&A::Attach, "attach"),
+            chord(&A::Send, "send"),
+            chord(&A::ToggleAb, "A/B"),
+            chord(&A::NextSent, "next result"),
+            chord(&A::OpenSent, "open result"),
+        );
+        return format!(
+            "type or paste{send}{clear} · enter new line · pgup/pgdn scroll preview · tab/esc leave"
+        );
+    }
+    if state.filter_editing {
+        return "type to search · enter keep · esc clear".into();
+    }
+    let wanted: &[(&[Action], &str)] = if state.focus == Pane::Catalog {
+        &[
+            (&[A::Quit], "quit"),
+            (&[A::ToggleHelp], "help"),
+            (&[A::FocusNext], "pane"),
+            (&[A::Down, A::Up], "move"),
+            (&[A::Open], "open entry"),
+            (&[A::Filter], "search"),
+            (&[A::ToggleFullView], "full"),
+            (&[A::CycleTier], "tier"),
+            (&[A::Back], "clear search"),
+        ]
+    } else if state.focus == Pane::History {
+        &[
+            (&[A::Quit], "quit"),
+            (&[A::ToggleHelp], "help"),
+            (&[A::Down, A::Up], "move"),
+            (&[A::Left, A::Right], "groups/plans"),
+            (&[A::Open], "open"),
+            (&[A::Replay], "replay"),
+            (&[A::ToggleGaps], "gaps"),
+            (&[A::Back], "back"),
+            (&[A::CycleOutcome], "outcome"),
+            (&[A::CycleDrift], "drift"),
+            (&[A::CycleCaller], "caller"),
+            (&[A::CycleModel], "model"),
+            (&[A::CycleSource], "source"),
+            (&[A::ClearFilters], "clear"),
+        ]
+    } else {
+        &[
+            (&[A::Quit], "quit"),
+            (&[A::ToggleHelp], "help"),
+            (&[A::FocusNext], "pane"),
+            (&[A::FocusPrompt], "prompt"),
+            (&[A::Down, A::Up], "move"),
+            (&[A::MarkModel], "mark"),
+            (&[A::CycleTier], "tier"),
+            (&[A::ToggleFullView], "full"),
+            (&[A::Filter], "search"),
+            (&[A::SortNext], "sort"),
+        ]
+    };
+    hints(keymap, wanted).join(" · ")
+}
+
+/// The status line: the hint, then the first note (outside text: shown).
+pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap, theme: &Theme) {
+    let mut spans = vec![Span::styled(status_hint(state, keymap), theme.muted)];
+    if !state.notes.is_empty() {
+        spans.push(Span::styled(
+            shown(&format!(
+                "  · {} note(s): {}",
+                state.notes.len(),
+                state.notes[0]
+            )),
+            theme.warn,
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

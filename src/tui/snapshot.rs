@@ -1,0 +1,49 @@
+//! The one request the console shows (issue 17): planned once per change of model, tier
+//! override, instruction or attachments, off the UI thread, and handed to every pane as a
+//! read-only snapshot. The Catalog pane (as sent and full), the Preview, the window bar and
+//! the attachment chips all draw from it; none of them plans any slice of the request.
+
+use std::sync::Arc;
+
+use crate::core::budget::EffectiveRow;
+use crate::core::chart::{WindowBar, window_bar};
+use crate::core::request::Attachment;
+use crate::preview::{Ask, PlannedRequest, PreviewContext, plan, plan_and_keep};
+
+/// What one request is planned from: the console's inputs at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestInputs {
+    pub effective: EffectiveRow,
+    pub instruction: Arc<String>,
+    pub attachments: Arc<Vec<Attachment>>,
+}
+
+/// The planned request and what the panes read off it.
+#[derive(Debug, Clone)]
+pub struct RequestSnapshot {
+    pub planned: PlannedRequest,
+    /// How the request fills the model's window.
+    pub window: WindowBar,
+    /// The briefed parts could not be kept in the output cache (the request is still the
+    /// one that would be sent; its refs just do not resolve yet).
+    pub cache_error: Option<String>,
+}
+
+/// Plan the request for `inputs` through the same service `ctxconsole preview` uses, its
+/// briefed parts kept in the output cache.
+pub fn plan_snapshot(ctx: &PreviewContext, inputs: &RequestInputs) -> RequestSnapshot {
+    let ask = Ask {
+        attachments: &inputs.attachments,
+        ..Ask::new(&inputs.effective, &inputs.instruction)
+    };
+    let (planned, cache_error) = match plan_and_keep(ctx, &ask) {
+        Ok(p) => (p, None),
+        // Only keeping the briefed text failed: the request itself is pure.
+        Err(e) => (plan(ctx, &ask), Some(format!("{e:#}"))),
+    };
+    RequestSnapshot {
+        window: window_bar(&planned),
+        planned,
+        cache_error,
+    }
+}

@@ -1,0 +1,434 @@
+//! One request, many views, in the console (issue 17): the console plans one request per
+//! change and every pane draws it. What the Catalog pane lists as sent — read off a
+//! TestBackend render of the real console, keys in — is what `ctxconsole preview --json`
+//! keeps for the same instruction, attachments, model and tier; attachments come in through
+//! the attach key (a file) or a paste of more than a few lines, and show as chips.
+
+mod common;
+
+use common::{ctx, json_of};
+use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{State, update};
+use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::theme::Theme;
+use ctxconsole::tui::{EffectContext, key_action, run_effect_now, start, ui};
+use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const PROMPTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/prompts");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(PROMPTS_DIR).join(name)
+}
+
+/// Twenty instructions, eleven with attachments (fixtures in tests/data/prompts, and a log
+/// too big for a Tier C window, written by the test).
+const CASES: &[(&str, &[&str])] = &[
+    (
+        "remember this launch note, draft a blog from it and make an illustration",
+        &[],
+    ),
+    (
+        "remember this launch note, draft a blog from it and make an illustration",
+        &["launch_note.md"],
+    ),
+    (
+        "take a screenshot of the settings page and click the save button",
+        &[],
+    ),
+    ("summarise this file", &["capture_log.rs"]),
+    (
+        "search the web for prefix caching benchmarks, then summarise the top results",
+        &[],
+    ),
+    (
+        "what is the price of bitcoin in euros today?",
+        &["users.json"],
+    ),
+    (
+        "fix the failing test in the parser and open a pull request",
+        &["capture_log.rs"],
+    ),
+    ("transcribe this podcast episode and write show notes", &[]),
+    (
+        "is the api server healthy? list the processes using the most memory",
+        &["gateway.log"],
+    ),
+    ("hi", &[]),
+    ("make slides from this", &["launch_note.md"]),
+    ("keep this for later", &["users.json"]),
+    (
+        "recall what I told you about the launch date and answer the question",
+        &[],
+    ),
+    ("review this pull request for security problems", &[]),
+    ("compare these two", &["users.json", "launch_note.md"]),
+    (
+        "open the dashboard in the browser and fill in the signup form",
+        &[],
+    ),
+    (
+        "analyse the error log and find the root cause",
+        &["big.log"],
+    ),
+    (
+        "generate an image of a lighthouse at dusk in watercolour",
+        &[],
+    ),
+    ("organise my notes by colour and centre the title", &[]),
+    ("", &["capture_log.rs"]),
+];
+
+/// Each tier by a model of that tier, and by the Tier C model with the tier overridden.
+const TIER_MODELS: &[(&str, &str)] = &[
+    ("A", "anthropic/claude-sonnet-4-5"),
+    ("B", "deepseek/deepseek-chat"),
+    ("C", "openrouter/openrouter/free"),
+];
+const OVERRIDDEN: &str = "openrouter/openrouter/free";
+
+/// A log too large for a Tier C window: it can only go as a briefing there.
+fn big_log(dir: &Path) -> PathBuf {
+    let path = dir.join("big.log");
+    let mut text = String::new();
+    for i in 0..4_000 {
+        if i == 2_000 {
+            text.push_str("2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n");
+        }
+        text.push_str(&format!(
+            "2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn attachment_path(name: &str, big: &Path) -> PathBuf {
+    if name == "big.log" {
+        big.to_path_buf()
+    } else {
+        fixture(name)
+    }
+}
+
+/// Apply actions the way the runtime does, running every effect to completion.
+fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
+    for action in actions {
+        let mut queue = vec![action];
+        while let Some(a) = queue.pop() {
+            for effect in update(state, a) {
+                queue.push(run_effect_now(ctx, effect));
+            }
+        }
+    }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Keys as the runtime applies them: the keymap (or the focused text box) turns each into
+/// an action.
+fn press(ctx: &EffectContext, state: &mut State, keys: &[KeyEvent]) {
+    let keymap = Keymap::default();
+    for k in keys {
+        if let Some(a) = key_action(state, &keymap, k) {
+            apply(ctx, state, [a]);
+        }
+    }
+}
+
+/// Attach a file the way an operator does: the attach key, the path (pasted into the path
+/// line), enter.
+fn attach_file(ctx: &EffectContext, state: &mut State, path: &Path) {
+    let attach = if state.focus == ctxconsole::tui::app::Pane::Prompt {
+        KeyEvent::new(KeyCode::Char('a'), KeyModifiers::ALT)
+    } else {
+        key(KeyCode::Char('a'))
+    };
+    press(ctx, state, &[attach]);
+    assert!(
+        state.prompt.attach_path.is_some(),
+        "the attach key opens the path line"
+    );
+    apply(ctx, state, [Action::Paste(path.display().to_string())]);
+    press(ctx, state, &[key(KeyCode::Enter)]);
+}
+
+fn render(state: &State, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+/// The entry ids the Catalog pane's as-sent viewer lists, in order, read off the screen
+/// (each viewer line starts with its line number, so a line is counted once).
+fn as_sent_on_screen(screen: &str) -> Vec<String> {
+    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
+    for l in screen.lines() {
+        let Some(at) = l
+            .find("{\"name\":\"")
+            .map(|i| i + 9)
+            .or_else(|| l.find("{\"id\":\"").map(|i| i + 7))
+        else {
+            continue;
+        };
+        let before: String = l[..at]
+            .chars()
+            .rev()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let n: usize = before.chars().rev().collect::<String>().parse().unwrap();
+        let id = l[at..].split('"').next().unwrap().to_string();
+        by_line.insert(n, id);
+    }
+    by_line.into_values().collect()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn row_of(state: &State, model: &str) -> u64 {
+    state
+        .budgets
+        .visible
+        .iter()
+        .position(|&i| state.budgets.rows[i].id == model)
+        .unwrap_or_else(|| panic!("{model} in Budgets")) as u64
+}
+
+/// Set the console's inputs from scratch: the model's row and the tier override, an empty
+/// prompt box and no chips, then the instruction and the attachments.
+fn ask(
+    ctx: &EffectContext,
+    state: &mut State,
+    model: &str,
+    tier: Option<&str>,
+    instruction: &str,
+    attachments: &[PathBuf],
+) {
+    apply(
+        ctx,
+        state,
+        [
+            Action::FocusBudgets,
+            Action::SelectRow(row_of(state, model)),
+        ],
+    );
+    let wanted = tier.map(str::to_string);
+    while state.tier_override.map(|t| t.to_string()) != wanted {
+        press(ctx, state, &[key(KeyCode::Char('t'))]);
+    }
+    apply(ctx, state, [Action::FocusPrompt, Action::ClearPrompt]);
+    while !state.prompt.attachments.is_empty() {
+        press(
+            ctx,
+            state,
+            &[KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT)],
+        );
+    }
+    if !instruction.is_empty() {
+        apply(ctx, state, [Action::Paste(instruction.into())]);
+    }
+    for path in attachments {
+        attach_file(ctx, state, path);
+    }
+    assert_eq!(state.prompt_text(), instruction);
+    assert_eq!(state.prompt.attachments.len(), attachments.len());
+    assert!(
+        state.prompt.attach_error.is_none(),
+        "{:?}",
+        state.prompt.attach_error
+    );
+    assert!(state.planning.is_none(), "every plan came back");
+}
+
+#[test]
+fn the_catalog_pane_as_sent_is_previews_kept_for_20_prompts_and_tiers_a_b_c() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let big = big_log(data.path());
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let mut compared = 0;
+    let mut differing_tiers = 0;
+    for (i, (instruction, attached)) in CASES.iter().enumerate() {
+        let paths: Vec<PathBuf> = attached.iter().map(|a| attachment_path(a, &big)).collect();
+        let mut kept_by_tier = Vec::new();
+        for (tier, tier_model) in TIER_MODELS {
+            // Even cases: a model of the tier; odd ones: the Tier C model, overridden.
+            let (model, tier_override) = if i % 2 == 0 {
+                (*tier_model, None)
+            } else {
+                (OVERRIDDEN, Some(*tier))
+            };
+            ask(
+                &effects,
+                &mut state,
+                model,
+                tier_override,
+                instruction,
+                &paths,
+            );
+            apply(&effects, &mut state, [Action::FocusCatalog, Action::Top]);
+            assert!(!state.catalog.full_view);
+            let screen = render(&state, 230, 160);
+            let title = format!("2 Catalog · {model} · tier {tier}");
+            assert!(screen.contains(&title), "{title}:\n{screen}");
+            let on_screen = as_sent_on_screen(&screen);
+
+            let mut cmd = ctx(home.path());
+            cmd.args(["preview", instruction, "--model", model, "--json"]);
+            if let Some(t) = tier_override {
+                cmd.args(["--tier", t]);
+            }
+            for p in &paths {
+                cmd.arg("--attach").arg(p);
+            }
+            let v = json_of(&mut cmd);
+            let kept = strings(&v["compaction"]["kept"]);
+            assert!(!kept.is_empty(), "{instruction:?} {model} {tier}");
+            assert_eq!(
+                on_screen, kept,
+                "case {i} {instruction:?} + {attached:?} on {model} tier {tier}: the Catalog \
+                 pane's as-sent ids and `preview --json`'s kept ids"
+            );
+            assert_eq!(v["tier"], *tier);
+            assert_eq!(
+                v["attachments"].as_array().unwrap().len(),
+                paths.len(),
+                "{v}"
+            );
+            kept_by_tier.push(kept);
+            compared += 1;
+        }
+        if kept_by_tier[0] != kept_by_tier[2] {
+            differing_tiers += 1;
+        }
+    }
+    assert_eq!(compared, 60);
+    // The comparison means something: the tiers send different catalogs.
+    assert!(differing_tiers >= 6, "{differing_tiers}");
+}
+
+/// The Prompt pane with two chips (a file attached with the attach key, a pasted note),
+/// at each size, and the attach key's errors as one line.
+#[test]
+fn prompt_pane_with_two_attachment_chips() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (effects, mut state) = start(&ws, &Default::default(), false);
+    apply(&effects, &mut state, [Action::Bottom]);
+    // `a` from Budgets opens the path line in the Prompt pane.
+    attach_file(&effects, &mut state, &fixture("users.json"));
+    let note = std::fs::read_to_string(fixture("launch_note.md")).unwrap();
+    apply(
+        &effects,
+        &mut state,
+        [
+            Action::Paste("compare these two".into()),
+            Action::Paste(note.clone()),
+        ],
+    );
+    assert_eq!(state.prompt_text(), "compare these two");
+    assert_eq!(
+        state.prompt.chip_labels,
+        ["users.json", "# Launch note: prefix caching for every tier"]
+    );
+    let planned = &state.request.as_ref().unwrap().planned;
+    assert_eq!(planned.attachments.len(), 2);
+    assert_eq!(planned.attachments[1].name, "paste 1");
+    for (w, h) in [(80, 24), (120, 40), (160, 50)] {
+        let s = render(&state, w, h);
+        assert!(s.contains("users.json"), "{w}x{h}:\n{s}");
+        assert!(
+            s.contains("▸ # Launch"),
+            "the newest chip is selected:\n{s}"
+        );
+        assert!(s.contains(" tok · raw"), "{w}x{h}:\n{s}");
+        insta::assert_snapshot!(format!("prompt_two_chips_{w}x{h}"), s);
+    }
+    // alt+c selects the first chip, alt+x removes it: the note is left.
+    press(
+        &effects,
+        &mut state,
+        &[
+            KeyEvent::new(KeyCode::Char('c'), KeyModifiers::ALT),
+            KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT),
+        ],
+    );
+    assert_eq!(
+        state.prompt.chip_labels,
+        ["# Launch note: prefix caching for every tier"]
+    );
+    let planned = &state.request.as_ref().unwrap().planned;
+    assert_eq!(planned.attachments.len(), 1);
+    assert_eq!(planned.attachments[0].name, "paste 1");
+}
+
+#[test]
+fn a_bad_attachment_is_one_error_line_never_a_panic() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let latin1 = data.path().join("latin1.txt");
+    std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
+    let huge = data.path().join("huge.log");
+    let line = "2026-11-22T10:00:00Z INFO request served in 12ms ok\n";
+    std::fs::write(&huge, line.repeat(9 * 1024 * 1024 / line.len() + 1)).unwrap();
+    let missing = data.path().join("no-such-file.md");
+    for (path, says) in [
+        (missing.clone(), "cannot read"),
+        (data.path().to_path_buf(), "not a file"),
+        (latin1.clone(), "UTF-8"),
+        (
+            huge.clone(),
+            "more than the 8,388,608 an attachment may hold",
+        ),
+    ] {
+        attach_file(&effects, &mut state, &path);
+        let e = state.prompt.attach_error.clone().expect("an error");
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains(says), "{e}");
+        assert!(state.prompt.attachments.is_empty());
+        let s = render(&state, 160, 50);
+        let lines: Vec<&str> = s.lines().filter(|l| l.contains("attach: ")).collect();
+        assert_eq!(lines.len(), 1, "one error line:\n{s}");
+        assert!(lines[0].contains("attach: /"), "{}", lines[0]);
+    }
+    // esc closes the path line without attaching anything.
+    press(
+        &effects,
+        &mut state,
+        &[KeyEvent::new(KeyCode::Char('a'), KeyModifiers::ALT)],
+    );
+    press(&effects, &mut state, &[key(KeyCode::Esc)]);
+    assert!(state.prompt.attach_path.is_none() && state.prompt.attachments.is_empty());
+    assert_eq!(state.focus, ctxconsole::tui::app::Pane::Prompt);
+}
