@@ -621,14 +621,14 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     apply(&ws, &mut state, a);
     assert_eq!(
         state.history.list,
-        ctxconsole::tui::history::HistoryList::Groups
+        ctxconsole::tui::panes::history::HistoryList::Groups
     );
     assert_eq!(state.history.group_selected, 3);
     let a = mouse::actions(&state, screen_area, &click(60, 5));
     apply(&ws, &mut state, a);
     assert_eq!(
         state.history.list,
-        ctxconsole::tui::history::HistoryList::Plans
+        ctxconsole::tui::panes::history::HistoryList::Plans
     );
     assert_eq!(state.history.plan_selected, 2);
     let selected = state.history.selected_plan().unwrap().id.clone();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::core::request::Attachment;
 use crate::store::view::HistoryAnswer;
-use crate::tui::replay::ReplayResult;
+use crate::tui::panes::history::ReplayResult;
 use crate::tui::send::SendOutcome;
 use crate::tui::snapshot::RequestSnapshot;
 

@@ -7,14 +7,14 @@ use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
-use crate::tui::history::{HistoryList, HistoryState, Query, SearchKey};
 pub use crate::tui::panes::Pane;
 use crate::tui::panes::budgets::BudgetsPane;
 pub use crate::tui::panes::budgets::SortColumn;
 use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
 use crate::tui::panes::help::{self, HelpModal};
+use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
+use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
-use crate::tui::replay::{ReplayRequest, ReplayResult};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 

@@ -144,7 +144,13 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
                 &state.prompt_inputs(),
                 theme,
             ),
-            Region::History => panes::history::draw(frame, *rect, state, theme),
+            Region::History => panes::history::draw(
+                frame,
+                *rect,
+                &state.history,
+                state.focus == Pane::History,
+                theme,
+            ),
         }
     }
     let (body, status) = (a.body, a.status);

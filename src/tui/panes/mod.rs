@@ -7,7 +7,6 @@ pub mod help;
 pub mod history;
 pub mod mouse;
 pub mod prompt;
-pub mod replay;
 pub mod status;
 
 use ratatui::widgets::{Block, BorderType, Borders};

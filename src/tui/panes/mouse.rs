@@ -8,7 +8,7 @@ use ratatui::layout::{Position, Rect};
 
 use crate::tui::action::Action;
 use crate::tui::app::{Pane, State};
-use crate::tui::history::HistoryList;
+use crate::tui::panes::history::HistoryList;
 use crate::tui::panes::{budgets, history};
 use crate::tui::ui::{MIN_HEIGHT, MIN_WIDTH, Region, areas};
 

@@ -1,6 +1,15 @@
 //! The History pane: groups of similar intents, their plans with drift markers, the selected
 //! plan's steps beside what executed, and per-model outcome rates. Only the visible rows
-//! are built; pages come from the store off the render path.
+//! are built; pages come from the store off the render path. The pane owns its state
+//! (`state`: lists, filters, search, pages asked for and answered; `replay_state`: a replay
+//! being picked, run or shown) and draws from it (`replay`: the replay beside the plan).
+
+pub mod replay;
+mod replay_state;
+mod state;
+
+pub use replay_state::*;
+pub use state::*;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,15 +22,12 @@ use crate::core::time::format_minute;
 use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
 use crate::store::view::Page;
-use crate::tui::app::{Pane, State};
-use crate::tui::history::{HistoryList, HistoryState};
 use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
 use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
-pub fn draw(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let h = &state.history;
-    let focused = state.focus == Pane::History;
+/// The pane, from its own state; `focused` when it has the keys.
+pub fn draw(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     if let Some(err) = &h.error {
         let block = pane_block(" 4 History ".into(), focused, theme);
         frame.render_widget(
@@ -311,7 +317,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, e
             let [left, right] =
                 Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                     .areas(area);
-            crate::tui::panes::replay::draw(frame, right, r, theme);
+            crate::tui::panes::history::replay::draw(frame, right, r, theme);
             left
         }
         _ => area,

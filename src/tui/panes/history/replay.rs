@@ -10,8 +10,8 @@ use crate::core::failure::Failure;
 use crate::core::plan::GuardedPlan;
 use crate::core::response::DecodeStage;
 use crate::live::replay::Verdict;
+use crate::tui::panes::history::{ReplayResult, ReplayView};
 use crate::tui::panes::{clip, pane_block, shown};
-use crate::tui::replay::{ReplayResult, ReplayView};
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, r: &ReplayView, theme: &Theme) {
