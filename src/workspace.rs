@@ -242,7 +242,7 @@ impl Workspace {
     }
 
     /// The name the config is known by in errors: the workspace's file.
-    fn config_origin(&self) -> String {
+    pub fn config_origin(&self) -> String {
         self.dir.join(CONFIG_FILE).display().to_string()
     }
 

@@ -83,3 +83,53 @@ fn no_debug_formatting_in_the_console_sources() {
         }
     }
 }
+
+/// A config.toml the CLI refuses is refused by the console at start too (exit 2, the file
+/// and the key named), not found later under another message.
+#[test]
+fn a_bad_config_is_refused_at_start_naming_the_file_and_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    for (text, key) in [
+        ("[llm]\nconcurrency = 0\n", "llm.concurrency"),
+        ("[llm]\nbaseline_model = \" \"\n", "llm.baseline_model"),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = ctx(home.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&config.display().to_string()) && err.contains(key),
+            "{text}: {err}"
+        );
+        assert!(!err.contains("needs a terminal"), "{err}");
+        // The CLI says the same.
+        let out = ctx(home.path()).args(["history"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(key));
+    }
+}
+
+/// `history --intent` takes at most 500 characters: more is one clear error (exit 2), never
+/// a store error.
+#[test]
+fn an_intent_search_longer_than_the_bound_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let ok = ctx(home.path())
+        .args(["history", "--plans", "--json", "--intent"])
+        .arg("%".repeat(500))
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let out = ctx(home.path())
+        .args(["history", "--plans", "--intent"])
+        .arg("x".repeat(50_000))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--intent is 50000 characters") && err.contains("500"),
+        "{err}"
+    );
+}

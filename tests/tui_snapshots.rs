@@ -1055,4 +1055,21 @@ fn history_slash_searches_plan_intents() {
     );
     assert!(state.history.filter.is_empty());
     assert_eq!(state.history.plans.as_ref().unwrap().total, all);
+    // The search box stops at the store's bound; the title shows the end of what was typed.
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::Filter,
+            Action::Paste(format!("{}THE_END", "y".repeat(600))),
+        ],
+    );
+    assert_eq!(state.history.search.chars().count(), 500);
+    apply(&ws, &mut state, [Action::Back, Action::Filter]);
+    apply(
+        &ws,
+        &mut state,
+        [Action::Paste(format!("{}THE_END", "y".repeat(80)))],
+    );
+    assert!(screen(&state, 160, 50).contains("yyyTHE_END▏"));
 }

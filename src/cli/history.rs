@@ -77,7 +77,8 @@ pub struct FilterArgs {
     /// litellm) or sent (send, the console's send, a live replay).
     #[arg(long, value_name = "SOURCE", value_parser = parse_source)]
     pub source: Option<String>,
-    /// Only plans whose intent contains this text (ASCII letters in any case).
+    /// Only plans whose intent contains this text (ASCII letters in any case; at most 500
+    /// characters).
     #[arg(long, value_name = "TEXT")]
     pub intent: Option<String>,
 }
@@ -164,7 +165,20 @@ impl FilterArgs {
                 .transpose()?,
             shape: None,
             source: self.source.clone(),
-            text: self.intent.clone().filter(|t| !t.is_empty()),
+            text: match self.intent.as_deref() {
+                None | Some("") => None,
+                Some(t) => {
+                    let bound = &crate::core::bounds::INTENT_SEARCH_CHARS;
+                    let n = t.chars().count();
+                    if !bound.contains(&n) {
+                        return Err(bad_input(format!(
+                            "--intent is {n} characters; a search takes at most {}",
+                            bound.end()
+                        )));
+                    }
+                    Some(t.to_string())
+                }
+            },
         })
     }
 }

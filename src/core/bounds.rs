@@ -42,6 +42,10 @@ pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
 pub const TOP_P: RangeInclusive<f64> = 0.0..=1.0;
 /// `seed` in a budgets row: a whole number JSON carries exactly.
 pub const SEED: RangeInclusive<i64> = 0..=9_007_199_254_740_991;
+/// Characters of a History intent search (`history --intent`, `/` in the console): longer
+/// than any intent anyone types to find one, short enough that every search stays a plain
+/// substring scan.
+pub const INTENT_SEARCH_CHARS: RangeInclusive<usize> = 1..=500;
 /// How many `stop` sequences a row may send (OpenAI's limit).
 pub const STOP_SEQUENCES: RangeInclusive<usize> = 0..=4;
 /// Bytes of one `stop` sequence.

@@ -74,6 +74,18 @@ impl Config {
         config.llm.durations(origin)?;
         config.llm.retries(origin)?;
         config.llm.concurrency(origin)?;
+        if config
+            .llm
+            .baseline_model
+            .as_deref()
+            .is_some_and(|m| m.trim().is_empty())
+        {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: "llm.baseline_model".into(),
+                problem: "is empty; name a model id, or leave the key out for no baseline".into(),
+            });
+        }
         Ok(config)
     }
 

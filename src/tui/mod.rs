@@ -482,6 +482,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
     // A bad keymap or theme is said (exit 2) whether or not there is a terminal to draw on.
     let keymap = load_keymap(&ws.dir)?;
     let theme = load_theme(&ws.dir)?;
+    // So is a bad config.toml: the console would otherwise start and fail later, at a send
+    // or in History, under another message.
+    crate::llm::provider::Providers::from_config(&ws.config()?, &ws.config_origin())?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",

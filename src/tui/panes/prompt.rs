@@ -691,7 +691,17 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
     let mut header = format!("{:<LABEL$}", "");
     for (i, r) in o.results.iter().enumerate() {
         let mark = if i == v.selected { "▶" } else { " " };
-        header.push_str(&cell(&format!("{mark}{}", r.label())));
+        // The arm is what tells the columns apart: clip the model, never the arm.
+        let arm = if r.baseline {
+            " [baseline]".to_string()
+        } else {
+            format!(" [{}]", r.arm)
+        };
+        let room = col.saturating_sub(1 + mark.chars().count() + arm.chars().count());
+        header.push_str(&cell(&format!(
+            "{mark}{}{arm}",
+            clip(&r.model, room.max(1))
+        )));
     }
     out.push(Line::styled(clip(&header, width), theme.accent));
     out.push(row("valid plan", &|s| s.live.valid_plan_cell()));
@@ -720,13 +730,17 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             s.gap.as_ref().map_or_else(dash, |g| g.category.to_string())
         }));
     }
+    // Why each one failed, and what to do: the cells above only name the class.
     for r in &o.results {
-        if let Some(why) = &r.live.not_sent {
-            out.push(Line::styled(
-                clip(&format!("{}: {why}", r.label()), width),
-                theme.warn,
-            ));
-        }
+        let why = match (&r.live.not_sent, &r.live.failure) {
+            (Some(why), _) => why.clone(),
+            (None, Some(f)) => format!("{}: {} → {}", f.class, f.detail, f.action),
+            (None, None) => continue,
+        };
+        out.push(Line::styled(
+            clip(&shown(&format!("{}: {why}", r.label())), width),
+            theme.warn,
+        ));
     }
     out.push(Line::raw(""));
     out

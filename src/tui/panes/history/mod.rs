@@ -227,10 +227,16 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     let count = count_label(h.plans.as_ref());
     let filters = h.filter_label();
     let title = if h.searching {
-        format!(
-            " Plans · {count} · intent search: {}▏ enter applies · esc clears ",
-            h.search
-        )
+        // The end of the text, where the cursor is, when it is longer than the title holds.
+        const SHOWN: usize = 40;
+        let n = h.search.chars().count();
+        let typed = if n > SHOWN {
+            let tail: String = h.search.chars().skip(n - (SHOWN - 1)).collect();
+            format!("…{tail}")
+        } else {
+            h.search.clone()
+        };
+        format!(" Plans · {count} · intent search: {typed}▏ enter applies · esc clears ")
     } else if filters.is_empty() {
         format!(" Plans · {count} ")
     } else {

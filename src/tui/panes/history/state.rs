@@ -239,9 +239,19 @@ impl HistoryState {
     /// again, for plans whose intent contains it), Esc clears it. Applied on Enter, not per
     /// key: on a big store each search reads every plan's intent.
     pub fn search_key(&mut self, action: &Action, next: &mut u64) -> Option<SearchKey> {
+        // The store's search takes at most this many characters; more are not typed in.
+        let room = crate::core::bounds::INTENT_SEARCH_CHARS
+            .end()
+            .saturating_sub(self.search.chars().count());
         match action {
-            Action::Char(c) => self.search.push(*c),
-            Action::Paste(text) => self.search.extend(text.chars().filter(|c| !c.is_control())),
+            Action::Char(c) => {
+                if room > 0 {
+                    self.search.push(*c);
+                }
+            }
+            Action::Paste(text) => self
+                .search
+                .extend(text.chars().filter(|c| !c.is_control()).take(room)),
             Action::Backspace => {
                 self.search.pop();
             }
