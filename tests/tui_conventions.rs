@@ -133,3 +133,28 @@ fn an_intent_search_longer_than_the_bound_is_refused() {
         "{err}"
     );
 }
+
+/// `history --unused` counts every plan and execution in the window; a plan filter would
+/// change nothing, so it is refused, not ignored.
+#[test]
+fn history_unused_refuses_the_filters_it_cannot_apply() {
+    let home = tempfile::tempdir().unwrap();
+    for extra in [
+        ["--source", "otel"],
+        ["--intent", "zzz"],
+        ["--caller", "nobody"],
+    ] {
+        let out = ctx(home.path())
+            .args(["history", "--unused"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--unused takes only --since"));
+    }
+    let out = ctx(home.path())
+        .args(["history", "--unused", "--since", "7d"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}

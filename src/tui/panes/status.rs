@@ -95,6 +95,7 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::Down, A::Up], "move"),
             (&[A::Left, A::Right], "groups/plans"),
             (&[A::Open], "open"),
+            (&[A::Filter], "search"),
             (&[A::Replay], "replay"),
             (&[A::ToggleGaps], "gaps"),
             (&[A::Back], "back"),
