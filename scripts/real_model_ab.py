@@ -58,13 +58,17 @@ def table(rows):
     for r in rows:
         if r.get("arm") not in arms:
             arms.append(r.get("arm"))
-    print(f"| arm | sent | valid plan | input tokens (mean) | output tokens (mean) | catalog entries (mean) | latency s (mean) |")
+    print(f"| arm | sent | valid plan | input tokens (mean; ctxconsole's estimate when the server sends no usage) | output tokens (mean) | catalog entries (mean) | latency s (mean) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for arm in arms:
         rs = [r for r in rows if r.get("arm") == arm]
         valid = sum(1 for r in rs if r.get("plan") and r["plan"].get("steps"))
         usage = [(r.get("usage") or {}) for r in rs]
         prompt = [u.get("prompt_tokens") for u in usage if u.get("prompt_tokens") is not None]
+        if not prompt:
+            # llama-cpp-python's server sends no usage in a stream: the request's estimate.
+            prompt = [r.get("request", {}).get("input_tokens") for r in rs]
+            prompt = [p for p in prompt if p is not None]
         completion = [u.get("completion_tokens") for u in usage if u.get("completion_tokens") is not None]
         entries = [r.get("request", {}).get("catalog_entries", 0) for r in rs]
         latency = [r.get("latency_ms", 0) / 1000 for r in rs]
