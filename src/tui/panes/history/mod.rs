@@ -323,7 +323,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, e
             let [left, right] =
                 Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                     .areas(area);
-            crate::tui::panes::history::replay::draw(frame, right, r, theme);
+            replay::draw(frame, right, r, theme);
             left
         }
         _ => area,

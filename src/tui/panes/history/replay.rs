@@ -10,7 +10,7 @@ use crate::core::failure::Failure;
 use crate::core::plan::GuardedPlan;
 use crate::core::response::DecodeStage;
 use crate::live::replay::Verdict;
-use crate::tui::panes::history::{ReplayResult, ReplayView};
+use crate::tui::panes::history::replay_state::{ReplayResult, ReplayView};
 use crate::tui::panes::{clip, pane_block, shown};
 use crate::tui::theme::Theme;
 

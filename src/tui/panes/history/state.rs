@@ -10,7 +10,7 @@ use crate::core::trend::Trends;
 use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::action::Action;
-use crate::tui::panes::history::{ReplayRequest, ReplayView};
+use crate::tui::panes::history::replay_state::{ReplayRequest, ReplayView};
 use crate::tui::request_id::take;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
