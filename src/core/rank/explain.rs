@@ -282,7 +282,7 @@ impl RankIndex {
                 matched: &matched,
                 floor,
             };
-            self.lexical_parts(index, &g, pair_hits, query)
+            self.lexical_parts(index, &g, pair_hits, query, |id| query.reach(id))
         };
         let floored = parts.floored();
         matches.sort_by(|a, b| b.points.total_cmp(&a.points));

@@ -284,6 +284,11 @@ impl RankIndex {
         &self.words[id as usize]
     }
 
+    /// How many distinct words the index holds (word ids are below this).
+    pub(super) fn vocab_len(&self) -> usize {
+        self.words.len()
+    }
+
     pub(super) fn postings(&self, id: u32) -> &[Posting] {
         &self.postings[id as usize]
     }
