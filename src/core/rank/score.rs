@@ -94,7 +94,7 @@ impl RankIndex {
                     via,
                     doc: p.doc,
                     points: weight * self.term_points(idf, p.combined),
-                    matched_idf: weight * idf * p.covers,
+                    matched_idf: weight * idf * self.covers(p),
                     direct,
                     plain: if direct { idf * p.plain } else { 0.0 },
                 });
@@ -123,7 +123,7 @@ impl RankIndex {
                     via,
                     doc: p.doc,
                     points,
-                    matched_idf: weight * idf * p.covers,
+                    matched_idf: weight * idf * self.covers(p),
                     direct,
                     plain: if direct { idf * p.plain } else { 0.0 },
                 });
@@ -275,7 +275,7 @@ impl RankIndex {
                     let row = d * nr;
                     for r in 0..nr {
                         if mask & (1 << r) != 0 {
-                            s.matched[row + r] += idf * p.covers;
+                            s.matched[row + r] += idf * self.covers(p);
                             s.points[row + r] += points;
                         }
                     }
@@ -283,40 +283,38 @@ impl RankIndex {
                 continue;
             }
             self.each_match(&query, i, |hit| {
-                let a = &mut s.acc[hit.doc as usize];
-                if a.term_points == 0.0 {
+                let t = &mut s.term[hit.doc as usize];
+                if t.points == 0.0 {
                     s.term_touched.push(hit.doc);
                 }
-                if hit.points > a.term_points {
-                    a.term_points = hit.points;
-                    a.term_idf = hit.matched_idf;
+                if hit.points > t.points {
+                    t.points = hit.points;
+                    t.idf = hit.matched_idf;
                 }
                 if hit.direct {
-                    a.term_plain = hit.plain;
+                    t.plain = hit.plain;
                 }
             });
             for k in 0..s.term_touched.len() {
                 let d = s.term_touched[k] as usize;
+                let t = std::mem::take(&mut s.term[d]);
                 let a = &mut s.acc[d];
                 if !a.seen {
                     a.seen = true;
                     s.touched.push(d as u32);
                 }
-                a.words += a.term_points;
-                a.plain += a.term_plain;
+                a.words += t.points;
+                a.plain += t.plain;
                 if rare {
-                    a.floor += a.term_plain;
+                    a.floor += t.plain;
                 }
                 let row = d * nr;
                 for r in 0..nr {
                     if mask & (1 << r) != 0 {
-                        s.matched[row + r] += a.term_idf;
-                        s.points[row + r] += a.term_points;
+                        s.matched[row + r] += t.idf;
+                        s.points[row + r] += t.points;
                     }
                 }
-                a.term_points = 0.0;
-                a.term_idf = 0.0;
-                a.term_plain = 0.0;
             }
             s.term_touched.clear();
         }
@@ -341,7 +339,7 @@ impl RankIndex {
                 reach[id as usize]
             });
             let lexical = parts.total();
-            s.acc[d].lexical = lexical;
+            s.lexical[d] = lexical;
             best_lexical = best_lexical.max(lexical);
         }
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
@@ -355,7 +353,7 @@ impl RankIndex {
         s.keys.clear();
         if boosts.is_empty() {
             for &d in &s.touched {
-                let score = s.acc[d as usize].lexical;
+                let score = s.lexical[d as usize];
                 if score != 0.0 {
                     s.keys.push((order_key(score, d), score));
                     s.acc[d as usize].keyed = true;
@@ -366,7 +364,7 @@ impl RankIndex {
             // and every one is cleaned after.
             s.all_dirty = true;
             for i in 0..n {
-                let score = s.acc[i].lexical + prior_of(i);
+                let score = s.lexical[i] + prior_of(i);
                 if score != 0.0 {
                     s.keys.push((order_key(score, i as u32), score));
                     s.acc[i].keyed = true;
@@ -379,13 +377,13 @@ impl RankIndex {
         } else {
             Vec::new()
         };
-        let acc = &s.acc;
+        let (acc, lexical) = (&s.acc, &s.lexical);
         let scored = |i: usize| {
             let prior = if boosts.is_empty() { 0.0 } else { prior_of(i) };
             Scored {
                 index: i,
-                score: acc[i].lexical + prior,
-                lexical: acc[i].lexical,
+                score: lexical[i] + prior,
+                lexical: lexical[i],
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
@@ -605,17 +603,13 @@ fn confidence(order: &[Scored], covered: impl Fn(usize) -> f64) -> Confidence {
     }
 }
 
-/// What ranking gathers per entry.
+/// What ranking gathers per entry: what every posting a query walks adds to, kept small
+/// (32 bytes) because a query streams through it once per word.
 #[derive(Debug, Clone, Copy, Default)]
 struct Acc {
     words: f64,
     plain: f64,
     floor: f64,
-    lexical: f64,
-    /// The current query word's best match (reset after each word).
-    term_points: f64,
-    term_idf: f64,
-    term_plain: f64,
     seen: bool,
     /// Has a sort key (a score other than 0).
     keyed: bool,
@@ -624,12 +618,25 @@ struct Acc {
     pair_hits: u16,
 }
 
+/// One entry's best match of the current query word, for a word that reaches others (an
+/// entry may come once through each).
+#[derive(Debug, Clone, Copy, Default)]
+struct TermBest {
+    points: f64,
+    idf: f64,
+    plain: f64,
+}
+
 /// Buffers one ranking fills, kept per thread so that a query allocates nothing in
 /// proportion to the catalog beyond its answer. Between queries every buffer is all zeros,
 /// and a query cleans only what it touched, so no query pays for the whole catalog.
 #[derive(Default)]
 struct Scratch {
     acc: Vec<Acc>,
+    /// By entry: the current word's best match (all zeros between words).
+    term: Vec<TermBest>,
+    /// By entry: the lexical score.
+    lexical: Vec<f64>,
     /// Per entry and request: matched IDF and word points.
     matched: Vec<f64>,
     points: Vec<f64>,
@@ -653,6 +660,8 @@ impl Scratch {
         self.dirty = true;
         if self.acc.len() < n {
             self.acc.resize(n, Acc::default());
+            self.term.resize(n, TermBest::default());
+            self.lexical.resize(n, 0.0);
         }
         if self.matched.len() < n * nr {
             self.matched.resize(n * nr, 0.0);
@@ -672,6 +681,7 @@ impl Scratch {
         for &d in &self.touched {
             let d = d as usize;
             self.acc[d] = Acc::default();
+            self.lexical[d] = 0.0;
             self.matched[d * nr..(d + 1) * nr].fill(0.0);
             self.points[d * nr..(d + 1) * nr].fill(0.0);
         }
