@@ -94,13 +94,20 @@ fn a_word_only_past_intents_used_lifts_their_tool_and_no_history_turns_it_off() 
     let first = &top(&after)[0];
     assert_eq!(first["name"], TOOL, "{:#}", top(&after));
     assert!(learned_points(first) > 0.0, "{first:#}");
-    assert!(first["prior"].is_null(), "the prior does not reach it: {first:#}");
+    assert!(
+        first["prior"].is_null(),
+        "the prior does not reach it: {first:#}"
+    );
     // --no-prior is about the past-plans part of the request, not the ranking.
     assert_eq!(top(&preview(&["--no-prior"]))[0]["name"], TOOL);
     // --no-history reads nothing from the store: no learned words either.
     let off = preview(&["--no-history"]);
     assert!(
-        top(&off).as_array().unwrap().iter().all(|e| e["name"] != TOOL),
+        top(&off)
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["name"] != TOOL),
         "{:#}",
         top(&off)
     );

@@ -445,13 +445,13 @@ impl State {
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);
         let given = catalog_arg(TOOL_RANK, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
         let prior = prior(self, no_history);
+        // Only the first k are shown and explained: select them, never sort the rest.
         let ranking = given
             .index
-            .rank(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref());
+            .rank_top(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref(), k);
         let top: Vec<usize> = ranking
             .order
             .iter()
-            .take(k)
             .filter(|s| s.score > 0.0)
             .map(|s| s.index)
             .collect();
