@@ -310,6 +310,7 @@ pub struct StoreChoice {
 }
 
 /// The history's part in ranking (see [`Workspace::history_ranking`]).
+#[derive(Clone)]
 pub struct HistoryRanking {
     pub prior: Arc<HistoryPrior>,
     /// The catalog's index, its entries carrying their learned words.
