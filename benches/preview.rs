@@ -34,6 +34,23 @@ fn ranking(c: &mut Criterion) {
         });
     }
     group.finish();
+    // What a caller that shows the top and explains it asks for (`rank_top`): the same
+    // scoring, the first 10 places selected instead of every entry sorted.
+    let mut group = c.benchmark_group("rank top 10 per query");
+    for n in [1_000, 10_000] {
+        let guide = generated(n);
+        let index = RankIndex::new(&guide);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &index, |b, index| {
+            b.iter(|| {
+                black_box(index.rank_top(
+                    "draft a blog post from this memory and render an image",
+                    None,
+                    10,
+                ))
+            })
+        });
+    }
+    group.finish();
 }
 
 fn planner(c: &mut Criterion) {

@@ -12,7 +12,7 @@ pub use crate::core::config::Config;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::AllowanceBreakdown;
-use crate::core::rank::{HistoryPrior, RankIndex};
+use crate::core::rank::{HistoryPrior, LearnedWords, RankIndex};
 use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
@@ -309,6 +309,22 @@ pub struct StoreChoice {
     pub sample: bool,
 }
 
+/// The history's part in ranking (see [`Workspace::history_ranking`]).
+#[derive(Clone)]
+pub struct HistoryRanking {
+    pub prior: Arc<HistoryPrior>,
+    /// The catalog's index, its entries carrying their learned words.
+    pub index: Arc<RankIndex>,
+}
+
+impl HistoryRanking {
+    /// Rank a request's catalog with it: the prior, and the index with learned words.
+    pub fn apply(self, ctx: &mut PreviewContext) {
+        ctx.prior = Some(self.prior);
+        ctx.index = self.index;
+    }
+}
+
 /// How many recent plans the ranking prior reads: enough to cover weeks of a busy
 /// gateway, few enough that building it stays in milliseconds.
 pub const PRIOR_PLANS: usize = 5_000;
@@ -317,6 +333,28 @@ impl Workspace {
     /// The ranking prior from the history store's most recent plans.
     pub fn history_prior(&self, history: &HistoryStore) -> anyhow::Result<HistoryPrior> {
         Ok(HistoryPrior::new(&history.past_plans(None, PRIOR_PLANS)?))
+    }
+
+    /// What the history store gives the ranking, from one read of its most recent plans
+    /// ([`PRIOR_PLANS`]): the prior, and the catalog's index with each tool's learned words
+    /// (the words of past intents whose followed plans used it, [`LearnedWords`]). Without
+    /// such plans the index is the workspace's own.
+    pub fn history_ranking(&self, history: &HistoryStore) -> anyhow::Result<HistoryRanking> {
+        let past = history.past_plans(None, PRIOR_PLANS)?;
+        let learned = LearnedWords::from_plans(&past);
+        let index = if learned.is_empty() {
+            Arc::clone(&self.index)
+        } else {
+            Arc::new(RankIndex::build(
+                self.catalog.guide(),
+                *self.index.params(),
+                Some(&learned),
+            ))
+        };
+        Ok(HistoryRanking {
+            prior: Arc::new(HistoryPrior::new(&past)),
+            index,
+        })
     }
 
     /// The followed plans' steps by intent shape, from the store's most recent

@@ -422,8 +422,9 @@ fn offline_replay_of_every_failed_plan_sums_up_per_class_with_the_stage() {
 fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_the_lexical_cut() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    // A sample intent the ranker is unsure of (confidence under the escalation threshold).
-    let id = "pl-0024";
+    // A sample intent the ranker is unsure of (confidence under the escalation threshold),
+    // with the history prior and the learned words of the sample history.
+    let id = "pl-0471";
     let preview = json_of(ctx(home.path()).args([
         "preview",
         show(home.path(), id)["intent"].as_str().unwrap(),

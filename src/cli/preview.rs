@@ -66,8 +66,8 @@ pub struct RequestArgs {
     /// Do not write a briefed paste to the output cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// Read nothing from the history store: rank without the history prior and send no
-    /// past plans (implies --no-prior).
+    /// Read nothing from the history store: rank without the history prior and the
+    /// tools' learned words, and send no past plans (implies --no-prior).
     #[arg(long)]
     pub no_history: bool,
     /// Send no past-plans part (the steps followed plans produced for intents of the same
@@ -144,8 +144,8 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
     Ok(out)
 }
 
-/// The workspace's request inputs with the history prior and the followed plans' steps
-/// (unless `no_history`). A store that cannot be read costs the prior, not the request; a
+/// The workspace's request inputs with the history's part in ranking (the prior, and the
+/// tools' learned words) and the followed plans' steps (unless `no_history`). A store that cannot be read costs the prior, not the request; a
 /// broken `config.toml` (a workspace file: not a file, not TOML, a value out of bounds) is
 /// an error, as for every command.
 pub fn request_context(
@@ -164,8 +164,8 @@ pub fn request_context(
     };
     match ws.open_history(store) {
         Ok(h) => {
-            match ws.history_prior(&h) {
-                Ok(prior) => ctx.prior = Some(Arc::new(prior)),
+            match ws.history_ranking(&h) {
+                Ok(ranking) => ranking.apply(&mut ctx),
                 Err(e) => said("ranking without the history prior", &e),
             }
             match ws.past_steps(&h) {

@@ -21,7 +21,7 @@ use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
 use crate::core::planner::{ContextPlan, Planner, hint_line};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
-    Confidence, Explanation, HistoryPrior, RankIndex, Ranking, should_escalate,
+    Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, Scored, should_escalate,
 };
 use crate::core::text::opening;
 use crate::core::tokens;
@@ -295,7 +295,9 @@ fn outline(kind: ContentKind, text: &str, name: &str, brief: Option<&Briefing>) 
 
 /// The instruction's ranking with the attachments' outline ranking added at `weight`
 /// (see [`ATTACHMENT_WEIGHT`]). The instruction's terms and confidence stand: an outline
-/// may reorder, never make the ranker surer.
+/// may reorder, never make the ranker surer. Nor does it undo the instruction's request
+/// winners: they stay first, round by round (within a round by the blended score), and the
+/// rest follow by the blended score.
 fn blend(mut ranking: Ranking, outline: &Ranking, weight: f64) -> Ranking {
     let best_outline = outline.order.iter().map(|s| s.lexical).fold(0.0, f64::max);
     if best_outline <= 0.0 || weight <= 0.0 {
@@ -313,9 +315,22 @@ fn blend(mut ranking: Ranking, outline: &Ranking, weight: f64) -> Ranking {
         s.attachment = points.get(s.index).copied().unwrap_or(0.0);
         s.score += s.attachment;
     }
-    ranking
-        .order
-        .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    let by_score = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
+    let h = ranking.head.len().min(ranking.order.len());
+    let mut head: Vec<(Scored, Placement)> = ranking.order[..h]
+        .iter()
+        .copied()
+        .zip(ranking.head.iter().copied())
+        .collect();
+    head.sort_by(|a, b| a.1.round.cmp(&b.1.round).then(by_score(&a.0, &b.0)));
+    ranking.order[h..].sort_by(by_score);
+    // A winner is marked only where it stands ahead of a higher score.
+    let top_rest = ranking.order.get(h).map_or(f64::NEG_INFINITY, |s| s.score);
+    for (k, (mut s, place)) in head.into_iter().enumerate() {
+        s.best_for_request = (s.score < top_rest).then_some(place.request);
+        ranking.order[k] = s;
+        ranking.head[k] = place;
+    }
     ranking
 }
 
@@ -798,6 +813,54 @@ mod tests {
             .iter()
             .find(|e| e.name == name)
             .and_then(|e| e.rank)
+    }
+
+    /// The ranking puts each request's best entry ahead of higher scores; an attachment's
+    /// outline about other tools may reorder the rest, never push those entries back
+    /// behind what they were placed ahead of.
+    #[test]
+    fn an_outline_keeps_each_requests_best_entry_ahead() {
+        let p = parts();
+        let e = row(Tier::C);
+        for instruction in [
+            "clone the repo and run its tests, then send a slack message",
+            BLOG,
+        ] {
+            let alone = plan_with(&p, &e, instruction, &[], ATTACHMENT_WEIGHT);
+            let placed: Vec<&str> = alone
+                .ranking
+                .top
+                .iter()
+                .filter(|x| x.best_for_request.is_some())
+                .map(|x| x.name.as_str())
+                .collect();
+            assert!(!placed.is_empty(), "{instruction}: a placed entry to keep");
+            let head = placed
+                .iter()
+                .filter_map(|n| place(&alone, n))
+                .max()
+                .unwrap();
+            let with = plan_with(
+                &p,
+                &e,
+                instruction,
+                &[attach("capture_log.rs", CAPTURE_LOG)],
+                ATTACHMENT_WEIGHT,
+            );
+            assert!(with.attachments[0].outline.len() > 3);
+            for n in &placed {
+                assert!(
+                    place(&with, n).is_some_and(|k| k <= head),
+                    "{instruction}: {n} was placed within the first {head}, now {:?}",
+                    place(&with, n)
+                );
+            }
+            // The outline still counts: the entry it is about is lifted.
+            assert!(
+                place(&with, "browser.screenshot").unwrap_or(usize::MAX)
+                    < place(&alone, "browser.screenshot").unwrap_or(usize::MAX)
+            );
+        }
     }
 
     #[test]

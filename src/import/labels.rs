@@ -428,3 +428,113 @@ mod tests {
         assert!(parse_labels("\n", "x").is_err());
     }
 }
+
+/// The ranker's fast path against its naive reference (`RankIndex::rank_reference`) on real
+/// pools: the full order, every score bit for bit, and each request winner's placement.
+#[cfg(test)]
+mod rank_order {
+    use super::*;
+    use crate::core::rank::{HistoryPrior, PastPlan, RankIndex, Ranking};
+
+    fn bfcl_dir() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bfcl")
+    }
+
+    fn same(index: &RankIndex, intent: &str, prior: Option<&HistoryPrior>) {
+        let fast: Ranking = index.rank(intent, prior);
+        let slow = index.rank_reference(intent, prior);
+        assert_eq!(fast.order.len(), slow.len(), "{intent}");
+        for (k, (a, b)) in fast.order.iter().zip(&slow).enumerate() {
+            assert!(
+                a.index == b.index
+                    && a.score.to_bits() == b.score.to_bits()
+                    && a.lexical.to_bits() == b.lexical.to_bits()
+                    && a.prior.to_bits() == b.prior.to_bits()
+                    && a.best_for_request == b.best_for_request,
+                "{intent}: place {k}: {a:?} vs {b:?}"
+            );
+        }
+        // The top k without sorting the rest: the same places, the same confidence.
+        for k in [1, 3, 10] {
+            let top = index.rank_top(intent, prior, k);
+            let want = &fast.order[..k.min(fast.order.len())];
+            assert_eq!(top.order, want, "{intent}: top {k}");
+            assert_eq!(top.confidence, fast.confidence, "{intent}: top {k}");
+            assert_eq!(top.terms, fast.terms);
+        }
+    }
+
+    #[test]
+    fn the_full_order_is_the_reference_order_on_bfcl_pools() {
+        for category in [
+            "multiple",
+            "live_multiple",
+            "parallel_multiple",
+            "simple_python",
+        ] {
+            let set = load_bfcl(&bfcl_dir(), category).unwrap();
+            let index = RankIndex::new(&set.guide);
+            let cases = &set.cases[..set.cases.len().min(120)];
+            for c in cases {
+                same(&index, &c.intent, None);
+            }
+            // Questions of three requests, as the suite composes them.
+            for w in cases.windows(3).step_by(3).take(30) {
+                let joined = format!("{}. Then {}, and {}", w[0].intent, w[1].intent, w[2].intent);
+                same(&index, &joined, None);
+            }
+            // A prior that lifts some tools and sinks others.
+            let past: Vec<PastPlan> = cases
+                .iter()
+                .take(40)
+                .enumerate()
+                .map(|(k, c)| PastPlan {
+                    intent: c.intent.clone(),
+                    tools: c.expected.clone(),
+                    outcome: if k % 3 == 0 { -1.0 } else { 1.0 },
+                })
+                .collect();
+            let prior = HistoryPrior::new(&past);
+            for c in cases.iter().take(60) {
+                same(&index, &c.intent, Some(&prior));
+            }
+        }
+    }
+
+    #[test]
+    fn the_full_order_is_the_reference_order_on_the_sample_catalog() {
+        let guide = parse_catalog(crate::sample::SAMPLE_CATALOG, "sample")
+            .unwrap()
+            .guide;
+        let index = RankIndex::new(&guide);
+        let messages: Vec<String> = crate::sample::SAMPLE_PLANNER_EVAL
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["message"].as_str().map(str::to_string))
+            .collect();
+        assert!(messages.len() >= 100);
+        let past: Vec<PastPlan> = messages
+            .iter()
+            .take(30)
+            .enumerate()
+            .map(|(k, m)| PastPlan {
+                intent: m.clone(),
+                tools: vec![index.name(k % index.len()).to_string()],
+                outcome: if k % 4 == 0 { -0.5 } else { 1.0 },
+            })
+            .collect();
+        let prior = HistoryPrior::new(&past);
+        for m in &messages {
+            same(&index, m, None);
+            same(&index, m, Some(&prior));
+        }
+        for q in [
+            "",
+            "   ",
+            "zzzz qqqq",
+            "remember this launch note, draft a blog from it and make an illustration",
+        ] {
+            same(&index, q, None);
+        }
+    }
+}

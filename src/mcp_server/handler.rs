@@ -19,7 +19,7 @@ use crate::core::budget::Tier;
 use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
-use crate::core::rank::{Confidence, Explanation, HistoryPrior, RankIndex};
+use crate::core::rank::{Confidence, Explanation, RankIndex};
 use crate::core::time::{format_timestamp, parse_timestamp};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
@@ -28,7 +28,7 @@ use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
 use crate::workspace::DEFAULT_MODEL;
-use crate::workspace::{CatalogOrigin, CompactReport, Workspace};
+use crate::workspace::{CatalogOrigin, CompactReport, HistoryRanking, Workspace};
 
 pub const URI_BUDGETS: &str = "ctxconsole://context-budgets";
 pub const URI_BUDGET_PREFIX: &str = "ctxconsole://budgets/";
@@ -49,8 +49,9 @@ pub struct State {
     pub ws: Workspace,
     pub store: std::path::PathBuf,
     pub read_only: bool,
-    /// The ranking prior and what it was built from (see [`State::prior`]).
-    prior: Mutex<Option<(PriorKey, Arc<HistoryPrior>)>>,
+    /// The history's part in ranking (the prior and the index with learned words) and
+    /// what it was built from (see [`history_ranking`]).
+    prior: Mutex<Option<(PriorKey, HistoryRanking)>>,
     /// The followed plans' steps and what they were read from (see [`past_steps`]).
     past_steps: Mutex<Option<(PriorKey, Arc<PastStepsIndex>)>>,
 }
@@ -287,30 +288,31 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
     })
 }
 
-/// The history prior, as `preview` builds it, kept until the store changes: building it
-/// reads thousands of plans, and an agent ranks again and again. A store that cannot be read
-/// costs the prior, not the call.
-fn prior(state: &State, no_history: bool) -> Option<Arc<HistoryPrior>> {
+/// The history's part in ranking, as `preview` builds it (the prior, and the workspace
+/// catalog's index with the tools' learned words), kept until the store changes: building
+/// it reads thousands of plans, and an agent ranks again and again. A store that cannot be
+/// read costs the prior, not the call.
+fn history_ranking(state: &State, no_history: bool) -> Option<HistoryRanking> {
     if no_history {
         return None;
     }
-    let current = || -> anyhow::Result<Arc<HistoryPrior>> {
+    let current = || -> anyhow::Result<HistoryRanking> {
         let history = state.history()?;
         let key = (history.version()?, history.drift_window());
-        // Held while building: a second caller waits for this prior instead of building
+        // Held while building: a second caller waits for this one instead of building
         // its own.
         let mut kept = state.prior.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((k, p)) = kept.as_ref()
+        if let Some((k, h)) = kept.as_ref()
             && *k == key
         {
-            return Ok(Arc::clone(p));
+            return Ok(h.clone());
         }
-        let p = Arc::new(state.ws.history_prior(&history)?);
-        *kept = Some((key, Arc::clone(&p)));
-        Ok(p)
+        let h = state.ws.history_ranking(&history)?;
+        *kept = Some((key, h.clone()));
+        Ok(h)
     };
     match current() {
-        Ok(p) => Some(p),
+        Ok(h) => Some(h),
         Err(e) => {
             crate::cli::out::eprint_line(&format!(
                 "ctxconsole mcp: ranking without the history prior: {e:#}"
@@ -406,7 +408,9 @@ impl State {
         // As `ctxconsole preview` does: briefed parts go to the output cache, unless this
         // server may not write.
         let mut ctx = self.ws.preview_context(!self.read_only);
-        ctx.prior = prior(self, no_history);
+        if let Some(h) = history_ranking(self, no_history) {
+            h.apply(&mut ctx);
+        }
         ctx.past_steps = past_steps(self, no_history || no_prior);
         let effective = effective_row(&ctx.budgets, model, tier);
         let ask = Ask {
@@ -443,15 +447,21 @@ impl State {
         let query = p.non_empty("query", TEXT_MAX)?;
         let k = p.opt_u64("k", 1, K_MAX)?.unwrap_or(10) as usize;
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);
-        let given = catalog_arg(TOOL_RANK, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
-        let prior = prior(self, no_history);
-        let ranking = given
-            .index
-            .rank(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref());
+        let catalog = p.opt_str("catalog", TEXT_MAX)?;
+        let given = catalog_arg(TOOL_RANK, catalog, &self.ws)?;
+        let history = history_ranking(self, no_history);
+        let prior = history.as_ref().map(|h| Arc::clone(&h.prior));
+        // The workspace's catalog ranks with its learned words, as `preview` does; a
+        // catalog given as an argument has none.
+        let index = match (&history, catalog) {
+            (Some(h), None) => &h.index,
+            _ => &given.index,
+        };
+        // Only the first k are shown and explained: select them, never sort the rest.
+        let ranking = index.rank_top(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref(), k);
         let top: Vec<usize> = ranking
             .order
             .iter()
-            .take(k)
             .filter(|s| s.score > 0.0)
             .map(|s| s.index)
             .collect();
@@ -461,7 +471,7 @@ impl State {
             terms: &ranking.terms,
             confidence: ranking.confidence,
             history_prior: prior.is_some(),
-            ranked: given.index.explain_top(&ranking, &top, prior.as_deref()),
+            ranked: index.explain_top(&ranking, &top, prior.as_deref()),
         })
     }
 

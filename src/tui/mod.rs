@@ -504,8 +504,8 @@ pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (Eff
     let mut preview = ws.preview_context(store_briefings);
     let history = match ws.open_history(store) {
         Ok(h) => {
-            match ws.history_prior(&h) {
-                Ok(prior) => preview.prior = Some(Arc::new(prior)),
+            match ws.history_ranking(&h) {
+                Ok(ranking) => ranking.apply(&mut preview),
                 Err(e) => state
                     .notes
                     .push(format!("ranking without the history prior: {e:#}")),

@@ -241,10 +241,9 @@ impl RankIndex {
                     *m += hit.matched_idf;
                 }
             }
-            let Some(posting) = self.posting(hit.via, index) else {
+            let Some(ftf) = self.field_tf(hit.via, index) else {
                 continue;
             };
-            let ftf = self.field_tf(posting);
             let combined: f64 = ftf.iter().sum();
             for (f, part) in ftf.iter().enumerate() {
                 if *part > 0.0 {
@@ -282,7 +281,7 @@ impl RankIndex {
                 matched: &matched,
                 floor,
             };
-            self.lexical_parts(index, &g, pair_hits, query)
+            self.lexical_parts(index, &g, pair_hits, query, |id| query.reach(id))
         };
         let floored = parts.floored();
         matches.sort_by(|a, b| b.points.total_cmp(&a.points));

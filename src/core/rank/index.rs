@@ -13,22 +13,23 @@ use super::{
 };
 use crate::core::catalog::RoutingGuide;
 
-/// One entry's occurrences of one word.
+/// One entry's occurrences of one word: what ranking reads for every entry a query word
+/// reaches, kept small (24 bytes) because a query streams through every posting of its
+/// words. The per-field counts, which only explaining reads, are kept beside it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Posting {
-    pub doc: u32,
-    pub tf: [u16; NF],
     /// Σ over fields of weight × tf / length norm (BM25F's combined term frequency), fixed
     /// once the catalog and the weights are known.
     pub combined: f64,
-    /// How much the match counts towards covering the intent: a word found only among
-    /// example values ("e.g. New York") says the entry takes such a value, not that it does
-    /// what was asked, so it covers at the examples field's weight.
-    pub covers: f64,
     /// Plain BM25's saturated term frequency over the whole entry (one field, k1 and b of
     /// the baseline), without the IDF: what the rare-word floor and the plain-BM25 share
     /// are measured in.
     pub plain: f64,
+    pub doc: u32,
+    /// Found only among example values ("e.g. New York"): the entry takes such a value,
+    /// which does not say it does what was asked, so the match covers the intent at the
+    /// examples field's weight (see [`RankIndex::covers`]).
+    pub examples_only: bool,
 }
 
 /// An inverted index over a catalog, built once per catalog and queried per intent.
@@ -41,6 +42,11 @@ pub struct RankIndex {
     words: Vec<String>,
     /// By word id, in entry order.
     postings: Vec<Vec<Posting>>,
+    /// By word id, beside `postings`: each posting's occurrences per field.
+    tfs: Vec<Vec<[u16; NF]>>,
+    /// What a match found only among example values covers (the examples field's weight,
+    /// at most 1).
+    examples_cover: f64,
     /// By word id.
     idf: Vec<f64>,
     pub(super) lens: Vec<[u32; NF]>,
@@ -105,6 +111,7 @@ impl RankIndex {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut words: Vec<String> = Vec::new();
         let mut postings: Vec<Vec<Posting>> = Vec::new();
+        let mut tf_lists: Vec<Vec<[u16; NF]>> = Vec::new();
         let mut intern = |w: &str, words: &mut Vec<String>, postings: &mut Vec<Vec<Posting>>| {
             if let Some(&id) = ids.get(w) {
                 return id;
@@ -141,14 +148,15 @@ impl RankIndex {
             }
             let mut entry_postings: Vec<(u32, [u16; NF])> = tfs.into_iter().collect();
             entry_postings.sort_unstable_by_key(|(id, _)| *id);
+            tf_lists.resize(postings.len(), Vec::new());
             for (id, tf) in entry_postings {
                 postings[id as usize].push(Posting {
-                    doc: i as u32,
-                    tf,
                     combined: 0.0,
-                    covers: 1.0,
                     plain: 0.0,
+                    doc: i as u32,
+                    examples_only: false,
                 });
+                tf_lists[id as usize].push(tf);
             }
             let mut entry_pairs: Vec<u64> = [Field::Name, Field::Description]
                 .iter()
@@ -194,22 +202,21 @@ impl RankIndex {
         // The combined frequency of every posting, now that lengths are known.
         let examples = Field::Examples as usize;
         let examples_cover = params.fields[examples].0.min(1.0);
-        for list in &mut postings {
-            for p in list.iter_mut() {
+        for (list, tfs) in postings.iter_mut().zip(&tf_lists) {
+            for (p, tf) in list.iter_mut().zip(tfs) {
                 let len = &lens[p.doc as usize];
                 p.combined = (0..NF)
-                    .filter(|&f| p.tf[f] > 0)
+                    .filter(|&f| tf[f] > 0)
                     .map(|f| {
                         let (w, b) = params.fields[f];
                         let norm = 1.0 - b + b * f64::from(len[f]) / avg_len[f];
-                        w * f64::from(p.tf[f]) / norm
+                        w * f64::from(tf[f]) / norm
                     })
                     .sum();
-                let tf: f64 = p.tf.iter().map(|&t| f64::from(t)).sum();
+                let total: f64 = tf.iter().map(|&t| f64::from(t)).sum();
                 let norm = 1.0 - BM25_B + BM25_B * entry_len[p.doc as usize] / avg_entry_len;
-                p.plain = tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm);
-                let only_examples = (0..NF).all(|f| p.tf[f] == 0 || f == examples);
-                p.covers = if only_examples { examples_cover } else { 1.0 };
+                p.plain = total * (BM25_K1 + 1.0) / (total + BM25_K1 * norm);
+                p.examples_only = (0..NF).all(|f| tf[f] == 0 || f == examples);
             }
         }
         let idfs: Vec<f64> = postings.iter().map(|l| idf(n, l.len())).collect();
@@ -229,6 +236,8 @@ impl RankIndex {
             ids,
             words,
             postings,
+            tfs: tf_lists,
+            examples_cover,
             idf: idfs,
             lens,
             avg_len,
@@ -284,6 +293,11 @@ impl RankIndex {
         &self.words[id as usize]
     }
 
+    /// How many distinct words the index holds (word ids are below this).
+    pub(super) fn vocab_len(&self) -> usize {
+        self.words.len()
+    }
+
     pub(super) fn postings(&self, id: u32) -> &[Posting] {
         &self.postings[id as usize]
     }
@@ -294,6 +308,15 @@ impl RankIndex {
         list.binary_search_by_key(&(doc as u32), |p| p.doc)
             .ok()
             .map(|k| &list[k])
+    }
+
+    /// How much a match counts towards covering the intent (see [`Posting::examples_only`]).
+    pub(super) fn covers(&self, p: &Posting) -> f64 {
+        if p.examples_only {
+            self.examples_cover
+        } else {
+            1.0
+        }
     }
 
     pub(super) fn word_idf(&self, id: u32) -> f64 {
@@ -310,18 +333,21 @@ impl RankIndex {
         self.pair_postings.get(&key).map_or(&[], Vec::as_slice)
     }
 
-    /// Per-field BM25F pieces of one posting: the weighted, length-normalised term
-    /// frequency in each field (they add up to `combined`).
-    pub(super) fn field_tf(&self, p: &Posting) -> [f64; NF] {
-        let len = &self.lens[p.doc as usize];
-        std::array::from_fn(|f| {
-            if p.tf[f] == 0 {
+    /// Per-field BM25F pieces of entry `doc`'s posting of word `id`: the weighted,
+    /// length-normalised term frequency in each field (they add up to its `combined`).
+    pub(super) fn field_tf(&self, id: u32, doc: usize) -> Option<[f64; NF]> {
+        let list = &self.postings[id as usize];
+        let k = list.binary_search_by_key(&(doc as u32), |p| p.doc).ok()?;
+        let tf = &self.tfs[id as usize][k];
+        let len = &self.lens[doc];
+        Some(std::array::from_fn(|f| {
+            if tf[f] == 0 {
                 return 0.0;
             }
             let (w, b) = self.params.fields[f];
             let norm = 1.0 - b + b * f64::from(len[f]) / self.avg_len[f];
-            w * f64::from(p.tf[f]) / norm
-        })
+            w * f64::from(tf[f]) / norm
+        }))
     }
 
     pub(super) fn term_points(&self, idf: f64, combined: f64) -> f64 {

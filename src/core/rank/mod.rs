@@ -15,6 +15,8 @@ mod explain;
 mod index;
 mod prior;
 mod query;
+#[cfg(test)]
+mod reference;
 mod score;
 mod values;
 
@@ -232,7 +234,20 @@ pub struct Ranking {
     #[serde(skip)]
     pub term_requests: Vec<u32>,
     pub order: Vec<Scored>,
+    /// The first `head.len()` entries of `order` were placed there as their requests' best
+    /// entries, round by round (empty when the question is one request). A caller that
+    /// adds points of its own (an attachment's outline) keeps them first.
+    #[serde(skip)]
+    pub head: Vec<Placement>,
     pub confidence: Confidence,
+}
+
+/// Why an entry of a ranking's head is there: the round of request winners it was placed
+/// in and the request (0-based) it is the best entry for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub round: usize,
+    pub request: usize,
 }
 
 impl Ranking {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::index::RankIndex;
 use super::prior::{Boost, HistoryPrior};
 use super::query::Query;
-use super::{Confidence, PRIOR_STRENGTH, Ranking, Scored};
+use super::{Confidence, PRIOR_STRENGTH, Placement, Ranking, Scored};
 
 /// One entry's best match of one query word.
 pub(super) struct TermHit {
@@ -94,7 +94,7 @@ impl RankIndex {
                     via,
                     doc: p.doc,
                     points: weight * self.term_points(idf, p.combined),
-                    matched_idf: weight * idf * p.covers,
+                    matched_idf: weight * idf * self.covers(p),
                     direct,
                     plain: if direct { idf * p.plain } else { 0.0 },
                 });
@@ -123,7 +123,7 @@ impl RankIndex {
                     via,
                     doc: p.doc,
                     points,
-                    matched_idf: weight * idf * p.covers,
+                    matched_idf: weight * idf * self.covers(p),
                     direct,
                     plain: if direct { idf * p.plain } else { 0.0 },
                 });
@@ -137,25 +137,27 @@ impl RankIndex {
         self.params.rare_floor > 0.0 && idf >= self.params.rare_idf * self.max_idf
     }
 
-    /// Name coverage: the IDF share of the entry's name words that the intent reaches.
-    fn name_coverage(&self, doc: usize, query: &Query) -> f64 {
+    /// Name coverage: the IDF share of the entry's name words that the intent reaches
+    /// (`reach`: the share of a match a word is reached at, 0 when it is not).
+    fn name_coverage(&self, doc: usize, reach: impl Fn(u32) -> f64) -> f64 {
         let mut hit = 0.0;
         let mut total = 0.0;
         for &(id, idf) in self.name_terms(doc) {
-            hit += query.reach(id) * idf;
+            hit += reach(id) * idf;
             total += idf;
         }
         if total == 0.0 { 0.0 } else { hit / total }
     }
 
     /// An entry's lexical score from what it gathered, put together the one way both
-    /// ranking and explaining use.
+    /// ranking and explaining use (`reach` is [`Query::reach`], or a faster look-up of it).
     pub(super) fn lexical_parts(
         &self,
         doc: usize,
         g: &Gathered,
         pair_hits: usize,
         query: &Query,
+        reach: impl Fn(u32) -> f64,
     ) -> LexicalParts {
         let pairs = self.params.pair * pair_hits as f64;
         // Coverage: the share of the best-covered request's word weight the entry matches.
@@ -182,7 +184,7 @@ impl RankIndex {
                 request = query.per_request.then_some(best_r);
             }
         }
-        let cov = self.name_coverage(doc, query);
+        let cov = self.name_coverage(doc, reach);
         let name = if cov > 0.0 {
             self.params.name_coverage * cov * cov * self.max_name_idf[doc]
         } else {
@@ -211,20 +213,41 @@ impl RankIndex {
         }
     }
 
-    /// Rank every entry for `intent`. Ties keep catalog order.
+    /// Rank every entry for `intent`, best first. Ties keep catalog order.
     pub fn rank(&self, intent: &str, prior: Option<&HistoryPrior>) -> Ranking {
-        SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut scratch) => self.rank_with(intent, prior, &mut scratch),
-            // Re-entered on this thread (never today): work in fresh buffers.
-            Err(_) => self.rank_with(intent, prior, &mut Scratch::default()),
+        with_scratch(|s| self.rank_with(intent, prior, self.len(), s))
+    }
+
+    /// The first `k` entries of [`RankIndex::rank`]'s order, exactly as it places them
+    /// (request winners first, then by score), without sorting the rest: for callers that
+    /// show the top and explain it, never for a cut order or a rank of every entry.
+    /// Terms, requests and confidence are those of the full ranking.
+    pub fn rank_top(&self, intent: &str, prior: Option<&HistoryPrior>, k: usize) -> Ranking {
+        with_scratch(|s| {
+            // Confidence reads the first two places.
+            let mut r = self.rank_with(intent, prior, k.max(2), s);
+            r.order.truncate(k);
+            r.head.truncate(k);
+            r
         })
     }
 
-    fn rank_with(&self, intent: &str, prior: Option<&HistoryPrior>, s: &mut Scratch) -> Ranking {
+    /// Score every entry the query reaches into the scratch buffers, then order the first
+    /// `limit` places.
+    fn rank_with(
+        &self,
+        intent: &str,
+        prior: Option<&HistoryPrior>,
+        limit: usize,
+        s: &mut Scratch,
+    ) -> Ranking {
         let (query, requests) = self.query(intent);
         let n = self.len();
         let nr = query.request_count();
-        s.reset(n, nr);
+        s.begin(n, nr, self.vocab_len());
+        for &(id, share) in &query.reached {
+            s.reach[id as usize] = share;
+        }
         for i in 0..query.terms.len() {
             let mask = if query.per_request { query.masks[i] } else { 1 };
             let rare = self.is_rare(query.idf[i]);
@@ -249,49 +272,49 @@ impl RankIndex {
                     if rare {
                         a.floor += plain;
                     }
+                    let row = d * nr;
                     for r in 0..nr {
                         if mask & (1 << r) != 0 {
-                            s.matched[d * nr + r] += idf * p.covers;
-                            s.points[d * nr + r] += points;
+                            s.matched[row + r] += idf * self.covers(p);
+                            s.points[row + r] += points;
                         }
                     }
                 }
                 continue;
             }
             self.each_match(&query, i, |hit| {
-                let a = &mut s.acc[hit.doc as usize];
-                if a.term_points == 0.0 {
+                let t = &mut s.term[hit.doc as usize];
+                if t.points == 0.0 {
                     s.term_touched.push(hit.doc);
                 }
-                if hit.points > a.term_points {
-                    a.term_points = hit.points;
-                    a.term_idf = hit.matched_idf;
+                if hit.points > t.points {
+                    t.points = hit.points;
+                    t.idf = hit.matched_idf;
                 }
                 if hit.direct {
-                    a.term_plain = hit.plain;
+                    t.plain = hit.plain;
                 }
             });
             for k in 0..s.term_touched.len() {
                 let d = s.term_touched[k] as usize;
+                let t = std::mem::take(&mut s.term[d]);
                 let a = &mut s.acc[d];
                 if !a.seen {
                     a.seen = true;
                     s.touched.push(d as u32);
                 }
-                a.words += a.term_points;
-                a.plain += a.term_plain;
+                a.words += t.points;
+                a.plain += t.plain;
                 if rare {
-                    a.floor += a.term_plain;
+                    a.floor += t.plain;
                 }
+                let row = d * nr;
                 for r in 0..nr {
                     if mask & (1 << r) != 0 {
-                        s.matched[d * nr + r] += a.term_idf;
-                        s.points[d * nr + r] += a.term_points;
+                        s.matched[row + r] += t.idf;
+                        s.points[row + r] += t.points;
                     }
                 }
-                a.term_points = 0.0;
-                a.term_idf = 0.0;
-                a.term_plain = 0.0;
             }
             s.term_touched.clear();
         }
@@ -302,18 +325,22 @@ impl RankIndex {
             }
         }
         let mut best_lexical = 0.0f64;
+        let reach = &s.reach;
         for &d in &s.touched {
             let d = d as usize;
+            let a = &s.acc[d];
             let g = Gathered {
-                words: s.acc[d].words,
-                plain: s.acc[d].plain,
+                words: a.words,
+                plain: a.plain,
                 matched: &s.matched[d * nr..(d + 1) * nr],
-                floor: s.acc[d].floor,
+                floor: a.floor,
             };
-            let parts = self.lexical_parts(d, &g, usize::from(s.acc[d].pair_hits), &query);
-            let a = &mut s.acc[d];
-            a.lexical = parts.total();
-            best_lexical = best_lexical.max(a.lexical);
+            let parts = self.lexical_parts(d, &g, usize::from(a.pair_hits), &query, |id| {
+                reach[id as usize]
+            });
+            let lexical = parts.total();
+            s.lexical[d] = lexical;
+            best_lexical = best_lexical.max(lexical);
         }
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
         let prior_of = |i: usize| {
@@ -321,50 +348,86 @@ impl RankIndex {
                 .get(self.name(i))
                 .map_or(0.0, |b| b.strength * PRIOR_STRENGTH * best_lexical.max(1.0))
         };
-        // Entries with a score sort; the rest keep catalog order between the positive and
-        // the negative ones (a sort by score with ties in catalog order, without sorting
-        // what no word reached).
+        // Every entry with a score gets a sort key; the rest keep catalog order between the
+        // positive and the negative ones (a sort by score with ties in catalog order).
         s.keys.clear();
         if boosts.is_empty() {
             for &d in &s.touched {
-                let score = s.acc[d as usize].lexical;
+                let score = s.lexical[d as usize];
                 if score != 0.0 {
                     s.keys.push((order_key(score, d), score));
+                    s.acc[d as usize].keyed = true;
                 }
             }
         } else {
+            // Entries the query never reached may carry a prior: every one is looked at,
+            // and every one is cleaned after.
+            s.all_dirty = true;
             for i in 0..n {
-                let score = s.acc[i].lexical + prior_of(i);
+                let score = s.lexical[i] + prior_of(i);
                 if score != 0.0 {
                     s.keys.push((order_key(score, i as u32), score));
+                    s.acc[i].keyed = true;
                 }
             }
         }
-        s.keys.sort_unstable_by_key(|k| k.0);
-        let acc = &s.acc;
+        let keyed = s.keys.len();
+        let head = if query.per_request && self.params.diversify > 0 {
+            self.request_winners(&query, s)
+        } else {
+            Vec::new()
+        };
+        let (acc, lexical) = (&s.acc, &s.lexical);
         let scored = |i: usize| {
             let prior = if boosts.is_empty() { 0.0 } else { prior_of(i) };
             Scored {
                 index: i,
-                score: acc[i].lexical + prior,
-                lexical: acc[i].lexical,
+                score: lexical[i] + prior,
+                lexical: lexical[i],
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
             }
         };
         let entry = |k: &(u128, f64)| k.0 as u32 as usize;
-        let positive = s.keys.partition_point(|k| k.1 > 0.0);
-        let mut order: Vec<Scored> = Vec::with_capacity(n);
-        order.extend(s.keys[..positive].iter().map(|k| scored(entry(k))));
-        if s.keys.len() < n {
-            let mut nonzero = vec![false; n];
-            s.keys.iter().for_each(|k| nonzero[entry(k)] = true);
-            order.extend((0..n).filter(|&i| !nonzero[i]).map(scored));
+        let limit = limit.min(n);
+        let mut order: Vec<Scored> = Vec::with_capacity(limit);
+        for w in &head {
+            let mut e = scored(w.index);
+            e.best_for_request = Some(w.request);
+            order.push(e);
         }
-        order.extend(s.keys[positive..].iter().map(|k| scored(entry(k))));
-        if query.per_request && self.params.diversify > 0 {
-            self.diversify(&mut order, &query, &s.points, &s.matched);
+        // The rest by score: only the places asked for are selected and sorted.
+        let rest = &mut s.keys;
+        if !head.is_empty() {
+            rest.retain(|k| !acc[entry(k)].placed);
+        }
+        // The first score after the winners; an entry without a score stands between the
+        // positive and the negative ones.
+        let unscored = if keyed < n { Some(0.0) } else { None };
+        let top_rest = match rest.iter().min_by_key(|k| k.0).map(|k| k.1) {
+            Some(first) if first > 0.0 => first,
+            first => unscored.or(first).unwrap_or(f64::NEG_INFINITY),
+        };
+        let need = limit.saturating_sub(order.len());
+        if need < rest.len() {
+            rest.select_nth_unstable_by_key(need, |k| k.0);
+            rest.truncate(need);
+        }
+        rest.sort_unstable_by_key(|k| k.0);
+        let positive = rest.partition_point(|k| k.1 > 0.0);
+        order.extend(rest[..positive].iter().map(|k| scored(entry(k))));
+        if keyed < n && order.len() < limit {
+            let room = limit - order.len();
+            order.extend((0..n).filter(|&i| !acc[i].keyed).take(room).map(scored));
+        }
+        order.extend(rest[positive..].iter().map(|k| scored(entry(k))));
+        order.truncate(limit);
+        // Only a placement ahead of a higher score is worth marking.
+        for e in order.iter_mut().take(head.len()) {
+            if e.score >= top_rest {
+                e.best_for_request = None;
+            }
         }
         let confidence = confidence(&order, |d| {
             best_share(
@@ -377,23 +440,33 @@ impl RankIndex {
                 &query,
             )
         });
+        s.finish(nr, &query.reached);
         Ranking {
             terms: query.terms,
             requests,
             pairs: query.pairs,
             term_requests: query.masks,
             order,
+            head: head
+                .iter()
+                .map(|w| Placement {
+                    round: w.round,
+                    request: w.request,
+                })
+                .collect(),
             confidence,
         }
     }
 
-    /// Each request's best entries first: for `diversify` rounds, every request's next-best
-    /// entry (by its points for that request's words times its coverage of that request,
-    /// as the whole score takes them) goes ahead of everything not yet placed; within a
-    /// round, by score. The rest keep score order.
-    fn diversify(&self, order: &mut Vec<Scored>, query: &Query, points: &[f64], matched: &[f64]) {
+    /// Each request's best entries, to go first: for `diversify` rounds, every request's
+    /// next-best entry (by its points for that request's words times its coverage of that
+    /// request, as the whole score takes them) goes ahead of everything not yet placed;
+    /// within a round, by score. Only entries with a positive score compete. Marks them
+    /// placed in the scratch.
+    fn request_winners(&self, query: &Query, s: &mut Scratch) -> Vec<Winner> {
         let nr = query.request_count();
         let coord = self.params.coord;
+        let (points, matched) = (&s.points, &s.matched);
         let request_score = |d: usize, r: usize| {
             let total = query.requests[r].idf_total;
             let share = if total > 0.0 {
@@ -403,65 +476,71 @@ impl RankIndex {
             };
             points[d * nr + r] * coord_power(share, coord)
         };
-        // Only entries with a positive score compete.
-        let live = order.partition_point(|s| s.score > 0.0);
-        if live == 0 {
-            return;
+        let mut head: Vec<Winner> = Vec::new();
+        if !s.keys.iter().any(|k| k.1 > 0.0) {
+            return head;
         }
-        let mut placed = vec![false; order.len()];
-        let mut head: Vec<Scored> = Vec::new();
-        for _ in 0..self.params.diversify {
-            let mut round: Vec<(usize, usize)> = Vec::new();
+        for round_no in 0..self.params.diversify {
+            let mut round: Vec<(u128, usize, usize)> = Vec::new();
             for r in 0..nr {
-                let best = order[..live]
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| !placed[*k])
-                    .filter(|(_, s)| points[s.index * nr + r] > 0.0)
-                    .max_by(|(ka, a), (kb, b)| {
-                        let pa = request_score(a.index, r);
-                        let pb = request_score(b.index, r);
-                        pa.total_cmp(&pb)
-                            .then(a.score.total_cmp(&b.score))
-                            .then(kb.cmp(ka))
-                    })
-                    .map(|(k, _)| k);
-                if let Some(k) = best
-                    && !round.iter().any(|&(kk, _)| kk == k)
+                // The highest request score; ties to the higher score, then the earlier
+                // entry (the lower sort key).
+                let mut best: Option<(f64, f64, u128, usize)> = None;
+                for &(key, score) in s.keys.iter() {
+                    let d = key as u32 as usize;
+                    if score <= 0.0 || s.acc[d].placed || points[d * nr + r] <= 0.0 {
+                        continue;
+                    }
+                    let rs = request_score(d, r);
+                    let better = best.is_none_or(|(brs, bscore, bkey, _)| {
+                        rs.total_cmp(&brs)
+                            .then(score.total_cmp(&bscore))
+                            .then(bkey.cmp(&key))
+                            .is_gt()
+                    });
+                    if better {
+                        best = Some((rs, score, key, d));
+                    }
+                }
+                if let Some((_, _, key, d)) = best
+                    && !round.iter().any(|&(_, dd, _)| dd == d)
                 {
-                    round.push((k, r));
+                    round.push((key, d, r));
                 }
             }
-            round.sort_by_key(|&(k, _)| k);
-            for (k, r) in round {
-                placed[k] = true;
-                let mut s = order[k];
-                s.best_for_request = Some(r);
-                head.push(s);
+            round.sort_by_key(|&(key, _, _)| key);
+            for (_, d, r) in round {
+                s.acc[d].placed = true;
+                head.push(Winner {
+                    index: d,
+                    request: r,
+                    round: round_no,
+                });
             }
         }
-        // Only a placement ahead of a higher score is worth marking.
-        let mut rest: Vec<Scored> = order
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| !placed[*k])
-            .map(|(_, s)| *s)
-            .collect();
-        let mut out = head;
-        let top_rest = rest.first().map_or(f64::NEG_INFINITY, |s| s.score);
-        for s in &mut out {
-            if s.score >= top_rest {
-                s.best_for_request = None;
-            }
-        }
-        out.append(&mut rest);
-        *order = out;
+        head
     }
+}
+
+/// One request winner placed ahead of the rest.
+struct Winner {
+    index: usize,
+    request: usize,
+    round: usize,
+}
+
+/// Run `f` on this thread's scratch buffers.
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        // Re-entered on this thread (never today): work in fresh buffers.
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 /// `share^coord`, with the usual square root taken as one (a general power costs more than
 /// the rest of an entry's score).
-fn coord_power(share: f64, coord: f64) -> f64 {
+pub(super) fn coord_power(share: f64, coord: f64) -> f64 {
     if coord == 0.5 {
         share.sqrt()
     } else {
@@ -524,26 +603,40 @@ fn confidence(order: &[Scored], covered: impl Fn(usize) -> f64) -> Confidence {
     }
 }
 
-/// What ranking gathers per entry.
+/// What ranking gathers per entry: what every posting a query walks adds to, kept small
+/// (32 bytes) because a query streams through it once per word.
 #[derive(Debug, Clone, Copy, Default)]
 struct Acc {
     words: f64,
     plain: f64,
     floor: f64,
-    lexical: f64,
-    /// The current query word's best match (reset after each word).
-    term_points: f64,
-    term_idf: f64,
-    term_plain: f64,
     seen: bool,
+    /// Has a sort key (a score other than 0).
+    keyed: bool,
+    /// Placed first as a request winner.
+    placed: bool,
     pair_hits: u16,
 }
 
+/// One entry's best match of the current query word, for a word that reaches others (an
+/// entry may come once through each).
+#[derive(Debug, Clone, Copy, Default)]
+struct TermBest {
+    points: f64,
+    idf: f64,
+    plain: f64,
+}
+
 /// Buffers one ranking fills, kept per thread so that a query allocates nothing in
-/// proportion to the catalog beyond its answer.
+/// proportion to the catalog beyond its answer. Between queries every buffer is all zeros,
+/// and a query cleans only what it touched, so no query pays for the whole catalog.
 #[derive(Default)]
 struct Scratch {
     acc: Vec<Acc>,
+    /// By entry: the current word's best match (all zeros between words).
+    term: Vec<TermBest>,
+    /// By entry: the lexical score.
+    lexical: Vec<f64>,
     /// Per entry and request: matched IDF and word points.
     matched: Vec<f64>,
     points: Vec<f64>,
@@ -551,18 +644,57 @@ struct Scratch {
     term_touched: Vec<u32>,
     /// Sort key and score of every entry with a score.
     keys: Vec<(u128, f64)>,
+    /// By word id: the share of a match the query reaches the word at (0: not reached).
+    reach: Vec<f64>,
+    /// Entries beyond the touched ones were written (the prior's).
+    all_dirty: bool,
+    /// A query began and did not finish (it panicked): clean everything.
+    dirty: bool,
 }
 
 impl Scratch {
-    fn reset(&mut self, n: usize, nr: usize) {
-        self.acc.clear();
-        self.acc.resize(n, Acc::default());
-        self.matched.clear();
-        self.matched.resize(n * nr, 0.0);
-        self.points.clear();
-        self.points.resize(n * nr, 0.0);
+    fn begin(&mut self, n: usize, nr: usize, vocab: usize) {
+        if self.dirty {
+            *self = Scratch::default();
+        }
+        self.dirty = true;
+        if self.acc.len() < n {
+            self.acc.resize(n, Acc::default());
+            self.term.resize(n, TermBest::default());
+            self.lexical.resize(n, 0.0);
+        }
+        if self.matched.len() < n * nr {
+            self.matched.resize(n * nr, 0.0);
+            self.points.resize(n * nr, 0.0);
+        }
+        if self.reach.len() < vocab {
+            self.reach.resize(vocab, 0.0);
+        }
         self.touched.clear();
         self.term_touched.clear();
+        self.keys.clear();
+    }
+
+    /// Back to all zeros: the entries touched (all of them after a prior), their rows, the
+    /// words reached.
+    fn finish(&mut self, nr: usize, reached: &[(u32, f64)]) {
+        for &d in &self.touched {
+            let d = d as usize;
+            self.acc[d] = Acc::default();
+            self.lexical[d] = 0.0;
+            self.matched[d * nr..(d + 1) * nr].fill(0.0);
+            self.points[d * nr..(d + 1) * nr].fill(0.0);
+        }
+        if self.all_dirty {
+            self.acc.fill(Acc::default());
+            self.all_dirty = false;
+        }
+        for &(id, _) in reached {
+            self.reach[id as usize] = 0.0;
+        }
+        self.touched.clear();
+        self.keys.clear();
+        self.dirty = false;
     }
 }
 
