@@ -86,5 +86,51 @@ fn key_to_frame(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, key_to_frame);
+/// Issue 17 item 7: the first selection of an o200k model after the console started. The
+/// start-up thread builds the BPE tables (`tokens::warm_up`, done here in the setup as the
+/// console does before anyone can press a key); each iteration is a fresh console on a
+/// fresh workspace, so the row's request is planned for the first time.
+fn first_o200k_selection(c: &mut Criterion) {
+    use ctxconsole::core::budget::Tokenizer;
+    let mut group = c.benchmark_group("key to frame (sample workspace, 160x50)");
+    group.sample_size(20);
+    group.bench_function("Budgets: first selection of an o200k model", |b| {
+        b.iter_batched(
+            || {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let ws = Workspace::open(&WorkspaceOptions {
+                    dir: Some(dir.path().into()),
+                    registry: None,
+                })
+                .expect("sample workspace");
+                let store = StoreChoice {
+                    path: Some(dir.path().join("history.sqlite")),
+                    sample: true,
+                };
+                let (ctx, state) = start(&ws, &store, false);
+                ctxconsole::core::tokens::warm_up(Tokenizer::O200k);
+                let row = state
+                    .budgets
+                    .visible
+                    .iter()
+                    .position(|&i| {
+                        Tokenizer::for_model_id(&state.budgets.rows[i].id) == Tokenizer::O200k
+                    })
+                    .expect("the sample has an o200k row") as u64;
+                let term = Terminal::new(TestBackend::new(160, 50)).expect("terminal");
+                (dir, ws, ctx, state, row, term)
+            },
+            |(dir, ws, ctx, mut state, row, mut term)| {
+                apply(&ctx, &mut state, Action::SelectRow(row));
+                frame(&mut term, &state, &Keymap::default());
+                black_box(state.request.is_some());
+                (dir, ws)
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, key_to_frame, first_o200k_selection);
 criterion_main!(benches);
