@@ -351,6 +351,7 @@ impl RankIndex {
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
+                semantic: 0.0,
             }
         };
         let entry = |k: &(u128, f64)| k.0 as u32 as usize;
@@ -384,6 +385,7 @@ impl RankIndex {
             term_requests: query.masks,
             order,
             confidence,
+            semantic_scale: None,
         }
     }
 
