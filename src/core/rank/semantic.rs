@@ -187,11 +187,13 @@ pub fn fuse(mut ranking: Ranking, similarity: &[f64], weight: f64) -> Ranking {
         s.semantic = scale * sim.max(0.0);
         s.score += s.semantic;
     }
+    // The head the lexical stage placed: up to its last marked entry (an entry placed there
+    // whose own score already led the rest carries no mark).
     let head = ranking
         .order
         .iter()
-        .take_while(|s| s.best_for_request.is_some())
-        .count();
+        .rposition(|s| s.best_for_request.is_some())
+        .map_or(0, |k| k + 1);
     let rest: &mut [Scored] = &mut ranking.order[head..];
     rest.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     ranking
