@@ -48,13 +48,18 @@ fn semantic(c: &mut Criterion) {
     };
     let index = RankIndex::new(&guide);
     let question = "draft a blog post from this memory and render an image";
-    group.sample_size(30).measurement_time(Duration::from_secs(10));
-    group.bench_function("one query over 1,000 entries (embed + similarity + fuse)", |b| {
-        b.iter(|| {
-            let sims = layer.similarities(question).unwrap_or_default();
-            black_box(fuse(index.rank(question, None), &sims, SEMANTIC_WEIGHT))
-        })
-    });
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function(
+        "one query over 1,000 entries (embed + similarity + fuse)",
+        |b| {
+            b.iter(|| {
+                let sims = layer.similarities(question).unwrap_or_default();
+                black_box(fuse(index.rank(question, None), &sims, SEMANTIC_WEIGHT))
+            })
+        },
+    );
     group.finish();
 }
 

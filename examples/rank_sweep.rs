@@ -200,8 +200,12 @@ fn sweep_semantic(sets: &[NamedSet], spec: &str) -> anyhow::Result<()> {
     for s in sets {
         let started = std::time::Instant::now();
         let questions: Vec<&str> = s.set.cases.iter().map(|c| c.intent.as_str()).collect();
-        let (q, embedded) =
-            question_similarities(embedder.as_ref(), Some(&mut cache), &s.set.guide, &questions)?;
+        let (q, embedded) = question_similarities(
+            embedder.as_ref(),
+            Some(&mut cache),
+            &s.set.guide,
+            &questions,
+        )?;
         println!(
             "{}: embedded {embedded} texts in {:.1}s",
             s.name,

@@ -8,7 +8,6 @@ mod common;
 
 use common::llm_server::LlmServer;
 use common::{ctx, json_of};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const KEY_ENV: &str = "CTXCONSOLE_TEST_EMBED_KEY";
@@ -216,9 +215,21 @@ fn minilm_or_skip(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Without the feature the local-model tests are not compiled: said, never a silent pass.
+#[cfg(not(feature = "semantic-local"))]
+#[test]
+fn local_model_tests_need_the_semantic_local_build() {
+    eprintln!(
+        "SKIPPED the local-model tests: built without the semantic-local feature — run scripts/fetch-minilm.sh (model into {}) and cargo test --features semantic-local --test semantic",
+        minilm_dir().display()
+    );
+    let _ = minilm_or_skip;
+}
+
 #[cfg(feature = "semantic-local")]
 mod local {
     use super::*;
+    use serde_json::Value;
     use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, cosine, fuse};
     use ctxconsole::embed::Embedder;
     use ctxconsole::embed::local::LocalEmbedder;
@@ -258,8 +269,7 @@ mod local {
 
     #[test]
     fn the_layer_lifts_what_the_words_miss_on_the_sample_catalog() {
-        let Some(dir) =
-            minilm_or_skip("the_layer_lifts_what_the_words_miss_on_the_sample_catalog")
+        let Some(dir) = minilm_or_skip("the_layer_lifts_what_the_words_miss_on_the_sample_catalog")
         else {
             return;
         };
@@ -318,7 +328,9 @@ mod local {
         };
         let (err, v) = run();
         assert!(
-            err.contains(&format!("embedded {SAMPLE_ENTRIES} of {SAMPLE_ENTRIES} catalog entries")),
+            err.contains(&format!(
+                "embedded {SAMPLE_ENTRIES} of {SAMPLE_ENTRIES} catalog entries"
+            )),
             "{err}"
         );
         assert!(v["ranking"]["top"][0]["semantic"].is_object());

@@ -34,7 +34,7 @@ pub struct Args {
 pub enum What {
     /// Recall@1/5/10, all-expected@5/10, MRR and nDCG@10 of the ranker beside Okapi BM25,
     /// on tune and test halves.
-    Rank(RankArgs),
+    Rank(Box<RankArgs>),
     /// Per-category precision/recall and exact-set accuracy of the pre-flight planner.
     Planner(crate::cli::eval_planner::Args),
 }
@@ -99,8 +99,8 @@ pub struct RankArgs {
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     match args.what {
-        What::Rank(a) if a.history => run_history(workspace, store, a),
-        What::Rank(a) => run_rank(workspace, a),
+        What::Rank(a) if a.history => run_history(workspace, store, *a),
+        What::Rank(a) => run_rank(workspace, *a),
         What::Planner(a) => crate::cli::eval_planner::run(workspace, a),
     }
 }

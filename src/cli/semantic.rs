@@ -46,7 +46,11 @@ impl SemanticArgs {
 
     /// The semantic layer over `guide`, its entry vectors kept in the workspace's cache;
     /// says on stderr how many entries it embedded now.
-    pub fn layer(&self, ws: &Workspace, guide: &RoutingGuide) -> anyhow::Result<Option<Arc<Semantic>>> {
+    pub fn layer(
+        &self,
+        ws: &Workspace,
+        guide: &RoutingGuide,
+    ) -> anyhow::Result<Option<Arc<Semantic>>> {
         let Some(embedder) = self.embedder(ws)? else {
             return Ok(None);
         };

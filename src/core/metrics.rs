@@ -285,10 +285,15 @@ mod bootstrap_tests {
 
     #[test]
     fn the_interval_holds_the_mean_and_is_deterministic() {
-        let diffs: Vec<f64> = (0..200).map(|i| if i % 4 == 0 { 1.0 } else { 0.0 }).collect();
+        let diffs: Vec<f64> = (0..200)
+            .map(|i| if i % 4 == 0 { 1.0 } else { 0.0 })
+            .collect();
         let a = paired_bootstrap(&diffs, 1000, BOOTSTRAP_SEED);
         assert!((a.mean - 0.25).abs() < 1e-12);
-        assert!(a.low < 0.25 && a.high > 0.25 && a.low > 0.15 && a.high < 0.35, "{a:?}");
+        assert!(
+            a.low < 0.25 && a.high > 0.25 && a.low > 0.15 && a.high < 0.35,
+            "{a:?}"
+        );
         assert_eq!(a, paired_bootstrap(&diffs, 1000, BOOTSTRAP_SEED));
         let none = paired_bootstrap(&[0.0; 50], 100, 1);
         assert_eq!((none.low, none.high), (0.0, 0.0));

@@ -65,8 +65,12 @@ impl EndpointEmbedder {
             v.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, v);
         }
-        let fail = |what: String| anyhow::anyhow!("embeddings from {where_}: {}", redactor.text(&what));
-        let mut response = request.send().await.map_err(|e| fail(describe(&e, s.timeout)))?;
+        let fail =
+            |what: String| anyhow::anyhow!("embeddings from {where_}: {}", redactor.text(&what));
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| fail(describe(&e, s.timeout)))?;
         let status = response.status();
         let mut bytes: Vec<u8> = Vec::new();
         loop {
@@ -86,7 +90,11 @@ impl EndpointEmbedder {
         }
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
-            return Err(fail(format!("HTTP {}: {}", status.as_u16(), clip(text.trim(), 300))));
+            return Err(fail(format!(
+                "HTTP {}: {}",
+                status.as_u16(),
+                clip(text.trim(), 300)
+            )));
         }
         parse_reply(&text, texts.len()).map_err(|why| {
             fail(format!(
@@ -111,7 +119,10 @@ fn bounded(text: &str) -> &str {
 
 fn describe(e: &reqwest::Error, timeout: Duration) -> String {
     if e.is_timeout() {
-        format!("no answer within {}", crate::core::duration::describe(timeout))
+        format!(
+            "no answer within {}",
+            crate::core::duration::describe(timeout)
+        )
     } else if e.is_connect() {
         format!("cannot connect: {e}")
     } else {
@@ -211,12 +222,9 @@ mod tests {
                 .contains("1 vectors for 2 texts")
         );
         assert!(
-            parse_reply(
-                r#"{"data":[{"embedding":[1,2]},{"embedding":[1]}]}"#,
-                2
-            )
-            .unwrap_err()
-            .contains("different lengths")
+            parse_reply(r#"{"data":[{"embedding":[1,2]},{"embedding":[1]}]}"#, 2)
+                .unwrap_err()
+                .contains("different lengths")
         );
         assert!(
             parse_reply(r#"{"data":[{"embedding":["x"]}]}"#, 1)

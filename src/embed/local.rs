@@ -33,13 +33,11 @@ impl LocalEmbedder {
         check_model_dir(dir)?;
         let named = |f: &str| dir.join(f).display().to_string();
         let config_text = crate::import::read_text(&dir.join("config.json"))?;
-        let config: Config = serde_json::from_str(&config_text).map_err(|e| {
-            bad_input(format!("{}: not a BERT config: {e}", named("config.json")))
-        })?;
+        let config: Config = serde_json::from_str(&config_text)
+            .map_err(|e| bad_input(format!("{}: not a BERT config: {e}", named("config.json"))))?;
         let tokenizer_bytes = crate::fsio::read_regular(&dir.join("tokenizer.json"))?;
-        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| {
-            bad_input(format!("{}: not a tokenizer: {e}", named("tokenizer.json")))
-        })?;
+        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
+            .map_err(|e| bad_input(format!("{}: not a tokenizer: {e}", named("tokenizer.json"))))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
@@ -60,9 +58,10 @@ impl LocalEmbedder {
         })?;
         // The directory's name and the weights' size tell models apart for the cache; the
         // config's hash catches a changed shape.
-        let name = dir
-            .file_name()
-            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let id = format!(
             "local {name} {weights_len} {}",
             &crate::store::cache::text_hash(&config_text)[..12]

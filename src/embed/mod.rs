@@ -116,7 +116,7 @@ pub fn check_model_dir(dir: &Path) -> anyhow::Result<()> {
 /// embedded now. Nothing is kept when embedding fails.
 pub fn embed_cached(
     embedder: &dyn Embedder,
-    mut cache: Option<&mut OutputCache>,
+    cache: Option<&mut OutputCache>,
     texts: &[String],
 ) -> anyhow::Result<(Vec<Vec<f32>>, usize)> {
     let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
@@ -146,7 +146,7 @@ pub fn embed_cached(
         }
         fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
     }
-    if let Some(c) = cache.as_deref_mut() {
+    if let Some(c) = cache {
         c.keep_vectors(embedder.id(), &fresh)?;
     }
     let embedded = fresh.len();
@@ -199,9 +199,8 @@ impl Semantic {
             .map(|i| entry_sentence(guide, i))
             .collect();
         let (rows, embedded_now) = embed_cached(embedder.as_ref(), cache, &texts)?;
-        let entries = EntryVectors::new(rows).ok_or_else(|| {
-            anyhow::anyhow!("{}: vectors of different lengths", embedder.id())
-        })?;
+        let entries = EntryVectors::new(rows)
+            .ok_or_else(|| anyhow::anyhow!("{}: vectors of different lengths", embedder.id()))?;
         Ok(Semantic {
             embedder,
             entries,

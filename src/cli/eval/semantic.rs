@@ -75,9 +75,9 @@ fn half_report(
     };
     let (a, b) = (&plain.per_case, &fused.per_case);
     SemanticHalf {
-        lexical: p.ranker.clone(),
-        semantic: f.ranker.clone(),
-        bm25: p.bm25.clone(),
+        lexical: p.ranker,
+        semantic: f.ranker,
+        bm25: p.bm25,
         lift_recall_at_5: lift(named, half, a, b, |m| m.recall_at_5),
         lift_all_at_10: lift(named, half, a, b, |m| f64::from(u8::from(m.all_at_10))),
         lift_mrr: lift(named, half, a, b, |m| m.reciprocal_rank),

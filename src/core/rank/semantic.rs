@@ -9,9 +9,12 @@ use crate::core::catalog::RoutingGuide;
 use super::{Ranking, Scored};
 
 /// The share of the best lexical score a similarity of 1 is worth, chosen on the tune halves
-/// (`cargo run --release --features semantic-local --example rank_sweep -- --semantic
-/// local:DIR`), never on the test halves.
-pub const SEMANTIC_WEIGHT: f64 = 0.5;
+/// with all-MiniLM-L6-v2 (`cargo run --release --features semantic-local --example
+/// rank_sweep -- --semantic local:DIR`), never on the test halves: mean tune recall@5 /
+/// all@10 over the 21 sets 0.9271 / 0.9224 without the layer; 0.9353 / 0.9251 at 0.1,
+/// 0.9379 / 0.9338 at 0.5, 0.9395 / 0.9426 at 1, 0.9404 / 0.9446 at 1.5, 0.9402 / 0.9453 at
+/// 2, 0.9412 / 0.9449 at 3 — 1.5 is the smallest weight on the plateau.
+pub const SEMANTIC_WEIGHT: f64 = 1.5;
 
 /// At most this many bytes of an entry's text are embedded: a sentence model reads 256
 /// tokens at most, and an endpoint is never sent a megabyte for one entry.
@@ -74,7 +77,9 @@ impl EntryVectors {
                 requests
                     .iter()
                     .map(|q| f64::from(dot(row, q)))
-                    .fold(None, |best: Option<f64>, s| Some(best.map_or(s, |b| b.max(s))))
+                    .fold(None, |best: Option<f64>, s| {
+                        Some(best.map_or(s, |b| b.max(s)))
+                    })
                     .unwrap_or(0.0)
             })
             .collect()
@@ -115,7 +120,12 @@ pub fn entry_sentence(guide: &RoutingGuide, i: usize) -> String {
     let (names, description, typical_use, keywords): (Vec<&str>, &str, &str, &[String]) =
         if let Some(p) = guide.packs.get(i) {
             let m = &p.metadata;
-            (vec![&p.name], &p.description, &m.typical_use, &m.intent_keywords)
+            (
+                vec![&p.name],
+                &p.description,
+                &m.typical_use,
+                &m.intent_keywords,
+            )
         } else if let Some(p) = guide.pipelines.get(i - guide.packs.len()) {
             let m = &p.metadata;
             let mut names = vec![p.id.as_str()];
@@ -240,7 +250,11 @@ mod tests {
         let target = (0..index.len())
             .find(|&i| index.name(i) == "research.summarize")
             .unwrap();
-        let before = ranking.order.iter().position(|s| s.index == target).unwrap();
+        let before = ranking
+            .order
+            .iter()
+            .position(|s| s.index == target)
+            .unwrap();
         assert!(before > 0, "already first without the layer");
         let mut sims = vec![0.1; index.len()];
         sims[target] = 0.9;
@@ -250,7 +264,12 @@ mod tests {
         let e = index.explain(&fused, target, None);
         let line = e.one_line();
         assert!(line.contains("semantic 0.90 ×"), "{line}");
-        assert!((e.total() - e.score).abs() < 1e-9, "{} vs {}", e.total(), e.score);
+        assert!(
+            (e.total() - e.score).abs() < 1e-9,
+            "{} vs {}",
+            e.total(),
+            e.score
+        );
         // Off: nothing added, the explanation says nothing of it.
         let plain = index.rank("summarise the top results", None);
         let e = index.explain(&plain, target, None);
