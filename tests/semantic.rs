@@ -229,10 +229,10 @@ fn local_model_tests_need_the_semantic_local_build() {
 #[cfg(feature = "semantic-local")]
 mod local {
     use super::*;
-    use serde_json::Value;
     use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, cosine, fuse};
     use ctxconsole::embed::Embedder;
     use ctxconsole::embed::local::LocalEmbedder;
+    use serde_json::Value;
 
     fn embed(m: &LocalEmbedder, texts: &[&str]) -> Vec<Vec<f32>> {
         m.embed(&texts.iter().map(|t| t.to_string()).collect::<Vec<_>>())

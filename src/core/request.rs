@@ -80,7 +80,7 @@ pub struct PlanInputs<'a> {
     /// [`ATTACHMENT_WEIGHT`] unless measuring.
     pub attachment_weight: f64,
     /// The semantic layer's input when it is on: each entry's best similarity over the
-    /// instruction's requests (see `core::rank::fuse`), computed by `crate::embed`.
+    /// instruction's requests (see `core::rank::fuse`), computed by the `embed` service.
     pub semantic: Option<&'a [f64]>,
 }
 

@@ -66,7 +66,7 @@ INSERT INTO entry_chunks(ref, ord, chunk) SELECT k.key, 0, k.id FROM chunks k;
 DROP TABLE cache;
 ";
 
-/// Sentence vectors of the semantic layer (`crate::embed`), keyed by the embedder's id and
+/// Sentence vectors of the semantic layer (the `embed` service), keyed by the embedder's id and
 /// the SHA-256 of the text embedded: a catalog loaded again embeds only what changed.
 const MIGRATION_3: &str = "
 CREATE TABLE vectors (

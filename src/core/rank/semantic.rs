@@ -2,7 +2,7 @@
 //! score gains `weight × best lexical score × similarity`, where the similarity is the
 //! entry's best cosine over the question's requests (one sentence vector per request, so a
 //! tool that answers one request of three is not diluted by the other two). Pure: the
-//! vectors come in from the services layer (`crate::embed`), which runs the model.
+//! vectors come in from the services layer (the `embed` service), which runs the model.
 
 use crate::core::catalog::RoutingGuide;
 
