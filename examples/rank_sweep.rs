@@ -6,9 +6,14 @@
 //! for each variation below, the mean over sets of tune recall@1, recall@5, all-expected@10
 //! and MRR (and the worst set's recall@5 lead over BM25), so a change is judged on every set
 //! at once and never on the questions the README reports.
+//!
+//! `--semantic local:DIR | endpoint:MODEL` sweeps the semantic layer's weight instead
+//! (build with `--features semantic-local` for a local model): only the tune halves'
+//! questions are embedded (vectors kept in the workspace's cache.sqlite), and each weight's
+//! mean tune recall@5 / all@10 is printed beside the lexical ranker's.
 
 use ctxconsole::cli::eval::sets::{Half, NamedSet, suite};
-use ctxconsole::cli::eval::{Keep, evaluate};
+use ctxconsole::cli::eval::{Keep, evaluate, evaluate_with};
 use ctxconsole::core::rank::RankParams;
 use ctxconsole::import::labels::RankSet;
 use std::path::PathBuf;
@@ -78,10 +83,13 @@ fn main() -> anyhow::Result<()> {
     let mut only: Option<Vec<String>> = None;
     let mut knob_filter: Option<Vec<String>> = None;
     let mut base_overrides: Vec<(String, f64)> = Vec::new();
+    let mut semantic: Option<String> = None;
     let list = |s: Option<String>| s.map(|s| s.split(',').map(str::to_string).collect());
     while let Some(a) = args.next() {
         if a == "--sets" {
             only = list(args.next());
+        } else if a == "--semantic" {
+            semantic = args.next();
         } else if a == "--knobs" {
             knob_filter = list(args.next());
         } else if a == "--base" {
@@ -99,6 +107,9 @@ fn main() -> anyhow::Result<()> {
         .filter(|s| only.as_ref().is_none_or(|o| o.contains(&s.name)))
         .map(tune_half)
         .collect();
+    if let Some(spec) = semantic {
+        return sweep_semantic(&sets, &spec);
+    }
     let bm25: Vec<f64> = sets
         .iter()
         .map(|s| {
@@ -168,6 +179,66 @@ fn main() -> anyhow::Result<()> {
         println!(
             "{label:<24} r@1 {:.4}  r@5 {:.4}  all@10 {:.4}  mrr {:.4}  worst r@5 lead {:+.3} ({})",
             s.r1, s.r5, s.all10, s.mrr, s.worst_lead.0, s.worst_lead.1
+        );
+    }
+    Ok(())
+}
+
+/// The semantic layer's weight over a grid, on the tune halves only.
+fn sweep_semantic(sets: &[NamedSet], spec: &str) -> anyhow::Result<()> {
+    use ctxconsole::embed::{SemanticSpec, open_embedder, question_similarities};
+    use ctxconsole::store::cache::OutputCache;
+    use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+    let ws = Workspace::open(&WorkspaceOptions::default())?;
+    let embedder = open_embedder(
+        &SemanticSpec::parse(spec, "--semantic")?,
+        &ws.config()?,
+        "config.toml",
+    )?;
+    let mut cache = OutputCache::open_in(&ws.dir)?;
+    let mut sims = Vec::with_capacity(sets.len());
+    for s in sets {
+        let started = std::time::Instant::now();
+        let questions: Vec<&str> = s.set.cases.iter().map(|c| c.intent.as_str()).collect();
+        let (q, embedded) = question_similarities(
+            embedder.as_ref(),
+            Some(&mut cache),
+            &s.set.guide,
+            &questions,
+        )?;
+        println!(
+            "{}: embedded {embedded} texts in {:.1}s",
+            s.name,
+            started.elapsed().as_secs_f64()
+        );
+        sims.push(q);
+    }
+    let params = RankParams::default();
+    for weight in [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0] {
+        let (mut r5, mut all10, mut mrr) = (0.0, 0.0, 0.0);
+        let mut worst = (f64::INFINITY, String::new());
+        for (s, q) in sets.iter().zip(&sims) {
+            let keep = Keep {
+                baselines: true,
+                ..Keep::default()
+            };
+            let m = evaluate_with(s, params, keep, Some((q, weight))).0.tune;
+            r5 += m.ranker.recall_at_5;
+            all10 += m.ranker.all_at_10;
+            mrr += m.ranker.mrr;
+            let lead = m.ranker.recall_at_5 - m.bm25.recall_at_5;
+            if lead < worst.0 {
+                worst = (lead, s.name.clone());
+            }
+        }
+        let n = sets.len().max(1) as f64;
+        println!(
+            "semantic weight {weight:<5} r@5 {:.4}  all@10 {:.4}  mrr {:.4}  worst r@5 lead {:+.3} ({})",
+            r5 / n,
+            all10 / n,
+            mrr / n,
+            worst.0,
+            worst.1
         );
     }
     Ok(())

@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod core;
+pub mod embed;
 pub mod exit;
 pub mod format;
 pub mod fsio;

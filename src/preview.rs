@@ -14,6 +14,7 @@ use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::Planner;
 use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::core::request::{ATTACHMENT_WEIGHT, PlanInputs, plan_request};
+use crate::embed::Semantic;
 use crate::store::cache::OutputCache;
 
 pub use crate::core::request::{
@@ -40,6 +41,9 @@ pub struct PreviewContext {
     /// Followed plans' steps by intent shape, from the history store: the source of the
     /// request's past-plans part (`None`: no store read, or `--no-prior`).
     pub past_steps: Option<Arc<PastStepsIndex>>,
+    /// The semantic layer (`--semantic`, `[rank] semantic`): the catalog's entry vectors
+    /// and the embedder for questions. `None`: lexical ranking only.
+    pub semantic: Option<Arc<Semantic>>,
 }
 
 /// What one request is asked for.
@@ -69,8 +73,28 @@ impl<'a> Ask<'a> {
     }
 }
 
-/// The planned request; nothing is written.
+/// The planned request; nothing is written. With the semantic layer on, a question that
+/// cannot be embedded is ranked lexically and the failure logged (the callers that must say
+/// so use [`plan_and_keep`]).
 pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
+    let similarity = ctx.semantic.as_ref().and_then(|s| {
+        s.similarities(opening(ask.instruction, CLASSIFY_MAX_BYTES))
+            .map_err(|e| tracing::warn!("ranking without the semantic layer: {e:#}"))
+            .ok()
+    });
+    plan_with(ctx, ask, similarity.as_deref())
+}
+
+/// The semantic layer's similarities for an ask, when the layer is on; an embedder that
+/// fails is an error.
+fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<f64>>> {
+    ctx.semantic
+        .as_ref()
+        .map(|s| s.similarities(opening(ask.instruction, CLASSIFY_MAX_BYTES)))
+        .transpose()
+}
+
+fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[f64]>) -> PlannedRequest {
     // The shape is read from the instruction's opening, as the planner reads it: a huge
     // paste is not hashed whole.
     let past = ctx
@@ -90,13 +114,15 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
         arm: ask.arm,
         only: ask.only,
         attachment_weight: ATTACHMENT_WEIGHT,
+        semantic: similarity,
     })
 }
 
 /// As [`plan`], with every briefed part's full text kept in the output cache under the ref
 /// its briefing names (when the context has a cache).
 pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedRequest> {
-    let mut p = plan(ctx, ask);
+    let similarity = similarity_for(ctx, ask)?;
+    let mut p = plan_with(ctx, ask, similarity.as_deref());
     let Some(dir) = &ctx.cache_dir else {
         return Ok(p);
     };
@@ -176,6 +202,7 @@ pub fn plan_unaided(
         planner: Arc::new(Planner::new(&off, "the baseline's planner (off)")?),
         prior: None,
         past_steps: None,
+        semantic: None,
         ..ctx.clone()
     };
     let mut effective = effective_row(&ctx.budgets, model, None);

@@ -187,6 +187,7 @@ impl Workspace {
             cache_dir: store_briefings.then(|| self.dir.clone()),
             prior: None,
             past_steps: None,
+            semantic: None,
         }
     }
 }

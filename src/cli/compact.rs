@@ -54,6 +54,8 @@ pub struct Args {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub semantic: crate::cli::semantic::SemanticArgs,
 }
 
 /// [`mcp::DEFAULT_TIMEOUT`] as the flag writes it.
@@ -92,7 +94,10 @@ pub fn run(
     let attachments = read_attachments(&args.attach, false)?;
     // Without an instruction there is nothing to rank by and no prior to read.
     let asked = !args.prompt.trim().is_empty() || !attachments.is_empty();
-    let ctx = request_context(&ws, &store, !args.no_cache, args.no_history || !asked)?;
+    let mut ctx = request_context(&ws, &store, !args.no_cache, args.no_history || !asked)?;
+    if asked {
+        ctx.semantic = args.semantic.layer(&ws, ws.catalog.guide())?;
+    }
     let effective = effective_row(&ctx.budgets, &args.model, args.tier);
     let p = plan_and_keep(
         &ctx,

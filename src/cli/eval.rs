@@ -4,6 +4,7 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+pub mod semantic;
 pub mod sets;
 
 use crate::cli::out::emit_json_text;
@@ -11,7 +12,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::metrics::{CaseMetrics, RankMetrics, RankTally, case_metrics};
 use crate::core::rank::{
-    BM25_B, BM25_K1, Bm25, HistoryPrior, LearnedWords, RankIndex, RankParams, WordOverlap,
+    BM25_B, BM25_K1, Bm25, HistoryPrior, LearnedWords, RankIndex, RankParams, WordOverlap, fuse,
 };
 use crate::exit::bad_input;
 use crate::import::catalog::parse_catalog;
@@ -33,7 +34,7 @@ pub struct Args {
 pub enum What {
     /// Recall@1/5/10, all-expected@5/10, MRR and nDCG@10 of the ranker beside Okapi BM25,
     /// on tune and test halves.
-    Rank(RankArgs),
+    Rank(Box<RankArgs>),
     /// Per-category precision/recall and exact-set accuracy of the pre-flight planner.
     Planner(crate::cli::eval_planner::Args),
 }
@@ -89,12 +90,17 @@ pub struct RankArgs {
     pub per_question: bool,
     #[arg(long)]
     pub json: bool,
+    /// With --semantic: figures with and without the semantic layer, and its lift with a
+    /// paired bootstrap 95 % interval on each half (vectors kept in the workspace's
+    /// cache.sqlite).
+    #[command(flatten)]
+    pub semantic: crate::cli::semantic::SemanticArgs,
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     match args.what {
-        What::Rank(a) if a.history => run_history(workspace, store, a),
-        What::Rank(a) => run_rank(workspace, a),
+        What::Rank(a) if a.history => run_history(workspace, store, *a),
+        What::Rank(a) => run_rank(workspace, *a),
         What::Planner(a) => crate::cli::eval_planner::run(workspace, a),
     }
 }
@@ -147,6 +153,9 @@ pub struct RankReport {
     pub top1_when_unsure: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<Miss>,
+    /// The ranker's figures per question, in case order (for paired comparisons).
+    #[serde(skip)]
+    pub per_case: Vec<CaseMetrics>,
 }
 
 /// One question's ranks, for `--per-question`.
@@ -202,6 +211,17 @@ impl Tallies {
 /// Rank every question of a set with the ranker (built with `params`) and the baselines.
 /// Returns the report and, when asked, one JSON line per question.
 pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport, Vec<String>) {
+    evaluate_with(named, params, keep, None)
+}
+
+/// As [`evaluate`], the ranker's ranking fused with the semantic layer when `semantic`
+/// gives each question's similarities (per entry) and the weight.
+pub fn evaluate_with(
+    named: &NamedSet,
+    params: RankParams,
+    keep: Keep,
+    semantic: Option<(&[Vec<f64>], f64)>,
+) -> (RankReport, Vec<String>) {
     let set = &named.set;
     let index = RankIndex::with_params(&set.guide, params);
     let (bm25, overlap) = if keep.baselines {
@@ -218,6 +238,7 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
     let (mut confident, mut confident_hits, mut unsure_hits) = (0usize, 0usize, 0usize);
     let mut misses = Vec::new();
     let mut lines = Vec::new();
+    let mut per_case = Vec::with_capacity(set.cases.len());
     for (i, case) in set.cases.iter().enumerate() {
         let half = named.half(i);
         let tally = match half {
@@ -225,9 +246,14 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
             Half::Test => &mut test,
         };
         let ranking = index.rank(&case.intent, None);
+        let ranking = match semantic {
+            Some((sims, weight)) => fuse(ranking, &sims[i], weight),
+            None => ranking,
+        };
         let order = ranking.indices();
         let ranks = ranks_of(&order, &names, &case.expected);
         tally.ranker.add(&ranks);
+        per_case.push(case_metrics(&ranks));
         let hit = ranks.contains(&Some(1));
         if ranking.confidence.value >= crate::core::rank::ESCALATE_BELOW {
             confident += 1;
@@ -307,6 +333,7 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
         top1_when_confident: ratio(confident_hits, confident),
         top1_when_unsure: ratio(unsure_hits, unsure),
         misses,
+        per_case,
     };
     (report, lines)
 }
@@ -487,7 +514,7 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
             .filter(|s| args.only.is_empty() || args.only.contains(&s.name))
             .collect()
     } else {
-        let mut one = single_set(workspace, &args)?;
+        let mut one = single_set(workspace.clone(), &args)?;
         if let Some(parts) = args.compose {
             one = sets::composed(&one, usize::from(parts));
             if one.set.cases.is_empty() {
@@ -499,6 +526,9 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
         }
         vec![one]
     };
+    if args.semantic.semantic || args.semantic.embedder.is_some() {
+        return semantic::run(workspace, &args, &sets, params, keep);
+    }
     let mut reports = Vec::with_capacity(sets.len());
     let mut lines = Vec::new();
     for set in &sets {

@@ -11,6 +11,7 @@ pub mod import;
 pub mod out;
 pub mod preview;
 pub mod replay;
+pub mod semantic;
 pub mod send;
 pub mod table;
 

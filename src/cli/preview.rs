@@ -74,6 +74,8 @@ pub struct RequestArgs {
     /// shape; on by default where the store has the evidence).
     #[arg(long)]
     pub no_prior: bool,
+    #[command(flatten)]
+    pub semantic: crate::cli::semantic::SemanticArgs,
 }
 
 impl RequestArgs {
@@ -84,6 +86,7 @@ impl RequestArgs {
         if self.no_prior {
             ctx.past_steps = None;
         }
+        ctx.semantic = self.semantic.layer(ws, ws.catalog.guide())?;
         Ok(ctx)
     }
 

@@ -22,6 +22,19 @@ pub struct Config {
     /// Model-id prefix → endpoint; a user's entry replaces the sample's of the same name.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub rank: RankConfig,
+}
+
+/// How the ranker ranks.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankConfig {
+    /// The semantic layer's embedder (off when unset): `local:DIR` (a sentence-embedding
+    /// model directory: `model.safetensors`, `config.json`, `tokenizer.json`) or
+    /// `endpoint:MODEL` (an OpenAI-compatible `/embeddings`, the model id routed to a
+    /// provider as chat models are).
+    pub semantic: Option<String>,
 }
 
 /// How the client talks to endpoints. Durations as `10s`, `500ms`, `5m`.
@@ -115,6 +128,7 @@ impl Config {
         a.baseline_model = b.baseline_model.or(a.baseline_model.take());
         self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
         self.providers.extend(over.providers);
+        self.rank.semantic = over.rank.semantic.or(self.rank.semantic.take());
         self
     }
 }

@@ -21,7 +21,8 @@ use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
 use crate::core::planner::{ContextPlan, Planner, hint_line};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
-    Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, Scored, should_escalate,
+    Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
+    fuse, should_escalate,
 };
 use crate::core::text::opening;
 use crate::core::tokens;
@@ -78,6 +79,9 @@ pub struct PlanInputs<'a> {
     pub only: Option<&'a HashSet<String>>,
     /// [`ATTACHMENT_WEIGHT`] unless measuring.
     pub attachment_weight: f64,
+    /// The semantic layer's input when it is on: each entry's best similarity over the
+    /// instruction's requests (see `core::rank::fuse`), computed by the `embed` service.
+    pub semantic: Option<&'a [f64]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -419,6 +423,10 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         let by_outline = inp.index.rank(&outline_text, None);
         blend(ranking, &by_outline, inp.attachment_weight)
     };
+    let ranking = match inp.semantic {
+        Some(similarity) => fuse(ranking, similarity, SEMANTIC_WEIGHT),
+        None => ranking,
+    };
     let top: Vec<usize> = ranking
         .order
         .iter()
@@ -646,6 +654,7 @@ mod tests {
             arm: Arm::Compacted,
             only: None,
             attachment_weight: weight,
+            semantic: None,
         })
     }
 
@@ -670,6 +679,7 @@ mod tests {
             arm,
             only: None,
             attachment_weight: ATTACHMENT_WEIGHT,
+            semantic: None,
         })
     }
 

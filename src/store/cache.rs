@@ -33,6 +33,7 @@ const SCHEMA: Schema = Schema {
          );
          CREATE INDEX cache_created ON cache(created_at);",
         MIGRATION_2,
+        MIGRATION_3,
     ],
 };
 
@@ -64,6 +65,24 @@ INSERT INTO entries(ref, created_at, bytes, lines) SELECT ref, created_at, bytes
 INSERT INTO entry_chunks(ref, ord, chunk) SELECT k.key, 0, k.id FROM chunks k;
 DROP TABLE cache;
 ";
+
+/// Sentence vectors of the semantic layer (the `embed` service), keyed by the embedder's id and
+/// the SHA-256 of the text embedded: a catalog loaded again embeds only what changed.
+const MIGRATION_3: &str = "
+CREATE TABLE vectors (
+    embedder TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    dims INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (embedder, text_hash)
+) WITHOUT ROWID;
+";
+
+/// The key a text's vector is kept under (with the embedder's id).
+pub fn text_hash(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
 
 /// A chunk ends after a line whose hash (with the line before it) is a multiple of this:
 /// about this many lines to a chunk, wherever the content starts.
@@ -352,6 +371,75 @@ impl OutputCache {
         })
     }
 
+    /// The vectors `embedder` made for these texts (by [`text_hash`]), where kept; a row
+    /// whose length does not match its stored dimension is treated as missing.
+    pub fn vectors(
+        &self,
+        embedder: &str,
+        hashes: &[String],
+    ) -> anyhow::Result<std::collections::HashMap<String, Vec<f32>>> {
+        let mut out = std::collections::HashMap::new();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT dims, vector FROM vectors WHERE embedder = ?1 AND text_hash = ?2",
+        )?;
+        for h in hashes {
+            if out.contains_key(h) {
+                continue;
+            }
+            let row: Option<(i64, Vec<u8>)> = stmt
+                .query_row(params![embedder, h], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .with_context(|| format!("{}: reading kept vectors", self.path.display()))?;
+            if let Some((dims, bytes)) = row
+                && usize::try_from(dims).is_ok_and(|d| d > 0 && bytes.len() == d * 4)
+            {
+                let v = bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                out.insert(h.clone(), v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keep vectors `embedder` made, by [`text_hash`], in one transaction.
+    pub fn keep_vectors(
+        &mut self,
+        embedder: &str,
+        rows: &[(String, Vec<f32>)],
+    ) -> anyhow::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "keeping vectors")?;
+        let now = now_secs();
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO vectors(embedder, text_hash, created_at, dims, vector)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for (h, v) in rows {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                stmt.execute(params![embedder, h, now, v.len() as i64, bytes])?;
+            }
+        }
+        tx.commit()
+            .with_context(|| format!("{}: keeping vectors", self.path.display()))?;
+        Ok(())
+    }
+
+    /// How many vectors `embedder` has kept.
+    pub fn vector_count(&self, embedder: &str) -> anyhow::Result<usize> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM vectors WHERE embedder = ?1",
+            params![embedder],
+            |r| r.get(0),
+        )?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// (entries, bytes) held: `bytes` counts each entry whole, as `cache get` returns it.
     pub fn stats(&self) -> anyhow::Result<(usize, usize)> {
         let (n, b): (i64, i64) = self.conn.query_row(
@@ -366,6 +454,22 @@ impl OutputCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vectors_are_kept_by_embedder_and_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = OutputCache::open_in(dir.path()).unwrap();
+        let h = text_hash("find a hotel");
+        c.keep_vectors("m1", &[(h.clone(), vec![0.5, -1.0, 2.0])])
+            .unwrap();
+        drop(c);
+        let c = OutputCache::open_in(dir.path()).unwrap();
+        let got = c.vectors("m1", &[h.clone(), text_hash("other")]).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[&h], vec![0.5, -1.0, 2.0]);
+        assert!(c.vectors("m2", &[h]).unwrap().is_empty());
+        assert_eq!(c.vector_count("m1").unwrap(), 1);
+    }
 
     #[test]
     fn store_get_lines_and_gc() {

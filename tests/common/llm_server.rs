@@ -109,16 +109,23 @@ impl LlmServer {
     }
 }
 
-fn read_request(stream: &mut TcpStream) -> std::io::Result<(Option<String>, Value)> {
+fn read_request(stream: &mut TcpStream) -> std::io::Result<(Option<String>, Value, String)> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     let mut authorization = None;
+    let mut path = String::new();
     loop {
         let mut line = String::new();
         reader.read_line(&mut line)?;
         let line = line.trim_end();
         if line.is_empty() {
             break;
+        }
+        if path.is_empty()
+            && let Some(rest) = line.strip_prefix("POST ")
+        {
+            path = rest.split(' ').next().unwrap_or("").to_string();
+            continue;
         }
         if let Some((k, v)) = line.split_once(':') {
             match k.to_ascii_lowercase().as_str() {
@@ -133,6 +140,7 @@ fn read_request(stream: &mut TcpStream) -> std::io::Result<(Option<String>, Valu
     Ok((
         authorization,
         serde_json::from_slice(&body).unwrap_or(Value::Null),
+        path,
     ))
 }
 
@@ -203,15 +211,100 @@ fn stream_events(stream: &mut TcpStream, events: &[String], cut: bool) -> std::i
     stream.flush()
 }
 
+/// Dimensions of the `/embeddings` route's vectors.
+pub const EMBED_DIMS: usize = 64;
+
+/// A hashed bag of words: each lower-cased word (letters and digits) adds 1 at its FNV-1a
+/// hash modulo [`EMBED_DIMS`]. Real, deterministic vectors: texts sharing words are near.
+pub fn bag_of_words(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; EMBED_DIMS];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in word.to_lowercase().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        v[(h % EMBED_DIMS as u64) as usize] += 1.0;
+    }
+    v
+}
+
+/// `POST /v1/embeddings`: the model names the scenario — `embed-ok` answers with
+/// [`bag_of_words`] vectors, `embed-500` with a server error, `embed-garbage` with a page
+/// that is not JSON, `embed-short` with one vector too few, `embed-hang` not at all.
+fn serve_embeddings(stream: &mut TcpStream, body: &Value) -> std::io::Result<()> {
+    let model = body["model"].as_str().unwrap_or("");
+    let inputs: Vec<&str> = match &body["input"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let json_kind = "application/json";
+    match model {
+        "embed-ok" | "embed-short" => {
+            let take = if model == "embed-short" {
+                inputs.len().saturating_sub(1)
+            } else {
+                inputs.len()
+            };
+            let data: Vec<Value> = inputs
+                .iter()
+                .take(take)
+                .enumerate()
+                .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": bag_of_words(t)}))
+                .collect();
+            let reply = json!({"object": "list", "model": model, "data": data});
+            respond(stream, "200 OK", json_kind, "", &reply.to_string())
+        }
+        "embed-500" => respond(
+            stream,
+            "500 Internal Server Error",
+            json_kind,
+            "",
+            r#"{"error":{"message":"embedding model crashed"}}"#,
+        ),
+        "embed-garbage" => respond(
+            stream,
+            "200 OK",
+            "text/html",
+            "",
+            "<html><body>Bad Gateway</body></html>",
+        ),
+        "embed-hang" => {
+            std::thread::sleep(Duration::from_secs(10));
+            Ok(())
+        }
+        _ => respond(
+            stream,
+            "404 Not Found",
+            json_kind,
+            "",
+            r#"{"error":{"message":"no such embedding model"}}"#,
+        ),
+    }
+}
+
 fn serve(
     mut stream: TcpStream,
     log: &Mutex<Vec<Recorded>>,
     seen: &Mutex<HashMap<String, usize>>,
     max_in_flight: &AtomicUsize,
 ) -> std::io::Result<()> {
-    let (authorization, body) = read_request(&mut stream)?;
+    let (authorization, body, path) = read_request(&mut stream)?;
     let echo = authorization.clone().unwrap_or_default();
     let model = body["model"].as_str().unwrap_or("").to_string();
+    if path.ends_with("/embeddings") {
+        if let Ok(mut l) = log.lock() {
+            l.push(Recorded {
+                authorization,
+                body: body.clone(),
+            });
+        }
+        return serve_embeddings(&mut stream, &body);
+    }
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let filter_pass = system.contains("Pick the ids");
     if let Ok(mut l) = log.lock() {

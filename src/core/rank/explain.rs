@@ -74,6 +74,19 @@ pub struct Explanation {
     /// Placed ahead of higher scores as the best entry for this request (0-based).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_for_request: Option<usize>,
+    /// The semantic layer's part, when it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticMatch>,
+}
+
+/// What the semantic layer added: `similarity × scale` points.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SemanticMatch {
+    /// The entry's best cosine over the question's requests (below 0 counts as 0).
+    pub similarity: f64,
+    /// Points a similarity of 1 earns: the weight times the best lexical score.
+    pub scale: f64,
+    pub points: f64,
 }
 
 impl Explanation {
@@ -138,6 +151,9 @@ impl Explanation {
         if self.attachment != 0.0 {
             parts.push(format!("attachment outline {:.2}", self.attachment));
         }
+        if let Some(m) = &self.semantic {
+            parts.push(format!("semantic {:.2} × {:.2}", m.similarity, m.scale));
+        }
         if parts.is_empty() {
             parts.push("no match".into());
         }
@@ -161,7 +177,10 @@ impl Explanation {
             ((words + self.pairs) * self.coverage + self.name_coverage) * self.action
                 + self.plain_bm25
         };
-        lexical + self.prior.as_ref().map_or(0.0, |p| p.points) + self.attachment
+        lexical
+            + self.prior.as_ref().map_or(0.0, |p| p.points)
+            + self.attachment
+            + self.semantic.as_ref().map_or(0.0, |m| m.points)
     }
 }
 
@@ -300,6 +319,18 @@ impl RankIndex {
             prior: prior_match,
             attachment: scored.map_or(0.0, |s| s.attachment),
             best_for_request: scored.and_then(|s| s.best_for_request),
+            semantic: semantic_match(ranking, scored),
         }
     }
+}
+
+/// The semantic part of an entry's score, when the layer was on for `ranking`.
+fn semantic_match(ranking: &Ranking, scored: Option<&super::Scored>) -> Option<SemanticMatch> {
+    let scale = ranking.semantic_scale?;
+    let points = scored.map_or(0.0, |s| s.semantic);
+    Some(SemanticMatch {
+        similarity: if scale > 0.0 { points / scale } else { 0.0 },
+        scale,
+        points,
+    })
 }

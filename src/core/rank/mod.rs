@@ -18,6 +18,7 @@ mod query;
 #[cfg(test)]
 mod reference;
 mod score;
+mod semantic;
 mod values;
 
 use serde::Serialize;
@@ -25,10 +26,13 @@ use serde::Serialize;
 use crate::core::budget::{BudgetRow, Tier};
 
 pub use baseline::{BM25_B, BM25_K1, Bm25, WordOverlap};
-pub use explain::{Explanation, PriorMatch, RareWord, TermMatch};
+pub use explain::{Explanation, PriorMatch, RareWord, SemanticMatch, TermMatch};
 pub use index::RankIndex;
 pub use prior::{Boost, HistoryPrior, LearnedWords, PastPlan};
 pub use query::split_requests;
+pub use semantic::{
+    EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, fuse, unit,
+};
 
 /// Where in an entry a word was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -202,6 +206,9 @@ pub struct Scored {
     /// the question's requests (0-based), so every request has an answer near the top.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_for_request: Option<usize>,
+    /// Points from the semantic layer ([`fuse`]; 0 when it is off).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub semantic: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -240,6 +247,9 @@ pub struct Ranking {
     #[serde(skip)]
     pub head: Vec<Placement>,
     pub confidence: Confidence,
+    /// Points a similarity of 1 earns when the semantic layer is on ([`fuse`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_scale: Option<f64>,
 }
 
 /// Why an entry of a ranking's head is there: the round of request winners it was placed

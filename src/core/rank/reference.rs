@@ -72,6 +72,7 @@ impl RankIndex {
                     prior,
                     attachment: 0.0,
                     best_for_request: None,
+                    semantic: 0.0,
                 }
             })
             .collect();

@@ -387,6 +387,7 @@ impl RankIndex {
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
+                semantic: 0.0,
             }
         };
         let entry = |k: &(u128, f64)| k.0 as u32 as usize;
@@ -455,6 +456,7 @@ impl RankIndex {
                 })
                 .collect(),
             confidence,
+            semantic_scale: None,
         }
     }
 

@@ -1,0 +1,228 @@
+//! `eval rank --semantic`: every set ranked without and with the semantic layer, the layer's
+//! own lift on each half with a paired bootstrap 95 % interval (fixed seed), beside BM25.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+use super::sets::{Half, NamedSet};
+use super::{Keep, PROTOCOL, RankArgs, RankReport, evaluate, evaluate_with};
+use crate::cli::out::{emit_json_text, eprint_line};
+use crate::cli::table::render;
+use crate::cli::{emit, print_json};
+use crate::core::metrics::{
+    BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CaseMetrics, Lift, RankMetrics, paired_bootstrap,
+};
+use crate::core::rank::{RankParams, SEMANTIC_WEIGHT};
+use crate::embed::question_similarities;
+use crate::store::cache::OutputCache;
+use crate::workspace::{Workspace, WorkspaceOptions};
+
+/// One half of one set, without and with the layer.
+#[derive(Debug, Serialize)]
+pub struct SemanticHalf {
+    pub lexical: RankMetrics,
+    pub semantic: RankMetrics,
+    pub bm25: RankMetrics,
+    /// Paired over the half's questions: with − without.
+    pub lift_recall_at_5: Lift,
+    pub lift_all_at_10: Lift,
+    pub lift_mrr: Lift,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SemanticSetReport {
+    pub set: String,
+    pub catalog_entries: usize,
+    /// Texts (entries and requests) embedded in this run; the rest came from the cache.
+    pub embedded_now: usize,
+    pub tune: SemanticHalf,
+    pub test: SemanticHalf,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SemanticSuiteReport {
+    pub protocol: &'static str,
+    pub embedder: String,
+    pub weight: f64,
+    pub bootstrap: String,
+    pub sets: Vec<SemanticSetReport>,
+}
+
+/// The paired lifts of one half.
+fn lift(
+    named: &NamedSet,
+    half: Half,
+    without: &[CaseMetrics],
+    with: &[CaseMetrics],
+    f: impl Fn(&CaseMetrics) -> f64,
+) -> Lift {
+    let diffs: Vec<f64> = (0..without.len())
+        .filter(|&i| named.half(i) == half)
+        .map(|i| f(&with[i]) - f(&without[i]))
+        .collect();
+    paired_bootstrap(&diffs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+}
+
+fn half_report(
+    named: &NamedSet,
+    half: Half,
+    plain: &RankReport,
+    fused: &RankReport,
+) -> SemanticHalf {
+    let (p, f) = match half {
+        Half::Tune => (&plain.tune, &fused.tune),
+        Half::Test => (&plain.test, &fused.test),
+    };
+    let (a, b) = (&plain.per_case, &fused.per_case);
+    SemanticHalf {
+        lexical: p.ranker,
+        semantic: f.ranker,
+        bm25: p.bm25,
+        lift_recall_at_5: lift(named, half, a, b, |m| m.recall_at_5),
+        lift_all_at_10: lift(named, half, a, b, |m| f64::from(u8::from(m.all_at_10))),
+        lift_mrr: lift(named, half, a, b, |m| m.reciprocal_rank),
+    }
+}
+
+pub fn run(
+    workspace: Option<PathBuf>,
+    args: &RankArgs,
+    sets: &[NamedSet],
+    params: RankParams,
+    keep: Keep,
+) -> anyhow::Result<()> {
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: workspace,
+        registry: None,
+    })?;
+    let Some(embedder) = args.semantic.embedder(&ws)? else {
+        return Ok(());
+    };
+    let mut cache = OutputCache::open_in(&ws.dir)?;
+    let mut reports = Vec::with_capacity(sets.len());
+    let mut lines = Vec::new();
+    for named in sets {
+        let questions: Vec<&str> = named.set.cases.iter().map(|c| c.intent.as_str()).collect();
+        let (sims, embedded_now) = question_similarities(
+            embedder.as_ref(),
+            Some(&mut cache),
+            &named.set.guide,
+            &questions,
+        )?;
+        if embedded_now > 0 {
+            eprint_line(&format!(
+                "ctxconsole: {}: embedded {embedded_now} texts with {}",
+                named.name,
+                embedder.id()
+            ));
+        }
+        let (plain, _) = evaluate(
+            named,
+            params,
+            Keep {
+                misses: false,
+                per_question: false,
+                baselines: true,
+            },
+        );
+        let (fused, mut l) = evaluate_with(named, params, keep, Some((&sims, SEMANTIC_WEIGHT)));
+        lines.append(&mut l);
+        reports.push(SemanticSetReport {
+            set: named.name.clone(),
+            catalog_entries: plain.catalog_entries,
+            embedded_now,
+            tune: half_report(named, Half::Tune, &plain, &fused),
+            test: half_report(named, Half::Test, &plain, &fused),
+        });
+        if args.misses {
+            emit(&super::describe(&fused))?;
+        }
+    }
+    if args.per_question {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        return emit_json_text(&text);
+    }
+    let report = SemanticSuiteReport {
+        protocol: PROTOCOL,
+        embedder: embedder.id().to_string(),
+        weight: SEMANTIC_WEIGHT,
+        bootstrap: format!(
+            "paired over the half's questions, {BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED:#x}, 2.5th–97.5th percentile"
+        ),
+        sets: reports,
+    };
+    if args.json {
+        return print_json(&report);
+    }
+    emit(&describe(&report))
+}
+
+fn interval(l: &Lift) -> String {
+    format!("{:+.3} [{:+.3}, {:+.3}]", l.mean, l.low, l.high)
+}
+
+/// One row per set and half: recall@5 and all@10 without / with the layer, the lift with
+/// its interval, and BM25.
+pub fn describe(r: &SemanticSuiteReport) -> String {
+    let mut rows = Vec::new();
+    for s in &r.sets {
+        for (half, h) in [("tune", &s.tune), ("test", &s.test)] {
+            rows.push(vec![
+                s.set.clone(),
+                half.to_string(),
+                h.lexical.cases.to_string(),
+                format!("{:.3}", h.lexical.recall_at_5),
+                format!("{:.3}", h.semantic.recall_at_5),
+                interval(&h.lift_recall_at_5),
+                format!("{:.3}", h.lexical.all_at_10),
+                format!("{:.3}", h.semantic.all_at_10),
+                interval(&h.lift_all_at_10),
+                format!("{:.3}", h.bm25.recall_at_5),
+                format!("{:.3}", h.bm25.all_at_10),
+            ]);
+        }
+    }
+    let header = [
+        "set",
+        "half",
+        ">questions",
+        ">r@5",
+        ">r@5 +sem",
+        ">lift r@5 [95%]",
+        ">all@10",
+        ">all@10 +sem",
+        ">lift all@10 [95%]",
+        ">BM25 r@5",
+        ">BM25 all@10",
+    ];
+    let mut out = format!(
+        "semantic layer: {} at weight {} ({})\n\n",
+        r.embedder, r.weight, r.bootstrap
+    );
+    out.push_str(&render(&header, &rows));
+    let bar = |h: &SemanticHalf, m: &RankMetrics| {
+        m.recall_at_5 >= h.bm25.recall_at_5 + 0.05 && m.all_at_10 >= h.bm25.all_at_10
+    };
+    let (mut lexical, mut semantic) = (0, 0);
+    for s in &r.sets {
+        lexical += usize::from(bar(&s.test, &s.test.lexical));
+        semantic += usize::from(bar(&s.test, &s.test.semantic));
+    }
+    let mean = |f: &dyn Fn(&SemanticSetReport) -> f64| {
+        r.sets.iter().map(f).sum::<f64>() / r.sets.len().max(1) as f64
+    };
+    out.push_str(&format!(
+        "\ntest halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: {lexical} of {n} sets without the layer, {semantic} with it\nmean over sets, recall@5 / all@10: tune {:.4} / {:.4} without, {:.4} / {:.4} with; test {:.4} / {:.4} without, {:.4} / {:.4} with\n",
+        mean(&|s| s.tune.lexical.recall_at_5),
+        mean(&|s| s.tune.lexical.all_at_10),
+        mean(&|s| s.tune.semantic.recall_at_5),
+        mean(&|s| s.tune.semantic.all_at_10),
+        mean(&|s| s.test.lexical.recall_at_5),
+        mean(&|s| s.test.lexical.all_at_10),
+        mean(&|s| s.test.semantic.recall_at_5),
+        mean(&|s| s.test.semantic.all_at_10),
+        n = r.sets.len(),
+    ));
+    out
+}

@@ -1,0 +1,235 @@
+//! An OpenAI-compatible `/v1/embeddings` endpoint (Ollama, vLLM, llama.cpp, OpenAI) as an
+//! [`Embedder`]: the provider's base URL, key variable and timeouts from the workspace config,
+//! as chat calls use them. The key goes into one sensitive header; every text received is
+//! redacted of it. A request carries at most [`BATCH`](super::BATCH) texts of at most
+//! `MAX_SENTENCE_BYTES` each; a reply over `max_reply_bytes` is refused. No retries: a failed
+//! call is one error naming the endpoint, and nothing of it is kept.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Embedder;
+use crate::core::rank::MAX_SENTENCE_BYTES;
+use crate::core::text::clip;
+use crate::llm::provider::Endpoint;
+use crate::llm::redact::Redactor;
+
+/// The longest vector accepted: larger models give 4,096 dimensions; a reply with more is
+/// not a sentence embedding.
+pub const MAX_DIMS: usize = 16_384;
+
+pub struct EndpointEmbedder {
+    endpoint: Endpoint,
+    /// `{base_url}/embeddings`.
+    url: String,
+    id: String,
+}
+
+impl EndpointEmbedder {
+    /// The embeddings URL of a resolved chat endpoint (`…/chat/completions` → `…/embeddings`).
+    pub fn new(endpoint: Endpoint) -> anyhow::Result<EndpointEmbedder> {
+        let base = endpoint
+            .url
+            .strip_suffix("/chat/completions")
+            .unwrap_or(&endpoint.url);
+        let url = format!("{base}/embeddings");
+        // The key's presence is checked now, so a missing variable is one clear error
+        // before anything is embedded.
+        endpoint.key()?;
+        let id = format!("endpoint {url} {}", endpoint.upstream_model);
+        Ok(EndpointEmbedder { endpoint, url, id })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    async fn call(&self, texts: &[String], redactor: &Redactor) -> anyhow::Result<Vec<Vec<f32>>> {
+        let s = &self.endpoint.settings;
+        let where_ = format!("{} ({})", redactor.text(&self.url), self.endpoint.provider);
+        let client = reqwest::Client::builder()
+            .connect_timeout(s.connect_timeout)
+            .timeout(s.timeout)
+            .build()
+            .map_err(|e| anyhow::anyhow!("building the HTTP client: {e}"))?;
+        let input: Vec<&str> = texts.iter().map(|t| bounded(t)).collect();
+        let body = serde_json::json!({
+            "model": self.endpoint.upstream_model,
+            "input": input,
+        });
+        let mut request = client.post(&self.url).json(&body);
+        if let Some(k) = self.endpoint.key()? {
+            let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {k}"))
+                .map_err(|_| anyhow::anyhow!("{where_}: the key is not a valid header value"))?;
+            v.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, v);
+        }
+        let fail =
+            |what: String| anyhow::anyhow!("embeddings from {where_}: {}", redactor.text(&what));
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| fail(describe(&e, s.timeout)))?;
+        let status = response.status();
+        let mut bytes: Vec<u8> = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len() + chunk.len() > s.max_reply_bytes {
+                        return Err(fail(format!(
+                            "the reply is larger than max_reply_bytes ({})",
+                            s.max_reply_bytes
+                        )));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(fail(describe(&e, s.timeout))),
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        if !status.is_success() {
+            return Err(fail(format!(
+                "HTTP {}: {}",
+                status.as_u16(),
+                clip(text.trim(), 300)
+            )));
+        }
+        parse_reply(&text, texts.len()).map_err(|why| {
+            fail(format!(
+                "the reply is not an embeddings answer ({why}): {}",
+                clip(text.trim(), 200)
+            ))
+        })
+    }
+}
+
+/// A text cut to [`MAX_SENTENCE_BYTES`] at a character boundary.
+fn bounded(text: &str) -> &str {
+    if text.len() <= MAX_SENTENCE_BYTES {
+        return text;
+    }
+    let mut end = MAX_SENTENCE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn describe(e: &reqwest::Error, timeout: Duration) -> String {
+    if e.is_timeout() {
+        format!(
+            "no answer within {}",
+            crate::core::duration::describe(timeout)
+        )
+    } else if e.is_connect() {
+        format!("cannot connect: {e}")
+    } else {
+        e.to_string()
+    }
+}
+
+/// `{"data": [{"embedding": [...], "index": i}, …]}`: one finite vector per text, all of one
+/// length, in `index` order.
+fn parse_reply(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let data = v
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or("no data array")?;
+    if data.len() != expected {
+        return Err(format!("{} vectors for {expected} texts", data.len()));
+    }
+    let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(data.len());
+    for (k, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(k, |i| usize::try_from(i).unwrap_or(usize::MAX));
+        let numbers = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("item {k} has no embedding array"))?;
+        if numbers.is_empty() || numbers.len() > MAX_DIMS {
+            return Err(format!("item {k} has {} dimensions", numbers.len()));
+        }
+        let vector = numbers
+            .iter()
+            .map(|x| x.as_f64().filter(|f| f.is_finite()).map(|f| f as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(|| format!("item {k} holds a value that is not a finite number"))?;
+        out.push((index, vector));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    if out.iter().enumerate().any(|(k, (i, _))| *i != k) {
+        return Err("the indices are not 0..n".into());
+    }
+    let dims = out.first().map_or(0, |(_, v)| v.len());
+    if out.iter().any(|(_, v)| v.len() != dims) {
+        return Err("vectors of different lengths".into());
+    }
+    Ok(out.into_iter().map(|(_, v)| v).collect())
+}
+
+impl Embedder for EndpointEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Blocks on its own thread and runtime, so it may be called from anywhere (inside a
+    /// runtime or not).
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let key = self.endpoint.key()?;
+        let redactor = Redactor::new(key.as_deref());
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
+                    let mut out = Vec::with_capacity(texts.len());
+                    for batch in texts.chunks(super::BATCH) {
+                        out.extend(rt.block_on(self.call(batch, &redactor))?);
+                    }
+                    Ok(out)
+                })
+                .join()
+                .map_err(|_| anyhow::anyhow!("embeddings from {}: the call panicked", self.url))?
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_read_in_index_order_and_garbage_is_named() {
+        let v = parse_reply(
+            r#"{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}"#,
+            2,
+        )
+        .unwrap();
+        assert_eq!(v, vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
+        assert!(parse_reply("<html>", 1).unwrap_err().contains("not JSON"));
+        assert!(
+            parse_reply(r#"{"data":[{"embedding":[1]}]}"#, 2)
+                .unwrap_err()
+                .contains("1 vectors for 2 texts")
+        );
+        assert!(
+            parse_reply(r#"{"data":[{"embedding":[1,2]},{"embedding":[1]}]}"#, 2)
+                .unwrap_err()
+                .contains("different lengths")
+        );
+        assert!(
+            parse_reply(r#"{"data":[{"embedding":["x"]}]}"#, 1)
+                .unwrap_err()
+                .contains("finite")
+        );
+    }
+}

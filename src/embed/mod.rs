@@ -1,0 +1,328 @@
+//! The semantic layer's services (issue 19 item 5): an [`Embedder`] turns texts into
+//! sentence vectors — an OpenAI-compatible `/embeddings` endpoint ([`endpoint`]) or a
+//! sentence-embedding model run in-process ([`local`], feature `semantic-local`) — and
+//! [`Semantic`] holds a catalog's entry vectors (kept in the workspace's `cache.sqlite`,
+//! keyed by embedder and text, so a catalog loaded again embeds nothing it embedded before)
+//! and gives each entry its best similarity over a question's requests for
+//! `core::rank::fuse`.
+
+use std::path::{Path, PathBuf};
+
+use crate::core::catalog::RoutingGuide;
+use crate::core::rank::{EntryVectors, MAX_REQUESTS, entry_sentence, split_requests};
+use crate::exit::bad_input;
+use crate::store::cache::{OutputCache, text_hash};
+
+pub mod endpoint;
+#[cfg(feature = "semantic-local")]
+pub mod local;
+
+/// Turns texts into sentence vectors, one per text, all of one length.
+pub trait Embedder: Send + Sync {
+    /// What made the vectors (model and where it runs): kept vectors are keyed by it, so
+    /// another model never reads them.
+    fn id(&self) -> &str;
+    /// One vector per text, in order. An error names the embedder and what went wrong;
+    /// nothing partial is returned.
+    fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+}
+
+/// Which embedder `--embedder` / `[rank] semantic` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SemanticSpec {
+    /// A model directory with `model.safetensors`, `config.json` and `tokenizer.json`.
+    Local(PathBuf),
+    /// A model id, routed to a provider by the config's prefixes as chat models are; its
+    /// `{base_url}/embeddings` is asked.
+    Endpoint(String),
+}
+
+impl SemanticSpec {
+    /// `local:DIR` or `endpoint:MODEL`; `origin` names where the text came from.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<SemanticSpec> {
+        let text = text.trim();
+        if let Some(dir) = text.strip_prefix("local:")
+            && !dir.trim().is_empty()
+        {
+            return Ok(SemanticSpec::Local(PathBuf::from(dir.trim())));
+        }
+        if let Some(model) = text.strip_prefix("endpoint:")
+            && !model.trim().is_empty()
+        {
+            return Ok(SemanticSpec::Endpoint(model.trim().to_string()));
+        }
+        Err(bad_input(format!(
+            "{origin}: '{text}' names no embedder: expected local:DIR (a sentence-embedding model directory) or endpoint:MODEL (a model id a provider serves /embeddings for)"
+        )))
+    }
+}
+
+/// The embedder a spec names, ready to use. `config_origin` is named in errors about the
+/// providers; a local model needs the `semantic-local` build.
+pub fn open_embedder(
+    spec: &SemanticSpec,
+    config: &crate::core::config::Config,
+    config_origin: &str,
+) -> anyhow::Result<Box<dyn Embedder>> {
+    match spec {
+        SemanticSpec::Endpoint(model) => {
+            let providers = crate::llm::provider::Providers::from_config(config, config_origin)?;
+            let endpoint = providers.resolve(model)?;
+            Ok(Box::new(endpoint::EndpointEmbedder::new(endpoint)?))
+        }
+        SemanticSpec::Local(dir) => open_local(dir),
+    }
+}
+
+#[cfg(feature = "semantic-local")]
+fn open_local(dir: &Path) -> anyhow::Result<Box<dyn Embedder>> {
+    Ok(Box::new(local::LocalEmbedder::open(dir)?))
+}
+
+#[cfg(not(feature = "semantic-local"))]
+fn open_local(dir: &Path) -> anyhow::Result<Box<dyn Embedder>> {
+    Err(bad_input(format!(
+        "the semantic layer's local model ({}) needs a build with the semantic-local feature: cargo build --release --features semantic-local",
+        dir.display()
+    )))
+}
+
+/// The files a local model directory must hold.
+pub const MODEL_FILES: [&str; 3] = ["model.safetensors", "config.json", "tokenizer.json"];
+
+/// The first file a local model directory lacks, as one clear error naming it and where
+/// the model comes from.
+pub fn check_model_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        return Err(bad_input(format!(
+            "the semantic layer's model directory {} does not exist (scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
+            dir.display()
+        )));
+    }
+    for f in MODEL_FILES {
+        if !dir.join(f).is_file() {
+            return Err(bad_input(format!(
+                "the semantic layer's model directory {} has no {f} (it needs {}; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
+                dir.display(),
+                MODEL_FILES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Texts embedded through the cache: what `cache` holds for `embedder` is read back, the
+/// rest embedded in batches and kept. Returns the vectors in order and how many texts were
+/// embedded now. Nothing is kept when embedding fails.
+pub fn embed_cached(
+    embedder: &dyn Embedder,
+    cache: Option<&mut OutputCache>,
+    texts: &[String],
+) -> anyhow::Result<(Vec<Vec<f32>>, usize)> {
+    let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
+    let mut kept = match cache.as_deref() {
+        Some(c) => c.vectors(embedder.id(), &hashes)?,
+        None => Default::default(),
+    };
+    // Each missing text once, in order.
+    let mut missing: Vec<usize> = Vec::new();
+    let mut queued = std::collections::HashSet::new();
+    for (i, h) in hashes.iter().enumerate() {
+        if !kept.contains_key(h) && queued.insert(h.as_str()) {
+            missing.push(i);
+        }
+    }
+    let mut fresh: Vec<(String, Vec<f32>)> = Vec::with_capacity(missing.len());
+    for batch in missing.chunks(BATCH) {
+        let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+        let vectors = embedder.embed(&batch_texts)?;
+        if vectors.len() != batch.len() {
+            anyhow::bail!(
+                "{}: {} vectors for {} texts",
+                embedder.id(),
+                vectors.len(),
+                batch.len()
+            );
+        }
+        fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
+    }
+    if let Some(c) = cache {
+        c.keep_vectors(embedder.id(), &fresh)?;
+    }
+    let embedded = fresh.len();
+    kept.extend(fresh);
+    let out = hashes
+        .iter()
+        .map(|h| kept.get(h).cloned().unwrap_or_default())
+        .collect();
+    Ok((out, embedded))
+}
+
+/// Texts per call to an embedder: a batch a small model pads cheaply, and an endpoint
+/// request of bounded size.
+pub const BATCH: usize = 32;
+
+/// The requests of a question as the semantic layer embeds them: as the ranker splits it
+/// (at most [`MAX_REQUESTS`]), each trimmed.
+pub fn request_texts(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = split_requests(question)
+        .into_iter()
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect();
+    if out.len() > MAX_REQUESTS {
+        let rest = out.split_off(MAX_REQUESTS - 1).join(" ");
+        out.push(rest);
+    }
+    if out.is_empty() && !question.trim().is_empty() {
+        out.push(question.trim().to_string());
+    }
+    out
+}
+
+/// A catalog's entry vectors and the embedder for questions.
+pub struct Semantic {
+    embedder: Box<dyn Embedder>,
+    entries: EntryVectors,
+    /// Entries embedded when this was built (the rest came from the cache).
+    pub embedded_now: usize,
+}
+
+impl Semantic {
+    /// Every entry of `guide` embedded, through `cache` when given.
+    pub fn for_catalog(
+        embedder: Box<dyn Embedder>,
+        guide: &RoutingGuide,
+        cache: Option<&mut OutputCache>,
+    ) -> anyhow::Result<Semantic> {
+        let texts: Vec<String> = (0..guide.entry_count())
+            .map(|i| entry_sentence(guide, i))
+            .collect();
+        let (rows, embedded_now) = embed_cached(embedder.as_ref(), cache, &texts)?;
+        let entries = EntryVectors::new(rows)
+            .ok_or_else(|| anyhow::anyhow!("{}: vectors of different lengths", embedder.id()))?;
+        Ok(Semantic {
+            embedder,
+            entries,
+            embedded_now,
+        })
+    }
+
+    pub fn embedder_id(&self) -> &str {
+        self.embedder.id()
+    }
+
+    pub fn entries(&self) -> &EntryVectors {
+        &self.entries
+    }
+
+    /// Each entry's best similarity over the question's requests (one vector per request).
+    pub fn similarities(&self, question: &str) -> anyhow::Result<Vec<f64>> {
+        let requests = request_texts(question);
+        if requests.is_empty() {
+            return Ok(vec![0.0; self.entries.len()]);
+        }
+        let vectors = self.embedder.embed(&requests)?;
+        Ok(self.entries.best_similarities(&vectors))
+    }
+}
+
+/// Each question's similarities (per entry, its best over the question's requests) over a
+/// catalog, every entry and request embedded through `cache`: how `eval rank --semantic`
+/// and the sweep measure the layer. Returns them and how many texts were embedded now.
+pub fn question_similarities(
+    embedder: &dyn Embedder,
+    cache: Option<&mut OutputCache>,
+    guide: &RoutingGuide,
+    questions: &[&str],
+) -> anyhow::Result<(Vec<Vec<f64>>, usize)> {
+    let mut texts: Vec<String> = (0..guide.entry_count())
+        .map(|i| entry_sentence(guide, i))
+        .collect();
+    let entries = texts.len();
+    let mut spans = Vec::with_capacity(questions.len());
+    for q in questions {
+        let r = request_texts(q);
+        spans.push(texts.len()..texts.len() + r.len());
+        texts.extend(r);
+    }
+    let (mut vectors, embedded) = embed_cached(embedder, cache, &texts)?;
+    let asked = vectors.split_off(entries);
+    let entry_vectors = EntryVectors::new(vectors)
+        .ok_or_else(|| anyhow::anyhow!("{}: vectors of different lengths", embedder.id()))?;
+    let sims = spans
+        .into_iter()
+        .map(|span| {
+            let span = (span.start - entries)..(span.end - entries);
+            entry_vectors.best_similarities(&asked[span])
+        })
+        .collect();
+    Ok((sims, embedded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Letters counted into a vector: a real, deterministic embedding for the cache's test.
+    struct Letters(AtomicUsize);
+
+    impl Embedder for Letters {
+        fn id(&self) -> &str {
+            "letters"
+        }
+        fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0.0f32; 26];
+                    for b in t.bytes().filter(u8::is_ascii_lowercase) {
+                        v[usize::from(b - b'a')] += 1.0;
+                    }
+                    v
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn a_second_load_embeds_nothing_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = ["find a hotel", "book a flight", "find a hotel"]
+            .map(String::from)
+            .to_vec();
+        let letters = Letters(AtomicUsize::new(0));
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let (v, now) = embed_cached(&letters, Some(&mut cache), &texts).unwrap();
+        assert_eq!((now, letters.0.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(v[0], v[2]);
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let (again, now) = embed_cached(&letters, Some(&mut cache), &texts).unwrap();
+        assert_eq!((now, letters.0.load(Ordering::SeqCst)), (0, 2));
+        assert_eq!(again, v);
+    }
+
+    #[test]
+    fn specs_parse_and_a_wrong_one_says_what_is_expected() {
+        assert_eq!(
+            SemanticSpec::parse("local:/m", "x").unwrap(),
+            SemanticSpec::Local("/m".into())
+        );
+        assert_eq!(
+            SemanticSpec::parse(" endpoint:ollama/nomic ", "x").unwrap(),
+            SemanticSpec::Endpoint("ollama/nomic".into())
+        );
+        let err = SemanticSpec::parse("minilm", "config.toml: rank.semantic")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config.toml: rank.semantic") && err.contains("local:DIR"));
+    }
+
+    #[test]
+    fn a_question_is_embedded_request_by_request() {
+        let r = request_texts("Book a flight to Rome. Then find a hotel near the station");
+        assert_eq!(r.len(), 2, "{r:?}");
+    }
+}

@@ -1,0 +1,341 @@
+//! The semantic layer (issue 19 item 5) through the binary: the endpoint embedder against
+//! the in-process server (real HTTP, real vectors: hashed bags of words), its failures, the
+//! vectors kept in the workspace's cache.sqlite, and the local MiniLM model when its weights
+//! were fetched (`scripts/fetch-minilm.sh`; skipped with a message naming what is missing
+//! otherwise).
+
+mod common;
+
+use common::llm_server::LlmServer;
+use common::{ctx, json_of};
+use std::path::{Path, PathBuf};
+
+const KEY_ENV: &str = "CTXCONSOLE_TEST_EMBED_KEY";
+const KEY: &str = "sk-embed-test-0123456789";
+
+/// A workspace whose config routes `test/` models to the server.
+fn workspace(server: &LlmServer, extra: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("{}{extra}", server.config(KEY_ENV)),
+    )
+    .unwrap();
+    home
+}
+
+/// Every text the server was asked to embed, request by request.
+fn embedded_inputs(server: &LlmServer) -> Vec<Vec<String>> {
+    server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.body.get("input").is_some())
+        .map(|r| {
+            r.body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Entries in the sample catalog.
+const SAMPLE_ENTRIES: usize = 72;
+
+#[test]
+fn endpoint_vectors_are_fused_explained_and_kept_for_the_next_load() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "\n[rank]\nsemantic = \"endpoint:test/embed-ok\"\n");
+    let preview = |prompt: &str| {
+        json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+            "preview",
+            prompt,
+            "--no-history",
+            "--json",
+        ]))
+    };
+    let v = preview("book a flight to Rome, then find a hotel near the station");
+    let top = v["ranking"]["top"].as_array().unwrap();
+    assert!(!top.is_empty());
+    for e in top {
+        let s = &e["semantic"];
+        assert!(s.is_object(), "no semantic part: {e}");
+        let sim = s["similarity"].as_f64().unwrap();
+        assert!((0.0..=1.0 + 1e-9).contains(&sim), "{s}");
+    }
+    let first = embedded_inputs(&server);
+    let entry_texts: usize = first.iter().map(Vec::len).sum::<usize>() - 2;
+    assert_eq!(entry_texts, SAMPLE_ENTRIES);
+    // One request per 32 texts, the key in the header, the question as its two requests.
+    let recorded = server.requests.lock().unwrap().clone();
+    assert!(
+        recorded
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}")))
+    );
+    assert!(first.iter().all(|b| b.len() <= 32));
+    let last = first.last().unwrap();
+    assert_eq!(last.len(), 2, "{last:?}");
+    assert!(last[1].starts_with("then find a hotel"), "{last:?}");
+
+    // A second load embeds nothing of the catalog: only the new question's request.
+    let before = first.len();
+    let v = preview("summarise the top results");
+    assert!(v["ranking"]["top"][0]["semantic"].is_object());
+    let after = embedded_inputs(&server);
+    assert_eq!(after.len(), before + 1, "{:?}", &after[before..]);
+    assert_eq!(after[before], vec!["summarise the top results".to_string()]);
+
+    // Off by default: a workspace without the key ranks lexically and embeds nothing.
+    let plain = workspace(&server, "");
+    let v = json_of(ctx(plain.path()).env(KEY_ENV, KEY).args([
+        "preview",
+        "summarise the top results",
+        "--no-history",
+        "--json",
+    ]));
+    assert!(v["ranking"]["top"][0].get("semantic").is_none());
+    assert_eq!(embedded_inputs(&server).len(), before + 1);
+}
+
+#[test]
+fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let url = format!("{}/embeddings", server.base_url());
+    for (model, says) in [
+        ("embed-500", "HTTP 500"),
+        ("embed-garbage", "not an embeddings answer"),
+        ("embed-short", "vectors for"),
+        ("embed-hang", "no answer within 2s"),
+    ] {
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args([
+                "preview",
+                "find a hotel",
+                "--no-history",
+                "--embedder",
+                &format!("endpoint:test/{model}"),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{model}: succeeded");
+        assert!(err.contains(&url) && err.contains(says), "{model}: {err}");
+        assert!(!err.contains(KEY), "{model}: the key leaked: {err}");
+    }
+    // Nothing was kept: the next good run embeds the whole catalog.
+    let asked_before = embedded_inputs(&server).len();
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "preview",
+        "find a hotel",
+        "--no-history",
+        "--json",
+        "--embedder",
+        "endpoint:test/embed-ok",
+    ]));
+    assert!(v["ranking"]["top"][0]["semantic"].is_object());
+    let texts: usize = embedded_inputs(&server)[asked_before..]
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(texts, SAMPLE_ENTRIES + 1);
+}
+
+#[test]
+fn asked_for_but_not_there_is_one_clear_error() {
+    let home = tempfile::tempdir().unwrap();
+    let out = ctx(home.path())
+        .args(["preview", "find a hotel", "--semantic"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("[rank] semantic") && err.contains("config.toml"),
+        "{err}"
+    );
+
+    let missing = home.path().join("no-model-here");
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[rank]\nsemantic = \"local:{}\"\n", missing.display()),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["compact", "--prompt", "find a hotel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    if cfg!(feature = "semantic-local") {
+        assert!(err.contains("scripts/fetch-minilm.sh"), "{err}");
+    } else {
+        assert!(err.contains("semantic-local"), "{err}");
+    }
+
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[rank]\nsemantic = \"minilm\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["preview", "find a hotel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rank.semantic") && err.contains("local:DIR"),
+        "{err}"
+    );
+}
+
+/// Where `scripts/fetch-minilm.sh` puts the model.
+fn minilm_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/minilm/all-MiniLM-L6-v2")
+}
+
+/// The model directory, or `None` after saying on stderr what is missing and how to get it.
+fn minilm_or_skip(test: &str) -> Option<PathBuf> {
+    let dir = minilm_dir();
+    if dir.join("model.safetensors").is_file() && dir.join("tokenizer.json").is_file() {
+        return Some(dir);
+    }
+    eprintln!(
+        "SKIPPED {test}: no all-MiniLM-L6-v2 in {} — run scripts/fetch-minilm.sh",
+        dir.display()
+    );
+    None
+}
+
+/// Without the feature the local-model tests are not compiled: said, never a silent pass.
+#[cfg(not(feature = "semantic-local"))]
+#[test]
+fn local_model_tests_need_the_semantic_local_build() {
+    eprintln!(
+        "SKIPPED the local-model tests: built without the semantic-local feature — run scripts/fetch-minilm.sh (model into {}) and cargo test --features semantic-local --test semantic",
+        minilm_dir().display()
+    );
+    let _ = minilm_or_skip;
+}
+
+#[cfg(feature = "semantic-local")]
+mod local {
+    use super::*;
+    use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, cosine, fuse};
+    use ctxconsole::embed::Embedder;
+    use ctxconsole::embed::local::LocalEmbedder;
+    use serde_json::Value;
+
+    fn embed(m: &LocalEmbedder, texts: &[&str]) -> Vec<Vec<f32>> {
+        m.embed(&texts.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+            .unwrap()
+    }
+
+    #[test]
+    fn minilm_vectors_are_unit_length_and_mean_what_they_say() {
+        let Some(dir) = minilm_or_skip("minilm_vectors_are_unit_length_and_mean_what_they_say")
+        else {
+            return;
+        };
+        let m = LocalEmbedder::open(&dir).unwrap();
+        let v = embed(
+            &m,
+            &[
+                "Book a taxi to the airport",
+                "Order a cab to the airport",
+                "Book a taxi to the airport",
+                "Compute the derivative of a polynomial",
+            ],
+        );
+        assert_eq!(v[0].len(), 384);
+        let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+        assert!((cosine(&v[0], &v[2]) - 1.0).abs() < 1e-4);
+        let near = cosine(&v[0], &v[1]);
+        let far = cosine(&v[0], &v[3]);
+        assert!(near > 0.6 && far < 0.2 && near > far + 0.4, "{near} {far}");
+        // Batched or alone, the same vector (padding counts for nothing).
+        let alone = embed(&m, &["Book a taxi to the airport"]);
+        assert!((cosine(&alone[0], &v[0]) - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn the_layer_lifts_what_the_words_miss_on_the_sample_catalog() {
+        let Some(dir) = minilm_or_skip("the_layer_lifts_what_the_words_miss_on_the_sample_catalog")
+        else {
+            return;
+        };
+        let guide: ctxconsole::core::catalog::RoutingGuide =
+            serde_json::from_str(ctxconsole::sample::SAMPLE_CATALOG).unwrap();
+        let layer = ctxconsole::embed::Semantic::for_catalog(
+            Box::new(LocalEmbedder::open(&dir).unwrap()),
+            &guide,
+            None,
+        )
+        .unwrap();
+        let index = RankIndex::new(&guide);
+        let place = |r: &ctxconsole::core::rank::Ranking, name: &str| {
+            r.order
+                .iter()
+                .position(|s| index.name(s.index) == name)
+                .unwrap()
+        };
+        let question = "summarise the top results";
+        let lexical = index.rank(question, None);
+        let sims = layer.similarities(question).unwrap();
+        let fused = fuse(index.rank(question, None), &sims, SEMANTIC_WEIGHT);
+        let (before, after) = (
+            place(&lexical, "research.summarize"),
+            place(&fused, "research.summarize"),
+        );
+        assert!(after < before, "research.summarize {before} → {after}");
+        let line = index
+            .explain(&fused, fused.order[after].index, None)
+            .one_line();
+        assert!(line.contains("semantic 0."), "{line}");
+    }
+
+    #[test]
+    fn a_second_catalog_load_embeds_nothing() {
+        let Some(dir) = minilm_or_skip("a_second_catalog_load_embeds_nothing") else {
+            return;
+        };
+        let home = tempfile::tempdir().unwrap();
+        let embedder = format!("local:{}", dir.display());
+        let run = || {
+            let out = ctx(home.path())
+                .args([
+                    "preview",
+                    "summarise the top results",
+                    "--no-history",
+                    "--json",
+                    "--embedder",
+                    &embedder,
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            (String::from_utf8_lossy(&out.stderr).into_owned(), v)
+        };
+        let (err, v) = run();
+        assert!(
+            err.contains(&format!(
+                "embedded {SAMPLE_ENTRIES} of {SAMPLE_ENTRIES} catalog entries"
+            )),
+            "{err}"
+        );
+        assert!(v["ranking"]["top"][0]["semantic"].is_object());
+        let (err, again) = run();
+        assert!(!err.contains("embedded"), "{err}");
+        assert_eq!(v["ranking"]["top"], again["ranking"]["top"]);
+    }
+}
