@@ -29,7 +29,8 @@ fn frame(term: &mut Terminal<TestBackend>, state: &State, keymap: &Keymap) {
         .expect("draw");
 }
 
-fn key_to_frame(c: &mut Criterion) {
+/// A console on a fresh sample workspace with its own seeded history store.
+fn console() -> (tempfile::TempDir, Workspace, EffectContext, State) {
     let dir = tempfile::tempdir().expect("temp dir");
     let ws = Workspace::open(&WorkspaceOptions {
         dir: Some(dir.path().into()),
@@ -40,7 +41,12 @@ fn key_to_frame(c: &mut Criterion) {
         path: Some(dir.path().join("history.sqlite")),
         sample: true,
     };
-    let (ctx, mut state) = start(&ws, &store, false);
+    let (ctx, state) = start(&ws, &store, false);
+    (dir, ws, ctx, state)
+}
+
+fn key_to_frame(c: &mut Criterion) {
+    let (_dir, _ws, ctx, mut state) = console();
     let keymap = Keymap::default();
     let mut term = Terminal::new(TestBackend::new(160, 50)).expect("terminal");
     let mut group = c.benchmark_group("key to frame (sample workspace, 160x50)");
@@ -97,17 +103,7 @@ fn first_o200k_selection(c: &mut Criterion) {
     group.bench_function("Budgets: first selection of an o200k model", |b| {
         b.iter_batched(
             || {
-                let dir = tempfile::tempdir().expect("temp dir");
-                let ws = Workspace::open(&WorkspaceOptions {
-                    dir: Some(dir.path().into()),
-                    registry: None,
-                })
-                .expect("sample workspace");
-                let store = StoreChoice {
-                    path: Some(dir.path().join("history.sqlite")),
-                    sample: true,
-                };
-                let (ctx, state) = start(&ws, &store, false);
+                let (dir, ws, ctx, state) = console();
                 ctxconsole::core::tokens::warm_up(Tokenizer::O200k);
                 let row = state
                     .budgets

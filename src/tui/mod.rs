@@ -69,16 +69,7 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
     }
     if state.prompt.attach_path.is_some() {
         // The attach path line: keys are its text.
-        return match ev.code {
-            KeyCode::Char('c') if ctrl => Some(Action::Quit),
-            KeyCode::Char(c) if !ctrl && !ev.modifiers.contains(KeyModifiers::ALT) => {
-                Some(Action::Char(c))
-            }
-            KeyCode::Backspace => Some(Action::Backspace),
-            KeyCode::Enter => Some(Action::Confirm),
-            KeyCode::Esc => Some(Action::Back),
-            _ => None,
-        };
+        return text_line_key(ev);
     }
     if state.focus == Pane::Prompt {
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
@@ -115,6 +106,13 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
     if !state.filter_editing {
         return keymap.action_for(ev);
     }
+    text_line_key(ev)
+}
+
+/// A key in a one-line text box (a search, the attach path): text, editing, Enter, Esc;
+/// ctrl+c still quits.
+fn text_line_key(ev: &KeyEvent) -> Option<Action> {
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
     match ev.code {
         KeyCode::Char('c') if ctrl => Some(Action::Quit),
         KeyCode::Char(c) if !ctrl && !ev.modifiers.contains(KeyModifiers::ALT) => {
