@@ -541,3 +541,52 @@ fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
         assert_eq!(std::fs::read(&store).unwrap(), bytes, "{args:?}");
     }
 }
+
+/// `history --intent` takes at most 500 characters: more is one clear error (exit 2), never
+/// a store error.
+#[test]
+fn an_intent_search_longer_than_the_bound_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let ok = ctx(home.path())
+        .args(["history", "--plans", "--json", "--intent"])
+        .arg("%".repeat(500))
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let out = ctx(home.path())
+        .args(["history", "--plans", "--intent"])
+        .arg("x".repeat(50_000))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--intent is 50000 characters") && err.contains("500"),
+        "{err}"
+    );
+}
+
+/// `history --unused` counts every plan and execution in the window; a plan filter would
+/// change nothing, so it is refused, not ignored.
+#[test]
+fn history_unused_refuses_the_filters_it_cannot_apply() {
+    let home = tempfile::tempdir().unwrap();
+    for extra in [
+        ["--source", "otel"],
+        ["--intent", "zzz"],
+        ["--caller", "nobody"],
+    ] {
+        let out = ctx(home.path())
+            .args(["history", "--unused"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--unused takes only --since"));
+    }
+    let out = ctx(home.path())
+        .args(["history", "--unused", "--since", "7d"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}

@@ -221,13 +221,11 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else if v.unused {
         // Unused entries are counted over every plan and execution in the window: a plan
         // filter would change nothing, so naming one is refused rather than ignored.
-        if filter.caller.is_some()
-            || filter.model.is_some()
-            || filter.outcome.is_some()
-            || filter.drift.is_some()
-            || filter.source.is_some()
-            || filter.text.is_some()
-        {
+        let beside_since = PlanFilter {
+            since: None,
+            ..filter.clone()
+        };
+        if !beside_since.is_empty() {
             return Err(bad_input(
                 "--unused takes only --since: an entry is unused when no plan or execution in \
                  the window names it, whoever planned it",
