@@ -54,7 +54,7 @@ pub fn ab_label(arms: &[Arm]) -> String {
     match arms {
         [] => "off".into(),
         [one] => one.as_str().into(),
-        _ if arms.len() == AB_CHOICES[AB_CHOICES.len() - 1].len() => "all".into(),
+        _ if arms == AB_CHOICES[AB_CHOICES.len() - 1] => "all".into(),
         many => many
             .iter()
             .map(|a| a.as_str())
