@@ -116,16 +116,30 @@ pub struct LearnedWords {
 const LEARNED_PER_TOOL: usize = 64;
 /// A learned word counts at most this often for one tool (BM25 saturates long before).
 const LEARNED_TF_MAX: usize = 10;
+/// A tool learns a word only when at least this share of the good plans whose intents say
+/// the word used the tool: a word said before every kind of work ("pricing" in plans that
+/// wrote posts, sent messages and made images) teaches no tool anything, while one said
+/// mostly before one tool's work teaches that tool.
+pub const LEARNED_MIN_SHARE: f64 = 0.5;
+/// A tool learns a word only from at least this many good plans: one request is an
+/// anecdote, not a habit.
+pub const LEARNED_MIN_PLANS: usize = 2;
 
 impl LearnedWords {
     /// From plans that went well (outcome above 0): every content word of the intent, once
-    /// per plan, for each tool the plan used.
+    /// per plan, for each tool the plan used — kept for a tool only when at least
+    /// [`LEARNED_MIN_PLANS`] good plans, and at least [`LEARNED_MIN_SHARE`] of the good plans
+    /// that said the word, used the tool.
     pub fn from_plans(plans: &[PastPlan]) -> LearnedWords {
         let mut counts: HashMap<&str, HashMap<String, usize>> = HashMap::new();
+        let mut said: HashMap<String, usize> = HashMap::new();
         for plan in plans.iter().filter(|p| p.outcome > 0.0) {
             let mut terms = text::terms(&plan.intent);
             terms.sort();
             terms.dedup();
+            for t in &terms {
+                *said.entry(t.clone()).or_default() += 1;
+            }
             let mut tools: Vec<&str> = plan.tools.iter().map(String::as_str).collect();
             tools.sort_unstable();
             tools.dedup();
@@ -139,15 +153,23 @@ impl LearnedWords {
         let by_tool = counts
             .into_iter()
             .map(|(tool, c)| {
-                let mut words: Vec<(String, usize)> = c.into_iter().collect();
+                let mut words: Vec<(String, usize)> = c
+                    .into_iter()
+                    .filter(|(w, k)| {
+                        let plans_saying = said.get(w).copied().unwrap_or(0).max(1);
+                        *k >= LEARNED_MIN_PLANS
+                            && *k as f64 >= LEARNED_MIN_SHARE * plans_saying as f64
+                    })
+                    .collect();
                 words.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
                 words.truncate(LEARNED_PER_TOOL);
-                let list = words
+                let list: Vec<String> = words
                     .into_iter()
                     .flat_map(|(w, k)| std::iter::repeat_n(w, k.min(LEARNED_TF_MAX)))
                     .collect();
                 (tool.to_string(), list)
             })
+            .filter(|(_, list)| !list.is_empty())
             .collect();
         LearnedWords { by_tool }
     }

@@ -392,6 +392,43 @@ fn the_catalog_teaches_related_words_and_the_history_teaches_intents() {
 }
 
 #[test]
+fn a_word_said_before_every_kind_of_work_teaches_no_tool() {
+    let plan = |intent: &str, tools: &[&str]| PastPlan {
+        intent: intent.into(),
+        tools: tools.iter().map(|t| t.to_string()).collect(),
+        outcome: 1.0,
+    };
+    // "pricing" comes before a comparison three times and, once each, before posts, messages
+    // and images; "render" only ever before an image.
+    let learned = LearnedWords::from_plans(&[
+        plan("compare cloud pricing", &["research.compare"]),
+        plan("compare pricing of phones", &["research.compare"]),
+        plan("pricing of two plans side by side", &["research.compare"]),
+        plan("a post about our pricing", &["blog.write"]),
+        plan("tell the team the new pricing", &["message.send"]),
+        plan("a banner for the pricing page", &["image.generate"]),
+        plan("render a banner", &["image.generate"]),
+        plan("render a logo", &["image.generate"]),
+    ]);
+    let words = |tool: &str| learned.words_for(tool).unwrap_or_default().to_vec();
+    assert!(
+        words("research.compare").contains(&"pric".to_string()),
+        "{:?}",
+        words("research.compare")
+    );
+    for tool in ["blog.write", "message.send", "image.generate"] {
+        assert!(
+            !words(tool).contains(&"pric".to_string()),
+            "{tool} learned {:?}",
+            words(tool)
+        );
+    }
+    assert!(words("image.generate").contains(&"render".to_string()));
+    // A tool left with no word it owns is not listed at all.
+    assert!(learned.words_for("message.send").is_none());
+}
+
+#[test]
 fn bm25_baseline_scores_by_the_same_words() {
     let g = guide();
     let bm25 = Bm25::new(&g);
