@@ -741,6 +741,62 @@ pub fn describe(r: &RankReport) -> String {
     out
 }
 
+/// The lead over BM25's recall@5 the bar asks for.
+pub const BAR_RECALL_LEAD: f64 = 0.05;
+
+/// Where one test half stands against the bar (recall@5 ≥ BM25 + 5 points and
+/// all-expected@10 ≥ BM25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BarStanding {
+    Met,
+    Short,
+    /// BM25's recall@5 is above 0.95, so no ranker can lead it by 5 points: recall is at
+    /// most 1.
+    OutOfReach,
+}
+
+pub fn bar_standing(ranker: &RankMetrics, bm25: &RankMetrics) -> BarStanding {
+    if ranker.recall_at_5 >= bm25.recall_at_5 + BAR_RECALL_LEAD
+        && ranker.all_at_10 >= bm25.all_at_10
+    {
+        BarStanding::Met
+    } else if bm25.recall_at_5 + BAR_RECALL_LEAD > 1.0 + 1e-9 {
+        BarStanding::OutOfReach
+    } else {
+        BarStanding::Short
+    }
+}
+
+/// One line on how the test halves stand against the bar: met, short (named), and out of
+/// reach (named), for `label` (the ranker measured).
+pub fn describe_bar(standings: &[(&str, BarStanding)], label: &str) -> String {
+    let named = |want: BarStanding| -> Vec<&str> {
+        standings
+            .iter()
+            .filter(|(_, b)| *b == want)
+            .map(|(n, _)| *n)
+            .collect()
+    };
+    let (short, out_of_reach) = (named(BarStanding::Short), named(BarStanding::OutOfReach));
+    let mut line = format!(
+        "test halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25{label}: {} of {} sets",
+        named(BarStanding::Met).len(),
+        standings.len()
+    );
+    if !short.is_empty() {
+        line.push_str(&format!("; short: {}", short.join(", ")));
+    }
+    if !out_of_reach.is_empty() {
+        line.push_str(&format!(
+            "; out of reach (BM25 recall@5 above 0.95, and recall is at most 1): {}",
+            out_of_reach.join(", ")
+        ));
+    }
+    line.push('\n');
+    line
+}
+
 /// Every set's tune and test halves, the ranker beside BM25, and how the test halves stand
 /// against the bar (recall@5 ≥ BM25 + 5 points, all-expected@10 ≥ BM25).
 pub fn describe_suite(s: &SuiteReport) -> String {
@@ -764,30 +820,53 @@ pub fn describe_suite(s: &SuiteReport) -> String {
     header.extend(METRIC_HEADER);
     let mut out = format!("{}\n\n", s.protocol);
     out.push_str(&render(&header, &rows));
-    let bar = |r: &RankReport| {
-        r.test.ranker.recall_at_5 >= r.test.bm25.recall_at_5 + 0.05
-            && r.test.ranker.all_at_10 >= r.test.bm25.all_at_10
-    };
-    let short: Vec<&str> = s
+    let standings: Vec<(&str, BarStanding)> = s
         .sets
         .iter()
-        .filter(|r| !bar(r))
-        .map(|r| r.set.as_str())
+        .map(|r| (r.set.as_str(), bar_standing(&r.test.ranker, &r.test.bm25)))
         .collect();
-    out.push_str(&format!(
-        "\ntest halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: {} of {} sets{}\n",
-        s.sets.len() - short.len(),
-        s.sets.len(),
-        if short.is_empty() {
-            String::new()
-        } else {
-            format!(" (short: {})", short.join(", "))
-        }
-    ));
+    out.push('\n');
+    out.push_str(&describe_bar(&standings, ""));
     for r in &s.sets {
         for n in &r.notes {
             out.push_str(&format!("note ({}): {n}\n", r.set));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod bar_tests {
+    use super::*;
+
+    fn m(r5: f64, all10: f64) -> RankMetrics {
+        RankMetrics {
+            recall_at_5: r5,
+            all_at_10: all10,
+            ..RankMetrics::default()
+        }
+    }
+
+    #[test]
+    fn a_set_where_bm25_leaves_no_five_points_is_out_of_reach_not_short() {
+        assert_eq!(bar_standing(&m(0.93, 0.90), &m(0.88, 0.90)), BarStanding::Met);
+        assert_eq!(bar_standing(&m(0.92, 0.90), &m(0.88, 0.90)), BarStanding::Short);
+        assert_eq!(bar_standing(&m(0.95, 0.80), &m(0.88, 0.90)), BarStanding::Short);
+        assert_eq!(bar_standing(&m(1.0, 1.0), &m(0.965, 0.98)), BarStanding::OutOfReach);
+        // Exactly 0.95 leaves 5 points: a perfect ranker meets it.
+        assert_eq!(bar_standing(&m(1.0, 1.0), &m(0.95, 0.96)), BarStanding::Met);
+        assert_eq!(bar_standing(&m(0.99, 1.0), &m(0.95, 0.96)), BarStanding::Short);
+        let line = describe_bar(
+            &[
+                ("a", BarStanding::Met),
+                ("b", BarStanding::Short),
+                ("c", BarStanding::OutOfReach),
+            ],
+            " without the layer",
+        );
+        assert_eq!(
+            line,
+            "test halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25 without the layer: 1 of 3 sets; short: b; out of reach (BM25 recall@5 above 0.95, and recall is at most 1): c\n"
+        );
+    }
 }

@@ -5,7 +5,10 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use super::sets::{Half, NamedSet};
-use super::{Keep, PROTOCOL, RankArgs, RankReport, evaluate, evaluate_with};
+use super::{
+    BarStanding, Keep, PROTOCOL, RankArgs, RankReport, bar_standing, describe_bar, evaluate,
+    evaluate_with,
+};
 use crate::cli::out::{emit_json_text, eprint_line};
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
@@ -201,19 +204,26 @@ pub fn describe(r: &SemanticSuiteReport) -> String {
         r.embedder, r.weight, r.bootstrap
     );
     out.push_str(&render(&header, &rows));
-    let bar = |h: &SemanticHalf, m: &RankMetrics| {
-        m.recall_at_5 >= h.bm25.recall_at_5 + 0.05 && m.all_at_10 >= h.bm25.all_at_10
+    let standings = |m: &dyn Fn(&SemanticHalf) -> &RankMetrics| -> Vec<(&str, BarStanding)> {
+        r.sets
+            .iter()
+            .map(|s| (s.set.as_str(), bar_standing(m(&s.test), &s.test.bm25)))
+            .collect()
     };
-    let (mut lexical, mut semantic) = (0, 0);
-    for s in &r.sets {
-        lexical += usize::from(bar(&s.test, &s.test.lexical));
-        semantic += usize::from(bar(&s.test, &s.test.semantic));
-    }
+    out.push('\n');
+    out.push_str(&describe_bar(
+        &standings(&|h| &h.lexical),
+        " without the layer",
+    ));
+    out.push_str(&describe_bar(
+        &standings(&|h| &h.semantic),
+        " with the layer",
+    ));
     let mean = |f: &dyn Fn(&SemanticSetReport) -> f64| {
         r.sets.iter().map(f).sum::<f64>() / r.sets.len().max(1) as f64
     };
     out.push_str(&format!(
-        "\ntest halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: {lexical} of {n} sets without the layer, {semantic} with it\nmean over sets, recall@5 / all@10: tune {:.4} / {:.4} without, {:.4} / {:.4} with; test {:.4} / {:.4} without, {:.4} / {:.4} with\n",
+        "mean over sets, recall@5 / all@10: tune {:.4} / {:.4} without, {:.4} / {:.4} with; test {:.4} / {:.4} without, {:.4} / {:.4} with\n",
         mean(&|s| s.tune.lexical.recall_at_5),
         mean(&|s| s.tune.lexical.all_at_10),
         mean(&|s| s.tune.semantic.recall_at_5),
@@ -222,7 +232,6 @@ pub fn describe(r: &SemanticSuiteReport) -> String {
         mean(&|s| s.test.lexical.all_at_10),
         mean(&|s| s.test.semantic.recall_at_5),
         mean(&|s| s.test.semantic.all_at_10),
-        n = r.sets.len(),
     ));
     out
 }
