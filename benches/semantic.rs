@@ -6,7 +6,7 @@
 //! `scripts/fetch-minilm.sh && cargo bench --features semantic-local --bench semantic`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, entry_sentence, fuse};
+use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, entry_sentence};
 use ctxconsole::embed::local::LocalEmbedder;
 use ctxconsole::embed::{Embedder, Semantic};
 use std::hint::black_box;
@@ -52,11 +52,11 @@ fn semantic(c: &mut Criterion) {
         .sample_size(30)
         .measurement_time(Duration::from_secs(10));
     group.bench_function(
-        "one query over 1,000 entries (embed + similarity + fuse)",
+        "one query over 1,000 entries (embed + similarity + rank)",
         |b| {
             b.iter(|| {
                 let sims = layer.similarities(question).unwrap_or_default();
-                black_box(fuse(index.rank(question, None), &sims, SEMANTIC_WEIGHT))
+                black_box(index.rank_semantic(question, None, &sims, SEMANTIC_WEIGHT))
             })
         },
     );

@@ -87,14 +87,14 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
 
 /// The semantic layer's similarities for an ask, when the layer is on; an embedder that
 /// fails is an error.
-fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<f64>>> {
+fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<Vec<f64>>>> {
     ctx.semantic
         .as_ref()
         .map(|s| s.similarities(opening(ask.instruction, CLASSIFY_MAX_BYTES)))
         .transpose()
 }
 
-fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[f64]>) -> PlannedRequest {
+fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -> PlannedRequest {
     // The shape is read from the instruction's opening, as the planner reads it: a huge
     // paste is not hashed whole.
     let past = ctx

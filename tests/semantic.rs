@@ -229,7 +229,7 @@ fn local_model_tests_need_the_semantic_local_build() {
 #[cfg(feature = "semantic-local")]
 mod local {
     use super::*;
-    use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, cosine, fuse};
+    use ctxconsole::core::rank::{RankIndex, SEMANTIC_WEIGHT, cosine};
     use ctxconsole::embed::Embedder;
     use ctxconsole::embed::local::LocalEmbedder;
     use serde_json::Value;
@@ -291,7 +291,7 @@ mod local {
         let question = "summarise the top results";
         let lexical = index.rank(question, None);
         let sims = layer.similarities(question).unwrap();
-        let fused = fuse(index.rank(question, None), &sims, SEMANTIC_WEIGHT);
+        let fused = index.rank_semantic(question, None, &sims, SEMANTIC_WEIGHT);
         let (before, after) = (
             place(&lexical, "research.summarize"),
             place(&fused, "research.summarize"),

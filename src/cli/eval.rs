@@ -12,7 +12,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::metrics::{CaseMetrics, RankMetrics, RankTally, case_metrics};
 use crate::core::rank::{
-    BM25_B, BM25_K1, Bm25, HistoryPrior, LearnedWords, RankIndex, RankParams, WordOverlap, fuse,
+    BM25_B, BM25_K1, Bm25, HistoryPrior, LearnedWords, RankIndex, RankParams, WordOverlap,
 };
 use crate::exit::bad_input;
 use crate::import::catalog::parse_catalog;
@@ -214,13 +214,13 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
     evaluate_with(named, params, keep, None)
 }
 
-/// As [`evaluate`], the ranker's ranking fused with the semantic layer when `semantic`
-/// gives each question's similarities (per entry) and the weight.
+/// As [`evaluate`], ranked with the semantic layer when `semantic` gives each question's
+/// similarities (per request, per entry) and the weight.
 pub fn evaluate_with(
     named: &NamedSet,
     params: RankParams,
     keep: Keep,
-    semantic: Option<(&[Vec<f64>], f64)>,
+    semantic: Option<(&[Vec<Vec<f64>>], f64)>,
 ) -> (RankReport, Vec<String>) {
     let set = &named.set;
     let index = RankIndex::with_params(&set.guide, params);
@@ -245,10 +245,9 @@ pub fn evaluate_with(
             Half::Tune => &mut tune,
             Half::Test => &mut test,
         };
-        let ranking = index.rank(&case.intent, None);
         let ranking = match semantic {
-            Some((sims, weight)) => fuse(ranking, &sims[i], weight),
-            None => ranking,
+            Some((sims, weight)) => index.rank_semantic(&case.intent, None, &sims[i], weight),
+            None => index.rank(&case.intent, None),
         };
         let order = ranking.indices();
         let ranks = ranks_of(&order, &names, &case.expected);
@@ -849,13 +848,28 @@ mod bar_tests {
 
     #[test]
     fn a_set_where_bm25_leaves_no_five_points_is_out_of_reach_not_short() {
-        assert_eq!(bar_standing(&m(0.93, 0.90), &m(0.88, 0.90)), BarStanding::Met);
-        assert_eq!(bar_standing(&m(0.92, 0.90), &m(0.88, 0.90)), BarStanding::Short);
-        assert_eq!(bar_standing(&m(0.95, 0.80), &m(0.88, 0.90)), BarStanding::Short);
-        assert_eq!(bar_standing(&m(1.0, 1.0), &m(0.965, 0.98)), BarStanding::OutOfReach);
+        assert_eq!(
+            bar_standing(&m(0.93, 0.90), &m(0.88, 0.90)),
+            BarStanding::Met
+        );
+        assert_eq!(
+            bar_standing(&m(0.92, 0.90), &m(0.88, 0.90)),
+            BarStanding::Short
+        );
+        assert_eq!(
+            bar_standing(&m(0.95, 0.80), &m(0.88, 0.90)),
+            BarStanding::Short
+        );
+        assert_eq!(
+            bar_standing(&m(1.0, 1.0), &m(0.965, 0.98)),
+            BarStanding::OutOfReach
+        );
         // Exactly 0.95 leaves 5 points: a perfect ranker meets it.
         assert_eq!(bar_standing(&m(1.0, 1.0), &m(0.95, 0.96)), BarStanding::Met);
-        assert_eq!(bar_standing(&m(0.99, 1.0), &m(0.95, 0.96)), BarStanding::Short);
+        assert_eq!(
+            bar_standing(&m(0.99, 1.0), &m(0.95, 0.96)),
+            BarStanding::Short
+        );
         let line = describe_bar(
             &[
                 ("a", BarStanding::Met),

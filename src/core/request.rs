@@ -22,7 +22,7 @@ use crate::core::planner::{ContextPlan, Planner, hint_line};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
-    fuse, should_escalate,
+    should_escalate,
 };
 use crate::core::text::opening;
 use crate::core::tokens;
@@ -79,9 +79,10 @@ pub struct PlanInputs<'a> {
     pub only: Option<&'a HashSet<String>>,
     /// [`ATTACHMENT_WEIGHT`] unless measuring.
     pub attachment_weight: f64,
-    /// The semantic layer's input when it is on: each entry's best similarity over the
-    /// instruction's requests (see `core::rank::fuse`), computed by the `embed` service.
-    pub semantic: Option<&'a [f64]>,
+    /// The semantic layer's input when it is on: per request of the instruction, every
+    /// entry's similarity to it (see `RankIndex::rank_semantic`), computed by the `embed`
+    /// service.
+    pub semantic: Option<&'a [Vec<f64>]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -410,8 +411,15 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         plan.hint = None;
     }
 
-    // The ranking: the instruction, then the attachments' outlines at a low weight.
-    let ranking = inp.index.rank(classify, inp.prior);
+    // The ranking: the instruction (with the semantic layer when it is on), then the
+    // attachments' outlines at a low weight.
+    let ranking = match inp.semantic {
+        Some(similarity) => {
+            inp.index
+                .rank_semantic(classify, inp.prior, similarity, SEMANTIC_WEIGHT)
+        }
+        None => inp.index.rank(classify, inp.prior),
+    };
     let outline_text: String = attachments
         .iter()
         .flat_map(|a| a.outline.iter().map(String::as_str))
@@ -422,10 +430,6 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     } else {
         let by_outline = inp.index.rank(&outline_text, None);
         blend(ranking, &by_outline, inp.attachment_weight)
-    };
-    let ranking = match inp.semantic {
-        Some(similarity) => fuse(ranking, similarity, SEMANTIC_WEIGHT),
-        None => ranking,
     };
     let top: Vec<usize> = ranking
         .order

@@ -4,7 +4,7 @@
 //! [`Semantic`] holds a catalog's entry vectors (kept in the workspace's `cache.sqlite`,
 //! keyed by embedder and text, so a catalog loaded again embeds nothing it embedded before)
 //! and gives each entry its best similarity over a question's requests for
-//! `core::rank::fuse`.
+//! `core::rank::RankIndex::rank_semantic`.
 
 use std::path::{Path, PathBuf};
 
@@ -216,26 +216,27 @@ impl Semantic {
         &self.entries
     }
 
-    /// Each entry's best similarity over the question's requests (one vector per request).
-    pub fn similarities(&self, question: &str) -> anyhow::Result<Vec<f64>> {
+    /// Per request of the question (one vector each, as the ranker splits it), every
+    /// entry's similarity to it: [`crate::core::rank::RankIndex::rank_semantic`]'s input.
+    pub fn similarities(&self, question: &str) -> anyhow::Result<Vec<Vec<f64>>> {
         let requests = request_texts(question);
         if requests.is_empty() {
-            return Ok(vec![0.0; self.entries.len()]);
+            return Ok(Vec::new());
         }
         let vectors = self.embedder.embed(&requests)?;
-        Ok(self.entries.best_similarities(&vectors))
+        Ok(self.entries.request_similarities(&vectors))
     }
 }
 
-/// Each question's similarities (per entry, its best over the question's requests) over a
-/// catalog, every entry and request embedded through `cache`: how `eval rank --semantic`
-/// and the sweep measure the layer. Returns them and how many texts were embedded now.
+/// Each question's similarities (per request, every entry's) over a catalog, every entry
+/// and request embedded through `cache`: how `eval rank --semantic` and the sweep measure
+/// the layer. Returns them and how many texts were embedded now.
 pub fn question_similarities(
     embedder: &dyn Embedder,
     cache: Option<&mut OutputCache>,
     guide: &RoutingGuide,
     questions: &[&str],
-) -> anyhow::Result<(Vec<Vec<f64>>, usize)> {
+) -> anyhow::Result<(Vec<Vec<Vec<f64>>>, usize)> {
     let mut texts: Vec<String> = (0..guide.entry_count())
         .map(|i| entry_sentence(guide, i))
         .collect();
@@ -254,7 +255,7 @@ pub fn question_similarities(
         .into_iter()
         .map(|span| {
             let span = (span.start - entries)..(span.end - entries);
-            entry_vectors.best_similarities(&asked[span])
+            entry_vectors.request_similarities(&asked[span])
         })
         .collect();
     Ok((sims, embedded))

@@ -31,7 +31,7 @@ pub use index::RankIndex;
 pub use prior::{Boost, HistoryPrior, LearnedWords, PastPlan};
 pub use query::split_requests;
 pub use semantic::{
-    EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, fuse, unit,
+    EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, unit,
 };
 
 /// Where in an entry a word was found.
@@ -206,7 +206,7 @@ pub struct Scored {
     /// the question's requests (0-based), so every request has an answer near the top.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_for_request: Option<usize>,
-    /// Points from the semantic layer ([`fuse`]; 0 when it is off).
+    /// Points from the semantic layer ([`RankIndex::rank_semantic`]; 0 when it is off).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub semantic: f64,
 }
@@ -247,7 +247,7 @@ pub struct Ranking {
     #[serde(skip)]
     pub head: Vec<Placement>,
     pub confidence: Confidence,
-    /// Points a similarity of 1 earns when the semantic layer is on ([`fuse`]).
+    /// Points a similarity of 1 earns when the semantic layer is on ([`RankIndex::rank_semantic`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub semantic_scale: Option<f64>,
 }
