@@ -276,9 +276,9 @@ mod tests {
         // stand-in for a ride tool), and less near it than request 1 is to its entries.
         let mut first = vec![0.05; n];
         let mut second = vec![0.0; n];
-        for i in 0..n {
+        for (i, s) in first.iter_mut().enumerate() {
             if index.name(i).starts_with("research.") {
-                first[i] = 0.8;
+                *s = 0.8;
             }
         }
         second[taxi] = 0.5;
