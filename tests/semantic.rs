@@ -147,6 +147,58 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
     assert_eq!(texts, SAMPLE_ENTRIES + 1);
 }
 
+/// An endpoint embedder for `model` on the server, from a config with `retries = 2` and no
+/// key (the provider needs none).
+fn endpoint_embedder(server: &LlmServer, model: &str) -> Box<dyn ctxconsole::embed::Embedder> {
+    let text = format!(
+        "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 2\nretry_base = \"50ms\"\n\n\
+         [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    let config = ctxconsole::core::config::Config::parse(&text, "test config").unwrap();
+    ctxconsole::embed::open_embedder(
+        &ctxconsole::embed::SemanticSpec::Endpoint(format!("test/{model}")),
+        &config,
+        "test config",
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_transient_failure_is_retried_as_chat_calls_are() {
+    let server = LlmServer::start();
+    // A 500 once, then good: one result, two requests seen.
+    let flaky = endpoint_embedder(&server, "embed-500-once");
+    let v = flaky.embed(&["find a hotel".to_string()]).unwrap();
+    assert_eq!(v, vec![common::llm_server::bag_of_words("find a hotel")]);
+    assert_eq!(embedded_inputs(&server).len(), 2);
+
+    // Always 500: one error naming the URL, after retries + 1 = 3 attempts.
+    let broken = endpoint_embedder(&server, "embed-500");
+    let err = format!(
+        "{:#}",
+        broken.embed(&["find a hotel".to_string()]).unwrap_err()
+    );
+    let url = format!("{}/embeddings", server.base_url());
+    assert!(
+        err.contains(&url) && err.contains("HTTP 500") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(embedded_inputs(&server).len(), 2 + 3);
+
+    // Not transient (a 404: no such model): one attempt, no retry.
+    let unknown = endpoint_embedder(&server, "embed-unknown");
+    let err = format!(
+        "{:#}",
+        unknown.embed(&["find a hotel".to_string()]).unwrap_err()
+    );
+    assert!(
+        err.contains("HTTP 404") && !err.contains("attempts"),
+        "{err}"
+    );
+    assert_eq!(embedded_inputs(&server).len(), 2 + 3 + 1);
+}
+
 #[test]
 fn asked_for_but_not_there_is_one_clear_error() {
     let home = tempfile::tempdir().unwrap();
