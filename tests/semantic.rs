@@ -147,6 +147,78 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
     assert_eq!(texts, SAMPLE_ENTRIES + 1);
 }
 
+#[test]
+fn cache_gc_collects_the_vectors_no_catalog_used_lately() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let h = home.path();
+    // Two embedders (two ids: their vectors are kept apart); the second fails once and is
+    // retried.
+    let preview = |prompt: &str, model: &str| {
+        json_of(ctx(h).env(KEY_ENV, KEY).args([
+            "preview",
+            prompt,
+            "--no-history",
+            "--json",
+            "--embedder",
+            &format!("endpoint:test/{model}"),
+        ]))
+    };
+    let texts_asked = || embedded_inputs(&server).iter().map(Vec::len).sum::<usize>();
+    // A briefed paste beside the vectors: gc must leave it alone.
+    let paste: String = (0..3_000)
+        .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} served ok\n"))
+        .collect();
+    let briefed = json_of(
+        ctx(h)
+            .args(["preview", "-", "--no-history", "--json"])
+            .write_stdin(paste.clone()),
+    );
+    let paste_ref = briefed["gate"]["briefing"]["cache_ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    preview("find a hotel", "embed-ok");
+    preview("find a hotel", "embed-500-once");
+    // Nothing is old yet.
+    let none = json_of(ctx(h).args(["cache", "gc", "--json"]));
+    assert_eq!(
+        (&none["removed"], &none["vectors_removed"], &none["vectors"]),
+        (&0.into(), &0.into(), &(2 * SAMPLE_ENTRIES).into()),
+        "{none}"
+    );
+    // A month passes; then the second embedder's catalog is read again (from the cache:
+    // only the question is embedded), the first's is not.
+    let db = rusqlite::Connection::open(h.join("cache.sqlite")).unwrap();
+    db.execute("UPDATE vectors SET used_at = 0, created_at = 0", [])
+        .unwrap();
+    drop(db);
+    let before = texts_asked();
+    preview("convert the price to euros", "embed-500-once");
+    assert_eq!(texts_asked(), before + 1, "the catalog came from the cache");
+    let gc = json_of(ctx(h).args(["cache", "gc", "--json"]));
+    assert_eq!(
+        (&gc["removed"], &gc["vectors_removed"], &gc["vectors"]),
+        (&0.into(), &SAMPLE_ENTRIES.into(), &SAMPLE_ENTRIES.into()),
+        "{gc}"
+    );
+    let got = ctx(h).args(["cache", "get", &paste_ref]).output().unwrap();
+    assert_eq!(got.stdout, paste.as_bytes(), "the paste is untouched");
+    // The collected ones are embedded again when asked for; the kept ones are not.
+    let before = texts_asked();
+    preview("find a hotel", "embed-500-once");
+    assert_eq!(texts_asked(), before + 1);
+    preview("find a hotel", "embed-ok");
+    assert_eq!(texts_asked(), before + 1 + SAMPLE_ENTRIES + 1);
+    let text = ctx(h).args(["cache", "gc"]).output().unwrap();
+    let said = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        said.contains("removed 0 entries and 0 sentence vectors")
+            && said.contains(&format!("{} vectors remain", 2 * SAMPLE_ENTRIES)),
+        "{said}"
+    );
+}
+
 /// An endpoint embedder for `model` on the server, from a config with `retries = 2` and no
 /// key (the provider needs none).
 fn endpoint_embedder(server: &LlmServer, model: &str) -> Box<dyn ctxconsole::embed::Embedder> {
