@@ -743,7 +743,9 @@ mod tests {
         cache
             .keep_vectors("m", &[(fresh.clone(), vec![2.0])])
             .unwrap();
-        cache.touch_vectors("m", &[read_again.clone()]).unwrap();
+        cache
+            .touch_vectors("m", std::slice::from_ref(&read_again))
+            .unwrap();
         let old_paste = cache.store("an old paste\n").unwrap().cache_ref;
         cache
             .conn
