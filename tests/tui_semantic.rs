@@ -195,7 +195,18 @@ fn the_console_ranks_with_the_configured_layer_once_it_is_ready() {
         after, semantic,
         "the console's as-sent ids and `preview --json --semantic`'s kept ids"
     );
-    assert!(screen.contains("semantic layer on: endpoint "), "{screen}");
+    assert!(
+        screen.contains("semantic layer on: endpoint:test/embed-ok"),
+        "{screen}"
+    );
+    assert!(matches!(
+        state.semantic,
+        SemanticStatus::On {
+            embedded_now: 0,
+            entries: 72,
+            ..
+        }
+    ));
     // The Preview says the layer ranked the request, and explains its part.
     apply(&effects, &mut state, [Action::FocusPrompt]);
     let screen = render(&state, 230, 160);

@@ -564,8 +564,13 @@ pub fn semantic_ready(
 ) -> Vec<Effect> {
     let status = match result {
         Ok(layer) => {
+            // Named as configured (`endpoint:MODEL`), as it was while embedding.
+            let embedder = match &state.semantic {
+                SemanticStatus::Embedding { embedder, .. } => embedder.clone(),
+                _ => layer.embedder_id().to_string(),
+            };
             let status = SemanticStatus::On {
-                embedder: layer.embedder_id().to_string(),
+                embedder,
                 embedded_now: layer.embedded_now,
                 entries: layer.entries().len(),
             };

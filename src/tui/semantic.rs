@@ -23,8 +23,8 @@ pub enum SemanticStatus {
     Off,
     /// Opening the embedder and embedding the catalog (entries not yet kept in the cache).
     Embedding { embedder: String, entries: usize },
-    /// Ranking with the layer: the embedder's id, and how many entries were embedded now
-    /// (the rest came from the cache).
+    /// Ranking with the layer: the embedder as configured, and how many entries were
+    /// embedded now (the rest came from the cache).
     On {
         embedder: String,
         embedded_now: usize,
@@ -42,13 +42,8 @@ impl SemanticStatus {
             SemanticStatus::Embedding { embedder, entries } => Some(format!(
                 "semantic layer: embedding {entries} entries with {embedder}… (ranking lexically until then)"
             )),
-            SemanticStatus::On {
-                embedder,
-                embedded_now,
-                entries,
-            } => Some(format!(
-                "semantic layer on: {embedder} ({embedded_now} of {entries} entries embedded now, the rest from the cache)"
-            )),
+            // Short: it stays on the status line beside the key hints.
+            SemanticStatus::On { embedder, .. } => Some(format!("semantic layer on: {embedder}")),
             SemanticStatus::Failed(why) => {
                 Some(format!("semantic layer off (ranking lexically): {why}"))
             }
