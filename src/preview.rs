@@ -123,13 +123,58 @@ fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -
 pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedRequest> {
     let similarity = similarity_for(ctx, ask)?;
     let mut p = plan_with(ctx, ask, similarity.as_deref());
+    keep_briefed(ctx, ask, &mut p)?;
+    Ok(p)
+}
+
+/// A request planned for a front end that goes on when a part fails, and what failed.
+#[derive(Debug, Clone)]
+pub struct Resilient {
+    pub planned: PlannedRequest,
+    /// The semantic layer ranked this request: its embedder's id.
+    pub semantic: Option<String>,
+    /// The layer is on but could not embed this question: why (the request was ranked
+    /// lexically).
+    pub semantic_error: Option<String>,
+    /// The briefed parts could not be kept in the output cache: why (the request is still
+    /// the one that would be sent).
+    pub cache_error: Option<String>,
+}
+
+/// As [`plan_and_keep`], never failing: a question the semantic layer cannot embed is
+/// ranked lexically and a cache that cannot be written costs the refs, each said beside the
+/// request. The console plans through here.
+pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask) -> Resilient {
+    let (similarity, semantic_error) = match similarity_for(ctx, ask) {
+        Ok(s) => (s, None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
+    let semantic = similarity
+        .as_ref()
+        .and(ctx.semantic.as_ref())
+        .map(|s| s.embedder_id().to_string());
+    let mut planned = plan_with(ctx, ask, similarity.as_deref());
+    let cache_error = keep_briefed(ctx, ask, &mut planned)
+        .err()
+        .map(|e| format!("{e:#}"));
+    Resilient {
+        planned,
+        semantic,
+        semantic_error,
+        cache_error,
+    }
+}
+
+/// Every briefed part's full text kept in the output cache under the ref its briefing
+/// names (when the context has a cache).
+fn keep_briefed(ctx: &PreviewContext, ask: &Ask, p: &mut PlannedRequest) -> anyhow::Result<()> {
     let Some(dir) = &ctx.cache_dir else {
-        return Ok(p);
+        return Ok(());
     };
     let briefed =
         p.gate.briefing.is_some() || p.attachments.iter().any(|a| a.gate.briefing.is_some());
     if !briefed {
-        return Ok(p);
+        return Ok(());
     }
     let mut cache = OutputCache::open_in(dir)?;
     let parts = std::iter::once((&mut p.gate, ask.instruction)).chain(
@@ -144,7 +189,7 @@ pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedR
             gate.cached = stored.cache_ref == b.cache_ref;
         }
     }
-    Ok(p)
+    Ok(())
 }
 
 /// The request for a model id (looked up in the budgets) and one prompt.

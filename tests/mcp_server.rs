@@ -929,3 +929,124 @@ async fn preview_carries_the_past_plans_prior_like_the_cli() {
     assert_eq!(off["request"], cli_off["request"]);
     c.cancel().await.unwrap();
 }
+
+/// Issue 19 item 5: with `[rank] semantic` in the workspace's config.toml, the MCP tools
+/// that rank or preview give the ids `preview --json` gives under the same config (the
+/// embedder: the in-process server's `/v1/embeddings`); a catalog given as an argument is
+/// ranked lexically and says so; an embedder that fails is an error naming it.
+#[tokio::test]
+async fn ranking_tools_use_the_configured_semantic_layer_like_the_cli() {
+    let server = common::llm_server::LlmServer::start();
+    let config = |embedder: &str| {
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"{embedder}\"\n",
+            server.base_url()
+        )
+    };
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        config("endpoint:test/embed-ok"),
+    )
+    .unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    // A prompt whose Tier C catalog the layer changes.
+    let intent = "open the dashboard in the browser and fill in the signup form";
+    let cli_of = |home: &Path| {
+        json_of(ctx(home).args([
+            "preview",
+            intent,
+            "--model",
+            TIER_C_MODEL,
+            "--no-history",
+            "--json",
+        ]))
+    };
+    let cli = cli_of(home.path());
+    let lexical = cli_of(plain.path());
+    assert_ne!(cli["compaction"]["kept"], lexical["compaction"]["kept"]);
+    let c = start(home.path(), &[]).await;
+    let mcp = call(
+        &c,
+        "preview",
+        json!({"model": TIER_C_MODEL, "instruction": intent, "no_history": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(mcp["compaction"]["kept"], cli["compaction"]["kept"]);
+    assert_eq!(mcp["ranking"], cli["ranking"]);
+    assert!(mcp["ranking"]["top"][0]["semantic"].is_object(), "{mcp:#}");
+
+    // rank_tools: the same order as the preview's explained top, each with its semantic part.
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let top = names(&cli["ranking"]["top"]);
+    let ranked = call(
+        &c,
+        "rank_tools",
+        json!({"query": intent, "k": top.len(), "no_history": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ranked["semantic_layer"], true);
+    assert_eq!(names(&ranked["ranked"]), top);
+    assert_ne!(
+        top,
+        names(&lexical["ranking"]["top"]),
+        "the layer changes the order"
+    );
+
+    // compact_catalog with the prompt: the same catalog as sent.
+    let compact = call(
+        &c,
+        "compact_catalog",
+        json!({"model": TIER_C_MODEL, "prompt": intent}),
+    )
+    .await
+    .unwrap();
+    let cli_compact = json_of(ctx(home.path()).args([
+        "compact",
+        "--prompt",
+        intent,
+        "--model",
+        TIER_C_MODEL,
+        "--no-history",
+        "--json",
+    ]));
+    assert_eq!(compact["kept"], cli_compact["kept"], "{compact:#}");
+    // A catalog given as an argument is ranked lexically, and says so.
+    let given = call(
+        &c,
+        "rank_tools",
+        json!({"query": "draft a blog post", "no_history": true,
+               "catalog": ctxconsole::sample::SAMPLE_CATALOG}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(given["semantic_layer"], false);
+    c.cancel().await.unwrap();
+
+    // An embedder that fails: the ranking tools answer with an error naming it and where.
+    std::fs::write(
+        home.path().join("config.toml"),
+        config("endpoint:test/embed-500"),
+    )
+    .unwrap();
+    let c = start(home.path(), &[]).await;
+    let e = call(&c, "rank_tools", json!({"query": intent}))
+        .await
+        .expect_err("the embedder fails");
+    let url = format!("{}/embeddings", server.base_url());
+    assert!(
+        e.message.contains(&url) && e.message.contains("HTTP 500"),
+        "{}",
+        e.message
+    );
+    c.cancel().await.unwrap();
+}

@@ -148,6 +148,130 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
 }
 
 #[test]
+fn cache_gc_collects_the_vectors_no_catalog_used_lately() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let h = home.path();
+    // Two embedders (two ids: their vectors are kept apart); the second fails once and is
+    // retried.
+    let preview = |prompt: &str, model: &str| {
+        json_of(ctx(h).env(KEY_ENV, KEY).args([
+            "preview",
+            prompt,
+            "--no-history",
+            "--json",
+            "--embedder",
+            &format!("endpoint:test/{model}"),
+        ]))
+    };
+    let texts_asked = || embedded_inputs(&server).iter().map(Vec::len).sum::<usize>();
+    // A briefed paste beside the vectors: gc must leave it alone.
+    let paste: String = (0..3_000)
+        .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} served ok\n"))
+        .collect();
+    let briefed = json_of(
+        ctx(h)
+            .args(["preview", "-", "--no-history", "--json"])
+            .write_stdin(paste.clone()),
+    );
+    let paste_ref = briefed["gate"]["briefing"]["cache_ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    preview("find a hotel", "embed-ok");
+    preview("find a hotel", "embed-500-once");
+    // Nothing is old yet.
+    let none = json_of(ctx(h).args(["cache", "gc", "--json"]));
+    assert_eq!(
+        (&none["removed"], &none["vectors_removed"], &none["vectors"]),
+        (&0.into(), &0.into(), &(2 * SAMPLE_ENTRIES).into()),
+        "{none}"
+    );
+    // A month passes; then the second embedder's catalog is read again (from the cache:
+    // only the question is embedded), the first's is not.
+    let db = rusqlite::Connection::open(h.join("cache.sqlite")).unwrap();
+    db.execute("UPDATE vectors SET used_at = 0, created_at = 0", [])
+        .unwrap();
+    drop(db);
+    let before = texts_asked();
+    preview("convert the price to euros", "embed-500-once");
+    assert_eq!(texts_asked(), before + 1, "the catalog came from the cache");
+    let gc = json_of(ctx(h).args(["cache", "gc", "--json"]));
+    assert_eq!(
+        (&gc["removed"], &gc["vectors_removed"], &gc["vectors"]),
+        (&0.into(), &SAMPLE_ENTRIES.into(), &SAMPLE_ENTRIES.into()),
+        "{gc}"
+    );
+    let got = ctx(h).args(["cache", "get", &paste_ref]).output().unwrap();
+    assert_eq!(got.stdout, paste.as_bytes(), "the paste is untouched");
+    // The collected ones are embedded again when asked for; the kept ones are not.
+    let before = texts_asked();
+    preview("find a hotel", "embed-500-once");
+    assert_eq!(texts_asked(), before + 1);
+    preview("find a hotel", "embed-ok");
+    assert_eq!(texts_asked(), before + 1 + SAMPLE_ENTRIES + 1);
+    let text = ctx(h).args(["cache", "gc"]).output().unwrap();
+    let said = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        said.contains("removed 0 entries and 0 sentence vectors")
+            && said.contains(&format!("{} vectors remain", 2 * SAMPLE_ENTRIES)),
+        "{said}"
+    );
+}
+
+/// An endpoint embedder for `model` on the server, from a config with `retries = 2` and no
+/// key (the provider needs none).
+fn endpoint_embedder(server: &LlmServer, model: &str) -> Box<dyn ctxconsole::embed::Embedder> {
+    let text = format!(
+        "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 2\nretry_base = \"50ms\"\n\n\
+         [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    let config = ctxconsole::core::config::Config::parse(&text, "test config").unwrap();
+    ctxconsole::embed::open_embedder(
+        &ctxconsole::embed::SemanticSpec::Endpoint(format!("test/{model}")),
+        &config,
+        "test config",
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_transient_failure_is_retried_as_chat_calls_are() {
+    let server = LlmServer::start();
+    // A 500 once, then good: one result, two requests seen.
+    let flaky = endpoint_embedder(&server, "embed-500-once");
+    let v = flaky.embed(&["find a hotel".to_string()]).unwrap();
+    assert_eq!(v, vec![common::llm_server::bag_of_words("find a hotel")]);
+    assert_eq!(embedded_inputs(&server).len(), 2);
+
+    // Always 500: one error naming the URL, after retries + 1 = 3 attempts.
+    let broken = endpoint_embedder(&server, "embed-500");
+    let err = format!(
+        "{:#}",
+        broken.embed(&["find a hotel".to_string()]).unwrap_err()
+    );
+    let url = format!("{}/embeddings", server.base_url());
+    assert!(
+        err.contains(&url) && err.contains("HTTP 500") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(embedded_inputs(&server).len(), 2 + 3);
+
+    // Not transient (a 404: no such model): one attempt, no retry.
+    let unknown = endpoint_embedder(&server, "embed-unknown");
+    let err = format!(
+        "{:#}",
+        unknown.embed(&["find a hotel".to_string()]).unwrap_err()
+    );
+    assert!(
+        err.contains("HTTP 404") && !err.contains("attempts"),
+        "{err}"
+    );
+    assert_eq!(embedded_inputs(&server).len(), 2 + 3 + 1);
+}
+
+#[test]
 fn asked_for_but_not_there_is_one_clear_error() {
     let home = tempfile::tempdir().unwrap();
     let out = ctx(home.path())

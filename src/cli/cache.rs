@@ -25,7 +25,8 @@ pub enum What {
         #[arg(long, value_name = "A:B", value_parser = parse_range)]
         lines: Option<(usize, usize)>,
     },
-    /// Remove entries older than a duration.
+    /// Remove entries older than a duration, and the semantic layer's sentence vectors not
+    /// used within it.
     Gc {
         #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = older_than)]
         older_than: std::time::Duration,
@@ -76,19 +77,23 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             let mut cache = cache;
             let done = cache.gc(older_than)?;
             let (entries, bytes) = cache.stats()?;
+            let vectors = cache.vector_total()?;
             if json {
                 return print_json(&serde_json::json!({
                     "removed": done.removed,
                     "entries": entries,
                     "bytes": bytes,
+                    "vectors_removed": done.vectors_removed,
+                    "vectors": vectors,
                     "file_bytes_before": done.file_bytes_before,
                     "file_bytes_after": done.file_bytes_after,
                     "bytes_freed": done.bytes_freed(),
                 }));
             }
             emit(&format!(
-                "removed {}; {entries} entries ({bytes} bytes) remain in {}; the file went from {} to {} bytes ({} freed)\n",
+                "removed {} entries and {} sentence vectors; {entries} entries ({bytes} bytes) and {vectors} vectors remain in {}; the file went from {} to {} bytes ({} freed)\n",
                 done.removed,
+                done.vectors_removed,
                 cache.path().display(),
                 done.file_bytes_before,
                 done.file_bytes_after,

@@ -2,8 +2,10 @@
 //! [`Embedder`]: the provider's base URL, key variable and timeouts from the workspace config,
 //! as chat calls use them. The key goes into one sensitive header; every text received is
 //! redacted of it. A request carries at most [`BATCH`](super::BATCH) texts of at most
-//! `MAX_SENTENCE_BYTES` each; a reply over `max_reply_bytes` is refused. No retries: a failed
-//! call is one error naming the endpoint, and nothing of it is kept.
+//! `MAX_SENTENCE_BYTES` each; a reply over `max_reply_bytes` is refused. A transient failure
+//! (no connection, a timeout, 429, a 5xx, a reply cut off) is tried again under the chat
+//! client's policy ([`Retries`]: `llm.retries`, the backoff, `retry_max_wait`); a call that
+//! still fails is one error naming the endpoint and the attempts, and nothing of it is kept.
 
 use std::time::Duration;
 
@@ -12,8 +14,35 @@ use serde_json::Value;
 use super::Embedder;
 use crate::core::rank::MAX_SENTENCE_BYTES;
 use crate::core::text::clip;
+use crate::llm::client::{Retries, retry_after, transient_status};
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
+
+/// One failed request: what went wrong, and whether another try may go better (with the
+/// wait the endpoint asked for, if it said).
+struct Failed {
+    error: anyhow::Error,
+    transient: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Failed {
+    fn last(error: anyhow::Error) -> Failed {
+        Failed {
+            error,
+            transient: false,
+            retry_after: None,
+        }
+    }
+
+    fn transient(error: anyhow::Error, retry_after: Option<Duration>) -> Failed {
+        Failed {
+            error,
+            transient: true,
+            retry_after,
+        }
+    }
+}
 
 /// The longest vector accepted: larger models give 4,096 dimensions; a reply with more is
 /// not a sentence embedding.
@@ -45,62 +74,114 @@ impl EndpointEmbedder {
         &self.url
     }
 
-    async fn call(&self, texts: &[String], redactor: &Redactor) -> anyhow::Result<Vec<Vec<f32>>> {
+    /// One batch, retried as every call to an endpoint is; the error after the last attempt
+    /// says how many were made.
+    async fn call_retrying(
+        &self,
+        client: &reqwest::Client,
+        texts: &[String],
+        redactor: &Redactor,
+    ) -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut retries = Retries::new(&self.endpoint.settings);
+        loop {
+            let attempt = retries.attempt();
+            let failed = match self.call(client, texts, redactor).await {
+                Ok(vectors) => return Ok(vectors),
+                Err(f) => f,
+            };
+            let wait = failed
+                .transient
+                .then(|| retries.wait_after(failed.retry_after))
+                .flatten();
+            let Some(wait) = wait else {
+                return Err(if attempt > 1 {
+                    failed.error.context(format!("after {attempt} attempts"))
+                } else {
+                    failed.error
+                });
+            };
+            tracing::warn!(
+                attempt,
+                wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                "retrying: {:#}",
+                failed.error
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn call(
+        &self,
+        client: &reqwest::Client,
+        texts: &[String],
+        redactor: &Redactor,
+    ) -> Result<Vec<Vec<f32>>, Failed> {
         let s = &self.endpoint.settings;
         let where_ = format!("{} ({})", redactor.text(&self.url), self.endpoint.provider);
-        let client = reqwest::Client::builder()
-            .connect_timeout(s.connect_timeout)
-            .timeout(s.timeout)
-            .build()
-            .map_err(|e| anyhow::anyhow!("building the HTTP client: {e}"))?;
         let input: Vec<&str> = texts.iter().map(|t| bounded(t)).collect();
         let body = serde_json::json!({
             "model": self.endpoint.upstream_model,
             "input": input,
         });
         let mut request = client.post(&self.url).json(&body);
-        if let Some(k) = self.endpoint.key()? {
-            let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {k}"))
-                .map_err(|_| anyhow::anyhow!("{where_}: the key is not a valid header value"))?;
+        if let Some(k) = self.endpoint.key().map_err(Failed::last)? {
+            let mut v =
+                reqwest::header::HeaderValue::from_str(&format!("Bearer {k}")).map_err(|_| {
+                    Failed::last(anyhow::anyhow!(
+                        "{where_}: the key is not a valid header value"
+                    ))
+                })?;
             v.set_sensitive(true);
             request = request.header(reqwest::header::AUTHORIZATION, v);
         }
         let fail =
             |what: String| anyhow::anyhow!("embeddings from {where_}: {}", redactor.text(&what));
-        let mut response = request
-            .send()
-            .await
-            .map_err(|e| fail(describe(&e, s.timeout)))?;
+        let mut response = request.send().await.map_err(|e| {
+            let error = fail(describe(&e, s.timeout));
+            if e.is_connect() || e.is_timeout() {
+                Failed::transient(error, None)
+            } else {
+                Failed::last(error)
+            }
+        })?;
         let status = response.status();
+        let retry_after = retry_after(response.headers());
         let mut bytes: Vec<u8> = Vec::new();
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
                     if bytes.len() + chunk.len() > s.max_reply_bytes {
-                        return Err(fail(format!(
+                        return Err(Failed::last(fail(format!(
                             "the reply is larger than max_reply_bytes ({})",
                             s.max_reply_bytes
-                        )));
+                        ))));
                     }
                     bytes.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
-                Err(e) => return Err(fail(describe(&e, s.timeout))),
+                Err(e) => {
+                    return Err(Failed::transient(fail(describe(&e, s.timeout)), None));
+                }
             }
         }
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
-            return Err(fail(format!(
+            let error = fail(format!(
                 "HTTP {}: {}",
                 status.as_u16(),
                 clip(text.trim(), 300)
-            )));
+            ));
+            return Err(if transient_status(status) {
+                Failed::transient(error, retry_after)
+            } else {
+                Failed::last(error)
+            });
         }
         parse_reply(&text, texts.len()).map_err(|why| {
-            fail(format!(
+            Failed::last(fail(format!(
                 "the reply is not an embeddings answer ({why}): {}",
                 clip(text.trim(), 200)
-            ))
+            )))
         })
     }
 }
@@ -191,9 +272,15 @@ impl Embedder for EndpointEmbedder {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()?;
+                    let s = &self.endpoint.settings;
+                    let client = reqwest::Client::builder()
+                        .connect_timeout(s.connect_timeout)
+                        .timeout(s.timeout)
+                        .build()
+                        .map_err(|e| anyhow::anyhow!("building the HTTP client: {e}"))?;
                     let mut out = Vec::with_capacity(texts.len());
                     for batch in texts.chunks(super::BATCH) {
-                        out.extend(rt.block_on(self.call(batch, &redactor))?);
+                        out.extend(rt.block_on(self.call_retrying(&client, batch, &redactor))?);
                     }
                     Ok(out)
                 })

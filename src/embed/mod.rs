@@ -120,8 +120,18 @@ pub fn embed_cached(
     texts: &[String],
 ) -> anyhow::Result<(Vec<Vec<f32>>, usize)> {
     let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
-    let mut kept = match cache.as_deref() {
-        Some(c) => c.vectors(embedder.id(), &hashes)?,
+    let mut cache = cache;
+    let mut kept = match cache.as_deref_mut() {
+        Some(c) => {
+            let kept = c.vectors(embedder.id(), &hashes)?;
+            let used: Vec<String> = kept.keys().cloned().collect();
+            // Marked used so `cache gc` keeps them; a cache that cannot be written (read
+            // only) still serves what it holds.
+            if let Err(e) = c.touch_vectors(embedder.id(), &used) {
+                tracing::warn!("the kept vectors' last use is not recorded: {e:#}");
+            }
+            kept
+        }
         None => Default::default(),
     };
     // Each missing text once, in order.

@@ -180,7 +180,7 @@ fn describe(e: &reqwest::Error) -> String {
 
 /// `retry-after` in seconds (HTTP dates are not honoured: the backoff applies). A number
 /// too large for a `Duration` reads as the longest one, which no retry waits for.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
     let secs = v
         .trim()
@@ -200,6 +200,53 @@ pub fn retry_wait(s: &ClientSettings, retry: u32, retry_after: Option<Duration>)
             .unwrap_or(Duration::MAX)
     };
     retry_after.unwrap_or_else(backoff).min(s.retry_max_wait)
+}
+
+/// How many tries one call to an endpoint gets and how long it waits between them: one
+/// policy for every call that goes out (chat completions, embeddings) — at most
+/// `llm.retries` retries, each after [`retry_wait`], and no retry when the endpoint asks
+/// for a wait longer than `retry_max_wait`.
+#[derive(Debug)]
+pub struct Retries<'s> {
+    settings: &'s ClientSettings,
+    attempts: u32,
+}
+
+impl<'s> Retries<'s> {
+    pub fn new(settings: &'s ClientSettings) -> Retries<'s> {
+        Retries {
+            settings,
+            attempts: 0,
+        }
+    }
+
+    /// Counts the next attempt and gives its number (1 for the first).
+    pub fn attempt(&mut self) -> u32 {
+        self.attempts = self.attempts.saturating_add(1);
+        self.attempts
+    }
+
+    /// Attempts made so far.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// After the current attempt failed in a way worth another try: the wait before the
+    /// next, or `None` when the retries are spent or the endpoint's retry-after is longer
+    /// than `retry_max_wait`.
+    pub fn wait_after(&self, retry_after: Option<Duration>) -> Option<Duration> {
+        if self.attempts > self.settings.retries
+            || retry_after.is_some_and(|w| w > self.settings.retry_max_wait)
+        {
+            return None;
+        }
+        Some(retry_wait(self.settings, self.attempts, retry_after))
+    }
+}
+
+/// An HTTP status worth another try: 429 (rate limited) and every 5xx.
+pub fn transient_status(status: reqwest::StatusCode) -> bool {
+    status.as_u16() == 429 || status.is_server_error()
 }
 
 /// `n` bytes, in the largest unit that divides it.
@@ -329,11 +376,11 @@ pub async fn send(
         tracing::debug!(body = %redactor.text(&text), "request body");
     }
     let started = std::time::Instant::now();
-    let mut attempts: u32 = 0;
+    let mut retries = Retries::new(s);
     let mut status = None;
     let mut request_id = None;
     let answer = loop {
-        attempts = attempts.saturating_add(1);
+        let attempts = retries.attempt();
         progress(Progress::Sending { attempt: attempts });
         let attempt = tokio::select! {
             a = attempt(&client, endpoint, key.as_deref(), &redactor, &body, &mut request_id, progress) => a,
@@ -351,10 +398,9 @@ pub async fn send(
                 last,
             } => {
                 status = st.or(status);
-                if attempts > s.retries {
+                let Some(wait) = retries.wait_after(retry_after) else {
                     break last;
-                }
-                let wait = retry_wait(s, attempts, retry_after);
+                };
                 tracing::warn!(
                     attempt = attempts,
                     wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
@@ -376,6 +422,7 @@ pub async fn send(
     if let Some(id) = &mut request_id {
         redactor.in_place(id);
     }
+    let attempts = retries.attempts();
     let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::info!(
         status,
@@ -471,8 +518,7 @@ async fn attempt(
         };
         let detail = format!("HTTP {status}{after}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
-        let retryable = status.as_u16() == 429 || status.is_server_error();
-        if !retryable {
+        if !transient_status(status) {
             return Attempt::Done(answer, code);
         }
         if wait_for.is_some_and(|w| w > s.retry_max_wait) {

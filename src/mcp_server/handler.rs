@@ -19,11 +19,13 @@ use crate::core::budget::Tier;
 use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
-use crate::core::rank::{Confidence, Explanation, RankIndex};
+use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT, fuse};
 use crate::core::time::{format_timestamp, parse_timestamp};
+use crate::embed::{Semantic, SemanticSpec, open_embedder};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
-use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan, plan_and_keep};
+use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
+use crate::store::cache::OutputCache;
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
@@ -54,6 +56,9 @@ pub struct State {
     prior: Mutex<Option<(PriorKey, HistoryRanking)>>,
     /// The followed plans' steps and what they were read from (see [`past_steps`]).
     past_steps: Mutex<Option<(PriorKey, Arc<PastStepsIndex>)>>,
+    /// The semantic layer over the workspace's catalog, once built (see
+    /// [`State::semantic`]).
+    semantic: Mutex<Option<Arc<Semantic>>>,
 }
 
 /// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
@@ -69,7 +74,48 @@ impl State {
             read_only,
             prior: Mutex::new(None),
             past_steps: Mutex::new(None),
+            semantic: Mutex::new(None),
         }
+    }
+
+    /// The semantic layer over the workspace's catalog when `[rank] semantic` in its
+    /// config.toml names an embedder (as `ctxconsole preview` reads it: the key alone turns
+    /// it on), built once and kept; `None` when the key is not set. Held while building: a
+    /// second caller waits for this one. An embedder that fails is an error naming what
+    /// and where, and the next call tries again. Vectors are kept in the workspace's
+    /// cache.sqlite unless the server is read-only.
+    pub fn semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
+        let mut kept = self.semantic.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(layer) = kept.as_ref() {
+            return Ok(Some(Arc::clone(layer)));
+        }
+        let config = self.ws.config()?;
+        let origin = self.ws.config_origin();
+        let Some(text) = &config.rank.semantic else {
+            return Ok(None);
+        };
+        let spec = SemanticSpec::parse(text, &format!("{origin}: rank.semantic"))?;
+        let embedder = open_embedder(&spec, &config, &origin)?;
+        let mut cache = if self.read_only {
+            None
+        } else {
+            Some(OutputCache::open_in(&self.ws.dir)?)
+        };
+        let layer = Arc::new(Semantic::for_catalog(
+            embedder,
+            self.ws.catalog.guide(),
+            cache.as_mut(),
+        )?);
+        if layer.embedded_now > 0 {
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole mcp: semantic layer: embedded {} of {} catalog entries with {}",
+                layer.embedded_now,
+                self.ws.catalog.len(),
+                layer.embedder_id()
+            ));
+        }
+        *kept = Some(Arc::clone(&layer));
+        Ok(Some(layer))
     }
 }
 
@@ -264,6 +310,8 @@ struct GivenCatalog {
     index: Arc<RankIndex>,
     origin: CatalogOrigin,
     warnings: Vec<String>,
+    /// Given as the `catalog` argument (not the workspace's).
+    is_argument: bool,
 }
 
 fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCatalog, ErrorData> {
@@ -273,6 +321,7 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
             index: Arc::clone(&ws.index),
             origin: ws.catalog_origin.clone(),
             warnings: Vec::new(),
+            is_argument: false,
         });
     };
     let imported = parse_catalog(text, "catalog")
@@ -285,7 +334,14 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
             format: imported.format.to_string(),
         },
         warnings: imported.warnings,
+        is_argument: true,
     })
+}
+
+/// The semantic layer is configured but could not rank: the error names the embedder and
+/// where it is configured (as `preview` exits with it).
+fn semantic_failed(e: anyhow::Error) -> ErrorData {
+    ErrorData::internal_error(format!("{e:#}"), None)
 }
 
 /// The history's part in ranking, as `preview` builds it (the prior, and the workspace
@@ -369,6 +425,8 @@ struct RankAnswer<'a> {
     terms: &'a [String],
     confidence: Confidence,
     history_prior: bool,
+    /// The semantic layer took part (`[rank] semantic` set, the workspace's catalog).
+    semantic_layer: bool,
     /// Entries with a positive score, best first, at most `k`.
     ranked: Vec<Explanation>,
 }
@@ -412,6 +470,7 @@ impl State {
             h.apply(&mut ctx);
         }
         ctx.past_steps = past_steps(self, no_history || no_prior);
+        ctx.semantic = self.semantic().map_err(semantic_failed)?;
         let effective = effective_row(&ctx.budgets, model, tier);
         let ask = Ask {
             attachments: &attachments,
@@ -433,8 +492,14 @@ impl State {
         let mut ctx = self.ws.preview_context(false);
         ctx.catalog = Arc::clone(&given.catalog);
         ctx.index = Arc::clone(&given.index);
+        // The semantic layer ranks the workspace's catalog, as `compact --prompt` does; a
+        // catalog given as an argument is ranked lexically.
+        if !prompt.trim().is_empty() && !given.is_argument {
+            ctx.semantic = self.semantic().map_err(semantic_failed)?;
+        }
         let effective = effective_row(&ctx.budgets, model, tier);
-        let planned = plan(&ctx, &Ask::new(&effective, prompt));
+        let planned =
+            plan_and_keep(&ctx, &Ask::new(&effective, prompt)).map_err(semantic_failed)?;
         let report = CompactReport::of(&planned, &given.origin).map_err(internal)?;
         to_json(&CompactAnswer {
             report,
@@ -457,8 +522,28 @@ impl State {
             (Some(h), None) => &h.index,
             _ => &given.index,
         };
-        // Only the first k are shown and explained: select them, never sort the rest.
-        let ranking = index.rank_top(opening(query, CLASSIFY_MAX_BYTES), prior.as_deref(), k);
+        // The semantic layer ranks the workspace's catalog as `preview` does: the whole
+        // lexical ranking fused with each entry's similarity. Otherwise only the first k
+        // are shown and explained: select them, never sort the rest.
+        let asked = opening(query, CLASSIFY_MAX_BYTES);
+        let semantic = if given.is_argument {
+            None
+        } else {
+            self.semantic().map_err(semantic_failed)?
+        };
+        let ranking = match &semantic {
+            Some(layer) => {
+                let similarity = layer.similarities(asked).map_err(semantic_failed)?;
+                let mut fused = fuse(
+                    index.rank(asked, prior.as_deref()),
+                    &similarity,
+                    SEMANTIC_WEIGHT,
+                );
+                fused.order.truncate(k);
+                fused
+            }
+            None => index.rank_top(asked, prior.as_deref(), k),
+        };
         let top: Vec<usize> = ranking
             .order
             .iter()
@@ -471,6 +556,7 @@ impl State {
             terms: &ranking.terms,
             confidence: ranking.confidence,
             history_prior: prior.is_some(),
+            semantic_layer: semantic.is_some(),
             ranked: index.explain_top(&ranking, &top, prior.as_deref()),
         })
     }

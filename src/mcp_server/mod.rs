@@ -100,6 +100,16 @@ pub fn run(
     // first read; a new one is seeded, as for every command.
     let store = ws.open_history(&store)?.path().to_path_buf();
     let state = Arc::new(State::new(ws, store, args.read_only));
+    // The semantic layer (when configured) is built now, beside the handshake: opening a
+    // local model and embedding a catalog the first time can take a minute, which the
+    // first call to rank would otherwise wait for. A failure is said here and again by
+    // every call that needs the layer.
+    let warm = Arc::clone(&state);
+    std::thread::spawn(move || {
+        if let Err(e) = warm.semantic() {
+            crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {e:#}"));
+        }
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

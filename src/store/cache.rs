@@ -34,6 +34,7 @@ const SCHEMA: Schema = Schema {
          CREATE INDEX cache_created ON cache(created_at);",
         MIGRATION_2,
         MIGRATION_3,
+        MIGRATION_4,
     ],
 };
 
@@ -79,6 +80,14 @@ CREATE TABLE vectors (
 ) WITHOUT ROWID;
 ";
 
+/// When each vector was last read or written, so `cache gc` collects the vectors no catalog
+/// has used lately; a vector kept before this migration counts as used when it was made.
+const MIGRATION_4: &str = "
+ALTER TABLE vectors ADD COLUMN used_at INTEGER NOT NULL DEFAULT 0;
+UPDATE vectors SET used_at = created_at;
+CREATE INDEX vectors_used ON vectors(used_at);
+";
+
 /// The key a text's vector is kept under (with the embedder's id).
 pub fn text_hash(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
@@ -114,6 +123,8 @@ pub struct Stored {
 pub struct Collected {
     /// Entries removed.
     pub removed: usize,
+    /// Sentence vectors removed: those not used within the age.
+    pub vectors_removed: usize,
     /// The file (with its write-ahead log) before and after, in bytes.
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
@@ -330,8 +341,8 @@ impl OutputCache {
         Ok(self.get(cache_ref)?.map(|t| line_range(&t, a, b)))
     }
 
-    /// Remove entries older than `max_age`, then the chunks no entry uses, and give the
-    /// space back to the file system (VACUUM, then the write-ahead log checkpointed and
+    /// Remove entries older than `max_age`, then the chunks no entry uses and the sentence
+    /// vectors not used within `max_age`, and give the space back to the file system (VACUUM, then the write-ahead log checkpointed and
     /// truncated). Reports the file's size before and after.
     pub fn gc(&mut self, max_age: Duration) -> anyhow::Result<Collected> {
         sqlite::ensure_writable(
@@ -357,15 +368,18 @@ impl OutputCache {
             "DELETE FROM chunks WHERE id NOT IN (SELECT chunk FROM entry_chunks)",
             [],
         )?;
+        let vectors_removed =
+            tx.execute("DELETE FROM vectors WHERE used_at < ?1", params![cutoff])?;
         tx.commit()
             .with_context(|| format!("{name}: collecting old entries"))?;
-        if removed > 0 || chunks_removed > 0 {
+        if removed > 0 || chunks_removed > 0 || vectors_removed > 0 {
             self.conn
                 .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
                 .with_context(|| format!("{name}: giving the space back (VACUUM)"))?;
         }
         Ok(Collected {
             removed,
+            vectors_removed,
             file_bytes_before,
             file_bytes_after: on_disk(&self.path),
         })
@@ -403,6 +417,29 @@ impl OutputCache {
         Ok(out)
     }
 
+    /// Mark the kept vectors of these texts as used now, so `cache gc` keeps what catalogs
+    /// still read; in one transaction, writing only rows not already marked now.
+    pub fn touch_vectors(&mut self, embedder: &str, hashes: &[String]) -> anyhow::Result<()> {
+        if hashes.is_empty() {
+            return Ok(());
+        }
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "marking vectors used")?;
+        let now = now_secs();
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE vectors SET used_at = ?3
+                 WHERE embedder = ?1 AND text_hash = ?2 AND used_at < ?3",
+            )?;
+            for h in hashes {
+                stmt.execute(params![embedder, h, now])?;
+            }
+        }
+        tx.commit()
+            .with_context(|| format!("{}: marking vectors used", self.path.display()))?;
+        Ok(())
+    }
+
     /// Keep vectors `embedder` made, by [`text_hash`], in one transaction.
     pub fn keep_vectors(
         &mut self,
@@ -417,8 +454,8 @@ impl OutputCache {
         let tx = self.conn.transaction()?;
         {
             let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO vectors(embedder, text_hash, created_at, dims, vector)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR REPLACE INTO vectors(embedder, text_hash, created_at, dims, vector, used_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?3)",
             )?;
             for (h, v) in rows {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -437,6 +474,14 @@ impl OutputCache {
             params![embedder],
             |r| r.get(0),
         )?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Sentence vectors kept, of every embedder.
+    pub fn vector_total(&self) -> anyhow::Result<usize> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM vectors", [], |r| r.get(0))?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
@@ -657,6 +702,77 @@ mod tests {
             err.contains(&path.display().to_string()) && err.contains(&r),
             "{err}"
         );
+    }
+
+    #[test]
+    fn gc_collects_vectors_unused_within_the_age_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CACHE_FILE);
+        // A cache from before vectors had a last use: its rows survive the migration,
+        // counted as used when they were made.
+        let v3 = Schema {
+            migrations: &SCHEMA.migrations[..3],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &v3).unwrap();
+        let (old, read_again, fresh) = (
+            text_hash("old"),
+            text_hash("read again"),
+            text_hash("fresh"),
+        );
+        for h in [&old, &read_again] {
+            conn.execute(
+                "INSERT INTO vectors VALUES ('m', ?1, 5, 1, X'0000803f')",
+                params![h],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        let mut cache = OutputCache::open(&path).unwrap();
+        let used: i64 = cache
+            .conn
+            .query_row(
+                "SELECT used_at FROM vectors WHERE text_hash = ?1",
+                [&old],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(used, 5);
+        assert_eq!(cache.vector_total().unwrap(), 2);
+        // One made now, one read now (its use recorded), an old paste and a new one.
+        cache
+            .keep_vectors("m", &[(fresh.clone(), vec![2.0])])
+            .unwrap();
+        cache
+            .touch_vectors("m", std::slice::from_ref(&read_again))
+            .unwrap();
+        let old_paste = cache.store("an old paste\n").unwrap().cache_ref;
+        cache
+            .conn
+            .execute(
+                "UPDATE entries SET created_at = 5 WHERE ref = ?1",
+                [&old_paste],
+            )
+            .unwrap();
+        let new_paste = cache.store("a new paste\n").unwrap().cache_ref;
+
+        let done = cache.gc(Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!((done.removed, done.vectors_removed), (1, 1));
+        let left = cache
+            .vectors("m", &[old.clone(), read_again.clone(), fresh.clone()])
+            .unwrap();
+        assert!(!left.contains_key(&old));
+        assert_eq!(left[&read_again], vec![1.0]);
+        assert_eq!(left[&fresh], vec![2.0]);
+        assert_eq!(cache.get(&old_paste).unwrap(), None);
+        assert_eq!(
+            cache.get(&new_paste).unwrap().as_deref(),
+            Some("a new paste\n")
+        );
+        // Again: nothing more is old enough.
+        let again = cache.gc(Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!((again.removed, again.vectors_removed), (0, 0));
+        assert_eq!(cache.vector_total().unwrap(), 2);
     }
 
     #[test]

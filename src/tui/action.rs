@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::core::request::Attachment;
 use crate::store::view::HistoryAnswer;
 use crate::tui::panes::history::ReplayResult;
+use crate::tui::semantic::SemanticStatus;
 use crate::tui::send::SendOutcome;
 use crate::tui::snapshot::RequestSnapshot;
 
@@ -118,6 +119,9 @@ pub enum Action {
     /// A send finished (or could not run, with the message).
     #[serde(skip)]
     Sent(u64, Result<Done<SendOutcome>, String>),
+    /// The semantic layer's state changed (embedding, ready, failed).
+    #[serde(skip)]
+    SemanticLayer(SemanticStatus),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -189,7 +193,8 @@ impl Action {
             | Action::ReplayProgress(..)
             | Action::Replayed(..)
             | Action::SendProgress(..)
-            | Action::Sent(..) => "",
+            | Action::Sent(..)
+            | Action::SemanticLayer(_) => "",
         }
     }
 }

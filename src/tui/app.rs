@@ -15,6 +15,7 @@ use crate::tui::panes::help::{self, HelpModal};
 use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
+use crate::tui::semantic::SemanticStatus;
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 
@@ -82,6 +83,8 @@ pub struct State {
     /// The A/B arms sent beside `compacted` (one of `send::AB_CHOICES`).
     pub ab: &'static [Arm],
     pub send: SendView,
+    /// The semantic layer: off, embedding, on, or failed (said on the status line).
+    pub semantic: SemanticStatus,
 }
 
 impl State {
@@ -110,6 +113,7 @@ impl State {
             catalog: Default::default(),
             ab: AB_CHOICES[0],
             send: SendView::default(),
+            semantic: SemanticStatus::Off,
         }
     }
 
@@ -342,6 +346,12 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Sent(request, result) => {
             state.send.finished(request, result.map(|Done(o)| o));
             return Vec::new();
+        }
+        Action::SemanticLayer(status) => {
+            let ready = matches!(status, SemanticStatus::On { .. });
+            state.semantic = status;
+            // The request on screen was ranked lexically: plan it again with the layer.
+            return if ready { state.replan() } else { Vec::new() };
         }
         Action::PreviewDue(version) => {
             return if version == state.prompt.version {
@@ -618,6 +628,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::OpenSent
         | Action::SendProgress(..)
         | Action::Sent(..)
+        | Action::SemanticLayer(_)
         | Action::Open => {}
     }
     Vec::new()

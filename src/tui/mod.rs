@@ -7,6 +7,7 @@ pub mod attach;
 pub mod keymap;
 pub mod panes;
 pub mod request_id;
+pub mod semantic;
 pub mod send;
 pub mod snapshot;
 pub mod terminal;
@@ -21,6 +22,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::core::budget::Tokenizer;
+use crate::embed::Semantic;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
 use crate::live::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
@@ -31,6 +33,7 @@ use crate::tui::action::{Action, Done};
 use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
+use crate::tui::semantic::{SemanticJob, SemanticStatus};
 use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
 use crate::tui::snapshot::plan_snapshot;
 use crate::tui::theme::{Theme, no_color};
@@ -439,6 +442,8 @@ enum Input {
     Keys(Vec<KeyEvent>),
     Mouse(event::MouseEvent),
     Action(Action),
+    /// The semantic layer, built off the UI thread, or why it could not be.
+    Semantic(Result<Arc<Semantic>, String>),
 }
 
 /// What the terminal sent next, as input: key presses that arrive within
@@ -532,6 +537,51 @@ pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (Eff
     (ctx, state)
 }
 
+/// The semantic layer the workspace's config asks for, as a job to run off the UI thread;
+/// the state says what is happening (embedding, or the config's error). `None`: nothing to
+/// run (off, or a spec that cannot be read).
+pub fn start_semantic(ws: &Workspace, state: &mut State) -> Option<SemanticJob> {
+    match SemanticJob::for_workspace(ws) {
+        Ok(Some(job)) => {
+            state.semantic = job.status();
+            Some(job)
+        }
+        Ok(None) => None,
+        Err(why) => {
+            state.semantic = SemanticStatus::Failed(why);
+            None
+        }
+    }
+}
+
+/// The semantic layer's job came back: with a layer, every request from now on is ranked
+/// with it and the current one is planned again; with an error, the status line says it
+/// and the console goes on lexically.
+pub fn semantic_ready(
+    ctx: &mut EffectContext,
+    state: &mut State,
+    result: Result<Arc<Semantic>, String>,
+) -> Vec<Effect> {
+    let status = match result {
+        Ok(layer) => {
+            // Named as configured (`endpoint:MODEL`), as it was while embedding.
+            let embedder = match &state.semantic {
+                SemanticStatus::Embedding { embedder, .. } => embedder.clone(),
+                _ => layer.embedder_id().to_string(),
+            };
+            let status = SemanticStatus::On {
+                embedder,
+                embedded_now: layer.embedded_now,
+                entries: layer.entries().len(),
+            };
+            ctx.preview.semantic = Some(layer);
+            status
+        }
+        Err(why) => SemanticStatus::Failed(why),
+    };
+    update(state, Action::SemanticLayer(status))
+}
+
 async fn event_loop(
     ws: Workspace,
     store: StoreChoice,
@@ -564,8 +614,15 @@ async fn event_loop(
     });
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
-    let (ctx, mut state) = start(&ws, &store, true);
+    let (mut ctx, mut state) = start(&ws, &store, true);
     state.help = panes::help::HelpModal::new(&keymap);
+    if let Some(job) = start_semantic(&ws, &mut state) {
+        // Opening a local model and embedding a catalog the first time can take a minute.
+        let semantic_tx = tx.clone();
+        std::thread::spawn(move || {
+            let _ = semantic_tx.send(Input::Semantic(job.run()));
+        });
+    }
     spawn_effects(state.replan(), &ctx, &tx);
     loop {
         // Notices from effects (the cache created, or found readable by others).
@@ -591,6 +648,7 @@ async fn event_loop(
                     effects
                 }
                 Input::Action(a) => update(&mut state, a),
+                Input::Semantic(result) => semantic_ready(&mut ctx, &mut state, result),
             };
             spawn_effects(effects, &ctx, &tx);
         }

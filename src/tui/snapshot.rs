@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::core::budget::EffectiveRow;
 use crate::core::chart::{WindowBar, window_bar};
 use crate::core::request::Attachment;
-use crate::preview::{Ask, PlannedRequest, PreviewContext, plan, plan_and_keep};
+use crate::preview::{Ask, PlannedRequest, PreviewContext, plan_resilient};
 
 /// What one request is planned from: the console's inputs at one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,10 @@ pub struct RequestSnapshot {
     /// The briefed parts could not be kept in the output cache (the request is still the
     /// one that would be sent; its refs just do not resolve yet).
     pub cache_error: Option<String>,
+    /// The semantic layer ranked this request: its embedder's id.
+    pub semantic: Option<String>,
+    /// The layer is on but could not embed this question (it was ranked lexically): why.
+    pub semantic_error: Option<String>,
 }
 
 /// Plan the request for `inputs` through the same service `ctxconsole preview` uses, its
@@ -36,14 +40,12 @@ pub fn plan_snapshot(ctx: &PreviewContext, inputs: &RequestInputs) -> RequestSna
         attachments: &inputs.attachments,
         ..Ask::new(&inputs.effective, &inputs.instruction)
     };
-    let (planned, cache_error) = match plan_and_keep(ctx, &ask) {
-        Ok(p) => (p, None),
-        // Only keeping the briefed text failed: the request itself is pure.
-        Err(e) => (plan(ctx, &ask), Some(format!("{e:#}"))),
-    };
+    let r = plan_resilient(ctx, &ask);
     RequestSnapshot {
-        window: window_bar(&planned),
-        planned,
-        cache_error,
+        window: window_bar(&r.planned),
+        planned: r.planned,
+        cache_error: r.cache_error,
+        semantic: r.semantic,
+        semantic_error: r.semantic_error,
     }
 }

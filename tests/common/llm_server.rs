@@ -234,9 +234,23 @@ pub fn bag_of_words(text: &str) -> Vec<f32> {
 
 /// `POST /v1/embeddings`: the model names the scenario — `embed-ok` answers with
 /// [`bag_of_words`] vectors, `embed-500` with a server error, `embed-garbage` with a page
-/// that is not JSON, `embed-short` with one vector too few, `embed-hang` not at all.
-fn serve_embeddings(stream: &mut TcpStream, body: &Value) -> std::io::Result<()> {
-    let model = body["model"].as_str().unwrap_or("");
+/// that is not JSON, `embed-short` with one vector too few, `embed-hang` not at all;
+/// `embed-500-once` with a server error to its first request and as `embed-ok` after.
+fn serve_embeddings(
+    stream: &mut TcpStream,
+    body: &Value,
+    seen: &Mutex<HashMap<String, usize>>,
+) -> std::io::Result<()> {
+    let mut model = body["model"].as_str().unwrap_or("");
+    if model == "embed-500-once" {
+        let n = {
+            let mut s = seen.lock().unwrap();
+            let c = s.entry(model.to_string()).or_default();
+            *c += 1;
+            *c
+        };
+        model = if n == 1 { "embed-500" } else { "embed-ok" };
+    }
     let inputs: Vec<&str> = match &body["input"] {
         Value::String(s) => vec![s.as_str()],
         Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
@@ -303,7 +317,7 @@ fn serve(
                 body: body.clone(),
             });
         }
-        return serve_embeddings(&mut stream, &body);
+        return serve_embeddings(&mut stream, &body, seen);
     }
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let filter_pass = system.contains("Pick the ids");

@@ -443,8 +443,17 @@ pub fn draw_preview(
             theme.error,
         ));
     }
+    if let Some(e) = snapshot.and_then(|r| r.semantic_error.as_deref()) {
+        lines.push(Line::styled(
+            clip(&format!("semantic layer: {e}; ranked lexically"), width),
+            theme.error,
+        ));
+    }
     match snapshot.map(|r| &r.planned) {
-        Some(p) if p.asked => lines.extend(preview_lines(p, width, theme)),
+        Some(p) if p.asked => {
+            let semantic = snapshot.and_then(|r| r.semantic.as_deref());
+            lines.extend(preview_lines(p, semantic, width, theme));
+        }
         _ => lines.push(Line::styled(
             "Planner categories, the ranked catalog, the gate decision and the request appear here.",
             theme.muted,
@@ -490,7 +499,13 @@ fn section<'a>(title: &str, theme: &Theme) -> Line<'a> {
     Line::styled(title.to_string(), theme.accent)
 }
 
-pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+/// `semantic`: the embedder that ranked the request with the semantic layer, if one did.
+pub fn preview_lines<'a>(
+    p: &Preview,
+    semantic: Option<&str>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     let pl = &p.planner;
     out.push(section("PLANNER", theme));
@@ -534,10 +549,15 @@ pub fn preview_lines<'a>(p: &Preview, width: usize, theme: &Theme) -> Vec<Line<'
     let r = &p.ranking;
     out.push(section(
         &format!(
-            "RANKING · confidence {:.2}{}",
+            "RANKING · confidence {:.2}{}{}",
             r.confidence.value,
             if r.escalate {
                 " · filter would escalate"
+            } else {
+                ""
+            },
+            if semantic.is_some() {
+                " · semantic layer on"
             } else {
                 ""
             }

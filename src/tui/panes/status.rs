@@ -10,6 +10,7 @@ use crate::tui::action::Action;
 use crate::tui::app::{Pane, State};
 use crate::tui::keymap::Keymap;
 use crate::tui::panes::shown;
+use crate::tui::semantic::SemanticStatus;
 use crate::tui::theme::Theme;
 
 /// `key label` for each action the keymap still binds; unbound actions are left out, so
@@ -125,7 +126,19 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
 
 /// The status line: the hint, then the first note (outside text: shown).
 pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap, theme: &Theme) {
-    let mut spans = vec![Span::styled(status_hint(state, keymap), theme.muted)];
+    let mut spans = Vec::new();
+    // The semantic layer's state leads while it matters (embedding, or failed): the
+    // ranking on every pane depends on it.
+    if let Some(line) = state.semantic.line() {
+        let style = match state.semantic {
+            SemanticStatus::Failed(_) => theme.error,
+            SemanticStatus::Embedding { .. } => theme.warn,
+            _ => theme.ok,
+        };
+        spans.push(Span::styled(shown(&line), style));
+        spans.push(Span::styled("  · ", theme.muted));
+    }
+    spans.push(Span::styled(status_hint(state, keymap), theme.muted));
     if !state.notes.is_empty() {
         spans.push(Span::styled(
             shown(&format!(

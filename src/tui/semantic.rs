@@ -1,0 +1,111 @@
+//! The semantic layer in the console (issue 19 item 5): with `[rank] semantic` in the
+//! workspace's config.toml the console ranks as `ctxconsole preview` does with the same
+//! config. Opening the embedder and embedding the catalog the first time can take a minute
+//! (a local model), so it runs off the UI thread; until it is ready the console ranks
+//! lexically and the status line says so, then the current request is planned again. An
+//! embedder that fails is one status line naming what and where; the console goes on
+//! lexically.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::core::compact::PreparedCatalog;
+use crate::core::config::Config;
+use crate::embed::{Semantic, SemanticSpec, open_embedder};
+use crate::store::cache::OutputCache;
+use crate::workspace::Workspace;
+
+/// Where the layer stands, for the status line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SemanticStatus {
+    /// Not configured: lexical ranking, nothing said.
+    #[default]
+    Off,
+    /// Opening the embedder and embedding the catalog (entries not yet kept in the cache).
+    Embedding { embedder: String, entries: usize },
+    /// Ranking with the layer: the embedder as configured, and how many entries were
+    /// embedded now (the rest came from the cache).
+    On {
+        embedder: String,
+        embedded_now: usize,
+        entries: usize,
+    },
+    /// Configured but unavailable: the one line saying what and where.
+    Failed(String),
+}
+
+impl SemanticStatus {
+    /// The status line's words, or `None` when the layer is off.
+    pub fn line(&self) -> Option<String> {
+        match self {
+            SemanticStatus::Off => None,
+            SemanticStatus::Embedding { embedder, entries } => Some(format!(
+                "semantic layer: embedding {entries} entries with {embedder}… (ranking lexically until then)"
+            )),
+            // Short: it stays on the status line beside the key hints.
+            SemanticStatus::On { embedder, .. } => Some(format!("semantic layer on: {embedder}")),
+            SemanticStatus::Failed(why) => {
+                Some(format!("semantic layer off (ranking lexically): {why}"))
+            }
+        }
+    }
+}
+
+/// The layer `[rank] semantic` asks for, to build off the UI thread.
+pub struct SemanticJob {
+    /// The embedder as configured (`endpoint:MODEL`, `local:DIR`).
+    pub configured: String,
+    spec: SemanticSpec,
+    config: Config,
+    origin: String,
+    catalog: Arc<PreparedCatalog>,
+    cache_dir: PathBuf,
+}
+
+impl SemanticJob {
+    /// The job the workspace's config asks for: `Ok(None)` when `[rank] semantic` is not
+    /// set; an error (the config or the spec unreadable) is the status line's text.
+    pub fn for_workspace(ws: &Workspace) -> Result<Option<SemanticJob>, String> {
+        let origin = ws.config_origin();
+        let config = ws.config().map_err(|e| format!("{e:#}"))?;
+        let Some(configured) = config.rank.semantic.clone() else {
+            return Ok(None);
+        };
+        let spec = SemanticSpec::parse(&configured, &format!("{origin}: rank.semantic"))
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(Some(SemanticJob {
+            configured: configured.trim().to_string(),
+            spec,
+            config,
+            origin,
+            catalog: Arc::clone(&ws.catalog),
+            cache_dir: ws.dir.clone(),
+        }))
+    }
+
+    /// What the status line says while this runs.
+    pub fn status(&self) -> SemanticStatus {
+        SemanticStatus::Embedding {
+            embedder: self.configured.clone(),
+            entries: self.catalog.guide().entry_count(),
+        }
+    }
+
+    /// Open the embedder and embed the catalog, its vectors kept in the workspace's
+    /// cache (a cache that cannot be opened costs the keeping, not the layer). Blocks: run
+    /// it off the UI thread.
+    pub fn run(self) -> Result<Arc<Semantic>, String> {
+        let named = |e: anyhow::Error| format!("{} ({}): {e:#}", self.configured, self.origin);
+        let embedder = open_embedder(&self.spec, &self.config, &self.origin).map_err(named)?;
+        let mut cache = match OutputCache::open_in(&self.cache_dir) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!("the semantic layer's vectors are not kept: {e:#}");
+                None
+            }
+        };
+        Semantic::for_catalog(embedder, self.catalog.guide(), cache.as_mut())
+            .map(Arc::new)
+            .map_err(named)
+    }
+}

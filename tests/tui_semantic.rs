@@ -1,0 +1,271 @@
+//! The semantic layer in the console (issue 19 item 5): with `[rank] semantic` in the
+//! workspace's config.toml, the console ranks lexically while the layer is being built (the
+//! status line says so), then plans the current request again with it, and its Catalog
+//! pane's as-sent ids are then `ctxconsole preview --json`'s under the same config. An
+//! embedder that fails is one status line naming what and where, and the console goes on
+//! lexically. The embedder is the in-process server's `/v1/embeddings` (real HTTP, hashed
+//! bag-of-words vectors).
+
+mod common;
+
+use common::llm_server::LlmServer;
+use common::{ctx, json_of};
+use ctxconsole::tui::action::Action;
+use ctxconsole::tui::app::{State, update};
+use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::semantic::SemanticStatus;
+use ctxconsole::tui::theme::Theme;
+use ctxconsole::tui::{EffectContext, run_effect_now, semantic_ready, start, start_semantic, ui};
+use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A Tier C model: its catalog is cut by the ranking, so a change of order changes what
+/// is sent.
+const MODEL: &str = "openrouter/openrouter/free";
+
+/// A prompt whose ranking the layer changes on the sample catalog with the server's vectors.
+const PROMPT: &str = "open the dashboard in the browser and fill in the signup form";
+
+/// A workspace whose config routes `test/` models to the server (no key needed), with
+/// `[rank] semantic` naming `embedder` when given.
+fn workspace(server: &LlmServer, embedder: Option<&str>) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let mut config = format!(
+        "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+         [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+        server.base_url()
+    );
+    if let Some(e) = embedder {
+        config.push_str(&format!("\n[rank]\nsemantic = \"{e}\"\n"));
+    }
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
+fn open(home: &Path) -> Workspace {
+    Workspace::open(&WorkspaceOptions {
+        dir: Some(home.into()),
+        registry: None,
+    })
+    .unwrap()
+}
+
+/// Apply actions the way the runtime does, running every effect to completion.
+fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
+    for action in actions {
+        let mut queue = vec![action];
+        while let Some(a) = queue.pop() {
+            for effect in update(state, a) {
+                queue.push(run_effect_now(ctx, effect));
+            }
+        }
+    }
+}
+
+fn run_all(ctx: &EffectContext, state: &mut State, effects: Vec<ctxconsole::tui::app::Effect>) {
+    for effect in effects {
+        let action = run_effect_now(ctx, effect);
+        apply(ctx, state, [action]);
+    }
+}
+
+fn render(state: &State, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+/// The entry ids the Catalog pane's as-sent viewer lists, in order, read off the screen.
+fn as_sent_on_screen(screen: &str) -> Vec<String> {
+    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
+    for l in screen.lines() {
+        let Some(at) = l
+            .find("{\"name\":\"")
+            .map(|i| i + 9)
+            .or_else(|| l.find("{\"id\":\"").map(|i| i + 7))
+        else {
+            continue;
+        };
+        let before: String = l[..at]
+            .chars()
+            .rev()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        let n: usize = before.chars().rev().collect::<String>().parse().unwrap();
+        let id = l[at..].split('"').next().unwrap().to_string();
+        by_line.insert(n, id);
+    }
+    by_line.into_values().collect()
+}
+
+fn row_of(state: &State, model: &str) -> u64 {
+    state
+        .budgets
+        .visible
+        .iter()
+        .position(|&i| state.budgets.rows[i].id == model)
+        .unwrap_or_else(|| panic!("{model} in Budgets")) as u64
+}
+
+/// The model selected and the prompt typed in; every plan back.
+fn ask(ctx: &EffectContext, state: &mut State, prompt: &str) {
+    let row = row_of(state, MODEL);
+    apply(
+        ctx,
+        state,
+        [
+            Action::FocusBudgets,
+            Action::SelectRow(row),
+            Action::FocusPrompt,
+            Action::ClearPrompt,
+            Action::Paste(prompt.into()),
+        ],
+    );
+    assert!(state.planning.is_none(), "every plan came back");
+}
+
+/// What the Catalog pane lists as sent, and the whole screen.
+fn catalog_screen(ctx: &EffectContext, state: &mut State) -> (Vec<String>, String) {
+    apply(ctx, state, [Action::FocusCatalog, Action::Top]);
+    let screen = render(state, 230, 160);
+    (as_sent_on_screen(&screen), screen)
+}
+
+/// `preview --json`'s kept ids in `home`, with extra arguments.
+fn preview_kept(home: &Path, prompt: &str, extra: &[&str]) -> Vec<String> {
+    let v = json_of(
+        ctx(home)
+            .args(["preview", prompt, "--model", MODEL, "--json"])
+            .args(extra),
+    );
+    v["compaction"]["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_console_ranks_with_the_configured_layer_once_it_is_ready() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-ok"));
+    let h = home.path();
+    let lexical = preview_kept(workspace(&server, None).path(), PROMPT, &[]);
+    let semantic = preview_kept(h, PROMPT, &["--semantic"]);
+    assert_ne!(
+        lexical, semantic,
+        "the layer changes what is sent for {PROMPT:?}"
+    );
+
+    let ws = open(h);
+    let (mut effects, mut state) = start(&ws, &Default::default(), false);
+    let job = start_semantic(&ws, &mut state).expect("a job: [rank] semantic is set");
+    assert_eq!(
+        state.semantic,
+        SemanticStatus::Embedding {
+            embedder: "endpoint:test/embed-ok".into(),
+            entries: 72
+        }
+    );
+    // Until the vectors are ready: lexical, and the status line says so.
+    ask(&effects, &mut state, PROMPT);
+    let (before, screen) = catalog_screen(&effects, &mut state);
+    assert_eq!(before, lexical);
+    assert!(
+        screen.contains("semantic layer: embedding 72 entries with endpoint:test/embed-ok…"),
+        "{screen}"
+    );
+
+    // Ready: the current request is planned again, with the layer.
+    let layer = job.run();
+    assert!(layer.is_ok(), "{:?}", layer.as_ref().err());
+    let replan = semantic_ready(&mut effects, &mut state, layer);
+    assert_eq!(replan.len(), 1, "the current request is planned again");
+    run_all(&effects, &mut state, replan);
+    assert!(state.planning.is_none());
+    let (after, screen) = catalog_screen(&effects, &mut state);
+    assert_eq!(
+        after, semantic,
+        "the console's as-sent ids and `preview --json --semantic`'s kept ids"
+    );
+    assert!(
+        screen.contains("semantic layer on: endpoint:test/embed-ok"),
+        "{screen}"
+    );
+    assert!(matches!(
+        state.semantic,
+        SemanticStatus::On {
+            embedded_now: 0,
+            entries: 72,
+            ..
+        }
+    ));
+    // The Preview says the layer ranked the request, and explains its part.
+    apply(&effects, &mut state, [Action::FocusPrompt]);
+    let screen = render(&state, 230, 160);
+    assert!(screen.contains("· semantic layer on"), "{screen}");
+    assert!(screen.contains("semantic 0."), "{screen}");
+
+    // Every later request too: another prompt the layer changes, the same answer as the
+    // CLI with the same config (the key alone turns the layer on there).
+    let other = "summarise the top results";
+    let (ids, _) = {
+        ask(&effects, &mut state, other);
+        catalog_screen(&effects, &mut state)
+    };
+    assert_eq!(ids, preview_kept(h, other, &[]));
+    assert_ne!(
+        ids,
+        preview_kept(workspace(&server, None).path(), other, &[])
+    );
+}
+
+#[test]
+fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-500"));
+    let h = home.path();
+    let lexical = preview_kept(workspace(&server, None).path(), PROMPT, &[]);
+    let ws = open(h);
+    let (mut effects, mut state) = start(&ws, &Default::default(), false);
+    let job = start_semantic(&ws, &mut state).unwrap();
+    let result = job.run();
+    let effects_after = semantic_ready(&mut effects, &mut state, result);
+    assert!(effects_after.is_empty(), "nothing to plan again");
+    let SemanticStatus::Failed(why) = &state.semantic else {
+        panic!("{:?}", state.semantic)
+    };
+    let url = format!("{}/embeddings", server.base_url());
+    assert!(
+        why.contains(&url) && why.contains("HTTP 500") && why.contains("config.toml"),
+        "{why}"
+    );
+    ask(&effects, &mut state, PROMPT);
+    let (ids, screen) = catalog_screen(&effects, &mut state);
+    assert_eq!(ids, lexical);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("semantic layer off (ranking lexically)"))
+        .unwrap_or_else(|| panic!("no status line:\n{screen}"));
+    assert!(line.contains("embed-500"), "{line}");
+
+    // A model directory that is not there: the same, naming the directory.
+    let missing = h.join("no-model-here");
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[rank]\nsemantic = \"local:{}\"\n", missing.display()),
+    )
+    .unwrap();
+    let ws = open(h);
+    let (_, mut state) = start(&ws, &Default::default(), false);
+    let result = start_semantic(&ws, &mut state).unwrap().run();
+    let why = result.err().unwrap();
+    assert!(why.contains(&missing.display().to_string()), "{why}");
+}
