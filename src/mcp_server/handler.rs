@@ -19,7 +19,7 @@ use crate::core::budget::Tier;
 use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
-use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT, fuse};
+use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
 use crate::core::time::{format_timestamp, parse_timestamp};
 use crate::embed::{Semantic, SemanticSpec, open_embedder};
 use crate::import::catalog::parse_catalog;
@@ -522,8 +522,8 @@ impl State {
             (Some(h), None) => &h.index,
             _ => &given.index,
         };
-        // The semantic layer ranks the workspace's catalog as `preview` does: the whole
-        // lexical ranking fused with each entry's similarity. Otherwise only the first k
+        // The semantic layer ranks the workspace's catalog as `preview` does, every entry
+        // with its similarity to each request. Otherwise only the first k
         // are shown and explained: select them, never sort the rest.
         let asked = opening(query, CLASSIFY_MAX_BYTES);
         let semantic = if given.is_argument {
@@ -534,13 +534,10 @@ impl State {
         let ranking = match &semantic {
             Some(layer) => {
                 let similarity = layer.similarities(asked).map_err(semantic_failed)?;
-                let mut fused = fuse(
-                    index.rank(asked, prior.as_deref()),
-                    &similarity,
-                    SEMANTIC_WEIGHT,
-                );
-                fused.order.truncate(k);
-                fused
+                let mut ranked =
+                    index.rank_semantic(asked, prior.as_deref(), &similarity, SEMANTIC_WEIGHT);
+                ranked.order.truncate(k);
+                ranked
             }
             None => index.rank_top(asked, prior.as_deref(), k),
         };
