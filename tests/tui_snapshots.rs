@@ -643,6 +643,28 @@ fn a_click_focuses_a_pane_or_picks_a_row_and_the_wheel_scrolls() {
     assert_eq!(state.help.scroll, mouse::WHEEL_ROWS);
 }
 
+/// One search is typed at a time, into the focused pane: a Budgets search draws its cursor
+/// in Budgets and nowhere else (the Catalog header drew `/…▏` too, from the one shared flag).
+#[test]
+fn a_budgets_search_draws_no_search_line_in_the_catalog() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    press(&ws, &mut state, &keymap, &text_keys("/"));
+    assert!(state.filter_editing);
+    press(&ws, &mut state, &keymap, &text_keys("gpt"));
+    let s = screen(&state, 120, 40);
+    assert!(
+        s.contains("gpt▏"),
+        "the Budgets search shows its cursor: {s}"
+    );
+    assert!(
+        s.contains("as sent  (f toggles · / search"),
+        "the Catalog header keeps its hint while Budgets is searched: {s}"
+    );
+    assert!(!s.contains("/▏"), "no empty search cursor in the Catalog: {s}");
+}
+
 #[test]
 fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full() {
     let (_d, ws) = workspace();

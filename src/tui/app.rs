@@ -232,6 +232,12 @@ impl State {
             .lines(self.request.as_deref(), &self.full_catalog)
     }
 
+    /// Whether a search is being typed in `pane`: keys go to the focused pane's search
+    /// (`update` routes them by focus), so only that pane draws a cursor.
+    pub fn typing_search_in(&self, pane: Pane) -> bool {
+        self.filter_editing && self.focus == pane
+    }
+
     /// What the Catalog pane reads besides its own state.
     pub fn catalog_inputs(&self) -> CatalogInputs<'_> {
         CatalogInputs {
@@ -239,7 +245,7 @@ impl State {
             planning: self.planning.is_some(),
             full_catalog: &self.full_catalog,
             focused: self.focus == Pane::Catalog,
-            searching: self.filter_editing,
+            searching: self.typing_search_in(Pane::Catalog),
         }
     }
 }

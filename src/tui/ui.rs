@@ -124,7 +124,7 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
                 *rect,
                 &state.budgets,
                 state.focus == Pane::Budgets,
-                state.filter_editing,
+                state.typing_search_in(Pane::Budgets),
                 theme,
             ),
             Region::Catalog => {

@@ -64,9 +64,13 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
         return out;
     }
     let row = match (region, list) {
-        (Region::Budgets, _) if state.focus != Pane::Prompt => {
-            budgets::row_at(rect, &state.budgets, state.filter_editing, at.y).map(|i| i as u64)
-        }
+        (Region::Budgets, _) if state.focus != Pane::Prompt => budgets::row_at(
+            rect,
+            &state.budgets,
+            state.typing_search_in(Pane::Budgets),
+            at.y,
+        )
+        .map(|i| i as u64),
         (Region::History, Some((list, area))) => {
             let h = &state.history;
             let position = match list {
