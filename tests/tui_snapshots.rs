@@ -662,7 +662,10 @@ fn a_budgets_search_draws_no_search_line_in_the_catalog() {
         s.contains("as sent  (f toggles · / search"),
         "the Catalog header keeps its hint while Budgets is searched: {s}"
     );
-    assert!(!s.contains("/▏"), "no empty search cursor in the Catalog: {s}");
+    assert!(
+        !s.contains("/▏"),
+        "no empty search cursor in the Catalog: {s}"
+    );
 }
 
 #[test]

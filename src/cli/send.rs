@@ -16,9 +16,8 @@ use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::live::baseline;
 use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress};
-use crate::live::send::{SendLink, compare_group, plan_arms, send_one};
+use crate::live::send::{JobReport, SendAsk, compare_group, plan_send, run_jobs, store_send};
 use crate::llm::client::Cancel;
-use crate::preview::Ask;
 use crate::workspace::StoreChoice;
 
 const EXIT_CODES: &str = "\
@@ -114,16 +113,6 @@ struct Sent {
     gaps: Vec<baseline::SentGap>,
 }
 
-/// One request to send.
-struct Job {
-    model: String,
-    arm: Arm,
-    request: crate::preview::PlannedRequest,
-    same_as_compacted: bool,
-    /// The baseline (`--baseline`): in no comparison.
-    baseline: bool,
-}
-
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let r = &args.request;
     let (prompt, attachments) = r.read()?;
@@ -143,160 +132,97 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             arms.push(*a);
         }
     }
-    let comparing = arms.len() > 1;
-    let mut jobs: Vec<Job> = Vec::with_capacity(models.len() * arms.len());
-    for model in &models {
-        let effective = effective_row(&ctx.preview.budgets, model, r.tier);
-        let ask = Ask {
-            effective: &effective,
-            instruction: &prompt,
-            attachments: &attachments,
-            defaults: &r.defaults,
-            only: None,
-            arm: Arm::Compacted,
-        };
-        for planned in plan_arms(&ctx.preview, &ask, &arms)? {
-            jobs.push(Job {
-                model: model.clone(),
-                arm: planned.arm,
-                request: planned.request,
-                same_as_compacted: planned.same_as_compacted,
-                baseline: false,
-            });
-        }
-    }
-    let at = crate::store::now_secs();
-    let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
+    let targets: Vec<_> = models
+        .iter()
+        .map(|m| effective_row(&ctx.preview.budgets, m, r.tier))
+        .collect();
     // The baseline goes last, beside the others: the same intent, no planner help, in no
     // comparison.
     let baseline = baseline::chosen(&ws, args.baseline.as_deref(), args.no_baseline)?;
-    let baseline_request = match &baseline {
-        Some(b) => {
-            let request =
-                crate::preview::plan_unaided(&ctx.preview, b, &prompt, &attachments, &r.defaults)?;
-            jobs.push(Job {
-                model: b.clone(),
-                arm: Arm::Compacted,
-                request: request.clone(),
-                same_as_compacted: false,
-                baseline: true,
-            });
-            Some(request)
-        }
-        None => None,
+    let ask = SendAsk {
+        prompt: &prompt,
+        attachments: &attachments,
+        defaults: &r.defaults,
+        targets: &targets,
+        arms: &arms,
+        baseline: baseline.as_deref(),
     };
+    let comparing = ask.comparing();
+    let jobs = plan_send(&ctx.preview, &ask)?;
+    let at = crate::store::now_secs();
+    let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
 
     let cancel = Cancel::default();
     let _on_interrupt = cancel_on_interrupt(&cancel);
     let tty = std::io::stderr().is_terminal();
-    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); jobs.len()]));
-    let mut shown: Vec<(Arm, bool, usize, usize)> = jobs
+    let labels: Vec<String> = jobs
         .iter()
         .map(|j| {
-            (
-                j.arm,
-                j.same_as_compacted,
-                j.request.compaction.entries.len(),
-                j.request.past_steps.as_ref().map_or(0, |p| p.tokens),
-            )
+            if j.baseline {
+                "baseline".to_string()
+            } else if comparing {
+                format!("send [{}]", j.arm)
+            } else {
+                "send".to_string()
+            }
         })
         .collect();
+    let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); jobs.len()]));
+    let report: JobReport = Arc::new(move |i, p: ReplayProgress| {
+        if tty
+            && let Ok(mut l) = lines.lock()
+            && let (Some(line), Some(label)) = (l.get_mut(i), labels.get(i))
+        {
+            *line = p.line(label);
+            crate::cli::out::status_line(&l.join("  |  "));
+        }
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcomes = rt.block_on(async {
-        let gate = Arc::new(tokio::sync::Semaphore::new(ctx.providers.concurrency));
-        let mut tasks = tokio::task::JoinSet::new();
-        for (i, job) in jobs.into_iter().enumerate() {
-            let (ctx, cancel, gate, lines) =
-                (ctx.clone(), cancel.clone(), gate.clone(), lines.clone());
-            let (caller, intent, group) =
-                (args.caller.clone(), prompt.clone(), compare_group.clone());
-            tasks.spawn(async move {
-                let Job {
-                    model,
-                    arm,
-                    request,
-                    baseline,
-                    ..
-                } = job;
-                let label = if baseline {
-                    "baseline".to_string()
-                } else if comparing {
-                    format!("send [{arm}]")
-                } else {
-                    "send".to_string()
-                };
-                let mut report = |p: ReplayProgress| {
-                    if tty && let Ok(mut l) = lines.lock() {
-                        l[i] = p.line(&label);
-                        crate::cli::out::status_line(&l.join("  |  "));
-                    }
-                };
-                let link = SendLink {
-                    caller: &caller,
-                    intent: &intent,
-                    compare: group.as_deref().filter(|_| !baseline).map(|g| (arm, g)),
-                };
-                let out = send_one(&ctx, &model, &request, link, &gate, &cancel, &mut report).await;
-                (i, out)
-            });
-        }
-        let mut done = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            done.push(joined);
-        }
-        done
-    });
+    let outcomes = rt.block_on(run_jobs(
+        ctx.clone(),
+        jobs,
+        &args.caller,
+        &prompt,
+        compare_group.as_deref(),
+        &cancel,
+        report,
+    ));
     if tty {
         crate::cli::out::clear_status_line();
     }
-    let mut slots: Vec<Option<_>> = (0..shown.len()).map(|_| None).collect();
-    for joined in outcomes {
-        let (i, out) = joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?;
-        slots[i] = Some(out?);
-    }
-    // The baseline is stored first: each plan stored after it carries its steps.
-    let baseline = match baseline_request {
-        Some(request) => {
-            shown.pop();
-            let Some((live, record)) = slots.pop().flatten() else {
-                anyhow::bail!("the baseline's send task gave no result");
-            };
-            Some(baseline::store(live, record, &request, |record| {
-                history.insert_sent(record, &ctx.pipelines)
-            })?)
-        }
-        None => None,
-    };
-    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
-    let mut gaps = Vec::new();
+    let stored = store_send(outcomes?, |record| {
+        history.insert_sent(record, &ctx.pipelines)
+    })?;
+    let baseline = stored.baseline;
     // Stored in the order the models (then the arms) were named, whichever answered first.
-    let mut results = Vec::with_capacity(slots.len());
-    for ((mut live, record), (arm, same_as_compacted, catalog_total, prior_tokens)) in
-        slots.into_iter().flatten().zip(shown)
-    {
-        if let Some(mut record) = record {
-            let gap = baseline::attach(&live, &mut record, expert);
-            live.stored_id = Some(history.insert_sent(record, &ctx.pipelines)?);
-            gaps.extend(gap.map(|gap_signal| baseline::SentGap {
+    let gaps: Vec<baseline::SentGap> = stored
+        .arms
+        .iter()
+        .filter_map(|a| {
+            a.gap.clone().map(|gap_signal| baseline::SentGap {
                 model: if comparing {
-                    format!("{} [{arm}]", live.model)
+                    format!("{} [{}]", a.live.model, a.arm)
                 } else {
-                    live.model.clone()
+                    a.live.model.clone()
                 },
-                plan_id: live.stored_id.clone(),
+                plan_id: a.live.stored_id.clone(),
                 gap_signal,
-            }));
-        }
-        results.push(SentResult {
-            arm,
-            same_as_compacted,
-            catalog_total,
-            prior_tokens,
-            live,
-        });
-    }
+            })
+        })
+        .collect();
+    let results: Vec<SentResult> = stored
+        .arms
+        .into_iter()
+        .map(|a| SentResult {
+            arm: a.arm,
+            same_as_compacted: a.same_as_compacted,
+            catalog_total: a.catalog_total,
+            prior_tokens: a.prior_tokens,
+            live: a.live,
+        })
+        .collect();
     let baseline_note = baseline
         .as_ref()
         .map(|b| baseline::render(b, &gaps))

@@ -1,13 +1,22 @@
-//! Sending a previewed request: what `ctxconsole send` and the console's send key share —
-//! each A/B arm planned from the same ask, the comparison's id, and one model's call.
+//! Sending a previewed request: what `ctxconsole send` and the console's send key share,
+//! as one flow — every model's A/B arms planned from the same ask and the baseline beside
+//! them ([`plan_send`]), the calls made at most `llm.concurrency` at once ([`run_jobs`]),
+//! and the answers stored with the baseline first so each plan carries its gap signal
+//! ([`store_send`]). The front ends only say what to send and show what came back.
 
+use std::sync::Arc;
+
+use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
+use crate::core::gap::GapSignal;
 use crate::core::history::{PlanRecord, short_sha};
+use crate::core::request::Attachment;
+use crate::live::baseline::{self, BaselineRun};
 use crate::live::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
 };
 use crate::llm::client::Cancel;
-use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep};
+use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep, plan_unaided};
 
 /// One arm's request, and whether it is byte for byte the `compacted` one (then any
 /// difference between the two answers is the model's own variance).
@@ -103,4 +112,182 @@ pub async fn send_one(
         report,
     )
     .await
+}
+
+/// What one send asks for.
+pub struct SendAsk<'a> {
+    pub prompt: &'a str,
+    pub attachments: &'a [Attachment],
+    pub defaults: &'a str,
+    /// Each model as the Preview plans it, in the order named.
+    pub targets: &'a [EffectiveRow],
+    /// `compacted` and the arms compared with it (`compacted` alone: no comparison).
+    pub arms: &'a [Arm],
+    /// The model asked unaided beside them (whole catalog, no planner, no prior), if any.
+    pub baseline: Option<&'a str>,
+}
+
+impl SendAsk<'_> {
+    /// Whether the arms are compared (more than `compacted`), so linked by one group.
+    pub fn comparing(&self) -> bool {
+        self.arms.iter().any(|&a| a != Arm::Compacted)
+    }
+}
+
+/// One call of a send.
+pub struct SendJob {
+    pub model: String,
+    pub arm: Arm,
+    pub request: Preview,
+    /// Byte for byte the `compacted` request (then any difference is the model's variance).
+    pub same_as_compacted: bool,
+    /// The baseline: stored first, in no comparison.
+    pub baseline: bool,
+}
+
+/// Every call of a send: each target's arms in order, then the baseline last.
+pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<SendJob>> {
+    let mut jobs = Vec::with_capacity(ask.targets.len() * ask.arms.len() + 1);
+    for effective in ask.targets {
+        let each = Ask {
+            effective,
+            instruction: ask.prompt,
+            attachments: ask.attachments,
+            defaults: ask.defaults,
+            only: None,
+            arm: Arm::Compacted,
+        };
+        for planned in plan_arms(ctx, &each, ask.arms)? {
+            jobs.push(SendJob {
+                model: effective.model.clone(),
+                arm: planned.arm,
+                request: planned.request,
+                same_as_compacted: planned.same_as_compacted,
+                baseline: false,
+            });
+        }
+    }
+    if let Some(b) = ask.baseline {
+        jobs.push(SendJob {
+            model: b.to_string(),
+            arm: Arm::Compacted,
+            request: plan_unaided(ctx, b, ask.prompt, ask.attachments, ask.defaults)?,
+            same_as_compacted: false,
+            baseline: true,
+        });
+    }
+    Ok(jobs)
+}
+
+/// One call's answer and the record to store (none when nothing was sent).
+pub type CallOutcome = anyhow::Result<(LiveReplay, Option<PlanRecord>)>;
+
+/// Reports one job's progress: its index in the jobs, and the progress.
+pub type JobReport = Arc<dyn Fn(usize, ReplayProgress) + Send + Sync>;
+
+/// Make every call, at most `llm.concurrency` at once, each linked to `caller`, `intent`
+/// and (the arms, not the baseline) the comparison `group`. Returns each job with its
+/// outcome, in job order whichever answered first.
+pub async fn run_jobs(
+    ctx: Arc<ReplayContext>,
+    jobs: Vec<SendJob>,
+    caller: &str,
+    intent: &str,
+    group: Option<&str>,
+    cancel: &Cancel,
+    report: JobReport,
+) -> anyhow::Result<Vec<(SendJob, CallOutcome)>> {
+    let gate = Arc::new(tokio::sync::Semaphore::new(ctx.providers.concurrency));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let (ctx, gate, cancel, report) =
+            (ctx.clone(), gate.clone(), cancel.clone(), report.clone());
+        let (caller, intent) = (caller.to_string(), intent.to_string());
+        let group = group.map(str::to_string);
+        tasks.spawn(async move {
+            let link = SendLink {
+                caller: &caller,
+                intent: &intent,
+                compare: group
+                    .as_deref()
+                    .filter(|_| !job.baseline)
+                    .map(|g| (job.arm, g)),
+            };
+            let mut progress = |p: ReplayProgress| report(i, p);
+            let out = send_one(
+                &ctx,
+                &job.model,
+                &job.request,
+                link,
+                &gate,
+                &cancel,
+                &mut progress,
+            )
+            .await;
+            (i, job, out)
+        });
+    }
+    let mut done = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        done.push(joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?);
+    }
+    done.sort_by_key(|(i, ..)| *i);
+    Ok(done.into_iter().map(|(_, job, out)| (job, out)).collect())
+}
+
+/// One arm's answer as stored.
+pub struct StoredArm {
+    pub model: String,
+    pub arm: Arm,
+    pub same_as_compacted: bool,
+    /// Entries of the catalog the request carried, and the prior's tokens in it.
+    pub catalog_total: usize,
+    pub prior_tokens: usize,
+    pub live: LiveReplay,
+    /// This plan against the baseline's steps, as stored with it.
+    pub gap: Option<GapSignal>,
+}
+
+/// A send's answers as stored.
+pub struct StoredSend {
+    /// Every arm of every model, in job order (the baseline not among them).
+    pub arms: Vec<StoredArm>,
+    pub baseline: Option<BaselineRun>,
+}
+
+/// Store every answer through `insert` (which returns the stored id): the baseline first,
+/// so each plan stored after it carries the baseline's steps and its gap signal. A call
+/// that failed outright (not an answer that failed: that is stored) fails the whole send.
+pub fn store_send(
+    mut outcomes: Vec<(SendJob, CallOutcome)>,
+    mut insert: impl FnMut(PlanRecord) -> anyhow::Result<String>,
+) -> anyhow::Result<StoredSend> {
+    let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
+        Some(k) => {
+            let (job, out) = outcomes.remove(k);
+            let (live, record) = out?;
+            Some(baseline::store(live, record, &job.request, &mut insert)?)
+        }
+        None => None,
+    };
+    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
+    let mut arms = Vec::with_capacity(outcomes.len());
+    for (job, out) in outcomes {
+        let (mut live, record) = out?;
+        let mut gap = None;
+        if let Some(mut record) = record {
+            gap = baseline::attach(&live, &mut record, expert);
+            live.stored_id = Some(insert(record)?);
+        }
+        arms.push(StoredArm {
+            model: job.model,
+            arm: job.arm,
+            same_as_compacted: job.same_as_compacted,
+            catalog_total: job.request.compaction.entries.len(),
+            prior_tokens: job.request.past_steps.as_ref().map_or(0, |p| p.tokens),
+            live,
+            gap,
+        });
+    }
+    Ok(StoredSend { arms, baseline })
 }

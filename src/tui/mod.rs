@@ -26,7 +26,7 @@ use crate::embed::Semantic;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
 use crate::live::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
-use crate::preview::{Ask, PreviewContext};
+use crate::preview::PreviewContext;
 use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
@@ -227,102 +227,73 @@ pub async fn run_send(
     report: SendReport,
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
-    use crate::live::send::{SendLink, compare_group, plan_arms, send_one};
+    use crate::live::send::{SendAsk, compare_group, plan_send, run_jobs, store_send};
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.clone().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
     let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
         .chain(req.arms.iter().copied())
         .collect();
+    // The Preview's own ask, so the request sent is the one it shows.
+    let ask = SendAsk {
+        prompt: &req.prompt,
+        attachments: &req.attachments,
+        defaults: "",
+        targets: &req.targets,
+        arms: &arms,
+        baseline: rctx.providers.baseline_model.as_deref(),
+    };
+    let jobs = plan_send(&ctx.preview, &ask).map_err(text)?;
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
-    // (model, arm, request, is the baseline)
-    let mut jobs = Vec::new();
-    for effective in &req.targets {
-        // The Preview's own ask, so the request sent is the one it shows.
-        let ask = Ask {
-            attachments: &req.attachments,
-            ..Ask::new(effective, &req.prompt)
-        };
-        for planned in plan_arms(&ctx.preview, &ask, &arms).map_err(text)? {
-            jobs.push((effective.model.clone(), planned.arm, planned.request, false));
-        }
-    }
-    // The baseline goes last, in no comparison (as `send --baseline`).
-    let baseline_request = match &rctx.providers.baseline_model {
-        Some(b) => {
-            let request =
-                crate::preview::plan_unaided(&ctx.preview, b, &req.prompt, &req.attachments, "")
-                    .map_err(text)?;
-            jobs.push((b.clone(), Arm::Compacted, request.clone(), true));
-            Some(request)
-        }
-        None => None,
-    };
-    let group = (!req.arms.is_empty())
+    let group = ask
+        .comparing()
         .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
-    let gate = Arc::new(tokio::sync::Semaphore::new(rctx.providers.concurrency));
-    let mut tasks = tokio::task::JoinSet::new();
-    for (i, (model, arm, request, is_baseline)) in jobs.into_iter().enumerate() {
-        let (rctx, gate, cancel) = (rctx.clone(), gate.clone(), req.cancel.clone());
-        let (group, prompt, report) = (group.clone(), req.prompt.clone(), report.clone());
-        tasks.spawn(async move {
-            let label = if is_baseline {
-                format!("{model} [baseline]")
+    let labels: Vec<String> = jobs
+        .iter()
+        .map(|j| {
+            if j.baseline {
+                format!("{} [baseline]", j.model)
             } else {
-                format!("{model} [{arm}]")
-            };
-            let mut progress = |p: ReplayProgress| report(label.clone(), p.line(&label));
-            let link = SendLink {
-                caller: CONSOLE_CALLER,
-                intent: &prompt,
-                compare: group.as_deref().filter(|_| !is_baseline).map(|g| (arm, g)),
-            };
-            let out = send_one(&rctx, &model, &request, link, &gate, &cancel, &mut progress).await;
-            (i, model, arm, out)
-        });
-    }
-    let mut done = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        done.push(joined.map_err(|e| format!("a send task failed: {e}"))?);
-    }
-    done.sort_by_key(|(i, ..)| *i);
+                format!("{} [{}]", j.model, j.arm)
+            }
+        })
+        .collect();
+    let progress: crate::live::send::JobReport = Arc::new(move |i, p: ReplayProgress| {
+        if let Some(label) = labels.get(i) {
+            report(label.clone(), p.line(label));
+        }
+    });
+    let outcomes = run_jobs(
+        rctx.clone(),
+        jobs,
+        CONSOLE_CALLER,
+        &req.prompt,
+        group.as_deref(),
+        &req.cancel,
+        progress,
+    )
+    .await
+    .map_err(text)?;
     let mut store = HistoryStore::open(&path).map_err(text)?;
-    // The baseline is stored first: each plan stored after it carries its steps.
-    let baseline = match baseline_request {
-        Some(request) => {
-            let Some((_, model, arm, out)) = done.pop() else {
-                return Err("the baseline's send task gave no result".into());
-            };
-            let (live, record) = out.map_err(text)?;
-            let run = crate::live::baseline::store(live, record, &request, |record| {
-                store.insert_sent(record, &rctx.pipelines)
-            })
-            .map_err(text)?;
-            Some((model, arm, run))
-        }
-        None => None,
-    };
-    let expert = baseline.as_ref().and_then(|(_, _, b)| b.steps.as_ref());
-    let mut results = Vec::with_capacity(done.len() + 1);
-    for (_, model, arm, out) in done {
-        let (mut live, record) = out.map_err(text)?;
-        let mut gap = None;
-        if let Some(mut record) = record {
-            gap = crate::live::baseline::attach(&live, &mut record, expert);
-            live.stored_id = Some(store.insert_sent(record, &rctx.pipelines).map_err(text)?);
-        }
-        results.push(SentArm {
-            model,
-            arm,
-            live,
+    let sent = store_send(outcomes, |record| {
+        store.insert_sent(record, &rctx.pipelines)
+    })
+    .map_err(text)?;
+    let mut results: Vec<SentArm> = sent
+        .arms
+        .into_iter()
+        .map(|a| SentArm {
+            model: a.model,
+            arm: a.arm,
+            live: a.live,
             baseline: false,
-            gap,
-        });
-    }
-    if let Some((model, arm, run)) = baseline {
+            gap: a.gap,
+        })
+        .collect();
+    if let Some(run) = sent.baseline {
         results.push(SentArm {
-            model,
-            arm,
+            model: run.live.model.clone(),
+            arm: Arm::Compacted,
             live: run.live,
             baseline: true,
             gap: None,
