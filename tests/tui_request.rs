@@ -6,18 +6,16 @@
 
 mod common;
 
+use common::console::{apply, as_sent_on_screen, render, row_of};
+
 use common::{ctx, json_of};
 use ctxconsole::tui::action::Action;
-use ctxconsole::tui::app::{State, update};
+use ctxconsole::tui::app::State;
 use ctxconsole::tui::keymap::Keymap;
-use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{EffectContext, key_action, run_effect_now, start, ui};
+use ctxconsole::tui::{EffectContext, key_action, start};
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const PROMPTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/prompts");
@@ -116,18 +114,6 @@ fn attachment_path(name: &str, big: &Path) -> PathBuf {
     }
 }
 
-/// Apply actions the way the runtime does, running every effect to completion.
-fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
-    for action in actions {
-        let mut queue = vec![action];
-        while let Some(a) = queue.pop() {
-            for effect in update(state, a) {
-                queue.push(run_effect_now(ctx, effect));
-            }
-        }
-    }
-}
-
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -160,54 +146,12 @@ fn attach_file(ctx: &EffectContext, state: &mut State, path: &Path) {
     press(ctx, state, &[key(KeyCode::Enter)]);
 }
 
-fn render(state: &State, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
-        .unwrap();
-    terminal.backend().to_string()
-}
-
-/// The entry ids the Catalog pane's as-sent viewer lists, in order, read off the screen
-/// (each viewer line starts with its line number, so a line is counted once).
-fn as_sent_on_screen(screen: &str) -> Vec<String> {
-    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
-    for l in screen.lines() {
-        let Some(at) = l
-            .find("{\"name\":\"")
-            .map(|i| i + 9)
-            .or_else(|| l.find("{\"id\":\"").map(|i| i + 7))
-        else {
-            continue;
-        };
-        let before: String = l[..at]
-            .chars()
-            .rev()
-            .skip_while(|c| !c.is_ascii_digit())
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        let n: usize = before.chars().rev().collect::<String>().parse().unwrap();
-        let id = l[at..].split('"').next().unwrap().to_string();
-        by_line.insert(n, id);
-    }
-    by_line.into_values().collect()
-}
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()
         .map(|k| k.as_str().unwrap().to_string())
         .collect()
-}
-
-fn row_of(state: &State, model: &str) -> u64 {
-    state
-        .budgets
-        .visible
-        .iter()
-        .position(|&i| state.budgets.rows[i].id == model)
-        .unwrap_or_else(|| panic!("{model} in Budgets")) as u64
 }
 
 /// Set the console's inputs from scratch: the model's row and the tier override, an empty

@@ -8,18 +8,15 @@
 
 mod common;
 
+use common::console::{apply, as_sent_on_screen, render, row_of};
+
 use common::llm_server::LlmServer;
 use common::{ctx, json_of};
 use ctxconsole::tui::action::Action;
-use ctxconsole::tui::app::{State, update};
-use ctxconsole::tui::keymap::Keymap;
+use ctxconsole::tui::app::State;
 use ctxconsole::tui::semantic::SemanticStatus;
-use ctxconsole::tui::theme::Theme;
-use ctxconsole::tui::{EffectContext, run_effect_now, semantic_ready, start, start_semantic, ui};
+use ctxconsole::tui::{EffectContext, run_effect_now, semantic_ready, start, start_semantic};
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A Tier C model: its catalog is cut by the ranking, so a change of order changes what
@@ -53,64 +50,11 @@ fn open(home: &Path) -> Workspace {
     .unwrap()
 }
 
-/// Apply actions the way the runtime does, running every effect to completion.
-fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
-    for action in actions {
-        let mut queue = vec![action];
-        while let Some(a) = queue.pop() {
-            for effect in update(state, a) {
-                queue.push(run_effect_now(ctx, effect));
-            }
-        }
-    }
-}
-
 fn run_all(ctx: &EffectContext, state: &mut State, effects: Vec<ctxconsole::tui::app::Effect>) {
     for effect in effects {
         let action = run_effect_now(ctx, effect);
         apply(ctx, state, [action]);
     }
-}
-
-fn render(state: &State, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|f| ui::draw(f, state, &Theme::plain(), &Keymap::default()))
-        .unwrap();
-    terminal.backend().to_string()
-}
-
-/// The entry ids the Catalog pane's as-sent viewer lists, in order, read off the screen.
-fn as_sent_on_screen(screen: &str) -> Vec<String> {
-    let mut by_line: BTreeMap<usize, String> = BTreeMap::new();
-    for l in screen.lines() {
-        let Some(at) = l
-            .find("{\"name\":\"")
-            .map(|i| i + 9)
-            .or_else(|| l.find("{\"id\":\"").map(|i| i + 7))
-        else {
-            continue;
-        };
-        let before: String = l[..at]
-            .chars()
-            .rev()
-            .skip_while(|c| !c.is_ascii_digit())
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        let n: usize = before.chars().rev().collect::<String>().parse().unwrap();
-        let id = l[at..].split('"').next().unwrap().to_string();
-        by_line.insert(n, id);
-    }
-    by_line.into_values().collect()
-}
-
-fn row_of(state: &State, model: &str) -> u64 {
-    state
-        .budgets
-        .visible
-        .iter()
-        .position(|&i| state.budgets.rows[i].id == model)
-        .unwrap_or_else(|| panic!("{model} in Budgets")) as u64
 }
 
 /// The model selected and the prompt typed in; every plan back.

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::console::{apply, row_of};
+
 use common::llm_server::LlmServer;
 use ctxconsole::core::compare::Arm;
 use ctxconsole::store::history::HistoryStore;
@@ -24,27 +26,6 @@ const INSTRUCTION: &str =
 
 const ROWS: &str = "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
      [[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n";
-
-/// Apply actions the way the runtime does, running every effect to completion.
-fn apply(ctx: &EffectContext, state: &mut State, actions: impl IntoIterator<Item = Action>) {
-    for action in actions {
-        let mut queue = vec![action];
-        while let Some(a) = queue.pop() {
-            for effect in update(state, a) {
-                queue.push(run_effect_now(ctx, effect));
-            }
-        }
-    }
-}
-
-fn row_of(state: &State, id: &str) -> u64 {
-    state
-        .budgets
-        .visible
-        .iter()
-        .position(|&i| state.budgets.rows[i].id == id)
-        .unwrap_or_else(|| panic!("no row {id}")) as u64
-}
 
 /// Select `model` in Budgets, focus the Prompt pane and paste the instruction, then
 /// `then` (A/B keys, …).

@@ -25,6 +25,7 @@ pub fn json_of(cmd: &mut Command) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+pub mod console;
 pub mod llm_server;
 
 /// (plans, executions) in the store of workspace `home`, read through the commands
