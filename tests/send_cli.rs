@@ -240,6 +240,27 @@ fn a_model_that_cannot_run_never_stops_the_others_and_the_exit_says_so() {
     assert!(r[1]["stored_id"].is_null());
     assert_eq!(r[2]["failure"]["class"], "refused");
     assert_eq!(r[2]["ran"], true);
+    // With an arm compared, a model is asked twice: the calls are counted and named.
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/server-error",
+            "--compare",
+            "no-planner",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 of 2 calls could not run: test/server-error [compacted]")
+            && err.contains("test/server-error [no-planner]"),
+        "{err}"
+    );
 }
 
 #[cfg(unix)]

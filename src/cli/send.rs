@@ -241,7 +241,31 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else {
         emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
     }
-    every_model_ran(sent.results.iter().map(|r| &r.live).chain(&sent.baseline))
+    // With arms or a baseline a model is asked more than once: count and name the calls.
+    let comparing = sent.arms.len() > 1;
+    let mut calls: Vec<(String, &LiveReplay)> = sent
+        .results
+        .iter()
+        .map(|r| {
+            let label = if comparing {
+                format!("{} [{}]", r.live.model, r.arm)
+            } else {
+                r.live.model.clone()
+            };
+            (label, &r.live)
+        })
+        .collect();
+    calls.extend(
+        sent.baseline
+            .iter()
+            .map(|b| (format!("{} [baseline]", b.model), b)),
+    );
+    let noun = if comparing || sent.baseline.is_some() {
+        "call"
+    } else {
+        "model"
+    };
+    every_call_ran(&calls, noun)
 }
 
 /// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
@@ -275,21 +299,21 @@ fn cancel_on_interrupt(_cancel: &Cancel) -> Option<()> {
     None
 }
 
-fn every_model_ran<'a>(results: impl IntoIterator<Item = &'a LiveReplay>) -> anyhow::Result<()> {
-    let mut sent = 0;
-    let not_run: Vec<String> = results
-        .into_iter()
-        .inspect(|_| sent += 1)
-        .filter_map(|r| r.could_not_run().map(|why| format!("{} ({why})", r.model)))
+/// Exit 1 naming every call that could not run. `calls` are (label, result); `noun` says
+/// what a call is to the reader: a model, when each model was asked once, else a call.
+fn every_call_ran(calls: &[(String, &LiveReplay)], noun: &str) -> anyhow::Result<()> {
+    let not_run: Vec<String> = calls
+        .iter()
+        .filter_map(|(label, r)| r.could_not_run().map(|why| format!("{label} ({why})")))
         .collect();
     if not_run.is_empty() {
         return Ok(());
     }
     Err(anyhow::anyhow!(
-        "{} of {} model{} could not run: {}",
+        "{} of {} {noun}{} could not run: {}",
         not_run.len(),
-        sent,
-        if sent == 1 { "" } else { "s" },
+        calls.len(),
+        if calls.len() == 1 { "" } else { "s" },
         not_run.join("; ")
     ))
 }
