@@ -215,21 +215,22 @@ fn several_models_run_at_once_but_never_more_than_four() {
 fn a_model_that_cannot_run_never_stops_the_others_and_the_exit_says_so() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let out = ctx(home.path())
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            "test/server-error",
-            "--model",
-            "nowhere/model",
-            "--model",
-            "test/refusal",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let send = |args: &[&str]| {
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--json"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = send(&[
+        "--model",
+        "test/server-error",
+        "--model",
+        "nowhere/model",
+        "--model",
+        "test/refusal",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("2 of 3 models could not run"), "{err}");
@@ -241,19 +242,7 @@ fn a_model_that_cannot_run_never_stops_the_others_and_the_exit_says_so() {
     assert_eq!(r[2]["failure"]["class"], "refused");
     assert_eq!(r[2]["ran"], true);
     // With an arm compared, a model is asked twice: the calls are counted and named.
-    let out = ctx(home.path())
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            "test/server-error",
-            "--compare",
-            "no-planner",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = send(&["--model", "test/server-error", "--compare", "no-planner"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
