@@ -345,6 +345,28 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
             .as_array()
             .is_some_and(|c| !c.is_empty())
     );
+    // With a prompt, the cut follows the ranking `compact --prompt` makes: with the history
+    // (its prior and learned words), or without it when asked.
+    let prompt = "summarise the results. Then get me a cab to the airport";
+    for no_history in [false, true] {
+        let mut args = json!({"model": TIER_C_MODEL, "prompt": prompt});
+        let mut cli_args = vec![
+            "compact",
+            "--model",
+            TIER_C_MODEL,
+            "--prompt",
+            prompt,
+            "--json",
+        ];
+        if no_history {
+            args["no_history"] = json!(true);
+            cli_args.push("--no-history");
+        }
+        let mcp = call(&c, "compact_catalog", args).await.unwrap();
+        let cli = json_of(ctx(home.path()).args(&cli_args));
+        assert_eq!(mcp["trim"], cli["trim"], "no_history {no_history}");
+        assert_eq!(mcp["catalog"], cli["catalog"], "no_history {no_history}");
+    }
     let tier_a = call(&c, "compact_catalog", json!({"tier": "A"}))
         .await
         .unwrap();

@@ -214,7 +214,8 @@ fn tools(read_only: bool) -> Vec<Tool> {
                     "model": model,
                     "tier": tier,
                     "catalog": catalog,
-                    "prompt": text("The prompt sent with the catalog: its tokens come out of the allowance, and the cut follows its ranking.")
+                    "prompt": text("The prompt sent with the catalog: its tokens come out of the allowance, and the cut follows its ranking."),
+                    "no_history": {"type": "boolean", "description": "Rank without the history (prior, learned words) and send no past plans, as `compact --no-history`."}
                 },
                 "additionalProperties": false
             })),
@@ -482,19 +483,29 @@ impl State {
     }
 
     fn compact_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
-        let p = Params::new(TOOL_COMPACT, args, &["model", "tier", "catalog", "prompt"])?;
+        let p = Params::new(
+            TOOL_COMPACT,
+            args,
+            &["model", "tier", "catalog", "prompt", "no_history"],
+        )?;
         let model = p.opt_name("model")?.unwrap_or(DEFAULT_MODEL);
         let tier = tier_arg(&p)?;
         let prompt = p.opt_str("prompt", TEXT_MAX)?.unwrap_or("");
+        let no_history = p.opt_bool("no_history")?.unwrap_or(false);
         let given = catalog_arg(TOOL_COMPACT, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
         // The same request `compact --prompt` plans, over the catalog given (or the
         // workspace's); nothing is written.
         let mut ctx = self.ws.preview_context(false);
         ctx.catalog = Arc::clone(&given.catalog);
         ctx.index = Arc::clone(&given.index);
-        // The semantic layer ranks the workspace's catalog, as `compact --prompt` does; a
-        // catalog given as an argument is ranked lexically.
+        // The workspace's catalog ranks as `compact --prompt` does: with the history (the
+        // prior, learned words, past plans) and the semantic layer; a catalog given as an
+        // argument is ranked lexically, with neither.
         if !prompt.trim().is_empty() && !given.is_argument {
+            if let Some(h) = history_ranking(self, no_history) {
+                h.apply(&mut ctx);
+            }
+            ctx.past_steps = past_steps(self, no_history);
             ctx.semantic = self.semantic().map_err(semantic_failed)?;
         }
         let effective = effective_row(&ctx.budgets, model, tier);
