@@ -9,8 +9,10 @@ use common::{ctx, json_of};
 use serde_json::Value;
 use std::path::Path;
 
-/// A word no catalog entry says: only past intents teach it.
+/// A word no catalog entry says: only past intents teach it — two different intents, since
+/// one request sent again is one intent and teaches nothing.
 const TAUGHT: &str = "zorbify the quarterly deck outline";
+const TAUGHT_TOO: &str = "zorbify the board review talk";
 /// Shares only the taught word with the past intents (Jaccard below the prior's 0.3), so
 /// the prior does not reach it: what lifts the tool is the learned word alone.
 const ASKED: &str = "zorbify it for me";
@@ -20,17 +22,20 @@ const TOOL: &str = "slides.outline";
 /// `store`.
 fn followed(home: &Path, store: &str, n: usize, intent: &str, tool: &str) {
     let (mut plans, mut execs) = (String::new(), String::new());
+    // Ids (and times) of their own per intent, so intents can be imported one after another.
+    let slug = intent.replace(' ', "-");
+    let base = 1_791_000_000 + intent.len() as i64 * 100_000;
     for k in 0..n {
-        let at = 1_791_000_000 + k as i64 * 600;
+        let at = base + k as i64 * 600;
         plans.push_str(
-            &serde_json::json!({"id": format!("l-{k}"), "at": at, "caller": "agent",
+            &serde_json::json!({"id": format!("l-{slug}-{k}"), "at": at, "caller": "agent",
                 "model": "m", "intent": intent, "steps": [{"order": 1, "tool": tool}]})
             .to_string(),
         );
         plans.push('\n');
         execs.push_str(
             &serde_json::json!({"at": at + 10, "caller": "agent",
-                "plan_id": format!("l-{k}"), "tool": tool})
+                "plan_id": format!("l-{slug}-{k}"), "tool": tool})
             .to_string(),
         );
         execs.push('\n');
@@ -89,7 +94,8 @@ fn a_word_only_past_intents_used_lifts_their_tool_and_no_history_turns_it_off() 
         "{:#}",
         top(&before)
     );
-    followed(home.path(), store, 3, TAUGHT, TOOL);
+    followed(home.path(), store, 2, TAUGHT, TOOL);
+    followed(home.path(), store, 1, TAUGHT_TOO, TOOL);
     let after = preview(&[]);
     let first = &top(&after)[0];
     assert_eq!(first["name"], TOOL, "{:#}", top(&after));
@@ -131,7 +137,8 @@ fn send_sends_the_request_preview_shows_with_learned_words() {
     std::fs::write(home.path().join("config.toml"), server.config(KEY_ENV)).unwrap();
     let store = home.path().join("own.sqlite");
     let store = store.to_str().unwrap();
-    followed(home.path(), store, 3, TAUGHT, TOOL);
+    followed(home.path(), store, 2, TAUGHT, TOOL);
+    followed(home.path(), store, 1, TAUGHT_TOO, TOOL);
     let preview = json_of(ctx(home.path()).args([
         "preview",
         ASKED,

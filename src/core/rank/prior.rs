@@ -121,22 +121,27 @@ const LEARNED_TF_MAX: usize = 10;
 /// wrote posts, sent messages and made images) teaches no tool anything, while one said
 /// mostly before one tool's work teaches that tool.
 pub const LEARNED_MIN_SHARE: f64 = 0.5;
-/// A tool learns a word only from at least this many good plans: one request is an
-/// anecdote, not a habit.
+/// A tool learns a word only from at least this many good plans with different intents: one
+/// request is an anecdote, not a habit, however often it was sent again word for word.
 pub const LEARNED_MIN_PLANS: usize = 2;
 
 impl LearnedWords {
     /// From plans that went well (outcome above 0): every content word of the intent, once
-    /// per plan, for each tool the plan used — kept for a tool only when at least
-    /// [`LEARNED_MIN_PLANS`] good plans, and at least [`LEARNED_MIN_SHARE`] of the good plans
-    /// that said the word, used the tool.
+    /// per plan, for each tool the plan used — kept for a tool only when good plans of at
+    /// least [`LEARNED_MIN_PLANS`] different intents, and at least [`LEARNED_MIN_SHARE`] of
+    /// the good plans that said the word, used the tool. Words for a kind of action ("get",
+    /// "find", "open") are never learned: they say what is done, not to what, and the
+    /// ranker's action factor already reads them.
     pub fn from_plans(plans: &[PastPlan]) -> LearnedWords {
-        let mut counts: HashMap<&str, HashMap<String, usize>> = HashMap::new();
+        // Per tool, per word: the good plans, and their distinct intents (as word sets).
+        let mut counts: HashMap<&str, HashMap<String, (usize, HashSet<String>)>> = HashMap::new();
         let mut said: HashMap<String, usize> = HashMap::new();
         for plan in plans.iter().filter(|p| p.outcome > 0.0) {
             let mut terms = text::terms(&plan.intent);
             terms.sort();
             terms.dedup();
+            terms.retain(|t| super::actions::action_of(t).is_none());
+            let intent = terms.join(" ");
             for t in &terms {
                 *said.entry(t.clone()).or_default() += 1;
             }
@@ -146,7 +151,11 @@ impl LearnedWords {
             for tool in tools {
                 let c = counts.entry(tool).or_default();
                 for t in &terms {
-                    *c.entry(t.clone()).or_default() += 1;
+                    let (n, intents) = c.entry(t.clone()).or_default();
+                    *n += 1;
+                    if !intents.contains(&intent) {
+                        intents.insert(intent.clone());
+                    }
                 }
             }
         }
@@ -155,11 +164,12 @@ impl LearnedWords {
             .map(|(tool, c)| {
                 let mut words: Vec<(String, usize)> = c
                     .into_iter()
-                    .filter(|(w, k)| {
+                    .filter(|(w, (k, intents))| {
                         let plans_saying = said.get(w).copied().unwrap_or(0).max(1);
-                        *k >= LEARNED_MIN_PLANS
+                        intents.len() >= LEARNED_MIN_PLANS
                             && *k as f64 >= LEARNED_MIN_SHARE * plans_saying as f64
                     })
+                    .map(|(w, (k, _))| (w, k))
                     .collect();
                 words.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
                 words.truncate(LEARNED_PER_TOOL);

@@ -426,6 +426,26 @@ fn a_word_said_before_every_kind_of_work_teaches_no_tool() {
     assert!(words("image.generate").contains(&"render".to_string()));
     // A tool left with no word it owns is not listed at all.
     assert!(learned.words_for("message.send").is_none());
+    // One request sent again and again is one intent: it teaches nothing, and a word for a
+    // kind of action ("get") is never learned, however often and specifically it was said.
+    let learned = LearnedWords::from_plans(&[
+        plan("is the box ok?", &["sys.health"]),
+        plan("is the box ok?", &["sys.health"]),
+        plan("is the box ok?", &["sys.health"]),
+        plan("get me the standup notes", &["meeting.notes"]),
+        plan("get me the retro notes", &["meeting.notes"]),
+    ]);
+    assert!(
+        learned.words_for("sys.health").is_none(),
+        "{:?}",
+        learned.words_for("sys.health")
+    );
+    let notes = learned
+        .words_for("meeting.notes")
+        .unwrap_or_default()
+        .to_vec();
+    assert!(notes.contains(&"note".to_string()), "{notes:?}");
+    assert!(!notes.contains(&"get".to_string()), "{notes:?}");
 }
 
 #[test]
