@@ -192,6 +192,20 @@ fn eval_rank_history_reports_recall_with_and_without_the_prior() {
         "{r}"
     );
     assert!(r["improved"].as_u64() > r["worsened"].as_u64(), "{r}");
+    // A flag the history measure cannot honour is refused, not ignored.
+    for flag in [&["--semantic"][..], &["--embedder", "local:/nonexistent"]] {
+        let out = ctx(home.path())
+            .args(["eval", "rank", "--history"])
+            .args(flag)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--history") && err.contains("--semantic"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

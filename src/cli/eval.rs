@@ -411,6 +411,13 @@ fn run_history(
             args.split
         )));
     }
+    // The history measure ranks lexically with and without the prior: a flag it cannot
+    // honour is refused rather than ignored.
+    if args.semantic.semantic || args.semantic.embedder.is_some() {
+        return Err(bad_input(
+            "--history measures the prior and the learned words lexically; --semantic and --embedder apply to the labelled sets (--suite, --bfcl, --nestful, --labels)",
+        ));
+    }
     let (ws, history) = crate::cli::history::open(workspace, &store)?;
     let followed = history.followed_plans()?;
     let cut = (followed.len() as f64 * args.split) as usize;
