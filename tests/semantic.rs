@@ -319,6 +319,55 @@ fn asked_for_but_not_there_is_one_clear_error() {
         err.contains("rank.semantic") && err.contains("local:DIR"),
         "{err}"
     );
+
+    // A relative model directory in config.toml is the workspace's, wherever the command
+    // starts; a file where the directory should be says so (with the feature built).
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[rank]\nsemantic = \"local:models/minilm\"\n",
+    )
+    .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = ctx(home.path())
+        .current_dir(elsewhere.path())
+        .args(["preview", "find a hotel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let resolved = home.path().join("models/minilm");
+    assert!(err.contains(&resolved.display().to_string()), "{err}");
+    if cfg!(feature = "semantic-local") {
+        std::fs::create_dir_all(home.path().join("models")).unwrap();
+        std::fs::write(&resolved, "not a model").unwrap();
+        let out = ctx(home.path())
+            .args(["preview", "find a hotel"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is a file, not a directory"), "{err}");
+    }
+
+    // An endpoint whose provider's key is not set: the error says it is the semantic
+    // layer's embedder, and where it was asked for, not only which key is missing.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[rank]\nsemantic = \"endpoint:ek/m\"\n\n[providers.ek]\nprefix = \"ek/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"CTXCONSOLE_TEST_UNSET_KEY\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .env_remove("CTXCONSOLE_TEST_UNSET_KEY")
+        .args(["preview", "find a hotel"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the semantic layer's embedder endpoint:ek/m")
+            && err.contains("rank.semantic")
+            && err.contains("CTXCONSOLE_TEST_UNSET_KEY"),
+        "{err}"
+    );
 }
 
 /// Where `scripts/fetch-minilm.sh` puts the model.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::cli::out::eprint_line;
 use crate::core::catalog::RoutingGuide;
-use crate::embed::{Embedder, Semantic, SemanticSpec, open_embedder};
+use crate::embed::{Embedder, Semantic, open_named};
 use crate::exit::bad_input;
 use crate::store::cache::OutputCache;
 use crate::workspace::{CONFIG_FILE, Workspace};
@@ -31,9 +31,9 @@ impl SemanticArgs {
     pub fn embedder(&self, ws: &Workspace) -> anyhow::Result<Option<Box<dyn Embedder>>> {
         let config = ws.config()?;
         let origin = ws.dir.join(CONFIG_FILE).display().to_string();
-        let spec = match (&self.embedder, &config.rank.semantic) {
-            (Some(text), _) => SemanticSpec::parse(text, "--embedder")?,
-            (None, Some(text)) => SemanticSpec::parse(text, &format!("{origin}: rank.semantic"))?,
+        let (text, from, base) = match (&self.embedder, &config.rank.semantic) {
+            (Some(text), _) => (text, "--embedder".to_string(), None),
+            (None, Some(text)) => (text, format!("{origin}: rank.semantic"), Some(&ws.dir)),
             (None, None) if self.semantic => {
                 return Err(bad_input(format!(
                     "--semantic: no embedder configured: set [rank] semantic = \"local:DIR\" or \"endpoint:MODEL\" in {origin}, or give --embedder"
@@ -41,7 +41,7 @@ impl SemanticArgs {
             }
             (None, None) => return Ok(None),
         };
-        open_embedder(&spec, &config, &origin).map(Some)
+        open_named(text, &from, base.map(|b| b.as_path()), &config, &origin).map(Some)
     }
 
     /// The semantic layer over `guide`, its entry vectors kept in the workspace's cache;

@@ -38,6 +38,15 @@ pub enum SemanticSpec {
 }
 
 impl SemanticSpec {
+    /// A relative model directory read from a file is the file's directory's business, not
+    /// the directory a command happened to start in: joined to `base` (the workspace).
+    pub fn relative_to(self, base: &Path) -> SemanticSpec {
+        match self {
+            SemanticSpec::Local(dir) if dir.is_relative() => SemanticSpec::Local(base.join(dir)),
+            other => other,
+        }
+    }
+
     /// `local:DIR` or `endpoint:MODEL`; `origin` names where the text came from.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<SemanticSpec> {
         let text = text.trim();
@@ -74,6 +83,30 @@ pub fn open_embedder(
     }
 }
 
+/// The embedder `text` names (`from` says where it was written: `--embedder`, or the config
+/// file's `rank.semantic`, whose relative model directory is read from `base`), parsed and
+/// opened; an error opening it names the layer, the
+/// embedder and where it was asked for, since a command that calls no model would otherwise
+/// report a provider's missing key with no word of why it was read.
+pub fn open_named(
+    text: &str,
+    from: &str,
+    base: Option<&Path>,
+    config: &crate::core::config::Config,
+    config_origin: &str,
+) -> anyhow::Result<Box<dyn Embedder>> {
+    let mut spec = SemanticSpec::parse(text, from)?;
+    if let Some(base) = base {
+        spec = spec.relative_to(base);
+    }
+    open_embedder(&spec, config, config_origin).map_err(|e| {
+        e.context(format!(
+            "the semantic layer's embedder {} ({from})",
+            text.trim()
+        ))
+    })
+}
+
 #[cfg(feature = "semantic-local")]
 fn open_local(dir: &Path) -> anyhow::Result<Box<dyn Embedder>> {
     Ok(Box::new(local::LocalEmbedder::open(dir)?))
@@ -93,6 +126,13 @@ pub const MODEL_FILES: [&str; 3] = ["model.safetensors", "config.json", "tokeniz
 /// The first file a local model directory lacks, as one clear error naming it and where
 /// the model comes from.
 pub fn check_model_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad_input(format!(
+            "the semantic layer's model directory {} is a file, not a directory (it needs {}; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
+            dir.display(),
+            MODEL_FILES.join(", ")
+        )));
+    }
     if !dir.is_dir() {
         return Err(bad_input(format!(
             "the semantic layer's model directory {} does not exist (scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",

@@ -21,7 +21,7 @@ use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
 use crate::core::time::{format_timestamp, parse_timestamp};
-use crate::embed::{Semantic, SemanticSpec, open_embedder};
+use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
@@ -94,8 +94,13 @@ impl State {
         let Some(text) = &config.rank.semantic else {
             return Ok(None);
         };
-        let spec = SemanticSpec::parse(text, &format!("{origin}: rank.semantic"))?;
-        let embedder = open_embedder(&spec, &config, &origin)?;
+        let embedder = open_named(
+            text,
+            &format!("{origin}: rank.semantic"),
+            Some(&self.ws.dir),
+            &config,
+            &origin,
+        )?;
         let mut cache = if self.read_only {
             None
         } else {

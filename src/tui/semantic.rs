@@ -72,7 +72,8 @@ impl SemanticJob {
             return Ok(None);
         };
         let spec = SemanticSpec::parse(&configured, &format!("{origin}: rank.semantic"))
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(|e| format!("{e:#}"))?
+            .relative_to(&ws.dir);
         Ok(Some(SemanticJob {
             configured: configured.trim().to_string(),
             spec,
