@@ -424,7 +424,7 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
     let home = workspace(&server);
     // A sample intent the ranker is unsure of (confidence under the escalation threshold),
     // with the history prior and the learned words of the sample history.
-    let id = "pl-0471";
+    let id = "pl-0666";
     let preview = json_of(ctx(home.path()).args([
         "preview",
         show(home.path(), id)["intent"].as_str().unwrap(),
