@@ -909,3 +909,31 @@ fn an_mcp_server_never_sees_the_provider_keys() {
     assert!(!env.contains("OPENROUTER_API_KEY"), "{env}");
     assert!(!env.contains("secret-that-must-not-leak"), "{env}");
 }
+
+/// A question of several requests says what they are in `preview --json`, so the
+/// `coverage_request` / `best_for_request` indices of its explanations can be read; one
+/// request says none.
+#[test]
+fn preview_json_names_the_requests_its_explanations_index() {
+    let home = tempfile::tempdir().unwrap();
+    let v = json_of(ctx(home.path()).args([
+        "preview",
+        "summarise the top results. Then open the signup page in a browser",
+        "--no-history",
+        "--json",
+    ]));
+    let requests = v["ranking"]["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 2, "{:#}", v["ranking"]);
+    assert!(requests[1].as_str().unwrap().contains("signup"));
+    for e in v["ranking"]["top"].as_array().unwrap() {
+        if let Some(r) = e["coverage_request"].as_u64() {
+            assert!((r as usize) < requests.len(), "{e}");
+        }
+    }
+    let one = json_of(ctx(home.path()).args(["preview", "draft a blog post", "--json"]));
+    assert!(
+        one["ranking"].get("requests").is_none(),
+        "{:#}",
+        one["ranking"]
+    );
+}

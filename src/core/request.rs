@@ -117,6 +117,10 @@ pub fn prompt_size(tokenizer: Tokenizer, text: &str) -> PromptSize {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingView {
     pub terms: Vec<String>,
+    /// The requests the instruction was read as, when more than one: an explanation's
+    /// `coverage_request` and `best_for_request` index them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
     pub confidence: Confidence,
     /// Would the two-pass filter escalate for this row?
     pub escalate: bool,
@@ -440,6 +444,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .collect();
     let ranking_view = RankingView {
         terms: ranking.terms.clone(),
+        requests: ranking.requests.clone(),
         confidence: ranking.confidence,
         escalate: should_escalate(row, &ranking.confidence),
         top: inp.index.explain_top(&ranking, &top, inp.prior),

@@ -429,6 +429,10 @@ struct RankAnswer<'a> {
     catalog_source: &'a CatalogOrigin,
     entries: usize,
     terms: &'a [String],
+    /// The requests the query was read as, when more than one (what `coverage_request`
+    /// and `best_for_request` index).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    requests: &'a [String],
     confidence: Confidence,
     history_prior: bool,
     /// The semantic layer took part (`[rank] semantic` set, the workspace's catalog).
@@ -567,6 +571,7 @@ impl State {
             catalog_source: &given.origin,
             entries: given.catalog.len(),
             terms: &ranking.terms,
+            requests: &ranking.requests,
             confidence: ranking.confidence,
             history_prior: prior.is_some(),
             semantic_layer: semantic.is_some(),
