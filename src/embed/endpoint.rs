@@ -55,9 +55,15 @@ pub struct EndpointEmbedder {
     id: String,
 }
 
+/// The longest wait for one embeddings request (the provider's `llm.timeout` when shorter).
+pub const EMBED_TIMEOUT_MAX: Duration = Duration::from_secs(20);
+
 impl EndpointEmbedder {
     /// The embeddings URL of a resolved chat endpoint (`…/chat/completions` → `…/embeddings`).
-    pub fn new(endpoint: Endpoint) -> anyhow::Result<EndpointEmbedder> {
+    pub fn new(mut endpoint: Endpoint) -> anyhow::Result<EndpointEmbedder> {
+        // A batch of short sentences is not a chat answer: a hung endpoint must not hold a
+        // question (or the console's Preview) for `llm.timeout` per attempt.
+        endpoint.settings.timeout = endpoint.settings.timeout.min(EMBED_TIMEOUT_MAX);
         let base = endpoint
             .url
             .strip_suffix("/chat/completions")
@@ -318,5 +324,29 @@ mod tests {
                 .unwrap_err()
                 .contains("finite")
         );
+    }
+
+    #[test]
+    fn an_embeddings_call_waits_at_most_the_cap_whatever_llm_timeout_says() {
+        let config = |timeout: &str| {
+            crate::core::config::Config::parse(
+                &format!(
+                    "[llm]\ntimeout = \"{timeout}\"\n\n[providers.t]\nprefix = \"t/\"\nbase_url = \"http://127.0.0.1:9/v1\"\n"
+                ),
+                "test",
+            )
+            .unwrap()
+        };
+        let timeout_of = |timeout: &str| {
+            let providers =
+                crate::llm::provider::Providers::from_config(&config(timeout), "test").unwrap();
+            EndpointEmbedder::new(providers.resolve("t/m").unwrap())
+                .unwrap()
+                .endpoint
+                .settings
+                .timeout
+        };
+        assert_eq!(timeout_of("300s"), EMBED_TIMEOUT_MAX);
+        assert_eq!(timeout_of("2s"), Duration::from_secs(2));
     }
 }
