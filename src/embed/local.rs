@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
@@ -48,12 +47,19 @@ impl LocalEmbedder {
         let weights = crate::fsio::read_regular(&dir.join("model.safetensors"))?;
         let weights_len = weights.len();
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| bad_input(format!("{}: {e}", named("model.safetensors"))))?;
+        let vb =
+            VarBuilder::from_buffered_safetensors(weights, DType::F32, &device).map_err(|e| {
+                bad_input(format!(
+                    "{}: {}",
+                    named("model.safetensors"),
+                    first_line(&e.to_string())
+                ))
+            })?;
         let model = BertModel::load(vb, &config).map_err(|e| {
             bad_input(format!(
-                "{}: not the BERT model its config.json describes: {e}",
-                named("model.safetensors")
+                "{}: not the BERT model its config.json describes: {}",
+                named("model.safetensors"),
+                first_line(&e.to_string())
             ))
         })?;
         // The directory's name and the weights' size tell models apart for the cache; the
@@ -115,7 +121,19 @@ impl Embedder for LocalEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        self.run(texts)
-            .with_context(|| format!("embedding with the model in {}", self.dir.display()))
+        self.run(texts).map_err(|e| {
+            anyhow::anyhow!(
+                "embedding with the model in {}: {}",
+                self.dir.display(),
+                first_line(&format!("{e:#}"))
+            )
+        })
     }
+}
+
+/// The message of a model library's error without what follows its first line: with
+/// `RUST_BACKTRACE` set, candle puts a backtrace of its own frames there, which is no
+/// message for an operator.
+fn first_line(message: &str) -> &str {
+    message.lines().next().unwrap_or("").trim_end()
 }
