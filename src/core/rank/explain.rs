@@ -168,6 +168,19 @@ impl Explanation {
         )
     }
 
+    /// What [`Explanation::one_line`] says last and a narrow screen cuts first: the
+    /// semantic part and the request the entry was placed for, when there are any.
+    pub fn tail(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.semantic {
+            parts.push(format!("semantic {:.2} × {:.2}", m.similarity, m.scale));
+        }
+        if let Some(r) = self.best_for_request {
+            parts.push(format!("placed as the best for request {}", r + 1));
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
     /// What the parts add up to (the score, up to rounding).
     pub fn total(&self) -> f64 {
         let words: f64 = self.matches.iter().map(|m| m.points).sum();

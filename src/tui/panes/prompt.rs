@@ -565,10 +565,17 @@ pub fn preview_lines<'a>(
         theme,
     ));
     for (i, e) in r.top.iter().enumerate().take(8) {
-        out.push(Line::raw(clip(
-            &format!("{:>2}. {}", i + 1, e.one_line()),
-            width,
-        )));
+        let line = format!("{:>2}. {}", i + 1, e.one_line());
+        let cut = line.chars().count() > width;
+        out.push(Line::raw(clip(&line, width)));
+        // A cut line loses its end first, where the semantic part and the placement are:
+        // they get a line of their own, so the order on screen keeps its reasons.
+        if cut && let Some(tail) = e.tail() {
+            out.push(Line::styled(
+                clip(&format!("    ↳ {tail}"), width),
+                theme.muted,
+            ));
+        }
     }
     let g = &p.gate;
     let gate_style = match g.admission {
