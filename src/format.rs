@@ -15,6 +15,11 @@ pub fn thousands(n: usize) -> String {
 
 pub use crate::core::text::clip;
 
+/// `1 entry`, `2 entries`: a count with its noun in the number it takes.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A share for a chart's legend: `12.3%`; `<0.1%` for a part too small to show at one
 /// decimal (so it never reads as nothing); `0%` for nothing.
 pub fn percent(value: f64) -> String {

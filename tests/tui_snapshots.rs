@@ -1047,7 +1047,13 @@ fn history_slash_searches_plan_intents() {
     keys.extend(text_keys("REMEMBER"));
     press(&ws, &mut state, &keymap, &keys);
     assert!(state.history.filter.outcome.is_none(), "keys were text");
-    assert!(screen(&state, 160, 50).contains("intent search: REMEMBER▏"));
+    let s = screen(&state, 160, 50);
+    assert!(s.contains("intent search: REMEMBER▏"));
+    // The status line says what Enter does here: it applies, as the header says.
+    assert!(
+        s.contains("enter applies · esc clears") && !s.contains("enter keep"),
+        "{s}"
+    );
     press(&ws, &mut state, &keymap, &[key(KeyCode::Enter)]);
     let h = &state.history;
     let page = h.plans.as_ref().unwrap();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::exit::bad_input;
+use crate::format::counted;
 use crate::store::cache::OutputCache;
 use crate::workspace::resolve_dir;
 
@@ -91,9 +92,11 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 }));
             }
             emit(&format!(
-                "removed {} entries and {} sentence vectors; {entries} entries ({bytes} bytes) and {vectors} vectors remain in {}; the file went from {} to {} bytes ({} freed)\n",
-                done.removed,
-                done.vectors_removed,
+                "removed {} and {}; {} ({bytes} bytes) and {} remain in {}; the file went from {} to {} bytes ({} freed)\n",
+                counted(done.removed, "entry", "entries"),
+                counted(done.vectors_removed, "sentence vector", "sentence vectors"),
+                counted(entries, "entry", "entries"),
+                counted(vectors, "vector", "vectors"),
                 cache.path().display(),
                 done.file_bytes_before,
                 done.file_bytes_after,

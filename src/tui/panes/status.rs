@@ -74,6 +74,10 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             "type or paste{send}{clear} · enter new line · pgup/pgdn scroll preview · tab/esc leave"
         );
     }
+    if state.typing_search_in(Pane::History) {
+        // History searches when asked (its header says so too), the others as you type.
+        return "type to search intents · enter applies · esc clears".into();
+    }
     if state.filter_editing {
         return "type to search · enter keep · esc clear".into();
     }
