@@ -7,6 +7,7 @@
 //! `core::rank::RankIndex::rank_semantic`.
 
 use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 
 use crate::core::catalog::RoutingGuide;
 use crate::core::rank::{EntryVectors, MAX_REQUESTS, entry_sentence, split_requests};
@@ -236,7 +237,14 @@ pub struct Semantic {
     entries: EntryVectors,
     /// Entries embedded when this was built (the rest came from the cache).
     pub embedded_now: usize,
+    /// Request texts embedded lately: the console plans its request again on every change,
+    /// and the same requests come back (a model switched, a tier, a chip added) — each is
+    /// embedded once, not once per plan. Emptied when full.
+    asked: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
 }
+
+/// Request vectors [`Semantic`] keeps at most before it empties its memory.
+const ASKED_KEPT: usize = 256;
 
 impl Semantic {
     /// Every entry of `guide` embedded, through `cache` when given.
@@ -255,6 +263,7 @@ impl Semantic {
             embedder,
             entries,
             embedded_now,
+            asked: Default::default(),
         })
     }
 
@@ -273,7 +282,31 @@ impl Semantic {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let vectors = self.embedder.embed(&requests)?;
+        let kept = |asked: &std::collections::HashMap<String, Vec<f32>>| -> Vec<Option<Vec<f32>>> {
+            requests.iter().map(|r| asked.get(r).cloned()).collect()
+        };
+        let mut vectors = kept(&self.asked.lock().unwrap_or_else(PoisonError::into_inner));
+        let missing: Vec<String> = requests
+            .iter()
+            .zip(&vectors)
+            .filter(|(_, v)| v.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        if !missing.is_empty() {
+            let fresh = self.embedder.embed(&missing)?;
+            let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+            if asked.len() + missing.len() > ASKED_KEPT {
+                asked.clear();
+            }
+            let mut fresh = missing.into_iter().zip(fresh);
+            for slot in vectors.iter_mut().filter(|v| v.is_none()) {
+                if let Some((text, v)) = fresh.next() {
+                    asked.insert(text, v.clone());
+                    *slot = Some(v);
+                }
+            }
+        }
+        let vectors: Vec<Vec<f32>> = vectors.into_iter().map(Option::unwrap_or_default).collect();
         Ok(self.entries.request_similarities(&vectors))
     }
 }
@@ -369,6 +402,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("config.toml: rank.semantic") && err.contains("local:DIR"));
+    }
+
+    /// Letters, counting into a counter the test keeps.
+    struct Shared(std::sync::Arc<AtomicUsize>);
+
+    impl Embedder for Shared {
+        fn id(&self) -> &str {
+            "letters"
+        }
+        fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            self.0.fetch_add(texts.len(), Ordering::SeqCst);
+            Letters(AtomicUsize::new(0)).embed(texts)
+        }
+    }
+
+    #[test]
+    fn a_request_planned_again_is_not_embedded_again() {
+        let guide: RoutingGuide = serde_json::from_str(crate::sample::SAMPLE_CATALOG).unwrap();
+        let counter = std::sync::Arc::new(AtomicUsize::new(0));
+        let layer = Semantic::for_catalog(Box::new(Shared(counter.clone())), &guide, None).unwrap();
+        let built = counter.load(Ordering::SeqCst);
+        let question = "Book a flight to Rome. Then find a hotel near the station";
+        let first = layer.similarities(question).unwrap();
+        assert_eq!(first.len(), 2);
+        assert_eq!(counter.load(Ordering::SeqCst), built + 2);
+        // The same question again, and one sharing its first request: only the new request
+        // is embedded.
+        assert_eq!(layer.similarities(question).unwrap(), first);
+        assert_eq!(counter.load(Ordering::SeqCst), built + 2);
+        let other = layer
+            .similarities("Book a flight to Rome. Then rent a car")
+            .unwrap();
+        assert_eq!(counter.load(Ordering::SeqCst), built + 3);
+        assert_eq!(other[0], first[0]);
     }
 
     #[test]
