@@ -266,9 +266,6 @@ impl RankIndex {
         let (query, requests) = self.query(intent);
         let n = self.len();
         let nr = query.request_count();
-        let semantic = semantic
-            .filter(|x| x.weight > 0.0)
-            .map(|x| (x.per_request(nr, n), x.weight));
         s.begin(n, nr, self.vocab_len());
         for &(id, share) in &query.reached {
             s.reach[id as usize] = share;
@@ -373,10 +370,15 @@ impl RankIndex {
                 .get(self.name(i))
                 .map_or(0.0, |b| b.strength * PRIOR_STRENGTH * best_lexical.max(1.0))
         };
-        let semantic_scale = semantic.as_ref().map(|(_, w)| w * best_lexical.max(1.0));
-        let semantic_of = |i: usize| match (&semantic, semantic_scale) {
-            (Some((x, _)), Some(scale)) => scale * x.best(i),
-            _ => 0.0,
+        // The similarities read against the requests, and the points a similarity of 1 earns.
+        let semantic = semantic
+            .filter(|x| x.weight > 0.0)
+            .map(|x| (x.per_request(nr, n), x.weight * best_lexical.max(1.0)));
+        let semantic_scale = semantic.as_ref().map(|&(_, scale)| scale);
+        let semantic_of = |i: usize| {
+            semantic
+                .as_ref()
+                .map_or(0.0, |(x, scale)| scale * x.best(i))
         };
         // Every entry with a score gets a sort key; the rest keep catalog order between the
         // positive and the negative ones (a sort by score with ties in catalog order).
@@ -403,9 +405,10 @@ impl RankIndex {
         }
         let keyed = s.keys.len();
         let head = if query.per_request && self.params.diversify > 0 {
-            let near = |d: usize, r: usize| match (&semantic, semantic_scale) {
-                (Some((x, _)), Some(scale)) => scale * x.to_request(r, d),
-                _ => 0.0,
+            let near = |d: usize, r: usize| {
+                semantic
+                    .as_ref()
+                    .map_or(0.0, |(x, scale)| scale * x.to_request(r, d))
             };
             self.request_winners(&query, s, near)
         } else {
