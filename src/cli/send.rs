@@ -16,7 +16,9 @@ use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::live::baseline;
 use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress};
-use crate::live::send::{JobReport, SendAsk, compare_group, plan_send, run_jobs, store_send};
+use crate::live::send::{
+    JobReport, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
+};
 use crate::llm::client::Cancel;
 use crate::workspace::StoreChoice;
 
@@ -88,7 +90,7 @@ impl SentResult {
     /// `model` alone, or `model [arm]` in a comparison.
     fn label(&self, comparing: bool) -> String {
         if comparing {
-            format!("{} [{}]", self.live.model, self.arm)
+            call_label(&self.live.model, self.arm, false)
         } else {
             self.live.model.clone()
         }
@@ -203,7 +205,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         .filter_map(|a| {
             a.gap.clone().map(|gap_signal| baseline::SentGap {
                 model: if comparing {
-                    format!("{} [{}]", a.live.model, a.arm)
+                    call_label(&a.live.model, a.arm, false)
                 } else {
                     a.live.model.clone()
                 },
@@ -246,19 +248,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let mut calls: Vec<(String, &LiveReplay)> = sent
         .results
         .iter()
-        .map(|r| {
-            let label = if comparing {
-                format!("{} [{}]", r.live.model, r.arm)
-            } else {
-                r.live.model.clone()
-            };
-            (label, &r.live)
-        })
+        .map(|r| (r.label(comparing), &r.live))
         .collect();
     calls.extend(
         sent.baseline
             .iter()
-            .map(|b| (format!("{} [baseline]", b.model), b)),
+            .map(|b| (call_label(&b.model, Arm::Compacted, true), b)),
     );
     let noun = if comparing || sent.baseline.is_some() {
         "call"

@@ -134,6 +134,15 @@ impl SendAsk<'_> {
     }
 }
 
+/// How a call is named beside the others: `model [arm]`, or `model [baseline]`.
+pub fn call_label(model: &str, arm: Arm, baseline: bool) -> String {
+    if baseline {
+        format!("{model} [baseline]")
+    } else {
+        format!("{model} [{arm}]")
+    }
+}
+
 /// One call of a send.
 pub struct SendJob {
     pub model: String,

@@ -227,7 +227,7 @@ pub async fn run_send(
     report: SendReport,
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
-    use crate::live::send::{SendAsk, compare_group, plan_send, run_jobs, store_send};
+    use crate::live::send::{SendAsk, call_label, compare_group, plan_send, run_jobs, store_send};
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.clone().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
@@ -250,13 +250,7 @@ pub async fn run_send(
         .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
     let labels: Vec<String> = jobs
         .iter()
-        .map(|j| {
-            if j.baseline {
-                format!("{} [baseline]", j.model)
-            } else {
-                format!("{} [{}]", j.model, j.arm)
-            }
-        })
+        .map(|j| call_label(&j.model, j.arm, j.baseline))
         .collect();
     let progress: crate::live::send::JobReport = Arc::new(move |i, p: ReplayProgress| {
         if let Some(label) = labels.get(i) {

@@ -78,11 +78,7 @@ pub struct SentArm {
 impl SentArm {
     /// `model [arm]`, or `model [baseline]`.
     pub fn label(&self) -> String {
-        if self.baseline {
-            format!("{} [baseline]", self.model)
-        } else {
-            format!("{} [{}]", self.model, self.arm)
-        }
+        crate::live::send::call_label(&self.model, self.arm, self.baseline)
     }
 }
 
