@@ -274,29 +274,19 @@ fn a_transient_failure_is_retried_as_chat_calls_are() {
 #[test]
 fn asked_for_but_not_there_is_one_clear_error() {
     let home = tempfile::tempdir().unwrap();
-    let out = ctx(home.path())
-        .args(["preview", "find a hotel", "--semantic"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let configure = |text: &str| std::fs::write(home.path().join("config.toml"), text).unwrap();
+    let err = refused(ctx(home.path()).args(["preview", "find a hotel", "--semantic"]));
     assert!(
         err.contains("[rank] semantic") && err.contains("config.toml"),
         "{err}"
     );
 
     let missing = home.path().join("no-model-here");
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!("[rank]\nsemantic = \"local:{}\"\n", missing.display()),
-    )
-    .unwrap();
-    let out = ctx(home.path())
-        .args(["compact", "--prompt", "find a hotel"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    configure(&format!(
+        "[rank]\nsemantic = \"local:{}\"\n",
+        missing.display()
+    ));
+    let err = refused(ctx(home.path()).args(["compact", "--prompt", "find a hotel"]));
     assert!(err.contains(&missing.display().to_string()), "{err}");
     if cfg!(feature = "semantic-local") {
         assert!(err.contains("scripts/fetch-minilm.sh"), "{err}");
@@ -304,17 +294,8 @@ fn asked_for_but_not_there_is_one_clear_error() {
         assert!(err.contains("semantic-local"), "{err}");
     }
 
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[rank]\nsemantic = \"minilm\"\n",
-    )
-    .unwrap();
-    let out = ctx(home.path())
-        .args(["preview", "find a hotel"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    configure("[rank]\nsemantic = \"minilm\"\n");
+    let err = refused(ctx(home.path()).args(["preview", "find a hotel"]));
     assert!(
         err.contains("rank.semantic") && err.contains("local:DIR"),
         "{err}"
@@ -322,19 +303,13 @@ fn asked_for_but_not_there_is_one_clear_error() {
 
     // A relative model directory in config.toml is the workspace's, wherever the command
     // starts; a file where the directory should be says so (with the feature built).
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[rank]\nsemantic = \"local:models/minilm\"\n",
-    )
-    .unwrap();
+    configure("[rank]\nsemantic = \"local:models/minilm\"\n");
     let elsewhere = tempfile::tempdir().unwrap();
-    let out = ctx(home.path())
-        .current_dir(elsewhere.path())
-        .args(["preview", "find a hotel"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(
+        ctx(home.path())
+            .current_dir(elsewhere.path())
+            .args(["preview", "find a hotel"]),
+    );
     let resolved = home.path().join("models/minilm");
     assert!(err.contains(&resolved.display().to_string()), "{err}");
     if cfg!(feature = "semantic-local") {
@@ -350,24 +325,28 @@ fn asked_for_but_not_there_is_one_clear_error() {
 
     // An endpoint whose provider's key is not set: the error says it is the semantic
     // layer's embedder, and where it was asked for, not only which key is missing.
-    std::fs::write(
-        home.path().join("config.toml"),
+    configure(
         "[rank]\nsemantic = \"endpoint:ek/m\"\n\n[providers.ek]\nprefix = \"ek/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"CTXCONSOLE_TEST_UNSET_KEY\"\n",
-    )
-    .unwrap();
-    let out = ctx(home.path())
-        .env_remove("CTXCONSOLE_TEST_UNSET_KEY")
-        .args(["preview", "find a hotel"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    );
+    let err = refused(
+        ctx(home.path())
+            .env_remove("CTXCONSOLE_TEST_UNSET_KEY")
+            .args(["preview", "find a hotel"]),
+    );
     assert!(
         err.contains("the semantic layer's embedder endpoint:ek/m")
             && err.contains("rank.semantic")
             && err.contains("CTXCONSOLE_TEST_UNSET_KEY"),
         "{err}"
     );
+}
+
+/// Run `cmd`, expect it refused as bad input (exit 2), and return what it said.
+fn refused(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
 }
 
 /// Where `scripts/fetch-minilm.sh` puts the model.
