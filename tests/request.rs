@@ -6,15 +6,10 @@
 mod common;
 
 use assert_cmd::Command;
+use common::prompts::{CASES, TIERS, big_log, fixture};
 use common::{ctx, json_of};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-const PROMPTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/prompts");
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(PROMPTS_DIR).join(name)
-}
+use std::path::Path;
 
 /// Entry ids of a compacted catalog as it is sent (packs by name, pipelines by id).
 fn ids_in_catalog(catalog: &Value) -> Vec<String> {
@@ -33,83 +28,6 @@ fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|k| k.as_str().unwrap().to_string())
         .collect()
-}
-
-/// Twenty instructions, some with attachments (fixtures in tests/data/prompts, and a large
-/// log written by the test that Tier C can only take as a briefing).
-const CASES: &[(&str, &[&str])] = &[
-    (
-        "remember this launch note, draft a blog from it and make an illustration",
-        &[],
-    ),
-    (
-        "remember this launch note, draft a blog from it and make an illustration",
-        &["launch_note.md"],
-    ),
-    (
-        "take a screenshot of the settings page and click the save button",
-        &[],
-    ),
-    ("summarise this file", &["capture_log.rs"]),
-    (
-        "search the web for prefix caching benchmarks, then summarise the top results",
-        &[],
-    ),
-    ("what is the price of bitcoin in euros today?", &[]),
-    (
-        "fix the failing test in the parser and open a pull request",
-        &["capture_log.rs"],
-    ),
-    ("transcribe this podcast episode and write show notes", &[]),
-    (
-        "is the api server healthy? list the processes using the most memory",
-        &["gateway.log"],
-    ),
-    ("hi", &[]),
-    ("make slides from this", &["launch_note.md"]),
-    ("keep this for later", &["users.json"]),
-    (
-        "recall what I told you about the launch date and answer the question",
-        &[],
-    ),
-    ("review this pull request for security problems", &[]),
-    ("compare these two", &["users.json", "launch_note.md"]),
-    (
-        "open the dashboard in the browser and fill in the signup form",
-        &[],
-    ),
-    (
-        "analyse the error log and find the root cause",
-        &["big.log"],
-    ),
-    (
-        "generate an image of a lighthouse at dusk in watercolour",
-        &[],
-    ),
-    ("organise my notes by colour and centre the title", &[]),
-    ("", &["capture_log.rs"]),
-];
-
-const TIERS: &[(&str, &str)] = &[
-    ("A", "anthropic/claude-sonnet-4-5"),
-    ("B", "deepseek/deepseek-chat"),
-    ("C", "openrouter/openrouter/free"),
-];
-
-/// A log too large for a Tier C window: it can only go as a briefing there.
-fn big_log(dir: &Path) -> PathBuf {
-    let path = dir.join("big.log");
-    let mut text = String::new();
-    for i in 0..4_000 {
-        if i == 2_000 {
-            text.push_str("2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n");
-        }
-        text.push_str(&format!(
-            "2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"
-        ));
-    }
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 fn with_attachments(cmd: &mut Command, attachments: &[&str], big: &Path) {

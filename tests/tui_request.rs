@@ -8,6 +8,7 @@ mod common;
 
 use common::console::{apply, as_sent_on_screen, render, row_of};
 
+use common::prompts::{CASES, TIERS, big_log, fixture};
 use common::{ctx, json_of};
 use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::State;
@@ -18,93 +19,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const PROMPTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/prompts");
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(PROMPTS_DIR).join(name)
-}
-
-/// Twenty instructions, eleven with attachments (fixtures in tests/data/prompts, and a log
-/// too big for a Tier C window, written by the test).
-const CASES: &[(&str, &[&str])] = &[
-    (
-        "remember this launch note, draft a blog from it and make an illustration",
-        &[],
-    ),
-    (
-        "remember this launch note, draft a blog from it and make an illustration",
-        &["launch_note.md"],
-    ),
-    (
-        "take a screenshot of the settings page and click the save button",
-        &[],
-    ),
-    ("summarise this file", &["capture_log.rs"]),
-    (
-        "search the web for prefix caching benchmarks, then summarise the top results",
-        &[],
-    ),
-    (
-        "what is the price of bitcoin in euros today?",
-        &["users.json"],
-    ),
-    (
-        "fix the failing test in the parser and open a pull request",
-        &["capture_log.rs"],
-    ),
-    ("transcribe this podcast episode and write show notes", &[]),
-    (
-        "is the api server healthy? list the processes using the most memory",
-        &["gateway.log"],
-    ),
-    ("hi", &[]),
-    ("make slides from this", &["launch_note.md"]),
-    ("keep this for later", &["users.json"]),
-    (
-        "recall what I told you about the launch date and answer the question",
-        &[],
-    ),
-    ("review this pull request for security problems", &[]),
-    ("compare these two", &["users.json", "launch_note.md"]),
-    (
-        "open the dashboard in the browser and fill in the signup form",
-        &[],
-    ),
-    (
-        "analyse the error log and find the root cause",
-        &["big.log"],
-    ),
-    (
-        "generate an image of a lighthouse at dusk in watercolour",
-        &[],
-    ),
-    ("organise my notes by colour and centre the title", &[]),
-    ("", &["capture_log.rs"]),
-];
-
-/// Each tier by a model of that tier, and by the Tier C model with the tier overridden.
-const TIER_MODELS: &[(&str, &str)] = &[
-    ("A", "anthropic/claude-sonnet-4-5"),
-    ("B", "deepseek/deepseek-chat"),
-    ("C", "openrouter/openrouter/free"),
-];
+/// The Tier C model, read with each tier overridden.
 const OVERRIDDEN: &str = "openrouter/openrouter/free";
-
-/// A log too large for a Tier C window: it can only go as a briefing there.
-fn big_log(dir: &Path) -> PathBuf {
-    let path = dir.join("big.log");
-    let mut text = String::new();
-    for i in 0..4_000 {
-        if i == 2_000 {
-            text.push_str("2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n");
-        }
-        text.push_str(&format!(
-            "2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"
-        ));
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 fn attachment_path(name: &str, big: &Path) -> PathBuf {
     if name == "big.log" {
@@ -216,7 +132,7 @@ fn the_catalog_pane_as_sent_is_previews_kept_for_20_prompts_and_tiers_a_b_c() {
     for (i, (instruction, attached)) in CASES.iter().enumerate() {
         let paths: Vec<PathBuf> = attached.iter().map(|a| attachment_path(a, &big)).collect();
         let mut kept_by_tier = Vec::new();
-        for (tier, tier_model) in TIER_MODELS {
+        for (tier, tier_model) in TIERS {
             // Even cases: a model of the tier; odd ones: the Tier C model, overridden.
             let (model, tier_override) = if i % 2 == 0 {
                 (*tier_model, None)

@@ -27,6 +27,7 @@ pub fn json_of(cmd: &mut Command) -> Value {
 }
 pub mod console;
 pub mod llm_server;
+pub mod prompts;
 
 /// (plans, executions) in the store of workspace `home`, read through the commands
 /// themselves.
