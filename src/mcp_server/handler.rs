@@ -49,7 +49,7 @@ pub const RESULT_MAX: usize = 6 * 1024 * 1024;
 /// What every request reads: the workspace as it was at start, and where the store is.
 pub struct State {
     pub ws: Workspace,
-    pub store: std::path::PathBuf,
+    pub store: HistorySource,
     pub read_only: bool,
     /// The history's part in ranking (the prior and the index with learned words) and
     /// what it was built from (see [`history_ranking`]).
@@ -66,8 +66,42 @@ pub struct State {
 /// the history a prior was built from.
 type PriorKey = ((i64, i64), i64);
 
+/// Where the server's history is read.
+pub enum HistorySource {
+    /// A store file, opened per request (read-only when the server is).
+    File(std::path::PathBuf),
+    /// No store file and a server that must not create one: the history it starts with,
+    /// in memory (see [`Workspace::open_history_read_only`]).
+    Memory(Mutex<HistoryStore>),
+}
+
+/// The store one request reads: its own connection, or the one kept in memory.
+pub enum History<'a> {
+    Own(HistoryStore),
+    Shared(std::sync::MutexGuard<'a, HistoryStore>),
+}
+
+impl std::ops::Deref for History<'_> {
+    type Target = HistoryStore;
+    fn deref(&self) -> &HistoryStore {
+        match self {
+            History::Own(h) => h,
+            History::Shared(h) => h,
+        }
+    }
+}
+
+impl std::ops::DerefMut for History<'_> {
+    fn deref_mut(&mut self) -> &mut HistoryStore {
+        match self {
+            History::Own(h) => h,
+            History::Shared(h) => h,
+        }
+    }
+}
+
 impl State {
-    pub fn new(ws: Workspace, store: std::path::PathBuf, read_only: bool) -> State {
+    pub fn new(ws: Workspace, store: HistorySource, read_only: bool) -> State {
         State {
             ws,
             store,
@@ -127,12 +161,32 @@ impl State {
 impl State {
     /// A connection of its own per request: WAL lets readers run beside a writer, and an
     /// import by another process is seen at once.
-    fn history(&self) -> anyhow::Result<HistoryStore> {
+    fn history(&self) -> anyhow::Result<History<'_>> {
+        let path = match &self.store {
+            HistorySource::Memory(kept) => {
+                return Ok(History::Shared(
+                    kept.lock().unwrap_or_else(PoisonError::into_inner),
+                ));
+            }
+            HistorySource::File(path) => path,
+        };
+        if self.read_only {
+            return HistoryStore::open_read_only(path)?
+                .map(History::Own)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: the history store is gone since the server started",
+                        path.display()
+                    )
+                });
+        }
         // The store was made (and seeded or not) when the server started: this opens it.
-        self.ws.open_history(&crate::workspace::StoreChoice {
-            path: Some(self.store.clone()),
-            sample: false,
-        })
+        Ok(History::Own(self.ws.open_history(
+            &crate::workspace::StoreChoice {
+                path: Some(path.clone()),
+                sample: false,
+            },
+        )?))
     }
 }
 
