@@ -25,7 +25,6 @@ use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
-use crate::store::cache::OutputCache;
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
@@ -135,16 +134,14 @@ impl State {
             &config,
             &origin,
         )?;
-        let mut cache = if self.read_only {
-            None
-        } else {
-            Some(OutputCache::open_in(&self.ws.dir)?)
-        };
-        let layer = Arc::new(Semantic::for_catalog(
+        let layer = Arc::new(Semantic::for_catalog_in(
             embedder,
             self.ws.catalog.guide(),
-            cache.as_mut(),
+            (!self.read_only).then_some(self.ws.dir.as_path()),
         )?);
+        if let Some(note) = layer.not_cached_note() {
+            crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {note}"));
+        }
         if layer.embedded_now > 0 {
             crate::cli::out::eprint_line(&format!(
                 "ctxconsole mcp: semantic layer: embedded {} of {} catalog entries with {}",
