@@ -1149,3 +1149,53 @@ async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
     );
     assert!(before == bytes_and_mtime(&store), "the store was migrated");
 }
+
+/// The semantic layer's embedder fails at start (HTTP 500 after its retries): the first
+/// call that needs the layer is told at once what the start-up attempt found, instead of
+/// waiting for that attempt and then spending the same retries again; the call after it
+/// tries again. Counted by the requests the embeddings endpoint received.
+#[tokio::test]
+async fn a_layer_that_failed_at_start_is_reported_to_the_first_call_without_a_second_attempt() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // One retry: each attempt is two requests.
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 1\nretry_base = \"200ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/embed-500\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let embeddings = || {
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.body.get("input").is_some())
+            .count()
+    };
+    let c = start(home.path(), &[]).await;
+    let url = format!("{}/embeddings", server.base_url());
+    let e = call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .expect_err("the embedder fails");
+    assert!(
+        e.message.contains(&url) && e.message.contains("HTTP 500"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        embeddings(),
+        2,
+        "one attempt (a request and its retry), not two"
+    );
+    // The next call tries again.
+    call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .expect_err("the embedder still fails");
+    assert_eq!(embeddings(), 4);
+    c.cancel().await.unwrap();
+}

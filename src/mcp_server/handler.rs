@@ -55,9 +55,22 @@ pub struct State {
     prior: Mutex<Option<(PriorKey, HistoryRanking)>>,
     /// The followed plans' steps and what they were read from (see [`past_steps`]).
     past_steps: Mutex<Option<(PriorKey, Arc<PastStepsIndex>)>>,
-    /// The semantic layer over the workspace's catalog, once built (see
+    /// The semantic layer over the workspace's catalog, as far as it got (see
     /// [`State::semantic`]).
-    semantic: Mutex<Option<Arc<Semantic>>>,
+    semantic: Mutex<LayerState>,
+}
+
+/// The semantic layer as far as it got.
+enum LayerState {
+    NotBuilt,
+    Ready(Arc<Semantic>),
+    /// The last attempt failed: its error, when it ended, and whether a call has been told
+    /// (an attempt made at start, beside the handshake, is told to the first call).
+    Failed {
+        error: String,
+        ended: std::time::Instant,
+        told: bool,
+    },
 }
 
 /// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
@@ -107,7 +120,7 @@ impl State {
             read_only,
             prior: Mutex::new(None),
             past_steps: Mutex::new(None),
-            semantic: Mutex::new(None),
+            semantic: Mutex::new(LayerState::NotBuilt),
         }
     }
 
@@ -115,13 +128,52 @@ impl State {
     /// config.toml names an embedder (as `ctxconsole preview` reads it: the key alone turns
     /// it on), built once and kept; `None` when the key is not set. Held while building: a
     /// second caller waits for this one. An embedder that fails is an error naming what
-    /// and where, and the next call tries again. Vectors are kept in the workspace's
-    /// cache.sqlite unless the server is read-only.
+    /// and where. A failed attempt is remembered: a call that waited for it, or the first
+    /// call after the attempt made at start ([`State::warm_semantic`]), gets its error at
+    /// once instead of spending the same retries again; a later call tries again. Vectors
+    /// are kept in the workspace's cache.sqlite unless the server is read-only.
     pub fn semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
+        self.layer(true)
+    }
+
+    /// The attempt made at start, beside the handshake: a failure is kept for the first
+    /// call to be told.
+    pub fn warm_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
+        self.layer(false)
+    }
+
+    fn layer(&self, by_call: bool) -> anyhow::Result<Option<Arc<Semantic>>> {
+        let asked = std::time::Instant::now();
         let mut kept = self.semantic.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(layer) = kept.as_ref() {
-            return Ok(Some(Arc::clone(layer)));
+        match &mut *kept {
+            LayerState::Ready(layer) => return Ok(Some(Arc::clone(layer))),
+            LayerState::Failed { error, ended, told } if !*told || *ended >= asked => {
+                *told |= by_call;
+                return Err(anyhow::anyhow!(
+                    "{error} (the attempt that ended {:.1} s ago; the next call tries again)",
+                    ended.elapsed().as_secs_f64()
+                ));
+            }
+            _ => {}
         }
+        match self.build_semantic() {
+            Ok(Some(layer)) => {
+                *kept = LayerState::Ready(Arc::clone(&layer));
+                Ok(Some(layer))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                *kept = LayerState::Failed {
+                    error: format!("{e:#}"),
+                    ended: std::time::Instant::now(),
+                    told: by_call,
+                };
+                Err(e)
+            }
+        }
+    }
+
+    fn build_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
         let config = self.ws.config()?;
         let origin = self.ws.config_origin();
         let Some(text) = &config.rank.semantic else {
@@ -150,7 +202,6 @@ impl State {
                 layer.embedder_id()
             ));
         }
-        *kept = Some(Arc::clone(&layer));
         Ok(Some(layer))
     }
 }

@@ -112,10 +112,10 @@ pub fn run(
     // The semantic layer (when configured) is built now, beside the handshake: opening a
     // local model and embedding a catalog the first time can take a minute, which the
     // first call to rank would otherwise wait for. A failure is said here and again by
-    // every call that needs the layer.
+    // the first call that needs it, at once (see State::semantic).
     let warm = Arc::clone(&state);
     std::thread::spawn(move || {
-        if let Err(e) = warm.semantic() {
+        if let Err(e) = warm.warm_semantic() {
             crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {e:#}"));
         }
     });
