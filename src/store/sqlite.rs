@@ -391,6 +391,42 @@ mod tests {
         }
     }
 
+    /// Read-only opening creates nothing, migrates nothing and writes nothing.
+    #[test]
+    fn read_only_opening_creates_and_migrates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        assert!(
+            open_existing_read_only(&path, &schema(V1))
+                .unwrap()
+                .is_none()
+        );
+        assert!(!path.exists());
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        conn.execute("INSERT INTO a(x) VALUES (1)", []).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let err = open_existing_read_only(&path, &schema(V2))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("needs migrating from schema 1 to 2"), "{err}");
+        let conn = open_existing_read_only(&path, &schema(V1))
+            .unwrap()
+            .unwrap();
+        let x: i64 = conn.query_row("SELECT x FROM a", [], |r| r.get(0)).unwrap();
+        assert_eq!(x, 1);
+        assert!(conn.execute("INSERT INTO a(x) VALUES (2)", []).is_err());
+        drop(conn);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["t.sqlite"], "no -wal or -shm left beside it");
+    }
+
     #[test]
     fn migrates_forward_and_refuses_newer_or_foreign() {
         let dir = tempfile::tempdir().unwrap();
