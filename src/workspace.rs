@@ -301,6 +301,69 @@ impl Workspace {
     }
 }
 
+/// The history a server that must not write serves (see
+/// [`Workspace::open_history_read_only`]).
+pub enum ReadOnlyHistory {
+    /// The store file, opened read-only: a server opens it again per request, so another
+    /// process's imports are seen.
+    File(HistoryStore),
+    /// No store file: the history a new one would start with, held in memory.
+    Memory(HistoryStore),
+}
+
+impl Workspace {
+    /// The history store for a server that must not write (`mcp --read-only`). An existing
+    /// store is opened read-only: never seeded, migrated or given the config's drift window
+    /// (a different one is said, and the store's is used). Where there is none, the history
+    /// a new store would start with — the sample for the workspace's own store or with
+    /// `--sample`, else none — is built in memory, and no file or directory is created.
+    pub fn open_history_read_only(&self, store: &StoreChoice) -> anyhow::Result<ReadOnlyHistory> {
+        let path = self.history_path(store.path.as_deref());
+        let config = self.config()?;
+        let window = config
+            .history
+            .drift_window(&self.config_origin())?
+            // Checked when the config was read: at most 30 days, so the seconds fit an i64.
+            .map(|w| i64::try_from(w.as_secs()).unwrap_or(i64::MAX));
+        let name = path.display();
+        if let Some(history) = HistoryStore::open_read_only(&path)? {
+            if let Some(w) = window.filter(|w| *w != history.drift_window()) {
+                let secs = |s: i64| {
+                    crate::core::duration::describe(std::time::Duration::from_secs(
+                        u64::try_from(s).unwrap_or(0),
+                    ))
+                };
+                notice(format!(
+                    "{name}: opened read-only, so its drift window stays {} (config.toml's \
+                     history.drift_window {} is applied by the next command that writes it)",
+                    secs(history.drift_window()),
+                    secs(w)
+                ));
+            }
+            return Ok(ReadOnlyHistory::File(history));
+        }
+        let mut history = HistoryStore::in_memory(&path)?;
+        if let Some(w) = window {
+            history.set_drift_window(w)?;
+        }
+        if (store.path.is_none() || store.sample)
+            && history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?
+        {
+            let plans = history.counts()?.plans;
+            notice(format!(
+                "no history store at {name}: serving the sample history ({plans} plans) from \
+                 memory; read-only, nothing is created"
+            ));
+        } else {
+            notice(format!(
+                "no history store at {name}: serving an empty history from memory; read-only, \
+                 nothing is created"
+            ));
+        }
+        Ok(ReadOnlyHistory::Memory(history))
+    }
+}
+
 /// Which history store a command uses: `--store FILE`, else the workspace's own
 /// `history.sqlite`; and whether a new one gets the sample history (`--sample`; the
 /// workspace's own always does).

@@ -87,3 +87,43 @@ fn a_paste_is_stored_once_however_often_it_is_previewed_and_gc_gives_the_space_b
         String::from_utf8_lossy(&text.stdout)
     );
 }
+
+/// `cache gc` and `cache get` only read or clean: where there is no cache they say so and
+/// create nothing, neither the cache nor the workspace directory.
+#[test]
+fn gc_and_get_without_a_cache_create_nothing_and_say_so() {
+    let root = tempfile::tempdir().unwrap();
+    // A workspace directory that does not exist yet, and one that exists but is empty.
+    let missing = root.path().join("not-yet");
+    let empty = root.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for home in [&missing, &empty] {
+        let cache = home.join("cache.sqlite");
+        let out = ctx(home).args(["cache", "gc"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("nothing to collect") && stdout.contains(&cache.display().to_string()),
+            "{stdout}"
+        );
+        let gc = json_of(ctx(home).args(["cache", "gc", "--json"]));
+        assert_eq!(gc["exists"], false, "{gc}");
+        assert_eq!(gc["path"], cache.display().to_string());
+        assert_eq!((&gc["removed"], &gc["bytes_freed"]), (&0.into(), &0.into()));
+
+        let get = ctx(home)
+            .args(["cache", "get", "0123456789abcdef"])
+            .output()
+            .unwrap();
+        assert_eq!(get.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&get.stderr);
+        assert!(stderr.contains("no output cache"), "{stderr}");
+        assert!(!cache.exists(), "{} was created", cache.display());
+    }
+    assert!(!missing.exists(), "the workspace directory was created");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+}

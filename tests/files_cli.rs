@@ -42,6 +42,35 @@ fn mkfifo(path: &Path) {
     assert!(ok, "mkfifo {}", path.display());
 }
 
+/// The output cache made the way a user makes it: a paste big enough to be briefed is kept
+/// there by `preview` (`cache gc` only cleans a cache that exists).
+fn make_cache(home: &Path) {
+    let paste: String = (0..3000)
+        .map(|i| {
+            format!(
+                "2026-11-22T10:00:00Z INFO request {i} served in {}ms ok\n",
+                i % 97
+            )
+        })
+        .collect();
+    let out = ctx(home)
+        .args(["preview", "-", "--json"])
+        .write_stdin(paste)
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["gate"]["admission"], "briefing",
+        "the paste is kept in the cache"
+    );
+}
+
 /// Run, expect bad input (exit 2), return stderr.
 fn refused(cmd: &mut assert_cmd::Command) -> String {
     let out = cmd.timeout(HANG).output().unwrap();
@@ -137,10 +166,7 @@ fn export_never_writes_over_the_open_store_in_any_spelling() {
 #[test]
 fn export_never_writes_over_the_cache_or_any_sqlite_database() {
     let home = tempfile::tempdir().unwrap();
-    ctx(home.path())
-        .args(["cache", "gc", "--json"])
-        .assert()
-        .success();
+    make_cache(home.path());
     let cache = home.path().join("cache.sqlite");
     assert!(cache.is_file());
     let err = refused(
@@ -243,7 +269,7 @@ fn a_new_workspace_its_store_cache_and_explicit_stores_are_private() {
     let root = tempfile::tempdir().unwrap();
     let home = root.path().join("data").join("ctxconsole");
     stderr_of(ctx(&home).args(["history", "--json", "--limit", "0"]));
-    stderr_of(ctx(&home).args(["cache", "gc", "--json"]));
+    make_cache(&home);
     assert_eq!(stat_mode(&home), "700");
     assert_eq!(stat_mode(&root.path().join("data")), "700");
     assert_eq!(stat_mode(&home.join("history.sqlite")), "600");

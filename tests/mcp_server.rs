@@ -1072,3 +1072,130 @@ async fn ranking_tools_use_the_configured_semantic_layer_like_the_cli() {
     );
     c.cancel().await.unwrap();
 }
+
+/// A file's bytes and modification time.
+fn bytes_and_mtime(path: &Path) -> (Vec<u8>, std::time::SystemTime) {
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::metadata(path).unwrap().modified().unwrap(),
+    )
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `mcp --read-only` writes nothing. With no store it serves the history a new one would
+/// start with (the sample) from memory and creates no file; an existing store is opened
+/// read-only and comes out byte for byte, its modification time unchanged; a store that
+/// needs migrating is refused, saying so, not migrated.
+#[tokio::test]
+async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("history.sqlite");
+    let c = start(home.path(), &["--read-only"]).await;
+    let plans = read(&c, "ctxconsole://my-plans").await;
+    assert_eq!(plans["total_plans"], 668, "the sample history, from memory");
+    let ranked = call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .unwrap();
+    assert!(!ranked["ranked"].as_array().unwrap().is_empty());
+    c.cancel().await.unwrap();
+    assert!(!store.exists(), "--read-only created {}", store.display());
+    assert_eq!(names_in(home.path()), Vec::<String>::new());
+
+    // An existing store (made and seeded by a command that writes), then read-only.
+    let cli = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
+    // A drift window other than the store's: applying it would rewrite every plan's drift.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[history]\ndrift_window = \"2h\"\n",
+    )
+    .unwrap();
+    let files = names_in(home.path());
+    let before = bytes_and_mtime(&store);
+    let c = start(home.path(), &["--read-only"]).await;
+    assert_eq!(read(&c, "ctxconsole://models").await, cli);
+    assert_eq!(read(&c, "ctxconsole://my-plans").await["total_plans"], 668);
+    call(&c, "preview", json!({"instruction": "draft a blog post"}))
+        .await
+        .unwrap();
+    c.cancel().await.unwrap();
+    assert!(before == bytes_and_mtime(&store), "the store was written");
+    assert_eq!(names_in(home.path()), files);
+
+    // A store at an older schema: read-only refuses it rather than migrating it.
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let version: i64 = db
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    db.pragma_update(None, "user_version", version - 1).unwrap();
+    drop(db);
+    let before = bytes_and_mtime(&store);
+    let out = ctx(home.path())
+        .args(["mcp", "--read-only"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("needs migrating") && stderr.contains("--read-only"),
+        "{stderr}"
+    );
+    assert!(before == bytes_and_mtime(&store), "the store was migrated");
+}
+
+/// The semantic layer's embedder fails at start (HTTP 500 after its retries): the first
+/// call that needs the layer is told at once what the start-up attempt found, instead of
+/// waiting for that attempt and then spending the same retries again; the call after it
+/// tries again. Counted by the requests the embeddings endpoint received.
+#[tokio::test]
+async fn a_layer_that_failed_at_start_is_reported_to_the_first_call_without_a_second_attempt() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    // One retry: each attempt is two requests.
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 1\nretry_base = \"200ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/embed-500\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let embeddings = || {
+        server
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.body.get("input").is_some())
+            .count()
+    };
+    let c = start(home.path(), &[]).await;
+    let url = format!("{}/embeddings", server.base_url());
+    let e = call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .expect_err("the embedder fails");
+    assert!(
+        e.message.contains(&url) && e.message.contains("HTTP 500"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        embeddings(),
+        2,
+        "one attempt (a request and its retry), not two"
+    );
+    // The next call tries again.
+    call(&c, "rank_tools", json!({"query": "draft a blog post"}))
+        .await
+        .expect_err("the embedder still fails");
+    assert_eq!(embeddings(), 4);
+    c.cancel().await.unwrap();
+}

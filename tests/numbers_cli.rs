@@ -117,6 +117,48 @@ fn config_durations_out_of_bounds_name_file_and_key() {
     }
 }
 
+/// Every whole number in config.toml, given as another type, negative, fractional or out of
+/// range, fails with one message naming the file, the line, the key, its bounds and what was
+/// found — not serde's bare "expected u32".
+#[test]
+fn config_whole_numbers_of_the_wrong_type_name_the_key_and_its_bounds() {
+    for (key, value, found, bounds) in [
+        ("concurrency", "\"4\"", "string \"4\"", "from 1 to 16"),
+        ("concurrency", "2.5", "2.5", "from 1 to 16"),
+        ("concurrency", "-1", "-1", "from 1 to 16"),
+        ("concurrency", "99", "99", "from 1 to 16"),
+        ("retries", "true", "true", "from 0 to 20"),
+        ("retries", "-1", "-1", "from 0 to 20"),
+        ("retries", "9999999999", "9999999999", "from 0 to 20"),
+        (
+            "max_reply_bytes",
+            "\"1MB\"",
+            "string \"1MB\"",
+            "from 1024 to 1073741824",
+        ),
+        (
+            "max_reply_bytes",
+            "[1]",
+            "an array",
+            "from 1024 to 1073741824",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join("config.toml");
+        std::fs::write(&config, format!("[llm]\n{key} = {value}\n")).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!(
+            "{}: line 2, column {}: field 'llm.{key}' is {found}; expected a whole number {bounds}",
+            config.display(),
+            key.len() + 4
+        );
+        assert!(
+            err.contains(&says),
+            "{key} = {value}:\n{err}\nexpected: {says}"
+        );
+    }
+}
+
 #[test]
 fn nan_infinity_and_negative_numbers_in_workspace_files_are_refused() {
     let cases = [

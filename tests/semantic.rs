@@ -491,3 +491,60 @@ mod local {
         assert_eq!(v["ranking"]["top"], again["ranking"]["top"]);
     }
 }
+
+/// A cache.sqlite that is not a cache: the layer still ranks, every run embeds the catalog
+/// again, and each run says once on stderr that the vectors are not cached and why (naming
+/// the file); the file is never replaced or written.
+#[test]
+fn a_damaged_cache_is_said_once_per_run_and_left_as_it_is() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "\n[rank]\nsemantic = \"endpoint:test/embed-ok\"\n");
+    let cache = home.path().join("cache.sqlite");
+    let garbage = b"this is not a database, and must stay exactly this\n".repeat(200);
+    std::fs::write(&cache, &garbage).unwrap();
+    for run in 1..=2 {
+        let before = server.requests.lock().unwrap().len();
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["preview", "book a flight to Rome", "--no-history", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["ranking"]["top"][0]["semantic"].is_object(), "{v}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.matches("vectors not cached").count(),
+            1,
+            "run {run}: {stderr}"
+        );
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("vectors not cached"))
+            .unwrap();
+        assert!(
+            line.contains("semantic layer") && line.contains(&cache.display().to_string()),
+            "{line}"
+        );
+        assert!(stderr.contains("(not kept)"), "{stderr}");
+        // Every run embeds the whole catalog again: nothing was kept.
+        let inputs: usize = embedded_inputs(&server)
+            .iter()
+            .skip(before)
+            .map(Vec::len)
+            .sum();
+        assert!(
+            inputs >= SAMPLE_ENTRIES,
+            "run {run}: {inputs} texts embedded"
+        );
+        assert_eq!(
+            std::fs::read(&cache).unwrap(),
+            garbage,
+            "the file was written"
+        );
+    }
+}

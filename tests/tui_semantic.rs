@@ -213,3 +213,39 @@ fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically()
     let why = result.err().unwrap();
     assert!(why.contains(&missing.display().to_string()), "{why}");
 }
+
+/// A cache.sqlite that is not a cache: the layer is on, and the status line says the
+/// vectors are not cached and why, naming the file; the file is left as it is.
+#[test]
+fn a_damaged_cache_is_said_on_the_status_line() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-ok"));
+    let h = home.path();
+    let cache = h.join("cache.sqlite");
+    let garbage = b"not a database\n".repeat(300);
+    std::fs::write(&cache, &garbage).unwrap();
+    let ws = open(h);
+    let (mut effects, mut state) = start(&ws, &Default::default(), false);
+    let job = start_semantic(&ws, &mut state).unwrap();
+    let layer = job.run();
+    assert!(layer.is_ok(), "{:?}", layer.as_ref().err());
+    let replan = semantic_ready(&mut effects, &mut state, layer);
+    run_all(&effects, &mut state, replan);
+    let SemanticStatus::On {
+        not_cached: Some(note),
+        embedded_now,
+        ..
+    } = &state.semantic
+    else {
+        panic!("{:?}", state.semantic)
+    };
+    assert_eq!(*embedded_now, 72);
+    assert!(note.contains(&cache.display().to_string()), "{note}");
+    ask(&effects, &mut state, PROMPT);
+    let screen = render(&state, 230, 160);
+    assert!(
+        screen.contains("semantic layer on: endpoint:test/embed-ok · vectors not cached:"),
+        "{screen}"
+    );
+    assert_eq!(std::fs::read(&cache).unwrap(), garbage);
+}

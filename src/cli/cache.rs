@@ -6,7 +6,7 @@ use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::exit::bad_input;
 use crate::format::counted;
-use crate::store::cache::OutputCache;
+use crate::store::cache::{CACHE_FILE, OutputCache};
 use crate::workspace::resolve_dir;
 
 #[derive(Debug, clap::Args)]
@@ -59,9 +59,18 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let cache = OutputCache::open_in(&resolve_dir(workspace.as_deref()))?;
+    let dir = resolve_dir(workspace.as_deref());
+    // Both subcommands only read or clean: a missing cache is said, never created.
+    let cache = OutputCache::open_existing_in(&dir)?;
+    let path = dir.join(CACHE_FILE);
     match args.what {
         What::Get { cache_ref, lines } => {
+            let Some(cache) = cache else {
+                return Err(bad_input(format!(
+                    "no cached content '{cache_ref}': there is no output cache at {} (briefed pastes are kept there by preview and the console)",
+                    path.display()
+                )));
+            };
             let text = match lines {
                 Some((a, b)) => cache.get_lines(&cache_ref, a, b)?,
                 None => cache.get(&cache_ref)?,
@@ -75,12 +84,33 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             }
         }
         What::Gc { older_than, json } => {
-            let mut cache = cache;
+            let Some(mut cache) = cache else {
+                if json {
+                    return print_json(&serde_json::json!({
+                        "path": path,
+                        "exists": false,
+                        "removed": 0,
+                        "entries": 0,
+                        "bytes": 0,
+                        "vectors_removed": 0,
+                        "vectors": 0,
+                        "file_bytes_before": 0,
+                        "file_bytes_after": 0,
+                        "bytes_freed": 0,
+                    }));
+                }
+                return emit(&format!(
+                    "nothing to collect: there is no output cache at {}\n",
+                    path.display()
+                ));
+            };
             let done = cache.gc(older_than)?;
             let (entries, bytes) = cache.stats()?;
             let vectors = cache.vector_total()?;
             if json {
                 return print_json(&serde_json::json!({
+                    "path": cache.path(),
+                    "exists": true,
                     "removed": done.removed,
                     "entries": entries,
                     "bytes": bytes,

@@ -5,9 +5,8 @@ use std::sync::Arc;
 
 use crate::cli::out::eprint_line;
 use crate::core::catalog::RoutingGuide;
-use crate::embed::{Embedder, Semantic, open_named};
+use crate::embed::{Embedder, Semantic, VectorKeeping, open_named};
 use crate::exit::bad_input;
-use crate::store::cache::OutputCache;
 use crate::workspace::{CONFIG_FILE, Workspace};
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -45,7 +44,8 @@ impl SemanticArgs {
     }
 
     /// The semantic layer over `guide`, its entry vectors kept in the workspace's cache;
-    /// says on stderr how many entries it embedded now.
+    /// says on stderr how many entries it embedded now, and once when the vectors cannot be
+    /// kept (the cache could not be opened or written), saying why.
     pub fn layer(
         &self,
         ws: &Workspace,
@@ -54,15 +54,20 @@ impl SemanticArgs {
         let Some(embedder) = self.embedder(ws)? else {
             return Ok(None);
         };
-        let mut cache = OutputCache::open_in(&ws.dir)?;
-        let layer = Semantic::for_catalog(embedder, guide, Some(&mut cache))?;
+        let layer = Semantic::for_catalog_in(embedder, guide, Some(&ws.dir))?;
+        if let Some(note) = layer.not_cached_note() {
+            eprint_line(&format!("ctxconsole: semantic layer: {note}"));
+        }
         if layer.embedded_now > 0 {
+            let kept = match &layer.keeping {
+                VectorKeeping::Kept(path) => format!("kept in {}", path.display()),
+                _ => "not kept".to_string(),
+            };
             eprint_line(&format!(
-                "ctxconsole: semantic layer: embedded {} of {} catalog entries with {} (kept in {})",
+                "ctxconsole: semantic layer: embedded {} of {} catalog entries with {} ({kept})",
                 layer.embedded_now,
                 guide.entry_count(),
                 layer.embedder_id(),
-                cache.path().display()
             ));
         }
         Ok(Some(Arc::new(layer)))

@@ -106,12 +106,18 @@ pub fn int_in<T: PartialOrd + Display + Copy>(
     Err(field_error(
         origin,
         field,
-        format!(
-            "is {value}; expected a whole number from {} to {}",
-            range.start(),
-            range.end()
-        ),
+        not_a_whole_number_in(&value.to_string(), range),
     ))
+}
+
+/// What a whole-number field says when `found` (a value, or a description of one: `string
+/// "4"`) is not a whole number in `range`: the problem part of [`CoreError::Field`].
+pub fn not_a_whole_number_in<T: Display>(found: &str, range: &RangeInclusive<T>) -> String {
+    format!(
+        "is {found}; expected a whole number from {} to {}",
+        range.start(),
+        range.end()
+    )
 }
 
 #[cfg(test)]

@@ -45,9 +45,11 @@ pub struct LlmConfig {
     /// From sending the request to the last byte of the reply.
     pub timeout: Option<String>,
     /// Retries after a 429, a 5xx or a refused connection.
+    #[serde(default, deserialize_with = "retries_of")]
     pub retries: Option<u32>,
     /// How many requests one `send` (or the console's send) has in flight at once: 1 for a
     /// local server with one slot, which would otherwise queue or interrupt them.
+    #[serde(default, deserialize_with = "concurrency_of")]
     pub concurrency: Option<u32>,
     /// First backoff; it doubles per retry.
     pub retry_base: Option<String>,
@@ -55,6 +57,7 @@ pub struct LlmConfig {
     pub retry_max_wait: Option<String>,
     pub stream: Option<bool>,
     /// A reply larger than this many bytes fails as `protocol`, its opening kept.
+    #[serde(default, deserialize_with = "max_reply_bytes_of")]
     pub max_reply_bytes: Option<u64>,
     /// The provider for model ids no prefix matches (sent unchanged).
     pub default_provider: Option<String>,
@@ -63,6 +66,51 @@ pub struct LlmConfig {
     /// A strong model `send` also asks, with the whole catalog and no planner help, to
     /// compare each plan with (`--baseline` names one for a run, `--no-baseline` skips it).
     pub baseline_model: Option<String>,
+}
+
+/// A whole number of config.toml read against its key's bound: a value of another type,
+/// fractional, negative or out of range fails here, where the parser still knows its line,
+/// as `field 'llm.concurrency' is string "4"; expected a whole number from 1 to 16` (serde's
+/// own message would say only "expected u32").
+fn whole_number<'de, D, T>(
+    d: D,
+    range: &RangeInclusive<T>,
+    key: &str,
+) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<i64> + PartialOrd + std::fmt::Display + Copy,
+{
+    use serde::Deserialize;
+    let value = toml::Value::deserialize(d)?;
+    let found = match &value {
+        toml::Value::Integer(n) => match T::try_from(*n) {
+            Ok(v) if range.contains(&v) => return Ok(Some(v)),
+            _ => n.to_string(),
+        },
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::Datetime(t) => format!("the date {t}"),
+        toml::Value::Array(_) => "an array".to_string(),
+        toml::Value::Table(_) => "a table".to_string(),
+    };
+    Err(serde::de::Error::custom(format!(
+        "field '{key}' {}",
+        bounds::not_a_whole_number_in(&found, range)
+    )))
+}
+
+fn retries_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    whole_number(d, &bounds::RETRIES, "llm.retries")
+}
+
+fn concurrency_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    whole_number(d, &bounds::CONCURRENCY, "llm.concurrency")
+}
+
+fn max_reply_bytes_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    whole_number(d, &bounds::REPLY_BYTES, "llm.max_reply_bytes")
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]

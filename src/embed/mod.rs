@@ -154,27 +154,59 @@ pub fn check_model_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// Texts embedded through the cache: what `cache` holds for `embedder` is read back, the
 /// rest embedded in batches and kept. Returns the vectors in order and how many texts were
-/// embedded now. Nothing is kept when embedding fails.
+/// embedded now. Nothing is kept when embedding fails; a cache that cannot be read or
+/// written is an error (after the embedding, for [`Embedded::not_kept`] to say why).
 pub fn embed_cached(
     embedder: &dyn Embedder,
     cache: Option<&mut OutputCache>,
     texts: &[String],
 ) -> anyhow::Result<(Vec<Vec<f32>>, usize)> {
+    let done = embed_keeping(embedder, cache, texts)?;
+    if let Some(why) = done.not_kept {
+        anyhow::bail!("{}: the vectors could not be kept: {why}", embedder.id());
+    }
+    Ok((done.vectors, done.embedded_now))
+}
+
+/// What [`embed_keeping`] did.
+pub struct Embedded {
+    /// One vector per text, in order.
+    pub vectors: Vec<Vec<f32>>,
+    /// Texts embedded now; the rest came from the cache.
+    pub embedded_now: usize,
+    /// Why the cache given could not be read or written (naming the file): the vectors
+    /// were embedded all the same, and are not kept.
+    pub not_kept: Option<String>,
+}
+
+/// As [`embed_cached`], a cache that cannot be read or written costing the keeping, not
+/// the vectors: the reason is a value, for the caller to report.
+pub fn embed_keeping(
+    embedder: &dyn Embedder,
+    cache: Option<&mut OutputCache>,
+    texts: &[String],
+) -> anyhow::Result<Embedded> {
     let hashes: Vec<String> = texts.iter().map(|t| text_hash(t)).collect();
     let mut cache = cache;
-    let mut kept = match cache.as_deref_mut() {
-        Some(c) => {
-            let kept = c.vectors(embedder.id(), &hashes)?;
-            let used: Vec<String> = kept.keys().cloned().collect();
-            // Marked used so `cache gc` keeps them; a cache that cannot be written (read
-            // only) still serves what it holds.
-            if let Err(e) = c.touch_vectors(embedder.id(), &used) {
-                tracing::warn!("the kept vectors' last use is not recorded: {e:#}");
+    let mut not_kept = None;
+    let mut kept = Default::default();
+    if let Some(c) = cache.as_deref_mut() {
+        match c.vectors(embedder.id(), &hashes) {
+            Ok(held) => {
+                let used: Vec<String> = held.keys().cloned().collect();
+                // Marked used so `cache gc` keeps them; a cache that cannot be written (read
+                // only) still serves what it holds.
+                if let Err(e) = c.touch_vectors(embedder.id(), &used) {
+                    tracing::warn!("the kept vectors' last use is not recorded: {e:#}");
+                }
+                kept = held;
             }
-            kept
+            Err(e) => {
+                not_kept = Some(format!("{e:#}"));
+                cache = None;
+            }
         }
-        None => Default::default(),
-    };
+    }
     // Each missing text once, in order.
     let mut missing: Vec<usize> = Vec::new();
     let mut queued = std::collections::HashSet::new();
@@ -197,16 +229,22 @@ pub fn embed_cached(
         }
         fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
     }
-    if let Some(c) = cache {
-        c.keep_vectors(embedder.id(), &fresh)?;
+    if let Some(c) = cache
+        && let Err(e) = c.keep_vectors(embedder.id(), &fresh)
+    {
+        not_kept = Some(format!("{e:#}"));
     }
-    let embedded = fresh.len();
+    let embedded_now = fresh.len();
     kept.extend(fresh);
-    let out = hashes
+    let vectors = hashes
         .iter()
         .map(|h| kept.get(h).cloned().unwrap_or_default())
         .collect();
-    Ok((out, embedded))
+    Ok(Embedded {
+        vectors,
+        embedded_now,
+        not_kept,
+    })
 }
 
 /// Texts per call to an embedder: a batch a small model pads cheaply, and an endpoint
@@ -231,12 +269,26 @@ pub fn request_texts(question: &str) -> Vec<String> {
     out
 }
 
+/// Whether the semantic layer's vectors are kept between runs, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VectorKeeping {
+    /// In this cache file: a catalog loaded again embeds only what changed.
+    Kept(PathBuf),
+    /// Not asked for (a read-only server keeps nothing).
+    NotAsked,
+    /// Asked for, but the cache could not be opened, read or written (the reason names the
+    /// file, which is left as it is): every start embeds the catalog again.
+    Failed(String),
+}
+
 /// A catalog's entry vectors and the embedder for questions.
 pub struct Semantic {
     embedder: Box<dyn Embedder>,
     entries: EntryVectors,
     /// Entries embedded when this was built (the rest came from the cache).
     pub embedded_now: usize,
+    /// Whether the entry vectors are kept, for the front end to say when they are not.
+    pub keeping: VectorKeeping,
     /// Request texts embedded lately: the console plans its request again on every change,
     /// and the same requests come back (a model switched, a tier, a chip added) — each is
     /// embedded once, not once per plan. Emptied when full.
@@ -253,18 +305,67 @@ impl Semantic {
         guide: &RoutingGuide,
         cache: Option<&mut OutputCache>,
     ) -> anyhow::Result<Semantic> {
+        let keeping = match &cache {
+            Some(c) => VectorKeeping::Kept(c.path().to_path_buf()),
+            None => VectorKeeping::NotAsked,
+        };
+        Self::embedded(embedder, guide, cache, keeping)
+    }
+
+    /// Every entry of `guide` embedded, its vectors kept in the output cache of
+    /// `cache_dir` when given (the front ends' way in). A cache that cannot be opened, read
+    /// or written costs the keeping, not the layer: [`Semantic::not_cached`] says why, for
+    /// the front end to tell the operator; the file is never replaced.
+    pub fn for_catalog_in(
+        embedder: Box<dyn Embedder>,
+        guide: &RoutingGuide,
+        cache_dir: Option<&Path>,
+    ) -> anyhow::Result<Semantic> {
+        let (mut cache, keeping) = match cache_dir.map(OutputCache::open_in) {
+            None => (None, VectorKeeping::NotAsked),
+            Some(Ok(c)) => {
+                let path = c.path().to_path_buf();
+                (Some(c), VectorKeeping::Kept(path))
+            }
+            Some(Err(e)) => (None, VectorKeeping::Failed(format!("{e:#}"))),
+        };
+        Self::embedded(embedder, guide, cache.as_mut(), keeping)
+    }
+
+    fn embedded(
+        embedder: Box<dyn Embedder>,
+        guide: &RoutingGuide,
+        cache: Option<&mut OutputCache>,
+        keeping: VectorKeeping,
+    ) -> anyhow::Result<Semantic> {
         let texts: Vec<String> = (0..guide.entry_count())
             .map(|i| entry_sentence(guide, i))
             .collect();
-        let (rows, embedded_now) = embed_cached(embedder.as_ref(), cache, &texts)?;
-        let entries = EntryVectors::new(rows)
+        let done = embed_keeping(embedder.as_ref(), cache, &texts)?;
+        let entries = EntryVectors::new(done.vectors)
             .ok_or_else(|| anyhow::anyhow!("{}: vectors of different lengths", embedder.id()))?;
         Ok(Semantic {
             embedder,
             entries,
-            embedded_now,
+            embedded_now: done.embedded_now,
+            keeping: done.not_kept.map_or(keeping, VectorKeeping::Failed),
             asked: Default::default(),
         })
+    }
+
+    /// Why the entry vectors are not kept, when they were to be.
+    pub fn not_cached(&self) -> Option<&str> {
+        match &self.keeping {
+            VectorKeeping::Failed(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// What every front end says when the vectors are not kept: one wording for the
+    /// console's status line, the CLI's stderr and the MCP server's.
+    pub fn not_cached_note(&self) -> Option<String> {
+        self.not_cached()
+            .map(|why| format!("vectors not cached: {why}"))
     }
 
     pub fn embedder_id(&self) -> &str {

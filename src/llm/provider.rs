@@ -225,13 +225,27 @@ mod tests {
 
     #[test]
     fn the_reply_cap_is_read_and_a_useless_one_refused() {
-        let read = |toml_text: &str| {
-            let config: Config = toml::from_str(toml_text).unwrap();
-            Providers::from_config(&config, "config.toml").map(|p| p.settings.max_reply_bytes)
+        let read = |toml_text: &str| -> anyhow::Result<usize> {
+            let config = Config::parse(toml_text, "config.toml")?;
+            Ok(Providers::from_config(&config, "config.toml")?
+                .settings
+                .max_reply_bytes)
         };
         assert_eq!(read("").unwrap(), MAX_REPLY_BYTES);
         assert_eq!(read("[llm]\nmax_reply_bytes = 200000").unwrap(), 200_000);
+        // Refused as the file is read, where its line is known.
         let err = read("[llm]\nmax_reply_bytes = 0").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "config.toml: line 2, column 19: field 'llm.max_reply_bytes' is 0; expected a whole number from 1024 to 1073741824"
+        );
+        // And by the client's settings, for a config made in code.
+        let mut config = Config::default();
+        config.llm.max_reply_bytes = Some(0);
+        let err = Providers::from_config(&config, "config.toml")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.contains("config.toml: field 'llm.max_reply_bytes'"),
             "{err}"

@@ -25,7 +25,6 @@ use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
-use crate::store::cache::OutputCache;
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{models_report, my_plans};
@@ -49,16 +48,29 @@ pub const RESULT_MAX: usize = 6 * 1024 * 1024;
 /// What every request reads: the workspace as it was at start, and where the store is.
 pub struct State {
     pub ws: Workspace,
-    pub store: std::path::PathBuf,
+    pub store: HistorySource,
     pub read_only: bool,
     /// The history's part in ranking (the prior and the index with learned words) and
     /// what it was built from (see [`history_ranking`]).
     prior: Mutex<Option<(PriorKey, HistoryRanking)>>,
     /// The followed plans' steps and what they were read from (see [`past_steps`]).
     past_steps: Mutex<Option<(PriorKey, Arc<PastStepsIndex>)>>,
-    /// The semantic layer over the workspace's catalog, once built (see
+    /// The semantic layer over the workspace's catalog, as far as it got (see
     /// [`State::semantic`]).
-    semantic: Mutex<Option<Arc<Semantic>>>,
+    semantic: Mutex<LayerState>,
+}
+
+/// The semantic layer as far as it got.
+enum LayerState {
+    NotBuilt,
+    Ready(Arc<Semantic>),
+    /// The last attempt failed: its error, when it ended, and whether a call has been told
+    /// (an attempt made at start, beside the handshake, is told to the first call).
+    Failed {
+        error: String,
+        ended: std::time::Instant,
+        told: bool,
+    },
 }
 
 /// Rows are only ever added to the store (imports, replays, `record_execution`), and drift
@@ -66,15 +78,49 @@ pub struct State {
 /// the history a prior was built from.
 type PriorKey = ((i64, i64), i64);
 
+/// Where the server's history is read.
+pub enum HistorySource {
+    /// A store file, opened per request (read-only when the server is).
+    File(std::path::PathBuf),
+    /// No store file and a server that must not create one: the history it starts with,
+    /// in memory (see [`Workspace::open_history_read_only`]).
+    Memory(Mutex<HistoryStore>),
+}
+
+/// The store one request reads: its own connection, or the one kept in memory.
+pub enum History<'a> {
+    Own(HistoryStore),
+    Shared(std::sync::MutexGuard<'a, HistoryStore>),
+}
+
+impl std::ops::Deref for History<'_> {
+    type Target = HistoryStore;
+    fn deref(&self) -> &HistoryStore {
+        match self {
+            History::Own(h) => h,
+            History::Shared(h) => h,
+        }
+    }
+}
+
+impl std::ops::DerefMut for History<'_> {
+    fn deref_mut(&mut self) -> &mut HistoryStore {
+        match self {
+            History::Own(h) => h,
+            History::Shared(h) => h,
+        }
+    }
+}
+
 impl State {
-    pub fn new(ws: Workspace, store: std::path::PathBuf, read_only: bool) -> State {
+    pub fn new(ws: Workspace, store: HistorySource, read_only: bool) -> State {
         State {
             ws,
             store,
             read_only,
             prior: Mutex::new(None),
             past_steps: Mutex::new(None),
-            semantic: Mutex::new(None),
+            semantic: Mutex::new(LayerState::NotBuilt),
         }
     }
 
@@ -82,13 +128,52 @@ impl State {
     /// config.toml names an embedder (as `ctxconsole preview` reads it: the key alone turns
     /// it on), built once and kept; `None` when the key is not set. Held while building: a
     /// second caller waits for this one. An embedder that fails is an error naming what
-    /// and where, and the next call tries again. Vectors are kept in the workspace's
-    /// cache.sqlite unless the server is read-only.
+    /// and where. A failed attempt is remembered: a call that waited for it, or the first
+    /// call after the attempt made at start ([`State::warm_semantic`]), gets its error at
+    /// once instead of spending the same retries again; a later call tries again. Vectors
+    /// are kept in the workspace's cache.sqlite unless the server is read-only.
     pub fn semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
+        self.layer(true)
+    }
+
+    /// The attempt made at start, beside the handshake: a failure is kept for the first
+    /// call to be told.
+    pub fn warm_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
+        self.layer(false)
+    }
+
+    fn layer(&self, by_call: bool) -> anyhow::Result<Option<Arc<Semantic>>> {
+        let asked = std::time::Instant::now();
         let mut kept = self.semantic.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(layer) = kept.as_ref() {
-            return Ok(Some(Arc::clone(layer)));
+        match &mut *kept {
+            LayerState::Ready(layer) => return Ok(Some(Arc::clone(layer))),
+            LayerState::Failed { error, ended, told } if !*told || *ended >= asked => {
+                *told |= by_call;
+                return Err(anyhow::anyhow!(
+                    "{error} (the attempt that ended {:.1} s ago; the next call tries again)",
+                    ended.elapsed().as_secs_f64()
+                ));
+            }
+            _ => {}
         }
+        match self.build_semantic() {
+            Ok(Some(layer)) => {
+                *kept = LayerState::Ready(Arc::clone(&layer));
+                Ok(Some(layer))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                *kept = LayerState::Failed {
+                    error: format!("{e:#}"),
+                    ended: std::time::Instant::now(),
+                    told: by_call,
+                };
+                Err(e)
+            }
+        }
+    }
+
+    fn build_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
         let config = self.ws.config()?;
         let origin = self.ws.config_origin();
         let Some(text) = &config.rank.semantic else {
@@ -101,16 +186,14 @@ impl State {
             &config,
             &origin,
         )?;
-        let mut cache = if self.read_only {
-            None
-        } else {
-            Some(OutputCache::open_in(&self.ws.dir)?)
-        };
-        let layer = Arc::new(Semantic::for_catalog(
+        let layer = Arc::new(Semantic::for_catalog_in(
             embedder,
             self.ws.catalog.guide(),
-            cache.as_mut(),
+            (!self.read_only).then_some(self.ws.dir.as_path()),
         )?);
+        if let Some(note) = layer.not_cached_note() {
+            crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {note}"));
+        }
         if layer.embedded_now > 0 {
             crate::cli::out::eprint_line(&format!(
                 "ctxconsole mcp: semantic layer: embedded {} of {} catalog entries with {}",
@@ -119,7 +202,6 @@ impl State {
                 layer.embedder_id()
             ));
         }
-        *kept = Some(Arc::clone(&layer));
         Ok(Some(layer))
     }
 }
@@ -127,12 +209,32 @@ impl State {
 impl State {
     /// A connection of its own per request: WAL lets readers run beside a writer, and an
     /// import by another process is seen at once.
-    fn history(&self) -> anyhow::Result<HistoryStore> {
+    fn history(&self) -> anyhow::Result<History<'_>> {
+        let path = match &self.store {
+            HistorySource::Memory(kept) => {
+                return Ok(History::Shared(
+                    kept.lock().unwrap_or_else(PoisonError::into_inner),
+                ));
+            }
+            HistorySource::File(path) => path,
+        };
+        if self.read_only {
+            return HistoryStore::open_read_only(path)?
+                .map(History::Own)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: the history store is gone since the server started",
+                        path.display()
+                    )
+                });
+        }
         // The store was made (and seeded or not) when the server started: this opens it.
-        self.ws.open_history(&crate::workspace::StoreChoice {
-            path: Some(self.store.clone()),
-            sample: false,
-        })
+        Ok(History::Own(self.ws.open_history(
+            &crate::workspace::StoreChoice {
+                path: Some(path.clone()),
+                sample: false,
+            },
+        )?))
     }
 }
 

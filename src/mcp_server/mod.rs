@@ -9,11 +9,11 @@ pub mod stdio;
 use rmcp::ServiceExt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::exit::bad_input;
-use crate::workspace::{Workspace, WorkspaceOptions};
-use handler::{Console, State};
+use crate::workspace::{ReadOnlyHistory, Workspace, WorkspaceOptions};
+use handler::{Console, HistorySource, State};
 use stdio::{BoundedStdio, MESSAGE_MAX};
 
 /// The shortest bearer token `--token` takes.
@@ -97,16 +97,25 @@ pub fn run(
         registry: args.registry.clone(),
     })?;
     // Opened once before serving: a store that is not one is refused at start, not at the
-    // first read; a new one is seeded, as for every command.
-    let store = ws.open_history(&store)?.path().to_path_buf();
+    // first read; a new one is seeded, as for every command. Read-only, nothing is created,
+    // seeded or migrated: with no store the history a new one would start with is kept in
+    // memory.
+    let store = if args.read_only {
+        match ws.open_history_read_only(&store)? {
+            ReadOnlyHistory::File(history) => HistorySource::File(history.path().to_path_buf()),
+            ReadOnlyHistory::Memory(history) => HistorySource::Memory(Mutex::new(history)),
+        }
+    } else {
+        HistorySource::File(ws.open_history(&store)?.path().to_path_buf())
+    };
     let state = Arc::new(State::new(ws, store, args.read_only));
     // The semantic layer (when configured) is built now, beside the handshake: opening a
     // local model and embedding a catalog the first time can take a minute, which the
     // first call to rank would otherwise wait for. A failure is said here and again by
-    // every call that needs the layer.
+    // the first call that needs it, at once (see State::semantic).
     let warm = Arc::clone(&state);
     std::thread::spawn(move || {
-        if let Err(e) = warm.semantic() {
+        if let Err(e) = warm.warm_semantic() {
             crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {e:#}"));
         }
     });

@@ -211,6 +211,19 @@ impl OutputCache {
         Self::open(&dir.join(CACHE_FILE))
     }
 
+    /// The cache in `dir` when there is one, `None` when there is none (or only an empty
+    /// file): for what reads or cleans, which must not create a cache — or the workspace —
+    /// only to find it empty.
+    pub fn open_existing_in(dir: &Path) -> anyhow::Result<Option<OutputCache>> {
+        let path = dir.join(CACHE_FILE);
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Ok(meta) if meta.is_file() && meta.len() == 0 => Ok(None),
+            // Anything else under the name is opened, or refused naming what it is.
+            _ => Self::open(&path).map(Some),
+        }
+    }
+
     pub fn open(path: &Path) -> anyhow::Result<OutputCache> {
         let (conn, _) = sqlite::open(path, &SCHEMA)?;
         crate::fsio::report_if_loose_file(path);

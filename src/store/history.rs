@@ -351,6 +351,30 @@ impl HistoryStore {
         }
         let (conn, created) = sqlite::open(path, &SCHEMA)?;
         crate::fsio::report_if_loose_file(path);
+        Ok((Self::with_connection(conn, path)?, created))
+    }
+
+    /// The store at `path` for reads only (`mcp --read-only`): nothing is created,
+    /// migrated or written; `None` when there is no store there. A store that needs
+    /// migrating is refused, saying so.
+    pub fn open_read_only(path: &Path) -> anyhow::Result<Option<HistoryStore>> {
+        match sqlite::open_existing_read_only(path, &SCHEMA)? {
+            Some(conn) => Ok(Some(Self::with_connection(conn, path)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// An empty store in memory, standing for `path` in messages: what a server that must
+    /// not write serves where there is no store file.
+    pub fn in_memory(path: &Path) -> anyhow::Result<HistoryStore> {
+        let name = format!("{} (in memory)", path.display());
+        let conn = sqlite::open_in_memory(&SCHEMA, &name)?;
+        Self::with_connection(conn, Path::new(&name))
+    }
+
+    /// The store over an open connection, with its drift window read (and the default
+    /// kept, where the file can be written and holds none).
+    fn with_connection(conn: Connection, path: &Path) -> anyhow::Result<HistoryStore> {
         let mut store = HistoryStore {
             conn,
             path: path.to_path_buf(),
@@ -366,7 +390,7 @@ impl HistoryStore {
         } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
         }
-        Ok((store, created))
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {

@@ -141,6 +141,84 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
     Ok((conn, created || !existed))
 }
 
+/// Open an existing file of `schema` for reads only (`mcp --read-only`): nothing is
+/// created, migrated or written, not even the setting of WAL. `None` when there is no file
+/// (or only an empty one, which a writer would initialise). A file that is not ours, is
+/// damaged or newer is refused as [`open`] refuses it; one that needs migrating is refused,
+/// saying so: migrating is a write.
+pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<Option<Connection>> {
+    let name = path.display().to_string();
+    let kind = schema.kind;
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot_access(&name, kind, &e.to_string())),
+        Ok(meta) if meta.is_dir() => {
+            return Err(bad_input(format!(
+                "{name}: is a directory, not a ctxconsole {kind}"
+            )));
+        }
+        Ok(meta) if meta.len() == 0 => return Ok(None),
+        Ok(_) => {}
+    }
+    let conn = open_read_only(path).map_err(|e| {
+        if is_access_error(&e) {
+            cannot_access(&name, kind, &e.to_string())
+        } else {
+            anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}"))
+        }
+    })?;
+    let not_ours = |detail: String| {
+        bad_input(format!(
+            "{name}: not a ctxconsole {kind} ({detail}); it was left untouched: move it aside or point ctxconsole elsewhere"
+        ))
+    };
+    let app = application_id(&conn).map_err(|e| {
+        if is_access_error(&e) {
+            cannot_access(&name, kind, &e.to_string())
+        } else {
+            not_ours(e.to_string())
+        }
+    })?;
+    if app != schema.application_id {
+        return Err(not_ours(format!("application id {app:#x}")));
+    }
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| not_ours(e.to_string()))?;
+    if version > schema.version() {
+        return Err(bad_input(format!(
+            "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
+            schema.version()
+        )));
+    }
+    if version < schema.version() {
+        return Err(bad_input(format!(
+            "{name}: the {kind} needs migrating from schema {version} to {}, and --read-only \
+             never writes; it was left untouched: run any ctxconsole command on it without \
+             --read-only once (e.g. `ctxconsole history`)",
+            schema.version()
+        )));
+    }
+    if std::fs::metadata(path).map_or(0, |m| m.len()) <= QUICK_CHECK_ON_OPEN_MAX_BYTES {
+        quick_check_once(&conn, path, &name, kind)?;
+    }
+    Ok(Some(conn))
+}
+
+/// A file of `schema` in memory, made whole: for what must serve a store without creating
+/// one (`mcp --read-only` where there is none). `name` stands for it in messages.
+pub fn open_in_memory(schema: &Schema, name: &str) -> anyhow::Result<Connection> {
+    let conn = Connection::open_in_memory()
+        .with_context(|| format!("{name}: opening the {} in memory", schema.kind))?;
+    conn.pragma_update(None, "application_id", schema.application_id)?;
+    for (from, sql) in schema.migrations.iter().enumerate() {
+        conn.execute_batch(sql)
+            .and_then(|()| conn.pragma_update(None, "user_version", from as i64 + 1))
+            .with_context(|| format!("{name}: making the {} in memory", schema.kind))?;
+    }
+    Ok(conn)
+}
+
 /// A missing file is made whole under a private temporary name beside it (0600, which SQLite
 /// gives its -wal and -shm files too; WAL; application id; every migration) and then linked
 /// into place: no other process ever opens it half made, and a race to create it leaves one
@@ -311,6 +389,42 @@ mod tests {
             kind: "test file",
             migrations,
         }
+    }
+
+    /// Read-only opening creates nothing, migrates nothing and writes nothing.
+    #[test]
+    fn read_only_opening_creates_and_migrates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        assert!(
+            open_existing_read_only(&path, &schema(V1))
+                .unwrap()
+                .is_none()
+        );
+        assert!(!path.exists());
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        conn.execute("INSERT INTO a(x) VALUES (1)", []).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let err = open_existing_read_only(&path, &schema(V2))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("needs migrating from schema 1 to 2"), "{err}");
+        let conn = open_existing_read_only(&path, &schema(V1))
+            .unwrap()
+            .unwrap();
+        let x: i64 = conn.query_row("SELECT x FROM a", [], |r| r.get(0)).unwrap();
+        assert_eq!(x, 1);
+        assert!(conn.execute("INSERT INTO a(x) VALUES (2)", []).is_err());
+        drop(conn);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["t.sqlite"], "no -wal or -shm left beside it");
     }
 
     #[test]

@@ -538,6 +538,7 @@ pub fn semantic_ready(
                 embedder,
                 embedded_now: layer.embedded_now,
                 entries: layer.entries().len(),
+                not_cached: layer.not_cached_note(),
             };
             ctx.preview.semantic = Some(layer);
             status

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::core::compact::PreparedCatalog;
 use crate::core::config::Config;
 use crate::embed::{Semantic, SemanticSpec, open_embedder};
-use crate::store::cache::OutputCache;
 use crate::workspace::Workspace;
 
 /// Where the layer stands, for the status line.
@@ -29,6 +28,9 @@ pub enum SemanticStatus {
         embedder: String,
         embedded_now: usize,
         entries: usize,
+        /// Why the vectors are not kept in the cache, when they could not be: every start
+        /// embeds the catalog again, and the operator is told.
+        not_cached: Option<String>,
     },
     /// Configured but unavailable: the one line saying what and where.
     Failed(String),
@@ -43,7 +45,14 @@ impl SemanticStatus {
                 "semantic layer: embedding {entries} entries with {embedder}… (ranking lexically until then)"
             )),
             // Short: it stays on the status line beside the key hints.
-            SemanticStatus::On { embedder, .. } => Some(format!("semantic layer on: {embedder}")),
+            SemanticStatus::On {
+                embedder,
+                not_cached,
+                ..
+            } => Some(match not_cached {
+                Some(note) => format!("semantic layer on: {embedder} · {note}"),
+                None => format!("semantic layer on: {embedder}"),
+            }),
             SemanticStatus::Failed(why) => {
                 Some(format!("semantic layer off (ranking lexically): {why}"))
             }
@@ -93,19 +102,13 @@ impl SemanticJob {
     }
 
     /// Open the embedder and embed the catalog, its vectors kept in the workspace's
-    /// cache (a cache that cannot be opened costs the keeping, not the layer). Blocks: run
-    /// it off the UI thread.
+    /// cache (a cache that cannot be opened or written costs the keeping, not the layer,
+    /// and the layer says why: [`Semantic::not_cached_note`]). Blocks: run it off the UI
+    /// thread.
     pub fn run(self) -> Result<Arc<Semantic>, String> {
         let named = |e: anyhow::Error| format!("{} ({}): {e:#}", self.configured, self.origin);
         let embedder = open_embedder(&self.spec, &self.config, &self.origin).map_err(named)?;
-        let mut cache = match OutputCache::open_in(&self.cache_dir) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                tracing::warn!("the semantic layer's vectors are not kept: {e:#}");
-                None
-            }
-        };
-        Semantic::for_catalog(embedder, self.catalog.guide(), cache.as_mut())
+        Semantic::for_catalog_in(embedder, self.catalog.guide(), Some(&self.cache_dir))
             .map(Arc::new)
             .map_err(named)
     }
