@@ -54,15 +54,10 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         _ => anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}")),
     })?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    let not_ours = |detail: String| {
-        bad_input(format!(
-            "{name}: not a ctxconsole {kind} ({detail}); it was left untouched: move it aside or point ctxconsole elsewhere"
-        ))
-    };
     let mut version = 0;
     if existed {
         // Reads only: a foreign or damaged file must come out of this byte for byte.
-        let app: i64 = match application_id(&conn) {
+        let app = match application_id(&conn) {
             // A read of a WAL file needs its -shm beside it; a directory that cannot take
             // one is read-only: open the file read-only for what only reads.
             Err(e) if is_access_error(&e) => {
@@ -71,26 +66,8 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
                 application_id(&conn)
             }
             other => other,
-        }
-        .map_err(|e| {
-            if is_access_error(&e) {
-                cannot_access(&name, kind, &e.to_string())
-            } else {
-                not_ours(e.to_string())
-            }
-        })?;
-        if app != schema.application_id {
-            return Err(not_ours(format!("application id {app:#x}")));
-        }
-        version = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| not_ours(e.to_string()))?;
-        if version > schema.version() {
-            return Err(bad_input(format!(
-                "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
-                schema.version()
-            )));
-        }
+        };
+        version = known_version(&conn, app, &name, schema)?;
         // Every write checks first (ensure_writable); a read only while the check is cheap.
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if size <= QUICK_CHECK_ON_OPEN_MAX_BYTES || version < schema.version() {
@@ -167,14 +144,39 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
             anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}"))
         }
     })?;
+    let version = known_version(&conn, application_id(&conn), &name, schema)?;
+    if version < schema.version() {
+        return Err(bad_input(format!(
+            "{name}: the {kind} needs migrating from schema {version} to {}, and --read-only \
+             never writes; it was left untouched: run any ctxconsole command on it without \
+             --read-only once (e.g. `ctxconsole history`)",
+            schema.version()
+        )));
+    }
+    if std::fs::metadata(path).map_or(0, |m| m.len()) <= QUICK_CHECK_ON_OPEN_MAX_BYTES {
+        quick_check_once(&conn, path, &name, kind)?;
+    }
+    Ok(Some(conn))
+}
+
+/// The schema version of an existing file, once its application id (`app`, as read) shows
+/// it is a `schema` file this build can read: a foreign or damaged file, or one written by
+/// a newer ctxconsole, is refused and left as it is.
+fn known_version(
+    conn: &Connection,
+    app: rusqlite::Result<i64>,
+    name: &str,
+    schema: &Schema,
+) -> anyhow::Result<i64> {
+    let kind = schema.kind;
     let not_ours = |detail: String| {
         bad_input(format!(
             "{name}: not a ctxconsole {kind} ({detail}); it was left untouched: move it aside or point ctxconsole elsewhere"
         ))
     };
-    let app = application_id(&conn).map_err(|e| {
+    let app = app.map_err(|e| {
         if is_access_error(&e) {
-            cannot_access(&name, kind, &e.to_string())
+            cannot_access(name, kind, &e.to_string())
         } else {
             not_ours(e.to_string())
         }
@@ -191,18 +193,7 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
             schema.version()
         )));
     }
-    if version < schema.version() {
-        return Err(bad_input(format!(
-            "{name}: the {kind} needs migrating from schema {version} to {}, and --read-only \
-             never writes; it was left untouched: run any ctxconsole command on it without \
-             --read-only once (e.g. `ctxconsole history`)",
-            schema.version()
-        )));
-    }
-    if std::fs::metadata(path).map_or(0, |m| m.len()) <= QUICK_CHECK_ON_OPEN_MAX_BYTES {
-        quick_check_once(&conn, path, &name, kind)?;
-    }
-    Ok(Some(conn))
+    Ok(version)
 }
 
 /// A file of `schema` in memory, made whole: for what must serve a store without creating
