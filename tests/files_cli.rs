@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod common;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 
 /// Longer than any command here takes; a FIFO opened blocking would hang past it.
 const HANG: Duration = Duration::from_secs(60);
@@ -53,16 +53,11 @@ fn make_cache(home: &Path) {
             )
         })
         .collect();
-    let out = ctx(home)
-        .args(["preview", "-", "--json"])
-        .write_stdin(paste)
-        .timeout(HANG)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        ctx(home)
+            .args(["preview", "-", "--json"])
+            .write_stdin(paste)
+            .timeout(HANG),
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::llm_server::LlmServer;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 use serde_json::Value;
 use std::path::Path;
 
@@ -43,15 +43,7 @@ fn followed(home: &Path, store: &str, n: usize, intent: &str, tool: &str) {
     for (kind, text) in [("plans", plans), ("executions", execs)] {
         let file = home.join(format!("{kind}.jsonl"));
         std::fs::write(&file, text).unwrap();
-        let out = ctx(home)
-            .args(["import", kind, file.to_str().unwrap(), "--store", store])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(ctx(home).args(["import", kind, file.to_str().unwrap(), "--store", store]));
     }
 }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use common::llm_server::LlmServer;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 use serde_json::Value;
 use std::path::Path;
 
@@ -64,15 +64,7 @@ fn import(home: &Path, store: &str, (plans, execs): (String, String)) {
 
 /// `import KIND FILE --store STORE`, which must succeed.
 fn import_file(home: &Path, kind: &str, file: &str, store: &str) {
-    let out = ctx(home)
-        .args(["import", kind, file, "--store", store])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(ctx(home).args(["import", kind, file, "--store", store]));
 }
 
 fn part<'a>(p: &'a Value, name: &str) -> Option<&'a Value> {

@@ -7,7 +7,7 @@
 mod common;
 
 use common::llm_server::LlmServer;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 use std::path::{Path, PathBuf};
 
 const KEY_ENV: &str = "CTXCONSOLE_TEST_EMBED_KEY";
@@ -504,16 +504,12 @@ fn a_damaged_cache_is_said_once_per_run_and_left_as_it_is() {
     std::fs::write(&cache, &garbage).unwrap();
     for run in 1..=2 {
         let before = server.requests.lock().unwrap().len();
-        let out = ctx(home.path())
-            .env(KEY_ENV, KEY)
-            .args(["preview", "book a flight to Rome", "--no-history", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = succeeded(ctx(home.path()).env(KEY_ENV, KEY).args([
+            "preview",
+            "book a flight to Rome",
+            "--no-history",
+            "--json",
+        ]));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(v["ranking"]["top"][0]["semantic"].is_object(), "{v}");
         let stderr = String::from_utf8_lossy(&out.stderr);

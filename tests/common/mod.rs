@@ -15,15 +15,20 @@ pub fn ctx(home: &Path) -> Command {
     cmd
 }
 
-/// Run it, expect success, and parse stdout as JSON.
-pub fn json_of(cmd: &mut Command) -> Value {
+/// Run it and expect success (the failure shows its stderr).
+pub fn succeeded(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
+}
+
+/// Run it, expect success, and parse stdout as JSON.
+pub fn json_of(cmd: &mut Command) -> Value {
+    serde_json::from_slice(&succeeded(cmd).stdout).unwrap()
 }
 pub mod console;
 pub mod llm_server;
