@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod common;
-use common::{ctx, json_of, succeeded};
+use common::{ctx, file_names, json_of, succeeded};
 
 /// Longer than any command here takes; a FIFO opened blocking would hang past it.
 const HANG: Duration = Duration::from_secs(60);
@@ -90,15 +90,6 @@ fn plan_total(home: &Path, store: Option<&Path>) -> u64 {
     json_of(cmd.args(["history", "--json", "--limit", "0"]))["total"]
         .as_u64()
         .unwrap()
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 // ---- 1. Writes never destroy -------------------------------------------------------------
@@ -210,7 +201,7 @@ fn export_replaces_an_existing_file_only_with_force_and_leaves_no_temporary_file
     );
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text.lines().count(), 668);
-    assert_eq!(files_in(outdir.path()), ["plans.jsonl"]);
+    assert_eq!(file_names(outdir.path()), ["plans.jsonl"]);
     // A new file: private, and nothing else left beside it.
     let fresh = outdir.path().join("executions.jsonl");
     stderr_of(
@@ -220,7 +211,10 @@ fn export_replaces_an_existing_file_only_with_force_and_leaves_no_temporary_file
     );
     assert_eq!(stat_mode(&fresh), "600");
     assert_eq!(stat_mode(&out), "600");
-    assert_eq!(files_in(outdir.path()), ["executions.jsonl", "plans.jsonl"]);
+    assert_eq!(
+        file_names(outdir.path()),
+        ["executions.jsonl", "plans.jsonl"]
+    );
     // Through a symbolic link the file it points to is replaced; the link stays a link.
     let link = outdir.path().join("latest.jsonl");
     std::os::unix::fs::symlink(&fresh, &link).unwrap();
@@ -279,8 +273,8 @@ fn a_new_workspace_its_store_cache_and_explicit_stores_are_private() {
     assert_eq!(stat_mode(&explicit), "600");
     assert_eq!(stat_mode(&root.path().join("stores")), "700");
     // Made under a temporary name and linked into place: nothing else is left behind.
-    assert_eq!(files_in(&home), ["cache.sqlite", "history.sqlite"]);
-    assert_eq!(files_in(&root.path().join("stores")), ["team.sqlite"]);
+    assert_eq!(file_names(&home), ["cache.sqlite", "history.sqlite"]);
+    assert_eq!(file_names(&root.path().join("stores")), ["team.sqlite"]);
 }
 
 #[test]
@@ -305,7 +299,7 @@ fn a_new_store_raced_by_several_processes_is_made_once_and_whole() {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(v["total"], 668, "{err}");
         }
-        assert_eq!(files_in(home.path()), ["history.sqlite"]);
+        assert_eq!(file_names(home.path()), ["history.sqlite"]);
     }
 }
 

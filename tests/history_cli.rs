@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 mod common;
-use common::{counts, ctx, json_of};
+use common::{counts, ctx, file_names, json_of};
 
 fn plan_line(id: &str, minute: usize) -> String {
     format!(
@@ -448,15 +448,6 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
     let top = tempfile::tempdir().unwrap();
@@ -472,7 +463,7 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
 
     // A read-only file in a read-only directory: no -wal or -shm can be made beside it.
     chmod(&home, 0o555);
-    let before = listing(&home);
+    let before = file_names(&home);
     let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
     assert_eq!(read["total"], plans);
     json_of(unprivileged(&home).args(["history", "show", "pl-0001", "--json"]));
@@ -488,7 +479,7 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
         "{err}"
     );
     assert!(!err.contains("not a ctxconsole"), "{err}");
-    assert_eq!(listing(&home), before);
+    assert_eq!(file_names(&home), before);
     assert_eq!(std::fs::read(&store).unwrap(), bytes);
 
     // A read-only file in a directory that can take the -wal and -shm.

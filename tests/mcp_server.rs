@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 mod common;
-use common::{ctx, json_of};
+use common::{ctx, file_names, json_of};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -1081,15 +1081,6 @@ fn bytes_and_mtime(path: &Path) -> (Vec<u8>, std::time::SystemTime) {
     )
 }
 
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// `mcp --read-only` writes nothing. With no store it serves the history a new one would
 /// start with (the sample) from memory and creates no file; an existing store is opened
 /// read-only and comes out byte for byte, its modification time unchanged; a store that
@@ -1107,7 +1098,7 @@ async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
     assert!(!ranked["ranked"].as_array().unwrap().is_empty());
     c.cancel().await.unwrap();
     assert!(!store.exists(), "--read-only created {}", store.display());
-    assert_eq!(names_in(home.path()), Vec::<String>::new());
+    assert_eq!(file_names(home.path()), Vec::<String>::new());
 
     // An existing store (made and seeded by a command that writes), then read-only.
     let cli = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
@@ -1117,7 +1108,7 @@ async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
         "[history]\ndrift_window = \"2h\"\n",
     )
     .unwrap();
-    let files = names_in(home.path());
+    let files = file_names(home.path());
     let before = bytes_and_mtime(&store);
     let c = start(home.path(), &["--read-only"]).await;
     assert_eq!(read(&c, "ctxconsole://models").await, cli);
@@ -1127,7 +1118,7 @@ async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
         .unwrap();
     c.cancel().await.unwrap();
     assert!(before == bytes_and_mtime(&store), "the store was written");
-    assert_eq!(names_in(home.path()), files);
+    assert_eq!(file_names(home.path()), files);
 
     // A store at an older schema: read-only refuses it rather than migrating it.
     let db = rusqlite::Connection::open(&store).unwrap();

@@ -30,6 +30,16 @@ pub fn succeeded(cmd: &mut Command) -> std::process::Output {
 pub fn json_of(cmd: &mut Command) -> Value {
     serde_json::from_slice(&succeeded(cmd).stdout).unwrap()
 }
+/// The names in a directory, sorted: what a command left behind.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 pub mod console;
 pub mod llm_server;
 pub mod prompts;
