@@ -159,6 +159,55 @@ fn config_whole_numbers_of_the_wrong_type_name_the_key_and_its_bounds() {
     }
 }
 
+/// A number of the wrong type in budgets.toml or planner.toml names the file, the line, the
+/// key and what was found, in an operator's words — never serde's "expected usize".
+#[test]
+fn workspace_numbers_of_the_wrong_type_name_the_key_in_plain_words() {
+    let row = |field: &str| {
+        format!(
+            "[[model]]\nid = \"x/y\"\ninput_tokens = 9000\noutput_tokens = 500\ntier = \"B\"\n{field}\n"
+        )
+    };
+    for (file, text, says) in [
+        (
+            "budgets.toml",
+            "[[model]]\nid = \"x/y\"\ninput_tokens = \"32000\"\n".to_string(),
+            "line 3, column 16: field 'input_tokens' is string \"32000\"; expected a whole number of 0 or more",
+        ),
+        (
+            "budgets.toml",
+            row("max_tokens = 2.5"),
+            "line 6, column 14: field 'max_tokens' is 2.5; expected a whole number of 0 or more",
+        ),
+        (
+            "budgets.toml",
+            row("prices = { input = \"1.0\" }"),
+            "line 6, column 20: field 'input' is string \"1.0\"; expected a number",
+        ),
+        (
+            "budgets.toml",
+            row("prefix_cache = 1"),
+            "line 6, column 16: field 'prefix_cache' is 1; expected true or false",
+        ),
+        (
+            "planner.toml",
+            "short_chars = \"20\"\n".to_string(),
+            "line 1, column 15: field 'short_chars' is string \"20\"; expected a whole number of 0 or more",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(file);
+        std::fs::write(&path, &text).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!("{}: {says}", path.display());
+        assert!(
+            err.contains(&says),
+            "{file}:\n{text}\n{err}\nexpected: {says}"
+        );
+        assert!(!err.contains("usize") && !err.contains("f64"), "{err}");
+    }
+}
+
 #[test]
 fn nan_infinity_and_negative_numbers_in_workspace_files_are_refused() {
     let cases = [

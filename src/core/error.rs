@@ -29,11 +29,22 @@ impl CoreError {
             .span()
             .map(|s| line_col(text, s.start))
             .unwrap_or((1, 1));
+        let message = err.message().trim();
+        let message = match (
+            wrong_value(message, "a table"),
+            err.span().and_then(|s| key_before(text, s.start)),
+        ) {
+            (Some((found, expected)), Some(key)) => {
+                format!("field '{key}' is {found}; expected {expected}")
+            }
+            (Some((found, expected)), None) => format!("found {found}; expected {expected}"),
+            (None, _) => message.to_string(),
+        };
         CoreError::Syntax {
             origin: origin.to_string(),
             line,
             column,
-            message: err.message().trim().to_string(),
+            message,
         }
     }
 
@@ -42,6 +53,10 @@ impl CoreError {
         // serde_json appends " at line L column C"; the position is reported separately.
         let message = match message.rfind(" at line ") {
             Some(i) => message[..i].to_string(),
+            None => message,
+        };
+        let message = match wrong_value(&message, "an object") {
+            Some((found, expected)) => format!("found {found}; expected {expected}"),
             None => message,
         };
         CoreError::Syntax {
@@ -86,6 +101,56 @@ impl CoreError {
     }
 }
 
+/// What was found and what was expected, in an operator's words, when serde says a value
+/// has the wrong type or range ("invalid type: string \"4\", expected usize" → `string "4"`,
+/// "a whole number of 0 or more"); `None` for any other message. `map` is what the format
+/// calls a map.
+fn wrong_value(message: &str, map: &str) -> Option<(String, String)> {
+    let rest = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))?;
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let quoted = |prefix: &str| {
+        found
+            .strip_prefix(prefix)
+            .map(|v| v.trim_matches('`').to_string())
+    };
+    let found = quoted("integer ")
+        .or_else(|| quoted("floating point "))
+        .or_else(|| quoted("boolean "))
+        .unwrap_or_else(|| match found {
+            "sequence" => "an array".to_string(),
+            "map" => map.to_string(),
+            other => other.to_string(),
+        });
+    let expected = match expected {
+        "usize" | "u8" | "u16" | "u32" | "u64" | "u128" => "a whole number of 0 or more",
+        "isize" | "i8" | "i16" | "i32" | "i64" | "i128" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a boolean" => "true or false",
+        other => other,
+    };
+    Some((found, expected.to_string()))
+}
+
+/// The key a TOML value at byte `offset` is given to (`input_tokens = "32000"`, or `input`
+/// in `prices = { input = "1.0" }`): the last bare or quoted key before an `=` on its line.
+fn key_before(text: &str, offset: usize) -> Option<String> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line = text[..offset].rsplit('\n').next()?;
+    let (before, _) = line.rsplit_once('=')?;
+    let key = before
+        .trim_end()
+        .rsplit(|c: char| c == '{' || c == ',' || c.is_whitespace())
+        .next()?
+        .trim_matches(|c| c == '"' || c == '\'');
+    let bare = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    (!key.is_empty() && key.len() <= 64 && key.chars().all(bare)).then(|| key.to_string())
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -118,6 +183,66 @@ mod tests {
         assert_eq!(line_col("ab\ncd", 0), (1, 1));
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(line_col("é\nx", 3), (2, 1));
+    }
+
+    /// A value of the wrong type or range is said in an operator's words, with its key.
+    #[test]
+    fn wrong_types_are_said_plainly_with_their_key() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Row {
+            input_tokens: usize,
+            #[serde(default)]
+            prices: Option<Prices>,
+            #[serde(default)]
+            strict: Option<bool>,
+            #[serde(default)]
+            seed: Option<i64>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Prices {
+            input: f64,
+        }
+        let said = |text: &str| {
+            let err = toml::from_str::<Row>(text).unwrap_err();
+            CoreError::toml("budgets.toml", text, &err).to_string()
+        };
+        assert_eq!(
+            said("input_tokens = \"32000\""),
+            "budgets.toml: line 1, column 16: field 'input_tokens' is string \"32000\"; expected a whole number of 0 or more"
+        );
+        assert_eq!(
+            said("input_tokens = -5"),
+            "budgets.toml: line 1, column 16: field 'input_tokens' is -5; expected a whole number of 0 or more"
+        );
+        assert_eq!(
+            said("input_tokens = 2.5"),
+            "budgets.toml: line 1, column 16: field 'input_tokens' is 2.5; expected a whole number of 0 or more"
+        );
+        assert_eq!(
+            said("input_tokens = 1\nprices = { input = \"1.0\" }"),
+            "budgets.toml: line 2, column 20: field 'input' is string \"1.0\"; expected a number"
+        );
+        assert_eq!(
+            said("input_tokens = 1\nstrict = 1"),
+            "budgets.toml: line 2, column 10: field 'strict' is 1; expected true or false"
+        );
+        assert_eq!(
+            said("input_tokens = 1\nseed = [1]"),
+            "budgets.toml: line 2, column 8: field 'seed' is an array; expected a whole number"
+        );
+        // Other messages pass as the parser says them.
+        assert!(
+            said("input_tokens = ").contains("line 1"),
+            "{}",
+            said("input_tokens = ")
+        );
+        let err = serde_json::from_str::<Row>("{\"input_tokens\": true}").unwrap_err();
+        assert_eq!(
+            CoreError::json("catalog.json", &err).to_string(),
+            "catalog.json: line 1, column 21: found true; expected a whole number of 0 or more"
+        );
     }
 
     #[test]
