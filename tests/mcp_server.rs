@@ -1190,3 +1190,70 @@ async fn a_layer_that_failed_at_start_is_reported_to_the_first_call_without_a_se
     assert_eq!(embeddings(), 4);
     c.cancel().await.unwrap();
 }
+
+/// An agent that hangs up (closes stdin) while a call is still running ends the server: it
+/// gives the call rmcp's 5 s to answer (a client that pipes its requests in and reads on
+/// still gets its answers) and then goes, instead of staying behind until the call gives
+/// up. The call here waits on an embeddings endpoint that answers nothing for 10 s; before,
+/// the server stayed 9.6 s.
+#[test]
+fn closing_stdin_mid_call_ends_the_server() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"30s\"\nretries = 2\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/embed-hang\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "rank_tools", "arguments": {"query": "draft a blog post"}}}),
+    );
+    // The call is under way: the endpoint holds it for 10 s.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(stdin);
+    let hung_up = Instant::now();
+    let exited = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if hung_up.elapsed() > Duration::from_secs(25) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let waited = hung_up.elapsed();
+    if exited.is_none() {
+        child.kill().unwrap();
+    }
+    assert!(
+        waited < Duration::from_secs(8),
+        "the server stayed {waited:?} after stdin closed (exited: {exited:?})"
+    );
+}

@@ -123,7 +123,7 @@ pub fn run(
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         match how {
             Listen::Stdio => {
                 let transport =
@@ -137,5 +137,10 @@ pub fn run(
             }
             Listen::Http { addr, token, open } => http::serve(state, addr, token, open).await,
         }
-    })
+    });
+    // The client has gone: a call still at work on a blocking thread (a rank waiting on an
+    // embeddings endpoint) is not waited for, as dropping the runtime would; its answer
+    // has nobody to go to.
+    rt.shutdown_background();
+    served
 }
