@@ -433,7 +433,10 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         ranking
     } else {
         let by_outline = inp.index.rank(&outline_text, None);
-        blend(ranking, &by_outline, inp.attachment_weight)
+        let mut blended = blend(ranking, &by_outline, inp.attachment_weight);
+        // The blend sorts by score again: the lookup steps go back after their entries.
+        inp.index.place_lookups(&mut blended);
+        blended
     };
     let top: Vec<usize> = ranking
         .order

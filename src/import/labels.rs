@@ -450,7 +450,8 @@ mod rank_order {
                     && a.score.to_bits() == b.score.to_bits()
                     && a.lexical.to_bits() == b.lexical.to_bits()
                     && a.prior.to_bits() == b.prior.to_bits()
-                    && a.best_for_request == b.best_for_request,
+                    && a.best_for_request == b.best_for_request
+                    && a.lookup_for == b.lookup_for,
                 "{intent}: place {k}: {a:?} vs {b:?}"
             );
         }
@@ -499,6 +500,32 @@ mod rank_order {
                 same(&index, &c.intent, Some(&prior));
             }
         }
+    }
+
+    /// NESTFUL's tools say what they output, so lookup steps are placed: the order, the
+    /// marks and the top k stay those of the reference, and some are placed.
+    #[test]
+    fn the_full_order_is_the_reference_order_with_lookup_steps() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nestful");
+        let mut placed = 0;
+        for name in ["executable", "non-executable-glaive"] {
+            let set = load_nestful(
+                &dir.join(format!("{name}-data.json")),
+                &dir.join(format!("{name}-spec.json")),
+            )
+            .unwrap();
+            let index = RankIndex::new(&set.guide);
+            for c in &set.cases {
+                same(&index, &c.intent, None);
+                placed += index
+                    .rank(&c.intent, None)
+                    .order
+                    .iter()
+                    .filter(|s| s.lookup_for.is_some())
+                    .count();
+            }
+        }
+        assert!(placed >= 10, "only {placed} lookup steps placed");
     }
 
     #[test]

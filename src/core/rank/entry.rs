@@ -56,6 +56,11 @@ pub(super) fn entry_text(guide: &RoutingGuide, i: usize) -> EntryText<'_> {
     }
 }
 
+/// An entry's input and output schemas.
+pub(super) fn entry_text_schemas(guide: &RoutingGuide, i: usize) -> [Option<&Schema>; 2] {
+    entry_text(guide, i).schemas
+}
+
 /// The per-field words of one entry.
 pub(super) fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] {
     let mut f: [Vec<String>; NF] = Default::default();

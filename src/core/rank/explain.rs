@@ -77,6 +77,10 @@ pub struct Explanation {
     /// The semantic layer's part, when it is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic: Option<SemanticMatch>,
+    /// Placed ahead of higher scores as a lookup step of this entry: it gives one of that
+    /// entry's identifier inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup_for: Option<String>,
 }
 
 /// What the semantic layer added: `similarity × scale` points.
@@ -157,9 +161,9 @@ impl Explanation {
         if parts.is_empty() {
             parts.push("no match".into());
         }
-        let placed = self.best_for_request.map_or(String::new(), |r| {
-            format!(" [placed as the best for request {}]", r + 1)
-        });
+        let placed = self
+            .placement()
+            .map_or(String::new(), |p| format!(" [{p}]"));
         format!(
             "{} {:.2} = {}{placed}",
             self.name,
@@ -175,10 +179,17 @@ impl Explanation {
         if let Some(m) = &self.semantic {
             parts.push(format!("semantic {:.2} × {:.2}", m.similarity, m.scale));
         }
-        if let Some(r) = self.best_for_request {
-            parts.push(format!("placed as the best for request {}", r + 1));
-        }
+        parts.extend(self.placement());
         (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// Why the entry stands ahead of higher scores, if it does.
+    fn placement(&self) -> Option<String> {
+        match (&self.lookup_for, self.best_for_request) {
+            (Some(entry), _) => Some(format!("placed as a lookup for {entry}")),
+            (None, Some(r)) => Some(format!("placed as the best for request {}", r + 1)),
+            (None, None) => None,
+        }
     }
 
     /// What the parts add up to (the score, up to rounding).
@@ -333,6 +344,9 @@ impl RankIndex {
             attachment: scored.map_or(0.0, |s| s.attachment),
             best_for_request: scored.and_then(|s| s.best_for_request),
             semantic: semantic_match(ranking, scored),
+            lookup_for: scored
+                .and_then(|s| s.lookup_for)
+                .map(|a| self.name(a).to_string()),
         }
     }
 }

@@ -70,6 +70,10 @@ pub struct RankIndex {
     /// The highest IDF a word can have here (a word of one entry).
     pub(super) max_idf: f64,
     pub(super) params: RankParams,
+    /// Per entry, the entries that feed one of its identifier inputs (lookup steps).
+    pub(super) feeders: Vec<Vec<u32>>,
+    /// Whether any entry has a feeder (most catalogs have none: nothing to place).
+    pub(super) any_feeders: bool,
 }
 
 pub(super) fn idf(n: usize, df: usize) -> f64 {
@@ -251,7 +255,13 @@ impl RankIndex {
             mined: HashMap::new(),
             max_idf: idf(n, 1),
             params,
+            feeders: Vec::new(),
+            any_feeders: false,
         };
+        if params.lookups > 0 {
+            index.feeders = super::lookups::feeders(guide);
+            index.any_feeders = index.feeders.iter().any(|f| !f.is_empty());
+        }
         index.compounds = index.compounds_of();
         if params.mined > 0.0 {
             index.mined = index.mine_relations(&name_words, &desc_words, params.mined_min_count);

@@ -13,6 +13,7 @@ mod baseline;
 mod entry;
 mod explain;
 mod index;
+mod lookups;
 mod prior;
 mod query;
 #[cfg(test)]
@@ -166,6 +167,10 @@ pub struct RankParams {
     pub mined: f64,
     /// A mined relation needs at least this many entries saying both words.
     pub mined_min_count: usize,
+    /// The entries that feed an identifier input of each of the first this-many entries
+    /// (`Get_Artist_ID_By_Name` for `List_Artist_Albums`'s `artistId`) are placed right after
+    /// it, or after the request winners (0 = off).
+    pub lookups: usize,
 }
 
 impl Default for RankParams {
@@ -187,6 +192,7 @@ impl Default for RankParams {
             rare_idf: 0.6,
             mined: 0.2,
             mined_min_count: 2,
+            lookups: 2,
         }
     }
 }
@@ -209,6 +215,11 @@ pub struct Scored {
     /// Points from the semantic layer ([`RankIndex::rank_semantic`]; 0 when it is off).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub semantic: f64,
+    /// Set when the entry was placed ahead of higher scores as a lookup step of this entry
+    /// (its index): it gives one of that entry's identifier inputs (see
+    /// [`RankParams::lookups`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup_for: Option<usize>,
 }
 
 fn is_zero(x: &f64) -> bool {

@@ -11,6 +11,17 @@ use super::{PRIOR_STRENGTH, Scored};
 impl RankIndex {
     /// The full order `rank` must give, computed the slow, obvious way.
     pub(crate) fn rank_reference(&self, intent: &str, prior: Option<&HistoryPrior>) -> Vec<Scored> {
+        let (mut order, head) = self.order_reference(intent, prior);
+        // Lookup steps are a placement of their own after this order, shared with `rank`.
+        let all = order.clone();
+        self.place_lookups_in(&mut order, head, |i| {
+            all.iter().find(|s| s.index == i).copied()
+        });
+        order
+    }
+
+    /// The order by score with the request winners first, and how many winners lead it.
+    fn order_reference(&self, intent: &str, prior: Option<&HistoryPrior>) -> (Vec<Scored>, usize) {
         let (query, _) = self.query(intent);
         let n = self.len();
         let nr = query.request_count();
@@ -72,6 +83,7 @@ impl RankIndex {
                     prior,
                     attachment: 0.0,
                     best_for_request: None,
+                    lookup_for: None,
                     semantic: 0.0,
                 }
             })
@@ -83,7 +95,7 @@ impl RankIndex {
                 .then(a.index.cmp(&b.index))
         });
         if !(query.per_request && self.params.diversify > 0) {
-            return order;
+            return (order, 0);
         }
         let request_score = |d: usize, r: usize| {
             let total = query.requests[r].idf_total;
@@ -96,7 +108,7 @@ impl RankIndex {
         };
         let live = order.partition_point(|s| s.score > 0.0);
         if live == 0 {
-            return order;
+            return (order, 0);
         }
         let mut placed = vec![false; n];
         let mut head: Vec<Scored> = Vec::new();
@@ -136,7 +148,8 @@ impl RankIndex {
                 s.best_for_request = None;
             }
         }
+        let placed = head.len();
         head.extend(rest);
-        head
+        (head, placed)
     }
 }

@@ -426,6 +426,7 @@ impl RankIndex {
                 attachment: 0.0,
                 best_for_request: None,
                 semantic,
+                lookup_for: None,
             }
         };
         let entry = |k: &(u128, f64)| k.0 as u32 as usize;
@@ -479,6 +480,9 @@ impl RankIndex {
                 &query,
             )
         });
+        // Lookup steps after the confidence, which reads the order by score.
+        self.place_lookups_in(&mut order, head.len(), |i| Some(scored(i)));
+        order.truncate(limit);
         s.finish(nr, &query.reached);
         Ranking {
             terms: query.terms,

@@ -1,0 +1,357 @@
+//! Lookup steps a plan needs but a question never names: `List_Artist_Albums` takes an
+//! `artistId`, which `Get_Artist_ID_By_Name` gives — "the Weeknd's albums" says only the
+//! second's job. An entry feeds another when one of the other's identifier inputs
+//! (`artistId`, `originSkyId`, `product_id`) is what it outputs, or, with no output schema,
+//! what its name says it gets.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::Scored;
+use super::entry::entry_text_schemas;
+use crate::core::catalog::{RoutingGuide, Schema};
+
+/// An identifier's words, lower-cased: `originSkyId` → `origin sky id`, `product_id` →
+/// `product id`, `authorID` → `author id`.
+pub(super) fn identifier_words(name: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+fn property_names(schema: Option<&Schema>) -> Vec<String> {
+    match schema {
+        Some(Schema::Fields(names)) => names.clone(),
+        Some(Schema::Full(v)) => v
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+/// At most this many lookup steps per entry: a catalog where ten entries give `user id`
+/// names none of them well.
+const MAX_FEEDERS: usize = 3;
+
+/// Per entry, the entries that feed it one of its identifier inputs (at most
+/// [`MAX_FEEDERS`], in catalog order). Built through maps from what entries output and
+/// what their names say, so a catalog of 10,000 entries is not compared pair by pair.
+pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
+    let n = guide.entry_count();
+    let names: Vec<Vec<String>> = guide
+        .entry_names()
+        .map(|(name, _)| identifier_words(name))
+        .collect();
+    let schemas: Vec<[Option<&Schema>; 2]> = (0..n).map(|i| entry_text_schemas(guide, i)).collect();
+    let words_of = |s: Option<&Schema>| -> Vec<Vec<String>> {
+        property_names(s)
+            .iter()
+            .map(|p| identifier_words(p))
+            .collect()
+    };
+    let inputs: Vec<Vec<Vec<String>>> = schemas.iter().map(|s| words_of(s[0])).collect();
+    // What entries give: an output's words; with no output schema, each word of the name.
+    let mut by_output: HashMap<&[String], Vec<u32>> = HashMap::new();
+    let mut by_name_word: HashMap<&str, Vec<u32>> = HashMap::new();
+    let outputs: Vec<Vec<Vec<String>>> = schemas.iter().map(|s| words_of(s[1])).collect();
+    for (b, outs) in outputs.iter().enumerate() {
+        if outs.is_empty() {
+            for w in &names[b] {
+                let list = by_name_word.entry(w.as_str()).or_default();
+                if list.last() != Some(&(b as u32)) {
+                    list.push(b as u32);
+                }
+            }
+        } else {
+            for o in outs.iter().filter(|o| o.len() >= 2) {
+                by_output.entry(o.as_slice()).or_default().push(b as u32);
+            }
+        }
+    }
+    let mut fed: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (a, wanted_all) in inputs.iter().enumerate() {
+        let mut found: Vec<u32> = Vec::new();
+        for wanted in wanted_all {
+            if wanted.len() < 2 || wanted.last().map(String::as_str) != Some("id") {
+                continue;
+            }
+            let mut givers: Vec<u32> = Vec::new();
+            // `origin sky id` is fed by an output `sky id`: any tail of two words or more.
+            for k in 0..=wanted.len() - 2 {
+                let tail = &wanted[k..];
+                if let Some(list) = by_output.get(tail) {
+                    givers.extend(list);
+                }
+                // A name that says every word of the tail: the rarest word's entries first.
+                let lists: Option<Vec<&Vec<u32>>> =
+                    tail.iter().map(|w| by_name_word.get(w.as_str())).collect();
+                if let Some(shortest) = lists.and_then(|l| l.into_iter().min_by_key(|l| l.len())) {
+                    givers.extend(
+                        shortest
+                            .iter()
+                            .filter(|&&b| tail.iter().all(|w| names[b as usize].contains(w))),
+                    );
+                }
+            }
+            // A feeder does not itself take what it would give.
+            givers.retain(|&b| b as usize != a && !inputs[b as usize].contains(wanted));
+            found.extend(givers);
+        }
+        found.sort_unstable();
+        found.dedup();
+        found.truncate(MAX_FEEDERS);
+        fed[a] = found;
+    }
+    fed
+}
+
+impl super::RankIndex {
+    /// Place the lookup steps of the first [`RankParams::lookups`](super::RankParams::lookups)
+    /// entries of a full `ranking` (after a caller re-sorted it, as adding an attachment's
+    /// points does): the entries that feed one of their identifier inputs go right after
+    /// them, or after the request winners, marked `lookup_for` when that puts them ahead of
+    /// higher scores.
+    pub fn place_lookups(&self, ranking: &mut super::Ranking) {
+        let all = ranking.order.clone();
+        let head = ranking.head.len();
+        self.place_lookups_in(&mut ranking.order, head, |i| {
+            all.iter().find(|s| s.index == i).copied()
+        });
+    }
+
+    /// [`RankIndex::place_lookups`] on an order that may hold only the first places:
+    /// `fetch` gives an entry's score when it is not among them.
+    pub(super) fn place_lookups_in(
+        &self,
+        order: &mut Vec<Scored>,
+        head: usize,
+        fetch: impl Fn(usize) -> Option<Scored>,
+    ) {
+        order.iter_mut().for_each(|s| s.lookup_for = None);
+        let k = self.params.lookups.min(order.len());
+        if k == 0 || !self.any_feeders {
+            return;
+        }
+        let anchors: Vec<usize> = order[..k].iter().map(|s| s.index).collect();
+        let mut cursor = head.min(order.len());
+        for a in anchors {
+            let Some(p) = order.iter().position(|s| s.index == a) else {
+                continue;
+            };
+            let mut at = cursor.max(p + 1);
+            for &b in &self.feeders[a] {
+                let b = b as usize;
+                match order.iter().position(|s| s.index == b) {
+                    Some(pos) if pos < at => {}
+                    Some(pos) => {
+                        let mut e = order.remove(pos);
+                        if pos > at {
+                            e.lookup_for = Some(a);
+                        }
+                        order.insert(at, e);
+                        at += 1;
+                    }
+                    None => {
+                        if let Some(mut e) = fetch(b) {
+                            e.lookup_for = Some(a);
+                            order.insert(at, e);
+                            at += 1;
+                        }
+                    }
+                }
+            }
+            cursor = at;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{Pack, PackMetadata};
+    use crate::core::rank::RankIndex;
+
+    fn pack(name: &str, description: &str, inputs: &[&str], outputs: &[&str]) -> Pack {
+        let schema = |names: &[&str]| {
+            (!names.is_empty()).then(|| {
+                let props: serde_json::Map<String, Value> = names
+                    .iter()
+                    .map(|n| (n.to_string(), serde_json::json!({"type": "string"})))
+                    .collect();
+                Schema::Full(serde_json::json!({"type": "object", "properties": props}))
+            })
+        };
+        Pack {
+            name: name.into(),
+            description: description.into(),
+            metadata: PackMetadata {
+                input_schema: schema(inputs),
+                output_schema: schema(outputs),
+                ..PackMetadata::default()
+            },
+        }
+    }
+
+    fn guide(packs: Vec<Pack>) -> RoutingGuide {
+        RoutingGuide {
+            packs,
+            ..RoutingGuide::default()
+        }
+    }
+
+    #[test]
+    fn identifiers_read_as_words() {
+        assert_eq!(identifier_words("originSkyId"), ["origin", "sky", "id"]);
+        assert_eq!(identifier_words("product_id"), ["product", "id"]);
+        assert_eq!(identifier_words("authorID"), ["author", "id"]);
+        assert_eq!(
+            identifier_words("Spotify_Scraper_Get_Artist_ID_By_Name"),
+            ["spotify", "scraper", "get", "artist", "id", "by", "name"]
+        );
+        assert!(identifier_words("__").is_empty());
+    }
+
+    /// What feeds an identifier input: an output of its name (or of its tail, `sky id` for
+    /// `originSkyId`), or a name that says it when there is no output schema; never a bare
+    /// `id`, the entry itself, or an entry that takes the same input.
+    #[test]
+    fn feeders_give_an_identifier_input() {
+        let g = guide(vec![
+            pack(
+                "list_albums",
+                "An artist's albums",
+                &["artistId"],
+                &["id", "name"],
+            ),
+            pack("get_artist_id_by_name", "Find an artist", &["name"], &[]),
+            pack(
+                "artist_search",
+                "Search artists",
+                &["q"],
+                &["artist_id", "name"],
+            ),
+            pack(
+                "artist_overview",
+                "An artist's overview",
+                &["artistId"],
+                &[],
+            ),
+            pack(
+                "flight_search",
+                "Flights",
+                &["originSkyId", "date"],
+                &["flightId"],
+            ),
+            pack(
+                "search_airport",
+                "Airports",
+                &["query"],
+                &["skyId", "entityId"],
+            ),
+            pack("anything", "Gives ids", &["q"], &["id"]),
+        ]);
+        let fed = feeders(&g);
+        assert_eq!(fed[0], [1, 2], "by name and by output");
+        assert_eq!(
+            fed[3],
+            [1, 2],
+            "overview takes artistId too: it is no feeder"
+        );
+        assert_eq!(fed[4], [5], "an output `skyId` gives `originSkyId`");
+        for i in [1, 2, 5, 6] {
+            assert!(fed[i].is_empty(), "{i}: {:?}", fed[i]);
+        }
+    }
+
+    /// The question names the albums; the artist's id is looked up first. The lookup step
+    /// is placed right after the entry it feeds, and its explanation says so.
+    #[test]
+    fn a_lookup_step_is_placed_after_the_entry_it_feeds() {
+        let g = guide(vec![
+            pack(
+                "weather_now",
+                "Current weather for a city",
+                &["q"],
+                &["temp"],
+            ),
+            pack(
+                "list_artist_albums",
+                "List an artist's albums and singles with their track counts",
+                &["artistId"],
+                &["id", "name", "trackCount"],
+            ),
+            pack(
+                "album_reviews",
+                "Names and reviews of albums",
+                &["q"],
+                &["text"],
+            ),
+            pack(
+                "track_lyrics",
+                "Lyrics of the tracks on albums",
+                &["q"],
+                &["text"],
+            ),
+            pack(
+                "get_artist_id_by_name",
+                "Look up a Spotify id",
+                &["name"],
+                &["artist_id"],
+            ),
+        ]);
+        let index = RankIndex::new(&g);
+        let intent = "Find the names of the Weeknd's albums and how many tracks are on each";
+        let ranking = index.rank(intent, None);
+        let names: Vec<&str> = ranking.order.iter().map(|s| index.name(s.index)).collect();
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        assert_eq!(
+            at("get_artist_id_by_name"),
+            at("list_artist_albums") + 1,
+            "{names:?}"
+        );
+        let lookup = &ranking.order[at("get_artist_id_by_name")];
+        assert_eq!(lookup.lookup_for, Some(1), "{names:?}");
+        let line = index.explain(&ranking, lookup.index, None).one_line();
+        assert!(
+            line.ends_with("[placed as a lookup for list_artist_albums]"),
+            "{line}"
+        );
+        // Off, it stays where its score puts it.
+        let off = RankIndex::with_params(
+            &g,
+            crate::core::rank::RankParams {
+                lookups: 0,
+                ..Default::default()
+            },
+        );
+        let order: Vec<&str> = off
+            .rank(intent, None)
+            .order
+            .iter()
+            .map(|s| off.name(s.index))
+            .collect();
+        assert!(order.iter().all(|n| !n.is_empty()));
+        assert_ne!(order, names, "the lookup moved");
+    }
+}
