@@ -629,10 +629,16 @@ fn eval_rank_suite_holds_its_floors_on_the_test_halves() {
         notes.contains("word for word") && notes.contains("the spec lacks"),
         "{notes}"
     );
-    // The one set where the ranker trails BM25 (API-style names): a floor, not a claim.
+    // API-style names whose questions leave lookup steps unsaid (an artist's id before
+    // their albums): placing the steps lifts all@10 past BM25 (0.795 vs 0.692 when
+    // measured); floors with a margin, not the figures.
     let exe = set("nestful executable");
-    assert!(m(exe, "test", "ranker", "recall_at_5") >= 0.75, "{exe}");
-    assert!(m(exe, "test", "ranker", "all_at_10") >= 0.60, "{exe}");
+    assert!(m(exe, "test", "ranker", "recall_at_5") >= 0.78, "{exe}");
+    assert!(m(exe, "test", "ranker", "all_at_10") >= 0.72, "{exe}");
+    assert!(
+        m(exe, "test", "ranker", "all_at_10") > m(exe, "test", "bm25", "all_at_10"),
+        "{exe}"
+    );
 }
 
 #[test]
