@@ -50,9 +50,12 @@ fn property_names(schema: Option<&Schema>) -> Vec<String> {
     }
 }
 
-/// At most this many lookup steps per entry: a catalog where ten entries give `user id`
-/// names none of them well.
+/// At most this many lookup steps per entry.
 const MAX_FEEDERS: usize = 3;
+
+/// What more entries than this give (an output `user_id`, names that all say `user` and
+/// `id`) tells no lookup step apart, and is not scanned: building an index stays linear.
+const MAX_GIVERS: usize = 64;
 
 /// Per entry, the entries that feed it one of its identifier inputs (at most
 /// [`MAX_FEEDERS`], in catalog order). Built through maps from what entries output and
@@ -100,13 +103,14 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
             // `origin sky id` is fed by an output `sky id`: any tail of two words or more.
             for k in 0..=wanted.len() - 2 {
                 let tail = &wanted[k..];
-                if let Some(list) = by_output.get(tail) {
+                if let Some(list) = by_output.get(tail).filter(|l| l.len() <= MAX_GIVERS) {
                     givers.extend(list);
                 }
                 // A name that says every word of the tail: the rarest word's entries first.
                 let lists: Option<Vec<&Vec<u32>>> =
                     tail.iter().map(|w| by_name_word.get(w.as_str())).collect();
-                if let Some(shortest) = lists.and_then(|l| l.into_iter().min_by_key(|l| l.len())) {
+                let shortest = lists.and_then(|l| l.into_iter().min_by_key(|l| l.len()));
+                if let Some(shortest) = shortest.filter(|l| l.len() <= MAX_GIVERS) {
                     givers.extend(
                         shortest
                             .iter()
@@ -282,6 +286,20 @@ mod tests {
         for i in [1, 2, 5, 6] {
             assert!(fed[i].is_empty(), "{i}: {:?}", fed[i]);
         }
+    }
+
+    /// A giver that a hundred entries share tells no lookup apart: none is taken, and the
+    /// index is not built pair by pair.
+    #[test]
+    fn a_giver_shared_by_many_is_no_lookup() {
+        let mut packs: Vec<Pack> = (0..100)
+            .map(|i| pack(&format!("get_user_id_{i}"), "", &["q"], &[]))
+            .collect();
+        packs.push(pack("user_orders", "Orders", &["user_id"], &["order_id"]));
+        packs.push(pack("order_items", "Items", &["order_id"], &[]));
+        let fed = feeders(&guide(packs));
+        assert!(fed[100].is_empty(), "{:?}", fed[100]);
+        assert_eq!(fed[101], [100], "one entry gives `order id`");
     }
 
     /// The question names the albums; the artist's id is looked up first. The lookup step
