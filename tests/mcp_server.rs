@@ -1141,6 +1141,26 @@ async fn read_only_creates_no_store_and_leaves_an_existing_one_untouched() {
     assert!(before == bytes_and_mtime(&store), "the store was migrated");
 }
 
+/// A workspace config whose semantic layer embeds with the in-process server's `model`,
+/// each request waiting at most `timeout`, with `retries`.
+fn with_embedder(
+    home: &Path,
+    server: &common::llm_server::LlmServer,
+    timeout: &str,
+    retries: u32,
+    model: &str,
+) {
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"{timeout}\"\nretries = {retries}\nretry_base = \"50ms\"\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/{model}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+}
+
 /// The semantic layer's embedder fails at start (HTTP 500 after its retries): the first
 /// call that needs the layer is told at once what the start-up attempt found, instead of
 /// waiting for that attempt and then spending the same retries again; the call after it
@@ -1150,15 +1170,7 @@ async fn a_layer_that_failed_at_start_is_reported_to_the_first_call_without_a_se
     let server = common::llm_server::LlmServer::start();
     let home = tempfile::tempdir().unwrap();
     // One retry: each attempt is two requests.
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"2s\"\nretries = 1\nretry_base = \"200ms\"\n\n\
-             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/embed-500\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    with_embedder(home.path(), &server, "2s", 1, "embed-500");
     let embeddings = || {
         server
             .requests
@@ -1202,15 +1214,7 @@ fn closing_stdin_mid_call_ends_the_server() {
     use std::time::{Duration, Instant};
     let server = common::llm_server::LlmServer::start();
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"30s\"\nretries = 2\nretry_base = \"50ms\"\n\n\
-             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n\n[rank]\nsemantic = \"endpoint:test/embed-hang\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    with_embedder(home.path(), &server, "30s", 2, "embed-hang");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
         .env("CTXCONSOLE_HOME", home.path())
         .arg("mcp")
