@@ -943,3 +943,66 @@ fn preview_json_names_the_requests_its_explanations_index() {
         one["ranking"]
     );
 }
+
+/// An MCP catalog whose tools declare their outputs: the step the question leaves unsaid
+/// (the artist's id before the albums) is placed right after the tool it feeds in `preview
+/// --json`, ahead of higher scores, and says so.
+#[test]
+fn a_lookup_step_the_question_leaves_unsaid_is_placed_and_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let tool = |name: &str, description: &str, input: &str, output: &str| {
+        serde_json::json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object", "properties": {input: {"type": "string"}}},
+            "outputSchema": {"type": "object", "properties": {output: {"type": "string"}}},
+        })
+    };
+    let mut tools = vec![
+        tool(
+            "list_artist_albums",
+            "List an artist's albums with their track counts",
+            "artistId",
+            "trackCount",
+        ),
+        tool(
+            "get_artist_id_by_name",
+            "Look up a Spotify id",
+            "name",
+            "artist_id",
+        ),
+    ];
+    tools.push(tool(
+        "album_reviews",
+        "Names and reviews of albums",
+        "q",
+        "text",
+    ));
+    tools.push(tool(
+        "track_lyrics",
+        "Lyrics of the tracks on albums",
+        "q",
+        "text",
+    ));
+    tools.push(tool(
+        "album_charts",
+        "How many weeks albums charted",
+        "q",
+        "text",
+    ));
+    for i in 0..30 {
+        let name = format!("weather_{i}");
+        tools.push(tool(&name, "Current weather for a city", "city", "temp"));
+    }
+    std::fs::write(
+        home.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let intent = "Find the names of the Weeknd's albums and how many tracks are on each";
+    let v = json_of(ctx(home.path()).args(["preview", intent, "--json", "--no-history"]));
+    let top = v["ranking"]["top"].as_array().unwrap();
+    assert_eq!(top[0]["name"], "list_artist_albums", "{top:?}");
+    assert_eq!(top[1]["name"], "get_artist_id_by_name", "{top:?}");
+    assert_eq!(top[1]["lookup_for"], "list_artist_albums", "{top:#?}");
+}
