@@ -1171,15 +1171,7 @@ async fn a_layer_that_failed_at_start_is_reported_to_the_first_call_without_a_se
     let home = tempfile::tempdir().unwrap();
     // One retry: each attempt is two requests.
     with_embedder(home.path(), &server, "2s", 1, "embed-500");
-    let embeddings = || {
-        server
-            .requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.body.get("input").is_some())
-            .count()
-    };
+    let embeddings = || server.embedded_inputs().len();
     let c = start(home.path(), &[]).await;
     let url = format!("{}/embeddings", server.base_url());
     let e = call(&c, "rank_tools", json!({"query": "draft a blog post"}))

@@ -24,25 +24,6 @@ fn workspace(server: &LlmServer, extra: &str) -> tempfile::TempDir {
     home
 }
 
-/// Every text the server was asked to embed, request by request.
-fn embedded_inputs(server: &LlmServer) -> Vec<Vec<String>> {
-    server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.body.get("input").is_some())
-        .map(|r| {
-            r.body["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 /// Entries in the sample catalog.
 const SAMPLE_ENTRIES: usize = 72;
 
@@ -67,7 +48,7 @@ fn endpoint_vectors_are_fused_explained_and_kept_for_the_next_load() {
         let sim = s["similarity"].as_f64().unwrap();
         assert!((0.0..=1.0 + 1e-9).contains(&sim), "{s}");
     }
-    let first = embedded_inputs(&server);
+    let first = server.embedded_inputs();
     let entry_texts: usize = first.iter().map(Vec::len).sum::<usize>() - 2;
     assert_eq!(entry_texts, SAMPLE_ENTRIES);
     // One request per 32 texts, the key in the header, the question as its two requests.
@@ -86,7 +67,7 @@ fn endpoint_vectors_are_fused_explained_and_kept_for_the_next_load() {
     let before = first.len();
     let v = preview("summarise the top results");
     assert!(v["ranking"]["top"][0]["semantic"].is_object());
-    let after = embedded_inputs(&server);
+    let after = server.embedded_inputs();
     assert_eq!(after.len(), before + 1, "{:?}", &after[before..]);
     assert_eq!(after[before], vec!["summarise the top results".to_string()]);
 
@@ -99,7 +80,7 @@ fn endpoint_vectors_are_fused_explained_and_kept_for_the_next_load() {
         "--json",
     ]));
     assert!(v["ranking"]["top"][0].get("semantic").is_none());
-    assert_eq!(embedded_inputs(&server).len(), before + 1);
+    assert_eq!(server.embedded_inputs().len(), before + 1);
 }
 
 #[test]
@@ -130,7 +111,7 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         assert!(!err.contains(KEY), "{model}: the key leaked: {err}");
     }
     // Nothing was kept: the next good run embeds the whole catalog.
-    let asked_before = embedded_inputs(&server).len();
+    let asked_before = server.embedded_inputs().len();
     let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
         "preview",
         "find a hotel",
@@ -140,7 +121,7 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         "endpoint:test/embed-ok",
     ]));
     assert!(v["ranking"]["top"][0]["semantic"].is_object());
-    let texts: usize = embedded_inputs(&server)[asked_before..]
+    let texts: usize = server.embedded_inputs()[asked_before..]
         .iter()
         .map(Vec::len)
         .sum();
@@ -164,7 +145,7 @@ fn cache_gc_collects_the_vectors_no_catalog_used_lately() {
             &format!("endpoint:test/{model}"),
         ]))
     };
-    let texts_asked = || embedded_inputs(&server).iter().map(Vec::len).sum::<usize>();
+    let texts_asked = || server.embedded_inputs().iter().map(Vec::len).sum::<usize>();
     // A briefed paste beside the vectors: gc must leave it alone.
     let paste: String = (0..3_000)
         .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} served ok\n"))
@@ -243,7 +224,7 @@ fn a_transient_failure_is_retried_as_chat_calls_are() {
     let flaky = endpoint_embedder(&server, "embed-500-once");
     let v = flaky.embed(&["find a hotel".to_string()]).unwrap();
     assert_eq!(v, vec![common::llm_server::bag_of_words("find a hotel")]);
-    assert_eq!(embedded_inputs(&server).len(), 2);
+    assert_eq!(server.embedded_inputs().len(), 2);
 
     // Always 500: one error naming the URL, after retries + 1 = 3 attempts.
     let broken = endpoint_embedder(&server, "embed-500");
@@ -256,7 +237,7 @@ fn a_transient_failure_is_retried_as_chat_calls_are() {
         err.contains(&url) && err.contains("HTTP 500") && err.contains("after 3 attempts"),
         "{err}"
     );
-    assert_eq!(embedded_inputs(&server).len(), 2 + 3);
+    assert_eq!(server.embedded_inputs().len(), 2 + 3);
 
     // Not transient (a 404: no such model): one attempt, no retry.
     let unknown = endpoint_embedder(&server, "embed-unknown");
@@ -268,7 +249,7 @@ fn a_transient_failure_is_retried_as_chat_calls_are() {
         err.contains("HTTP 404") && !err.contains("attempts"),
         "{err}"
     );
-    assert_eq!(embedded_inputs(&server).len(), 2 + 3 + 1);
+    assert_eq!(server.embedded_inputs().len(), 2 + 3 + 1);
 }
 
 #[test]
@@ -528,7 +509,8 @@ fn a_damaged_cache_is_said_once_per_run_and_left_as_it_is() {
         );
         assert!(stderr.contains("(not kept)"), "{stderr}");
         // Every run embeds the whole catalog again: nothing was kept.
-        let inputs: usize = embedded_inputs(&server)
+        let inputs: usize = server
+            .embedded_inputs()
             .iter()
             .skip(before)
             .map(Vec::len)

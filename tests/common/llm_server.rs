@@ -90,6 +90,24 @@ impl LlmServer {
 }
 
 impl LlmServer {
+    /// Every text the server was asked to embed, request by request.
+    pub fn embedded_inputs(&self) -> Vec<Vec<String>> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.body.get("input").is_some())
+            .map(|r| {
+                r.body["input"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
     /// A `config.toml` sending every model of the sample history here, with no key.
     pub fn config_routing_everything(&self) -> String {
         let mut out = String::from(
