@@ -11,31 +11,13 @@ use serde_json::Value;
 use super::Scored;
 use super::entry::entry_text_schemas;
 use crate::core::catalog::{RoutingGuide, Schema};
+use crate::core::text;
 
-/// An identifier's words, lower-cased: `originSkyId` → `origin sky id`, `product_id` →
-/// `product id`, `authorID` → `author id`.
+/// An identifier's words, lower-cased, split as the index splits names
+/// ([`text::split_words`]): `originSkyId` → `origin sky id`, `product_id` → `product id`,
+/// `authorID` → `author id`.
 pub(super) fn identifier_words(name: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.extend(c.to_lowercase());
-    }
-    if !current.is_empty() {
-        words.push(current);
-    }
-    words
+    text::split_words(name).map(str::to_lowercase).collect()
 }
 
 fn property_names(schema: Option<&Schema>) -> Vec<String> {
@@ -137,11 +119,8 @@ impl super::RankIndex {
     /// them, or after the request winners, marked `lookup_for` when that puts them ahead of
     /// higher scores.
     pub fn place_lookups(&self, ranking: &mut super::Ranking) {
-        let all = ranking.order.clone();
-        let head = ranking.head.len();
-        self.place_lookups_in(&mut ranking.order, head, |i| {
-            all.iter().find(|s| s.index == i).copied()
-        });
+        // A full order holds every entry: nothing is fetched from outside it.
+        self.place_lookups_in(&mut ranking.order, ranking.head.len(), |_| None);
     }
 
     /// [`RankIndex::place_lookups`] on an order that may hold only the first places:

@@ -12,11 +12,9 @@ impl RankIndex {
     /// The full order `rank` must give, computed the slow, obvious way.
     pub(crate) fn rank_reference(&self, intent: &str, prior: Option<&HistoryPrior>) -> Vec<Scored> {
         let (mut order, head) = self.order_reference(intent, prior);
-        // Lookup steps are a placement of their own after this order, shared with `rank`.
-        let all = order.clone();
-        self.place_lookups_in(&mut order, head, |i| {
-            all.iter().find(|s| s.index == i).copied()
-        });
+        // Lookup steps are a placement of their own after this order, shared with `rank`;
+        // the order holds every entry, so nothing is fetched from outside it.
+        self.place_lookups_in(&mut order, head, |_| None);
         order
     }
 
