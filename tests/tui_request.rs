@@ -292,3 +292,72 @@ fn a_bad_attachment_is_one_error_line_never_a_panic() {
     assert!(state.prompt.attach_path.is_none() && state.prompt.attachments.is_empty());
     assert_eq!(state.focus, ctxconsole::tui::app::Pane::Prompt);
 }
+
+/// A tool name JSON must escape (a quote, a backslash, a tab, an escape byte) is still the
+/// entry it names: the full view shows its fate as `preview --json` does, and Enter opens it
+/// as sent, titled with its name made safe for the terminal.
+#[test]
+fn names_json_escapes_keep_their_fate_and_open_as_sent() {
+    let home = tempfile::tempdir().unwrap();
+    let names = ["say \"hi\"", "back\\slash", "tab\tname", "evil\u{1b}[2Jname"];
+    let tools: Vec<Value> = names
+        .iter()
+        .chain(["repo.clone"].iter())
+        .map(|n| {
+            serde_json::json!({
+                "name": n,
+                "description": format!("Say hello to someone, the {n} way."),
+                "inputSchema": {"type": "object", "properties": {}}
+            })
+        })
+        .collect();
+    std::fs::write(
+        home.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (effects, mut state) = start(&ws, &Default::default(), false);
+    apply(
+        &effects,
+        &mut state,
+        [Action::FocusPrompt, Action::Paste("say hi".into())],
+    );
+    let v = json_of(ctx(home.path()).args(["preview", "say hi", "--json"]));
+    let kept = strings(&v["compaction"]["kept"]);
+    assert_eq!(kept.len(), 5, "{v}");
+    apply(
+        &effects,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView, Action::Top],
+    );
+    let screen = render(&state, 200, 60);
+    let sent_rows = screen
+        .lines()
+        .filter(|l| l.contains(" sent {\"name\":"))
+        .count();
+    assert_eq!(sent_rows, 5, "every kept entry is marked sent:\n{screen}");
+    assert!(!screen.contains('\u{1b}'), "{screen}");
+    // The first entry line: the name with a quote in it.
+    let first = screen
+        .lines()
+        .position(|l| l.contains("say \\\"hi\\\""))
+        .expect("the quoted name's line");
+    // The viewer's first line (selected by Top) opens the JSON: `{"packs":[`.
+    let top = screen
+        .lines()
+        .position(|l| l.contains("{\"packs\":["))
+        .unwrap();
+    for _ in top..first {
+        apply(&effects, &mut state, [Action::Down]);
+    }
+    apply(&effects, &mut state, [Action::Open]);
+    let opened = render(&state, 200, 60);
+    assert!(opened.contains("say \"hi\""), "{opened}");
+    assert!(opened.contains("sent whole"), "{opened}");
+    assert!(!opened.contains("not in the catalog"), "{opened}");
+}

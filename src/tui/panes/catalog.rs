@@ -8,6 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Gauge, Paragraph};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::core::request::{EntryFate, Fate};
@@ -233,7 +234,7 @@ fn draw_viewer(
     // The fate column (full view): as wide as its widest label on screen.
     let fate_of = |line: &str| {
         entry_name(line)
-            .and_then(|name| fates.get(name))
+            .and_then(|name| fates.get(name.as_ref()))
             .map(|e| &e.fate)
     };
     let fate_width = if pane.full_view {
@@ -317,12 +318,25 @@ pub fn fate_sentence(fate: &Fate) -> String {
     }
 }
 
-/// The name (pack) or id (pipeline) at the start of an entry line.
-fn entry_name(line: &str) -> Option<&str> {
+/// The name (pack) or id (pipeline) at the start of an entry line, decoded from its JSON
+/// string: a name holding a quote, a backslash or a control character is written escaped.
+fn entry_name(line: &str) -> Option<Cow<'_, str>> {
     let rest = line
         .strip_prefix("{\"name\":\"")
         .or_else(|| line.strip_prefix("{\"id\":\""))?;
-    rest.split('"').next()
+    let mut escaped = false;
+    let end = rest.bytes().position(|b| {
+        let closes = b == b'"' && !escaped;
+        escaped = b == b'\\' && !escaped;
+        closes
+    })?;
+    let raw = &rest[..end];
+    if !raw.contains('\\') {
+        return Some(Cow::Borrowed(raw));
+    }
+    serde_json::from_str::<String>(&format!("\"{}", &rest[..=end]))
+        .ok()
+        .map(Cow::Owned)
 }
 
 /// The Catalog pane's own state: full or as-sent view, the selected line, its search, and
@@ -413,7 +427,7 @@ impl CatalogPane {
         &self,
         request: Option<&'a RequestSnapshot>,
         full_catalog: &'a str,
-    ) -> Option<&'a str> {
+    ) -> Option<Cow<'a, str>> {
         let lines = visible_lines(self.viewer_text(request, full_catalog), &self.search);
         let (_, line) = lines.get(self.scroll)?;
         entry_name(line)
@@ -460,7 +474,9 @@ pub fn takes(action: &Action) -> bool {
 
 /// The line of `text` holding entry `name`, as pretty JSON (or as it is, if it is not JSON).
 fn entry_json(text: &str, name: &str) -> Option<String> {
-    let line = text.lines().find(|l| entry_name(l) == Some(name))?;
+    let line = text
+        .lines()
+        .find(|l| entry_name(l).as_deref() == Some(name))?;
     let line = line.trim().trim_end_matches(',');
     Some(
         serde_json::from_str::<serde_json::Value>(line)
@@ -481,6 +497,7 @@ pub fn draw_entry(
         return;
     };
     let view = inp.request.map(|r| &r.planned.compaction);
+    let name = name.as_ref();
     let sent = view.and_then(|v| entry_json(&v.text, name));
     let full = entry_json(inp.full_catalog, name);
     let fate = view
