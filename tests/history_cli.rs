@@ -595,3 +595,33 @@ fn history_unused_refuses_the_filters_it_cannot_apply() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// A store that cannot be opened because the machine cannot write its side files (the disk
+/// is full: here every file is capped at 1 KiB, so SQLite cannot size its -shm) is a
+/// failure of the machine, exit 1, in those words: never "not a ctxconsole history store …
+/// move it aside", which would send an operator to discard a healthy store. It is untouched.
+#[cfg(unix)]
+#[test]
+fn a_full_disk_is_never_called_a_foreign_store() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let before = std::fs::read(&store).unwrap();
+    let out = common::ctx_with_files_capped(home.path(), 1)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("not a ctxconsole"), "{stderr}");
+    assert!(!stderr.contains("move it aside"), "{stderr}");
+    assert!(
+        stderr.contains(&store.display().to_string()) && stderr.contains("device holding it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the store is untouched"
+    );
+}

@@ -585,3 +585,72 @@ fn the_baseline_model_can_come_from_config_and_no_baseline_skips_it() {
     );
     assert_eq!(gaps(home.path())["plans"], 1);
 }
+
+/// The store cannot take an answer (every file this run writes is capped at 256 KiB, as a
+/// full disk would stop it, and the answer is 400 KB): both paid answers are still shown,
+/// the one not stored says so, and the run fails after showing them, naming the store and
+/// the cause. What was stored stays stored.
+#[cfg(unix)]
+#[test]
+fn answers_the_store_cannot_take_are_shown_and_the_failure_names_the_store() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let store = home.path().join("small.sqlite");
+    let store_arg = store.to_str().unwrap();
+    json_of(ctx(home.path()).args(["history", "--store", store_arg, "--json"]));
+    let before = std::fs::read(&store).unwrap();
+    assert!(before.len() < 200 * 1024, "{}", before.len());
+    let mut cmd = common::ctx_with_files_capped(home.path(), 256);
+    cmd.env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--store",
+        store_arg,
+        "--model",
+        "test/ok-json",
+        "--model",
+        "test/huge-body",
+        "--json",
+    ]);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the answers are printed");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{v:#}");
+    let huge = results
+        .iter()
+        .find(|r| r["model"] == "test/huge-body")
+        .unwrap();
+    assert!(huge["store_error"].is_string(), "{huge:#}");
+    assert!(huge["stored_id"].is_null(), "{huge:#}");
+    assert!(
+        huge["answer"].as_str().is_some_and(|a| a.contains("steps")),
+        "the answer itself is shown: {huge:#}"
+    );
+    let small = results
+        .iter()
+        .find(|r| r["model"] == "test/ok-json")
+        .unwrap();
+    let id = small["stored_id"]
+        .as_str()
+        .expect("the small answer is stored");
+    assert!(small["store_error"].is_null(), "{small:#}");
+    // Readable afterwards, as stored.
+    let row =
+        json_of(ctx(home.path()).args(["history", "show", id, "--store", store_arg, "--json"]));
+    assert_eq!(row["id"], id);
+    assert!(
+        stderr.contains(store_arg) && stderr.contains("could not be stored"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches(store_arg).count(),
+        1,
+        "the store is named once: {stderr}"
+    );
+    assert!(
+        !stderr.contains("not a ctxconsole"),
+        "a healthy store is never called foreign: {stderr}"
+    );
+}

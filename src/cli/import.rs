@@ -75,25 +75,37 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // Big files say how far they are; the rows only become visible at the commit.
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
-    let report: ImportReport = match kind {
-        Kind::Plans => history.import_plans(
-            &source,
-            open_text(&file)?,
-            &ws.pipeline_ids(),
-            on_conflict,
-            progress,
-        )?,
-        Kind::Executions => {
-            history.import_executions(&source, open_text(&file)?, on_conflict, progress)?
-        }
-        Kind::Traffic(origin) => {
-            let traffic = match origin {
-                TrafficSource::Litellm => read_spend_logs(&file)?,
-                _ => read_traces(&file)?,
-            };
-            history.import_traffic(&source, origin, &traffic, &ws.pipeline_ids(), on_conflict)?
-        }
-    };
+    let store_path = history.path().to_path_buf();
+    let report: ImportReport = (|| -> anyhow::Result<ImportReport> {
+        Ok(match kind {
+            Kind::Plans => history.import_plans(
+                &source,
+                open_text(&file)?,
+                &ws.pipeline_ids(),
+                on_conflict,
+                progress,
+            )?,
+            Kind::Executions => {
+                history.import_executions(&source, open_text(&file)?, on_conflict, progress)?
+            }
+            Kind::Traffic(origin) => {
+                let traffic = match origin {
+                    TrafficSource::Litellm => read_spend_logs(&file)?,
+                    _ => read_traces(&file)?,
+                };
+                history.import_traffic(
+                    &source,
+                    origin,
+                    &traffic,
+                    &ws.pipeline_ids(),
+                    on_conflict,
+                )?
+            }
+        })
+    })()
+    .map_err(|e| {
+        crate::store::sqlite::store_failure(e, &store_path, &format!("importing {source}"))
+    })?;
     if json {
         return print_json(&report);
     }

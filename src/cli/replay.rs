@@ -16,7 +16,7 @@ use crate::core::time::format_minute;
 use crate::exit::bad_input;
 use crate::live::replay::{
     ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
-    Verdict, replay_live, replay_offline, summarise,
+    Verdict, every_answer_stored, replay_live, replay_offline, summarise,
 };
 use crate::llm::client::Cancel;
 use crate::store::history::HistoryStore;
@@ -114,7 +114,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         for model in &models {
             let (mut replay, record) = rt.block_on(live_one(&ctx, original, model))?;
             if let Some(record) = record {
-                replay.stored_id = Some(history.insert_replay(record, &ctx.pipelines)?);
+                replay.keep_stored(history.insert_replay(record, &ctx.pipelines));
             }
             replays.push(replay);
         }
@@ -128,6 +128,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else {
         live_side_by_side(&plans[0], args.json)?;
     }
+    every_answer_stored(plans.iter().flat_map(|p| &p.replays))?;
     every_replay_ran(&plans)
 }
 
@@ -418,9 +419,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     row("time", dash(), &|r| {
         format!("{} ms, {} attempt(s)", r.duration_ms, r.attempts)
     });
-    row("stored as", o.id.clone(), &|r| {
-        r.stored_id.clone().unwrap_or_else(dash)
-    });
+    row("stored as", o.id.clone(), &|r| r.stored_cell());
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&o.intent, 100));
     out.push_str(&render(&header_refs, &rows));

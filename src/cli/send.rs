@@ -15,7 +15,7 @@ use crate::core::text::clip;
 use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::live::baseline;
-use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress};
+use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress, every_answer_stored};
 use crate::live::send::{
     JobReport, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
 };
@@ -260,6 +260,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else {
         "model"
     };
+    every_answer_stored(calls.iter().map(|(_, live)| *live))?;
     every_call_ran(&calls, noun)
 }
 
@@ -372,9 +373,7 @@ fn side_by_side(sent: &Sent) -> String {
             .cost_usd
             .map_or_else(dash, |c| format!("${c:.6}"))
     });
-    row("stored as", &|s| {
-        s.live.stored_id.clone().unwrap_or_else(dash)
-    });
+    row("stored as", &|s| s.live.stored_cell());
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut out = format!("{}\n", clip(&sent.instruction, 100));
     out.push_str(&render(&header_refs, &rows));

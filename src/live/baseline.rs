@@ -77,11 +77,12 @@ pub fn store(
     }
     let planned = record.outcome != Outcome::Failed;
     let steps = record.steps.clone();
-    let id = insert(record)?;
-    live.stored_id = Some(id.clone());
+    let stored = insert(record);
+    let id = stored.as_ref().ok().cloned();
+    live.keep_stored(stored);
     let steps = planned.then(|| Baseline {
         model: Some(live.model.clone()),
-        plan_id: Some(id),
+        plan_id: id,
         steps,
     });
     Ok(BaselineRun { live, steps, cut })

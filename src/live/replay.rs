@@ -311,6 +311,9 @@ pub struct LiveReplay {
     pub not_sent: Option<String>,
     /// The new plan's id once stored.
     pub stored_id: Option<String>,
+    /// Why the answer could not be stored (a full disk, a lock held too long): it is still
+    /// shown, and the command fails after showing it.
+    pub store_error: Option<String>,
     pub cancelled: bool,
     pub outcome: Outcome,
     pub failure: Option<Failure>,
@@ -783,6 +786,24 @@ impl LiveReplay {
         )
     }
 
+    /// The stored plan's id, `NOT STORED` when storing it failed, or `-`.
+    pub fn stored_cell(&self) -> String {
+        match (&self.stored_id, &self.store_error) {
+            (Some(id), _) => id.clone(),
+            (None, Some(_)) => "NOT STORED".into(),
+            (None, None) => no_value(),
+        }
+    }
+
+    /// Keep what storing the answer came to: its id, or why it failed. A paid answer is
+    /// never dropped because the store could not take it.
+    pub fn keep_stored(&mut self, stored: anyhow::Result<String>) {
+        match stored {
+            Ok(id) => self.stored_id = Some(id),
+            Err(e) => self.store_error = Some(format!("{e:#}")),
+        }
+    }
+
     pub fn cached_tokens_cell(&self) -> String {
         self.facts
             .usage
@@ -794,6 +815,24 @@ impl LiveReplay {
 
 fn no_value() -> String {
     "-".to_string()
+}
+
+/// After every answer is shown: an error when any could not be stored, saying how many,
+/// why the first failed, and that the output above is the only copy.
+pub fn every_answer_stored<'a>(
+    answers: impl IntoIterator<Item = &'a LiveReplay>,
+) -> anyhow::Result<()> {
+    let failed: Vec<&str> = answers
+        .into_iter()
+        .filter_map(|a| a.store_error.as_deref())
+        .collect();
+    match failed.first() {
+        None => Ok(()),
+        Some(first) => Err(anyhow::anyhow!(
+            "{} of the answers above could not be stored, so this output is their only copy: {first}",
+            failed.len()
+        )),
+    }
 }
 
 impl LiveReplay {
@@ -833,6 +872,7 @@ impl LiveReplay {
             ran: false,
             not_sent: None,
             stored_id: None,
+            store_error: None,
             cancelled: false,
             outcome: Outcome::Failed,
             failure: None,

@@ -286,7 +286,7 @@ pub fn store_send(
         let mut gap = None;
         if let Some(mut record) = record {
             gap = baseline::attach(&live, &mut record, expert);
-            live.stored_id = Some(insert(record)?);
+            live.keep_stored(insert(record));
         }
         arms.push(StoredArm {
             model: job.model,

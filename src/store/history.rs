@@ -332,8 +332,8 @@ pub struct Counts {
 }
 
 fn db_err(path: &Path, what: &str) -> impl FnOnce(rusqlite::Error) -> anyhow::Error {
-    let msg = format!("{}: {what}", path.display());
-    move |e| anyhow::Error::new(e).context(msg)
+    let (path, what) = (path.to_path_buf(), what.to_string());
+    move |e| sqlite::store_failure(anyhow::Error::new(e), &path, &what)
 }
 
 impl HistoryStore {

@@ -177,6 +177,8 @@ fn known_version(
     let app = app.map_err(|e| {
         if is_access_error(&e) {
             cannot_access(name, kind, &e.to_string())
+        } else if let Some(words) = environment_words(&e) {
+            anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({e}); nothing was changed")
         } else {
             not_ours(e.to_string())
         }
@@ -186,7 +188,14 @@ fn known_version(
     }
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| not_ours(e.to_string()))?;
+        .map_err(|e| match environment_words(&e) {
+            Some(words) => {
+                anyhow::anyhow!(
+                    "{name}: cannot read the {kind}: {words} ({e}); nothing was changed"
+                )
+            }
+            None => not_ours(e.to_string()),
+        })?;
     if version > schema.version() {
         return Err(bad_input(format!(
             "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
@@ -230,6 +239,41 @@ fn create_whole(path: &Path, schema: &Schema) -> anyhow::Result<bool> {
 /// `PRAGMA application_id`: the first read of a file.
 fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA application_id", [], |r| r.get(0))
+}
+
+/// Plain words for a failure of the machine rather than of the file's content: a full disk,
+/// an I/O error. A store that meets one is healthy; it must never be called damaged.
+pub fn environment_words(e: &rusqlite::Error) -> Option<&'static str> {
+    match e.sqlite_error_code()? {
+        ErrorCode::DiskFull => Some("no space left on the device holding it"),
+        ErrorCode::SystemIoFailure => {
+            Some("an I/O error from the device holding it (is it full or failing?)")
+        }
+        ErrorCode::OutOfMemory => Some("out of memory"),
+        _ => None,
+    }
+}
+
+/// An error from SQLite reading or writing the file at `path` as one line that names the
+/// file and what was being done (unless it already does), in plain words when the machine,
+/// not the file, failed. Any other error (a bad input line, say) is returned as it is.
+pub fn store_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Error {
+    let Some(sqlite) = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>()) else {
+        return e;
+    };
+    let words = environment_words(sqlite);
+    let name = path.display().to_string();
+    let said = format!("{e:#}");
+    if said.contains(&name) {
+        return match words {
+            Some(w) if !said.contains(w) => e.context(format!("{name}: {w}")),
+            _ => e,
+        };
+    }
+    e.context(match words {
+        Some(w) => format!("{name}: {doing}: {w}"),
+        None => format!("{name}: {doing}"),
+    })
 }
 
 /// SQLite could not open, lock or create what it needed: permissions, not content.

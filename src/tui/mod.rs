@@ -205,10 +205,9 @@ pub async fn run_replay(
         return Err(why);
     }
     if let Some(record) = record {
-        let id = HistoryStore::open(path)
-            .and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
-            .map_err(text)?;
-        live.stored_id = Some(id);
+        live.keep_stored(
+            HistoryStore::open(path).and_then(|mut h| h.insert_replay(record, &rctx.pipelines)),
+        );
     }
     Ok(ReplayResult::Live(live))
 }

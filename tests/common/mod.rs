@@ -15,6 +15,24 @@ pub fn ctx(home: &Path) -> Command {
     cmd
 }
 
+/// As [`ctx`], with every file the run writes capped at `kib` KiB: a shell ignores SIGXFSZ,
+/// sets the cap and becomes ctxconsole, so a write past it fails with EFBIG as a write to a
+/// full disk fails with ENOSPC.
+#[cfg(unix)]
+pub fn ctx_with_files_capped(home: &Path, kib: u64) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env_remove("NO_COLOR")
+        .env_remove("CTXCONSOLE_LOG")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {} && exec \"$0\" \"$@\"",
+            kib * 2
+        ))
+        .arg(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd
+}
+
 /// Run it and expect success (the failure shows its stderr).
 pub fn succeeded(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();

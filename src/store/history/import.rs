@@ -211,18 +211,29 @@ impl HistoryStore {
     /// agent runs a replay. Returns the new id.
     pub fn insert_replay(
         &mut self,
-        mut record: PlanRecord,
+        record: PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         let Some(original) = record.replay_of.clone() else {
             anyhow::bail!("a replay record needs replay_of");
         };
         let path = self.path.clone();
+        self.insert_replay_in(record, &original, pipelines)
+            .map_err(|e| sqlite::store_failure(e, &path, "storing the replay"))
+    }
+
+    fn insert_replay_in(
+        &mut self,
+        mut record: PlanRecord,
+        original: &str,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
+        let path = self.path.clone();
         let tx = self.write("storing a replay")?;
         let known: bool = tx
             .query_row(
                 "SELECT COUNT(*) FROM plans WHERE id = ?1",
-                [&original],
+                [original],
                 |r| r.get::<_, i64>(0),
             )
             .map_err(db_err(&path, "finding the replayed plan"))?
@@ -235,7 +246,7 @@ impl HistoryStore {
         }
         let mut n: i64 = tx.query_row(
             "SELECT COUNT(*) FROM plans WHERE replay_of = ?1",
-            [&original],
+            [original],
             |r| r.get(0),
         )?;
         {
@@ -257,12 +268,22 @@ impl HistoryStore {
     /// is `ignored` (or `failed`) like any new plan. Returns the id.
     pub fn insert_sent(
         &mut self,
-        mut record: PlanRecord,
+        record: PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         if record.replay_of.is_some() {
             anyhow::bail!("a sent plan replays nothing");
         }
+        let path = self.path.clone();
+        self.insert_sent_in(record, pipelines)
+            .map_err(|e| sqlite::store_failure(e, &path, "storing the sent plan"))
+    }
+
+    fn insert_sent_in(
+        &mut self,
+        mut record: PlanRecord,
+        pipelines: &HashSet<String>,
+    ) -> anyhow::Result<String> {
         let path = self.path.clone();
         let tx = self.write("storing a sent plan")?;
         {

@@ -749,9 +749,7 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             .cost_usd
             .map_or_else(dash, |c| format!("${c:.6}"))
     }));
-    out.push(row("plan id", &|s| {
-        s.live.stored_id.clone().unwrap_or_else(dash)
-    }));
+    out.push(row("plan id", &|s| s.live.stored_cell()));
     if o.results.iter().any(|r| r.baseline) {
         out.push(row("vs baseline", &|s| {
             s.gap.as_ref().map_or_else(dash, |g| g.category.to_string())

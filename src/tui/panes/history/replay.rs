@@ -170,6 +170,12 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
                     theme.accent,
                 ));
             }
+            if let Some(why) = &l.store_error {
+                lines.push(Line::styled(
+                    shown(&format!("NOT STORED: {why}")),
+                    theme.error,
+                ));
+            }
         }
     }
     lines
