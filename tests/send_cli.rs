@@ -654,3 +654,36 @@ fn answers_the_store_cannot_take_are_shown_and_the_failure_names_the_store() {
         "a healthy store is never called foreign: {stderr}"
     );
 }
+
+/// A provider's base URL is shown, stored with every plan and logged, so a secret in it
+/// (`user:password@`, a `?key=` query) is refused before anything is sent, and the refusal
+/// does not echo it. Nothing reaches the server.
+#[test]
+fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let base = server.base_url();
+    let plain = base.trim_start_matches("http://");
+    for (url, secret) in [
+        (format!("http://user:pw-SECRET-1@{plain}"), "pw-SECRET-1"),
+        (format!("{base}?key=q-SECRET-2"), "q-SECRET-2"),
+    ] {
+        let config = server.config(KEY_ENV).replace(&base, &url);
+        assert!(config.contains(secret));
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--model", "test/ok-json", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("base_url"), "{stderr}");
+        assert!(!stderr.contains(secret), "{stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(secret));
+    }
+    assert!(
+        server.requests.lock().unwrap().is_empty(),
+        "nothing was sent"
+    );
+}

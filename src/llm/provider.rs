@@ -109,12 +109,10 @@ impl Providers {
             },
         };
         for (name, p) in &config.providers {
-            let url = p.base_url.trim();
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(bad_input(format!(
-                    "{origin}: providers.{name}.base_url '{url}' must start with http:// or https://"
-                )));
-            }
+            check_base_url(
+                p.base_url.trim(),
+                &format!("{origin}: providers.{name}.base_url"),
+            )?;
         }
         if let Some(dp) = &llm.default_provider
             && !config.providers.contains_key(dp)
@@ -183,6 +181,34 @@ impl Providers {
             settings: self.settings.clone(),
         })
     }
+}
+
+/// A base URL is shown, stored with every plan and logged, so it must hold no secret: no
+/// `user:password@` and no query (where gateways take `?key=`; `/chat/completions` would
+/// also land after it). The secret belongs in the variable `key_env` names. A URL holding
+/// one is refused without being echoed.
+fn check_base_url(url: &str, at: &str) -> anyhow::Result<()> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(bad_input(format!(
+            "{at} must start with http:// or https://"
+        )));
+    }
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| bad_input(format!("{at} is not a URL ({e})")))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(bad_input(format!(
+            "{at} holds a user name or password (user:password@host): a base URL is shown, \
+             stored and logged, so put the secret in the variable key_env names"
+        )));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(bad_input(format!(
+            "{at} has a query or fragment (?… or #…): a base URL is shown, stored and logged, \
+             and the request path follows it, so give the key through key_env and the URL up \
+             to its path only"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
