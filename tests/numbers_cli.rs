@@ -348,3 +348,25 @@ fn mcp_timeout_takes_a_duration_with_a_unit() {
         bad_input(ctx(home.path()).args(["compact", "--mcp", "true", "--mcp-timeout", "3650d"]));
     assert!(err.contains("--mcp-timeout"), "{err}");
 }
+
+/// One rule for a model id wherever it is named: the budget row, the provider it routes to
+/// and the stored plan must read the same id, so one with spaces around it (budgeted as
+/// `local/x`, routed elsewhere as ` local/x`), an empty one or one with a control character
+/// is refused by every command, as a usage error naming the flag.
+#[test]
+fn a_model_id_with_spaces_around_it_is_refused_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    for id in [" local/x", "local/x ", "", "   ", "local/\u{7}x"] {
+        for args in [
+            vec!["budgets", "--model", id],
+            vec!["preview", "clone the repo", "--model", id],
+            vec!["compact", "--model", id],
+            vec!["send", "clone the repo", "--model", id],
+            vec!["send", "clone the repo", "--model", "a/b", "--baseline", id],
+            vec!["replay", "pl-0001", "--model", id],
+        ] {
+            let err = bad_input(ctx(home.path()).args(&args));
+            assert!(err.contains("a model id"), "{args:?}: {err}");
+        }
+    }
+}

@@ -11,7 +11,7 @@ use crate::workspace::{Workspace, WorkspaceOptions};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Resolve one model id: exact, then longest prefix, then the fallback.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = crate::cli::parse_model_id)]
     pub model: Option<String>,
     /// A LiteLLM model_prices_and_context_window.json to layer over the sample table.
     #[arg(long, value_name = "FILE")]

@@ -18,7 +18,7 @@ pub use crate::workspace::DEFAULT_MODEL;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Model id to compact for.
-    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
+    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL, value_parser = crate::cli::parse_model_id)]
     pub model: String,
     /// Override the model's tier (A, B or C).
     #[arg(long, value_name = "A|B|C", value_parser = parse_tier)]

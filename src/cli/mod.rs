@@ -81,6 +81,15 @@ pub enum Command {
     Tui,
 }
 
+/// A model id as [`model_id_problem`](crate::core::budget::model_id_problem) allows it;
+/// anything else is a usage error (exit 2).
+pub fn parse_model_id(s: &str) -> Result<String, String> {
+    match crate::core::budget::model_id_problem(s) {
+        None => Ok(s.to_string()),
+        Some(problem) => Err(format!("a model id {problem}")),
+    }
+}
+
 /// `A`, `b`, … → a tier; anything else is a usage error (exit 2).
 pub fn parse_tier(s: &str) -> Result<Tier, String> {
     s.parse::<Tier>().map_err(|e| e.to_string())

@@ -22,7 +22,7 @@ use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 pub struct Args {
     #[command(flatten)]
     pub request: RequestArgs,
-    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL)]
+    #[arg(long, value_name = "ID", default_value = DEFAULT_MODEL, value_parser = crate::cli::parse_model_id)]
     pub model: String,
     /// Show an A/B arm of the request instead: full (the whole catalog, no planner
     /// narrowing, no compaction), no-planner, no-prior or no-hint — what `send --compare

@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long)]
     pub offline: bool,
     /// Send to this model instead of the plan's own; repeat for side-by-side results.
-    #[arg(long = "model", value_name = "ID", conflicts_with = "offline")]
+    #[arg(long = "model", value_name = "ID", conflicts_with = "offline", value_parser = crate::cli::parse_model_id)]
     pub models: Vec<String>,
     /// With --failed: only plans since a duration ago (7d) or a time.
     #[arg(long, value_name = "WHEN", requires = "failed")]

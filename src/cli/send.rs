@@ -38,7 +38,7 @@ pub struct Args {
     #[command(flatten)]
     pub request: RequestArgs,
     /// A model to send to; repeat for side-by-side results.
-    #[arg(long = "model", value_name = "ID", required = true)]
+    #[arg(long = "model", value_name = "ID", required = true, value_parser = crate::cli::parse_model_id)]
     pub models: Vec<String>,
     /// Also send each model an A/B arm of the request (repeatable): full (the whole
     /// catalog: no planner narrowing, no compaction), no-planner (every entry allowed,
@@ -53,7 +53,7 @@ pub struct Args {
     /// Also send the intent to MODEL with the whole catalog and no planner help (no
     /// narrowing, no history prior, no hint), and store each plan with its gap signal
     /// against the baseline's steps (`history --gaps`). Default: llm.baseline_model.
-    #[arg(long, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL", value_parser = crate::cli::parse_model_id)]
     pub baseline: Option<String>,
     /// Send no baseline, even when config.toml names one.
     #[arg(long, conflicts_with = "baseline")]

@@ -559,7 +559,6 @@ impl BudgetTable {
 
     /// Exact id, then the longest matching prefix, then the fallback. Never fails.
     pub fn lookup(&self, model: &str) -> Resolved<'_> {
-        let model = model.trim();
         if let Some(row) = self
             .rows
             .iter()
@@ -694,6 +693,23 @@ pub fn lint_row(row: &BudgetRow) -> Vec<String> {
 /// Context windows are published as powers of two, round thousands or multiples of 8K.
 fn is_round(n: usize) -> bool {
     n >= 1024 && (n.is_power_of_two() || n.is_multiple_of(1000) || n.is_multiple_of(8192))
+}
+
+/// Why `id` cannot name a model, or `None` when it can. One rule for every place an
+/// operator or an agent names a model (`--model`, MCP arguments): the budget row, the
+/// provider it routes to and the stored plan must all read the same id, so an id with
+/// spaces around it, a control character or nothing in it is refused rather than trimmed
+/// in one place and not in another.
+pub fn model_id_problem(id: &str) -> Option<&'static str> {
+    if id.trim().is_empty() {
+        Some("is empty")
+    } else if id.trim() != id {
+        Some("has spaces around it")
+    } else if id.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

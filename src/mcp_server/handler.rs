@@ -569,7 +569,7 @@ impl State {
             ],
         )?;
         let instruction = p.non_empty("instruction", TEXT_MAX)?;
-        let model = p.opt_name("model")?.unwrap_or(DEFAULT_MODEL);
+        let model = p.opt_model("model")?.unwrap_or(DEFAULT_MODEL);
         let tier = tier_arg(&p)?;
         let attachments = p.attachments("attachments")?;
         let defaults = p.opt_str("defaults", TEXT_MAX)?.unwrap_or("");
@@ -599,7 +599,7 @@ impl State {
             args,
             &["model", "tier", "catalog", "prompt", "no_history"],
         )?;
-        let model = p.opt_name("model")?.unwrap_or(DEFAULT_MODEL);
+        let model = p.opt_model("model")?.unwrap_or(DEFAULT_MODEL);
         let tier = tier_arg(&p)?;
         let prompt = p.opt_str("prompt", TEXT_MAX)?.unwrap_or("");
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);

@@ -130,6 +130,16 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// An optional model id, under the one rule every front end applies
+    /// ([`model_id_problem`](crate::core::budget::model_id_problem)).
+    pub fn opt_model(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
+        let id = self.opt_str(name, NAME_MAX)?;
+        match id.and_then(crate::core::budget::model_id_problem) {
+            Some(problem) => Err(self.error(name, problem)),
+            None => Ok(id),
+        }
+    }
+
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ErrorData> {
         self.get(name)
             .map(|v| {
@@ -261,6 +271,23 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn a_model_id_follows_the_one_rule_of_every_front_end() {
+        for (id, problem) in [
+            (" local/x", "has spaces around it"),
+            ("", "is empty"),
+            ("a\u{1b}b", "holds a control character"),
+        ] {
+            let m = map(json!({ "model": id }));
+            let p = Params::new("t", &m, &["model"]).unwrap();
+            let e = p.opt_model("model").unwrap_err();
+            assert!(e.message.contains(problem), "{id:?}: {}", e.message);
+        }
+        let m = map(json!({"model": "local/x"}));
+        let p = Params::new("t", &m, &["model"]).unwrap();
+        assert_eq!(p.opt_model("model").unwrap(), Some("local/x"));
     }
 
     #[test]
