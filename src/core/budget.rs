@@ -494,17 +494,32 @@ pub fn parse_budgets_toml(
     layer: Layer,
 ) -> Result<Vec<BudgetRow>, CoreError> {
     let file: BudgetFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
-    let mut rows = Vec::with_capacity(file.model.len());
-    for spec in file.model {
-        if spec.id.trim().is_empty() {
+    let mut rows: Vec<BudgetRow> = Vec::with_capacity(file.model.len());
+    for (n, spec) in file.model.into_iter().enumerate() {
+        if let Some(problem) = model_id_problem(&spec.id) {
             return Err(CoreError::Field {
                 origin: origin.to_string(),
-                field: "model.id".into(),
-                problem: "is empty".into(),
+                field: format!("model[{n}].id"),
+                problem: problem.into(),
             });
         }
         spec.check(origin)?;
-        rows.push(spec.into_row(layer));
+        let row = spec.into_row(layer);
+        // Within one file a second row for the same id would silently replace the first.
+        if let Some(k) = rows
+            .iter()
+            .position(|r| r.id == row.id && r.match_kind == row.match_kind)
+        {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: format!("model[{n}].id"),
+                problem: format!(
+                    "'{}' is also the id of model[{k}]: a file gives a model one row",
+                    row.id
+                ),
+            });
+        }
+        rows.push(row);
     }
     Ok(rows)
 }
@@ -875,6 +890,35 @@ mod tests {
             err.contains("budgets.toml") && err.contains("line 5"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_second_row_for_an_id_in_one_file_is_refused_naming_both() {
+        let row = |id: &str, tier: &str| {
+            format!(
+                "[[model]]\nid = \"{id}\"\ninput_tokens = 32000\noutput_tokens = 1000\ntier = \"{tier}\"\n"
+            )
+        };
+        let text = format!(
+            "{}{}{}",
+            row("t/dup", "C"),
+            row("t/other", "B"),
+            row("t/dup", "B")
+        );
+        let err = parse_budgets_toml(&text, "budgets.toml", Layer::User)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("budgets.toml")
+                && err.contains("model[2].id")
+                && err.contains("model[0]")
+                && err.contains("t/dup"),
+            "{err}"
+        );
+        let err = parse_budgets_toml(&row(" t/x", "B"), "budgets.toml", Layer::User)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("has spaces around it"), "{err}");
     }
 
     #[test]
