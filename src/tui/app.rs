@@ -824,6 +824,18 @@ mod tests {
     }
 
     #[test]
+    fn a_control_or_bidi_character_pasted_into_the_box_is_shown_and_sent_as_its_escape() {
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        update(
+            &mut s,
+            Action::Paste("clone \u{1b}]0;PWNED\u{7} \u{202e}RTL repo".into()),
+        );
+        // What the box holds is what is sent: nothing in it is invisible.
+        assert_eq!(s.prompt_text(), "clone \\x1b]0;PWNED\\x07 \\u{202e}RTL repo");
+    }
+
+    #[test]
     fn a_long_paste_is_a_chip_a_short_one_text_and_the_remove_key_takes_the_selected_chip() {
         let mut s = state();
         update(&mut s, Action::FocusPrompt);

@@ -172,6 +172,9 @@ impl PromptPane {
             let label = paste_label(&text);
             return self.attach(label, pasted(self.pastes, text));
         }
+        // The box shows what is sent: a control or bidi character pasted into it would be
+        // invisible there yet sent, so it goes in as its visible escape (`\x1b`, `\u{202e}`).
+        let text = crate::core::terminal_text::for_terminal(&text).into_owned();
         if self.input.insert_str(text) {
             self.edited()
         } else {
