@@ -66,6 +66,14 @@ fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
             "{meant}: {err}"
         );
     }
+    // Meant as a time, told what a time needs (not "unknown unit '-11-01'").
+    for meant in ["2026-11-01", "2026-11-01T00:00:00"] {
+        let err = bad_input(ctx(home.path()).args(["history", "--since", meant]));
+        assert!(
+            err.contains("a time needs its time of day and offset, like 2026-11-01T00:00:00Z"),
+            "{meant}: {err}"
+        );
+    }
 }
 
 #[test]

@@ -768,7 +768,21 @@ fn one_models_missing_key_or_dead_endpoint_never_stops_the_others_and_the_exit_s
         stdout.contains(&format!("{id}.r1")) && stdout.contains(&format!("{id}.r2")),
         "the two that answered are stored: {stdout}"
     );
-    assert!(stdout.contains(&format!("${UNSET_KEY_ENV}")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("${UNSET_KEY_ENV}, which is not set")),
+        "{stdout}"
+    );
+    // Set, but to nothing: said as it is.
+    let (_, empty_out, _) = run(keyed(home.path()).env(UNSET_KEY_ENV, "").args([
+        "replay",
+        id.as_str(),
+        "--model",
+        "nokey/ok",
+    ]));
+    assert!(
+        empty_out.contains(&format!("${UNSET_KEY_ENV}, which is set but empty")),
+        "{empty_out}"
+    );
     assert!(
         stderr.contains("3 of 5 replays could not run"),
         "stderr: {stderr}"

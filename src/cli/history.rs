@@ -122,6 +122,19 @@ fn parse_drift(s: &str) -> Result<Drift, String> {
         .ok_or_else(|| format!("'{s}': expected followed, partial, ignored, diverged or failed"))
 }
 
+/// `YYYY-MM-DD` at the start.
+fn looks_like_a_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 10
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
 /// `--since`: a duration back from now (`7d`), or an RFC 3339 time. A bare number is
 /// neither: it is refused with the hint rather than guessed to be days or Unix seconds.
 pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
@@ -133,6 +146,15 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
         Err(e @ (DurationError::BareNumber(_) | DurationError::OutOfRange { .. })) => {
             return Err(bad_input(format!(
                 "--since {e} (or a time like 2026-10-15T00:00:00Z)"
+            )));
+        }
+        // A date, or a time without its offset (`2026-11-01`, `2026-11-01T00:00:00`): it
+        // was meant as a time, so say what a time needs.
+        Err(_) if looks_like_a_date(text.trim()) && text.trim().chars().count() < 20 => {
+            return Err(bad_input(format!(
+                "--since {}: a time needs its time of day and offset, like {}T00:00:00Z",
+                text.trim(),
+                &text.trim()[..10]
             )));
         }
         // Far too short for an RFC 3339 time (20 characters at least): it was meant as a

@@ -62,7 +62,11 @@ impl Endpoint {
         };
         match std::env::var(var) {
             Ok(k) if !k.trim().is_empty() => Ok(Some(k.trim().to_string())),
-            _ => Err(bad_input(format!(
+            Ok(_) => Err(bad_input(format!(
+                "provider '{}' reads its key from ${var}, which is set but empty",
+                self.provider
+            ))),
+            Err(_) => Err(bad_input(format!(
                 "provider '{}' reads its key from ${var}, which is not set",
                 self.provider
             ))),

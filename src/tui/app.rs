@@ -832,7 +832,10 @@ mod tests {
             Action::Paste("clone \u{1b}]0;PWNED\u{7} \u{202e}RTL repo".into()),
         );
         // What the box holds is what is sent: nothing in it is invisible.
-        assert_eq!(s.prompt_text(), "clone \\x1b]0;PWNED\\x07 \\u{202e}RTL repo");
+        assert_eq!(
+            s.prompt_text(),
+            "clone \\x1b]0;PWNED\\x07 \\u{202e}RTL repo"
+        );
     }
 
     #[test]
