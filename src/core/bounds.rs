@@ -87,10 +87,20 @@ pub fn finite_in(
         return Err(field_error(
             origin,
             field,
-            format!("is {value}; expected {expected}"),
+            format!("is {}; expected {expected}", number_text(value)),
         ));
     }
     Ok(value)
+}
+
+/// A number as a person reads it: `1e308`, not 309 digits; `0.25` as it is.
+pub fn number_text(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-6..1e15).contains(&magnitude) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
 }
 
 /// `value` if it is inside `range`; else an error naming `origin` and `field`.
@@ -123,6 +133,17 @@ pub fn not_a_whole_number_in<T: Display>(found: &str, range: &RangeInclusive<T>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_or_tiny_number_is_said_as_written() {
+        assert_eq!(number_text(1e308), "1e308");
+        assert_eq!(number_text(-2.5e20), "-2.5e20");
+        assert_eq!(number_text(1e-9), "1e-9");
+        assert_eq!(number_text(0.25), "0.25");
+        assert_eq!(number_text(0.0), "0");
+        let e = finite_in(1e308, &(0.0..=1000.0), "budgets.toml", "x").unwrap_err();
+        assert!(e.to_string().contains("is 1e308;"), "{e}");
+    }
 
     #[test]
     fn nan_infinity_and_out_of_range_name_file_and_field() {
