@@ -323,17 +323,24 @@ impl Planner {
                 continue;
             }
             let mut patterns = Vec::new();
-            for (i, p) in c.patterns.iter().chain(&c.extra_patterns).enumerate() {
-                let re = RegexBuilder::new(&p.pattern)
-                    .case_insensitive(true)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| CoreError::Field {
-                        origin: origin.into(),
-                        field: format!("categories.{name}.patterns[{i}]"),
-                        problem: format!("is not a valid pattern: {e}"),
-                    })?;
-                patterns.push((re, p.weight, p.pattern.clone()));
+            // Each list counts its own entries, as the file writes them.
+            let listed = [
+                ("patterns", &c.patterns),
+                ("extra_patterns", &c.extra_patterns),
+            ];
+            for (list, rules) in listed {
+                for (i, p) in rules.iter().enumerate() {
+                    let re = RegexBuilder::new(&p.pattern)
+                        .case_insensitive(true)
+                        .size_limit(1 << 20)
+                        .build()
+                        .map_err(|e| CoreError::Field {
+                            origin: origin.into(),
+                            field: format!("categories.{name}.{list}[{i}]"),
+                            problem: format!("is not a valid pattern: {e}"),
+                        })?;
+                    patterns.push((re, p.weight, p.pattern.clone()));
+                }
             }
             let mut tools = c.tools.clone().unwrap_or_default();
             tools.extend(c.extra_tools.iter().cloned());
@@ -669,6 +676,24 @@ thinking = "high"
         let s = p.scores.iter().find(|s| s.category == "crypto").unwrap();
         assert_eq!(s.score, 1.0);
         assert!(s.reasons[0].contains("send|transfer"));
+    }
+
+    #[test]
+    fn a_bad_extra_pattern_is_named_by_its_own_list_and_place() {
+        let base = RulesFile::parse(RULES, "rules").unwrap();
+        let over = RulesFile::parse(
+            "[categories.memory]\nextra_patterns = [{ pattern = 'ok', weight = 1 }, { pattern = '[', weight = 1 }]",
+            "planner.toml",
+        )
+        .unwrap();
+        let err = Planner::new(&base.overlay(over), "planner.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("categories.memory.extra_patterns[1]"),
+            "as the file writes it, not counted after the shipped patterns: {err}"
+        );
     }
 
     #[test]
