@@ -770,6 +770,18 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             theme.warn,
         ));
     }
+    // An answer the store could not take is shown above all the same: this is its only copy.
+    for r in &o.results {
+        if let Some(why) = &r.live.store_error {
+            out.push(Line::styled(
+                clip(
+                    &shown(&format!("{}: NOT STORED, shown here only: {why}", r.label())),
+                    width,
+                ),
+                theme.error,
+            ));
+        }
+    }
     out.push(Line::raw(""));
     out
 }
