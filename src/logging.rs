@@ -162,17 +162,22 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))
 }
 
-/// The one open log file, shared by every thread's events.
+/// The one open log file, shared by every thread's events. Everything written to it is
+/// made safe for a terminal on the way in — one place for every event and field, bodies
+/// from servers and catalogs included — since the log is read with `tail` and `less`.
 #[derive(Clone)]
 struct SharedFile(Arc<Mutex<std::fs::File>>);
 
 impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let safe = crate::core::terminal_text::for_terminal(&text);
         match self.0.lock() {
-            Ok(mut f) => f.write(buf),
+            Ok(mut f) => f.write_all(safe.as_bytes())?,
             // A thread that panicked mid-line poisons nothing worth refusing the next line.
-            Err(poisoned) => poisoned.into_inner().write(buf),
+            Err(poisoned) => poisoned.into_inner().write_all(safe.as_bytes())?,
         }
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

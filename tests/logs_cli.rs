@@ -143,6 +143,36 @@ fn control_sequences_from_a_server_never_reach_the_log() {
     assert!(!log.contains(&0x07), "{}", String::from_utf8_lossy(&log));
 }
 
+/// With `--log-bodies` the answer body and the request body are logged too, and neither
+/// carries a control or bidi character raw: a server's answer (ESC, OSC 52, OSC 8, BEL, an
+/// 8-bit CSI, U+202E) and a catalog's tool names reach the file as visible escapes.
+#[test]
+fn bodies_in_the_log_carry_no_control_or_bidi_character() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(
+        home.path().join("catalog.json"),
+        serde_json::json!({"tools": [
+            {"name": "clone\u{9b}31m\u{202e}repo", "description": "Clone a git repository.",
+             "inputSchema": {"type": "object", "properties": {}}},
+            {"name": "repo.test", "description": "Run a repository's tests.",
+             "inputSchema": {"type": "object", "properties": {}}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = send(home.path(), "test/escape-answer", &["--log-bodies"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)));
+    let log = std::fs::read(log_file(home.path())).unwrap();
+    let text = String::from_utf8_lossy(&log);
+    assert!(text.contains("answer body"), "{text}");
+    assert!(text.contains("request body"), "{text}");
+    assert!(text.contains("EVIL"), "the body is logged: {text}");
+    for c in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(c), "{c:?} raw in the log:\n{text}");
+    }
+}
+
 #[test]
 fn a_bad_level_is_refused_naming_where_it_came_from() {
     let home = tempfile::tempdir().unwrap();

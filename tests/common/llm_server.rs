@@ -530,6 +530,15 @@ fn serve(
             &json!({"error": {"message": "bad \u{1b}]0;pwned\u{7}\u{1b}[31mred", "code": 400}})
                 .to_string(),
         ),
+        // Terminal control sequences in a good answer's text (a clear-screen, a clipboard
+        // write, a hidden link, an 8-bit CSI, a right-to-left override) before the plan.
+        "escape-answer" => ok(
+            &mut stream,
+            &format!(
+                "\u{1b}[2J\u{1b}]52;c;aGVsbG8=\u{7}\u{9b}31m\u{202e}EVIL \u{1b}]8;;http://evil\u{7}link\u{1b}]8;;\u{7} {good}"
+            ),
+            "stop",
+        ),
         "not-json" => respond(
             &mut stream,
             "200 OK",

@@ -775,7 +775,10 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         if let Some(why) = &r.live.store_error {
             out.push(Line::styled(
                 clip(
-                    &shown(&format!("{}: NOT STORED, shown here only: {why}", r.label())),
+                    &shown(&format!(
+                        "{}: NOT STORED, shown here only: {why}",
+                        r.label()
+                    )),
                     width,
                 ),
                 theme.error,
