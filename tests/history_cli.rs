@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 mod common;
-use common::{counts, ctx, file_names, json_of};
+use common::{counts, ctx, file_names, json_of, unprivileged};
 
 fn plan_line(id: &str, minute: usize) -> String {
     format!(
@@ -426,21 +426,6 @@ fn an_id_stored_with_other_content_is_refused_listing_the_ids_unless_skip_or_rep
     );
     assert_eq!(r["replaced"], 1, "{r}");
     assert_eq!(show(h, "new-0")["drift"], "followed");
-}
-
-/// The binary as a user that read-only files bind: root ignores permissions, so as root it
-/// runs as `nobody` through setpriv (util-linux).
-fn unprivileged(home: &Path) -> assert_cmd::Command {
-    use std::os::unix::fs::MetadataExt;
-    if std::fs::metadata(home).unwrap().uid() != 0 {
-        return ctx(home);
-    }
-    let mut cmd = assert_cmd::Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home)
-        .env_remove("NO_COLOR");
-    cmd
 }
 
 fn chmod(path: &Path, mode: u32) {

@@ -687,3 +687,46 @@ fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
         "nothing was sent"
     );
 }
+
+/// A store that cannot be written is found out before anything is sent: send and a live
+/// replay stores every answer they pay for, so they refuse up front, naming the store,
+/// and the server is never asked.
+#[cfg(unix)]
+#[test]
+fn a_read_only_store_is_refused_before_anything_is_sent() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = LlmServer::start();
+    let top = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = top.path().join("ws");
+    json_of(ctx(&home).args(["history", "--json", "--limit", "1"]));
+    std::fs::write(home.join("config.toml"), server.config(KEY_ENV)).unwrap();
+    for (path, mode) in [
+        (home.join("config.toml"), 0o644),
+        (home.join("history.sqlite"), 0o444),
+        (home.clone(), 0o555),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    for args in [
+        vec!["send", INSTRUCTION, "--model", "test/ok-json"],
+        vec!["replay", "pl-0001", "--model", "test/ok-json"],
+    ] {
+        let out = common::unprivileged(&home)
+            .env(KEY_ENV, KEY)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("read-only") && err.contains("nothing was sent"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(
+        server.requests.lock().unwrap().is_empty(),
+        "the server was never asked"
+    );
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -69,6 +69,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let mut preview = ws.preview_context(true);
     // Only a live replay ranks the catalog; offline reads the stored response alone.
     if !args.offline {
+        history.check_writable("a live replay, which stores every answer (nothing was sent),")?;
         ws.history_ranking(&history)?.apply(&mut preview);
         // Today's request, as `preview` builds it: with the past-plans part where the
         // store has the evidence.

@@ -126,6 +126,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let preview = r.context(&ws, &store)?;
     let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
     let mut history = ws.open_history(&store)?;
+    history.check_writable("send, which stores every answer (nothing was sent),")?;
     let mut models = args.models.clone();
     models.dedup();
     let mut arms = vec![Arm::Compacted];

@@ -188,14 +188,19 @@ pub async fn run_replay(
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.as_deref().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
-    let plan = HistoryStore::open(path)
-        .and_then(|h| h.plan(&req.plan_id))
+    let store = HistoryStore::open(path).map_err(text)?;
+    let plan = store
+        .plan(&req.plan_id)
         .map_err(text)?
         .ok_or_else(|| format!("no plan '{}'", req.plan_id))?
         .record;
     let Some(model) = &req.model else {
         return Ok(ReplayResult::Offline(replay_offline(&plan, &rctx.guard())));
     };
+    store
+        .check_writable("a live replay, which stores every answer (nothing was sent),")
+        .map_err(text)?;
+    drop(store);
     let mut report = |p: ReplayProgress| progress(p.line(&plan.id));
     let (mut live, record) = replay_live(&rctx, &plan, model, &req.cancel, &mut report)
         .await
@@ -243,6 +248,9 @@ pub async fn run_send(
         baseline: rctx.providers.baseline_model.as_deref(),
     };
     let jobs = plan_send(&ctx.preview, &ask).map_err(text)?;
+    HistoryStore::open(&path)
+        .and_then(|h| h.check_writable("send, which stores every answer (nothing was sent),"))
+        .map_err(text)?;
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let group = ask
         .comparing()

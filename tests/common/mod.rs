@@ -33,6 +33,22 @@ pub fn ctx_with_files_capped(home: &Path, kib: u64) -> Command {
     cmd
 }
 
+/// The binary as a user that read-only files bind: root ignores permissions, so as root it
+/// runs as `nobody` through setpriv (util-linux).
+#[cfg(unix)]
+pub fn unprivileged(home: &Path) -> Command {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata(home).unwrap().uid() != 0 {
+        return ctx(home);
+    }
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home)
+        .env_remove("NO_COLOR");
+    cmd
+}
+
 /// Run it and expect success (the failure shows its stderr).
 pub fn succeeded(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();
