@@ -299,7 +299,12 @@ fn a_bad_attachment_is_one_error_line_never_a_panic() {
 #[test]
 fn names_json_escapes_keep_their_fate_and_open_as_sent() {
     let home = tempfile::tempdir().unwrap();
-    let names = ["say \"hi\"", "back\\slash", "tab\tname", "evil\u{1b}[2Jname"];
+    let names = [
+        "say \"hi\"",
+        "back\\slash",
+        "tab\tname",
+        "evil\u{1b}[2Jname",
+    ];
     let tools: Vec<Value> = names
         .iter()
         .chain(["repo.clone"].iter())
