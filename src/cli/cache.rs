@@ -61,7 +61,7 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let dir = resolve_dir(workspace.as_deref());
+    let dir = resolve_dir(workspace.as_deref())?;
     // Both subcommands only read or clean: a missing cache is said, never created.
     let cache = OutputCache::open_existing_in(&dir)?;
     let path = dir.join(CACHE_FILE);
