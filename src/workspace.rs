@@ -13,6 +13,7 @@ use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, LearnedWords, RankIndex};
+use crate::exit::bad_input;
 use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
@@ -39,17 +40,30 @@ pub const THEME_FILE: &str = "theme.toml";
 pub const CONFIG_FILE: &str = "config.toml";
 
 /// Where the workspace lives: `--workspace`, else `CTXCONSOLE_HOME`, else the platform's
-/// data directory.
-pub fn resolve_dir(flag: Option<&Path>) -> PathBuf {
-    if let Some(dir) = flag {
-        return dir.to_path_buf();
-    }
-    if let Some(home) = std::env::var_os("CTXCONSOLE_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(home);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("ctxconsole")
+/// data directory. It need not exist yet, but a path naming something that is not a
+/// directory is bad input (exit 2) saying where the path came from, before any file
+/// inside it is looked for.
+pub fn resolve_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let (dir, from) = if let Some(dir) = flag {
+        (dir.to_path_buf(), "--workspace")
+    } else if let Some(home) = std::env::var_os("CTXCONSOLE_HOME").filter(|v| !v.is_empty()) {
+        (PathBuf::from(home), "$CTXCONSOLE_HOME")
+    } else {
+        let data = dirs::data_dir().unwrap_or_else(std::env::temp_dir);
+        (data.join("ctxconsole"), "the platform data directory")
+    };
+    let what = match std::fs::metadata(&dir) {
+        Ok(m) if m.is_file() => "is a file, not a directory",
+        Ok(m) if !m.is_dir() => "is not a directory",
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            "is not a directory: a part of its path is a file"
+        }
+        _ => return Ok(dir),
+    };
+    Err(bad_input(format!(
+        "workspace {} (from {from}) {what}",
+        dir.display()
+    )))
 }
 
 /// Where the catalog came from.
@@ -84,7 +98,7 @@ impl Workspace {
     /// Load budgets and catalog. A broken user file is an error naming it: the sample is
     /// never silently substituted for a file the user wrote.
     pub fn open(opts: &WorkspaceOptions) -> anyhow::Result<Workspace> {
-        let dir = resolve_dir(opts.dir.as_deref());
+        let dir = resolve_dir(opts.dir.as_deref())?;
         let mut notes = Vec::new();
         let mut layers = vec![parse_budgets_toml(
             SAMPLE_BUDGETS,

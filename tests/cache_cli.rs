@@ -127,3 +127,60 @@ fn gc_and_get_without_a_cache_create_nothing_and_say_so() {
     assert!(!missing.exists(), "the workspace directory was created");
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
 }
+
+/// `cache get --lines A:B` on an entry of three lines: a range starting after the end is
+/// said (exit 2), one running past the end prints what exists, and a bound too large for a
+/// line number is called that, not "not a number".
+#[test]
+fn a_line_range_past_the_end_is_said_and_one_running_past_it_prints_what_exists() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let r = {
+        let mut cache = ctxconsole::store::cache::OutputCache::open_in(h).unwrap();
+        cache.store("one\ntwo\nthree\n").unwrap().cache_ref
+    };
+    let get = |lines: &str| {
+        let out = ctx(h)
+            .args(["cache", "get", &r, "--lines", lines])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = get("4:10");
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains(&format!(
+            "{r} has 3 lines; --lines 4:10 starts after the end"
+        )),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = get("3:3");
+    assert_eq!((code, stdout.as_str()), (Some(0), "three\n"), "{stderr}");
+    let (code, stdout, stderr) = get("2:99");
+    assert_eq!(
+        (code, stdout.as_str()),
+        (Some(0), "two\nthree\n"),
+        "{stderr}"
+    );
+
+    for (lines, which) in [
+        ("1:99999999999999999999", "B"),
+        ("99999999999999999999:1", "A"),
+    ] {
+        let (code, _, stderr) = get(lines);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{which} is too large (at most {})", usize::MAX)),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("not a number"), "{stderr}");
+    }
+    let (code, _, stderr) = get("1:x");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("B is not a number"), "{stderr}");
+}

@@ -771,6 +771,38 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
         ));
 }
 
+/// Labels that expect no tool at all give nothing to score: said like an empty file (exit 2,
+/// the file named), not a table of 0.000.
+#[test]
+fn eval_rank_with_labels_that_expect_no_tool_is_an_error_like_an_empty_file() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    for (text, says) in [
+        ("\n", "has no labelled intents"),
+        (
+            "{\"intent\":\"x\",\"expected\":[]}\n{\"intent\":\"y\",\"expected\":[]}\n",
+            "no line names an expected tool",
+        ),
+    ] {
+        std::fs::write(&labels, text).unwrap();
+        let out = ctx(home.path())
+            .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            stderr.contains(&format!("{}: ", labels.display())) && stderr.contains(says),
+            "{text:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn eval_planner_reports_per_category_and_gets_the_traps_right() {
     let home = tempfile::tempdir().unwrap();

@@ -63,6 +63,49 @@ fn a_fresh_start_seeds_the_store_with_every_drift_class_and_model_tiers() {
     assert_eq!(show["drift"], "followed");
 }
 
+/// A workspace path that names a file is said in one line naming where the path came from
+/// (exit 2), not as a file inside it that cannot be read; nothing is created.
+#[test]
+fn a_workspace_that_is_a_file_is_said_in_one_line_naming_its_source() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("afile");
+    std::fs::write(&file, "not a workspace").unwrap();
+    let check = |cmd: &mut assert_cmd::Command, from: &str| {
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{from}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "ctxconsole: workspace {} (from {from}) is a file, not a directory\n",
+                file.display()
+            )
+        );
+    };
+    check(ctx(&file).arg("history"), "$CTXCONSOLE_HOME");
+    check(
+        ctx(&file).args(["cache", "get", "0123456789abcdef"]),
+        "$CTXCONSOLE_HOME",
+    );
+    check(
+        ctx(root.path()).args(["--workspace", file.to_str().unwrap(), "budgets"]),
+        "--workspace",
+    );
+    // A path through the file: said the same way, not as an unreadable file inside it.
+    let under = file.join("ws");
+    let out = ctx(&under).arg("history").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "ctxconsole: workspace {} (from $CTXCONSOLE_HOME) is not a directory: a part of its path is a file\n",
+            under.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a workspace");
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
+}
+
 #[test]
 fn a_bad_line_exits_2_naming_it_and_keeps_nothing_a_good_file_twice_keeps_one_copy() {
     let home = tempfile::tempdir().unwrap();

@@ -722,6 +722,56 @@ fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for(
     );
 }
 
+#[test]
+fn a_retry_after_http_date_is_waited_until_and_one_too_far_is_not_waited_for() {
+    let server = LlmServer::start();
+    let dir = workspace_with(&server, "retry_max_wait = \"10s\"");
+    let home = dir.path();
+    let id = a_failed_plan(home);
+    let (code, stdout, stderr) = run(ctx(home)
+        .env(KEY_ENV, KEY)
+        .args([
+            "--log",
+            "info",
+            "replay",
+            &id,
+            "--model",
+            "test/retry-after-date-far",
+            "--model",
+            "test/retry-after-digits",
+            "--model",
+            "test/retry-after-date",
+            "--json",
+        ])
+        .timeout(std::time::Duration::from_secs(60)));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    // A date decades away and a number of seconds no integer holds: past retry_max_wait,
+    // so one attempt, as any too-long retry-after.
+    for r in &v["replays"].as_array().unwrap()[..2] {
+        assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
+        assert_eq!(r["attempts"], 1, "not retried on the backoff: {r:#}");
+        let detail = r["failure"]["detail"].as_str().unwrap();
+        assert!(detail.contains("too long to wait for"), "{detail}");
+    }
+    // A date two seconds on is waited for (not the 50 ms backoff), then answered.
+    let r = &v["replays"][2];
+    assert_eq!(r["outcome"], "ok", "{r:#}");
+    assert_eq!(r["attempts"], 2, "{r:#}");
+    let log = std::fs::read_to_string(home.join("logs/ctxconsole.log")).unwrap();
+    let waits: Vec<u64> = log
+        .lines()
+        .filter(|l| l.contains("retrying"))
+        .filter_map(|l| l.split("wait_ms=").nth(1))
+        .filter_map(|w| w.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(waits.len(), 1, "only the near date is retried:\n{log}");
+    assert!(
+        (1000..=2000).contains(&waits[0]),
+        "waited until the date, not the backoff: {waits:?}\n{log}"
+    );
+}
+
 /// A workspace whose endpoints are the test server (keyed), the test server under a key
 /// variable that is not set, and a port nothing listens on.
 fn workspace_with_broken_providers(server: &LlmServer) -> tempfile::TempDir {

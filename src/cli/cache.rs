@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
+use crate::core::gate::line_range;
 use crate::exit::bad_input;
 use crate::format::counted;
 use crate::store::cache::{CACHE_FILE, OutputCache};
@@ -44,14 +45,15 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s
         .split_once(':')
         .ok_or_else(|| format!("'{s}': expected A:B, like 46:200"))?;
-    let a: usize = a
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': A is not a number"))?;
-    let b: usize = b
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': B is not a number"))?;
+    let bound = |text: &str, name: &str| {
+        text.trim().parse::<usize>().map_err(|e| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("'{s}': {name} is too large (at most {})", usize::MAX)
+            }
+            _ => format!("'{s}': {name} is not a number"),
+        })
+    };
+    let (a, b) = (bound(a, "A")?, bound(b, "B")?);
     if a == 0 || b < a {
         return Err(format!("'{s}': expected 1 ≤ A ≤ B"));
     }
@@ -59,7 +61,7 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
-    let dir = resolve_dir(workspace.as_deref());
+    let dir = resolve_dir(workspace.as_deref())?;
     // Both subcommands only read or clean: a missing cache is said, never created.
     let cache = OutputCache::open_existing_in(&dir)?;
     let path = dir.join(CACHE_FILE);
@@ -71,16 +73,21 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                     path.display()
                 )));
             };
-            let text = match lines {
-                Some((a, b)) => cache.get_lines(&cache_ref, a, b)?,
-                None => cache.get(&cache_ref)?,
-            };
-            match text {
-                Some(t) => crate::cli::out::emit_content(&t),
-                None => Err(bad_input(format!(
+            let Some(text) = cache.get(&cache_ref)? else {
+                return Err(bad_input(format!(
                     "no cached content '{cache_ref}' in {}",
                     cache.path().display()
-                ))),
+                )));
+            };
+            match lines {
+                None => crate::cli::out::emit_content(&text),
+                Some((a, b)) => match line_range(&text, a, b) {
+                    Ok(part) => crate::cli::out::emit_content(&part),
+                    Err(count) => Err(bad_input(format!(
+                        "{cache_ref} has {}; --lines {a}:{b} starts after the end",
+                        counted(count, "line", "lines")
+                    ))),
+                },
             }
         }
         What::Gc { older_than, json } => {

@@ -100,7 +100,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         flag: cli.log,
         bodies: cli.log_bodies,
     };
-    let dir = crate::workspace::resolve_dir(cli.workspace.as_deref());
+    let dir = crate::workspace::resolve_dir(cli.workspace.as_deref())?;
     crate::logging::init(&dir, &log)?;
     tracing::info!(command = command_name(cli.command.as_ref()), "start");
     let store = StoreChoice {

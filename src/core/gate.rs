@@ -471,18 +471,25 @@ fn text_map(text: &str, total: usize) -> Vec<MapEntry> {
     out
 }
 
-/// Lines `a..=b` (1-based, inclusive) of `text`; out-of-range parts are simply absent.
-pub fn line_range(text: &str, a: usize, b: usize) -> String {
+/// Lines `a..=b` (1-based, inclusive) of `text`: the part of the range past the last line
+/// is simply absent, but a range starting after it is `Err` with the number of lines the
+/// text has (nothing there to give).
+pub fn line_range(text: &str, a: usize, b: usize) -> Result<String, usize> {
     let mut out = String::new();
+    let mut taken = 0usize;
     for l in text
         .lines()
         .skip(a.saturating_sub(1))
-        .take(b.saturating_sub(a) + 1)
+        .take(b.saturating_sub(a).saturating_add(1))
     {
         out.push_str(l);
         out.push('\n');
+        taken += 1;
     }
-    out
+    if taken == 0 {
+        return Err(text.lines().count());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -587,10 +594,15 @@ mod tests {
                 .any(|e| e.line == 1 && e.text.starts_with("head"))
         );
         assert_eq!(
-            line_range(&log, 49, 51),
-            "line 49 ok\n2026-01-01 ERROR disk full\nline 51 ok\n"
+            line_range(&log, 49, 51).as_deref(),
+            Ok("line 49 ok\n2026-01-01 ERROR disk full\nline 51 ok\n")
         );
-        assert_eq!(line_range(&log, 200, 300), "");
+        assert_eq!(line_range(&log, 200, 300), Err(100));
+        assert_eq!(
+            line_range(&log, 100, usize::MAX).map(|t| t.lines().count()),
+            Ok(1)
+        );
+        assert_eq!(line_range("", 1, 1), Err(0));
     }
 
     #[test]

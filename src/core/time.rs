@@ -43,6 +43,31 @@ pub fn parse_timestamp_millis(text: &str) -> Result<i64, String> {
     ))
 }
 
+/// Seconds since the epoch of an HTTP date (RFC 9110 section 5.6.7), always GMT: the
+/// preferred IMF-fixdate (`Wed, 21 Oct 2099 07:28:00 GMT`) and the two obsolete forms a
+/// recipient must still read, RFC 850 (`Wednesday, 21-Oct-99 07:28:00 GMT`, the century
+/// chrono's: 69–99 are the 1900s) and asctime (`Wed Oct 21 07:28:00 2099`). The day name
+/// is redundant and not checked against the date: a server's slip there still says when.
+pub fn parse_http_date(text: &str) -> Result<i64, String> {
+    let s = text.trim();
+    let date = s.split_once(' ').and_then(|(day, rest)| {
+        let name = day.strip_suffix(',').unwrap_or(day);
+        (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphabetic())).then_some(rest)
+    });
+    for format in [
+        "%d %b %Y %H:%M:%S GMT",
+        "%d-%b-%y %H:%M:%S GMT",
+        "%b %e %H:%M:%S %Y",
+    ] {
+        if let Some(t) = date.and_then(|d| chrono::NaiveDateTime::parse_from_str(d, format).ok()) {
+            return Ok(t.and_utc().timestamp());
+        }
+    }
+    Err(format!(
+        "'{s}' is not an HTTP date (like Wed, 21 Oct 2099 07:28:00 GMT)"
+    ))
+}
+
 /// `2026-10-03T12:00:00Z`. Seconds beyond what a date can say (hundreds of thousands of
 /// years away) come out as the plain number, which [`parse_timestamp`] reads back.
 pub fn format_timestamp(secs: i64) -> String {
@@ -123,6 +148,35 @@ mod tests {
         assert_eq!(parse_timestamp("2026-10-03t12:00:00z"), Ok(1_791_028_800));
         assert_eq!(parse_timestamp("2026-10-03 12:00:00Z"), Ok(1_791_028_800));
         assert!(parse_rfc3339("1791028800").is_err());
+    }
+
+    #[test]
+    fn http_dates_in_their_three_forms() {
+        let at = parse_timestamp("2099-10-21T07:28:00Z");
+        assert_eq!(parse_http_date("Wed, 21 Oct 2099 07:28:00 GMT"), at);
+        assert_eq!(parse_http_date(" Wed Oct 21 07:28:00 2099 "), at);
+        assert_eq!(parse_http_date("Thu, 21 Oct 2099 07:28:00 GMT"), at);
+        assert_eq!(
+            parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"),
+            parse_timestamp("1994-11-06T08:49:37Z")
+        );
+        assert_eq!(
+            parse_http_date("Sun Nov  6 08:49:37 1994"),
+            parse_timestamp("1994-11-06T08:49:37Z")
+        );
+        for bad in [
+            "",
+            "120",
+            "Wed, 21 Oct 2099 07:28:00",
+            "Wed, 21 Oct 2099 07:28:00 PST",
+            "Wed, 32 Oct 2099 07:28:00 GMT",
+            "2099-10-21T07:28:00Z",
+            "21 Oct 2099 07:28:00 GMT",
+            "W3d, 21 Oct 2099 07:28:00 GMT",
+            "Wed, 21 Oct 2099 07:28:00 GMTé",
+        ] {
+            assert!(parse_http_date(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

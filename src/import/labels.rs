@@ -394,6 +394,13 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
                     .into(),
         });
     }
+    if labels.iter().all(|l| l.expected.is_empty()) {
+        return Err(CoreError::Content {
+            origin: origin.into(),
+            message: "no line names an expected tool (every \"expected\" is empty): nothing to rank against"
+                .into(),
+        });
+    }
     Ok(labels
         .into_iter()
         .enumerate()
@@ -426,6 +433,21 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.starts_with("labels.jsonl: line 2"), "{msg}");
         assert!(parse_labels("\n", "x").is_err());
+        let none = parse_labels("{\"intent\":\"a\",\"expected\":[]}\n", "x").unwrap_err();
+        assert!(
+            none.to_string().contains("no line names an expected tool"),
+            "{none}"
+        );
+        let some = parse_labels(
+            "{\"intent\":\"a\",\"expected\":[]}\n{\"intent\":\"b\",\"expected\":[\"t\"]}\n",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(
+            some.len(),
+            2,
+            "a line expecting no tool among others is kept"
+        );
     }
 }
 

@@ -178,16 +178,26 @@ fn describe(e: &reqwest::Error) -> String {
     parts.join(": ")
 }
 
-/// `retry-after` in seconds (HTTP dates are not honoured: the backoff applies). A number
-/// too large for a `Duration` reads as the longest one, which no retry waits for.
+/// The endpoint's `retry-after`, read now (the services' clock): see
+/// [`retry_after_from`].
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    let secs = v
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| !s.is_nan() && *s >= 0.0)?;
-    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
+    retry_after_from(v, crate::store::now_secs())
+}
+
+/// A `retry-after` value (RFC 9110 section 10.2.3) as the wait from `now` (Unix seconds):
+/// seconds, or an HTTP date read as "wait until" (a date already past is no wait). A
+/// number too large for a `Duration` reads as the longest one, which no retry waits for;
+/// a date too far for one likewise. `None` for anything else, when the backoff applies.
+pub fn retry_after_from(value: &str, now: i64) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        let secs = Some(secs).filter(|s| !s.is_nan() && *s >= 0.0)?;
+        return Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX));
+    }
+    let at = crate::core::time::parse_http_date(v).ok()?;
+    let ahead = u64::try_from(at.saturating_sub(now)).unwrap_or(0);
+    Some(Duration::from_secs(ahead))
 }
 
 /// The wait before retry `retry` (1 for the first): the endpoint's retry-after when it gave
@@ -514,6 +524,9 @@ async fn attempt(
         let after = match wait_for {
             None => String::new(),
             Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
+            Some(w) if w > s.retry_max_wait => {
+                format!(" (retry-after {} s, too long to wait for)", w.as_secs_f64())
+            }
             Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
         };
         let detail = format!("HTTP {status}{after}: {message}");
@@ -773,9 +786,38 @@ mod tests {
         for huge in ["1e300", "inf", "18446744073709551616", "1e20"] {
             assert_eq!(read(huge), Some(Duration::MAX), "{huge}");
         }
-        for none in ["NaN", "-1", "Wed, 21 Oct 2026 07:28:00 GMT", ""] {
+        for none in ["NaN", "-1", "Wed, 21 Oct 2026 07:28", "tomorrow", ""] {
             assert_eq!(read(none), None, "{none}");
         }
+    }
+
+    #[test]
+    fn a_retry_after_date_is_the_wait_until_it() {
+        let now = crate::core::time::parse_timestamp("2099-10-21T07:27:30Z").unwrap();
+        let at = |v: &str| retry_after_from(v, now);
+        assert_eq!(
+            at("Wed, 21 Oct 2099 07:28:00 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            at("Wed Oct 21 07:28:00 2099"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            at("Wed, 21 Oct 2099 07:27:00 GMT"),
+            Some(Duration::ZERO),
+            "a date past is no wait"
+        );
+        assert_eq!(
+            retry_after_from("Wed, 21 Oct 2099 07:28:00 GMT", i64::MIN),
+            Some(Duration::from_secs(i64::MAX as u64)),
+            "far ahead, never an overflow"
+        );
+        assert_eq!(
+            retry_after_from("Wed, 21 Oct 2099 07:28:00 GMT", i64::MAX),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(at("99999999999999999999999"), Some(Duration::MAX));
     }
 
     #[test]

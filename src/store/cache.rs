@@ -14,7 +14,6 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::core::gate::line_range;
 use crate::store::now_secs;
 use crate::store::sqlite::{self, Schema};
 
@@ -349,11 +348,6 @@ impl OutputCache {
             .map_err(|_| damaged("not UTF-8"))
     }
 
-    /// Lines `a..=b` (1-based) of an entry.
-    pub fn get_lines(&self, cache_ref: &str, a: usize, b: usize) -> anyhow::Result<Option<String>> {
-        Ok(self.get(cache_ref)?.map(|t| line_range(&t, a, b)))
-    }
-
     /// Remove entries older than `max_age`, then the chunks no entry uses and the sentence
     /// vectors not used within `max_age`, and give the space back to the file system (VACUUM, then the write-ahead log checkpointed and
     /// truncated). Reports the file's size before and after.
@@ -540,10 +534,6 @@ mod tests {
         assert!(cache.store(text).unwrap().existed);
         assert_eq!(cache.stats().unwrap(), (1, 8));
         assert_eq!(cache.get(&s.cache_ref).unwrap().as_deref(), Some(text));
-        assert_eq!(
-            cache.get_lines(&s.cache_ref, 2, 3).unwrap().as_deref(),
-            Some("b\nc\n")
-        );
         assert_eq!(cache.get("0000000000000000").unwrap(), None);
         assert_eq!(cache.gc(Duration::from_secs(3600)).unwrap().removed, 0);
         drop(cache);

@@ -657,6 +657,38 @@ fn serve(
             "Retry-After: 1e300\r\n",
             r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
         ),
+        // A retry-after in seconds too many for any integer type.
+        "retry-after-digits" => respond(
+            &mut stream,
+            "429 Too Many Requests",
+            json_kind,
+            "Retry-After: 99999999999999999999999\r\n",
+            r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
+        ),
+        // A retry-after as an HTTP date (RFC 9110 section 10.2.3) decades away.
+        "retry-after-date-far" => respond(
+            &mut stream,
+            "429 Too Many Requests",
+            json_kind,
+            "Retry-After: Wed, 21 Oct 2099 07:28:00 GMT\r\n",
+            r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
+        ),
+        // Rate limited once until an HTTP date two seconds on, then answered.
+        "retry-after-date" if n == 1 => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let at = chrono::DateTime::from_timestamp(now as i64 + 2, 0).unwrap();
+            respond(
+                &mut stream,
+                "429 Too Many Requests",
+                json_kind,
+                &format!("Retry-After: {}\r\n", at.format("%a, %d %b %Y %H:%M:%S GMT")),
+                r#"{"error":{"message":"Rate limit exceeded","code":429}}"#,
+            )
+        }
+        "retry-after-date" => ok(&mut stream, &good, "stop"),
         // Answers after a pause, counting how many are answered at once.
         m if m.starts_with("slow-") => {
             let now = SLOW_NOW.fetch_add(1, Ordering::SeqCst) + 1;
