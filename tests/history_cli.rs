@@ -653,3 +653,46 @@ fn a_full_disk_is_never_called_a_foreign_store() {
         "the store is untouched"
     );
 }
+
+/// An intent is at most 1 MiB wherever it enters: a plan line with a longer one is refused
+/// naming the line and the field (nothing imported), and so is a longer instruction to
+/// `preview` (the rest is an attachment's business). Before, a 20 MB intent was imported and
+/// every view of its caller's plans, the console's and MCP's, carried it.
+#[test]
+fn an_intent_over_one_mib_is_refused_where_it_enters() {
+    let home = tempfile::tempdir().unwrap();
+    let before =
+        json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let huge = "word ".repeat(220_000);
+    let file = home.path().join("big.jsonl");
+    std::fs::write(
+        &file,
+        serde_json::json!({"id": "huge-intent", "at": "2026-11-24T10:00:00Z", "caller": "c",
+            "model": "m/x", "intent": format!("clone the repo {huge}"), "outcome": "ok",
+            "steps": [{"order": 1, "tool": "repo.clone"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 1") && err.contains("'intent'") && err.contains("1048576"),
+        "{err}"
+    );
+    let after =
+        json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    assert_eq!(before, after);
+    let out = ctx(home.path())
+        .args(["preview", "-", "--json"])
+        .write_stdin(huge.clone())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--attach"), "{err}");
+}

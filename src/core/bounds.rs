@@ -26,6 +26,11 @@ pub const CHARS: RangeInclusive<usize> = 0..=100_000_000;
 pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
 /// A plan's recorded duration in milliseconds: at most a week (longer than the longest
 /// timeout times the most retries `config.toml` allows).
+/// An intent (an instruction, a stored plan's request), in bytes: 1 MiB. A longer text is
+/// an attachment's business (briefed, cached); an unbounded one made every view of the
+/// history that holds it slow and an MCP resource tens of MB.
+pub const INTENT_BYTES: usize = 1 << 20;
+
 pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
 /// `llm.retries`.
 pub const RETRIES: RangeInclusive<u32> = 0..=20;

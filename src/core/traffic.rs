@@ -92,8 +92,26 @@ fn last_user_text(messages: &Value) -> Option<String> {
                 .or_else(|| m.get("parts"))
                 .and_then(text_of)
         })
-        .map(|t| t.trim().to_string())
+        .map(|t| cut_intent(t.trim()))
         .filter(|t| !t.is_empty())
+}
+
+/// A gateway's user message as an intent: whole up to [`bounds::INTENT_BYTES`], else its
+/// opening (at a character boundary) and how much was left out, so one huge prompt in a
+/// trace does not refuse the whole file.
+fn cut_intent(text: &str) -> String {
+    if text.len() <= bounds::INTENT_BYTES {
+        return text.to_string();
+    }
+    let mut end = bounds::INTENT_BYTES - 64;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{} … [{} more bytes not kept]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 /// A `…UnixNano` field (a string in OTLP JSON, or a number) as (Unix seconds, Unix
@@ -739,6 +757,16 @@ pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_huge_user_message_is_cut_to_the_intent_bound_at_a_character() {
+        let text = "日".repeat(bounds::INTENT_BYTES);
+        let intent = cut_intent(&text);
+        assert!(intent.len() <= bounds::INTENT_BYTES, "{}", intent.len());
+        assert!(intent.ends_with("more bytes not kept]"));
+        assert_eq!(cut_intent("hi there"), "hi there");
+    }
+
     use super::*;
 
     fn span(trace: &str, id: &str, start: u64, attrs: Value) -> Value {
