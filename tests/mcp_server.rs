@@ -712,9 +712,16 @@ async fn read_only_leaves_record_execution_out_and_refuses_it() {
     c.cancel().await.unwrap();
 }
 
-#[test]
-fn a_raw_client_gets_named_errors_for_malformed_requests_and_garbage_is_dropped() {
-    use std::io::Write;
+const RAW_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+const RAW_INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// `ctxconsole mcp` on stdio fed raw bytes: the handshake, then each of `lines` and a
+/// newline. Returns the replies after the handshake's, read until `wanted` have come (one
+/// that never comes fails the test after 20 s rather than hanging it), and stderr once
+/// stdin is closed and the server has exited.
+fn raw_stdio(lines: &[&[u8]], wanted: usize) -> (Vec<Value>, String) {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
     let home = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
         .env("CTXCONSOLE_HOME", home.path())
@@ -725,34 +732,79 @@ fn a_raw_client_gets_named_errors_for_malformed_requests_and_garbage_is_dropped(
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let lines = [
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        "this is not JSON",
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rank_tools","arguments":"draft a blog"}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":7}}"#,
-        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
-        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
-    ];
-    for l in lines {
-        writeln!(stdin, "{l}").unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut server = Server(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let handshake = [RAW_INITIALIZE.as_bytes(), RAW_INITIALIZED.as_bytes()];
+    for l in handshake.iter().chain(lines) {
+        stdin.write_all(l).unwrap();
+        stdin.write_all(b"\n").unwrap();
     }
     stdin.flush().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut replies = std::collections::HashMap::new();
-    while replies.len() < 5 {
-        let mut line = String::new();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "the server stopped early"
-        );
-        let v: Value = serde_json::from_str(&line).unwrap();
-        replies.insert(v["id"].as_i64().unwrap(), v);
+    let mut replies = Vec::new();
+    while replies.len() < wanted + 1 {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => replies.push(
+                serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{line}: {e}")),
+            ),
+            Err(_) => panic!(
+                "{} of {} replies came in 20 s: {replies:#?}",
+                replies.len(),
+                wanted + 1
+            ),
+        }
     }
+    assert_eq!(replies[0]["id"], 1, "{:#?}", replies[0]);
+    assert!(replies[0]["result"].is_object(), "{:#?}", replies[0]);
     drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success());
-    let error = |id: i64| replies[&id]["error"].clone();
+    let since = Instant::now();
+    let status = loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the server did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    replies.remove(0);
+    (replies, err)
+}
+
+/// The reply with this id.
+fn reply_to(replies: &[Value], id: Value) -> &Value {
+    replies
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no reply with id {id}: {replies:#?}"))
+}
+
+#[test]
+fn a_raw_client_gets_named_errors_for_malformed_requests() {
+    let (replies, _) = raw_stdio(
+        &[
+            b"this is not JSON",
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rank_tools","arguments":"draft a blog"}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":7}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        ],
+        5,
+    );
+    let error = |id: i64| reply_to(&replies, json!(id))["error"].clone();
     assert_eq!(error(2)["code"], -32602);
     assert!(
         error(2)["message"]
@@ -778,10 +830,74 @@ fn a_raw_client_gets_named_errors_for_malformed_requests_and_garbage_is_dropped(
         "{}",
         error(4)
     );
-    assert_eq!(replies[&5]["result"], json!({}));
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert!(err.contains("dropped a line of 16 bytes"), "{err}");
+    assert_eq!(reply_to(&replies, json!(5))["result"], json!({}));
+    // Text that is not JSON is answered too, under a null id: JSON-RPC's Parse error.
+    let garbage = reply_to(&replies, Value::Null);
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
+}
+
+/// Outside tester F6: a line the server cannot read got no answer at all (an invalid UTF-8
+/// byte, a batch, an id that is an object, text that is not JSON), and the client waited
+/// forever. Each gets a JSON-RPC error: Parse error (-32700) under the request's id when it
+/// can be read before the fault, Invalid Request (-32600) for a bad id or a batch. A
+/// notification is still never answered.
+#[test]
+fn every_unreadable_request_gets_a_json_rpc_error() {
+    let (replies, err) = raw_stdio(
+        &[
+            b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rank_tools\",\"arguments\":{\"query\":\"caf\xe9 clone\"}}}",
+            br#"[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#,
+            br#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#,
+            br#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"#,
+            b"not json at all",
+            br#"{"jsonrpc":"2.0","method":7}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"not an object"}"#,
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+        ],
+        8,
+    );
+    // Each is one a client reads as an error message: rmcp's own reading of it.
+    for r in &replies {
+        let m = serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(r.clone())
+            .unwrap_or_else(|e| panic!("{r}: {e}"));
+        assert!(
+            r["id"] == 9 || matches!(m, rmcp::model::JsonRpcMessage::Error(_)),
+            "{r}"
+        );
+    }
+    let message = |r: &Value| r["error"]["message"].as_str().unwrap().to_string();
+    // The invalid byte: a Parse error under the id read before it.
+    let utf8 = reply_to(&replies, json!(2));
+    assert_eq!(utf8["error"]["code"], -32700, "{utf8}");
+    assert!(message(utf8).contains("UTF-8"), "{utf8}");
+    // A message cut short: a Parse error under its id.
+    let cut = reply_to(&replies, json!(6));
+    assert_eq!(cut["error"]["code"], -32700, "{cut}");
+    // The rest have no id that can be read: answered in order, under a null id.
+    let unnamed: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(unnamed.len(), 5, "{replies:#?}");
+    for r in &unnamed {
+        assert_eq!(r.as_object().unwrap()["id"], Value::Null, "{r}");
+    }
+    let codes: Vec<i64> = unnamed
+        .iter()
+        .map(|r| r["error"]["code"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [-32600, -32600, -32700, -32600, -32600],
+        "{unnamed:#?}"
+    );
+    assert!(message(unnamed[0]).contains("batch"), "{}", unnamed[0]);
+    assert!(message(unnamed[1]).contains("`id`"), "{}", unnamed[1]);
+    assert!(message(unnamed[1]).contains("an object"), "{}", unnamed[1]);
+    assert!(message(unnamed[3]).contains("`method`"), "{}", unnamed[3]);
+    assert!(message(unnamed[4]).contains("`id`"), "{}", unnamed[4]);
+    // Still serving.
+    assert_eq!(reply_to(&replies, json!(9))["result"], json!({}));
+    // The notification got no answer (8 replies above, none for it); it is noted.
+    assert!(err.contains("notification"), "{err}");
 }
 
 /// Kills the server it holds when the test ends, however it ends.
@@ -794,13 +910,12 @@ impl Drop for Server {
     }
 }
 
-#[tokio::test]
-async fn http_needs_its_token_and_bind_without_one_is_refused() {
-    let home = tempfile::tempdir().unwrap();
-    let token = "a-test-token-of-some-length";
+/// `ctxconsole mcp --http 127.0.0.1:0` with `extra` arguments, and the URL it listens on.
+fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
-        .args(["mcp", "--http", "127.0.0.1:0", "--token", token])
+        .env("CTXCONSOLE_HOME", home)
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -822,6 +937,14 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
+    (server, url)
+}
+
+#[tokio::test]
+async fn http_needs_its_token_and_bind_without_one_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-test-token-of-some-length";
+    let (server, url) = start_http(home.path(), &["--token", token]);
 
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
@@ -912,6 +1035,71 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Outside tester F6 over HTTP: a body that is not a JSON-RPC message this server reads got
+/// 415 "fail to deserialize request body". It gets 400 with the same JSON-RPC error as over
+/// stdio, and the server keeps serving.
+#[tokio::test]
+async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(home.path(), &[]);
+    let http = reqwest::Client::new();
+    let post = |body: Vec<u8>| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    for (body, code, id, says) in [
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"rank_tools\",\"arguments\":{\"query\":\"caf\xe9 clone\"}}}".to_vec(),
+            -32700,
+            json!(2),
+            "UTF-8",
+        ),
+        (
+            br#"[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#.to_vec(),
+            -32600,
+            Value::Null,
+            "batch",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#.to_vec(),
+            -32600,
+            Value::Null,
+            "`id`",
+        ),
+        (b"not json".to_vec(), -32700, Value::Null, "Parse error"),
+        // Over HTTP a notification that cannot be read is refused too: there is a response
+        // to say it in.
+        (
+            br#"{"jsonrpc":"2.0","method":7}"#.to_vec(),
+            -32600,
+            Value::Null,
+            "`method`",
+        ),
+    ] {
+        let r = post(body.clone()).await.unwrap();
+        let shown = String::from_utf8_lossy(&body).into_owned();
+        assert_eq!(r.status(), 400, "{shown}");
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            "application/json",
+            "{shown}"
+        );
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert_eq!(v.as_object().unwrap()["id"], id, "{v}");
+        assert_eq!(v["error"]["code"], code, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{shown}: {v}");
+    }
+    // A good request after them is served.
+    let c = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    c.cancel().await.unwrap();
 }
 
 /// Issue 18 item 7: the MCP preview carries the past-plans part as the CLI's does, and

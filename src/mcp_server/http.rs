@@ -1,12 +1,15 @@
 //! MCP over streamable HTTP: rmcp's service under a hyper HTTP/1.1 listener, at `/mcp`,
-//! with a bearer token checked on every request when one is set.
+//! with a bearer token checked on every request when one is set. A POSTed JSON body is read
+//! here first, so one that is not a message this server reads gets 400 with the JSON-RPC
+//! error stdio would give it (rmcp's own answer is 415 "fail to deserialize request body").
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
@@ -16,6 +19,8 @@ use tower_service::Service;
 
 use crate::exit::bad_input;
 use crate::mcp_server::handler::{Console, State};
+use crate::mcp_server::jsonrpc::{self, Refusal};
+use crate::mcp_server::params::size_label;
 use crate::mcp_server::stdio::MESSAGE_MAX;
 
 /// The one path the server answers on.
@@ -31,6 +36,68 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     r
+}
+
+/// A JSON-RPC error as the whole answer: 400, whatever the message was (over HTTP even a
+/// notification that cannot be read is told so).
+fn refused(refusal: &Refusal) -> Response<Body> {
+    let body = match serde_json::to_vec(refusal) {
+        Ok(body) => body,
+        Err(e) => {
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &format!("internal error: writing a JSON-RPC error: {e}"),
+            );
+        }
+    };
+    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
+    *r.status_mut() = StatusCode::BAD_REQUEST;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// A POST whose body rmcp reads as JSON (Content-Type `application/json`); any other is
+/// rmcp's to refuse as it does.
+fn posts_json(req: &Request<Incoming>) -> bool {
+    req.method() == hyper::Method::POST
+        && req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The request with its body read (at most [`MESSAGE_MAX`]) and found to be a message
+/// rmcp reads; or the answer to give instead: 413 over the limit, 400 with the JSON-RPC
+/// error [`jsonrpc::unreadable`] gives otherwise.
+async fn read_message(req: Request<Incoming>) -> Result<Request<Full<Bytes>>, Response<Body>> {
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, MESSAGE_MAX).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<LengthLimitError>() => {
+            return Err(plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "payload too large: one message takes at most {}",
+                    size_label(MESSAGE_MAX)
+                ),
+            ));
+        }
+        Err(e) => {
+            return Err(plain(
+                StatusCode::BAD_REQUEST,
+                &format!("bad request: reading the body: {e}"),
+            ));
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+        return Err(refused(&jsonrpc::unreadable(&bytes, &e)));
+    }
+    Ok(Request::from_parts(parts, Full::new(bytes)))
 }
 
 /// Equal in time whatever the first difference: the comparison does not tell an attacker
@@ -150,6 +217,12 @@ pub async fn serve(
                             header::HeaderValue::from_static("Bearer"),
                         );
                         return Ok(r);
+                    }
+                    if posts_json(&req) {
+                        return match read_message(req).await {
+                            Ok(req) => service.call(req).await,
+                            Err(answer) => Ok(answer),
+                        };
                     }
                     service.call(req).await
                 }

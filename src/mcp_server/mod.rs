@@ -3,6 +3,7 @@
 
 pub mod handler;
 pub mod http;
+pub mod jsonrpc;
 pub mod params;
 pub mod stdio;
 

@@ -1,0 +1,377 @@
+//! What a message this server cannot read is answered with, over stdio and HTTP alike: the
+//! one place that decides it, so a client never waits for an answer that is not coming.
+//!
+//! - Not JSON (an invalid UTF-8 byte, a line cut short, plain text): `-32700` Parse error.
+//! - JSON but not a message: `-32600` Invalid Request (a batch, which MCP does not take since
+//!   2025-06-18; an `id` that is not a string or an integer; no `method`).
+//! - Over the size limit: `-32602` naming the argument that crossed it.
+//!
+//! The answer carries the request's id when it can be read (from the JSON, or for text that
+//! is not JSON by [`cut_point`], reading up to the fault), and `"id": null` otherwise, as
+//! JSON-RPC 2.0 asks. A notification (a `method` and no `id`) is never answered over stdio:
+//! JSON-RPC answers no notification, and answering what cannot be answered could loop two
+//! peers. Every answer is itself a message an MCP client reads as an error, so a peer
+//! answers nothing back.
+
+use rmcp::ErrorData;
+use rmcp::model::{ErrorCode, RequestId};
+use serde::{Serialize, Serializer};
+use serde_json::{Value, json};
+
+use crate::mcp_server::params::{TEXT_MAX, size_label};
+
+/// Why a message was not read, and whom to tell.
+#[derive(Debug)]
+pub struct Refusal {
+    pub error: ErrorData,
+    /// The message's id, when it could be read.
+    pub id: Option<RequestId>,
+    /// The message was a notification: over stdio nobody is waiting for an answer.
+    pub notification: bool,
+}
+
+/// The JSON-RPC error message, in the usual order: `"id": null` when the id could not be
+/// read.
+impl Serialize for Refusal {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            id: &'a Option<RequestId>,
+            error: &'a ErrorData,
+        }
+        Wire {
+            jsonrpc: "2.0",
+            id: &self.id,
+            error: &self.error,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Refusal {
+    fn new(code: ErrorCode, message: String) -> Refusal {
+        Refusal {
+            error: ErrorData::new(code, message, None),
+            id: None,
+            notification: false,
+        }
+    }
+}
+
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(_) => "a string".to_string(),
+        Value::Array(_) => "an array".to_string(),
+        Value::Object(_) => "an object".to_string(),
+    }
+}
+
+/// The answer to `text`, which does not read as a JSON-RPC message (`e`: why not).
+pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
+    let value = match serde_json::from_slice::<Value>(text) {
+        Ok(v) => v,
+        Err(parse) => {
+            let why = match std::str::from_utf8(text) {
+                Err(bad) => {
+                    let at = bad.valid_up_to();
+                    let byte = text
+                        .get(at)
+                        .map_or(String::new(), |b| format!("0x{b:02X} "));
+                    format!(
+                        "the message is not UTF-8 (byte {byte}at offset {at}); JSON text must be UTF-8"
+                    )
+                }
+                Ok(_) => format!("not JSON: {parse}"),
+            };
+            return Refusal {
+                id: cut_point(text).id,
+                ..Refusal::new(ErrorCode::PARSE_ERROR, format!("Parse error: {why}"))
+            };
+        }
+    };
+    let invalid = |why: String| {
+        Refusal::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: {why}"),
+        )
+    };
+    let object = match &value {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return invalid(
+                "a batch (an array of messages) is not supported: send each message by itself"
+                    .to_string(),
+            );
+        }
+        other => {
+            return invalid(format!(
+                "a JSON-RPC message is an object, not {}",
+                kind(other)
+            ));
+        }
+    };
+    match (object.get("id"), object.get("method")) {
+        (Some(id), _) => match serde_json::from_value::<RequestId>(id.clone()) {
+            Ok(id) => Refusal {
+                id: Some(id),
+                ..invalid(format!("not a JSON-RPC message this server reads: {e}"))
+            },
+            Err(_) => invalid(format!(
+                "`id` must be a string or an integer, not {}",
+                kind(id)
+            )),
+        },
+        (None, Some(Value::String(method))) => Refusal {
+            notification: true,
+            ..invalid(format!("notification `{method}`: {e}"))
+        },
+        (None, Some(other)) => invalid(format!("`method` must be a string, not {}", kind(other))),
+        (None, None) => invalid(
+            "a message with neither `method` nor `id` is not a request or a notification"
+                .to_string(),
+        ),
+    }
+}
+
+/// The answer to a message over the limit of `max` bytes, of which `kept` (the first `max`)
+/// was read: under its id when the id came before the cut, naming the argument that was
+/// being read when the limit was crossed.
+pub fn oversized(kept: &[u8], bytes: usize, max: usize) -> Refusal {
+    let cut = cut_point(kept);
+    let argument = cut
+        .path
+        .iter()
+        .position(|k| k == "arguments")
+        .and_then(|i| cut.path.get(i + 1..))
+        .filter(|rest| !rest.is_empty())
+        .map(|rest| rest.join("."));
+    let what = match &argument {
+        Some(a) => format!("argument `{a}`"),
+        None if !cut.path.is_empty() => format!("`{}`", cut.path.join(".")),
+        None => "the message".to_string(),
+    };
+    let message = format!(
+        "the message is {} bytes, over the {} limit; {what} was being read when it crossed the limit (text arguments take at most {} each)",
+        crate::format::thousands(bytes),
+        size_label(max),
+        size_label(TEXT_MAX)
+    );
+    Refusal {
+        error: ErrorData::invalid_params(
+            message,
+            Some(json!({
+                "argument": argument,
+                "path": cut.path.join("."),
+                "message_bytes": bytes,
+                "limit_bytes": max,
+            })),
+        ),
+        id: cut.id,
+        notification: false,
+    }
+}
+
+/// Where a JSON text that stops part-way (or goes wrong part-way) stands: the request id if
+/// it came first, and the keys leading to the value being read (`params`, `arguments`,
+/// `instruction`; `[]` for an array item).
+#[derive(Debug, Default, PartialEq)]
+pub struct CutPoint {
+    pub id: Option<RequestId>,
+    pub path: Vec<String>,
+}
+
+struct Frame {
+    object: bool,
+    key: Option<String>,
+    want_key: bool,
+}
+
+pub fn cut_point(text: &[u8]) -> CutPoint {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut id = None;
+    let mut i = 0;
+    // Is the value starting here the top-level "id"?
+    let at_id = |stack: &[Frame]| {
+        stack.len() == 1 && stack[0].key.as_deref() == Some("id") && !stack[0].want_key
+    };
+    while i < text.len() {
+        match text[i] {
+            b'{' => stack.push(Frame {
+                object: true,
+                key: None,
+                want_key: true,
+            }),
+            b'[' => stack.push(Frame {
+                object: false,
+                key: None,
+                want_key: false,
+            }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(f) = stack.last_mut().filter(|f| f.object) {
+                    f.want_key = true;
+                    f.key = None;
+                }
+            }
+            b'"' => {
+                let mut j = i + 1;
+                let mut escaped = false;
+                while j < text.len() {
+                    match text[j] {
+                        _ if escaped => escaped = false,
+                        b'\\' => escaped = true,
+                        b'"' => break,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j >= text.len() {
+                    // The cut falls inside this string.
+                    break;
+                }
+                let decoded = || serde_json::from_slice::<String>(&text[i..=j]).ok();
+                if let Some(f) = stack.last_mut().filter(|f| f.object && f.want_key) {
+                    f.key = decoded();
+                    f.want_key = false;
+                } else if at_id(&stack) {
+                    id = decoded().map(|s| RequestId::String(s.into()));
+                }
+                i = j;
+            }
+            b'-' | b'0'..=b'9' if at_id(&stack) => {
+                // The whole number token: `1.5` is no id, not the id 1.
+                let end = text[i..]
+                    .iter()
+                    .position(|b| !(b.is_ascii_digit() || b"-+.eE".contains(b)))
+                    .map_or(text.len(), |n| i + n);
+                id = serde_json::from_slice::<RequestId>(&text[i..end]).ok();
+                i = end - 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let path = stack
+        .iter()
+        .map(|f| match (&f.key, f.object) {
+            (Some(k), _) => k.clone(),
+            (None, false) => "[]".to_string(),
+            (None, true) => "{}".to_string(),
+        })
+        .collect();
+    CutPoint { id, path }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cut_names_the_argument_and_keeps_the_id() {
+        let text = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"preview","arguments":{"model":"m","instruction":"aaaa"#;
+        let cut = cut_point(text);
+        assert_eq!(cut.id, Some(RequestId::Number(7)));
+        assert_eq!(cut.path, ["params", "arguments", "instruction"]);
+
+        let text =
+            br#"{"id":"r-1","params":{"arguments":{"attachments":[{"name":"a\"b","text":"xx"#;
+        let cut = cut_point(text);
+        assert_eq!(cut.id, Some(RequestId::String("r-1".into())));
+        assert_eq!(
+            cut.path,
+            ["params", "arguments", "attachments", "[]", "text"]
+        );
+
+        // An "id" inside the arguments is not the request's.
+        let cut = cut_point(br#"{"params":{"id":3,"x":"yy"#);
+        assert_eq!(cut.id, None);
+        // Nor is a number that is not a whole one.
+        assert_eq!(cut_point(br#"{"id":1.5,"x":"#).id, None);
+        assert_eq!(
+            cut_point(br#"{"id":-4,"x":"#).id,
+            Some(RequestId::Number(-4))
+        );
+    }
+
+    fn refusal(text: &[u8]) -> Refusal {
+        let e = match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(text) {
+            Err(e) => e,
+            Ok(m) => panic!("{m:?} was read"),
+        };
+        unreadable(text, &e)
+    }
+
+    #[test]
+    fn each_unreadable_message_gets_its_code_and_what_id_can_be_read() {
+        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 9] = [
+            (
+                b"{\"id\":2,\"method\":\"ping\",\"params\":{\"q\":\"caf\xe9\"}}",
+                ErrorCode::PARSE_ERROR,
+                Some(RequestId::Number(2)),
+                "byte 0xE9 at offset 42",
+            ),
+            (b"hello", ErrorCode::PARSE_ERROR, None, "not JSON: expected"),
+            (
+                br#"{"jsonrpc":"2.0","id":"a","method":"ping""#,
+                ErrorCode::PARSE_ERROR,
+                Some(RequestId::String("a".into())),
+                "not JSON",
+            ),
+            (
+                br#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                "a batch",
+            ),
+            (b"42", ErrorCode::INVALID_REQUEST, None, "not the number 42"),
+            (
+                br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                "`id` must be a string or an integer, not an object",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                "not null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","method":7}"#,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                "`method` must be a string",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":4,"method":"ping","result":{}}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(4)),
+                "not a JSON-RPC message this server reads",
+            ),
+        ];
+        for (text, code, id, says) in cases {
+            let r = refusal(text);
+            let shown = String::from_utf8_lossy(text);
+            assert_eq!(r.error.code, code, "{shown}: {r:?}");
+            assert_eq!(r.id, id, "{shown}: {r:?}");
+            assert!(r.error.message.contains(says), "{shown}: {r:?}");
+            assert!(!r.notification, "{shown}");
+            // The answer is a message a client reads as an error, so it answers nothing back.
+            let answer = serde_json::to_value(&r).unwrap();
+            assert_eq!(answer.as_object().map(|o| o.contains_key("id")), Some(true));
+            let read = serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(answer);
+            assert!(
+                matches!(read, Ok(rmcp::model::JsonRpcMessage::Error(_))),
+                "{read:?}"
+            );
+        }
+        let r = refusal(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#);
+        assert!(r.notification, "{r:?}");
+    }
+}
