@@ -584,6 +584,69 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     c.cancel().await.unwrap();
 }
 
+/// Outside tester F8: record_execution's refusals spoke of files, lines and CLI flags, said
+/// "record_execution:" twice and gave a time as epoch seconds. They name the argument (`id`,
+/// `at`), say the time as a time, and nothing is stored.
+#[tokio::test]
+async fn record_execution_refusals_name_id_and_at_as_arguments() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let first =
+        json!({"caller": "a", "tool": "t", "ok": true, "id": "e1", "at": "2026-10-03T12:00:00Z"});
+    assert_eq!(
+        call(&c, "record_execution", first.clone()).await.unwrap()["added"],
+        1
+    );
+    let exported = || {
+        ctx(home.path())
+            .args(["history", "export", "--executions"])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    let stored = exported();
+    let mut other = first.clone();
+    other["tool"] = json!("u");
+    let mut refusals = vec![refused(&c, "record_execution", other, "id").await];
+    for (at, says) in [
+        (
+            "0001-01-01T00:00:00Z",
+            "0001-01-01T00:00:00Z is before 1970-01-01T00:00:00Z",
+        ),
+        (
+            "1970-01-01T00:30:00+01:00",
+            "1970-01-01T00:30:00+01:00 is before 1970-01-01T00:00:00Z",
+        ),
+        (
+            "9999-12-31T23:59:59-01:00",
+            "9999-12-31T23:59:59-01:00 is after 9999-12-31T23:59:59Z",
+        ),
+    ] {
+        let args = json!({"caller": "a", "tool": "t", "ok": true, "at": at});
+        let m = refused(&c, "record_execution", args, "at").await;
+        assert!(m.contains(says), "{m}");
+        refusals.push(m);
+    }
+    assert!(refusals[0].contains("'e1'"), "{}", refusals[0]);
+    for m in &refusals {
+        for wrong in [
+            "file",
+            "line 1",
+            "--on-conflict",
+            "-62135596800",
+            "arguments",
+        ] {
+            assert!(!m.contains(wrong), "{wrong}: {m}");
+        }
+        assert_eq!(m.matches("record_execution").count(), 1, "{m}");
+    }
+    // Nothing was stored by them, and the same record again is still the one stored.
+    assert_eq!(exported(), stored);
+    let again = call(&c, "record_execution", first).await.unwrap();
+    assert_eq!(again["already_present"], 1);
+    c.cancel().await.unwrap();
+}
+
 /// Imported traffic is measured as native plans are: an agent reporting over MCP what it
 /// ran after a LiteLLM plan moves that plan's drift in `history --drift`, and `my-plans`
 /// says where each group's plans came from and counts their gaps against a baseline.

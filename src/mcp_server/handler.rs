@@ -20,7 +20,7 @@ use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
-use crate::core::time::{format_timestamp, parse_timestamp};
+use crate::core::time::format_timestamp;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
@@ -358,8 +358,8 @@ fn tools(read_only: bool) -> Vec<Tool> {
                         "ok": {"type": "boolean", "description": "Whether it succeeded."},
                         "plan_id": name("The plan it follows; without one it counts for the caller's latest plan within the drift window."),
                         "session": name("The agent's session."),
-                        "at": {"type": "string", "description": "When it ran, RFC 3339 (default: now)."},
-                        "id": name("An id for the execution (default: derived from the rest, so a repeat is stored once).")
+                        "at": {"type": "string", "description": "When it ran, RFC 3339, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z (default: now)."},
+                        "id": name("An id for the execution (default: derived from the rest, so a repeat is stored once). One already stored with other content is refused.")
                     },
                     "required": ["caller", "tool", "ok"],
                     "additionalProperties": false
@@ -693,11 +693,7 @@ impl State {
         let plan_id = p.opt_name("plan_id")?;
         let session = p.opt_name("session")?;
         let id = p.opt_name("id")?;
-        let at = match p.opt_str("at", NAME_MAX)? {
-            Some(t) => parse_timestamp(t)
-                .map_err(|e| p.error("at", format!("is not an RFC 3339 time: {e}")))?,
-            None => now_secs(),
-        };
+        let at = p.opt_time("at")?.unwrap_or_else(now_secs);
         let execution = json!({
             "id": id,
             "at": format_timestamp(at),
@@ -708,25 +704,31 @@ impl State {
             "ok": ok,
         });
         // One JSON line through the importer: the same checks, the same transaction, the
-        // same drift update as `ctxconsole import executions`.
+        // same drift update as `ctxconsole import executions`. Every argument was checked
+        // above, so what the importer can still refuse is the store's doing.
         let line = execution.to_string();
         let mut history = self.history().map_err(internal)?;
         let report = history
             .import_executions(
-                "record_execution",
+                TOOL_RECORD,
                 Cursor::new(line.into_bytes()),
                 // An execution without an id gets one from its fields: a repeat is the
-                // same record, stored once.
-                crate::store::history::OnConflict::Refuse,
+                // same record, stored once. One whose id is stored with other content is
+                // kept as stored and counted as skipped, and refused below by its argument:
+                // the importer's own refusal speaks of files and --on-conflict.
+                crate::store::history::OnConflict::Skip,
                 |_| {},
             )
-            .map_err(|e| {
-                if crate::exit::code_for(&e) == crate::exit::BAD_INPUT {
-                    bad(TOOL_RECORD, "arguments", format!("{e:#}"))
-                } else {
-                    internal(e)
-                }
-            })?;
+            .map_err(internal)?;
+        if report.skipped > 0 {
+            return Err(p.error(
+                "id",
+                format!(
+                    "{} is already stored with different content; nothing was recorded (a repeat with the same fields and `at` is stored once; another execution needs another id)",
+                    id.map_or("the id made from these fields".to_string(), |id| format!("'{id}'"))
+                ),
+            ));
+        }
         let plan = match plan_id {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {
                 json!({

@@ -5,6 +5,9 @@ use rmcp::ErrorData;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
+use crate::core::bounds::TIMESTAMP;
+use crate::core::time::{format_timestamp, parse_timestamp};
+
 /// The most one text argument may hold (an instruction, an attachment's text, a catalog, a
 /// prompt): a big paste fits, and a reply built from it still fits in what a client reads.
 pub const TEXT_MAX: usize = 8 * 1024 * 1024;
@@ -153,6 +156,32 @@ impl<'a> Params<'a> {
     pub fn bool(&self, name: &str) -> Result<bool, ErrorData> {
         self.opt_bool(name)?
             .ok_or_else(|| self.error(name, "is required (true or false)"))
+    }
+
+    /// An optional time: RFC 3339 (or Unix seconds, as `import executions` reads), within
+    /// the years the history keeps; said back as given when it is not.
+    pub fn opt_time(&self, name: &str) -> Result<Option<i64>, ErrorData> {
+        let Some(text) = self.opt_str(name, NAME_MAX)? else {
+            return Ok(None);
+        };
+        let secs = parse_timestamp(text)
+            .map_err(|e| self.error(name, format!("is not an RFC 3339 time: {e}")))?;
+        let (first, last) = (*TIMESTAMP.start(), *TIMESTAMP.end());
+        let (side, edge, which) = if secs < first {
+            ("before", first, "earliest")
+        } else if secs > last {
+            ("after", last, "latest")
+        } else {
+            return Ok(Some(secs));
+        };
+        Err(self.error(
+            name,
+            format!(
+                "is out of range: {} is {side} {}, the {which} time the history keeps",
+                text.trim(),
+                format_timestamp(edge)
+            ),
+        ))
     }
 
     /// An optional whole number in `min..=max`.
