@@ -125,9 +125,9 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
                 kind(id)
             )),
         },
-        (None, Some(Value::String(method))) => Refusal {
+        (None, Some(Value::String(_))) => Refusal {
             notification: true,
-            ..invalid(format!("notification `{method}`: {e}"))
+            ..invalid(format!("a notification this server cannot read: {e}"))
         },
         (None, Some(other)) => invalid(format!("`method` must be a string, not {}", kind(other))),
         (None, None) => invalid(
@@ -190,16 +190,26 @@ struct Frame {
     want_key: bool,
 }
 
+/// The nesting [`cut_point`] follows (serde_json's own limit); deeper levels are counted,
+/// not kept, so 32 MiB of `[` costs no more memory than a few levels.
+const DEPTH_MAX: usize = 128;
+
 pub fn cut_point(text: &[u8]) -> CutPoint {
     let mut stack: Vec<Frame> = Vec::new();
+    // Levels below the deepest kept frame.
+    let mut deeper = 0usize;
     let mut id = None;
     let mut i = 0;
     // Is the value starting here the top-level "id"?
-    let at_id = |stack: &[Frame]| {
-        stack.len() == 1 && stack[0].key.as_deref() == Some("id") && !stack[0].want_key
+    let at_id = |stack: &[Frame], deeper: usize| {
+        deeper == 0
+            && stack.len() == 1
+            && stack[0].key.as_deref() == Some("id")
+            && !stack[0].want_key
     };
     while i < text.len() {
         match text[i] {
+            b'{' | b'[' if stack.len() >= DEPTH_MAX => deeper += 1,
             b'{' => stack.push(Frame {
                 object: true,
                 key: None,
@@ -210,9 +220,11 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
                 key: None,
                 want_key: false,
             }),
+            b'}' | b']' if deeper > 0 => deeper -= 1,
             b'}' | b']' => {
                 stack.pop();
             }
+            b',' if deeper > 0 => {}
             b',' => {
                 if let Some(f) = stack.last_mut().filter(|f| f.object) {
                     f.want_key = true;
@@ -236,15 +248,17 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
                     break;
                 }
                 let decoded = || serde_json::from_slice::<String>(&text[i..=j]).ok();
-                if let Some(f) = stack.last_mut().filter(|f| f.object && f.want_key) {
+                if deeper > 0 {
+                    // Inside levels not kept: nothing to note.
+                } else if let Some(f) = stack.last_mut().filter(|f| f.object && f.want_key) {
                     f.key = decoded();
                     f.want_key = false;
-                } else if at_id(&stack) {
+                } else if at_id(&stack, deeper) {
                     id = decoded().map(|s| RequestId::String(s.into()));
                 }
                 i = j;
             }
-            b'-' | b'0'..=b'9' if at_id(&stack) => {
+            b'-' | b'0'..=b'9' if at_id(&stack, deeper) => {
                 // The whole number token: `1.5` is no id, not the id 1.
                 let end = text[i..]
                     .iter()
@@ -297,6 +311,19 @@ mod tests {
             cut_point(br#"{"id":-4,"x":"#).id,
             Some(RequestId::Number(-4))
         );
+        // Deep nesting is followed to a depth, then counted: the id before it is kept, and
+        // one after it (back at the top) is still read.
+        let deep = format!(
+            r#"{{"x":{}{},"id":"after"}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let cut = cut_point(deep.as_bytes());
+        assert_eq!(cut.id, Some(RequestId::String("after".into())));
+        assert!(cut.path.is_empty(), "{:?}", cut.path);
+        let cut = cut_point(format!(r#"{{"id":5,"x":{}"#, "[".repeat(100_000)).as_bytes());
+        assert_eq!(cut.id, Some(RequestId::Number(5)));
+        assert_eq!(cut.path.len(), DEPTH_MAX);
     }
 
     fn refusal(text: &[u8]) -> Refusal {
