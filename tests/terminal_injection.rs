@@ -341,14 +341,16 @@ mod console {
             json!({"tools": tools}).to_string(),
         )
         .unwrap();
-        // A budget row with a hostile id, Tier C.
+        // A budget row with a hostile id, Tier C: from a third-party registry (the
+        // operator's own budgets.toml refuses an id with a control character).
         std::fs::write(
-            dir.join("budgets.toml"),
-            format!(
-                "[[model]]\nid = {}\ninput_tokens = 16000\noutput_tokens = 1500\ntier = \"C\"\nsource = {}\n",
-                json!(format!("evil/{}", HOSTILE.concat())),
-                json!(hostile("source"))
-            ),
+            dir.join("registry.json"),
+            json!({
+                format!("evil/{}:free", HOSTILE.concat()): {
+                    "max_input_tokens": 16000, "max_output_tokens": 1500, "mode": "chat"
+                }
+            })
+            .to_string(),
         )
         .unwrap();
         // The plan, newest of all, in the workspace's own store.

@@ -115,22 +115,12 @@ fn read_stdin(what: &str) -> anyhow::Result<String> {
     text_from_bytes("stdin", bytes)
 }
 
-/// The instruction argument, or stdin for `-`, at most [`bounds::INTENT_BYTES`].
+/// The instruction argument, or stdin for `-`.
 pub fn read_prompt(arg: &str) -> anyhow::Result<String> {
-    let prompt = if arg == "-" {
-        read_stdin("the prompt")?
-    } else {
-        arg.to_string()
-    };
-    let max = crate::core::bounds::INTENT_BYTES;
-    if prompt.len() > max {
-        return Err(bad_input(format!(
-            "the instruction is {} bytes; at most {} — give the rest with --attach FILE",
-            prompt.len(),
-            max
-        )));
+    if arg != "-" {
+        return Ok(arg.to_string());
     }
-    Ok(prompt)
+    read_stdin("the prompt")
 }
 
 /// The `--attach` files, read whole (`-` is stdin, which can be read only once: not when the

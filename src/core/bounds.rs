@@ -26,10 +26,28 @@ pub const CHARS: RangeInclusive<usize> = 0..=100_000_000;
 pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
 /// A plan's recorded duration in milliseconds: at most a week (longer than the longest
 /// timeout times the most retries `config.toml` allows).
-/// An intent (an instruction, a stored plan's request), in bytes: 1 MiB. A longer text is
-/// an attachment's business (briefed, cached); an unbounded one made every view of the
-/// history that holds it slow and an MCP resource tens of MB.
+/// A stored plan's intent, in bytes: 1 MiB. An instruction may be a huge paste (the gate
+/// briefs it for the model), but the history keeps only its opening: an unbounded intent
+/// made every view of the plans that hold it slow and an MCP resource tens of MB.
 pub const INTENT_BYTES: usize = 1 << 20;
+
+/// An intent as the history keeps it: whole up to [`INTENT_BYTES`], else its opening (cut
+/// at a character) and how many bytes were left out, within the bound. The same text
+/// always gives the same kept intent, so an import of it twice is one plan.
+pub fn kept_intent(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= INTENT_BYTES {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = INTENT_BYTES - 64;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{} … [{} more bytes not kept]",
+        &text[..end],
+        text.len() - end
+    ))
+}
 
 pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
 /// `llm.retries`.
@@ -138,6 +156,20 @@ pub fn not_a_whole_number_in<T: Display>(found: &str, range: &RangeInclusive<T>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_intent_is_kept_to_the_bound_cut_at_a_character() {
+        let text = "日".repeat(INTENT_BYTES);
+        let kept = kept_intent(&text);
+        assert!(kept.len() <= INTENT_BYTES, "{}", kept.len());
+        assert!(kept.ends_with("more bytes not kept]"));
+        assert_eq!(
+            kept_intent(&text),
+            kept,
+            "the same text, the same kept intent"
+        );
+        assert_eq!(kept_intent("hi there"), "hi there");
+    }
 
     #[test]
     fn a_huge_or_tiny_number_is_said_as_written() {

@@ -428,17 +428,6 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "model", &raw.model)?;
     required(origin, line, "intent", &raw.intent)?;
-    if raw.intent.len() > bounds::INTENT_BYTES {
-        return Err(line_error(
-            origin,
-            line,
-            format!(
-                "field 'intent' is {} bytes; at most {} (a longer text is an attachment)",
-                raw.intent.len(),
-                bounds::INTENT_BYTES
-            ),
-        ));
-    }
     let outcome = match raw.outcome.as_deref() {
         None if raw.steps.is_empty() => Outcome::Failed,
         None if raw.steps.iter().any(|s| s.tool == UNKNOWN_TOOL) => Outcome::Guarded,
@@ -496,7 +485,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         at,
         caller: raw.caller,
         model: raw.model,
-        intent: raw.intent,
+        intent: bounds::kept_intent(&raw.intent).into_owned(),
         steps,
         outcome,
         failure_class: raw.failure_class,

@@ -328,7 +328,7 @@ mod tests {
             (
                 r#"{"max_input_tokens": 1e300}"#,
                 "max_input_tokens",
-                "is 1000",
+                "is 1e300;",
             ),
             (
                 r#"{"max_input_tokens": "NaN"}"#,

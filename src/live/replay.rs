@@ -639,7 +639,7 @@ pub async fn send_planned(
         at: crate::store::now_secs(),
         caller: link.caller.to_string(),
         model: model.to_string(),
-        intent: link.intent.to_string(),
+        intent: crate::core::bounds::kept_intent(link.intent).into_owned(),
         steps: live
             .plan
             .as_ref()
