@@ -7,6 +7,12 @@
 //! - `--hang PIDFILE`: the same grandchild, then never answers (reads nothing, sleeps);
 //! - `--garbage`: writes a line that is not JSON-RPC (with a terminal escape in it) on
 //!   stdout, then never answers.
+//!
+//! Pagination modes (a working server whose `tools/list` pages misbehave):
+//! - `--empty-cursor`: every page says `"nextCursor": ""` (some servers' "no more pages");
+//! - `--same-cursor`: every page gives the same cursor again;
+//! - `--endless-cursors`: every page gives a new cursor, for ever;
+//! - `--big-page`: the one page is over the 16 MiB a message may be (a 17 MB description).
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -16,7 +22,16 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-struct TestServer;
+#[derive(Clone, Copy, PartialEq)]
+enum Pages {
+    One,
+    EmptyCursor,
+    SameCursor,
+    EndlessCursors,
+    Big,
+}
+
+struct TestServer(Pages);
 
 fn schema(value: Value) -> Arc<Map<String, Value>> {
     Arc::new(value.as_object().cloned().unwrap_or_default())
@@ -29,9 +44,42 @@ impl ServerHandler for TestServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let page: u64 = request
+            .and_then(|r| r.cursor)
+            .and_then(|c| c.strip_prefix("page-").and_then(|n| n.parse().ok()))
+            .unwrap_or(1);
+        let next_cursor = match self.0 {
+            Pages::One | Pages::Big => None,
+            Pages::EmptyCursor => Some(String::new()),
+            Pages::SameCursor => Some("page-2".to_string()),
+            Pages::EndlessCursors => Some(format!("page-{}", page + 1)),
+        };
+        if self.0 == Pages::Big {
+            let tool = Tool::new(
+                "big",
+                "d".repeat(17_000_000),
+                schema(json!({"type": "object"})),
+            );
+            return Ok(ListToolsResult {
+                tools: vec![tool],
+                ..ListToolsResult::default()
+            });
+        }
+        if page > 1 {
+            let tool = Tool::new(
+                format!("page_{page}_tool"),
+                "A tool from a later page.",
+                schema(json!({"type": "object"})),
+            );
+            return Ok(ListToolsResult {
+                tools: vec![tool],
+                next_cursor,
+                ..ListToolsResult::default()
+            });
+        }
         let tools = vec![
             Tool::new(
                 "notes_add",
@@ -57,6 +105,7 @@ impl ServerHandler for TestServer {
         ];
         Ok(ListToolsResult {
             tools,
+            next_cursor,
             ..ListToolsResult::default()
         })
     }
@@ -100,7 +149,14 @@ async fn main() -> anyhow::Result<()> {
         }
         _ => {}
     }
-    let service = TestServer.serve(rmcp::transport::stdio()).await?;
+    let pages = match args.first().map(String::as_str) {
+        Some("--empty-cursor") => Pages::EmptyCursor,
+        Some("--same-cursor") => Pages::SameCursor,
+        Some("--endless-cursors") => Pages::EndlessCursors,
+        Some("--big-page") => Pages::Big,
+        _ => Pages::One,
+    };
+    let service = TestServer(pages).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

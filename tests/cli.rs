@@ -363,6 +363,78 @@ fn garbage_on_an_mcp_servers_stdout_is_quoted_escaped() {
     assert!(!err.contains("did not answer"), "{err}");
 }
 
+#[test]
+fn an_empty_next_cursor_ends_an_mcp_servers_tool_list() {
+    let home = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--tier",
+        "C",
+        "--json",
+        "--mcp-timeout",
+        "10s",
+        "--mcp",
+        &format!("{} --empty-cursor", mcp_server().display()),
+    ]));
+    assert_eq!(v["trim"]["total"], 3, "the one page's tools, read once");
+    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
+}
+
+#[test]
+fn an_mcp_server_in_a_pagination_loop_is_reported_at_once_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    for (mode, says) in [
+        ("--same-cursor", "gave the cursor \"page-2\" again"),
+        (
+            "--endless-cursors",
+            "still gave a next cursor after 1000 pages",
+        ),
+    ] {
+        let command = format!("{} {mode}", mcp_server().display());
+        let started = std::time::Instant::now();
+        let err = runtime_failure(ctx(home.path()).args([
+            "compact",
+            "--mcp-timeout",
+            "60s",
+            "--mcp",
+            &command,
+        ]));
+        assert!(
+            err.contains(&format!("MCP server `{command}` is in a pagination loop")),
+            "{err}"
+        );
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("did not answer"), "{err}");
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn an_mcp_answer_over_the_transports_message_limit_is_reported_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let command = format!("{} --big-page", mcp_server().display());
+    let started = std::time::Instant::now();
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp-timeout",
+        "60s",
+        "--mcp",
+        &command,
+    ]));
+    assert!(err.contains(&format!("MCP server `{command}`")), "{err}");
+    assert!(
+        err.contains("answered tools/list with a message of 17.0 MB, over the 16 MiB"),
+        "{err}"
+    );
+    assert!(!err.contains("did not answer"), "{err}");
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}
+
 /// Whether a process is still running (a zombie waiting to be reaped is not).
 fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {

@@ -678,6 +678,43 @@ fn a_reply_over_the_cap_fails_as_protocol_and_keeps_its_opening() {
 }
 
 #[test]
+fn a_reply_over_the_cap_keeps_the_opening_from_the_chunk_that_crossed_it_cut_at_a_character() {
+    use common::llm_server::{CJK_CROSSING, CJK_FIRST, CJK_OPENING};
+    let server = LlmServer::start();
+    // Above 64 KiB, so the chunk that crosses it (bytes 60,000..68,000) holds the opening's end.
+    let cap = 66_000;
+    assert!(CJK_FIRST < CJK_OPENING && CJK_OPENING < cap && cap < CJK_CROSSING);
+    let home = workspace_with(&server, &format!("max_reply_bytes = {cap}"));
+    let id = a_failed_plan(home.path());
+    let (code, stdout, stderr) = run(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "replay",
+        &id,
+        "--model",
+        "test/huge-cjk",
+        "--json",
+    ]));
+    assert!(matches!(code, Some(0 | 1)), "{code:?}: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let r = &v["replays"][0];
+    assert_eq!(r["failure"]["class"], "protocol", "{r:#}");
+    let row = show(home.path(), r["stored_id"].as_str().unwrap());
+    let raw = row["raw_response"].as_str().unwrap();
+    // The body's 64 KiB end inside a 3-byte character: the opening stops before it.
+    assert!(
+        (CJK_OPENING - 2..CJK_OPENING).contains(&raw.len()),
+        "kept {} bytes, not the first 64 KiB less the character cut",
+        raw.len()
+    );
+    assert!(!raw.contains('\u{FFFD}'), "{}", &raw[raw.len() - 20..]);
+    assert!(raw.ends_with("日日日"), "{}", &raw[raw.len() - 20..]);
+    let detail = r["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("the first {} bytes are kept", raw.len())),
+        "{detail}"
+    );
+}
+
+#[test]
 fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for() {
     let server = LlmServer::start();
     // The longest base config.toml allows (1m), doubled: without the cap the first retry

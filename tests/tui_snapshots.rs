@@ -582,6 +582,49 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.budgets.selected, 4);
 }
 
+#[test]
+fn an_enter_in_a_burst_ends_a_one_line_field_and_the_keys_after_it_are_keys() {
+    let (_d, ws) = workspace();
+    let keymap = Keymap::default();
+    // The Budgets search, as a fast typist or a script sends it: `/local⏎p` in one burst.
+    // The Enter keeps the search (not a newline dropped from a "paste"), and the p after
+    // it opens the Prompt instead of going into the search.
+    let mut state = started(&ws);
+    apply_keys(&mut state, &keymap, &text_keys("/local\np"));
+    assert_eq!(state.budgets.filter, "local");
+    assert!(!state.filter_editing, "the Enter ended the search");
+    assert_eq!(state.focus, Pane::Prompt, "the p after it acted as a key");
+    // A burst after the Enter that is long enough to be a paste goes to the Prompt box,
+    // where an Enter in a paste stays text.
+    let mut state = started(&ws);
+    apply_keys(&mut state, &keymap, &text_keys("/local\npdraft\nthis"));
+    assert_eq!(state.budgets.filter, "local");
+    assert_eq!(state.prompt_text(), "draft\nthis");
+
+    // The History search: the Enter runs it.
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    apply_keys(&mut state, &keymap, &text_keys("/blog\n"));
+    assert!(!state.history.searching && !state.filter_editing);
+    assert_eq!(state.history.filter.text.as_deref(), Some("blog"));
+
+    // The attach path line: the Enter asks for the file, and the line closes.
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt, Action::Attach]);
+    let effects = apply_keys(&mut state, &keymap, &text_keys("/tmp/notes.txt\n"));
+    assert!(
+        state.prompt.attach_path.is_none(),
+        "the Enter ended the line"
+    );
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::ReadAttachment { path, .. } if path == "/tmp/notes.txt")),
+        "{} effects",
+        effects.len()
+    );
+}
+
 fn mouse_at(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
     MouseEvent {
         kind,

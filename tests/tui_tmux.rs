@@ -546,6 +546,27 @@ fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
     );
 }
 
+#[test]
+fn an_enter_typed_fast_after_a_search_keeps_it_and_the_next_key_is_a_key() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(180, 45);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    // One send-keys: the keys reach the console in one burst, as from a script or a fast
+    // typist. The Enter must end the search, not be dropped as a pasted newline.
+    tmux.keys(&["/", "l", "o", "c", "a", "l", "Enter"]);
+    tmux.wait_for("the search kept", 10, |s| {
+        s.contains("/local") && !s.contains("type to search")
+    });
+    tmux.keys(&["p"]);
+    let prompt = tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    assert!(!prompt.contains("/localp"), "{prompt}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
 /// The Preview's title line: ` Preview · MODEL · tier X … `.
 fn preview_title(screen: &str) -> Option<&str> {
     let at = screen.find(" Preview · ")?;

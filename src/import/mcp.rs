@@ -20,6 +20,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How much of the server's stdout is kept to show what it said when it is not JSON-RPC.
 const STDOUT_KEPT: usize = 4096;
+/// The longest line (one JSON-RPC message, its newline included) rmcp's stdio transport
+/// reads. It drops a longer one, logging it and telling the client nothing, so the relay
+/// measures lines itself and reports one at once.
+const MESSAGE_MAX: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// The most `tools/list` pages read: a server still giving new cursors after this many is
+/// taken to be in a pagination loop.
+const PAGES_MAX: usize = 1000;
 /// How many of those bytes an error quotes.
 const QUOTED: usize = 80;
 
@@ -107,17 +114,25 @@ pub async fn import_tools(
     };
     let stderr_task = tokio::spawn(last_of_stderr(stderr));
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let lines = Arc::new(Lines::default());
     let (relayed, stdout_for_rmcp) = tokio::io::duplex(64 * 1024);
-    let stdout_task = tokio::spawn(relay(stdout, relayed, Arc::clone(&seen)));
+    let stdout_task = tokio::spawn(relay(
+        stdout,
+        relayed,
+        Arc::clone(&seen),
+        Arc::clone(&lines),
+    ));
+    // What the server was last asked, for an answer the transport drops.
+    let asked = Mutex::new("initialize");
     let listing = async {
         let client = ()
             .serve((stdout_for_rmcp, stdin))
             .await
             .map_err(|e| format!("did not complete the MCP handshake: {e}"))?;
-        let tools = client
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("failed tools/list: {e}"));
+        if let Ok(mut a) = asked.lock() {
+            *a = "tools/list";
+        }
+        let tools = list_all_tools(&client).await;
         let _ = client.cancel().await;
         tools
     };
@@ -128,11 +143,29 @@ pub async fn import_tools(
                 return parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new);
             }
             Ok(Err(e)) => e,
-            Err(_) => format!(
-                "did not answer within {}",
-                crate::core::duration::describe(timeout)
-            ),
+            Err(_) => {
+                let still = match lines.current() {
+                    n if n > MESSAGE_MAX => format!(
+                        " (it was still sending a message of more than {}, over the {} an MCP message may be: the transport would drop it)",
+                        megabytes(n),
+                        MESSAGE_LIMIT
+                    ),
+                    _ => String::new(),
+                };
+                format!(
+                    "did not answer within {}{still}",
+                    crate::core::duration::describe(timeout)
+                )
+            }
         },
+        bytes = lines.oversized() => {
+            let asked = asked.lock().map(|a| *a).unwrap_or("tools/list");
+            format!(
+                "answered {asked} with a message of {}, over the {} an MCP message may be (the transport drops it)",
+                megabytes(bytes),
+                MESSAGE_LIMIT
+            )
+        }
         signal = stop_signal() => return Err(anyhow::Error::new(signal)),
     };
     // Ending the group closes its pipes: what it wrote is then read to the end at once.
@@ -155,6 +188,110 @@ pub async fn import_tools(
         .map(|l| format!(" (its stderr: {l})"))
         .unwrap_or_default();
     Err(anyhow::anyhow!("{origin} {failure}{said}"))
+}
+
+/// [`MESSAGE_MAX`] as errors write it.
+const MESSAGE_LIMIT: &str = "16 MiB";
+
+/// A message size in MB, to one decimal.
+fn megabytes(bytes: usize) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// Every page of `tools/list`. rmcp's own `list_all_tools` asks again for as long as a
+/// cursor comes back: an empty one (which some servers send for "no more") or one repeated
+/// had it ask until the timeout. Here an empty cursor ends the list, and a cursor seen
+/// before, or more than [`PAGES_MAX`] pages, is a pagination loop, reported at once.
+async fn list_all_tools(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+) -> Result<Vec<rmcp::model::Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut cursors = std::collections::HashSet::new();
+    for page in 1..=PAGES_MAX {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.take());
+        let result = client.list_tools(Some(params)).await.map_err(|e| {
+            let which = if page > 1 {
+                format!(" (page {page})")
+            } else {
+                String::new()
+            };
+            format!("failed tools/list{which}: {e}")
+        })?;
+        tools.extend(result.tools);
+        match result.next_cursor {
+            None => return Ok(tools),
+            Some(c) if c.is_empty() => return Ok(tools),
+            Some(c) => {
+                if !cursors.insert(c.clone()) {
+                    return Err(format!(
+                        "is in a pagination loop: tools/list page {page} gave the cursor {} again",
+                        quote_cursor(&c)
+                    ));
+                }
+                cursor = Some(c);
+            }
+        }
+    }
+    Err(format!(
+        "is in a pagination loop: tools/list still gave a next cursor after {PAGES_MAX} pages ({} tools)",
+        tools.len()
+    ))
+}
+
+/// A server's cursor, quoted short with every control character escaped.
+fn quote_cursor(cursor: &str) -> String {
+    const SHOWN: usize = 40;
+    let head = crate::core::text::opening(cursor, SHOWN);
+    let more = if head.len() < cursor.len() { "…" } else { "" };
+    format!("\"{}\"{more}", head.escape_debug())
+}
+
+/// The length of the line the server is writing on its stdout, and the first line over
+/// [`MESSAGE_MAX`] it finished.
+#[derive(Default)]
+struct Lines {
+    current: std::sync::atomic::AtomicUsize,
+    oversized: Mutex<Option<usize>>,
+    finished_one: tokio::sync::Notify,
+}
+
+impl Lines {
+    /// Count `bytes` of stdout.
+    fn read(&self, bytes: &[u8]) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut current = self.current.load(Relaxed);
+        for piece in bytes.split_inclusive(|&b| b == b'\n') {
+            current = current.saturating_add(piece.len());
+            if piece.ends_with(b"\n") {
+                if current > MESSAGE_MAX
+                    && let Ok(mut o) = self.oversized.lock()
+                    && o.is_none()
+                {
+                    *o = Some(current);
+                    self.finished_one.notify_one();
+                }
+                current = 0;
+            }
+        }
+        self.current.store(current, Relaxed);
+    }
+
+    /// The bytes of the line being written, so far.
+    fn current(&self) -> usize {
+        self.current.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The size of the first line over [`MESSAGE_MAX`], once one has ended.
+    async fn oversized(&self) -> usize {
+        loop {
+            let waiting = self.finished_one.notified();
+            if let Some(n) = self.oversized.lock().ok().and_then(|o| *o) {
+                return n;
+            }
+            waiting.await;
+        }
+    }
 }
 
 /// The process group a server was started in, killed whole when this is dropped.
@@ -229,6 +366,7 @@ async fn relay(
     mut from: tokio::process::ChildStdout,
     mut to: tokio::io::DuplexStream,
     seen: Arc<Mutex<Vec<u8>>>,
+    lines: Arc<Lines>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut chunk = [0u8; 8192];
@@ -241,6 +379,7 @@ async fn relay(
             let room = STDOUT_KEPT.saturating_sub(kept.len());
             kept.extend_from_slice(&chunk[..n.min(room)]);
         }
+        lines.read(&chunk[..n]);
         if forwarding && to.write_all(&chunk[..n]).await.is_err() {
             forwarding = false;
         }
@@ -288,6 +427,31 @@ mod tests {
         assert_eq!(split_command("x ''").unwrap(), vec!["x", ""]);
         assert!(split_command("  ").is_err());
         assert!(split_command("a 'b").is_err());
+    }
+
+    #[test]
+    fn lines_are_measured_across_reads_and_the_first_over_the_limit_is_kept() {
+        let lines = Lines::default();
+        lines.read(b"{\"a\":1}\n{\"b\"");
+        assert_eq!(lines.current(), 4);
+        let big = vec![b'x'; MESSAGE_MAX];
+        lines.read(&big);
+        assert_eq!(lines.current(), MESSAGE_MAX + 4);
+        assert_eq!(*lines.oversized.lock().unwrap(), None, "not ended yet");
+        lines.read(b"}\n{}\n");
+        assert_eq!(lines.current(), 0);
+        assert_eq!(*lines.oversized.lock().unwrap(), Some(MESSAGE_MAX + 6));
+        // A line of exactly the limit, its newline included, is read by the transport.
+        let fits = Lines::default();
+        let mut line = vec![b'x'; MESSAGE_MAX - 1];
+        line.push(b'\n');
+        fits.read(&line);
+        assert_eq!(*fits.oversized.lock().unwrap(), None);
+        assert_eq!(quote_cursor("a\u{1b}b"), "\"a\\u{1b}b\"");
+        assert_eq!(
+            quote_cursor(&"c".repeat(50)),
+            format!("\"{}\"…", "c".repeat(40))
+        );
     }
 
     #[test]

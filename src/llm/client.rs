@@ -595,6 +595,9 @@ struct Incoming<'r> {
     limit: usize,
     /// The first [`OPENING_MAX`] redacted bytes.
     opening: Vec<u8>,
+    /// Bytes arrived that the opening could not take, or reading stopped before the end:
+    /// the opening is not the whole reply, so it ends at a character boundary.
+    clipped: bool,
     ended: bool,
 }
 
@@ -606,6 +609,7 @@ impl<'r> Incoming<'r> {
             received: 0,
             limit,
             opening: Vec::new(),
+            clipped: false,
             ended: false,
         }
     }
@@ -618,10 +622,13 @@ impl<'r> Incoming<'r> {
         let bytes = match self.response.chunk().await {
             Ok(Some(chunk)) => {
                 self.received = self.received.saturating_add(chunk.len());
+                let bytes = self.redact.push(&chunk);
                 if self.received > self.limit {
+                    // The chunk crossing the cap still counts towards the opening.
+                    self.keep(&bytes);
                     return Err(self.stop(Cut::TooLarge));
                 }
-                self.redact.push(&chunk)
+                bytes
             }
             Ok(None) => {
                 self.ended = true;
@@ -636,6 +643,7 @@ impl<'r> Incoming<'r> {
     /// Stop reading: the bytes held back for redaction are decided and kept.
     fn stop(&mut self, cut: Cut) -> Cut {
         self.ended = true;
+        self.clipped = true;
         let held = self.redact.finish();
         self.keep(&held);
         cut
@@ -643,12 +651,25 @@ impl<'r> Incoming<'r> {
 
     fn keep(&mut self, bytes: &[u8]) {
         let room = OPENING_MAX.saturating_sub(self.opening.len());
+        if bytes.len() > room {
+            self.clipped = true;
+        }
         self.opening
             .extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
+    /// The opening as kept: when it is not the whole reply, up to its last whole character
+    /// (a cut inside one would end in U+FFFD).
+    fn opening_bytes(&self) -> &[u8] {
+        if self.clipped {
+            &self.opening[..whole_chars_end(&self.opening)]
+        } else {
+            &self.opening
+        }
+    }
+
     fn opening_text(&self) -> String {
-        String::from_utf8_lossy(&self.opening).into_owned()
+        String::from_utf8_lossy(self.opening_bytes()).into_owned()
     }
 
     /// An error body: its opening, read no further.
@@ -657,6 +678,10 @@ impl<'r> Incoming<'r> {
             if !matches!(self.next().await, Ok(Some(_))) {
                 break;
             }
+        }
+        if !self.ended {
+            // Full, the rest unread.
+            self.clipped = true;
         }
         self.opening_text()
     }
@@ -669,12 +694,34 @@ impl<'r> Incoming<'r> {
                 "reply too large: more than {} arrived (llm.max_reply_bytes = {}); the first {} are kept",
                 byte_size(self.limit),
                 self.limit,
-                byte_size(self.opening.len())
+                byte_size(self.opening_bytes().len())
             ),
             Some(self.opening_text()),
             partial,
         )
     }
+}
+
+/// Where `bytes`, a cut prefix of UTF-8 text, ends without a character cut short: its length
+/// less a trailing lead byte whose continuation bytes were cut off. Bytes that are no UTF-8
+/// are left to the lossy reading.
+fn whole_chars_end(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    // A character is at most 4 bytes: its lead is among the last 4.
+    for back in 1..=len.min(4) {
+        let b = bytes[len - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: the lead is further back
+        }
+        let width = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return if width > back { len - back } else { len };
+    }
+    len
 }
 
 async fn read_stream(
@@ -818,6 +865,25 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(at("99999999999999999999999"), Some(Duration::MAX));
+    }
+
+    #[test]
+    fn a_cut_opening_ends_at_a_whole_character() {
+        let text = "ab日本€é😀".as_bytes();
+        let ends: Vec<usize> = (0..=text.len())
+            .map(|n| whole_chars_end(&text[..n]))
+            .collect();
+        // a b 日(3) 本(3) €(3) é(2) 😀(4)
+        assert_eq!(
+            ends,
+            [0, 1, 2, 2, 2, 5, 5, 5, 8, 8, 8, 11, 11, 13, 13, 13, 13, 17]
+        );
+        for n in 0..=text.len() {
+            assert!(std::str::from_utf8(&text[..ends[n]]).is_ok(), "{n}");
+        }
+        // Not UTF-8: left as it is for the lossy reading.
+        assert_eq!(whole_chars_end(&[0x80, 0x80, 0x80, 0x80, 0x80]), 5);
+        assert_eq!(whole_chars_end(b"x\xff"), 2);
     }
 
     #[test]

@@ -132,18 +132,35 @@ fn text_line_key(ev: &KeyEvent) -> Option<Action> {
 /// person's keys are tens of milliseconds apart.
 pub const BURST_GAP_MS: u64 = 2;
 
+/// Where keys are text now, as [`key_action`] decides it: the attach path line, the Prompt
+/// box, a search; `None` when keys are commands.
+fn text_field(state: &State) -> Option<panes::prompt::TextField> {
+    use panes::prompt::TextField;
+    if state.help.open {
+        None
+    } else if state.prompt.attach_path.is_some() {
+        Some(TextField::Line)
+    } else if state.focus == Pane::Prompt {
+        Some(TextField::Box)
+    } else if state.filter_editing {
+        Some(TextField::Line)
+    } else {
+        None
+    }
+}
+
 /// A burst of keys, applied in order. While the operator is typing (the Prompt pane or a
 /// search), a run of text keys in it is a paste from a terminal without bracketed paste:
-/// one insert and one preview, not one per key, and a Tab or Enter in it stays text.
+/// one insert and one preview, not one per key. In the Prompt box a Tab or Enter in it
+/// stays text; in a one-line field (a search, the attach path) an Enter ends the field, as
+/// typed, and the keys after it act on what is then in focus.
 pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<Effect> {
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
-        let typing = !state.help.open
-            && (state.focus == Pane::Prompt
-                || state.filter_editing
-                || state.prompt.attach_path.is_some());
-        if typing && let Some((text, n)) = panes::prompt::paste_run(&keys[i..]) {
+        if let Some(field) = text_field(state)
+            && let Some((text, n)) = panes::prompt::paste_run(&keys[i..], field)
+        {
             effects.extend(update(state, Action::Paste(text)));
             i += n;
             continue;

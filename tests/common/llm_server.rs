@@ -34,6 +34,12 @@ pub const SCENARIOS: [(&str, &str); 18] = [
 
 /// About how many bytes the `huge-*` scenarios send.
 pub const HUGE: usize = 400_000;
+/// Where `huge-cjk` cuts its body: the first write, then a pause, the write crossing a cap
+/// between [`CJK_FIRST`] and [`CJK_CROSSING`] and the 64 KiB ([`CJK_OPENING`]) a reply
+/// over the cap keeps, a pause, the rest.
+pub const CJK_FIRST: usize = 60_000;
+pub const CJK_OPENING: usize = 64 * 1024;
+pub const CJK_CROSSING: usize = 68_000;
 
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -648,6 +654,29 @@ fn serve(
             events.extend((0..HUGE / prose.len()).map(|_| delta("content", &prose, None)));
             events.push(delta("content", ".", Some("stop")));
             stream_events(&mut stream, &events, false)
+        }
+        // A body of 3-byte characters over a cap just past 64 KiB, sent so that the chunk
+        // crossing the cap holds the end of the first 64 KiB (which cuts a character).
+        "huge-cjk" => {
+            let body = (0..3)
+                .map(|pad| {
+                    let content = format!("{}{}", "x".repeat(pad), "日".repeat(HUGE / 3));
+                    completion(json!(content), json!("stop"), json!({}))
+                })
+                .find(|b| !b.is_char_boundary(CJK_OPENING))
+                .unwrap();
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {json_kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )?;
+            let bytes = body.as_bytes();
+            for part in [&bytes[..CJK_FIRST], &bytes[CJK_FIRST..CJK_CROSSING], &bytes[CJK_CROSSING..]] {
+                stream.write_all(part)?;
+                stream.flush()?;
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            Ok(())
         }
         // A retry-after no Duration can hold.
         "retry-after-huge" => respond(

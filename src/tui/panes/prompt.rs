@@ -47,11 +47,27 @@ pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
     }
 }
 
+/// Where a burst of keys is being typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextField {
+    /// The Prompt box: many lines, so an Enter or Tab in a paste is text.
+    Box,
+    /// A one-line field (a search, the attach path): a line holds no newline, so an Enter
+    /// ends the field even inside a burst, and a Tab keeps its meaning too.
+    Line,
+}
+
 /// The text of the run of text keys at the start of `keys`, when it is long enough to be a
-/// paste: inserted as one edit, previewed once, and its Tabs and Enters are text, never
-/// "next pane" or anything else a key would do.
-pub fn paste_run(keys: &[KeyEvent]) -> Option<(String, usize)> {
-    let text: String = keys.iter().map_while(pasted_char).collect();
+/// paste: inserted as one edit, previewed once. In the Prompt box its Tabs and Enters are
+/// text, never "next pane" or anything else a key would do; in a one-line field the run
+/// ends before an Enter or Tab, which then act as keys.
+pub fn paste_run(keys: &[KeyEvent], field: TextField) -> Option<(String, usize)> {
+    let text: String = keys
+        .iter()
+        .map_while(|k| {
+            pasted_char(k).filter(|c| field == TextField::Box || !matches!(c, '\n' | '\t'))
+        })
+        .collect();
     let n = text.chars().count();
     (n >= PASTE_MIN_KEYS).then_some((text, n))
 }
