@@ -1504,3 +1504,96 @@ fn closing_stdin_mid_call_ends_the_server() {
         "the server stayed {waited:?} after stdin closed (exited: {exited:?})"
     );
 }
+
+/// An `initialize` over raw HTTP, as the outside tester's script sends it (no DELETE after).
+async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    http.post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Outside tester F5: every `initialize` over HTTP left a session (about 50 KB) until its
+/// client sent DELETE, which none did: 15,000 of them held 771 MB, nothing freed when idle.
+/// The sessions are capped (503 and a JSON-RPC error beyond), DELETE frees a place, and an
+/// idle session expires.
+#[tokio::test]
+async fn http_sessions_are_capped_and_idle_ones_expire() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &["--max-sessions", "3", "--session-idle", "3s"],
+    );
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let r = raw_initialize(&http, &url).await;
+        assert_eq!(r.status(), 200);
+        ids.push(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
+        assert!(r.text().await.unwrap().contains("serverInfo"));
+    }
+    for _ in 0..5 {
+        let r = raw_initialize(&http, &url).await;
+        assert_eq!(r.status(), 503);
+        assert!(r.headers().get("mcp-session-id").is_none());
+        assert_eq!(r.headers()["content-type"], "application/json");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["id"], 1, "{v}");
+        assert_eq!(v["error"]["code"], -32000, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("at most 3"), "{message}");
+        assert!(message.contains("DELETE"), "{message}");
+    }
+    // The sessions let in still serve.
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[0])
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // DELETE gives a place back at once.
+    let r = http
+        .delete(&url)
+        .header("mcp-session-id", &ids[0])
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(raw_initialize(&http, &url).await.status(), 503);
+
+    // Nobody uses them: they expire, and new ones are let in. A session that expired is
+    // unknown to the server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut freed = 0;
+    while freed < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "idle sessions were not expired"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        let r = raw_initialize(&http, &url).await;
+        if r.status() == 200 {
+            freed += 1;
+        } else {
+            assert_eq!(r.status(), 503);
+        }
+    }
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[1])
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}

@@ -5,16 +5,21 @@ pub mod handler;
 pub mod http;
 pub mod jsonrpc;
 pub mod params;
+pub mod sessions;
 pub mod stdio;
 
+use clap::builder::TypedValueParser as _;
 use rmcp::ServiceExt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use crate::core::duration::{DurationError, parse_duration};
 use crate::exit::bad_input;
 use crate::workspace::{ReadOnlyHistory, Workspace, WorkspaceOptions};
 use handler::{Console, HistorySource, State};
+use sessions::{SESSIONS_MAX, Sessions};
 use stdio::{BoundedStdio, MESSAGE_MAX};
 
 /// The shortest bearer token `--token` takes.
@@ -33,6 +38,13 @@ pub struct Args {
     /// least 16 characters. Required with --bind, optional with --http.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them gets 503.
+    #[arg(long, value_name = "N", default_value_t = SESSIONS_MAX,
+          value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
+    pub max_sessions: usize,
+    /// Over HTTP, close a session after this long without a request (100ms to 1d).
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_SESSION_IDLE, value_parser = session_idle)]
+    pub session_idle: Duration,
     /// No tool writes: record_execution is not listed and a call to it is refused, and
     /// briefed pastes are not written to the output cache.
     #[arg(long)]
@@ -40,6 +52,16 @@ pub struct Args {
     /// A LiteLLM registry to layer over the sample budgets.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
+}
+
+/// [`SESSION_IDLE`] as the flag writes it.
+const DEFAULT_SESSION_IDLE: &str = "5m";
+
+fn session_idle(s: &str) -> Result<Duration, DurationError> {
+    parse_duration(
+        s,
+        Duration::from_millis(100)..=Duration::from_secs(24 * 60 * 60),
+    )
 }
 
 /// Where to listen, checked before anything is opened.
@@ -136,7 +158,10 @@ pub fn run(
                 running.waiting().await?;
                 Ok(())
             }
-            Listen::Http { addr, token, open } => http::serve(state, addr, token, open).await,
+            Listen::Http { addr, token, open } => {
+                let sessions = Sessions::new(args.max_sessions, args.session_idle);
+                http::serve(state, addr, token, open, sessions).await
+            }
         }
     });
     // The client has gone: a call still at work on a blocking thread (a rank waiting on an
@@ -144,4 +169,15 @@ pub fn run(
     // has nobody to go to.
     rt.shutdown_background();
     served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sessions::SESSION_IDLE;
+
+    #[test]
+    fn the_default_idle_is_the_named_one() {
+        assert_eq!(session_idle(DEFAULT_SESSION_IDLE), Ok(SESSION_IDLE));
+    }
 }
