@@ -975,20 +975,32 @@ impl Drop for Server {
 
 /// `ctxconsole mcp --http 127.0.0.1:0` with `extra` arguments, and the URL it listens on.
 fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home)
+    let (server, url, _) = start_http_with(home, extra, None);
+    (server, url)
+}
+
+/// [`start_http`] with `token` as $CTXCONSOLE_MCP_TOKEN (none: the variable is unset), and
+/// what the server said on stderr before the address.
+fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env_remove("CTXCONSOLE_MCP_TOKEN")
         .args(["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if let Some(t) = token {
+        cmd.env("CTXCONSOLE_MCP_TOKEN", t);
+    }
+    let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let server = Server(child);
     // Notes (a loose temporary directory) may come first: the address is on its own line.
+    let mut notes = String::new();
     let mut line = String::new();
     while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("listening on ") {
+        notes.push_str(&line);
         line.clear();
     }
     let url = line
@@ -1000,7 +1012,7 @@ fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
-    (server, url)
+    (server, url, notes)
 }
 
 #[tokio::test]
@@ -1081,7 +1093,9 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
     drop(server);
 
     // Off loopback only with --bind and a token.
+    // Not even from the environment (where a token would start a server here).
     let out = ctx(home.path())
+        .env_remove("CTXCONSOLE_MCP_TOKEN")
         .args(["mcp", "--bind", "0.0.0.0:0"])
         .output()
         .unwrap();
@@ -1596,4 +1610,53 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+}
+
+/// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
+/// account, and the README steered shared hosts there, as the only way to keep the token
+/// out of `ps` was no token. The token now comes from $CTXCONSOLE_MCP_TOKEN or a private
+/// --token-file, and a server without one says at start that anyone on the machine can
+/// connect.
+#[tokio::test]
+async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
+    let home = tempfile::tempdir().unwrap();
+    let (server, _url, notes) = start_http_with(home.path(), &[], None);
+    assert!(notes.contains("any local user can connect"), "{notes}");
+    assert!(notes.contains("CTXCONSOLE_MCP_TOKEN"), "{notes}");
+    drop(server);
+
+    let token = "a-token-kept-out-of-ps-0123";
+    let file = home.path().join("mcp-token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let by_file = ["--token-file", file.to_str().unwrap()];
+    let http = reqwest::Client::new();
+    for (extra, env) in [(&[][..], Some(token)), (&by_file[..], None)] {
+        let (_server, url, notes) = start_http_with(home.path(), extra, env);
+        assert!(!notes.contains("any local user"), "{notes}");
+        assert_eq!(raw_initialize(&http, &url).await.status(), 401);
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                url.clone(),
+            )
+            .auth_header(token);
+        let c = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+        c.cancel().await.unwrap();
+    }
+
+    // A token file others may read is refused, naming the fix.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = ctx(home.path())
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(by_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("chmod 600"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

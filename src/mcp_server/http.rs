@@ -206,6 +206,13 @@ pub async fn serve(
         .await
         .map_err(|e| bad_input(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
+    if token.is_none() {
+        // Loopback is not per user: every account on this machine can reach it.
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole mcp: no token: any local user can connect and read the plan history or record executions: set {} (or --token-file FILE) to require one",
+            crate::mcp_server::TOKEN_ENV
+        ));
+    }
     // Tests and scripts read the port from here when they asked for port 0.
     crate::cli::out::eprint_line(&format!(
         "ctxconsole mcp: listening on http://{local}{ENDPOINT}"
