@@ -1660,3 +1660,65 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:
+/// one caller's plans with long intents made `ctxconsole://my-plans/{caller}` a 40 MB
+/// message. Each intent here is under the 1 MiB import takes; five of them, each in a group
+/// of its own, pass the bound. The view is refused saying what to read instead, and the
+/// server goes on serving.
+#[tokio::test]
+async fn a_resource_over_the_result_bound_is_refused_saying_what_to_narrow() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("long-intents.jsonl");
+    let mut lines = String::new();
+    for (i, topic) in ["alpha", "bravo", "charlie", "delta", "echo"]
+        .iter()
+        .enumerate()
+    {
+        let intent = format!("clone the {topic} repo {}", "word ".repeat(200_000));
+        let plan = json!({"id": format!("long-{i}"), "at": "2026-11-24T10:00:00Z", "caller": "c", "model": "m/x", "intent": intent, "outcome": "ok", "steps": [{"order": 1, "tool": "repo.clone"}]});
+        lines.push_str(&format!("{plan}\n"));
+    }
+    std::fs::write(&plans, lines).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&plans)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let c = start(home.path(), &[]).await;
+    let uri = "ctxconsole://my-plans/c";
+    let e = match c.read_resource(ReadResourceRequestParams::new(uri)).await {
+        Err(ServiceError::McpError(e)) => e,
+        Ok(r) => panic!(
+            "{uri}: served {} bytes",
+            serde_json::to_string(&r).unwrap().len()
+        ),
+        Err(e) => panic!("{uri}: {e}"),
+    };
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+    assert!(e.message.contains("6 MiB"), "{}", e.message);
+    assert!(e.message.contains(uri), "{}", e.message);
+    assert!(
+        e.message.contains("ctxconsole history --caller"),
+        "{}",
+        e.message
+    );
+    let data = e.data.unwrap();
+    assert_eq!(data["uri"], uri);
+    assert!(data["result_bytes"].as_u64().unwrap() > 6 * 1024 * 1024);
+    // Still serving, the smaller views too (the sample's groups are the largest: these
+    // plans are not among all callers' 20).
+    assert!(read(&c, "ctxconsole://context-budgets").await["rows"].is_array());
+    assert!(read(&c, "ctxconsole://my-plans").await["groups"].is_array());
+    assert_eq!(
+        read(&c, "ctxconsole://my-plans/nobody").await["total_plans"],
+        0
+    );
+    c.cancel().await.unwrap();
+}
