@@ -975,20 +975,32 @@ impl Drop for Server {
 
 /// `ctxconsole mcp --http 127.0.0.1:0` with `extra` arguments, and the URL it listens on.
 fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home)
+    let (server, url, _) = start_http_with(home, extra, None);
+    (server, url)
+}
+
+/// [`start_http`] with `token` as $CTXCONSOLE_MCP_TOKEN (none: the variable is unset), and
+/// what the server said on stderr before the address.
+fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    cmd.env("CTXCONSOLE_HOME", home)
+        .env_remove("CTXCONSOLE_MCP_TOKEN")
         .args(["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if let Some(t) = token {
+        cmd.env("CTXCONSOLE_MCP_TOKEN", t);
+    }
+    let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let server = Server(child);
     // Notes (a loose temporary directory) may come first: the address is on its own line.
+    let mut notes = String::new();
     let mut line = String::new();
     while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("listening on ") {
+        notes.push_str(&line);
         line.clear();
     }
     let url = line
@@ -1000,7 +1012,7 @@ fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
-    (server, url)
+    (server, url, notes)
 }
 
 #[tokio::test]
@@ -1081,7 +1093,9 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
     drop(server);
 
     // Off loopback only with --bind and a token.
+    // Not even from the environment (where a token would start a server here).
     let out = ctx(home.path())
+        .env_remove("CTXCONSOLE_MCP_TOKEN")
         .args(["mcp", "--bind", "0.0.0.0:0"])
         .output()
         .unwrap();
@@ -1503,4 +1517,208 @@ fn closing_stdin_mid_call_ends_the_server() {
         waited < Duration::from_secs(8),
         "the server stayed {waited:?} after stdin closed (exited: {exited:?})"
     );
+}
+
+/// An `initialize` over raw HTTP, as the outside tester's script sends it (no DELETE after).
+async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    http.post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Outside tester F5: every `initialize` over HTTP left a session (about 50 KB) until its
+/// client sent DELETE, which none did: 15,000 of them held 771 MB, nothing freed when idle.
+/// The sessions are capped (503 and a JSON-RPC error beyond), DELETE frees a place, and an
+/// idle session expires.
+#[tokio::test]
+async fn http_sessions_are_capped_and_idle_ones_expire() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &["--max-sessions", "3", "--session-idle", "3s"],
+    );
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let r = raw_initialize(&http, &url).await;
+        assert_eq!(r.status(), 200);
+        ids.push(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
+        assert!(r.text().await.unwrap().contains("serverInfo"));
+    }
+    for _ in 0..5 {
+        let r = raw_initialize(&http, &url).await;
+        assert_eq!(r.status(), 503);
+        assert!(r.headers().get("mcp-session-id").is_none());
+        assert_eq!(r.headers()["content-type"], "application/json");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["id"], 1, "{v}");
+        assert_eq!(v["error"]["code"], -32000, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("at most 3"), "{message}");
+        assert!(message.contains("DELETE"), "{message}");
+    }
+    // The sessions let in still serve.
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[0])
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    // DELETE gives a place back at once.
+    let r = http
+        .delete(&url)
+        .header("mcp-session-id", &ids[0])
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(raw_initialize(&http, &url).await.status(), 503);
+
+    // Nobody uses them: they expire, and new ones are let in. A session that expired is
+    // unknown to the server.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut freed = 0;
+    while freed < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "idle sessions were not expired"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        let r = raw_initialize(&http, &url).await;
+        if r.status() == 200 {
+            freed += 1;
+        } else {
+            assert_eq!(r.status(), 503);
+        }
+    }
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[1])
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+/// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
+/// account, and the README steered shared hosts there, as the only way to keep the token
+/// out of `ps` was no token. The token now comes from $CTXCONSOLE_MCP_TOKEN or a private
+/// --token-file, and a server without one says at start that anyone on the machine can
+/// connect.
+#[tokio::test]
+async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
+    let home = tempfile::tempdir().unwrap();
+    let (server, _url, notes) = start_http_with(home.path(), &[], None);
+    assert!(notes.contains("any local user can connect"), "{notes}");
+    assert!(notes.contains("CTXCONSOLE_MCP_TOKEN"), "{notes}");
+    drop(server);
+
+    let token = "a-token-kept-out-of-ps-0123";
+    let file = home.path().join("mcp-token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let by_file = ["--token-file", file.to_str().unwrap()];
+    let http = reqwest::Client::new();
+    for (extra, env) in [(&[][..], Some(token)), (&by_file[..], None)] {
+        let (_server, url, notes) = start_http_with(home.path(), extra, env);
+        assert!(!notes.contains("any local user"), "{notes}");
+        assert_eq!(raw_initialize(&http, &url).await.status(), 401);
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                url.clone(),
+            )
+            .auth_header(token);
+        let c = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+        c.cancel().await.unwrap();
+    }
+
+    // A token file others may read is refused, naming the fix.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = ctx(home.path())
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(by_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("chmod 600"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:
+/// one caller's plans with long intents made `ctxconsole://my-plans/{caller}` a 40 MB
+/// message. Each intent here is under the 1 MiB import takes; five of them, each in a group
+/// of its own, pass the bound. The view is refused saying what to read instead, and the
+/// server goes on serving.
+#[tokio::test]
+async fn a_resource_over_the_result_bound_is_refused_saying_what_to_narrow() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("long-intents.jsonl");
+    let mut lines = String::new();
+    for (i, topic) in ["alpha", "bravo", "charlie", "delta", "echo"]
+        .iter()
+        .enumerate()
+    {
+        let intent = format!("clone the {topic} repo {}", "word ".repeat(200_000));
+        let plan = json!({"id": format!("long-{i}"), "at": "2026-11-24T10:00:00Z", "caller": "c", "model": "m/x", "intent": intent, "outcome": "ok", "steps": [{"order": 1, "tool": "repo.clone"}]});
+        lines.push_str(&format!("{plan}\n"));
+    }
+    std::fs::write(&plans, lines).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&plans)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let c = start(home.path(), &[]).await;
+    let uri = "ctxconsole://my-plans/c";
+    let e = match c.read_resource(ReadResourceRequestParams::new(uri)).await {
+        Err(ServiceError::McpError(e)) => e,
+        Ok(r) => panic!(
+            "{uri}: served {} bytes",
+            serde_json::to_string(&r).unwrap().len()
+        ),
+        Err(e) => panic!("{uri}: {e}"),
+    };
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+    assert!(e.message.contains("6 MiB"), "{}", e.message);
+    assert!(e.message.contains(uri), "{}", e.message);
+    assert!(
+        e.message.contains("ctxconsole history --caller"),
+        "{}",
+        e.message
+    );
+    let data = e.data.unwrap();
+    assert_eq!(data["uri"], uri);
+    assert!(data["result_bytes"].as_u64().unwrap() > 6 * 1024 * 1024);
+    // Still serving, the smaller views too (the sample's groups are the largest: these
+    // plans are not among all callers' 20).
+    assert!(read(&c, "ctxconsole://context-budgets").await["rows"].is_array());
+    assert!(read(&c, "ctxconsole://my-plans").await["groups"].is_array());
+    assert_eq!(
+        read(&c, "ctxconsole://my-plans/nobody").await["total_plans"],
+        0
+    );
+    c.cancel().await.unwrap();
 }

@@ -41,8 +41,10 @@ pub const TOOL_COMPACT: &str = "compact_catalog";
 pub const TOOL_RANK: &str = "rank_tools";
 pub const TOOL_RECORD: &str = "record_execution";
 
-/// The most one tool result may take as JSON. It travels twice (as structured content and
-/// as its text), escaped once, and rmcp's clients read at most 16 MiB a message.
+/// The most one answer may take as JSON, a tool's result or a resource's text (checked by
+/// [`within_result_max`] for both). A tool result travels twice (as structured content and
+/// as its text), a resource's text escaped once, and rmcp's clients read at most 16 MiB a
+/// message.
 pub const RESULT_MAX: usize = 6 * 1024 * 1024;
 
 /// What every request reads: the workspace as it was at start, and where the store is.
@@ -780,20 +782,67 @@ impl State {
     }
 }
 
+/// The one bound on what an answer carries, tools and resources alike: `bytes` of JSON
+/// within [`RESULT_MAX`], or an `invalid_params` error saying what `what` (a tool, a
+/// resource's URI) would have taken and `narrow`, what to ask for instead. `data` names it
+/// (`{"tool": …}`, `{"uri": …}`) and gains `result_bytes`.
+fn within_result_max(
+    what: &str,
+    bytes: usize,
+    narrow: &str,
+    mut data: JsonObject,
+) -> Result<(), ErrorData> {
+    if bytes <= RESULT_MAX {
+        return Ok(());
+    }
+    data.insert("result_bytes".into(), json!(bytes));
+    Err(ErrorData::invalid_params(
+        format!(
+            "{what}: the result would be {} bytes, over the {} one answer may take; {narrow}",
+            crate::format::thousands(bytes),
+            size_label(RESULT_MAX)
+        ),
+        Some(Value::Object(data)),
+    ))
+}
+
 /// A tool's answer: structured, and the same JSON as text for clients that read only text.
 fn tool_result(tool: &str, value: Value) -> Result<CallToolResult, ErrorData> {
     let bytes = serde_json::to_string(&value).map_or(0, |s| s.len());
-    if bytes > RESULT_MAX {
-        return Err(ErrorData::invalid_params(
-            format!(
-                "{tool}: the result would be {} bytes, over the {} one answer may take; send a smaller catalog or text",
-                crate::format::thousands(bytes),
-                size_label(RESULT_MAX)
-            ),
-            Some(json!({"tool": tool, "result_bytes": bytes})),
-        ));
-    }
+    let mut data = JsonObject::new();
+    data.insert("tool".into(), json!(tool));
+    within_result_max(tool, bytes, "send a smaller catalog or text", data)?;
     Ok(CallToolResult::structured(value))
+}
+
+/// What to read instead of a resource over [`RESULT_MAX`]: the per-caller view of the
+/// plans, the console's history for one caller's (their intents are what grows), one
+/// model's budget row.
+fn narrower(uri: &str) -> String {
+    if uri == URI_MY_PLANS {
+        format!(
+            "read {URI_MY_PLANS}/{{caller}} for one caller's plans, or see them with `ctxconsole history`"
+        )
+    } else if uri.starts_with(&format!("{URI_MY_PLANS}/")) {
+        "the latest plans' intents take most of it; see this caller's plans with `ctxconsole history --caller` and its name".to_string()
+    } else if uri == URI_BUDGETS {
+        format!("read {URI_BUDGET_PREFIX}{{model}} for one model's row")
+    } else if uri == URI_MODELS {
+        "see it with `ctxconsole history --models`".to_string()
+    } else {
+        "see it with `ctxconsole budgets --model`".to_string()
+    }
+}
+
+/// A resource's answer: its JSON as text, within [`RESULT_MAX`].
+fn resource_result(uri: String, value: &Value) -> Result<ReadResourceResult, ErrorData> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| internal(e.into()))?;
+    let mut data = JsonObject::new();
+    data.insert("uri".into(), json!(uri));
+    within_result_max(&uri, text.len(), &narrower(&uri), data)?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(text, uri).with_mime_type("application/json"),
+    ]))
 }
 
 /// A standard method whose params do not parse reaches the handler as a custom request
@@ -904,11 +953,7 @@ impl ServerHandler for Console {
             Ok((uri, value))
         })
         .await?;
-        let text = serde_json::to_string_pretty(&value).map_err(|e| internal(e.into()))?;
-        Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(text, uri).with_mime_type("application/json"),
-        ])
-        .into())
+        Ok(resource_result(uri, &value)?.into())
     }
 
     async fn list_tools(
@@ -964,6 +1009,37 @@ impl ServerHandler for Console {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_and_resources_are_held_to_the_one_result_bound() {
+        let big = json!("x".repeat(RESULT_MAX));
+        let e = tool_result(TOOL_RANK, big.clone()).unwrap_err();
+        assert!(
+            e.message.contains("rank_tools: the result would be"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("6 MiB"), "{}", e.message);
+        let uri = format!("{URI_MY_PLANS}/c");
+        let e = resource_result(uri.clone(), &big).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            e.message
+                .starts_with(&format!("{uri}: the result would be")),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("6 MiB"), "{}", e.message);
+        let data = e.data.unwrap();
+        assert_eq!(data["uri"], uri);
+        assert_eq!(data["result_bytes"], RESULT_MAX + 2);
+        let e = resource_result(URI_MY_PLANS.to_string(), &big).unwrap_err();
+        assert!(e.message.contains("my-plans/{caller}"), "{}", e.message);
+        // At the bound, served.
+        let fits = json!("x".repeat(RESULT_MAX - 2));
+        assert!(tool_result(TOOL_RANK, fits.clone()).is_ok());
+        assert!(resource_result(uri, &fits).is_ok());
+    }
 
     #[test]
     fn template_values_decode_and_empty_ones_are_refused() {

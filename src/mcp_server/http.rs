@@ -2,6 +2,7 @@
 //! with a bearer token checked on every request when one is set. A POSTed JSON body is read
 //! here first, so one that is not a message this server reads gets 400 with the JSON-RPC
 //! error stdio would give it (rmcp's own answer is 415 "fail to deserialize request body").
+//! An `initialize` is let in only while there is room for its session (see [`Sessions`]).
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -9,8 +10,7 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
 use hyper_util::rt::TokioIo;
-use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,6 +21,7 @@ use crate::exit::bad_input;
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
 use crate::mcp_server::params::size_label;
+use crate::mcp_server::sessions::{Place, Sessions};
 use crate::mcp_server::stdio::MESSAGE_MAX;
 
 /// The one path the server answers on.
@@ -38,9 +39,9 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
     r
 }
 
-/// A JSON-RPC error as the whole answer: 400, whatever the message was (over HTTP even a
-/// notification that cannot be read is told so).
-fn refused(refusal: &Refusal) -> Response<Body> {
+/// A JSON-RPC error as the whole answer, with `status` whatever the message was (over HTTP
+/// even a notification that cannot be read is told so).
+fn refused(status: StatusCode, refusal: &Refusal) -> Response<Body> {
     let body = match serde_json::to_vec(refusal) {
         Ok(body) => body,
         Err(e) => {
@@ -51,7 +52,7 @@ fn refused(refusal: &Refusal) -> Response<Body> {
         }
     };
     let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
-    *r.status_mut() = StatusCode::BAD_REQUEST;
+    *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
@@ -72,9 +73,11 @@ fn posts_json(req: &Request<Incoming>) -> bool {
 }
 
 /// The request with its body read (at most [`MESSAGE_MAX`]) and found to be a message
-/// rmcp reads; or the answer to give instead: 413 over the limit, 400 with the JSON-RPC
-/// error [`jsonrpc::unreadable`] gives otherwise.
-async fn read_message(req: Request<Incoming>) -> Result<Request<Full<Bytes>>, Response<Body>> {
+/// rmcp reads, and that message; or the answer to give instead: 413 over the limit, 400
+/// with the JSON-RPC error [`jsonrpc::unreadable`] gives otherwise.
+async fn read_message(
+    req: Request<Incoming>,
+) -> Result<(Request<Full<Bytes>>, ClientJsonRpcMessage), Response<Body>> {
     let (parts, body) = req.into_parts();
     let bytes = match Limited::new(body, MESSAGE_MAX).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -94,10 +97,52 @@ async fn read_message(req: Request<Incoming>) -> Result<Request<Full<Bytes>>, Re
             ));
         }
     };
-    if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
-        return Err(refused(&jsonrpc::unreadable(&bytes, &e)));
+    let message = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes)
+        .map_err(|e| refused(StatusCode::BAD_REQUEST, &jsonrpc::unreadable(&bytes, &e)))?;
+    Ok((Request::from_parts(parts, Full::new(bytes)), message))
+}
+
+/// The JSON-RPC error code of an `initialize` refused because the sessions are all taken
+/// (in the range JSON-RPC leaves to servers).
+pub const SESSIONS_FULL: ErrorCode = ErrorCode(-32000);
+
+/// The header that names a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// For an `initialize` outside a session (the request rmcp makes a new session for), a
+/// place for that session, or 503 with a JSON-RPC error under its id when the sessions are
+/// all taken. Any other request needs no place (`Ok(None)`).
+async fn admit(
+    sessions: &Sessions,
+    parts: &Request<Full<Bytes>>,
+    message: &ClientJsonRpcMessage,
+) -> Result<Option<Place>, Response<Body>> {
+    let JsonRpcMessage::Request(request) = message else {
+        return Ok(None);
+    };
+    if !matches!(request.request, ClientRequest::InitializeRequest(_))
+        || parts.headers().contains_key(SESSION_HEADER)
+    {
+        return Ok(None);
     }
-    Ok(Request::from_parts(parts, Full::new(bytes)))
+    match sessions.admit().await {
+        Ok(place) => Ok(Some(place)),
+        Err(why) => {
+            let refusal = Refusal {
+                error: rmcp::ErrorData::new(
+                    SESSIONS_FULL,
+                    why,
+                    Some(serde_json::json!({"max_sessions": sessions.max()})),
+                ),
+                id: Some(request.id.clone()),
+                notification: false,
+            };
+            let mut r = refused(StatusCode::SERVICE_UNAVAILABLE, &refusal);
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("10"));
+            Err(r)
+        }
+    }
 }
 
 /// Equal in time whatever the first difference: the comparison does not tell an attacker
@@ -155,11 +200,19 @@ pub async fn serve(
     addr: SocketAddr,
     token: Option<String>,
     open: bool,
+    sessions: Sessions,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| bad_input(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
+    if token.is_none() {
+        // Loopback is not per user: every account on this machine can reach it.
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole mcp: no token: any local user can connect and read the plan history or record executions: set {} (or --token-file FILE) to require one",
+            crate::mcp_server::TOKEN_ENV
+        ));
+    }
     // Tests and scripts read the port from here when they asked for port 0.
     crate::cli::out::eprint_line(&format!(
         "ctxconsole mcp: listening on http://{local}{ENDPOINT}"
@@ -170,9 +223,10 @@ pub async fn serve(
     }
     let service = StreamableHttpService::new(
         move || Ok(Console::new(Arc::clone(&state))),
-        Arc::new(LocalSessionManager::default()),
+        sessions.manager(),
         config,
     );
+    let sessions = Arc::new(sessions);
     let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
     loop {
         let (stream, _) = match listener.accept().await {
@@ -188,10 +242,12 @@ pub async fn serve(
         };
         let service = service.clone();
         let token = token.clone();
+        let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
             let handle = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let mut service = service.clone();
                 let token = token.clone();
+                let sessions = Arc::clone(&sessions);
                 async move {
                     if req.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(plain(
@@ -219,10 +275,16 @@ pub async fn serve(
                         return Ok(r);
                     }
                     if posts_json(&req) {
-                        return match read_message(req).await {
-                            Ok(req) => service.call(req).await,
-                            Err(answer) => Ok(answer),
+                        let (req, message) = match read_message(req).await {
+                            Ok(read) => read,
+                            Err(answer) => return Ok(answer),
                         };
+                        // Held until rmcp has answered: its session is in the table by then.
+                        let _place = match admit(&sessions, &req, &message).await {
+                            Ok(place) => place,
+                            Err(answer) => return Ok(answer),
+                        };
+                        return service.call(req).await;
                     }
                     service.call(req).await
                 }

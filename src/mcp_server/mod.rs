@@ -5,20 +5,33 @@ pub mod handler;
 pub mod http;
 pub mod jsonrpc;
 pub mod params;
+pub mod sessions;
 pub mod stdio;
 
+use clap::builder::TypedValueParser as _;
 use rmcp::ServiceExt;
+use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use crate::core::duration::{DurationError, parse_duration};
 use crate::exit::bad_input;
 use crate::workspace::{ReadOnlyHistory, Workspace, WorkspaceOptions};
 use handler::{Console, HistorySource, State};
+use sessions::{SESSIONS_MAX, Sessions};
 use stdio::{BoundedStdio, MESSAGE_MAX};
 
-/// The shortest bearer token `--token` takes.
+/// The shortest bearer token taken.
 pub const TOKEN_MIN: usize = 16;
+
+/// The environment variable the bearer token may come in: unlike `--token`, not shown to
+/// every local user by `ps`.
+pub const TOKEN_ENV: &str = "CTXCONSOLE_MCP_TOKEN";
+
+/// The most a `--token-file` may hold.
+const TOKEN_FILE_MAX: u64 = 4096;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,13 +39,25 @@ pub struct Args {
     /// (127.0.0.1:8765, [::1]:8765); port 0 picks a free one, printed on stderr.
     #[arg(long, value_name = "ADDR", conflicts_with = "bind")]
     pub http: Option<SocketAddr>,
-    /// Serve streamable HTTP on any address (e.g. 0.0.0.0:8765). Requires --token.
+    /// Serve streamable HTTP on any address (e.g. 0.0.0.0:8765). Requires a token.
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<SocketAddr>,
     /// The bearer token every HTTP request must carry (`Authorization: Bearer TOKEN`), at
-    /// least 16 characters. Required with --bind, optional with --http.
-    #[arg(long, value_name = "TOKEN")]
+    /// least 16 characters. Required with --bind, optional with --http. On the command line
+    /// every local user sees it in `ps`: prefer $CTXCONSOLE_MCP_TOKEN or --token-file.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
     pub token: Option<String>,
+    /// Read the bearer token from FILE (the owner's alone, e.g. 0600; a final newline is
+    /// dropped). Without --token or --token-file, HTTP takes $CTXCONSOLE_MCP_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them gets 503.
+    #[arg(long, value_name = "N", default_value_t = SESSIONS_MAX,
+          value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
+    pub max_sessions: usize,
+    /// Over HTTP, close a session after this long without a request (100ms to 1d).
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_SESSION_IDLE, value_parser = session_idle)]
+    pub session_idle: Duration,
     /// No tool writes: record_execution is not listed and a call to it is refused, and
     /// briefed pastes are not written to the output cache.
     #[arg(long)]
@@ -40,6 +65,16 @@ pub struct Args {
     /// A LiteLLM registry to layer over the sample budgets.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
+}
+
+/// [`SESSION_IDLE`] as the flag writes it.
+const DEFAULT_SESSION_IDLE: &str = "5m";
+
+fn session_idle(s: &str) -> Result<Duration, DurationError> {
+    parse_duration(
+        s,
+        Duration::from_millis(100)..=Duration::from_secs(24 * 60 * 60),
+    )
 }
 
 /// Where to listen, checked before anything is opened.
@@ -52,36 +87,91 @@ enum Listen {
     },
 }
 
-fn listen(args: &Args) -> anyhow::Result<Listen> {
-    if let Some(t) = &args.token
-        && (t.len() < TOKEN_MIN || !t.bytes().all(|b| b.is_ascii_graphic()))
-    {
-        // It travels in a header: visible ASCII, no spaces.
+/// The token `--token-file` names: a regular file no one but its owner may read or write,
+/// at most [`TOKEN_FILE_MAX`] bytes, without its final line break.
+fn token_from_file(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = path.display();
+    let file = crate::fsio::open_regular(path)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| bad_input(format!("--token-file {shown}: cannot read: {e}")))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
         return Err(bad_input(format!(
-            "--token must be at least {TOKEN_MIN} characters of visible ASCII (no spaces)"
+            "--token-file {shown}: others than its owner may read or write it (mode {mode:o}); a token file must be the owner's alone: chmod 600 {shown}"
         )));
     }
+    let mut bytes = Vec::new();
+    file.take(TOKEN_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad_input(format!("--token-file {shown}: cannot read: {e}")))?;
+    if bytes.len() as u64 > TOKEN_FILE_MAX {
+        return Err(bad_input(format!(
+            "--token-file {shown}: more than {TOKEN_FILE_MAX} bytes; it holds the token alone"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| {
+        bad_input(format!(
+            "--token-file {shown}: not UTF-8; the token is visible ASCII"
+        ))
+    })?;
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// The bearer token for HTTP and where it came from: `--token`, `--token-file`, else the
+/// environment's [`TOKEN_ENV`] (`env`; one that is set but empty is refused rather than
+/// served without a token). It travels in a header: visible ASCII, no spaces.
+fn http_token(args: &Args, env: Option<OsString>) -> anyhow::Result<Option<String>> {
+    let (token, origin) = if let Some(t) = &args.token {
+        (t.clone(), "--token".to_string())
+    } else if let Some(path) = &args.token_file {
+        (
+            token_from_file(path)?,
+            format!("--token-file {}", path.display()),
+        )
+    } else if let Some(t) = env {
+        let t = t
+            .into_string()
+            .map_err(|_| bad_input(format!("${TOKEN_ENV} is not UTF-8")))?;
+        (t, format!("${TOKEN_ENV}"))
+    } else {
+        return Ok(None);
+    };
+    if token.len() < TOKEN_MIN || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad_input(format!(
+            "{origin}: the token must be at least {TOKEN_MIN} characters of visible ASCII (no spaces)"
+        )));
+    }
+    Ok(Some(token))
+}
+
+/// `env`: the environment's [`TOKEN_ENV`], read by the caller.
+fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
     match (args.http, args.bind) {
         (Some(addr), _) if !addr.ip().is_loopback() => Err(bad_input(format!(
-            "--http {addr}: not a loopback address; to listen on it use --bind {addr} --token TOKEN"
+            "--http {addr}: not a loopback address; to listen on it use --bind {addr} with a token (${TOKEN_ENV} or --token-file FILE)"
         ))),
         (Some(addr), _) => Ok(Listen::Http {
             addr,
-            token: args.token.clone(),
+            token: http_token(args, env)?,
             open: false,
         }),
-        (None, Some(addr)) => match &args.token {
+        (None, Some(addr)) => match http_token(args, env)? {
             None => Err(bad_input(format!(
-                "--bind {addr} needs --token: a server reachable from elsewhere must check who calls it"
+                "--bind {addr} needs a token (${TOKEN_ENV}, --token-file FILE or --token TOKEN): a server reachable from elsewhere must check who calls it"
             ))),
             Some(t) => Ok(Listen::Http {
                 addr,
-                token: Some(t.clone()),
+                token: Some(t),
                 open: true,
             }),
         },
-        (None, None) if args.token.is_some() => Err(bad_input(
-            "--token is for HTTP: give --http ADDR or --bind ADDR with it",
+        // Over stdio the client started this process: there is no one else to keep out,
+        // and a $CTXCONSOLE_MCP_TOKEN exported for an HTTP server is no mistake here.
+        (None, None) if args.token.is_some() || args.token_file.is_some() => Err(bad_input(
+            "--token and --token-file are for HTTP: give --http ADDR or --bind ADDR with them",
         )),
         (None, None) => Ok(Listen::Stdio),
     }
@@ -92,7 +182,7 @@ pub fn run(
     store: crate::workspace::StoreChoice,
     args: Args,
 ) -> anyhow::Result<()> {
-    let how = listen(&args)?;
+    let how = listen(&args, std::env::var_os(TOKEN_ENV))?;
     let ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
         registry: args.registry.clone(),
@@ -136,7 +226,10 @@ pub fn run(
                 running.waiting().await?;
                 Ok(())
             }
-            Listen::Http { addr, token, open } => http::serve(state, addr, token, open).await,
+            Listen::Http { addr, token, open } => {
+                let sessions = Sessions::new(args.max_sessions, args.session_idle);
+                http::serve(state, addr, token, open, sessions).await
+            }
         }
     });
     // The client has gone: a call still at work on a blocking thread (a rank waiting on an
@@ -144,4 +237,92 @@ pub fn run(
     // has nobody to go to.
     rt.shutdown_background();
     served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sessions::SESSION_IDLE;
+
+    #[test]
+    fn the_default_idle_is_the_named_one() {
+        assert_eq!(session_idle(DEFAULT_SESSION_IDLE), Ok(SESSION_IDLE));
+    }
+
+    #[derive(Debug, clap::Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn listen_to(argv: &[&str], env: Option<&str>) -> anyhow::Result<Listen> {
+        use clap::Parser;
+        let argv = std::iter::once("mcp").chain(argv.iter().copied());
+        let args = Command::try_parse_from(argv)?.args;
+        listen(&args, env.map(OsString::from))
+    }
+
+    fn refusal(argv: &[&str], env: Option<&str>) -> String {
+        match listen_to(argv, env) {
+            Ok(_) => panic!("{argv:?} was taken"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn token_of(listen: &Listen) -> Option<&str> {
+        match listen {
+            Listen::Http { token, .. } => token.as_deref(),
+            Listen::Stdio => None,
+        }
+    }
+
+    const TOKEN: &str = "a-token-from-the-environment";
+
+    #[test]
+    fn the_token_comes_from_the_environment_or_a_private_file() {
+        // The environment serves --bind and --http alike; a flag goes before it.
+        let l = listen_to(&["--bind", "0.0.0.0:0"], Some(TOKEN)).unwrap();
+        assert!(matches!(l, Listen::Http { open: true, .. }));
+        assert_eq!(token_of(&l), Some(TOKEN));
+        let l = listen_to(&["--http", "127.0.0.1:0"], Some(TOKEN)).unwrap();
+        assert_eq!(token_of(&l), Some(TOKEN));
+        let l = listen_to(
+            &["--http", "127.0.0.1:0", "--token", "a-token-from-the-flag"],
+            Some(TOKEN),
+        )
+        .unwrap();
+        assert_eq!(token_of(&l), Some("a-token-from-the-flag"));
+        // Without any, --bind is refused and says where a token may come from.
+        let e = refusal(&["--bind", "0.0.0.0:0"], None);
+        assert!(e.contains(TOKEN_ENV), "{e}");
+        // A set but empty or short variable is refused, not taken as no token.
+        for bad in ["", "short"] {
+            let e = refusal(&["--http", "127.0.0.1:0"], Some(bad));
+            assert!(e.contains(&format!("${TOKEN_ENV}")), "{e}");
+        }
+        // Over stdio the variable is not used; the flags are refused.
+        assert!(matches!(
+            listen_to(&[], Some(TOKEN)).unwrap(),
+            Listen::Stdio
+        ));
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
+        let path = file.to_str().unwrap();
+        assert!(listen_to(&["--token-file", path], None).is_err());
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = refusal(&["--http", "127.0.0.1:0", "--token-file", path], None);
+        assert!(e.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let l = listen_to(&["--http", "127.0.0.1:0", "--token-file", path], Some("")).unwrap();
+        assert_eq!(token_of(&l), Some(TOKEN));
+        assert!(listen_to(&["--token", TOKEN, "--token-file", path], None).is_err());
+        let e = refusal(
+            &["--http", "127.0.0.1:0", "--token-file", "/nonexistent/t"],
+            None,
+        );
+        assert!(e.contains("/nonexistent/t"), "{e}");
+    }
 }
