@@ -11,7 +11,8 @@ pub fn ctx(home: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
     cmd.env("CTXCONSOLE_HOME", home)
         .env_remove("NO_COLOR")
-        .env_remove("CTXCONSOLE_LOG");
+        .env_remove("CTXCONSOLE_LOG")
+        .env_remove("CTXCONSOLE_MCP_TOKEN");
     cmd
 }
 
