@@ -170,8 +170,17 @@ struct SharedFile(Arc<Mutex<std::fs::File>>);
 
 impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // One event is one line: a line break inside it (a server's error page, a body) is
+        // written as `\n`, so nothing read from outside can forge a line of its own.
         let text = String::from_utf8_lossy(buf);
-        let safe = crate::core::terminal_text::for_terminal(&text);
+        let (event, end) = match text.strip_suffix('\n') {
+            Some(event) => (event, "\n"),
+            None => (text.as_ref(), ""),
+        };
+        let safe = format!(
+            "{}{end}",
+            crate::core::terminal_text::for_terminal_line(event)
+        );
         match self.0.lock() {
             Ok(mut f) => f.write_all(safe.as_bytes())?,
             // A thread that panicked mid-line poisons nothing worth refusing the next line.

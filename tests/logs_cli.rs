@@ -168,8 +168,18 @@ fn bodies_in_the_log_carry_no_control_or_bidi_character() {
     assert!(text.contains("answer body"), "{text}");
     assert!(text.contains("request body"), "{text}");
     assert!(text.contains("EVIL"), "the body is logged: {text}");
-    for c in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+    for c in [
+        '\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}', '\u{200b}',
+    ] {
         assert!(!text.contains(c), "{c:?} raw in the log:\n{text}");
+    }
+    // A line break in a body cannot forge a log line: every line is an event of ours.
+    assert!(text.contains("FORGED line"), "the body is logged: {text}");
+    for line in text.lines() {
+        assert!(
+            !line.starts_with("2026-11-25T18:00:00Z  INFO ctxconsole::live: FORGED"),
+            "a body forged a line: {line:?}"
+        );
     }
 }
 

@@ -720,8 +720,11 @@ pub fn model_id_problem(id: &str) -> Option<&'static str> {
         Some("is empty")
     } else if id.trim() != id {
         Some("has spaces around it")
-    } else if id.chars().any(char::is_control) {
-        Some("holds a control character")
+    } else if id
+        .chars()
+        .any(|c| c.is_control() || crate::core::terminal_text::needs_escape(c))
+    {
+        Some("holds a control, bidi or invisible character")
     } else {
         None
     }

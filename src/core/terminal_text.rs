@@ -47,8 +47,18 @@ pub fn needs_escape(c: char) -> bool {
     match c {
         '\n' | '\t' => false,
         c if c.is_control() => true, // C0, DEL and C1 (general category Cc)
-        c => is_bidi_control(c),
+        c => is_bidi_control(c) || is_invisible(c),
     }
+}
+
+/// Characters that show as nothing yet are there: zero-width space and joiners, word
+/// joiner and invisible operators, the byte-order mark, and the line and paragraph
+/// separators some viewers break a line at. Two names that differ only by one look alike.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200D}' | '\u{2028}' | '\u{2029}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+    )
 }
 
 /// Every bidi formatting character: embeddings and overrides (U+202A–U+202E), isolates
@@ -112,6 +122,18 @@ mod tests {
         assert_eq!(
             for_terminal("a\u{200F}b\u{200E}c\u{061C}d"),
             "a\\u{200f}b\\u{200e}c\\u{61c}d"
+        );
+    }
+
+    #[test]
+    fn invisible_characters_are_shown_too() {
+        assert_eq!(
+            for_terminal("local/x\u{200B}\u{FEFF}a\u{2028}b\u{2060}"),
+            "local/x\\u{200b}\\u{feff}a\\u{2028}b\\u{2060}"
+        );
+        assert_eq!(
+            crate::core::budget::model_id_problem("local/x\u{200B}"),
+            Some("holds a control, bidi or invisible character")
         );
     }
 

@@ -307,7 +307,7 @@ mod tests {
         for (id, problem) in [
             (" local/x", "has spaces around it"),
             ("", "is empty"),
-            ("a\u{1b}b", "holds a control character"),
+            ("a\u{1b}b", "holds a control, bidi or invisible character"),
         ] {
             let m = map(json!({ "model": id }));
             let p = Params::new("t", &m, &["model"]).unwrap();

@@ -541,7 +541,7 @@ fn serve(
         "escape-answer" => ok(
             &mut stream,
             &format!(
-                "\u{1b}[2J\u{1b}]52;c;aGVsbG8=\u{7}\u{9b}31m\u{202e}EVIL \u{1b}]8;;http://evil\u{7}link\u{1b}]8;;\u{7} {good}"
+                "\u{1b}[2J\u{1b}]52;c;aGVsbG8=\u{7}\u{9b}31m\u{202e}EVIL \u{1b}]8;;http://evil\u{7}link\u{1b}]8;;\u{7}\u{2028}\u{200b}\n2026-11-25T18:00:00Z  INFO ctxconsole::live: FORGED line\n {good}"
             ),
             "stop",
         ),
