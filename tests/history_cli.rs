@@ -689,3 +689,44 @@ fn an_intent_over_one_mib_is_kept_as_its_opening() {
         &intent[intent.len() - 60..]
     );
 }
+
+/// A plan line's model, caller and step tools are names: one shown on one line of every
+/// table, the model also the id a live replay routes by. One with spaces around it, a line
+/// break or an invisible character is refused naming the line and field, nothing imported
+/// (second tester: ` local/x` imported, then replayed to the default remote provider; a
+/// caller `ops\nFAKE caller` forged a row of `history --plans`).
+#[test]
+fn names_in_a_plan_line_follow_the_one_name_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    for (field, model, caller, tool) in [
+        ("model", " local/x", "c", "repo.clone"),
+        ("model", "local/x\u{200b}", "c", "repo.clone"),
+        ("caller", "m/x", "ops\nFAKE caller", "repo.clone"),
+        ("steps[].tool", "m/x", "c", "memory.store\nFORGED step"),
+    ] {
+        let file = home.path().join("names.jsonl");
+        std::fs::write(
+            &file,
+            serde_json::json!({"id": "n1", "at": "2026-11-24T10:00:00Z", "caller": caller,
+                "model": model, "intent": "clone the repo", "outcome": "ok",
+                "steps": [{"order": 1, "tool": tool}]})
+            .to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains("line 1") && err.contains(&format!("field '{field}'")),
+            "{err}"
+        );
+    }
+    assert_eq!(total(), before);
+}

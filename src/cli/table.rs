@@ -3,6 +3,18 @@
 /// Render rows under a header, left-aligned, two spaces between columns.
 /// Columns whose header starts with '>' are right-aligned (the '>' is not printed).
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
+    // A cell is one line: a line break or tab in outside text (an imported caller, a tool
+    // name, a gateway's user) is shown escaped, never as a row of its own. Widths are of
+    // what is shown.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| crate::core::terminal_text::for_terminal_line(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let rows = &rows;
     let cols = header.len();
     let right: Vec<bool> = header.iter().map(|h| h.starts_with('>')).collect();
     let header: Vec<&str> = header.iter().map(|h| h.trim_start_matches('>')).collect();
@@ -55,5 +67,14 @@ mod tests {
             ],
         );
         assert_eq!(t, "id      n\na       1\nlong  100\n");
+    }
+
+    #[test]
+    fn a_line_break_in_a_cell_stays_in_its_cell() {
+        let t = render(
+            &["caller", "model"],
+            &[vec!["ops\nFAKE caller".into(), "m/x".into()]],
+        );
+        assert_eq!(t, "caller            model\nops\\nFAKE caller  m/x\n");
     }
 }

@@ -711,16 +711,23 @@ fn is_round(n: usize) -> bool {
 }
 
 /// Why `id` cannot name a model, or `None` when it can. One rule for every place an
-/// operator or an agent names a model (`--model`, MCP arguments): the budget row, the
-/// provider it routes to and the stored plan must all read the same id, so an id with
-/// spaces around it, a control character or nothing in it is refused rather than trimmed
-/// in one place and not in another.
+/// operator or an agent names a model (`--model`, MCP arguments, budgets.toml, imported
+/// plans): the budget row, the provider it routes to and the stored plan must all read the
+/// same id, so an id with spaces around it, a control, bidi or invisible character or
+/// nothing in it is refused rather than trimmed in one place and not in another.
 pub fn model_id_problem(id: &str) -> Option<&'static str> {
-    if id.trim().is_empty() {
+    name_problem(id)
+}
+
+/// Why `name` (a model id, a caller, a tool) cannot be a name shown on one line of a table,
+/// or `None`: empty, spaces around it, or a control, bidi or invisible character (a line
+/// break in a caller forged rows in `history --plans`).
+pub fn name_problem(name: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
         Some("is empty")
-    } else if id.trim() != id {
+    } else if name.trim() != name {
         Some("has spaces around it")
-    } else if id
+    } else if name
         .chars()
         .any(|c| c.is_control() || crate::core::terminal_text::needs_escape(c))
     {

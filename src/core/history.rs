@@ -472,6 +472,19 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         .expert_baseline
         .map(|v| parse_baseline(v).map_err(|m| line_error(origin, line, m)))
         .transpose()?;
+    // Names are shown on one line of every table and route requests: one rule for them.
+    let named = std::iter::once(("model", raw.model.as_str()))
+        .chain(std::iter::once(("caller", raw.caller.as_str())))
+        .chain(raw.steps.iter().map(|s| ("steps[].tool", s.tool.as_str())));
+    for (field, name) in named {
+        if let Some(problem) = crate::core::budget::name_problem(name) {
+            return Err(line_error(
+                origin,
+                line,
+                format!("field '{field}' {problem}"),
+            ));
+        }
+    }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
@@ -536,6 +549,15 @@ pub fn parse_execution_line(
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;
+    for (field, name) in [("caller", &raw.caller), ("tool", &raw.tool)] {
+        if let Some(problem) = crate::core::budget::name_problem(name) {
+            return Err(line_error(
+                origin,
+                line,
+                format!("field '{field}' {problem}"),
+            ));
+        }
+    }
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
         format!(
             "e-{}",
