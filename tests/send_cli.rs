@@ -653,6 +653,38 @@ fn answers_the_store_cannot_take_are_shown_and_the_failure_names_the_store() {
         !stderr.contains("not a ctxconsole"),
         "a healthy store is never called foreign: {stderr}"
     );
+    assert!(huge["unsaved_plan"].is_string(), "{huge:#}");
+
+    // The text output holds the unsaved answer whole, as a plan line that imports later.
+    let out = common::ctx_with_files_capped(home.path(), 256)
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--store",
+            store_arg,
+            "--model",
+            "test/huge-body",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (_, after) = text
+        .split_once("NOT STORED: each answer whole")
+        .unwrap_or_else(|| panic!("{}", &text[..text.len().min(2000)]));
+    let line = after.lines().nth(1).expect("the plan line");
+    assert!(line.len() > 400_000, "the whole answer: {}", line.len());
+    let saved = home.path().join("unsaved.jsonl");
+    std::fs::write(&saved, format!("{line}\n")).unwrap();
+    let other = home.path().join("roomy.sqlite");
+    let r = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json", "--store"])
+            .arg(&other)
+            .arg(&saved),
+    );
+    assert_eq!(r["added"], 1, "{r}");
 }
 
 /// A provider's base URL is shown, stored with every plan and logged, so a secret in it

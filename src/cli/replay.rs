@@ -16,7 +16,7 @@ use crate::core::time::format_minute;
 use crate::exit::bad_input;
 use crate::live::replay::{
     ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
-    Verdict, every_answer_stored, replay_live, replay_offline, summarise,
+    Verdict, every_answer_stored, replay_live, replay_offline, summarise, unsaved_plans,
 };
 use crate::llm::client::Cancel;
 use crate::store::history::HistoryStore;
@@ -115,7 +115,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         for model in &models {
             let (mut replay, record) = rt.block_on(live_one(&ctx, original, model))?;
             if let Some(record) = record {
-                replay.keep_stored(history.insert_replay(record, &ctx.pipelines));
+                replay.store_with(record, |r| history.insert_replay(r, &ctx.pipelines));
             }
             replays.push(replay);
         }
@@ -129,8 +129,28 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     } else {
         live_side_by_side(&plans[0], args.json)?;
     }
+    if !args.json {
+        print_unsaved_plans(plans.iter().flat_map(|p| &p.replays))?;
+    }
     every_answer_stored(plans.iter().flat_map(|p| &p.replays))?;
     every_replay_ran(&plans)
+}
+
+/// The text output's last part when the store could not take some answers: each whole, as a
+/// plan line `import plans` reads back (JSON escaped as `--json` is, so it reads back
+/// exactly), under a heading saying so. Nothing when every answer was stored.
+pub fn print_unsaved_plans<'a>(
+    answers: impl IntoIterator<Item = &'a LiveReplay>,
+) -> anyhow::Result<()> {
+    let lines = unsaved_plans(answers);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    emit(
+        "\nNOT STORED: each answer whole, as a plan line (save these lines to a file and \
+         `ctxconsole import plans FILE` stores them later):\n",
+    )?;
+    crate::cli::out::emit_json_text(&format!("{}\n", lines.join("\n")))
 }
 
 /// A runtime failure (exit 1) naming the replays that could not run, once every result

@@ -243,6 +243,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         print_json(&sent)?;
     } else {
         emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
+        crate::cli::replay::print_unsaved_plans(
+            sent.results
+                .iter()
+                .map(|r| &r.live)
+                .chain(sent.baseline.iter()),
+        )?;
     }
     // With arms or a baseline a model is asked more than once: count and name the calls.
     let comparing = sent.arms.len() > 1;

@@ -288,6 +288,22 @@ pub struct PlanRecord {
 }
 
 impl PlanRecord {
+    /// The record as one line `import plans` reads back: its time in RFC 3339, and no id
+    /// when it has none yet (the import derives one).
+    pub fn import_line(&self) -> String {
+        let mut line = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let Some(obj) = line.as_object_mut() {
+            obj.insert(
+                "at".into(),
+                crate::core::time::format_timestamp(self.at).into(),
+            );
+            if self.id.is_empty() {
+                obj.remove("id");
+            }
+        }
+        line.to_string()
+    }
+
     /// Step tools a caller could have executed, in order.
     pub fn planned_tools(&self) -> Vec<&str> {
         self.steps

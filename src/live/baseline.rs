@@ -77,9 +77,7 @@ pub fn store(
     }
     let planned = record.outcome != Outcome::Failed;
     let steps = record.steps.clone();
-    let stored = insert(record);
-    let id = stored.as_ref().ok().cloned();
-    live.keep_stored(stored);
+    let id = live.store_with(record, insert);
     let steps = planned.then(|| Baseline {
         model: Some(live.model.clone()),
         plan_id: id,

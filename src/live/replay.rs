@@ -314,6 +314,9 @@ pub struct LiveReplay {
     /// Why the answer could not be stored (a full disk, a lock held too long): it is still
     /// shown, and the command fails after showing it.
     pub store_error: Option<String>,
+    /// The plan the store could not take, as a line `import plans` reads back: printed,
+    /// so a paid answer is never lost with the store.
+    pub unsaved_plan: Option<String>,
     pub cancelled: bool,
     pub outcome: Outcome,
     pub failure: Option<Failure>,
@@ -795,12 +798,25 @@ impl LiveReplay {
         }
     }
 
-    /// Keep what storing the answer came to: its id, or why it failed. A paid answer is
-    /// never dropped because the store could not take it.
-    pub fn keep_stored(&mut self, stored: anyhow::Result<String>) {
-        match stored {
-            Ok(id) => self.stored_id = Some(id),
-            Err(e) => self.store_error = Some(format!("{e:#}")),
+    /// Store `record` with `insert` and keep what it came to: its id, or why it failed and
+    /// the plan as a line `import plans` reads back. A paid answer is never dropped because
+    /// the store could not take it.
+    pub fn store_with(
+        &mut self,
+        record: PlanRecord,
+        insert: impl FnOnce(PlanRecord) -> anyhow::Result<String>,
+    ) -> Option<String> {
+        let line = record.import_line();
+        match insert(record) {
+            Ok(id) => {
+                self.stored_id = Some(id.clone());
+                Some(id)
+            }
+            Err(e) => {
+                self.store_error = Some(format!("{e:#}"));
+                self.unsaved_plan = Some(line);
+                None
+            }
         }
     }
 
@@ -817,8 +833,16 @@ fn no_value() -> String {
     "-".to_string()
 }
 
+/// The plans the store could not take, each a line `import plans` reads back.
+pub fn unsaved_plans<'a>(answers: impl IntoIterator<Item = &'a LiveReplay>) -> Vec<&'a str> {
+    answers
+        .into_iter()
+        .filter_map(|a| a.unsaved_plan.as_deref())
+        .collect()
+}
+
 /// After every answer is shown: an error when any could not be stored, saying how many,
-/// why the first failed, and that the output above is the only copy.
+/// why the first failed, and where the output holds them.
 pub fn every_answer_stored<'a>(
     answers: impl IntoIterator<Item = &'a LiveReplay>,
 ) -> anyhow::Result<()> {
@@ -829,7 +853,8 @@ pub fn every_answer_stored<'a>(
     match failed.first() {
         None => Ok(()),
         Some(first) => Err(anyhow::anyhow!(
-            "{} of the answers above could not be stored, so this output is their only copy: {first}",
+            "{} of the answers could not be stored; each is printed whole as a plan line \
+             `ctxconsole import plans` reads (`unsaved_plan` in --json): {first}",
             failed.len()
         )),
     }
@@ -873,6 +898,7 @@ impl LiveReplay {
             not_sent: None,
             stored_id: None,
             store_error: None,
+            unsaved_plan: None,
             cancelled: false,
             outcome: Outcome::Failed,
             failure: None,

@@ -286,7 +286,7 @@ pub fn store_send(
         let mut gap = None;
         if let Some(mut record) = record {
             gap = baseline::attach(&live, &mut record, expert);
-            live.keep_stored(insert(record));
+            live.store_with(record, &mut insert);
         }
         arms.push(StoredArm {
             model: job.model,

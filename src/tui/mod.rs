@@ -227,9 +227,9 @@ pub async fn run_replay(
         return Err(why);
     }
     if let Some(record) = record {
-        live.keep_stored(
-            HistoryStore::open(path).and_then(|mut h| h.insert_replay(record, &rctx.pipelines)),
-        );
+        live.store_with(record, |record| {
+            HistoryStore::open(path).and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
+        });
     }
     Ok(ReplayResult::Live(live))
 }

@@ -786,7 +786,8 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             theme.warn,
         ));
     }
-    // An answer the store could not take is shown above all the same: this is its only copy.
+    // An answer the store could not take: said, with why (`ctxconsole send` prints such a
+    // plan whole, as a line `import plans` reads back).
     for r in &o.results {
         if let Some(why) = &r.live.store_error {
             out.push(Line::styled(
