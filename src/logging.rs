@@ -150,16 +150,40 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
                 anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.display())
             })?;
         }
-        Ok(meta) => crate::fsio::report_if_loose(path, &meta),
-        Err(_) => {}
+        Ok(_) | Err(_) => {}
     }
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))
+        .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))?;
+    // The log holds request ids, errors and, with --log-bodies, prompts and answers: a file
+    // left readable by others (a logrotate `create 0644`) is made private before a line goes
+    // in, not merely reported.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = file
+        .metadata()
+        .map_err(|e| anyhow::anyhow!("{}: cannot read the log: {e}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: readable by others ({:o}) and cannot be made private: {e}",
+                    path.display(),
+                    mode & 0o777
+                )
+            })?;
+        crate::fsio::notice(format!(
+            "{}: was readable by others ({:o}); made private (600) before logging",
+            path.display(),
+            mode & 0o777
+        ));
+    }
+    Ok(file)
 }
 
 /// The one open log file, shared by every thread's events. Everything written to it is

@@ -230,3 +230,39 @@ fn the_environment_variable_turns_logging_on_and_a_large_log_is_moved_aside() {
     let old = std::fs::metadata(dir.join("ctxconsole.log.1")).unwrap();
     assert_eq!(old.len(), big.len() as u64);
 }
+
+/// A log left readable by others (a logrotate `create 0644`) is made private before any
+/// line — with --log-bodies, a prompt — goes into it, and the run says so.
+#[test]
+fn a_loose_log_is_made_private_before_anything_is_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let log = log_file(home.path());
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::set_permissions(
+        log.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::write(&log, "").unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = send(home.path(), "test/ok-json", &["--log-bodies"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("made private"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("answer body")
+    );
+}

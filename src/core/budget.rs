@@ -505,6 +505,21 @@ pub fn parse_budgets_toml(
         }
         spec.check(origin)?;
         let row = spec.into_row(layer);
+        // The table shows a prefix row as `w/*`; copied back as an id, it would be an exact
+        // row for the literal text `w/*` that no model matches.
+        if row.match_kind == MatchKind::Exact
+            && let Some(prefix) = row.id.strip_suffix('*')
+        {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: format!("model[{n}].id"),
+                problem: format!(
+                    "'{}' ends in '*' but the row matches exactly: for every id starting \
+                     '{prefix}', write id = \"{prefix}\" and match = \"prefix\"",
+                    row.id
+                ),
+            });
+        }
         // Within one file a second row for the same id would silently replace the first.
         if let Some(k) = rows
             .iter()
@@ -929,6 +944,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("has spaces around it"), "{err}");
+        // The table's way of showing a prefix row, copied back as an id.
+        let err = parse_budgets_toml(&row("w/*", "C"), "budgets.toml", Layer::User)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("model[0].id") && err.contains(r#"match = "prefix""#),
+            "{err}"
+        );
     }
 
     #[test]
