@@ -6,7 +6,16 @@
 use clap::Parser;
 
 fn main() {
-    let cli = ctxconsole::cli::Cli::parse();
+    let cli = match ctxconsole::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go out as clap writes them; a usage error quotes what was typed,
+        // which may hold any bytes: it goes through the one terminal-safe sink.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            ctxconsole::cli::out::eprint_line(e.to_string().trim_end());
+            std::process::exit(e.exit_code());
+        }
+    };
     let code = match ctxconsole::cli::run(cli) {
         Ok(()) => ctxconsole::exit::OK,
         Err(err) => {

@@ -377,4 +377,8 @@ fn a_model_id_with_spaces_around_it_is_refused_everywhere() {
             assert!(err.contains("a model id"), "{args:?}: {err}");
         }
     }
+    // The refusal quotes what was typed, made safe: an 8-bit CSI is shown, not sent.
+    let err = bad_input(ctx(home.path()).args(["preview", "x", "--model", "local/\u{9b}31mX"]));
+    assert!(err.contains("local/\\u{9b}31mX"), "{err}");
+    assert!(!err.contains('\u{9b}'), "{err}");
 }
