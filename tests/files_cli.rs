@@ -651,3 +651,24 @@ fn a_file_too_big_to_read_whole_is_refused_before_it_is_read() {
     );
     assert!(err.contains("big.json") && err.contains("256 MiB"), "{err}");
 }
+
+/// `--store` through a file is said as such, exit 2, and nothing is created.
+#[test]
+fn a_store_path_through_a_file_is_said_as_such() {
+    let home = tempfile::tempdir().unwrap();
+    let afile = home.path().join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let out = ctx(home.path())
+        .arg("--store")
+        .arg(afile.join("x.sqlite"))
+        .arg("history")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}: is a file, not a directory", afile.display())),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&afile).unwrap(), "x");
+}

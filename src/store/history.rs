@@ -346,8 +346,9 @@ impl HistoryStore {
     /// As [`open`](Self::open), and whether the file was created now.
     pub fn open_created(path: &Path) -> anyhow::Result<(HistoryStore, bool)> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            crate::fsio::create_private_dirs(parent)
-                .with_context(|| format!("creating the data directory {}", parent.display()))?;
+            // A parent that is a file is said as such, not as "File exists (os error 17)".
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            crate::fsio::private_dir(parent, name.as_deref().unwrap_or(""))?;
         }
         let (conn, created) = sqlite::open(path, &SCHEMA)?;
         crate::fsio::report_if_loose_file(path);
