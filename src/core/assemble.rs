@@ -128,7 +128,13 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         user_pieces.push((
             "attachment",
             Some(a.name),
-            format!("ATTACHMENT {}:\n{}", a.name, a.text),
+            // The name is one line, whatever the file is called: a name holding line breaks
+            // must not close the header and open a section of its own ("REQUEST: …").
+            format!(
+                "ATTACHMENT {}:\n{}",
+                crate::core::terminal_text::for_terminal_line(a.name),
+                a.text
+            ),
         ));
     }
     for (part, name, text) in &user_pieces {

@@ -287,7 +287,26 @@ pub struct PlanRecord {
     pub expert_baseline: Option<Baseline>,
 }
 
+/// The first of a plan's names (model, caller, step tools) that breaks the one name rule
+/// ([`name_problem`](crate::core::budget::name_problem)), with its field: names are shown
+/// on one line of every table, and the model routes a live replay.
+pub fn names_problem(
+    model: &str,
+    caller: &str,
+    steps: &[Step],
+) -> Option<(&'static str, &'static str)> {
+    std::iter::once(("model", model))
+        .chain(std::iter::once(("caller", caller)))
+        .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str())))
+        .find_map(|(field, name)| crate::core::budget::name_problem(name).map(|p| (field, p)))
+}
+
 impl PlanRecord {
+    /// The first of its names that breaks the one name rule, with its field.
+    pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
+        names_problem(&self.model, &self.caller, &self.steps)
+    }
+
     /// The record as one line `import plans` reads back: its time in RFC 3339, and no id
     /// when it has none yet (the import derives one).
     pub fn import_line(&self) -> String {
@@ -488,18 +507,12 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         .expert_baseline
         .map(|v| parse_baseline(v).map_err(|m| line_error(origin, line, m)))
         .transpose()?;
-    // Names are shown on one line of every table and route requests: one rule for them.
-    let named = std::iter::once(("model", raw.model.as_str()))
-        .chain(std::iter::once(("caller", raw.caller.as_str())))
-        .chain(raw.steps.iter().map(|s| ("steps[].tool", s.tool.as_str())));
-    for (field, name) in named {
-        if let Some(problem) = crate::core::budget::name_problem(name) {
-            return Err(line_error(
-                origin,
-                line,
-                format!("field '{field}' {problem}"),
-            ));
-        }
+    if let Some((field, problem)) = names_problem(&raw.model, &raw.caller, &raw.steps) {
+        return Err(line_error(
+            origin,
+            line,
+            format!("field '{field}' {problem}"),
+        ));
     }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);

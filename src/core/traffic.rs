@@ -493,6 +493,12 @@ pub fn read_otel<'a>(
             source: TrafficSource::Otel,
             expert_baseline: None,
         });
+        if let Some((field, problem)) = traffic.plans.last().and_then(PlanRecord::names_problem) {
+            return Err(content_error(
+                s.position.clone(),
+                format!("the plan's {field} {problem}"),
+            ));
+        }
     }
     for list in chats.values_mut() {
         list.sort();
@@ -697,7 +703,7 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
             })
         })
         .unwrap_or_else(|| "litellm".to_string());
-    Ok(PlanRecord {
+    let record = PlanRecord {
         id: format!("litellm-{request_id}"),
         at: start.div_euclid(1000),
         caller,
@@ -724,7 +730,14 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         compare_group: None,
         source: TrafficSource::Litellm,
         expert_baseline: None,
-    })
+    };
+    if let Some((field, problem)) = record.names_problem() {
+        return Err(content_error(
+            position.to_string(),
+            format!("the plan's {field} {problem}"),
+        ));
+    }
+    Ok(record)
 }
 
 /// A LiteLLM spend log file: a JSON array of rows (named `row N` in errors) or JSON Lines
@@ -851,6 +864,11 @@ mod tests {
         bad["spend"] = json!(-1.0);
         let err = litellm_row("f: row 2", &bad).unwrap_err().to_string();
         assert!(err.starts_with("f: row 2: field 'spend'"), "{err}");
+        // Names follow the one name rule: a line break in the user forges table rows.
+        let mut bad = row.clone();
+        bad["user"] = json!("alice\nFORGED user");
+        let err = litellm_row("f: row 3", &bad).unwrap_err().to_string();
+        assert!(err.starts_with("f: row 3: the plan's caller"), "{err}");
         assert_eq!(TrafficSource::parse("otel"), Some(TrafficSource::Otel));
         // No response kept (the proxy's default): its own cause, not a bad answer.
         assert_eq!(p.failure_class.as_deref(), Some(OUTPUT_NOT_RECORDED));

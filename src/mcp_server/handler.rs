@@ -395,7 +395,8 @@ fn percent_decode(text: &str) -> Option<String> {
 fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorData> {
     let raw = &uri[prefix.len()..];
     match percent_decode(raw) {
-        Some(v) if !v.trim().is_empty() && v.len() <= NAME_MAX => Ok(v),
+        // A model or caller follows the one name rule every front end applies.
+        Some(v) if crate::core::budget::name_problem(&v).is_none() && v.len() <= NAME_MAX => Ok(v),
         _ => Err(ErrorData::invalid_params(
             format!(
                 "resources/read: argument `uri` must name a {what} after {prefix} (percent-encoded, at most {NAME_MAX} bytes)"
@@ -1053,6 +1054,10 @@ mod tests {
             "openrouter/x/y"
         );
         assert!(template_value("ctxconsole://budgets/", URI_BUDGET_PREFIX, "m").is_err());
+        assert!(
+            template_value("ctxconsole://budgets/%20local%2Fx", URI_BUDGET_PREFIX, "m").is_err()
+        );
+        assert!(template_value("ctxconsole://budgets/a%0Ab", URI_BUDGET_PREFIX, "m").is_err());
         assert!(template_value("ctxconsole://budgets/%zz", URI_BUDGET_PREFIX, "m").is_err());
     }
 }
