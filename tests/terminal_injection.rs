@@ -65,8 +65,13 @@ fn plan(id: &str) -> Value {
     })
 }
 
-/// A fresh store holding one hostile plan and one hostile execution.
+/// A fresh store holding one hostile plan and one hostile execution. An import refuses
+/// a caller or tool holding a control (the one name rule), so the names come in as another
+/// writer of the store would put them (an older ctxconsole, a script): through the store's
+/// own insert. Every view must still show them escaped.
 fn store_with_hostile_plan(home: &Path) -> std::path::PathBuf {
+    use ctxconsole::core::history::{ExecutionRecord, parse_plan_line};
+    use ctxconsole::store::history::HistoryStore;
     let store = home.join("hostile.sqlite");
     let plans = home.join("plans.jsonl");
     std::fs::write(&plans, format!("{}\n", plan("evil-1"))).unwrap();
@@ -78,20 +83,27 @@ fn store_with_hostile_plan(home: &Path) -> std::path::PathBuf {
             .arg(&plans),
         "import plans",
     );
-    assert_eq!(code, Some(0), "{err}");
-    let ex = home.join("ex.jsonl");
-    let line = json!({"at": "2026-11-20T10:01:00Z", "caller": hostile("caller"),
-        "plan_id": "evil-1", "tool": hostile("ran"), "ok": false});
-    std::fs::write(&ex, format!("{line}\n")).unwrap();
-    let (code, _, err) = clean_run(
-        ctx(home)
-            .arg("--store")
-            .arg(&store)
-            .args(["import", "executions"])
-            .arg(&ex),
-        "import executions",
-    );
-    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("field 'caller'"), "{err}");
+    let mut clean = plan("evil-1");
+    clean["caller"] = json!("caller");
+    clean["steps"][0]["tool"] = json!("tool");
+    let mut record = parse_plan_line("test", 1, &clean.to_string()).unwrap();
+    record.caller = hostile("caller");
+    record.steps[0].tool = hostile("tool");
+    let execution = ExecutionRecord {
+        id: "e-evil".into(),
+        at: record.at + 60,
+        caller: hostile("caller"),
+        session: None,
+        plan_id: Some("evil-1".into()),
+        tool: hostile("ran"),
+        ok: false,
+    };
+    HistoryStore::open(&store)
+        .unwrap()
+        .insert_records(&[record], &[execution], &Default::default())
+        .unwrap();
     store
 }
 
@@ -354,12 +366,25 @@ mod console {
         )
         .unwrap();
         // The plan, newest of all, in the workspace's own store.
-        let mut p = plan("evil-1");
-        p["at"] = json!("2027-01-01T00:00:00Z");
-        let plans = dir.join("plans.jsonl");
-        std::fs::write(&plans, format!("{p}\n")).unwrap();
-        let (code, _, err) = clean_run(ctx(dir).args(["import", "plans"]).arg(&plans), "import");
-        assert_eq!(code, Some(0), "{err}");
+        // Hostile names come in as another writer of the store would put them (an import
+        // refuses them); free text (intent, rationale, raw answer) through an import.
+        {
+            use ctxconsole::core::history::parse_plan_line;
+            use ctxconsole::store::history::HistoryStore;
+            let mut p = plan("evil-1");
+            p["at"] = json!("2027-01-01T00:00:00Z");
+            p["caller"] = json!("caller");
+            p["steps"][0]["tool"] = json!("tool");
+            let mut record = parse_plan_line("test", 1, &p.to_string()).unwrap();
+            record.caller = hostile("caller");
+            record.steps[0].tool = hostile("tool");
+            let (code, _, err) = clean_run(ctx(dir).args(["history", "--limit", "0"]), "seed");
+            assert_eq!(code, Some(0), "{err}");
+            HistoryStore::open(&dir.join("history.sqlite"))
+                .unwrap()
+                .insert_records(&[record], &[], &Default::default())
+                .unwrap();
+        }
 
         let ws = Workspace::open(&WorkspaceOptions {
             dir: Some(dir.into()),
