@@ -51,7 +51,8 @@ pub struct Args {
     /// dropped). Without --token or --token-file, HTTP takes $CTXCONSOLE_MCP_TOKEN.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them gets 503.
+    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them closes the
+    /// least recently used.
     #[arg(long, value_name = "N", default_value_t = SESSIONS_MAX,
           value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
     pub max_sessions: usize,
