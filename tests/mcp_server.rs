@@ -1120,7 +1120,7 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
 #[tokio::test]
 async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
     let home = tempfile::tempdir().unwrap();
-    let (_server, url) = start_http(home.path(), &[]);
+    let (_server, url) = start_http(home.path(), &["--no-token"]);
     let http = reqwest::Client::new();
     let post = |body: Vec<u8>| {
         http.post(&url)
@@ -1539,7 +1539,7 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
     let home = tempfile::tempdir().unwrap();
     let (_server, url) = start_http(
         home.path(),
-        &["--max-sessions", "3", "--session-idle", "3s"],
+        &["--max-sessions", "3", "--session-idle", "3s", "--no-token"],
     );
     let http = reqwest::Client::new();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -1603,7 +1603,7 @@ async fn http_sessions_kept_alive_by_pings_give_way_to_a_new_client() {
     let home = tempfile::tempdir().unwrap();
     let (_server, url) = start_http(
         home.path(),
-        &["--max-sessions", "3", "--session-idle", "2s"],
+        &["--max-sessions", "3", "--session-idle", "2s", "--no-token"],
     );
     let http = reqwest::Client::new();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -1655,7 +1655,7 @@ async fn http_sessions_kept_alive_by_pings_give_way_to_a_new_client() {
 #[tokio::test]
 async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
     let home = tempfile::tempdir().unwrap();
-    let (server, _url, notes) = start_http_with(home.path(), &[], None);
+    let (server, _url, notes) = start_http_with(home.path(), &["--no-token"], None);
     assert!(notes.contains("any local user can connect"), "{notes}");
     assert!(notes.contains("CTXCONSOLE_MCP_TOKEN"), "{notes}");
     drop(server);
@@ -1694,6 +1694,54 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Second tester F: with no token `--http` served every local user by default (with a
+/// warning). Now a token is made for it into the workspace's `mcp-token`, a new 0600 file,
+/// its path said on stderr; the next start replaces it; --no-token keeps the old way.
+#[tokio::test]
+async fn http_without_a_token_makes_one_into_the_workspace() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp-token");
+    let http = reqwest::Client::new();
+    let mut earlier: Option<String> = None;
+    for _ in 0..2 {
+        let (_server, url, notes) = start_http_with(home.path(), &[], None);
+        assert!(!notes.contains("any local user"), "{notes}");
+        assert!(notes.contains(file.to_str().unwrap()), "{notes}");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let token = std::fs::read_to_string(&file)
+            .unwrap()
+            .trim_end()
+            .to_string();
+        assert!(token.len() >= 32, "{token}");
+        assert_ne!(earlier.as_deref(), Some(token.as_str()));
+        assert_eq!(raw_initialize(&http, &url).await.status(), 401);
+        let r = http
+            .post(&url)
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        earlier = Some(token);
+    }
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("mcp-token.")), "{names:?}");
+    // --no-token: none made, none checked, and the server says so.
+    std::fs::remove_file(&file).unwrap();
+    let (_server, url, notes) = start_http_with(home.path(), &["--no-token"], None);
+    assert!(notes.contains("any local user can connect"), "{notes}");
+    assert!(!file.exists());
+    assert_eq!(raw_initialize(&http, &url).await.status(), 200);
 }
 
 /// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:
