@@ -1120,7 +1120,7 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
 #[tokio::test]
 async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
     let home = tempfile::tempdir().unwrap();
-    let (_server, url) = start_http(home.path(), &[]);
+    let (_server, url) = start_http(home.path(), &["--no-token"]);
     let http = reqwest::Client::new();
     let post = |body: Vec<u8>| {
         http.post(&url)
@@ -1532,84 +1532,119 @@ async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response 
 
 /// Outside tester F5: every `initialize` over HTTP left a session (about 50 KB) until its
 /// client sent DELETE, which none did: 15,000 of them held 771 MB, nothing freed when idle.
-/// The sessions are capped (503 and a JSON-RPC error beyond), DELETE frees a place, and an
-/// idle session expires.
+/// The sessions are capped (an `initialize` beyond closes the least recently used), DELETE
+/// frees a place, and an idle session expires.
 #[tokio::test]
 async fn http_sessions_are_capped_and_idle_ones_expire() {
     let home = tempfile::tempdir().unwrap();
     let (_server, url) = start_http(
         home.path(),
-        &["--max-sessions", "3", "--session-idle", "3s"],
+        &["--max-sessions", "3", "--session-idle", "3s", "--no-token"],
     );
     let http = reqwest::Client::new();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let mut ids = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..8 {
         let r = raw_initialize(&http, &url).await;
         assert_eq!(r.status(), 200);
         ids.push(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
         assert!(r.text().await.unwrap().contains("serverInfo"));
     }
-    for _ in 0..5 {
-        let r = raw_initialize(&http, &url).await;
-        assert_eq!(r.status(), 503);
-        assert!(r.headers().get("mcp-session-id").is_none());
-        assert_eq!(r.headers()["content-type"], "application/json");
-        let v: Value = r.json().await.unwrap();
-        assert_eq!(v["id"], 1, "{v}");
-        assert_eq!(v["error"]["code"], -32000, "{v}");
-        let message = v["error"]["message"].as_str().unwrap();
-        assert!(message.contains("at most 3"), "{message}");
-        assert!(message.contains("DELETE"), "{message}");
+    // Never more than 3: the first 5, each least recently used in its turn, were closed.
+    for (i, id) in ids.iter().enumerate() {
+        let wanted = if i < 5 { 404 } else { 202 };
+        assert_eq!(
+            in_session(&http, &url, id, &initialized).await,
+            wanted,
+            "{i}"
+        );
     }
-    // The sessions let in still serve.
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = http
-        .post(&url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &ids[0])
-        .json(&initialized)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 202);
-    // DELETE gives a place back at once.
+    // DELETE gives a place back at once: the next session closes none.
     let r = http
         .delete(&url)
-        .header("mcp-session-id", &ids[0])
+        .header("mcp-session-id", &ids[5])
         .send()
         .await
         .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
     let r = raw_initialize(&http, &url).await;
     assert_eq!(r.status(), 200);
-    assert_eq!(raw_initialize(&http, &url).await.status(), 503);
-
-    // Nobody uses them: they expire, and new ones are let in. A session that expired is
-    // unknown to the server.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let mut freed = 0;
-    while freed < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "idle sessions were not expired"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        let r = raw_initialize(&http, &url).await;
-        if r.status() == 200 {
-            freed += 1;
-        } else {
-            assert_eq!(r.status(), 503);
-        }
+    let newest = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    for id in [&ids[6], &ids[7], &newest] {
+        assert_eq!(in_session(&http, &url, id, &initialized).await, 202, "{id}");
     }
-    let r = http
-        .post(&url)
+
+    // Nobody uses them: they expire. A session that expired is unknown to the server.
+    tokio::time::sleep(std::time::Duration::from_millis(4500)).await;
+    for id in [&ids[6], &ids[7], &newest] {
+        assert_eq!(in_session(&http, &url, id, &initialized).await, 404, "{id}");
+    }
+    assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+}
+
+/// A POST of `message` in session `id`, its status.
+async fn in_session(http: &reqwest::Client, url: &str, id: &str, message: &Value) -> u16 {
+    http.post(url)
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &ids[1])
-        .json(&initialized)
+        .header("mcp-session-id", id)
+        .json(message)
         .send()
         .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Second tester F: sessions kept alive by pings held every place under the cap, and every
+/// other client got 503 for as long as the pings went on. A new `initialize` now closes the
+/// least recently used session instead; that session's client gets 404 and starts again.
+#[tokio::test]
+async fn http_sessions_kept_alive_by_pings_give_way_to_a_new_client() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &["--max-sessions", "3", "--session-idle", "2s", "--no-token"],
+    );
+    let http = reqwest::Client::new();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let r = raw_initialize(&http, &url).await;
+        assert_eq!(r.status(), 200);
+        let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        r.text().await.unwrap();
+        assert_eq!(in_session(&http, &url, &id, &initialized).await, 202);
+        ids.push(id);
+    }
+    // Pinged past the idle limit, oldest first each round: none expires, and ids[0] ends
+    // as the least recently used.
+    for _ in 0..4 {
+        for id in &ids {
+            assert_eq!(in_session(&http, &url, id, &ping).await, 200);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    }
+    // ids[0] was used last of all this round, ids[1] now least recently.
+    assert_eq!(in_session(&http, &url, &ids[0], &ping).await, 200);
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(
+        r.status(),
+        200,
+        "a new client was refused while pings held the cap"
+    );
+    let newcomer = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    assert!(r.text().await.unwrap().contains("serverInfo"));
+    assert_eq!(in_session(&http, &url, &ids[1], &ping).await, 404);
+    for id in [&ids[0], &ids[2], &newcomer] {
+        assert_eq!(in_session(&http, &url, id, &ping).await, 200, "{id}");
+    }
+    // The evicted client starts again, as after idle expiry; the least recently used
+    // (ids[0], pinged first just now) gives way to it.
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(in_session(&http, &url, &ids[0], &ping).await, 404);
+    assert_eq!(in_session(&http, &url, &ids[2], &ping).await, 200);
 }
 
 /// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
@@ -1620,7 +1655,7 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
 #[tokio::test]
 async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
     let home = tempfile::tempdir().unwrap();
-    let (server, _url, notes) = start_http_with(home.path(), &[], None);
+    let (server, _url, notes) = start_http_with(home.path(), &["--no-token"], None);
     assert!(notes.contains("any local user can connect"), "{notes}");
     assert!(notes.contains("CTXCONSOLE_MCP_TOKEN"), "{notes}");
     drop(server);
@@ -1659,6 +1694,54 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Second tester F: with no token `--http` served every local user by default (with a
+/// warning). Now a token is made for it into the workspace's `mcp-token`, a new 0600 file,
+/// its path said on stderr; the next start replaces it; --no-token keeps the old way.
+#[tokio::test]
+async fn http_without_a_token_makes_one_into_the_workspace() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp-token");
+    let http = reqwest::Client::new();
+    let mut earlier: Option<String> = None;
+    for _ in 0..2 {
+        let (_server, url, notes) = start_http_with(home.path(), &[], None);
+        assert!(!notes.contains("any local user"), "{notes}");
+        assert!(notes.contains(file.to_str().unwrap()), "{notes}");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let token = std::fs::read_to_string(&file)
+            .unwrap()
+            .trim_end()
+            .to_string();
+        assert!(token.len() >= 32, "{token}");
+        assert_ne!(earlier.as_deref(), Some(token.as_str()));
+        assert_eq!(raw_initialize(&http, &url).await.status(), 401);
+        let r = http
+            .post(&url)
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        earlier = Some(token);
+    }
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("mcp-token.")), "{names:?}");
+    // --no-token: none made, none checked, and the server says so.
+    std::fs::remove_file(&file).unwrap();
+    let (_server, url, notes) = start_http_with(home.path(), &["--no-token"], None);
+    assert!(notes.contains("any local user can connect"), "{notes}");
+    assert!(!file.exists());
+    assert_eq!(raw_initialize(&http, &url).await.status(), 200);
 }
 
 /// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:

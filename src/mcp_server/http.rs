@@ -2,7 +2,8 @@
 //! with a bearer token checked on every request when one is set. A POSTed JSON body is read
 //! here first, so one that is not a message this server reads gets 400 with the JSON-RPC
 //! error stdio would give it (rmcp's own answer is 415 "fail to deserialize request body").
-//! An `initialize` is let in only while there is room for its session (see [`Sessions`]).
+//! An `initialize` gets a place for its session, the least recently used one closed when
+//! all are taken, and every request in a session marks it used (see [`Sessions`]).
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -102,16 +103,16 @@ async fn read_message(
     Ok((Request::from_parts(parts, Full::new(bytes)), message))
 }
 
-/// The JSON-RPC error code of an `initialize` refused because the sessions are all taken
-/// (in the range JSON-RPC leaves to servers).
+/// The JSON-RPC error code of an `initialize` refused because every place is taken by an
+/// `initialize` still being answered (in the range JSON-RPC leaves to servers).
 pub const SESSIONS_FULL: ErrorCode = ErrorCode(-32000);
 
 /// The header that names a request's session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
 /// For an `initialize` outside a session (the request rmcp makes a new session for), a
-/// place for that session, or 503 with a JSON-RPC error under its id when the sessions are
-/// all taken. Any other request needs no place (`Ok(None)`).
+/// place for that session, or 503 with a JSON-RPC error under its id when there is none
+/// (see [`Sessions::admit`]). Any other request needs no place (`Ok(None)`).
 async fn admit(
     sessions: &Sessions,
     parts: &Request<Full<Bytes>>,
@@ -274,17 +275,37 @@ pub async fn serve(
                         );
                         return Ok(r);
                     }
+                    if let Some(id) = req
+                        .headers()
+                        .get(SESSION_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        sessions.used(id);
+                    }
                     if posts_json(&req) {
                         let (req, message) = match read_message(req).await {
                             Ok(read) => read,
                             Err(answer) => return Ok(answer),
                         };
-                        // Held until rmcp has answered: its session is in the table by then.
-                        let _place = match admit(&sessions, &req, &message).await {
+                        // Held until rmcp has answered: its session is in the table by then,
+                        // and entered as just used before the place is given back.
+                        let place = match admit(&sessions, &req, &message).await {
                             Ok(place) => place,
                             Err(answer) => return Ok(answer),
                         };
-                        return service.call(req).await;
+                        let answer = service.call(req).await;
+                        if place.is_some()
+                            && let Ok(r) = &answer
+                            && r.status().is_success()
+                            && let Some(id) = r
+                                .headers()
+                                .get(SESSION_HEADER)
+                                .and_then(|v| v.to_str().ok())
+                        {
+                            sessions.started(id);
+                        }
+                        drop(place);
+                        return answer;
                     }
                     service.call(req).await
                 }

@@ -30,6 +30,9 @@ pub const TOKEN_MIN: usize = 16;
 /// every local user by `ps`.
 pub const TOKEN_ENV: &str = "CTXCONSOLE_MCP_TOKEN";
 
+/// The file in the workspace a token made for `--http` is written to, when none was given.
+pub const GENERATED_TOKEN_FILE: &str = "mcp-token";
+
 /// The most a `--token-file` may hold.
 const TOKEN_FILE_MAX: u64 = 4096;
 
@@ -43,7 +46,8 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<SocketAddr>,
     /// The bearer token every HTTP request must carry (`Authorization: Bearer TOKEN`), at
-    /// least 16 characters. Required with --bind, optional with --http. On the command line
+    /// least 16 characters. Required with --bind; with --http, one is made when none is given
+    /// (see --no-token). On the command line
     /// every local user sees it in `ps`: prefer $CTXCONSOLE_MCP_TOKEN or --token-file.
     #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
     pub token: Option<String>,
@@ -51,7 +55,12 @@ pub struct Args {
     /// dropped). Without --token or --token-file, HTTP takes $CTXCONSOLE_MCP_TOKEN.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them gets 503.
+    /// With --http and no token given, serve without one instead of making one into
+    /// <workspace>/mcp-token: any local user can then connect.
+    #[arg(long, conflicts_with_all = ["token", "token_file", "bind"])]
+    pub no_token: bool,
+    /// Over HTTP, the most MCP sessions held at once; an initialize beyond them closes the
+    /// least recently used.
     #[arg(long, value_name = "N", default_value_t = SESSIONS_MAX,
           value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
     pub max_sessions: usize,
@@ -84,7 +93,35 @@ enum Listen {
         addr: SocketAddr,
         token: Option<String>,
         open: bool,
+        /// No token was given and none refused with --no-token: make one (see
+        /// [`generated_token`]).
+        generate: bool,
     },
+}
+
+/// A new random token (32 bytes from /dev/urandom, in hex), written to `dir`/[`GENERATED_TOKEN_FILE`]
+/// as a new private file (0600, written beside and renamed into place, so a reader never sees
+/// half of it and a token from an earlier start is replaced whole), its path said on stderr.
+fn generated_token(dir: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut random = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut random))
+        .map_err(|e| anyhow::anyhow!("making a token for --http: reading /dev/urandom: {e}"))?;
+    let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(GENERATED_TOKEN_FILE);
+    crate::fsio::private_dir(dir, GENERATED_TOKEN_FILE)?;
+    crate::fsio::write_file(&path, format!("{token}\n").as_bytes(), true).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: cannot write the token made for --http: {e} (give one with ${TOKEN_ENV} or --token-file FILE, or --no-token)",
+            path.display()
+        )
+    })?;
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole mcp: token: a new one is in {} (the owner's alone); clients send Authorization: Bearer TOKEN",
+        crate::core::terminal_text::for_terminal_line(&path.display().to_string())
+    ));
+    Ok(token)
 }
 
 /// The token `--token-file` names: a regular file no one but its owner may read or write,
@@ -153,11 +190,23 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
         (Some(addr), _) if !addr.ip().is_loopback() => Err(bad_input(format!(
             "--http {addr}: not a loopback address; to listen on it use --bind {addr} with a token (${TOKEN_ENV} or --token-file FILE)"
         ))),
-        (Some(addr), _) => Ok(Listen::Http {
+        // --no-token: the environment's token is not read either; the server says at start
+        // that anyone on the machine can connect.
+        (Some(addr), _) if args.no_token => Ok(Listen::Http {
             addr,
-            token: http_token(args, env)?,
+            token: None,
             open: false,
+            generate: false,
         }),
+        (Some(addr), _) => {
+            let token = http_token(args, env)?;
+            Ok(Listen::Http {
+                addr,
+                generate: token.is_none(),
+                token,
+                open: false,
+            })
+        }
         (None, Some(addr)) => match http_token(args, env)? {
             None => Err(bad_input(format!(
                 "--bind {addr} needs a token (${TOKEN_ENV}, --token-file FILE or --token TOKEN): a server reachable from elsewhere must check who calls it"
@@ -166,13 +215,16 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
                 addr,
                 token: Some(t),
                 open: true,
+                generate: false,
             }),
         },
         // Over stdio the client started this process: there is no one else to keep out,
         // and a $CTXCONSOLE_MCP_TOKEN exported for an HTTP server is no mistake here.
-        (None, None) if args.token.is_some() || args.token_file.is_some() => Err(bad_input(
-            "--token and --token-file are for HTTP: give --http ADDR or --bind ADDR with them",
-        )),
+        (None, None) if args.token.is_some() || args.token_file.is_some() || args.no_token => {
+            Err(bad_input(
+                "--token, --token-file and --no-token are for HTTP: give --http ADDR or --bind ADDR with them",
+            ))
+        }
         (None, None) => Ok(Listen::Stdio),
     }
 }
@@ -182,11 +234,19 @@ pub fn run(
     store: crate::workspace::StoreChoice,
     args: Args,
 ) -> anyhow::Result<()> {
-    let how = listen(&args, std::env::var_os(TOKEN_ENV))?;
+    let mut how = listen(&args, std::env::var_os(TOKEN_ENV))?;
     let ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
         registry: args.registry.clone(),
     })?;
+    if let Listen::Http {
+        token,
+        generate: true,
+        ..
+    } = &mut how
+    {
+        *token = Some(generated_token(&ws.dir)?);
+    }
     // Opened once before serving: a store that is not one is refused at start, not at the
     // first read; a new one is seeded, as for every command. Read-only, nothing is created,
     // seeded or migrated: with no store the history a new one would start with is kept in
@@ -226,7 +286,9 @@ pub fn run(
                 running.waiting().await?;
                 Ok(())
             }
-            Listen::Http { addr, token, open } => {
+            Listen::Http {
+                addr, token, open, ..
+            } => {
                 let sessions = Sessions::new(args.max_sessions, args.session_idle);
                 http::serve(state, addr, token, open, sessions).await
             }
@@ -292,6 +354,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(token_of(&l), Some("a-token-from-the-flag"));
+        // Without any, --http makes one, unless --no-token, which reads no variable either.
+        let l = listen_to(&["--http", "127.0.0.1:0"], None).unwrap();
+        assert!(matches!(l, Listen::Http { generate: true, .. }));
+        let l = listen_to(&["--http", "127.0.0.1:0", "--no-token"], Some(TOKEN)).unwrap();
+        assert!(matches!(
+            l,
+            Listen::Http {
+                generate: false,
+                ..
+            }
+        ));
+        assert_eq!(token_of(&l), None);
+        assert!(listen_to(&["--bind", "0.0.0.0:0", "--no-token"], Some(TOKEN)).is_err());
+        assert!(listen_to(&["--no-token"], None).is_err());
         // Without any, --bind is refused and says where a token may come from.
         let e = refusal(&["--bind", "0.0.0.0:0"], None);
         assert!(e.contains(TOKEN_ENV), "{e}");
