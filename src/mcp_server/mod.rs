@@ -200,6 +200,11 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
         }),
         (Some(addr), _) => {
             let token = http_token(args, env)?;
+            if token.is_none() && args.read_only {
+                return Err(bad_input(format!(
+                    "--http {addr} --read-only: --read-only writes nothing, so no token file is made; give one with ${TOKEN_ENV} or --token-file FILE, or listen with --no-token"
+                )));
+            }
             Ok(Listen::Http {
                 addr,
                 generate: token.is_none(),
@@ -339,6 +344,27 @@ mod tests {
     }
 
     const TOKEN: &str = "a-token-from-the-environment";
+
+    #[test]
+    fn read_only_over_http_makes_no_token_file_and_asks_for_one() {
+        let err = refusal(&["--http", "127.0.0.1:0", "--read-only"], None);
+        assert!(err.contains("--read-only writes nothing"), "{err}");
+        let l = listen_to(&["--http", "127.0.0.1:0", "--read-only"], Some(TOKEN)).unwrap();
+        assert_eq!(token_of(&l), Some(TOKEN));
+        let l = listen_to(
+            &["--http", "127.0.0.1:0", "--read-only", "--no-token"],
+            None,
+        )
+        .unwrap();
+        assert!(matches!(
+            l,
+            Listen::Http {
+                token: None,
+                generate: false,
+                ..
+            }
+        ));
+    }
 
     #[test]
     fn the_token_comes_from_the_environment_or_a_private_file() {
