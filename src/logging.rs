@@ -150,7 +150,7 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
                 anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.display())
             })?;
         }
-        Ok(_) | Err(_) => {}
+        _ => {}
     }
     let file = OpenOptions::new()
         .create(true)
