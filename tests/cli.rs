@@ -1103,3 +1103,34 @@ fn a_lookup_step_the_question_leaves_unsaid_is_placed_and_kept() {
     assert_eq!(top[1]["name"], "get_artist_id_by_name", "{top:?}");
     assert_eq!(top[1]["lookup_for"], "list_artist_albums", "{top:#?}");
 }
+
+/// One labelled question lands in one half: the other half measured nothing, and its rows say
+/// `n/a`, not a table of 0.000 that reads as a measured total failure.
+#[test]
+fn a_half_with_no_questions_reads_n_a_not_zero() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"clone the repo\",\"expected\":[\"repo.clone\"]}\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let empty: Vec<&str> = text
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some("0"))
+        .collect();
+    assert_eq!(empty.len(), 2, "one empty half, both rankers:\n{text}");
+    for row in empty {
+        assert!(row.contains("n/a") && !row.contains("0.000"), "{row}");
+    }
+}

@@ -667,6 +667,10 @@ fn check_labels_name_entries(
 }
 
 fn metric_cells(m: &RankMetrics) -> Vec<String> {
+    // No question measured is no figure: 0.000 would read as a measured total failure.
+    if m.cases == 0 {
+        return vec!["n/a".to_string(); METRIC_HEADER.len()];
+    }
     [
         m.recall_at_1,
         m.recall_at_5,
