@@ -92,26 +92,8 @@ fn last_user_text(messages: &Value) -> Option<String> {
                 .or_else(|| m.get("parts"))
                 .and_then(text_of)
         })
-        .map(|t| cut_intent(t.trim()))
+        .map(|t| bounds::kept_intent(t.trim()).into_owned())
         .filter(|t| !t.is_empty())
-}
-
-/// A gateway's user message as an intent: whole up to [`bounds::INTENT_BYTES`], else its
-/// opening (at a character boundary) and how much was left out, so one huge prompt in a
-/// trace does not refuse the whole file.
-fn cut_intent(text: &str) -> String {
-    if text.len() <= bounds::INTENT_BYTES {
-        return text.to_string();
-    }
-    let mut end = bounds::INTENT_BYTES - 64;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "{} … [{} more bytes not kept]",
-        &text[..end],
-        text.len() - end
-    )
 }
 
 /// A `…UnixNano` field (a string in OTLP JSON, or a number) as (Unix seconds, Unix
@@ -770,7 +752,6 @@ pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     fn span(trace: &str, id: &str, start: u64, attrs: Value) -> Value {

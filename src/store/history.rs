@@ -427,14 +427,14 @@ impl HistoryStore {
         set_meta(&self.conn, key, value)
     }
 
-    /// A write transaction that takes the lock at once, so two importers queue instead of
-    /// failing half-way.
     /// An error when the store cannot be written, said before `doing` starts: a command
     /// that pays for answers and stores them asks first, so nothing is sent for nothing.
     pub fn check_writable(&self, doing: &str) -> anyhow::Result<()> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)
     }
 
+    /// A write transaction that takes the lock at once, so two importers queue instead of
+    /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
         let path = self.path.display().to_string();

@@ -174,13 +174,17 @@ fn known_version(
             "{name}: not a ctxconsole {kind} ({detail}); it was left untouched: move it aside or point ctxconsole elsewhere"
         ))
     };
+    // A full disk or an I/O error is the machine's failure, never the file's content.
+    let unreadable = |e: &rusqlite::Error| {
+        environment_words(e).map(|words| {
+            anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({e}); nothing was changed")
+        })
+    };
     let app = app.map_err(|e| {
         if is_access_error(&e) {
             cannot_access(name, kind, &e.to_string())
-        } else if let Some(words) = environment_words(&e) {
-            anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({e}); nothing was changed")
         } else {
-            not_ours(e.to_string())
+            unreadable(&e).unwrap_or_else(|| not_ours(e.to_string()))
         }
     })?;
     if app != schema.application_id {
@@ -188,14 +192,7 @@ fn known_version(
     }
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| match environment_words(&e) {
-            Some(words) => {
-                anyhow::anyhow!(
-                    "{name}: cannot read the {kind}: {words} ({e}); nothing was changed"
-                )
-            }
-            None => not_ours(e.to_string()),
-        })?;
+        .map_err(|e| unreadable(&e).unwrap_or_else(|| not_ours(e.to_string())))?;
     if version > schema.version() {
         return Err(bad_input(format!(
             "{name}: written by a newer ctxconsole (schema {version}, this one knows {}); not touched",
