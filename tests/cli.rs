@@ -1115,16 +1115,13 @@ fn a_half_with_no_questions_reads_n_a_not_zero() {
         "{\"intent\":\"clone the repo\",\"expected\":[\"repo.clone\"]}\n",
     )
     .unwrap();
-    let out = ctx(home.path())
-        .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = common::succeeded(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--labels",
+        labels.to_str().unwrap(),
+    ]));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let empty: Vec<&str> = text
         .lines()
         .filter(|l| l.split_whitespace().nth(2) == Some("0"))

@@ -59,7 +59,7 @@ pub fn store(
     mut live: LiveReplay,
     record: Option<PlanRecord>,
     request: &PlannedRequest,
-    insert: impl FnOnce(PlanRecord) -> anyhow::Result<String>,
+    insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<BaselineRun> {
     let cut = request.compaction.count(|f| matches!(f, Fate::CutByBudget));
     let Some(mut record) = record else {

@@ -799,22 +799,25 @@ impl LiveReplay {
     }
 
     /// Store `record` with `insert` and keep what it came to: its id, or why it failed and
-    /// the plan as a line `import plans` reads back. A paid answer is never dropped because
-    /// the store could not take it.
+    /// the plan as a line `import plans` reads back (made only then: a record may hold a
+    /// reply of megabytes). A paid answer is never dropped because the store could not
+    /// take it.
     pub fn store_with(
         &mut self,
-        record: PlanRecord,
-        insert: impl FnOnce(PlanRecord) -> anyhow::Result<String>,
+        mut record: PlanRecord,
+        insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
     ) -> Option<String> {
-        let line = record.import_line();
-        match insert(record) {
-            Ok(id) => {
-                self.stored_id = Some(id.clone());
-                Some(id)
+        // The id the store tried is not the plan's: the line keeps the id it came with.
+        let id = record.id.clone();
+        match insert(&mut record) {
+            Ok(stored) => {
+                self.stored_id = Some(stored.clone());
+                Some(stored)
             }
             Err(e) => {
                 self.store_error = Some(format!("{e:#}"));
-                self.unsaved_plan = Some(line);
+                record.id = id;
+                self.unsaved_plan = Some(record.import_line());
                 None
             }
         }

@@ -269,7 +269,7 @@ pub struct StoredSend {
 /// that failed outright (not an answer that failed: that is stored) fails the whole send.
 pub fn store_send(
     mut outcomes: Vec<(SendJob, CallOutcome)>,
-    mut insert: impl FnMut(PlanRecord) -> anyhow::Result<String>,
+    mut insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<StoredSend> {
     let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
         Some(k) => {

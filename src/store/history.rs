@@ -1187,7 +1187,7 @@ mod tests {
         // A replay, a drift window that moves many plans' drift, a plan deleted by hand.
         let mut replay = s.plan(&id).unwrap().unwrap().record;
         replay.replay_of = Some(id.clone());
-        s.insert_replay(replay, &pipelines()).unwrap();
+        s.insert_replay(&mut replay, &pipelines()).unwrap();
         assert!(s.set_drift_window(10).unwrap() > 0);
         kept_counts_agree(&s);
         s.conn

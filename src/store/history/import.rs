@@ -211,7 +211,7 @@ impl HistoryStore {
     /// agent runs a replay. Returns the new id.
     pub fn insert_replay(
         &mut self,
-        record: PlanRecord,
+        record: &mut PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         let Some(original) = record.replay_of.clone() else {
@@ -224,7 +224,7 @@ impl HistoryStore {
 
     fn insert_replay_in(
         &mut self,
-        mut record: PlanRecord,
+        record: &mut PlanRecord,
         original: &str,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
@@ -254,13 +254,13 @@ impl HistoryStore {
             loop {
                 n += 1;
                 record.id = format!("{original}.r{n}");
-                if inserter.insert(&record, pipelines)?.is_some() {
+                if inserter.insert(record, pipelines)?.is_some() {
                     break;
                 }
             }
         }
         tx.commit().map_err(db_err(&path, "storing the replay"))?;
-        Ok(record.id)
+        Ok(record.id.clone())
     }
 
     /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
@@ -268,7 +268,7 @@ impl HistoryStore {
     /// is `ignored` (or `failed`) like any new plan. Returns the id.
     pub fn insert_sent(
         &mut self,
-        record: PlanRecord,
+        record: &mut PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         if record.replay_of.is_some() {
@@ -281,7 +281,7 @@ impl HistoryStore {
 
     fn insert_sent_in(
         &mut self,
-        mut record: PlanRecord,
+        record: &mut PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         let path = self.path.clone();
@@ -292,14 +292,14 @@ impl HistoryStore {
             loop {
                 n += 1;
                 record.id = format!("send-{}-{n}", record.at);
-                if inserter.insert(&record, pipelines)?.is_some() {
+                if inserter.insert(record, pipelines)?.is_some() {
                     break;
                 }
             }
         }
         tx.commit()
             .map_err(db_err(&path, "storing the sent plan"))?;
-        Ok(record.id)
+        Ok(record.id.clone())
     }
 
     /// Failed plans (not replays) at or after `since`, oldest first.

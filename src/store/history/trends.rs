@@ -220,7 +220,7 @@ mod tests {
             r.replay_of = Some(latest.id.clone());
             r.outcome = Outcome::Failed;
             r.failure_class = Some("transport".into());
-            s.insert_replay(r, &pipelines).unwrap();
+            s.insert_replay(&mut r, &pipelines).unwrap();
         }
         (dir, s)
     }
