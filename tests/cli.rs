@@ -836,6 +836,56 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
         ));
 }
 
+/// Tester's F6: one labelled intent of megabytes (262 MB took 9 GB and 160 s, and
+/// `--per-question` echoed it whole). Every ranker — ctxconsole's and the baselines — reads
+/// the 16 KiB opening the classifier reads, and the line says what was ranked.
+#[test]
+fn eval_rank_reads_the_opening_of_a_huge_labelled_intent() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    let head = "take a screenshot of the page";
+    // The filler tells of another tool: read whole, it would outweigh the opening.
+    let filler = " remember this for later".repeat(200_000);
+    let line = |intent: &str| {
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "q1", "intent": intent, "expected": ["browser.screenshot"]})
+        )
+    };
+    let run = |intent: &str| {
+        std::fs::write(&labels, line(intent)).unwrap();
+        let out = ctx(home.path())
+            .args([
+                "eval",
+                "rank",
+                "--labels",
+                labels.to_str().unwrap(),
+                "--per-question",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v
+    };
+    let huge = format!("{head}{filler}");
+    let v = run(&huge);
+    let echoed = v["intent"].as_str().unwrap();
+    assert!(
+        echoed.len() <= 16 * 1024 && huge.starts_with(echoed),
+        "{}",
+        echoed.len()
+    );
+    // Ranked as its opening is: the same ranks and tops for every ranker.
+    let opening = run(echoed);
+    assert_eq!(v["ranker"], opening["ranker"]);
+    assert_eq!(v["bm25"], opening["bm25"]);
+}
+
 /// Labels that expect no tool at all give nothing to score: said like an empty file (exit 2,
 /// the file named), not a table of 0.000.
 #[test]

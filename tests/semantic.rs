@@ -94,6 +94,7 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         ("embed-short", "vectors for"),
         ("embed-hang", "no answer within 2s"),
     ] {
+        let asked = server.embedded_inputs().len();
         let out = ctx(home.path())
             .env(KEY_ENV, KEY)
             .args([
@@ -109,6 +110,11 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         assert!(!out.status.success(), "{model}: succeeded");
         assert!(err.contains(&url) && err.contains(says), "{model}: {err}");
         assert!(!err.contains(KEY), "{model}: the key leaked: {err}");
+        if model == "embed-hang" {
+            // Tester's F5: the timeout bounds the whole call, retries included — one
+            // attempt hangs it out, not one per retry (3 × 2 s before).
+            assert_eq!(server.embedded_inputs().len(), asked + 1, "{err}");
+        }
     }
     // Nothing was kept: the next good run embeds the whole catalog.
     let asked_before = server.embedded_inputs().len();
@@ -126,6 +132,187 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         .map(Vec::len)
         .sum();
     assert_eq!(texts, SAMPLE_ENTRIES + 1);
+}
+
+/// The vectors kept in a workspace's cache: (rows, distinct lengths, rows with a value that
+/// is not finite or no length).
+fn kept_vectors(home: &Path) -> (usize, Vec<i64>, usize) {
+    let path = home.join("cache.sqlite");
+    if !path.exists() {
+        return (0, Vec::new(), 0);
+    }
+    let db = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = db.prepare("SELECT dims, vector FROM vectors").unwrap();
+    let rows: Vec<(i64, Vec<u8>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut dims: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let useless = rows
+        .iter()
+        .filter(|(_, b)| {
+            let v: Vec<f32> = b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            v.iter().any(|x| !x.is_finite()) || v.iter().all(|&x| x == 0.0)
+        })
+        .count();
+    (rows.len(), dims, useless)
+}
+
+/// Tester's F1, F3, F4: an answer no ranking can use — vectors of one length per batch, a
+/// value past f32, zeros, indices that are not whole numbers — is one error naming the
+/// endpoint and what is wrong, and nothing of it is kept (before, the batches' vectors were
+/// kept before their lengths were compared, so every later run failed from the cache without
+/// asking the endpoint; 1e39 was kept as infinity and zeros as zeros, ranking as no
+/// similarity while the layer said it was on; a float index was read as "no index").
+#[test]
+fn vectors_no_ranking_can_use_are_refused_and_never_kept() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let url = format!("{}/embeddings", server.base_url());
+    for (model, says) in [
+        ("embed-batchdims", "vectors of different lengths ("),
+        ("embed-huge", "not a finite 32-bit number"),
+        ("embed-zero", "has no length"),
+        (
+            "embed-index-float",
+            "item 0 has index 31.0, not a whole number in 0..32",
+        ),
+    ] {
+        for run in 0..2 {
+            let asked = server.embedded_inputs().len();
+            let out = ctx(home.path())
+                .env(KEY_ENV, KEY)
+                .args([
+                    "preview",
+                    "find a hotel",
+                    "--no-history",
+                    "--embedder",
+                    &format!("endpoint:test/{model}"),
+                ])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{model} run {run}: succeeded");
+            assert!(
+                err.contains(&url) && err.contains(says),
+                "{model} run {run}: {err}"
+            );
+            assert_eq!(
+                kept_vectors(home.path()).0,
+                0,
+                "{model} run {run}: vectors kept"
+            );
+            // The second run asks the endpoint again: nothing was served from the cache.
+            assert!(server.embedded_inputs().len() > asked, "{model} run {run}");
+        }
+    }
+}
+
+/// Tester's F2: the endpoint's vectors change length behind the same model name. Before, a
+/// question of the new length met entries of the old one and every similarity read 0 while
+/// the layer said it was on. Now the catalog is embedded again and the kept vectors are
+/// replaced, so the run after embeds only its question.
+#[test]
+fn vectors_that_change_length_behind_a_name_have_the_catalog_embedded_again() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let preview = || {
+        json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+            "preview",
+            "find a hotel near the station",
+            "--no-history",
+            "--json",
+            "--embedder",
+            "endpoint:test/embed-switch",
+        ]))
+    };
+    let texts_asked = || server.embedded_inputs().iter().map(Vec::len).sum::<usize>();
+    let best_similarity = |v: &serde_json::Value| {
+        v["ranking"]["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["semantic"]["similarity"].as_f64().unwrap())
+            .fold(0.0, f64::max)
+    };
+    let first = preview();
+    assert!(best_similarity(&first) > 0.2, "{first}");
+    assert_eq!(kept_vectors(home.path()), (SAMPLE_ENTRIES, vec![64], 0));
+
+    server
+        .embed_dims
+        .store(48, std::sync::atomic::Ordering::SeqCst);
+    let before = texts_asked();
+    let second = preview();
+    assert!(
+        best_similarity(&second) > 0.2,
+        "the layer ranked as no similarity: {second}"
+    );
+    assert_eq!(
+        texts_asked(),
+        before + 1 + SAMPLE_ENTRIES,
+        "question, then the catalog again"
+    );
+    assert_eq!(kept_vectors(home.path()), (SAMPLE_ENTRIES, vec![48], 0));
+
+    let before = texts_asked();
+    preview();
+    assert_eq!(
+        texts_asked(),
+        before + 1,
+        "only the question: the new vectors were kept"
+    );
+}
+
+/// A kept vector that cannot be used (written by an older version, or damaged in the file)
+/// is embedded again and replaced, not served.
+#[test]
+fn a_kept_vector_no_ranking_can_use_is_embedded_again() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "\n[rank]\nsemantic = \"endpoint:test/embed-ok\"\n");
+    let preview = || {
+        json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+            "preview",
+            "find a hotel",
+            "--no-history",
+            "--json",
+        ]))
+    };
+    preview();
+    let db = rusqlite::Connection::open(home.path().join("cache.sqlite")).unwrap();
+    let nan: Vec<u8> = std::iter::repeat_n(f32::NAN.to_le_bytes(), 64)
+        .flatten()
+        .collect();
+    let zero = vec![0u8; 64 * 4];
+    let damaged = db
+        .execute(
+            "UPDATE vectors SET vector = ?1 WHERE text_hash IN (SELECT text_hash FROM vectors ORDER BY text_hash LIMIT 2)",
+            [&nan],
+        )
+        .unwrap()
+        + db
+            .execute(
+                "UPDATE vectors SET vector = ?1 WHERE text_hash IN (SELECT text_hash FROM vectors ORDER BY text_hash DESC LIMIT 1)",
+                [&zero],
+            )
+            .unwrap();
+    drop(db);
+    assert_eq!(kept_vectors(home.path()).2, damaged);
+    let before = server.embedded_inputs().iter().map(Vec::len).sum::<usize>();
+    preview();
+    let after = server.embedded_inputs().iter().map(Vec::len).sum::<usize>();
+    assert_eq!(
+        after,
+        before + 1 + damaged,
+        "the question and the damaged rows"
+    );
+    assert_eq!(kept_vectors(home.path()), (SAMPLE_ENTRIES, vec![64], 0));
 }
 
 #[test]

@@ -300,7 +300,11 @@ pub fn evaluate_with(
                 set: &named.name,
                 half,
                 id: &case.id,
-                intent: &case.intent,
+                // What was ranked: the opening every ranker reads.
+                intent: crate::core::text::opening(
+                    &case.intent,
+                    crate::core::rank::QUERY_MAX_BYTES,
+                ),
                 expected: &case.expected,
                 requests: ranking.requests.clone(),
                 ranker: ranked(&order),

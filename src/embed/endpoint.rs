@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Embedder;
-use crate::core::rank::MAX_SENTENCE_BYTES;
+use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
 use crate::llm::client::{Retries, retry_after, transient_status};
 use crate::llm::provider::Endpoint;
@@ -55,7 +55,8 @@ pub struct EndpointEmbedder {
     id: String,
 }
 
-/// The longest wait for one embeddings request (the provider's `llm.timeout` when shorter).
+/// The longest wait for one embeddings request, its retries and their waits included (the
+/// provider's `llm.timeout` when shorter).
 pub const EMBED_TIMEOUT_MAX: Duration = Duration::from_secs(20);
 
 impl EndpointEmbedder {
@@ -89,16 +90,29 @@ impl EndpointEmbedder {
         redactor: &Redactor,
     ) -> anyhow::Result<Vec<Vec<f32>>> {
         let mut retries = Retries::new(&self.endpoint.settings);
+        // Every attempt and every wait between them within one bound (the timeout, at most
+        // EMBED_TIMEOUT_MAX): a hung endpoint holds a question that long, not that long
+        // once per attempt; a quick failure (a 500, a refused connection) is still retried.
+        let bound = self.endpoint.settings.timeout;
+        let deadline = tokio::time::Instant::now() + bound;
         loop {
             let attempt = retries.attempt();
-            let failed = match self.call(client, texts, redactor).await {
-                Ok(vectors) => return Ok(vectors),
-                Err(f) => f,
-            };
+            let failed =
+                match tokio::time::timeout_at(deadline, self.call(client, texts, redactor)).await {
+                    Ok(Ok(vectors)) => return Ok(vectors),
+                    Ok(Err(f)) => f,
+                    Err(_) => Failed::last(anyhow::anyhow!(
+                        "embeddings from {} ({}): no answer within {} in all",
+                        redactor.text(&self.url),
+                        self.endpoint.provider,
+                        crate::core::duration::describe(bound)
+                    )),
+                };
             let wait = failed
                 .transient
                 .then(|| retries.wait_after(failed.retry_after))
-                .flatten();
+                .flatten()
+                .filter(|w| tokio::time::Instant::now() + *w < deadline);
             let Some(wait) = wait else {
                 return Err(if attempt > 1 {
                     failed.error.context(format!("after {attempt} attempts"))
@@ -230,10 +244,20 @@ fn parse_reply(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
     }
     let mut out: Vec<(usize, Vec<f32>)> = Vec::with_capacity(data.len());
     for (k, item) in data.iter().enumerate() {
-        let index = item
-            .get("index")
-            .and_then(Value::as_u64)
-            .map_or(k, |i| usize::try_from(i).unwrap_or(usize::MAX));
+        // An index given must be a whole number in 0..n; only a missing one means "in order".
+        let index = match item.get("index") {
+            None | Some(Value::Null) => k,
+            Some(i) => i
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < expected)
+                .ok_or_else(|| {
+                    format!(
+                        "item {k} has index {}, not a whole number in 0..{expected}",
+                        clip(&i.to_string(), 40)
+                    )
+                })?,
+        };
         let numbers = item
             .get("embedding")
             .and_then(Value::as_array)
@@ -243,9 +267,12 @@ fn parse_reply(text: &str, expected: usize) -> Result<Vec<Vec<f32>>, String> {
         }
         let vector = numbers
             .iter()
-            .map(|x| x.as_f64().filter(|f| f.is_finite()).map(|f| f as f32))
+            .map(|x| x.as_f64().map(|f| f as f32))
             .collect::<Option<Vec<f32>>>()
-            .ok_or_else(|| format!("item {k} holds a value that is not a finite number"))?;
+            .ok_or_else(|| format!("item {k} holds a value that is not a number"))?;
+        if let Some(problem) = vector_problem(&vector) {
+            return Err(format!("item {k}'s vector {problem}"));
+        }
         out.push((index, vector));
     }
     out.sort_by_key(|(i, _)| *i);
@@ -322,8 +349,35 @@ mod tests {
         assert!(
             parse_reply(r#"{"data":[{"embedding":["x"]}]}"#, 1)
                 .unwrap_err()
-                .contains("finite")
+                .contains("not a number")
         );
+        // A JSON number past f32, zeros, an index that is not a whole number in 0..n.
+        for (reply, says) in [
+            (
+                r#"{"data":[{"embedding":[1e39, 1]}]}"#,
+                "not a finite 32-bit number",
+            ),
+            (r#"{"data":[{"embedding":[0, 0]}]}"#, "has no length"),
+            (
+                r#"{"data":[{"embedding":[1e-50, 1e-50]}]}"#,
+                "has no length",
+            ),
+            (
+                r#"{"data":[{"index":0.0,"embedding":[1, 0]}]}"#,
+                "not a whole number in 0..1",
+            ),
+            (
+                r#"{"data":[{"index":5,"embedding":[1, 0]}]}"#,
+                "not a whole number in 0..1",
+            ),
+            (
+                r#"{"data":[{"index":-1,"embedding":[1, 0]}]}"#,
+                "not a whole number in 0..1",
+            ),
+        ] {
+            let err = parse_reply(reply, 1).unwrap_err();
+            assert!(err.contains(says), "{reply}: {err}");
+        }
     }
 
     #[test]

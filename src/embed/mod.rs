@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
 
 use crate::core::catalog::RoutingGuide;
-use crate::core::rank::{EntryVectors, MAX_REQUESTS, entry_sentence, split_requests};
+use crate::core::rank::{
+    EntryVectors, MAX_REQUESTS, entry_sentence, split_requests, vector_problem,
+};
 use crate::exit::bad_input;
 use crate::store::cache::{OutputCache, text_hash};
 
@@ -207,27 +209,29 @@ pub fn embed_keeping(
             }
         }
     }
-    // Each missing text once, in order.
-    let mut missing: Vec<usize> = Vec::new();
-    let mut queued = std::collections::HashSet::new();
-    for (i, h) in hashes.iter().enumerate() {
-        if !kept.contains_key(h) && queued.insert(h.as_str()) {
-            missing.push(i);
-        }
-    }
-    let mut fresh: Vec<(String, Vec<f32>)> = Vec::with_capacity(missing.len());
-    for batch in missing.chunks(BATCH) {
-        let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-        let vectors = embedder.embed(&batch_texts)?;
-        if vectors.len() != batch.len() {
-            anyhow::bail!(
-                "{}: {} vectors for {} texts",
-                embedder.id(),
-                vectors.len(),
-                batch.len()
-            );
-        }
-        fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
+    // A kept vector that cannot stand for its text (kept by an older version, or damaged)
+    // is embedded again.
+    kept.retain(|_, v| vector_problem(v).is_none());
+    let mut fresh = embed_missing(embedder, texts, &hashes, |h| kept.contains_key(h))?;
+    let dims = one_length(embedder, &fresh)?;
+    let kept_lengths: std::collections::BTreeSet<usize> = hashes
+        .iter()
+        .filter_map(|h| kept.get(h))
+        .map(Vec::len)
+        .collect();
+    if kept_lengths.len() > 1 || dims.is_some_and(|d| kept_lengths.iter().any(|&l| l != d)) {
+        // The model behind the name changed its vectors' length: what it kept before is
+        // of another model, and is embedded again (and replaced) rather than mixed in.
+        tracing::warn!(
+            embedder = embedder.id(),
+            "kept vectors of another length ({kept_lengths:?}, now {dims:?}): embedding them again"
+        );
+        kept.clear();
+        let done: std::collections::HashSet<String> =
+            fresh.iter().map(|(h, _)| h.clone()).collect();
+        let again = embed_missing(embedder, texts, &hashes, |h| done.contains(h))?;
+        fresh.extend(again);
+        one_length(embedder, &fresh)?;
     }
     if let Some(c) = cache
         && let Err(e) = c.keep_vectors(embedder.id(), &fresh)
@@ -245,6 +249,67 @@ pub fn embed_keeping(
         embedded_now,
         not_kept,
     })
+}
+
+/// Each text `skip` does not cover, once, embedded in batches: one (hash, vector) per text,
+/// every vector checked ([`vector_problem`]) before anything is kept.
+fn embed_missing(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    hashes: &[String],
+    skip: impl Fn(&str) -> bool,
+) -> anyhow::Result<Vec<(String, Vec<f32>)>> {
+    let mut missing: Vec<usize> = Vec::new();
+    let mut queued = std::collections::HashSet::new();
+    for (i, h) in hashes.iter().enumerate() {
+        if !skip(h) && queued.insert(h.as_str()) {
+            missing.push(i);
+        }
+    }
+    let mut fresh: Vec<(String, Vec<f32>)> = Vec::with_capacity(missing.len());
+    for batch in missing.chunks(BATCH) {
+        let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+        let vectors = embedder.embed(&batch_texts)?;
+        if vectors.len() != batch.len() {
+            anyhow::bail!(
+                "{}: {} vectors for {} texts",
+                embedder.id(),
+                vectors.len(),
+                batch.len()
+            );
+        }
+        for (k, v) in vectors.iter().enumerate() {
+            if let Some(problem) = vector_problem(v) {
+                anyhow::bail!(
+                    "{}: the vector of text {} of {} {problem}; nothing was kept",
+                    embedder.id(),
+                    fresh.len() + k + 1,
+                    missing.len()
+                );
+            }
+        }
+        fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
+    }
+    Ok(fresh)
+}
+
+/// The one length of an embedder's vectors (`None` when there are none); vectors of two
+/// lengths — across batches too — are an error, and nothing of them is kept.
+fn one_length(
+    embedder: &dyn Embedder,
+    rows: &[(String, Vec<f32>)],
+) -> anyhow::Result<Option<usize>> {
+    let Some(dims) = rows.first().map(|(_, v)| v.len()) else {
+        return Ok(None);
+    };
+    if let Some((_, other)) = rows.iter().find(|(_, v)| v.len() != dims) {
+        anyhow::bail!(
+            "{}: vectors of different lengths ({dims} and {} dimensions); nothing was kept",
+            embedder.id(),
+            other.len()
+        );
+    }
+    Ok(Some(dims))
 }
 
 /// Texts per call to an embedder: a batch a small model pads cheaply, and an endpoint
@@ -284,7 +349,10 @@ pub enum VectorKeeping {
 /// A catalog's entry vectors and the embedder for questions.
 pub struct Semantic {
     embedder: Box<dyn Embedder>,
-    entries: EntryVectors,
+    /// Replaced whole when the embedder's vectors change length behind its name.
+    entries: std::sync::RwLock<EntryVectors>,
+    /// The entries' sentences, to embed again then.
+    texts: Vec<String>,
     /// Entries embedded when this was built (the rest came from the cache).
     pub embedded_now: usize,
     /// Whether the entry vectors are kept, for the front end to say when they are not.
@@ -346,7 +414,8 @@ impl Semantic {
             .ok_or_else(|| anyhow::anyhow!("{}: vectors of different lengths", embedder.id()))?;
         Ok(Semantic {
             embedder,
-            entries,
+            entries: std::sync::RwLock::new(entries),
+            texts,
             embedded_now: done.embedded_now,
             keeping: done.not_kept.map_or(keeping, VectorKeeping::Failed),
             asked: Default::default(),
@@ -372,8 +441,49 @@ impl Semantic {
         self.embedder.id()
     }
 
-    pub fn entries(&self) -> &EntryVectors {
-        &self.entries
+    /// How many catalog entries have a vector.
+    pub fn entry_count(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// The catalog embedded again, its vectors of `dims` replacing the kept ones: the
+    /// embedder now answers vectors of another length than it did when they were kept (a
+    /// model changed behind its name), and a question's vector of one length against
+    /// entries of another would rank as no similarity while the layer says it is on.
+    fn embed_entries_again(&self, dims: usize) -> anyhow::Result<()> {
+        let id = self.embedder.id();
+        tracing::warn!(
+            embedder = id,
+            dims,
+            "the embedder's vectors changed length: embedding the catalog again"
+        );
+        let hashes: Vec<String> = self.texts.iter().map(|t| text_hash(t)).collect();
+        let fresh = embed_missing(self.embedder.as_ref(), &self.texts, &hashes, |_| false)?;
+        if one_length(self.embedder.as_ref(), &fresh)?.is_some_and(|d| d != dims) {
+            anyhow::bail!("{id}: its vectors change length from one answer to the next");
+        }
+        if let VectorKeeping::Kept(path) = &self.keeping
+            && let Err(e) = OutputCache::open(path).and_then(|mut c| c.keep_vectors(id, &fresh))
+        {
+            tracing::warn!("the catalog's new vectors are not kept: {e:#}");
+        }
+        let by_hash: std::collections::HashMap<String, Vec<f32>> = fresh.into_iter().collect();
+        let rows = hashes
+            .iter()
+            .map(|h| by_hash.get(h).cloned().unwrap_or_default())
+            .collect();
+        let entries = EntryVectors::new(rows)
+            .ok_or_else(|| anyhow::anyhow!("{id}: vectors of different lengths"))?;
+        *self.entries.write().unwrap_or_else(PoisonError::into_inner) = entries;
+        // Requests remembered at the old length would not meet the new rows.
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        Ok(())
     }
 
     /// Per request of the question (one vector each, as the ranker splits it), every
@@ -395,6 +505,23 @@ impl Semantic {
             .collect();
         if !missing.is_empty() {
             let fresh = self.embedder.embed(&missing)?;
+            if fresh.len() != missing.len() {
+                anyhow::bail!(
+                    "{}: {} vectors for {} requests",
+                    self.embedder.id(),
+                    fresh.len(),
+                    missing.len()
+                );
+            }
+            for (k, v) in fresh.iter().enumerate() {
+                if let Some(problem) = vector_problem(v) {
+                    anyhow::bail!(
+                        "{}: the vector of request {} of the question {problem}",
+                        self.embedder.id(),
+                        k + 1
+                    );
+                }
+            }
             let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
             if asked.len() + missing.len() > ASKED_KEPT {
                 asked.clear();
@@ -408,7 +535,31 @@ impl Semantic {
             }
         }
         let vectors: Vec<Vec<f32>> = vectors.into_iter().map(Option::unwrap_or_default).collect();
-        Ok(self.entries.request_similarities(&vectors))
+        let dims = vectors.first().map_or(0, Vec::len);
+        if vectors.iter().any(|v| v.len() != dims) {
+            // Requests remembered from before the embedder changed: asked again.
+            self.asked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+            anyhow::bail!(
+                "{}: the question's vectors differ in length (the embedder changed them while running; ask again)",
+                self.embedder.id()
+            );
+        }
+        let entry_dims = self
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .dims();
+        if dims != entry_dims {
+            self.embed_entries_again(dims)?;
+        }
+        Ok(self
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .request_similarities(&vectors))
     }
 }
 

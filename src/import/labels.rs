@@ -404,11 +404,17 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
     Ok(labels
         .into_iter()
         .enumerate()
-        .map(|(i, l)| LabelledIntent {
-            key: l.id.clone().unwrap_or_else(|| l.intent.clone()),
-            id: l.id.unwrap_or_else(|| format!("line {}", i + 1)),
-            intent: l.intent,
-            expected: distinct(l.expected),
+        .map(|(i, l)| {
+            // Only the opening the rankers read is kept: a 250 MB line is not held
+            // whole for the rest of the run.
+            let intent = crate::core::text::opening(&l.intent, crate::core::rank::QUERY_MAX_BYTES)
+                .to_string();
+            LabelledIntent {
+                key: l.id.clone().unwrap_or_else(|| intent.clone()),
+                id: l.id.unwrap_or_else(|| format!("line {}", i + 1)),
+                intent,
+                expected: distinct(l.expected),
+            }
         })
         .collect())
 }

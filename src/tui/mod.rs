@@ -561,7 +561,7 @@ pub fn semantic_ready(
             let status = SemanticStatus::On {
                 embedder,
                 embedded_now: layer.embedded_now,
-                entries: layer.entries().len(),
+                entries: layer.entry_count(),
                 not_cached: layer.not_cached_note(),
             };
             ctx.preview.semantic = Some(layer);

@@ -52,6 +52,9 @@ pub struct LlmServer {
     pub requests: Arc<Mutex<Vec<Recorded>>>,
     /// The most `slow-*` requests ever being answered at once.
     pub max_in_flight: Arc<AtomicUsize>,
+    /// The length of `embed-switch`'s vectors ([`EMBED_DIMS`] until a test changes it): a
+    /// model whose vectors change length behind its name.
+    pub embed_dims: Arc<AtomicUsize>,
 }
 
 /// `slow-*` requests being answered now, and the most ever.
@@ -66,11 +69,13 @@ impl LlmServer {
         let log = requests.clone();
         let max_in_flight: Arc<AtomicUsize> = Arc::default();
         let max = max_in_flight.clone();
+        let embed_dims = Arc::new(AtomicUsize::new(EMBED_DIMS));
+        let dims = embed_dims.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (log, seen, max) = (log.clone(), seen.clone(), max.clone());
+                let (log, seen, max, dims) = (log.clone(), seen.clone(), max.clone(), dims.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &seen, &max);
+                    let _ = serve(stream, &log, &seen, &max, &dims);
                 });
             }
         });
@@ -78,6 +83,7 @@ impl LlmServer {
             port,
             requests,
             max_in_flight,
+            embed_dims,
         }
     }
 
@@ -241,7 +247,12 @@ pub const EMBED_DIMS: usize = 64;
 /// A hashed bag of words: each lower-cased word (letters and digits) adds 1 at its FNV-1a
 /// hash modulo [`EMBED_DIMS`]. Real, deterministic vectors: texts sharing words are near.
 pub fn bag_of_words(text: &str) -> Vec<f32> {
-    let mut v = vec![0.0f32; EMBED_DIMS];
+    bag_of_words_in(text, EMBED_DIMS)
+}
+
+/// [`bag_of_words`] in `dims` dimensions.
+pub fn bag_of_words_in(text: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; dims];
     for word in text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -251,7 +262,7 @@ pub fn bag_of_words(text: &str) -> Vec<f32> {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
-        v[(h % EMBED_DIMS as u64) as usize] += 1.0;
+        v[(h % dims as u64) as usize] += 1.0;
     }
     v
 }
@@ -260,12 +271,23 @@ pub fn bag_of_words(text: &str) -> Vec<f32> {
 /// [`bag_of_words`] vectors, `embed-500` with a server error, `embed-garbage` with a page
 /// that is not JSON, `embed-short` with one vector too few, `embed-hang` not at all;
 /// `embed-500-once` with a server error to its first request and as `embed-ok` after.
+/// Vectors nothing can rank with: `embed-batchdims` one length per request (its n-th
+/// request [`EMBED_DIMS`] + n), `embed-huge` a first value past f32 (1e39), `embed-zero`
+/// zeros, `embed-index-float` the reply reversed with `"index": 1.0`-style indices;
+/// `embed-switch` answers in [`LlmServer::embed_dims`] dimensions.
 fn serve_embeddings(
     stream: &mut TcpStream,
     body: &Value,
     seen: &Mutex<HashMap<String, usize>>,
+    switch_dims: &AtomicUsize,
 ) -> std::io::Result<()> {
     let mut model = body["model"].as_str().unwrap_or("");
+    let nth = {
+        let mut s = seen.lock().unwrap();
+        let c = s.entry(format!("{model}#requests")).or_default();
+        *c += 1;
+        *c
+    };
     if model == "embed-500-once" {
         let n = {
             let mut s = seen.lock().unwrap();
@@ -281,6 +303,52 @@ fn serve_embeddings(
         _ => Vec::new(),
     };
     let json_kind = "application/json";
+    let odd = |vector: &dyn Fn(&str) -> Value, reversed: bool| {
+        let mut data: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let index = if reversed { json!(i as f64) } else { json!(i) };
+                json!({"object": "embedding", "index": index, "embedding": vector(t)})
+            })
+            .collect();
+        if reversed {
+            data.reverse();
+        }
+        json!({"object": "list", "model": model, "data": data}).to_string()
+    };
+    match model {
+        "embed-batchdims" => {
+            let reply = odd(&|t| json!(bag_of_words_in(t, EMBED_DIMS + nth)), false);
+            return respond(stream, "200 OK", json_kind, "", &reply);
+        }
+        "embed-switch" => {
+            let dims = switch_dims.load(Ordering::SeqCst);
+            let reply = odd(&|t| json!(bag_of_words_in(t, dims)), false);
+            return respond(stream, "200 OK", json_kind, "", &reply);
+        }
+        "embed-huge" => {
+            // 1e39 is a finite JSON number and no f32.
+            let reply = odd(
+                &|t| {
+                    let mut v: Vec<Value> = bag_of_words(t).into_iter().map(|x| json!(x)).collect();
+                    v[0] = json!(1e39);
+                    Value::Array(v)
+                },
+                false,
+            );
+            return respond(stream, "200 OK", json_kind, "", &reply);
+        }
+        "embed-zero" => {
+            let reply = odd(&|_| json!(vec![0.0f32; EMBED_DIMS]), false);
+            return respond(stream, "200 OK", json_kind, "", &reply);
+        }
+        "embed-index-float" => {
+            let reply = odd(&|t| json!(bag_of_words(t)), true);
+            return respond(stream, "200 OK", json_kind, "", &reply);
+        }
+        _ => {}
+    }
     match model {
         "embed-ok" | "embed-short" => {
             let take = if model == "embed-short" {
@@ -330,6 +398,7 @@ fn serve(
     log: &Mutex<Vec<Recorded>>,
     seen: &Mutex<HashMap<String, usize>>,
     max_in_flight: &AtomicUsize,
+    embed_dims: &AtomicUsize,
 ) -> std::io::Result<()> {
     let (authorization, body, path) = read_request(&mut stream)?;
     let echo = authorization.clone().unwrap_or_default();
@@ -341,7 +410,7 @@ fn serve(
                 body: body.clone(),
             });
         }
-        return serve_embeddings(&mut stream, &body, seen);
+        return serve_embeddings(&mut stream, &body, seen, embed_dims);
     }
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let filter_pass = system.contains("Pick the ids");

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::entry::entry_fields;
+use super::query::QUERY_MAX_BYTES;
 use crate::core::catalog::RoutingGuide;
 use crate::core::text;
 
@@ -34,7 +35,7 @@ impl WordOverlap {
 
     /// Entry indices, best first.
     pub fn rank(&self, intent: &str) -> Vec<usize> {
-        let q = plain_words(intent);
+        let q = plain_words(text::opening(intent, QUERY_MAX_BYTES));
         let mut scored: Vec<(usize, usize)> = self
             .entries
             .iter()
@@ -108,7 +109,8 @@ impl Bm25 {
     pub fn scores(&self, intent: &str) -> Vec<f64> {
         let n = self.lens.len();
         let mut scores = vec![0.0; n];
-        let mut terms = text::terms(intent);
+        // The baselines read what the ranker reads.
+        let mut terms = text::terms(text::opening(intent, QUERY_MAX_BYTES));
         terms.sort();
         terms.dedup();
         for t in &terms {

@@ -30,9 +30,9 @@ pub use baseline::{BM25_B, BM25_K1, Bm25, WordOverlap};
 pub use explain::{Explanation, PriorMatch, RareWord, SemanticMatch, TermMatch};
 pub use index::RankIndex;
 pub use prior::{Boost, HistoryPrior, LearnedWords, PastPlan};
-pub use query::split_requests;
+pub use query::{QUERY_MAX_BYTES, split_requests};
 pub use semantic::{
-    EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, unit,
+    EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, unit, vector_problem,
 };
 
 /// Where in an entry a word was found.

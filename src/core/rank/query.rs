@@ -67,7 +67,13 @@ pub(super) struct ParsedIntent {
     pub requests: Vec<String>,
 }
 
+/// The ranker reads at most this opening of an intent, as the classifier does: a question is
+/// not 250 MB, and every caller (preview, the console, MCP, eval) gets the same bound from
+/// here rather than each cutting its own.
+pub const QUERY_MAX_BYTES: usize = crate::core::request::CLASSIFY_MAX_BYTES;
+
 pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> ParsedIntent {
+    let intent = text::opening(intent, QUERY_MAX_BYTES);
     let requests: Vec<&str> = if by_request {
         split_requests(intent)
     } else {
@@ -284,6 +290,7 @@ const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
 /// A piece with fewer than two content words joins the one before it (or after it, when it
 /// comes first): "and return" is not a request of its own.
 pub fn split_requests(text: &str) -> Vec<&str> {
+    let text = crate::core::text::opening(text, QUERY_MAX_BYTES);
     let mut cuts: Vec<usize> = Vec::new();
     let bytes = text.as_bytes();
     // Word boundaries with their byte ranges.

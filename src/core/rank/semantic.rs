@@ -111,14 +111,41 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Scale a vector to unit length (a zero or non-finite vector becomes zero).
+/// Scale a vector to unit length (a zero or non-finite vector becomes zero). The length
+/// is measured in f64: values near f32's limits (1e20) square past it.
 pub fn unit(v: &mut [f32]) {
-    let norm = dot(v, v).sqrt();
+    let norm = length(v);
     if norm.is_finite() && norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
+        v.iter_mut()
+            .for_each(|x| *x = (f64::from(*x) / norm) as f32);
     } else {
         v.iter_mut().for_each(|x| *x = 0.0);
     }
+}
+
+fn length(v: &[f32]) -> f64 {
+    v.iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Why a vector cannot stand for a sentence, or `None` when it can: every value a finite
+/// f32 and a length to scale by. An embedder's answer of zeros, of values past f32
+/// (1e39 read as infinity) or too small to measure (1e-50) would rank as no similarity
+/// while the layer says it is on.
+pub fn vector_problem(v: &[f32]) -> Option<&'static str> {
+    if v.is_empty() {
+        return Some("is empty");
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Some("holds a value that is not a finite 32-bit number");
+    }
+    let norm = length(v);
+    if !(norm.is_finite() && norm > 0.0) {
+        return Some("has no length (every value zero, or too small to measure)");
+    }
+    None
 }
 
 /// Cosine of two vectors of one length (0 when either is zero or they differ in length).
