@@ -1131,3 +1131,64 @@ fn a_half_with_no_questions_reads_n_a_not_zero() {
         assert!(row.contains("n/a") && !row.contains("0.000"), "{row}");
     }
 }
+
+/// A category the planner never predicted has no precision (0/0), and one never expected has
+/// no recall: both read `n/a` in the table and `null` in JSON, not 1.000 (read as perfect).
+#[test]
+fn eval_planner_says_n_a_for_a_ratio_with_nothing_to_divide() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    // "hi there" is casual to the planner: coding is expected and never predicted, casual is
+    // predicted and never expected.
+    std::fs::write(
+        &labels,
+        "{\"message\":\"hi there\",\"expected\":[\"coding\"]}\n",
+    )
+    .unwrap();
+    let out = common::succeeded(ctx(home.path()).args([
+        "eval",
+        "planner",
+        "--labels",
+        labels.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |class: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(class))
+            .unwrap_or_else(|| panic!("no {class} row:\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("coding"),
+        ["coding", "1", "0", "n/a", "0.000"],
+        "{text}"
+    );
+    assert_eq!(
+        row("casual"),
+        ["casual", "0", "1", "0.000", "n/a"],
+        "{text}"
+    );
+
+    let v = json_of(ctx(home.path()).args([
+        "eval",
+        "planner",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--json",
+    ]));
+    let class = |name: &str| {
+        v["per_class"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(class("coding")["precision"], Value::Null, "{v}");
+    assert_eq!(class("coding")["recall"], 0.0, "{v}");
+    assert_eq!(class("casual")["precision"], 0.0, "{v}");
+    assert_eq!(class("casual")["recall"], Value::Null, "{v}");
+}
