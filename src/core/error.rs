@@ -30,10 +30,27 @@ impl CoreError {
             .map(|s| line_col(text, s.start))
             .unwrap_or((1, 1));
         let message = err.message().trim();
-        let message = match (
-            wrong_value(message, "a table"),
-            err.span().and_then(|s| key_before(text, s.start)),
-        ) {
+        let key = err.span().and_then(|s| key_before(text, s.start));
+        // The toml crate's own words for a field with a fixed set of names given a number,
+        // a boolean, an array…
+        if message == "wanted string or table" {
+            let found = err
+                .span()
+                .and_then(|s| text.get(s))
+                .map(value_in_words)
+                .unwrap_or_else(|| "not a string".to_string());
+            let message = match key {
+                Some(key) => format!("field '{key}' is {found}; expected {ENUM_EXPECTED}"),
+                None => format!("found {found}; expected {ENUM_EXPECTED}"),
+            };
+            return CoreError::Syntax {
+                origin: origin.to_string(),
+                line,
+                column,
+                message,
+            };
+        }
+        let message = match (wrong_value(message, "a table"), key) {
             (Some((found, expected)), Some(key)) => {
                 format!("field '{key}' is {found}; expected {expected}")
             }
@@ -106,6 +123,15 @@ impl CoreError {
 /// "a whole number of 0 or more"); `None` for any other message. `map` is what the format
 /// calls a map.
 fn wrong_value(message: &str, map: &str) -> Option<(String, String)> {
+    // serde reads a struct from an array too, and then says "invalid length 0, expected
+    // struct Prices with 1 element": a table was wanted.
+    if let Some((_, expected)) = message
+        .strip_prefix("invalid length ")
+        .and_then(|rest| rest.split_once(", expected "))
+        && expected.starts_with("struct ")
+    {
+        return Some(("an array".to_string(), map.to_string()));
+    }
     let rest = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))?;
@@ -123,15 +149,45 @@ fn wrong_value(message: &str, map: &str) -> Option<(String, String)> {
             "map" => map.to_string(),
             other => other.to_string(),
         });
-    let expected = match expected {
+    Some((found, expected_in_words(expected, map)))
+}
+
+/// What serde says a value should be, in a user's words: never the name of an internal type
+/// (`struct RoleSpec`, `enum Tier`), and the format's words for a map and a sequence.
+fn expected_in_words(expected: &str, map: &str) -> String {
+    if expected.starts_with("struct ") {
+        return map.to_string();
+    }
+    if expected.starts_with("enum ") {
+        return ENUM_EXPECTED.to_string();
+    }
+    match expected {
         "usize" | "u8" | "u16" | "u32" | "u64" | "u128" => "a whole number of 0 or more",
         "isize" | "i8" | "i16" | "i32" | "i64" | "i128" => "a whole number",
         "f32" | "f64" => "a number",
         "a boolean" => "true or false",
+        "a map" => map,
+        "a sequence" => "an array",
         other => other,
-    };
-    Some((found, expected.to_string()))
+    }
+    .to_string()
 }
+
+/// What kind of TOML value `value` (its text as written) is, in words: the value itself is
+/// not echoed (it may be any length).
+fn value_in_words(value: &str) -> String {
+    match value.trim_start().chars().next() {
+        Some('[') => "an array",
+        Some('{') => "a table",
+        Some('t' | 'f') => "true or false",
+        Some(c) if c.is_ascii_digit() || matches!(c, '+' | '-' | 'i' | 'n') => "a number",
+        _ => "not a string",
+    }
+    .to_string()
+}
+
+/// What a field with a fixed set of names takes, when the value is not even a string.
+const ENUM_EXPECTED: &str = "one of its names, as a string";
 
 /// The key a TOML value at byte `offset` is given to (`input_tokens = "32000"`, or `input`
 /// in `prices = { input = "1.0" }`): the last bare or quoted key before an `=` on its line.
@@ -242,6 +298,16 @@ mod tests {
         assert_eq!(
             CoreError::json("catalog.json", &err).to_string(),
             "catalog.json: line 1, column 21: found true; expected a whole number of 0 or more"
+        );
+        // Never serde's name for an internal type, nor its "map" and "sequence".
+        let err = serde_json::from_str::<Row>("{\"input_tokens\": 1, \"prices\": 5}").unwrap_err();
+        assert_eq!(
+            CoreError::json("catalog.json", &err).to_string(),
+            "catalog.json: line 1, column 31: found 5; expected an object"
+        );
+        assert_eq!(
+            said("input_tokens = 1\nprices = []"),
+            "budgets.toml: line 2, column 10: field 'prices' is an array; expected a table"
         );
     }
 

@@ -38,16 +38,47 @@ pub struct Theme {
 struct ThemeFile {
     name: Option<String>,
     #[serde(default)]
-    roles: BTreeMap<String, RoleSpec>,
+    roles: BTreeMap<String, Role>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One role: a colour alone (its foreground) or a table of `fg`, `bg` and `modifiers`.
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RoleSpec {
     fg: Option<String>,
     bg: Option<String>,
     #[serde(default)]
     modifiers: Vec<String>,
+}
+
+/// What a role takes, in the words a wrong one is answered with.
+const ROLE_EXPECTED: &str = "a colour name, #rrggbb, or a table with fg, bg and modifiers";
+
+/// A role as written: a colour string or a table. Written by hand so that a value of the
+/// wrong kind is answered with [`ROLE_EXPECTED`], not serde's name for the type.
+#[derive(Debug)]
+struct Role(RoleSpec);
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Role;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(ROLE_EXPECTED)
+            }
+            fn visit_str<E: serde::de::Error>(self, colour: &str) -> Result<Role, E> {
+                Ok(Role(RoleSpec {
+                    fg: Some(colour.to_string()),
+                    ..RoleSpec::default()
+                }))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Role, A::Error> {
+                RoleSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Role)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 impl Default for Theme {
@@ -105,7 +136,7 @@ impl Theme {
 
 fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
     let file: ThemeFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
-    for (role, spec) in file.roles {
+    for (role, Role(spec)) in file.roles {
         let field = |problem: String| CoreError::Field {
             origin: origin.into(),
             field: format!("roles.{role}"),
