@@ -688,6 +688,87 @@ fn a_theme_role_of_the_wrong_kind_says_what_a_role_takes() {
     );
 }
 
+/// A 100,000-character key or value in a workspace file is named in an error by its opening
+/// and how much was left out (`core::terminal_text::quoted`), never echoed whole.
+#[test]
+fn an_error_quotes_a_huge_key_or_value_by_its_opening() {
+    let huge = "k".repeat(100_000);
+    const ROW: &str = "[[model]]\ninput_tokens = 1\noutput_tokens = 1\ntier = \"A\"\n";
+    let cases: Vec<(&str, String, &[&str])> = vec![
+        ("keymap.toml", format!("[keys]\n\"{huge}\" = \"quit\""), &[]),
+        ("keymap.toml", format!("[keys]\n\"x\" = \"{huge}\""), &[]),
+        ("theme.toml", format!("name = \"{huge}\""), &[]),
+        ("theme.toml", format!("[roles]\n{huge} = \"red\""), &[]),
+        ("theme.toml", format!("[roles]\naccent = \"{huge}\""), &[]),
+        (
+            "theme.toml",
+            format!("[roles]\naccent = {{ modifiers = [\"{huge}\"] }}"),
+            &[],
+        ),
+        ("theme.toml", format!("{huge} = 1"), &[]),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"{huge}*\""),
+            &["budgets", "--json"],
+        ),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"x\"\ntokenizer = \"{huge}\""),
+            &["budgets", "--json"],
+        ),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"{huge}\"\ntemperature = 9.0"),
+            &["budgets", "--json"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\ntimeout = \"{huge}\""),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\nretries = \"{huge}\""),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\n{huge} = 1"),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\ndefault_provider = \"{huge}\""),
+            &[],
+        ),
+        (
+            "planner.toml",
+            format!("[categories.{huge}]\nthreshold = -1.0"),
+            &["eval", "planner"],
+        ),
+        (
+            "planner.toml",
+            format!("[[categories.x.patterns]]\npattern = \"({huge}\"\nweight = 1.0"),
+            &["eval", "planner"],
+        ),
+    ];
+    let mut echoed = Vec::new();
+    for (name, text, args) in cases {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(name), &text).unwrap();
+        let err = refused(ctx(home.path()).args(args));
+        if !(err.len() < 800 && err.contains(name) && err.contains("more bytes)")) {
+            echoed.push(format!(
+                "{name} {:?}: {} bytes: {}",
+                text.chars().take(40).collect::<String>(),
+                err.len(),
+                err.chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    assert!(echoed.is_empty(), "{}", echoed.join("\n"));
+}
+
 // ---- 13. New stores ----------------------------------------------------------------------
 
 #[test]

@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::core::terminal_text::{quoted, quoted_with};
+
 #[derive(Debug, Error, PartialEq)]
 pub enum CoreError {
     #[error("unknown tier '{0}': expected A, B or C")]
@@ -29,7 +31,8 @@ impl CoreError {
             .span()
             .map(|s| line_col(text, s.start))
             .unwrap_or((1, 1));
-        let message = err.message().trim();
+        let message = quote_outside_text(err.message().trim());
+        let message = message.as_str();
         let key = err.span().and_then(|s| key_before(text, s.start));
         // The toml crate's own words for a field with a fixed set of names given a number,
         // a boolean, an array…
@@ -72,6 +75,7 @@ impl CoreError {
             Some(i) => message[..i].to_string(),
             None => message,
         };
+        let message = quote_outside_text(&message);
         let message = match wrong_value(&message, "an object") {
             Some((found, expected)) => format!("found {found}; expected {expected}"),
             None => message,
@@ -116,6 +120,47 @@ impl CoreError {
             message: format!("invalid UTF-8 (byte offset {})", err.valid_up_to()),
         }
     }
+}
+
+/// A parser's message with the file's own text in it (an unknown key or name, a string of the
+/// wrong type) quoted through [`quoted`]: bounded, so a 100,000-character key is named by its
+/// opening, not echoed. Names from the code (what was expected) are single-quoted likewise.
+fn quote_outside_text(message: &str) -> String {
+    for head in ["unknown field `", "unknown variant `"] {
+        let Some(rest) = message.strip_prefix(head) else {
+            continue;
+        };
+        // The file's text runs to the last "`, expected" (the text itself may hold one).
+        let end = rest
+            .rfind("`, expected ")
+            .or_else(|| rest.rfind("`, there are no "));
+        if let Some(end) = end {
+            return format!(
+                "{}{}{}",
+                &head[..head.len() - 1],
+                quoted(&rest[..end]),
+                rest[end + 1..].replace('`', "'")
+            );
+        }
+        return format!("{}{}", &head[..head.len() - 1], quoted(rest));
+    }
+    if let Some((head, rest)) = message.split_once("invalid type: string \"")
+        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
+    {
+        return format!(
+            "{head}invalid type: string {}, expected {tail}",
+            quoted_with(text, '"')
+        );
+    }
+    if let Some((head, rest)) = message.split_once("invalid value: string \"")
+        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
+    {
+        return format!(
+            "{head}invalid value: string {}, expected {tail}",
+            quoted_with(text, '"')
+        );
+    }
+    message.to_string()
 }
 
 /// What was found and what was expected, in an operator's words, when serde says a value

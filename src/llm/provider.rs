@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::core::bounds::{self, int_in};
 use crate::core::config::{Config, ProviderConfig};
 use crate::core::plan::PLANNER_SELF_NAMES;
+use crate::core::terminal_text::{key_segment, quoted};
 use crate::exit::bad_input;
 
 /// How the client behaves, from `[llm]`.
@@ -63,12 +64,14 @@ impl Endpoint {
         match std::env::var(var) {
             Ok(k) if !k.trim().is_empty() => Ok(Some(k.trim().to_string())),
             Ok(_) => Err(bad_input(format!(
-                "provider '{}' reads its key from ${var}, which is set but empty",
-                self.provider
+                "provider {} reads its key from ${}, which is set but empty",
+                quoted(&self.provider),
+                key_segment(var)
             ))),
             Err(_) => Err(bad_input(format!(
-                "provider '{}' reads its key from ${var}, which is not set",
-                self.provider
+                "provider {} reads its key from ${}, which is not set",
+                quoted(&self.provider),
+                key_segment(var)
             ))),
         }
     }
@@ -115,14 +118,15 @@ impl Providers {
         for (name, p) in &config.providers {
             check_base_url(
                 p.base_url.trim(),
-                &format!("{origin}: providers.{name}.base_url"),
+                &format!("{origin}: providers.{}.base_url", key_segment(name)),
             )?;
         }
         if let Some(dp) = &llm.default_provider
             && !config.providers.contains_key(dp)
         {
             return Err(bad_input(format!(
-                "{origin}: llm.default_provider '{dp}' is not a configured provider"
+                "{origin}: llm.default_provider {} is not a configured provider",
+                quoted(dp)
             )));
         }
         Ok(Providers {
@@ -157,12 +161,14 @@ impl Providers {
             None => {
                 let Some(dp) = &self.default_provider else {
                     return Err(bad_input(format!(
-                        "no provider for model '{model}': add one whose prefix matches it to config.toml, or set llm.default_provider"
+                        "no provider for model {}: add one whose prefix matches it to config.toml, or set llm.default_provider",
+                        quoted(model)
                     )));
                 };
                 let Some((name, p)) = self.providers.iter().find(|(n, _)| n == dp) else {
                     return Err(bad_input(format!(
-                        "llm.default_provider '{dp}' is not configured"
+                        "llm.default_provider {} is not configured",
+                        quoted(dp)
                     )));
                 };
                 (name, p, model)
@@ -170,7 +176,9 @@ impl Providers {
         };
         if upstream.is_empty() {
             return Err(bad_input(format!(
-                "model '{model}' is only the prefix of provider '{name}': name a model after it"
+                "model {} is only the prefix of provider {}: name a model after it",
+                quoted(model),
+                quoted(name)
             )));
         }
         Ok(Endpoint {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use crate::core::error::CoreError;
+use crate::core::terminal_text::{key_segment, quoted};
 
 pub const BUILTIN: &[(&str, &str)] = &[
     ("dark", include_str!("../../themes/dark.toml")),
@@ -127,7 +128,10 @@ impl Theme {
         let mut theme = Theme::builtin(name).ok_or_else(|| CoreError::Field {
             origin: origin.into(),
             field: "name".into(),
-            problem: format!("'{name}' is not a built-in theme (dark, light, high-contrast)"),
+            problem: format!(
+                "{} is not a built-in theme (dark, light, high-contrast)",
+                quoted(name)
+            ),
         })?;
         apply(&mut theme, text, origin)?;
         Ok(theme)
@@ -139,17 +143,17 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
     for (role, Role(spec)) in file.roles {
         let field = |problem: String| CoreError::Field {
             origin: origin.into(),
-            field: format!("roles.{role}"),
+            field: format!("roles.{}", key_segment(&role)),
             problem,
         };
         let mut style = Style::default();
         if let Some(fg) = &spec.fg {
-            style = style
-                .fg(Color::from_str(fg).map_err(|_| field(format!("fg '{fg}' is not a colour")))?);
+            style = style.fg(Color::from_str(fg)
+                .map_err(|_| field(format!("fg {} is not a colour", quoted(fg))))?);
         }
         if let Some(bg) = &spec.bg {
-            style = style
-                .bg(Color::from_str(bg).map_err(|_| field(format!("bg '{bg}' is not a colour")))?);
+            style = style.bg(Color::from_str(bg)
+                .map_err(|_| field(format!("bg {} is not a colour", quoted(bg))))?);
         }
         for m in &spec.modifiers {
             style = style.add_modifier(match m.as_str() {
@@ -158,7 +162,7 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
                 "italic" => Modifier::ITALIC,
                 "underlined" => Modifier::UNDERLINED,
                 "reversed" => Modifier::REVERSED,
-                other => return Err(field(format!("unknown modifier '{other}'"))),
+                other => return Err(field(format!("unknown modifier {}", quoted(other)))),
             });
         }
         let slot = match role.as_str() {
