@@ -1192,3 +1192,72 @@ fn eval_planner_says_n_a_for_a_ratio_with_nothing_to_divide() {
     assert_eq!(class("casual")["precision"], 0.0, "{v}");
     assert_eq!(class("casual")["recall"], Value::Null, "{v}");
 }
+
+/// A lone UTF-16 surrogate escape (`"\ud800"`) in an imported line is said as what it is,
+/// with the file, line and column, by every importer: serde's "unexpected end of hex escape"
+/// sent the reader looking for a cut-off escape.
+#[test]
+fn a_lone_surrogate_in_an_import_is_named_as_one() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("s.sqlite");
+    let plan = r#"{"id": "pl-9001", "at": "2026-10-01T08:43:00Z", "caller": "c", "model": "m", "intent": "a \ud800 b", "steps": [], "outcome": "ok"}"#;
+    let cases: [(&str, &str, String, &str); 7] = [
+        ("plans", "p.jsonl", format!("{plan}\n"), "\\ud800"),
+        (
+            "plans",
+            "q.jsonl",
+            "{\"intent\": \"x \\udc00 y\"}\n".into(),
+            "\\udc00",
+        ),
+        (
+            "plans",
+            "r.jsonl",
+            "{\"intent\": \"é \\ud83d\\u0041\"}\n".into(),
+            "\\ud83d",
+        ),
+        (
+            "executions",
+            "e.jsonl",
+            "\n{\"caller\": \"\\ud800\"}\n".into(),
+            "\\ud800",
+        ),
+        (
+            "traces",
+            "t.jsonl",
+            "{\"resourceSpans\": [{\"x\": \"\\ud800\"}]}\n".into(),
+            "\\ud800",
+        ),
+        (
+            "litellm",
+            "l.json",
+            "[{\"a\": \"\\ud800\"}]".into(),
+            "\\ud800",
+        ),
+        (
+            "litellm",
+            "l.jsonl",
+            "{\"a\": \"\\uDBFF\"}\n".into(),
+            "\\uDBFF",
+        ),
+    ];
+    for (kind, name, text, escape) in cases {
+        let file = home.path().join(name);
+        std::fs::write(&file, &text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind, "--store"])
+            .arg(&store)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{kind} {text:?}: {err}");
+        let line = if kind == "executions" { 2 } else { 1 };
+        assert!(
+            err.contains(&format!("{name}: line {line}, column "))
+                && err.contains(&format!(
+                    "a lone UTF-16 surrogate ({escape}) is not a character"
+                )),
+            "{kind} {text:?}: {err}"
+        );
+    }
+}

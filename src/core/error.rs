@@ -68,11 +68,23 @@ impl CoreError {
         }
     }
 
-    pub fn json(origin: &str, err: &serde_json::Error) -> CoreError {
+    /// A serde_json error in `text` (what was parsed: the file, or the one line of a JSON
+    /// Lines file), in a reader's words: the one mapping every JSON importer uses.
+    pub fn json(origin: &str, text: &str, err: &serde_json::Error) -> CoreError {
         let message = err.to_string();
         // serde_json appends " at line L column C"; the position is reported separately.
         let message = match message.rfind(" at line ") {
             Some(i) => message[..i].to_string(),
+            None => message,
+        };
+        // A lone surrogate is reported as a broken escape ("unexpected end of hex escape"),
+        // which sends the reader looking for a cut-off `\u12`.
+        let message = match SURROGATE_MESSAGES
+            .contains(&message.as_str())
+            .then(|| lone_surrogate(text, err.line(), err.column()))
+            .flatten()
+        {
+            Some(escape) => format!("a lone UTF-16 surrogate ({escape}) is not a character"),
             None => message,
         };
         let message = quote_outside_text(&message);
@@ -89,9 +101,9 @@ impl CoreError {
     }
 
     /// An error in one line of a JSON Lines file: the line is the file's (1-based), the
-    /// column the parser's within that line.
-    pub fn json_line(origin: &str, line: usize, err: &serde_json::Error) -> CoreError {
-        match CoreError::json(origin, err) {
+    /// column the parser's within that line (`text`).
+    pub fn json_line(origin: &str, line: usize, text: &str, err: &serde_json::Error) -> CoreError {
+        match CoreError::json(origin, text, err) {
             CoreError::Syntax {
                 origin,
                 column,
@@ -119,6 +131,53 @@ impl CoreError {
             column,
             message: format!("invalid UTF-8 (byte offset {})", err.valid_up_to()),
         }
+    }
+}
+
+/// What serde_json says when a `\uXXXX` escape is a surrogate with no partner.
+const SURROGATE_MESSAGES: [&str; 2] = [
+    "unexpected end of hex escape",
+    "lone leading surrogate in hex escape",
+];
+
+/// The lone surrogate escape (`\ud800`) serde_json stopped at, as written: the last `\uXXXX`
+/// before (1-based) `line`, `column` of `text` when it is a surrogate without its partner, or a
+/// high surrogate followed by an escape that is not a low one. `None` when there is none.
+fn lone_surrogate(text: &str, line: usize, column: usize) -> Option<&str> {
+    let row = text.split('\n').nth(line.checked_sub(1)?)?;
+    let mut end = column.min(row.len());
+    while !row.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = &row[..end];
+    let bytes = prefix.as_bytes();
+    // Every `\uXXXX` in the prefix: (start, value, as written). Scanning forward keeps `\\u`
+    // (an escaped backslash, then `u`) from counting.
+    let mut escapes: Vec<(usize, u32, &str)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let hex = prefix.get(i + 2..i + 6);
+        match hex.map(|h| (h, u32::from_str_radix(h, 16))) {
+            Some((_, Ok(value))) if bytes.get(i + 1) == Some(&b'u') => {
+                escapes.push((i, value, &prefix[i..i + 6]));
+                i += 6;
+            }
+            _ => i += 2,
+        }
+    }
+    let high = |v: u32| (0xD800..=0xDBFF).contains(&v);
+    let low = |v: u32| (0xDC00..=0xDFFF).contains(&v);
+    let (&(start, value, written), before) = escapes.split_last()?;
+    let partner = before.last().filter(|(s, _, _)| s + 6 == start);
+    match partner {
+        Some(&(_, p, p_written)) if high(p) && !low(value) => Some(p_written),
+        Some(&(_, p, _)) if high(p) => None,
+        _ if high(value) || low(value) => Some(written),
+        _ => None,
     }
 }
 
@@ -339,21 +398,38 @@ mod tests {
             "{}",
             said("input_tokens = ")
         );
-        let err = serde_json::from_str::<Row>("{\"input_tokens\": true}").unwrap_err();
+        let text = "{\"input_tokens\": true}";
+        let err = serde_json::from_str::<Row>(text).unwrap_err();
         assert_eq!(
-            CoreError::json("catalog.json", &err).to_string(),
+            CoreError::json("catalog.json", text, &err).to_string(),
             "catalog.json: line 1, column 21: found true; expected a whole number of 0 or more"
         );
         // Never serde's name for an internal type, nor its "map" and "sequence".
-        let err = serde_json::from_str::<Row>("{\"input_tokens\": 1, \"prices\": 5}").unwrap_err();
+        let text = "{\"input_tokens\": 1, \"prices\": 5}";
+        let err = serde_json::from_str::<Row>(text).unwrap_err();
         assert_eq!(
-            CoreError::json("catalog.json", &err).to_string(),
+            CoreError::json("catalog.json", text, &err).to_string(),
             "catalog.json: line 1, column 31: found 5; expected an object"
         );
         assert_eq!(
             said("input_tokens = 1\nprices = []"),
             "budgets.toml: line 2, column 10: field 'prices' is an array; expected a table"
         );
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_found_where_the_parser_stopped() {
+        let said = |text: &str| {
+            let err = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+            CoreError::json("f.json", text, &err).to_string()
+        };
+        assert!(
+            said(r#"["\ud800"]"#).ends_with("a lone UTF-16 surrogate (\\ud800) is not a character")
+        );
+        assert!(said("[\n\"ok\",\n\"\\uDC00x\"]").contains("line 3, column "));
+        // A surrogate pair is a character; an escaped backslash before `u` is no escape.
+        assert!(serde_json::from_str::<String>(r#""\ud83d\ude00""#).is_ok());
+        assert!(!said(r#"["\\ud800", "\u12"]"#).contains("surrogate"));
     }
 
     #[test]
