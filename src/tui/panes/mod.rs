@@ -9,6 +9,8 @@ pub mod mouse;
 pub mod prompt;
 pub mod status;
 
+use ratatui::style::Style;
+use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::core::terminal_text::{for_terminal, for_terminal_line};
@@ -52,6 +54,47 @@ pub fn shown_text(text: &str) -> String {
 /// [`shown`], cut to `width` characters.
 pub fn clip(text: &str, width: usize) -> String {
     crate::format::clip(&for_terminal_line(text), width)
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
+/// into pieces).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let current = lines.last_mut().expect("lines starts non-empty");
+            let used = current.chars().count();
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    current.push(' ');
+                }
+                current.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(String::new());
+                continue;
+            }
+            let rest = word.split_off(width);
+            current.extend(word.iter());
+            word = rest;
+            lines.push(String::new());
+        }
+    }
+    lines
+}
+
+/// An error or a refusal as a pane shows it: the whole text, [`shown`], wrapped at `width`
+/// (see [`wrap`]), every line in `style`. Its end names the file and why, so it is never cut
+/// at the pane's edge.
+pub fn wrapped<'a>(text: &str, width: usize, style: Style) -> Vec<Line<'a>> {
+    wrap(&shown(text), width)
+        .into_iter()
+        .map(|l| Line::styled(l, style))
+        .collect()
 }
 
 /// A pane title naming the model and tier a request was planned for:
