@@ -160,9 +160,11 @@ fn lone_surrogate(text: &str, line: usize, column: usize) -> Option<&str> {
             i += 1;
             continue;
         }
-        let hex = prefix.get(i + 2..i + 6);
-        match hex.map(|h| (h, u32::from_str_radix(h, 16))) {
-            Some((_, Ok(value))) if bytes.get(i + 1) == Some(&b'u') => {
+        let hex = prefix
+            .get(i + 2..i + 6)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        match hex.map(|h| u32::from_str_radix(h, 16)) {
+            Some(Ok(value)) if bytes.get(i + 1) == Some(&b'u') => {
                 escapes.push((i, value, &prefix[i..i + 6]));
                 i += 6;
             }
