@@ -1181,3 +1181,133 @@ fn a_half_with_no_questions_reads_n_a_not_zero() {
         assert!(row.contains("n/a") && !row.contains("0.000"), "{row}");
     }
 }
+
+/// A category the planner never predicted has no precision (0/0), and one never expected has
+/// no recall: both read `n/a` in the table and `null` in JSON, not 1.000 (read as perfect).
+#[test]
+fn eval_planner_says_n_a_for_a_ratio_with_nothing_to_divide() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    // "hi there" is casual to the planner: coding is expected and never predicted, casual is
+    // predicted and never expected.
+    std::fs::write(
+        &labels,
+        "{\"message\":\"hi there\",\"expected\":[\"coding\"]}\n",
+    )
+    .unwrap();
+    let out = common::succeeded(ctx(home.path()).args([
+        "eval",
+        "planner",
+        "--labels",
+        labels.to_str().unwrap(),
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |class: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(class))
+            .unwrap_or_else(|| panic!("no {class} row:\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("coding"),
+        ["coding", "1", "0", "n/a", "0.000"],
+        "{text}"
+    );
+    assert_eq!(
+        row("casual"),
+        ["casual", "0", "1", "0.000", "n/a"],
+        "{text}"
+    );
+
+    let v = json_of(ctx(home.path()).args([
+        "eval",
+        "planner",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--json",
+    ]));
+    let class = |name: &str| {
+        v["per_class"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(class("coding")["precision"], Value::Null, "{v}");
+    assert_eq!(class("coding")["recall"], 0.0, "{v}");
+    assert_eq!(class("casual")["precision"], 0.0, "{v}");
+    assert_eq!(class("casual")["recall"], Value::Null, "{v}");
+}
+
+/// A lone UTF-16 surrogate escape (`"\ud800"`) in an imported line is said as what it is,
+/// with the file, line and column, by every importer: serde's "unexpected end of hex escape"
+/// sent the reader looking for a cut-off escape.
+#[test]
+fn a_lone_surrogate_in_an_import_is_named_as_one() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("s.sqlite");
+    let plan = r#"{"id": "pl-9001", "at": "2026-10-01T08:43:00Z", "caller": "c", "model": "m", "intent": "a \ud800 b", "steps": [], "outcome": "ok"}"#;
+    let cases: [(&str, &str, String, &str); 7] = [
+        ("plans", "p.jsonl", format!("{plan}\n"), "\\ud800"),
+        (
+            "plans",
+            "q.jsonl",
+            "{\"intent\": \"x \\udc00 y\"}\n".into(),
+            "\\udc00",
+        ),
+        (
+            "plans",
+            "r.jsonl",
+            "{\"intent\": \"é \\ud83d\\u0041\"}\n".into(),
+            "\\ud83d",
+        ),
+        (
+            "executions",
+            "e.jsonl",
+            "\n{\"caller\": \"\\ud800\"}\n".into(),
+            "\\ud800",
+        ),
+        (
+            "traces",
+            "t.jsonl",
+            "{\"resourceSpans\": [{\"x\": \"\\ud800\"}]}\n".into(),
+            "\\ud800",
+        ),
+        (
+            "litellm",
+            "l.json",
+            "[{\"a\": \"\\ud800\"}]".into(),
+            "\\ud800",
+        ),
+        (
+            "litellm",
+            "l.jsonl",
+            "{\"a\": \"\\uDBFF\"}\n".into(),
+            "\\uDBFF",
+        ),
+    ];
+    for (kind, name, text, escape) in cases {
+        let file = home.path().join(name);
+        std::fs::write(&file, &text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind, "--store"])
+            .arg(&store)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{kind} {text:?}: {err}");
+        let line = if kind == "executions" { 2 } else { 1 };
+        assert!(
+            err.contains(&format!("{name}: line {line}, column "))
+                && err.contains(&format!(
+                    "a lone UTF-16 surrogate ({escape}) is not a character"
+                )),
+            "{kind} {text:?}: {err}"
+        );
+    }
+}

@@ -545,6 +545,230 @@ fn a_utf8_bom_is_read_the_same_way_in_every_text_file() {
     assert_eq!(i["already_present"], 1, "{i}");
 }
 
+/// A value of the wrong type in any workspace file is said in a user's words, naming the file
+/// and the key: never serde's name for an internal type (`struct RoleSpec`, `enum Tier`) nor
+/// its "map"/"sequence" for what TOML calls a table and an array.
+#[test]
+fn a_wrong_type_in_a_workspace_file_names_no_internal_type() {
+    const ROW: &str = "[[model]]\nid = \"x\"\ninput_tokens = 1\noutput_tokens = 1\ntier = \"A\"\n";
+    let row = |extra: &str| format!("{ROW}{extra}\n");
+    let cases: Vec<(&str, String, &[&str], &str)> = vec![
+        (
+            "budgets.toml",
+            "model = 5".into(),
+            &["budgets", "--json"],
+            "model",
+        ),
+        (
+            "budgets.toml",
+            "model = [5]".into(),
+            &["budgets", "--json"],
+            "model",
+        ),
+        (
+            "budgets.toml",
+            row("prices = 5"),
+            &["budgets", "--json"],
+            "prices",
+        ),
+        (
+            "budgets.toml",
+            row("stop = \"x\""),
+            &["budgets", "--json"],
+            "stop",
+        ),
+        (
+            "budgets.toml",
+            row("match = 5"),
+            &["budgets", "--json"],
+            "match",
+        ),
+        (
+            "budgets.toml",
+            row("tokenizer = 5"),
+            &["budgets", "--json"],
+            "tokenizer",
+        ),
+        (
+            "budgets.toml",
+            ROW.replace("tier = \"A\"", "tier = 5"),
+            &["budgets", "--json"],
+            "tier",
+        ),
+        (
+            "config.toml",
+            "llm = 5".into(),
+            &["history", "--limit", "0"],
+            "llm",
+        ),
+        (
+            "config.toml",
+            "providers = 5".into(),
+            &["history", "--limit", "0"],
+            "providers",
+        ),
+        (
+            "config.toml",
+            "[providers]\nx = 5".into(),
+            &["history", "--limit", "0"],
+            "x",
+        ),
+        (
+            "config.toml",
+            "[llm]\nself_names = \"x\"".into(),
+            &["history", "--limit", "0"],
+            "self_names",
+        ),
+        (
+            "planner.toml",
+            "default_memory = 5".into(),
+            &["eval", "planner"],
+            "default_memory",
+        ),
+        (
+            "planner.toml",
+            "default_thinking = 5".into(),
+            &["eval", "planner"],
+            "default_thinking",
+        ),
+        (
+            "planner.toml",
+            "[categories]\nx = 5".into(),
+            &["eval", "planner"],
+            "x",
+        ),
+        (
+            "planner.toml",
+            "[categories.x]\npatterns = [5]".into(),
+            &["eval", "planner"],
+            "patterns",
+        ),
+        ("keymap.toml", "keys = 5".into(), &[], "keys"),
+        ("theme.toml", "roles = 5".into(), &[], "roles"),
+        ("theme.toml", "[roles]\naccent = 5".into(), &[], "accent"),
+    ];
+    for (name, text, args, key) in cases {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(name), &text).unwrap();
+        let err = refused(ctx(home.path()).args(args));
+        assert!(
+            err.contains(&format!("{name}: line ")) && err.contains(&format!("field '{key}'")),
+            "{name} {text:?}: {err}"
+        );
+        for internal in ["struct ", "enum ", "a map", "a sequence", "wanted "] {
+            assert!(!err.contains(internal), "{name} {text:?}: {err}");
+        }
+    }
+}
+
+/// A theme role is a colour or a table of fg, bg and modifiers; anything else is said so.
+#[test]
+fn a_theme_role_of_the_wrong_kind_says_what_a_role_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let theme = home.path().join("theme.toml");
+    std::fs::write(&theme, "[roles]\naccent = 5\n").unwrap();
+    let err = refused(&mut ctx(home.path()));
+    assert!(
+        err.contains(&format!(
+            "{}: line 2, column 10: field 'accent' is 5; expected a colour name, #rrggbb, or a table with fg, bg and modifiers",
+            theme.display()
+        )),
+        "{err}"
+    );
+    // A colour name alone is the role's foreground: the theme is read, and only the missing
+    // terminal stops the console.
+    std::fs::write(&theme, "[roles]\naccent = \"#ff8800\"\n").unwrap();
+    let err = refused(&mut ctx(home.path()));
+    assert!(err.contains("the console needs a terminal"), "{err}");
+    std::fs::write(&theme, "[roles]\naccent = \"plaid\"\n").unwrap();
+    let err = refused(&mut ctx(home.path()));
+    assert!(
+        err.contains("roles.accent") && err.contains("'plaid' is not a colour"),
+        "{err}"
+    );
+}
+
+/// A 100,000-character key or value in a workspace file is named in an error by its opening
+/// and how much was left out (`core::terminal_text::quoted`), never echoed whole.
+#[test]
+fn an_error_quotes_a_huge_key_or_value_by_its_opening() {
+    let huge = "k".repeat(100_000);
+    const ROW: &str = "[[model]]\ninput_tokens = 1\noutput_tokens = 1\ntier = \"A\"\n";
+    let cases: Vec<(&str, String, &[&str])> = vec![
+        ("keymap.toml", format!("[keys]\n\"{huge}\" = \"quit\""), &[]),
+        ("keymap.toml", format!("[keys]\n\"x\" = \"{huge}\""), &[]),
+        ("theme.toml", format!("name = \"{huge}\""), &[]),
+        ("theme.toml", format!("[roles]\n{huge} = \"red\""), &[]),
+        ("theme.toml", format!("[roles]\naccent = \"{huge}\""), &[]),
+        (
+            "theme.toml",
+            format!("[roles]\naccent = {{ modifiers = [\"{huge}\"] }}"),
+            &[],
+        ),
+        ("theme.toml", format!("{huge} = 1"), &[]),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"{huge}*\""),
+            &["budgets", "--json"],
+        ),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"x\"\ntokenizer = \"{huge}\""),
+            &["budgets", "--json"],
+        ),
+        (
+            "budgets.toml",
+            format!("{ROW}id = \"{huge}\"\ntemperature = 9.0"),
+            &["budgets", "--json"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\ntimeout = \"{huge}\""),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\nretries = \"{huge}\""),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\n{huge} = 1"),
+            &["history", "--limit", "0"],
+        ),
+        (
+            "config.toml",
+            format!("[llm]\ndefault_provider = \"{huge}\""),
+            &[],
+        ),
+        (
+            "planner.toml",
+            format!("[categories.{huge}]\nthreshold = -1.0"),
+            &["eval", "planner"],
+        ),
+        (
+            "planner.toml",
+            format!("[[categories.x.patterns]]\npattern = \"({huge}\"\nweight = 1.0"),
+            &["eval", "planner"],
+        ),
+    ];
+    let mut echoed = Vec::new();
+    for (name, text, args) in cases {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(name), &text).unwrap();
+        let err = refused(ctx(home.path()).args(args));
+        if !(err.len() < 800 && err.contains(name) && err.contains("more bytes)")) {
+            echoed.push(format!(
+                "{name} {:?}: {} bytes: {}",
+                text.chars().take(40).collect::<String>(),
+                err.len(),
+                err.chars().take(300).collect::<String>()
+            ));
+        }
+    }
+    assert!(echoed.is_empty(), "{}", echoed.join("\n"));
+}
+
 // ---- 13. New stores ----------------------------------------------------------------------
 
 #[test]

@@ -688,8 +688,9 @@ fn answers_the_store_cannot_take_are_shown_and_the_failure_names_the_store() {
 }
 
 /// A provider's base URL is shown, stored with every plan and logged, so a secret in it
-/// (`user:password@`, a `?key=` query) is refused before anything is sent, and the refusal
-/// does not echo it. Nothing reaches the server.
+/// (`user:password@`, a `?key=` query, a `;key=` path parameter, a `token=…` path segment) is
+/// refused before anything is sent, and the refusal does not echo it. Nothing reaches the
+/// server.
 #[test]
 fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
     let server = LlmServer::start();
@@ -699,6 +700,12 @@ fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
     for (url, secret) in [
         (format!("http://user:pw-SECRET-1@{plain}"), "pw-SECRET-1"),
         (format!("{base}?key=q-SECRET-2"), "q-SECRET-2"),
+        (format!("{base};key=p-SECRET-3"), "p-SECRET-3"),
+        (format!("{base}/key=s-SECRET-4"), "s-SECRET-4"),
+        (format!("{base}/token=s-SECRET-5/x"), "s-SECRET-5"),
+        (format!("{base}/API_KEY=s-SECRET-6"), "s-SECRET-6"),
+        (format!("{base}/access_token=s-SECRET-7"), "s-SECRET-7"),
+        (format!("{base}/chat;v=1;api_key=p-SECRET-8"), "p-SECRET-8"),
     ] {
         let config = server.config(KEY_ENV).replace(&base, &url);
         assert!(config.contains(secret));
@@ -718,6 +725,26 @@ fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
         server.requests.lock().unwrap().is_empty(),
         "nothing was sent"
     );
+}
+
+/// A scheme is case-insensitive (RFC 3986 §3.1): `HTTP://` is http, and the request goes out.
+#[test]
+fn an_upper_case_scheme_in_a_base_url_is_http() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let base = server.base_url();
+    let config = server
+        .config(KEY_ENV)
+        .replace(&base, &base.replace("http://", "HTTP://"));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", "test/ok-json", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(server.requests.lock().unwrap().len(), 1, "{stderr}");
 }
 
 /// A store that cannot be written is found out before anything is sent: send and a live

@@ -293,3 +293,58 @@ fn the_console_send_asks_the_configured_baseline_and_stores_each_plans_gap() {
         "{s}"
     );
 }
+
+/// The refusal a read-only store gives a send names the store's path and why at its end; at
+/// 80 columns with a long path it is wrapped whole in the Preview, not cut at the pane's edge
+/// (the operator saw "…: the history store is read-only (the file or its direct" and no more).
+#[test]
+fn a_read_only_store_refusal_is_wrapped_whole_at_80_columns() {
+    let server = LlmServer::start();
+    let (_dir, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    // The store's own refusal, for a store on a long path that cannot be written.
+    let conn = rusqlite::Connection::open_with_flags(
+        ":memory:",
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let path = std::path::Path::new(
+        "/srv/operators/shared-workspaces/team-observability/ctxconsole/history.sqlite",
+    );
+    let refusal = ctxconsole::store::sqlite::ensure_writable(
+        &conn,
+        path,
+        "history store",
+        "send, which stores every answer (nothing was sent),",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(refusal.ends_with("needs to write it"), "{refusal}");
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    apply(&ctx, &mut state, [Action::Sent(req.request, Err(refusal))]);
+    let s = screen(&state, 80, 24);
+    // The Preview's column (right of the Prompt pane), its wrapped lines joined again without
+    // spaces: a path cut across lines reads whole.
+    let left = s.lines().nth(1).and_then(|l| l.find("┌")).unwrap();
+    let left = s.lines().nth(1).unwrap()[..left].chars().count() + 1;
+    let said: String = s
+        .lines()
+        .flat_map(|l| l.chars().skip(left).take_while(|&c| c != '│'))
+        .filter(|c| *c != ' ')
+        .collect();
+    for part in [
+        "/srv/operators/shared-workspaces/team-observability/ctxconsole/history.sqlite:",
+        "the history store is read-only",
+        "(nothing was sent), needs to write it",
+    ] {
+        assert!(
+            said.contains(&part.replace(' ', "")),
+            "{part:?} not on screen:\n{s}"
+        );
+    }
+    insta::assert_snapshot!("send_read_only_store_80x24", s);
+}

@@ -147,6 +147,12 @@ fn set(s: &BTreeSet<String>) -> String {
     }
 }
 
+/// A ratio with nothing to divide by (a category never predicted has no precision, one never
+/// expected no recall) reads `n/a`, as `eval rank` shows an empty half.
+fn ratio_cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"))
+}
+
 pub fn describe(r: &PlannerReport) -> String {
     let m = &r.metrics;
     let mut out = format!(
@@ -161,8 +167,8 @@ pub fn describe(r: &PlannerReport) -> String {
                 c.class.clone(),
                 c.support.to_string(),
                 c.predicted.to_string(),
-                format!("{:.3}", c.precision),
-                format!("{:.3}", c.recall),
+                ratio_cell(c.precision),
+                ratio_cell(c.recall),
             ]
         })
         .collect();

@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
+use crate::core::terminal_text::{quoted, quoted_with};
 
 /// Structured-output reliability under load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -373,7 +374,8 @@ impl RowSpec {
     /// Every number finite and in its range ([`crate::core::bounds`]); the error names
     /// `origin` and the field as `model["id"].prices.input`.
     pub fn check(&self, origin: &str) -> Result<(), CoreError> {
-        let field = |name: &str| format!("model[\"{}\"].{name}", self.id);
+        let id = quoted_with(&self.id, '"');
+        let field = |name: &str| format!("model[{id}].{name}");
         int_in(
             self.input_tokens,
             &bounds::TOKENS,
@@ -514,9 +516,11 @@ pub fn parse_budgets_toml(
                 origin: origin.to_string(),
                 field: format!("model[{n}].id"),
                 problem: format!(
-                    "'{}' ends in '*' but the row matches exactly: for every id starting \
-                     '{prefix}', write id = \"{prefix}\" and match = \"prefix\"",
-                    row.id
+                    "{} ends in '*' but the row matches exactly: for every id starting \
+                     {}, write id = {} and match = \"prefix\"",
+                    quoted(&row.id),
+                    quoted(prefix),
+                    quoted_with(prefix, '"')
                 ),
             });
         }
@@ -529,8 +533,8 @@ pub fn parse_budgets_toml(
                 origin: origin.to_string(),
                 field: format!("model[{n}].id"),
                 problem: format!(
-                    "'{}' is also the id of model[{k}]: a file gives a model one row",
-                    row.id
+                    "{} is also the id of model[{k}]: a file gives a model one row",
+                    quoted(&row.id)
                 ),
             });
         }

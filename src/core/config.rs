@@ -90,7 +90,9 @@ where
         },
         toml::Value::Float(f) => f.to_string(),
         toml::Value::Boolean(b) => b.to_string(),
-        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::String(s) => {
+            format!("string {}", crate::core::terminal_text::quoted_with(s, '"'))
+        }
         toml::Value::Datetime(t) => format!("the date {t}"),
         toml::Value::Array(_) => "an array".to_string(),
         toml::Value::Table(_) => "a table".to_string(),

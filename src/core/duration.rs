@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::core::terminal_text::quoted;
+
 const MINUTE: u64 = 60;
 const HOUR: u64 = 60 * MINUTE;
 const DAY: u64 = 24 * HOUR;
@@ -39,18 +41,28 @@ pub const RETRY_MAX_WAIT: RangeInclusive<Duration> = Duration::ZERO..=Duration::
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DurationError {
-    #[error("'{0}' needs a unit: {0}d, {0}h, {0}m, {0}s or {0}ms (w for weeks)")]
+    #[error("{} needs a unit: {}", quoted(.0), with_units(.0))]
     BareNumber(String),
-    #[error("'{0}': expected a number and a unit, like 90m, 36h, 7d or 2w")]
+    #[error("{}: expected a number and a unit, like 90m, 36h, 7d or 2w", quoted(.0))]
     NotADuration(String),
-    #[error("'{text}': unknown unit '{unit}' (ms, s, m, h, d, w)")]
+    #[error("{}: unknown unit {} (ms, s, m, h, d, w)", quoted(text), quoted(unit))]
     UnknownUnit { text: String, unit: String },
-    #[error("'{text}' is {problem} {bound}")]
+    #[error("{} is {problem} {bound}", quoted(text))]
     OutOfRange {
         text: String,
         problem: &'static str,
         bound: String,
     },
+}
+
+/// The units after a bare number (`7d, 7h, …`), while the number is short enough to repeat.
+fn with_units(number: &str) -> String {
+    if number.len() <= 20 {
+        let n = number;
+        format!("{n}d, {n}h, {n}m, {n}s or {n}ms (w for weeks)")
+    } else {
+        "d, h, m, s or ms after it (w for weeks)".to_string()
+    }
 }
 
 impl DurationError {

@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::core::terminal_text::{quoted, quoted_with};
+
 #[derive(Debug, Error, PartialEq)]
 pub enum CoreError {
     #[error("unknown tier '{0}': expected A, B or C")]
@@ -29,11 +31,29 @@ impl CoreError {
             .span()
             .map(|s| line_col(text, s.start))
             .unwrap_or((1, 1));
-        let message = err.message().trim();
-        let message = match (
-            wrong_value(message, "a table"),
-            err.span().and_then(|s| key_before(text, s.start)),
-        ) {
+        let message = quote_outside_text(err.message().trim());
+        let message = message.as_str();
+        let key = err.span().and_then(|s| key_before(text, s.start));
+        // The toml crate's own words for a field with a fixed set of names given a number,
+        // a boolean, an array…
+        if message == "wanted string or table" {
+            let found = err
+                .span()
+                .and_then(|s| text.get(s))
+                .map(value_in_words)
+                .unwrap_or_else(|| "not a string".to_string());
+            let message = match key {
+                Some(key) => format!("field '{key}' is {found}; expected {ENUM_EXPECTED}"),
+                None => format!("found {found}; expected {ENUM_EXPECTED}"),
+            };
+            return CoreError::Syntax {
+                origin: origin.to_string(),
+                line,
+                column,
+                message,
+            };
+        }
+        let message = match (wrong_value(message, "a table"), key) {
             (Some((found, expected)), Some(key)) => {
                 format!("field '{key}' is {found}; expected {expected}")
             }
@@ -48,13 +68,26 @@ impl CoreError {
         }
     }
 
-    pub fn json(origin: &str, err: &serde_json::Error) -> CoreError {
+    /// A serde_json error in `text` (what was parsed: the file, or the one line of a JSON
+    /// Lines file), in a reader's words: the one mapping every JSON importer uses.
+    pub fn json(origin: &str, text: &str, err: &serde_json::Error) -> CoreError {
         let message = err.to_string();
         // serde_json appends " at line L column C"; the position is reported separately.
         let message = match message.rfind(" at line ") {
             Some(i) => message[..i].to_string(),
             None => message,
         };
+        // A lone surrogate is reported as a broken escape ("unexpected end of hex escape"),
+        // which sends the reader looking for a cut-off `\u12`.
+        let message = match SURROGATE_MESSAGES
+            .contains(&message.as_str())
+            .then(|| lone_surrogate(text, err.line(), err.column()))
+            .flatten()
+        {
+            Some(escape) => format!("a lone UTF-16 surrogate ({escape}) is not a character"),
+            None => message,
+        };
+        let message = quote_outside_text(&message);
         let message = match wrong_value(&message, "an object") {
             Some((found, expected)) => format!("found {found}; expected {expected}"),
             None => message,
@@ -68,9 +101,9 @@ impl CoreError {
     }
 
     /// An error in one line of a JSON Lines file: the line is the file's (1-based), the
-    /// column the parser's within that line.
-    pub fn json_line(origin: &str, line: usize, err: &serde_json::Error) -> CoreError {
-        match CoreError::json(origin, err) {
+    /// column the parser's within that line (`text`).
+    pub fn json_line(origin: &str, line: usize, text: &str, err: &serde_json::Error) -> CoreError {
+        match CoreError::json(origin, text, err) {
             CoreError::Syntax {
                 origin,
                 column,
@@ -101,11 +134,110 @@ impl CoreError {
     }
 }
 
+/// What serde_json says when a `\uXXXX` escape is a surrogate with no partner.
+const SURROGATE_MESSAGES: [&str; 2] = [
+    "unexpected end of hex escape",
+    "lone leading surrogate in hex escape",
+];
+
+/// The lone surrogate escape (`\ud800`) serde_json stopped at, as written: the last `\uXXXX`
+/// before (1-based) `line`, `column` of `text` when it is a surrogate without its partner, or a
+/// high surrogate followed by an escape that is not a low one. `None` when there is none.
+fn lone_surrogate(text: &str, line: usize, column: usize) -> Option<&str> {
+    let row = text.split('\n').nth(line.checked_sub(1)?)?;
+    let mut end = column.min(row.len());
+    while !row.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = &row[..end];
+    let bytes = prefix.as_bytes();
+    // Every `\uXXXX` in the prefix: (start, value, as written). Scanning forward keeps `\\u`
+    // (an escaped backslash, then `u`) from counting.
+    let mut escapes: Vec<(usize, u32, &str)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let hex = prefix
+            .get(i + 2..i + 6)
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        match hex.map(|h| u32::from_str_radix(h, 16)) {
+            Some(Ok(value)) if bytes.get(i + 1) == Some(&b'u') => {
+                escapes.push((i, value, &prefix[i..i + 6]));
+                i += 6;
+            }
+            _ => i += 2,
+        }
+    }
+    let high = |v: u32| (0xD800..=0xDBFF).contains(&v);
+    let low = |v: u32| (0xDC00..=0xDFFF).contains(&v);
+    let (&(start, value, written), before) = escapes.split_last()?;
+    let partner = before.last().filter(|(s, _, _)| s + 6 == start);
+    match partner {
+        Some(&(_, p, p_written)) if high(p) && !low(value) => Some(p_written),
+        Some(&(_, p, _)) if high(p) => None,
+        _ if high(value) || low(value) => Some(written),
+        _ => None,
+    }
+}
+
+/// A parser's message with the file's own text in it (an unknown key or name, a string of the
+/// wrong type) quoted through [`quoted`]: bounded, so a 100,000-character key is named by its
+/// opening, not echoed. Names from the code (what was expected) are single-quoted likewise.
+fn quote_outside_text(message: &str) -> String {
+    for head in ["unknown field `", "unknown variant `"] {
+        let Some(rest) = message.strip_prefix(head) else {
+            continue;
+        };
+        // The file's text runs to the last "`, expected" (the text itself may hold one).
+        let end = rest
+            .rfind("`, expected ")
+            .or_else(|| rest.rfind("`, there are no "));
+        if let Some(end) = end {
+            return format!(
+                "{}{}{}",
+                &head[..head.len() - 1],
+                quoted(&rest[..end]),
+                rest[end + 1..].replace('`', "'")
+            );
+        }
+        return format!("{}{}", &head[..head.len() - 1], quoted(rest));
+    }
+    if let Some((head, rest)) = message.split_once("invalid type: string \"")
+        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
+    {
+        return format!(
+            "{head}invalid type: string {}, expected {tail}",
+            quoted_with(text, '"')
+        );
+    }
+    if let Some((head, rest)) = message.split_once("invalid value: string \"")
+        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
+    {
+        return format!(
+            "{head}invalid value: string {}, expected {tail}",
+            quoted_with(text, '"')
+        );
+    }
+    message.to_string()
+}
+
 /// What was found and what was expected, in an operator's words, when serde says a value
 /// has the wrong type or range ("invalid type: string \"4\", expected usize" → `string "4"`,
 /// "a whole number of 0 or more"); `None` for any other message. `map` is what the format
 /// calls a map.
 fn wrong_value(message: &str, map: &str) -> Option<(String, String)> {
+    // serde reads a struct from an array too, and then says "invalid length 0, expected
+    // struct Prices with 1 element": a table was wanted.
+    if let Some((_, expected)) = message
+        .strip_prefix("invalid length ")
+        .and_then(|rest| rest.split_once(", expected "))
+        && expected.starts_with("struct ")
+    {
+        return Some(("an array".to_string(), map.to_string()));
+    }
     let rest = message
         .strip_prefix("invalid type: ")
         .or_else(|| message.strip_prefix("invalid value: "))?;
@@ -123,15 +255,45 @@ fn wrong_value(message: &str, map: &str) -> Option<(String, String)> {
             "map" => map.to_string(),
             other => other.to_string(),
         });
-    let expected = match expected {
+    Some((found, expected_in_words(expected, map)))
+}
+
+/// What serde says a value should be, in a user's words: never the name of an internal type
+/// (`struct RoleSpec`, `enum Tier`), and the format's words for a map and a sequence.
+fn expected_in_words(expected: &str, map: &str) -> String {
+    if expected.starts_with("struct ") {
+        return map.to_string();
+    }
+    if expected.starts_with("enum ") {
+        return ENUM_EXPECTED.to_string();
+    }
+    match expected {
         "usize" | "u8" | "u16" | "u32" | "u64" | "u128" => "a whole number of 0 or more",
         "isize" | "i8" | "i16" | "i32" | "i64" | "i128" => "a whole number",
         "f32" | "f64" => "a number",
         "a boolean" => "true or false",
+        "a map" => map,
+        "a sequence" => "an array",
         other => other,
-    };
-    Some((found, expected.to_string()))
+    }
+    .to_string()
 }
+
+/// What kind of TOML value `value` (its text as written) is, in words: the value itself is
+/// not echoed (it may be any length).
+fn value_in_words(value: &str) -> String {
+    match value.trim_start().chars().next() {
+        Some('[') => "an array",
+        Some('{') => "a table",
+        Some('t' | 'f') => "true or false",
+        Some(c) if c.is_ascii_digit() || matches!(c, '+' | '-' | 'i' | 'n') => "a number",
+        _ => "not a string",
+    }
+    .to_string()
+}
+
+/// What a field with a fixed set of names takes, when the value is not even a string.
+const ENUM_EXPECTED: &str = "one of its names, as a string";
 
 /// The key a TOML value at byte `offset` is given to (`input_tokens = "32000"`, or `input`
 /// in `prices = { input = "1.0" }`): the last bare or quoted key before an `=` on its line.
@@ -238,11 +400,38 @@ mod tests {
             "{}",
             said("input_tokens = ")
         );
-        let err = serde_json::from_str::<Row>("{\"input_tokens\": true}").unwrap_err();
+        let text = "{\"input_tokens\": true}";
+        let err = serde_json::from_str::<Row>(text).unwrap_err();
         assert_eq!(
-            CoreError::json("catalog.json", &err).to_string(),
+            CoreError::json("catalog.json", text, &err).to_string(),
             "catalog.json: line 1, column 21: found true; expected a whole number of 0 or more"
         );
+        // Never serde's name for an internal type, nor its "map" and "sequence".
+        let text = "{\"input_tokens\": 1, \"prices\": 5}";
+        let err = serde_json::from_str::<Row>(text).unwrap_err();
+        assert_eq!(
+            CoreError::json("catalog.json", text, &err).to_string(),
+            "catalog.json: line 1, column 31: found 5; expected an object"
+        );
+        assert_eq!(
+            said("input_tokens = 1\nprices = []"),
+            "budgets.toml: line 2, column 10: field 'prices' is an array; expected a table"
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_found_where_the_parser_stopped() {
+        let said = |text: &str| {
+            let err = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+            CoreError::json("f.json", text, &err).to_string()
+        };
+        assert!(
+            said(r#"["\ud800"]"#).ends_with("a lone UTF-16 surrogate (\\ud800) is not a character")
+        );
+        assert!(said("[\n\"ok\",\n\"\\uDC00x\"]").contains("line 3, column "));
+        // A surrogate pair is a character; an escaped backslash before `u` is no escape.
+        assert!(serde_json::from_str::<String>(r#""\ud83d\ude00""#).is_ok());
+        assert!(!said(r#"["\\ud800", "\u12"]"#).contains("surrogate"));
     }
 
     #[test]

@@ -458,7 +458,7 @@ fn required(origin: &str, line: usize, field: &str, value: &str) -> Result<(), C
 /// Parse one plan line (`line` is 1-based, for the error).
 pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanRecord, CoreError> {
     let raw: PlanLine =
-        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
+        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "model", &raw.model)?;
@@ -574,7 +574,7 @@ pub fn parse_execution_line(
     text: &str,
 ) -> Result<ExecutionRecord, CoreError> {
     let raw: ExecutionLine =
-        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
+        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;

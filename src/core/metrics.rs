@@ -116,15 +116,17 @@ impl RankTally {
     }
 }
 
-/// Precision and recall of one class.
+/// Precision and recall of one class. A ratio with nothing to divide by is `None` (`null` in
+/// JSON, `n/a` on screen): precision of a class never predicted, recall of a class never
+/// expected. 1.0 there would read as a perfect score that was never measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClassMetrics {
     pub class: String,
     pub support: usize,
     pub predicted: usize,
     pub true_positives: usize,
-    pub precision: f64,
-    pub recall: f64,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
 }
 
 /// Multi-label classification results.
@@ -135,8 +137,9 @@ pub struct ClassificationMetrics {
     pub per_class: Vec<ClassMetrics>,
 }
 
-/// Compare predicted label sets with expected ones. Precision of a class never predicted is
-/// 1.0 (it made no wrong claim); recall of a class never expected is 1.0.
+/// Compare predicted label sets with expected ones. Precision of a class never predicted and
+/// recall of a class never expected are `None`: 0/0 is no figure. Exact-set accuracy of no
+/// cases is 0.0 (`eval planner` refuses a set with no messages before it gets here).
 pub fn classification<'a>(
     pairs: impl IntoIterator<Item = (&'a BTreeSet<String>, &'a BTreeSet<String>)>,
 ) -> ClassificationMetrics {
@@ -160,10 +163,10 @@ pub fn classification<'a>(
             }
         }
     }
-    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
     ClassificationMetrics {
         cases,
-        exact_set_accuracy: ratio(exact, cases),
+        exact_set_accuracy: ratio(exact, cases).unwrap_or(0.0),
         per_class: per
             .into_iter()
             .map(|(class, (support, predicted, tp))| ClassMetrics {
@@ -220,10 +223,15 @@ mod tests {
         assert!((m.exact_set_accuracy - 1.0 / 3.0).abs() < 1e-9);
         let mem = m.per_class.iter().find(|c| c.class == "memory").unwrap();
         assert_eq!((mem.support, mem.predicted, mem.true_positives), (1, 2, 1));
-        assert!((mem.precision - 0.5).abs() < 1e-9);
+        assert_eq!(mem.precision, Some(0.5));
         let crypto = m.per_class.iter().find(|c| c.class == "crypto").unwrap();
-        assert_eq!(crypto.recall, 0.0);
-        assert_eq!(crypto.precision, 1.0);
+        assert_eq!(crypto.recall, Some(0.0));
+        assert_eq!(crypto.precision, None, "never predicted: no precision");
+        let monitoring = m.per_class.iter().find(|c| c.class == "monitoring");
+        assert_eq!(monitoring.map(|c| c.recall), Some(Some(0.0)));
+        let never_expected = classification([(&s(&[]), &s(&["casual"]))]);
+        assert_eq!(never_expected.per_class[0].recall, None);
+        assert_eq!(never_expected.per_class[0].precision, Some(0.0));
     }
 }
 

@@ -13,6 +13,7 @@ use std::fmt;
 
 use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
+use crate::core::terminal_text::{key_segment, quoted};
 
 /// How hard the model is asked to think. Ordered: the highest of the fired categories wins.
 #[derive(
@@ -156,7 +157,7 @@ impl RulesFile {
             int_in(n, &bounds::CHARS, origin, "short_chars")?;
         }
         for (name, c) in &self.categories {
-            let field = |f: String| format!("categories.{name}.{f}");
+            let field = |f: String| format!("categories.{}.{f}", key_segment(name));
             if let Some(t) = c.threshold {
                 finite_in(t, &bounds::THRESHOLD, origin, &field("threshold".into()))?;
             }
@@ -217,6 +218,20 @@ impl RulesFile {
             take_cat!(threshold, tools, full_set, thinking, memory, disabled);
         }
         self
+    }
+}
+
+/// Why a pattern does not compile, without the pattern itself (the regex crate's message
+/// repeats it in full; the error quotes it through [`quoted`]).
+fn pattern_problem(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(text) => text
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .unwrap_or("a syntax error")
+            .to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -336,8 +351,12 @@ impl Planner {
                         .build()
                         .map_err(|e| CoreError::Field {
                             origin: origin.into(),
-                            field: format!("categories.{name}.{list}[{i}]"),
-                            problem: format!("is not a valid pattern: {e}"),
+                            field: format!("categories.{}.{list}[{i}]", key_segment(name)),
+                            problem: format!(
+                                "{} is not a valid pattern: {}",
+                                quoted(&p.pattern),
+                                pattern_problem(&e)
+                            ),
                         })?;
                     patterns.push((re, p.weight, p.pattern.clone()));
                 }

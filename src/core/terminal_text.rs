@@ -42,6 +42,45 @@ pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Most characters of outside text a message quotes.
+pub const QUOTE_CHARS: usize = 80;
+
+/// Text from a file, a server or a user as a message quotes it, in single quotes: on one line
+/// with every control, bidi and invisible character escaped ([`for_terminal_line`]), at most
+/// [`QUOTE_CHARS`] characters of it. A longer text reads `'its opening…' (N more bytes)`, N
+/// the bytes of the text left out. The one way an error quotes such text: a 100,000-character
+/// key is named, not echoed.
+pub fn quoted(text: &str) -> String {
+    quoted_with(text, '\'')
+}
+
+/// As [`quoted`], between `mark`s (`"` where the message's own convention is double quotes).
+pub fn quoted_with(text: &str, mark: char) -> String {
+    let mut shown = String::new();
+    let mut count = 0;
+    for (at, c) in text.char_indices() {
+        let piece = for_terminal_line(&text[at..at + c.len_utf8()]);
+        let n = piece.chars().count();
+        if count + n > QUOTE_CHARS {
+            return format!("{mark}{shown}…{mark} ({} more bytes)", text.len() - at);
+        }
+        shown.push_str(&piece);
+        count += n;
+    }
+    format!("{mark}{shown}{mark}")
+}
+
+/// A key from a file as one segment of a dotted field name (`roles.accent`,
+/// `categories.NAME`): as written when it is a short bare key, else [`quoted_with`] `"`.
+pub fn key_segment(key: &str) -> Cow<'_, str> {
+    let bare = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-');
+    if !key.is_empty() && key.len() <= QUOTE_CHARS && key.chars().all(bare) {
+        Cow::Borrowed(key)
+    } else {
+        Cow::Owned(quoted_with(key, '"'))
+    }
+}
+
 /// True for what a terminal would act on or what could disguise the text around it.
 pub fn needs_escape(c: char) -> bool {
     match c {
@@ -84,6 +123,22 @@ fn push_escape(out: &mut String, c: char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quote_is_bounded_escaped_and_says_what_it_left_out() {
+        assert_eq!(quoted("plaid"), "'plaid'");
+        assert_eq!(quoted("a\x1b[2J\nb"), "'a\\x1b[2J\\nb'");
+        let long = "k".repeat(100_000);
+        assert_eq!(
+            quoted(&long),
+            format!("'{}…' (99920 more bytes)", "k".repeat(QUOTE_CHARS))
+        );
+        // Escapes count as what is shown; a cut never splits a character.
+        let q = quoted(&"é\x07".repeat(100));
+        assert!(q.chars().count() < QUOTE_CHARS + 40, "{q}");
+        assert!(q.ends_with("more bytes)"), "{q}");
+        assert_eq!(quoted_with("x", '"'), "\"x\"");
+    }
 
     #[test]
     fn plain_text_is_borrowed_unchanged() {

@@ -296,7 +296,7 @@ fn spans_of_line(
     out: &mut Vec<Span>,
 ) -> Result<(), CoreError> {
     let doc: Value =
-        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, &e))?;
+        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
     let Some(resource_spans) = doc.get("resourceSpans").and_then(Value::as_array) else {
         return Err(content_error(
             format!("{origin}: line {line}"),
@@ -728,7 +728,7 @@ pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
     let mut traffic = Traffic::default();
     if text.trim_start().starts_with('[') {
         let rows: Vec<Value> =
-            serde_json::from_str(text).map_err(|e| CoreError::json(origin, &e))?;
+            serde_json::from_str(text).map_err(|e| CoreError::json(origin, text, &e))?;
         for (i, row) in rows.iter().enumerate() {
             traffic
                 .plans
@@ -739,8 +739,8 @@ pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
             if line.trim().is_empty() {
                 continue;
             }
-            let row: Value =
-                serde_json::from_str(line).map_err(|e| CoreError::json_line(origin, i + 1, &e))?;
+            let row: Value = serde_json::from_str(line)
+                .map_err(|e| CoreError::json_line(origin, i + 1, line, &e))?;
             traffic
                 .plans
                 .push(litellm_row(&format!("{origin}: line {}", i + 1), &row)?);

@@ -64,7 +64,8 @@ impl SemanticSpec {
             return Ok(SemanticSpec::Endpoint(model.trim().to_string()));
         }
         Err(bad_input(format!(
-            "{origin}: '{text}' names no embedder: expected local:DIR (a sentence-embedding model directory) or endpoint:MODEL (a model id a provider serves /embeddings for)"
+            "{origin}: {} names no embedder: expected local:DIR (a sentence-embedding model directory) or endpoint:MODEL (a model id a provider serves /embeddings for)",
+            crate::core::terminal_text::quoted(text)
         )))
     }
 }

@@ -103,7 +103,7 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(whole) => {
-            return parse_jsonl(text, origin).unwrap_or(Err(CoreError::json(origin, &whole)));
+            return parse_jsonl(text, origin).unwrap_or(Err(CoreError::json(origin, text, &whole)));
         }
     };
     let format = detect(&value).ok_or_else(|| CoreError::Content {
@@ -111,7 +111,7 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
         message: NOT_A_CATALOG.into(),
     })?;
     // Typed parse of the original text, so a wrong field is reported with its line and column.
-    let typed = |e: serde_json::Error| CoreError::json(origin, &e);
+    let typed = |e: serde_json::Error| CoreError::json(origin, text, &e);
     let (guide, format) = match format {
         CatalogFormat::RoutingGuide => (
             serde_json::from_str::<RoutingGuide>(text).map_err(typed)?,
@@ -222,7 +222,7 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
     {
         match serde_json::from_str::<BfclQuestion>(line) {
             Ok(q) => docs.extend(q.function),
-            Err(e) => return Some(Err(CoreError::json_line(origin, n + 1, &e))),
+            Err(e) => return Some(Err(CoreError::json_line(origin, n + 1, line, &e))),
         }
     }
     let guide = packs_to_guide(docs.into_iter().map(function_pack));

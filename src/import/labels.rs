@@ -103,8 +103,8 @@ pub fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<V
         if line.trim().is_empty() {
             continue;
         }
-        let item =
-            serde_json::from_str::<T>(line).map_err(|e| CoreError::json_line(origin, n + 1, &e))?;
+        let item = serde_json::from_str::<T>(line)
+            .map_err(|e| CoreError::json_line(origin, n + 1, line, &e))?;
         out.push(item);
     }
     Ok(out)
@@ -280,10 +280,12 @@ pub fn nestful_spec_path(data: &Path) -> Option<std::path::PathBuf> {
 pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSet> {
     let data_origin = data_path.display().to_string();
     let spec_origin = spec_path.display().to_string();
-    let questions: Vec<NestfulQuestion> = serde_json::from_str(&read_text(data_path)?)
-        .map_err(|e| CoreError::json(&data_origin, &e))?;
-    let tools: Vec<NestfulTool> = serde_json::from_str(&read_text(spec_path)?)
-        .map_err(|e| CoreError::json(&spec_origin, &e))?;
+    let data = read_text(data_path)?;
+    let questions: Vec<NestfulQuestion> =
+        serde_json::from_str(&data).map_err(|e| CoreError::json(&data_origin, &data, &e))?;
+    let spec = read_text(spec_path)?;
+    let tools: Vec<NestfulTool> =
+        serde_json::from_str(&spec).map_err(|e| CoreError::json(&spec_origin, &spec, &e))?;
     let mut guide = RoutingGuide::default();
     let mut repeated = 0;
     for t in tools {

@@ -112,7 +112,7 @@ fn flag(entry: &Map<String, Value>, key: &str) -> bool {
 
 /// Parse a LiteLLM registry text. `origin` names the file in errors and in each row's source.
 pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| CoreError::json(origin, &e))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| CoreError::json(origin, text, &e))?;
     let Value::Object(models) = value else {
         return Err(CoreError::Content {
             origin: origin.to_string(),

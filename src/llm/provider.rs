@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::core::bounds::{self, int_in};
 use crate::core::config::{Config, ProviderConfig};
 use crate::core::plan::PLANNER_SELF_NAMES;
+use crate::core::terminal_text::{key_segment, quoted};
 use crate::exit::bad_input;
 
 /// How the client behaves, from `[llm]`.
@@ -63,12 +64,14 @@ impl Endpoint {
         match std::env::var(var) {
             Ok(k) if !k.trim().is_empty() => Ok(Some(k.trim().to_string())),
             Ok(_) => Err(bad_input(format!(
-                "provider '{}' reads its key from ${var}, which is set but empty",
-                self.provider
+                "provider {} reads its key from ${}, which is set but empty",
+                quoted(&self.provider),
+                key_segment(var)
             ))),
             Err(_) => Err(bad_input(format!(
-                "provider '{}' reads its key from ${var}, which is not set",
-                self.provider
+                "provider {} reads its key from ${}, which is not set",
+                quoted(&self.provider),
+                key_segment(var)
             ))),
         }
     }
@@ -112,17 +115,26 @@ impl Providers {
                 }
             },
         };
+        let mut providers = Vec::with_capacity(config.providers.len());
         for (name, p) in &config.providers {
-            check_base_url(
+            let base_url = check_base_url(
                 p.base_url.trim(),
-                &format!("{origin}: providers.{name}.base_url"),
+                &format!("{origin}: providers.{}.base_url", key_segment(name)),
             )?;
+            providers.push((
+                name.clone(),
+                ProviderConfig {
+                    base_url,
+                    ..p.clone()
+                },
+            ));
         }
         if let Some(dp) = &llm.default_provider
             && !config.providers.contains_key(dp)
         {
             return Err(bad_input(format!(
-                "{origin}: llm.default_provider '{dp}' is not a configured provider"
+                "{origin}: llm.default_provider {} is not a configured provider",
+                quoted(dp)
             )));
         }
         Ok(Providers {
@@ -130,11 +142,7 @@ impl Providers {
             concurrency: llm
                 .concurrency(origin)?
                 .map_or(DEFAULT_CONCURRENCY, |n| n as usize),
-            providers: config
-                .providers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            providers,
             default_provider: llm.default_provider.clone(),
             self_names: llm
                 .self_names
@@ -157,12 +165,14 @@ impl Providers {
             None => {
                 let Some(dp) = &self.default_provider else {
                     return Err(bad_input(format!(
-                        "no provider for model '{model}': add one whose prefix matches it to config.toml, or set llm.default_provider"
+                        "no provider for model {}: add one whose prefix matches it to config.toml, or set llm.default_provider",
+                        quoted(model)
                     )));
                 };
                 let Some((name, p)) = self.providers.iter().find(|(n, _)| n == dp) else {
                     return Err(bad_input(format!(
-                        "llm.default_provider '{dp}' is not configured"
+                        "llm.default_provider {} is not configured",
+                        quoted(dp)
                     )));
                 };
                 (name, p, model)
@@ -170,7 +180,9 @@ impl Providers {
         };
         if upstream.is_empty() {
             return Err(bad_input(format!(
-                "model '{model}' is only the prefix of provider '{name}': name a model after it"
+                "model {} is only the prefix of provider {}: name a model after it",
+                quoted(model),
+                quoted(name)
             )));
         }
         Ok(Endpoint {
@@ -187,16 +199,38 @@ impl Providers {
     }
 }
 
+/// Names a path segment or a `;` path parameter carries a secret under (`/key=…`,
+/// `;api_key=…`), compared without regard to case.
+const SECRET_PARAMETERS: [&str; 9] = [
+    "key",
+    "apikey",
+    "api_key",
+    "api-key",
+    "token",
+    "access_token",
+    "auth",
+    "secret",
+    "password",
+];
+
 /// A base URL is shown, stored with every plan and logged, so it must hold no secret: no
-/// `user:password@` and no query (where gateways take `?key=`; `/chat/completions` would
-/// also land after it). The secret belongs in the variable `key_env` names. A URL holding
-/// one is refused without being echoed.
-fn check_base_url(url: &str, at: &str) -> anyhow::Result<()> {
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
+/// `user:password@`, no query (where gateways take `?key=`; `/chat/completions` would also
+/// land after it), and no path segment or `;` parameter named like a key (`/token=…`,
+/// `;key=…`). The secret belongs in the variable `key_env` names. A URL holding one is
+/// refused without being echoed. The scheme is case-insensitive (RFC 3986 §3.1): the URL
+/// comes back with it in lower case, as it is then used.
+fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
+    let scheme = url
+        .split_once("://")
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .filter(|s| s == "http" || s == "https");
+    let Some(scheme) = scheme else {
         return Err(bad_input(format!(
             "{at} must start with http:// or https://"
         )));
-    }
+    };
+    let url = format!("{scheme}{}", &url[scheme.len()..]);
+    let url = url.as_str();
     let parsed =
         reqwest::Url::parse(url).map_err(|e| bad_input(format!("{at} is not a URL ({e})")))?;
     if !parsed.username().is_empty() || parsed.password().is_some() {
@@ -212,7 +246,32 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<()> {
              to its path only"
         )));
     }
-    Ok(())
+    if path_holds_a_secret(parsed.path()) {
+        return Err(bad_input(format!(
+            "{at} has a key in its path (a segment or ;parameter named key, token, api_key, \
+             access_token…): a base URL is shown, stored and logged, so give the key through \
+             key_env"
+        )));
+    }
+    Ok(url.to_string())
+}
+
+/// Whether a path segment, or a `;` parameter of one, is `NAME=…` with NAME in
+/// [`SECRET_PARAMETERS`] (`=` and `;` percent-encoded count too).
+fn path_holds_a_secret(path: &str) -> bool {
+    let decoded = path
+        .replace("%3D", "=")
+        .replace("%3d", "=")
+        .replace("%3B", ";")
+        .replace("%3b", ";");
+    decoded
+        .split(['/', ';'])
+        .filter_map(|piece| piece.split_once('='))
+        .any(|(name, _)| {
+            SECRET_PARAMETERS
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(name.trim()))
+        })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::core::error::CoreError;
+use crate::core::terminal_text::{quoted, quoted_with};
 use crate::tui::action::Action;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -253,8 +254,11 @@ impl Keymap {
         for (key_text, action_name) in file.keys {
             let key = Key::parse(&key_text).ok_or_else(|| CoreError::Field {
                 origin: origin.into(),
-                field: format!("keys.\"{key_text}\""),
-                problem: "is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\")".into(),
+                field: "keys".into(),
+                problem: format!(
+                    "has {}, which is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\")",
+                    quoted_with(&key_text, '"')
+                ),
             })?;
             if map.bindings.get(&key) == Some(&Action::Quit) {
                 unbound_quit.push(format!("\"{key_text}\" = \"{action_name}\""));
@@ -268,8 +272,8 @@ impl Keymap {
             ))
             .map_err(|_| CoreError::Field {
                 origin: origin.into(),
-                field: format!("keys.\"{key_text}\""),
-                problem: format!("names unknown action '{action_name}'"),
+                field: format!("keys.{}", quoted_with(&key_text, '"')),
+                problem: format!("names unknown action {}", quoted(&action_name)),
             })?;
             map.bindings.insert(key, action);
             user_keys.push(key);

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use crate::core::error::CoreError;
+use crate::core::terminal_text::{key_segment, quoted};
 
 pub const BUILTIN: &[(&str, &str)] = &[
     ("dark", include_str!("../../themes/dark.toml")),
@@ -38,16 +39,47 @@ pub struct Theme {
 struct ThemeFile {
     name: Option<String>,
     #[serde(default)]
-    roles: BTreeMap<String, RoleSpec>,
+    roles: BTreeMap<String, Role>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One role: a colour alone (its foreground) or a table of `fg`, `bg` and `modifiers`.
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RoleSpec {
     fg: Option<String>,
     bg: Option<String>,
     #[serde(default)]
     modifiers: Vec<String>,
+}
+
+/// What a role takes, in the words a wrong one is answered with.
+const ROLE_EXPECTED: &str = "a colour name, #rrggbb, or a table with fg, bg and modifiers";
+
+/// A role as written: a colour string or a table. Written by hand so that a value of the
+/// wrong kind is answered with [`ROLE_EXPECTED`], not serde's name for the type.
+#[derive(Debug)]
+struct Role(RoleSpec);
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Role;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(ROLE_EXPECTED)
+            }
+            fn visit_str<E: serde::de::Error>(self, colour: &str) -> Result<Role, E> {
+                Ok(Role(RoleSpec {
+                    fg: Some(colour.to_string()),
+                    ..RoleSpec::default()
+                }))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Role, A::Error> {
+                RoleSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Role)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 impl Default for Theme {
@@ -96,7 +128,10 @@ impl Theme {
         let mut theme = Theme::builtin(name).ok_or_else(|| CoreError::Field {
             origin: origin.into(),
             field: "name".into(),
-            problem: format!("'{name}' is not a built-in theme (dark, light, high-contrast)"),
+            problem: format!(
+                "{} is not a built-in theme (dark, light, high-contrast)",
+                quoted(name)
+            ),
         })?;
         apply(&mut theme, text, origin)?;
         Ok(theme)
@@ -105,20 +140,20 @@ impl Theme {
 
 fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
     let file: ThemeFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
-    for (role, spec) in file.roles {
+    for (role, Role(spec)) in file.roles {
         let field = |problem: String| CoreError::Field {
             origin: origin.into(),
-            field: format!("roles.{role}"),
+            field: format!("roles.{}", key_segment(&role)),
             problem,
         };
         let mut style = Style::default();
         if let Some(fg) = &spec.fg {
-            style = style
-                .fg(Color::from_str(fg).map_err(|_| field(format!("fg '{fg}' is not a colour")))?);
+            style = style.fg(Color::from_str(fg)
+                .map_err(|_| field(format!("fg {} is not a colour", quoted(fg))))?);
         }
         if let Some(bg) = &spec.bg {
-            style = style
-                .bg(Color::from_str(bg).map_err(|_| field(format!("bg '{bg}' is not a colour")))?);
+            style = style.bg(Color::from_str(bg)
+                .map_err(|_| field(format!("bg {} is not a colour", quoted(bg))))?);
         }
         for m in &spec.modifiers {
             style = style.add_modifier(match m.as_str() {
@@ -127,7 +162,7 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
                 "italic" => Modifier::ITALIC,
                 "underlined" => Modifier::UNDERLINED,
                 "reversed" => Modifier::REVERSED,
-                other => return Err(field(format!("unknown modifier '{other}'"))),
+                other => return Err(field(format!("unknown modifier {}", quoted(other)))),
             });
         }
         let slot = match role.as_str() {

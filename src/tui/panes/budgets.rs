@@ -12,7 +12,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use crate::core::budget::{BudgetRow, MatchKind};
 use crate::format::{elide, percent, thousands};
 use crate::tui::panes::chart::{Series, stacked_bar};
-use crate::tui::panes::{pane_block, shown, window_start};
+use crate::tui::panes::{pane_block, shown, window_start, wrap};
 use crate::tui::theme::Theme;
 use std::collections::BTreeSet;
 
@@ -407,37 +407,6 @@ fn draw_table(frame: &mut Frame, area: Rect, pane: &BudgetsPane, theme: &Theme) 
     let mut table_state = TableState::default();
     table_state.select(Some(pane.selected - start));
     frame.render_stateful_widget(table, area, &mut table_state);
-}
-
-/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
-/// into pieces).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = vec![String::new()];
-    for word in text.split(' ') {
-        let mut word: Vec<char> = word.chars().collect();
-        loop {
-            let current = lines.last_mut().expect("lines starts non-empty");
-            let used = current.chars().count();
-            let gap = usize::from(used > 0);
-            if used + gap + word.len() <= width {
-                if gap == 1 {
-                    current.push(' ');
-                }
-                current.extend(word.iter());
-                break;
-            }
-            if used > 0 {
-                lines.push(String::new());
-                continue;
-            }
-            let rest = word.split_off(width);
-            current.extend(word.iter());
-            word = rest;
-            lines.push(String::new());
-        }
-    }
-    lines
 }
 
 /// The selected row in full: its whole id, every number, where it came from, its lints,

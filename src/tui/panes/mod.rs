@@ -9,6 +9,8 @@ pub mod mouse;
 pub mod prompt;
 pub mod status;
 
+use ratatui::style::Style;
+use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders};
 
 use crate::core::terminal_text::{for_terminal, for_terminal_line};
@@ -52,6 +54,49 @@ pub fn shown_text(text: &str) -> String {
 /// [`shown`], cut to `width` characters.
 pub fn clip(text: &str, width: usize) -> String {
     crate::format::clip(&for_terminal_line(text), width)
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
+/// into pieces).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    current.push(' ');
+                }
+                current.extend(word.iter());
+                used += gap + word.len();
+                break;
+            }
+            if used == 0 {
+                // A word longer than the line: its first `width` characters, then the rest.
+                let rest = word.split_off(width);
+                current.extend(word.iter());
+                word = rest;
+            }
+            lines.push(std::mem::take(&mut current));
+            used = 0;
+        }
+    }
+    lines.push(current);
+    lines
+}
+
+/// An error or a refusal as a pane shows it: the whole text, [`shown`], wrapped at `width`
+/// (see [`wrap`]), every line in `style`. Its end names the file and why, so it is never cut
+/// at the pane's edge.
+pub fn wrapped<'a>(text: &str, width: usize, style: Style) -> Vec<Line<'a>> {
+    wrap(&shown(text), width)
+        .into_iter()
+        .map(|l| Line::styled(l, style))
+        .collect()
 }
 
 /// A pane title naming the model and tier a request was planned for:
@@ -101,4 +146,24 @@ pub fn window_start(selected: usize, height: usize, current_len: usize) -> usize
     }
     let max_start = current_len - height;
     selected.saturating_sub(height / 2).min(max_start)
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_a_word_longer_than_the_line() {
+        assert_eq!(wrap("", 10), [""]);
+        assert_eq!(wrap("send: a b", 6), ["send:", "a b"]);
+        assert_eq!(
+            wrap("x /a/long/path: why", 8),
+            ["x", "/a/long/", "path:", "why"]
+        );
+        // Every character is kept, in order: nothing is cut off the end.
+        let text = "the history store is read-only (the file or its directory cannot be written)";
+        assert_eq!(wrap(text, 13).join(" "), text);
+        let lines = wrapped("a\u{1b}b", 80, Style::default());
+        assert_eq!(lines[0].to_string(), "a\\x1bb");
+    }
 }

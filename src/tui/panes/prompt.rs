@@ -21,7 +21,7 @@ use crate::preview::Preview;
 use crate::tui::action::Action;
 use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::panes::chart::window_lines;
-use crate::tui::panes::{clip, pane_block, request_title, shown};
+use crate::tui::panes::{clip, pane_block, request_title, shown, wrapped};
 use crate::tui::send::{SendView, SentArm, ab_label};
 use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
@@ -419,10 +419,7 @@ pub fn chip_lines<'a>(
         out.push(Line::styled("attach: reading the file…", theme.muted));
     }
     if let Some(e) = &pane.attach_error {
-        out.push(Line::styled(
-            clip(&format!("attach: {e}"), width),
-            theme.error,
-        ));
+        out.extend(wrapped(&format!("attach: {e}"), width, theme.error));
     }
     out
 }
@@ -457,14 +454,12 @@ pub fn draw_preview(
     let mut lines: Vec<Line> = send_lines(inp.send, width, theme);
     lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
     if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
-        lines.push(Line::styled(
-            clip(&format!("output cache: {e}"), width),
-            theme.error,
-        ));
+        lines.extend(wrapped(&format!("output cache: {e}"), width, theme.error));
     }
     if let Some(e) = snapshot.and_then(|r| r.semantic_error.as_deref()) {
-        lines.push(Line::styled(
-            clip(&format!("semantic layer: {e}; ranked lexically"), width),
+        lines.extend(wrapped(
+            &format!("semantic layer: {e}; ranked lexically"),
+            width,
             theme.error,
         ));
     }
@@ -701,10 +696,7 @@ pub fn preview_lines<'a>(
 pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     if let Some(e) = &v.error {
-        out.push(Line::styled(
-            clip(&format!("send: {e}"), width),
-            theme.error,
-        ));
+        out.extend(wrapped(&format!("send: {e}"), width, theme.error));
         out.push(Line::raw(""));
     }
     if v.running.is_some() {
@@ -781,23 +773,15 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             (None, Some(f)) => format!("{}: {} → {}", f.class, f.detail, f.action),
             (None, None) => continue,
         };
-        out.push(Line::styled(
-            clip(&shown(&format!("{}: {why}", r.label())), width),
-            theme.warn,
-        ));
+        out.extend(wrapped(&format!("{}: {why}", r.label()), width, theme.warn));
     }
     // An answer the store could not take: said, with why (`ctxconsole send` prints such a
     // plan whole, as a line `import plans` reads back).
     for r in &o.results {
         if let Some(why) = &r.live.store_error {
-            out.push(Line::styled(
-                clip(
-                    &shown(&format!(
-                        "{}: NOT STORED, shown here only: {why}",
-                        r.label()
-                    )),
-                    width,
-                ),
+            out.extend(wrapped(
+                &format!("{}: NOT STORED, shown here only: {why}", r.label()),
+                width,
                 theme.error,
             ));
         }
