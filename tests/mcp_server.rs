@@ -982,9 +982,22 @@ fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
 /// [`start_http`] with `token` as $CTXCONSOLE_MCP_TOKEN (none: the variable is unset), and
 /// what the server said on stderr before the address.
 fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server, String, String) {
+    let (server, url, notes, _) = start_http_reading(home, extra, token, &[]);
+    (server, url, notes)
+}
+
+/// [`start_http_with`] with `env` set too, also keeping the server's stderr after the
+/// address, to read what it says while serving.
+fn start_http_reading(
+    home: &Path,
+    extra: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &str)],
+) -> (Server, String, String, BufReader<std::process::ChildStderr>) {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
     cmd.env("CTXCONSOLE_HOME", home)
         .env_remove("CTXCONSOLE_MCP_TOKEN")
+        .env_remove("CTXCONSOLE_LOG")
         .args(["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
@@ -993,6 +1006,7 @@ fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server,
     if let Some(t) = token {
         cmd.env("CTXCONSOLE_MCP_TOKEN", t);
     }
+    cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let server = Server(child);
@@ -1012,7 +1026,7 @@ fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server,
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
-    (server, url, notes)
+    (server, url, notes, stderr)
 }
 
 #[tokio::test]
@@ -1645,6 +1659,77 @@ async fn http_sessions_kept_alive_by_pings_give_way_to_a_new_client() {
     assert_eq!(r.status(), 200);
     assert_eq!(in_session(&http, &url, &ids[0], &ping).await, 404);
     assert_eq!(in_session(&http, &url, &ids[2], &ping).await, 200);
+}
+
+/// Left task N2: at the cap a new `initialize` closed the least recently used session and
+/// nothing said so. Each eviction is now a line on stderr and in the log (the session's
+/// short id, its idle time, the cap); a burst is said at most once a second, with a count.
+#[tokio::test]
+async fn http_sessions_closed_at_the_cap_are_said_once_a_second_at_most() {
+    let home = tempfile::tempdir().unwrap();
+    let (server, url, _, stderr) = start_http_reading(
+        home.path(),
+        &["--max-sessions", "2", "--no-token"],
+        None,
+        &[("CTXCONSOLE_LOG", "info")],
+    );
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let closing = |said: &[String]| -> Vec<String> {
+        said.iter()
+            .filter(|l| l.contains("closed at the cap"))
+            .cloned()
+            .collect()
+    };
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let r = raw_initialize(&http, &url).await;
+        ids.push(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let first = closing(&said.lock().unwrap());
+    let short: String = ids[0].chars().take(8).collect();
+    assert_eq!(
+        first,
+        [format!(
+            "ctxconsole mcp: session {short}… closed at the cap of 2 (idle 1 s) to admit a new one"
+        )]
+    );
+
+    // A burst of 30 more: not a line each, and every one counted.
+    for _ in 0..30 {
+        assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let all = closing(&said.lock().unwrap());
+    assert!(all.len() <= 4, "{all:#?}");
+    let counted: usize = all[1..]
+        .iter()
+        .map(|l| {
+            match l
+                .split_once(" and ")
+                .and_then(|(_, n)| n.split_once(" more"))
+            {
+                Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
+                None => 1,
+            }
+        })
+        .sum();
+    assert_eq!(counted, 30, "{all:#?}");
+    drop(server);
+    let log = std::fs::read_to_string(home.path().join("logs/ctxconsole.log")).unwrap();
+    assert!(
+        log.contains(&format!("session {short}… closed at the cap of 2")),
+        "{log}"
+    );
 }
 
 /// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
