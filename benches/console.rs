@@ -41,7 +41,7 @@ fn console() -> (tempfile::TempDir, Workspace, EffectContext, State) {
         path: Some(dir.path().join("history.sqlite")),
         sample: true,
     };
-    let (ctx, state) = start(&ws, &store, false);
+    let (ctx, state) = start(&ws, &ws.config().unwrap(), &store, false);
     (dir, ws, ctx, state)
 }
 

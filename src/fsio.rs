@@ -30,6 +30,12 @@ const O_NONBLOCK: i32 = 0o4000;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 const O_NONBLOCK: i32 = 0x0004;
 
+/// `O_NOFOLLOW`: opening a symbolic link fails instead of opening what it points to.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NOFOLLOW: i32 = 0o400000;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NOFOLLOW: i32 = 0x0100;
+
 /// The first 16 bytes of every SQLite database.
 pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
@@ -282,6 +288,45 @@ pub fn open_regular(path: &Path) -> anyhow::Result<File> {
         return Err(not_a_file(path, &meta.file_type()));
     }
     Ok(file)
+}
+
+/// A file of ctxconsole's own that holds a secret (the MCP token), opened for reading as it
+/// is, or `None` when there is no such name. A symbolic link under the name is an error
+/// (checked before opening and refused by the open itself), and so is anything but a
+/// regular file; the caller judges the owner and mode on [`File::metadata`], the open
+/// descriptor's, so nothing swapped in after the checks is read.
+pub fn open_own_secret(path: &Path) -> anyhow::Result<Option<File>> {
+    let cannot = |e: io::Error| bad_input(format!("{}: cannot read: {e}", path.display()));
+    let link = || {
+        bad_input(format!(
+            "{}: is a symbolic link; it must be a file of its own",
+            path.display()
+        ))
+    };
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot(e)),
+        Ok(meta) if meta.file_type().is_symlink() => return Err(link()),
+        Ok(meta) if !meta.is_file() => return Err(not_a_file(path, &meta.file_type())),
+        Ok(_) => {}
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK | O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            // ELOOP: a symbolic link put there since the check.
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                link()
+            } else {
+                cannot(e)
+            }
+        })?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(not_a_file(path, &meta.file_type()));
+    }
+    Ok(Some(file))
 }
 
 /// [`open_regular`] for a file that will be read whole: one bigger than

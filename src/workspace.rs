@@ -281,13 +281,22 @@ impl Workspace {
     /// it starts empty. A new store is announced once. An existing store is never reseeded
     /// or overwritten.
     pub fn open_history(&self, store: &StoreChoice) -> anyhow::Result<HistoryStore> {
+        self.open_history_with(store, &self.config()?)
+    }
+
+    /// [`Workspace::open_history`] with the workspace's config already read (the console
+    /// reads it once at start and passes it on).
+    pub fn open_history_with(
+        &self,
+        store: &StoreChoice,
+        config: &Config,
+    ) -> anyhow::Result<HistoryStore> {
         let path = self.history_path(store.path.as_deref());
         let own = store.path.is_none();
         if own {
             crate::fsio::private_dir(&self.dir, HISTORY_FILE)?;
         }
         let (mut history, created) = HistoryStore::open_created(&path)?;
-        let config = self.config()?;
         // Checked when the config was read: at most 30 days, so the seconds fit an i64.
         if let Some(window) = config.history.drift_window(&self.config_origin())? {
             history.set_drift_window(i64::try_from(window.as_secs()).unwrap_or(i64::MAX))?;

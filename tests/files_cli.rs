@@ -832,7 +832,7 @@ fn the_console_opens_a_new_explicit_store_empty_and_notes_it() {
         sample: false,
     };
     ctxconsole::fsio::hold_notices();
-    let (ctx, state) = ctxconsole::tui::start(&ws, &choice, false);
+    let (ctx, state) = ctxconsole::tui::start(&ws, &ws.config().unwrap(), &choice, false);
     assert_eq!(ctx.history.as_deref(), Some(path.as_path()));
     let store = ctxconsole::store::history::HistoryStore::open(&path).unwrap();
     assert_eq!(store.counts().unwrap().plans, 0);

@@ -982,9 +982,22 @@ fn start_http(home: &Path, extra: &[&str]) -> (Server, String) {
 /// [`start_http`] with `token` as $CTXCONSOLE_MCP_TOKEN (none: the variable is unset), and
 /// what the server said on stderr before the address.
 fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server, String, String) {
+    let (server, url, notes, _) = start_http_reading(home, extra, token, &[]);
+    (server, url, notes)
+}
+
+/// [`start_http_with`] with `env` set too, also keeping the server's stderr after the
+/// address, to read what it says while serving.
+fn start_http_reading(
+    home: &Path,
+    extra: &[&str],
+    token: Option<&str>,
+    env: &[(&str, &str)],
+) -> (Server, String, String, BufReader<std::process::ChildStderr>) {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
     cmd.env("CTXCONSOLE_HOME", home)
         .env_remove("CTXCONSOLE_MCP_TOKEN")
+        .env_remove("CTXCONSOLE_LOG")
         .args(["mcp", "--http", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
@@ -993,6 +1006,7 @@ fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server,
     if let Some(t) = token {
         cmd.env("CTXCONSOLE_MCP_TOKEN", t);
     }
+    cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let server = Server(child);
@@ -1012,7 +1026,7 @@ fn start_http_with(home: &Path, extra: &[&str], token: Option<&str>) -> (Server,
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
-    (server, url, notes)
+    (server, url, notes, stderr)
 }
 
 #[tokio::test]
@@ -1647,6 +1661,77 @@ async fn http_sessions_kept_alive_by_pings_give_way_to_a_new_client() {
     assert_eq!(in_session(&http, &url, &ids[2], &ping).await, 200);
 }
 
+/// Left task N2: at the cap a new `initialize` closed the least recently used session and
+/// nothing said so. Each eviction is now a line on stderr and in the log (the session's
+/// short id, its idle time, the cap); a burst is said at most once a second, with a count.
+#[tokio::test]
+async fn http_sessions_closed_at_the_cap_are_said_once_a_second_at_most() {
+    let home = tempfile::tempdir().unwrap();
+    let (server, url, _, stderr) = start_http_reading(
+        home.path(),
+        &["--max-sessions", "2", "--no-token"],
+        None,
+        &[("CTXCONSOLE_LOG", "info")],
+    );
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let closing = |said: &[String]| -> Vec<String> {
+        said.iter()
+            .filter(|l| l.contains("closed at the cap"))
+            .cloned()
+            .collect()
+    };
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let r = raw_initialize(&http, &url).await;
+        ids.push(r.headers()["mcp-session-id"].to_str().unwrap().to_string());
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let first = closing(&said.lock().unwrap());
+    let short: String = ids[0].chars().take(8).collect();
+    assert_eq!(
+        first,
+        [format!(
+            "ctxconsole mcp: session {short}… closed at the cap of 2 (idle 1 s) to admit a new one"
+        )]
+    );
+
+    // A burst of 30 more: not a line each, and every one counted.
+    for _ in 0..30 {
+        assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let all = closing(&said.lock().unwrap());
+    assert!(all.len() <= 4, "{all:#?}");
+    let counted: usize = all[1..]
+        .iter()
+        .map(|l| {
+            match l
+                .split_once(" and ")
+                .and_then(|(_, n)| n.split_once(" more"))
+            {
+                Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
+                None => 1,
+            }
+        })
+        .sum();
+    assert_eq!(counted, 30, "{all:#?}");
+    drop(server);
+    let log = std::fs::read_to_string(home.path().join("logs/ctxconsole.log")).unwrap();
+    assert!(
+        log.contains(&format!("session {short}… closed at the cap of 2")),
+        "{log}"
+    );
+}
+
 /// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
 /// account, and the README steered shared hosts there, as the only way to keep the token
 /// out of `ps` was no token. The token now comes from $CTXCONSOLE_MCP_TOKEN or a private
@@ -1696,52 +1781,162 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
     );
 }
 
+/// An `initialize` over raw HTTP carrying `token`, its status.
+async fn initialize_with(http: &reqwest::Client, url: &str, token: &str) -> u16 {
+    http.post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 /// Second tester F: with no token `--http` served every local user by default (with a
 /// warning). Now a token is made for it into the workspace's `mcp-token`, a new 0600 file,
-/// its path said on stderr; the next start replaces it; --no-token keeps the old way.
+/// its path said on stderr. Left task N1: every start made a new one, so every client had
+/// to read the file again after each restart; a private, well-formed one is now reused
+/// (said so), and deleting it is how to rotate. --no-token keeps the old way.
 #[tokio::test]
-async fn http_without_a_token_makes_one_into_the_workspace() {
+async fn http_without_a_token_makes_one_into_the_workspace_and_reuses_it() {
     use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     let file = home.path().join("mcp-token");
     let http = reqwest::Client::new();
-    let mut earlier: Option<String> = None;
-    for _ in 0..2 {
-        let (_server, url, notes) = start_http_with(home.path(), &[], None);
-        assert!(!notes.contains("any local user"), "{notes}");
-        assert!(notes.contains(file.to_str().unwrap()), "{notes}");
-        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        let token = std::fs::read_to_string(&file)
+    let read_token = || {
+        std::fs::read_to_string(&file)
             .unwrap()
             .trim_end()
-            .to_string();
-        assert!(token.len() >= 32, "{token}");
-        assert_ne!(earlier.as_deref(), Some(token.as_str()));
-        assert_eq!(raw_initialize(&http, &url).await.status(), 401);
-        let r = http
-            .post(&url)
-            .bearer_auth(&token)
-            .header("accept", "application/json, text/event-stream")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        earlier = Some(token);
-    }
+            .to_string()
+    };
+    let (server, url, notes) = start_http_with(home.path(), &[], None);
+    assert!(!notes.contains("any local user"), "{notes}");
+    assert!(
+        notes.contains(&format!("made a new token into {}", file.display())),
+        "{notes}"
+    );
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let first = read_token();
+    assert_eq!(first.len(), 64, "{first}");
+    assert!(first.bytes().all(|b| b.is_ascii_hexdigit()), "{first}");
+    assert_eq!(raw_initialize(&http, &url).await.status(), 401);
+    assert_eq!(initialize_with(&http, &url, &first).await, 200);
+    drop(server);
+
+    // A restart reuses it: the client's token still works.
+    let (server, url, notes) = start_http_with(home.path(), &[], None);
+    assert!(
+        notes.contains(&format!("using the token in {}", file.display())),
+        "{notes}"
+    );
+    assert!(!notes.contains("made a new token"), "{notes}");
+    assert_eq!(read_token(), first);
+    assert_eq!(initialize_with(&http, &url, &first).await, 200);
+    drop(server);
+
+    // Deleting it rotates it.
+    std::fs::remove_file(&file).unwrap();
+    let (server, url, notes) = start_http_with(home.path(), &[], None);
+    assert!(notes.contains("made a new token into"), "{notes}");
+    let second = read_token();
+    assert_ne!(second, first);
+    assert_eq!(initialize_with(&http, &url, &first).await, 401);
+    assert_eq!(initialize_with(&http, &url, &second).await, 200);
+    drop(server);
     // No temporary file is left beside it.
     let names: Vec<String> = std::fs::read_dir(home.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(!names.iter().any(|n| n.contains("mcp-token.")), "{names:?}");
+
     // --no-token: none made, none checked, and the server says so.
     std::fs::remove_file(&file).unwrap();
     let (_server, url, notes) = start_http_with(home.path(), &["--no-token"], None);
     assert!(notes.contains("any local user can connect"), "{notes}");
     assert!(!file.exists());
     assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+}
+
+/// Left task N1: an `mcp-token` that is not a private, well-formed token of ours is refused
+/// at start with one line naming the file and what is wrong, never replaced and never
+/// echoed.
+#[test]
+fn http_refuses_a_workspace_token_file_it_cannot_trust() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    // Private, so the only line on stderr is the refusal (no note about a loose directory).
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let file = home.path().join("mcp-token");
+    let good = "0123456789abcdef".repeat(4);
+    let secret = "a-secret-that-must-not-be-shown";
+    let refusal = |why: &str| {
+        let before = std::fs::symlink_metadata(&file).ok().map(|m| m.len());
+        let out = ctx(home.path())
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            // Taken, it would serve until killed.
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap_or_else(|e| panic!("{why}: not refused at start: {e}"));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{why}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{why}: {err}");
+        assert!(err.contains(&file.display().to_string()), "{why}: {err}");
+        assert!(err.contains(why), "{why}: {err}");
+        assert!(err.contains("delete it"), "{why}: {err}");
+        assert!(
+            !err.contains(secret) && !err.contains(&good),
+            "{why}: {err}"
+        );
+        assert_eq!(
+            std::fs::symlink_metadata(&file).ok().map(|m| m.len()),
+            before,
+            "{why}: the file was touched"
+        );
+    };
+    let private = |bytes: &str| {
+        let _ = std::fs::remove_file(&file);
+        std::fs::write(&file, bytes).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+
+    // Others may read it: whoever did may hold the token.
+    private(&format!("{good}\n"));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    refusal("mode 640");
+    // Empty, or not one token as made here.
+    private("");
+    refusal("is empty");
+    for bad in [
+        format!("{secret}\n"),
+        format!("{}\n", &good[1..]),
+        format!("{}\n", good.to_uppercase()),
+        format!("{good}\n{good}\n"),
+        format!(" {good}\n"),
+    ] {
+        private(&bad);
+        refusal("not one token");
+    }
+    // A symbolic link, even to a good private token.
+    let target = home.path().join("elsewhere");
+    std::fs::write(&target, format!("{good}\n")).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let _ = std::fs::remove_file(&file);
+    std::os::unix::fs::symlink(&target, &file).unwrap();
+    refusal("symbolic link");
+    std::fs::remove_file(&file).unwrap();
+    // A directory.
+    std::fs::create_dir(&file).unwrap();
+    refusal("a directory");
+    std::fs::remove_dir(&file).unwrap();
+    // Another user's (only root can give a file away).
+    private(&format!("{good}\n"));
+    if std::os::unix::fs::chown(&file, Some(65534), None).is_ok() {
+        refusal("owned by user 65534");
+    }
 }
 
 /// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:

@@ -352,7 +352,7 @@ mod console {
             registry: None,
         })
         .unwrap();
-        let (effects, mut state) = start(&ws, &Default::default(), false);
+        let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
         let model = "openrouter/openrouter/free";
         let row = state
             .budgets
@@ -404,7 +404,7 @@ mod console {
             registry: None,
         })
         .unwrap();
-        let (effects, mut state) = start(&ws, &Default::default(), false);
+        let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
         let mut paste = String::new();
         for i in 0..6_000 {
             paste.push_str(&format!(

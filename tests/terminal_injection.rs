@@ -391,7 +391,7 @@ mod console {
             registry: None,
         })
         .unwrap();
-        let (effects, mut state) = start(&ws, &Default::default(), false);
+        let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
         let first = state.replan();
         for e in first {
             let a = run_effect_now(&effects, e);

@@ -126,7 +126,7 @@ fn the_catalog_pane_as_sent_is_previews_kept_for_20_prompts_and_tiers_a_b_c() {
         registry: None,
     })
     .unwrap();
-    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     let mut compared = 0;
     let mut differing_tiers = 0;
     for (i, (instruction, attached)) in CASES.iter().enumerate() {
@@ -198,7 +198,7 @@ fn prompt_pane_with_two_attachment_chips() {
         registry: None,
     })
     .unwrap();
-    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     apply(&effects, &mut state, [Action::Bottom]);
     // `a` from Budgets opens the path line in the Prompt pane.
     attach_file(&effects, &mut state, &fixture("users.json"));
@@ -256,7 +256,7 @@ fn a_bad_attachment_is_one_error_line_never_a_panic() {
         registry: None,
     })
     .unwrap();
-    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     let latin1 = data.path().join("latin1.txt");
     std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
     let huge = data.path().join("huge.log");
@@ -326,7 +326,7 @@ fn names_json_escapes_keep_their_fate_and_open_as_sent() {
         registry: None,
     })
     .unwrap();
-    let (effects, mut state) = start(&ws, &Default::default(), false);
+    let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     apply(
         &effects,
         &mut state,

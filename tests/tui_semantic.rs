@@ -109,8 +109,9 @@ fn the_console_ranks_with_the_configured_layer_once_it_is_ready() {
     );
 
     let ws = open(h);
-    let (mut effects, mut state) = start(&ws, &Default::default(), false);
-    let job = start_semantic(&ws, &mut state).expect("a job: [rank] semantic is set");
+    let (mut effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let job = start_semantic(&ws, &ws.config().unwrap(), &mut state)
+        .expect("a job: [rank] semantic is set");
     assert_eq!(
         state.semantic,
         SemanticStatus::Embedding {
@@ -178,8 +179,8 @@ fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically()
     let h = home.path();
     let lexical = preview_kept(workspace(&server, None).path(), PROMPT, &[]);
     let ws = open(h);
-    let (mut effects, mut state) = start(&ws, &Default::default(), false);
-    let job = start_semantic(&ws, &mut state).unwrap();
+    let (mut effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let job = start_semantic(&ws, &ws.config().unwrap(), &mut state).unwrap();
     let result = job.run();
     let effects_after = semantic_ready(&mut effects, &mut state, result);
     assert!(effects_after.is_empty(), "nothing to plan again");
@@ -208,10 +209,37 @@ fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically()
     )
     .unwrap();
     let ws = open(h);
-    let (_, mut state) = start(&ws, &Default::default(), false);
-    let result = start_semantic(&ws, &mut state).unwrap().run();
+    let (_, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let result = start_semantic(&ws, &ws.config().unwrap(), &mut state)
+        .unwrap()
+        .run();
     let why = result.err().unwrap();
     assert!(why.contains(&missing.display().to_string()), "{why}");
+}
+
+/// Left task N3: the console read config.toml once to check it and again for each part it
+/// started (the history store's drift window, the providers for replays, the semantic
+/// layer), so a file changed in between started it under a config it never checked. It is
+/// read once, at start, and passed on: a config.toml broken after that read changes nothing.
+#[test]
+fn the_console_starts_from_the_config_it_read_once() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-ok"));
+    let h = home.path();
+    let ws = open(h);
+    let config = ws.config().unwrap();
+    std::fs::write(h.join("config.toml"), "[rank\nsemantic = ").unwrap();
+    assert!(ws.config().is_err(), "the file is broken now");
+    let (effects, mut state) = start(&ws, &config, &Default::default(), false);
+    assert_eq!(state.history.error, None);
+    assert!(
+        effects.replay.is_ok(),
+        "{:?}",
+        effects.replay.as_ref().err()
+    );
+    let job = start_semantic(&ws, &config, &mut state).expect("a job: [rank] semantic was set");
+    assert_eq!(job.configured, "endpoint:test/embed-ok");
+    assert!(job.run().is_ok());
 }
 
 /// A cache.sqlite that is not a cache: the layer is on, and the status line says the
@@ -225,8 +253,8 @@ fn a_damaged_cache_is_said_on_the_status_line() {
     let garbage = b"not a database\n".repeat(300);
     std::fs::write(&cache, &garbage).unwrap();
     let ws = open(h);
-    let (mut effects, mut state) = start(&ws, &Default::default(), false);
-    let job = start_semantic(&ws, &mut state).unwrap();
+    let (mut effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let job = start_semantic(&ws, &ws.config().unwrap(), &mut state).unwrap();
     let layer = job.run();
     assert!(layer.is_ok(), "{:?}", layer.as_ref().err());
     let replan = semantic_ready(&mut effects, &mut state, layer);

@@ -85,7 +85,7 @@ fn workspace_with(server: &LlmServer, llm: &str) -> (tempfile::TempDir, Workspac
 fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_them_linked() {
     let server = LlmServer::start();
     let (_dir, ws) = workspace(&server);
-    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     // Mark test/tool-calls, then select test/ok-json.
     let marked = row_of(&state, "test/tool-calls");
     apply(
@@ -198,7 +198,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
 fn the_ab_key_cycles_every_arm_and_a_send_carries_the_one_chosen() {
     let server = LlmServer::start();
     let (_home, ws) = workspace(&server);
-    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     let mut seen = Vec::new();
     for _ in 0..6 {
         apply(&ctx, &mut state, [Action::ToggleAb]);
@@ -245,7 +245,7 @@ fn the_ab_key_cycles_every_arm_and_a_send_carries_the_one_chosen() {
 fn the_console_send_asks_the_configured_baseline_and_stores_each_plans_gap() {
     let server = LlmServer::start();
     let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
-    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     let effects = update(&mut state, Action::Send);
     let answer = run_effect_now(&ctx, effects[0].clone());

@@ -31,7 +31,7 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
 
 /// Effects run against the workspace's preview inputs and its (seeded) history store.
 fn ctx(ws: &Workspace) -> EffectContext {
-    start(ws, &Default::default(), false).0
+    start(ws, &ws.config().unwrap(), &Default::default(), false).0
 }
 
 /// Apply actions the way the runtime does, running effects to completion.
@@ -409,7 +409,7 @@ fn replay_live_from_the_history_pane_stores_a_linked_plan() {
 fn a_broken_store_leaves_the_console_working() {
     let (dir, ws) = workspace();
     std::fs::write(dir.path().join("history.sqlite"), vec![7u8; 4096]).unwrap();
-    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     assert!(ctx.history.is_none());
     for e in update(&mut state, Action::FocusHistory) {
         update(&mut state, run_effect_now(&ctx, e));
@@ -498,7 +498,7 @@ fn an_empty_store_says_what_is_empty_instead_of_loading_for_ever() {
         path: Some(dir.path().join("empty.sqlite")),
         sample: false,
     };
-    let (ctx, mut state) = start(&ws, &store, false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &store, false);
     let mut queue = update(&mut state, Action::FocusHistory);
     while let Some(e) = queue.pop() {
         queue.extend(update(&mut state, run_effect_now(&ctx, e)));

@@ -756,6 +756,16 @@ pub fn name_problem(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The first of `names` (each with the field it came in) that breaks [`name_problem`]'s
+/// rule, with its field: the one way a record's several names are checked.
+pub fn first_name_problem<'a>(
+    names: impl IntoIterator<Item = (&'static str, &'a str)>,
+) -> Option<(&'static str, &'static str)> {
+    names
+        .into_iter()
+        .find_map(|(field, name)| name_problem(name).map(|p| (field, p)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

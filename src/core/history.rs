@@ -295,10 +295,11 @@ pub fn names_problem(
     caller: &str,
     steps: &[Step],
 ) -> Option<(&'static str, &'static str)> {
-    std::iter::once(("model", model))
-        .chain(std::iter::once(("caller", caller)))
-        .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str())))
-        .find_map(|(field, name)| crate::core::budget::name_problem(name).map(|p| (field, p)))
+    crate::core::budget::first_name_problem(
+        [("model", model), ("caller", caller)]
+            .into_iter()
+            .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
+    )
 }
 
 impl PlanRecord {
@@ -427,6 +428,11 @@ fn line_error(origin: &str, line: usize, message: impl Into<String>) -> CoreErro
     }
 }
 
+/// A line refused for a name that breaks the one name rule: its field and why.
+fn names_error(origin: &str, line: usize, (field, problem): (&str, &str)) -> CoreError {
+    line_error(origin, line, format!("field '{field}' {problem}"))
+}
+
 fn timestamp(origin: &str, line: usize, value: &serde_json::Value) -> Result<i64, CoreError> {
     let parsed = match value {
         serde_json::Value::String(s) => crate::core::time::parse_timestamp(s),
@@ -507,12 +513,8 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         .expert_baseline
         .map(|v| parse_baseline(v).map_err(|m| line_error(origin, line, m)))
         .transpose()?;
-    if let Some((field, problem)) = names_problem(&raw.model, &raw.caller, &raw.steps) {
-        return Err(line_error(
-            origin,
-            line,
-            format!("field '{field}' {problem}"),
-        ));
+    if let Some(problem) = names_problem(&raw.model, &raw.caller, &raw.steps) {
+        return Err(names_error(origin, line, problem));
     }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
@@ -578,14 +580,11 @@ pub fn parse_execution_line(
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;
-    for (field, name) in [("caller", &raw.caller), ("tool", &raw.tool)] {
-        if let Some(problem) = crate::core::budget::name_problem(name) {
-            return Err(line_error(
-                origin,
-                line,
-                format!("field '{field}' {problem}"),
-            ));
-        }
+    if let Some(problem) = crate::core::budget::first_name_problem([
+        ("caller", raw.caller.as_str()),
+        ("tool", raw.tool.as_str()),
+    ]) {
+        return Err(names_error(origin, line, problem));
     }
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
         format!(
@@ -899,6 +898,30 @@ mod tests {
             err.starts_with("e.jsonl: line 2: field 'at' is -7"),
             "{err}"
         );
+    }
+
+    /// Execution lines are held to the one name rule as plan lines are, the first bad name
+    /// named by its field, in the same words.
+    #[test]
+    fn execution_names_follow_the_one_name_rule() {
+        for (caller, tool, said) in [
+            (" c", "t", "field 'caller' has spaces around it"),
+            (
+                "c",
+                "fs.read\u{202e}",
+                "field 'tool' holds a control, bidi or invisible character",
+            ),
+            ("c\nforged", "t\t", "field 'caller' holds a control"),
+        ] {
+            let line = serde_json::json!({"at": 1, "caller": caller, "tool": tool}).to_string();
+            let err = parse_execution_line("e", 3, &line).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("e: line 3: {said}")), "{err}");
+            assert_eq!(
+                crate::core::budget::first_name_problem([("caller", caller), ("tool", tool)])
+                    .map(|(field, problem)| format!("field '{field}' {problem}")),
+                Some(err.trim_start_matches("e: line 3: ").to_string())
+            );
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::core::text::clip;
 use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
 use crate::llm::provider::{Endpoint, Providers};
 use crate::preview::{Preview, PreviewContext, preview_among};
-use crate::workspace::{CONFIG_FILE, Workspace};
+use crate::workspace::{CONFIG_FILE, Config, Workspace};
 
 /// What a replay needs from the workspace; cheap to clone into a task.
 #[derive(Clone)]
@@ -33,8 +33,17 @@ pub struct ReplayContext {
 
 impl ReplayContext {
     pub fn new(ws: &Workspace, preview: PreviewContext) -> anyhow::Result<ReplayContext> {
+        ReplayContext::with_config(ws, &ws.config()?, preview)
+    }
+
+    /// [`ReplayContext::new`] with the workspace's config already read.
+    pub fn with_config(
+        ws: &Workspace,
+        config: &Config,
+        preview: PreviewContext,
+    ) -> anyhow::Result<ReplayContext> {
         let origin = ws.dir.join(CONFIG_FILE).display().to_string();
-        let providers = Providers::from_config(&ws.config()?, &origin)?;
+        let providers = Providers::from_config(config, &origin)?;
         Ok(ReplayContext {
             registered: ws
                 .catalog

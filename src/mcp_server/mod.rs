@@ -30,7 +30,8 @@ pub const TOKEN_MIN: usize = 16;
 /// every local user by `ps`.
 pub const TOKEN_ENV: &str = "CTXCONSOLE_MCP_TOKEN";
 
-/// The file in the workspace a token made for `--http` is written to, when none was given.
+/// The file in the workspace holding the token `--http` uses when none was given (made
+/// there when there is none, reused after).
 pub const GENERATED_TOKEN_FILE: &str = "mcp-token";
 
 /// The most a `--token-file` may hold.
@@ -55,8 +56,8 @@ pub struct Args {
     /// dropped). Without --token or --token-file, HTTP takes $CTXCONSOLE_MCP_TOKEN.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// With --http and no token given, serve without one instead of making one into
-    /// <workspace>/mcp-token: any local user can then connect.
+    /// With --http and no token given, serve without one instead of using (or making) the
+    /// one in <workspace>/mcp-token: any local user can then connect.
     #[arg(long, conflicts_with_all = ["token", "token_file", "bind"])]
     pub no_token: bool,
     /// Over HTTP, the most MCP sessions held at once; an initialize beyond them closes the
@@ -94,32 +95,110 @@ enum Listen {
         token: Option<String>,
         open: bool,
         /// No token was given and none refused with --no-token: make one (see
-        /// [`generated_token`]).
+        /// [`workspace_token`]).
         generate: bool,
     },
 }
 
-/// A new random token (32 bytes from /dev/urandom, in hex), written to `dir`/[`GENERATED_TOKEN_FILE`]
-/// as a new private file (0600, written beside and renamed into place, so a reader never sees
-/// half of it and a token from an earlier start is replaced whole), its path said on stderr.
-fn generated_token(dir: &Path) -> anyhow::Result<String> {
+/// How many random bytes a token made for `--http` holds; it is written as twice as many
+/// lowercase hex digits.
+const GENERATED_TOKEN_BYTES: usize = 32;
+
+/// What to do about a workspace token file that is refused.
+const WORKSPACE_TOKEN_FIX: &str = "delete it to have a new one made at the next start, or give a token with $CTXCONSOLE_MCP_TOKEN or --token-file FILE";
+
+/// Whether `text` is a token as [`new_token`] makes them: [`GENERATED_TOKEN_BYTES`] in
+/// lowercase hex.
+fn is_generated_token(text: &str) -> bool {
+    text.len() == 2 * GENERATED_TOKEN_BYTES
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The token in `dir`/[`GENERATED_TOKEN_FILE`] for `--http` given none: the one there when
+/// it can be trusted (see [`workspace_token_problem`]), else a new one made into it when
+/// there is none ([`new_token`]). Which of the two is said on stderr. Anything else under
+/// the name is refused, naming what is wrong: never replaced (deleting it is how to make a
+/// new one) and never shown.
+fn workspace_token(dir: &Path) -> anyhow::Result<String> {
     use std::io::Read;
-    let mut random = [0u8; 32];
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let path = dir.join(GENERATED_TOKEN_FILE);
+    crate::fsio::private_dir(dir, GENERATED_TOKEN_FILE)?;
+    let shown = path.display().to_string();
+    let shown = crate::core::terminal_text::for_terminal_line(&shown);
+    let refuse = |what: String| bad_input(format!("{what}; {WORKSPACE_TOKEN_FIX}"));
+    let Some(file) = crate::fsio::open_own_secret(&path).map_err(|e| refuse(format!("{e:#}")))?
+    else {
+        return new_token(&path, &shown);
+    };
+    let cannot = |e: std::io::Error| refuse(format!("{shown}: cannot read: {e}"));
+    let meta = file.metadata().map_err(cannot)?;
+    // One byte past the longest good file is enough to tell it is not one.
+    let mut bytes = Vec::new();
+    file.take(2 * GENERATED_TOKEN_BYTES as u64 + 2)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if let Some(problem) =
+        workspace_token_problem(meta.uid(), me, meta.permissions().mode(), &bytes)
+    {
+        return Err(refuse(format!("{shown}: {problem}")));
+    }
+    let token = String::from_utf8_lossy(&bytes).trim_end().to_string();
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole mcp: token: using the token in {shown} (delete it to have a new one made at the next start); clients send Authorization: Bearer TOKEN"
+    ));
+    Ok(token)
+}
+
+/// What is wrong with a workspace token file owned by `owner` (this process runs as `me`)
+/// with `mode`, holding `bytes`; `None` when it is one to use: the owner's, no group or
+/// other bits, one token as [`new_token`] writes it (a final line break or none).
+fn workspace_token_problem(owner: u32, me: u32, mode: u32, bytes: &[u8]) -> Option<String> {
+    if owner != me {
+        return Some(format!(
+            "owned by user {owner}, not by this user ({me}), who could not have made it"
+        ));
+    }
+    let mode = mode & 0o777;
+    if mode & 0o077 != 0 {
+        return Some(format!(
+            "mode {mode:o}: others than its owner may read or write it, so the token may be known to them"
+        ));
+    }
+    if bytes.is_empty() {
+        return Some("is empty".into());
+    }
+    let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    match std::str::from_utf8(line) {
+        Ok(text) if is_generated_token(text) => None,
+        _ => Some(format!(
+            "is not one token as made for --http ({} lowercase hex digits on one line)",
+            2 * GENERATED_TOKEN_BYTES
+        )),
+    }
+}
+
+/// A new random token ([`GENERATED_TOKEN_BYTES`] from /dev/urandom, in hex), written to
+/// `path` as a new private file (0600, written beside it and linked into place, so a reader
+/// never sees half of it and a file that appeared meanwhile is not replaced), said on
+/// stderr as `shown`.
+fn new_token(path: &Path, shown: &str) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut random = [0u8; GENERATED_TOKEN_BYTES];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut random))
         .map_err(|e| anyhow::anyhow!("making a token for --http: reading /dev/urandom: {e}"))?;
     let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    let path = dir.join(GENERATED_TOKEN_FILE);
-    crate::fsio::private_dir(dir, GENERATED_TOKEN_FILE)?;
-    crate::fsio::write_file(&path, format!("{token}\n").as_bytes(), true).map_err(|e| {
+    crate::fsio::write_file(path, format!("{token}\n").as_bytes(), false).map_err(|e| {
         anyhow::anyhow!(
-            "{}: cannot write the token made for --http: {e} (give one with ${TOKEN_ENV} or --token-file FILE, or --no-token)",
-            path.display()
+            "{shown}: cannot write the token made for --http: {e} (give one with ${TOKEN_ENV} or --token-file FILE, or --no-token)"
         )
     })?;
     crate::cli::out::eprint_line(&format!(
-        "ctxconsole mcp: token: a new one is in {} (the owner's alone); clients send Authorization: Bearer TOKEN",
-        crate::core::terminal_text::for_terminal_line(&path.display().to_string())
+        "ctxconsole mcp: token: made a new token into {shown} (the owner's alone; delete it to have another made at the next start); clients send Authorization: Bearer TOKEN"
     ));
     Ok(token)
 }
@@ -250,7 +329,7 @@ pub fn run(
         ..
     } = &mut how
     {
-        *token = Some(generated_token(&ws.dir)?);
+        *token = Some(workspace_token(&ws.dir)?);
     }
     // Opened once before serving: a store that is not one is refused at start, not at the
     // first read; a new one is seeded, as for every command. Read-only, nothing is created,
@@ -344,6 +423,53 @@ mod tests {
     }
 
     const TOKEN: &str = "a-token-from-the-environment";
+
+    /// A workspace token file is used only when it is this user's, private and one token
+    /// as made here; each refusal says which of those it is not.
+    #[test]
+    fn a_workspace_token_file_is_used_only_when_private_and_well_formed() {
+        let good = "0123456789abcdef".repeat(4);
+        assert!(is_generated_token(&good));
+        for (bytes, mode) in [(format!("{good}\n"), 0o600), (good.clone(), 0o400)] {
+            assert_eq!(
+                workspace_token_problem(7, 7, 0o100000 | mode, bytes.as_bytes()),
+                None
+            );
+        }
+        let problem = |owner, mode, bytes: &str| {
+            workspace_token_problem(owner, 7, mode, bytes.as_bytes()).unwrap_or_default()
+        };
+        let line = format!("{good}\n");
+        assert!(problem(0, 0o600, &line).contains("owned by user 0, not by this user (7)"));
+        for (mode, shown) in [
+            (0o640, "mode 640"),
+            (0o602, "mode 602"),
+            (0o660, "mode 660"),
+        ] {
+            assert!(problem(7, mode, &line).starts_with(shown), "{mode:o}");
+        }
+        assert_eq!(problem(7, 0o600, ""), "is empty");
+        for bad in [
+            "\n".to_string(),
+            good[2..].to_string(),
+            format!("{good}0"),
+            good.to_uppercase(),
+            format!("{good}\n\n"),
+            format!("{good}\r\n"),
+            format!("{good}\n{good}"),
+            "g".repeat(64),
+        ] {
+            assert!(
+                problem(7, 0o600, &bad).starts_with("is not one token"),
+                "{bad:?}"
+            );
+        }
+        assert!(
+            workspace_token_problem(7, 7, 0o600, &[0xff; 64])
+                .unwrap_or_default()
+                .starts_with("is not one token")
+        );
+    }
 
     #[test]
     fn read_only_over_http_makes_no_token_file_and_asks_for_one() {

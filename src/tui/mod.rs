@@ -37,7 +37,7 @@ use crate::tui::semantic::{SemanticJob, SemanticStatus};
 use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
 use crate::tui::snapshot::plan_snapshot;
 use crate::tui::theme::{Theme, no_color};
-use crate::workspace::{KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
+use crate::workspace::{Config, KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
 
 /// A workspace file's text and its name for errors, if the file is there.
 fn optional_file(dir: &Path, name: &str) -> anyhow::Result<Option<(String, String)>> {
@@ -475,8 +475,10 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
     let keymap = load_keymap(&ws.dir)?;
     let theme = load_theme(&ws.dir)?;
     // So is a bad config.toml: the console would otherwise start and fail later, at a send
-    // or in History, under another message.
-    crate::llm::provider::Providers::from_config(&ws.config()?, &ws.config_origin())?;
+    // or in History, under another message. Read once, here: everything at start takes
+    // this one.
+    let config = ws.config()?;
+    crate::llm::provider::Providers::from_config(&config, &ws.config_origin())?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(bad_input(
             "the console needs a terminal; for scripts use a subcommand (ctxconsole budgets --json, ctxconsole compact --json)",
@@ -486,15 +488,21 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(event_loop(ws, store, keymap, theme))
+    rt.block_on(event_loop(ws, config, store, keymap, theme))
 }
 
-/// The context effects run in, and the state to start from. A history store that cannot be
-/// opened leaves the other panes working; the History pane says why.
-pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (EffectContext, State) {
+/// The context effects run in, and the state to start from, with the workspace's `config`
+/// as read once at start. A history store that cannot be opened leaves the other panes
+/// working; the History pane says why.
+pub fn start(
+    ws: &Workspace,
+    config: &Config,
+    store: &StoreChoice,
+    store_briefings: bool,
+) -> (EffectContext, State) {
     let mut state = initial_state(ws);
     let mut preview = ws.preview_context(store_briefings);
-    let history = match ws.open_history(store) {
+    let history = match ws.open_history_with(store, config) {
         Ok(h) => {
             match ws.history_ranking(&h) {
                 Ok(ranking) => ranking.apply(&mut preview),
@@ -515,7 +523,7 @@ pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (Eff
     };
     // A store created now (empty or seeded), a store others can read: said in the notes.
     state.notes.extend(crate::fsio::take_notices());
-    let replay = ReplayContext::new(ws, preview.clone())
+    let replay = ReplayContext::with_config(ws, config, preview.clone())
         .map(Arc::new)
         .map_err(|e| format!("{e:#}"));
     let ctx = EffectContext {
@@ -526,11 +534,11 @@ pub fn start(ws: &Workspace, store: &StoreChoice, store_briefings: bool) -> (Eff
     (ctx, state)
 }
 
-/// The semantic layer the workspace's config asks for, as a job to run off the UI thread;
-/// the state says what is happening (embedding, or the config's error). `None`: nothing to
-/// run (off, or a spec that cannot be read).
-pub fn start_semantic(ws: &Workspace, state: &mut State) -> Option<SemanticJob> {
-    match SemanticJob::for_workspace(ws) {
+/// The semantic layer the workspace's `config` (read once at start) asks for, as a job to
+/// run off the UI thread; the state says what is happening (embedding, or why the spec
+/// cannot be used). `None`: nothing to run (off, or a spec that cannot be read).
+pub fn start_semantic(ws: &Workspace, config: &Config, state: &mut State) -> Option<SemanticJob> {
+    match SemanticJob::for_config(ws, config) {
         Ok(Some(job)) => {
             state.semantic = job.status();
             Some(job)
@@ -574,6 +582,7 @@ pub fn semantic_ready(
 
 async fn event_loop(
     ws: Workspace,
+    config: Config,
     store: StoreChoice,
     keymap: Keymap,
     theme: Theme,
@@ -604,9 +613,9 @@ async fn event_loop(
     });
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
-    let (mut ctx, mut state) = start(&ws, &store, true);
+    let (mut ctx, mut state) = start(&ws, &config, &store, true);
     state.help = panes::help::HelpModal::new(&keymap);
-    if let Some(job) = start_semantic(&ws, &mut state) {
+    if let Some(job) = start_semantic(&ws, &config, &mut state) {
         // Opening a local model and embedding a catalog the first time can take a minute.
         let semantic_tx = tx.clone();
         std::thread::spawn(move || {

@@ -72,11 +72,11 @@ pub struct SemanticJob {
 }
 
 impl SemanticJob {
-    /// The job the workspace's config asks for: `Ok(None)` when `[rank] semantic` is not
-    /// set; an error (the config or the spec unreadable) is the status line's text.
-    pub fn for_workspace(ws: &Workspace) -> Result<Option<SemanticJob>, String> {
+    /// The job the workspace's `config` (read once, at start) asks for: `Ok(None)` when
+    /// `[rank] semantic` is not set; an error (the spec unreadable) is the status line's
+    /// text.
+    pub fn for_config(ws: &Workspace, config: &Config) -> Result<Option<SemanticJob>, String> {
         let origin = ws.config_origin();
-        let config = ws.config().map_err(|e| format!("{e:#}"))?;
         let Some(configured) = config.rank.semantic.clone() else {
             return Ok(None);
         };
@@ -86,7 +86,7 @@ impl SemanticJob {
         Ok(Some(SemanticJob {
             configured: configured.trim().to_string(),
             spec,
-            config,
+            config: config.clone(),
             origin,
             catalog: Arc::clone(&ws.catalog),
             cache_dir: ws.dir.clone(),
