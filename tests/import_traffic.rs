@@ -623,3 +623,81 @@ fn numbers_in_imported_tool_call_arguments_are_kept_exactly() {
         }
     }
 }
+
+/// A spend log row whose `messages` column cannot be read (text that is not JSON, a value
+/// that is not a list of messages) is an error naming the file, the row and the column, and
+/// nothing is kept, as for any other bad field. A column that is absent, null or LiteLLM's
+/// empty placeholder (prompts not stored) is the input not recorded.
+#[test]
+fn an_unreadable_messages_column_is_named_and_an_absent_one_is_not_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let row = |id: &str, messages: serde_json::Value| {
+        let mut row = serde_json::json!({"request_id": id, "model": "gpt-4o-mini",
+            "startTime": "2026-10-03T12:05:00"});
+        if !messages.is_null() {
+            row["messages"] = messages;
+        }
+        row
+    };
+    let good = row(
+        "ok-1",
+        serde_json::json!([{"role": "user", "content": "hello"}]),
+    );
+    for (messages, says) in [
+        (
+            serde_json::json!("[{\"role\": \"user\", \"content\": \"cut off"),
+            "field 'messages' is not JSON",
+        ),
+        (
+            serde_json::json!(42),
+            "field 'messages' is 42, not a list of messages",
+        ),
+        (
+            serde_json::json!("{\"role\": \"user\"}"),
+            "field 'messages' is an object, not a list of messages",
+        ),
+        (
+            serde_json::json!(["hello"]),
+            "field 'messages' item 1 is \"hello\", not a message",
+        ),
+    ] {
+        let bad = row("bad-2", messages);
+        let lines = home.path().join("bad.jsonl");
+        std::fs::write(&lines, format!("{good}\n{bad}\n")).unwrap();
+        let array = home.path().join("bad.json");
+        std::fs::write(&array, serde_json::json!([good, bad]).to_string()).unwrap();
+        for (file, position) in [(&lines, "line 2"), (&array, "row 2")] {
+            let out = ctx(home.path())
+                .args(["import", "litellm"])
+                .arg(file)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            let want = format!("{}: {position}: {says}", file.display());
+            assert!(err.contains(&want), "{want} in {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert_eq!(counts(home.path()), before);
+        }
+    }
+    let rows: Vec<String> = [
+        row("none-1", serde_json::Value::Null),
+        row("none-2", serde_json::json!("{}")),
+        row("none-3", serde_json::json!({})),
+        row("none-4", serde_json::json!("")),
+        row("none-5", serde_json::json!([])),
+    ]
+    .iter()
+    .map(|r| r.to_string())
+    .collect();
+    let absent = home.path().join("absent.jsonl");
+    std::fs::write(&absent, rows.join("\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&absent));
+    let plans = plans_from(home.path(), "litellm");
+    assert_eq!(plans.len(), 5);
+    assert!(
+        plans.iter().all(|p| p["intent"] == "(input not recorded)"),
+        "{plans:?}"
+    );
+}

@@ -530,15 +530,66 @@ pub fn read_otel<'a>(
 // LiteLLM
 
 /// A JSON column of a SpendLogs row: a value, or the JSON text of one (the proxy's
-/// database export writes them as text).
-fn json_column(v: Option<&Value>) -> Option<Value> {
-    match v? {
-        Value::String(s) => serde_json::from_str(s)
-            .ok()
-            .or_else(|| Some(Value::String(s.clone()))),
-        Value::Null => None,
-        other => Some(other.clone()),
+/// database export writes them as text). Absent, null, empty text and the proxy's empty
+/// placeholder (`{}`, `[]`: content not stored) are `None`; text that is not JSON is an
+/// error naming the row and the column, never passed over.
+fn json_column(position: &str, row: &Value, field: &str) -> Result<Option<Value>, CoreError> {
+    let value = match row.get(field) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+        Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+            content_error(
+                position.to_string(),
+                format!("field '{field}' is not JSON ({e})"),
+            )
+        })?,
+        Some(other) => other.clone(),
+    };
+    let placeholder = match &value {
+        Value::Null => true,
+        Value::Object(o) => o.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    };
+    Ok((!placeholder).then_some(value))
+}
+
+/// What a value is, for an error: `42`, `"text"` (clipped), `an object`, `a list`.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "an object".into(),
+        Value::Array(_) => "a list".into(),
+        other => crate::core::text::clip(&other.to_string(), 40),
     }
+}
+
+/// The user's input of a SpendLogs row: the last user message of its `messages` column, or
+/// [`INPUT_NOT_RECORDED`] when the column is absent or empty. A column there but not a list
+/// of messages is an error naming the row and the column.
+fn row_intent(position: &str, row: &Value) -> Result<String, CoreError> {
+    let not_a_list = |what: String| {
+        content_error(
+            position.to_string(),
+            format!("field 'messages' is {what}, not a list of messages"),
+        )
+    };
+    let Some(messages) = json_column(position, row, "messages")? else {
+        return Ok(INPUT_NOT_RECORDED.to_string());
+    };
+    let Value::Array(list) = &messages else {
+        return Err(not_a_list(shown(&messages)));
+    };
+    if let Some((i, item)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
+        return Err(content_error(
+            position.to_string(),
+            format!(
+                "field 'messages' item {} is {}, not a message",
+                i + 1,
+                shown(item)
+            ),
+        ));
+    }
+    Ok(last_user_text(&messages).unwrap_or_else(|| INPUT_NOT_RECORDED.to_string()))
 }
 
 fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64>, CoreError> {
@@ -637,12 +688,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         "completion_tokens": row_count(position, row, "completion_tokens")?,
         "total_tokens": row_count(position, row, "total_tokens")?,
     });
-    let messages = json_column(row.get("messages"));
-    let intent = messages
-        .as_ref()
-        .and_then(last_user_text)
-        .unwrap_or_else(|| INPUT_NOT_RECORDED.to_string());
-    let response = json_column(row.get("response"));
+    let intent = row_intent(position, row)?;
+    let response = json_column(position, row, "response")?;
     let choice = response
         .as_ref()
         .and_then(|r| r.get("choices"))
@@ -677,13 +724,11 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     }
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
-        .or_else(|| {
-            json_column(row.get("metadata")).and_then(|m| {
-                m.get("user_api_key_alias")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-        })
+        .or(json_column(position, row, "metadata")?.and_then(|m| {
+            m.get("user_api_key_alias")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }))
         .unwrap_or_else(|| "litellm".to_string());
     let record = PlanRecord {
         id: format!("litellm-{request_id}"),
