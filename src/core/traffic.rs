@@ -767,34 +767,6 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     Ok(record)
 }
 
-/// A LiteLLM spend log file: a JSON array of rows (named `row N` in errors) or JSON Lines
-/// (named `line N`).
-pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
-    let mut traffic = Traffic::default();
-    if text.trim_start().starts_with('[') {
-        let rows: Vec<Value> =
-            serde_json::from_str(text).map_err(|e| CoreError::json(origin, &e))?;
-        for (i, row) in rows.iter().enumerate() {
-            traffic
-                .plans
-                .push(litellm_row(&format!("{origin}: row {}", i + 1), row)?);
-        }
-    } else {
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row: Value =
-                serde_json::from_str(line).map_err(|e| CoreError::json_line(origin, i + 1, &e))?;
-            traffic
-                .plans
-                .push(litellm_row(&format!("{origin}: line {}", i + 1), &row)?);
-        }
-    }
-    traffic.records = traffic.plans.len();
-    Ok(traffic)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
