@@ -17,7 +17,7 @@ use crate::core::history::{
     prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
-use crate::core::rank::PastPlan;
+use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
 use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
 use crate::import::for_each_line;
