@@ -701,3 +701,56 @@ fn an_unreadable_messages_column_is_named_and_an_absent_one_is_not_recorded() {
         "{plans:?}"
     );
 }
+
+/// The same rule for a chat span: input or output messages recorded as text that is not
+/// JSON, or input that is not a list of messages, is an error naming the file, the span and
+/// the attribute, and nothing is kept; a span that recorded none is the input (or output)
+/// not recorded.
+#[test]
+fn an_unreadable_messages_attribute_is_named_and_nothing_is_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let span = |key: &str, value: &str| {
+        serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+            "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+                {"key": key, "value": {"stringValue": value}}]}]}]}]})
+    };
+    let file = home.path().join("spans.jsonl");
+    for (key, value, says) in [
+        (
+            "gen_ai.input.messages",
+            "[{\"role\": \"user\", \"parts\": [",
+            "attribute 'gen_ai.input.messages' is not JSON",
+        ),
+        (
+            "gen_ai.output.messages",
+            "[{\"role\": \"assistant\"",
+            "attribute 'gen_ai.output.messages' is not JSON",
+        ),
+        (
+            "gen_ai.input.messages",
+            "\"hello\"",
+            "attribute 'gen_ai.input.messages' is \"hello\", not a list of messages",
+        ),
+    ] {
+        std::fs::write(&file, format!("{}\n", span(key, value))).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: line 1, span 1: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+    std::fs::write(&file, format!("{}\n", span("other", "x"))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&file));
+    let plans = plans_from(home.path(), "otel");
+    assert_eq!(plans[0]["intent"], "(input not recorded)");
+    assert_eq!(plans[0]["failure_class"], "output_not_recorded");
+}
