@@ -577,3 +577,180 @@ fn the_history_prior_and_past_plans_read_imported_traffic_as_native_plans() {
     assert_eq!(a["past_steps"], b["past_steps"]);
     assert_eq!(a["request"]["messages"], b["request"]["messages"]);
 }
+
+/// A tool call's arguments keep their numbers as written through `import litellm` and
+/// `import traces`: an id rounded to a double is a different call.
+#[test]
+fn numbers_in_imported_tool_call_arguments_are_kept_exactly() {
+    let home = tempfile::tempdir().unwrap();
+    let arguments = r#"{"id": 12345678901234567891, "below": -9223372036854775809, "wide": 123456789012345678901234567890}"#;
+    let row = serde_json::json!({
+        "request_id": "big-args", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+        "messages": [{"role": "user", "content": "look the record up"}],
+        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "fs.read", "arguments": arguments}}]}}]}
+    });
+    let logs = home.path().join("spend.jsonl");
+    std::fs::write(&logs, format!("{row}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&logs));
+    let output = serde_json::json!([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": "fs.read", "arguments": "ARGS"}]}])
+    .to_string()
+    .replace("\"ARGS\"", arguments);
+    let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]}]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{span}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+    for id in ["litellm-big-args", "otel-aa-01"] {
+        let show = common::succeeded(ctx(home.path()).args(["history", "show", id, "--json"]));
+        let show = String::from_utf8(show.stdout).unwrap();
+        for (key, d) in [
+            ("id", "12345678901234567891"),
+            ("below", "-9223372036854775809"),
+            ("wide", "123456789012345678901234567890"),
+        ] {
+            // The step's args (the answer's copy of the arguments text reads `\"id\": …`).
+            assert!(
+                show.contains(&format!("\"{key}\": {d}")),
+                "{id}: {key} {d} in {show}"
+            );
+        }
+    }
+}
+
+/// A spend log row whose `messages` column cannot be read (text that is not JSON, a value
+/// that is not a list of messages) is an error naming the file, the row and the column, and
+/// nothing is kept, as for any other bad field. A column that is absent, null or LiteLLM's
+/// empty placeholder (prompts not stored) is the input not recorded.
+#[test]
+fn an_unreadable_messages_column_is_named_and_an_absent_one_is_not_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let row = |id: &str, messages: serde_json::Value| {
+        let mut row = serde_json::json!({"request_id": id, "model": "gpt-4o-mini",
+            "startTime": "2026-10-03T12:05:00"});
+        if !messages.is_null() {
+            row["messages"] = messages;
+        }
+        row
+    };
+    let good = row(
+        "ok-1",
+        serde_json::json!([{"role": "user", "content": "hello"}]),
+    );
+    for (messages, says) in [
+        (
+            serde_json::json!("[{\"role\": \"user\", \"content\": \"cut off"),
+            "field 'messages' is not JSON",
+        ),
+        (
+            serde_json::json!(42),
+            "field 'messages' is 42, not a list of messages",
+        ),
+        (
+            serde_json::json!("{\"role\": \"user\"}"),
+            "field 'messages' is an object, not a list of messages",
+        ),
+        (
+            serde_json::json!(["hello"]),
+            "field 'messages' item 1 is \"hello\", not a message",
+        ),
+    ] {
+        let bad = row("bad-2", messages);
+        let lines = home.path().join("bad.jsonl");
+        std::fs::write(&lines, format!("{good}\n{bad}\n")).unwrap();
+        let array = home.path().join("bad.json");
+        std::fs::write(&array, serde_json::json!([good, bad]).to_string()).unwrap();
+        for (file, position) in [(&lines, "line 2"), (&array, "row 2")] {
+            let out = ctx(home.path())
+                .args(["import", "litellm"])
+                .arg(file)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            let want = format!("{}: {position}: {says}", file.display());
+            assert!(err.contains(&want), "{want} in {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert_eq!(counts(home.path()), before);
+        }
+    }
+    let rows: Vec<String> = [
+        row("none-1", serde_json::Value::Null),
+        row("none-2", serde_json::json!("{}")),
+        row("none-3", serde_json::json!({})),
+        row("none-4", serde_json::json!("")),
+        row("none-5", serde_json::json!([])),
+    ]
+    .iter()
+    .map(|r| r.to_string())
+    .collect();
+    let absent = home.path().join("absent.jsonl");
+    std::fs::write(&absent, rows.join("\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&absent));
+    let plans = plans_from(home.path(), "litellm");
+    assert_eq!(plans.len(), 5);
+    assert!(
+        plans.iter().all(|p| p["intent"] == "(input not recorded)"),
+        "{plans:?}"
+    );
+}
+
+/// The same rule for a chat span: input or output messages recorded as text that is not
+/// JSON, or input that is not a list of messages, is an error naming the file, the span and
+/// the attribute, and nothing is kept; a span that recorded none is the input (or output)
+/// not recorded.
+#[test]
+fn an_unreadable_messages_attribute_is_named_and_nothing_is_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let span = |key: &str, value: &str| {
+        serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+            "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+                {"key": key, "value": {"stringValue": value}}]}]}]}]})
+    };
+    let file = home.path().join("spans.jsonl");
+    for (key, value, says) in [
+        (
+            "gen_ai.input.messages",
+            "[{\"role\": \"user\", \"parts\": [",
+            "attribute 'gen_ai.input.messages' is not JSON",
+        ),
+        (
+            "gen_ai.output.messages",
+            "[{\"role\": \"assistant\"",
+            "attribute 'gen_ai.output.messages' is not JSON",
+        ),
+        (
+            "gen_ai.input.messages",
+            "\"hello\"",
+            "attribute 'gen_ai.input.messages' is \"hello\", not a list of messages",
+        ),
+    ] {
+        std::fs::write(&file, format!("{}\n", span(key, value))).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: line 1, span 1: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+    std::fs::write(&file, format!("{}\n", span("other", "x"))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&file));
+    let plans = plans_from(home.path(), "otel");
+    assert_eq!(plans[0]["intent"], "(input not recorded)");
+    assert_eq!(plans[0]["failure_class"], "output_not_recorded");
+}

@@ -88,19 +88,29 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             Kind::Executions => {
                 history.import_executions(&source, open_text(&file)?, on_conflict, progress)?
             }
-            Kind::Traffic(origin) => {
-                let traffic = match origin {
-                    TrafficSource::Litellm => read_spend_logs(&file)?,
-                    _ => read_traces(&file)?,
-                };
-                history.import_traffic(
-                    &source,
-                    origin,
-                    &traffic,
-                    &ws.pipeline_ids(),
-                    on_conflict,
-                )?
-            }
+            // Spend logs stream: a row is stored before the next is read.
+            Kind::Traffic(TrafficSource::Litellm) => history.import_plan_stream(
+                &source,
+                TrafficSource::Litellm,
+                &ws.pipeline_ids(),
+                on_conflict,
+                |plan| {
+                    read_spend_logs(
+                        &file,
+                        |rows| {
+                            crate::cli::out::eprint_line(&format!("{source}: {rows} rows read…"))
+                        },
+                        plan,
+                    )
+                },
+            )?,
+            Kind::Traffic(origin) => history.import_traffic(
+                &source,
+                origin,
+                &read_traces(&file)?,
+                &ws.pipeline_ids(),
+                on_conflict,
+            )?,
         })
     })()
     .map_err(|e| {

@@ -71,6 +71,19 @@ impl CoreError {
     /// A serde_json error in `text` (what was parsed: the file, or the one line of a JSON
     /// Lines file), in a reader's words: the one mapping every JSON importer uses.
     pub fn json(origin: &str, text: &str, err: &serde_json::Error) -> CoreError {
+        let escape = lone_surrogate(text, err.line(), err.column());
+        Self::json_with(origin, escape, err)
+    }
+
+    /// As [`CoreError::json`] for a stream too large to keep: `recent` is the text the parser
+    /// read last, up to where it stopped.
+    pub fn json_streamed(origin: &str, recent: &str, err: &serde_json::Error) -> CoreError {
+        let last = recent.rsplit('\n').next().unwrap_or("");
+        Self::json_with(origin, lone_surrogate(last, 1, last.len()), err)
+    }
+
+    /// `escape`: the lone surrogate escape the parser stopped at, when there is one.
+    fn json_with(origin: &str, escape: Option<&str>, err: &serde_json::Error) -> CoreError {
         let message = err.to_string();
         // serde_json appends " at line L column C"; the position is reported separately.
         let message = match message.rfind(" at line ") {
@@ -79,11 +92,7 @@ impl CoreError {
         };
         // A lone surrogate is reported as a broken escape ("unexpected end of hex escape"),
         // which sends the reader looking for a cut-off `\u12`.
-        let message = match SURROGATE_MESSAGES
-            .contains(&message.as_str())
-            .then(|| lone_surrogate(text, err.line(), err.column()))
-            .flatten()
-        {
+        let message = match escape.filter(|_| SURROGATE_MESSAGES.contains(&message.as_str())) {
             Some(escape) => format!("a lone UTF-16 surrogate ({escape}) is not a character"),
             None => message,
         };

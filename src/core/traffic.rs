@@ -161,14 +161,23 @@ fn attributes(list: Option<&Value>) -> serde_json::Map<String, Value> {
     out
 }
 
-/// A JSON-typed attribute: recorded as a JSON string by most instrumentations, or as a
-/// structured value.
-fn json_attribute(v: Option<&Value>) -> Option<Value> {
-    match v? {
-        Value::String(s) => serde_json::from_str(s).ok(),
-        Value::Null => None,
-        other => Some(other.clone()),
+/// A JSON-typed attribute of a span, or of the first of its events that has it: recorded as
+/// a JSON string by most instrumentations, or as a structured value; read as
+/// [`json_value`] reads it (text that is not JSON is an error naming the span and the
+/// attribute).
+fn span_json(
+    position: &str,
+    attrs: &serde_json::Map<String, Value>,
+    events: &[serde_json::Map<String, Value>],
+    key: &str,
+) -> Result<Option<Value>, CoreError> {
+    let what = format!("attribute '{key}'");
+    for source in std::iter::once(attrs).chain(events) {
+        if let Some(v) = json_value(position, &what, source.get(key))? {
+            return Ok(Some(v));
+        }
     }
+    Ok(None)
 }
 
 fn token_count(
@@ -192,15 +201,7 @@ fn token_count(
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
 /// carrying them), as text and tool calls, and whether any output was recorded.
-fn chat_reply(
-    attrs: &serde_json::Map<String, Value>,
-    events: &[serde_json::Map<String, Value>],
-) -> (Reply, bool) {
-    let output = json_attribute(attrs.get("gen_ai.output.messages")).or_else(|| {
-        events
-            .iter()
-            .find_map(|e| json_attribute(e.get("gen_ai.output.messages")))
-    });
+fn chat_reply(output: Option<Value>, attrs: &serde_json::Map<String, Value>) -> (Reply, bool) {
     let finish = attrs
         .get("gen_ai.response.finish_reasons")
         .and_then(|f| f.as_array().and_then(|a| a.first()).or(Some(f)))
@@ -410,7 +411,8 @@ pub fn read_otel<'a>(
                 )
             })?
             .to_string();
-        let (reply, recorded) = chat_reply(&s.attrs, &s.events);
+        let output = span_json(&s.position, &s.attrs, &s.events, "gen_ai.output.messages")?;
+        let (reply, recorded) = chat_reply(output, &s.attrs);
         let (steps, outcome, failure_class) = if recorded {
             plan_of(&reply)
         } else {
@@ -420,15 +422,8 @@ pub fn read_otel<'a>(
                 Some(OUTPUT_NOT_RECORDED.to_string()),
             )
         };
-        let input = json_attribute(s.attrs.get("gen_ai.input.messages")).or_else(|| {
-            s.events
-                .iter()
-                .find_map(|e| json_attribute(e.get("gen_ai.input.messages")))
-        });
-        let intent = input
-            .as_ref()
-            .and_then(last_user_text)
-            .unwrap_or_else(|| INPUT_NOT_RECORDED.to_string());
+        let input = span_json(&s.position, &s.attrs, &s.events, "gen_ai.input.messages")?;
+        let intent = intent_of(&s.position, "attribute 'gen_ai.input.messages'", input)?;
         let usage = json!({
             "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
             "completion_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.output_tokens")?,
@@ -529,16 +524,63 @@ pub fn read_otel<'a>(
 // ---------------------------------------------------------------------------------------
 // LiteLLM
 
-/// A JSON column of a SpendLogs row: a value, or the JSON text of one (the proxy's
-/// database export writes them as text).
-fn json_column(v: Option<&Value>) -> Option<Value> {
-    match v? {
-        Value::String(s) => serde_json::from_str(s)
-            .ok()
-            .or_else(|| Some(Value::String(s.clone()))),
-        Value::Null => None,
-        other => Some(other.clone()),
+/// A JSON value recorded as itself or as its JSON text (a spend log column, the proxy's
+/// database export writing them as text; a span attribute, most instrumentations writing
+/// them as strings). Absent, null, empty text and an empty placeholder (`{}`, `[]`: content
+/// not stored) are `None`; text that is not JSON is an error naming the position and `what`
+/// (`field 'messages'`, `attribute 'gen_ai.input.messages'`), never passed over.
+fn json_value(position: &str, what: &str, v: Option<&Value>) -> Result<Option<Value>, CoreError> {
+    let value = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+        Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+            content_error(position.to_string(), format!("{what} is not JSON ({e})"))
+        })?,
+        Some(other) => other.clone(),
+    };
+    let placeholder = match &value {
+        Value::Null => true,
+        Value::Object(o) => o.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    };
+    Ok((!placeholder).then_some(value))
+}
+
+/// A JSON column of a SpendLogs row, read as [`json_value`] reads it.
+fn json_column(position: &str, row: &Value, field: &str) -> Result<Option<Value>, CoreError> {
+    json_value(position, &format!("field '{field}'"), row.get(field))
+}
+
+/// What a value is, for an error: `42`, `"text"` (clipped), `an object`, `a list`.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "an object".into(),
+        Value::Array(_) => "a list".into(),
+        other => crate::core::text::clip(&other.to_string(), 40),
     }
+}
+
+/// The user's input: the last user message of a message list (`what` names where it was
+/// recorded), or [`INPUT_NOT_RECORDED`] when none was. A value there but not a list of
+/// messages is an error naming the position and `what`.
+fn intent_of(position: &str, what: &str, messages: Option<Value>) -> Result<String, CoreError> {
+    let Some(messages) = messages else {
+        return Ok(INPUT_NOT_RECORDED.to_string());
+    };
+    let Value::Array(list) = &messages else {
+        return Err(content_error(
+            position.to_string(),
+            format!("{what} is {}, not a list of messages", shown(&messages)),
+        ));
+    };
+    if let Some((i, item)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
+        return Err(content_error(
+            position.to_string(),
+            format!("{what} item {} is {}, not a message", i + 1, shown(item)),
+        ));
+    }
+    Ok(last_user_text(&messages).unwrap_or_else(|| INPUT_NOT_RECORDED.to_string()))
 }
 
 fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64>, CoreError> {
@@ -637,12 +679,12 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         "completion_tokens": row_count(position, row, "completion_tokens")?,
         "total_tokens": row_count(position, row, "total_tokens")?,
     });
-    let messages = json_column(row.get("messages"));
-    let intent = messages
-        .as_ref()
-        .and_then(last_user_text)
-        .unwrap_or_else(|| INPUT_NOT_RECORDED.to_string());
-    let response = json_column(row.get("response"));
+    let intent = intent_of(
+        position,
+        "field 'messages'",
+        json_column(position, row, "messages")?,
+    )?;
+    let response = json_column(position, row, "response")?;
     let choice = response
         .as_ref()
         .and_then(|r| r.get("choices"))
@@ -677,13 +719,11 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     }
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
-        .or_else(|| {
-            json_column(row.get("metadata")).and_then(|m| {
-                m.get("user_api_key_alias")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-        })
+        .or(json_column(position, row, "metadata")?.and_then(|m| {
+            m.get("user_api_key_alias")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }))
         .unwrap_or_else(|| "litellm".to_string());
     let record = PlanRecord {
         id: format!("litellm-{request_id}"),
@@ -720,34 +760,6 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         ));
     }
     Ok(record)
-}
-
-/// A LiteLLM spend log file: a JSON array of rows (named `row N` in errors) or JSON Lines
-/// (named `line N`).
-pub fn read_litellm(origin: &str, text: &str) -> Result<Traffic, CoreError> {
-    let mut traffic = Traffic::default();
-    if text.trim_start().starts_with('[') {
-        let rows: Vec<Value> =
-            serde_json::from_str(text).map_err(|e| CoreError::json(origin, text, &e))?;
-        for (i, row) in rows.iter().enumerate() {
-            traffic
-                .plans
-                .push(litellm_row(&format!("{origin}: row {}", i + 1), row)?);
-        }
-    } else {
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row: Value = serde_json::from_str(line)
-                .map_err(|e| CoreError::json_line(origin, i + 1, line, &e))?;
-            traffic
-                .plans
-                .push(litellm_row(&format!("{origin}: line {}", i + 1), &row)?);
-        }
-    }
-    traffic.records = traffic.plans.len();
-    Ok(traffic)
 }
 
 #[cfg(test)]

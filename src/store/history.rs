@@ -10,7 +10,6 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::core::compare::Arm;
-use crate::core::error::CoreError;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
@@ -18,9 +17,10 @@ use crate::core::history::{
     prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
-use crate::core::rank::PastPlan;
+use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
 use crate::core::traffic::{Traffic, TrafficSource};
 use crate::exit::bad_input;
+use crate::import::for_each_line;
 use crate::store::sqlite::{self, Schema};
 
 mod import;

@@ -29,7 +29,7 @@ use crate::core::budget::{BudgetRow, Tier};
 pub use baseline::{BM25_B, BM25_K1, Bm25, WordOverlap};
 pub use explain::{Explanation, PriorMatch, RareWord, SemanticMatch, TermMatch};
 pub use index::RankIndex;
-pub use prior::{Boost, HistoryPrior, LearnedWords, PastPlan};
+pub use prior::{Boost, HistoryPrior, LearnedWords, PRIOR_INTENT_BYTES, PastPlan, prior_intent};
 pub use query::{QUERY_MAX_BYTES, split_requests};
 pub use semantic::{
     EntryVectors, MAX_SENTENCE_BYTES, SEMANTIC_WEIGHT, cosine, entry_sentence, unit, vector_problem,

@@ -7,9 +7,31 @@ use crate::core::text;
 
 use super::PRIOR_MIN_SIMILARITY;
 
+/// How much of a past intent the prior reads, in bytes: its opening, up to the last whole
+/// word. A request says what it is for in its first words; what follows in a long one (a
+/// pasted page, a log) is its material, and reading all of it (a stored intent may hold
+/// 1 MiB) on every preview made the cost grow with the history's longest intents. Far above
+/// any sample or labelled intent (the longest is 84 bytes), so the ranking figures stand.
+pub const PRIOR_INTENT_BYTES: usize = 1024;
+
+/// The part of `intent` the prior reads: the whole of a short one; of a longer one the
+/// opening [`PRIOR_INTENT_BYTES`], less a word the cut would split.
+pub fn prior_intent(intent: &str) -> &str {
+    let cut = text::opening(intent, PRIOR_INTENT_BYTES);
+    let splits_a_word = intent[cut.len()..]
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace());
+    match cut.rfind(char::is_whitespace) {
+        Some(end) if splits_a_word => &cut[..end],
+        _ => cut,
+    }
+}
+
 /// One past plan, as the history prior sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PastPlan {
+    /// The intent; the prior reads its [`prior_intent`] (a store may hand over no more).
     pub intent: String,
     /// Tools (pack names or pipeline ids) the plan used.
     pub tools: Vec<String>,
@@ -44,7 +66,7 @@ impl HistoryPrior {
             plans: plans
                 .iter()
                 .map(|p| PriorPlan {
-                    terms: text::terms(&p.intent).into_iter().collect(),
+                    terms: text::terms(prior_intent(&p.intent)).into_iter().collect(),
                     tools: p.tools.clone(),
                     outcome: p.outcome.clamp(-1.0, 1.0),
                 })
@@ -133,15 +155,18 @@ impl LearnedWords {
     /// "find", "open") are never learned: they say what is done, not to what, and the
     /// ranker's action factor already reads them.
     pub fn from_plans(plans: &[PastPlan]) -> LearnedWords {
-        // Per tool, per word: the good plans, and their distinct intents (as word sets).
-        let mut counts: HashMap<&str, HashMap<String, (usize, HashSet<String>)>> = HashMap::new();
+        // Per tool, per word: the good plans, and their distinct intents (as word sets, each
+        // numbered once: a word's set holds numbers, not a copy of the intent per word).
+        let mut counts: HashMap<&str, HashMap<String, (usize, HashSet<usize>)>> = HashMap::new();
         let mut said: HashMap<String, usize> = HashMap::new();
+        let mut intent_ids: HashMap<String, usize> = HashMap::new();
         for plan in plans.iter().filter(|p| p.outcome > 0.0) {
-            let mut terms = text::terms(&plan.intent);
+            let mut terms = text::terms(prior_intent(&plan.intent));
             terms.sort();
             terms.dedup();
             terms.retain(|t| super::actions::action_of(t).is_none());
-            let intent = terms.join(" ");
+            let next = intent_ids.len();
+            let intent = *intent_ids.entry(terms.join(" ")).or_insert(next);
             for t in &terms {
                 *said.entry(t.clone()).or_default() += 1;
             }
@@ -153,9 +178,7 @@ impl LearnedWords {
                 for t in &terms {
                     let (n, intents) = c.entry(t.clone()).or_default();
                     *n += 1;
-                    if !intents.contains(&intent) {
-                        intents.insert(intent.clone());
-                    }
+                    intents.insert(intent);
                 }
             }
         }

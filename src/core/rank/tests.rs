@@ -640,3 +640,59 @@ fn the_sort_key_orders_by_score_then_catalog_order() {
     scores.sort_by(f64::total_cmp);
     assert_eq!(scores[0], -2.5);
 }
+
+#[test]
+fn the_prior_reads_the_opening_of_a_long_intent_up_to_a_whole_word() {
+    assert_eq!(
+        prior_intent("latest updates on the election"),
+        "latest updates on the election"
+    );
+    let long = format!("latest updates {}", "électionné ".repeat(500));
+    let read = prior_intent(&long);
+    assert!(read.len() <= PRIOR_INTENT_BYTES, "{}", read.len());
+    assert!(read.len() > PRIOR_INTENT_BYTES - "électionné ".len());
+    assert!(read.ends_with("électionné"), "{read:?}");
+    // Exactly at the bound on a word's end: kept whole.
+    let exact = format!("{} tail", "a".repeat(PRIOR_INTENT_BYTES));
+    assert_eq!(prior_intent(&exact).len(), PRIOR_INTENT_BYTES);
+    // One word longer than the bound: its opening, not nothing.
+    let word = "x".repeat(PRIOR_INTENT_BYTES * 2);
+    assert_eq!(prior_intent(&word).len(), PRIOR_INTENT_BYTES);
+}
+
+/// A stored intent may hold 1 MiB; the prior and the learned words read its opening, so the
+/// words past it change neither (and the cost of a preview does not grow with them).
+#[test]
+fn words_past_an_intents_opening_change_neither_the_prior_nor_the_learned_words() {
+    let filler = "about the weekly ".repeat(PRIOR_INTENT_BYTES / 17 + 1);
+    let long = |ask: &str| format!("{ask} {filler} zebra crossing budget");
+    let plans = |intent: &dyn Fn(&str) -> String| {
+        vec![
+            PastPlan {
+                intent: intent("latest updates on the election"),
+                tools: vec!["news.search".into()],
+                outcome: 1.0,
+            },
+            PastPlan {
+                intent: intent("latest updates about the match"),
+                tools: vec!["news.search".into()],
+                outcome: 1.0,
+            },
+        ]
+    };
+    let whole = plans(&long);
+    let opening = plans(&|ask| prior_intent(&long(ask)).to_string());
+    assert!(whole[0].intent.len() > opening[0].intent.len());
+    let learned = LearnedWords::from_plans(&whole);
+    assert_eq!(learned, LearnedWords::from_plans(&opening));
+    let news = learned.words_for("news.search").unwrap_or_default();
+    assert!(news.contains(&"latest".to_string()), "{news:?}");
+    assert!(!news.contains(&"zebra".to_string()), "{news:?}");
+    let query: std::collections::HashSet<&str> = ["zebra", "cross", "budget"].into_iter().collect();
+    assert!(HistoryPrior::new(&whole).boosts(&query).is_empty());
+    let query: std::collections::HashSet<&str> = ["latest", "updat", "elect"].into_iter().collect();
+    let (whole, opening) = (HistoryPrior::new(&whole), HistoryPrior::new(&opening));
+    let boosts = whole.boosts(&query);
+    assert!(!boosts.is_empty());
+    assert_eq!(boosts, opening.boosts(&query));
+}

@@ -128,6 +128,51 @@ impl HistoryStore {
         finish_import(tx, &callers, window, &path, report)
     }
 
+    /// Import plans as an importer reads them, one at a time (a LiteLLM spend log, however
+    /// big): `read` hands each plan to the sink it is given as soon as it is read, and
+    /// returns how many records it read. The same guarantees as
+    /// [`import_traffic`](Self::import_traffic): one transaction, all or nothing, a second
+    /// import adds nothing, conflicts settled by `on_conflict`.
+    pub fn import_plan_stream(
+        &mut self,
+        source: &str,
+        origin: TrafficSource,
+        pipelines: &HashSet<String>,
+        on_conflict: OnConflict,
+        read: impl FnOnce(&mut dyn FnMut(PlanRecord) -> anyhow::Result<()>) -> anyhow::Result<usize>,
+    ) -> anyhow::Result<ImportReport> {
+        let (window, path) = (self.drift_window, self.path.clone());
+        let tx = self.write("importing traffic")?;
+        let mut report = ImportReport::new(source, "records");
+        let mut callers = BTreeSet::new();
+        let mut conflicts = Vec::new();
+        {
+            let mut insert = PlanInserter::new(&tx)?;
+            let mut sink = |plan: PlanRecord| -> anyhow::Result<()> {
+                // The command names the source; the record carries it into the store.
+                let plan = PlanRecord {
+                    source: origin,
+                    ..plan
+                };
+                let fate = plan_fate(
+                    &tx,
+                    &mut insert,
+                    &path,
+                    plan,
+                    pipelines,
+                    on_conflict,
+                    &mut callers,
+                )?;
+                tally(&mut report, &mut conflicts, fate);
+                Ok(())
+            };
+            let read = read(&mut sink)?;
+            report.lines = read;
+        }
+        refuse_conflicts(source, "records", &conflicts)?;
+        finish_import(tx, &callers, window, &path, report)
+    }
+
     /// Add records directly (the generator and live replays); one transaction.
     pub fn insert_records(
         &mut self,
@@ -563,41 +608,6 @@ pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Res
         params![key, value],
     )?;
     Ok(())
-}
-
-/// Read JSON Lines: blank lines skipped, invalid UTF-8 named by line, `f` called with the
-/// 1-based line number and its text.
-pub(super) fn for_each_line(
-    source: &str,
-    mut reader: impl BufRead,
-    progress: &mut impl FnMut(usize),
-    mut f: impl FnMut(usize, &str) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut buf = Vec::new();
-    let mut line = 0usize;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| bad_input(format!("{source}: cannot read: {e}")))?;
-        if n == 0 {
-            return Ok(());
-        }
-        line += 1;
-        let text = std::str::from_utf8(&buf).map_err(|e| {
-            anyhow::Error::new(CoreError::Content {
-                origin: format!("{source}: line {line}"),
-                message: format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
-            })
-        })?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        f(line, text.trim_end_matches(['\n', '\r']))?;
-        if line.is_multiple_of(10_000) {
-            progress(line);
-        }
-    }
 }
 
 pub(super) struct PlanInserter<'t> {

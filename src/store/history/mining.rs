@@ -431,7 +431,9 @@ impl HistoryStore {
 
     /// Past plans for the ranking prior, weighted by outcome and drift. A diverged plan
     /// counts against its own tools and for the ones executed instead. `before` limits to
-    /// plans earlier than a time (for evaluation); `limit` keeps the most recent.
+    /// plans earlier than a time (for evaluation); `limit` keeps the most recent. Each intent
+    /// is read only as far as the prior reads it ([`PRIOR_INTENT_BYTES`], in characters, and
+    /// one more so a word the cut splits is seen): a 1 MiB intent is not copied out whole.
     pub fn past_plans(&self, before: Option<i64>, limit: usize) -> anyhow::Result<Vec<PastPlan>> {
         // A plan ctxconsole sent that no agent has run yet is no evidence either way (see
         // `PlanSource::Sent`); once executions are recorded against it, it counts.
@@ -439,24 +441,28 @@ impl HistoryStore {
         // stopping at `limit` reads 5,000 rows; the outcome index would sort 800,000 of a
         // million-plan store (0.89 s → 0.13 s for `preview` on one).
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT p.intent, p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id
+            "SELECT substr(p.intent, 1, ?3), p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id
              FROM plans p
              WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
                AND NOT (p.source = 'sent' AND p.drift = 'ignored')
              ORDER BY p.at DESC, p.seq DESC LIMIT ?2"
         ))?;
         let mut out = Vec::new();
+        let opening = PRIOR_INTENT_BYTES as i64 + 1;
         let rows = st
-            .query_map(params![before.unwrap_or(i64::MAX), limit as i64], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    outcome_col(r, 1)?,
-                    drift_col(r, 2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })?
+            .query_map(
+                params![before.unwrap_or(i64::MAX), limit as i64, opening],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        outcome_col(r, 1)?,
+                        drift_col(r, 2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "reading past plans"))?;
         for (intent, outcome, drift, executed, planned, id) in rows {
