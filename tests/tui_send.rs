@@ -301,7 +301,7 @@ fn the_console_send_asks_the_configured_baseline_and_stores_each_plans_gap() {
 fn a_read_only_store_refusal_is_wrapped_whole_at_80_columns() {
     let server = LlmServer::start();
     let (_dir, ws) = workspace(&server);
-    let (ctx, mut state) = start(&ws, &Default::default(), false);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     // The store's own refusal, for a store on a long path that cannot be written.
     let conn = rusqlite::Connection::open_with_flags(
