@@ -730,3 +730,49 @@ fn names_in_a_plan_line_follow_the_one_name_rule() {
     }
     assert_eq!(total(), before);
 }
+
+/// Numbers in a step's args are kept as written: an id beyond what a 64-bit integer or a
+/// double holds exactly is a different call once rounded. `history show --json` and
+/// `history export` give the same digits back, and the export imports as already present.
+#[test]
+fn numbers_in_step_args_come_back_exactly_as_written() {
+    let home = tempfile::tempdir().unwrap();
+    let args = r#"{"id":12345678901234567891,"below":-9223372036854775809,"wide":123456789012345678901234567890,"pi":3.14159265358979323846264338327950288}"#;
+    let line = format!(
+        r#"{{"id":"big-args","at":"2026-11-20T10:00:00Z","caller":"import-test","model":"openai/gpt-4o","intent":"look the record up","steps":[{{"order":1,"tool":"fs.read","args":{args}}}]}}"#
+    );
+    let file = home.path().join("big.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&file));
+    let digits = [
+        "12345678901234567891",
+        "-9223372036854775809",
+        "123456789012345678901234567890",
+        "3.14159265358979323846264338327950288",
+    ];
+    let show = common::succeeded(ctx(home.path()).args(["history", "show", "big-args", "--json"]));
+    let show = String::from_utf8(show.stdout).unwrap();
+    for d in digits {
+        assert!(
+            show.contains(&format!(": {d}\n")) || show.contains(&format!(": {d},\n")),
+            "{d} in {show}"
+        );
+    }
+    let out = home.path().join("export.jsonl");
+    common::succeeded(
+        ctx(home.path())
+            .args(["history", "export", "--out"])
+            .arg(&out),
+    );
+    let export = std::fs::read_to_string(&out).unwrap();
+    let exported = export.lines().find(|l| l.contains("big-args")).unwrap();
+    for d in digits {
+        assert!(exported.contains(&format!(":{d}")), "{d} in {exported}");
+    }
+    let again = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&file),
+    );
+    assert_eq!(again["already_present"], 1, "{again}");
+}

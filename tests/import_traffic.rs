@@ -578,6 +578,52 @@ fn the_history_prior_and_past_plans_read_imported_traffic_as_native_plans() {
     assert_eq!(a["request"]["messages"], b["request"]["messages"]);
 }
 
+/// A tool call's arguments keep their numbers as written through `import litellm` and
+/// `import traces`: an id rounded to a double is a different call.
+#[test]
+fn numbers_in_imported_tool_call_arguments_are_kept_exactly() {
+    let home = tempfile::tempdir().unwrap();
+    let arguments = r#"{"id": 12345678901234567891, "below": -9223372036854775809, "wide": 123456789012345678901234567890}"#;
+    let row = serde_json::json!({
+        "request_id": "big-args", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+        "messages": [{"role": "user", "content": "look the record up"}],
+        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "fs.read", "arguments": arguments}}]}}]}
+    });
+    let logs = home.path().join("spend.jsonl");
+    std::fs::write(&logs, format!("{row}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&logs));
+    let output = serde_json::json!([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": "fs.read", "arguments": "ARGS"}]}])
+    .to_string()
+    .replace("\"ARGS\"", arguments);
+    let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]}]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{span}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+    for id in ["litellm-big-args", "otel-aa-01"] {
+        let show = common::succeeded(ctx(home.path()).args(["history", "show", id, "--json"]));
+        let show = String::from_utf8(show.stdout).unwrap();
+        for (key, d) in [
+            ("id", "12345678901234567891"),
+            ("below", "-9223372036854775809"),
+            ("wide", "123456789012345678901234567890"),
+        ] {
+            // The step's args (the answer's copy of the arguments text reads `\"id\": …`).
+            assert!(
+                show.contains(&format!("\"{key}\": {d}")),
+                "{id}: {key} {d} in {show}"
+            );
+        }
+    }
+}
+
 /// A spend log row whose `messages` column cannot be read (text that is not JSON, a value
 /// that is not a list of messages) is an error naming the file, the row and the column, and
 /// nothing is kept, as for any other bad field. A column that is absent, null or LiteLLM's
