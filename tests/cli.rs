@@ -886,6 +886,39 @@ fn eval_rank_reads_the_opening_of_a_huge_labelled_intent() {
     assert_eq!(v["bm25"], opening["bm25"]);
 }
 
+/// Tester's F7, F8: two labelled intents with one id are refused naming both lines (the split
+/// hashes the id, so they were one question twice, in one half); `--compose` on too small a
+/// set says so in a sentence.
+#[test]
+fn eval_rank_labels_refuse_a_shared_id_and_compose_says_too_few() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        "{\"id\":\"same\",\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n\n{\"id\":\"other\",\"intent\":\"remember this\",\"expected\":[\"memory.store\"]}\n{\"id\":\"same\",\"intent\":\"search the web\",\"expected\":[\"web.search\"]}\n",
+    )
+    .unwrap();
+    ctx(home.path())
+        .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "labels.jsonl: lines 1 and 4 share the id 'same'",
+        ));
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n",
+    )
+    .unwrap();
+    ctx(home.path())
+        .args(["eval", "rank", "--labels", labels.to_str().unwrap(), "--compose", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--compose 5: labels has too few questions (1 in all) to join 5 at a time within each half",
+        ));
+}
+
 /// Labels that expect no tool at all give nothing to score: said like an empty file (exit 2,
 /// the file named), not a table of 0.000.
 #[test]

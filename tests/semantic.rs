@@ -93,6 +93,12 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         ("embed-garbage", "not an embeddings answer"),
         ("embed-short", "vectors for"),
         ("embed-hang", "no answer within 2s"),
+        // Tester's F8: why no retry followed, and what broke, said.
+        (
+            "embed-429-long",
+            "retry-after 3600 s, too long to wait for: over retry_max_wait",
+        ),
+        ("embed-cut", "the reply body broke off"),
     ] {
         let asked = server.embedded_inputs().len();
         let out = ctx(home.path())

@@ -526,13 +526,15 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
     } else {
         let mut one = single_set(workspace.clone(), &args)?;
         if let Some(parts) = args.compose {
-            one = sets::composed(&one, usize::from(parts));
-            if one.set.cases.is_empty() {
+            let composed = sets::composed(&one, usize::from(parts));
+            if composed.set.cases.is_empty() {
                 return Err(bad_input(format!(
-                    "--compose {parts}: {} has too few questions per half to compose",
-                    one.source
+                    "--compose {parts}: {} has too few questions ({} in all) to join {parts} at a time within each half",
+                    one.name,
+                    one.set.cases.len()
                 )));
             }
+            one = composed;
         }
         vec![one]
     };

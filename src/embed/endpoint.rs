@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Embedder;
 use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
-use crate::llm::client::{Retries, retry_after, transient_status};
+use crate::llm::client::{Retries, retry_after, retry_after_note, transient_status};
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
 
@@ -187,8 +187,9 @@ impl EndpointEmbedder {
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
             let error = fail(format!(
-                "HTTP {}: {}",
+                "HTTP {}{}: {}",
                 status.as_u16(),
+                retry_after_note(retry_after, s.retry_max_wait),
                 clip(text.trim(), 300)
             ));
             return Err(if transient_status(status) {
@@ -224,10 +225,9 @@ fn describe(e: &reqwest::Error, timeout: Duration) -> String {
             "no answer within {}",
             crate::core::duration::describe(timeout)
         )
-    } else if e.is_connect() {
-        format!("cannot connect: {e}")
     } else {
-        e.to_string()
+        // The chat client's words, with every cause (a bad header, a body cut short).
+        crate::llm::client::describe(e)
     }
 }
 

@@ -98,6 +98,17 @@ struct OperatorLabel {
 
 /// Parse JSON Lines (blank lines skipped), naming the line of the first bad one.
 pub fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<Vec<T>, CoreError> {
+    Ok(jsonl_numbered(text, origin)?
+        .into_iter()
+        .map(|(_, item)| item)
+        .collect())
+}
+
+/// As [`jsonl`], each item with its line in the file (1-based).
+fn jsonl_numbered<T: for<'de> Deserialize<'de>>(
+    text: &str,
+    origin: &str,
+) -> Result<Vec<(usize, T)>, CoreError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -105,7 +116,7 @@ pub fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<V
         }
         let item = serde_json::from_str::<T>(line)
             .map_err(|e| CoreError::json_line(origin, n + 1, line, &e))?;
-        out.push(item);
+        out.push((n + 1, item));
     }
     Ok(out)
 }
@@ -387,7 +398,24 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
 
 /// The operator's own labels, one `{"intent": …, "expected": […]}` per line.
 pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, CoreError> {
-    let labels: Vec<OperatorLabel> = jsonl(text, origin)?;
+    let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
+    // An id is a question's identity: the split hashes it, so two lines with one id are not
+    // two independent questions (and land in one half together).
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (line, label) in &numbered {
+        if let Some(id) = label.id.as_deref()
+            && let Some(first) = seen.insert(id, *line)
+        {
+            return Err(CoreError::Content {
+                origin: origin.into(),
+                message: format!(
+                    "lines {first} and {line} share the id {}: each labelled intent needs its own",
+                    crate::core::terminal_text::quoted(id)
+                ),
+            });
+        }
+    }
+    let labels: Vec<OperatorLabel> = numbered.into_iter().map(|(_, l)| l).collect();
     if labels.is_empty() {
         return Err(CoreError::Content {
             origin: origin.into(),

@@ -151,10 +151,25 @@ pub struct Exchange {
     pub latency_ms: u64,
 }
 
+/// What an HTTP failure's message says of the endpoint's retry-after: nothing when it gave
+/// none, its wait, and whether that is longer than `max_wait` (so no retry follows).
+pub fn retry_after_note(wait_for: Option<Duration>, max_wait: Duration) -> String {
+    match wait_for {
+        None => String::new(),
+        Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
+        Some(w) if w > max_wait => format!(
+            " (retry-after {} s, too long to wait for: over retry_max_wait {} s, so not retried)",
+            w.as_secs_f64(),
+            max_wait.as_secs_f64()
+        ),
+        Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
+    }
+}
+
 /// What went wrong and its causes. reqwest's own message carries the URL, which this
 /// leaves out: the caller names the endpoint, and a base URL with credentials in it must
 /// not leak.
-fn describe(e: &reqwest::Error) -> String {
+pub fn describe(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
@@ -521,14 +536,7 @@ async fn attempt(
             .ok()
             .and_then(|v| crate::core::failure::error_envelope(&v).map(|(_, m)| m))
             .unwrap_or_else(|| clip(text.trim(), 160));
-        let after = match wait_for {
-            None => String::new(),
-            Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
-            Some(w) if w > s.retry_max_wait => {
-                format!(" (retry-after {} s, too long to wait for)", w.as_secs_f64())
-            }
-            Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
-        };
+        let after = retry_after_note(wait_for, s.retry_max_wait);
         let detail = format!("HTTP {status}{after}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         if !transient_status(status) {

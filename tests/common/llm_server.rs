@@ -274,7 +274,8 @@ pub fn bag_of_words_in(text: &str, dims: usize) -> Vec<f32> {
 /// Vectors nothing can rank with: `embed-batchdims` one length per request (its n-th
 /// request [`EMBED_DIMS`] + n), `embed-huge` a first value past f32 (1e39), `embed-zero`
 /// zeros, `embed-index-float` the reply reversed with `"index": 1.0`-style indices;
-/// `embed-switch` answers in [`LlmServer::embed_dims`] dimensions.
+/// `embed-switch` answers in [`LlmServer::embed_dims`] dimensions; `embed-429-long` asks
+/// for an hour's wait, `embed-cut` cuts its reply short of its Content-Length.
 fn serve_embeddings(
     stream: &mut TcpStream,
     body: &Value,
@@ -364,6 +365,21 @@ fn serve_embeddings(
                 .collect();
             let reply = json!({"object": "list", "model": model, "data": data});
             respond(stream, "200 OK", json_kind, "", &reply.to_string())
+        }
+        "embed-429-long" => respond(
+            stream,
+            "429 Too Many Requests",
+            json_kind,
+            "Retry-After: 3600\r\n",
+            r#"{"error":{"message":"slow down"}}"#,
+        ),
+        "embed-cut" => {
+            // A Content-Length the body never reaches: the reply is cut off.
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: {json_kind}\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n{{\"data\": ["
+            )?;
+            stream.flush()
         }
         "embed-500" => respond(
             stream,
