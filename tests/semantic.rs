@@ -83,6 +83,25 @@ fn endpoint_vectors_are_fused_explained_and_kept_for_the_next_load() {
     assert_eq!(server.embedded_inputs().len(), before + 1);
 }
 
+/// `preview "find a hotel"` with the endpoint embedder `test/{model}`, which must fail: its
+/// stderr.
+fn preview_failing(home: &Path, model: &str) -> String {
+    let out = ctx(home)
+        .env(KEY_ENV, KEY)
+        .args([
+            "preview",
+            "find a hotel",
+            "--no-history",
+            "--embedder",
+            &format!("endpoint:test/{model}"),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{model}: succeeded: {err}");
+    err
+}
+
 #[test]
 fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
     let server = LlmServer::start();
@@ -101,19 +120,7 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
         ("embed-cut", "the reply body broke off"),
     ] {
         let asked = server.embedded_inputs().len();
-        let out = ctx(home.path())
-            .env(KEY_ENV, KEY)
-            .args([
-                "preview",
-                "find a hotel",
-                "--no-history",
-                "--embedder",
-                &format!("endpoint:test/{model}"),
-            ])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{model}: succeeded");
+        let err = preview_failing(home.path(), model);
         assert!(err.contains(&url) && err.contains(says), "{model}: {err}");
         assert!(!err.contains(KEY), "{model}: the key leaked: {err}");
         if model == "embed-hang" {
@@ -192,19 +199,7 @@ fn vectors_no_ranking_can_use_are_refused_and_never_kept() {
     ] {
         for run in 0..2 {
             let asked = server.embedded_inputs().len();
-            let out = ctx(home.path())
-                .env(KEY_ENV, KEY)
-                .args([
-                    "preview",
-                    "find a hotel",
-                    "--no-history",
-                    "--embedder",
-                    &format!("endpoint:test/{model}"),
-                ])
-                .output()
-                .unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(!out.status.success(), "{model} run {run}: succeeded");
+            let err = preview_failing(home.path(), model);
             assert!(
                 err.contains(&url) && err.contains(says),
                 "{model} run {run}: {err}"
