@@ -905,6 +905,25 @@ fn eval_rank_labels_refuse_a_shared_id_and_compose_says_too_few() {
         .stderr(predicates::str::contains(
             "labels.jsonl: lines 1 and 4 share the id 'same'",
         ));
+    // Tester 4's N3: an id that prints like another (a zero-width space) is refused by the
+    // name rule, and an explicit id may not take the name a line without one gets.
+    for (text, says) in [
+        (
+            "{\"id\":\"a\\u200b\",\"intent\":\"take a screenshot\",\"expected\":[\"browser.screenshot\"]}\n",
+            "line 1: the id 'a\\u{200b}'",
+        ),
+        (
+            "{\"intent\":\"take a screenshot\",\"expected\":[\"browser.screenshot\"]}\n{\"id\":\"line 1\",\"intent\":\"search the web\",\"expected\":[\"web.search\"]}\n",
+            "lines 1 and 2 share the id 'line 1'",
+        ),
+    ] {
+        std::fs::write(&labels, text).unwrap();
+        ctx(home.path())
+            .args(["eval", "rank", "--labels", labels.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
     std::fs::write(
         &labels,
         "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n",
@@ -1274,6 +1293,27 @@ fn eval_planner_says_n_a_for_a_ratio_with_nothing_to_divide() {
     assert_eq!(class("coding")["recall"], 0.0, "{v}");
     assert_eq!(class("casual")["precision"], 0.0, "{v}");
     assert_eq!(class("casual")["recall"], Value::Null, "{v}");
+}
+
+/// Tester 4's N5: a byte that is not UTF-8 inside a streamed spend-log array was "invalid
+/// unicode code point"; it reads as the line readers say it.
+#[test]
+fn a_byte_that_is_not_utf8_in_a_streamed_array_is_said_as_such() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("l.json");
+    std::fs::write(&file, b"[{\"request_id\": \"r\xff\"}]").unwrap();
+    let out = ctx(home.path())
+        .args(["import", "litellm", "--store"])
+        .arg(home.path().join("s.sqlite"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("l.json: line 1, column ") && err.contains("invalid UTF-8"),
+        "{err}"
+    );
 }
 
 /// A lone UTF-16 surrogate escape (`"\ud800"`) in an imported line is said as what it is,

@@ -303,8 +303,17 @@ fn a_kept_vector_no_ranking_can_use_is_embedded_again() {
                 [&zero],
             )
             .unwrap();
-    drop(db);
     assert_eq!(kept_vectors(home.path()).2, damaged);
+    // Tester 4's N4: a row whose dims column holds text made every read of the kept
+    // vectors fail, so no run kept vectors again until the file was cleaned by hand.
+    let damaged = damaged
+        + db
+            .execute(
+                "UPDATE vectors SET dims = 'x' WHERE text_hash IN (SELECT text_hash FROM vectors ORDER BY text_hash LIMIT 1 OFFSET 10)",
+                [],
+            )
+            .unwrap();
+    drop(db);
     let before = server.embedded_inputs().iter().map(Vec::len).sum::<usize>();
     preview();
     let after = server.embedded_inputs().iter().map(Vec::len).sum::<usize>();

@@ -96,6 +96,13 @@ impl CoreError {
             Some(escape) => format!("a lone UTF-16 surrogate ({escape}) is not a character"),
             None => message,
         };
+        // serde_json's words for a byte that is not UTF-8 in a string it read from bytes
+        // (a streamed file): said as the line readers say it.
+        let message = if message == "invalid unicode code point" {
+            "invalid UTF-8 (a byte inside a string is not UTF-8)".to_string()
+        } else {
+            message
+        };
         let message = quote_outside_text(&message);
         let message = match wrong_value(&message, "an object") {
             Some((found, expected)) => format!("found {found}; expected {expected}"),

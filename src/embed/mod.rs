@@ -494,73 +494,100 @@ impl Semantic {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let kept = |asked: &std::collections::HashMap<String, Vec<f32>>| -> Vec<Option<Vec<f32>>> {
-            requests.iter().map(|r| asked.get(r).cloned()).collect()
+        let entry_dims = self.entry_dims();
+        // Only what was remembered at the entries' length: a request remembered before the
+        // embedder changed its vectors' length is asked again.
+        let mut vectors: Vec<Option<Vec<f32>>> = {
+            let asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+            requests
+                .iter()
+                .map(|r| asked.get(r).filter(|v| v.len() == entry_dims).cloned())
+                .collect()
         };
-        let mut vectors = kept(&self.asked.lock().unwrap_or_else(PoisonError::into_inner));
         let missing: Vec<String> = requests
             .iter()
             .zip(&vectors)
             .filter(|(_, v)| v.is_none())
             .map(|(r, _)| r.clone())
             .collect();
-        if !missing.is_empty() {
-            let fresh = self.embedder.embed(&missing)?;
-            if fresh.len() != missing.len() {
+        let fresh = self.embed_requests(&missing)?;
+        if let Some(dims) = fresh.first().map(Vec::len)
+            && dims != entry_dims
+        {
+            // The embedder's vectors changed length behind its name: the catalog is embedded
+            // again at the new length, and so is every request of this question.
+            self.embed_entries_again(dims)?;
+            let all = self.embed_requests(&requests)?;
+            if all.iter().any(|v| v.len() != dims) {
                 anyhow::bail!(
-                    "{}: {} vectors for {} requests",
-                    self.embedder.id(),
-                    fresh.len(),
-                    missing.len()
+                    "{}: its vectors change length from one answer to the next",
+                    self.embedder.id()
                 );
             }
-            for (k, v) in fresh.iter().enumerate() {
-                if let Some(problem) = vector_problem(v) {
-                    anyhow::bail!(
-                        "{}: the vector of request {} of the question {problem}",
-                        self.embedder.id(),
-                        k + 1
-                    );
-                }
-            }
-            let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
-            if asked.len() + missing.len() > ASKED_KEPT {
-                asked.clear();
-            }
-            let mut fresh = missing.into_iter().zip(fresh);
+            vectors = all.into_iter().map(Some).collect();
+            self.remember(&requests, &vectors);
+        } else {
+            let mut fresh = fresh.into_iter();
             for slot in vectors.iter_mut().filter(|v| v.is_none()) {
-                if let Some((text, v)) = fresh.next() {
-                    asked.insert(text, v.clone());
-                    *slot = Some(v);
-                }
+                *slot = fresh.next();
             }
+            self.remember(&requests, &vectors);
         }
         let vectors: Vec<Vec<f32>> = vectors.into_iter().map(Option::unwrap_or_default).collect();
-        let dims = vectors.first().map_or(0, Vec::len);
-        if vectors.iter().any(|v| v.len() != dims) {
-            // Requests remembered from before the embedder changed: asked again.
-            self.asked
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clear();
-            anyhow::bail!(
-                "{}: the question's vectors differ in length (the embedder changed them while running; ask again)",
-                self.embedder.id()
-            );
-        }
-        let entry_dims = self
-            .entries
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .dims();
-        if dims != entry_dims {
-            self.embed_entries_again(dims)?;
-        }
         Ok(self
             .entries
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .request_similarities(&vectors))
+    }
+
+    fn entry_dims(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .dims()
+    }
+
+    /// `texts` embedded now, each vector checked, all of one length; nothing is remembered
+    /// until the whole question succeeded.
+    fn embed_requests(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let id = self.embedder.id();
+        let fresh = self.embedder.embed(texts)?;
+        if fresh.len() != texts.len() {
+            anyhow::bail!("{id}: {} vectors for {} requests", fresh.len(), texts.len());
+        }
+        for (k, v) in fresh.iter().enumerate() {
+            if let Some(problem) = vector_problem(v) {
+                anyhow::bail!(
+                    "{id}: the vector of request {} of the question {problem}",
+                    k + 1
+                );
+            }
+        }
+        if let Some(other) = fresh.iter().find(|v| v.len() != fresh[0].len()) {
+            anyhow::bail!(
+                "{id}: the question's vectors differ in length ({} and {} dimensions)",
+                fresh[0].len(),
+                other.len()
+            );
+        }
+        Ok(fresh)
+    }
+
+    /// The requests' vectors kept for the next plan of the same text.
+    fn remember(&self, requests: &[String], vectors: &[Option<Vec<f32>>]) {
+        let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+        if asked.len() + requests.len() > ASKED_KEPT {
+            asked.clear();
+        }
+        for (r, v) in requests.iter().zip(vectors) {
+            if let Some(v) = v {
+                asked.insert(r.clone(), v.clone());
+            }
+        }
     }
 }
 
@@ -689,6 +716,72 @@ mod tests {
             .unwrap();
         assert_eq!(counter.load(Ordering::SeqCst), built + 3);
         assert_eq!(other[0], first[0]);
+    }
+
+    /// Letters folded into `dims` dimensions (changed while the layer is alive), failing
+    /// while `down` is set: a model swapped behind its name, an endpoint that goes away.
+    struct Changing {
+        dims: std::sync::Arc<AtomicUsize>,
+        down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Embedder for Changing {
+        fn id(&self) -> &str {
+            "changing"
+        }
+        fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            if self.down.load(Ordering::SeqCst) {
+                anyhow::bail!("changing: down");
+            }
+            let dims = self.dims.load(Ordering::SeqCst);
+            Ok(Letters(AtomicUsize::new(0))
+                .embed(texts)?
+                .into_iter()
+                .map(|v| {
+                    let mut out = vec![0.0f32; dims];
+                    v.iter().enumerate().for_each(|(i, x)| out[i % dims] += x);
+                    out
+                })
+                .collect())
+        }
+    }
+
+    /// Tester 4's N2: in a long-lived layer (the console, `mcp`), the first question after
+    /// the embedder's vectors change length is answered at the new length — the catalog and
+    /// the remembered requests embedded again — not an error; a failed call remembers
+    /// nothing, so the next call after the endpoint is back succeeds.
+    #[test]
+    fn a_long_lived_layer_follows_its_embedder_to_a_new_length() {
+        let guide: RoutingGuide = serde_json::from_str(crate::sample::SAMPLE_CATALOG).unwrap();
+        let dims = std::sync::Arc::new(AtomicUsize::new(26));
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let embedder = Changing {
+            dims: dims.clone(),
+            down: down.clone(),
+        };
+        let layer = Semantic::for_catalog(Box::new(embedder), &guide, None).unwrap();
+        let question = "Book a flight to Rome. Then find a hotel near the station";
+        let at_26 = layer.similarities(question).unwrap();
+        assert!(at_26.iter().flatten().any(|&s| s > 0.1));
+        dims.store(13, Ordering::SeqCst);
+        // One request remembered at 26, one new: both answered at 13.
+        let mixed = layer
+            .similarities("Book a flight to Rome. Then summarise the results")
+            .unwrap();
+        assert_eq!(layer.entry_dims(), 13);
+        assert!(
+            mixed.iter().all(|row| row.iter().any(|&s| s > 0.1)),
+            "{mixed:?}"
+        );
+        assert_eq!(layer.similarities(question).unwrap().len(), 2);
+        // Down, then back: the failure remembers nothing.
+        down.store(true, Ordering::SeqCst);
+        dims.store(7, Ordering::SeqCst);
+        assert!(layer.similarities("convert the price to euros").is_err());
+        down.store(false, Ordering::SeqCst);
+        let back = layer.similarities("convert the price to euros").unwrap();
+        assert_eq!(layer.entry_dims(), 7);
+        assert!(back[0].iter().any(|&s| s > 0.1));
     }
 
     #[test]

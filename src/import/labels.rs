@@ -401,16 +401,32 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
     let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
     // An id is a question's identity: the split hashes it, so two lines with one id are not
     // two independent questions (and land in one half together).
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (line, label) in &numbered {
+    // An id follows the one name rule (no spaces around it, no control, bidi or invisible
+    // character), so two ids that print alike are one id; a line without one is named
+    // `line N` (its place among the labels), which an explicit id may not take.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (k, (line, label)) in numbered.iter().enumerate() {
         if let Some(id) = label.id.as_deref()
-            && let Some(first) = seen.insert(id, *line)
+            && let Some(problem) = crate::core::budget::name_problem(id)
         {
             return Err(CoreError::Content {
                 origin: origin.into(),
                 message: format!(
-                    "lines {first} and {line} share the id {}: each labelled intent needs its own",
+                    "line {line}: the id {} {problem}",
                     crate::core::terminal_text::quoted(id)
+                ),
+            });
+        }
+        let id = label
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("line {}", k + 1));
+        if let Some(first) = seen.insert(id.clone(), *line) {
+            return Err(CoreError::Content {
+                origin: origin.into(),
+                message: format!(
+                    "lines {first} and {line} share the id {}: each labelled intent needs its own",
+                    crate::core::terminal_text::quoted(&id)
                 ),
             });
         }

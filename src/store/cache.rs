@@ -407,11 +407,16 @@ impl OutputCache {
             if out.contains_key(h) {
                 continue;
             }
-            let row: Option<(i64, Vec<u8>)> = stmt
-                .query_row(params![embedder, h], |r| Ok((r.get(0)?, r.get(1)?)))
+            // A row whose columns hold the wrong types (damaged) is as good as missing: it is
+            // embedded again and replaced, not an error that stops every later run keeping
+            // vectors.
+            let row: Option<(Option<i64>, Option<Vec<u8>>)> = stmt
+                .query_row(params![embedder, h], |r| {
+                    Ok((r.get::<_, i64>(0).ok(), r.get::<_, Vec<u8>>(1).ok()))
+                })
                 .optional()
                 .with_context(|| format!("{}: reading kept vectors", self.path.display()))?;
-            if let Some((dims, bytes)) = row
+            if let Some((Some(dims), Some(bytes))) = row
                 && usize::try_from(dims).is_ok_and(|d| d > 0 && bytes.len() == d * 4)
             {
                 let v = bytes
