@@ -511,28 +511,31 @@ impl Semantic {
             .map(|(r, _)| r.clone())
             .collect();
         let fresh = self.embed_requests(&missing)?;
-        if let Some(dims) = fresh.first().map(Vec::len)
-            && dims != entry_dims
-        {
+        let new_dims = fresh.first().map(Vec::len).filter(|&d| d != entry_dims);
+        let mut fresh = fresh.into_iter();
+        // Which slots were remembered (at the entries' old length, should it change).
+        let remembered: Vec<bool> = vectors.iter().map(Option::is_some).collect();
+        for slot in vectors.iter_mut().filter(|v| v.is_none()) {
+            *slot = fresh.next();
+        }
+        if let Some(dims) = new_dims {
             // The embedder's vectors changed length behind its name: the catalog is embedded
-            // again at the new length, and so is every request of this question.
+            // again at the new length, and so is every request remembered at the old one.
             self.embed_entries_again(dims)?;
-            let all = self.embed_requests(&requests)?;
-            if all.iter().any(|v| v.len() != dims) {
+            let stale: Vec<usize> = (0..requests.len()).filter(|&k| remembered[k]).collect();
+            let texts: Vec<String> = stale.iter().map(|&k| requests[k].clone()).collect();
+            let again = self.embed_requests(&texts)?;
+            if again.iter().any(|v| v.len() != dims) {
                 anyhow::bail!(
                     "{}: its vectors change length from one answer to the next",
                     self.embedder.id()
                 );
             }
-            vectors = all.into_iter().map(Some).collect();
-            self.remember(&requests, &vectors);
-        } else {
-            let mut fresh = fresh.into_iter();
-            for slot in vectors.iter_mut().filter(|v| v.is_none()) {
-                *slot = fresh.next();
+            for (k, v) in stale.into_iter().zip(again) {
+                vectors[k] = Some(v);
             }
-            self.remember(&requests, &vectors);
         }
+        self.remember(&requests, &vectors);
         let vectors: Vec<Vec<f32>> = vectors.into_iter().map(Option::unwrap_or_default).collect();
         Ok(self
             .entries
