@@ -78,7 +78,7 @@ impl<'a> Ask<'a> {
 /// so use [`plan_and_keep`]).
 pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
     let similarity = ctx.semantic.as_ref().and_then(|s| {
-        s.similarities(opening(ask.instruction, CLASSIFY_MAX_BYTES))
+        s.similarities(ask.instruction)
             .map_err(|e| tracing::warn!("ranking without the semantic layer: {e:#}"))
             .ok()
     });
@@ -90,7 +90,7 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
 fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<Vec<f64>>>> {
     ctx.semantic
         .as_ref()
-        .map(|s| s.similarities(opening(ask.instruction, CLASSIFY_MAX_BYTES)))
+        .map(|s| s.similarities(ask.instruction))
         .transpose()
 }
 

@@ -11,7 +11,7 @@ use std::sync::PoisonError;
 
 use crate::core::catalog::RoutingGuide;
 use crate::core::rank::{
-    EntryVectors, MAX_REQUESTS, entry_sentence, split_requests, vector_problem,
+    EntryVectors, MAX_REQUESTS, QUERY_MAX_BYTES, entry_sentence, split_requests, vector_problem,
 };
 use crate::exit::bad_input;
 use crate::store::cache::{OutputCache, text_hash};
@@ -214,7 +214,7 @@ pub fn embed_keeping(
     // is embedded again.
     kept.retain(|_, v| vector_problem(v).is_none());
     let mut fresh = embed_missing(embedder, texts, &hashes, |h| kept.contains_key(h))?;
-    let dims = one_length(embedder, &fresh)?;
+    let dims = fresh.first().map(|(_, v)| v.len());
     let kept_lengths: std::collections::BTreeSet<usize> = hashes
         .iter()
         .filter_map(|h| kept.get(h))
@@ -232,7 +232,7 @@ pub fn embed_keeping(
             fresh.iter().map(|(h, _)| h.clone()).collect();
         let again = embed_missing(embedder, texts, &hashes, |h| done.contains(h))?;
         fresh.extend(again);
-        one_length(embedder, &fresh)?;
+        one_length(embedder, fresh.iter().map(|(_, v)| v))?;
     }
     if let Some(c) = cache
         && let Err(e) = c.keep_vectors(embedder.id(), &fresh)
@@ -252,8 +252,8 @@ pub fn embed_keeping(
     })
 }
 
-/// Each text `skip` does not cover, once, embedded in batches: one (hash, vector) per text,
-/// every vector checked ([`vector_problem`]) before anything is kept.
+/// Each text `skip` does not cover, once, embedded ([`embed_checked`]): one (hash, vector)
+/// per text.
 fn embed_missing(
     embedder: &dyn Embedder,
     texts: &[String],
@@ -267,10 +267,22 @@ fn embed_missing(
             missing.push(i);
         }
     }
-    let mut fresh: Vec<(String, Vec<f32>)> = Vec::with_capacity(missing.len());
-    for batch in missing.chunks(BATCH) {
-        let batch_texts: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-        let vectors = embedder.embed(&batch_texts)?;
+    let batch_texts: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+    let vectors = embed_checked(embedder, &batch_texts)?;
+    Ok(missing
+        .iter()
+        .map(|&i| hashes[i].clone())
+        .zip(vectors)
+        .collect())
+}
+
+/// `texts` embedded in batches of [`BATCH`]: one vector per text, every vector checked
+/// ([`vector_problem`]) and all of one length, or an error and nothing of them kept — the
+/// one check of an embedder's answer, for the catalog and for questions alike.
+fn embed_checked(embedder: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(BATCH) {
+        let vectors = embedder.embed(batch)?;
         if vectors.len() != batch.len() {
             anyhow::bail!(
                 "{}: {} vectors for {} texts",
@@ -284,26 +296,28 @@ fn embed_missing(
                 anyhow::bail!(
                     "{}: the vector of text {} of {} {problem}; nothing was kept",
                     embedder.id(),
-                    fresh.len() + k + 1,
-                    missing.len()
+                    out.len() + k + 1,
+                    texts.len()
                 );
             }
         }
-        fresh.extend(batch.iter().map(|&i| hashes[i].clone()).zip(vectors));
+        out.extend(vectors);
     }
-    Ok(fresh)
+    one_length(embedder, &out)?;
+    Ok(out)
 }
 
 /// The one length of an embedder's vectors (`None` when there are none); vectors of two
 /// lengths — across batches too — are an error, and nothing of them is kept.
-fn one_length(
+fn one_length<'a>(
     embedder: &dyn Embedder,
-    rows: &[(String, Vec<f32>)],
+    vectors: impl IntoIterator<Item = &'a Vec<f32>>,
 ) -> anyhow::Result<Option<usize>> {
-    let Some(dims) = rows.first().map(|(_, v)| v.len()) else {
+    let mut vectors = vectors.into_iter();
+    let Some(dims) = vectors.next().map(Vec::len) else {
         return Ok(None);
     };
-    if let Some((_, other)) = rows.iter().find(|(_, v)| v.len() != dims) {
+    if let Some(other) = vectors.find(|v| v.len() != dims) {
         anyhow::bail!(
             "{}: vectors of different lengths ({dims} and {} dimensions); nothing was kept",
             embedder.id(),
@@ -320,6 +334,9 @@ pub const BATCH: usize = 32;
 /// The requests of a question as the semantic layer embeds them: as the ranker splits it
 /// (at most [`MAX_REQUESTS`]), each trimmed.
 pub fn request_texts(question: &str) -> Vec<String> {
+    // The opening the ranker reads (split_requests cuts there too; the whole question
+    // below, when nothing splits, is cut the same way).
+    let question = crate::core::text::opening(question, QUERY_MAX_BYTES);
     let mut out: Vec<String> = split_requests(question)
         .into_iter()
         .map(|r| r.trim().to_string())
@@ -463,7 +480,7 @@ impl Semantic {
         );
         let hashes: Vec<String> = self.texts.iter().map(|t| text_hash(t)).collect();
         let fresh = embed_missing(self.embedder.as_ref(), &self.texts, &hashes, |_| false)?;
-        if one_length(self.embedder.as_ref(), &fresh)?.is_some_and(|d| d != dims) {
+        if fresh.first().is_some_and(|(_, v)| v.len() != dims) {
             anyhow::bail!("{id}: its vectors change length from one answer to the next");
         }
         if let VectorKeeping::Kept(path) = &self.keeping
@@ -510,7 +527,7 @@ impl Semantic {
             .filter(|(_, v)| v.is_none())
             .map(|(r, _)| r.clone())
             .collect();
-        let fresh = self.embed_requests(&missing)?;
+        let fresh = embed_checked(self.embedder.as_ref(), &missing)?;
         let new_dims = fresh.first().map(Vec::len).filter(|&d| d != entry_dims);
         let mut fresh = fresh.into_iter();
         // Which slots were remembered (at the entries' old length, should it change).
@@ -524,7 +541,7 @@ impl Semantic {
             self.embed_entries_again(dims)?;
             let stale: Vec<usize> = (0..requests.len()).filter(|&k| remembered[k]).collect();
             let texts: Vec<String> = stale.iter().map(|&k| requests[k].clone()).collect();
-            let again = self.embed_requests(&texts)?;
+            let again = embed_checked(self.embedder.as_ref(), &texts)?;
             if again.iter().any(|v| v.len() != dims) {
                 anyhow::bail!(
                     "{}: its vectors change length from one answer to the next",
@@ -549,35 +566,6 @@ impl Semantic {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .dims()
-    }
-
-    /// `texts` embedded now, each vector checked, all of one length; nothing is remembered
-    /// until the whole question succeeded.
-    fn embed_requests(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let id = self.embedder.id();
-        let fresh = self.embedder.embed(texts)?;
-        if fresh.len() != texts.len() {
-            anyhow::bail!("{id}: {} vectors for {} requests", fresh.len(), texts.len());
-        }
-        for (k, v) in fresh.iter().enumerate() {
-            if let Some(problem) = vector_problem(v) {
-                anyhow::bail!(
-                    "{id}: the vector of request {} of the question {problem}",
-                    k + 1
-                );
-            }
-        }
-        if let Some(other) = fresh.iter().find(|v| v.len() != fresh[0].len()) {
-            anyhow::bail!(
-                "{id}: the question's vectors differ in length ({} and {} dimensions)",
-                fresh[0].len(),
-                other.len()
-            );
-        }
-        Ok(fresh)
     }
 
     /// The requests' vectors kept for the next plan of the same text.
