@@ -221,21 +221,15 @@ fn quote_outside_text(message: &str) -> String {
         }
         return format!("{}{}", &head[..head.len() - 1], quoted(rest));
     }
-    if let Some((head, rest)) = message.split_once("invalid type: string \"")
-        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
-    {
-        return format!(
-            "{head}invalid type: string {}, expected {tail}",
-            quoted_with(text, '"')
-        );
-    }
-    if let Some((head, rest)) = message.split_once("invalid value: string \"")
-        && let Some((text, tail)) = rest.rsplit_once("\", expected ")
-    {
-        return format!(
-            "{head}invalid value: string {}, expected {tail}",
-            quoted_with(text, '"')
-        );
+    for kind in ["type", "value"] {
+        if let Some((head, rest)) = message.split_once(&format!("invalid {kind}: string \""))
+            && let Some((text, tail)) = rest.rsplit_once("\", expected ")
+        {
+            return format!(
+                "{head}invalid {kind}: string {}, expected {tail}",
+                quoted_with(text, '"')
+            );
+        }
     }
     message.to_string()
 }

@@ -400,12 +400,13 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
 pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, CoreError> {
     let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
     // An id is a question's identity: the split hashes it, so two lines with one id are not
-    // two independent questions (and land in one half together).
-    // An id follows the one name rule (no spaces around it, no control, bidi or invisible
-    // character), so two ids that print alike are one id; a line without one is named
-    // `line N` (its place among the labels), which an explicit id may not take.
+    // two independent questions (and land in one half together). It follows the one name
+    // rule (no spaces around it, no control, bidi or invisible character), so two ids that
+    // print alike are one id; a line without one is named `line N` (its place among the
+    // labels), which an explicit id may not take.
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (k, (line, label)) in numbered.iter().enumerate() {
+    let mut labels: Vec<(String, OperatorLabel)> = Vec::with_capacity(numbered.len());
+    for (k, (line, label)) in numbered.into_iter().enumerate() {
         if let Some(id) = label.id.as_deref()
             && let Some(problem) = crate::core::budget::name_problem(id)
         {
@@ -421,7 +422,7 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
             .id
             .clone()
             .unwrap_or_else(|| format!("line {}", k + 1));
-        if let Some(first) = seen.insert(id.clone(), *line) {
+        if let Some(first) = seen.insert(id.clone(), line) {
             return Err(CoreError::Content {
                 origin: origin.into(),
                 message: format!(
@@ -430,8 +431,8 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
                 ),
             });
         }
+        labels.push((id, label));
     }
-    let labels: Vec<OperatorLabel> = numbered.into_iter().map(|(_, l)| l).collect();
     if labels.is_empty() {
         return Err(CoreError::Content {
             origin: origin.into(),
@@ -440,7 +441,7 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
                     .into(),
         });
     }
-    if labels.iter().all(|l| l.expected.is_empty()) {
+    if labels.iter().all(|(_, l)| l.expected.is_empty()) {
         return Err(CoreError::Content {
             origin: origin.into(),
             message: "no line names an expected tool (every \"expected\" is empty): nothing to rank against"
@@ -449,15 +450,14 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
     }
     Ok(labels
         .into_iter()
-        .enumerate()
-        .map(|(i, l)| {
+        .map(|(id, l)| {
             // Only the opening the rankers read is kept: a 250 MB line is not held
             // whole for the rest of the run.
             let intent = crate::core::text::opening(&l.intent, crate::core::rank::QUERY_MAX_BYTES)
                 .to_string();
             LabelledIntent {
-                key: l.id.clone().unwrap_or_else(|| intent.clone()),
-                id: l.id.unwrap_or_else(|| format!("line {}", i + 1)),
+                key: l.id.unwrap_or_else(|| intent.clone()),
+                id,
                 intent,
                 expected: distinct(l.expected),
             }
