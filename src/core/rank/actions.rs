@@ -31,7 +31,7 @@ pub(super) const ACTION_WORDS: &[(&str, Action)] = &[
     ("add", Action::Create),
     ("make", Action::Create),
     ("insert", Action::Create),
-    ("regist", Action::Create),
+    ("register", Action::Create),
     ("reserv", Action::Create),
     ("submit", Action::Create),
     ("upload", Action::Create),
@@ -45,6 +45,27 @@ pub(super) const ACTION_WORDS: &[(&str, Action)] = &[
     ("cancel", Action::Delete),
     ("eras", Action::Delete),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::text::stem;
+
+    /// Entries are stems; one the stemmer no longer makes ("regist") never matches.
+    #[test]
+    fn every_action_word_is_one_the_stemmer_makes() {
+        let words = [
+            "get", "find", "search", "look", "lookup", "list", "show", "fetch", "retrieve",
+            "query", "view", "display", "read", "locate", "create", "add", "make", "insert",
+            "register", "reserve", "submit", "upload", "update", "edit", "modify", "change",
+            "rename", "delete", "remove", "cancel", "erase",
+        ];
+        for w in words {
+            assert!(action_of(&stem(w)).is_some(), "{w} (stem {})", stem(w));
+        }
+        assert_eq!(words.len(), ACTION_WORDS.len());
+    }
+}
 
 /// The kind of action a stemmed word names, if it is an action word.
 pub(super) fn action_of(term: &str) -> Option<Action> {
