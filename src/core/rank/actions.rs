@@ -46,6 +46,21 @@ pub(super) const ACTION_WORDS: &[(&str, Action)] = &[
     ("eras", Action::Delete),
 ];
 
+/// The kind of action a stemmed word names, if it is an action word.
+pub(super) fn action_of(term: &str) -> Option<Action> {
+    ACTION_WORDS
+        .iter()
+        .find(|(w, _)| *w == term)
+        .map(|&(_, a)| a)
+}
+
+pub(super) fn actions_of(terms: &[String]) -> u8 {
+    terms
+        .iter()
+        .filter_map(|t| action_of(t))
+        .fold(0, |bits, a| bits | a as u8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,19 +80,4 @@ mod tests {
         }
         assert_eq!(words.len(), ACTION_WORDS.len());
     }
-}
-
-/// The kind of action a stemmed word names, if it is an action word.
-pub(super) fn action_of(term: &str) -> Option<Action> {
-    ACTION_WORDS
-        .iter()
-        .find(|(w, _)| *w == term)
-        .map(|&(_, a)| a)
-}
-
-pub(super) fn actions_of(terms: &[String]) -> u8 {
-    terms
-        .iter()
-        .filter_map(|t| action_of(t))
-        .fold(0, |bits, a| bits | a as u8)
 }
