@@ -650,6 +650,13 @@ fn an_unreadable_messages_column_is_named_and_an_absent_one_is_not_recorded() {
             "field 'messages' is not JSON",
         ),
         (
+            // The column's text holds a lone surrogate escape: named as one, with where in
+            // the column's text, as every importer names it in a file.
+            serde_json::json!("[{\"role\": \"user\", \"content\": \"a \\ud800 b\"}]"),
+            "field 'messages' is not JSON (line 1, column 39 of its text: a lone UTF-16 \
+             surrogate (\\ud800) is not a character)",
+        ),
+        (
             serde_json::json!(42),
             "field 'messages' is 42, not a list of messages",
         ),

@@ -753,8 +753,11 @@ fn retry_waits_are_capped_and_a_retry_after_no_duration_holds_is_not_waited_for(
         "a retry-after over retry_max_wait is not waited for"
     );
     let detail = r["failure"]["detail"].as_str().unwrap();
+    // Too large for a wait: named as the endpoint wrote it, as any too-long retry-after.
     assert!(
-        detail.contains("a retry-after too long to wait for"),
+        detail.contains(
+            "(retry-after 1e300 s, too long to wait for: over retry_max_wait 0.1 s, so not retried)"
+        ),
         "{detail}"
     );
 }
@@ -789,8 +792,17 @@ fn a_retry_after_http_date_is_waited_until_and_one_too_far_is_not_waited_for() {
         assert_eq!(r["failure"]["class"], "http_error", "{r:#}");
         assert_eq!(r["attempts"], 1, "not retried on the backoff: {r:#}");
         let detail = r["failure"]["detail"].as_str().unwrap();
-        assert!(detail.contains("too long to wait for"), "{detail}");
+        assert!(
+            detail.contains("s, too long to wait for: over retry_max_wait 10 s"),
+            "{detail}"
+        );
     }
+    // The number no integer holds is named as written, not as "too long" alone.
+    let detail = v["replays"][1]["failure"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("(retry-after 99999999999999999999999 s, too long"),
+        "{detail}"
+    );
     // A date two seconds on is waited for (not the 50 ms backoff), then answered.
     let r = &v["replays"][2];
     assert_eq!(r["outcome"], "ok", "{r:#}");

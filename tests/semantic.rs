@@ -147,6 +147,54 @@ fn endpoint_failures_name_the_endpoint_and_keep_nothing() {
     assert_eq!(texts, SAMPLE_ENTRIES + 1);
 }
 
+/// When the request's time bound (`llm.timeout`, 2 s here) is what ended the retries, the
+/// error says so, not only how many attempts were made; when the retries were spent, it
+/// says only that.
+#[test]
+fn retries_ended_by_the_time_bound_are_said_as_such() {
+    let server = LlmServer::start();
+    let url = format!("{}/embeddings", server.base_url());
+    // `llm` in place of the server config's `retry_base = "50ms"`.
+    let with = |llm: &str| {
+        let home = tempfile::tempdir().unwrap();
+        let config = server
+            .config(KEY_ENV)
+            .replace("retry_base = \"50ms\"\n", llm);
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        home
+    };
+    for (llm, model, says) in [
+        // Retries spent (three fast 500s): the attempts alone.
+        (
+            "retry_base = \"50ms\"\n",
+            "embed-500",
+            "after 3 attempts: embeddings from ",
+        ),
+        // A backoff of 1 s then 2 s: the second wait would end past the bound.
+        (
+            "retry_base = \"1s\"\n",
+            "embed-500",
+            "after 2 attempts; the 2s bound left no time for another: embeddings from ",
+        ),
+        // An hour's retry-after, within retry_max_wait, but not within the bound.
+        (
+            "retry_base = \"50ms\"\nretry_max_wait = \"1h\"\n",
+            "embed-429-long",
+            "after 1 attempt; the 2s bound left no time for another: embeddings from ",
+        ),
+    ] {
+        let home = with(llm);
+        let err = preview_failing(home.path(), model);
+        assert!(
+            err.contains(&url) && err.contains(says),
+            "{llm}{model}: {err}"
+        );
+        if says.starts_with("after 3") {
+            assert!(!err.contains("bound"), "{err}");
+        }
+    }
+}
+
 /// The vectors kept in a workspace's cache: (rows, distinct lengths, rows with a value that
 /// is not finite or no length).
 fn kept_vectors(home: &Path) -> (usize, Vec<i64>, usize) {

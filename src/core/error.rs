@@ -135,6 +135,27 @@ impl CoreError {
         }
     }
 
+    /// A serde_json error in JSON text held inside a value (a spend log column, a span
+    /// attribute written as a string): `what` names the value (`field 'messages'`), `origin`
+    /// where it is (`FILE: line 2`); the line and column are within the value's text, and
+    /// the message is [`CoreError::json`]'s (a lone surrogate named as one).
+    pub fn json_within(origin: &str, what: &str, text: &str, err: &serde_json::Error) -> CoreError {
+        match CoreError::json(origin, text, err) {
+            CoreError::Syntax {
+                origin,
+                line,
+                column,
+                message,
+            } => CoreError::Content {
+                origin,
+                message: format!(
+                    "{what} is not JSON (line {line}, column {column} of its text: {message})"
+                ),
+            },
+            other => other,
+        }
+    }
+
     /// Invalid UTF-8: the position of the first bad byte.
     pub fn utf8(origin: &str, bytes: &[u8], err: &std::str::Utf8Error) -> CoreError {
         let good = &bytes[..err.valid_up_to()];
@@ -442,6 +463,18 @@ mod tests {
         // A surrogate pair is a character; an escaped backslash before `u` is no escape.
         assert!(serde_json::from_str::<String>(r#""\ud83d\ude00""#).is_ok());
         assert!(!said(r#"["\\ud800", "\u12"]"#).contains("surrogate"));
+    }
+
+    #[test]
+    fn json_inside_a_value_is_said_through_the_same_mapping() {
+        let text = "[\"ok\",\n \"\\ud800\"]";
+        let err = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+        let said = CoreError::json_within("f.jsonl: line 4", "field 'messages'", text, &err);
+        assert_eq!(
+            said.to_string(),
+            "f.jsonl: line 4: field 'messages' is not JSON (line 2, column 9 of its text: \
+             a lone UTF-16 surrogate (\\ud800) is not a character)"
+        );
     }
 
     #[test]

@@ -533,9 +533,9 @@ fn json_value(position: &str, what: &str, v: Option<&Value>) -> Result<Option<Va
     let value = match v {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
-        Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
-            content_error(position.to_string(), format!("{what} is not JSON ({e})"))
-        })?,
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).map_err(|e| CoreError::json_within(position, what, s, &e))?
+        }
         Some(other) => other.clone(),
     };
     let placeholder = match &value {

@@ -108,16 +108,24 @@ impl EndpointEmbedder {
                         crate::core::duration::describe(bound)
                     )),
                 };
-            let wait = failed
+            let policy = failed
                 .transient
                 .then(|| retries.wait_after(failed.retry_after))
-                .flatten()
-                .filter(|w| tokio::time::Instant::now() + *w < deadline);
+                .flatten();
+            let wait = policy.filter(|w| tokio::time::Instant::now() + *w < deadline);
             let Some(wait) = wait else {
-                return Err(if attempt > 1 {
-                    failed.error.context(format!("after {attempt} attempts"))
-                } else {
-                    failed.error
+                // The policy would have tried again: the bound is what ended the retries.
+                let bound_ended = policy.is_some().then(|| {
+                    format!(
+                        "the {} bound left no time for another",
+                        crate::core::duration::describe(bound)
+                    )
+                });
+                return Err(match (attempt, bound_ended) {
+                    (1, None) => failed.error,
+                    (1, Some(why)) => failed.error.context(format!("after 1 attempt; {why}")),
+                    (n, None) => failed.error.context(format!("after {n} attempts")),
+                    (n, Some(why)) => failed.error.context(format!("after {n} attempts; {why}")),
                 });
             };
             tracing::warn!(
@@ -189,11 +197,11 @@ impl EndpointEmbedder {
             let error = fail(format!(
                 "HTTP {}{}: {}",
                 status.as_u16(),
-                retry_after_note(retry_after, s.retry_max_wait),
+                retry_after_note(retry_after.as_ref(), s.retry_max_wait),
                 clip(text.trim(), 300)
             ));
             return Err(if transient_status(status) {
-                Failed::transient(error, retry_after)
+                Failed::transient(error, retry_after.map(|r| r.wait))
             } else {
                 Failed::last(error)
             });

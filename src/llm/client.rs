@@ -152,17 +152,24 @@ pub struct Exchange {
 }
 
 /// What an HTTP failure's message says of the endpoint's retry-after: nothing when it gave
-/// none, its wait, and whether that is longer than `max_wait` (so no retry follows).
-pub fn retry_after_note(wait_for: Option<Duration>, max_wait: Duration) -> String {
-    match wait_for {
-        None => String::new(),
-        Some(Duration::MAX) => " (a retry-after too long to wait for)".to_string(),
-        Some(w) if w > max_wait => format!(
-            " (retry-after {} s, too long to wait for: over retry_max_wait {} s, so not retried)",
-            w.as_secs_f64(),
+/// none, its wait, and whether that is longer than `max_wait` (so no retry follows). A
+/// number of seconds too large to read as a wait is named as the endpoint wrote it.
+pub fn retry_after_note(retry_after: Option<&RetryAfter>, max_wait: Duration) -> String {
+    let Some(r) = retry_after else {
+        return String::new();
+    };
+    let wait = if r.wait == Duration::MAX {
+        clip(&r.written, 40)
+    } else {
+        r.wait.as_secs_f64().to_string()
+    };
+    if r.wait > max_wait {
+        format!(
+            " (retry-after {wait} s, too long to wait for: over retry_max_wait {} s, so not retried)",
             max_wait.as_secs_f64()
-        ),
-        Some(w) => format!(" (retry-after {} s)", w.as_secs_f64()),
+        )
+    } else {
+        format!(" (retry-after {wait} s)")
     }
 }
 
@@ -193,11 +200,23 @@ pub fn describe(e: &reqwest::Error) -> String {
     parts.join(": ")
 }
 
+/// An endpoint's `retry-after`: the wait it asks for, and its value as written (to name a
+/// number too large to read as a wait).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryAfter {
+    pub wait: Duration,
+    pub written: String,
+}
+
 /// The endpoint's `retry-after`, read now (the services' clock): see
 /// [`retry_after_from`].
-pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<RetryAfter> {
     let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    retry_after_from(v, crate::store::now_secs())
+    let wait = retry_after_from(v, crate::store::now_secs())?;
+    Some(RetryAfter {
+        wait,
+        written: v.trim().to_string(),
+    })
 }
 
 /// A `retry-after` value (RFC 9110 section 10.2.3) as the wait from `now` (Unix seconds):
@@ -536,7 +555,8 @@ async fn attempt(
             .ok()
             .and_then(|v| crate::core::failure::error_envelope(&v).map(|(_, m)| m))
             .unwrap_or_else(|| clip(text.trim(), 160));
-        let after = retry_after_note(wait_for, s.retry_max_wait);
+        let after = retry_after_note(wait_for.as_ref(), s.retry_max_wait);
+        let wait_for = wait_for.map(|r| r.wait);
         let detail = format!("HTTP {status}{after}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         if !transient_status(status) {
@@ -834,7 +854,7 @@ mod tests {
                 reqwest::header::RETRY_AFTER,
                 reqwest::header::HeaderValue::from_str(v).unwrap(),
             );
-            retry_after(&h)
+            retry_after(&h).map(|r| r.wait)
         };
         assert_eq!(read("2"), Some(Duration::from_secs(2)));
         assert_eq!(read(" 0.5 "), Some(Duration::from_millis(500)));
@@ -844,6 +864,31 @@ mod tests {
         for none in ["NaN", "-1", "Wed, 21 Oct 2026 07:28", "tomorrow", ""] {
             assert_eq!(read(none), None, "{none}");
         }
+    }
+
+    #[test]
+    fn a_retry_after_note_names_the_wait_or_the_value_too_large_for_one() {
+        let note = |wait: Duration, written: &str| {
+            let r = RetryAfter {
+                wait,
+                written: written.to_string(),
+            };
+            retry_after_note(Some(&r), Duration::from_secs(60))
+        };
+        assert_eq!(note(Duration::from_secs(2), "2"), " (retry-after 2 s)");
+        assert_eq!(
+            note(Duration::from_secs(3600), "3600"),
+            " (retry-after 3600 s, too long to wait for: over retry_max_wait 60 s, so not retried)"
+        );
+        assert_eq!(
+            note(Duration::MAX, "99999999999999999999999"),
+            " (retry-after 99999999999999999999999 s, too long to wait for: over retry_max_wait \
+             60 s, so not retried)"
+        );
+        let long = "9".repeat(500);
+        let said = note(Duration::MAX, &long);
+        assert!(said.len() < 200 && said.contains("99…"), "{said}");
+        assert_eq!(retry_after_note(None, Duration::from_secs(60)), "");
     }
 
     #[test]

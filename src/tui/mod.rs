@@ -250,7 +250,7 @@ pub async fn run_send(
     use crate::core::compare::Arm;
     use crate::live::send::{SendAsk, call_label, compare_group, plan_send, run_jobs, store_send};
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.clone().ok_or("no history store")?;
+    let path = ctx.history.as_deref().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
     let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
         .chain(req.arms.iter().copied())
@@ -265,8 +265,11 @@ pub async fn run_send(
         baseline: rctx.providers.baseline_model.as_deref(),
     };
     let jobs = plan_send(&ctx.preview, &ask).map_err(text)?;
-    HistoryStore::open(&path)
-        .and_then(|h| h.check_writable("send, which stores every answer (nothing was sent),"))
+    // One store for the send: checked writable before anything goes out, then given every
+    // answer (as `ctxconsole send` holds its store).
+    let mut store = HistoryStore::open(path).map_err(text)?;
+    store
+        .check_writable("send, which stores every answer (nothing was sent),")
         .map_err(text)?;
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let group = ask
@@ -292,7 +295,6 @@ pub async fn run_send(
     )
     .await
     .map_err(text)?;
-    let mut store = HistoryStore::open(&path).map_err(text)?;
     let sent = store_send(outcomes, |record| {
         store.insert_sent(record, &rctx.pipelines)
     })
