@@ -138,8 +138,8 @@ pub struct LearnedWords {
 const LEARNED_PER_TOOL: usize = 64;
 /// A learned word counts at most this often for one tool (BM25 saturates long before).
 const LEARNED_TF_MAX: usize = 10;
-/// A tool learns a word only when at least this share of the good plans whose intents say
-/// the word used the tool: a word said before every kind of work ("pricing" in plans that
+/// A tool learns a word only when at least this share of the different intents of good plans
+/// that say the word had plans that used the tool: a word said before every kind of work ("pricing" in plans that
 /// wrote posts, sent messages and made images) teaches no tool anything, while one said
 /// mostly before one tool's work teaches that tool.
 pub const LEARNED_MIN_SHARE: f64 = 0.5;
@@ -149,26 +149,29 @@ pub const LEARNED_MIN_PLANS: usize = 2;
 
 impl LearnedWords {
     /// From plans that went well (outcome above 0): every content word of the intent, once
-    /// per plan, for each tool the plan used — kept for a tool only when good plans of at
+    /// per intent, for each tool the plan used — kept for a tool only when good plans of at
     /// least [`LEARNED_MIN_PLANS`] different intents, and at least [`LEARNED_MIN_SHARE`] of
-    /// the good plans that said the word, used the tool. Words for a kind of action ("get",
-    /// "find", "open") are never learned: they say what is done, not to what, and the
-    /// ranker's action factor already reads them.
+    /// the different intents that said the word, used the tool. Words that say what is done
+    /// (a kind of action, "get", "delete"; a request verb, "open", "send", "play") are never
+    /// learned: they say what is done, not to what, and the ranker reads them already.
     pub fn from_plans(plans: &[PastPlan]) -> LearnedWords {
-        // Per tool, per word: the good plans, and their distinct intents (as word sets, each
-        // numbered once: a word's set holds numbers, not a copy of the intent per word).
-        let mut counts: HashMap<&str, HashMap<String, (usize, HashSet<usize>)>> = HashMap::new();
-        let mut said: HashMap<String, usize> = HashMap::new();
+        // Per tool, per word: the distinct intents (as word sets, each numbered once: a
+        // word's set holds numbers, not a copy of the intent per word) of the good plans that
+        // used the tool and said the word; and per word, the distinct intents that said it.
+        // Intents, not plans, on both sides of the share: one request sent again word for
+        // word neither teaches a word nor outvotes what different requests taught.
+        let mut counts: HashMap<&str, HashMap<String, HashSet<usize>>> = HashMap::new();
+        let mut said: HashMap<String, HashSet<usize>> = HashMap::new();
         let mut intent_ids: HashMap<String, usize> = HashMap::new();
         for plan in plans.iter().filter(|p| p.outcome > 0.0) {
             let mut terms = text::terms(prior_intent(&plan.intent));
             terms.sort();
             terms.dedup();
-            terms.retain(|t| super::actions::action_of(t).is_none());
+            terms.retain(|t| !super::query::says_what_is_done(t));
             let next = intent_ids.len();
             let intent = *intent_ids.entry(terms.join(" ")).or_insert(next);
             for t in &terms {
-                *said.entry(t.clone()).or_default() += 1;
+                said.entry(t.clone()).or_default().insert(intent);
             }
             let mut tools: Vec<&str> = plan.tools.iter().map(String::as_str).collect();
             tools.sort_unstable();
@@ -176,9 +179,7 @@ impl LearnedWords {
             for tool in tools {
                 let c = counts.entry(tool).or_default();
                 for t in &terms {
-                    let (n, intents) = c.entry(t.clone()).or_default();
-                    *n += 1;
-                    intents.insert(intent);
+                    c.entry(t.clone()).or_default().insert(intent);
                 }
             }
         }
@@ -187,12 +188,12 @@ impl LearnedWords {
             .map(|(tool, c)| {
                 let mut words: Vec<(String, usize)> = c
                     .into_iter()
-                    .filter(|(w, (k, intents))| {
-                        let plans_saying = said.get(w).copied().unwrap_or(0).max(1);
+                    .filter(|(w, intents)| {
+                        let intents_saying = said.get(w).map_or(0, HashSet::len).max(1);
                         intents.len() >= LEARNED_MIN_PLANS
-                            && *k as f64 >= LEARNED_MIN_SHARE * plans_saying as f64
+                            && intents.len() as f64 >= LEARNED_MIN_SHARE * intents_saying as f64
                     })
-                    .map(|(w, (k, _))| (w, k))
+                    .map(|(w, intents)| (w, intents.len()))
                     .collect();
                 words.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
                 words.truncate(LEARNED_PER_TOOL);
@@ -207,7 +208,7 @@ impl LearnedWords {
         LearnedWords { by_tool }
     }
 
-    /// The words learned for a tool, each as often as plans said it.
+    /// The words learned for a tool, each as often as different intents said it.
     pub fn words_for(&self, tool: &str) -> Option<&[String]> {
         self.by_tool.get(tool).map(Vec::as_slice)
     }

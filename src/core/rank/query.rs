@@ -274,6 +274,12 @@ const REQUEST_VERBS: &[&str] = &[
     "write",
 ];
 
+/// Whether a stemmed term says what is done rather than to what: a kind of action ("get",
+/// "delete") or a request verb ("open", "send", "play").
+pub(super) fn says_what_is_done(term: &str) -> bool {
+    action_of(term).is_some() || REQUEST_VERBS.contains(&term)
+}
+
 fn is_request_verb(word: &str) -> bool {
     let lower = word.to_lowercase();
     let stem = text::stem(&lower);

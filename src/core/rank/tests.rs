@@ -446,6 +446,31 @@ fn a_word_said_before_every_kind_of_work_teaches_no_tool() {
         .to_vec();
     assert!(notes.contains(&"note".to_string()), "{notes:?}");
     assert!(!notes.contains(&"get".to_string()), "{notes:?}");
+    // A request verb says what is done as much as "get" does: "open" and "send" teach nothing.
+    let learned = LearnedWords::from_plans(&[
+        plan("open the installer", &["gui.check"]),
+        plan("open the settings window", &["gui.check"]),
+        plan("send sigma", &["crypto.wallet"]),
+        plan("sends tau", &["crypto.wallet"]),
+    ]);
+    for (tool, verb) in [("gui.check", "open"), ("crypto.wallet", "send")] {
+        let words = learned.words_for(tool).unwrap_or_default().to_vec();
+        assert!(
+            !words.contains(&verb.to_string()),
+            "{tool} learned {words:?}"
+        );
+    }
+    // A request sent again word for word is one intent on both sides of the share: ten copies
+    // of "web" before a wallet do not outvote two different intents that taught web.search.
+    let mut plans = vec![
+        plan("search the web for rust news", &["web.search"]),
+        plan("web results on llama.cpp", &["web.search"]),
+    ];
+    plans.extend((0..10).map(|_| plan("web", &["crypto.wallet"])));
+    let learned = LearnedWords::from_plans(&plans);
+    let web = learned.words_for("web.search").unwrap_or_default().to_vec();
+    assert!(web.contains(&"web".to_string()), "{web:?}");
+    assert!(learned.words_for("crypto.wallet").is_none());
 }
 
 #[test]
