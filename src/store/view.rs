@@ -319,6 +319,8 @@ pub fn run_query(
             HistoryAnswer::Models(model_rows(&store, filter, budgets)?)
         }
         HistoryQuery::Gaps { filter } => HistoryAnswer::Gaps(store.gaps(filter)?),
-        HistoryQuery::Trends { filter } => HistoryAnswer::Trends(store.trends(filter)?),
+        HistoryQuery::Trends { filter } => {
+            HistoryAnswer::Trends(store.trends(filter, crate::store::now_secs())?)
+        }
     })
 }

@@ -27,27 +27,32 @@ fn since(latest: i64) -> i64 {
 
 impl HistoryStore {
     /// Drift classes per week and each model's plans and failures per week, over `filter`'s
-    /// plans in the weeks up to the latest one's (replays left out).
-    pub fn trends(&self, filter: &PlanFilter) -> anyhow::Result<Trends> {
-        let Some(latest) = self.latest_plan_at(filter)? else {
+    /// plans in the weeks up to the latest one's at or before `now` (replays left out). A plan
+    /// dated after `now` (a clock gone wrong, an import from year 9999) is not charted: it
+    /// would move the chart's weeks to its own and blank the rest.
+    pub fn trends(&self, filter: &PlanFilter, now: i64) -> anyhow::Result<Trends> {
+        let Some(latest) = self.latest_plan_at(filter, now)? else {
             return Ok(Trends::default());
         };
         if filter.is_empty() {
-            self.trends_by_index(latest)
+            self.trends_by_index(latest, now)
         } else {
-            self.trends_by_rows(filter, latest)
+            self.trends_by_rows(filter, latest, now)
         }
     }
 
-    /// When the newest plan that is no replay was made.
-    fn latest_plan_at(&self, filter: &PlanFilter) -> anyhow::Result<Option<i64>> {
-        let (clause, values) = filter.clause();
+    /// When the newest plan at or before `now` that is no replay was made.
+    fn latest_plan_at(&self, filter: &PlanFilter, now: i64) -> anyhow::Result<Option<i64>> {
+        let (clause, mut values) = filter.clause();
         let and = if clause.is_empty() { "WHERE" } else { " AND" };
+        values.push(Value::Integer(now));
+        let now_p = values.len();
         self.conn
             .query_row(
                 // Newest first down an `at` index, so the first row that is no replay ends it.
                 &format!(
                     "SELECT p.at FROM plans p {clause}{and} p.drift != 'replay'
+                         AND p.at <= ?{now_p}
                      ORDER BY p.at DESC LIMIT 1"
                 ),
                 rusqlite::params_from_iter(values),
@@ -58,14 +63,17 @@ impl HistoryStore {
     }
 
     /// Every plan in the charted weeks, grouped once by week, model, outcome and drift.
-    fn trends_by_rows(&self, filter: &PlanFilter, latest: i64) -> anyhow::Result<Trends> {
+    fn trends_by_rows(&self, filter: &PlanFilter, latest: i64, now: i64) -> anyhow::Result<Trends> {
         let (clause, mut values) = filter.clause();
         let and = if clause.is_empty() { "WHERE" } else { " AND" };
         values.push(Value::Integer(since(latest)));
         let since_p = values.len();
+        values.push(Value::Integer(now));
+        let now_p = values.len();
         let mut st = self.conn.prepare(&format!(
             "SELECT (p.at - {FIRST_MONDAY}) / {WEEK_SECS}, p.model, p.outcome, p.drift, COUNT(*)
              FROM plans p {clause}{and} p.drift != 'replay' AND p.at >= ?{since_p}
+                 AND p.at <= ?{now_p}
              GROUP BY 1, 2, 3, 4"
         ))?;
         let rows = st
@@ -106,12 +114,12 @@ impl HistoryStore {
     }
 
     /// Every plan in the charted weeks, counted by index ranges.
-    fn trends_by_index(&self, latest: i64) -> anyhow::Result<Trends> {
+    fn trends_by_index(&self, latest: i64, now: i64) -> anyhow::Result<Trends> {
         let since = since(latest);
         let weeks = format!(
             "w(s) AS (SELECT ?1 UNION ALL SELECT s + {WEEK_SECS} FROM w WHERE s + {WEEK_SECS} <= ?2)"
         );
-        let in_week = format!("p.at >= w.s AND p.at < w.s + {WEEK_SECS}");
+        let in_week = format!("p.at >= w.s AND p.at < w.s + {WEEK_SECS} AND p.at <= ?3");
 
         let classes = DRIFT_CLASSES
             .iter()
@@ -124,7 +132,7 @@ impl HistoryStore {
              FROM w, d"
         ))?;
         let drift = st
-            .query_map(params![since, week_start(latest)], |r| {
+            .query_map(params![since, week_start(latest), now], |r| {
                 Ok(DriftCount {
                     at: r.get(0)?,
                     drift: drift_col(r, 1)?,
@@ -146,7 +154,7 @@ impl HistoryStore {
         ))?;
         let mut models: HashMap<(i64, String), ModelCount> = HashMap::new();
         let rows = st
-            .query_map(params![since, week_start(latest)], |r| {
+            .query_map(params![since, week_start(latest), now], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -172,10 +180,11 @@ impl HistoryStore {
             "SELECT p.model, (p.at - {FIRST_MONDAY}) / {WEEK_SECS},
                     SUM(p.drift = 'replay'), SUM(p.outcome = 'failed' AND p.drift != 'replay')
              FROM plans p WHERE (p.outcome = 'failed' OR p.drift = 'replay') AND p.at >= ?1
+                 AND p.at <= ?2
              GROUP BY 1, 2"
         ))?;
         let rows = st
-            .query_map([since], |r| {
+            .query_map([since, now], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)? * WEEK_SECS + FIRST_MONDAY,
@@ -298,16 +307,16 @@ mod tests {
             },
         ];
         for f in &filters {
-            let t = s.trends(f).unwrap();
+            let t = s.trends(f, i64::MAX).unwrap();
             assert_eq!(t, by_hand(&s, f), "{f:?}");
         }
         // Over every plan the counts come from index ranges; grouping the rows agrees.
-        let latest = s.latest_plan_at(&all).unwrap().unwrap();
+        let latest = s.latest_plan_at(&all, i64::MAX).unwrap().unwrap();
         assert_eq!(
-            s.trends_by_rows(&all, latest).unwrap(),
-            s.trends_by_index(latest).unwrap()
+            s.trends_by_rows(&all, latest, i64::MAX).unwrap(),
+            s.trends_by_index(latest, i64::MAX).unwrap()
         );
-        let t = s.trends(&all).unwrap();
+        let t = s.trends(&all, i64::MAX).unwrap();
         assert!(t.weeks.len() >= 7, "seven weeks of sample history");
         let failed: u64 = t
             .models
@@ -317,8 +326,36 @@ mod tests {
             .sum();
         assert!(failed > 50, "the sample's failures are counted");
         assert!(
-            s.trends(&filters[4]).unwrap().is_empty(),
+            s.trends(&filters[4], i64::MAX).unwrap().is_empty(),
             "replays only: nothing"
+        );
+    }
+
+    #[test]
+    fn a_plan_dated_after_now_is_not_charted() {
+        let (_dir, mut s) = store();
+        let all = PlanFilter::default();
+        let now = s.latest_plan_at(&all, i64::MAX).unwrap().unwrap() + 3_600;
+        let before = s.trends(&all, now).unwrap();
+        assert!(before.weeks.len() >= 7);
+        // One plan from year 9999 (an import, a clock gone wrong) would make the chart one
+        // week of its own and blank every model's weeks; it is left out, with or without a
+        // filter.
+        let latest_id = s.plans(&all, 0, 1).unwrap()[0].id.clone();
+        let mut future = s.plan(&latest_id).unwrap().unwrap().record;
+        future.id = "future-1".into();
+        future.at = 253_402_300_799;
+        s.insert_records(&[future.clone()], &[], &HashSet::new())
+            .unwrap();
+        assert_eq!(s.trends(&all, now).unwrap(), before);
+        let by_model = PlanFilter {
+            model: Some(future.model.clone()),
+            ..all.clone()
+        };
+        let weeks = s.trends(&by_model, now).unwrap().weeks;
+        assert!(
+            weeks.len() >= 2 && *weeks.last().unwrap() <= now,
+            "{weeks:?}"
         );
     }
 }

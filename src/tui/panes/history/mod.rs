@@ -128,6 +128,17 @@ pub fn nothing_matches(h: &HistoryState, what: &str) -> String {
     }
 }
 
+/// What an empty chart says: when the list beside it has plans, they are dated where no week
+/// is charted (before 1970-01-05, or after now), not missing.
+fn nothing_to_chart(h: &HistoryState) -> String {
+    if h.plans.as_ref().is_some_and(|p| p.total > 0) {
+        "no plans to chart: the ones listed are replays or dated before 1970-01-05 or after now"
+            .to_string()
+    } else {
+        nothing_matches(h, "plans to chart")
+    }
+}
+
 fn empty(frame: &mut Frame, area: Rect, text: String, theme: &Theme) {
     frame.render_widget(
         Paragraph::new(shown_text(&text))
@@ -606,7 +617,7 @@ fn draw_drift_weeks(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &The
         return loading(frame, inner, theme);
     };
     if trends.is_empty() {
-        return empty(frame, inner, nothing_matches(h, "plans to chart"), theme);
+        return empty(frame, inner, nothing_to_chart(h), theme);
     }
     let width = inner.width as usize;
     let legend_lines = drift_legend(width, theme);
