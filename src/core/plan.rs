@@ -37,6 +37,13 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
     if list.is_empty() {
         return Err("its 'steps' list is empty".into());
     }
+    if list.len() > crate::core::bounds::PLAN_STEPS {
+        return Err(format!(
+            "its 'steps' list has {} steps; a plan holds at most {}",
+            list.len(),
+            crate::core::bounds::PLAN_STEPS
+        ));
+    }
     list.iter()
         .enumerate()
         .map(|(i, s)| {
