@@ -288,6 +288,24 @@ mod tests {
         assert!(steps_from(&json!("plan")).is_err());
     }
 
+    /// A model's answer is held to the bound an import is (outside tester F12), so every
+    /// plan a send stores imports back: past [`PLAN_STEPS`](crate::core::bounds::PLAN_STEPS)
+    /// steps it is no plan, and says why.
+    #[test]
+    fn an_answer_with_more_steps_than_a_plan_holds_is_no_plan() {
+        let bound = crate::core::bounds::PLAN_STEPS;
+        let steps = |n: usize| json!({"steps": vec![json!({"tool": "a"}); n]});
+        assert_eq!(steps_from(&steps(bound)).map(|s| s.len()), Ok(bound));
+        let err = steps_from(&steps(bound + 1)).unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "{} steps; a plan holds at most {bound}",
+                bound + 1
+            )),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_guard_demotes_made_up_names_and_self_calls_with_a_gap() {
         let registered = set(&["blog.draft", "image.generate", "builtin.remember-and-blog"]);
