@@ -138,7 +138,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         if let Some(problem) = crate::core::budget::model_id_problem(id) {
             out.skipped_bad_id += 1;
             out.notes.push(format!(
-                "{origin}: model id {} {problem}: skipped (a model id is one name rule everywhere)",
+                "{origin}: model id {} {problem}: skipped, as --model and budgets.toml refuse such an id",
                 crate::core::terminal_text::quoted(id)
             ));
             continue;
