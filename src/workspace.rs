@@ -116,11 +116,12 @@ impl Workspace {
         for (path, text) in registries.into_iter().flatten() {
             let imported = parse_registry(&text, &path.display().to_string())?;
             notes.push(format!(
-                "{}: {} rows; skipped {} non-chat and {} without a window",
+                "{}: {} rows; skipped {} non-chat, {} without a window and {} whose id breaks the name rule",
                 path.display(),
                 imported.rows.len(),
                 imported.skipped_not_chat,
-                imported.skipped_no_window
+                imported.skipped_no_window,
+                imported.skipped_bad_id
             ));
             notes.extend(imported.notes);
             layers.push(imported.rows);

@@ -731,6 +731,136 @@ fn names_in_a_plan_line_follow_the_one_name_rule() {
     assert_eq!(total(), before);
 }
 
+/// Outside tester F3: an imported `expert_baseline` is held to the same name rule, in the
+/// same words, as the plan's own names — its model, plan id and step tools, in either of its
+/// two forms — so no baseline name counted by `history --gaps` forges or hides a line.
+#[test]
+fn names_in_an_expert_baseline_follow_the_one_name_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    let step = |tool: &str| serde_json::json!([{"order": 1, "tool": tool}]);
+    for (field, baseline, says) in [
+        (
+            "expert_baseline.model",
+            serde_json::json!({"model": "gpt\u{1b}[2J", "steps": step("memory.store")}),
+            "holds a control, bidi or invisible character",
+        ),
+        (
+            "expert_baseline.plan_id",
+            serde_json::json!({"plan_id": "p\u{202e}1", "steps": step("memory.store")}),
+            "holds a control, bidi or invisible character",
+        ),
+        (
+            "expert_baseline.steps[].tool",
+            serde_json::json!({"steps": step("memory.\u{202e}store")}),
+            "holds a control, bidi or invisible character",
+        ),
+        (
+            "expert_baseline.steps[].tool",
+            step("a\nb"),
+            "holds a control, bidi or invisible character",
+        ),
+        (
+            "expert_baseline.model",
+            serde_json::json!({"model": " gpt", "steps": step("memory.store")}),
+            "has spaces around it",
+        ),
+    ] {
+        let file = home.path().join("baseline-names.jsonl");
+        std::fs::write(
+            &file,
+            serde_json::json!({"id": "eb1", "at": "2026-11-24T10:00:00Z", "caller": "c",
+                "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+                "steps": step("memory.store"), "expert_baseline": baseline})
+            .to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains(&format!("line 1: field '{field}' {says}")),
+            "{field}: {err}"
+        );
+    }
+    assert_eq!(total(), before);
+}
+
+/// Outside tester F12: a plan's steps and its expert baseline's are bounded alike (a
+/// 3,000,000-step baseline took 3 GB to import and as much to export); a line past the
+/// bound is refused naming the line and the field, nothing imported, and a line at it is
+/// imported.
+#[test]
+fn steps_and_baseline_steps_are_bounded_alike() {
+    let home = tempfile::tempdir().unwrap();
+    let bound = ctxconsole::core::bounds::PLAN_STEPS;
+    let steps = |n: usize| -> Vec<serde_json::Value> {
+        (1..=n)
+            .map(|i| serde_json::json!({"order": i, "tool": "memory.store"}))
+            .collect()
+    };
+    let line = |id: &str, own: usize, baseline: serde_json::Value| {
+        serde_json::json!({"id": id, "at": "2026-11-24T10:00:00Z", "caller": "c",
+            "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+            "steps": steps(own), "expert_baseline": baseline})
+        .to_string()
+    };
+    let file = home.path().join("many.jsonl");
+    for (text, field) in [
+        (
+            line("big-1", bound + 1, serde_json::json!(steps(1))),
+            "steps",
+        ),
+        (
+            line("big-2", 1, serde_json::json!(steps(bound + 1))),
+            "expert_baseline",
+        ),
+        (
+            line(
+                "big-3",
+                1,
+                serde_json::json!({"model": "strong", "steps": steps(bound + 1)}),
+            ),
+            "expert_baseline.steps",
+        ),
+    ] {
+        let first = line("fine-0", 1, serde_json::json!(steps(1)));
+        std::fs::write(&file, format!("{first}\n{text}\n")).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains("line 2")
+                && err.contains(&format!("field '{field}' holds more than {bound} steps")),
+            "{field}: {err}"
+        );
+    }
+    let total = json_of(
+        ctx(home.path()).args(["history", "--json", "--limit", "1", "--caller", "c"]),
+    )["total"]
+        .clone();
+    assert_eq!(total, 0, "nothing imported");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n",
+            line("at-bound", bound, serde_json::json!(steps(bound)))
+        ),
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&file));
+}
+
 /// Numbers in a step's args are kept as written: an id beyond what a 64-bit integer or a
 /// double holds exactly is a different call once rounded. `history show --json` and
 /// `history export` give the same digits back, and the export imports as already present.

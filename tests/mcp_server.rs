@@ -478,6 +478,24 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
         "caller",
     )
     .await;
+    // Outside tester C11: a caller or tool the one name rule refuses is a bad argument
+    // (invalid_params naming it, in the message and in data), not the importer's "line 1".
+    for (args, argument) in [
+        (
+            json!({"caller": "a\u{202e}b", "tool": "t", "ok": true}),
+            "caller",
+        ),
+        (
+            json!({"caller": "a", "tool": "web\u{200b}.search", "ok": true}),
+            "tool",
+        ),
+        (json!({"caller": "a", "tool": " t", "ok": true}), "tool"),
+    ] {
+        let m = refused(&c, "record_execution", args.clone(), argument).await;
+        assert!(!m.contains("line 1"), "{m}");
+        let e = call(&c, "record_execution", args).await.unwrap_err();
+        assert_eq!(e.data.as_ref().unwrap()["argument"], argument, "{e:?}");
+    }
     let e = call(&c, "no_such_tool", json!({})).await.unwrap_err();
     assert!(
         e.message.contains("no tool 'no_such_tool'"),

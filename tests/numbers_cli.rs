@@ -318,6 +318,62 @@ fn registry_numbers_as_strings_are_read_or_named() {
     );
 }
 
+/// Outside tester F11: a registry key the one name rule refuses (a control, bidi or
+/// invisible character, spaces around it) never becomes a budget row — the console would
+/// send it and store plans the store's own export cannot import back. The row is skipped
+/// and said, as a registry's other unusable rows are; the rest of the registry is read.
+#[test]
+fn registry_ids_breaking_the_name_rule_are_skipped_and_said() {
+    let home = tempfile::tempdir().unwrap();
+    let entry =
+        serde_json::json!({"max_input_tokens": 128000, "max_output_tokens": 4096, "mode": "chat"});
+    let bad = [
+        "acme/\u{202e}evil",
+        "acme/ok\u{1b}[2J",
+        "acme/zw\u{200b}",
+        " acme/sp",
+    ];
+    let mut registry = serde_json::Map::new();
+    registry.insert("acme/good".into(), entry.clone());
+    for id in bad {
+        registry.insert(id.into(), entry.clone());
+    }
+    std::fs::write(
+        home.path().join("registry.json"),
+        serde_json::Value::Object(registry).to_string(),
+    )
+    .unwrap();
+    let v = json_of(ctx(home.path()).args(["budgets", "--json"]));
+    let ids: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .filter(|id| id.contains("acme/"))
+        .collect();
+    assert_eq!(ids, ["acme/good"], "{v:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("1 rows") && notes.contains("4 whose id"),
+        "{notes}"
+    );
+    let out = ctx(home.path()).args(["budgets"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for said in [
+        "'acme/\\u{202e}evil' holds a control, bidi or invisible character: skipped",
+        "'acme/ok\\x1b[2J' holds a control",
+        "'acme/zw\\u{200b}' holds a control",
+        "' acme/sp' has spaces around it: skipped",
+    ] {
+        assert!(text.contains(said), "{said}: {text}");
+    }
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+}
+
 #[test]
 fn out_of_range_numbers_in_an_import_name_the_line_and_keep_nothing() {
     let home = tempfile::tempdir().unwrap();

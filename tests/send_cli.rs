@@ -823,3 +823,63 @@ fn an_attachment_name_cannot_frame_a_request_of_its_own() {
     assert!(user.contains("ATTACHMENT "), "{user}");
     assert!(!user.contains("\nREQUEST:\ndelete"), "{user}");
 }
+
+/// Outside tester F11: every name `send` stores goes through the one name rule before
+/// anything is sent — `--caller` as `--model` is, and `[llm] baseline_model` when
+/// config.toml is read (naming the file and the key, as `--baseline` is refused) — so the
+/// store's own `history export` can always be imported back.
+#[test]
+fn a_caller_or_a_configured_baseline_breaking_the_name_rule_is_refused_before_sending() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    for caller in ["a\u{202e}b", "ev\u{1b}[2Jil", "ops\u{200b}", " ops"] {
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args([
+                "send",
+                INSTRUCTION,
+                "--model",
+                "test/ok-json",
+                "--caller",
+                caller,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{caller:?}: {err}");
+        assert!(err.contains("--caller"), "{caller:?}: {err}");
+    }
+    for model in ["test/frontier\\u001b[2J\\u200b", "test/\\u202eesab"] {
+        let config = server
+            .config(KEY_ENV)
+            .replace("[llm]\n", &format!("[llm]\nbaseline_model = \"{model}\"\n"));
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--model", "test/ok-json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{model}: {err}");
+        assert!(
+            err.contains("config.toml")
+                && err.contains("llm.baseline_model")
+                && err.contains("holds a control, bidi or invisible character"),
+            "{model}: {err}"
+        );
+    }
+    assert!(
+        server.requests.lock().unwrap().is_empty(),
+        "nothing was sent"
+    );
+    std::fs::write(home.path().join("config.toml"), server.config(KEY_ENV)).unwrap();
+    let stored = json_of(ctx(home.path()).args([
+        "history",
+        "--json",
+        "--limit",
+        "0",
+        "--model",
+        "test/ok-json",
+    ]));
+    assert_eq!(stored["total"], 0, "nothing was stored");
+}

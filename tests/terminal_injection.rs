@@ -353,18 +353,9 @@ mod console {
             json!({"tools": tools}).to_string(),
         )
         .unwrap();
-        // A budget row with a hostile id, Tier C: from a third-party registry (the
-        // operator's own budgets.toml refuses an id with a control character).
-        std::fs::write(
-            dir.join("registry.json"),
-            json!({
-                format!("evil/{}:free", HOSTILE.concat()): {
-                    "max_input_tokens": 16000, "max_output_tokens": 1500, "mode": "chat"
-                }
-            })
-            .to_string(),
-        )
-        .unwrap();
+        // A budget row with a hostile id, Tier C. Every file refuses such an id (budgets.toml,
+        // and a registry skips it: outside tester F11), so it comes in as another writer of
+        // the table would put it, below, after the workspace is opened.
         // The plan, newest of all, in the workspace's own store.
         // Hostile names come in as another writer of the store would put them (an import
         // refuses them); free text (intent, rationale, raw answer) through an import.
@@ -386,11 +377,19 @@ mod console {
                 .unwrap();
         }
 
-        let ws = Workspace::open(&WorkspaceOptions {
+        let mut ws = Workspace::open(&WorkspaceOptions {
             dir: Some(dir.into()),
             registry: None,
         })
         .unwrap();
+        let mut evil = ws.budgets.fallback().clone();
+        evil.id = format!("evil/{}:free", HOSTILE.concat());
+        evil.match_kind = ctxconsole::core::budget::MatchKind::Exact;
+        evil.layer = ctxconsole::core::budget::Layer::Registry;
+        ws.budgets = ctxconsole::core::budget::BudgetTable::layered([
+            ws.budgets.rows().to_vec(),
+            vec![evil],
+        ]);
         let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
         let first = state.replan();
         for e in first {

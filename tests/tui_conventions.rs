@@ -93,6 +93,11 @@ fn a_bad_config_is_refused_at_start_naming_the_file_and_the_key() {
     for (text, key) in [
         ("[llm]\nconcurrency = 0\n", "llm.concurrency"),
         ("[llm]\nbaseline_model = \" \"\n", "llm.baseline_model"),
+        // Outside tester F11: the one name rule, as `--baseline` is refused.
+        (
+            "[llm]\nbaseline_model = \"t5/base\\u001b[2J\\u200b\"\n",
+            "llm.baseline_model",
+        ),
     ] {
         std::fs::write(&config, text).unwrap();
         let out = ctx(home.path()).output().unwrap();

@@ -90,6 +90,15 @@ pub fn parse_model_id(s: &str) -> Result<String, String> {
     }
 }
 
+/// A name (a caller) as [`name_problem`](crate::core::budget::name_problem) allows it: the
+/// rule every name a plan is stored under follows; anything else is a usage error (exit 2).
+pub fn parse_name(s: &str) -> Result<String, String> {
+    match crate::core::budget::name_problem(s) {
+        None => Ok(s.to_string()),
+        Some(problem) => Err(format!("a name {problem}")),
+    }
+}
+
 /// `A`, `b`, … → a tier; anything else is a usage error (exit 2).
 pub fn parse_tier(s: &str) -> Result<Tier, String> {
     s.parse::<Tier>().map_err(|e| e.to_string())

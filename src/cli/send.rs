@@ -12,7 +12,6 @@ use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
 use crate::core::compare::Arm;
 use crate::core::text::clip;
-use crate::exit::bad_input;
 use crate::format::thousands;
 use crate::live::baseline;
 use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress, every_answer_stored};
@@ -48,7 +47,7 @@ pub struct Args {
     #[arg(long = "compare", value_name = "ARM", value_parser = parse_compare_arm)]
     pub compare: Vec<Arm>,
     /// The caller the plans are stored under.
-    #[arg(long, value_name = "CALLER", default_value = "console")]
+    #[arg(long, value_name = "CALLER", default_value = "console", value_parser = crate::cli::parse_name)]
     pub caller: String,
     /// Also send the intent to MODEL with the whole catalog and no planner help (no
     /// narrowing, no history prior, no hint), and store each plan with its gap signal
@@ -118,9 +117,6 @@ struct Sent {
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let r = &args.request;
     let (prompt, attachments) = r.read()?;
-    if args.caller.trim().is_empty() {
-        return Err(bad_input("--caller is empty"));
-    }
     let ws = r.workspace(workspace.clone())?;
     // The same inputs as `preview`, so the same request.
     let preview = r.context(&ws, &store)?;

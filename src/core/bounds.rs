@@ -31,6 +31,12 @@ pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
 /// made every view of the plans that hold it slow and an MCP resource tens of MB.
 pub const INTENT_BYTES: usize = 1 << 20;
 
+/// The most steps one plan holds — its own, or its expert baseline's (outside tester F12: a
+/// 3,000,000-step baseline took 3 GB to import and again to export). A model's answer with
+/// more is no plan; an import line with more is refused, naming the line and the field,
+/// before the rest is read. Real plans have a handful; 10,000 steps is about a 1 MB answer.
+pub const PLAN_STEPS: usize = 10_000;
+
 /// An intent as the history keeps it: whole up to [`INTENT_BYTES`], else its opening (cut
 /// at a character) and how many bytes were left out, within the bound. The same text
 /// always gives the same kept intent, so an import of it twice is one plan.

@@ -137,16 +137,23 @@ impl Config {
         config.llm.durations(origin)?;
         config.llm.retries(origin)?;
         config.llm.concurrency(origin)?;
-        if config
+        // The one name rule, as `--baseline` is held to it: the id is sent, budgeted and
+        // stored as every compared plan's baseline model, and must import back.
+        if let Some(problem) = config
             .llm
             .baseline_model
             .as_deref()
-            .is_some_and(|m| m.trim().is_empty())
+            .and_then(crate::core::budget::model_id_problem)
         {
+            let problem = if problem == "is empty" {
+                "is empty; name a model id, or leave the key out for no baseline".to_string()
+            } else {
+                problem.to_string()
+            };
             return Err(CoreError::Field {
                 origin: origin.to_string(),
                 field: "llm.baseline_model".into(),
-                problem: "is empty; name a model id, or leave the key out for no baseline".into(),
+                problem,
             });
         }
         Ok(config)

@@ -287,6 +287,29 @@ pub struct PlanRecord {
     pub expert_baseline: Option<Baseline>,
 }
 
+impl Baseline {
+    /// The first of its names (model, plan id, step tools) that breaks the one name rule,
+    /// with its field: `expert_baseline.model`, … — the same rule and words as a plan's.
+    pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
+        crate::core::budget::first_name_problem(
+            self.model
+                .as_deref()
+                .map(|m| ("expert_baseline.model", m))
+                .into_iter()
+                .chain(
+                    self.plan_id
+                        .as_deref()
+                        .map(|p| ("expert_baseline.plan_id", p)),
+                )
+                .chain(
+                    self.steps
+                        .iter()
+                        .map(|s| ("expert_baseline.steps[].tool", s.tool.as_str())),
+                ),
+        )
+    }
+}
+
 /// The first of a plan's names (model, caller, step tools) that breaks the one name rule
 /// ([`name_problem`](crate::core::budget::name_problem)), with its field: names are shown
 /// on one line of every table, and the model routes a live replay.
@@ -305,7 +328,11 @@ pub fn names_problem(
 impl PlanRecord {
     /// The first of its names that breaks the one name rule, with its field.
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
-        names_problem(&self.model, &self.caller, &self.steps)
+        names_problem(&self.model, &self.caller, &self.steps).or_else(|| {
+            self.expert_baseline
+                .as_ref()
+                .and_then(Baseline::names_problem)
+        })
     }
 
     /// The record as one line `import plans` reads back: its time in RFC 3339, and no id
@@ -357,7 +384,7 @@ struct PlanLine {
     caller: String,
     model: String,
     intent: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "plan_steps")]
     steps: Vec<Step>,
     outcome: Option<String>,
     #[serde(default)]
@@ -383,7 +410,7 @@ struct PlanLine {
     source: Option<String>,
     /// A list of steps, or `{"model", "plan_id", "steps"}`.
     #[serde(default)]
-    expert_baseline: Option<serde_json::Value>,
+    expert_baseline: Option<BaselineLine>,
     // Written by export, recomputed on import.
     #[serde(default)]
     #[allow(dead_code)]
@@ -509,11 +536,14 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             )
         })?,
     };
-    let expert_baseline = raw
-        .expert_baseline
-        .map(|v| parse_baseline(v).map_err(|m| line_error(origin, line, m)))
-        .transpose()?;
-    if let Some(problem) = names_problem(&raw.model, &raw.caller, &raw.steps) {
+    let expert_baseline = raw.expert_baseline.map(|b| {
+        let mut baseline = b.0;
+        baseline.steps.sort_by_key(|s| s.order);
+        baseline
+    });
+    if let Some(problem) = names_problem(&raw.model, &raw.caller, &raw.steps)
+        .or_else(|| expert_baseline.as_ref().and_then(Baseline::names_problem))
+    {
         return Err(names_error(origin, line, problem));
     }
     let mut steps = raw.steps;
@@ -546,27 +576,98 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     })
 }
 
+/// A plan line's `steps`, read one by one and refused past [`bounds::PLAN_STEPS`] before
+/// the rest is read: a line's cost is bounded by the bound, not by the line.
+fn plan_steps<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
+    d.deserialize_seq(StepsVisitor("steps"))
+}
+
+/// Steps as a list, at most [`bounds::PLAN_STEPS`]; the field names it in the refusal.
+struct StepsVisitor(&'static str);
+
+impl<'de> serde::de::Visitor<'de> for StepsVisitor {
+    type Value = Vec<Step>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "'{}' as a list of steps", self.0)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
+        let mut steps = Vec::new();
+        while let Some(step) = seq.next_element::<Step>()? {
+            if steps.len() == bounds::PLAN_STEPS {
+                return Err(serde::de::Error::custom(format!(
+                    "field '{}' holds more than {} steps, the most a plan holds",
+                    self.0,
+                    bounds::PLAN_STEPS
+                )));
+            }
+            steps.push(step);
+        }
+        Ok(steps)
+    }
+}
+
 /// An `expert_baseline` field: a list of steps (as `steps` are written), or an object with
-/// `steps` and optionally the `model` and `plan_id` they came from. Steps are put in their
-/// `order`, as a plan's are.
-fn parse_baseline(value: serde_json::Value) -> Result<Baseline, String> {
-    let mut baseline = match value {
-        serde_json::Value::Array(_) => Baseline {
+/// `steps` and optionally the `model` and `plan_id` they came from. Its steps are bounded as
+/// a plan's are ([`StepsVisitor`]), read as they come.
+#[derive(Debug)]
+struct BaselineLine(Baseline);
+
+/// `expert_baseline.steps` inside the object form.
+struct BaselineSteps(Vec<Step>);
+
+impl<'de> Deserialize<'de> for BaselineSteps {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(StepsVisitor("expert_baseline.steps"))
+            .map(BaselineSteps)
+    }
+}
+
+impl<'de> Deserialize<'de> for BaselineLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(BaselineVisitor)
+    }
+}
+
+struct BaselineVisitor;
+
+impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
+    type Value = BaselineLine;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("'expert_baseline' as a list of steps or an object with 'steps'")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<BaselineLine, A::Error> {
+        let steps = StepsVisitor("expert_baseline").visit_seq(seq)?;
+        Ok(BaselineLine(Baseline {
             model: None,
             plan_id: None,
-            steps: serde_json::from_value(value)
-                .map_err(|e| format!("field 'expert_baseline': {e}"))?,
-        },
-        serde_json::Value::Object(_) => serde_json::from_value::<Baseline>(value)
-            .map_err(|e| format!("field 'expert_baseline': {e}"))?,
-        other => {
-            return Err(format!(
-                "field 'expert_baseline' must be a list of steps or an object with 'steps', not {other}"
-            ));
+            steps,
+        }))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<BaselineLine, A::Error> {
+        use serde::de::Error;
+        const FIELDS: &[&str] = &["model", "plan_id", "steps"];
+        let (mut model, mut plan_id, mut steps) = (None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "model" => model = map.next_value::<Option<String>>()?,
+                "plan_id" => plan_id = map.next_value::<Option<String>>()?,
+                "steps" => steps = Some(map.next_value::<BaselineSteps>()?.0),
+                other => return Err(A::Error::unknown_field(other, FIELDS)),
+            }
         }
-    };
-    baseline.steps.sort_by_key(|s| s.order);
-    Ok(baseline)
+        let steps =
+            steps.ok_or_else(|| A::Error::custom("field 'expert_baseline' has no 'steps'"))?;
+        Ok(BaselineLine(Baseline {
+            model,
+            plan_id,
+            steps,
+        }))
+    }
 }
 
 /// Parse one execution line.

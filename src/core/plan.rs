@@ -37,6 +37,13 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
     if list.is_empty() {
         return Err("its 'steps' list is empty".into());
     }
+    if list.len() > crate::core::bounds::PLAN_STEPS {
+        return Err(format!(
+            "its 'steps' list has {} steps; a plan holds at most {}",
+            list.len(),
+            crate::core::bounds::PLAN_STEPS
+        ));
+    }
     list.iter()
         .enumerate()
         .map(|(i, s)| {
@@ -279,6 +286,24 @@ mod tests {
                 .contains("step 1")
         );
         assert!(steps_from(&json!("plan")).is_err());
+    }
+
+    /// A model's answer is held to the bound an import is (outside tester F12), so every
+    /// plan a send stores imports back: past [`PLAN_STEPS`](crate::core::bounds::PLAN_STEPS)
+    /// steps it is no plan, and says why.
+    #[test]
+    fn an_answer_with_more_steps_than_a_plan_holds_is_no_plan() {
+        let bound = crate::core::bounds::PLAN_STEPS;
+        let steps = |n: usize| json!({"steps": vec![json!({"tool": "a"}); n]});
+        assert_eq!(steps_from(&steps(bound)).map(|s| s.len()), Ok(bound));
+        let err = steps_from(&steps(bound + 1)).unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "{} steps; a plan holds at most {bound}",
+                bound + 1
+            )),
+            "{err}"
+        );
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct RegistryImport {
     pub rows: Vec<BudgetRow>,
     pub skipped_not_chat: usize,
     pub skipped_no_window: usize,
+    /// Entries whose id breaks the one name rule
+    /// ([`model_id_problem`](crate::core::budget::model_id_problem)), each also said in a
+    /// note: such an id would be sent, budgeted and stored as read, and the store's own
+    /// export could not be imported back.
+    pub skipped_bad_id: usize,
     /// Fields that were there but could not be read (a number written as a word), each
     /// naming the model and the field.
     pub notes: Vec<String>,
@@ -123,10 +128,19 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         rows: Vec::new(),
         skipped_not_chat: 0,
         skipped_no_window: 0,
+        skipped_bad_id: 0,
         notes: Vec::new(),
     };
     for (id, entry) in &models {
         if id == "sample_spec" {
+            continue;
+        }
+        if let Some(problem) = crate::core::budget::model_id_problem(id) {
+            out.skipped_bad_id += 1;
+            out.notes.push(format!(
+                "{origin}: model id {} {problem}: skipped, as --model and budgets.toml refuse such an id",
+                crate::core::terminal_text::quoted(id)
+            ));
             continue;
         }
         let Value::Object(entry) = entry else {

@@ -206,6 +206,13 @@ pub async fn run_jobs(
     cancel: &Cancel,
     report: JobReport,
 ) -> anyhow::Result<Vec<(SendJob, CallOutcome)>> {
+    // The one name rule for every name a plan is stored under, whichever front end
+    // asked: a plan whose caller or model breaks it could not be imported back.
+    if let Some((field, problem)) = crate::core::budget::first_name_problem(
+        std::iter::once(("caller", caller)).chain(jobs.iter().map(|j| ("model", j.model.as_str()))),
+    ) {
+        anyhow::bail!("a {field} {problem}: nothing was sent");
+    }
     let gate = Arc::new(tokio::sync::Semaphore::new(ctx.providers.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, job) in jobs.into_iter().enumerate() {

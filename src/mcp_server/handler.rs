@@ -690,8 +690,8 @@ impl State {
             args,
             &["caller", "tool", "ok", "plan_id", "session", "at", "id"],
         )?;
-        let caller = p.non_empty("caller", NAME_MAX)?;
-        let tool = p.non_empty("tool", NAME_MAX)?;
+        let caller = p.name("caller")?;
+        let tool = p.name("tool")?;
         let ok = p.bool("ok")?;
         let plan_id = p.opt_name("plan_id")?;
         let session = p.opt_name("session")?;

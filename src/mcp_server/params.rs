@@ -125,6 +125,17 @@ impl<'a> Params<'a> {
         Ok(s)
     }
 
+    /// A required name (a caller, a tool) within [`NAME_MAX`], under the one name rule
+    /// ([`name_problem`](crate::core::budget::name_problem)): a name the store would refuse
+    /// is a bad argument, named as one, not the store's refusal of a line.
+    pub fn name(&self, name: &str) -> Result<&'a str, ErrorData> {
+        let s = self.str(name, NAME_MAX)?;
+        match crate::core::budget::name_problem(s) {
+            Some(problem) => Err(self.error(name, problem)),
+            None => Ok(s),
+        }
+    }
+
     /// An optional name: absent, or a non-empty string within [`NAME_MAX`].
     pub fn opt_name(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
         match self.opt_str(name, NAME_MAX)? {
