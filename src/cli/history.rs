@@ -360,25 +360,8 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         ));
     }
     if let (Some(b), Some(g)) = (&r.expert_baseline, &d.gap_signal) {
-        out.push_str(&format!(
-            "\nbaseline{}{}: {}\ngap: {}: {}\n",
-            b.model
-                .as_deref()
-                .map(|m| format!(" {}", name(m)))
-                .unwrap_or_default(),
-            b.plan_id
-                .as_deref()
-                .map(|p| format!(" (plan {})", name(p)))
-                .unwrap_or_default(),
-            b.steps
-                .iter()
-                .map(|s| name(&s.tool))
-                .collect::<Vec<_>>()
-                .join(" → "),
-            g.category,
-            // Written one line from the names; a row stored before that is made one here.
-            for_terminal_line(&g.notes)
-        ));
+        out.push('\n');
+        out.push_str(&crate::core::gap::baseline_lines(b, g));
     }
     if !d.replays.is_empty() {
         let rows: Vec<Vec<String>> = d

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::core::history::{Outcome, Step, UNKNOWN_TOOL};
-use crate::core::terminal_text::name;
+use crate::core::history::{Baseline, Outcome, Step, UNKNOWN_TOOL};
+use crate::core::terminal_text::{for_terminal_line, name};
 use crate::core::text::clip;
 
 /// How a plan's steps stand against its baseline's, in one word. Exactly one applies, in
@@ -230,6 +230,29 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> Option<
 /// Tools as a note lists them, each one line ([`name`]).
 fn names(tools: &[String]) -> String {
     tools.iter().map(|t| name(t)).collect::<Vec<_>>().join(", ")
+}
+
+/// A plan's baseline and its signal as `history show` prints them, two lines:
+/// `baseline MODEL (plan ID): a → b` and `gap: CATEGORY: notes`. Every name one line
+/// ([`name`]), and the notes too (a row stored before they were written so).
+pub fn baseline_lines(b: &Baseline, g: &GapSignal) -> String {
+    let model = b
+        .model
+        .as_deref()
+        .map(|m| format!(" {}", name(m)))
+        .unwrap_or_default();
+    let plan = b
+        .plan_id
+        .as_deref()
+        .map(|p| format!(" (plan {})", name(p)))
+        .unwrap_or_default();
+    let steps: Vec<_> = b.steps.iter().map(|s| name(&s.tool)).collect();
+    format!(
+        "baseline{model}{plan}: {}\ngap: {}: {}\n",
+        steps.join(" → "),
+        g.category,
+        for_terminal_line(&g.notes)
+    )
 }
 
 /// One plan's gap signal as the store lists it for counting.
@@ -553,6 +576,25 @@ mod tests {
         let counted = report.frontier_missed[0].to_string();
         assert_eq!(counted, r"'a\nb vs baseline: agree'×1");
         assert!(!report.plan_missed[0].to_string().contains('\n'));
+    }
+
+    /// Tester 5 F2: an imported baseline's model, plan id and tools with line breaks (and a
+    /// row's notes stored before they were written on one line) print as two lines, no more.
+    #[test]
+    fn the_baseline_lines_are_two_whatever_the_names() {
+        let b = Baseline {
+            model: Some("gpt\ngap: agree: FORGED".into()),
+            plan_id: Some("p\nFORGED2".into()),
+            steps: steps(&["web.search", "a\nb"]),
+        };
+        let mut g = gap(&["web.search"], &["web.search"]);
+        g.notes = "old\nFORGED NOTE".into();
+        let text = baseline_lines(&b, &g);
+        assert_eq!(
+            text,
+            "baseline 'gpt\\ngap: agree: FORGED' (plan 'p\\nFORGED2'): web.search → 'a\\nb'\n\
+             gap: agree: old\\nFORGED NOTE\n"
+        );
     }
 
     #[test]
