@@ -883,3 +883,121 @@ fn a_caller_or_a_configured_baseline_breaking_the_name_rule_is_refused_before_se
     ]));
     assert_eq!(stored["total"], 0, "nothing was stored");
 }
+
+/// Lines of `text` that begin (spaces aside) with what a hostile model wrote after a line
+/// break: each would pass for a line of ctxconsole's own.
+fn forged_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            l.starts_with("FORGED") || l.starts_with("test/ok-json vs baseline: agree")
+        })
+        .collect()
+}
+
+/// Tester 5 F1: a line break inside a tool name, an argument value or a rationale a model
+/// sent printed as a real line break in `send`, `replay` and `history show`, so the model
+/// could write a line like `… vs baseline: agree`. Each is shown escaped on its own line;
+/// an intent may run over lines, each after the first indented under `intent:`.
+#[test]
+fn a_line_break_a_model_sends_never_starts_a_line_of_its_own() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let intent = "remember this launch note\nFORGED INTENT LINE";
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            intent,
+            "--model",
+            "test/ok-json",
+            "--model",
+            "test/newline",
+            "--baseline",
+            "test/newline",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("FORGED TOOL LINE")
+            && text.contains("FORGED ARG LINE")
+            && text.contains("FORGED RATIONALE LINE"),
+        "shown, escaped: {text}"
+    );
+    assert!(forged_lines(&text).is_empty(), "{text}");
+
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        intent,
+        "--model",
+        "test/newline",
+        "--baseline",
+        "test/newline",
+        "--json",
+    ]));
+    let plan_id = v["results"][0]["stored_id"].as_str().unwrap();
+    let baseline_id = v["baseline"]["stored_id"].as_str().unwrap();
+    // The stored names stay exact: only what is shown is escaped.
+    let row = show(home.path(), plan_id);
+    assert_eq!(row["expert_baseline"]["steps"][0]["tool"], "memory.store");
+    assert_eq!(row["steps"][0]["args"]["k"], "v\nFORGED ARG LINE");
+    for id in [plan_id, baseline_id] {
+        let out = ctx(home.path())
+            .args(["history", "show", id])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("FORGED TOOL LINE"), "{text}");
+        let forged: Vec<&str> = forged_lines(&text)
+            .into_iter()
+            .filter(|l| *l != "        FORGED INTENT LINE")
+            .collect();
+        assert!(forged.is_empty(), "{text}");
+        assert!(
+            text.contains("intent: remember this launch note\n        FORGED INTENT LINE\n"),
+            "{text}"
+        );
+    }
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", plan_id, "--model", "test/newline"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("FORGED TOOL LINE"), "{text}");
+    assert!(forged_lines(&text).is_empty(), "{text}");
+}
+
+/// Tester 5 F8: a baseline whose every step names an unregistered tool planned nothing a
+/// model could be measured against: no gap signal ("baseline skipped …" was stored).
+#[test]
+fn a_baseline_naming_no_registered_tool_stores_no_signal() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/ok-json",
+            "--baseline",
+            "test/unregistered",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "no plan (none of its 2 steps names a registered tool); no gap signal stored"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("vs baseline:"), "{text}");
+    assert_eq!(gaps(home.path())["plans"], 0);
+}

@@ -8,6 +8,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome};
+use crate::core::terminal_text::{for_terminal_line, indented, name};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
@@ -316,25 +317,26 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     let r = &d.record;
     let mut out = format!(
         "{}  {}  {} → {}  ({})\nintent: {}\noutcome: {}  drift: {} {}  complexity: {}\n{}\n",
-        r.id,
+        for_terminal_line(&r.id),
         format_timestamp(r.at),
-        r.caller,
-        r.model,
+        name(&r.caller),
+        name(&r.model),
         r.source,
-        r.intent,
+        indented(&r.intent, "intent: ".len()),
         outcome_text(r.outcome, r.failure_class.as_deref()),
         d.drift.marker(),
         d.drift,
         d.complexity,
         r.replay_of
             .as_deref()
-            .map(|o| format!("replay of {o}\n"))
+            .map(|o| format!("replay of {}\n", for_terminal_line(o)))
             .unwrap_or_default()
     );
     if let Some(group) = &r.compare_group {
         out.push_str(&format!(
-            "A/B arm {} of comparison {group}\n",
-            r.arm.map_or("-", |a| a.as_str())
+            "A/B arm {} of comparison {}\n",
+            r.arm.map_or("-", |a| a.as_str()),
+            for_terminal_line(group)
         ));
     }
     let n = r.steps.len().max(d.executed.len());
@@ -349,28 +351,17 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         })
         .collect();
     out.push_str(&render(&[">#", "planned", "executed"], &rows));
+    // A rationale is the model's (or an imported file's) words: one line each.
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
-        out.push_str(&format!("step {}: {}\n", s.order, s.rationale));
+        out.push_str(&format!(
+            "step {}: {}\n",
+            s.order,
+            for_terminal_line(&s.rationale)
+        ));
     }
     if let (Some(b), Some(g)) = (&r.expert_baseline, &d.gap_signal) {
-        out.push_str(&format!(
-            "\nbaseline{}{}: {}\ngap: {}: {}\n",
-            b.model
-                .as_deref()
-                .map(|m| format!(" {m}"))
-                .unwrap_or_default(),
-            b.plan_id
-                .as_deref()
-                .map(|p| format!(" (plan {p})"))
-                .unwrap_or_default(),
-            b.steps
-                .iter()
-                .map(|s| s.tool.as_str())
-                .collect::<Vec<_>>()
-                .join(" → "),
-            g.category,
-            g.notes
-        ));
+        out.push('\n');
+        out.push_str(&crate::core::gap::baseline_lines(b, g));
     }
     if !d.replays.is_empty() {
         let rows: Vec<Vec<String>> = d
@@ -660,11 +651,7 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         ("plans skipped", &report.plan_missed),
     ] {
         if !tools.is_empty() {
-            let listed: Vec<String> = tools
-                .iter()
-                .take(8)
-                .map(|t| format!("{}×{}", t.tool, t.plans))
-                .collect();
+            let listed: Vec<String> = tools.iter().take(8).map(ToString::to_string).collect();
             out.push_str(&format!("{what}: {}\n", listed.join(" ")));
         }
     }

@@ -11,6 +11,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::history::PlanRecord;
 use crate::core::response::DecodeStage;
+use crate::core::terminal_text::one_line;
 use crate::core::text::clip;
 use crate::core::time::format_minute;
 use crate::exit::bad_input;
@@ -259,7 +260,7 @@ fn offline_one(original: &PlanRecord, r: &OfflineReplay, json: bool) -> anyhow::
         r.stored_class
             .as_deref()
             .map_or(String::new(), |c| format!(": {c}")),
-        clip(&original.intent, 100),
+        one_line(&original.intent, 100),
     );
     out.push_str(&verdict_text(r));
     emit(&out)
@@ -442,7 +443,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     });
     row("stored as", o.id.clone(), &|r| r.stored_cell());
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut out = format!("{}\n", clip(&o.intent, 100));
+    let mut out = format!("{}\n", one_line(&o.intent, 100));
     out.push_str(&render(&header_refs, &rows));
     out.push_str(&live_notes(&plan.replays));
     emit(&out)

@@ -11,6 +11,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::budget::effective_row;
 use crate::core::compare::Arm;
+use crate::core::terminal_text::one_line;
 use crate::core::text::clip;
 use crate::format::thousands;
 use crate::live::baseline;
@@ -378,7 +379,7 @@ fn side_by_side(sent: &Sent) -> String {
     });
     row("stored as", &|s| s.live.stored_cell());
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut out = format!("{}\n", clip(&sent.instruction, 100));
+    let mut out = format!("{}\n", one_line(&sent.instruction, 100));
     out.push_str(&render(&header_refs, &rows));
     if let Some(group) = &sent.compare_group {
         out.push_str(&against_compacted(sent));

@@ -5,13 +5,16 @@
 //!
 //! What is compared is the tools the steps name, in order. A step the guard demoted to
 //! `unknown` names no tool anyone can run: it is left out of both sides (the notes count
-//! it). Arguments and rationales are not compared.
+//! it). Arguments and rationales are not compared. A baseline none of whose steps names a
+//! tool planned nothing: no signal. A name in a note or a sentence is one line
+//! ([`crate::core::terminal_text::name`]); the fields keep it exact.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::core::history::{Outcome, Step, UNKNOWN_TOOL};
+use crate::core::history::{Baseline, Outcome, Step, UNKNOWN_TOOL};
+use crate::core::terminal_text::{for_terminal_line, name};
 use crate::core::text::clip;
 
 /// How a plan's steps stand against its baseline's, in one word. Exactly one applies, in
@@ -120,8 +123,20 @@ fn missing_from(a: &[&str], b: &HashMap<&str, usize>) -> Vec<String> {
     out
 }
 
-/// Compare a plan (its outcome and steps) with its baseline's steps.
-pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSignal {
+/// True when some step names a tool (not `unknown`): a baseline without one planned
+/// nothing a plan can be measured against.
+pub fn names_a_tool(steps: &[Step]) -> bool {
+    steps.iter().any(|s| s.tool != UNKNOWN_TOOL)
+}
+
+/// Compare a plan (its outcome and steps) with its baseline's steps. `None` when no step of
+/// the baseline names a tool (it has none, or the guard demoted every one to `unknown`): a
+/// baseline that names no tool planned nothing to measure a plan against, so, like one that
+/// gave no plan, it gives no signal.
+pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> Option<GapSignal> {
+    if !names_a_tool(baseline) {
+        return None;
+    }
     let mine = tools(plan);
     let theirs = tools(baseline);
     let (my_counts, their_counts) = (counts(&mine), counts(&theirs));
@@ -167,13 +182,10 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSign
         _ => {}
     }
     if !frontier_missed.is_empty() {
-        notes.push(format!(
-            "the baseline skipped {}",
-            frontier_missed.join(", ")
-        ));
+        notes.push(format!("the baseline skipped {}", names(&frontier_missed)));
     }
     if !plan_missed.is_empty() {
-        notes.push(format!("the plan skipped {}", plan_missed.join(", ")));
+        notes.push(format!("the plan skipped {}", names(&plan_missed)));
     }
     let mut repeats: Vec<&str> = my_counts
         .iter()
@@ -183,9 +195,12 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSign
     repeats.sort_unstable();
     if !failed {
         for t in repeats {
+            let n = my_counts[t];
             notes.push(format!(
-                "the plan calls {t} {} times, the baseline {}",
-                my_counts[t], their_counts[t]
+                "the plan calls {} {n} time{}, the baseline {}",
+                name(t),
+                if n == 1 { "" } else { "s" },
+                their_counts[t]
             ));
         }
     }
@@ -202,14 +217,42 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> GapSign
             ));
         }
     }
-    GapSignal {
+    Some(GapSignal {
         agree: category == GapCategory::Agree,
         frontier_missed,
         plan_added,
         plan_missed,
         category,
         notes: notes.join("; "),
-    }
+    })
+}
+
+/// Tools as a note lists them, each one line ([`name`]).
+fn names(tools: &[String]) -> String {
+    tools.iter().map(|t| name(t)).collect::<Vec<_>>().join(", ")
+}
+
+/// A plan's baseline and its signal as `history show` prints them, two lines:
+/// `baseline MODEL (plan ID): a → b` and `gap: CATEGORY: notes`. Every name one line
+/// ([`name`]), and the notes too (a row stored before they were written so).
+pub fn baseline_lines(b: &Baseline, g: &GapSignal) -> String {
+    let model = b
+        .model
+        .as_deref()
+        .map(|m| format!(" {}", name(m)))
+        .unwrap_or_default();
+    let plan = b
+        .plan_id
+        .as_deref()
+        .map(|p| format!(" (plan {})", name(p)))
+        .unwrap_or_default();
+    let steps: Vec<_> = b.steps.iter().map(|s| name(&s.tool)).collect();
+    format!(
+        "baseline{model}{plan}: {}\ngap: {}: {}\n",
+        steps.join(" → "),
+        g.category,
+        for_terminal_line(&g.notes)
+    )
 }
 
 /// One plan's gap signal as the store lists it for counting.
@@ -227,6 +270,13 @@ pub struct GapRow {
 pub struct ToolCount {
     pub tool: String,
     pub plans: u64,
+}
+
+/// `memory.store×3`, the tool one line ([`name`]): how `history --gaps` lists the counts.
+impl fmt::Display for ToolCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}×{}", name(&self.tool), self.plans)
+    }
 }
 
 /// The gap signals of one group of similar intents.
@@ -258,7 +308,9 @@ impl GapGroup {
                 t.plans,
                 format!(
                     "baseline skipped {} in {} of {} '{intent}' intents",
-                    t.tool, t.plans, self.plans
+                    name(&t.tool),
+                    t.plans,
+                    self.plans
                 ),
             ));
         }
@@ -267,7 +319,9 @@ impl GapGroup {
                 t.plans,
                 format!(
                     "plan skipped {} in {} of {} '{intent}' intents",
-                    t.tool, t.plans, self.plans
+                    name(&t.tool),
+                    t.plans,
+                    self.plans
                 ),
             ));
         }
@@ -400,7 +454,7 @@ mod tests {
     }
 
     fn gap(plan: &[&str], baseline: &[&str]) -> GapSignal {
-        gap_signal(Outcome::Ok, &steps(plan), &steps(baseline))
+        gap_signal(Outcome::Ok, &steps(plan), &steps(baseline)).expect("the baseline plans")
     }
 
     #[test]
@@ -411,7 +465,7 @@ mod tests {
         );
         assert!(g.agree && g.category == GapCategory::Agree);
         assert!(g.frontier_missed.is_empty() && g.plan_added.is_empty());
-        assert!(gap(&[], &[]).agree, "two empty sides agree");
+        assert!(gap(&["unknown"], &["memory.store"]).plan_missed == ["memory.store"]);
 
         let g = gap(
             &["blog.draft", "memory.store"],
@@ -456,7 +510,7 @@ mod tests {
 
     #[test]
     fn a_failed_plan_misses_the_whole_baseline_and_unknown_steps_are_left_out() {
-        let g = gap_signal(Outcome::Failed, &[], &steps(&["memory.store"]));
+        let g = gap_signal(Outcome::Failed, &[], &steps(&["memory.store"])).unwrap();
         assert_eq!(g.category, GapCategory::PlanFailed);
         assert_eq!(g.plan_missed, ["memory.store"]);
         assert!(!g.agree && g.plan_added.is_empty());
@@ -468,6 +522,79 @@ mod tests {
             g.notes
         );
         assert!(g.notes.contains("1 baseline step"), "{}", g.notes);
+    }
+
+    /// Tester 5 F8: a baseline whose every step the guard demoted (or that has no step)
+    /// planned nothing to measure a plan against: no signal, not "baseline skipped …".
+    #[test]
+    fn a_baseline_naming_no_registered_tool_gives_no_signal() {
+        let plan = steps(&["web.search", "memory.store"]);
+        assert_eq!(
+            gap_signal(Outcome::Ok, &plan, &steps(&["unknown", "unknown"])),
+            None
+        );
+        assert_eq!(gap_signal(Outcome::Ok, &plan, &[]), None);
+        assert_eq!(gap_signal(Outcome::Failed, &[], &steps(&["unknown"])), None);
+        assert!(gap_signal(Outcome::Ok, &plan, &steps(&["unknown", "web.search"])).is_some());
+    }
+
+    /// Tester 5 C3: one call is "1 time".
+    #[test]
+    fn a_count_of_one_is_singular() {
+        let g = gap(&["web.search"], &["web.search", "web.search"]);
+        assert!(
+            g.notes
+                .contains("the plan calls web.search 1 time, the baseline 2"),
+            "{}",
+            g.notes
+        );
+    }
+
+    /// Tester 5 F1/F2: a tool name from outside (an imported baseline, an older store) with
+    /// a line break in it is one line in the notes and in `history --gaps`'s sentences and
+    /// counts, never a line of its own; the fields keep it exact.
+    #[test]
+    fn a_name_with_a_line_break_stays_on_its_line() {
+        let forged = "a\nb vs baseline: agree";
+        let g = gap(&[forged, "x", "x"], &["x", "c\nplan skipped nothing"]);
+        assert_eq!(g.frontier_missed, [forged]);
+        assert!(!g.notes.contains('\n'), "{}", g.notes);
+        assert!(
+            g.notes
+                .contains(r"the baseline skipped 'a\nb vs baseline: agree'"),
+            "{}",
+            g.notes
+        );
+        let report = aggregate([GapRow {
+            shape: "s".into(),
+            intent: "remember\nthe note".into(),
+            signal: g,
+        }]);
+        for line in report.groups[0].sentences(40) {
+            assert!(!line.contains('\n'), "{line}");
+        }
+        let counted = report.frontier_missed[0].to_string();
+        assert_eq!(counted, r"'a\nb vs baseline: agree'×1");
+        assert!(!report.plan_missed[0].to_string().contains('\n'));
+    }
+
+    /// Tester 5 F2: an imported baseline's model, plan id and tools with line breaks (and a
+    /// row's notes stored before they were written on one line) print as two lines, no more.
+    #[test]
+    fn the_baseline_lines_are_two_whatever_the_names() {
+        let b = Baseline {
+            model: Some("gpt\ngap: agree: FORGED".into()),
+            plan_id: Some("p\nFORGED2".into()),
+            steps: steps(&["web.search", "a\nb"]),
+        };
+        let mut g = gap(&["web.search"], &["web.search"]);
+        g.notes = "old\nFORGED NOTE".into();
+        let text = baseline_lines(&b, &g);
+        assert_eq!(
+            text,
+            "baseline 'gpt\\ngap: agree: FORGED' (plan 'p\\nFORGED2'): web.search → 'a\\nb'\n\
+             gap: agree: old\\nFORGED NOTE\n"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 
 use crate::core::history::{Complexity, Outcome, Step, UNKNOWN_TOOL};
+use crate::core::terminal_text::{for_terminal_line, name, quoted, quoted_with};
 
 /// Names a planner answers to: a plan that calls one of them would recurse.
 pub const PLANNER_SELF_NAMES: [&str; 6] = [
@@ -122,18 +123,22 @@ impl PlanGuard<'_> {
         let steps: Vec<Step> = steps
             .into_iter()
             .map(|s| {
-                let reason = if self.self_names.iter().any(|n| n.eq_ignore_ascii_case(&s.tool)) {
-                    Some(format!(
-                        "gap: the model named '{}', the planner itself; a plan must not call its planner",
-                        s.tool
+                let reason = if self
+                    .self_names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&s.tool))
+                {
+                    Some(demotion(
+                        &s.tool,
+                        "the planner itself; a plan must not call its planner",
                     ))
                 } else if s.tool == UNKNOWN_TOOL {
                     // The model said so itself: keep its own rationale.
                     None
                 } else if !self.registered.contains(&s.tool) {
-                    Some(format!(
-                        "gap: the model named '{}', which is not a registered pack or pipeline",
-                        s.tool
+                    Some(demotion(
+                        &s.tool,
+                        "which is not a registered pack or pipeline",
                     ))
                 } else {
                     None
@@ -173,6 +178,13 @@ impl PlanGuard<'_> {
     }
 }
 
+/// The `gap:` rationale of a step the guard demoted: the name the model wrote, quoted on one
+/// line ([`quoted`]: escaped, bounded), and why it is no tool. The one place a demoted name
+/// is put into words, so a line break in it never starts a line of its own.
+fn demotion(named: &str, why: &str) -> String {
+    format!("gap: the model named {}, {why}", quoted(named))
+}
+
 /// The plan restated as an instruction for the agent, from the steps alone: "Run X with
 /// query=…, then Y." Demoted steps say what is missing.
 pub fn rewritten_prompt(steps: &[Step]) -> String {
@@ -187,7 +199,11 @@ pub fn rewritten_prompt(steps: &[Step]) -> String {
                     .strip_prefix("gap:")
                     .unwrap_or(&s.rationale)
                     .trim();
-                return format!("report that no tool covers this part ({gap})");
+                // The model's own rationale when it said `unknown` itself: one line.
+                return format!(
+                    "report that no tool covers this part ({})",
+                    for_terminal_line(gap)
+                );
             }
             let args = args_phrase(&s.args);
             if args.is_empty() {
@@ -211,7 +227,8 @@ pub fn rewritten_prompt(steps: &[Step]) -> String {
     text
 }
 
-/// `key=value` pairs of an args object, values clipped so the line stays readable.
+/// `key=value` pairs of an args object on one line: a key as a [`name`], a string value
+/// [`quoted_with`] `"` (escaped, bounded), any other value as JSON (one line), clipped.
 fn args_phrase(args: &Value) -> String {
     let Value::Object(map) = args else {
         return String::new();
@@ -219,10 +236,10 @@ fn args_phrase(args: &Value) -> String {
     map.iter()
         .map(|(k, v)| {
             let shown = match v {
-                Value::String(s) => format!("\"{}\"", crate::core::text::clip(s, 60)),
+                Value::String(s) => quoted_with(s, '"'),
                 other => crate::core::text::clip(&other.to_string(), 60),
             };
-            format!("{k}={shown}")
+            format!("{}={shown}", name(k))
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -355,6 +372,48 @@ mod tests {
             direct.rewritten_prompt,
             "Run builtin.remember-and-blog with input=\"note\"."
         );
+    }
+
+    /// Tester 5 F1: a line break in a name, an argument (key or value) or a rationale the
+    /// model wrote is one line in the guard's rationale and in the rewritten prompt, shown
+    /// escaped; the step keeps the model's arguments exact.
+    #[test]
+    fn what_the_model_wrote_stays_on_one_line() {
+        let registered = set(&["memory.store"]);
+        let guard = PlanGuard {
+            registered: &registered,
+            pipelines: &HashSet::new(),
+            self_names: &["plan\nner".to_string()],
+        };
+        let g = guard.check(
+            steps_from(&json!({"steps":[
+                {"tool":"memory.store","args":{"k\nFORGED KEY":"v\nFORGED VALUE","n":"x"}},
+                {"tool":"zz\nFORGED NAME"},
+                {"tool":"PLAN\nNER"},
+                {"tool":"unknown","rationale":"gap: none\nFORGED RATIONALE"}
+            ]}))
+            .unwrap(),
+        );
+        for d in &g.demoted {
+            assert!(!d.reason.contains('\n'), "{}", d.reason);
+        }
+        assert_eq!(g.demoted[0].named, "zz\nFORGED NAME", "kept exact");
+        assert!(
+            g.steps[1]
+                .rationale
+                .starts_with(r"gap: the model named 'zz\nFORGED NAME', which"),
+            "{}",
+            g.steps[1].rationale
+        );
+        assert!(!g.rewritten_prompt.contains('\n'), "{}", g.rewritten_prompt);
+        assert!(
+            g.rewritten_prompt
+                .starts_with(r#"Run memory.store with 'k\nFORGED KEY'="v\nFORGED VALUE", n="x""#),
+            "{}",
+            g.rewritten_prompt
+        );
+        assert!(g.rewritten_prompt.contains(r"none\nFORGED RATIONALE"));
+        assert_eq!(g.steps[0].args["k\nFORGED KEY"], "v\nFORGED VALUE");
     }
 
     #[test]

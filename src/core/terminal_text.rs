@@ -70,6 +70,35 @@ pub fn quoted_with(text: &str, mark: char) -> String {
     format!("{mark}{shown}{mark}")
 }
 
+/// A name from outside (a tool a model or an imported baseline named, a baseline's model or
+/// plan id) as a line of text puts it: as written when it is one plain line of at most
+/// [`QUOTE_CHARS`] characters (nothing [`for_terminal_line`] would change), else [`quoted`]
+/// — so a line break in a name never starts a line of its own, and an 8 MiB name is named,
+/// not echoed. The one way a sentence or a list of names shows a name.
+pub fn name(text: &str) -> Cow<'_, str> {
+    let plain = !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t');
+    if plain && text.chars().count() <= QUOTE_CHARS {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(quoted(text))
+    }
+}
+
+/// Text from outside (an intent) as the one line a header gives it: [`for_terminal_line`],
+/// then cut to `width` characters with `…`.
+pub fn one_line(text: &str, width: usize) -> String {
+    crate::core::text::clip(&for_terminal_line(text), width)
+}
+
+/// Text from outside that may run over several lines by design (an intent pasted whole),
+/// under a label of ctxconsole's own (`intent: `): every line after the first indented by
+/// `indent` spaces, so none of them can pass for a line of ctxconsole's; escaped as
+/// [`for_terminal`] (a CR is shown, not obeyed).
+pub fn indented(text: &str, indent: usize) -> String {
+    let pad = format!("\n{}", " ".repeat(indent));
+    for_terminal(text).replace('\n', &pad)
+}
+
 /// A key from a file as one segment of a dotted field name (`roles.accent`,
 /// `categories.NAME`): as written when it is a short bare key, else [`quoted_with`] `"`.
 pub fn key_segment(key: &str) -> Cow<'_, str> {
@@ -138,6 +167,33 @@ mod tests {
         assert!(q.chars().count() < QUOTE_CHARS + 40, "{q}");
         assert!(q.ends_with("more bytes)"), "{q}");
         assert_eq!(quoted_with("x", '"'), "\"x\"");
+    }
+
+    #[test]
+    fn a_name_is_one_line_as_written_or_quoted() {
+        assert!(matches!(name("web.search"), Cow::Borrowed("web.search")));
+        assert_eq!(name("a b/c:free"), "a b/c:free");
+        assert_eq!(
+            name("zz\n  vs baseline: agree"),
+            "'zz\\n  vs baseline: agree'"
+        );
+        assert_eq!(name("t\tx\x1b"), "'t\\tx\\x1b'");
+        let long = "t".repeat(8 << 20);
+        let shown = name(&long);
+        assert!(
+            shown.len() < 200 && shown.ends_with("more bytes)"),
+            "{shown}"
+        );
+        assert_eq!(name(&"n".repeat(QUOTE_CHARS)), "n".repeat(QUOTE_CHARS));
+    }
+
+    #[test]
+    fn indented_text_keeps_its_lines_under_its_label() {
+        assert_eq!(indented("one", 8), "one");
+        assert_eq!(
+            indented("remember\noutcome: ok\r\n\x1b[2J", 4),
+            "remember\n    outcome: ok\\r\n    \\x1b[2J"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::core::gap::{GapSignal, gap_signal};
+use crate::core::gap::{GapSignal, gap_signal, names_a_tool};
 use crate::core::history::{Baseline, Outcome, PlanRecord};
 use crate::core::text::clip;
 use crate::live::replay::LiveReplay;
@@ -75,7 +75,8 @@ pub fn store(
             serde_json::json!({"planner": "off", "prior": "off", "catalog_cut": cut}),
         );
     }
-    let planned = record.outcome != Outcome::Failed;
+    // A plan none of whose steps names a registered tool (all demoted) is no plan either.
+    let planned = record.outcome != Outcome::Failed && names_a_tool(&record.steps);
     let steps = record.steps.clone();
     let id = live.store_with(record, insert);
     let steps = planned.then(|| Baseline {
@@ -99,7 +100,7 @@ pub fn attach(
         return None;
     }
     record.expert_baseline = Some(b.clone());
-    Some(gap_signal(record.outcome, &record.steps, &b.steps))
+    gap_signal(record.outcome, &record.steps, &b.steps)
 }
 
 /// The baseline and each model's gap, under the side-by-side table.
@@ -111,10 +112,18 @@ pub fn render(baseline: &BaselineRun, gaps: &[SentGap]) -> String {
     );
     match (&baseline.steps, b.could_not_run()) {
         (_, Some(why)) => out.push_str(&format!("could not run ({why}); no gap signal stored\n")),
-        (None, None) => out.push_str(&format!(
-            "no plan ({}); no gap signal stored\n",
-            b.failure.as_ref().map_or("?", |f| f.class.as_str())
-        )),
+        (None, None) => {
+            let why = match (&b.failure, &b.plan) {
+                (Some(f), _) => f.class.as_str().to_string(),
+                (None, Some(p)) => format!(
+                    "none of its {} step{} names a registered tool",
+                    p.steps.len(),
+                    if p.steps.len() == 1 { "" } else { "s" }
+                ),
+                (None, None) => "?".to_string(),
+            };
+            out.push_str(&format!("no plan ({why}); no gap signal stored\n"));
+        }
         (Some(steps), None) => {
             out.push_str(&clip(
                 &steps

@@ -811,6 +811,36 @@ mod tests {
         )
     }
 
+    /// Tester 5 F8: an imported baseline whose every step names no tool (`unknown`), or that
+    /// has no step, is no plan: the plan keeps the baseline and gets no signal.
+    #[test]
+    fn an_imported_baseline_naming_no_tool_gives_no_signal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let lines = [
+            plan_line(
+                "u",
+                r#","expert_baseline":[{"order":1,"tool":"unknown"},{"order":2,"tool":"unknown"}]"#,
+            ),
+            plan_line("e", r#","expert_baseline":[]"#),
+        ]
+        .join("\n");
+        s.import_plans(
+            "p",
+            lines.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        for id in ["u", "e"] {
+            let p = s.plan(id).unwrap().unwrap();
+            assert!(p.record.expert_baseline.is_some(), "{id}");
+            assert!(p.gap_signal.is_none(), "{id}: {:?}", p.gap_signal);
+        }
+        assert_eq!(s.gaps(&PlanFilter::default()).unwrap().plans, 0);
+    }
+
     /// A plan carrying `expert_baseline` steps gets its gap signal when stored; export writes
     /// the source, the baseline and the signal, and a copy imported from it has them all.
     #[test]

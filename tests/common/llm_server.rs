@@ -818,6 +818,26 @@ fn serve(
             &plan(&["memory.store", "blog.draft", "image.generate"]),
             "stop",
         ),
+        // A hostile plan: line breaks in a tool name, an argument value and the model's own
+        // rationale for a step it calls `unknown`, each followed by a line that would pass
+        // for one of ctxconsole's.
+        "newline" => ok(
+            &mut stream,
+            &json!({"steps": [
+                {"order": 1, "tool": "memory.store", "args": {"k": "v\nFORGED ARG LINE"}},
+                {"order": 2, "tool": "zz\n  test/ok-json vs baseline: agree FORGED TOOL LINE"},
+                {"order": 3, "tool": "unknown",
+                 "rationale": "gap: nothing fits\nFORGED RATIONALE LINE"}
+            ]})
+            .to_string(),
+            "stop",
+        ),
+        // A plan whose every step names a tool no catalog holds (all demoted to `unknown`).
+        "unregistered" => ok(
+            &mut stream,
+            &plan(&["nonexistent.tool", "other.fake"]),
+            "stop",
+        ),
         // Any other model answers with a good plan: a workspace can route every provider
         // here (see `config_routing_everything`).
         _ => ok(&mut stream, &good, "stop"),

@@ -626,7 +626,7 @@ pub(super) fn origin_columns(p: &PlanRecord) -> (&'static str, Option<String>, O
     let gap = p
         .expert_baseline
         .as_ref()
-        .map(|b| gap_signal(p.outcome, &p.steps, &b.steps));
+        .and_then(|b| gap_signal(p.outcome, &p.steps, &b.steps));
     (
         p.source.as_str(),
         p.expert_baseline
