@@ -86,7 +86,7 @@ fn mining(c: &mut Criterion) {
             b.iter(|| black_box(s.drift(&all, 30).expect("drift")))
         });
         group.bench_function(BenchmarkId::new("drift and outcomes by week", n), |b| {
-            b.iter(|| black_box(s.trends(&all).expect("trends")))
+            b.iter(|| black_box(s.trends(&all, i64::MAX).expect("trends")))
         });
         group.bench_function(BenchmarkId::new("groups by shape (aggregate)", n), |b| {
             b.iter(|| black_box(s.groups(&every, 0, 30).expect("groups")))
