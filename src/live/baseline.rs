@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::core::as_sent::mark_baseline;
 use crate::core::gap::{GapSignal, gap_signal};
 use crate::core::history::{Baseline, Outcome, PlanRecord};
 use crate::core::text::clip;
@@ -69,12 +70,7 @@ pub fn store(
             cut,
         });
     };
-    if let Some(serde_json::Value::Object(t)) = &mut record.trim_record {
-        t.insert(
-            "baseline".into(),
-            serde_json::json!({"planner": "off", "prior": "off", "catalog_cut": cut}),
-        );
-    }
+    mark_baseline(&mut record, request);
     let planned = record.outcome != Outcome::Failed;
     let steps = record.steps.clone();
     let id = live.store_with(record, insert);

@@ -1,11 +1,15 @@
 //! Replay of a stored plan (DESIGN §2.9). Offline: today's decoder and classifier on the
 //! stored raw response — would we recover it now, and by which stage? Live: the request
-//! rebuilt with today's budget, compaction and prompt (the two-pass filter included), sent,
-//! classified, decoded, guarded, and returned as a new plan record with `replay_of`.
+//! rebuilt from the stored instruction with today's budget, compaction and prompt (the
+//! two-pass filter included; a baseline plan as a baseline request; a tier override kept),
+//! sent, classified, decoded, guarded, and returned as a new plan record with `replay_of`.
+//! What the original carried that the store does not keep (its attachments) is not sent
+//! again, and the replay says so ([`crate::core::as_sent`]).
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
+use crate::core::as_sent::{Rebuilt, SentWith, is_baseline, mark_baseline, replay_notes};
 use crate::core::assemble::ChatMessage;
 use crate::core::budget::Tier;
 use crate::core::compare::Arm;
@@ -19,7 +23,7 @@ use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
 use crate::llm::provider::{Endpoint, Providers};
-use crate::preview::{Preview, PreviewContext, preview_among};
+use crate::preview::{Preview, PreviewContext, plan_unaided, preview_among};
 use crate::workspace::{CONFIG_FILE, Config, Workspace};
 
 /// What a replay needs from the workspace; cheap to clone into a task.
@@ -337,6 +341,11 @@ pub struct LiveReplay {
     pub answer: Option<String>,
     /// Boxed: it is rare, and keeps a replay small to move around.
     pub two_pass: Option<Box<TwoPass>>,
+    /// A replay only: how its request differs from what the original sent, and what it
+    /// did about it (attachments not stored so not sent again, the tier override, a
+    /// baseline rebuilt as one). Empty: the same kind of request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rebuild_notes: Vec<String>,
     pub request: RequestSummary,
     pub status: Option<u16>,
     pub attempts: u32,
@@ -420,7 +429,8 @@ fn raw_of(reply: &Reply) -> String {
 /// `None` when cancelled or when nothing could be sent for this model (no provider takes
 /// it, its key variable is not set: [`LiveReplay::not_sent`] says which), so that one
 /// model's configuration never stops the others. `Err` only when the request cannot be
-/// built at all.
+/// built at all. The replay's `rebuild_notes` say how its request differs from what the
+/// original sent.
 pub async fn replay_live(
     ctx: &ReplayContext,
     original: &PlanRecord,
@@ -428,8 +438,46 @@ pub async fn replay_live(
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
+    let trim = original.trim_record.as_ref();
+    let sent = SentWith::from_trim(trim);
+    let baseline = is_baseline(trim);
+    let (mut live, mut record) =
+        replay_rebuilt(ctx, original, model, &sent, baseline, cancel, progress).await?;
+    live.rebuild_notes = replay_notes(&Rebuilt {
+        sent: &sent,
+        baseline,
+        tier: live.request.tier,
+    });
+    if let Some(r) = record.as_mut() {
+        // What the replay itself was sent with: the override kept, no attachment.
+        SentWith {
+            attachments: Vec::new(),
+            tier_override: sent.tier_override,
+        }
+        .keep_in(&mut r.trim_record);
+    }
+    Ok((live, record))
+}
+
+/// The original's request rebuilt from its stored instruction and sent: a baseline plan as
+/// `send --baseline` builds one (whole catalog, no planner, no prior, no two-pass), any
+/// other as `preview` builds it today at the tier it was sent under.
+async fn replay_rebuilt(
+    ctx: &ReplayContext,
+    original: &PlanRecord,
+    model: &str,
+    sent: &SentWith,
+    baseline: bool,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(ReplayProgress) + Send),
+) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let started = std::time::Instant::now();
-    let first = preview_among(&ctx.preview, model, None, &original.intent, "", None)?;
+    let tier = sent.tier_override;
+    let first = if baseline {
+        plan_unaided(&ctx.preview, model, &original.intent, &[], "")?
+    } else {
+        preview_among(&ctx.preview, model, tier, &original.intent, "", None)?
+    };
     let endpoint = match endpoint_for(ctx, model, &first) {
         Ok(endpoint) => endpoint,
         Err(not_sent) => return Ok((*not_sent, None)),
@@ -437,7 +485,7 @@ pub async fn replay_live(
     let mut two_pass = None;
     let mut request = first;
     let mut total_attempts = 0;
-    if request.ranking.escalate {
+    if request.ranking.escalate && !baseline {
         let (tp, restricted, attempts) =
             filter_pass(ctx, &endpoint, &request, original, model, cancel, progress).await?;
         total_attempts += attempts;
@@ -462,7 +510,7 @@ pub async fn replay_live(
         replay_of: Some(&original.id),
         compare: None,
     };
-    send_planned(
+    let (live, mut record) = send_planned(
         &ctx.guard(),
         &endpoint,
         &request,
@@ -476,7 +524,11 @@ pub async fn replay_live(
         cancel,
         progress,
     )
-    .await
+    .await?;
+    if let Some(r) = record.as_mut().filter(|_| baseline) {
+        mark_baseline(r, &request);
+    }
+    Ok((live, record))
 }
 
 /// Who a live plan is for, and what it replays (nothing for `send`).
@@ -920,6 +972,7 @@ impl LiveReplay {
             reasoning_bytes: 0,
             answer: None,
             two_pass: None,
+            rebuild_notes: Vec::new(),
             request: RequestSummary::of(request),
             status: None,
             attempts: 0,
@@ -992,10 +1045,12 @@ async fn filter_pass(
                 Some(mut ids) => {
                     ids.truncate(FILTER_MAX_IDS);
                     let only: HashSet<String> = ids.iter().cloned().collect();
+                    // At the tier the first pass was planned at (an override kept).
+                    let tier = first.tier_overridden.then_some(first.tier);
                     let restricted = preview_among(
                         &ctx.preview,
                         model,
-                        None,
+                        tier,
                         &original.intent,
                         "",
                         Some(&only),
