@@ -829,11 +829,11 @@ fn replay_json(home: &Path, id: &str) -> Value {
     json_of(ctx(home).env(KEY_ENV, KEY).args(["replay", id, "--json"]))
 }
 
-/// Tester 5 F14: a plan sent with an attachment and under a tier override was replayed
-/// without the attachment and at the row's own tier, silently, and shown beside the original
+/// Tester 5 F14: a plan sent with an attachment, under a tier override and with a defaults
+/// block was replayed without all three, silently, and shown beside the original
 /// as the same request. What was sent beside the instruction is now kept in the trim record;
-/// the replay keeps the override and says plainly that the attachment is not stored and was
-/// not sent again — in the table and in --json.
+/// the replay keeps the override and the defaults and says plainly that the attachment is
+/// not stored and was not sent again — in the table and in --json.
 #[test]
 fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override() {
     let server = LlmServer::start();
@@ -853,6 +853,7 @@ fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override
                 "--tier",
                 "A",
             ])
+            .args(["--defaults", "team: DEFAULTS-MARKER-4410"])
             .args(["--no-baseline", "--json", "--attach"])
             .arg(&file),
     );
@@ -867,6 +868,7 @@ fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override
     );
     assert_eq!(att["bytes"], attached.len());
     assert_eq!(att["content_ref"].as_str().unwrap().len(), 16);
+    assert_eq!(sent_with["defaults"], "team: DEFAULTS-MARKER-4410");
 
     let r = replay_json(home.path(), &id);
     let received = server.requests.lock().unwrap().clone();
@@ -884,6 +886,10 @@ fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override
             .to_string()
             .contains("ATTACHED-MARKER-7731")
     );
+    // The defaults block is kept whole, so it is sent again.
+    for r in &received {
+        assert!(r.body.to_string().contains("DEFAULTS-MARKER-4410"));
+    }
     let replay = &r["replays"][0];
     assert_eq!(replay["request"]["tier"], "A", "the override is kept");
     let notes: Vec<&str> = replay["rebuild_notes"]
@@ -892,7 +898,7 @@ fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override
         .iter()
         .map(|n| n.as_str().unwrap())
         .collect();
-    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(
         notes[0].starts_with("sent with 1 attachment ('")
             && notes[0].contains(&format!("notes.json', {} bytes)", attached.len()))
@@ -903,12 +909,16 @@ fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override
         notes[1],
         "sent under a tier A override; replayed at tier A (the override kept)"
     );
+    assert_eq!(
+        notes[2],
+        "sent with a defaults block (26 bytes); replayed with it (kept)"
+    );
     assert_eq!(r["original"]["sent_with"], *sent_with);
     // The replay is stored as sent: under the override, with no attachment.
     let stored = show(home.path(), replay["stored_id"].as_str().unwrap());
     assert_eq!(
         stored["trim_record"]["sent_with"],
-        json!({"tier_override": "A"})
+        json!({"tier_override": "A", "defaults": "team: DEFAULTS-MARKER-4410"})
     );
 
     let out = ctx(home.path())

@@ -36,10 +36,14 @@ pub struct SentWith {
     /// The tier chosen over the row's (`--tier`, the console's tier key); `None`: the row's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier_override: Option<Tier>,
+    /// The caller's defaults block sent with the intent (`--defaults`): short text the
+    /// operator wrote, kept whole so a replay sends it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<String>,
 }
 
 impl SentWith {
-    pub fn of(attachments: &[Attachment], tier_override: Option<Tier>) -> SentWith {
+    pub fn of(attachments: &[Attachment], tier_override: Option<Tier>, defaults: &str) -> SentWith {
         SentWith {
             attachments: attachments
                 .iter()
@@ -50,11 +54,12 @@ impl SentWith {
                 })
                 .collect(),
             tier_override,
+            defaults: Some(defaults.to_string()).filter(|d| !d.is_empty()),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.attachments.is_empty() && self.tier_override.is_none()
+        self.attachments.is_empty() && self.tier_override.is_none() && self.defaults.is_none()
     }
 
     /// As a trim record holds it; nothing recorded (rows from before it, imported plans,
@@ -143,6 +148,12 @@ pub fn replay_notes(r: &Rebuilt) -> Vec<String> {
             ));
         }
     }
+    if let Some(d) = &r.sent.defaults {
+        notes.push(format!(
+            "sent with a defaults block ({} bytes); replayed with it (kept)",
+            d.len()
+        ));
+    }
     notes
 }
 
@@ -159,8 +170,10 @@ mod tests {
                 text: "{\"a\":1}".into(),
             }],
             Some(Tier::A),
+            "",
         );
         assert_eq!(sent.attachments[0].bytes, 7);
+        assert_eq!(sent.defaults, None);
         assert_eq!(sent.attachments[0].content_ref, content_ref(b"{\"a\":1}"));
         let mut trim = Some(json!({"trim": []}));
         sent.keep_in(&mut trim);
@@ -188,6 +201,7 @@ mod tests {
                 },
             ],
             Some(Tier::A),
+            "",
         );
         let notes = replay_notes(&Rebuilt {
             sent: &sent,
@@ -203,15 +217,16 @@ mod tests {
         assert!(!notes[0].contains('\n'));
         assert_eq!(notes[1], "sent under a tier A override; replayed at tier C");
         let kept = replay_notes(&Rebuilt {
-            sent: &SentWith {
-                attachments: vec![],
-                tier_override: Some(Tier::A),
-            },
+            sent: &SentWith::of(&[], Some(Tier::A), "locale: en-GB"),
             baseline: true,
             tier: Tier::A,
         });
         assert!(kept[0].starts_with("a baseline plan: replayed as a baseline request"));
         assert!(kept[1].ends_with("replayed at tier A (the override kept)"));
+        assert_eq!(
+            kept[2],
+            "sent with a defaults block (13 bytes); replayed with it (kept)"
+        );
         assert!(
             replay_notes(&Rebuilt {
                 sent: &SentWith::default(),

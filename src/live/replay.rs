@@ -449,10 +449,10 @@ pub async fn replay_live(
         tier: live.request.tier,
     });
     if let Some(r) = record.as_mut() {
-        // What the replay itself was sent with: the override kept, no attachment.
+        // What the replay itself was sent with: the override and defaults kept, no attachment.
         SentWith {
             attachments: Vec::new(),
-            tier_override: sent.tier_override,
+            ..sent.clone()
         }
         .keep_in(&mut r.trim_record);
     }
@@ -472,11 +472,11 @@ async fn replay_rebuilt(
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let started = std::time::Instant::now();
-    let tier = sent.tier_override;
+    let (tier, defaults) = (sent.tier_override, sent.defaults.as_deref().unwrap_or(""));
     let first = if baseline {
-        plan_unaided(&ctx.preview, model, &original.intent, &[], "")?
+        plan_unaided(&ctx.preview, model, &original.intent, &[], defaults)?
     } else {
-        preview_among(&ctx.preview, model, tier, &original.intent, "", None)?
+        preview_among(&ctx.preview, model, tier, &original.intent, defaults, None)?
     };
     let endpoint = match endpoint_for(ctx, model, &first) {
         Ok(endpoint) => endpoint,
@@ -486,8 +486,19 @@ async fn replay_rebuilt(
     let mut request = first;
     let mut total_attempts = 0;
     if request.ranking.escalate && !baseline {
-        let (tp, restricted, attempts) =
-            filter_pass(ctx, &endpoint, &request, original, model, cancel, progress).await?;
+        let (tp, restricted, attempts) = filter_pass(
+            ctx,
+            &endpoint,
+            &request,
+            Asked {
+                intent: &original.intent,
+                defaults,
+            },
+            model,
+            cancel,
+            progress,
+        )
+        .await?;
         total_attempts += attempts;
         if cancel.is_cancelled() {
             let cancelled = LiveReplay {
@@ -982,6 +993,14 @@ impl LiveReplay {
     }
 }
 
+/// What the original asked, as a replay rebuilds it: the stored instruction and the
+/// defaults block it was sent with.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    intent: &'a str,
+    defaults: &'a str,
+}
+
 /// Pass 1: `id — first sentence` lines of the planner-allowed entries; the reply's ids
 /// restrict the catalog for pass 2, which is compacted again against the same allowance.
 /// When pass 1 gives nothing usable, the lexical selection stands and the record says so.
@@ -989,7 +1008,7 @@ async fn filter_pass(
     ctx: &ReplayContext,
     endpoint: &crate::llm::provider::Endpoint,
     first: &Preview,
-    original: &PlanRecord,
+    asked: Asked<'_>,
     model: &str,
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
@@ -1019,7 +1038,7 @@ async fn filter_pass(
                 content: format!(
                     "{}\nREQUEST:\n{}",
                     filter_lines(offered.iter().copied()),
-                    original.intent
+                    asked.intent
                 ),
             },
         ],
@@ -1051,8 +1070,8 @@ async fn filter_pass(
                         &ctx.preview,
                         model,
                         tier,
-                        &original.intent,
-                        "",
+                        asked.intent,
+                        asked.defaults,
                         Some(&only),
                     )?;
                     let note = format!(

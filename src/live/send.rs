@@ -173,7 +173,11 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
         };
         for planned in plan_arms(ctx, &each, ask.arms)? {
             let r = &planned.request;
-            let sent_with = SentWith::of(ask.attachments, r.tier_overridden.then_some(r.tier));
+            let sent_with = SentWith::of(
+                ask.attachments,
+                r.tier_overridden.then_some(r.tier),
+                ask.defaults,
+            );
             jobs.push(SendJob {
                 model: effective.model.clone(),
                 arm: planned.arm,
@@ -192,7 +196,7 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
             request: plan_unaided(ctx, b, ask.prompt, ask.attachments, ask.defaults)?,
             same_as_compacted: false,
             baseline: true,
-            sent_with: SentWith::of(ask.attachments, None),
+            sent_with: SentWith::of(ask.attachments, None, ask.defaults),
         });
     }
     Ok(jobs)
