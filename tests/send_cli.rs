@@ -1071,3 +1071,55 @@ fn gaps_count_each_send_once_and_never_a_replay() {
         "the imported plan, not its replay: {counted:#}"
     );
 }
+
+/// F14, the faithful half: an attachment sent as a briefing has its whole text in the
+/// output cache under the ref `sent_with` keeps, so its replay reads it back and sends the
+/// same request again — and says which it did.
+#[test]
+fn a_replay_sends_an_attachment_again_when_the_output_cache_still_holds_it() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.log");
+    let log: String = (0..40_000)
+        .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"))
+        .collect();
+    std::fs::write(&file, &log).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--model"])
+            .args(["test/ok-json", "--no-baseline", "--json", "--attach"])
+            .arg(&file),
+    );
+    let id = v["results"][0]["stored_id"].as_str().unwrap().to_string();
+    let r = replay_json(home.path(), &id);
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    let sent = received[0].body["messages"].to_string();
+    assert!(
+        sent.contains("big.log") && !sent.contains("request 3999 served"),
+        "a briefing"
+    );
+    assert_eq!(
+        received[0].body["messages"], received[1].body["messages"],
+        "the same request again"
+    );
+    let notes = &r["replays"][0]["rebuild_notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes:#}");
+    let note = notes[0].as_str().unwrap();
+    assert!(
+        note.starts_with("sent with 1 attachment ('")
+            && note.contains(&format!("big.log', {} bytes)", log.len()))
+            && note.ends_with(
+                "the output cache still holds the text by its content_ref: replayed with it"
+            ),
+        "{note}"
+    );
+    // Stored as sent: with the attachment.
+    let stored = show(home.path(), r["replays"][0]["stored_id"].as_str().unwrap());
+    assert_eq!(
+        stored["trim_record"]["sent_with"]["attachments"][0]["bytes"],
+        log.len()
+    );
+}

@@ -106,6 +106,30 @@ pub struct Rebuilt<'a> {
     pub baseline: bool,
     /// The tier the replay was built at.
     pub tier: Tier,
+    /// The `content_ref`s of the attachments sent again: the output cache still held their
+    /// text (a part sent as a briefing is kept there).
+    pub resent: &'a [&'a str],
+    /// Why the output cache could not be read, if it could not.
+    pub cache_error: Option<&'a str>,
+}
+
+/// `'a.json', 2 bytes; 'b.log', 9 bytes`
+fn named(attachments: &[&SentAttachment]) -> String {
+    attachments
+        .iter()
+        .map(|a| format!("{}, {} bytes", quoted(&a.name), a.bytes))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `1 attachment`, `2 attachments`, `1 of 2 attachments`.
+fn counted(n: usize, of: usize) -> String {
+    let noun = if of == 1 { "attachment" } else { "attachments" };
+    if n == of {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} of {of} {noun}")
+    }
 }
 
 /// What a replay says about the request it re-asked, one line each: every way it differs
@@ -118,22 +142,33 @@ pub fn replay_notes(r: &Rebuilt) -> Vec<String> {
                 .to_string(),
         );
     }
-    let n = r.sent.attachments.len();
-    if n > 0 {
-        let names = r
-            .sent
-            .attachments
-            .iter()
-            .map(|a| format!("{}, {} bytes", quoted(&a.name), a.bytes))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let (noun, verb, them) = if n == 1 {
-            ("attachment", "is", "it")
-        } else {
-            ("attachments", "are", "them")
-        };
+    let all = r.sent.attachments.len();
+    let (again, missing): (Vec<&SentAttachment>, Vec<&SentAttachment>) = r
+        .sent
+        .attachments
+        .iter()
+        .partition(|a| r.resent.contains(&a.content_ref.as_str()));
+    if !again.is_empty() {
+        let them = if again.len() == 1 { "it" } else { "them" };
         notes.push(format!(
-            "sent with {n} {noun} ({names}) that {verb} not stored; replayed without {them}"
+            "sent with {} ({}); the output cache still holds the text by its content_ref: replayed with {them}",
+            counted(again.len(), all),
+            named(&again)
+        ));
+    }
+    if !missing.is_empty() {
+        let (verb, them) = if missing.len() == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        let why = r.cache_error.map_or(String::new(), |e| {
+            format!(" (the output cache could not be read: {e})")
+        });
+        notes.push(format!(
+            "sent with {} ({}) that {verb} not stored; replayed without {them}{why}",
+            counted(missing.len(), all),
+            named(&missing)
         ));
     }
     if let Some(tier) = r.sent.tier_override {
@@ -207,6 +242,8 @@ mod tests {
             sent: &sent,
             baseline: false,
             tier: Tier::C,
+            resent: &[],
+            cache_error: None,
         });
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(
@@ -220,6 +257,8 @@ mod tests {
             sent: &SentWith::of(&[], Some(Tier::A), "locale: en-GB"),
             baseline: true,
             tier: Tier::A,
+            resent: &[],
+            cache_error: None,
         });
         assert!(kept[0].starts_with("a baseline plan: replayed as a baseline request"));
         assert!(kept[1].ends_with("replayed at tier A (the override kept)"));
@@ -231,9 +270,31 @@ mod tests {
             replay_notes(&Rebuilt {
                 sent: &SentWith::default(),
                 baseline: false,
-                tier: Tier::C
+                tier: Tier::C,
+                resent: &[],
+                cache_error: None,
             })
             .is_empty()
+        );
+        // One of two read back from the output cache, the other not held.
+        let held = sent.attachments[0].content_ref.clone();
+        let notes = replay_notes(&Rebuilt {
+            sent: &sent,
+            baseline: false,
+            tier: Tier::A,
+            resent: &[held.as_str()],
+            cache_error: Some("cache.sqlite: locked"),
+        });
+        assert_eq!(
+            notes[0],
+            "sent with 1 of 2 attachments ('a.json', 2 bytes); the output cache still holds the text by its content_ref: replayed with it"
+        );
+        assert!(
+            notes[1].starts_with("sent with 1 of 2 attachments ('b\\nvs baseline")
+                && notes[1].ends_with(
+                    "that is not stored; replayed without it (the output cache could not be read: cache.sqlite: locked)"
+                ),
+            "{notes:?}"
         );
     }
 }

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::core::as_sent::{Rebuilt, SentWith, is_baseline, mark_baseline, replay_notes};
 use crate::core::assemble::ChatMessage;
 use crate::core::budget::Tier;
+use crate::core::budget::effective_row;
 use crate::core::compare::Arm;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
@@ -19,11 +20,13 @@ use crate::core::failure::{
 use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
 use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
+use crate::core::request::Attachment;
 use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
 use crate::llm::provider::{Endpoint, Providers};
-use crate::preview::{Preview, PreviewContext, plan_unaided, preview_among};
+use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep, plan_unaided};
+use crate::store::cache::OutputCache;
 use crate::workspace::{CONFIG_FILE, Config, Workspace};
 
 /// What a replay needs from the workspace; cheap to clone into a task.
@@ -441,22 +444,114 @@ pub async fn replay_live(
     let trim = original.trim_record.as_ref();
     let sent = SentWith::from_trim(trim);
     let baseline = is_baseline(trim);
+    let (held, cache_error) = held_attachments(ctx, &sent);
+    let asked = Asked {
+        intent: &original.intent,
+        defaults: sent.defaults.as_deref().unwrap_or(""),
+        attachments: &held,
+        tier: sent.tier_override,
+    };
     let (mut live, mut record) =
-        replay_rebuilt(ctx, original, model, &sent, baseline, cancel, progress).await?;
+        replay_rebuilt(ctx, original, model, asked, baseline, cancel, progress).await?;
+    let resent: Vec<&str> = held.iter().map(|(r, _)| r.as_str()).collect();
     live.rebuild_notes = replay_notes(&Rebuilt {
         sent: &sent,
         baseline,
         tier: live.request.tier,
+        resent: &resent,
+        cache_error: cache_error.as_deref(),
     });
     if let Some(r) = record.as_mut() {
-        // What the replay itself was sent with: the override and defaults kept, no attachment.
+        // What the replay itself was sent with: the override and defaults kept, and the
+        // attachments read back from the output cache.
         SentWith {
-            attachments: Vec::new(),
+            attachments: sent
+                .attachments
+                .iter()
+                .filter(|a| resent.contains(&a.content_ref.as_str()))
+                .cloned()
+                .collect(),
             ..sent.clone()
         }
         .keep_in(&mut r.trim_record);
     }
     Ok((live, record))
+}
+
+/// The attachments a sent plan carried whose text the output cache still holds under
+/// their `content_ref` (a part sent as a briefing is kept there), each with its ref; and
+/// why the cache could not be read, if it could not.
+fn held_attachments(
+    ctx: &ReplayContext,
+    sent: &SentWith,
+) -> (Vec<(String, Attachment)>, Option<String>) {
+    let Some(dir) = ctx
+        .preview
+        .cache_dir
+        .as_ref()
+        .filter(|_| !sent.attachments.is_empty())
+    else {
+        return (Vec::new(), None);
+    };
+    let cache = match OutputCache::open_existing_in(dir) {
+        Ok(Some(cache)) => cache,
+        Ok(None) => return (Vec::new(), None),
+        Err(e) => return (Vec::new(), Some(format!("{e:#}"))),
+    };
+    let mut held = Vec::new();
+    let mut error = None;
+    for a in &sent.attachments {
+        match cache.get(&a.content_ref) {
+            Ok(Some(text)) if text.len() == a.bytes => held.push((
+                a.content_ref.clone(),
+                Attachment {
+                    name: a.name.clone(),
+                    text,
+                },
+            )),
+            Ok(_) => {}
+            Err(e) => error = Some(format!("{e:#}")),
+        }
+    }
+    (held, error)
+}
+
+/// What the original asked, as a replay rebuilds it: the stored instruction, and what it
+/// was sent with that can be sent again (the defaults block, the attachments the output
+/// cache still holds, the tier override).
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    intent: &'a str,
+    defaults: &'a str,
+    attachments: &'a [(String, Attachment)],
+    tier: Option<Tier>,
+}
+
+impl Asked<'_> {
+    fn attachments(&self) -> Vec<Attachment> {
+        self.attachments.iter().map(|(_, a)| a.clone()).collect()
+    }
+
+    /// The request as `preview` builds it today for `model` (among `only`, when given).
+    fn request(
+        &self,
+        ctx: &ReplayContext,
+        model: &str,
+        only: Option<&HashSet<String>>,
+    ) -> anyhow::Result<Preview> {
+        let effective = effective_row(&ctx.preview.budgets, model, self.tier);
+        plan_and_keep(
+            &ctx.preview,
+            &Ask {
+                effective: &effective,
+                instruction: self.intent,
+                attachments: &self.attachments(),
+                defaults: self.defaults,
+                only,
+                arm: Arm::Compacted,
+            },
+        )
+    }
 }
 
 /// The original's request rebuilt from its stored instruction and sent: a baseline plan as
@@ -466,17 +561,22 @@ async fn replay_rebuilt(
     ctx: &ReplayContext,
     original: &PlanRecord,
     model: &str,
-    sent: &SentWith,
+    asked: Asked<'_>,
     baseline: bool,
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let started = std::time::Instant::now();
-    let (tier, defaults) = (sent.tier_override, sent.defaults.as_deref().unwrap_or(""));
     let first = if baseline {
-        plan_unaided(&ctx.preview, model, &original.intent, &[], defaults)?
+        plan_unaided(
+            &ctx.preview,
+            model,
+            asked.intent,
+            &asked.attachments(),
+            asked.defaults,
+        )?
     } else {
-        preview_among(&ctx.preview, model, tier, &original.intent, defaults, None)?
+        asked.request(ctx, model, None)?
     };
     let endpoint = match endpoint_for(ctx, model, &first) {
         Ok(endpoint) => endpoint,
@@ -486,19 +586,8 @@ async fn replay_rebuilt(
     let mut request = first;
     let mut total_attempts = 0;
     if request.ranking.escalate && !baseline {
-        let (tp, restricted, attempts) = filter_pass(
-            ctx,
-            &endpoint,
-            &request,
-            Asked {
-                intent: &original.intent,
-                defaults,
-            },
-            model,
-            cancel,
-            progress,
-        )
-        .await?;
+        let (tp, restricted, attempts) =
+            filter_pass(ctx, &endpoint, &request, asked, model, cancel, progress).await?;
         total_attempts += attempts;
         if cancel.is_cancelled() {
             let cancelled = LiveReplay {
@@ -993,14 +1082,6 @@ impl LiveReplay {
     }
 }
 
-/// What the original asked, as a replay rebuilds it: the stored instruction and the
-/// defaults block it was sent with.
-#[derive(Clone, Copy)]
-struct Asked<'a> {
-    intent: &'a str,
-    defaults: &'a str,
-}
-
 /// Pass 1: `id — first sentence` lines of the planner-allowed entries; the reply's ids
 /// restrict the catalog for pass 2, which is compacted again against the same allowance.
 /// When pass 1 gives nothing usable, the lexical selection stands and the record says so.
@@ -1064,16 +1145,7 @@ async fn filter_pass(
                 Some(mut ids) => {
                     ids.truncate(FILTER_MAX_IDS);
                     let only: HashSet<String> = ids.iter().cloned().collect();
-                    // At the tier the first pass was planned at (an override kept).
-                    let tier = first.tier_overridden.then_some(first.tier);
-                    let restricted = preview_among(
-                        &ctx.preview,
-                        model,
-                        tier,
-                        asked.intent,
-                        asked.defaults,
-                        Some(&only),
-                    )?;
+                    let restricted = asked.request(ctx, model, Some(&only))?;
                     let note = format!(
                         "pass 1 picked {} of {} entries; pass 2 planned over them, re-checked against the budget",
                         ids.len(),
