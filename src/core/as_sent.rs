@@ -1,8 +1,9 @@
-//! What a sent plan carried beside its instruction that the store does not keep — the
-//! attachments (their text is never stored with a plan) and the tier override — kept in
-//! its trim record as `sent_with`, and what a live replay says about it: the replay is
-//! rebuilt from the stored instruction, so it cannot send the attachments again, and it
-//! must never be shown beside the original as the same request without saying so.
+//! What a sent plan carried beside its instruction — the attachments (their text is never
+//! stored with a plan), the tier override, the defaults block — kept in its trim record as
+//! `sent_with`, and what a live replay says about it: the replay is rebuilt from the stored
+//! instruction, so it sends an attachment again only when the output cache still holds its
+//! text, and it is never shown beside the original as the same request without saying
+//! how it differs.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,10 +1,11 @@
 //! Replay of a stored plan (DESIGN §2.9). Offline: today's decoder and classifier on the
 //! stored raw response — would we recover it now, and by which stage? Live: the request
 //! rebuilt from the stored instruction with today's budget, compaction and prompt (the
-//! two-pass filter included; a baseline plan as a baseline request; a tier override kept),
-//! sent, classified, decoded, guarded, and returned as a new plan record with `replay_of`.
-//! What the original carried that the store does not keep (its attachments) is not sent
-//! again, and the replay says so ([`crate::core::as_sent`]).
+//! two-pass filter included; a baseline plan as a baseline request; a tier override and a
+//! defaults block kept), sent, classified, decoded, guarded, and returned as a new plan
+//! record with `replay_of`. An attachment is sent again only when the output cache still
+//! holds its text (a briefing); the replay says which were and which were not
+//! ([`crate::core::as_sent`]).
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -345,8 +346,9 @@ pub struct LiveReplay {
     /// Boxed: it is rare, and keeps a replay small to move around.
     pub two_pass: Option<Box<TwoPass>>,
     /// A replay only: how its request differs from what the original sent, and what it
-    /// did about it (attachments not stored so not sent again, the tier override, a
-    /// baseline rebuilt as one). Empty: the same kind of request.
+    /// did about it (attachments not stored so not sent again, or read back from the
+    /// output cache; the tier override and defaults kept; a baseline rebuilt as one).
+    /// Empty: nothing was sent with the original beside its instruction.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rebuild_notes: Vec<String>,
     pub request: RequestSummary,
