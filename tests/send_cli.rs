@@ -1001,3 +1001,303 @@ fn a_baseline_naming_no_registered_tool_stores_no_signal() {
     assert!(!text.contains("vs baseline:"), "{text}");
     assert_eq!(gaps(home.path())["plans"], 0);
 }
+
+/// The live replay of `id` as `replay --json` reports it.
+fn replay_json(home: &Path, id: &str) -> Value {
+    json_of(ctx(home).env(KEY_ENV, KEY).args(["replay", id, "--json"]))
+}
+
+/// Tester 5 F14: a plan sent with an attachment, under a tier override and with a defaults
+/// block was replayed without all three, silently, and shown beside the original
+/// as the same request. What was sent beside the instruction is now kept in the trim record;
+/// the replay keeps the override and the defaults and says plainly that the attachment is
+/// not stored and was not sent again — in the table and in --json.
+#[test]
+fn a_replay_says_it_was_sent_without_the_attachments_and_keeps_the_tier_override() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.json");
+    let attached = "{\"release\": \"ATTACHED-MARKER-7731 shipped on Thursday\"}";
+    std::fs::write(&file, attached).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args([
+                "send",
+                INSTRUCTION,
+                "--model",
+                "test/ok-json",
+                "--tier",
+                "A",
+            ])
+            .args(["--defaults", "team: DEFAULTS-MARKER-4410"])
+            .args(["--no-baseline", "--json", "--attach"])
+            .arg(&file),
+    );
+    let id = v["results"][0]["stored_id"].as_str().unwrap().to_string();
+    assert_eq!(v["results"][0]["request"]["tier"], "A");
+    let sent_with = &show(home.path(), &id)["trim_record"]["sent_with"];
+    assert_eq!(sent_with["tier_override"], "A", "{sent_with:#}");
+    let att = &sent_with["attachments"][0];
+    assert!(
+        att["name"].as_str().unwrap().ends_with("notes.json"),
+        "{att}"
+    );
+    assert_eq!(att["bytes"], attached.len());
+    assert_eq!(att["content_ref"].as_str().unwrap().len(), 16);
+    assert_eq!(sent_with["defaults"], "team: DEFAULTS-MARKER-4410");
+
+    let r = replay_json(home.path(), &id);
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    assert!(
+        received[0]
+            .body
+            .to_string()
+            .contains("ATTACHED-MARKER-7731")
+    );
+    // The attachment's text is not stored, so it cannot be sent again: said, not hidden.
+    assert!(
+        !received[1]
+            .body
+            .to_string()
+            .contains("ATTACHED-MARKER-7731")
+    );
+    // The defaults block is kept whole, so it is sent again.
+    for r in &received {
+        assert!(r.body.to_string().contains("DEFAULTS-MARKER-4410"));
+    }
+    let replay = &r["replays"][0];
+    assert_eq!(replay["request"]["tier"], "A", "the override is kept");
+    let notes: Vec<&str> = replay["rebuild_notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no rebuild_notes: {replay:#}"))
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[0].starts_with("sent with 1 attachment ('")
+            && notes[0].contains(&format!("notes.json', {} bytes)", attached.len()))
+            && notes[0].ends_with("that is not stored; replayed without it"),
+        "{notes:?}"
+    );
+    assert_eq!(
+        notes[1],
+        "sent under a tier A override; replayed at tier A (the override kept)"
+    );
+    assert_eq!(
+        notes[2],
+        "sent with a defaults block (26 bytes); replayed with it (kept)"
+    );
+    assert_eq!(r["original"]["sent_with"], *sent_with);
+    // The replay is stored as sent: under the override, with no attachment.
+    let stored = show(home.path(), replay["stored_id"].as_str().unwrap());
+    assert_eq!(
+        stored["trim_record"]["sent_with"],
+        json!({"tier_override": "A", "defaults": "team: DEFAULTS-MARKER-4410"})
+    );
+
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("replay on test/ok-json: sent with 1 attachment (")
+            && text.contains("that is not stored; replayed without it"),
+        "{text}"
+    );
+    // A plan sent with neither says nothing.
+    let plain = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--no-baseline",
+        "--json",
+    ]));
+    let plain_id = plain["results"][0]["stored_id"].as_str().unwrap();
+    assert!(
+        show(home.path(), plain_id)["trim_record"]
+            .get("sent_with")
+            .is_none()
+    );
+    let r = replay_json(home.path(), plain_id);
+    assert!(r["replays"][0].get("rebuild_notes").is_none(), "{r:#}");
+}
+
+/// Tester 5 F6: replaying a baseline plan sent an ordinary planner-helped request (9 of 72
+/// entries, the prior, two-pass). It is rebuilt as `send --baseline` builds one — the same
+/// request, byte for byte — stored marked as a baseline, and the output says so.
+#[test]
+fn a_baseline_plan_replays_as_a_baseline_request_and_says_so() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(home.path().join("budgets.toml"), FRONTIER_ROW).unwrap();
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--baseline",
+        "test/frontier",
+        "--json",
+    ]));
+    let baseline_id = v["baseline"]["stored_id"].as_str().unwrap().to_string();
+    let weak_entries = v["results"][0]["request"]["catalog_entries"]
+        .as_u64()
+        .unwrap();
+    let baseline_entries = v["baseline"]["request"]["catalog_entries"]
+        .as_u64()
+        .unwrap();
+    assert!(baseline_entries > weak_entries, "{v:#}");
+
+    let r = replay_json(home.path(), &baseline_id);
+    assert_eq!(r["original"]["baseline"], true);
+    let replay = &r["replays"][0];
+    assert_eq!(replay["request"]["catalog_entries"], baseline_entries);
+    assert!(
+        replay.get("two_pass").is_none_or(Value::is_null),
+        "{replay:#}"
+    );
+    assert!(
+        replay["rebuild_notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("a baseline plan: replayed as a baseline request"),
+        "{replay:#}"
+    );
+    let received = server.requests.lock().unwrap().clone();
+    let baseline_sent: Vec<&Value> = received
+        .iter()
+        .filter(|r| r.body["model"] == "frontier")
+        .map(|r| &r.body["messages"])
+        .collect();
+    assert_eq!(baseline_sent.len(), 2, "the send's baseline and its replay");
+    assert_eq!(
+        baseline_sent[0], baseline_sent[1],
+        "the same baseline request"
+    );
+    let stored = show(home.path(), replay["stored_id"].as_str().unwrap());
+    assert_eq!(stored["trim_record"]["baseline"]["planner"], "off");
+    assert!(
+        stored["trim_record"].get("past_steps").is_none(),
+        "{stored:#}"
+    );
+
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", &baseline_id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("replay on test/frontier: a baseline plan: replayed as a baseline request"),
+        "{text}"
+    );
+}
+
+/// Tester 5 F13: one send with `--compare full --compare no-planner` counted as three plans
+/// in `history --gaps`, and an imported replay as one more. Only the plan made with the
+/// planner's help counts, once per send, and never a replay.
+#[test]
+fn gaps_count_each_send_once_and_never_a_replay() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(home.path().join("budgets.toml"), FRONTIER_ROW).unwrap();
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--compare",
+        "full",
+        "--compare",
+        "no-planner",
+        "--baseline",
+        "test/frontier",
+        "--json",
+    ]));
+    assert_eq!(
+        v["gaps"].as_array().unwrap().len(),
+        3,
+        "each arm has its signal"
+    );
+    let counted = gaps(home.path());
+    assert_eq!(counted["plans"], 1, "{counted:#}");
+    let lines = "{\"id\":\"rg-1\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c\",\"model\":\"m/x\",\"intent\":\"remember the launch moved to Thursday\",\"outcome\":\"ok\",\"steps\":[{\"order\":1,\"tool\":\"web.search\",\"args\":{}}],\"expert_baseline\":[{\"order\":1,\"tool\":\"memory.store\"}]}\n\
+        {\"id\":\"rg-1.r1\",\"at\":\"2026-11-20T11:00:00Z\",\"caller\":\"c\",\"model\":\"m/x\",\"intent\":\"remember the launch moved to Thursday\",\"outcome\":\"ok\",\"replay_of\":\"rg-1\",\"steps\":[{\"order\":1,\"tool\":\"web.search\",\"args\":{}}],\"expert_baseline\":[{\"order\":1,\"tool\":\"memory.store\"}]}\n";
+    let file = home.path().join("rg.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counted = gaps(home.path());
+    assert_eq!(
+        counted["plans"], 2,
+        "the imported plan, not its replay: {counted:#}"
+    );
+}
+
+/// F14, the faithful half: an attachment sent as a briefing has its whole text in the
+/// output cache under the ref `sent_with` keeps, so its replay reads it back and sends the
+/// same request again — and says which it did.
+#[test]
+fn a_replay_sends_an_attachment_again_when_the_output_cache_still_holds_it() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.log");
+    let log: String = (0..40_000)
+        .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} served in 12ms ok\n"))
+        .collect();
+    std::fs::write(&file, &log).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--model"])
+            .args(["test/ok-json", "--no-baseline", "--json", "--attach"])
+            .arg(&file),
+    );
+    let id = v["results"][0]["stored_id"].as_str().unwrap().to_string();
+    let r = replay_json(home.path(), &id);
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    let sent = received[0].body["messages"].to_string();
+    assert!(
+        sent.contains("big.log") && !sent.contains("request 3999 served"),
+        "a briefing"
+    );
+    assert_eq!(
+        received[0].body["messages"], received[1].body["messages"],
+        "the same request again"
+    );
+    let notes = &r["replays"][0]["rebuild_notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes:#}");
+    let note = notes[0].as_str().unwrap();
+    assert!(
+        note.starts_with("sent with 1 attachment ('")
+            && note.contains(&format!("big.log', {} bytes)", log.len()))
+            && note.ends_with(
+                "the output cache still holds the text by its content_ref: replayed with it"
+            ),
+        "{note}"
+    );
+    // Stored as sent: with the attachment.
+    let stored = show(home.path(), r["replays"][0]["stored_id"].as_str().unwrap());
+    assert_eq!(
+        stored["trim_record"]["sent_with"]["attachments"][0]["bytes"],
+        log.len()
+    );
+}

@@ -1147,3 +1147,53 @@ fn history_slash_searches_plan_intents() {
     );
     assert!(screen(&state, 160, 50).contains("yyyTHE_END▏"));
 }
+
+/// Tester 5 F14 in the console: a History replay of a plan sent with an attachment (not
+/// stored) and under a tier override says both beside its result, as `replay` does.
+#[test]
+fn a_live_replay_from_the_history_pane_says_what_it_could_not_send_again() {
+    let server = common::llm_server::LlmServer::start();
+    let (dir, _) = workspace();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        server.config_routing_everything(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let sent_id = {
+        let mut store = ws.open_history(&Default::default()).unwrap();
+        let failed = store.failed_plan_ids(None, 1).unwrap();
+        let mut r = store.plan(&failed[0]).unwrap().unwrap().record;
+        r.at = ctxconsole::store::now_secs();
+        r.replay_of = None;
+        r.trim_record = Some(serde_json::json!({
+            "trim": [],
+            "sent_with": {
+                "attachments": [{"name": "notes.json", "bytes": 12, "content_ref": "00112233aabbccdd"}],
+                "tier_override": "A"
+            }
+        }));
+        store.insert_sent(&mut r, &ws.pipeline_ids()).unwrap()
+    };
+    let mut state = started(&ws);
+    open_failed_plan(&ws, &mut state, |r| r.id == sent_id);
+    apply(
+        &ws,
+        &mut state,
+        [Action::Replay, Action::Down, Action::Open],
+    );
+    let s = screen(&state, 150, 40);
+    assert!(s.contains(&format!("stored as {sent_id}.r1")), "{s}");
+    assert!(
+        s.contains("sent with 1 attachment ('notes.json', 12 bytes) that is not stored;"),
+        "{s}"
+    );
+    assert!(
+        s.contains("sent under a tier A override; replayed at tier A (the override kept)"),
+        "{s}"
+    );
+}

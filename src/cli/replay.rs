@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
+use crate::core::as_sent::{SentWith, is_baseline};
 use crate::core::history::PlanRecord;
 use crate::core::response::DecodeStage;
 use crate::core::terminal_text::one_line;
@@ -220,6 +221,12 @@ struct Original {
     failure_class: Option<String>,
     finish_reason: Option<String>,
     steps: Vec<String>,
+    /// A baseline plan (whole catalog, no planner help): replayed as one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    baseline: bool,
+    /// What it was sent with beside the instruction (attachments, a tier override).
+    #[serde(skip_serializing_if = "SentWith::is_empty")]
+    sent_with: SentWith,
 }
 
 impl Original {
@@ -234,6 +241,8 @@ impl Original {
             failure_class: p.failure_class.clone(),
             finish_reason: p.finish_reason.clone(),
             steps: p.steps.iter().map(|s| s.tool.clone()).collect(),
+            baseline: is_baseline(p.trim_record.as_ref()),
+            sent_with: SentWith::from_trim(p.trim_record.as_ref()),
         }
     }
 }
@@ -449,11 +458,14 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
     emit(&out)
 }
 
-/// Under a side-by-side table of live results (replay and send alike): why a model was not
-/// sent, a failure with its recommended action, or the plan in words with its demoted steps.
+/// Under a side-by-side table of live results (replay and send alike): how a replay's
+/// request differs from what the original sent, why a model was not sent, a failure with its recommended action, or the plan in words with its demoted steps.
 pub fn live_notes(results: &[LiveReplay]) -> String {
     let mut out = String::new();
     for r in results {
+        for note in &r.rebuild_notes {
+            out.push_str(&format!("\nreplay on {}: {note}\n", r.model));
+        }
         if let Some(why) = &r.not_sent {
             out.push_str(&format!("\n{}: not sent — {why}\n", r.model));
         }

@@ -1,5 +1,6 @@
 //! The pure engine: no I/O, no async, no terminal. Everything here is tested with plain values.
 
+pub mod as_sent;
 pub mod assemble;
 pub mod bounds;
 pub mod budget;

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::core::as_sent::mark_baseline;
 use crate::core::gap::{GapSignal, gap_signal, names_a_tool};
 use crate::core::history::{Baseline, Outcome, PlanRecord};
 use crate::core::text::clip;
@@ -69,12 +70,7 @@ pub fn store(
             cut,
         });
     };
-    if let Some(serde_json::Value::Object(t)) = &mut record.trim_record {
-        t.insert(
-            "baseline".into(),
-            serde_json::json!({"planner": "off", "prior": "off", "catalog_cut": cut}),
-        );
-    }
+    mark_baseline(&mut record, request);
     // A plan none of whose steps names a registered tool (all demoted) is no plan either.
     let planned = record.outcome != Outcome::Failed && names_a_tool(&record.steps);
     let steps = record.steps.clone();

@@ -1,13 +1,19 @@
 //! Replay of a stored plan (DESIGN §2.9). Offline: today's decoder and classifier on the
 //! stored raw response — would we recover it now, and by which stage? Live: the request
-//! rebuilt with today's budget, compaction and prompt (the two-pass filter included), sent,
-//! classified, decoded, guarded, and returned as a new plan record with `replay_of`.
+//! rebuilt from the stored instruction with today's budget, compaction and prompt (the
+//! two-pass filter included; a baseline plan as a baseline request; a tier override and a
+//! defaults block kept), sent, classified, decoded, guarded, and returned as a new plan
+//! record with `replay_of`. An attachment is sent again only when the output cache still
+//! holds its text (a briefing); the replay says which were and which were not
+//! ([`crate::core::as_sent`]).
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
+use crate::core::as_sent::{Rebuilt, SentWith, is_baseline, mark_baseline, replay_notes};
 use crate::core::assemble::ChatMessage;
 use crate::core::budget::Tier;
+use crate::core::budget::effective_row;
 use crate::core::compare::Arm;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
@@ -15,11 +21,13 @@ use crate::core::failure::{
 use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
 use crate::core::prompt::{FILTER_MAX_IDS, FILTER_MAX_TOKENS, SYSTEM_FILTER, filter_lines};
+use crate::core::request::Attachment;
 use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
 use crate::llm::provider::{Endpoint, Providers};
-use crate::preview::{Preview, PreviewContext, preview_among};
+use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep, plan_unaided};
+use crate::store::cache::OutputCache;
 use crate::workspace::{CONFIG_FILE, Config, Workspace};
 
 /// What a replay needs from the workspace; cheap to clone into a task.
@@ -337,6 +345,12 @@ pub struct LiveReplay {
     pub answer: Option<String>,
     /// Boxed: it is rare, and keeps a replay small to move around.
     pub two_pass: Option<Box<TwoPass>>,
+    /// A replay only: how its request differs from what the original sent, and what it
+    /// did about it (attachments not stored so not sent again, or read back from the
+    /// output cache; the tier override and defaults kept; a baseline rebuilt as one).
+    /// Empty: nothing was sent with the original beside its instruction.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rebuild_notes: Vec<String>,
     pub request: RequestSummary,
     pub status: Option<u16>,
     pub attempts: u32,
@@ -420,7 +434,8 @@ fn raw_of(reply: &Reply) -> String {
 /// `None` when cancelled or when nothing could be sent for this model (no provider takes
 /// it, its key variable is not set: [`LiveReplay::not_sent`] says which), so that one
 /// model's configuration never stops the others. `Err` only when the request cannot be
-/// built at all.
+/// built at all. The replay's `rebuild_notes` say how its request differs from what the
+/// original sent.
 pub async fn replay_live(
     ctx: &ReplayContext,
     original: &PlanRecord,
@@ -428,8 +443,143 @@ pub async fn replay_live(
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
+    let trim = original.trim_record.as_ref();
+    let sent = SentWith::from_trim(trim);
+    let baseline = is_baseline(trim);
+    let (held, cache_error) = held_attachments(ctx, &sent);
+    let asked = Asked {
+        intent: &original.intent,
+        defaults: sent.defaults.as_deref().unwrap_or(""),
+        attachments: &held,
+        tier: sent.tier_override,
+    };
+    let (mut live, mut record) =
+        replay_rebuilt(ctx, original, model, asked, baseline, cancel, progress).await?;
+    let resent: Vec<&str> = held.iter().map(|(r, _)| r.as_str()).collect();
+    live.rebuild_notes = replay_notes(&Rebuilt {
+        sent: &sent,
+        baseline,
+        tier: live.request.tier,
+        resent: &resent,
+        cache_error: cache_error.as_deref(),
+    });
+    if let Some(r) = record.as_mut() {
+        // What the replay itself was sent with: the override and defaults kept, and the
+        // attachments read back from the output cache.
+        SentWith {
+            attachments: sent
+                .attachments
+                .iter()
+                .filter(|a| resent.contains(&a.content_ref.as_str()))
+                .cloned()
+                .collect(),
+            ..sent.clone()
+        }
+        .keep_in(&mut r.trim_record);
+    }
+    Ok((live, record))
+}
+
+/// The attachments a sent plan carried whose text the output cache still holds under
+/// their `content_ref` (a part sent as a briefing is kept there), each with its ref; and
+/// why the cache could not be read, if it could not.
+fn held_attachments(
+    ctx: &ReplayContext,
+    sent: &SentWith,
+) -> (Vec<(String, Attachment)>, Option<String>) {
+    let Some(dir) = ctx
+        .preview
+        .cache_dir
+        .as_ref()
+        .filter(|_| !sent.attachments.is_empty())
+    else {
+        return (Vec::new(), None);
+    };
+    let cache = match OutputCache::open_existing_in(dir) {
+        Ok(Some(cache)) => cache,
+        Ok(None) => return (Vec::new(), None),
+        Err(e) => return (Vec::new(), Some(format!("{e:#}"))),
+    };
+    let mut held = Vec::new();
+    let mut error = None;
+    for a in &sent.attachments {
+        match cache.get(&a.content_ref) {
+            Ok(Some(text)) if text.len() == a.bytes => held.push((
+                a.content_ref.clone(),
+                Attachment {
+                    name: a.name.clone(),
+                    text,
+                },
+            )),
+            Ok(_) => {}
+            Err(e) => error = Some(format!("{e:#}")),
+        }
+    }
+    (held, error)
+}
+
+/// What the original asked, as a replay rebuilds it: the stored instruction, and what it
+/// was sent with that can be sent again (the defaults block, the attachments the output
+/// cache still holds, the tier override).
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    intent: &'a str,
+    defaults: &'a str,
+    attachments: &'a [(String, Attachment)],
+    tier: Option<Tier>,
+}
+
+impl Asked<'_> {
+    fn attachments(&self) -> Vec<Attachment> {
+        self.attachments.iter().map(|(_, a)| a.clone()).collect()
+    }
+
+    /// The request as `preview` builds it today for `model` (among `only`, when given).
+    fn request(
+        &self,
+        ctx: &ReplayContext,
+        model: &str,
+        only: Option<&HashSet<String>>,
+    ) -> anyhow::Result<Preview> {
+        let effective = effective_row(&ctx.preview.budgets, model, self.tier);
+        plan_and_keep(
+            &ctx.preview,
+            &Ask {
+                effective: &effective,
+                instruction: self.intent,
+                attachments: &self.attachments(),
+                defaults: self.defaults,
+                only,
+                arm: Arm::Compacted,
+            },
+        )
+    }
+}
+
+/// The original's request rebuilt from its stored instruction and sent: a baseline plan as
+/// `send --baseline` builds one (whole catalog, no planner, no prior, no two-pass), any
+/// other as `preview` builds it today at the tier it was sent under.
+async fn replay_rebuilt(
+    ctx: &ReplayContext,
+    original: &PlanRecord,
+    model: &str,
+    asked: Asked<'_>,
+    baseline: bool,
+    cancel: &Cancel,
+    progress: &mut (dyn FnMut(ReplayProgress) + Send),
+) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let started = std::time::Instant::now();
-    let first = preview_among(&ctx.preview, model, None, &original.intent, "", None)?;
+    let first = if baseline {
+        plan_unaided(
+            &ctx.preview,
+            model,
+            asked.intent,
+            &asked.attachments(),
+            asked.defaults,
+        )?
+    } else {
+        asked.request(ctx, model, None)?
+    };
     let endpoint = match endpoint_for(ctx, model, &first) {
         Ok(endpoint) => endpoint,
         Err(not_sent) => return Ok((*not_sent, None)),
@@ -437,9 +587,9 @@ pub async fn replay_live(
     let mut two_pass = None;
     let mut request = first;
     let mut total_attempts = 0;
-    if request.ranking.escalate {
+    if request.ranking.escalate && !baseline {
         let (tp, restricted, attempts) =
-            filter_pass(ctx, &endpoint, &request, original, model, cancel, progress).await?;
+            filter_pass(ctx, &endpoint, &request, asked, model, cancel, progress).await?;
         total_attempts += attempts;
         if cancel.is_cancelled() {
             let cancelled = LiveReplay {
@@ -462,7 +612,7 @@ pub async fn replay_live(
         replay_of: Some(&original.id),
         compare: None,
     };
-    send_planned(
+    let (live, mut record) = send_planned(
         &ctx.guard(),
         &endpoint,
         &request,
@@ -476,7 +626,11 @@ pub async fn replay_live(
         cancel,
         progress,
     )
-    .await
+    .await?;
+    if let Some(r) = record.as_mut().filter(|_| baseline) {
+        mark_baseline(r, &request);
+    }
+    Ok((live, record))
 }
 
 /// Who a live plan is for, and what it replays (nothing for `send`).
@@ -920,6 +1074,7 @@ impl LiveReplay {
             reasoning_bytes: 0,
             answer: None,
             two_pass: None,
+            rebuild_notes: Vec::new(),
             request: RequestSummary::of(request),
             status: None,
             attempts: 0,
@@ -936,7 +1091,7 @@ async fn filter_pass(
     ctx: &ReplayContext,
     endpoint: &crate::llm::provider::Endpoint,
     first: &Preview,
-    original: &PlanRecord,
+    asked: Asked<'_>,
     model: &str,
     cancel: &Cancel,
     progress: &mut (dyn FnMut(ReplayProgress) + Send),
@@ -966,7 +1121,7 @@ async fn filter_pass(
                 content: format!(
                     "{}\nREQUEST:\n{}",
                     filter_lines(offered.iter().copied()),
-                    original.intent
+                    asked.intent
                 ),
             },
         ],
@@ -992,14 +1147,7 @@ async fn filter_pass(
                 Some(mut ids) => {
                     ids.truncate(FILTER_MAX_IDS);
                     let only: HashSet<String> = ids.iter().cloned().collect();
-                    let restricted = preview_among(
-                        &ctx.preview,
-                        model,
-                        None,
-                        &original.intent,
-                        "",
-                        Some(&only),
-                    )?;
+                    let restricted = asked.request(ctx, model, Some(&only))?;
                     let note = format!(
                         "pass 1 picked {} of {} entries; pass 2 planned over them, re-checked against the budget",
                         ids.len(),

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use crate::core::as_sent::SentWith;
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
 use crate::core::gap::GapSignal;
@@ -152,6 +153,10 @@ pub struct SendJob {
     pub same_as_compacted: bool,
     /// The baseline: stored first, in no comparison.
     pub baseline: bool,
+    /// What it carries beside the instruction that the store does not keep (the
+    /// attachments, the tier override): kept in the stored plan's trim record, so a replay
+    /// can say what it could not send again.
+    pub sent_with: SentWith,
 }
 
 /// Every call of a send: each target's arms in order, then the baseline last.
@@ -167,22 +172,31 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
             arm: Arm::Compacted,
         };
         for planned in plan_arms(ctx, &each, ask.arms)? {
+            let r = &planned.request;
+            let sent_with = SentWith::of(
+                ask.attachments,
+                r.tier_overridden.then_some(r.tier),
+                ask.defaults,
+            );
             jobs.push(SendJob {
                 model: effective.model.clone(),
                 arm: planned.arm,
                 request: planned.request,
                 same_as_compacted: planned.same_as_compacted,
                 baseline: false,
+                sent_with,
             });
         }
     }
     if let Some(b) = ask.baseline {
+        // The baseline is planned at its own row's tier: no override reaches it.
         jobs.push(SendJob {
             model: b.to_string(),
             arm: Arm::Compacted,
             request: plan_unaided(ctx, b, ask.prompt, ask.attachments, ask.defaults)?,
             same_as_compacted: false,
             baseline: true,
+            sent_with: SentWith::of(ask.attachments, None, ask.defaults),
         });
     }
     Ok(jobs)
@@ -281,7 +295,10 @@ pub fn store_send(
     let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
         Some(k) => {
             let (job, out) = outcomes.remove(k);
-            let (live, record) = out?;
+            let (live, mut record) = out?;
+            if let Some(r) = record.as_mut() {
+                job.sent_with.keep_in(&mut r.trim_record);
+            }
             Some(baseline::store(live, record, &job.request, &mut insert)?)
         }
         None => None,
@@ -292,6 +309,7 @@ pub fn store_send(
         let (mut live, record) = out?;
         let mut gap = None;
         if let Some(mut record) = record {
+            job.sent_with.keep_in(&mut record.trim_record);
             gap = baseline::attach(&live, &mut record, expert);
             live.store_with(record, &mut insert);
         }

@@ -341,12 +341,18 @@ impl HistoryStore {
 
     /// Gap signals of the plans matching `filter`, counted by intent shape and tool (see
     /// [`crate::core::gap::aggregate`]). Reads only plans with a baseline (a partial index).
+    /// Each model counts once per send: only its plan made with the planner's help (the
+    /// `compacted` arm, or a send in no comparison) — never the other A/B arms of the same
+    /// send, and never a replay. `history --gaps`, MCP `my-plans` and the console's Gaps
+    /// view all count here.
     pub fn gaps(&self, filter: &PlanFilter) -> anyhow::Result<GapReport> {
+        const COUNTED: &str = "p.gap_signal IS NOT NULL AND p.replay_of IS NULL \
+             AND (p.arm IS NULL OR p.arm = 'compacted')";
         let (clause, values) = filter.clause();
         let clause = if clause.is_empty() {
-            "WHERE p.gap_signal IS NOT NULL".to_string()
+            format!("WHERE {COUNTED}")
         } else {
-            format!("{clause} AND p.gap_signal IS NOT NULL")
+            format!("{clause} AND {COUNTED}")
         };
         let mut st = self.conn.prepare(&format!(
             "SELECT p.id, p.shape, s.intent, p.gap_signal

@@ -141,6 +141,9 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
                 )),
                 theme.muted,
             ));
+            for note in &l.rebuild_notes {
+                lines.push(Line::styled(shown(note), theme.warn));
+            }
             if let Some(t) = &l.two_pass {
                 lines.push(Line::styled(
                     shown(&format!("two-pass: {}", t.note)),
