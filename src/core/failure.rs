@@ -170,7 +170,7 @@ impl FailureClass {
                 "check the endpoint is reachable; raise the connect or total timeout for slow local servers; retry"
             }
             FailureClass::Protocol => {
-                "the endpoint is not an OpenAI-compatible /chat/completions: check the provider's base_url (usually ending in /v1)"
+                "a reply over llm.max_reply_bytes: raise it or lower the row's output_tokens; any other: the endpoint is not an OpenAI-compatible /chat/completions, so check the provider's base_url (usually ending in /v1)"
             }
         }
     }
@@ -571,6 +571,14 @@ pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 5 F5: a reply cut as too large was told only to check the base_url.
+    #[test]
+    fn a_protocol_failure_says_what_to_do_about_a_reply_too_large() {
+        let action = FailureClass::Protocol.action();
+        assert!(action.contains("llm.max_reply_bytes"), "{action}");
+        assert!(action.contains("base_url"), "{action}");
+    }
 
     fn reply(content: Option<&str>, finish: Option<&str>) -> Reply {
         Reply {
