@@ -140,6 +140,11 @@ impl PlanGuard<'_> {
                         &s.tool,
                         "which is not a registered pack or pipeline",
                     ))
+                } else if let Some(problem) = crate::core::budget::name_problem(&s.tool) {
+                    // A catalog may list such a name (shown escaped), but a plan naming it
+                    // could not be imported back from the store's own export: no stored
+                    // step holds a name the one name rule refuses.
+                    Some(demotion(&s.tool, &format!("a name that {problem}")))
                 } else {
                     None
                 };
@@ -414,6 +419,33 @@ mod tests {
         );
         assert!(g.rewritten_prompt.contains(r"none\nFORGED RATIONALE"));
         assert_eq!(g.steps[0].args["k\nFORGED KEY"], "v\nFORGED VALUE");
+    }
+
+    /// A catalog tool named with an invisible or control character is listed (escaped), but
+    /// a step naming it is demoted: stored, it would make the store's export unimportable.
+    #[test]
+    fn a_step_naming_a_tool_the_name_rule_refuses_is_demoted_even_when_registered() {
+        let registered = set(&["web\u{200b}.search", "memory.store"]);
+        let guard = PlanGuard {
+            registered: &registered,
+            pipelines: &HashSet::new(),
+            self_names: &[],
+        };
+        let g = guard.check(
+            steps_from(&json!({"steps":[
+                {"tool":"web\u{200b}.search"},
+                {"tool":"memory.store"}
+            ]}))
+            .unwrap(),
+        );
+        assert_eq!(g.steps[0].tool, UNKNOWN_TOOL);
+        assert!(
+            g.steps[0].rationale.contains("invisible character"),
+            "{}",
+            g.steps[0].rationale
+        );
+        assert_eq!(g.steps[1].tool, "memory.store");
+        assert_eq!(g.outcome, Outcome::Guarded);
     }
 
     #[test]
