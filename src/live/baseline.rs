@@ -138,7 +138,7 @@ pub fn render(baseline: &BaselineRun, gaps: &[SentGap]) -> String {
     }
     if baseline.cut > 0 {
         out.push_str(&format!(
-            "  its own window cut {} catalog entries: give it a budgets.toml row with a larger input_tokens to send it all\n",
+            "  its own window cut {} catalog entries: a larger input_tokens in its budgets.toml row (or a row of its own) sends it all\n",
             baseline.cut
         ));
     }
