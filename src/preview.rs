@@ -200,16 +200,18 @@ pub fn preview(
     prompt: &str,
     defaults: &str,
 ) -> anyhow::Result<Preview> {
-    preview_among(ctx, model, tier_override, prompt, defaults, None)
+    preview_among(ctx, model, tier_override, prompt, &[], defaults, None)
 }
 
-/// As [`preview`], the catalog further restricted to `only` (the two-pass filter's pass-1
-/// pick), and compacted again against the same allowance.
+/// As [`preview`], with `attachments`, and the catalog further restricted to `only` (the
+/// two-pass filter's pass-1 pick), compacted again against the same allowance: how a
+/// replay rebuilds its request.
 pub fn preview_among(
     ctx: &PreviewContext,
     model: &str,
     tier_override: Option<Tier>,
     prompt: &str,
+    attachments: &[Attachment],
     defaults: &str,
     only: Option<&HashSet<String>>,
 ) -> anyhow::Result<Preview> {
@@ -219,7 +221,7 @@ pub fn preview_among(
         &Ask {
             effective: &effective,
             instruction: prompt,
-            attachments: &[],
+            attachments,
             defaults,
             only,
             arm: Arm::Compacted,

@@ -310,29 +310,32 @@ impl Baseline {
     }
 }
 
-/// The first of a plan's names (model, caller, step tools) that breaks the one name rule
-/// ([`name_problem`](crate::core::budget::name_problem)), with its field: names are shown
-/// on one line of every table, and the model routes a live replay.
+/// The first of a plan's names (model, caller, step tools, then its baseline's) that breaks
+/// the one name rule ([`name_problem`](crate::core::budget::name_problem)), with its field:
+/// names are shown on one line of every table, and the model routes a live replay.
 pub fn names_problem(
     model: &str,
     caller: &str,
     steps: &[Step],
+    baseline: Option<&Baseline>,
 ) -> Option<(&'static str, &'static str)> {
     crate::core::budget::first_name_problem(
         [("model", model), ("caller", caller)]
             .into_iter()
             .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
     )
+    .or_else(|| baseline.and_then(Baseline::names_problem))
 }
 
 impl PlanRecord {
     /// The first of its names that breaks the one name rule, with its field.
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
-        names_problem(&self.model, &self.caller, &self.steps).or_else(|| {
-            self.expert_baseline
-                .as_ref()
-                .and_then(Baseline::names_problem)
-        })
+        names_problem(
+            &self.model,
+            &self.caller,
+            &self.steps,
+            self.expert_baseline.as_ref(),
+        )
     }
 
     /// The record as one line `import plans` reads back: its time in RFC 3339, and no id
@@ -541,9 +544,12 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         baseline.steps.sort_by_key(|s| s.order);
         baseline
     });
-    if let Some(problem) = names_problem(&raw.model, &raw.caller, &raw.steps)
-        .or_else(|| expert_baseline.as_ref().and_then(Baseline::names_problem))
-    {
+    if let Some(problem) = names_problem(
+        &raw.model,
+        &raw.caller,
+        &raw.steps,
+        expert_baseline.as_ref(),
+    ) {
         return Err(names_error(origin, line, problem));
     }
     let mut steps = raw.steps;

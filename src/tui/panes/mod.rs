@@ -51,9 +51,10 @@ pub fn shown_text(text: &str) -> String {
     for_terminal(text).into_owned()
 }
 
-/// [`shown`], cut to `width` characters.
+/// [`shown`], cut to `width` characters ([`one_line`](crate::core::terminal_text::one_line),
+/// as the command line's headers cut outside text).
 pub fn clip(text: &str, width: usize) -> String {
-    crate::format::clip(&for_terminal_line(text), width)
+    crate::core::terminal_text::one_line(text, width)
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
