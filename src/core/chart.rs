@@ -17,7 +17,8 @@ pub enum WindowPart {
     System,
     /// The compacted catalog, with its label.
     Catalog,
-    /// The instruction, with the defaults block and the planner's hint.
+    /// The instruction, with the defaults block, the planner's hint and the past-plans
+    /// prior (the steps past plans took for similar intents).
     Instruction,
     /// Attachments and the briefing of a pasted instruction, as sent.
     Attachments,
@@ -139,7 +140,9 @@ impl WindowBar {
                 .sum()
         };
         let catalog = sum(&["catalog"]);
-        let instruction = sum(&["defaults", "hint", "intent"]);
+        // The prior is the planner's guidance from past plans, sent in the user message
+        // beside the hint: counted under system, it made the system part grow with history.
+        let instruction = sum(&["defaults", "hint", "prior", "intent"]);
         let attachments = sum(&["context", "attachment"]);
         // The system part is what the rest leaves of the request's own count: the system
         // prompt, and the framing no part carries.
@@ -268,20 +271,22 @@ mod tests {
             part("system prompt", 80),
             part("catalog", 3_000),
             part("hint", 18),
+            part("prior", 32),
             part("intent", 22),
             part("attachment", 500),
         ];
         // 7 tokens of framing no part carries go to the system part.
-        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 3_627);
+        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 3_659);
         assert_eq!(bar.window(), 17_500);
         assert_eq!(bar.total(), bar.window());
         assert_eq!(bar.tokens(WindowPart::System), 87);
         assert_eq!(bar.tokens(WindowPart::Catalog), 3_000);
-        assert_eq!(bar.tokens(WindowPart::Instruction), 40);
+        // The past-plans prior is part of the instruction (tester 5 C4: it was under system).
+        assert_eq!(bar.tokens(WindowPart::Instruction), 72);
         assert_eq!(bar.tokens(WindowPart::Attachments), 500);
         assert_eq!(bar.tokens(WindowPart::Output), 1_500);
-        assert_eq!(bar.tokens(WindowPart::Free), 16_000 - 3_627);
-        assert_eq!(bar.used(), 3_627);
+        assert_eq!(bar.tokens(WindowPart::Free), 16_000 - 3_659);
+        assert_eq!(bar.used(), 3_659);
         assert_eq!(bar.over_by(), 0);
         let cells = bar.cells(50);
         assert_eq!(cells.iter().map(|(_, n)| n).sum::<usize>(), 50);
