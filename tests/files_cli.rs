@@ -670,7 +670,7 @@ fn a_theme_role_of_the_wrong_kind_says_what_a_role_takes() {
     let err = refused(&mut ctx(home.path()));
     assert!(
         err.contains(&format!(
-            "{}: line 2, column 10: field 'accent' is 5; expected a colour name, #rrggbb, or a table with fg, bg and modifiers",
+            "{}: line 2, column 10: field 'roles.accent' is 5; expected a colour name, #rrggbb, or a table with fg, bg and modifiers",
             theme.display()
         )),
         "{err}"

@@ -125,6 +125,54 @@ fn config_durations_out_of_bounds_name_file_and_key() {
     }
 }
 
+/// A duration given as another type says a duration is wanted, and an integer past TOML's
+/// 64 bits says so, each naming the key with its table (tester 6 F6: "is
+/// 99999999999999999999` as i128; expected any valid TOML value", "field 'timeout' is 0;
+/// expected a string").
+#[test]
+fn config_values_of_the_wrong_kind_say_what_the_key_takes() {
+    let beyond =
+        "beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)";
+    let duration = "expected a duration as a string, such as \"20s\", \"500ms\" or \"5m\"";
+    for (table, key, value, says) in [
+        ("llm", "timeout", "0", format!("is 0; {duration}")),
+        ("llm", "retry_base", "true", format!("is true; {duration}")),
+        (
+            "history",
+            "drift_window",
+            "[1]",
+            format!("is an array; {duration}"),
+        ),
+        (
+            "llm",
+            "retries",
+            "99999999999999999999",
+            format!("is 99999999999999999999, {beyond}"),
+        ),
+        (
+            "llm",
+            "max_reply_bytes",
+            "-99999999999999999999",
+            format!("is -99999999999999999999, {beyond}"),
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join("config.toml");
+        std::fs::write(&config, format!("[{table}]\n{key} = {value}\n")).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!(
+            "{}: line 2, column {}: field '{table}.{key}' {says}",
+            config.display(),
+            key.len() + 4
+        );
+        assert!(
+            err.contains(&says),
+            "{key} = {value}:\n{err}\nexpected: {says}"
+        );
+        assert!(!err.contains("i128") && !err.contains('`'), "{err}");
+    }
+}
+
 /// Every whole number in config.toml, given as another type, negative, fractional or out of
 /// range, fails with one message naming the file, the line, the key, its bounds and what was
 /// found — not serde's bare "expected u32".

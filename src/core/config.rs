@@ -41,8 +41,10 @@ pub struct RankConfig {
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmConfig {
+    #[serde(default, deserialize_with = "duration_text")]
     pub connect_timeout: Option<String>,
     /// From sending the request to the last byte of the reply.
+    #[serde(default, deserialize_with = "duration_text")]
     pub timeout: Option<String>,
     /// Retries after a 429, a 5xx or a refused connection.
     #[serde(default, deserialize_with = "retries_of")]
@@ -52,8 +54,10 @@ pub struct LlmConfig {
     #[serde(default, deserialize_with = "concurrency_of")]
     pub concurrency: Option<u32>,
     /// First backoff; it doubles per retry.
+    #[serde(default, deserialize_with = "duration_text")]
     pub retry_base: Option<String>,
     /// A retry-after longer than this is not waited for.
+    #[serde(default, deserialize_with = "duration_text")]
     pub retry_max_wait: Option<String>,
     pub stream: Option<bool>,
     /// A reply larger than this many bytes fails as `protocol`, its opening kept.
@@ -101,6 +105,23 @@ where
         "field '{key}' {}",
         bounds::not_a_whole_number_in(&found, range)
     )))
+}
+
+/// A duration key's text, read as a string: any other value is said to want a duration
+/// ("field 'llm.timeout' is 0; expected a duration as a string, such as \"20s\""), not
+/// only "a string". Its bound is checked where the text is read ([`LlmConfig::durations`]).
+fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a duration as a string, such as \"20s\", \"500ms\" or \"5m\"")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+    }
+    d.deserialize_str(Text).map(Some)
 }
 
 fn retries_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
@@ -194,6 +215,7 @@ impl Config {
 #[serde(deny_unknown_fields)]
 pub struct HistoryConfig {
     /// How long after a plan an execution without a plan id still counts for it (`15m`).
+    #[serde(default, deserialize_with = "duration_text")]
     pub drift_window: Option<String>,
 }
 

@@ -53,6 +53,21 @@ impl CoreError {
                 message,
             };
         }
+        // An integer past i64: the toml crate reads it as i128 and says "integer `N` as
+        // i128", and what it expected is whatever the reader asked for; the value is no TOML
+        // integer at all, so that is what is said.
+        if let Some(found) = integer_beyond_toml(message) {
+            let message = match key {
+                Some(key) => format!("field '{key}' is {found}, {BEYOND_TOML_INTEGERS}"),
+                None => format!("found {found}, {BEYOND_TOML_INTEGERS}"),
+            };
+            return CoreError::Syntax {
+                origin: origin.to_string(),
+                line,
+                column,
+                message,
+            };
+        }
         let message = match (wrong_value(message, "a table"), key) {
             (Some((found, expected)), Some(key)) => {
                 format!("field '{key}' is {found}; expected {expected}")
@@ -323,25 +338,62 @@ fn value_in_words(value: &str) -> String {
     .to_string()
 }
 
+/// What is said of an integer past TOML's 64 bits.
+const BEYOND_TOML_INTEGERS: &str =
+    "beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)";
+
+/// The integer in the toml crate's words for one it read past i64 ("invalid type: integer
+/// `99999999999999999999` as i128, expected …"), or `None`.
+fn integer_beyond_toml(message: &str) -> Option<&str> {
+    let rest = message
+        .strip_prefix("invalid type: integer `")
+        .or_else(|| message.strip_prefix("invalid value: integer `"))?;
+    let (number, tail) = rest.split_once('`')?;
+    let wide = tail.starts_with(" as i128") || tail.starts_with(" as u128");
+    let digits = number.strip_prefix('-').unwrap_or(number);
+    (wide && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(number)
+}
+
 /// What a field with a fixed set of names takes, when the value is not even a string.
 const ENUM_EXPECTED: &str = "one of its names, as a string";
 
 /// The key a TOML value at byte `offset` is given to (`input_tokens = "32000"`, or `input`
 /// in `prices = { input = "1.0" }`): the last bare or quoted key before an `=` on its line.
+/// A key that opens its line under a `[table]` header is named with the table
+/// (`llm.timeout`), as the range checks name it; under an `[[array]]` header, or inside an
+/// inline table, the key alone.
 fn key_before(text: &str, offset: usize) -> Option<String> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    let line = text[..offset].rsplit('\n').next()?;
+    let (earlier, line) = match text[..offset].rsplit_once('\n') {
+        Some((earlier, line)) => (earlier, line),
+        None => ("", &text[..offset]),
+    };
     let (before, _) = line.rsplit_once('=')?;
+    let before = before.trim_end();
     let key = before
-        .trim_end()
         .rsplit(|c: char| c == '{' || c == ',' || c.is_whitespace())
         .next()?
         .trim_matches(|c| c == '"' || c == '\'');
     let bare = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    (!key.is_empty() && key.len() <= 64 && key.chars().all(bare)).then(|| key.to_string())
+    if key.is_empty() || key.len() > 64 || !key.chars().all(bare) {
+        return None;
+    }
+    let opens_line = !before.contains(['{', ',', '=']);
+    let table = earlier
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .filter(|h| !h.starts_with("[[") && h.ends_with(']'))
+        .map(|h| h[1..h.len() - 1].trim())
+        .filter(|t| !t.is_empty() && t.len() <= 64 && t.chars().all(bare));
+    Some(match table {
+        Some(table) if opens_line => format!("{table}.{key}"),
+        _ => key.to_string(),
+    })
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -447,6 +499,44 @@ mod tests {
         assert_eq!(
             said("input_tokens = 1\nprices = []"),
             "budgets.toml: line 2, column 10: field 'prices' is an array; expected a table"
+        );
+        // An integer beyond TOML's 64 bits: said as such, never with serde's `as i128`
+        // (tester 6 F6: "is 99999999999999999999` as i128; expected any valid TOML value").
+        assert_eq!(
+            said("input_tokens = 99999999999999999999"),
+            "budgets.toml: line 1, column 16: field 'input_tokens' is 99999999999999999999, \
+             beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)"
+        );
+        assert_eq!(
+            said("input_tokens = -99999999999999999999"),
+            "budgets.toml: line 1, column 16: field 'input_tokens' is -99999999999999999999, \
+             beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)"
+        );
+        // Read through a TOML value first (as config.toml is), the parser's own words differ.
+        let text = "[llm]\nretries = 99999999999999999999\n";
+        let err = toml::from_str::<toml::Table>(text).unwrap_err();
+        assert_eq!(
+            CoreError::toml("config.toml", text, &err).to_string(),
+            "config.toml: line 2, column 11: field 'llm.retries' is 99999999999999999999, \
+             beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)"
+        );
+        // A key on its own line under a table header is named with its table, as range
+        // errors name it.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Config {
+            llm: Llm,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Llm {
+            timeout: String,
+        }
+        let text = "# settings\n[llm]\ntimeout = 0\n";
+        let err = toml::from_str::<Config>(text).unwrap_err();
+        assert_eq!(
+            CoreError::toml("config.toml", text, &err).to_string(),
+            "config.toml: line 3, column 11: field 'llm.timeout' is 0; expected a string"
         );
     }
 
