@@ -145,7 +145,20 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
             )));
         }
         Ok(meta) if meta.len() > ROTATE_BYTES => {
+            // The full log keeps what it held (prompts, with --log-bodies) under its new
+            // name: it is made private before it moves, as the log itself is (tester 6 F14:
+            // a 0644 log over the bound went to ctxconsole.log.1 readable by others).
+            let full = OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))?;
             let old = path.with_extension("log.1");
+            make_private(
+                &full,
+                path,
+                &format!("before it moved to {}", old.display()),
+            )?;
             std::fs::rename(path, &old).map_err(|e| {
                 anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.display())
             })?;
@@ -159,9 +172,14 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))?;
-    // The log holds request ids, errors and, with --log-bodies, prompts and answers: a file
-    // left readable by others (a logrotate `create 0644`) is made private before a line goes
-    // in, not merely reported.
+    make_private(&file, path, "before logging")?;
+    Ok(file)
+}
+
+/// The log holds request ids, errors and, with --log-bodies, prompts and answers: a file
+/// left readable by others (a logrotate `create 0644`) is made private, and said so, not
+/// merely reported. `when` ends the notice.
+fn make_private(file: &std::fs::File, path: &Path, when: &str) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let mode = file
         .metadata()
@@ -178,12 +196,12 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
                 )
             })?;
         crate::fsio::notice(format!(
-            "{}: was readable by others ({:o}); made private (600) before logging",
+            "{}: was readable by others ({:o}); made private (600) {when}",
             path.display(),
             mode & 0o777
         ));
     }
-    Ok(file)
+    Ok(())
 }
 
 /// The one open log file, shared by every thread's events. Everything written to it is
@@ -232,6 +250,30 @@ mod tests {
         assert_eq!(parse_level("off", "--log").unwrap(), LevelFilter::OFF);
         let err = parse_level("loud", LOG_ENV).unwrap_err().to_string();
         assert!(err.contains(LOG_ENV) && err.contains("loud"), "{err}");
+    }
+
+    /// A log over the bound moves to `ctxconsole.log.1` private, whatever its mode was, and
+    /// the new log is private too.
+    #[test]
+    fn a_full_log_readable_by_others_is_made_private_before_it_moves_aside() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join(LOG_DIR);
+        std::fs::create_dir(&logs).unwrap();
+        std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = logs.join(LOG_FILE);
+        let full = std::fs::File::create(&path).unwrap();
+        full.set_len(ROTATE_BYTES + 1).unwrap();
+        full.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        drop(full);
+        let _log = open_log(&path).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let old = path.with_extension("log.1");
+        assert_eq!(std::fs::metadata(&old).unwrap().len(), ROTATE_BYTES + 1);
+        assert_eq!(mode(&old), 0o600);
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
     }
 
     #[test]
