@@ -129,9 +129,19 @@ fn workspace_token(dir: &Path) -> anyhow::Result<String> {
     let shown = path.display().to_string();
     let shown = crate::core::terminal_text::for_terminal_line(&shown);
     let refuse = |what: String| bad_input(format!("{what}; {WORKSPACE_TOKEN_FIX}"));
-    let Some(file) = crate::fsio::open_own_secret(&path).map_err(|e| refuse(format!("{e:#}")))?
-    else {
-        return new_token(&path, &shown);
+    // Two servers started at once both find no file; the one whose link comes second reads
+    // the first one's token (tester 6 F15: it exited with "File exists").
+    let mut tries = 0;
+    let file = loop {
+        tries += 1;
+        match crate::fsio::open_own_secret(&path).map_err(|e| refuse(format!("{e:#}")))? {
+            Some(file) => break file,
+            None => {
+                if let Some(token) = new_token(&path, &shown, tries < 2)? {
+                    return Ok(token);
+                }
+            }
+        }
     };
     let cannot = |e: std::io::Error| refuse(format!("{shown}: cannot read: {e}"));
     let meta = file.metadata().map_err(cannot)?;
@@ -184,23 +194,30 @@ fn workspace_token_problem(owner: u32, me: u32, mode: u32, bytes: &[u8]) -> Opti
 /// A new random token ([`GENERATED_TOKEN_BYTES`] from /dev/urandom, in hex), written to
 /// `path` as a new private file (0600, written beside it and linked into place, so a reader
 /// never sees half of it and a file that appeared meanwhile is not replaced), said on
-/// stderr as `shown`.
-fn new_token(path: &Path, shown: &str) -> anyhow::Result<String> {
+/// stderr as `shown`. `None` when a file appeared meanwhile and `yield_to_another` is set:
+/// another start made it, and it is read instead.
+fn new_token(path: &Path, shown: &str, yield_to_another: bool) -> anyhow::Result<Option<String>> {
     use std::io::Read;
     let mut random = [0u8; GENERATED_TOKEN_BYTES];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut random))
         .map_err(|e| anyhow::anyhow!("making a token for --http: reading /dev/urandom: {e}"))?;
     let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    crate::fsio::write_file(path, format!("{token}\n").as_bytes(), false).map_err(|e| {
-        anyhow::anyhow!(
-            "{shown}: cannot write the token made for --http: {e} (give one with ${TOKEN_ENV} or --token-file FILE, or --no-token)"
-        )
-    })?;
+    match crate::fsio::write_file(path, format!("{token}\n").as_bytes(), false) {
+        Err(e) if yield_to_another && e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "{shown}: cannot write the token made for --http: {e} (give one with ${TOKEN_ENV} or --token-file FILE, or --no-token)"
+            ));
+        }
+        Ok(()) => {}
+    }
     crate::cli::out::eprint_line(&format!(
         "ctxconsole mcp: token: made a new token into {shown} (the owner's alone; delete it to have another made at the next start); clients send Authorization: Bearer TOKEN"
     ));
-    Ok(token)
+    Ok(Some(token))
 }
 
 /// The token `--token-file` names: a regular file no one but its owner may read or write,
@@ -389,6 +406,39 @@ pub fn run(
 mod tests {
     use super::*;
     use sessions::SESSION_IDLE;
+
+    /// Two starts at once both find no token file: the one whose link comes second yields
+    /// and reads the first one's token (tester 6 F15), and only then is an existing file an
+    /// error.
+    #[test]
+    fn a_token_made_meanwhile_by_another_start_is_read_not_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        let path = dir.path().join(GENERATED_TOKEN_FILE);
+        let first = new_token(&path, "t", true).unwrap().unwrap();
+        assert_eq!(new_token(&path, "t", true).unwrap(), None);
+        let err = new_token(&path, "t", false).unwrap_err().to_string();
+        assert!(err.contains("cannot write the token"), "{err}");
+        assert_eq!(workspace_token(dir.path()).unwrap(), first);
+        // Started together, every start ends with the one token written.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            other.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        let tokens: Vec<String> = std::thread::scope(|s| {
+            let starts: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| workspace_token(other.path()).unwrap()))
+                .collect();
+            starts.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert!(tokens.iter().all(|t| *t == tokens[0]), "{tokens:?}");
+    }
 
     #[test]
     fn the_default_idle_is_the_named_one() {
