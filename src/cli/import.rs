@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
-use crate::core::traffic::TrafficSource;
+use crate::core::traffic::{StreamRead, TrafficSource};
 use crate::import::open_text;
 use crate::import::traffic::{read_spend_logs, read_traces};
 use crate::store::history::{ImportReport, OnConflict};
@@ -88,28 +88,28 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             Kind::Executions => {
                 history.import_executions(&source, open_text(&file)?, on_conflict, progress)?
             }
-            // Spend logs stream: a row is stored before the next is read.
-            Kind::Traffic(TrafficSource::Litellm) => history.import_plan_stream(
-                &source,
-                TrafficSource::Litellm,
-                &ws.pipeline_ids(),
-                on_conflict,
-                |plan| {
-                    read_spend_logs(
-                        &file,
-                        |rows| {
-                            crate::cli::out::eprint_line(&format!("{source}: {rows} rows read…"))
-                        },
-                        plan,
-                    )
-                },
-            )?,
+            // Traffic streams: a plan is stored before the next is read.
             Kind::Traffic(origin) => history.import_traffic(
                 &source,
                 origin,
-                &read_traces(&file)?,
                 &ws.pipeline_ids(),
                 on_conflict,
+                |plan| {
+                    let progress = |n: usize, what: &str| {
+                        crate::cli::out::eprint_line(&format!("{source}: {n} {what} read…"))
+                    };
+                    match origin {
+                        TrafficSource::Litellm => {
+                            read_spend_logs(&file, |rows| progress(rows, "rows"), plan).map(
+                                |records| StreamRead {
+                                    records,
+                                    executions: Vec::new(),
+                                },
+                            )
+                        }
+                        _ => read_traces(&file, |lines| progress(lines, "lines"), plan),
+                    }
+                },
             )?,
         })
     })()

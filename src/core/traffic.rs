@@ -36,6 +36,14 @@ pub struct Traffic {
     pub records: usize,
 }
 
+/// What a streamed traffic import read beside the plans it handed on: the records read
+/// (spans or rows), and the executions, linked, once the last line is read.
+#[derive(Debug, Default)]
+pub struct StreamRead {
+    pub records: usize,
+    pub executions: Vec<ExecutionRecord>,
+}
+
 fn content_error(origin: String, message: impl Into<String>) -> CoreError {
     CoreError::Content {
         origin,
@@ -369,156 +377,228 @@ pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
 }
 
-/// Read OTLP JSON lines (the Collector's file exporter) into plans and executions. Chat
-/// spans are plans; `execute_tool` spans are executions linked to the latest chat span of
-/// the same trace that started at or before them (else the trace's first). Other spans are
-/// counted and left.
+/// Read OTLP JSON lines (the Collector's file exporter) into plans and executions, all at
+/// once: [`OtelReader`] over every line (tests, and callers that hold little).
 pub fn read_otel<'a>(
     origin: &str,
     lines: impl IntoIterator<Item = (usize, &'a str)>,
 ) -> Result<Traffic, CoreError> {
-    let mut spans = Vec::new();
+    let mut reader = OtelReader::default();
+    let mut plans = Vec::new();
     for (line, text) in lines {
+        plans.extend(reader.read_line(origin, line, text)?);
+    }
+    let (records, executions) = reader.finish();
+    Ok(Traffic {
+        plans,
+        executions,
+        records,
+    })
+}
+
+/// OTLP JSON lines read one at a time, so a file of any size is never held whole: chat
+/// spans are plans, handed back as their line is read; `execute_tool` spans are
+/// executions, kept as a few fields each until every chat is known ([`OtelReader::finish`]),
+/// then linked to the latest chat span of the same trace that started at or before them
+/// (else the trace's first). Other spans are counted and left.
+#[derive(Debug, Default)]
+pub struct OtelReader {
+    /// trace → (start, plan id) of its chat spans.
+    chats: BTreeMap<String, Vec<(i64, String)>>,
+    tools: Vec<ToolSpan>,
+    /// Spans read, for the report.
+    records: usize,
+}
+
+/// An `execute_tool` span waiting for its trace's chats.
+#[derive(Debug)]
+struct ToolSpan {
+    trace: String,
+    span: String,
+    start: i64,
+    start_ms: i64,
+    caller: String,
+    session: Option<String>,
+    tool: String,
+    ok: bool,
+}
+
+impl OtelReader {
+    /// The plans of one line's chat spans, in order; its tool spans are kept for
+    /// [`finish`](Self::finish).
+    pub fn read_line(
+        &mut self,
+        origin: &str,
+        line: usize,
+        text: &str,
+    ) -> Result<Vec<PlanRecord>, CoreError> {
+        let mut spans = Vec::new();
         spans_of_line(origin, line, text, &mut spans)?;
-    }
-    let mut traffic = Traffic {
-        records: spans.len(),
-        ..Traffic::default()
-    };
-    let op = |s: &Span| {
-        s.attrs
-            .get("gen_ai.operation.name")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    // trace → (start, plan id), sorted by start then id.
-    let mut chats: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
-    for s in &spans {
-        if op(s).as_deref() != Some("chat") {
-            continue;
+        self.records += spans.len();
+        let mut plans = Vec::new();
+        for s in &spans {
+            match operation(s) {
+                Some("chat") => {
+                    let plan = chat_plan(s)?;
+                    self.chats
+                        .entry(s.trace.clone())
+                        .or_default()
+                        .push((s.start_ms, plan.id.clone()));
+                    plans.push(plan);
+                }
+                Some("execute_tool") => self.tools.push(tool_span(s)?),
+                _ => {}
+            }
         }
-        let model = s
-            .attrs
-            .get("gen_ai.request.model")
-            .or_else(|| s.attrs.get("gen_ai.response.model"))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| {
-                content_error(
-                    s.position.clone(),
-                    "chat span has no 'gen_ai.request.model'",
-                )
-            })?
-            .to_string();
-        let output = span_json(&s.position, &s.attrs, &s.events, "gen_ai.output.messages")?;
-        let (reply, recorded) = chat_reply(output, &s.attrs);
-        let (steps, outcome, failure_class) = if recorded {
-            plan_of(&reply)
-        } else {
-            (
-                Vec::new(),
-                Outcome::Failed,
-                Some(OUTPUT_NOT_RECORDED.to_string()),
-            )
-        };
-        let input = span_json(&s.position, &s.attrs, &s.events, "gen_ai.input.messages")?;
-        let intent = intent_of(&s.position, "attribute 'gen_ai.input.messages'", input)?;
-        let usage = json!({
-            "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
-            "completion_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.output_tokens")?,
-        });
-        let duration_ms = match s.end_ms {
-            Some(end) if end >= s.start_ms => Some(int_in(
-                end - s.start_ms,
-                &bounds::DURATION_MS,
-                &s.position,
-                "endTimeUnixNano",
-            )?),
-            _ => None,
-        };
-        let id = otel_plan_id(&s.trace, &s.span);
-        chats
-            .entry(s.trace.clone())
-            .or_default()
-            .push((s.start_ms, id.clone()));
-        traffic.plans.push(PlanRecord {
-            id,
-            at: s.start,
-            caller: s.caller.clone(),
-            model,
-            intent,
-            steps,
-            outcome,
-            failure_class,
-            finish_reason: reply.finish_reason.clone(),
-            raw_response: reply.content.clone(),
-            trim_record: None,
-            duration_ms,
-            replay_of: None,
-            answer: Some(json!({
-                "source": "otel",
-                "trace_id": s.trace,
-                "span_id": s.span,
-                "conversation_id": s.attrs.get("gen_ai.conversation.id"),
-                "finish_reason": reply.finish_reason,
-                "tool_calls": reply.tool_calls,
-                "usage": usage,
-            })),
-            arm: None,
-            compare_group: None,
-            source: TrafficSource::Otel,
-            expert_baseline: None,
-        });
-        if let Some((field, problem)) = traffic.plans.last().and_then(PlanRecord::names_problem) {
-            return Err(content_error(
+        Ok(plans)
+    }
+
+    /// The spans read, and every execution linked to its chat, in file order.
+    pub fn finish(mut self) -> (usize, Vec<ExecutionRecord>) {
+        for list in self.chats.values_mut() {
+            list.sort();
+        }
+        let chats = &self.chats;
+        let executions = self
+            .tools
+            .into_iter()
+            .map(|t| {
+                let plan_id = chats.get(&t.trace).and_then(|list| {
+                    list.iter()
+                        .rev()
+                        .find(|(start, _)| *start <= t.start_ms)
+                        .or_else(|| list.first())
+                        .map(|(_, id)| id.clone())
+                });
+                ExecutionRecord {
+                    id: format!("otel-{}-{}", t.trace, t.span),
+                    at: t.start,
+                    caller: t.caller,
+                    session: t.session,
+                    plan_id,
+                    tool: t.tool,
+                    ok: t.ok,
+                }
+            })
+            .collect();
+        (self.records, executions)
+    }
+}
+
+/// A span's `gen_ai.operation.name`.
+fn operation(s: &Span) -> Option<&str> {
+    s.attrs.get("gen_ai.operation.name").and_then(Value::as_str)
+}
+
+/// The plan a chat span records.
+fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
+    let model = s
+        .attrs
+        .get("gen_ai.request.model")
+        .or_else(|| s.attrs.get("gen_ai.response.model"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            content_error(
                 s.position.clone(),
-                format!("the plan's {field} {problem}"),
-            ));
-        }
+                "chat span has no 'gen_ai.request.model'",
+            )
+        })?
+        .to_string();
+    let output = span_json(&s.position, &s.attrs, &s.events, "gen_ai.output.messages")?;
+    let (reply, recorded) = chat_reply(output, &s.attrs);
+    let (steps, outcome, failure_class) = if recorded {
+        plan_of(&reply)
+    } else {
+        (
+            Vec::new(),
+            Outcome::Failed,
+            Some(OUTPUT_NOT_RECORDED.to_string()),
+        )
+    };
+    let input = span_json(&s.position, &s.attrs, &s.events, "gen_ai.input.messages")?;
+    let intent = intent_of(&s.position, "attribute 'gen_ai.input.messages'", input)?;
+    let usage = json!({
+        "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
+        "completion_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.output_tokens")?,
+    });
+    let duration_ms = match s.end_ms {
+        Some(end) if end >= s.start_ms => Some(int_in(
+            end - s.start_ms,
+            &bounds::DURATION_MS,
+            &s.position,
+            "endTimeUnixNano",
+        )?),
+        _ => None,
+    };
+    let id = otel_plan_id(&s.trace, &s.span);
+    let plan = PlanRecord {
+        id,
+        at: s.start,
+        caller: s.caller.clone(),
+        model,
+        intent,
+        steps,
+        outcome,
+        failure_class,
+        finish_reason: reply.finish_reason.clone(),
+        raw_response: reply.content.clone(),
+        trim_record: None,
+        duration_ms,
+        replay_of: None,
+        answer: Some(json!({
+            "source": "otel",
+            "trace_id": s.trace,
+            "span_id": s.span,
+            "conversation_id": s.attrs.get("gen_ai.conversation.id"),
+            "finish_reason": reply.finish_reason,
+            "tool_calls": reply.tool_calls,
+            "usage": usage,
+        })),
+        arm: None,
+        compare_group: None,
+        source: TrafficSource::Otel,
+        expert_baseline: None,
+    };
+    if let Some((field, problem)) = plan.names_problem() {
+        return Err(content_error(
+            s.position.clone(),
+            format!("the plan's {field} {problem}"),
+        ));
     }
-    for list in chats.values_mut() {
-        list.sort();
-    }
-    for s in &spans {
-        if op(s).as_deref() != Some("execute_tool") {
-            continue;
-        }
-        let tool = s
+    Ok(plan)
+}
+
+/// What an `execute_tool` span keeps until its trace's chats are known.
+fn tool_span(s: &Span) -> Result<ToolSpan, CoreError> {
+    let tool = s
+        .attrs
+        .get("gen_ai.tool.name")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            content_error(
+                s.position.clone(),
+                "execute_tool span has no 'gen_ai.tool.name'",
+            )
+        })?
+        .to_string();
+    Ok(ToolSpan {
+        trace: s.trace.clone(),
+        span: s.span.clone(),
+        start: s.start,
+        start_ms: s.start_ms,
+        caller: s.caller.clone(),
+        session: s
             .attrs
-            .get("gen_ai.tool.name")
+            .get("gen_ai.conversation.id")
             .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                content_error(
-                    s.position.clone(),
-                    "execute_tool span has no 'gen_ai.tool.name'",
-                )
-            })?
-            .to_string();
-        let plan_id = chats.get(&s.trace).and_then(|list| {
-            list.iter()
-                .rev()
-                .find(|(start, _)| *start <= s.start_ms)
-                .or_else(|| list.first())
-                .map(|(_, id)| id.clone())
-        });
-        traffic.executions.push(ExecutionRecord {
-            id: format!("otel-{}-{}", s.trace, s.span),
-            at: s.start,
-            caller: s.caller.clone(),
-            session: s
-                .attrs
-                .get("gen_ai.conversation.id")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            plan_id,
-            tool,
-            ok: s.ok,
-        });
-    }
-    Ok(traffic)
+            .map(str::to_string),
+        tool,
+        ok: s.ok,
+    })
 }
 
 // ---------------------------------------------------------------------------------------

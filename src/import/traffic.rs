@@ -9,28 +9,37 @@ use std::path::Path;
 
 use crate::core::error::CoreError;
 use crate::core::history::PlanRecord;
-use crate::core::traffic::{Traffic, litellm_row, read_otel};
+use crate::core::traffic::{OtelReader, StreamRead, litellm_row};
 use crate::exit::bad_input;
 
-fn read_all(path: &Path) -> anyhow::Result<String> {
+/// OpenTelemetry GenAI spans, one OTLP JSON `{"resourceSpans":[…]}` object per line, read as
+/// they stream: each chat span's plan goes to `plan` as its line is read, so memory holds
+/// one line and a few fields per `execute_tool` span (linked to their chats after the last
+/// line: [`OtelReader`]), whatever the file's size. `progress` hears the lines read every
+/// 10,000.
+pub fn read_traces(
+    path: &Path,
+    mut progress: impl FnMut(usize),
+    mut plan: impl FnMut(PlanRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<StreamRead> {
     let origin = path.display().to_string();
-    let mut bytes = Vec::new();
-    super::open_text(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad_input(format!("{origin}: cannot read: {e}")))?;
-    super::text_from_bytes(&origin, bytes)
-}
-
-/// OpenTelemetry GenAI spans, one OTLP JSON `{"resourceSpans":[…]}` object per line.
-pub fn read_traces(path: &Path) -> anyhow::Result<Traffic> {
-    let origin = path.display().to_string();
-    let text = read_all(path)?;
-    let lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| !l.trim().is_empty());
-    Ok(read_otel(&origin, lines)?)
+    let mut reader = OtelReader::default();
+    super::for_each_line(
+        &origin,
+        super::open_text(path)?,
+        &mut progress,
+        |line, text| {
+            for p in reader.read_line(&origin, line, text)? {
+                plan(p)?;
+            }
+            Ok(())
+        },
+    )?;
+    let (records, executions) = reader.finish();
+    Ok(StreamRead {
+        records,
+        executions,
+    })
 }
 
 /// LiteLLM proxy spend logs, a JSON array of SpendLogs rows (named `row N` in errors) or one

@@ -18,7 +18,7 @@ use crate::core::history::{
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
-use crate::core::traffic::{Traffic, TrafficSource};
+use crate::core::traffic::{StreamRead, TrafficSource};
 use crate::exit::bad_input;
 use crate::import::for_each_line;
 use crate::store::sqlite::{self, Schema};

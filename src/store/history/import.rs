@@ -72,79 +72,27 @@ impl HistoryStore {
         finish_import(tx, &callers, window, &path, report)
     }
 
-    /// Import a gateway's traffic (already read by an importer): its plans, marked with
-    /// their `source`, then its executions, in one transaction with the same guarantees as
-    /// [`import_plans`](Self::import_plans): all or nothing, a second import adds nothing,
-    /// conflicts settled by `on_conflict`. The report counts plans and executions together.
+    /// Import a gateway's traffic as an importer reads it, one plan at a time (a LiteLLM
+    /// spend log or an OpenTelemetry traces file, however big): `read` hands each plan to
+    /// the sink it is given as soon as it is read, and returns how many records it read and
+    /// the executions it found, linked to their plans, which are stored after the plans.
+    /// One transaction, all or nothing; a second import adds nothing; conflicts settled by
+    /// `on_conflict`.
     pub fn import_traffic(
         &mut self,
         source: &str,
         origin: TrafficSource,
-        traffic: &Traffic,
         pipelines: &HashSet<String>,
         on_conflict: OnConflict,
+        read: impl FnOnce(
+            &mut dyn FnMut(PlanRecord) -> anyhow::Result<()>,
+        ) -> anyhow::Result<StreamRead>,
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
         let tx = self.write("importing traffic")?;
         let mut report = ImportReport::new(source, "records");
-        report.lines = traffic.records;
         let mut callers = BTreeSet::new();
         let mut linked = BTreeSet::new();
-        let mut conflicts = Vec::new();
-        {
-            let mut insert = PlanInserter::new(&tx)?;
-            for plan in &traffic.plans {
-                // The command names the source; the record carries it into the store.
-                let plan = PlanRecord {
-                    source: origin,
-                    ..plan.clone()
-                };
-                let fate = plan_fate(
-                    &tx,
-                    &mut insert,
-                    &path,
-                    plan,
-                    pipelines,
-                    on_conflict,
-                    &mut callers,
-                )?;
-                tally(&mut report, &mut conflicts, fate);
-            }
-            let mut insert = ExecutionInserter::new(&tx)?;
-            for e in &traffic.executions {
-                let fate = execution_fate(
-                    &mut insert,
-                    &path,
-                    e.clone(),
-                    on_conflict,
-                    &mut callers,
-                    &mut linked,
-                )?;
-                tally(&mut report, &mut conflicts, fate);
-            }
-        }
-        refuse_conflicts(source, "records", &conflicts)?;
-        callers.extend(callers_of_plans(&tx, &linked)?);
-        finish_import(tx, &callers, window, &path, report)
-    }
-
-    /// Import plans as an importer reads them, one at a time (a LiteLLM spend log, however
-    /// big): `read` hands each plan to the sink it is given as soon as it is read, and
-    /// returns how many records it read. The same guarantees as
-    /// [`import_traffic`](Self::import_traffic): one transaction, all or nothing, a second
-    /// import adds nothing, conflicts settled by `on_conflict`.
-    pub fn import_plan_stream(
-        &mut self,
-        source: &str,
-        origin: TrafficSource,
-        pipelines: &HashSet<String>,
-        on_conflict: OnConflict,
-        read: impl FnOnce(&mut dyn FnMut(PlanRecord) -> anyhow::Result<()>) -> anyhow::Result<usize>,
-    ) -> anyhow::Result<ImportReport> {
-        let (window, path) = (self.drift_window, self.path.clone());
-        let tx = self.write("importing traffic")?;
-        let mut report = ImportReport::new(source, "records");
-        let mut callers = BTreeSet::new();
         let mut conflicts = Vec::new();
         {
             let mut insert = PlanInserter::new(&tx)?;
@@ -167,9 +115,22 @@ impl HistoryStore {
                 Ok(())
             };
             let read = read(&mut sink)?;
-            report.lines = read;
+            report.lines = read.records;
+            let mut insert = ExecutionInserter::new(&tx)?;
+            for e in read.executions {
+                let fate = execution_fate(
+                    &mut insert,
+                    &path,
+                    e,
+                    on_conflict,
+                    &mut callers,
+                    &mut linked,
+                )?;
+                tally(&mut report, &mut conflicts, fate);
+            }
         }
         refuse_conflicts(source, "records", &conflicts)?;
+        callers.extend(callers_of_plans(&tx, &linked)?);
         finish_import(tx, &callers, window, &path, report)
     }
 
