@@ -792,6 +792,138 @@ fn names_in_an_expert_baseline_follow_the_one_name_rule() {
     assert_eq!(total(), before);
 }
 
+/// Outside tester 5: an 8 MiB tool name (or model id, caller, baseline plan id) imported and
+/// `history --gaps` printed it whole on one line. Every name is bounded at the one rule's
+/// `core::bounds::NAME_BYTES` (512 bytes, the MCP server's bound too; no real catalog in
+/// tests/data names anything longer than 76 bytes): a longer one is refused in the same
+/// words at every door — an imported plan's or baseline's fields, an execution line,
+/// `--model`, `--caller`, budgets.toml — and a name of exactly 512 bytes is a name.
+#[test]
+fn names_are_bounded_alike_at_every_door() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    let long = "x".repeat(513);
+    let says = "is longer than 512 bytes";
+    let step = |tool: &str| serde_json::json!([{"order": 1, "tool": tool}]);
+    let plan = |model: &str, caller: &str, tool: &str, baseline: serde_json::Value| {
+        serde_json::json!({"id": "long1", "at": "2026-11-24T10:00:00Z", "caller": caller,
+            "model": model, "intent": "remember the launch", "outcome": "ok",
+            "steps": step(tool), "expert_baseline": baseline})
+        .to_string()
+    };
+    let ok_baseline =
+        serde_json::json!({"model": "m/b", "plan_id": "b1", "steps": step("memory.store")});
+    let file = home.path().join("long.jsonl");
+    for (field, line) in [
+        (
+            "model",
+            plan(&long, "c", "memory.store", ok_baseline.clone()),
+        ),
+        (
+            "caller",
+            plan("m/x", &long, "memory.store", ok_baseline.clone()),
+        ),
+        ("steps[].tool", plan("m/x", "c", &long, ok_baseline.clone())),
+        (
+            "expert_baseline.model",
+            plan(
+                "m/x",
+                "c",
+                "memory.store",
+                serde_json::json!({"model": long, "steps": step("memory.store")}),
+            ),
+        ),
+        (
+            "expert_baseline.plan_id",
+            plan(
+                "m/x",
+                "c",
+                "memory.store",
+                serde_json::json!({"plan_id": long, "steps": step("memory.store")}),
+            ),
+        ),
+        (
+            "expert_baseline.steps[].tool",
+            plan("m/x", "c", "memory.store", step(&long)),
+        ),
+    ] {
+        std::fs::write(&file, line).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains(&format!("line 1: field '{field}' {says}")),
+            "{field}: {err}"
+        );
+        assert!(
+            err.len() < 2000,
+            "the name is not echoed whole: {}",
+            err.len()
+        );
+    }
+    std::fs::write(
+        &file,
+        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": long, "tool": "memory.store"})
+            .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("field 'caller' {says}")), "{err}");
+    assert_eq!(total(), before);
+
+    // The command line: the same words.
+    for args in [
+        vec!["budgets", "--model", long.as_str()],
+        vec!["send", "--model", "m/x", "--caller", long.as_str(), "hello"],
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // budgets.toml.
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        format!(
+            "[[model]]\nid = \"{long}\"\ninput_tokens = 8192\noutput_tokens = 1024\ntier = \"B\"\n"
+        ),
+    )
+    .unwrap();
+    let out = ctx(home.path()).args(["budgets"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("field 'model[0].id' {says}")),
+        "{err}"
+    );
+    std::fs::remove_file(home.path().join("budgets.toml")).unwrap();
+
+    // At the bound, a name.
+    let at = "y".repeat(512);
+    std::fs::write(&file, plan("m/x", &at, &at, step(&at))).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Outside tester F12: a plan's steps and its expert baseline's are bounded alike (a
 /// 3,000,000-step baseline took 3 GB to import and as much to export); a line past the
 /// bound is refused naming the line and the field, nothing imported, and a line at it is
