@@ -924,6 +924,70 @@ fn names_are_bounded_alike_at_every_door() {
     );
 }
 
+/// Tester 5 C7: a wrongly shaped step or baseline field was refused in serde's words
+/// ("invalid type: sequence, expected u32"), naming no field. Each names its field, in the
+/// words every import error uses, and nothing is imported.
+#[test]
+fn a_wrongly_shaped_step_or_baseline_field_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    let step = serde_json::json!([{"order": 1, "tool": "memory.store"}]);
+    let file = home.path().join("shapes.jsonl");
+    for (steps, baseline, says) in [
+        (
+            step.clone(),
+            serde_json::json!([[["x"]]]),
+            "field 'expert_baseline[]' is an array; expected a step (an object with 'tool')",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"steps": [{"order": 1, "tool": {"nested": 1}}]}),
+            "field 'expert_baseline.steps[].tool' is an object; expected a string",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"model": 5, "steps": []}),
+            "field 'expert_baseline.model' is 5; expected a string",
+        ),
+        (
+            step.clone(),
+            serde_json::json!([{"order": [1], "tool": "memory.store"}]),
+            "field 'expert_baseline[].order' is an array; expected a whole number of 0 or more",
+        ),
+        (
+            serde_json::json!([{"order": 1}]),
+            serde_json::Value::Null,
+            "field 'steps[].tool' is missing",
+        ),
+        (
+            serde_json::json!([5]),
+            serde_json::Value::Null,
+            "field 'steps[]' is 5; expected a step (an object with 'tool')",
+        ),
+    ] {
+        std::fs::write(
+            &file,
+            serde_json::json!({"id": "s1", "at": "2026-11-24T10:00:00Z", "caller": "c",
+                "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+                "steps": steps, "expert_baseline": baseline})
+            .to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!err.contains("invalid type"), "{err}");
+    }
+    assert_eq!(total(), before);
+}
+
 /// Outside tester F12: a plan's steps and its expert baseline's are bounded alike (a
 /// 3,000,000-step baseline took 3 GB to import and as much to export); a line past the
 /// bound is refused naming the line and the field, nothing imported, and a line at it is

@@ -600,7 +600,10 @@ impl<'de> serde::de::Visitor<'de> for StepsVisitor {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
         let mut steps = Vec::new();
-        while let Some(step) = seq.next_element::<Step>()? {
+        while let Some(step) = seq
+            .next_element_seed(StepSeed(self.0))
+            .map_err(|e| named(&format!("{}[]", self.0), e))?
+        {
             if steps.len() == bounds::PLAN_STEPS {
                 return Err(serde::de::Error::custom(format!(
                     "field '{}' holds more than {} steps, the most a plan holds",
@@ -611,6 +614,89 @@ impl<'de> serde::de::Visitor<'de> for StepsVisitor {
             steps.push(step);
         }
         Ok(steps)
+    }
+}
+
+/// `error` said as a refusal of `field`, in the words every import error uses (tester 5
+/// C7: "invalid type: sequence, expected u32" named no field): `field 'steps[].order' is an
+/// array; expected a whole number …` once [`CoreError::json`] has read it. An error that
+/// already names a field inside this one passes as it is.
+fn named<E: serde::de::Error>(field: &str, error: E) -> E {
+    let said = error.to_string();
+    // serde_json has put the position on an error from inside; the line's error gets its own.
+    let said = match said.rfind(" at line ") {
+        Some(i) => &said[..i],
+        None => said.as_str(),
+    };
+    if said.starts_with("field '") {
+        return E::custom(said);
+    }
+    E::custom(format!("field '{field}' {said}"))
+}
+
+/// One step of an imported list, read field by field so a wrongly shaped one is refused
+/// naming its field (`steps[].tool`, `expert_baseline.steps[].order`); `.0` is the list's
+/// field. A step is an object: the derived reader would also take `[order, tool, …]`.
+struct StepSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for StepSeed {
+    type Value = Step;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Step, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for StepSeed {
+    type Value = Step;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a step (an object with 'tool')")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Step, A::Error> {
+        use serde::de::Error;
+        let list = self.0;
+        let field = |key: &str| format!("{list}[].{key}");
+        let (mut order, mut tool, mut args, mut rationale) = (None, None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            let twice = || A::Error::custom(format!("field '{}' is given twice", field(&key)));
+            match key.as_str() {
+                "order" if order.is_some() => return Err(twice()),
+                "order" => {
+                    order = Some(
+                        map.next_value::<u32>()
+                            .map_err(|e| named(&field("order"), e))?,
+                    )
+                }
+                "tool" if tool.is_some() => return Err(twice()),
+                "tool" => {
+                    tool = Some(
+                        map.next_value::<String>()
+                            .map_err(|e| named(&field("tool"), e))?,
+                    )
+                }
+                "args" if args.is_some() => return Err(twice()),
+                "args" => args = Some(map.next_value::<serde_json::Value>()?),
+                "rationale" if rationale.is_some() => return Err(twice()),
+                "rationale" => {
+                    rationale = Some(
+                        map.next_value::<String>()
+                            .map_err(|e| named(&field("rationale"), e))?,
+                    )
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let missing = |key: &str| A::Error::custom(format!("field '{}' is missing", field(key)));
+        Ok(Step {
+            order: order.ok_or_else(|| missing("order"))?,
+            tool: tool.ok_or_else(|| missing("tool"))?,
+            args: args.unwrap_or(serde_json::Value::Null),
+            rationale: rationale.unwrap_or_default(),
+        })
     }
 }
 
@@ -660,8 +746,16 @@ impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
         let (mut model, mut plan_id, mut steps) = (None, None, None);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
-                "model" => model = map.next_value::<Option<String>>()?,
-                "plan_id" => plan_id = map.next_value::<Option<String>>()?,
+                "model" => {
+                    model = map
+                        .next_value::<Option<String>>()
+                        .map_err(|e| named("expert_baseline.model", e))?
+                }
+                "plan_id" => {
+                    plan_id = map
+                        .next_value::<Option<String>>()
+                        .map_err(|e| named("expert_baseline.plan_id", e))?
+                }
                 "steps" => steps = Some(map.next_value::<BaselineSteps>()?.0),
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }
