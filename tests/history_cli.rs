@@ -988,6 +988,64 @@ fn a_wrongly_shaped_step_or_baseline_field_is_named() {
     assert_eq!(total(), before);
 }
 
+/// Tester 5 C1: `history show` of a baseline plan (`send --baseline`) read like any plan;
+/// only its trim record said it was one. Its head says so, from the one line both front ends
+/// show; a plan that is not a baseline says nothing of it.
+#[test]
+fn history_show_says_a_baseline_plan_is_one() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("baseline.jsonl");
+    let line = |id: &str, trim: serde_json::Value| {
+        serde_json::json!({"id": id, "at": "2026-11-24T10:00:00Z", "caller": "console",
+            "model": "m/frontier", "intent": "remember the launch", "outcome": "ok",
+            "source": "sent", "steps": [{"order": 1, "tool": "memory.store"}],
+            "trim_record": trim})
+        .to_string()
+    };
+    std::fs::write(
+        &file,
+        [
+            line(
+                "bl-1",
+                serde_json::json!({"baseline": {"planner": "off", "prior": "off", "catalog_cut": 43}}),
+            ),
+            line("pl-1", serde_json::json!({})),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = |id: &str| {
+        let out = ctx(home.path())
+            .args(["history", "show", id])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let shown = show("bl-1");
+    assert!(
+        shown.contains(
+            "baseline plan: whole catalog, no planner help, no prior (its own window cut 43 catalog entries)"
+        ),
+        "{shown}"
+    );
+    assert!(!show("pl-1").contains("baseline plan"));
+}
+
 /// Outside tester F12: a plan's steps and its expert baseline's are bounded alike (a
 /// 3,000,000-step baseline took 3 GB to import and as much to export); a line past the
 /// bound is refused naming the line and the field, nothing imported, and a line at it is

@@ -971,6 +971,47 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
     assert!(screen(&state, 150, 40).contains("Models · outcomes → tier"));
 }
 
+/// Tester 5 C1: the History pane's detail of a baseline plan says it is one, in the words
+/// `history show` uses.
+#[test]
+fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
+    let (_d, ws) = workspace();
+    let line = serde_json::json!({"id": "bl-1", "at": "2026-11-24T10:00:00Z",
+        "caller": "console", "model": "m/frontier", "intent": "remember the launch",
+        "outcome": "ok", "source": "sent", "steps": [{"order": 1, "tool": "memory.store"}],
+        "trim_record": {"baseline": {"planner": "off", "prior": "off", "catalog_cut": 0}}})
+    .to_string();
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "baseline",
+            line.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+        ],
+    );
+    assert_eq!(state.history.filter.source.as_deref(), Some("sent"));
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, "bl-1");
+    let s = screen(&state, 150, 40);
+    assert!(
+        s.contains("baseline plan: whole catalog, no planner help, no prior"),
+        "{s}"
+    );
+}
+
 /// Issue 18 item 7: an intent with followed plans of its shape in the (seeded) store shows
 /// the past-plans part in the Prompt pane's part list, with the plans it came from.
 #[test]

@@ -418,6 +418,9 @@ fn detail_lines<'a>(
             ),
         ]),
     ];
+    if let Some(line) = crate::core::gap::baseline_plan_line(r.trim_record.as_ref()) {
+        lines.push(Line::from(Span::styled(line, theme.accent)));
+    }
     let col = (width.saturating_sub(4) / 2).clamp(10, 40);
     lines.push(Line::from(Span::styled(
         format!("  {:<col$}  executed", "planned"),
