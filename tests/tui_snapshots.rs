@@ -48,6 +48,8 @@ fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Ac
 
 fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
+    // The front end's clock, fixed: the sample history's year (snapshots do not age).
+    state.history.this_year = Some(2026);
     let effects = state.replan();
     for e in effects {
         let a = run_effect_now(&ctx(ws), e);
@@ -1010,6 +1012,57 @@ fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
         s.contains("baseline plan: whole catalog, no planner help, no prior"),
         "{s}"
     );
+}
+
+/// Tester 5 C8: the narrow Plans list showed `12-31 23:59` for a plan of year 9999 and
+/// `01-01 00:00` for one of 1970, as if they were this year's. A plan of another year than
+/// the front end's clock shows its date with the year; this year's keep month, day and time.
+#[test]
+fn the_narrow_plans_list_shows_the_year_of_a_plan_from_another_year() {
+    let (_d, ws) = workspace();
+    let line = |id: &str, at: &str| {
+        serde_json::json!({"id": id, "at": at, "caller": "agent-7", "model": "weak-y",
+            "intent": format!("plan {id}"), "source": "litellm", "outcome": "ok",
+            "steps": [{"order": 1, "tool": "memory.store"}]})
+        .to_string()
+    };
+    let lines = [
+        line("far", "9999-12-31T23:59:00Z"),
+        line("now", "2026-11-20T09:00:00Z"),
+        line("epoch", "1970-01-01T00:00:00Z"),
+    ]
+    .join("\n");
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "years",
+            lines.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+        ],
+    );
+    assert_eq!(state.history.plans.as_ref().unwrap().total, 3);
+    let s = screen(&state, 80, 24);
+    for needle in ["9999-12-31", "11-20 09:00", "1970-01-01"] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    assert!(
+        !s.contains("ignored  12-31 23:59") && !s.contains("ignored  01-01 00:00"),
+        "{s}"
+    );
+    insta::assert_snapshot!("history_plans_of_other_years_80x24", s);
 }
 
 /// Issue 18 item 7: an intent with followed plans of its shape in the (seeded) store shows
