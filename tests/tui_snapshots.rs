@@ -359,6 +359,29 @@ fn replay_offline_from_the_history_pane_shows_the_recovery_beside_the_original()
     assert!(state.history.replay.is_none());
 }
 
+/// Tester 5 C5: at 120×40 the replay picker cut each model id to two letters (`of…`, `t5…`),
+/// so no model could be told from another. Each id keeps its distinguishing tail.
+#[test]
+fn the_replay_picker_at_120x40_shows_which_model_each_choice_is() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    open_failed_plan(&ws, &mut state, |r| {
+        r.failure_class.as_deref() == Some("constrained_deadlock")
+    });
+    // From the plan as the list shows it, not opened in full: the narrowest the picker gets.
+    apply(&ws, &mut state, [Action::Back, Action::Replay]);
+    assert!(!state.history.expanded);
+    let choices = state.history.replay.as_ref().unwrap().choices.clone();
+    assert!(choices.len() > 2, "{choices:?}");
+    let s = screen(&state, 120, 40);
+    for model in &choices[1..] {
+        let chars: Vec<char> = model.chars().collect();
+        let tail: String = chars[chars.len().saturating_sub(8)..].iter().collect();
+        assert!(s.contains(&tail), "{model}: its tail {tail:?} is cut away:\n{s}");
+    }
+    insta::assert_snapshot!("history_replay_picker_120x40", s);
+}
+
 #[test]
 fn replay_live_from_the_history_pane_stores_a_linked_plan() {
     let server = common::llm_server::LlmServer::start();
