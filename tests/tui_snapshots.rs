@@ -377,7 +377,10 @@ fn the_replay_picker_at_120x40_shows_which_model_each_choice_is() {
     for model in &choices[1..] {
         let chars: Vec<char> = model.chars().collect();
         let tail: String = chars[chars.len().saturating_sub(8)..].iter().collect();
-        assert!(s.contains(&tail), "{model}: its tail {tail:?} is cut away:\n{s}");
+        assert!(
+            s.contains(&tail),
+            "{model}: its tail {tail:?} is cut away:\n{s}"
+        );
     }
     insta::assert_snapshot!("history_replay_picker_120x40", s);
 }
