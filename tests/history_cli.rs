@@ -816,7 +816,14 @@ fn names_are_bounded_alike_at_every_door() {
     let ok_baseline =
         serde_json::json!({"model": "m/b", "plan_id": "b1", "steps": step("memory.store")});
     let file = home.path().join("long.jsonl");
+    let with_id = |id: &str| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&plan("m/x", "c", "memory.store", ok_baseline.clone())).unwrap();
+        v["id"] = serde_json::json!(id);
+        v.to_string()
+    };
     for (field, line) in [
+        ("id", with_id(&long)),
         (
             "model",
             plan(&long, "c", "memory.store", ok_baseline.clone()),
@@ -881,6 +888,21 @@ fn names_are_bounded_alike_at_every_door() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("field 'caller' {says}")), "{err}");
+    std::fs::write(
+        &file,
+        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": "c", "tool": "memory.store",
+            "plan_id": long})
+        .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("field 'plan_id' {says}")), "{err}");
     assert_eq!(total(), before);
 
     // The command line: the same words.

@@ -310,18 +310,22 @@ impl Baseline {
     }
 }
 
-/// The first of a plan's names (model, caller, step tools, then its baseline's) that breaks
-/// the one name rule ([`name_problem`](crate::core::budget::name_problem)), with its field:
-/// names are shown on one line of every table, and the model routes a live replay.
+/// The first of a plan's names (its id when it has one, model, caller, step tools, then its
+/// baseline's) that breaks the one name rule ([`name_problem`](crate::core::budget::name_problem)),
+/// with its field: names are shown on one line of every table, and the model routes a live
+/// replay. The id too (tester 5: an 8 MiB name imported; an id is shown, typed and linked
+/// to like any name).
 pub fn names_problem(
+    id: Option<&str>,
     model: &str,
     caller: &str,
     steps: &[Step],
     baseline: Option<&Baseline>,
 ) -> Option<(&'static str, &'static str)> {
     crate::core::budget::first_name_problem(
-        [("model", model), ("caller", caller)]
+        id.map(|id| ("id", id))
             .into_iter()
+            .chain([("model", model), ("caller", caller)])
             .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
     )
     .or_else(|| baseline.and_then(Baseline::names_problem))
@@ -331,6 +335,7 @@ impl PlanRecord {
     /// The first of its names that breaks the one name rule, with its field.
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
         names_problem(
+            Some(&self.id),
             &self.model,
             &self.caller,
             &self.steps,
@@ -545,6 +550,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         baseline
     });
     if let Some(problem) = names_problem(
+        raw.id.as_deref().filter(|s| !s.trim().is_empty()),
         &raw.model,
         &raw.caller,
         &raw.steps,
@@ -781,10 +787,11 @@ pub fn parse_execution_line(
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;
-    if let Some(problem) = crate::core::budget::first_name_problem([
-        ("caller", raw.caller.as_str()),
-        ("tool", raw.tool.as_str()),
-    ]) {
+    if let Some(problem) = crate::core::budget::first_name_problem(
+        [("caller", raw.caller.as_str()), ("tool", raw.tool.as_str())]
+            .into_iter()
+            .chain(raw.plan_id.as_deref().map(|p| ("plan_id", p))),
+    ) {
         return Err(names_error(origin, line, problem));
     }
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
