@@ -155,6 +155,16 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// An optional name under the one name rule (the plan an execution links to): a name
+    /// the store would refuse is a bad argument, named as one.
+    pub fn opt_ruled_name(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
+        let s = self.opt_str(name, NAME_MAX)?;
+        match s.and_then(crate::core::budget::name_problem) {
+            Some(problem) => Err(self.error(name, problem)),
+            None => Ok(s),
+        }
+    }
+
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ErrorData> {
         self.get(name)
             .map(|v| {
