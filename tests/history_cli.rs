@@ -988,6 +988,21 @@ fn a_wrongly_shaped_step_or_baseline_field_is_named() {
             serde_json::Value::Null,
             "field 'steps[]' is 5; expected a step (an object with 'tool')",
         ),
+        (
+            serde_json::json!(7),
+            serde_json::Value::Null,
+            "field 'steps' is 7; expected a list of steps",
+        ),
+        (
+            step.clone(),
+            serde_json::json!(5),
+            "field 'expert_baseline' is 5; expected a list of steps or an object with 'steps'",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"steps": null}),
+            "field 'expert_baseline.steps' is null; expected a list of steps",
+        ),
     ] {
         std::fs::write(
             &file,

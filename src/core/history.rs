@@ -592,6 +592,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
 /// the rest is read: a line's cost is bounded by the bound, not by the line.
 fn plan_steps<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
     d.deserialize_seq(StepsVisitor("steps"))
+        .map_err(|e| named("steps", e))
 }
 
 /// Steps as a list, at most [`bounds::PLAN_STEPS`]; the field names it in the refusal.
@@ -601,7 +602,7 @@ impl<'de> serde::de::Visitor<'de> for StepsVisitor {
     type Value = Vec<Step>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "'{}' as a list of steps", self.0)
+        f.write_str("a list of steps")
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
@@ -634,7 +635,12 @@ fn named<E: serde::de::Error>(field: &str, error: E) -> E {
         Some(i) => &said[..i],
         None => said.as_str(),
     };
-    if said.starts_with("field '") {
+    // Only serde's words for a wrong value are named here; a field named inside, an unknown
+    // field or a bound passes as it is.
+    if !["invalid type: ", "invalid value: ", "invalid length "]
+        .iter()
+        .any(|head| said.starts_with(head))
+    {
         return E::custom(said);
     }
     E::custom(format!("field '{field}' {said}"))
@@ -719,12 +725,14 @@ impl<'de> Deserialize<'de> for BaselineSteps {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_seq(StepsVisitor("expert_baseline.steps"))
             .map(BaselineSteps)
+            .map_err(|e| named("expert_baseline.steps", e))
     }
 }
 
 impl<'de> Deserialize<'de> for BaselineLine {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(BaselineVisitor)
+            .map_err(|e| named("expert_baseline", e))
     }
 }
 
@@ -734,7 +742,7 @@ impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
     type Value = BaselineLine;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("'expert_baseline' as a list of steps or an object with 'steps'")
+        f.write_str("a list of steps or an object with 'steps'")
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<BaselineLine, A::Error> {
