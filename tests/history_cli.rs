@@ -792,6 +792,297 @@ fn names_in_an_expert_baseline_follow_the_one_name_rule() {
     assert_eq!(total(), before);
 }
 
+/// Outside tester 5: an 8 MiB tool name (or model id, caller, baseline plan id) imported and
+/// `history --gaps` printed it whole on one line. Every name is bounded at the one rule's
+/// `core::bounds::NAME_BYTES` (512 bytes, the MCP server's bound too; no real catalog in
+/// tests/data names anything longer than 76 bytes): a longer one is refused in the same
+/// words at every door — an imported plan's or baseline's fields, an execution line,
+/// `--model`, `--caller`, budgets.toml — and a name of exactly 512 bytes is a name.
+#[test]
+fn names_are_bounded_alike_at_every_door() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    let long = "x".repeat(513);
+    let says = "is longer than 512 bytes";
+    let step = |tool: &str| serde_json::json!([{"order": 1, "tool": tool}]);
+    let plan = |model: &str, caller: &str, tool: &str, baseline: serde_json::Value| {
+        serde_json::json!({"id": "long1", "at": "2026-11-24T10:00:00Z", "caller": caller,
+            "model": model, "intent": "remember the launch", "outcome": "ok",
+            "steps": step(tool), "expert_baseline": baseline})
+        .to_string()
+    };
+    let ok_baseline =
+        serde_json::json!({"model": "m/b", "plan_id": "b1", "steps": step("memory.store")});
+    let file = home.path().join("long.jsonl");
+    let with_id = |id: &str| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&plan("m/x", "c", "memory.store", ok_baseline.clone())).unwrap();
+        v["id"] = serde_json::json!(id);
+        v.to_string()
+    };
+    for (field, line) in [
+        ("id", with_id(&long)),
+        (
+            "model",
+            plan(&long, "c", "memory.store", ok_baseline.clone()),
+        ),
+        (
+            "caller",
+            plan("m/x", &long, "memory.store", ok_baseline.clone()),
+        ),
+        ("steps[].tool", plan("m/x", "c", &long, ok_baseline.clone())),
+        (
+            "expert_baseline.model",
+            plan(
+                "m/x",
+                "c",
+                "memory.store",
+                serde_json::json!({"model": long, "steps": step("memory.store")}),
+            ),
+        ),
+        (
+            "expert_baseline.plan_id",
+            plan(
+                "m/x",
+                "c",
+                "memory.store",
+                serde_json::json!({"plan_id": long, "steps": step("memory.store")}),
+            ),
+        ),
+        (
+            "expert_baseline.steps[].tool",
+            plan("m/x", "c", "memory.store", step(&long)),
+        ),
+    ] {
+        std::fs::write(&file, line).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(
+            err.contains(&format!("line 1: field '{field}' {says}")),
+            "{field}: {err}"
+        );
+        assert!(
+            err.len() < 2000,
+            "the name is not echoed whole: {}",
+            err.len()
+        );
+    }
+    std::fs::write(
+        &file,
+        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": long, "tool": "memory.store"})
+            .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("field 'caller' {says}")), "{err}");
+    std::fs::write(
+        &file,
+        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": "c", "tool": "memory.store",
+            "plan_id": long})
+        .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("field 'plan_id' {says}")), "{err}");
+    assert_eq!(total(), before);
+
+    // The command line: the same words.
+    for args in [
+        vec!["budgets", "--model", long.as_str()],
+        vec!["send", "--model", "m/x", "--caller", long.as_str(), "hello"],
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // budgets.toml.
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        format!(
+            "[[model]]\nid = \"{long}\"\ninput_tokens = 8192\noutput_tokens = 1024\ntier = \"B\"\n"
+        ),
+    )
+    .unwrap();
+    let out = ctx(home.path()).args(["budgets"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("field 'model[0].id' {says}")),
+        "{err}"
+    );
+    std::fs::remove_file(home.path().join("budgets.toml")).unwrap();
+
+    // At the bound, a name.
+    let at = "y".repeat(512);
+    std::fs::write(&file, plan("m/x", &at, &at, step(&at))).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Tester 5 C7: a wrongly shaped step or baseline field was refused in serde's words
+/// ("invalid type: sequence, expected u32"), naming no field. Each names its field, in the
+/// words every import error uses, and nothing is imported.
+#[test]
+fn a_wrongly_shaped_step_or_baseline_field_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let total =
+        || json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]))["total"].clone();
+    let before = total();
+    let step = serde_json::json!([{"order": 1, "tool": "memory.store"}]);
+    let file = home.path().join("shapes.jsonl");
+    for (steps, baseline, says) in [
+        (
+            step.clone(),
+            serde_json::json!([[["x"]]]),
+            "field 'expert_baseline[]' is an array; expected a step (an object with 'tool')",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"steps": [{"order": 1, "tool": {"nested": 1}}]}),
+            "field 'expert_baseline.steps[].tool' is an object; expected a string",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"model": 5, "steps": []}),
+            "field 'expert_baseline.model' is 5; expected a string",
+        ),
+        (
+            step.clone(),
+            serde_json::json!([{"order": [1], "tool": "memory.store"}]),
+            "field 'expert_baseline[].order' is an array; expected a whole number of 0 or more",
+        ),
+        (
+            serde_json::json!([{"order": 1}]),
+            serde_json::Value::Null,
+            "field 'steps[].tool' is missing",
+        ),
+        (
+            serde_json::json!([5]),
+            serde_json::Value::Null,
+            "field 'steps[]' is 5; expected a step (an object with 'tool')",
+        ),
+        (
+            serde_json::json!(7),
+            serde_json::Value::Null,
+            "field 'steps' is 7; expected a list of steps",
+        ),
+        (
+            step.clone(),
+            serde_json::json!(5),
+            "field 'expert_baseline' is 5; expected a list of steps or an object with 'steps'",
+        ),
+        (
+            step.clone(),
+            serde_json::json!({"steps": null}),
+            "field 'expert_baseline.steps' is null; expected a list of steps",
+        ),
+    ] {
+        std::fs::write(
+            &file,
+            serde_json::json!({"id": "s1", "at": "2026-11-24T10:00:00Z", "caller": "c",
+                "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+                "steps": steps, "expert_baseline": baseline})
+            .to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!err.contains("invalid type"), "{err}");
+    }
+    assert_eq!(total(), before);
+}
+
+/// Tester 5 C1: `history show` of a baseline plan (`send --baseline`) read like any plan;
+/// only its trim record said it was one. Its head says so, from the one line both front ends
+/// show; a plan that is not a baseline says nothing of it.
+#[test]
+fn history_show_says_a_baseline_plan_is_one() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("baseline.jsonl");
+    let line = |id: &str, trim: serde_json::Value| {
+        serde_json::json!({"id": id, "at": "2026-11-24T10:00:00Z", "caller": "console",
+            "model": "m/frontier", "intent": "remember the launch", "outcome": "ok",
+            "source": "sent", "steps": [{"order": 1, "tool": "memory.store"}],
+            "trim_record": trim})
+        .to_string()
+    };
+    std::fs::write(
+        &file,
+        [
+            line(
+                "bl-1",
+                serde_json::json!({"baseline": {"planner": "off", "prior": "off", "catalog_cut": 43}}),
+            ),
+            line("pl-1", serde_json::json!({})),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = |id: &str| {
+        let out = ctx(home.path())
+            .args(["history", "show", id])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let shown = show("bl-1");
+    assert!(
+        shown.contains(
+            "baseline plan: whole catalog, no planner help, no prior (its own window cut 43 catalog entries)"
+        ),
+        "{shown}"
+    );
+    assert!(!show("pl-1").contains("baseline plan"));
+}
+
 /// Outside tester F12: a plan's steps and its expert baseline's are bounded alike (a
 /// 3,000,000-step baseline took 3 GB to import and as much to export); a line past the
 /// bound is refused naming the line and the field, nothing imported, and a line at it is

@@ -266,3 +266,49 @@ fn a_loose_log_is_made_private_before_anything_is_written() {
             .contains("answer body")
     );
 }
+
+/// Tester 5 C6: with no `x-request-id` header the plan stores the body's `id` as its request
+/// id, but the log said `request_id=""`. The log names the id the plan stores, and a call
+/// with none says none rather than an empty one.
+#[test]
+fn the_log_names_the_request_id_the_plan_stores() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/fenced", &["--log", "info"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = sent.to_string();
+    assert!(text.contains("cmpl-test"), "the plan's request id: {text}");
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    let finished = log
+        .lines()
+        .find(|l| l.contains("chat completion finished"))
+        .unwrap_or_else(|| panic!("no finished line:\n{log}"));
+    assert!(finished.contains("request_id=\"cmpl-test\""), "{finished}");
+    assert!(!log.contains("request_id=\"\""), "{log}");
+}
+
+/// Tester 5 C6: a tool-call answer (no text) logged `answer body body=` with `--log-bodies`;
+/// it logs the reply it stored, its tool calls.
+#[test]
+fn log_bodies_of_a_tool_call_answer_holds_its_calls() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = send(home.path(), "test/tool-calls", &["--log-bodies"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("answer body"))
+        .unwrap_or_else(|| panic!("no answer body:\n{log}"));
+    assert!(line.contains("call_a"), "{line}");
+    assert_no_key(&log);
+}

@@ -490,6 +490,12 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
             "tool",
         ),
         (json!({"caller": "a", "tool": " t", "ok": true}), "tool"),
+        // The plan it links to is named under the same rule as an imported execution's
+        // (an imported plan's id follows it too).
+        (
+            json!({"caller": "a", "tool": "t", "ok": true, "plan_id": "p\u{202e}1"}),
+            "plan_id",
+        ),
     ] {
         let m = refused(&c, "record_execution", args.clone(), argument).await;
         assert!(!m.contains("line 1"), "{m}");

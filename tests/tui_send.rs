@@ -348,3 +348,48 @@ fn a_read_only_store_refusal_is_wrapped_whole_at_80_columns() {
     }
     insta::assert_snapshot!("send_read_only_store_80x24", s);
 }
+
+/// Tester 5 C10: at 120×40 three result columns (two marked models and the baseline) were
+/// headed `▶t… [compacted]`, `t… [compacted]`, `t5… ` — the model ids and the `[baseline]`
+/// tag cut away, so no column could be told from another. Each column names its model (cut
+/// in the middle when it must be, keeping the tail) and its arm or `[baseline]`.
+#[test]
+fn sent_columns_at_120x40_name_their_model_and_arm() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let marked = row_of(&state, "test/tool-calls");
+    apply(
+        &ctx,
+        &mut state,
+        [Action::SelectRow(marked), Action::MarkModel],
+    );
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().expect("sent");
+    assert_eq!(outcome.results.len(), 3);
+    let s = screen(&state, 120, 40);
+    let lines: Vec<&str> = s.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("Sent (ctrl+n"))
+        .unwrap_or_else(|| panic!("no Sent section:\n{s}"));
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.contains("valid plan"))
+        .map(|k| start + k)
+        .unwrap_or_else(|| panic!("no rows:\n{s}"));
+    let head = lines[start..end].join("\n");
+    for needle in [
+        "ok-json",
+        "ool-calls",
+        "frontier",
+        "[compacted]",
+        "[baseline]",
+    ] {
+        assert!(head.contains(needle), "{needle} not in the header:\n{head}");
+    }
+    insta::assert_snapshot!("sent_columns_120x40", head);
+}

@@ -48,6 +48,8 @@ fn apply(ws: &Workspace, state: &mut State, actions: impl IntoIterator<Item = Ac
 
 fn started(ws: &Workspace) -> State {
     let mut state = initial_state(ws);
+    // The front end's clock, fixed: the sample history's year (snapshots do not age).
+    state.history.this_year = Some(2026);
     let effects = state.replan();
     for e in effects {
         let a = run_effect_now(&ctx(ws), e);
@@ -355,6 +357,32 @@ fn replay_offline_from_the_history_pane_shows_the_recovery_beside_the_original()
     apply(&ws, &mut state, [Action::Back]);
     assert!(state.history.expanded);
     assert!(state.history.replay.is_none());
+}
+
+/// Tester 5 C5: at 120×40 the replay picker cut each model id to two letters (`of…`, `t5…`),
+/// so no model could be told from another. Each id keeps its distinguishing tail.
+#[test]
+fn the_replay_picker_at_120x40_shows_which_model_each_choice_is() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    open_failed_plan(&ws, &mut state, |r| {
+        r.failure_class.as_deref() == Some("constrained_deadlock")
+    });
+    // From the plan as the list shows it, not opened in full: the narrowest the picker gets.
+    apply(&ws, &mut state, [Action::Back, Action::Replay]);
+    assert!(!state.history.expanded);
+    let choices = state.history.replay.as_ref().unwrap().choices.clone();
+    assert!(choices.len() > 2, "{choices:?}");
+    let s = screen(&state, 120, 40);
+    for model in &choices[1..] {
+        let chars: Vec<char> = model.chars().collect();
+        let tail: String = chars[chars.len().saturating_sub(8)..].iter().collect();
+        assert!(
+            s.contains(&tail),
+            "{model}: its tail {tail:?} is cut away:\n{s}"
+        );
+    }
+    insta::assert_snapshot!("history_replay_picker_120x40", s);
 }
 
 #[test]
@@ -969,6 +997,98 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
     // Back to the models; the gaps are kept for when the view opens again.
     apply(&ws, &mut state, [Action::ToggleGaps]);
     assert!(screen(&state, 150, 40).contains("Models · outcomes → tier"));
+}
+
+/// Tester 5 C1: the History pane's detail of a baseline plan says it is one, in the words
+/// `history show` uses.
+#[test]
+fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
+    let (_d, ws) = workspace();
+    let line = serde_json::json!({"id": "bl-1", "at": "2026-11-24T10:00:00Z",
+        "caller": "console", "model": "m/frontier", "intent": "remember the launch",
+        "outcome": "ok", "source": "sent", "steps": [{"order": 1, "tool": "memory.store"}],
+        "trim_record": {"baseline": {"planner": "off", "prior": "off", "catalog_cut": 0}}})
+    .to_string();
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "baseline",
+            line.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+        ],
+    );
+    assert_eq!(state.history.filter.source.as_deref(), Some("sent"));
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, "bl-1");
+    let s = screen(&state, 150, 40);
+    assert!(
+        s.contains("baseline plan: whole catalog, no planner help, no prior"),
+        "{s}"
+    );
+}
+
+/// Tester 5 C8: the narrow Plans list showed `12-31 23:59` for a plan of year 9999 and
+/// `01-01 00:00` for one of 1970, as if they were this year's. A plan of another year than
+/// the front end's clock shows its date with the year; this year's keep month, day and time.
+#[test]
+fn the_narrow_plans_list_shows_the_year_of_a_plan_from_another_year() {
+    let (_d, ws) = workspace();
+    let line = |id: &str, at: &str| {
+        serde_json::json!({"id": id, "at": at, "caller": "agent-7", "model": "weak-y",
+            "intent": format!("plan {id}"), "source": "litellm", "outcome": "ok",
+            "steps": [{"order": 1, "tool": "memory.store"}]})
+        .to_string()
+    };
+    let lines = [
+        line("far", "9999-12-31T23:59:00Z"),
+        line("now", "2026-11-20T09:00:00Z"),
+        line("epoch", "1970-01-01T00:00:00Z"),
+    ]
+    .join("\n");
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "years",
+            lines.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::CycleSource,
+        ],
+    );
+    assert_eq!(state.history.plans.as_ref().unwrap().total, 3);
+    let s = screen(&state, 80, 24);
+    for needle in ["9999-12-31", "11-20 09:00", "1970-01-01"] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    assert!(
+        !s.contains("ignored  12-31 23:59") && !s.contains("ignored  01-01 00:00"),
+        "{s}"
+    );
+    insta::assert_snapshot!("history_plans_of_other_years_80x24", s);
 }
 
 /// Issue 18 item 7: an intent with followed plans of its shape in the (seeded) store shows

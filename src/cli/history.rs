@@ -332,6 +332,10 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             .map(|o| format!("replay of {}\n", for_terminal_line(o)))
             .unwrap_or_default()
     );
+    if let Some(line) = crate::core::gap::baseline_plan_line(r.trim_record.as_ref()) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(group) = &r.compare_group {
         out.push_str(&format!(
             "A/B arm {} of comparison {}\n",

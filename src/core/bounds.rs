@@ -37,6 +37,14 @@ pub const INTENT_BYTES: usize = 1 << 20;
 /// before the rest is read. Real plans have a handful; 10,000 steps is about a 1 MB answer.
 pub const PLAN_STEPS: usize = 10_000;
 
+/// The most bytes one name holds — a model id, a caller, a tool, a plan id — under the one
+/// name rule ([`name_problem`](crate::core::budget::name_problem)), at every door: imports,
+/// `--model`, `--caller`, budgets.toml, registry keys, MCP arguments (outside tester 5: an
+/// 8 MiB tool name imported and printed whole on one line of `history --gaps`). The longest
+/// name in the real catalogs the tests carry (BFCL, NESTFUL, LiteLLM's registry, MCP servers)
+/// is 76 bytes.
+pub const NAME_BYTES: usize = 512;
+
 /// An intent as the history keeps it: whole up to [`INTENT_BYTES`], else its opening (cut
 /// at a character) and how many bytes were left out, within the bound. The same text
 /// always gives the same kept intent, so an import of it twice is one plan.
@@ -175,6 +183,16 @@ mod tests {
             "the same text, the same kept intent"
         );
         assert_eq!(kept_intent("hi there"), "hi there");
+    }
+
+    #[test]
+    fn a_name_is_bounded_by_the_one_name_rule_in_words_naming_the_bound() {
+        use crate::core::budget::name_problem;
+        assert_eq!(name_problem(&"x".repeat(NAME_BYTES)), None);
+        let said = name_problem(&"x".repeat(NAME_BYTES + 1)).unwrap();
+        assert_eq!(said, format!("is longer than {NAME_BYTES} bytes"));
+        // Cut inside a character still counts bytes, not characters.
+        assert!(name_problem(&"日".repeat(NAME_BYTES / 3 + 1)).is_some());
     }
 
     #[test]

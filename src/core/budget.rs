@@ -739,10 +739,15 @@ pub fn model_id_problem(id: &str) -> Option<&'static str> {
 }
 
 /// Why `name` (a model id, a caller, a tool) cannot be a name shown on one line of a table,
-/// or `None`: empty, spaces around it, or a control, bidi or invisible character (a line
-/// break in a caller forged rows in `history --plans`).
+/// or `None`: longer than [`NAME_BYTES`](crate::core::bounds::NAME_BYTES), empty, spaces
+/// around it, or a control, bidi or invisible character (a line break in a caller forged
+/// rows in `history --plans`).
 pub fn name_problem(name: &str) -> Option<&'static str> {
-    if name.trim().is_empty() {
+    // The words name the bound; the assertion keeps them true.
+    const _: () = assert!(crate::core::bounds::NAME_BYTES == 512);
+    if name.len() > crate::core::bounds::NAME_BYTES {
+        Some("is longer than 512 bytes")
+    } else if name.trim().is_empty() {
         Some("is empty")
     } else if name.trim() != name {
         Some("has spaces around it")

@@ -119,9 +119,18 @@ impl CoreError {
             message
         };
         let message = quote_outside_text(&message);
-        let message = match wrong_value(&message, "an object") {
-            Some((found, expected)) => format!("found {found}; expected {expected}"),
-            None => message,
+        // A reader that names the field (`field 'steps[].order' invalid type: …`) is said
+        // as a TOML field is: `field 'steps[].order' is an array; expected …`.
+        let named = message
+            .strip_prefix("field '")
+            .and_then(|rest| rest.split_once("' "))
+            .and_then(|(field, rest)| Some((field, wrong_value(rest, "an object")?)));
+        let message = match (named, wrong_value(&message, "an object")) {
+            (Some((field, (found, expected))), _) => {
+                format!("field '{field}' is {found}; expected {expected}")
+            }
+            (None, Some((found, expected))) => format!("found {found}; expected {expected}"),
+            (None, None) => message,
         };
         CoreError::Syntax {
             origin: origin.to_string(),

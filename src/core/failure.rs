@@ -495,6 +495,15 @@ pub fn read_reply<T>(
                 crate::core::text::clip(&answer, 80)
             ),
         )
+    } else if rejected.is_some() && crate::core::response::nests_too_deep(&answer) {
+        // Not what the decoded value lacks: a stage read only an inner part of it.
+        fail(
+            FailureClass::NoPlan,
+            format!(
+                "the JSON nests deeper than {} levels, the most the JSON reader reads, so it was not read whole",
+                crate::core::response::JSON_DEPTH
+            ),
+        )
     } else if let Some(why) = rejected {
         fail(FailureClass::NoPlan, format!("the JSON decoded but {why}"))
     } else if json_shaped(&answer) {
@@ -680,6 +689,43 @@ mod tests {
         assert_eq!(
             class(&reply(Some("Sure, here you go."), Some("stop"))),
             Some(NoPlan)
+        );
+    }
+
+    /// Tester 5 C9: a plan whose args nest past the JSON reader's depth limit was read from
+    /// an inner part and said "the JSON decoded but it has no 'steps'" (it has). The answer
+    /// is said to nest deeper than the limit, naming it; one within the limit is a plan.
+    #[test]
+    fn an_answer_nesting_past_the_reader_limit_says_so_naming_the_limit() {
+        let nested = |levels: usize| {
+            format!(
+                "{{\"steps\":[{{\"order\":1,\"tool\":\"memory.store\",\"args\":{}1{}}}]}}",
+                "{\"a\":".repeat(levels),
+                "}".repeat(levels)
+            )
+        };
+        let read = read_reply(&reply(Some(&nested(126)), Some("stop")), any_object);
+        let failure = read.failure.expect("too deep to read whole");
+        assert_eq!(failure.class, FailureClass::NoPlan);
+        assert!(
+            failure.detail.contains("nests deeper than 128 levels"),
+            "{}",
+            failure.detail
+        );
+        assert!(!failure.detail.contains("no steps"), "{}", failure.detail);
+        let fenced = format!("Here:\n```json\n{}\n```", nested(400));
+        let failure = read_reply(&reply(Some(&fenced), Some("stop")), any_object)
+            .failure
+            .expect("too deep");
+        assert!(
+            failure.detail.contains("nests deeper than 128 levels"),
+            "{}",
+            failure.detail
+        );
+        assert!(
+            read_reply(&reply(Some(&nested(120)), Some("stop")), any_object)
+                .failure
+                .is_none()
         );
     }
 

@@ -255,6 +255,33 @@ pub fn baseline_lines(b: &Baseline, g: &GapSignal) -> String {
     )
 }
 
+/// How a baseline is planned, as `send` says it of the baseline it ran and a baseline plan's
+/// detail says it of itself.
+pub const BASELINE_HOW: &str = "whole catalog, no planner help, no prior";
+
+/// The line `history show` and the History pane's detail give a plan stored as a baseline
+/// (`send --baseline`, marked in its trim record: [`crate::core::as_sent::is_baseline`]):
+/// `baseline plan: whole catalog, no planner help, no prior (its own window cut 43 catalog
+/// entries)`, or `None` for any other plan (tester 5 C1: it read like any plan).
+pub fn baseline_plan_line(trim: Option<&serde_json::Value>) -> Option<String> {
+    if !crate::core::as_sent::is_baseline(trim) {
+        return None;
+    }
+    let cut = trim
+        .and_then(|t| t.get(crate::core::as_sent::BASELINE_KEY))
+        .and_then(|b| b.get("catalog_cut"))
+        .and_then(serde_json::Value::as_u64)
+        .filter(|&n| n > 0)
+        .map(|n| {
+            format!(
+                " (its own window cut {n} catalog entr{})",
+                if n == 1 { "y" } else { "ies" }
+            )
+        })
+        .unwrap_or_default();
+    Some(format!("baseline plan: {BASELINE_HOW}{cut}"))
+}
+
 /// One plan's gap signal as the store lists it for counting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GapRow {

@@ -310,18 +310,22 @@ impl Baseline {
     }
 }
 
-/// The first of a plan's names (model, caller, step tools, then its baseline's) that breaks
-/// the one name rule ([`name_problem`](crate::core::budget::name_problem)), with its field:
-/// names are shown on one line of every table, and the model routes a live replay.
+/// The first of a plan's names (its id when it has one, model, caller, step tools, then its
+/// baseline's) that breaks the one name rule ([`name_problem`](crate::core::budget::name_problem)),
+/// with its field: names are shown on one line of every table, and the model routes a live
+/// replay. The id too (tester 5: an 8 MiB name imported; an id is shown, typed and linked
+/// to like any name).
 pub fn names_problem(
+    id: Option<&str>,
     model: &str,
     caller: &str,
     steps: &[Step],
     baseline: Option<&Baseline>,
 ) -> Option<(&'static str, &'static str)> {
     crate::core::budget::first_name_problem(
-        [("model", model), ("caller", caller)]
+        id.map(|id| ("id", id))
             .into_iter()
+            .chain([("model", model), ("caller", caller)])
             .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
     )
     .or_else(|| baseline.and_then(Baseline::names_problem))
@@ -331,6 +335,7 @@ impl PlanRecord {
     /// The first of its names that breaks the one name rule, with its field.
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
         names_problem(
+            Some(&self.id),
             &self.model,
             &self.caller,
             &self.steps,
@@ -545,6 +550,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         baseline
     });
     if let Some(problem) = names_problem(
+        raw.id.as_deref().filter(|s| !s.trim().is_empty()),
         &raw.model,
         &raw.caller,
         &raw.steps,
@@ -586,6 +592,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
 /// the rest is read: a line's cost is bounded by the bound, not by the line.
 fn plan_steps<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Step>, D::Error> {
     d.deserialize_seq(StepsVisitor("steps"))
+        .map_err(|e| named("steps", e))
 }
 
 /// Steps as a list, at most [`bounds::PLAN_STEPS`]; the field names it in the refusal.
@@ -595,12 +602,15 @@ impl<'de> serde::de::Visitor<'de> for StepsVisitor {
     type Value = Vec<Step>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "'{}' as a list of steps", self.0)
+        f.write_str("a list of steps")
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Step>, A::Error> {
         let mut steps = Vec::new();
-        while let Some(step) = seq.next_element::<Step>()? {
+        while let Some(step) = seq
+            .next_element_seed(StepSeed(self.0))
+            .map_err(|e| named(&format!("{}[]", self.0), e))?
+        {
             if steps.len() == bounds::PLAN_STEPS {
                 return Err(serde::de::Error::custom(format!(
                     "field '{}' holds more than {} steps, the most a plan holds",
@@ -611,6 +621,94 @@ impl<'de> serde::de::Visitor<'de> for StepsVisitor {
             steps.push(step);
         }
         Ok(steps)
+    }
+}
+
+/// `error` said as a refusal of `field`, in the words every import error uses (tester 5
+/// C7: "invalid type: sequence, expected u32" named no field): `field 'steps[].order' is an
+/// array; expected a whole number …` once [`CoreError::json`] has read it. An error that
+/// already names a field inside this one passes as it is.
+fn named<E: serde::de::Error>(field: &str, error: E) -> E {
+    let said = error.to_string();
+    // serde_json has put the position on an error from inside; the line's error gets its own.
+    let said = match said.rfind(" at line ") {
+        Some(i) => &said[..i],
+        None => said.as_str(),
+    };
+    // Only serde's words for a wrong value are named here; a field named inside, an unknown
+    // field or a bound passes as it is.
+    if !["invalid type: ", "invalid value: ", "invalid length "]
+        .iter()
+        .any(|head| said.starts_with(head))
+    {
+        return E::custom(said);
+    }
+    E::custom(format!("field '{field}' {said}"))
+}
+
+/// One step of an imported list, read field by field so a wrongly shaped one is refused
+/// naming its field (`steps[].tool`, `expert_baseline.steps[].order`); `.0` is the list's
+/// field. A step is an object: the derived reader would also take `[order, tool, …]`.
+struct StepSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for StepSeed {
+    type Value = Step;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Step, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for StepSeed {
+    type Value = Step;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a step (an object with 'tool')")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Step, A::Error> {
+        use serde::de::Error;
+        let list = self.0;
+        let field = |key: &str| format!("{list}[].{key}");
+        let (mut order, mut tool, mut args, mut rationale) = (None, None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            let twice = || A::Error::custom(format!("field '{}' is given twice", field(&key)));
+            match key.as_str() {
+                "order" if order.is_some() => return Err(twice()),
+                "order" => {
+                    order = Some(
+                        map.next_value::<u32>()
+                            .map_err(|e| named(&field("order"), e))?,
+                    )
+                }
+                "tool" if tool.is_some() => return Err(twice()),
+                "tool" => {
+                    tool = Some(
+                        map.next_value::<String>()
+                            .map_err(|e| named(&field("tool"), e))?,
+                    )
+                }
+                "args" if args.is_some() => return Err(twice()),
+                "args" => args = Some(map.next_value::<serde_json::Value>()?),
+                "rationale" if rationale.is_some() => return Err(twice()),
+                "rationale" => {
+                    rationale = Some(
+                        map.next_value::<String>()
+                            .map_err(|e| named(&field("rationale"), e))?,
+                    )
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let missing = |key: &str| A::Error::custom(format!("field '{}' is missing", field(key)));
+        Ok(Step {
+            order: order.ok_or_else(|| missing("order"))?,
+            tool: tool.ok_or_else(|| missing("tool"))?,
+            args: args.unwrap_or(serde_json::Value::Null),
+            rationale: rationale.unwrap_or_default(),
+        })
     }
 }
 
@@ -627,12 +725,14 @@ impl<'de> Deserialize<'de> for BaselineSteps {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_seq(StepsVisitor("expert_baseline.steps"))
             .map(BaselineSteps)
+            .map_err(|e| named("expert_baseline.steps", e))
     }
 }
 
 impl<'de> Deserialize<'de> for BaselineLine {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(BaselineVisitor)
+            .map_err(|e| named("expert_baseline", e))
     }
 }
 
@@ -642,7 +742,7 @@ impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
     type Value = BaselineLine;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("'expert_baseline' as a list of steps or an object with 'steps'")
+        f.write_str("a list of steps or an object with 'steps'")
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<BaselineLine, A::Error> {
@@ -660,8 +760,16 @@ impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
         let (mut model, mut plan_id, mut steps) = (None, None, None);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
-                "model" => model = map.next_value::<Option<String>>()?,
-                "plan_id" => plan_id = map.next_value::<Option<String>>()?,
+                "model" => {
+                    model = map
+                        .next_value::<Option<String>>()
+                        .map_err(|e| named("expert_baseline.model", e))?
+                }
+                "plan_id" => {
+                    plan_id = map
+                        .next_value::<Option<String>>()
+                        .map_err(|e| named("expert_baseline.plan_id", e))?
+                }
                 "steps" => steps = Some(map.next_value::<BaselineSteps>()?.0),
                 other => return Err(A::Error::unknown_field(other, FIELDS)),
             }
@@ -687,10 +795,11 @@ pub fn parse_execution_line(
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;
-    if let Some(problem) = crate::core::budget::first_name_problem([
-        ("caller", raw.caller.as_str()),
-        ("tool", raw.tool.as_str()),
-    ]) {
+    if let Some(problem) = crate::core::budget::first_name_problem(
+        [("caller", raw.caller.as_str()), ("tool", raw.tool.as_str())]
+            .into_iter()
+            .chain(raw.plan_id.as_deref().map(|p| ("plan_id", p))),
+    ) {
         return Err(names_error(origin, line, problem));
     }
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {

@@ -109,6 +109,39 @@ pub struct Decoded {
     pub stage: DecodeStage,
 }
 
+/// The deepest a JSON value nests and is still read: serde_json's recursion limit. A value
+/// nesting deeper is not read whole; a later stage may then find only an inner part of it.
+pub const JSON_DEPTH: usize = 128;
+
+/// Whether `text` nests brackets (outside strings) deeper than [`JSON_DEPTH`]: what a
+/// failure says instead of what an inner part lacks (tester 5 C9). One pass.
+pub fn nests_too_deep(text: &str) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > JSON_DEPTH {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Decode an answer (reasoning already stripped): trim → code fence → first JSON value with
 /// prose after it tolerated → balanced-brace extraction aware of strings and escapes.
 pub fn decode_answer(answer: &str) -> Option<Decoded> {

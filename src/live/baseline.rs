@@ -103,8 +103,9 @@ pub fn attach(
 pub fn render(baseline: &BaselineRun, gaps: &[SentGap]) -> String {
     let b = &baseline.live;
     let mut out = format!(
-        "\nbaseline {} (whole catalog, no planner help, no prior): ",
-        b.model
+        "\nbaseline {} ({}): ",
+        b.model,
+        crate::core::gap::BASELINE_HOW
     );
     match (&baseline.steps, b.could_not_run()) {
         (_, Some(why)) => out.push_str(&format!("could not run ({why}); no gap signal stored\n")),

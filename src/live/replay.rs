@@ -772,10 +772,7 @@ pub async fn send_planned(
         }
     };
     live.facts.usage = reply.as_ref().and_then(|r| r.usage.clone());
-    live.facts.request_id = exchange
-        .request_id
-        .clone()
-        .or_else(|| reply.as_ref().and_then(|r| r.id.clone()));
+    live.facts.request_id = exchange.request_id.clone();
     live.facts.cost_usd = cost_of(request, live.facts.usage.as_ref());
     let answer = reply.map(|reply| StoredAnswer {
         finish: reply
@@ -856,24 +853,29 @@ pub async fn send_planned(
         attempts = live.attempts,
         "answer read as a plan"
     );
-    if let Some(text) = record
-        .raw_response
-        .as_deref()
-        .and_then(crate::logging::body_for_log)
-    {
+    // The answer's text; a tool-call answer has none, and logs its stored reply instead
+    // (tester 5 C6: it logged `answer body body=`).
+    let body = match record.raw_response.as_deref() {
+        Some(text) if !text.trim().is_empty() => Some(text.to_string()),
+        _ => record
+            .answer
+            .as_ref()
+            .and_then(|a| a.get("reply"))
+            .map(|r| r.to_string()),
+    };
+    if let Some(text) = body.as_deref().and_then(crate::logging::body_for_log) {
         tracing::debug!(body = %text, "answer body");
     }
     Ok((live, Some(record)))
 }
 
-/// The stored request id, for the log.
-fn record_request_id(record: &PlanRecord) -> &str {
+/// The stored request id, for the log (the field is left out when there is none).
+fn record_request_id(record: &PlanRecord) -> Option<&str> {
     record
         .answer
         .as_ref()
         .and_then(|a| a.get("request_id"))
         .and_then(|v| v.as_str())
-        .unwrap_or("")
 }
 
 /// What the call cost at the row's prices: the usage the endpoint reported, else the

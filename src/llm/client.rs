@@ -137,6 +137,18 @@ impl Answer {
             Answer::Cancelled => "cancelled",
         }
     }
+
+    /// The chat completion's own `id` (a cut stream's too), when it gave one.
+    pub fn reply_id(&self) -> Option<&str> {
+        match self {
+            Answer::Reply { reply }
+            | Answer::Failed {
+                partial: Some(reply),
+                ..
+            } => reply.id.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -145,7 +157,8 @@ pub struct Exchange {
     /// The last HTTP status seen.
     pub status: Option<u16>,
     pub attempts: u32,
-    /// The last response's `x-request-id` header (redacted like everything received).
+    /// The request id the plan stores: the last response's `x-request-id` header, else the
+    /// chat completion's `id` (redacted like everything received). The log names the same.
     pub request_id: Option<String>,
     /// From the first send to the end of the last attempt, waits included.
     pub latency_ms: u64,
@@ -463,6 +476,8 @@ pub async fn send(
             }
         }
     };
+    // Tester 5 C6: the log said `request_id=""` while the plan stored the body's id.
+    let mut request_id = request_id.or_else(|| answer.reply_id().map(|id| clip(id.trim(), 200)));
     if let Some(id) = &mut request_id {
         redactor.in_place(id);
     }
@@ -472,7 +487,8 @@ pub async fn send(
         status,
         attempts,
         latency_ms,
-        request_id = request_id.as_deref().unwrap_or(""),
+        // None: the field is left out, never an empty id.
+        request_id = request_id.as_deref(),
         answer = answer.kind(),
         "chat completion finished"
     );

@@ -693,7 +693,7 @@ impl State {
         let caller = p.name("caller")?;
         let tool = p.name("tool")?;
         let ok = p.bool("ok")?;
-        let plan_id = p.opt_name("plan_id")?;
+        let plan_id = p.opt_ruled_name("plan_id")?;
         let session = p.opt_name("session")?;
         let id = p.opt_name("id")?;
         let at = p.opt_time("at")?.unwrap_or_else(now_secs);

@@ -11,8 +11,9 @@ use crate::core::time::{format_timestamp, parse_timestamp};
 /// The most one text argument may hold (an instruction, an attachment's text, a catalog, a
 /// prompt): a big paste fits, and a reply built from it still fits in what a client reads.
 pub const TEXT_MAX: usize = 8 * 1024 * 1024;
-/// The most a name or id may hold (model, caller, tool, plan id, session, attachment name).
-pub const NAME_MAX: usize = 512;
+/// The most a name or id may hold (model, caller, tool, plan id, session, attachment name):
+/// the one name rule's bound.
+pub const NAME_MAX: usize = crate::core::bounds::NAME_BYTES;
 /// The most attachments one preview takes.
 pub const ATTACHMENTS_MAX: usize = 32;
 /// The most ranked entries `rank_tools` returns.
@@ -151,6 +152,16 @@ impl<'a> Params<'a> {
         match id.and_then(crate::core::budget::model_id_problem) {
             Some(problem) => Err(self.error(name, problem)),
             None => Ok(id),
+        }
+    }
+
+    /// An optional name under the one name rule (the plan an execution links to): a name
+    /// the store would refuse is a bad argument, named as one.
+    pub fn opt_ruled_name(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
+        let s = self.opt_str(name, NAME_MAX)?;
+        match s.and_then(crate::core::budget::name_problem) {
+            Some(problem) => Err(self.error(name, problem)),
+            None => Ok(s),
         }
     }
 

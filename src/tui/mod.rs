@@ -177,12 +177,15 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
 pub fn initial_state(ws: &Workspace) -> State {
     let mut rows = ws.budgets.rows().to_vec();
     rows.push(ws.budgets.fallback().clone());
-    State::new(
+    let mut state = State::new(
         rows,
         ws.catalog_origin.clone(),
         Arc::new(ws.catalog.render_full()),
         ws.notes.clone(),
-    )
+    );
+    // The clock is the front end's: the History pane says a plan's year when it is not this one.
+    state.history.this_year = crate::core::time::year_of(crate::store::now_secs());
+    state
 }
 
 /// What effects run against: the preview's inputs and the history store's path (`None`

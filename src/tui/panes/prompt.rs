@@ -726,22 +726,43 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         }
         Line::raw(clip(&text, width))
     };
+    // Each column is named by its model and its arm (or `[baseline]`): on one line when
+    // both fit, else the model on one line (cut in the middle, keeping the tail that tells
+    // ids apart) and the arm under it (tester 5 C10: at 120×40 the ids were cut to a letter).
+    let marks: Vec<&str> = (0..o.results.len())
+        .map(|i| if i == v.selected { "▶" } else { " " })
+        .collect();
+    let arms: Vec<String> = o
+        .results
+        .iter()
+        .map(|r| {
+            if r.baseline {
+                "[baseline]".to_string()
+            } else {
+                format!("[{}]", r.arm)
+            }
+        })
+        .collect();
+    let one_line = o
+        .results
+        .iter()
+        .zip(&arms)
+        .all(|(r, arm)| 1 + shown(&r.model).chars().count() + 1 + arm.chars().count() < col);
     let mut header = format!("{:<LABEL$}", "");
-    for (i, r) in o.results.iter().enumerate() {
-        let mark = if i == v.selected { "▶" } else { " " };
-        // The arm is what tells the columns apart: clip the model, never the arm.
-        let arm = if r.baseline {
-            " [baseline]".to_string()
+    let mut under = format!("{:<LABEL$}", "");
+    for ((r, arm), mark) in o.results.iter().zip(&arms).zip(&marks) {
+        if one_line {
+            header.push_str(&cell(&format!("{mark}{} {arm}", shown(&r.model))));
         } else {
-            format!(" [{}]", r.arm)
-        };
-        let room = col.saturating_sub(1 + mark.chars().count() + arm.chars().count());
-        header.push_str(&cell(&format!(
-            "{mark}{}{arm}",
-            clip(&r.model, room.max(1))
-        )));
+            let model = crate::format::elide(&shown(&r.model), col.saturating_sub(2).max(1));
+            header.push_str(&cell(&format!("{mark}{model}")));
+            under.push_str(&cell(&format!(" {arm}")));
+        }
     }
     out.push(Line::styled(clip(&header, width), theme.accent));
+    if !one_line {
+        out.push(Line::styled(clip(&under, width), theme.accent));
+    }
     out.push(row("valid plan", &|s| s.live.valid_plan_cell()));
     out.push(row("steps", &|s| s.live.steps_cell()));
     out.push(row("unknown tools", &|s| s.live.unknown_tools_cell()));

@@ -291,12 +291,12 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
         &widths,
         |i| {
             page.get(i).map(|p| {
-                let at = format_minute(p.at);
-                // "2026-11-18 05:08", or "11-18 05:08" when narrow.
+                // "2026-11-18 05:08", or when narrow "11-18 05:08" this year and
+                // "9999-12-31" another.
                 let at = if wide {
-                    at
+                    format_minute(p.at)
                 } else {
-                    at.get(5..).unwrap_or(&at).to_string()
+                    crate::core::time::format_minute_short(p.at, h.this_year)
                 };
                 let mut cells = vec![
                     Cell::from(format!("{} {}", p.drift.marker(), p.drift))
@@ -418,6 +418,9 @@ fn detail_lines<'a>(
             ),
         ]),
     ];
+    if let Some(line) = crate::core::gap::baseline_plan_line(r.trim_record.as_ref()) {
+        lines.push(Line::from(Span::styled(line, theme.accent)));
+    }
     let col = (width.saturating_sub(4) / 2).clamp(10, 40);
     lines.push(Line::from(Span::styled(
         format!("  {:<col$}  executed", "planned"),

@@ -35,15 +35,27 @@ pub fn draw(frame: &mut Frame, area: Rect, r: &ReplayView, theme: &Theme) {
             } else {
                 ("  ", theme.base)
             };
-            let note = if i == 1 {
-                "  (the plan's own model)"
+            // The model id gets the room first, cut in the middle to keep the tail that
+            // tells ids apart (tester 5 C5: at 120×40 each was cut to two letters); the
+            // note goes beside it when it fits, else under it.
+            let room = width.saturating_sub(mark.chars().count());
+            let shown_choice = if i == 0 {
+                clip(choice, room)
             } else {
-                ""
+                crate::format::elide(&shown(choice), room)
             };
+            let note = "  (the plan's own model)";
+            let beside = i == 1 && shown_choice.chars().count() + note.len() <= room;
             lines.push(Line::styled(
-                format!("{mark}{}{note}", clip(choice, width.saturating_sub(30))),
+                format!("{mark}{shown_choice}{}", if beside { note } else { "" }),
                 style,
             ));
+            if i == 1 && !beside {
+                lines.push(Line::styled(
+                    clip(&format!("    {}", note.trim()), width),
+                    theme.muted,
+                ));
+            }
         }
     } else if let Some(p) = &r.progress {
         lines.push(Line::styled(format!("running {}…", r.label), theme.accent));

@@ -66,6 +66,9 @@ pub struct HistoryState {
     pub search: String,
     /// Whether it is being typed now (the pane's title shows it).
     pub searching: bool,
+    /// The year by the front end's clock (this module reads none): in the narrow Plans
+    /// list a plan of another year shows its year. `None`: every plan shows it.
+    pub this_year: Option<i32>,
 }
 
 /// What a key did to the History search being typed.
