@@ -258,6 +258,67 @@ fn every_real_mcp_catalog_compacts_under_tier_c() {
     assert_eq!(total, 159, "the ten servers list 159 tools");
 }
 
+/// Tester 6 F1: trimming schemas to field names told the model a pydantic tool (top-level
+/// `$ref`) took no parameters and that `anyOf`/`allOf` tools took one named `anyOf`/`allOf`.
+#[test]
+fn trimmed_schemas_name_the_parameters_a_tool_really_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shapes.json");
+    let filler = "x".repeat(12_000);
+    let catalog = serde_json::json!({"tools": [
+        {"name": "filler_tool", "description": "Filler.",
+         "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": filler}}}},
+        {"name": "ref_top", "description": "Create a ticket.",
+         "inputSchema": {"$ref": "#/$defs/Args", "$defs": {"Args": {"type": "object",
+            "properties": {"title": {"type": "string"}, "priority": {"type": "integer"}},
+            "required": ["title", "priority"]}}}},
+        {"name": "anyof_top", "description": "Delete a ticket.",
+         "inputSchema": {"anyOf": [
+            {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            {"type": "object", "properties": {"slug": {"type": "string"}}, "required": ["slug"]}]}},
+        {"name": "allof_top", "description": "Move a ticket.",
+         "inputSchema": {"allOf": [
+            {"type": "object", "properties": {"from": {"type": "string"}}, "required": ["from"]},
+            {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}]}},
+        {"name": "remote_ref", "description": "Close a ticket.",
+         "inputSchema": {"$ref": "https://example.com/close.json"}}
+    ]});
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--tier", "C", "--json", "--catalog"])
+            .arg(&path),
+    );
+    let steps: Vec<&str> = v["trim"]["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["step"].as_str().unwrap())
+        .collect();
+    assert!(steps.contains(&"schemas"), "{steps:?}");
+    let schema_of = |name: &str| -> Value {
+        v["catalog"]["packs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} kept: {}", v["catalog"]))["metadata"]["input_schema"]
+            .clone()
+    };
+    assert_eq!(
+        schema_of("ref_top"),
+        serde_json::json!(["priority", "title"])
+    );
+    assert_eq!(schema_of("anyof_top"), serde_json::json!(["id", "slug"]));
+    assert_eq!(schema_of("allof_top"), serde_json::json!(["from", "to"]));
+    // Names that cannot be read are not guessed: the schema goes whole.
+    assert_eq!(
+        schema_of("remote_ref"),
+        serde_json::json!({"$ref": "https://example.com/close.json"})
+    );
+}
+
 #[test]
 fn bfcl_function_lists_import() {
     let home = tempfile::tempdir().unwrap();

@@ -328,7 +328,7 @@ mod tests {
                 .as_ref()
                 .unwrap()
                 .field_names(),
-            vec!["path"]
+            Some(vec!["path".to_string()])
         );
         let rpc = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}"#;
         assert_eq!(
