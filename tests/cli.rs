@@ -474,6 +474,52 @@ fn an_mcp_answer_over_the_transports_message_limit_is_reported_at_once() {
     );
 }
 
+/// Tester 6 F7/F11: one cause, one message, at once. A tools/list answer nested past the
+/// JSON reader's limit was "not JSON-RPC" quoting the (good) initialize answer, or "did not
+/// answer" after the whole timeout; the same nesting in a file was serde's "recursion limit
+/// exceeded".
+#[test]
+fn nesting_past_the_json_readers_limit_is_one_message_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let said = "nested deeper than 127 levels, the JSON reader's limit";
+    for levels in [64, 100, 200] {
+        let command = format!("{} --deep {levels}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(
+            err.contains(&format!(
+                "MCP server `{command}` answered tools/list with a message {said} (line 2, column "
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("not JSON-RPC"), "{err}");
+    }
+    // Just inside the limit (5 levels of envelope, 2 per schema level): read. (Not parsed
+    // back here: `--json` nests the catalog a level deeper than the server did.)
+    let out = common::succeeded(ctx(home.path()).args([
+        "compact",
+        "--json",
+        "--mcp",
+        &format!("{} --deep 61", mcp_server().display()),
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"total\": 1,"), "{stdout}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep200.json");
+    let mut schema = serde_json::json!({"type": "string"});
+    for _ in 0..200 {
+        schema = serde_json::json!({"type": "object", "properties": {"p": schema}});
+    }
+    let catalog = serde_json::json!({"tools": [{"name": "deep", "inputSchema": schema}]});
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&path));
+    assert!(
+        err.contains("deep200.json: line 1, column ") && err.contains(said),
+        "{err}"
+    );
+    assert!(!err.contains("recursion"), "{err}");
+}
+
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by
 /// waiting the timeout out: its stderr.
 fn compact_mcp_fails_at_once(home: &std::path::Path, command: &str) -> String {
