@@ -319,6 +319,58 @@ fn trimmed_schemas_name_the_parameters_a_tool_really_takes() {
     );
 }
 
+/// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
+/// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
+#[test]
+fn a_name_given_twice_is_warned_of_on_every_screen_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tools = vec![
+        serde_json::json!({"name": "dup", "description": "First dup searches."}),
+        serde_json::json!({"name": "dup", "description": "Second dup deletes everything."}),
+        serde_json::json!({"name": "other", "description": "Something else."}),
+    ];
+    tools.extend(
+        (0..5).map(|i| serde_json::json!({"name": "dup", "description": format!("Copy {i}.")})),
+    );
+    let text = serde_json::json!({ "tools": tools }).to_string();
+    let path = home.path().join("catalog.json");
+    std::fs::write(&path, &text).unwrap();
+    let said = format!(
+        "{}: 'dup' appears 7 times (each is sent; a plan naming it cannot say which)",
+        path.display()
+    );
+    let v = json_of(ctx(home.path()).args(["compact", "--json"]));
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([said]),
+        "{}",
+        v["warnings"]
+    );
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--json", "--catalog"])
+            .arg(&path),
+    );
+    assert_eq!(v["warnings"], serde_json::json!([said]));
+    let v = json_of(ctx(home.path()).args(["preview", "search", "--json"]));
+    assert_eq!(v["warnings"], serde_json::json!([said]));
+    let out = ctx(home.path())
+        .args(["preview", "search"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.matches(&format!("note: {said}")).count(),
+        1,
+        "{stdout}"
+    );
+    let out = ctx(home.path()).args(["compact"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("appears").count(), 1, "{stdout}");
+    assert!(stdout.contains(&format!("note: {said}")), "{stdout}");
+}
+
 #[test]
 fn bfcl_function_lists_import() {
     let home = tempfile::tempdir().unwrap();

@@ -456,6 +456,9 @@ pub fn describe(p: &Preview) -> String {
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
     let _ = writeln!(o, "  kept: {}", c.kept.join(", "));
+    for w in &p.warnings {
+        let _ = writeln!(o, "  note: {w}");
+    }
 
     let q = &p.request;
     let _ = writeln!(

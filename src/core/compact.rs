@@ -176,6 +176,9 @@ struct EntryMemo {
 /// each trim stage is computed on first need and kept.
 pub struct PreparedCatalog {
     guide: RoutingGuide,
+    /// What reading the catalog noted without refusing it (a name given twice): carried
+    /// with it, so every request planned from it says the same.
+    warnings: Vec<String>,
     entries: Vec<EntryMemo>,
     /// Index of the first pipeline in `entries`.
     first_pipeline: usize,
@@ -220,9 +223,21 @@ impl PreparedCatalog {
         entries.extend((0..guide.pipelines.len()).map(|i| memo(EntryKind::Pipeline, i)));
         PreparedCatalog {
             guide,
+            warnings: Vec::new(),
             entries,
             first_pipeline,
         }
+    }
+
+    /// The catalog with what its import noted (see [`PreparedCatalog::warnings`]).
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> PreparedCatalog {
+        self.warnings = warnings;
+        self
+    }
+
+    /// What reading the catalog noted without refusing it, as its import worded it.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     pub fn guide(&self) -> &RoutingGuide {

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
@@ -289,10 +289,23 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     }
     let mut warnings = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
+    // One warning per name given twice or more, with its count, in catalog order.
+    let mut times: HashMap<&str, usize> = HashMap::new();
+    let mut repeated: Vec<&str> = Vec::new();
     for (name, _) in guide.entry_names() {
         if !names.insert(name) {
-            warnings.push(format!("{origin}: '{name}' appears more than once"));
+            let n = times.entry(name).or_insert(1);
+            if *n == 1 {
+                repeated.push(name);
+            }
+            *n += 1;
         }
+    }
+    for name in repeated {
+        warnings.push(format!(
+            "{origin}: '{name}' appears {} times (each is sent; a plan naming it cannot say which)",
+            times.get(name).copied().unwrap_or(2)
+        ));
     }
     for p in &guide.pipelines {
         for s in &p.metadata.steps {
@@ -310,6 +323,27 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 6 F2: 10,000 tools named `dup` gave 9,999 identical warnings.
+    #[test]
+    fn a_repeated_name_is_one_warning_with_its_count() {
+        let tools: Vec<String> = (0..10_000)
+            .map(|i| format!(r#"{{"name":"dup","description":"Copy {i}."}}"#))
+            .chain([
+                r#"{"name":"a"}"#.into(),
+                r#"{"name":"a","description":"B."}"#.into(),
+            ])
+            .collect();
+        let text = format!("{{\"tools\":[{}]}}", tools.join(","));
+        let w = parse_catalog(&text, "c.json").unwrap().warnings;
+        assert_eq!(
+            w,
+            vec![
+                "c.json: 'dup' appears 10000 times (each is sent; a plan naming it cannot say which)",
+                "c.json: 'a' appears 2 times (each is sent; a plan naming it cannot say which)",
+            ]
+        );
+    }
 
     #[test]
     fn detects_each_format_by_content() {
