@@ -319,6 +319,56 @@ fn trimmed_schemas_name_the_parameters_a_tool_really_takes() {
     );
 }
 
+/// Tester 6 F3: one entry that can never fit emptied the catalog when it came first with no
+/// prompt, or ranked first with one.
+#[test]
+fn an_entry_alone_over_the_allowance_is_cut_by_itself_and_the_rest_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let small = |i: usize| serde_json::json!({"name": format!("search_notes_{i}"), "description": format!("Search notes number {i}.")});
+    let big = serde_json::json!({"name": "search_notes_big", "description": format!("search notes quickly {}", "A".repeat(30_000))});
+    let mut tools = vec![big];
+    tools.extend((0..20).map(small));
+    let path = home.path().join("catalog.json");
+    std::fs::write(&path, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["compact", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
+    assert!(
+        stdout.contains("; 1 entry alone over the allowance cut first):"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(", alone over the allowance\n"), "{stdout}");
+    for args in [
+        &["compact", "--tier", "C", "--json"][..],
+        &[
+            "compact",
+            "--tier",
+            "C",
+            "--json",
+            "--prompt",
+            "search notes quickly",
+        ],
+    ] {
+        let v = json_of(ctx(home.path()).args(args));
+        assert_eq!(v["trim"]["kept"], 20, "{args:?}");
+        assert_eq!(v["trim"]["cut"][0]["name"], "search_notes_big");
+        assert_eq!(v["trim"]["cut"][0]["alone_over"], true);
+    }
+    let out = common::succeeded(ctx(home.path()).args([
+        "preview",
+        "search notes quickly",
+        "--tier",
+        "C",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "cut by itself, over the allowance alone even fully trimmed: search_notes_big"
+        ),
+        "{stdout}"
+    );
+}
+
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
 /// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
 #[test]

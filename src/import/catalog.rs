@@ -269,6 +269,9 @@ fn packs_to_guide(packs: impl Iterator<Item = Pack>) -> RoutingGuide {
     }
 }
 
+/// How many repeated names are warned of one by one; the rest are one warning's count.
+const REPEATED_NAMED: usize = 20;
+
 /// Names are what plans refer to: they must be present. Dangling step references and
 /// duplicate names are worth a warning, not a refusal.
 fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
@@ -301,10 +304,19 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             *n += 1;
         }
     }
-    for name in repeated {
+    for name in repeated.iter().take(REPEATED_NAMED) {
         warnings.push(format!(
             "{origin}: '{name}' appears {} times (each is sent; a plan naming it cannot say which)",
             times.get(name).copied().unwrap_or(2)
+        ));
+    }
+    if let Some(more) = repeated
+        .len()
+        .checked_sub(REPEATED_NAMED)
+        .filter(|&n| n > 0)
+    {
+        warnings.push(format!(
+            "{origin}: {more} more names appear more than once (each is sent; a plan naming one cannot say which)"
         ));
     }
     for p in &guide.pipelines {
@@ -342,6 +354,23 @@ mod tests {
                 "c.json: 'dup' appears 10000 times (each is sent; a plan naming it cannot say which)",
                 "c.json: 'a' appears 2 times (each is sent; a plan naming it cannot say which)",
             ]
+        );
+        // 5,000 names given twice each: twenty named, the rest counted in one more.
+        let pairs: Vec<String> = (0..5_000)
+            .flat_map(|i| {
+                [
+                    format!(r#"{{"name":"t{i}","description":"One."}}"#),
+                    format!(r#"{{"name":"t{i}","description":"Two."}}"#),
+                ]
+            })
+            .collect();
+        let text = format!("{{\"tools\":[{}]}}", pairs.join(","));
+        let w = parse_catalog(&text, "c.json").unwrap().warnings;
+        assert_eq!(w.len(), REPEATED_NAMED + 1);
+        assert!(w[0].starts_with("c.json: 't0' appears 2 times"), "{}", w[0]);
+        assert_eq!(
+            w[REPEATED_NAMED],
+            "c.json: 4980 more names appear more than once (each is sent; a plan naming one cannot say which)"
         );
     }
 
