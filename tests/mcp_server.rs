@@ -406,6 +406,18 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     assert_eq!(compact["kept"], json!(["dup", "dup", "weather_get"]));
     assert_eq!(compact["trim"]["cut"][0]["name"], "huge");
     assert_eq!(compact["trim"]["cut"][0]["alone_over"], true);
+    // Tester 6 F7: a catalog nested past the JSON reader's limit is said as such.
+    let mut deep = json!({"type": "string"});
+    for _ in 0..200 {
+        deep = json!({"type": "object", "properties": {"p": deep}});
+    }
+    let deep = json!({"tools": [{"name": "deep", "inputSchema": deep}]}).to_string();
+    let msg = refused(&c, "compact_catalog", json!({"catalog": deep}), "catalog").await;
+    assert!(
+        msg.contains("catalog: line 1, column ")
+            && msg.contains("nested deeper than 127 levels, the JSON reader's limit"),
+        "{msg}"
+    );
 
     // rank_tools: at most k, best first, each explained.
     let ranked = call(
