@@ -287,6 +287,10 @@ struct Scan {
     depth: usize,
     in_string: bool,
     escaped: bool,
+    /// Whether the line begins as a JSON-RPC message does, with `{` (unknown until its
+    /// first byte that is not white space). Only such lines are measured: a banner full of
+    /// brackets is garbage, said as such.
+    object: Option<bool>,
 }
 
 impl Scan {
@@ -301,7 +305,15 @@ impl Scan {
                     line: self.line + 1,
                     ..Scan::default()
                 };
-            } else if self.in_string {
+                continue;
+            }
+            if self.object.is_none() && !b.is_ascii_whitespace() {
+                self.object = Some(b == b'{');
+            }
+            if self.object != Some(true) {
+                continue;
+            }
+            if self.in_string {
                 match (self.escaped, b) {
                     (true, _) => self.escaped = false,
                     (false, b'\\') => self.escaped = true,
@@ -496,8 +508,10 @@ fn garbage(stdout: &[u8]) -> Option<String> {
                 !line.starts_with(b"{")
             } else {
                 // A line too deep to read is JSON-RPC the transport refuses, said as such.
-                serde_json::from_slice::<serde_json::Value>(line)
-                    .map_or_else(|e| !is_too_deep(&e), |v| !v.is_object())
+                serde_json::from_slice::<serde_json::Value>(line).map_or_else(
+                    |e| !(line.starts_with(b"{") && is_too_deep(&e)),
+                    |v| !v.is_object(),
+                )
             };
     }
     not_json.then(|| {
@@ -587,8 +601,16 @@ mod tests {
                 too_deep()
             )
         );
+        // A line that does not begin as a message does is not measured: garbage, said so.
+        let banner = Lines::default();
+        banner.read(format!("{}\n", "[".repeat(300)).as_bytes());
+        assert_eq!(banner.refused_now(), None);
+        assert!(garbage(format!("{}\n", "[".repeat(300)).as_bytes()).is_some());
         // Such a line is not taken for garbage: the good answer before it is not quoted.
-        let stdout = format!("{{\"jsonrpc\":\"2.0\",\"id\":0}}\n{}}}\n", "[".repeat(200));
+        let stdout = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":0}}\n{{\"result\":{}\n",
+            "[".repeat(200)
+        );
         assert_eq!(garbage(stdout.as_bytes()), None);
     }
 
