@@ -103,7 +103,8 @@ impl Schema {
     /// refused); the union of the branches of `allOf`, `anyOf`, `oneOf` and of `if`/`then`/
     /// `else` and `dependentSchemas`. Unreadable: a remote `$ref`, `patternProperties`, a
     /// schema that is not an object's (`"type": "string"`, `enum`, `const`), an object
-    /// mixing schema keywords with other keys and no `properties`, anything malformed.
+    /// with no `type`, `properties`, `$ref` or combinator that is not a flat map (its keys
+    /// all keywords, or keywords mixed with others), anything malformed.
     /// No JSON Schema keyword ([`is_schema_keyword`]) is ever taken for a field name.
     pub fn field_names(&self) -> Option<Vec<String>> {
         match self {
@@ -167,8 +168,9 @@ impl<'a> FieldReader<'a> {
         ]
         .iter()
         .any(|k| obj.contains_key(*k));
-        if !structural && keywords < obj.len() {
-            // `{"type": "object", "url": "string"}`: a schema or a map? Not guessed.
+        if !structural && (keywords < obj.len() || !obj.contains_key("type")) {
+            // `{"type": "object", "url": "string"}`, or `{"title": "string", "description":
+            // "string"}` (a flat map of two fields, or a schema of none?): not guessed.
             return Err(Unreadable);
         }
         if ["patternProperties", "enum", "const"]
@@ -656,6 +658,7 @@ mod tests {
             json!({"enum": [{"a": 1}]}),
             json!({"type": "object", "patternProperties": {"^x": {}}}),
             json!({"type": "object", "url": "string"}),
+            json!({"title": "string", "description": "string"}),
             json!([]),
             json!("string"),
             json!(null),
