@@ -13,6 +13,8 @@
 //! - `--same-cursor`: every page gives the same cursor again;
 //! - `--endless-cursors`: every page gives a new cursor, for ever;
 //! - `--big-page`: the one page is over the 16 MiB a message may be (a 17 MB description).
+//! - `--deep N`: the one tool's input schema is a chain of `properties` N levels deep (each
+//!   level two of JSON nesting), valid JSON nested past what a JSON reader takes for N ≥ 62.
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -29,6 +31,7 @@ enum Pages {
     SameCursor,
     EndlessCursors,
     Big,
+    Deep(usize),
 }
 
 struct TestServer(Pages);
@@ -52,7 +55,7 @@ impl ServerHandler for TestServer {
             .and_then(|c| c.strip_prefix("page-").and_then(|n| n.parse().ok()))
             .unwrap_or(1);
         let next_cursor = match self.0 {
-            Pages::One | Pages::Big => None,
+            Pages::One | Pages::Big | Pages::Deep(_) => None,
             Pages::EmptyCursor => Some(String::new()),
             Pages::SameCursor => Some("page-2".to_string()),
             Pages::EndlessCursors => Some(format!("page-{}", page + 1)),
@@ -63,6 +66,17 @@ impl ServerHandler for TestServer {
                 "d".repeat(17_000_000),
                 schema(json!({"type": "object"})),
             );
+            return Ok(ListToolsResult {
+                tools: vec![tool],
+                ..ListToolsResult::default()
+            });
+        }
+        if let Pages::Deep(levels) = self.0 {
+            let mut inner = json!({"type": "string"});
+            for _ in 0..levels {
+                inner = json!({"type": "object", "properties": {"p": inner}});
+            }
+            let tool = Tool::new("deep", "A deeply nested schema.", schema(inner));
             return Ok(ListToolsResult {
                 tools: vec![tool],
                 ..ListToolsResult::default()
@@ -154,6 +168,7 @@ async fn main() -> anyhow::Result<()> {
         Some("--same-cursor") => Pages::SameCursor,
         Some("--endless-cursors") => Pages::EndlessCursors,
         Some("--big-page") => Pages::Big,
+        Some("--deep") => Pages::Deep(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(100)),
         _ => Pages::One,
     };
     let service = TestServer(pages).serve(rmcp::transport::stdio()).await?;

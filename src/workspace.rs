@@ -146,6 +146,8 @@ impl Workspace {
                 "sample catalog".to_string(),
             )
         };
+        // Said on every screen with the catalog too (the console's notes, `compact`), and
+        // carried by it into every request (`preview`, `--json`, the MCP tools).
         notes.extend(imported.warnings.iter().cloned());
         let catalog_origin = CatalogOrigin {
             name,
@@ -156,7 +158,9 @@ impl Workspace {
             dir,
             budgets,
             index: Arc::new(RankIndex::new(&imported.guide)),
-            catalog: Arc::new(PreparedCatalog::new(imported.guide)),
+            catalog: Arc::new(
+                PreparedCatalog::new(imported.guide).with_warnings(imported.warnings),
+            ),
             catalog_origin,
             planner: Arc::new(planner),
             planner_origin,
@@ -180,9 +184,9 @@ impl Workspace {
         format: CatalogFormat,
         warnings: Vec<String>,
     ) {
-        self.notes.extend(warnings);
+        self.notes.extend(warnings.iter().cloned());
         self.index = Arc::new(RankIndex::new(&guide));
-        self.catalog = Arc::new(PreparedCatalog::new(guide));
+        self.catalog = Arc::new(PreparedCatalog::new(guide).with_warnings(warnings));
         self.catalog_origin = CatalogOrigin {
             name,
             format: format.to_string(),
@@ -496,6 +500,8 @@ pub struct CompactReport<'a> {
     pub attachments: &'a [AttachmentView],
     /// The catalog as sent, parsed back into JSON.
     pub catalog: serde_json::Value,
+    /// What reading the catalog noted without refusing it (`preview --json` says the same).
+    pub warnings: &'a [String],
 }
 
 impl<'a> CompactReport<'a> {
@@ -515,6 +521,7 @@ impl<'a> CompactReport<'a> {
             categories: &p.planner.categories,
             attachments: &p.attachments,
             catalog: serde_json::from_str(&p.compaction.text)?,
+            warnings: &p.warnings,
         })
     }
 }

@@ -258,6 +258,169 @@ fn every_real_mcp_catalog_compacts_under_tier_c() {
     assert_eq!(total, 159, "the ten servers list 159 tools");
 }
 
+/// Tester 6 F1: trimming schemas to field names told the model a pydantic tool (top-level
+/// `$ref`) took no parameters and that `anyOf`/`allOf` tools took one named `anyOf`/`allOf`.
+#[test]
+fn trimmed_schemas_name_the_parameters_a_tool_really_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shapes.json");
+    let filler = "x".repeat(12_000);
+    let catalog = serde_json::json!({"tools": [
+        {"name": "filler_tool", "description": "Filler.",
+         "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": filler}}}},
+        {"name": "ref_top", "description": "Create a ticket.",
+         "inputSchema": {"$ref": "#/$defs/Args", "$defs": {"Args": {"type": "object",
+            "properties": {"title": {"type": "string"}, "priority": {"type": "integer"}},
+            "required": ["title", "priority"]}}}},
+        {"name": "anyof_top", "description": "Delete a ticket.",
+         "inputSchema": {"anyOf": [
+            {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            {"type": "object", "properties": {"slug": {"type": "string"}}, "required": ["slug"]}]}},
+        {"name": "allof_top", "description": "Move a ticket.",
+         "inputSchema": {"allOf": [
+            {"type": "object", "properties": {"from": {"type": "string"}}, "required": ["from"]},
+            {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}]}},
+        {"name": "remote_ref", "description": "Close a ticket.",
+         "inputSchema": {"$ref": "https://example.com/close.json"}}
+    ]});
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--tier", "C", "--json", "--catalog"])
+            .arg(&path),
+    );
+    let steps: Vec<&str> = v["trim"]["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["step"].as_str().unwrap())
+        .collect();
+    assert!(steps.contains(&"schemas"), "{steps:?}");
+    let schema_of = |name: &str| -> Value {
+        v["catalog"]["packs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} kept: {}", v["catalog"]))["metadata"]["input_schema"]
+            .clone()
+    };
+    assert_eq!(
+        schema_of("ref_top"),
+        serde_json::json!(["priority", "title"])
+    );
+    assert_eq!(schema_of("anyof_top"), serde_json::json!(["id", "slug"]));
+    assert_eq!(schema_of("allof_top"), serde_json::json!(["from", "to"]));
+    // Names that cannot be read are not guessed: the schema goes whole.
+    assert_eq!(
+        schema_of("remote_ref"),
+        serde_json::json!({"$ref": "https://example.com/close.json"})
+    );
+}
+
+/// Tester 6 F3: one entry that can never fit emptied the catalog when it came first with no
+/// prompt, or ranked first with one.
+#[test]
+fn an_entry_alone_over_the_allowance_is_cut_by_itself_and_the_rest_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let small = |i: usize| serde_json::json!({"name": format!("search_notes_{i}"), "description": format!("Search notes number {i}.")});
+    let big = serde_json::json!({"name": "search_notes_big", "description": format!("search notes quickly {}", "A".repeat(30_000))});
+    let mut tools = vec![big];
+    tools.extend((0..20).map(small));
+    let path = home.path().join("catalog.json");
+    std::fs::write(&path, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["compact", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
+    assert!(
+        stdout.contains("; 1 entry alone over the allowance cut first):"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(", alone over the allowance\n"), "{stdout}");
+    for args in [
+        &["compact", "--tier", "C", "--json"][..],
+        &[
+            "compact",
+            "--tier",
+            "C",
+            "--json",
+            "--prompt",
+            "search notes quickly",
+        ],
+    ] {
+        let v = json_of(ctx(home.path()).args(args));
+        assert_eq!(v["trim"]["kept"], 20, "{args:?}");
+        assert_eq!(v["trim"]["cut"][0]["name"], "search_notes_big");
+        assert_eq!(v["trim"]["cut"][0]["alone_over"], true);
+    }
+    let out = common::succeeded(ctx(home.path()).args([
+        "preview",
+        "search notes quickly",
+        "--tier",
+        "C",
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "cut by itself, over the allowance alone even fully trimmed: search_notes_big"
+        ),
+        "{stdout}"
+    );
+}
+
+/// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
+/// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
+#[test]
+fn a_name_given_twice_is_warned_of_on_every_screen_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tools = vec![
+        serde_json::json!({"name": "dup", "description": "First dup searches."}),
+        serde_json::json!({"name": "dup", "description": "Second dup deletes everything."}),
+        serde_json::json!({"name": "other", "description": "Something else."}),
+    ];
+    tools.extend(
+        (0..5).map(|i| serde_json::json!({"name": "dup", "description": format!("Copy {i}.")})),
+    );
+    let text = serde_json::json!({ "tools": tools }).to_string();
+    let path = home.path().join("catalog.json");
+    std::fs::write(&path, &text).unwrap();
+    let said = format!(
+        "{}: 'dup' appears 7 times (each is sent; a plan naming it cannot say which)",
+        path.display()
+    );
+    let v = json_of(ctx(home.path()).args(["compact", "--json"]));
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([said]),
+        "{}",
+        v["warnings"]
+    );
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--json", "--catalog"])
+            .arg(&path),
+    );
+    assert_eq!(v["warnings"], serde_json::json!([said]));
+    let v = json_of(ctx(home.path()).args(["preview", "search", "--json"]));
+    assert_eq!(v["warnings"], serde_json::json!([said]));
+    let out = ctx(home.path())
+        .args(["preview", "search"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.matches(&format!("note: {said}")).count(),
+        1,
+        "{stdout}"
+    );
+    let out = ctx(home.path()).args(["compact"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("appears").count(), 1, "{stdout}");
+    assert!(stdout.contains(&format!("note: {said}")), "{stdout}");
+}
+
 #[test]
 fn bfcl_function_lists_import() {
     let home = tempfile::tempdir().unwrap();
@@ -411,6 +574,52 @@ fn an_mcp_answer_over_the_transports_message_limit_is_reported_at_once() {
         err.contains("answered tools/list with a message of 17.0 MB, over the 16 MiB"),
         "{err}"
     );
+}
+
+/// Tester 6 F7/F11: one cause, one message, at once. A tools/list answer nested past the
+/// JSON reader's limit was "not JSON-RPC" quoting the (good) initialize answer, or "did not
+/// answer" after the whole timeout; the same nesting in a file was serde's "recursion limit
+/// exceeded".
+#[test]
+fn nesting_past_the_json_readers_limit_is_one_message_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let said = "nested deeper than 127 levels, the JSON reader's limit";
+    for levels in [64, 100, 200] {
+        let command = format!("{} --deep {levels}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(
+            err.contains(&format!(
+                "MCP server `{command}` answered tools/list with a message {said} (line 2, column "
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("not JSON-RPC"), "{err}");
+    }
+    // Just inside the limit (5 levels of envelope, 2 per schema level): read. (Not parsed
+    // back here: `--json` nests the catalog a level deeper than the server did.)
+    let out = common::succeeded(ctx(home.path()).args([
+        "compact",
+        "--json",
+        "--mcp",
+        &format!("{} --deep 61", mcp_server().display()),
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"total\": 1,"), "{stdout}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep200.json");
+    let mut schema = serde_json::json!({"type": "string"});
+    for _ in 0..200 {
+        schema = serde_json::json!({"type": "object", "properties": {"p": schema}});
+    }
+    let catalog = serde_json::json!({"tools": [{"name": "deep", "inputSchema": schema}]});
+    std::fs::write(&path, catalog.to_string()).unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&path));
+    assert!(
+        err.contains("deep200.json: line 1, column ") && err.contains(said),
+        "{err}"
+    );
+    assert!(!err.contains("recursion"), "{err}");
 }
 
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by

@@ -150,9 +150,23 @@ proptest! {
             prop_assert_eq!(&p.id, &g.pipelines[orig].id);
             prop_assert_eq!(&p.metadata.supersedes, &g.pipelines[orig].metadata.supersedes);
         }
-        // Superseding pipelines are the last to go: if one was cut, no plain entry is left.
-        let superseding_cut = (0..g.pipelines.len())
-            .any(|j| !g.pipelines[j].metadata.supersedes.is_empty() && !c.kept.contains(&(g.packs.len() + j)));
+        // Superseding pipelines are the last to go: if one was cut, no plain entry is left —
+        // unless it was cut by itself, as over the allowance even alone and fully trimmed.
+        let alone_over = |i: usize| {
+            let text = prepared.render(6, &[i]);
+            text.len() > cap || tokens::count(tok, &text).tokens > tokens_allowed
+        };
+        let superseding_cut = (0..g.pipelines.len()).any(|j| {
+            let i = g.packs.len() + j;
+            !g.pipelines[j].metadata.supersedes.is_empty() && !c.kept.contains(&i) && !alone_over(i)
+        });
+        // What was cut alone is said so, and nothing else is.
+        let said_alone = c.trim.cut.iter().filter(|e| e.alone_over).count();
+        if c.trim.cut.is_empty() {
+            prop_assert_eq!(said_alone, 0);
+        } else {
+            prop_assert_eq!(said_alone, (0..prepared.len()).filter(|&i| alone_over(i)).count());
+        }
         if superseding_cut {
             prop_assert!(sent.packs.is_empty());
             prop_assert!(sent.pipelines.iter().all(|p| !p.metadata.supersedes.is_empty()));

@@ -382,6 +382,42 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
         .unwrap();
     assert_eq!(compact["catalog_source"]["format"], "MCP tools/list");
     assert_eq!(compact["trim"]["total"], 2);
+    assert_eq!(compact["warnings"], json!([]));
+
+    // Tester 6 F2/F3: a name given twice is warned of once, with its count, as `compact
+    // --json` says it; a head entry that alone is over the allowance is cut by itself.
+    let hostile = json!({"tools": [
+        {"name": "huge", "description": "A".repeat(40_000)},
+        {"name": "dup", "description": "First."},
+        {"name": "dup", "description": "Second."},
+        {"name": "weather_get", "description": "Get the weather for a city."}
+    ]});
+    let compact = call(
+        &c,
+        "compact_catalog",
+        json!({"catalog": hostile.to_string(), "tier": "C"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        compact["warnings"],
+        json!(["catalog: 'dup' appears 2 times (each is sent; a plan naming it cannot say which)"])
+    );
+    assert_eq!(compact["kept"], json!(["dup", "dup", "weather_get"]));
+    assert_eq!(compact["trim"]["cut"][0]["name"], "huge");
+    assert_eq!(compact["trim"]["cut"][0]["alone_over"], true);
+    // Tester 6 F7: a catalog nested past the JSON reader's limit is said as such.
+    let mut deep = json!({"type": "string"});
+    for _ in 0..200 {
+        deep = json!({"type": "object", "properties": {"p": deep}});
+    }
+    let deep = json!({"tools": [{"name": "deep", "inputSchema": deep}]}).to_string();
+    let msg = refused(&c, "compact_catalog", json!({"catalog": deep}), "catalog").await;
+    assert!(
+        msg.contains("catalog: line 1, column ")
+            && msg.contains("nested deeper than 127 levels, the JSON reader's limit"),
+        "{msg}"
+    );
 
     // rank_tools: at most k, best first, each explained.
     let ranked = call(

@@ -210,17 +210,22 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         out.push_str(&format!(
             "cut {} entries ({}):\n",
             t.cut.len(),
-            t.cut_policy
+            t.cut_note()
         ));
         for c in &t.cut {
             out.push_str(&format!(
-                "  {:<40} {}, {} bytes\n",
+                "  {:<40} {}, {} bytes{}\n",
                 c.name,
                 match c.kind {
                     EntryKind::Pack => "pack",
                     EntryKind::Pipeline => "pipeline",
                 },
-                c.bytes
+                c.bytes,
+                if c.alone_over {
+                    ", alone over the allowance"
+                } else {
+                    ""
+                }
             ));
         }
     }

@@ -456,6 +456,22 @@ pub fn describe(p: &Preview) -> String {
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
     let _ = writeln!(o, "  kept: {}", c.kept.join(", "));
+    let alone: Vec<&str> = t
+        .cut
+        .iter()
+        .filter(|e| e.alone_over)
+        .map(|e| e.name.as_str())
+        .collect();
+    if !alone.is_empty() {
+        let _ = writeln!(
+            o,
+            "  cut by itself, over the allowance alone even fully trimmed: {}",
+            alone.join(", ")
+        );
+    }
+    for w in &p.warnings {
+        let _ = writeln!(o, "  note: {w}");
+    }
 
     let q = &p.request;
     let _ = writeln!(

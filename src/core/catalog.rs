@@ -94,43 +94,221 @@ pub enum Schema {
 }
 
 impl Schema {
-    /// Field names of an object schema (JSON Schema or BFCL's `dict`), sorted.
-    pub fn field_names(&self) -> Vec<String> {
+    /// The parameter names of an object schema (JSON Schema or BFCL's `dict`, or a flat
+    /// `{field: type}` map), sorted; `None` when they cannot be read truthfully, and the
+    /// schema is then kept whole rather than reduced to a list that invents or drops one.
+    ///
+    /// Read: `properties`; a local `$ref` (`#/$defs/X`, `#/definitions/X`, any `#/…`
+    /// pointer into the schema itself, followed at most [`MAX_SCHEMA_DEPTH`] deep, a cycle
+    /// refused); the union of the branches of `allOf`, `anyOf`, `oneOf` and of `if`/`then`/
+    /// `else` and `dependentSchemas`. Unreadable: a remote `$ref`, `patternProperties`, a
+    /// schema that is not an object's (`"type": "string"`, `enum`, `const`), an object
+    /// with no `type`, `properties`, `$ref` or combinator that is not a flat map (its keys
+    /// all keywords, or keywords mixed with others), anything malformed.
+    /// No JSON Schema keyword ([`is_schema_keyword`]) is ever taken for a field name.
+    pub fn field_names(&self) -> Option<Vec<String>> {
         match self {
-            Schema::Fields(f) => f.clone(),
+            Schema::Fields(f) => Some(f.clone()),
             Schema::Full(v) => {
-                let mut names: Vec<String> = match v.get("properties").and_then(Value::as_object) {
-                    Some(props) => props.keys().cloned().collect(),
-                    // A flat `{field: type}` map, as some catalogs write inputs.
-                    None => v
-                        .as_object()
-                        .map(|o| {
-                            o.keys()
-                                .filter(|k| !is_schema_keyword(k))
-                                .cloned()
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                let mut reader = FieldReader {
+                    root: v,
+                    names: std::collections::BTreeSet::new(),
+                    refs: Vec::new(),
+                    visits: 0,
                 };
-                names.sort();
-                names
+                reader.read(v, 0).ok()?;
+                Some(reader.names.into_iter().collect())
             }
         }
     }
 }
 
-fn is_schema_keyword(k: &str) -> bool {
+/// How deep `$ref`s and combinators are followed when reading field names.
+pub const MAX_SCHEMA_DEPTH: usize = 16;
+
+/// How many schemas reading one schema's field names may visit: `allOf`s of `$ref`s to
+/// `allOf`s would otherwise multiply at each level.
+const MAX_SCHEMA_VISITS: usize = 1024;
+
+/// Why field names could not be read; the schema is then kept whole.
+struct Unreadable;
+
+struct FieldReader<'a> {
+    /// The whole schema, for local `$ref`s.
+    root: &'a Value,
+    names: std::collections::BTreeSet<String>,
+    /// The `$ref`s being resolved, to refuse a cycle.
+    refs: Vec<&'a str>,
+    visits: usize,
+}
+
+impl<'a> FieldReader<'a> {
+    /// Add the field names `schema` declares.
+    fn read(&mut self, schema: &'a Value, depth: usize) -> Result<(), Unreadable> {
+        self.visits += 1;
+        if depth > MAX_SCHEMA_DEPTH || self.visits > MAX_SCHEMA_VISITS {
+            return Err(Unreadable);
+        }
+        let obj = schema.as_object().ok_or(Unreadable)?;
+        let keywords = obj.keys().filter(|k| is_schema_keyword(k)).count();
+        if keywords == 0 {
+            // A flat `{field: type}` map, as some catalogs write inputs (an empty one: none).
+            self.names.extend(obj.keys().cloned());
+            return Ok(());
+        }
+        let structural = [
+            "properties",
+            "$ref",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "if",
+            "then",
+            "else",
+        ]
+        .iter()
+        .any(|k| obj.contains_key(*k));
+        if !structural && (keywords < obj.len() || !obj.contains_key("type")) {
+            // `{"type": "object", "url": "string"}`, or `{"title": "string", "description":
+            // "string"}` (a flat map of two fields, or a schema of none?): not guessed.
+            return Err(Unreadable);
+        }
+        if ["patternProperties", "enum", "const"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+        {
+            return Err(Unreadable);
+        }
+        match obj.get("type") {
+            None => {}
+            Some(Value::String(t)) if is_object_type(t) => {}
+            Some(Value::Array(ts)) if ts.iter().any(|t| t.as_str().is_some_and(is_object_type)) => {
+            }
+            Some(_) => return Err(Unreadable),
+        }
+        match obj.get("properties") {
+            None => {}
+            Some(Value::Object(props)) => self.names.extend(props.keys().cloned()),
+            Some(_) => return Err(Unreadable),
+        }
+        if let Some(r) = obj.get("$ref") {
+            let r = r.as_str().ok_or(Unreadable)?;
+            if self.refs.contains(&r) {
+                return Err(Unreadable);
+            }
+            let target = resolve_local_ref(self.root, r).ok_or(Unreadable)?;
+            self.refs.push(r);
+            self.read(target, depth + 1)?;
+            self.refs.pop();
+        }
+        for k in ["allOf", "anyOf", "oneOf"] {
+            if let Some(branches) = obj.get(k) {
+                for b in branches.as_array().ok_or(Unreadable)? {
+                    self.read(b, depth + 1)?;
+                }
+            }
+        }
+        for k in ["then", "else"] {
+            if let Some(b) = obj.get(k) {
+                self.read(b, depth + 1)?;
+            }
+        }
+        if let Some(deps) = obj.get("dependentSchemas") {
+            for b in deps.as_object().ok_or(Unreadable)?.values() {
+                self.read(b, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_object_type(t: &str) -> bool {
+    matches!(t, "object" | "dict")
+}
+
+/// A `$ref` into the schema itself: `#` or a JSON Pointer `#/…` (`~1` is `/`, `~0` is `~`).
+/// Anything else (another document, a URL, an anchor name) is not followed.
+fn resolve_local_ref<'a>(root: &'a Value, r: &str) -> Option<&'a Value> {
+    let pointer = r.strip_prefix('#')?;
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return None;
+    }
+    let mut at = root;
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        at = match at {
+            Value::Object(o) => o.get(&seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// Every keyword of the JSON Schema 2020-12 vocabularies (core, applicator, unevaluated,
+/// validation, meta-data, format, content) and of draft-07 (`definitions`, `dependencies`,
+/// `additionalItems`), any `$…` keyword, and BFCL's `dict`-schema spellings: never a field.
+pub fn is_schema_keyword(k: &str) -> bool {
     k.starts_with('$')
         || matches!(
             k,
-            "type"
-                | "required"
-                | "additionalProperties"
-                | "description"
-                | "title"
+            // Applicator (2020-12).
+            "prefixItems"
                 | "items"
+                | "contains"
+                | "additionalProperties"
                 | "properties"
+                | "patternProperties"
+                | "dependentSchemas"
+                | "propertyNames"
+                | "if"
+                | "then"
+                | "else"
+                | "allOf"
+                | "anyOf"
+                | "oneOf"
+                | "not"
+                // Unevaluated.
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
+                // Validation.
+                | "type"
+                | "const"
+                | "enum"
+                | "multipleOf"
+                | "maximum"
+                | "exclusiveMaximum"
+                | "minimum"
+                | "exclusiveMinimum"
+                | "maxLength"
+                | "minLength"
+                | "pattern"
+                | "maxItems"
+                | "minItems"
+                | "uniqueItems"
+                | "maxContains"
+                | "minContains"
+                | "maxProperties"
+                | "minProperties"
+                | "required"
+                | "dependentRequired"
+                // Meta-data.
+                | "title"
+                | "description"
                 | "default"
+                | "deprecated"
+                | "readOnly"
+                | "writeOnly"
+                | "examples"
+                // Format annotation; content.
+                | "format"
+                | "contentEncoding"
+                | "contentMediaType"
+                | "contentSchema"
+                // Draft-07 and earlier.
+                | "definitions"
+                | "dependencies"
+                | "additionalItems"
         )
 }
 
@@ -231,9 +409,13 @@ impl Pipeline {
     }
 }
 
+/// Step 5 on one schema: its field names, or the schema whole when they cannot be read
+/// truthfully ([`Schema::field_names`]).
 fn reduce_schema(schema: &mut Option<Schema>) {
-    if let Some(s @ Schema::Full(_)) = schema {
-        *s = Schema::Fields(s.field_names());
+    if let Some(s @ Schema::Full(_)) = schema
+        && let Some(names) = s.field_names()
+    {
+        *s = Schema::Fields(names);
     }
 }
 
@@ -375,8 +557,133 @@ mod tests {
     #[test]
     fn field_names_sorted_for_bfcl_dicts_and_flat_maps() {
         let s = Schema::Full(json!({"type": "dict", "properties": {"b": {}, "a": {}}}));
-        assert_eq!(s.field_names(), vec!["a", "b"]);
+        assert_eq!(s.field_names(), Some(vec!["a".into(), "b".into()]));
         let flat = Schema::Full(json!({"url": "string", "depth": "int"}));
-        assert_eq!(flat.field_names(), vec!["depth", "url"]);
+        assert_eq!(flat.field_names(), Some(vec!["depth".into(), "url".into()]));
+        let none = Schema::Full(json!({"type": "object"}));
+        assert_eq!(none.field_names(), Some(vec![]));
+    }
+
+    fn names(v: Value) -> Option<Vec<String>> {
+        Schema::Full(v).field_names()
+    }
+
+    fn some(n: &[&str]) -> Option<Vec<String>> {
+        Some(n.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// Tester 6 F1: a top-level `$ref` gave `[]` (its parameters dropped) and `anyOf`/
+    /// `allOf` became parameters named `anyOf`/`allOf`.
+    #[test]
+    fn field_names_resolve_a_local_ref_and_union_combinator_branches() {
+        let pydantic = json!({"$ref": "#/$defs/Args", "$defs": {"Args": {"type": "object",
+            "properties": {"title": {"type": "string"}, "priority": {"type": "integer"}},
+            "required": ["title", "priority"]}}});
+        assert_eq!(names(pydantic), some(&["priority", "title"]));
+        let draft7 =
+            json!({"$ref": "#/definitions/A", "definitions": {"A": {"properties": {"x": {}}}}});
+        assert_eq!(names(draft7), some(&["x"]));
+        let any_of = json!({"anyOf": [
+            {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            {"type": "object", "properties": {"slug": {"type": "string"}}, "required": ["slug"]}]});
+        assert_eq!(names(any_of), some(&["id", "slug"]));
+        let all_of = json!({"allOf": [{"properties": {"from": {}}}, {"properties": {"to": {}}}]});
+        assert_eq!(names(all_of), some(&["from", "to"]));
+        let one_of_refs = json!({"type": "object", "properties": {"mode": {}},
+            "oneOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}],
+            "$defs": {"A": {"properties": {"a": {}}}, "B": {"properties": {"b~/": {}}}}});
+        assert_eq!(names(one_of_refs), some(&["a", "b~/", "mode"]));
+        let pointer = json!({"$ref": "#/$defs/a~1b", "$defs": {"a/b": {"properties": {"q": {}}}}});
+        assert_eq!(names(pointer), some(&["q"]));
+        let conditional = json!({"properties": {"kind": {}}, "if": {"properties": {"kind": {"const": "a"}}},
+            "then": {"properties": {"a_only": {}}}, "else": {"properties": {"b_only": {}}}});
+        assert_eq!(names(conditional), some(&["a_only", "b_only", "kind"]));
+    }
+
+    #[test]
+    fn no_json_schema_keyword_is_ever_a_field_name() {
+        let keywords = [
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "not",
+            "enum",
+            "const",
+            "definitions",
+            "format",
+            "examples",
+            "deprecated",
+            "minProperties",
+            "dependentRequired",
+            "propertyNames",
+            "unevaluatedProperties",
+            "readOnly",
+            "contentMediaType",
+            "dependencies",
+            "$defs",
+            "$schema",
+            "$id",
+            "$comment",
+            "title",
+            "description",
+            "type",
+        ];
+        for k in keywords {
+            assert!(is_schema_keyword(k), "{k}");
+            let with_props = json!({"properties": {"p": {}}, k: {"properties": {"x": {}}}});
+            if let Some(n) = names(with_props) {
+                assert!(!n.iter().any(|f| f == k), "{k}: {n:?}");
+            }
+        }
+        let pydantic_v1 = json!({"title": "Args", "type": "object", "properties": {"a": {"format": "date"}},
+            "definitions": {"X": {}}, "not": {"required": ["z"]}, "minProperties": 1});
+        assert_eq!(names(pydantic_v1), some(&["a"]));
+        for k in ["url", "depth", "path", "query"] {
+            assert!(!is_schema_keyword(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn unreadable_names_keep_the_schema_whole() {
+        for v in [
+            json!({"$ref": "#"}),
+            json!({"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}),
+            json!({"$ref": "#/$defs/Missing", "$defs": {}}),
+            json!({"$ref": "https://example.com/schema.json"}),
+            json!({"$ref": "other.json#/A"}),
+            json!({"properties": []}),
+            json!({"anyOf": {"properties": {"a": {}}}}),
+            json!({"anyOf": [{"properties": {"a": {}}}, "string"]}),
+            json!({"type": "string"}),
+            json!({"enum": [{"a": 1}]}),
+            json!({"type": "object", "patternProperties": {"^x": {}}}),
+            json!({"type": "object", "url": "string"}),
+            json!({"title": "string", "description": "string"}),
+            json!([]),
+            json!("string"),
+            json!(null),
+        ] {
+            assert_eq!(names(v.clone()), None, "{v}");
+            let mut p = pack();
+            p.metadata.input_schema = Some(Schema::Full(v.clone()));
+            p.apply(TrimStep::Schemas);
+            assert_eq!(p.metadata.input_schema, Some(Schema::Full(v)), "kept whole");
+        }
+        // A chain deeper than the bound, and allOf-of-refs that would multiply, give up.
+        let mut deep = json!({"properties": {"leaf": {}}});
+        for _ in 0..=MAX_SCHEMA_DEPTH {
+            deep = json!({"allOf": [deep]});
+        }
+        assert_eq!(names(deep), None);
+        let mut defs = serde_json::Map::new();
+        for i in 0..12 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert("d12".into(), json!({"properties": {"z": {}}}));
+        assert_eq!(names(json!({"$ref": "#/$defs/d0", "$defs": defs})), None);
     }
 }

@@ -56,6 +56,10 @@ pub struct CutEntry {
     pub kind: EntryKind,
     /// Bytes of the entry's line at the stage it was cut from.
     pub bytes: usize,
+    /// Cut by itself, before any other: even with every trim step applied it does not fit
+    /// the allowance alone, so keeping it would have cost every other entry.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alone_over: bool,
 }
 
 /// The Trim record (DESIGN §2.4).
@@ -83,6 +87,24 @@ pub struct TrimRecord {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+impl TrimRecord {
+    /// Why entries were cut, as every screen words it: the policy, and how many went by
+    /// themselves because each alone is over the allowance.
+    pub fn cut_note(&self) -> String {
+        match self.cut.iter().filter(|c| c.alone_over).count() {
+            0 => self.cut_policy.clone(),
+            1 => format!(
+                "{}; 1 entry alone over the allowance cut first",
+                self.cut_policy
+            ),
+            n => format!(
+                "{}; {n} entries each alone over the allowance cut first",
+                self.cut_policy
+            ),
+        }
+    }
 }
 
 /// The order in which whole entries are cut, first cut first, and why that order.
@@ -154,6 +176,9 @@ struct EntryMemo {
 /// each trim stage is computed on first need and kept.
 pub struct PreparedCatalog {
     guide: RoutingGuide,
+    /// What reading the catalog noted without refusing it (a name given twice): carried
+    /// with it, so every request planned from it says the same.
+    warnings: Vec<String>,
     entries: Vec<EntryMemo>,
     /// Index of the first pipeline in `entries`.
     first_pipeline: usize,
@@ -198,9 +223,21 @@ impl PreparedCatalog {
         entries.extend((0..guide.pipelines.len()).map(|i| memo(EntryKind::Pipeline, i)));
         PreparedCatalog {
             guide,
+            warnings: Vec::new(),
             entries,
             first_pipeline,
         }
+    }
+
+    /// The catalog with what its import noted (see [`PreparedCatalog::warnings`]).
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> PreparedCatalog {
+        self.warnings = warnings;
+        self
+    }
+
+    /// What reading the catalog noted without refusing it, as its import worded it.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     pub fn guide(&self) -> &RoutingGuide {
@@ -390,6 +427,17 @@ impl PreparedCatalog {
             .filter(|&i| i < self.len() && is_allowed[i])
             .collect();
         let planner_removed = self.len() - all.len();
+        // An entry that alone, fully trimmed, is over the allowance can never be sent: it is
+        // cut by itself, so it does not take the entries cut before it (tester 6 F3).
+        let mut alone_over = vec![false; self.len()];
+        if !self.fits(0, &all, allowance, tokenizer) {
+            for &i in &order {
+                alone_over[i] = !self.fits(LAST_STAGE, &[i], allowance, tokenizer);
+            }
+        }
+        let oversized: Vec<usize> = order.iter().copied().filter(|&i| alone_over[i]).collect();
+        let all: Vec<usize> = all.into_iter().filter(|&i| !alone_over[i]).collect();
+        let order: Vec<usize> = order.into_iter().filter(|&i| !alone_over[i]).collect();
         let mut prev_bytes = self.bytes(0, &all);
         let mut stage = 0;
         let mut dropped = Vec::new();
@@ -407,7 +455,7 @@ impl PreparedCatalog {
             fits = self.fits(stage, &all, allowance, tokenizer);
         }
         let mut kept = all.clone();
-        let mut cut = Vec::new();
+        let mut cut: Vec<usize> = oversized;
         if !fits {
             let order = &order;
             let kept_after = |k: usize| -> Vec<usize> {
@@ -434,15 +482,17 @@ impl PreparedCatalog {
                 kept = kept_after(k);
                 fits = self.fits(stage, &kept, allowance, tokenizer);
             }
-            cut = order[..k]
-                .iter()
-                .map(|&i| CutEntry {
-                    name: self.entry_name(i).to_string(),
-                    kind: self.entry_kind(i),
-                    bytes: self.entry_text(i, stage).len(),
-                })
-                .collect();
+            cut.extend_from_slice(&order[..k]);
         }
+        let cut = cut
+            .into_iter()
+            .map(|i| CutEntry {
+                name: self.entry_name(i).to_string(),
+                kind: self.entry_kind(i),
+                bytes: self.entry_text(i, stage).len(),
+                alone_over: alone_over[i],
+            })
+            .collect();
         let text = self.render(stage, &kept);
         let trim = TrimRecord {
             before_bytes,
@@ -501,11 +551,32 @@ pub fn compact_reserialising(
     let fits = |text: &str| {
         allowance.bytes.is_none_or(|cap| text.len() <= cap) && count(text) <= allowance.tokens
     };
-    let all: Vec<usize> = (0..guide.entry_count()).collect();
+    let everything: Vec<usize> = (0..guide.entry_count()).collect();
     let mut g = guide.clone();
-    let mut text = render(&g, &all);
+    let mut text = render(&g, &everything);
     let before_bytes = text.len();
     let before_tokens = count(&text);
+    // Entries that alone, with every step applied, do not fit are cut by themselves first.
+    let mut trimmed = guide.clone();
+    for step in TrimStep::ALL {
+        trimmed.packs.iter_mut().for_each(|p| p.apply(step));
+        trimmed.pipelines.iter_mut().for_each(|p| p.apply(step));
+    }
+    let oversized: Vec<usize> = if fits(&text) {
+        Vec::new()
+    } else {
+        cut_order
+            .order
+            .iter()
+            .copied()
+            .filter(|&i| !fits(&render(&trimmed, &[i])))
+            .collect()
+    };
+    let all: Vec<usize> = everything
+        .into_iter()
+        .filter(|i| !oversized.contains(i))
+        .collect();
+    text = render(&g, &all);
     let mut stage = 0;
     let mut dropped = Vec::new();
     while !fits(&text) && stage < LAST_STAGE {
@@ -524,29 +595,36 @@ pub fn compact_reserialising(
     }
     let mut kept = all.clone();
     let mut cut = Vec::new();
-    let mut k = 0;
-    while !fits(&text) && k < cut_order.order.len() {
-        let i = cut_order.order[k];
-        kept.retain(|&j| j != i);
-        let name = if i < packs {
-            &g.packs[i].name
+    let entry = |g: &RoutingGuide, i: usize, alone_over: bool| CutEntry {
+        name: if i < packs {
+            g.packs[i].name.clone()
         } else {
-            &g.pipelines[i - packs].id
-        };
-        let bytes = if i < packs {
+            g.pipelines[i - packs].id.clone()
+        },
+        kind: if i < packs {
+            EntryKind::Pack
+        } else {
+            EntryKind::Pipeline
+        },
+        bytes: if i < packs {
             to_json(&g.packs[i]).len()
         } else {
             to_json(&g.pipelines[i - packs]).len()
-        };
-        cut.push(CutEntry {
-            name: name.clone(),
-            kind: if i < packs {
-                EntryKind::Pack
-            } else {
-                EntryKind::Pipeline
-            },
-            bytes,
-        });
+        },
+        alone_over,
+    };
+    cut.extend(oversized.iter().map(|&i| entry(&g, i, true)));
+    let mut k = 0;
+    let rest: Vec<usize> = cut_order
+        .order
+        .iter()
+        .copied()
+        .filter(|i| !oversized.contains(i))
+        .collect();
+    while !fits(&text) && k < rest.len() {
+        let i = rest[k];
+        kept.retain(|&j| j != i);
+        cut.push(entry(&g, i, false));
         text = render(&g, &kept);
         k += 1;
     }
@@ -742,6 +820,54 @@ mod tests {
         );
         assert!(c.trim.fits);
         assert!(c.text.contains("image.generate"), "{}", c.text);
+    }
+
+    /// Tester 6 F3: a head entry that can never fit emptied the catalog with no intent, and
+    /// the best-ranked one did with one: cutting from the order's front until the rest fit
+    /// took every entry cut before it.
+    #[test]
+    fn an_entry_alone_over_the_allowance_is_cut_by_itself() {
+        let mut g = guide();
+        g.packs[0].description = "A".repeat(20_000);
+        let p = PreparedCatalog::new(g.clone());
+        let allowance = Allowance {
+            tokens: 2_000,
+            bytes: Some(3_000),
+        };
+        for order in [
+            CutOrder::from_ranking(&[4, 3, 2, 1], p.len(), "ranked"),
+            CutOrder::from_end(p.guide()),
+            CutOrder::from_ranking(&[0, 1, 2, 3, 4], p.len(), "ranked, the big one best"),
+        ] {
+            for tok in [Tokenizer::O200k, Tokenizer::Estimate] {
+                let c = p.compact(allowance, tok, &order);
+                assert!(c.trim.fits, "{:?}", c.trim);
+                assert_eq!(c.kept, vec![1, 2, 3, 4], "{}", order.policy);
+                assert_eq!(c.trim.cut.len(), 1);
+                assert_eq!(c.trim.cut[0].name, "web.fetch");
+                assert!(c.trim.cut[0].alone_over);
+                assert_eq!(c.trim.steps_applied, 0, "the rest fits untouched");
+                assert!(
+                    c.trim
+                        .cut_note()
+                        .ends_with("1 entry alone over the allowance cut first")
+                );
+                let anchor = compact_reserialising(&g, allowance, tok, &order);
+                assert_eq!(c.text, anchor.text);
+                assert_eq!(c.trim, anchor.trim);
+            }
+        }
+        // Over the allowance only with the others: cut in order as before, not "alone".
+        let tight = PreparedCatalog::new(guide()).compact(
+            Allowance {
+                tokens: usize::MAX,
+                bytes: Some(330),
+            },
+            Tokenizer::Estimate,
+            &CutOrder::from_end(&guide()),
+        );
+        assert!(!tight.trim.cut.is_empty());
+        assert!(tight.trim.cut.iter().all(|c| !c.alone_over));
     }
 
     #[test]

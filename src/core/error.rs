@@ -115,6 +115,8 @@ impl CoreError {
         // (a streamed file): said as the line readers say it.
         let message = if message == "invalid unicode code point" {
             "invalid UTF-8 (a byte inside a string is not UTF-8)".to_string()
+        } else if is_too_deep(err) {
+            too_deep().to_string()
         } else {
             message
         };
@@ -193,6 +195,21 @@ impl CoreError {
             message: format!("invalid UTF-8 (byte offset {})", err.valid_up_to()),
         }
     }
+}
+
+/// The deepest nesting of arrays and objects the JSON reader takes (serde_json's limit):
+/// one level more is refused, at once and without recursing further.
+pub const JSON_DEPTH_MAX: usize = 127;
+
+/// How every reader says a JSON text is nested deeper than [`JSON_DEPTH_MAX`] (a catalog
+/// file, an MCP server's answer): serde_json's own words are "recursion limit exceeded".
+pub fn too_deep() -> &'static str {
+    "nested deeper than 127 levels, the JSON reader's limit"
+}
+
+/// Whether serde_json stopped because the text is nested deeper than [`JSON_DEPTH_MAX`].
+pub fn is_too_deep(err: &serde_json::Error) -> bool {
+    err.is_syntax() && err.to_string().starts_with("recursion limit exceeded")
 }
 
 /// What serde_json says when a `\uXXXX` escape is a surrogate with no partner.
@@ -574,6 +591,26 @@ mod tests {
             "f.jsonl: line 4: field 'messages' is not JSON (line 2, column 9 of its text: \
              a lone UTF-16 surrogate (\\ud800) is not a character)"
         );
+    }
+
+    /// Tester 6 F7: a catalog nested 200 deep said serde's "recursion limit exceeded".
+    #[test]
+    fn nesting_past_the_readers_limit_is_said_as_such() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let ok = nested(JSON_DEPTH_MAX);
+        assert!(serde_json::from_str::<serde_json::Value>(&ok).is_ok());
+        let deep = format!("{{\"tools\":\n {}}}", nested(200));
+        let err = serde_json::from_str::<serde_json::Value>(&deep).unwrap_err();
+        assert!(is_too_deep(&err));
+        assert_eq!(
+            CoreError::json("deep200.json", &deep, &err).to_string(),
+            format!("deep200.json: line 2, column 128: {}", too_deep())
+        );
+        let err =
+            serde_json::from_str::<serde_json::Value>(&nested(JSON_DEPTH_MAX + 1)).unwrap_err();
+        assert!(is_too_deep(&err), "{err}");
+        let other = serde_json::from_str::<serde_json::Value>("[1,").unwrap_err();
+        assert!(!is_too_deep(&other));
     }
 
     #[test]

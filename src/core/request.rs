@@ -226,6 +226,9 @@ pub struct PlannedRequest {
     /// evidence, `--no-prior`, or the `no-prior` arm).
     pub past_steps: Option<PriorPart>,
     pub request: AssembledRequest,
+    /// What reading the catalog noted without refusing it (a name given twice), carried by
+    /// the catalog: `preview`, `compact` and the MCP tools say the same.
+    pub warnings: Vec<String>,
     /// The row it was computed for.
     #[serde(skip)]
     pub effective: EffectiveRow,
@@ -593,6 +596,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         },
         past_steps,
         request,
+        warnings: catalog.warnings().to_vec(),
         effective: effective.clone(),
     }
 }

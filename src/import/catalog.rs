@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
@@ -269,6 +269,9 @@ fn packs_to_guide(packs: impl Iterator<Item = Pack>) -> RoutingGuide {
     }
 }
 
+/// How many repeated names are warned of one by one; the rest are one warning's count.
+const REPEATED_NAMED: usize = 20;
+
 /// Names are what plans refer to: they must be present. Dangling step references and
 /// duplicate names are worth a warning, not a refusal.
 fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
@@ -289,10 +292,32 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     }
     let mut warnings = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
+    // One warning per name given twice or more, with its count, in catalog order.
+    let mut times: HashMap<&str, usize> = HashMap::new();
+    let mut repeated: Vec<&str> = Vec::new();
     for (name, _) in guide.entry_names() {
         if !names.insert(name) {
-            warnings.push(format!("{origin}: '{name}' appears more than once"));
+            let n = times.entry(name).or_insert(1);
+            if *n == 1 {
+                repeated.push(name);
+            }
+            *n += 1;
         }
+    }
+    for name in repeated.iter().take(REPEATED_NAMED) {
+        warnings.push(format!(
+            "{origin}: '{name}' appears {} times (each is sent; a plan naming it cannot say which)",
+            times.get(name).copied().unwrap_or(2)
+        ));
+    }
+    if let Some(more) = repeated
+        .len()
+        .checked_sub(REPEATED_NAMED)
+        .filter(|&n| n > 0)
+    {
+        warnings.push(format!(
+            "{origin}: {more} more names appear more than once (each is sent; a plan naming one cannot say which)"
+        ));
     }
     for p in &guide.pipelines {
         for s in &p.metadata.steps {
@@ -311,6 +336,44 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
 mod tests {
     use super::*;
 
+    /// Tester 6 F2: 10,000 tools named `dup` gave 9,999 identical warnings.
+    #[test]
+    fn a_repeated_name_is_one_warning_with_its_count() {
+        let tools: Vec<String> = (0..10_000)
+            .map(|i| format!(r#"{{"name":"dup","description":"Copy {i}."}}"#))
+            .chain([
+                r#"{"name":"a"}"#.into(),
+                r#"{"name":"a","description":"B."}"#.into(),
+            ])
+            .collect();
+        let text = format!("{{\"tools\":[{}]}}", tools.join(","));
+        let w = parse_catalog(&text, "c.json").unwrap().warnings;
+        assert_eq!(
+            w,
+            vec![
+                "c.json: 'dup' appears 10000 times (each is sent; a plan naming it cannot say which)",
+                "c.json: 'a' appears 2 times (each is sent; a plan naming it cannot say which)",
+            ]
+        );
+        // 5,000 names given twice each: twenty named, the rest counted in one more.
+        let pairs: Vec<String> = (0..5_000)
+            .flat_map(|i| {
+                [
+                    format!(r#"{{"name":"t{i}","description":"One."}}"#),
+                    format!(r#"{{"name":"t{i}","description":"Two."}}"#),
+                ]
+            })
+            .collect();
+        let text = format!("{{\"tools\":[{}]}}", pairs.join(","));
+        let w = parse_catalog(&text, "c.json").unwrap().warnings;
+        assert_eq!(w.len(), REPEATED_NAMED + 1);
+        assert!(w[0].starts_with("c.json: 't0' appears 2 times"), "{}", w[0]);
+        assert_eq!(
+            w[REPEATED_NAMED],
+            "c.json: 4980 more names appear more than once (each is sent; a plan naming one cannot say which)"
+        );
+    }
+
     #[test]
     fn detects_each_format_by_content() {
         let rg = r#"{"packs":[{"name":"a","description":"A."}],"pipelines":[]}"#;
@@ -328,7 +391,7 @@ mod tests {
                 .as_ref()
                 .unwrap()
                 .field_names(),
-            vec!["path"]
+            Some(vec!["path".to_string()])
         );
         let rpc = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}"#;
         assert_eq!(

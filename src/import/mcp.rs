@@ -12,6 +12,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::core::error::{JSON_DEPTH_MAX, is_too_deep, too_deep};
 use crate::exit::{Interrupted, bad_input};
 use crate::import::catalog::{ImportedCatalog, parse_catalog};
 
@@ -158,15 +159,15 @@ pub async fn import_tools(
                 )
             }
         },
-        bytes = lines.oversized() => {
-            let asked = asked.lock().map(|a| *a).unwrap_or("tools/list");
-            format!(
-                "answered {asked} with a message of {}, over the {} an MCP message may be (the transport drops it)",
-                megabytes(bytes),
-                MESSAGE_LIMIT
-            )
-        }
+        refused = lines.refused() => refused.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
         signal = stop_signal() => return Err(anyhow::Error::new(signal)),
+    };
+    // A message the transport cannot read may also have failed the listing (or the
+    // handshake) before that was seen: the cause is said, not its effect.
+    let refused = lines.refused_now();
+    let failure = match refused {
+        Some(r) => r.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
+        None => failure,
     };
     // Ending the group closes its pipes: what it wrote is then read to the end at once.
     drop(group);
@@ -177,7 +178,7 @@ pub async fn import_tools(
     );
     // Whatever it wrote that was not JSON-RPC explains the failure better than a timeout.
     let kept = seen.lock().map(|b| b.clone()).unwrap_or_default();
-    let failure = match garbage(&kept) {
+    let failure = match garbage(&kept).filter(|_| refused.is_none()) {
         Some(quote) => format!("wrote something that is not JSON-RPC on its stdout: {quote}"),
         None => failure,
     };
@@ -247,13 +248,104 @@ fn quote_cursor(cursor: &str) -> String {
     format!("\"{}\"{more}", head.escape_debug())
 }
 
-/// The length of the line the server is writing on its stdout, and the first line over
-/// [`MESSAGE_MAX`] it finished.
+/// A message on the server's stdout the transport cannot read, seen by the relay as it
+/// passes: rmcp's stdio transport drops a line over [`MESSAGE_MAX`] (logging it, telling the
+/// client nothing), and serde_json refuses one nested deeper than [`JSON_DEPTH_MAX`], so
+/// either would leave the import to time out or fail on something else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// A line of this many bytes.
+    TooLong(usize),
+    /// Where (1-based, on its stdout) a message went one level past the reader's limit.
+    TooDeep { line: usize, column: usize },
+}
+
+impl Refused {
+    /// The failure, for the request the server was answering.
+    fn describe(self, asked: &str) -> String {
+        match self {
+            Refused::TooLong(bytes) => format!(
+                "answered {asked} with a message of {}, over the {} an MCP message may be (the transport drops it)",
+                megabytes(bytes),
+                MESSAGE_LIMIT
+            ),
+            Refused::TooDeep { line, column } => format!(
+                "answered {asked} with a message {} (line {line}, column {column} of its stdout)",
+                too_deep()
+            ),
+        }
+    }
+}
+
+/// Where the relay is in the server's stdout: the line, and the nesting of the message.
+#[derive(Default)]
+struct Scan {
+    /// Lines ended so far.
+    line: usize,
+    /// Bytes into the current line.
+    column: usize,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// Whether the line begins as a JSON-RPC message does, with `{` (unknown until its
+    /// first byte that is not white space). Only such lines are measured: a banner full of
+    /// brackets is garbage, said as such.
+    object: Option<bool>,
+}
+
+impl Scan {
+    /// Read `bytes`; the position of the first bracket past [`JSON_DEPTH_MAX`], if any.
+    /// Messages are one per line, and a raw newline cannot be inside a JSON string.
+    fn read(&mut self, bytes: &[u8]) -> Option<(usize, usize)> {
+        let mut first = None;
+        for &b in bytes {
+            self.column += 1;
+            if b == b'\n' {
+                *self = Scan {
+                    line: self.line + 1,
+                    ..Scan::default()
+                };
+                continue;
+            }
+            if self.object.is_none() && !b.is_ascii_whitespace() {
+                self.object = Some(b == b'{');
+            }
+            if self.object != Some(true) {
+                continue;
+            }
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => {
+                        self.depth += 1;
+                        if self.depth > JSON_DEPTH_MAX && first.is_none() {
+                            first = Some((self.line + 1, self.column));
+                        }
+                    }
+                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        first
+    }
+}
+
+/// The length of the line the server is writing on its stdout, its nesting, and the first
+/// message the transport cannot read ([`Refused`]).
 #[derive(Default)]
 struct Lines {
     current: std::sync::atomic::AtomicUsize,
-    oversized: Mutex<Option<usize>>,
-    finished_one: tokio::sync::Notify,
+    scan: Mutex<Scan>,
+    refused: Mutex<Option<Refused>>,
+    refusal: tokio::sync::Notify,
 }
 
 impl Lines {
@@ -264,17 +356,27 @@ impl Lines {
         for piece in bytes.split_inclusive(|&b| b == b'\n') {
             current = current.saturating_add(piece.len());
             if piece.ends_with(b"\n") {
-                if current > MESSAGE_MAX
-                    && let Ok(mut o) = self.oversized.lock()
-                    && o.is_none()
-                {
-                    *o = Some(current);
-                    self.finished_one.notify_one();
+                if current > MESSAGE_MAX {
+                    self.refuse(Refused::TooLong(current));
                 }
                 current = 0;
             }
         }
         self.current.store(current, Relaxed);
+        let deep = self.scan.lock().ok().and_then(|mut s| s.read(bytes));
+        if let Some((line, column)) = deep {
+            self.refuse(Refused::TooDeep { line, column });
+        }
+    }
+
+    /// Keep the first refusal and wake whoever waits for one.
+    fn refuse(&self, why: Refused) {
+        if let Ok(mut r) = self.refused.lock()
+            && r.is_none()
+        {
+            *r = Some(why);
+            self.refusal.notify_one();
+        }
     }
 
     /// The bytes of the line being written, so far.
@@ -282,12 +384,17 @@ impl Lines {
         self.current.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The size of the first line over [`MESSAGE_MAX`], once one has ended.
-    async fn oversized(&self) -> usize {
+    /// The first refusal, if one has been seen.
+    fn refused_now(&self) -> Option<Refused> {
+        self.refused.lock().ok().and_then(|r| *r)
+    }
+
+    /// The first refusal, once one is seen.
+    async fn refused(&self) -> Refused {
         loop {
-            let waiting = self.finished_one.notified();
-            if let Some(n) = self.oversized.lock().ok().and_then(|o| *o) {
-                return n;
+            let waiting = self.refusal.notified();
+            if let Some(r) = self.refused_now() {
+                return r;
             }
             waiting.await;
         }
@@ -400,7 +507,11 @@ fn garbage(stdout: &[u8]) -> Option<String> {
             && if last {
                 !line.starts_with(b"{")
             } else {
-                serde_json::from_slice::<serde_json::Value>(line).map_or(true, |v| !v.is_object())
+                // A line too deep to read is JSON-RPC the transport refuses, said as such.
+                serde_json::from_slice::<serde_json::Value>(line).map_or_else(
+                    |e| !(line.starts_with(b"{") && is_too_deep(&e)),
+                    |v| !v.is_object(),
+                )
             };
     }
     not_json.then(|| {
@@ -437,21 +548,70 @@ mod tests {
         let big = vec![b'x'; MESSAGE_MAX];
         lines.read(&big);
         assert_eq!(lines.current(), MESSAGE_MAX + 4);
-        assert_eq!(*lines.oversized.lock().unwrap(), None, "not ended yet");
+        assert_eq!(lines.refused_now(), None, "not ended yet");
         lines.read(b"}\n{}\n");
         assert_eq!(lines.current(), 0);
-        assert_eq!(*lines.oversized.lock().unwrap(), Some(MESSAGE_MAX + 6));
+        assert_eq!(lines.refused_now(), Some(Refused::TooLong(MESSAGE_MAX + 6)));
         // A line of exactly the limit, its newline included, is read by the transport.
         let fits = Lines::default();
         let mut line = vec![b'x'; MESSAGE_MAX - 1];
         line.push(b'\n');
         fits.read(&line);
-        assert_eq!(*fits.oversized.lock().unwrap(), None);
+        assert_eq!(fits.refused_now(), None);
         assert_eq!(quote_cursor("a\u{1b}b"), "\"a\\u{1b}b\"");
         assert_eq!(
             quote_cursor(&"c".repeat(50)),
             format!("\"{}\"…", "c".repeat(40))
         );
+    }
+
+    /// Tester 6 F11: a tools/list answer nested past the reader's limit was "not JSON-RPC"
+    /// (quoting the good initialize answer) or "did not answer" after the whole timeout.
+    #[test]
+    fn a_message_nested_past_the_readers_limit_is_seen_where_it_goes_too_deep() {
+        let lines = Lines::default();
+        let ok = format!(
+            "{}{}\n",
+            "[".repeat(JSON_DEPTH_MAX),
+            "]".repeat(JSON_DEPTH_MAX)
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&ok).is_ok());
+        lines.read(ok.as_bytes());
+        // Brackets and quotes inside strings do not count; an escaped quote ends none.
+        lines.read(br#"{"a":"[[[{{{\"[[[","b":[]}"#);
+        lines.read(b"\n");
+        assert_eq!(lines.refused_now(), None);
+        let deep = format!("{{\"x\":{}", "{\"p\":".repeat(200));
+        let (head, tail) = deep.split_at(300);
+        lines.read(head.as_bytes());
+        lines.read(tail.as_bytes());
+        let err = serde_json::from_str::<serde_json::Value>(&deep).unwrap_err();
+        assert!(is_too_deep(&err));
+        assert_eq!(
+            lines.refused_now(),
+            Some(Refused::TooDeep {
+                line: 3,
+                column: err.column()
+            })
+        );
+        assert_eq!(
+            Refused::TooDeep { line: 3, column: 7 }.describe("tools/list"),
+            format!(
+                "answered tools/list with a message {} (line 3, column 7 of its stdout)",
+                too_deep()
+            )
+        );
+        // A line that does not begin as a message does is not measured: garbage, said so.
+        let banner = Lines::default();
+        banner.read(format!("{}\n", "[".repeat(300)).as_bytes());
+        assert_eq!(banner.refused_now(), None);
+        assert!(garbage(format!("{}\n", "[".repeat(300)).as_bytes()).is_some());
+        // Such a line is not taken for garbage: the good answer before it is not quoted.
+        let stdout = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":0}}\n{{\"result\":{}\n",
+            "[".repeat(200)
+        );
+        assert_eq!(garbage(stdout.as_bytes()), None);
     }
 
     #[test]

@@ -420,7 +420,6 @@ struct GivenCatalog {
     catalog: Arc<PreparedCatalog>,
     index: Arc<RankIndex>,
     origin: CatalogOrigin,
-    warnings: Vec<String>,
     /// Given as the `catalog` argument (not the workspace's).
     is_argument: bool,
 }
@@ -431,7 +430,6 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
             catalog: Arc::clone(&ws.catalog),
             index: Arc::clone(&ws.index),
             origin: ws.catalog_origin.clone(),
-            warnings: Vec::new(),
             is_argument: false,
         });
     };
@@ -439,12 +437,11 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
         .map_err(|e| bad(tool, "catalog", format!("is not a catalog: {e}")))?;
     Ok(GivenCatalog {
         index: Arc::new(RankIndex::new(&imported.guide)),
-        catalog: Arc::new(PreparedCatalog::new(imported.guide)),
+        catalog: Arc::new(PreparedCatalog::new(imported.guide).with_warnings(imported.warnings)),
         origin: CatalogOrigin {
             name: "the `catalog` argument".into(),
             format: imported.format.to_string(),
         },
-        warnings: imported.warnings,
         is_argument: true,
     })
 }
@@ -519,14 +516,6 @@ fn past_steps(state: &State, no_history: bool) -> Option<Arc<PastStepsIndex>> {
             None
         }
     }
-}
-
-#[derive(Serialize)]
-struct CompactAnswer<'a> {
-    #[serde(flatten)]
-    report: CompactReport<'a>,
-    /// What the catalog's import noted without failing.
-    warnings: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -626,10 +615,8 @@ impl State {
         let planned =
             plan_and_keep(&ctx, &Ask::new(&effective, prompt)).map_err(semantic_failed)?;
         let report = CompactReport::of(&planned, &given.origin).map_err(internal)?;
-        to_json(&CompactAnswer {
-            report,
-            warnings: &given.warnings,
-        })
+        // The catalog's warnings come with the report, as `compact --json` gives them.
+        to_json(&report)
     }
 
     fn rank_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {

@@ -161,7 +161,7 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
         let names: Vec<&str> = t.cut.iter().map(|c| c.name.as_str()).collect();
         Line::from(vec![
             Span::styled(
-                format!("cut {} ({}): ", t.cut.len(), t.cut_policy),
+                format!("cut {} ({}): ", t.cut.len(), t.cut_note()),
                 theme.warn,
             ),
             Span::raw(clip(&names.join(", "), cut_area.width as usize)),
