@@ -118,39 +118,47 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
             format,
         ),
         CatalogFormat::McpToolsList => {
-            let tools = if value.get("result").is_some() {
-                serde_json::from_str::<McpResponse>(text)
-                    .map_err(typed)?
-                    .result
-                    .tools
+            let (tools, list) = if value.get("result").is_some() {
+                let r = serde_json::from_str::<McpResponse>(text).map_err(typed)?;
+                (r.result.tools, "result.tools")
             } else if value.is_array() {
-                serde_json::from_str::<Vec<McpTool>>(text).map_err(typed)?
+                let t = serde_json::from_str::<Vec<McpTool>>(text).map_err(typed)?;
+                (t, "")
             } else {
-                serde_json::from_str::<McpList>(text).map_err(typed)?.tools
+                let t = serde_json::from_str::<McpList>(text).map_err(typed)?;
+                (t.tools, "tools")
             };
-            (packs_to_guide(tools.into_iter().map(mcp_pack)), format)
-        }
-        CatalogFormat::OpenAiTools => {
-            let tools = if value.is_array() {
-                serde_json::from_str::<Vec<OpenAiTool>>(text).map_err(typed)?
-            } else {
-                serde_json::from_str::<OpenAiToolList>(text)
-                    .map_err(typed)?
-                    .tools
-            };
+            let at = |i| format!("{list}[{i}].name");
             (
-                packs_to_guide(tools.into_iter().map(|t| function_pack(t.function))),
+                packs_to_guide(tools.into_iter().map(mcp_pack), origin, at)?,
                 format,
             )
         }
+        CatalogFormat::OpenAiTools => {
+            let (tools, list) = if value.is_array() {
+                let t = serde_json::from_str::<Vec<OpenAiTool>>(text).map_err(typed)?;
+                (t, "")
+            } else {
+                let t = serde_json::from_str::<OpenAiToolList>(text).map_err(typed)?;
+                (t.tools, "tools")
+            };
+            let at = |i| format!("{list}[{i}].function.name");
+            let packs = tools.into_iter().map(|t| function_pack(t.function));
+            (packs_to_guide(packs, origin, at)?, format)
+        }
         CatalogFormat::BfclFunctions => {
             let docs = serde_json::from_str::<Vec<FunctionDoc>>(text).map_err(typed)?;
-            (packs_to_guide(docs.into_iter().map(function_pack)), format)
+            let at = |i| format!("[{i}].name");
+            (
+                packs_to_guide(docs.into_iter().map(function_pack), origin, at)?,
+                format,
+            )
         }
         CatalogFormat::BfclQuestions => {
             let q = serde_json::from_str::<BfclQuestion>(text).map_err(typed)?;
+            let at = |i| format!("function[{i}].name");
             (
-                packs_to_guide(q.function.into_iter().map(function_pack)),
+                packs_to_guide(q.function.into_iter().map(function_pack), origin, at)?,
                 format,
             )
         }
@@ -215,17 +223,29 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
     let first_value: Value = serde_json::from_str(first).ok()?;
     first_value.get("function")?;
     let mut docs: Vec<FunctionDoc> = Vec::new();
+    // Where each pooled function came from: its line and its place in that line's list.
+    let mut places: Vec<(usize, usize)> = Vec::new();
     for (n, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
         match serde_json::from_str::<BfclQuestion>(line) {
-            Ok(q) => docs.extend(q.function),
+            Ok(q) => {
+                places.extend((0..q.function.len()).map(|i| (n + 1, i)));
+                docs.extend(q.function);
+            }
             Err(e) => return Some(Err(CoreError::json_line(origin, n + 1, line, &e))),
         }
     }
-    let guide = packs_to_guide(docs.into_iter().map(function_pack));
+    let at = |k: usize| {
+        let (line, i) = places.get(k).copied().unwrap_or((0, k));
+        format!("function[{i}].name (line {line})")
+    };
+    let guide = match packs_to_guide(docs.into_iter().map(function_pack), origin, at) {
+        Ok(guide) => guide,
+        Err(e) => return Some(Err(e)),
+    };
     Some(validate(&guide, origin).map(|warnings| ImportedCatalog {
         guide,
         format: CatalogFormat::BfclQuestions,
@@ -257,16 +277,34 @@ fn function_pack(f: FunctionDoc) -> Pack {
     }
 }
 
-/// One pack per distinct name and description (pooled BFCL lists repeat functions).
-fn packs_to_guide(packs: impl Iterator<Item = Pack>) -> RoutingGuide {
+/// One pack per distinct name and description (pooled BFCL lists repeat functions). An
+/// entry without a name is refused here, before repeats are dropped, by where it is in the
+/// file: `name_at(i)` is the path of the i-th entry's name as the file spells it
+/// (`tools[0].name`, `[2].function.name`), never the routing guide's `packs[…]`, which
+/// such a file does not have.
+fn packs_to_guide(
+    packs: impl Iterator<Item = Pack>,
+    origin: &str,
+    name_at: impl Fn(usize) -> String,
+) -> Result<RoutingGuide, CoreError> {
     let mut seen: HashSet<(String, String)> = HashSet::new();
-    let packs = packs
-        .filter(|p| seen.insert((p.name.clone(), p.description.clone())))
-        .collect();
-    RoutingGuide {
-        packs,
-        pipelines: Vec::new(),
+    let mut kept = Vec::new();
+    for (i, p) in packs.enumerate() {
+        if p.name.trim().is_empty() {
+            return Err(CoreError::Field {
+                origin: origin.into(),
+                field: name_at(i),
+                problem: "is empty".into(),
+            });
+        }
+        if seen.insert((p.name.clone(), p.description.clone())) {
+            kept.push(p);
+        }
     }
+    Ok(RoutingGuide {
+        packs: kept,
+        pipelines: Vec::new(),
+    })
 }
 
 /// How many repeated names are warned of one by one; the rest are one warning's count.
@@ -453,6 +491,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("packs[0].name"), "{err}");
+        // Every other format names the entry as its file spells it (tester 6 F16: an MCP
+        // tools/list file was told of `packs[0].name`), counting repeats the pool drops.
+        let dup = r#"{"name":"a","description":"x"},{"name":"a","description":"x"}"#;
+        for (text, path) in [
+            (format!(r#"{{"tools":[{dup},{{"name":"","description":"x"}}]}}"#), "'tools[2].name'"),
+            (format!(r#"[{dup},{{"name":" "}}]"#), "'[2].name'"),
+            (
+                format!(r#"{{"result":{{"tools":[{dup},{{"name":"","inputSchema":{{}}}}]}}}}"#),
+                "'result.tools[2].name'",
+            ),
+            (
+                r#"[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":""}}]"#
+                    .to_string(),
+                "'[1].function.name'",
+            ),
+            (
+                "{\"function\":[{\"name\":\"f\"}]}\n{\"function\":[{\"name\":\"g\"},{\"name\":\"\"}]}\n"
+                    .to_string(),
+                "'function[1].name (line 2)'",
+            ),
+        ] {
+            let err = parse_catalog(&text, "c").unwrap_err().to_string();
+            assert_eq!(err, format!("c: field {path} is empty"), "{text}");
+        }
         let w = parse_catalog(
             r#"{"pipelines":[{"id":"p","metadata":{"steps":[{"id":"s","pack":"ghost"}]}}]}"#,
             "c",
