@@ -34,6 +34,9 @@ pub struct Traffic {
     pub executions: Vec<ExecutionRecord>,
     /// Records read (spans or rows), for the report.
     pub records: usize,
+    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
+    /// linked to no plan (an execution cannot follow a plan made after it).
+    pub before_every_chat: usize,
 }
 
 fn content_error(origin: String, message: impl Into<String>) -> CoreError {
@@ -497,13 +500,16 @@ pub fn read_otel<'a>(
                 )
             })?
             .to_string();
-        let plan_id = chats.get(&s.trace).and_then(|list| {
+        let chats_of_trace = chats.get(&s.trace).filter(|list| !list.is_empty());
+        let plan_id = chats_of_trace.and_then(|list| {
             list.iter()
                 .rev()
                 .find(|(start, _)| *start <= s.start_ms)
-                .or_else(|| list.first())
                 .map(|(_, id)| id.clone())
         });
+        if chats_of_trace.is_some() && plan_id.is_none() {
+            traffic.before_every_chat += 1;
+        }
         traffic.executions.push(ExecutionRecord {
             id: format!("otel-{}-{}", s.trace, s.span),
             at: s.start,
@@ -806,10 +812,15 @@ mod tests {
             span("aa", "03", S + 5_000_000_000, tool("first")),
             span("aa", "04", S + 11_000_000_000, tool("second")),
             span("bb", "05", S, tool("orphan")),
+            // Tester 6 F9: a tool span that started before every chat of its trace was
+            // linked to the trace's first chat, and made it `followed`.
+            span("cc", "06", S + 5_000_000_000, chat("later")),
+            span("cc", "07", S, tool("later")),
         ]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.records, 5);
-        assert_eq!(t.plans.len(), 2);
+        assert_eq!(t.records, 7);
+        assert_eq!(t.plans.len(), 3);
+        assert_eq!(t.before_every_chat, 1);
         assert_eq!(t.plans[0].id, "otel-aa-01");
         assert_eq!(t.plans[0].at, 1_791_028_800);
         assert_eq!(t.plans[0].duration_ms, Some(500));
@@ -819,7 +830,7 @@ mod tests {
             12
         );
         let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
-        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None]);
+        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None, None]);
     }
 
     #[test]

@@ -244,10 +244,11 @@ impl OutputCache {
         let lines = content.lines().count();
         let name = self.path.display().to_string();
         let context = || format!("{name}: storing {} bytes", content.len());
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .with_context(context)?;
+        let tx = sqlite::begin_write(
+            &mut self.conn,
+            &self.path,
+            &format!("storing {} bytes", content.len()),
+        )?;
         let now = now_secs();
         let held: Option<(i64, i64)> = tx
             .query_row(
@@ -362,10 +363,7 @@ impl OutputCache {
         let file_bytes_before = on_disk(&self.path);
         let cutoff =
             now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .with_context(|| format!("{name}: waiting for the write lock"))?;
+        let tx = sqlite::begin_write(&mut self.conn, &self.path, "collecting old entries")?;
         let removed = tx.execute("DELETE FROM entries WHERE created_at < ?1", params![cutoff])?;
         tx.execute(
             "DELETE FROM entry_chunks WHERE ref NOT IN (SELECT ref FROM entries)",
