@@ -29,11 +29,12 @@ pub(super) const DRIFT_RECOUNT_KEY: &str = "drift_recount";
 /// plan whose only step ran and failed was `followed`, and an execution dated before its plan
 /// followed it. Recomputing drift is not SQL: the migration leaves a note in `meta`, and the
 /// store, once open, recomputes the drift of the callers with a failed execution or one dated
-/// before its plan, in one write transaction, and removes the note.
+/// before its plan, in one write transaction, and removes the note. A store without
+/// executions (a new one) gets no note: there is nothing to recount.
 pub(super) const MIGRATION_FAILED_EXECUTIONS: &str = "
 ALTER TABLE plans ADD COLUMN executed_failed TEXT NOT NULL DEFAULT '[]';
-INSERT INTO meta(key, value) VALUES ('drift_recount', 'failed or early executions')
-    ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'drift_recount', 'failed or early executions' WHERE EXISTS (SELECT 1 FROM executions);
 ";
 
 /// Issue 17 item 7 (responsive on big data): plans counted by every column the History
