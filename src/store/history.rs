@@ -5,7 +5,7 @@
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, params};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 

@@ -54,6 +54,7 @@ impl HistoryStore {
         let mut report = ImportReport::new(source, "executions");
         let mut callers = BTreeSet::new();
         let mut linked = Links::default();
+        let mut notes = LinkNotes::default();
         {
             let mut insert = ExecutionInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
@@ -65,11 +66,12 @@ impl HistoryStore {
                     on_conflict,
                     &mut callers,
                     &mut linked,
+                    &mut notes,
                 )
             })?;
         }
-        linked.note(&tx, &mut report)?;
-        callers.extend(callers_of_plans(&tx, &linked.plans())?);
+        notes.into_report(&mut report);
+        callers.extend(callers_of_plans(&tx, linked.plans())?);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -92,6 +94,7 @@ impl HistoryStore {
         report.before_every_chat = traffic.before_every_chat;
         let mut callers = BTreeSet::new();
         let mut linked = Links::default();
+        let mut notes = LinkNotes::default();
         let mut conflicts = Vec::new();
         {
             let mut insert = PlanInserter::new(&tx)?;
@@ -121,13 +124,14 @@ impl HistoryStore {
                     on_conflict,
                     &mut callers,
                     &mut linked,
+                    &mut notes,
                 )?;
                 tally(&mut report, &mut conflicts, fate);
             }
         }
         refuse_conflicts(source, "records", &conflicts)?;
-        linked.note(&tx, &mut report)?;
-        callers.extend(callers_of_plans(&tx, &linked.plans())?);
+        notes.into_report(&mut report);
+        callers.extend(callers_of_plans(&tx, linked.plans())?);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -504,46 +508,54 @@ pub(super) fn plan_fate(
 }
 
 /// The plans an import's executions name: whose drift moves, and what the import says about
-/// them (executions naming a plan not in the store, or dated before theirs).
+/// them (executions naming a plan not in the store, or dated before theirs). Counted as each
+/// execution is stored, so an import holds one entry per plan named, not per execution.
 #[derive(Default)]
 pub(super) struct Links {
-    /// Plan id → the times of the executions added or replaced that name it.
-    added: BTreeMap<String, Vec<i64>>,
-    /// Plans named by the stored version of a replaced execution.
-    moved: BTreeSet<String>,
+    plans: BTreeSet<String>,
 }
 
 impl Links {
-    fn add(&mut self, e: &ExecutionRecord) {
-        if let Some(id) = &e.plan_id {
-            self.added.entry(id.clone()).or_default().push(e.at);
+    /// An execution added (or replacing another), with the time of the plan it names:
+    /// `None` when the store holds no such plan.
+    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<i64>, report: &mut LinkNotes) {
+        let Some(id) = &e.plan_id else {
+            return;
+        };
+        match plan_at {
+            None => report.unknown_plan += 1,
+            Some(plan_at) if !after_plan(plan_at, e.at) => {
+                report.before_plan += 1;
+                if report.before_plan_ids.len() < CONFLICTS_LISTED
+                    && !report.before_plan_ids.contains(id)
+                {
+                    report.before_plan_ids.push(id.clone());
+                }
+            }
+            Some(_) => {}
         }
+        self.plans.insert(id.clone());
     }
 
     /// Every plan named.
-    pub(super) fn plans(&self) -> BTreeSet<String> {
-        self.added.keys().chain(&self.moved).cloned().collect()
+    pub(super) fn plans(&self) -> &BTreeSet<String> {
+        &self.plans
     }
+}
 
-    /// Count into `report` the executions naming a plan not in the store, and those dated
-    /// before the plan they name ([`after_plan`]), with the first of those plans' ids.
-    pub(super) fn note(&self, conn: &Connection, report: &mut ImportReport) -> anyhow::Result<()> {
-        let mut st = conn.prepare_cached("SELECT at FROM plans WHERE id = ?1")?;
-        for (id, times) in &self.added {
-            match st.query_row([id], |r| r.get::<_, i64>(0)).optional()? {
-                None => report.unknown_plan += times.len(),
-                Some(plan_at) => {
-                    let early = times.iter().filter(|at| !after_plan(plan_at, **at)).count();
-                    if early > 0 {
-                        report.before_plan += early;
-                        if report.before_plan_ids.len() < CONFLICTS_LISTED {
-                            report.before_plan_ids.push(id.clone());
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
+/// What an import says about the plans its executions name (see [`ImportReport`]).
+#[derive(Default)]
+pub(super) struct LinkNotes {
+    unknown_plan: usize,
+    before_plan: usize,
+    before_plan_ids: Vec<String>,
+}
+
+impl LinkNotes {
+    pub(super) fn into_report(self, report: &mut ImportReport) {
+        report.unknown_plan = self.unknown_plan;
+        report.before_plan = self.before_plan;
+        report.before_plan_ids = self.before_plan_ids;
     }
 }
 
@@ -556,9 +568,11 @@ pub(super) fn execution_fate(
     on_conflict: OnConflict,
     callers: &mut BTreeSet<String>,
     linked: &mut Links,
+    notes: &mut LinkNotes,
 ) -> anyhow::Result<Fate> {
     if insert.insert(&e)? {
-        linked.add(&e);
+        let plan_at = insert.plan_at(e.plan_id.as_deref())?;
+        linked.add(&e, plan_at, notes);
         callers.insert(e.caller);
         return Ok(Fate::Added);
     }
@@ -576,8 +590,9 @@ pub(super) fn execution_fate(
                 .replace(&e)
                 .map_err(db_err(path, "replacing an execution"))?;
             // Both the old and the new placement of the execution move drift.
-            linked.moved.extend(stored.plan_id);
-            linked.add(&e);
+            linked.plans.extend(stored.plan_id);
+            let plan_at = insert.plan_at(e.plan_id.as_deref())?;
+            linked.add(&e, plan_at, notes);
             callers.insert(stored.caller);
             callers.insert(e.caller);
             Fate::Replaced
@@ -928,6 +943,18 @@ impl<'t> ExecutionInserter<'t> {
         Ok(self.st.execute(params![
             e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
         ])? > 0)
+    }
+
+    /// The time of the plan `id` names, when the store holds it.
+    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<i64>> {
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        Ok(self
+            .tx
+            .prepare_cached("SELECT at FROM plans WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
     }
 
     /// The stored execution with this id.
