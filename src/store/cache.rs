@@ -22,6 +22,8 @@ const SCHEMA: Schema = Schema {
     // "ctxc"
     application_id: 0x6374_7863,
     kind: "output cache",
+    // Its writers are short; a long hold is another process's `cache gc` or a bulk store.
+    long_writer: "another ctxconsole writing it?",
     migrations: &[
         "CREATE TABLE cache (
              ref TEXT PRIMARY KEY,
@@ -247,6 +249,7 @@ impl OutputCache {
         let tx = sqlite::begin_write(
             &mut self.conn,
             &self.path,
+            &SCHEMA,
             &format!("storing {} bytes", content.len()),
         )?;
         let now = now_secs();
@@ -363,7 +366,12 @@ impl OutputCache {
         let file_bytes_before = on_disk(&self.path);
         let cutoff =
             now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
-        let tx = sqlite::begin_write(&mut self.conn, &self.path, "collecting old entries")?;
+        let tx = sqlite::begin_write(
+            &mut self.conn,
+            &self.path,
+            &SCHEMA,
+            "collecting old entries",
+        )?;
         let removed = tx.execute("DELETE FROM entries WHERE created_at < ?1", params![cutoff])?;
         tx.execute(
             "DELETE FROM entry_chunks WHERE ref NOT IN (SELECT ref FROM entries)",

@@ -478,7 +478,7 @@ impl HistoryStore {
     /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
-        sqlite::begin_write(&mut self.conn, &self.path, doing)
+        sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, doing)
     }
 
     pub fn counts(&self) -> anyhow::Result<Counts> {

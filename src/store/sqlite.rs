@@ -17,6 +17,9 @@ pub struct Schema {
     pub application_id: i64,
     /// For messages: "output cache", "history store".
     pub kind: &'static str,
+    /// Who likely held the write lock when a writer waited it out, for the message: "an
+    /// import?" for the history store.
+    pub long_writer: &'static str,
     /// Migration `i` takes the schema from version `i` to `i + 1`.
     pub migrations: &'static [&'static str],
 }
@@ -37,24 +40,27 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn begin_write<'c>(
     conn: &'c mut Connection,
     path: &Path,
+    schema: &Schema,
     doing: &str,
 ) -> anyhow::Result<rusqlite::Transaction<'c>> {
     conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| lock_failure(e, path, doing))
+        .map_err(|e| lock_failure(e, path, schema, doing))
 }
 
-/// A failure to take the write lock: held too long by another process, in plain words;
-/// anything else with the file and what was being done.
-fn lock_failure(e: rusqlite::Error, path: &Path, doing: &str) -> anyhow::Error {
+/// A failure to take the write lock: held too long by another process, in plain words with
+/// the likeliest holder ([`Schema::long_writer`]); anything else with the file and what was
+/// being done.
+fn lock_failure(e: rusqlite::Error, path: &Path, schema: &Schema, doing: &str) -> anyhow::Error {
     let name = path.display();
     if matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     ) {
         return anyhow::anyhow!(
-            "{doing}: another process held the write lock of {name} for {} s (an import?); \
-             nothing was stored",
-            BUSY_TIMEOUT.as_secs()
+            "{doing}: another process held the write lock of {name} for {} s ({}); nothing \
+             was stored",
+            BUSY_TIMEOUT.as_secs(),
+            schema.long_writer
         );
     }
     anyhow::Error::new(e).context(format!("{name}: {doing}: waiting for the write lock"))
@@ -135,7 +141,7 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
         // Another process may be creating or migrating the same file: take the write lock,
         // then look again.
-        let tx = begin_write(&mut conn, path, &format!("migrating the {kind}"))?;
+        let tx = begin_write(&mut conn, path, schema, &format!("migrating the {kind}"))?;
         let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if now > from as i64 {
             continue;
@@ -449,6 +455,7 @@ mod tests {
         Schema {
             application_id: 0x7465_7374,
             kind: "test file",
+            long_writer: "a test?",
             migrations,
         }
     }
@@ -462,12 +469,16 @@ mod tests {
         let path = dir.path().join("t.sqlite");
         let (mut holder, _) = open(&path, &schema(V1)).unwrap();
         let (mut waiter, _) = open(&path, &schema(V1)).unwrap();
-        let held = begin_write(&mut holder, &path, "importing plans").unwrap();
+        let waited = Schema {
+            long_writer: "an import?",
+            ..schema(V1)
+        };
+        let held = begin_write(&mut holder, &path, &waited, "importing plans").unwrap();
         // The bound is BUSY_TIMEOUT; a test need not wait a minute to meet it.
         waiter.busy_timeout(Duration::from_millis(50)).unwrap();
         let err = format!(
             "{:#}",
-            begin_write(&mut waiter, &path, "storing the sent plan").unwrap_err()
+            begin_write(&mut waiter, &path, &waited, "storing the sent plan").unwrap_err()
         );
         assert_eq!(
             err,
@@ -479,7 +490,7 @@ mod tests {
             )
         );
         drop(held);
-        assert!(begin_write(&mut waiter, &path, "storing the sent plan").is_ok());
+        assert!(begin_write(&mut waiter, &path, &waited, "storing the sent plan").is_ok());
     }
 
     /// Read-only opening creates nothing, migrates nothing and writes nothing.
@@ -538,6 +549,7 @@ mod tests {
         let other = Schema {
             application_id: 1,
             kind: "other",
+            long_writer: "a test?",
             migrations: V1,
         };
         let err = open(&path, &other).err().unwrap().to_string();

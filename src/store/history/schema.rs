@@ -7,6 +7,8 @@ pub(super) const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
+    // An import of hundreds of thousands of plans holds the lock over a minute.
+    long_writer: "an import?",
     migrations: &[
         MIGRATION_1,
         MIGRATION_2,
