@@ -308,8 +308,10 @@ impl Workspace {
         }
         let name = path.display();
         if own || store.sample {
-            if history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())? {
-                let plans = history.counts()?.plans;
+            if let Some(plans) =
+                history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?
+            {
+                // What this process added: another's imports are theirs to report.
                 let done = if created { "created" } else { "seeded" };
                 notice(format!(
                     "{done} history store {name} with the sample history ({plans} plans)"
@@ -375,9 +377,9 @@ impl Workspace {
             history.set_drift_window(w)?;
         }
         if (store.path.is_none() || store.sample)
-            && history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?
+            && let Some(plans) =
+                history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?
         {
-            let plans = history.counts()?.plans;
             notice(format!(
                 "no history store at {name}: serving the sample history ({plans} plans) from \
                  memory; read-only, nothing is created"

@@ -283,6 +283,7 @@ fn two_processes_importing_at_once_lose_no_row() {
                 .unwrap()
         })
         .collect();
+    let mut said = String::new();
     for child in children {
         let out = child.wait_with_output().unwrap();
         assert!(
@@ -290,8 +291,16 @@ fn two_processes_importing_at_once_lose_no_row() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
     }
     assert_eq!(counts(home.path()).0, before + 2 * per_file as u64);
+    // Tester 6 F5: one of them seeded and says so with what it added; the other says
+    // nothing about the sample (both said it, with counts taking in the other's import).
+    assert_eq!(said.matches("with the sample history").count(), 1, "{said}");
+    assert!(
+        said.contains(&format!("with the sample history ({before} plans)")),
+        "{said}"
+    );
 }
 
 #[test]
@@ -1196,4 +1205,76 @@ fn numbers_in_step_args_come_back_exactly_as_written() {
             .arg(&file),
     );
     assert_eq!(again["already_present"], 1, "{again}");
+}
+
+/// Tester 6 F8 and F9 through the binary: a plan whose only step's execution failed is not
+/// `followed` (`history --drift --json` says `partial` and carries `executed_ok`; `history
+/// show` marks the run ✗); an execution dated before its plan does not follow it, and the
+/// import says so, as it says an execution naming a plan not in the store.
+#[test]
+fn failed_or_early_executions_do_not_follow_their_plans_and_the_import_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("d.sqlite");
+    let plan = |id: &str, at: &str| {
+        serde_json::json!({"id": id, "at": at, "caller": "c1", "model": "m",
+            "intent": format!("drift case {id}"), "steps": [{"order": 1, "tool": "repo.clone"}]})
+        .to_string()
+    };
+    let run = |id: &str, at: &str, ok: bool| {
+        serde_json::json!({"at": at, "caller": "c1", "tool": "repo.clone", "ok": ok,
+            "plan_id": id})
+        .to_string()
+    };
+    let plans = [
+        plan("d-fail", "2026-11-20T10:03:00Z"),
+        plan("d-ok", "2026-11-20T10:04:00Z"),
+        plan("d-before", "2026-11-20T10:30:00Z"),
+    ];
+    let execs = [
+        run("d-fail", "2026-11-20T10:03:10Z", false),
+        run("d-ok", "2026-11-20T10:04:10Z", true),
+        run("d-before", "2026-11-20T10:29:00Z", true),
+        run("no-such-plan", "2026-11-20T10:09:00Z", true),
+    ];
+    let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
+    std::fs::write(&p, plans.join("\n")).unwrap();
+    std::fs::write(&e, execs.join("\n")).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = ctx(home.path());
+        c.arg("--store").arg(&store).args(args);
+        c
+    };
+    let (p, e) = (p.to_str().unwrap(), e.to_str().unwrap());
+    common::succeeded(&mut run(&["import", "plans", p]));
+    let out = common::succeeded(&mut run(&["import", "executions", e]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execution is dated before its plan (d-before)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("1 execution names a plan not in the store"),
+        "{said}"
+    );
+    let drift = json_of(&mut run(&["history", "--drift", "--json"]));
+    let row = |id: &str| {
+        drift["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("d-fail")["drift"], "partial");
+    assert_eq!(row("d-fail")["executed_ok"], serde_json::json!([false]));
+    assert_eq!(row("d-ok")["drift"], "followed");
+    assert_eq!(row("d-ok")["executed_ok"], serde_json::json!([true]));
+    assert_eq!(row("d-before")["drift"], "ignored");
+    let show = common::succeeded(&mut run(&["history", "show", "d-fail"])).stdout;
+    let show = String::from_utf8_lossy(&show);
+    assert!(show.contains("repo.clone ✗"), "{show}");
+    assert!(show.contains("◐ partial"), "{show}");
+    let models = json_of(&mut run(&["history", "--models", "--json"]));
+    assert_eq!(models["models"][0]["followed"], 1, "{models:#}");
 }

@@ -2060,3 +2060,48 @@ async fn a_resource_over_the_result_bound_is_refused_saying_what_to_narrow() {
     );
     c.cancel().await.unwrap();
 }
+
+/// Tester 6 F8 over MCP: `record_execution` of a failed run (`ok: false`) of a plan's only
+/// step answered `"drift": "followed"`. A failed run is not a step done: the plan is
+/// partial, and the answer, `history --drift --json` and `my-plans` carry `executed_ok`.
+#[tokio::test]
+async fn a_failed_run_recorded_over_mcp_does_not_follow_the_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("p.jsonl");
+    std::fs::write(
+        &plans,
+        json!({"id": "d-fail", "at": "2026-11-20T10:03:00Z", "caller": "c1", "model": "m",
+            "intent": "clone the repo", "steps": [{"order": 1, "tool": "repo.clone"}]})
+        .to_string(),
+    )
+    .unwrap();
+    ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&plans)
+        .assert()
+        .success();
+    let c = start(home.path(), &[]).await;
+    let run = |ok: bool, at: &str| json!({"caller": "c1", "tool": "repo.clone", "ok": ok, "plan_id": "d-fail", "at": at});
+    let answer = call(&c, "record_execution", run(false, "2026-11-20T10:03:10Z"))
+        .await
+        .unwrap();
+    assert_eq!(answer["plan"]["drift"], "partial", "{answer}");
+    assert_eq!(answer["plan"]["executed_ok"], json!([false]), "{answer}");
+    assert_eq!(
+        drift_of(home.path(), "d-fail")["executed_ok"],
+        json!([false])
+    );
+    let mine = read(&c, "ctxconsole://my-plans/c1").await;
+    assert_eq!(
+        mine["groups"][0]["latest"][0]["executed_ok"],
+        json!([false]),
+        "{mine:#}"
+    );
+    // A second run that succeeds does the step.
+    let answer = call(&c, "record_execution", run(true, "2026-11-20T10:03:20Z"))
+        .await
+        .unwrap();
+    assert_eq!(answer["plan"]["drift"], "followed", "{answer}");
+    assert_eq!(answer["plan"]["executed_ok"], json!([false, true]));
+    c.cancel().await.unwrap();
+}

@@ -600,3 +600,55 @@ fn plans_sent_from_here_do_not_sink_their_tools_until_an_agent_runs_them() {
         run["ranking"]
     );
 }
+
+/// Tester 6 F8 (repro B): six plans whose only step was executed and failed every time were
+/// `followed`, so the prior lifted the failing tool and the past-plans part told the model
+/// to use it. Now they lift nothing and send nothing; the same plans run well still do.
+#[test]
+fn failed_executions_neither_lift_a_tool_nor_reach_the_prior_part() {
+    const ROTATE: &str = "rotate the api keys for staging";
+    let prior_of = |ok: bool| {
+        let home = tempfile::tempdir().unwrap();
+        let store = home.path().join("p.sqlite");
+        let store = store.to_str().unwrap();
+        let (mut plans, mut execs) = (String::new(), String::new());
+        for k in 0..6 {
+            let at = 1_791_000_000 + k * 86_400;
+            plans.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"id": format!("pr-{k}"), "at": at, "caller": "agent",
+                    "model": "m", "intent": ROTATE,
+                    "steps": [{"order": 1, "tool": "cmd.process_list"}]})
+            ));
+            execs.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"at": at + 30, "caller": "agent", "ok": ok,
+                    "plan_id": format!("pr-{k}"), "tool": "cmd.process_list"})
+            ));
+        }
+        let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
+        std::fs::write(&p, plans).unwrap();
+        std::fs::write(&e, execs).unwrap();
+        import(
+            home.path(),
+            store,
+            (p.display().to_string(), e.display().to_string()),
+        );
+        let v = json_of(ctx(home.path()).args([
+            "preview", ROTATE, "--model", "test/ok", "--json", "--store", store,
+        ]));
+        let lift = v["ranking"]["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "cmd.process_list")
+            .and_then(|e| e["prior"]["points"].as_f64())
+            .unwrap_or(0.0);
+        (lift, v["past_steps"].clone())
+    };
+    let (lift, past) = prior_of(true);
+    assert!(lift > 0.0 && !past.is_null(), "{lift} {past}");
+    let (lift, past) = prior_of(false);
+    assert!(lift <= 0.0, "six failures lifted the tool by {lift}");
+    assert!(past.is_null(), "{past}");
+}

@@ -1273,16 +1273,36 @@ fn a_replay_sends_an_attachment_again_when_the_output_cache_still_holds_it() {
     let id = v["results"][0]["stored_id"].as_str().unwrap().to_string();
     let r = replay_json(home.path(), &id);
     let received = server.requests.lock().unwrap().clone();
-    assert_eq!(received.len(), 2);
+    // Whether the live replay asks the two-pass filter first follows the ranking's
+    // confidence, which the sample history's prior moves (tester 6 F8 took 19 sample plans
+    // out of `followed`, and this intent fell under the bar): its plan request is the last.
+    let filtered = !r["replays"][0]["two_pass"].is_null();
+    assert_eq!(received.len(), 2 + usize::from(filtered), "{r:#}");
     let sent = received[0].body["messages"].to_string();
     assert!(
         sent.contains("big.log") && !sent.contains("request 3999 served"),
         "a briefing"
     );
-    assert_eq!(
-        received[0].body["messages"], received[1].body["messages"],
-        "the same request again"
-    );
+    // The filter narrows the catalog by design; what follows it — the request and the
+    // attachment as briefed — is sent again as it was.
+    let after_catalog = |body: &Value| {
+        let user = body["messages"][1]["content"].as_str().unwrap().to_string();
+        let at = user.find("\nREQUEST:\n").unwrap();
+        (body["messages"][0].clone(), user[at..].to_string())
+    };
+    let (first, last) = (&received[0].body, &received[received.len() - 1].body);
+    if filtered {
+        assert_eq!(
+            after_catalog(first),
+            after_catalog(last),
+            "the same request again"
+        );
+    } else {
+        assert_eq!(
+            first["messages"], last["messages"],
+            "the same request again"
+        );
+    }
     let notes = &r["replays"][0]["rebuild_notes"];
     assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes:#}");
     let note = notes[0].as_str().unwrap();

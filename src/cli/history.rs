@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::history::{Drift, Outcome};
+use crate::core::history::{Drift, Outcome, ran_label};
 use crate::core::terminal_text::{for_terminal_line, indented, name};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::core::traffic::TrafficSource;
@@ -350,7 +350,10 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             vec![
                 step.map(|s| s.order.to_string()).unwrap_or_default(),
                 step.map(|s| s.tool.clone()).unwrap_or_default(),
-                d.executed.get(i).cloned().unwrap_or_else(|| "—".into()),
+                d.executed
+                    .get(i)
+                    .map(|t| ran_label(t, d.executed_ok.get(i).copied().unwrap_or(true)))
+                    .unwrap_or_else(|| "—".into()),
             ]
         })
         .collect();
@@ -577,7 +580,12 @@ fn drift(
                 if p.executed.is_empty() {
                     "—".into()
                 } else {
-                    p.executed.join(" → ")
+                    p.executed
+                        .iter()
+                        .zip(&p.executed_ok)
+                        .map(|(t, ok)| ran_label(t, *ok))
+                        .collect::<Vec<_>>()
+                        .join(" → ")
                 },
             ]
         })

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
+use crate::core::history::EXECUTION_CLOCK_SKEW_SECS;
+use crate::core::terminal_text::for_terminal_line;
 use crate::core::traffic::{StreamRead, TrafficSource};
 use crate::import::open_text;
 use crate::import::traffic::{read_spend_logs, read_traces};
@@ -103,7 +105,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                             read_spend_logs(&file, |rows| progress(rows, "rows"), plan).map(
                                 |records| StreamRead {
                                     records,
-                                    executions: Vec::new(),
+                                    ..StreamRead::default()
                                 },
                             )
                         }
@@ -132,8 +134,52 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             report.replaced
         ));
     }
+    let mut notes = String::new();
+    if report.before_plan > 0 {
+        let mut ids = report
+            .before_plan_ids
+            .iter()
+            .map(|id| for_terminal_line(id))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if report.before_plan_ids.len() < report.before_plan {
+            ids.push_str(", …");
+        }
+        let n = report.before_plan;
+        let (is, its) = if n == 1 {
+            ("execution is", "its plan")
+        } else {
+            ("executions are", "their plans")
+        };
+        notes.push_str(&format!(
+            "  {n} {is} dated before {its} ({ids}) by more than {EXECUTION_CLOCK_SKEW_SECS} s: \
+             kept, not counted for drift\n"
+        ));
+    }
+    if report.unknown_plan > 0 {
+        let n = report.unknown_plan;
+        let names = if n == 1 {
+            "execution names"
+        } else {
+            "executions name"
+        };
+        notes.push_str(&format!(
+            "  {n} {names} a plan not in the store: kept, linked when that plan is imported\n"
+        ));
+    }
+    if report.before_every_chat > 0 {
+        let n = report.before_every_chat;
+        let spans = if n == 1 {
+            "execute_tool span started"
+        } else {
+            "execute_tool spans started"
+        };
+        notes.push_str(&format!(
+            "  {n} {spans} before every chat span of its trace: linked to no plan\n"
+        ));
+    }
     emit(&format!(
-        "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n",
+        "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n{notes}",
         report.source,
         report.lines,
         report.kind,

@@ -152,8 +152,12 @@ impl Drift {
     }
 
     /// Drift of one plan: `planned` are its step tools in order (guard-demoted steps left
-    /// out: nothing can execute them), `executed` the tools run after it, in time order.
-    pub fn classify(outcome: Outcome, planned: &[&str], executed: &[&str]) -> Drift {
+    /// out: nothing can execute them), `executed` the tools run after it, in time order, each
+    /// with whether it succeeded. A step is executed only by a successful execution: a plan
+    /// whose steps ran in order but one of them failed is not followed. It is `partial` when
+    /// any planned tool ran (well or not), so a plan whose only step failed is `partial`
+    /// ([`prior_weight`] gives such a plan nothing), `diverged` when only other tools ran.
+    pub fn classify(outcome: Outcome, planned: &[&str], executed: &[Ran<'_>]) -> Drift {
         if outcome == Outcome::Failed {
             return Drift::Failed;
         }
@@ -161,20 +165,55 @@ impl Drift {
             return Drift::Ignored;
         }
         let mut next = 0;
-        for tool in executed {
-            if next < planned.len() && planned[next] == *tool {
+        for ran in executed.iter().filter(|r| r.ok) {
+            if next < planned.len() && planned[next] == ran.tool {
                 next += 1;
             }
         }
         if !planned.is_empty() && next == planned.len() {
             return Drift::Followed;
         }
-        if planned.iter().any(|p| executed.contains(p)) {
+        if planned
+            .iter()
+            .any(|p| executed.iter().any(|r| r.tool == *p))
+        {
             Drift::Partial
         } else {
             Drift::Diverged
         }
     }
+}
+
+/// One execution as drift reads it: the tool, and whether it succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ran<'a> {
+    pub tool: &'a str,
+    pub ok: bool,
+}
+
+/// Whether any of `planned` ran successfully among `executed`: what sets a `partial` plan's
+/// prior weight apart from one whose planned tools only failed.
+pub fn planned_ran_ok(planned: &[&str], executed: &[Ran<'_>]) -> bool {
+    executed.iter().any(|r| r.ok && planned.contains(&r.tool))
+}
+
+/// An executed tool as lists show it: a failed execution is marked `✗` after the name.
+pub fn ran_label(tool: &str, ok: bool) -> String {
+    if ok {
+        tool.to_string()
+    } else {
+        format!("{tool} ✗")
+    }
+}
+
+/// An execution dated more than this many seconds before a plan is no evidence about it:
+/// it ran before the plan existed. The slack is clock skew between the gateway that logged
+/// the plan and the agent (or collector) that logged the execution.
+pub const EXECUTION_CLOCK_SKEW_SECS: i64 = 3;
+
+/// Whether an execution at `executed_at` can have followed a plan made at `plan_at`.
+pub fn after_plan(plan_at: i64, executed_at: i64) -> bool {
+    executed_at >= plan_at.saturating_sub(EXECUTION_CLOCK_SKEW_SECS)
 }
 
 impl fmt::Display for Drift {
@@ -857,11 +896,14 @@ pub fn shape(intent: &str) -> String {
 
 /// How much a past plan's tools count for the ranking prior, by what became of it. The
 /// gateway wrote plans but never asked this: a plan the agent ignored or worked around is
-/// evidence against its tools, not for them.
-pub fn prior_weight(outcome: Outcome, drift: Drift) -> f64 {
+/// evidence against its tools, not for them. `planned_ok` is whether any planned tool ran
+/// successfully ([`planned_ran_ok`]): a `partial` plan whose planned tools were tried and
+/// only failed counts for nothing, so failures never lift a tool.
+pub fn prior_weight(outcome: Outcome, drift: Drift, planned_ok: bool) -> f64 {
     let base = match drift {
         Drift::Followed => 1.0,
-        Drift::Partial => 0.4,
+        Drift::Partial if planned_ok => 0.4,
+        Drift::Partial => 0.0,
         Drift::Ignored => -0.2,
         Drift::Diverged => -0.6,
         Drift::Failed | Drift::Replay => 0.0,
@@ -962,21 +1004,74 @@ mod tests {
     fn drift_classes() {
         use Drift::*;
         let plan = ["memory.store", "blog.draft"];
-        let c = |e: &[&str]| Drift::classify(Outcome::Ok, &plan, e);
+        let c = |e: &[&str]| Drift::classify(Outcome::Ok, &plan, &ok(e));
         assert_eq!(c(&["memory.store", "web.search", "blog.draft"]), Followed);
         assert_eq!(c(&["blog.draft", "memory.store"]), Partial);
         assert_eq!(c(&["memory.store"]), Partial);
         assert_eq!(c(&[]), Ignored);
         assert_eq!(c(&["image.generate"]), Diverged);
         assert_eq!(
-            Drift::classify(Outcome::Failed, &[], &["image.generate"]),
+            Drift::classify(Outcome::Failed, &[], &ok(&["image.generate"])),
             Failed
         );
         // Nothing planned that could run: anything executed went its own way.
         assert_eq!(
-            Drift::classify(Outcome::Guarded, &[], &["fs.read"]),
+            Drift::classify(Outcome::Guarded, &[], &ok(&["fs.read"])),
             Diverged
         );
+    }
+
+    fn ok<'a>(tools: &[&'a str]) -> Vec<Ran<'a>> {
+        tools.iter().map(|&tool| Ran { tool, ok: true }).collect()
+    }
+
+    fn ran<'a>(runs: &[(&'a str, bool)]) -> Vec<Ran<'a>> {
+        runs.iter().map(|&(tool, ok)| Ran { tool, ok }).collect()
+    }
+
+    /// Tester 6 F8: a failed execution is not a step executed. A plan whose only step ran
+    /// and failed was `followed`, counted as such by `history --models` and the prior.
+    #[test]
+    fn a_failed_execution_does_not_follow_a_step() {
+        use Drift::*;
+        let one = ["repo.clone"];
+        let c = |plan: &[&str], e: &[(&str, bool)]| Drift::classify(Outcome::Ok, plan, &ran(e));
+        assert_eq!(c(&one, &[("repo.clone", false)]), Partial);
+        assert_eq!(
+            c(&one, &[("repo.clone", false), ("repo.clone", true)]),
+            Followed
+        );
+        let two = ["memory.store", "blog.draft"];
+        assert_eq!(
+            c(&two, &[("memory.store", true), ("blog.draft", false)]),
+            Partial
+        );
+        assert_eq!(
+            c(&two, &[("memory.store", true), ("blog.draft", true)]),
+            Followed
+        );
+        // A failed run of another tool is still another tool.
+        assert_eq!(c(&one, &[("fs.read", false)]), Diverged);
+        assert!(!planned_ran_ok(&one, &ran(&[("repo.clone", false)])));
+        assert!(planned_ran_ok(
+            &one,
+            &ran(&[("repo.clone", false), ("repo.clone", true)])
+        ));
+        assert!(!planned_ran_ok(&one, &ran(&[("fs.read", true)])));
+        // Partial with nothing planned run well counts for nothing in the prior.
+        assert_eq!(prior_weight(Outcome::Ok, Partial, false), 0.0);
+        assert!(prior_weight(Outcome::Ok, Partial, true) > 0.0);
+    }
+
+    /// Tester 6 F9: an execution dated before its plan did not follow it; a few seconds of
+    /// clock skew are allowed.
+    #[test]
+    fn an_execution_before_its_plan_is_not_after_it() {
+        assert!(after_plan(100, 100));
+        assert!(after_plan(100, 100 - EXECUTION_CLOCK_SKEW_SECS));
+        assert!(!after_plan(100, 100 - EXECUTION_CLOCK_SKEW_SECS - 1));
+        assert!(!after_plan(100, 40));
+        assert!(after_plan(i64::MIN, i64::MIN));
     }
 
     #[test]
@@ -1171,10 +1266,10 @@ mod tests {
 
     #[test]
     fn prior_weights_rank_outcomes() {
-        let f = prior_weight(Outcome::Ok, Drift::Followed);
-        let p = prior_weight(Outcome::Ok, Drift::Partial);
-        let d = prior_weight(Outcome::Ok, Drift::Diverged);
+        let f = prior_weight(Outcome::Ok, Drift::Followed, true);
+        let p = prior_weight(Outcome::Ok, Drift::Partial, true);
+        let d = prior_weight(Outcome::Ok, Drift::Diverged, false);
         assert!(f > p && p > 0.0 && d < 0.0);
-        assert!(prior_weight(Outcome::Guarded, Drift::Followed) < f);
+        assert!(prior_weight(Outcome::Guarded, Drift::Followed, true) < f);
     }
 }

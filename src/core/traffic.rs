@@ -34,6 +34,9 @@ pub struct Traffic {
     pub executions: Vec<ExecutionRecord>,
     /// Records read (spans or rows), for the report.
     pub records: usize,
+    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
+    /// linked to no plan (an execution cannot follow a plan made after it).
+    pub before_every_chat: usize,
 }
 
 /// What a streamed traffic import read beside the plans it handed on: the records read
@@ -42,6 +45,8 @@ pub struct Traffic {
 pub struct StreamRead {
     pub records: usize,
     pub executions: Vec<ExecutionRecord>,
+    /// As [`Traffic::before_every_chat`].
+    pub before_every_chat: usize,
 }
 
 fn content_error(origin: String, message: impl Into<String>) -> CoreError {
@@ -388,11 +393,12 @@ pub fn read_otel<'a>(
     for (line, text) in lines {
         plans.extend(reader.read_line(origin, line, text)?);
     }
-    let (records, executions) = reader.finish();
+    let read = reader.finish();
     Ok(Traffic {
         plans,
-        executions,
-        records,
+        executions: read.executions,
+        records: read.records,
+        before_every_chat: read.before_every_chat,
     })
 }
 
@@ -400,7 +406,8 @@ pub fn read_otel<'a>(
 /// spans are plans, handed back as their line is read; `execute_tool` spans are
 /// executions, kept as a few fields each until every chat is known ([`OtelReader::finish`]),
 /// then linked to the latest chat span of the same trace that started at or before them
-/// (else the trace's first). Other spans are counted and left.
+/// (none when every chat of the trace started after it: an execution cannot follow a plan
+/// made after it, and those are counted). Other spans are counted and left.
 #[derive(Debug, Default)]
 pub struct OtelReader {
     /// trace → (start, plan id) of its chat spans.
@@ -454,22 +461,26 @@ impl OtelReader {
     }
 
     /// The spans read, and every execution linked to its chat, in file order.
-    pub fn finish(mut self) -> (usize, Vec<ExecutionRecord>) {
+    pub fn finish(mut self) -> StreamRead {
         for list in self.chats.values_mut() {
             list.sort();
         }
         let chats = &self.chats;
+        let mut before_every_chat = 0;
         let executions = self
             .tools
             .into_iter()
             .map(|t| {
-                let plan_id = chats.get(&t.trace).and_then(|list| {
+                let chats_of_trace = chats.get(&t.trace).filter(|list| !list.is_empty());
+                let plan_id = chats_of_trace.and_then(|list| {
                     list.iter()
                         .rev()
                         .find(|(start, _)| *start <= t.start_ms)
-                        .or_else(|| list.first())
                         .map(|(_, id)| id.clone())
                 });
+                if chats_of_trace.is_some() && plan_id.is_none() {
+                    before_every_chat += 1;
+                }
                 ExecutionRecord {
                     id: format!("otel-{}-{}", t.trace, t.span),
                     at: t.start,
@@ -481,7 +492,11 @@ impl OtelReader {
                 }
             })
             .collect();
-        (self.records, executions)
+        StreamRead {
+            records: self.records,
+            executions,
+            before_every_chat,
+        }
     }
 }
 
@@ -886,10 +901,15 @@ mod tests {
             span("aa", "03", S + 5_000_000_000, tool("first")),
             span("aa", "04", S + 11_000_000_000, tool("second")),
             span("bb", "05", S, tool("orphan")),
+            // Tester 6 F9: a tool span that started before every chat of its trace was
+            // linked to the trace's first chat, and made it `followed`.
+            span("cc", "06", S + 5_000_000_000, chat("later")),
+            span("cc", "07", S, tool("later")),
         ]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.records, 5);
-        assert_eq!(t.plans.len(), 2);
+        assert_eq!(t.records, 7);
+        assert_eq!(t.plans.len(), 3);
+        assert_eq!(t.before_every_chat, 1);
         assert_eq!(t.plans[0].id, "otel-aa-01");
         assert_eq!(t.plans[0].at, 1_791_028_800);
         assert_eq!(t.plans[0].duration_ms, Some(500));
@@ -899,7 +919,7 @@ mod tests {
             12
         );
         let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
-        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None]);
+        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None, None]);
     }
 
     #[test]

@@ -35,11 +35,7 @@ pub fn read_traces(
             Ok(())
         },
     )?;
-    let (records, executions) = reader.finish();
-    Ok(StreamRead {
-        records,
-        executions,
-    })
+    Ok(reader.finish())
 }
 
 /// LiteLLM proxy spend logs, a JSON array of SpendLogs rows (named `row N` in errors) or one

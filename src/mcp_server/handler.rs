@@ -727,6 +727,7 @@ impl State {
                     "drift": d.drift,
                     "planned": d.record.steps.iter().map(|s| s.tool.as_str()).collect::<Vec<_>>(),
                     "executed": d.executed,
+                    "executed_ok": d.executed_ok,
                 })
             }),
             None => None,

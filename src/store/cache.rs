@@ -22,6 +22,8 @@ const SCHEMA: Schema = Schema {
     // "ctxc"
     application_id: 0x6374_7863,
     kind: "output cache",
+    // Its writers are short; a long hold is another process's `cache gc` or a bulk store.
+    long_writer: "another ctxconsole writing it?",
     migrations: &[
         "CREATE TABLE cache (
              ref TEXT PRIMARY KEY,
@@ -244,10 +246,12 @@ impl OutputCache {
         let lines = content.lines().count();
         let name = self.path.display().to_string();
         let context = || format!("{name}: storing {} bytes", content.len());
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .with_context(context)?;
+        let tx = sqlite::begin_write(
+            &mut self.conn,
+            &self.path,
+            &SCHEMA,
+            &format!("storing {} bytes", content.len()),
+        )?;
         let now = now_secs();
         let held: Option<(i64, i64)> = tx
             .query_row(
@@ -362,10 +366,12 @@ impl OutputCache {
         let file_bytes_before = on_disk(&self.path);
         let cutoff =
             now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .with_context(|| format!("{name}: waiting for the write lock"))?;
+        let tx = sqlite::begin_write(
+            &mut self.conn,
+            &self.path,
+            &SCHEMA,
+            "collecting old entries",
+        )?;
         let removed = tx.execute("DELETE FROM entries WHERE created_at < ?1", params![cutoff])?;
         tx.execute(
             "DELETE FROM entry_chunks WHERE ref NOT IN (SELECT ref FROM entries)",

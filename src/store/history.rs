@@ -3,7 +3,7 @@
 //! command and the History pane run.
 
 use anyhow::Context;
-use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, params};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use crate::core::compare::Arm;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
-    Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, ExecutionRecord, ModelOutcomes, Outcome,
-    PlanRecord, PlanSource, Step, UNKNOWN_TOOL, intent_sha, parse_execution_line, parse_plan_line,
-    prior_weight, shape, shape_words,
+    Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
+    ModelOutcomes, Outcome, PlanRecord, PlanSource, Ran, Step, UNKNOWN_TOOL, after_plan,
+    intent_sha, parse_execution_line, parse_plan_line, planned_ran_ok, prior_weight, shape,
+    shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
@@ -60,6 +61,17 @@ pub struct ImportReport {
     pub replaced: usize,
     /// Plans whose drift was recomputed because of this import.
     pub drift_updated: usize,
+    /// Executions added that name a plan the store does not hold (yet): kept, and linked
+    /// when that plan is imported.
+    pub unknown_plan: usize,
+    /// Executions added that are dated before the plan they name (beyond
+    /// [`EXECUTION_CLOCK_SKEW_SECS`]): kept, but no evidence for its drift.
+    pub before_plan: usize,
+    /// The plans those name, the first [`CONFLICTS_LISTED`].
+    pub before_plan_ids: Vec<String>,
+    /// `import traces`: `execute_tool` spans that started before every chat span of their
+    /// trace, so linked to no plan.
+    pub before_every_chat: usize,
 }
 
 impl ImportReport {
@@ -266,6 +278,8 @@ pub struct PlanDetail {
     pub drift: Drift,
     /// Tools executed after the plan, in order: the evidence for `drift`.
     pub executed: Vec<String>,
+    /// Whether each of `executed` succeeded (`ok` of its execution), in the same order.
+    pub executed_ok: Vec<bool>,
     /// Replays stored against this plan, newest first.
     pub replays: Vec<PlanRow>,
     /// Every plan of its comparison (`compare_group`), itself included, in the order sent.
@@ -319,6 +333,8 @@ pub struct DriftRow {
     pub drift: Drift,
     pub planned: Vec<String>,
     pub executed: Vec<String>,
+    /// Whether each of `executed` succeeded, in the same order.
+    pub executed_ok: Vec<bool>,
     /// Where the plan came from: `native`, `otel`, `litellm`.
     pub source: String,
 }
@@ -391,7 +407,32 @@ impl HistoryStore {
         } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.set_meta("drift_window_secs", &DEFAULT_DRIFT_WINDOW_SECS.to_string())?;
         }
+        if store.meta(DRIFT_RECOUNT_KEY)?.is_some() && !store.conn.is_readonly(rusqlite::MAIN_DB)? {
+            store.recount_drift()?;
+        }
         Ok(store)
+    }
+
+    /// The drift the migration to [`MIGRATION_FAILED_EXECUTIONS`] asked for: recomputed for
+    /// the callers whose evidence holds a failed or early execution, once (the note is looked
+    /// at again under the write lock: two processes opening the store at once recount once).
+    fn recount_drift(&mut self) -> anyhow::Result<()> {
+        let window = self.drift_window;
+        let tx = self.write("recomputing drift for failed executions")?;
+        let pending: Option<String> = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                [DRIFT_RECOUNT_KEY],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if pending.is_some() {
+            let callers = callers_to_recount(&tx)?;
+            recompute_drift(&tx, &callers, window)?;
+            tx.execute("DELETE FROM meta WHERE key = ?1", [DRIFT_RECOUNT_KEY])?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -437,10 +478,7 @@ impl HistoryStore {
     /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
-        let path = self.path.display().to_string();
-        self.conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .with_context(|| format!("{path}: waiting for the write lock"))
+        sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, doing)
     }
 
     pub fn counts(&self) -> anyhow::Result<Counts> {
@@ -521,15 +559,59 @@ mod tests {
     fn seeded() -> (tempfile::TempDir, HistoryStore) {
         let dir = tempfile::tempdir().unwrap();
         let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
-        assert!(
+        let sample = SAMPLE_PLANS.lines().count();
+        assert_eq!(
             s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines())
-                .unwrap()
+                .unwrap(),
+            Some(sample)
         );
-        assert!(
-            !s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines())
-                .unwrap()
+        assert_eq!(
+            s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines())
+                .unwrap(),
+            None
         );
         (dir, s)
+    }
+
+    /// Tester 6 F5: two first runs at once both said they had seeded, counting the other's
+    /// imports. Whether to seed is decided under the write lock: a second process that
+    /// looked before the first committed finds the mark there and adds nothing; a store
+    /// another process imported into first is not seeded at all.
+    #[test]
+    fn of_two_first_runs_one_seeds_and_says_what_it_added() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let mut a = HistoryStore::open(&path).unwrap();
+        let mut b = HistoryStore::open(&path).unwrap();
+        let parse = |text: &str| {
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| parse_plan_line("sample", i + 1, l).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let plans = parse(SAMPLE_PLANS);
+        let mark = Some(("seeded", "sample"));
+        // `b` looked before `a` seeded (its cheap look passed); it takes the lock after.
+        assert_eq!(
+            a.insert_records_with(&plans, &[], &pipelines(), mark, true)
+                .unwrap(),
+            Some(plans.len())
+        );
+        assert_eq!(
+            b.insert_records_with(&plans, &[], &pipelines(), mark, true)
+                .unwrap(),
+            None
+        );
+        // A store someone imported into before the seed ran is left as it is.
+        let other = tempfile::tempdir().unwrap();
+        let mut c = HistoryStore::open(&other.path().join(HISTORY_FILE)).unwrap();
+        c.insert_records(&plans[..1], &[], &pipelines()).unwrap();
+        assert_eq!(
+            c.insert_records_with(&plans, &[], &pipelines(), mark, true)
+                .unwrap(),
+            None
+        );
+        assert_eq!(c.counts().unwrap().plans, 1);
     }
 
     #[test]
@@ -575,7 +657,7 @@ mod tests {
 {\"at\":1020,\"caller\":\"c\",\"tool\":\"t2\"}
 {\"at\":5010,\"caller\":\"c\",\"tool\":\"t3\"}
 {\"at\":9999,\"caller\":\"c\",\"tool\":\"t1\"}
-{\"at\":1,\"caller\":\"bot\",\"tool\":\"t9\",\"plan_id\":\"z\"}
+{\"at\":5001,\"caller\":\"bot\",\"tool\":\"t9\",\"plan_id\":\"z\"}
 ";
         let r = s
             .import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
@@ -1225,6 +1307,111 @@ mod tests {
             .unwrap();
         assert_eq!(s.count_plans(&PlanFilter::default()).unwrap(), total + 1);
         assert!(kept_counts_agree(&s) > 100);
+    }
+
+    /// Tester 6 F8 and F9: a plan whose only step's execution failed is `partial`, not
+    /// `followed`, and says which run failed; an execution dated before its plan (beyond the
+    /// clock skew allowed) is no evidence for it; the import says both.
+    #[test]
+    fn failed_and_early_executions_do_not_follow_a_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let plans = "\
+{\"id\":\"fail\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+{\"id\":\"retry\",\"at\":2000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+{\"id\":\"early\",\"at\":3000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+{\"id\":\"skew\",\"at\":4000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+";
+        s.import_plans(
+            "p",
+            plans.as_bytes(),
+            &pipelines(),
+            OnConflict::Refuse,
+            |_| {},
+        )
+        .unwrap();
+        let execs = "\
+{\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\",\"ok\":false,\"plan_id\":\"fail\"}
+{\"at\":2010,\"caller\":\"c\",\"tool\":\"t1\",\"ok\":false,\"plan_id\":\"retry\"}
+{\"at\":2020,\"caller\":\"c\",\"tool\":\"t1\",\"plan_id\":\"retry\"}
+{\"at\":2940,\"caller\":\"c\",\"tool\":\"t1\",\"plan_id\":\"early\"}
+{\"at\":3998,\"caller\":\"c\",\"tool\":\"t1\",\"plan_id\":\"skew\"}
+{\"at\":5000,\"caller\":\"c\",\"tool\":\"t1\",\"plan_id\":\"nowhere\"}
+";
+        let r = s
+            .import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(r.added, 6);
+        assert_eq!(r.unknown_plan, 1, "{r:?}");
+        assert_eq!(r.before_plan, 1, "{r:?}");
+        assert_eq!(r.before_plan_ids, vec!["early".to_string()], "{r:?}");
+        let d = |id: &str| s.plan(id).unwrap().unwrap();
+        assert_eq!(d("fail").drift, Drift::Partial);
+        assert_eq!(d("fail").executed, vec!["t1"]);
+        assert_eq!(d("fail").executed_ok, vec![false]);
+        assert_eq!(d("retry").drift, Drift::Followed);
+        assert_eq!(d("retry").executed_ok, vec![false, true]);
+        assert_eq!(d("early").drift, Drift::Ignored);
+        assert!(d("early").executed.is_empty());
+        assert_eq!(d("skew").drift, Drift::Followed, "within the clock skew");
+        let drift = s.drift(&PlanFilter::default(), 10).unwrap();
+        let row = drift.plans.iter().find(|p| p.id == "fail").unwrap();
+        assert_eq!(row.executed_ok, vec![false]);
+        // The prior: the failed plan lifts nothing; the retried one does.
+        let past = s.past_plans(None, 100).unwrap();
+        assert_eq!(
+            past.iter().filter(|p| p.outcome > 0.0).count(),
+            2,
+            "{past:?}"
+        );
+        // Its export reads back.
+        let mut out = Vec::new();
+        s.export_plans(&mut out).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("executed_ok"));
+    }
+
+    /// A store whose drift was computed before failed executions counted (every run counted
+    /// as a success) is recomputed once when it is opened, so its figures agree with a new
+    /// import of the same records.
+    #[test]
+    fn a_store_from_before_failed_executions_counted_is_recounted_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let mine = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == MIGRATION_FAILED_EXECUTIONS)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..mine],
+            ..SCHEMA
+        };
+        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity,
+                               outcome, drift, executed)
+             VALUES (1, 'd-fail', 1000, 'c', 'm', 'x', 'i', 's', 'single-action', 'ok',
+                     'followed', '[\"t1\"]'),
+                    (2, 'd-ok', 2000, 'c2', 'm', 'x', 'i', 's', 'single-action', 'ok',
+                     'followed', '[\"t1\"]');
+             INSERT INTO plan_steps(plan_seq, ord, step_order, tool) VALUES (1, 1, 1, 't1'),
+                                                                          (2, 1, 1, 't1');
+             INSERT INTO executions(id, at, caller, plan_id, tool, ok)
+             VALUES ('e1', 1010, 'c', 'd-fail', 't1', 0), ('e2', 2010, 'c2', 'd-ok', 't1', 1);",
+        )
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        let d = s.plan("d-fail").unwrap().unwrap();
+        assert_eq!((d.drift, d.executed_ok), (Drift::Partial, vec![false]));
+        assert_eq!(s.plan("d-ok").unwrap().unwrap().drift, Drift::Followed);
+        assert_eq!(s.meta(DRIFT_RECOUNT_KEY).unwrap(), None);
+        let followed = PlanFilter {
+            drift: Some(Drift::Followed),
+            ..Default::default()
+        };
+        assert_eq!(s.count_plans(&followed).unwrap(), 1);
+        assert!(kept_counts_agree(&s) > 0);
     }
 
     /// A store from before `plan_counts` is counted once when it is migrated.

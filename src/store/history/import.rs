@@ -53,7 +53,8 @@ impl HistoryStore {
         let tx = self.write("importing executions")?;
         let mut report = ImportReport::new(source, "executions");
         let mut callers = BTreeSet::new();
-        let mut linked = BTreeSet::new();
+        let mut linked = Links::default();
+        let mut notes = LinkNotes::default();
         {
             let mut insert = ExecutionInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
@@ -65,10 +66,12 @@ impl HistoryStore {
                     on_conflict,
                     &mut callers,
                     &mut linked,
+                    &mut notes,
                 )
             })?;
         }
-        callers.extend(callers_of_plans(&tx, &linked)?);
+        notes.into_report(&mut report);
+        callers.extend(callers_of_plans(&tx, linked.plans())?);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -92,7 +95,8 @@ impl HistoryStore {
         let tx = self.write("importing traffic")?;
         let mut report = ImportReport::new(source, "records");
         let mut callers = BTreeSet::new();
-        let mut linked = BTreeSet::new();
+        let mut linked = Links::default();
+        let mut notes = LinkNotes::default();
         let mut conflicts = Vec::new();
         {
             let mut insert = PlanInserter::new(&tx)?;
@@ -116,6 +120,7 @@ impl HistoryStore {
             };
             let read = read(&mut sink)?;
             report.lines = read.records;
+            report.before_every_chat = read.before_every_chat;
             let mut insert = ExecutionInserter::new(&tx)?;
             for e in read.executions {
                 let fate = execution_fate(
@@ -125,12 +130,14 @@ impl HistoryStore {
                     on_conflict,
                     &mut callers,
                     &mut linked,
+                    &mut notes,
                 )?;
                 tally(&mut report, &mut conflicts, fate);
             }
         }
         refuse_conflicts(source, "records", &conflicts)?;
-        callers.extend(callers_of_plans(&tx, &linked)?);
+        notes.into_report(&mut report);
+        callers.extend(callers_of_plans(&tx, linked.plans())?);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -141,7 +148,9 @@ impl HistoryStore {
         executions: &[ExecutionRecord],
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<usize> {
-        self.insert_records_with(plans, executions, pipelines, None, true)
+        Ok(self
+            .insert_records_with(plans, executions, pipelines, None, true)?
+            .unwrap_or(0))
     }
 
     /// As [`insert_records`](Self::insert_records) without updating drift: for loading many
@@ -152,7 +161,9 @@ impl HistoryStore {
         executions: &[ExecutionRecord],
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<usize> {
-        self.insert_records_with(plans, executions, pipelines, None, false)
+        Ok(self
+            .insert_records_with(plans, executions, pipelines, None, false)?
+            .unwrap_or(0))
     }
 
     /// Recompute every plan's drift; returns how many changed.
@@ -172,16 +183,19 @@ impl HistoryStore {
         pipelines: &HashSet<String>,
         meta: Option<(&str, &str)>,
         recompute: bool,
-    ) -> anyhow::Result<usize> {
+    ) -> anyhow::Result<Option<usize>> {
         let window = self.drift_window;
         let tx = self.write("storing plans")?;
         if let Some((k, v)) = meta {
-            // Checked under the write lock: two first runs at once seed once.
+            // Checked under the write lock: two first runs at once seed once, and a store
+            // another process imported into first is not seeded.
             let done: Option<String> = tx
                 .query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
                 .optional()?;
-            if done.is_some() {
-                return Ok(0);
+            let held: bool =
+                tx.query_row("SELECT EXISTS (SELECT 1 FROM plans)", [], |r| r.get(0))?;
+            if done.is_some() || held {
+                return Ok(None);
             }
             set_meta(&tx, k, v)?;
         }
@@ -209,7 +223,7 @@ impl HistoryStore {
             recompute_drift(&tx, &callers, window)?;
         }
         tx.commit()?;
-        Ok(added)
+        Ok(Some(added))
     }
 
     /// Store a replay as a new plan linked to its original (`replay_of` must be set), with
@@ -323,15 +337,19 @@ impl HistoryStore {
     }
 
     /// Seed an empty, never-seeded store with the sample history, in one transaction.
-    /// Returns whether it seeded.
+    /// Returns how many plans this call added, or `None` when the store was already seeded
+    /// or holds plans: decided under the write lock, so of two first runs at once one seeds
+    /// and the other says nothing (tester 6 F5: both said they had seeded, counting the
+    /// other's imports).
     pub fn seed_if_new(
         &mut self,
         plans_jsonl: &str,
         executions_jsonl: &str,
         pipelines: &HashSet<String>,
-    ) -> anyhow::Result<bool> {
+    ) -> anyhow::Result<Option<usize>> {
+        // Cheap look first: an existing store is not parsed the sample for.
         if self.meta("seeded")?.is_some() || self.counts()?.plans > 0 {
-            return Ok(false);
+            return Ok(None);
         }
         let mut plans = Vec::new();
         let mut none = |_| {};
@@ -360,8 +378,7 @@ impl HistoryStore {
             pipelines,
             Some(("seeded", "sample")),
             true,
-        )?;
-        Ok(true)
+        )
     }
 
     /// Every plan as JSON Lines, oldest first.
@@ -380,6 +397,7 @@ impl HistoryStore {
                     // replays are exported as plans of their own with `replay_of` (the
                     // list is empty here; the key goes so a line reads back).
                     obj.remove("executed");
+                    obj.remove("executed_ok");
                     obj.remove("replays");
                 }
                 writeln!(out, "{}", serde_json::to_string(&line)?)?;
@@ -450,6 +468,58 @@ pub(super) fn plan_fate(
     })
 }
 
+/// The plans an import's executions name: whose drift moves, and what the import says about
+/// them (executions naming a plan not in the store, or dated before theirs). Counted as each
+/// execution is stored, so an import holds one entry per plan named, not per execution.
+#[derive(Default)]
+pub(super) struct Links {
+    plans: BTreeSet<String>,
+}
+
+impl Links {
+    /// An execution added (or replacing another), with the time of the plan it names:
+    /// `None` when the store holds no such plan.
+    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<i64>, report: &mut LinkNotes) {
+        let Some(id) = &e.plan_id else {
+            return;
+        };
+        match plan_at {
+            None => report.unknown_plan += 1,
+            Some(plan_at) if !after_plan(plan_at, e.at) => {
+                report.before_plan += 1;
+                if report.before_plan_ids.len() < CONFLICTS_LISTED
+                    && !report.before_plan_ids.contains(id)
+                {
+                    report.before_plan_ids.push(id.clone());
+                }
+            }
+            Some(_) => {}
+        }
+        self.plans.insert(id.clone());
+    }
+
+    /// Every plan named.
+    pub(super) fn plans(&self) -> &BTreeSet<String> {
+        &self.plans
+    }
+}
+
+/// What an import says about the plans its executions name (see [`ImportReport`]).
+#[derive(Default)]
+pub(super) struct LinkNotes {
+    unknown_plan: usize,
+    before_plan: usize,
+    before_plan_ids: Vec<String>,
+}
+
+impl LinkNotes {
+    pub(super) fn into_report(self, report: &mut ImportReport) {
+        report.unknown_plan = self.unknown_plan;
+        report.before_plan = self.before_plan;
+        report.before_plan_ids = self.before_plan_ids;
+    }
+}
+
 /// Store one imported execution, or say why not, like [`plan_fate`]; the plans it links
 /// to are added to `linked`.
 pub(super) fn execution_fate(
@@ -458,10 +528,12 @@ pub(super) fn execution_fate(
     e: ExecutionRecord,
     on_conflict: OnConflict,
     callers: &mut BTreeSet<String>,
-    linked: &mut BTreeSet<String>,
+    linked: &mut Links,
+    notes: &mut LinkNotes,
 ) -> anyhow::Result<Fate> {
     if insert.insert(&e)? {
-        linked.extend(e.plan_id);
+        let plan_at = insert.plan_at(e.plan_id.as_deref())?;
+        linked.add(&e, plan_at, notes);
         callers.insert(e.caller);
         return Ok(Fate::Added);
     }
@@ -479,8 +551,9 @@ pub(super) fn execution_fate(
                 .replace(&e)
                 .map_err(db_err(path, "replacing an execution"))?;
             // Both the old and the new placement of the execution move drift.
-            linked.extend(stored.plan_id);
-            linked.extend(e.plan_id);
+            linked.plans.extend(stored.plan_id);
+            let plan_at = insert.plan_at(e.plan_id.as_deref())?;
+            linked.add(&e, plan_at, notes);
             callers.insert(stored.caller);
             callers.insert(e.caller);
             Fate::Replaced
@@ -833,6 +906,18 @@ impl<'t> ExecutionInserter<'t> {
         ])? > 0)
     }
 
+    /// The time of the plan `id` names, when the store holds it.
+    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<i64>> {
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        Ok(self
+            .tx
+            .prepare_cached("SELECT at FROM plans WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// The stored execution with this id.
     fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
         self.tx
@@ -862,7 +947,8 @@ impl<'t> ExecutionInserter<'t> {
 }
 
 /// Recompute drift and its evidence for every plan of `callers`. Executions that name a
-/// known plan belong to it; the rest belong to the caller's latest plan before them, within
+/// known plan belong to it, unless dated before it ([`after_plan`]: clock skew aside, it ran
+/// before the plan existed); the rest belong to the caller's latest plan before them, within
 /// `window` seconds. Returns how many plans changed.
 pub(super) fn recompute_drift(
     conn: &Connection,
@@ -871,7 +957,7 @@ pub(super) fn recompute_drift(
 ) -> anyhow::Result<usize> {
     let mut changed = 0;
     let mut plans_st = conn.prepare_cached(
-        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed FROM plans p
+        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed, p.executed_failed FROM plans p
          WHERE p.caller = ?1 ORDER BY p.at, p.seq",
     )?;
     let mut steps_st = conn.prepare_cached(
@@ -879,15 +965,16 @@ pub(super) fn recompute_drift(
          WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
     )?;
     let mut linked_st = conn.prepare_cached(
-        "SELECT p.seq, e.tool FROM executions e JOIN plans p ON p.id = e.plan_id
+        "SELECT p.seq, e.tool, e.ok, p.at, e.at FROM executions e JOIN plans p ON p.id = e.plan_id
          WHERE p.caller = ?1 ORDER BY e.at, e.seq",
     )?;
     let mut loose_st = conn.prepare_cached(
-        "SELECT e.at, e.tool FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
+        "SELECT e.at, e.tool, e.ok FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
          WHERE e.caller = ?1 AND p.seq IS NULL ORDER BY e.at, e.seq",
     )?;
-    let mut update =
-        conn.prepare_cached("UPDATE plans SET drift = ?2, executed = ?3 WHERE seq = ?1")?;
+    let mut update = conn.prepare_cached(
+        "UPDATE plans SET drift = ?2, executed = ?3, executed_failed = ?4 WHERE seq = ?1",
+    )?;
     for caller in callers {
         struct P {
             seq: i64,
@@ -895,6 +982,7 @@ pub(super) fn recompute_drift(
             outcome: Outcome,
             drift: String,
             executed_json: String,
+            failed_json: String,
         }
         let plans: Vec<P> = plans_st
             .query_map([caller], |r| {
@@ -904,6 +992,7 @@ pub(super) fn recompute_drift(
                     outcome: outcome_col(r, 3)?,
                     drift: r.get(4)?,
                     executed_json: r.get(5)?,
+                    failed_json: r.get(6)?,
                 })
             })?
             .collect::<Result<Vec<P>, _>>()?
@@ -920,20 +1009,31 @@ pub(super) fn recompute_drift(
                 planned.entry(seq).or_default().push(tool);
             }
         }
-        let mut linked: HashMap<i64, Vec<String>> = HashMap::new();
+        // A plan with linked executions is judged on them alone, even when every one of them
+        // is dated before it (then it is `ignored`): they name it, so loose ones do not count.
+        let mut linked: HashMap<i64, Vec<(String, bool)>> = HashMap::new();
         for row in linked_st.query_map([caller], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
         })? {
-            let (seq, tool) = row?;
-            linked.entry(seq).or_default().push(tool);
+            let (seq, tool, ok, plan_at, at) = row?;
+            let runs = linked.entry(seq).or_default();
+            if after_plan(plan_at, at) {
+                runs.push((tool, ok));
+            }
         }
-        let loose: Vec<(i64, String)> = loose_st
-            .query_map([caller], |r| Ok((r.get(0)?, r.get(1)?)))?
+        let loose: Vec<(i64, String, bool)> = loose_st
+            .query_map([caller], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<Result<_, _>>()?;
         // Sweep: loose executions go to the latest plan at or before them, inside its window.
-        let mut by_time: HashMap<usize, Vec<String>> = HashMap::new();
+        let mut by_time: HashMap<usize, Vec<(String, bool)>> = HashMap::new();
         let mut pi = 0usize;
-        for (at, tool) in &loose {
+        for (at, tool, ok) in &loose {
             while pi + 1 < plans.len() && plans[pi + 1].at <= *at {
                 pi += 1;
             }
@@ -941,11 +1041,11 @@ pub(super) fn recompute_drift(
                 && p.at <= *at
                 && *at <= p.at + window
             {
-                by_time.entry(pi).or_default().push(tool.clone());
+                by_time.entry(pi).or_default().push((tool.clone(), *ok));
             }
         }
         for (i, p) in plans.iter().enumerate() {
-            let executed: Vec<String> = match linked.remove(&p.seq) {
+            let executed: Vec<(String, bool)> = match linked.remove(&p.seq) {
                 Some(v) => v,
                 None => by_time.remove(&i).unwrap_or_default(),
             };
@@ -953,14 +1053,44 @@ pub(super) fn recompute_drift(
                 .get(&p.seq)
                 .map(|v| v.iter().map(String::as_str).collect())
                 .unwrap_or_default();
-            let executed_refs: Vec<&str> = executed.iter().map(String::as_str).collect();
-            let drift = Drift::classify(p.outcome, &planned_tools, &executed_refs);
-            let executed_json = serde_json::to_string(&executed)?;
-            if drift.as_str() != p.drift || executed_json != p.executed_json {
-                update.execute(params![p.seq, drift.as_str(), executed_json])?;
+            let runs: Vec<Ran<'_>> = executed
+                .iter()
+                .map(|(tool, ok)| Ran { tool, ok: *ok })
+                .collect();
+            let drift = Drift::classify(p.outcome, &planned_tools, &runs);
+            let executed_json =
+                serde_json::to_string(&executed.iter().map(|(t, _)| t).collect::<Vec<_>>())?;
+            let failed_json = serde_json::to_string(
+                &executed
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, ok))| !ok)
+                    .map(|(i, _)| i)
+                    .collect::<Vec<_>>(),
+            )?;
+            if drift.as_str() != p.drift
+                || executed_json != p.executed_json
+                || failed_json != p.failed_json
+            {
+                update.execute(params![p.seq, drift.as_str(), executed_json, failed_json])?;
                 changed += 1;
             }
         }
     }
     Ok(changed)
+}
+
+/// Callers whose drift the rules before [`MIGRATION_FAILED_EXECUTIONS`] judged wrongly: those
+/// with a failed execution, or one linked to a plan dated after it.
+pub(super) fn callers_to_recount(conn: &Connection) -> anyhow::Result<BTreeSet<String>> {
+    let mut st = conn.prepare(
+        "SELECT e.caller FROM executions e WHERE e.ok = 0
+         UNION
+         SELECT p.caller FROM executions e JOIN plans p ON p.id = e.plan_id
+         WHERE e.ok = 0 OR e.at < p.at - ?1",
+    )?;
+    let callers = st
+        .query_map([EXECUTION_CLOCK_SKEW_SECS], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(callers)
 }

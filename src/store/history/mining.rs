@@ -209,7 +209,7 @@ impl HistoryStore {
         let page = page_sql(&mut values, limit, 0);
         let mut st = self.conn.prepare(&format!(
             "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed, {PLANNED_TOOLS},
-                    p.source
+                    p.source, p.executed_failed
              FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
         ))?;
         let rows = st
@@ -223,17 +223,24 @@ impl HistoryStore {
                     drift: drift_col(r, 5)?,
                     planned: Vec::new(),
                     executed: Vec::new(),
+                    executed_ok: Vec::new(),
                     source: r.get(8)?,
                 };
-                Ok((row, r.get::<_, String>(6)?, r.get::<_, String>(7)?))
+                Ok((
+                    row,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, String>(9)?,
+                ))
             })?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "listing drift"))?;
         let plans = rows
             .into_iter()
-            .map(|(mut row, executed, planned)| {
+            .map(|(mut row, executed, planned, failed)| {
                 row.planned = stored_json(&self.path, &row.id, "steps", &planned)?;
-                row.executed = stored_json(&self.path, &row.id, "executed", &executed)?;
+                (row.executed, row.executed_ok) =
+                    stored_executed(&self.path, &row.id, &executed, &failed)?;
                 Ok(row)
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -447,7 +454,8 @@ impl HistoryStore {
         // stopping at `limit` reads 5,000 rows; the outcome index would sort 800,000 of a
         // million-plan store (0.89 s → 0.13 s for `preview` on one).
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT substr(p.intent, 1, ?3), p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id
+            "SELECT substr(p.intent, 1, ?3), p.outcome, p.drift, p.executed, {PLANNED_TOOLS}, p.id,
+                    p.executed_failed
              FROM plans p
              WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
                AND NOT (p.source = 'sent' AND p.drift = 'ignored')
@@ -466,21 +474,36 @@ impl HistoryStore {
                         r.get::<_, String>(3)?,
                         r.get::<_, String>(4)?,
                         r.get::<_, String>(5)?,
+                        r.get::<_, String>(6)?,
                     ))
                 },
             )?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_err(&self.path, "reading past plans"))?;
-        for (intent, outcome, drift, executed, planned, id) in rows {
+        for (intent, outcome, drift, executed, planned, id, failed) in rows {
             let planned = runnable_tools(&self.path, &id, &planned)?;
-            let weight = prior_weight(outcome, drift);
+            let (executed, ok) = stored_executed(&self.path, &id, &executed, &failed)?;
+            let runs: Vec<Ran<'_>> = executed
+                .iter()
+                .zip(&ok)
+                .map(|(tool, ok)| Ran { tool, ok: *ok })
+                .collect();
+            let planned_refs: Vec<&str> = planned.iter().map(String::as_str).collect();
+            let weight = prior_weight(outcome, drift, planned_ran_ok(&planned_refs, &runs));
             if drift == Drift::Diverged {
-                let executed: Vec<String> = stored_json(&self.path, &id, "executed", &executed)?;
-                out.push(PastPlan {
-                    intent: intent.clone(),
-                    tools: executed,
-                    outcome: DIVERGED_EXECUTED_WEIGHT,
-                });
+                // What the agent ran instead is lifted only where it worked.
+                let worked: Vec<String> = runs
+                    .iter()
+                    .filter(|r| r.ok)
+                    .map(|r| r.tool.to_string())
+                    .collect();
+                if !worked.is_empty() {
+                    out.push(PastPlan {
+                        intent: intent.clone(),
+                        tools: worked,
+                        outcome: DIVERGED_EXECUTED_WEIGHT,
+                    });
+                }
             }
             if weight != 0.0 && !planned.is_empty() {
                 out.push(PastPlan {

@@ -154,6 +154,7 @@ pub(super) fn read_plan(
         shape: String,
         drift: String,
         executed: String,
+        executed_failed: String,
         source: String,
         baseline: Option<String>,
         gap: Option<String>,
@@ -163,7 +164,7 @@ pub(super) fn read_plan(
             "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
                     finish_reason, raw_response, trim_record, duration_ms, replay_of,
                     complexity, intent_sha, shape, drift, executed, answer,
-                    source, expert_baseline, gap_signal
+                    source, expert_baseline, gap_signal, executed_failed
              FROM plans WHERE id = ?1",
         )
         .and_then(|mut st| {
@@ -197,6 +198,7 @@ pub(super) fn read_plan(
                     shape: r.get(15)?,
                     drift: r.get(16)?,
                     executed: r.get(17)?,
+                    executed_failed: r.get(22)?,
                     source: r.get(19)?,
                     baseline: r.get(20)?,
                     gap: r.get(21)?,
@@ -229,6 +231,7 @@ pub(super) fn read_plan(
         .baseline
         .map(|b| stored_json(path, id, "expert_baseline", &b))
         .transpose()?;
+    let (executed, executed_ok) = stored_executed(path, id, &row.executed, &row.executed_failed)?;
     let gap_signal = row
         .gap
         .map(|g| stored_json(path, id, "gap_signal", &g))
@@ -247,7 +250,8 @@ pub(super) fn read_plan(
                     row.drift
                 )
             })?,
-            executed: stored_json(path, id, "executed", &row.executed)?,
+            executed,
+            executed_ok,
             replays: Vec::new(),
             arms: Vec::new(),
             gap_signal,
@@ -325,6 +329,32 @@ pub(super) fn stored_json<T: serde::de::DeserializeOwned>(
             path.display()
         ))
     })
+}
+
+/// A plan's stored evidence: the tools executed after it (`executed`) and, from the positions
+/// of the failed ones (`executed_failed`), whether each succeeded. A position past the list
+/// is damage, said as any damaged column is.
+pub(super) fn stored_executed(
+    path: &Path,
+    plan: &str,
+    executed: &str,
+    failed: &str,
+) -> anyhow::Result<(Vec<String>, Vec<bool>)> {
+    let tools: Vec<String> = stored_json(path, plan, "executed", executed)?;
+    let failed: Vec<usize> = stored_json(path, plan, "executed_failed", failed)?;
+    let mut ok = vec![true; tools.len()];
+    for i in failed {
+        let Some(slot) = ok.get_mut(i) else {
+            return Err(bad_input(format!(
+                "{}: plan {plan}: the stored executed_failed is damaged (position {i} of {} \
+                 executions); the store was left as it is",
+                path.display(),
+                tools.len()
+            )));
+        };
+        *slot = false;
+    }
+    Ok((tools, ok))
 }
 
 /// Count each line into `report` as `insert` stores it. Every line is read even after a

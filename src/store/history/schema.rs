@@ -7,6 +7,8 @@ pub(super) const SCHEMA: Schema = Schema {
     // "ctxh"
     application_id: 0x6374_7868,
     kind: "history store",
+    // An import of hundreds of thousands of plans holds the lock over a minute.
+    long_writer: "an import?",
     migrations: &[
         MIGRATION_1,
         MIGRATION_2,
@@ -16,8 +18,26 @@ pub(super) const SCHEMA: Schema = Schema {
         MIGRATION_GAP_COLUMNS,
         MIGRATION_ARM_COLUMNS,
         MIGRATION_PLAN_COUNTS,
+        MIGRATION_FAILED_EXECUTIONS,
     ],
 };
+
+/// The meta key that asks the next writer to open the store to recompute drift once for the
+/// plans whose evidence the rules before it judged wrongly (`HistoryStore::open`).
+pub(super) const DRIFT_RECOUNT_KEY: &str = "drift_recount";
+
+/// Tester 6 F8 and F9: which of a plan's `executed` tools failed (a JSON array of their
+/// positions in `executed`; `[]`: none failed). Drift was judged on tool names alone, so a
+/// plan whose only step ran and failed was `followed`, and an execution dated before its plan
+/// followed it. Recomputing drift is not SQL: the migration leaves a note in `meta`, and the
+/// store, once open, recomputes the drift of the callers with a failed execution or one dated
+/// before its plan, in one write transaction, and removes the note. A store without
+/// executions (a new one) gets no note: there is nothing to recount.
+pub(super) const MIGRATION_FAILED_EXECUTIONS: &str = "
+ALTER TABLE plans ADD COLUMN executed_failed TEXT NOT NULL DEFAULT '[]';
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'drift_recount', 'failed or early executions' WHERE EXISTS (SELECT 1 FROM executions);
+";
 
 /// Issue 17 item 7 (responsive on big data): plans counted by every column the History
 /// pane filters on but the time and the intent shape, kept current by triggers on `plans`

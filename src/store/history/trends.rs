@@ -222,6 +222,7 @@ mod tests {
         assert!(
             s.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &pipelines)
                 .unwrap()
+                .is_some()
         );
         let latest = s.plans(&PlanFilter::default(), 0, 1).unwrap()[0].clone();
         for _ in 0..2 {

@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
-use crate::core::history::{Drift, Outcome};
+use crate::core::history::{Drift, Outcome, ran_label};
 use crate::core::time::format_minute;
 use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
@@ -436,12 +436,18 @@ fn detail_lines<'a>(
     for i in 0..n {
         let planned = r.steps.get(i).map(|s| s.tool.as_str()).unwrap_or("");
         let ran = d.executed.get(i).map(String::as_str).unwrap_or("—");
+        let ok = d.executed_ok.get(i).copied().unwrap_or(true);
         let same = !planned.is_empty() && planned == ran;
+        let style = match (ok, same) {
+            (false, _) => theme.error,
+            (true, true) => theme.ok,
+            (true, false) => theme.warn,
+        };
         lines.push(Line::from(vec![
             Span::raw(format!("{:>1} ", i + 1)),
             Span::styled(format!("{:<col$}", clip(planned, col)), theme.base),
             Span::raw("  "),
-            Span::styled(shown(ran), if same { theme.ok } else { theme.warn }),
+            Span::styled(shown(&ran_label(ran, ok)), style),
         ]));
     }
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {

@@ -668,6 +668,7 @@ mod tests {
             shape: String::new(),
             drift: r.drift,
             executed: vec![],
+            executed_ok: vec![],
             replays,
             arms: vec![],
             gap_signal: None,
