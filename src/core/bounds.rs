@@ -38,7 +38,7 @@ pub const INTENT_BYTES: usize = 1 << 20;
 pub const PLAN_STEPS: usize = 10_000;
 
 /// The most bytes one name holds — a model id, a caller, a tool, a plan id — under the one
-/// name rule ([`name_problem`](crate::core::budget::name_problem)), at every door: imports,
+/// name rule (`name_problem`, beside the budget rows), at every door: imports,
 /// `--model`, `--caller`, budgets.toml, registry keys, MCP arguments (outside tester 5: an
 /// 8 MiB tool name imported and printed whole on one line of `history --gaps`). The longest
 /// name in the real catalogs the tests carry (BFCL, NESTFUL, LiteLLM's registry, MCP servers)
@@ -183,16 +183,6 @@ mod tests {
             "the same text, the same kept intent"
         );
         assert_eq!(kept_intent("hi there"), "hi there");
-    }
-
-    #[test]
-    fn a_name_is_bounded_by_the_one_name_rule_in_words_naming_the_bound() {
-        use crate::core::budget::name_problem;
-        assert_eq!(name_problem(&"x".repeat(NAME_BYTES)), None);
-        let said = name_problem(&"x".repeat(NAME_BYTES + 1)).unwrap();
-        assert_eq!(said, format!("is longer than {NAME_BYTES} bytes"));
-        // Cut inside a character still counts bytes, not characters.
-        assert!(name_problem(&"日".repeat(NAME_BYTES / 3 + 1)).is_some());
     }
 
     #[test]

@@ -775,6 +775,16 @@ pub fn first_name_problem<'a>(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_name_is_bounded_by_the_one_name_rule_in_words_naming_the_bound() {
+        use crate::core::bounds::NAME_BYTES;
+        assert_eq!(name_problem(&"x".repeat(NAME_BYTES)), None);
+        let said = name_problem(&"x".repeat(NAME_BYTES + 1)).unwrap();
+        assert_eq!(said, format!("is longer than {NAME_BYTES} bytes"));
+        // Cut inside a character still counts bytes, not characters.
+        assert!(name_problem(&"日".repeat(NAME_BYTES / 3 + 1)).is_some());
+    }
+
     fn row(id: &str, kind: MatchKind, input: usize, tier: Tier, layer: Layer) -> BudgetRow {
         RowSpec {
             id: id.into(),
