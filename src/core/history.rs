@@ -841,11 +841,24 @@ pub fn parse_execution_line(
     ) {
         return Err(names_error(origin, line, problem));
     }
+    // A derived id keeps the part of a second the time was written with: two real calls of
+    // one tool 0.4 s apart are two executions (tester 6 F13: they were one, "already
+    // present"); the same report sent again, however its time is spelled, is still one. A
+    // whole second hashes as it always did, so stored ids still match a re-import.
+    let nanos = match &raw.at {
+        serde_json::Value::String(s) => crate::core::time::subsecond_nanos(s),
+        _ => 0,
+    };
+    let at_key = if nanos == 0 {
+        at.to_string()
+    } else {
+        format!("{at}.{nanos:09}")
+    };
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
         format!(
             "e-{}",
             short_sha(&format!(
-                "{at}\n{}\n{}\n{}\n{}\n{}",
+                "{at_key}\n{}\n{}\n{}\n{}\n{}",
                 raw.caller,
                 raw.session.as_deref().unwrap_or(""),
                 raw.plan_id.as_deref().unwrap_or(""),
@@ -1242,6 +1255,30 @@ mod tests {
         let b = parse_execution_line("e", 9, line).unwrap();
         assert_eq!(a.id, b.id);
         assert!(a.ok);
+        // The id a whole second has always had: stores keep matching their re-imports.
+        assert_eq!(
+            a.id,
+            format!("e-{}", short_sha("1791028805\nc\n\n\nfs.read\ntrue"))
+        );
+        let at = |t: &str| {
+            let line = format!(r#"{{"at":"{t}","caller":"c","tool":"fs.read"}}"#);
+            parse_execution_line("e", 1, &line).unwrap().id
+        };
+        // One instant, however it is spelled, is one execution.
+        assert_eq!(at("2026-10-03T12:00:05.000Z"), a.id);
+        assert_eq!(at("2026-10-03T13:00:05+01:00"), a.id);
+        assert_eq!(
+            at("2026-10-03T12:00:05.300Z"),
+            at("2026-10-03T13:00:05.3+01:00")
+        );
+        // Calls within one second are apart (tester 6 F13).
+        let within = [
+            at("2026-10-03T12:00:05.300Z"),
+            at("2026-10-03T12:00:05.700Z"),
+            at("2026-10-03T12:00:05.900Z"),
+        ];
+        assert!(within.iter().all(|id| *id != a.id));
+        assert!(within[0] != within[1] && within[1] != within[2] && within[0] != within[2]);
     }
 
     #[test]

@@ -16,6 +16,13 @@ pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     parse_rfc3339(s)
 }
 
+/// The nanoseconds past the whole second of an RFC 3339 timestamp (`…00.300Z` → 300,000,000);
+/// 0 for Unix seconds, a whole second, or text that is not one (its error is the reader's).
+/// Two spellings of one instant (`Z`, `+01:00`, `.000`) give the same.
+pub fn subsecond_nanos(text: &str) -> u32 {
+    DateTime::parse_from_rfc3339(text.trim()).map_or(0, |t| t.timestamp_subsec_nanos())
+}
+
 /// Seconds since the epoch of an RFC 3339 timestamp only (no Unix seconds): for input
 /// where a bare number means something else, like `--since`.
 pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
