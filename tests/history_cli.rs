@@ -883,35 +883,22 @@ fn names_are_bounded_alike_at_every_door() {
             err.len()
         );
     }
-    std::fs::write(
-        &file,
-        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": long, "tool": "memory.store"})
-            .to_string(),
-    )
-    .unwrap();
-    let out = ctx(home.path())
-        .args(["import", "executions"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(&format!("field 'caller' {says}")), "{err}");
-    std::fs::write(
-        &file,
-        serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": "c", "tool": "memory.store",
-            "plan_id": long})
-        .to_string(),
-    )
-    .unwrap();
-    let out = ctx(home.path())
-        .args(["import", "executions"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(&format!("field 'plan_id' {says}")), "{err}");
+    // An execution's names, its session and its own id too (tester 6 F12: a 2 MB tool and
+    // session imported, while MCP refused them over 512 bytes).
+    for field in ["caller", "tool", "plan_id", "session", "id"] {
+        let mut line = serde_json::json!({"at": "2026-11-24T10:00:00Z", "caller": "c",
+            "tool": "memory.store"});
+        line[field] = serde_json::json!(long);
+        std::fs::write(&file, line.to_string()).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "executions"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(err.contains(&format!("field '{field}' {says}")), "{err}");
+    }
     assert_eq!(total(), before);
 
     // The command line: the same words.

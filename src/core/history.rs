@@ -823,6 +823,12 @@ impl<'de> serde::de::Visitor<'de> for BaselineVisitor {
     }
 }
 
+/// An optional text that says something: an empty one stands for none (an empty `id` is
+/// derived, as it always was).
+fn non_empty(text: &Option<String>) -> Option<&str> {
+    text.as_deref().filter(|t| !t.trim().is_empty())
+}
+
 /// Parse one execution line.
 pub fn parse_execution_line(
     origin: &str,
@@ -834,10 +840,13 @@ pub fn parse_execution_line(
     let at = timestamp(origin, line, &raw.at)?;
     required(origin, line, "caller", &raw.caller)?;
     required(origin, line, "tool", &raw.tool)?;
+    // The session and a given id are names too: shown on a line, bounded as MCP bounds them.
     if let Some(problem) = crate::core::budget::first_name_problem(
         [("caller", raw.caller.as_str()), ("tool", raw.tool.as_str())]
             .into_iter()
-            .chain(raw.plan_id.as_deref().map(|p| ("plan_id", p))),
+            .chain(raw.plan_id.as_deref().map(|p| ("plan_id", p)))
+            .chain(non_empty(&raw.session).map(|s| ("session", s)))
+            .chain(non_empty(&raw.id).map(|i| ("id", i))),
     ) {
         return Err(names_error(origin, line, problem));
     }

@@ -137,11 +137,13 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// An optional name: absent, or a non-empty string within [`NAME_MAX`].
+    /// An optional name: absent, or a string within [`NAME_MAX`] under the one name rule
+    /// (`core::budget::name_problem`), as the importer takes it.
     pub fn opt_name(&self, name: &str) -> Result<Option<&'a str>, ErrorData> {
-        match self.opt_str(name, NAME_MAX)? {
-            Some(s) if s.trim().is_empty() => Err(self.error(name, "is empty")),
-            other => Ok(other),
+        let value = self.opt_str(name, NAME_MAX)?;
+        match value.and_then(crate::core::budget::name_problem) {
+            Some(problem) => Err(self.error(name, problem)),
+            None => Ok(value),
         }
     }
 
