@@ -32,25 +32,8 @@ pub fn percent(value: f64) -> String {
     }
 }
 
-/// `text` in at most `width` characters: whole when it fits, else its head and its tail
-/// joined by `…` (the tail gets the larger share: model ids differ at the end).
-/// `anthropic/claude-haiku-4-5` in 14 → `anth…haiku-4-5`.
-pub fn elide(text: &str, width: usize) -> String {
-    let n = text.chars().count();
-    if n <= width {
-        return text.to_string();
-    }
-    if width <= 1 {
-        return "…".repeat(width);
-    }
-    let keep = width - 1;
-    let head = keep / 3;
-    let tail = keep - head;
-    let mut out: String = text.chars().take(head).collect();
-    out.push('…');
-    out.extend(text.chars().skip(n - tail));
-    out
-}
+/// As [`crate::core::text::elide`] (one cut for every front end).
+pub use crate::core::text::elide;
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,10 @@
-//! Plain-text tables for people: columns padded to their widest cell.
+//! Plain-text tables for people: columns padded to their widest cell, by the cells a
+//! terminal shows (a CJK character is two, a combining mark none).
+
+use crate::core::text::{display_width, elide};
+
+/// The most cells a column's cell takes; a longer one is cut in the middle.
+const CELL_MAX: usize = 60;
 
 /// Render rows under a header, left-aligned, two spaces between columns.
 /// Columns whose header starts with '>' are right-aligned (the '>' is not printed).
@@ -6,11 +12,13 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     // A cell is one line: a line break or tab in outside text (an imported caller, a tool
     // name, a gateway's user) is shown escaped, never as a row of its own. Widths are of
     // what is shown.
+    // A cell wider than CELL_MAX is cut in the middle (the tail tells model ids apart), so
+    // one 300-character id does not make every line of the table 300 wide (tester 6 F17).
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             r.iter()
-                .map(|c| crate::core::terminal_text::for_terminal_line(c).into_owned())
+                .map(|c| elide(&crate::core::terminal_text::for_terminal_line(c), CELL_MAX))
                 .collect()
         })
         .collect();
@@ -18,16 +26,16 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     let cols = header.len();
     let right: Vec<bool> = header.iter().map(|h| h.starts_with('>')).collect();
     let header: Vec<&str> = header.iter().map(|h| h.trim_start_matches('>')).collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| display_width(h)).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate().take(cols) {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(display_width(cell));
         }
     }
     let line = |cells: &[&str]| -> String {
         let mut out = String::new();
         for (i, cell) in cells.iter().enumerate().take(cols) {
-            let pad = widths[i].saturating_sub(cell.chars().count());
+            let pad = widths[i].saturating_sub(display_width(cell));
             if i > 0 {
                 out.push_str("  ");
             }
@@ -67,6 +75,29 @@ mod tests {
             ],
         );
         assert_eq!(t, "id      n\na       1\nlong  100\n");
+    }
+
+    /// Columns line up by what a terminal shows, and a huge cell is cut in the middle
+    /// between grapheme clusters (tester 6 F17).
+    #[test]
+    fn columns_line_up_by_display_width_and_a_huge_cell_is_cut() {
+        let accents = format!("local/{}", "e\u{301}".repeat(100));
+        let t = render(
+            &["id", ">n"],
+            &[
+                vec!["日本語".into(), "1".into()],
+                vec!["abcdef".into(), "22".into()],
+                vec![accents.clone(), "3".into()],
+            ],
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        let ends: Vec<usize> = lines.iter().map(|l| display_width(l)).collect();
+        assert!(ends.iter().all(|&w| w == ends[0]), "{t}\n{ends:?}");
+        assert!(ends[0] <= CELL_MAX + 2 + 2, "{t}");
+        // No combining accent is left on the cut's mark or at the start of the tail.
+        let cut = lines[3];
+        assert!(cut.contains('…') && !cut.contains("…\u{301}"), "{cut:?}");
+        assert!(cut.starts_with("local/"), "{cut:?}");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Words out of prose and identifiers: splitting (`snake_case`, `camelCase`, dotted names),
 //! stop words and light stemming. Shared by ranking and by the history's intent shapes.
 
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
+
 /// Lower-cased words of `text`, identifiers split, stop words and one-letter words dropped,
 /// each lightly stemmed. Order is kept; duplicates are kept.
 pub fn terms(text: &str) -> Vec<String> {
@@ -500,12 +503,64 @@ fn trim_e(word: String) -> String {
 
 /// Cut a string to `width` characters, marking the cut with '…'.
 pub fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
+    if display_width(text) <= width {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
+    let mut out = String::new();
+    let mut used = 0;
+    for g in text.graphemes(true) {
+        let w = g.width();
+        if used + w > width.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        out.push_str(g);
+    }
+    if width > 0 {
+        out.push('…');
+    }
     out
+}
+
+/// The cells `text` takes on a terminal: the width of each grapheme cluster (a CJK
+/// character is two, a combining mark none), so columns line up whatever the script.
+pub fn display_width(text: &str) -> usize {
+    text.width()
+}
+
+/// `text` in at most `width` cells: whole when it fits, else its head and its tail joined by
+/// `…` (the tail gets the larger share: model ids differ at the end), cut between grapheme
+/// clusters so an accent never lands on the `…`. `anthropic/claude-haiku-4-5` in 14 →
+/// `anth…haiku-4-5`.
+pub fn elide(text: &str, width: usize) -> String {
+    if display_width(text) <= width {
+        return text.to_string();
+    }
+    if width <= 1 {
+        return "…".repeat(width);
+    }
+    let keep = width - 1;
+    let (head_room, tail_room) = (keep / 3, keep - keep / 3);
+    let mut head = String::new();
+    let mut used = 0;
+    for g in text.graphemes(true) {
+        if used + g.width() > head_room {
+            break;
+        }
+        used += g.width();
+        head.push_str(g);
+    }
+    let mut tail: Vec<&str> = Vec::new();
+    let mut used = 0;
+    for g in text.graphemes(true).rev() {
+        if used + g.width() > tail_room {
+            break;
+        }
+        used += g.width();
+        tail.push(g);
+    }
+    tail.reverse();
+    format!("{head}…{}", tail.concat())
 }
 
 /// The opening of `text`, cut at a character boundary.
@@ -523,6 +578,26 @@ pub fn opening(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cuts by cells and between grapheme clusters: a CJK character is two cells, an accent
+    /// stays on its letter (tester 6 F17: `…́` with the accent on the mark).
+    #[test]
+    fn clip_and_elide_cut_by_cells_between_graphemes() {
+        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("日本語です", 5), "日本…");
+        assert_eq!(display_width(&clip("日本語です", 5)), 5);
+        let accents = "e\u{301}".repeat(10);
+        assert_eq!(clip(&accents, 4), format!("{}…", "e\u{301}".repeat(3)));
+        assert_eq!(elide("anthropic/claude-haiku-4-5", 14), "anth…haiku-4-5");
+        let cut = elide(&format!("local/{accents}"), 8);
+        assert!(
+            !cut.contains("…\u{301}") && display_width(&cut) <= 8,
+            "{cut:?}"
+        );
+        assert_eq!(elide("abc", 1), "…");
+        assert_eq!(clip("abc", 0), "");
+    }
 
     #[test]
     fn identifiers_split_into_words() {
