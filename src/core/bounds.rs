@@ -37,6 +37,30 @@ pub const INTENT_BYTES: usize = 1 << 20;
 /// before the rest is read. Real plans have a handful; 10,000 steps is about a 1 MB answer.
 pub const PLAN_STEPS: usize = 10_000;
 
+/// How deep a step's args may nest (brackets within brackets). A plan is stored and later
+/// exported as one JSON line with its args three levels in, and every JSON reader here takes
+/// 127 levels: a model's answer whose args nested 125 deep was stored, and the store's own
+/// export then could not be imported back (outside tester 7 T7-4). Real args nest a few
+/// levels; an answer nesting deeper is no plan.
+pub const STEP_ARGS_DEPTH: usize = 100;
+
+/// How deep `value` nests: 0 for a scalar, 1 for `[]` or `{"a": 1}`. Walked without
+/// recursion, so any value serde_json built is measured.
+pub fn json_depth(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
+            serde_json::Value::Array(a) => Box::new(a.iter()),
+            serde_json::Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
 /// The most bytes one name holds — a model id, a caller, a tool, a plan id — under the one
 /// name rule (`name_problem`, beside the budget rows), at every door: imports,
 /// `--model`, `--caller`, budgets.toml, registry keys, MCP arguments (outside tester 5: an
@@ -170,6 +194,14 @@ pub fn not_a_whole_number_in<T: Display>(found: &str, range: &RangeInclusive<T>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_depth_counts_brackets_within_brackets() {
+        use serde_json::json;
+        assert_eq!(json_depth(&json!(1)), 0);
+        assert_eq!(json_depth(&json!([])), 1);
+        assert_eq!(json_depth(&json!({"a": [1, {"b": []}]})), 4);
+    }
 
     #[test]
     fn a_huge_intent_is_kept_to_the_bound_cut_at_a_character() {

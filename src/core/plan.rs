@@ -63,10 +63,19 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
                 })
                 .and_then(|o| u32::try_from(o).ok())
                 .unwrap_or(i as u32 + 1);
+            let args = s.get("args").cloned().unwrap_or(Value::Null);
+            let depth = crate::core::bounds::json_depth(&args);
+            if depth > crate::core::bounds::STEP_ARGS_DEPTH {
+                return Err(format!(
+                    "step {}'s args nest {depth} levels deep; a plan's args nest at most {}",
+                    i + 1,
+                    crate::core::bounds::STEP_ARGS_DEPTH
+                ));
+            }
             Ok(Step {
                 order,
                 tool: tool.to_string(),
-                args: s.get("args").cloned().unwrap_or(Value::Null),
+                args,
                 rationale: s
                     .get("rationale")
                     .and_then(Value::as_str)
@@ -308,6 +317,31 @@ mod tests {
                 .contains("step 1")
         );
         assert!(steps_from(&json!("plan")).is_err());
+    }
+
+    /// Args nested past [`STEP_ARGS_DEPTH`](crate::core::bounds::STEP_ARGS_DEPTH) make no
+    /// plan: stored, their export line would nest past what `import plans` reads (tester 7
+    /// T7-4: a backup that could not be restored). Within it, the export line reads back.
+    #[test]
+    fn args_nested_past_the_bound_are_no_plan_and_within_it_export_reads_back() {
+        let bound = crate::core::bounds::STEP_ARGS_DEPTH;
+        let nested = |depth: usize| {
+            let mut v = json!(1);
+            for _ in 0..depth {
+                v = json!([v]);
+            }
+            json!({"steps": [{"tool": "fs.search", "args": {"x": v}}]})
+        };
+        let steps = steps_from(&nested(bound - 1)).unwrap();
+        // The line an export writes holds the args three levels in; it parses whole.
+        let line =
+            json!({"id": "p", "steps": [{"order": 1, "tool": "fs.search", "args": steps[0].args}]});
+        assert!(serde_json::from_str::<Value>(&line.to_string()).is_ok());
+        let err = steps_from(&nested(bound)).unwrap_err();
+        assert!(
+            err.contains(&format!("step 1's args nest {} levels deep", bound + 1)),
+            "{err}"
+        );
     }
 
     /// A model's answer is held to the bound an import is (outside tester F12), so every
