@@ -165,6 +165,17 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         }
         _ => {}
     }
+    // A rotated log an older version left readable by others is made private too (tester 7
+    // T7-10: it was never tightened nor said).
+    let rotated = path.with_extension("log.1");
+    if let Ok(old) = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&rotated)
+        && old.metadata().is_ok_and(|m| m.is_file())
+    {
+        make_private(&old, &rotated, "(the log before the last one)")?;
+    }
     let file = OpenOptions::new()
         .create(true)
         .append(true)
@@ -274,6 +285,10 @@ mod tests {
         assert_eq!(mode(&old), 0o600);
         assert_eq!(mode(&path), 0o600);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        // A rotated log left loose (by an older version) is made private at the next start.
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let _log = open_log(&path).unwrap();
+        assert_eq!(mode(&old), 0o600);
     }
 
     #[test]

@@ -831,8 +831,15 @@ fn names_are_bounded_alike_at_every_door() {
         v["id"] = serde_json::json!(id);
         v.to_string()
     };
+    let with_replay_of = |of: &str| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&plan("m/x", "c", "memory.store", ok_baseline.clone())).unwrap();
+        v["replay_of"] = serde_json::json!(of);
+        v.to_string()
+    };
     for (field, line) in [
         ("id", with_id(&long)),
+        ("replay_of", with_replay_of(&long)),
         (
             "model",
             plan(&long, "c", "memory.store", ok_baseline.clone()),

@@ -356,14 +356,17 @@ impl Baseline {
 /// to like any name).
 pub fn names_problem(
     id: Option<&str>,
+    replay_of: Option<&str>,
     model: &str,
     caller: &str,
     steps: &[Step],
     baseline: Option<&Baseline>,
 ) -> Option<(&'static str, &'static str)> {
+    // `replay_of` names a plan's id, shown in `history show` (tester 7 T7-8: 2 MB imported).
     crate::core::budget::first_name_problem(
         id.map(|id| ("id", id))
             .into_iter()
+            .chain(replay_of.map(|r| ("replay_of", r)))
             .chain([("model", model), ("caller", caller)])
             .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
     )
@@ -375,6 +378,7 @@ impl PlanRecord {
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
         names_problem(
             Some(&self.id),
+            self.replay_of.as_deref(),
             &self.model,
             &self.caller,
             &self.steps,
@@ -590,6 +594,7 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     });
     if let Some(problem) = names_problem(
         raw.id.as_deref().filter(|s| !s.trim().is_empty()),
+        raw.replay_of.as_deref().filter(|s| !s.trim().is_empty()),
         &raw.model,
         &raw.caller,
         &raw.steps,
