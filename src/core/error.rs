@@ -209,7 +209,8 @@ pub fn too_deep() -> &'static str {
 
 /// Whether serde_json stopped because the text is nested deeper than [`JSON_DEPTH_MAX`].
 pub fn is_too_deep(err: &serde_json::Error) -> bool {
-    err.is_syntax() && err.to_string().starts_with("recursion limit exceeded")
+    // Read through a visitor of ours (an imported plan's steps) the category may be `Data`.
+    err.to_string().starts_with("recursion limit exceeded")
 }
 
 /// What serde_json says when a `\uXXXX` escape is a surrogate with no partner.

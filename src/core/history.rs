@@ -1262,6 +1262,20 @@ mod tests {
         }
     }
 
+    /// A plan line nested past the reader's limit says so, through the steps' own reader
+    /// too (tester 7 T7-5: "recursion limit exceeded").
+    #[test]
+    fn a_plan_line_nested_too_deep_says_so() {
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        let line = format!(
+            r#"{{"at":"2026-10-03T12:00:05Z","caller":"c","model":"m","intent":"x","outcome":"ok","steps":[{{"order":1,"tool":"t","args":{{"x":{deep}}}}}]}}"#
+        );
+        let err = parse_plan_line("p.jsonl", 1, &line)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(crate::core::error::too_deep()), "{err}");
+    }
+
     #[test]
     fn execution_ids_are_stable_for_reimport() {
         let line = r#"{"at":"2026-10-03T12:00:05Z","caller":"c","tool":"fs.read"}"#;
