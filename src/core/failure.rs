@@ -500,8 +500,8 @@ pub fn read_reply<T>(
         fail(
             FailureClass::NoPlan,
             format!(
-                "the JSON nests deeper than {} levels, the most the JSON reader reads, so it was not read whole",
-                crate::core::response::JSON_DEPTH
+                "the JSON is {}, so it was not read whole",
+                crate::core::error::too_deep()
             ),
         )
     } else if let Some(why) = rejected {
@@ -708,7 +708,7 @@ mod tests {
         let failure = read.failure.expect("too deep to read whole");
         assert_eq!(failure.class, FailureClass::NoPlan);
         assert!(
-            failure.detail.contains("nests deeper than 128 levels"),
+            failure.detail.contains("nested deeper than 127 levels"),
             "{}",
             failure.detail
         );
@@ -718,7 +718,7 @@ mod tests {
             .failure
             .expect("too deep");
         assert!(
-            failure.detail.contains("nests deeper than 128 levels"),
+            failure.detail.contains("nested deeper than 127 levels"),
             "{}",
             failure.detail
         );

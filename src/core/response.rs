@@ -109,37 +109,51 @@ pub struct Decoded {
     pub stage: DecodeStage,
 }
 
-/// The deepest a JSON value nests and is still read: serde_json's recursion limit. A value
-/// nesting deeper is not read whole; a later stage may then find only an inner part of it.
-pub const JSON_DEPTH: usize = 128;
+/// How deep JSON text nests at each byte, brackets inside strings left out: one reading
+/// for every place that must know before serde_json does (an answer a stage read only part
+/// of, an MCP server's stdout as it streams). Feed it bytes in order.
+#[derive(Debug, Default, Clone)]
+pub struct JsonNesting {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
 
-/// Whether `text` nests brackets (outside strings) deeper than [`JSON_DEPTH`]: what a
-/// failure says instead of what an inner part lacks (tester 5 C9). One pass.
-pub fn nests_too_deep(text: &str) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in text.as_bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
+impl JsonNesting {
+    /// Take the next byte; the depth it opened when it is an opening bracket.
+    pub fn byte(&mut self, b: u8) -> Option<usize> {
+        if self.in_string {
+            match (self.escaped, b) {
+                (true, _) => self.escaped = false,
+                (false, b'\\') => self.escaped = true,
+                (false, b'"') => self.in_string = false,
                 _ => {}
             }
-            continue;
+            return None;
         }
         match b {
-            b'"' => in_string = true,
+            b'"' => self.in_string = true,
             b'{' | b'[' => {
-                depth += 1;
-                if depth > JSON_DEPTH {
-                    return true;
-                }
+                self.depth += 1;
+                return Some(self.depth);
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => self.depth = self.depth.saturating_sub(1),
             _ => {}
         }
+        None
     }
-    false
+}
+
+/// Whether `text` nests brackets (outside strings) deeper than the JSON reader takes
+/// ([`JSON_DEPTH_MAX`](crate::core::error::JSON_DEPTH_MAX)): what a failure says instead of
+/// what an inner part lacks (tester 5 C9). One pass.
+pub fn nests_too_deep(text: &str) -> bool {
+    let mut nesting = JsonNesting::default();
+    text.bytes().any(|b| {
+        nesting
+            .byte(b)
+            .is_some_and(|d| d > crate::core::error::JSON_DEPTH_MAX)
+    })
 }
 
 /// Decode an answer (reasoning already stripped): trim → code fence → first JSON value with

@@ -284,9 +284,7 @@ struct Scan {
     line: usize,
     /// Bytes into the current line.
     column: usize,
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    nesting: crate::core::response::JsonNesting,
     /// Whether the line begins as a JSON-RPC message does, with `{` (unknown until its
     /// first byte that is not white space). Only such lines are measured: a banner full of
     /// brackets is garbage, said as such.
@@ -313,25 +311,8 @@ impl Scan {
             if self.object != Some(true) {
                 continue;
             }
-            if self.in_string {
-                match (self.escaped, b) {
-                    (true, _) => self.escaped = false,
-                    (false, b'\\') => self.escaped = true,
-                    (false, b'"') => self.in_string = false,
-                    _ => {}
-                }
-            } else {
-                match b {
-                    b'"' => self.in_string = true,
-                    b'{' | b'[' => {
-                        self.depth += 1;
-                        if self.depth > JSON_DEPTH_MAX && first.is_none() {
-                            first = Some((self.line + 1, self.column));
-                        }
-                    }
-                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
-                    _ => {}
-                }
+            if self.nesting.byte(b).is_some_and(|d| d > JSON_DEPTH_MAX) && first.is_none() {
+                first = Some((self.line + 1, self.column));
             }
         }
         first
