@@ -593,8 +593,8 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         baseline
     });
     if let Some(problem) = names_problem(
-        raw.id.as_deref().filter(|s| !s.trim().is_empty()),
-        raw.replay_of.as_deref().filter(|s| !s.trim().is_empty()),
+        non_empty(&raw.id),
+        non_empty(&raw.replay_of),
         &raw.model,
         &raw.caller,
         &raw.steps,

@@ -27,25 +27,14 @@ pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
 /// so it cannot be ok, and its own cause keeps it apart from answers that were bad.
 pub const OUTPUT_NOT_RECORDED: &str = "output_not_recorded";
 
-/// What one file brought: plans and executions, in file order.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Traffic {
-    pub plans: Vec<PlanRecord>,
-    pub executions: Vec<ExecutionRecord>,
-    /// Records read (spans or rows), for the report.
-    pub records: usize,
-    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
-    /// linked to no plan (an execution cannot follow a plan made after it).
-    pub before_every_chat: usize,
-}
-
 /// What a streamed traffic import read beside the plans it handed on: the records read
 /// (spans or rows), and the executions, linked, once the last line is read.
 #[derive(Debug, Default)]
 pub struct StreamRead {
     pub records: usize,
     pub executions: Vec<ExecutionRecord>,
-    /// As [`Traffic::before_every_chat`].
+    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
+    /// linked to no plan (an execution cannot follow a plan made after it).
     pub before_every_chat: usize,
 }
 
@@ -380,26 +369,6 @@ fn spans_of_line(
 /// The plan id of an OpenTelemetry chat span.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
-}
-
-/// Read OTLP JSON lines (the Collector's file exporter) into plans and executions, all at
-/// once: [`OtelReader`] over every line (tests, and callers that hold little).
-pub fn read_otel<'a>(
-    origin: &str,
-    lines: impl IntoIterator<Item = (usize, &'a str)>,
-) -> Result<Traffic, CoreError> {
-    let mut reader = OtelReader::default();
-    let mut plans = Vec::new();
-    for (line, text) in lines {
-        plans.extend(reader.read_line(origin, line, text)?);
-    }
-    let read = reader.finish();
-    Ok(Traffic {
-        plans,
-        executions: read.executions,
-        records: read.records,
-        before_every_chat: read.before_every_chat,
-    })
 }
 
 /// OTLP JSON lines read one at a time, so a file of any size is never held whole: chat
@@ -860,6 +829,34 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What one file brought, read whole: plans and executions, in file order.
+    #[derive(Debug)]
+    struct Traffic {
+        plans: Vec<PlanRecord>,
+        executions: Vec<ExecutionRecord>,
+        records: usize,
+        before_every_chat: usize,
+    }
+
+    /// [`OtelReader`] over every line, its plans kept.
+    fn read_otel<'a>(
+        origin: &str,
+        lines: impl IntoIterator<Item = (usize, &'a str)>,
+    ) -> Result<Traffic, CoreError> {
+        let mut reader = OtelReader::default();
+        let mut plans = Vec::new();
+        for (line, text) in lines {
+            plans.extend(reader.read_line(origin, line, text)?);
+        }
+        let read = reader.finish();
+        Ok(Traffic {
+            plans,
+            executions: read.executions,
+            records: read.records,
+            before_every_chat: read.before_every_chat,
+        })
+    }
 
     fn span(trace: &str, id: &str, start: u64, attrs: Value) -> Value {
         json!({"traceId": trace, "spanId": id, "startTimeUnixNano": start.to_string(),
