@@ -127,6 +127,23 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// The parameter names to match words against: [`Schema::field_names`], or, when those
+    /// cannot be read truthfully (the schema is sent whole), the keys of its `properties`,
+    /// which it still declares. The ranker reads names through this, so an identifier input
+    /// behind a `$ref` or an `allOf` is matched and linked as the trimmer sends it.
+    pub fn declared_names(&self) -> Vec<String> {
+        self.field_names().unwrap_or_else(|| match self {
+            Schema::Fields(f) => f.clone(),
+            Schema::Full(v) => v
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
 /// How deep `$ref`s and combinators are followed when reading field names.
 pub const MAX_SCHEMA_DEPTH: usize = 16;
 

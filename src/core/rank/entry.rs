@@ -94,7 +94,17 @@ pub(super) fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] 
 fn schema_text(schema: &Schema, f: &mut dyn FnMut(Field, &str)) {
     match schema {
         Schema::Fields(names) => names.iter().for_each(|n| f(Field::ParameterNames, n)),
-        Schema::Full(v) => walk_schema(v, f, 0),
+        Schema::Full(v) => {
+            walk_schema(v, f, 0);
+            // Names the walk of `properties` did not meet: behind a `$ref`, in `allOf`
+            // branches, only `required` (tester 6 F1's shapes); as the trimmer reads them.
+            let props = v.get("properties").and_then(Value::as_object);
+            schema
+                .declared_names()
+                .iter()
+                .filter(|n| props.is_none_or(|p| !p.contains_key(n.as_str())))
+                .for_each(|n| f(Field::ParameterNames, n));
+        }
     }
 }
 

@@ -21,15 +21,7 @@ pub(super) fn identifier_words(name: &str) -> Vec<String> {
 }
 
 fn property_names(schema: Option<&Schema>) -> Vec<String> {
-    match schema {
-        Some(Schema::Fields(names)) => names.clone(),
-        Some(Schema::Full(v)) => v
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|o| o.keys().cloned().collect())
-            .unwrap_or_default(),
-        None => Vec::new(),
-    }
+    schema.map(Schema::declared_names).unwrap_or_default()
 }
 
 /// At most this many lookup steps per entry.
@@ -265,6 +257,25 @@ mod tests {
         for i in [1, 2, 5, 6] {
             assert!(fed[i].is_empty(), "{i}: {:?}", fed[i]);
         }
+    }
+
+    /// Inputs and outputs are read as the trimmer reads a schema's fields
+    /// ([`Schema::field_names`]): through a local `$ref` and `allOf`, not only `properties`,
+    /// so what the ranker links is what is sent.
+    #[test]
+    fn feeders_read_schemas_through_refs_and_combinators() {
+        let mut g = guide(vec![
+            pack("list_albums", "An artist's albums", &[], &[]),
+            pack("artist_search", "Search artists", &["q"], &[]),
+        ]);
+        g.packs[0].metadata.input_schema = Some(Schema::Full(serde_json::json!({
+            "$ref": "#/$defs/Args",
+            "$defs": {"Args": {"type": "object", "properties": {"artistId": {}}}},
+        })));
+        g.packs[1].metadata.output_schema = Some(Schema::Full(serde_json::json!({
+            "allOf": [{"properties": {"name": {}}}, {"properties": {"artist_id": {}}}],
+        })));
+        assert_eq!(feeders(&g)[0], [1]);
     }
 
     /// A giver that a hundred entries share tells no lookup apart: none is taken, and the

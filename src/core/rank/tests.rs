@@ -721,3 +721,33 @@ fn words_past_an_intents_opening_change_neither_the_prior_nor_the_learned_words(
     assert!(!boosts.is_empty());
     assert_eq!(boosts, opening.boosts(&query));
 }
+
+/// A parameter named only through a `$ref` or `allOf` is indexed as the trimmer sends it
+/// ([`Schema::field_names`]); before, the ranker read `properties` alone.
+#[test]
+fn parameter_names_behind_refs_and_combinators_are_indexed() {
+    let mut by_ref = pack("lookup", "Look something up.");
+    by_ref.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+        "$ref": "#/$defs/A",
+        "$defs": {"A": {"type": "object", "properties": {"isbn": {"type": "string"}}}},
+    })));
+    let mut by_all_of = pack("fetch", "Fetch something.");
+    by_all_of.metadata.input_schema = Some(Schema::Full(serde_json::json!({
+        "allOf": [{"properties": {"barcode": {}}}, {"type": "object", "required": ["sku"]}],
+    })));
+    let g = RoutingGuide {
+        packs: vec![pack("search", "Search for something."), by_ref, by_all_of],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("which book has isbn 978-0", None);
+    assert_eq!(idx.name(r.order[0].index), "lookup");
+    let r = idx.rank("scan this barcode", None);
+    assert_eq!(idx.name(r.order[0].index), "fetch");
+    let r = idx.rank("what is sku 44", None);
+    assert_eq!(
+        idx.name(r.order[0].index),
+        "fetch",
+        "a name only `required` lists"
+    );
+}
