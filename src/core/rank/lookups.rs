@@ -6,8 +6,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use super::Scored;
 use super::entry::entry_text_schemas;
 use crate::core::catalog::{RoutingGuide, Schema};
@@ -170,7 +168,7 @@ mod tests {
     fn pack(name: &str, description: &str, inputs: &[&str], outputs: &[&str]) -> Pack {
         let schema = |names: &[&str]| {
             (!names.is_empty()).then(|| {
-                let props: serde_json::Map<String, Value> = names
+                let props: serde_json::Map<String, serde_json::Value> = names
                     .iter()
                     .map(|n| (n.to_string(), serde_json::json!({"type": "string"})))
                     .collect();
