@@ -1321,3 +1321,47 @@ fn a_replay_sends_an_attachment_again_when_the_output_cache_still_holds_it() {
         log.len()
     );
 }
+
+/// An import holding the store's write lock when `send` starts: `send` says before it
+/// sends that storing will wait for it (tester 7: the check passed while the lock was held,
+/// and the answer was paid for first), then stores the answer once the lock is let go.
+#[test]
+fn send_says_before_sending_that_another_process_is_writing_the_store() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let seeded = ctx(home.path())
+        .args(["history", "--limit", "1"])
+        .output()
+        .unwrap();
+    assert!(seeded.status.success());
+    let store = home.path().join("history.sqlite");
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        conn.execute_batch("ROLLBACK").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", "test/ok-json", "--json"])
+        .output()
+        .unwrap();
+    holder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("another process is writing")
+            && stderr.contains("history.sqlite now (an import?); each answer waits up to 60 s"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v["results"][0]["stored_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!id.is_empty(), "{v}");
+    assert_eq!(show(home.path(), &id)["id"], id.as_str());
+}

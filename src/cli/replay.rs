@@ -72,6 +72,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // Only a live replay ranks the catalog; offline reads the stored response alone.
     if !args.offline {
         history.check_writable("a live replay, which stores every answer (nothing was sent),")?;
+        say_if_store_busy(&history)?;
         ws.history_ranking(&history)?.apply(&mut preview);
         // Today's request, as `preview` builds it: with the past-plans part where the
         // store has the evidence.
@@ -136,6 +137,22 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
     every_answer_stored(plans.iter().flat_map(|p| &p.replays))?;
     every_replay_ran(&plans)
+}
+
+/// Before a command pays for answers: when another process is writing the store now (an
+/// import holding the write lock), say on stderr that storing them will wait for it, so the
+/// operator can stop before anything is sent. Nothing when the store is free.
+pub fn say_if_store_busy(history: &crate::store::history::HistoryStore) -> anyhow::Result<()> {
+    if history.writer_now()? {
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole: another process is writing {} now (an import?); each answer waits \
+             up to {} s for it to be stored, and one that cannot be is printed whole as a \
+             plan line",
+            history.path().display(),
+            crate::store::sqlite::BUSY_TIMEOUT.as_secs()
+        ));
+    }
+    Ok(())
 }
 
 /// The text output's last part when the store could not take some answers: each whole, as a

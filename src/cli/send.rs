@@ -124,6 +124,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let ctx = Arc::new(ReplayContext::new(&ws, preview)?);
     let mut history = ws.open_history(&store)?;
     history.check_writable("send, which stores every answer (nothing was sent),")?;
+    crate::cli::replay::say_if_store_busy(&history)?;
     let mut models = args.models.clone();
     models.dedup();
     let mut arms = vec![Arm::Compacted];

@@ -474,6 +474,13 @@ impl HistoryStore {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)
     }
 
+    /// Whether another process is writing the store right now (an import): what is stored
+    /// next waits for it, up to [`sqlite::BUSY_TIMEOUT`].
+    pub fn writer_now(&self) -> anyhow::Result<bool> {
+        sqlite::write_lock_held_elsewhere(&self.conn)
+            .with_context(|| format!("{}: probing the write lock", self.path.display()))
+    }
+
     /// A write transaction that takes the lock at once, so two importers queue instead of
     /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {

@@ -420,6 +420,27 @@ pub fn ensure_writable(
     quick_check_once(conn, path, &name, kind)
 }
 
+/// Whether another connection holds the write lock at this moment: the lock is tried
+/// without waiting and let go at once. A command about to pay for answers says so before it
+/// sends, since storing them will wait for that writer (up to [`BUSY_TIMEOUT`]).
+pub fn write_lock_held_elsewhere(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.busy_timeout(Duration::ZERO)?;
+    let held = match conn.execute_batch("BEGIN IMMEDIATE") {
+        Ok(()) => conn.execute_batch("ROLLBACK").map(|()| false),
+        Err(e)
+            if matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            ) =>
+        {
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    };
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    held
+}
+
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
 /// not wait for that on its own, so a first run racing another process retries briefly.
 fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
@@ -491,6 +512,32 @@ mod tests {
         );
         drop(held);
         assert!(begin_write(&mut waiter, &path, &waited, "storing the sent plan").is_ok());
+    }
+
+    /// The probe sees another connection's write lock without waiting for it, takes
+    /// nothing, and leaves the connection waiting the full bound again.
+    #[test]
+    fn a_write_lock_held_elsewhere_is_seen_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        let (mut holder, _) = open(&path, &schema(V1)).unwrap();
+        let (mut prober, _) = open(&path, &schema(V1)).unwrap();
+        assert!(!write_lock_held_elsewhere(&prober).unwrap());
+        let held = begin_write(&mut holder, &path, &schema(V1), "importing").unwrap();
+        let started = std::time::Instant::now();
+        assert!(write_lock_held_elsewhere(&prober).unwrap());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "it did not wait"
+        );
+        drop(held);
+        assert!(!write_lock_held_elsewhere(&prober).unwrap());
+        assert!(prober.is_autocommit(), "no transaction left open");
+        let wait: i64 = prober
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(wait, BUSY_TIMEOUT.as_millis() as i64);
+        assert!(begin_write(&mut prober, &path, &schema(V1), "x").is_ok());
     }
 
     /// Read-only opening creates nothing, migrates nothing and writes nothing.
