@@ -531,7 +531,7 @@ fn files_leaking(dir: &Path) -> Vec<String> {
 }
 
 /// Every way an endpoint echoes the Authorization header back (tests/common/llm_server.rs).
-const ECHOES: [&str; 8] = [
+const ECHOES: [&str; 9] = [
     "echo-401",
     "echo-tools",
     "echo-200",
@@ -540,6 +540,7 @@ const ECHOES: [&str; 8] = [
     "echo-truncated",
     "echo-stream",
     "echo-stream-error",
+    "echo-stream-edges",
 ];
 
 #[test]
@@ -610,6 +611,17 @@ fn a_key_echoed_back_is_redacted_from_everything_shown_and_stored() {
         2,
         "split across chunks, then across four deltas: {raw}"
     );
+    // Split across deltas with only the middle redacted as it arrived, the key's edges
+    // (each shorter than 12 bytes) go with it (tester 8 F7).
+    let edge = (KEY.len() - 12).min(22) / 2;
+    let (head, tail) = (&KEY[..edge], &KEY[KEY.len() - edge..]);
+    let edges = by("echo-stream-edges");
+    assert_eq!(edges["outcome"], "ok", "{edges:#}");
+    let row = show(home.path(), edges["stored_id"].as_str().unwrap()).to_string();
+    for text in [edges.to_string(), row] {
+        assert!(text.contains("auth was Bearer [REDACTED]"), "{text}");
+        assert!(!text.contains(head) && !text.contains(tail), "{text}");
+    }
     // Every byte written under the workspace: the store, its -wal, the cache.
     assert_eq!(files_leaking(home.path()), Vec::<String>::new());
     assert!(!files_contain(home.path(), "[REDACTED]").is_empty());

@@ -43,6 +43,9 @@ pub struct Redactor {
     filter: Vec<u64>,
     /// `starts[j]`: the first `j` bytes of every window, packed (`j` < `window`).
     starts: Vec<HashSet<u128>>,
+    /// The key and its base64 forms, for the pieces shorter than a window that touch a
+    /// marker in decoded text ([`Redactor::text`]).
+    forms: Vec<Vec<u8>>,
 }
 
 /// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
@@ -129,6 +132,7 @@ impl Redactor {
                         .collect()
                 })
                 .collect(),
+            forms,
         }
     }
 
@@ -196,7 +200,67 @@ impl Redactor {
         }
         // The key went out as a header value, so it is visible ASCII: a match never splits
         // a character. The lossy read only guards a key that never went out.
-        String::from_utf8_lossy(&self.bytes(text.as_bytes())).into_owned()
+        String::from_utf8_lossy(&self.widen_markers(&self.bytes(text.as_bytes()))).into_owned()
+    }
+
+    /// Decoded text puts together what arrived apart: a key echoed across stream deltas
+    /// whose middle delta was redacted as it arrived reads `sk-test-abc[REDACTED]z012…`, the
+    /// edges each shorter than a window (tester 8 F7). So in text each marker also takes the
+    /// piece of the key that touches it on either side — at most `window − 1` bytes, as a
+    /// longer piece is a window and covered already — and markers that then touch are one.
+    /// A short piece of the key that touches no marker stays (a public prefix, `sk-or-v1-`).
+    fn widen_markers(&self, bytes: &[u8]) -> Vec<u8> {
+        let marker = MARKER.as_bytes();
+        let mut texts: Vec<&[u8]> = Vec::new();
+        let mut rest = bytes;
+        while let Some(at) = rest.windows(marker.len()).position(|w| w == marker) {
+            texts.push(&rest[..at]);
+            rest = &rest[at + marker.len()..];
+        }
+        texts.push(rest);
+        if texts.len() == 1 {
+            return bytes.to_vec();
+        }
+        let last = texts.len() - 1;
+        let mut out = Vec::with_capacity(bytes.len());
+        for (i, text) in texts.iter().enumerate() {
+            // What follows a marker may continue the key; what precedes one may begin it.
+            let from = if i > 0 {
+                self.key_piece_len(text, true)
+            } else {
+                0
+            };
+            let kept = &text[from..];
+            let to = kept.len()
+                - if i < last {
+                    self.key_piece_len(kept, false)
+                } else {
+                    0
+                };
+            let kept = &kept[..to];
+            // A piece wholly taken joins the markers on either side into one.
+            if i > 0 && !out.ends_with(marker) {
+                out.extend_from_slice(marker);
+            }
+            out.extend_from_slice(kept);
+        }
+        out
+    }
+
+    /// The length of the longest opening (`at_start`) or ending of `text`, shorter than a
+    /// window, that is a piece of the key or of one of its base64 forms.
+    fn key_piece_len(&self, text: &[u8], at_start: bool) -> usize {
+        (1..self.window.min(text.len() + 1))
+            .rev()
+            .find(|&n| {
+                let piece = if at_start {
+                    &text[..n]
+                } else {
+                    &text[text.len() - n..]
+                };
+                self.forms.iter().any(|f| f.windows(n).any(|w| w == piece))
+            })
+            .unwrap_or(0)
     }
 
     /// The same, in place.
@@ -335,6 +399,40 @@ mod tests {
         out
     }
 
+    /// Tester 8 F7: a key echoed across three stream deltas, the middle one long enough
+    /// to be redacted as it arrived, decoded to `<11 bytes>[REDACTED]<11 bytes>`: half the
+    /// key shown and stored. In the decoded text a marker takes the key's pieces that touch
+    /// it, however short; a short piece of the key elsewhere, or text that is not the key
+    /// beside a marker, stays.
+    #[test]
+    fn a_marker_takes_the_short_pieces_of_the_key_beside_it() {
+        let r = Redactor::new(Some(KEY));
+        let (head, tail) = (&KEY[..11], &KEY[KEY.len() - 11..]);
+        let decoded = format!("auth was Bearer {head}{MARKER}{tail} {{\"steps\": []}}");
+        assert_eq!(
+            r.text(&decoded),
+            format!("auth was Bearer {MARKER} {{\"steps\": []}}")
+        );
+        // Two redacted deltas with a short piece between them: one marker.
+        let decoded = format!("x {head}{MARKER}{}{MARKER}{tail}.", &KEY[11..16]);
+        assert_eq!(r.text(&decoded), format!("x {MARKER}."));
+        // Not beside a marker, a short piece is not the key (public prefixes stay).
+        assert_eq!(
+            r.text(&format!("prefix {head} ok")),
+            format!("prefix {head} ok")
+        );
+        // Beside a marker, only what continues the key goes.
+        assert_eq!(
+            r.text(&format!("see:{MARKER}; done")),
+            format!("see:{MARKER}; done")
+        );
+        // The stream's own bytes keep the rule the stream gives (what `bytes` says).
+        assert_eq!(
+            r.bytes(decoded.as_bytes()),
+            by_the_rule(decoded.as_bytes(), KEY)
+        );
+    }
+
     #[test]
     fn the_key_in_base64_at_any_alignment_is_redacted_too() {
         let r = Redactor::new(Some(KEY));
@@ -356,7 +454,7 @@ mod tests {
                 streamed.extend(s.push(chunk));
             }
             streamed.extend(s.finish());
-            assert_eq!(String::from_utf8(streamed).unwrap(), out);
+            assert_eq!(streamed, r.bytes(echoed.as_bytes()));
         }
         // Text that merely looks like base64 is left alone.
         assert_eq!(r.text("aGVsbG8gd29ybGQ="), "aGVsbG8gd29ybGQ=");

@@ -718,6 +718,20 @@ fn serve(
             events.push(delta("content", &good, Some("stop")));
             stream_events(&mut stream, &events, false)
         }
+        // The key echoed across three deltas, the middle one long enough to be redacted
+        // as it arrives and the edges not (tester 8 F7: `sk-test-abc[REDACTED]z012…`).
+        "echo-stream-edges" => {
+            let key = echo.strip_prefix("Bearer ").unwrap_or(&echo);
+            let edge = key.len().saturating_sub(12).min(22) / 2;
+            let (head, rest) = key.split_at(edge);
+            let (middle, tail) = rest.split_at(rest.len() - edge);
+            let events = [
+                delta("content", &format!("auth was Bearer {head}"), None),
+                delta("content", middle, None),
+                delta("content", &format!("{tail}\n\n{good}"), Some("stop")),
+            ];
+            stream_events(&mut stream, &events, false)
+        }
         // An error event in the stream quoting the header.
         "echo-stream-error" => stream_events(
             &mut stream,
