@@ -184,6 +184,10 @@ impl Workspace {
         format: CatalogFormat,
         warnings: Vec<String>,
     ) {
+        // The replaced catalog's notes go with it (tester 8 F8: `compact --catalog FILE`
+        // still said the workspace catalog's repeats).
+        let replaced = self.catalog.warnings();
+        self.notes.retain(|n| !replaced.contains(n));
         self.notes.extend(warnings.iter().cloned());
         self.index = Arc::new(RankIndex::new(&guide));
         self.catalog = Arc::new(PreparedCatalog::new(guide).with_warnings(warnings));

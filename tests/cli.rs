@@ -421,6 +421,45 @@ fn a_name_given_twice_is_warned_of_on_every_screen_once() {
     assert!(stdout.contains(&format!("note: {said}")), "{stdout}");
 }
 
+/// Tester 8 F8: `compact --catalog FILE` replaces the workspace's catalog, yet its text
+/// still said the workspace catalog's notes (and said a repeat twice when FILE held it too),
+/// while `--json` rightly had none.
+#[test]
+fn a_catalog_given_on_the_command_line_says_only_its_own_notes() {
+    let home = tempfile::tempdir().unwrap();
+    let dup = serde_json::json!({"tools": [
+        {"name": "dup", "description": "First."},
+        {"name": "dup", "description": "Second."},
+    ]});
+    let workspace_catalog = home.path().join("catalog.json");
+    std::fs::write(&workspace_catalog, dup.to_string()).unwrap();
+    let clean = home.path().join("clean.json");
+    std::fs::write(
+        &clean,
+        serde_json::json!({"tools": [{"name": "only", "description": "One."}]}).to_string(),
+    )
+    .unwrap();
+    let text = |catalog: &std::path::Path| {
+        let out = ctx(home.path())
+            .args(["compact", "--catalog"])
+            .arg(catalog)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let stdout = text(&clean);
+    assert!(!stdout.contains("appears"), "{stdout}");
+    let again = home.path().join("again.json");
+    std::fs::write(&again, dup.to_string()).unwrap();
+    let stdout = text(&again);
+    assert_eq!(stdout.matches("appears").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains(&format!("note: {}: 'dup'", again.display())),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn bfcl_function_lists_import() {
     let home = tempfile::tempdir().unwrap();

@@ -403,6 +403,15 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
         compact["warnings"],
         json!(["catalog: 'dup' appears 2 times (each is sent; a plan naming it cannot say which)"])
     );
+    // Tester 8 F9: `rank_tools` carries the same warning beside a ranking listing `dup` twice.
+    let ranked = call(
+        &c,
+        "rank_tools",
+        json!({"catalog": hostile.to_string(), "query": "dup"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ranked["warnings"], compact["warnings"], "{ranked:#}");
     assert_eq!(compact["kept"], json!(["dup", "dup", "weather_get"]));
     assert_eq!(compact["trim"]["cut"][0]["name"], "huge");
     assert_eq!(compact["trim"]["cut"][0]["alone_over"], true);

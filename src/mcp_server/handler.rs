@@ -533,6 +533,9 @@ struct RankAnswer<'a> {
     semantic_layer: bool,
     /// Entries with a positive score, best first, at most `k`.
     ranked: Vec<Explanation>,
+    /// The catalog's warnings (a name given twice), as `preview` and `compact_catalog`
+    /// carry them: a ranking listing one name several times says why (tester 8 F9).
+    warnings: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -668,6 +671,7 @@ impl State {
             history_prior: prior.is_some(),
             semantic_layer: semantic.is_some(),
             ranked: index.explain_top(&ranking, &top, prior.as_deref()),
+            warnings: given.catalog.warnings(),
         })
     }
 

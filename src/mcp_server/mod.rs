@@ -121,13 +121,25 @@ fn is_generated_token(text: &str) -> bool {
 /// there is none ([`new_token`]). Which of the two is said on stderr. Anything else under
 /// the name is refused, naming what is wrong: never replaced (deleting it is how to make a
 /// new one) and never shown.
-fn workspace_token(dir: &Path) -> anyhow::Result<String> {
+///
+/// `may_make` is false under `--read-only`, which writes nothing: a token already there is
+/// used all the same (reading it writes nothing; tester 8 F3 found it refused), and none
+/// there is an error saying where one may come from.
+fn workspace_token(dir: &Path, may_make: bool) -> anyhow::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let path = dir.join(GENERATED_TOKEN_FILE);
-    crate::fsio::private_dir(dir, GENERATED_TOKEN_FILE)?;
     let shown = path.display().to_string();
     let shown = crate::core::terminal_text::for_terminal_line(&shown);
+    let none_to_read = || {
+        bad_input(format!(
+            "--read-only writes nothing, so no token file is made, and {shown} does not exist; give one with ${TOKEN_ENV} or --token-file FILE, listen with --no-token, or start once without --read-only to have one made"
+        ))
+    };
+    if !may_make && std::fs::symlink_metadata(&path).is_err() {
+        return Err(none_to_read());
+    }
+    crate::fsio::private_dir(dir, GENERATED_TOKEN_FILE)?;
     let refuse = |what: String| bad_input(format!("{what}; {WORKSPACE_TOKEN_FIX}"));
     // Two servers started at once both find no file; the one whose link comes second reads
     // the first one's token (tester 6 F15: it exited with "File exists").
@@ -136,6 +148,7 @@ fn workspace_token(dir: &Path) -> anyhow::Result<String> {
         tries += 1;
         match crate::fsio::open_own_secret(&path).map_err(|e| refuse(format!("{e:#}")))? {
             Some(file) => break file,
+            None if !may_make => return Err(none_to_read()),
             None => {
                 if let Some(token) = new_token(&path, &shown, tries < 2)? {
                     return Ok(token);
@@ -296,11 +309,6 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
         }),
         (Some(addr), _) => {
             let token = http_token(args, env)?;
-            if token.is_none() && args.read_only {
-                return Err(bad_input(format!(
-                    "--http {addr} --read-only: --read-only writes nothing, so no token file is made; give one with ${TOKEN_ENV} or --token-file FILE, or listen with --no-token"
-                )));
-            }
             Ok(Listen::Http {
                 addr,
                 generate: token.is_none(),
@@ -346,7 +354,7 @@ pub fn run(
         ..
     } = &mut how
     {
-        *token = Some(workspace_token(&ws.dir)?);
+        *token = Some(workspace_token(&ws.dir, !args.read_only)?);
     }
     // Opened once before serving: a store that is not one is refused at start, not at the
     // first read; a new one is seeded, as for every command. Read-only, nothing is created,
@@ -423,7 +431,7 @@ mod tests {
         assert_eq!(new_token(&path, "t", true).unwrap(), None);
         let err = new_token(&path, "t", false).unwrap_err().to_string();
         assert!(err.contains("cannot write the token"), "{err}");
-        assert_eq!(workspace_token(dir.path()).unwrap(), first);
+        assert_eq!(workspace_token(dir.path(), true).unwrap(), first);
         // Started together, every start ends with the one token written.
         let other = tempfile::tempdir().unwrap();
         std::fs::set_permissions(
@@ -433,7 +441,7 @@ mod tests {
         .unwrap();
         let tokens: Vec<String> = std::thread::scope(|s| {
             let starts: Vec<_> = (0..8)
-                .map(|_| s.spawn(|| workspace_token(other.path()).unwrap()))
+                .map(|_| s.spawn(|| workspace_token(other.path(), true).unwrap()))
                 .collect();
             starts.into_iter().map(|t| t.join().unwrap()).collect()
         });
@@ -523,8 +531,18 @@ mod tests {
 
     #[test]
     fn read_only_over_http_makes_no_token_file_and_asks_for_one() {
-        let err = refusal(&["--http", "127.0.0.1:0", "--read-only"], None);
+        // Without a token given, the workspace's is read, never made.
+        let l = listen_to(&["--http", "127.0.0.1:0", "--read-only"], None).unwrap();
+        assert!(matches!(l, Listen::Http { generate: true, .. }));
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let err = format!("{:#}", workspace_token(&ws, false).unwrap_err());
         assert!(err.contains("--read-only writes nothing"), "{err}");
+        assert!(err.contains("mcp-token does not exist"), "{err}");
+        assert!(!ws.exists(), "nothing made");
+        // Tester 8 F3: one made by an earlier start is used under --read-only too.
+        let made = workspace_token(&ws, true).unwrap();
+        assert_eq!(workspace_token(&ws, false).unwrap(), made);
         let l = listen_to(&["--http", "127.0.0.1:0", "--read-only"], Some(TOKEN)).unwrap();
         assert_eq!(token_of(&l), Some(TOKEN));
         let l = listen_to(
