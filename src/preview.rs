@@ -200,7 +200,16 @@ pub fn preview(
     prompt: &str,
     defaults: &str,
 ) -> anyhow::Result<Preview> {
-    preview_among(ctx, model, tier_override, prompt, &[], defaults, None)
+    preview_among(
+        ctx,
+        model,
+        tier_override,
+        prompt,
+        &[],
+        defaults,
+        None,
+        Arm::Compacted,
+    )
 }
 
 /// As [`preview`], with `attachments`, and the catalog further restricted to `only` (the
@@ -214,6 +223,7 @@ pub fn preview_among(
     attachments: &[Attachment],
     defaults: &str,
     only: Option<&HashSet<String>>,
+    arm: Arm,
 ) -> anyhow::Result<Preview> {
     let effective = effective_row(&ctx.budgets, model, tier_override);
     plan_and_keep(
@@ -224,7 +234,7 @@ pub fn preview_among(
             attachments,
             defaults,
             only,
-            arm: Arm::Compacted,
+            arm,
         },
     )
 }

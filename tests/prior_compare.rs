@@ -652,3 +652,53 @@ fn failed_executions_neither_lift_a_tool_nor_reach_the_prior_part() {
     assert!(lift <= 0.0, "six failures lifted the tool by {lift}");
     assert!(past.is_null(), "{past}");
 }
+
+/// Tester 8 F10: replaying the `full` arm of a comparison sent the compacted request, and no
+/// line said so. A replay now rebuilds the arm its original was (as `preview --arm` builds
+/// it) and says so; the compacted arm replays as before.
+#[test]
+fn a_replayed_arm_is_rebuilt_as_that_arm_and_says_so() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        BLOG,
+        "--model",
+        "test/ok-json",
+        "--compare",
+        "full",
+        "--json",
+    ]));
+    let results = v["results"].as_array().unwrap();
+    let full_arm = json_of(ctx(home.path()).args([
+        "preview",
+        BLOG,
+        "--model",
+        "test/ok-json",
+        "--arm",
+        "full",
+        "--json",
+    ]));
+    for r in results {
+        let id = r["stored_id"].as_str().unwrap();
+        let replay = json_of(
+            ctx(home.path())
+                .env(KEY_ENV, KEY)
+                .args(["replay", id, "--json"]),
+        );
+        let again = &replay["replays"][0];
+        let notes = again["rebuild_notes"].to_string();
+        if r["arm"] == "full" {
+            let previewed = full_arm["compaction"]["kept"].as_array().unwrap().len();
+            for entries in [&r["request"]["catalog_entries"], &previewed.into()] {
+                assert_eq!(&again["request"]["catalog_entries"], entries, "{again:#}");
+            }
+            assert!(
+                notes.contains("the A/B arm 'full'") && notes.contains("replayed as that arm"),
+                "{notes}"
+            );
+        } else {
+            assert!(!notes.contains("A/B arm"), "{notes}");
+        }
+    }
+}

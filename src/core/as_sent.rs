@@ -105,6 +105,8 @@ pub struct Rebuilt<'a> {
     pub sent: &'a SentWith,
     /// The original is a baseline plan, and so was the replay built.
     pub baseline: bool,
+    /// The A/B arm the original was sent as (`send --compare`), and so was the replay built.
+    pub arm: Option<crate::core::compare::Arm>,
     /// The tier the replay was built at.
     pub tier: Tier,
     /// The `content_ref`s of the attachments sent again: the output cache still held their
@@ -142,6 +144,13 @@ pub fn replay_notes(r: &Rebuilt) -> Vec<String> {
             "a baseline plan: replayed as a baseline request (whole catalog, no planner, no prior, no two-pass)"
                 .to_string(),
         );
+    }
+    if let Some(arm) = r.arm.filter(|a| *a != crate::core::compare::Arm::Compacted) {
+        notes.push(format!(
+            "the A/B arm '{}' of a comparison ({}): replayed as that arm, in one pass",
+            arm.as_str(),
+            arm.what()
+        ));
     }
     let all = r.sent.attachments.len();
     let (again, missing): (Vec<&SentAttachment>, Vec<&SentAttachment>) = r
@@ -242,6 +251,7 @@ mod tests {
         let notes = replay_notes(&Rebuilt {
             sent: &sent,
             baseline: false,
+            arm: None,
             tier: Tier::C,
             resent: &[],
             cache_error: None,
@@ -257,6 +267,7 @@ mod tests {
         let kept = replay_notes(&Rebuilt {
             sent: &SentWith::of(&[], Some(Tier::A), "locale: en-GB"),
             baseline: true,
+            arm: None,
             tier: Tier::A,
             resent: &[],
             cache_error: None,
@@ -271,6 +282,7 @@ mod tests {
             replay_notes(&Rebuilt {
                 sent: &SentWith::default(),
                 baseline: false,
+                arm: Some(crate::core::compare::Arm::Compacted),
                 tier: Tier::C,
                 resent: &[],
                 cache_error: None,
@@ -282,6 +294,7 @@ mod tests {
         let notes = replay_notes(&Rebuilt {
             sent: &sent,
             baseline: false,
+            arm: None,
             tier: Tier::A,
             resent: &[held.as_str()],
             cache_error: Some("cache.sqlite: locked"),

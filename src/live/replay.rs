@@ -451,6 +451,9 @@ pub async fn replay_live(
         defaults: sent.defaults.as_deref().unwrap_or(""),
         attachments: &held,
         tier: sent.tier_override,
+        // An A/B arm is rebuilt as that arm (tester 8 F10: the `full` arm was replayed as
+        // the compacted request, without a word).
+        arm: original.arm.unwrap_or(Arm::Compacted),
     };
     let (mut live, mut record) =
         replay_rebuilt(ctx, original, model, asked, baseline, cancel, progress).await?;
@@ -458,6 +461,7 @@ pub async fn replay_live(
     live.rebuild_notes = replay_notes(&Rebuilt {
         sent: &sent,
         baseline,
+        arm: original.arm.filter(|_| !baseline),
         tier: live.request.tier,
         resent: &resent,
         cache_error: cache_error.as_deref(),
@@ -526,6 +530,8 @@ struct Asked<'a> {
     defaults: &'a str,
     attachments: &'a [(String, Attachment)],
     tier: Option<Tier>,
+    /// The A/B arm the original was sent as (`compacted` for a plain send).
+    arm: Arm,
 }
 
 impl Asked<'_> {
@@ -548,6 +554,7 @@ impl Asked<'_> {
             &self.attachments(),
             self.defaults,
             only,
+            self.arm,
         )
     }
 }
@@ -583,7 +590,9 @@ async fn replay_rebuilt(
     let mut two_pass = None;
     let mut request = first;
     let mut total_attempts = 0;
-    if request.ranking.escalate && !baseline {
+    // The two-pass filter narrows the compacted request; an arm is sent as `send
+    // --compare` sent it, in one pass.
+    if request.ranking.escalate && !baseline && asked.arm == Arm::Compacted {
         let (tp, restricted, attempts) =
             filter_pass(ctx, &endpoint, &request, asked, model, cancel, progress).await?;
         total_attempts += attempts;
