@@ -200,16 +200,7 @@ pub fn preview(
     prompt: &str,
     defaults: &str,
 ) -> anyhow::Result<Preview> {
-    preview_among(
-        ctx,
-        model,
-        tier_override,
-        prompt,
-        &[],
-        defaults,
-        None,
-        Arm::Compacted,
-    )
+    preview_among(ctx, model, tier_override, prompt, &[], defaults, None)
 }
 
 /// As [`preview`], with `attachments`, and the catalog further restricted to `only` (the
@@ -223,7 +214,6 @@ pub fn preview_among(
     attachments: &[Attachment],
     defaults: &str,
     only: Option<&HashSet<String>>,
-    arm: Arm,
 ) -> anyhow::Result<Preview> {
     let effective = effective_row(&ctx.budgets, model, tier_override);
     plan_and_keep(
@@ -234,7 +224,7 @@ pub fn preview_among(
             attachments,
             defaults,
             only,
-            arm,
+            arm: Arm::Compacted,
         },
     )
 }

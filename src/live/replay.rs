@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::core::as_sent::{Rebuilt, SentWith, is_baseline, mark_baseline, replay_notes};
 use crate::core::assemble::ChatMessage;
-use crate::core::budget::Tier;
+use crate::core::budget::{Tier, effective_row};
 use crate::core::compare::Arm;
 use crate::core::failure::{
     Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
@@ -25,7 +25,7 @@ use crate::core::response::DecodeStage;
 use crate::core::text::clip;
 use crate::llm::client::{Answer, Cancel, ChatCall, Exchange, Progress, Sampling, send};
 use crate::llm::provider::{Endpoint, Providers};
-use crate::preview::{Preview, PreviewContext, plan_unaided, preview_among};
+use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep, plan_unaided};
 use crate::store::cache::OutputCache;
 use crate::workspace::{CONFIG_FILE, Config, Workspace};
 
@@ -546,15 +546,17 @@ impl Asked<'_> {
         model: &str,
         only: Option<&HashSet<String>>,
     ) -> anyhow::Result<Preview> {
-        preview_among(
+        let effective = effective_row(&ctx.preview.budgets, model, self.tier);
+        plan_and_keep(
             &ctx.preview,
-            model,
-            self.tier,
-            self.intent,
-            &self.attachments(),
-            self.defaults,
-            only,
-            self.arm,
+            &Ask {
+                effective: &effective,
+                instruction: self.intent,
+                attachments: &self.attachments(),
+                defaults: self.defaults,
+                only,
+                arm: self.arm,
+            },
         )
     }
 }
