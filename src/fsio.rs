@@ -58,6 +58,19 @@ fn notices() -> std::sync::MutexGuard<'static, Notices> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Make a write past the process's file-size limit (`ulimit -f`, systemd's `LimitFSIZE`) an
+/// error, as a full disk is: by default SIGXFSZ ends the process, and `send` died after the
+/// answer was paid for, printing and storing nothing (tester 8 F18). With a handler that
+/// does nothing, the write fails with EFBIG, which every store path already reports (the
+/// answers `NOT STORED` and printed whole). Called once at start; if the handler cannot be
+/// set, the default stays.
+pub fn write_limit_is_an_error() {
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+}
+
 /// Say something about a file once per run: on stderr, or kept for the console (see
 /// [`hold_notices`]). The same text twice is said once.
 pub fn notice(message: String) {

@@ -6,6 +6,7 @@
 use clap::Parser;
 
 fn main() {
+    ctxconsole::fsio::write_limit_is_an_error();
     let cli = match ctxconsole::cli::Cli::try_parse() {
         Ok(cli) => cli,
         // Help and version go out as clap writes them; a usage error quotes what was typed,

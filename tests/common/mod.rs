@@ -16,9 +16,12 @@ pub fn ctx(home: &Path) -> Command {
     cmd
 }
 
-/// As [`ctx`], with every file the run writes capped at `kib` KiB: a shell ignores SIGXFSZ,
-/// sets the cap and becomes ctxconsole, so a write past it fails with EFBIG as a write to a
-/// full disk fails with ENOSPC.
+/// As [`ctx`], with every file the run writes capped at `kib` KiB: a shell sets the cap and
+/// becomes ctxconsole, SIGXFSZ left at its default (which ends the process), as under a real
+/// `ulimit -f` or systemd's `LimitFSIZE`. ctxconsole handles the signal itself, so a write
+/// past the cap fails with EFBIG as a write to a full disk fails with ENOSPC (tester 8 F18:
+/// the helper used to ignore the signal for it, and a real limit killed `send` after the
+/// answer was paid for).
 #[cfg(unix)]
 pub fn ctx_with_files_capped(home: &Path, kib: u64) -> Command {
     let mut cmd = Command::new("sh");
@@ -26,10 +29,7 @@ pub fn ctx_with_files_capped(home: &Path, kib: u64) -> Command {
         .env_remove("NO_COLOR")
         .env_remove("CTXCONSOLE_LOG")
         .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; ulimit -f {} && exec \"$0\" \"$@\"",
-            kib * 2
-        ))
+        .arg(format!("ulimit -f {} && exec \"$0\" \"$@\"", kib * 2))
         .arg(env!("CARGO_BIN_EXE_ctxconsole"));
     cmd
 }
