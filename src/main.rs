@@ -13,7 +13,7 @@ fn main() {
         // which may hold any bytes: it goes through the one terminal-safe sink.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            ctxconsole::cli::out::eprint_line(e.to_string().trim_end());
+            ctxconsole::cli::out::eprint_line(&ctxconsole::cli::usage_error_text(&e));
             std::process::exit(e.exit_code());
         }
     };

@@ -1632,3 +1632,37 @@ fn a_lone_surrogate_in_an_import_is_named_as_one() {
         );
     }
 }
+
+/// Tester 8 F17: a value clap refuses (a name past the name rule) was echoed whole in the
+/// usage error — 100 KB on stderr — and an escape in it was dropped rather than shown.
+/// It is quoted as every other error quotes what was typed: one line, escaped, cut.
+#[test]
+fn a_refused_value_is_quoted_in_the_usage_error_not_echoed() {
+    let home = tempfile::tempdir().unwrap();
+    let long = "a".repeat(100_000);
+    for args in [
+        vec!["budgets", "--model", long.as_str()],
+        vec!["preview", "x", "--model", long.as_str()],
+        vec!["send", "x", "--model", "m", "--caller", long.as_str()],
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.len() < 600,
+            "{} bytes: {}",
+            stderr.len(),
+            &stderr[..300]
+        );
+        assert!(stderr.contains("more bytes)"), "{stderr}");
+        assert!(stderr.contains("longer than 512 bytes"), "{stderr}");
+    }
+    let out = ctx(home.path())
+        .args(["budgets", "--model", "x\u{1b}[31mRED\u{202e}"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains(r"x\x1b[31mRED\u{202e}"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+}

@@ -81,6 +81,40 @@ pub enum Command {
     Tui,
 }
 
+/// A usage error as it is printed: clap's own words, except that a value it refused is
+/// quoted as every error quotes what was typed ([`quoted`](crate::core::terminal_text::quoted):
+/// one line, escaped, cut at 80 characters). Clap echoes the value whole — a 100,000-byte
+/// `--model` was 100 KB on stderr — and its plain rendering drops an escape sequence rather
+/// than showing it (tester 8 F17).
+pub fn usage_error_text(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let refused = matches!(
+        e.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    );
+    let value = match e.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(v)) if refused => v,
+        _ => return e.to_string().trim_end().to_string(),
+    };
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(a)) => format!(" for '{a}'"),
+        _ => String::new(),
+    };
+    let why = std::error::Error::source(e).map_or_else(
+        || match e.get(ContextKind::ValidValue) {
+            Some(ContextValue::Strings(valid)) => {
+                format!(": expected one of {}", valid.join(", "))
+            }
+            _ => String::new(),
+        },
+        |s| format!(": {s}"),
+    );
+    format!(
+        "error: invalid value {}{arg}{why}\n\nFor more information, try '--help'.",
+        crate::core::terminal_text::quoted(value)
+    )
+}
+
 /// A model id as [`model_id_problem`](crate::core::budget::model_id_problem) allows it;
 /// anything else is a usage error (exit 2).
 pub fn parse_model_id(s: &str) -> Result<String, String> {
