@@ -1666,3 +1666,39 @@ fn a_refused_value_is_quoted_in_the_usage_error_not_echoed() {
     assert!(stderr.contains(r"x\x1b[31mRED\u{202e}"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
+
+/// Tester 8 F13: a flag the chosen `eval rank` mode does not read (`--compose` with the
+/// suite, which composes its own ×2/×3 sets; `--split` beside the suite; `--category` or
+/// `--catalog` without their mode) was accepted and ignored, exit 0. It is refused.
+#[test]
+fn eval_rank_refuses_a_flag_its_mode_does_not_read() {
+    let home = tempfile::tempdir().unwrap();
+    for (extra, named) in [
+        (
+            &["--suite", "tests/data", "--compose", "4"][..],
+            "--compose",
+        ),
+        (&["--suite", "tests/data", "--split", "0.3"][..], "--split"),
+        (
+            &["--suite", "tests/data", "--category", "multiple"][..],
+            "--category",
+        ),
+        (
+            &["--suite", "tests/data", "--catalog", "x.json"][..],
+            "--catalog",
+        ),
+        (&["--history", "--compose", "3"][..], "--compose"),
+    ] {
+        let out = ctx(home.path())
+            .args(["eval", "rank"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot be used with") && stderr.contains(named),
+            "{stderr}"
+        );
+    }
+}

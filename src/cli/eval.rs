@@ -48,7 +48,12 @@ pub struct RankArgs {
     /// BFCL category: simple (simple_python), simple_java, simple_javascript, multiple,
     /// parallel, parallel_multiple, or a live_ one (live_simple, live_multiple,
     /// live_parallel, live_parallel_multiple).
-    #[arg(long, value_name = "CATEGORY", default_value = "live_multiple")]
+    #[arg(
+        long,
+        value_name = "CATEGORY",
+        default_value = "live_multiple",
+        conflicts_with_all = ["suite", "nestful", "labels", "history"]
+    )]
     pub category: String,
     /// NESTFUL data (`X-data.json`: questions with the calls that answer them); the tool
     /// spec is `--spec`, or `X-spec.json` beside it.
@@ -62,7 +67,12 @@ pub struct RankArgs {
     #[arg(long, value_name = "FILE.jsonl", conflicts_with = "suite")]
     pub labels: Option<PathBuf>,
     /// With --labels: the catalog the labels name tools of (any supported format).
-    #[arg(long, value_name = "FILE", requires = "labels")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "labels",
+        conflicts_with_all = ["suite", "bfcl", "nestful", "history"]
+    )]
     pub catalog: Option<PathBuf>,
     /// Every set under DIR (bfcl/, nestful/) plus the two- and three-request sets composed
     /// from the single-request BFCL categories, tune and test halves side by side.
@@ -72,14 +82,26 @@ pub struct RankArgs {
     #[arg(long, value_name = "SET,…", value_delimiter = ',', requires = "suite")]
     pub only: Vec<String>,
     /// Measure questions of N requests composed from the set's own (2–5), within each half.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(2..=5))]
+    // The suite composes its ×2 and ×3 sets itself; a flag a mode does not read is refused,
+    // not ignored (tester 8 F13).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u8).range(2..=5),
+        conflicts_with_all = ["suite", "history"]
+    )]
     pub compose: Option<u8>,
     /// Measure the history prior: the store's followed plans split by time, the earlier
     /// part (with every other plan before the split) as history, the later part as labels.
     #[arg(long, conflicts_with_all = ["bfcl", "labels", "nestful", "suite"])]
     pub history: bool,
     /// With --history: the share of followed plans used as history.
-    #[arg(long, default_value_t = 0.7, value_name = "0..1")]
+    #[arg(
+        long,
+        default_value_t = 0.7,
+        value_name = "0..1",
+        conflicts_with_all = ["suite", "bfcl", "nestful", "labels"]
+    )]
     pub split: f64,
     /// List the questions whose expected tool was not ranked first.
     #[arg(long)]
