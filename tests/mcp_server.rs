@@ -2008,13 +2008,12 @@ fn http_refuses_a_workspace_token_file_it_cannot_trust() {
     }
 }
 
-/// Outside tester F8: the resources were not held to the 6 MiB bound the tools are held to:
-/// one caller's plans with long intents made `ctxconsole://my-plans/{caller}` a 40 MB
-/// message. Each intent here is under the 1 MiB import takes; five of them, each in a group
-/// of its own, pass the bound. The view is refused saying what to read instead, and the
-/// server goes on serving.
+/// A caller whose plans hold pasted intents (5 of 1 MB) still reads `my-plans/{caller}`:
+/// each intent it lists is its opening, at most 1 KiB, and how many bytes follow (tester 8
+/// F19: the resource was refused as over the 6 MiB bound, and `my-plans`' advice pointed
+/// back at it). The bound itself is tested in the handler's unit tests.
 #[tokio::test]
-async fn a_resource_over_the_result_bound_is_refused_saying_what_to_narrow() {
+async fn a_caller_with_pasted_intents_reads_its_plans_each_intent_cut_to_its_opening() {
     let home = tempfile::tempdir().unwrap();
     let plans = home.path().join("long-intents.jsonl");
     let mut lines = String::new();
@@ -2039,34 +2038,30 @@ async fn a_resource_over_the_result_bound_is_refused_saying_what_to_narrow() {
     );
 
     let c = start(home.path(), &[]).await;
-    let uri = "ctxconsole://my-plans/c";
-    let e = match c.read_resource(ReadResourceRequestParams::new(uri)).await {
-        Err(ServiceError::McpError(e)) => e,
-        Ok(r) => panic!(
-            "{uri}: served {} bytes",
-            serde_json::to_string(&r).unwrap().len()
-        ),
-        Err(e) => panic!("{uri}: {e}"),
-    };
-    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
-    assert!(e.message.contains("6 MiB"), "{}", e.message);
-    assert!(e.message.contains(uri), "{}", e.message);
+    let mine = read(&c, "ctxconsole://my-plans/c").await;
     assert!(
-        e.message.contains("ctxconsole history --caller"),
-        "{}",
-        e.message
+        mine.to_string().len() < 64 * 1024,
+        "{} bytes",
+        mine.to_string().len()
     );
-    let data = e.data.unwrap();
-    assert_eq!(data["uri"], uri);
-    assert!(data["result_bytes"].as_u64().unwrap() > 6 * 1024 * 1024);
-    // Still serving, the smaller views too (the sample's groups are the largest: these
-    // plans are not among all callers' 20).
-    assert!(read(&c, "ctxconsole://context-budgets").await["rows"].is_array());
+    assert_eq!(mine["total_plans"], 5);
+    let mut listed = 0;
+    for g in mine["groups"].as_array().unwrap() {
+        let rows = g["latest"].as_array().unwrap();
+        for intent in std::iter::once(&g["intent"]).chain(rows.iter().map(|r| &r["intent"])) {
+            let intent = intent.as_str().unwrap();
+            assert!(intent.starts_with("clone the "), "{intent}");
+            assert!(intent.len() < 1200, "{} bytes", intent.len());
+            assert!(
+                intent.contains("more bytes; `history show"),
+                "{}",
+                &intent[900..]
+            );
+            listed += 1;
+        }
+    }
+    assert!(listed >= 6, "{listed}");
     assert!(read(&c, "ctxconsole://my-plans").await["groups"].is_array());
-    assert_eq!(
-        read(&c, "ctxconsole://my-plans/nobody").await["total_plans"],
-        0
-    );
     c.cancel().await.unwrap();
 }
 

@@ -87,6 +87,28 @@ pub fn kept_intent(text: &str) -> std::borrow::Cow<'_, str> {
     ))
 }
 
+/// The most bytes of an intent a listing of many plans shows (`my-plans`): the opening the
+/// history prior reads too. A pasted prompt of 1 MiB listed whole made a caller's plans one
+/// answer over the 6 MiB an MCP answer may take (tester 8 F19).
+pub const LISTED_INTENT_BYTES: usize = 1024;
+
+/// An intent as a listing shows it: whole up to [`LISTED_INTENT_BYTES`], else its opening
+/// (cut at a character) and how many bytes follow, with where to read it whole.
+pub fn listed_intent(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= LISTED_INTENT_BYTES {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = LISTED_INTENT_BYTES - 96;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{} … [{} more bytes; `history show ID` gives the plan whole]",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
 pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
 /// `llm.retries`.
 pub const RETRIES: RangeInclusive<u32> = 0..=20;
@@ -215,6 +237,21 @@ mod tests {
             "the same text, the same kept intent"
         );
         assert_eq!(kept_intent("hi there"), "hi there");
+    }
+
+    #[test]
+    fn a_listed_intent_is_its_opening_within_the_bound() {
+        assert_eq!(listed_intent("short"), "short");
+        let exact = "a".repeat(LISTED_INTENT_BYTES);
+        assert_eq!(listed_intent(&exact), exact);
+        let long = "é".repeat(LISTED_INTENT_BYTES);
+        let shown = listed_intent(&long);
+        assert!(shown.len() <= LISTED_INTENT_BYTES, "{}", shown.len());
+        assert!(shown.starts_with("éé"));
+        assert!(shown.ends_with(&format!(
+            "[{} more bytes; `history show ID` gives the plan whole]",
+            long.len() - (LISTED_INTENT_BYTES - 96)
+        )));
     }
 
     #[test]

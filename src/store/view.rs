@@ -157,6 +157,12 @@ pub struct GroupOutcomes {
     pub replays: u64,
 }
 
+fn listed(intent: &mut String) {
+    if let std::borrow::Cow::Owned(shown) = crate::core::bounds::listed_intent(intent) {
+        *intent = shown;
+    }
+}
+
 pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<MyPlansReport> {
     let filter = PlanFilter {
         caller: caller.map(str::to_string),
@@ -191,12 +197,19 @@ pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<My
             outcomes.failed += m.failed;
             outcomes.replays += m.replays;
         }
+        // A listing of many plans shows each intent's opening: pasted prompts listed whole
+        // made this one answer over what an MCP answer may take (tester 8 F19).
+        let mut latest: Vec<DriftRow> = drift.plans.into_iter().take(3).collect();
+        for row in &mut latest {
+            listed(&mut row.intent);
+        }
+        listed(&mut summary.intent);
         groups.push(PlanGroup {
             decompositions,
             step_pairs: store.step_pairs(&f, 5)?,
             drift: drift.counts,
             outcomes,
-            latest: drift.plans.into_iter().take(3).collect(),
+            latest,
             sources: store.source_counts(&f)?,
             gaps: store.gaps(&f)?.groups.into_iter().next(),
             summary,
