@@ -680,6 +680,8 @@ fn a_replayed_arm_is_rebuilt_as_that_arm_and_says_so() {
         "--json",
     ]));
     for r in results {
+        // Given for every arm, false included (tester 8 F16).
+        assert_eq!(r["same_as_compacted"], false, "{r:#}");
         let id = r["stored_id"].as_str().unwrap();
         let replay = json_of(
             ctx(home.path())

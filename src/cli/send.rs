@@ -75,8 +75,8 @@ fn parse_compare_arm(s: &str) -> Result<Arm, String> {
 struct SentResult {
     arm: Arm,
     /// The arm's request was byte for byte the `compacted` one (nothing to take away for
-    /// this intent): any difference between the two is the model's own variance.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// this intent): any difference between the two is the model's own variance. Always
+    /// given, `false` included (tester 8 F16: absent unless true, where the README lists it).
     same_as_compacted: bool,
     /// The catalog entries sent, of the catalog's.
     catalog_total: usize,
