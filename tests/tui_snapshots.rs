@@ -610,6 +610,42 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.budgets.selected, 4);
 }
 
+/// Tester 8 F12: a line feed arrives as ctrl+j (what `tmux send-keys -l`, scripted input and
+/// some terminals' unbracketed paste deliver for `\n`), and the text area took ctrl+j as
+/// "delete to the start of the line": seven pasted lines kept only the last, and a ctrl+j
+/// typed by hand wiped the line. In the Prompt box a line feed is a new line, alone or in a
+/// burst, and more than 5 lines are an attachment as with Enters.
+#[test]
+fn a_line_feed_in_the_prompt_box_is_a_new_line_not_a_deletion() {
+    let (_d, ws) = workspace();
+    let keymap = Keymap::default();
+    let lf = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL);
+    let lf_keys = |text: &str| -> Vec<KeyEvent> {
+        text.chars()
+            .map(|c| if c == '\n' { lf } else { key(KeyCode::Char(c)) })
+            .collect()
+    };
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    apply_keys(&mut state, &keymap, &lf_keys("aaa\nbbb"));
+    assert_eq!(state.prompt_text(), "aaa\nbbb");
+    // Typed one key at a time: a new line too.
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    for k in lf_keys("ab\ncd") {
+        apply_keys(&mut state, &keymap, &[k]);
+    }
+    assert_eq!(state.prompt_text(), "ab\ncd");
+    // Seven lines: an attachment, nothing lost.
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    let lines: Vec<String> = (1..=7).map(|i| format!("line{i}")).collect();
+    apply_keys(&mut state, &keymap, &lf_keys(&lines.join("\n")));
+    assert_eq!(state.prompt_text(), "");
+    assert_eq!(state.prompt.attachments.len(), 1, "one chip");
+    assert_eq!(state.prompt.attachments[0].text, lines.join("\n"));
+}
+
 #[test]
 fn an_enter_in_a_burst_ends_a_one_line_field_and_the_keys_after_it_are_keys() {
     let (_d, ws) = workspace();

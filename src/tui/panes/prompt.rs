@@ -30,9 +30,13 @@ use crate::tui::theme::Theme;
 /// person types: see `tui::BURST_GAP_MS`) is a paste from a terminal without bracketed paste.
 pub const PASTE_MIN_KEYS: usize = 4;
 
-/// The character a key stands for inside pasted text: a plain character, Enter as a newline,
-/// Tab as a tab. Anything else (a ctrl or alt chord, an arrow, esc) ends the paste.
+/// The character a key stands for inside pasted text: a plain character, Enter or a line
+/// feed as a newline, Tab as a tab. Anything else (a ctrl or alt chord, an arrow, esc) ends
+/// the paste.
 pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
+    if is_line_feed(ev) {
+        return Some('\n');
+    }
     if ev
         .modifiers
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
@@ -45,6 +49,13 @@ pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
         KeyCode::Tab => Some('\t'),
         _ => None,
     }
+}
+
+/// A line feed byte, which a terminal reports as ctrl+j: what `tmux send-keys -l`, scripted
+/// input and some terminals' unbracketed paste send for `\n` (tester 8 F12: the text area
+/// took it as "delete to the start of the line", and pasted lines vanished).
+pub fn is_line_feed(ev: &KeyEvent) -> bool {
+    ev.code == KeyCode::Char('j') && ev.modifiers == KeyModifiers::CONTROL
 }
 
 /// Where a burst of keys is being typed.
@@ -163,6 +174,15 @@ impl PromptPane {
 
     /// A key typed into the text box.
     pub fn key(&mut self, input: ratatui_textarea::Input) -> Edit {
+        // A line feed is a new line here, not the text area's "delete to line start".
+        let line_feed = input.key == ratatui_textarea::Key::Char('j')
+            && input.ctrl
+            && !input.alt
+            && !input.shift;
+        if line_feed {
+            self.input.insert_newline();
+            return self.edited();
+        }
         if self.input.input(input) {
             self.edited()
         } else {
