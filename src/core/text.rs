@@ -528,6 +528,42 @@ pub fn display_width(text: &str) -> usize {
     text.width()
 }
 
+/// Where each id's shortest distinguishing ending starts: the fewest whole `/`-separated
+/// segments, from the end, that no other id of `ids` ends with at that depth — `qwen` while
+/// one id ends so, `local/qwen` and `keyed/qwen` when two do (tester 8 F11: the History pane
+/// showed both as `qwen`). An id that is another's whole ending keeps all of itself.
+/// Linear in the ids: a count per depth, not a comparison per pair.
+pub fn distinct_tails<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashMap<&'a str, &'a str> {
+    let ids: std::collections::BTreeSet<&str> = ids.into_iter().collect();
+    let tail = |id: &'a str, k: usize| -> &'a str {
+        id.rmatch_indices('/')
+            .nth(k - 1)
+            .map_or(id, |(at, _)| &id[at + 1..])
+    };
+    let mut chosen = std::collections::HashMap::new();
+    let mut open: Vec<&str> = ids.iter().copied().collect();
+    let mut k = 1;
+    while !open.is_empty() {
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for id in &ids {
+            *counts.entry(tail(id, k)).or_default() += 1;
+        }
+        open.retain(|id| {
+            let t = tail(id, k);
+            if t == *id || counts.get(t).copied().unwrap_or(0) <= 1 {
+                chosen.insert(*id, t);
+                false
+            } else {
+                true
+            }
+        });
+        k += 1;
+    }
+    chosen
+}
+
 /// `text` in at most `width` cells: whole when it fits, else its head and its tail joined by
 /// `…` (the tail gets the larger share: model ids differ at the end), cut between grapheme
 /// clusters so an accent never lands on the `…`. `anthropic/claude-haiku-4-5` in 14 →
@@ -577,6 +613,27 @@ pub fn opening(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn distinct_tails_show_the_fewest_segments_that_tell_ids_apart() {
+        let t = distinct_tails([
+            "local/qwen",
+            "keyed/qwen",
+            "openrouter/openrouter/free",
+            "ollama/llama3.2:3b",
+            "a/b/x",
+            "c/b/x",
+            "qwen",
+        ]);
+        assert_eq!(t["local/qwen"], "local/qwen");
+        assert_eq!(t["keyed/qwen"], "keyed/qwen");
+        assert_eq!(t["qwen"], "qwen");
+        assert_eq!(t["openrouter/openrouter/free"], "free");
+        assert_eq!(t["ollama/llama3.2:3b"], "llama3.2:3b");
+        assert_eq!(t["a/b/x"], "a/b/x");
+        assert_eq!(t["c/b/x"], "c/b/x");
+        assert_eq!(distinct_tails(["one/m", "one/m"])["one/m"], "m");
+    }
     use super::*;
 
     /// Cuts by cells and between grapheme clusters: a CJK character is two cells, an accent

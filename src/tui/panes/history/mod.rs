@@ -11,6 +11,8 @@ mod state;
 pub use replay_state::*;
 pub use state::*;
 
+use std::collections::HashMap;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -283,6 +285,7 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     // The columns before the intent, each with the space after it.
     let fixed: usize = 11 + at_w + 1 + model_w + 1 + if with_outcome { outcome_w + 1 } else { 0 };
     let intent_w = w.saturating_sub(fixed).max(1);
+    let names = model_names(h);
     paged_table(
         frame,
         inner,
@@ -310,7 +313,7 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
                 }
                 cells.extend([
                     Cell::from(at),
-                    Cell::from(short_model(&p.model, model_w)),
+                    Cell::from(short_model(&p.model, model_w, &names)),
                     Cell::from(clip(&p.intent.replace('\n', " "), intent_w)),
                 ]);
                 Row::new(cells)
@@ -320,11 +323,31 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     );
 }
 
-/// The part of a model id after the provider prefix, elided with `…` to `width`: tables
-/// are narrow.
-fn short_model(model: &str, width: usize) -> String {
-    let tail = model.rsplit('/').next().unwrap_or(model);
+/// The ending of a model id that tells it from every other model the pane knows
+/// ([`distinct_tails`](crate::core::text::distinct_tails): `qwen`, or `local/qwen` beside
+/// `keyed/qwen`), elided with `…` to `width`: tables are narrow.
+fn short_model(model: &str, width: usize, names: &HashMap<&str, &str>) -> String {
+    let tail = names
+        .get(model)
+        .copied()
+        .unwrap_or_else(|| model.rsplit('/').next().unwrap_or(model));
     crate::format::elide(&shown(tail), width)
+}
+
+/// Every model the History pane knows (the filter's list, the Models box, the page of
+/// plans), each with its distinguishing ending.
+fn model_names(h: &HistoryState) -> HashMap<&str, &str> {
+    let listed = h
+        .plans
+        .iter()
+        .flat_map(|p| p.rows.iter().map(|r| r.model.as_str()));
+    crate::core::text::distinct_tails(
+        h.models
+            .iter()
+            .map(String::as_str)
+            .chain(h.model_rows.iter().map(|m| m.outcomes.model.as_str()))
+            .chain(listed),
+    )
 }
 
 fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
@@ -478,7 +501,7 @@ fn detail_lines<'a>(
                     shown(&format!("  {}  {}  ", p.id, format_minute(p.at))),
                     theme.muted,
                 ),
-                Span::styled(short_model(&p.model, 22), theme.base),
+                Span::styled(crate::format::elide(&shown(&p.model), 22), theme.base),
                 Span::raw("  "),
                 Span::styled(
                     outcome_text(p.outcome, p.failure_class.as_deref()),
@@ -703,6 +726,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     let model_w = (inner.width as usize)
         .saturating_sub(fixed + if with_plans { 6 } else { 0 })
         .max(1);
+    let names = model_names(h);
     let rows: Vec<Row> = h
         .model_rows
         .iter()
@@ -713,7 +737,7 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
                 Some(t) if t != m.current_tier => theme.warn,
                 _ => theme.base,
             };
-            let mut cells = vec![Cell::from(short_model(&m.outcomes.model, model_w))];
+            let mut cells = vec![Cell::from(short_model(&m.outcomes.model, model_w, &names))];
             if with_plans {
                 cells.push(Cell::from(format!("{:>5}", m.outcomes.plans)));
             }
