@@ -2,13 +2,16 @@
 //! bytes live on the reading thread (tester 7 T7-7): one OTLP JSON line (the Collector's
 //! file exporter writes one per export batch, and nothing bounds it) cost 13× its size when
 //! it was parsed whole into a `serde_json::Value` tree, and every `execute_tool` span kept
-//! its own copy of its tool name, trace id and caller until the last line.
+//! its own copy of its tool name, trace id and caller until the last line — and the drift
+//! pass after the import held a copy of every run's tool name once more. (SQLite's own
+//! memory is its allocator's, not counted here.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use ctxconsole::core::error::CoreError;
-use ctxconsole::core::traffic::OtelReader;
+use ctxconsole::core::traffic::{OtelReader, TrafficSource};
+use ctxconsole::store::history::{HistoryStore, OnConflict};
 use serde_json::{Value, json};
 
 /// The system allocator, counting the bytes live on each thread and their peak.
@@ -201,4 +204,65 @@ fn tool_spans_waiting_for_their_chats_share_their_names() {
     let (peak, _, n) = measured(|| read.executions.map(|e| e.tool.len()).sum::<usize>());
     assert_eq!(n, 20_000 * 500);
     assert!(peak < 100_000, "{peak} bytes to hand on the executions");
+}
+
+/// The whole import of 20,000 runs of one 2,000-byte tool across 20 traces, each with its
+/// chat — the reader, the store's inserts and the drift pass that judges the 20 plans on
+/// their 1,000 runs each — holds a fraction of the 40 MB of names it reads: the name once,
+/// not a copy a run (the drift pass held 300,000 copies for tester 7's `tools` file).
+#[test]
+fn importing_many_runs_of_one_tool_holds_its_name_once() {
+    let name = "t".repeat(2_000);
+    let trace = |t: u64| format!("{:032x}", t + 1);
+    let mut lines: Vec<String> = (0..20u64)
+        .map(|t| {
+            line(vec![chat(
+                &trace(t),
+                &format!("{:016x}", 1_000_000 + t),
+                T0,
+                "search the notes",
+            )])
+        })
+        .collect();
+    lines.extend((0..20u64).map(|l| {
+        line(
+            (0..1_000u64)
+                .map(|i| {
+                    let n = l * 1_000 + i;
+                    execute(
+                        &trace(n % 20),
+                        &format!("{:016x}", n + 1),
+                        T0 + 1 + n,
+                        &name,
+                    )
+                })
+                .collect(),
+        )
+    }));
+    let bytes: usize = lines.iter().map(String::len).sum();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = HistoryStore::open(&dir.path().join("h.sqlite")).unwrap();
+    let (peak, _, report) = measured(|| {
+        store
+            .import_traffic(
+                "f",
+                TrafficSource::Otel,
+                &Default::default(),
+                OnConflict::Refuse,
+                |plan| {
+                    let mut reader = OtelReader::default();
+                    for (i, text) in lines.iter().enumerate() {
+                        reader.read_line("f", i + 1, text, &mut *plan)?;
+                    }
+                    Ok(reader.finish())
+                },
+            )
+            .unwrap()
+    });
+    assert_eq!(report.added, 20_020);
+    assert_eq!(report.drift_updated, 20);
+    assert!(
+        peak < bytes / 4,
+        "{peak} bytes held importing {bytes} bytes of 20,000 runs of one tool"
+    );
 }
