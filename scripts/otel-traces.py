@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Write N lines of OTLP JSON traces (the Collector's file exporter format) for measuring
-`ctxconsole import traces`: each line is one trace with a chat span (a plan of two steps) and
-one execute_tool span. Usage: python3 scripts/otel-traces.py big N > traces.jsonl"""
+"""Write OTLP JSON traces (the Collector's file exporter format) for measuring
+`ctxconsole import traces`. Usage: python3 scripts/otel-traces.py MODE N > traces.jsonl
+  big N      N lines, each one trace: a chat span (a plan of two steps) and an execute_tool span
+  oneline N  the same N traces as ONE line (one export batch)
+  tools N    N execute_tool spans with 500-byte tool names, 1,000 a line, and one chat span per
+             10,000 of them (tool spans waiting for their chats)"""
 import json
 import sys
 
@@ -40,16 +43,32 @@ def line(spans):
         "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]})
 
 
+def trace(i, t0):
+    tid = "%032x" % (i + 1)
+    return [chat(tid, "%016x" % (2 * i + 1), t0 + i * 10**9,
+                 f"search the notes {i}", ["fs.search", "fs.read"]),
+            execute(tid, "%016x" % (2 * i + 2), t0 + i * 10**9 + 5 * 10**8, "fs.search")]
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] != "big":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("big", "oneline", "tools"):
         sys.exit(__doc__)
+    mode, n = sys.argv[1], int(sys.argv[2])
     t0 = 1795168800 * 10**9
-    for i in range(int(sys.argv[2])):
-        tid = "%032x" % (i + 1)
-        print(line([chat(tid, "%016x" % (2 * i + 1), t0 + i * 10**9,
-                         f"search the notes {i}", ["fs.search", "fs.read"]),
-                    execute(tid, "%016x" % (2 * i + 2), t0 + i * 10**9 + 5 * 10**8,
-                            "fs.search")]))
+    if mode == "big":
+        for i in range(n):
+            print(line(trace(i, t0)))
+    elif mode == "oneline":
+        print(line([span for i in range(n) for span in trace(i, t0)]))
+    else:
+        chats = max(1, n // 10000)
+        for c in range(chats):
+            print(line([chat("%032x" % (c + 1), "%016x" % (10**9 + c), t0 + c * 10**9,
+                             f"search the notes {c}", ["fs.search", "fs.read"])]))
+        for start in range(0, n, 1000):
+            print(line([execute("%032x" % (i % chats + 1), "%016x" % (i + 1),
+                                t0 + (i % chats) * 10**9 + 5 * 10**8 + i, "t" * 500)
+                        for i in range(start, min(n, start + 1000))]))
 
 
 if __name__ == "__main__":

@@ -1155,6 +1155,85 @@ fn steps_and_baseline_steps_are_bounded_alike() {
     common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&file));
 }
 
+/// A step's args are bounded alike wherever a plan comes from: `send` takes no plan whose
+/// args nest past `core::bounds::STEP_ARGS_DEPTH` (100), and `import plans` refused only
+/// past the line reader's 127 levels, so one stored plan obeyed another rule. A line whose
+/// args (its own or its baseline's) nest past the bound is refused naming the line and the
+/// field, nothing imported; args at the bound import, and their export imports back.
+#[test]
+fn imported_step_args_are_bounded_as_a_models_are() {
+    let home = tempfile::tempdir().unwrap();
+    let bound = ctxconsole::core::bounds::STEP_ARGS_DEPTH;
+    // Args nesting `depth` levels: `{"x": [[…1…]]}`.
+    let args = |depth: usize| -> serde_json::Value {
+        let mut v = serde_json::json!(1);
+        for _ in 1..depth {
+            v = serde_json::json!([v]);
+        }
+        serde_json::json!({ "x": v })
+    };
+    let step =
+        |depth: usize| serde_json::json!([{"order": 1, "tool": "fs.search", "args": args(depth)}]);
+    let line = |id: &str, own: usize, baseline: serde_json::Value| {
+        serde_json::json!({"id": id, "at": "2026-11-24T10:00:00Z", "caller": "c",
+            "model": "m/x", "intent": "find the retry policy", "outcome": "ok",
+            "steps": step(own), "expert_baseline": baseline})
+        .to_string()
+    };
+    let file = home.path().join("deep.jsonl");
+    for (text, field) in [
+        (line("deep-1", bound + 1, step(1)), "steps[].args"),
+        (line("deep-2", 1, step(bound + 1)), "expert_baseline[].args"),
+        (
+            line(
+                "deep-3",
+                1,
+                serde_json::json!({"model": "strong", "steps": step(bound + 1)}),
+            ),
+            "expert_baseline.steps[].args",
+        ),
+    ] {
+        let first = line("fine-0", 1, step(1));
+        std::fs::write(&file, format!("{first}\n{text}\n")).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        let says = format!(
+            "field '{field}' nests {} levels deep; a plan's args nest at most {bound}",
+            bound + 1
+        );
+        let at = format!("{}: line 2, column ", file.display());
+        assert!(
+            err.contains(&at) && err.contains(&says),
+            "{field}:\n{err}\nexpected: {at}…: {says}"
+        );
+    }
+    assert_eq!(
+        json_of(ctx(home.path()).args(["history", "--json", "--limit", "1", "--caller", "c"]))["total"],
+        0,
+        "nothing imported"
+    );
+    std::fs::write(&file, format!("{}\n", line("at-bound", bound, step(bound)))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&file));
+    let out = home.path().join("export.jsonl");
+    common::succeeded(
+        ctx(home.path())
+            .args(["history", "export", "--out"])
+            .arg(&out),
+    );
+    let back = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&out),
+    );
+    assert_eq!(back["added"], 0, "{back}");
+    assert!(back["already_present"].as_u64().unwrap() >= 1, "{back}");
+}
+
 /// Numbers in a step's args are kept as written: an id beyond what a 64-bit integer or a
 /// double holds exactly is a different call once rounded. `history show --json` and
 /// `history export` give the same digits back, and the export imports as already present.

@@ -143,15 +143,16 @@ fn config_values_of_the_wrong_kind_say_what_the_key_takes() {
             "[1]",
             format!("is an array; {duration}"),
         ),
+        // (A key with a bound of its own names that instead: the next test.)
         (
             "llm",
-            "retries",
+            "timeout",
             "99999999999999999999",
             format!("is 99999999999999999999, {beyond}"),
         ),
         (
-            "llm",
-            "max_reply_bytes",
+            "history",
+            "drift_window",
             "-99999999999999999999",
             format!("is -99999999999999999999, {beyond}"),
         ),
@@ -212,6 +213,103 @@ fn config_whole_numbers_of_the_wrong_type_name_the_key_and_its_bounds() {
             err.contains(&says),
             "{key} = {value}:\n{err}\nexpected: {says}"
         );
+    }
+}
+
+/// A number past what TOML holds — a whole number from 2^63 to 2^64−1 (the parser reads it,
+/// a TOML value cannot hold it), past 2^64, a float past f64 — or a table or array holding
+/// one, given to a whole-number key, is said against that key and its bound, as written
+/// (tester 7 T7-9: "u64 value was too large", "floating-point number overflowed", and
+/// `retries = {a = 9…}` named 'a'). Any other key says TOML's own bound, with the key, in
+/// config.toml and budgets.toml alike.
+#[test]
+fn numbers_past_what_toml_holds_name_the_key_and_a_bound() {
+    for (key, value, found, bounds) in [
+        (
+            "retries",
+            "9223372036854775808",
+            "9223372036854775808",
+            "from 0 to 20",
+        ),
+        (
+            "retries",
+            "18446744073709551615",
+            "18446744073709551615",
+            "from 0 to 20",
+        ),
+        (
+            "concurrency",
+            "9_223_372_036_854_775_808",
+            "9_223_372_036_854_775_808",
+            "from 1 to 16",
+        ),
+        (
+            "retries",
+            "99999999999999999999",
+            "99999999999999999999",
+            "from 0 to 20",
+        ),
+        ("retries", "1e400", "1e400", "from 0 to 20"),
+        (
+            "max_reply_bytes",
+            "-1e400",
+            "-1e400",
+            "from 1024 to 1073741824",
+        ),
+        (
+            "retries",
+            "{a = 99999999999999999999}",
+            "a table",
+            "from 0 to 20",
+        ),
+        (
+            "concurrency",
+            "[9223372036854775808]",
+            "an array",
+            "from 1 to 16",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let config = home.path().join("config.toml");
+        std::fs::write(&config, format!("[llm]\n{key} = {value}\n")).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!(
+            "{}: line 2, column {}: field 'llm.{key}' is {found}; expected a whole number {bounds}",
+            config.display(),
+            key.len() + 4
+        );
+        assert!(
+            err.contains(&says),
+            "{key} = {value}:\n{err}\nexpected: {says}"
+        );
+    }
+    let floats =
+        "beyond the numbers TOML holds (-1.7976931348623157e308 to 1.7976931348623157e308)";
+    let row = "[[model]]\nid = \"x/y\"\noutput_tokens = 500\ntier = \"B\"\n";
+    for (file, text, says) in [
+        (
+            "config.toml",
+            "[llm]\nretry_base = 1e400\n".to_string(),
+            format!("line 2, column 14: field 'llm.retry_base' is 1e400, {floats}"),
+        ),
+        (
+            "budgets.toml",
+            format!("{row}input_tokens = 1e400\n"),
+            format!("line 5, column 16: field 'input_tokens' is 1e400, {floats}"),
+        ),
+        (
+            "budgets.toml",
+            format!("{row}input_tokens = 9000\nprices = {{ input = -1e400 }}\n"),
+            format!("line 6, column 20: field 'input' is -1e400, {floats}"),
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(file);
+        std::fs::write(&path, &text).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!("{}: {says}", path.display());
+        assert!(err.contains(&says), "{text}\n{err}\nexpected: {says}");
+        assert!(!err.contains("overflowed"), "{err}");
     }
 }
 

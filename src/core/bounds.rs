@@ -44,6 +44,16 @@ pub const PLAN_STEPS: usize = 10_000;
 /// levels; an answer nesting deeper is no plan.
 pub const STEP_ARGS_DEPTH: usize = 100;
 
+/// How deep a step's `args` nest, when past [`STEP_ARGS_DEPTH`], and the bound, in the words
+/// every reader of a plan says it ("126 levels deep; a plan's args nest at most 100", after
+/// "args nest" or "field 'steps[].args' nests"): a model's answer (no plan) and an imported
+/// line (refused) alike.
+pub fn step_args_too_deep(args: &serde_json::Value) -> Option<String> {
+    let depth = json_depth(args);
+    (depth > STEP_ARGS_DEPTH)
+        .then(|| format!("{depth} levels deep; a plan's args nest at most {STEP_ARGS_DEPTH}"))
+}
+
 /// How deep `value` nests: 0 for a scalar, 1 for `[]` or `{"a": 1}`. Walked without
 /// recursion, so any value serde_json built is measured.
 pub fn json_depth(value: &serde_json::Value) -> usize {

@@ -86,7 +86,15 @@ where
     T: TryFrom<i64> + PartialOrd + std::fmt::Display + Copy,
 {
     use serde::Deserialize;
-    let value = toml::Value::deserialize(d)?;
+    // A value that cannot be read — a number past what TOML holds (2^63 and up; a float
+    // past f64), alone or in a table or array given instead — is still this key's: said
+    // against its bound, as the file writes it (the parser alone has that text).
+    let Ok(value) = toml::Value::deserialize(d) else {
+        return Err(serde::de::Error::custom(format!(
+            "field '{key}' {}",
+            bounds::not_a_whole_number_in(crate::core::error::TOML_AS_WRITTEN, range)
+        )));
+    };
     let found = match &value {
         toml::Value::Integer(n) => match T::try_from(*n) {
             Ok(v) if range.contains(&v) => return Ok(Some(v)),

@@ -53,13 +53,33 @@ impl CoreError {
                 message,
             };
         }
+        // The value as the file writes it, for a reader that could not see it (a number past
+        // what TOML holds never reaches it): `TOML_AS_WRITTEN` in its message.
+        let written = err
+            .span()
+            .and_then(|s| text.get(s))
+            .map(as_written)
+            .unwrap_or_else(|| "a number TOML cannot hold".to_string());
+        if message.contains(TOML_AS_WRITTEN) {
+            return CoreError::Syntax {
+                origin: origin.to_string(),
+                line,
+                column,
+                message: message.replace(TOML_AS_WRITTEN, &written),
+            };
+        }
         // An integer past i64: the toml crate reads it as i128 and says "integer `N` as
         // i128", and what it expected is whatever the reader asked for; the value is no TOML
-        // integer at all, so that is what is said.
-        if let Some(found) = integer_beyond_toml(message) {
+        // integer at all, so that is what is said. Its own words for one from 2^63 to
+        // 2^64−1 read into a TOML value, and for a float past f64, name no value at all:
+        // the value is given as written.
+        let beyond = integer_beyond_toml(message)
+            .map(|found| (found.to_string(), BEYOND_TOML_INTEGERS))
+            .or_else(|| number_past_toml(message).map(|bound| (written.clone(), bound)));
+        if let Some((found, bound)) = beyond {
             let message = match key {
-                Some(key) => format!("field '{key}' is {found}, {BEYOND_TOML_INTEGERS}"),
-                None => format!("found {found}, {BEYOND_TOML_INTEGERS}"),
+                Some(key) => format!("field '{key}' is {found}, {bound}"),
+                None => format!("found {found}, {bound}"),
             };
             return CoreError::Syntax {
                 origin: origin.to_string(),
@@ -368,6 +388,38 @@ fn value_in_words(value: &str) -> String {
 /// What is said of an integer past TOML's 64 bits.
 const BEYOND_TOML_INTEGERS: &str =
     "beyond the whole numbers TOML holds (-9223372036854775808 to 9223372036854775807)";
+
+/// What is said of a float past f64 (TOML's floats are IEEE 754 binary64).
+const BEYOND_TOML_FLOATS: &str =
+    "beyond the numbers TOML holds (-1.7976931348623157e308 to 1.7976931348623157e308)";
+
+/// Stands, in a field reader's message, for the value as the file writes it: a number past
+/// what TOML holds fails in the parser before any reader sees it, and only the parser's
+/// span has its text. [`CoreError::toml`] puts the text in (a table or an array in words).
+pub const TOML_AS_WRITTEN: &str = "\u{2039}the value as written\u{203a}";
+
+/// The toml crate's words for a number it read but a TOML value cannot hold (2^63 to
+/// 2^64−1 read into a TOML value; an integer past 128 bits; a float past f64), with the
+/// bound that is said instead, or `None`.
+fn number_past_toml(message: &str) -> Option<&'static str> {
+    match message {
+        "u64 value was too large" | "integer number overflowed" => Some(BEYOND_TOML_INTEGERS),
+        "floating-point number overflowed" => Some(BEYOND_TOML_FLOATS),
+        _ => None,
+    }
+}
+
+/// A TOML value's text as an error gives it: a number as written (it is short and plain),
+/// anything else in words ([`value_in_words`]), never echoed.
+fn as_written(value: &str) -> String {
+    let value = value.trim();
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.');
+    if !value.is_empty() && value.len() <= 64 && value.chars().all(plain) {
+        value.to_string()
+    } else {
+        value_in_words(value)
+    }
+}
 
 /// The integer in the toml crate's words for one it read past i64 ("invalid type: integer
 /// `99999999999999999999` as i128, expected …"), or `None`.

@@ -733,7 +733,17 @@ impl<'de> serde::de::Visitor<'de> for StepSeed {
                     )
                 }
                 "args" if args.is_some() => return Err(twice()),
-                "args" => args = Some(map.next_value::<serde_json::Value>()?),
+                "args" => {
+                    let value = map.next_value::<serde_json::Value>()?;
+                    // The bound a model's answer is held to: every stored plan obeys one rule.
+                    if let Some(problem) = bounds::step_args_too_deep(&value) {
+                        return Err(A::Error::custom(format!(
+                            "field '{}' nests {problem}",
+                            field("args")
+                        )));
+                    }
+                    args = Some(value);
+                }
                 "rationale" if rationale.is_some() => return Err(twice()),
                 "rationale" => {
                     rationale = Some(

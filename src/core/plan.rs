@@ -64,13 +64,8 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
                 .and_then(|o| u32::try_from(o).ok())
                 .unwrap_or(i as u32 + 1);
             let args = s.get("args").cloned().unwrap_or(Value::Null);
-            let depth = crate::core::bounds::json_depth(&args);
-            if depth > crate::core::bounds::STEP_ARGS_DEPTH {
-                return Err(format!(
-                    "step {}'s args nest {depth} levels deep; a plan's args nest at most {}",
-                    i + 1,
-                    crate::core::bounds::STEP_ARGS_DEPTH
-                ));
+            if let Some(problem) = crate::core::bounds::step_args_too_deep(&args) {
+                return Err(format!("step {}'s args nest {problem}", i + 1));
             }
             Ok(Step {
                 order,

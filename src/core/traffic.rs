@@ -6,8 +6,11 @@
 //! [`steps_from`] (the decoder `replay` uses), so the outcome and failure class of an
 //! imported plan mean what they mean on a native one.
 
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
@@ -28,11 +31,12 @@ pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
 pub const OUTPUT_NOT_RECORDED: &str = "output_not_recorded";
 
 /// What a streamed traffic import read beside the plans it handed on: the records read
-/// (spans or rows), and the executions, linked, once the last line is read.
+/// (spans or rows), and the executions, linked one at a time as they are taken, once the
+/// last line is read.
 #[derive(Debug, Default)]
 pub struct StreamRead {
     pub records: usize,
-    pub executions: Vec<ExecutionRecord>,
+    pub executions: Executions,
     /// `execute_tool` spans of a trace with chat spans, none of which started before them:
     /// linked to no plan (an execution cannot follow a plan made after it).
     pub before_every_chat: usize,
@@ -125,43 +129,68 @@ fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<(i64, 
 // OpenTelemetry
 
 /// An OTLP AnyValue as plain JSON: `{"stringValue":…}` → string, `{"intValue":"123"}` (a
-/// string in OTLP JSON) → number, arrays and key-value lists recursively.
-fn any_value(v: &Value) -> Value {
-    let Some(o) = v.as_object() else {
+/// string in OTLP JSON) → number, arrays and key-value lists recursively. Taken by value:
+/// a long string (a span's messages, recorded as JSON text) is moved, not copied.
+fn any_value(v: Value) -> Value {
+    let Value::Object(mut o) = v else {
         return Value::Null;
     };
-    if let Some(s) = o.get("stringValue") {
-        return s.clone();
+    if let Some(s) = o.remove("stringValue") {
+        return s;
     }
-    if let Some(i) = o.get("intValue") {
+    if let Some(i) = o.remove("intValue") {
         return match i {
             Value::String(s) => s.parse::<i64>().map_or(Value::Null, Value::from),
-            other => other.clone(),
+            other => other,
         };
     }
-    if let Some(x) = o.get("doubleValue").or_else(|| o.get("boolValue")) {
-        return x.clone();
+    if let Some(x) = o.remove("doubleValue").or_else(|| o.remove("boolValue")) {
+        return x;
     }
-    if let Some(a) = o.get("arrayValue") {
-        let values = a.get("values").and_then(Value::as_array);
-        return Value::Array(values.into_iter().flatten().map(any_value).collect());
+    if let Some(mut a) = o.remove("arrayValue") {
+        let values = match a.get_mut("values").map(Value::take) {
+            Some(Value::Array(values)) => values,
+            _ => Vec::new(),
+        };
+        return Value::Array(values.into_iter().map(any_value).collect());
     }
-    if let Some(kv) = o.get("kvlistValue") {
-        return Value::Object(attributes(kv.get("values")));
+    if let Some(mut kv) = o.remove("kvlistValue") {
+        let mut out = serde_json::Map::new();
+        if let Some(Value::Array(list)) = kv.get_mut("values").map(Value::take) {
+            for kv in list {
+                if let Value::Object(mut kv) = kv
+                    && let (Some(Value::String(k)), Some(v)) =
+                        (kv.remove("key"), kv.remove("value"))
+                {
+                    out.insert(k, any_value(v));
+                }
+            }
+        }
+        return Value::Object(out);
     }
     Value::Null
 }
 
-/// OTLP `attributes` (`[{"key":…, "value":AnyValue}]`) as a JSON object.
-fn attributes(list: Option<&Value>) -> serde_json::Map<String, Value> {
-    let mut out = serde_json::Map::new();
-    for kv in list.and_then(Value::as_array).into_iter().flatten() {
-        if let (Some(k), Some(v)) = (kv.get("key").and_then(Value::as_str), kv.get("value")) {
-            out.insert(k.to_string(), any_value(v));
-        }
-    }
-    out
-}
+/// A span's attributes, as plain JSON (only those [`SPAN_ATTRIBUTES`] names).
+type Attributes = serde_json::Map<String, Value>;
+
+/// The span attributes a span's reading uses; every other attribute is read past (checked
+/// as JSON, never kept), so a line costs about its own size, not a tree of its values.
+const SPAN_ATTRIBUTES: &[&str] = &[
+    "gen_ai.operation.name",
+    "gen_ai.request.model",
+    "gen_ai.response.model",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.response.finish_reasons",
+    "gen_ai.conversation.id",
+    "gen_ai.tool.name",
+];
+
+/// The resource attribute a span's reading uses: who called.
+const RESOURCE_ATTRIBUTES: &[&str] = &["service.name"];
 
 /// A JSON-typed attribute of a span, or of the first of its events that has it: recorded as
 /// a JSON string by most instrumentations, or as a structured value; read as
@@ -169,8 +198,8 @@ fn attributes(list: Option<&Value>) -> serde_json::Map<String, Value> {
 /// attribute).
 fn span_json(
     position: &str,
-    attrs: &serde_json::Map<String, Value>,
-    events: &[serde_json::Map<String, Value>],
+    attrs: &Attributes,
+    events: &[Attributes],
     key: &str,
 ) -> Result<Option<Value>, CoreError> {
     let what = format!("attribute '{key}'");
@@ -181,12 +210,7 @@ fn span_json(
     }
     Ok(None)
 }
-
-fn token_count(
-    origin: &str,
-    attrs: &serde_json::Map<String, Value>,
-    key: &str,
-) -> Result<Option<u64>, CoreError> {
+fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64>, CoreError> {
     match attrs.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => {
@@ -203,7 +227,7 @@ fn token_count(
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
 /// carrying them), as text and tool calls, and whether any output was recorded.
-fn chat_reply(output: Option<Value>, attrs: &serde_json::Map<String, Value>) -> (Reply, bool) {
+fn chat_reply(output: Option<Value>, attrs: &Attributes) -> (Reply, bool) {
     let finish = attrs
         .get("gen_ai.response.finish_reasons")
         .and_then(|f| f.as_array().and_then(|a| a.first()).or(Some(f)))
@@ -258,14 +282,14 @@ fn chat_reply(output: Option<Value>, attrs: &serde_json::Map<String, Value>) -> 
 /// One span as read, before plans and executions are linked.
 struct Span {
     position: String,
-    trace: String,
-    span: String,
+    trace: Arc<str>,
+    span: Box<str>,
     start: i64,
     end_ms: Option<i64>,
     start_ms: i64,
-    caller: String,
-    attrs: serde_json::Map<String, Value>,
-    events: Vec<serde_json::Map<String, Value>>,
+    caller: Arc<str>,
+    attrs: Attributes,
+    events: Vec<Attributes>,
     ok: bool,
 }
 
@@ -290,184 +314,184 @@ fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, Core
     Ok(id.to_ascii_lowercase())
 }
 
-/// Spans of one OTLP JSON line (`line` is 1-based); a span is named in errors by its line
-/// and its index among the line's spans.
-fn spans_of_line(
-    origin: &str,
-    line: usize,
-    text: &str,
-    out: &mut Vec<Span>,
-) -> Result<(), CoreError> {
-    let doc: Value =
-        serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
-    let Some(resource_spans) = doc.get("resourceSpans").and_then(Value::as_array) else {
-        return Err(content_error(
-            format!("{origin}: line {line}"),
-            "not an OTLP JSON traces line (no 'resourceSpans' list)",
-        ));
-    };
-    let mut index = 0usize;
-    for rs in resource_spans {
-        let resource = attributes(rs.get("resource").and_then(|r| r.get("attributes")));
-        let caller = resource
-            .get("service.name")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .unwrap_or("otel")
-            .to_string();
-        for ss in rs
-            .get("scopeSpans")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for s in ss
-                .get("spans")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                index += 1;
-                let position = format!("{origin}: line {line}, span {index}");
-                let trace = hex_id(&position, "traceId", s.get("traceId"))?;
-                let span = hex_id(&position, "spanId", s.get("spanId"))?;
-                let (start, start_ms) =
-                    unix_nanos(&position, "startTimeUnixNano", s.get("startTimeUnixNano"))?;
-                // An end time is optional: without a readable one there is no duration.
-                let end_ms = unix_nanos(&position, "endTimeUnixNano", s.get("endTimeUnixNano"))
-                    .ok()
-                    .map(|(_, ms)| ms);
-                // OTLP status code 2 is ERROR (JSON may spell the enum by name).
-                let code = s.get("status").and_then(|st| st.get("code"));
-                let ok = !matches!(code, Some(c) if c == 2 || c == "STATUS_CODE_ERROR");
-                let events = s
-                    .get("events")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|e| attributes(e.get("attributes")))
-                    .collect();
-                out.push(Span {
-                    position,
-                    trace,
-                    span,
-                    start,
-                    start_ms,
-                    end_ms,
-                    caller: caller.clone(),
-                    attrs: attributes(s.get("attributes")),
-                    events,
-                    ok,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The plan id of an OpenTelemetry chat span.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
 }
 
-/// OTLP JSON lines read one at a time, so a file of any size is never held whole: chat
-/// spans are plans, handed back as their line is read; `execute_tool` spans are
-/// executions, kept as a few fields each until every chat is known ([`OtelReader::finish`]),
-/// then linked to the latest chat span of the same trace that started at or before them
-/// (none when every chat of the trace started after it: an execution cannot follow a plan
-/// made after it, and those are counted). Other spans are counted and left.
+/// OTLP JSON lines read one at a time, so a file of any size is never held whole, and each
+/// line read span by span as the parser reaches it (only the fields and attributes used are
+/// kept, never a tree of the whole line: [`SPAN_ATTRIBUTES`]), so a line of any size costs
+/// about itself. Chat spans are plans, handed on as each is read; `execute_tool` spans are
+/// executions, kept as a few fields each (names and trace ids shared, not copied) until
+/// every chat is known ([`OtelReader::finish`]), then linked to the latest chat span of the
+/// same trace that started at or before them (none when every chat of the trace started
+/// after it: an execution cannot follow a plan made after it, and those are counted). Other
+/// spans are counted and left.
 #[derive(Debug, Default)]
 pub struct OtelReader {
-    /// trace → (start, plan id) of its chat spans.
-    chats: BTreeMap<String, Vec<(i64, String)>>,
+    /// trace → (start, span id) of its chat spans.
+    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
     tools: Vec<ToolSpan>,
     /// Spans read, for the report.
     records: usize,
+    /// Trace ids, tool names, callers and sessions, each held once.
+    names: HashSet<Arc<str>>,
 }
 
 /// An `execute_tool` span waiting for its trace's chats.
 #[derive(Debug)]
 struct ToolSpan {
-    trace: String,
-    span: String,
+    trace: Arc<str>,
+    span: Box<str>,
     start: i64,
     start_ms: i64,
-    caller: String,
-    session: Option<String>,
-    tool: String,
+    caller: Arc<str>,
+    session: Option<Arc<str>>,
+    tool: Arc<str>,
     ok: bool,
 }
 
 impl OtelReader {
-    /// The plans of one line's chat spans, in order; its tool spans are kept for
-    /// [`finish`](Self::finish).
-    pub fn read_line(
+    /// One line (`line` is 1-based): each chat span's plan goes to `plan` as the parser
+    /// reaches it; its tool spans are kept for [`finish`](Self::finish). A span is named in
+    /// errors by its line and its index among the line's spans.
+    pub fn read_line<E: From<CoreError>>(
         &mut self,
         origin: &str,
         line: usize,
         text: &str,
-    ) -> Result<Vec<PlanRecord>, CoreError> {
-        let mut spans = Vec::new();
-        spans_of_line(origin, line, text, &mut spans)?;
-        self.records += spans.len();
-        let mut plans = Vec::new();
-        for s in &spans {
-            match operation(s) {
-                Some("chat") => {
-                    let plan = chat_plan(s)?;
-                    self.chats
-                        .entry(s.trace.clone())
-                        .or_default()
-                        .push((s.start_ms, plan.id.clone()));
-                    plans.push(plan);
-                }
-                Some("execute_tool") => self.tools.push(tool_span(s)?),
-                _ => {}
-            }
+        plan: &mut dyn FnMut(PlanRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut reading = LineReading {
+            reader: self,
+            origin,
+            line,
+            index: 0,
+            plan,
+            refused: None,
+            found: false,
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = (&mut de)
+            .deserialize_any(LineVisitor(&mut reading))
+            .and_then(|()| de.end());
+        if let Some(e) = reading.refused {
+            return Err(e);
         }
-        Ok(plans)
+        read.map_err(|e| CoreError::json_line(origin, line, text, &e))?;
+        if !reading.found {
+            return Err(content_error(
+                format!("{origin}: line {line}"),
+                "not an OTLP JSON traces line (no 'resourceSpans' list)",
+            )
+            .into());
+        }
+        Ok(())
     }
 
-    /// The spans read, and every execution linked to its chat, in file order.
+    /// `name`, held once however many spans carry it.
+    fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(held) = self.names.get(name) {
+            return held.clone();
+        }
+        let held: Arc<str> = Arc::from(name);
+        self.names.insert(held.clone());
+        held
+    }
+
+    /// A span as parsed, checked: its ids, times and status.
+    fn span(
+        &mut self,
+        position: String,
+        raw: RawSpan,
+        caller: &Arc<str>,
+    ) -> Result<Span, CoreError> {
+        let trace = hex_id(&position, "traceId", raw.trace_id.as_ref())?;
+        let span = hex_id(&position, "spanId", raw.span_id.as_ref())?;
+        let (start, start_ms) = unix_nanos(&position, "startTimeUnixNano", raw.start.as_ref())?;
+        // An end time is optional: without a readable one there is no duration.
+        let end_ms = unix_nanos(&position, "endTimeUnixNano", raw.end.as_ref())
+            .ok()
+            .map(|(_, ms)| ms);
+        // OTLP status code 2 is ERROR (JSON may spell the enum by name).
+        let ok = !matches!(&raw.status_code, Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR");
+        Ok(Span {
+            position,
+            trace: self.intern(&trace),
+            span: span.into_boxed_str(),
+            start,
+            start_ms,
+            end_ms,
+            caller: caller.clone(),
+            attrs: raw.attrs,
+            events: raw.events,
+            ok,
+        })
+    }
+
+    /// The spans read, and every execution linked to its chat, in file order (built one at
+    /// a time as the store takes them).
     pub fn finish(mut self) -> StreamRead {
         for list in self.chats.values_mut() {
             list.sort();
         }
-        let chats = &self.chats;
-        let mut before_every_chat = 0;
-        let executions = self
+        let before_every_chat = self
             .tools
-            .into_iter()
-            .map(|t| {
-                let chats_of_trace = chats.get(&t.trace).filter(|list| !list.is_empty());
-                let plan_id = chats_of_trace.and_then(|list| {
-                    list.iter()
-                        .rev()
-                        .find(|(start, _)| *start <= t.start_ms)
-                        .map(|(_, id)| id.clone())
-                });
-                if chats_of_trace.is_some() && plan_id.is_none() {
-                    before_every_chat += 1;
-                }
-                ExecutionRecord {
-                    id: format!("otel-{}-{}", t.trace, t.span),
-                    at: t.start,
-                    caller: t.caller,
-                    session: t.session,
-                    plan_id,
-                    tool: t.tool,
-                    ok: t.ok,
-                }
+            .iter()
+            .filter(|t| {
+                self.chats
+                    .get(&*t.trace)
+                    .and_then(|list| list.first())
+                    .is_some_and(|(first, _)| *first > t.start_ms)
             })
-            .collect();
+            .count();
         StreamRead {
             records: self.records,
-            executions,
+            executions: Executions {
+                chats: self.chats,
+                tools: self.tools.into_iter(),
+            },
             before_every_chat,
         }
     }
 }
+
+/// The executions of a traces file, each linked to its chat as it is taken.
+#[derive(Debug, Default)]
+pub struct Executions {
+    /// trace → (start, span id) of its chat spans, by start.
+    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
+    tools: std::vec::IntoIter<ToolSpan>,
+}
+
+impl Iterator for Executions {
+    type Item = ExecutionRecord;
+
+    fn next(&mut self) -> Option<ExecutionRecord> {
+        let t = self.tools.next()?;
+        let plan_id = self
+            .chats
+            .get(&*t.trace)
+            .and_then(|list| list.iter().rev().find(|(start, _)| *start <= t.start_ms))
+            .map(|(_, span)| otel_plan_id(&t.trace, span));
+        Some(ExecutionRecord {
+            id: format!("otel-{}-{}", t.trace, t.span),
+            at: t.start,
+            caller: t.caller.to_string(),
+            session: t.session.map(|s| s.to_string()),
+            plan_id,
+            tool: t.tool.to_string(),
+            ok: t.ok,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.tools.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Executions {}
 
 /// A span's `gen_ai.operation.name`.
 fn operation(s: &Span) -> Option<&str> {
@@ -520,7 +544,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
     let plan = PlanRecord {
         id,
         at: s.start,
-        caller: s.caller.clone(),
+        caller: s.caller.to_string(),
         model,
         intent,
         steps,
@@ -533,8 +557,8 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         replay_of: None,
         answer: Some(json!({
             "source": "otel",
-            "trace_id": s.trace,
-            "span_id": s.span,
+            "trace_id": &*s.trace,
+            "span_id": &*s.span,
             "conversation_id": s.attrs.get("gen_ai.conversation.id"),
             "finish_reason": reply.finish_reason,
             "tool_calls": reply.tool_calls,
@@ -554,8 +578,9 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
     Ok(plan)
 }
 
-/// What an `execute_tool` span keeps until its trace's chats are known.
-fn tool_span(s: &Span) -> Result<ToolSpan, CoreError> {
+/// What an `execute_tool` span keeps until its trace's chats are known: its names held
+/// once by `reader`.
+fn tool_span(reader: &mut OtelReader, s: Span) -> Result<ToolSpan, CoreError> {
     let tool = s
         .attrs
         .get("gen_ai.tool.name")
@@ -567,22 +592,622 @@ fn tool_span(s: &Span) -> Result<ToolSpan, CoreError> {
                 s.position.clone(),
                 "execute_tool span has no 'gen_ai.tool.name'",
             )
-        })?
-        .to_string();
+        })?;
+    let tool = reader.intern(tool);
+    let session = s
+        .attrs
+        .get("gen_ai.conversation.id")
+        .and_then(Value::as_str)
+        .map(|session| reader.intern(session));
     Ok(ToolSpan {
-        trace: s.trace.clone(),
-        span: s.span.clone(),
+        trace: s.trace,
+        span: s.span,
         start: s.start,
         start_ms: s.start_ms,
-        caller: s.caller.clone(),
-        session: s
-            .attrs
-            .get("gen_ai.conversation.id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        caller: s.caller,
+        session,
         tool,
         ok: s.ok,
     })
+}
+
+// The parse of one OTLP JSON line, span by span: serde visitors that keep the fields a
+// span's reading uses and read past the rest. Read past is still read: syntax, the nesting
+// limit and lone surrogates are checked as anywhere else (`Skip`). A value of another shape
+// than OTLP's (attributes that are not a list, a status that is not an object) is taken as
+// absent, as it was when the line was read as a tree.
+
+/// What a visitor of a value of another shape than expected makes of it: read through,
+/// `$absent` kept.
+macro_rules! otherwise {
+    ($absent:expr) => {
+        fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_str<Er: de::Error>(self, _: &str) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's `visit_map` for a value expected to be a list: read through, `$absent` kept.
+macro_rules! map_otherwise {
+    ($absent:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's `visit_seq` for a value expected to be an object: read through, `$absent`
+/// kept.
+macro_rules! seq_otherwise {
+    ($absent:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
+/// Any JSON value, read through and dropped.
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    otherwise!(Skip);
+    map_otherwise!(Skip);
+    seq_otherwise!(Skip);
+}
+
+/// A span as parsed: the fields used, unchecked.
+#[derive(Default)]
+struct RawSpan {
+    trace_id: Option<Value>,
+    span_id: Option<Value>,
+    start: Option<Value>,
+    end: Option<Value>,
+    status_code: Option<Value>,
+    attrs: Attributes,
+    events: Vec<Attributes>,
+}
+
+/// An OTLP `attributes` list (`[{"key":…, "value":AnyValue}]`): those it names, as plain
+/// JSON ([`any_value`]); the others read past.
+#[derive(Clone, Copy)]
+struct AttributesOf(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for AttributesOf {
+    type Value = Attributes;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Attributes, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AttributesOf {
+    type Value = Attributes;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of attributes")
+    }
+
+    otherwise!(Attributes::new());
+    map_otherwise!(Attributes::new());
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Attributes, A::Error> {
+        let mut out = Attributes::new();
+        while let Some(kv) = seq.next_element_seed(KeyValueOf(self.0))? {
+            if let Some((k, v)) = kv {
+                out.insert(k, any_value(v));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One `{"key":…, "value":…}` of an attributes list, kept when its key is one of those
+/// named (its value read past when the key comes first and is not).
+struct KeyValueOf(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeyValueOf {
+    type Value = Option<(String, Value)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyValueOf {
+    type Value = Option<(String, Value)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an attribute")
+    }
+
+    otherwise!(None);
+    seq_otherwise!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut key: Option<Value> = None;
+        let mut value: Option<Value> = None;
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                "key" => key = Some(map.next_value()?),
+                "value" if key.as_ref().is_some_and(|k| !self.wants(k)) => {
+                    map.next_value::<Skip>()?;
+                    value = None;
+                }
+                "value" => value = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(match (key, value) {
+            (Some(Value::String(k)), Some(v)) if self.0.contains(&k.as_str()) => Some((k, v)),
+            _ => None,
+        })
+    }
+}
+
+impl KeyValueOf {
+    fn wants(&self, key: &Value) -> bool {
+        key.as_str().is_some_and(|k| self.0.contains(&k))
+    }
+}
+
+/// A resource: its attributes (those [`RESOURCE_ATTRIBUTES`] names).
+struct Resource;
+
+impl<'de> DeserializeSeed<'de> for Resource {
+    type Value = Attributes;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Attributes, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Resource {
+    type Value = Attributes;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a resource")
+    }
+
+    otherwise!(Attributes::new());
+    seq_otherwise!(Attributes::new());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Attributes, A::Error> {
+        let mut attrs = Attributes::new();
+        while let Some(field) = map.next_key::<String>()? {
+            if field == "attributes" {
+                attrs = map.next_value_seed(AttributesOf(RESOURCE_ATTRIBUTES))?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(attrs)
+    }
+}
+
+/// A span's `events`: each one's attributes (those [`SPAN_ATTRIBUTES`] names); events
+/// without any are left out.
+struct Events;
+
+impl<'de> DeserializeSeed<'de> for Events {
+    type Value = Vec<Attributes>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events {
+    type Value = Vec<Attributes>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of events")
+    }
+
+    otherwise!(Vec::new());
+    map_otherwise!(Vec::new());
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut events = Vec::new();
+        while let Some(attrs) = seq.next_element_seed(Event)? {
+            if !attrs.is_empty() {
+                events.push(attrs);
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// One event: its attributes.
+struct Event;
+
+impl<'de> DeserializeSeed<'de> for Event {
+    type Value = Attributes;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Attributes, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Event {
+    type Value = Attributes;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an event")
+    }
+
+    otherwise!(Attributes::new());
+    seq_otherwise!(Attributes::new());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Attributes, A::Error> {
+        let mut attrs = Attributes::new();
+        while let Some(field) = map.next_key::<String>()? {
+            if field == "attributes" {
+                attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(attrs)
+    }
+}
+
+/// A span's `status`: its `code`.
+struct StatusCode;
+
+impl<'de> DeserializeSeed<'de> for StatusCode {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StatusCode {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a status")
+    }
+
+    otherwise!(None);
+    seq_otherwise!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut code = None;
+        while let Some(field) = map.next_key::<String>()? {
+            if field == "code" {
+                code = Some(map.next_value()?);
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(code)
+    }
+}
+
+/// One span: the fields used.
+struct SpanFields;
+
+impl<'de> DeserializeSeed<'de> for SpanFields {
+    type Value = RawSpan;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawSpan, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SpanFields {
+    type Value = RawSpan;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a span")
+    }
+
+    otherwise!(RawSpan::default());
+    seq_otherwise!(RawSpan::default());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSpan, A::Error> {
+        let mut s = RawSpan::default();
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                "traceId" => s.trace_id = Some(map.next_value()?),
+                "spanId" => s.span_id = Some(map.next_value()?),
+                "startTimeUnixNano" => s.start = Some(map.next_value()?),
+                "endTimeUnixNano" => s.end = Some(map.next_value()?),
+                "status" => s.status_code = map.next_value_seed(StatusCode)?,
+                "attributes" => s.attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?,
+                "events" => s.events = map.next_value_seed(Events)?,
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// One line being read: where it is, the reader it feeds, and what refused a span (the
+/// parse stops with a placeholder error; this one is told).
+struct LineReading<'r, E> {
+    reader: &'r mut OtelReader,
+    origin: &'r str,
+    line: usize,
+    /// Spans met so far in the line.
+    index: usize,
+    plan: &'r mut dyn FnMut(PlanRecord) -> Result<(), E>,
+    refused: Option<E>,
+    /// Whether the line had a `resourceSpans` list.
+    found: bool,
+}
+
+impl<E: From<CoreError>> LineReading<'_, E> {
+    /// A span read (the `index`th of its line) made a plan, an execution waiting for its
+    /// chats, or nothing.
+    fn take(&mut self, index: usize, raw: RawSpan, caller: &Arc<str>) -> Result<(), E> {
+        let position = format!("{}: line {}, span {index}", self.origin, self.line);
+        let s = self.reader.span(position, raw, caller)?;
+        self.reader.records += 1;
+        match operation(&s) {
+            Some("chat") => {
+                let plan = chat_plan(&s)?;
+                self.reader
+                    .chats
+                    .entry(s.trace)
+                    .or_default()
+                    .push((s.start_ms, s.span));
+                (self.plan)(plan)?;
+            }
+            Some("execute_tool") => {
+                let tool = tool_span(self.reader, s)?;
+                self.reader.tools.push(tool);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// [`take`](Self::take) inside the parse: a refusal is kept and stops it.
+    fn taken<Er: de::Error>(
+        &mut self,
+        index: usize,
+        raw: RawSpan,
+        caller: &Arc<str>,
+    ) -> Result<(), Er> {
+        self.take(index, raw, caller).map_err(|e| {
+            self.refused = Some(e);
+            Er::custom("span refused")
+        })
+    }
+
+    /// Who called: a resource's `service.name`, else `otel`.
+    fn caller(&mut self, resource: &Attributes) -> Arc<str> {
+        let name = resource
+            .get("service.name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("otel");
+        self.reader.intern(name)
+    }
+}
+
+/// The line: `{"resourceSpans": […]}`.
+struct LineVisitor<'a, 'r, E>(&'a mut LineReading<'r, E>);
+
+impl<'de, E: From<CoreError>> Visitor<'de> for LineVisitor<'_, '_, E> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an OTLP JSON traces object")
+    }
+
+    otherwise!(());
+    seq_otherwise!(());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(field) = map.next_key::<String>()? {
+            if field == "resourceSpans" && !self.0.found {
+                map.next_value_seed(ResourceSpansList(&mut *self.0))?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `resourceSpans`: a list of resources with their spans.
+struct ResourceSpansList<'a, 'r, E>(&'a mut LineReading<'r, E>);
+
+impl<'de, E: From<CoreError>> DeserializeSeed<'de> for ResourceSpansList<'_, '_, E> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, E: From<CoreError>> Visitor<'de> for ResourceSpansList<'_, '_, E> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of resource spans")
+    }
+
+    otherwise!(());
+    map_otherwise!(());
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.found = true;
+        while seq
+            .next_element_seed(ResourceSpans(&mut *self.0))?
+            .is_some()
+        {}
+        Ok(())
+    }
+}
+
+/// One resource and its spans. Its spans are taken as they are read when the resource
+/// came first (as the Collector writes it); when its spans come first, they wait (parsed)
+/// for the resource that names their caller.
+struct ResourceSpans<'a, 'r, E>(&'a mut LineReading<'r, E>);
+
+impl<'de, E: From<CoreError>> DeserializeSeed<'de> for ResourceSpans<'_, '_, E> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, E: From<CoreError>> Visitor<'de> for ResourceSpans<'_, '_, E> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("resource spans")
+    }
+
+    otherwise!(());
+    seq_otherwise!(());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut caller = None;
+        let mut waiting = Vec::new();
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                "resource" => {
+                    let resource = map.next_value_seed(Resource)?;
+                    caller = Some(self.0.caller(&resource));
+                }
+                "scopeSpans" => map.next_value_seed(Spans {
+                    line: &mut *self.0,
+                    caller: caller.clone(),
+                    waiting: &mut waiting,
+                    level: Level::Scopes,
+                })?,
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        if !waiting.is_empty() {
+            let caller = match caller {
+                Some(caller) => caller,
+                None => self.0.caller(&Attributes::new()),
+            };
+            for (index, raw) in waiting {
+                self.0.taken(index, raw, &caller)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where [`Spans`] is: `scopeSpans`, one scope, or its `spans`.
+#[derive(Clone, Copy)]
+enum Level {
+    Scopes,
+    Scope,
+    List,
+}
+
+/// The spans under a resource, taken as read when the caller is known, else kept waiting.
+struct Spans<'a, 'r, E> {
+    line: &'a mut LineReading<'r, E>,
+    caller: Option<Arc<str>>,
+    waiting: &'a mut Vec<(usize, RawSpan)>,
+    level: Level,
+}
+
+impl<'r, E> Spans<'_, 'r, E> {
+    fn at(&mut self, level: Level) -> Spans<'_, 'r, E> {
+        Spans {
+            line: &mut *self.line,
+            caller: self.caller.clone(),
+            waiting: &mut *self.waiting,
+            level,
+        }
+    }
+}
+
+impl<'de, E: From<CoreError>> DeserializeSeed<'de> for Spans<'_, '_, E> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, E: From<CoreError>> Visitor<'de> for Spans<'_, '_, E> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("scope spans")
+    }
+
+    otherwise!(());
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        match self.level {
+            Level::Scopes => while seq.next_element_seed(self.at(Level::Scope))?.is_some() {},
+            Level::Scope => while seq.next_element::<Skip>()?.is_some() {},
+            Level::List => {
+                while let Some(raw) = seq.next_element_seed(SpanFields)? {
+                    self.line.index += 1;
+                    let index = self.line.index;
+                    match &self.caller {
+                        Some(caller) => self.line.taken(index, raw, caller)?,
+                        None => self.waiting.push((index, raw)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while let Some(field) = map.next_key::<String>()? {
+            if matches!(self.level, Level::Scope) && field == "spans" {
+                map.next_value_seed(self.at(Level::List))?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -847,12 +1472,15 @@ mod tests {
         let mut reader = OtelReader::default();
         let mut plans = Vec::new();
         for (line, text) in lines {
-            plans.extend(reader.read_line(origin, line, text)?);
+            reader.read_line(origin, line, text, &mut |p| {
+                plans.push(p);
+                Ok::<(), CoreError>(())
+            })?;
         }
         let read = reader.finish();
         Ok(Traffic {
             plans,
-            executions: read.executions,
+            executions: read.executions.collect(),
             records: read.records,
             before_every_chat: read.before_every_chat,
         })
@@ -917,6 +1545,50 @@ mod tests {
         );
         let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
         assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None, None]);
+    }
+
+    /// A line is read span by span (tester 7 T7-7: one line was parsed whole first): the
+    /// first span's plan is handed on before the parser reaches the second, whose fault
+    /// then stops the read naming it; attributes not used are read past, not kept.
+    #[test]
+    fn a_line_hands_on_each_plan_as_the_parser_reaches_it() {
+        let mut attrs = chat("first");
+        attrs.as_array_mut().unwrap().push(
+            json!({"key": "unused", "value": {"kvlistValue": {"values": [
+                {"key": "x", "value": {"stringValue": "y"}}]}}}),
+        );
+        let text = line(vec![
+            span("aa", "01", S, attrs),
+            json!({"spanId": "02", "startTimeUnixNano": S.to_string()}),
+        ]);
+        let mut reader = OtelReader::default();
+        let mut seen = Vec::new();
+        let err = reader
+            .read_line("f", 3, &text, &mut |p| {
+                assert!(p.answer.as_ref().unwrap().get("unused").is_none());
+                seen.push(p.id);
+                Ok::<(), CoreError>(())
+            })
+            .unwrap_err()
+            .to_string();
+        assert_eq!(seen, ["otel-aa-01"]);
+        assert_eq!(err, "f: line 3, span 2: span has no 'traceId'");
+        // What the sink refuses stops the read with the sink's own error.
+        let text = line(vec![
+            span("aa", "01", S, chat("x")),
+            span("aa", "03", S, chat("y")),
+        ]);
+        let mut calls = 0;
+        let err = OtelReader::default()
+            .read_line("f", 1, &text, &mut |_| {
+                calls += 1;
+                Err(CoreError::Content {
+                    origin: "store".into(),
+                    message: "full".into(),
+                })
+            })
+            .unwrap_err();
+        assert_eq!((calls, err.to_string().as_str()), (1, "store: full"));
     }
 
     #[test]

@@ -28,12 +28,7 @@ pub fn read_traces(
         &origin,
         super::open_text(path)?,
         &mut progress,
-        |line, text| {
-            for p in reader.read_line(&origin, line, text)? {
-                plan(p)?;
-            }
-            Ok(())
-        },
+        |line, text| reader.read_line(&origin, line, text, &mut plan),
     )?;
     Ok(reader.finish())
 }

@@ -2,6 +2,7 @@
 //! of sent and replayed plans, export, and drift kept current as executions arrive.
 
 use super::*;
+use std::rc::Rc;
 
 impl HistoryStore {
     /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
@@ -1009,29 +1010,41 @@ pub(super) fn recompute_drift(
                 planned.entry(seq).or_default().push(tool);
             }
         }
+        // Every execution of the caller is held here at once: each tool name is held once
+        // however many runs repeat it (tester 7 T7-7: 300,000 runs of one 500-byte tool
+        // held 150 MB of copies).
+        let mut names: HashSet<Rc<str>> = HashSet::new();
+        let mut name = |tool: &str| -> Rc<str> {
+            if let Some(held) = names.get(tool) {
+                return held.clone();
+            }
+            let held: Rc<str> = Rc::from(tool);
+            names.insert(held.clone());
+            held
+        };
         // A plan with linked executions is judged on them alone, even when every one of them
         // is dated before it (then it is `ignored`): they name it, so loose ones do not count.
-        let mut linked: HashMap<i64, Vec<(String, bool)>> = HashMap::new();
-        for row in linked_st.query_map([caller], |r| {
-            Ok((
+        let mut linked: HashMap<i64, Vec<(Rc<str>, bool)>> = HashMap::new();
+        let mut rows = linked_st.query([caller])?;
+        while let Some(r) = rows.next()? {
+            let (seq, ok, plan_at, at) = (
                 r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
                 r.get::<_, bool>(2)?,
                 r.get::<_, i64>(3)?,
                 r.get::<_, i64>(4)?,
-            ))
-        })? {
-            let (seq, tool, ok, plan_at, at) = row?;
+            );
             let runs = linked.entry(seq).or_default();
             if after_plan(plan_at, at) {
-                runs.push((tool, ok));
+                runs.push((name(r.get_ref(1)?.as_str()?), ok));
             }
         }
-        let loose: Vec<(i64, String, bool)> = loose_st
-            .query_map([caller], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<Result<_, _>>()?;
+        let mut loose: Vec<(i64, Rc<str>, bool)> = Vec::new();
+        let mut rows = loose_st.query([caller])?;
+        while let Some(r) = rows.next()? {
+            loose.push((r.get(0)?, name(r.get_ref(1)?.as_str()?), r.get(2)?));
+        }
         // Sweep: loose executions go to the latest plan at or before them, inside its window.
-        let mut by_time: HashMap<usize, Vec<(String, bool)>> = HashMap::new();
+        let mut by_time: HashMap<usize, Vec<(Rc<str>, bool)>> = HashMap::new();
         let mut pi = 0usize;
         for (at, tool, ok) in &loose {
             while pi + 1 < plans.len() && plans[pi + 1].at <= *at {
@@ -1045,7 +1058,7 @@ pub(super) fn recompute_drift(
             }
         }
         for (i, p) in plans.iter().enumerate() {
-            let executed: Vec<(String, bool)> = match linked.remove(&p.seq) {
+            let executed: Vec<(Rc<str>, bool)> = match linked.remove(&p.seq) {
                 Some(v) => v,
                 None => by_time.remove(&i).unwrap_or_default(),
             };
@@ -1059,7 +1072,7 @@ pub(super) fn recompute_drift(
                 .collect();
             let drift = Drift::classify(p.outcome, &planned_tools, &runs);
             let executed_json =
-                serde_json::to_string(&executed.iter().map(|(t, _)| t).collect::<Vec<_>>())?;
+                serde_json::to_string(&executed.iter().map(|(t, _)| &**t).collect::<Vec<&str>>())?;
             let failed_json = serde_json::to_string(
                 &executed
                     .iter()
