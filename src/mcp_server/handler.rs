@@ -719,7 +719,12 @@ impl State {
                 ),
             ));
         }
-        let plan = match plan_id {
+        // The plan the run counted for: the one it names, or (none named, or one the store
+        // does not hold) the caller's plan whose window holds it — drift moved either way.
+        let counted = history
+            .plan_counted_for(plan_id, caller, at)
+            .map_err(internal)?;
+        let plan = match counted.as_deref() {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {
                 json!({
                     "id": d.record.id,

@@ -429,6 +429,53 @@ impl HistoryStore {
         }
         Ok(n)
     }
+
+    /// The plan an execution counts for, as drift counts it ([`recompute_drift`]): the plan
+    /// it names when the store holds it; else the latest plan of `caller` (not a replay) at
+    /// or before `at`, within the drift window — unless executions naming that plan judge
+    /// it, when a run naming none counts for nothing. `None`: it counts for no plan.
+    pub fn plan_counted_for(
+        &self,
+        plan_id: Option<&str>,
+        caller: &str,
+        at: i64,
+    ) -> anyhow::Result<Option<String>> {
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        if let Some(id) = plan_id {
+            let known: Option<String> = self
+                .conn
+                .query_row("SELECT id FROM plans WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .map_err(read)?;
+            if known.is_some() {
+                return Ok(known);
+            }
+        }
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        let latest: Option<(String, i64)> = self
+            .conn
+            .query_row(
+                "SELECT id, at FROM plans WHERE caller = ?1 AND drift != ?2 AND at <= ?3
+                 ORDER BY at DESC, seq DESC LIMIT 1",
+                params![caller, Drift::Replay.as_str(), at],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(read)?;
+        let Some((id, _)) = latest.filter(|(_, plan_at)| at <= plan_at + self.drift_window) else {
+            return Ok(None);
+        };
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        let named: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM executions WHERE plan_id = ?1)",
+                [&id],
+                |r| r.get(0),
+            )
+            .map_err(read)?;
+        Ok((!named).then_some(id))
+    }
 }
 
 /// Store one imported plan, or say why not: already present, a conflict settled by
@@ -949,7 +996,8 @@ impl<'t> ExecutionInserter<'t> {
 /// Recompute drift and its evidence for every plan of `callers`. Executions that name a
 /// known plan belong to it, unless dated before it ([`after_plan`]: clock skew aside, it ran
 /// before the plan existed); the rest belong to the caller's latest plan before them, within
-/// `window` seconds. Returns how many plans changed.
+/// `window` seconds ([`HistoryStore::plan_counted_for`] says it of one execution: the two
+/// keep one rule). Returns how many plans changed.
 pub(super) fn recompute_drift(
     conn: &Connection,
     callers: &BTreeSet<String>,
