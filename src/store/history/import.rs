@@ -21,6 +21,8 @@ impl HistoryStore {
         let tx = self.write("importing plans")?;
         let mut report = ImportReport::new(source, "plans");
         let mut callers = BTreeSet::new();
+        let newest_before: i64 =
+            tx.query_row("SELECT IFNULL(MAX(seq), 0) FROM plans", [], |r| r.get(0))?;
         {
             let mut insert = PlanInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
@@ -36,6 +38,13 @@ impl HistoryStore {
                 )
             })?;
         }
+        // Executions stored before their plans arrived (imported first) are linked now: one
+        // dated before its plan is said here as the executions import says it (tester 7
+        // T7-6: only the order plans-then-executions said it).
+        let mut notes = LinkNotes::default();
+        stored_runs_before_new_plans(&tx, newest_before, &mut notes)
+            .map_err(db_err(&path, "reading the executions the new plans link"))?;
+        notes.into_report(&mut report);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -532,14 +541,7 @@ impl Links {
         };
         match plan_at {
             None => report.unknown_plan += 1,
-            Some(plan_at) if !after_plan(plan_at, e.at) => {
-                report.before_plan += 1;
-                if report.before_plan_ids.len() < CONFLICTS_LISTED
-                    && !report.before_plan_ids.contains(id)
-                {
-                    report.before_plan_ids.push(id.clone());
-                }
-            }
+            Some(plan_at) if !after_plan(plan_at, e.at) => report.before(id),
             Some(_) => {}
         }
         self.plans.insert(id.clone());
@@ -559,7 +561,38 @@ pub(super) struct LinkNotes {
     before_plan_ids: Vec<String>,
 }
 
+/// Executions already in the store that name a plan added after row `newest_before` (by
+/// this import), each dated before its plan ([`after_plan`]): counted into `notes`.
+fn stored_runs_before_new_plans(
+    tx: &Transaction<'_>,
+    newest_before: i64,
+    notes: &mut LinkNotes,
+) -> rusqlite::Result<()> {
+    let mut st = tx.prepare(
+        "SELECT p.id, p.at, e.at FROM plans p JOIN executions e ON e.plan_id = p.id
+         WHERE p.seq > ?1 ORDER BY p.seq, e.seq",
+    )?;
+    let mut rows = st.query([newest_before])?;
+    while let Some(r) = rows.next()? {
+        let (id, plan_at, at): (String, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        if !after_plan(plan_at, at) {
+            notes.before(&id);
+        }
+    }
+    Ok(())
+}
+
 impl LinkNotes {
+    /// An execution dated before the plan `id` it names.
+    fn before(&mut self, id: &str) {
+        self.before_plan += 1;
+        if self.before_plan_ids.len() < CONFLICTS_LISTED
+            && !self.before_plan_ids.iter().any(|b| b == id)
+        {
+            self.before_plan_ids.push(id.to_string());
+        }
+    }
+
     pub(super) fn into_report(self, report: &mut ImportReport) {
         report.unknown_plan = self.unknown_plan;
         report.before_plan = self.before_plan;
