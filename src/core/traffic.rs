@@ -453,6 +453,7 @@ impl OtelReader {
                 ExecutionRecord {
                     id: format!("otel-{}-{}", t.trace, t.span),
                     at: t.start,
+                    at_nanos: millis_part(t.start_ms),
                     caller: t.caller,
                     session: t.session,
                     plan_id,
@@ -520,6 +521,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
     let plan = PlanRecord {
         id,
         at: s.start,
+        at_nanos: millis_part(s.start_ms),
         caller: s.caller.clone(),
         model,
         intent,
@@ -792,6 +794,7 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     let record = PlanRecord {
         id: format!("litellm-{request_id}"),
         at: start.div_euclid(1000),
+        at_nanos: millis_part(start),
         caller,
         model,
         intent,
@@ -824,6 +827,11 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         ));
     }
     Ok(record)
+}
+
+/// The part of a second past a time in Unix milliseconds, in nanoseconds.
+fn millis_part(ms: i64) -> u32 {
+    u32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0)
 }
 
 #[cfg(test)]

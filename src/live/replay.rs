@@ -796,6 +796,7 @@ pub async fn send_planned(
     let mut record = PlanRecord {
         id: String::new(),
         at: crate::store::now_secs(),
+        at_nanos: 0,
         caller: link.caller.to_string(),
         model: model.to_string(),
         intent: crate::core::bounds::kept_intent(link.intent).into_owned(),

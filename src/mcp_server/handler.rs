@@ -20,7 +20,7 @@ use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
-use crate::core::time::format_timestamp;
+use crate::core::time::format_timestamp_nanos;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
@@ -684,9 +684,14 @@ impl State {
         let session = p.opt_name("session")?;
         let id = p.opt_name("id")?;
         let at = p.opt_time("at")?.unwrap_or_else(now_secs);
+        // The part of a second the caller gave is kept, as an imported line's is.
+        let nanos = args
+            .get("at")
+            .and_then(Value::as_str)
+            .map_or(0, crate::core::time::subsecond_nanos);
         let execution = json!({
             "id": id,
-            "at": format_timestamp(at),
+            "at": format_timestamp_nanos(at, nanos),
             "caller": caller,
             "session": session,
             "plan_id": plan_id,

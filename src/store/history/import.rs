@@ -400,7 +400,8 @@ impl HistoryStore {
                 if let Some(obj) = line.as_object_mut() {
                     obj.insert(
                         "at".into(),
-                        crate::core::time::format_timestamp(d.record.at).into(),
+                        crate::core::time::format_timestamp_nanos(d.record.at, d.record.at_nanos)
+                            .into(),
                     );
                     // Derived, not imported: executions come from their own export, and
                     // replays are exported as plans of their own with `replay_of` (the
@@ -418,7 +419,8 @@ impl HistoryStore {
     /// Every execution as JSON Lines, oldest first.
     pub fn export_executions(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
         let mut st = self.conn.prepare(
-            "SELECT id, at, caller, session, plan_id, tool, ok FROM executions ORDER BY at, seq",
+            "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+             ORDER BY at, at_nanos, seq",
         )?;
         let mut rows = st.query([])?;
         let mut n = 0;
@@ -426,7 +428,7 @@ impl HistoryStore {
             let at: i64 = r.get(1)?;
             let line = serde_json::json!({
                 "id": r.get::<_, String>(0)?,
-                "at": crate::core::time::format_timestamp(at),
+                "at": crate::core::time::format_timestamp_nanos(at, r.get(7)?),
                 "caller": r.get::<_, String>(2)?,
                 "session": r.get::<_, Option<String>>(3)?,
                 "plan_id": r.get::<_, Option<String>>(4)?,
@@ -509,7 +511,7 @@ pub(super) fn plan_fate(
             plan.id
         );
     };
-    if stored.detail.record == plan {
+    if same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos) {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -535,13 +537,13 @@ pub(super) struct Links {
 impl Links {
     /// An execution added (or replacing another), with the time of the plan it names:
     /// `None` when the store holds no such plan.
-    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<i64>, report: &mut LinkNotes) {
+    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<(i64, u32)>, report: &mut LinkNotes) {
         let Some(id) = &e.plan_id else {
             return;
         };
         match plan_at {
             None => report.unknown_plan += 1,
-            Some(plan_at) if !after_plan(plan_at, e.at) => report.before(id),
+            Some(plan_at) if !after_plan(plan_at, (e.at, e.at_nanos)) => report.before(id),
             Some(_) => {}
         }
         self.plans.insert(id.clone());
@@ -569,13 +571,14 @@ fn stored_runs_before_new_plans(
     notes: &mut LinkNotes,
 ) -> rusqlite::Result<()> {
     let mut st = tx.prepare(
-        "SELECT p.id, p.at, e.at FROM plans p JOIN executions e ON e.plan_id = p.id
+        "SELECT p.id, p.at, p.at_nanos, e.at, e.at_nanos
+         FROM plans p JOIN executions e ON e.plan_id = p.id
          WHERE p.seq > ?1 ORDER BY p.seq, e.seq",
     )?;
     let mut rows = st.query([newest_before])?;
     while let Some(r) = rows.next()? {
-        let (id, plan_at, at): (String, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-        if !after_plan(plan_at, at) {
+        let id: String = r.get(0)?;
+        if !after_plan((r.get(1)?, r.get(2)?), (r.get(3)?, r.get(4)?)) {
             notes.before(&id);
         }
     }
@@ -620,7 +623,7 @@ pub(super) fn execution_fate(
     let stored = insert
         .stored(&e.id)
         .map_err(db_err(path, "reading an execution"))?;
-    if stored == e {
+    if same_but_the_fraction(&stored, &e, |e| &mut e.at_nanos) {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -639,6 +642,26 @@ pub(super) fn execution_fate(
             Fate::Replaced
         }
     })
+}
+
+/// Whether a stored record is the one read again: equal, or equal but for the part of a
+/// second of a row stored before it was kept (0 there: that store never had it), so a file
+/// imported again into an older store is still "already present", not a conflict.
+fn same_but_the_fraction<T: Clone + PartialEq>(
+    stored: &T,
+    read: &T,
+    nanos: impl Fn(&mut T) -> &mut u32,
+) -> bool {
+    if stored == read {
+        return true;
+    }
+    let mut old = stored.clone();
+    let mut again = read.clone();
+    if *nanos(&mut old) != 0 {
+        return false;
+    }
+    *nanos(&mut again) = 0;
+    old == again
 }
 
 /// Count one record's fate into `report`; a conflict's id goes to `conflicts`.
@@ -865,6 +888,9 @@ impl<'t> PlanInserter<'t> {
         if !p.source.is_native() || p.expert_baseline.is_some() {
             self.set_origin(seq, p)?;
         }
+        if p.at_nanos != 0 {
+            self.set_at_nanos(seq, p)?;
+        }
         self.shape.execute(params![
             c.shape,
             shape_words(&p.intent).join(" "),
@@ -872,6 +898,14 @@ impl<'t> PlanInserter<'t> {
             p.at
         ])?;
         Ok(Some(seq))
+    }
+
+    /// The part of a second the plan's time was given with (see `MIGRATION_AT_NANOS`).
+    fn set_at_nanos(&self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        self.tx
+            .prepare_cached("UPDATE plans SET at_nanos = ?2 WHERE seq = ?1")?
+            .execute(params![seq, p.at_nanos])?;
+        Ok(())
     }
 
     /// The plan's A/B arm and comparison (see `MIGRATION_ARM_COLUMNS`).
@@ -917,6 +951,7 @@ impl<'t> PlanInserter<'t> {
             rusqlite::params_from_iter(c.values(&stored.seq, p)),
         )?;
         self.set_compare(stored.seq, p)?;
+        self.set_at_nanos(stored.seq, p)?;
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
         self.insert_steps(stored.seq, &p.steps)?;
@@ -972,8 +1007,8 @@ impl<'t> ExecutionInserter<'t> {
     fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
         Ok(ExecutionInserter {
             st: tx.prepare_cached(
-                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
+                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok, at_nanos)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO NOTHING",
             )?,
             tx,
         })
@@ -982,19 +1017,19 @@ impl<'t> ExecutionInserter<'t> {
     /// False when an execution with this id is already stored.
     fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
         Ok(self.st.execute(params![
-            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
+            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
         ])? > 0)
     }
 
-    /// The time of the plan `id` names, when the store holds it.
-    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<i64>> {
+    /// The time of the plan `id` names (second and part of it), when the store holds it.
+    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<(i64, u32)>> {
         let Some(id) = id else {
             return Ok(None);
         };
         Ok(self
             .tx
-            .prepare_cached("SELECT at FROM plans WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
+            .prepare_cached("SELECT at, at_nanos FROM plans WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
     }
 
@@ -1002,12 +1037,14 @@ impl<'t> ExecutionInserter<'t> {
     fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
         self.tx
             .prepare_cached(
-                "SELECT id, at, caller, session, plan_id, tool, ok FROM executions WHERE id = ?1",
+                "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+                 WHERE id = ?1",
             )?
             .query_row([id], |r| {
                 Ok(ExecutionRecord {
                     id: r.get(0)?,
                     at: r.get(1)?,
+                    at_nanos: r.get(7)?,
                     caller: r.get(2)?,
                     session: r.get(3)?,
                     plan_id: r.get(4)?,
@@ -1020,8 +1057,10 @@ impl<'t> ExecutionInserter<'t> {
     fn replace(&self, e: &ExecutionRecord) -> rusqlite::Result<usize> {
         self.tx.execute(
             "UPDATE executions SET at = ?2, caller = ?3, session = ?4, plan_id = ?5, tool = ?6,
-                 ok = ?7 WHERE id = ?1",
-            params![e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok],
+                 ok = ?7, at_nanos = ?8 WHERE id = ?1",
+            params![
+                e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
+            ],
         )
     }
 }
@@ -1046,8 +1085,9 @@ pub(super) fn recompute_drift(
          WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
     )?;
     let mut linked_st = conn.prepare_cached(
-        "SELECT p.seq, e.tool, e.ok, p.at, e.at FROM executions e JOIN plans p ON p.id = e.plan_id
-         WHERE p.caller = ?1 ORDER BY e.at, e.seq",
+        "SELECT p.seq, e.tool, e.ok, p.at, p.at_nanos, e.at, e.at_nanos
+         FROM executions e JOIN plans p ON p.id = e.plan_id
+         WHERE p.caller = ?1 ORDER BY e.at, e.at_nanos, e.seq",
     )?;
     let mut loose_st = conn.prepare_cached(
         "SELECT e.at, e.tool, e.ok FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
@@ -1098,8 +1138,8 @@ pub(super) fn recompute_drift(
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, bool>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
+                (r.get::<_, i64>(3)?, r.get::<_, u32>(4)?),
+                (r.get::<_, i64>(5)?, r.get::<_, u32>(6)?),
             ))
         })? {
             let (seq, tool, ok, plan_at, at) = row?;
