@@ -839,8 +839,16 @@ async fn event_loop(
             break;
         }
     }
+    drop(guard);
     // A try to store kept answers still in flight is waited for: trying them again beside
     // it could store one twice.
+    if state.unstored.storing.is_some() {
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole: waiting for the try to store {} in flight (at most {} s)…",
+            unstored::answers(state.unstored.pending.len()),
+            ctx.lock_wait.as_secs()
+        ));
+    }
     while state.unstored.storing.is_some() {
         match rx.recv().await {
             Some(Input::Action(a @ Action::StoredAgain(..))) => {
@@ -850,7 +858,6 @@ async fn event_loop(
             None => break,
         }
     }
-    drop(guard);
     if !state.unstored.pending.is_empty() {
         let wait = ctx.lock_wait.min(QUIT_LOCK_WAIT);
         crate::cli::out::eprint_line(&format!(
