@@ -343,6 +343,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 );
                 return Vec::new();
             }
+            // What the last store-again came to has been read by now: the status line
+            // keeps only what still waits.
+            if state.unstored.pending.is_empty() {
+                state.unstored.last = None;
+            }
             let targets = state.send_targets();
             let arms = state.ab;
             let attachments = state.prompt.attachments.clone();
