@@ -200,6 +200,8 @@ fn pane(c: &mut Criterion) {
             preview: ws.preview_context(false),
             history: Some(path.clone()),
             replay: Err("not used here".into()),
+            workspace: ws.dir.clone(),
+            lock_wait: ctxconsole::store::sqlite::BUSY_TIMEOUT,
         };
         let mut term = Terminal::new(TestBackend::new(160, 45)).expect("terminal");
         let first: fn((Duration, Duration)) -> Duration = |t| t.0;

@@ -143,7 +143,7 @@ pub fn report_if_loose_file(path: &Path) {
 }
 
 /// A path as one shell word, for a command the operator may paste.
-fn shell_word(path: &Path) -> String {
+pub fn shell_word(path: &Path) -> String {
     let s = path.display().to_string();
     if s.bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b))

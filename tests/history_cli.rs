@@ -1351,3 +1351,120 @@ fn failed_or_early_executions_do_not_follow_their_plans_and_the_import_says_so()
     let models = json_of(&mut run(&["history", "--models", "--json"]));
     assert_eq!(models["models"][0]["followed"], 1, "{models:#}");
 }
+
+/// Tester 7 T7-6: "dated before its plan" was said only when executions were imported after
+/// their plans. Imported first (as "linked when that plan is imported" invites), the plans
+/// import that links them says it too, with the same words and figures.
+#[test]
+fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plans_import() {
+    let home = tempfile::tempdir().unwrap();
+    let plan = |id: &str, at: &str| {
+        serde_json::json!({"id": id, "at": at, "caller": "c1", "model": "m",
+            "intent": format!("skew case {id}"), "steps": [{"order": 1, "tool": "repo.clone"}]})
+        .to_string()
+    };
+    let run = |id: &str, at: &str| {
+        serde_json::json!({"at": at, "caller": "c1", "tool": "repo.clone", "ok": true,
+            "plan_id": id})
+        .to_string()
+    };
+    let plans = [
+        plan("skew4", "2026-11-20T10:00:04Z"),
+        plan("tz-before", "2026-11-20T11:01:00Z"),
+        plan("in-time", "2026-11-20T12:00:00Z"),
+        // Whole seconds say 3 s for both; the instants are 3.4 s and 2.9 s apart.
+        plan("subsec", "2026-11-20T13:00:00.900Z"),
+        plan("subsec-ok", "2026-11-20T14:00:00.400Z"),
+    ];
+    let execs = [
+        run("skew4", "2026-11-20T10:00:00Z"),
+        run("tz-before", "2026-11-20T12:00:00+01:00"),
+        run("in-time", "2026-11-20T11:59:58Z"),
+        run("subsec", "2026-11-20T12:59:57.500Z"),
+        run("subsec-ok", "2026-11-20T13:59:57.500Z"),
+    ];
+    let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
+    std::fs::write(&p, plans.join("\n")).unwrap();
+    std::fs::write(&e, execs.join("\n")).unwrap();
+    let said = |first: &std::path::Path, then: &std::path::Path, store: &str| {
+        let store = home.path().join(store);
+        let run = |args: &[&str], file: &std::path::Path| {
+            let mut c = ctx(home.path());
+            c.arg("--store").arg(&store).args(args).arg(file);
+            c
+        };
+        common::succeeded(&mut run(&["import", first_kind(first)], first));
+        let out = common::succeeded(&mut run(&["import", first_kind(then)], then));
+        let json = json_of(&mut run(&["import", first_kind(then), "--json"], then));
+        (String::from_utf8_lossy(&out.stdout).into_owned(), json)
+    };
+    fn first_kind(f: &std::path::Path) -> &'static str {
+        if f.ends_with("p.jsonl") {
+            "plans"
+        } else {
+            "executions"
+        }
+    }
+    let note = "3 executions are dated before their plans (skew4, tz-before, subsec) by more \
+                than 3 s: kept, not counted for drift";
+    let (plans_then_runs, _) = said(&p, &e, "a.sqlite");
+    assert!(plans_then_runs.contains(note), "{plans_then_runs}");
+    let (runs_then_plans, again) = said(&e, &p, "b.sqlite");
+    assert!(runs_then_plans.contains(note), "{runs_then_plans}");
+    assert!(runs_then_plans.contains("5 added"), "{runs_then_plans}");
+    // A plans import that adds nothing links nothing new: nothing to say again.
+    assert_eq!(again["before_plan"], 0, "{again}");
+    for store in ["a.sqlite", "b.sqlite"] {
+        let store = home.path().join(store);
+        let drift = json_of(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["history", "--drift", "--json"]),
+        );
+        let row = |id: &str| {
+            drift["plans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["id"] == id)
+                .unwrap()["drift"]
+                .clone()
+        };
+        assert_eq!(row("subsec"), "ignored", "{drift}");
+        assert_eq!(row("subsec-ok"), "followed", "{drift}");
+        assert_eq!(row("in-time"), "followed", "{drift}");
+        // The export keeps the part of a second, so a copy judges the same.
+        let out = home.path().join("x.jsonl");
+        common::succeeded(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["history", "export", "--out"])
+                .arg(&out),
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            text.contains("\"at\":\"2026-11-20T13:00:00.900Z\""),
+            "{text}"
+        );
+        std::fs::remove_file(&out).unwrap();
+    }
+    // A store written before parts of a second were kept holds 0 for them: the same files
+    // read again are already present there, not conflicts.
+    let older = home.path().join("a.sqlite");
+    rusqlite::Connection::open(&older)
+        .unwrap()
+        .execute_batch("UPDATE plans SET at_nanos = 0; UPDATE executions SET at_nanos = 0;")
+        .unwrap();
+    for (kind, file) in [("plans", &p), ("executions", &e)] {
+        let r = json_of(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&older)
+                .args(["import", kind, "--json"])
+                .arg(file),
+        );
+        assert_eq!(r["already_present"], 5, "{r}");
+    }
+}

@@ -2109,3 +2109,40 @@ async fn a_failed_run_recorded_over_mcp_does_not_follow_the_plan() {
     assert_eq!(answer["plan"]["executed_ok"], json!([false, true]));
     c.cancel().await.unwrap();
 }
+
+/// Tester 7 T7-14: `record_execution` without `plan_id` linked the run to the caller's plan
+/// by its window and changed its drift, yet answered `"plan": null`. It answers the plan
+/// the run counted for, as with a `plan_id` (the same drift `history --drift` shows), and
+/// null only when it counted for none.
+#[tokio::test]
+async fn record_execution_without_a_plan_id_answers_the_plan_its_window_linked() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("w1.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"id\":\"w1\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c9\",\"model\":\"m\",\
+         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    let c = start(home.path(), &[]).await;
+    let args =
+        json!({"caller": "c9", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:01:00Z"});
+    let answer = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(answer["added"], 1, "{answer}");
+    assert_eq!(answer["drift_updated"], 1, "{answer}");
+    let plan = &answer["plan"];
+    assert_eq!(plan["id"], "w1", "{answer}");
+    assert_eq!(plan["drift"], "followed", "{answer}");
+    assert_eq!(plan["executed"], json!(["fs.search"]));
+    assert_eq!(plan["executed_ok"], json!([true]));
+    let shown = drift_of(home.path(), "w1");
+    assert_eq!(shown["drift"], plan["drift"]);
+    // A run no plan of its caller's window holds counts for none: null, as before.
+    let args =
+        json!({"caller": "c-none", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:01:00Z"});
+    let answer = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(answer["added"], 1, "{answer}");
+    assert!(answer["plan"].is_null(), "{answer}");
+    c.cancel().await.unwrap();
+}

@@ -94,6 +94,7 @@ fn store_with_hostile_plan(home: &Path) -> std::path::PathBuf {
     let execution = ExecutionRecord {
         id: "e-evil".into(),
         at: record.at + 60,
+        at_nanos: 0,
         caller: hostile("caller"),
         session: None,
         plan_id: Some("evil-1".into()),

@@ -393,3 +393,137 @@ fn sent_columns_at_120x40_name_their_model_and_arm() {
     }
     insta::assert_snapshot!("sent_columns_120x40", head);
 }
+
+/// Tester 7 T7-15: the console's send waited out another process's write lock, showed the
+/// answers as NOT STORED, and lost them on quit without a word. Now the console keeps each
+/// as its plan line (the one `ctxconsole send` prints), counts them on the status line,
+/// stores them again on `alt+s` (`store_again`) under the ids a send gets, and at quit
+/// writes what still cannot be stored to a private file in the workspace that
+/// `import plans` restores. Real SQLite: another connection holds the write lock.
+#[test]
+fn answers_the_store_could_not_take_are_kept_stored_again_and_written_at_quit() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
+    let server = LlmServer::start();
+    let (home, ws) = workspace(&server);
+    let (mut ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    // A write waits 60 s for the lock; the test need not wait a minute to meet it.
+    ctx.lock_wait = Duration::from_millis(200);
+    let path = ctx.history.clone().unwrap();
+    let plans = || HistoryStore::open(&path).unwrap().counts().unwrap().plans;
+    let before = plans();
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    // A/B on: two answers of one send, so two lines with the same time, caller and intent.
+    type_for(&ctx, &mut state, "test/ok-json", &[Action::ToggleAb]);
+    let send = |state: &mut State| {
+        let effects = update(state, Action::Send);
+        let answer = run_effect_now(&ctx, effects[0].clone());
+        // Help open when the answers land: they still land.
+        apply(
+            &ctx,
+            state,
+            [Action::ToggleHelp, answer, Action::ToggleHelp],
+        );
+    };
+    send(&mut state);
+    let outcome = state.send.outcome.clone().expect("the answers are shown");
+    assert_eq!(outcome.results.len(), 2);
+    for r in &outcome.results {
+        let why = r.live.store_error.as_deref().expect("not stored");
+        assert!(why.contains("another process held the write lock"), "{why}");
+    }
+    assert_eq!(plans(), before);
+    assert_eq!(state.unstored.pending.len(), 2);
+    let s = screen(&state, 220, 50);
+    assert!(
+        s.contains("2 answers not stored (alt+s stores again"),
+        "{s}"
+    );
+    assert!(s.contains("NOT STORED, kept until stored again"), "{s}");
+
+    // Asked again while the lock is still held: still kept, and why is said.
+    apply(&ctx, &mut state, [Action::StoreAgain]);
+    assert_eq!(state.unstored.pending.len(), 2);
+    assert!(
+        screen(&state, 220, 50).contains("still not stored: storing a sent plan: another"),
+        "{}",
+        screen(&state, 220, 50)
+    );
+    assert_eq!(plans(), before);
+
+    // The lock let go: the key stores both, under a send's ids, linked as sent.
+    holder.execute_batch("COMMIT").unwrap();
+    apply(&ctx, &mut state, [Action::StoreAgain]);
+    assert!(state.unstored.pending.is_empty());
+    assert_eq!(plans(), before + 2);
+    let store = HistoryStore::open(&path).unwrap();
+    let outcome = state.send.outcome.clone().unwrap();
+    for r in &outcome.results {
+        let id = r.live.stored_id.as_deref().expect("shown as stored now");
+        assert!(id.starts_with("send-"), "{id}");
+        assert!(r.live.store_error.is_none());
+        let stored = store.plan(id).unwrap().expect("in the store").record;
+        assert_eq!(stored.caller, "console");
+        assert_eq!(stored.arm, Some(r.arm));
+        assert_eq!(stored.compare_group, outcome.compare_group);
+    }
+    let s = screen(&state, 220, 50);
+    assert!(s.contains("stored 2 answers: send-"), "{s}");
+    assert!(!s.contains("NOT STORED"), "{s}");
+
+    // Quitting with the lock held: written to a private file, said, importable.
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    send(&mut state);
+    assert_eq!(state.unstored.pending.len(), 2);
+    apply(&ctx, &mut state, [Action::Quit]);
+    assert!(state.quit);
+    let report = ctxconsole::tui::on_quit(&ctx, &mut state, Duration::from_millis(200));
+    let said = report.said.join("\n");
+    assert!(report.lines.is_empty(), "a file took them");
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
+        .collect();
+    let [file] = files.as_slice() else {
+        panic!("{files:?}: {said}")
+    };
+    assert!(
+        said.contains("2 answers could not be stored")
+            && said.contains("another process held the write lock")
+            && said.contains(&file.display().to_string())
+            && said.contains("ctxconsole import plans"),
+        "{said}"
+    );
+    let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(file).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert_eq!(plans(), before + 2);
+    holder.execute_batch("COMMIT").unwrap();
+    let r: serde_json::Value = serde_json::from_slice(
+        &common::succeeded(
+            common::ctx(home.path())
+                .args(["import", "plans", "--json", "--store"])
+                .arg(&path)
+                .arg(file),
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(r["added"], 2, "{r}");
+    assert_eq!(plans(), before + 4);
+    let store = HistoryStore::open(&path).unwrap();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = v["id"].as_str().expect("each line names its plan");
+        let stored = store.plan(id).unwrap().expect("imported").record;
+        assert_eq!(stored.caller, "console");
+        assert_eq!(
+            stored.answer.as_ref(),
+            v.get("answer").filter(|a| !a.is_null())
+        );
+    }
+}

@@ -68,6 +68,20 @@ pub fn clear_status_line() {
     status_line("");
 }
 
+/// Plan lines the store could not take, under the heading saying how to store them later
+/// (what `send`, `replay` and a console that could write no file print). Nothing for none.
+pub fn print_plan_lines(lines: &[impl AsRef<str>]) -> anyhow::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<&str> = lines.iter().map(AsRef::as_ref).collect();
+    emit(
+        "\nNOT STORED: each answer whole, as a plan line (save these lines to a file and \
+         `ctxconsole import plans FILE` stores them later):\n",
+    )?;
+    emit_json_text(&format!("{}\n", lines.join("\n")))
+}
+
 /// Serialised JSON with DEL, C1 and bidi controls `\u`-escaped. Outside strings JSON holds
 /// only ASCII punctuation and whitespace, and serde_json already escapes C0 inside them, so
 /// every character changed here is inside a string, where `\uXXXX` means the same character.

@@ -161,15 +161,7 @@ pub fn say_if_store_busy(history: &crate::store::history::HistoryStore) -> anyho
 pub fn print_unsaved_plans<'a>(
     answers: impl IntoIterator<Item = &'a LiveReplay>,
 ) -> anyhow::Result<()> {
-    let lines = unsaved_plans(answers);
-    if lines.is_empty() {
-        return Ok(());
-    }
-    emit(
-        "\nNOT STORED: each answer whole, as a plan line (save these lines to a file and \
-         `ctxconsole import plans FILE` stores them later):\n",
-    )?;
-    crate::cli::out::emit_json_text(&format!("{}\n", lines.join("\n")))
+    crate::cli::out::print_plan_lines(&unsaved_plans(answers))
 }
 
 /// A runtime failure (exit 1) naming the replays that could not run, once every result

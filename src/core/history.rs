@@ -211,9 +211,13 @@ pub fn ran_label(tool: &str, ok: bool) -> String {
 /// the plan and the agent (or collector) that logged the execution.
 pub const EXECUTION_CLOCK_SKEW_SECS: i64 = 3;
 
-/// Whether an execution at `executed_at` can have followed a plan made at `plan_at`.
-pub fn after_plan(plan_at: i64, executed_at: i64) -> bool {
-    executed_at >= plan_at.saturating_sub(EXECUTION_CLOCK_SKEW_SECS)
+/// Whether an execution at `executed_at` can have followed a plan made at `plan_at`, each
+/// a Unix second and the part of a second past it (nanoseconds; 0 when the time had none):
+/// a run 3.4 s before its plan is more than 3 s before it (tester 7 T7-6: whole seconds
+/// said 3).
+pub fn after_plan(plan_at: (i64, u32), executed_at: (i64, u32)) -> bool {
+    let nanos = |(secs, part): (i64, u32)| i128::from(secs) * 1_000_000_000 + i128::from(part);
+    nanos(executed_at) >= nanos(plan_at) - i128::from(EXECUTION_CLOCK_SKEW_SECS) * 1_000_000_000
 }
 
 impl fmt::Display for Drift {
@@ -293,6 +297,10 @@ pub struct PlanRecord {
     pub id: String,
     /// Unix seconds.
     pub at: i64,
+    /// The part of a second past `at`, in nanoseconds (0: none given); written into `at`
+    /// when the record is written out as a line.
+    #[serde(skip)]
+    pub at_nanos: u32,
     pub caller: String,
     pub model: String,
     pub intent: String,
@@ -393,7 +401,7 @@ impl PlanRecord {
         if let Some(obj) = line.as_object_mut() {
             obj.insert(
                 "at".into(),
-                crate::core::time::format_timestamp(self.at).into(),
+                crate::core::time::format_timestamp_nanos(self.at, self.at_nanos).into(),
             );
             if self.id.is_empty() {
                 obj.remove("id");
@@ -418,6 +426,9 @@ pub struct ExecutionRecord {
     /// Given by the source, else derived from the other fields so a re-import matches.
     pub id: String,
     pub at: i64,
+    /// The part of a second past `at`, in nanoseconds (0: none given).
+    #[serde(skip)]
+    pub at_nanos: u32,
     pub caller: String,
     pub session: Option<String>,
     pub plan_id: Option<String>,
@@ -610,9 +621,14 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
             short_sha(&format!("{at}\n{}\n{}", raw.caller, raw.intent))
         )
     });
+    let at_nanos = match &raw.at {
+        serde_json::Value::String(s) => crate::core::time::subsecond_nanos(s),
+        _ => 0,
+    };
     Ok(PlanRecord {
         id,
         at,
+        at_nanos,
         caller: raw.caller,
         model: raw.model,
         intent: bounds::kept_intent(&raw.intent).into_owned(),
@@ -894,6 +910,7 @@ pub fn parse_execution_line(
     Ok(ExecutionRecord {
         id,
         at,
+        at_nanos: nanos,
         caller: raw.caller,
         session: raw.session,
         plan_id: raw.plan_id,
@@ -1104,11 +1121,20 @@ mod tests {
     /// clock skew are allowed.
     #[test]
     fn an_execution_before_its_plan_is_not_after_it() {
-        assert!(after_plan(100, 100));
-        assert!(after_plan(100, 100 - EXECUTION_CLOCK_SKEW_SECS));
-        assert!(!after_plan(100, 100 - EXECUTION_CLOCK_SKEW_SECS - 1));
-        assert!(!after_plan(100, 40));
-        assert!(after_plan(i64::MIN, i64::MIN));
+        assert!(after_plan((100, 0), (100, 0)));
+        assert!(after_plan((100, 0), (100 - EXECUTION_CLOCK_SKEW_SECS, 0)));
+        assert!(!after_plan(
+            (100, 0),
+            (100 - EXECUTION_CLOCK_SKEW_SECS - 1, 0)
+        ));
+        assert!(!after_plan((100, 0), (40, 0)));
+        assert!(after_plan((i64::MIN, 0), (i64::MIN, 0)));
+        assert!(after_plan((i64::MAX, 999_999_999), (i64::MAX, 999_999_999)));
+        // Tester 7 T7-6: 10:08:00.900 against 10:07:57.500 is 3.4 s before: more than 3 s,
+        // though whole seconds say 3; 10:08:00.400 against 10:07:57.500 is 2.9 s.
+        assert!(!after_plan((100, 900_000_000), (97, 500_000_000)));
+        assert!(after_plan((100, 400_000_000), (97, 500_000_000)));
+        assert!(after_plan((100, 900_000_000), (97, 900_000_000)));
     }
 
     #[test]

@@ -84,6 +84,16 @@ pub fn format_timestamp(secs: i64) -> String {
     }
 }
 
+/// [`format_timestamp`] with the part of a second `nanos` (`2026-10-03T12:00:00.25Z`): as
+/// many digits as it needs, none for a whole second, so a time read with a fraction is
+/// written back with it.
+pub fn format_timestamp_nanos(secs: i64, nanos: u32) -> String {
+    match DateTime::from_timestamp(secs, nanos).filter(|_| nanos > 0) {
+        Some(t) => t.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+        None => format_timestamp(secs),
+    }
+}
+
 /// `2026-10-03 12:00`: for tables, where seconds are noise.
 pub fn format_minute(secs: i64) -> String {
     match DateTime::from_timestamp(secs, 0) {

@@ -478,6 +478,7 @@ impl Iterator for Executions {
         Some(ExecutionRecord {
             id: format!("otel-{}-{}", t.trace, t.span),
             at: t.start,
+            at_nanos: millis_part(t.start_ms),
             caller: t.caller.to_string(),
             session: t.session.map(|s| s.to_string()),
             plan_id,
@@ -544,6 +545,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
     let plan = PlanRecord {
         id,
         at: s.start,
+        at_nanos: millis_part(s.start_ms),
         caller: s.caller.to_string(),
         model,
         intent,
@@ -1417,6 +1419,7 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     let record = PlanRecord {
         id: format!("litellm-{request_id}"),
         at: start.div_euclid(1000),
+        at_nanos: millis_part(start),
         caller,
         model,
         intent,
@@ -1449,6 +1452,11 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         ));
     }
     Ok(record)
+}
+
+/// The part of a second past a time in Unix milliseconds, in nanoseconds.
+fn millis_part(ms: i64) -> u32 {
+    u32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -807,6 +807,7 @@ pub async fn send_planned(
     let mut record = PlanRecord {
         id: String::new(),
         at: crate::store::now_secs(),
+        at_nanos: 0,
         caller: link.caller.to_string(),
         model: model.to_string(),
         intent: crate::core::bounds::kept_intent(link.intent).into_owned(),
@@ -989,9 +990,29 @@ impl LiveReplay {
             Err(e) => {
                 self.store_error = Some(format!("{e:#}"));
                 record.id = id;
+                if record.id.is_empty() {
+                    // `import plans` derives a missing id from the time, caller and intent,
+                    // which every answer of one send shares (each model, each arm, the
+                    // baseline): their lines would be one id with other content, a
+                    // conflict. The whole line names each apart, the same at every import.
+                    record.id = format!(
+                        "p-{}",
+                        crate::core::history::short_sha(&record.import_line())
+                    );
+                }
                 self.unsaved_plan = Some(record.import_line());
                 None
             }
+        }
+    }
+
+    /// The answer whose plan line is `line` was stored later, as `id` (the console stored
+    /// it again): it is stored now. Any other answer is left as it is.
+    pub fn stored_later(&mut self, line: &str, id: &str) {
+        if self.unsaved_plan.as_deref() == Some(line) {
+            self.stored_id = Some(id.to_string());
+            self.store_error = None;
+            self.unsaved_plan = None;
         }
     }
 
@@ -1006,6 +1027,27 @@ impl LiveReplay {
 
 fn no_value() -> String {
     "-".to_string()
+}
+
+/// Where an answer kept as a plan line (see [`LiveReplay::store_with`]) is read from, in
+/// the message when the line does not read back.
+pub const KEPT_ANSWER: &str = "an answer kept because the store could not take it";
+
+/// Store again an answer the store could not take, from the plan line
+/// [`LiveReplay::store_with`] kept (the line `import plans` reads, read by the same
+/// parser): a replay (`replay_of` set) as the next replay of its original, any other as a
+/// sent plan — as it would have been stored the first time. Returns the stored id.
+pub fn store_kept_line(
+    store: &mut crate::store::history::HistoryStore,
+    line: &str,
+    pipelines: &HashSet<String>,
+) -> anyhow::Result<String> {
+    let mut record = crate::core::history::parse_plan_line(KEPT_ANSWER, 1, line)?;
+    if record.replay_of.is_some() {
+        store.insert_replay(&mut record, pipelines)
+    } else {
+        store.insert_sent(&mut record, pipelines)
+    }
 }
 
 /// The plans the store could not take, each a line `import plans` reads back.

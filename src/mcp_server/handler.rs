@@ -20,7 +20,7 @@ use crate::core::budget::effective_row;
 use crate::core::compact::PreparedCatalog;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
-use crate::core::time::format_timestamp;
+use crate::core::time::format_timestamp_nanos;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
@@ -688,9 +688,14 @@ impl State {
         let session = p.opt_name("session")?;
         let id = p.opt_name("id")?;
         let at = p.opt_time("at")?.unwrap_or_else(now_secs);
+        // The part of a second the caller gave is kept, as an imported line's is.
+        let nanos = args
+            .get("at")
+            .and_then(Value::as_str)
+            .map_or(0, crate::core::time::subsecond_nanos);
         let execution = json!({
             "id": id,
-            "at": format_timestamp(at),
+            "at": format_timestamp_nanos(at, nanos),
             "caller": caller,
             "session": session,
             "plan_id": plan_id,
@@ -723,7 +728,12 @@ impl State {
                 ),
             ));
         }
-        let plan = match plan_id {
+        // The plan the run counted for: the one it names, or (none named, or one the store
+        // does not hold) the caller's plan whose window holds it — drift moved either way.
+        let counted = history
+            .plan_counted_for(plan_id, caller, at)
+            .map_err(internal)?;
+        let plan = match counted.as_deref() {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {
                 json!({
                     "id": d.record.id,

@@ -96,6 +96,7 @@ pub fn generate_store(
                     execs.push(ExecutionRecord {
                         id: format!("{id}-e{k}"),
                         at: at + 20 + 30 * k as i64,
+                        at_nanos: 0,
                         caller: caller.clone(),
                         session: None,
                         plan_id: link.then(|| id.clone()),

@@ -44,6 +44,8 @@ pub struct HistoryStore {
     conn: Connection,
     path: PathBuf,
     drift_window: i64,
+    /// How long a write waits for another process's write lock.
+    lock_wait: std::time::Duration,
 }
 
 /// What one import did.
@@ -396,6 +398,7 @@ impl HistoryStore {
             conn,
             path: path.to_path_buf(),
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
+            lock_wait: sqlite::BUSY_TIMEOUT,
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {
@@ -485,7 +488,15 @@ impl HistoryStore {
     /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, doing)?;
-        sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, doing)
+        sqlite::begin_write_waiting(&mut self.conn, &self.path, &SCHEMA, doing, self.lock_wait)
+    }
+
+    /// Wait at most `wait` for another process's write lock from now on (the default is
+    /// [`sqlite::BUSY_TIMEOUT`]); a write that waited it out says so, with this wait.
+    pub fn set_lock_wait(&mut self, wait: std::time::Duration) -> anyhow::Result<()> {
+        sqlite::set_lock_wait(&self.conn, wait)?;
+        self.lock_wait = wait;
+        Ok(())
     }
 
     pub fn counts(&self) -> anyhow::Result<Counts> {

@@ -43,23 +43,58 @@ pub fn begin_write<'c>(
     schema: &Schema,
     doing: &str,
 ) -> anyhow::Result<rusqlite::Transaction<'c>> {
+    begin_write_waiting(conn, path, schema, doing, BUSY_TIMEOUT)
+}
+
+/// [`begin_write`] on a connection whose busy timeout was set to `waited` (see
+/// [`set_lock_wait`]), so the message says how long it really waited.
+pub fn begin_write_waiting<'c>(
+    conn: &'c mut Connection,
+    path: &Path,
+    schema: &Schema,
+    doing: &str,
+    waited: Duration,
+) -> anyhow::Result<rusqlite::Transaction<'c>> {
     conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| lock_failure(e, path, schema, doing))
+        .map_err(|e| lock_failure(e, path, schema, doing, waited))
+}
+
+/// Wait at most `wait` (not [`BUSY_TIMEOUT`]) for another process's write lock: the
+/// console's retry of answers it could not store, and its last try when quitting, wait
+/// less than a minute.
+pub fn set_lock_wait(conn: &Connection, wait: Duration) -> anyhow::Result<()> {
+    conn.busy_timeout(wait)?;
+    Ok(())
+}
+
+/// A wait as the lock message says it: whole seconds (`60 s`), else milliseconds.
+fn wait_words(waited: Duration) -> String {
+    if waited.subsec_nanos() == 0 {
+        format!("{} s", waited.as_secs())
+    } else {
+        format!("{} ms", waited.as_millis())
+    }
 }
 
 /// A failure to take the write lock: held too long by another process, in plain words with
 /// the likeliest holder ([`Schema::long_writer`]); anything else with the file and what was
 /// being done.
-fn lock_failure(e: rusqlite::Error, path: &Path, schema: &Schema, doing: &str) -> anyhow::Error {
+fn lock_failure(
+    e: rusqlite::Error,
+    path: &Path,
+    schema: &Schema,
+    doing: &str,
+    waited: Duration,
+) -> anyhow::Error {
     let name = path.display();
     if matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     ) {
         return anyhow::anyhow!(
-            "{doing}: another process held the write lock of {name} for {} s ({}); nothing \
+            "{doing}: another process held the write lock of {name} for {} ({}); nothing \
              was stored",
-            BUSY_TIMEOUT.as_secs(),
+            wait_words(waited),
             schema.long_writer
         );
     }

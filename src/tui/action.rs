@@ -10,6 +10,7 @@ use crate::tui::panes::history::ReplayResult;
 use crate::tui::semantic::SemanticStatus;
 use crate::tui::send::SendOutcome;
 use crate::tui::snapshot::RequestSnapshot;
+use crate::tui::unstored::StoredAgain;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -77,6 +78,8 @@ pub enum Action {
     RemoveAttachment,
     /// Prompt: select the next attachment chip.
     NextAttachment,
+    /// Store again the answers the store could not take (quitting tries too).
+    StoreAgain,
     /// A mouse click on row `n` of the focused list (0 = the first row of the list).
     #[serde(skip)]
     SelectRow(u64),
@@ -122,6 +125,9 @@ pub enum Action {
     /// The semantic layer's state changed (embedding, ready, failed).
     #[serde(skip)]
     SemanticLayer(SemanticStatus),
+    /// A try to store kept answers again came back (or could not run, with the message).
+    #[serde(skip)]
+    StoredAgain(u64, Result<Done<StoredAgain>, String>),
 }
 
 /// A finished piece of background work. Equal only to itself: results are compared by
@@ -179,6 +185,7 @@ impl Action {
             Action::Attach => "attach a file to the request (type its path, enter)",
             Action::RemoveAttachment => "prompt: remove the selected attachment",
             Action::NextAttachment => "prompt: select the next attachment",
+            Action::StoreAgain => "store again the answers the store could not take",
             Action::Char(_)
             | Action::SelectRow(_)
             | Action::Backspace
@@ -194,7 +201,8 @@ impl Action {
             | Action::Replayed(..)
             | Action::SendProgress(..)
             | Action::Sent(..)
-            | Action::SemanticLayer(_) => "",
+            | Action::SemanticLayer(_)
+            | Action::StoredAgain(..) => "",
         }
     }
 }

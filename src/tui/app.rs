@@ -18,6 +18,7 @@ use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
 use crate::tui::semantic::SemanticStatus;
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
+use crate::tui::unstored::{StoreAgain, Unstored};
 
 use crate::workspace::CatalogOrigin;
 
@@ -44,6 +45,8 @@ pub enum Effect {
     CancelReplay(Cancel),
     /// Send the previewed request; progress and the results come back as actions.
     Send(SendRequest),
+    /// Store again answers the store could not take; what came of it comes back as an action.
+    StoreAgain(StoreAgain),
 }
 
 fn history_effects(queries: Vec<Query>) -> Vec<Effect> {
@@ -85,6 +88,9 @@ pub struct State {
     pub send: SendView,
     /// The semantic layer: off, embedding, on, or failed (said on the status line).
     pub semantic: SemanticStatus,
+    /// Answers paid for that the store could not take: kept, stored again on request and
+    /// at quit, else written to a file (said on the status line while any wait).
+    pub unstored: Unstored,
 }
 
 impl State {
@@ -114,6 +120,7 @@ impl State {
             ab: AB_CHOICES[0],
             send: SendView::default(),
             semantic: SemanticStatus::Off,
+            unstored: Unstored::default(),
         }
     }
 
@@ -226,6 +233,23 @@ impl State {
         self.refresh()
     }
 
+    /// Answers stored again (each its plan line and stored id): the panes that show them
+    /// say where they are now, not `NOT STORED`.
+    fn stored_later(&mut self, stored: &[(String, String)]) {
+        for (line, id) in stored {
+            if let Some(o) = self.send.outcome.as_mut() {
+                for r in &mut Arc::make_mut(o).results {
+                    r.live.stored_later(line, id);
+                }
+            }
+            if let Some(result) = self.history.replay.as_mut().and_then(|r| r.result.as_mut())
+                && let ReplayResult::Live(l) = Arc::make_mut(result)
+            {
+                l.stored_later(line, id);
+            }
+        }
+    }
+
     /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
         self.catalog
@@ -319,6 +343,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 );
                 return Vec::new();
             }
+            // What the last store-again came to has been read by now: the status line
+            // keeps only what still waits.
+            if state.unstored.pending.is_empty() {
+                state.unstored.last = None;
+            }
             let targets = state.send_targets();
             let arms = state.ab;
             let attachments = state.prompt.attachments.clone();
@@ -350,7 +379,31 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::Sent(request, result) => {
+            if let Ok(Done(o)) = &result {
+                for r in &o.results {
+                    state.unstored.keep(r.label(), &r.live);
+                }
+            }
             state.send.finished(request, result.map(|Done(o)| o));
+            return Vec::new();
+        }
+        Action::StoreAgain => {
+            return state
+                .unstored
+                .start(&mut state.next_request)
+                .map(Effect::StoreAgain)
+                .into_iter()
+                .collect();
+        }
+        Action::StoredAgain(request, result) => {
+            let stored = state.unstored.finished(
+                request,
+                result
+                    .as_ref()
+                    .map(|Done(o)| o.as_ref())
+                    .map_err(Clone::clone),
+            );
+            state.stored_later(&stored);
             return Vec::new();
         }
         Action::SemanticLayer(status) => {
@@ -513,6 +566,18 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Replayed(request, result) => {
             let stored = matches!(&result, Ok(Done(r))
                 if matches!(r.as_ref(), ReplayResult::Live(l) if l.stored_id.is_some()));
+            if let Ok(Done(r)) = &result
+                && let ReplayResult::Live(l) = r.as_ref()
+            {
+                let of = state
+                    .history
+                    .replay
+                    .as_ref()
+                    .map_or("", |r| r.plan_id.as_str());
+                state
+                    .unstored
+                    .keep(format!("replay of {of} on {}", l.model), l);
+            }
             if let Some(r) = &mut state.history.replay {
                 r.finished(request, result.map(|Done(r)| r));
             }
@@ -635,6 +700,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::SendProgress(..)
         | Action::Sent(..)
         | Action::SemanticLayer(_)
+        | Action::StoreAgain
+        | Action::StoredAgain(..)
         | Action::Open => {}
     }
     Vec::new()

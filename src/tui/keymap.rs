@@ -94,6 +94,7 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("alt+a", Action::Attach),
     ("alt+x", Action::RemoveAttachment),
     ("alt+c", Action::NextAttachment),
+    ("alt+s", Action::StoreAgain),
 ];
 
 impl Key {

@@ -13,6 +13,7 @@ pub mod snapshot;
 pub mod terminal;
 pub mod theme;
 pub mod ui;
+pub mod unstored;
 
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::io::IsTerminal;
@@ -92,6 +93,7 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
                             | Action::Attach
                             | Action::RemoveAttachment
                             | Action::NextAttachment
+                            | Action::StoreAgain
                     )
                 ) =>
             {
@@ -196,6 +198,176 @@ pub struct EffectContext {
     pub history: Option<PathBuf>,
     /// Providers and guard for replays, or why they could not be read from the config.
     pub replay: Result<Arc<ReplayContext>, String>,
+    /// The workspace: where answers still not stored at quit are written.
+    pub workspace: PathBuf,
+    /// How long a write to the store waits for another process's write lock
+    /// ([`crate::store::sqlite::BUSY_TIMEOUT`]; tests shorten it).
+    pub lock_wait: Duration,
+}
+
+/// The most quitting waits for the store's write lock to store kept answers, before it
+/// writes them to a file instead.
+pub const QUIT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+impl EffectContext {
+    /// The history store for a write that pays or was paid for: opened, waiting at most
+    /// `lock_wait` for another process's write lock.
+    fn store_for_writing(&self, path: &Path) -> anyhow::Result<HistoryStore> {
+        let mut store = HistoryStore::open(path)?;
+        store.set_lock_wait(self.lock_wait)?;
+        Ok(store)
+    }
+}
+
+/// Store again answers kept as plan lines ([`crate::live::replay::store_kept_line`]),
+/// waiting at most `wait` for the write lock: each line's stored id, or why not. After the
+/// first that fails the others are not tried (the store would refuse them for the same
+/// reason, each after its own wait) and carry that reason.
+pub fn store_again(
+    ctx: &EffectContext,
+    lines: &[String],
+    wait: Duration,
+) -> Result<unstored::StoredAgain, String> {
+    let text = |e: anyhow::Error| format!("{e:#}");
+    let path = ctx.history.as_deref().ok_or("no history store")?;
+    let rctx = ctx.replay.clone()?;
+    let mut store = HistoryStore::open(path).map_err(text)?;
+    store.set_lock_wait(wait).map_err(text)?;
+    let mut failed: Option<String> = None;
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let result = match &failed {
+            Some(why) => Err(why.clone()),
+            None => crate::live::replay::store_kept_line(&mut store, line, &rctx.pipelines)
+                .map_err(text),
+        };
+        match &result {
+            Ok(id) => tracing::info!(id = id.as_str(), "stored an answer kept unstored"),
+            Err(why) if failed.is_none() => {
+                tracing::warn!("an answer kept unstored is still not stored: {why}");
+                failed = Some(why.clone());
+            }
+            Err(_) => {}
+        }
+        out.push(result);
+    }
+    Ok(out)
+}
+
+/// Where quitting writes the answers it could not store: `unstored-plans-STAMP.jsonl` in
+/// the workspace (`-2`, `-3` … when taken).
+fn unstored_file(dir: &Path, now: i64, n: u32) -> PathBuf {
+    let stamp: String = crate::core::time::format_timestamp(now)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let suffix = if n > 1 {
+        format!("-{n}")
+    } else {
+        String::new()
+    };
+    dir.join(format!("unstored-plans-{stamp}{suffix}.jsonl"))
+}
+
+/// Write `lines` whole to a new private file (0600, written beside and linked into
+/// place: never half a file, never over another) in `dir`. Returns its path.
+fn write_unstored(dir: &Path, lines: &[&str], now: i64) -> anyhow::Result<PathBuf> {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    let mut last = None;
+    for n in 1..=100 {
+        let path = unstored_file(dir, now, n);
+        match crate::fsio::write_file(&path, text.as_bytes(), false) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
+            }
+        }
+    }
+    Err(anyhow::anyhow!(
+        "{}: 100 files of unstored plans already there ({})",
+        dir.display(),
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
+}
+
+/// What quitting does with the answers the store could not take: stores them (waiting at
+/// most `wait` for the write lock), and writes what still cannot be stored to a private
+/// file in the workspace as plan lines `ctxconsole import plans` reads back. Returns what
+/// to say on the terminal once the console has closed (each said in the log too) and, when
+/// even the file could not be written, the lines themselves, to print whole.
+pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitReport {
+    let mut report = QuitReport::default();
+    if state.unstored.pending.is_empty() {
+        return report;
+    }
+    let lines: Vec<String> = state
+        .unstored
+        .pending
+        .iter()
+        .map(|k| k.line.clone())
+        .collect();
+    let request = crate::tui::request_id::take(&mut state.next_request);
+    state.unstored.storing = Some((request, lines.len()));
+    let result = store_again(ctx, &lines, wait);
+    let stored = state
+        .unstored
+        .finished(request, result.as_ref().map_err(Clone::clone));
+    if !stored.is_empty() {
+        let ids: Vec<&str> = stored.iter().map(|(_, id)| id.as_str()).collect();
+        report.said.push(format!(
+            "stored {} the store could not take before: {}",
+            unstored::answers(ids.len()),
+            ids.join(", ")
+        ));
+    }
+    let pending = &state.unstored.pending;
+    let Some(first) = pending.first() else {
+        return report;
+    };
+    let why = match &result {
+        Err(e) => e.clone(),
+        Ok(_) => first.why.clone(),
+    };
+    let kept: Vec<&str> = pending.iter().map(|k| k.line.as_str()).collect();
+    let n = unstored::answers(kept.len());
+    match write_unstored(&ctx.workspace, &kept, crate::store::now_secs()) {
+        Ok(path) => {
+            let file = crate::fsio::shell_word(&path);
+            tracing::warn!(
+                file = %path.display(),
+                answers = kept.len(),
+                "answers the store could not take written as plan lines: {why}"
+            );
+            report.said.push(format!(
+                "{n} could not be stored ({why}); each is a plan line in {} (0600): \
+                 `ctxconsole import plans {file}` stores them",
+                path.display()
+            ));
+        }
+        Err(e) => {
+            tracing::warn!(
+                answers = kept.len(),
+                "answers the store could not take, and no file for them: {e:#}"
+            );
+            report.said.push(format!(
+                "{n} could not be stored ({why}) nor written to a file ({e:#}): each is \
+                 printed below as a plan line"
+            ));
+            report.lines = kept.iter().map(|l| l.to_string()).collect();
+        }
+    }
+    report
+}
+
+/// What [`on_quit`] has to say once the console has closed.
+#[derive(Debug, Default)]
+pub struct QuitReport {
+    /// Lines for stderr (and the log).
+    pub said: Vec<String>,
+    /// Plan lines no file could take: printed whole on stdout.
+    pub lines: Vec<String>,
 }
 
 /// Run a replay: offline on the stored response, or live (stored as a new plan linked to
@@ -231,7 +403,8 @@ pub async fn run_replay(
     }
     if let Some(record) = record {
         live.store_with(record, |record| {
-            HistoryStore::open(path).and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
+            ctx.store_for_writing(path)
+                .and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
         });
     }
     Ok(ReplayResult::Live(live))
@@ -270,7 +443,7 @@ pub async fn run_send(
     let jobs = plan_send(&ctx.preview, &ask).map_err(text)?;
     // One store for the send: checked writable before anything goes out, then given every
     // answer (as `ctxconsole send` holds its store).
-    let mut store = HistoryStore::open(path).map_err(text)?;
+    let mut store = ctx.store_for_writing(path).map_err(text)?;
     store
         .check_writable("send, which stores every answer (nothing was sent),")
         .map_err(text)?;
@@ -354,6 +527,10 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
                 .map_err(|e| e.to_string())
                 .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_, _| {}))));
             Action::Sent(req.request, result.map(|r| Done(Arc::new(r))))
+        }
+        Effect::StoreAgain(req) => {
+            let result = store_again(whole, &req.lines, whole.lock_wait);
+            Action::StoredAgain(req.request, result.map(|r| Done(Arc::new(r))))
         }
         Effect::History { request, query } => {
             let answer = match history {
@@ -535,6 +712,8 @@ pub fn start(
         preview,
         history,
         replay,
+        workspace: ws.dir.clone(),
+        lock_wait: crate::store::sqlite::BUSY_TIMEOUT,
     };
     (ctx, state)
 }
@@ -661,6 +840,40 @@ async fn event_loop(
         }
     }
     drop(guard);
+    // A try to store kept answers still in flight is waited for: trying them again beside
+    // it could store one twice.
+    if state.unstored.storing.is_some() {
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole: waiting for the try to store {} in flight (at most {} s)…",
+            unstored::answers(state.unstored.pending.len()),
+            ctx.lock_wait.as_secs()
+        ));
+    }
+    while state.unstored.storing.is_some() {
+        match rx.recv().await {
+            Some(Input::Action(a @ Action::StoredAgain(..))) => {
+                update(&mut state, a);
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    if !state.unstored.pending.is_empty() {
+        let wait = ctx.lock_wait.min(QUIT_LOCK_WAIT);
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole: storing {} the store could not take (waiting at most {} s for its \
+             write lock)…",
+            unstored::answers(state.unstored.pending.len()),
+            wait.as_secs()
+        ));
+        let report = on_quit(&ctx, &mut state, wait);
+        for line in &report.said {
+            crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
+        }
+        if !report.lines.is_empty() {
+            crate::cli::out::print_plan_lines(&report.lines)?;
+        }
+    }
     Ok(())
 }
 

@@ -22,6 +22,8 @@ impl HistoryStore {
         let tx = self.write("importing plans")?;
         let mut report = ImportReport::new(source, "plans");
         let mut callers = BTreeSet::new();
+        let newest_before: i64 =
+            tx.query_row("SELECT IFNULL(MAX(seq), 0) FROM plans", [], |r| r.get(0))?;
         {
             let mut insert = PlanInserter::new(&tx)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
@@ -37,6 +39,13 @@ impl HistoryStore {
                 )
             })?;
         }
+        // Executions stored before their plans arrived (imported first) are linked now: one
+        // dated before its plan is said here as the executions import says it (tester 7
+        // T7-6: only the order plans-then-executions said it).
+        let mut notes = LinkNotes::default();
+        stored_runs_before_new_plans(&tx, newest_before, &mut notes)
+            .map_err(db_err(&path, "reading the executions the new plans link"))?;
+        notes.into_report(&mut report);
         finish_import(tx, &callers, window, &path, report)
     }
 
@@ -392,7 +401,8 @@ impl HistoryStore {
                 if let Some(obj) = line.as_object_mut() {
                     obj.insert(
                         "at".into(),
-                        crate::core::time::format_timestamp(d.record.at).into(),
+                        crate::core::time::format_timestamp_nanos(d.record.at, d.record.at_nanos)
+                            .into(),
                     );
                     // Derived, not imported: executions come from their own export, and
                     // replays are exported as plans of their own with `replay_of` (the
@@ -410,7 +420,8 @@ impl HistoryStore {
     /// Every execution as JSON Lines, oldest first.
     pub fn export_executions(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
         let mut st = self.conn.prepare(
-            "SELECT id, at, caller, session, plan_id, tool, ok FROM executions ORDER BY at, seq",
+            "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+             ORDER BY at, at_nanos, seq",
         )?;
         let mut rows = st.query([])?;
         let mut n = 0;
@@ -418,7 +429,7 @@ impl HistoryStore {
             let at: i64 = r.get(1)?;
             let line = serde_json::json!({
                 "id": r.get::<_, String>(0)?,
-                "at": crate::core::time::format_timestamp(at),
+                "at": crate::core::time::format_timestamp_nanos(at, r.get(7)?),
                 "caller": r.get::<_, String>(2)?,
                 "session": r.get::<_, Option<String>>(3)?,
                 "plan_id": r.get::<_, Option<String>>(4)?,
@@ -429,6 +440,53 @@ impl HistoryStore {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// The plan an execution counts for, as drift counts it ([`recompute_drift`]): the plan
+    /// it names when the store holds it; else the latest plan of `caller` (not a replay) at
+    /// or before `at`, within the drift window — unless executions naming that plan judge
+    /// it, when a run naming none counts for nothing. `None`: it counts for no plan.
+    pub fn plan_counted_for(
+        &self,
+        plan_id: Option<&str>,
+        caller: &str,
+        at: i64,
+    ) -> anyhow::Result<Option<String>> {
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        if let Some(id) = plan_id {
+            let known: Option<String> = self
+                .conn
+                .query_row("SELECT id FROM plans WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .map_err(read)?;
+            if known.is_some() {
+                return Ok(known);
+            }
+        }
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        let latest: Option<(String, i64)> = self
+            .conn
+            .query_row(
+                "SELECT id, at FROM plans WHERE caller = ?1 AND drift != ?2 AND at <= ?3
+                 ORDER BY at DESC, seq DESC LIMIT 1",
+                params![caller, Drift::Replay.as_str(), at],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(read)?;
+        let Some((id, _)) = latest.filter(|(_, plan_at)| at <= plan_at + self.drift_window) else {
+            return Ok(None);
+        };
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        let named: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM executions WHERE plan_id = ?1)",
+                [&id],
+                |r| r.get(0),
+            )
+            .map_err(read)?;
+        Ok((!named).then_some(id))
     }
 }
 
@@ -454,7 +512,7 @@ pub(super) fn plan_fate(
             plan.id
         );
     };
-    if stored.detail.record == plan {
+    if same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos) {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -480,20 +538,13 @@ pub(super) struct Links {
 impl Links {
     /// An execution added (or replacing another), with the time of the plan it names:
     /// `None` when the store holds no such plan.
-    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<i64>, report: &mut LinkNotes) {
+    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<(i64, u32)>, report: &mut LinkNotes) {
         let Some(id) = &e.plan_id else {
             return;
         };
         match plan_at {
             None => report.unknown_plan += 1,
-            Some(plan_at) if !after_plan(plan_at, e.at) => {
-                report.before_plan += 1;
-                if report.before_plan_ids.len() < CONFLICTS_LISTED
-                    && !report.before_plan_ids.contains(id)
-                {
-                    report.before_plan_ids.push(id.clone());
-                }
-            }
+            Some(plan_at) if !after_plan(plan_at, (e.at, e.at_nanos)) => report.before(id),
             Some(_) => {}
         }
         self.plans.insert(id.clone());
@@ -513,7 +564,39 @@ pub(super) struct LinkNotes {
     before_plan_ids: Vec<String>,
 }
 
+/// Executions already in the store that name a plan added after row `newest_before` (by
+/// this import), each dated before its plan ([`after_plan`]): counted into `notes`.
+fn stored_runs_before_new_plans(
+    tx: &Transaction<'_>,
+    newest_before: i64,
+    notes: &mut LinkNotes,
+) -> rusqlite::Result<()> {
+    let mut st = tx.prepare(
+        "SELECT p.id, p.at, p.at_nanos, e.at, e.at_nanos
+         FROM plans p JOIN executions e ON e.plan_id = p.id
+         WHERE p.seq > ?1 ORDER BY p.seq, e.seq",
+    )?;
+    let mut rows = st.query([newest_before])?;
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        if !after_plan((r.get(1)?, r.get(2)?), (r.get(3)?, r.get(4)?)) {
+            notes.before(&id);
+        }
+    }
+    Ok(())
+}
+
 impl LinkNotes {
+    /// An execution dated before the plan `id` it names.
+    fn before(&mut self, id: &str) {
+        self.before_plan += 1;
+        if self.before_plan_ids.len() < CONFLICTS_LISTED
+            && !self.before_plan_ids.iter().any(|b| b == id)
+        {
+            self.before_plan_ids.push(id.to_string());
+        }
+    }
+
     pub(super) fn into_report(self, report: &mut ImportReport) {
         report.unknown_plan = self.unknown_plan;
         report.before_plan = self.before_plan;
@@ -541,7 +624,7 @@ pub(super) fn execution_fate(
     let stored = insert
         .stored(&e.id)
         .map_err(db_err(path, "reading an execution"))?;
-    if stored == e {
+    if same_but_the_fraction(&stored, &e, |e| &mut e.at_nanos) {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -560,6 +643,26 @@ pub(super) fn execution_fate(
             Fate::Replaced
         }
     })
+}
+
+/// Whether a stored record is the one read again: equal, or equal but for the part of a
+/// second of a row stored before it was kept (0 there: that store never had it), so a file
+/// imported again into an older store is still "already present", not a conflict.
+fn same_but_the_fraction<T: Clone + PartialEq>(
+    stored: &T,
+    read: &T,
+    nanos: impl Fn(&mut T) -> &mut u32,
+) -> bool {
+    if stored == read {
+        return true;
+    }
+    let mut old = stored.clone();
+    let mut again = read.clone();
+    if *nanos(&mut old) != 0 {
+        return false;
+    }
+    *nanos(&mut again) = 0;
+    old == again
 }
 
 /// Count one record's fate into `report`; a conflict's id goes to `conflicts`.
@@ -786,6 +889,9 @@ impl<'t> PlanInserter<'t> {
         if !p.source.is_native() || p.expert_baseline.is_some() {
             self.set_origin(seq, p)?;
         }
+        if p.at_nanos != 0 {
+            self.set_at_nanos(seq, p)?;
+        }
         self.shape.execute(params![
             c.shape,
             shape_words(&p.intent).join(" "),
@@ -793,6 +899,14 @@ impl<'t> PlanInserter<'t> {
             p.at
         ])?;
         Ok(Some(seq))
+    }
+
+    /// The part of a second the plan's time was given with (see `MIGRATION_AT_NANOS`).
+    fn set_at_nanos(&self, seq: i64, p: &PlanRecord) -> anyhow::Result<()> {
+        self.tx
+            .prepare_cached("UPDATE plans SET at_nanos = ?2 WHERE seq = ?1")?
+            .execute(params![seq, p.at_nanos])?;
+        Ok(())
     }
 
     /// The plan's A/B arm and comparison (see `MIGRATION_ARM_COLUMNS`).
@@ -838,6 +952,7 @@ impl<'t> PlanInserter<'t> {
             rusqlite::params_from_iter(c.values(&stored.seq, p)),
         )?;
         self.set_compare(stored.seq, p)?;
+        self.set_at_nanos(stored.seq, p)?;
         self.tx
             .execute("DELETE FROM plan_steps WHERE plan_seq = ?1", [stored.seq])?;
         self.insert_steps(stored.seq, &p.steps)?;
@@ -893,8 +1008,8 @@ impl<'t> ExecutionInserter<'t> {
     fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
         Ok(ExecutionInserter {
             st: tx.prepare_cached(
-                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
+                "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok, at_nanos)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO NOTHING",
             )?,
             tx,
         })
@@ -903,19 +1018,19 @@ impl<'t> ExecutionInserter<'t> {
     /// False when an execution with this id is already stored.
     fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
         Ok(self.st.execute(params![
-            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok
+            e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
         ])? > 0)
     }
 
-    /// The time of the plan `id` names, when the store holds it.
-    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<i64>> {
+    /// The time of the plan `id` names (second and part of it), when the store holds it.
+    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<(i64, u32)>> {
         let Some(id) = id else {
             return Ok(None);
         };
         Ok(self
             .tx
-            .prepare_cached("SELECT at FROM plans WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
+            .prepare_cached("SELECT at, at_nanos FROM plans WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
     }
 
@@ -923,12 +1038,14 @@ impl<'t> ExecutionInserter<'t> {
     fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
         self.tx
             .prepare_cached(
-                "SELECT id, at, caller, session, plan_id, tool, ok FROM executions WHERE id = ?1",
+                "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+                 WHERE id = ?1",
             )?
             .query_row([id], |r| {
                 Ok(ExecutionRecord {
                     id: r.get(0)?,
                     at: r.get(1)?,
+                    at_nanos: r.get(7)?,
                     caller: r.get(2)?,
                     session: r.get(3)?,
                     plan_id: r.get(4)?,
@@ -941,8 +1058,10 @@ impl<'t> ExecutionInserter<'t> {
     fn replace(&self, e: &ExecutionRecord) -> rusqlite::Result<usize> {
         self.tx.execute(
             "UPDATE executions SET at = ?2, caller = ?3, session = ?4, plan_id = ?5, tool = ?6,
-                 ok = ?7 WHERE id = ?1",
-            params![e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok],
+                 ok = ?7, at_nanos = ?8 WHERE id = ?1",
+            params![
+                e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
+            ],
         )
     }
 }
@@ -950,7 +1069,8 @@ impl<'t> ExecutionInserter<'t> {
 /// Recompute drift and its evidence for every plan of `callers`. Executions that name a
 /// known plan belong to it, unless dated before it ([`after_plan`]: clock skew aside, it ran
 /// before the plan existed); the rest belong to the caller's latest plan before them, within
-/// `window` seconds. Returns how many plans changed.
+/// `window` seconds ([`HistoryStore::plan_counted_for`] says it of one execution: the two
+/// keep one rule). Returns how many plans changed.
 pub(super) fn recompute_drift(
     conn: &Connection,
     callers: &BTreeSet<String>,
@@ -966,8 +1086,9 @@ pub(super) fn recompute_drift(
          WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
     )?;
     let mut linked_st = conn.prepare_cached(
-        "SELECT p.seq, e.tool, e.ok, p.at, e.at FROM executions e JOIN plans p ON p.id = e.plan_id
-         WHERE p.caller = ?1 ORDER BY e.at, e.seq",
+        "SELECT p.seq, e.tool, e.ok, p.at, p.at_nanos, e.at, e.at_nanos
+         FROM executions e JOIN plans p ON p.id = e.plan_id
+         WHERE p.caller = ?1 ORDER BY e.at, e.at_nanos, e.seq",
     )?;
     let mut loose_st = conn.prepare_cached(
         "SELECT e.at, e.tool, e.ok FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
@@ -1030,8 +1151,8 @@ pub(super) fn recompute_drift(
             let (seq, ok, plan_at, at) = (
                 r.get::<_, i64>(0)?,
                 r.get::<_, bool>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
+                (r.get::<_, i64>(3)?, r.get::<_, u32>(4)?),
+                (r.get::<_, i64>(5)?, r.get::<_, u32>(6)?),
             );
             let runs = linked.entry(seq).or_default();
             if after_plan(plan_at, at) {

@@ -164,7 +164,7 @@ pub(super) fn read_plan(
             "SELECT seq, id, at, caller, model, intent, outcome, failure_class,
                     finish_reason, raw_response, trim_record, duration_ms, replay_of,
                     complexity, intent_sha, shape, drift, executed, answer,
-                    source, expert_baseline, gap_signal, executed_failed
+                    source, expert_baseline, gap_signal, executed_failed, at_nanos
              FROM plans WHERE id = ?1",
         )
         .and_then(|mut st| {
@@ -174,6 +174,7 @@ pub(super) fn read_plan(
                     record: PlanRecord {
                         id: r.get(1)?,
                         at: r.get(2)?,
+                        at_nanos: r.get(23)?,
                         caller: r.get(3)?,
                         model: r.get(4)?,
                         intent: r.get(5)?,

@@ -19,8 +19,17 @@ pub(super) const SCHEMA: Schema = Schema {
         MIGRATION_ARM_COLUMNS,
         MIGRATION_PLAN_COUNTS,
         MIGRATION_FAILED_EXECUTIONS,
+        MIGRATION_AT_NANOS,
     ],
 };
+
+/// Tester 7 T7-6: the part of a second a plan's or an execution's time was given with
+/// (nanoseconds; 0 for rows from before, and for times given without one), so "more than
+/// 3 s before its plan" is judged on the instants, not on whole seconds.
+pub(super) const MIGRATION_AT_NANOS: &str = "
+ALTER TABLE plans ADD COLUMN at_nanos INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN at_nanos INTEGER NOT NULL DEFAULT 0;
+";
 
 /// The meta key that asks the next writer to open the store to recompute drift once for the
 /// plans whose evidence the rules before it judged wrongly (`HistoryStore::open`).

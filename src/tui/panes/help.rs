@@ -86,6 +86,10 @@ pub fn takes(action: &Action) -> bool {
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
             | Action::Replayed(..)
+            | Action::SendProgress(..)
+            | Action::Sent(..)
+            | Action::SemanticLayer(_)
+            | Action::StoredAgain(..)
     )
 }
 

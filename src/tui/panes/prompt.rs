@@ -816,12 +816,15 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         };
         out.extend(wrapped(&format!("{}: {why}", r.label()), width, theme.warn));
     }
-    // An answer the store could not take: said, with why (`ctxconsole send` prints such a
-    // plan whole, as a line `import plans` reads back).
+    // An answer the store could not take: said, with why. The console keeps it (the
+    // status line counts them) until it is stored again or, at quit, written to a file.
     for r in &o.results {
         if let Some(why) = &r.live.store_error {
             out.extend(wrapped(
-                &format!("{}: NOT STORED, shown here only: {why}", r.label()),
+                &format!(
+                    "{}: NOT STORED, kept until stored again (see the status line): {why}",
+                    r.label()
+                ),
                 width,
                 theme.error,
             ));

@@ -142,6 +142,20 @@ pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap
         spans.push(Span::styled(shown(&line), style));
         spans.push(Span::styled("  · ", theme.muted));
     }
+    // Answers paid for and not stored lead while any wait: quitting loses none, but the
+    // operator should know (and can store them again once the store is free).
+    if let Some(line) = state
+        .unstored
+        .line(keymap.primary_label(&Action::StoreAgain).as_deref())
+    {
+        let style = if state.unstored.pending.is_empty() {
+            theme.ok
+        } else {
+            theme.error
+        };
+        spans.push(Span::styled(shown(&line), style));
+        spans.push(Span::styled("  · ", theme.muted));
+    }
     spans.push(Span::styled(status_hint(state, keymap), theme.muted));
     if !state.notes.is_empty() {
         spans.push(Span::styled(

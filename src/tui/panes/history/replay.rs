@@ -187,7 +187,9 @@ fn result_lines<'a>(result: &ReplayResult, theme: &Theme) -> Vec<Line<'a>> {
             }
             if let Some(why) = &l.store_error {
                 lines.push(Line::styled(
-                    shown(&format!("NOT STORED: {why}")),
+                    shown(&format!(
+                        "NOT STORED, kept until stored again (see the status line): {why}"
+                    )),
                     theme.error,
                 ));
             }

@@ -646,6 +646,7 @@ mod tests {
             record: PlanRecord {
                 id: r.id.clone(),
                 at: r.at,
+                at_nanos: 0,
                 caller: r.caller.clone(),
                 model: r.model.clone(),
                 intent: r.intent.clone(),
