@@ -369,6 +369,86 @@ fn an_entry_alone_over_the_allowance_is_cut_by_itself_and_the_rest_kept() {
     );
 }
 
+/// Tester 7 T7-3: an entry just under the allowance (98.8 %) at the head kept 1 of 21; with
+/// a prompt the 97 % entry survived while 18 of the 20 equally relevant small tools went.
+/// The tester's shapes (py/mkf3.py): big = "search notes " + N × 'A', small = "Search notes
+/// number i.".
+#[test]
+fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more() {
+    let home = tempfile::tempdir().unwrap();
+    let write = |file: &str, spec: &[(&str, usize)]| {
+        let mut tools: Vec<Value> = Vec::new();
+        for &(kind, n) in spec {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+            if kind == "big" {
+                tools.push(serde_json::json!({"name": format!("big{}", tools.len()),
+                    "description": format!("search notes {}", "A".repeat(n)), "inputSchema": schema}));
+            } else {
+                for i in 0..n {
+                    tools.push(serde_json::json!({"name": format!("small{}", tools.len()),
+                        "description": format!("Search notes number {i}."), "inputSchema": schema}));
+                }
+            }
+        }
+        let path = home.path().join(file);
+        std::fs::write(&path, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let b = write("b.json", &[("big", 9_880), ("small", 20)]);
+    let out = common::succeeded(ctx(home.path()).args(["compact", "--tier", "C", "--catalog", &b]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
+    assert!(
+        stdout
+            .contains("; 1 entry cut as it takes 99 % of the allowance; keeping it would cut 20):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(", takes 99 % of the allowance; keeping it would cut 20\n"),
+        "{stdout}"
+    );
+    let mix = write(
+        "mix.json",
+        &[
+            ("big", 20_000),
+            ("big", 9_700),
+            ("small", 10),
+            ("big", 50_000),
+            ("small", 10),
+            ("big", 30_000),
+        ],
+    );
+    for (catalog, kept, total, big) in [(&b, 20, 21, "big0"), (&mix, 20, 24, "big1")] {
+        for prompt in [None, Some("search notes")] {
+            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
+            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
+            let v = json_of(ctx(home.path()).args(&args));
+            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
+            assert_eq!(v["trim"]["total"], total);
+            let crowded: Vec<&Value> = v["trim"]["cut"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.get("crowds_out").is_some())
+                .collect();
+            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
+            assert_eq!(crowded[0]["name"], big);
+            assert!(crowded[0]["crowds_out"]["share_percent"].as_u64().unwrap() >= 97);
+            assert!(crowded[0]["crowds_out"]["would_cut"].as_u64().unwrap() >= 18);
+        }
+    }
+    // preview and compact --prompt read one plan: the same fate, said in preview's words.
+    std::fs::copy(&mix, home.path().join("catalog.json")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["preview", "search notes", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("kept 20/24"), "{stdout}");
+    assert!(
+        stdout.contains("  cut big1: takes 98 % of the allowance; keeping it would cut 18\n"),
+        "{stdout}"
+    );
+}
+
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
 /// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
 #[test]
