@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use unicode_normalization::UnicodeNormalization;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
 use crate::core::error::CoreError;
@@ -310,6 +311,11 @@ fn packs_to_guide(
 /// How many repeated names are warned of one by one; the rest are one warning's count.
 const REPEATED_NAMED: usize = 20;
 
+/// The key two names share when they print alike: trimmed and NFC-normalised.
+fn printed_alike(name: &str) -> String {
+    name.trim().nfc().collect()
+}
+
 /// Names are what plans refer to: they must be present. Dangling step references and
 /// duplicate names are worth a warning, not a refusal.
 fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
@@ -330,22 +336,39 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     }
     let mut warnings = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
-    // One warning per name given twice or more, with its count, in catalog order.
-    let mut times: HashMap<&str, usize> = HashMap::new();
-    let mut repeated: Vec<&str> = Vec::new();
+    // One warning per name given twice or more, with its count, in catalog order. Names are
+    // counted by how they print: trimmed (a plan step's tool is) and NFC-normalised (a
+    // precomposed `é` and `e` + U+0301 are one name on every screen and to the model).
+    // Per key: the count, the first spelling (the one named), the spellings seen.
+    let mut times: HashMap<String, (usize, &str, HashSet<&str>)> = HashMap::new();
+    let mut repeated: Vec<String> = Vec::new();
     for (name, _) in guide.entry_names() {
-        if !names.insert(name) {
-            let n = times.entry(name).or_insert(1);
-            if *n == 1 {
-                repeated.push(name);
+        names.insert(name);
+        let key = printed_alike(name);
+        match times.get_mut(&key) {
+            Some((n, _, spellings)) => {
+                if *n == 1 {
+                    repeated.push(key);
+                }
+                *n += 1;
+                spellings.insert(name);
             }
-            *n += 1;
+            None => {
+                times.insert(key, (1, name, HashSet::from([name])));
+            }
         }
     }
-    for name in repeated.iter().take(REPEATED_NAMED) {
+    for (n, name, spellings) in repeated
+        .iter()
+        .take(REPEATED_NAMED)
+        .filter_map(|key| times.get(key))
+    {
+        let alike = match spellings.len() {
+            1 => String::new(),
+            ways => format!("spelled {ways} ways that print alike; "),
+        };
         warnings.push(format!(
-            "{origin}: '{name}' appears {} times (each is sent; a plan naming it cannot say which)",
-            times.get(name).copied().unwrap_or(2)
+            "{origin}: '{name}' appears {n} times ({alike}each is sent; a plan naming it cannot say which)"
         ));
     }
     if let Some(more) = repeated
@@ -409,6 +432,40 @@ mod tests {
         assert_eq!(
             w[REPEATED_NAMED],
             "c.json: 4980 more names appear more than once (each is sent; a plan naming one cannot say which)"
+        );
+    }
+
+    /// Tester 7 T7-11: `café` precomposed and as `e` + U+0301, and `dup ` with a trailing
+    /// space, print as the names beside them but were not counted as repeats.
+    #[test]
+    fn names_that_print_alike_are_counted_as_repeats() {
+        let text = r#"{"tools":[
+            {"name":"caf\u00e9","description":"Search cafes."},
+            {"name":"cafe\u0301","description":"Delete all cafes."},
+            {"name":"dup","description":"One."},{"name":"dup","description":"Two."},
+            {"name":"dup","description":"Three."},{"name":"dup ","description":"Four."},
+            {"name":"Dup","description":"Five."}]}"#;
+        let c = parse_catalog(text, "c.json").unwrap();
+        assert_eq!(
+            c.warnings,
+            vec![
+                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
+                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
+            ]
+        );
+        // Nothing merged or renamed: every entry is sent as its file spells it.
+        let names: Vec<&str> = c.guide.packs.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "caf\u{e9}",
+                "cafe\u{301}",
+                "dup",
+                "dup",
+                "dup",
+                "dup ",
+                "Dup"
+            ]
         );
     }
 
