@@ -741,6 +741,59 @@ fn nesting_past_the_json_readers_limit_is_one_message_at_once() {
     assert!(!err.contains("recursion"), "{err}");
 }
 
+/// Tester 7 T7-12: a deep notification, or a reply to an id never asked, failed `compact
+/// --mcp` as "answered tools/list with a message nested deeper…". Skipped now, and said once;
+/// the answer itself so nested still fails, when its id comes only after the deep part too.
+#[test]
+fn only_the_answer_awaited_nested_too_deep_fails_an_mcp_listing() {
+    let home = tempfile::tempdir().unwrap();
+    for (what, said) in [
+        (
+            "note",
+            "skipped a message the transport cannot read, not the answer awaited: a notification, nested deeper than 127 levels",
+        ),
+        (
+            "other-id",
+            "skipped a message the transport cannot read, not the answer awaited: a reply to an id it was not asked, nested deeper than 127 levels",
+        ),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let out = common::succeeded(ctx(home.path()).args([
+            "compact",
+            "--mcp-timeout",
+            "60s",
+            "--mcp",
+            &command,
+        ]));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let all = format!("{stdout}{stderr}");
+        assert!(
+            all.contains("1 entries") || all.contains("1 entry"),
+            "{all}"
+        );
+        assert_eq!(all.matches(said).count(), 1, "{all}");
+        let v = json_of(ctx(home.path()).args(["compact", "--json", "--mcp", &command]));
+        assert_eq!(v["trim"]["total"], 1, "{v}");
+        assert!(
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains(said)),
+            "{v}"
+        );
+    }
+    let command = format!("{} --chatty answer-id-last", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` answered tools/list with a message nested deeper than 127 levels"
+        )),
+        "{err}"
+    );
+}
+
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by
 /// waiting the timeout out: its stderr.
 fn compact_mcp_fails_at_once(home: &std::path::Path, command: &str) -> String {
