@@ -938,9 +938,20 @@ fn broken_catalog_files_name_file_and_position() {
     );
 
     let wrong = dir.path().join("wrong.json");
-    std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
+    std::fs::write(
+        &wrong,
+        "{\"packs\": [\n  {\"name\": \"a\", \"description\": [1, 2]}\n]}",
+    )
+    .unwrap();
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
     assert!(err.contains("wrong.json: line 2"), "{err}");
+    // A name of the wrong type is named by its path (tester 7 T7-13).
+    std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
+    assert!(
+        err.contains("wrong.json: field 'packs[0].name' is an array; expected a string"),
+        "{err}"
+    );
 
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog", "/no/such/catalog.json"]));
     assert!(err.contains("/no/such/catalog.json"), "{err}");
