@@ -15,6 +15,11 @@
 //! - `--big-page`: the one page is over the 16 MiB a message may be (a 17 MB description).
 //! - `--deep N`: the one tool's input schema is a chain of `properties` N levels deep (each
 //!   level two of JSON nesting), valid JSON nested past what a JSON reader takes for N ≥ 62.
+//!
+//! Raw mode (JSON-RPC written by hand, one tool): `--chatty WHAT`, where before its answer
+//! to `tools/list` it writes a message nested 140 deep: `note` a log notification, `other-id`
+//! a reply to id 999 (never asked), `answer-id-last` its answer itself, the id after the
+//! deep part (so only the line's end tells what it is).
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -138,6 +143,48 @@ fn spawn_grandchild(pidfile: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--chatty WHAT`: a server speaking JSON-RPC by hand over stdio, see the module doc.
+fn chatty(what: &str) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
+    let mut out = std::io::stdout();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(message) = serde_json::from_str::<Value>(&line?) else {
+            continue;
+        };
+        let Some(id) = message.get("id").cloned() else {
+            continue;
+        };
+        let result = match message.get("method").and_then(Value::as_str) {
+            Some("initialize") => json!({"protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}, "logging": {}},
+                "serverInfo": {"name": "chatty", "version": "1"}}),
+            Some("tools/list") => {
+                let before = match what {
+                    "note" => format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":{deep}}}}}"#
+                    ),
+                    "other-id" => {
+                        format!(r#"{{"jsonrpc":"2.0","id":999,"result":{{"x":{deep}}}}}"#)
+                    }
+                    _ => format!(r#"{{"jsonrpc":"2.0","result":{{"tools":{deep}}},"id":{id}}}"#),
+                };
+                writeln!(out, "{before}")?;
+                json!({"tools": [{"name": "notes_search", "description": "Search notes.",
+                    "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}]})
+            }
+            _ => json!({}),
+        };
+        writeln!(
+            out,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        )?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -153,6 +200,7 @@ async fn main() -> anyhow::Result<()> {
             std::thread::sleep(std::time::Duration::from_secs(1000));
             return Ok(());
         }
+        ["--chatty", what] => return chatty(what),
         ["--garbage"] => {
             use std::io::Write;
             let mut out = std::io::stdout();

@@ -369,6 +369,86 @@ fn an_entry_alone_over_the_allowance_is_cut_by_itself_and_the_rest_kept() {
     );
 }
 
+/// Tester 7 T7-3: an entry just under the allowance (98.8 %) at the head kept 1 of 21; with
+/// a prompt the 97 % entry survived while 18 of the 20 equally relevant small tools went.
+/// The tester's shapes (py/mkf3.py): big = "search notes " + N × 'A', small = "Search notes
+/// number i.".
+#[test]
+fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more() {
+    let home = tempfile::tempdir().unwrap();
+    let write = |file: &str, spec: &[(&str, usize)]| {
+        let mut tools: Vec<Value> = Vec::new();
+        for &(kind, n) in spec {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+            if kind == "big" {
+                tools.push(serde_json::json!({"name": format!("big{}", tools.len()),
+                    "description": format!("search notes {}", "A".repeat(n)), "inputSchema": schema}));
+            } else {
+                for i in 0..n {
+                    tools.push(serde_json::json!({"name": format!("small{}", tools.len()),
+                        "description": format!("Search notes number {i}."), "inputSchema": schema}));
+                }
+            }
+        }
+        let path = home.path().join(file);
+        std::fs::write(&path, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let b = write("b.json", &[("big", 9_880), ("small", 20)]);
+    let out = common::succeeded(ctx(home.path()).args(["compact", "--tier", "C", "--catalog", &b]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
+    assert!(
+        stdout
+            .contains("; 1 entry cut as it takes 99 % of the allowance; keeping it would cut 20):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(", takes 99 % of the allowance; keeping it would cut 20\n"),
+        "{stdout}"
+    );
+    let mix = write(
+        "mix.json",
+        &[
+            ("big", 20_000),
+            ("big", 9_700),
+            ("small", 10),
+            ("big", 50_000),
+            ("small", 10),
+            ("big", 30_000),
+        ],
+    );
+    for (catalog, kept, total, big) in [(&b, 20, 21, "big0"), (&mix, 20, 24, "big1")] {
+        for prompt in [None, Some("search notes")] {
+            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
+            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
+            let v = json_of(ctx(home.path()).args(&args));
+            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
+            assert_eq!(v["trim"]["total"], total);
+            let crowded: Vec<&Value> = v["trim"]["cut"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.get("crowds_out").is_some())
+                .collect();
+            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
+            assert_eq!(crowded[0]["name"], big);
+            assert!(crowded[0]["crowds_out"]["share_percent"].as_u64().unwrap() >= 97);
+            assert!(crowded[0]["crowds_out"]["would_cut"].as_u64().unwrap() >= 18);
+        }
+    }
+    // preview and compact --prompt read one plan: the same fate, said in preview's words.
+    std::fs::copy(&mix, home.path().join("catalog.json")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["preview", "search notes", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("kept 20/24"), "{stdout}");
+    assert!(
+        stdout.contains("  cut big1: takes 98 % of the allowance; keeping it would cut 18\n"),
+        "{stdout}"
+    );
+}
+
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
 /// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
 #[test]
@@ -661,6 +741,59 @@ fn nesting_past_the_json_readers_limit_is_one_message_at_once() {
     assert!(!err.contains("recursion"), "{err}");
 }
 
+/// Tester 7 T7-12: a deep notification, or a reply to an id never asked, failed `compact
+/// --mcp` as "answered tools/list with a message nested deeper…". Skipped now, and said once;
+/// the answer itself so nested still fails, when its id comes only after the deep part too.
+#[test]
+fn only_the_answer_awaited_nested_too_deep_fails_an_mcp_listing() {
+    let home = tempfile::tempdir().unwrap();
+    for (what, said) in [
+        (
+            "note",
+            "skipped a message the transport cannot read, not the answer awaited: a notification, nested deeper than 127 levels",
+        ),
+        (
+            "other-id",
+            "skipped a message the transport cannot read, not the answer awaited: a reply to an id it was not asked, nested deeper than 127 levels",
+        ),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let out = common::succeeded(ctx(home.path()).args([
+            "compact",
+            "--mcp-timeout",
+            "60s",
+            "--mcp",
+            &command,
+        ]));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let all = format!("{stdout}{stderr}");
+        assert!(
+            all.contains("1 entries") || all.contains("1 entry"),
+            "{all}"
+        );
+        assert_eq!(all.matches(said).count(), 1, "{all}");
+        let v = json_of(ctx(home.path()).args(["compact", "--json", "--mcp", &command]));
+        assert_eq!(v["trim"]["total"], 1, "{v}");
+        assert!(
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains(said)),
+            "{v}"
+        );
+    }
+    let command = format!("{} --chatty answer-id-last", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` answered tools/list with a message nested deeper than 127 levels"
+        )),
+        "{err}"
+    );
+}
+
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by
 /// waiting the timeout out: its stderr.
 fn compact_mcp_fails_at_once(home: &std::path::Path, command: &str) -> String {
@@ -805,9 +938,20 @@ fn broken_catalog_files_name_file_and_position() {
     );
 
     let wrong = dir.path().join("wrong.json");
-    std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
+    std::fs::write(
+        &wrong,
+        "{\"packs\": [\n  {\"name\": \"a\", \"description\": [1, 2]}\n]}",
+    )
+    .unwrap();
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
     assert!(err.contains("wrong.json: line 2"), "{err}");
+    // A name of the wrong type is named by its path (tester 7 T7-13).
+    std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
+    assert!(
+        err.contains("wrong.json: field 'packs[0].name' is an array; expected a string"),
+        "{err}"
+    );
 
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog", "/no/such/catalog.json"]));
     assert!(err.contains("/no/such/catalog.json"), "{err}");

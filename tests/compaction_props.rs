@@ -151,7 +151,9 @@ proptest! {
             prop_assert_eq!(&p.metadata.supersedes, &g.pipelines[orig].metadata.supersedes);
         }
         // Superseding pipelines are the last to go: if one was cut, no plain entry is left —
-        // unless it was cut by itself, as over the allowance even alone and fully trimmed.
+        // unless it was cut by itself, as over the allowance even alone and fully trimmed, or
+        // by the crowding rule (which keeps it when its cut would save only plain entries).
+        let crowded: Vec<&str> = c.trim.cut.iter().filter(|e| e.crowds_out.is_some()).map(|e| e.name.as_str()).collect();
         let alone_over = |i: usize| {
             let text = prepared.render(6, &[i]);
             text.len() > cap || tokens::count(tok, &text).tokens > tokens_allowed
@@ -167,7 +169,12 @@ proptest! {
         } else {
             prop_assert_eq!(said_alone, (0..prepared.len()).filter(|&i| alone_over(i)).count());
         }
-        if superseding_cut {
+        // An entry cut by the crowding rule took more than half the allowance, and keeping it
+        // would have cut at least two (cutting it instead kept more).
+        for e in c.trim.cut.iter().filter_map(|e| e.crowds_out) {
+            prop_assert!(e.share_percent >= 50 && e.would_cut >= 2, "{:?}", e);
+        }
+        if superseding_cut && crowded.is_empty() {
             prop_assert!(sent.packs.is_empty());
             prop_assert!(sent.pipelines.iter().all(|p| !p.metadata.supersedes.is_empty()));
         }

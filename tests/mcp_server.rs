@@ -415,6 +415,30 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     assert_eq!(compact["kept"], json!(["dup", "dup", "weather_get"]));
     assert_eq!(compact["trim"]["cut"][0]["name"], "huge");
     assert_eq!(compact["trim"]["cut"][0]["alone_over"], true);
+    // Tester 7 T7-3: one just under the allowance is cut rather than the 20 behind it, as
+    // `compact --json` does (the crowding rule, `crowds_out`); names that print alike
+    // (T7-11) are one repeated name.
+    let mut tools =
+        vec![json!({"name": "big0", "description": format!("search notes {}", "A".repeat(9_880))})];
+    tools.extend((0..20).map(|i| json!({"name": format!("small{i}"), "description": format!("Search notes number {i}.")})));
+    tools.push(json!({"name": "caf\u{e9}"}));
+    tools.push(json!({"name": "cafe\u{301} "}));
+    let compact = call(
+        &c,
+        "compact_catalog",
+        json!({"catalog": json!({"tools": tools}).to_string(), "tier": "C"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(compact["trim"]["kept"], 22, "{}", compact["trim"]);
+    assert_eq!(compact["trim"]["cut"][0]["name"], "big0");
+    assert_eq!(compact["trim"]["cut"][0]["crowds_out"]["would_cut"], 22);
+    assert_eq!(
+        compact["warnings"],
+        json!([
+            "catalog: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)"
+        ])
+    );
     // Tester 6 F7: a catalog nested past the JSON reader's limit is said as such.
     let mut deep = json!({"type": "string"});
     for _ in 0..200 {

@@ -221,11 +221,7 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
                     EntryKind::Pipeline => "pipeline",
                 },
                 c.bytes,
-                if c.alone_over {
-                    ", alone over the allowance"
-                } else {
-                    ""
-                }
+                c.reason().map(|r| format!(", {r}")).unwrap_or_default()
             ));
         }
     }

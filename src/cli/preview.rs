@@ -469,6 +469,9 @@ pub fn describe(p: &Preview) -> String {
             alone.join(", ")
         );
     }
+    for e in t.cut.iter().filter(|e| e.crowds_out.is_some()) {
+        let _ = writeln!(o, "  cut {}: {}", e.name, e.reason().unwrap_or_default());
+    }
     for w in &p.warnings {
         let _ = writeln!(o, "  note: {w}");
     }

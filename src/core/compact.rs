@@ -60,6 +60,41 @@ pub struct CutEntry {
     /// the allowance alone, so keeping it would have cost every other entry.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub alone_over: bool,
+    /// Cut by the crowding rule ([`PreparedCatalog::compact_among`]): fully trimmed it takes
+    /// more than half the allowance, and keeping it would have cut more entries than it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crowds_out: Option<CrowdsOut>,
+}
+
+/// Why an entry was cut by the crowding rule, in figures every screen words the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CrowdsOut {
+    /// What the entry alone, fully trimmed, takes of the allowance (the larger of its bytes'
+    /// and its tokens' share), in whole percent.
+    pub share_percent: usize,
+    /// How many entries keeping it would have cut.
+    pub would_cut: usize,
+}
+
+impl CrowdsOut {
+    /// "takes 98 % of the allowance; keeping it would cut 20".
+    pub fn explain(&self) -> String {
+        format!(
+            "takes {} % of the allowance; keeping it would cut {}",
+            self.share_percent, self.would_cut
+        )
+    }
+}
+
+impl CutEntry {
+    /// Why this entry went, when it was not simply its turn in the cut order.
+    pub fn reason(&self) -> Option<String> {
+        if self.alone_over {
+            Some("alone over the allowance".into())
+        } else {
+            self.crowds_out.map(|c| c.explain())
+        }
+    }
 }
 
 /// The Trim record (DESIGN §2.4).
@@ -90,10 +125,11 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl TrimRecord {
-    /// Why entries were cut, as every screen words it: the policy, and how many went by
-    /// themselves because each alone is over the allowance.
+    /// Why entries were cut, as every screen words it: the policy, how many went by
+    /// themselves because each alone is over the allowance, and each entry cut by the
+    /// crowding rule with its figures.
     pub fn cut_note(&self) -> String {
-        match self.cut.iter().filter(|c| c.alone_over).count() {
+        let mut note = match self.cut.iter().filter(|c| c.alone_over).count() {
             0 => self.cut_policy.clone(),
             1 => format!(
                 "{}; 1 entry alone over the allowance cut first",
@@ -103,16 +139,37 @@ impl TrimRecord {
                 "{}; {n} entries each alone over the allowance cut first",
                 self.cut_policy
             ),
+        };
+        for c in self.cut.iter().filter_map(|c| c.crowds_out) {
+            note.push_str(&format!("; 1 entry cut as it {}", c.explain()));
         }
+        note
     }
 }
 
 /// The order in which whole entries are cut, first cut first, and why that order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CutOrder {
     pub order: Vec<usize>,
     pub policy: String,
+    /// What the order knows of each entry's worth, by entry index (empty: nothing beyond
+    /// the order), read by the crowding rule ([`CutOrder::clearly_above`]).
+    pub relevance: Vec<Relevance>,
 }
+
+/// One entry's worth to the crowding rule.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Relevance {
+    /// The ranking's score (0: unranked, or no prompt).
+    pub score: f64,
+    /// Kept ahead of the others by the order's own rule: a request's best entry (with a
+    /// prompt), a pipeline that supersedes packs (without one).
+    pub first: bool,
+}
+
+/// With a prompt, an entry scoring at least this many times the best of the entries its cut
+/// would save ranks clearly above them, and is not cut to save them.
+pub const CLEARLY_ABOVE: f64 = 2.0;
 
 impl CutOrder {
     /// With no intent yet: cut from the end of the catalog, keeping pipelines that
@@ -127,6 +184,12 @@ impl CutOrder {
         CutOrder {
             order,
             policy: "no intent: cut from the end, superseding pipelines last".into(),
+            relevance: (0..n)
+                .map(|i| Relevance {
+                    score: 0.0,
+                    first: superseding(i),
+                })
+                .collect(),
         }
     }
 
@@ -150,7 +213,28 @@ impl CutOrder {
         CutOrder {
             order,
             policy: policy.into(),
+            relevance: Vec::new(),
         }
+    }
+
+    /// The order with what its ranking said of each entry (by entry index).
+    pub fn with_relevance(mut self, relevance: Vec<Relevance>) -> CutOrder {
+        self.relevance = relevance;
+        self
+    }
+
+    /// Whether entry `big` ranks clearly above every entry of `saved`, so the crowding rule
+    /// does not cut it to save them: it is kept first by the order's own rule (a request's
+    /// best entry, a superseding pipeline) and none of them is, or it scores at least
+    /// [`CLEARLY_ABOVE`] times the best of them.
+    pub fn clearly_above(&self, big: usize, saved: &[usize]) -> bool {
+        let of = |i: usize| self.relevance.get(i).copied().unwrap_or_default();
+        let b = of(big);
+        if b.first && saved.iter().all(|&i| !of(i).first) {
+            return true;
+        }
+        let best = saved.iter().map(|&i| of(i).score).fold(0.0, f64::max);
+        b.score > 0.0 && b.score >= CLEARLY_ABOVE * best
     }
 }
 
@@ -392,6 +476,91 @@ impl PreparedCatalog {
         bytes <= allowance.tokens || self.tokens(stage, kept, tokenizer) <= allowance.tokens
     }
 
+    /// Trim steps applied to `all` in order while it is over the allowance: the stage
+    /// reached, the steps that changed something with what each saved, and whether it fits.
+    fn trim_stage(
+        &self,
+        all: &[usize],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> (usize, Vec<Dropped>, bool) {
+        let mut prev_bytes = self.bytes(0, all);
+        let mut stage = 0;
+        let mut dropped = Vec::new();
+        let mut fits = self.fits(0, all, allowance, tokenizer);
+        while !fits && stage < LAST_STAGE {
+            stage += 1;
+            let bytes = self.bytes(stage, all);
+            if bytes < prev_bytes {
+                dropped.push(Dropped {
+                    step: TrimStep::ALL[stage - 1],
+                    saved_bytes: prev_bytes - bytes,
+                });
+            }
+            prev_bytes = bytes;
+            fits = self.fits(stage, all, allowance, tokenizer);
+        }
+        (stage, dropped, fits)
+    }
+
+    /// Entry `i`'s share of the allowance alone at `stage` (the larger of its bytes' and its
+    /// tokens' share, whole percent) when that is more than half: such an entry is big to
+    /// the crowding rule.
+    fn over_half(
+        &self,
+        stage: usize,
+        i: usize,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> Option<usize> {
+        let bytes = self.bytes(stage, &[i]);
+        // A token is never shorter than a byte: below half in bytes is below half in tokens.
+        let tokens = (bytes * 2 > allowance.tokens).then(|| self.tokens(stage, &[i], tokenizer));
+        share_over_half(bytes, tokens, allowance)
+    }
+
+    /// Cut `order` (less the entries `out`) from its front until `all` (less `out`) fits:
+    /// the smallest number of cuts that fits. Size shrinks as entries go, so search, then
+    /// confirm by measuring forward in case a comma moved the count by a token.
+    fn cut_in_order(
+        &self,
+        stage: usize,
+        all: &[usize],
+        order: &[usize],
+        out: &[bool],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> OrderCut {
+        let order: Vec<usize> = order.iter().copied().filter(|&i| !out[i]).collect();
+        let kept_after = |k: usize| -> Vec<usize> {
+            let mut gone = out.to_vec();
+            order[..k].iter().for_each(|&i| gone[i] = true);
+            all.iter().copied().filter(|&i| !gone[i]).collect()
+        };
+        let (mut lo, mut hi) = (0usize, order.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.fits(stage, &kept_after(mid), allowance, tokenizer) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let mut k = lo.min(order.len());
+        let mut kept = kept_after(k);
+        let mut fits = self.fits(stage, &kept, allowance, tokenizer);
+        while !fits && k < order.len() {
+            k += 1;
+            kept = kept_after(k);
+            fits = self.fits(stage, &kept, allowance, tokenizer);
+        }
+        OrderCut {
+            cuts: order[..k].to_vec(),
+            kept,
+            fits,
+        }
+    }
+
     /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
     pub fn compact(
         &self,
@@ -438,51 +607,55 @@ impl PreparedCatalog {
         let oversized: Vec<usize> = order.iter().copied().filter(|&i| alone_over[i]).collect();
         let all: Vec<usize> = all.into_iter().filter(|&i| !alone_over[i]).collect();
         let order: Vec<usize> = order.into_iter().filter(|&i| !alone_over[i]).collect();
-        let mut prev_bytes = self.bytes(0, &all);
-        let mut stage = 0;
-        let mut dropped = Vec::new();
-        let mut fits = self.fits(0, &all, allowance, tokenizer);
-        while !fits && stage < LAST_STAGE {
-            stage += 1;
-            let bytes = self.bytes(stage, &all);
-            if bytes < prev_bytes {
-                dropped.push(Dropped {
-                    step: TrimStep::ALL[stage - 1],
-                    saved_bytes: prev_bytes - bytes,
+        let (mut stage, mut dropped, mut fits) = self.trim_stage(&all, allowance, tokenizer);
+        let mut all = all;
+        let mut order = order;
+        let mut cut: Vec<usize> = oversized;
+        let mut crowds: Vec<Option<CrowdsOut>> = vec![None; self.len()];
+        if !fits {
+            // The crowding rule, judged fully trimmed (where entries must be cut): an entry
+            // that alone takes more than half the allowance, kept at the cost of others, is
+            // cut instead when that keeps more entries, unless it ranks clearly above every
+            // entry its cut would save. Like one alone over the allowance, it is then set
+            // aside and the rest trimmed only as far as it needs.
+            let mut out = vec![false; self.len()];
+            let mut now = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+            while let Some((big, share_percent)) = now.kept.iter().find_map(|&i| {
+                self.over_half(stage, i, allowance, tokenizer)
+                    .map(|p| (i, p))
+            }) {
+                out[big] = true;
+                let instead = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+                if !now.crowded_out_by(big, &instead, cut_order) {
+                    out[big] = false;
+                    break;
+                }
+                crowds[big] = Some(CrowdsOut {
+                    share_percent,
+                    would_cut: now.cuts.len(),
                 });
+                cut.push(big);
+                now = instead;
             }
-            prev_bytes = bytes;
-            fits = self.fits(stage, &all, allowance, tokenizer);
+            if out.iter().any(|&o| o) {
+                all.retain(|&i| !out[i]);
+                order.retain(|&i| !out[i]);
+                (stage, dropped, fits) = self.trim_stage(&all, allowance, tokenizer);
+            }
         }
         let mut kept = all.clone();
-        let mut cut: Vec<usize> = oversized;
         if !fits {
-            let order = &order;
-            let kept_after = |k: usize| -> Vec<usize> {
-                let mut gone = vec![false; self.len()];
-                order[..k].iter().for_each(|&i| gone[i] = true);
-                all.iter().copied().filter(|&i| !gone[i]).collect()
-            };
-            // Smallest number of cuts that fits: size shrinks as entries go, so search, then
-            // confirm by measuring forward in case a comma moved the count by a token.
-            let (mut lo, mut hi) = (1usize, order.len());
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.fits(stage, &kept_after(mid), allowance, tokenizer) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            let mut k = lo.min(order.len());
-            kept = kept_after(k);
-            fits = self.fits(stage, &kept, allowance, tokenizer);
-            while !fits && k < order.len() {
-                k += 1;
-                kept = kept_after(k);
-                fits = self.fits(stage, &kept, allowance, tokenizer);
-            }
-            cut.extend_from_slice(&order[..k]);
+            let now = self.cut_in_order(
+                stage,
+                &all,
+                &order,
+                &vec![false; self.len()],
+                allowance,
+                tokenizer,
+            );
+            cut.extend_from_slice(&now.cuts);
+            kept = now.kept;
+            fits = now.fits;
         }
         let cut = cut
             .into_iter()
@@ -491,6 +664,7 @@ impl PreparedCatalog {
                 kind: self.entry_kind(i),
                 bytes: self.entry_text(i, stage).len(),
                 alone_over: alone_over[i],
+                crowds_out: crowds[i],
             })
             .collect();
         let text = self.render(stage, &kept);
@@ -511,6 +685,46 @@ impl PreparedCatalog {
         };
         Compacted { text, trim, kept }
     }
+}
+
+/// Entries cut from the front of the cut order, and what is left.
+struct OrderCut {
+    cuts: Vec<usize>,
+    kept: Vec<usize>,
+    fits: bool,
+}
+
+impl OrderCut {
+    /// The crowding rule's test: cutting `big` (giving `instead`) keeps more entries and fits
+    /// as well, and `big` does not rank clearly above the entries that cut would save.
+    fn crowded_out_by(&self, big: usize, instead: &OrderCut, order: &CutOrder) -> bool {
+        if instead.kept.len() <= self.kept.len() || (self.fits && !instead.fits) {
+            return false;
+        }
+        let before: std::collections::HashSet<usize> = self.kept.iter().copied().collect();
+        let saved: Vec<usize> = instead
+            .kept
+            .iter()
+            .copied()
+            .filter(|i| !before.contains(i))
+            .collect();
+        !order.clearly_above(big, &saved)
+    }
+}
+
+/// The share of the allowance an entry alone takes (see [`PreparedCatalog::over_half`]):
+/// `tokens` may be left uncounted when its bytes are at most half the token allowance.
+fn share_over_half(bytes: usize, tokens: Option<usize>, allowance: Allowance) -> Option<usize> {
+    let by_bytes = allowance
+        .bytes
+        .map(|cap| (bytes * 2 > cap, bytes * 100 / cap.max(1)));
+    let by_tokens = tokens.map(|t| (t * 2 > allowance.tokens, t * 100 / allowance.tokens.max(1)));
+    let over = by_bytes.is_some_and(|b| b.0) || by_tokens.is_some_and(|t| t.0);
+    over.then(|| {
+        by_bytes
+            .map_or(0, |b| b.1)
+            .max(by_tokens.map_or(0, |t| t.1))
+    })
 }
 
 /// The anchor's method: apply each step to a copy of the whole catalog, re-serialise and
@@ -552,8 +766,7 @@ pub fn compact_reserialising(
         allowance.bytes.is_none_or(|cap| text.len() <= cap) && count(text) <= allowance.tokens
     };
     let everything: Vec<usize> = (0..guide.entry_count()).collect();
-    let mut g = guide.clone();
-    let mut text = render(&g, &everything);
+    let text = render(guide, &everything);
     let before_bytes = text.len();
     let before_tokens = count(&text);
     // Entries that alone, with every step applied, do not fit are cut by themselves first.
@@ -576,57 +789,115 @@ pub fn compact_reserialising(
         .into_iter()
         .filter(|i| !oversized.contains(i))
         .collect();
-    text = render(&g, &all);
-    let mut stage = 0;
-    let mut dropped = Vec::new();
-    while !fits(&text) && stage < LAST_STAGE {
-        let step = TrimStep::ALL[stage];
-        g.packs.iter_mut().for_each(|p| p.apply(step));
-        g.pipelines.iter_mut().for_each(|p| p.apply(step));
-        let next = render(&g, &all);
-        if next.len() < text.len() {
-            dropped.push(Dropped {
-                step,
-                saved_bytes: text.len() - next.len(),
-            });
+    // Apply the steps in order to a fresh copy while `all` is over the allowance.
+    let trim_all = |all: &[usize]| -> (RoutingGuide, String, usize, Vec<Dropped>) {
+        let mut g = guide.clone();
+        let mut text = render(&g, all);
+        let mut stage = 0;
+        let mut dropped = Vec::new();
+        while !fits(&text) && stage < LAST_STAGE {
+            let step = TrimStep::ALL[stage];
+            g.packs.iter_mut().for_each(|p| p.apply(step));
+            g.pipelines.iter_mut().for_each(|p| p.apply(step));
+            let next = render(&g, all);
+            if next.len() < text.len() {
+                dropped.push(Dropped {
+                    step,
+                    saved_bytes: text.len() - next.len(),
+                });
+            }
+            text = next;
+            stage += 1;
         }
-        text = next;
-        stage += 1;
-    }
-    let mut kept = all.clone();
-    let mut cut = Vec::new();
-    let entry = |g: &RoutingGuide, i: usize, alone_over: bool| CutEntry {
-        name: if i < packs {
-            g.packs[i].name.clone()
-        } else {
-            g.pipelines[i - packs].id.clone()
-        },
-        kind: if i < packs {
-            EntryKind::Pack
-        } else {
-            EntryKind::Pipeline
-        },
-        bytes: if i < packs {
-            to_json(&g.packs[i]).len()
-        } else {
-            to_json(&g.pipelines[i - packs]).len()
-        },
-        alone_over,
+        (g, text, stage, dropped)
     };
-    cut.extend(oversized.iter().map(|&i| entry(&g, i, true)));
-    let mut k = 0;
     let rest: Vec<usize> = cut_order
         .order
         .iter()
         .copied()
         .filter(|i| !oversized.contains(i))
         .collect();
-    while !fits(&text) && k < rest.len() {
-        let i = rest[k];
-        kept.retain(|&j| j != i);
-        cut.push(entry(&g, i, false));
-        text = render(&g, &kept);
-        k += 1;
+    // Cut `rest` (less `out`) from its front, one entry at a time, until `all` (less `out`)
+    // fits as `g` has it.
+    let cut_linear = |g: &RoutingGuide, out: &[usize]| -> (Vec<usize>, Vec<usize>, String) {
+        let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
+        let mut text = render(g, &kept);
+        let mut cuts = Vec::new();
+        for &i in rest.iter().filter(|i| !out.contains(i)) {
+            if fits(&text) {
+                break;
+            }
+            kept.retain(|&j| j != i);
+            cuts.push(i);
+            text = render(g, &kept);
+        }
+        (cuts, kept, text)
+    };
+    let (mut g, mut text, mut stage, mut dropped) = trim_all(&all);
+    // The crowding rule, fully trimmed: cut a big entry the order kept when that keeps more.
+    let mut crowded: Vec<(usize, CrowdsOut)> = Vec::new();
+    if !fits(&text) {
+        let mut out: Vec<usize> = Vec::new();
+        let (mut cuts, mut kept_now, mut text_now) = cut_linear(&g, &out);
+        while let Some((big, share_percent)) = kept_now.iter().find_map(|&i| {
+            let alone = render(&g, &[i]);
+            share_over_half(alone.len(), Some(count(&alone)), allowance).map(|p| (i, p))
+        }) {
+            let mut out2 = out.clone();
+            out2.push(big);
+            let (cuts2, kept2, text2) = cut_linear(&g, &out2);
+            let saved: Vec<usize> = kept2
+                .iter()
+                .copied()
+                .filter(|i| !kept_now.contains(i))
+                .collect();
+            if kept2.len() <= kept_now.len()
+                || (fits(&text_now) && !fits(&text2))
+                || cut_order.clearly_above(big, &saved)
+            {
+                break;
+            }
+            let crowds = CrowdsOut {
+                share_percent,
+                would_cut: cuts.len(),
+            };
+            crowded.push((big, crowds));
+            (out, cuts, kept_now, text_now) = (out2, cuts2, kept2, text2);
+        }
+        if !out.is_empty() {
+            let rest_of: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
+            (g, text, stage, dropped) = trim_all(&rest_of);
+        }
+    }
+    let out: Vec<usize> = crowded.iter().map(|&(i, _)| i).collect();
+    let mut cut = Vec::new();
+    let entry =
+        |g: &RoutingGuide, i: usize, alone_over: bool, crowds_out: Option<CrowdsOut>| CutEntry {
+            name: if i < packs {
+                g.packs[i].name.clone()
+            } else {
+                g.pipelines[i - packs].id.clone()
+            },
+            kind: if i < packs {
+                EntryKind::Pack
+            } else {
+                EntryKind::Pipeline
+            },
+            bytes: if i < packs {
+                to_json(&g.packs[i]).len()
+            } else {
+                to_json(&g.pipelines[i - packs]).len()
+            },
+            alone_over,
+            crowds_out,
+        };
+    cut.extend(oversized.iter().map(|&i| entry(&g, i, true, None)));
+    cut.extend(crowded.iter().map(|&(i, c)| entry(&g, i, false, Some(c))));
+    let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
+    if !fits(&text) {
+        let (cuts, k, t) = cut_linear(&g, &out);
+        cut.extend(cuts.iter().map(|&i| entry(&g, i, false, None)));
+        (kept, text) = (k, t);
     }
     let trim = TrimRecord {
         before_bytes,
@@ -868,6 +1139,158 @@ mod tests {
         );
         assert!(!tight.trim.cut.is_empty());
         assert!(tight.trim.cut.iter().all(|c| !c.alone_over));
+    }
+
+    /// A big pack at the head, then `smalls` small ones: the tester's shape (T7-3).
+    fn head_big(big_bytes: usize, smalls: usize) -> RoutingGuide {
+        let mut packs = vec![json!({"name": "big", "description": "A".repeat(big_bytes)})];
+        packs.extend(
+            (0..smalls)
+                .map(|i| json!({"name": format!("small{i}"), "description": "Search notes."})),
+        );
+        serde_json::from_value(json!({ "packs": packs })).unwrap()
+    }
+
+    fn by_bytes(cap: usize) -> Allowance {
+        Allowance {
+            tokens: usize::MAX,
+            bytes: Some(cap),
+        }
+    }
+
+    /// Tester 7 T7-3: an entry just under the allowance, kept first, took every entry
+    /// behind it. Over half the allowance (fully trimmed) and costing more entries than it
+    /// is, it is cut instead, said with its figures; at exactly half it is not big, and the
+    /// cut order stands.
+    #[test]
+    fn an_entry_over_half_the_allowance_is_cut_when_keeping_it_cuts_more() {
+        let g = head_big(600, 14);
+        let p = PreparedCatalog::new(g.clone());
+        let big = p.bytes(LAST_STAGE, &[0]);
+        let smalls: Vec<usize> = (1..15).collect();
+        let all: Vec<usize> = (0..15).collect();
+        // The shape: the smalls alone fit either cap, all together fit neither.
+        assert!(p.bytes(LAST_STAGE, &smalls) < 2 * big - 1);
+        assert!(p.bytes(LAST_STAGE, &all) > 2 * big);
+        let order = CutOrder::from_end(p.guide());
+        for tok in [Tokenizer::Estimate, Tokenizer::O200k] {
+            let c = p.compact(by_bytes(2 * big - 1), tok, &order);
+            assert!(c.trim.fits);
+            assert_eq!(c.kept, smalls, "{:?}", c.trim);
+            assert_eq!(c.trim.cut.len(), 1);
+            let crowds = c.trim.cut[0].crowds_out.expect("crowds_out");
+            assert_eq!(c.trim.cut[0].name, "big");
+            assert_eq!(crowds.share_percent, 50);
+            assert!(crowds.would_cut >= 2, "{crowds:?}");
+            assert_eq!(
+                c.trim.steps_applied, 0,
+                "the rest is trimmed only as it needs"
+            );
+            assert!(c.trim.cut_note().ends_with(&format!(
+                "1 entry cut as it takes 50 % of the allowance; keeping it would cut {}",
+                crowds.would_cut
+            )));
+            assert_eq!(
+                c.trim.cut[0].reason().unwrap(),
+                format!(
+                    "takes 50 % of the allowance; keeping it would cut {}",
+                    crowds.would_cut
+                )
+            );
+            let anchor = compact_reserialising(&g, by_bytes(2 * big - 1), tok, &order);
+            assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+
+            // Exactly half: not big. Cut from the end as before, the head entry kept.
+            let c = p.compact(by_bytes(2 * big), tok, &order);
+            assert!(c.trim.fits && c.kept.contains(&0), "{:?}", c.trim);
+            assert!(c.trim.cut.len() >= 2);
+            assert!(c.trim.cut.iter().all(|e| e.crowds_out.is_none()));
+            let anchor = compact_reserialising(&g, by_bytes(2 * big), tok, &order);
+            assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+        }
+        // Keeping it would cut only one entry: the same count either way, it stays.
+        let g = head_big(600, 3);
+        let p = PreparedCatalog::new(g.clone());
+        let big = p.bytes(LAST_STAGE, &[0]);
+        let cap = p.bytes(LAST_STAGE, &[0, 1, 2]);
+        assert!(big * 2 > cap);
+        let c = p.compact(by_bytes(cap), Tokenizer::Estimate, &order);
+        assert_eq!(c.kept, vec![0, 1, 2]);
+        assert!(c.trim.cut.iter().all(|e| e.crowds_out.is_none()));
+    }
+
+    /// With a prompt, the big entry is cut only when it does not rank clearly above every
+    /// entry its cut would save: twice the best of their scores, or a request's best entry
+    /// none of them is, keeps it.
+    #[test]
+    fn the_crowding_rule_never_cuts_an_entry_ranked_clearly_above_those_it_saves() {
+        let g = head_big(600, 14);
+        let p = PreparedCatalog::new(g.clone());
+        let cap = 2 * p.bytes(LAST_STAGE, &[0]) - 1;
+        // Ranked best first: the big one, then the smalls in catalog order.
+        let ranked: Vec<usize> = (0..15).collect();
+        let with = |big: Relevance, small: f64| {
+            let mut r = vec![
+                Relevance {
+                    score: small,
+                    first: false
+                };
+                15
+            ];
+            r[0] = big;
+            CutOrder::from_ranking(&ranked, p.len(), "ranked").with_relevance(r)
+        };
+        let score = |s: f64| Relevance {
+            score: s,
+            first: false,
+        };
+        for (order, crowded) in [
+            (with(score(2.0), 1.0), false),
+            (with(score(1.99), 1.0), true),
+            (with(score(1.0), 1.0), true),
+            (with(score(5.0), 0.0), false),
+            (
+                with(
+                    Relevance {
+                        score: 1.0,
+                        first: true,
+                    },
+                    1.0,
+                ),
+                false,
+            ),
+            (CutOrder::from_ranking(&ranked, p.len(), "ranked"), true),
+        ] {
+            for tok in [Tokenizer::Estimate, Tokenizer::O200k] {
+                let c = p.compact(by_bytes(cap), tok, &order);
+                assert!(c.trim.fits);
+                assert_eq!(
+                    !c.kept.contains(&0),
+                    crowded,
+                    "{:?}",
+                    order.relevance.first()
+                );
+                assert_eq!(c.trim.cut.iter().any(|e| e.crowds_out.is_some()), crowded);
+                let anchor = compact_reserialising(&g, by_bytes(cap), tok, &order);
+                assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+            }
+        }
+        // Without a prompt a superseding pipeline is kept first: not cut to save packs.
+        let mut g = head_big(0, 14);
+        g.packs.remove(0);
+        g.pipelines = vec![
+            serde_json::from_value(json!({"id": "big", "description": "A".repeat(600),
+                "metadata": {"supersedes": ["small0"]}}))
+            .unwrap(),
+        ];
+        let p = PreparedCatalog::new(g.clone());
+        let cap = 2 * p.bytes(LAST_STAGE, &[14]) - 1;
+        let order = CutOrder::from_end(p.guide());
+        let c = p.compact(by_bytes(cap), Tokenizer::Estimate, &order);
+        assert!(c.trim.fits && c.kept.contains(&14), "{:?}", c.trim);
+        assert!(c.trim.cut.iter().all(|e| e.crowds_out.is_none()));
+        let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
+        assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
     }
 
     #[test]

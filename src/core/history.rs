@@ -550,8 +550,24 @@ fn required(origin: &str, line: usize, field: &str, value: &str) -> Result<(), C
     Ok(())
 }
 
+/// A line that opens a JSON array: the file is an array of records (as `import litellm`
+/// takes), not JSON Lines; said so rather than in the reader's words for a wrong type.
+fn array_line(origin: &str, line: usize, text: &str, what: &str) -> Result<(), CoreError> {
+    if text.trim_start().starts_with('[') {
+        return Err(line_error(
+            origin,
+            line,
+            format!(
+                "is a JSON array; {what}s are JSON Lines, one {what} object per line (jq -c '.[]' turns an array into that)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Parse one plan line (`line` is 1-based, for the error).
 pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanRecord, CoreError> {
+    array_line(origin, line, text, "plan")?;
     let raw: PlanLine =
         serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
     let at = timestamp(origin, line, &raw.at)?;
@@ -866,6 +882,7 @@ pub fn parse_execution_line(
     line: usize,
     text: &str,
 ) -> Result<ExecutionRecord, CoreError> {
+    array_line(origin, line, text, "execution")?;
     let raw: ExecutionLine =
         serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
     let at = timestamp(origin, line, &raw.at)?;
@@ -1310,6 +1327,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(crate::core::error::too_deep()), "{err}");
+    }
+
+    /// Tester 7 T7-13: a JSON array of plans (as `import litellm` takes) was "line 1,
+    /// column 1: found an object; expected a string", no word of JSON Lines.
+    #[test]
+    fn a_json_array_of_plans_or_executions_is_told_they_are_json_lines() {
+        let plan =
+            r#"{"at":"2026-10-03T12:00:05Z","caller":"c","model":"m","intent":"x","steps":[]}"#;
+        for (line, text) in [
+            (1, format!("[{plan}]")),
+            (1, "[".to_string()),
+            (3, format!("  [{plan},")),
+        ] {
+            let err = parse_plan_line("p.json", line, &text)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "p.json: line {line}: is a JSON array; plans are JSON Lines, one plan object per line (jq -c '.[]' turns an array into that)"
+                )
+            );
+        }
+        let err = parse_execution_line(
+            "e.json",
+            1,
+            r#"[{"at":"2026-10-03T12:00:05Z","caller":"c","tool":"t"}]"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("executions are JSON Lines, one execution object per line"),
+            "{err}"
+        );
     }
 
     #[test]

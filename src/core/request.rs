@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble};
 use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
 use crate::core::catalog::{EntryKind, TrimStep};
-use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, TrimRecord};
+use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, Relevance, TrimRecord};
 use crate::core::compare::Arm;
 use crate::core::gate::{
     Admission, Briefing, ContentKind, ContextBudget, EXACT_COUNT_MAX_BYTES, admit, briefing,
@@ -237,11 +237,23 @@ pub struct PlannedRequest {
 /// Rank the catalog for an intent and turn it into a cut order (lowest first).
 pub fn cut_order_for(catalog: &PreparedCatalog, ranking: Option<&Ranking>) -> CutOrder {
     match ranking {
-        Some(r) if r.order.first().is_some_and(|s| s.score > 0.0) => CutOrder::from_ranking(
-            &r.indices(),
-            catalog.len(),
-            "ranked for the prompt: lowest relevance cut first",
-        ),
+        Some(r) if r.order.first().is_some_and(|s| s.score > 0.0) => {
+            let mut relevance = vec![Relevance::default(); catalog.len()];
+            for s in &r.order {
+                if let Some(slot) = relevance.get_mut(s.index) {
+                    *slot = Relevance {
+                        score: s.score.max(0.0),
+                        first: s.best_for_request.is_some(),
+                    };
+                }
+            }
+            CutOrder::from_ranking(
+                &r.indices(),
+                catalog.len(),
+                "ranked for the prompt: lowest relevance cut first",
+            )
+            .with_relevance(relevance)
+        }
         _ => CutOrder::from_end(catalog.guide()),
     }
 }

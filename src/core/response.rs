@@ -120,6 +120,11 @@ pub struct JsonNesting {
 }
 
 impl JsonNesting {
+    /// How deep the text read so far stands (0: outside every bracket).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
     /// Take the next byte; the depth it opened when it is an opening bracket.
     pub fn byte(&mut self, b: u8) -> Option<usize> {
         if self.in_string {

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use unicode_normalization::UnicodeNormalization;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
 use crate::core::error::CoreError;
@@ -110,6 +111,7 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
         origin: origin.into(),
         message: NOT_A_CATALOG.into(),
     })?;
+    entry_names_are_strings(&value, format, origin, "")?;
     // Typed parse of the original text, so a wrong field is reported with its line and column.
     let typed = |e: serde_json::Error| CoreError::json(origin, text, &e);
     let (guide, format) = match format {
@@ -171,6 +173,98 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
     })
 }
 
+/// A list of entries as a file spells it: its path, its items (if a list), and the path to
+/// each entry's name within an item.
+type EntryList<'a> = (&'a str, Option<&'a Vec<Value>>, &'static [&'static str]);
+
+/// Every entry's name (a pipeline's id) present and a string, said by where the file has
+/// it (`tools[0].name`, `[1].function.name`), before the typed parse would say "missing
+/// field `name`" at a line and column. `suffix` follows each path (a JSON Lines line).
+fn entry_names_are_strings(
+    value: &Value,
+    format: CatalogFormat,
+    origin: &str,
+    suffix: &str,
+) -> Result<(), CoreError> {
+    fn list(v: Option<&Value>) -> Option<&Vec<Value>> {
+        v.and_then(Value::as_array)
+    }
+    let top = |key: &'static str| -> (&'static str, Option<&Vec<Value>>) {
+        if value.is_array() {
+            ("", value.as_array())
+        } else {
+            (key, list(value.get(key)))
+        }
+    };
+    let lists: Vec<EntryList> = match format {
+        CatalogFormat::RoutingGuide => vec![
+            ("packs", list(value.get("packs")), &["name"]),
+            ("pipelines", list(value.get("pipelines")), &["id"]),
+        ],
+        CatalogFormat::McpToolsList if value.get("result").is_some() => vec![(
+            "result.tools",
+            list(value.get("result").and_then(|r| r.get("tools"))),
+            &["name"],
+        )],
+        CatalogFormat::McpToolsList => {
+            let (at, items) = top("tools");
+            vec![(at, items, &["name"])]
+        }
+        CatalogFormat::OpenAiTools => {
+            let (at, items) = top("tools");
+            vec![(at, items, &["function", "name"])]
+        }
+        CatalogFormat::BfclFunctions => vec![("", value.as_array(), &["name"])],
+        CatalogFormat::BfclQuestions => {
+            vec![("function", list(value.get("function")), &["name"])]
+        }
+    };
+    let wrong = |at: String, problem: String| CoreError::Field {
+        origin: origin.into(),
+        field: format!("{at}{suffix}"),
+        problem,
+    };
+    for (list_at, items, path) in lists {
+        for (i, item) in items.into_iter().flatten().enumerate() {
+            let mut at = format!("{list_at}[{i}]");
+            let mut v = item;
+            for key in path {
+                let Some(fields) = v.as_object() else {
+                    return Err(wrong(at, format!("is {}; expected an object", in_words(v))));
+                };
+                at = format!("{at}.{key}");
+                v = fields
+                    .get(*key)
+                    .ok_or_else(|| wrong(at.clone(), "is missing".into()))?;
+            }
+            if !v.is_string() {
+                return Err(wrong(at, format!("is {}; expected a string", in_words(v))));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value as an error says what was found: a short scalar as written, else its kind.
+fn in_words(v: &Value) -> String {
+    const SHOWN: usize = 40;
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => {
+            let n = n.to_string();
+            if n.len() > SHOWN {
+                "a number".into()
+            } else {
+                n
+            }
+        }
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
 fn detect(value: &Value) -> Option<CatalogFormat> {
     let first_of = |v: &Value| v.as_array().and_then(|a| a.first()).cloned();
     match value {
@@ -230,6 +324,16 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
+        if let Ok(v) = serde_json::from_str::<Value>(line)
+            && let Err(e) = entry_names_are_strings(
+                &v,
+                CatalogFormat::BfclQuestions,
+                origin,
+                &format!(" (line {})", n + 1),
+            )
+        {
+            return Some(Err(e));
+        }
         match serde_json::from_str::<BfclQuestion>(line) {
             Ok(q) => {
                 places.extend((0..q.function.len()).map(|i| (n + 1, i)));
@@ -310,6 +414,11 @@ fn packs_to_guide(
 /// How many repeated names are warned of one by one; the rest are one warning's count.
 const REPEATED_NAMED: usize = 20;
 
+/// The key two names share when they print alike: trimmed and NFC-normalised.
+fn printed_alike(name: &str) -> String {
+    name.trim().nfc().collect()
+}
+
 /// Names are what plans refer to: they must be present. Dangling step references and
 /// duplicate names are worth a warning, not a refusal.
 fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
@@ -330,22 +439,39 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     }
     let mut warnings = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
-    // One warning per name given twice or more, with its count, in catalog order.
-    let mut times: HashMap<&str, usize> = HashMap::new();
-    let mut repeated: Vec<&str> = Vec::new();
+    // One warning per name given twice or more, with its count, in catalog order. Names are
+    // counted by how they print: trimmed (a plan step's tool is) and NFC-normalised (a
+    // precomposed `é` and `e` + U+0301 are one name on every screen and to the model).
+    // Per key: the count, the first spelling (the one named), the spellings seen.
+    let mut times: HashMap<String, (usize, &str, HashSet<&str>)> = HashMap::new();
+    let mut repeated: Vec<String> = Vec::new();
     for (name, _) in guide.entry_names() {
-        if !names.insert(name) {
-            let n = times.entry(name).or_insert(1);
-            if *n == 1 {
-                repeated.push(name);
+        names.insert(name);
+        let key = printed_alike(name);
+        match times.get_mut(&key) {
+            Some((n, _, spellings)) => {
+                if *n == 1 {
+                    repeated.push(key);
+                }
+                *n += 1;
+                spellings.insert(name);
             }
-            *n += 1;
+            None => {
+                times.insert(key, (1, name, HashSet::from([name])));
+            }
         }
     }
-    for name in repeated.iter().take(REPEATED_NAMED) {
+    for (n, name, spellings) in repeated
+        .iter()
+        .take(REPEATED_NAMED)
+        .filter_map(|key| times.get(key))
+    {
+        let alike = match spellings.len() {
+            1 => String::new(),
+            ways => format!("spelled {ways} ways that print alike; "),
+        };
         warnings.push(format!(
-            "{origin}: '{name}' appears {} times (each is sent; a plan naming it cannot say which)",
-            times.get(name).copied().unwrap_or(2)
+            "{origin}: '{name}' appears {n} times ({alike}each is sent; a plan naming it cannot say which)"
         ));
     }
     if let Some(more) = repeated
@@ -412,6 +538,104 @@ mod tests {
         );
     }
 
+    /// Tester 7 T7-11: `café` precomposed and as `e` + U+0301, and `dup ` with a trailing
+    /// space, print as the names beside them but were not counted as repeats.
+    #[test]
+    fn names_that_print_alike_are_counted_as_repeats() {
+        let text = r#"{"tools":[
+            {"name":"caf\u00e9","description":"Search cafes."},
+            {"name":"cafe\u0301","description":"Delete all cafes."},
+            {"name":"dup","description":"One."},{"name":"dup","description":"Two."},
+            {"name":"dup","description":"Three."},{"name":"dup ","description":"Four."},
+            {"name":"Dup","description":"Five."}]}"#;
+        let c = parse_catalog(text, "c.json").unwrap();
+        assert_eq!(
+            c.warnings,
+            vec![
+                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
+                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
+            ]
+        );
+        // Nothing merged or renamed: every entry is sent as its file spells it.
+        let names: Vec<&str> = c.guide.packs.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "caf\u{e9}",
+                "cafe\u{301}",
+                "dup",
+                "dup",
+                "dup",
+                "dup ",
+                "Dup"
+            ]
+        );
+    }
+
+    /// Tester 7 T7-13: an entry with no name, or a name that is not a string, was told in
+    /// serde's words ("line 1, column 94: missing field `name`"); an empty one already was
+    /// named as the file spells it.
+    #[test]
+    fn a_missing_or_mistyped_name_is_named_as_the_file_spells_it() {
+        for (text, said) in [
+            (
+                r#"[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"description":"x"}}]"#,
+                "c.json: field '[1].function.name' is missing",
+            ),
+            (
+                r#"{"tools":[{"description":"x"}]}"#,
+                "c.json: field 'tools[0].name' is missing",
+            ),
+            (
+                r#"{"tools":[{"name":5}]}"#,
+                "c.json: field 'tools[0].name' is 5; expected a string",
+            ),
+            (
+                r#"{"tools":[{"name":"a"},{"name":{"x":1}}]}"#,
+                "c.json: field 'tools[1].name' is an object; expected a string",
+            ),
+            (
+                r#"{"result":{"tools":[{"name":"a"},{"name":null}]}}"#,
+                "c.json: field 'result.tools[1].name' is null; expected a string",
+            ),
+            (
+                r#"{"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":[1]}]}"#,
+                "c.json: field 'tools[1].function' is an array; expected an object",
+            ),
+            (
+                r#"{"tools":[{"name":"a"},7]}"#,
+                "c.json: field 'tools[1]' is 7; expected an object",
+            ),
+            (
+                r#"[{"name":"a"},{"description":"b"}]"#,
+                "c.json: field '[1].name' is missing",
+            ),
+            (
+                r#"{"packs":[{"name":"a"},{"name":true}],"pipelines":[]}"#,
+                "c.json: field 'packs[1].name' is true; expected a string",
+            ),
+            (
+                r#"{"packs":[],"pipelines":[{"name":"p"}]}"#,
+                "c.json: field 'pipelines[0].id' is missing",
+            ),
+            (
+                r#"{"function":[{"description":"q"}]}"#,
+                "c.json: field 'function[0].name' is missing",
+            ),
+        ] {
+            let err = parse_catalog(text, "c.json").err().map(|e| e.to_string());
+            assert_eq!(err.as_deref(), Some(said), "{text}");
+        }
+        // BFCL questions as JSON Lines: the line is said too.
+        let text =
+            "{\"function\":[{\"name\":\"a\"}]}\n{\"function\":[{\"name\":\"b\"},{\"name\":[]}]}\n";
+        let err = parse_catalog(text, "q.jsonl").err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("q.jsonl: field 'function[1].name (line 2)' is an array; expected a string")
+        );
+    }
+
     #[test]
     fn detects_each_format_by_content() {
         let rg = r#"{"packs":[{"name":"a","description":"A."}],"pipelines":[]}"#;
@@ -462,9 +686,14 @@ mod tests {
 
     #[test]
     fn wrong_type_names_position() {
-        let err = parse_catalog("{\"packs\": [\n{\"name\": 5}]}", "cat.json")
-            .unwrap_err()
-            .to_string();
+        // (A name of the wrong type is named by its path: see
+        // a_missing_or_mistyped_name_is_named_as_the_file_spells_it.)
+        let err = parse_catalog(
+            "{\"packs\": [\n{\"name\": \"a\", \"description\": 5}]}",
+            "cat.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("cat.json: line 2"), "{err}");
     }
 

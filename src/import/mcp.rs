@@ -8,6 +8,7 @@
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rmcp::ServiceExt;
+use std::collections::HashSet;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,11 +124,13 @@ pub async fn import_tools(
         Arc::clone(&seen),
         Arc::clone(&lines),
     ));
+    let (requests, stdin_for_rmcp) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(relay_requests(requests, stdin, Arc::clone(&lines)));
     // What the server was last asked, for an answer the transport drops.
     let asked = Mutex::new("initialize");
     let listing = async {
         let client = ()
-            .serve((stdout_for_rmcp, stdin))
+            .serve((stdout_for_rmcp, stdin_for_rmcp))
             .await
             .map_err(|e| format!("did not complete the MCP handshake: {e}"))?;
         if let Ok(mut a) = asked.lock() {
@@ -141,7 +144,9 @@ pub async fn import_tools(
         listed = tokio::time::timeout(timeout, listing) => match listed {
             Ok(Ok(tools)) => {
                 let json = serde_json::json!({ "tools": tools });
-                return parse_catalog(&json.to_string(), &origin).map_err(anyhow::Error::new);
+                let mut catalog = parse_catalog(&json.to_string(), &origin)?;
+                catalog.warnings.extend(lines.skipped_note(&origin));
+                return Ok(catalog);
             }
             Ok(Err(e)) => e,
             Err(_) => {
@@ -277,7 +282,64 @@ impl Refused {
     }
 }
 
-/// Where the relay is in the server's stdout: the line, and the nesting of the message.
+/// The most of a message's top level kept to tell what it is ([`Scan::skeleton`]).
+const SKELETON_MAX: usize = 64 * 1024;
+/// The longest line the client writes that is read for the id of its request.
+const REQUEST_READ_MAX: usize = 1024 * 1024;
+
+/// What a message the server wrote is not, when it is not the answer awaited.
+const NOTIFICATION: &str = "a notification";
+const OWN_REQUEST: &str = "a request of its own";
+const OTHER_REPLY: &str = "a reply to an id it was not asked";
+
+/// What a message the transport cannot read is, from its top level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    /// A reply to an id the client asked: the answer awaited.
+    Answer,
+    /// Nothing at its top level says what it is: it may be the answer.
+    Unknown,
+    /// Not the answer: [`NOTIFICATION`], [`OWN_REQUEST`] or [`OTHER_REPLY`].
+    Other(&'static str),
+}
+
+/// A message the transport cannot read that is not the answer awaited: the transport drops
+/// it, and so the import goes on; said once it is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Skipped {
+    what: &'static str,
+    why: Refused,
+}
+
+impl Skipped {
+    fn describe(self) -> String {
+        match self.why {
+            Refused::TooLong(bytes) => format!(
+                "{} of {}, over the {} an MCP message may be",
+                self.what,
+                megabytes(bytes),
+                MESSAGE_LIMIT
+            ),
+            Refused::TooDeep { line, column } => format!(
+                "{}, {} (line {line}, column {column} of its stdout)",
+                self.what,
+                too_deep()
+            ),
+        }
+    }
+}
+
+/// What the relay makes of a line the transport cannot read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// It is, or may be, the answer awaited: the request fails, saying why.
+    Refuse(Refused),
+    /// It is something else: skipped.
+    Skip(Skipped),
+}
+
+/// Where the relay is in the server's stdout: the line, the nesting of the message, and
+/// the message's top level, to tell the answer awaited from anything else the server says.
 #[derive(Default)]
 struct Scan {
     /// Lines ended so far.
@@ -289,16 +351,27 @@ struct Scan {
     /// first byte that is not white space). Only such lines are measured: a banner full of
     /// brackets is garbage, said as such.
     object: Option<bool>,
+    /// The message's top level as read so far, every nested value written `0`
+    /// (`{"jsonrpc":"2.0","method":"notifications/message","params":0}`): at most
+    /// [`SKELETON_MAX`] bytes, `cut` past that.
+    skeleton: Vec<u8>,
+    cut: bool,
+    /// Where the line first went past the reader's depth, while what it is stays open.
+    deep: Option<(usize, usize)>,
+    /// Whether the line was already refused or skipped.
+    settled: bool,
 }
 
 impl Scan {
-    /// Read `bytes`; the position of the first bracket past [`JSON_DEPTH_MAX`], if any.
+    /// Read `bytes` of stdout; what it makes of each line the transport cannot read, as
+    /// soon as it can tell. `asked`: the ids of the client's requests, as JSON text.
     /// Messages are one per line, and a raw newline cannot be inside a JSON string.
-    fn read(&mut self, bytes: &[u8]) -> Option<(usize, usize)> {
-        let mut first = None;
+    fn read(&mut self, bytes: &[u8], asked: &HashSet<String>) -> Vec<Verdict> {
+        let mut verdicts = Vec::new();
         for &b in bytes {
             self.column += 1;
             if b == b'\n' {
+                verdicts.extend(self.line_end(asked));
                 *self = Scan {
                     line: self.line + 1,
                     ..Scan::default()
@@ -311,22 +384,97 @@ impl Scan {
             if self.object != Some(true) {
                 continue;
             }
-            if self.nesting.byte(b).is_some_and(|d| d > JSON_DEPTH_MAX) && first.is_none() {
-                first = Some((self.line + 1, self.column));
+            let before = self.nesting.depth();
+            let opened = self.nesting.byte(b);
+            self.keep(before, b);
+            if opened.is_some_and(|d| d > JSON_DEPTH_MAX) && self.deep.is_none() && !self.settled {
+                let (line, column) = (self.line + 1, self.column);
+                self.deep = Some((line, column));
+                let why = Refused::TooDeep { line, column };
+                // Settled at once when its top level so far is sure: a reply to an id asked
+                // (the answer: fail now), or a message with a method (never an answer).
+                // Anything else waits for the line's end, where the rest of it is known.
+                match self.sent(asked, false) {
+                    Sent::Answer => {
+                        self.settled = true;
+                        verdicts.push(Verdict::Refuse(why));
+                    }
+                    Sent::Other(what) if what != OTHER_REPLY => {
+                        self.settled = true;
+                        verdicts.push(Verdict::Skip(Skipped { what, why }));
+                    }
+                    _ => {}
+                }
             }
         }
-        first
+        verdicts
+    }
+
+    /// Keep byte `b` of the top level (read at depth `before`) in the skeleton.
+    fn keep(&mut self, before: usize, b: u8) {
+        let kept = match (before, self.nesting.depth()) {
+            (0 | 1, 0 | 1) => b,
+            (1, 2) => b'0',
+            _ => return,
+        };
+        if self.skeleton.len() < SKELETON_MAX {
+            self.skeleton.push(kept);
+        } else {
+            self.cut = true;
+        }
+    }
+
+    /// At a line's end: a line too deep or too long for the transport that was not settled
+    /// yet fails the request unless its top level says it is not the answer.
+    fn line_end(&self, asked: &HashSet<String>) -> Option<Verdict> {
+        if self.settled {
+            return None;
+        }
+        let why = match self.deep {
+            Some((line, column)) => Refused::TooDeep { line, column },
+            None if self.column > MESSAGE_MAX => Refused::TooLong(self.column),
+            None => return None,
+        };
+        Some(match self.sent(asked, true) {
+            Sent::Other(what) => Verdict::Skip(Skipped { what, why }),
+            Sent::Answer | Sent::Unknown => Verdict::Refuse(why),
+        })
+    }
+
+    /// What the message is, from its top level (`ended`: all of it was read).
+    fn sent(&self, asked: &HashSet<String>, ended: bool) -> Sent {
+        if self.cut {
+            return Sent::Unknown;
+        }
+        let mut text = self.skeleton.clone();
+        if !ended {
+            text.push(b'}');
+        }
+        let Ok(serde_json::Value::Object(top)) = serde_json::from_slice(&text) else {
+            return Sent::Unknown;
+        };
+        match (top.get("method"), top.get("id")) {
+            (Some(_), Some(_)) => Sent::Other(OWN_REQUEST),
+            (Some(_), None) => Sent::Other(NOTIFICATION),
+            (None, Some(id)) if asked.contains(&id.to_string()) => Sent::Answer,
+            (None, Some(_)) => Sent::Other(OTHER_REPLY),
+            (None, None) => Sent::Unknown,
+        }
     }
 }
 
-/// The length of the line the server is writing on its stdout, its nesting, and the first
-/// message the transport cannot read ([`Refused`]).
+/// The length of the line the server is writing on its stdout, its nesting, the ids the
+/// client asked, the first message the transport cannot read that is (or may be) the
+/// answer awaited ([`Refused`]), and those skipped as something else.
 #[derive(Default)]
 struct Lines {
     current: std::sync::atomic::AtomicUsize,
     scan: Mutex<Scan>,
+    asked: Mutex<HashSet<String>>,
     refused: Mutex<Option<Refused>>,
     refusal: tokio::sync::Notify,
+    /// How many messages were skipped, and the first.
+    skipped: Mutex<(usize, Option<Skipped>)>,
 }
 
 impl Lines {
@@ -337,17 +485,51 @@ impl Lines {
         for piece in bytes.split_inclusive(|&b| b == b'\n') {
             current = current.saturating_add(piece.len());
             if piece.ends_with(b"\n") {
-                if current > MESSAGE_MAX {
-                    self.refuse(Refused::TooLong(current));
-                }
                 current = 0;
             }
         }
         self.current.store(current, Relaxed);
-        let deep = self.scan.lock().ok().and_then(|mut s| s.read(bytes));
-        if let Some((line, column)) = deep {
-            self.refuse(Refused::TooDeep { line, column });
+        let verdicts = match (self.scan.lock(), self.asked.lock()) {
+            (Ok(mut scan), Ok(asked)) => scan.read(bytes, &asked),
+            _ => Vec::new(),
+        };
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Refuse(why) => self.refuse(why),
+                Verdict::Skip(skipped) => {
+                    if let Ok(mut s) = self.skipped.lock() {
+                        s.0 += 1;
+                        s.1.get_or_insert(skipped);
+                    }
+                }
+            }
         }
+    }
+
+    /// Note a line the client wrote: the id of a request (a message with a method and an id).
+    fn asked(&self, line: &[u8]) {
+        let Ok(serde_json::Value::Object(message)) = serde_json::from_slice(line) else {
+            return;
+        };
+        if let (Some(_), Some(id)) = (message.get("method"), message.get("id"))
+            && let Ok(mut asked) = self.asked.lock()
+        {
+            asked.insert(id.to_string());
+        }
+    }
+
+    /// What was skipped, said once: how many, and the first.
+    fn skipped_note(&self, origin: &str) -> Option<String> {
+        let (n, first) = *self.skipped.lock().ok()?;
+        let first = first?.describe();
+        Some(match n {
+            1 => format!(
+                "{origin}: skipped a message the transport cannot read, not the answer awaited: {first}"
+            ),
+            n => format!(
+                "{origin}: skipped {n} messages the transport cannot read, none the answer awaited; the first: {first}"
+            ),
+        })
     }
 
     /// Keep the first refusal and wake whoever waits for one.
@@ -474,6 +656,44 @@ async fn relay(
     }
 }
 
+/// Pass rmcp's messages on to the server's stdin, noting the id of each request before it
+/// goes, so that the relay of its stdout knows the answers awaited from anything else.
+async fn relay_requests(
+    mut from: tokio::io::DuplexStream,
+    mut to: tokio::process::ChildStdin,
+    lines: Arc<Lines>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut chunk = [0u8; 8192];
+    let mut line: Vec<u8> = Vec::new();
+    // Past REQUEST_READ_MAX a line is passed on but not read.
+    let mut unread = false;
+    while let Ok(n) = from.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        for piece in chunk[..n].split_inclusive(|&b| b == b'\n') {
+            if !unread {
+                line.extend_from_slice(piece);
+                if line.len() > REQUEST_READ_MAX {
+                    unread = true;
+                    line.clear();
+                }
+            }
+            if piece.ends_with(b"\n") {
+                if !unread {
+                    lines.asked(&line);
+                }
+                line.clear();
+                unread = false;
+            }
+        }
+        if to.write_all(&chunk[..n]).await.is_err() {
+            break;
+        }
+    }
+}
+
 /// When a line of what the server wrote is not a JSON object (a banner, a log line, a
 /// prompt), its first bytes, quoted with every control character escaped. The last line,
 /// which may be cut short (unfinished, or past what was kept), counts only when it does not
@@ -568,6 +788,10 @@ mod tests {
         lines.read(tail.as_bytes());
         let err = serde_json::from_str::<serde_json::Value>(&deep).unwrap_err();
         assert!(is_too_deep(&err));
+        // Nothing at its top level says what it is until the line ends: then it may be the
+        // answer, and fails the request, where it went too deep.
+        assert_eq!(lines.refused_now(), None);
+        lines.read(b"}\n");
         assert_eq!(
             lines.refused_now(),
             Some(Refused::TooDeep {
@@ -593,6 +817,89 @@ mod tests {
             "[".repeat(200)
         );
         assert_eq!(garbage(stdout.as_bytes()), None);
+    }
+
+    /// Tester 7 T7-12: a deep notification (or a reply to an id never asked) failed the
+    /// request in flight as "answered tools/list with a message nested deeper…". Only a
+    /// message that is, or may be, the answer awaited fails it; anything else is skipped.
+    #[test]
+    fn only_the_answer_awaited_fails_the_request() {
+        let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
+        let lines = Lines::default();
+        lines.asked(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+        lines.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        // The client's answer to a server's request is no request of its own.
+        lines.asked(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        let skipped = [
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":{deep}}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","id":999,"result":{{"x":{deep}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{deep}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":"s1","method":"ping","params":{deep}}}"#),
+            // The id after the deep part: known at the line's end.
+            format!(r#"{{"jsonrpc":"2.0","result":{deep},"id":999}}"#),
+        ];
+        for line in &skipped {
+            lines.read(line.as_bytes());
+            lines.read(b"\n");
+        }
+        assert_eq!(lines.refused_now(), None);
+        let note = lines.skipped_note("MCP server `x`").unwrap();
+        let column = |text: &str| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .unwrap_err()
+                .column()
+        };
+        assert_eq!(
+            note,
+            format!(
+                "MCP server `x`: skipped 5 messages the transport cannot read, none the answer awaited; the first: a notification, {} (line 1, column {} of its stdout)",
+                too_deep(),
+                column(&skipped[0])
+            )
+        );
+        // A reply to an id asked fails the request at once, where it went too deep...
+        let answer = Lines::default();
+        answer.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let reply = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{deep}"#);
+        answer.read(reply.as_bytes());
+        assert_eq!(
+            answer.refused_now(),
+            Some(Refused::TooDeep {
+                line: 1,
+                column: column(&reply)
+            })
+        );
+        assert_eq!(answer.skipped_note("x"), None);
+        // ...and so does one whose top level says nothing, or whose id comes last, at its end.
+        for line in [
+            format!(r#"{{"jsonrpc":"2.0","result":{deep},"id":1}}"#),
+            format!(r#"{{"jsonrpc":"2.0","result":{deep}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","result":{deep}}} trailing"#),
+        ] {
+            let maybe = Lines::default();
+            maybe.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+            maybe.read(line.as_bytes());
+            assert_eq!(maybe.refused_now(), None, "{line}");
+            maybe.read(b"\n");
+            assert!(
+                matches!(maybe.refused_now(), Some(Refused::TooDeep { line: 1, .. })),
+                "{line}"
+            );
+        }
+        // A notification over the 16 MiB a message may be is skipped too.
+        let long = Lines::default();
+        long.read(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":""#);
+        long.read(&vec![b'x'; MESSAGE_MAX]);
+        long.read(b"\"}}\n");
+        assert_eq!(long.refused_now(), None);
+        assert!(
+            long.skipped_note("x")
+                .is_some_and(|n| n.contains("a notification of 16.8 MB, over the 16 MiB")),
+            "{:?}",
+            long.skipped_note("x")
+        );
     }
 
     #[test]
