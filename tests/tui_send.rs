@@ -394,6 +394,48 @@ fn sent_columns_at_120x40_name_their_model_and_arm() {
     insta::assert_snapshot!("sent_columns_120x40", head);
 }
 
+/// Tester 8 F22: at 80×24 the same three columns read `[compa…`, `[basel…` and `send-17…`
+/// for every plan id. Each plan id now keeps its end, which tells the three apart; and where
+/// an arm's brackets no longer fit but the arm does (100×30), the arm is whole. (At 80×24
+/// three columns of 9 cells cannot hold `compacted`.)
+#[test]
+fn sent_columns_at_80x24_keep_their_arm_and_the_end_of_their_plan_id() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let marked = row_of(&state, "test/tool-calls");
+    apply(
+        &ctx,
+        &mut state,
+        [Action::SelectRow(marked), Action::MarkModel],
+    );
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().expect("sent");
+    assert_eq!(outcome.results.len(), 3);
+    // Where the brackets no longer fit but the arm does, the arm is whole.
+    let wider = screen(&state, 100, 30);
+    for needle in ["compacted", "baseline"] {
+        assert!(wider.contains(needle), "{needle} not on screen:\n{wider}");
+    }
+    let s = screen(&state, 80, 24);
+    let ids: Vec<String> = outcome
+        .results
+        .iter()
+        .map(|r| r.live.stored_id.clone().expect("stored"))
+        .collect();
+    let line = s
+        .lines()
+        .find(|l| l.contains("plan id"))
+        .unwrap_or_else(|| panic!("no plan id row:\n{s}"));
+    for id in &ids {
+        let end = &id[id.len() - 2..];
+        assert!(line.contains(end), "{id}: {line}");
+    }
+}
+
 /// Tester 7 T7-15: the console's send waited out another process's write lock, showed the
 /// answers as NOT STORED, and lost them on quit without a word. Now the console keeps each
 /// as its plan line (the one `ctxconsole send` prints), counts them on the status line,

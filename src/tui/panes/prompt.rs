@@ -739,13 +739,25 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
     let col = (width.saturating_sub(LABEL) / n).max(8);
     let dash = || "-".to_string();
     let cell = |text: &str| format!("{:<col$}", clip(text, col.saturating_sub(1)));
-    let row = |label: &str, each: &dyn Fn(&SentArm) -> String| -> Line<'a> {
+    // An id is told apart by its end (`send-…-3`): cut in the middle, not at the edge
+    // (tester 8 F22: at 80×24 every plan id read `send-17…`).
+    let id_cell = |text: &str| {
+        format!(
+            "{:<col$}",
+            crate::format::elide(text, col.saturating_sub(1).max(1))
+        )
+    };
+    let row_of = |label: &str,
+                  each: &dyn Fn(&SentArm) -> String,
+                  cell: &dyn Fn(&str) -> String|
+     -> Line<'a> {
         let mut text = format!("{label:<LABEL$}");
         for r in &o.results {
             text.push_str(&cell(&each(r)));
         }
         Line::raw(clip(&text, width))
     };
+    let row = |label: &str, each: &dyn Fn(&SentArm) -> String| row_of(label, each, &cell);
     // Each column is named by its model and its arm (or `[baseline]`): on one line when
     // both fit, else the model on one line (cut in the middle, keeping the tail that tells
     // ids apart) and the arm under it (tester 5 C10: at 120×40 the ids were cut to a letter).
@@ -776,6 +788,12 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         } else {
             let model = crate::format::elide(&shown(&r.model), col.saturating_sub(2).max(1));
             header.push_str(&cell(&format!("{mark}{model}")));
+            // The arm whole where its brackets do not fit (`compacted`, not `[compa…`).
+            let arm = if arm.chars().count() + 1 < col {
+                arm.clone()
+            } else {
+                arm.trim_matches(['[', ']']).to_string()
+            };
             under.push_str(&cell(&format!(" {arm}")));
         }
     }
@@ -801,7 +819,7 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
             .cost_usd
             .map_or_else(dash, |c| format!("${c:.6}"))
     }));
-    out.push(row("plan id", &|s| s.live.stored_cell()));
+    out.push(row_of("plan id", &|s| s.live.stored_cell(), &id_cell));
     if o.results.iter().any(|r| r.baseline) {
         out.push(row("vs baseline", &|s| {
             s.gap.as_ref().map_or_else(dash, |g| g.category.to_string())
