@@ -785,10 +785,24 @@ impl KeyValueOf {
     }
 }
 
-/// A resource: its attributes (those [`RESOURCE_ATTRIBUTES`] names).
-struct Resource;
+/// An object whose `attributes` are read (those `names` lists) and the rest skipped: a
+/// resource ([`RESOURCE_ATTRIBUTES`]) or a span's event ([`SPAN_ATTRIBUTES`]).
+struct WithAttributes {
+    names: &'static [&'static str],
+    what: &'static str,
+}
 
-impl<'de> DeserializeSeed<'de> for Resource {
+const RESOURCE: WithAttributes = WithAttributes {
+    names: RESOURCE_ATTRIBUTES,
+    what: "a resource",
+};
+
+const EVENT: WithAttributes = WithAttributes {
+    names: SPAN_ATTRIBUTES,
+    what: "an event",
+};
+
+impl<'de> DeserializeSeed<'de> for WithAttributes {
     type Value = Attributes;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Attributes, D::Error> {
@@ -796,11 +810,11 @@ impl<'de> DeserializeSeed<'de> for Resource {
     }
 }
 
-impl<'de> Visitor<'de> for Resource {
+impl<'de> Visitor<'de> for WithAttributes {
     type Value = Attributes;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a resource")
+        f.write_str(self.what)
     }
 
     otherwise!(Attributes::new());
@@ -810,7 +824,7 @@ impl<'de> Visitor<'de> for Resource {
         let mut attrs = Attributes::new();
         while let Some(field) = map.next_key::<String>()? {
             if field == "attributes" {
-                attrs = map.next_value_seed(AttributesOf(RESOURCE_ATTRIBUTES))?;
+                attrs = map.next_value_seed(AttributesOf(self.names))?;
             } else {
                 map.next_value::<Skip>()?;
             }
@@ -843,46 +857,12 @@ impl<'de> Visitor<'de> for Events {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut events = Vec::new();
-        while let Some(attrs) = seq.next_element_seed(Event)? {
+        while let Some(attrs) = seq.next_element_seed(EVENT)? {
             if !attrs.is_empty() {
                 events.push(attrs);
             }
         }
         Ok(events)
-    }
-}
-
-/// One event: its attributes.
-struct Event;
-
-impl<'de> DeserializeSeed<'de> for Event {
-    type Value = Attributes;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Attributes, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Event {
-    type Value = Attributes;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an event")
-    }
-
-    otherwise!(Attributes::new());
-    seq_otherwise!(Attributes::new());
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Attributes, A::Error> {
-        let mut attrs = Attributes::new();
-        while let Some(field) = map.next_key::<String>()? {
-            if field == "attributes" {
-                attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?;
-            } else {
-                map.next_value::<Skip>()?;
-            }
-        }
-        Ok(attrs)
     }
 }
 
@@ -1111,7 +1091,7 @@ impl<'de, E: From<CoreError>> Visitor<'de> for ResourceSpans<'_, '_, E> {
         while let Some(field) = map.next_key::<String>()? {
             match field.as_str() {
                 "resource" => {
-                    let resource = map.next_value_seed(Resource)?;
+                    let resource = map.next_value_seed(RESOURCE)?;
                     caller = Some(self.0.caller(&resource));
                 }
                 "scopeSpans" => map.next_value_seed(Spans {
