@@ -83,18 +83,25 @@ pub const NAME_BYTES: usize = 512;
 /// at a character) and how many bytes were left out, within the bound. The same text
 /// always gives the same kept intent, so an import of it twice is one plan.
 pub fn kept_intent(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= INTENT_BYTES {
+    opening_of(text, INTENT_BYTES, 64, "more bytes not kept")
+}
+
+/// `text` whole up to `bound` bytes, else its first `bound − room` bytes (cut at a character)
+/// and `… [N <rest>]` for the N bytes left out, within `bound`.
+fn opening_of<'a>(
+    text: &'a str,
+    bound: usize,
+    room: usize,
+    rest: &str,
+) -> std::borrow::Cow<'a, str> {
+    if text.len() <= bound {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut end = INTENT_BYTES - 64;
+    let mut end = bound - room;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    std::borrow::Cow::Owned(format!(
-        "{} … [{} more bytes not kept]",
-        &text[..end],
-        text.len() - end
-    ))
+    std::borrow::Cow::Owned(format!("{} … [{} {rest}]", &text[..end], text.len() - end))
 }
 
 /// The most bytes of an intent a listing of many plans shows (`my-plans`): the opening the
@@ -105,18 +112,12 @@ pub const LISTED_INTENT_BYTES: usize = 1024;
 /// An intent as a listing shows it: whole up to [`LISTED_INTENT_BYTES`], else its opening
 /// (cut at a character) and how many bytes follow, with where to read it whole.
 pub fn listed_intent(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= LISTED_INTENT_BYTES {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut end = LISTED_INTENT_BYTES - 96;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    std::borrow::Cow::Owned(format!(
-        "{} … [{} more bytes; `history show ID` gives the plan whole]",
-        &text[..end],
-        text.len() - end
-    ))
+    opening_of(
+        text,
+        LISTED_INTENT_BYTES,
+        96,
+        "more bytes; `history show ID` gives the plan whole",
+    )
 }
 
 pub const DURATION_MS: RangeInclusive<i64> = 0..=604_800_000;
