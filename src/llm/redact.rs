@@ -29,6 +29,13 @@ pub const MARKER: &str = "[REDACTED]";
 /// The shortest piece of the key that is redacted on its own.
 pub const FRAGMENT: usize = 12;
 
+/// The shortest piece of the key a marker takes beside it in decoded text. A marker cannot
+/// tell the redactor's own `[REDACTED]` from one a model wrote, and most one- to three-letter
+/// runs occur somewhere in a long random key, so shorter pieces would eat the letters of a
+/// word glued to a model's own `[REDACTED]` (tester 9 T9-1: `[REDACTED]stuff` became
+/// `[REDACTED]ff`); at most 3 bytes of the key stay beside a marker.
+const EDGE_MIN: usize = 4;
+
 // A window is packed into a `u128`.
 const _: () = assert!(FRAGMENT <= 16);
 
@@ -248,9 +255,10 @@ impl Redactor {
     }
 
     /// The length of the longest opening (`at_start`) or ending of `text`, shorter than a
-    /// window, that is a piece of the key or of one of its base64 forms.
+    /// window and at least [`EDGE_MIN`] bytes, that is a piece of the key or of one of its
+    /// base64 forms; 0 when there is none.
     fn key_piece_len(&self, text: &[u8], at_start: bool) -> usize {
-        (1..self.window.min(text.len() + 1))
+        (EDGE_MIN..self.window.min(text.len() + 1))
             .rev()
             .find(|&n| {
                 let piece = if at_start {
@@ -421,6 +429,11 @@ mod tests {
             r.text(&format!("prefix {head} ok")),
             format!("prefix {head} ok")
         );
+        // A model's own marker keeps the word glued to it: pieces under 4 bytes are not
+        // taken (tester 9 T9-1: "stu" and "s" are pieces of a long key).
+        let long_key = Redactor::new(Some("sk-test-abcdefghijklmnopqrstuvwxyz0123456789"));
+        let own = format!("mask it as {MARKER}stuff, kept as{MARKER}");
+        assert_eq!(long_key.text(&own), own);
         // Beside a marker, only what continues the key goes.
         assert_eq!(
             r.text(&format!("see:{MARKER}; done")),
