@@ -637,6 +637,26 @@ fn history_unused_refuses_the_filters_it_cannot_apply() {
 /// is full: here every file is capped at 1 KiB, so SQLite cannot size its -shm) is a
 /// failure of the machine, exit 1, in those words: never "not a ctxconsole history store …
 /// move it aside", which would send an operator to discard a healthy store. It is untouched.
+/// Tester 9 T9-4: a store that cannot be made under a file-size limit said SQLite's "disk
+/// I/O error: Error code 778"; it says the device failed, as every other store failure does,
+/// and leaves no file.
+#[cfg(unix)]
+#[test]
+fn a_store_that_cannot_be_made_says_the_device_failed() {
+    let home = tempfile::tempdir().unwrap();
+    let out = common::ctx_with_files_capped(home.path(), 1)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("creating the history store") && stderr.contains("device holding it"),
+        "{stderr}"
+    );
+    assert!(!home.path().join("history.sqlite").exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn a_full_disk_is_never_called_a_foreign_store() {
