@@ -569,3 +569,46 @@ fn answers_the_store_could_not_take_are_kept_stored_again_and_written_at_quit() 
         );
     }
 }
+
+/// Tester 9 T9-7: the console sent while another process held the write lock without the
+/// word `ctxconsole send` gives before paying. Its send now says it among the progress lines.
+#[test]
+fn the_console_says_while_sending_that_another_process_is_writing_the_store() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let path = ctx.history.clone().unwrap();
+    // Another process's import holds the lock for a second, then lets go.
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        conn.execute_batch("ROLLBACK").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let into = said.clone();
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |label, line| {
+        into.lock().unwrap().push(format!("{label}: {line}"))
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let sent = rt.block_on(ctxconsole::tui::run_send(&ctx, req, report));
+    holder.join().unwrap();
+    assert!(sent.is_ok(), "stored once the lock was let go");
+    let said = said.lock().unwrap().join("\n");
+    assert!(
+        said.contains("store: another process is writing")
+            && said.contains("one that cannot be is kept until stored again"),
+        "{said}"
+    );
+}

@@ -636,6 +636,20 @@ fn a_line_feed_in_the_prompt_box_is_a_new_line_not_a_deletion() {
         apply_keys(&mut state, &keymap, &[k]);
     }
     assert_eq!(state.prompt_text(), "ab\ncd");
+    // Windows text (CR LF) as keys: one line break each, not two (tester 9 T9-6).
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    let crlf: Vec<KeyEvent> = "x1\r\nx2\r\nx3\r\nx4"
+        .chars()
+        .map(|c| match c {
+            '\r' => key(KeyCode::Enter),
+            '\n' => lf,
+            c => key(KeyCode::Char(c)),
+        })
+        .collect();
+    apply_keys(&mut state, &keymap, &crlf);
+    assert_eq!(state.prompt_text(), "x1\nx2\nx3\nx4");
+    assert!(state.prompt.attachments.is_empty(), "4 lines are not 7");
     // Seven lines: an attachment, nothing lost.
     let mut state = started(&ws);
     apply(&ws, &mut state, [Action::FocusPrompt]);

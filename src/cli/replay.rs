@@ -143,13 +143,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
 /// import holding the write lock), say on stderr that storing them will wait for it, so the
 /// operator can stop before anything is sent. Nothing when the store is free.
 pub fn say_if_store_busy(history: &crate::store::history::HistoryStore) -> anyhow::Result<()> {
-    if history.writer_now()? {
+    if let Some(note) = history.writer_note()? {
         crate::cli::out::eprint_line(&format!(
-            "ctxconsole: another process is writing {} now (an import?); each answer waits \
-             up to {} s for it to be stored, and one that cannot be is printed whole as a \
-             plan line",
-            history.path().display(),
-            crate::store::sqlite::BUSY_TIMEOUT.as_secs()
+            "ctxconsole: {note}, and one that cannot be is printed whole as a plan line"
         ));
     }
     Ok(())

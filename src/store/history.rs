@@ -484,6 +484,20 @@ impl HistoryStore {
             .with_context(|| format!("{}: probing the write lock", self.path.display()))
     }
 
+    /// What a command about to pay for answers says when [`HistoryStore::writer_now`]: the
+    /// one sentence `send`, a live `replay` and the console share; `None` when the store
+    /// is free.
+    pub fn writer_note(&self) -> anyhow::Result<Option<String>> {
+        Ok(self.writer_now()?.then(|| {
+            format!(
+                "another process is writing {} now (an import?); each answer waits up to {} s \
+                 for it to be stored",
+                self.path.display(),
+                sqlite::BUSY_TIMEOUT.as_secs()
+            )
+        }))
+    }
+
     /// A write transaction that takes the lock at once, so two importers queue instead of
     /// failing half-way.
     fn write(&mut self, doing: &str) -> anyhow::Result<Transaction<'_>> {

@@ -447,6 +447,13 @@ pub async fn run_send(
     store
         .check_writable("send, which stores every answer (nothing was sent),")
         .map_err(text)?;
+    // Said while sending, as `ctxconsole send` says it (tester 9 T9-7).
+    if let Some(note) = store.writer_note().map_err(text)? {
+        report(
+            "store".into(),
+            format!("{note}; one that cannot be is kept until stored again"),
+        );
+    }
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let group = ask
         .comparing()

@@ -30,9 +30,11 @@ use crate::tui::theme::Theme;
 /// person types: see `tui::BURST_GAP_MS`) is a paste from a terminal without bracketed paste.
 pub const PASTE_MIN_KEYS: usize = 4;
 
-/// The character a key stands for inside pasted text: a plain character, Enter or a line
-/// feed as a newline, Tab as a tab. Anything else (a ctrl or alt chord, an arrow, esc) ends
-/// the paste.
+/// The character a key stands for inside pasted text: a plain character, Enter as the
+/// carriage return it is and a line feed as a newline (the paste then reads `\r\n`, `\r`
+/// and `\n` each as one line break: Windows text pasted as keys had every break doubled,
+/// tester 9 T9-6), Tab as a tab. Anything else (a ctrl or alt chord, an arrow, esc) ends the
+/// paste.
 pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
     if is_line_feed(ev) {
         return Some('\n');
@@ -45,7 +47,7 @@ pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
     }
     match ev.code {
         KeyCode::Char(c) => Some(c),
-        KeyCode::Enter => Some('\n'),
+        KeyCode::Enter => Some('\r'),
         KeyCode::Tab => Some('\t'),
         _ => None,
     }
@@ -76,7 +78,7 @@ pub fn paste_run(keys: &[KeyEvent], field: TextField) -> Option<(String, usize)>
     let text: String = keys
         .iter()
         .map_while(|k| {
-            pasted_char(k).filter(|c| field == TextField::Box || !matches!(c, '\n' | '\t'))
+            pasted_char(k).filter(|c| field == TextField::Box || !matches!(c, '\n' | '\r' | '\t'))
         })
         .collect();
     let n = text.chars().count();
