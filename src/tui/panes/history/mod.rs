@@ -331,7 +331,17 @@ fn short_model(model: &str, width: usize, names: &HashMap<&str, &str>) -> String
         .get(model)
         .copied()
         .unwrap_or_else(|| model.rsplit('/').next().unwrap_or(model));
-    crate::format::elide(&shown(tail), width)
+    let tail = shown(tail);
+    // An ending of several segments is told apart by its first one (`team-alpha/…`): keep
+    // it whole and cut the rest in the middle, rather than cut through it (tester 9 T9-5:
+    // `team-alpha/llama…` and `team-bravo/llama…` both read `team…uct-turbo`).
+    if let Some((first, rest)) = tail.split_once('/') {
+        let head = crate::core::text::display_width(first) + 1;
+        if crate::core::text::display_width(&tail) > width && head + 4 <= width {
+            return format!("{first}/{}", crate::format::elide(rest, width - head));
+        }
+    }
+    crate::format::elide(&tail, width)
 }
 
 /// Every model the History pane knows (the filter's list, the Models box, the page of
@@ -770,4 +780,26 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         .column_spacing(1)
         .header(Row::new(header).style(theme.accent));
     frame.render_widget(table, inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two ids whose distinguishing ending is cut to a narrow column still read apart: the
+    /// ending's first segment is kept whole (tester 9 T9-5).
+    #[test]
+    fn a_cut_model_keeps_the_segment_that_tells_it_apart() {
+        let ids = [
+            "prov/team-alpha/llama-3.1-70b-instruct-turbo",
+            "prov/team-bravo/llama-3.1-70b-instruct-turbo",
+            "local/qwen",
+        ];
+        let names = crate::core::text::distinct_tails(ids);
+        let shown: Vec<String> = ids.iter().map(|id| short_model(id, 22, &names)).collect();
+        assert!(shown[0].starts_with("team-alpha/"), "{shown:?}");
+        assert!(shown[1].starts_with("team-bravo/"), "{shown:?}");
+        assert!(shown.iter().all(|s| s.chars().count() <= 22), "{shown:?}");
+        assert_eq!(shown[2], "qwen");
+    }
 }
