@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The distinct tools of one plan that its step pairs are counted among: 64 tools are 2,016
+/// pairs; every tool of a 10,000-step plan would be 50 million.
+pub const PAIR_TOOLS: usize = 64;
+
 impl HistoryStore {
     /// Groups of similar intents, largest first. Without a filter this reads the kept
     /// summary; with one it aggregates the matching plans.
@@ -111,8 +115,9 @@ impl HistoryStore {
         Ok(())
     }
 
-    /// Pairs of tools that appear in the same plan, most frequent first. Counted here in
-    /// one pass over the steps in plan order: SQLite's self-join would sort every pair.
+    /// Pairs of tools that appear in the same plan (among its first [`PAIR_TOOLS`] distinct
+    /// tools), most frequent first. Counted here in one pass over the steps in plan order:
+    /// SQLite's self-join would sort every pair.
     pub fn step_pairs(&self, filter: &PlanFilter, limit: usize) -> anyhow::Result<Vec<StepPair>> {
         let (clause, values) = filter.clause();
         let sql = if filter.is_empty() {
@@ -133,8 +138,11 @@ impl HistoryStore {
         let mut current: Option<i64> = None;
         let mut tools: Vec<u32> = Vec::new();
         let flush = |tools: &mut Vec<u32>, pairs: &mut HashMap<(u32, u32), u64>| {
+            // A plan's first PAIR_TOOLS distinct tools: pairs grow with the square of a
+            // plan's tools (a 10,000-step plan would be 50 million).
+            let mut seen = std::collections::HashSet::new();
+            tools.retain(|t| seen.len() < PAIR_TOOLS && seen.insert(*t));
             tools.sort_unstable();
-            tools.dedup();
             for i in 0..tools.len() {
                 for j in i + 1..tools.len() {
                     *pairs.entry((tools[i], tools[j])).or_default() += 1;
@@ -166,25 +174,34 @@ impl HistoryStore {
             tools.push(id);
         }
         flush(&mut tools, &mut pairs);
-        let mut out: Vec<StepPair> = pairs
+        // Ranked by the names they point at; only the pairs kept become strings (tester 9
+        // T9-13: every pair's two names were copied before the cut to `limit`, 672 MB for
+        // 30 plans of 200 tools with 500-byte names).
+        let named = |(a, b): (u32, u32)| {
+            let (a, b) = (names[a as usize].as_str(), names[b as usize].as_str());
+            if a <= b { (a, b) } else { (b, a) }
+        };
+        let mut ranked: Vec<((u32, u32), u64)> = pairs.into_iter().collect();
+        let order = |x: &((u32, u32), u64), y: &((u32, u32), u64)| {
+            y.1.cmp(&x.1).then_with(|| named(x.0).cmp(&named(y.0)))
+        };
+        if ranked.len() > limit && limit > 0 {
+            ranked.select_nth_unstable_by(limit - 1, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_by(order);
+        ranked.truncate(limit);
+        Ok(ranked
             .into_iter()
-            .map(|((a, b), n)| {
-                let (a, b) = (&names[a as usize], &names[b as usize]);
-                let (a, b) = if a <= b { (a, b) } else { (b, a) };
+            .map(|(pair, n)| {
+                let (a, b) = named(pair);
                 StepPair {
-                    a: a.clone(),
-                    b: b.clone(),
+                    a: a.to_string(),
+                    b: b.to_string(),
                     plans: n,
                 }
             })
-            .collect();
-        out.sort_by(|x, y| {
-            y.plans
-                .cmp(&x.plans)
-                .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
-        });
-        out.truncate(limit);
-        Ok(out)
+            .collect())
     }
 
     /// Drift counts over `filter`, and the most recent `limit` plans with their evidence.
