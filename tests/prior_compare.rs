@@ -699,6 +699,23 @@ fn a_replayed_arm_is_rebuilt_as_that_arm_and_says_so() {
                 notes.contains("the A/B arm 'full'") && notes.contains("replayed as that arm"),
                 "{notes}"
             );
+            // A replay of that replay sends the same arm (tester 9 T9-15).
+            let replay_id = again["stored_id"].as_str().unwrap();
+            let twice = json_of(
+                ctx(home.path())
+                    .env(KEY_ENV, KEY)
+                    .args(["replay", replay_id, "--json"]),
+            );
+            let twice = &twice["replays"][0];
+            assert_eq!(
+                twice["request"]["catalog_entries"], again["request"]["catalog_entries"],
+                "{twice:#}"
+            );
+            assert!(
+                twice["rebuild_notes"]
+                    .to_string()
+                    .contains("the A/B arm 'full'")
+            );
         } else {
             assert!(!notes.contains("A/B arm"), "{notes}");
         }

@@ -41,6 +41,11 @@ pub struct SentWith {
     /// operator wrote, kept whole so a replay sends it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<String>,
+    /// The A/B arm a replay was rebuilt as, when not `compacted`: a replay is stored in no
+    /// comparison, so its own record says which arm it sent, and a replay of it sends the
+    /// same (tester 9 T9-15: a replay of a `full` arm's replay sent the compacted request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<crate::core::compare::Arm>,
 }
 
 impl SentWith {
@@ -56,11 +61,15 @@ impl SentWith {
                 .collect(),
             tier_override,
             defaults: Some(defaults.to_string()).filter(|d| !d.is_empty()),
+            arm: None,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.attachments.is_empty() && self.tier_override.is_none() && self.defaults.is_none()
+        self.attachments.is_empty()
+            && self.tier_override.is_none()
+            && self.defaults.is_none()
+            && self.arm.is_none()
     }
 
     /// As a trim record holds it; nothing recorded (rows from before it, imported plans,

@@ -445,6 +445,11 @@ pub async fn replay_live(
     let trim = original.trim_record.as_ref();
     let sent = SentWith::from_trim(trim);
     let baseline = is_baseline(trim);
+    // The arm it was sent as: its own (a send's), or the one its replay record keeps.
+    let arm = original
+        .arm
+        .or(sent.arm)
+        .filter(|a| *a != Arm::Compacted && !baseline);
     let (held, cache_error) = held_attachments(ctx, &sent);
     let asked = Asked {
         intent: &original.intent,
@@ -453,7 +458,7 @@ pub async fn replay_live(
         tier: sent.tier_override,
         // An A/B arm is rebuilt as that arm (tester 8 F10: the `full` arm was replayed as
         // the compacted request, without a word).
-        arm: original.arm.unwrap_or(Arm::Compacted),
+        arm: arm.unwrap_or(Arm::Compacted),
     };
     let (mut live, mut record) =
         replay_rebuilt(ctx, original, model, asked, baseline, cancel, progress).await?;
@@ -461,7 +466,7 @@ pub async fn replay_live(
     live.rebuild_notes = replay_notes(&Rebuilt {
         sent: &sent,
         baseline,
-        arm: original.arm.filter(|_| !baseline),
+        arm,
         tier: live.request.tier,
         resent: &resent,
         cache_error: cache_error.as_deref(),
@@ -476,6 +481,7 @@ pub async fn replay_live(
                 .filter(|a| resent.contains(&a.content_ref.as_str()))
                 .cloned()
                 .collect(),
+            arm,
             ..sent.clone()
         }
         .keep_in(&mut r.trim_record);
