@@ -1367,3 +1367,38 @@ fn a_live_replay_from_the_history_pane_says_what_it_could_not_send_again() {
         "{s}"
     );
 }
+
+/// Tester 9 T9-17: the Catalog pane read "untouched: the full catalog fits" above "cut 1"
+/// when the crowding rule had cut an entry. Untouched is said only when nothing was cut.
+#[test]
+fn the_catalog_pane_never_says_untouched_above_a_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools = vec![serde_json::json!({
+        "name": "big0",
+        "description": format!("search notes {}", "A".repeat(9_880)),
+    })];
+    tools.extend((0..20).map(|i| {
+        serde_json::json!({"name": format!("small{i}"), "description": format!("Search notes number {i}.")})
+    }));
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    // The free row: a 10,000-byte cap the big entry takes 99 % of.
+    let free = common::console::row_of(&state, "openrouter/openrouter/free");
+    apply(
+        &ws,
+        &mut state,
+        [Action::SelectRow(free), Action::FocusCatalog],
+    );
+    let s = screen(&state, 140, 45);
+    assert!(s.contains("cut 1"), "{s}");
+    assert!(!s.contains("untouched"), "{s}");
+}

@@ -138,8 +138,12 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
     frame.render_widget(gauge, gauge_area);
 
     let mut steps: Vec<Line> = Vec::new();
-    if t.dropped.is_empty() {
+    // As `compact` says it: untouched only when nothing was trimmed and nothing cut (tester
+    // 9 T9-17: it read "untouched" above an entry the crowding rule cut).
+    if t.dropped.is_empty() && t.cut.is_empty() {
         steps.push(Line::styled("untouched: the full catalog fits", theme.ok));
+    } else if t.dropped.is_empty() {
+        steps.push(Line::styled("no trim step applied", theme.muted));
     } else {
         steps.push(Line::styled(
             "trim steps applied (bytes saved)",
