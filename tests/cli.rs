@@ -1809,6 +1809,22 @@ fn a_refused_value_is_quoted_in_the_usage_error_not_echoed() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains(r"x\x1b[31mRED\u{202e}"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    // A parser that names the value in its own words (tester 9 T9-11): one line, the value
+    // quoted and cut there too.
+    let odd = format!("bad\ttab\nnl{}", "z".repeat(300));
+    let out = ctx(home.path())
+        .args(["send", "x", "--model", "m", "--tier", &odd])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    let first = stderr.lines().next().unwrap();
+    assert!(first.contains("unknown tier"), "{stderr}");
+    assert!(first.len() < 400, "{} bytes: {first}", first.len());
+    assert!(
+        !stderr.contains('\t') && first.contains(r"bad\ttab\nnl"),
+        "{stderr}"
+    );
 }
 
 /// Tester 8 F13: a flag the chosen `eval rank` mode does not read (`--compose` with the
@@ -1832,6 +1848,8 @@ fn eval_rank_refuses_a_flag_its_mode_does_not_read() {
             "--catalog",
         ),
         (&["--history", "--compose", "3"][..], "--compose"),
+        (&["--history", "--only", "bfcl"][..], "--only"),
+        (&["--history", "--spec", "x.json"][..], "--spec"),
     ] {
         let out = ctx(home.path())
             .args(["eval", "rank"])

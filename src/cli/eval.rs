@@ -60,7 +60,12 @@ pub struct RankArgs {
     #[arg(long, value_name = "DATA.json", conflicts_with_all = ["labels", "suite"])]
     pub nestful: Option<PathBuf>,
     /// With --nestful: the tool spec.
-    #[arg(long, value_name = "SPEC.json", requires = "nestful")]
+    #[arg(
+        long,
+        value_name = "SPEC.json",
+        requires = "nestful",
+        conflicts_with_all = ["suite", "bfcl", "labels", "history"]
+    )]
     pub spec: Option<PathBuf>,
     /// Your own labels: one `{"id"?: "...", "intent": "...", "expected": ["tool", …]}` per
     /// line, against `--catalog` or the workspace catalog.
@@ -79,7 +84,13 @@ pub struct RankArgs {
     #[arg(long, value_name = "DIR")]
     pub suite: Option<PathBuf>,
     /// With --suite: only these sets (comma-separated names as the report shows them).
-    #[arg(long, value_name = "SET,…", value_delimiter = ',', requires = "suite")]
+    #[arg(
+        long,
+        value_name = "SET,…",
+        value_delimiter = ',',
+        requires = "suite",
+        conflicts_with_all = ["bfcl", "nestful", "labels", "history"]
+    )]
     pub only: Vec<String>,
     /// Measure questions of N requests composed from the set's own (2–5), within each half.
     // The suite composes its ×2 and ×3 sets itself; a flag a mode does not read is refused,

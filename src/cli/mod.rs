@@ -100,6 +100,9 @@ pub fn usage_error_text(e: &clap::Error) -> String {
         Some(ContextValue::String(a)) => format!(" for '{a}'"),
         _ => String::new(),
     };
+    let quoted = crate::core::terminal_text::quoted(value);
+    // A parser's own words may repeat the value (`unknown tier 'X': …`): said as quoted, on
+    // one line (tester 9 T9-11: the value came again whole, with its tabs and line breaks).
     let why = std::error::Error::source(e).map_or_else(
         || match e.get(ContextKind::ValidValue) {
             Some(ContextValue::Strings(valid)) => {
@@ -107,12 +110,18 @@ pub fn usage_error_text(e: &clap::Error) -> String {
             }
             _ => String::new(),
         },
-        |s| format!(": {s}"),
+        |s| {
+            let said = s.to_string();
+            let said = if value.is_empty() {
+                said
+            } else {
+                said.replace(&format!("'{value}'"), &quoted)
+                    .replace(value.as_str(), &quoted)
+            };
+            format!(": {}", crate::core::terminal_text::for_terminal_line(&said))
+        },
     );
-    format!(
-        "error: invalid value {}{arg}{why}\n\nFor more information, try '--help'.",
-        crate::core::terminal_text::quoted(value)
-    )
+    format!("error: invalid value {quoted}{arg}{why}\n\nFor more information, try '--help'.")
 }
 
 /// A model id as [`model_id_problem`](crate::core::budget::model_id_problem) allows it;
