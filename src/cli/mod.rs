@@ -116,7 +116,6 @@ pub fn usage_error_text(e: &clap::Error) -> String {
                 said
             } else {
                 said.replace(&format!("'{value}'"), &quoted)
-                    .replace(value.as_str(), &quoted)
             };
             format!(": {}", crate::core::terminal_text::for_terminal_line(&said))
         },
