@@ -1488,3 +1488,47 @@ fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plan
         assert_eq!(r["already_present"], 5, "{r}");
     }
 }
+
+/// Tester 9 T9-16: a run after an A/B send (its arms stored at one instant) counted for
+/// whichever arm was stored last (`no-hint`). It counts for the request as built: the
+/// `compacted` arm.
+#[test]
+fn a_run_after_an_ab_send_counts_for_the_compacted_arm() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("ab.sqlite");
+    let plan = |id: &str, arm: &str| {
+        serde_json::json!({"id": id, "at": "2026-11-20T10:00:00Z", "caller": "c1", "model": "m",
+            "intent": "compare the arms", "arm": arm, "compare_group": "cmp-1",
+            "steps": [{"order": 1, "tool": "repo.clone"}]})
+        .to_string()
+    };
+    let plans = [
+        plan("ab-c", "compacted"),
+        plan("ab-f", "full"),
+        plan("ab-h", "no-hint"),
+    ];
+    let execs = [
+        serde_json::json!({"at": "2026-11-20T10:00:30Z", "caller": "c1",
+        "tool": "repo.clone", "ok": true})
+        .to_string(),
+    ];
+    let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
+    std::fs::write(&p, plans.join("\n")).unwrap();
+    std::fs::write(&e, execs.join("\n")).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = ctx(home.path());
+        c.arg("--store").arg(&store).args(args);
+        c
+    };
+    common::succeeded(&mut run(&["import", "plans", p.to_str().unwrap()]));
+    common::succeeded(&mut run(&["import", "executions", e.to_str().unwrap()]));
+    let drift = json_of(&mut run(&["history", "--drift", "--json"]));
+    let followed: Vec<&str> = drift["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["drift"] == "followed")
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(followed, ["ab-c"], "{drift:#}");
+}

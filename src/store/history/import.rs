@@ -468,7 +468,7 @@ impl HistoryStore {
             .conn
             .query_row(
                 "SELECT id, at FROM plans WHERE caller = ?1 AND drift != ?2 AND at <= ?3
-                 ORDER BY at DESC, seq DESC LIMIT 1",
+                 ORDER BY at DESC, (arm IS NULL OR arm = 'compacted') DESC, seq DESC LIMIT 1",
                 params![caller, Drift::Replay.as_str(), at],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -1079,7 +1079,8 @@ pub(super) fn recompute_drift(
     let mut changed = 0;
     let mut plans_st = conn.prepare_cached(
         "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed, p.executed_failed FROM plans p
-         WHERE p.caller = ?1 ORDER BY p.at, p.seq",
+         WHERE p.caller = ?1
+         ORDER BY p.at, (p.arm IS NULL OR p.arm = 'compacted'), p.seq",
     )?;
     let mut steps_st = conn.prepare_cached(
         "SELECT s.plan_seq, s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq
