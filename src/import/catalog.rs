@@ -116,7 +116,10 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
     let typed = |e: serde_json::Error| CoreError::json(origin, text, &e);
     let (guide, format) = match format {
         CatalogFormat::RoutingGuide => (
-            serde_json::from_str::<RoutingGuide>(text).map_err(typed)?,
+            (
+                serde_json::from_str::<RoutingGuide>(text).map_err(typed)?,
+                Folded::default(),
+            ),
             format,
         ),
         CatalogFormat::McpToolsList => {
@@ -165,7 +168,9 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
             )
         }
     };
-    let warnings = validate(&guide, origin)?;
+    let (guide, folded) = guide;
+    let mut warnings = folded.warnings(origin);
+    warnings.extend(validate(&guide, origin)?);
     Ok(ImportedCatalog {
         guide,
         format,
@@ -346,8 +351,9 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
         let (line, i) = places.get(k).copied().unwrap_or((0, k));
         format!("function[{i}].name (line {line})")
     };
+    // Pooled BFCL questions repeat their functions by design: folded without a word.
     let guide = match packs_to_guide(docs.into_iter().map(function_pack), origin, at) {
-        Ok(guide) => guide,
+        Ok((guide, _)) => guide,
         Err(e) => return Some(Err(e)),
     };
     Some(validate(&guide, origin).map(|warnings| ImportedCatalog {
@@ -390,9 +396,10 @@ fn packs_to_guide(
     packs: impl Iterator<Item = Pack>,
     origin: &str,
     name_at: impl Fn(usize) -> String,
-) -> Result<RoutingGuide, CoreError> {
+) -> Result<(RoutingGuide, Folded), CoreError> {
     let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut kept = Vec::new();
+    let mut folded = Folded::default();
     for (i, p) in packs.enumerate() {
         if p.name.trim().is_empty() {
             return Err(CoreError::Field {
@@ -403,12 +410,55 @@ fn packs_to_guide(
         }
         if seen.insert((p.name.clone(), p.description.clone())) {
             kept.push(p);
+        } else {
+            folded.add(&p.name);
         }
     }
-    Ok(RoutingGuide {
+    let guide = RoutingGuide {
         packs: kept,
         pipelines: Vec::new(),
-    })
+    };
+    Ok((guide, folded))
+}
+
+/// Entries given again word for word (name and description), kept once: per name, in
+/// catalog order, how many copies were folded.
+#[derive(Default)]
+struct Folded(Vec<(String, usize)>, HashMap<String, usize>);
+
+impl Folded {
+    fn add(&mut self, name: &str) {
+        match self.1.get(name) {
+            Some(&at) => self.0[at].1 += 1,
+            None => {
+                self.1.insert(name.to_string(), self.0.len());
+                self.0.push((name.to_string(), 1));
+            }
+        }
+    }
+
+    /// One warning per folded name (the first [`REPEATED_NAMED`]), then one for the rest:
+    /// a server listing a tool twice is worth knowing of, though one copy is what is sent
+    /// (tester 9 T9-8: they were folded without a word).
+    fn warnings(&self, origin: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .0
+            .iter()
+            .take(REPEATED_NAMED)
+            .map(|(name, extra)| {
+                format!(
+                    "{origin}: '{name}' is listed {} times word for word (name and description); sent once",
+                    extra + 1
+                )
+            })
+            .collect();
+        if let Some(more) = self.0.len().checked_sub(REPEATED_NAMED).filter(|&n| n > 0) {
+            out.push(format!(
+                "{origin}: {more} more names are listed more than once word for word; each sent once"
+            ));
+        }
+        out
+    }
 }
 
 /// How many repeated names are warned of one by one; the rest are one warning's count.
@@ -540,6 +590,22 @@ mod tests {
 
     /// Tester 7 T7-11: `café` precomposed and as `e` + U+0301, and `dup ` with a trailing
     /// space, print as the names beside them but were not counted as repeats.
+    /// Tester 9 T9-8: an entry given twice word for word was folded into one without a
+    /// word. It is still sent once, and said so; a pooled BFCL file, which repeats its
+    /// functions by design, is folded silently.
+    #[test]
+    fn an_entry_given_twice_word_for_word_is_sent_once_and_said() {
+        let tool = r#"{"name":"dup","description":"Search notes.","inputSchema":{"type":"object","properties":{"q":{}}}}"#;
+        let text =
+            format!(r#"{{"tools":[{tool},{{"name":"x","description":"X."}},{tool},{tool}]}}"#);
+        let c = parse_catalog(&text, "c.json").unwrap();
+        assert_eq!(c.guide.packs.len(), 2);
+        assert_eq!(
+            c.warnings,
+            ["c.json: 'dup' is listed 3 times word for word (name and description); sent once"]
+        );
+    }
+
     #[test]
     fn names_that_print_alike_are_counted_as_repeats() {
         let text = r#"{"tools":[
