@@ -464,9 +464,20 @@ impl Folded {
 /// How many repeated names are warned of one by one; the rest are one warning's count.
 const REPEATED_NAMED: usize = 20;
 
-/// The key two names share when they print alike: trimmed and NFC-normalised.
+/// The key two names share when they print alike: trimmed, NFC-normalised, and without the
+/// characters that print as nothing (zero-width spaces and joiners, the word joiner, a
+/// byte-order mark, a soft hyphen: `x\u{200b}y` is `xy` to a reader and to a model; tester 9
+/// T9-9).
 fn printed_alike(name: &str) -> String {
-    name.trim().nfc().collect()
+    name.trim()
+        .nfc()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
+            )
+        })
+        .collect()
 }
 
 /// Names are what plans refer to: they must be present. Dangling step references and
@@ -603,6 +614,18 @@ mod tests {
         assert_eq!(
             c.warnings,
             ["c.json: 'dup' is listed 3 times word for word (name and description); sent once"]
+        );
+    }
+
+    #[test]
+    fn a_name_with_an_invisible_character_prints_alike() {
+        let text = r#"{"tools":[{"name":"xy","description":"A."},{"name":"x\u200by","description":"B."}]}"#;
+        let c = parse_catalog(text, "c.json").unwrap();
+        assert_eq!(c.guide.packs.len(), 2, "both sent");
+        assert!(
+            c.warnings.len() == 1 && c.warnings[0].contains("'xy' appears 2 times (spelled 2 ways"),
+            "{:?}",
+            c.warnings
         );
     }
 
