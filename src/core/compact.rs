@@ -612,6 +612,8 @@ impl PreparedCatalog {
         let mut order = order;
         let mut cut: Vec<usize> = oversized;
         let mut crowds: Vec<Option<CrowdsOut>> = vec![None; self.len()];
+        // The order's cut when the crowding rule moved nothing: the final cut is that one.
+        let mut settled: Option<OrderCut> = None;
         if !fits {
             // The crowding rule, judged fully trimmed (where entries must be cut): an entry
             // that alone takes more than half the allowance, kept at the cost of others, is
@@ -641,18 +643,23 @@ impl PreparedCatalog {
                 all.retain(|&i| !out[i]);
                 order.retain(|&i| !out[i]);
                 (stage, dropped, fits) = self.trim_stage(&all, allowance, tokenizer);
+            } else {
+                settled = Some(now);
             }
         }
         let mut kept = all.clone();
         if !fits {
-            let now = self.cut_in_order(
-                stage,
-                &all,
-                &order,
-                &vec![false; self.len()],
-                allowance,
-                tokenizer,
-            );
+            let now = match settled {
+                Some(now) => now,
+                None => self.cut_in_order(
+                    stage,
+                    &all,
+                    &order,
+                    &vec![false; self.len()],
+                    allowance,
+                    tokenizer,
+                ),
+            };
             cut.extend_from_slice(&now.cuts);
             kept = now.kept;
             fits = now.fits;
@@ -715,7 +722,7 @@ impl OrderCut {
 /// `part` of `whole` in whole percent, rounded down, except that more than half is never
 /// said as "50 %" (tester 9 T9-3: 5,108 of 10,000 bytes read 50 %, beside a kept entry of
 /// 4,880), and an entry that fits is never said to take 100 %.
-fn percent_up(part: usize, whole: usize) -> usize {
+fn share_percent(part: usize, whole: usize) -> usize {
     let percent = part * 100 / whole.max(1);
     if part * 2 > whole {
         percent.max(51)
@@ -729,8 +736,8 @@ fn percent_up(part: usize, whole: usize) -> usize {
 fn share_over_half(bytes: usize, tokens: Option<usize>, allowance: Allowance) -> Option<usize> {
     let by_bytes = allowance
         .bytes
-        .map(|cap| (bytes * 2 > cap, percent_up(bytes, cap)));
-    let by_tokens = tokens.map(|t| (t * 2 > allowance.tokens, percent_up(t, allowance.tokens)));
+        .map(|cap| (bytes * 2 > cap, share_percent(bytes, cap)));
+    let by_tokens = tokens.map(|t| (t * 2 > allowance.tokens, share_percent(t, allowance.tokens)));
     let over = by_bytes.is_some_and(|b| b.0) || by_tokens.is_some_and(|t| t.0);
     over.then(|| {
         by_bytes
