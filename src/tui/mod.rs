@@ -213,10 +213,15 @@ impl EffectContext {
     /// The history store for a write that pays or was paid for: opened, waiting at most
     /// `lock_wait` for another process's write lock.
     fn store_for_writing(&self, path: &Path) -> anyhow::Result<HistoryStore> {
-        let mut store = HistoryStore::open(path)?;
-        store.set_lock_wait(self.lock_wait)?;
-        Ok(store)
+        store_waiting(path, self.lock_wait)
     }
+}
+
+/// The history store at `path`, a write waiting at most `wait` for another process's lock.
+fn store_waiting(path: &Path, wait: Duration) -> anyhow::Result<HistoryStore> {
+    let mut store = HistoryStore::open(path)?;
+    store.set_lock_wait(wait)?;
+    Ok(store)
 }
 
 /// Store again answers kept as plan lines ([`crate::live::replay::store_kept_line`]),
@@ -231,8 +236,7 @@ pub fn store_again(
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.as_deref().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
-    let mut store = HistoryStore::open(path).map_err(text)?;
-    store.set_lock_wait(wait).map_err(text)?;
+    let mut store = store_waiting(path, wait).map_err(text)?;
     let mut failed: Option<String> = None;
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
