@@ -478,9 +478,9 @@ impl HistoryStore {
     }
 
     /// Whether another process is writing the store right now (an import): what is stored
-    /// next waits for it, up to [`sqlite::BUSY_TIMEOUT`].
+    /// next waits for it, up to this store's lock wait.
     pub fn writer_now(&self) -> anyhow::Result<bool> {
-        sqlite::write_lock_held_elsewhere(&self.conn)
+        sqlite::write_lock_held_elsewhere(&self.conn, self.lock_wait)
             .with_context(|| format!("{}: probing the write lock", self.path.display()))
     }
 
@@ -493,7 +493,7 @@ impl HistoryStore {
                 "another process is writing {} now (an import?); each answer waits up to {} s \
                  for it to be stored",
                 self.path.display(),
-                sqlite::BUSY_TIMEOUT.as_secs()
+                self.lock_wait.as_secs()
             )
         }))
     }

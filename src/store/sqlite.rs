@@ -459,8 +459,9 @@ pub fn ensure_writable(
 
 /// Whether another connection holds the write lock at this moment: the lock is tried
 /// without waiting and let go at once. A command about to pay for answers says so before it
-/// sends, since storing them will wait for that writer (up to [`BUSY_TIMEOUT`]).
-pub fn write_lock_held_elsewhere(conn: &Connection) -> rusqlite::Result<bool> {
+/// sends, since storing them will wait for that writer. The connection's own wait (`wait`:
+/// [`BUSY_TIMEOUT`], or what [`set_lock_wait`] gave it) is put back after.
+pub fn write_lock_held_elsewhere(conn: &Connection, wait: Duration) -> rusqlite::Result<bool> {
     conn.busy_timeout(Duration::ZERO)?;
     let held = match conn.execute_batch("BEGIN IMMEDIATE") {
         Ok(()) => conn.execute_batch("ROLLBACK").map(|()| false),
@@ -474,7 +475,7 @@ pub fn write_lock_held_elsewhere(conn: &Connection) -> rusqlite::Result<bool> {
         }
         Err(e) => Err(e),
     };
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_timeout(wait)?;
     held
 }
 
@@ -559,22 +560,30 @@ mod tests {
         let path = dir.path().join("t.sqlite");
         let (mut holder, _) = open(&path, &schema(V1)).unwrap();
         let (mut prober, _) = open(&path, &schema(V1)).unwrap();
-        assert!(!write_lock_held_elsewhere(&prober).unwrap());
+        assert!(!write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap());
         let held = begin_write(&mut holder, &path, &schema(V1), "importing").unwrap();
         let started = std::time::Instant::now();
-        assert!(write_lock_held_elsewhere(&prober).unwrap());
+        assert!(write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap());
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "it did not wait"
         );
         drop(held);
-        assert!(!write_lock_held_elsewhere(&prober).unwrap());
+        assert!(!write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap());
         assert!(prober.is_autocommit(), "no transaction left open");
         let wait: i64 = prober
             .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
             .unwrap();
         assert_eq!(wait, BUSY_TIMEOUT.as_millis() as i64);
         assert!(begin_write(&mut prober, &path, &schema(V1), "x").is_ok());
+        // A shorter wait the connection was given is the one put back.
+        let short = Duration::from_millis(200);
+        set_lock_wait(&prober, short).unwrap();
+        assert!(!write_lock_held_elsewhere(&prober, short).unwrap());
+        let wait: i64 = prober
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(wait, 200);
     }
 
     /// Read-only opening creates nothing, migrates nothing and writes nothing.
