@@ -2170,3 +2170,33 @@ async fn record_execution_without_a_plan_id_answers_the_plan_its_window_linked()
     assert!(answer["plan"].is_null(), "{answer}");
     c.cancel().await.unwrap();
 }
+
+/// A run that names a stored plan but is dated before it (beyond the clock skew) never
+/// counts for it: drift leaves it out, so the answer's `plan` is null, not the named plan
+/// shown as if the run had counted.
+#[tokio::test]
+async fn record_execution_dated_before_its_named_plan_counts_for_none() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("w2.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"id\":\"w2\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c8\",\"model\":\"m\",\
+         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    let c = start(home.path(), &[]).await;
+    let args = json!({"caller": "c8", "plan_id": "w2", "tool": "fs.search", "ok": true,
+        "at": "2026-11-20T09:00:00Z"});
+    let answer = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(answer["added"], 1, "{answer}");
+    assert!(answer["plan"].is_null(), "{answer}");
+    assert_ne!(drift_of(home.path(), "w2")["drift"], "followed");
+    // At the plan's time it counts, as before.
+    let args = json!({"caller": "c8", "plan_id": "w2", "tool": "fs.search", "ok": true,
+        "at": "2026-11-20T10:00:01Z"});
+    let answer = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(answer["plan"]["id"], "w2", "{answer}");
+    assert_eq!(answer["plan"]["drift"], "followed", "{answer}");
+    c.cancel().await.unwrap();
+}

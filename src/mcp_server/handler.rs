@@ -728,10 +728,10 @@ impl State {
                 ),
             ));
         }
-        // The plan the run counted for: the one it names, or (none named, or one the store
-        // does not hold) the caller's plan whose window holds it — drift moved either way.
+        // The plan the run counted for: the one it names (unless dated before it), or (none
+        // named, or one the store does not hold) the caller's plan whose window holds it.
         let counted = history
-            .plan_counted_for(plan_id, caller, at)
+            .plan_counted_for(plan_id, caller, (at, nanos))
             .map_err(internal)?;
         let plan = match counted.as_deref() {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {

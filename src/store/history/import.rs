@@ -442,25 +442,31 @@ impl HistoryStore {
         Ok(n)
     }
 
-    /// The plan an execution counts for, as drift counts it ([`recompute_drift`]): the plan
-    /// it names when the store holds it; else the latest plan of `caller` (not a replay) at
-    /// or before `at`, within the drift window — unless executions naming that plan judge
-    /// it, when a run naming none counts for nothing. `None`: it counts for no plan.
+    /// The plan an execution at `at` (a Unix second and the nanoseconds past it) counts for,
+    /// as drift counts it ([`recompute_drift`]): the plan it names when the store holds it,
+    /// unless the run is dated before it ([`after_plan`]), when it counts for none; else the
+    /// latest plan of `caller` (not a replay) at or before `at`, within the drift window —
+    /// unless executions naming that plan judge it, when a run naming none counts for
+    /// nothing. `None`: it counts for no plan.
     pub fn plan_counted_for(
         &self,
         plan_id: Option<&str>,
         caller: &str,
-        at: i64,
+        (at, at_nanos): (i64, u32),
     ) -> anyhow::Result<Option<String>> {
         let read = db_err(&self.path, "finding the plan an execution counts for");
         if let Some(id) = plan_id {
-            let known: Option<String> = self
+            let known: Option<(String, i64, u32)> = self
                 .conn
-                .query_row("SELECT id FROM plans WHERE id = ?1", [id], |r| r.get(0))
+                .query_row(
+                    "SELECT id, at, at_nanos FROM plans WHERE id = ?1",
+                    [id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
                 .optional()
                 .map_err(read)?;
-            if known.is_some() {
-                return Ok(known);
+            if let Some((id, plan_at, plan_nanos)) = known {
+                return Ok(after_plan((plan_at, plan_nanos), (at, at_nanos)).then_some(id));
             }
         }
         let read = db_err(&self.path, "finding the plan an execution counts for");
