@@ -588,6 +588,21 @@ mod tests {
         ["builtin.page-digest".to_string()].into_iter().collect()
     }
 
+    /// A store at `path` migrated up to (not including) `migration`: a store written by an
+    /// older ctxconsole.
+    fn open_before(path: &Path, migration: &str) -> Connection {
+        let upto = SCHEMA
+            .migrations
+            .iter()
+            .position(|m| *m == migration)
+            .unwrap();
+        let before = Schema {
+            migrations: &SCHEMA.migrations[..upto],
+            ..SCHEMA
+        };
+        sqlite::open(path, &before).unwrap().0
+    }
+
     fn seeded() -> (tempfile::TempDir, HistoryStore) {
         let dir = tempfile::tempdir().unwrap();
         let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
@@ -1126,16 +1141,7 @@ mod tests {
     fn a_store_from_before_the_gap_columns_keeps_its_plans_and_sources() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(HISTORY_FILE);
-        let mine = SCHEMA
-            .migrations
-            .iter()
-            .position(|m| *m == MIGRATION_GAP_COLUMNS)
-            .unwrap();
-        let before = Schema {
-            migrations: &SCHEMA.migrations[..mine],
-            ..SCHEMA
-        };
-        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        let conn = open_before(&path, MIGRATION_GAP_COLUMNS);
         conn.execute_batch(
             "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome, source)
              VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok', 'litellm');
@@ -1189,17 +1195,7 @@ mod tests {
     fn a_store_from_before_the_arm_columns_keeps_its_plans_and_reads_no_arm() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(HISTORY_FILE);
-        // Every migration up to the one before the arm columns, whatever comes after.
-        let upto = SCHEMA
-            .migrations
-            .iter()
-            .position(|m| *m == MIGRATION_ARM_COLUMNS)
-            .unwrap();
-        let before = Schema {
-            migrations: &SCHEMA.migrations[..upto],
-            ..SCHEMA
-        };
-        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        let conn = open_before(&path, MIGRATION_ARM_COLUMNS);
         conn.execute_batch(
             "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity, outcome)
              VALUES (3, 'old', 5, 'c', 'm', 'read x', 's', 'h', 'single-action', 'ok');
@@ -1472,16 +1468,7 @@ mod tests {
     fn a_store_from_before_failed_executions_counted_is_recounted_when_opened() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
-        let mine = SCHEMA
-            .migrations
-            .iter()
-            .position(|m| *m == MIGRATION_FAILED_EXECUTIONS)
-            .unwrap();
-        let before = Schema {
-            migrations: &SCHEMA.migrations[..mine],
-            ..SCHEMA
-        };
-        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        let conn = open_before(&path, MIGRATION_FAILED_EXECUTIONS);
         conn.execute_batch(
             "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity,
                                outcome, drift, executed)
@@ -1514,16 +1501,7 @@ mod tests {
     fn a_store_from_before_the_kept_counts_is_counted_when_migrated() {
         let (d, seeded) = seeded();
         let path = d.path().join("old.sqlite");
-        let mine = SCHEMA
-            .migrations
-            .iter()
-            .position(|m| *m == MIGRATION_PLAN_COUNTS)
-            .unwrap();
-        let before = Schema {
-            migrations: &SCHEMA.migrations[..mine],
-            ..SCHEMA
-        };
-        let (conn, _) = sqlite::open(&path, &before).unwrap();
+        let conn = open_before(&path, MIGRATION_PLAN_COUNTS);
         // The sample's plans, through the columns the older schema has.
         let columns: Vec<String> = conn
             .prepare("SELECT name FROM pragma_table_info('plans')")
