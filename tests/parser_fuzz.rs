@@ -3,8 +3,8 @@
 //! reasoning, decoding): catalog formats (routing guide, MCP tools/list, OpenAI tools, BFCL
 //! functions and questions), the LiteLLM registry, JSON Lines (plans, executions, operator
 //! and planner labels) both parsed and imported into a real store, every TOML file
-//! (budgets, planner, config, keymap, theme), timestamps, durations, `--since` and the
-//! `--mcp` command line.
+//! (budgets, planner, config, keymap, theme), timestamps, durations, `--since`, the
+//! `--mcp` command line, and a gateway's traffic files (OTLP spans, LiteLLM spend logs).
 //!
 //! Each parser gets mutations of real inputs — the embedded sample files and small fixtures
 //! shaped like the real third-party ones — with extreme numbers (`nan`, `inf`, `-1`,
@@ -46,6 +46,7 @@ use ctxconsole::import::labels::parse_labels;
 use ctxconsole::import::litellm::parse_registry;
 use ctxconsole::import::mcp::split_command;
 use ctxconsole::import::text_from_bytes;
+use ctxconsole::import::traffic::{read_spend_logs, read_traces};
 use ctxconsole::llm::provider::Providers;
 use ctxconsole::sample::{
     SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER,
@@ -68,6 +69,7 @@ mod share {
     pub const KEYMAP_THEME: usize = 10_000;
     pub const TIME: usize = 40_000;
     pub const STORE_IMPORT: usize = 4_000;
+    pub const TRAFFIC: usize = 6_000;
 }
 
 /// Cases across all parsers in a plain `cargo test`.
@@ -80,7 +82,8 @@ const DEFAULT_TOTAL: usize = share::CATALOG
     + share::CONFIG
     + share::KEYMAP_THEME
     + share::TIME
-    + share::STORE_IMPORT;
+    + share::STORE_IMPORT
+    + share::TRAFFIC;
 /// A case still running after this long is a hang.
 const HANG_SECS: u64 = 30;
 
@@ -849,6 +852,87 @@ fn imports_into_a_real_store() {
                         );
                     }
                 }
+            }
+        },
+    );
+}
+
+/// What a gateway's traffic files become: OTLP JSON spans (`import traces`) and LiteLLM
+/// spend logs (`import litellm`), read from a real file as the commands read them. Every
+/// plan they give obeys the bounds a stored plan obeys and reads back through `import
+/// plans` as the same plan (the store's export must always import back).
+#[test]
+fn traffic_files() {
+    const OTEL: &str = include_str!("data/otel/genai-spans.jsonl");
+    const SPEND_LINES: &str = include_str!("data/litellm-logs/spend-logs.jsonl");
+    const SPEND_ARRAY: &str = include_str!("data/litellm-logs/spend-logs.json");
+    const TOKENS: &[&str] = &[
+        "{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"x\\\"}",
+        "\\\"tool_calls\\\":[",
+        "\\\"arguments\\\":",
+        "\\\"parts\\\":[",
+        "\"stringValue\":",
+        "\"intValue\":\"",
+        "\"startTimeUnixNano\":\"",
+        "\"traceId\":\"",
+        "\"gen_ai.operation.name\"",
+        "\"execute_tool\"",
+        "\"status\":{\"code\":2},",
+        "\"messages\":[",
+        "\"tool_calls\":[",
+        "\"function\":{\"name\":",
+        "\"startTime\":",
+        "\"response\":",
+    ];
+    let mut seeds = lines(OTEL, 40);
+    seeds.extend(lines(SPEND_LINES, 20));
+    seeds.push(SPEND_ARRAY.as_bytes().to_vec());
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let path = dir.path().join("traffic.jsonl");
+    fuzz(
+        "traffic",
+        cases(share::TRAFFIC),
+        seeds,
+        TOKENS,
+        move |bytes| {
+            std::fs::write(&path, bytes).unwrap();
+            let origin = path.display().to_string();
+            let check = |plan: ctxconsole::core::history::PlanRecord| -> anyhow::Result<()> {
+                assert!(bounds::TIMESTAMP.contains(&plan.at), "at {}", plan.at);
+                assert!(
+                    plan.steps.len() <= bounds::PLAN_STEPS,
+                    "{} steps",
+                    plan.steps.len()
+                );
+                let line = plan.import_line();
+                let back = parse_plan_line("export", 1, &line)
+                    .unwrap_or_else(|e| panic!("a read plan does not import back: {e:#}\n{line}"));
+                let again = back.import_line();
+                if again != line {
+                    let at = again
+                        .bytes()
+                        .zip(line.bytes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(again.len().min(line.len()));
+                    let from = at.saturating_sub(80);
+                    panic!(
+                        "the plan changed on its way back, at byte {at}:\n read: {}\n back: {}",
+                        line.get(from..(at + 120).min(line.len())).unwrap_or("?"),
+                        again.get(from..(at + 120).min(again.len())).unwrap_or("?"),
+                    );
+                }
+                Ok(())
+            };
+            if let Err(e) = read_traces(&path, |_| {}, check) {
+                names_origin(&e, &origin);
+            }
+            if let Err(e) = read_spend_logs(&path, |_| {}, check) {
+                names_origin(&e, &origin);
             }
         },
     );

@@ -21,7 +21,9 @@ pub const PLANNER_SELF_NAMES: [&str; 6] = [
 ];
 
 /// A plan's steps from a decoded answer: `{"steps":[…]}`, `{"plan":{"steps":[…]}}` or a bare
-/// array of steps. A step needs a `tool` (or `name`); `order` defaults to its position.
+/// array of steps. A step needs a `tool` (or `name`); `order` defaults to its position. The
+/// steps come back sorted by `order` (ties as written), as `import plans` reads a stored
+/// plan, so a plan sent or imported from traffic is the plan its export imports back.
 pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
     let list = match value {
         Value::Array(a) => a,
@@ -45,7 +47,8 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
             crate::core::bounds::PLAN_STEPS
         ));
     }
-    list.iter()
+    let mut steps = list
+        .iter()
         .enumerate()
         .map(|(i, s)| {
             let tool = s
@@ -78,7 +81,9 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
                     .to_string(),
             })
         })
-        .collect()
+        .collect::<Result<Vec<Step>, String>>()?;
+    steps.sort_by_key(|s| s.order);
+    Ok(steps)
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -296,6 +301,17 @@ mod tests {
         assert_eq!((s[0].order, s[1].order), (1, 2));
         let nested = json!({"plan":{"steps":[{"tool":"a"}]}});
         assert_eq!(steps_from(&nested).unwrap().len(), 1);
+        // In `order`, whatever order the answer wrote them in (ties as written): the plan
+        // an export imports back.
+        let shuffled = json!({"steps": [
+            {"order": 2, "tool": "b"}, {"order": 1, "tool": "a"}, {"order": 2, "tool": "c"}
+        ]});
+        let tools: Vec<String> = steps_from(&shuffled)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.tool)
+            .collect();
+        assert_eq!(tools, ["a", "b", "c"]);
         assert!(
             steps_from(&json!({"answer": 1}))
                 .unwrap_err()
