@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use ctxconsole::core::failure::{Reply, read_reply};
+use ctxconsole::core::history::{Outcome, PlanRecord, PlanSource, parse_plan_line};
 use ctxconsole::core::plan::{PLANNER_SELF_NAMES, PlanGuard, steps_from};
 use ctxconsole::core::response::{decode_answer, strip_reasoning};
 use ctxconsole::llm::wire::{EventStream, reply_from_body};
@@ -124,6 +125,47 @@ fn check(input: &[u8], split: usize, guard: &PlanGuard) {
                 .iter()
                 .all(|s| s.tool == "unknown" || guard.registered.contains(&s.tool))
         );
+    }
+    // What `send` stores of this answer, plan or failure, imports back from the store's
+    // export as itself.
+    let stored = PlanRecord {
+        id: "send-1".into(),
+        at: 1_790_000_000,
+        at_nanos: 0,
+        caller: "c".into(),
+        model: "m".into(),
+        intent: "x".into(),
+        steps: reading
+            .value
+            .as_ref()
+            .map(|p| p.steps.clone())
+            .unwrap_or_default(),
+        outcome: reading
+            .value
+            .as_ref()
+            .map_or(Outcome::Failed, |p| p.outcome),
+        failure_class: reading
+            .failure
+            .as_ref()
+            .map(|f| f.class.as_str().to_string()),
+        finish_reason: reply.finish_reason.clone(),
+        raw_response: Some(text.to_string()),
+        trim_record: None,
+        duration_ms: Some(5),
+        replay_of: None,
+        answer: None,
+        arm: None,
+        compare_group: None,
+        source: PlanSource::Sent,
+        expert_baseline: None,
+    };
+    let line = stored.import_line();
+    match parse_plan_line("export", 1, &line) {
+        Ok(back) => assert!(
+            back.import_line() == line,
+            "changed on its way back: {line}"
+        ),
+        Err(e) => panic!("a stored answer does not import back: {e}\n{line}"),
     }
     let _ = reply_from_body(input);
     let mut stream = EventStream::default();
