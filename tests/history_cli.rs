@@ -1490,45 +1490,62 @@ fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plan
 }
 
 /// Tester 9 T9-16: a run after an A/B send (its arms stored at one instant) counted for
-/// whichever arm was stored last (`no-hint`). It counts for the request as built: the
-/// `compacted` arm.
+/// whichever arm was stored last (`no-hint`). Tester 10 T10-1: with the arms stored seconds
+/// apart, as each answer arrives, it counted for the slowest arm. It counts for the request
+/// as built, the `compacted` arm, whatever the instants — in drift and in the plan
+/// `record_execution` answers (`plan_counted_for`) alike.
 #[test]
 fn a_run_after_an_ab_send_counts_for_the_compacted_arm() {
-    let home = tempfile::tempdir().unwrap();
-    let store = home.path().join("ab.sqlite");
-    let plan = |id: &str, arm: &str| {
-        serde_json::json!({"id": id, "at": "2026-11-20T10:00:00Z", "caller": "c1", "model": "m",
-            "intent": "compare the arms", "arm": arm, "compare_group": "cmp-1",
-            "steps": [{"order": 1, "tool": "repo.clone"}]})
-        .to_string()
-    };
-    let plans = [
-        plan("ab-c", "compacted"),
-        plan("ab-f", "full"),
-        plan("ab-h", "no-hint"),
-    ];
-    let execs = [
-        serde_json::json!({"at": "2026-11-20T10:00:30Z", "caller": "c1",
-        "tool": "repo.clone", "ok": true})
-        .to_string(),
-    ];
-    let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
-    std::fs::write(&p, plans.join("\n")).unwrap();
-    std::fs::write(&e, execs.join("\n")).unwrap();
-    let run = |args: &[&str]| {
-        let mut c = ctx(home.path());
-        c.arg("--store").arg(&store).args(args);
-        c
-    };
-    common::succeeded(&mut run(&["import", "plans", p.to_str().unwrap()]));
-    common::succeeded(&mut run(&["import", "executions", e.to_str().unwrap()]));
-    let drift = json_of(&mut run(&["history", "--drift", "--json"]));
-    let followed: Vec<&str> = drift["plans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["drift"] == "followed")
-        .map(|p| p["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(followed, ["ab-c"], "{drift:#}");
+    // (compacted, full, no-hint) seconds past 10:00:00: one instant; the compacted arm
+    // first; the compacted arm last.
+    for (case, seconds) in [[0, 0, 0], [0, 3, 5], [4, 2, 0]].iter().enumerate() {
+        let home = tempfile::tempdir().unwrap();
+        let store = home.path().join("ab.sqlite");
+        let plan = |id: &str, arm: &str, second: u32| {
+            serde_json::json!({"id": id, "at": format!("2026-11-20T10:00:{second:02}Z"),
+                "caller": "c1", "model": "m", "intent": "compare the arms", "arm": arm,
+                "compare_group": "cmp-1", "steps": [{"order": 1, "tool": "repo.clone"}]})
+            .to_string()
+        };
+        let plans = [
+            plan("ab-c", "compacted", seconds[0]),
+            plan("ab-f", "full", seconds[1]),
+            plan("ab-h", "no-hint", seconds[2]),
+        ];
+        let execs = [
+            serde_json::json!({"at": "2026-11-20T10:00:30Z", "caller": "c1",
+            "tool": "repo.clone", "ok": true})
+            .to_string(),
+        ];
+        let (p, e) = (home.path().join("p.jsonl"), home.path().join("e.jsonl"));
+        std::fs::write(&p, plans.join("\n")).unwrap();
+        std::fs::write(&e, execs.join("\n")).unwrap();
+        let run = |args: &[&str]| {
+            let mut c = ctx(home.path());
+            c.arg("--store").arg(&store).args(args);
+            c
+        };
+        common::succeeded(&mut run(&["import", "plans", p.to_str().unwrap()]));
+        let history = ctxconsole::store::history::HistoryStore::open(&store).unwrap();
+        let at = 1_795_168_830; // 2026-11-20T10:00:30Z
+        assert_eq!(
+            history
+                .plan_counted_for(None, "c1", (at, 0))
+                .unwrap()
+                .as_deref(),
+            Some("ab-c"),
+            "case {case}"
+        );
+        drop(history);
+        common::succeeded(&mut run(&["import", "executions", e.to_str().unwrap()]));
+        let drift = json_of(&mut run(&["history", "--drift", "--json"]));
+        let followed: Vec<&str> = drift["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["drift"] == "followed")
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(followed, ["ab-c"], "case {case}: {drift:#}");
+    }
 }

@@ -445,9 +445,10 @@ impl HistoryStore {
     /// The plan an execution at `at` (a Unix second and the nanoseconds past it) counts for,
     /// as drift counts it ([`recompute_drift`]): the plan it names when the store holds it,
     /// unless the run is dated before it ([`after_plan`]), when it counts for none; else the
-    /// latest plan of `caller` (not a replay) at or before `at`, within the drift window —
-    /// unless executions naming that plan judge it, when a run naming none counts for
-    /// nothing. `None`: it counts for no plan.
+    /// latest plan of `caller` (not a replay) at or before `at`, within the drift window, or
+    /// when that plan is an arm of an A/B comparison, the comparison's compacted arm (if it
+    /// too is at or before `at`) — unless executions naming that plan judge it, when a run
+    /// naming none counts for nothing. `None`: it counts for no plan.
     pub fn plan_counted_for(
         &self,
         plan_id: Option<&str>,
@@ -470,19 +471,39 @@ impl HistoryStore {
             }
         }
         let read = db_err(&self.path, "finding the plan an execution counts for");
-        let latest: Option<(String, i64)> = self
+        let latest: Option<(String, i64, Option<String>)> = self
             .conn
             .query_row(
-                "SELECT id, at FROM plans WHERE caller = ?1 AND drift != ?2 AND at <= ?3
+                "SELECT id, at, compare_group FROM plans WHERE caller = ?1 AND drift != ?2
+                 AND at <= ?3
                  ORDER BY at DESC, (arm IS NULL OR arm = 'compacted') DESC, seq DESC LIMIT 1",
                 params![caller, Drift::Replay.as_str(), at],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(read)?;
-        let Some((id, _)) = latest.filter(|(_, plan_at)| at <= plan_at + self.drift_window) else {
+        let Some((latest_id, _, group)) =
+            latest.filter(|(_, plan_at, _)| at <= plan_at + self.drift_window)
+        else {
             return Ok(None);
         };
+        // A comparison's run counts for its compacted arm, whichever arm answered last.
+        let read = db_err(&self.path, "finding the plan an execution counts for");
+        let compacted: Option<String> = match group {
+            Some(g) => self
+                .conn
+                .query_row(
+                    "SELECT id FROM plans WHERE caller = ?1 AND drift != ?2 AND at <= ?3
+                     AND compare_group = ?4 AND arm = 'compacted'
+                     ORDER BY at DESC, seq DESC LIMIT 1",
+                    params![caller, Drift::Replay.as_str(), at, g],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(read)?,
+            None => None,
+        };
+        let id = compacted.unwrap_or(latest_id);
         let read = db_err(&self.path, "finding the plan an execution counts for");
         let named: bool = self
             .conn
@@ -1084,7 +1105,8 @@ pub(super) fn recompute_drift(
 ) -> anyhow::Result<usize> {
     let mut changed = 0;
     let mut plans_st = conn.prepare_cached(
-        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed, p.executed_failed FROM plans p
+        "SELECT p.seq, p.id, p.at, p.outcome, p.drift, p.executed, p.executed_failed,
+                p.compare_group, p.arm = 'compacted' FROM plans p
          WHERE p.caller = ?1
          ORDER BY p.at, (p.arm IS NULL OR p.arm = 'compacted'), p.seq",
     )?;
@@ -1112,6 +1134,8 @@ pub(super) fn recompute_drift(
             drift: String,
             executed_json: String,
             failed_json: String,
+            compare_group: Option<String>,
+            compacted_arm: bool,
         }
         let plans: Vec<P> = plans_st
             .query_map([caller], |r| {
@@ -1122,6 +1146,8 @@ pub(super) fn recompute_drift(
                     drift: r.get(4)?,
                     executed_json: r.get(5)?,
                     failed_json: r.get(6)?,
+                    compare_group: r.get(7)?,
+                    compacted_arm: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
                 })
             })?
             .collect::<Result<Vec<P>, _>>()?
@@ -1171,7 +1197,17 @@ pub(super) fn recompute_drift(
         while let Some(r) = rows.next()? {
             loose.push((r.get(0)?, name(r.get_ref(1)?.as_str()?), r.get(2)?));
         }
-        // Sweep: loose executions go to the latest plan at or before them, inside its window.
+        // Each A/B comparison's compacted arm: a run after the comparison counts for it,
+        // whichever arm answered last (tester 10 T10-1: the arms are stored as each answer
+        // arrives, seconds apart).
+        let compacted_of: HashMap<&str, usize> = plans
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.compacted_arm)
+            .filter_map(|(i, p)| Some((p.compare_group.as_deref()?, i)))
+            .collect();
+        // Sweep: loose executions go to the latest plan at or before them, inside its window
+        // (or to its comparison's compacted arm, when that too is at or before them).
         let mut by_time: HashMap<usize, Vec<(Rc<str>, bool)>> = HashMap::new();
         let mut pi = 0usize;
         for (at, tool, ok) in &loose {
@@ -1182,7 +1218,16 @@ pub(super) fn recompute_drift(
                 && p.at <= *at
                 && *at <= p.at + window
             {
-                by_time.entry(pi).or_default().push((tool.clone(), *ok));
+                let counted = p
+                    .compare_group
+                    .as_deref()
+                    .and_then(|g| compacted_of.get(g).copied())
+                    .filter(|&c| plans[c].at <= *at)
+                    .unwrap_or(pi);
+                by_time
+                    .entry(counted)
+                    .or_default()
+                    .push((tool.clone(), *ok));
             }
         }
         for (i, p) in plans.iter().enumerate() {
