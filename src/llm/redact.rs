@@ -50,9 +50,37 @@ pub struct Redactor {
     filter: Vec<u64>,
     /// `starts[j]`: the first `j` bytes of every window, packed (`j` < `window`).
     starts: Vec<HashSet<u128>>,
-    /// The key and its base64 forms, for the pieces shorter than a window that touch a
-    /// marker in decoded text ([`Redactor::text`]).
-    forms: Vec<Vec<u8>>,
+    /// The key past its public prefix, and its base64 forms: the pieces shorter than a
+    /// window that touch a marker in decoded text are looked for here ([`Redactor::text`]).
+    edge_forms: Vec<Vec<u8>>,
+    /// The key's public prefix (`sk-proj-`, `sk-or-v1-`; [`public_prefix_len`]).
+    public: Vec<u8>,
+}
+
+/// How long the key's public prefix is: its leading segments, each ended by `-` or `_`, of at
+/// most 6 lowercase letters and digits (`sk-`, `proj-`, `or-`, `v1-`, `ant-`, `api03-`,
+/// `github_`, `pat_`), up to four of them. Every key of a provider shares it, so a model
+/// writes it beside its own `[REDACTED]` (`OPENAI_API_KEY=sk-proj-[REDACTED]`, tester 10
+/// T10-2): a marker never takes it.
+fn public_prefix_len(key: &[u8]) -> usize {
+    let mut len = 0;
+    for _ in 0..4 {
+        let rest = &key[len..];
+        let Some(sep) = rest.iter().position(|&b| b == b'-' || b == b'_') else {
+            break;
+        };
+        let segment = &rest[..sep];
+        if segment.is_empty()
+            || segment.len() > 6
+            || !segment
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        {
+            break;
+        }
+        len += sep + 1;
+    }
+    len
 }
 
 /// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
@@ -116,6 +144,9 @@ impl Redactor {
         if key.len() >= FRAGMENT {
             forms.extend(base64_forms(key).into_iter().filter(|f| f.len() >= window));
         }
+        let public = public_prefix_len(key);
+        let mut edge_forms = forms.clone();
+        edge_forms[0] = key[public..].to_vec();
         let mut windows: Vec<u128> = forms
             .iter()
             .flat_map(|f| f.windows(window).map(pack))
@@ -139,7 +170,8 @@ impl Redactor {
                         .collect()
                 })
                 .collect(),
-            forms,
+            edge_forms,
+            public: key[..public].to_vec(),
         }
     }
 
@@ -214,8 +246,10 @@ impl Redactor {
     /// whose middle delta was redacted as it arrived reads `sk-test-abc[REDACTED]z012…`, the
     /// edges each shorter than a window (tester 8 F7). So in text each marker also takes the
     /// piece of the key that touches it on either side — at most `window − 1` bytes, as a
-    /// longer piece is a window and covered already — and markers that then touch are one.
-    /// A short piece of the key that touches no marker stays (a public prefix, `sk-or-v1-`).
+    /// longer piece is a window and covered already; never the key's public prefix — and
+    /// markers a wholly taken piece stood between become one. Markers that touch as written
+    /// stay as many as they were (a model's `[REDACTED][REDACTED]`). A short piece of the key
+    /// that touches no marker stays (a public prefix, `sk-or-v1-`).
     fn widen_markers(&self, bytes: &[u8]) -> Vec<u8> {
         let marker = MARKER.as_bytes();
         let mut texts: Vec<&[u8]> = Vec::new();
@@ -230,6 +264,7 @@ impl Redactor {
         }
         let last = texts.len() - 1;
         let mut out = Vec::with_capacity(bytes.len());
+        let mut taken_between = false;
         for (i, text) in texts.iter().enumerate() {
             // What follows a marker may continue the key; what precedes one may begin it.
             let from = if i > 0 {
@@ -246,19 +281,22 @@ impl Redactor {
                 };
             let kept = &kept[..to];
             // A piece wholly taken joins the markers on either side into one.
-            if i > 0 && !out.ends_with(marker) {
+            if i > 0 && !taken_between {
                 out.extend_from_slice(marker);
             }
+            taken_between = !text.is_empty() && kept.is_empty();
             out.extend_from_slice(kept);
         }
         out
     }
 
     /// The length of the longest opening (`at_start`) or ending of `text`, shorter than a
-    /// window and at least [`EDGE_MIN`] bytes, that is a piece of the key or of one of its
-    /// base64 forms; 0 when there is none.
+    /// window, that is a piece of the key past its public prefix or of one of its base64
+    /// forms, at least [`EDGE_MIN`] bytes long — or, for an ending, the start of the key past
+    /// its prefix when the prefix stands before it (`sk-test-SEC` before a marker: `SEC`
+    /// goes, the prefix stays); 0 when there is none.
     fn key_piece_len(&self, text: &[u8], at_start: bool) -> usize {
-        (EDGE_MIN..self.window.min(text.len() + 1))
+        let piece = (EDGE_MIN..self.window.min(text.len() + 1))
             .rev()
             .find(|&n| {
                 let piece = if at_start {
@@ -266,9 +304,20 @@ impl Redactor {
                 } else {
                     &text[text.len() - n..]
                 };
-                self.forms.iter().any(|f| f.windows(n).any(|w| w == piece))
+                self.edge_forms
+                    .iter()
+                    .any(|f| f.windows(n).any(|w| w == piece))
             })
-            .unwrap_or(0)
+            .unwrap_or(0);
+        if at_start || self.public.is_empty() {
+            return piece;
+        }
+        let body = &self.edge_forms[0];
+        let after_prefix = (1..self.window.min(body.len() + 1))
+            .rev()
+            .find(|&m| text.ends_with(&body[..m]) && text[..text.len() - m].ends_with(&self.public))
+            .unwrap_or(0);
+        piece.max(after_prefix)
     }
 
     /// The same, in place.
@@ -417,13 +466,14 @@ mod tests {
         let r = Redactor::new(Some(KEY));
         let (head, tail) = (&KEY[..11], &KEY[KEY.len() - 11..]);
         let decoded = format!("auth was Bearer {head}{MARKER}{tail} {{\"steps\": []}}");
+        // The public prefix stays, as everywhere; the rest of the key goes.
         assert_eq!(
             r.text(&decoded),
-            format!("auth was Bearer {MARKER} {{\"steps\": []}}")
+            format!("auth was Bearer sk-test-{MARKER} {{\"steps\": []}}")
         );
         // Two redacted deltas with a short piece between them: one marker.
         let decoded = format!("x {head}{MARKER}{}{MARKER}{tail}.", &KEY[11..16]);
-        assert_eq!(r.text(&decoded), format!("x {MARKER}."));
+        assert_eq!(r.text(&decoded), format!("x sk-test-{MARKER}."));
         // Not beside a marker, a short piece is not the key (public prefixes stay).
         assert_eq!(
             r.text(&format!("prefix {head} ok")),
@@ -434,6 +484,23 @@ mod tests {
         let long_key = Redactor::new(Some("sk-test-abcdefghijklmnopqrstuvwxyz0123456789"));
         let own = format!("mask it as {MARKER}stuff, kept as{MARKER}");
         assert_eq!(long_key.text(&own), own);
+        // Tester 10 T10-2: the key's public prefix beside a model's own marker stays, as
+        // does a word sharing letters with the prefix, and two markers written side by
+        // side stay two.
+        let proj = Redactor::new(Some("sk-proj-Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy"));
+        for own in [
+            format!("OPENAI_API_KEY=sk-proj-{MARKER} then"),
+            format!("the {MARKER}-project and {MARKER}{MARKER} here"),
+        ] {
+            assert_eq!(proj.text(&own), own);
+        }
+        for own in [format!("{MARKER}test and -test{MARKER}")] {
+            assert_eq!(long_key.text(&own), own);
+        }
+        assert_eq!(public_prefix_len(b"sk-or-v1-abcdef0123"), 9);
+        assert_eq!(public_prefix_len(b"sk-ant-api03-AbCd"), 13);
+        assert_eq!(public_prefix_len(KEY.as_bytes()), 8);
+        assert_eq!(public_prefix_len(b"AbCdEf-0123"), 0);
         // Beside a marker, only what continues the key goes.
         assert_eq!(
             r.text(&format!("see:{MARKER}; done")),
