@@ -97,6 +97,9 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("alt+s", Action::StoreAgain),
 ];
 
+/// The highest function key a terminal reports (F13–F24 only on some keyboards).
+const MAX_FUNCTION_KEY: u8 = 24;
+
 impl Key {
     /// Parse `"ctrl+c"`, `"shift+tab"`, `"G"`, `"pagedown"`, `"f1"`, `"?"`.
     pub fn parse(text: &str) -> Option<Key> {
@@ -136,7 +139,12 @@ impl Key {
             "backspace" => KeyCodeName::Backspace,
             "space" => KeyCodeName::Char(' '),
             f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
-                KeyCodeName::F(f[1..].parse().ok()?)
+                // F1 to F24: what terminals send (tester 10 T10-3: `f0`, `f99` were taken).
+                let n: u8 = f[1..].parse().ok()?;
+                if !(1..=MAX_FUNCTION_KEY).contains(&n) {
+                    return None;
+                }
+                KeyCodeName::F(n)
             }
             _ => {
                 let mut chars = rest.chars();
@@ -252,15 +260,28 @@ impl Keymap {
         let mut user_keys: Vec<Key> = Vec::new();
         // The keys this file took away from quitting, to name if nothing quits any more.
         let mut unbound_quit: Vec<String> = Vec::new();
+        // Each key's spelling in the file: `"G"` and `"shift+g"` are one key.
+        let mut spelled: HashMap<Key, String> = HashMap::new();
         for (key_text, action_name) in file.keys {
             let key = Key::parse(&key_text).ok_or_else(|| CoreError::Field {
                 origin: origin.into(),
                 field: "keys".into(),
                 problem: format!(
-                    "has {}, which is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\")",
+                    "has {}, which is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\"; function keys f1 to f{MAX_FUNCTION_KEY})",
                     quoted_with(&key_text, '"')
                 ),
             })?;
+            if let Some(first) = spelled.insert(key, key_text.clone()) {
+                return Err(CoreError::Field {
+                    origin: origin.into(),
+                    field: "keys".into(),
+                    problem: format!(
+                        "binds one key twice, as {} and {} (tester 10 T10-4: one of them was dropped without a word); keep one",
+                        quoted_with(&first, '"'),
+                        quoted_with(&key_text, '"')
+                    ),
+                });
+            }
             if map.bindings.get(&key) == Some(&Action::Quit) {
                 unbound_quit.push(format!("\"{key_text}\" = \"{action_name}\""));
             }
@@ -279,13 +300,30 @@ impl Keymap {
             map.bindings.insert(key, action);
             user_keys.push(key);
         }
-        if !map.bindings.values().any(|a| *a == Action::Quit) {
+        // Quitting must not hang on a key some keyboards lack: a function key alone does
+        // not count (tester 10 T10-3: `"f99" = "quit"` left a console no one could quit).
+        let quits =
+            |k: &Key, a: &Action| *a == Action::Quit && !matches!(k.code, KeyCodeName::F(_));
+        if !map.bindings.iter().any(|(k, a)| quits(k, a)) {
+            let only_function_keys: Vec<String> = map
+                .bindings
+                .iter()
+                .filter(|(_, a)| **a == Action::Quit)
+                .map(|(k, _)| k.label())
+                .collect();
+            let why = if only_function_keys.is_empty() {
+                format!("{} took the last one away", unbound_quit.join(", "))
+            } else {
+                format!(
+                    "only the function key {} quits, which not every keyboard has",
+                    only_function_keys.join(", ")
+                )
+            };
             return Err(CoreError::Field {
                 origin: origin.into(),
                 field: "keys".into(),
                 problem: format!(
-                    "leaves no key bound to quit ({} took the last one away); bind one, e.g. \"q\" = \"quit\"",
-                    unbound_quit.join(", ")
+                    "leaves no key bound to quit that every keyboard sends ({why}); bind one, e.g. \"q\" = \"quit\""
                 ),
             });
         }
@@ -454,6 +492,36 @@ mod tests {
                 && err.contains("no key bound to quit")
                 && err.contains("\"q\" = \"none\"")
                 && err.contains("\"ctrl+c\" = \"cycle_tier\""),
+            "{err}"
+        );
+        // Tester 10 T10-3: a function key alone cannot be the way out, and f0 or f99 are
+        // no keys at all.
+        let err = Keymap::with_overlay(
+            "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"f9\" = \"quit\"\n",
+            "keymap.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("only the function key f9 quits"), "{err}");
+        for key in ["f0", "f25", "f99", "f255"] {
+            let text = format!("[keys]\n\"{key}\" = \"quit\"\n");
+            let err = Keymap::with_overlay(&text, "keymap.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("not a key"), "{key}: {err}");
+        }
+        assert!(Keymap::with_overlay("[keys]\n\"f24\" = \"quit\"\n", "k").is_ok());
+        // Tester 10 T10-4: one key under two spellings is refused, naming both.
+        let err = Keymap::with_overlay(
+            "[keys]\n\"G\" = \"cycle_tier\"\n\"shift+g\" = \"quit\"\n",
+            "keymap.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("binds one key twice")
+                && err.contains("\"G\"")
+                && err.contains("\"shift+g\""),
             "{err}"
         );
         // Moving quit to another key is fine.

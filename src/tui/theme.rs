@@ -155,6 +155,16 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
             style = style.bg(Color::from_str(bg)
                 .map_err(|_| field(format!("bg {} is not a colour", quoted(bg))))?);
         }
+        // Text in a role's own background colour is not there at all (tester 10 T10-5).
+        if let (Some(fg), Some(bg)) = (style.fg, style.bg)
+            && fg == bg
+            && fg != Color::Reset
+        {
+            return Err(field(format!(
+                "sets fg and bg to the same colour {}, which hides its text",
+                quoted(spec.fg.as_deref().unwrap_or_default())
+            )));
+        }
         for m in &spec.modifiers {
             style = style.add_modifier(match m.as_str() {
                 "bold" => Modifier::BOLD,
@@ -230,6 +240,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("roles.warn") && err.contains("plaid"), "{err}");
+        let err = Theme::from_user_file(
+            "[roles]\nbase = { fg = \"#000000\", bg = \"black\" }\n",
+            "theme.toml",
+        );
+        // `black` is the terminal's palette black, not #000000: only the same colour hides.
+        assert!(err.is_ok());
+        let err = Theme::from_user_file(
+            "[roles]\nbase = { fg = \"#000000\", bg = \"#000000\" }\n",
+            "theme.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("roles.base") && err.contains("hides its text"),
+            "{err}"
+        );
         let err = Theme::from_user_file("name = \"neon\"\n", "theme.toml")
             .unwrap_err()
             .to_string();
