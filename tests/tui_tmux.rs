@@ -706,3 +706,65 @@ fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_histor
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }
+
+/// Tester 10 T10-24: quitting while a send is in flight dropped the answers already back
+/// (one model answered, another still hanging: 0 plans stored, no word). Quitting now
+/// cancels what is still out, as esc does, and stores what came back before it exits.
+#[test]
+fn quitting_during_a_send_stores_the_answers_already_back() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"60s\"\nretries = 0\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
+         [[model]]\nid = \"test/hang\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n",
+    )
+    .unwrap();
+    let tmux = Tmux::start(200, 50);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["/"]);
+    tmux.keys(&["test/"]);
+    tmux.wait_for("the two test rows", 10, |s| s.contains("2 of "));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the search kept", 10, |s| !s.contains("enter keep"));
+    tmux.keys(&["j", "M", "k"]);
+    tmux.wait_for("a model marked", 10, |s| s.contains("1 marked to send"));
+    tmux.keys(&["p"]);
+    tmux.keys(&["remember this launch note and draft a blog from it"]);
+    tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("the send under way", 20, |s| s.contains("Sending…"));
+    // Both calls reached the server; the first is answered at once, the other hangs.
+    let start = Instant::now();
+    while server.requests.lock().unwrap().len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(20), "two requests");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // Not esc, which cancels the send itself: ctrl+c quits from the Prompt pane.
+    tmux.keys(&["C-c"]);
+    let shown = tmux.wait_for("the shell again", 30, |s| s.trim_end().ends_with("e2e$"));
+    assert!(
+        shown.contains("storing the answers already back"),
+        "what quitting said:\n{shown}"
+    );
+    let plans = common::json_of(common::ctx(home.path()).args(["history", "--plans", "--json"]));
+    let models: Vec<&str> = plans["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["source"] == "sent")
+        .map(|p| p["model"].as_str().unwrap())
+        .collect();
+    assert!(models.contains(&"test/ok-json"), "{plans:#}");
+}

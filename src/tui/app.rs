@@ -94,6 +94,20 @@ pub struct State {
 }
 
 impl State {
+    /// The calls in flight that pay for an answer (a send, a live replay): the handles
+    /// that cancel them. Quitting cancels them and waits for what already came back to be
+    /// stored (tester 10 T10-24: answers already paid for were dropped at quit).
+    pub fn paid_calls_in_flight(&self) -> Vec<Cancel> {
+        let send = self.send.running.as_ref().map(|(_, c)| c.clone());
+        let replay = self
+            .history
+            .replay
+            .as_ref()
+            .and_then(|r| r.running.as_ref())
+            .map(|(_, c)| c.clone());
+        send.into_iter().chain(replay).collect()
+    }
+
     pub fn new(
         rows: Vec<BudgetRow>,
         catalog_origin: CatalogOrigin,

@@ -365,6 +365,50 @@ pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitRe
     report
 }
 
+/// Quitting while a send or a live replay is in flight: the calls still out are cancelled
+/// (as esc cancels them) and what already came back is stored, or kept for the quit's
+/// file when the store cannot take it — never dropped (tester 10 T10-24). Waits at most the
+/// store's lock wait and a margin for the cancelled calls to come back.
+async fn finish_paid_calls(
+    ctx: &EffectContext,
+    state: &mut State,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+) {
+    let in_flight = state.paid_calls_in_flight();
+    if in_flight.is_empty() {
+        return;
+    }
+    let wait = ctx.lock_wait + PAID_CALLS_MARGIN;
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole: cancelling what is still sending and storing the answers already back \
+         (at most {} s)…",
+        wait.as_secs()
+    ));
+    for cancel in in_flight {
+        cancel.cancel();
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    while !state.paid_calls_in_flight().is_empty() {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(Input::Action(a @ (Action::Sent(..) | Action::Replayed(..))))) => {
+                update(state, a);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => {
+                tracing::warn!("quit: a cancelled send or replay did not come back in time");
+                crate::cli::out::eprint_line(
+                    "ctxconsole: a cancelled send or replay did not come back in time; what it \
+                     had not stored is lost",
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// How long past the store's lock wait quitting waits for cancelled calls to come back.
+const PAID_CALLS_MARGIN: Duration = Duration::from_secs(15);
+
 /// What [`on_quit`] has to say once the console has closed.
 #[derive(Debug, Default)]
 pub struct QuitReport {
@@ -851,6 +895,7 @@ async fn event_loop(
         }
     }
     drop(guard);
+    finish_paid_calls(&ctx, &mut state, &mut rx).await;
     // A try to store kept answers still in flight is waited for: trying them again beside
     // it could store one twice.
     if state.unstored.storing.is_some() {
