@@ -768,3 +768,34 @@ fn quitting_during_a_send_stores_the_answers_already_back() {
         .collect();
     assert!(models.contains(&"test/ok-json"), "{plans:#}");
 }
+
+/// Tester 10 T10-22: a paste without bracketed paste over 1 KiB was cut at 1,024 bytes, its
+/// rest waited for the next key, and that key was swallowed into it (crossterm's default
+/// reader waits for a new edge after a full 1 KiB read). The whole paste is one attachment
+/// at once, and the key after it acts as a key.
+#[test]
+fn a_long_paste_without_bracketed_paste_is_one_attachment_and_the_next_key_acts() {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 45);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["p"]);
+    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    let paste = home.path().join("paste.txt");
+    let text: String = (0..100)
+        .map(|i| format!("L{i:03} 2026-11-26T10:00:00Z INFO worker id={i:06} status=ok\n"))
+        .collect();
+    std::fs::write(&paste, &text).unwrap();
+    tmux.run(&["load-buffer", paste.to_str().unwrap()]);
+    tmux.run(&["paste-buffer", "-t", "e2e"]);
+    let whole = format!("{},{:03} B", text.len() / 1000, text.len() % 1000);
+    let shown = tmux.wait_for("the whole paste as one attachment", 20, |s| {
+        s.contains("1 attached") && s.contains(&whole)
+    });
+    assert!(!shown.contains("2 attached"), "{shown}");
+    // The next key is a key: esc leaves the Prompt pane.
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
