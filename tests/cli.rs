@@ -447,6 +447,70 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
         stdout.contains("  cut big1: takes 98 % of the allowance; keeping it would cut 18\n"),
         "{stdout}"
     );
+
+    // Tester 9 T9-2: two entries of 49 % (three of 33 %), none over half, kept 4 of 22 (4 of
+    // 33). Together they crowd the rest out: the largest (of equal ones, the first the order
+    // cuts) goes, named with the others, and every small entry is kept.
+    let two49 = write(
+        "two49.json",
+        &[("big", 4_770), ("big", 4_770), ("small", 20)],
+    );
+    let three33 = write(
+        "three33.json",
+        &[
+            ("big", 3_200),
+            ("big", 3_200),
+            ("big", 3_200),
+            ("small", 30),
+        ],
+    );
+    for (catalog, kept, total, big, others) in
+        [(&two49, 21, 22, "big1", 1), (&three33, 32, 33, "big2", 2)]
+    {
+        for prompt in [None, Some("search notes")] {
+            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
+            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
+            let v = json_of(ctx(home.path()).args(&args));
+            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
+            assert_eq!(v["trim"]["total"], total);
+            let crowded: Vec<&Value> = v["trim"]["cut"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.get("crowds_out").is_some())
+                .collect();
+            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
+            assert_eq!(crowded[0]["name"], big);
+            let crowds = &crowded[0]["crowds_out"];
+            assert!(crowds["share_percent"].as_u64().unwrap() <= 50, "{crowds}");
+            assert!(
+                crowds["together_percent"].as_u64().unwrap() > 90,
+                "{crowds}"
+            );
+            assert_eq!(crowds["with_others"], others);
+            assert_eq!(crowds["would_cut"], total - 4, "{crowds}");
+        }
+    }
+    let out =
+        common::succeeded(ctx(home.path()).args(["compact", "--tier", "C", "--catalog", &two49]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(21 of 22 entries kept)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "; 1 entry cut as it takes 48 % of the allowance (with 1 other, 97 %); keeping it would cut 18):"
+        ),
+        "{stdout}"
+    );
+    std::fs::copy(&three33, home.path().join("catalog.json")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["preview", "search notes", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("kept 32/33"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "  cut big2: takes 33 % of the allowance (with 2 others, 98 %); keeping it would cut 29\n"
+        ),
+        "{stdout}"
+    );
 }
 
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
