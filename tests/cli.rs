@@ -1891,6 +1891,48 @@ fn a_refused_value_is_quoted_in_the_usage_error_not_echoed() {
     );
 }
 
+/// Tester 9 T9-11: `history --since` quoted a refused value twice in its own words, whole,
+/// with its tab and line break; `--log` quoted it a third way (Rust's debug quoting, doubled
+/// backslashes). Both quote it as every error does ([`quoted`]: once, one line, escaped, cut).
+#[test]
+fn since_and_log_quote_a_refused_value_as_every_error_does() {
+    let home = tempfile::tempdir().unwrap();
+    let odd = "bad\u{1b}[31mred\u{7}\ttab\nnl\u{202e}RTL";
+    let as_quoted = r"'bad\x1b[31mred\x07\ttab\nnl\u{202e}RTL'";
+    let long = format!("{odd}{}", "A".repeat(300));
+    for (args, said) in [
+        (vec!["history", "--since", odd], "not an RFC 3339 timestamp"),
+        (vec!["--log", odd, "history"], "is not a log level"),
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        // The error is the last thing said (after any note on the workspace), on one line.
+        let stderr = &all[all.find("ctxconsole: --").expect("the error")..];
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+        assert_eq!(
+            stderr.matches(as_quoted).count(),
+            1,
+            "{args:?}: once: {stderr}"
+        );
+        assert!(!stderr.contains(r"\\"), "no doubled backslashes: {stderr}");
+        assert!(!stderr.contains(['\t', '\u{1b}', '\u{202e}']), "{stderr}");
+    }
+    for args in [
+        vec!["history", "--since", long.as_str()],
+        vec!["--log", long.as_str(), "history"],
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        let stderr = &all[all.find("ctxconsole: --").expect("the error")..];
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
+        assert_eq!(stderr.matches("more bytes)").count(), 1, "{stderr}");
+    }
+}
+
 /// Tester 8 F13: a flag the chosen `eval rank` mode does not read (`--compose` with the
 /// suite, which composes its own ×2/×3 sets; `--split` beside the suite; `--category` or
 /// `--catalog` without their mode) was accepted and ignored, exit 0. It is refused.
