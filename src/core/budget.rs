@@ -332,7 +332,9 @@ pub struct RowSpec {
     pub id: String,
     #[serde(rename = "match", default = "default_match")]
     pub match_kind: MatchKind,
+    #[serde(deserialize_with = "input_tokens_of")]
     pub input_tokens: usize,
+    #[serde(deserialize_with = "output_tokens_of")]
     pub output_tokens: usize,
     pub tier: Tier,
     pub max_catalog_bytes: Option<usize>,
@@ -364,6 +366,17 @@ pub struct RowSpec {
     /// What is sent as `max_tokens` when it should differ from `output_tokens`.
     #[serde(default)]
     pub max_tokens: Option<usize>,
+}
+
+/// `input_tokens` read against its bound as the file is read, so every wrong value says the
+/// one bound (tester 9 T9-12: `-1` read "of 0 or more", `99999999999` "from 0 to 100000000").
+fn input_tokens_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounds::whole_number(d, &bounds::TOKENS, "input_tokens")
+}
+
+/// As [`input_tokens_of`], for `output_tokens`.
+fn output_tokens_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounds::whole_number(d, &bounds::TOKENS, "output_tokens")
 }
 
 fn default_match() -> MatchKind {
