@@ -673,8 +673,22 @@ impl PreparedCatalog {
                 else {
                     break;
                 };
+                // Keeping k more means saving at least k + 1 of the entries the order cut.
+                let Some(room) = now.cuts.len().checked_sub(k + 1) else {
+                    break;
+                };
                 let mut moved = false;
                 for &big in &group {
+                    // The most its cut could keep: the order's first `room` cuts made, the rest
+                    // of them back in place of `big`. When even that does not fit, its cut
+                    // cannot keep k more (fewer cuts only add), and the full search is spared.
+                    let mut best: Vec<usize> =
+                        now.kept.iter().copied().filter(|&i| i != big).collect();
+                    best.extend_from_slice(&now.cuts[room..]);
+                    best.sort_unstable();
+                    if !self.fits(stage, &best, allowance, tokenizer) {
+                        continue;
+                    }
                     out[big] = true;
                     let instead =
                         self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
