@@ -373,6 +373,32 @@ fn whole_numbers_say_their_key_bound_as_written_and_the_first_bad_line() {
             ),
         );
     }
+    // So does every whole number of a row: the type and the range say one bound.
+    let row = format!("{row}input_tokens = 9000\n");
+    for (line, says) in [
+        (
+            "max_tokens = -1",
+            "column 14: field 'max_tokens' is -1; expected a whole number from 1 to 100000000",
+        ),
+        (
+            "max_tokens = 0",
+            "column 14: field 'max_tokens' is 0; expected a whole number from 1 to 100000000",
+        ),
+        (
+            "seed = 1.5",
+            "column 8: field 'seed' is 1.5; expected a whole number from 0 to 9007199254740991",
+        ),
+        (
+            "max_catalog_bytes = \"9\"",
+            "column 21: field 'max_catalog_bytes' is string \"9\"; expected a whole number from 0 to 1073741824",
+        ),
+    ] {
+        check(
+            "budgets.toml",
+            &format!("{row}{line}\n"),
+            &format!("line 6, {says}"),
+        );
+    }
 }
 
 /// A number of the wrong type in budgets.toml or planner.toml names the file, the line, the
@@ -393,7 +419,7 @@ fn workspace_numbers_of_the_wrong_type_name_the_key_in_plain_words() {
         (
             "budgets.toml",
             row("max_tokens = 2.5"),
-            "line 6, column 14: field 'max_tokens' is 2.5; expected a whole number of 0 or more",
+            "line 6, column 14: field 'max_tokens' is 2.5; expected a whole number from 1 to 100000000",
         ),
         (
             "budgets.toml",
