@@ -78,8 +78,8 @@ pub fn parse_level(text: &str, origin: &str) -> anyhow::Result<LevelFilter> {
         "debug" => Ok(LevelFilter::DEBUG),
         "trace" => Ok(LevelFilter::TRACE),
         _ => Err(bad_input(format!(
-            "{origin}: {:?} is not a log level (error, warn, info, debug, trace, off)",
-            crate::core::terminal_text::for_terminal(text)
+            "{origin}: {} is not a log level (error, warn, info, debug, trace, off)",
+            crate::core::terminal_text::quoted(text)
         ))),
     }
 }

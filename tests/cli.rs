@@ -447,6 +447,70 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
         stdout.contains("  cut big1: takes 98 % of the allowance; keeping it would cut 18\n"),
         "{stdout}"
     );
+
+    // Tester 9 T9-2: two entries of 49 % (three of 33 %), none over half, kept 4 of 22 (4 of
+    // 33). Together they crowd the rest out: the largest (of equal ones, the first the order
+    // cuts) goes, named with the others, and every small entry is kept.
+    let two49 = write(
+        "two49.json",
+        &[("big", 4_770), ("big", 4_770), ("small", 20)],
+    );
+    let three33 = write(
+        "three33.json",
+        &[
+            ("big", 3_200),
+            ("big", 3_200),
+            ("big", 3_200),
+            ("small", 30),
+        ],
+    );
+    for (catalog, kept, total, big, others) in
+        [(&two49, 21, 22, "big1", 1), (&three33, 32, 33, "big2", 2)]
+    {
+        for prompt in [None, Some("search notes")] {
+            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
+            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
+            let v = json_of(ctx(home.path()).args(&args));
+            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
+            assert_eq!(v["trim"]["total"], total);
+            let crowded: Vec<&Value> = v["trim"]["cut"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.get("crowds_out").is_some())
+                .collect();
+            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
+            assert_eq!(crowded[0]["name"], big);
+            let crowds = &crowded[0]["crowds_out"];
+            assert!(crowds["share_percent"].as_u64().unwrap() <= 50, "{crowds}");
+            assert!(
+                crowds["together_percent"].as_u64().unwrap() > 90,
+                "{crowds}"
+            );
+            assert_eq!(crowds["with_others"], others);
+            assert_eq!(crowds["would_cut"], total - 4, "{crowds}");
+        }
+    }
+    let out =
+        common::succeeded(ctx(home.path()).args(["compact", "--tier", "C", "--catalog", &two49]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(21 of 22 entries kept)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "; 1 entry cut as it takes 48 % of the allowance (with 1 other, 97 %); keeping it would cut 18):"
+        ),
+        "{stdout}"
+    );
+    std::fs::copy(&three33, home.path().join("catalog.json")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["preview", "search notes", "--tier", "C"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("kept 32/33"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "  cut big2: takes 33 % of the allowance (with 2 others, 98 %); keeping it would cut 29\n"
+        ),
+        "{stdout}"
+    );
 }
 
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
@@ -1825,6 +1889,48 @@ fn a_refused_value_is_quoted_in_the_usage_error_not_echoed() {
         !stderr.contains('\t') && first.contains(r"bad\ttab\nnl"),
         "{stderr}"
     );
+}
+
+/// Tester 9 T9-11: `history --since` quoted a refused value twice in its own words, whole,
+/// with its tab and line break; `--log` quoted it a third way (Rust's debug quoting, doubled
+/// backslashes). Both quote it as every error does ([`quoted`]: once, one line, escaped, cut).
+#[test]
+fn since_and_log_quote_a_refused_value_as_every_error_does() {
+    let home = tempfile::tempdir().unwrap();
+    let odd = "bad\u{1b}[31mred\u{7}\ttab\nnl\u{202e}RTL";
+    let as_quoted = r"'bad\x1b[31mred\x07\ttab\nnl\u{202e}RTL'";
+    let long = format!("{odd}{}", "A".repeat(300));
+    for (args, said) in [
+        (vec!["history", "--since", odd], "not an RFC 3339 timestamp"),
+        (vec!["--log", odd, "history"], "is not a log level"),
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        // The error is the last thing said (after any note on the workspace), on one line.
+        let stderr = &all[all.find("ctxconsole: --").expect("the error")..];
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+        assert_eq!(
+            stderr.matches(as_quoted).count(),
+            1,
+            "{args:?}: once: {stderr}"
+        );
+        assert!(!stderr.contains(r"\\"), "no doubled backslashes: {stderr}");
+        assert!(!stderr.contains(['\t', '\u{1b}', '\u{202e}']), "{stderr}");
+    }
+    for args in [
+        vec!["history", "--since", long.as_str()],
+        vec!["--log", long.as_str(), "history"],
+    ] {
+        let out = ctx(home.path()).args(&args).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        let stderr = &all[all.find("ctxconsole: --").expect("the error")..];
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
+        assert_eq!(stderr.matches("more bytes)").count(), 1, "{stderr}");
+    }
 }
 
 /// Tester 8 F13: a flag the chosen `eval rank` mode does not read (`--compose` with the

@@ -169,10 +169,17 @@ proptest! {
         } else {
             prop_assert_eq!(said_alone, (0..prepared.len()).filter(|&i| alone_over(i)).count());
         }
-        // An entry cut by the crowding rule took more than half the allowance, and keeping it
-        // would have cut at least two (cutting it instead kept more).
+        // An entry cut by the crowding rule took more than half the allowance, alone or with
+        // the others named with it (each of k of them over a k-th of half), and keeping it
+        // would have cut at least two (cutting it instead kept at least k more, k >= 1).
         for e in c.trim.cut.iter().filter_map(|e| e.crowds_out) {
-            prop_assert!(e.share_percent >= 51 && e.would_cut >= 2, "{:?}", e);
+            if e.with_others == 0 {
+                prop_assert!(e.share_percent >= 51 && e.together_percent == 0, "{:?}", e);
+            } else {
+                prop_assert!(e.together_percent >= 51, "{:?}", e);
+                prop_assert!(e.share_percent <= e.together_percent, "{:?}", e);
+            }
+            prop_assert!(e.would_cut >= 2, "{:?}", e);
         }
         if superseding_cut && crowded.is_empty() {
             prop_assert!(sent.packs.is_empty());
@@ -199,6 +206,64 @@ proptest! {
         prop_assert_eq!(&a, &b);
         prop_assert_eq!(&a.text, &anchor.text);
         prop_assert_eq!(&a.trim, &anchor.trim);
+    }
+
+    /// Tester 9 T9-2's shapes at random: a few big entries (none need be over half) among
+    /// small ones, under a byte cap and a token allowance, cut from the end or by a ranking
+    /// that scores some entries. The crowding rule over a group agrees with the oracle, and
+    /// every entry it cut kept more entries than it cost.
+    #[test]
+    fn crowding_groups_agree_with_the_reserialising_method(
+        bigs in proptest::collection::vec((0usize..14, 100usize..2_500, 0u8..4), 0..5),
+        smalls in 0usize..30,
+        cap in 200usize..8_000,
+        token_share in prop_oneof![Just(None), (2usize..8).prop_map(Some)],
+        tok in tokenizer(),
+        ranked in any::<bool>(),
+    ) {
+        let mut packs: Vec<serde_json::Value> = bigs
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, n, _))| json!({"name": format!("big{i}"), "description": "A".repeat(n)}))
+            .collect();
+        packs.extend((0..smalls).map(|i| json!({"name": format!("small{i}"), "description": "Search notes."})));
+        // Bigs at random places among the smalls.
+        for (i, &(at, _, _)) in bigs.iter().enumerate().rev() {
+            let big = packs.remove(i);
+            let at = at.min(packs.len());
+            packs.insert(at, big);
+        }
+        let g: RoutingGuide = serde_json::from_value(json!({ "packs": packs })).unwrap();
+        let allowance = Allowance {
+            tokens: token_share.map_or(usize::MAX, |d| cap / d),
+            bytes: Some(cap),
+        };
+        let order = if ranked {
+            let n = g.entry_count();
+            let relevance: Vec<ctxconsole::core::compact::Relevance> = g
+                .packs
+                .iter()
+                .map(|p| {
+                    let score = bigs
+                        .iter()
+                        .enumerate()
+                        .find(|(i, _)| p.name == format!("big{i}"))
+                        .map_or(1.0, |(_, &(_, _, s))| f64::from(s));
+                    ctxconsole::core::compact::Relevance { score, first: false }
+                })
+                .collect();
+            CutOrder::from_ranking(&(0..n).collect::<Vec<_>>(), n, "ranked").with_relevance(relevance)
+        } else {
+            CutOrder::from_end(&g)
+        };
+        let c = PreparedCatalog::new(g.clone()).compact(allowance, tok, &order);
+        let anchor = compact_reserialising(&g, allowance, tok, &order);
+        prop_assert_eq!(&c.text, &anchor.text);
+        prop_assert_eq!(&c.trim, &anchor.trim);
+        for e in c.trim.cut.iter().filter_map(|e| e.crowds_out) {
+            prop_assert!(e.would_cut >= 2, "{:?}", e);
+            prop_assert!(e.with_others == 0 || e.together_percent >= 51, "{:?}", e);
+        }
     }
 
     #[test]

@@ -433,6 +433,23 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     assert_eq!(compact["trim"]["kept"], 22, "{}", compact["trim"]);
     assert_eq!(compact["trim"]["cut"][0]["name"], "big0");
     assert_eq!(compact["trim"]["cut"][0]["crowds_out"]["would_cut"], 22);
+    // Tester 9 T9-2: two of 49 % crowd the rest out together; one goes, as `compact` has it.
+    let q = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let mut two49: Vec<Value> = (0..2)
+        .map(|i| json!({"name": format!("big{i}"), "description": format!("search notes {}", "A".repeat(4_770)), "inputSchema": q}))
+        .collect();
+    two49.extend((0..20).map(|i| json!({"name": format!("small{i}"), "description": format!("Search notes number {i}."), "inputSchema": q})));
+    let crowded = call(
+        &c,
+        "compact_catalog",
+        json!({"catalog": json!({"tools": two49}).to_string(), "tier": "C"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(crowded["trim"]["kept"], 21, "{}", crowded["trim"]);
+    assert_eq!(crowded["trim"]["cut"][0]["name"], "big1");
+    assert_eq!(crowded["trim"]["cut"][0]["crowds_out"]["with_others"], 1);
+    assert_eq!(crowded["trim"]["cut"][0]["crowds_out"]["would_cut"], 18);
     assert_eq!(
         compact["warnings"],
         json!([

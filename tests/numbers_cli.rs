@@ -295,7 +295,8 @@ fn numbers_past_what_toml_holds_name_the_key_and_a_bound() {
         (
             "budgets.toml",
             format!("{row}input_tokens = 1e400\n"),
-            format!("line 5, column 16: field 'input_tokens' is 1e400, {floats}"),
+            // A whole-number key with its bound, as config.toml's (tester 9 T9-12).
+            "line 5, column 16: field 'input_tokens' is 1e400; expected a whole number from 0 to 100000000".to_string(),
         ),
         (
             "budgets.toml",
@@ -313,6 +314,93 @@ fn numbers_past_what_toml_holds_name_the_key_and_a_bound() {
     }
 }
 
+/// Tester 9 T9-12: a 65-bit binary literal read "is a number" where hex and decimal are
+/// quoted as written; with two bad keys the later line was named (keys were visited in
+/// alphabetical order); budgets.toml's `input_tokens` gave two bounds for one key ("of 0 or
+/// more" for `-1`, `nan`, `1.5`; "from 0 to 100000000" for `99999999999`) and a too-large
+/// hex as its decimal value. One bound per key, the value as written, the first bad line.
+#[test]
+fn whole_numbers_say_their_key_bound_as_written_and_the_first_bad_line() {
+    let check = |file: &str, text: &str, says: &str| {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(file);
+        std::fs::write(&path, text).unwrap();
+        let err = bad_input(ctx(home.path()).args(["preview", "hello"]));
+        let says = format!("{}: {says}", path.display());
+        assert!(err.contains(&says), "{text}\n{err}\nexpected: {says}");
+    };
+    let ones = format!("0b{}", "1".repeat(65));
+    check(
+        "config.toml",
+        &format!("[llm]\nconcurrency = {ones}\n"),
+        &format!(
+            "line 2, column 15: field 'llm.concurrency' is {ones}; expected a whole number from 1 to 16"
+        ),
+    );
+    // A longer one is quoted as every error quotes what was written: cut, with its length.
+    let long = format!("0b{}", "1".repeat(120));
+    check(
+        "config.toml",
+        &format!("[llm]\nconcurrency = {long}\n"),
+        "line 2, column 15: field 'llm.concurrency' is '0b1111",
+    );
+    for (retries, concurrency) in [
+        ("99999999999999999999", "99999999999999999999"),
+        ("99", "99"),
+    ] {
+        check(
+            "config.toml",
+            &format!("[llm]\nretries = {retries}\nconcurrency = {concurrency}\n"),
+            &format!(
+                "line 2, column 11: field 'llm.retries' is {retries}; expected a whole number from 0 to 20"
+            ),
+        );
+    }
+    let row = "[[model]]\nid = \"x/y\"\noutput_tokens = 500\ntier = \"B\"\n";
+    for (value, found) in [
+        ("-1", "-1"),
+        ("nan", "NaN"),
+        ("1.5", "1.5"),
+        ("99999999999", "99999999999"),
+        ("0x1_0000_0000_0000_0000", "0x1_0000_0000_0000_0000"),
+        ("\"32000\"", "string \"32000\""),
+    ] {
+        check(
+            "budgets.toml",
+            &format!("{row}input_tokens = {value}\n"),
+            &format!(
+                "line 5, column 16: field 'input_tokens' is {found}; expected a whole number from 0 to 100000000"
+            ),
+        );
+    }
+    // So does every whole number of a row: the type and the range say one bound.
+    let row = format!("{row}input_tokens = 9000\n");
+    for (line, says) in [
+        (
+            "max_tokens = -1",
+            "column 14: field 'max_tokens' is -1; expected a whole number from 1 to 100000000",
+        ),
+        (
+            "max_tokens = 0",
+            "column 14: field 'max_tokens' is 0; expected a whole number from 1 to 100000000",
+        ),
+        (
+            "seed = 1.5",
+            "column 8: field 'seed' is 1.5; expected a whole number from 0 to 9007199254740991",
+        ),
+        (
+            "max_catalog_bytes = \"9\"",
+            "column 21: field 'max_catalog_bytes' is string \"9\"; expected a whole number from 0 to 1073741824",
+        ),
+    ] {
+        check(
+            "budgets.toml",
+            &format!("{row}{line}\n"),
+            &format!("line 6, {says}"),
+        );
+    }
+}
+
 /// A number of the wrong type in budgets.toml or planner.toml names the file, the line, the
 /// key and what was found, in an operator's words — never serde's "expected usize".
 #[test]
@@ -326,12 +414,12 @@ fn workspace_numbers_of_the_wrong_type_name_the_key_in_plain_words() {
         (
             "budgets.toml",
             "[[model]]\nid = \"x/y\"\ninput_tokens = \"32000\"\n".to_string(),
-            "line 3, column 16: field 'input_tokens' is string \"32000\"; expected a whole number of 0 or more",
+            "line 3, column 16: field 'input_tokens' is string \"32000\"; expected a whole number from 0 to 100000000",
         ),
         (
             "budgets.toml",
             row("max_tokens = 2.5"),
-            "line 6, column 14: field 'max_tokens' is 2.5; expected a whole number of 0 or more",
+            "line 6, column 14: field 'max_tokens' is 2.5; expected a whole number from 1 to 100000000",
         ),
         (
             "budgets.toml",

@@ -1402,3 +1402,49 @@ fn the_catalog_pane_never_says_untouched_above_a_cut() {
     assert!(s.contains("cut 1"), "{s}");
     assert!(!s.contains("untouched"), "{s}");
 }
+
+/// Tester 9 T9-2: two entries of 49 % kept 4 of 22 on every screen. The console's Catalog
+/// pane reads the same plan as `compact`: one of them cut, named with the other.
+#[test]
+fn the_catalog_pane_cuts_one_of_two_entries_that_crowd_the_rest_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let mut tools: Vec<serde_json::Value> = (0..2)
+        .map(|i| {
+            serde_json::json!({"name": format!("big{i}"),
+                "description": format!("search notes {}", "A".repeat(4_770)), "inputSchema": q})
+        })
+        .collect();
+    tools.extend((0..20).map(|i| {
+        serde_json::json!({"name": format!("small{i}"),
+            "description": format!("Search notes number {i}."), "inputSchema": q})
+    }));
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    let free = common::console::row_of(&state, "openrouter/openrouter/free");
+    apply(
+        &ws,
+        &mut state,
+        [Action::SelectRow(free), Action::FocusCatalog],
+    );
+    let s = screen(&state, 200, 50);
+    assert!(s.contains("kept 21/22"), "{s}");
+    assert!(
+        s.contains("1 entry cut as it takes 48 % of the allo"),
+        "{s}"
+    );
+    assert!(
+        s.contains(r#"{"name":"big0""#) && !s.contains(r#"{"name":"big1""#),
+        "{s}"
+    );
+    assert!(s.contains(r#"{"name":"small19""#), "{s}");
+}

@@ -8,7 +8,7 @@ use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome, ran_label};
-use crate::core::terminal_text::{for_terminal_line, indented, name};
+use crate::core::terminal_text::{for_terminal_line, indented, name, quoted};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
@@ -154,7 +154,7 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
         Err(_) if looks_like_a_date(text.trim()) && text.trim().chars().count() < 20 => {
             return Err(bad_input(format!(
                 "--since {}: a time needs its time of day and offset, like {}T00:00:00Z",
-                text.trim(),
+                quoted(text.trim()),
                 &text.trim()[..10]
             )));
         }
@@ -167,9 +167,10 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
         }
         Err(_) => {}
     }
+    // The parser's words quote the value (once, as every error quotes what was typed).
     parse_rfc3339(text).map_err(|e| {
         bad_input(format!(
-            "--since {text}: neither a duration (7d, 12h) nor a time: {e}"
+            "--since: neither a duration (7d, 12h) nor a time: {e}"
         ))
     })
 }

@@ -214,6 +214,47 @@ pub fn int_in<T: PartialOrd + Display + Copy>(
     ))
 }
 
+/// A whole number of a TOML file read against its key's bound: a value of another type,
+/// fractional, negative or out of range fails here, where the parser still knows its line,
+/// as `field 'llm.concurrency' is string "4"; expected a whole number from 1 to 16` (serde's
+/// own message would say only "expected u32", and a type error "of 0 or more" beside a range
+/// error "from 0 to 100000000" gave one key two bounds: tester 9 T9-12). The one reader of
+/// config.toml's whole numbers and budgets.toml's token counts.
+pub fn whole_number<'de, D, T>(d: D, range: &RangeInclusive<T>, key: &str) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<i64> + PartialOrd + Display + Copy,
+{
+    use serde::Deserialize;
+    // A value that cannot be read — a number past what TOML holds (2^63 and up; a float
+    // past f64), alone or in a table or array given instead — is still this key's: said
+    // against its bound, as the file writes it (the parser alone has that text).
+    let Ok(value) = toml::Value::deserialize(d) else {
+        return Err(serde::de::Error::custom(format!(
+            "field '{key}' {}",
+            not_a_whole_number_in(crate::core::error::TOML_AS_WRITTEN, range)
+        )));
+    };
+    let found = match &value {
+        toml::Value::Integer(n) => match T::try_from(*n) {
+            Ok(v) if range.contains(&v) => return Ok(v),
+            _ => n.to_string(),
+        },
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => {
+            format!("string {}", crate::core::terminal_text::quoted_with(s, '"'))
+        }
+        toml::Value::Datetime(t) => format!("the date {t}"),
+        toml::Value::Array(_) => "an array".to_string(),
+        toml::Value::Table(_) => "a table".to_string(),
+    };
+    Err(serde::de::Error::custom(format!(
+        "field '{key}' {}",
+        not_a_whole_number_in(&found, range)
+    )))
+}
+
 /// What a whole-number field says when `found` (a value, or a description of one: `string
 /// "4"`) is not a whole number in `range`: the problem part of [`CoreError::Field`].
 pub fn not_a_whole_number_in<T: Display>(found: &str, range: &RangeInclusive<T>) -> String {

@@ -332,9 +332,12 @@ pub struct RowSpec {
     pub id: String,
     #[serde(rename = "match", default = "default_match")]
     pub match_kind: MatchKind,
+    #[serde(deserialize_with = "input_tokens_of")]
     pub input_tokens: usize,
+    #[serde(deserialize_with = "output_tokens_of")]
     pub output_tokens: usize,
     pub tier: Tier,
+    #[serde(default, deserialize_with = "max_catalog_bytes_of")]
     pub max_catalog_bytes: Option<usize>,
     #[serde(default)]
     pub allows_llm_filter: Option<bool>,
@@ -347,6 +350,7 @@ pub struct RowSpec {
     pub prefix_cache: bool,
     #[serde(default)]
     pub prices: Prices,
+    #[serde(default, deserialize_with = "prompt_cache_min_tokens_of")]
     pub prompt_cache_min_tokens: Option<usize>,
     pub tokenizer: Option<Tokenizer>,
     pub prompt_variant: Option<PromptVariant>,
@@ -357,13 +361,43 @@ pub struct RowSpec {
     pub temperature: Option<f64>,
     #[serde(default)]
     pub top_p: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "seed_of")]
     pub seed: Option<i64>,
     #[serde(default)]
     pub stop: Option<Vec<String>>,
     /// What is sent as `max_tokens` when it should differ from `output_tokens`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "max_tokens_of")]
     pub max_tokens: Option<usize>,
+}
+
+/// `input_tokens` read against its bound as the file is read, so every wrong value says the
+/// one bound (tester 9 T9-12: `-1` read "of 0 or more", `99999999999` "from 0 to 100000000").
+fn input_tokens_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounds::whole_number(d, &bounds::TOKENS, "input_tokens")
+}
+
+/// As [`input_tokens_of`], for `output_tokens`.
+fn output_tokens_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    bounds::whole_number(d, &bounds::TOKENS, "output_tokens")
+}
+
+/// As [`input_tokens_of`], for the row's other whole numbers.
+fn max_catalog_bytes_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    bounds::whole_number(d, &bounds::CATALOG_BYTES, "max_catalog_bytes").map(Some)
+}
+
+fn prompt_cache_min_tokens_of<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<usize>, D::Error> {
+    bounds::whole_number(d, &bounds::TOKENS, "prompt_cache_min_tokens").map(Some)
+}
+
+fn seed_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    bounds::whole_number(d, &bounds::SEED, "seed").map(Some)
+}
+
+fn max_tokens_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    bounds::whole_number(d, &bounds::MAX_TOKENS, "max_tokens").map(Some)
 }
 
 fn default_match() -> MatchKind {
@@ -1004,16 +1038,6 @@ mod tests {
                 "prices.input",
                 "expected a number",
             ),
-            (
-                "max_catalog_bytes = 9223372036854775807",
-                "max_catalog_bytes",
-                "expected a whole number",
-            ),
-            (
-                "prompt_cache_min_tokens = 1000000000000",
-                "prompt_cache_min_tokens",
-                "expected",
-            ),
         ] {
             let err = parse_budgets_toml(&row(extra), "budgets.toml", Layer::User)
                 .unwrap_err()
@@ -1024,6 +1048,23 @@ mod tests {
                     && err.contains(says),
                 "{extra}: {err}"
             );
+        }
+        // Whole numbers are read against their bound with the file (one bound per key, with
+        // its line: tester 9 T9-12).
+        for (extra, says) in [
+            (
+                "max_catalog_bytes = 9223372036854775807",
+                "line 6, column 21: field 'max_catalog_bytes' is 9223372036854775807; expected a whole number from 0 to 1073741824",
+            ),
+            (
+                "prompt_cache_min_tokens = 1000000000000",
+                "line 6, column 27: field 'prompt_cache_min_tokens' is 1000000000000; expected a whole number from 0 to 100000000",
+            ),
+        ] {
+            let err = parse_budgets_toml(&row(extra), "budgets.toml", Layer::User)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(err, format!("budgets.toml: {says}"));
         }
         let huge =
             "[[model]]\nid = \"m\"\ninput_tokens = 100000001\noutput_tokens = 2000\ntier = \"B\"\n";

@@ -61,7 +61,8 @@ pub struct CutEntry {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub alone_over: bool,
     /// Cut by the crowding rule ([`PreparedCatalog::compact_among`]): fully trimmed it takes
-    /// more than half the allowance, and keeping it would have cut more entries than it is.
+    /// more than half the allowance, or is one of k entries that each take more than a k-th
+    /// of half, and cutting it kept at least k more entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crowds_out: Option<CrowdsOut>,
 }
@@ -74,13 +75,27 @@ pub struct CrowdsOut {
     pub share_percent: usize,
     /// How many entries keeping it would have cut.
     pub would_cut: usize,
+    /// How many other kept entries it took, with it, to crowd the rest out (0: it alone
+    /// takes more than half the allowance).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub with_others: usize,
+    /// What it and those others take of the allowance together, in whole percent (more than
+    /// half); given only with others.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub together_percent: usize,
 }
 
 impl CrowdsOut {
-    /// "takes 98 % of the allowance; keeping it would cut 20".
+    /// "takes 98 % of the allowance; keeping it would cut 20", or with others "takes 49 %
+    /// of the allowance (with 1 other, 98 %); keeping it would cut 18".
     pub fn explain(&self) -> String {
+        let with = match self.with_others {
+            0 => String::new(),
+            1 => format!(" (with 1 other, {} %)", self.together_percent),
+            n => format!(" (with {n} others, {} %)", self.together_percent),
+        };
         format!(
-            "takes {} % of the allowance; keeping it would cut {}",
+            "takes {} % of the allowance{with}; keeping it would cut {}",
             self.share_percent, self.would_cut
         )
     }
@@ -503,20 +518,46 @@ impl PreparedCatalog {
         (stage, dropped, fits)
     }
 
-    /// Entry `i`'s share of the allowance alone at `stage` (the larger of its bytes' and its
-    /// tokens' share, whole percent) when that is more than half: such an entry is big to
-    /// the crowding rule.
-    fn over_half(
+    /// The entries of `kept` that crowd the rest out, to the crowding rule, and how many
+    /// more entries a cut of one of them must keep: the smallest `k` for which at least `k`
+    /// entries each take, alone and fully trimmed, more than a `k`-th of half the allowance
+    /// (one over half, two over a quarter each, three over a sixth each, …), and those
+    /// entries, largest first (bytes as sent at `stage`; of equal ones, the one `order`
+    /// cuts sooner first). None when there is no such `k`.
+    fn crowding_group(
         &self,
         stage: usize,
-        i: usize,
+        kept: &[usize],
+        order: &[usize],
         allowance: Allowance,
         tokenizer: Tokenizer,
-    ) -> Option<usize> {
-        let bytes = self.bytes(stage, &[i]);
-        // A token is never shorter than a byte: below half in bytes is below half in tokens.
-        let tokens = (bytes * 2 > allowance.tokens).then(|| self.tokens(stage, &[i], tokenizer));
-        share_over_half(bytes, tokens, allowance)
+    ) -> Option<(Vec<usize>, usize)> {
+        let levels: Vec<(usize, usize, usize)> = kept
+            .iter()
+            .map(|&i| {
+                let bytes = self.bytes(stage, &[i]);
+                let by_bytes = crowding_level(bytes, None, allowance);
+                // A token is never shorter than a byte: counting them can only matter when
+                // a text of `bytes` tokens would reach a lower level.
+                let at_most = crowding_level(0, Some(bytes), allowance);
+                let level = if at_most < by_bytes.min(kept.len() + 1) {
+                    crowding_level(bytes, Some(self.tokens(stage, &[i], tokenizer)), allowance)
+                } else {
+                    by_bytes
+                };
+                (level, bytes, i)
+            })
+            .collect();
+        let k = crowding_k(levels.iter().map(|l| l.0))?;
+        let mut position = vec![usize::MAX; self.len()];
+        order.iter().enumerate().for_each(|(n, &i)| position[i] = n);
+        let mut group: Vec<(usize, usize)> = levels
+            .into_iter()
+            .filter(|l| l.0 <= k)
+            .map(|(_, bytes, i)| (bytes, i))
+            .collect();
+        group.sort_by(|a, b| b.0.cmp(&a.0).then(position[a.1].cmp(&position[b.1])));
+        Some((group.into_iter().map(|(_, i)| i).collect(), k))
     }
 
     /// Cut `order` (less the entries `out`) from its front until `all` (less `out`) fits:
@@ -615,29 +656,69 @@ impl PreparedCatalog {
         // The order's cut when the crowding rule moved nothing: the final cut is that one.
         let mut settled: Option<OrderCut> = None;
         if !fits {
-            // The crowding rule, judged fully trimmed (where entries must be cut): an entry
-            // that alone takes more than half the allowance, kept at the cost of others, is
-            // cut instead when that keeps more entries, unless it ranks clearly above every
-            // entry its cut would save. Like one alone over the allowance, it is then set
-            // aside and the rest trimmed only as far as it needs.
+            // The crowding rule, judged fully trimmed (where entries must be cut): the kept
+            // entries that crowd the rest out are, for the smallest k that works, at least k
+            // of them each over a k-th of half the allowance ([`Self::crowding_group`]). The
+            // largest of them whose cut keeps at least k more entries (so an entry is only
+            // traded for entries many times smaller; k = 1 is one entry over half, cut when
+            // that keeps one more), and that does not rank clearly above every entry its cut
+            // would save, is cut instead; then the rule looks again, until no such cut is
+            // left. Like one alone over the allowance, what it cut is set aside and the rest
+            // trimmed only as far as it needs.
             let mut out = vec![false; self.len()];
             let mut now = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
-            while let Some((big, share_percent)) = now.kept.iter().find_map(|&i| {
-                self.over_half(stage, i, allowance, tokenizer)
-                    .map(|p| (i, p))
-            }) {
-                out[big] = true;
-                let instead = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
-                if !now.crowded_out_by(big, &instead, cut_order) {
+            while !now.cuts.is_empty() {
+                let Some((group, k)) =
+                    self.crowding_group(stage, &now.kept, &order, allowance, tokenizer)
+                else {
+                    break;
+                };
+                // Keeping k more means saving at least k + 1 of the entries the order cut.
+                let Some(room) = now.cuts.len().checked_sub(k + 1) else {
+                    break;
+                };
+                let mut moved = false;
+                for &big in &group {
+                    // The most its cut could keep: the order's first `room` cuts made, the rest
+                    // of them back in place of `big`. When even that does not fit, its cut
+                    // cannot keep k more (fewer cuts only add), and the full search is spared.
+                    let mut best: Vec<usize> =
+                        now.kept.iter().copied().filter(|&i| i != big).collect();
+                    best.extend_from_slice(&now.cuts[room..]);
+                    best.sort_unstable();
+                    if !self.fits(stage, &best, allowance, tokenizer) {
+                        continue;
+                    }
+                    out[big] = true;
+                    let instead =
+                        self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+                    if now.crowded_out_by(big, &instead, k, cut_order) {
+                        let share_of = |set: &[usize]| {
+                            let tokens = self.tokens(stage, set, tokenizer);
+                            share(self.bytes(stage, set), Some(tokens), allowance)
+                        };
+                        let mut together = group.clone();
+                        together.sort_unstable();
+                        crowds[big] = Some(CrowdsOut {
+                            share_percent: share_of(&[big]),
+                            would_cut: now.cuts.len(),
+                            with_others: group.len() - 1,
+                            together_percent: if group.len() > 1 {
+                                share_of(&together)
+                            } else {
+                                0
+                            },
+                        });
+                        cut.push(big);
+                        now = instead;
+                        moved = true;
+                        break;
+                    }
                     out[big] = false;
+                }
+                if !moved {
                     break;
                 }
-                crowds[big] = Some(CrowdsOut {
-                    share_percent,
-                    would_cut: now.cuts.len(),
-                });
-                cut.push(big);
-                now = instead;
             }
             if out.iter().any(|&o| o) {
                 all.retain(|&i| !out[i]);
@@ -702,10 +783,12 @@ struct OrderCut {
 }
 
 impl OrderCut {
-    /// The crowding rule's test: cutting `big` (giving `instead`) keeps more entries and fits
-    /// as well, and `big` does not rank clearly above the entries that cut would save.
-    fn crowded_out_by(&self, big: usize, instead: &OrderCut, order: &CutOrder) -> bool {
-        if instead.kept.len() <= self.kept.len() || (self.fits && !instead.fits) {
+    /// The crowding rule's test for `big`, of the entries that crowd the rest out at `k`
+    /// ([`PreparedCatalog::crowding_group`]): cutting it (giving `instead`) keeps at least
+    /// `k` more entries and fits as well, and `big` does not rank clearly above the entries
+    /// that cut would save.
+    fn crowded_out_by(&self, big: usize, instead: &OrderCut, k: usize, order: &CutOrder) -> bool {
+        if instead.kept.len() < self.kept.len() + k || (self.fits && !instead.fits) {
             return false;
         }
         let before: std::collections::HashSet<usize> = self.kept.iter().copied().collect();
@@ -731,19 +814,32 @@ fn share_percent(part: usize, whole: usize) -> usize {
     }
 }
 
-/// The share of the allowance an entry alone takes (see [`PreparedCatalog::over_half`]):
-/// `tokens` may be left uncounted when its bytes are at most half the token allowance.
-fn share_over_half(bytes: usize, tokens: Option<usize>, allowance: Allowance) -> Option<usize> {
-    let by_bytes = allowance
-        .bytes
-        .map(|cap| (bytes * 2 > cap, share_percent(bytes, cap)));
-    let by_tokens = tokens.map(|t| (t * 2 > allowance.tokens, share_percent(t, allowance.tokens)));
-    let over = by_bytes.is_some_and(|b| b.0) || by_tokens.is_some_and(|t| t.0);
-    over.then(|| {
-        by_bytes
-            .map_or(0, |b| b.1)
-            .max(by_tokens.map_or(0, |t| t.1))
-    })
+/// The share of the allowance a catalog text of `bytes` and `tokens` takes: the larger of
+/// its bytes' and its tokens' share, in whole percent (see [`share_percent`]).
+fn share(bytes: usize, tokens: Option<usize>, allowance: Allowance) -> usize {
+    let by_bytes = allowance.bytes.map_or(0, |cap| share_percent(bytes, cap));
+    by_bytes.max(tokens.map_or(0, |t| share_percent(t, allowance.tokens)))
+}
+
+/// The smallest `k` for which an entry of `bytes` (when bytes are capped) and `tokens`
+/// (when given) takes more than a `k`-th of half the allowance: 1 when it takes more than
+/// half, 2 when more than a quarter, … (`usize::MAX` when nothing is measured).
+fn crowding_level(bytes: usize, tokens: Option<usize>, allowance: Allowance) -> usize {
+    // part * 2k > whole exactly when k > whole / (2 part), that is k >= whole / (2 part) + 1.
+    let level = |part: usize, whole: usize| match part {
+        0 => usize::MAX,
+        p => whole / p.saturating_mul(2) + 1,
+    };
+    let by_bytes = allowance.bytes.map_or(usize::MAX, |cap| level(bytes, cap));
+    by_bytes.min(tokens.map_or(usize::MAX, |t| level(t, allowance.tokens)))
+}
+
+/// The crowding rule's `k` from the kept entries' levels ([`crowding_level`]): the smallest
+/// `k` that at least `k` of them have reached.
+fn crowding_k(levels: impl Iterator<Item = usize>) -> Option<usize> {
+    let mut levels: Vec<usize> = levels.collect();
+    levels.sort_unstable();
+    (1..=levels.len()).find(|&k| levels[k - 1] <= k)
 }
 
 /// The anchor's method: apply each step to a copy of the whole catalog, re-serialise and
@@ -853,35 +949,65 @@ pub fn compact_reserialising(
         (cuts, kept, text)
     };
     let (mut g, mut text, mut stage, mut dropped) = trim_all(&all);
-    // The crowding rule, fully trimmed: cut a big entry the order kept when that keeps more.
+    // The crowding rule, fully trimmed: for the smallest k, the k or more kept entries each
+    // over a k-th of half the allowance; the largest of them whose cut keeps at least k more
+    // entries (and that does not rank clearly above those it saves) is cut; then look again.
+    let group_of = |g: &RoutingGuide, kept_now: &[usize]| -> Option<(Vec<usize>, usize)> {
+        let level = |i: usize| {
+            let alone = render(g, &[i]);
+            crowding_level(alone.len(), Some(count(&alone)), allowance)
+        };
+        let k = crowding_k(kept_now.iter().map(|&i| level(i)))?;
+        let position = |i: usize| rest.iter().position(|&j| j == i).unwrap_or(usize::MAX);
+        let mut group: Vec<usize> = kept_now
+            .iter()
+            .copied()
+            .filter(|&i| level(i) <= k)
+            .collect();
+        group.sort_by_key(|&i| (std::cmp::Reverse(render(g, &[i]).len()), position(i)));
+        Some((group, k))
+    };
     let mut crowded: Vec<(usize, CrowdsOut)> = Vec::new();
     if !fits(&text) {
         let mut out: Vec<usize> = Vec::new();
         let (mut cuts, mut kept_now, mut text_now) = cut_linear(&g, &out);
-        while let Some((big, share_percent)) = kept_now.iter().find_map(|&i| {
-            let alone = render(&g, &[i]);
-            share_over_half(alone.len(), Some(count(&alone)), allowance).map(|p| (i, p))
-        }) {
-            let mut out2 = out.clone();
-            out2.push(big);
-            let (cuts2, kept2, text2) = cut_linear(&g, &out2);
-            let saved: Vec<usize> = kept2
-                .iter()
-                .copied()
-                .filter(|i| !kept_now.contains(i))
-                .collect();
-            if kept2.len() <= kept_now.len()
-                || (fits(&text_now) && !fits(&text2))
-                || cut_order.clearly_above(big, &saved)
-            {
-                break;
+        'look: while let Some((group, k)) = group_of(&g, &kept_now) {
+            for &big in &group {
+                let mut out2 = out.clone();
+                out2.push(big);
+                let (cuts2, kept2, text2) = cut_linear(&g, &out2);
+                let saved: Vec<usize> = kept2
+                    .iter()
+                    .copied()
+                    .filter(|i| !kept_now.contains(i))
+                    .collect();
+                if kept2.len() < kept_now.len() + k
+                    || (fits(&text_now) && !fits(&text2))
+                    || cut_order.clearly_above(big, &saved)
+                {
+                    continue;
+                }
+                let share_of = |set: &[usize]| {
+                    let text = render(&g, set);
+                    share(text.len(), Some(count(&text)), allowance)
+                };
+                let mut together = group.clone();
+                together.sort_unstable();
+                let crowds = CrowdsOut {
+                    share_percent: share_of(&[big]),
+                    would_cut: cuts.len(),
+                    with_others: group.len() - 1,
+                    together_percent: if group.len() > 1 {
+                        share_of(&together)
+                    } else {
+                        0
+                    },
+                };
+                crowded.push((big, crowds));
+                (out, cuts, kept_now, text_now) = (out2, cuts2, kept2, text2);
+                continue 'look;
             }
-            let crowds = CrowdsOut {
-                share_percent,
-                would_cut: cuts.len(),
-            };
-            crowded.push((big, crowds));
-            (out, cuts, kept_now, text_now) = (out2, cuts2, kept2, text2);
+            break;
         }
         if !out.is_empty() {
             let rest_of: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
@@ -1310,6 +1436,124 @@ mod tests {
         assert!(c.trim.cut.iter().all(|e| e.crowds_out.is_none()));
         let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
         assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+    }
+
+    /// `bigs` big packs at the head (each `big_bytes` of description), then `smalls` small
+    /// ones: tester 9's shapes (T9-2).
+    fn head_bigs(bigs: usize, big_bytes: usize, smalls: usize) -> RoutingGuide {
+        let mut packs: Vec<serde_json::Value> = (0..bigs)
+            .map(|i| json!({"name": format!("big{i}"), "description": "A".repeat(big_bytes)}))
+            .collect();
+        packs.extend(
+            (0..smalls)
+                .map(|i| json!({"name": format!("small{i}"), "description": "Search notes."})),
+        );
+        serde_json::from_value(json!({ "packs": packs })).unwrap()
+    }
+
+    /// Tester 9 T9-2: two entries of 49 % each (or three of 33 %), none over half, kept 4 of
+    /// 22 (4 of 33). Together they take more than half the allowance: the largest of them is
+    /// cut when that keeps at least as many more entries as they are, said with its own
+    /// share and theirs together, and the oracle agrees.
+    #[test]
+    fn a_few_entries_that_together_crowd_the_rest_out_lose_the_largest() {
+        for (bigs, big_bytes, smalls) in [(2, 1_500, 20), (3, 2_000, 30)] {
+            let g = head_bigs(bigs, big_bytes, smalls);
+            let p = PreparedCatalog::new(g.clone());
+            let n = bigs + smalls;
+            // The allowance holds the bigs and one or two smalls, as the tester's did.
+            let cap = p.bytes(LAST_STAGE, &(0..bigs + 2).collect::<Vec<_>>());
+            let big = p.bytes(LAST_STAGE, &[0]);
+            assert!(big * 2 < cap, "no single entry over half");
+            let order = CutOrder::from_end(p.guide());
+            for tok in [Tokenizer::Estimate, Tokenizer::O200k] {
+                let c = p.compact(by_bytes(cap), tok, &order);
+                assert!(c.trim.fits, "{:?}", c.trim);
+                let crowded: Vec<&CutEntry> = c
+                    .trim
+                    .cut
+                    .iter()
+                    .filter(|e| e.crowds_out.is_some())
+                    .collect();
+                assert_eq!(crowded.len(), 1, "{bigs} bigs: {:?}", c.trim);
+                // The order cuts from the end: of equal bigs the last goes.
+                assert_eq!(crowded[0].name, format!("big{}", bigs - 1));
+                let crowds = crowded[0].crowds_out.unwrap();
+                // Each takes more than a quarter: the others are named with it, and the cut
+                // had to keep at least two more.
+                assert_eq!(crowds.with_others, bigs - 1);
+                assert!(crowds.share_percent < 50, "{crowds:?}");
+                assert!(crowds.together_percent > 50, "{crowds:?}");
+                assert_eq!(crowds.would_cut, smalls + bigs - (bigs + 2));
+                assert_eq!(c.trim.kept, n - 1, "every small kept: {:?}", c.trim);
+                let others = match bigs {
+                    2 => "1 other".to_string(),
+                    n => format!("{} others", n - 1),
+                };
+                assert!(c.trim.cut_note().ends_with(&format!(
+                    "1 entry cut as it takes {} % of the allowance (with {others}, {} %); \
+                     keeping it would cut {}",
+                    crowds.share_percent, crowds.together_percent, crowds.would_cut
+                )));
+                let anchor = compact_reserialising(&g, by_bytes(cap), tok, &order);
+                assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+            }
+        }
+    }
+
+    /// The group rule's bar: cutting one of `k` entries each over a `k`-th of half the
+    /// allowance must keep at least `k` more. Two bigs whose cut would keep only one more stay, as the
+    /// order has it; bigs a prompt ranks clearly above the smalls stay too.
+    #[test]
+    fn the_group_rule_needs_as_many_more_entries_as_the_group_has_and_respects_rank() {
+        // Each big holds two smalls' room: cutting one would keep one more, not two.
+        let g = head_bigs(2, 120, 6);
+        let p = PreparedCatalog::new(g.clone());
+        let cap = p.bytes(LAST_STAGE, &[0, 1, 2, 3]);
+        assert!(p.bytes(LAST_STAGE, &[0]) * 4 > cap && p.bytes(LAST_STAGE, &[2]) * 4 < cap);
+        assert!(p.bytes(LAST_STAGE, &[0, 2, 3, 4, 5]) <= cap);
+        assert!(p.bytes(LAST_STAGE, &[0, 2, 3, 4, 5, 6]) > cap);
+        let order = CutOrder::from_end(p.guide());
+        let c = p.compact(by_bytes(cap), Tokenizer::Estimate, &order);
+        assert!(
+            c.trim.fits && c.kept.contains(&0) && c.kept.contains(&1),
+            "{:?}",
+            c.trim
+        );
+        assert!(
+            c.trim.cut.iter().all(|e| e.crowds_out.is_none()),
+            "{:?}",
+            c.trim
+        );
+        let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
+        assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+
+        // Two 49 % bigs scoring twice the best small: the cut order stands.
+        let g = head_bigs(2, 1_500, 20);
+        let p = PreparedCatalog::new(g.clone());
+        let cap = p.bytes(LAST_STAGE, &[0, 1, 2, 3]);
+        let ranked: Vec<usize> = (0..22).collect();
+        for (big_score, crowded) in [(2.0, false), (1.5, true)] {
+            let mut r = vec![
+                Relevance {
+                    score: 1.0,
+                    first: false
+                };
+                22
+            ];
+            r[0].score = big_score;
+            r[1].score = big_score;
+            let order = CutOrder::from_ranking(&ranked, p.len(), "ranked").with_relevance(r);
+            let c = p.compact(by_bytes(cap), Tokenizer::Estimate, &order);
+            assert_eq!(
+                c.trim.cut.iter().any(|e| e.crowds_out.is_some()),
+                crowded,
+                "{big_score}: {:?}",
+                c.trim
+            );
+            let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
+            assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+        }
     }
 
     #[test]

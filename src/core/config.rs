@@ -72,49 +72,6 @@ pub struct LlmConfig {
     pub baseline_model: Option<String>,
 }
 
-/// A whole number of config.toml read against its key's bound: a value of another type,
-/// fractional, negative or out of range fails here, where the parser still knows its line,
-/// as `field 'llm.concurrency' is string "4"; expected a whole number from 1 to 16` (serde's
-/// own message would say only "expected u32").
-fn whole_number<'de, D, T>(
-    d: D,
-    range: &RangeInclusive<T>,
-    key: &str,
-) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: TryFrom<i64> + PartialOrd + std::fmt::Display + Copy,
-{
-    use serde::Deserialize;
-    // A value that cannot be read — a number past what TOML holds (2^63 and up; a float
-    // past f64), alone or in a table or array given instead — is still this key's: said
-    // against its bound, as the file writes it (the parser alone has that text).
-    let Ok(value) = toml::Value::deserialize(d) else {
-        return Err(serde::de::Error::custom(format!(
-            "field '{key}' {}",
-            bounds::not_a_whole_number_in(crate::core::error::TOML_AS_WRITTEN, range)
-        )));
-    };
-    let found = match &value {
-        toml::Value::Integer(n) => match T::try_from(*n) {
-            Ok(v) if range.contains(&v) => return Ok(Some(v)),
-            _ => n.to_string(),
-        },
-        toml::Value::Float(f) => f.to_string(),
-        toml::Value::Boolean(b) => b.to_string(),
-        toml::Value::String(s) => {
-            format!("string {}", crate::core::terminal_text::quoted_with(s, '"'))
-        }
-        toml::Value::Datetime(t) => format!("the date {t}"),
-        toml::Value::Array(_) => "an array".to_string(),
-        toml::Value::Table(_) => "a table".to_string(),
-    };
-    Err(serde::de::Error::custom(format!(
-        "field '{key}' {}",
-        bounds::not_a_whole_number_in(&found, range)
-    )))
-}
-
 /// A duration key's text, read as a string: any other value is said to want a duration
 /// ("field 'llm.timeout' is 0; expected a duration as a string, such as \"20s\""), not
 /// only "a string". Its bound is checked where the text is read ([`LlmConfig::durations`]).
@@ -133,15 +90,15 @@ fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String
 }
 
 fn retries_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    whole_number(d, &bounds::RETRIES, "llm.retries")
+    bounds::whole_number(d, &bounds::RETRIES, "llm.retries").map(Some)
 }
 
 fn concurrency_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    whole_number(d, &bounds::CONCURRENCY, "llm.concurrency")
+    bounds::whole_number(d, &bounds::CONCURRENCY, "llm.concurrency").map(Some)
 }
 
 fn max_reply_bytes_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    whole_number(d, &bounds::REPLY_BYTES, "llm.max_reply_bytes")
+    bounds::whole_number(d, &bounds::REPLY_BYTES, "llm.max_reply_bytes").map(Some)
 }
 
 #[derive(Debug, Clone, serde::Deserialize)]

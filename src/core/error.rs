@@ -409,15 +409,19 @@ fn number_past_toml(message: &str) -> Option<&'static str> {
     }
 }
 
-/// A TOML value's text as an error gives it: a number as written (it is short and plain),
-/// anything else in words ([`value_in_words`]), never echoed.
+/// A TOML value's text as an error gives it: a number as written (a 65-bit binary literal
+/// too, tester 9 T9-12: it read "a number"), [`quoted`](crate::core::terminal_text::quoted)
+/// and cut when longer than a quote holds; anything else in words ([`value_in_words`]),
+/// never echoed.
 fn as_written(value: &str) -> String {
     let value = value.trim();
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.');
-    if !value.is_empty() && value.len() <= 64 && value.chars().all(plain) {
+    if value.is_empty() || !value.chars().all(plain) {
+        value_in_words(value)
+    } else if value.len() <= crate::core::terminal_text::QUOTE_CHARS {
         value.to_string()
     } else {
-        value_in_words(value)
+        crate::core::terminal_text::quoted(value)
     }
 }
 

@@ -528,31 +528,69 @@ pub fn display_width(text: &str) -> usize {
     text.width()
 }
 
-/// Where each id's shortest distinguishing ending starts: the fewest whole `/`-separated
-/// segments, from the end, that no other id of `ids` ends with at that depth — `qwen` while
-/// one id ends so, `local/qwen` and `keyed/qwen` when two do (tester 8 F11: the History pane
-/// showed both as `qwen`). An id that is another's whole ending keeps all of itself.
-/// Linear in the ids: a count per depth, not a comparison per pair.
+/// The key two names share when they print alike: trimmed, NFC-normalised, and without the
+/// characters that print as nothing (zero-width spaces and joiners, the word joiner, a
+/// byte-order mark, a soft hyphen: `x\u{200b}y` is `xy` to a reader and to a model; tester 9
+/// T9-9). The one notion of "prints alike": the catalog's repeated names and the History
+/// pane's model endings ([`distinct_tails`]) use it.
+pub fn printed_alike(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.trim()
+        .nfc()
+        .filter(|c| {
+            !matches!(
+                c,
+                '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
+            )
+        })
+        .collect()
+}
+
+/// `text` with every character but printable ASCII (and the backslash) escaped as
+/// `\u{e9}`: how two names that print alike are told apart (`caf\u{e9}` beside
+/// `cafe\u{301}`). Two different texts never spell out alike.
+pub fn spelled_out(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_ascii_graphic() && c != '\\' {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out
+}
+
+/// How each id reads where ids are told apart by their endings: the fewest whole
+/// `/`-separated segments, from the end, that no other id of `ids` ends with at that depth
+/// in a way that prints alike ([`printed_alike`]) — `qwen` while one id ends so, `local/qwen`
+/// and `keyed/qwen` when two do (tester 8 F11: the History pane showed both as `qwen`). An id
+/// that is another's whole ending keeps all of itself. Endings that would still print like
+/// another's (ids that differ only in how they spell the same letters, `keyed/café` as NFC
+/// and as NFD; tester 9 T9-5) are [`spelled_out`]. Linear in the ids: a count per depth, not
+/// a comparison per pair.
 pub fn distinct_tails<'a>(
     ids: impl IntoIterator<Item = &'a str>,
-) -> std::collections::HashMap<&'a str, &'a str> {
+) -> std::collections::HashMap<&'a str, std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    use std::collections::{HashMap, HashSet};
     let ids: std::collections::BTreeSet<&str> = ids.into_iter().collect();
     let tail = |id: &'a str, k: usize| -> &'a str {
         id.rmatch_indices('/')
             .nth(k - 1)
             .map_or(id, |(at, _)| &id[at + 1..])
     };
-    let mut chosen = std::collections::HashMap::new();
+    let mut chosen: HashMap<&'a str, &'a str> = HashMap::new();
     let mut open: Vec<&str> = ids.iter().copied().collect();
     let mut k = 1;
     while !open.is_empty() {
-        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut counts: HashMap<String, usize> = HashMap::new();
         for id in &ids {
-            *counts.entry(tail(id, k)).or_default() += 1;
+            *counts.entry(printed_alike(tail(id, k))).or_default() += 1;
         }
         open.retain(|id| {
             let t = tail(id, k);
-            if t == *id || counts.get(t).copied().unwrap_or(0) <= 1 {
+            if t == *id || counts.get(&printed_alike(t)).copied().unwrap_or(0) <= 1 {
                 chosen.insert(*id, t);
                 false
             } else {
@@ -561,7 +599,35 @@ pub fn distinct_tails<'a>(
         });
         k += 1;
     }
-    chosen
+    // Spell out every ending that prints like another as shown, until none does (an id
+    // written as another's escape, `caf\u{e9}` typed out, is spelled out in turn).
+    let mut spelled: HashSet<&str> = HashSet::new();
+    loop {
+        let shown = |id: &str, t: &'a str| -> Cow<'a, str> {
+            if spelled.contains(id) {
+                Cow::Owned(spelled_out(t))
+            } else {
+                Cow::Borrowed(t)
+            }
+        };
+        let mut by_print: HashMap<String, Vec<&'a str>> = HashMap::new();
+        for (&id, &t) in &chosen {
+            by_print
+                .entry(printed_alike(&shown(id, t)))
+                .or_default()
+                .push(id);
+        }
+        let more: Vec<&'a str> = by_print
+            .into_values()
+            .filter(|alike| alike.len() > 1)
+            .flatten()
+            .filter(|id| !spelled.contains(id))
+            .collect();
+        if more.is_empty() {
+            return chosen.iter().map(|(&id, &t)| (id, shown(id, t))).collect();
+        }
+        spelled.extend(more);
+    }
 }
 
 /// `text` in at most `width` cells: whole when it fits, else its head and its tail joined by
@@ -633,6 +699,37 @@ mod tests {
         assert_eq!(t["a/b/x"], "a/b/x");
         assert_eq!(t["c/b/x"], "c/b/x");
         assert_eq!(distinct_tails(["one/m", "one/m"])["one/m"], "m");
+    }
+
+    /// Tester 9 T9-5: `keyed/café` (NFC) and `keyed/cafe\u{301}` (NFD) both showed `café`.
+    /// Endings are told apart by how they print (the catalog's notion, [`printed_alike`]):
+    /// ids that print alike whatever their depth are spelled out, the differing character
+    /// escaped; a segment that tells them apart by print is preferred to escapes.
+    #[test]
+    fn ids_that_print_alike_are_told_apart() {
+        let (nfc, nfd) = ("keyed/caf\u{e9}", "keyed/cafe\u{301}");
+        let t = distinct_tails([nfc, nfd, "local/qwen"]);
+        assert_ne!(printed_alike(&t[nfc]), printed_alike(&t[nfd]), "{t:?}");
+        assert_eq!(t[nfc], "keyed/caf\\u{e9}");
+        assert_eq!(t[nfd], "keyed/cafe\\u{301}");
+        assert_eq!(t["local/qwen"], "qwen");
+        // Apart by a segment that prints differently: no escape needed.
+        let t = distinct_tails(["a/caf\u{e9}", "b/cafe\u{301}"]);
+        assert_eq!(t["a/caf\u{e9}"], "a/caf\u{e9}");
+        assert_eq!(t["b/cafe\u{301}"], "b/cafe\u{301}");
+        // Three spellings of Å, and a backslash that could pass for an escape.
+        let t = distinct_tails(["m/\u{c5}", "m/A\u{30a}", "m/\u{212b}", "m/\\u{c5}"]);
+        let shown: std::collections::HashSet<String> = t.values().map(|s| s.to_string()).collect();
+        assert_eq!(shown.len(), 4, "{t:?}");
+        assert_eq!(
+            t["m/\\u{c5}"], "\\u{c5}",
+            "prints unlike the others: as written"
+        );
+        // An id written as another's escape is spelled out in turn.
+        let t = distinct_tails(["caf\\u{e9}", "caf\u{e9}", "cafe\u{301}"]);
+        assert_eq!(t["caf\u{e9}"], "caf\\u{e9}");
+        assert_eq!(t["cafe\u{301}"], "cafe\\u{301}");
+        assert_eq!(t["caf\\u{e9}"], "caf\\u{5c}u{e9}");
     }
     use super::*;
 

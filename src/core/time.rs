@@ -29,7 +29,12 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
     let s = text.trim();
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.timestamp())
-        .map_err(|e| format!("'{s}' is not an RFC 3339 timestamp (like 2026-10-03T12:00:00Z): {e}"))
+        .map_err(|e| {
+            format!(
+                "{} is not an RFC 3339 timestamp (like 2026-10-03T12:00:00Z): {e}",
+                crate::core::terminal_text::quoted(s)
+            )
+        })
 }
 
 /// Milliseconds since the epoch of a log's timestamp: RFC 3339, or an ISO 8601 date-time
@@ -46,7 +51,8 @@ pub fn parse_timestamp_millis(text: &str) -> Result<i64, String> {
         }
     }
     Err(format!(
-        "'{s}' is not a timestamp (like 2026-10-03T12:00:00Z or 2026-10-03T12:00:00.250)"
+        "{} is not a timestamp (like 2026-10-03T12:00:00Z or 2026-10-03T12:00:00.250)",
+        crate::core::terminal_text::quoted(s)
     ))
 }
 

@@ -6,7 +6,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use unicode_normalization::UnicodeNormalization;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
 use crate::core::error::CoreError;
@@ -464,22 +463,6 @@ impl Folded {
 /// How many repeated names are warned of one by one; the rest are one warning's count.
 const REPEATED_NAMED: usize = 20;
 
-/// The key two names share when they print alike: trimmed, NFC-normalised, and without the
-/// characters that print as nothing (zero-width spaces and joiners, the word joiner, a
-/// byte-order mark, a soft hyphen: `x\u{200b}y` is `xy` to a reader and to a model; tester 9
-/// T9-9).
-fn printed_alike(name: &str) -> String {
-    name.trim()
-        .nfc()
-        .filter(|c| {
-            !matches!(
-                c,
-                '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
-            )
-        })
-        .collect()
-}
-
 /// Names are what plans refer to: they must be present. Dangling step references and
 /// duplicate names are worth a warning, not a refusal.
 fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError> {
@@ -508,7 +491,7 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     let mut repeated: Vec<String> = Vec::new();
     for (name, _) in guide.entry_names() {
         names.insert(name);
-        let key = printed_alike(name);
+        let key = crate::core::text::printed_alike(name);
         match times.get_mut(&key) {
             Some((n, _, spellings)) => {
                 if *n == 1 {

@@ -11,6 +11,7 @@ mod state;
 pub use replay_state::*;
 pub use state::*;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use ratatui::Frame;
@@ -326,10 +327,10 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
 /// The ending of a model id that tells it from every other model the pane knows
 /// ([`distinct_tails`](crate::core::text::distinct_tails): `qwen`, or `local/qwen` beside
 /// `keyed/qwen`), elided with `…` to `width`: tables are narrow.
-fn short_model(model: &str, width: usize, names: &HashMap<&str, &str>) -> String {
+fn short_model(model: &str, width: usize, names: &HashMap<&str, Cow<'_, str>>) -> String {
     let tail = names
         .get(model)
-        .copied()
+        .map(|t| t.as_ref())
         .unwrap_or_else(|| model.rsplit('/').next().unwrap_or(model));
     let tail = shown(tail);
     // An ending of several segments is told apart by its first one (`team-alpha/…`): keep
@@ -346,7 +347,7 @@ fn short_model(model: &str, width: usize, names: &HashMap<&str, &str>) -> String
 
 /// Every model the History pane knows (the filter's list, the Models box, the page of
 /// plans), each with its distinguishing ending.
-fn model_names(h: &HistoryState) -> HashMap<&str, &str> {
+fn model_names(h: &HistoryState) -> HashMap<&str, Cow<'_, str>> {
     let listed = h
         .plans
         .iter()
@@ -801,5 +802,15 @@ mod tests {
         assert!(shown[1].starts_with("team-bravo/"), "{shown:?}");
         assert!(shown.iter().all(|s| s.chars().count() <= 22), "{shown:?}");
         assert_eq!(shown[2], "qwen");
+    }
+
+    /// Tester 9 T9-5: `keyed/café` (NFC) and `keyed/cafe\u{301}` (NFD) both read `café` in
+    /// Plans and in the Models list. Ids that print alike are spelled out.
+    #[test]
+    fn models_that_print_alike_read_apart() {
+        let ids = ["keyed/caf\u{e9}", "keyed/cafe\u{301}"];
+        let names = crate::core::text::distinct_tails(ids);
+        let shown: Vec<String> = ids.iter().map(|id| short_model(id, 22, &names)).collect();
+        assert_eq!(shown, ["keyed/caf\\u{e9}", "keyed/cafe\\u{301}"]);
     }
 }

@@ -552,7 +552,18 @@ impl HistoryState {
             parts.push(format!("caller={c}"));
         }
         if let Some(m) = &f.model {
-            parts.push(format!("model={m}"));
+            // Beside a model that prints alike (`keyed/café` composed and not), spelled out
+            // as the lists show it (tester 9 T9-5).
+            let alike = crate::core::text::printed_alike(m);
+            let twin = self
+                .models
+                .iter()
+                .any(|o| o != m && crate::core::text::printed_alike(o) == alike);
+            if twin {
+                parts.push(format!("model={}", crate::core::text::spelled_out(m)));
+            } else {
+                parts.push(format!("model={m}"));
+            }
         }
         if let Some(s) = &f.source {
             parts.push(format!("source={s}"));
@@ -614,6 +625,24 @@ mod tests {
             })),
             next,
         )
+    }
+
+    /// Tester 9 T9-5: the model filter read `model=keyed/café` for either of two models
+    /// that print alike; it names the one chosen as the lists spell it.
+    #[test]
+    fn a_model_filter_beside_a_model_that_prints_alike_is_spelled_out() {
+        let mut h = HistoryState {
+            models: vec![
+                "keyed/caf\u{e9}".into(),
+                "keyed/cafe\u{301}".into(),
+                "m".into(),
+            ],
+            ..HistoryState::default()
+        };
+        h.filter.model = Some("keyed/cafe\u{301}".into());
+        assert_eq!(h.filter_parts(), ["model=keyed/cafe\\u{301}"]);
+        h.filter.model = Some("m".into());
+        assert_eq!(h.filter_parts(), ["model=m"]);
     }
 
     #[test]
