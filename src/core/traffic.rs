@@ -612,6 +612,14 @@ macro_rules! otherwise {
         fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
             Ok($absent)
         }
+        // A `Value` (a column or attribute given as a value) hands a number past 64 bits
+        // over as one of these; the parser, as a map (`arbitrary_precision`).
+        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
         fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
             Ok($absent)
         }
@@ -1623,6 +1631,17 @@ mod tests {
             err.ends_with("field 'messages' is 12345678901234567890123, not a list of messages"),
             "{err}"
         );
+        // A number past 64 bits (a value hands it over as a u128) read past anywhere.
+        let wide: Value = serde_json::from_str(
+            r#"[{"role": "user", "content": "wide", "n": 123456789012345678901,
+                "parts": [123456789012345678901]}]"#,
+        )
+        .unwrap();
+        let mut r = row("messages", wide.clone());
+        r["metadata"] = json!({"n": wide.clone()});
+        r["response"] = json!({"n": wide, "choices": []});
+        let p = litellm_row("f: row 1", &r).unwrap();
+        assert_eq!(p.intent, "wide");
         let passed_over = json!([{"role": "user", "content": "first"},
             {"role": "user", "content": null, "parts": [{"type": "text", "content": "p"}]},
             {"role": "assistant", "content": "not the user"}]);
