@@ -374,3 +374,47 @@ fn wide_tool_call_arguments_are_held_once() {
         text.len()
     );
 }
+
+/// Tester 9 T9-14, through `import litellm`: a spend log row whose `messages` column is a
+/// value (not text) of 120,000 tiny parts and whose response answers 60,000 tool calls. The
+/// row was parsed whole into a tree; it is read typed as the parser reaches it, through the
+/// reader the spans' messages go through, and costs about its own size.
+#[test]
+fn a_spend_log_row_of_many_parts_and_calls_costs_about_its_own_size() {
+    let parts = vec![json!({"type": "text", "text": "a"}); 120_000];
+    let calls: Vec<Value> = (0..60_000)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "fs.search", "arguments": "{}"}})
+        })
+        .collect();
+    let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+        "messages": [{"role": "user", "content": parts}],
+        "response": {"choices": [{"finish_reason": "tool_calls",
+            "message": {"content": null, "tool_calls": calls}}]}});
+    let text = format!("{row}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("spend.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let (peak, _, plan) = measured(|| {
+        let mut plan = None;
+        ctxconsole::import::traffic::read_spend_logs(
+            &file,
+            |_| {},
+            |p| {
+                plan = Some(p);
+                Ok(())
+            },
+        )
+        .unwrap();
+        plan.unwrap()
+    });
+    assert_eq!(plan.intent.len(), 2 * 120_000 - 1);
+    assert_eq!(plan.failure_class.as_deref(), Some("no_plan"));
+    assert_eq!(plan.answer.unwrap()["tool_calls_not_kept"], 50_000);
+    assert!(
+        peak < 4 * text.len(),
+        "{peak} bytes held reading a {}-byte row",
+        text.len()
+    );
+}

@@ -20,7 +20,9 @@ use crate::core::plan::steps_of;
 
 mod messages;
 
-use messages::{Calls, Completion, Input, InputMessages, OutputMessages, StrField, read_recorded};
+use messages::{
+    Calls, Completion, Input, InputMessages, OutputMessages, Recorded, StrField, read_recorded,
+};
 
 /// Where a stored plan came from (defined with the plan record, which carries it).
 pub use crate::core::history::PlanSource as TrafficSource;
@@ -185,16 +187,13 @@ const RESOURCE_ATTRIBUTES: &[&str] = &["service.name"];
 /// a JSON string by most instrumentations, or as a structured value; read by `seed` as
 /// [`read_recorded`] reads it (text that is not JSON is an error naming the span and the
 /// attribute).
-fn span_read<'a, T, S>(
+fn span_read<T, S: messages::Reads<T>>(
     position: &str,
-    attrs: &'a Attributes,
-    events: &'a [Attributes],
+    attrs: &Attributes,
+    events: &[Attributes],
     key: &str,
     seed: impl Fn() -> S,
-) -> Result<Option<T>, CoreError>
-where
-    S: DeserializeSeed<'a, Value = Option<T>>,
-{
+) -> Result<Option<T>, CoreError> {
     let what = format!("attribute '{key}'");
     for source in std::iter::once(attrs).chain(events) {
         if let Some(v) = read_recorded(position, &what, source.get(key), seed())? {
@@ -1183,17 +1182,106 @@ impl<'de, E: From<CoreError>> Visitor<'de> for Spans<'_, '_, E> {
 // ---------------------------------------------------------------------------------------
 // LiteLLM
 
-/// A JSON column of a SpendLogs row, read by `seed` as [`read_recorded`] reads it.
-fn json_column<'a, T, S>(
-    position: &str,
-    row: &'a Value,
-    field: &str,
-    seed: S,
-) -> Result<Option<T>, CoreError>
-where
-    S: DeserializeSeed<'a, Value = Option<T>>,
-{
-    read_recorded(position, &format!("field '{field}'"), row.get(field), seed)
+/// A SpendLogs row as read: the fields a plan's reading uses (`None` when the row is not an
+/// object), and its JSON columns, each read typed as the parser reached it ([`Recorded`]:
+/// never a tree of them), an error in one kept until the row's reading comes to it.
+#[derive(Debug)]
+pub struct SpendRow {
+    fields: Option<serde_json::Map<String, Value>>,
+    messages: Result<Option<Input>, CoreError>,
+    response: Result<Option<messages::Choice>, CoreError>,
+    metadata: Result<Option<String>, CoreError>,
+}
+
+/// The fields of a SpendLogs row read beside its JSON columns; the rest are read past.
+const ROW_FIELDS: &[&str] = &[
+    "request_id",
+    "model",
+    "model_group",
+    "startTime",
+    "endTime",
+    "spend",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "status",
+    "end_user",
+    "user",
+    "session_id",
+];
+
+/// One SpendLogs row read as the parser reaches it (`position` names it in errors).
+pub struct RowOf<'p> {
+    pub position: &'p str,
+}
+
+impl<'de> DeserializeSeed<'de> for RowOf<'_> {
+    type Value = SpendRow;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<SpendRow, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl RowOf<'_> {
+    fn column<T, S: messages::Reads<T>>(&self, what: &'static str, seed: S) -> Recorded<'_, T, S> {
+        Recorded::new(self.position, what, seed)
+    }
+}
+
+/// A row that is not an object.
+fn not_a_row() -> SpendRow {
+    SpendRow {
+        fields: None,
+        messages: Ok(None),
+        response: Ok(None),
+        metadata: Ok(None),
+    }
+}
+
+impl<'de> Visitor<'de> for RowOf<'_> {
+    type Value = SpendRow;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a spend log row")
+    }
+
+    otherwise!(not_a_row());
+    seq_otherwise!(not_a_row());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SpendRow, A::Error> {
+        let mut row = SpendRow {
+            fields: Some(serde_json::Map::new()),
+            ..not_a_row()
+        };
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                "messages" => {
+                    row.messages =
+                        map.next_value_seed(self.column("field 'messages'", InputMessages))?;
+                }
+                "response" => {
+                    row.response =
+                        map.next_value_seed(self.column("field 'response'", Completion))?;
+                }
+                "metadata" => {
+                    row.metadata = map.next_value_seed(
+                        self.column("field 'metadata'", StrField("user_api_key_alias")),
+                    )?;
+                }
+                name if ROW_FIELDS.contains(&name) => {
+                    let value = map.next_value::<Value>()?;
+                    if let Some(fields) = &mut row.fields {
+                        fields.insert(field, value);
+                    }
+                }
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(row)
+    }
 }
 
 /// The user's input: the last user message of a message list (`what` names where it was
@@ -1264,14 +1352,24 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
 /// The most a single request is taken to have cost, in USD.
 const SPEND_USD: std::ops::RangeInclusive<f64> = 0.0..=1_000_000.0;
 
-/// One SpendLogs row (`position` names it in errors: a line, or an index in an array).
+/// One SpendLogs row given as a value (`position` names it in errors: a line, or an index
+/// in an array), read as [`RowOf`] reads one from the parser.
 pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError> {
-    if !row.is_object() {
+    let read = RowOf { position }
+        .deserialize(row)
+        .map_err(|e| content_error(position.to_string(), e.to_string()))?;
+    spend_row(position, read)
+}
+
+/// The plan of one SpendLogs row as read.
+pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError> {
+    let Some(fields) = read.fields else {
         return Err(content_error(
             position.to_string(),
             "a spend log row must be an object",
         ));
-    }
+    };
+    let row = &Value::Object(fields);
     let str_field = |k: &str| {
         row.get(k)
             .and_then(Value::as_str)
@@ -1319,12 +1417,8 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         "completion_tokens": row_count(position, row, "completion_tokens")?,
         "total_tokens": row_count(position, row, "total_tokens")?,
     });
-    let intent = intent_of(
-        position,
-        "field 'messages'",
-        json_column(position, row, "messages", InputMessages)?,
-    )?;
-    let choice = json_column(position, row, "response", Completion)?;
+    let intent = intent_of(position, "field 'messages'", read.messages?)?;
+    let choice = read.response?;
     let recorded = choice.is_some();
     let (finish_reason, message) = choice.map_or((None, None), |c| (c.finish_reason, c.message));
     let message = message.unwrap_or_default();
@@ -1345,7 +1439,7 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
     } else if !recorded && outcome == Outcome::Failed {
         failure_class = Some(OUTPUT_NOT_RECORDED.to_string());
     }
-    let alias = json_column(position, row, "metadata", StrField("user_api_key_alias"))?;
+    let alias = read.metadata?;
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
         .or(alias)

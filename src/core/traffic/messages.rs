@@ -126,33 +126,129 @@ fn clipped(text: &str) -> String {
     crate::core::text::clip(text, 40)
 }
 
+/// What reads a recorded value ([`Recorded`]): a visitor of it, and a seed for its text.
+pub(super) trait Reads<T>:
+    for<'x> Visitor<'x, Value = Option<T>> + for<'x> DeserializeSeed<'x, Value = Option<T>>
+{
+}
+
+impl<T, S> Reads<T> for S where
+    S: for<'x> Visitor<'x, Value = Option<T>> + for<'x> DeserializeSeed<'x, Value = Option<T>>
+{
+}
+
 /// A JSON value recorded as itself or as its JSON text (a spend log column, the proxy's
 /// database export writing them as text; a span attribute, most instrumentations writing
-/// them as strings), read by `seed`. Absent, null and empty text are `None`, and so is what
-/// `seed` takes for the empty placeholder (`{}`, `[]`: content not stored); text that is not
-/// JSON is an error naming the position and `what` (`field 'messages'`, `attribute
-/// 'gen_ai.input.messages'`), never passed over.
-pub(super) fn read_recorded<'a, T, S>(
+/// them as strings), read by `seed` ([`Recorded`]) from a value already read.
+pub(super) fn read_recorded<T, S>(
     position: &str,
     what: &str,
-    v: Option<&'a Value>,
+    v: Option<&Value>,
     seed: S,
 ) -> Result<Option<T>, CoreError>
 where
-    S: DeserializeSeed<'a, Value = Option<T>>,
+    S: Reads<T>,
 {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(Value::String(s)) => {
-            let mut de = serde_json::Deserializer::from_str(s);
-            seed.deserialize(&mut de)
-                .and_then(|read| de.end().map(|()| read))
-                .map_err(|e| CoreError::json_within(position, what, s, &e))
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    Recorded::new(position, what, seed)
+        .deserialize(v)
+        .map_err(|e| content_error(position.to_string(), format!("{what}: {e}")))?
+}
+
+/// A JSON value recorded as itself or as its JSON text, read by `seed` as the parser
+/// reaches it: a value is `seed`'s to read; a string is JSON text, parsed by `seed` (never a
+/// tree of it, never a copy of the text). Null and empty text are `None`, and so is what
+/// `seed` takes for the empty placeholder (`{}`, `[]`: content not stored); text that is not
+/// JSON is an error naming the position and `what` (`field 'messages'`, `attribute
+/// 'gen_ai.input.messages'`), never passed over: kept as the read's value, for its reader to
+/// raise where it reads that field.
+pub(super) struct Recorded<'p, T, S> {
+    position: &'p str,
+    what: &'p str,
+    seed: S,
+    read: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'p, T, S: Reads<T>> Recorded<'p, T, S> {
+    pub(super) fn new(position: &'p str, what: &'p str, seed: S) -> Self {
+        Recorded {
+            position,
+            what,
+            seed,
+            read: std::marker::PhantomData,
         }
-        Some(other) => seed
-            .deserialize(other)
-            .map_err(|e| content_error(position.to_string(), format!("{what}: {e}"))),
+    }
+}
+
+impl<'de, T, S> DeserializeSeed<'de> for Recorded<'_, T, S>
+where
+    S: Reads<T>,
+{
+    type Value = Result<Option<T>, CoreError>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, T, S> Visitor<'de> for Recorded<'_, T, S>
+where
+    S: Reads<T>,
+{
+    type Value = Result<Option<T>, CoreError>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.seed.expecting(f)
+    }
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+        Ok(Ok(None))
+    }
+
+    fn visit_str<Er: de::Error>(self, text: &str) -> Result<Self::Value, Er> {
+        if text.trim().is_empty() {
+            return Ok(Ok(None));
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        Ok(self
+            .seed
+            .deserialize(&mut de)
+            .and_then(|read| de.end().map(|()| read))
+            .map_err(|e| CoreError::json_within(self.position, self.what, text, &e)))
+    }
+
+    fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
+        self.seed.visit_bool(v).map(Ok)
+    }
+
+    fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
+        self.seed.visit_i64(v).map(Ok)
+    }
+
+    fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
+        self.seed.visit_u64(v).map(Ok)
+    }
+
+    fn visit_i128<Er: de::Error>(self, v: i128) -> Result<Self::Value, Er> {
+        self.seed.visit_i128(v).map(Ok)
+    }
+
+    fn visit_u128<Er: de::Error>(self, v: u128) -> Result<Self::Value, Er> {
+        self.seed.visit_u128(v).map(Ok)
+    }
+
+    fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
+        self.seed.visit_f64(v).map(Ok)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.seed.visit_seq(seq).map(Ok)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.seed.visit_map(map).map(Ok)
     }
 }
 
@@ -304,6 +400,7 @@ impl<'de> Visitor<'de> for PartText {
 // Input: the user's intent
 
 /// A message list as the intent reads it.
+#[derive(Debug)]
 pub(super) enum Input {
     /// A list of messages: the text of its last user message that has any (untrimmed).
     Messages(Option<String>),
