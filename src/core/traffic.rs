@@ -1782,4 +1782,372 @@ mod tests {
         assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
         assert_eq!(t.plans[0].failure_class.as_deref(), Some("no_plan"));
     }
+
+    /// The reading of messages before they were read typed (tester 9 T9-14): the tree
+    /// walks, kept here as the reference the typed reader is held to.
+    mod tree {
+        use serde_json::Value;
+
+        use crate::core::failure::{Reply, ToolCall, tool_calls_of};
+
+        pub fn text_of(content: &Value) -> Option<String> {
+            match content {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(parts) => {
+                    let texts: Vec<&str> = parts
+                        .iter()
+                        .filter_map(|p| {
+                            p.get("content")
+                                .or_else(|| p.get("text"))
+                                .and_then(Value::as_str)
+                        })
+                        .collect();
+                    (!texts.is_empty()).then(|| texts.join("\n"))
+                }
+                _ => None,
+            }
+        }
+
+        /// The placeholders read as nothing recorded; `Err` for text that is not JSON.
+        pub fn recorded(v: &Value) -> Result<Option<Value>, ()> {
+            let value = match v {
+                Value::Null => return Ok(None),
+                Value::String(s) if s.trim().is_empty() => return Ok(None),
+                Value::String(s) => serde_json::from_str(s).map_err(|_| ())?,
+                other => other.clone(),
+            };
+            let placeholder = match &value {
+                Value::Null => true,
+                Value::Object(o) => o.is_empty(),
+                Value::Array(a) => a.is_empty(),
+                _ => false,
+            };
+            Ok((!placeholder).then_some(value))
+        }
+
+        /// The last user text, or the error's words.
+        pub fn intent(messages: Option<Value>) -> Result<Option<String>, String> {
+            let Some(messages) = messages else {
+                return Ok(None);
+            };
+            let Value::Array(list) = &messages else {
+                return Err(format!("is {}", super::super::messages::shown(&messages)));
+            };
+            if let Some((i, item)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
+                return Err(format!(
+                    "item {} is {}",
+                    i + 1,
+                    super::super::messages::shown(item)
+                ));
+            }
+            Ok(list
+                .iter()
+                .rev()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .find_map(|m| {
+                    m.get("content")
+                        .or_else(|| m.get("parts"))
+                        .and_then(text_of)
+                }))
+        }
+
+        /// A GenAI output list: text, first finish reason, tool calls (`None`: not recorded).
+        pub fn output(output: Option<Value>) -> Option<Reply> {
+            let Some(Value::Array(messages)) = output else {
+                return None;
+            };
+            let mut reply = Reply::default();
+            let mut text = Vec::new();
+            for m in &messages {
+                if reply.finish_reason.is_none() {
+                    reply.finish_reason = m
+                        .get("finish_reason")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                }
+                for part in m
+                    .get("parts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("text") => text.extend(part.get("content").and_then(Value::as_str)),
+                        Some("tool_call") => reply.tool_calls.push(ToolCall {
+                            id: part.get("id").and_then(Value::as_str).map(str::to_string),
+                            name: part
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string(),
+                            arguments: match part.get("arguments") {
+                                Some(Value::String(s)) => s.clone(),
+                                Some(Value::Null) | None => String::new(),
+                                Some(v) => v.to_string(),
+                            },
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            if !text.is_empty() {
+                reply.content = Some(text.join("\n"));
+            }
+            Some(reply)
+        }
+
+        /// A chat completion's first choice as a reply (`None`: no choice).
+        pub fn completion(response: Option<Value>) -> Option<Reply> {
+            let response = response?;
+            let choice = response.get("choices")?.as_array()?.first()?;
+            let message = choice.get("message");
+            Some(Reply {
+                content: message.and_then(|m| m.get("content")).and_then(text_of),
+                reasoning: message
+                    .and_then(|m| m.get("reasoning_content"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                refusal: message
+                    .and_then(|m| m.get("refusal"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                finish_reason: choice
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                tool_calls: message.map(tool_calls_of).unwrap_or_default(),
+                usage: None,
+                id: None,
+            })
+        }
+    }
+
+    /// Any of a few JSON values of every shape the messages' fields meet.
+    fn scalar() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!(5)),
+            Just(json!(2.5)),
+            Just(serde_json::from_str::<Value>("123456789012345678901234567890").unwrap()),
+            Just(json!("")),
+            Just(json!("  ")),
+            Just(json!("user")),
+            Just(json!("text")),
+            Just(json!("tool_call")),
+            Just(json!("hé \n ok")),
+            Just(json!("{\"q\": [1, 2]}")),
+            Just(json!("not json")),
+            Just(json!({})),
+            Just(json!([])),
+            Just(json!({"q": [1, {"r": null}]})),
+        ]
+    }
+
+    /// A JSON value built of objects with the messages' keys, lists and [`scalar`]s.
+    fn shaped() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        const KEYS: &[&str] = &[
+            "role",
+            "content",
+            "parts",
+            "text",
+            "type",
+            "id",
+            "name",
+            "arguments",
+            "finish_reason",
+            "choices",
+            "message",
+            "tool_calls",
+            "function",
+            "refusal",
+            "reasoning_content",
+            "other",
+        ];
+        scalar().prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    /// An object of some of `entries` (each a key and its value's strategy).
+    fn object_of(
+        entries: Vec<proptest::strategy::BoxedStrategy<(&'static str, Value)>>,
+    ) -> proptest::strategy::BoxedStrategy<Value> {
+        use proptest::prelude::*;
+        prop::collection::vec(proptest::strategy::Union::new(entries), 0..6)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+            .boxed()
+    }
+
+    fn entry(
+        key: &'static str,
+        values: impl proptest::strategy::Strategy<Value = Value> + 'static,
+    ) -> proptest::strategy::BoxedStrategy<(&'static str, Value)> {
+        use proptest::prelude::*;
+        values.prop_map(move |v| (key, v)).boxed()
+    }
+
+    /// Message lists and completions in the shapes the sources write, and near misses.
+    fn message_like() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = || {
+            prop_oneof![
+                Just(json!("hi")),
+                Just(json!(" two words ")),
+                Just(json!("")),
+                Just(json!(5)),
+                Just(Value::Null),
+            ]
+        };
+        let args = || {
+            prop_oneof![
+                Just(json!({"q": 1})),
+                Just(json!("{\"q\": 1}")),
+                Just(json!("not json")),
+                Just(json!([1, 2])),
+                Just(Value::Null),
+            ]
+        };
+        let part = object_of(vec![
+            entry(
+                "type",
+                prop_oneof![
+                    Just(json!("text")),
+                    Just(json!("tool_call")),
+                    Just(json!("image")),
+                    Just(json!(5))
+                ],
+            ),
+            entry("content", text()),
+            entry("text", text()),
+            entry("id", prop_oneof![Just(json!("c1")), Just(json!(7))]),
+            entry(
+                "name",
+                prop_oneof![Just(json!("fs.search")), Just(Value::Null)],
+            ),
+            entry("arguments", args()),
+        ]);
+        let parts = prop::collection::vec(prop_oneof![6 => part, 1 => scalar()], 0..4)
+            .prop_map(Value::Array)
+            .boxed();
+        let function = object_of(vec![
+            entry("name", prop_oneof![Just(json!("fs.read")), Just(json!(3))]),
+            entry("arguments", args()),
+        ]);
+        let call = prop_oneof![
+            object_of(vec![
+                entry("id", prop_oneof![Just(json!("c2")), Just(Value::Null)]),
+                entry("type", Just(json!("function"))),
+                entry("function", prop_oneof![function, scalar()]),
+                entry("name", Just(json!("top.name"))),
+                entry("arguments", args()),
+            ]),
+            scalar(),
+        ];
+        let calls = prop::collection::vec(call, 0..4).prop_map(Value::Array);
+        let content = prop_oneof![text(), parts.clone(), Just(json!({}))];
+        let message = object_of(vec![
+            entry(
+                "role",
+                prop_oneof![
+                    3 => Just(json!("user")),
+                    1 => Just(json!("assistant")),
+                    1 => Just(json!(5))
+                ],
+            ),
+            entry("content", content),
+            entry("parts", prop_oneof![parts, text()]),
+            entry(
+                "finish_reason",
+                prop_oneof![Just(json!("stop")), Just(json!("length")), Just(json!(5))],
+            ),
+            entry("tool_calls", prop_oneof![calls, scalar()]),
+            entry("refusal", text()),
+            entry("reasoning_content", text()),
+            entry("other", scalar()),
+        ]);
+        let messages =
+            prop::collection::vec(prop_oneof![12 => message.clone(), 1 => scalar()], 0..5)
+                .prop_map(Value::Array);
+        let choice = prop_oneof![
+            8 => object_of(vec![
+                entry("message", prop_oneof![message, scalar()]),
+                entry("finish_reason", prop_oneof![Just(json!("tool_calls")), Just(json!(1))]),
+                entry("index", Just(json!(0))),
+            ]),
+            1 => scalar(),
+        ];
+        let completion = object_of(vec![
+            entry(
+                "choices",
+                prop_oneof![
+                    4 => prop::collection::vec(choice, 0..3).prop_map(Value::Array),
+                    1 => scalar()
+                ],
+            ),
+            entry("id", Just(json!("x"))),
+        ]);
+        prop_oneof![3 => messages, 2 => completion, 1 => shaped()]
+    }
+
+    fn calls(c: &[crate::core::failure::ToolCall]) -> Vec<(Option<String>, String, String)> {
+        c.iter()
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+
+        /// The typed reader reads every shape as the tree walks did, given as a value and
+        /// as its JSON text: the intent (or the error), a GenAI output list, a completion.
+        #[test]
+        fn the_typed_reader_reads_every_shape_as_the_tree_did(v in message_like()) {
+            for given in [v.clone(), Value::String(v.to_string())] {
+                let Ok(recorded) = tree::recorded(&given) else {
+                    // Text that is not JSON: an error for each reader, as it was.
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), InputMessages).is_err());
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), OutputMessages).is_err());
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), Completion).is_err());
+                    continue;
+                };
+                let want = tree::intent(recorded.clone());
+                let got = match read_recorded("p", "w", Some(&given), InputMessages).unwrap() {
+                    None => Ok(None),
+                    Some(Input::Messages(text)) => Ok(text),
+                    Some(Input::NotAList(shown)) => Err(format!("is {shown}")),
+                    Some(Input::NotAMessage(i, shown)) => Err(format!("item {i} is {shown}")),
+                };
+                proptest::prop_assert_eq!(&got, &want, "input {}", given);
+
+                let want = tree::output(recorded.clone());
+                let got = read_recorded("p", "w", Some(&given), OutputMessages).unwrap();
+                proptest::prop_assert_eq!(got.is_some(), want.is_some(), "output {}", given);
+                if let (Some(got), Some(want)) = (got, want) {
+                    proptest::prop_assert_eq!(&got.text, &want.content);
+                    proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(calls(&got.calls.kept), calls(&want.tool_calls));
+                }
+
+                let want = tree::completion(recorded);
+                let got = read_recorded("p", "w", Some(&given), Completion).unwrap();
+                proptest::prop_assert_eq!(got.is_some(), want.is_some(), "completion {}", given);
+                if let (Some(got), Some(want)) = (got, want) {
+                    let m = got.message.unwrap_or_default();
+                    proptest::prop_assert_eq!(&m.content, &want.content, "{}", given);
+                    proptest::prop_assert_eq!(&m.reasoning, &want.reasoning);
+                    proptest::prop_assert_eq!(&m.refusal, &want.refusal);
+                    proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(calls(&m.calls.kept), calls(&want.tool_calls));
+                }
+            }
+        }
+    }
 }
