@@ -765,3 +765,78 @@ fn an_unreadable_messages_attribute_is_named_and_nothing_is_kept() {
     assert_eq!(plans[0]["intent"], "(input not recorded)");
     assert_eq!(plans[0]["failure_class"], "output_not_recorded");
 }
+
+/// Tester 9 T9-14: an answer with more tool calls than a plan holds steps was built whole
+/// (600,000 calls: 1.2 GB) and stored whole in the plan's answer before the plan was refused.
+/// Through both importers alike: no plan, the answer keeps the first `PLAN_STEPS` calls and
+/// counts the rest, and the import says so.
+#[test]
+fn an_answer_past_the_bound_of_steps_keeps_the_first_calls_and_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let bound = ctxconsole::core::bounds::PLAN_STEPS;
+    let n = bound + 3;
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "fs.search", "arguments": "{\"q\": 1}"}})
+        })
+        .collect();
+    let row = serde_json::json!({
+        "request_id": "many", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+        "messages": [{"role": "user", "content": "search everything"}],
+        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": calls}}]}
+    });
+    let logs = home.path().join("spend.jsonl");
+    std::fs::write(&logs, format!("{row}\n")).unwrap();
+    let parts: Vec<_> = (0..n)
+        .map(|i| {
+            serde_json::json!({"type": "tool_call", "id": format!("c{i}"),
+            "name": "fs.search", "arguments": {"q": 1}})
+        })
+        .collect();
+    let output = serde_json::json!([{"role": "assistant", "parts": parts}]).to_string();
+    let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]}]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{span}\n")).unwrap();
+    // The arguments as a live reply carries them: LiteLLM's text as written, the span's
+    // value written out.
+    for (kind, file, id, arguments) in [
+        ("litellm", &logs, "litellm-many", "{\"q\": 1}"),
+        ("traces", &spans, "otel-aa-01", "{\"q\":1}"),
+    ] {
+        let out = common::succeeded(ctx(home.path()).args(["import", kind]).arg(file));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains(&format!(
+                "1 answer held more tool calls than a plan holds steps ({bound}): no plan; the \
+                 first {bound} kept in its answer, the rest read past and counted there \
+                 (tool_calls_not_kept)"
+            )),
+            "{kind}: {text}"
+        );
+        let plan = json_of(ctx(home.path()).args(["history", "show", id, "--json"]));
+        assert_eq!(plan["failure_class"], "no_plan", "{kind}: {plan}");
+        let answer = &plan["answer"];
+        assert_eq!(
+            answer["tool_calls"].as_array().unwrap().len(),
+            bound,
+            "{kind}"
+        );
+        assert_eq!(answer["tool_calls"][0]["arguments"], arguments, "{kind}");
+        assert_eq!(answer["tool_calls_not_kept"], 3, "{kind}");
+    }
+    // The report counts it too.
+    let again = json_of(
+        ctx(home.path())
+            .args(["import", "litellm", "--json"])
+            .arg(&logs),
+    );
+    assert_eq!(again["tool_calls_cut"], 1);
+    assert_eq!(again["already_present"], 1);
+}

@@ -266,3 +266,155 @@ fn importing_many_runs_of_one_tool_holds_its_name_once() {
         "{peak} bytes held importing {bytes} bytes of 20,000 runs of one tool"
     );
 }
+
+/// A chat span whose messages attributes are `input` and `output` (JSON text, as
+/// instrumentations record them).
+fn chat_with(input: &Value, output: &Value) -> Value {
+    json!({"traceId": format!("{:032x}", 1), "spanId": format!("{:016x}", 1), "name": "chat",
+        "kind": 3, "startTimeUnixNano": T0.to_string(),
+        "endTimeUnixNano": (T0 + 1_000_000_000).to_string(),
+        "attributes": [attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.request.model", "gpt-4o"),
+            attr("gen_ai.input.messages", &input.to_string()),
+            attr("gen_ai.output.messages", &output.to_string())],
+        "status": {}})
+}
+
+/// The peak bytes held reading one line into its plan, and the plan.
+fn read_one(text: &str) -> (usize, ctxconsole::core::history::PlanRecord) {
+    let mut reader = OtelReader::default();
+    let (peak, _, plan) = measured(|| {
+        let mut plan = None;
+        reader
+            .read_line("f", 1, text, &mut |p| {
+                plan = Some(p);
+                Ok::<(), CoreError>(())
+            })
+            .unwrap();
+        plan.unwrap()
+    });
+    (peak, plan)
+}
+
+/// Tester 9 T9-14 (`inparts`): one chat span whose input messages hold 120,000 tiny text
+/// parts. The messages text was parsed whole into a tree (22× the line); read typed, only the
+/// user's text is kept, and the line costs about its own size.
+#[test]
+fn a_message_list_of_many_parts_costs_about_its_own_size() {
+    let parts = vec![json!({"type": "text", "content": "a"}); 120_000];
+    let input = json!([{"role": "user", "parts": parts}]);
+    let output = json!([{"role": "assistant", "finish_reason": "tool_call", "parts": [
+        {"type": "tool_call", "id": "c0", "name": "fs.search", "arguments": {}}]}]);
+    let text = line(vec![chat_with(&input, &output)]);
+    let (peak, plan) = read_one(&text);
+    assert_eq!(plan.intent, vec!["a"; 120_000].join("\n"));
+    assert_eq!(plan.steps.len(), 1);
+    assert!(
+        peak < 2 * text.len(),
+        "{peak} bytes held reading a {}-byte line",
+        text.len()
+    );
+}
+
+/// Tester 9 T9-14 (`outcalls`): one chat span answering 60,000 tool calls. Every call was
+/// built (and kept in the stored answer) before the plan was refused for its length; now
+/// the calls past the bound of steps are counted and read past, the answer keeps the first
+/// 10,000 and says how many more there were, and the plan is refused as before.
+#[test]
+fn tool_calls_past_the_bound_of_steps_are_counted_not_built() {
+    let input = json!([{"role": "user", "parts": [{"type": "text", "content": "search"}]}]);
+    let calls: Vec<Value> = (0..60_000)
+        .map(|i| {
+            json!({"type": "tool_call", "id": format!("c{i}"), "name": "fs.search",
+            "arguments": {}})
+        })
+        .collect();
+    let output = json!([{"role": "assistant", "finish_reason": "tool_call", "parts": calls}]);
+    let text = line(vec![chat_with(&input, &output)]);
+    let (peak, plan) = read_one(&text);
+    assert_eq!(plan.failure_class.as_deref(), Some("no_plan"));
+    let answer = plan.answer.unwrap();
+    let bound = ctxconsole::core::bounds::PLAN_STEPS;
+    assert_eq!(answer["tool_calls"].as_array().unwrap().len(), bound);
+    assert_eq!(
+        answer["tool_calls"][bound - 1]["id"],
+        format!("c{}", bound - 1)
+    );
+    assert_eq!(answer["tool_calls_not_kept"], 60_000 - bound);
+    assert!(
+        peak < 4 * text.len(),
+        "{peak} bytes held reading a {}-byte line",
+        text.len()
+    );
+}
+
+/// Tester 9 T9-14 (`deepargs`): 200 tool calls whose arguments are each a 50×50 list of
+/// zeros. The args are stored, so the plan holds them as values (many times their text);
+/// reading holds them once beside that, not as a tree of the messages, then the steps' tree,
+/// then a copy of it (the decoded steps were copied into a new tree twice).
+#[test]
+fn wide_tool_call_arguments_are_held_once() {
+    let input = json!([{"role": "user", "parts": [{"type": "text", "content": "search"}]}]);
+    let calls: Vec<Value> = (0..200)
+        .map(|i| {
+            json!({"type": "tool_call", "id": format!("c{i}"), "name": "fs.search",
+            "arguments": {"a": vec![vec![0; 50]; 50]}})
+        })
+        .collect();
+    let output = json!([{"role": "assistant", "finish_reason": "tool_call", "parts": calls}]);
+    let text = line(vec![chat_with(&input, &output)]);
+    let (peak, plan) = read_one(&text);
+    assert_eq!(plan.steps.len(), 200);
+    assert_eq!(plan.steps[199].args["a"][49][49], 0);
+    // What the plan itself holds: its copy's size.
+    let (held, _, _) = measured(|| plan.clone());
+    assert!(
+        2 * peak < 3 * held,
+        "{peak} bytes held reading a {}-byte line into a plan of {held} bytes",
+        text.len()
+    );
+}
+
+/// Tester 9 T9-14, through `import litellm`: a spend log row whose `messages` column is a
+/// value (not text) of 120,000 tiny parts and whose response answers 60,000 tool calls. The
+/// row was parsed whole into a tree; it is read typed as the parser reaches it, through the
+/// reader the spans' messages go through, and costs about its own size.
+#[test]
+fn a_spend_log_row_of_many_parts_and_calls_costs_about_its_own_size() {
+    let parts = vec![json!({"type": "text", "text": "a"}); 120_000];
+    let calls: Vec<Value> = (0..60_000)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "fs.search", "arguments": "{}"}})
+        })
+        .collect();
+    let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+        "messages": [{"role": "user", "content": parts}],
+        "response": {"choices": [{"finish_reason": "tool_calls",
+            "message": {"content": null, "tool_calls": calls}}]}});
+    let text = format!("{row}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("spend.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let (peak, _, plan) = measured(|| {
+        let mut plan = None;
+        ctxconsole::import::traffic::read_spend_logs(
+            &file,
+            |_| {},
+            |p| {
+                plan = Some(p);
+                Ok(())
+            },
+        )
+        .unwrap();
+        plan.unwrap()
+    });
+    assert_eq!(plan.intent.len(), 2 * 120_000 - 1);
+    assert_eq!(plan.failure_class.as_deref(), Some("no_plan"));
+    assert_eq!(plan.answer.unwrap()["tool_calls_not_kept"], 50_000);
+    assert!(
+        peak < 4 * text.len(),
+        "{peak} bytes held reading a {}-byte row",
+        text.len()
+    );
+}

@@ -178,6 +178,21 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "  {n} {spans} before every chat span of its trace: linked to no plan\n"
         ));
     }
+    if report.tool_calls_cut > 0 {
+        let n = report.tool_calls_cut;
+        let bound = crate::core::bounds::PLAN_STEPS;
+        let (answers, each) = if n == 1 {
+            ("answer held", "its")
+        } else {
+            ("answers held", "each one's")
+        };
+        notes.push_str(&format!(
+            "  {n} {answers} more tool calls than a plan holds steps ({bound}): no plan; the \
+             first {bound} kept in {each} answer, the rest read past and counted there \
+             ({})\n",
+            crate::core::traffic::TOOL_CALLS_NOT_KEPT
+        ));
+    }
     emit(&format!(
         "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n{notes}",
         report.source,

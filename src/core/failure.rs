@@ -353,6 +353,20 @@ pub fn read_reply<T>(
     reply: &Reply,
     accept: impl Fn(&serde_json::Value) -> Result<T, String>,
 ) -> Reading<T> {
+    read_reply_owning(reply, 0, |value| accept(&value))
+}
+
+/// [`read_reply`] handing `accept` the decoded value itself, so what it keeps of it (a
+/// plan's step args) is moved, not copied: an imported answer's args are its largest part
+/// (tester 9 T9-14: 3,000 calls of wide args held twice). `calls_not_kept` counts tool calls
+/// the answer held beyond `reply.tool_calls` (an import reads past those beyond
+/// [`PLAN_STEPS`](crate::core::bounds::PLAN_STEPS)): more calls than a plan holds steps are
+/// no plan, said before any is decoded.
+pub fn read_reply_owning<T>(
+    reply: &Reply,
+    calls_not_kept: usize,
+    accept: impl FnOnce(serde_json::Value) -> Result<T, String>,
+) -> Reading<T> {
     let finish = reply.finish_reason.as_deref().map(FinishReason::parse);
     let finish_kind = finish.as_ref().map(|f| f.kind);
     let finish_label = finish.as_ref().map_or_else(
@@ -398,6 +412,18 @@ pub fn read_reply<T>(
         );
         return reading;
     }
+    let calls = reply.tool_calls.len() + calls_not_kept;
+    if calls > crate::core::bounds::PLAN_STEPS {
+        reading.failure = fail(
+            FailureClass::NoPlan,
+            format!(
+                "{calls} tool call(s) came back but its 'steps' list has {calls} steps; a plan \
+                 holds at most {}",
+                crate::core::bounds::PLAN_STEPS
+            ),
+        );
+        return reading;
+    }
     if !reply.tool_calls.is_empty() {
         // The same acceptance (and so the same guard) as a plan in JSON text.
         let (value, stage) = match tool_calls_value(&reply.tool_calls) {
@@ -412,7 +438,7 @@ pub fn read_reply<T>(
                 return reading;
             }
         };
-        match accept(&value) {
+        match accept(value) {
             Ok(v) => {
                 reading.stage = Some(stage);
                 reading.from_tool_calls = true;
@@ -470,7 +496,7 @@ pub fn read_reply<T>(
     }
     let mut rejected = None;
     if let Some(decoded) = decode_answer(&answer) {
-        match accept(&decoded.value) {
+        match accept(decoded.value) {
             Ok(v) => {
                 reading.stage = Some(decoded.stage);
                 reading.value = Some(v);
@@ -553,9 +579,16 @@ fn tool_calls_value(calls: &[ToolCall]) -> Result<(serde_json::Value, DecodeStag
         if calls.len() == 1 && args.get("steps").is_some() {
             return Ok((args, stage));
         }
-        steps.push(serde_json::json!({"order": i + 1, "tool": call.name, "args": args}));
+        // Built by hand: `json!` would copy the args (and then every step) into a new tree.
+        let mut step = serde_json::Map::new();
+        step.insert("order".into(), (i + 1).into());
+        step.insert("tool".into(), call.name.clone().into());
+        step.insert("args".into(), args);
+        steps.push(serde_json::Value::Object(step));
     }
-    Ok((serde_json::json!({ "steps": steps }), stage))
+    let mut plan = serde_json::Map::new();
+    plan.insert("steps".into(), serde_json::Value::Array(steps));
+    Ok((serde_json::Value::Object(plan), stage))
 }
 
 /// The `{"error": …}` envelope OpenAI-compatible endpoints (OpenRouter among them) put in

@@ -25,17 +25,29 @@ pub const PLANNER_SELF_NAMES: [&str; 6] = [
 /// steps come back sorted by `order` (ties as written), as `import plans` reads a stored
 /// plan, so a plan sent or imported from traffic is the plan its export imports back.
 pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
+    steps_of(value.clone())
+}
+
+/// [`steps_from`] taking the answer itself: each step's args are moved into the step, not
+/// copied (an imported answer's args are most of it).
+pub fn steps_of(value: Value) -> Result<Vec<Step>, String> {
     let list = match value {
         Value::Array(a) => a,
-        Value::Object(o) => match o
-            .get("steps")
-            .or_else(|| o.get("plan").and_then(|p| p.get("steps")))
-        {
-            Some(Value::Array(a)) => a,
-            Some(other) => return Err(format!("'steps' is {}, not a list", kind(other))),
-            None => return Err("it has no 'steps'".into()),
-        },
-        other => return Err(format!("it is {}, not a plan", kind(other))),
+        Value::Object(mut o) => {
+            let steps = match o.remove("steps") {
+                Some(steps) => Some(steps),
+                None => match o.remove("plan") {
+                    Some(Value::Object(mut plan)) => plan.remove("steps"),
+                    _ => None,
+                },
+            };
+            match steps {
+                Some(Value::Array(a)) => a,
+                Some(other) => return Err(format!("'steps' is {}, not a list", kind(&other))),
+                None => return Err("it has no 'steps'".into()),
+            }
+        }
+        other => return Err(format!("it is {}, not a plan", kind(&other))),
     };
     if list.is_empty() {
         return Err("its 'steps' list is empty".into());
@@ -48,16 +60,17 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
         ));
     }
     let mut steps = list
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| {
+        .map(|(i, mut s)| {
             let tool = s
                 .get("tool")
                 .or_else(|| s.get("name"))
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .ok_or_else(|| format!("step {} names no tool", i + 1))?;
+                .ok_or_else(|| format!("step {} names no tool", i + 1))?
+                .to_string();
             let order = s
                 .get("order")
                 .and_then(|o| {
@@ -66,19 +79,23 @@ pub fn steps_from(value: &Value) -> Result<Vec<Step>, String> {
                 })
                 .and_then(|o| u32::try_from(o).ok())
                 .unwrap_or(i as u32 + 1);
-            let args = s.get("args").cloned().unwrap_or(Value::Null);
+            let rationale = s
+                .get("rationale")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let args = s
+                .as_object_mut()
+                .and_then(|o| o.remove("args"))
+                .unwrap_or(Value::Null);
             if let Some(problem) = crate::core::bounds::step_args_too_deep(&args) {
                 return Err(format!("step {}'s args nest {problem}", i + 1));
             }
             Ok(Step {
                 order,
-                tool: tool.to_string(),
+                tool,
                 args,
-                rationale: s
-                    .get("rationale")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
+                rationale,
             })
         })
         .collect::<Result<Vec<Step>, String>>()?;

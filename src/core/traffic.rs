@@ -2,8 +2,8 @@
 //! as the Collector's file exporter writes them) and LiteLLM proxy spend logs. Pure: the
 //! importer hands in text, this hands back records; the store keeps them.
 //!
-//! A chat answer becomes a plan the way a live answer does: [`read_reply`] with
-//! [`steps_from`] (the decoder `replay` uses), so the outcome and failure class of an
+//! A chat answer becomes a plan the way a live answer does: [`read_reply_owning`] with
+//! [`steps_of`] (the decoder `replay` uses), so the outcome and failure class of an
 //! imported plan mean what they mean on a native one.
 
 use serde::Deserialize;
@@ -14,9 +14,15 @@ use std::sync::Arc;
 
 use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
-use crate::core::failure::{Reply, ToolCall, read_reply, tool_calls_of};
+use crate::core::failure::{Reply, read_reply_owning};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
-use crate::core::plan::steps_from;
+use crate::core::plan::steps_of;
+
+mod messages;
+
+use messages::{
+    Calls, Completion, Input, InputMessages, OutputMessages, Recorded, StrField, read_recorded,
+};
 
 /// Where a stored plan came from (defined with the plan record, which carries it).
 pub use crate::core::history::PlanSource as TrafficSource;
@@ -49,10 +55,14 @@ fn content_error(origin: String, message: impl Into<String>) -> CoreError {
     }
 }
 
-/// Steps, outcome and failure class of an answer, read as `replay` reads one.
-fn plan_of(reply: &Reply) -> (Vec<Step>, Outcome, Option<String>) {
-    let reading = read_reply(reply, steps_from);
-    match reading.value {
+/// Steps, outcome and failure class of an answer, read as `replay` reads one; `calls` are
+/// its tool calls, those past the bound of steps counted, not kept (then it is no plan, as
+/// an answer with more steps than a plan holds is).
+fn plan_of(mut reply: Reply, calls: Calls) -> (Reply, usize, Vec<Step>, Outcome, Option<String>) {
+    reply.tool_calls = calls.kept;
+    let not_kept = calls.not_kept;
+    let reading = read_reply_owning(&reply, not_kept, steps_of);
+    let (steps, outcome, class) = match reading.value {
         Some(steps) => (steps, Outcome::Ok, None),
         None => (
             Vec::new(),
@@ -64,43 +74,24 @@ fn plan_of(reply: &Reply) -> (Vec<Step>, Outcome, Option<String>) {
                     .to_string(),
             ),
         ),
-    }
+    };
+    (reply, not_kept, steps, outcome, class)
 }
 
-/// The text of a message's content: a string, or the text parts of a list.
-fn text_of(content: &Value) -> Option<String> {
-    match content {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter_map(|p| {
-                    p.get("content")
-                        .or_else(|| p.get("text"))
-                        .and_then(Value::as_str)
-                })
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
-        }
-        _ => None,
+/// A plan's answer as stored: `fields`, with the count of tool calls past the bound of
+/// steps (read past, not kept) when there were any.
+fn answer_with(mut fields: Value, calls_not_kept: usize) -> Value {
+    if calls_not_kept > 0
+        && let Value::Object(o) = &mut fields
+    {
+        o.insert(TOOL_CALLS_NOT_KEPT.to_string(), Value::from(calls_not_kept));
     }
+    fields
 }
 
-/// The last user message of a message list (OpenAI `content`, or GenAI `parts`).
-fn last_user_text(messages: &Value) -> Option<String> {
-    messages
-        .as_array()?
-        .iter()
-        .rev()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .find_map(|m| {
-            m.get("content")
-                .or_else(|| m.get("parts"))
-                .and_then(text_of)
-        })
-        .map(|t| bounds::kept_intent(t.trim()).into_owned())
-        .filter(|t| !t.is_empty())
-}
+/// The key of a stored answer counting its tool calls past [`bounds::PLAN_STEPS`]: the
+/// answer's `tool_calls` holds the first that many, the rest were read past and not kept.
+pub const TOOL_CALLS_NOT_KEPT: &str = "tool_calls_not_kept";
 
 /// A `…UnixNano` field (a string in OTLP JSON, or a number) as (Unix seconds, Unix
 /// milliseconds), the seconds inside the history's timestamp bounds.
@@ -193,18 +184,19 @@ const SPAN_ATTRIBUTES: &[&str] = &[
 const RESOURCE_ATTRIBUTES: &[&str] = &["service.name"];
 
 /// A JSON-typed attribute of a span, or of the first of its events that has it: recorded as
-/// a JSON string by most instrumentations, or as a structured value; read as
-/// [`json_value`] reads it (text that is not JSON is an error naming the span and the
+/// a JSON string by most instrumentations, or as a structured value; read by `seed` as
+/// [`read_recorded`] reads it (text that is not JSON is an error naming the span and the
 /// attribute).
-fn span_json(
+fn span_read<T, S: messages::Reads<T>>(
     position: &str,
     attrs: &Attributes,
     events: &[Attributes],
     key: &str,
-) -> Result<Option<Value>, CoreError> {
+    seed: impl Fn() -> S,
+) -> Result<Option<T>, CoreError> {
     let what = format!("attribute '{key}'");
     for source in std::iter::once(attrs).chain(events) {
-        if let Some(v) = json_value(position, &what, source.get(key))? {
+        if let Some(v) = read_recorded(position, &what, source.get(key), seed())? {
             return Ok(Some(v));
         }
     }
@@ -226,57 +218,27 @@ fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64
 }
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
-/// carrying them), as text and tool calls, and whether any output was recorded.
-fn chat_reply(output: Option<Value>, attrs: &Attributes) -> (Reply, bool) {
+/// carrying them), as text and tool calls, and whether any output was recorded. The finish
+/// reason is `gen_ai.response.finish_reasons`' first, else the first a message gives.
+fn chat_reply(output: Option<messages::Output>, attrs: &Attributes) -> (Reply, Calls, bool) {
     let finish = attrs
         .get("gen_ai.response.finish_reasons")
         .and_then(|f| f.as_array().and_then(|a| a.first()).or(Some(f)))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut reply = Reply {
-        finish_reason: finish,
+    let Some(output) = output else {
+        let reply = Reply {
+            finish_reason: finish,
+            ..Reply::default()
+        };
+        return (reply, Calls::default(), false);
+    };
+    let reply = Reply {
+        finish_reason: finish.or(output.finish_reason),
+        content: output.text,
         ..Reply::default()
     };
-    let Some(Value::Array(messages)) = output else {
-        return (reply, false);
-    };
-    let mut text = Vec::new();
-    for m in &messages {
-        if reply.finish_reason.is_none() {
-            reply.finish_reason = m
-                .get("finish_reason")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        for part in m
-            .get("parts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            match part.get("type").and_then(Value::as_str) {
-                Some("text") => text.extend(part.get("content").and_then(Value::as_str)),
-                Some("tool_call") => reply.tool_calls.push(ToolCall {
-                    id: part.get("id").and_then(Value::as_str).map(str::to_string),
-                    name: part
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    arguments: match part.get("arguments") {
-                        Some(Value::String(s)) => s.clone(),
-                        Some(Value::Null) | None => String::new(),
-                        Some(v) => v.to_string(),
-                    },
-                }),
-                _ => {}
-            }
-        }
-    }
-    if !text.is_empty() {
-        reply.content = Some(text.join("\n"));
-    }
-    (reply, true)
+    (reply, output.calls, true)
 }
 
 /// One span as read, before plans and executions are linked.
@@ -515,18 +477,32 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
             )
         })?
         .to_string();
-    let output = span_json(&s.position, &s.attrs, &s.events, "gen_ai.output.messages")?;
-    let (reply, recorded) = chat_reply(output, &s.attrs);
-    let (steps, outcome, failure_class) = if recorded {
-        plan_of(&reply)
+    let output = span_read(
+        &s.position,
+        &s.attrs,
+        &s.events,
+        "gen_ai.output.messages",
+        || OutputMessages,
+    )?;
+    let (reply, calls, recorded) = chat_reply(output, &s.attrs);
+    let (reply, calls_not_kept, steps, outcome, failure_class) = if recorded {
+        plan_of(reply, calls)
     } else {
         (
+            reply,
+            0,
             Vec::new(),
             Outcome::Failed,
             Some(OUTPUT_NOT_RECORDED.to_string()),
         )
     };
-    let input = span_json(&s.position, &s.attrs, &s.events, "gen_ai.input.messages")?;
+    let input = span_read(
+        &s.position,
+        &s.attrs,
+        &s.events,
+        "gen_ai.input.messages",
+        || InputMessages,
+    )?;
     let intent = intent_of(&s.position, "attribute 'gen_ai.input.messages'", input)?;
     let usage = json!({
         "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
@@ -557,15 +533,18 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         trim_record: None,
         duration_ms,
         replay_of: None,
-        answer: Some(json!({
-            "source": "otel",
-            "trace_id": &*s.trace,
-            "span_id": &*s.span,
-            "conversation_id": s.attrs.get("gen_ai.conversation.id"),
-            "finish_reason": reply.finish_reason,
-            "tool_calls": reply.tool_calls,
-            "usage": usage,
-        })),
+        answer: Some(answer_with(
+            json!({
+                "source": "otel",
+                "trace_id": &*s.trace,
+                "span_id": &*s.span,
+                "conversation_id": s.attrs.get("gen_ai.conversation.id"),
+                "finish_reason": reply.finish_reason,
+                "tool_calls": reply.tool_calls,
+                "usage": usage,
+            }),
+            calls_not_kept,
+        )),
         arm: None,
         compare_group: None,
         source: TrafficSource::Otel,
@@ -630,6 +609,14 @@ macro_rules! otherwise {
             Ok($absent)
         }
         fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        // A `Value` (a column or attribute given as a value) hands a number past 64 bits
+        // over as one of these; the parser, as a map (`arbitrary_precision`).
+        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
             Ok($absent)
         }
         fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
@@ -1195,63 +1182,133 @@ impl<'de, E: From<CoreError>> Visitor<'de> for Spans<'_, '_, E> {
 // ---------------------------------------------------------------------------------------
 // LiteLLM
 
-/// A JSON value recorded as itself or as its JSON text (a spend log column, the proxy's
-/// database export writing them as text; a span attribute, most instrumentations writing
-/// them as strings). Absent, null, empty text and an empty placeholder (`{}`, `[]`: content
-/// not stored) are `None`; text that is not JSON is an error naming the position and `what`
-/// (`field 'messages'`, `attribute 'gen_ai.input.messages'`), never passed over.
-fn json_value(position: &str, what: &str, v: Option<&Value>) -> Result<Option<Value>, CoreError> {
-    let value = match v {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
-        Some(Value::String(s)) => {
-            serde_json::from_str(s).map_err(|e| CoreError::json_within(position, what, s, &e))?
+/// A SpendLogs row as read: the fields a plan's reading uses (`None` when the row is not an
+/// object), and its JSON columns, each read typed as the parser reached it ([`Recorded`]:
+/// never a tree of them), an error in one kept until the row's reading comes to it.
+#[derive(Debug)]
+pub struct SpendRow {
+    fields: Option<serde_json::Map<String, Value>>,
+    messages: Result<Option<Input>, CoreError>,
+    response: Result<Option<messages::Choice>, CoreError>,
+    metadata: Result<Option<String>, CoreError>,
+}
+
+/// The fields of a SpendLogs row read beside its JSON columns; the rest are read past.
+const ROW_FIELDS: &[&str] = &[
+    "request_id",
+    "model",
+    "model_group",
+    "startTime",
+    "endTime",
+    "spend",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "status",
+    "end_user",
+    "user",
+    "session_id",
+];
+
+/// One SpendLogs row read as the parser reaches it (`position` names it in errors).
+pub struct RowOf<'p> {
+    pub position: &'p str,
+}
+
+impl<'de> DeserializeSeed<'de> for RowOf<'_> {
+    type Value = SpendRow;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<SpendRow, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl RowOf<'_> {
+    fn column<T, S: messages::Reads<T>>(&self, what: &'static str, seed: S) -> Recorded<'_, T, S> {
+        Recorded::new(self.position, what, seed)
+    }
+}
+
+/// A row that is not an object.
+fn not_a_row() -> SpendRow {
+    SpendRow {
+        fields: None,
+        messages: Ok(None),
+        response: Ok(None),
+        metadata: Ok(None),
+    }
+}
+
+impl<'de> Visitor<'de> for RowOf<'_> {
+    type Value = SpendRow;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a spend log row")
+    }
+
+    otherwise!(not_a_row());
+    seq_otherwise!(not_a_row());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SpendRow, A::Error> {
+        let mut row = SpendRow {
+            fields: Some(serde_json::Map::new()),
+            ..not_a_row()
+        };
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                "messages" => {
+                    row.messages =
+                        map.next_value_seed(self.column("field 'messages'", InputMessages))?;
+                }
+                "response" => {
+                    row.response =
+                        map.next_value_seed(self.column("field 'response'", Completion))?;
+                }
+                "metadata" => {
+                    row.metadata = map.next_value_seed(
+                        self.column("field 'metadata'", StrField("user_api_key_alias")),
+                    )?;
+                }
+                name if ROW_FIELDS.contains(&name) => {
+                    let value = map.next_value::<Value>()?;
+                    if let Some(fields) = &mut row.fields {
+                        fields.insert(field, value);
+                    }
+                }
+                _ => {
+                    map.next_value::<Skip>()?;
+                }
+            }
         }
-        Some(other) => other.clone(),
-    };
-    let placeholder = match &value {
-        Value::Null => true,
-        Value::Object(o) => o.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        _ => false,
-    };
-    Ok((!placeholder).then_some(value))
-}
-
-/// A JSON column of a SpendLogs row, read as [`json_value`] reads it.
-fn json_column(position: &str, row: &Value, field: &str) -> Result<Option<Value>, CoreError> {
-    json_value(position, &format!("field '{field}'"), row.get(field))
-}
-
-/// What a value is, for an error: `42`, `"text"` (clipped), `an object`, `a list`.
-fn shown(v: &Value) -> String {
-    match v {
-        Value::Object(_) => "an object".into(),
-        Value::Array(_) => "a list".into(),
-        other => crate::core::text::clip(&other.to_string(), 40),
+        Ok(row)
     }
 }
 
 /// The user's input: the last user message of a message list (`what` names where it was
-/// recorded), or [`INPUT_NOT_RECORDED`] when none was. A value there but not a list of
-/// messages is an error naming the position and `what`.
-fn intent_of(position: &str, what: &str, messages: Option<Value>) -> Result<String, CoreError> {
-    let Some(messages) = messages else {
-        return Ok(INPUT_NOT_RECORDED.to_string());
+/// recorded), or [`INPUT_NOT_RECORDED`] when none was; kept as the history keeps an intent
+/// ([`bounds::kept_intent`]). A value there but not a list of messages is an error naming
+/// the position and `what`.
+fn intent_of(position: &str, what: &str, messages: Option<Input>) -> Result<String, CoreError> {
+    let text = match messages {
+        None => None,
+        Some(Input::NotAList(shown)) => {
+            return Err(content_error(
+                position.to_string(),
+                format!("{what} is {shown}, not a list of messages"),
+            ));
+        }
+        Some(Input::NotAMessage(item, shown)) => {
+            return Err(content_error(
+                position.to_string(),
+                format!("{what} item {item} is {shown}, not a message"),
+            ));
+        }
+        Some(Input::Messages(text)) => text,
     };
-    let Value::Array(list) = &messages else {
-        return Err(content_error(
-            position.to_string(),
-            format!("{what} is {}, not a list of messages", shown(&messages)),
-        ));
-    };
-    if let Some((i, item)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
-        return Err(content_error(
-            position.to_string(),
-            format!("{what} item {} is {}, not a message", i + 1, shown(item)),
-        ));
-    }
-    Ok(last_user_text(&messages).unwrap_or_else(|| INPUT_NOT_RECORDED.to_string()))
+    Ok(text
+        .map(|t| bounds::kept_intent(t.trim()).into_owned())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| INPUT_NOT_RECORDED.to_string()))
 }
 
 fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64>, CoreError> {
@@ -1295,14 +1352,24 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
 /// The most a single request is taken to have cost, in USD.
 const SPEND_USD: std::ops::RangeInclusive<f64> = 0.0..=1_000_000.0;
 
-/// One SpendLogs row (`position` names it in errors: a line, or an index in an array).
+/// One SpendLogs row given as a value (`position` names it in errors: a line, or an index
+/// in an array), read as [`RowOf`] reads one from the parser.
 pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError> {
-    if !row.is_object() {
+    let read = RowOf { position }
+        .deserialize(row)
+        .map_err(|e| content_error(position.to_string(), e.to_string()))?;
+    spend_row(position, read)
+}
+
+/// The plan of one SpendLogs row as read.
+pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError> {
+    let Some(fields) = read.fields else {
         return Err(content_error(
             position.to_string(),
             "a spend log row must be an object",
         ));
-    }
+    };
+    let row = &Value::Object(fields);
     let str_field = |k: &str| {
         row.get(k)
             .and_then(Value::as_str)
@@ -1350,51 +1417,32 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         "completion_tokens": row_count(position, row, "completion_tokens")?,
         "total_tokens": row_count(position, row, "total_tokens")?,
     });
-    let intent = intent_of(
-        position,
-        "field 'messages'",
-        json_column(position, row, "messages")?,
-    )?;
-    let response = json_column(position, row, "response")?;
-    let choice = response
-        .as_ref()
-        .and_then(|r| r.get("choices"))
-        .and_then(Value::as_array)
-        .and_then(|c| c.first());
-    let message = choice.and_then(|c| c.get("message"));
+    let intent = intent_of(position, "field 'messages'", read.messages?)?;
+    let choice = read.response?;
+    let recorded = choice.is_some();
+    let (finish_reason, message) = choice.map_or((None, None), |c| (c.finish_reason, c.message));
+    let message = message.unwrap_or_default();
     let reply = Reply {
-        content: message.and_then(|m| m.get("content")).and_then(text_of),
-        reasoning: message
-            .and_then(|m| m.get("reasoning_content"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        refusal: message
-            .and_then(|m| m.get("refusal"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        finish_reason: choice
-            .and_then(|c| c.get("finish_reason"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        tool_calls: message.map(tool_calls_of).unwrap_or_default(),
+        content: message.content,
+        reasoning: message.reasoning,
+        refusal: message.refusal,
+        finish_reason,
+        tool_calls: Vec::new(),
         usage: None,
         id: None,
     };
     // A failed call logs an error status and no choices: no answer came back.
     let failed_call = str_field("status").is_some_and(|s| s != "success");
-    let (steps, outcome, mut failure_class) = plan_of(&reply);
+    let (reply, calls_not_kept, steps, outcome, mut failure_class) = plan_of(reply, message.calls);
     if failed_call && outcome == Outcome::Failed {
         failure_class = Some("http_error".to_string());
-    } else if choice.is_none() && outcome == Outcome::Failed {
+    } else if !recorded && outcome == Outcome::Failed {
         failure_class = Some(OUTPUT_NOT_RECORDED.to_string());
     }
+    let alias = read.metadata?;
     let caller = str_field("end_user")
         .or_else(|| str_field("user"))
-        .or(json_column(position, row, "metadata")?.and_then(|m| {
-            m.get("user_api_key_alias")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }))
+        .or(alias)
         .unwrap_or_else(|| "litellm".to_string());
     let record = PlanRecord {
         id: format!("litellm-{request_id}"),
@@ -1411,15 +1459,18 @@ pub fn litellm_row(position: &str, row: &Value) -> Result<PlanRecord, CoreError>
         trim_record: None,
         duration_ms,
         replay_of: None,
-        answer: Some(json!({
-            "source": "litellm",
-            "request_id": request_id,
-            "finish_reason": reply.finish_reason,
-            "tool_calls": reply.tool_calls,
-            "usage": usage,
-            "spend": spend,
-            "session_id": str_field("session_id"),
-        })),
+        answer: Some(answer_with(
+            json!({
+                "source": "litellm",
+                "request_id": request_id,
+                "finish_reason": reply.finish_reason,
+                "tool_calls": reply.tool_calls,
+                "usage": usage,
+                "spend": spend,
+                "session_id": str_field("session_id"),
+            }),
+            calls_not_kept,
+        )),
         arm: None,
         compare_group: None,
         source: TrafficSource::Litellm,
@@ -1640,5 +1691,463 @@ mod tests {
         );
         assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
         assert_eq!(t.plans[0].intent, INPUT_NOT_RECORDED);
+    }
+
+    /// The messages are read typed (tester 9 T9-14), with what the tree reading made of each
+    /// shape: a number among the messages (serde_json hands it over as a map) is not a
+    /// message, as text and as a value; a message whose `content` is there but holds no
+    /// text is passed over for an earlier one (its `parts` unread); the placeholders are
+    /// not recorded; the metadata's alias names the caller; a refusal is a refusal.
+    #[test]
+    fn messages_of_every_shape_read_as_the_tree_read_them() {
+        let base = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00"});
+        let row = |field: &str, v: Value| {
+            let mut row = base.clone();
+            row[field] = v;
+            row
+        };
+        for messages in [
+            json!("[{\"role\":\"user\",\"content\":\"x\"}, 5.0]"),
+            json!([{"role": "user", "content": "x"}, 5]),
+        ] {
+            let err = litellm_row("f: row 1", &row("messages", messages))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("field 'messages' item 2 is 5"), "{err}");
+        }
+        let err = litellm_row(
+            "f: row 1",
+            &row("messages", json!("12345678901234567890123")),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with("field 'messages' is 12345678901234567890123, not a list of messages"),
+            "{err}"
+        );
+        // A number past 64 bits (a value hands it over as a u128) read past anywhere.
+        let wide: Value = serde_json::from_str(
+            r#"[{"role": "user", "content": "wide", "n": 123456789012345678901,
+                "parts": [123456789012345678901]}]"#,
+        )
+        .unwrap();
+        let mut r = row("messages", wide.clone());
+        r["metadata"] = json!({"n": wide.clone()});
+        r["response"] = json!({"n": wide, "choices": []});
+        let p = litellm_row("f: row 1", &r).unwrap();
+        assert_eq!(p.intent, "wide");
+        let passed_over = json!([{"role": "user", "content": "first"},
+            {"role": "user", "content": null, "parts": [{"type": "text", "content": "p"}]},
+            {"role": "assistant", "content": "not the user"}]);
+        for messages in [passed_over.clone(), json!(passed_over.to_string())] {
+            let p = litellm_row("f: row 1", &row("messages", messages)).unwrap();
+            assert_eq!(p.intent, "first");
+        }
+        let parts = json!([{"role": "user", "parts": [{"type": "text", "content": " a"},
+            {"type": "image", "url": "u"}, {"text": "b "}, {"content": 5, "text": "c"}]}]);
+        let p = litellm_row("f: row 1", &row("messages", parts)).unwrap();
+        assert_eq!(p.intent, "a\nb");
+        for placeholder in [
+            json!("{}"),
+            json!("[]"),
+            json!({}),
+            json!("  "),
+            Value::Null,
+        ] {
+            let p = litellm_row("f: row 1", &row("messages", placeholder)).unwrap();
+            assert_eq!(p.intent, INPUT_NOT_RECORDED);
+        }
+        let mut r = row(
+            "metadata",
+            json!("{\"user_api_key_alias\": \"team-a\", \"x\": [1]}"),
+        );
+        r["response"] = json!({"choices": [{"finish_reason": "stop", "message": {
+            "content": "", "refusal": "I will not", "reasoning_content": "why"}}, 7]});
+        let p = litellm_row("f: row 1", &r).unwrap();
+        assert_eq!(p.caller, "team-a");
+        assert_eq!(p.failure_class.as_deref(), Some("refused"));
+        assert_eq!(p.finish_reason.as_deref(), Some("stop"));
+        // The output's text parts joined, its finish reason the first a message gives.
+        let out = json!([{"role": "assistant", "parts": [{"type": "text", "content": "no"},
+            {"type": "text", "content": "plan"}]}, {"finish_reason": "stop"},
+            {"finish_reason": "length"}]);
+        let attrs = json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": out.to_string()}},
+        ]);
+        let text = line(vec![span("aa", "01", S, attrs)]);
+        let t = read_otel("f", [(1, text.as_str())]).unwrap();
+        assert_eq!(t.plans[0].raw_response.as_deref(), Some("no\nplan"));
+        assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
+        assert_eq!(t.plans[0].failure_class.as_deref(), Some("no_plan"));
+    }
+
+    /// The reading of messages before they were read typed (tester 9 T9-14): the tree
+    /// walks, kept here as the reference the typed reader is held to.
+    mod tree {
+        use serde_json::Value;
+
+        use crate::core::failure::{Reply, ToolCall, tool_calls_of};
+
+        pub fn text_of(content: &Value) -> Option<String> {
+            match content {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(parts) => {
+                    let texts: Vec<&str> = parts
+                        .iter()
+                        .filter_map(|p| {
+                            p.get("content")
+                                .or_else(|| p.get("text"))
+                                .and_then(Value::as_str)
+                        })
+                        .collect();
+                    (!texts.is_empty()).then(|| texts.join("\n"))
+                }
+                _ => None,
+            }
+        }
+
+        /// The placeholders read as nothing recorded; `Err` for text that is not JSON.
+        pub fn recorded(v: &Value) -> Result<Option<Value>, ()> {
+            let value = match v {
+                Value::Null => return Ok(None),
+                Value::String(s) if s.trim().is_empty() => return Ok(None),
+                Value::String(s) => serde_json::from_str(s).map_err(|_| ())?,
+                other => other.clone(),
+            };
+            let placeholder = match &value {
+                Value::Null => true,
+                Value::Object(o) => o.is_empty(),
+                Value::Array(a) => a.is_empty(),
+                _ => false,
+            };
+            Ok((!placeholder).then_some(value))
+        }
+
+        /// The last user text, or the error's words.
+        pub fn intent(messages: Option<Value>) -> Result<Option<String>, String> {
+            let Some(messages) = messages else {
+                return Ok(None);
+            };
+            let Value::Array(list) = &messages else {
+                return Err(format!("is {}", super::super::messages::shown(&messages)));
+            };
+            if let Some((i, item)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
+                return Err(format!(
+                    "item {} is {}",
+                    i + 1,
+                    super::super::messages::shown(item)
+                ));
+            }
+            Ok(list
+                .iter()
+                .rev()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .find_map(|m| {
+                    m.get("content")
+                        .or_else(|| m.get("parts"))
+                        .and_then(text_of)
+                }))
+        }
+
+        /// A GenAI output list: text, first finish reason, tool calls (`None`: not recorded).
+        pub fn output(output: Option<Value>) -> Option<Reply> {
+            let Some(Value::Array(messages)) = output else {
+                return None;
+            };
+            let mut reply = Reply::default();
+            let mut text = Vec::new();
+            for m in &messages {
+                if reply.finish_reason.is_none() {
+                    reply.finish_reason = m
+                        .get("finish_reason")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                }
+                for part in m
+                    .get("parts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("text") => text.extend(part.get("content").and_then(Value::as_str)),
+                        Some("tool_call") => reply.tool_calls.push(ToolCall {
+                            id: part.get("id").and_then(Value::as_str).map(str::to_string),
+                            name: part
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string(),
+                            arguments: match part.get("arguments") {
+                                Some(Value::String(s)) => s.clone(),
+                                Some(Value::Null) | None => String::new(),
+                                Some(v) => v.to_string(),
+                            },
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            if !text.is_empty() {
+                reply.content = Some(text.join("\n"));
+            }
+            Some(reply)
+        }
+
+        /// A chat completion's first choice as a reply (`None`: no choice).
+        pub fn completion(response: Option<Value>) -> Option<Reply> {
+            let response = response?;
+            let choice = response.get("choices")?.as_array()?.first()?;
+            let message = choice.get("message");
+            Some(Reply {
+                content: message.and_then(|m| m.get("content")).and_then(text_of),
+                reasoning: message
+                    .and_then(|m| m.get("reasoning_content"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                refusal: message
+                    .and_then(|m| m.get("refusal"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                finish_reason: choice
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                tool_calls: message.map(tool_calls_of).unwrap_or_default(),
+                usage: None,
+                id: None,
+            })
+        }
+    }
+
+    /// Any of a few JSON values of every shape the messages' fields meet.
+    fn scalar() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!(5)),
+            Just(json!(2.5)),
+            Just(serde_json::from_str::<Value>("123456789012345678901234567890").unwrap()),
+            Just(json!("")),
+            Just(json!("  ")),
+            Just(json!("user")),
+            Just(json!("text")),
+            Just(json!("tool_call")),
+            Just(json!("hé \n ok")),
+            Just(json!("{\"q\": [1, 2]}")),
+            Just(json!("not json")),
+            Just(json!({})),
+            Just(json!([])),
+            Just(json!({"q": [1, {"r": null}]})),
+        ]
+    }
+
+    /// A JSON value built of objects with the messages' keys, lists and [`scalar`]s.
+    fn shaped() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        const KEYS: &[&str] = &[
+            "role",
+            "content",
+            "parts",
+            "text",
+            "type",
+            "id",
+            "name",
+            "arguments",
+            "finish_reason",
+            "choices",
+            "message",
+            "tool_calls",
+            "function",
+            "refusal",
+            "reasoning_content",
+            "other",
+        ];
+        scalar().prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    /// An object of some of `entries` (each a key and its value's strategy).
+    fn object_of(
+        entries: Vec<proptest::strategy::BoxedStrategy<(&'static str, Value)>>,
+    ) -> proptest::strategy::BoxedStrategy<Value> {
+        use proptest::prelude::*;
+        prop::collection::vec(proptest::strategy::Union::new(entries), 0..6)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+            .boxed()
+    }
+
+    fn entry(
+        key: &'static str,
+        values: impl proptest::strategy::Strategy<Value = Value> + 'static,
+    ) -> proptest::strategy::BoxedStrategy<(&'static str, Value)> {
+        use proptest::prelude::*;
+        values.prop_map(move |v| (key, v)).boxed()
+    }
+
+    /// Message lists and completions in the shapes the sources write, and near misses.
+    fn message_like() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = || {
+            prop_oneof![
+                Just(json!("hi")),
+                Just(json!(" two words ")),
+                Just(json!("")),
+                Just(json!(5)),
+                Just(Value::Null),
+            ]
+        };
+        let args = || {
+            prop_oneof![
+                Just(json!({"q": 1})),
+                Just(json!("{\"q\": 1}")),
+                Just(json!("not json")),
+                Just(json!([1, 2])),
+                Just(Value::Null),
+            ]
+        };
+        let part = object_of(vec![
+            entry(
+                "type",
+                prop_oneof![
+                    Just(json!("text")),
+                    Just(json!("tool_call")),
+                    Just(json!("image")),
+                    Just(json!(5))
+                ],
+            ),
+            entry("content", text()),
+            entry("text", text()),
+            entry("id", prop_oneof![Just(json!("c1")), Just(json!(7))]),
+            entry(
+                "name",
+                prop_oneof![Just(json!("fs.search")), Just(Value::Null)],
+            ),
+            entry("arguments", args()),
+        ]);
+        let parts = prop::collection::vec(prop_oneof![6 => part, 1 => scalar()], 0..4)
+            .prop_map(Value::Array)
+            .boxed();
+        let function = object_of(vec![
+            entry("name", prop_oneof![Just(json!("fs.read")), Just(json!(3))]),
+            entry("arguments", args()),
+        ]);
+        let call = prop_oneof![
+            object_of(vec![
+                entry("id", prop_oneof![Just(json!("c2")), Just(Value::Null)]),
+                entry("type", Just(json!("function"))),
+                entry("function", prop_oneof![function, scalar()]),
+                entry("name", Just(json!("top.name"))),
+                entry("arguments", args()),
+            ]),
+            scalar(),
+        ];
+        let calls = prop::collection::vec(call, 0..4).prop_map(Value::Array);
+        let content = prop_oneof![text(), parts.clone(), Just(json!({}))];
+        let message = object_of(vec![
+            entry(
+                "role",
+                prop_oneof![
+                    3 => Just(json!("user")),
+                    1 => Just(json!("assistant")),
+                    1 => Just(json!(5))
+                ],
+            ),
+            entry("content", content),
+            entry("parts", prop_oneof![parts, text()]),
+            entry(
+                "finish_reason",
+                prop_oneof![Just(json!("stop")), Just(json!("length")), Just(json!(5))],
+            ),
+            entry("tool_calls", prop_oneof![calls, scalar()]),
+            entry("refusal", text()),
+            entry("reasoning_content", text()),
+            entry("other", scalar()),
+        ]);
+        let messages =
+            prop::collection::vec(prop_oneof![12 => message.clone(), 1 => scalar()], 0..5)
+                .prop_map(Value::Array);
+        let choice = prop_oneof![
+            8 => object_of(vec![
+                entry("message", prop_oneof![message, scalar()]),
+                entry("finish_reason", prop_oneof![Just(json!("tool_calls")), Just(json!(1))]),
+                entry("index", Just(json!(0))),
+            ]),
+            1 => scalar(),
+        ];
+        let completion = object_of(vec![
+            entry(
+                "choices",
+                prop_oneof![
+                    4 => prop::collection::vec(choice, 0..3).prop_map(Value::Array),
+                    1 => scalar()
+                ],
+            ),
+            entry("id", Just(json!("x"))),
+        ]);
+        prop_oneof![3 => messages, 2 => completion, 1 => shaped()]
+    }
+
+    fn calls(c: &[crate::core::failure::ToolCall]) -> Vec<(Option<String>, String, String)> {
+        c.iter()
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4_000))]
+
+        /// The typed reader reads every shape as the tree walks did, given as a value and
+        /// as its JSON text: the intent (or the error), a GenAI output list, a completion.
+        #[test]
+        fn the_typed_reader_reads_every_shape_as_the_tree_did(v in message_like()) {
+            for given in [v.clone(), Value::String(v.to_string())] {
+                let Ok(recorded) = tree::recorded(&given) else {
+                    // Text that is not JSON: an error for each reader, as it was.
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), InputMessages).is_err());
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), OutputMessages).is_err());
+                    proptest::prop_assert!(read_recorded("p", "w", Some(&given), Completion).is_err());
+                    continue;
+                };
+                let want = tree::intent(recorded.clone());
+                let got = match read_recorded("p", "w", Some(&given), InputMessages).unwrap() {
+                    None => Ok(None),
+                    Some(Input::Messages(text)) => Ok(text),
+                    Some(Input::NotAList(shown)) => Err(format!("is {shown}")),
+                    Some(Input::NotAMessage(i, shown)) => Err(format!("item {i} is {shown}")),
+                };
+                proptest::prop_assert_eq!(&got, &want, "input {}", given);
+
+                let want = tree::output(recorded.clone());
+                let got = read_recorded("p", "w", Some(&given), OutputMessages).unwrap();
+                proptest::prop_assert_eq!(got.is_some(), want.is_some(), "output {}", given);
+                if let (Some(got), Some(want)) = (got, want) {
+                    proptest::prop_assert_eq!(&got.text, &want.content);
+                    proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(calls(&got.calls.kept), calls(&want.tool_calls));
+                }
+
+                let want = tree::completion(recorded);
+                let got = read_recorded("p", "w", Some(&given), Completion).unwrap();
+                proptest::prop_assert_eq!(got.is_some(), want.is_some(), "completion {}", given);
+                if let (Some(got), Some(want)) = (got, want) {
+                    let m = got.message.unwrap_or_default();
+                    proptest::prop_assert_eq!(&m.content, &want.content, "{}", given);
+                    proptest::prop_assert_eq!(&m.reasoning, &want.reasoning);
+                    proptest::prop_assert_eq!(&m.refusal, &want.refusal);
+                    proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(calls(&m.calls.kept), calls(&want.tool_calls));
+                }
+            }
+        }
     }
 }

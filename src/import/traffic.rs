@@ -2,14 +2,13 @@
 //! [`crate::core::traffic`]: OTLP JSON spans (`import traces`) and LiteLLM spend logs
 //! (`import litellm`).
 
-use serde::de::{Deserializer as _, Error as _, SeqAccess, Visitor};
-use serde_json::Value;
+use serde::de::{DeserializeSeed, Deserializer as _, Error as _, SeqAccess, Visitor};
 use std::io::{BufRead, Read};
 use std::path::Path;
 
 use crate::core::error::CoreError;
 use crate::core::history::PlanRecord;
-use crate::core::traffic::{OtelReader, StreamRead, litellm_row};
+use crate::core::traffic::{OtelReader, RowOf, SpendRow, StreamRead, spend_row};
 use crate::exit::bad_input;
 
 /// OpenTelemetry GenAI spans, one OTLP JSON `{"resourceSpans":[…]}` object per line, read as
@@ -78,15 +77,16 @@ fn spend_log_rows(
         let reader = std::io::BufReader::with_capacity(1 << 16, reader);
         let mut recent = Recent::new(reader);
         let mut de = serde_json::Deserializer::from_reader(&mut recent);
-        let mut each = |row: usize, value: Value| -> anyhow::Result<()> {
+        let mut each = |row: usize, position: &str, read: SpendRow| -> anyhow::Result<()> {
             rows = row;
-            plan(litellm_row(&format!("{origin}: row {row}"), &value)?)?;
+            plan(spend_row(position, read)?)?;
             if row.is_multiple_of(10_000) {
                 progress(row);
             }
             Ok(())
         };
         let mut visitor = Rows {
+            origin,
             each: &mut each,
             refused: None,
         };
@@ -108,10 +108,16 @@ fn spend_log_rows(
         })?;
     } else {
         super::for_each_line(origin, reader, &mut progress, |line, text| {
-            let value: Value = serde_json::from_str(text)
-                .map_err(|e| CoreError::json_line(origin, line, text, &e))?;
+            let position = format!("{origin}: line {line}");
+            let mut de = serde_json::Deserializer::from_str(text);
+            let read = RowOf {
+                position: &position,
+            }
+            .deserialize(&mut de)
+            .and_then(|read| de.end().map(|()| read))
+            .map_err(|e| CoreError::json_line(origin, line, text, &e))?;
             rows += 1;
-            plan(litellm_row(&format!("{origin}: line {line}"), &value)?)
+            plan(spend_row(&position, read)?)
         })?;
     }
     Ok(rows)
@@ -153,10 +159,12 @@ impl<R: Read> Read for Recent<R> {
     }
 }
 
-/// The elements of a JSON array handed one at a time to `each` (1-based) as the parser
-/// reaches them; what `each` refuses is kept in `refused` and stops the parse.
+/// The elements of a JSON array, each read as a row ([`RowOf`], named `ORIGIN: row N`) and
+/// handed one at a time to `each` (1-based) as the parser reaches them; what `each` refuses
+/// is kept in `refused` and stops the parse.
 struct Rows<'a> {
-    each: &'a mut dyn FnMut(usize, Value) -> anyhow::Result<()>,
+    origin: &'a str,
+    each: &'a mut dyn FnMut(usize, &str, SpendRow) -> anyhow::Result<()>,
     refused: Option<anyhow::Error>,
 }
 
@@ -169,9 +177,16 @@ impl<'de> Visitor<'de> for &mut Rows<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut n = 0usize;
-        while let Some(value) = seq.next_element::<Value>()? {
+        loop {
+            let position = format!("{}: row {}", self.origin, n + 1);
+            let Some(read) = seq.next_element_seed(RowOf {
+                position: &position,
+            })?
+            else {
+                break;
+            };
             n += 1;
-            if let Err(e) = (self.each)(n, value) {
+            if let Err(e) = (self.each)(n, &position, read) {
                 self.refused = Some(e);
                 return Err(A::Error::custom("row refused"));
             }
@@ -183,6 +198,7 @@ impl<'de> Visitor<'de> for &mut Rows<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use std::cell::Cell;
     use std::rc::Rc;
 

@@ -74,6 +74,11 @@ pub struct ImportReport {
     /// `import traces`: `execute_tool` spans that started before every chat span of their
     /// trace, so linked to no plan.
     pub before_every_chat: usize,
+    /// `import traces` / `import litellm`: plans whose answer held more tool calls than a
+    /// plan holds steps ([`PLAN_STEPS`](crate::core::bounds::PLAN_STEPS)): no plan, the first
+    /// that many kept in its answer and the rest read past, counted there
+    /// ([`TOOL_CALLS_NOT_KEPT`](crate::core::traffic::TOOL_CALLS_NOT_KEPT)).
+    pub tool_calls_cut: usize,
 }
 
 impl ImportReport {

@@ -111,6 +111,13 @@ impl HistoryStore {
         {
             let mut insert = PlanInserter::new(&tx)?;
             let mut sink = |plan: PlanRecord| -> anyhow::Result<()> {
+                if plan
+                    .answer
+                    .as_ref()
+                    .is_some_and(|a| a.get(crate::core::traffic::TOOL_CALLS_NOT_KEPT).is_some())
+                {
+                    report.tool_calls_cut += 1;
+                }
                 // The command names the source; the record carries it into the store.
                 let plan = PlanRecord {
                     source: origin,

@@ -1,0 +1,1109 @@
+//! The messages a gateway's traffic records carry, read typed (tester 9 T9-14): an
+//! OpenTelemetry chat span's `gen_ai.input.messages` / `gen_ai.output.messages` and a LiteLLM
+//! spend log's `messages` / `response`, recorded as JSON text (most instrumentations, a
+//! database export) or as values. Parsed whole into a `serde_json::Value` tree they cost
+//! 22–46× their text (1.1 GB for a 50 MB list of tiny parts); read here by serde visitors,
+//! only what a plan's reading uses is kept — roles, the last user message's text, the
+//! answer's text, finish reason and refusal, tool-call names and arguments — and the rest is
+//! read past (still checked as JSON: syntax, nesting, lone surrogates, as [`Skip`] checks).
+//!
+//! Both sources share one reading of each part: [`TextOf`] for a message's text (a string, or
+//! the text parts of a list), [`Calls`] for tool calls. Tool calls past
+//! [`bounds::PLAN_STEPS`] are counted and read past, never built: an answer with more is no
+//! plan whatever they hold (the count is kept in the plan's answer and the import says so).
+//! Each kept call's arguments are a value only while that call is read, then the text a live
+//! reply carries (`ToolCall::arguments`), as before.
+//!
+//! What a value of another shape than expected gives is what the tree reading gave: a
+//! message list that is not a list, or an item that is not an object, is an error naming the
+//! record and the field; elsewhere a value of another shape is taken as absent.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::{Skip, content_error};
+use crate::core::bounds;
+use crate::core::error::CoreError;
+use crate::core::failure::ToolCall;
+
+/// The key under which serde_json (with `arbitrary_precision`) hands a number to a visitor:
+/// a one-entry map, the number's text its value.
+const NUMBER: &str = "$serde_json::private::Number";
+
+/// A visitor's scalars and null, read and `$absent` kept.
+macro_rules! scalars_absent {
+    ($absent:expr) => {
+        fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's strings, read and `$absent` kept.
+macro_rules! str_absent {
+    ($absent:expr) => {
+        fn visit_str<Er: de::Error>(self, _: &str) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's lists, read through and `$absent` kept.
+macro_rules! seq_absent {
+    ($absent:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's objects, read through and `$absent` kept.
+macro_rules! map_absent {
+    ($absent:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's scalars (not null) as `self.scalar(shown)`: the value as an error shows it.
+macro_rules! scalars_shown {
+    () => {
+        fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
+            Ok(self.scalar(shown(&Value::Bool(v))))
+        }
+        fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
+            Ok(self.scalar(shown(&Value::from(v))))
+        }
+        fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
+            Ok(self.scalar(shown(&Value::from(v))))
+        }
+        fn visit_i128<Er: de::Error>(self, v: i128) -> Result<Self::Value, Er> {
+            Ok(self.scalar(clipped(&v.to_string())))
+        }
+        fn visit_u128<Er: de::Error>(self, v: u128) -> Result<Self::Value, Er> {
+            Ok(self.scalar(clipped(&v.to_string())))
+        }
+        fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
+            Ok(self.scalar(shown(&Value::from(v))))
+        }
+        fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+            Ok(self.scalar(shown(&Value::String(v.to_string()))))
+        }
+    };
+}
+
+/// What a value is, for an error: `42`, `"text"` (clipped), `an object`, `a list`.
+pub(super) fn shown(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "an object".into(),
+        Value::Array(_) => "a list".into(),
+        other => clipped(&other.to_string()),
+    }
+}
+
+fn clipped(text: &str) -> String {
+    crate::core::text::clip(text, 40)
+}
+
+/// What reads a recorded value ([`Recorded`]): a visitor of it, and a seed for its text.
+pub(super) trait Reads<T>:
+    for<'x> Visitor<'x, Value = Option<T>> + for<'x> DeserializeSeed<'x, Value = Option<T>>
+{
+}
+
+impl<T, S> Reads<T> for S where
+    S: for<'x> Visitor<'x, Value = Option<T>> + for<'x> DeserializeSeed<'x, Value = Option<T>>
+{
+}
+
+/// A JSON value recorded as itself or as its JSON text (a spend log column, the proxy's
+/// database export writing them as text; a span attribute, most instrumentations writing
+/// them as strings), read by `seed` ([`Recorded`]) from a value already read.
+pub(super) fn read_recorded<T, S>(
+    position: &str,
+    what: &str,
+    v: Option<&Value>,
+    seed: S,
+) -> Result<Option<T>, CoreError>
+where
+    S: Reads<T>,
+{
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    Recorded::new(position, what, seed)
+        .deserialize(v)
+        .map_err(|e| content_error(position.to_string(), format!("{what}: {e}")))?
+}
+
+/// A JSON value recorded as itself or as its JSON text, read by `seed` as the parser
+/// reaches it: a value is `seed`'s to read; a string is JSON text, parsed by `seed` (never a
+/// tree of it, never a copy of the text). Null and empty text are `None`, and so is what
+/// `seed` takes for the empty placeholder (`{}`, `[]`: content not stored); text that is not
+/// JSON is an error naming the position and `what` (`field 'messages'`, `attribute
+/// 'gen_ai.input.messages'`), never passed over: kept as the read's value, for its reader to
+/// raise where it reads that field.
+pub(super) struct Recorded<'p, T, S> {
+    position: &'p str,
+    what: &'p str,
+    seed: S,
+    read: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'p, T, S: Reads<T>> Recorded<'p, T, S> {
+    pub(super) fn new(position: &'p str, what: &'p str, seed: S) -> Self {
+        Recorded {
+            position,
+            what,
+            seed,
+            read: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, T, S> DeserializeSeed<'de> for Recorded<'_, T, S>
+where
+    S: Reads<T>,
+{
+    type Value = Result<Option<T>, CoreError>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, T, S> Visitor<'de> for Recorded<'_, T, S>
+where
+    S: Reads<T>,
+{
+    type Value = Result<Option<T>, CoreError>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.seed.expecting(f)
+    }
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+        Ok(Ok(None))
+    }
+
+    fn visit_str<Er: de::Error>(self, text: &str) -> Result<Self::Value, Er> {
+        if text.trim().is_empty() {
+            return Ok(Ok(None));
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        Ok(self
+            .seed
+            .deserialize(&mut de)
+            .and_then(|read| de.end().map(|()| read))
+            .map_err(|e| CoreError::json_within(self.position, self.what, text, &e)))
+    }
+
+    fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
+        self.seed.visit_bool(v).map(Ok)
+    }
+
+    fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
+        self.seed.visit_i64(v).map(Ok)
+    }
+
+    fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
+        self.seed.visit_u64(v).map(Ok)
+    }
+
+    fn visit_i128<Er: de::Error>(self, v: i128) -> Result<Self::Value, Er> {
+        self.seed.visit_i128(v).map(Ok)
+    }
+
+    fn visit_u128<Er: de::Error>(self, v: u128) -> Result<Self::Value, Er> {
+        self.seed.visit_u128(v).map(Ok)
+    }
+
+    fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
+        self.seed.visit_f64(v).map(Ok)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.seed.visit_seq(seq).map(Ok)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.seed.visit_map(map).map(Ok)
+    }
+}
+
+/// An object's key as its index among `names` (`None`: another key), not copied.
+#[derive(Clone, Copy)]
+struct KeyIn(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIn {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIn {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<Er: de::Error>(self, key: &str) -> Result<Self::Value, Er> {
+        Ok(self.0.iter().position(|n| *n == key))
+    }
+}
+
+/// A string value, or `None` for any other (read through).
+struct StrOrNone;
+
+impl<'de> DeserializeSeed<'de> for StrOrNone {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrOrNone {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    scalars_absent!(None);
+    seq_absent!(None);
+    map_absent!(None);
+
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok(Some(v.to_string()))
+    }
+
+    fn visit_string<Er: de::Error>(self, v: String) -> Result<Self::Value, Er> {
+        Ok(Some(v))
+    }
+}
+
+/// The text of a message's content (OpenAI `content`, GenAI `parts`): a string, or the text
+/// of the parts of a list (each part's `content`, else its `text`) joined by line breaks;
+/// `None` for anything else, or a list without text.
+pub(super) struct TextOf;
+
+impl<'de> DeserializeSeed<'de> for TextOf {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextOf {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message's content")
+    }
+
+    scalars_absent!(None);
+    map_absent!(None);
+
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok(Some(v.to_string()))
+    }
+
+    fn visit_string<Er: de::Error>(self, v: String) -> Result<Self::Value, Er> {
+        Ok(Some(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut text: Option<String> = None;
+        while let Some(part) = seq.next_element_seed(PartText)? {
+            if let Some(part) = part {
+                match &mut text {
+                    Some(text) => {
+                        text.push('\n');
+                        text.push_str(&part);
+                    }
+                    None => text = Some(part),
+                }
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// One part of a content list: its `content` when it has one (and that is a string), else
+/// its `text`.
+struct PartText;
+
+impl<'de> DeserializeSeed<'de> for PartText {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PartText {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a part")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    seq_absent!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut content, mut text) = (None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["content", "text"]))? {
+            match key {
+                Some(0) => content = Some(map.next_value_seed(StrOrNone)?),
+                Some(_) => text = Some(map.next_value_seed(StrOrNone)?),
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(match content {
+            Some(content) => content,
+            None => text.flatten(),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Input: the user's intent
+
+/// A message list as the intent reads it.
+#[derive(Debug)]
+pub(super) enum Input {
+    /// A list of messages: the text of its last user message that has any (untrimmed).
+    Messages(Option<String>),
+    /// Not a list: the value as shown.
+    NotAList(String),
+    /// Item `n` (1-based) is not a message: the first such, as shown.
+    NotAMessage(usize, String),
+}
+
+/// A message list (OpenAI `content`, or GenAI `parts`), read for its last user message's
+/// text; `None` for the placeholders (null, `{}`, `[]`).
+pub(super) struct InputMessages;
+
+impl<'de> DeserializeSeed<'de> for InputMessages {
+    type Value = Option<Input>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl InputMessages {
+    fn scalar(self, shown: String) -> Option<Input> {
+        Some(Input::NotAList(shown))
+    }
+}
+
+impl<'de> Visitor<'de> for InputMessages {
+    type Value = Option<Input>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+
+    scalars_shown!();
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let shown = match map.next_key_seed(KeyIn(&[NUMBER]))? {
+            None => return Ok(None),
+            Some(Some(_)) => clipped(&map.next_value::<String>()?),
+            Some(None) => {
+                map.next_value::<Skip>()?;
+                "an object".to_string()
+            }
+        };
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Some(Input::NotAList(shown)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = 0usize;
+        let mut last = None;
+        while let Some(item) = seq.next_element_seed(InputMessage)? {
+            items += 1;
+            match item {
+                Item::Message { user, text } => {
+                    if user && text.is_some() {
+                        last = text;
+                    }
+                }
+                Item::Not(shown) => {
+                    // The first is told; the rest is still read (checked as JSON).
+                    while seq.next_element::<Skip>()?.is_some() {}
+                    return Ok(Some(Input::NotAMessage(items, shown)));
+                }
+            }
+        }
+        Ok((items > 0).then_some(Input::Messages(last)))
+    }
+}
+
+/// One item of an input message list.
+enum Item {
+    /// A message: whether its role is `user`, and its text.
+    Message { user: bool, text: Option<String> },
+    /// Not an object: as shown.
+    Not(String),
+}
+
+struct InputMessage;
+
+impl<'de> DeserializeSeed<'de> for InputMessage {
+    type Value = Item;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl InputMessage {
+    fn scalar(self, shown: String) -> Item {
+        Item::Not(shown)
+    }
+}
+
+impl<'de> Visitor<'de> for InputMessage {
+    type Value = Item;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message")
+    }
+
+    scalars_shown!();
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+        Ok(Item::Not(shown(&Value::Null)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Item::Not("a list".to_string()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut role = None;
+        // `content` when the message has it (whatever it holds), else `parts`.
+        let (mut content, mut parts) = (None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["role", "content", "parts", NUMBER]))? {
+            match key {
+                Some(0) => role = map.next_value_seed(StrOrNone)?,
+                Some(1) => content = Some(map.next_value_seed(TextOf)?),
+                Some(2) => parts = Some(map.next_value_seed(TextOf)?),
+                Some(_) => {
+                    let number = map.next_value::<String>()?;
+                    while map.next_entry::<Skip, Skip>()?.is_some() {}
+                    return Ok(Item::Not(clipped(&number)));
+                }
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(Item::Message {
+            user: role.as_deref() == Some("user"),
+            text: match content {
+                Some(text) => text,
+                None => parts.flatten(),
+            },
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tool calls
+
+/// An answer's tool calls, in order: the first [`bounds::PLAN_STEPS`] kept, the rest
+/// counted and read past.
+#[derive(Debug, Default)]
+pub(super) struct Calls {
+    pub kept: Vec<ToolCall>,
+    pub not_kept: usize,
+}
+
+impl Calls {
+    /// Whether another call would be past the bound (read past, its arguments not built).
+    fn full(&self) -> bool {
+        self.kept.len() >= bounds::PLAN_STEPS
+    }
+
+    fn push(&mut self, call: ToolCall) {
+        if self.full() {
+            self.not_kept += 1;
+        } else {
+            self.kept.push(call);
+        }
+    }
+}
+
+/// A call's arguments as a live reply carries them: the text as written when they are a
+/// string, none when absent or null, else the value written out as JSON.
+fn arguments_text(arguments: Option<Value>) -> String {
+    match arguments {
+        Some(Value::String(s)) => s,
+        Some(Value::Null) | None => String::new(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// A call's arguments: the value, or read past (`None`) when the call is not kept.
+fn arguments<'de, A: MapAccess<'de>>(map: &mut A, keep: bool) -> Result<Option<Value>, A::Error> {
+    if keep {
+        map.next_value::<Value>().map(Some)
+    } else {
+        map.next_value::<Skip>().map(|_| None)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output: a GenAI output message list (OpenTelemetry)
+
+/// What a GenAI output message list holds: its text parts joined by line breaks, the first
+/// finish reason a message gives, and its tool calls.
+#[derive(Debug, Default)]
+pub(super) struct Output {
+    pub text: Option<String>,
+    pub finish_reason: Option<String>,
+    pub calls: Calls,
+}
+
+/// `gen_ai.output.messages`: a list of `{role, parts, finish_reason}`; `None` for the
+/// placeholders and for a value that is not a list (no output recorded).
+pub(super) struct OutputMessages;
+
+impl<'de> DeserializeSeed<'de> for OutputMessages {
+    type Value = Option<Output>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OutputMessages {
+    type Value = Option<Output>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of messages")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    map_absent!(None);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Output::default();
+        let mut items = 0usize;
+        while seq.next_element_seed(OutputMessage(&mut out))?.is_some() {
+            items += 1;
+        }
+        Ok((items > 0).then_some(out))
+    }
+}
+
+struct OutputMessage<'a>(&'a mut Output);
+
+impl<'de> DeserializeSeed<'de> for OutputMessage<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OutputMessage<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message")
+    }
+
+    scalars_absent!(());
+    str_absent!(());
+    seq_absent!(());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut finish = None;
+        while let Some(key) = map.next_key_seed(KeyIn(&["finish_reason", "parts"]))? {
+            match key {
+                Some(0) => finish = map.next_value_seed(StrOrNone)?,
+                Some(_) => map.next_value_seed(OutputParts(&mut *self.0))?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        if self.0.finish_reason.is_none() {
+            self.0.finish_reason = finish;
+        }
+        Ok(())
+    }
+}
+
+/// A message's `parts`: text parts and tool calls, each taken as read.
+struct OutputParts<'a>(&'a mut Output);
+
+impl<'de> DeserializeSeed<'de> for OutputParts<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OutputParts<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of parts")
+    }
+
+    scalars_absent!(());
+    str_absent!(());
+    map_absent!(());
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(OutputPart(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// One part: `{"type":"text","content":…}` or `{"type":"tool_call","id","name","arguments"}`.
+struct OutputPart<'a>(&'a mut Output);
+
+impl<'de> DeserializeSeed<'de> for OutputPart<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OutputPart<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a part")
+    }
+
+    scalars_absent!(());
+    str_absent!(());
+    seq_absent!(());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let keep = !self.0.calls.full();
+        let (mut kind, mut content, mut id, mut name, mut args) = (None, None, None, None, None);
+        while let Some(key) =
+            map.next_key_seed(KeyIn(&["type", "content", "id", "name", "arguments"]))?
+        {
+            match key {
+                Some(0) => kind = map.next_value_seed(StrOrNone)?,
+                Some(1) => content = map.next_value_seed(StrOrNone)?,
+                Some(2) => id = map.next_value_seed(StrOrNone)?,
+                Some(3) => name = map.next_value_seed(StrOrNone)?,
+                Some(_) => args = arguments(&mut map, keep)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        match kind.as_deref() {
+            Some("text") => {
+                if let Some(content) = content {
+                    match &mut self.0.text {
+                        Some(text) => {
+                            text.push('\n');
+                            text.push_str(&content);
+                        }
+                        None => self.0.text = Some(content),
+                    }
+                }
+            }
+            Some("tool_call") => self.0.calls.push(ToolCall {
+                id,
+                name: name.unwrap_or_default(),
+                arguments: arguments_text(args),
+            }),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output: a chat completion (a LiteLLM spend log's `response`)
+
+/// A chat completion's first choice.
+#[derive(Debug, Default)]
+pub(super) struct Choice {
+    pub finish_reason: Option<String>,
+    pub message: Option<ChoiceMessage>,
+}
+
+/// A choice's message: what a live reply reads of one.
+#[derive(Debug, Default)]
+pub(super) struct ChoiceMessage {
+    pub content: Option<String>,
+    pub reasoning: Option<String>,
+    pub refusal: Option<String>,
+    pub calls: Calls,
+}
+
+/// A chat completion (`{"choices":[{"message":…, "finish_reason":…}]}`): its first choice;
+/// `None` when it has none (or is a placeholder, or of another shape).
+pub(super) struct Completion;
+
+impl<'de> DeserializeSeed<'de> for Completion {
+    type Value = Option<Choice>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Completion {
+    type Value = Option<Choice>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a chat completion")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    seq_absent!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut choice = None;
+        while let Some(key) = map.next_key_seed(KeyIn(&["choices"]))? {
+            match key {
+                Some(_) => choice = map.next_value_seed(FirstChoice)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(choice)
+    }
+}
+
+/// `choices`: its first element, whatever it is (one that is not an object is a choice
+/// without a message); the rest read past.
+struct FirstChoice;
+
+impl<'de> DeserializeSeed<'de> for FirstChoice {
+    type Value = Option<Choice>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FirstChoice {
+    type Value = Option<Choice>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of choices")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    map_absent!(None);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let first = seq.next_element_seed(ChoiceOf)?;
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(first)
+    }
+}
+
+struct ChoiceOf;
+
+impl<'de> DeserializeSeed<'de> for ChoiceOf {
+    type Value = Choice;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ChoiceOf {
+    type Value = Choice;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a choice")
+    }
+
+    scalars_absent!(Choice::default());
+    str_absent!(Choice::default());
+    seq_absent!(Choice::default());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut choice = Choice::default();
+        while let Some(key) = map.next_key_seed(KeyIn(&["message", "finish_reason"]))? {
+            match key {
+                Some(0) => choice.message = map.next_value_seed(MessageOf)?,
+                Some(_) => choice.finish_reason = map.next_value_seed(StrOrNone)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(choice)
+    }
+}
+
+/// A choice's `message`; `None` when it is not an object.
+struct MessageOf;
+
+impl<'de> DeserializeSeed<'de> for MessageOf {
+    type Value = Option<ChoiceMessage>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MessageOf {
+    type Value = Option<ChoiceMessage>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    seq_absent!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut m = ChoiceMessage::default();
+        while let Some(key) = map.next_key_seed(KeyIn(&[
+            "content",
+            "reasoning_content",
+            "refusal",
+            "tool_calls",
+        ]))? {
+            match key {
+                Some(0) => m.content = map.next_value_seed(TextOf)?,
+                Some(1) => m.reasoning = map.next_value_seed(StrOrNone)?,
+                Some(2) => m.refusal = map.next_value_seed(StrOrNone)?,
+                Some(_) => {
+                    // Given twice, the last list is the message's (as a tree kept it).
+                    m.calls = Calls::default();
+                    map.next_value_seed(CallList(&mut m.calls))?;
+                }
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(Some(m))
+    }
+}
+
+/// A message's `tool_calls`: each taken as read.
+struct CallList<'a>(&'a mut Calls);
+
+impl<'de> DeserializeSeed<'de> for CallList<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CallList<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of tool calls")
+    }
+
+    scalars_absent!(());
+    str_absent!(());
+    map_absent!(());
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        loop {
+            let keep = !self.0.full();
+            match seq.next_element_seed(CallOf { keep })? {
+                Some(call) => self.0.push(call),
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// One tool call, `{"id", "function": {"name", "arguments"}}` (or the name and arguments
+/// beside the id); any other value is a call without a name. Its arguments are read past
+/// when it is not kept.
+struct CallOf {
+    keep: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for CallOf {
+    type Value = ToolCall;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A call without an id, a name or arguments.
+fn unnamed() -> ToolCall {
+    ToolCall {
+        id: None,
+        name: String::new(),
+        arguments: String::new(),
+    }
+}
+
+impl<'de> Visitor<'de> for CallOf {
+    type Value = ToolCall;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a tool call")
+    }
+
+    scalars_absent!(unnamed());
+    str_absent!(unnamed());
+    seq_absent!(unnamed());
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut id, mut function, mut name, mut args) = (None, None, None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["id", "function", "name", "arguments"]))? {
+            match key {
+                Some(0) => id = map.next_value_seed(StrOrNone)?,
+                Some(1) => function = Some(map.next_value_seed(FunctionOf { keep: self.keep })?),
+                Some(2) => name = map.next_value_seed(StrOrNone)?,
+                Some(_) => args = arguments(&mut map, self.keep)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        // The function's name and arguments when the call has a `function`, whatever it is.
+        let (name, args) = function.unwrap_or((name, args));
+        Ok(ToolCall {
+            id,
+            name: name.unwrap_or_default(),
+            arguments: arguments_text(args),
+        })
+    }
+}
+
+/// A call's `function`: its name and arguments (none of either when it is not an object).
+struct FunctionOf {
+    keep: bool,
+}
+
+type NameAndArguments = (Option<String>, Option<Value>);
+
+impl<'de> DeserializeSeed<'de> for FunctionOf {
+    type Value = NameAndArguments;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FunctionOf {
+    type Value = NameAndArguments;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a function")
+    }
+
+    scalars_absent!((None, None));
+    str_absent!((None, None));
+    seq_absent!((None, None));
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut name, mut args) = (None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["name", "arguments"]))? {
+            match key {
+                Some(0) => name = map.next_value_seed(StrOrNone)?,
+                Some(_) => args = arguments(&mut map, self.keep)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok((name, args))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// One string field of an object (a spend log's `metadata`)
+
+/// The string `.0` of an object; `None` when it is absent, not a string, or the value is
+/// not an object.
+pub(super) struct StrField(pub &'static str);
+
+impl<'de> DeserializeSeed<'de> for StrField {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrField {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    scalars_absent!(None);
+    str_absent!(None);
+    seq_absent!(None);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut field = None;
+        let names = [self.0];
+        while let Some(key) = map.next_key::<String>()? {
+            if names.contains(&key.as_str()) {
+                field = map.next_value_seed(StrOrNone)?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(field)
+    }
+}
