@@ -468,7 +468,7 @@ const REPEATED_NAMED: usize = 20;
 /// characters that print as nothing (zero-width spaces and joiners, the word joiner, a
 /// byte-order mark, a soft hyphen: `x\u{200b}y` is `xy` to a reader and to a model; tester 9
 /// T9-9).
-fn printed_alike(name: &str) -> String {
+pub(crate) fn printed_alike(name: &str) -> String {
     name.trim()
         .nfc()
         .filter(|c| {
