@@ -239,10 +239,14 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
                 continue;
             }
             out.notes.push(format!(
-                "{origin}: model id {} is spelled {} ways that print alike: the {} spelling is read, the other{} left out, as --model could not say which",
+                "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
                 crate::core::terminal_text::quoted(id),
                 spellings.len(),
-                if unicode_normalization::is_nfc(id) { "composed (NFC)" } else { "first" },
+                if unicode_normalization::is_nfc(id) {
+                    "the composed (NFC) spelling"
+                } else {
+                    "the spelling first in code-point order"
+                },
                 if spellings.len() > 2 { "s" } else { "" },
             ));
         }
@@ -573,6 +577,16 @@ mod tests {
         let imp = parse_registry(swapped, "reg.json").unwrap();
         assert_eq!(imp.rows.len(), 1);
         assert_eq!(imp.rows[0].id, "keyed/caf\u{e9}");
+        // Neither spelling composed: the first in code-point order, whatever the file order.
+        let neither = "{\"k/e\u{323}\u{302}\": {\"max_input_tokens\": 1000}, \"k/e\u{302}\u{323}\": {\"max_input_tokens\": 2000}}";
+        let imp = parse_registry(neither, "reg.json").unwrap();
+        assert_eq!(imp.rows.len(), 1);
+        assert_eq!(imp.rows[0].id, "k/e\u{302}\u{323}");
+        assert!(
+            imp.notes[0].contains("the spelling first in code-point order is read"),
+            "{:?}",
+            imp.notes
+        );
     }
 
     #[test]
