@@ -204,16 +204,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         skipped_bad_value: 0,
         notes: Vec::new(),
     };
-    // Ids that print alike, by their shared key: the spellings, in code-point order.
-    let mut alike: HashMap<String, Vec<&str>> = HashMap::new();
-    for id in models.keys() {
-        if id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none() {
-            alike
-                .entry(crate::import::catalog::printed_alike(id))
-                .or_default()
-                .push(id);
-        }
-    }
+    let alike = spellings_alike(models.keys().map(String::as_str));
     for (id, copies) in &models {
         if id == "sample_spec" {
             continue;
@@ -226,28 +217,22 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             ));
             continue;
         }
-        if let Some(spellings) = alike.get(&crate::import::catalog::printed_alike(id))
-            && spellings.len() > 1
-        {
-            // One row for the ids a reader cannot tell apart: the composed (NFC) spelling,
-            // else the first; the others are left out, said once.
-            let kept = spellings
-                .iter()
-                .find(|s| unicode_normalization::is_nfc(s))
-                .unwrap_or(&spellings[0]);
+        if let Some(&(kept, ways)) = alike.get(id.as_str()) {
+            // One row for the ids a reader cannot tell apart; the others are left out,
+            // said once.
             if kept != id {
                 continue;
             }
             out.notes.push(format!(
                 "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
                 crate::core::terminal_text::quoted(id),
-                spellings.len(),
-                if unicode_normalization::is_nfc(id) {
+                ways,
+                if unicode_normalization::is_nfc(kept) {
                     "the composed (NFC) spelling"
                 } else {
                     "the spelling first in code-point order"
                 },
-                if spellings.len() > 2 { "s" } else { "" },
+                if ways > 2 { "s" } else { "" },
             ));
         }
         let Some(entry) = copies.last() else {
@@ -291,6 +276,47 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         }
     }
     Ok(out)
+}
+
+/// For each id (of those the name rule takes) that prints like another
+/// ([`printed_alike`](crate::import::catalog::printed_alike)): the spelling its group keeps
+/// (the composed, NFC one, else the first in code-point order) and how many spellings the
+/// group has. Only an id with a character beyond ASCII can print like another id (two ASCII
+/// ids print alike only when they are one), so only those are normalised, and an ASCII id
+/// joins a group whose shared spelling it is (`K` and the Kelvin sign).
+fn spellings_alike<'a>(
+    ids: impl Iterator<Item = &'a str> + Clone,
+) -> HashMap<&'a str, (&'a str, usize)> {
+    let usable =
+        |id: &str| id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none();
+    let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
+    for id in ids.clone().filter(|id| !id.is_ascii() && usable(id)) {
+        groups
+            .entry(crate::import::catalog::printed_alike(id))
+            .or_default()
+            .push(id);
+    }
+    if groups.is_empty() {
+        return HashMap::new();
+    }
+    for id in ids.filter(|id| id.is_ascii() && usable(id)) {
+        if let Some(group) = groups.get_mut(id) {
+            group.push(id);
+        }
+    }
+    let mut out = HashMap::new();
+    for mut group in groups.into_values().filter(|g| g.len() > 1) {
+        group.sort_unstable();
+        let kept = group
+            .iter()
+            .copied()
+            .find(|s| unicode_normalization::is_nfc(s))
+            .unwrap_or(group[0]);
+        for id in &group {
+            out.insert(*id, (kept, group.len()));
+        }
+    }
+    out
 }
 
 fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
@@ -577,6 +603,11 @@ mod tests {
         let imp = parse_registry(swapped, "reg.json").unwrap();
         assert_eq!(imp.rows.len(), 1);
         assert_eq!(imp.rows[0].id, "keyed/caf\u{e9}");
+        // An ASCII id and one that prints like it (the Kelvin sign is K once composed).
+        let kelvin = "{\"k/\u{212a}\": {\"max_input_tokens\": 1000}, \"k/K\": {\"max_input_tokens\": 2000}, \"k/k\": {\"max_input_tokens\": 3000}}";
+        let imp = parse_registry(kelvin, "reg.json").unwrap();
+        let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["k/K", "k/k"]);
         // Neither spelling composed: the first in code-point order, whatever the file order.
         let neither = "{\"k/e\u{323}\u{302}\": {\"max_input_tokens\": 1000}, \"k/e\u{302}\u{323}\": {\"max_input_tokens\": 2000}}";
         let imp = parse_registry(neither, "reg.json").unwrap();
