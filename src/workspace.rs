@@ -116,12 +116,13 @@ impl Workspace {
         for (path, text) in registries.into_iter().flatten() {
             let imported = parse_registry(&text, &path.display().to_string())?;
             notes.push(format!(
-                "{}: {} rows; skipped {} non-chat, {} without a window and {} whose id breaks the name rule",
+                "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule and {} with a value out of bounds or of the wrong type",
                 path.display(),
                 imported.rows.len(),
                 imported.skipped_not_chat,
                 imported.skipped_no_window,
-                imported.skipped_bad_id
+                imported.skipped_bad_id,
+                imported.skipped_bad_value
             ));
             notes.extend(imported.notes);
             layers.push(imported.rows);

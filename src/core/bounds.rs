@@ -181,10 +181,20 @@ pub fn finite_in(
         return Err(field_error(
             origin,
             field,
-            format!("is {}; expected {expected}", number_text(value)),
+            not_a_number_in(&number_text(value), range),
         ));
     }
     Ok(value)
+}
+
+/// What a number field says when `found` (a value as written, or as [`number_text`] says
+/// it) is not a number in `range`: the problem part of [`CoreError::Field`].
+pub fn not_a_number_in<T: Display>(found: &str, range: &RangeInclusive<T>) -> String {
+    format!(
+        "is {found}; expected a number from {} to {}",
+        range.start(),
+        range.end()
+    )
 }
 
 /// A number as a person reads it: `1e308`, not 309 digits; `0.25` as it is.

@@ -3,6 +3,7 @@
 //! Pure: rows come in as values or TOML text, never from a file here.
 
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
 
@@ -60,7 +61,7 @@ impl FromStr for Tier {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchKind {
     Exact,
@@ -531,6 +532,8 @@ pub fn parse_budgets_toml(
 ) -> Result<Vec<BudgetRow>, CoreError> {
     let file: BudgetFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
     let mut rows: Vec<BudgetRow> = Vec::with_capacity(file.model.len());
+    // Each row's place by id and match kind, so a repeat is found in one look.
+    let mut seen: HashMap<(String, MatchKind), usize> = HashMap::new();
     for (n, spec) in file.model.into_iter().enumerate() {
         if let Some(problem) = model_id_problem(&spec.id) {
             return Err(CoreError::Field {
@@ -559,10 +562,7 @@ pub fn parse_budgets_toml(
             });
         }
         // Within one file a second row for the same id would silently replace the first.
-        if let Some(k) = rows
-            .iter()
-            .position(|r| r.id == row.id && r.match_kind == row.match_kind)
-        {
+        if let Some(&k) = seen.get(&(row.id.clone(), row.match_kind)) {
             return Err(CoreError::Field {
                 origin: origin.to_string(),
                 field: format!("model[{n}].id"),
@@ -572,15 +572,36 @@ pub fn parse_budgets_toml(
                 ),
             });
         }
+        seen.insert((row.id.clone(), row.match_kind), n);
         rows.push(row);
     }
     Ok(rows)
+}
+
+// Rows read to find a row (layering, lookup), counted in the tests: that work must grow
+// with the rows, not with their square (T10-17).
+#[cfg(test)]
+thread_local! {
+    static ROWS_VISITED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn visited(row: &BudgetRow) -> &BudgetRow {
+    #[cfg(test)]
+    ROWS_VISITED.with(|n| n.set(n.get() + 1));
+    row
 }
 
 /// The layered table every front end reads.
 #[derive(Debug, Clone)]
 pub struct BudgetTable {
     rows: Vec<BudgetRow>,
+    /// Where each exact row stands in `rows`, by id.
+    exact: HashMap<String, usize>,
+    /// Where each prefix row stands in `rows`, by id.
+    prefix: HashMap<String, usize>,
+    /// The lengths, in bytes, of the prefix rows' ids: the only places a model id is cut
+    /// to look for its prefix row.
+    prefix_lengths: BTreeSet<usize>,
     fallback: BudgetRow,
 }
 
@@ -588,6 +609,9 @@ impl Default for BudgetTable {
     fn default() -> Self {
         BudgetTable {
             rows: Vec::new(),
+            exact: HashMap::new(),
+            prefix: HashMap::new(),
+            prefix_lengths: BTreeSet::new(),
             fallback: BudgetRow::fallback(),
         }
     }
@@ -606,14 +630,25 @@ impl BudgetTable {
         table
     }
 
+    /// Add a row, or replace the row with its id and match kind where it stands: one look
+    /// in the index, never a walk over the rows (T10-17).
     pub fn upsert(&mut self, row: BudgetRow) {
-        match self
-            .rows
-            .iter_mut()
-            .find(|r| r.id == row.id && r.match_kind == row.match_kind)
-        {
-            Some(existing) => *existing = row,
-            None => self.rows.push(row),
+        let index = match row.match_kind {
+            MatchKind::Exact => &mut self.exact,
+            MatchKind::Prefix => {
+                self.prefix_lengths.insert(row.id.len());
+                &mut self.prefix
+            }
+        };
+        match index.get(&row.id).and_then(|&i| self.rows.get_mut(i)) {
+            Some(existing) => {
+                visited(existing);
+                *existing = row;
+            }
+            None => {
+                index.insert(row.id.clone(), self.rows.len());
+                self.rows.push(row);
+            }
         }
     }
 
@@ -625,23 +660,24 @@ impl BudgetTable {
         &self.fallback
     }
 
-    /// Exact id, then the longest matching prefix, then the fallback. Never fails.
+    /// Exact id, then the longest matching prefix, then the fallback. Never fails. One look
+    /// in the index for the id, then one per length a prefix row has (longest first).
     pub fn lookup(&self, model: &str) -> Resolved<'_> {
-        if let Some(row) = self
-            .rows
-            .iter()
-            .find(|r| r.match_kind == MatchKind::Exact && r.id == model)
-        {
+        let at = |index: &HashMap<String, usize>, id: &str| {
+            index.get(id).and_then(|&i| self.rows.get(i)).map(visited)
+        };
+        if let Some(row) = at(&self.exact, model) {
             return Resolved {
                 row,
                 matched_by: MatchedBy::Exact,
             };
         }
         let best = self
-            .rows
-            .iter()
-            .filter(|r| r.match_kind == MatchKind::Prefix && model.starts_with(r.id.as_str()))
-            .max_by_key(|r| r.id.len());
+            .prefix_lengths
+            .range(..=model.len())
+            .rev()
+            .filter_map(|&n| model.get(..n))
+            .find_map(|prefix| at(&self.prefix, prefix));
         match best {
             Some(row) => Resolved {
                 row,
@@ -914,6 +950,51 @@ mod tests {
         assert_eq!(table.rows()[0].layer, Layer::User);
         assert_eq!(table.lookup("a").row.input_tokens, 70_000);
         assert_eq!(table.lookup("b").row.layer, Layer::Sample);
+    }
+
+    /// Outside tester 10 T10-17: a registry of 40,000 ids took 7 s on every command, ×5 per
+    /// doubling: each row layered in, and each id looked up, was compared with every row
+    /// before it. The rows read to find rows now grow with the rows, not their square.
+    #[test]
+    fn layering_lookup_and_a_files_repeat_check_read_a_bounded_number_of_rows_per_row() {
+        let visits = |n: usize| -> usize {
+            let ids: Vec<String> = (0..n).map(|i| format!("r/m{i}")).collect();
+            let layer = |l: Layer| -> Vec<BudgetRow> {
+                ids.iter()
+                    .map(|id| row(id, MatchKind::Exact, 128_000, Tier::B, l))
+                    .collect()
+            };
+            let toml: String = ids
+                .iter()
+                .map(|id| {
+                    format!(
+                        "[[model]]\nid = \"{id}\"\ninput_tokens = 32000\noutput_tokens = 1000\ntier = \"B\"\n"
+                    )
+                })
+                .collect();
+            ROWS_VISITED.with(|v| v.set(0));
+            let user = parse_budgets_toml(&toml, "budgets.toml", Layer::User).unwrap();
+            let prefix = row("r/", MatchKind::Prefix, 8_000, Tier::C, Layer::Sample);
+            let table = BudgetTable::layered([
+                vec![prefix],
+                layer(Layer::Sample),
+                layer(Layer::Registry),
+                user,
+            ]);
+            for id in &ids {
+                assert_eq!(table.lookup(id).matched_by, MatchedBy::Exact);
+                assert_eq!(table.lookup(&format!("{id}x")).row.id, "r/");
+            }
+            assert_eq!(table.rows().len(), n + 1);
+            ROWS_VISITED.with(|v| v.get())
+        };
+        let (small, large) = (visits(500), visits(1000));
+        // Four layers of n rows and 2n lookups: a handful of rows read per row at most.
+        assert!(large <= 10 * 1000, "{large} rows read for 1,000 rows");
+        assert!(
+            large <= 2 * small + 10,
+            "{small} → {large} rows read when the rows doubled"
+        );
     }
 
     #[test]

@@ -6,10 +6,19 @@
 //! `supports_response_schema` → strict_json. Unknown fields are ignored; `sample_spec` and
 //! models that are not chat/completion/responses models are skipped.
 //!
-//! Numbers go through [`crate::core::bounds`]: a negative, infinite or absurd window or
-//! price is an error naming the file, the model and the field. A number written as a
-//! string (`"max_input_tokens": "128000"`) is read when it parses cleanly; otherwise the
-//! field is left out and a note names the model, the field and the value.
+//! Numbers go through [`crate::core::bounds`]. One rule for an entry that cannot be read as
+//! written — a window or price negative, infinite, absurd or not whole, a number written as
+//! a word (`"lots"`, `[1]`), an entry that is not an object: the entry is skipped and one
+//! note names the model, each such field and its value as written (`9223372036854775808`,
+//! not `9.2e18`); the rest of the registry is read (outside tester 10 T10-9: one upstream
+//! typo refused all 4,500 entries). A number written as a string that parses cleanly
+//! (`"max_input_tokens": "128000"`) is read.
+//!
+//! A key given twice is read as every JSON reader reads it, the last copy, and a note says
+//! so; ids that print alike (`keyed/café` composed and decomposed, the catalog's notion,
+//! [`printed_alike`](crate::core::text::printed_alike)) are one row: the NFC spelling
+//! (else the first in code-point order) is read and a note says how many were left out
+//! (T10-18).
 //!
 //! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`),
 //! the budget's input ceiling is that size: the advertised window beyond it is a premium tier,
@@ -21,11 +30,14 @@
 //! - B: everything else.
 
 use regex::Regex;
+use serde::Deserialize;
+use serde::de::{MapAccess, Visitor};
 use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::RangeInclusive;
 use std::sync::LazyLock;
 
-use crate::core::bounds::{self, finite_in};
+use crate::core::bounds::{self, finite_in, not_a_number_in, not_a_whole_number_in};
 use crate::core::budget::{BudgetRow, Layer, MatchKind, Prices, Tier, Tokenizer, lint_row};
 use crate::core::error::CoreError;
 
@@ -42,8 +54,11 @@ pub struct RegistryImport {
     /// note: such an id would be sent, budgeted and stored as read, and the store's own
     /// export could not be imported back.
     pub skipped_bad_id: usize,
-    /// Fields that were there but could not be read (a number written as a word), each
-    /// naming the model and the field.
+    /// Entries skipped for a value out of bounds or of the wrong type (or not an object),
+    /// each also said in a note naming the model and the fields.
+    pub skipped_bad_value: usize,
+    /// What was passed over or chosen, each naming the file and the model: an entry
+    /// skipped (with its fields and values), a key given twice, ids that print alike.
     pub notes: Vec<String>,
 }
 
@@ -56,58 +71,76 @@ const WINDOW: RangeInclusive<f64> = 0.0..=*bounds::TOKENS.end() as f64;
 /// Prices, in USD per token (the registry's unit).
 const PRICE_PER_TOKEN: RangeInclusive<f64> = 0.0..=*bounds::PRICE_PER_MILLION.end() / 1e6;
 
-/// One model's entry as it is read: where errors and notes go.
+/// One model's entry as it is read: what could not be read is collected in `bad`.
 struct EntryReader<'a> {
     entry: &'a Map<String, Value>,
     id: &'a str,
-    origin: &'a str,
-    notes: &'a mut Vec<String>,
+    /// `field is VALUE; expected …`, one per field that cannot be read as written.
+    bad: Vec<String>,
 }
 
 impl EntryReader<'_> {
-    /// A number field: a JSON number, or a string that parses cleanly as one, checked
-    /// finite and in `range`. Absent or null is `None`; anything else that is not a number
-    /// is `None` with a note.
-    fn number(&mut self, key: &str, range: &RangeInclusive<f64>) -> Result<Option<f64>, CoreError> {
-        let field = format!("[\"{}\"].{key}", self.id);
-        let n = match self.entry.get(key) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-            Some(_) => None,
+    /// A number field: a JSON number, or a string that parses cleanly as one, finite and in
+    /// `range` ([`finite_in`]). Absent or null is `None`; anything else is `None` and said
+    /// in `bad` with the value as written.
+    fn number(&mut self, key: &str, range: &RangeInclusive<f64>) -> Option<f64> {
+        let value = self.entry.get(key)?;
+        let n = match value {
+            Value::Null => return None,
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
         };
+        // A number (or a string of one) out of bounds, or beyond what a double holds (1e400).
+        let numeric = n.is_some() || matches!(value, Value::Number(_));
         match n {
-            Some(n) => finite_in(n, range, self.origin, &field).map(Some),
-            None => {
-                let value = self
-                    .entry
-                    .get(key)
-                    .map(Value::to_string)
-                    .unwrap_or_default();
-                let shown: String = value.chars().take(40).collect();
-                self.notes.push(format!(
-                    "{}: {field} is {shown}, not a number: left out",
-                    self.origin
-                ));
-                Ok(None)
+            Some(n) if finite_in(n, range, "", key).is_ok() => Some(n),
+            _ if numeric => {
+                self.bad
+                    .push(format!("{key} {}", not_a_number_in(&written(value), range)));
+                None
+            }
+            _ => {
+                self.bad
+                    .push(format!("{key} is {}, not a number", written(value)));
+                None
             }
         }
     }
+
+    /// A token count: a [`number`](Self::number) in [`bounds::TOKENS`] that is also whole
+    /// (`128000.5` tokens is a broken entry, not 128,000). A number out of bounds or not
+    /// whole says the whole-number bound; a word says it is not a number.
+    fn count(&mut self, key: &str) -> Option<usize> {
+        let value = self.entry.get(key)?;
+        let bad_before = self.bad.len();
+        let n = self.number(key, &WINDOW);
+        if self.bad.len() == bad_before && n.is_none_or(|v| v.fract() == 0.0) {
+            return n.map(|v| v as usize);
+        }
+        let numeric = match value {
+            Value::Number(_) => true,
+            Value::String(s) => s.trim().parse::<f64>().is_ok(),
+            _ => false,
+        };
+        if numeric {
+            self.bad.truncate(bad_before);
+            self.bad.push(format!(
+                "{key} {}",
+                not_a_whole_number_in(&written(value), &bounds::TOKENS)
+            ));
+        }
+        None
+    }
 }
 
-impl EntryReader<'_> {
-    /// A token count: a [`number`](Self::number) that is also whole (`128000.5` tokens is a
-    /// broken entry, not 128,000).
-    fn count(&mut self, key: &str, range: &RangeInclusive<f64>) -> Result<Option<f64>, CoreError> {
-        let n = self.number(key, range)?;
-        match n {
-            Some(v) if v.fract() != 0.0 => Err(CoreError::Field {
-                origin: self.origin.to_string(),
-                field: format!("[\"{}\"].{key}", self.id),
-                problem: format!("is {v}, not a whole number of tokens"),
-            }),
-            _ => Ok(n),
-        }
+/// A value as the file writes it (numbers digit for digit: serde_json keeps them as
+/// written), at most 40 characters.
+fn written(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
     }
 }
 
@@ -115,23 +148,64 @@ fn flag(entry: &Map<String, Value>, key: &str) -> bool {
     entry.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
+/// The registry's top level as the file writes it: each key with every value given for it,
+/// in file order (a `Value` object keeps only the last copy of a repeated key, unsaid).
+struct Entries(BTreeMap<String, Vec<Value>>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> Visitor<'de> for Keys {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object of model id → fields")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+                while let Some((id, value)) = map.next_entry::<String, Value>()? {
+                    out.entry(id).or_default().push(value);
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// What one entry gives.
+enum Read {
+    Row(Box<BudgetRow>),
+    NoWindow,
+    /// Each field that cannot be read as written: `field is VALUE; expected …`.
+    Bad(Vec<String>),
+}
+
 /// Parse a LiteLLM registry text. `origin` names the file in errors and in each row's source.
+/// Only a text that is no JSON object is an error; an entry that cannot be read is skipped
+/// and said in a note.
 pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| CoreError::json(origin, text, &e))?;
-    let Value::Object(models) = value else {
-        return Err(CoreError::Content {
-            origin: origin.to_string(),
-            message: "not a LiteLLM registry: expected a JSON object of model id → fields".into(),
-        });
+    let not_a_registry = || CoreError::Content {
+        origin: origin.to_string(),
+        message: "not a LiteLLM registry: expected a JSON object of model id → fields".into(),
     };
+    if !text.trim_start().starts_with('{') {
+        // Said as JSON's own error when it is no JSON at all.
+        serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .map_err(|e| CoreError::json(origin, text, &e))?;
+        return Err(not_a_registry());
+    }
+    let Entries(models) =
+        serde_json::from_str(text).map_err(|e| CoreError::json(origin, text, &e))?;
     let mut out = RegistryImport {
         rows: Vec::new(),
         skipped_not_chat: 0,
         skipped_no_window: 0,
         skipped_bad_id: 0,
+        skipped_bad_value: 0,
         notes: Vec::new(),
     };
-    for (id, entry) in &models {
+    let alike = spellings_alike(models.keys().map(String::as_str));
+    for (id, copies) in &models {
         if id == "sample_spec" {
             continue;
         }
@@ -143,12 +217,41 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             ));
             continue;
         }
+        if let Some(&(kept, ways)) = alike.get(id.as_str()) {
+            // One row for the ids a reader cannot tell apart; the others are left out,
+            // said once.
+            if kept != id {
+                continue;
+            }
+            out.notes.push(format!(
+                "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
+                crate::core::terminal_text::quoted(id),
+                ways,
+                if unicode_normalization::is_nfc(kept) {
+                    "the composed (NFC) spelling"
+                } else {
+                    "the spelling first in code-point order"
+                },
+                if ways > 2 { "s" } else { "" },
+            ));
+        }
+        let Some(entry) = copies.last() else {
+            continue;
+        };
+        if copies.len() > 1 {
+            out.notes.push(format!(
+                "{origin}: model id {} is given {} times: the last is read, as JSON readers read it",
+                crate::core::terminal_text::quoted(id),
+                copies.len()
+            ));
+        }
         let Value::Object(entry) = entry else {
-            return Err(CoreError::Field {
-                origin: origin.to_string(),
-                field: id.clone(),
-                problem: "is not an object".into(),
-            });
+            out.skipped_bad_value += 1;
+            out.notes.push(format!(
+                "{origin}: [\"{id}\"] is {}, not an object of fields: skipped",
+                written(entry)
+            ));
+            continue;
         };
         let mode = entry.get("mode").and_then(Value::as_str).unwrap_or("chat");
         if !CHAT_MODES.contains(&mode) {
@@ -158,47 +261,96 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         let mut reader = EntryReader {
             entry,
             id,
-            origin,
-            notes: &mut out.notes,
+            bad: Vec::new(),
         };
-        match row_from_entry(&mut reader)? {
-            Some(row) => out.rows.push(row),
-            None => out.skipped_no_window += 1,
+        match row_from_entry(&mut reader, origin) {
+            Read::Row(row) => out.rows.push(*row),
+            Read::NoWindow => out.skipped_no_window += 1,
+            Read::Bad(fields) => {
+                out.skipped_bad_value += 1;
+                out.notes.push(format!(
+                    "{origin}: [\"{id}\"] skipped, the rest read: {}",
+                    fields.join(", and ")
+                ));
+            }
         }
     }
     Ok(out)
 }
 
-fn row_from_entry(r: &mut EntryReader) -> Result<Option<BudgetRow>, CoreError> {
-    let (id, entry, origin) = (r.id, r.entry, r.origin);
+/// For each id (of those the name rule takes) that prints like another
+/// ([`printed_alike`](crate::core::text::printed_alike)): the spelling its group keeps
+/// (the composed, NFC one, else the first in code-point order) and how many spellings the
+/// group has. Only an id with a character beyond ASCII can print like another id (two ASCII
+/// ids print alike only when they are one), so only those are normalised, and an ASCII id
+/// joins a group whose shared spelling it is (`K` and the Kelvin sign).
+fn spellings_alike<'a>(
+    ids: impl Iterator<Item = &'a str> + Clone,
+) -> HashMap<&'a str, (&'a str, usize)> {
+    let usable =
+        |id: &str| id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none();
+    let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
+    for id in ids.clone().filter(|id| !id.is_ascii() && usable(id)) {
+        groups
+            .entry(crate::core::text::printed_alike(id))
+            .or_default()
+            .push(id);
+    }
+    if groups.is_empty() {
+        return HashMap::new();
+    }
+    for id in ids.filter(|id| id.is_ascii() && usable(id)) {
+        if let Some(group) = groups.get_mut(id) {
+            group.push(id);
+        }
+    }
+    let mut out = HashMap::new();
+    for mut group in groups.into_values().filter(|g| g.len() > 1) {
+        group.sort_unstable();
+        let kept = group
+            .iter()
+            .copied()
+            .find(|s| unicode_normalization::is_nfc(s))
+            .unwrap_or(group[0]);
+        for id in &group {
+            out.insert(*id, (kept, group.len()));
+        }
+    }
+    out
+}
+
+fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
+    let (id, entry) = (r.id, r.entry);
     let mut notes: Vec<String> = Vec::new();
-    let legacy = r.count("max_tokens", &WINDOW)?;
-    let max_input = r.count("max_input_tokens", &WINDOW)?;
-    let max_output = r.count("max_output_tokens", &WINDOW)?;
-    // Every number is read before a missing window skips the entry, so each bad one is
-    // reported.
-    let mut per_million = |key: &str| -> Result<f64, CoreError> {
-        Ok(r.number(key, &PRICE_PER_TOKEN)?
+    // Every field is read before anything skips the entry, so each bad one is said.
+    let legacy = r.count("max_tokens");
+    let max_input = r.count("max_input_tokens");
+    let max_output = r.count("max_output_tokens");
+    let mut per_million = |key: &str| -> f64 {
+        r.number(key, &PRICE_PER_TOKEN)
             .map(|p| round6(p * 1e6))
-            .unwrap_or(0.0))
+            .unwrap_or(0.0)
     };
     let prices = Prices {
-        input: per_million("input_cost_per_token")?,
-        cached_input: per_million("cache_read_input_token_cost")?,
-        output: per_million("output_cost_per_token")?,
+        input: per_million("input_cost_per_token"),
+        cached_input: per_million("cache_read_input_token_cost"),
+        output: per_million("output_cost_per_token"),
     };
+    if !r.bad.is_empty() {
+        return Read::Bad(std::mem::take(&mut r.bad));
+    }
     let advertised = match max_input {
-        Some(n) => n as usize,
+        Some(n) => n,
         None => {
             let Some(n) = legacy else {
-                return Ok(None);
+                return Read::NoWindow;
             };
             notes.push("no max_input_tokens: used legacy max_tokens".into());
-            n as usize
+            n
         }
     };
     let output = match max_output.or(legacy) {
-        Some(n) => n as usize,
+        Some(n) => n,
         None => {
             notes.push("no output window: assumed 4096".into());
             4096
@@ -268,7 +420,7 @@ fn row_from_entry(r: &mut EntryReader) -> Result<Option<BudgetRow>, CoreError> {
     if !function_calling {
         row.lint.push("registry says no function calling".into());
     }
-    Ok(Some(row))
+    Read::Row(Box::new(row))
 }
 
 /// Prices like 3e-06 × 1e6 come out as 2.9999999999999996; six decimals is plenty.
@@ -316,7 +468,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_as_strings_are_read_or_noted_and_bad_numbers_refused() {
+    fn numbers_as_strings_are_read_and_words_skip_the_entry_with_a_note() {
         let text = r#"{
             "s/read": {"max_input_tokens": " 128000 ", "max_output_tokens": "8192", "input_cost_per_token": "3e-06", "mode": "chat"},
             "s/word": {"max_input_tokens": "lots", "max_output_tokens": 4096, "output_cost_per_token": [1], "mode": "chat"}
@@ -325,54 +477,147 @@ mod tests {
         let read = imp.rows.iter().find(|r| r.id == "s/read").unwrap();
         assert_eq!((read.input_tokens, read.output_tokens), (128_000, 8192));
         assert_eq!(read.prices.input, 3.0);
-        assert_eq!(imp.skipped_no_window, 1, "s/word has no readable window");
-        assert_eq!(imp.notes.len(), 2, "{:?}", imp.notes);
-        assert!(
-            imp.notes[0].contains(r#"["s/word"].max_input_tokens is "lots""#),
-            "{:?}",
-            imp.notes
+        assert_eq!(imp.rows.len(), 1);
+        assert_eq!(imp.skipped_bad_value, 1);
+        assert_eq!(
+            imp.notes,
+            [
+                r#"reg.json: ["s/word"] skipped, the rest read: max_input_tokens is "lots", not a number, and output_cost_per_token is [1], not a number"#
+            ],
         );
-        for (entry, field, says) in [
-            (r#"{"max_input_tokens": -1}"#, "max_input_tokens", "is -1"),
+    }
+
+    /// Outside tester 10 T10-9: one entry with a bad window or price refused the whole
+    /// registry (exit 2), one at a time, while a word for a number was skipped with a note.
+    /// One rule now: the entry is skipped, one note names it, each field and its value as
+    /// written; every other entry is read.
+    #[test]
+    fn an_entry_with_a_value_out_of_bounds_is_skipped_with_a_note_and_the_rest_read() {
+        let tokens = "expected a whole number from 0 to 100000000";
+        for (entry, says) in [
+            (
+                r#"{"max_input_tokens": -128000}"#,
+                format!("max_input_tokens is -128000; {tokens}"),
+            ),
+            (
+                r#"{"max_input_tokens": 128000.7}"#,
+                format!("max_input_tokens is 128000.7; {tokens}"),
+            ),
             (
                 r#"{"max_input_tokens": 128000.5}"#,
-                "max_input_tokens",
-                "is 128000.5, not a whole number",
+                format!("max_input_tokens is 128000.5; {tokens}"),
+            ),
+            (
+                r#"{"max_input_tokens": 9223372036854775808}"#,
+                format!("max_input_tokens is 9223372036854775808; {tokens}"),
+            ),
+            (
+                r#"{"max_input_tokens": 9223372036854775807}"#,
+                format!("max_input_tokens is 9223372036854775807; {tokens}"),
+            ),
+            (
+                r#"{"max_input_tokens": 18446744073709551616}"#,
+                format!("max_input_tokens is 18446744073709551616; {tokens}"),
+            ),
+            // serde_json keeps the digits, and writes the exponent's sign.
+            (
+                r#"{"max_input_tokens": 1e400}"#,
+                format!("max_input_tokens is 1e+400; {tokens}"),
             ),
             (
                 r#"{"max_input_tokens": 1e300}"#,
-                "max_input_tokens",
-                "is 1e300;",
+                format!("max_input_tokens is 1e+300; {tokens}"),
             ),
             (
                 r#"{"max_input_tokens": "NaN"}"#,
-                "max_input_tokens",
-                "is NaN",
+                format!(r#"max_input_tokens is "NaN"; {tokens}"#),
             ),
             (
                 r#"{"max_input_tokens": "inf"}"#,
-                "max_input_tokens",
-                "is infinite",
+                format!(r#"max_input_tokens is "inf"; {tokens}"#),
             ),
             (
-                r#"{"max_input_tokens": 1000, "output_cost_per_token": -1e-6}"#,
-                "output_cost_per_token",
-                "is -0.000001",
+                r#"{"max_input_tokens": 8000, "input_cost_per_token": -1}"#,
+                "input_cost_per_token is -1; expected a number from 0 to 1".into(),
             ),
             (
-                r#"{"max_input_tokens": 1000, "input_cost_per_token": 5.0}"#,
-                "input_cost_per_token",
-                "is 5",
+                r#"{"max_input_tokens": 8000, "output_cost_per_token": -1e-6}"#,
+                "output_cost_per_token is -1e-6; expected a number from 0 to 1".into(),
             ),
+            (
+                r#"{"max_input_tokens": 8000, "input_cost_per_token": 5.0}"#,
+                "input_cost_per_token is 5.0; expected a number from 0 to 1".into(),
+            ),
+            (
+                r#"{"max_input_tokens": -1, "max_output_tokens": -1}"#,
+                format!("max_input_tokens is -1; {tokens}, and max_output_tokens is -1; {tokens}"),
+            ),
+            ("[1, 2]", "is [1,2], not an object of fields".into()),
         ] {
-            let err = parse_registry(&format!(r#"{{"m/x": {entry}}}"#), "reg.json")
-                .unwrap_err()
-                .to_string();
+            let text = format!(
+                r#"{{"m/a": {{"max_input_tokens": 8000, "mode": "chat"}}, "m/x": {entry}, "m/z": {{"max_input_tokens": 9000}}}}"#
+            );
+            let imp = parse_registry(&text, "reg.json").unwrap_or_else(|e| panic!("{entry}: {e}"));
+            let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+            assert_eq!(ids, ["m/a", "m/z"], "{entry}");
+            assert_eq!(imp.skipped_bad_value, 1, "{entry}");
+            assert_eq!(imp.notes.len(), 1, "{entry}: {:?}", imp.notes);
             assert!(
-                err.starts_with(&format!(r#"reg.json: field '["m/x"].{field}' {says}"#)),
-                "{entry}: {err}"
+                imp.notes[0].starts_with(r#"reg.json: ["m/x"]"#) && imp.notes[0].contains(&says),
+                "{entry}: {:?}",
+                imp.notes
             );
         }
+    }
+
+    /// Outside tester 10 T10-18: a key given twice was read last-wins without a word, and
+    /// `keyed/café` composed and decomposed were two rows printed alike.
+    #[test]
+    fn a_repeated_key_and_ids_that_print_alike_are_one_row_and_said() {
+        let text = "{\"keyed/a\": {\"max_input_tokens\": 8000}, \"keyed/a\": {\"max_input_tokens\": 64000},
+            \"keyed/cafe\u{301}\": {\"max_input_tokens\": 2000000}, \"keyed/caf\u{e9}\": {\"max_input_tokens\": 1000},
+            \"keyed/b\": {\"max_input_tokens\": 5000}}";
+        let imp = parse_registry(text, "reg.json").unwrap();
+        let rows: Vec<(&str, usize)> = imp
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("keyed/a", 64_000),
+                ("keyed/b", 5000),
+                ("keyed/caf\u{e9}", 1000)
+            ]
+        );
+        assert_eq!(
+            imp.notes,
+            [
+                "reg.json: model id 'keyed/a' is given 2 times: the last is read, as JSON readers read it",
+                "reg.json: model id 'keyed/caf\u{e9}' is spelled 2 ways that print alike: the composed (NFC) spelling is read, the other left out, as --model could not say which",
+            ]
+        );
+        // The same row whichever spelling the file gives first.
+        let swapped = "{\"keyed/caf\u{e9}\": {\"max_input_tokens\": 1000}, \"keyed/cafe\u{301}\": {\"max_input_tokens\": 2000000}}";
+        let imp = parse_registry(swapped, "reg.json").unwrap();
+        assert_eq!(imp.rows.len(), 1);
+        assert_eq!(imp.rows[0].id, "keyed/caf\u{e9}");
+        // An ASCII id and one that prints like it (the Kelvin sign is K once composed).
+        let kelvin = "{\"k/\u{212a}\": {\"max_input_tokens\": 1000}, \"k/K\": {\"max_input_tokens\": 2000}, \"k/k\": {\"max_input_tokens\": 3000}}";
+        let imp = parse_registry(kelvin, "reg.json").unwrap();
+        let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["k/K", "k/k"]);
+        // Neither spelling composed: the first in code-point order, whatever the file order.
+        let neither = "{\"k/e\u{323}\u{302}\": {\"max_input_tokens\": 1000}, \"k/e\u{302}\u{323}\": {\"max_input_tokens\": 2000}}";
+        let imp = parse_registry(neither, "reg.json").unwrap();
+        assert_eq!(imp.rows.len(), 1);
+        assert_eq!(imp.rows[0].id, "k/e\u{302}\u{323}");
+        assert!(
+            imp.notes[0].contains("the spelling first in code-point order is read"),
+            "{:?}",
+            imp.notes
+        );
     }
 
     #[test]
