@@ -113,10 +113,12 @@ pub struct EventStream {
 
 impl EventStream {
     /// Feed the next bytes. A line that is not JSON, or an error event, ends the stream
-    /// with a failure.
+    /// with a failure. A line ends at LF, CR LF or CR alone, as server-sent events allow
+    /// (tester 10 T10-15: a stream of CR-ended lines was read as empty, the answer lost); the
+    /// LF of a CR LF is then an empty line, which carries nothing.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         self.pending.extend_from_slice(bytes);
-        while let Some(nl) = self.pending.iter().position(|b| *b == b'\n') {
+        while let Some(nl) = self.pending.iter().position(|b| *b == b'\n' || *b == b'\r') {
             let line: Vec<u8> = self.pending.drain(..=nl).collect();
             self.line(&line)?;
         }
@@ -302,15 +304,22 @@ mod tests {
         let events = "data: {\"choices\":[{\"delta\":{\"reasoning\":\"hm\"}}]}\n\n: keep-alive\n\
             data: {\"choices\":[{\"delta\":{\"content\":\"{\\\"steps\\\":\"}}]}\n\n\
             data: {\"choices\":[{\"delta\":{\"content\":\"[]}é\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
-        for cut in 1..events.len() {
-            let mut s = EventStream::default();
-            s.feed(&events.as_bytes()[..cut]).unwrap();
-            s.feed(&events.as_bytes()[cut..]).unwrap();
-            let r = s.reply();
-            assert_eq!(r.content.as_deref(), Some("{\"steps\":[]}é"));
-            assert_eq!(r.reasoning.as_deref(), Some("hm"));
-            assert_eq!(r.finish_reason.as_deref(), Some("stop"));
-            assert!(s.done);
+        // Lines end at LF, CR LF or CR alone (tester 10 T10-15: CR alone read as nothing).
+        for events in [
+            events.to_string(),
+            events.replace('\n', "\r\n"),
+            events.replace('\n', "\r"),
+        ] {
+            for cut in 1..events.len() {
+                let mut s = EventStream::default();
+                s.feed(&events.as_bytes()[..cut]).unwrap();
+                s.feed(&events.as_bytes()[cut..]).unwrap();
+                let r = s.reply();
+                assert_eq!(r.content.as_deref(), Some("{\"steps\":[]}é"), "{events:?}");
+                assert_eq!(r.reasoning.as_deref(), Some("hm"));
+                assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+                assert!(s.done);
+            }
         }
         let mut s = EventStream::default();
         assert_eq!(
