@@ -501,6 +501,40 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
         ),
         "{stdout}"
     );
+    // Tester 10 T10-6: with a prompt of two requests the big entry, listed first, tied a
+    // small one for the first request's best place; as "a request's best entry" it was
+    // spared and 8 small ones cut (37 of 45 kept). Another entry first for the same request
+    // and scoring as much answers it as well: the big one goes (44 of 45).
+    let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let mut tools = vec![serde_json::json!({"name": "big0",
+        "description": format!("search notes {}", "A".repeat(6_500)), "inputSchema": schema})];
+    tools.extend((0..40).map(|i| {
+        serde_json::json!({"name": format!("small{i}"),
+        "description": format!("Search notes number {i}."), "inputSchema": schema})
+    }));
+    for w in ["email.send", "calendar.add", "files.read", "team.post"] {
+        let (a, b) = w.split_once('.').unwrap();
+        tools.push(
+            serde_json::json!({"name": w, "description": format!("{a} {b} for the team"),
+            "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}),
+        );
+    }
+    let tie = home.path().join("tie-first.json");
+    std::fs::write(&tie, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .args(["compact", "--tier", "C", "--json", "--catalog"])
+            .arg(&tie)
+            .args(["--prompt", "search notes and email the summary to the team"]),
+    );
+    assert_eq!(v["trim"]["kept"], 44, "{}", v["trim"]);
+    let cut = &v["trim"]["cut"][0];
+    assert_eq!(
+        (&cut["name"], cut.get("crowds_out").is_some()),
+        (&serde_json::json!("big0"), true),
+        "{}",
+        v["trim"]
+    );
     std::fs::copy(&three33, home.path().join("catalog.json")).unwrap();
     let out = common::succeeded(ctx(home.path()).args(["preview", "search notes", "--tier", "C"]));
     let stdout = String::from_utf8_lossy(&out.stdout);

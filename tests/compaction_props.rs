@@ -249,7 +249,7 @@ proptest! {
                         .enumerate()
                         .find(|(i, _)| p.name == format!("big{i}"))
                         .map_or(1.0, |(_, &(_, _, s))| f64::from(s));
-                    ctxconsole::core::compact::Relevance { score, first: false }
+                    ctxconsole::core::compact::Relevance { score, first: false, request: None }
                 })
                 .collect();
             CutOrder::from_ranking(&(0..n).collect::<Vec<_>>(), n, "ranked").with_relevance(relevance)

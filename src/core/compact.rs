@@ -180,6 +180,8 @@ pub struct Relevance {
     /// Kept ahead of the others by the order's own rule: a request's best entry (with a
     /// prompt), a pipeline that supersedes packs (without one).
     pub first: bool,
+    /// With a prompt, the request (0-based) it was placed first for.
+    pub request: Option<usize>,
 }
 
 /// With a prompt, an entry scoring at least this many times the best of the entries its cut
@@ -203,6 +205,7 @@ impl CutOrder {
                 .map(|i| Relevance {
                     score: 0.0,
                     first: superseding(i),
+                    request: None,
                 })
                 .collect(),
         }
@@ -240,12 +243,25 @@ impl CutOrder {
 
     /// Whether entry `big` ranks clearly above every entry of `saved`, so the crowding rule
     /// does not cut it to save them: it is kept first by the order's own rule (a request's
-    /// best entry, a superseding pipeline) and none of them is, or it scores at least
-    /// [`CLEARLY_ABOVE`] times the best of them.
+    /// best entry, a superseding pipeline) and none of them is, nor scores the same (a best
+    /// entry by a tie won it by its place in the catalog: tester 10 T10-6), or it scores at
+    /// least [`CLEARLY_ABOVE`] times the best of them.
     pub fn clearly_above(&self, big: usize, saved: &[usize]) -> bool {
         let of = |i: usize| self.relevance.get(i).copied().unwrap_or_default();
         let b = of(big);
-        if b.first && saved.iter().all(|&i| !of(i).first) {
+        // Another entry placed first for the same request, scoring as much, answers it as
+        // well: the big one is not that request's only answer (tester 10 T10-6: `big0` and
+        // `small0` tied for one request, and the tie spared the big one).
+        let rival =
+            b.request.is_some()
+                && self.relevance.iter().enumerate().any(|(i, r)| {
+                    i != big && r.first && r.request == b.request && r.score >= b.score
+                });
+        // Without a prompt every score is 0: nothing ties, `first` alone decides.
+        let ties = |i: usize| {
+            b.score > 0.0 && (of(i).score - b.score).abs() <= 1e-9 * b.score.abs().max(1.0)
+        };
+        if b.first && !rival && saved.iter().all(|&i| !of(i).first && !ties(i)) {
             return true;
         }
         let best = saved.iter().map(|&i| of(i).score).fold(0.0, f64::max);
@@ -1366,7 +1382,7 @@ mod tests {
 
     /// With a prompt, the big entry is cut only when it does not rank clearly above every
     /// entry its cut would save: twice the best of their scores, or a request's best entry
-    /// none of them is, keeps it.
+    /// none of them is nor ties, keeps it.
     #[test]
     fn the_crowding_rule_never_cuts_an_entry_ranked_clearly_above_those_it_saves() {
         let g = head_big(600, 14);
@@ -1378,7 +1394,8 @@ mod tests {
             let mut r = vec![
                 Relevance {
                     score: small,
-                    first: false
+                    first: false,
+                    request: None,
                 };
                 15
             ];
@@ -1388,6 +1405,7 @@ mod tests {
         let score = |s: f64| Relevance {
             score: s,
             first: false,
+            request: None,
         };
         for (order, crowded) in [
             (with(score(2.0), 1.0), false),
@@ -1397,12 +1415,26 @@ mod tests {
             (
                 with(
                     Relevance {
-                        score: 1.0,
+                        score: 1.5,
                         first: true,
+                        request: None,
                     },
                     1.0,
                 ),
                 false,
+            ),
+            // A request's best entry by a tie (tester 10 T10-6: the big entry listed first
+            // won the tie and was spared) is not clearly above the entries it ties with.
+            (
+                with(
+                    Relevance {
+                        score: 1.0,
+                        first: true,
+                        request: None,
+                    },
+                    1.0,
+                ),
+                true,
             ),
             (CutOrder::from_ranking(&ranked, p.len(), "ranked"), true),
         ] {
@@ -1537,7 +1569,8 @@ mod tests {
             let mut r = vec![
                 Relevance {
                     score: 1.0,
-                    first: false
+                    first: false,
+                    request: None,
                 };
                 22
             ];

@@ -244,6 +244,7 @@ pub fn cut_order_for(catalog: &PreparedCatalog, ranking: Option<&Ranking>) -> Cu
                     *slot = Relevance {
                         score: s.score.max(0.0),
                         first: s.best_for_request.is_some(),
+                        request: s.best_for_request,
                     };
                 }
             }
