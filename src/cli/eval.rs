@@ -115,11 +115,12 @@ pub struct RankArgs {
     )]
     pub split: f64,
     /// List the questions whose expected tool was not ranked first.
-    #[arg(long)]
+    // The history mode lists no questions (tester 10 T10-13: both were ignored there).
+    #[arg(long, conflicts_with = "history")]
     pub misses: bool,
     /// One JSON line per question (set, half, id, expected, each ranker's ranks and top 5)
     /// instead of the report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "history")]
     pub per_question: bool,
     #[arg(long)]
     pub json: bool,
