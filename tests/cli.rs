@@ -1992,7 +1992,10 @@ fn eval_rank_refuses_a_flag_its_mode_does_not_read() {
         (&["--history", "--spec", "x.json"][..], "--spec"),
         // Tester 10 T10-13: the history mode lists no questions.
         (&["--history", "--misses"][..], "--misses"),
-        (&["--history", "--per-question", "--json"][..], "--per-question"),
+        (
+            &["--history", "--per-question", "--json"][..],
+            "--per-question",
+        ),
     ] {
         let out = ctx(home.path())
             .args(["eval", "rank"])

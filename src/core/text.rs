@@ -529,20 +529,16 @@ pub fn display_width(text: &str) -> usize {
 }
 
 /// The key two names share when they print alike: trimmed, NFC-normalised, and without the
-/// characters that print as nothing (zero-width spaces and joiners, the word joiner, a
-/// byte-order mark, a soft hyphen: `x\u{200b}y` is `xy` to a reader and to a model; tester 9
-/// T9-9). The one notion of "prints alike": the catalog's repeated names and the History
-/// pane's model endings ([`distinct_tails`]) use it.
+/// characters that print as nothing (every default-ignorable code point: zero-width spaces
+/// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
+/// characters, bidi marks: `x\u{200b}y` is `xy` to a reader and to a model; tester 9 T9-9,
+/// tester 10 T10-11). The one notion of "prints alike": the catalog's repeated names, the
+/// registry's ids and the History pane's model endings ([`distinct_tails`]) use it.
 pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.trim()
         .nfc()
-        .filter(|c| {
-            !matches!(
-                c,
-                '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
-            )
-        })
+        .filter(|&c| !crate::core::terminal_text::is_default_ignorable(c))
         .collect()
 }
 
