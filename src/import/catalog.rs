@@ -396,7 +396,9 @@ fn packs_to_guide(
     origin: &str,
     name_at: impl Fn(usize) -> String,
 ) -> Result<(RoutingGuide, Folded), CoreError> {
-    let mut seen: HashSet<(String, String)> = HashSet::new();
+    // Word for word is the whole entry: name, description, schema and metadata (tester 10
+    // T10-12: two entries alike but for their schema were folded into the first).
+    let mut seen: HashSet<String> = HashSet::new();
     let mut kept = Vec::new();
     let mut folded = Folded::default();
     for (i, p) in packs.enumerate() {
@@ -407,7 +409,8 @@ fn packs_to_guide(
                 problem: "is empty".into(),
             });
         }
-        if seen.insert((p.name.clone(), p.description.clone())) {
+        let whole = serde_json::to_string(&p).unwrap_or_else(|_| format!("{p:?}"));
+        if seen.insert(whole) {
             kept.push(p);
         } else {
             folded.add(&p.name);
@@ -420,7 +423,7 @@ fn packs_to_guide(
     Ok((guide, folded))
 }
 
-/// Entries given again word for word (name and description), kept once: per name, in
+/// Entries given again word for word (the whole entry as sent), kept once: per name, in
 /// catalog order, how many copies were folded.
 #[derive(Default)]
 struct Folded(Vec<(String, usize)>, HashMap<String, usize>);
@@ -446,7 +449,7 @@ impl Folded {
             .take(REPEATED_NAMED)
             .map(|(name, extra)| {
                 format!(
-                    "{origin}: '{name}' is listed {} times word for word (name and description); sent once",
+                    "{origin}: '{name}' is listed {} times word for word (the whole entry as sent); sent once",
                     extra + 1
                 )
             })
@@ -596,8 +599,21 @@ mod tests {
         assert_eq!(c.guide.packs.len(), 2);
         assert_eq!(
             c.warnings,
-            ["c.json: 'dup' is listed 3 times word for word (name and description); sent once"]
+            ["c.json: 'dup' is listed 3 times word for word (the whole entry as sent); sent once"]
         );
+        // Tester 10 T10-12: alike but for the schema is not word for word: both are sent,
+        // under the repeated-name warning. (An MCP annotation is not part of what is sent.)
+        {
+            let other = r#"{"name":"dup","description":"Search notes.","inputSchema":{"type":"object","properties":{"z":{"type":"integer"}}}}"#;
+            let text = format!(r#"{{"tools":[{tool},{other}]}}"#);
+            let c = parse_catalog(&text, "c.json").unwrap();
+            assert_eq!(c.guide.packs.len(), 2, "{other}");
+            assert!(
+                c.warnings.len() == 1 && c.warnings[0].contains("'dup' appears 2 times"),
+                "{other}: {:?}",
+                c.warnings
+            );
+        }
     }
 
     #[test]
