@@ -657,6 +657,34 @@ fn a_store_that_cannot_be_made_says_the_device_failed() {
     assert!(!home.path().join("history.sqlite").exists());
 }
 
+/// Tester 10 T10-14: an import the device cannot take said the path twice and SQLite's
+/// words after the store's; MCP `record_execution` said only SQLite's ("disk I/O error:
+/// Error code 778"). The store says it once, in its words, for every importer.
+#[cfg(unix)]
+#[test]
+fn an_import_the_device_cannot_take_is_said_once_in_the_stores_words() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let execs = home.path().join("e.jsonl");
+    let line = (0..2000)
+        .map(|i| format!("{{\"id\":\"e{i}\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c\",\"tool\":\"fs.read\",\"ok\":true}}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&execs, line).unwrap();
+    // 40 KiB: the store's -wal cannot take the import.
+    let out = common::ctx_with_files_capped(home.path(), 40)
+        .args(["import", "executions"])
+        .arg(&execs)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let name = store.display().to_string();
+    assert_eq!(stderr.matches(&name).count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("device holding it").count(), 1, "{stderr}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_full_disk_is_never_called_a_foreign_store() {

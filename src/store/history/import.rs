@@ -746,9 +746,11 @@ pub(super) fn finish_import(
     path: &Path,
     mut report: ImportReport,
 ) -> anyhow::Result<ImportReport> {
-    report.drift_updated = recompute_drift(&tx, callers, window)?;
-    tx.commit()
-        .with_context(|| format!("{}: committing the import", path.display()))?;
+    // In the store's words, whoever imports (the CLI, MCP `record_execution`): a full or
+    // failing device is said so (tester 10 T10-14: MCP showed SQLite's "Error code 778").
+    report.drift_updated = recompute_drift(&tx, callers, window)
+        .map_err(|e| sqlite::store_failure(e, path, "updating drift"))?;
+    tx.commit().map_err(db_err(path, "committing the import"))?;
     Ok(report)
 }
 
