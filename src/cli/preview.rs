@@ -136,10 +136,10 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
                 ));
             }
             stdin_taken = true;
-            out.push(Attachment {
-                name: "stdin".into(),
-                text: read_stdin("an attachment")?,
-            });
+            out.push(Attachment::new(
+                "stdin".into(),
+                read_stdin("an attachment")?,
+            ));
             continue;
         }
         out.push(read_attachment(path, crate::fsio::READ_WHOLE_MAX_BYTES)?);

@@ -54,6 +54,19 @@ pub struct Attachment {
     pub text: String,
 }
 
+impl Attachment {
+    /// An attachment of `text` as every front end takes it: a leading byte-order mark is
+    /// not text (a file read from disk drops it as it is decoded; MCP `preview` and a
+    /// paste had kept it, tester 10 T10-23).
+    pub fn new(name: String, text: String) -> Attachment {
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
+        Attachment { name, text }
+    }
+}
+
 /// Everything a request is built from.
 pub struct PlanInputs<'a> {
     pub effective: &'a EffectiveRow,

@@ -45,10 +45,7 @@ pub fn read_attachment(path: &Path, max_bytes: u64) -> anyhow::Result<Attachment
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    Ok(Attachment {
-        name,
-        text: read_text(path)?,
-    })
+    Ok(Attachment::new(name, read_text(path)?))
 }
 
 /// A workspace file's text, or `None` when the workspace has no file of that name. Anything

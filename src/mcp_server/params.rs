@@ -272,10 +272,10 @@ impl<'a> Params<'a> {
                         .ok_or_else(|| bad(self.tool, &at(f), "is required"))?;
                     Ok(string_within(self.tool, &at(f), v, max)?.to_string())
                 };
-                Ok(Attachment {
-                    name: field("name", NAME_MAX)?,
-                    text: field("text", TEXT_MAX)?,
-                })
+                Ok(Attachment::new(
+                    field("name", NAME_MAX)?,
+                    field("text", TEXT_MAX)?,
+                ))
             })
             .collect()
     }
@@ -290,6 +290,16 @@ mod tests {
 
     fn map(v: Value) -> JsonObject {
         v.as_object().cloned().unwrap()
+    }
+
+    /// Tester 10 T10-23: an attachment's leading byte-order mark was kept by MCP `preview`
+    /// and dropped by the CLI and the console: not text, here either.
+    #[test]
+    fn an_attachments_byte_order_mark_is_not_text() {
+        let m = map(json!({"attachments": [{"name": "crlf.txt", "text": "\u{feff}line one\r\n"}]}));
+        let p = Params::new("preview", &m, &["attachments"]).unwrap();
+        let a = p.attachments("attachments").unwrap();
+        assert_eq!(a[0].text, "line one\r\n");
     }
 
     #[test]

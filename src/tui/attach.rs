@@ -43,10 +43,7 @@ pub fn paste_label(text: &str) -> String {
 /// A paste as the `n`th pasted attachment. Its name has no extension, so its kind is read
 /// from its content.
 pub fn pasted(n: usize, text: String) -> Attachment {
-    Attachment {
-        name: format!("paste {n}"),
-        text,
-    }
+    Attachment::new(format!("paste {n}"), text)
 }
 
 /// The file a typed path names: `~/` is the home directory; a relative path is taken from
