@@ -189,8 +189,9 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
             thousands(at.gate.admitted_tokens)
         ));
     }
-    if t.dropped.is_empty() && t.cut.is_empty() {
-        out.push_str("untouched: the full catalog fits\n");
+    if let Some(note) = t.untouched_note() {
+        out.push_str(&note);
+        out.push('\n');
     }
     if !t.dropped.is_empty() {
         let rows: Vec<Vec<String>> = t

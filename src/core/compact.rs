@@ -140,6 +140,20 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl TrimRecord {
+    /// What every screen says when nothing was trimmed and nothing cut (`None` otherwise):
+    /// the full catalog fits, or — when the planner removed entries first — the entries it
+    /// kept fit (tester 10 T10-8: "the full catalog fits" was said of 13 of 72 entries).
+    pub fn untouched_note(&self) -> Option<String> {
+        if !self.dropped.is_empty() || !self.cut.is_empty() {
+            return None;
+        }
+        Some(if self.planner_removed == 0 {
+            "untouched: the full catalog fits".to_string()
+        } else {
+            format!("untouched: the planner's {}/{} fit", self.kept, self.total)
+        })
+    }
+
     /// Why entries were cut, as every screen words it: the policy, how many went by
     /// themselves because each alone is over the allowance, and each entry cut by the
     /// crowding rule with its figures.
@@ -1080,6 +1094,37 @@ pub fn compact_reserialising(
 
 #[cfg(test)]
 mod tests {
+
+    /// Tester 10 T10-8: "the full catalog fits" was said when the planner had removed 59
+    /// of 72 entries and the full catalog was over the cap.
+    #[test]
+    fn untouched_says_what_fit() {
+        let mut t = TrimRecord {
+            before_bytes: 39_769,
+            after_bytes: 7_581,
+            before_tokens: 13_257,
+            after_tokens: 2_527,
+            exact_tokens: false,
+            dropped: Vec::new(),
+            kept: 13,
+            total: 72,
+            cut: Vec::new(),
+            steps_applied: 0,
+            fits: true,
+            cut_policy: String::new(),
+            planner_removed: 59,
+        };
+        assert_eq!(
+            t.untouched_note().unwrap(),
+            "untouched: the planner's 13/72 fit"
+        );
+        t.planner_removed = 0;
+        t.kept = 72;
+        assert_eq!(
+            t.untouched_note().unwrap(),
+            "untouched: the full catalog fits"
+        );
+    }
     use super::*;
     use serde_json::json;
 

@@ -140,8 +140,8 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
     let mut steps: Vec<Line> = Vec::new();
     // As `compact` says it: untouched only when nothing was trimmed and nothing cut (tester
     // 9 T9-17: it read "untouched" above an entry the crowding rule cut).
-    if t.dropped.is_empty() && t.cut.is_empty() {
-        steps.push(Line::styled("untouched: the full catalog fits", theme.ok));
+    if let Some(note) = t.untouched_note() {
+        steps.push(Line::styled(note, theme.ok));
     } else if t.dropped.is_empty() {
         steps.push(Line::styled("no trim step applied", theme.muted));
     } else {
