@@ -74,6 +74,10 @@ pub struct Explanation {
     /// Placed ahead of higher scores as the best entry for this request (0-based).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_for_request: Option<usize>,
+    /// With `best_for_request`: the round of request winners it was placed in (1: the
+    /// request's best, 2: its second), by its points for that request's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_round: Option<usize>,
     /// The semantic layer's part, when it is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic: Option<SemanticMatch>,
@@ -187,7 +191,19 @@ impl Explanation {
     fn placement(&self) -> Option<String> {
         match (&self.lookup_for, self.best_for_request) {
             (Some(entry), _) => Some(format!("placed as a lookup for {entry}")),
-            (None, Some(r)) => Some(format!("placed as the best for request {}", r + 1)),
+            // By its points for that request's words, not the score shown (tester 10
+            // T10-20: a second-round pick read "the best" below a higher-scoring entry).
+            (None, Some(r)) => {
+                let nth = match self.request_round {
+                    Some(2) => "second",
+                    Some(n) if n > 2 => "later",
+                    _ => "first",
+                };
+                Some(format!(
+                    "placed {nth} for request {} (points for its words)",
+                    r + 1
+                ))
+            }
             (None, None) => None,
         }
     }
@@ -343,6 +359,10 @@ impl RankIndex {
             prior: prior_match,
             attachment: scored.map_or(0.0, |s| s.attachment),
             best_for_request: scored.and_then(|s| s.best_for_request),
+            request_round: scored.and_then(|s| s.best_for_request).and_then(|_| {
+                let at = ranking.order.iter().position(|s| s.index == index)?;
+                ranking.head.get(at).map(|p| p.round + 1)
+            }),
             semantic: semantic_match(ranking, scored),
             lookup_for: scored
                 .and_then(|s| s.lookup_for)
