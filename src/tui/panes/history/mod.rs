@@ -328,11 +328,68 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
 /// ([`distinct_tails`](crate::core::text::distinct_tails): `qwen`, or `local/qwen` beside
 /// `keyed/qwen`), elided with `…` to `width`: tables are narrow.
 fn short_model(model: &str, width: usize, names: &HashMap<&str, Cow<'_, str>>) -> String {
+    let cut = cut_model(model, width, names);
+    // Cut to the column, two models may still read alike (tester 10 T10-10: at the
+    // console's 14 cells `team-alpha/…` and `team-bravo/…` both read `team…uct-turbo`):
+    // then the cut keeps where this one first differs from those it would read as.
+    let alike: Vec<String> = names
+        .keys()
+        .filter(|m| **m != model && cut_model(m, width, names) == cut)
+        .map(|m| model_tail(m, names))
+        .collect();
+    if alike.is_empty() {
+        return cut;
+    }
+    let tail: Vec<char> = model_tail(model, names).chars().collect();
+    let differs_at = alike
+        .iter()
+        .map(|o| {
+            tail.iter()
+                .zip(o.chars())
+                .take_while(|(a, b)| **a == *b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let Some(last) = differs_at.checked_add(1).filter(|&l| l <= tail.len()) else {
+        return cut;
+    };
+    let text = |r: std::ops::Range<usize>| tail[r].iter().collect::<String>();
+    let apart = if last + 1 + 4 <= width {
+        // `team-a…t-turbo`: up to the difference, then the ending.
+        let rest = width - last - 1;
+        format!(
+            "{}…{}",
+            text(0..last),
+            text(tail.len().saturating_sub(rest).max(last)..tail.len())
+        )
+    } else if width >= 3 {
+        // `…3.1-70b…`: the characters up to the difference.
+        let from = last.saturating_sub(width - 2);
+        let end = if last < tail.len() { "…" } else { "" };
+        format!("…{}{end}", text(from..last))
+    } else {
+        return cut;
+    };
+    if crate::core::text::display_width(&apart) <= width {
+        apart
+    } else {
+        cut
+    }
+}
+
+/// The ending a model is shown by, spelled as the terminal shows it.
+fn model_tail(model: &str, names: &HashMap<&str, Cow<'_, str>>) -> String {
     let tail = names
         .get(model)
         .map(|t| t.as_ref())
         .unwrap_or_else(|| model.rsplit('/').next().unwrap_or(model));
-    let tail = shown(tail);
+    shown(tail)
+}
+
+/// [`short_model`]'s cut before it looks at the other models.
+fn cut_model(model: &str, width: usize, names: &HashMap<&str, Cow<'_, str>>) -> String {
+    let tail = model_tail(model, names);
     // An ending of several segments is told apart by its first one (`team-alpha/…`): keep
     // it whole and cut the rest in the middle, rather than cut through it (tester 9 T9-5:
     // `team-alpha/llama…` and `team-bravo/llama…` both read `team…uct-turbo`).
@@ -802,6 +859,32 @@ mod tests {
         assert!(shown[1].starts_with("team-bravo/"), "{shown:?}");
         assert!(shown.iter().all(|s| s.chars().count() <= 22), "{shown:?}");
         assert_eq!(shown[2], "qwen");
+        // Tester 10 T10-10: at the console's 14 cells they still read alike, and so did
+        // two llama versions and two Qwen sizes. They are cut where they differ.
+        for ids in [
+            &ids[..2],
+            &[
+                "openrouter/meta-llama/llama-3.1-70b-instruct",
+                "openrouter/meta-llama/llama-3.3-70b-instruct",
+            ][..],
+            &[
+                "together/Qwen/Qwen2.5-72B-Instruct-Turbo",
+                "together/Qwen/Qwen2.5-32B-Instruct-Turbo",
+            ][..],
+        ] {
+            let names = crate::core::text::distinct_tails(ids.iter().copied());
+            for width in [14, 22] {
+                let shown: Vec<String> = ids
+                    .iter()
+                    .map(|id| short_model(id, width, &names))
+                    .collect();
+                assert_ne!(shown[0], shown[1], "{width}: {shown:?}");
+                assert!(
+                    shown.iter().all(|s| s.chars().count() <= width),
+                    "{width}: {shown:?}"
+                );
+            }
+        }
     }
 
     /// Tester 9 T9-5: `keyed/café` (NFC) and `keyed/cafe\u{301}` (NFD) both read `café` in
