@@ -1161,6 +1161,33 @@ mod tests {
         assert_eq!(s.gaps(&PlanFilter::default()).unwrap().plans, 0);
     }
 
+    /// Tester 10 T10-19: an arm that answered seconds later took the next send's id stem
+    /// (`send-…781-1` for the first send's arm). The arms of a comparison share their
+    /// send's stem; a plan in no comparison keeps its own time.
+    #[test]
+    fn the_arms_of_one_send_share_its_id_stem() {
+        let (_d, mut s) = seeded();
+        let id = s.plans(&PlanFilter::default(), 0, 1).unwrap()[0].id.clone();
+        let base = s.plan(&id).unwrap().unwrap().record;
+        let mut sent = |at: i64, group: Option<&str>| {
+            let mut r = base.clone();
+            r.at = at;
+            r.at_nanos = 0;
+            r.replay_of = None;
+            r.compare_group = group.map(str::to_string);
+            s.insert_sent(&mut r, &pipelines()).unwrap()
+        };
+        assert_eq!(
+            sent(1_795_682_777, Some("cmp-1795682777-aa")),
+            "send-1795682777-1"
+        );
+        assert_eq!(sent(1_795_682_781, None), "send-1795682781-1");
+        assert_eq!(
+            sent(1_795_682_781, Some("cmp-1795682777-aa")),
+            "send-1795682777-2"
+        );
+    }
+
     /// An outcome or drift class that is none of the known ones (a hand edit, a damaged row)
     /// is an error where it is read, never the most cautious value in its place.
     #[test]

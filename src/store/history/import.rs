@@ -301,7 +301,7 @@ impl HistoryStore {
     }
 
     /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
-    /// unset) under the next free id `send-AT-N`. No execution follows it yet, so its drift
+    /// unset) under the next free id `send-AT-N` (AT: its comparison's start, for an arm). No execution follows it yet, so its drift
     /// is `ignored` (or `failed`) like any new plan. Returns the id.
     pub fn insert_sent(
         &mut self,
@@ -325,10 +325,24 @@ impl HistoryStore {
         let tx = self.write("storing a sent plan")?;
         {
             let mut inserter = PlanInserter::new(&tx)?;
+            // The arms of one comparison share their send's stem, whenever each answered
+            // (tester 10 T10-19: an arm that timed out took the next send's stem).
+            let stem = record
+                .compare_group
+                .as_deref()
+                .and_then(|g| {
+                    g.strip_prefix("cmp-")?
+                        .split('-')
+                        .next()?
+                        .parse::<i64>()
+                        .ok()
+                })
+                .filter(|t| *t <= record.at)
+                .unwrap_or(record.at);
             let mut n = 0u32;
             loop {
                 n += 1;
-                record.id = format!("send-{}-{n}", record.at);
+                record.id = format!("send-{stem}-{n}");
                 if inserter.insert(record, pipelines)?.is_some() {
                     break;
                 }
