@@ -18,6 +18,68 @@ use crate::core::failure::{Reply, read_reply_owning};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
 use crate::core::plan::steps_of;
 
+/// A visitor's scalars and null, of another shape than expected: read through, `$absent`
+/// kept. Strings apart ([`otherwise`] has them too): some visitors read those.
+macro_rules! scalars_otherwise {
+    ($absent:expr) => {
+        fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        // A `Value` (a column or attribute given as a value) hands a number past 64 bits
+        // over as one of these; the parser, as a map (`arbitrary_precision`).
+        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+    };
+}
+
+/// What a visitor of a value of another shape than expected makes of a scalar, a string or
+/// null: read through, `$absent` kept.
+macro_rules! otherwise {
+    ($absent:expr) => {
+        scalars_otherwise!($absent);
+        fn visit_str<Er: de::Error>(self, _: &str) -> Result<Self::Value, Er> {
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's `visit_map` for a value expected to be a list: read through, `$absent` kept.
+macro_rules! map_otherwise {
+    ($absent:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<Skip, Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
+/// A visitor's `visit_seq` for a value expected to be an object: read through, `$absent`
+/// kept.
+macro_rules! seq_otherwise {
+    ($absent:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
 mod messages;
 
 use messages::{
@@ -597,60 +659,6 @@ fn tool_span(reader: &mut OtelReader, s: Span) -> Result<ToolSpan, CoreError> {
 // limit and lone surrogates are checked as anywhere else (`Skip`). A value of another shape
 // than OTLP's (attributes that are not a list, a status that is not an object) is taken as
 // absent, as it was when the line was read as a tree.
-
-/// What a visitor of a value of another shape than expected makes of it: read through,
-/// `$absent` kept.
-macro_rules! otherwise {
-    ($absent:expr) => {
-        fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        // A `Value` (a column or attribute given as a value) hands a number past 64 bits
-        // over as one of these; the parser, as a map (`arbitrary_precision`).
-        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_str<Er: de::Error>(self, _: &str) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-    };
-}
-
-/// A visitor's `visit_map` for a value expected to be a list: read through, `$absent` kept.
-macro_rules! map_otherwise {
-    ($absent:expr) => {
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<Skip, Skip>()?.is_some() {}
-            Ok($absent)
-        }
-    };
-}
-
-/// A visitor's `visit_seq` for a value expected to be an object: read through, `$absent`
-/// kept.
-macro_rules! seq_otherwise {
-    ($absent:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<Skip>()?.is_some() {}
-            Ok($absent)
-        }
-    };
-}
 
 /// Any JSON value, read through and dropped.
 struct Skip;

@@ -30,62 +30,6 @@ use crate::core::failure::ToolCall;
 /// a one-entry map, the number's text its value.
 const NUMBER: &str = "$serde_json::private::Number";
 
-/// A visitor's scalars and null, read and `$absent` kept.
-macro_rules! scalars_absent {
-    ($absent:expr) => {
-        fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-    };
-}
-
-/// A visitor's strings, read and `$absent` kept.
-macro_rules! str_absent {
-    ($absent:expr) => {
-        fn visit_str<Er: de::Error>(self, _: &str) -> Result<Self::Value, Er> {
-            Ok($absent)
-        }
-    };
-}
-
-/// A visitor's lists, read through and `$absent` kept.
-macro_rules! seq_absent {
-    ($absent:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<Skip>()?.is_some() {}
-            Ok($absent)
-        }
-    };
-}
-
-/// A visitor's objects, read through and `$absent` kept.
-macro_rules! map_absent {
-    ($absent:expr) => {
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<Skip, Skip>()?.is_some() {}
-            Ok($absent)
-        }
-    };
-}
-
 /// A visitor's scalars (not null) as `self.scalar(shown)`: the value as an error shows it.
 macro_rules! scalars_shown {
     () => {
@@ -294,9 +238,9 @@ impl<'de> Visitor<'de> for StrOrNone {
         f.write_str("a string")
     }
 
-    scalars_absent!(None);
-    seq_absent!(None);
-    map_absent!(None);
+    scalars_otherwise!(None);
+    seq_otherwise!(None);
+    map_otherwise!(None);
 
     fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
         Ok(Some(v.to_string()))
@@ -327,8 +271,8 @@ impl<'de> Visitor<'de> for TextOf {
         f.write_str("a message's content")
     }
 
-    scalars_absent!(None);
-    map_absent!(None);
+    scalars_otherwise!(None);
+    map_otherwise!(None);
 
     fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
         Ok(Some(v.to_string()))
@@ -374,9 +318,8 @@ impl<'de> Visitor<'de> for PartText {
         f.write_str("a part")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    seq_absent!(None);
+    otherwise!(None);
+    seq_otherwise!(None);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut content, mut text) = (None, None);
@@ -623,9 +566,8 @@ impl<'de> Visitor<'de> for OutputMessages {
         f.write_str("a list of messages")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    map_absent!(None);
+    otherwise!(None);
+    map_otherwise!(None);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Output::default();
@@ -654,9 +596,8 @@ impl<'de> Visitor<'de> for OutputMessage<'_> {
         f.write_str("a message")
     }
 
-    scalars_absent!(());
-    str_absent!(());
-    seq_absent!(());
+    otherwise!(());
+    seq_otherwise!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut finish = None;
@@ -694,9 +635,8 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
         f.write_str("a list of parts")
     }
 
-    scalars_absent!(());
-    str_absent!(());
-    map_absent!(());
+    otherwise!(());
+    map_otherwise!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(OutputPart(&mut *self.0))?.is_some() {}
@@ -722,9 +662,8 @@ impl<'de> Visitor<'de> for OutputPart<'_> {
         f.write_str("a part")
     }
 
-    scalars_absent!(());
-    str_absent!(());
-    seq_absent!(());
+    otherwise!(());
+    seq_otherwise!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let keep = !self.0.calls.full();
@@ -804,9 +743,8 @@ impl<'de> Visitor<'de> for Completion {
         f.write_str("a chat completion")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    seq_absent!(None);
+    otherwise!(None);
+    seq_otherwise!(None);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut choice = None;
@@ -841,9 +779,8 @@ impl<'de> Visitor<'de> for FirstChoice {
         f.write_str("a list of choices")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    map_absent!(None);
+    otherwise!(None);
+    map_otherwise!(None);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let first = seq.next_element_seed(ChoiceOf)?;
@@ -869,9 +806,8 @@ impl<'de> Visitor<'de> for ChoiceOf {
         f.write_str("a choice")
     }
 
-    scalars_absent!(Choice::default());
-    str_absent!(Choice::default());
-    seq_absent!(Choice::default());
+    otherwise!(Choice::default());
+    seq_otherwise!(Choice::default());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut choice = Choice::default();
@@ -906,9 +842,8 @@ impl<'de> Visitor<'de> for MessageOf {
         f.write_str("a message")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    seq_absent!(None);
+    otherwise!(None);
+    seq_otherwise!(None);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut m = ChoiceMessage::default();
@@ -954,9 +889,8 @@ impl<'de> Visitor<'de> for CallList<'_> {
         f.write_str("a list of tool calls")
     }
 
-    scalars_absent!(());
-    str_absent!(());
-    map_absent!(());
+    otherwise!(());
+    map_otherwise!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         loop {
@@ -1000,9 +934,8 @@ impl<'de> Visitor<'de> for CallOf {
         f.write_str("a tool call")
     }
 
-    scalars_absent!(unnamed());
-    str_absent!(unnamed());
-    seq_absent!(unnamed());
+    otherwise!(unnamed());
+    seq_otherwise!(unnamed());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut id, mut function, mut name, mut args) = (None, None, None, None);
@@ -1049,9 +982,8 @@ impl<'de> Visitor<'de> for FunctionOf {
         f.write_str("a function")
     }
 
-    scalars_absent!((None, None));
-    str_absent!((None, None));
-    seq_absent!((None, None));
+    otherwise!((None, None));
+    seq_otherwise!((None, None));
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut name, mut args) = (None, None);
@@ -1090,9 +1022,8 @@ impl<'de> Visitor<'de> for StrField {
         f.write_str("an object")
     }
 
-    scalars_absent!(None);
-    str_absent!(None);
-    seq_absent!(None);
+    otherwise!(None);
+    seq_otherwise!(None);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut field = None;
