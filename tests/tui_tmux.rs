@@ -643,26 +643,31 @@ fn the_preview_names_the_model_it_was_computed_for_and_follows_a_model_change() 
 
 /// Issue 18: type a prompt, mark a second model, send with A/B on, see both models' results
 /// side by side with their arm, and open one in History.
-#[test]
-fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_history() {
-    let server = common::llm_server::LlmServer::start();
+/// The console on a workspace whose provider `test/` is `server`, with the two `models`
+/// (rows of tier B) filtered to, the second marked to send, the first selected, and the
+/// Prompt pane holding an instruction the preview has planned. `timeout`: the calls' own.
+fn console_sending_to_two(
+    server: &common::llm_server::LlmServer,
+    models: [&str; 2],
+    timeout: &str,
+    (width, height): (u16, u16),
+) -> (tempfile::TempDir, Tmux) {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
         format!(
-            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 1\nretry_base = \"50ms\"\n\n\
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"{timeout}\"\nretries = 1\nretry_base = \"50ms\"\n\n\
              [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
             server.base_url()
         ),
     )
     .unwrap();
-    std::fs::write(
-        home.path().join("budgets.toml"),
-        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
-         [[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n",
-    )
-    .unwrap();
-    let tmux = Tmux::start(260, 50);
+    let rows: Vec<String> = models
+        .iter()
+        .map(|m| format!("[[model]]\nid = \"{m}\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n"))
+        .collect();
+    std::fs::write(home.path().join("budgets.toml"), rows.join("\n")).unwrap();
+    let tmux = Tmux::start(width, height);
     tmux.launch(home.path());
     tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
     // Only the two test models, the second marked, the first selected.
@@ -677,6 +682,18 @@ fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_histor
     tmux.keys(&["p"]);
     tmux.keys(&["remember this launch note and draft a blog from it"]);
     tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
+    (home, tmux)
+}
+
+#[test]
+fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_history() {
+    let server = common::llm_server::LlmServer::start();
+    let (_home, tmux) = console_sending_to_two(
+        &server,
+        ["test/ok-json", "test/tool-calls"],
+        "5s",
+        (260, 50),
+    );
     tmux.keys(&["C-t"]);
     tmux.wait_for("A/B full", 10, |s| s.contains("A/B full"));
     tmux.keys(&["C-s"]);
@@ -713,35 +730,8 @@ fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_histor
 #[test]
 fn quitting_during_a_send_stores_the_answers_already_back() {
     let server = common::llm_server::LlmServer::start();
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"60s\"\nretries = 0\n\n\
-             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        home.path().join("budgets.toml"),
-        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\n\
-         [[model]]\nid = \"test/hang\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n",
-    )
-    .unwrap();
-    let tmux = Tmux::start(200, 50);
-    tmux.launch(home.path());
-    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
-    tmux.keys(&["/"]);
-    tmux.keys(&["test/"]);
-    tmux.wait_for("the two test rows", 10, |s| s.contains("2 of "));
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("the search kept", 10, |s| !s.contains("enter keep"));
-    tmux.keys(&["j", "M", "k"]);
-    tmux.wait_for("a model marked", 10, |s| s.contains("1 marked to send"));
-    tmux.keys(&["p"]);
-    tmux.keys(&["remember this launch note and draft a blog from it"]);
-    tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
+    let (home, tmux) =
+        console_sending_to_two(&server, ["test/ok-json", "test/hang"], "60s", (200, 50));
     tmux.keys(&["C-s"]);
     tmux.wait_for("the send under way", 20, |s| s.contains("Sending…"));
     // Both calls reached the server; the first is answered at once, the other hangs.
