@@ -1380,25 +1380,8 @@ fn the_catalog_pane_never_says_untouched_above_a_cut() {
     tools.extend((0..20).map(|i| {
         serde_json::json!({"name": format!("small{i}"), "description": format!("Search notes number {i}.")})
     }));
-    std::fs::write(
-        dir.path().join("catalog.json"),
-        serde_json::json!({ "tools": tools }).to_string(),
-    )
-    .unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
-    let mut state = started(&ws);
     // The free row: a 10,000-byte cap the big entry takes 99 % of.
-    let free = common::console::row_of(&state, "openrouter/openrouter/free");
-    apply(
-        &ws,
-        &mut state,
-        [Action::SelectRow(free), Action::FocusCatalog],
-    );
-    let s = screen(&state, 140, 45);
+    let s = free_row_catalog_pane(dir.path(), &tools, (140, 45));
     assert!(s.contains("cut 1"), "{s}");
     assert!(!s.contains("untouched"), "{s}");
 }
@@ -1419,24 +1402,7 @@ fn the_catalog_pane_cuts_one_of_two_entries_that_crowd_the_rest_out() {
         serde_json::json!({"name": format!("small{i}"),
             "description": format!("Search notes number {i}."), "inputSchema": q})
     }));
-    std::fs::write(
-        dir.path().join("catalog.json"),
-        serde_json::json!({ "tools": tools }).to_string(),
-    )
-    .unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
-    let mut state = started(&ws);
-    let free = common::console::row_of(&state, "openrouter/openrouter/free");
-    apply(
-        &ws,
-        &mut state,
-        [Action::SelectRow(free), Action::FocusCatalog],
-    );
-    let s = screen(&state, 200, 50);
+    let s = free_row_catalog_pane(dir.path(), &tools, (200, 50));
     assert!(s.contains("kept 21/22"), "{s}");
     assert!(
         s.contains("1 entry cut as it takes 48 % of the allo"),
@@ -1447,4 +1413,31 @@ fn the_catalog_pane_cuts_one_of_two_entries_that_crowd_the_rest_out() {
         "{s}"
     );
     assert!(s.contains(r#"{"name":"small19""#), "{s}");
+}
+
+/// The Catalog pane of a console on a workspace in `dir` whose catalog is these MCP `tools`,
+/// the free row (Tier C, a 10,000-byte cap) selected.
+fn free_row_catalog_pane(
+    dir: &std::path::Path,
+    tools: &[serde_json::Value],
+    (width, height): (u16, u16),
+) -> String {
+    std::fs::write(
+        dir.join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.into()),
+        registry: None,
+    })
+    .unwrap();
+    let mut state = started(&ws);
+    let free = common::console::row_of(&state, "openrouter/openrouter/free");
+    apply(
+        &ws,
+        &mut state,
+        [Action::SelectRow(free), Action::FocusCatalog],
+    );
+    screen(&state, width, height)
 }
