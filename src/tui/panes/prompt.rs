@@ -723,8 +723,16 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
     }
     if v.running.is_some() {
         out.push(Line::styled("Sending… (esc cancels)", theme.accent));
+        // A call's line names its call already; the store's note does not. Wrapped whole:
+        // the store's note says what happens at its end (tester 10 T10-16: it was cut at the
+        // pane's edge, and each call's label read twice).
         for (label, line) in &v.progress {
-            out.push(Line::raw(clip(&format!("  {label}: {line}"), width)));
+            let text = if line.starts_with(label.as_str()) {
+                format!("  {line}")
+            } else {
+                format!("  {label}: {line}")
+            };
+            out.extend(wrapped(&text, width, theme.base));
         }
         out.push(Line::raw(""));
         return out;
@@ -852,4 +860,37 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
     }
     out.push(Line::raw(""));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tester 10 T10-16: while sending, the store's note ("another process is writing …;
+    /// each answer waits …") was cut at the pane's edge before it said what happens, and a
+    /// call's label read twice (`m [compacted]: m [compacted] on m · pass 1`).
+    #[test]
+    fn send_progress_is_wrapped_whole_and_names_each_call_once() {
+        let mut v = SendView {
+            running: Some((1, crate::llm::client::Cancel::default())),
+            ..Default::default()
+        };
+        let label = "keyed/m1 [compacted]";
+        v.progress.insert(
+            label.into(),
+            format!("{label} on keyed/m1 · pass 1 · sending"),
+        );
+        v.progress.insert(
+            "store".into(),
+            "another process is writing /tmp/home/history.sqlite; each answer waits up to 60 s for it, and one that cannot be stored is kept until stored again".into(),
+        );
+        let text: Vec<String> = send_lines(&v, 60, &Theme::default())
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        let all = text.join("\n");
+        assert!(text.iter().all(|l| l.chars().count() <= 60), "{all}");
+        assert!(all.contains("stored again"), "{all}");
+        assert_eq!(all.matches(label).count(), 1, "{all}");
+    }
 }
