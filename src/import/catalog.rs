@@ -351,7 +351,8 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
         format!("function[{i}].name (line {line})")
     };
     // Pooled BFCL questions repeat their functions by design: folded without a word.
-    let guide = match packs_to_guide(docs.into_iter().map(function_pack), origin, at) {
+    let pooled = docs.into_iter().map(function_pack);
+    let guide = match packs_folded(pooled, origin, at, FoldBy::NameAndDescription) {
         Ok((guide, _)) => guide,
         Err(e) => return Some(Err(e)),
     };
@@ -396,8 +397,27 @@ fn packs_to_guide(
     origin: &str,
     name_at: impl Fn(usize) -> String,
 ) -> Result<(RoutingGuide, Folded), CoreError> {
-    // Word for word is the whole entry: name, description, schema and metadata (tester 10
-    // T10-12: two entries alike but for their schema were folded into the first).
+    packs_folded(packs, origin, name_at, FoldBy::WholeEntry)
+}
+
+/// What makes two entries one when a catalog gives an entry again.
+#[derive(Clone, Copy, PartialEq)]
+enum FoldBy {
+    /// The whole entry as sent: name, description, schema and metadata (tester 10 T10-12:
+    /// two entries alike but for their schema were folded into the first).
+    WholeEntry,
+    /// Name and description: a pool of BFCL questions gives one function once per question
+    /// that offers it, its parameters sometimes worded apart; the pool is one catalog of
+    /// functions to rank, as `eval rank` has always measured it.
+    NameAndDescription,
+}
+
+fn packs_folded(
+    packs: impl Iterator<Item = Pack>,
+    origin: &str,
+    name_at: impl Fn(usize) -> String,
+    fold: FoldBy,
+) -> Result<(RoutingGuide, Folded), CoreError> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut kept = Vec::new();
     let mut folded = Folded::default();
@@ -409,8 +429,11 @@ fn packs_to_guide(
                 problem: "is empty".into(),
             });
         }
-        let whole = serde_json::to_string(&p).unwrap_or_else(|_| format!("{p:?}"));
-        if seen.insert(whole) {
+        let key = match fold {
+            FoldBy::WholeEntry => serde_json::to_string(&p).unwrap_or_else(|_| format!("{p:?}")),
+            FoldBy::NameAndDescription => format!("{}\n{}", p.name, p.description),
+        };
+        if seen.insert(key) {
             kept.push(p);
         } else {
             folded.add(&p.name);
