@@ -120,43 +120,18 @@ pub fn needs_escape(c: char) -> bool {
 }
 
 /// Characters that show as nothing yet are there: Unicode's default-ignorable code points
-/// ([`is_default_ignorable`]: zero-width space and joiners, word joiner and invisible
+/// ([`crate::core::text::is_default_ignorable`]: zero-width space and joiners, word joiner and invisible
 /// operators, the byte-order mark, a soft hyphen, Hangul fillers, tag characters — which
 /// can carry a hidden message to a model —, …) but for the variation selectors, which
 /// change how the character before them looks (❤️), and the line and paragraph separators
 /// some viewers break a line at. Two names that differ only by one look alike.
 fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}') || (is_default_ignorable(c) && !is_variation_selector(c))
+    matches!(c, '\u{2028}' | '\u{2029}')
+        || (crate::core::text::is_default_ignorable(c) && !is_variation_selector(c))
 }
 
 fn is_variation_selector(c: char) -> bool {
     matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' | '\u{180B}'..='\u{180D}' | '\u{180F}')
-}
-
-/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties 15): what renders as
-/// nothing when a font has no glyph for it. Names equal but for these print alike
-/// ([`crate::core::text::printed_alike`]; tester 10 T10-11: only six of them counted).
-pub fn is_default_ignorable(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'..='\u{1160}'
-            | '\u{17B4}'..='\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF0}'..='\u{FFF8}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}'
-    )
 }
 
 /// Every bidi formatting character: embeddings and overrides (U+202A–U+202E), isolates

@@ -528,6 +528,33 @@ pub fn display_width(text: &str) -> usize {
     text.width()
 }
 
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties 15): what renders as
+/// nothing when a font has no glyph for it. Names equal but for these print alike
+/// ([`printed_alike`]; tester 10 T10-11: only six of them counted), and a terminal is shown
+/// them escaped (`core::terminal_text`), variation selectors apart.
+pub fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
+
 /// The key two names share when they print alike: trimmed, NFC-normalised, and without the
 /// characters that print as nothing (every default-ignorable code point: zero-width spaces
 /// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
@@ -538,7 +565,7 @@ pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.trim()
         .nfc()
-        .filter(|&c| !crate::core::terminal_text::is_default_ignorable(c))
+        .filter(|&c| !is_default_ignorable(c))
         .collect()
 }
 
