@@ -373,6 +373,30 @@ fn an_entry_alone_over_the_allowance_is_cut_by_itself_and_the_rest_kept() {
 /// a prompt the 97 % entry survived while 18 of the 20 equally relevant small tools went.
 /// The tester's shapes (py/mkf3.py): big = "search notes " + N × 'A', small = "Search notes
 /// number i.".
+/// `compact --tier C --json` of `catalog` (with `prompt`, if any): it keeps `kept` of `total`
+/// entries and cuts exactly one by the crowding rule, which is returned.
+fn the_crowded_cut(
+    home: &std::path::Path,
+    catalog: &str,
+    prompt: Option<&str>,
+    kept: usize,
+    total: usize,
+) -> Value {
+    let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
+    args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
+    let v = json_of(ctx(home).args(&args));
+    assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
+    assert_eq!(v["trim"]["total"], total);
+    let crowded: Vec<&Value> = v["trim"]["cut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.get("crowds_out").is_some())
+        .collect();
+    assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
+    crowded[0].clone()
+}
+
 #[test]
 fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more() {
     let home = tempfile::tempdir().unwrap();
@@ -421,21 +445,10 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     );
     for (catalog, kept, total, big) in [(&b, 20, 21, "big0"), (&mix, 20, 24, "big1")] {
         for prompt in [None, Some("search notes")] {
-            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
-            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
-            let v = json_of(ctx(home.path()).args(&args));
-            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
-            assert_eq!(v["trim"]["total"], total);
-            let crowded: Vec<&Value> = v["trim"]["cut"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|c| c.get("crowds_out").is_some())
-                .collect();
-            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
-            assert_eq!(crowded[0]["name"], big);
-            assert!(crowded[0]["crowds_out"]["share_percent"].as_u64().unwrap() >= 97);
-            assert!(crowded[0]["crowds_out"]["would_cut"].as_u64().unwrap() >= 18);
+            let crowded = the_crowded_cut(home.path(), catalog, prompt, kept, total);
+            assert_eq!(crowded["name"], big);
+            assert!(crowded["crowds_out"]["share_percent"].as_u64().unwrap() >= 97);
+            assert!(crowded["crowds_out"]["would_cut"].as_u64().unwrap() >= 18);
         }
     }
     // preview and compact --prompt read one plan: the same fate, said in preview's words.
@@ -468,20 +481,9 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
         [(&two49, 21, 22, "big1", 1), (&three33, 32, 33, "big2", 2)]
     {
         for prompt in [None, Some("search notes")] {
-            let mut args = vec!["compact", "--tier", "C", "--json", "--catalog", catalog];
-            args.extend(prompt.map(|p| ["--prompt", p]).into_iter().flatten());
-            let v = json_of(ctx(home.path()).args(&args));
-            assert_eq!(v["trim"]["kept"], kept, "{args:?}: {}", v["trim"]);
-            assert_eq!(v["trim"]["total"], total);
-            let crowded: Vec<&Value> = v["trim"]["cut"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|c| c.get("crowds_out").is_some())
-                .collect();
-            assert_eq!(crowded.len(), 1, "{args:?}: {}", v["trim"]);
-            assert_eq!(crowded[0]["name"], big);
-            let crowds = &crowded[0]["crowds_out"];
+            let crowded = the_crowded_cut(home.path(), catalog, prompt, kept, total);
+            assert_eq!(crowded["name"], big);
+            let crowds = &crowded["crowds_out"];
             assert!(crowds["share_percent"].as_u64().unwrap() <= 50, "{crowds}");
             assert!(
                 crowds["together_percent"].as_u64().unwrap() > 90,
