@@ -117,6 +117,18 @@ fn litellm_registry_layers_over_the_sample() {
         .find(|r| r["id"] == "openrouter/openrouter/free")
         .unwrap();
     assert_eq!(free["tier"], "C");
+    // LiteLLM writes a window of 0 for one it does not know: no row budgets a model as
+    // taking no tokens (four vercel_ai_gateway embedding models are listed as chat so).
+    assert!(
+        !rows.iter().any(|r| r["input_tokens"] == 0),
+        "a row with an input window of 0"
+    );
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r["id"] == "vercel_ai_gateway/mistral/mistral-embed"),
+        "a window of 0 is no window"
+    );
 }
 
 #[test]

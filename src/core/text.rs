@@ -559,14 +559,25 @@ pub fn is_default_ignorable(c: char) -> bool {
 /// characters that print as nothing (every default-ignorable code point: zero-width spaces
 /// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
 /// characters, bidi marks: `x\u{200b}y` is `xy` to a reader and to a model; tester 9 T9-9,
-/// tester 10 T10-11). The one notion of "prints alike": the catalog's repeated names, the
+/// tester 10 T10-11), every space separator read as the ASCII space. The one notion of "prints alike": the catalog's repeated names, the
 /// registry's ids and the History pane's model endings ([`distinct_tails`]) use it.
 pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.trim()
         .nfc()
         .filter(|&c| !is_default_ignorable(c))
+        .map(|c| if is_space_separator(c) { ' ' } else { c })
         .collect()
+}
+
+/// The Unicode space separators (general category Zs): each prints as a space (a no-break
+/// space in `keyed/nbsp x` prints like the ASCII one; tester 10 T10-9).
+fn is_space_separator(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// `text` with every character but printable ASCII (and the backslash) escaped as
@@ -722,6 +733,22 @@ mod tests {
         assert_eq!(t["a/b/x"], "a/b/x");
         assert_eq!(t["c/b/x"], "c/b/x");
         assert_eq!(distinct_tails(["one/m", "one/m"])["one/m"], "m");
+    }
+
+    /// Tester 10 T10-9: a no-break space (or any space separator) prints as a space.
+    #[test]
+    fn space_separators_print_as_a_space() {
+        for c in ['\u{A0}', '\u{2007}', '\u{202F}', '\u{3000}'] {
+            assert_eq!(
+                printed_alike(&format!("keyed/nbsp{c}x")),
+                "keyed/nbsp x",
+                "{c:?}"
+            );
+        }
+        assert_ne!(printed_alike("keyed/nbspx"), printed_alike("keyed/nbsp x"));
+        let t = distinct_tails(["keyed/nbsp x", "keyed/nbsp\u{A0}x"]);
+        assert_ne!(t["keyed/nbsp x"], t["keyed/nbsp\u{A0}x"], "{t:?}");
+        assert_eq!(t["keyed/nbsp\u{A0}x"], "keyed/nbsp\\u{a0}x");
     }
 
     /// Tester 9 T9-5: `keyed/café` (NFC) and `keyed/cafe\u{301}` (NFD) both showed `café`.

@@ -8,11 +8,13 @@
 //!
 //! Numbers go through [`crate::core::bounds`]. One rule for an entry that cannot be read as
 //! written — a window or price negative, infinite, absurd or not whole, a number written as
-//! a word (`"lots"`, `[1]`), an entry that is not an object: the entry is skipped and one
+//! a word (`"lots"`, `[1]`), a flag that is not `true`/`false`, a mode that is not a word, an
+//! entry that is not an object: the entry is skipped and one
 //! note names the model, each such field and its value as written (`9223372036854775808`,
 //! not `9.2e18`); the rest of the registry is read (outside tester 10 T10-9: one upstream
 //! typo refused all 4,500 entries). A number written as a string that parses cleanly
-//! (`"max_input_tokens": "128000"`) is read.
+//! (`"max_input_tokens": "128000"`) is read. A window of 0 is no window: LiteLLM writes 0
+//! for one it does not know.
 //!
 //! A key given twice is read as every JSON reader reads it, the last copy, and a note says
 //! so; ids that print alike (`keyed/café` composed and decomposed, the catalog's notion,
@@ -108,6 +110,40 @@ impl EntryReader<'_> {
         }
     }
 
+    /// A yes/no field: absent or null is no; anything but `true` or `false` is no and said
+    /// in `bad` (`"yes"` read as no would have made a tier-A model tier B, unsaid).
+    fn flag(&mut self, key: &str) -> bool {
+        match self.entry.get(key) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.bad
+                    .push(format!("{key} is {}, not true or false", written(other)));
+                false
+            }
+        }
+    }
+
+    /// A word field (`mode`): absent or null is `None`; anything but a string is `None` and
+    /// said in `bad`.
+    fn word(&mut self, key: &str) -> Option<&str> {
+        match self.entry.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(other) => {
+                self.bad
+                    .push(format!("{key} is {}, not a word", written(other)));
+                None
+            }
+        }
+    }
+
+    /// A window: a [`count`](Self::count) where 0 is no window (LiteLLM writes 0 for a
+    /// window it does not know; a model that takes no tokens is none).
+    fn window(&mut self, key: &str) -> Option<usize> {
+        self.count(key).filter(|&n| n > 0)
+    }
+
     /// A token count: a [`number`](Self::number) in [`bounds::TOKENS`] that is also whole
     /// (`128000.5` tokens is a broken entry, not 128,000). A number out of bounds or not
     /// whole says the whole-number bound; a word says it is not a number.
@@ -142,10 +178,6 @@ fn written(value: &Value) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
     }
-}
-
-fn flag(entry: &Map<String, Value>, key: &str) -> bool {
-    entry.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// The registry's top level as the file writes it: each key with every value given for it,
@@ -217,7 +249,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             ));
             continue;
         }
-        if let Some(&(kept, ways)) = alike.get(id.as_str()) {
+        if let Some(&(kept, ways, chosen)) = alike.get(id.as_str()) {
             // One row for the ids a reader cannot tell apart; the others are left out,
             // said once.
             if kept != id {
@@ -227,11 +259,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
                 "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
                 crate::core::terminal_text::quoted(id),
                 ways,
-                if unicode_normalization::is_nfc(kept) {
-                    "the composed (NFC) spelling"
-                } else {
-                    "the spelling first in code-point order"
-                },
+                chosen,
                 if ways > 2 { "s" } else { "" },
             ));
         }
@@ -253,16 +281,15 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             ));
             continue;
         };
-        let mode = entry.get("mode").and_then(Value::as_str).unwrap_or("chat");
-        if !CHAT_MODES.contains(&mode) {
-            out.skipped_not_chat += 1;
-            continue;
-        }
         let mut reader = EntryReader {
             entry,
             id,
             bad: Vec::new(),
         };
+        if !CHAT_MODES.contains(&reader.word("mode").unwrap_or("chat")) && reader.bad.is_empty() {
+            out.skipped_not_chat += 1;
+            continue;
+        }
         match row_from_entry(&mut reader, origin) {
             Read::Row(row) => out.rows.push(*row),
             Read::NoWindow => out.skipped_no_window += 1,
@@ -280,13 +307,13 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
 
 /// For each id (of those the name rule takes) that prints like another
 /// ([`printed_alike`](crate::core::text::printed_alike)): the spelling its group keeps
-/// (the composed, NFC one, else the first in code-point order) and how many spellings the
-/// group has. Only an id with a character beyond ASCII can print like another id (two ASCII
+/// (the composed, NFC one, else the first in code-point order), how many spellings the
+/// group has, and which of the two rules chose it. Only an id with a character beyond ASCII can print like another id (two ASCII
 /// ids print alike only when they are one), so only those are normalised, and an ASCII id
 /// joins a group whose shared spelling it is (`K` and the Kelvin sign).
 fn spellings_alike<'a>(
     ids: impl Iterator<Item = &'a str> + Clone,
-) -> HashMap<&'a str, (&'a str, usize)> {
+) -> HashMap<&'a str, (&'a str, usize, &'static str)> {
     let usable =
         |id: &str| id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none();
     let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
@@ -307,13 +334,19 @@ fn spellings_alike<'a>(
     let mut out = HashMap::new();
     for mut group in groups.into_values().filter(|g| g.len() > 1) {
         group.sort_unstable();
-        let kept = group
+        let composed: Vec<&str> = group
             .iter()
             .copied()
-            .find(|s| unicode_normalization::is_nfc(s))
-            .unwrap_or(group[0]);
+            .filter(|s| unicode_normalization::is_nfc(s))
+            .collect();
+        let (kept, chosen) = match composed[..] {
+            [one] => (one, "the composed (NFC) spelling"),
+            // Several composed spellings (a no-break space and a space) or none.
+            [first, ..] => (first, "the spelling first in code-point order"),
+            [] => (group[0], "the spelling first in code-point order"),
+        };
         for id in &group {
-            out.insert(*id, (kept, group.len()));
+            out.insert(*id, (kept, group.len(), chosen));
         }
     }
     out
@@ -323,9 +356,13 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
     let (id, entry) = (r.id, r.entry);
     let mut notes: Vec<String> = Vec::new();
     // Every field is read before anything skips the entry, so each bad one is said.
-    let legacy = r.count("max_tokens");
-    let max_input = r.count("max_input_tokens");
-    let max_output = r.count("max_output_tokens");
+    let legacy = r.window("max_tokens");
+    let max_input = r.window("max_input_tokens");
+    let max_output = r.window("max_output_tokens");
+    let function_calling = r.flag("supports_function_calling");
+    let hybrid_reasoning = r.flag("supports_reasoning");
+    let strict_json = r.flag("supports_response_schema");
+    let prefix_cache = r.flag("supports_prompt_caching");
     let mut per_million = |key: &str| -> f64 {
         r.number(key, &PRICE_PER_TOKEN)
             .map(|p| round6(p * 1e6))
@@ -374,7 +411,6 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
         }
         _ => advertised,
     };
-    let function_calling = flag(entry, "supports_function_calling");
     let lower = id.to_ascii_lowercase();
     let (tier, why) = if lower.ends_with(":free") || lower.ends_with("/free") {
         (Tier::C, "free model id")
@@ -401,9 +437,9 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
         max_catalog_bytes: tier.default_catalog_bytes(),
         allows_llm_filter: tier != Tier::A,
         filter_model: None,
-        hybrid_reasoning: flag(entry, "supports_reasoning"),
-        strict_json: flag(entry, "supports_response_schema"),
-        prefix_cache: flag(entry, "supports_prompt_caching"),
+        hybrid_reasoning,
+        strict_json,
+        prefix_cache,
         prices,
         prompt_cache_min_tokens: None,
         tokenizer: Tokenizer::for_model_id(id),
@@ -617,6 +653,89 @@ mod tests {
             imp.notes[0].contains("the spelling first in code-point order is read"),
             "{:?}",
             imp.notes
+        );
+    }
+
+    /// Outside tester 10 T10-9 remainder: a flag or a mode of the wrong type was read as
+    /// "no" or as "chat" without a word (`"supports_function_calling": "yes"` made a tier-A
+    /// model tier B). One rule with the numbers: the entry is skipped and said.
+    #[test]
+    fn a_flag_or_mode_of_the_wrong_type_skips_the_entry_with_a_note() {
+        for (entry, says) in [
+            (
+                r#"{"max_input_tokens": 8000, "supports_function_calling": "yes"}"#,
+                r#"supports_function_calling is "yes", not true or false"#,
+            ),
+            (
+                r#"{"max_input_tokens": 8000, "supports_prompt_caching": 1}"#,
+                "supports_prompt_caching is 1, not true or false",
+            ),
+            (
+                r#"{"max_input_tokens": 8000, "mode": 5}"#,
+                "mode is 5, not a word",
+            ),
+        ] {
+            let text = format!(
+                r#"{{"m/a": {{"max_input_tokens": 8000}}, "m/x": {entry}, "m/z": {{"max_input_tokens": 9000, "supports_reasoning": null}}}}"#
+            );
+            let imp = parse_registry(&text, "reg.json").unwrap();
+            let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+            assert_eq!(ids, ["m/a", "m/z"], "{entry}");
+            assert_eq!(imp.skipped_bad_value, 1, "{entry}");
+            assert_eq!(
+                imp.notes,
+                [format!(
+                    r#"reg.json: ["m/x"] skipped, the rest read: {says}"#
+                )],
+                "{entry}"
+            );
+        }
+    }
+
+    /// LiteLLM writes a window of 0 for one it does not know (vercel_ai_gateway's embedding
+    /// models, listed as chat): 0 is no window, never a model that takes nothing (tester 10
+    /// T10-9: a 0-token row was budgeted "OVER the input ceiling by 214" and sent).
+    #[test]
+    fn a_window_of_zero_is_no_window() {
+        let text = r#"{
+            "z/none": {"max_input_tokens": 0, "max_output_tokens": 0, "mode": "chat"},
+            "z/legacy": {"max_input_tokens": 0, "max_tokens": 8192, "mode": "chat"},
+            "z/out0": {"max_input_tokens": 8000, "max_output_tokens": 0, "mode": "chat"}
+        }"#;
+        let imp = parse_registry(text, "reg.json").unwrap();
+        assert_eq!(imp.skipped_no_window, 1);
+        let rows: Vec<(&str, usize, usize)> = imp
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens, r.output_tokens))
+            .collect();
+        assert_eq!(rows, [("z/legacy", 8192, 8192), ("z/out0", 8000, 4096)]);
+        let out0 = &imp.rows[1];
+        assert!(
+            out0.source.contains("no output window: assumed 4096"),
+            "{}",
+            out0.source
+        );
+    }
+
+    /// Tester 10 T10-9: `keyed/nbsp x` with a no-break space printed like the one with a space,
+    /// and both were rows.
+    #[test]
+    fn an_id_with_a_no_break_space_prints_like_the_spaced_one() {
+        let text = "{\"keyed/nbsp\u{a0}x\": {\"max_input_tokens\": 1000}, \"keyed/nbsp x\": {\"max_input_tokens\": 2000}}";
+        let imp = parse_registry(text, "reg.json").unwrap();
+        let rows: Vec<(&str, usize)> = imp
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens))
+            .collect();
+        assert_eq!(rows, [("keyed/nbsp x", 2000)]);
+        assert_eq!(imp.notes.len(), 1, "{:?}", imp.notes);
+        assert_eq!(
+            imp.notes,
+            [
+                "reg.json: model id 'keyed/nbsp x' is spelled 2 ways that print alike: the spelling first in code-point order is read, the other left out, as --model could not say which"
+            ]
         );
     }
 
