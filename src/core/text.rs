@@ -14,13 +14,41 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// As [`terms`], without allocating a vector.
 pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
-    for word in split_words(text) {
+    let mut words = split_words(text);
+    while let Some(word) = words.next() {
         let lower = word.to_lowercase();
         if lower.chars().count() < 2 || is_stop_word(&lower) {
             continue;
         }
+        if lower == "help" && asks_help_with(text, words.clone()) {
+            continue;
+        }
         f(stem(&lower));
     }
+}
+
+/// Whether "help" is request filler: "help me find a salon" asks to find a salon, as
+/// "please" would, while "Help me." and "show the help" ask for help. Filler when the next
+/// words are me/us/you and then another word of the same sentence.
+fn asks_help_with<'a>(text: &'a str, mut after: impl Iterator<Item = &'a str>) -> bool {
+    let Some(whom) = after.next() else {
+        return false;
+    };
+    if !matches!(whom.to_ascii_lowercase().as_str(), "me" | "us" | "you") {
+        return false;
+    }
+    let Some(next) = after.next() else {
+        return false;
+    };
+    // The text between the two words: a sentence end there ends the request.
+    let gap = offset_in(text, whom) + whom.len()..offset_in(text, next);
+    text.get(gap)
+        .is_some_and(|g| !g.contains(['.', '?', '!', ';', '\n']))
+}
+
+/// Where `part`, a slice of `text`, starts in it.
+fn offset_in(text: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
 }
 
 /// A run of letters and digits longer than this many bytes is one word: it is not split at
@@ -31,7 +59,7 @@ pub const MAX_SPLIT_LEN: usize = 128;
 
 /// Raw words: runs of letters and digits, further split at camelCase humps
 /// (`todoAdd` → `todo`, `Add`; `HTTPServer` → `HTTP`, `Server`) and letter/digit edges.
-pub fn split_words(text: &str) -> impl Iterator<Item = &str> {
+pub fn split_words(text: &str) -> impl Iterator<Item = &str> + Clone {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .flat_map(split_humps)

@@ -759,3 +759,36 @@ fn parameter_names_behind_refs_and_combinators_are_indexed() {
         "a name only `required` lists"
     );
 }
+
+/// "help me find a psychologist" asks to find one: `help` there is filler, as "please" is,
+/// and a tool named `help` no longer outranks the provider search (BFCL live_multiple tune
+/// questions: the provider search at rank 7 and 8 → 1). "Help me." alone still asks for help.
+#[test]
+fn help_me_before_a_request_is_filler_and_alone_it_asks_for_help() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack("help", "Show the help text of the command line."),
+            pack(
+                "Services_4_FindProvider",
+                "Find a therapist or psychologist in a city.",
+            ),
+        ],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    for intent in [
+        "Please help me find a psychologist practicing in Campbell.",
+        "Would you help us locate a psychologist?",
+    ] {
+        let r = idx.rank(intent, None);
+        assert_eq!(idx.name(r.order[0].index), "Services_4_FindProvider", "{intent}");
+    }
+    assert!(!text::terms("can you help me find a salon").contains(&"help".to_string()));
+    for asks in ["I can't use the tool. Help me.", "show the help", "help me? psychologist"] {
+        assert!(
+            text::terms(asks).contains(&"help".to_string()),
+            "{asks}: {:?}",
+            text::terms(asks)
+        );
+    }
+}
