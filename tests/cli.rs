@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 
 const EVAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
@@ -2023,4 +2023,25 @@ fn eval_rank_refuses_a_flag_its_mode_does_not_read() {
             "{stderr}"
         );
     }
+}
+
+/// Tester 11 T11-14: `preview --json` wrote the tag characters of a prompt as `\ue0041`
+/// (five digits), which a JSON reader takes for U+E004 and a `1`: the request it showed was
+/// not the one `send` sends. Every character comes back as itself.
+#[test]
+fn json_output_keeps_characters_beyond_the_bmp() {
+    let home = tempfile::tempdir().unwrap();
+    let prompt = "remember this note \u{E0041}\u{E0042} and x\u{1D173}y \u{2066}iso\u{2069} done";
+    let out = succeeded(ctx(home.path()).args(["preview", prompt, "--json"]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{E0041}'), "escaped on stdout");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let user = v["request"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.contains("remember this note"))
+        .expect("the prompt is in the request");
+    assert!(user.contains(prompt), "{user:?}");
 }

@@ -92,8 +92,13 @@ pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if needs_escape(c) {
-            // Every such character is in the Basic Multilingual Plane: one `\uXXXX`.
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            // JSON's `\u` takes four hex digits: a character beyond the Basic Multilingual
+            // Plane (a tag character, U+E0041) is its UTF-16 surrogate pair, as serde_json
+            // writes one (tester 11 T11-14: `\ue0041` read back as U+E004 and a `1`).
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", unit));
+            }
         } else {
             out.push(c);
         }
@@ -129,6 +134,22 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
         assert_eq!(back, original);
         assert!(safe.contains("\\u009b31m"), "{safe}");
+    }
+
+    /// Tester 11 T11-14: invisible characters beyond the BMP (tag characters, musical
+    /// formatting, shorthand controls) were written `\ue0041`, five digits, which JSON reads
+    /// as U+E004 and a `1`: `history export` → `import plans` changed the stored intent.
+    #[test]
+    fn characters_beyond_the_bmp_parse_back_as_themselves() {
+        let original = serde_json::json!({
+            "intent": "note \u{E0041}\u{E0042} x\u{1D173}y \u{1BCA0} \u{E0001} \u{2066}iso\u{2069} 😀"
+        });
+        let text = serde_json::to_string(&original).unwrap();
+        let safe = json_for_terminal(&text);
+        assert!(!safe.contains(needs_escape), "{safe}");
+        assert!(safe.contains("\\udb40\\udc41"), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, original);
     }
 
     #[test]
