@@ -122,6 +122,47 @@ fn base64_forms(key: &[u8]) -> Vec<Vec<u8>> {
     forms
 }
 
+/// The JSON string escape at `bytes[i]`, if one starts there: the character it stands for
+/// and its length (`\u0076` → `v`, 6; a surrogate pair → one character, 12; `\n` → a line
+/// break, 2). A lone surrogate or a bad escape is none.
+fn json_escape_at(bytes: &[u8], i: usize) -> Option<(char, usize)> {
+    if bytes.get(i) != Some(&b'\\') {
+        return None;
+    }
+    let hex4 = |at: usize| -> Option<u32> {
+        let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let simple = match *bytes.get(i + 1)? {
+        b'u' => {
+            let unit = hex4(i + 2)?;
+            if (0xD800..0xDC00).contains(&unit) {
+                // A high surrogate: the pair is one character.
+                if bytes.get(i + 6..i + 8) != Some(b"\\u".as_slice()) {
+                    return None;
+                }
+                let low = hex4(i + 8)?;
+                if !(0xDC00..0xE000).contains(&low) {
+                    return None;
+                }
+                let c = char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?;
+                return Some((c, 12));
+            }
+            return Some((char::from_u32(unit)?, 6));
+        }
+        b'n' => '\n',
+        b't' => '\t',
+        b'r' => '\r',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        _ => return None,
+    };
+    Some((simple, 2))
+}
+
 /// `bytes` (at most 16) packed big-endian.
 fn pack(bytes: &[u8]) -> u128 {
     bytes.iter().fold(0u128, |v, b| (v << 8) | u128::from(*b))
@@ -239,7 +280,57 @@ impl Redactor {
         }
         // The key went out as a header value, so it is visible ASCII: a match never splits
         // a character. The lossy read only guards a key that never went out.
-        String::from_utf8_lossy(&self.widen_markers(&self.bytes(text.as_bytes()))).into_owned()
+        let raw = self.bytes(text.as_bytes());
+        let unescaped = self.through_json_escapes(&raw);
+        String::from_utf8_lossy(&self.widen_markers(unescaped.as_deref().unwrap_or(&raw)))
+            .into_owned()
+    }
+
+    /// Decoded text can still hold JSON: a model's plan is JSON inside its answer, and the
+    /// plan reader decodes its strings, so a key written with a `\u0076` escape every few
+    /// characters (no [`FRAGMENT`]-byte run as written) came out whole in a step's args
+    /// (tester 11 T11-1). Here the key is looked for in the text as a JSON reader would
+    /// decode its escapes, and each run found becomes a marker over the escaped bytes it came
+    /// from. `None` when nothing is escaped or nothing was found.
+    fn through_json_escapes(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        if !bytes.contains(&b'\\') {
+            return None;
+        }
+        // The decoded bytes, each with the range of `bytes` it came from.
+        let mut decoded: Vec<u8> = Vec::with_capacity(bytes.len());
+        let mut from: Vec<Range<usize>> = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match json_escape_at(bytes, i) {
+                Some((c, len)) => {
+                    let mut buf = [0u8; 4];
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        decoded.push(b);
+                        from.push(i..i + len);
+                    }
+                    i += len;
+                }
+                None => {
+                    decoded.push(bytes[i]);
+                    from.push(i..i + 1);
+                    i += 1;
+                }
+            }
+        }
+        let runs = self.cover(&decoded, 0);
+        if runs.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        for run in runs {
+            let (start, end) = (from[run.start].start, from[run.end - 1].end);
+            out.extend_from_slice(&bytes[at..start]);
+            out.extend_from_slice(MARKER.as_bytes());
+            at = end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+        Some(out)
     }
 
     /// Decoded text puts together what arrived apart: a key echoed across stream deltas
@@ -454,6 +545,51 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `text` with every `n`th character of the key written as a JSON `\u` escape.
+    fn escaped_every(key: &str, n: usize) -> String {
+        key.chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % n == n - 1 {
+                    format!("\\u{:04x}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    }
+
+    /// Tester 11 T11-1: a key inside a plan's JSON args with a `\u` escape every few
+    /// characters has no 12-byte run as written; the plan reader decoded it whole into the
+    /// stored step. Decoded text is now read through its JSON escapes as well, and what
+    /// remains still parses as JSON.
+    #[test]
+    fn a_key_hidden_by_json_escapes_is_redacted_and_the_json_stays_whole() {
+        let key = "sk-proj-Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy";
+        let r = Redactor::new(Some(key));
+        for n in [2, 5, 11, 12] {
+            let hidden = escaped_every(key, n);
+            assert!(
+                !leaks(hidden.as_bytes(), key),
+                "the test hides it: {hidden}"
+            );
+            let answer = format!(
+                "Here is the plan: {{\"steps\":[{{\"order\":1,\"tool\":\"fs.write\",\"args\":{{\"path\":\".env\",\"text\":\"{hidden}\"}}}}]}}"
+            );
+            let out = r.text(&answer);
+            let json = &out[out.find('{').unwrap()..];
+            let v: serde_json::Value =
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {out}"));
+            let text = v["steps"][0]["args"]["text"].as_str().unwrap();
+            assert!(!leaks(text.as_bytes(), key), "every {n}th escaped: {text}");
+            assert!(text.contains(MARKER), "{text}");
+            assert_eq!(v["steps"][0]["args"]["path"], ".env");
+        }
+        // Escapes that hide nothing are left as written.
+        let plain = r#"{"text": "caf\u00e9 \n \"quoted\" \ud83d\ude00"}"#;
+        assert_eq!(r.text(plain), plain);
     }
 
     /// Tester 8 F7: a key echoed across three stream deltas, the middle one long enough
