@@ -1467,7 +1467,7 @@ fn catalog_tokens_on_screen(s: &str) -> (usize, usize) {
 /// Tester 10 T10-21: the Catalog pane's token figure left out the catalog part's header line
 /// (about 7 tokens) the Preview counts. Both read the one catalog part of the planned
 /// request, as `preview --json` shows it: on the sample workspace (the estimate and exact
-/// tokenizers) and on a workspace of its own (an exact tokenizer, the catalog compacted).
+/// tokenizers) and on a workspace of its own (an exact tokenizer, the catalog trimmed).
 #[test]
 fn the_catalog_pane_and_the_preview_show_one_token_figure_for_the_catalog() {
     let agree = |ws: &Workspace, row: &str, what: &str| {
@@ -1491,6 +1491,7 @@ fn the_catalog_pane_and_the_preview_show_one_token_figure_for_the_catalog() {
             .tokens;
         let s = screen(&state, 160, 50);
         assert_eq!(catalog_tokens_on_screen(&s), (part, part), "{what}:\n{s}");
+        s
     };
     let (_d, ws) = workspace();
     agree(&ws, "*", "sample, the estimate");
@@ -1517,5 +1518,9 @@ fn the_catalog_pane_and_the_preview_show_one_token_figure_for_the_catalog() {
         registry: None,
     })
     .unwrap();
-    agree(&ws, "mine/small", "own workspace, o200k, compacted");
+    let s = agree(&ws, "mine/small", "own workspace, o200k, trimmed");
+    assert!(
+        s.contains("tokenizer o200k") && s.contains("descriptions cut to their first sentence"),
+        "{s}"
+    );
 }

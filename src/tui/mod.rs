@@ -985,8 +985,10 @@ async fn event_loop(
         for line in &report.said {
             crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
         }
-        if !report.lines.is_empty() {
-            crate::cli::out::print_plan_lines(&report.lines)?;
+        // Lines no file could take, printed whole: a failure to print them is said (unless
+        // the console already ends with an error), and a signal still sets the exit code.
+        if let Err(e) = crate::cli::out::print_plan_lines(&report.lines) {
+            ended = ended.and(Err(e));
         }
     }
     if let Some(signal) = terminal::terminated_by() {
