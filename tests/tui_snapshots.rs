@@ -1441,3 +1441,86 @@ fn free_row_catalog_pane(
     );
     screen(&state, width, height)
 }
+
+/// The catalog's token figure on a screen showing the Catalog pane and the Preview: the
+/// Catalog pane's `as sent … · N tok` and the Preview's `catalog` part row.
+fn catalog_tokens_on_screen(s: &str) -> (usize, usize) {
+    let number = |t: &str| -> usize { t.replace(',', "").parse().unwrap() };
+    let pane = s
+        .lines()
+        .find_map(|l| l.split("as sent ").nth(1)?.split(" · ").nth(1))
+        .and_then(|t| t.split(" tok").next())
+        .map(number)
+        .unwrap_or_else(|| panic!("no as-sent figure:\n{s}"));
+    let preview = s
+        .lines()
+        .find_map(|l| {
+            let row = l.split("│catalog ").nth(1)?;
+            let mut words = row.split_whitespace();
+            matches!(words.next(), Some("system" | "user")).then(|| words.next())?
+        })
+        .map(number)
+        .unwrap_or_else(|| panic!("no catalog part in the Preview:\n{s}"));
+    (pane, preview)
+}
+
+/// Tester 10 T10-21: the Catalog pane's token figure left out the catalog part's header line
+/// (about 7 tokens) the Preview counts. Both read the one catalog part of the planned
+/// request, as `preview --json` shows it: on the sample workspace (the estimate and exact
+/// tokenizers) and on a workspace of its own (an exact tokenizer, the catalog trimmed).
+#[test]
+fn the_catalog_pane_and_the_preview_show_one_token_figure_for_the_catalog() {
+    let agree = |ws: &Workspace, row: &str, what: &str| {
+        let mut state = started(ws);
+        let row = common::console::row_of(&state, row);
+        apply(
+            ws,
+            &mut state,
+            [
+                Action::SelectRow(row),
+                Action::FocusPrompt,
+                Action::Paste("summarise this launch note and draft a blog post from it".into()),
+            ],
+        );
+        let request = &state.request.as_ref().expect("planned").planned.request;
+        let part = request
+            .parts
+            .iter()
+            .find(|p| p.part == "catalog")
+            .expect("a catalog part")
+            .tokens;
+        let s = screen(&state, 160, 50);
+        assert_eq!(catalog_tokens_on_screen(&s), (part, part), "{what}:\n{s}");
+        s
+    };
+    let (_d, ws) = workspace();
+    agree(&ws, "*", "sample, the estimate");
+    agree(&ws, "openai/gpt-4o-mini", "sample, o200k");
+    let dir = tempfile::tempdir().unwrap();
+    let tools: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            serde_json::json!({"name": format!("notes.tool{i}"),
+                "description": format!("Search the team's notes, number {i}. {}", "Words here. ".repeat(30))})
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        "[[model]]\nid = \"mine/small\"\ninput_tokens = 6000\noutput_tokens = 500\ntier = \"C\"\ntokenizer = \"o200k\"\n",
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let s = agree(&ws, "mine/small", "own workspace, o200k, trimmed");
+    assert!(
+        s.contains("tokenizer o200k") && s.contains("descriptions cut to their first sentence"),
+        "{s}"
+    );
+}

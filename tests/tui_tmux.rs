@@ -646,12 +646,13 @@ fn the_preview_names_the_model_it_was_computed_for_and_follows_a_model_change() 
 /// The console on a workspace whose provider `test/` is `server`, with the two `models`
 /// (rows of tier B) filtered to, the second marked to send, the first selected, and the
 /// Prompt pane holding an instruction the preview has planned. `timeout`: the calls' own.
+/// The console is watched: its pid, and how it ended, are there to read.
 fn console_sending_to_two(
     server: &common::llm_server::LlmServer,
     models: [&str; 2],
     timeout: &str,
     (width, height): (u16, u16),
-) -> (tempfile::TempDir, Tmux) {
+) -> (tempfile::TempDir, Tmux, Watched) {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
@@ -668,7 +669,7 @@ fn console_sending_to_two(
         .collect();
     std::fs::write(home.path().join("budgets.toml"), rows.join("\n")).unwrap();
     let tmux = Tmux::start(width, height);
-    tmux.launch(home.path());
+    let watched = tmux.launch_watched(home.path(), env!("CARGO_BIN_EXE_ctxconsole"), "");
     tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
     // Only the two test models, the second marked, the first selected.
     tmux.keys(&["/"]);
@@ -682,13 +683,13 @@ fn console_sending_to_two(
     tmux.keys(&["p"]);
     tmux.keys(&["remember this launch note and draft a blog from it"]);
     tmux.wait_for("the preview", 20, |s| s.contains("GATE"));
-    (home, tmux)
+    (home, tmux, watched)
 }
 
 #[test]
 fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_history() {
     let server = common::llm_server::LlmServer::start();
-    let (_home, tmux) = console_sending_to_two(
+    let (_home, tmux, _watched) = console_sending_to_two(
         &server,
         ["test/ok-json", "test/tool-calls"],
         "5s",
@@ -730,8 +731,51 @@ fn the_prompt_pane_sends_to_two_models_side_by_side_and_opens_a_result_in_histor
 #[test]
 fn quitting_during_a_send_stores_the_answers_already_back() {
     let server = common::llm_server::LlmServer::start();
-    let (home, tmux) =
-        console_sending_to_two(&server, ["test/ok-json", "test/hang"], "60s", (200, 50));
+    let (home, tmux, _watched) = one_answered_one_hanging(&server);
+    // Not esc, which cancels the send itself: ctrl+c quits from the Prompt pane.
+    tmux.keys(&["C-c"]);
+    let shown = tmux.wait_for("the shell again", 30, |s| s.trim_end().ends_with("e2e$"));
+    assert!(
+        shown.contains("storing the answers already back"),
+        "what quitting said:\n{shown}"
+    );
+    assert_sent_plan_stored(home.path(), "test/ok-json", "quitting");
+}
+
+/// The operator insists: a second terminating signal while the console finishes after the
+/// first (here held up by a store another connection has locked) ends it at once, its
+/// terminal restored, with 128 + the signal's number.
+#[test]
+fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
+    let server = common::llm_server::LlmServer::start();
+    let (home, tmux, watched) = one_answered_one_hanging(&server);
+    let store = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    store.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let pid = watched.pid();
+    send_signal("TERM", &pid);
+    tmux.wait_for("the console finishing", 20, |s| {
+        s.contains("storing the answers already back")
+    });
+    // Finishing now waits for the store's write lock (a minute), then 10 s more at quit.
+    std::thread::sleep(Duration::from_millis(500));
+    let insisted = Instant::now();
+    send_signal("TERM", &pid);
+    assert_restored(&tmux, &watched, "a second SIGTERM", 143);
+    assert!(
+        insisted.elapsed() < Duration::from_secs(10),
+        "a second SIGTERM took {:?} to end the console",
+        insisted.elapsed()
+    );
+    drop(store);
+}
+
+/// A console sending to `test/ok-json` (answered at once) and `test/hang` (never answered),
+/// the answer already back and the other call still out.
+fn one_answered_one_hanging(
+    server: &common::llm_server::LlmServer,
+) -> (tempfile::TempDir, Tmux, Watched) {
+    let (home, tmux, watched) =
+        console_sending_to_two(server, ["test/ok-json", "test/hang"], "60s", (200, 50));
     tmux.keys(&["C-s"]);
     tmux.wait_for("the send under way", 20, |s| s.contains("Sending…"));
     // Both calls reached the server; the first is answered at once, the other hangs.
@@ -741,14 +785,12 @@ fn quitting_during_a_send_stores_the_answers_already_back() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    // Not esc, which cancels the send itself: ctrl+c quits from the Prompt pane.
-    tmux.keys(&["C-c"]);
-    let shown = tmux.wait_for("the shell again", 30, |s| s.trim_end().ends_with("e2e$"));
-    assert!(
-        shown.contains("storing the answers already back"),
-        "what quitting said:\n{shown}"
-    );
-    let plans = common::json_of(common::ctx(home.path()).args(["history", "--plans", "--json"]));
+    (home, tmux, watched)
+}
+
+/// The store in `home` holds a plan `send` stored for `model`.
+fn assert_sent_plan_stored(home: &std::path::Path, model: &str, what: &str) {
+    let plans = common::json_of(common::ctx(home).args(["history", "--plans", "--json"]));
     let models: Vec<&str> = plans["plans"]
         .as_array()
         .unwrap()
@@ -756,7 +798,50 @@ fn quitting_during_a_send_stores_the_answers_already_back() {
         .filter(|p| p["source"] == "sent")
         .map(|p| p["model"].as_str().unwrap())
         .collect();
-    assert!(models.contains(&"test/ok-json"), "{plans:#}");
+    assert!(
+        models.contains(&model),
+        "{what}: no plan for {model}\n{plans:#}"
+    );
+}
+
+/// The terminal closing (SIGHUP) or a `kill` (SIGTERM) during a send lost the answers
+/// already back: the signal thread ended the process at once. A terminating signal now
+/// takes the quit's way out — what is still out is cancelled, what came back is stored —
+/// and the console still ends with 128 + the signal's number, its terminal restored.
+#[test]
+fn a_terminating_signal_during_a_send_stores_the_answers_already_back() {
+    for (signal, number) in [("TERM", 15), ("HUP", 1)] {
+        let server = common::llm_server::LlmServer::start();
+        let (home, tmux, watched) = one_answered_one_hanging(&server);
+        send_signal(signal, &watched.pid());
+        let what = format!("SIG{signal}");
+        let shown = assert_restored(&tmux, &watched, &what, 128 + number);
+        assert!(
+            shown.contains("storing the answers already back"),
+            "{what}: what the console said\n{shown}"
+        );
+        assert_sent_plan_stored(home.path(), "test/ok-json", &what);
+    }
+    // The terminal itself closing: its window gone (the tmux server killed), SIGHUP with
+    // no terminal left to draw on or restore.
+    let server = common::llm_server::LlmServer::start();
+    let (home, tmux, watched) = one_answered_one_hanging(&server);
+    let pid = watched.pid();
+    tmux.run(&["kill-server"]);
+    let start = Instant::now();
+    while Command::new("sh")
+        .args(["-c", &format!("kill -0 {pid} 2>/dev/null")])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the console still running 30 s after its terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_sent_plan_stored(home.path(), "test/ok-json", "the terminal closed");
 }
 
 /// Tester 10 T10-22: a paste without bracketed paste over 1 KiB was cut at 1,024 bytes, its

@@ -62,6 +62,17 @@ pub struct AssembledRequest {
     pub cost: CallCost,
 }
 
+/// The part the catalog rides in, its header line (`CATALOG (routing guide):`) included.
+pub const CATALOG_PART: &str = "catalog";
+
+impl AssembledRequest {
+    /// The catalog as the model receives it, header line included, counted once here: the
+    /// figure the Preview, `preview --json` and the Catalog pane all show.
+    pub fn catalog_part(&self) -> Option<&RequestPart> {
+        self.parts.iter().find(|p| p.part == CATALOG_PART)
+    }
+}
+
 /// An attachment as it is sent: its text whole, or its briefing.
 #[derive(Debug, Clone, Copy)]
 pub struct AttachedText<'a> {
@@ -104,7 +115,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         name: None,
     }];
     parts.push(RequestPart {
-        part: "catalog",
+        part: CATALOG_PART,
         role: catalog_role,
         bytes: catalog_block.len(),
         tokens: count(&catalog_block),
@@ -258,6 +269,36 @@ mod tests {
         // Strict JSON is withheld from Tier C.
         row.tier = Tier::C;
         assert_eq!(assemble(&inputs(&row, "x")).response_format, None);
+    }
+
+    /// Tester 10 T10-21: the Catalog pane's figures are the catalog part's (header line
+    /// included), and its allowance is in the same terms: a catalog that fits the allowance
+    /// is a part that fits the part's allowance, and the framing left is the request's own.
+    #[test]
+    fn the_catalog_part_and_its_allowance_are_counted_in_the_same_terms() {
+        for tokenizer in [Tokenizer::Estimate, Tokenizer::O200k, Tokenizer::Cl100k] {
+            let mut row = BudgetRow::fallback();
+            row.tokenizer = tokenizer;
+            let r = assemble(&inputs(&row, "do a thing"));
+            let part = r.catalog_part().expect("a catalog part");
+            let body = tokens::count(tokenizer, "{\"packs\":[]}").tokens;
+            let label = tokens::count(tokenizer, CATALOG_LABEL).tokens;
+            assert!(part.tokens > body, "{tokenizer:?}: the header is counted");
+            assert_eq!(part.bytes, CATALOG_LABEL.len() + "{\"packs\":[]}".len());
+            let a = crate::core::prompt::catalog_allowance(&row, "", "do a thing");
+            assert_eq!(a.chat_framing_tokens(), r.framing_tokens, "{tokenizer:?}");
+            assert_eq!(a.catalog_part_tokens(), a.tokens + label, "{tokenizer:?}");
+            // A body of exactly the allowance: its part within the part's allowance.
+            let fill = "x".repeat(a.tokens.min(2_000));
+            if tokens::count(tokenizer, &fill).tokens <= a.tokens {
+                let with = RequestInputs {
+                    catalog: &fill,
+                    ..inputs(&row, "do a thing")
+                };
+                let part = assemble(&with).catalog_part().map(|p| p.tokens);
+                assert!(part <= Some(a.catalog_part_tokens()), "{tokenizer:?}");
+            }
+        }
     }
 
     #[test]

@@ -139,7 +139,7 @@ impl WindowBar {
                 .map(|p| p.tokens)
                 .sum()
         };
-        let catalog = sum(&["catalog"]);
+        let catalog = sum(&[crate::core::assemble::CATALOG_PART]);
         // The prior is the planner's guidance from past plans, sent in the user message
         // beside the hint: counted under system, it made the system part grow with history.
         let instruction = sum(&["defaults", "hint", "prior", "intent"]);

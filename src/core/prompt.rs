@@ -82,6 +82,10 @@ pub struct AllowanceBreakdown {
     pub prompt_tokens: usize,
     pub framing_tokens: usize,
     pub margin_tokens: usize,
+    /// The catalog part's header line (`CATALOG (routing guide):`), counted in
+    /// `framing_tokens`.
+    #[serde(skip)]
+    pub catalog_label_tokens: usize,
     /// What is left for the catalog, in tokens as sent.
     pub tokens: usize,
     /// The row's byte cap, if any.
@@ -90,6 +94,18 @@ pub struct AllowanceBreakdown {
 }
 
 impl AllowanceBreakdown {
+    /// What is left for the catalog part as the model receives it, its header line
+    /// included: the terms of the assembled request's catalog part (`catalog_part`).
+    pub fn catalog_part_tokens(&self) -> usize {
+        self.tokens + self.catalog_label_tokens
+    }
+
+    /// The chat format's own framing (per message, reply priming), the catalog's header line
+    /// not counted: the assembled request's `framing_tokens`.
+    pub fn chat_framing_tokens(&self) -> usize {
+        self.framing_tokens - self.catalog_label_tokens
+    }
+
     pub fn allowance(&self) -> Allowance {
         Allowance {
             tokens: self.tokens,
@@ -128,6 +144,7 @@ pub fn allowance_from_counts(
         prompt_tokens,
         framing_tokens,
         margin_tokens,
+        catalog_label_tokens: label,
         tokens: row.input_tokens.saturating_sub(used),
         bytes: row.max_catalog_bytes,
         exact: row.tokenizer != Tokenizer::Estimate,

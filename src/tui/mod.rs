@@ -675,7 +675,13 @@ enum Input {
     Action(Action),
     /// The semantic layer, built off the UI thread, or why it could not be.
     Semantic(Result<Arc<Semantic>, String>),
+    /// A terminating signal (SIGHUP, SIGTERM, …) from the signal thread: the console ends
+    /// as a quit does, then the process with 128 + its number ([`terminal::terminated_by`]).
+    Terminate,
 }
+
+/// How often the thread reading the terminal looks whether the console has ended.
+const READ_POLL_MS: u64 = 100;
 
 /// What the terminal sent next, as input: key presses that arrive within
 /// [`BURST_GAP_MS`] of each other are read as one burst; `pending` holds an event read
@@ -840,11 +846,28 @@ async fn event_loop(
 ) -> anyhow::Result<()> {
     let mut guard = terminal::TerminalGuard::new()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
+    // From here until the loop ends, a terminating signal comes in as an input: the console
+    // takes the quit's way out (nothing already paid for is lost), then exits 128 + signal.
+    let terminate_tx = tx.clone();
+    let on_signal = terminal::on_terminate(move |_signal| {
+        let _ = terminate_tx.send(Input::Terminate);
+    });
     let input_tx = tx.clone();
     // crossterm's read blocks, so it lives on its own thread and forwards what it reads.
+    // It stops once the loop has ended: on a terminal that is gone (its window closed)
+    // crossterm's wait for input spins, and finishing may take a while.
+    let reading = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still_reading = Arc::clone(&reading);
     std::thread::spawn(move || {
         let mut pending = None;
-        loop {
+        while still_reading.load(std::sync::atomic::Ordering::SeqCst) {
+            if pending.is_none() {
+                match event::poll(Duration::from_millis(READ_POLL_MS)) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) => break,
+                }
+            }
             let input = match read_input(&mut pending) {
                 Ok(Some(input)) => input,
                 Ok(None) => continue,
@@ -874,12 +897,24 @@ async fn event_loop(
         });
     }
     spawn_effects(state.replan(), &ctx, &tx);
+    // A terminal that fails (gone with its window) ends the loop too, and the answers
+    // already back are still stored below before the error is said.
+    let mut ended: anyhow::Result<()> = Ok(());
     loop {
         // Notices from effects (the cache created, or found readable by others).
         state.notes.extend(crate::fsio::take_notices());
-        let size = guard.terminal.size()?;
+        let size = match guard.terminal.size() {
+            Ok(size) => size,
+            Err(e) => {
+                ended = Err(anyhow::Error::new(e).context("reading the terminal's size"));
+                break;
+            }
+        };
         state.page = size.height.saturating_sub(8).max(1) as usize;
-        guard.draw(|f| ui::draw(f, &state, &theme, &keymap))?;
+        if let Err(e) = guard.draw(|f| ui::draw(f, &state, &theme, &keymap)) {
+            ended = Err(e.context("drawing the console"));
+            break;
+        }
         let Some(first) = rx.recv().await else { break };
         let mut inputs = vec![first];
         // Everything already waiting is applied before the next frame: one redraw for a burst.
@@ -899,6 +934,7 @@ async fn event_loop(
                 }
                 Input::Action(a) => update(&mut state, a),
                 Input::Semantic(result) => semantic_ready(&mut ctx, &mut state, result),
+                Input::Terminate => update(&mut state, Action::Quit),
             };
             spawn_effects(effects, &ctx, &tx);
         }
@@ -906,6 +942,17 @@ async fn event_loop(
             break;
         }
     }
+    // Finishing after a quit or a signal: a signal now ends the process at once. After a
+    // terminal that failed (gone with its window) its SIGHUP may still be on the way: that
+    // one is still handed in (the answers already back are stored), a second ends at once.
+    let _on_signal = if ended.is_ok() {
+        drop(on_signal);
+        None
+    } else {
+        Some(on_signal)
+    };
+    reading.store(false, std::sync::atomic::Ordering::SeqCst);
+    // Restoring a terminal that is gone (SIGHUP) fails; its errors are ignored.
     drop(guard);
     finish_paid_calls(&ctx, &mut state, &mut rx).await;
     // A try to store kept answers still in flight is waited for: trying them again beside
@@ -938,11 +985,19 @@ async fn event_loop(
         for line in &report.said {
             crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
         }
-        if !report.lines.is_empty() {
-            crate::cli::out::print_plan_lines(&report.lines)?;
+        // Lines no file could take, printed whole: a failure to print them is said (unless
+        // the console already ends with an error), and a signal still sets the exit code.
+        if let Err(e) = crate::cli::out::print_plan_lines(&report.lines) {
+            ended = ended.and(Err(e));
         }
     }
-    Ok(())
+    if let Some(signal) = terminal::terminated_by() {
+        return Err(anyhow::Error::new(crate::exit::Interrupted {
+            signal: terminal::signal_name(signal),
+            number: signal,
+        }));
+    }
+    ended
 }
 
 #[cfg(test)]

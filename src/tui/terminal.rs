@@ -7,7 +7,11 @@
 //!   then ends the process with 101, as a main-thread panic does, rather than leaving a
 //!   console drawing on a restored terminal;
 //! - SIGINT, SIGTERM, SIGHUP, SIGQUIT (`kill`; in raw mode Ctrl-C is a key, not a signal):
-//!   a signal thread restores the terminal and exits with 128 + the signal's number.
+//!   one signal thread. While a console loop runs ([`on_terminate`]), the first such
+//!   signal is handed to the loop, which ends as a quit does (what is still out is
+//!   cancelled, what came back is stored, the terminal restored) and then exits with 128 +
+//!   the signal's number ([`terminated_by`]); a second signal, or one outside a loop,
+//!   restores the terminal and exits with 128 + its number at once.
 //!
 //! A frame and a final restore never interleave: both hold [`SCREEN`], and whoever restores
 //! for good keeps it until the process ends, so no frame lands on the shell's screen.
@@ -23,14 +27,19 @@ use ratatui::crossterm::terminal::{
 };
 use std::cell::Cell;
 use std::io::{Stdout, Write, stdout};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, TryLockError};
 use std::time::{Duration, Instant};
 
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
 
 pub struct TerminalGuard {
-    pub terminal: Term,
+    /// Never dropped: ratatui's drop shows the cursor again and, when that fails (the
+    /// terminal is gone: a closed window's SIGHUP), says so with `eprintln!`, which panics on
+    /// a stderr that is gone too (exit 101 before the answers already back are stored).
+    /// [`restore`] shows the cursor, its errors ignored.
+    pub terminal: ManuallyDrop<Term>,
 }
 
 /// True while a guard holds the terminal: the panic hook and the signal thread only touch
@@ -116,8 +125,80 @@ fn install_panic_hook() {
     });
 }
 
-/// One thread for the life of the process: the terminating signals restore the terminal
-/// and exit 128 + signal. Registered before raw mode is entered, so no signal can leave it.
+/// What a running console loop does with a terminating signal: hand it into the loop.
+type Terminate = Box<dyn FnOnce(i32) + Send>;
+
+/// The running console loop's [`Terminate`], while one runs and no signal has been handed
+/// to it yet.
+static LOOP: Mutex<Option<Terminate>> = Mutex::new(None);
+
+/// The terminating signal handed to a console loop (0: none).
+static TERMINATED_BY: AtomicI32 = AtomicI32::new(0);
+
+/// While the returned registration lives (the console loop runs), the first terminating
+/// signal is handed to `terminate` instead of ending the process; the loop then finishes
+/// as a quit does and ends the process with [`terminated_by`]. Dropped (the loop has
+/// ended, by a quit or a signal), a signal ends the process at once again.
+pub fn on_terminate(terminate: impl FnOnce(i32) + Send + 'static) -> TerminateRegistration {
+    *LOOP.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(terminate));
+    TerminateRegistration(())
+}
+
+/// See [`on_terminate`].
+#[must_use]
+pub struct TerminateRegistration(());
+
+impl Drop for TerminateRegistration {
+    fn drop(&mut self) {
+        LOOP.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// The terminating signal a console loop was handed, if any: the process is to end with
+/// 128 + it, once the loop has finished.
+pub fn terminated_by() -> Option<i32> {
+    match TERMINATED_BY.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// A terminating signal arrived: handed to the running console loop, if there is one and it
+/// has not had one yet; else the terminal is restored and the process ends at once.
+fn on_signal(signal: i32) {
+    let terminate = LOOP.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match terminate {
+        Some(terminate) => {
+            tracing::warn!(
+                signal,
+                "terminating signal: the console finishes as a quit does"
+            );
+            TERMINATED_BY.store(signal, Ordering::SeqCst);
+            terminate(signal);
+        }
+        None => restore_and_exit(128 + signal),
+    }
+}
+
+/// The name of a terminating signal the signal thread handles.
+pub fn signal_name(signal: i32) -> &'static str {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        match signal {
+            SIGHUP => return "SIGHUP",
+            SIGINT => return "SIGINT",
+            SIGQUIT => return "SIGQUIT",
+            SIGTERM => return "SIGTERM",
+            _ => {}
+        }
+    }
+    let _ = signal;
+    "a signal"
+}
+
+/// One thread for the life of the process, for the terminating signals ([`on_signal`]).
+/// Registered before raw mode is entered, so no signal can leave it.
 #[cfg(unix)]
 fn install_signal_handler() -> anyhow::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -130,8 +211,8 @@ fn install_signal_handler() -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("terminal-signals".into())
         .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                restore_and_exit(128 + signal);
+            for signal in signals.forever() {
+                on_signal(signal);
             }
         })?;
     *installed = true;
@@ -160,7 +241,9 @@ impl TerminalGuard {
             })
             .and_then(|()| Ok(Terminal::new(CrosstermBackend::new(stdout()))?));
         match started {
-            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Ok(terminal) => Ok(TerminalGuard {
+                terminal: ManuallyDrop::new(terminal),
+            }),
             Err(e) => {
                 ACTIVE.store(false, Ordering::SeqCst);
                 restore();

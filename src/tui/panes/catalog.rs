@@ -81,33 +81,36 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
 
     let est = if t.exact_tokens { "" } else { " est." };
     let fit_style = if t.fits { theme.ok } else { theme.error };
+    // Tokens as the model receives the catalog: the request's catalog part, header line
+    // included, the one figure the Preview and `preview --json` show (tester 10 T10-21: the
+    // pane showed the compacted text's own count, ~7 tokens less). The full catalog is
+    // counted in the same terms (its text's count and the same header), as is the allowance.
+    let part = view.request.catalog_part();
+    let header = part.map_or(0, |p| p.tokens.saturating_sub(t.after_tokens));
+    let sent_tokens = part.map_or_else(|| "—".to_string(), |p| thousands(p.tokens));
     let summary = vec![
         Line::from(vec![
             Span::styled("as sent ", theme.muted),
             Span::styled(
-                format!(
-                    "{} B · {} tok{est}",
-                    thousands(t.after_bytes),
-                    thousands(t.after_tokens)
-                ),
+                format!("{} B · {sent_tokens} tok{est}", thousands(t.after_bytes)),
                 fit_style,
             ),
             Span::styled("   full ", theme.muted),
             Span::raw(format!(
                 "{} B · {} tok{est}",
                 thousands(t.before_bytes),
-                thousands(t.before_tokens)
+                thousands(t.before_tokens + header)
             )),
         ]),
         Line::from(vec![
             Span::styled("allowance ", theme.muted),
             Span::raw(format!(
                 "{} tok = {} − {} system − {} prompt − {} framing − {} margin",
-                thousands(a.tokens),
+                thousands(a.catalog_part_tokens()),
                 thousands(a.input_tokens),
                 a.system_prompt_tokens,
                 thousands(a.prompt_tokens),
-                a.framing_tokens,
+                a.chat_framing_tokens(),
                 thousands(a.margin_tokens)
             )),
         ]),
