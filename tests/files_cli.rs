@@ -903,3 +903,34 @@ fn a_store_path_through_a_file_is_said_as_such() {
     );
     assert_eq!(std::fs::read_to_string(&afile).unwrap(), "x");
 }
+
+/// Tester 11 T11-9: an attachment that starts with two byte-order marks lost both on the
+/// command line (the file reader dropped one, the attachment another) and one over MCP. One
+/// mark is not text, however it comes; a second is the file's own.
+#[test]
+fn an_attachment_loses_one_byte_order_mark_from_a_file_and_from_stdin() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("bom2.txt");
+    std::fs::write(&file, format!("{BOM}{BOM}x\n")).unwrap();
+    let from_file = json_of(
+        ctx(home.path())
+            .args(["preview", "read this", "--json", "--attach"])
+            .arg(&file),
+    );
+    let from_stdin = json_of(
+        ctx(home.path())
+            .args(["preview", "read this", "--json", "--attach", "-"])
+            .write_stdin(std::fs::read(&file).unwrap()),
+    );
+    for v in [&from_file, &from_stdin] {
+        let request = v["request"].to_string();
+        assert!(
+            request.contains("\\ufeffx") || request.contains("\u{feff}x"),
+            "one mark kept: {request}"
+        );
+        assert!(
+            !request.contains("\\ufeff\\ufeffx") && !request.contains("\u{feff}\u{feff}x"),
+            "only one: {request}"
+        );
+    }
+}

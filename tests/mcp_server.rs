@@ -453,7 +453,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     assert_eq!(
         compact["warnings"],
         json!([
-            "catalog: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)"
+            "catalog: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}\\u{20}; each is sent; a plan naming it cannot say which)"
         ])
     );
     // Tester 6 F7: a catalog nested past the JSON reader's limit is said as such.

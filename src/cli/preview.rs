@@ -136,9 +136,10 @@ pub fn read_attachments(paths: &[PathBuf], stdin_taken: bool) -> anyhow::Result<
                 ));
             }
             stdin_taken = true;
+            let bytes = crate::fsio::read_whole(std::io::stdin().lock(), "an attachment on stdin")?;
             out.push(Attachment::new(
                 "stdin".into(),
-                read_stdin("an attachment")?,
+                crate::import::text_as_given("stdin", bytes)?,
             ));
             continue;
         }

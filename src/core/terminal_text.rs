@@ -127,7 +127,7 @@ pub fn needs_escape(c: char) -> bool {
 /// some viewers break a line at. Two names that differ only by one look alike.
 fn is_invisible(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}')
-        || (crate::core::text::is_default_ignorable(c) && !is_variation_selector(c))
+        || (crate::core::text::prints_as_nothing(c) && !is_variation_selector(c))
 }
 
 fn is_variation_selector(c: char) -> bool {

@@ -593,9 +593,16 @@ pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.trim()
         .nfc()
-        .filter(|&c| !is_default_ignorable(c))
+        .filter(|&c| !prints_as_nothing(c))
         .map(|c| if is_space_separator(c) { ' ' } else { c })
         .collect()
+}
+
+/// What prints as nothing: every default-ignorable code point, and the interlinear
+/// annotation characters (U+FFF9–U+FFFB), format characters most text shows as nothing
+/// (tester 11 T11-8: `send\u{fff9}mail` printed as `sendmail` beside it, no note).
+pub fn prints_as_nothing(c: char) -> bool {
+    is_default_ignorable(c) || matches!(c, '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// The Unicode space separators (general category Zs): each prints as a space (a no-break

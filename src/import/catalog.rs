@@ -507,6 +507,8 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             return Err(field(format!("pipelines[{i}].id"), "is empty"));
         }
     }
+    // How many spellings of one name a note shows.
+    const SPELLINGS_SHOWN: usize = 4;
     let mut warnings = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
     // One warning per name given twice or more, with its count, in catalog order. Names are
@@ -538,7 +540,26 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
     {
         let alike = match spellings.len() {
             1 => String::new(),
-            ways => format!("spelled {ways} ways that print alike; "),
+            ways => {
+                // Each spelling with what sets it apart escaped (`send\u{fe0f}mail`): a
+                // variation selector prints as itself in a quoted name (tester 11 T11-8).
+                let mut shown: Vec<String> = spellings
+                    .iter()
+                    .map(|s| crate::core::text::spelled_out(s))
+                    .collect();
+                shown.sort();
+                let more = shown.len().saturating_sub(SPELLINGS_SHOWN);
+                shown.truncate(SPELLINGS_SHOWN);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "spelled {ways} ways that print alike: {}{more}; ",
+                    shown.join(", ")
+                )
+            }
         };
         warnings.push(format!(
             "{origin}: '{name}' appears {n} times ({alike}each is sent; a plan naming it cannot say which)"
@@ -651,6 +672,31 @@ mod tests {
         );
     }
 
+    /// Tester 11 T11-8: an interlinear annotation anchor (U+FFF9) printed as nothing and got
+    /// no note; a variation selector after a letter was noted but quoted as itself.
+    #[test]
+    fn every_invisible_spelling_is_noted_and_shown_escaped() {
+        for (c, shown) in [
+            ('\u{fff9}', "send\\u{fff9}mail"),
+            ('\u{fe0f}', "send\\u{fe0f}mail"),
+        ] {
+            let text = format!(
+                r#"{{"tools":[{{"name":"sendmail","description":"A."}},{{"name":"send{c}mail","description":"B."}}]}}"#
+            );
+            let c = parse_catalog(&text, "c.json").unwrap();
+            assert_eq!(
+                c.warnings,
+                [format!(
+                    "c.json: 'sendmail' appears 2 times (spelled 2 ways that print alike: {shown}, sendmail; each is sent; a plan naming it cannot say which)"
+                )]
+            );
+        }
+        assert_eq!(
+            crate::core::terminal_text::for_terminal("send\u{fff9}mail"),
+            "send\\u{fff9}mail"
+        );
+    }
+
     #[test]
     fn names_that_print_alike_are_counted_as_repeats() {
         let text = r#"{"tools":[
@@ -663,8 +709,8 @@ mod tests {
         assert_eq!(
             c.warnings,
             vec![
-                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
-                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike; each is sent; a plan naming it cannot say which)",
+                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}; each is sent; a plan naming it cannot say which)",
+                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike: dup, dup\\u{20}; each is sent; a plan naming it cannot say which)",
             ]
         );
         // Nothing merged or renamed: every entry is sent as its file spells it.

@@ -45,7 +45,11 @@ pub fn read_attachment(path: &Path, max_bytes: u64) -> anyhow::Result<Attachment
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    Ok(Attachment::new(name, read_text(path)?))
+    let bytes = fsio::read_regular(path)?;
+    Ok(Attachment::new(
+        name,
+        text_as_given(&path.display().to_string(), bytes)?,
+    ))
 }
 
 /// A workspace file's text, or `None` when the workspace has no file of that name. Anything
@@ -63,6 +67,13 @@ pub fn text_from_bytes(origin: &str, mut bytes: Vec<u8>) -> anyhow::Result<Strin
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
     }
+    text_as_given(origin, bytes)
+}
+
+/// Bytes as UTF-8 text, a leading BOM kept: for an attachment, whose one BOM
+/// [`Attachment::new`] drops however it arrives (a file read here and dropping one too took
+/// two from a file that starts with two, where MCP took one; tester 11 T11-9).
+pub fn text_as_given(origin: &str, bytes: Vec<u8>) -> anyhow::Result<String> {
     utf8_text(origin, &bytes)?;
     // Valid UTF-8 was just checked; the conversion reuses the buffer.
     String::from_utf8(bytes).map_err(|e| bad_input(format!("{origin}: {e}")))

@@ -109,7 +109,11 @@ pub struct EventStream {
     pub done: bool,
     /// Any delta arrived.
     pub started: bool,
+    /// The stream's first bytes were read past a byte-order mark, if it had one.
+    opened: bool,
 }
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl EventStream {
     /// Feed the next bytes. A line that is not JSON, or an error event, ends the stream
@@ -118,6 +122,18 @@ impl EventStream {
     /// LF of a CR LF is then an empty line, which carries nothing.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         self.pending.extend_from_slice(bytes);
+        // One byte-order mark at the start of the stream is not part of its first line, as
+        // the server-sent events spec reads it (tester 11 T11-7: the first event, read as a
+        // field named `\u{feff}data`, was dropped). It may come split over chunks.
+        if !self.opened {
+            if self.pending.len() < BOM.len() && BOM.starts_with(&self.pending) {
+                return Ok(());
+            }
+            if self.pending.starts_with(BOM) {
+                self.pending.drain(..BOM.len());
+            }
+            self.opened = true;
+        }
         while let Some(nl) = self.pending.iter().position(|b| *b == b'\n' || *b == b'\r') {
             let line: Vec<u8> = self.pending.drain(..=nl).collect();
             self.line(&line)?;
@@ -326,6 +342,32 @@ mod tests {
             s.feed(b"data: not json\n").unwrap_err().class,
             FailureClass::Protocol
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_of_a_stream_is_not_part_of_its_first_event() {
+        let events = "data: {\"choices\":[{\"delta\":{\"content\":\"IMPORTANT PREFIX: \"}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"rest\"}}]}\n\ndata: [DONE]\n\n";
+        let mut whole = BOM.to_vec();
+        whole.extend_from_slice(events.as_bytes());
+        // Whole, and with the mark split over chunks of every size.
+        for chunk in [whole.len(), 1, 2, 3, 4] {
+            let mut s = EventStream::default();
+            for piece in whole.chunks(chunk) {
+                s.feed(piece).unwrap();
+            }
+            assert!(s.done, "chunks of {chunk}");
+            assert_eq!(
+                s.reply().content.as_deref(),
+                Some("IMPORTANT PREFIX: rest"),
+                "chunks of {chunk}"
+            );
+        }
+        // A mark later in the stream is the text's own.
+        let mut s = EventStream::default();
+        s.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"\xEF\xBB\xBFx\"}}]}\n\n")
+            .unwrap();
+        assert_eq!(s.reply().content.as_deref(), Some("\u{feff}x"));
     }
 
     #[test]
