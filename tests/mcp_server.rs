@@ -2217,3 +2217,99 @@ async fn record_execution_dated_before_its_named_plan_counts_for_none() {
     assert_eq!(answer["plan"]["drift"], "followed", "{answer}");
     c.cancel().await.unwrap();
 }
+
+/// Tester 11 T11-11: a `record_execution` the client cancelled while it waited for the
+/// store's write lock was still stored once the lock went — no answer came, so the agent's
+/// retry stored it again. The call is given up once the lock is held, before anything is
+/// written; a call not cancelled is stored as ever.
+#[test]
+fn a_record_execution_cancelled_while_waiting_for_the_store_stores_nothing() {
+    use std::io::Write;
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let rows = |caller: &str| -> i64 {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM executions WHERE caller = ?1",
+            [caller],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    let init = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    assert!(init.contains("\"id\":1"), "{init}");
+    send(RAW_INITIALIZED.to_string());
+    let record = |id: u32, caller: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "record_execution",
+            "arguments": {"caller": caller, "tool": "web.search", "ok": true}}})
+        .to_string()
+    };
+    send(record(2, "cancel-agent"));
+    // Long enough for the call to be waiting on the lock, not queued.
+    std::thread::sleep(Duration::from_millis(1500));
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "timeout"}})
+            .to_string(),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    holder.execute_batch("ROLLBACK").unwrap();
+    // A call after it, not cancelled, is stored; its answer comes after the first call's
+    // fate is settled (one writer at a time).
+    send(record(3, "kept-agent"));
+    let mut answered = None;
+    while answered.is_none() {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the second call is answered");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(v["id"], 2, "a cancelled call gets no answer: {v}");
+        if v["id"] == 3 {
+            answered = Some(v);
+        }
+    }
+    let answered = answered.unwrap();
+    assert_eq!(
+        answered["result"]["structuredContent"]["added"], 1,
+        "{answered}"
+    );
+    // The cancelled call's worker may still be finishing: give it the time it would take.
+    let since = std::time::Instant::now();
+    while rows("cancel-agent") == 0 && since.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+    assert_eq!(rows("kept-agent"), 1);
+    assert_eq!(rows("cancel-agent"), 0, "the cancelled call was stored");
+}

@@ -361,7 +361,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                         "plan_id": name("The plan it follows; without one it counts for the caller's latest plan within the drift window."),
                         "session": name("The agent's session."),
                         "at": {"type": "string", "description": "When it ran, RFC 3339, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z (default: now)."},
-                        "id": name("An id for the execution (default: derived from the rest, so a repeat is stored once). One already stored with other content is refused.")
+                        "id": name("An id for the execution (default: derived from the rest, `at` included, so the same record sent twice is stored once; `at` defaults to now, so a retry without `at` or `id` is another execution: give one of them to make a retry safe). One already stored with other content is refused.")
                     },
                     "required": ["caller", "tool", "ok"],
                     "additionalProperties": false
@@ -675,7 +675,14 @@ impl State {
         })
     }
 
-    fn record_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
+    /// `cancelled` is asked once the store's write lock is held, before anything is written:
+    /// a call the client cancelled while it waited for the lock stores nothing (tester 11
+    /// T11-11: it was stored without an answer, and the agent's retry stored it again).
+    fn record_tool(
+        &self,
+        args: &JsonObject,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Value, ErrorData> {
         let p = Params::new(
             TOOL_RECORD,
             args,
@@ -710,7 +717,11 @@ impl State {
         let report = history
             .import_executions(
                 TOOL_RECORD,
-                Cursor::new(line.into_bytes()),
+                // Read once the write lock is held: the last moment to call it off.
+                UnlessCancelled {
+                    inner: Cursor::new(line.into_bytes()),
+                    cancelled,
+                },
                 // An execution without an id gets one from its fields: a repeat is the
                 // same record, stored once. One whose id is stored with other content is
                 // kept as stored and counted as skipped, and refused below by its argument:
@@ -973,7 +984,7 @@ impl ServerHandler for Console {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
@@ -988,7 +999,12 @@ impl ServerHandler for Console {
                     Some(json!({"tool": TOOL_RECORD})),
                 ));
             }
-            TOOL_RECORD => State::record_tool,
+            TOOL_RECORD => {
+                let ct = context.ct.clone();
+                let value =
+                    blocking(move || state.record_tool(&args, &|| ct.is_cancelled())).await?;
+                return Ok(tool_result(&tool, value)?.into());
+            }
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
@@ -1006,6 +1022,41 @@ impl ServerHandler for Console {
         let name = tool.clone();
         let value = blocking(move || call(&state, &args)).await?;
         Ok(tool_result(&name, value)?.into())
+    }
+}
+
+/// A reader that fails, before giving anything, once `cancelled` says so.
+struct UnlessCancelled<'a, R> {
+    inner: R,
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl<R: std::io::Read> std::io::Read for UnlessCancelled<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.check()?;
+        self.inner.read(buf)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for UnlessCancelled<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.check()?;
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+    }
+}
+
+impl<R> UnlessCancelled<'_, R> {
+    fn check(&self) -> std::io::Result<()> {
+        if (self.cancelled)() {
+            return Err(std::io::Error::other(
+                "the client cancelled the call; nothing was recorded",
+            ));
+        }
+        Ok(())
     }
 }
 
