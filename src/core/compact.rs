@@ -632,6 +632,107 @@ impl PreparedCatalog {
         }
     }
 
+    /// Whether some `count` of the entries `from` could fit: false only when even the
+    /// smallest `count` of them, each line and the frame at its smallest, are over the byte
+    /// cap or the token allowance (a bound, never a measure of a real text).
+    fn could_fit(
+        &self,
+        stage: usize,
+        from: &[usize],
+        count: usize,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> bool {
+        if count > from.len() {
+            return false;
+        }
+        if count == 0 {
+            return true;
+        }
+        let least = |mut lines: Vec<usize>, frame: usize| -> usize {
+            lines.sort_unstable();
+            frame + lines[..count].iter().sum::<usize>()
+        };
+        let frames = [
+            &[OPEN_PACKS, BETWEEN, CLOSE][..],
+            &[OPEN_NO_PACKS, CLOSE][..],
+            &[OPEN_PACKS, CLOSE_NO_PIPELINES][..],
+        ];
+        let frame_bytes = frames
+            .iter()
+            .map(|parts| parts.iter().map(|p| p.len()).sum::<usize>())
+            .min()
+            .unwrap_or(0);
+        let bytes = least(
+            from.iter()
+                .map(|&i| self.line_bytes(i, stage, true))
+                .collect(),
+            frame_bytes,
+        );
+        if allowance.bytes.is_some_and(|cap| bytes > cap) {
+            return false;
+        }
+        if bytes <= allowance.tokens {
+            return true;
+        }
+        let tokens = match tokenizer_slot(tokenizer) {
+            None => tokens::estimate(bytes),
+            Some(slot) => {
+                let frame = frames
+                    .iter()
+                    .map(|parts| {
+                        parts
+                            .iter()
+                            .map(|p| tokens::count(tokenizer, p).tokens)
+                            .sum::<usize>()
+                    })
+                    .min()
+                    .unwrap_or(0);
+                let lines = from
+                    .iter()
+                    .map(|&i| {
+                        let line = |last| self.line_tokens(i, stage, last, slot, tokenizer);
+                        line(false).min(line(true))
+                    })
+                    .collect();
+                least(lines, frame)
+            }
+        };
+        tokens <= allowance.tokens
+    }
+
+    /// [`Self::cut_in_order`], then every entry it cut put back, best rank first (the last
+    /// cut first), when it fits beside what is kept, measured exactly as sent: a later cut
+    /// may have made room for an entry cut before it (task Q4: a big entry ranked among 20
+    /// small ones was cut after 10 of them, and those 10 stayed cut though they fit). The
+    /// entries still cut are in the order they were cut.
+    fn cut_and_refill(
+        &self,
+        stage: usize,
+        all: &[usize],
+        order: &[usize],
+        out: &[bool],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> OrderCut {
+        let mut now = self.cut_in_order(stage, all, order, out, allowance, tokenizer);
+        if !now.fits {
+            return now;
+        }
+        let mut back = vec![false; self.len()];
+        for &i in now.cuts.iter().rev() {
+            let at = now.kept.partition_point(|&j| j < i);
+            now.kept.insert(at, i);
+            if self.fits(stage, &now.kept, allowance, tokenizer) {
+                back[i] = true;
+            } else {
+                now.kept.remove(at);
+            }
+        }
+        now.cuts.retain(|&i| !back[i]);
+        now
+    }
+
     /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
     pub fn compact(
         &self,
@@ -696,32 +797,37 @@ impl PreparedCatalog {
             // left. Like one alone over the allowance, what it cut is set aside and the rest
             // trimmed only as far as it needs.
             let mut out = vec![false; self.len()];
-            let mut now = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+            let mut now = self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
             while !now.cuts.is_empty() {
                 let Some((group, k)) =
                     self.crowding_group(stage, &now.kept, &order, allowance, tokenizer)
                 else {
                     break;
                 };
-                // Keeping k more means saving at least k + 1 of the entries the order cut.
-                let Some(room) = now.cuts.len().checked_sub(k + 1) else {
+                // Keeping k more means cutting, of all but `big`, at most as many as the
+                // order's cut less k + 1: there must be that many to save.
+                if now.cuts.len() < k + 1 {
                     break;
-                };
+                }
                 let mut moved = false;
                 for &big in &group {
-                    // The most its cut could keep: the order's first `room` cuts made, the rest
-                    // of them back in place of `big`. When even that does not fit, its cut
-                    // cannot keep k more (fewer cuts only add), and the full search is spared.
-                    let mut best: Vec<usize> =
-                        now.kept.iter().copied().filter(|&i| i != big).collect();
-                    best.extend_from_slice(&now.cuts[room..]);
-                    best.sort_unstable();
-                    if !self.fits(stage, &best, allowance, tokenizer) {
+                    // Its cut must keep `now.kept.len() + k` of the entries left beside it:
+                    // when even the smallest that many cannot fit, it cannot, and the full
+                    // search is spared. (Put-back entries need not be a prefix of the order,
+                    // so the bound is by size, not by the order.)
+                    let left: Vec<usize> = now
+                        .kept
+                        .iter()
+                        .chain(&now.cuts)
+                        .copied()
+                        .filter(|&i| i != big)
+                        .collect();
+                    if !self.could_fit(stage, &left, now.kept.len() + k, allowance, tokenizer) {
                         continue;
                     }
                     out[big] = true;
                     let instead =
-                        self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+                        self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
                     if now.crowded_out_by(big, &instead, k, cut_order) {
                         let share_of = |set: &[usize]| {
                             let tokens = self.tokens(stage, set, tokenizer);
@@ -762,7 +868,7 @@ impl PreparedCatalog {
         if !fits {
             let now = match settled {
                 Some(now) => now,
-                None => self.cut_in_order(
+                None => self.cut_and_refill(
                     stage,
                     &all,
                     &order,
@@ -963,7 +1069,8 @@ pub fn compact_reserialising(
         .filter(|i| !oversized.contains(i))
         .collect();
     // Cut `rest` (less `out`) from its front, one entry at a time, until `all` (less `out`)
-    // fits as `g` has it.
+    // fits as `g` has it; then put back each entry cut, the last cut first, that fits beside
+    // what is kept.
     let cut_linear = |g: &RoutingGuide, out: &[usize]| -> (Vec<usize>, Vec<usize>, String) {
         let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
         let mut text = render(g, &kept);
@@ -975,6 +1082,18 @@ pub fn compact_reserialising(
             kept.retain(|&j| j != i);
             cuts.push(i);
             text = render(g, &kept);
+        }
+        if fits(&text) {
+            for &i in cuts.clone().iter().rev() {
+                let mut with: Vec<usize> = kept.clone();
+                with.push(i);
+                with.sort_unstable();
+                let with_text = render(g, &with);
+                if fits(&with_text) {
+                    (kept, text) = (with, with_text);
+                    cuts.retain(|&j| j != i);
+                }
+            }
         }
         (cuts, kept, text)
     };
@@ -1630,6 +1749,45 @@ mod tests {
                 c.trim
             );
             let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
+            assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+        }
+    }
+
+    /// Task Q4: 20 small entries, then one of 9,880 bytes ranked among them (10 smalls above
+    /// it, 10 below). The cut by rank took the 10 below it, then the big one, and kept 10 of
+    /// 21, though after the big one went all 20 smalls fit: every entry cut only for room
+    /// that fits once a later cut made room is put back, best rank first, and the big one is
+    /// the only entry said to be cut (for room, not by a rule).
+    #[test]
+    fn entries_cut_for_room_are_put_back_when_a_later_cut_makes_room() {
+        let mut packs: Vec<serde_json::Value> = (0..20)
+            .map(|i| json!({"name": format!("small{i}"), "description": format!("Search notes number {i}.")}))
+            .collect();
+        packs.push(
+            json!({"name": "big", "description": format!("search notes {}", "A".repeat(9_880))}),
+        );
+        let g: RoutingGuide = serde_json::from_value(json!({ "packs": packs })).unwrap();
+        let p = PreparedCatalog::new(g.clone());
+        let smalls: Vec<usize> = (0..20).collect();
+        let allowance = by_bytes(10_000);
+        // The shape: the smalls alone fit, the big one with even one small does not.
+        assert!(p.fits(LAST_STAGE, &smalls, allowance, Tokenizer::Estimate));
+        assert!(!p.fits(LAST_STAGE, &[0, 20], allowance, Tokenizer::Estimate));
+        let mut ranked: Vec<usize> = (0..10).collect();
+        ranked.push(20);
+        ranked.extend(10..20);
+        let order = CutOrder::from_ranking(&ranked, p.len(), "ranked");
+        for tok in [Tokenizer::Estimate, Tokenizer::O200k] {
+            let c = p.compact(allowance, tok, &order);
+            assert!(c.trim.fits, "{:?}", c.trim);
+            assert_eq!(c.kept, smalls, "{:?}", c.trim);
+            assert_eq!(c.trim.kept, 20);
+            let cut: Vec<&str> = c.trim.cut.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(cut, ["big"]);
+            assert_eq!(c.trim.cut[0].reason(), None, "cut for room, by rank");
+            assert_eq!(c.text, p.render(c.trim.steps_applied as usize, &smalls));
+            assert!(c.text.len() <= 10_000);
+            let anchor = compact_reserialising(&g, allowance, tok, &order);
             assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
         }
     }
