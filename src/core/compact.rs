@@ -629,76 +629,17 @@ impl PreparedCatalog {
             cuts: order[..k].to_vec(),
             kept,
             fits,
+            put_back: Vec::new(),
         }
     }
 
-    /// Whether some `count` of the entries `from` could fit: false only when even the
-    /// smallest `count` of them, each line and the frame at its smallest, are over the byte
-    /// cap or the token allowance (a bound, never a measure of a real text).
-    fn could_fit(
-        &self,
-        stage: usize,
-        from: &[usize],
-        count: usize,
-        allowance: Allowance,
-        tokenizer: Tokenizer,
-    ) -> bool {
-        if count > from.len() {
-            return false;
-        }
-        if count == 0 {
-            return true;
-        }
-        let least = |mut lines: Vec<usize>, frame: usize| -> usize {
-            lines.sort_unstable();
-            frame + lines[..count].iter().sum::<usize>()
-        };
-        let frames = [
-            &[OPEN_PACKS, BETWEEN, CLOSE][..],
-            &[OPEN_NO_PACKS, CLOSE][..],
-            &[OPEN_PACKS, CLOSE_NO_PIPELINES][..],
-        ];
-        let frame_bytes = frames
-            .iter()
-            .map(|parts| parts.iter().map(|p| p.len()).sum::<usize>())
-            .min()
-            .unwrap_or(0);
-        let bytes = least(
-            from.iter()
-                .map(|&i| self.line_bytes(i, stage, true))
-                .collect(),
-            frame_bytes,
-        );
-        if allowance.bytes.is_some_and(|cap| bytes > cap) {
-            return false;
-        }
-        if bytes <= allowance.tokens {
-            return true;
-        }
-        let tokens = match tokenizer_slot(tokenizer) {
-            None => tokens::estimate(bytes),
-            Some(slot) => {
-                let frame = frames
-                    .iter()
-                    .map(|parts| {
-                        parts
-                            .iter()
-                            .map(|p| tokens::count(tokenizer, p).tokens)
-                            .sum::<usize>()
-                    })
-                    .min()
-                    .unwrap_or(0);
-                let lines = from
-                    .iter()
-                    .map(|&i| {
-                        let line = |last| self.line_tokens(i, stage, last, slot, tokenizer);
-                        line(false).min(line(true))
-                    })
-                    .collect();
-                least(lines, frame)
-            }
-        };
-        tokens <= allowance.tokens
+    /// Whether a text of at least `least` bytes is surely over the allowance: over the byte
+    /// cap, or (estimated tokens, which only grow with bytes) over the token allowance too.
+    fn surely_over(least: usize, allowance: Allowance, tokenizer: Tokenizer) -> bool {
+        allowance.bytes.is_some_and(|cap| least > cap)
+            || (tokenizer_slot(tokenizer).is_none()
+                && least > allowance.tokens
+                && tokens::estimate(least) > allowance.tokens)
     }
 
     /// [`Self::cut_in_order`], then every entry it cut put back, best rank first (the last
@@ -720,16 +661,28 @@ impl PreparedCatalog {
             return now;
         }
         let mut back = vec![false; self.len()];
+        // An entry adds at least its line (without the comma) to the text: the frame and
+        // the line before it only grow. Over the cap by that alone, it is not measured.
+        let mut bytes = self.bytes(stage, &now.kept);
         for &i in now.cuts.iter().rev() {
+            if Self::surely_over(
+                bytes + self.line_bytes(i, stage, true),
+                allowance,
+                tokenizer,
+            ) {
+                continue;
+            }
             let at = now.kept.partition_point(|&j| j < i);
             now.kept.insert(at, i);
             if self.fits(stage, &now.kept, allowance, tokenizer) {
                 back[i] = true;
+                bytes = self.bytes(stage, &now.kept);
             } else {
                 now.kept.remove(at);
             }
         }
         now.cuts.retain(|&i| !back[i]);
+        now.put_back = (0..self.len()).filter(|&i| back[i]).collect();
         now
     }
 
@@ -809,20 +762,46 @@ impl PreparedCatalog {
                 if now.cuts.len() < k + 1 {
                     break;
                 }
+                // What the order's cut left (kept, less what was put back), and what it cut
+                // (put back or not) by line size, smallest first.
+                let mut was_put_back = vec![false; self.len()];
+                now.put_back.iter().for_each(|&i| was_put_back[i] = true);
+                let left_kept: Vec<usize> = now
+                    .kept
+                    .iter()
+                    .copied()
+                    .filter(|&i| !was_put_back[i])
+                    .collect();
+                let mut joinable: Vec<(usize, usize)> = now
+                    .cuts
+                    .iter()
+                    .chain(&now.put_back)
+                    .map(|&i| (self.line_bytes(i, stage, true), i))
+                    .collect();
+                joinable.sort_unstable();
                 let mut moved = false;
                 for &big in &group {
-                    // Its cut must keep `now.kept.len() + k` of the entries left beside it:
-                    // when even the smallest that many cannot fit, it cannot, and the full
-                    // search is spared. (Put-back entries need not be a prefix of the order,
-                    // so the bound is by size, not by the order.)
-                    let left: Vec<usize> = now
-                        .kept
-                        .iter()
-                        .chain(&now.cuts)
-                        .copied()
-                        .filter(|&i| i != big)
-                        .collect();
-                    if !self.could_fit(stage, &left, now.kept.len() + k, allowance, tokenizer) {
+                    // Its cut must keep `now.kept.len() + k` entries. Without it the order
+                    // cuts no more than it did (what it left fits, less `big`), so what that
+                    // cut left is kept again, and only entries the order cut can join it,
+                    // each adding at least its line. When even the smallest of those cannot
+                    // bring the count there within the allowance, the full search is spared.
+                    let base: Vec<usize> =
+                        left_kept.iter().copied().filter(|&i| i != big).collect();
+                    let mut can = base.len();
+                    let mut least = self.bytes(stage, &base);
+                    for &(line, i) in &joinable {
+                        if can >= now.kept.len() + k
+                            || Self::surely_over(least + line, allowance, tokenizer)
+                        {
+                            break;
+                        }
+                        if i != big {
+                            least += line;
+                            can += 1;
+                        }
+                    }
+                    if can < now.kept.len() + k {
                         continue;
                     }
                     out[big] = true;
@@ -916,6 +895,8 @@ struct OrderCut {
     cuts: Vec<usize>,
     kept: Vec<usize>,
     fits: bool,
+    /// Of `kept`, the entries the order cut and [`PreparedCatalog::cut_and_refill`] put back.
+    put_back: Vec<usize>,
 }
 
 impl OrderCut {
