@@ -1,5 +1,6 @@
 //! Catalog compaction (DESIGN §2.4): the six trim steps applied while the catalog is over
-//! budget, then whole entries cut by rank, measured exactly as the catalog is sent.
+//! budget, then whole entries cut by rank, and those cut only for room put back, best rank
+//! first, where they fit after all; measured exactly as the catalog is sent.
 //!
 //! The catalog is sent as compact JSON with one entry per line:
 //!
