@@ -1774,6 +1774,68 @@ mod tests {
         }
     }
 
+    /// The crowding rule's "keeping it would cut N" counts what compaction really cuts when
+    /// it keeps the entry, put-back entries included: with the same catalog and allowance,
+    /// an order that ranks it clearly above the rest keeps it and cuts exactly N. Smalls of
+    /// two sizes make the put-back matter (a short one cut after a long one fits back).
+    #[test]
+    fn keeping_it_would_cut_counts_what_the_put_back_keeps() {
+        let mut packs = vec![json!({"name": "big", "description": "A".repeat(900)})];
+        packs.extend((0..24).map(|i| {
+            let text = if i % 2 == 0 {
+                "Search notes.".to_string()
+            } else {
+                format!("Search notes {}.", "B".repeat(60))
+            };
+            json!({"name": format!("small{i}"), "description": text})
+        }));
+        let g: RoutingGuide = serde_json::from_value(json!({ "packs": packs })).unwrap();
+        let p = PreparedCatalog::new(g.clone());
+        let ranked: Vec<usize> = (0..p.len()).collect();
+        let order = |big: f64| {
+            let mut r = vec![
+                Relevance {
+                    score: 1.0,
+                    first: false,
+                    request: None,
+                };
+                p.len()
+            ];
+            r[0].score = big;
+            CutOrder::from_ranking(&ranked, p.len(), "ranked").with_relevance(r)
+        };
+        let big = p.bytes(LAST_STAGE, &[0]);
+        let (mut compared, mut put_back) = (0, 0);
+        for cap in (big + 100..2 * big).step_by(37) {
+            let crowded = p.compact(by_bytes(cap), Tokenizer::Estimate, &order(1.0));
+            let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order(1.0));
+            assert_eq!((&crowded.text, &crowded.trim), (&anchor.text, &anchor.trim));
+            let Some(c) = crowded.trim.cut.iter().find_map(|e| e.crowds_out) else {
+                continue;
+            };
+            let kept = p.compact(by_bytes(cap), Tokenizer::Estimate, &order(5.0));
+            let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order(5.0));
+            assert_eq!((&kept.text, &kept.trim), (&anchor.text, &anchor.trim));
+            assert!(kept.kept.contains(&0) && kept.trim.fits, "{:?}", kept.trim);
+            assert_eq!(
+                c.would_cut,
+                kept.trim.cut.len(),
+                "cap {cap}: {:?}",
+                kept.trim
+            );
+            compared += 1;
+            // Cut from the end: a kept small after a cut one was put back.
+            let last_kept = kept.kept.last().copied().unwrap_or(0);
+            if (1..last_kept).any(|i| !kept.kept.contains(&i)) {
+                put_back += 1;
+            }
+        }
+        assert!(
+            compared > 3 && put_back > 0,
+            "{compared} compared, {put_back} put back"
+        );
+    }
+
     #[test]
     fn nothing_fits_is_said_plainly() {
         let p = PreparedCatalog::new(guide());
