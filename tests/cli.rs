@@ -561,6 +561,77 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     );
 }
 
+/// Task Q4: 20 small tools, then one of 9,880 bytes. With a prompt that ranks the big one
+/// among the smalls, the cut by rank took the smalls below it, then the big one, and kept 10
+/// of 21 though all 20 smalls fit once it was gone; those cut only for room are put back.
+#[test]
+fn entries_cut_before_a_late_big_cut_are_put_back_when_they_fit() {
+    let home = tempfile::tempdir().unwrap();
+    let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let mut tools: Vec<Value> = (0..20)
+        .map(|i| {
+            serde_json::json!({"name": format!("small{i}"),
+                "description": format!("Search notes number {i}."), "inputSchema": schema})
+        })
+        .collect();
+    tools.push(serde_json::json!({"name": "big",
+        "description": format!("search notes {}", "A".repeat(9_880)), "inputSchema": schema}));
+    let path = home.path().join("late-big.json");
+    std::fs::write(&path, serde_json::json!({ "tools": tools }).to_string()).unwrap();
+    let catalog = path.to_string_lossy().into_owned();
+    let prompt = "search notes and then email the team";
+    let v = json_of(ctx(home.path()).args([
+        "compact",
+        "--tier",
+        "C",
+        "--json",
+        "--catalog",
+        &catalog,
+        "--prompt",
+        prompt,
+    ]));
+    assert_eq!(v["trim"]["kept"], 20, "{}", v["trim"]);
+    assert_eq!(v["trim"]["total"], 21);
+    assert!(v["trim"]["fits"].as_bool().unwrap());
+    let cut = v["trim"]["cut"].as_array().unwrap();
+    assert_eq!(cut.len(), 1, "{}", v["trim"]);
+    assert_eq!(cut[0]["name"], "big");
+    assert!(cut[0].get("crowds_out").is_none() && cut[0].get("alone_over").is_none());
+    let out = common::succeeded(ctx(home.path()).args([
+        "compact",
+        "--tier",
+        "C",
+        "--catalog",
+        &catalog,
+        "--prompt",
+        prompt,
+    ]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
+    // preview reads the same plan.
+    std::fs::copy(&path, home.path().join("catalog.json")).unwrap();
+    let v = json_of(ctx(home.path()).args(["preview", prompt, "--tier", "C", "--json"]));
+    assert_eq!(
+        v["compaction"]["trim"]["kept"], 20,
+        "{}",
+        v["compaction"]["trim"]
+    );
+    let fates: Vec<(&Value, &Value)> = v["compaction"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["fate"] != "kept")
+        .map(|e| (&e["name"], &e["fate"]))
+        .collect();
+    assert_eq!(
+        fates,
+        [(
+            &serde_json::json!("big"),
+            &serde_json::json!("cut_by_budget")
+        )]
+    );
+}
+
 /// Tester 6 F2: two tools with one name were warned of by human `compact` and MCP
 /// `compact_catalog` only; `compact --json`, `preview` and `preview --json` said nothing.
 #[test]

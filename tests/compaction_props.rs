@@ -150,18 +150,23 @@ proptest! {
             prop_assert_eq!(&p.id, &g.pipelines[orig].id);
             prop_assert_eq!(&p.metadata.supersedes, &g.pipelines[orig].metadata.supersedes);
         }
-        // Superseding pipelines are the last to go: if one was cut, no plain entry is left —
-        // unless it was cut by itself, as over the allowance even alone and fully trimmed, or
-        // by the crowding rule (which keeps it when its cut would save only plain entries).
+        // Superseding pipelines are the last to go: of the entries cut for room (not by
+        // themselves, as over the allowance even alone and fully trimmed, nor by the crowding
+        // rule), no plain one was cut after a superseding one. Plain entries may be left
+        // beside a cut superseding pipeline: put back after it went, as they fit where it
+        // does not (checked below of every entry cut for room).
         let crowded: Vec<&str> = c.trim.cut.iter().filter(|e| e.crowds_out.is_some()).map(|e| e.name.as_str()).collect();
         let alone_over = |i: usize| {
             let text = prepared.render(6, &[i]);
             text.len() > cap || tokens::count(tok, &text).tokens > tokens_allowed
         };
-        let superseding_cut = (0..g.pipelines.len()).any(|j| {
-            let i = g.packs.len() + j;
-            !g.pipelines[j].metadata.supersedes.is_empty() && !c.kept.contains(&i) && !alone_over(i)
-        });
+        let superseding = |name: &str| g.pipelines.iter().any(|p| p.id == name && !p.metadata.supersedes.is_empty());
+        let for_room: Vec<&str> = c.trim.cut.iter().filter(|e| !e.alone_over && e.crowds_out.is_none()).map(|e| e.name.as_str()).collect();
+        // (Ids may repeat in a random catalog: judged only when the pipelines' are unique.)
+        let unique_ids = (0..g.pipelines.len()).all(|j| g.pipelines[..j].iter().all(|p| p.id != g.pipelines[j].id));
+        if let Some(first) = for_room.iter().position(|n| superseding(n)).filter(|_| unique_ids) {
+            prop_assert!(for_room[first..].iter().all(|n| superseding(n)), "{:?}", for_room);
+        }
         // What was cut alone is said so, and nothing else is.
         let said_alone = c.trim.cut.iter().filter(|e| e.alone_over).count();
         if c.trim.cut.is_empty() {
@@ -181,11 +186,23 @@ proptest! {
             }
             prop_assert!(e.would_cut >= 2, "{:?}", e);
         }
-        if superseding_cut && crowded.is_empty() {
-            prop_assert!(sent.packs.is_empty());
-            prop_assert!(sent.pipelines.iter().all(|p| !p.metadata.supersedes.is_empty()));
+        // Every entry cut only for room (not alone, not by the crowding rule) does not fit
+        // beside what is kept, measured as sent: one that would was put back (task Q4).
+        let stage = usize::from(c.trim.steps_applied);
+        for i in (0..prepared.len()).filter(|i| !c.kept.contains(i)) {
+            let by_rule = crowded.contains(&prepared.entry_name(i)) || alone_over(i);
+            if !c.trim.fits || by_rule {
+                continue;
+            }
+            let mut with = c.kept.clone();
+            with.push(i);
+            with.sort_unstable();
+            let text = prepared.render(stage, &with);
+            prop_assert!(
+                text.len() > cap || tokens::count(tok, &text).tokens > tokens_allowed,
+                "entry {} fits beside the kept {:?}", i, c.kept
+            );
         }
-
         // Fits whenever fitting is possible (an empty catalog fits).
         let empty_fits = EMPTY.len() <= cap && tokens::count(tok, EMPTY).tokens <= tokens_allowed;
         prop_assert_eq!(c.trim.fits, empty_fits);

@@ -1,5 +1,6 @@
 //! Catalog compaction (DESIGN §2.4): the six trim steps applied while the catalog is over
-//! budget, then whole entries cut by rank, measured exactly as the catalog is sent.
+//! budget, then whole entries cut by rank, and those cut only for room put back, best rank
+//! first, where they fit after all; measured exactly as the catalog is sent.
 //!
 //! The catalog is sent as compact JSON with one entry per line:
 //!
@@ -629,7 +630,61 @@ impl PreparedCatalog {
             cuts: order[..k].to_vec(),
             kept,
             fits,
+            put_back: Vec::new(),
         }
+    }
+
+    /// Whether a text of at least `least` bytes is surely over the allowance: over the byte
+    /// cap, or (estimated tokens, which only grow with bytes) over the token allowance too.
+    fn surely_over(least: usize, allowance: Allowance, tokenizer: Tokenizer) -> bool {
+        allowance.bytes.is_some_and(|cap| least > cap)
+            || (tokenizer_slot(tokenizer).is_none()
+                && least > allowance.tokens
+                && tokens::estimate(least) > allowance.tokens)
+    }
+
+    /// [`Self::cut_in_order`], then every entry it cut put back, best rank first (the last
+    /// cut first), when it fits beside what is kept, measured exactly as sent: a later cut
+    /// may have made room for an entry cut before it (task Q4: a big entry ranked among 20
+    /// small ones was cut after 10 of them, and those 10 stayed cut though they fit). The
+    /// entries still cut are in the order they were cut.
+    fn cut_and_refill(
+        &self,
+        stage: usize,
+        all: &[usize],
+        order: &[usize],
+        out: &[bool],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> OrderCut {
+        let mut now = self.cut_in_order(stage, all, order, out, allowance, tokenizer);
+        if !now.fits {
+            return now;
+        }
+        let mut back = vec![false; self.len()];
+        // An entry adds at least its line (without the comma) to the text: the frame and
+        // the line before it only grow. Over the cap by that alone, it is not measured.
+        let mut bytes = self.bytes(stage, &now.kept);
+        for &i in now.cuts.iter().rev() {
+            if Self::surely_over(
+                bytes + self.line_bytes(i, stage, true),
+                allowance,
+                tokenizer,
+            ) {
+                continue;
+            }
+            let at = now.kept.partition_point(|&j| j < i);
+            now.kept.insert(at, i);
+            if self.fits(stage, &now.kept, allowance, tokenizer) {
+                back[i] = true;
+                bytes = self.bytes(stage, &now.kept);
+            } else {
+                now.kept.remove(at);
+            }
+        }
+        now.cuts.retain(|&i| !back[i]);
+        now.put_back = (0..self.len()).filter(|&i| back[i]).collect();
+        now
     }
 
     /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
@@ -696,32 +751,63 @@ impl PreparedCatalog {
             // left. Like one alone over the allowance, what it cut is set aside and the rest
             // trimmed only as far as it needs.
             let mut out = vec![false; self.len()];
-            let mut now = self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+            let mut now = self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
             while !now.cuts.is_empty() {
                 let Some((group, k)) =
                     self.crowding_group(stage, &now.kept, &order, allowance, tokenizer)
                 else {
                     break;
                 };
-                // Keeping k more means saving at least k + 1 of the entries the order cut.
-                let Some(room) = now.cuts.len().checked_sub(k + 1) else {
+                // Keeping k more means cutting, of all but `big`, at most as many as the
+                // order's cut less k + 1: there must be that many to save.
+                if now.cuts.len() < k + 1 {
                     break;
-                };
+                }
+                // What the order's cut left (kept, less what was put back), and what it cut
+                // (put back or not) by line size, smallest first.
+                let mut was_put_back = vec![false; self.len()];
+                now.put_back.iter().for_each(|&i| was_put_back[i] = true);
+                let left_kept: Vec<usize> = now
+                    .kept
+                    .iter()
+                    .copied()
+                    .filter(|&i| !was_put_back[i])
+                    .collect();
+                let mut joinable: Vec<(usize, usize)> = now
+                    .cuts
+                    .iter()
+                    .chain(&now.put_back)
+                    .map(|&i| (self.line_bytes(i, stage, true), i))
+                    .collect();
+                joinable.sort_unstable();
                 let mut moved = false;
                 for &big in &group {
-                    // The most its cut could keep: the order's first `room` cuts made, the rest
-                    // of them back in place of `big`. When even that does not fit, its cut
-                    // cannot keep k more (fewer cuts only add), and the full search is spared.
-                    let mut best: Vec<usize> =
-                        now.kept.iter().copied().filter(|&i| i != big).collect();
-                    best.extend_from_slice(&now.cuts[room..]);
-                    best.sort_unstable();
-                    if !self.fits(stage, &best, allowance, tokenizer) {
+                    // Its cut must keep `now.kept.len() + k` entries. Without it the order
+                    // cuts no more than it did (what it left fits, less `big`), so what that
+                    // cut left is kept again, and only entries the order cut can join it,
+                    // each adding at least its line. When even the smallest of those cannot
+                    // bring the count there within the allowance, the full search is spared.
+                    let base: Vec<usize> =
+                        left_kept.iter().copied().filter(|&i| i != big).collect();
+                    let mut can = base.len();
+                    let mut least = self.bytes(stage, &base);
+                    for &(line, i) in &joinable {
+                        if can >= now.kept.len() + k
+                            || Self::surely_over(least + line, allowance, tokenizer)
+                        {
+                            break;
+                        }
+                        if i != big {
+                            least += line;
+                            can += 1;
+                        }
+                    }
+                    if can < now.kept.len() + k {
                         continue;
                     }
                     out[big] = true;
                     let instead =
-                        self.cut_in_order(stage, &all, &order, &out, allowance, tokenizer);
+                        self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
                     if now.crowded_out_by(big, &instead, k, cut_order) {
                         let share_of = |set: &[usize]| {
                             let tokens = self.tokens(stage, set, tokenizer);
@@ -762,7 +848,7 @@ impl PreparedCatalog {
         if !fits {
             let now = match settled {
                 Some(now) => now,
-                None => self.cut_in_order(
+                None => self.cut_and_refill(
                     stage,
                     &all,
                     &order,
@@ -810,6 +896,8 @@ struct OrderCut {
     cuts: Vec<usize>,
     kept: Vec<usize>,
     fits: bool,
+    /// Of `kept`, the entries the order cut and [`PreparedCatalog::cut_and_refill`] put back.
+    put_back: Vec<usize>,
 }
 
 impl OrderCut {
@@ -963,7 +1051,8 @@ pub fn compact_reserialising(
         .filter(|i| !oversized.contains(i))
         .collect();
     // Cut `rest` (less `out`) from its front, one entry at a time, until `all` (less `out`)
-    // fits as `g` has it.
+    // fits as `g` has it; then put back each entry cut, the last cut first, that fits beside
+    // what is kept.
     let cut_linear = |g: &RoutingGuide, out: &[usize]| -> (Vec<usize>, Vec<usize>, String) {
         let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
         let mut text = render(g, &kept);
@@ -975,6 +1064,18 @@ pub fn compact_reserialising(
             kept.retain(|&j| j != i);
             cuts.push(i);
             text = render(g, &kept);
+        }
+        if fits(&text) {
+            for &i in cuts.clone().iter().rev() {
+                let mut with: Vec<usize> = kept.clone();
+                with.push(i);
+                with.sort_unstable();
+                let with_text = render(g, &with);
+                if fits(&with_text) {
+                    (kept, text) = (with, with_text);
+                    cuts.retain(|&j| j != i);
+                }
+            }
         }
         (cuts, kept, text)
     };
@@ -1632,6 +1733,107 @@ mod tests {
             let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order);
             assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
         }
+    }
+
+    /// Task Q4: 20 small entries, then one of 9,880 bytes ranked among them (10 smalls above
+    /// it, 10 below). The cut by rank took the 10 below it, then the big one, and kept 10 of
+    /// 21, though after the big one went all 20 smalls fit: every entry cut only for room
+    /// that fits once a later cut made room is put back, best rank first, and the big one is
+    /// the only entry said to be cut (for room, not by a rule).
+    #[test]
+    fn entries_cut_for_room_are_put_back_when_a_later_cut_makes_room() {
+        let mut packs: Vec<serde_json::Value> = (0..20)
+            .map(|i| json!({"name": format!("small{i}"), "description": format!("Search notes number {i}.")}))
+            .collect();
+        packs.push(
+            json!({"name": "big", "description": format!("search notes {}", "A".repeat(9_880))}),
+        );
+        let g: RoutingGuide = serde_json::from_value(json!({ "packs": packs })).unwrap();
+        let p = PreparedCatalog::new(g.clone());
+        let smalls: Vec<usize> = (0..20).collect();
+        let allowance = by_bytes(10_000);
+        // The shape: the smalls alone fit, the big one with even one small does not.
+        assert!(p.fits(LAST_STAGE, &smalls, allowance, Tokenizer::Estimate));
+        assert!(!p.fits(LAST_STAGE, &[0, 20], allowance, Tokenizer::Estimate));
+        let mut ranked: Vec<usize> = (0..10).collect();
+        ranked.push(20);
+        ranked.extend(10..20);
+        let order = CutOrder::from_ranking(&ranked, p.len(), "ranked");
+        for tok in [Tokenizer::Estimate, Tokenizer::O200k] {
+            let c = p.compact(allowance, tok, &order);
+            assert!(c.trim.fits, "{:?}", c.trim);
+            assert_eq!(c.kept, smalls, "{:?}", c.trim);
+            assert_eq!(c.trim.kept, 20);
+            let cut: Vec<&str> = c.trim.cut.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(cut, ["big"]);
+            assert_eq!(c.trim.cut[0].reason(), None, "cut for room, by rank");
+            assert_eq!(c.text, p.render(c.trim.steps_applied as usize, &smalls));
+            assert!(c.text.len() <= 10_000);
+            let anchor = compact_reserialising(&g, allowance, tok, &order);
+            assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
+        }
+    }
+
+    /// The crowding rule's "keeping it would cut N" counts what compaction really cuts when
+    /// it keeps the entry, put-back entries included: with the same catalog and allowance,
+    /// an order that ranks it clearly above the rest keeps it and cuts exactly N. Smalls of
+    /// two sizes make the put-back matter (a short one cut after a long one fits back).
+    #[test]
+    fn keeping_it_would_cut_counts_what_the_put_back_keeps() {
+        let mut packs = vec![json!({"name": "big", "description": "A".repeat(900)})];
+        packs.extend((0..24).map(|i| {
+            let text = if i % 2 == 0 {
+                "Search notes.".to_string()
+            } else {
+                format!("Search notes {}.", "B".repeat(60))
+            };
+            json!({"name": format!("small{i}"), "description": text})
+        }));
+        let g: RoutingGuide = serde_json::from_value(json!({ "packs": packs })).unwrap();
+        let p = PreparedCatalog::new(g.clone());
+        let ranked: Vec<usize> = (0..p.len()).collect();
+        let order = |big: f64| {
+            let mut r = vec![
+                Relevance {
+                    score: 1.0,
+                    first: false,
+                    request: None,
+                };
+                p.len()
+            ];
+            r[0].score = big;
+            CutOrder::from_ranking(&ranked, p.len(), "ranked").with_relevance(r)
+        };
+        let big = p.bytes(LAST_STAGE, &[0]);
+        let (mut compared, mut put_back) = (0, 0);
+        for cap in (big + 100..2 * big).step_by(37) {
+            let crowded = p.compact(by_bytes(cap), Tokenizer::Estimate, &order(1.0));
+            let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order(1.0));
+            assert_eq!((&crowded.text, &crowded.trim), (&anchor.text, &anchor.trim));
+            let Some(c) = crowded.trim.cut.iter().find_map(|e| e.crowds_out) else {
+                continue;
+            };
+            let kept = p.compact(by_bytes(cap), Tokenizer::Estimate, &order(5.0));
+            let anchor = compact_reserialising(&g, by_bytes(cap), Tokenizer::Estimate, &order(5.0));
+            assert_eq!((&kept.text, &kept.trim), (&anchor.text, &anchor.trim));
+            assert!(kept.kept.contains(&0) && kept.trim.fits, "{:?}", kept.trim);
+            assert_eq!(
+                c.would_cut,
+                kept.trim.cut.len(),
+                "cap {cap}: {:?}",
+                kept.trim
+            );
+            compared += 1;
+            // Cut from the end: a kept small after a cut one was put back.
+            let last_kept = kept.kept.last().copied().unwrap_or(0);
+            if (1..last_kept).any(|i| !kept.kept.contains(&i)) {
+                put_back += 1;
+            }
+        }
+        assert!(
+            compared > 3 && put_back > 0,
+            "{compared} compared, {put_back} put back"
+        );
     }
 
     #[test]
