@@ -1365,3 +1365,41 @@ fn send_says_before_sending_that_another_process_is_writing_the_store() {
     assert!(!id.is_empty(), "{v}");
     assert_eq!(show(home.path(), &id)["id"], id.as_str());
 }
+
+/// Tester 11 T11-10: `import` waited a minute for another process's write lock without a
+/// word (`send` says so at once). It says so before it waits, then imports once the lock goes.
+#[test]
+fn import_says_before_waiting_that_another_process_is_writing_the_store() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let plans = home.path().join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        r#"{"id":"wait-1","at":"2026-11-20T10:00:00Z","caller":"waiter","model":"openai/gpt-4o","intent":"summarise this page","steps":[{"order":1,"tool":"builtin.page-digest"}]}"#,
+    )
+    .unwrap();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        conn.execute_batch("ROLLBACK").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans", "--json"])
+        .arg(&plans)
+        .output()
+        .unwrap();
+    holder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("history.sqlite now (an import?); this import waits up to 60 s for it"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["added"], 1, "{v}");
+}

@@ -61,6 +61,9 @@ pub enum ConflictArg {
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
+    if let Some(note) = history.writer_note_for("this import waits", "")? {
+        crate::cli::out::eprint_line(&format!("ctxconsole: {note}"));
+    }
     let (f, kind) = match args.what {
         What::Plans(f) => (f, Kind::Plans),
         What::Executions(f) => (f, Kind::Executions),

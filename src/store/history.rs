@@ -493,10 +493,16 @@ impl HistoryStore {
     /// one sentence `send`, a live `replay` and the console share; `None` when the store
     /// is free.
     pub fn writer_note(&self) -> anyhow::Result<Option<String>> {
+        self.writer_note_for("each answer waits", " to be stored")
+    }
+
+    /// The same sentence for any writer: "another process is writing … now (an import?);
+    /// {waits} up to N s for it{tail}" (an import says so before it waits, rather than waiting
+    /// in silence: tester 11 T11-10).
+    pub fn writer_note_for(&self, waits: &str, tail: &str) -> anyhow::Result<Option<String>> {
         Ok(self.writer_now()?.then(|| {
             format!(
-                "another process is writing {} now (an import?); each answer waits up to {} s \
-                 for it to be stored",
+                "another process is writing {} now (an import?); {waits} up to {} s for it{tail}",
                 self.path.display(),
                 self.lock_wait.as_secs()
             )
