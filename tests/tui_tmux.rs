@@ -744,7 +744,8 @@ fn quitting_during_a_send_stores_the_answers_already_back() {
 
 /// The operator insists: a second terminating signal while the console finishes after the
 /// first (here held up by a store another connection has locked) ends it at once, its
-/// terminal restored, with 128 + the signal's number.
+/// terminal restored, with 128 + the signal's number — and the answer already back, still
+/// waiting for the store, is written out as a plan line first (tester 11 T11-2: it was lost).
 #[test]
 fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
     let server = common::llm_server::LlmServer::start();
@@ -767,6 +768,26 @@ fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
         insisted.elapsed()
     );
     drop(store);
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("unstored-plans-")
+        })
+        .collect();
+    assert_eq!(files.len(), 1, "the answer in hand written out: {files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("test/ok-json"), "{text}");
+    let imported = common::json_of(
+        common::ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&files[0]),
+    );
+    assert_eq!(imported["added"], 1, "{imported}");
+    assert_sent_plan_stored(home.path(), "test/ok-json", "imported from the file");
 }
 
 /// A console sending to `test/ok-json` (answered at once) and `test/hang` (never answered),

@@ -4,5 +4,6 @@
 //! workspace above the client (`crate::llm`), which knows nothing of either.
 
 pub mod baseline;
+pub mod in_hand;
 pub mod replay;
 pub mod send;

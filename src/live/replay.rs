@@ -988,7 +988,11 @@ impl LiveReplay {
     ) -> Option<String> {
         // The id the store tried is not the plan's: the line keeps the id it came with.
         let id = record.id.clone();
-        match insert(&mut record) {
+        // Written out if the process must end while the store waits (see `in_hand`).
+        let holding = super::in_hand::hold_record(&record);
+        let stored = insert(&mut record);
+        drop(holding);
+        match stored {
             Ok(stored) => {
                 self.stored_id = Some(stored.clone());
                 Some(stored)
@@ -996,17 +1000,7 @@ impl LiveReplay {
             Err(e) => {
                 self.store_error = Some(format!("{e:#}"));
                 record.id = id;
-                if record.id.is_empty() {
-                    // `import plans` derives a missing id from the time, caller and intent,
-                    // which every answer of one send shares (each model, each arm, the
-                    // baseline): their lines would be one id with other content, a
-                    // conflict. The whole line names each apart, the same at every import.
-                    record.id = format!(
-                        "p-{}",
-                        crate::core::history::short_sha(&record.import_line())
-                    );
-                }
-                self.unsaved_plan = Some(record.import_line());
+                self.unsaved_plan = Some(super::in_hand::kept_line(record));
                 None
             }
         }

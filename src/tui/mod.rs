@@ -241,6 +241,8 @@ pub fn store_again(
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.as_deref().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
+    // Written out if the process must end while the store waits (`live::in_hand`).
+    let _holding = crate::live::in_hand::hold_lines(lines);
     let mut store = store_waiting(path, wait).map_err(text)?;
     let mut failed: Option<String> = None;
     let mut out = Vec::with_capacity(lines.len());
@@ -413,6 +415,37 @@ async fn finish_paid_calls(
 
 /// How long past the store's lock wait quitting waits for cancelled calls to come back.
 const PAID_CALLS_MARGIN: Duration = Duration::from_secs(15);
+
+/// The answers still being stored (`live::in_hand`), written to a private file in the
+/// workspace as plan lines and named on stderr; printed whole when no file can take them.
+/// For a process that must end now.
+fn write_in_hand(workspace: &Path) {
+    let lines = crate::live::in_hand::lines_in_hand();
+    if lines.is_empty() {
+        return;
+    }
+    let n = unstored::answers(lines.len());
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    match write_unstored(workspace, &refs, crate::store::now_secs()) {
+        Ok(path) => {
+            tracing::warn!(file = %path.display(), answers = lines.len(), "ended while storing: answers written as plan lines");
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole: ended while storing {n}: each is a plan line in {} (0600): \
+                 `ctxconsole import plans {}` stores them (one stored meanwhile is said to be \
+                 already present)",
+                path.display(),
+                crate::fsio::shell_word(&path)
+            ));
+        }
+        Err(e) => {
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole: ended while storing {n}, and no file could take them ({e:#}): \
+                 each is printed below as a plan line"
+            ));
+            let _ = crate::cli::out::print_plan_lines(&lines);
+        }
+    }
+}
 
 /// What [`on_quit`] has to say once the console has closed.
 #[derive(Debug, Default)]
@@ -852,6 +885,7 @@ async fn event_loop(
     let on_signal = terminal::on_terminate(move |_signal| {
         let _ = terminate_tx.send(Input::Terminate);
     });
+
     let input_tx = tx.clone();
     // crossterm's read blocks, so it lives on its own thread and forwards what it reads.
     // It stops once the loop has ended: on a terminal that is gone (its window closed)
@@ -888,6 +922,10 @@ async fn event_loop(
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
     let (mut ctx, mut state) = start(&ws, &config, &store, true);
+    // A signal that ends the process at once (a second one while finishing) first writes
+    // out the answers still being stored.
+    let workspace = ctx.workspace.clone();
+    let _last_words = terminal::before_ending_at_once(move || write_in_hand(&workspace));
     state.help = panes::help::HelpModal::new(&keymap);
     if let Some(job) = start_semantic(&ws, &config, &mut state) {
         // Opening a local model and embedding a catalog the first time can take a minute.

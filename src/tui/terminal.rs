@@ -95,8 +95,33 @@ fn restore_and_exit(code: i32) -> ! {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         restore();
     }
+    // On the shell's screen now: what must not be lost is written out and said.
+    if let Some(last_words) = LAST_WORDS.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        last_words();
+    }
     std::mem::forget(lock);
     std::process::exit(code)
+}
+
+/// What a signal that ends the process at once does first (see [`before_ending_at_once`]).
+static LAST_WORDS: Mutex<Option<Box<dyn FnOnce() + Send>>> = Mutex::new(None);
+
+/// While the returned registration lives, a signal that ends the process at once (a second
+/// one while the console finishes) first runs `last_words`, after the terminal is restored:
+/// the console writes out the answers still being stored (tester 11 T11-2).
+pub fn before_ending_at_once(last_words: impl FnOnce() + Send + 'static) -> LastWords {
+    *LAST_WORDS.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(last_words));
+    LastWords(())
+}
+
+/// See [`before_ending_at_once`].
+#[must_use]
+pub struct LastWords(());
+
+impl Drop for LastWords {
+    fn drop(&mut self) {
+        LAST_WORDS.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
 }
 
 /// The process-wide panic hook, installed once, in front of the one before it.
