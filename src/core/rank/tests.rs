@@ -781,10 +781,18 @@ fn help_me_before_a_request_is_filler_and_alone_it_asks_for_help() {
         "Would you help us locate a psychologist?",
     ] {
         let r = idx.rank(intent, None);
-        assert_eq!(idx.name(r.order[0].index), "Services_4_FindProvider", "{intent}");
+        assert_eq!(
+            idx.name(r.order[0].index),
+            "Services_4_FindProvider",
+            "{intent}"
+        );
     }
     assert!(!text::terms("can you help me find a salon").contains(&"help".to_string()));
-    for asks in ["I can't use the tool. Help me.", "show the help", "help me? psychologist"] {
+    for asks in [
+        "I can't use the tool. Help me.",
+        "show the help",
+        "help me? psychologist",
+    ] {
         assert!(
             text::terms(asks).contains(&"help".to_string()),
             "{asks}: {:?}",
