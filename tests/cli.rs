@@ -1678,6 +1678,71 @@ fn eval_rank_bfcl_keeps_the_one_rule_for_expected_tools_and_ids() {
     }
 }
 
+/// Tester 11 T11-5: the split is the parity of the id's FNV-1a hash — the parity of how
+/// many of its bytes are odd — so `case-0, case-2, …` all land in tune. The split stays
+/// (every weight was tuned on its tune halves); a half with no question, or under 10 % of
+/// the set's, is said in a note naming the set, the counts and the rule.
+#[test]
+fn eval_rank_says_when_a_half_is_empty_or_nearly_and_why() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("evenids.jsonl");
+    let catalog = home.path().join("cat.json");
+    std::fs::write(
+        &catalog,
+        r#"[{"type": "function", "function": {"name": "alpha_tool", "description": "Convert alpha widgets.", "parameters": {"type": "object", "properties": {}}}}, {"type": "function", "function": {"name": "bravo_tool", "description": "Delete bravo records.", "parameters": {"type": "object", "properties": {}}}}]"#,
+    )
+    .unwrap();
+    let ids = [
+        0, 2, 4, 6, 8, 20, 22, 24, 26, 28, 40, 42, 44, 46, 48, 60, 62, 64, 66, 68,
+    ];
+    let write = |ids: &[String]| {
+        let text: String = ids
+            .iter()
+            .map(|id| {
+                format!("{{\"id\":\"{id}\",\"intent\":\"convert the alpha widgets\",\"expected\":[\"alpha_tool\"]}}\n")
+            })
+            .collect();
+        std::fs::write(&labels, text).unwrap();
+    };
+    let run = || {
+        let out = ctx(home.path())
+            .args([
+                "eval",
+                "rank",
+                "--labels",
+                labels.to_str().unwrap(),
+                "--catalog",
+                catalog.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let even: Vec<String> = ids.iter().map(|n| format!("case-{n}")).collect();
+    write(&even);
+    let text = run();
+    assert!(
+        text.contains("note: evenids: the test half has no question (tune 20, test 0 of 20)")
+            && text.contains("parity of each id's FNV-1a hash"),
+        "{text}"
+    );
+    // One odd id among them: test holds 1 of 21, under 10 %.
+    let mut nearly = even.clone();
+    nearly.push("case-1".into());
+    write(&nearly);
+    let text = run();
+    assert!(
+        text.contains("note: evenids: the test half holds 1 of 21 questions (tune 20)"),
+        "{text}"
+    );
+    // An even split says nothing of it.
+    let mixed: Vec<String> = (0..20).map(|n| format!("q{n}")).collect();
+    write(&mixed);
+    let text = run();
+    assert!(!text.contains("FNV-1a"), "{text}");
+}
+
 #[test]
 fn eval_planner_reports_per_category_and_gets_the_traps_right() {
     let home = tempfile::tempdir().unwrap();
