@@ -1336,7 +1336,10 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "line 1: expected tool 'no.such.tool' is not in the sample catalog",
+            "no question names an expected tool in the sample catalog (the workspace",
+        ))
+        .stderr(predicates::str::contains(
+            "(the first, line 1, expects 'no.such.tool')",
         ));
 }
 

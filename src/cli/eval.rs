@@ -401,7 +401,8 @@ fn lopsided_split_note(named: &NamedSet) -> Option<String> {
     } else {
         (("tune", tune), ("test", test))
     };
-    if all == 0 || (small.1 as f64) >= LOPSIDED_HALF * all as f64 {
+    // One question is always in one half: nothing to explain.
+    if all < 2 || (small.1 as f64) >= LOPSIDED_HALF * all as f64 {
         return None;
     }
     let holds = if small.1 == 0 {

@@ -171,16 +171,12 @@ pub fn settle(
         ));
     }
     if cases.is_empty() {
-        let why = match first_unknown {
-            Some((at, tool)) => format!(
-                ": {unit} {at}: expected tool {} is not in {}",
-                quoted(&tool),
-                source.pool
-            ),
+        let first = match first_unknown {
+            Some((at, tool)) => format!(" (the first, {unit} {at}, expects {})", quoted(&tool)),
             None => String::new(),
         };
         return Err(refuse(format!(
-            "no question names an expected tool {} has, so there is nothing to rank against{why}",
+            "nothing to rank against: no question names an expected tool in {}{first}",
             source.pool
         )));
     }
