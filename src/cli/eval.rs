@@ -737,6 +737,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             &SetSource {
                 origin: &labels_origin,
                 unit: "line",
+                units: "lines",
                 pool: &pool,
                 expected: "expected tools",
             },

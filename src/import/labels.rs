@@ -56,8 +56,9 @@ pub struct Placed {
 pub struct SetSource<'a> {
     /// The file the questions came from.
     pub origin: &'a str,
-    /// What a place in it is: `line` (JSON Lines) or `entry` (a JSON array).
+    /// What a place in it is: `line` (JSON Lines) or `entry` (a JSON array), and the plural.
     pub unit: &'a str,
+    pub units: &'a str,
     /// The pool the expected tools are looked up in, as a note names it: `the spec`,
     /// `the pooled functions`, `the catalog FILE`.
     pub pool: &'a str,
@@ -112,7 +113,8 @@ pub fn settle(
                 )
             };
             return Err(refuse(format!(
-                "{unit}s {first_at} and {} share the id {}{spelled}: each question needs its own",
+                "{} {first_at} and {} share the id {}{spelled}: each question needs its own",
+                source.units,
                 p.at,
                 quoted(&first_id)
             )));
@@ -335,6 +337,7 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
         &SetSource {
             origin: &q_origin,
             unit: "line",
+            units: "lines",
             pool: "the pool",
             expected: "expected calls",
         },
@@ -569,6 +572,7 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
         &SetSource {
             origin: &data_origin,
             unit: "entry",
+            units: "entries",
             pool: "the spec",
             expected: "expected calls",
         },
@@ -640,6 +644,56 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<Placed>, CoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 11 T11-6: NESTFUL keeps the one rule too (`settle`): a call the spec lacks is
+    /// dropped with the note it always had, a question calling nothing is left out with a
+    /// note, a repeated `sample_id` and an empty question are refused naming the entries.
+    #[test]
+    fn nestful_keeps_the_one_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("x-data.json");
+        let spec = dir.path().join("x-spec.json");
+        std::fs::write(
+            &spec,
+            r#"[{"name": "alpha", "description": "convert alpha widgets"}, {"name": "bravo", "description": "delete bravo records"}]"#,
+        )
+        .unwrap();
+        let load = |text: &str| {
+            std::fs::write(&data, text).unwrap();
+            load_nestful(&data, &spec).map_err(|e| e.to_string())
+        };
+        let set = load(
+            r#"[{"input": "convert alpha", "output": [{"name": "alpha"}, {"name": "gone"}, {"name": "var_result"}]},
+                {"input": "nothing to call", "output": [{"name": "var_result"}]},
+                {"input": "delete bravo", "output": [{"name": "bravo"}]}]"#,
+        )
+        .unwrap();
+        assert_eq!(set.cases.len(), 2);
+        assert_eq!(set.cases[0].expected, vec!["alpha"]);
+        assert!(
+            set.notes.contains(
+                &"1 expected calls name a tool the spec lacks (gone); dropped from the expected tools"
+                    .to_string()
+            ),
+            "{:?}",
+            set.notes
+        );
+        assert!(
+            set.notes
+                .iter()
+                .any(|n| n.starts_with("1 questions name no expected tool ('x-data.json#2')")),
+            "{:?}",
+            set.notes
+        );
+        let err = load(
+            r#"[{"input": "convert alpha", "output": [{"name": "alpha"}], "sample_id": 7},
+                {"input": "delete bravo", "output": [{"name": "bravo"}], "sample_id": 7}]"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("entries 1 and 2 share the id '7'"), "{err}");
+        let err = load(r#"[{"input": " ", "output": [{"name": "alpha"}]}]"#).unwrap_err();
+        assert!(err.contains("entry 1: the intent of"), "{err}");
+    }
 
     #[test]
     fn operator_labels_parse_and_a_bad_line_is_named() {
