@@ -1407,7 +1407,10 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "line 1: expected tool 'no.such.tool'",
+            "no question names an expected tool in the sample catalog (the workspace",
+        ))
+        .stderr(predicates::str::contains(
+            "(the first, line 1, expects 'no.such.tool')",
         ));
 }
 
@@ -1543,6 +1546,275 @@ fn eval_rank_with_labels_that_expect_no_tool_is_an_error_like_an_empty_file() {
             "{text:?}: {stderr}"
         );
     }
+}
+
+/// Tester 11 T11-6: one rule for every labelled set. `--labels`: a line expecting no tool
+/// is left out of every figure (the table, the confidence line, `--per-question`) with a
+/// note; an expected tool the catalog lacks is dropped with a note naming the catalog (the
+/// sample one when no --catalog); ids that print alike are one id; an empty intent is
+/// refused naming its line; a side of the confidence line with no question says n/a.
+#[test]
+fn eval_rank_labels_keep_the_one_rule_for_expected_tools_ids_and_intents() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("labels.jsonl");
+    let catalog = home.path().join("cat.json");
+    std::fs::write(
+        &catalog,
+        r#"[{"type": "function", "function": {"name": "alpha_tool", "description": "Convert alpha widgets.", "parameters": {"type": "object", "properties": {}}}}, {"type": "function", "function": {"name": "bravo_tool", "description": "Delete bravo records.", "parameters": {"type": "object", "properties": {}}}}, {"type": "function", "function": {"name": "charlie_tool", "description": "Print charlie reports.", "parameters": {"type": "object", "properties": {}}}}]"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["eval", "rank", "--labels", labels.to_str().unwrap()];
+        args.extend(extra);
+        ctx(home.path()).args(args).output().unwrap()
+    };
+    let cat = catalog.to_str().unwrap();
+    // A line expecting no tool: out of the table, the confidence line and --per-question.
+    std::fs::write(
+        &labels,
+        "{\"id\":\"x\",\"intent\":\"convert the alpha widgets\",\"expected\":[]}\n{\"id\":\"y\",\"intent\":\"delete bravo records\",\"expected\":[\"bravo_tool\"]}\n",
+    )
+    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["--catalog", cat, "--json"]).stdout).unwrap();
+    assert_eq!(v["all"]["ranker"]["cases"], 1, "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("1 questions name no expected tool ('x')")
+            && notes.contains("left out of every figure"),
+        "{v}"
+    );
+    let per_question = run(&["--catalog", cat, "--per-question"]);
+    let lines = String::from_utf8_lossy(&per_question.stdout);
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    assert!(lines.contains("\"id\":\"y\""), "{lines}");
+    // One question: one side of the confidence line has none, and says n/a.
+    let text = String::from_utf8_lossy(&run(&["--catalog", cat]).stdout).into_owned();
+    let share = v["confident_share"].as_f64().unwrap();
+    let says = if share == 1.0 {
+        "n/a when not"
+    } else {
+        "top-1 n/a when confident"
+    };
+    assert!(text.contains(says), "{share}: {text}");
+    assert!(!text.contains("0.000 when not") || share < 1.0, "{text}");
+    // An expected tool the catalog lacks is dropped with a note naming the catalog: the
+    // sample one without --catalog, the file with it.
+    std::fs::write(
+        &labels,
+        "{\"id\":\"a\",\"intent\":\"delete bravo records\",\"expected\":[\"bravo_tool\",\"missing_tool\"]}\n{\"id\":\"b\",\"intent\":\"book a flight\",\"expected\":[\"missing_tool\"]}\n{\"id\":\"c\",\"intent\":\"print charlie reports\",\"expected\":[\"charlie_tool\"]}\n",
+    )
+    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["--catalog", cat, "--json"]).stdout).unwrap();
+    assert_eq!(v["all"]["ranker"]["cases"], 2, "{v}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "2 expected tools name a tool the catalog {cat} lacks (missing_tool); dropped from the expected tools, 1 questions left with none skipped"
+        )),
+        "{v}"
+    );
+    std::fs::write(
+        &labels,
+        "{\"intent\":\"take a screenshot of the page\",\"expected\":[\"browser.screenshot\"]}\n{\"intent\":\"book a flight\",\"expected\":[\"missing_tool\"]}\n",
+    )
+    .unwrap();
+    let out = run(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.contains("name a tool the sample catalog (the workspace")
+            && text.contains(
+                "has no catalog.json; --catalog FILE names another) lacks (missing_tool)"
+            ),
+        "{text}"
+    );
+    // Ids that print alike are one id; an empty intent has nothing to rank.
+    for (text, says) in [
+        (
+            "{\"id\":\"caf\\u00e9\",\"intent\":\"convert alpha\",\"expected\":[\"alpha_tool\"]}\n{\"id\":\"cafe\\u0301\",\"intent\":\"delete bravo\",\"expected\":[\"bravo_tool\"]}\n",
+            "lines 1 and 2 share the id 'café' (spelled two ways that print alike: caf\\u{e9}, cafe\\u{301})",
+        ),
+        (
+            "{\"id\":\"y\",\"intent\":\"delete bravo\",\"expected\":[\"bravo_tool\"]}\n{\"id\":\"x\",\"intent\":\"  \",\"expected\":[\"alpha_tool\"]}\n",
+            "line 2: the intent of 'x' is empty",
+        ),
+    ] {
+        std::fs::write(&labels, text).unwrap();
+        let out = run(&["--catalog", cat]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{}: {says}", labels.display())),
+            "{text}: {stderr}"
+        );
+    }
+}
+
+/// Tester 11 T11-6: `--bfcl` keeps the rule `--nestful` and `--labels` keep. A ground truth
+/// naming a function the pool lacks is dropped with a note (a question left with none is
+/// left out); a question id repeated is refused naming both lines, and so is an answer
+/// given twice; a question without an answer and an answer without a question are noted.
+#[test]
+fn eval_rank_bfcl_keeps_the_one_rule_for_expected_tools_and_ids() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("bf");
+    std::fs::create_dir_all(dir.join("possible_answer")).unwrap();
+    let functions = r#"[{"name": "alpha.conv", "description": "Convert alpha widgets", "parameters": {"type": "dict", "properties": {}}}, {"name": "bravo.del", "description": "Delete bravo records", "parameters": {"type": "dict", "properties": {}}}]"#;
+    let question = |id: &str, text: &str| {
+        format!(
+            "{{\"id\": \"{id}\", \"question\": [[{{\"role\": \"user\", \"content\": \"{text}\"}}]], \"function\": {functions}}}\n"
+        )
+    };
+    let answer = |id: &str, tool: &str| {
+        format!("{{\"id\": \"{id}\", \"ground_truth\": [{{\"{tool}\": {{}}}}]}}\n")
+    };
+    let write = |questions: &[(&str, &str)], answers: &[(&str, &str)]| {
+        let q: String = questions.iter().map(|(i, t)| question(i, t)).collect();
+        let a: String = answers.iter().map(|(i, t)| answer(i, t)).collect();
+        std::fs::write(dir.join("BFCL_v4_multiple.json"), q).unwrap();
+        std::fs::write(dir.join("possible_answer/BFCL_v4_multiple.json"), a).unwrap();
+    };
+    let run = |json: bool| {
+        let mut args = vec![
+            "eval",
+            "rank",
+            "--bfcl",
+            dir.to_str().unwrap(),
+            "--category",
+            "multiple",
+        ];
+        if json {
+            args.push("--json");
+        }
+        ctx(home.path()).args(args).output().unwrap()
+    };
+    write(
+        &[
+            ("multiple_0", "convert the alpha widgets"),
+            ("multiple_1", "delete bravo records"),
+            ("multiple_4", "print charlie"),
+            ("multiple_5", "no answer for me"),
+        ],
+        &[
+            ("multiple_0", "alpha.conv"),
+            ("multiple_1", "bravo.del"),
+            ("multiple_4", "nothere.x"),
+            ("multiple_9", "alpha.conv"),
+        ],
+    );
+    let out = run(true);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["all"]["ranker"]["cases"], 2, "{v}");
+    let notes = v["notes"].to_string();
+    for part in [
+        "1 expected calls name a tool the pool lacks",
+        "(nothere.x); dropped from the expected tools, 1 questions left with none skipped",
+        "1 questions have no answer in",
+        "('multiple_5'); left out of every figure",
+        "1 answers name no question of",
+        "('multiple_9'); ignored",
+    ] {
+        assert!(notes.contains(part), "{part}: {v}");
+    }
+    // A repeated question id, a repeated answer, an empty question: refused, named.
+    for (questions, answers, says) in [
+        (
+            &[
+                ("multiple_0", "convert the alpha widgets"),
+                ("multiple_1", "delete bravo records"),
+                ("multiple_0", "dup"),
+            ][..],
+            &[("multiple_0", "alpha.conv"), ("multiple_1", "bravo.del")][..],
+            "BFCL_v4_multiple.json: lines 1 and 3 share the id 'multiple_0'",
+        ),
+        (
+            &[("multiple_0", "convert the alpha widgets")][..],
+            &[("multiple_0", "alpha.conv"), ("multiple_0", "bravo.del")][..],
+            "BFCL_v4_multiple.json: lines 1 and 2 both answer 'multiple_0'",
+        ),
+        (
+            &[
+                ("multiple_0", "convert the alpha widgets"),
+                ("multiple_1", ""),
+            ][..],
+            &[("multiple_0", "alpha.conv"), ("multiple_1", "bravo.del")][..],
+            "BFCL_v4_multiple.json: line 2: the intent of 'multiple_1' is empty",
+        ),
+    ] {
+        write(questions, answers);
+        let out = run(false);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {stderr}");
+        assert!(stderr.contains(says), "{says}: {stderr}");
+    }
+}
+
+/// Tester 11 T11-5: the split is the parity of the id's FNV-1a hash — the parity of how
+/// many of its bytes are odd — so `case-0, case-2, …` all land in tune. The split stays
+/// (every weight was tuned on its tune halves); a half with no question, or under 10 % of
+/// the set's, is said in a note naming the set, the counts and the rule.
+#[test]
+fn eval_rank_says_when_a_half_is_empty_or_nearly_and_why() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("evenids.jsonl");
+    let catalog = home.path().join("cat.json");
+    std::fs::write(
+        &catalog,
+        r#"[{"type": "function", "function": {"name": "alpha_tool", "description": "Convert alpha widgets.", "parameters": {"type": "object", "properties": {}}}}, {"type": "function", "function": {"name": "bravo_tool", "description": "Delete bravo records.", "parameters": {"type": "object", "properties": {}}}}]"#,
+    )
+    .unwrap();
+    let ids = [
+        0, 2, 4, 6, 8, 20, 22, 24, 26, 28, 40, 42, 44, 46, 48, 60, 62, 64, 66, 68,
+    ];
+    let write = |ids: &[String]| {
+        let text: String = ids
+            .iter()
+            .map(|id| {
+                format!("{{\"id\":\"{id}\",\"intent\":\"convert the alpha widgets\",\"expected\":[\"alpha_tool\"]}}\n")
+            })
+            .collect();
+        std::fs::write(&labels, text).unwrap();
+    };
+    let run = || {
+        let out = ctx(home.path())
+            .args([
+                "eval",
+                "rank",
+                "--labels",
+                labels.to_str().unwrap(),
+                "--catalog",
+                catalog.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let even: Vec<String> = ids.iter().map(|n| format!("case-{n}")).collect();
+    write(&even);
+    let text = run();
+    assert!(
+        text.contains("note: evenids: the test half has no question (tune 20, test 0 of 20)")
+            && text.contains("parity of each id's FNV-1a hash"),
+        "{text}"
+    );
+    // One odd id among them: test holds 1 of 21, under 10 %.
+    let mut nearly = even.clone();
+    nearly.push("case-1".into());
+    write(&nearly);
+    let text = run();
+    assert!(
+        text.contains("note: evenids: the test half holds 1 of 21 questions (tune 20)"),
+        "{text}"
+    );
+    // An even split says nothing of it.
+    let mixed: Vec<String> = (0..20).map(|n| format!("q{n}")).collect();
+    write(&mixed);
+    let text = run();
+    assert!(!text.contains("FNV-1a"), "{text}");
 }
 
 #[test]

@@ -37,6 +37,44 @@ fn a_keymap_that_unbinds_every_quit_key_is_refused_naming_the_file_and_the_keys(
     assert!(err.contains("needs a terminal"), "{err}");
 }
 
+/// Tester 11 T11-3: quit bound only to a key the terminal never reports as such (ctrl+m
+/// arrives as enter) left a console no key could quit; it is refused at start (exit 2),
+/// naming the file, the key and what arrives instead. ctrl+h still quits.
+#[test]
+fn a_keymap_binding_a_key_the_terminal_never_reports_is_refused_at_start() {
+    let home = tempfile::tempdir().unwrap();
+    let keymap = home.path().join("keymap.toml");
+    for (key, arrives) in [
+        ("ctrl+m", "arrives as enter"),
+        ("shift+1", "arrives as the character it types"),
+        ("ctrl+shift+q", "arrives as ctrl+q"),
+    ] {
+        std::fs::write(
+            &keymap,
+            format!("[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"{key}\" = \"quit\"\n"),
+        )
+        .unwrap();
+        let out = ctx(home.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{key}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for part in [
+            keymap.display().to_string().as_str(),
+            &format!("\"{key}\""),
+            arrives,
+        ] {
+            assert!(err.contains(part), "{key}: {part} missing from: {err}");
+        }
+    }
+    std::fs::write(
+        &keymap,
+        "[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"ctrl+h\" = \"quit\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a terminal"), "{err}");
+}
+
 #[test]
 fn budgets_text_names_the_prompt_variant_in_words() {
     let home = tempfile::tempdir().unwrap();

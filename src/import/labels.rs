@@ -44,6 +44,147 @@ fn distinct(names: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// A question as its file gave it, with the line (or, in a JSON array, the entry) it
+/// stands at, for [`settle`]'s messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub at: usize,
+    pub case: LabelledIntent,
+}
+
+/// How [`settle`] names a set's file, its places and its pool in what it says.
+pub struct SetSource<'a> {
+    /// The file the questions came from.
+    pub origin: &'a str,
+    /// What a place in it is: `line` (JSON Lines) or `entry` (a JSON array), and the plural.
+    pub unit: &'a str,
+    pub units: &'a str,
+    /// The pool the expected tools are looked up in, as a note names it: `the spec`,
+    /// `the pooled functions`, `the catalog FILE`.
+    pub pool: &'a str,
+    /// What the expected tools are called: `expected calls` (BFCL, NESTFUL: the calls
+    /// that answer) or `expected tools` (the operator's labels).
+    pub expected: &'a str,
+}
+
+/// The one rule every labelled set keeps, whatever its source (`--bfcl`, `--nestful`,
+/// `--labels`, the suite; tester 11 T11-6):
+/// - a question whose intent is empty (or only spaces) is refused, naming its place: there
+///   is nothing to rank, and catalog order would decide;
+/// - two questions with one id, or ids that print alike
+///   ([`printed_alike`](crate::core::text::printed_alike): `café` NFC and NFD), are refused,
+///   naming both places: the split hashes the id, so they are one question twice;
+/// - an expected tool the pool lacks is dropped from the question's expected tools, and a
+///   note names it and the pool (it could never be found);
+/// - a question left with no expected tool, or that named none, is left out of every
+///   figure (the halves, the confidence line, `--per-question`), and a note says so;
+/// - a set with no question left is refused.
+pub fn settle(
+    placed: Vec<Placed>,
+    guide: &RoutingGuide,
+    source: &SetSource,
+) -> Result<(Vec<LabelledIntent>, Vec<String>), CoreError> {
+    use crate::core::terminal_text::quoted;
+    use crate::core::text::{printed_alike, spelled_out};
+    let refuse = |message: String| CoreError::Content {
+        origin: source.origin.into(),
+        message,
+    };
+    let unit = source.unit;
+    let mut seen: HashMap<String, (usize, String)> = HashMap::new();
+    for p in &placed {
+        if p.case.intent.trim().is_empty() {
+            return Err(refuse(format!(
+                "{unit} {}: the intent of {} is empty: there is nothing to rank",
+                p.at,
+                quoted(&p.case.id)
+            )));
+        }
+        if let Some((first_at, first_id)) =
+            seen.insert(printed_alike(&p.case.id), (p.at, p.case.id.clone()))
+        {
+            let spelled = if first_id == p.case.id {
+                String::new()
+            } else {
+                format!(
+                    " (spelled two ways that print alike: {}, {})",
+                    spelled_out(&first_id),
+                    spelled_out(&p.case.id)
+                )
+            };
+            return Err(refuse(format!(
+                "{} {first_at} and {} share the id {}{spelled}: each question needs its own",
+                source.units,
+                p.at,
+                quoted(&first_id)
+            )));
+        }
+    }
+    let (mut unknown, mut emptied, mut named_none) = (Vec::new(), 0usize, Vec::new());
+    let mut first_unknown: Option<(usize, String)> = None;
+    let mut cases = Vec::with_capacity(placed.len());
+    for Placed { at, mut case } in placed {
+        if case.expected.is_empty() {
+            named_none.push(case.id);
+            continue;
+        }
+        let (known, missing): (Vec<String>, Vec<String>) =
+            case.expected.into_iter().partition(|n| guide.contains(n));
+        if let Some(m) = missing.first()
+            && first_unknown.is_none()
+        {
+            first_unknown = Some((at, m.clone()));
+        }
+        unknown.extend(missing);
+        if known.is_empty() {
+            emptied += 1;
+            continue;
+        }
+        case.expected = known;
+        cases.push(case);
+    }
+    let mut notes = Vec::new();
+    if !unknown.is_empty() {
+        let names = distinct(unknown.iter().cloned());
+        notes.push(format!(
+            "{} {} name a tool {} lacks ({}); dropped from the expected tools{}",
+            unknown.len(),
+            source.expected,
+            source.pool,
+            names.join(", "),
+            if emptied > 0 {
+                format!(", {emptied} questions left with none skipped")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if !named_none.is_empty() {
+        let shown: Vec<String> = named_none.iter().take(8).map(|id| quoted(id)).collect();
+        notes.push(format!(
+            "{} questions name no expected tool ({}{}); left out of every figure",
+            named_none.len(),
+            shown.join(", "),
+            if named_none.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
+    if cases.is_empty() {
+        let first = match first_unknown {
+            Some((at, tool)) => format!(" (the first, {unit} {at}, expects {})", quoted(&tool)),
+            None => String::new(),
+        };
+        return Err(refuse(format!(
+            "nothing to rank against: no question names an expected tool in {}{first}",
+            source.pool
+        )));
+    }
+    Ok((cases, notes))
+}
+
 /// The BFCL question and answer files `eval rank` reads (`simple` is `simple_python`).
 pub const BFCL_CATEGORIES: &[&str] = &[
     "simple_python",
@@ -131,23 +272,37 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
     let questions_text = read_text(&questions_path)?;
     let answers_text = read_text(&answers_path)?;
     let q_origin = questions_path.display().to_string();
+    let a_origin = answers_path.display().to_string();
     let guide = parse_catalog(&questions_text, &q_origin)?.guide;
-    let questions: Vec<BfclQuestion> = jsonl(&questions_text, &q_origin)?;
-    let answers: Vec<BfclAnswer> = jsonl(&answers_text, &answers_path.display().to_string())?;
-    let expected: HashMap<String, Vec<String>> = answers
-        .into_iter()
-        .map(|a| {
-            let tools = a
-                .ground_truth
-                .iter()
-                .flat_map(|call| call.keys().cloned())
-                .collect();
-            (a.id, tools)
-        })
-        .collect();
-    let mut cases = Vec::with_capacity(questions.len());
-    for q in questions {
-        let Some(tools) = expected.get(&q.id).filter(|t| !t.is_empty()) else {
+    let questions: Vec<(usize, BfclQuestion)> = jsonl_numbered(&questions_text, &q_origin)?;
+    let answers: Vec<(usize, BfclAnswer)> = jsonl_numbered(&answers_text, &a_origin)?;
+    // Each question's answer, by id; an id answered twice is refused (one answer was
+    // dropped without a word).
+    let mut expected: HashMap<String, (usize, Vec<String>)> = HashMap::new();
+    for (line, a) in answers {
+        let tools = a
+            .ground_truth
+            .iter()
+            .flat_map(|call| call.keys().cloned())
+            .collect();
+        if let Some((first, _)) = expected.insert(a.id.clone(), (line, tools)) {
+            return Err(CoreError::Content {
+                origin: a_origin,
+                message: format!(
+                    "lines {first} and {line} both answer {}: each question needs one answer",
+                    crate::core::terminal_text::quoted(&a.id)
+                ),
+            }
+            .into());
+        }
+    }
+    let mut placed = Vec::with_capacity(questions.len());
+    let mut unanswered = Vec::new();
+    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (line, q) in questions {
+        asked.insert(q.id.clone());
+        let Some((_, tools)) = expected.get(&q.id).cloned() else {
+            unanswered.push(q.id);
             continue;
         };
         let intent = q
@@ -158,21 +313,68 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        cases.push(LabelledIntent {
-            key: q.id.clone(),
-            id: q.id,
-            intent,
-            expected: distinct(tools.iter().cloned()),
+        placed.push(Placed {
+            at: line,
+            case: LabelledIntent {
+                key: q.id.clone(),
+                id: q.id,
+                intent,
+                expected: distinct(tools),
+            },
         });
     }
-    if cases.is_empty() {
+    if placed.is_empty() {
         return Err(CoreError::Content {
             origin: q_origin,
             message: "no question has a ground-truth answer".into(),
         }
         .into());
     }
-    let notes = shared_names(&guide);
+    let mut notes = shared_names(&guide);
+    let (cases, settled) = settle(
+        placed,
+        &guide,
+        &SetSource {
+            origin: &q_origin,
+            unit: "line",
+            units: "lines",
+            pool: "the pool",
+            expected: "expected calls",
+        },
+    )?;
+    notes.extend(settled);
+    // What the two files do not share, said rather than passed over.
+    let ids = |ids: &mut Vec<String>| {
+        ids.sort();
+        let shown: Vec<String> = ids
+            .iter()
+            .take(8)
+            .map(|id| crate::core::terminal_text::quoted(id))
+            .collect();
+        format!(
+            "{}{}",
+            shown.join(", "),
+            if ids.len() > shown.len() { ", …" } else { "" }
+        )
+    };
+    if !unanswered.is_empty() {
+        notes.push(format!(
+            "{} questions have no answer in {a_origin} ({}); left out of every figure",
+            unanswered.len(),
+            ids(&mut unanswered)
+        ));
+    }
+    let mut orphans: Vec<String> = expected
+        .into_keys()
+        .filter(|id| !asked.contains(id))
+        .collect();
+    if !orphans.is_empty() {
+        notes.push(format!(
+            "{} answers name no question of {q_origin} ({}); ignored",
+            orphans.len(),
+            ids(&mut orphans)
+        ));
+    }
     Ok(RankSet {
         guide,
         cases,
@@ -335,8 +537,7 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
         ));
     }
     notes.extend(shared_names(&guide));
-    let (mut unknown, mut skipped) = (Vec::new(), 0);
-    let mut cases = Vec::with_capacity(questions.len());
+    let mut placed = Vec::with_capacity(questions.len());
     for (i, q) in questions.into_iter().enumerate() {
         let called = distinct(
             q.output
@@ -344,13 +545,6 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
                 .map(|c| c.name)
                 .filter(|n| n != NESTFUL_RESULT),
         );
-        let (known, missing): (Vec<String>, Vec<String>) =
-            called.into_iter().partition(|n| guide.contains(n));
-        unknown.extend(missing);
-        if known.is_empty() {
-            skipped += 1;
-            continue;
-        }
         let id = match &q.sample_id {
             Some(Value::String(s)) => s.clone(),
             Some(v) => v.to_string(),
@@ -362,33 +556,28 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
                 i + 1
             ),
         };
-        cases.push(LabelledIntent {
-            key: q.input.clone(),
-            id,
-            intent: q.input,
-            expected: known,
+        placed.push(Placed {
+            at: i + 1,
+            case: LabelledIntent {
+                key: q.input.clone(),
+                id,
+                intent: q.input,
+                expected: called,
+            },
         });
     }
-    if !unknown.is_empty() {
-        let names = distinct(unknown.iter().cloned());
-        notes.push(format!(
-            "{} expected calls name a tool the spec lacks ({}); dropped from the expected tools{}",
-            unknown.len(),
-            names.join(", "),
-            if skipped > 0 {
-                format!(", {skipped} questions left with none skipped")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    if cases.is_empty() {
-        return Err(CoreError::Content {
-            origin: data_origin,
-            message: "no question calls a tool of the spec".into(),
-        }
-        .into());
-    }
+    let (cases, settled) = settle(
+        placed,
+        &guide,
+        &SetSource {
+            origin: &data_origin,
+            unit: "entry",
+            units: "entries",
+            pool: "the spec",
+            expected: "expected calls",
+        },
+    )?;
+    notes.extend(settled);
     Ok(RankSet {
         guide,
         cases,
@@ -396,16 +585,14 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
     })
 }
 
-/// The operator's own labels, one `{"intent": …, "expected": […]}` per line.
-pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, CoreError> {
+/// The operator's own labels, one `{"intent": …, "expected": […]}` per line, each with its
+/// line. An explicit id follows the one name rule (no spaces around it, no control, bidi or
+/// invisible character); a line without one is named `line N` (its place among the
+/// labels), which an explicit id may not take: [`settle`] refuses two questions with one
+/// id, and leaves out a line that expects no tool.
+pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<Placed>, CoreError> {
     let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
-    // An id is a question's identity: the split hashes it, so two lines with one id are not
-    // two independent questions (and land in one half together). It follows the one name
-    // rule (no spaces around it, no control, bidi or invisible character), so two ids that
-    // print alike are one id; a line without one is named `line N` (its place among the
-    // labels), which an explicit id may not take.
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut labels: Vec<(String, OperatorLabel)> = Vec::with_capacity(numbered.len());
+    let mut labels: Vec<Placed> = Vec::with_capacity(numbered.len());
     for (k, (line, label)) in numbered.into_iter().enumerate() {
         if let Some(id) = label.id.as_deref()
             && let Some(problem) = crate::core::budget::name_problem(id)
@@ -422,16 +609,19 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
             .id
             .clone()
             .unwrap_or_else(|| format!("line {}", k + 1));
-        if let Some(first) = seen.insert(id.clone(), line) {
-            return Err(CoreError::Content {
-                origin: origin.into(),
-                message: format!(
-                    "lines {first} and {line} share the id {}: each labelled intent needs its own",
-                    crate::core::terminal_text::quoted(&id)
-                ),
-            });
-        }
-        labels.push((id, label));
+        // Only the opening the rankers read is kept: a 250 MB line is not held whole for
+        // the rest of the run.
+        let intent = crate::core::text::opening(&label.intent, crate::core::rank::QUERY_MAX_BYTES)
+            .to_string();
+        labels.push(Placed {
+            at: line,
+            case: LabelledIntent {
+                key: label.id.unwrap_or_else(|| intent.clone()),
+                id,
+                intent,
+                expected: distinct(label.expected),
+            },
+        });
     }
     if labels.is_empty() {
         return Err(CoreError::Content {
@@ -441,33 +631,69 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<LabelledIntent>, Cor
                     .into(),
         });
     }
-    if labels.iter().all(|(_, l)| l.expected.is_empty()) {
+    if labels.iter().all(|l| l.case.expected.is_empty()) {
         return Err(CoreError::Content {
             origin: origin.into(),
             message: "no line names an expected tool (every \"expected\" is empty): nothing to rank against"
                 .into(),
         });
     }
-    Ok(labels
-        .into_iter()
-        .map(|(id, l)| {
-            // Only the opening the rankers read is kept: a 250 MB line is not held
-            // whole for the rest of the run.
-            let intent = crate::core::text::opening(&l.intent, crate::core::rank::QUERY_MAX_BYTES)
-                .to_string();
-            LabelledIntent {
-                key: l.id.unwrap_or_else(|| intent.clone()),
-                id,
-                intent,
-                expected: distinct(l.expected),
-            }
-        })
-        .collect())
+    Ok(labels)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 11 T11-6: NESTFUL keeps the one rule too (`settle`): a call the spec lacks is
+    /// dropped with the note it always had, a question calling nothing is left out with a
+    /// note, a repeated `sample_id` and an empty question are refused naming the entries.
+    #[test]
+    fn nestful_keeps_the_one_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("x-data.json");
+        let spec = dir.path().join("x-spec.json");
+        std::fs::write(
+            &spec,
+            r#"[{"name": "alpha", "description": "convert alpha widgets"}, {"name": "bravo", "description": "delete bravo records"}]"#,
+        )
+        .unwrap();
+        let load = |text: &str| {
+            std::fs::write(&data, text).unwrap();
+            load_nestful(&data, &spec).map_err(|e| e.to_string())
+        };
+        let set = load(
+            r#"[{"input": "convert alpha", "output": [{"name": "alpha"}, {"name": "gone"}, {"name": "var_result"}]},
+                {"input": "nothing to call", "output": [{"name": "var_result"}]},
+                {"input": "delete bravo", "output": [{"name": "bravo"}]}]"#,
+        )
+        .unwrap();
+        assert_eq!(set.cases.len(), 2);
+        assert_eq!(set.cases[0].expected, vec!["alpha"]);
+        assert!(
+            set.notes.contains(
+                &"1 expected calls name a tool the spec lacks (gone); dropped from the expected tools"
+                    .to_string()
+            ),
+            "{:?}",
+            set.notes
+        );
+        assert!(
+            set.notes
+                .iter()
+                .any(|n| n.starts_with("1 questions name no expected tool ('x-data.json#2')")),
+            "{:?}",
+            set.notes
+        );
+        let err = load(
+            r#"[{"input": "convert alpha", "output": [{"name": "alpha"}], "sample_id": 7},
+                {"input": "delete bravo", "output": [{"name": "bravo"}], "sample_id": 7}]"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("entries 1 and 2 share the id '7'"), "{err}");
+        let err = load(r#"[{"input": " ", "output": [{"name": "alpha"}]}]"#).unwrap_err();
+        assert!(err.contains("entry 1: the intent of"), "{err}");
+    }
 
     #[test]
     fn operator_labels_parse_and_a_bad_line_is_named() {
@@ -476,7 +702,7 @@ mod tests {
             "labels.jsonl",
         )
         .unwrap();
-        assert_eq!(ok[0].expected, vec!["browser.screenshot"]);
+        assert_eq!(ok[0].case.expected, vec!["browser.screenshot"]);
         let err = parse_labels(
             "{\"intent\":\"a\",\"expected\":[]}\n{\"intent\":3}\n",
             "labels.jsonl",
@@ -498,7 +724,7 @@ mod tests {
         assert_eq!(
             some.len(),
             2,
-            "a line expecting no tool among others is kept"
+            "a line expecting no tool among others is read (settle leaves it out, with a note)"
         );
     }
 }

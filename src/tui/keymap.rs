@@ -100,9 +100,27 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
 /// The highest function key a terminal reports (F13–F24 only on some keyboards).
 const MAX_FUNCTION_KEY: u8 = 24;
 
+/// Why a key spelling is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRefusal {
+    /// Not a key at all (`"ctrl+"`, `"f99"`, `"abc"`).
+    NotAKey,
+    /// A key the terminal never reports as such: what arrives instead (`"arrives as enter"`).
+    NeverReported(String),
+}
+
 impl Key {
     /// Parse `"ctrl+c"`, `"shift+tab"`, `"G"`, `"pagedown"`, `"f1"`, `"?"`.
     pub fn parse(text: &str) -> Option<Key> {
+        Key::parse_checked(text).ok()
+    }
+
+    /// [`Key::parse`], saying why a spelling is refused. A key the legacy terminal encoding
+    /// (what a terminal sends unless a program asks for more, and what this console reads)
+    /// never delivers as itself is refused with what arrives instead: `ctrl+m` arrives as
+    /// enter, `shift+1` as `!`, `ctrl+;` as `;` or nothing (tester 11 T11-3: bound as the
+    /// only quit key, it left a console no key could quit).
+    pub fn parse_checked(text: &str) -> Result<Key, KeyRefusal> {
         let mut ctrl = false;
         let mut alt = false;
         let mut shift = false;
@@ -122,7 +140,7 @@ impl Key {
                 break;
             }
         }
-        let code = match rest.to_ascii_lowercase().as_str() {
+        let named = match rest.to_ascii_lowercase().as_str() {
             "up" => KeyCodeName::Up,
             "down" => KeyCodeName::Down,
             "left" => KeyCodeName::Left,
@@ -131,7 +149,6 @@ impl Key {
             "pagedown" | "pgdn" => KeyCodeName::PageDown,
             "home" => KeyCodeName::Home,
             "end" => KeyCodeName::End,
-            "tab" if shift => KeyCodeName::BackTab,
             "tab" => KeyCodeName::Tab,
             "backtab" => KeyCodeName::BackTab,
             "enter" | "return" => KeyCodeName::Enter,
@@ -140,22 +157,118 @@ impl Key {
             "space" => KeyCodeName::Char(' '),
             f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
                 // F1 to F24: what terminals send (tester 10 T10-3: `f0`, `f99` were taken).
-                let n: u8 = f[1..].parse().ok()?;
+                let n: u8 = f[1..].parse().map_err(|_| KeyRefusal::NotAKey)?;
                 if !(1..=MAX_FUNCTION_KEY).contains(&n) {
-                    return None;
+                    return Err(KeyRefusal::NotAKey);
                 }
                 KeyCodeName::F(n)
             }
             _ => {
                 let mut chars = rest.chars();
-                let c = chars.next()?;
+                let c = chars.next().ok_or(KeyRefusal::NotAKey)?;
                 if chars.next().is_some() {
-                    return None;
+                    return Err(KeyRefusal::NotAKey);
                 }
-                KeyCodeName::Char(if shift { c.to_ascii_uppercase() } else { c })
+                KeyCodeName::Char(c)
             }
         };
-        Some(Key { code, ctrl, alt })
+        let code = if shift {
+            // Shift is part of a letter (`shift+g` is `G`) and of shift+tab, nothing else:
+            // on any other key the terminal sends the shifted character, or the key alone.
+            match named {
+                KeyCodeName::Char(c) if c.is_ascii_alphabetic() => {
+                    KeyCodeName::Char(c.to_ascii_uppercase())
+                }
+                KeyCodeName::Tab | KeyCodeName::BackTab => KeyCodeName::BackTab,
+                KeyCodeName::Char(c) if c != ' ' => {
+                    let typed = us_shifted(c)
+                        .map(|s| format!(", {} on a US layout", quoted_with(&s.to_string(), '"')))
+                        .unwrap_or_default();
+                    return Err(KeyRefusal::NeverReported(format!(
+                        "arrives as the character it types{typed}: bind that character"
+                    )));
+                }
+                other => {
+                    let plain = Key {
+                        code: other,
+                        ctrl,
+                        alt,
+                    };
+                    return Err(KeyRefusal::NeverReported(format!(
+                        "{} (shift counts only in a letter, G, and in shift+tab)",
+                        plain
+                            .arrives_as()
+                            .unwrap_or_else(|| format!("arrives as {}", plain.spelling()))
+                    )));
+                }
+            }
+        } else {
+            named
+        };
+        let key = Key { code, ctrl, alt };
+        match key.arrives_as() {
+            Some(instead) => Err(KeyRefusal::NeverReported(instead)),
+            None => Ok(key),
+        }
+    }
+
+    /// What the legacy terminal encoding delivers for this key when it is not the key
+    /// itself (crossterm's reading of the bytes a terminal sends), or `None` when it is.
+    fn arrives_as(&self) -> Option<String> {
+        let alt = if self.alt { "alt+" } else { "" };
+        if self.ctrl {
+            // Ctrl with a key is one control byte, 0x00 to 0x1f, for a few keys only.
+            let instead = match self.code {
+                KeyCodeName::Char(c) => match c {
+                    'i' => "tab".to_string(),
+                    'm' => "enter".to_string(),
+                    'a'..='z' | ' ' | '4'..='7' => return None,
+                    'A'..='Z' => format!(
+                        "ctrl+{} (terminals send ctrl with shift and a letter as ctrl and the letter)",
+                        c.to_ascii_lowercase()
+                    ),
+                    '@' | '2' => "ctrl+space".to_string(),
+                    '[' | '3' => return Some("arrives as esc".to_string()),
+                    '\\' => "ctrl+4".to_string(),
+                    ']' => "ctrl+5".to_string(),
+                    '^' => "ctrl+6".to_string(),
+                    '_' | '/' => "ctrl+7".to_string(),
+                    '8' | '?' => "backspace".to_string(),
+                    other => {
+                        let plain = Key {
+                            code: KeyCodeName::Char(other),
+                            ctrl: false,
+                            alt: self.alt,
+                        };
+                        return Some(format!(
+                            "arrives as {} without ctrl, or not at all (a terminal has no control code for it)",
+                            plain.spelling()
+                        ));
+                    }
+                },
+                KeyCodeName::Enter => "enter".to_string(),
+                KeyCodeName::Tab => "tab".to_string(),
+                KeyCodeName::BackTab => "shift+tab".to_string(),
+                KeyCodeName::Esc => return Some("arrives as esc".to_string()),
+                KeyCodeName::Backspace => {
+                    format!("{alt}backspace or {alt}ctrl+h (the terminal decides)")
+                }
+                _ => return None,
+            };
+            return Some(format!("arrives as {alt}{instead}"));
+        }
+        if self.alt {
+            // Alt is esc before the key: esc [ and esc O begin other keys' codes.
+            return match self.code {
+                KeyCodeName::Char(c @ ('[' | 'O')) => Some(format!(
+                    "is esc {c}, the start of another key's code: the console waits for the rest"
+                )),
+                KeyCodeName::Esc => Some("arrives as esc".to_string()),
+                KeyCodeName::BackTab => Some("arrives as esc and shift+tab".to_string()),
+                _ => None,
+            };
+        }
+        None
     }
 
     pub fn from_event(ev: &KeyEvent) -> Option<Key> {
@@ -213,10 +326,37 @@ impl Key {
         s
     }
 
+    /// The key as a keymap.toml spells it (`up`, `pagedown`), where [`Key::label`] draws
+    /// arrows and abbreviations for the status line.
+    fn spelling(&self) -> String {
+        let word = match self.code {
+            KeyCodeName::Up => "up",
+            KeyCodeName::Down => "down",
+            KeyCodeName::Left => "left",
+            KeyCodeName::Right => "right",
+            KeyCodeName::PageUp => "pageup",
+            KeyCodeName::PageDown => "pagedown",
+            _ => return self.label(),
+        };
+        let ctrl = if self.ctrl { "ctrl+" } else { "" };
+        let alt = if self.alt { "alt+" } else { "" };
+        format!("{ctrl}{alt}{word}")
+    }
+
     /// A plain key (no ctrl, no alt) is the one a hint shows first.
     fn is_plain(&self) -> bool {
         !self.ctrl && !self.alt
     }
+}
+
+/// The character shift types with `c` on a US keyboard layout, for a hint.
+fn us_shifted(c: char) -> Option<char> {
+    let plain = "`1234567890-=[]\\;',./";
+    let shifted = "~!@#$%^&*()_+{}|:\"<>?";
+    plain
+        .chars()
+        .position(|p| p == c)
+        .and_then(|i| shifted.chars().nth(i))
 }
 
 #[derive(Debug, Clone)]
@@ -263,13 +403,19 @@ impl Keymap {
         // Each key's spelling in the file: `"G"` and `"shift+g"` are one key.
         let mut spelled: HashMap<Key, String> = HashMap::new();
         for (key_text, action_name) in file.keys {
-            let key = Key::parse(&key_text).ok_or_else(|| CoreError::Field {
+            let key = Key::parse_checked(&key_text).map_err(|why| CoreError::Field {
                 origin: origin.into(),
                 field: "keys".into(),
-                problem: format!(
-                    "has {}, which is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\"; function keys f1 to f{MAX_FUNCTION_KEY})",
-                    quoted_with(&key_text, '"')
-                ),
+                problem: match why {
+                    KeyRefusal::NotAKey => format!(
+                        "has {}, which is not a key (try \"ctrl+x\", \"G\", \"pagedown\", \"f2\"; function keys f1 to f{MAX_FUNCTION_KEY})",
+                        quoted_with(&key_text, '"')
+                    ),
+                    KeyRefusal::NeverReported(instead) => format!(
+                        "has {}, a key the terminal never reports as such: it {instead}; bind a key that arrives as itself",
+                        quoted_with(&key_text, '"')
+                    ),
+                },
             })?;
             if let Some(first) = spelled.insert(key, key_text.clone()) {
                 return Err(CoreError::Field {
@@ -531,6 +677,78 @@ mod tests {
         )
         .unwrap();
         assert_eq!(k.primary_label(&Action::Quit).as_deref(), Some("x"));
+    }
+
+    /// Tester 11 T11-3: a spelling the legacy terminal encoding never delivers as such is
+    /// refused wherever it is bound, naming the file, the key and what arrives instead;
+    /// keys that do arrive as themselves (ctrl+h, ctrl+space, ctrl+j) stay bindable.
+    #[test]
+    fn a_key_the_terminal_never_reports_as_such_is_refused_naming_what_arrives() {
+        let only_quit = |key: &str| {
+            format!("[keys]\n\"q\" = \"none\"\n\"ctrl+c\" = \"none\"\n\"{key}\" = \"quit\"\n")
+        };
+        for (key, arrives) in [
+            ("ctrl+m", "arrives as enter"),
+            ("ctrl+i", "arrives as tab"),
+            ("ctrl+[", "arrives as esc"),
+            ("shift+1", "arrives as the character it types"),
+            ("ctrl+1", "arrives as 1 without ctrl, or not at all"),
+            ("ctrl+;", "arrives as ; without ctrl, or not at all"),
+            ("shift+enter", "arrives as enter"),
+            ("ctrl+enter", "arrives as enter"),
+            ("ctrl+shift+q", "arrives as ctrl+q"),
+            ("ctrl+Q", "arrives as ctrl+q"),
+            ("ctrl+/", "arrives as ctrl+7"),
+            ("ctrl+tab", "arrives as tab"),
+            ("ctrl+shift+tab", "arrives as shift+tab"),
+            ("shift+up", "arrives as up"),
+            ("shift+space", "arrives as space"),
+            ("alt+[", "start of another key's code"),
+            ("alt+shift+o", "start of another key's code"),
+            ("alt+esc", "arrives as esc"),
+        ] {
+            let err = Keymap::with_overlay(&only_quit(key), "/ws/keymap.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("/ws/keymap.toml")
+                    && err.contains(&format!("\"{key}\""))
+                    && err.contains("never reports")
+                    && err.contains(arrives),
+                "{key}: {err}"
+            );
+            // Not only as the way out: under any action (and unbinding it would unbind
+            // nothing the terminal sends).
+            for action in ["cycle_tier", "none"] {
+                let text = format!("[keys]\n\"{key}\" = \"{action}\"\n");
+                let err = Keymap::with_overlay(&text, "k").unwrap_err().to_string();
+                assert!(err.contains(arrives), "{key} = {action}: {err}");
+            }
+        }
+        for key in [
+            "ctrl+h",
+            "ctrl+space",
+            "ctrl+j",
+            "ctrl+4",
+            "alt+enter",
+            "ctrl+up",
+            "shift+g",
+            "alt+x",
+        ] {
+            let k =
+                Keymap::with_overlay(&only_quit(key), "k").unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(k.primary(&Action::Quit), Key::parse(key), "{key}");
+        }
+        // What the terminal sends for those keys reaches the binding.
+        let k = Keymap::with_overlay(&only_quit("ctrl+space"), "k").unwrap();
+        assert_eq!(
+            k.action_for(&ev(KeyCode::Char(' '), KeyModifiers::CONTROL)),
+            Some(Action::Quit)
+        );
+        // Every default binding is a key the terminal reports.
+        for (key, _) in DEFAULT_BINDINGS {
+            assert!(Key::parse(key).is_some(), "{key}");
+        }
     }
 
     #[test]

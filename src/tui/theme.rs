@@ -155,15 +155,26 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
             style = style.bg(Color::from_str(bg)
                 .map_err(|_| field(format!("bg {} is not a colour", quoted(bg))))?);
         }
-        // Text in a role's own background colour is not there at all (tester 10 T10-5).
-        if let (Some(fg), Some(bg)) = (style.fg, style.bg)
-            && fg == bg
-            && fg != Color::Reset
-        {
-            return Err(field(format!(
-                "sets fg and bg to the same colour {}, which hides its text",
-                quoted(spec.fg.as_deref().unwrap_or_default())
-            )));
+        // Text in a role's own background colour is not there at all (tester 10 T10-5), nor
+        // in one barely different from it (tester 11 T11-13: #000000 on #010101).
+        if let (Some(fg), Some(bg)) = (style.fg, style.bg) {
+            let fg_text = spec.fg.as_deref().unwrap_or_default();
+            let bg_text = spec.bg.as_deref().unwrap_or_default();
+            if let (Color::Rgb(r, g, b), Color::Rgb(r2, g2, b2)) = (fg, bg) {
+                let ratio = contrast_ratio((r, g, b), (r2, g2, b2));
+                if ratio < MIN_CONTRAST {
+                    return Err(field(format!(
+                        "sets fg {} on bg {}, contrast {ratio:.2}:1 (under {MIN_CONTRAST}:1), which hides its text",
+                        quoted(fg_text),
+                        quoted(bg_text)
+                    )));
+                }
+            } else if fg == bg && fg != Color::Reset {
+                return Err(field(format!(
+                    "sets fg and bg to the same colour {}, which hides its text",
+                    quoted(fg_text)
+                )));
+            }
         }
         for m in &spec.modifiers {
             style = style.add_modifier(match m.as_str() {
@@ -201,6 +212,30 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
     Ok(())
 }
 
+/// The least contrast a role's `fg` and `bg`, both `#rrggbb`, may have. WCAG 2's lowest
+/// floor for text is 3:1 (large text); 1.5:1 refuses only colours that read as one
+/// (`#000000` on `#2b2b2b` and closer) and leaves room for a deliberately muted role
+/// (`#444444` on black is 2.2:1). Named and indexed colours are the terminal's own palette,
+/// whose RGB this console cannot know: those are refused only when identical.
+const MIN_CONTRAST: f64 = 1.5;
+
+/// WCAG 2 contrast ratio of two sRGB colours: (L1 + 0.05) / (L2 + 0.05), L1 the lighter's
+/// relative luminance. 1 for equal colours, 21 for black on white.
+fn contrast_ratio(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+    fn linear(v: u8) -> f64 {
+        let c = f64::from(v) / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    }
+    let luminance =
+        |(r, g, b): (u8, u8, u8)| 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
 /// `NO_COLOR` set to anything non-empty disables colour (no-color.org).
 pub fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
@@ -225,6 +260,57 @@ mod tests {
                 assert!(!t.chart[..i].contains(a), "{name}: chart{} repeats", i + 1);
             }
         }
+    }
+
+    /// Tester 11 T11-13: near-identical colours hide text as surely as identical ones. Two
+    /// RGB colours under the contrast floor are refused with their ratio; named and indexed
+    /// colours are the terminal's palette, so only identical ones are refused.
+    #[test]
+    fn a_role_under_the_contrast_floor_is_refused_naming_the_ratio() {
+        for (fg, bg) in [
+            ("#000000", "#010101"),
+            ("#ffffff", "#eeeeee"),
+            ("#777777", "#808080"),
+            ("#102030", "#102030"),
+        ] {
+            let text = format!("[roles]\nbase = {{ fg = \"{fg}\", bg = \"{bg}\" }}\n");
+            let err = Theme::from_user_file(&text, "/ws/theme.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("/ws/theme.toml")
+                    && err.contains("roles.base")
+                    && err.contains("hides its text")
+                    && err.contains(fg)
+                    && err.contains(bg),
+                "{fg} on {bg}: {err}"
+            );
+        }
+        let err = Theme::from_user_file(
+            "[roles]\nselected = { fg = \"#000000\", bg = \"#010101\" }\n",
+            "theme.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("contrast 1.01:1"), "{err}");
+        // At or over the floor, and palette colours that differ, are accepted.
+        for (fg, bg) in [
+            ("#000000", "#333333"),
+            ("#ffffff", "#0000ff"),
+            ("#767676", "#ffffff"),
+            ("black", "#000000"),
+            ("black", "darkgray"),
+            ("white", "gray"),
+        ] {
+            let text = format!("[roles]\nbase = {{ fg = \"{fg}\", bg = \"{bg}\" }}\n");
+            assert!(
+                Theme::from_user_file(&text, "theme.toml").is_ok(),
+                "{fg} on {bg}"
+            );
+        }
+        assert!((contrast_ratio((0, 0, 0), (255, 255, 255)) - 21.0).abs() < 0.01);
+        assert!((contrast_ratio((255, 255, 255), (0, 0, 0)) - 21.0).abs() < 0.01);
+        assert!((contrast_ratio((0x77, 0x77, 0x77), (0x77, 0x77, 0x77)) - 1.0).abs() < 1e-9);
     }
 
     #[test]
