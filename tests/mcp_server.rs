@@ -892,22 +892,26 @@ const RAW_INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initia
 /// newline. Returns the replies after the handshake's, read until `wanted` have come (one
 /// that never comes fails the test after 20 s rather than hanging it), and stderr once
 /// stdin is closed and the server has exited.
-fn raw_stdio(lines: &[&[u8]], wanted: usize) -> (Vec<Value>, String) {
-    use std::io::{Read, Write};
-    use std::time::{Duration, Instant};
-    let home = tempfile::tempdir().unwrap();
+/// `ctxconsole mcp` over stdio on `home`, spoken to line by line: the server, its stdin and
+/// each line it answers, as it comes.
+fn raw_server(
+    home: &Path,
+    stderr: Stdio,
+) -> (
+    Server,
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<String>,
+) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
+        .env("CTXCONSOLE_HOME", home)
         .arg("mcp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let mut server = Server(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -917,6 +921,15 @@ fn raw_stdio(lines: &[&[u8]], wanted: usize) -> (Vec<Value>, String) {
             }
         }
     });
+    (Server(child), stdin, rx)
+}
+
+fn raw_stdio(lines: &[&[u8]], wanted: usize) -> (Vec<Value>, String) {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let home = tempfile::tempdir().unwrap();
+    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut stderr = server.0.stderr.take().unwrap();
     let handshake = [RAW_INITIALIZE.as_bytes(), RAW_INITIALIZED.as_bytes()];
     for l in handshake.iter().chain(lines) {
         stdin.write_all(l).unwrap();
@@ -2240,26 +2253,7 @@ fn a_record_execution_cancelled_while_waiting_for_the_store_stores_nothing() {
     };
     let holder = rusqlite::Connection::open(&store).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let server = Server(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
     let mut send = |line: String| {
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();

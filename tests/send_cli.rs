@@ -1334,16 +1334,7 @@ fn send_says_before_sending_that_another_process_is_writing_the_store() {
         .output()
         .unwrap();
     assert!(seeded.status.success());
-    let store = home.path().join("history.sqlite");
-    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let conn = rusqlite::Connection::open(&store).unwrap();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        locked_tx.send(()).unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(3));
-        conn.execute_batch("ROLLBACK").unwrap();
-    });
-    locked_rx.recv().unwrap();
+    let holder = hold_write_lock(home.path().join("history.sqlite"), 3);
     let out = ctx(home.path())
         .env(KEY_ENV, KEY)
         .args(["send", INSTRUCTION, "--model", "test/ok-json", "--json"])
@@ -1372,22 +1363,13 @@ fn send_says_before_sending_that_another_process_is_writing_the_store() {
 fn import_says_before_waiting_that_another_process_is_writing_the_store() {
     let home = tempfile::tempdir().unwrap();
     json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
-    let store = home.path().join("history.sqlite");
     let plans = home.path().join("plans.jsonl");
     std::fs::write(
         &plans,
         r#"{"id":"wait-1","at":"2026-11-20T10:00:00Z","caller":"waiter","model":"openai/gpt-4o","intent":"summarise this page","steps":[{"order":1,"tool":"builtin.page-digest"}]}"#,
     )
     .unwrap();
-    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let conn = rusqlite::Connection::open(&store).unwrap();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        locked_tx.send(()).unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        conn.execute_batch("ROLLBACK").unwrap();
-    });
-    locked_rx.recv().unwrap();
+    let holder = hold_write_lock(home.path().join("history.sqlite"), 2);
     let out = ctx(home.path())
         .args(["import", "plans", "--json"])
         .arg(&plans)
@@ -1402,4 +1384,19 @@ fn import_says_before_waiting_that_another_process_is_writing_the_store() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["added"], 1, "{v}");
+}
+
+/// Another connection holds `store`'s write lock from now for `secs` seconds, as an import
+/// would; join the handle to know it has let go.
+fn hold_write_lock(store: std::path::PathBuf, secs: u64) -> std::thread::JoinHandle<()> {
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&store).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        conn.execute_batch("ROLLBACK").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    holder
 }
