@@ -53,6 +53,46 @@ pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
     }
 }
 
+/// A key that came inside a paste (after a bracketed paste's early end marker, in the same
+/// burst), added to the paste's text as the bytes the terminal read for it: a text key as
+/// its character ([`pasted_char`]), a ctrl chord as its control character (ctrl+s is
+/// `\x13`), esc as `\x1b`, an alt chord as `\x1b` and its character. Such text is shown with
+/// its control characters escaped, so the operator sees them; none of it acts as a key. A
+/// key no byte stands for alone (an arrow, a function key) is left out.
+pub fn push_pasted_key(text: &mut String, ev: &KeyEvent) {
+    if let Some(c) = pasted_char(ev) {
+        text.push(c);
+        return;
+    }
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = ev.modifiers.contains(KeyModifiers::ALT);
+    let control = |c: char| match c {
+        'a'..='z' | 'A'..='Z' => Some(char::from(c as u8 & 0x1f)),
+        ' ' | '@' | '2' => Some('\0'),
+        '[' | '3' => Some('\x1b'),
+        '\\' | '4' => Some('\x1c'),
+        ']' | '5' => Some('\x1d'),
+        '^' | '6' => Some('\x1e'),
+        '_' | '7' => Some('\x1f'),
+        _ => None,
+    };
+    let key = match ev.code {
+        KeyCode::Char(c) if ctrl => control(c),
+        KeyCode::Char(c) => Some(c),
+        KeyCode::Esc => Some('\x1b'),
+        KeyCode::Backspace => Some('\x7f'),
+        KeyCode::Enter => Some('\r'),
+        KeyCode::Tab => Some('\t'),
+        _ => None,
+    };
+    if let Some(c) = key {
+        if alt {
+            text.push('\x1b');
+        }
+        text.push(c);
+    }
+}
+
 /// A line feed byte, which a terminal reports as ctrl+j: what `tmux send-keys -l`, scripted
 /// input and some terminals' unbracketed paste send for `\n` (tester 8 F12: the text area
 /// took it as "delete to the start of the line", and pasted lines vanished).
