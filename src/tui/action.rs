@@ -118,7 +118,7 @@ pub enum Action {
     Replayed(u64, Result<Done<ReplayResult>, String>),
     /// A running send's progress: the `model [arm]` it is about, and the line.
     #[serde(skip)]
-    SendProgress(u64, String, String),
+    SendProgress(u64, crate::tui::send::SendNews),
     /// A send finished (or could not run, with the message).
     #[serde(skip)]
     Sent(u64, Result<Done<SendOutcome>, String>),

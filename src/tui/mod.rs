@@ -35,7 +35,7 @@ use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::semantic::{SemanticJob, SemanticStatus};
-use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
+use crate::tui::send::{CONSOLE_CALLER, SendNews, SendOutcome, SendRequest, SentArm};
 use crate::tui::snapshot::plan_snapshot;
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{Config, KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
@@ -468,7 +468,7 @@ pub async fn run_replay(
 }
 
 /// Reports a send's progress: the `model [arm]` it is about, and the line.
-pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
+pub type SendReport = Arc<dyn Fn(SendNews) + Send + Sync>;
 
 /// Send the previewed request to each target (and each A/B arm chosen), at most
 /// `llm.concurrency` at once, and store every answer as a plan under the caller `console`,
@@ -506,10 +506,10 @@ pub async fn run_send(
         .map_err(text)?;
     // Said while sending, as `ctxconsole send` says it (tester 9 T9-7).
     if let Some(note) = store.writer_note().map_err(text)? {
-        report(
+        report(SendNews::Line(
             "store".into(),
             format!("{note}; one that cannot be is kept until stored again"),
-        );
+        ));
     }
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let group = ask
@@ -519,9 +519,10 @@ pub async fn run_send(
         .iter()
         .map(|j| call_label(&j.model, j.arm, j.baseline))
         .collect();
+    let calls_report = Arc::clone(&report);
     let progress: crate::live::send::JobReport = Arc::new(move |i, p: ReplayProgress| {
         if let Some(label) = labels.get(i) {
-            report(label.clone(), p.line(label));
+            calls_report(SendNews::Line(label.clone(), p.line(label)));
         }
     });
     let outcomes = run_jobs(
@@ -535,6 +536,13 @@ pub async fn run_send(
     )
     .await
     .map_err(text)?;
+    // Every call has answered: what is left is storing, which esc cannot cancel, and which
+    // waits for another process's write lock if one holds it (tester 10 T10-16: the pane
+    // still said `Sending… (esc cancels)` and esc did nothing). A failed probe is "not
+    // waiting": the write itself then says what is wrong.
+    report(SendNews::Storing {
+        waiting: store.writer_now().unwrap_or(false),
+    });
     let sent = store_send(outcomes, |record| {
         store.insert_sent(record, &rctx.pipelines)
     })
@@ -589,7 +597,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
                 .enable_all()
                 .build()
                 .map_err(|e| e.to_string())
-                .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_, _| {}))));
+                .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_| {}))));
             Action::Sent(req.request, result.map(|r| Done(Arc::new(r))))
         }
         Effect::StoreAgain(req) => {
@@ -643,9 +651,8 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
             tokio::spawn(async move {
                 let progress_tx = tx.clone();
                 let request = req.request;
-                let report: SendReport = Arc::new(move |label, line| {
-                    let _ =
-                        progress_tx.send(Input::Action(Action::SendProgress(request, label, line)));
+                let report: SendReport = Arc::new(move |news| {
+                    let _ = progress_tx.send(Input::Action(Action::SendProgress(request, news)));
                 });
                 let result = run_send(&ctx, &req, report).await;
                 let _ = tx.send(Input::Action(Action::Sent(

@@ -762,7 +762,16 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         out.push(Line::raw(""));
     }
     if v.running.is_some() {
-        out.push(Line::styled("Sending… (esc cancels)", theme.accent));
+        // What the send waits for: the models (esc cancels them), or only the store, which
+        // esc cannot hurry (tester 10 T10-16: it still said `Sending… (esc cancels)`).
+        let head = match v.storing {
+            None => "Sending… (esc cancels)",
+            Some(false) => "Storing the answers…",
+            Some(true) => {
+                "Storing… waiting for the store's write lock (another process is writing)"
+            }
+        };
+        out.extend(wrapped(head, width, theme.accent));
         // A call's line names its call already; the store's note does not. Wrapped whole:
         // the store's note says what happens at its end (tester 10 T10-16: it was cut at the
         // pane's edge, and each call's label read twice).
@@ -932,5 +941,40 @@ mod tests {
         assert!(text.iter().all(|l| l.chars().count() <= 60), "{all}");
         assert!(all.contains("stored again"), "{all}");
         assert_eq!(all.matches(label).count(), 1, "{all}");
+    }
+
+    /// Tester 10 T10-16 residual: once every call has answered and the answers only wait
+    /// for another process's write lock, the pane said `Sending… (esc cancels)` and esc did
+    /// nothing. It says what it waits for, offers no esc, and esc leaves the pane.
+    #[test]
+    fn a_send_waiting_only_for_the_store_says_so_and_offers_no_esc() {
+        use crate::tui::send::SendNews;
+        let mut v = SendView::default();
+        let mut next = 1;
+        let req = v.start(&mut next, "x".into(), Arc::new(Vec::new()), Vec::new(), &[]);
+        let shown = |v: &SendView| {
+            send_lines(v, 60, &Theme::default())
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(shown(&v).contains("Sending… (esc cancels)"));
+        assert!(v.cancel().is_some());
+        v.progress(req.request, SendNews::Storing { waiting: true });
+        let all = shown(&v);
+        assert!(all.contains("waiting for the store's write lock"), "{all}");
+        assert!(!all.contains("esc") && !all.contains("Sending"), "{all}");
+        assert!(v.cancel().is_none(), "esc has nothing to cancel");
+        v.progress(req.request, SendNews::Storing { waiting: false });
+        let all = shown(&v);
+        assert!(
+            all.contains("Storing the answers…") && !all.contains("esc"),
+            "{all}"
+        );
+        // The next send starts as sending again.
+        v.finished(req.request, Err("x".into()));
+        v.start(&mut next, "y".into(), Arc::new(Vec::new()), Vec::new(), &[]);
+        assert!(shown(&v).contains("Sending… (esc cancels)"));
     }
 }
