@@ -169,6 +169,17 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
+        // A burst this long is a paste (`read_input`): in the Prompt box all the rest of it
+        // is its text, each key as the bytes it was, so a ctrl+s, esc or ctrl+c in pasted
+        // text neither sends, leaves nor quits (tester 11 T11-12, as keys).
+        if keys.len() >= PASTE_KEYS && text_field(state) == Some(panes::prompt::TextField::Box) {
+            let mut text = String::new();
+            for k in &keys[i..] {
+                panes::prompt::push_pasted_key(&mut text, k);
+            }
+            effects.extend(update(state, Action::Paste(text)));
+            break;
+        }
         if let Some(field) = text_field(state)
             && let Some((text, n)) = panes::prompt::paste_run(&keys[i..], field)
         {
@@ -1232,6 +1243,49 @@ mod tests {
         let read = read_all(events);
         assert_eq!(read.len(), 51, "{read:#?}");
         assert_eq!(read[50], "keys:<Tab>");
+    }
+
+    /// Tester 11 T11-12 for a paste that comes as keys (no bracketed paste): in a burst long
+    /// enough to be a paste, a ctrl+s, Tab, esc or ctrl+c in the Prompt box is pasted text,
+    /// never the send, leave or quit key.
+    #[test]
+    fn action_keys_in_a_burst_that_is_a_paste_are_its_text_in_the_prompt_box() {
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(tempfile::tempdir().unwrap().path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let mut state = initial_state(&ws);
+        let keymap = Keymap::default();
+        update(&mut state, Action::FocusPrompt);
+        let plain = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        let mut keys: Vec<KeyEvent> = "summarise this log line for me please"
+            .chars()
+            .map(plain)
+            .collect();
+        keys.extend([
+            ctrl('s'),
+            KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE),
+            plain('q'),
+            KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE),
+            ctrl('c'),
+        ]);
+        let effects = apply_keys(&mut state, &keymap, &keys);
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Send(_))),
+            "{effects:?}"
+        );
+        assert!(!state.quit);
+        assert_eq!(state.focus, Pane::Prompt);
+        let text = state.prompt.text();
+        assert!(
+            text.starts_with("summarise this log line for me please") && text.contains("\\x13"),
+            "{text:?}"
+        );
+        // A short burst, as a person's chord: keys act.
+        apply_keys(&mut state, &keymap, &[ctrl('c')]);
+        assert!(state.quit);
     }
 
     #[test]
