@@ -952,3 +952,46 @@ fn a_paste_typed_as_keys_in_chunks_70_ms_apart_is_one_attachment() {
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }
+
+/// Tester 10 T10-16 residual, in a real terminal: with another process holding the store's
+/// write lock, the answers back wait only for it. The pane says so, offers no esc, and esc
+/// leaves the pane; the answer is stored once the lock goes.
+#[test]
+fn a_send_waiting_only_for_the_write_lock_says_so_and_esc_leaves_the_pane() {
+    let server = common::llm_server::LlmServer::start();
+    let (home, tmux, _watched) = console_sending_to_two(
+        &server,
+        ["test/ok-json", "test/tool-calls"],
+        "5s",
+        (200, 50),
+    );
+    let store = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    store.execute_batch("BEGIN IMMEDIATE").unwrap();
+    tmux.keys(&["C-s"]);
+    let waiting = tmux.wait_for("the wait for the store", 20, |s| {
+        s.contains("Storing… waiting for the store's write lock")
+    });
+    assert!(!waiting.contains("esc cancels"), "{waiting}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the Prompt pane left", 10, |s| !s.contains("esc leaves"));
+    store.execute_batch("ROLLBACK").unwrap();
+    drop(store);
+    let start = Instant::now();
+    loop {
+        let plans =
+            common::json_of(common::ctx(home.path()).args(["history", "--plans", "--json"]));
+        let sent = plans["plans"]
+            .as_array()
+            .map_or(0, |p| p.iter().filter(|p| p["source"] == "sent").count());
+        if sent == 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the answers were not stored after the lock went\n{plans:#}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
