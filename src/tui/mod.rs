@@ -478,7 +478,8 @@ pub async fn run_replay(
     Ok(ReplayResult::Live(live))
 }
 
-/// Reports a send's progress: the `model [arm]` it is about, and the line.
+/// Reports a send's progress: a call's line by its `model [arm]`, or that every call has
+/// answered and only storing is left ([`SendNews`]).
 pub type SendReport = Arc<dyn Fn(SendNews) + Send + Sync>;
 
 /// Send the previewed request to each target (and each A/B arm chosen), at most
