@@ -595,8 +595,10 @@ fn the_console_says_while_sending_that_another_process_is_writing_the_store() {
     };
     let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let into = said.clone();
-    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |label, line| {
-        into.lock().unwrap().push(format!("{label}: {line}"))
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |news| {
+        if let ctxconsole::tui::send::SendNews::Line(label, line) = news {
+            into.lock().unwrap().push(format!("{label}: {line}"))
+        }
     });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -611,4 +613,76 @@ fn the_console_says_while_sending_that_another_process_is_writing_the_store() {
             && said.contains("one that cannot be is kept until stored again"),
         "{said}"
     );
+}
+
+/// Tester 10 T10-16 residual: once every call had answered and the answers only waited for
+/// another process's write lock, the pane still said `Sending… (esc cancels)` and esc did
+/// nothing. The send says when only storing is left, and whether it waits for the lock;
+/// the pane says so without offering esc, and esc leaves the pane (nothing to cancel).
+#[test]
+fn a_send_waiting_only_for_the_store_says_so_and_esc_leaves_the_pane() {
+    use ctxconsole::tui::send::SendNews;
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let path = ctx.history.clone().unwrap();
+    // Another process holds the write lock until the send says it is only storing.
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let (storing_tx, storing_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        let said = storing_rx.recv_timeout(std::time::Duration::from_secs(30));
+        conn.execute_batch("ROLLBACK").unwrap();
+        said.is_ok()
+    });
+    locked_rx.recv().unwrap();
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let news = std::sync::Arc::new(std::sync::Mutex::new(Vec::<SendNews>::new()));
+    let into = news.clone();
+    let storing_tx = std::sync::Mutex::new(storing_tx);
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |n| {
+        if matches!(n, SendNews::Storing { .. }) {
+            let _ = storing_tx.lock().unwrap().send(());
+        }
+        into.lock().unwrap().push(n);
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let sent = rt.block_on(ctxconsole::tui::run_send(&ctx, req, report));
+    assert!(holder.join().unwrap(), "the send never said it was storing");
+    assert!(sent.is_ok(), "stored once the lock was let go");
+    let news = news.lock().unwrap().clone();
+    let storing = news
+        .iter()
+        .position(|n| matches!(n, SendNews::Storing { .. }))
+        .unwrap();
+    assert_eq!(
+        news[storing],
+        SendNews::Storing { waiting: true },
+        "{news:?}"
+    );
+    assert_eq!(storing, news.len() - 1, "storing comes last: {news:?}");
+    // The pane, with what the send said so far (the answer not yet stored).
+    let request = req.request;
+    let sending = screen(&state, 120, 40);
+    assert!(sending.contains("Sending… (esc cancels)"), "{sending}");
+    for n in news {
+        update(&mut state, Action::SendProgress(request, n));
+    }
+    let waiting = screen(&state, 120, 40);
+    assert!(
+        waiting.contains("Storing… waiting for the store's write lock"),
+        "{waiting}"
+    );
+    assert!(!waiting.contains("esc cancels"), "{waiting}");
+    assert!(update(&mut state, Action::Back).is_empty());
+    assert_ne!(state.focus, Pane::Prompt, "esc left the Prompt pane");
 }

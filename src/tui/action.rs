@@ -116,9 +116,10 @@ pub enum Action {
     /// A replay finished (or could not run, with the message).
     #[serde(skip)]
     Replayed(u64, Result<Done<ReplayResult>, String>),
-    /// A running send's progress: the `model [arm]` it is about, and the line.
+    /// A running send's progress: a call's line by its `model [arm]`, or that only storing
+    /// is left.
     #[serde(skip)]
-    SendProgress(u64, String, String),
+    SendProgress(u64, crate::tui::send::SendNews),
     /// A send finished (or could not run, with the message).
     #[serde(skip)]
     Sent(u64, Result<Done<SendOutcome>, String>),

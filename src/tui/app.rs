@@ -388,8 +388,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.focus = Pane::History;
             return history_effects(state.history.open_plan(&id, &mut state.next_request));
         }
-        Action::SendProgress(request, label, line) => {
-            state.send.progress(request, label, line);
+        Action::SendProgress(request, news) => {
+            state.send.progress(request, news);
             return Vec::new();
         }
         Action::Sent(request, result) => {

@@ -35,7 +35,7 @@ use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::semantic::{SemanticJob, SemanticStatus};
-use crate::tui::send::{CONSOLE_CALLER, SendOutcome, SendRequest, SentArm};
+use crate::tui::send::{CONSOLE_CALLER, SendNews, SendOutcome, SendRequest, SentArm};
 use crate::tui::snapshot::plan_snapshot;
 use crate::tui::theme::{Theme, no_color};
 use crate::workspace::{Config, KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, WorkspaceOptions};
@@ -137,7 +137,11 @@ pub const BURST_GAP_MS: u64 = 2;
 /// A burst of this many keys is a paste: from then on its keys may be [`PASTE_GAP_MS`]
 /// apart and still belong to it (a terminal writes a long paste in chunks).
 const PASTE_KEYS: usize = 32;
-const PASTE_GAP_MS: u64 = 50;
+/// How far apart a paste's chunks may come, each measured from the last event of the one
+/// before: a terminal over ssh or under load writes a paste in chunks tens of milliseconds
+/// apart (tester 11 T11-4: at a 50 ms window, chunks ≈37 ms apart were split in 2 of 3 runs
+/// on a loaded machine). No one types 32 keys 2 ms apart and then the next within this.
+const PASTE_GAP_MS: u64 = 150;
 
 /// Where keys are text now, as [`key_action`] decides it: the attach path line, the Prompt
 /// box, a search; `None` when keys are commands.
@@ -165,6 +169,17 @@ pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
+        // A burst this long is a paste (`read_input`): in the Prompt box all the rest of it
+        // is its text, each key as the bytes it was, so a ctrl+s, esc or ctrl+c in pasted
+        // text neither sends, leaves nor quits (tester 11 T11-12, as keys).
+        if keys.len() >= PASTE_KEYS && text_field(state) == Some(panes::prompt::TextField::Box) {
+            let mut text = String::new();
+            for k in &keys[i..] {
+                panes::prompt::push_pasted_key(&mut text, k);
+            }
+            effects.extend(update(state, Action::Paste(text)));
+            break;
+        }
         if let Some(field) = text_field(state)
             && let Some((text, n)) = panes::prompt::paste_run(&keys[i..], field)
         {
@@ -496,8 +511,9 @@ pub async fn run_replay(
     Ok(ReplayResult::Live(live))
 }
 
-/// Reports a send's progress: the `model [arm]` it is about, and the line.
-pub type SendReport = Arc<dyn Fn(String, String) + Send + Sync>;
+/// Reports a send's progress: a call's line by its `model [arm]`, or that every call has
+/// answered and only storing is left ([`SendNews`]).
+pub type SendReport = Arc<dyn Fn(SendNews) + Send + Sync>;
 
 /// Send the previewed request to each target (and each A/B arm chosen), at most
 /// `llm.concurrency` at once, and store every answer as a plan under the caller `console`,
@@ -535,10 +551,10 @@ pub async fn run_send(
         .map_err(text)?;
     // Said while sending, as `ctxconsole send` says it (tester 9 T9-7).
     if let Some(note) = store.writer_note().map_err(text)? {
-        report(
+        report(SendNews::Line(
             "store".into(),
             format!("{note}; one that cannot be is kept until stored again"),
-        );
+        ));
     }
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
     let group = ask
@@ -548,9 +564,10 @@ pub async fn run_send(
         .iter()
         .map(|j| call_label(&j.model, j.arm, j.baseline))
         .collect();
+    let calls_report = Arc::clone(&report);
     let progress: crate::live::send::JobReport = Arc::new(move |i, p: ReplayProgress| {
         if let Some(label) = labels.get(i) {
-            report(label.clone(), p.line(label));
+            calls_report(SendNews::Line(label.clone(), p.line(label)));
         }
     });
     let outcomes = run_jobs(
@@ -564,6 +581,13 @@ pub async fn run_send(
     )
     .await
     .map_err(text)?;
+    // Every call has answered: what is left is storing, which esc cannot cancel, and which
+    // waits for another process's write lock if one holds it (tester 10 T10-16: the pane
+    // still said `Sending… (esc cancels)` and esc did nothing). A failed probe is "not
+    // waiting": the write itself then says what is wrong.
+    report(SendNews::Storing {
+        waiting: store.writer_now().unwrap_or(false),
+    });
     let sent = store_send(outcomes, |record| {
         store.insert_sent(record, &rctx.pipelines)
     })
@@ -618,7 +642,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
                 .enable_all()
                 .build()
                 .map_err(|e| e.to_string())
-                .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_, _| {}))));
+                .and_then(|rt| rt.block_on(run_send(whole, &req, Arc::new(|_| {}))));
             Action::Sent(req.request, result.map(|r| Done(Arc::new(r))))
         }
         Effect::StoreAgain(req) => {
@@ -672,9 +696,8 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
             tokio::spawn(async move {
                 let progress_tx = tx.clone();
                 let request = req.request;
-                let report: SendReport = Arc::new(move |label, line| {
-                    let _ =
-                        progress_tx.send(Input::Action(Action::SendProgress(request, label, line)));
+                let report: SendReport = Arc::new(move |news| {
+                    let _ = progress_tx.send(Input::Action(Action::SendProgress(request, news)));
                 });
                 let result = run_send(&ctx, &req, report).await;
                 let _ = tx.send(Input::Action(Action::Sent(
@@ -716,20 +739,50 @@ enum Input {
 /// How often the thread reading the terminal looks whether the console has ended.
 const READ_POLL_MS: u64 = 100;
 
+/// Where the console's input comes from: the terminal (crossterm's reader), or in tests a
+/// script of timed events.
+trait EventSource {
+    /// Whether an event is there to read within `timeout`.
+    fn poll(&mut self, timeout: Duration) -> std::io::Result<bool>;
+    fn read(&mut self) -> std::io::Result<Event>;
+}
+
+/// The terminal, through crossterm.
+struct TerminalEvents;
+
+impl EventSource for TerminalEvents {
+    fn poll(&mut self, timeout: Duration) -> std::io::Result<bool> {
+        event::poll(timeout)
+    }
+    fn read(&mut self) -> std::io::Result<Event> {
+        event::read()
+    }
+}
+
 /// What the terminal sent next, as input: key presses that arrive within
-/// [`BURST_GAP_MS`] of each other are read as one burst; `pending` holds an event read
-/// while looking for the end of a burst.
-fn read_input(pending: &mut Option<Event>) -> std::io::Result<Option<Input>> {
+/// [`BURST_GAP_MS`] of each other are read as one burst, and once it holds [`PASTE_KEYS`]
+/// keys it is a paste whose chunks may come [`PASTE_GAP_MS`] apart. A bracketed paste takes
+/// in, as its text, the keys and pastes that follow it within [`PASTE_GAP_MS`]: a paste
+/// holding the end marker `ESC[201~` ends early, and what came after the marker arrives as
+/// keys, which must not act (tester 11 T11-12: `…\x1b[201~\x13` sent the prompt,
+/// `…\x1b[201~\tq` quit). `pending` holds an event read while looking for the end of a
+/// burst.
+fn read_input(
+    source: &mut impl EventSource,
+    pending: &mut Option<Event>,
+) -> std::io::Result<Option<Input>> {
     let ev = match pending.take() {
         Some(ev) => ev,
-        None => event::read()?,
+        None => source.read()?,
     };
     Ok(match ev {
         Event::Key(k) if k.kind == KeyEventKind::Press => {
             let mut keys = vec![k];
             let mut gap = Duration::from_millis(BURST_GAP_MS);
-            while event::poll(gap)? {
-                match event::read()? {
+            // Each wait starts after the last event read: the gap is measured from the end
+            // of the chunk before, however many keys it held.
+            while source.poll(gap)? {
+                match source.read()? {
                     Event::Key(k) if k.kind == KeyEventKind::Press => {
                         keys.push(k);
                         // No one types this many keys 2 ms apart: a paste, whose chunks a
@@ -747,7 +800,22 @@ fn read_input(pending: &mut Option<Event>) -> std::io::Result<Option<Input>> {
             }
             Some(Input::Keys(keys))
         }
-        Event::Paste(text) => Some(Input::Action(Action::Paste(text))),
+        Event::Paste(mut text) => {
+            while source.poll(Duration::from_millis(PASTE_GAP_MS))? {
+                match source.read()? {
+                    Event::Key(k) if k.kind == KeyEventKind::Press => {
+                        panes::prompt::push_pasted_key(&mut text, &k);
+                    }
+                    Event::Key(_) => {}
+                    Event::Paste(more) => text.push_str(&more),
+                    other => {
+                        *pending = Some(other);
+                        break;
+                    }
+                }
+            }
+            Some(Input::Action(Action::Paste(text)))
+        }
         Event::Resize(..) => Some(Input::Action(Action::Resize)),
         Event::Mouse(m) => Some(Input::Mouse(m)),
         _ => None,
@@ -896,13 +964,13 @@ async fn event_loop(
         let mut pending = None;
         while still_reading.load(std::sync::atomic::Ordering::SeqCst) {
             if pending.is_none() {
-                match event::poll(Duration::from_millis(READ_POLL_MS)) {
+                match TerminalEvents.poll(Duration::from_millis(READ_POLL_MS)) {
                     Ok(true) => {}
                     Ok(false) => continue,
                     Err(_) => break,
                 }
             }
-            let input = match read_input(&mut pending) {
+            let input = match read_input(&mut TerminalEvents, &mut pending) {
                 Ok(Some(input)) => input,
                 Ok(None) => continue,
                 Err(_) => break,
@@ -1067,6 +1135,196 @@ mod tests {
             crate::exit::code_for(&load_theme(dir.path()).unwrap_err()),
             2
         );
+    }
+
+    /// Events at set times (milliseconds from the start), read on a clock of the script's
+    /// own: a poll that finds the next event within its timeout moves the clock to it, one
+    /// that does not moves it by the whole timeout.
+    struct Script {
+        events: std::collections::VecDeque<(u64, Event)>,
+        now: u64,
+    }
+
+    impl EventSource for Script {
+        fn poll(&mut self, timeout: Duration) -> std::io::Result<bool> {
+            let wait = timeout.as_millis() as u64;
+            match self.events.front() {
+                Some((at, _)) if *at <= self.now + wait => {
+                    self.now = self.now.max(*at);
+                    Ok(true)
+                }
+                _ => {
+                    self.now += wait;
+                    Ok(false)
+                }
+            }
+        }
+        fn read(&mut self) -> std::io::Result<Event> {
+            let (at, ev) = self
+                .events
+                .pop_front()
+                .ok_or_else(|| std::io::Error::other("the script has ended"))?;
+            self.now = self.now.max(at);
+            Ok(ev)
+        }
+    }
+
+    fn key(c: char) -> Event {
+        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    fn typed(text: &str, at: u64) -> Vec<(u64, Event)> {
+        text.chars().map(|c| (at, key(c))).collect()
+    }
+
+    /// The inputs the reader makes of `events`, each as text: `keys:` and the keys' text
+    /// (other keys as `<Tab>`, `<C-s>`), or `paste:` and the paste's text.
+    fn read_all(events: Vec<(u64, Event)>) -> Vec<String> {
+        let mut script = Script {
+            events: events.into(),
+            now: 0,
+        };
+        let mut pending = None;
+        let mut out = Vec::new();
+        while pending.is_some() || !script.events.is_empty() {
+            match read_input(&mut script, &mut pending).unwrap() {
+                Some(Input::Keys(keys)) => out.push(format!(
+                    "keys:{}",
+                    keys.iter()
+                        .map(|k| match k.code {
+                            KeyCode::Char(c) if k.modifiers.is_empty() => c.to_string(),
+                            KeyCode::Char(c) => format!("<C-{c}>"),
+                            other => format!("<{other:?}>"),
+                        })
+                        .collect::<String>()
+                )),
+                Some(Input::Action(Action::Paste(text))) => out.push(format!("paste:{text}")),
+                Some(_) => out.push("other".into()),
+                None => {}
+            }
+        }
+        out
+    }
+
+    /// Tester 11 T11-12: a bracketed paste holding the end marker `ESC[201~` ended there, and
+    /// what followed the marker came as keys: ctrl+s sent the prompt, Tab then `q` quit.
+    /// Keys in the paste's burst are its text, as the bytes they were; a key after a pause
+    /// is a key.
+    #[test]
+    fn keys_in_the_burst_after_a_bracketed_paste_are_its_text() {
+        let ctrl_s = Event::Key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        let tab = Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        assert_eq!(
+            read_all(vec![
+                (0, Event::Paste("summarise this log line please".into())),
+                (0, ctrl_s.clone()),
+            ]),
+            ["paste:summarise this log line please\x13"]
+        );
+        assert_eq!(
+            read_all(vec![
+                (0, Event::Paste("hello there".into())),
+                (1, tab.clone()),
+                (1, key('q')),
+                (3, Event::Paste(" and more".into())),
+            ]),
+            ["paste:hello there\tq and more"]
+        );
+        let esc = Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        let alt_x = Event::Key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT));
+        assert_eq!(
+            read_all(vec![(0, Event::Paste("a".into())), (5, esc), (6, alt_x)]),
+            ["paste:a\x1b\x1bx"]
+        );
+        // Typed after a pause, a key acts.
+        assert_eq!(
+            read_all(vec![(0, Event::Paste("hello".into())), (400, ctrl_s)]),
+            ["paste:hello", "keys:<C-s>"]
+        );
+    }
+
+    /// Tester 11 T11-4: a paste typed as keys in chunks ≈37 ms apart was split into several
+    /// attachments on a loaded machine. Once a burst is a paste, chunks up to
+    /// `PASTE_GAP_MS` apart (each from the last key of the one before) stay in it.
+    #[test]
+    fn a_paste_typed_in_chunks_stays_one_burst_while_the_chunks_keep_coming() {
+        let line = "L001 2026-11-26T10:00:00Z INFO worker id=000001 status=ok......\n";
+        assert_eq!(line.len(), 64);
+        let mut events = Vec::new();
+        let mut at = 0;
+        for _ in 0..6 {
+            events.extend(typed(line, at));
+            at += 120;
+        }
+        // A key after a pause longer than a chunk's gap acts on its own.
+        let after = at - 120 + PASTE_GAP_MS + 50;
+        events.push((
+            after,
+            Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+        ));
+        let read = read_all(events);
+        assert_eq!(read.len(), 2, "{read:#?}");
+        assert_eq!(read[0], format!("keys:{}", line.repeat(6)));
+        assert_eq!(read[1], "keys:<Tab>");
+
+        // Typed key by key (7 ms apart), every key is its own burst, and a Tab 100 ms after
+        // the last one is a key (it leaves the Prompt).
+        let mut events: Vec<(u64, Event)> = "summarise the log of the worker that failed at ten"
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (i as u64 * 7, key(c)))
+            .collect();
+        let last = events.last().map_or(0, |(at, _)| *at);
+        events.push((
+            last + 100,
+            Event::Key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+        ));
+        let read = read_all(events);
+        assert_eq!(read.len(), 51, "{read:#?}");
+        assert_eq!(read[50], "keys:<Tab>");
+    }
+
+    /// Tester 11 T11-12 for a paste that comes as keys (no bracketed paste): in a burst long
+    /// enough to be a paste, a ctrl+s, Tab, esc or ctrl+c in the Prompt box is pasted text,
+    /// never the send, leave or quit key.
+    #[test]
+    fn action_keys_in_a_burst_that_is_a_paste_are_its_text_in_the_prompt_box() {
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(tempfile::tempdir().unwrap().path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let mut state = initial_state(&ws);
+        let keymap = Keymap::default();
+        update(&mut state, Action::FocusPrompt);
+        let plain = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        let mut keys: Vec<KeyEvent> = "summarise this log line for me please"
+            .chars()
+            .map(plain)
+            .collect();
+        keys.extend([
+            ctrl('s'),
+            KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE),
+            plain('q'),
+            KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE),
+            ctrl('c'),
+        ]);
+        let effects = apply_keys(&mut state, &keymap, &keys);
+        assert!(
+            !effects.iter().any(|e| matches!(e, Effect::Send(_))),
+            "{effects:?}"
+        );
+        assert!(!state.quit);
+        assert_eq!(state.focus, Pane::Prompt);
+        let text = state.prompt.text();
+        assert!(
+            text.starts_with("summarise this log line for me please") && text.contains("\\x13"),
+            "{text:?}"
+        );
+        // A short burst, as a person's chord: keys act.
+        apply_keys(&mut state, &keymap, &[ctrl('c')]);
+        assert!(state.quit);
     }
 
     #[test]

@@ -90,10 +90,23 @@ pub struct SendOutcome {
     pub compare_group: Option<String>,
 }
 
+/// What a running send says while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SendNews {
+    /// A call's latest line, by its `model [arm]` (or the store's note, under `store`).
+    Line(String, String),
+    /// Every call has answered and the answers are being stored: nothing is left to cancel.
+    /// `waiting`: another process holds the store's write lock, so storing waits for it.
+    Storing { waiting: bool },
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SendView {
     /// The request being waited for, and the handle that cancels it.
     pub running: Option<(u64, Cancel)>,
+    /// Every call has answered and the answers are being stored (`Some`), waiting for
+    /// another process's write lock (`Some(true)`): esc can cancel nothing then.
+    pub storing: Option<bool>,
     /// The latest progress line per `model [arm]`.
     pub progress: BTreeMap<String, String>,
     pub outcome: Option<Arc<SendOutcome>>,
@@ -115,6 +128,7 @@ impl SendView {
         let request = take(next);
         let cancel = Cancel::default();
         self.running = Some((request, cancel.clone()));
+        self.storing = None;
         self.progress.clear();
         self.outcome = None;
         self.selected = 0;
@@ -129,9 +143,15 @@ impl SendView {
         }
     }
 
-    pub fn progress(&mut self, request: u64, label: String, line: String) {
-        if self.is_running(request) {
-            self.progress.insert(label, line);
+    pub fn progress(&mut self, request: u64, news: SendNews) {
+        if !self.is_running(request) {
+            return;
+        }
+        match news {
+            SendNews::Line(label, line) => {
+                self.progress.insert(label, line);
+            }
+            SendNews::Storing { waiting } => self.storing = Some(waiting),
         }
     }
 
@@ -140,6 +160,7 @@ impl SendView {
             return;
         }
         self.running = None;
+        self.storing = None;
         self.progress.clear();
         match result {
             Ok(o) => self.outcome = Some(o),
@@ -152,7 +173,12 @@ impl SendView {
     }
 
     /// Esc while sending: the handle to cancel with (the answers still come back, marked).
+    /// None once every call has answered and only storing is left (tester 10 T10-16: esc
+    /// then did nothing): esc then leaves the pane, as it does when nothing runs.
     pub fn cancel(&mut self) -> Option<Cancel> {
+        if self.storing.is_some() {
+            return None;
+        }
         let (_, cancel) = self.running.as_ref()?;
         Some(cancel.clone())
     }

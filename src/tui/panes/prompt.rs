@@ -53,6 +53,46 @@ pub fn pasted_char(ev: &KeyEvent) -> Option<char> {
     }
 }
 
+/// A key that came inside a paste (after a bracketed paste's early end marker, in the same
+/// burst), added to the paste's text as the bytes the terminal read for it: a text key as
+/// its character ([`pasted_char`]), a ctrl chord as its control character (ctrl+s is
+/// `\x13`), esc as `\x1b`, an alt chord as `\x1b` and its character. Such text is shown with
+/// its control characters escaped, so the operator sees them; none of it acts as a key. A
+/// key no byte stands for alone (an arrow, a function key) is left out.
+pub fn push_pasted_key(text: &mut String, ev: &KeyEvent) {
+    if let Some(c) = pasted_char(ev) {
+        text.push(c);
+        return;
+    }
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = ev.modifiers.contains(KeyModifiers::ALT);
+    let control = |c: char| match c {
+        'a'..='z' | 'A'..='Z' => Some(char::from(c as u8 & 0x1f)),
+        ' ' | '@' | '2' => Some('\0'),
+        '[' | '3' => Some('\x1b'),
+        '\\' | '4' => Some('\x1c'),
+        ']' | '5' => Some('\x1d'),
+        '^' | '6' => Some('\x1e'),
+        '_' | '7' => Some('\x1f'),
+        _ => None,
+    };
+    let key = match ev.code {
+        KeyCode::Char(c) if ctrl => control(c),
+        KeyCode::Char(c) => Some(c),
+        KeyCode::Esc => Some('\x1b'),
+        KeyCode::Backspace => Some('\x7f'),
+        KeyCode::Enter => Some('\r'),
+        KeyCode::Tab => Some('\t'),
+        _ => None,
+    };
+    if let Some(c) = key {
+        if alt {
+            text.push('\x1b');
+        }
+        text.push(c);
+    }
+}
+
 /// A line feed byte, which a terminal reports as ctrl+j: what `tmux send-keys -l`, scripted
 /// input and some terminals' unbracketed paste send for `\n` (tester 8 F12: the text area
 /// took it as "delete to the start of the line", and pasted lines vanished).
@@ -722,7 +762,16 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
         out.push(Line::raw(""));
     }
     if v.running.is_some() {
-        out.push(Line::styled("Sending… (esc cancels)", theme.accent));
+        // What the send waits for: the models (esc cancels them), or only the store, which
+        // esc cannot hurry (tester 10 T10-16: it still said `Sending… (esc cancels)`).
+        let head = match v.storing {
+            None => "Sending… (esc cancels)",
+            Some(false) => "Storing the answers…",
+            Some(true) => {
+                "Storing… waiting for the store's write lock (another process is writing)"
+            }
+        };
+        out.extend(wrapped(head, width, theme.accent));
         // A call's line names its call already; the store's note does not. Wrapped whole:
         // the store's note says what happens at its end (tester 10 T10-16: it was cut at the
         // pane's edge, and each call's label read twice).
@@ -892,5 +941,40 @@ mod tests {
         assert!(text.iter().all(|l| l.chars().count() <= 60), "{all}");
         assert!(all.contains("stored again"), "{all}");
         assert_eq!(all.matches(label).count(), 1, "{all}");
+    }
+
+    /// Tester 10 T10-16 residual: once every call has answered and the answers only wait
+    /// for another process's write lock, the pane said `Sending… (esc cancels)` and esc did
+    /// nothing. It says what it waits for, offers no esc, and esc leaves the pane.
+    #[test]
+    fn a_send_waiting_only_for_the_store_says_so_and_offers_no_esc() {
+        use crate::tui::send::SendNews;
+        let mut v = SendView::default();
+        let mut next = 1;
+        let req = v.start(&mut next, "x".into(), Arc::new(Vec::new()), Vec::new(), &[]);
+        let shown = |v: &SendView| {
+            send_lines(v, 60, &Theme::default())
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(shown(&v).contains("Sending… (esc cancels)"));
+        assert!(v.cancel().is_some());
+        v.progress(req.request, SendNews::Storing { waiting: true });
+        let all = shown(&v);
+        assert!(all.contains("waiting for the store's write lock"), "{all}");
+        assert!(!all.contains("esc") && !all.contains("Sending"), "{all}");
+        assert!(v.cancel().is_none(), "esc has nothing to cancel");
+        v.progress(req.request, SendNews::Storing { waiting: false });
+        let all = shown(&v);
+        assert!(
+            all.contains("Storing the answers…") && !all.contains("esc"),
+            "{all}"
+        );
+        // The next send starts as sending again.
+        v.finished(req.request, Err("x".into()));
+        v.start(&mut next, "y".into(), Arc::new(Vec::new()), Vec::new(), &[]);
+        assert!(shown(&v).contains("Sending… (esc cancels)"));
     }
 }
