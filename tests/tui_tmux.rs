@@ -537,10 +537,7 @@ fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
         shown.contains("esc leaves"),
         "still in the Prompt pane\n{shown}"
     );
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
-    tmux.keys(&["q"]);
-    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    leave_the_prompt_and_quit(&tmux);
     assert_eq!(
         tmux.run(&["display", "-p", "-t", "e2e", "#{mouse_any_flag}"])
             .trim(),
@@ -564,10 +561,7 @@ fn an_enter_typed_fast_after_a_search_keeps_it_and_the_next_key_is_a_key() {
     tmux.keys(&["p"]);
     let prompt = tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
     assert!(!prompt.contains("/localp"), "{prompt}");
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
-    tmux.keys(&["q"]);
-    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    leave_the_prompt_and_quit(&tmux);
 }
 
 /// The Preview's title line: ` Preview · MODEL · tier X … `.
@@ -638,10 +632,7 @@ fn the_preview_names_the_model_it_was_computed_for_and_follows_a_model_change() 
         overridden.contains("2 Catalog · anthropic/claude-sonnet-4-5 · tier C (overridden)"),
         "{overridden}"
     );
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
-    tmux.keys(&["q"]);
-    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    leave_the_prompt_and_quit(&tmux);
 }
 
 /// Issue 18: type a prompt, mark a second model, send with A/B on, see both models' results
@@ -893,10 +884,7 @@ fn a_long_paste_without_bracketed_paste_is_one_attachment_and_the_next_key_acts(
     });
     assert!(!shown.contains("2 attached"), "{shown}");
     // The next key is a key: esc leaves the Prompt pane.
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
-    tmux.keys(&["q"]);
-    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    leave_the_prompt_and_quit(&tmux);
 }
 
 /// Tester 11 T11-12: a bracketed paste holding the end marker `ESC[201~` ended at the
@@ -971,10 +959,7 @@ fn a_paste_typed_as_keys_in_chunks_70_ms_apart_is_one_attachment() {
     std::thread::sleep(Duration::from_millis(500));
     let s = tmux.screen();
     assert!(!s.contains("2 attached"), "{s}\n(first seen:\n{shown})");
-    tmux.keys(&["Escape"]);
-    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
-    tmux.keys(&["q"]);
-    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    leave_the_prompt_and_quit(&tmux);
 }
 
 /// Tester 10 T10-16 residual, in a real terminal: with another process holding the store's
@@ -1016,6 +1001,14 @@ fn a_send_waiting_only_for_the_write_lock_says_so_and_esc_leaves_the_pane() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
+/// The next key after a paste is a key: esc leaves the Prompt pane, then q quits to the shell.
+fn leave_the_prompt_and_quit(tmux: &Tmux) {
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
 }

@@ -1284,18 +1284,22 @@ mod tests {
         assert_eq!(read[50], "keys:<Tab>");
     }
 
-    /// Tester 11 T11-12 for a paste that comes as keys (no bracketed paste): in a burst long
-    /// enough to be a paste, a ctrl+s, Tab, esc or ctrl+c in the Prompt box is pasted text,
-    /// never the send, leave or quit key.
-    #[test]
-    fn action_keys_in_a_burst_that_is_a_paste_are_its_text_in_the_prompt_box() {
+    /// A console's state on an empty workspace, and the default keymap.
+    fn console_state() -> (State, Keymap) {
         let ws = Workspace::open(&WorkspaceOptions {
             dir: Some(tempfile::tempdir().unwrap().path().into()),
             registry: None,
         })
         .unwrap();
-        let mut state = initial_state(&ws);
-        let keymap = Keymap::default();
+        (initial_state(&ws), Keymap::default())
+    }
+
+    /// Tester 11 T11-12 for a paste that comes as keys (no bracketed paste): in a burst long
+    /// enough to be a paste, a ctrl+s, Tab, esc or ctrl+c in the Prompt box is pasted text,
+    /// never the send, leave or quit key.
+    #[test]
+    fn action_keys_in_a_burst_that_is_a_paste_are_its_text_in_the_prompt_box() {
+        let (mut state, keymap) = console_state();
         update(&mut state, Action::FocusPrompt);
         let plain = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
@@ -1329,13 +1333,7 @@ mod tests {
 
     #[test]
     fn keys_are_text_while_filtering() {
-        let ws = Workspace::open(&WorkspaceOptions {
-            dir: Some(tempfile::tempdir().unwrap().path().into()),
-            registry: None,
-        })
-        .unwrap();
-        let mut state = initial_state(&ws);
-        let keymap = Keymap::default();
+        let (mut state, keymap) = console_state();
         let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
         assert_eq!(key_action(&state, &keymap, &q), Some(Action::Quit));
         update(&mut state, Action::Filter);
