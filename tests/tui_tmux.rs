@@ -865,23 +865,13 @@ fn a_terminating_signal_during_a_send_stores_the_answers_already_back() {
 /// at once, and the key after it acts as a key.
 #[test]
 fn a_long_paste_without_bracketed_paste_is_one_attachment_and_the_next_key_acts() {
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::start(150, 45);
-    tmux.launch(home.path());
-    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
-    tmux.keys(&["p"]);
-    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    let (home, tmux) = console_in_the_prompt_pane();
     let paste = home.path().join("paste.txt");
-    let text: String = (0..100)
-        .map(|i| format!("L{i:03} 2026-11-26T10:00:00Z INFO worker id={i:06} status=ok\n"))
-        .collect();
+    let text = log_lines(100);
     std::fs::write(&paste, &text).unwrap();
     tmux.run(&["load-buffer", paste.to_str().unwrap()]);
     tmux.run(&["paste-buffer", "-t", "e2e"]);
-    let whole = format!("{},{:03} B", text.len() / 1000, text.len() % 1000);
-    let shown = tmux.wait_for("the whole paste as one attachment", 20, |s| {
-        s.contains("1 attached") && s.contains(&whole)
-    });
+    let shown = one_attachment_of(&tmux, &text);
     assert!(!shown.contains("2 attached"), "{shown}");
     // The next key is a key: esc leaves the Prompt pane.
     leave_the_prompt_and_quit(&tmux);
@@ -937,25 +927,15 @@ fn keys_after_a_fake_paste_end_marker_are_pasted_text_not_keys() {
 /// spawn of each `tmux send-keys`) are one paste, one attachment; a key after it acts.
 #[test]
 fn a_paste_typed_as_keys_in_chunks_70_ms_apart_is_one_attachment() {
-    let home = tempfile::tempdir().unwrap();
-    let tmux = Tmux::start(150, 45);
-    tmux.launch(home.path());
-    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
-    tmux.keys(&["p"]);
-    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
-    let text: String = (0..24)
-        .map(|i| format!("L{i:03} 2026-11-26T10:00:00Z INFO worker id={i:06} status=ok\n"))
-        .collect();
+    let (_home, tmux) = console_in_the_prompt_pane();
+    let text = log_lines(24);
     let chars: Vec<char> = text.chars().collect();
     for chunk in chars.chunks(256) {
         let chunk: String = chunk.iter().collect();
         tmux.run(&["send-keys", "-t", "e2e", "-l", &chunk]);
         std::thread::sleep(Duration::from_millis(70));
     }
-    let whole = format!("{},{:03} B", text.len() / 1000, text.len() % 1000);
-    let shown = tmux.wait_for("the paste as one attachment", 20, |s| {
-        s.contains("1 attached") && s.contains(&whole)
-    });
+    let shown = one_attachment_of(&tmux, &text);
     std::thread::sleep(Duration::from_millis(500));
     let s = tmux.screen();
     assert!(!s.contains("2 attached"), "{s}\n(first seen:\n{shown})");
@@ -1011,4 +991,30 @@ fn leave_the_prompt_and_quit(tmux: &Tmux) {
     tmux.wait_for("budgets again", 10, |s| !s.contains("esc leaves"));
     tmux.keys(&["q"]);
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+}
+
+/// A console on a fresh workspace at 150×45, in its Prompt pane.
+fn console_in_the_prompt_pane() -> (tempfile::TempDir, Tmux) {
+    let home = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(150, 45);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 20, |s| s.contains("1 Budgets"));
+    tmux.keys(&["p"]);
+    tmux.wait_for("the Prompt pane", 10, |s| s.contains("esc leaves"));
+    (home, tmux)
+}
+
+/// `n` lines of a service log, as an operator pastes them.
+fn log_lines(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("L{i:03} 2026-11-26T10:00:00Z INFO worker id={i:06} status=ok\n"))
+        .collect()
+}
+
+/// Waits until the Prompt box holds `text` whole as one attachment; the screen then.
+fn one_attachment_of(tmux: &Tmux, text: &str) -> String {
+    let whole = format!("{},{:03} B", text.len() / 1000, text.len() % 1000);
+    tmux.wait_for("the whole paste as one attachment", 20, |s| {
+        s.contains("1 attached") && s.contains(&whole)
+    })
 }

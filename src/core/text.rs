@@ -89,6 +89,10 @@ fn split_humps(word: &str) -> Vec<&str> {
     parts
 }
 
+/// The UTF-8 byte-order mark some editors (Notepad, Excel's CSV-to-JSON) and some servers put
+/// first: not text, wherever it is read (files, stdin, MCP stdio lines, an SSE stream).
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// English function words and request filler ("please", "can you") that say nothing about
 /// which tool is wanted.
 const STOP_WORDS: &[&str] = &[

@@ -14,8 +14,7 @@ use crate::core::request::Attachment;
 use crate::exit::bad_input;
 use crate::fsio;
 
-/// The UTF-8 byte order mark some editors (Notepad, Excel's CSV-to-JSON) put first.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+use crate::core::text::UTF8_BOM as BOM;
 
 /// Read a file the user named as UTF-8 text: a missing file, a directory, FIFO or device
 /// under its name, or invalid UTF-8 is bad input named with its path (and for UTF-8, the

@@ -8,6 +8,7 @@
 //! plans` says so ("already present") and stores it once.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::history::PlanRecord;
 
@@ -17,7 +18,7 @@ enum Held {
 }
 
 static IN_HAND: Mutex<Vec<(u64, Held)>> = Mutex::new(Vec::new());
-static NEXT: Mutex<u64> = Mutex::new(0);
+static NEXT: AtomicU64 = AtomicU64::new(1);
 
 /// Registered while it lives.
 #[must_use]
@@ -31,11 +32,7 @@ impl Drop for Holding {
 }
 
 fn hold(what: Held) -> Holding {
-    let token = {
-        let mut next = NEXT.lock().unwrap_or_else(|p| p.into_inner());
-        *next += 1;
-        *next
-    };
+    let token = NEXT.fetch_add(1, Ordering::Relaxed);
     IN_HAND
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::core::failure::{
     Failure, FailureClass, Reply, ToolCall, Usage, error_envelope, tool_calls_of,
 };
-use crate::core::text::clip;
+use crate::core::text::{UTF8_BOM as BOM, clip};
 
 /// What a body or stream held, when it was not a reply.
 fn protocol(detail: impl Into<String>) -> Failure {
@@ -112,8 +112,6 @@ pub struct EventStream {
     /// The stream's first bytes were read past a byte-order mark, if it had one.
     opened: bool,
 }
-
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl EventStream {
     /// Feed the next bytes. A line that is not JSON, or an error event, ends the stream
