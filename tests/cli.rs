@@ -226,9 +226,11 @@ fn prompt_tokens_come_out_of_the_allowance() {
     ]));
     let a0 = without["allowance"]["tokens"].as_u64().unwrap();
     let a1 = with["allowance"]["tokens"].as_u64().unwrap();
+    // What the prompt adds to the request (its header line is sent either way).
     assert_eq!(
         a0 - a1,
         with["allowance"]["prompt_tokens"].as_u64().unwrap()
+            - without["allowance"]["prompt_tokens"].as_u64().unwrap()
     );
     assert!(with["trim"]["after_tokens"].as_u64().unwrap() <= a1);
     // With an intent the final cut follows its ranking; without one it runs from the end.

@@ -99,6 +99,92 @@ pub struct RequestInputs<'a> {
     pub attachments: &'a [AttachedText<'a>],
 }
 
+/// Between two parts of a message.
+pub const PART_SEPARATOR: &str = "\n\n";
+
+/// One piece of the user message after the catalog, by what it holds. Its header line is
+/// written here only, for [`assemble`] and for [`wrapping_tokens`] alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UserPiece<'a> {
+    Defaults,
+    Hint,
+    Prior,
+    Intent,
+    Context,
+    Attachment(&'a str),
+}
+
+impl<'a> UserPiece<'a> {
+    /// The part's name in [`RequestPart::part`].
+    pub fn part(self) -> &'static str {
+        match self {
+            UserPiece::Defaults => "defaults",
+            UserPiece::Hint => "hint",
+            UserPiece::Prior => "prior",
+            UserPiece::Intent => "intent",
+            UserPiece::Context => "context",
+            UserPiece::Attachment(_) => "attachment",
+        }
+    }
+
+    fn name(self) -> Option<&'a str> {
+        match self {
+            UserPiece::Attachment(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The line written before the piece's text (empty for the hint and the prior, which
+    /// carry their own).
+    pub fn header(self) -> String {
+        match self {
+            UserPiece::Defaults => "DEFAULTS:\n".into(),
+            UserPiece::Hint | UserPiece::Prior => String::new(),
+            UserPiece::Intent => "REQUEST:\n".into(),
+            UserPiece::Context => "CONTEXT:\n".into(),
+            // The name is one line, whatever the file is called: a name holding line breaks
+            // must not close the header and open a section of its own ("REQUEST: …").
+            UserPiece::Attachment(name) => format!(
+                "ATTACHMENT {}:\n",
+                crate::core::terminal_text::for_terminal_line(name)
+            ),
+        }
+    }
+}
+
+/// The user message's pieces after the catalog, in order, with their texts.
+fn user_pieces<'a>(inp: &RequestInputs<'a>) -> Vec<(UserPiece<'a>, &'a str)> {
+    let mut pieces = Vec::new();
+    if !inp.defaults.is_empty() {
+        pieces.push((UserPiece::Defaults, inp.defaults));
+    }
+    if let Some(h) = inp.hint {
+        pieces.push((UserPiece::Hint, h));
+    }
+    if let Some(p) = inp.prior {
+        pieces.push((UserPiece::Prior, p));
+    }
+    pieces.push((UserPiece::Intent, inp.intent));
+    if let Some(c) = inp.context {
+        pieces.push((UserPiece::Context, c));
+    }
+    for a in inp.attachments {
+        pieces.push((UserPiece::Attachment(a.name), a.text));
+    }
+    pieces
+}
+
+/// Tokens the request spends around the texts of these pieces: each one's header line and
+/// the blank line before it (after the catalog, or the piece before). The texts themselves
+/// are counted by the caller, once: a paste can be huge. With them, what the user message
+/// spends besides the catalog, give or take a token where two pieces meet.
+pub fn wrapping_tokens(tokenizer: crate::core::budget::Tokenizer, pieces: &[UserPiece]) -> usize {
+    pieces
+        .iter()
+        .map(|p| tokens::count(tokenizer, &format!("{PART_SEPARATOR}{}", p.header())).tokens)
+        .sum()
+}
+
 pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     let row = inp.row;
     let tok = row.tokenizer;
@@ -121,51 +207,31 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         tokens: count(&catalog_block),
         name: None,
     });
-    let mut user_pieces: Vec<(&'static str, Option<&str>, String)> = Vec::new();
-    if !inp.defaults.is_empty() {
-        user_pieces.push(("defaults", None, format!("DEFAULTS:\n{}", inp.defaults)));
-    }
-    if let Some(h) = inp.hint {
-        user_pieces.push(("hint", None, h.to_string()));
-    }
-    if let Some(p) = inp.prior {
-        user_pieces.push(("prior", None, p.to_string()));
-    }
-    user_pieces.push(("intent", None, format!("REQUEST:\n{}", inp.intent)));
-    if let Some(c) = inp.context {
-        user_pieces.push(("context", None, format!("CONTEXT:\n{c}")));
-    }
-    for a in inp.attachments {
-        user_pieces.push((
-            "attachment",
-            Some(a.name),
-            // The name is one line, whatever the file is called: a name holding line breaks
-            // must not close the header and open a section of its own ("REQUEST: …").
-            format!(
-                "ATTACHMENT {}:\n{}",
-                crate::core::terminal_text::for_terminal_line(a.name),
-                a.text
-            ),
-        ));
-    }
-    for (part, name, text) in &user_pieces {
+    let user_pieces: Vec<(UserPiece, String)> = user_pieces(inp)
+        .into_iter()
+        .map(|(piece, text)| (piece, format!("{}{text}", piece.header())))
+        .collect();
+    for (piece, text) in &user_pieces {
         parts.push(RequestPart {
-            part,
+            part: piece.part(),
             role: "user",
             bytes: text.len(),
             tokens: count(text),
-            name: name.map(str::to_string),
+            name: piece.name().map(str::to_string),
         });
     }
     let user_tail = user_pieces
         .iter()
-        .map(|(_, _, t)| t.as_str())
+        .map(|(_, t)| t.as_str())
         .collect::<Vec<_>>()
-        .join("\n\n");
+        .join(PART_SEPARATOR);
     let (system, user) = if row.prefix_cache {
-        (format!("{sys}\n\n{catalog_block}"), user_tail)
+        (format!("{sys}{PART_SEPARATOR}{catalog_block}"), user_tail)
     } else {
-        (sys.to_string(), format!("{catalog_block}\n\n{user_tail}"))
+        (
+            sys.to_string(),
+            format!("{catalog_block}{PART_SEPARATOR}{user_tail}"),
+        )
     };
     let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
     let system_tokens = count(&system);

@@ -8,7 +8,9 @@
 use serde::Serialize;
 use std::collections::HashSet;
 
-use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble};
+use crate::core::assemble::{
+    AssembledRequest, AttachedText, RequestInputs, UserPiece, assemble, wrapping_tokens,
+};
 use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
 use crate::core::catalog::{EntryKind, TrimStep};
 use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, Relevance, TrimRecord};
@@ -380,6 +382,9 @@ fn trimmed_by(catalog: &PreparedCatalog, i: usize, stage: usize) -> Vec<TrimStep
         .collect()
 }
 
+/// What the request says where the instruction was briefed (its briefing follows as context).
+const BRIEFED_INSTRUCTION: &str = "(see the briefing of the pasted content below)";
+
 /// Build the request. Pure: the same inputs give the same request, byte for byte.
 pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let effective = inp.effective;
@@ -393,7 +398,22 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let system_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
     let defaults_tokens = tokens::count(tok, inp.defaults).tokens;
     let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
-    let used = fixed.system_prompt_tokens + fixed.defaults_tokens + fixed.framing_tokens;
+    // What the request wraps the instruction and each attachment in (their header lines and
+    // the blank lines between), sent whether a part is admitted whole or briefed.
+    let mut sent_shape: Vec<UserPiece> = Vec::new();
+    if !inp.defaults.is_empty() {
+        sent_shape.push(UserPiece::Defaults);
+    }
+    sent_shape.push(UserPiece::Intent);
+    sent_shape.extend(
+        inp.attachments
+            .iter()
+            .map(|a| UserPiece::Attachment(&a.name)),
+    );
+    let used = fixed.system_prompt_tokens
+        + fixed.defaults_tokens
+        + fixed.framing_tokens
+        + wrapping_tokens(tok, &sent_shape);
     let mut budget = ContextBudget::new(row.input_tokens, used);
     let size = prompt_size(tok, inp.instruction);
     let gate = admit_part(&mut budget, tok, inp.instruction, None, &size);
@@ -497,6 +517,29 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             prior_part(past, |t| known.contains(t), tok)
         });
     let prior_tokens = past_steps.as_ref().map_or(0, |p| p.tokens);
+    // The pieces as they will be sent: the hint and the prior go before the instruction, and
+    // a briefed instruction is sent as a placeholder plus its briefing as context.
+    let at = sent_shape
+        .iter()
+        .position(|p| *p == UserPiece::Intent)
+        .unwrap_or(0);
+    if past_steps.is_some() {
+        sent_shape.insert(at, UserPiece::Prior);
+    }
+    if plan.hint.is_some() {
+        sent_shape.insert(at, UserPiece::Hint);
+    }
+    let placeholder_tokens = match &gate.briefing {
+        Some(_) => {
+            let at = sent_shape
+                .iter()
+                .position(|p| *p == UserPiece::Intent)
+                .unwrap_or(0);
+            sent_shape.insert(at + 1, UserPiece::Context);
+            tokens::count(tok, BRIEFED_INSTRUCTION).tokens
+        }
+        None => 0,
+    };
     let admitted: usize = gate.admitted_tokens
         + attachments
             .iter()
@@ -506,7 +549,11 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         row,
         system_tokens,
         defaults_tokens,
-        admitted + hint_tokens + prior_tokens,
+        admitted
+            + hint_tokens
+            + prior_tokens
+            + placeholder_tokens
+            + wrapping_tokens(tok, &sent_shape),
     );
     let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
     let by_planner = |i: usize| allowlist.contains(catalog.entry_name(i));
@@ -572,10 +619,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
 
     // The messages.
     let (intent, context) = match &gate.briefing {
-        Some(b) => (
-            "(see the briefing of the pasted content below)",
-            Some(b.text.as_str()),
-        ),
+        Some(b) => (BRIEFED_INSTRUCTION, Some(b.text.as_str())),
         None => (inp.instruction, None),
     };
     let attached: Vec<AttachedText> = inp
@@ -725,6 +769,52 @@ mod tests {
         })
     }
 
+    /// Tester 12 T12-1: the allowance counts the request as assembled: each attachment's
+    /// header line (`ATTACHMENT name:`) and the blank lines between parts. With many small
+    /// attachments under long names, a catalog that "fits" had made a request over the input
+    /// ceiling (3,462 of 3,000 tokens with 30 of them).
+    #[test]
+    fn a_catalog_that_fits_makes_a_request_that_fits_however_many_attachments() {
+        let p = parts();
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Estimate] {
+            let mut base = BudgetRow::fallback();
+            base.tokenizer = tokenizer;
+            base.input_tokens = 3_000;
+            let e = EffectiveRow::of_row(&base, None);
+            for n in [1, 10, 30] {
+                let attachments: Vec<Attachment> = (0..n)
+                    .map(|k| {
+                        attach(
+                            &format!(
+                                "quarterly_financial_reconciliation_report_for_the_northern_region_department_part_{k:02}.txt"
+                            ),
+                            "abcd",
+                        )
+                    })
+                    .collect();
+                let r = plan_with(
+                    &p,
+                    &e,
+                    "résumé these reports, then file them",
+                    &attachments,
+                    ATTACHMENT_WEIGHT,
+                );
+                let a = r.compaction.allowance;
+                assert!(
+                    r.compaction.trim.fits,
+                    "{tokenizer:?} {n}: the catalog fits its allowance"
+                );
+                assert!(
+                    r.request.input_tokens + a.margin_tokens <= base.input_tokens,
+                    "{tokenizer:?} {n} attachments: the request is {} tokens, over the ceiling {} less the margin {}",
+                    r.request.input_tokens,
+                    base.input_tokens,
+                    a.margin_tokens
+                );
+            }
+        }
+    }
+
     const BLOG: &str = "remember this launch note, draft a blog from it and make an illustration";
 
     fn past(decompositions: &[(&[&str], usize)]) -> PastSteps {
@@ -770,8 +860,9 @@ mod tests {
             )));
             // Counted against the window like the hint: the catalog gets that much less.
             let (a, b) = (&with.compaction.allowance, &without.compaction.allowance);
-            assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens);
-            assert_eq!(a.tokens + prior.tokens, b.tokens);
+            let separator = wrapping_tokens(e.row.tokenizer, &[UserPiece::Prior]);
+            assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens + separator);
+            assert_eq!(a.tokens + prior.tokens + separator, b.tokens);
             assert!(with.request.input_tokens > without.request.input_tokens);
         }
         let e = row(Tier::C);
@@ -836,7 +927,9 @@ mod tests {
         assert!(!part_names(&bare).contains(&"prior"));
         assert_eq!(
             bare.compaction.allowance.tokens,
-            base.compaction.allowance.tokens + base.past_steps.as_ref().unwrap().tokens
+            base.compaction.allowance.tokens
+                + base.past_steps.as_ref().unwrap().tokens
+                + wrapping_tokens(e.row.tokenizer, &[UserPiece::Prior])
         );
         assert_eq!(bare.planner, base.planner);
 
@@ -981,10 +1074,16 @@ mod tests {
         assert!(!r.asked);
         assert!(r.planner.hint.is_none());
         assert_eq!(r.compaction.count(|f| *f == Fate::RemovedByPlanner), 0);
+        let bare = catalog_allowance(&e.row, "", "  ");
         assert_eq!(
             r.compaction.allowance,
-            catalog_allowance(&e.row, "", "  "),
-            "the allowance a bare compaction has always had"
+            allowance_from_counts(
+                &e.row,
+                bare.system_prompt_tokens,
+                0,
+                bare.prompt_tokens + wrapping_tokens(e.row.tokenizer, &[UserPiece::Intent])
+            ),
+            "the allowance a bare compaction has always had, less the request's header line"
         );
         assert!(r.compaction.trim.cut_policy.starts_with("no intent"));
     }
@@ -1090,6 +1189,15 @@ mod tests {
                 + small.gate.admitted_tokens
                 + large.gate.admitted_tokens
                 + tokens::count(e.row.tokenizer, r.planner.hint.as_deref().unwrap()).tokens
+                + wrapping_tokens(
+                    e.row.tokenizer,
+                    &[
+                        UserPiece::Hint,
+                        UserPiece::Intent,
+                        UserPiece::Attachment("users.json"),
+                        UserPiece::Attachment("big.log"),
+                    ]
+                )
         );
     }
 
