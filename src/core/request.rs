@@ -582,6 +582,17 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed))
     };
 
+    // The hint counts the entries the catalog sends, not the planner's allowlist (tester 12
+    // T12-2: "tools: 60/60" beside 55 entries). It was counted above with the allowlist's
+    // count, which has at least as many digits: what is sent is never over what was counted.
+    if plan.hint.is_some() {
+        plan.hint = Some(hint_line(
+            &plan.categories,
+            compacted.kept.len(),
+            plan.total,
+            plan.thinking,
+        ));
+    }
     let stage = compacted.trim.steps_applied as usize;
     let mut rank_of = vec![None; catalog.len()];
     for (place, s) in ranking.order.iter().enumerate() {
@@ -813,6 +824,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Tester 12 T12-2: the hint tells the model how many entries the catalog it is sent
+    /// holds. It had counted the planner's allowlist ("tools: 60/60" beside 55 entries).
+    #[test]
+    fn the_hint_counts_the_entries_sent() {
+        let p = parts();
+        let e = row(Tier::C);
+        let r = plan_with(&p, &e, BLOG, &[], ATTACHMENT_WEIGHT);
+        let kept = r.compaction.kept.len();
+        assert!(
+            r.compaction.count(|f| *f == Fate::CutByBudget) > 0,
+            "the budget cuts something here"
+        );
+        let hint = r.planner.hint.as_deref().expect("an intent gets a hint");
+        assert!(
+            hint.contains(&format!("tools: {kept}/{}", p.catalog.len())),
+            "{hint} (sent {kept})"
+        );
+        assert!(r.request.messages[1].content.contains(hint));
     }
 
     const BLOG: &str = "remember this launch note, draft a blog from it and make an illustration";
