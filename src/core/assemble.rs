@@ -97,6 +97,9 @@ pub struct RequestInputs<'a> {
     pub context: Option<&'a str>,
     /// Files sent beside the instruction, each after it in its own block.
     pub attachments: &'a [AttachedText<'a>],
+    /// The catalog is sent as written, whole: nothing cut or trimmed for this prompt, so
+    /// the next prompt sends the same bytes (what a prefix cache needs).
+    pub catalog_whole: bool,
 }
 
 /// Between two parts of a message.
@@ -243,6 +246,28 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
             0,
             "no prefix cache for this row: the catalog rides in the user message".to_string(),
         )
+    } else if !inp.catalog_whole {
+        // The catalog was cut or trimmed for this prompt: the next prompt's differs, and
+        // only what comes before it is the same from call to call.
+        let before = count(&format!("{sys}{PART_SEPARATOR}{CATALOG_LABEL}"));
+        if before < min {
+            (
+                0,
+                format!(
+                    "the catalog is shaped for this prompt (cut or trimmed to fit), so the \
+                     system message differs from call to call; the part before it is {before} \
+                     tokens, under the provider's {min}-token minimum: nothing cached"
+                ),
+            )
+        } else {
+            (
+                before + TOKENS_PER_MESSAGE,
+                format!(
+                    "the catalog is shaped for this prompt (cut or trimmed to fit): only the \
+                     {before} tokens before it are the same from call to call and cached"
+                ),
+            )
+        }
     } else if system_tokens < min {
         (
             0,
@@ -253,7 +278,9 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     } else {
         (
             system_tokens + TOKENS_PER_MESSAGE,
-            "system prompt + catalog is byte-identical across calls: cached after the first".into(),
+            "system prompt + catalog (sent whole) is byte-identical across calls: cached after \
+             the first"
+                .into(),
         )
     };
     let per_token = |usd_per_m: f64| usd_per_m / 1_000_000.0;
@@ -306,7 +333,54 @@ mod tests {
             intent,
             context: None,
             attachments: &[],
+            catalog_whole: true,
         }
+    }
+
+    /// Tester 12 T12-3: a catalog cut or trimmed for this prompt is not the prefix the next
+    /// prompt sends, so a provider's prefix cache misses on it: the note and the cached cost
+    /// say so, and only the part before the catalog counts as a stable prefix.
+    #[test]
+    fn a_catalog_shaped_for_this_prompt_is_not_called_a_cached_prefix() {
+        let mut row = BudgetRow::fallback();
+        row.tokenizer = Tokenizer::O200k;
+        row.prefix_cache = true;
+        row.tier = Tier::A;
+        let catalog = format!("{{\"packs\":[{}]}}", "{\"name\":\"x\"},".repeat(400));
+        row.prompt_cache_min_tokens = Some(1024);
+        let whole = assemble(&RequestInputs {
+            catalog: &catalog,
+            ..inputs(&row, "do a thing")
+        });
+        assert!(whole.cacheable_tokens > 1024, "{}", whole.cache_note);
+        let shaped = assemble(&RequestInputs {
+            catalog: &catalog,
+            catalog_whole: false,
+            ..inputs(&row, "do a thing")
+        });
+        assert_eq!(shaped.cacheable_tokens, 0, "{}", shaped.cache_note);
+        assert!(
+            shaped.cache_note.contains("shaped for this prompt"),
+            "{}",
+            shaped.cache_note
+        );
+        assert_eq!(shaped.cost.input_cached, shaped.cost.input_uncached);
+        // Where the part before the catalog is long enough on its own, it is what caches.
+        row.prompt_cache_min_tokens = Some(10);
+        let shaped = assemble(&RequestInputs {
+            catalog: &catalog,
+            catalog_whole: false,
+            ..inputs(&row, "do a thing")
+        });
+        let before = tokens::count(
+            Tokenizer::O200k,
+            &format!(
+                "{}{PART_SEPARATOR}{CATALOG_LABEL}",
+                system_prompt(row.prompt_variant)
+            ),
+        )
+        .tokens;
+        assert_eq!(shaped.cacheable_tokens, before + TOKENS_PER_MESSAGE);
     }
 
     #[test]

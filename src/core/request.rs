@@ -652,6 +652,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         intent,
         context,
         attachments: &attached,
+        catalog_whole: compacted.kept.len() == catalog.len() && stage == 0,
     });
     PlannedRequest {
         model: effective.model.clone(),
