@@ -237,7 +237,10 @@ fn summarise_with_an_attached_file_ranks_summarize_and_fires_nothing_from_the_fi
     // The file goes out whole, after the instruction.
     let user = v["request"]["messages"][1]["content"].as_str().unwrap();
     assert!(user.contains("REQUEST:\nsummarise this file"));
-    assert!(user.contains(&format!("ATTACHMENT capture_log.rs:\n{body}")));
+    let fence = ctxconsole::core::assemble::fence_for(&body);
+    assert!(user.ends_with(&format!(
+        "ATTACHMENT capture_log.rs (it ends at the line {fence}):\n{body}\n{fence}"
+    )));
     let parts = v["request"]["parts"].as_array().unwrap();
     assert!(
         parts

@@ -8,9 +8,7 @@
 use serde::Serialize;
 use std::collections::HashSet;
 
-use crate::core::assemble::{
-    AssembledRequest, AttachedText, RequestInputs, UserPiece, assemble, wrapping_tokens,
-};
+use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble, wrapping_of};
 use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
 use crate::core::catalog::{EntryKind, TrimStep};
 use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, Relevance, TrimRecord};
@@ -400,20 +398,29 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
     // What the request wraps the instruction and each attachment in (their header lines and
     // the blank lines between), sent whether a part is admitted whole or briefed.
-    let mut sent_shape: Vec<UserPiece> = Vec::new();
-    if !inp.defaults.is_empty() {
-        sent_shape.push(UserPiece::Defaults);
-    }
-    sent_shape.push(UserPiece::Intent);
-    sent_shape.extend(
-        inp.attachments
-            .iter()
-            .map(|a| UserPiece::Attachment(&a.name)),
-    );
+    let raw: Vec<AttachedText> = inp
+        .attachments
+        .iter()
+        .map(|a| AttachedText {
+            name: &a.name,
+            text: &a.text,
+        })
+        .collect();
     let used = fixed.system_prompt_tokens
         + fixed.defaults_tokens
         + fixed.framing_tokens
-        + wrapping_tokens(tok, &sent_shape);
+        + wrapping_of(&RequestInputs {
+            model: &effective.model,
+            row,
+            catalog: "",
+            defaults: inp.defaults,
+            hint: None,
+            prior: None,
+            intent: inp.instruction,
+            context: None,
+            attachments: &raw,
+            catalog_whole: true,
+        });
     let mut budget = ContextBudget::new(row.input_tokens, used);
     let size = prompt_size(tok, inp.instruction);
     let gate = admit_part(&mut budget, tok, inp.instruction, None, &size);
@@ -517,29 +524,37 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             prior_part(past, |t| known.contains(t), tok)
         });
     let prior_tokens = past_steps.as_ref().map_or(0, |p| p.tokens);
-    // The pieces as they will be sent: the hint and the prior go before the instruction, and
-    // a briefed instruction is sent as a placeholder plus its briefing as context.
-    let at = sent_shape
+    // The messages, but for the catalog: what wraps their parts is counted before the
+    // catalog's allowance, as it will be sent.
+    let (intent, context) = match &gate.briefing {
+        Some(b) => (BRIEFED_INSTRUCTION, Some(b.text.as_str())),
+        None => (inp.instruction, None),
+    };
+    let attached: Vec<AttachedText> = inp
+        .attachments
         .iter()
-        .position(|p| *p == UserPiece::Intent)
-        .unwrap_or(0);
-    if past_steps.is_some() {
-        sent_shape.insert(at, UserPiece::Prior);
-    }
-    if plan.hint.is_some() {
-        sent_shape.insert(at, UserPiece::Hint);
-    }
+        .zip(&attachments)
+        .map(|(a, v)| AttachedText {
+            name: &a.name,
+            text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
+        })
+        .collect();
     let placeholder_tokens = match &gate.briefing {
-        Some(_) => {
-            let at = sent_shape
-                .iter()
-                .position(|p| *p == UserPiece::Intent)
-                .unwrap_or(0);
-            sent_shape.insert(at + 1, UserPiece::Context);
-            tokens::count(tok, BRIEFED_INSTRUCTION).tokens
-        }
+        Some(_) => tokens::count(tok, BRIEFED_INSTRUCTION).tokens,
         None => 0,
     };
+    let wrapping = wrapping_of(&RequestInputs {
+        model: &effective.model,
+        row,
+        catalog: "",
+        defaults: inp.defaults,
+        hint: plan.hint.as_deref(),
+        prior: past_steps.as_ref().map(|p| p.text.as_str()),
+        intent,
+        context,
+        attachments: &attached,
+        catalog_whole: true,
+    });
     let admitted: usize = gate.admitted_tokens
         + attachments
             .iter()
@@ -549,11 +564,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         row,
         system_tokens,
         defaults_tokens,
-        admitted
-            + hint_tokens
-            + prior_tokens
-            + placeholder_tokens
-            + wrapping_tokens(tok, &sent_shape),
+        admitted + hint_tokens + prior_tokens + placeholder_tokens + wrapping,
     );
     let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
     let by_planner = |i: usize| allowlist.contains(catalog.entry_name(i));
@@ -628,20 +639,6 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .map(|&i| catalog.entry_name(i).to_string())
         .collect();
 
-    // The messages.
-    let (intent, context) = match &gate.briefing {
-        Some(b) => (BRIEFED_INSTRUCTION, Some(b.text.as_str())),
-        None => (inp.instruction, None),
-    };
-    let attached: Vec<AttachedText> = inp
-        .attachments
-        .iter()
-        .zip(&attachments)
-        .map(|(a, v)| AttachedText {
-            name: &a.name,
-            text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
-        })
-        .collect();
     let request = assemble(&RequestInputs {
         model: &effective.model,
         row,
@@ -686,6 +683,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::assemble::{UserPiece, wrapping_tokens};
     use crate::core::budget::{BudgetRow, Tokenizer};
     use crate::core::catalog::RoutingGuide;
     use crate::core::planner::RulesFile;
@@ -892,7 +890,7 @@ mod tests {
             )));
             // Counted against the window like the hint: the catalog gets that much less.
             let (a, b) = (&with.compaction.allowance, &without.compaction.allowance);
-            let separator = wrapping_tokens(e.row.tokenizer, &[UserPiece::Prior]);
+            let separator = wrapping_tokens(e.row.tokenizer, &[(UserPiece::Prior, "")]);
             assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens + separator);
             assert_eq!(a.tokens + prior.tokens + separator, b.tokens);
             assert!(with.request.input_tokens > without.request.input_tokens);
@@ -961,7 +959,7 @@ mod tests {
             bare.compaction.allowance.tokens,
             base.compaction.allowance.tokens
                 + base.past_steps.as_ref().unwrap().tokens
-                + wrapping_tokens(e.row.tokenizer, &[UserPiece::Prior])
+                + wrapping_tokens(e.row.tokenizer, &[(UserPiece::Prior, "")])
         );
         assert_eq!(bare.planner, base.planner);
 
@@ -1113,7 +1111,7 @@ mod tests {
                 &e.row,
                 bare.system_prompt_tokens,
                 0,
-                bare.prompt_tokens + wrapping_tokens(e.row.tokenizer, &[UserPiece::Intent])
+                bare.prompt_tokens + wrapping_tokens(e.row.tokenizer, &[(UserPiece::Intent, "")])
             ),
             "the allowance a bare compaction has always had, less the request's header line"
         );
@@ -1224,10 +1222,10 @@ mod tests {
                 + wrapping_tokens(
                     e.row.tokenizer,
                     &[
-                        UserPiece::Hint,
-                        UserPiece::Intent,
-                        UserPiece::Attachment("users.json"),
-                        UserPiece::Attachment("big.log"),
+                        (UserPiece::Hint, ""),
+                        (UserPiece::Intent, ""),
+                        (UserPiece::Attachment("users.json"), USERS),
+                        (UserPiece::Attachment("big.log"), b.text.as_str()),
                     ]
                 )
         );
