@@ -5,6 +5,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::core::assemble::PartTotals;
 use crate::core::budget::{BudgetRow, BudgetTable, Layer, MatchedBy, Tier, parse_budgets_toml};
 use crate::core::compact::PreparedCatalog;
 use crate::core::compact::TrimRecord;
@@ -13,6 +14,7 @@ use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::{Planner, RulesFile};
 use crate::core::prompt::AllowanceBreakdown;
 use crate::core::rank::{HistoryPrior, LearnedWords, RankIndex};
+use crate::core::request::CatalogTokens;
 use crate::exit::bad_input;
 use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
@@ -495,6 +497,12 @@ pub struct CompactReport<'a> {
     pub tokenizer: &'static str,
     pub catalog_source: &'a CatalogOrigin,
     pub allowance: &'a AllowanceBreakdown,
+    /// The catalog's tokens as the model receives it, header line included: as sent (the
+    /// request's catalog part) and in full. `trim` counts the catalog text alone.
+    pub catalog_tokens: CatalogTokens,
+    /// The request's input by part, adding up to its input tokens: `preview --json`'s
+    /// `request.totals`.
+    pub parts: &'a PartTotals,
     pub trim: &'a TrimRecord,
     /// Entries sent, in catalog order: the same list `preview --json` gives as
     /// `compaction.kept` for the same model, tier, instruction and attachments.
@@ -522,6 +530,8 @@ impl<'a> CompactReport<'a> {
             tokenizer: p.tokenizer,
             catalog_source: origin,
             allowance: &p.compaction.allowance,
+            catalog_tokens: p.catalog_tokens(),
+            parts: &p.request.totals,
             trim: &p.compaction.trim,
             kept: &p.compaction.kept,
             entries: &p.compaction.entries,

@@ -1600,6 +1600,14 @@ fn eval_rank_labels_keep_the_one_rule_for_expected_tools_ids_and_intents() {
     };
     assert!(text.contains(says), "{share}: {text}");
     assert!(!text.contains("0.000 when not") || share < 1.0, "{text}");
+    // And in --json: the side with no question is null, not 0.0 (Q8: both read 0.0).
+    let (none, some) = if share == 1.0 {
+        ("top1_when_unsure", "top1_when_confident")
+    } else {
+        ("top1_when_confident", "top1_when_unsure")
+    };
+    assert!(v[none].is_null(), "{none}: {v}");
+    assert!(v[some].is_f64(), "{some}: {v}");
     // An expected tool the catalog lacks is dropped with a note naming the catalog: the
     // sample one without --catalog, the file with it.
     std::fs::write(

@@ -203,6 +203,20 @@ proptest! {
                 "entry {} fits beside the kept {:?}", i, c.kept
             );
         }
+        // After a cut, the kept entries go with the fewest trim steps with which they fit
+        // (Q8: they went with all six), and every step said changed what is sent.
+        if c.trim.fits && !c.trim.cut.is_empty() && stage > 0 {
+            let text = prepared.render(stage - 1, &c.kept);
+            prop_assert!(
+                text.len() > cap || tokens::count(tok, &text).tokens > tokens_allowed,
+                "the kept {:?} fit with {} steps, sent with {}", c.kept, stage - 1, stage
+            );
+        }
+        for d in &c.trim.dropped {
+            let n = usize::from(d.step.number());
+            prop_assert!(n <= stage);
+            prop_assert!(prepared.render(n - 1, &c.kept) != prepared.render(n, &c.kept), "{:?} said", d);
+        }
         // Fits whenever fitting is possible (an empty catalog fits).
         let empty_fits = EMPTY.len() <= cap && tokens::count(tok, EMPTY).tokens <= tokens_allowed;
         prop_assert_eq!(c.trim.fits, empty_fits);

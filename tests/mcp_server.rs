@@ -280,6 +280,34 @@ async fn preview_keeps_the_same_entries_as_the_cli() {
     assert_eq!(mcp["planner"], cli["planner"]);
     assert_eq!(mcp["ranking"], cli["ranking"]);
     assert_eq!(mcp["request"], cli["request"]);
+    assert_eq!(
+        mcp["compaction"]["allowance"],
+        cli["compaction"]["allowance"]
+    );
+    // One set of request parts (Q8): they add up to the request, the catalog with its header
+    // line, and the allowance's framing is the request's, the header being the catalog's.
+    let totals = &mcp["request"]["totals"];
+    let n = |k: &str| {
+        totals[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k}: {totals}"))
+    };
+    assert_eq!(
+        n("system") + n("prompt") + n("attachments") + n("catalog") + n("framing"),
+        n("total")
+    );
+    assert_eq!(totals["total"], mcp["request"]["input_tokens"]);
+    let catalog_part = mcp["request"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["part"] == "catalog")
+        .map(|p| p["tokens"].clone());
+    assert_eq!(Some(totals["catalog"].clone()), catalog_part);
+    assert_eq!(
+        mcp["compaction"]["allowance"]["framing_tokens"],
+        mcp["request"]["framing_tokens"]
+    );
     assert!(!mcp.to_string().contains(KEY_SENTINEL));
     // The ranking top explains itself.
     let top = mcp["ranking"]["top"].as_array().unwrap();
@@ -340,6 +368,15 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     let cli = json_of(ctx(home.path()).args(["compact", "--model", TIER_C_MODEL, "--json"]));
     assert_eq!(compact["trim"], cli["trim"]);
     assert_eq!(compact["catalog"], cli["catalog"]);
+    // The same request parts, catalog figures and allowance as `compact --json` (Q8).
+    assert_eq!(compact["parts"], cli["parts"]);
+    assert_eq!(compact["catalog_tokens"], cli["catalog_tokens"]);
+    assert_eq!(compact["allowance"], cli["allowance"]);
+    assert!(compact["parts"]["catalog"].as_u64().is_some());
+    assert_eq!(
+        compact["parts"]["catalog"],
+        compact["catalog_tokens"]["sent"]
+    );
     assert!(
         compact["trim"]["cut"]
             .as_array()

@@ -12,7 +12,7 @@ use ctxconsole::tui::{
     EffectContext, apply_keys, initial_state, key_action, run_effect_now, start, ui,
 };
 use ctxconsole::workspace::StoreChoice;
-use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+use ctxconsole::workspace::{CompactReport, Workspace, WorkspaceOptions};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -1523,4 +1523,163 @@ fn the_catalog_pane_and_the_preview_show_one_token_figure_for_the_catalog() {
         s.contains("tokenizer o200k") && s.contains("descriptions cut to their first sentence"),
         "{s}"
     );
+}
+
+/// The figure after `label` in `text` (digits and thousands commas), if any.
+fn figure_after(text: &str, label: &str) -> Option<usize> {
+    let rest = &text[text.find(label)? + label.len()..];
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// Q8 item 1: `preview` and `compact` counted the catalog part's header line in "framing"
+/// (`framing 18`, the catalog 8 tokens under the Catalog pane's figure), while the pane
+/// counted it in the catalog. One notion of the request's parts now (system, prompt,
+/// attachments, catalog with its header, framing; `request.totals`): for one workspace and
+/// prompt, the text preview, `preview --json` (the MCP preview answer is the same JSON),
+/// `compact` (text and JSON) and the console's panes show the same catalog, allowance and
+/// framing figures, and the parts add up to the request's input tokens.
+#[test]
+fn every_surface_shows_the_same_request_parts() {
+    let (_d, ws) = workspace();
+    for row in ["*", "openai/gpt-4o-mini"] {
+        let mut state = started(&ws);
+        let at = common::console::row_of(&state, row);
+        apply(
+            &ws,
+            &mut state,
+            [
+                Action::SelectRow(at),
+                Action::FocusPrompt,
+                Action::Paste("summarise this launch note and draft a blog post from it".into()),
+            ],
+        );
+        let planned = &state.request.as_ref().expect("planned").planned;
+        // preview --json, and the MCP server's preview answer (the same serialisation).
+        let json = serde_json::to_value(planned).unwrap();
+        let sum = |names: &[&str]| -> usize {
+            json["request"]["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| names.contains(&p["part"].as_str().unwrap()))
+                .map(|p| p["tokens"].as_u64().unwrap() as usize)
+                .sum()
+        };
+        let system = sum(&["system prompt"]);
+        let catalog = sum(&["catalog"]);
+        let prompt = sum(&["defaults", "hint", "prior", "intent"]);
+        let attachments = sum(&["context", "attachment"]);
+        let total = json["request"]["input_tokens"].as_u64().unwrap() as usize;
+        let framing = total - system - catalog - prompt - attachments;
+        let allowance = &json["compaction"]["allowance"];
+        let allowed = allowance["tokens"].as_u64().unwrap() as usize;
+        let chat_framing = allowance["framing_tokens"].as_u64().unwrap() as usize;
+        assert_eq!(
+            allowance["framing_tokens"], json["request"]["framing_tokens"],
+            "{row}: the allowance's framing is the chat format's, the header is the catalog's"
+        );
+        assert_eq!(
+            json["request"]["totals"],
+            serde_json::json!({"system": system, "prompt": prompt, "attachments": attachments,
+                "catalog": catalog, "framing": framing, "total": total}),
+            "{row}: the parts add up to the request"
+        );
+        // compact --json (and the MCP compact_catalog answer).
+        let compact =
+            serde_json::to_value(CompactReport::of(planned, &ws.catalog_origin).unwrap()).unwrap();
+        assert_eq!(compact["parts"], json["request"]["totals"], "{row}");
+        assert_eq!(compact["allowance"], *allowance, "{row}");
+        assert_eq!(compact["catalog_tokens"]["sent"], catalog, "{row}");
+
+        // The text preview: the CATALOG section and the request's parts.
+        let text = ctxconsole::cli::preview::describe(planned);
+        let section = &text[text.find("\nCATALOG").unwrap()..];
+        assert_eq!(
+            figure_after(section, "allowance "),
+            Some(allowed),
+            "{row}:\n{section}"
+        );
+        assert_eq!(
+            figure_after(section, "framing "),
+            Some(chat_framing),
+            "{row}"
+        );
+        // The whole catalog in the same terms as the catalog part sent.
+        let full = compact["catalog_tokens"]["full"]
+            .as_u64()
+            .map(|n| n as usize);
+        assert_eq!(figure_after(section, " B, "), full, "{row}:\n{section}");
+        let sent = section
+            .lines()
+            .find(|l| l.contains(" B, "))
+            .and_then(|l| l.split(" tokens").next())
+            .and_then(|l| l.rsplit("→ ").next())
+            .map(|n| n.replace(',', "").parse::<usize>().unwrap());
+        assert_eq!(
+            sent,
+            Some(catalog),
+            "{row}: the catalog as sent:\n{section}"
+        );
+        let line = format!(
+            "input {total} = system {system} + catalog {catalog} + prompt {prompt} + attachments {attachments} + framing {framing}"
+        );
+        let plain = text.replace(',', "");
+        assert!(plain.contains(&line), "{row}: {line}\n{text}");
+
+        // compact's text.
+        let text = ctxconsole::cli::compact::describe(planned, &ws.catalog_origin);
+        assert_eq!(
+            figure_after(&text, "allowance  "),
+            Some(allowed),
+            "{row}:\n{text}"
+        );
+        assert!(
+            text.replace(',', "")
+                .contains(&format!("− {chat_framing} framing")),
+            "{row}:\n{text}"
+        );
+        let after = text
+            .lines()
+            .find(|l| l.starts_with("after "))
+            .and_then(|l| l.split(", ").nth(1))
+            .and_then(|t| t.split(" tokens").next())
+            .map(|n| n.replace(',', "").parse::<usize>().unwrap());
+        assert_eq!(after, Some(catalog), "{row}:\n{text}");
+        assert!(
+            text.replace(',', "").contains(&line),
+            "{row}: {line}\n{text}"
+        );
+
+        // The console: the Catalog pane's figures and the Preview's parts.
+        let s = screen(&state, 200, 60);
+        assert_eq!(
+            catalog_tokens_on_screen(&s),
+            (catalog, catalog),
+            "{row}:\n{s}"
+        );
+        let pane = s.replace(',', "");
+        assert!(
+            pane.contains(&format!("allowance {allowed} tok = ")),
+            "{row}: allowance {allowed}:\n{s}"
+        );
+        assert!(
+            pane.contains(&format!("− {chat_framing} framing")),
+            "{row}:\n{s}"
+        );
+        let framing_row = s
+            .lines()
+            .find_map(|l| l.split("│framing ").nth(1))
+            .and_then(|r| r.split_whitespace().next())
+            .map(|n| n.replace(',', "").parse::<usize>().unwrap());
+        assert_eq!(
+            framing_row,
+            Some(framing),
+            "{row}: the Preview's framing row:\n{s}"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::preview::{fate_counts, read_attachments, request_context};
+use crate::cli::preview::{fate_counts, parts_line, read_attachments, request_context};
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
 use crate::core::budget::{MatchedBy, Tier, effective_row};
@@ -155,19 +155,21 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         thousands(a.margin_tokens),
         a.bytes.map(thousands).unwrap_or_else(|| "none".into())
     ));
+    let ct = p.catalog_tokens();
     out.push_str(&format!(
         "before     {} bytes, {} tokens{est}\nafter      {} bytes, {} tokens{est}  ({} of {} entries kept){}\n",
         thousands(t.before_bytes),
-        thousands(t.before_tokens),
+        thousands(ct.full),
         thousands(t.after_bytes),
-        thousands(t.after_tokens),
+        thousands(ct.sent),
         t.kept,
         t.total,
         if t.fits { "" } else { "  DOES NOT FIT: even an empty catalog is over the allowance" }
     ));
+    out.push_str(&format!("request    {}\n", parts_line(&p.request.totals)));
     if p.asked {
         out.push_str(&format!(
-            "request    {}; planner: {}\n",
+            "planned    {}; planner: {}\n",
             fate_counts(p),
             if p.planner.categories.is_empty() {
                 p.planner

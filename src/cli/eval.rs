@@ -181,21 +181,16 @@ pub struct RankReport {
     pub test: Figures,
     pub all: Figures,
     pub bm25: Bm25Constants,
-    /// Top-1 accuracy of the ranker split by whether it was confident (the escalation rule).
+    /// Top-1 accuracy of the ranker split by whether it was confident (the escalation rule);
+    /// a side with no question has no figure (`null`; the text says n/a), not 0.0.
     pub confident_share: f64,
-    pub top1_when_confident: f64,
-    pub top1_when_unsure: f64,
+    pub top1_when_confident: Option<f64>,
+    pub top1_when_unsure: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<Miss>,
     /// The ranker's figures per question, in case order (for paired comparisons).
     #[serde(skip)]
     pub per_case: Vec<CaseMetrics>,
-    /// How many questions the ranker was confident on, and unsure on: a side with none has
-    /// no top-1 figure (the text says n/a, not 0.000).
-    #[serde(skip)]
-    pub confident_cases: usize,
-    #[serde(skip)]
-    pub unsure_cases: usize,
 }
 
 /// One question's ranks, for `--per-question`.
@@ -355,7 +350,8 @@ pub fn evaluate_with(
     }
     let n = set.cases.len().max(1);
     let unsure = set.cases.len() - confident;
-    let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    // No question on a side is no figure: 0.0 would read as all of them missed.
+    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
     let mut all = tune.clone();
     all.ranker.merge(&test.ranker);
     all.bm25.merge(&test.bm25);
@@ -379,14 +375,20 @@ pub fn evaluate_with(
         top1_when_unsure: ratio(unsure_hits, unsure),
         misses,
         per_case,
-        confident_cases: confident,
-        unsure_cases: unsure,
     };
     (report, lines)
 }
 
 /// The share of a set's questions under which a half is said to be nearly empty.
 const LOPSIDED_HALF: f64 = 0.10;
+
+/// What the split by FNV-1a parity means for ids, said once: `eval rank`'s `protocol`, the
+/// note on a lopsided split and the README say it in these words.
+macro_rules! split_parity {
+    () => {
+        "the hash's parity is set by how many of the id's bytes are odd (FNV-1a's offset basis and prime are odd: an odd count gives an even hash, tune, and an even count an odd one, test), so ids that differ only in even digits (case-0, case-2, …) or are anagrams fall in one half"
+    };
+}
 
 /// A note when one half of a set has no question, or under [`LOPSIDED_HALF`] of them
 /// (tester 11 T11-5: ids `case-0, case-2, …` all fell in tune, and the test half's n/a went
@@ -417,8 +419,13 @@ fn lopsided_split_note(named: &NamedSet) -> Option<String> {
         )
     };
     Some(format!(
-        "{}: {holds}: the split is by the parity of each id's FNV-1a hash (NESTFUL: the question's text), which is the parity of how many of its bytes are odd, so ids that differ only in even digits (case-0, case-2, …) fall in one half; the split is kept, as every weight was tuned on the tune halves",
-        named.name
+        concat!(
+            "{}: {holds}: the split is by the parity of each id's FNV-1a hash (NESTFUL: the question's text): ",
+            split_parity!(),
+            "; the split is kept, as every weight was tuned on the tune halves"
+        ),
+        named.name,
+        holds = holds
     ))
 }
 
@@ -654,7 +661,11 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
 }
 
 /// How the figures are made, stated in every suite report.
-pub const PROTOCOL: &str = "Each set is split in two by an FNV-1a hash of each question's id (even: tune, odd: test; NESTFUL questions have no id, so their text is hashed). Composed sets join 2 or 3 questions of one half (texts joined the ways people join requests, expected tools unioned, the pool kept), so no test question meets a tune one. Every ranker weight was chosen on the tune halves only; the test halves are reported, never tuned on. A name several pooled entries share counts once, at its best place. BM25 is Okapi BM25 over the same words the ranker indexes, one field, k1 1.2, b 0.75.";
+pub const PROTOCOL: &str = concat!(
+    "Each set is split in two by an FNV-1a hash of each question's id (even: tune, odd: test; NESTFUL questions have no id, so their text is hashed); ",
+    split_parity!(),
+    ". Composed sets join 2 or 3 questions of one half (texts joined the ways people join requests, expected tools unioned, the pool kept), so no test question meets a tune one. Every ranker weight was chosen on the tune halves only; the test halves are reported, never tuned on. A name several pooled entries share counts once, at its best place. BM25 is Okapi BM25 over the same words the ranker indexes, one field, k1 1.2, b 0.75.",
+);
 
 /// Every set of a suite.
 #[derive(Debug, Serialize)]
@@ -823,20 +834,14 @@ pub fn describe(r: &RankReport) -> String {
     out.push_str(&metrics_table(&rows));
     // No question on a side is no figure: 0.000 would read as all of them missed (tester 11
     // T11-6: "0.000 when not" when every question was confident).
-    let top1 = |value: f64, cases: usize| {
-        if cases == 0 {
-            "n/a".to_string()
-        } else {
-            format!("{value:.3}")
-        }
-    };
+    let top1 = |value: Option<f64>| value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"));
     out.push_str(&format!(
         "\nBM25: Okapi, k1 {}, b {}, over the ranker's words. confident on {:.0}% of questions: top-1 {} when confident, {} when not (those escalate)\n",
         r.bm25.k1,
         r.bm25.b,
         r.confident_share * 100.0,
-        top1(r.top1_when_confident, r.confident_cases),
-        top1(r.top1_when_unsure, r.unsure_cases)
+        top1(r.top1_when_confident),
+        top1(r.top1_when_unsure)
     ));
     for m in &r.misses {
         out.push_str(&format!(
@@ -953,6 +958,38 @@ pub fn describe_suite(s: &SuiteReport) -> String {
 #[cfg(test)]
 mod bar_tests {
     use super::*;
+
+    /// Q8: `protocol` in `eval rank --json` states the split's property as the README does,
+    /// in the one wording (`split_parity!`), and the property holds.
+    #[test]
+    fn the_protocol_states_the_split_as_the_readme_does() {
+        let rule = split_parity!();
+        assert!(PROTOCOL.contains(rule), "{PROTOCOL}");
+        let readme = include_str!("../../README.md")
+            .replace('\n', " ")
+            .replace('`', "");
+        assert!(
+            readme.contains(rule),
+            "the README's protocol paragraph words it otherwise"
+        );
+        // It is so: an odd count of odd bytes is an even hash (tune), and ids differing only
+        // in even digits, or anagrams, share a half.
+        let even = |id: &str| sets::stable_hash(id).is_multiple_of(2);
+        let odd_bytes = |id: &str| id.bytes().filter(|b| b % 2 == 1).count();
+        for id in [
+            "case-0",
+            "case-1",
+            "multiple_0",
+            "multiple_17",
+            "live_simple_3-2-1",
+            "x",
+            "",
+        ] {
+            assert_eq!(even(id), odd_bytes(id) % 2 == 1, "{id}");
+        }
+        assert_eq!(even("case-0"), even("case-2"));
+        assert_eq!(even("ab-12"), even("ba-21"));
+    }
 
     fn m(r5: f64, all10: f64) -> RankMetrics {
         RankMetrics {

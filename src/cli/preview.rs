@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::cli::table::render;
 use crate::cli::{emit, parse_tier, print_json};
+use crate::core::assemble::PartTotals;
 use crate::core::budget::{Tier, effective_row};
 use crate::core::chart::{WindowBar, window_bar};
 use crate::core::compare::Arm;
@@ -261,6 +262,20 @@ pub fn window_line(bar: &WindowBar, cells: usize) -> String {
     )
 }
 
+/// The request's input by part, as one line: `input 2,882 = system 78 + catalog 2,761 +
+/// prompt 33 + attachments 0 + framing 10`. `preview` and `compact` print it.
+pub fn parts_line(t: &PartTotals) -> String {
+    format!(
+        "input {} = system {} + catalog {} + prompt {} + attachments {} + framing {}",
+        thousands(t.total),
+        thousands(t.system),
+        thousands(t.catalog),
+        thousands(t.prompt),
+        thousands(t.attachments),
+        thousands(t.framing)
+    )
+}
+
 fn money(usd: f64) -> String {
     format!("${usd:.6}")
 }
@@ -430,6 +445,7 @@ pub fn describe(p: &Preview) -> String {
 
     let c = &p.compaction;
     let t = &c.trim;
+    let ct = p.catalog_tokens();
     let _ = writeln!(
         o,
         "\nCATALOG  allowance {} tokens{} (input ceiling {} − system {} − prompt {} − framing {} − margin {})",
@@ -446,11 +462,11 @@ pub fn describe(p: &Preview) -> String {
     );
     let _ = writeln!(
         o,
-        "  {} → {} B, {} → {} tokens{}; {}; steps {}; {}",
+        "  {} → {} B, {} → {} tokens with its header line{}; {}; steps {}; {}",
         thousands(t.before_bytes),
         thousands(t.after_bytes),
-        thousands(t.before_tokens),
-        thousands(t.after_tokens),
+        thousands(ct.full),
+        thousands(ct.sent),
         est(t.exact_tokens),
         fate_counts(p),
         t.steps_applied,
@@ -487,6 +503,7 @@ pub fn describe(p: &Preview) -> String {
         q.response_format.unwrap_or("none")
     );
     let _ = writeln!(o, "  {}", window_line(&window_bar(p), WINDOW_CELLS));
+    let _ = writeln!(o, "  {}", parts_line(&q.totals));
     let rows: Vec<Vec<String>> = q
         .parts
         .iter()
@@ -536,7 +553,7 @@ mod tests {
             part("catalog", 4_000),
             part("intent", 20),
         ];
-        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 4_107);
+        let bar = WindowBar::from_totals(16_000, 1_500, &PartTotals::of(&parts, 4_107));
         let line = window_line(&bar, 40);
         assert_eq!(
             line,
@@ -548,7 +565,10 @@ mod tests {
         assert!(!line.contains('\n'));
         // Over the ceiling: said, with by how much.
         let big = [part("system prompt", 80), part("attachment", 17_000)];
-        let over = window_line(&WindowBar::from_parts(16_000, 1_500, &big, 17_090), 40);
+        let over = window_line(
+            &WindowBar::from_totals(16_000, 1_500, &PartTotals::of(&big, 17_090)),
+            40,
+        );
         assert!(
             over.ends_with("; OVER the input ceiling by 1,090"),
             "{over}"

@@ -52,6 +52,9 @@ pub struct AssembledRequest {
     /// Per-message and reply-priming tokens of the chat format.
     pub framing_tokens: usize,
     pub input_tokens: usize,
+    /// The request's input by part (system, prompt, attachments, catalog, framing), adding
+    /// up to `input_tokens`: the figures every surface shows.
+    pub totals: PartTotals,
     pub exact: bool,
     /// The catalog rides in the system prompt, byte-identical across calls.
     pub prefix_cache: bool,
@@ -64,6 +67,63 @@ pub struct AssembledRequest {
 
 /// The part the catalog rides in, its header line (`CATALOG (routing guide):`) included.
 pub const CATALOG_PART: &str = "catalog";
+
+/// The parts of the instruction: the caller's defaults, the planner's hint, the past-plans
+/// prior and the instruction itself.
+pub const PROMPT_PARTS: [&str; 4] = ["defaults", "hint", "prior", "intent"];
+
+/// The parts sent beside the instruction: a pasted instruction's briefing and the
+/// attachments.
+pub const ATTACHMENT_PARTS: [&str; 2] = ["context", "attachment"];
+
+/// The request's input by part, counted once here: `preview` (text and `--json`),
+/// `compact` (text and `--json`), the console's panes and the MCP tools all show these.
+/// The parts add up to `total`, the request's input tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PartTotals {
+    /// The system prompt.
+    pub system: usize,
+    /// The instruction with the defaults, the hint and the past-plans prior
+    /// ([`PROMPT_PARTS`]).
+    pub prompt: usize,
+    /// Attachments and a pasted instruction's briefing, as sent ([`ATTACHMENT_PARTS`]).
+    pub attachments: usize,
+    /// The catalog part as the model receives it, its header line included.
+    pub catalog: usize,
+    /// What the parts leave of the request's count: the chat format's per-message and
+    /// reply-priming tokens and the blank lines between parts.
+    pub framing: usize,
+    /// The request's input tokens.
+    pub total: usize,
+}
+
+impl PartTotals {
+    /// From the counted parts and the request's whole input (framing included).
+    pub fn of(parts: &[RequestPart], total: usize) -> PartTotals {
+        let sum = |names: &[&str]| -> usize {
+            parts
+                .iter()
+                .filter(|p| names.contains(&p.part))
+                .map(|p| p.tokens)
+                .sum()
+        };
+        let system = sum(&[SYSTEM_PART]);
+        let prompt = sum(&PROMPT_PARTS);
+        let attachments = sum(&ATTACHMENT_PARTS);
+        let catalog = sum(&[CATALOG_PART]);
+        PartTotals {
+            system,
+            prompt,
+            attachments,
+            catalog,
+            framing: total.saturating_sub(system + prompt + attachments + catalog),
+            total,
+        }
+    }
+}
+
+/// The system prompt's part.
+pub const SYSTEM_PART: &str = "system prompt";
 
 impl AssembledRequest {
     /// The catalog as the model receives it, header line included, counted once here: the
@@ -256,7 +316,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     let catalog_role = if row.prefix_cache { "system" } else { "user" };
 
     let mut parts = vec![RequestPart {
-        part: "system prompt",
+        part: SYSTEM_PART,
         role: "system",
         bytes: sys.len(),
         tokens: count(sys),
@@ -353,6 +413,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
             + (input_tokens - cacheable_tokens) as f64 * per_token(p.input),
         output_max: row.output_tokens as f64 * per_token(p.output),
     };
+    let totals = PartTotals::of(&parts, input_tokens);
     AssembledRequest {
         model: inp.model.to_string(),
         messages: vec![
@@ -371,6 +432,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         parts,
         framing_tokens,
         input_tokens,
+        totals,
         exact: tokens::count(tok, "").exact,
         prefix_cache: row.prefix_cache,
         cacheable_tokens,
@@ -549,17 +611,19 @@ mod tests {
             assert!(part.tokens > body, "{tokenizer:?}: the header is counted");
             assert_eq!(part.bytes, CATALOG_LABEL.len() + "{\"packs\":[]}".len());
             let a = crate::core::prompt::catalog_allowance(&row, "", "do a thing");
-            assert_eq!(a.chat_framing_tokens(), r.framing_tokens, "{tokenizer:?}");
-            assert_eq!(a.catalog_part_tokens(), a.tokens + label, "{tokenizer:?}");
-            // A body of exactly the allowance: its part within the part's allowance.
-            let fill = "x".repeat(a.tokens.min(2_000));
-            if tokens::count(tokenizer, &fill).tokens <= a.tokens {
+            assert_eq!(a.framing_tokens, r.framing_tokens, "{tokenizer:?}");
+            assert_eq!(a.catalog_header_tokens, label, "{tokenizer:?}");
+            assert_eq!(a.allowance().tokens + label, a.tokens, "{tokenizer:?}");
+            // A body of exactly the text's allowance: its part within the part's allowance.
+            let text = a.allowance().tokens;
+            let fill = "x".repeat(text.min(2_000));
+            if tokens::count(tokenizer, &fill).tokens <= text {
                 let with = RequestInputs {
                     catalog: &fill,
                     ..inputs(&row, "do a thing")
                 };
                 let part = assemble(&with).catalog_part().map(|p| p.tokens);
-                assert!(part <= Some(a.catalog_part_tokens()), "{tokenizer:?}");
+                assert!(part <= Some(a.tokens), "{tokenizer:?}");
             }
         }
     }
@@ -575,6 +639,29 @@ mod tests {
         row.prices.output = 15.0;
         let r = assemble(&inputs(&row, "plan my week"));
         assert!(r.parts.iter().all(|p| p.tokens > 0));
+        // The request's parts by kind add up to its input, the catalog with its header.
+        let attached = [AttachedText {
+            name: "notes.md",
+            text: "# Notes\nsome words",
+        }];
+        for tokenizer in [Tokenizer::Estimate, Tokenizer::O200k] {
+            let mut row = row.clone();
+            row.tokenizer = tokenizer;
+            let with = RequestInputs {
+                context: Some("a briefing"),
+                attachments: &attached,
+                ..inputs(&row, "plan my week")
+            };
+            let q = assemble(&with);
+            let t = q.totals;
+            assert_eq!(
+                t.system + t.prompt + t.attachments + t.catalog + t.framing,
+                q.input_tokens,
+                "{tokenizer:?}: {t:?}"
+            );
+            assert_eq!(Some(t.catalog), q.catalog_part().map(|p| p.tokens));
+            assert!(t.attachments > 0 && t.prompt > 0 && t.framing >= q.framing_tokens);
+        }
         assert!(r.cost.input_cached < r.cost.input_uncached);
         let expect = r.input_tokens as f64 * 3.0 / 1e6;
         assert!((r.cost.input_uncached - expect).abs() < 1e-12);

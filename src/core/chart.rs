@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::core::assemble::RequestPart;
+use crate::core::assemble::PartTotals;
 use crate::core::request::PlannedRequest;
 
 /// One part of the model's window.
@@ -124,38 +124,22 @@ impl WindowBar {
             .collect()
     }
 
-    /// From counts: the row's ceiling and reserve, the assembled parts and the request's
-    /// whole input (`input_tokens` of the assembled request, framing included).
-    pub fn from_parts(
-        input_tokens: usize,
-        output_tokens: usize,
-        parts: &[RequestPart],
-        request_tokens: usize,
-    ) -> WindowBar {
-        let sum = |names: &[&str]| -> usize {
-            parts
-                .iter()
-                .filter(|p| names.contains(&p.part))
-                .map(|p| p.tokens)
-                .sum()
-        };
-        let catalog = sum(&[crate::core::assemble::CATALOG_PART]);
+    /// From counts: the row's ceiling and reserve, and the request's input by part
+    /// ([`PartTotals`], the figures every surface shows). The system segment is the system
+    /// prompt with the framing no part carries.
+    pub fn from_totals(input_tokens: usize, output_tokens: usize, t: &PartTotals) -> WindowBar {
         // The prior is the planner's guidance from past plans, sent in the user message
-        // beside the hint: counted under system, it made the system part grow with history.
-        let instruction = sum(&["defaults", "hint", "prior", "intent"]);
-        let attachments = sum(&["context", "attachment"]);
-        // The system part is what the rest leaves of the request's own count: the system
-        // prompt, and the framing no part carries.
-        let system = request_tokens.saturating_sub(catalog + instruction + attachments);
-        let used = system + catalog + instruction + attachments;
+        // beside the hint: it is in the instruction (`PartTotals::prompt`), not the system.
+        let system = t.system + t.framing;
+        let used = system + t.catalog + t.prompt + t.attachments;
         WindowBar {
             input_tokens,
             output_tokens,
             segments: vec![
                 (WindowPart::System, system),
-                (WindowPart::Catalog, catalog),
-                (WindowPart::Instruction, instruction),
-                (WindowPart::Attachments, attachments),
+                (WindowPart::Catalog, t.catalog),
+                (WindowPart::Instruction, t.prompt),
+                (WindowPart::Attachments, t.attachments),
                 (WindowPart::Output, output_tokens),
                 (WindowPart::Free, input_tokens.saturating_sub(used)),
             ],
@@ -166,12 +150,7 @@ impl WindowBar {
 /// How `request` fills the window of the row it was planned for.
 pub fn window_bar(request: &PlannedRequest) -> WindowBar {
     let row = &request.effective.row;
-    WindowBar::from_parts(
-        row.input_tokens,
-        row.output_tokens,
-        &request.request.parts,
-        request.request.input_tokens,
-    )
+    WindowBar::from_totals(row.input_tokens, row.output_tokens, &request.request.totals)
 }
 
 /// `width` cells shared among `values` in proportion (largest remainder), adding up to
@@ -221,6 +200,7 @@ pub fn apportion(values: &[usize], width: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::assemble::RequestPart;
 
     fn part(name: &'static str, tokens: usize) -> RequestPart {
         RequestPart {
@@ -276,7 +256,7 @@ mod tests {
             part("attachment", 500),
         ];
         // 7 tokens of framing no part carries go to the system part.
-        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 3_659);
+        let bar = WindowBar::from_totals(16_000, 1_500, &PartTotals::of(&parts, 3_659));
         assert_eq!(bar.window(), 17_500);
         assert_eq!(bar.total(), bar.window());
         assert_eq!(bar.tokens(WindowPart::System), 87);
@@ -298,7 +278,7 @@ mod tests {
     #[test]
     fn a_request_over_its_ceiling_says_by_how_much() {
         let parts = [part("system prompt", 80), part("intent", 20_000)];
-        let bar = WindowBar::from_parts(16_000, 1_500, &parts, 20_090);
+        let bar = WindowBar::from_totals(16_000, 1_500, &PartTotals::of(&parts, 20_090));
         assert_eq!(bar.tokens(WindowPart::Free), 0);
         assert_eq!(bar.over_by(), 4_090);
         assert_eq!(bar.total(), 20_090 + 1_500);

@@ -661,11 +661,27 @@ impl PreparedCatalog {
         if !now.fits {
             return now;
         }
+        let back = self.refill(stage, &mut now.kept, &now.cuts, allowance, tokenizer);
+        now.cuts.retain(|&i| !back[i]);
+        now.put_back = (0..self.len()).filter(|&i| back[i]).collect();
+        now
+    }
+
+    /// Each of `cuts` put back into `kept` (which fits), the last cut first, when it fits
+    /// beside what is kept at `stage`, measured exactly as sent. Which were put back.
+    fn refill(
+        &self,
+        stage: usize,
+        kept: &mut Vec<usize>,
+        cuts: &[usize],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> Vec<bool> {
         let mut back = vec![false; self.len()];
         // An entry adds at least its line (without the comma) to the text: the frame and
         // the line before it only grow. Over the cap by that alone, it is not measured.
-        let mut bytes = self.bytes(stage, &now.kept);
-        for &i in now.cuts.iter().rev() {
+        let mut bytes = self.bytes(stage, kept);
+        for &i in cuts.iter().rev() {
             if Self::surely_over(
                 bytes + self.line_bytes(i, stage, true),
                 allowance,
@@ -673,18 +689,16 @@ impl PreparedCatalog {
             ) {
                 continue;
             }
-            let at = now.kept.partition_point(|&j| j < i);
-            now.kept.insert(at, i);
-            if self.fits(stage, &now.kept, allowance, tokenizer) {
+            let at = kept.partition_point(|&j| j < i);
+            kept.insert(at, i);
+            if self.fits(stage, kept, allowance, tokenizer) {
                 back[i] = true;
-                bytes = self.bytes(stage, &now.kept);
+                bytes = self.bytes(stage, kept);
             } else {
-                now.kept.remove(at);
+                kept.remove(at);
             }
         }
-        now.cuts.retain(|&i| !back[i]);
-        now.put_back = (0..self.len()).filter(|&i| back[i]).collect();
-        now
+        back
     }
 
     /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
@@ -857,9 +871,20 @@ impl PreparedCatalog {
                     tokenizer,
                 ),
             };
-            cut.extend_from_slice(&now.cuts);
+            let mut cuts = now.cuts;
             kept = now.kept;
             fits = now.fits;
+            if fits {
+                // The kept set is chosen fully trimmed, as the cut is judged; it is sent with
+                // the fewest trim steps with which it fits (Q8: the 20 small entries left
+                // after a big one was cut went with all six steps though they fit
+                // untrimmed), and the steps said are those that changed what is sent. Room
+                // that frees is offered to the entries still cut, as the refill does.
+                (stage, dropped, _) = self.trim_stage(&kept, allowance, tokenizer);
+                let back = self.refill(stage, &mut kept, &cuts, allowance, tokenizer);
+                cuts.retain(|&i| !back[i]);
+            }
+            cut.extend_from_slice(&cuts);
         }
         let cut = cut
             .into_iter()
@@ -1050,6 +1075,22 @@ pub fn compact_reserialising(
         .copied()
         .filter(|i| !oversized.contains(i))
         .collect();
+    // Put back each entry cut, the last cut first, that fits beside what is kept as `g` has
+    // it.
+    let refill =
+        |g: &RoutingGuide, mut cuts: Vec<usize>, mut kept: Vec<usize>, mut text: String| {
+            for &i in cuts.clone().iter().rev() {
+                let mut with: Vec<usize> = kept.clone();
+                with.push(i);
+                with.sort_unstable();
+                let with_text = render(g, &with);
+                if fits(&with_text) {
+                    (kept, text) = (with, with_text);
+                    cuts.retain(|&j| j != i);
+                }
+            }
+            (cuts, kept, text)
+        };
     // Cut `rest` (less `out`) from its front, one entry at a time, until `all` (less `out`)
     // fits as `g` has it; then put back each entry cut, the last cut first, that fits beside
     // what is kept.
@@ -1066,16 +1107,7 @@ pub fn compact_reserialising(
             text = render(g, &kept);
         }
         if fits(&text) {
-            for &i in cuts.clone().iter().rev() {
-                let mut with: Vec<usize> = kept.clone();
-                with.push(i);
-                with.sort_unstable();
-                let with_text = render(g, &with);
-                if fits(&with_text) {
-                    (kept, text) = (with, with_text);
-                    cuts.retain(|&j| j != i);
-                }
-            }
+            (cuts, kept, text) = refill(g, cuts, kept, text);
         }
         (cuts, kept, text)
     };
@@ -1167,14 +1199,19 @@ pub fn compact_reserialising(
             alone_over,
             crowds_out,
         };
+    let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
+    let mut cuts = Vec::new();
+    if !fits(&text) {
+        (cuts, kept, text) = cut_linear(&g, &out);
+        if fits(&text) {
+            // Sent with the fewest steps with which the kept set fits, then the refill again.
+            (g, text, stage, dropped) = trim_all(&kept);
+            (cuts, kept, text) = refill(&g, cuts, kept, text);
+        }
+    }
     cut.extend(oversized.iter().map(|&i| entry(&g, i, true, None)));
     cut.extend(crowded.iter().map(|&(i, c)| entry(&g, i, false, Some(c))));
-    let mut kept: Vec<usize> = all.iter().copied().filter(|i| !out.contains(i)).collect();
-    if !fits(&text) {
-        let (cuts, k, t) = cut_linear(&g, &out);
-        cut.extend(cuts.iter().map(|&i| entry(&g, i, false, None)));
-        (kept, text) = (k, t);
-    }
+    cut.extend(cuts.iter().map(|&i| entry(&g, i, false, None)));
     let trim = TrimRecord {
         before_bytes,
         after_bytes: text.len(),
@@ -1767,7 +1804,12 @@ mod tests {
             let cut: Vec<&str> = c.trim.cut.iter().map(|e| e.name.as_str()).collect();
             assert_eq!(cut, ["big"]);
             assert_eq!(c.trim.cut[0].reason(), None, "cut for room, by rank");
-            assert_eq!(c.text, p.render(c.trim.steps_applied as usize, &smalls));
+            // Q8: the smalls fit untrimmed, so they go untrimmed and no step is said (they
+            // went with all six steps).
+            assert!(p.fits(0, &smalls, allowance, tok));
+            assert_eq!(c.trim.steps_applied, 0, "{:?}", c.trim);
+            assert_eq!(c.trim.dropped, [], "{:?}", c.trim);
+            assert_eq!(c.text, p.render(0, &smalls));
             assert!(c.text.len() <= 10_000);
             let anchor = compact_reserialising(&g, allowance, tok, &order);
             assert_eq!((&c.text, &c.trim), (&anchor.text, &anchor.trim));
@@ -1869,6 +1911,47 @@ mod tests {
             c.trim.after_tokens,
             tokens::count(Tokenizer::O200k, &c.text).tokens
         );
+    }
+
+    /// Q8: after a cut, the kept set goes with the fewest trim steps with which it fits:
+    /// not with one step fewer, and the steps said are those that changed what is sent.
+    #[test]
+    fn after_a_cut_the_kept_entries_go_with_the_fewest_trim_steps() {
+        let p = PreparedCatalog::new(guide());
+        let order = CutOrder::from_end(p.guide());
+        let mut fewer = 0;
+        for cap in (20..2_000).step_by(7) {
+            for tok in [Tokenizer::O200k, Tokenizer::Estimate] {
+                let allowance = Allowance {
+                    tokens: cap / 2,
+                    bytes: Some(cap),
+                };
+                let c = p.compact(allowance, tok, &order);
+                if c.trim.cut.is_empty() || !c.trim.fits {
+                    continue;
+                }
+                let stage = usize::from(c.trim.steps_applied);
+                assert!(p.fits(stage, &c.kept, allowance, tok), "cap {cap}");
+                assert!(
+                    stage == 0 || !p.fits(stage - 1, &c.kept, allowance, tok),
+                    "cap {cap} {tok:?}: fits with {} steps, sent with {stage}",
+                    stage - 1
+                );
+                for d in &c.trim.dropped {
+                    let n = usize::from(d.step.number());
+                    assert!(n <= stage, "cap {cap}: {d:?} said, {stage} applied");
+                    assert_ne!(p.render(n - 1, &c.kept), p.render(n, &c.kept), "cap {cap}");
+                }
+                fewer += usize::from(stage < LAST_STAGE);
+                let anchor = compact_reserialising(p.guide(), allowance, tok, &order);
+                assert_eq!(
+                    (&c.text, &c.trim),
+                    (&anchor.text, &anchor.trim),
+                    "cap {cap}"
+                );
+            }
+        }
+        assert!(fewer > 0, "no cut went with fewer than every step");
     }
 
     #[test]

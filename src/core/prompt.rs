@@ -73,20 +73,24 @@ pub fn safety_margin(input_tokens: usize) -> usize {
     (input_tokens / 25).max(128)
 }
 
-/// Where the input ceiling goes, and what is left for the catalog.
+/// Where the input ceiling goes, and what is left for the catalog — in the terms of the
+/// request's parts ([`crate::core::assemble::PartTotals`]): the catalog part as the model
+/// receives it, its header line (`CATALOG (routing guide):`) included, and the chat format's
+/// own framing. Every surface (`preview`, `compact`, their `--json`, the Catalog pane, the MCP
+/// tools) shows these figures as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AllowanceBreakdown {
     pub input_tokens: usize,
     pub system_prompt_tokens: usize,
     pub defaults_tokens: usize,
     pub prompt_tokens: usize,
+    /// The chat format's own framing (per message, reply priming): the assembled request's
+    /// `framing_tokens`. The catalog's header line is not in it: it is in `tokens`.
     pub framing_tokens: usize,
     pub margin_tokens: usize,
-    /// The catalog part's header line (`CATALOG (routing guide):`), counted in
-    /// `framing_tokens`.
-    #[serde(skip)]
-    pub catalog_label_tokens: usize,
-    /// What is left for the catalog, in tokens as sent.
+    /// The catalog part's header line, counted in `tokens`.
+    pub catalog_header_tokens: usize,
+    /// What is left for the catalog part as sent, its header line included.
     pub tokens: usize,
     /// The row's byte cap, if any.
     pub bytes: Option<usize>,
@@ -94,21 +98,11 @@ pub struct AllowanceBreakdown {
 }
 
 impl AllowanceBreakdown {
-    /// What is left for the catalog part as the model receives it, its header line
-    /// included: the terms of the assembled request's catalog part (`catalog_part`).
-    pub fn catalog_part_tokens(&self) -> usize {
-        self.tokens + self.catalog_label_tokens
-    }
-
-    /// The chat format's own framing (per message, reply priming), the catalog's header line
-    /// not counted: the assembled request's `framing_tokens`.
-    pub fn chat_framing_tokens(&self) -> usize {
-        self.framing_tokens - self.catalog_label_tokens
-    }
-
+    /// What the catalog text itself may take (the part's allowance less its header line):
+    /// what compaction fits the catalog into.
     pub fn allowance(&self) -> Allowance {
         Allowance {
-            tokens: self.tokens,
+            tokens: self.tokens.saturating_sub(self.catalog_header_tokens),
             bytes: self.bytes,
         }
     }
@@ -133,7 +127,7 @@ pub fn allowance_from_counts(
     prompt_tokens: usize,
 ) -> AllowanceBreakdown {
     let label = tokens::count(row.tokenizer, CATALOG_LABEL).tokens;
-    let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING + label;
+    let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
     let margin_tokens = safety_margin(row.input_tokens);
     let used =
         system_prompt_tokens + defaults_tokens + prompt_tokens + framing_tokens + margin_tokens;
@@ -144,7 +138,7 @@ pub fn allowance_from_counts(
         prompt_tokens,
         framing_tokens,
         margin_tokens,
-        catalog_label_tokens: label,
+        catalog_header_tokens: label,
         tokens: row.input_tokens.saturating_sub(used),
         bytes: row.max_catalog_bytes,
         exact: row.tokenizer != Tokenizer::Estimate,

@@ -247,6 +247,32 @@ pub struct PlannedRequest {
     pub effective: EffectiveRow,
 }
 
+/// The catalog's token figures as the model receives it, its header line included: the
+/// request's catalog part, and the whole catalog in the same terms. `preview`, `compact` (and
+/// its `--json`) and the Catalog pane show these; the trim record's `before_tokens` and
+/// `after_tokens` count the catalog text alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CatalogTokens {
+    /// The catalog part as sent ([`AssembledRequest::catalog_part`]).
+    pub sent: usize,
+    /// The whole catalog, untrimmed and uncut, with the same header line.
+    pub full: usize,
+}
+
+impl PlannedRequest {
+    /// The catalog's figures as sent and in full, header line included, from the one catalog
+    /// part of the assembled request.
+    pub fn catalog_tokens(&self) -> CatalogTokens {
+        let t = &self.compaction.trim;
+        let sent = self.request.catalog_part().map_or(0, |p| p.tokens);
+        let header = sent.saturating_sub(t.after_tokens);
+        CatalogTokens {
+            sent,
+            full: t.before_tokens + header,
+        }
+    }
+}
+
 /// Rank the catalog for an intent and turn it into a cut order (lowest first).
 pub fn cut_order_for(catalog: &PreparedCatalog, ranking: Option<&Ranking>) -> CutOrder {
     match ranking {
@@ -409,6 +435,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let used = fixed.system_prompt_tokens
         + fixed.defaults_tokens
         + fixed.framing_tokens
+        + fixed.catalog_header_tokens
         + wrapping_of(&RequestInputs {
             model: &effective.model,
             row,
@@ -583,8 +610,9 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             bytes: None,
         };
         let mut c = catalog.compact_among(unbounded, tok, &order, Some(&allowed));
-        c.trim.fits = c.trim.after_tokens <= allowance.tokens
-            && allowance.bytes.is_none_or(|b| c.trim.after_bytes <= b);
+        let fits = allowance.allowance();
+        c.trim.fits = c.trim.after_tokens <= fits.tokens
+            && fits.bytes.is_none_or(|b| c.trim.after_bytes <= b);
         c.trim.cut_policy =
             "A/B arm full: the whole catalog as written (no planner narrowing, no compaction)"
                 .into();

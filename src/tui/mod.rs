@@ -357,34 +357,47 @@ pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitRe
         Ok(_) => first.why.clone(),
     };
     let kept: Vec<&str> = pending.iter().map(|k| k.line.as_str()).collect();
-    let n = unstored::answers(kept.len());
-    match write_unstored(&ctx.workspace, &kept, crate::store::now_secs()) {
-        Ok(path) => {
-            let file = crate::fsio::shell_word(&path);
-            tracing::warn!(
-                file = %path.display(),
-                answers = kept.len(),
-                "answers the store could not take written as plan lines: {why}"
-            );
-            report.said.push(format!(
-                "{n} could not be stored ({why}); each is a plan line in {} (0600): \
-                 `ctxconsole import plans {file}` stores them",
-                path.display()
-            ));
-        }
-        Err(e) => {
-            tracing::warn!(
-                answers = kept.len(),
-                "answers the store could not take, and no file for them: {e:#}"
-            );
-            report.said.push(format!(
-                "{n} could not be stored ({why}) nor written to a file ({e:#}): each is \
-                 printed below as a plan line"
-            ));
-            report.lines = kept.iter().map(|l| l.to_string()).collect();
-        }
-    }
+    let head = format!(
+        "{} could not be stored ({why})",
+        unstored::answers(kept.len())
+    );
+    let written = keep_unstored(&ctx.workspace, &kept, crate::store::now_secs(), &head, "");
+    report.said.extend(written.said);
+    report.lines = written.lines;
     report
+}
+
+/// Answers the store could not take, written to a private file in `dir` as plan lines
+/// ([`write_unstored`]), and what came of it worded once — for the quit ([`on_quit`]) and
+/// for a process that must end now ([`write_in_hand`]): `head` says what the answers are
+/// (`2 answers could not be stored (why)`, `ended while storing 1 answer`), `after` follows
+/// the import hint. Said in the log too; when no file could take them, the lines come back,
+/// to print whole.
+fn keep_unstored(dir: &Path, lines: &[&str], now: i64, head: &str, after: &str) -> QuitReport {
+    let answers = lines.len();
+    let (said, lines) = match write_unstored(dir, lines, now) {
+        Ok(path) => (
+            format!(
+                "{head}; each is a plan line in {} (0600): `ctxconsole import plans {}` stores \
+                 them{after}",
+                path.display(),
+                crate::fsio::shell_word(&path)
+            ),
+            Vec::new(),
+        ),
+        Err(e) => (
+            format!(
+                "{head}, and no file could take them ({e:#}): each is printed below as a plan \
+                 line"
+            ),
+            lines.iter().map(|l| l.to_string()).collect(),
+        ),
+    };
+    tracing::warn!(answers, "{said}");
+    QuitReport {
+        said: vec![said],
+        lines,
+    }
 }
 
 /// Quitting while a send or a live replay is in flight: the calls still out are cancelled
@@ -439,27 +452,18 @@ fn write_in_hand(workspace: &Path) {
     if lines.is_empty() {
         return;
     }
-    let n = unstored::answers(lines.len());
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    match write_unstored(workspace, &refs, crate::store::now_secs()) {
-        Ok(path) => {
-            tracing::warn!(file = %path.display(), answers = lines.len(), "ended while storing: answers written as plan lines");
-            crate::cli::out::eprint_line(&format!(
-                "ctxconsole: ended while storing {n}: each is a plan line in {} (0600): \
-                 `ctxconsole import plans {}` stores them (one stored meanwhile is said to be \
-                 already present)",
-                path.display(),
-                crate::fsio::shell_word(&path)
-            ));
-        }
-        Err(e) => {
-            crate::cli::out::eprint_line(&format!(
-                "ctxconsole: ended while storing {n}, and no file could take them ({e:#}): \
-                 each is printed below as a plan line"
-            ));
-            let _ = crate::cli::out::print_plan_lines(&lines);
-        }
+    let report = keep_unstored(
+        workspace,
+        &refs,
+        crate::store::now_secs(),
+        &format!("ended while storing {}", unstored::answers(lines.len())),
+        " (one stored meanwhile is said to be already present)",
+    );
+    for line in &report.said {
+        crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
     }
+    let _ = crate::cli::out::print_plan_lines(&report.lines);
 }
 
 /// What [`on_quit`] has to say once the console has closed.
@@ -1109,6 +1113,54 @@ async fn event_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Q8 item 4: the quit and an end at once write the answers they could not store through
+    /// one function and word its outcome alike: the file named with the command that stores
+    /// it, or, with no file, the lines handed back to print whole.
+    #[test]
+    fn answers_not_stored_are_kept_and_said_in_one_wording() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [r#"{"plan":1}"#, r#"{"plan":2}"#];
+        let now = 1_764_137_700;
+        for (head, after) in [
+            ("2 answers could not be stored (locked)", ""),
+            (
+                "ended while storing 2 answers",
+                " (one stored meanwhile is said to be already present)",
+            ),
+        ] {
+            let r = keep_unstored(dir.path(), &lines, now, head, after);
+            assert!(r.lines.is_empty(), "{r:?}");
+            let [said] = r.said.as_slice() else {
+                panic!("{r:?}")
+            };
+            let file = said
+                .split(" each is a plan line in ")
+                .nth(1)
+                .and_then(|t| t.split(" (0600)").next())
+                .unwrap_or_else(|| panic!("{said}"));
+            assert!(
+                said.starts_with(&format!("{head}; each is a plan line in ")),
+                "{said}"
+            );
+            assert!(said.ends_with(&format!("` stores them{after}")), "{said}");
+            assert!(said.contains("`ctxconsole import plans "), "{said}");
+            assert_eq!(
+                std::fs::read_to_string(file).unwrap(),
+                "{\"plan\":1}\n{\"plan\":2}\n"
+            );
+        }
+        // No file can take them: said so, and the lines come back to print whole.
+        let gone = dir.path().join("not-a-dir");
+        std::fs::write(&gone, "").unwrap();
+        let r = keep_unstored(&gone, &lines, now, "ended while storing 2 answers", "");
+        assert_eq!(r.lines, lines);
+        assert!(
+            r.said[0].starts_with("ended while storing 2 answers, and no file could take them (")
+                && r.said[0].ends_with("): each is printed below as a plan line"),
+            "{r:?}"
+        );
+    }
 
     #[test]
     fn workspace_keymap_and_theme_overlay_or_fail_naming_the_file() {

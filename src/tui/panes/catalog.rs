@@ -81,13 +81,14 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
 
     let est = if t.exact_tokens { "" } else { " est." };
     let fit_style = if t.fits { theme.ok } else { theme.error };
-    // Tokens as the model receives the catalog: the request's catalog part, header line
-    // included, the one figure the Preview and `preview --json` show (tester 10 T10-21: the
-    // pane showed the compacted text's own count, ~7 tokens less). The full catalog is
-    // counted in the same terms (its text's count and the same header), as is the allowance.
-    let part = view.request.catalog_part();
-    let header = part.map_or(0, |p| p.tokens.saturating_sub(t.after_tokens));
-    let sent_tokens = part.map_or_else(|| "—".to_string(), |p| thousands(p.tokens));
+    // Tokens as the model receives the catalog, header line included, and the allowance in
+    // the same terms: the figures `preview` and `compact` print (`catalog_tokens`).
+    let ct = view.catalog_tokens();
+    let sent_tokens = if view.request.catalog_part().is_some() {
+        thousands(ct.sent)
+    } else {
+        "—".to_string()
+    };
     let summary = vec![
         Line::from(vec![
             Span::styled("as sent ", theme.muted),
@@ -99,18 +100,18 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
             Span::raw(format!(
                 "{} B · {} tok{est}",
                 thousands(t.before_bytes),
-                thousands(t.before_tokens + header)
+                thousands(ct.full)
             )),
         ]),
         Line::from(vec![
             Span::styled("allowance ", theme.muted),
             Span::raw(format!(
                 "{} tok = {} − {} system − {} prompt − {} framing − {} margin",
-                thousands(a.catalog_part_tokens()),
+                thousands(a.tokens),
                 thousands(a.input_tokens),
                 a.system_prompt_tokens,
                 thousands(a.prompt_tokens),
-                a.chat_framing_tokens(),
+                a.framing_tokens,
                 thousands(a.margin_tokens)
             )),
         ]),

@@ -729,6 +729,17 @@ pub fn preview_lines<'a>(
             width,
         )));
     }
+    // What the parts leave of the request's count, so the rows add up to it (`PartTotals`,
+    // the figures `preview` and `compact` print).
+    out.push(Line::raw(clip(
+        &format!(
+            "{:<14} {:<6} {:>8} tokens",
+            "framing",
+            "",
+            thousands(q.totals.framing)
+        ),
+        width,
+    )));
     // The past-plans part: which decompositions, from which plans.
     for d in p.past_steps.iter().flat_map(|prior| &prior.sent) {
         out.push(Line::styled(
