@@ -312,7 +312,8 @@ pub fn describe(p: &Preview) -> String {
         let _ = writeln!(
             o,
             "attachment {}: {} bytes, {} lines, {} tokens{} → {}{}; the ranker read {} outline lines",
-            a.name,
+            // One line, as the request's header writes it (tester 12 T12-15).
+            crate::core::terminal_text::for_terminal_line(&a.name),
             thousands(a.size.bytes),
             thousands(a.size.lines),
             thousands(a.size.tokens),

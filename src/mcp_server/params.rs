@@ -272,10 +272,16 @@ impl<'a> Params<'a> {
                         .ok_or_else(|| bad(self.tool, &at(f), "is required"))?;
                     Ok(string_within(self.tool, &at(f), v, max)?.to_string())
                 };
-                Ok(Attachment::new(
-                    field("name", NAME_MAX)?,
-                    field("text", TEXT_MAX)?,
-                ))
+                let file_name = field("name", NAME_MAX)?;
+                // A name the model reads in the part's header: empty or padded, it reads as
+                // no name or another one (tester 12 T12-15). Line breaks are shown escaped.
+                if file_name.trim().is_empty() {
+                    return Err(bad(self.tool, &at("name"), "is empty"));
+                }
+                if file_name.trim() != file_name {
+                    return Err(bad(self.tool, &at("name"), "has spaces around it"));
+                }
+                Ok(Attachment::new(file_name, field("text", TEXT_MAX)?))
             })
             .collect()
     }
@@ -369,5 +375,19 @@ mod tests {
             "{}",
             e.message
         );
+        for (name, why) in [
+            ("", "is empty"),
+            ("  ", "is empty"),
+            ("  spaced  ", "has spaces around it"),
+        ] {
+            let m = map(json!({"a": [{"name": name, "text": "x"}]}));
+            let p = Params::new("t", &m, &["a"]).unwrap();
+            let e = p.attachments("a").unwrap_err();
+            assert!(
+                e.message.contains(&format!("`a[0].name` {why}")),
+                "{}",
+                e.message
+            );
+        }
     }
 }
