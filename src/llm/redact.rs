@@ -806,6 +806,32 @@ mod tests {
         assert_eq!(Redactor::new(Some("")).text(&text), text);
     }
 
+    /// Every configured key at once, in text and in every string of a JSON value (object
+    /// keys too); with none configured, nothing changes.
+    #[test]
+    fn secrets_take_every_configured_key_out_of_text_and_json() {
+        let other = "or-key-0123456789abcdefXYZ";
+        let s = Secrets::of_keys([KEY, other, KEY, ""]);
+        assert_eq!(s.redactors.len(), 2);
+        assert_eq!(
+            s.text(&format!("a {KEY} b {other} c")),
+            "a [REDACTED] b [REDACTED] c"
+        );
+        let mut v = serde_json::json!({
+            "intent": format!("use {KEY}"),
+            other: [1, format!("x{other}"), null],
+            "n": 3,
+        });
+        s.json(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"intent": "use [REDACTED]", "[REDACTED]": [1, "x[REDACTED]", null], "n": 3})
+        );
+        let none = Secrets::default();
+        assert!(!none.is_active());
+        assert_eq!(none.text(KEY), KEY);
+    }
+
     #[test]
     fn a_short_key_is_redacted_whole_and_only_whole() {
         let r = Redactor::new(Some("hunter2"));

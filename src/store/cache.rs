@@ -609,6 +609,57 @@ mod tests {
         assert_eq!(cache.stats().unwrap().0, 1);
     }
 
+    /// Tester 12 T12-6: a paste holding a configured key is kept with the key taken out,
+    /// under the ref of the paste as given (what its briefing names), read back whole and
+    /// checked; an entry kept before with the key in it is kept again without it, and its
+    /// chunks go.
+    #[test]
+    fn a_paste_holding_a_configured_key_is_kept_without_it_under_its_own_ref() {
+        const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..2_000)
+            .map(|i| format!("line {i} of the log\n"))
+            .chain(std::iter::once(format!("auth: Bearer {KEY}\n")))
+            .collect();
+        let as_given = cache_ref(text.as_bytes());
+        // Kept before the keys were known: the key is in the file.
+        let mut before = OutputCache::open_in(dir.path()).unwrap();
+        assert_eq!(before.store(&text).unwrap().cache_ref, as_given);
+        drop(before);
+        let holds_key = || {
+            let mut all = std::fs::read(dir.path().join(CACHE_FILE)).unwrap();
+            all.extend(std::fs::read(dir.path().join("cache.sqlite-wal")).unwrap_or_default());
+            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+        };
+        assert!(holds_key());
+        let secrets = std::sync::Arc::new(Secrets::of_keys([KEY]));
+        let mut cache = OutputCache::open_in(dir.path())
+            .unwrap()
+            .with_secrets(secrets.clone());
+        let s = cache.store(&text).unwrap();
+        assert_eq!(s.cache_ref, as_given);
+        assert!(!s.existed, "kept again, without the key");
+        let kept = text.replace(KEY, "[REDACTED]");
+        assert_eq!(
+            cache.get(&as_given).unwrap().as_deref(),
+            Some(kept.as_str())
+        );
+        assert_eq!(cache.stats().unwrap(), (1, kept.len()));
+        // Stored again: the same entry.
+        assert!(cache.store(&text).unwrap().existed);
+        cache
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+            .unwrap();
+        assert!(!holds_key(), "the old chunk went");
+        // The check still holds: kept content that changes is damaged.
+        cache
+            .conn
+            .execute("UPDATE chunks SET content = CAST('x' AS BLOB)", [])
+            .unwrap();
+        assert!(cache.get(&as_given).is_err());
+    }
+
     #[test]
     fn a_foreign_file_is_refused_and_untouched() {
         let dir = tempfile::tempdir().unwrap();
