@@ -353,3 +353,45 @@ fn a_key_written_as_key_env_is_refused_and_said_nowhere() {
         );
     }
 }
+
+/// Tester 12 T12-6, the log: a prompt holding another configured provider's key is sent as
+/// written, and the `--log-bodies` log of the request has it redacted as the endpoint's own.
+#[test]
+fn log_bodies_redact_every_configured_key_in_the_prompt() {
+    const OTHER_ENV: &str = "CTXCONSOLE_TEST_OTHER_KEY";
+    const OTHER: &str = "sk-or-v1-0123456789abcdefOTHERKEY";
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let config = home.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{text}\n[providers.other]\nprefix = \"other/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{OTHER_ENV}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .env(OTHER_ENV, OTHER)
+        .args(["--log-bodies", "send"])
+        .arg(format!("deploy with OPENROUTER_API_KEY={OTHER} and {KEY}"))
+        .args(["--model", "test/ok-json", "--no-baseline", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received = server.requests.lock().unwrap()[0].body.to_string();
+    assert!(
+        received.contains(OTHER) && received.contains(KEY),
+        "sent as written"
+    );
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    assert!(log.contains("request body"), "{log}");
+    assert_no_key(&log);
+    assert!(!log.contains(OTHER), "the log holds the other key:\n{log}");
+    assert!(log.contains("OPENROUTER_API_KEY=[REDACTED]"), "{log}");
+}
