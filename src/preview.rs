@@ -15,6 +15,7 @@ use crate::core::planner::Planner;
 use crate::core::rank::{HistoryPrior, RankIndex};
 use crate::core::request::{ATTACHMENT_WEIGHT, PlanInputs, plan_request};
 use crate::embed::Semantic;
+use crate::llm::redact::Secrets;
 use crate::store::cache::OutputCache;
 
 pub use crate::core::request::{
@@ -35,6 +36,9 @@ pub struct PreviewContext {
     pub planner: Arc<Planner>,
     /// Where the output cache lives; `None` computes the ref without storing.
     pub cache_dir: Option<PathBuf>,
+    /// The configured provider keys, taken out of a briefed paste before the cache keeps it
+    /// (the request sent keeps the paste as written).
+    pub secrets: Arc<Secrets>,
     /// Past plans for similar intents, from the history store, lifting the tools that
     /// worked and sinking the ones that were worked around.
     pub prior: Option<Arc<HistoryPrior>>,
@@ -176,7 +180,7 @@ fn keep_briefed(ctx: &PreviewContext, ask: &Ask, p: &mut PlannedRequest) -> anyh
     if !briefed {
         return Ok(());
     }
-    let mut cache = OutputCache::open_in(dir)?;
+    let mut cache = OutputCache::open_in(dir)?.with_secrets(ctx.secrets.clone());
     let parts = std::iter::once((&mut p.gate, ask.instruction)).chain(
         p.attachments
             .iter_mut()

@@ -20,6 +20,7 @@ use crate::fsio::notice;
 use crate::import::catalog::{CatalogFormat, parse_catalog};
 use crate::import::litellm::parse_registry;
 use crate::import::{read_optional_text, read_text};
+use crate::llm::redact::Secrets;
 use crate::preview::{AttachmentView, EntryFate, PlannedRequest, PreviewContext};
 use crate::sample::{
     SAMPLE_BUDGETS, SAMPLE_CATALOG, SAMPLE_CONFIG, SAMPLE_EXECUTIONS, SAMPLE_PLANNER, SAMPLE_PLANS,
@@ -204,13 +205,18 @@ impl Workspace {
 impl Workspace {
     /// What a preview needs, shareable with a worker thread. `store_briefings` decides
     /// whether briefed pastes are written to the output cache in the data directory.
+    /// The briefed pastes are kept with the configured keys taken out; when the config
+    /// cannot be read (so the keys are not known) none is kept — the command reading the
+    /// config next says what is wrong with it.
     pub fn preview_context(&self, store_briefings: bool) -> PreviewContext {
+        let secrets = self.secrets().ok();
         PreviewContext {
+            cache_dir: (store_briefings && secrets.is_some()).then(|| self.dir.clone()),
+            secrets: Arc::new(secrets.unwrap_or_default()),
             budgets: Arc::new(self.budgets.clone()),
             catalog: Arc::clone(&self.catalog),
             index: Arc::clone(&self.index),
             planner: Arc::clone(&self.planner),
-            cache_dir: store_briefings.then(|| self.dir.clone()),
             prior: None,
             past_steps: None,
             semantic: None,
@@ -268,6 +274,12 @@ impl Workspace {
         Ok(sample.overlay(user))
     }
 
+    /// The configured provider keys as set now: what is kept and printed never holds one
+    /// (see [`Secrets`]).
+    pub fn secrets(&self) -> anyhow::Result<Secrets> {
+        Ok(secrets_of(&self.config()?))
+    }
+
     /// The name the config is known by in errors: the workspace's file.
     pub fn config_origin(&self) -> String {
         self.dir.join(CONFIG_FILE).display().to_string()
@@ -309,6 +321,7 @@ impl Workspace {
             crate::fsio::private_dir(&self.dir, HISTORY_FILE)?;
         }
         let (mut history, created) = HistoryStore::open_created(&path)?;
+        history.set_secrets(Arc::new(secrets_of(config)));
         // Checked when the config was read: at most 30 days, so the seconds fit an i64.
         if let Some(window) = config.history.drift_window(&self.config_origin())? {
             history.set_drift_window(i64::try_from(window.as_secs()).unwrap_or(i64::MAX))?;
@@ -336,6 +349,11 @@ impl Workspace {
         }
         Ok(history)
     }
+}
+
+/// The keys held now by the variables the config's providers name in `key_env`.
+pub fn secrets_of(config: &crate::core::config::Config) -> Secrets {
+    Secrets::from_env(&config.key_variables())
 }
 
 /// The history a server that must not write serves (see

@@ -312,3 +312,86 @@ fn log_bodies_of_a_tool_call_answer_holds_its_calls() {
     assert!(line.contains("call_a"), "{line}");
     assert_no_key(&log);
 }
+
+/// Tester 12 T12-13: the key itself written as `key_env` (pasted where the variable's name
+/// goes) was echoed on stdout, on stderr and into the log by the error naming the variable
+/// that is not set. Such a value is refused when the config is read, and not quoted.
+#[test]
+fn a_key_written_as_key_env_is_refused_and_said_nowhere() {
+    let server = LlmServer::start();
+    for written in [
+        "sk-proj-Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy",
+        // A key that is a valid variable name: said by its length only.
+        "Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy",
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let config = server.config(KEY_ENV).replace(KEY_ENV, written);
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["--log", "debug", "send", INSTRUCTION])
+            .args(["--model", "test/ok-json", "--json"])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        let log = std::fs::read_to_string(log_file(home.path())).unwrap_or_default();
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        for (what, text) in [("stdout", &*stdout), ("stderr", &*stderr), ("log", &*log)] {
+            assert!(!text.contains(written), "{what} holds the key: {text}");
+        }
+        assert!(
+            stderr.contains("field 'providers.test.key_env'")
+                && stderr.contains("write the name of the variable holding the key"),
+            "{stderr}"
+        );
+        assert!(
+            server.requests.lock().unwrap().is_empty(),
+            "nothing is sent"
+        );
+    }
+}
+
+/// Tester 12 T12-6, the log: a prompt holding another configured provider's key is sent as
+/// written, and the `--log-bodies` log of the request has it redacted as the endpoint's own.
+#[test]
+fn log_bodies_redact_every_configured_key_in_the_prompt() {
+    const OTHER_ENV: &str = "CTXCONSOLE_TEST_OTHER_KEY";
+    const OTHER: &str = "sk-or-v1-0123456789abcdefOTHERKEY";
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let config = home.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{text}\n[providers.other]\nprefix = \"other/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{OTHER_ENV}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .env(OTHER_ENV, OTHER)
+        .args(["--log-bodies", "send"])
+        .arg(format!("deploy with OPENROUTER_API_KEY={OTHER} and {KEY}"))
+        .args(["--model", "test/ok-json", "--no-baseline", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received = server.requests.lock().unwrap()[0].body.to_string();
+    assert!(
+        received.contains(OTHER) && received.contains(KEY),
+        "sent as written"
+    );
+    let log = std::fs::read_to_string(log_file(home.path())).unwrap();
+    assert!(log.contains("request body"), "{log}");
+    assert_no_key(&log);
+    assert!(!log.contains(OTHER), "the log holds the other key:\n{log}");
+    assert!(log.contains("OPENROUTER_API_KEY=[REDACTED]"), "{log}");
+}

@@ -1400,3 +1400,155 @@ fn hold_write_lock(store: std::path::PathBuf, secs: u64) -> std::thread::JoinHan
     locked_rx.recv().unwrap();
     holder
 }
+
+/// Every file under `dir` (the workspace: stores, their write-ahead logs, the output cache,
+/// logs) that holds `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Tester 12 T12-6: the configured key inside the operator's own prompt, or inside a pasted
+/// log briefed into the request, was stored (the plan's and the shape's intent, the output
+/// cache's chunks), printed by `send --json`, written by `history export` and served over
+/// MCP — while the log showed `[REDACTED]`. What is kept and printed now has every
+/// configured key taken out; the request sent is what the operator wrote, byte for byte.
+#[test]
+fn the_configured_key_in_a_prompt_or_a_paste_is_sent_as_written_and_kept_nowhere() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("auth.log");
+    let mut text: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "2026-11-26T10:{:02}:{:02}Z INFO request {i} served in 12 ms\n",
+                i / 60 % 60,
+                i % 60
+            )
+        })
+        .collect();
+    text.push_str(&format!(
+        "2026-11-26T11:00:00Z ERROR auth failed for Bearer {KEY}\n"
+    ));
+    std::fs::write(&log, &text).unwrap();
+    let prompt = format!("deploy with OPENAI_API_KEY={KEY} now");
+    let mut outs = Vec::new();
+    for args in [
+        vec![prompt.as_str()],
+        vec!["why does auth fail", "--attach", log.to_str().unwrap()],
+    ] {
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .arg("send")
+            .args(&args)
+            .args(["--model", "test/ok-json", "--no-baseline", "--json"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !stdout.contains(KEY),
+            "send --json printed the key: {stdout}"
+        );
+        outs.push(serde_json::from_str::<Value>(&stdout).unwrap());
+    }
+    assert_eq!(
+        outs[0]["instruction"],
+        "deploy with OPENAI_API_KEY=[REDACTED] now"
+    );
+    // The provider was given what the operator wrote: the prompt and the paste's briefing
+    // (its last line, the error, in it) hold the key as written.
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    for r in &received {
+        assert!(r.body.to_string().contains(KEY), "{}", r.body);
+    }
+    let briefed = received[1].body.to_string();
+    let cache_ref = briefed
+        .split("The full content is cached as ")
+        .nth(1)
+        .and_then(|rest| rest.get(..16))
+        .unwrap_or_else(|| panic!("the paste was not briefed: {briefed}"))
+        .to_string();
+    // Stored: the plan's intent redacted, in the SQLite file as in `history show`.
+    let id = outs[0]["results"][0]["stored_id"].as_str().unwrap();
+    assert_eq!(
+        show(home.path(), id)["intent"],
+        "deploy with OPENAI_API_KEY=[REDACTED] now"
+    );
+    let db = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    let intents: Vec<String> = db
+        .prepare("SELECT intent FROM plans UNION ALL SELECT intent FROM shapes")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        intents.iter().any(|i| i.contains("KEY=[REDACTED]")),
+        "{intents:?}"
+    );
+    assert!(!intents.iter().any(|i| i.contains(KEY)), "{intents:?}");
+    // The output cache keeps the paste under the ref its briefing names, without the key.
+    let cached = ctx(home.path())
+        .args(["cache", "get", &cache_ref])
+        .output()
+        .unwrap();
+    let cached = String::from_utf8_lossy(&cached.stdout);
+    assert_eq!(
+        cached,
+        text.replace(KEY, "[REDACTED]"),
+        "cache get {cache_ref}"
+    );
+    let export = ctx(home.path())
+        .args(["history", "export"])
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let export = String::from_utf8_lossy(&export.stdout);
+    assert!(export.contains("KEY=[REDACTED]"), "{export}");
+    assert!(!export.contains(KEY), "history export wrote the key");
+    // MCP serves the store: the console caller's plans without the key.
+    let served = ctx(home.path())
+        .arg("mcp")
+        .write_stdin(
+            [
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"ctxconsole://my-plans/console"}}"#,
+                "",
+            ]
+            .join("\n"),
+        )
+        .output()
+        .unwrap();
+    let served = String::from_utf8_lossy(&served.stdout);
+    assert!(served.contains("[REDACTED]"), "{served}");
+    assert!(!served.contains(KEY), "MCP served the key");
+    // No file of the workspace holds it: stores, write-ahead logs, the output cache.
+    assert_eq!(files_holding(home.path(), KEY), Vec::<String>::new());
+    assert!(
+        !files_holding(home.path(), "Bearer [REDACTED]").is_empty(),
+        "the redacted form is what is kept"
+    );
+}

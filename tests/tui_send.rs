@@ -686,3 +686,50 @@ fn a_send_waiting_only_for_the_store_says_so_and_esc_leaves_the_pane() {
     assert!(update(&mut state, Action::Back).is_empty());
     assert_ne!(state.focus, Pane::Prompt, "esc left the Prompt pane");
 }
+
+/// Tester 12 T12-6, the console's send: the configured key in the prompt is sent as
+/// written and stored redacted. (The key is the value of a variable the test process
+/// already has — cargo sets `CARGO_MANIFEST_DIR` — as a test cannot set one safely.)
+#[test]
+fn the_configured_key_in_the_console_prompt_is_sent_as_written_and_stored_redacted() {
+    let server = LlmServer::start();
+    let (dir, _) = workspace(&server);
+    let key = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
+    let config = dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}key_env = \"CARGO_MANIFEST_DIR\"\n")).unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let selected = row_of(&state, "test/ok-json");
+    let prompt = format!("deploy from {key} with the launch note");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::SelectRow(selected),
+            Action::FocusPrompt,
+            Action::Paste(prompt.clone()),
+        ],
+    );
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().expect("sent");
+    let received = server.requests.lock().unwrap().clone();
+    assert!(
+        received[0].body.to_string().contains(&prompt),
+        "sent as written"
+    );
+    let id = outcome.results[0]
+        .live
+        .stored_id
+        .as_deref()
+        .expect("stored");
+    let history = HistoryStore::open(ctx.history.as_deref().unwrap()).unwrap();
+    let stored = history.plan(id).unwrap().expect("in the store").record;
+    assert_eq!(stored.intent, "deploy from [REDACTED] with the launch note");
+}

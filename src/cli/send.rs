@@ -237,10 +237,15 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         baseline: baseline.map(|b| b.live),
         gaps,
     };
+    // The configured keys are taken out of what is printed, as out of what is stored: the
+    // operator's prompt, or an answer echoing it, may hold one (tester 12 T12-6).
+    let secrets = &ctx.preview.secrets;
     if args.json {
-        print_json(&sent)?;
+        let mut shown = serde_json::to_value(&sent)?;
+        secrets.json(&mut shown);
+        print_json(&shown)?;
     } else {
-        emit(&format!("{}{baseline_note}", side_by_side(&sent)))?;
+        emit(&secrets.text(&format!("{}{baseline_note}", side_by_side(&sent))))?;
         crate::cli::replay::print_unsaved_plans(
             sent.results
                 .iter()

@@ -123,6 +123,18 @@ impl Config {
         config.llm.durations(origin)?;
         config.llm.retries(origin)?;
         config.llm.concurrency(origin)?;
+        for (name, p) in &config.providers {
+            if let Some(problem) = p.key_env.as_deref().and_then(key_env_problem) {
+                return Err(CoreError::Field {
+                    origin: origin.to_string(),
+                    field: format!(
+                        "providers.{}.key_env",
+                        crate::core::terminal_text::key_segment(name)
+                    ),
+                    problem,
+                });
+            }
+        }
         // The one name rule, as `--baseline` is held to it: the id is sent, budgeted and
         // stored as every compared plan's baseline model, and must import back.
         if let Some(problem) = config
@@ -174,6 +186,44 @@ impl Config {
         self.rank.semantic = over.rank.semantic.or(self.rank.semantic.take());
         self
     }
+}
+
+/// The shortest run of letters and digits (no `_`) with both in it that reads as a key
+/// rather than a variable's name: 32, the length of a hex key; no usual name has one.
+const KEY_LIKE_RUN: usize = 32;
+
+/// What is wrong with `key_env`'s value, never quoting it: it may be the key itself,
+/// written where the variable's name goes (tester 12 T12-13: the error naming the missing
+/// variable then printed the key on stdout, stderr and into the log). A variable name is
+/// `[A-Za-z_][A-Za-z0-9_]*`; anything else is refused, and so is a name holding a long run of
+/// letters and digits, which is a key (a hex key is a valid name), said by its length only.
+pub fn key_env_problem(value: &str) -> Option<String> {
+    let mut chars = value.chars();
+    let named = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let length = value.chars().count();
+    if !named {
+        return Some(format!(
+            "is not the name of an environment variable ({length} characters; a name is \
+             letters, digits and _, not starting with a digit): write the name of the \
+             variable holding the key, such as OPENROUTER_API_KEY, not the key (the value is \
+             not shown, as it may be the key)"
+        ));
+    }
+    let key_like = value.split('_').any(|run| {
+        run.len() >= KEY_LIKE_RUN
+            && run.chars().any(|c| c.is_ascii_digit())
+            && run.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    key_like.then(|| {
+        format!(
+            "({length} characters, a run of {KEY_LIKE_RUN} or more letters and digits) looks \
+             like a key, not the name of an environment variable: write the name of the \
+             variable holding the key, such as OPENROUTER_API_KEY (the value is not shown)"
+        )
+    })
 }
 
 #[derive(Debug, Default, Clone, serde::Deserialize)]
@@ -257,5 +307,63 @@ impl LlmConfig {
         self.retries
             .map(|n| int_in(n, &bounds::RETRIES, origin, "llm.retries"))
             .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(key_env: &str) -> Result<Config, CoreError> {
+        let text = format!(
+            "[providers.keyed]\nprefix = \"keyed/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = {}\n",
+            toml::Value::String(key_env.to_string())
+        );
+        Config::parse(&text, "config.toml")
+    }
+
+    /// Tester 12 T12-13: the key itself written as `key_env` was echoed by the error naming
+    /// the variable that is not set. Anything that is not a variable's name, or a name that
+    /// reads as a key, is refused when the config is read, and the error never quotes it.
+    #[test]
+    fn a_key_written_as_key_env_is_refused_without_being_echoed() {
+        for value in [
+            "sk-proj-Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy",
+            "sk-or-v1-0123456789abcdef",
+            "0123456789abcdef0123456789abcdef",
+            "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0",
+            "Q7vX2mPz9LkR4tYw8NcB3hJd6FgS1aUe5oIi0rTy",
+            "OPENAI_API_KEY ",
+            "$OPENAI_API_KEY",
+            "",
+            "1PASSWORD",
+        ] {
+            let e = parsed(value)
+                .err()
+                .unwrap_or_else(|| panic!("{value:?} was taken"));
+            let said = e.to_string();
+            assert!(
+                said.starts_with("config.toml: field 'providers.keyed.key_env' "),
+                "{said}"
+            );
+            assert!(said.contains("write the name of the variable"), "{said}");
+            if value.len() > 3 {
+                assert!(!said.contains(value.trim()), "{value:?} echoed: {said}");
+            }
+        }
+        let e = parsed("a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("(40 characters, a run of 32"), "{e}");
+        // Names are taken, long ones with underscores included.
+        for value in [
+            "OPENROUTER_API_KEY",
+            "_KEY",
+            "openai_api_key_2",
+            "MY_VERY_LONG_COMPANY_INTERNAL_GATEWAY_PRODUCTION_API_KEY_V2",
+        ] {
+            let c = parsed(value).unwrap_or_else(|e| panic!("{value}: {e}"));
+            assert_eq!(c.key_variables(), vec![value.to_string()]);
+        }
     }
 }

@@ -430,7 +430,9 @@ pub async fn send(
         "sending a chat completion"
     );
     if let Some(text) = crate::logging::body_for_log(&body.to_string()) {
-        tracing::debug!(body = %redactor.text(&text), "request body");
+        // The operator's own text may hold another configured provider's key.
+        let secrets = crate::llm::redact::Secrets::from_env(&endpoint.key_envs);
+        tracing::debug!(body = %secrets.text(&redactor.text(&text)), "request body");
     }
     let started = std::time::Instant::now();
     let mut retries = Retries::new(s);

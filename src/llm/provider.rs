@@ -50,6 +50,10 @@ pub struct Endpoint {
     /// The model id as the provider knows it (the prefix removed).
     pub upstream_model: String,
     pub key_env: Option<String>,
+    /// Every configured provider's key variable (this one's among them): a request body
+    /// logged with `--log-bodies` holds none of their keys, where the operator's prompt
+    /// holds another provider's key (tester 12 T12-6).
+    pub key_envs: Vec<String>,
     pub stream: bool,
     pub settings: ClientSettings,
 }
@@ -152,6 +156,16 @@ impl Providers {
         })
     }
 
+    /// Every provider's key variable, each once.
+    fn key_envs(&self) -> Vec<String> {
+        let names: std::collections::BTreeSet<&String> = self
+            .providers
+            .iter()
+            .filter_map(|(_, p)| p.key_env.as_ref())
+            .collect();
+        names.into_iter().cloned().collect()
+    }
+
     /// The longest matching prefix wins; an id no prefix matches goes unchanged to the
     /// default provider.
     pub fn resolve(&self, model: &str) -> anyhow::Result<Endpoint> {
@@ -193,6 +207,7 @@ impl Providers {
             ),
             upstream_model: upstream.to_string(),
             key_env: p.key_env.clone(),
+            key_envs: self.key_envs(),
             stream: p.stream.unwrap_or(self.settings.stream),
             settings: self.settings.clone(),
         })
@@ -348,6 +363,7 @@ mod tests {
             url: String::new(),
             upstream_model: "m".into(),
             key_env: Some("CTXCONSOLE_SURELY_UNSET_KEY_VAR".into()),
+            key_envs: Vec::new(),
             stream: false,
             settings: ClientSettings::default(),
         };

@@ -494,6 +494,117 @@ impl StreamRedactor<'_> {
     }
 }
 
+/// Every configured provider key at once: the values of the variables the providers'
+/// `key_env` name, as set now. The client's [`Redactor`] keeps the key of the endpoint it
+/// calls out of what comes back; this keeps every configured key out of what ctxconsole
+/// itself keeps and prints — the history store (see `HistoryStore::set_secrets`), the
+/// output cache (`OutputCache::with_secrets`), and what `send` prints — where the operator's
+/// own prompt or a pasted log may hold one (tester 12 T12-6). The request sent to the
+/// provider is never passed through it: the model is given what the operator wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    redactors: Vec<Redactor>,
+}
+
+impl Secrets {
+    /// The keys held by the variables named `vars` (trimmed as the client reads them; an
+    /// unset or empty variable holds none).
+    pub fn from_env(vars: &[String]) -> Secrets {
+        let keys: Vec<String> = vars
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .collect();
+        Secrets::of_keys(keys.iter().map(String::as_str))
+    }
+
+    /// The given keys, each once.
+    pub fn of_keys<'k>(keys: impl IntoIterator<Item = &'k str>) -> Secrets {
+        let mut seen = std::collections::BTreeSet::new();
+        Secrets {
+            redactors: keys
+                .into_iter()
+                .filter(|k| !k.is_empty() && seen.insert(*k))
+                .map(|k| Redactor::new(Some(k)))
+                .collect(),
+        }
+    }
+
+    pub fn is_active(&self) -> bool {
+        !self.redactors.is_empty()
+    }
+
+    /// `text` with every configured key taken out, as [`Redactor::text`] takes one.
+    pub fn text(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        self.in_place(&mut out);
+        out
+    }
+
+    pub fn in_place(&self, text: &mut String) {
+        for r in &self.redactors {
+            r.in_place(text);
+        }
+    }
+
+    /// Every string in `value` (keys of objects included), redacted.
+    pub fn json(&self, value: &mut serde_json::Value) {
+        if !self.is_active() {
+            return;
+        }
+        match value {
+            serde_json::Value::String(s) => self.in_place(s),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.json(v)),
+            serde_json::Value::Object(map) => {
+                let held = std::mem::take(map);
+                for (mut k, mut v) in held {
+                    self.in_place(&mut k);
+                    self.json(&mut v);
+                    map.insert(k, v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Every text of a plan record as it is to be kept: its intent (the operator's prompt),
+    /// steps, raw response, whole answer, trim record and baseline.
+    pub fn record(&self, record: &mut crate::core::history::PlanRecord) {
+        if !self.is_active() {
+            return;
+        }
+        let steps = record.steps.iter_mut().chain(
+            record
+                .expert_baseline
+                .iter_mut()
+                .flat_map(|b| b.steps.iter_mut()),
+        );
+        for step in steps {
+            self.in_place(&mut step.tool);
+            self.json(&mut step.args);
+            self.in_place(&mut step.rationale);
+        }
+        for text in [
+            Some(&mut record.intent),
+            record.raw_response.as_mut(),
+            record.failure_class.as_mut(),
+            record.finish_reason.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.in_place(text);
+        }
+        for value in [record.answer.as_mut(), record.trim_record.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            self.json(value);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,6 +804,32 @@ mod tests {
         assert_eq!(r.text(plain), plain);
         assert_eq!(Redactor::new(None).text(&text), text);
         assert_eq!(Redactor::new(Some("")).text(&text), text);
+    }
+
+    /// Every configured key at once, in text and in every string of a JSON value (object
+    /// keys too); with none configured, nothing changes.
+    #[test]
+    fn secrets_take_every_configured_key_out_of_text_and_json() {
+        let other = "or-key-0123456789abcdefXYZ";
+        let s = Secrets::of_keys([KEY, other, KEY, ""]);
+        assert_eq!(s.redactors.len(), 2);
+        assert_eq!(
+            s.text(&format!("a {KEY} b {other} c")),
+            "a [REDACTED] b [REDACTED] c"
+        );
+        let mut v = serde_json::json!({
+            "intent": format!("use {KEY}"),
+            other: [1, format!("x{other}"), null],
+            "n": 3,
+        });
+        s.json(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"intent": "use [REDACTED]", "[REDACTED]": [1, "x[REDACTED]", null], "n": 3})
+        );
+        let none = Secrets::default();
+        assert!(!none.is_active());
+        assert_eq!(none.text(KEY), KEY);
     }
 
     #[test]

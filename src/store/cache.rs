@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::llm::redact::Secrets;
 use crate::store::now_secs;
 use crate::store::sqlite::{self, Schema};
 
@@ -36,6 +37,7 @@ const SCHEMA: Schema = Schema {
         MIGRATION_2,
         MIGRATION_3,
         MIGRATION_4,
+        MIGRATION_5,
     ],
 };
 
@@ -89,6 +91,14 @@ UPDATE vectors SET used_at = created_at;
 CREATE INDEX vectors_used ON vectors(used_at);
 ";
 
+/// An entry kept with the configured provider keys taken out (tester 12 T12-6) is still
+/// found under the ref its briefing names — that of the content as pasted — while its
+/// chunks hold the content as kept: `kept_ref` is the ref that content has (NULL: the entry's
+/// own ref), against which a read checks it.
+const MIGRATION_5: &str = "
+ALTER TABLE entries ADD COLUMN kept_ref TEXT;
+";
+
 /// The key a text's vector is kept under (with the embedder's id).
 pub fn text_hash(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
@@ -105,6 +115,8 @@ const CHUNK_MAX: usize = 1024 * 1024;
 pub struct OutputCache {
     conn: Connection,
     path: PathBuf,
+    /// The configured provider keys, taken out of content before it is kept.
+    secrets: std::sync::Arc<Secrets>,
 }
 
 /// What `store` did.
@@ -188,6 +200,27 @@ pub fn cache_ref(content: &[u8]) -> String {
     crate::core::gate::content_ref(content)
 }
 
+/// Drop the entry `cache_ref` and the chunks no other entry uses.
+fn forget_entry(tx: &rusqlite::Transaction<'_>, cache_ref: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS forgotten_chunks(id INTEGER PRIMARY KEY)",
+        [],
+    )?;
+    tx.execute("DELETE FROM forgotten_chunks", [])?;
+    tx.execute(
+        "INSERT OR IGNORE INTO forgotten_chunks SELECT chunk FROM entry_chunks WHERE ref = ?1",
+        [cache_ref],
+    )?;
+    tx.execute("DELETE FROM entry_chunks WHERE ref = ?1", [cache_ref])?;
+    tx.execute("DELETE FROM entries WHERE ref = ?1", [cache_ref])?;
+    tx.execute(
+        "DELETE FROM chunks WHERE id IN (SELECT id FROM forgotten_chunks)
+             AND id NOT IN (SELECT chunk FROM entry_chunks)",
+        [],
+    )?;
+    Ok(())
+}
+
 /// A chunk's key: 32 hex digits of its SHA-256.
 fn chunk_key(chunk: &[u8]) -> String {
     hex(&Sha256::digest(chunk)[..16])
@@ -231,6 +264,7 @@ impl OutputCache {
         Ok(OutputCache {
             conn,
             path: path.to_path_buf(),
+            secrets: Default::default(),
         })
     }
 
@@ -238,11 +272,26 @@ impl OutputCache {
         &self.path
     }
 
-    /// Keep `content`; the same content stored twice is one entry (its age restarts), and
-    /// a chunk the cache already holds is not written again.
-    pub fn store(&mut self, content: &str) -> anyhow::Result<Stored> {
+    /// Content stored from now on is kept with every configured provider key taken out
+    /// (under the ref of the content as given, which its briefing names).
+    pub fn with_secrets(mut self, secrets: std::sync::Arc<Secrets>) -> OutputCache {
+        self.secrets = secrets;
+        self
+    }
+
+    /// Keep `content` (with the configured keys taken out: [`OutputCache::with_secrets`]);
+    /// the same content stored twice is one entry (its age restarts), and a chunk the cache
+    /// already holds is not written again.
+    pub fn store(&mut self, given: &str) -> anyhow::Result<Stored> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "storing a paste")?;
-        let cache_ref = cache_ref(content.as_bytes());
+        let cache_ref = cache_ref(given.as_bytes());
+        let redacted = if self.secrets.is_active() {
+            std::borrow::Cow::Owned(self.secrets.text(given))
+        } else {
+            std::borrow::Cow::Borrowed(given)
+        };
+        let content: &str = &redacted;
+        let kept_ref = (content != given).then(|| self::cache_ref(content.as_bytes()));
         let lines = content.lines().count();
         let name = self.path.display().to_string();
         let context = || format!("{name}: storing {} bytes", content.len());
@@ -261,13 +310,19 @@ impl OutputCache {
             )
             .optional()
             .with_context(context)?;
+        let mut held = held;
         if let Some((_, bytes)) = held
             && bytes != content.len() as i64
         {
-            // Two contents behind one 64-bit reference: never answer for the other one.
-            anyhow::bail!(
-                "{name}: entry {cache_ref} holds {bytes} bytes of other content with the same reference; not stored"
-            );
+            if kept_ref.is_none() || bytes != given.len() as i64 {
+                // Two contents behind one 64-bit reference: never answer for the other one.
+                anyhow::bail!(
+                    "{name}: entry {cache_ref} holds {bytes} bytes of other content with the same reference; not stored"
+                );
+            }
+            // Kept as given before the keys were taken out of what is kept: kept again now.
+            forget_entry(&tx, &cache_ref).with_context(context)?;
+            held = None;
         }
         let created_at = held.map(|(at, _)| at);
         let existed = created_at.is_some();
@@ -299,8 +354,8 @@ impl OutputCache {
             }
             drop((find, add, link));
             tx.execute(
-                "INSERT INTO entries(ref, created_at, bytes, lines) VALUES (?1, ?2, ?3, ?4)",
-                params![cache_ref, now, content.len() as i64, lines as i64],
+                "INSERT INTO entries(ref, created_at, bytes, lines, kept_ref) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![cache_ref, now, content.len() as i64, lines as i64, kept_ref],
             )
             .with_context(context)?;
         }
@@ -319,16 +374,16 @@ impl OutputCache {
     pub fn get(&self, cache_ref: &str) -> anyhow::Result<Option<String>> {
         let cache_ref = cache_ref.to_ascii_lowercase();
         let name = self.path.display();
-        let bytes: Option<i64> = self
+        let entry: Option<(i64, Option<String>)> = self
             .conn
             .query_row(
-                "SELECT bytes FROM entries WHERE ref = ?1",
+                "SELECT bytes, kept_ref FROM entries WHERE ref = ?1",
                 [&cache_ref],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .with_context(|| format!("{name}: reading {cache_ref}"))?;
-        let Some(bytes) = bytes else {
+        let Some((bytes, kept_ref)) = entry else {
             return Ok(None);
         };
         let mut content = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
@@ -344,7 +399,8 @@ impl OutputCache {
             content.extend_from_slice(r.get_ref(0)?.as_blob()?);
         }
         let damaged = |what: &str| anyhow::anyhow!("{name}: entry {cache_ref} is damaged ({what})");
-        if content.len() as i64 != bytes || self::cache_ref(&content) != cache_ref {
+        let expected = kept_ref.as_deref().unwrap_or(&cache_ref);
+        if content.len() as i64 != bytes || self::cache_ref(&content) != expected {
             return Err(damaged("its content no longer matches its reference"));
         }
         String::from_utf8(content)
@@ -551,6 +607,57 @@ mod tests {
         // Reopens, and the row survives.
         let cache = OutputCache::open_in(dir.path()).unwrap();
         assert_eq!(cache.stats().unwrap().0, 1);
+    }
+
+    /// Tester 12 T12-6: a paste holding a configured key is kept with the key taken out,
+    /// under the ref of the paste as given (what its briefing names), read back whole and
+    /// checked; an entry kept before with the key in it is kept again without it, and its
+    /// chunks go.
+    #[test]
+    fn a_paste_holding_a_configured_key_is_kept_without_it_under_its_own_ref() {
+        const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..2_000)
+            .map(|i| format!("line {i} of the log\n"))
+            .chain(std::iter::once(format!("auth: Bearer {KEY}\n")))
+            .collect();
+        let as_given = cache_ref(text.as_bytes());
+        // Kept before the keys were known: the key is in the file.
+        let mut before = OutputCache::open_in(dir.path()).unwrap();
+        assert_eq!(before.store(&text).unwrap().cache_ref, as_given);
+        drop(before);
+        let holds_key = || {
+            let mut all = std::fs::read(dir.path().join(CACHE_FILE)).unwrap();
+            all.extend(std::fs::read(dir.path().join("cache.sqlite-wal")).unwrap_or_default());
+            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+        };
+        assert!(holds_key());
+        let secrets = std::sync::Arc::new(Secrets::of_keys([KEY]));
+        let mut cache = OutputCache::open_in(dir.path())
+            .unwrap()
+            .with_secrets(secrets.clone());
+        let s = cache.store(&text).unwrap();
+        assert_eq!(s.cache_ref, as_given);
+        assert!(!s.existed, "kept again, without the key");
+        let kept = text.replace(KEY, "[REDACTED]");
+        assert_eq!(
+            cache.get(&as_given).unwrap().as_deref(),
+            Some(kept.as_str())
+        );
+        assert_eq!(cache.stats().unwrap(), (1, kept.len()));
+        // Stored again: the same entry.
+        assert!(cache.store(&text).unwrap().existed);
+        cache
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+            .unwrap();
+        assert!(!holds_key(), "the old chunk went");
+        // The check still holds: kept content that changes is damaged.
+        cache
+            .conn
+            .execute("UPDATE chunks SET content = CAST('x' AS BLOB)", [])
+            .unwrap();
+        assert!(cache.get(&as_given).is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
 use crate::core::traffic::{StreamRead, TrafficSource};
 use crate::exit::bad_input;
 use crate::import::for_each_line;
+use crate::llm::redact::Secrets;
 use crate::store::sqlite::{self, Schema};
 
 mod import;
@@ -46,6 +47,9 @@ pub struct HistoryStore {
     drift_window: i64,
     /// How long a write waits for another process's write lock.
     lock_wait: std::time::Duration,
+    /// The configured provider keys, taken out of every plan before it is stored (tester 12
+    /// T12-6): set by the workspace that opens the store ([`HistoryStore::set_secrets`]).
+    secrets: std::sync::Arc<Secrets>,
 }
 
 /// What one import did.
@@ -404,6 +408,7 @@ impl HistoryStore {
             path: path.to_path_buf(),
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
             lock_wait: sqlite::BUSY_TIMEOUT,
+            secrets: Default::default(),
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {
@@ -441,6 +446,13 @@ impl HistoryStore {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Keep the configured provider keys out of every plan stored from now on: each plan's
+    /// texts pass [`Secrets::record`] on the way in, whichever writer it comes from (`send`,
+    /// the console, a replay, an import, MCP).
+    pub fn set_secrets(&mut self, secrets: std::sync::Arc<Secrets>) {
+        self.secrets = secrets;
     }
 
     pub fn path(&self) -> &Path {

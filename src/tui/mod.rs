@@ -233,7 +233,10 @@ impl EffectContext {
     /// The history store for a write that pays or was paid for: opened, waiting at most
     /// `lock_wait` for another process's write lock.
     fn store_for_writing(&self, path: &Path) -> anyhow::Result<HistoryStore> {
-        store_waiting(path, self.lock_wait)
+        let mut store = store_waiting(path, self.lock_wait)?;
+        // The configured keys stay out of what is stored, as `send` keeps them (T12-6).
+        store.set_secrets(self.preview.secrets.clone());
+        Ok(store)
     }
 }
 

@@ -19,13 +19,14 @@ impl HistoryStore {
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
+        let secrets = self.secrets.clone();
         let tx = self.write("importing plans")?;
         let mut report = ImportReport::new(source, "plans");
         let mut callers = BTreeSet::new();
         let newest_before: i64 =
             tx.query_row("SELECT IFNULL(MAX(seq), 0) FROM plans", [], |r| r.get(0))?;
         {
-            let mut insert = PlanInserter::new(&tx)?;
+            let mut insert = PlanInserter::new(&tx, &secrets)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let plan = parse_plan_line(source, line, text)?;
                 plan_fate(
@@ -102,6 +103,7 @@ impl HistoryStore {
         ) -> anyhow::Result<StreamRead>,
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
+        let secrets = self.secrets.clone();
         let tx = self.write("importing traffic")?;
         let mut report = ImportReport::new(source, "records");
         let mut callers = BTreeSet::new();
@@ -109,7 +111,7 @@ impl HistoryStore {
         let mut notes = LinkNotes::default();
         let mut conflicts = Vec::new();
         {
-            let mut insert = PlanInserter::new(&tx)?;
+            let mut insert = PlanInserter::new(&tx, &secrets)?;
             let mut sink = |plan: PlanRecord| -> anyhow::Result<()> {
                 if plan
                     .answer
@@ -202,6 +204,7 @@ impl HistoryStore {
         recompute: bool,
     ) -> anyhow::Result<Option<usize>> {
         let window = self.drift_window;
+        let secrets = self.secrets.clone();
         let tx = self.write("storing plans")?;
         if let Some((k, v)) = meta {
             // Checked under the write lock: two first runs at once seed once, and a store
@@ -219,7 +222,7 @@ impl HistoryStore {
         let mut callers = BTreeSet::new();
         let mut added = 0;
         {
-            let mut p = PlanInserter::new(&tx)?;
+            let mut p = PlanInserter::new(&tx, &secrets)?;
             for plan in plans {
                 if p.insert(plan, pipelines)?.is_some() {
                     added += 1;
@@ -254,6 +257,8 @@ impl HistoryStore {
         let Some(original) = record.replay_of.clone() else {
             anyhow::bail!("a replay record needs replay_of");
         };
+        // The caller's copy too: a plan the store then refuses is printed as a line.
+        self.secrets.record(record);
         let path = self.path.clone();
         self.insert_replay_in(record, &original, pipelines)
             .map_err(|e| sqlite::store_failure(e, &path, "storing the replay"))
@@ -266,6 +271,7 @@ impl HistoryStore {
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         let path = self.path.clone();
+        let secrets = self.secrets.clone();
         let tx = self.write("storing a replay")?;
         let known: bool = tx
             .query_row(
@@ -287,7 +293,7 @@ impl HistoryStore {
             |r| r.get(0),
         )?;
         {
-            let mut inserter = PlanInserter::new(&tx)?;
+            let mut inserter = PlanInserter::new(&tx, &secrets)?;
             loop {
                 n += 1;
                 record.id = format!("{original}.r{n}");
@@ -311,6 +317,8 @@ impl HistoryStore {
         if record.replay_of.is_some() {
             anyhow::bail!("a sent plan replays nothing");
         }
+        // The caller's copy too: a plan the store then refuses is printed as a line.
+        self.secrets.record(record);
         let path = self.path.clone();
         self.insert_sent_in(record, pipelines)
             .map_err(|e| sqlite::store_failure(e, &path, "storing the sent plan"))
@@ -322,9 +330,10 @@ impl HistoryStore {
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
         let path = self.path.clone();
+        let secrets = self.secrets.clone();
         let tx = self.write("storing a sent plan")?;
         {
-            let mut inserter = PlanInserter::new(&tx)?;
+            let mut inserter = PlanInserter::new(&tx, &secrets)?;
             // The arms of one comparison share their send's stem, whenever each answered
             // (tester 10 T10-19: an arm that timed out took the next send's stem).
             let stem = record
@@ -549,6 +558,9 @@ pub(super) fn plan_fate(
     on_conflict: OnConflict,
     callers: &mut BTreeSet<String>,
 ) -> anyhow::Result<Fate> {
+    // Compared with what is stored as it would be kept (a re-import of a line holding a
+    // configured key is the plan already stored, not a conflict).
+    let plan = insert.kept(plan);
     if insert.insert(&plan, pipelines)?.is_some() {
         callers.insert(plan.caller);
         return Ok(Fate::Added);
@@ -806,6 +818,8 @@ pub(super) struct PlanInserter<'t> {
     /// more than the defaults (a native plan without a baseline costs nothing more).
     origin: rusqlite::CachedStatement<'t>,
     tx: &'t Transaction<'t>,
+    /// The configured keys, taken out of each plan before it is stored or compared.
+    secrets: std::sync::Arc<Secrets>,
 }
 
 /// A plan's source, baseline and gap signal as stored (the gap signal derived here, from
@@ -882,8 +896,9 @@ impl PlanColumns {
 }
 
 impl<'t> PlanInserter<'t> {
-    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
+    fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
         Ok(PlanInserter {
+            secrets: secrets.clone(),
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
                      outcome, failure_class, finish_reason, raw_response, trim_record,
@@ -918,12 +933,25 @@ impl<'t> PlanInserter<'t> {
         Ok(())
     }
 
+    /// `plan` as it is kept: every configured key taken out of its texts.
+    fn kept(&self, mut plan: PlanRecord) -> PlanRecord {
+        self.secrets.record(&mut plan);
+        plan
+    }
+
     /// The new plan's seq, or `None` when a plan with this id is already stored.
     fn insert(
         &mut self,
         p: &PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<Option<i64>> {
+        let kept;
+        let p = if self.secrets.is_active() {
+            kept = self.kept(p.clone());
+            &kept
+        } else {
+            p
+        };
         let c = PlanColumns::of(p, pipelines);
         let seq: Option<i64> = self
             .plan
