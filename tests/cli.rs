@@ -1650,6 +1650,15 @@ fn eval_rank_labels_keep_the_one_rule_for_expected_tools_ids_and_intents() {
             "{\"id\":\"y\",\"intent\":\"delete bravo\",\"expected\":[\"bravo_tool\"]}\n{\"id\":\"x\",\"intent\":\"  \",\"expected\":[\"alpha_tool\"]}\n",
             "line 2: the intent of 'x' is empty",
         ),
+        // Tester 12 T12-11: invisible characters or function words only, nothing to rank.
+        (
+            "{\"id\":\"y\",\"intent\":\"delete bravo\",\"expected\":[\"bravo_tool\"]}\n{\"id\":\"x\",\"intent\":\"\\u200b\\u2060\\ufeff\",\"expected\":[\"alpha_tool\"]}\n",
+            "line 2: the intent of 'x' ('\\u{200b}\\u{2060}\\u{feff}') has no word the ranker reads",
+        ),
+        (
+            "{\"id\":\"y\",\"intent\":\"delete bravo\",\"expected\":[\"bravo_tool\"]}\n{\"id\":\"x\",\"intent\":\"the and of to\",\"expected\":[\"alpha_tool\"]}\n",
+            "line 2: the intent of 'x' ('the and of to') has no word the ranker reads",
+        ),
     ] {
         std::fs::write(&labels, text).unwrap();
         let out = run(&["--catalog", cat]);

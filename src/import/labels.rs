@@ -69,8 +69,9 @@ pub struct SetSource<'a> {
 
 /// The one rule every labelled set keeps, whatever its source (`--bfcl`, `--nestful`,
 /// `--labels`, the suite; tester 11 T11-6):
-/// - a question whose intent is empty (or only spaces) is refused, naming its place: there
-///   is nothing to rank, and catalog order would decide;
+/// - a question whose intent is empty (or only spaces), or holds no word the ranker reads
+///   (function words, invisible characters), is refused, naming its place: there is nothing
+///   to rank, and catalog order would decide;
 /// - two questions with one id, or ids that print alike
 ///   ([`printed_alike`](crate::core::text::printed_alike): `café` NFC and NFD), are refused,
 ///   naming both places: the split hashes the id, so they are one question twice;
@@ -98,6 +99,19 @@ pub fn settle(
                 "{unit} {}: the intent of {} is empty: there is nothing to rank",
                 p.at,
                 quoted(&p.case.id)
+            )));
+        }
+        // An intent of invisible characters or function words only gives the ranker no
+        // word: it would be "ranked" by catalog order and score as if read (tester 12 T12-11).
+        let mut has_term = false;
+        crate::core::text::for_each_term(&p.case.intent, |_| has_term = true);
+        if !has_term {
+            return Err(refuse(format!(
+                "{unit} {}: the intent of {} ({}) has no word the ranker reads (only function \
+                 words or invisible characters): there is nothing to rank",
+                p.at,
+                quoted(&p.case.id),
+                quoted(&p.case.intent)
             )));
         }
         if let Some((first_at, first_id)) =
