@@ -217,8 +217,8 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         ));
         for c in &t.cut {
             out.push_str(&format!(
-                "  {:<40} {}, {} bytes{}\n",
-                c.name,
+                "  {} {}, {} bytes{}\n",
+                crate::cli::table::padded(&c.name, 40),
                 match c.kind {
                     EntryKind::Pack => "pack",
                     EntryKind::Pipeline => "pipeline",

@@ -6,6 +6,14 @@ use crate::core::text::{display_width, elide};
 /// The most cells a column's cell takes; a longer one is cut in the middle.
 const CELL_MAX: usize = 60;
 
+/// One cell outside a table, shown as a table shows it (one line, cut past [`CELL_MAX`]),
+/// then padded to `width` cells a terminal shows: a CJK name lines up with an ASCII one.
+pub fn padded(cell: &str, width: usize) -> String {
+    let shown = elide(&crate::core::terminal_text::for_terminal_line(cell), CELL_MAX);
+    let pad = width.saturating_sub(display_width(&shown));
+    format!("{shown}{}", " ".repeat(pad))
+}
+
 /// Render rows under a header, left-aligned, two spaces between columns.
 /// Columns whose header starts with '>' are right-aligned (the '>' is not printed).
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -64,6 +72,14 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_outside_a_table_pads_by_the_cells_shown() {
+        // Tester 12 T12-5: `compact`'s cut list padded by characters.
+        assert_eq!(display_width(&padded("t58.日本語", 12)), 12);
+        assert_eq!(padded("t58.日本語", 12), "t58.日本語  ");
+        assert_eq!(padded("a\nb", 5), "a\\nb ");
+    }
 
     #[test]
     fn pads_and_aligns() {
