@@ -9,7 +9,10 @@ const CELL_MAX: usize = 60;
 /// One cell outside a table, shown as a table shows it (one line, cut past [`CELL_MAX`]),
 /// then padded to `width` cells a terminal shows: a CJK name lines up with an ASCII one.
 pub fn padded(cell: &str, width: usize) -> String {
-    let shown = elide(&crate::core::terminal_text::for_terminal_line(cell), CELL_MAX);
+    let shown = elide(
+        &crate::core::terminal_text::for_terminal_line(cell),
+        CELL_MAX,
+    );
     let pad = width.saturating_sub(display_width(&shown));
     format!("{shown}{}", " ".repeat(pad))
 }

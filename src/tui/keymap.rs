@@ -223,10 +223,21 @@ impl Key {
                     'i' => "tab".to_string(),
                     'm' => "enter".to_string(),
                     'a'..='z' | ' ' | '4'..='7' => return None,
-                    'A'..='Z' => format!(
-                        "ctrl+{} (terminals send ctrl with shift and a letter as ctrl and the letter)",
-                        c.to_ascii_lowercase()
-                    ),
+                    'A'..='Z' => {
+                        // What ctrl and the letter arrives as, itself perhaps another key
+                        // (ctrl+M is ctrl+m, which is enter).
+                        let letter = Key {
+                            code: KeyCodeName::Char(c.to_ascii_lowercase()),
+                            ctrl: true,
+                            alt: self.alt,
+                        };
+                        let why =
+                            "(terminals send ctrl with shift and a letter as ctrl and the letter)";
+                        return Some(match letter.arrives_as() {
+                            Some(instead) => format!("{instead} {why}"),
+                            None => format!("arrives as {} {why}", letter.spelling()),
+                        });
+                    }
                     '@' | '2' => "ctrl+space".to_string(),
                     '[' | '3' => return Some("arrives as esc".to_string()),
                     '\\' => "ctrl+4".to_string(),
@@ -251,7 +262,7 @@ impl Key {
                 KeyCodeName::BackTab => "shift+tab".to_string(),
                 KeyCodeName::Esc => return Some("arrives as esc".to_string()),
                 KeyCodeName::Backspace => {
-                    format!("{alt}backspace or {alt}ctrl+h (the terminal decides)")
+                    "backspace or {alt}ctrl+h (the terminal decides)".replace("{alt}", alt)
                 }
                 _ => return None,
             };
@@ -706,6 +717,15 @@ mod tests {
             ("alt+[", "start of another key's code"),
             ("alt+shift+o", "start of another key's code"),
             ("alt+esc", "arrives as esc"),
+            // Tester 12 T12-10: the key that finally arrives, never another refused one.
+            ("ctrl+M", "arrives as enter"),
+            ("ctrl+shift+m", "arrives as enter"),
+            ("ctrl+shift+i", "arrives as tab"),
+            ("alt+ctrl+shift+i", "arrives as alt+tab"),
+            (
+                "ctrl+alt+backspace",
+                "arrives as alt+backspace or alt+ctrl+h",
+            ),
         ] {
             let err = Keymap::with_overlay(&only_quit(key), "/ws/keymap.toml")
                 .unwrap_err()
