@@ -1,0 +1,347 @@
+//! A `record_execution` is either stored and answered, or cancelled and not stored — never
+//! stored without an answer (tester 12 T12-8).
+//!
+//! rmcp drops the answer to a call whose `notifications/cancelled` it has read, whenever
+//! that answer comes. A call cancelled in the few ms after its commit (the answer on its
+//! way) was stored and never answered, and the agent's retry stored it again. So, on one
+//! connection, the handler and the transport settle each such call's fate under one lock:
+//! the handler, holding the store's write lock, commits the call unless its cancel was
+//! read ([`Commits::commit`]); the transport hands a cancel on only for a call not
+//! committed ([`Commits::cancel`]) and swallows one for a committed call, whose answer then
+//! goes out (MCP lets a receiver ignore a cancel for work it can no longer stop).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fate {
+    /// Being run, not committed yet.
+    Running,
+    /// The client's cancel was read first: it stores nothing.
+    Cancelled,
+    /// Stored (or being stored): its answer goes out, a cancel is too late.
+    Committed,
+}
+
+/// Told of a moment in a call's life (tests).
+#[cfg(test)]
+type Hook = Mutex<Option<Box<dyn Fn(&RequestId) + Send>>>;
+
+/// The fates of one connection's calls that store (see the module).
+#[derive(Default)]
+pub struct Commits {
+    calls: Mutex<HashMap<RequestId, Fate>>,
+    /// Told each cancel the transport reads, before it decides (tests).
+    #[cfg(test)]
+    pub(crate) on_cancel_read: Hook,
+    /// Told when a committed call's rows are stored, before its answer is made (tests).
+    #[cfg(test)]
+    pub(crate) on_stored: Hook,
+}
+
+#[cfg(test)]
+fn tell(hook: &Hook, id: &RequestId) {
+    if let Some(told) = hook.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        told(id);
+    }
+}
+
+/// A call that stores, from its start until its answer is handed to the transport.
+#[must_use]
+pub struct Call {
+    commits: Arc<Commits>,
+    id: RequestId,
+}
+
+impl Commits {
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Fate>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The call `id` that stores has started.
+    pub fn begin(self: &Arc<Self>, id: RequestId) -> Call {
+        self.calls().insert(id.clone(), Fate::Running);
+        Call {
+            commits: Arc::clone(self),
+            id,
+        }
+    }
+
+    /// The transport read the client's cancel of `id`: whether to hand it on. A call that
+    /// committed keeps its answer (false); any other is cancelled from now on.
+    fn cancel(&self, id: &RequestId) -> bool {
+        #[cfg(test)]
+        tell(&self.on_cancel_read, id);
+        let mut calls = self.calls();
+        match calls.get_mut(id) {
+            Some(Fate::Committed) => {
+                tracing::info!(%id, "a cancel came after the call was stored: its answer goes out");
+                false
+            }
+            Some(fate) => {
+                *fate = Fate::Cancelled;
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// The answer to `id` is handed to the transport: its fate is settled.
+    fn answered(&self, id: &RequestId) {
+        let mut calls = self.calls();
+        if calls.get(id) == Some(&Fate::Committed) {
+            calls.remove(id);
+        }
+    }
+}
+
+impl Call {
+    /// The last moment to call it off, asked once the store's write lock is held and before
+    /// anything is written: false when the client cancelled it (`cancelled`: rmcp's token
+    /// says so, or the transport read its cancel); true: committed — the answer goes out
+    /// whatever the client sends after.
+    pub fn commit(&self, cancelled: bool) -> bool {
+        let mut calls = self.commits.calls();
+        let fate = calls.entry(self.id.clone()).or_insert(Fate::Running);
+        if cancelled || *fate == Fate::Cancelled {
+            *fate = Fate::Cancelled;
+            return false;
+        }
+        *fate = Fate::Committed;
+        true
+    }
+}
+
+#[cfg(test)]
+impl Call {
+    /// Its rows are stored (tests: [`Commits::on_stored`]).
+    pub(crate) fn stored(&self) {
+        tell(&self.commits.on_stored, &self.id);
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        // A committed call stays until its answer is handed over; any other is done.
+        let mut calls = self.commits.calls();
+        if calls.get(&self.id) != Some(&Fate::Committed) {
+            calls.remove(&self.id);
+        }
+    }
+}
+
+/// A transport whose cancels and answers go through a connection's [`Commits`].
+pub struct Settled<T> {
+    inner: T,
+    commits: Arc<Commits>,
+}
+
+impl<T> Settled<T> {
+    pub fn new(inner: T, commits: Arc<Commits>) -> Self {
+        Settled { inner, commits }
+    }
+}
+
+impl<T> Transport<RoleServer> for Settled<T>
+where
+    T: Transport<RoleServer>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Response(r) => self.commits.answered(&r.id),
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.commits.answered(id);
+                }
+            }
+            _ => {}
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(n) = &message
+                && let ClientNotification::CancelledNotification(c) = &n.notification
+                && let Some(id) = &c.params.request_id
+                && !self.commits.cancel(id)
+            {
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp_server::handler::{Console, HistorySource, State};
+    use crate::mcp_server::stdio::BoundedStdio;
+    use crate::workspace::{Workspace, WorkspaceOptions};
+    use rmcp::ServiceExt;
+    use serde_json::Value;
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    #[test]
+    fn a_cancel_before_the_commit_stops_the_call_and_one_after_it_is_swallowed() {
+        let commits = Arc::new(Commits::default());
+        let id = RequestId::Number(2);
+        let call = commits.begin(id.clone());
+        assert!(commits.cancel(&id), "not committed: handed on");
+        assert!(
+            !call.commit(false),
+            "cancelled first: nothing may be stored"
+        );
+        drop(call);
+        assert!(commits.calls().is_empty());
+        let call = commits.begin(id.clone());
+        assert!(!call.commit(true), "rmcp's token cancelled: nothing stored");
+        drop(call);
+        let call = commits.begin(id.clone());
+        assert!(call.commit(false));
+        assert!(
+            !commits.cancel(&id),
+            "committed: the cancel is too late, swallowed"
+        );
+        assert!(call.commit(false), "still committed");
+        drop(call);
+        assert!(!commits.cancel(&id), "swallowed until its answer goes out");
+        commits.answered(&id);
+        assert!(commits.calls().is_empty());
+        assert!(
+            commits.cancel(&RequestId::Number(9)),
+            "another call's cancel is handed on"
+        );
+        assert!(commits.calls().is_empty(), "and not kept");
+    }
+
+    async fn write_line(w: &mut (impl AsyncWriteExt + Unpin), v: &Value) {
+        let mut bytes = serde_json::to_vec(v).unwrap();
+        bytes.push(b'\n');
+        w.write_all(&bytes).await.unwrap();
+        w.flush().await.unwrap();
+    }
+
+    async fn wait_for<T: Send + 'static>(rx: std::sync::mpsc::Receiver<T>, what: &str) -> T {
+        tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(20)))
+            .await
+            .unwrap()
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    }
+
+    /// Tester 12 T12-8: a `record_execution` the client cancelled a few ms after the store
+    /// committed it was stored and got no answer (rmcp drops the answer to a call whose
+    /// cancel it read), so the agent's retry stored it again. Deterministic: the call stops
+    /// right after its rows are stored, the cancel is read by the transport, then the call
+    /// goes on — and is answered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_record_execution_cancelled_just_after_its_commit_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let path = ws
+            .open_history(&Default::default())
+            .unwrap()
+            .path()
+            .to_path_buf();
+        let state = Arc::new(State::new(ws, HistorySource::File(path.clone()), false));
+        let commits = Arc::new(Commits::default());
+        let (stored_tx, stored_rx) = std::sync::mpsc::channel::<()>();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (stored_tx, go_rx) = (Mutex::new(stored_tx), Mutex::new(go_rx));
+        *commits.on_stored.lock().unwrap() = Some(Box::new(move |_| {
+            let _ = stored_tx.lock().unwrap().send(());
+            let _ = go_rx.lock().unwrap().recv_timeout(Duration::from_secs(20));
+        }));
+        let (read_tx, read_rx) = std::sync::mpsc::channel::<RequestId>();
+        let read_tx = Mutex::new(read_tx);
+        *commits.on_cancel_read.lock().unwrap() = Some(Box::new(move |id| {
+            let _ = read_tx.lock().unwrap().send(id.clone());
+        }));
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_r, server_w) = tokio::io::split(server);
+        let transport = Settled::new(
+            BoundedStdio::new(server_r, server_w, 1 << 20),
+            Arc::clone(&commits),
+        );
+        let serving = tokio::spawn(async move {
+            let running = Console::with_commits(state, commits)
+                .serve(transport)
+                .await
+                .unwrap();
+            let _ = running.waiting().await;
+        });
+        let (client_r, mut client_w) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_r).lines();
+        let mut next = async || -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+                .await
+                .expect("an answer in time")
+                .unwrap()
+                .expect("the server still open");
+            serde_json::from_str(&line).unwrap()
+        };
+        write_line(
+            &mut client_w,
+            &serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
+        )
+        .await;
+        assert_eq!(next().await["id"], 1);
+        write_line(
+            &mut client_w,
+            &serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        )
+        .await;
+        write_line(
+            &mut client_w,
+            &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+                "arguments": {"caller": "t12-8-agent", "tool": "web.search", "ok": true}}}),
+        )
+        .await;
+        wait_for(stored_rx, "the call's rows stored").await;
+        write_line(
+            &mut client_w,
+            &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "timeout"}}),
+        )
+        .await;
+        let read = wait_for(read_rx, "the cancel read").await;
+        assert_eq!(read, RequestId::Number(2));
+        go_tx.send(()).unwrap();
+        let answer = next().await;
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["added"], 1,
+            "{answer}"
+        );
+        let rows: i64 = rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM executions WHERE caller = 't12-8-agent'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 1);
+        serving.abort();
+    }
+}
