@@ -293,10 +293,10 @@ pub struct StoredSend {
 /// Store every answer through `insert` (which returns the stored id): the baseline first,
 /// so each plan stored after it carries the baseline's steps and its gap signal. A call
 /// that failed outright (not an answer that failed: that is stored) fails the whole send.
-/// Once the store has refused one answer, the others are not tried: each is kept, with that
-/// reason, as the store would refuse it for the same reason after its own wait (tester 12
-/// T12-7: with the write lock held elsewhere, each arm waited the whole lock wait in turn,
-/// past the quit's bound).
+/// Once another process's write lock has been waited out for one answer, the others are
+/// not tried: each is kept with that reason, as each would wait as long again for the same
+/// refusal (tester 12 T12-7: each arm waited the whole lock wait in turn, past the quit's
+/// bound). Any other refusal (one answer too large for the disk) is the answer's own.
 pub fn store_send(
     mut outcomes: Vec<(SendJob, CallOutcome)>,
     mut insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String>,
@@ -304,7 +304,11 @@ pub fn store_send(
     let mut refused: Option<String> = None;
     let mut insert = |record: &mut PlanRecord| match &refused {
         Some(why) => Err(anyhow::anyhow!("{why}")),
-        None => insert(record).inspect_err(|e| refused = Some(format!("{e:#}"))),
+        None => insert(record).inspect_err(|e| {
+            if crate::store::sqlite::waited_out_for_the_lock(e) {
+                refused = Some(format!("{e:#}"));
+            }
+        }),
     };
     let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
         Some(k) => {
