@@ -8,13 +8,16 @@
 //! the handler, holding the store's write lock, commits the call unless its cancel was
 //! read ([`Commits::commit`]); the transport hands a cancel on only for a call not
 //! committed ([`Commits::cancel`]) and swallows one for a committed call, whose answer then
-//! goes out (MCP lets a receiver ignore a cancel for work it can no longer stop).
+//! goes out (MCP lets a receiver ignore a cancel for work it can no longer stop). Over
+//! HTTP the cancel is read by the listener before rmcp sees it, per session
+//! ([`Commits::hands_on`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
@@ -24,9 +27,16 @@ enum Fate {
     Running,
     /// The client's cancel was read first: it stores nothing.
     Cancelled,
-    /// Stored (or being stored): its answer goes out, a cancel is too late.
-    Committed,
+    /// Stored (or being stored), at this time: its answer goes out, a cancel is too late.
+    Committed(Instant),
 }
+
+/// A call: its session (empty over stdio: one connection) and its request id.
+type Key = (String, RequestId);
+
+/// How long a committed call is remembered when no transport says its answer went out
+/// (HTTP): its answer goes out within moments of the commit.
+const COMMITTED_KEPT: Duration = Duration::from_secs(600);
 
 /// Told of a moment in a call's life (tests).
 #[cfg(test)]
@@ -35,7 +45,7 @@ type Hook = Mutex<Option<Box<dyn Fn(&RequestId) + Send>>>;
 /// The fates of one connection's calls that store (see the module).
 #[derive(Default)]
 pub struct Commits {
-    calls: Mutex<HashMap<RequestId, Fate>>,
+    calls: Mutex<HashMap<Key, Fate>>,
     /// Told each cancel the transport reads, before it decides (tests).
     #[cfg(test)]
     pub(crate) on_cancel_read: Hook,
@@ -55,31 +65,46 @@ fn tell(hook: &Hook, id: &RequestId) {
 #[must_use]
 pub struct Call {
     commits: Arc<Commits>,
-    id: RequestId,
+    key: Key,
 }
 
 impl Commits {
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Fate>> {
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Fate>> {
         self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The call `id` that stores has started.
-    pub fn begin(self: &Arc<Self>, id: RequestId) -> Call {
-        self.calls().insert(id.clone(), Fate::Running);
+    /// The call `id` that stores has started, in `session` (empty over stdio).
+    pub fn begin(self: &Arc<Self>, session: &str, id: RequestId) -> Call {
+        let key = (session.to_string(), id);
+        let mut calls = self.calls();
+        calls.retain(|_, f| !matches!(f, Fate::Committed(at) if at.elapsed() > COMMITTED_KEPT));
+        calls.insert(key.clone(), Fate::Running);
         Call {
             commits: Arc::clone(self),
-            id,
+            key,
         }
     }
 
-    /// The transport read the client's cancel of `id`: whether to hand it on. A call that
-    /// committed keeps its answer (false); any other is cancelled from now on.
-    fn cancel(&self, id: &RequestId) -> bool {
+    /// Whether `message`, read from the client in `session`, is to be handed on to rmcp:
+    /// all are but a cancel of a committed call (see [`Self::cancel`]).
+    pub fn hands_on(&self, session: &str, message: &ClientJsonRpcMessage) -> bool {
+        if let JsonRpcMessage::Notification(n) = message
+            && let ClientNotification::CancelledNotification(c) = &n.notification
+            && let Some(id) = &c.params.request_id
+        {
+            return self.cancel(session, id);
+        }
+        true
+    }
+
+    /// The client's cancel of `id` was read: whether to hand it on. A call that committed
+    /// keeps its answer (false); any other is cancelled from now on.
+    fn cancel(&self, session: &str, id: &RequestId) -> bool {
         #[cfg(test)]
         tell(&self.on_cancel_read, id);
         let mut calls = self.calls();
-        match calls.get_mut(id) {
-            Some(Fate::Committed) => {
+        match calls.get_mut(&(session.to_string(), id.clone())) {
+            Some(Fate::Committed(_)) => {
                 tracing::info!(%id, "a cancel came after the call was stored: its answer goes out");
                 false
             }
@@ -92,10 +117,11 @@ impl Commits {
     }
 
     /// The answer to `id` is handed to the transport: its fate is settled.
-    fn answered(&self, id: &RequestId) {
+    fn answered(&self, session: &str, id: &RequestId) {
         let mut calls = self.calls();
-        if calls.get(id) == Some(&Fate::Committed) {
-            calls.remove(id);
+        let key = (session.to_string(), id.clone());
+        if matches!(calls.get(&key), Some(Fate::Committed(_))) {
+            calls.remove(&key);
         }
     }
 }
@@ -107,12 +133,14 @@ impl Call {
     /// whatever the client sends after.
     pub fn commit(&self, cancelled: bool) -> bool {
         let mut calls = self.commits.calls();
-        let fate = calls.entry(self.id.clone()).or_insert(Fate::Running);
+        let fate = calls.entry(self.key.clone()).or_insert(Fate::Running);
         if cancelled || *fate == Fate::Cancelled {
             *fate = Fate::Cancelled;
             return false;
         }
-        *fate = Fate::Committed;
+        if *fate == Fate::Running {
+            *fate = Fate::Committed(Instant::now());
+        }
         true
     }
 }
@@ -121,7 +149,7 @@ impl Call {
 impl Call {
     /// Its rows are stored (tests: [`Commits::on_stored`]).
     pub(crate) fn stored(&self) {
-        tell(&self.commits.on_stored, &self.id);
+        tell(&self.commits.on_stored, &self.key.1);
     }
 }
 
@@ -129,11 +157,14 @@ impl Drop for Call {
     fn drop(&mut self) {
         // A committed call stays until its answer is handed over; any other is done.
         let mut calls = self.commits.calls();
-        if calls.get(&self.id) != Some(&Fate::Committed) {
-            calls.remove(&self.id);
+        if !matches!(calls.get(&self.key), Some(Fate::Committed(_))) {
+            calls.remove(&self.key);
         }
     }
 }
+
+/// The one session of a stdio connection.
+pub const STDIO: &str = "";
 
 /// A transport whose cancels and answers go through a connection's [`Commits`].
 pub struct Settled<T> {
@@ -158,10 +189,10 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         match &item {
-            JsonRpcMessage::Response(r) => self.commits.answered(&r.id),
+            JsonRpcMessage::Response(r) => self.commits.answered(STDIO, &r.id),
             JsonRpcMessage::Error(e) => {
                 if let Some(id) = &e.id {
-                    self.commits.answered(id);
+                    self.commits.answered(STDIO, id);
                 }
             }
             _ => {}
@@ -172,14 +203,9 @@ where
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let message = self.inner.receive().await?;
-            if let JsonRpcMessage::Notification(n) = &message
-                && let ClientNotification::CancelledNotification(c) = &n.notification
-                && let Some(id) = &c.params.request_id
-                && !self.commits.cancel(id)
-            {
-                continue;
+            if self.commits.hands_on(STDIO, &message) {
+                return Some(message);
             }
-            return Some(message);
         }
     }
 
@@ -203,30 +229,37 @@ mod tests {
     fn a_cancel_before_the_commit_stops_the_call_and_one_after_it_is_swallowed() {
         let commits = Arc::new(Commits::default());
         let id = RequestId::Number(2);
-        let call = commits.begin(id.clone());
-        assert!(commits.cancel(&id), "not committed: handed on");
+        let call = commits.begin(STDIO, id.clone());
+        assert!(commits.cancel(STDIO, &id), "not committed: handed on");
         assert!(
             !call.commit(false),
             "cancelled first: nothing may be stored"
         );
         drop(call);
         assert!(commits.calls().is_empty());
-        let call = commits.begin(id.clone());
+        let call = commits.begin(STDIO, id.clone());
         assert!(!call.commit(true), "rmcp's token cancelled: nothing stored");
         drop(call);
-        let call = commits.begin(id.clone());
+        let call = commits.begin(STDIO, id.clone());
         assert!(call.commit(false));
         assert!(
-            !commits.cancel(&id),
+            commits.cancel("another-session", &id),
+            "the same id in another session is another call"
+        );
+        assert!(
+            !commits.cancel(STDIO, &id),
             "committed: the cancel is too late, swallowed"
         );
         assert!(call.commit(false), "still committed");
         drop(call);
-        assert!(!commits.cancel(&id), "swallowed until its answer goes out");
-        commits.answered(&id);
+        assert!(
+            !commits.cancel(STDIO, &id),
+            "swallowed until its answer goes out"
+        );
+        commits.answered(STDIO, &id);
         assert!(commits.calls().is_empty());
         assert!(
-            commits.cancel(&RequestId::Number(9)),
+            commits.cancel(STDIO, &RequestId::Number(9)),
             "another call's cancel is handed on"
         );
         assert!(commits.calls().is_empty(), "and not kept");

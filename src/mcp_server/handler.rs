@@ -250,12 +250,6 @@ pub struct Console {
 }
 
 impl Console {
-    /// A handler whose transport does not consult its commits (a cancel is then read by
-    /// rmcp alone).
-    pub fn new(state: Arc<State>) -> Console {
-        Console::with_commits(state, Arc::default())
-    }
-
     /// A handler sharing `commits` with its transport (see [`crate::mcp_server::commits`]).
     pub fn with_commits(state: Arc<State>, commits: Arc<Commits>) -> Console {
         Console { state, commits }
@@ -1019,7 +1013,15 @@ impl ServerHandler for Console {
             }
             TOOL_RECORD => {
                 let ct = context.ct.clone();
-                let call = self.commits.begin(context.id.clone());
+                // Over HTTP a call is known by its session and id (stdio: one connection).
+                let session = context
+                    .extensions
+                    .get::<hyper::http::request::Parts>()
+                    .and_then(|p| p.headers.get(crate::mcp_server::http::SESSION_HEADER))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or(crate::mcp_server::commits::STDIO)
+                    .to_string();
+                let call = self.commits.begin(&session, context.id.clone());
                 let value =
                     blocking(move || state.record_tool(&args, &call, &|| ct.is_cancelled()))
                         .await?;
