@@ -377,4 +377,115 @@ mod tests {
         assert_eq!(rows, 1);
         serving.abort();
     }
+
+    /// T12-8 over HTTP: the cancel comes as its own POST in the call's session, read by the
+    /// listener before rmcp; the same hooks stop the call after its rows are stored until
+    /// the listener has read the cancel.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn over_http_a_record_execution_cancelled_just_after_its_commit_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let path = ws
+            .open_history(&Default::default())
+            .unwrap()
+            .path()
+            .to_path_buf();
+        let state = Arc::new(State::new(ws, HistorySource::File(path.clone()), false));
+        let commits = Arc::new(Commits::default());
+        let (stored_tx, stored_rx) = std::sync::mpsc::channel::<()>();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (stored_tx, go_rx) = (Mutex::new(stored_tx), Mutex::new(go_rx));
+        *commits.on_stored.lock().unwrap() = Some(Box::new(move |_| {
+            let _ = stored_tx.lock().unwrap().send(());
+            let _ = go_rx.lock().unwrap().recv_timeout(Duration::from_secs(20));
+        }));
+        let (read_tx, read_rx) = std::sync::mpsc::channel::<RequestId>();
+        let read_tx = Mutex::new(read_tx);
+        *commits.on_cancel_read.lock().unwrap() = Some(Box::new(move |id| {
+            let _ = read_tx.lock().unwrap().send(id.clone());
+        }));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let sessions = crate::mcp_server::sessions::Sessions::new(4, Duration::from_secs(60));
+        let serving = tokio::spawn(crate::mcp_server::http::serve(
+            state, addr, None, false, sessions, commits,
+        ));
+        let url = format!("http://{addr}/mcp");
+        let http = reqwest::Client::new();
+        let post = |body: Value, session: Option<String>| {
+            let mut r = http
+                .post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .json(&body);
+            if let Some(s) = session {
+                r = r.header("mcp-session-id", s);
+            }
+            r.send()
+        };
+        let init = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
+        let mut tries = 0;
+        let r = loop {
+            match post(init.clone(), None).await {
+                Ok(r) => break r,
+                Err(e) => {
+                    tries += 1;
+                    assert!(tries < 100, "the server never listened: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
+        assert_eq!(r.status(), 200);
+        let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        assert!(r.text().await.unwrap().contains("serverInfo"));
+        let r = post(
+            serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            Some(session.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.status(), 202);
+        let call = tokio::spawn(post(
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+                "arguments": {"caller": "t12-8-http", "tool": "web.search", "ok": true}}}),
+            Some(session.clone()),
+        ));
+        wait_for(stored_rx, "the call's rows stored").await;
+        let r = post(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "timeout"}}),
+            Some(session.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.status(), 202);
+        let read = wait_for(read_rx, "the cancel read").await;
+        assert_eq!(read, RequestId::Number(2));
+        go_tx.send(()).unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(20), async {
+            call.await.unwrap().unwrap().text().await.unwrap()
+        })
+        .await
+        .expect("the call answered");
+        assert!(
+            answer.contains("\"id\":2") && answer.contains("\"added\":1"),
+            "{answer}"
+        );
+        let rows: i64 = rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM executions WHERE caller = 't12-8-http'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 1);
+        serving.abort();
+    }
 }

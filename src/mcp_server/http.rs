@@ -203,6 +203,7 @@ pub async fn serve(
     token: Option<String>,
     open: bool,
     sessions: Sessions,
+    commits: Arc<Commits>,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -225,7 +226,6 @@ pub async fn serve(
     }
     // Every session's recorded calls, known by session and id: a cancel read here after the
     // call's commit is not handed to rmcp, which would drop its answer (tester 12 T12-8).
-    let commits = Arc::new(Commits::default());
     let handlers = Arc::clone(&commits);
     let service = StreamableHttpService::new(
         move || {

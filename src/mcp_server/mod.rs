@@ -405,7 +405,8 @@ pub fn run(
                 addr, token, open, ..
             } => {
                 let sessions = Sessions::new(args.max_sessions, args.session_idle);
-                http::serve(state, addr, token, open, sessions).await
+                let commits = Arc::new(commits::Commits::default());
+                http::serve(state, addr, token, open, sessions, commits).await
             }
         }
     });
