@@ -733,3 +733,71 @@ fn the_configured_key_in_the_console_prompt_is_sent_as_written_and_stored_redact
     let stored = history.plan(id).unwrap().expect("in the store").record;
     assert_eq!(stored.intent, "deploy from [REDACTED] with the launch note");
 }
+
+/// Tester 12 T12-7: with another process holding the store's write lock, each answer of an
+/// A/B send waited the whole lock wait in turn (two arms: 2 × 60 s, past the quit's 75 s),
+/// and only the answer whose store was running was in hand (`live::in_hand`): a second
+/// ctrl+c wrote 1 of 2 answers (1 of 5 with A/B all) to the file, the rest were lost. Every
+/// answer is in hand from the moment it is back, the first refusal stands for the others
+/// (one wait, each kept with its reason), and a kept answer stays in hand until stored again.
+#[test]
+fn every_answer_of_an_ab_send_is_in_hand_and_the_store_is_waited_for_once() {
+    use ctxconsole::live::in_hand::lines_in_hand;
+    use ctxconsole::tui::send::SendNews;
+    use std::time::{Duration, Instant};
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (mut ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    ctx.lock_wait = Duration::from_secs(1);
+    let path = ctx.history.clone().unwrap();
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // A/B all: compacted and four arms, five answers.
+    type_for(&ctx, &mut state, "test/ok-json", &vec![Action::ToggleAb; 5]);
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(req.arms.len(), 4, "{:?}", req.arms);
+    let mine = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains(INSTRUCTION) && l.contains("\"console\""))
+            .count()
+    };
+    // When every call has answered and storing starts, all five are in hand.
+    let in_hand_when_storing = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let into = in_hand_when_storing.clone();
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |news| {
+        if matches!(news, SendNews::Storing { .. }) {
+            *into.lock().unwrap() = Some(mine(&lines_in_hand()));
+        }
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let sent = rt
+        .block_on(ctxconsole::tui::run_send(&ctx, req, report))
+        .unwrap();
+    let took = started.elapsed();
+    let in_hand = in_hand_when_storing
+        .lock()
+        .unwrap()
+        .expect("storing was said");
+    assert!(in_hand >= 5, "answers in hand as storing starts: {in_hand}");
+    assert_eq!(sent.results.len(), 5);
+    let now = lines_in_hand();
+    for r in &sent.results {
+        let why = r.live.store_error.as_deref().expect("not stored");
+        assert!(why.contains("another process held the write lock"), "{why}");
+        let line = r.live.unsaved_plan.as_ref().expect("kept as its line");
+        assert!(now.contains(line), "{} kept but not in hand", r.label());
+    }
+    assert!(
+        took < Duration::from_secs(3),
+        "five answers waited {took:?} for a 1 s lock wait"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+}

@@ -784,6 +784,63 @@ fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
     assert_sent_plan_stored(home.path(), "test/ok-json", "imported from the file");
 }
 
+/// Tester 12 T12-7: an A/B send to two models while another connection holds the store's
+/// write lock, every answer back and waiting for the store; a quit, then a second signal:
+/// the file held only the answer whose store was running (1 of 2 with A/B full, 1 of 5
+/// with A/B all), the others, paid for, were lost. Every answer back is in the file, each
+/// importable.
+#[test]
+fn a_second_signal_during_an_ab_send_writes_every_answer_back() {
+    let server = common::llm_server::LlmServer::start();
+    let (home, tmux, watched) = console_sending_to_two(
+        &server,
+        ["test/ok-json", "test/tool-calls"],
+        "5s",
+        (200, 50),
+    );
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("A/B full", 10, |s| s.contains("A/B full"));
+    let store = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    store.execute_batch("BEGIN IMMEDIATE").unwrap();
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("the four answers waiting for the store", 30, |s| {
+        s.contains("Storing… waiting for the store's write lock")
+    });
+    assert_eq!(server.requests.lock().unwrap().len(), 4);
+    let pid = watched.pid();
+    send_signal("TERM", &pid);
+    tmux.wait_for("the console finishing", 20, |s| {
+        s.contains("storing the answers already back")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    send_signal("TERM", &pid);
+    let shown = assert_restored(&tmux, &watched, "a second SIGTERM", 143);
+    assert!(shown.contains("ended while storing 4 answers"), "{shown}");
+    drop(store);
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("unstored-plans-")
+        })
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(text.lines().count(), 4, "every answer back:\n{text}");
+    let imported = common::json_of(
+        common::ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&files[0]),
+    );
+    assert_eq!(imported["added"], 4, "{imported}");
+    for model in ["test/ok-json", "test/tool-calls"] {
+        assert_sent_plan_stored(home.path(), model, "imported from the file");
+    }
+}
+
 /// A console sending to `test/ok-json` (answered at once) and `test/hang` (never answered),
 /// the answer already back and the other call still out.
 fn one_answered_one_hanging(

@@ -10,6 +10,7 @@ use crate::core::as_sent::mark_baseline;
 use crate::core::gap::{GapSignal, gap_signal, names_a_tool};
 use crate::core::history::{Baseline, Outcome, PlanRecord};
 use crate::core::text::clip;
+use crate::live::in_hand::InHand;
 use crate::live::replay::LiveReplay;
 use crate::preview::{Fate, PlannedRequest};
 use crate::workspace::Workspace;
@@ -58,23 +59,23 @@ pub struct BaselineRun {
 /// when it planned.
 pub fn store(
     mut live: LiveReplay,
-    record: Option<PlanRecord>,
+    answer: Option<InHand>,
     request: &PlannedRequest,
     insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<BaselineRun> {
     let cut = request.compaction.count(|f| matches!(f, Fate::CutByBudget));
-    let Some(mut record) = record else {
+    let Some(mut answer) = answer else {
         return Ok(BaselineRun {
             live,
             steps: None,
             cut,
         });
     };
-    mark_baseline(&mut record, request);
+    mark_baseline(&mut answer.record, request);
     // A plan none of whose steps names a registered tool (all demoted) is no plan either.
-    let planned = record.outcome != Outcome::Failed && names_a_tool(&record.steps);
-    let steps = record.steps.clone();
-    let id = live.store_with(record, insert);
+    let planned = answer.record.outcome != Outcome::Failed && names_a_tool(&answer.record.steps);
+    let steps = answer.record.steps.clone();
+    let id = live.store_in_hand(answer, insert);
     let steps = planned.then(|| Baseline {
         model: Some(live.model.clone()),
         plan_id: id,

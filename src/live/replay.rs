@@ -983,24 +983,37 @@ impl LiveReplay {
     /// take it.
     pub fn store_with(
         &mut self,
-        mut record: PlanRecord,
+        record: PlanRecord,
         insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
     ) -> Option<String> {
+        self.store_in_hand(super::in_hand::InHand::new(record), insert)
+    }
+
+    /// [`Self::store_with`] for an answer in hand since it came back (`live::in_hand`):
+    /// held as it is stored, no longer once stored, and, refused, kept in hand as its line
+    /// until that line is stored or written out.
+    pub fn store_in_hand(
+        &mut self,
+        answer: super::in_hand::InHand,
+        insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
+    ) -> Option<String> {
+        let (mut record, holding) = answer.into_parts();
+        // Written out as it is stored if the process must end while the store waits.
+        holding.update(&record);
         // The id the store tried is not the plan's: the line keeps the id it came with.
         let id = record.id.clone();
-        // Written out if the process must end while the store waits (see `in_hand`).
-        let holding = super::in_hand::hold_record(&record);
-        let stored = insert(&mut record);
-        drop(holding);
-        match stored {
+        match insert(&mut record) {
             Ok(stored) => {
+                drop(holding);
                 self.stored_id = Some(stored.clone());
                 Some(stored)
             }
             Err(e) => {
                 self.store_error = Some(format!("{e:#}"));
                 record.id = id;
-                self.unsaved_plan = Some(super::in_hand::kept_line(record));
+                let line = super::in_hand::kept_line(record);
+                holding.keep(&line);
+                self.unsaved_plan = Some(line);
                 None
             }
         }

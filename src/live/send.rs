@@ -13,6 +13,7 @@ use crate::core::gap::GapSignal;
 use crate::core::history::{PlanRecord, short_sha};
 use crate::core::request::Attachment;
 use crate::live::baseline::{self, BaselineRun};
+use crate::live::in_hand::InHand;
 use crate::live::replay::{
     Link, LiveReplay, Prior, ReplayContext, ReplayProgress, endpoint_for, send_planned,
 };
@@ -202,8 +203,9 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
     Ok(jobs)
 }
 
-/// One call's answer and the record to store (none when nothing was sent).
-pub type CallOutcome = anyhow::Result<(LiveReplay, Option<PlanRecord>)>;
+/// One call's answer and the record to store (none when nothing was sent), in hand
+/// (`live::in_hand`) from the moment it came back until it is stored.
+pub type CallOutcome = anyhow::Result<(LiveReplay, Option<InHand>)>;
 
 /// Reports one job's progress: its index in the jobs, and the progress.
 pub type JobReport = Arc<dyn Fn(usize, ReplayProgress) + Send + Sync>;
@@ -253,7 +255,10 @@ pub async fn run_jobs(
                 &cancel,
                 &mut progress,
             )
-            .await;
+            .await
+            // Back: in hand at once, while it waits for the others and for the store
+            // (tester 12 T12-7: an answer queued behind another's store was lost).
+            .map(|(live, record)| (live, record.map(InHand::new)));
             (i, job, out)
         });
     }
@@ -288,30 +293,43 @@ pub struct StoredSend {
 /// Store every answer through `insert` (which returns the stored id): the baseline first,
 /// so each plan stored after it carries the baseline's steps and its gap signal. A call
 /// that failed outright (not an answer that failed: that is stored) fails the whole send.
+/// Once another process's write lock has been waited out for one answer, the others are
+/// not tried: each is kept with that reason, as each would wait as long again for the same
+/// refusal (tester 12 T12-7: each arm waited the whole lock wait in turn, past the quit's
+/// bound). Any other refusal (one answer too large for the disk) is the answer's own.
 pub fn store_send(
     mut outcomes: Vec<(SendJob, CallOutcome)>,
     mut insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<StoredSend> {
+    let mut refused: Option<String> = None;
+    let mut insert = |record: &mut PlanRecord| match &refused {
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => insert(record).inspect_err(|e| {
+            if crate::store::sqlite::waited_out_for_the_lock(e) {
+                refused = Some(format!("{e:#}"));
+            }
+        }),
+    };
     let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
         Some(k) => {
             let (job, out) = outcomes.remove(k);
-            let (live, mut record) = out?;
-            if let Some(r) = record.as_mut() {
-                job.sent_with.keep_in(&mut r.trim_record);
+            let (live, mut answer) = out?;
+            if let Some(a) = answer.as_mut() {
+                job.sent_with.keep_in(&mut a.record.trim_record);
             }
-            Some(baseline::store(live, record, &job.request, &mut insert)?)
+            Some(baseline::store(live, answer, &job.request, &mut insert)?)
         }
         None => None,
     };
     let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
     let mut arms = Vec::with_capacity(outcomes.len());
     for (job, out) in outcomes {
-        let (mut live, record) = out?;
+        let (mut live, answer) = out?;
         let mut gap = None;
-        if let Some(mut record) = record {
-            job.sent_with.keep_in(&mut record.trim_record);
-            gap = baseline::attach(&live, &mut record, expert);
-            live.store_with(record, &mut insert);
+        if let Some(mut answer) = answer {
+            job.sent_with.keep_in(&mut answer.record.trim_record);
+            gap = baseline::attach(&live, &mut answer.record, expert);
+            live.store_in_hand(answer, &mut insert);
         }
         arms.push(StoredArm {
             model: job.model,

@@ -23,6 +23,7 @@ use crate::core::rank::{Confidence, Explanation, RankIndex, SEMANTIC_WEIGHT};
 use crate::core::time::format_timestamp_nanos;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
+use crate::mcp_server::commits::{Call, Commits};
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
@@ -243,11 +244,15 @@ impl State {
 #[derive(Clone)]
 pub struct Console {
     state: Arc<State>,
+    /// The fates of this connection's `record_execution` calls, shared with a transport
+    /// that consults them ([`crate::mcp_server::commits::Settled`]).
+    commits: Arc<Commits>,
 }
 
 impl Console {
-    pub fn new(state: Arc<State>) -> Console {
-        Console { state }
+    /// A handler sharing `commits` with its transport (see [`crate::mcp_server::commits`]).
+    pub fn with_commits(state: Arc<State>, commits: Arc<Commits>) -> Console {
+        Console { state, commits }
     }
 }
 
@@ -675,14 +680,19 @@ impl State {
         })
     }
 
-    /// `cancelled` is asked once the store's write lock is held, before anything is written:
-    /// a call the client cancelled while it waited for the lock stores nothing (tester 11
-    /// T11-11: it was stored without an answer, and the agent's retry stored it again).
+    /// `call` is committed once the store's write lock is held, before anything is written
+    /// (`cancelled`: rmcp's word that the client cancelled it): a call the client cancelled
+    /// while it waited for the lock stores nothing (tester 11 T11-11: it was stored without
+    /// an answer, and the agent's retry stored it again), and a committed one is answered
+    /// whatever cancel comes after (tester 12 T12-8: one cancelled a few ms after its commit
+    /// was stored without an answer).
     fn record_tool(
         &self,
         args: &JsonObject,
+        call: &Call,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Value, ErrorData> {
+        let go_ahead = || call.commit(cancelled());
         let p = Params::new(
             TOOL_RECORD,
             args,
@@ -720,7 +730,7 @@ impl State {
                 // Read once the write lock is held: the last moment to call it off.
                 UnlessCancelled {
                     inner: Cursor::new(line.into_bytes()),
-                    cancelled,
+                    go_ahead: &go_ahead,
                 },
                 // An execution without an id gets one from its fields: a repeat is the
                 // same record, stored once. One whose id is stored with other content is
@@ -730,6 +740,8 @@ impl State {
                 |_| {},
             )
             .map_err(internal)?;
+        #[cfg(test)]
+        call.stored();
         if report.skipped > 0 {
             return Err(p.error(
                 "id",
@@ -1001,8 +1013,18 @@ impl ServerHandler for Console {
             }
             TOOL_RECORD => {
                 let ct = context.ct.clone();
+                // Over HTTP a call is known by its session and id (stdio: one connection).
+                let session = context
+                    .extensions
+                    .get::<hyper::http::request::Parts>()
+                    .and_then(|p| p.headers.get(crate::mcp_server::http::SESSION_HEADER))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or(crate::mcp_server::commits::STDIO)
+                    .to_string();
+                let call = self.commits.begin(&session, context.id.clone());
                 let value =
-                    blocking(move || state.record_tool(&args, &|| ct.is_cancelled())).await?;
+                    blocking(move || state.record_tool(&args, &call, &|| ct.is_cancelled()))
+                        .await?;
                 return Ok(tool_result(&tool, value)?.into());
             }
             other => {
@@ -1025,10 +1047,10 @@ impl ServerHandler for Console {
     }
 }
 
-/// A reader that fails, before giving anything, once `cancelled` says so.
+/// A reader that fails, before giving anything, unless `go_ahead` says so.
 struct UnlessCancelled<'a, R> {
     inner: R,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
+    go_ahead: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl<R: std::io::Read> std::io::Read for UnlessCancelled<'_, R> {
@@ -1051,7 +1073,7 @@ impl<R: std::io::BufRead> std::io::BufRead for UnlessCancelled<'_, R> {
 
 impl<R> UnlessCancelled<'_, R> {
     fn check(&self) -> std::io::Result<()> {
-        if (self.cancelled)() {
+        if !(self.go_ahead)() {
             return Err(std::io::Error::other(
                 "the client cancelled the call; nothing was recorded",
             ));

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use tower_service::Service;
 
 use crate::exit::bad_input;
+use crate::mcp_server::commits::Commits;
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
 use crate::mcp_server::params::size_label;
@@ -108,7 +109,7 @@ async fn read_message(
 pub const SESSIONS_FULL: ErrorCode = ErrorCode(-32000);
 
 /// The header that names a request's session.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub const SESSION_HEADER: &str = "mcp-session-id";
 
 /// For an `initialize` outside a session (the request rmcp makes a new session for), a
 /// place for that session, or 503 with a JSON-RPC error under its id when there is none
@@ -202,6 +203,7 @@ pub async fn serve(
     token: Option<String>,
     open: bool,
     sessions: Sessions,
+    commits: Arc<Commits>,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -222,8 +224,16 @@ pub async fn serve(
     if open {
         config = config.with_allowed_hosts(Vec::<String>::new());
     }
+    // Every session's recorded calls, known by session and id: a cancel read here after the
+    // call's commit is not handed to rmcp, which would drop its answer (tester 12 T12-8).
+    let handlers = Arc::clone(&commits);
     let service = StreamableHttpService::new(
-        move || Ok(Console::new(Arc::clone(&state))),
+        move || {
+            Ok(Console::with_commits(
+                Arc::clone(&state),
+                Arc::clone(&handlers),
+            ))
+        },
         sessions.manager(),
         config,
     );
@@ -244,11 +254,13 @@ pub async fn serve(
         let service = service.clone();
         let token = token.clone();
         let sessions = Arc::clone(&sessions);
+        let commits = Arc::clone(&commits);
         tokio::spawn(async move {
             let handle = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let mut service = service.clone();
                 let token = token.clone();
                 let sessions = Arc::clone(&sessions);
+                let commits = Arc::clone(&commits);
                 async move {
                     if req.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(plain(
@@ -287,6 +299,17 @@ pub async fn serve(
                             Ok(read) => read,
                             Err(answer) => return Ok(answer),
                         };
+                        let session = req
+                            .headers()
+                            .get(SESSION_HEADER)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default();
+                        if !commits.hands_on(session, &message) {
+                            // A notification taken, as rmcp answers one.
+                            let mut r = Response::new(Full::new(Bytes::new()).boxed());
+                            *r.status_mut() = StatusCode::ACCEPTED;
+                            return Ok(r);
+                        }
                         // Held until rmcp has answered: its session is in the table by then,
                         // and entered as just used before the place is given back.
                         let place = match admit(&sessions, &req, &message).await {

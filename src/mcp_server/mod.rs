@@ -1,6 +1,7 @@
 //! `ctxconsole mcp`: an MCP server, a front end like the CLI and the console. Over stdio by
 //! default, or streamable HTTP. It calls services and core; nothing calls back into it.
 
+pub mod commits;
 pub mod handler;
 pub mod http;
 pub mod jsonrpc;
@@ -386,9 +387,14 @@ pub fn run(
     let served = rt.block_on(async move {
         match how {
             Listen::Stdio => {
-                let transport =
-                    BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), MESSAGE_MAX);
-                let running = Console::new(state)
+                // The handler and the transport settle each recorded call's fate together:
+                // stored and answered, or cancelled and not stored (tester 12 T12-8).
+                let commits = Arc::new(commits::Commits::default());
+                let transport = commits::Settled::new(
+                    BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), MESSAGE_MAX),
+                    Arc::clone(&commits),
+                );
+                let running = Console::with_commits(state, commits)
                     .serve(transport)
                     .await
                     .map_err(|e| anyhow::anyhow!("MCP handshake on stdio: {e}"))?;
@@ -399,7 +405,8 @@ pub fn run(
                 addr, token, open, ..
             } => {
                 let sessions = Sessions::new(args.max_sessions, args.session_idle);
-                http::serve(state, addr, token, open, sessions).await
+                let commits = Arc::new(commits::Commits::default());
+                http::serve(state, addr, token, open, sessions, commits).await
             }
         }
     });

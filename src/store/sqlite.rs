@@ -76,6 +76,24 @@ fn wait_words(waited: Duration) -> String {
     }
 }
 
+/// Another process held the write lock for the whole wait: nothing was written, and a
+/// writer with more to write would wait as long again ([`waited_out_for_the_lock`]).
+#[derive(Debug)]
+pub struct LockWaitedOut(String);
+
+impl std::fmt::Display for LockWaitedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LockWaitedOut {}
+
+/// Whether `e` is (or wraps) a write that waited out another process's write lock.
+pub fn waited_out_for_the_lock(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<LockWaitedOut>())
+}
+
 /// A failure to take the write lock: held too long by another process, in plain words with
 /// the likeliest holder ([`Schema::long_writer`]); anything else with the file and what was
 /// being done.
@@ -91,12 +109,12 @@ fn lock_failure(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     ) {
-        return anyhow::anyhow!(
+        return anyhow::Error::new(LockWaitedOut(format!(
             "{doing}: another process held the write lock of {name} for {} ({}); nothing \
              was stored",
             wait_words(waited),
             schema.long_writer
-        );
+        )));
     }
     anyhow::Error::new(e).context(format!("{name}: {doing}: waiting for the write lock"))
 }
@@ -535,10 +553,14 @@ mod tests {
         let held = begin_write(&mut holder, &path, &waited, "importing plans").unwrap();
         // The bound is BUSY_TIMEOUT; a test need not wait a minute to meet it.
         waiter.busy_timeout(Duration::from_millis(50)).unwrap();
-        let err = format!(
-            "{:#}",
-            begin_write(&mut waiter, &path, &waited, "storing the sent plan").unwrap_err()
-        );
+        let refused = begin_write(&mut waiter, &path, &waited, "storing the sent plan")
+            .unwrap_err()
+            .context("storing answer 1");
+        // Known as a lock waited out through any context (a send's other answers are then
+        // not tried: tester 12 T12-7); another failure is not one.
+        assert!(waited_out_for_the_lock(&refused));
+        assert!(!waited_out_for_the_lock(&anyhow::anyhow!("disk full")));
+        let err = format!("{:#}", refused.root_cause());
         assert_eq!(
             err,
             format!(

@@ -271,7 +271,10 @@ pub fn store_again(
                 .map_err(text),
         };
         match &result {
-            Ok(id) => tracing::info!(id = id.as_str(), "stored an answer kept unstored"),
+            Ok(id) => {
+                tracing::info!(id = id.as_str(), "stored an answer kept unstored");
+                crate::live::in_hand::settled(std::slice::from_ref(line));
+            }
             Err(why) if failed.is_none() => {
                 tracing::warn!("an answer kept unstored is still not stored: {why}");
                 failed = Some(why.clone());
@@ -364,6 +367,8 @@ pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitRe
         "{} could not be stored ({why})",
         unstored::answers(kept.len())
     );
+    // Written to the file or printed: out of hand either way.
+    crate::live::in_hand::settled(&lines);
     let written = keep_unstored(&ctx.workspace, &kept, crate::store::now_secs(), &head, "");
     report.said.extend(written.said);
     report.lines = written.lines;
@@ -405,18 +410,20 @@ fn keep_unstored(dir: &Path, lines: &[&str], now: i64, head: &str, after: &str) 
 
 /// Quitting while a send or a live replay is in flight: the calls still out are cancelled
 /// (as esc cancels them) and what already came back is stored, or kept for the quit's
-/// file when the store cannot take it — never dropped (tester 10 T10-24). Waits at most the
-/// store's lock wait and a margin for the cancelled calls to come back.
+/// file when the store cannot take it — never dropped (tester 10 T10-24). Waits at most
+/// `wait` (the store's lock wait and a margin) for the cancelled calls to come back; past
+/// it, every answer still in hand (`live::in_hand`: back and not stored, or kept) is written
+/// to the quit's file (tester 12 T12-7: they were said to be lost, and were).
 async fn finish_paid_calls(
     ctx: &EffectContext,
     state: &mut State,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Input>,
+    wait: Duration,
 ) {
     let in_flight = state.paid_calls_in_flight();
     if in_flight.is_empty() {
         return;
     }
-    let wait = ctx.lock_wait + PAID_CALLS_MARGIN;
     crate::cli::out::eprint_line(&format!(
         "ctxconsole: cancelling what is still sending and storing the answers already back \
          (at most {} s)…",
@@ -434,10 +441,21 @@ async fn finish_paid_calls(
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => {
                 tracing::warn!("quit: a cancelled send or replay did not come back in time");
-                crate::cli::out::eprint_line(
-                    "ctxconsole: a cancelled send or replay did not come back in time; what it \
-                     had not stored is lost",
+                let written = write_in_hand(
+                    &ctx.workspace,
+                    "a cancelled send or replay did not come back in time with",
                 );
+                if written.is_empty() {
+                    crate::cli::out::eprint_line(
+                        "ctxconsole: a cancelled send or replay did not come back in time; \
+                         no answer of it was back",
+                    );
+                }
+                // Those kept already are in the file: not tried or written again.
+                state
+                    .unstored
+                    .pending
+                    .retain(|k| !written.contains(&k.line));
                 break;
             }
         }
@@ -447,26 +465,30 @@ async fn finish_paid_calls(
 /// How long past the store's lock wait quitting waits for cancelled calls to come back.
 const PAID_CALLS_MARGIN: Duration = Duration::from_secs(15);
 
-/// The answers still being stored (`live::in_hand`), written to a private file in the
-/// workspace as plan lines and named on stderr; printed whole when no file can take them.
-/// For a process that must end now.
-fn write_in_hand(workspace: &Path) {
+/// The answers in hand (`live::in_hand`: back and not stored yet, or kept), written to a
+/// private file in the workspace as plan lines and named on stderr after `why` (`ended while
+/// storing`); printed whole when no file can take them. For a process that must end now.
+/// Returns the lines written or printed (out of hand now).
+fn write_in_hand(workspace: &Path, why: &str) -> Vec<String> {
     let lines = crate::live::in_hand::lines_in_hand();
     if lines.is_empty() {
-        return;
+        return lines;
     }
+    // Written to the file or printed below: out of hand either way.
+    crate::live::in_hand::settled(&lines);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let report = keep_unstored(
         workspace,
         &refs,
         crate::store::now_secs(),
-        &format!("ended while storing {}", unstored::answers(lines.len())),
+        &format!("{why} {}", unstored::answers(lines.len())),
         " (one stored meanwhile is said to be already present)",
     );
     for line in &report.said {
         crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
     }
     let _ = crate::cli::out::print_plan_lines(&report.lines);
+    lines
 }
 
 /// What [`on_quit`] has to say once the console has closed.
@@ -1000,7 +1022,9 @@ async fn event_loop(
     // A signal that ends the process at once (a second one while finishing) first writes
     // out the answers still being stored.
     let workspace = ctx.workspace.clone();
-    let _last_words = terminal::before_ending_at_once(move || write_in_hand(&workspace));
+    let _last_words = terminal::before_ending_at_once(move || {
+        write_in_hand(&workspace, "ended while storing");
+    });
     state.help = panes::help::HelpModal::new(&keymap);
     if let Some(job) = start_semantic(&ws, &config, &mut state) {
         // Opening a local model and embedding a catalog the first time can take a minute.
@@ -1067,7 +1091,7 @@ async fn event_loop(
     reading.store(false, std::sync::atomic::Ordering::SeqCst);
     // Restoring a terminal that is gone (SIGHUP) fails; its errors are ignored.
     drop(guard);
-    finish_paid_calls(&ctx, &mut state, &mut rx).await;
+    finish_paid_calls(&ctx, &mut state, &mut rx, ctx.lock_wait + PAID_CALLS_MARGIN).await;
     // A try to store kept answers still in flight is waited for: trying them again beside
     // it could store one twice.
     if state.unstored.storing.is_some() {
@@ -1395,5 +1419,65 @@ mod tests {
         assert_eq!(key_action(&state, &keymap, &q), Some(Action::Char('q')));
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(key_action(&state, &keymap, &ctrl_c), Some(Action::Quit));
+    }
+
+    /// Tester 12 T12-7: a quit whose cancelled send did not come back in time said "what it
+    /// had not stored is lost", and it was: the answers back (one waiting for the store,
+    /// another waiting behind it) and those kept were dropped. Past the wait, every answer in
+    /// hand is written to the quit's private file, once, and not tried again after.
+    #[test]
+    fn a_quit_that_gives_up_waiting_writes_every_answer_in_hand_to_a_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let _one = crate::live::in_hand::TESTS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(&WorkspaceOptions {
+            dir: Some(dir.path().into()),
+            registry: None,
+        })
+        .unwrap();
+        let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+        // A send that never comes back, with one answer being stored and one kept.
+        state.send.running = Some((7, crate::llm::client::Cancel::default()));
+        let back = r#"{"id":"t12-7-being-stored"}"#.to_string();
+        let kept = r#"{"id":"t12-7-kept"}"#.to_string();
+        let _storing = crate::live::in_hand::hold_lines(std::slice::from_ref(&back));
+        crate::live::in_hand::hold_lines(&[]).keep(&kept);
+        state.unstored.pending.push(unstored::KeptAnswer {
+            label: "test/ok-json [full]".into(),
+            line: kept.clone(),
+            why: "another process held the write lock".into(),
+        });
+        let (_tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Input>();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(finish_paid_calls(
+                &ctx,
+                &mut state,
+                &mut rx,
+                Duration::from_millis(50),
+            ));
+        let files: Vec<PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
+            .collect();
+        let [file] = files.as_slice() else {
+            panic!("one file for the answers in hand: {files:?}")
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in [&back, &kept] {
+            assert_eq!(text.lines().filter(|l| l == line).count(), 1, "{text}");
+        }
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(
+            state.unstored.pending.is_empty(),
+            "in the file: not stored again nor written again at quit"
+        );
+        assert!(!crate::live::in_hand::lines_in_hand().contains(&kept));
     }
 }
