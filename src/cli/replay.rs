@@ -118,7 +118,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         for model in &models {
             let (mut replay, record) = rt.block_on(live_one(&ctx, original, model))?;
             if let Some(record) = record {
-                replay.store_with(record, |r| history.insert_replay(r, &ctx.pipelines));
+                replay.store_with(record, &ctx.preview.secrets, |r| {
+                    history.insert_replay(r, &ctx.pipelines)
+                });
             }
             replays.push(replay);
         }

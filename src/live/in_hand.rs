@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::history::PlanRecord;
+use crate::llm::redact::Secrets;
 
 enum Held {
     Record(Box<PlanRecord>),
@@ -81,8 +82,12 @@ pub struct InHand {
 }
 
 impl InHand {
-    /// `record` is back: in hand from now on.
-    pub fn new(record: PlanRecord) -> InHand {
+    /// `record` is back: in hand from now on, the configured keys out of it first. The store
+    /// takes them out of what it keeps; a line written out or printed instead — a refused
+    /// answer, the file a forced exit writes — is made from this record, so it holds none
+    /// either (tester 12 T12-6 and T12-7).
+    pub fn new(mut record: PlanRecord, secrets: &Secrets) -> InHand {
+        secrets.record(&mut record);
         let holding = hold_record(&record);
         InHand { record, holding }
     }
@@ -183,7 +188,7 @@ mod tests {
             source: Default::default(),
             expert_baseline: None,
         };
-        let answer = InHand::new(record.clone());
+        let answer = InHand::new(record.clone(), &Secrets::default());
         let as_back = kept_line(record.clone());
         assert!(lines_in_hand().contains(&as_back));
         let (mut record, holding) = answer.into_parts();
@@ -211,5 +216,44 @@ mod tests {
         );
         settled(std::slice::from_ref(&as_stored));
         assert!(!lines_in_hand().contains(&as_stored));
+    }
+
+    /// The configured key in an answer back (the operator pasted it into the prompt) is out
+    /// of the line a forced exit writes, as it is out of what the store keeps (tester 12
+    /// T12-6, T12-7: the file held it).
+    #[test]
+    fn an_answer_in_hand_holds_no_configured_key() {
+        let _one = TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        let key = "sk-inhand-0123456789abcdefghijklmnop";
+        let record = PlanRecord {
+            id: "in-hand-key-1".into(),
+            at: 1_790_000_000,
+            at_nanos: 0,
+            caller: "console".into(),
+            model: "test/ok-json".into(),
+            intent: format!("check this key {key} please"),
+            steps: Vec::new(),
+            outcome: crate::core::history::Outcome::Failed,
+            failure_class: None,
+            finish_reason: None,
+            raw_response: Some(format!("{{\"echo\": \"{key}\"}}")),
+            trim_record: None,
+            duration_ms: None,
+            replay_of: None,
+            answer: None,
+            arm: None,
+            compare_group: None,
+            source: Default::default(),
+            expert_baseline: None,
+        };
+        let answer = InHand::new(record, &Secrets::of_keys([key]));
+        let lines = lines_in_hand();
+        assert!(
+            lines.iter().any(|l| l.contains("in-hand-key-1")),
+            "{lines:?}"
+        );
+        assert!(!lines.iter().any(|l| l.contains(key)), "{lines:?}");
+        assert!(!answer.record.intent.contains(key));
+        drop(answer);
     }
 }

@@ -984,9 +984,10 @@ impl LiveReplay {
     pub fn store_with(
         &mut self,
         record: PlanRecord,
+        secrets: &crate::llm::redact::Secrets,
         insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
     ) -> Option<String> {
-        self.store_in_hand(super::in_hand::InHand::new(record), insert)
+        self.store_in_hand(super::in_hand::InHand::new(record, secrets), insert)
     }
 
     /// [`Self::store_with`] for an answer in hand since it came back (`live::in_hand`):

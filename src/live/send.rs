@@ -258,7 +258,10 @@ pub async fn run_jobs(
             .await
             // Back: in hand at once, while it waits for the others and for the store
             // (tester 12 T12-7: an answer queued behind another's store was lost).
-            .map(|(live, record)| (live, record.map(InHand::new)));
+            .map(|(live, record)| {
+                let secrets = &ctx.preview.secrets;
+                (live, record.map(|r| InHand::new(r, secrets)))
+            });
             (i, job, out)
         });
     }

@@ -532,7 +532,7 @@ pub async fn run_replay(
         return Err(why);
     }
     if let Some(record) = record {
-        live.store_with(record, |record| {
+        live.store_with(record, &rctx.preview.secrets, |record| {
             ctx.store_for_writing(path)
                 .and_then(|mut h| h.insert_replay(record, &rctx.pipelines))
         });
