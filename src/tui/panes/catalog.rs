@@ -486,11 +486,69 @@ fn entry_json(text: &str, name: &str) -> Option<String> {
         .lines()
         .find(|l| entry_name(l).as_deref() == Some(name))?;
     let line = line.trim().trim_end_matches(',');
-    Some(
-        serde_json::from_str::<serde_json::Value>(line)
-            .and_then(|v| serde_json::to_string_pretty(&v))
-            .unwrap_or_else(|_| line.to_string()),
-    )
+    // Laid out in the order sent: a parsed value would sort its keys (tester 12 T12-12: the
+    // view put `description` before `name`, which the request sends first).
+    Some(match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+        Ok(_) => pretty_in_order(line),
+        Err(_) => line.to_string(),
+    })
+}
+
+/// `json` (valid JSON) laid out two spaces per level, its keys and strings as written.
+fn pretty_in_order(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() * 2);
+    let mut depth = 0usize;
+    let mut chars = json.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                out.push('"');
+                while let Some(s) = chars.next() {
+                    out.push(s);
+                    match s {
+                        '\\' => {
+                            if let Some(e) = chars.next() {
+                                out.push(e);
+                            }
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '{' | '[' => {
+                while chars.peek().is_some_and(|n| n.is_whitespace()) {
+                    chars.next();
+                }
+                let close = if c == '{' { '}' } else { ']' };
+                out.push(c);
+                if chars.peek() == Some(&close) {
+                    chars.next();
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The open entry over the body: its fate, then as sent, then the full original.
@@ -546,4 +604,31 @@ pub fn draw_entry(
             .block(pane_block(title, true, theme)),
         body,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tester 12 T12-12: "as sent" shows the entry in the order it is sent (name first),
+    /// laid out, its strings as written; text that is not JSON as it is.
+    #[test]
+    fn an_entry_as_sent_keeps_the_order_it_is_sent_in() {
+        let text = "{\"packs\":[\n{\"name\":\"t09.naïve\",\"description\":\"a, b: {c}\",\"metadata\":{\"z\":1,\"b\":[1,2],\"e\":{},\"q\":\"say \\\"hi\\\"\"}},\n{\"name\":\"other\"}\n]}";
+        let shown = entry_json(text, "t09.naïve").unwrap();
+        assert_eq!(
+            shown,
+            "{\n  \"name\": \"t09.naïve\",\n  \"description\": \"a, b: {c}\",\n  \"metadata\": {\n    \"z\": 1,\n    \"b\": [\n      1,\n      2\n    ],\n    \"e\": {},\n    \"q\": \"say \\\"hi\\\"\"\n  }\n}"
+        );
+        // Read back, it is the same value.
+        let line = text.lines().nth(1).unwrap().trim_end_matches(',');
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            serde_json::from_str::<serde_json::Value>(line).unwrap()
+        );
+        assert_eq!(
+            entry_json("{\"name\":\"x\" broken\n", "x").as_deref(),
+            Some("{\"name\":\"x\" broken")
+        );
+    }
 }
