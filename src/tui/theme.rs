@@ -140,6 +140,7 @@ impl Theme {
 
 fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
     let file: ThemeFile = toml::from_str(text).map_err(|e| CoreError::toml(origin, text, &e))?;
+    let set_here: Vec<String> = file.roles.keys().cloned().collect();
     for (role, Role(spec)) in file.roles {
         let field = |problem: String| CoreError::Field {
             origin: origin.into(),
@@ -154,27 +155,6 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
         if let Some(bg) = &spec.bg {
             style = style.bg(Color::from_str(bg)
                 .map_err(|_| field(format!("bg {} is not a colour", quoted(bg))))?);
-        }
-        // Text in a role's own background colour is not there at all (tester 10 T10-5), nor
-        // in one barely different from it (tester 11 T11-13: #000000 on #010101).
-        if let (Some(fg), Some(bg)) = (style.fg, style.bg) {
-            let fg_text = spec.fg.as_deref().unwrap_or_default();
-            let bg_text = spec.bg.as_deref().unwrap_or_default();
-            if let (Color::Rgb(r, g, b), Color::Rgb(r2, g2, b2)) = (fg, bg) {
-                let ratio = contrast_ratio((r, g, b), (r2, g2, b2));
-                if ratio < MIN_CONTRAST {
-                    return Err(field(format!(
-                        "sets fg {} on bg {}, contrast {ratio:.2}:1 (under {MIN_CONTRAST}:1), which hides its text",
-                        quoted(fg_text),
-                        quoted(bg_text)
-                    )));
-                }
-            } else if fg == bg && fg != Color::Reset {
-                return Err(field(format!(
-                    "sets fg and bg to the same colour {}, which hides its text",
-                    quoted(fg_text)
-                )));
-            }
         }
         for m in &spec.modifiers {
             style = style.add_modifier(match m.as_str() {
@@ -209,7 +189,116 @@ fn apply(theme: &mut Theme, text: &str, origin: &str) -> Result<(), CoreError> {
         };
         *slot = style;
     }
+    // Text in the colour it is drawn on is not there at all (tester 10 T10-5), nor in one
+    // barely different from it (tester 11 T11-13: #000000 on #010101). A role without a bg
+    // of its own is drawn on base's (tester 12 T12-9: muted #010101 on base's #000000).
+    let roles = [
+        ("base", theme.base),
+        ("muted", theme.muted),
+        ("accent", theme.accent),
+        ("selected", theme.selected),
+        ("warn", theme.warn),
+        ("error", theme.error),
+        ("ok", theme.ok),
+        ("chart1", theme.chart[0]),
+        ("chart2", theme.chart[1]),
+        ("chart3", theme.chart[2]),
+        ("chart4", theme.chart[3]),
+        ("chart5", theme.chart[4]),
+        ("chart6", theme.chart[5]),
+    ];
+    for (role, style) in roles {
+        let (Some(fg), Some(bg)) = (style.fg, style.bg.or(theme.base.bg)) else {
+            continue;
+        };
+        let Some(why) = hides_text(fg, bg) else {
+            continue;
+        };
+        let on = match (style.bg.is_some(), set_here.iter().any(|r| r == role)) {
+            (true, _) => String::new(),
+            (false, true) => " (drawn on base's bg)".to_string(),
+            // A role of the theme this file starts from, made unreadable by this file's base.
+            (false, false) => format!(
+                " (drawn on the bg roles.base sets here; give roles.{role} an fg of its own)"
+            ),
+        };
+        return Err(CoreError::Field {
+            origin: origin.into(),
+            field: format!("roles.{role}"),
+            problem: format!(
+                "sets fg {} on bg {}{on}, {why}, which hides its text",
+                quoted(&colour_text(fg)),
+                quoted(&colour_text(bg))
+            ),
+        });
+    }
     Ok(())
+}
+
+/// Why text in `fg` on `bg` cannot be read, if it cannot: under the contrast floor where both
+/// are known as RGB (an `#rrggbb`, or an xterm index 16–255, which is fixed), or the same
+/// entry of the terminal's own palette (a name, or its index 0–15: `black` is `0`).
+fn hides_text(fg: Color, bg: Color) -> Option<String> {
+    match (shade(fg)?, shade(bg)?) {
+        (Shade::Rgb(a), Shade::Rgb(b)) => {
+            let ratio = contrast_ratio(a, b);
+            (ratio < MIN_CONTRAST)
+                .then(|| format!("contrast {ratio:.2}:1 (under {MIN_CONTRAST}:1)"))
+        }
+        (Shade::Palette(a), Shade::Palette(b)) => {
+            (a == b).then(|| format!("the same colour (palette entry {a})"))
+        }
+        // The palette's RGB is the terminal's: it cannot be compared with an RGB colour.
+        _ => None,
+    }
+}
+
+/// A colour as a terminal shows it: one of its palette's 16 entries, or a known RGB.
+enum Shade {
+    Palette(u8),
+    Rgb((u8, u8, u8)),
+}
+
+fn shade(c: Color) -> Option<Shade> {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    Some(match c {
+        Color::Reset => return None,
+        Color::Rgb(r, g, b) => Shade::Rgb((r, g, b)),
+        Color::Indexed(n @ 0..=15) => Shade::Palette(n),
+        Color::Indexed(n @ 16..=231) => {
+            let i = usize::from(n - 16);
+            Shade::Rgb((LEVELS[i / 36], LEVELS[(i / 6) % 6], LEVELS[i % 6]))
+        }
+        Color::Indexed(n) => {
+            let v = 8 + 10 * (n - 232);
+            Shade::Rgb((v, v, v))
+        }
+        Color::Black => Shade::Palette(0),
+        Color::Red => Shade::Palette(1),
+        Color::Green => Shade::Palette(2),
+        Color::Yellow => Shade::Palette(3),
+        Color::Blue => Shade::Palette(4),
+        Color::Magenta => Shade::Palette(5),
+        Color::Cyan => Shade::Palette(6),
+        Color::Gray => Shade::Palette(7),
+        Color::DarkGray => Shade::Palette(8),
+        Color::LightRed => Shade::Palette(9),
+        Color::LightGreen => Shade::Palette(10),
+        Color::LightYellow => Shade::Palette(11),
+        Color::LightBlue => Shade::Palette(12),
+        Color::LightMagenta => Shade::Palette(13),
+        Color::LightCyan => Shade::Palette(14),
+        Color::White => Shade::Palette(15),
+    })
+}
+
+/// A colour as a theme file writes it.
+fn colour_text(c: Color) -> String {
+    match c {
+        Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        Color::Indexed(n) => n.to_string(),
+        other => format!("{other:?}").to_lowercase(),
+    }
 }
 
 /// The least contrast a role's `fg` and `bg`, both `#rrggbb`, may have. WCAG 2's lowest
@@ -299,13 +388,45 @@ mod tests {
             ("#ffffff", "#0000ff"),
             ("#767676", "#ffffff"),
             ("black", "#000000"),
-            ("black", "darkgray"),
+            ("black", "white"),
             ("white", "gray"),
         ] {
             let text = format!("[roles]\nbase = {{ fg = \"{fg}\", bg = \"{bg}\" }}\n");
             assert!(
                 Theme::from_user_file(&text, "theme.toml").is_ok(),
                 "{fg} on {bg}"
+            );
+        }
+        // Tester 12 T12-9: a role without a bg is drawn on base's; a name and its palette
+        // index are one colour; xterm indexes 16–255 are known RGB.
+        for (text, says) in [
+            (
+                "[roles]\nbase = { fg = \"#ffffff\", bg = \"#000000\" }\nmuted = \"#010101\"\n",
+                "roles.muted",
+            ),
+            (
+                "[roles]\naccent = { fg = \"black\", bg = \"0\" }\n",
+                "palette entry 0",
+            ),
+            (
+                "[roles]\naccent = { fg = \"white\", bg = \"15\" }\n",
+                "palette entry 15",
+            ),
+            (
+                "[roles]\naccent = { fg = \"#000000\", bg = \"16\" }\n",
+                "contrast 1.00:1",
+            ),
+            (
+                "[roles]\naccent = { fg = \"232\", bg = \"16\" }\n",
+                "contrast 1.0",
+            ),
+        ] {
+            let err = Theme::from_user_file(text, "theme.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(says) && err.contains("hides its text"),
+                "{text}: {err}"
             );
         }
         assert!((contrast_ratio((0, 0, 0), (255, 255, 255)) - 21.0).abs() < 0.01);
