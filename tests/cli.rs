@@ -1401,7 +1401,7 @@ fn eval_rank_with_operator_labels_and_a_bad_label() {
     assert_eq!(v["all"]["ranker"]["recall_at_1"], 1.0, "{v}");
     std::fs::write(
         &labels,
-        "{\"intent\":\"x\",\"expected\":[\"no.such.tool\"]}\n",
+        "{\"intent\":\"search files\",\"expected\":[\"no.such.tool\"]}\n",
     )
     .unwrap();
     ctx(home.path())
@@ -1527,7 +1527,7 @@ fn eval_rank_with_labels_that_expect_no_tool_is_an_error_like_an_empty_file() {
     for (text, says) in [
         ("\n", "has no labelled intents"),
         (
-            "{\"intent\":\"x\",\"expected\":[]}\n{\"intent\":\"y\",\"expected\":[]}\n",
+            "{\"intent\":\"search files\",\"expected\":[]}\n{\"intent\":\"read mail\",\"expected\":[]}\n",
             "no line names an expected tool",
         ),
     ] {
