@@ -762,16 +762,7 @@ fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
         insisted.elapsed()
     );
     drop(store);
-    let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("unstored-plans-")
-        })
-        .collect();
+    let files = unstored_files(home.path());
     assert_eq!(files.len(), 1, "the answer in hand written out: {files:?}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("test/ok-json"), "{text}");
@@ -782,6 +773,20 @@ fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
     );
     assert_eq!(imported["added"], 1, "{imported}");
     assert_sent_plan_stored(home.path(), "test/ok-json", "imported from the file");
+}
+
+/// The `unstored-plans-*` files a forced exit wrote in `home`.
+fn unstored_files(home: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(home)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("unstored-plans-")
+        })
+        .collect()
 }
 
 /// Tester 12 T12-7: an A/B send to two models while another connection holds the store's
@@ -817,16 +822,7 @@ fn a_second_signal_during_an_ab_send_writes_every_answer_back() {
     let shown = assert_restored(&tmux, &watched, "a second SIGTERM", 143);
     assert!(shown.contains("ended while storing 4 answers"), "{shown}");
     drop(store);
-    let files: Vec<std::path::PathBuf> = std::fs::read_dir(home.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("unstored-plans-")
-        })
-        .collect();
+    let files = unstored_files(home.path());
     assert_eq!(files.len(), 1, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert_eq!(text.lines().count(), 4, "every answer back:\n{text}");

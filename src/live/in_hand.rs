@@ -164,16 +164,15 @@ mod tests {
         assert_eq!(lines_in_hand().len(), before);
     }
 
-    #[test]
-    fn a_refused_answer_stays_in_hand_as_its_line_until_settled() {
-        let _one = TESTS.lock().unwrap_or_else(|p| p.into_inner());
-        let record = PlanRecord {
-            id: "in-hand-kept-1".into(),
+    /// A failed answer of the console's, back.
+    fn failed(id: &str, intent: &str) -> PlanRecord {
+        PlanRecord {
+            id: id.into(),
             at: 1_790_000_000,
             at_nanos: 0,
             caller: "console".into(),
             model: "test/ok-json".into(),
-            intent: "kept until settled".into(),
+            intent: intent.into(),
             steps: Vec::new(),
             outcome: crate::core::history::Outcome::Failed,
             failure_class: None,
@@ -187,7 +186,13 @@ mod tests {
             compare_group: None,
             source: Default::default(),
             expert_baseline: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_refused_answer_stays_in_hand_as_its_line_until_settled() {
+        let _one = TESTS.lock().unwrap_or_else(|p| p.into_inner());
+        let record = failed("in-hand-kept-1", "kept until settled");
         let answer = InHand::new(record.clone(), &Secrets::default());
         let as_back = kept_line(record.clone());
         assert!(lines_in_hand().contains(&as_back));
@@ -226,25 +231,8 @@ mod tests {
         let _one = TESTS.lock().unwrap_or_else(|p| p.into_inner());
         let key = "sk-inhand-0123456789abcdefghijklmnop";
         let record = PlanRecord {
-            id: "in-hand-key-1".into(),
-            at: 1_790_000_000,
-            at_nanos: 0,
-            caller: "console".into(),
-            model: "test/ok-json".into(),
-            intent: format!("check this key {key} please"),
-            steps: Vec::new(),
-            outcome: crate::core::history::Outcome::Failed,
-            failure_class: None,
-            finish_reason: None,
             raw_response: Some(format!("{{\"echo\": \"{key}\"}}")),
-            trim_record: None,
-            duration_ms: None,
-            replay_of: None,
-            answer: None,
-            arm: None,
-            compare_group: None,
-            source: Default::default(),
-            expert_baseline: None,
+            ..failed("in-hand-key-1", &format!("check this key {key} please"))
         };
         let answer = InHand::new(record, &Secrets::of_keys([key]));
         let lines = lines_in_hand();

@@ -265,27 +265,19 @@ mod tests {
         assert!(commits.calls().is_empty(), "and not kept");
     }
 
-    async fn write_line(w: &mut (impl AsyncWriteExt + Unpin), v: &Value) {
-        let mut bytes = serde_json::to_vec(v).unwrap();
-        bytes.push(b'\n');
-        w.write_all(&bytes).await.unwrap();
-        w.flush().await.unwrap();
+    /// A workspace's store served with hooks: a call stops right after its rows are stored
+    /// (`stored_rx` says so) until `go_tx` lets it go on; `read_rx` names each cancel read.
+    struct Hooked {
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+        state: Arc<State>,
+        commits: Arc<Commits>,
+        stored_rx: std::sync::mpsc::Receiver<()>,
+        go_tx: std::sync::mpsc::Sender<()>,
+        read_rx: std::sync::mpsc::Receiver<RequestId>,
     }
 
-    async fn wait_for<T: Send + 'static>(rx: std::sync::mpsc::Receiver<T>, what: &str) -> T {
-        tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(20)))
-            .await
-            .unwrap()
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-    }
-
-    /// Tester 12 T12-8: a `record_execution` the client cancelled a few ms after the store
-    /// committed it was stored and got no answer (rmcp drops the answer to a call whose
-    /// cancel it read), so the agent's retry stored it again. Deterministic: the call stops
-    /// right after its rows are stored, the cancel is read by the transport, then the call
-    /// goes on — and is answered.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_record_execution_cancelled_just_after_its_commit_is_answered() {
+    fn hooked() -> Hooked {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::open(&WorkspaceOptions {
             dir: Some(dir.path().into()),
@@ -311,6 +303,47 @@ mod tests {
         *commits.on_cancel_read.lock().unwrap() = Some(Box::new(move |id| {
             let _ = read_tx.lock().unwrap().send(id.clone());
         }));
+        Hooked {
+            _dir: dir,
+            path,
+            state,
+            commits,
+            stored_rx,
+            go_tx,
+            read_rx,
+        }
+    }
+
+    async fn write_line(w: &mut (impl AsyncWriteExt + Unpin), v: &Value) {
+        let mut bytes = serde_json::to_vec(v).unwrap();
+        bytes.push(b'\n');
+        w.write_all(&bytes).await.unwrap();
+        w.flush().await.unwrap();
+    }
+
+    async fn wait_for<T: Send + 'static>(rx: std::sync::mpsc::Receiver<T>, what: &str) -> T {
+        tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(20)))
+            .await
+            .unwrap()
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    }
+
+    /// Tester 12 T12-8: a `record_execution` the client cancelled a few ms after the store
+    /// committed it was stored and got no answer (rmcp drops the answer to a call whose
+    /// cancel it read), so the agent's retry stored it again. Deterministic: the call stops
+    /// right after its rows are stored, the cancel is read by the transport, then the call
+    /// goes on — and is answered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_record_execution_cancelled_just_after_its_commit_is_answered() {
+        let Hooked {
+            _dir: _home,
+            path,
+            state,
+            commits,
+            stored_rx,
+            go_tx,
+            read_rx,
+        } = hooked();
         let (client, server) = tokio::io::duplex(1 << 16);
         let (server_r, server_w) = tokio::io::split(server);
         let transport = Settled::new(
@@ -383,31 +416,15 @@ mod tests {
     /// the listener has read the cancel.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn over_http_a_record_execution_cancelled_just_after_its_commit_is_answered() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::open(&WorkspaceOptions {
-            dir: Some(dir.path().into()),
-            registry: None,
-        })
-        .unwrap();
-        let path = ws
-            .open_history(&Default::default())
-            .unwrap()
-            .path()
-            .to_path_buf();
-        let state = Arc::new(State::new(ws, HistorySource::File(path.clone()), false));
-        let commits = Arc::new(Commits::default());
-        let (stored_tx, stored_rx) = std::sync::mpsc::channel::<()>();
-        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
-        let (stored_tx, go_rx) = (Mutex::new(stored_tx), Mutex::new(go_rx));
-        *commits.on_stored.lock().unwrap() = Some(Box::new(move |_| {
-            let _ = stored_tx.lock().unwrap().send(());
-            let _ = go_rx.lock().unwrap().recv_timeout(Duration::from_secs(20));
-        }));
-        let (read_tx, read_rx) = std::sync::mpsc::channel::<RequestId>();
-        let read_tx = Mutex::new(read_tx);
-        *commits.on_cancel_read.lock().unwrap() = Some(Box::new(move |id| {
-            let _ = read_tx.lock().unwrap().send(id.clone());
-        }));
+        let Hooked {
+            _dir: _home,
+            path,
+            state,
+            commits,
+            stored_rx,
+            go_tx,
+            read_rx,
+        } = hooked();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
