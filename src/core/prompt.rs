@@ -74,7 +74,7 @@ pub fn safety_margin(input_tokens: usize) -> usize {
 }
 
 /// Where the input ceiling goes, and what is left for the catalog — in the terms of the
-/// request's parts ([`crate::core::assemble::PartTotals`]): the catalog part as the model
+/// request's parts (`PartTotals`, counted where the request is assembled): the catalog part as the model
 /// receives it, its header line (`CATALOG (routing guide):`) included, and the chat format's
 /// own framing. Every surface (`preview`, `compact`, their `--json`, the Catalog pane, the MCP
 /// tools) shows these figures as they are.

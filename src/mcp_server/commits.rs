@@ -166,6 +166,10 @@ impl Drop for Call {
 /// The one session of a stdio connection.
 pub const STDIO: &str = "";
 
+/// The HTTP header that names a request's session (the handler reads it to know a call,
+/// the listener to route one).
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
 /// A transport whose cancels and answers go through a connection's [`Commits`].
 pub struct Settled<T> {
     inner: T,

@@ -1017,7 +1017,7 @@ impl ServerHandler for Console {
                 let session = context
                     .extensions
                     .get::<hyper::http::request::Parts>()
-                    .and_then(|p| p.headers.get(crate::mcp_server::http::SESSION_HEADER))
+                    .and_then(|p| p.headers.get(crate::mcp_server::commits::SESSION_HEADER))
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or(crate::mcp_server::commits::STDIO)
                     .to_string();

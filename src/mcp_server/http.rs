@@ -108,8 +108,7 @@ async fn read_message(
 /// `initialize` still being answered (in the range JSON-RPC leaves to servers).
 pub const SESSIONS_FULL: ErrorCode = ErrorCode(-32000);
 
-/// The header that names a request's session.
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub use crate::mcp_server::commits::SESSION_HEADER;
 
 /// For an `initialize` outside a session (the request rmcp makes a new session for), a
 /// place for that session, or 503 with a JSON-RPC error under its id when there is none
