@@ -294,10 +294,29 @@ fn shade(c: Color) -> Option<Shade> {
 
 /// A colour as a theme file writes it.
 fn colour_text(c: Color) -> String {
-    match c {
-        Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
-        Color::Indexed(n) => n.to_string(),
-        other => format!("{other:?}").to_lowercase(),
+    const NAMES: [&str; 16] = [
+        "black",
+        "red",
+        "green",
+        "yellow",
+        "blue",
+        "magenta",
+        "cyan",
+        "gray",
+        "darkgray",
+        "lightred",
+        "lightgreen",
+        "lightyellow",
+        "lightblue",
+        "lightmagenta",
+        "lightcyan",
+        "white",
+    ];
+    match (c, shade(c)) {
+        (Color::Rgb(r, g, b), _) => format!("#{r:02x}{g:02x}{b:02x}"),
+        (Color::Indexed(n), _) => n.to_string(),
+        (_, Some(Shade::Palette(n))) => NAMES[usize::from(n) % 16].to_string(),
+        _ => "reset".to_string(),
     }
 }
 
@@ -406,7 +425,7 @@ mod tests {
             ),
             (
                 "[roles]\naccent = { fg = \"black\", bg = \"0\" }\n",
-                "palette entry 0",
+                "fg 'black' on bg '0'",
             ),
             (
                 "[roles]\naccent = { fg = \"white\", bg = \"15\" }\n",
