@@ -553,9 +553,15 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let prior_tokens = past_steps.as_ref().map_or(0, |p| p.tokens);
     // The messages, but for the catalog: what wraps their parts is counted before the
     // catalog's allowance, as it will be sent.
-    let (intent, context) = match &gate.briefing {
-        Some(b) => (BRIEFED_INSTRUCTION, Some(b.text.as_str())),
-        None => (inp.instruction, None),
+    // A briefed instruction goes as a placeholder, counted here (its briefing is what the
+    // gate admitted).
+    let (intent, context, placeholder_tokens) = match &gate.briefing {
+        Some(b) => (
+            BRIEFED_INSTRUCTION,
+            Some(b.text.as_str()),
+            tokens::count(tok, BRIEFED_INSTRUCTION).tokens,
+        ),
+        None => (inp.instruction, None, 0),
     };
     let attached: Vec<AttachedText> = inp
         .attachments
@@ -566,10 +572,6 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
         })
         .collect();
-    let placeholder_tokens = match &gate.briefing {
-        Some(_) => tokens::count(tok, BRIEFED_INSTRUCTION).tokens,
-        None => 0,
-    };
     let wrapping = wrapping_of(&RequestInputs {
         model: &effective.model,
         row,
