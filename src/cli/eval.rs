@@ -713,7 +713,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
     if let Some(path) = &args.labels {
         let text = read_text(path)?;
         let labels_origin = path.display().to_string();
-        let placed = parse_labels(&text, &labels_origin)?;
+        let labels = parse_labels(&text, &labels_origin)?;
         // The pool is named wherever a note or an error names it: which catalog the labels
         // were read against (tester 11 T11-6: "not in the catalog" without --catalog did
         // not say it was the sample one).
@@ -743,7 +743,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             }
         };
         let (cases, settled) = settle(
-            placed,
+            labels.placed,
             &guide,
             &SetSource {
                 origin: &labels_origin,
@@ -754,6 +754,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             },
         )?;
         let mut notes = shared_names(&guide);
+        notes.extend(labels.notes);
         notes.extend(settled);
         return Ok(NamedSet {
             name: path

@@ -603,21 +603,42 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
 /// line. An explicit id follows the one name rule (no spaces around it, no control, bidi or
 /// invisible character); a line without one is named `line N` (its place among the
 /// labels), which an explicit id may not take: [`settle`] refuses two questions with one
-/// id, and leaves out a line that expects no tool.
-pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<Placed>, CoreError> {
+/// id, and leaves out a line that expects no tool. An expected tool follows the name rule
+/// too (`"web.search "` could never be found, while the catalog's names print trimmed);
+/// one listed twice counts once, and the notes say which lines did (T11-6).
+pub fn parse_labels(text: &str, origin: &str) -> Result<OperatorLabels, CoreError> {
+    use crate::core::budget::name_problem;
+    use crate::core::terminal_text::quoted;
     let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
     let mut labels: Vec<Placed> = Vec::with_capacity(numbered.len());
+    let mut repeated: Vec<(usize, String)> = Vec::new();
     for (k, (line, label)) in numbered.into_iter().enumerate() {
+        let refuse = |what: String, problem: &str| CoreError::Content {
+            origin: origin.into(),
+            message: format!("line {line}: {what} {problem}"),
+        };
         if let Some(id) = label.id.as_deref()
-            && let Some(problem) = crate::core::budget::name_problem(id)
+            && let Some(problem) = name_problem(id)
         {
-            return Err(CoreError::Content {
-                origin: origin.into(),
-                message: format!(
-                    "line {line}: the id {} {problem}",
-                    crate::core::terminal_text::quoted(id)
-                ),
-            });
+            return Err(refuse(format!("the id {}", quoted(id)), problem));
+        }
+        if let Some((tool, problem)) = label
+            .expected
+            .iter()
+            .find_map(|t| name_problem(t).map(|p| (t, p)))
+        {
+            return Err(refuse(
+                format!("the expected tool {}", quoted(tool)),
+                problem,
+            ));
+        }
+        if let Some(twice) = label
+            .expected
+            .iter()
+            .enumerate()
+            .find_map(|(i, t)| label.expected[..i].contains(t).then_some(t))
+        {
+            repeated.push((line, twice.clone()));
         }
         let id = label
             .id
@@ -652,7 +673,26 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<Vec<Placed>, CoreError> 
                 .into(),
         });
     }
-    Ok(labels)
+    let mut notes = Vec::new();
+    if let Some((line, tool)) = repeated.first() {
+        notes.push(format!(
+            "{} lines list an expected tool twice (the first, line {line}: {}); each counted once",
+            repeated.len(),
+            quoted(tool)
+        ));
+    }
+    Ok(OperatorLabels {
+        placed: labels,
+        notes,
+    })
+}
+
+/// The operator's labels as [`parse_labels`] read them, with what it had to settle.
+#[derive(Debug)]
+pub struct OperatorLabels {
+    pub placed: Vec<Placed>,
+    /// Said in the report beside [`settle`]'s notes: an expected tool listed twice.
+    pub notes: Vec<String>,
 }
 
 #[cfg(test)]
@@ -716,7 +756,8 @@ mod tests {
             "labels.jsonl",
         )
         .unwrap();
-        assert_eq!(ok[0].case.expected, vec!["browser.screenshot"]);
+        assert_eq!(ok.placed[0].case.expected, vec!["browser.screenshot"]);
+        assert!(ok.notes.is_empty(), "{:?}", ok.notes);
         let err = parse_labels(
             "{\"intent\":\"a\",\"expected\":[]}\n{\"intent\":3}\n",
             "labels.jsonl",
@@ -736,9 +777,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            some.len(),
+            some.placed.len(),
             2,
             "a line expecting no tool among others is read (settle leaves it out, with a note)"
+        );
+    }
+
+    /// T11-6 residue: an expected tool with spaces around it was "not in the catalog" (the
+    /// catalog's names print trimmed, so the operator saw the very name listed), and one
+    /// listed twice was taken without a word.
+    #[test]
+    fn an_expected_tool_keeps_the_name_rule_and_a_repeat_is_noted() {
+        let err = parse_labels(
+            "{\"intent\":\"find it\",\"expected\":[\"web.search\"]}\n\
+             {\"intent\":\"find it again\",\"expected\":[\"web.search \"]}\n",
+            "labels.jsonl",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "labels.jsonl: line 2: the expected tool 'web.search ' has spaces around it"
+        );
+        let read = parse_labels(
+            "{\"intent\":\"find it\",\"expected\":[\"web.search\",\"web.search\"]}\n\
+             {\"intent\":\"fetch it\",\"expected\":[\"web.fetch\"]}\n\
+             {\"intent\":\"fetch more\",\"expected\":[\"web.fetch\",\"a\",\"web.fetch\"]}\n",
+            "labels.jsonl",
+        )
+        .unwrap();
+        assert_eq!(read.placed[0].case.expected, vec!["web.search"]);
+        assert_eq!(read.placed[2].case.expected, vec!["web.fetch", "a"]);
+        assert_eq!(
+            read.notes,
+            vec![
+                "2 lines list an expected tool twice (the first, line 1: 'web.search'); each counted once"
+                    .to_string()
+            ]
         );
     }
 }
