@@ -11,6 +11,7 @@ pub mod import;
 pub mod out;
 pub mod preview;
 pub mod replay;
+pub mod scrub;
 pub mod semantic;
 pub mod send;
 pub mod table;
@@ -74,6 +75,9 @@ pub enum Command {
     Mcp(crate::mcp_server::Args),
     /// Send the request `preview` shows to one or more models; store each answer as a plan.
     Send(send::Args),
+    /// Take provider keys out of what the workspace already keeps: the history store, the
+    /// output cache and the logs.
+    Scrub(scrub::Args),
     /// Developer tools: generate large history stores.
     #[command(hide = true)]
     Dev(dev::Args),
@@ -168,6 +172,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Import(args)) => import::run(cli.workspace, store, args),
         Some(Command::Replay(args)) => replay::run(cli.workspace, store, args),
         Some(Command::Mcp(args)) => crate::mcp_server::run(cli.workspace, store, args),
+        Some(Command::Scrub(args)) => scrub::run(cli.workspace, store, args),
         Some(Command::Send(args)) => send::run(cli.workspace, store, args),
         Some(Command::Dev(args)) => dev::run(cli.workspace, args),
         Some(Command::Tui) | None => crate::tui::run(cli.workspace, store),
@@ -193,6 +198,7 @@ fn command_name(command: Option<&Command>) -> &'static str {
         Some(Command::Import(_)) => "import",
         Some(Command::Replay(_)) => "replay",
         Some(Command::Mcp(_)) => "mcp",
+        Some(Command::Scrub(_)) => "scrub",
         Some(Command::Send(_)) => "send",
         Some(Command::Dev(_)) => "dev",
         Some(Command::Tui) | None => "tui",

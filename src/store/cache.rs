@@ -200,6 +200,47 @@ pub fn cache_ref(content: &[u8]) -> String {
     crate::core::gate::content_ref(content)
 }
 
+/// Write the entry `cache_ref` holding `content` (its chunks, each once in the cache), made
+/// at `created_at`; `kept_ref` is the ref of `content` when it is not `cache_ref` (keys taken
+/// out). Returns the bytes of chunks written now.
+fn keep_entry(
+    tx: &rusqlite::Transaction<'_>,
+    cache_ref: &str,
+    content: &str,
+    created_at: i64,
+    kept_ref: Option<&str>,
+) -> rusqlite::Result<usize> {
+    let mut written = 0;
+    let mut find = tx.prepare_cached("SELECT id FROM chunks WHERE key = ?1")?;
+    let mut add =
+        tx.prepare_cached("INSERT INTO chunks(key, content) VALUES (?1, ?2) RETURNING id")?;
+    let mut link =
+        tx.prepare_cached("INSERT INTO entry_chunks(ref, ord, chunk) VALUES (?1, ?2, ?3)")?;
+    for (ord, chunk) in chunks(content.as_bytes()).into_iter().enumerate() {
+        let key = chunk_key(chunk);
+        // Looked up by key first: a chunk already held is neither bound nor written.
+        let id: i64 = match find.query_row([&key], |r| r.get(0)).optional()? {
+            Some(id) => id,
+            None => {
+                written += chunk.len();
+                add.query_row(params![key, chunk], |r| r.get(0))?
+            }
+        };
+        link.execute(params![cache_ref, ord as i64, id])?;
+    }
+    tx.execute(
+        "INSERT INTO entries(ref, created_at, bytes, lines, kept_ref) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            cache_ref,
+            created_at,
+            content.len() as i64,
+            content.lines().count() as i64,
+            kept_ref
+        ],
+    )?;
+    Ok(written)
+}
+
 /// Drop the entry `cache_ref` and the chunks no other entry uses.
 fn forget_entry(tx: &rusqlite::Transaction<'_>, cache_ref: &str) -> rusqlite::Result<()> {
     tx.execute(
@@ -335,29 +376,8 @@ impl OutputCache {
         }
         let mut written = 0;
         if !existed {
-            let mut find = tx.prepare_cached("SELECT id FROM chunks WHERE key = ?1")?;
-            let mut add =
-                tx.prepare_cached("INSERT INTO chunks(key, content) VALUES (?1, ?2) RETURNING id")?;
-            let mut link =
-                tx.prepare_cached("INSERT INTO entry_chunks(ref, ord, chunk) VALUES (?1, ?2, ?3)")?;
-            for (ord, chunk) in chunks(content.as_bytes()).into_iter().enumerate() {
-                let key = chunk_key(chunk);
-                // Looked up by key first: a chunk already held is neither bound nor written.
-                let id: i64 = match find.query_row([&key], |r| r.get(0)).optional()? {
-                    Some(id) => id,
-                    None => {
-                        written += chunk.len();
-                        add.query_row(params![key, chunk], |r| r.get(0))?
-                    }
-                };
-                link.execute(params![cache_ref, ord as i64, id])?;
-            }
-            drop((find, add, link));
-            tx.execute(
-                "INSERT INTO entries(ref, created_at, bytes, lines, kept_ref) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![cache_ref, now, content.len() as i64, lines as i64, kept_ref],
-            )
-            .with_context(context)?;
+            written = keep_entry(&tx, &cache_ref, content, now, kept_ref.as_deref())
+                .with_context(context)?;
         }
         tx.commit().with_context(context)?;
         Ok(Stored {
@@ -452,6 +472,57 @@ impl OutputCache {
             file_bytes_before,
             file_bytes_after: on_disk(&self.path),
         })
+    }
+
+    /// Take `secrets`' keys out of every entry kept before they were taken out of what is
+    /// kept (an entry cached before the key was configured, or by an older version): each is
+    /// kept again under its own ref (its briefing still finds it) with its age, in one
+    /// transaction; then the file is rewritten (VACUUM) and its write-ahead log emptied, so
+    /// the key is in no free page either. With `dry_run`, only found. Returns the refs of
+    /// the entries that held a key.
+    pub fn scrub(&mut self, secrets: &Secrets, dry_run: bool) -> anyhow::Result<Vec<String>> {
+        let name = self.path.display().to_string();
+        let refs: Vec<String> = self
+            .conn
+            .prepare("SELECT ref FROM entries ORDER BY created_at, ref")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("{name}: listing the entries"))?;
+        // (ref, content as kept now, content without the keys)
+        let mut held: Vec<(String, String)> = Vec::new();
+        for r in refs {
+            if let Some(content) = self.get(&r)? {
+                let kept = secrets.text(&content);
+                if kept != content {
+                    held.push((r, kept));
+                }
+            }
+        }
+        let refs = held.iter().map(|(r, _)| r.clone()).collect();
+        if dry_run || held.is_empty() {
+            return Ok(refs);
+        }
+        sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "scrubbing keys")?;
+        let tx = sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, "scrubbing keys")?;
+        for (cache_ref, kept) in &held {
+            let context = || format!("{name}: scrubbing entry {cache_ref}");
+            let created_at: i64 = tx
+                .query_row(
+                    "SELECT created_at FROM entries WHERE ref = ?1",
+                    [cache_ref],
+                    |r| r.get(0),
+                )
+                .with_context(context)?;
+            let kept_ref = self::cache_ref(kept.as_bytes());
+            forget_entry(&tx, cache_ref).with_context(context)?;
+            keep_entry(&tx, cache_ref, kept, created_at, Some(&kept_ref)).with_context(context)?;
+        }
+        tx.commit()
+            .with_context(|| format!("{name}: scrubbing keys"))?;
+        self.conn
+            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .with_context(|| format!("{name}: rewriting the file without the keys (VACUUM)"))?;
+        Ok(refs)
     }
 
     /// The vectors `embedder` made for these texts (by [`text_hash`]), where kept; a row
@@ -658,6 +729,57 @@ mod tests {
             .execute("UPDATE chunks SET content = CAST('x' AS BLOB)", [])
             .unwrap();
         assert!(cache.get(&as_given).is_err());
+    }
+
+    /// `ctxconsole scrub`: entries kept before the key was known hold it; a dry run finds
+    /// them and changes nothing; a scrub keeps each again without the key, under its own ref
+    /// and age, shares no chunk with the old content, and no byte of the key is left in the
+    /// file or its log. An entry without the key is untouched.
+    #[test]
+    fn a_scrub_takes_a_key_out_of_entries_kept_before_it_was_known() {
+        const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+        let dir = tempfile::tempdir().unwrap();
+        let holding: String = (0..3_000)
+            .map(|i| format!("line {i} of the log\n"))
+            .chain(std::iter::once(format!("auth: Bearer {KEY}\n")))
+            .collect();
+        let clean: String = (0..500).map(|i| format!("clean line {i}\n")).collect();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let (a, b) = (
+            cache.store(&holding).unwrap().cache_ref,
+            cache.store(&clean).unwrap().cache_ref,
+        );
+        cache
+            .conn
+            .execute("UPDATE entries SET created_at = 1000 WHERE ref = ?1", [&a])
+            .unwrap();
+        let holds_key = || {
+            let mut all = std::fs::read(dir.path().join(CACHE_FILE)).unwrap();
+            all.extend(std::fs::read(dir.path().join("cache.sqlite-wal")).unwrap_or_default());
+            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+        };
+        assert!(holds_key());
+        let secrets = Secrets::of_keys([KEY]);
+        assert_eq!(cache.scrub(&secrets, true).unwrap(), vec![a.clone()]);
+        assert!(holds_key(), "a dry run changes nothing");
+        assert_eq!(cache.get(&a).unwrap().as_deref(), Some(holding.as_str()));
+        assert_eq!(cache.scrub(&secrets, false).unwrap(), vec![a.clone()]);
+        assert!(!holds_key(), "no byte of the key is left in the file");
+        let kept = holding.replace(KEY, "[REDACTED]");
+        assert_eq!(cache.get(&a).unwrap().as_deref(), Some(kept.as_str()));
+        assert_eq!(cache.get(&b).unwrap().as_deref(), Some(clean.as_str()));
+        let age: i64 = cache
+            .conn
+            .query_row("SELECT created_at FROM entries WHERE ref = ?1", [&a], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(age, 1000, "the entry keeps its age");
+        assert_eq!(cache.stats().unwrap(), (2, kept.len() + clean.len()));
+        assert!(
+            cache.scrub(&secrets, false).unwrap().is_empty(),
+            "once is enough"
+        );
     }
 
     #[test]

@@ -50,6 +50,70 @@ impl HistoryStore {
         finish_import(tx, &callers, window, &path, report)
     }
 
+    /// Take `secrets`' keys out of every stored plan that holds one (stored before the key
+    /// was configured, or by a version that kept what it was given): each such plan is
+    /// replaced, in one transaction, by itself without the keys, as a re-import with
+    /// `--on-conflict replace` would (steps, answer, raw response, trim record, baseline;
+    /// its group and drift recounted); then the file is rewritten (VACUUM) and its
+    /// write-ahead log emptied, so the old rows are in no free page either. With `dry_run`
+    /// nothing is written. Returns the ids of the plans that held a key, oldest first.
+    pub fn scrub(
+        &mut self,
+        secrets: &Secrets,
+        pipelines: &HashSet<String>,
+        dry_run: bool,
+    ) -> anyhow::Result<Vec<String>> {
+        let path = self.path.clone();
+        let ids: Vec<String> = self
+            .conn
+            .prepare("SELECT id FROM plans ORDER BY at, seq")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()
+            .map_err(db_err(&path, "listing the plans"))?;
+        let held =
+            |conn: &Connection, id: &str| -> anyhow::Result<Option<(StoredPlan, PlanRecord)>> {
+                let Some(stored) = read_plan(conn, &path, id)? else {
+                    return Ok(None);
+                };
+                let mut kept = stored.detail.record.clone();
+                secrets.record(&mut kept);
+                Ok((kept != stored.detail.record).then_some((stored, kept)))
+            };
+        let mut found = Vec::new();
+        for id in &ids {
+            if held(&self.conn, id)?.is_some() {
+                found.push(id.clone());
+            }
+        }
+        if dry_run || found.is_empty() {
+            return Ok(found);
+        }
+        let window = self.drift_window;
+        let no_more = std::sync::Arc::new(Secrets::default());
+        let tx = self.write("scrubbing keys")?;
+        let mut callers = BTreeSet::new();
+        {
+            let mut insert = PlanInserter::new(&tx, &no_more)?;
+            // Read again inside the write: another process may have changed a plan since.
+            for id in &found {
+                if let Some((stored, kept)) = held(&tx, id)? {
+                    insert.replace(&stored, &kept, pipelines)?;
+                    callers.insert(kept.caller);
+                }
+            }
+        }
+        let mut report = ImportReport::new(&path.display().to_string(), "plans");
+        report.replaced = found.len();
+        finish_import(tx, &callers, window, &path, report)?;
+        self.conn
+            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(db_err(
+                &path,
+                "rewriting the file without the keys (VACUUM)",
+            ))?;
+        Ok(found)
+    }
+
     /// Import executions from JSON Lines; all-or-nothing, and conflicts settled, like
     /// [`import_plans`](Self::import_plans). An execution without an id gets one derived
     /// from all its fields, so only an id given by the source can conflict.

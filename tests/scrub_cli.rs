@@ -1,0 +1,196 @@
+//! `ctxconsole scrub` as an operator meets it: a key kept before it was configured (a plan,
+//! a briefed paste, a log line) is found by `--dry-run` without a change, then taken out of
+//! each; an old key is named with `--env`; what cannot be a key's variable is refused
+//! without being shown.
+
+use serde_json::Value;
+use std::path::Path;
+
+mod common;
+use common::{ctx, json_of};
+
+const KEY_ENV: &str = "CTXCONSOLE_SCRUB_TEST_KEY";
+const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+const OLD_ENV: &str = "CTXCONSOLE_SCRUB_OLD_KEY";
+const OLD: &str = "sk-old-SECRET-7788-rotated-out";
+
+/// Every file of the workspace that ctxconsole keeps, whole, as bytes.
+fn kept_bytes(home: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for f in [
+        "history.sqlite",
+        "history.sqlite-wal",
+        "cache.sqlite",
+        "cache.sqlite-wal",
+        "logs/ctxconsole.log",
+        "logs/ctxconsole.log.1",
+    ] {
+        all.extend(std::fs::read(home.join(f)).unwrap_or_default());
+    }
+    all
+}
+
+fn holds(home: &Path, key: &str) -> bool {
+    kept_bytes(home)
+        .windows(key.len())
+        .any(|w| w == key.as_bytes())
+}
+
+/// A workspace whose provider reads its key from `KEY_ENV`, holding `key` (unset when it
+/// was kept) in a plan, a briefed paste and a log line.
+fn workspace_holding(key: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(
+        h.join("config.toml"),
+        format!(
+            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
+        ),
+    )
+    .unwrap();
+    let plan = format!(
+        "{{\"id\":\"leaky\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"ops\",\"model\":\"gw/m\",\
+         \"intent\":\"call the billing api with {key} and blog the result\",\
+         \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\",\"args\":{{\"auth\":\"Bearer {key}\"}}}}]}}\n"
+    );
+    std::fs::write(h.join("plans.jsonl"), plan).unwrap();
+    let out = ctx(h)
+        .args(["import", "plans"])
+        .arg(h.join("plans.jsonl"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paste: String = (0..60_000)
+        .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} ok\n"))
+        .chain(std::iter::once(format!("Authorization: Bearer {key}\n")))
+        .collect();
+    let v: Value = json_of(ctx(h).args(["preview", "-", "--json"]).write_stdin(paste));
+    assert_eq!(v["gate"]["admission"], "briefing");
+    std::fs::create_dir_all(h.join("logs")).unwrap();
+    std::fs::write(
+        h.join("logs/ctxconsole.log"),
+        format!("2026-11-20T10:00:00Z DEBUG request body: {{\"note\":\"{key}\"}}\n"),
+    )
+    .unwrap();
+    assert!(holds(h, key));
+    home
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_dry_run_names_what_holds_the_key_then_scrub_takes_it_out_of_everything_kept() {
+    let home = workspace_holding(KEY);
+    let h = home.path();
+    let before = kept_bytes(h);
+    let dry = json_of(
+        ctx(h)
+            .env(KEY_ENV, KEY)
+            .args(["scrub", "--dry-run", "--json"]),
+    );
+    assert_eq!(dry["plans"], serde_json::json!(["leaky"]), "{dry}");
+    assert_eq!(dry["cached_pastes"].as_array().unwrap().len(), 1, "{dry}");
+    assert_eq!(dry["logs"].as_array().unwrap().len(), 1, "{dry}");
+    assert_eq!(kept_bytes(h), before, "a dry run changes nothing");
+
+    let out = ctx(h).env(KEY_ENV, KEY).arg("scrub").output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("1 plan in "), "{said}");
+    assert!(said.contains("held a key: 'leaky'"), "{said}");
+    assert!(
+        said.contains("1 cached paste in the output cache held a key"),
+        "{said}"
+    );
+    assert!(said.contains("1 log file held a key"), "{said}");
+    assert!(!said.contains(KEY) && !stderr_of(&out).contains(KEY));
+    assert!(!holds(h, KEY), "no byte of the key is left in what is kept");
+
+    let plan = json_of(ctx(h).args(["history", "show", "leaky", "--json"]));
+    assert_eq!(
+        plan["intent"], "call the billing api with [REDACTED] and blog the result",
+        "{plan}"
+    );
+    assert_eq!(plan["steps"][0]["args"]["auth"], "Bearer [REDACTED]");
+    let cache_ref = dry["cached_pastes"][0].as_str().unwrap();
+    let paste = ctx(h).args(["cache", "get", cache_ref]).output().unwrap();
+    assert!(paste.status.success(), "{}", stderr_of(&paste));
+    assert!(String::from_utf8_lossy(&paste.stdout).ends_with("Authorization: Bearer [REDACTED]\n"));
+    let log = h.join("logs/ctxconsole.log");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "2026-11-20T10:00:00Z DEBUG request body: {\"note\":\"[REDACTED]\"}\n"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // Once is enough, and the history still reads whole.
+    let again = json_of(ctx(h).env(KEY_ENV, KEY).args(["scrub", "--json"]));
+    assert_eq!(again["plans"], serde_json::json!([]), "{again}");
+    assert_eq!(again["cached_pastes"], serde_json::json!([]), "{again}");
+    let counts = json_of(ctx(h).args(["history", "--plans", "--json", "--limit", "1"]));
+    assert!(
+        counts.to_string().contains("669"),
+        "the sample's 668 and the one imported"
+    );
+}
+
+#[test]
+fn an_old_key_is_named_by_its_variable_and_the_configured_one_is_taken_out_too() {
+    let home = workspace_holding(OLD);
+    let h = home.path();
+    // The config's variable now holds a new key: the old one is not found without --env.
+    let without = json_of(
+        ctx(h)
+            .env(KEY_ENV, KEY)
+            .args(["scrub", "--dry-run", "--json"]),
+    );
+    assert_eq!(without["plans"], serde_json::json!([]), "{without}");
+    let with = json_of(
+        ctx(h)
+            .env(KEY_ENV, KEY)
+            .env(OLD_ENV, OLD)
+            .args(["scrub", "--env", OLD_ENV, "--json"]),
+    );
+    assert_eq!(with["plans"], serde_json::json!(["leaky"]), "{with}");
+    assert!(!holds(h, OLD));
+}
+
+#[test]
+fn without_a_key_to_take_out_or_with_a_key_for_a_name_scrub_refuses_and_changes_nothing() {
+    let home = workspace_holding(KEY);
+    let h = home.path();
+    let before = kept_bytes(h);
+    let refused = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = ctx(h);
+        cmd.env_remove(KEY_ENV).arg("scrub").args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        stderr_of(&out)
+    };
+    let none = refused(&[], &[]);
+    assert!(none.contains("no key to take out"), "{none}");
+    assert!(none.contains("config.toml"), "{none}");
+    let unset = refused(&["--env", "CTXCONSOLE_SCRUB_UNSET"], &[]);
+    assert!(
+        unset.contains("--env CTXCONSOLE_SCRUB_UNSET: the variable is not set"),
+        "{unset}"
+    );
+    let hex_key = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4";
+    let keyish = refused(&["--env", hex_key], &[]);
+    assert!(keyish.contains("looks like a key"), "{keyish}");
+    assert!(!keyish.contains(hex_key), "{keyish}");
+    assert_eq!(kept_bytes(h), before);
+}
