@@ -503,6 +503,11 @@ impl OutputCache {
             return Ok(refs);
         }
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "scrubbing keys")?;
+        // What the scrub deletes is overwritten with zeros as it goes, so the key is in no
+        // free page even if the file cannot be rewritten afterwards (another reader).
+        self.conn
+            .pragma_update(None, "secure_delete", "ON")
+            .with_context(|| format!("{name}: scrubbing keys"))?;
         let tx = sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, "scrubbing keys")?;
         for (cache_ref, kept) in &held {
             let context = || format!("{name}: scrubbing entry {cache_ref}");
@@ -521,7 +526,12 @@ impl OutputCache {
             .with_context(|| format!("{name}: scrubbing keys"))?;
         self.conn
             .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-            .with_context(|| format!("{name}: rewriting the file without the keys (VACUUM)"))?;
+            .with_context(|| {
+                format!(
+                    "{name}: the keys are out of every entry; rewriting the file (VACUUM) and \
+                     emptying its write-ahead log"
+                )
+            })?;
         Ok(refs)
     }
 

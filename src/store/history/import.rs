@@ -90,6 +90,11 @@ impl HistoryStore {
         }
         let window = self.drift_window;
         let no_more = std::sync::Arc::new(Secrets::default());
+        // What the scrub deletes is overwritten with zeros as it goes, so the key is in no
+        // free page even if the file cannot be rewritten afterwards (another reader).
+        self.conn
+            .pragma_update(None, "secure_delete", "ON")
+            .map_err(db_err(&path, "scrubbing keys"))?;
         let tx = self.write("scrubbing keys")?;
         let mut callers = BTreeSet::new();
         {
@@ -109,7 +114,8 @@ impl HistoryStore {
             .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
             .map_err(db_err(
                 &path,
-                "rewriting the file without the keys (VACUUM)",
+                "the keys are out of every plan; rewriting the file (VACUUM) and emptying its \
+                 write-ahead log",
             ))?;
         Ok(found)
     }
