@@ -873,8 +873,18 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(event_loop(ws, config, store, keymap, theme))
+    let ended = rt.block_on(event_loop(ws, config, store, keymap, theme));
+    // Every answer back is stored or written out by now (the event loop's ending sees to
+    // it). A blocking task may still wait inside SQLite for another process's write lock —
+    // a store the quit gave up on, whose answer is already in the unstored-plans file —
+    // and dropping the runtime would wait for it, up to the whole lock wait, after the
+    // console said it was done. Its transaction is rolled back by SQLite if it is cut off.
+    rt.shutdown_timeout(RUNTIME_SHUTDOWN);
+    ended
 }
+
+/// How long the console's end waits for blocking tasks still running (see [`run`]).
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(2);
 
 /// The context effects run in, and the state to start from, with the workspace's `config`
 /// as read once at start. A history store that cannot be opened leaves the other panes
