@@ -42,7 +42,7 @@ fn secrets(ws: &Workspace, env: &[String]) -> anyhow::Result<Secrets> {
     let mut vars = ws.config()?.key_variables();
     for var in env {
         if let Some(problem) = key_env_problem(var) {
-            return Err(bad_input(format!("--env {problem}")));
+            return Err(bad_input(format!("the --env value {problem}")));
         }
         if std::env::var(var).map_or(true, |v| v.trim().is_empty()) {
             return Err(bad_input(format!(
