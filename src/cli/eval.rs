@@ -17,8 +17,7 @@ use crate::core::rank::{
 use crate::exit::bad_input;
 use crate::import::catalog::parse_catalog;
 use crate::import::labels::{
-    BFCL_CATEGORIES, RankSet, SetSource, bfcl_category, load_bfcl, load_nestful, nestful_spec_path,
-    parse_labels, settle, shared_names,
+    BFCL_CATEGORIES, bfcl_category, load_bfcl, load_labels, load_nestful, nestful_spec_path,
 };
 use crate::import::read_text;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
@@ -711,9 +710,6 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
         });
     }
     if let Some(path) = &args.labels {
-        let text = read_text(path)?;
-        let labels_origin = path.display().to_string();
-        let labels = parse_labels(&text, &labels_origin)?;
         // The pool is named wherever a note or an error names it: which catalog the labels
         // were read against (tester 11 T11-6: "not in the catalog" without --catalog did
         // not say it was the sample one).
@@ -742,30 +738,12 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
                 (ws.catalog.guide().clone(), origin, pool)
             }
         };
-        let (cases, settled) = settle(
-            labels.placed,
-            &guide,
-            &SetSource {
-                origin: &labels_origin,
-                unit: "line",
-                units: "lines",
-                pool: &pool,
-                expected: "expected tools",
-            },
-        )?;
-        let mut notes = shared_names(&guide);
-        notes.extend(labels.notes);
-        notes.extend(settled);
         return Ok(NamedSet {
             name: path
                 .file_stem()
                 .map_or_else(|| "labels".into(), |s| s.to_string_lossy().into_owned()),
             source: format!("{} against {origin}", path.display()),
-            set: RankSet {
-                guide,
-                cases,
-                notes,
-            },
+            set: load_labels(path, guide, &pool)?,
             composed_halves: None,
         });
     }

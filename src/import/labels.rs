@@ -199,6 +199,33 @@ pub fn settle(
     Ok((cases, notes))
 }
 
+/// The operator's labels in `path` ([`parse_labels`]) against the catalog `guide`, named
+/// `pool` in what is said, under the one rule ([`settle`]).
+pub fn load_labels(path: &Path, guide: RoutingGuide, pool: &str) -> anyhow::Result<RankSet> {
+    let text = read_text(path)?;
+    let origin = path.display().to_string();
+    let labels = parse_labels(&text, &origin)?;
+    let (cases, settled) = settle(
+        labels.placed,
+        &guide,
+        &SetSource {
+            origin: &origin,
+            unit: "line",
+            units: "lines",
+            pool,
+            expected: "expected tools",
+        },
+    )?;
+    let mut notes = shared_names(&guide);
+    notes.extend(labels.notes);
+    notes.extend(settled);
+    Ok(RankSet {
+        guide,
+        cases,
+        notes,
+    })
+}
+
 /// The BFCL question and answer files `eval rank` reads (`simple` is `simple_python`).
 pub const BFCL_CATEGORIES: &[&str] = &[
     "simple_python",

@@ -4,9 +4,12 @@
 
 use std::path::Path;
 
+use crate::import::catalog::parse_catalog;
 use crate::import::labels::{
-    BFCL_CATEGORIES, LabelledIntent, RankSet, load_bfcl, load_nestful, nestful_spec_path,
+    BFCL_CATEGORIES, LabelledIntent, RankSet, load_bfcl, load_labels, load_nestful,
+    nestful_spec_path,
 };
+use crate::import::read_text;
 
 /// Which half of a set a question falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
@@ -235,9 +238,37 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
             });
         }
     }
+    // Labelled sets written for ctxconsole against a catalog of their own: NAME.jsonl
+    // beside NAME-catalog.json (`eval rank --labels NAME.jsonl --catalog NAME-catalog.json`).
+    let labels = dir.join("labels");
+    if labels.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(&labels)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+                continue;
+            };
+            let catalog = labels.join(format!("{stem}-catalog.json"));
+            if !catalog.is_file() {
+                continue;
+            }
+            let origin = catalog.display().to_string();
+            let imported = parse_catalog(&read_text(&catalog)?, &origin)?;
+            sets.push(NamedSet {
+                name: stem.clone(),
+                source: format!("labels {stem} against {origin}"),
+                set: load_labels(&path, imported.guide, &format!("the catalog {origin}"))?,
+                composed_halves: None,
+            });
+        }
+    }
     if sets.is_empty() {
         anyhow::bail!(
-            "{}: no evaluation set found (expected bfcl/BFCL_v4_*.json or nestful/*-data.json)",
+            "{}: no evaluation set found (expected bfcl/BFCL_v4_*.json, nestful/*-data.json or labels/NAME.jsonl with NAME-catalog.json)",
             dir.display()
         );
     }
