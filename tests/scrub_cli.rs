@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod common;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 
 const KEY_ENV: &str = "CTXCONSOLE_SCRUB_TEST_KEY";
 const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
@@ -54,16 +54,7 @@ fn workspace_holding(key: &str) -> tempfile::TempDir {
          \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\",\"args\":{{\"auth\":\"Bearer {key}\"}}}}]}}\n"
     );
     std::fs::write(h.join("plans.jsonl"), plan).unwrap();
-    let out = ctx(h)
-        .args(["import", "plans"])
-        .arg(h.join("plans.jsonl"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(ctx(h).args(["import", "plans"]).arg(h.join("plans.jsonl")));
     let paste: String = (0..60_000)
         .map(|i| format!("2026-11-22T10:00:00Z INFO request {i} ok\n"))
         .chain(std::iter::once(format!("Authorization: Bearer {key}\n")))
@@ -99,8 +90,7 @@ fn a_dry_run_names_what_holds_the_key_then_scrub_takes_it_out_of_everything_kept
     assert_eq!(dry["logs"].as_array().unwrap().len(), 1, "{dry}");
     assert_eq!(kept_bytes(h), before, "a dry run changes nothing");
 
-    let out = ctx(h).env(KEY_ENV, KEY).arg("scrub").output().unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = succeeded(ctx(h).env(KEY_ENV, KEY).arg("scrub"));
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.starts_with("1 plan in "), "{said}");
     assert!(said.contains("held a key: 'leaky'"), "{said}");
@@ -119,8 +109,7 @@ fn a_dry_run_names_what_holds_the_key_then_scrub_takes_it_out_of_everything_kept
     );
     assert_eq!(plan["steps"][0]["args"]["auth"], "Bearer [REDACTED]");
     let cache_ref = dry["cached_pastes"][0].as_str().unwrap();
-    let paste = ctx(h).args(["cache", "get", cache_ref]).output().unwrap();
-    assert!(paste.status.success(), "{}", stderr_of(&paste));
+    let paste = succeeded(ctx(h).args(["cache", "get", cache_ref]));
     assert!(String::from_utf8_lossy(&paste.stdout).ends_with("Authorization: Bearer [REDACTED]\n"));
     let log = h.join("logs/ctxconsole.log");
     assert_eq!(

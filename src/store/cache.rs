@@ -707,11 +707,7 @@ mod tests {
         let mut before = OutputCache::open_in(dir.path()).unwrap();
         assert_eq!(before.store(&text).unwrap().cache_ref, as_given);
         drop(before);
-        let holds_key = || {
-            let mut all = std::fs::read(dir.path().join(CACHE_FILE)).unwrap();
-            all.extend(std::fs::read(dir.path().join("cache.sqlite-wal")).unwrap_or_default());
-            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
-        };
+        let holds_key = || file_holds(dir.path(), KEY);
         assert!(holds_key());
         let secrets = std::sync::Arc::new(Secrets::of_keys([KEY]));
         let mut cache = OutputCache::open_in(dir.path())
@@ -741,6 +737,13 @@ mod tests {
         assert!(cache.get(&as_given).is_err());
     }
 
+    /// Whether the cache file in `dir`, or its write-ahead log, holds `key`'s bytes.
+    fn file_holds(dir: &Path, key: &str) -> bool {
+        let mut all = std::fs::read(dir.join(CACHE_FILE)).unwrap();
+        all.extend(std::fs::read(dir.join("cache.sqlite-wal")).unwrap_or_default());
+        all.windows(key.len()).any(|w| w == key.as_bytes())
+    }
+
     /// `ctxconsole scrub`: entries kept before the key was known hold it; a dry run finds
     /// them and changes nothing; a scrub keeps each again without the key, under its own ref
     /// and age, shares no chunk with the old content, and no byte of the key is left in the
@@ -763,11 +766,7 @@ mod tests {
             .conn
             .execute("UPDATE entries SET created_at = 1000 WHERE ref = ?1", [&a])
             .unwrap();
-        let holds_key = || {
-            let mut all = std::fs::read(dir.path().join(CACHE_FILE)).unwrap();
-            all.extend(std::fs::read(dir.path().join("cache.sqlite-wal")).unwrap_or_default());
-            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
-        };
+        let holds_key = || file_holds(dir.path(), KEY);
         assert!(holds_key());
         let secrets = Secrets::of_keys([KEY]);
         assert_eq!(cache.scrub(&secrets, true).unwrap(), vec![a.clone()]);
