@@ -724,10 +724,36 @@ async fn record_execution_moves_the_drift_that_history_shows() {
         json_of(ctx(home.path()).args(["preview", intent, "--model", TIER_C_MODEL, "--json"]));
     assert_eq!(ranked_after, cli["ranking"]);
     assert_ne!(ranked_after, ranked_before);
-    // The same report again is stored once, as a second import would be.
+    // The same report again is stored once, as a second import would be, and both answers
+    // name the id it is stored under (tester 13 T13-8: `null`, so a client could not tell).
     let again = call(&c, "record_execution", args).await.unwrap();
     assert_eq!(again["added"], 0);
     assert_eq!(again["already_present"], 1);
+    let stored = answer["execution"]["id"].as_str().unwrap();
+    assert!(stored.starts_with("e-"), "{answer}");
+    assert_eq!(again["execution"]["id"], stored);
+    let exported = ctx(home.path())
+        .args(["history", "export", "--executions"])
+        .output()
+        .unwrap();
+    let exported = String::from_utf8(exported.stdout).unwrap();
+    assert_eq!(
+        exported.matches(&format!("\"id\":\"{stored}\"")).count(),
+        1,
+        "{exported}"
+    );
+    // A retry without `at` or `id` is another execution: the tool says it is not idempotent
+    // (it had said `idempotentHint: true`, which lets a client retry freely).
+    let record = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|t| t.name == "record_execution")
+        .unwrap();
+    let hints = record.annotations.unwrap();
+    assert_eq!(hints.idempotent_hint, Some(false));
+    assert_eq!(hints.read_only_hint, Some(false));
     c.cancel().await.unwrap();
 }
 

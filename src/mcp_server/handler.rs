@@ -372,7 +372,9 @@ fn tools(read_only: bool) -> Vec<Tool> {
                     "additionalProperties": false
                 })),
             )
-            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true)),
+            // A retry without `at` or `id` is another execution: not idempotent (tester 13
+            // T13-8: the hint said it was, which tells a client it may retry freely).
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
         );
     }
     list
@@ -710,7 +712,7 @@ impl State {
             .get("at")
             .and_then(Value::as_str)
             .map_or(0, crate::core::time::subsecond_nanos);
-        let execution = json!({
+        let mut execution = json!({
             "id": id,
             "at": format_timestamp_nanos(at, nanos),
             "caller": caller,
@@ -723,6 +725,11 @@ impl State {
         // same drift update as `ctxconsole import executions`. Every argument was checked
         // above, so what the importer can still refuse is the store's doing.
         let line = execution.to_string();
+        // The id it is stored under — given, or derived from its fields as the importer
+        // derives it — is said in the answer, so a client can tell a retry stored once.
+        if let Ok(record) = crate::core::history::parse_execution_line(TOOL_RECORD, 1, &line) {
+            execution["id"] = Value::String(record.id);
+        }
         let mut history = self.history().map_err(internal)?;
         let report = history
             .import_executions(
