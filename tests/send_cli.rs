@@ -1552,3 +1552,45 @@ fn the_configured_key_in_a_prompt_or_a_paste_is_sent_as_written_and_kept_nowhere
         "the redacted form is what is kept"
     );
 }
+
+/// Tester 13 T13-2: `send --json`'s `answer` was cut at 2,000 characters with a `…` that
+/// said nothing of it, and a tool-call answer showed none of its calls. Now `answer` is the
+/// whole text and `kept_answer` is the answer as the plan keeps it, field for field.
+#[test]
+fn send_json_gives_the_whole_answer_as_the_plan_keeps_it() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/huge-body",
+        "--model",
+        "test/tool-calls",
+        "--no-baseline",
+        "--json",
+    ]));
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let id = r["stored_id"].as_str().unwrap();
+        let stored = show(home.path(), id);
+        assert_eq!(r["kept_answer"], stored["answer"], "{id}");
+    }
+    let huge = &results[0];
+    let text = huge["answer"].as_str().unwrap();
+    assert!(text.len() > 300_000, "{} bytes", text.len());
+    assert!(!text.ends_with('…'));
+    let stored = show(home.path(), huge["stored_id"].as_str().unwrap());
+    // The text read from the answer: the content, reasoning out, ends trimmed.
+    assert_eq!(
+        stored["answer"]["reply"]["content"]
+            .as_str()
+            .unwrap()
+            .trim(),
+        text.trim()
+    );
+    let calls = &results[1]["kept_answer"]["reply"]["tool_calls"];
+    assert_eq!(calls.as_array().unwrap().len(), 2, "{calls}");
+    assert_eq!(calls[1]["name"], "image.generate");
+}

@@ -340,8 +340,14 @@ pub struct LiveReplay {
     pub stage: Option<DecodeStage>,
     pub plan: Option<GuardedPlan>,
     pub reasoning_bytes: usize,
-    /// The answer with reasoning taken out, clipped for display.
+    /// The answer's text with reasoning taken out, whole (tester 13 T13-2: it was cut at
+    /// 2,000 characters, with a `…` that said nothing of it).
     pub answer: Option<String>,
+    /// The answer as the plan keeps it (`history show --json`'s `answer`): the reply with its
+    /// tool calls, refusal, reasoning and usage, the finish, whether it is partial; `None`
+    /// when nothing came back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_answer: Option<serde_json::Value>,
     /// Boxed: it is rare, and keeps a replay small to move around.
     pub two_pass: Option<Box<TwoPass>>,
     /// A replay only: how its request differs from what the original sent, and what it
@@ -769,7 +775,7 @@ pub async fn send_planned(
             live.facts.from_tool_calls = reading.from_tool_calls;
             live.plan = reading.value;
             live.reasoning_bytes = reading.reasoning.len();
-            live.answer = reading.answer.map(|a| clip(&a, 2000));
+            live.answer = reading.answer;
             (
                 Some(raw_of(&reply)),
                 reply.finish_reason.clone(),
@@ -860,6 +866,7 @@ pub async fn send_planned(
         );
     }
     live.ran = live.could_not_run().is_none();
+    live.kept_answer = record.answer.clone();
     tracing::info!(
         model,
         caller = link.caller,
@@ -1138,6 +1145,7 @@ impl LiveReplay {
             plan: None,
             reasoning_bytes: 0,
             answer: None,
+            kept_answer: None,
             two_pass: None,
             rebuild_notes: Vec::new(),
             request: RequestSummary::of(request),
