@@ -347,7 +347,7 @@ pub struct LiveReplay {
     /// tool calls, refusal, reasoning and usage, the finish, whether it is partial; `None`
     /// when nothing came back.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kept_answer: Option<serde_json::Value>,
+    pub kept_answer: Option<Box<serde_json::Value>>,
     /// Boxed: it is rare, and keeps a replay small to move around.
     pub two_pass: Option<Box<TwoPass>>,
     /// A replay only: how its request differs from what the original sent, and what it
@@ -866,7 +866,7 @@ pub async fn send_planned(
         );
     }
     live.ran = live.could_not_run().is_none();
-    live.kept_answer = record.answer.clone();
+    live.kept_answer = record.answer.clone().map(Box::new);
     tracing::info!(
         model,
         caller = link.caller,
