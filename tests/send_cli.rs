@@ -1594,3 +1594,42 @@ fn send_json_gives_the_whole_answer_as_the_plan_keeps_it() {
     assert_eq!(calls.as_array().unwrap().len(), 2, "{calls}");
     assert_eq!(calls[1]["name"], "image.generate");
 }
+
+/// Tester 13 T13-3: `history show` printed a tool-call or refusal answer's raw response as
+/// nothing at all; it now says what the answer held beside its text.
+#[test]
+fn history_show_says_what_a_tool_call_or_refusal_answer_held() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/tool-calls",
+        "--model",
+        "test/refusal",
+        "--no-baseline",
+        "--json",
+    ]));
+    let shown = |i: usize| {
+        let id = v["results"][i]["stored_id"].as_str().unwrap();
+        let out = common::succeeded(ctx(home.path()).args(["history", "show", id]));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tools = shown(0);
+    assert!(tools.contains("the answer as kept"), "{tools}");
+    assert!(tools.contains("tool calls (2):"), "{tools}");
+    assert!(
+        tools.contains("  image.generate {\"prompt\": \"a rocket\"}"),
+        "{tools}"
+    );
+    assert!(
+        tools.contains("usage: prompt 812, completion 41, cached 512, reasoning 7"),
+        "{tools}"
+    );
+    let refusal = shown(1);
+    assert!(
+        refusal.contains("refusal: I can't help with that request."),
+        "{refusal}"
+    );
+}

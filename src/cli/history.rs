@@ -415,6 +415,18 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             r.finish_reason.as_deref().unwrap_or("none")
         ));
     }
+    let kept = r
+        .answer
+        .as_ref()
+        .map(|a| crate::core::failure::kept_answer_lines(a, 400))
+        .unwrap_or_default();
+    if !kept.is_empty() {
+        out.push_str("\nthe answer as kept (history show --json: answer):\n");
+        for line in kept {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
     emit(&out)
 }
 

@@ -274,6 +274,54 @@ pub struct Reply {
     pub id: Option<String>,
 }
 
+/// The parts of a kept answer (a plan's `answer` column: `{"reply": …, "partial": …}`) that
+/// its text does not show, one line each, for the views that print the raw response: its
+/// tool calls (name and arguments), refusal, reasoning, usage, and whether it was cut off.
+/// A tool-call or refusal answer has no text, and the views had shown it as empty (tester 13
+/// T13-3). `arguments_width` clips each call's arguments (characters).
+pub fn kept_answer_lines(answer: &Value, arguments_width: usize) -> Vec<String> {
+    let Some(reply) = answer
+        .get("reply")
+        .and_then(|r| serde_json::from_value::<Reply>(r.clone()).ok())
+    else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    if answer.get("partial").and_then(Value::as_bool) == Some(true) {
+        lines.push("cut off: what had arrived is kept (partial)".to_string());
+    }
+    if !reply.tool_calls.is_empty() {
+        lines.push(format!("tool calls ({}):", reply.tool_calls.len()));
+        for c in &reply.tool_calls {
+            lines.push(format!(
+                "  {} {}",
+                c.name,
+                crate::core::text::clip(&c.arguments, arguments_width)
+            ));
+        }
+    }
+    if let Some(refusal) = reply.refusal.as_deref().filter(|r| !r.is_empty()) {
+        lines.push(format!("refusal: {refusal}"));
+    }
+    if let Some(reasoning) = reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        lines.push(format!(
+            "reasoning: {} characters (in the raw response between <think> tags)",
+            reasoning.chars().count()
+        ));
+    }
+    if let Some(u) = &reply.usage {
+        let figure = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+        lines.push(format!(
+            "usage: prompt {}, completion {}, cached {}, reasoning {}",
+            figure(u.prompt_tokens),
+            figure(u.completion_tokens),
+            figure(u.cached_tokens),
+            figure(u.reasoning_tokens)
+        ));
+    }
+    lines
+}
+
 /// What a reply held, read with today's stripping, decoding and acceptance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reading<T> {
@@ -612,6 +660,31 @@ pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    /// Tester 13 T13-3: what a kept answer held beside its text, a line each; an answer the
+    /// views cannot read gives nothing rather than a wrong line.
+    #[test]
+    fn a_kept_answer_says_its_calls_refusal_reasoning_usage_and_cut() {
+        let answer = json!({"partial": true, "reply": {
+            "content": null, "refusal": "no", "reasoning": "héllo",
+            "tool_calls": [{"id": "a", "name": "web.search", "arguments": "{\"q\":\"rust\"}"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2}}});
+        assert_eq!(
+            super::kept_answer_lines(&answer, 400),
+            [
+                "cut off: what had arrived is kept (partial)",
+                "tool calls (1):",
+                "  web.search {\"q\":\"rust\"}",
+                "refusal: no",
+                "reasoning: 5 characters (in the raw response between <think> tags)",
+                "usage: prompt 10, completion 2, cached -, reasoning -",
+            ]
+        );
+        assert!(super::kept_answer_lines(&json!({"reply": {"content": "hi"}}), 400).is_empty());
+        assert!(super::kept_answer_lines(&json!({"reply": {"tool_calls": 3}}), 400).is_empty());
+        assert!(super::kept_answer_lines(&json!([1]), 400).is_empty());
+    }
     use super::*;
 
     /// Tester 5 F5: a reply cut as too large was told only to check the base_url.

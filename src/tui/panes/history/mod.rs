@@ -623,6 +623,20 @@ fn detail_lines<'a>(
             lines.push(Line::from(Span::styled("(empty)", theme.muted)));
         }
     }
+    let kept = r
+        .answer
+        .as_ref()
+        .map(|a| crate::core::failure::kept_answer_lines(a, 200))
+        .unwrap_or_default();
+    if !kept.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "the answer as kept:",
+            theme.accent,
+        )));
+        for l in &kept {
+            lines.push(Line::from(Span::styled(clip(l, 400), theme.muted)));
+        }
+    }
     lines
 }
 
