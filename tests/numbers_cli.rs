@@ -191,13 +191,13 @@ fn config_whole_numbers_of_the_wrong_type_name_the_key_and_its_bounds() {
             "max_reply_bytes",
             "\"1MB\"",
             "string \"1MB\"",
-            "from 1024 to 1073741824",
+            "from 1024 to 268435456",
         ),
         (
             "max_reply_bytes",
             "[1]",
             "an array",
-            "from 1024 to 1073741824",
+            "from 1024 to 268435456",
         ),
     ] {
         let home = tempfile::tempdir().unwrap();
@@ -254,7 +254,7 @@ fn numbers_past_what_toml_holds_name_the_key_and_a_bound() {
             "max_reply_bytes",
             "-1e400",
             "-1e400",
-            "from 1024 to 1073741824",
+            "from 1024 to 268435456",
         ),
         (
             "retries",

@@ -127,8 +127,14 @@ pub const RETRIES: RangeInclusive<u32> = 0..=20;
 /// a comparison.
 pub const CONCURRENCY: RangeInclusive<u32> = 1..=16;
 /// `llm.max_reply_bytes`: a chat completion's envelope alone takes hundreds of bytes; more
-/// than 1 GiB of reply is no plan.
-pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=1 << 30;
+/// than 256 MiB of reply is no plan — and a reply kept must be one an import of its plan
+/// takes back ([`PLAN_TEXT_BYTES`]; SQLite refuses a value over 10^9 bytes).
+pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=PLAN_TEXT_BYTES as u64;
+/// The most a plan keeps of one text an import brings — its raw response, its kept answer
+/// written as JSON — the largest reply a live call keeps (tester 13 T13-12: 300 MiB was
+/// taken at 1.25 GB of memory, and past SQLite's limit the error named neither line nor
+/// field).
+pub const PLAN_TEXT_BYTES: usize = 1 << 28;
 
 /// `temperature` in a budgets row: the range OpenAI-compatible servers accept.
 pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;

@@ -274,6 +274,49 @@ pub struct Reply {
     pub id: Option<String>,
 }
 
+/// Why `answer` (a plan line's `answer` field) is not an answer ctxconsole keeps, or `None`:
+/// an object holding a `reply` (a live call's answer) whose reply reads as one, or a
+/// `source` (an imported call's: OpenTelemetry, LiteLLM) whose `tool_calls` and `usage`,
+/// where given, read as such. An import had taken any JSON, and a bad usage figure then made
+/// offline replay drop the kept tool calls and report another class (tester 13 T13-9).
+pub fn kept_answer_problem(answer: &Value) -> Option<String> {
+    fn reads_as<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), String> {
+        serde_json::from_value::<T>(v.clone())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    let Value::Object(o) = answer else {
+        return Some("is not an object".into());
+    };
+    if let Some(reply) = o.get("reply") {
+        return reads_as::<Reply>(reply)
+            .err()
+            .map(|e| format!("'reply' is not a chat answer: {e}"));
+    }
+    if o.get("source").is_some_and(Value::is_string) {
+        for (field, problem) in [
+            (
+                "tool_calls",
+                o.get("tool_calls").map(reads_as::<Vec<ToolCall>>),
+            ),
+            (
+                "usage",
+                o.get("usage")
+                    .filter(|u| !u.is_null())
+                    .map(reads_as::<Usage>),
+            ),
+        ] {
+            if let Some(Err(e)) = problem {
+                return Some(format!("'{field}' does not read: {e}"));
+            }
+        }
+        return None;
+    }
+    Some(
+        "holds neither a 'reply' (a live call's answer) nor a 'source' (an imported call's)".into(),
+    )
+}
+
 /// The parts of a kept answer (a plan's `answer` column: `{"reply": …, "partial": …}`) that
 /// its text does not show, one line each, for the views that print the raw response: its
 /// tool calls (name and arguments), refusal, reasoning, usage, and whether it was cut off.

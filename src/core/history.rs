@@ -629,6 +629,40 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     ) {
         return Err(names_error(origin, line, problem));
     }
+    let over = |field: &str, bytes: usize| {
+        line_error(
+            origin,
+            line,
+            format!(
+                "field '{field}' is {bytes} bytes; a plan keeps at most {} (the largest reply \
+                 a live call keeps)",
+                bounds::PLAN_TEXT_BYTES
+            ),
+        )
+    };
+    if let Some(raw_text) = &raw.raw_response
+        && raw_text.len() > bounds::PLAN_TEXT_BYTES
+    {
+        return Err(over("raw_response", raw_text.len()));
+    }
+    if let Some(answer) = &raw.answer {
+        let bytes = serde_json::to_string(answer).map_or(0, |t| t.len());
+        // The answer holds the reply's text and its reasoning beside the raw response.
+        if bytes > 2 * bounds::PLAN_TEXT_BYTES {
+            return Err(over("answer", bytes));
+        }
+    }
+    if let Some(problem) = raw
+        .answer
+        .as_ref()
+        .and_then(crate::core::failure::kept_answer_problem)
+    {
+        return Err(line_error(
+            origin,
+            line,
+            format!("field 'answer' {problem}"),
+        ));
+    }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
     let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
@@ -1070,6 +1104,72 @@ pub fn suggest_tier(m: &ModelOutcomes) -> TierSuggestion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 13 T13-12: a 300 MiB raw response was imported (1.25 GB of memory), and one
+    /// past SQLite's limit failed with SQLite's words, naming neither line nor field.
+    #[test]
+    fn a_plan_line_with_a_text_past_the_reply_cap_is_refused_by_line_and_field() {
+        let big = "r".repeat(bounds::PLAN_TEXT_BYTES + 1);
+        let text = format!(
+            "{{\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"i\",\
+             \"steps\":[],\"outcome\":\"failed\",\"failure_class\":\"protocol\",\
+             \"raw_response\":\"{big}\"}}"
+        );
+        let err = parse_plan_line("f", 2, &text).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "f: line 2: field 'raw_response' is {} bytes; a plan keeps at most {} (the \
+                 largest reply a live call keeps)",
+                bounds::PLAN_TEXT_BYTES + 1,
+                bounds::PLAN_TEXT_BYTES
+            )
+        );
+        let at_cap = text.replace(&big, &big[1..]);
+        assert!(parse_plan_line("f", 2, &at_cap).is_ok());
+    }
+
+    /// Tester 13 T13-9: an import took any JSON as a plan's answer; a usage figure no live
+    /// call keeps then made offline replay drop the kept tool calls. A line whose answer is
+    /// not one ctxconsole keeps is refused naming its line and field.
+    #[test]
+    fn a_plan_line_whose_answer_is_not_a_kept_answer_is_refused() {
+        let line = |answer: &str| {
+            format!(
+                "{{\"id\":\"h\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"i\",\
+                 \"steps\":[{{\"order\":1,\"tool\":\"web.search\"}}],\"answer\":{answer}}}"
+            )
+        };
+        let live = r#"{"reply":{"content":null,"tool_calls":[{"id":"a","name":"web.search","arguments":"{}"}],
+            "usage":{"prompt_tokens":5,"completion_tokens":1}},"finish":"tool_calls","status":200}"#;
+        let traffic = r#"{"source":"litellm","tool_calls":[],"usage":null,"spend":0.1}"#;
+        for ok in [live, traffic, "null"] {
+            assert!(parse_plan_line("f", 3, &line(ok)).is_ok(), "{ok}");
+        }
+        for (bad, said) in [
+            (
+                r#"{"reply":{"tool_calls":"notalist"}}"#,
+                "field 'answer' 'reply' is not a chat answer",
+            ),
+            (
+                r#"{"reply":{"usage":{"prompt_tokens":-5,"completion_tokens":1e30}}}"#,
+                "field 'answer' 'reply' is not a chat answer",
+            ),
+            (
+                r#"{"anything":[1]}"#,
+                "field 'answer' holds neither a 'reply'",
+            ),
+            (r#"[1]"#, "field 'answer' is not an object"),
+            (
+                r#"{"source":"otel","usage":{"prompt_tokens":"x"}}"#,
+                "field 'answer' 'usage' does not read",
+            ),
+        ] {
+            let err = parse_plan_line("f", 3, &line(bad)).unwrap_err().to_string();
+            assert!(err.starts_with("f: line 3: "), "{err}");
+            assert!(err.contains(said), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn drift_classes() {

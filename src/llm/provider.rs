@@ -341,7 +341,7 @@ mod tests {
         let err = read("[llm]\nmax_reply_bytes = 0").unwrap_err().to_string();
         assert_eq!(
             err,
-            "config.toml: line 2, column 19: field 'llm.max_reply_bytes' is 0; expected a whole number from 1024 to 1073741824"
+            "config.toml: line 2, column 19: field 'llm.max_reply_bytes' is 0; expected a whole number from 1024 to 268435456"
         );
         // And by the client's settings, for a config made in code.
         let mut config = Config::default();

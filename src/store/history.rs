@@ -1039,7 +1039,7 @@ mod tests {
             "{{\"id\":\"leaky\",\"at\":1000,\"caller\":\"c\",\"model\":\"weak\",\
              \"intent\":\"call the api with {KEY} and blog it\",\
              \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\",\"args\":{{\"auth\":\"Bearer {KEY}\"}}}}],\
-             \"raw_response\":\"I used {KEY}\",\"answer\":{{\"text\":\"{KEY}\"}}}}"
+             \"raw_response\":\"I used {KEY}\",\"answer\":{{\"reply\":{{\"content\":\"{KEY}\"}}}}}}"
         );
         s.import_plans(
             "p",
