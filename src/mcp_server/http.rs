@@ -329,7 +329,17 @@ pub async fn serve(
                         drop(place);
                         return answer;
                     }
-                    service.call(req).await
+                    let closing = req.method() == hyper::Method::DELETE;
+                    let mut answer = service.call(req).await;
+                    // A session ended is said as 204: the MCP SDKs take 200 or 204, and rmcp's
+                    // 202 made the Python client warn at every clean exit (tester 13 T13-5).
+                    if closing
+                        && let Ok(r) = &mut answer
+                        && r.status() == StatusCode::ACCEPTED
+                    {
+                        *r.status_mut() = StatusCode::NO_CONTENT;
+                    }
+                    answer
                 }
             });
             if let Err(e) = hyper::server::conn::http1::Builder::new()
