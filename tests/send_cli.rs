@@ -1633,3 +1633,55 @@ fn history_show_says_what_a_tool_call_or_refusal_answer_held() {
         "{refusal}"
     );
 }
+
+/// Tester 13: a prompt (or a pasted log) holding another provider's key was sent as written,
+/// handing provider A's key to provider B. Such a request is not sent; the refusal names the
+/// key's variable, never the key. The called provider's own key in the prompt still goes.
+#[test]
+fn a_request_holding_another_providers_key_is_not_sent_to_this_one() {
+    const OTHER_ENV: &str = "CTXCONSOLE_TEST_OTHER_KEY";
+    const OTHER: &str = "sk-other-SECRET-9911-provider-a";
+    let server = LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "{}\n[providers.other]\nprefix = \"other/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{OTHER_ENV}\"\n",
+            server.config(KEY_ENV)
+        ),
+    )
+    .unwrap();
+    let send = |prompt: String| {
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .env(OTHER_ENV, OTHER)
+            .args(["send", &prompt, "--model", "test/ok-json", "--no-baseline"])
+            .output()
+            .unwrap()
+    };
+    let out = send(format!(
+        "summarise this log line: auth ok for {OTHER} at 10:02"
+    ));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("the request holds the key $CTXCONSOLE_TEST_OTHER_KEY holds"),
+        "{said}"
+    );
+    assert!(!said.contains(OTHER), "{said}");
+    assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
+    // Its own key goes to its own provider, as written (T12-6).
+    let out = send(format!(
+        "summarise this log line: auth ok for {KEY} at 10:02"
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+}
