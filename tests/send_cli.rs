@@ -1553,6 +1553,16 @@ fn the_configured_key_in_a_prompt_or_a_paste_is_sent_as_written_and_kept_nowhere
     );
 }
 
+/// `send --json` of [`INSTRUCTION`] to each of `models`, without a baseline.
+fn sent_to(home: &Path, models: &[&str]) -> Value {
+    let mut cmd = ctx(home);
+    cmd.env(KEY_ENV, KEY).args(["send", INSTRUCTION]);
+    for m in models {
+        cmd.args(["--model", m]);
+    }
+    json_of(cmd.args(["--no-baseline", "--json"]))
+}
+
 /// Tester 13 T13-2: `send --json`'s `answer` was cut at 2,000 characters with a `…` that
 /// said nothing of it, and a tool-call answer showed none of its calls. Now `answer` is the
 /// whole text and `kept_answer` is the answer as the plan keeps it, field for field.
@@ -1560,16 +1570,7 @@ fn the_configured_key_in_a_prompt_or_a_paste_is_sent_as_written_and_kept_nowhere
 fn send_json_gives_the_whole_answer_as_the_plan_keeps_it() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
-        "send",
-        INSTRUCTION,
-        "--model",
-        "test/huge-body",
-        "--model",
-        "test/tool-calls",
-        "--no-baseline",
-        "--json",
-    ]));
+    let v = sent_to(home.path(), &["test/huge-body", "test/tool-calls"]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     for r in results {
@@ -1601,16 +1602,7 @@ fn send_json_gives_the_whole_answer_as_the_plan_keeps_it() {
 fn history_show_says_what_a_tool_call_or_refusal_answer_held() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
-        "send",
-        INSTRUCTION,
-        "--model",
-        "test/tool-calls",
-        "--model",
-        "test/refusal",
-        "--no-baseline",
-        "--json",
-    ]));
+    let v = sent_to(home.path(), &["test/tool-calls", "test/refusal"]);
     let shown = |i: usize| {
         let id = v["results"][i]["stored_id"].as_str().unwrap();
         let out = common::succeeded(ctx(home.path()).args(["history", "show", id]));
