@@ -133,7 +133,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     out.push_str(match (args.dry_run, any) {
         (true, true) => "nothing was changed (--dry-run); run without it to take the keys out\n",
         (false, true) => {
-            "each is rewritten without the keys, and the files with no free page holding them\n"
+            "each was rewritten without the keys; no free page of the files holds them either\n"
         }
         (_, false) => "nothing to take out\n",
     });
