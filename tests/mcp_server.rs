@@ -754,6 +754,13 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     let hints = record.annotations.unwrap();
     assert_eq!(hints.idempotent_hint, Some(false));
     assert_eq!(hints.read_only_hint, Some(false));
+    // Preview and compaction keep a briefed paste in the output cache: not read-only here
+    // (tester 13: the hint said they were). Ranking writes nothing.
+    for t in c.list_all_tools().await.unwrap() {
+        let hints = t.annotations.unwrap();
+        let writes = ["preview", "compact_catalog", "record_execution"].contains(&&*t.name);
+        assert_eq!(hints.read_only_hint, Some(!writes), "{}", t.name);
+    }
     c.cancel().await.unwrap();
 }
 
@@ -917,10 +924,16 @@ async fn record_execution_on_imported_traffic_moves_its_drift_and_my_plans_shows
 async fn read_only_leaves_record_execution_out_and_refuses_it() {
     let home = tempfile::tempdir().unwrap();
     let c = start(home.path(), &["--read-only"]).await;
+    let tools = c.list_all_tools().await.unwrap();
     assert_eq!(
-        tool_names(&c.list_all_tools().await.unwrap()),
+        tool_names(&tools),
         ["compact_catalog", "preview", "rank_tools"]
     );
+    // Read-only, every tool is: preview and compaction keep no paste here.
+    for t in &tools {
+        let hints = t.annotations.clone().unwrap();
+        assert_eq!(hints.read_only_hint, Some(true), "{}", t.name);
+    }
     let before = ctx(home.path())
         .args(["history", "export", "--executions"])
         .output()

@@ -289,6 +289,13 @@ fn tools(read_only: bool) -> Vec<Tool> {
         "A catalog in any supported format (routing guide, MCP tools/list result, OpenAI tools array, BFCL functions); default: the workspace's.",
     );
     let reads = ToolAnnotations::new().read_only(true).destructive(false);
+    // Preview and compaction keep a briefed paste in the output cache (once per paste)
+    // unless the server is read-only: not read-only tools then (tester 13: the hint said
+    // they were while a big attachment wrote cache.sqlite).
+    let briefs = ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(false)
+        .idempotent(true);
     let mut list = vec![
         Tool::new(
             TOOL_PREVIEW,
@@ -318,7 +325,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(reads.clone()),
+        .with_annotations(briefs.clone()),
         Tool::new(
             TOOL_COMPACT,
             "The catalog as one model receives it, with the Trim record (steps applied, entries cut). The same result as `ctxconsole compact --json`.",
@@ -334,7 +341,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(reads.clone()),
+        .with_annotations(briefs),
         Tool::new(
             TOOL_RANK,
             "Catalog entries ranked for a query, each with the explanation of its score (term · field · points, pairs, coverage, name, action, prior).",
