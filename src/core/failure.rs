@@ -215,7 +215,12 @@ pub struct ToolCall {
 /// logged response (LiteLLM spend logs) both carry.
 pub fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
     let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
-        return Vec::new();
+        // The legacy `function_call` is one call (tester 13 T13-10: it was read as nothing).
+        return message
+            .get("function_call")
+            .filter(|f| f.is_object())
+            .map(|f| tool_calls_of(&serde_json::json!({ "tool_calls": [{ "function": f }] })))
+            .unwrap_or_default();
     };
     let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).map(str::to_string);
     calls
@@ -272,6 +277,17 @@ pub struct Reply {
     /// The completion's `id` in the body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Choices the server sent besides the one kept (`index` 0), not kept (tester 13 T13-1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_choices: u32,
+    /// What the reader saw and did not read, e.g. a content part that is not text (tester 13
+    /// T13-10), so a missing answer is not taken for an empty one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What a reply held, read with today's stripping, decoding and acceptance.
@@ -485,6 +501,19 @@ pub fn read_reply_owning<T>(
                 Some(FinishKind::Length) => fail(
                     FailureClass::LengthTruncated,
                     format!("no content before the token limit ({finish_label})"),
+                ),
+                // What came in a shape not read is named, never called empty (tester 13 T13-10).
+                Some(_) if !reply.not_read.is_empty() || reply.other_choices > 0 => fail(
+                    FailureClass::NoPlan,
+                    format!(
+                        "no answer read ({finish_label}); not read: {}{}",
+                        reply.not_read.join(", "),
+                        if reply.other_choices > 0 {
+                            format!(" ({} other choice(s) not kept)", reply.other_choices)
+                        } else {
+                            String::new()
+                        }
+                    ),
                 ),
                 Some(_) => fail(
                     FailureClass::NoPlan,
