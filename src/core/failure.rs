@@ -248,6 +248,9 @@ pub struct Usage {
     pub prompt_tokens: Option<u64>,
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// As the endpoint counted it (tester 13 T13-4: it was never kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
     /// Prompt tokens served from the provider's prefix cache.
     #[serde(default)]
     pub cached_tokens: Option<u64>,

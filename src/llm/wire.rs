@@ -95,19 +95,44 @@ fn choice_index(c: &Value) -> Option<u64> {
 }
 
 /// `usage` of a body or of a stream's last event: OpenAI's names, with the cached and
-/// reasoning counts from their `*_details` objects (or llama.cpp/vLLM's flat names).
-fn usage_of(v: &Value) -> Option<Usage> {
+/// reasoning counts from their `*_details` objects (or llama.cpp/vLLM's flat names). A
+/// figure that is no token count (negative, fractional, past [`bounds::TOKENS`]) is kept
+/// null and named in `not_read`, so refused usage differs from none sent (tester 13 T13-4).
+///
+/// [`bounds::TOKENS`]: crate::core::bounds::TOKENS
+fn usage_of(v: &Value, not_read: &mut Vec<String>) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
-    let n = |path: &[&str]| {
+    let mut n = |path: &[&str]| {
         let mut at = u;
         for p in path {
             at = at.get(*p)?;
         }
-        at.as_u64()
+        let max = *crate::core::bounds::TOKENS.end() as f64;
+        let whole = at.as_u64().or_else(|| {
+            at.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..=max).contains(f))
+                .map(|f| f as u64)
+        });
+        match whole.filter(|w| crate::core::bounds::TOKENS.contains(&(*w as usize))) {
+            Some(w) => Some(w),
+            None if at.is_null() => None,
+            None => {
+                let field = path.join(".");
+                note(
+                    not_read,
+                    format!(
+                        "usage {field} {} (no token count)",
+                        clip(&at.to_string(), 40)
+                    ),
+                );
+                None
+            }
+        }
     };
     Some(Usage {
         prompt_tokens: n(&["prompt_tokens"]).or_else(|| n(&["input_tokens"])),
         completion_tokens: n(&["completion_tokens"]).or_else(|| n(&["output_tokens"])),
+        total_tokens: n(&["total_tokens"]),
         cached_tokens: n(&["prompt_tokens_details", "cached_tokens"])
             .or_else(|| n(&["cached_tokens"])),
         reasoning_tokens: n(&["completion_tokens_details", "reasoning_tokens"])
@@ -147,13 +172,14 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
     let choice = kept.unwrap_or(&Value::Null);
     let message = choice.get("message").unwrap_or(&Value::Null);
     let mut not_read = Vec::new();
+    let usage = usage_of(&value, &mut not_read);
     Ok(Reply {
         content: content_of(message, &mut not_read),
         reasoning: reasoning_of(message),
         refusal: text_field(message, &["refusal"]),
         finish_reason: text_field(choice, &["finish_reason"]),
         tool_calls: tool_calls_of(message),
-        usage: usage_of(&value),
+        usage,
         id: text_field(&value, &["id"]),
         other_choices: u32::try_from(others).unwrap_or(u32::MAX),
         not_read,
@@ -302,7 +328,7 @@ impl EventStream {
         if self.id.is_none() {
             self.id = text_field(value, &["id"]);
         }
-        if let Some(u) = usage_of(value) {
+        if let Some(u) = usage_of(value, &mut self.not_read) {
             self.usage = Some(u);
         }
         // Usage-only or keep-alive events have no choice.
@@ -720,6 +746,35 @@ mod tests {
         assert_eq!(r.content.as_deref(), Some("a"));
         assert_eq!(calls(&r), [(None, "web.search", "{\"q\":1}")]);
         assert_eq!(r.reasoning.as_deref(), Some("hm"));
+    }
+
+    #[test]
+    fn refused_usage_figures_are_null_and_named_and_total_tokens_is_kept() {
+        // tester 13 T13-4: refused figures were nulled without a word.
+        let r = reply_from_body(
+            br#"{"choices":[{"message":{"content":"{}"}}],
+                "usage":{"prompt_tokens":-5,"completion_tokens":1e30,"total_tokens":12.0}}"#,
+        )
+        .unwrap();
+        let u = r.usage.unwrap();
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (None, None, Some(12))
+        );
+        assert_eq!(
+            r.not_read,
+            [
+                "usage prompt_tokens -5 (no token count)",
+                "usage completion_tokens 1e+30 (no token count)"
+            ]
+        );
+        let r = stream_of(
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"total_tokens\":-1}}\n\n",
+        );
+        assert_eq!(r.usage.unwrap().prompt_tokens, Some(3));
+        assert_eq!(r.not_read, ["usage total_tokens -1 (no token count)"]);
+        let r = reply_from_body(br#"{"choices":[{"message":{"content":"{}"}}]}"#).unwrap();
+        assert!(r.usage.is_none() && r.not_read.is_empty());
     }
 
     #[test]
