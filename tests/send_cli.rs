@@ -1677,3 +1677,66 @@ fn a_request_holding_another_providers_key_is_not_sent_to_this_one() {
     );
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }
+
+/// Tester 13 T13-1, T13-6, T13-10, T13-7: answers in shapes the wire allows are kept whole
+/// and read as the plan they hold — a second choice is not spliced into the first, two
+/// calls at one index stay two, text parts and a legacy `function_call` are read, and one
+/// event over two `data:` lines is joined. Every shape's mismatch is listed together.
+#[test]
+fn answers_in_every_shape_the_wire_allows_are_kept_whole() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let models = [
+        "test/two-choices-stream",
+        "test/tool-calls-same-index",
+        "test/content-parts",
+        "test/function-call",
+        "test/sse-multiline",
+    ];
+    let mut args = vec!["send", INSTRUCTION, "--json"];
+    for m in &models {
+        args.extend(["--model", m]);
+    }
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(&args)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let mut wrong = Vec::new();
+    for model in models {
+        let Some(r) = v["results"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["model"] == model))
+        else {
+            wrong.push(format!("{model}: no result in {v:#}"));
+            continue;
+        };
+        if r["outcome"] != "ok" {
+            wrong.push(format!("{model}: outcome {r:#}"));
+            continue;
+        }
+        let reply = &show(home.path(), r["stored_id"].as_str().unwrap())["answer"]["reply"];
+        let content = reply["content"].as_str().unwrap_or("");
+        let plan: Value = serde_json::from_str(content).unwrap_or(Value::Null);
+        let whole = plan["steps"][1]["tool"] == "image.generate";
+        let calls: Vec<&str> = reply["tool_calls"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|c| c["name"].as_str()).collect())
+            .unwrap_or_default();
+        let fine = match model {
+            "test/two-choices-stream" => {
+                whole && !content.contains("SECOND") && reply["other_choices"] == 1
+            }
+            "test/tool-calls-same-index" => {
+                calls == ["builtin.remember-and-blog", "image.generate"]
+            }
+            "test/function-call" => calls == ["plan"],
+            _ => whole,
+        };
+        if !fine {
+            wrong.push(format!("{model}: kept {reply:#}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

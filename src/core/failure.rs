@@ -215,7 +215,12 @@ pub struct ToolCall {
 /// logged response (LiteLLM spend logs) both carry.
 pub fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
     let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
-        return Vec::new();
+        // The legacy `function_call` is one call (tester 13 T13-10: it was read as nothing).
+        return message
+            .get("function_call")
+            .filter(|f| f.is_object())
+            .map(|f| tool_calls_of(&serde_json::json!({ "tool_calls": [{ "function": f }] })))
+            .unwrap_or_default();
     };
     let text = |v: &Value, name: &str| v.get(name).and_then(Value::as_str).map(str::to_string);
     calls
@@ -243,6 +248,9 @@ pub struct Usage {
     pub prompt_tokens: Option<u64>,
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// As the endpoint counted it (tester 13 T13-4: it was never kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
     /// Prompt tokens served from the provider's prefix cache.
     #[serde(default)]
     pub cached_tokens: Option<u64>,
@@ -272,6 +280,17 @@ pub struct Reply {
     /// The completion's `id` in the body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Choices the server sent besides the one kept (`index` 0), not kept (tester 13 T13-1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_choices: u32,
+    /// What the reader saw and did not read, e.g. a content part that is not text (tester 13
+    /// T13-10), so a missing answer is not taken for an empty one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Why `answer` (a plan line's `answer` field) is not an answer ctxconsole keeps, or `None`:
@@ -351,6 +370,15 @@ pub fn kept_answer_lines(answer: &Value, arguments_width: usize) -> Vec<String> 
             "reasoning: {} characters (in the raw response between <think> tags)",
             reasoning.chars().count()
         ));
+    }
+    if reply.other_choices > 0 {
+        lines.push(format!(
+            "other choices sent and not kept: {} (only index 0 is the answer)",
+            reply.other_choices
+        ));
+    }
+    for what in &reply.not_read {
+        lines.push(format!("not read: {what}"));
     }
     if let Some(u) = &reply.usage {
         let figure = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
@@ -577,6 +605,19 @@ pub fn read_reply_owning<T>(
                     FailureClass::LengthTruncated,
                     format!("no content before the token limit ({finish_label})"),
                 ),
+                // What came in a shape not read is named, never called empty (tester 13 T13-10).
+                Some(_) if !reply.not_read.is_empty() || reply.other_choices > 0 => fail(
+                    FailureClass::NoPlan,
+                    format!(
+                        "no answer read ({finish_label}); not read: {}{}",
+                        reply.not_read.join(", "),
+                        if reply.other_choices > 0 {
+                            format!(" ({} other choice(s) not kept)", reply.other_choices)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ),
                 Some(_) => fail(
                     FailureClass::NoPlan,
                     format!("an empty answer ({finish_label})"),
@@ -710,7 +751,8 @@ mod tests {
     #[test]
     fn a_kept_answer_says_its_calls_refusal_reasoning_usage_and_cut() {
         let answer = json!({"partial": true, "reply": {
-            "content": null, "refusal": "no", "reasoning": "héllo",
+            "content": null, "refusal": "no", "reasoning": "héllo", "other_choices": 1,
+            "not_read": ["content part 'image_url'"],
             "tool_calls": [{"id": "a", "name": "web.search", "arguments": "{\"q\":\"rust\"}"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 2}}});
         assert_eq!(
@@ -721,6 +763,8 @@ mod tests {
                 "  web.search {\"q\":\"rust\"}",
                 "refusal: no",
                 "reasoning: 5 characters (in the raw response between <think> tags)",
+                "other choices sent and not kept: 1 (only index 0 is the answer)",
+                "not read: content part 'image_url'",
                 "usage: prompt 10, completion 2, cached -, reasoning -",
             ]
         );

@@ -1438,6 +1438,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         tool_calls: Vec::new(),
         usage: None,
         id: None,
+        ..Reply::default()
     };
     // A failed call logs an error status and no choices: no answer came back.
     let failed_call = str_field("status").is_some_and(|s| s != "success");
@@ -1926,6 +1927,7 @@ mod tests {
                 tool_calls: message.map(tool_calls_of).unwrap_or_default(),
                 usage: None,
                 id: None,
+                ..Reply::default()
             })
         }
     }

@@ -795,7 +795,17 @@ async fn read_stream(
                     break;
                 }
             }
-            Ok(None) => break,
+            Ok(None) => {
+                // An event whose blank line never came is still read (its lines may be many).
+                if let Err(failure) = stream.end() {
+                    return Answer::Failed {
+                        failure,
+                        body: None,
+                        partial: Some(stream.reply()),
+                    };
+                }
+                break;
+            }
             Err(Cut::TooLarge) => return incoming.too_large(Some(stream.reply())),
             Err(Cut::Broken(why)) => {
                 let (content, reasoning, _) = stream.progress();

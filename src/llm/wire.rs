@@ -31,20 +31,108 @@ fn text_field(v: &Value, names: &[&str]) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Notes of what was not read are few and short: a hostile stream cannot grow them.
+const NOT_READ_NOTES: usize = 8;
+
+fn note(not_read: &mut Vec<String>, what: String) {
+    if not_read.len() < NOT_READ_NOTES && !not_read.contains(&what) {
+        not_read.push(what);
+    }
+}
+
+/// A message's or a delta's `content`: a string, or an array of parts whose text parts are
+/// joined in order (tester 13 T13-10: parts were read as an empty answer). Other parts,
+/// and content of another JSON type, are named in `not_read`.
+fn content_of(v: &Value, not_read: &mut Vec<String>) -> Option<String> {
+    match v.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        Value::Array(parts) => {
+            let mut text = String::new();
+            for p in parts {
+                let kind = p.get("type").and_then(Value::as_str).unwrap_or("text");
+                match (kind, p.get("text").and_then(Value::as_str)) {
+                    ("text" | "output_text", Some(t)) => text.push_str(t),
+                    _ => note(
+                        not_read,
+                        format!("a content part of type {}", clip(kind, 40)),
+                    ),
+                }
+            }
+            Some(text)
+        }
+        other => {
+            let kind = match other {
+                Value::Object(_) => "an object",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            note(not_read, format!("content as {kind}"));
+            None
+        }
+    }
+}
+
+/// Reasoning: its field, else the text of each `reasoning_details` entry (OpenRouter);
+/// never both, as OpenRouter sends the same text in each.
+fn reasoning_of(v: &Value) -> Option<String> {
+    text_field(v, &["reasoning_content", "reasoning"]).or_else(|| {
+        let details = v.get("reasoning_details")?.as_array()?;
+        let text: String = details
+            .iter()
+            .filter_map(|d| text_field(d, &["text", "summary"]))
+            .collect();
+        (!text.is_empty()).then_some(text)
+    })
+}
+
+/// A choice's `index`; a missing one is 0.
+fn choice_index(c: &Value) -> Option<u64> {
+    match c.get("index") {
+        None | Some(Value::Null) => Some(0),
+        Some(i) => i.as_u64(),
+    }
+}
+
 /// `usage` of a body or of a stream's last event: OpenAI's names, with the cached and
-/// reasoning counts from their `*_details` objects (or llama.cpp/vLLM's flat names).
-fn usage_of(v: &Value) -> Option<Usage> {
+/// reasoning counts from their `*_details` objects (or llama.cpp/vLLM's flat names). A
+/// figure that is no token count (negative, fractional, past [`bounds::TOKENS`]) is kept
+/// null and named in `not_read`, so refused usage differs from none sent (tester 13 T13-4).
+///
+/// [`bounds::TOKENS`]: crate::core::bounds::TOKENS
+fn usage_of(v: &Value, not_read: &mut Vec<String>) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
-    let n = |path: &[&str]| {
+    let mut n = |path: &[&str]| {
         let mut at = u;
         for p in path {
             at = at.get(*p)?;
         }
-        at.as_u64()
+        let max = *crate::core::bounds::TOKENS.end() as f64;
+        let whole = at.as_u64().or_else(|| {
+            at.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..=max).contains(f))
+                .map(|f| f as u64)
+        });
+        match whole.filter(|w| crate::core::bounds::TOKENS.contains(&(*w as usize))) {
+            Some(w) => Some(w),
+            None if at.is_null() => None,
+            None => {
+                let field = path.join(".");
+                note(
+                    not_read,
+                    format!(
+                        "usage {field} {} (no token count)",
+                        clip(&at.to_string(), 40)
+                    ),
+                );
+                None
+            }
+        }
     };
     Some(Usage {
         prompt_tokens: n(&["prompt_tokens"]).or_else(|| n(&["input_tokens"])),
         completion_tokens: n(&["completion_tokens"]).or_else(|| n(&["output_tokens"])),
+        total_tokens: n(&["total_tokens"]),
         cached_tokens: n(&["prompt_tokens_details", "cached_tokens"])
             .or_else(|| n(&["cached_tokens"])),
         reasoning_tokens: n(&["completion_tokens_details", "reasoning_tokens"])
@@ -69,20 +157,32 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
     if let Some((code, message)) = error_envelope(&value) {
         return Err(http_error_in_body(code, &message));
     }
-    let choice = value
+    let choices = value
         .get("choices")
         .and_then(Value::as_array)
-        .and_then(|c| c.first())
         .ok_or_else(|| protocol("the body is JSON but not a chat completion: no 'choices'"))?;
+    // The choice at `index` 0, as a stream keeps, not the first listed (tester 13 T13-1).
+    let kept = choices.iter().find(|c| choice_index(c) == Some(0));
+    if kept.is_none() && choices.is_empty() {
+        return Err(protocol(
+            "the body is JSON but not a chat completion: no 'choices'",
+        ));
+    }
+    let others = choices.len() - usize::from(kept.is_some());
+    let choice = kept.unwrap_or(&Value::Null);
     let message = choice.get("message").unwrap_or(&Value::Null);
+    let mut not_read = Vec::new();
+    let usage = usage_of(&value, &mut not_read);
     Ok(Reply {
-        content: text_field(message, &["content"]),
-        reasoning: text_field(message, &["reasoning_content", "reasoning"]),
+        content: content_of(message, &mut not_read),
+        reasoning: reasoning_of(message),
         refusal: text_field(message, &["refusal"]),
         finish_reason: text_field(choice, &["finish_reason"]),
         tool_calls: tool_calls_of(message),
-        usage: usage_of(&value),
+        usage,
         id: text_field(&value, &["id"]),
+        other_choices: u32::try_from(others).unwrap_or(u32::MAX),
+        not_read,
     })
 }
 
@@ -101,8 +201,17 @@ pub struct EventStream {
     finish_reason: Option<String>,
     /// Tool calls assembled from their deltas, by `index`.
     tool_calls: Vec<ToolCall>,
-    /// A call's `index` on the wire → its place in `tool_calls`.
+    /// A call's `index` on the wire → its place in `tool_calls` (the latest call there).
     tool_call_slots: std::collections::HashMap<usize, usize>,
+    /// A call's `id` → its place in `tool_calls`.
+    tool_call_ids: std::collections::HashMap<String, usize>,
+    /// Indexes of the choices other than 0 seen, not kept.
+    other_choices: std::collections::HashSet<u64>,
+    not_read: Vec<String>,
+    /// The last line ended with CR: an LF right after it ends nothing.
+    after_cr: bool,
+    /// The `data:` lines of the event being read, joined by LF, until its blank line.
+    event: Option<String>,
     usage: Option<Usage>,
     id: Option<String>,
     /// `data: [DONE]` arrived.
@@ -114,10 +223,9 @@ pub struct EventStream {
 }
 
 impl EventStream {
-    /// Feed the next bytes. A line that is not JSON, or an error event, ends the stream
+    /// Feed the next bytes. An event that is not JSON, or an error event, ends the stream
     /// with a failure. A line ends at LF, CR LF or CR alone, as server-sent events allow
-    /// (tester 10 T10-15: a stream of CR-ended lines was read as empty, the answer lost); the
-    /// LF of a CR LF is then an empty line, which carries nothing.
+    /// (tester 10 T10-15: a stream of CR-ended lines was read as empty, the answer lost).
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         self.pending.extend_from_slice(bytes);
         // One byte-order mark at the start of the stream is not part of its first line, as
@@ -134,20 +242,59 @@ impl EventStream {
         }
         while let Some(nl) = self.pending.iter().position(|b| *b == b'\n' || *b == b'\r') {
             let line: Vec<u8> = self.pending.drain(..=nl).collect();
-            self.line(&line)?;
+            // The LF of a CR LF is no blank line: a blank line ends an event.
+            let lf_of_crlf = self.after_cr && line == b"\n";
+            self.after_cr = line.ends_with(b"\r");
+            if !lf_of_crlf {
+                self.line(&line)?;
+            }
         }
         Ok(())
+    }
+
+    /// The stream ended: an event still waiting for its blank line is read now.
+    pub fn end(&mut self) -> Result<(), Failure> {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.line(&line)?;
+        }
+        self.dispatch()
+    }
+
+    /// The event whose `data:` lines were gathered, if any.
+    fn dispatch(&mut self) -> Result<(), Failure> {
+        match self.event.take() {
+            Some(data) => self.event_data(&data),
+            None => Ok(()),
+        }
     }
 
     fn line(&mut self, raw: &[u8]) -> Result<(), Failure> {
         let line = std::str::from_utf8(raw)
             .map_err(|_| protocol("a stream line is not UTF-8"))?
             .trim_end_matches(['\r', '\n']);
-        // Comments (`: OPENROUTER PROCESSING`), event names and blank separators carry nothing.
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        // Comments (`: OPENROUTER PROCESSING`) and event names carry nothing.
         let Some(data) = line.strip_prefix("data:") else {
             return Ok(());
         };
         let data = data.trim();
+        // The data lines of one event are joined by LF, as the SSE spec reads them (tester
+        // 13 T13-7: an event over two lines was refused as not JSON). A line that is JSON
+        // by itself is read at once: servers that leave out the blank line between events
+        // keep working, and a JSON value followed by more lines would not be JSON anyway.
+        if let Some(event) = self.event.as_mut() {
+            if data == "[DONE]" {
+                self.dispatch()?;
+                self.done = true;
+            } else {
+                event.push('\n');
+                event.push_str(data);
+            }
+            return Ok(());
+        }
         if data == "[DONE]" {
             self.done = true;
             return Ok(());
@@ -155,38 +302,64 @@ impl EventStream {
         if data.is_empty() {
             return Ok(());
         }
+        match serde_json::from_str::<Value>(data) {
+            Ok(value) => self.event_value(&value),
+            Err(_) => {
+                self.event = Some(data.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    fn event_data(&mut self, data: &str) -> Result<(), Failure> {
         let value: Value = serde_json::from_str(data).map_err(|_| {
             protocol(format!(
                 "a stream event is not JSON: \"{}\"",
                 clip(data, 100)
             ))
         })?;
-        if let Some((code, message)) = error_envelope(&value) {
+        self.event_value(&value)
+    }
+
+    fn event_value(&mut self, value: &Value) -> Result<(), Failure> {
+        if let Some((code, message)) = error_envelope(value) {
             return Err(http_error_in_body(code, &message));
         }
         if self.id.is_none() {
-            self.id = text_field(&value, &["id"]);
+            self.id = text_field(value, &["id"]);
         }
-        if let Some(u) = usage_of(&value) {
+        if let Some(u) = usage_of(value, &mut self.not_read) {
             self.usage = Some(u);
         }
-        let Some(choice) = value
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
-            // Usage-only or keep-alive events.
-            return Ok(());
-        };
-        self.started = true;
+        // Usage-only or keep-alive events have no choice.
+        let choices = value.get("choices").and_then(Value::as_array);
+        for choice in choices.into_iter().flatten() {
+            self.started = true;
+            // Only choice 0 is the answer: another's deltas are counted, never appended to
+            // it (tester 13 T13-1: two choices were spliced into one text).
+            match choice_index(choice) {
+                Some(0) => self.choice(choice),
+                Some(i) => {
+                    self.other_choices.insert(i);
+                }
+                None => {
+                    self.other_choices.insert(u64::MAX);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One delta of choice 0.
+    fn choice(&mut self, choice: &Value) {
         let delta = choice
             .get("delta")
             .or_else(|| choice.get("message"))
             .unwrap_or(&Value::Null);
-        if let Some(t) = text_field(delta, &["content"]) {
+        if let Some(t) = content_of(delta, &mut self.not_read) {
             self.push_content(&t);
         }
-        if let Some(t) = text_field(delta, &["reasoning_content", "reasoning"]) {
+        if let Some(t) = reasoning_of(delta) {
             self.reasoning.push_str(&t);
         }
         if let Some(t) = text_field(delta, &["refusal"]) {
@@ -196,32 +369,51 @@ impl EventStream {
             for (k, c) in calls.iter().enumerate() {
                 self.push_tool_call(k, c);
             }
+        } else if let Some(f) = delta.get("function_call").filter(|f| f.is_object()) {
+            // The legacy single call, streamed in fragments without index or id.
+            self.push_tool_call(0, &serde_json::json!({ "function": f }));
         }
         if let Some(f) = text_field(choice, &["finish_reason"]) {
             self.finish_reason = Some(f);
         }
-        Ok(())
     }
 
-    /// One tool-call delta: the first for an `index` names the call (id, function name),
-    /// later ones append to its arguments. A delta without an index is the `k`th of its
-    /// event. Indexes are bounded by the reply cap: each call costs bytes received.
+    /// One tool-call delta, the `k`th of its event: the first for a call names it (id,
+    /// function name), later ones append to its arguments. A delta carrying an `id` other
+    /// than its slot's starts a new call, as do several gateways that send every parallel
+    /// call whole at index 0; without an index, a new `id` is a new call and no `id` goes on
+    /// with the last call (or is the `k`th of an event listing several) (tester 13 T13-6:
+    /// two calls were glued into one name the server never sent). Calls are bounded by the
+    /// reply cap: each costs bytes received.
     fn push_tool_call(&mut self, k: usize, c: &Value) {
         let index = c
             .get("index")
             .and_then(Value::as_u64)
-            .and_then(|i| usize::try_from(i).ok())
-            .unwrap_or(k);
+            .map(|i| usize::try_from(i).unwrap_or(usize::MAX));
+        let id = text_field(c, &["id"]).filter(|i| !i.is_empty());
+        let known = id.as_ref().and_then(|i| self.tool_call_ids.get(i)).copied();
+        let last = self.tool_calls.len().checked_sub(1);
+        let slot = match (index.and_then(|i| self.tool_call_slots.get(&i)), &id) {
+            (_, Some(_)) if known.is_some() => known,
+            (Some(&s), Some(_)) if self.tool_calls[s].id.is_some() => None,
+            (Some(&s), _) => Some(s),
+            (None, Some(_)) => None,
+            (None, None) if index.is_none() && k == 0 => last,
+            (None, None) => None,
+        };
         // A server numbering calls sparsely gets them packed in order, never a huge vector.
-        let next = self.tool_calls.len();
-        let slot = *self.tool_call_slots.entry(index).or_insert(next);
-        if slot == next {
+        let slot = slot.unwrap_or_else(|| {
             self.tool_calls.push(ToolCall::default());
+            self.tool_calls.len() - 1
+        });
+        if let Some(i) = index {
+            self.tool_call_slots.insert(i, slot);
+        }
+        if let Some(id) = id {
+            self.tool_call_ids.insert(id.clone(), slot);
+            self.tool_calls[slot].id = Some(id);
         }
         let call = &mut self.tool_calls[slot];
-        if let Some(id) = text_field(c, &["id"]) {
-            call.id = Some(id);
-        }
         let f = c.get("function").unwrap_or(&Value::Null);
         if let Some(name) = text_field(f, &["name"]) {
             call.name.push_str(&name);
@@ -280,6 +472,8 @@ impl EventStream {
             tool_calls: self.tool_calls.clone(),
             usage: self.usage.clone(),
             id: self.id.clone(),
+            other_choices: u32::try_from(self.other_choices.len()).unwrap_or(u32::MAX),
+            not_read: self.not_read.clone(),
         }
     }
 }
@@ -337,7 +531,7 @@ mod tests {
         }
         let mut s = EventStream::default();
         assert_eq!(
-            s.feed(b"data: not json\n").unwrap_err().class,
+            s.feed(b"data: not json\n\n").unwrap_err().class,
             FailureClass::Protocol
         );
     }
@@ -449,5 +643,166 @@ mod tests {
             .feed(b"data: {\"choices\":[{\"delta\":{\"reasoning\":\"hm\"}}]}\n\n")
             .unwrap();
         assert!(only_field.progress().2);
+    }
+    fn stream_of(events: &str) -> Reply {
+        let mut s = EventStream::default();
+        s.feed(events.as_bytes()).unwrap();
+        s.end().unwrap();
+        s.reply()
+    }
+
+    fn calls(r: &Reply) -> Vec<(Option<&str>, &str, &str)> {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.id.as_deref(), c.name.as_str(), c.arguments.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn only_choice_zero_is_kept_streamed_or_not_and_the_others_are_counted() {
+        // tester 13 T13-1: choice 1's delta was appended to choice 0's text.
+        let events = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"fir\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"SECOND\"}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"st\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        let r = stream_of(events);
+        assert_eq!(r.content.as_deref(), Some("first"));
+        assert_eq!(r.other_choices, 1);
+        // Non-stream: the choice at index 0, wherever it is listed.
+        let r = reply_from_body(
+            br#"{"choices":[{"index":1,"message":{"content":"CHOICE ONE"},"finish_reason":"length"},
+                {"index":0,"message":{"content":"choice zero"},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.content.as_deref(), Some("choice zero"));
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(r.other_choices, 1);
+        let r = reply_from_body(br#"{"choices":[{"message":{"content":"only"}}]}"#).unwrap();
+        assert_eq!((r.content.as_deref(), r.other_choices), (Some("only"), 0));
+    }
+
+    #[test]
+    fn a_tool_call_delta_with_a_new_id_or_without_index_is_its_own_call() {
+        // tester 13 T13-6: two calls at index 0 (or without index) were glued into one.
+        let d = |v: serde_json::Value| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [v]}}]})
+            )
+        };
+        let dupidx = [
+            d(serde_json::json!({"index": 0, "id": "c1", "function": {"name": "web.search", "arguments": "{\"q\":\"a\"}"}})),
+            d(serde_json::json!({"index": 0, "id": "c2", "function": {"name": "browser.open", "arguments": "{\"url\":\"b\"}"}})),
+        ]
+        .concat();
+        let want = [
+            (Some("c1"), "web.search", "{\"q\":\"a\"}"),
+            (Some("c2"), "browser.open", "{\"url\":\"b\"}"),
+        ];
+        assert_eq!(calls(&stream_of(&dupidx)), want);
+        let body = br#"{"choices":[{"message":{"tool_calls":[
+            {"id":"c1","function":{"name":"web.search","arguments":"{\"q\":\"a\"}"}},
+            {"id":"c2","function":{"name":"browser.open","arguments":"{\"url\":\"b\"}"}}]}}]}"#;
+        assert_eq!(
+            calls(&reply_from_body(body).unwrap()),
+            want,
+            "non-stream agrees"
+        );
+        let noindex = [
+            d(serde_json::json!({"id": "c1", "function": {"name": "web.search", "arguments": "{\"q\":"}})),
+            d(serde_json::json!({"function": {"arguments": "\"x\"}"}})),
+            d(serde_json::json!({"id": "c2", "function": {"name": "slack.post", "arguments": "{}"}})),
+        ]
+        .concat();
+        assert_eq!(
+            calls(&stream_of(&noindex)),
+            [
+                (Some("c1"), "web.search", "{\"q\":\"x\"}"),
+                (Some("c2"), "slack.post", "{}")
+            ]
+        );
+    }
+
+    #[test]
+    fn content_parts_and_a_legacy_function_call_are_read() {
+        // tester 13 T13-10: both were stored as an empty answer.
+        let r = reply_from_body(
+            br#"{"choices":[{"message":{"content":[{"type":"text","text":"parts "},
+                {"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"{}"}]}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.content.as_deref(), Some("parts {}"));
+        assert_eq!(r.not_read, ["a content part of type image_url"]);
+        let r = reply_from_body(
+            br#"{"choices":[{"message":{"content":null,"function_call":{"name":"web.search","arguments":"{\"q\":\"x\"}"}},"finish_reason":"function_call"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(calls(&r), [(None, "web.search", "{\"q\":\"x\"}")]);
+        let r = stream_of(
+            "data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"function_call\":{\"name\":\"web.search\",\"arguments\":\"{\\\"q\\\"\"}}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"function_call\":{\"arguments\":\":1}\"}}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"hm\"}]}}]}\n\n",
+        );
+        assert_eq!(r.content.as_deref(), Some("a"));
+        assert_eq!(calls(&r), [(None, "web.search", "{\"q\":1}")]);
+        assert_eq!(r.reasoning.as_deref(), Some("hm"));
+    }
+
+    #[test]
+    fn refused_usage_figures_are_null_and_named_and_total_tokens_is_kept() {
+        // tester 13 T13-4: refused figures were nulled without a word.
+        let r = reply_from_body(
+            br#"{"choices":[{"message":{"content":"{}"}}],
+                "usage":{"prompt_tokens":-5,"completion_tokens":1e30,"total_tokens":12.0}}"#,
+        )
+        .unwrap();
+        let u = r.usage.unwrap();
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+            (None, None, Some(12))
+        );
+        assert_eq!(
+            r.not_read,
+            [
+                "usage prompt_tokens -5 (no token count)",
+                "usage completion_tokens 1e+30 (no token count)"
+            ]
+        );
+        let r = stream_of(
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"total_tokens\":-1}}\n\n",
+        );
+        assert_eq!(r.usage.unwrap().prompt_tokens, Some(3));
+        assert_eq!(r.not_read, ["usage total_tokens -1 (no token count)"]);
+        let r = reply_from_body(br#"{"choices":[{"message":{"content":"{}"}}]}"#).unwrap();
+        assert!(r.usage.is_none() && r.not_read.is_empty());
+    }
+
+    #[test]
+    fn the_data_lines_of_one_event_are_joined() {
+        // tester 13 T13-7: an event over two data lines was refused as not JSON.
+        let events = "data: {\"choices\":[{\"delta\":{\"content\":\"multi \"}}]}\n\n\
+            data: {\"choices\": [{\"delta\":\ndata:  {\"content\":\"plan\"},\"finish_reason\":\"stop\"}]}\n\n\
+            data: [DONE]\n\n";
+        for events in [
+            events.to_string(),
+            events.replace('\n', "\r\n"),
+            events.replace('\n', "\r"),
+        ] {
+            for cut in 1..events.len() {
+                let mut s = EventStream::default();
+                s.feed(&events.as_bytes()[..cut]).unwrap();
+                s.feed(&events.as_bytes()[cut..]).unwrap();
+                assert!(s.done);
+                assert_eq!(s.reply().content.as_deref(), Some("multi plan"));
+            }
+        }
+        // Events without their blank line still read one by one; a broken one still fails.
+        let r = stream_of(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n",
+        );
+        assert_eq!(r.content.as_deref(), Some("ab"));
+        let mut s = EventStream::default();
+        s.feed(b"data: {\"choices\":\n").unwrap();
+        assert_eq!(s.feed(b"\n").unwrap_err().class, FailureClass::Protocol);
     }
 }

@@ -553,6 +553,68 @@ fn serve(
             ];
             stream_events(&mut stream, &events, false)
         }
+        // Tester 13's shapes: a second choice streamed beside choice 0 (T13-1).
+        "two-choices-stream" => {
+            let choice = |index: usize, text: &str, finish: Option<&str>| {
+                format!("data: {}\n\n", json!({"choices": [{"index": index,
+                    "delta": {"content": text}, "finish_reason": finish}]}))
+            };
+            let events = vec![
+                choice(0, &good[..10], None),
+                choice(1, "SECOND", None),
+                choice(0, &good[10..], Some("stop")),
+                choice(1, " CHOICE", Some("stop")),
+            ];
+            stream_events(&mut stream, &events, false)
+        }
+        // Two parallel calls streamed whole, both at index 0, each with its own id (T13-6).
+        "tool-calls-same-index" => {
+            let call = |id: &str, name: &str, args: &str| {
+                format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                    {"index": 0, "id": id, "type": "function",
+                     "function": {"name": name, "arguments": args}}]}}]}))
+            };
+            let events = vec![
+                call("call_a", "builtin.remember-and-blog", "{\"input\": \"launch note\"}"),
+                call("call_b", "image.generate", "{\"prompt\": \"a rocket\"}"),
+                format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+            ];
+            stream_events(&mut stream, &events, false)
+        }
+        // The plan as an array of text parts (T13-10).
+        "content-parts" => respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(
+                json!([{"type": "text", "text": &good[..10]}, {"type": "text", "text": &good[10..]}]),
+                json!("stop"),
+                json!({}),
+            ),
+        ),
+        // A legacy `function_call` whose arguments hold the steps (T13-10).
+        "function-call" => respond(
+            &mut stream,
+            "200 OK",
+            json_kind,
+            "",
+            &completion(
+                Value::Null,
+                json!("function_call"),
+                json!({"function_call": {"name": "plan", "arguments": good.clone()}}),
+            ),
+        ),
+        // One event's JSON over two `data:` lines, as the SSE spec allows (T13-7).
+        "sse-multiline" => {
+            let event = json!({"choices": [{"index": 0, "delta": {"content": good.clone()},
+                "finish_reason": "stop"}]})
+            .to_string();
+            // Cut between JSON tokens, outside any string: `{"choices":[` then the rest.
+            let cut = event.find('[').map_or(1, |i| i + 1);
+            let events = vec![format!("data: {}\ndata: {}\n\n", &event[..cut], &event[cut..])];
+            stream_events(&mut stream, &events, false)
+        }
         "length" => ok(&mut stream, &good[..good.len() / 2], "length"),
         "think-unclosed" => stream_events(
             &mut stream,
