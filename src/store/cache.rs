@@ -462,8 +462,7 @@ impl OutputCache {
         tx.commit()
             .with_context(|| format!("{name}: collecting old entries"))?;
         if removed > 0 || chunks_removed > 0 || vectors_removed > 0 {
-            self.conn
-                .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            sqlite::rewrite_whole(&self.conn)
                 .with_context(|| format!("{name}: giving the space back (VACUUM)"))?;
         }
         Ok(Collected {
@@ -524,14 +523,12 @@ impl OutputCache {
         }
         tx.commit()
             .with_context(|| format!("{name}: scrubbing keys"))?;
-        self.conn
-            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-            .with_context(|| {
-                format!(
-                    "{name}: the keys are out of every entry; rewriting the file (VACUUM) and \
+        sqlite::rewrite_whole(&self.conn).with_context(|| {
+            format!(
+                "{name}: the keys are out of every entry; rewriting the file (VACUUM) and \
                      emptying its write-ahead log"
-                )
-            })?;
+            )
+        })?;
         Ok(refs)
     }
 

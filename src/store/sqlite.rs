@@ -458,6 +458,13 @@ fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> a
     Ok(())
 }
 
+/// Rewrite the file without its free pages (VACUUM) and empty its write-ahead log: the
+/// space deleted rows took goes back to the file system, and no byte of them is left in
+/// either file (`cache gc`, `ctxconsole scrub`).
+pub fn rewrite_whole(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+}
+
 /// Before any write: refuse a file opened read-only, saying so, before SQLite would; and
 /// check the file once (a write into a damaged file spreads the damage).
 pub fn ensure_writable(

@@ -64,12 +64,7 @@ impl HistoryStore {
         dry_run: bool,
     ) -> anyhow::Result<Vec<String>> {
         let path = self.path.clone();
-        let ids: Vec<String> = self
-            .conn
-            .prepare("SELECT id FROM plans ORDER BY at, seq")?
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()
-            .map_err(db_err(&path, "listing the plans"))?;
+        let ids = plan_ids_oldest_first(&self.conn).map_err(db_err(&path, "listing the plans"))?;
         let held =
             |conn: &Connection, id: &str| -> anyhow::Result<Option<(StoredPlan, PlanRecord)>> {
                 let Some(stored) = read_plan(conn, &path, id)? else {
@@ -110,13 +105,11 @@ impl HistoryStore {
         let mut report = ImportReport::new(&path.display().to_string(), "plans");
         report.replaced = found.len();
         finish_import(tx, &callers, window, &path, report)?;
-        self.conn
-            .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-            .map_err(db_err(
-                &path,
-                "the keys are out of every plan; rewriting the file (VACUUM) and emptying its \
+        sqlite::rewrite_whole(&self.conn).map_err(db_err(
+            &path,
+            "the keys are out of every plan; rewriting the file (VACUUM) and emptying its \
                  write-ahead log",
-            ))?;
+        ))?;
         Ok(found)
     }
 
@@ -493,8 +486,7 @@ impl HistoryStore {
 
     /// Every plan as JSON Lines, oldest first.
     pub fn export_plans(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
-        let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY at, seq")?;
-        let ids: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let ids = plan_ids_oldest_first(&self.conn)?;
         for id in &ids {
             if let Some(d) = self.plan_alone(id)? {
                 let mut line = serde_json::to_value(&d)?;
@@ -848,6 +840,13 @@ pub(super) fn finish_import(
         .map_err(|e| sqlite::store_failure(e, path, "updating drift"))?;
     tx.commit().map_err(db_err(path, "committing the import"))?;
     Ok(report)
+}
+
+/// Every plan's id, oldest first (export and scrub go through the plans in this order).
+fn plan_ids_oldest_first(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT id FROM plans ORDER BY at, seq")?
+        .query_map([], |r| r.get(0))?
+        .collect()
 }
 
 /// Callers of the plans `ids` name: an execution linked to another caller's plan moves that
