@@ -299,10 +299,9 @@ fn is_zero(n: &u32) -> bool {
 /// where given, read as such. An import had taken any JSON, and a bad usage figure then made
 /// offline replay drop the kept tool calls and report another class (tester 13 T13-9).
 pub fn kept_answer_problem(answer: &Value) -> Option<String> {
-    fn reads_as<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), String> {
-        serde_json::from_value::<T>(v.clone())
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+    // Read in place: an answer may be hundreds of megabytes.
+    fn reads_as<'v, T: serde::Deserialize<'v>>(v: &'v Value) -> Result<(), String> {
+        T::deserialize(v).map(|_| ()).map_err(|e| e.to_string())
     }
     let Value::Object(o) = answer else {
         return Some("is not an object".into());
@@ -342,10 +341,7 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
 /// A tool-call or refusal answer has no text, and the views had shown it as empty (tester 13
 /// T13-3). `arguments_width` clips each call's arguments (characters).
 pub fn kept_answer_lines(answer: &Value, arguments_width: usize) -> Vec<String> {
-    let Some(reply) = answer
-        .get("reply")
-        .and_then(|r| serde_json::from_value::<Reply>(r.clone()).ok())
-    else {
+    let Some(reply) = answer.get("reply").and_then(|r| Reply::deserialize(r).ok()) else {
         return Vec::new();
     };
     let mut lines = Vec::new();
@@ -744,6 +740,7 @@ pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use serde_json::json;
 
     /// Tester 13 T13-3: what a kept answer held beside its text, a line each; an answer the
@@ -772,7 +769,6 @@ mod tests {
         assert!(super::kept_answer_lines(&json!({"reply": {"tool_calls": 3}}), 400).is_empty());
         assert!(super::kept_answer_lines(&json!([1]), 400).is_empty());
     }
-    use super::*;
 
     /// Tester 5 F5: a reply cut as too large was told only to check the base_url.
     #[test]

@@ -646,7 +646,8 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         return Err(over("raw_response", raw_text.len()));
     }
     if let Some(answer) = &raw.answer {
-        let bytes = serde_json::to_string(answer).map_or(0, |t| t.len());
+        // Counted as written, without a copy of it: an answer may be hundreds of megabytes.
+        let bytes = json_bytes(answer);
         // The answer holds the reply's text and its reasoning beside the raw response.
         if bytes > 2 * bounds::PLAN_TEXT_BYTES {
             return Err(over("answer", bytes));
@@ -696,6 +697,24 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         source,
         expert_baseline,
     })
+}
+
+/// How many bytes `value` takes written as compact JSON.
+fn json_bytes(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` into a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// A plan line's `steps`, read one by one and refused past [`bounds::PLAN_STEPS`] before
