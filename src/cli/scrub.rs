@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::{emit, print_json};
-use crate::core::config::key_env_problem;
+use crate::core::config::{Config, key_env_problem};
 use crate::exit::bad_input;
 use crate::format::counted;
 use crate::llm::redact::Secrets;
@@ -38,8 +38,8 @@ fn log_files(dir: &Path) -> [PathBuf; 2] {
 /// The keys to take out: those the configured providers' variables hold, and those of the
 /// variables `--env` names, each of which must be set (a name that reads as a key itself is
 /// refused without being shown).
-fn secrets(ws: &Workspace, env: &[String]) -> anyhow::Result<Secrets> {
-    let mut vars = ws.config()?.key_variables();
+fn secrets(ws: &Workspace, config: &Config, env: &[String]) -> anyhow::Result<Secrets> {
+    let mut vars = config.key_variables();
     for var in env {
         if let Some(problem) = key_env_problem(var) {
             return Err(bad_input(format!("the --env value {problem}")));
@@ -62,22 +62,22 @@ fn secrets(ws: &Workspace, env: &[String]) -> anyhow::Result<Secrets> {
     Ok(secrets)
 }
 
-/// A log file without the keys: rewritten whole (0600, a new file renamed over it) when it
-/// holds one. `None` when there is no such file or it holds none.
-fn scrub_log(path: &Path, secrets: &Secrets, dry_run: bool) -> anyhow::Result<Option<()>> {
+/// Whether the log file at `path` held a key: then it is rewritten whole without it (0600,
+/// a new file renamed over it). False when there is no such file.
+fn scrub_log(path: &Path, secrets: &Secrets, dry_run: bool) -> anyhow::Result<bool> {
     let Some(bytes) = crate::fsio::read_optional(path)? else {
-        return Ok(None);
+        return Ok(false);
     };
     let text = String::from_utf8_lossy(&bytes);
     let kept = secrets.text(&text);
     if kept == text {
-        return Ok(None);
+        return Ok(false);
     }
     if !dry_run {
         crate::fsio::write_file(path, kept.as_bytes(), true)
             .map_err(|e| anyhow::anyhow!("{}: rewriting without the keys: {e}", path.display()))?;
     }
-    Ok(Some(()))
+    Ok(true)
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -85,8 +85,10 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         dir: workspace,
         registry: None,
     })?;
-    let secrets = secrets(&ws, &args.env)?;
-    let mut history = ws.open_history(&store)?;
+    // Read once: for the keys, and for the store's settings.
+    let config = ws.config()?;
+    let secrets = secrets(&ws, &config, &args.env)?;
+    let mut history = ws.open_history_with(&store, &config)?;
     let plans = history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)?;
     let pastes = match OutputCache::open_existing_in(&ws.dir)? {
         Some(mut cache) => cache.scrub(&secrets, args.dry_run)?,
@@ -94,7 +96,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     let mut logs = Vec::new();
     for path in log_files(&ws.dir) {
-        if scrub_log(&path, &secrets, args.dry_run)?.is_some() {
+        if scrub_log(&path, &secrets, args.dry_run)? {
             logs.push(path);
         }
     }

@@ -487,7 +487,7 @@ impl OutputCache {
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()
             .with_context(|| format!("{name}: listing the entries"))?;
-        // (ref, content as kept now, content without the keys)
+        // (ref, its content without the keys)
         let mut held: Vec<(String, String)> = Vec::new();
         for r in refs {
             if let Some(content) = self.get(&r)? {
