@@ -159,6 +159,7 @@ fn main() -> anyhow::Result<()> {
         ("plain_bm25", &[0.25, 0.5, 1.0]),
         ("mined_min_count", &[1.0, 3.0]),
         ("lookups", &[0.0, 1.0, 3.0, 5.0]),
+        ("thesaurus", &[0.0, 0.35, 0.5, 0.85]),
     ];
     for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {
@@ -267,6 +268,7 @@ fn set(p: &mut RankParams, label: &str, value: f64) {
         "plain_bm25" => p.plain_bm25 = value,
         "mined_min_count" => p.mined_min_count = value as usize,
         "lookups" => p.lookups = value as usize,
+        "thesaurus" => p.thesaurus = value,
         "params_weight" => p.fields[7].0 = value,
         "name_weight" => p.fields[0].0 = value,
         "description_weight" => p.fields[4].0 = value,

@@ -8,6 +8,7 @@ use super::actions::{ACTION_WORDS, action_of, actions_of};
 use super::baseline::{BM25_B, BM25_K1};
 use super::entry::entry_fields;
 use super::prior::LearnedWords;
+use super::thesaurus::same_thing_as;
 use super::{
     AGENT_SUFFIXES, Field, MAX_RELATED_LEN, MIN_COMPOUND_TAIL, MIN_RELATED_LEN, NF, RankParams,
 };
@@ -441,6 +442,15 @@ impl RankIndex {
     /// the words the catalog relates to it.
     pub(super) fn related(&self, term: &str, out: &mut Vec<(u32, f64)>) {
         self.action_synonyms(term, out);
+        let t = self.params.thesaurus;
+        if t > 0.0 {
+            out.extend(
+                same_thing_as(term)
+                    .iter()
+                    .filter_map(|w| self.id(w))
+                    .map(|id| (id, t)),
+            );
+        }
         let r = self.params.related;
         let fits = term.is_ascii() && term.len() >= 3 && term.len() <= MAX_RELATED_LEN;
         if r > 0.0 && fits {

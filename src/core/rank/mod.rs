@@ -20,6 +20,7 @@ mod query;
 mod reference;
 mod score;
 mod semantic;
+mod thesaurus;
 mod values;
 
 use serde::Serialize;
@@ -145,6 +146,9 @@ pub struct RankParams {
     pub related: f64,
     /// Share of a match another word for the same kind of action earns (0 = off).
     pub action_synonym: f64,
+    /// Share of a match another everyday word for the same thing earns ("taxi" → "cab";
+    /// see [`thesaurus`]; 0 = off).
+    pub thesaurus: f64,
     /// Words for what values are ("when" → date, `1970` → year).
     pub expand: bool,
     /// Read a question as its requests: coverage is the best request's, not the whole
@@ -183,6 +187,7 @@ impl Default for RankParams {
             pair: 1.0,
             related: 0.5,
             action_synonym: 0.2,
+            thesaurus: 0.7,
             action_conflict: 0.5,
             expand: true,
             requests: true,

@@ -800,3 +800,42 @@ fn help_me_before_a_request_is_filler_and_alone_it_asks_for_help() {
         );
     }
 }
+
+/// Everyday words for one thing meet (`thesaurus`): "taxi" finds the entry that says "cab",
+/// "tunes" the one that says "music", and the explanation names the word it went through.
+/// Without the thesaurus no word of those questions is in the catalog but the shared ones.
+#[test]
+fn the_thesaurus_bridges_everyday_words_for_one_thing() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack("rides.request", "Request a cab to a destination."),
+            pack("media.play", "Play music by an artist."),
+            pack("travel.destination_guide", "A guide to a destination."),
+            pack("strings.concatenate", "Concatenate a list of strings."),
+            pack("strings.count", "Count the strings in a list."),
+        ],
+        pipelines: vec![],
+    };
+    let on = RankIndex::new(&g);
+    let first = |idx: &RankIndex, q: &str| idx.name(idx.rank(q, None).order[0].index).to_string();
+    assert_eq!(
+        first(&on, "get me a taxi to this destination"),
+        "rides.request"
+    );
+    assert_eq!(first(&on, "put on some tunes"), "media.play");
+    assert_eq!(first(&on, "combine these strings"), "strings.concatenate");
+    let r = on.rank("get me a taxi to this destination", None);
+    let line = on.explain(&r, 0, None).one_line();
+    assert!(line.contains("taxi→cab"), "{line}");
+    let off = RankIndex::with_params(
+        &g,
+        RankParams {
+            thesaurus: 0.0,
+            ..RankParams::default()
+        },
+    );
+    assert_eq!(
+        first(&off, "get me a taxi to this destination"),
+        "travel.destination_guide"
+    );
+}
