@@ -840,3 +840,76 @@ fn an_answer_past_the_bound_of_steps_keeps_the_first_calls_and_says_so() {
     assert_eq!(again["tool_calls_cut"], 1);
     assert_eq!(again["already_present"], 1);
 }
+
+/// Left open by tester 13 T13-10: a spend log's answer whose `content` is a list of parts
+/// (as OpenAI-compatible servers may send) was read by line breaks between its parts and
+/// with any part's text, and a legacy `function_call` as nothing. Now both are read as a
+/// live answer reads them: the text parts joined in order (a plan split inside a string is
+/// the plan), a part that is not text named in the answer's `not_read` and in the import's
+/// notes, the `function_call` one call and so one step.
+#[test]
+fn an_answer_in_parts_or_a_function_call_is_imported_as_a_live_answer_is_read() {
+    let home = tempfile::tempdir().unwrap();
+    let plan = r#"{"steps":[{"order":1,"tool":"fs.search"},{"order":2,"tool":"mail.send"}]}"#;
+    let (head, tail) = plan.split_at(plan.find("sea").unwrap() + 3);
+    let row = |id: &str, finish: &str, message: serde_json::Value| {
+        serde_json::json!({
+            "request_id": id, "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+            "status": "success",
+            "messages": [{"role": "user", "content": "find the notes and mail them"}],
+            "response": {"choices": [{"index": 0, "finish_reason": finish, "message": message}]}
+        })
+    };
+    let parts = row(
+        "parts",
+        "stop",
+        serde_json::json!({"role": "assistant", "content": [
+            {"type": "text", "text": head},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+            {"type": "text", "text": tail}]}),
+    );
+    let legacy = row(
+        "legacy",
+        "function_call",
+        serde_json::json!({"role": "assistant", "content": null,
+            "function_call": {"name": "fs.search", "arguments": "{\"q\": \"notes\"}"}}),
+    );
+    let logs = home.path().join("spend.jsonl");
+    std::fs::write(&logs, format!("{parts}\n{legacy}\n")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&logs));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "1 answer held content not read (a part that is not text, content of another \
+             type): named in its answer (not_read)"
+        ),
+        "{text}"
+    );
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", "litellm-parts", "--json"]));
+    assert_eq!(shown["raw_response"], plan, "{shown}");
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"].as_array().unwrap().len(), 2, "{shown}");
+    assert_eq!(
+        shown["answer"]["not_read"],
+        serde_json::json!(["a content part of type image_url"]),
+        "{shown}"
+    );
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", "litellm-legacy", "--json"]));
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"][0]["tool"], "fs.search", "{shown}");
+    assert_eq!(
+        shown["answer"]["tool_calls"][0]["name"], "fs.search",
+        "{shown}"
+    );
+    assert!(shown["answer"].get("not_read").is_none(), "{shown}");
+
+    let again = json_of(
+        ctx(home.path())
+            .args(["import", "litellm", "--json"])
+            .arg(&logs),
+    );
+    assert_eq!(again["answers_not_read"], 1, "{again}");
+    assert_eq!(again["already_present"], 2, "{again}");
+}

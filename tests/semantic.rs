@@ -771,3 +771,94 @@ fn a_damaged_cache_is_said_once_per_run_and_left_as_it_is() {
         );
     }
 }
+
+/// `send`, replays and the console refuse a request holding another configured provider's
+/// key; the embeddings endpoint took question and catalog text to its provider unchecked, so
+/// a catalog entry or a question holding provider A's key went to provider B. Now nothing
+/// is sent when any text to embed holds one: the refusal names the variable, never the key,
+/// and the embedder's own provider's key still goes to it.
+#[test]
+fn text_holding_another_providers_key_is_not_sent_to_the_embeddings_endpoint() {
+    const OTHER_ENV: &str = "CTXCONSOLE_TEST_OTHER_EMBED_KEY";
+    const OTHER: &str = "sk-other-SECRET-7731-provider-a";
+    let server = LlmServer::start();
+    let home = workspace(
+        &server,
+        &format!(
+            "\n[providers.other]\nprefix = \"other/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{OTHER_ENV}\"\n"
+        ),
+    );
+    let preview = |question: &str| {
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .env(OTHER_ENV, OTHER)
+            .args([
+                "preview",
+                question,
+                "--no-history",
+                "--embedder",
+                "endpoint:test/embed-ok",
+            ])
+            .output()
+            .unwrap()
+    };
+    let refused_so = |out: &std::process::Output, what: &str| {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{what}: succeeded: {said}");
+        assert!(
+            said.contains(&format!(
+                "holds the key ${OTHER_ENV} holds, another provider's"
+            )),
+            "{what}: {said}"
+        );
+        assert!(!said.contains(OTHER), "{what}: the key was shown: {said}");
+    };
+
+    // A catalog entry holding it (the last, in the last batch): not one batch is sent.
+    let mut catalog: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("sample-data/catalog.json").unwrap())
+            .unwrap();
+    let last = catalog["pipelines"]
+        .as_array_mut()
+        .unwrap()
+        .last_mut()
+        .unwrap();
+    last["description"] = format!("Launch a desktop app with token {OTHER}.").into();
+    let catalog_file = home.path().join("catalog.json");
+    std::fs::write(&catalog_file, catalog.to_string()).unwrap();
+    refused_so(&preview("find a hotel"), "catalog");
+    assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
+
+    // The sample catalog; the question holding the embedder's own key goes, as written.
+    std::fs::remove_file(&catalog_file).unwrap();
+    let out = preview(&format!("find a hotel; the log says auth ok for {KEY}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = server.requests.lock().unwrap().len();
+    assert!(
+        server
+            .embedded_inputs()
+            .concat()
+            .iter()
+            .any(|t| t.contains(KEY)),
+        "the own key went"
+    );
+
+    // The question holding the other key: nothing more reaches the server.
+    refused_so(
+        &preview(&format!("find a hotel; the log says auth ok for {OTHER}")),
+        "question",
+    );
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        sent,
+        "nothing was sent"
+    );
+}

@@ -196,6 +196,19 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             crate::core::traffic::TOOL_CALLS_NOT_KEPT
         ));
     }
+    if report.answers_not_read > 0 {
+        let n = report.answers_not_read;
+        let (answers, each) = if n == 1 {
+            ("answer held", "its")
+        } else {
+            ("answers held", "each one's")
+        };
+        notes.push_str(&format!(
+            "  {n} {answers} content not read (a part that is not text, content of another \
+             type): named in {each} answer ({})\n",
+            crate::core::traffic::NOT_READ
+        ));
+    }
     emit(&format!(
         "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n{notes}",
         report.source,

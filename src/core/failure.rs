@@ -211,6 +211,93 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// Notes of what was not read ([`Reply::not_read`]) are few and short: a hostile answer
+/// cannot grow them.
+pub const NOT_READ_NOTES: usize = 8;
+
+/// `what` named in `not_read`, once, while it holds fewer than [`NOT_READ_NOTES`].
+pub fn note_not_read(not_read: &mut Vec<String>, what: String) {
+    if not_read.len() < NOT_READ_NOTES && !not_read.contains(&what) {
+        not_read.push(what);
+    }
+}
+
+/// One part of a message's `content` list, as its `type` and `text` read (each `None` when
+/// absent or not a string): a text part's text (type `text` or `output_text`, or none
+/// given) is appended to `text`; any other part is named in `not_read`. The one rule for a
+/// live answer ([`content_of`]) and a recorded one (the traffic importer, which reads the
+/// parts as the parser reaches them, never a tree of them).
+pub fn content_part(
+    kind: Option<&str>,
+    part_text: Option<&str>,
+    text: &mut String,
+    not_read: &mut Vec<String>,
+) {
+    let kind = kind.unwrap_or("text");
+    match (kind, part_text) {
+        ("text" | "output_text", Some(t)) => text.push_str(t),
+        _ => note_not_read(
+            not_read,
+            format!(
+                "a content part of type {}",
+                crate::core::text::clip(kind, 40)
+            ),
+        ),
+    }
+}
+
+/// A message's `content` of another JSON type than a string, a list of parts or null.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherContent {
+    Object,
+    Number,
+    Boolean,
+}
+
+/// Content of another type, named in `not_read` (and read as no content).
+pub fn content_of_other_type(other: OtherContent, not_read: &mut Vec<String>) {
+    let kind = match other {
+        OtherContent::Object => "an object",
+        OtherContent::Number => "a number",
+        OtherContent::Boolean => "a boolean",
+    };
+    note_not_read(not_read, format!("content as {kind}"));
+}
+
+/// A message's or a stream delta's `content`: a string, or an array of parts whose text
+/// parts are joined in order ([`content_part`]; tester 13 T13-10: parts were read as an
+/// empty answer). Other parts, and content of another JSON type, are named in `not_read`.
+pub fn content_of(v: &Value, not_read: &mut Vec<String>) -> Option<String> {
+    match v.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        Value::Array(parts) => {
+            let mut text = String::new();
+            for p in parts {
+                content_part(
+                    p.get("type").and_then(Value::as_str),
+                    p.get("text").and_then(Value::as_str),
+                    &mut text,
+                    not_read,
+                );
+            }
+            Some(text)
+        }
+        Value::Object(_) => {
+            content_of_other_type(OtherContent::Object, not_read);
+            None
+        }
+        Value::Number(_) => {
+            content_of_other_type(OtherContent::Number, not_read);
+            None
+        }
+        Value::Bool(_) => {
+            content_of_other_type(OtherContent::Boolean, not_read);
+            None
+        }
+    }
+}
+
 /// `message.tool_calls` of a chat completion's message, in order: what a live body and a
 /// logged response (LiteLLM spend logs) both carry.
 pub fn tool_calls_of(message: &Value) -> Vec<ToolCall> {

@@ -141,15 +141,23 @@ fn plan_of(mut reply: Reply, calls: Calls) -> (Reply, usize, Vec<Step>, Outcome,
 }
 
 /// A plan's answer as stored: `fields`, with the count of tool calls past the bound of
-/// steps (read past, not kept) when there were any.
-fn answer_with(mut fields: Value, calls_not_kept: usize) -> Value {
-    if calls_not_kept > 0
-        && let Value::Object(o) = &mut fields
-    {
-        o.insert(TOOL_CALLS_NOT_KEPT.to_string(), Value::from(calls_not_kept));
+/// steps (read past, not kept) when there were any, and what the answer held and was not
+/// read ([`NOT_READ`]) when there was any.
+fn answer_with(mut fields: Value, calls_not_kept: usize, not_read: &[String]) -> Value {
+    if let Value::Object(o) = &mut fields {
+        if calls_not_kept > 0 {
+            o.insert(TOOL_CALLS_NOT_KEPT.to_string(), Value::from(calls_not_kept));
+        }
+        if !not_read.is_empty() {
+            o.insert(NOT_READ.to_string(), json!(not_read));
+        }
     }
     fields
 }
+
+/// The key of a stored answer naming what its content held and was not read (a part that
+/// is not text, content of another type), as a live answer's `reply.not_read` names it.
+pub const NOT_READ: &str = "not_read";
 
 /// The key of a stored answer counting its tool calls past [`bounds::PLAN_STEPS`]: the
 /// answer's `tool_calls` holds the first that many, the rest were read past and not kept.
@@ -606,6 +614,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
                 "usage": usage,
             }),
             calls_not_kept,
+            &reply.not_read,
         )),
         arm: None,
         compare_group: None,
@@ -1438,6 +1447,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         tool_calls: Vec::new(),
         usage: None,
         id: None,
+        not_read: message.not_read,
         ..Reply::default()
     };
     // A failed call logs an error status and no choices: no answer came back.
@@ -1479,6 +1489,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
                 "session_id": str_field("session_id"),
             }),
             calls_not_kept,
+            &reply.not_read,
         )),
         arm: None,
         compare_group: None,
@@ -1792,12 +1803,76 @@ mod tests {
         assert_eq!(t.plans[0].failure_class.as_deref(), Some("no_plan"));
     }
 
+    /// A recorded answer is read as a live one is (left open by tester 13 T13-10): `content`
+    /// as a list of parts is its text parts joined in order, as `core::failure::content_of`
+    /// joins a live answer's — not by line breaks, which broke a plan split inside a string,
+    /// and not a part's `content` or a part of another type's text; a part that is not text
+    /// is named in the answer's `not_read`, never dropped unsaid; a legacy `function_call`
+    /// is one call, as `tool_calls_of` reads it (it was read as nothing). Given as a value
+    /// and as JSON text alike.
+    #[test]
+    fn an_answer_in_parts_or_a_function_call_is_read_as_a_live_answer_is() {
+        let row = |message: Value, finish: &str, as_text: bool| {
+            let response = json!({"choices": [{"index": 0, "finish_reason": finish,
+                "message": message}]});
+            json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+                "status": "success",
+                "response": if as_text { json!(response.to_string()) } else { response }})
+        };
+        let plan = r#"{"steps":[{"order":1,"tool":"fs.search"}]}"#;
+        let (head, tail) = plan.split_at(plan.find("sea").unwrap() + 3);
+        let parts = json!({"role": "assistant", "content": [
+            {"type": "text", "text": head},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+            {"type": "reasoning", "text": "not the answer"},
+            {"type": "text", "text": tail}]});
+        let only_an_image = json!({"role": "assistant", "content": [
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]});
+        let legacy = json!({"role": "assistant", "content": null,
+            "function_call": {"name": "fs.search", "arguments": "{\"q\": \"notes\"}"}});
+        for as_text in [false, true] {
+            let p = litellm_row("f: row 1", &row(parts.clone(), "stop", as_text)).unwrap();
+            assert_eq!(p.raw_response.as_deref(), Some(plan), "as text: {as_text}");
+            assert_eq!(p.outcome, Outcome::Ok, "{:?}", p.failure_class);
+            assert_eq!(p.steps[0].tool, "fs.search");
+            let answer = p.answer.unwrap();
+            assert_eq!(
+                answer["not_read"],
+                json!([
+                    "a content part of type image_url",
+                    "a content part of type reasoning"
+                ]),
+                "{answer}"
+            );
+
+            let p = litellm_row("f: row 1", &row(only_an_image.clone(), "stop", as_text)).unwrap();
+            assert_eq!(p.raw_response.as_deref(), Some(""));
+            assert_eq!(p.failure_class.as_deref(), Some("no_plan"));
+            let answer = p.answer.unwrap();
+            assert_eq!(
+                answer["not_read"],
+                json!(["a content part of type image_url"]),
+                "{answer}"
+            );
+
+            let p =
+                litellm_row("f: row 1", &row(legacy.clone(), "function_call", as_text)).unwrap();
+            assert_eq!(p.outcome, Outcome::Ok, "{:?}", p.failure_class);
+            assert_eq!(p.steps.len(), 1);
+            assert_eq!(p.steps[0].tool, "fs.search");
+            let answer = p.answer.unwrap();
+            assert_eq!(answer["tool_calls"][0]["name"], "fs.search", "{answer}");
+            assert_eq!(answer["tool_calls"][0]["arguments"], "{\"q\": \"notes\"}");
+            assert!(answer.get("not_read").is_none(), "{answer}");
+        }
+    }
+
     /// The reading of messages before they were read typed (tester 9 T9-14): the tree
     /// walks, kept here as the reference the typed reader is held to.
     mod tree {
         use serde_json::Value;
 
-        use crate::core::failure::{Reply, ToolCall, tool_calls_of};
+        use crate::core::failure::{Reply, ToolCall, content_of, tool_calls_of};
 
         pub fn text_of(content: &Value) -> Option<String> {
             match content {
@@ -1905,13 +1980,15 @@ mod tests {
             Some(reply)
         }
 
-        /// A chat completion's first choice as a reply (`None`: no choice).
+        /// A chat completion's first choice as a reply (`None`: no choice): its content as
+        /// a live answer's is read.
         pub fn completion(response: Option<Value>) -> Option<Reply> {
             let response = response?;
             let choice = response.get("choices")?.as_array()?.first()?;
             let message = choice.get("message");
+            let mut not_read = Vec::new();
             Some(Reply {
-                content: message.and_then(|m| m.get("content")).and_then(text_of),
+                content: message.and_then(|m| content_of(m, &mut not_read)),
                 reasoning: message
                     .and_then(|m| m.get("reasoning_content"))
                     .and_then(Value::as_str)
@@ -1927,6 +2004,7 @@ mod tests {
                 tool_calls: message.map(tool_calls_of).unwrap_or_default(),
                 usage: None,
                 id: None,
+                not_read,
                 ..Reply::default()
             })
         }
@@ -1974,6 +2052,7 @@ mod tests {
             "function",
             "refusal",
             "reasoning_content",
+            "function_call",
             "other",
         ];
         scalar().prop_recursive(5, 64, 6, |inner| {
@@ -2055,7 +2134,7 @@ mod tests {
             object_of(vec![
                 entry("id", prop_oneof![Just(json!("c2")), Just(Value::Null)]),
                 entry("type", Just(json!("function"))),
-                entry("function", prop_oneof![function, scalar()]),
+                entry("function", prop_oneof![function.clone(), scalar()]),
                 entry("name", Just(json!("top.name"))),
                 entry("arguments", args()),
             ]),
@@ -2079,6 +2158,7 @@ mod tests {
                 prop_oneof![Just(json!("stop")), Just(json!("length")), Just(json!(5))],
             ),
             entry("tool_calls", prop_oneof![calls, scalar()]),
+            entry("function_call", prop_oneof![function.clone(), scalar()]),
             entry("refusal", text()),
             entry("reasoning_content", text()),
             entry("other", scalar()),
@@ -2152,6 +2232,7 @@ mod tests {
                 if let (Some(got), Some(want)) = (got, want) {
                     let m = got.message.unwrap_or_default();
                     proptest::prop_assert_eq!(&m.content, &want.content, "{}", given);
+                    proptest::prop_assert_eq!(&m.not_read, &want.not_read, "{}", given);
                     proptest::prop_assert_eq!(&m.reasoning, &want.reasoning);
                     proptest::prop_assert_eq!(&m.refusal, &want.refusal);
                     proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);

@@ -299,12 +299,32 @@ impl Embedder for EndpointEmbedder {
         &self.id
     }
 
+    /// Text holding another configured provider's key is not sent to this one, as a chat
+    /// request holding one is not ([`Endpoint::foreign_key_in`], the same check); the
+    /// embedder's own provider's key goes, as written.
+    fn may_send(&self, texts: &[String]) -> anyhow::Result<()> {
+        match self
+            .endpoint
+            .foreign_key_in(texts.iter().map(String::as_str))
+        {
+            None => Ok(()),
+            Some(var) => Err(anyhow::anyhow!(
+                "embeddings from {}: a text to embed holds the key ${var} holds, another \
+                 provider's: nothing is sent to provider {} (take it out of the question or \
+                 the catalog)",
+                Redactor::new(self.endpoint.key().ok().flatten().as_deref()).text(&self.url),
+                crate::core::terminal_text::quoted(&self.endpoint.provider)
+            )),
+        }
+    }
+
     /// Blocks on its own thread and runtime, so it may be called from anywhere (inside a
     /// runtime or not).
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        self.may_send(texts)?;
         let key = self.endpoint.key()?;
         let redactor = Redactor::new(key.as_deref());
         std::thread::scope(|scope| {

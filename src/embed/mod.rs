@@ -28,6 +28,12 @@ pub trait Embedder: Send + Sync {
     /// One vector per text, in order. An error names the embedder and what went wrong;
     /// nothing partial is returned.
     fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// Whether `texts` may be sent to this embedder at all, asked before the first of them
+    /// is: an endpoint refuses text holding another configured provider's key. An error
+    /// says why (naming the key's variable, never the key).
+    fn may_send(&self, _texts: &[String]) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// Which embedder `--embedder` / `[rank] semantic` names.
@@ -280,6 +286,8 @@ fn embed_missing(
 /// ([`vector_problem`]) and all of one length, or an error and nothing of them kept — the
 /// one check of an embedder's answer, for the catalog and for questions alike.
 fn embed_checked(embedder: &dyn Embedder, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    // Every batch's texts asked about before the first is sent: a refusal sends nothing.
+    embedder.may_send(texts)?;
     let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
     for batch in texts.chunks(BATCH) {
         let vectors = embedder.embed(batch)?;

@@ -688,7 +688,8 @@ pub fn endpoint_for(
             &e,
         )));
     }
-    if let Some(var) = foreign_key_in(&endpoint, &request.request.messages) {
+    let texts = request.request.messages.iter().map(|m| m.content.as_str());
+    if let Some(var) = endpoint.foreign_key_in(texts) {
         let why = anyhow::anyhow!(
             "the request holds the key ${var} holds, another provider's: it is not sent to \
              provider {} (take it out of the prompt or the attachment)",
@@ -702,32 +703,6 @@ pub fn endpoint_for(
         )));
     }
     Ok(endpoint)
-}
-
-/// The variable of another configured provider whose key is in `messages`, if any. The
-/// operator's text is sent as written — a key of the provider called goes back to where it
-/// came from — but a pasted log holding provider A's key would hand it to provider B
-/// (tester 13: seen in a briefed attachment). The key is never named, only its variable.
-fn foreign_key_in(
-    endpoint: &Endpoint,
-    messages: &[crate::core::assemble::ChatMessage],
-) -> Option<String> {
-    /// Shorter values are not taken for keys: they would match ordinary text.
-    const KEY_MIN: usize = 12;
-    let own = endpoint.key().ok().flatten();
-    endpoint
-        .key_envs
-        .iter()
-        .filter(|v| Some(*v) != endpoint.key_env.as_ref())
-        .find(|var| {
-            std::env::var(var).ok().is_some_and(|k| {
-                let k = k.trim();
-                k.len() >= KEY_MIN
-                    && own.as_deref() != Some(k)
-                    && messages.iter().any(|m| m.content.contains(k))
-            })
-        })
-        .cloned()
 }
 
 /// The whole answer as stored in a plan's `answer` column: the reply as it came (content,

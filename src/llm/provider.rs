@@ -79,6 +79,32 @@ impl Endpoint {
             ))),
         }
     }
+
+    /// The variable of another configured provider whose key is in one of `texts`, if any:
+    /// such text is not sent here. The operator's text is sent as written — a key of the
+    /// provider called goes back to where it came from — but a pasted log holding provider
+    /// A's key would hand it to provider B (tester 13: seen in a briefed attachment). One
+    /// check for every request that carries text to a provider: a chat request (`send`, a
+    /// replay, the console) and an embeddings request (the semantic layer's question and
+    /// catalog text). The key is never named, only its variable.
+    pub fn foreign_key_in<'t>(&self, texts: impl IntoIterator<Item = &'t str>) -> Option<String> {
+        /// Shorter values are not taken for keys: they would match ordinary text.
+        const KEY_MIN: usize = 12;
+        let texts: Vec<&str> = texts.into_iter().collect();
+        let own = self.key().ok().flatten();
+        self.key_envs
+            .iter()
+            .filter(|v| Some(*v) != self.key_env.as_ref())
+            .find(|var| {
+                std::env::var(var).ok().is_some_and(|k| {
+                    let k = k.trim();
+                    k.len() >= KEY_MIN
+                        && own.as_deref() != Some(k)
+                        && texts.iter().any(|t| t.contains(k))
+                })
+            })
+            .cloned()
+    }
 }
 
 /// How many requests one send has in flight when `llm.concurrency` is not set.

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use crate::core::failure::{
-    Failure, FailureClass, Reply, ToolCall, Usage, error_envelope, tool_calls_of,
+    Failure, FailureClass, Reply, ToolCall, Usage, content_of, error_envelope, note_not_read,
+    tool_calls_of,
 };
 use crate::core::text::{UTF8_BOM as BOM, clip};
 
@@ -29,48 +30,6 @@ fn text_field(v: &Value, names: &[&str]) -> Option<String> {
         .iter()
         .find_map(|n| v.get(*n).and_then(Value::as_str))
         .map(str::to_string)
-}
-
-/// Notes of what was not read are few and short: a hostile stream cannot grow them.
-const NOT_READ_NOTES: usize = 8;
-
-fn note(not_read: &mut Vec<String>, what: String) {
-    if not_read.len() < NOT_READ_NOTES && !not_read.contains(&what) {
-        not_read.push(what);
-    }
-}
-
-/// A message's or a delta's `content`: a string, or an array of parts whose text parts are
-/// joined in order (tester 13 T13-10: parts were read as an empty answer). Other parts,
-/// and content of another JSON type, are named in `not_read`.
-fn content_of(v: &Value, not_read: &mut Vec<String>) -> Option<String> {
-    match v.get("content")? {
-        Value::String(s) => Some(s.clone()),
-        Value::Null => None,
-        Value::Array(parts) => {
-            let mut text = String::new();
-            for p in parts {
-                let kind = p.get("type").and_then(Value::as_str).unwrap_or("text");
-                match (kind, p.get("text").and_then(Value::as_str)) {
-                    ("text" | "output_text", Some(t)) => text.push_str(t),
-                    _ => note(
-                        not_read,
-                        format!("a content part of type {}", clip(kind, 40)),
-                    ),
-                }
-            }
-            Some(text)
-        }
-        other => {
-            let kind = match other {
-                Value::Object(_) => "an object",
-                Value::Number(_) => "a number",
-                _ => "a boolean",
-            };
-            note(not_read, format!("content as {kind}"));
-            None
-        }
-    }
 }
 
 /// Reasoning: its field, else the text of each `reasoning_details` entry (OpenRouter);
@@ -118,7 +77,7 @@ fn usage_of(v: &Value, not_read: &mut Vec<String>) -> Option<Usage> {
             None if at.is_null() => None,
             None => {
                 let field = path.join(".");
-                note(
+                note_not_read(
                     not_read,
                     format!(
                         "usage {field} {} (no token count)",

@@ -8,7 +8,10 @@
 //! read past (still checked as JSON: syntax, nesting, lone surrogates, as [`Skip`] checks).
 //!
 //! Both sources share one reading of each part: [`TextOf`] for a message's text (a string, or
-//! the text parts of a list), [`Calls`] for tool calls. Tool calls past
+//! the text parts of a list), [`Calls`] for tool calls. A chat completion's answer (a spend
+//! log's `response`) is read as a live answer is: its content by [`AnswerContent`] with the
+//! live reader's rule for parts (`core::failure::content_part`), a legacy `function_call` as
+//! one call. Tool calls past
 //! [`bounds::PLAN_STEPS`] are counted and read past, never built: an answer with more is no
 //! plan whatever they hold (the count is kept in the plan's answer and the import says so).
 //! Each kept call's arguments are a value only while that call is read, then the text a live
@@ -24,7 +27,7 @@ use serde_json::Value;
 use super::{Skip, content_error};
 use crate::core::bounds;
 use crate::core::error::CoreError;
-use crate::core::failure::ToolCall;
+use crate::core::failure::{OtherContent, ToolCall, content_of_other_type, content_part};
 
 /// The key under which serde_json (with `arbitrary_precision`) hands a number to a visitor:
 /// a one-entry map, the number's text its value.
@@ -336,6 +339,127 @@ impl<'de> Visitor<'de> for PartText {
             Some(content) => content,
             None => text.flatten(),
         })
+    }
+}
+
+/// A chat completion message's `content`, read as a live answer's is
+/// ([`content_of`](crate::core::failure::content_of)): a string, or the text parts of a list
+/// joined in order ([`content_part`], the one rule for both), with what was not read — other
+/// parts, content of another type — named as a live reply names it.
+struct AnswerContent;
+
+/// The text, and what was not read.
+type ContentRead = (Option<String>, Vec<String>);
+
+fn content_of_other(other: OtherContent) -> ContentRead {
+    let mut not_read = Vec::new();
+    content_of_other_type(other, &mut not_read);
+    (None, not_read)
+}
+
+impl<'de> DeserializeSeed<'de> for AnswerContent {
+    type Value = ContentRead;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnswerContent {
+    type Value = ContentRead;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message's content")
+    }
+
+    fn visit_bool<Er: de::Error>(self, _: bool) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Boolean))
+    }
+    fn visit_i64<Er: de::Error>(self, _: i64) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Number))
+    }
+    fn visit_u64<Er: de::Error>(self, _: u64) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Number))
+    }
+    fn visit_i128<Er: de::Error>(self, _: i128) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Number))
+    }
+    fn visit_u128<Er: de::Error>(self, _: u128) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Number))
+    }
+    fn visit_f64<Er: de::Error>(self, _: f64) -> Result<Self::Value, Er> {
+        Ok(content_of_other(OtherContent::Number))
+    }
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+        Ok((None, Vec::new()))
+    }
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok((Some(v.to_string()), Vec::new()))
+    }
+    fn visit_string<Er: de::Error>(self, v: String) -> Result<Self::Value, Er> {
+        Ok((Some(v), Vec::new()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // A number the parser hands over as a map (`arbitrary_precision`), else an object.
+        let other = match map.next_key_seed(KeyIn(&[NUMBER]))? {
+            None => return Ok(content_of_other(OtherContent::Object)),
+            Some(Some(_)) => OtherContent::Number,
+            Some(None) => OtherContent::Object,
+        };
+        map.next_value::<Skip>()?;
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(content_of_other(other))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (mut text, mut not_read) = (String::new(), Vec::new());
+        while let Some((kind, part_text)) = seq.next_element_seed(ContentPart)? {
+            content_part(
+                kind.as_deref(),
+                part_text.as_deref(),
+                &mut text,
+                &mut not_read,
+            );
+        }
+        Ok((Some(text), not_read))
+    }
+}
+
+/// One part of an answer's content list: its `type` and `text` (each `None` when absent or
+/// not a string; both for a part that is not an object), for [`content_part`].
+struct ContentPart;
+
+impl<'de> DeserializeSeed<'de> for ContentPart {
+    type Value = (Option<String>, Option<String>);
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ContentPart {
+    type Value = (Option<String>, Option<String>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a part")
+    }
+
+    otherwise!((None, None));
+    seq_otherwise!((None, None));
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut kind, mut text) = (None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["type", "text"]))? {
+            match key {
+                Some(0) => kind = map.next_value_seed(StrOrNone)?,
+                Some(_) => text = map.next_value_seed(StrOrNone)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok((kind, text))
     }
 }
 
@@ -722,6 +846,9 @@ pub(super) struct ChoiceMessage {
     pub reasoning: Option<String>,
     pub refusal: Option<String>,
     pub calls: Calls,
+    /// What the content held and was not read ([`AnswerContent`]), as a live reply's
+    /// `not_read` names it.
+    pub not_read: Vec<String>,
 }
 
 /// A chat completion (`{"choices":[{"message":…, "finish_reason":…}]}`): its first choice;
@@ -847,25 +974,38 @@ impl<'de> Visitor<'de> for MessageOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut m = ChoiceMessage::default();
+        // Whether the (last) `tool_calls` was a list, and the legacy `function_call`.
+        let (mut listed, mut legacy) = (false, None);
         while let Some(key) = map.next_key_seed(KeyIn(&[
             "content",
             "reasoning_content",
             "refusal",
             "tool_calls",
+            "function_call",
         ]))? {
             match key {
-                Some(0) => m.content = map.next_value_seed(TextOf)?,
+                Some(0) => (m.content, m.not_read) = map.next_value_seed(AnswerContent)?,
                 Some(1) => m.reasoning = map.next_value_seed(StrOrNone)?,
                 Some(2) => m.refusal = map.next_value_seed(StrOrNone)?,
-                Some(_) => {
+                Some(3) => {
                     // Given twice, the last list is the message's (as a tree kept it).
                     m.calls = Calls::default();
-                    map.next_value_seed(CallList(&mut m.calls))?;
+                    listed = map.next_value_seed(CallList(&mut m.calls))?;
                 }
+                Some(_) => legacy = map.next_value_seed(FunctionOf { keep: true })?,
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
+        }
+        // Without a list of tool calls, a legacy `function_call` object is one call, as a
+        // live answer reads it (`tool_calls_of`).
+        if !listed && let Some((name, args)) = legacy {
+            m.calls.push(ToolCall {
+                id: None,
+                name: name.unwrap_or_default(),
+                arguments: arguments_text(args),
+            });
         }
         Ok(Some(m))
     }
@@ -875,29 +1015,30 @@ impl<'de> Visitor<'de> for MessageOf {
 struct CallList<'a>(&'a mut Calls);
 
 impl<'de> DeserializeSeed<'de> for CallList<'_> {
-    type Value = ();
+    /// Whether it was a list.
+    type Value = bool;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for CallList<'_> {
-    type Value = ();
+    type Value = bool;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a list of tool calls")
     }
 
-    otherwise!(());
-    map_otherwise!(());
+    otherwise!(false);
+    map_otherwise!(false);
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         loop {
             let keep = !self.0.full();
             match seq.next_element_seed(CallOf { keep })? {
                 Some(call) => self.0.push(call),
-                None => return Ok(()),
+                None => return Ok(true),
             }
         }
     }
@@ -942,7 +1083,10 @@ impl<'de> Visitor<'de> for CallOf {
         while let Some(key) = map.next_key_seed(KeyIn(&["id", "function", "name", "arguments"]))? {
             match key {
                 Some(0) => id = map.next_value_seed(StrOrNone)?,
-                Some(1) => function = Some(map.next_value_seed(FunctionOf { keep: self.keep })?),
+                Some(1) => {
+                    let read = map.next_value_seed(FunctionOf { keep: self.keep })?;
+                    function = Some(read.unwrap_or((None, None)));
+                }
                 Some(2) => name = map.next_value_seed(StrOrNone)?,
                 Some(_) => args = arguments(&mut map, self.keep)?,
                 None => {
@@ -960,7 +1104,8 @@ impl<'de> Visitor<'de> for CallOf {
     }
 }
 
-/// A call's `function`: its name and arguments (none of either when it is not an object).
+/// A call's `function` (or a message's legacy `function_call`): its name and arguments;
+/// `None` when it is not an object.
 struct FunctionOf {
     keep: bool,
 }
@@ -968,7 +1113,7 @@ struct FunctionOf {
 type NameAndArguments = (Option<String>, Option<Value>);
 
 impl<'de> DeserializeSeed<'de> for FunctionOf {
-    type Value = NameAndArguments;
+    type Value = Option<NameAndArguments>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -976,27 +1121,32 @@ impl<'de> DeserializeSeed<'de> for FunctionOf {
 }
 
 impl<'de> Visitor<'de> for FunctionOf {
-    type Value = NameAndArguments;
+    type Value = Option<NameAndArguments>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a function")
     }
 
-    otherwise!((None, None));
-    seq_otherwise!((None, None));
+    otherwise!(None);
+    seq_otherwise!(None);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut name, mut args) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["name", "arguments"]))? {
+        while let Some(key) = map.next_key_seed(KeyIn(&["name", "arguments", NUMBER]))? {
             match key {
                 Some(0) => name = map.next_value_seed(StrOrNone)?,
-                Some(_) => args = arguments(&mut map, self.keep)?,
+                Some(1) => args = arguments(&mut map, self.keep)?,
+                // A number the parser hands over as a map: not an object.
+                Some(_) => {
+                    map.next_value::<Skip>()?;
+                    return Ok(None);
+                }
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
-        Ok((name, args))
+        Ok(Some((name, args)))
     }
 }
 

@@ -183,6 +183,13 @@ impl HistoryStore {
                 {
                     report.tool_calls_cut += 1;
                 }
+                if plan
+                    .answer
+                    .as_ref()
+                    .is_some_and(|a| a.get(crate::core::traffic::NOT_READ).is_some())
+                {
+                    report.answers_not_read += 1;
+                }
                 // The command names the source; the record carries it into the store.
                 let plan = PlanRecord {
                     source: origin,
