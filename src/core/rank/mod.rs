@@ -4,7 +4,8 @@
 //! intents, weighted by how they turned out. Every score explains itself.
 //!
 //! The parts: [`entry`] reads an entry into per-field words, [`index`] builds the inverted
-//! index (and mines related words from the catalog itself), [`query`] turns an intent into
+//! index (and mines related words from the catalog itself), [`thesaurus`] holds everyday
+//! words for one thing that no catalog teaches, [`query`] turns an intent into
 //! words and requests, [`score`] ranks, [`explain`] says why, [`prior`] is the history,
 //! [`baseline`] holds the plain rankers `eval rank` compares with.
 
