@@ -159,7 +159,7 @@ fn main() -> anyhow::Result<()> {
         ("plain_bm25", &[0.25, 0.5, 1.0]),
         ("mined_min_count", &[1.0, 3.0]),
         ("lookups", &[0.0, 1.0, 3.0, 5.0]),
-        ("thesaurus", &[0.0, 0.35, 0.5, 0.85]),
+        ("thesaurus", &[0.0, 0.5, 0.85, 1.0]),
     ];
     for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {

@@ -802,7 +802,7 @@ fn help_me_before_a_request_is_filler_and_alone_it_asks_for_help() {
 }
 
 /// Everyday words for one thing meet (`thesaurus`): "taxi" finds the entry that says "cab",
-/// "tunes" the one that says "music", and the explanation names the word it went through.
+/// "songs" the one that says "music", and the explanation names the word it went through.
 /// Without the thesaurus no word of those questions is in the catalog but the shared ones.
 #[test]
 fn the_thesaurus_bridges_everyday_words_for_one_thing() {
@@ -822,7 +822,7 @@ fn the_thesaurus_bridges_everyday_words_for_one_thing() {
         first(&on, "get me a taxi to this destination"),
         "rides.request"
     );
-    assert_eq!(first(&on, "put on some tunes"), "media.play");
+    assert_eq!(first(&on, "put on some songs"), "media.play");
     assert_eq!(first(&on, "combine these strings"), "strings.concatenate");
     let r = on.rank("get me a taxi to this destination", None);
     let line = on.explain(&r, 0, None).one_line();
