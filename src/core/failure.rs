@@ -224,25 +224,33 @@ pub fn note_not_read(not_read: &mut Vec<String>, what: String) {
 
 /// One part of a message's `content` list, as its `type` and `text` read (each `None` when
 /// absent or not a string): a text part's text (type `text` or `output_text`, or none
-/// given) is appended to `text`; any other part is named in `not_read`. The one rule for a
-/// live answer ([`content_of`]) and a recorded one (the traffic importer, which reads the
-/// parts as the parser reaches them, never a tree of them).
+/// given) is appended to `text`, and `true` says it was; any other part is named in
+/// `not_read`. The one rule for a live answer ([`content_of`]) and a recorded one (the
+/// traffic importer, which reads the parts as the parser reaches them, never a tree of
+/// them: a spend log's `content` list and a span's output message `parts`, whose text is
+/// its `content`).
 pub fn content_part(
     kind: Option<&str>,
     part_text: Option<&str>,
     text: &mut String,
     not_read: &mut Vec<String>,
-) {
+) -> bool {
     let kind = kind.unwrap_or("text");
     match (kind, part_text) {
-        ("text" | "output_text", Some(t)) => text.push_str(t),
-        _ => note_not_read(
-            not_read,
-            format!(
-                "a content part of type {}",
-                crate::core::text::clip(kind, 40)
-            ),
-        ),
+        ("text" | "output_text", Some(t)) => {
+            text.push_str(t);
+            true
+        }
+        _ => {
+            note_not_read(
+                not_read,
+                format!(
+                    "a content part of type {}",
+                    crate::core::text::clip(kind, 40)
+                ),
+            );
+            false
+        }
     }
 }
 
