@@ -1001,3 +1001,40 @@ fn a_span_answer_in_parts_is_read_whole_and_what_is_not_text_is_named() {
     assert_eq!(again["answers_not_read"], 2, "{again}");
     assert_eq!(again["already_present"], 2, "{again}");
 }
+
+/// `history show` (text) describes an imported answer as it describes a live one, by the
+/// one core function (`core::failure::kept_answer_lines`): where it came from and the
+/// record's ids, its tool calls, what it held and was not read, its usage. It read only a
+/// live answer's `reply`, so an imported answer's `not_read` showed only in `--json`.
+#[test]
+fn history_show_describes_an_imported_answer_as_a_live_one() {
+    let home = tempfile::tempdir().unwrap();
+    let output = serde_json::json!([{"role": "assistant", "finish_reason": "tool_calls",
+        "parts": [
+            {"type": "reasoning", "content": "search first"},
+            {"type": "tool_call", "id": "c1", "name": "fs.search", "arguments": {"q": "notes"}}]}])
+    .to_string();
+    let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "12"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]}]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{span}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+    let out = common::succeeded(ctx(home.path()).args(["history", "show", "otel-aa-01"]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let kept = text
+        .split_once("the answer as kept (history show --json: answer):\n")
+        .map(|(_, kept)| kept)
+        .unwrap_or_else(|| panic!("no kept answer in {text}"));
+    assert_eq!(
+        kept,
+        "imported from otel\n  span_id: 01\n  trace_id: aa\ntool calls (1):\n  \
+         fs.search {\"q\":\"notes\"}\nnot read: a content part of type reasoning\n\
+         usage: prompt 12, completion -, cached -, reasoning -\n",
+        "{text}"
+    );
+}
