@@ -913,3 +913,128 @@ fn an_answer_in_parts_or_a_function_call_is_imported_as_a_live_answer_is_read() 
     assert_eq!(again["answers_not_read"], 1, "{again}");
     assert_eq!(again["already_present"], 2, "{again}");
 }
+
+/// Left open by the change that read a spend log's answer as a live one is: a span's
+/// `gen_ai.output.messages` dropped the parts that are not text (reasoning, blob, uri, …)
+/// without a word and joined a message's text parts by line breaks, so a plan split across
+/// two text parts (as a streamed answer may be recorded) broke inside a string. Now one
+/// message's text parts are joined in order by the same core rule
+/// (`core::failure::content_part`), a part that is neither text nor a tool call is named in
+/// the answer's `not_read` and counted in the import's notes and `--json`, and a tool call
+/// part is still one step.
+#[test]
+fn a_span_answer_in_parts_is_read_whole_and_what_is_not_text_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let plan = r#"{"steps":[{"order":1,"tool":"fs.search"},{"order":2,"tool":"mail.send"}]}"#;
+    let (head, tail) = plan.split_at(plan.find("sea").unwrap() + 3);
+    let span = |id: &str, parts: serde_json::Value| {
+        let output = serde_json::json!([{"role": "assistant", "parts": parts,
+            "finish_reason": "stop"}])
+        .to_string();
+        serde_json::json!({"traceId": "aa", "spanId": id,
+            "startTimeUnixNano": "1791028800000000000",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]})
+    };
+    let text = span(
+        "01",
+        serde_json::json!([
+            {"type": "reasoning", "content": "first search, then mail"},
+            {"type": "text", "content": head},
+            {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBO"},
+            {"type": "text", "content": tail},
+            {"type": "uri", "modality": "image", "uri": "https://example.com/a.png"}]),
+    );
+    let calls = span(
+        "02",
+        serde_json::json!([
+            {"type": "reasoning", "content": "search first"},
+            {"type": "tool_call", "id": "c1", "name": "fs.search", "arguments": {"q": "notes"}}]),
+    );
+    let line = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [text, calls]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{line}\n")).unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.contains(
+            "2 answers held content not read (a part that is not text, content of another \
+             type): named in each one's answer (not_read)"
+        ),
+        "{out}"
+    );
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", "otel-aa-01", "--json"]));
+    assert_eq!(shown["raw_response"], plan, "{shown}");
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"].as_array().unwrap().len(), 2, "{shown}");
+    assert_eq!(
+        shown["answer"]["not_read"],
+        serde_json::json!([
+            "a content part of type reasoning",
+            "a content part of type blob",
+            "a content part of type uri"
+        ]),
+        "{shown}"
+    );
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", "otel-aa-02", "--json"]));
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"][0]["tool"], "fs.search", "{shown}");
+    assert_eq!(
+        shown["answer"]["tool_calls"][0]["name"], "fs.search",
+        "{shown}"
+    );
+    assert_eq!(
+        shown["answer"]["not_read"],
+        serde_json::json!(["a content part of type reasoning"]),
+        "{shown}"
+    );
+
+    let again = json_of(
+        ctx(home.path())
+            .args(["import", "traces", "--json"])
+            .arg(&spans),
+    );
+    assert_eq!(again["answers_not_read"], 2, "{again}");
+    assert_eq!(again["already_present"], 2, "{again}");
+}
+
+/// `history show` (text) describes an imported answer as it describes a live one, by the
+/// one core function (`core::failure::kept_answer_lines`): where it came from and the
+/// record's ids, its tool calls, what it held and was not read, its usage. It read only a
+/// live answer's `reply`, so an imported answer's `not_read` showed only in `--json`.
+#[test]
+fn history_show_describes_an_imported_answer_as_a_live_one() {
+    let home = tempfile::tempdir().unwrap();
+    let output = serde_json::json!([{"role": "assistant", "finish_reason": "tool_calls",
+        "parts": [
+            {"type": "reasoning", "content": "search first"},
+            {"type": "tool_call", "id": "c1", "name": "fs.search", "arguments": {"q": "notes"}}]}])
+    .to_string();
+    let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "12"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output}}]}]}]}]});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{span}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+    let out = common::succeeded(ctx(home.path()).args(["history", "show", "otel-aa-01"]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let kept = text
+        .split_once("the answer as kept (history show --json: answer):\n")
+        .map(|(_, kept)| kept)
+        .unwrap_or_else(|| panic!("no kept answer in {text}"));
+    assert_eq!(
+        kept,
+        "imported from otel\n  span_id: 01\n  trace_id: aa\ntool calls (1):\n  \
+         fs.search {\"q\":\"notes\"}\nnot read: a content part of type reasoning\n\
+         usage: prompt 12, completion -, cached -, reasoning -\n",
+        "{text}"
+    );
+}

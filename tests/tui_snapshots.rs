@@ -1090,6 +1090,62 @@ fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
     );
 }
 
+/// The console's plan view describes an imported answer as it describes a live one, by
+/// the one core function `history show` uses (`core::failure::kept_answer_lines`): where it
+/// came from, its tool calls, what it held and was not read, its usage. It read only a live
+/// answer's `reply`, so an imported answer's `not_read` was not shown.
+#[test]
+fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
+    let (_d, ws) = workspace();
+    let line = serde_json::json!({"id": "otel-aa-01", "at": "2026-11-25T10:00:00Z",
+        "caller": "agent", "model": "m", "intent": "find the notes", "outcome": "ok",
+        "source": "otel", "steps": [{"order": 1, "tool": "fs.search"}],
+        "finish_reason": "tool_calls",
+        "answer": {"source": "otel", "trace_id": "aa", "span_id": "01",
+            "conversation_id": null, "finish_reason": "tool_calls",
+            "tool_calls": [{"id": "c1", "name": "fs.search", "arguments": "{\"q\":\"notes\"}"}],
+            "not_read": ["a content part of type reasoning"],
+            "usage": {"prompt_tokens": 12, "completion_tokens": null}}})
+    .to_string();
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            "imported",
+            line.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::Open,
+        ],
+    );
+    assert_eq!(state.history.filter.source.as_deref(), Some("otel"));
+    assert_eq!(
+        state.history.detail.as_ref().unwrap().record.id,
+        "otel-aa-01"
+    );
+    let s = screen(&state, 150, 40);
+    for needle in [
+        "the answer as kept:",
+        "imported from otel",
+        "fs.search {\"q\":\"notes\"}",
+        "not read: a content part of type reasoning",
+        "usage: prompt 12, completion -, cached -, reasoning -",
+    ] {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+    insta::assert_snapshot!("history_imported_plan_open", s);
+}
+
 /// Tester 5 C8: the narrow Plans list showed `12-31 23:59` for a plan of year 9999 and
 /// `01-01 00:00` for one of 1970, as if they were this year's. A plan of another year than
 /// the front end's clock shows its date with the year; this year's keep month, day and time.

@@ -224,25 +224,33 @@ pub fn note_not_read(not_read: &mut Vec<String>, what: String) {
 
 /// One part of a message's `content` list, as its `type` and `text` read (each `None` when
 /// absent or not a string): a text part's text (type `text` or `output_text`, or none
-/// given) is appended to `text`; any other part is named in `not_read`. The one rule for a
-/// live answer ([`content_of`]) and a recorded one (the traffic importer, which reads the
-/// parts as the parser reaches them, never a tree of them).
+/// given) is appended to `text`, and `true` says it was; any other part is named in
+/// `not_read`. The one rule for a live answer ([`content_of`]) and a recorded one (the
+/// traffic importer, which reads the parts as the parser reaches them, never a tree of
+/// them: a spend log's `content` list and a span's output message `parts`, whose text is
+/// its `content`).
 pub fn content_part(
     kind: Option<&str>,
     part_text: Option<&str>,
     text: &mut String,
     not_read: &mut Vec<String>,
-) {
+) -> bool {
     let kind = kind.unwrap_or("text");
     match (kind, part_text) {
-        ("text" | "output_text", Some(t)) => text.push_str(t),
-        _ => note_not_read(
-            not_read,
-            format!(
-                "a content part of type {}",
-                crate::core::text::clip(kind, 40)
-            ),
-        ),
+        ("text" | "output_text", Some(t)) => {
+            text.push_str(t);
+            true
+        }
+        _ => {
+            note_not_read(
+                not_read,
+                format!(
+                    "a content part of type {}",
+                    crate::core::text::clip(kind, 40)
+                ),
+            );
+            false
+        }
     }
 }
 
@@ -422,29 +430,37 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
     )
 }
 
-/// The parts of a kept answer (a plan's `answer` column: `{"reply": …, "partial": …}`) that
-/// its text does not show, one line each, for the views that print the raw response: its
-/// tool calls (name and arguments), refusal, reasoning, usage, and whether it was cut off.
-/// A tool-call or refusal answer has no text, and the views had shown it as empty (tester 13
-/// T13-3). `arguments_width` clips each call's arguments (characters).
+/// The parts of a kept answer (a plan's `answer` column) that its text does not show, one
+/// line each, for the views that print the raw response (`history show`, the console's plan
+/// view): a live call's (`{"reply": …, "partial": …}`) its tool calls (name and arguments),
+/// refusal, reasoning, other choices, what was not read, usage, and whether it was cut off;
+/// an imported call's (`{"source": …}`, as `import traces` and `import litellm` keep it)
+/// where it came from and what else it keeps (the record's ids, a spend), its tool calls and
+/// those read past, what was not read, its usage. A tool-call or refusal answer has no
+/// text, and the views had shown it as empty (tester 13 T13-3); an imported answer's were
+/// shown only by `--json`. `arguments_width` clips each call's arguments and each kept
+/// value (characters). An answer that does not read as either gives nothing.
 pub fn kept_answer_lines(answer: &Value, arguments_width: usize) -> Vec<String> {
-    let Some(reply) = answer.get("reply").and_then(|r| Reply::deserialize(r).ok()) else {
-        return Vec::new();
-    };
+    if let Some(reply) = answer.get("reply") {
+        return Reply::deserialize(reply)
+            .map(|reply| live_answer_lines(answer, &reply, arguments_width))
+            .unwrap_or_default();
+    }
+    match answer {
+        Value::Object(o) if kept_answer_problem(answer).is_none() => {
+            imported_answer_lines(o, arguments_width)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// [`kept_answer_lines`] of a live call's answer, read as `reply`.
+fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     if answer.get("partial").and_then(Value::as_bool) == Some(true) {
         lines.push("cut off: what had arrived is kept (partial)".to_string());
     }
-    if !reply.tool_calls.is_empty() {
-        lines.push(format!("tool calls ({}):", reply.tool_calls.len()));
-        for c in &reply.tool_calls {
-            lines.push(format!(
-                "  {} {}",
-                c.name,
-                crate::core::text::clip(&c.arguments, arguments_width)
-            ));
-        }
-    }
+    tool_call_lines(&reply.tool_calls, 0, arguments_width, &mut lines);
     if let Some(refusal) = reply.refusal.as_deref().filter(|r| !r.is_empty()) {
         lines.push(format!("refusal: {refusal}"));
     }
@@ -460,20 +476,108 @@ pub fn kept_answer_lines(answer: &Value, arguments_width: usize) -> Vec<String> 
             reply.other_choices
         ));
     }
-    for what in &reply.not_read {
-        lines.push(format!("not read: {what}"));
+    lines.extend(
+        reply
+            .not_read
+            .iter()
+            .map(|what| format!("not read: {what}")),
+    );
+    lines.extend(reply.usage.as_ref().map(usage_line));
+    lines
+}
+
+/// The fields of an imported answer [`imported_answer_lines`] reads for lines of their own;
+/// `finish_reason` is the plan's own, shown with its raw response.
+const IMPORTED_READ: [&str; 6] = [
+    "source",
+    "tool_calls",
+    "tool_calls_not_kept",
+    "not_read",
+    "usage",
+    "finish_reason",
+];
+
+/// [`kept_answer_lines`] of an imported call's answer (one [`kept_answer_problem`] passes):
+/// its source, then each other field it keeps that is not null (by name), then its tool
+/// calls, what was not read and its usage, each as a live answer's is said; the values it
+/// keeps and what was not read each on one line. A `not_read`
+/// or `tool_calls_not_kept` of another shape than the importers write is shown as kept.
+fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Vec<String> {
+    // Text from a file, each on its one line (a line break in an id cannot pass for a
+    // line of ctxconsole's).
+    let one_line = crate::core::terminal_text::one_line;
+    let text = |v: &Value| match v {
+        Value::String(s) => one_line(s, width),
+        other => one_line(&other.to_string(), width),
+    };
+    let calls: Vec<ToolCall> = o
+        .get("tool_calls")
+        .and_then(|c| Vec::<ToolCall>::deserialize(c).ok())
+        .unwrap_or_default();
+    let not_kept = o.get("tool_calls_not_kept").and_then(Value::as_u64);
+    let not_read = o
+        .get("not_read")
+        .and_then(|n| Vec::<String>::deserialize(n).ok());
+    let usage = o
+        .get("usage")
+        .filter(|u| !u.is_null())
+        .and_then(|u| Usage::deserialize(u).ok());
+    let mut lines = vec![format!(
+        "imported from {}",
+        o.get("source").map(text).unwrap_or_default()
+    )];
+    for (key, value) in o {
+        let read = match key.as_str() {
+            "tool_calls_not_kept" => not_kept.is_some(),
+            "not_read" => not_read.is_some(),
+            key => IMPORTED_READ.contains(&key),
+        };
+        if !read && !value.is_null() {
+            lines.push(format!("  {}: {}", one_line(key, 40), text(value)));
+        }
     }
-    if let Some(u) = &reply.usage {
-        let figure = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+    tool_call_lines(&calls, not_kept.unwrap_or(0), width, &mut lines);
+    lines.extend(
+        not_read
+            .iter()
+            .flatten()
+            .map(|what| format!("not read: {}", one_line(what, width))),
+    );
+    lines.extend(usage.as_ref().map(usage_line));
+    lines
+}
+
+/// `tool calls (n):` and a line per call (name, arguments clipped to `width`), and a line
+/// for those read past and not kept when there were any; nothing without calls.
+fn tool_call_lines(calls: &[ToolCall], not_kept: u64, width: usize, lines: &mut Vec<String>) {
+    if calls.is_empty() && not_kept == 0 {
+        return;
+    }
+    lines.push(format!("tool calls ({}):", calls.len()));
+    for c in calls {
         lines.push(format!(
-            "usage: prompt {}, completion {}, cached {}, reasoning {}",
-            figure(u.prompt_tokens),
-            figure(u.completion_tokens),
-            figure(u.cached_tokens),
-            figure(u.reasoning_tokens)
+            "  {} {}",
+            c.name,
+            crate::core::text::clip(&c.arguments, width)
         ));
     }
-    lines
+    if not_kept > 0 {
+        lines.push(format!(
+            "  and {not_kept} more read past, not kept (tool_calls_not_kept)"
+        ));
+    }
+}
+
+/// A usage's figures, `-` for one not given.
+fn usage_line(u: &Usage) -> String {
+    let figure = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+    format!(
+        "usage: prompt {}, completion {}, cached {}, reasoning {}",
+        figure(u.prompt_tokens),
+        figure(u.completion_tokens),
+        figure(u.cached_tokens),
+        figure(u.reasoning_tokens)
+    )
 }
 
 /// What a reply held, read with today's stripping, decoding and acceptance.
@@ -855,6 +959,44 @@ mod tests {
         assert!(super::kept_answer_lines(&json!({"reply": {"content": "hi"}}), 400).is_empty());
         assert!(super::kept_answer_lines(&json!({"reply": {"tool_calls": 3}}), 400).is_empty());
         assert!(super::kept_answer_lines(&json!([1]), 400).is_empty());
+    }
+
+    /// An imported answer (`{"source": …}`, as `import traces` and `import litellm` keep
+    /// it) is described as a live one is, by the same function, so `history show` and the
+    /// console's plan view both show it: where it came from and what else it keeps (the
+    /// record's ids, a spend), its tool calls and those read past, what was not read, its
+    /// usage. Only `history show --json` had shown them. One that does not read as an
+    /// imported answer gives nothing.
+    #[test]
+    fn an_imported_answer_says_its_source_calls_not_read_and_usage() {
+        let answer = json!({"source": "otel", "trace_id": "aa", "span_id": "01",
+            "conversation_id": null, "finish_reason": "stop",
+            "tool_calls": [{"id": "c1", "name": "fs.search", "arguments": "{\"q\":1}"}],
+            "tool_calls_not_kept": 2,
+            "not_read": ["a content part of type reasoning", "a content part of type blob"],
+            "usage": {"prompt_tokens": 12, "completion_tokens": null}});
+        assert_eq!(
+            super::kept_answer_lines(&answer, 400),
+            [
+                "imported from otel",
+                "  span_id: 01",
+                "  trace_id: aa",
+                "tool calls (1):",
+                "  fs.search {\"q\":1}",
+                "  and 2 more read past, not kept (tool_calls_not_kept)",
+                "not read: a content part of type reasoning",
+                "not read: a content part of type blob",
+                "usage: prompt 12, completion -, cached -, reasoning -",
+            ]
+        );
+        let litellm = json!({"source": "litellm", "request_id": "r1", "spend": 0.25,
+            "session_id": null, "tool_calls": [], "usage": null});
+        assert_eq!(
+            super::kept_answer_lines(&litellm, 400),
+            ["imported from litellm", "  request_id: r1", "  spend: 0.25"]
+        );
+        let bad = json!({"source": "otel", "tool_calls": 3});
+        assert!(super::kept_answer_lines(&bad, 400).is_empty());
     }
 
     /// Tester 5 F5: a reply cut as too large was told only to check the base_url.

@@ -306,6 +306,7 @@ fn chat_reply(output: Option<messages::Output>, attrs: &Attributes) -> (Reply, C
     let reply = Reply {
         finish_reason: finish.or(output.finish_reason),
         content: output.text,
+        not_read: output.not_read,
         ..Reply::default()
     };
     (reply, output.calls, true)
@@ -1787,10 +1788,11 @@ mod tests {
         assert_eq!(p.caller, "team-a");
         assert_eq!(p.failure_class.as_deref(), Some("refused"));
         assert_eq!(p.finish_reason.as_deref(), Some("stop"));
-        // The output's text parts joined, its finish reason the first a message gives.
+        // A message's text parts joined in order (a live answer's content parts are), the
+        // messages' texts by line breaks; the finish reason the first a message gives.
         let out = json!([{"role": "assistant", "parts": [{"type": "text", "content": "no"},
-            {"type": "text", "content": "plan"}]}, {"finish_reason": "stop"},
-            {"finish_reason": "length"}]);
+            {"type": "text", "content": " plan"}]}, {"finish_reason": "stop"},
+            {"parts": [{"type": "text", "content": "else"}], "finish_reason": "length"}]);
         let attrs = json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
             {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
@@ -1798,7 +1800,7 @@ mod tests {
         ]);
         let text = line(vec![span("aa", "01", S, attrs)]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.plans[0].raw_response.as_deref(), Some("no\nplan"));
+        assert_eq!(t.plans[0].raw_response.as_deref(), Some("no plan\nelse"));
         assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
         assert_eq!(t.plans[0].failure_class.as_deref(), Some("no_plan"));
     }
@@ -1872,7 +1874,7 @@ mod tests {
     mod tree {
         use serde_json::Value;
 
-        use crate::core::failure::{Reply, ToolCall, content_of, tool_calls_of};
+        use crate::core::failure::{Reply, ToolCall, content_of, content_part, tool_calls_of};
 
         pub fn text_of(content: &Value) -> Option<String> {
             match content {
@@ -1935,7 +1937,9 @@ mod tests {
                 }))
         }
 
-        /// A GenAI output list: text, first finish reason, tool calls (`None`: not recorded).
+        /// A GenAI output list: text (each message's text parts joined in order by the one
+        /// rule for parts, the messages' by line breaks), first finish reason, tool calls,
+        /// what was not read (`None`: not recorded).
         pub fn output(output: Option<Value>) -> Option<Reply> {
             let Some(Value::Array(messages)) = output else {
                 return None;
@@ -1943,6 +1947,7 @@ mod tests {
             let mut reply = Reply::default();
             let mut text = Vec::new();
             for m in &messages {
+                let mut message: Option<String> = None;
                 if reply.finish_reason.is_none() {
                     reply.finish_reason = m
                         .get("finish_reason")
@@ -1955,8 +1960,8 @@ mod tests {
                     .into_iter()
                     .flatten()
                 {
-                    match part.get("type").and_then(Value::as_str) {
-                        Some("text") => text.extend(part.get("content").and_then(Value::as_str)),
+                    let kind = part.get("type").and_then(Value::as_str);
+                    match kind {
                         Some("tool_call") => reply.tool_calls.push(ToolCall {
                             id: part.get("id").and_then(Value::as_str).map(str::to_string),
                             name: part
@@ -1970,9 +1975,22 @@ mod tests {
                                 Some(v) => v.to_string(),
                             },
                         }),
-                        _ => {}
+                        _ => {
+                            let had = message.is_some();
+                            let mut t = message.take().unwrap_or_default();
+                            let read = content_part(
+                                kind,
+                                part.get("content").and_then(Value::as_str),
+                                &mut t,
+                                &mut reply.not_read,
+                            );
+                            if read || had {
+                                message = Some(t);
+                            }
+                        }
                     }
                 }
+                text.extend(message);
             }
             if !text.is_empty() {
                 reply.content = Some(text.join("\n"));
@@ -2222,6 +2240,7 @@ mod tests {
                 proptest::prop_assert_eq!(got.is_some(), want.is_some(), "output {}", given);
                 if let (Some(got), Some(want)) = (got, want) {
                     proptest::prop_assert_eq!(&got.text, &want.content);
+                    proptest::prop_assert_eq!(&got.not_read, &want.not_read, "{}", given);
                     proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
                     proptest::prop_assert_eq!(calls(&got.calls.kept), calls(&want.tool_calls));
                 }

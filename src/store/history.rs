@@ -83,8 +83,8 @@ pub struct ImportReport {
     /// that many kept in its answer and the rest read past, counted there
     /// ([`TOOL_CALLS_NOT_KEPT`](crate::core::traffic::TOOL_CALLS_NOT_KEPT)).
     pub tool_calls_cut: usize,
-    /// `import litellm`: plans whose answer's content held something not read (a part that
-    /// is not text, content of another type), named in the answer
+    /// `import litellm` and `import traces`: plans whose answer's content held something not
+    /// read (a part that is not text, content of another type), named in the answer
     /// ([`NOT_READ`](crate::core::traffic::NOT_READ)) as a live answer names it.
     pub answers_not_read: usize,
 }

@@ -11,7 +11,8 @@
 //! the text parts of a list), [`Calls`] for tool calls. A chat completion's answer (a spend
 //! log's `response`) is read as a live answer is: its content by [`AnswerContent`] with the
 //! live reader's rule for parts (`core::failure::content_part`), a legacy `function_call` as
-//! one call. Tool calls past
+//! one call; a span's output message `parts` by the same rule, a `tool_call` part one call.
+//! Tool calls past
 //! [`bounds::PLAN_STEPS`] are counted and read past, never built: an answer with more is no
 //! plan whatever they hold (the count is kept in the plan's answer and the import says so).
 //! Each kept call's arguments are a value only while that call is read, then the text a live
@@ -662,13 +663,17 @@ fn arguments<'de, A: MapAccess<'de>>(map: &mut A, keep: bool) -> Result<Option<V
 // ---------------------------------------------------------------------------------------
 // Output: a GenAI output message list (OpenTelemetry)
 
-/// What a GenAI output message list holds: its text parts joined by line breaks, the first
-/// finish reason a message gives, and its tool calls.
+/// What a GenAI output message list holds: each message's text (its text parts joined in
+/// order, by the one rule for parts, [`content_part`]), the messages' texts joined by line
+/// breaks; the first finish reason a message gives; its tool calls; and what its parts held
+/// and was not read (a part that is neither text nor a tool call), as a live reply's
+/// `not_read` names it.
 #[derive(Debug, Default)]
 pub(super) struct Output {
     pub text: Option<String>,
     pub finish_reason: Option<String>,
     pub calls: Calls,
+    pub not_read: Vec<String>,
 }
 
 /// `gen_ai.output.messages`: a list of `{role, parts, finish_reason}`; `None` for the
@@ -725,10 +730,15 @@ impl<'de> Visitor<'de> for OutputMessage<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut finish = None;
+        // This message's text: `None` until a text part is read.
+        let mut text = None;
         while let Some(key) = map.next_key_seed(KeyIn(&["finish_reason", "parts"]))? {
             match key {
                 Some(0) => finish = map.next_value_seed(StrOrNone)?,
-                Some(_) => map.next_value_seed(OutputParts(&mut *self.0))?,
+                Some(_) => map.next_value_seed(OutputParts {
+                    out: &mut *self.0,
+                    text: &mut text,
+                })?,
                 None => {
                     map.next_value::<Skip>()?;
                 }
@@ -737,12 +747,27 @@ impl<'de> Visitor<'de> for OutputMessage<'_> {
         if self.0.finish_reason.is_none() {
             self.0.finish_reason = finish;
         }
+        // Each message of the list is an answer of its own (a choice): kept apart by a
+        // line break, as before.
+        if let Some(message) = text {
+            match &mut self.0.text {
+                Some(all) => {
+                    all.push('\n');
+                    all.push_str(&message);
+                }
+                None => self.0.text = Some(message),
+            }
+        }
         Ok(())
     }
 }
 
-/// A message's `parts`: text parts and tool calls, each taken as read.
-struct OutputParts<'a>(&'a mut Output);
+/// A message's `parts`: text parts into the message's `text`, tool calls, and any other
+/// part named as not read, each taken as read.
+struct OutputParts<'a> {
+    out: &'a mut Output,
+    text: &'a mut Option<String>,
+}
 
 impl<'de> DeserializeSeed<'de> for OutputParts<'_> {
     type Value = ();
@@ -763,13 +788,43 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
     map_otherwise!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(OutputPart(&mut *self.0))?.is_some() {}
+        while seq
+            .next_element_seed(OutputPart {
+                out: &mut *self.out,
+                text: &mut *self.text,
+            })?
+            .is_some()
+        {}
         Ok(())
     }
 }
 
-/// One part: `{"type":"text","content":…}` or `{"type":"tool_call","id","name","arguments"}`.
-struct OutputPart<'a>(&'a mut Output);
+/// One part: `{"type":"tool_call","id","name","arguments"}` a call; any other part read by
+/// [`content_part`] with its `type` and its `content` (where a GenAI part keeps its text):
+/// `{"type":"text","content":…}` is text, anything else (`reasoning`, `blob`, `uri`, `file`,
+/// a part that is not an object, …) is named as not read.
+///
+/// A message's text parts are joined with nothing between them, as a live answer's content
+/// parts are: the GenAI conventions make `parts` the pieces of one message, in order, and
+/// set no separator; an instrumentation that records an answer as several text parts (a
+/// stream's chunks, a provider's content blocks) splits one text, and a line break put
+/// between them broke a plan split inside a string.
+struct OutputPart<'a> {
+    out: &'a mut Output,
+    text: &'a mut Option<String>,
+}
+
+impl OutputPart<'_> {
+    /// A part that is not a tool call, by the one rule for parts.
+    fn content(self, kind: Option<&str>, content: Option<&str>) {
+        // Until a text part is read the message has no text (rather than an empty one).
+        let had = self.text.is_some();
+        let mut text = self.text.take().unwrap_or_default();
+        if content_part(kind, content, &mut text, &mut self.out.not_read) || had {
+            *self.text = Some(text);
+        }
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for OutputPart<'_> {
     type Value = ();
@@ -786,11 +841,46 @@ impl<'de> Visitor<'de> for OutputPart<'_> {
         f.write_str("a part")
     }
 
-    otherwise!(());
-    seq_otherwise!(());
+    fn visit_bool<Er: de::Error>(self, _: bool) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_i64<Er: de::Error>(self, _: i64) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_u64<Er: de::Error>(self, _: u64) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_i128<Er: de::Error>(self, _: i128) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_u128<Er: de::Error>(self, _: u128) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_f64<Er: de::Error>(self, _: f64) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_unit<Er: de::Error>(self) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_str<Er: de::Error>(self, _: &str) -> Result<(), Er> {
+        self.content(None, None);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        self.content(None, None);
+        Ok(())
+    }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let keep = !self.0.calls.full();
+        let keep = !self.out.calls.full();
         let (mut kind, mut content, mut id, mut name, mut args) = (None, None, None, None, None);
         while let Some(key) =
             map.next_key_seed(KeyIn(&["type", "content", "id", "name", "arguments"]))?
@@ -806,24 +896,14 @@ impl<'de> Visitor<'de> for OutputPart<'_> {
                 }
             }
         }
-        match kind.as_deref() {
-            Some("text") => {
-                if let Some(content) = content {
-                    match &mut self.0.text {
-                        Some(text) => {
-                            text.push('\n');
-                            text.push_str(&content);
-                        }
-                        None => self.0.text = Some(content),
-                    }
-                }
-            }
-            Some("tool_call") => self.0.calls.push(ToolCall {
+        if kind.as_deref() == Some("tool_call") {
+            self.out.calls.push(ToolCall {
                 id,
                 name: name.unwrap_or_default(),
                 arguments: arguments_text(args),
-            }),
-            _ => {}
+            });
+        } else {
+            self.content(kind.as_deref(), content.as_deref());
         }
         Ok(())
     }
