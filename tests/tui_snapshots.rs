@@ -70,6 +70,20 @@ fn screen_with(state: &State, width: u16, height: u16, keymap: &Keymap) -> Strin
     terminal.backend().to_string()
 }
 
+/// Imports JSON plan lines into the workspace's history store under `label`.
+fn import_plan_lines(ws: &Workspace, label: &str, lines: &str) {
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_plans(
+            label,
+            lines.as_bytes(),
+            &ws.pipeline_ids(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+}
+
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -979,16 +993,7 @@ fn with_baselines(ws: &Workspace) {
         ),
     ]
     .join("\n");
-    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
-    store
-        .import_plans(
-            "baselines",
-            lines.as_bytes(),
-            &ws.pipeline_ids(),
-            Default::default(),
-            |_| {},
-        )
-        .unwrap();
+    import_plan_lines(&ws, "baselines", &lines);
 }
 
 #[test]
@@ -1059,16 +1064,7 @@ fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
         "outcome": "ok", "source": "sent", "steps": [{"order": 1, "tool": "memory.store"}],
         "trim_record": {"baseline": {"planner": "off", "prior": "off", "catalog_cut": 0}}})
     .to_string();
-    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
-    store
-        .import_plans(
-            "baseline",
-            line.as_bytes(),
-            &ws.pipeline_ids(),
-            Default::default(),
-            |_| {},
-        )
-        .unwrap();
+    import_plan_lines(&ws, "baseline", &line);
     let mut state = started(&ws);
     apply(
         &ws,
@@ -1107,16 +1103,7 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
             "not_read": ["a content part of type reasoning"],
             "usage": {"prompt_tokens": 12, "completion_tokens": null}}})
     .to_string();
-    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
-    store
-        .import_plans(
-            "imported",
-            line.as_bytes(),
-            &ws.pipeline_ids(),
-            Default::default(),
-            |_| {},
-        )
-        .unwrap();
+    import_plan_lines(&ws, "imported", &line);
     let mut state = started(&ws);
     apply(
         &ws,
@@ -1164,16 +1151,7 @@ fn the_narrow_plans_list_shows_the_year_of_a_plan_from_another_year() {
         line("epoch", "1970-01-01T00:00:00Z"),
     ]
     .join("\n");
-    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
-    store
-        .import_plans(
-            "years",
-            lines.as_bytes(),
-            &ws.pipeline_ids(),
-            Default::default(),
-            |_| {},
-        )
-        .unwrap();
+    import_plan_lines(&ws, "years", &lines);
     let mut state = started(&ws);
     apply(
         &ws,
