@@ -993,7 +993,7 @@ fn with_baselines(ws: &Workspace) {
         ),
     ]
     .join("\n");
-    import_plan_lines(&ws, "baselines", &lines);
+    import_plan_lines(ws, "baselines", &lines);
 }
 
 #[test]
