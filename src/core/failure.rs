@@ -462,7 +462,12 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
     }
     tool_call_lines(&reply.tool_calls, 0, arguments_width, &mut lines);
     if let Some(refusal) = reply.refusal.as_deref().filter(|r| !r.is_empty()) {
-        lines.push(format!("refusal: {refusal}"));
+        // A refusal may run over lines by design; each after the first sits under its label.
+        let label = "refusal: ";
+        lines.push(format!(
+            "{label}{}",
+            crate::core::terminal_text::indented(refusal, label.len())
+        ));
     }
     if let Some(reasoning) = reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
         lines.push(format!(
@@ -476,12 +481,12 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
             reply.other_choices
         ));
     }
-    lines.extend(
-        reply
-            .not_read
-            .iter()
-            .map(|what| format!("not read: {what}")),
-    );
+    lines.extend(reply.not_read.iter().map(|what| {
+        format!(
+            "not read: {}",
+            crate::core::terminal_text::one_line(what, arguments_width)
+        )
+    }));
     lines.extend(reply.usage.as_ref().map(usage_line));
     lines
 }
@@ -553,12 +558,14 @@ fn tool_call_lines(calls: &[ToolCall], not_kept: u64, width: usize, lines: &mut 
     if calls.is_empty() && not_kept == 0 {
         return;
     }
+    // A server's name and arguments each stay on the call's one line.
+    let one_line = crate::core::terminal_text::one_line;
     lines.push(format!("tool calls ({}):", calls.len()));
     for c in calls {
         lines.push(format!(
             "  {} {}",
-            c.name,
-            crate::core::text::clip(&c.arguments, width)
+            one_line(&c.name, width),
+            one_line(&c.arguments, width)
         ));
     }
     if not_kept > 0 {
@@ -933,6 +940,29 @@ pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// What a server sent stays inside the line it is on: a line break in a call's name or
+    /// arguments, or in a note of what was not read, cannot start a line that passes for
+    /// one of ctxconsole's; a refusal may run over lines, each after the first indented
+    /// under its label.
+    #[test]
+    fn a_kept_answer_never_lets_the_server_start_a_line() {
+        let answer = json!({"reply": {
+            "refusal": "no\nusage: prompt 1",
+            "not_read": ["a content part of type x\nrefusal: none"],
+            "tool_calls": [{"id": "a", "name": "web.search\ncut off: fake",
+                "arguments": "{\n  \"q\": \"rust\"\n}"}]}});
+        let lines = super::kept_answer_lines(&answer, 400);
+        assert_eq!(
+            lines,
+            [
+                "tool calls (1):",
+                "  web.search\\ncut off: fake {\\n  \"q\": \"rust\"\\n}",
+                "refusal: no\n         usage: prompt 1",
+                "not read: a content part of type x\\nrefusal: none",
+            ]
+        );
+    }
 
     /// Tester 13 T13-3: what a kept answer held beside its text, a line each; an answer the
     /// views cannot read gives nothing rather than a wrong line.
