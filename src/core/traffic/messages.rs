@@ -788,19 +788,50 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
     map_otherwise!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq
-            .next_element_seed(OutputPart {
-                out: &mut *self.out,
-                text: &mut *self.text,
-            })?
-            .is_some()
-        {}
-        Ok(())
+        loop {
+            let keep = !self.out.calls.full();
+            match seq.next_element_seed(OutputPart { keep })? {
+                None => return Ok(()),
+                Some(Part::Call(call)) => self.out.calls.push(call),
+                Some(Part::Other { kind, content }) => {
+                    // Until a text part is read the message has no text (rather than an
+                    // empty one).
+                    let had = self.text.is_some();
+                    let mut text = self.text.take().unwrap_or_default();
+                    let read = content_part(
+                        kind.as_deref(),
+                        content.as_deref(),
+                        &mut text,
+                        &mut self.out.not_read,
+                    );
+                    if read || had {
+                        *self.text = Some(text);
+                    }
+                }
+            }
+        }
     }
 }
 
-/// One part: `{"type":"tool_call","id","name","arguments"}` a call; any other part read by
-/// [`content_part`] with its `type` and its `content` (where a GenAI part keeps its text):
+/// One part as read: a tool call, or any other part by its `type` and its `content` (where
+/// a GenAI part keeps its text), for [`content_part`]; a part that is not an object has
+/// neither.
+enum Part {
+    Call(ToolCall),
+    Other {
+        kind: Option<String>,
+        content: Option<String>,
+    },
+}
+
+/// The part that is not an object: named as not read, as a content part of no type is.
+const NOT_AN_OBJECT: Part = Part::Other {
+    kind: None,
+    content: None,
+};
+
+/// One part: `{"type":"tool_call","id","name","arguments"}` a call (its arguments kept as a
+/// value while read only when `keep`); any other part read by [`content_part`]:
 /// `{"type":"text","content":…}` is text, anything else (`reasoning`, `blob`, `uri`, `file`,
 /// a part that is not an object, …) is named as not read.
 ///
@@ -809,78 +840,29 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
 /// set no separator; an instrumentation that records an answer as several text parts (a
 /// stream's chunks, a provider's content blocks) splits one text, and a line break put
 /// between them broke a plan split inside a string.
-struct OutputPart<'a> {
-    out: &'a mut Output,
-    text: &'a mut Option<String>,
+struct OutputPart {
+    keep: bool,
 }
 
-impl OutputPart<'_> {
-    /// A part that is not a tool call, by the one rule for parts.
-    fn content(self, kind: Option<&str>, content: Option<&str>) {
-        // Until a text part is read the message has no text (rather than an empty one).
-        let had = self.text.is_some();
-        let mut text = self.text.take().unwrap_or_default();
-        if content_part(kind, content, &mut text, &mut self.out.not_read) || had {
-            *self.text = Some(text);
-        }
-    }
-}
+impl<'de> DeserializeSeed<'de> for OutputPart {
+    type Value = Part;
 
-impl<'de> DeserializeSeed<'de> for OutputPart<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Part, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for OutputPart<'_> {
-    type Value = ();
+impl<'de> Visitor<'de> for OutputPart {
+    type Value = Part;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a part")
     }
 
-    fn visit_bool<Er: de::Error>(self, _: bool) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_i64<Er: de::Error>(self, _: i64) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_u64<Er: de::Error>(self, _: u64) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_i128<Er: de::Error>(self, _: i128) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_u128<Er: de::Error>(self, _: u128) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_f64<Er: de::Error>(self, _: f64) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_unit<Er: de::Error>(self) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_str<Er: de::Error>(self, _: &str) -> Result<(), Er> {
-        self.content(None, None);
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        self.content(None, None);
-        Ok(())
-    }
+    otherwise!(NOT_AN_OBJECT);
+    seq_otherwise!(NOT_AN_OBJECT);
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let keep = !self.out.calls.full();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Part, A::Error> {
         let (mut kind, mut content, mut id, mut name, mut args) = (None, None, None, None, None);
         while let Some(key) =
             map.next_key_seed(KeyIn(&["type", "content", "id", "name", "arguments"]))?
@@ -890,22 +872,21 @@ impl<'de> Visitor<'de> for OutputPart<'_> {
                 Some(1) => content = map.next_value_seed(StrOrNone)?,
                 Some(2) => id = map.next_value_seed(StrOrNone)?,
                 Some(3) => name = map.next_value_seed(StrOrNone)?,
-                Some(_) => args = arguments(&mut map, keep)?,
+                Some(_) => args = arguments(&mut map, self.keep)?,
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
-        if kind.as_deref() == Some("tool_call") {
-            self.out.calls.push(ToolCall {
+        Ok(if kind.as_deref() == Some("tool_call") {
+            Part::Call(ToolCall {
                 id,
                 name: name.unwrap_or_default(),
                 arguments: arguments_text(args),
-            });
+            })
         } else {
-            self.content(kind.as_deref(), content.as_deref());
-        }
-        Ok(())
+            Part::Other { kind, content }
+        })
     }
 }
 
