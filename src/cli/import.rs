@@ -59,6 +59,16 @@ pub enum ConflictArg {
     Replace,
 }
 
+/// "answer held" / "answers held" and whose answer it is ("its" / "each one's"), for the
+/// import's notes about what `n` answers held.
+fn answers_held(n: usize) -> (&'static str, &'static str) {
+    if n == 1 {
+        ("answer held", "its")
+    } else {
+        ("answers held", "each one's")
+    }
+}
+
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
     let (ws, mut history) = crate::cli::history::open(workspace, &store)?;
     if let Some(note) = history.writer_note_for("this import waits", "")? {
@@ -184,11 +194,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     if report.tool_calls_cut > 0 {
         let n = report.tool_calls_cut;
         let bound = crate::core::bounds::PLAN_STEPS;
-        let (answers, each) = if n == 1 {
-            ("answer held", "its")
-        } else {
-            ("answers held", "each one's")
-        };
+        let (answers, each) = answers_held(n);
         notes.push_str(&format!(
             "  {n} {answers} more tool calls than a plan holds steps ({bound}): no plan; the \
              first {bound} kept in {each} answer, the rest read past and counted there \
@@ -198,11 +204,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
     if report.answers_not_read > 0 {
         let n = report.answers_not_read;
-        let (answers, each) = if n == 1 {
-            ("answer held", "its")
-        } else {
-            ("answers held", "each one's")
-        };
+        let (answers, each) = answers_held(n);
         notes.push_str(&format!(
             "  {n} {answers} content not read (a part that is not text, content of another \
              type): named in {each} answer ({})\n",
