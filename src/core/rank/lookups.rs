@@ -106,11 +106,12 @@ impl super::RankIndex {
     /// Place the lookup steps of the first [`RankParams::lookups`](super::RankParams::lookups)
     /// entries of a full `ranking` (after a caller re-sorted it, as adding an attachment's
     /// points does): the entries that feed one of their identifier inputs go right after
-    /// them, or after the request winners, marked `lookup_for` when that puts them ahead of
+    /// them, or after the first request winners (before the seconds), marked `lookup_for` when that puts them ahead of
     /// higher scores.
     pub fn place_lookups(&self, ranking: &mut super::Ranking) {
         // A full order holds every entry: nothing is fetched from outside it.
-        self.place_lookups_in(&mut ranking.order, ranking.head.len(), |_| None);
+        let firsts = ranking.head.iter().take_while(|p| p.round == 0).count();
+        self.place_lookups_in(&mut ranking.order, firsts, |_| None);
     }
 
     /// [`RankIndex::place_lookups`] on an order that may hold only the first places:
@@ -359,5 +360,42 @@ mod tests {
             .collect();
         assert!(order.iter().all(|n| !n.is_empty()));
         assert_ne!(order, names, "the lookup moved");
+    }
+
+    /// In a question of two requests, the first request's winner needs a lookup step: it
+    /// goes before the second-best entries of each request, which are only candidates.
+    #[test]
+    fn a_lookup_step_goes_before_the_second_best_of_each_request() {
+        let g = guide(vec![
+            pack(
+                "flight_search",
+                "Search flights on a route",
+                &["originSkyId", "date"],
+                &["flightId"],
+            ),
+            pack("flight_status", "The status of a flight", &["flight"], &[]),
+            pack("hotel_search", "Search hotels in a city", &["city"], &[]),
+            pack("hotel_reviews", "Reviews of a hotel", &["hotel"], &[]),
+            pack(
+                "search_airport",
+                "Airports near a place",
+                &["query"],
+                &["skyId"],
+            ),
+        ]);
+        let index = RankIndex::new(&g);
+        let ranking = index.rank("Search flights to Rome, then find hotels in Rome", None);
+        let names: Vec<&str> = ranking.order.iter().map(|s| index.name(s.index)).collect();
+        assert_eq!(
+            ranking.head.len(),
+            4,
+            "two rounds of two requests: {names:?}"
+        );
+        assert_eq!(
+            &names[..3],
+            ["flight_search", "hotel_search", "search_airport"],
+            "{names:?}"
+        );
+        assert_eq!(ranking.order[2].lookup_for, Some(0));
     }
 }

@@ -11,14 +11,15 @@ use super::{PRIOR_STRENGTH, Scored};
 impl RankIndex {
     /// The full order `rank` must give, computed the slow, obvious way.
     pub(crate) fn rank_reference(&self, intent: &str, prior: Option<&HistoryPrior>) -> Vec<Scored> {
-        let (mut order, head) = self.order_reference(intent, prior);
+        let (mut order, firsts) = self.order_reference(intent, prior);
         // Lookup steps are a placement of their own after this order, shared with `rank`;
         // the order holds every entry, so nothing is fetched from outside it.
-        self.place_lookups_in(&mut order, head, |_| None);
+        self.place_lookups_in(&mut order, firsts, |_| None);
         order
     }
 
-    /// The order by score with the request winners first, and how many winners lead it.
+    /// The order by score with the request winners first, and how many first-round
+    /// winners lead it.
     fn order_reference(&self, intent: &str, prior: Option<&HistoryPrior>) -> (Vec<Scored>, usize) {
         let (query, _) = self.query(intent);
         let n = self.len();
@@ -110,7 +111,8 @@ impl RankIndex {
         }
         let mut placed = vec![false; n];
         let mut head: Vec<Scored> = Vec::new();
-        for _ in 0..self.params.diversify {
+        let mut firsts = 0;
+        for round_no in 0..self.params.diversify {
             let mut round: Vec<(usize, usize)> = Vec::new();
             for r in 0..nr {
                 let best = order[..live]
@@ -138,6 +140,9 @@ impl RankIndex {
                 s.best_for_request = Some(r);
                 head.push(s);
             }
+            if round_no == 0 {
+                firsts = head.len();
+            }
         }
         let rest: Vec<Scored> = (0..n).filter(|&k| !placed[k]).map(|k| order[k]).collect();
         let top_rest = rest.first().map_or(f64::NEG_INFINITY, |s| s.score);
@@ -146,8 +151,7 @@ impl RankIndex {
                 s.best_for_request = None;
             }
         }
-        let placed = head.len();
         head.extend(rest);
-        (head, placed)
+        (head, firsts)
     }
 }

@@ -481,7 +481,10 @@ impl RankIndex {
             )
         });
         // Lookup steps after the confidence, which reads the order by score.
-        self.place_lookups_in(&mut order, head.len(), |i| Some(scored(i)));
+        // A lookup the first request winners need goes before the seconds: the plan needs
+        // it, where a second is only another candidate.
+        let firsts = head.iter().take_while(|w| w.round == 0).count();
+        self.place_lookups_in(&mut order, firsts, |i| Some(scored(i)));
         order.truncate(limit);
         s.finish(nr, &query.reached);
         Ranking {
