@@ -392,40 +392,7 @@ impl OutputCache {
     /// The whole content, or `None` for an unknown ref. Content whose chunks are missing or
     /// no longer hash to its ref is an error naming the file and the entry.
     pub fn get(&self, cache_ref: &str) -> anyhow::Result<Option<String>> {
-        let cache_ref = cache_ref.to_ascii_lowercase();
-        let name = self.path.display();
-        let entry: Option<(i64, Option<String>)> = self
-            .conn
-            .query_row(
-                "SELECT bytes, kept_ref FROM entries WHERE ref = ?1",
-                [&cache_ref],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .with_context(|| format!("{name}: reading {cache_ref}"))?;
-        let Some((bytes, kept_ref)) = entry else {
-            return Ok(None);
-        };
-        let mut content = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
-        let mut st = self.conn.prepare_cached(
-            "SELECT c.content FROM entry_chunks e JOIN chunks c ON c.id = e.chunk
-             WHERE e.ref = ?1 ORDER BY e.ord",
-        )?;
-        let mut rows = st.query([&cache_ref])?;
-        while let Some(r) = rows
-            .next()
-            .with_context(|| format!("{name}: reading {cache_ref}"))?
-        {
-            content.extend_from_slice(r.get_ref(0)?.as_blob()?);
-        }
-        let damaged = |what: &str| anyhow::anyhow!("{name}: entry {cache_ref} is damaged ({what})");
-        let expected = kept_ref.as_deref().unwrap_or(&cache_ref);
-        if content.len() as i64 != bytes || self::cache_ref(&content) != expected {
-            return Err(damaged("its content no longer matches its reference"));
-        }
-        String::from_utf8(content)
-            .map(Some)
-            .map_err(|_| damaged("not UTF-8"))
+        read_entry(&self.conn, &self.path, cache_ref)
     }
 
     /// Remove entries older than `max_age`, then the chunks no entry uses and the sentence
@@ -487,19 +454,18 @@ impl OutputCache {
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()
             .with_context(|| format!("{name}: listing the entries"))?;
-        // (ref, its content without the keys)
-        let mut held: Vec<(String, String)> = Vec::new();
+        // Only the refs are held: each entry is read again and kept anew one at a time, so
+        // a cache of large pastes is never all in memory at once.
+        let mut held: Vec<String> = Vec::new();
         for r in refs {
-            if let Some(content) = self.get(&r)? {
-                let kept = secrets.text(&content);
-                if kept != content {
-                    held.push((r, kept));
-                }
+            if let Some(content) = self.get(&r)?
+                && secrets.text(&content) != content
+            {
+                held.push(r);
             }
         }
-        let refs = held.iter().map(|(r, _)| r.clone()).collect();
         if dry_run || held.is_empty() {
-            return Ok(refs);
+            return Ok(held);
         }
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "scrubbing keys")?;
         // What the scrub deletes is overwritten with zeros as it goes, so the key is in no
@@ -508,7 +474,7 @@ impl OutputCache {
             .pragma_update(None, "secure_delete", "ON")
             .with_context(|| format!("{name}: scrubbing keys"))?;
         let tx = sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, "scrubbing keys")?;
-        for (cache_ref, kept) in &held {
+        for cache_ref in &held {
             let context = || format!("{name}: scrubbing entry {cache_ref}");
             let created_at: i64 = tx
                 .query_row(
@@ -517,9 +483,13 @@ impl OutputCache {
                     |r| r.get(0),
                 )
                 .with_context(context)?;
+            let Some(content) = read_entry(&tx, &self.path, cache_ref)? else {
+                continue;
+            };
+            let kept = secrets.text(&content);
             let kept_ref = self::cache_ref(kept.as_bytes());
             forget_entry(&tx, cache_ref).with_context(context)?;
-            keep_entry(&tx, cache_ref, kept, created_at, Some(&kept_ref)).with_context(context)?;
+            keep_entry(&tx, cache_ref, &kept, created_at, Some(&kept_ref)).with_context(context)?;
         }
         tx.commit()
             .with_context(|| format!("{name}: scrubbing keys"))?;
@@ -529,7 +499,7 @@ impl OutputCache {
                      emptying its write-ahead log"
             )
         })?;
-        Ok(refs)
+        Ok(held)
     }
 
     /// The vectors `embedder` made for these texts (by [`text_hash`]), where kept; a row
@@ -646,6 +616,48 @@ impl OutputCache {
         )?;
         Ok((n as usize, b as usize))
     }
+}
+
+/// One entry's content, checked against its reference (see [`OutputCache::get`]); read
+/// through `conn`, which may be a transaction of the cache.
+fn read_entry(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    cache_ref: &str,
+) -> anyhow::Result<Option<String>> {
+    let cache_ref = cache_ref.to_ascii_lowercase();
+    let name = path.display();
+    let entry: Option<(i64, Option<String>)> = conn
+        .query_row(
+            "SELECT bytes, kept_ref FROM entries WHERE ref = ?1",
+            [&cache_ref],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .with_context(|| format!("{name}: reading {cache_ref}"))?;
+    let Some((bytes, kept_ref)) = entry else {
+        return Ok(None);
+    };
+    let mut content = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
+    let mut st = conn.prepare_cached(
+        "SELECT c.content FROM entry_chunks e JOIN chunks c ON c.id = e.chunk
+         WHERE e.ref = ?1 ORDER BY e.ord",
+    )?;
+    let mut rows = st.query([&cache_ref])?;
+    while let Some(r) = rows
+        .next()
+        .with_context(|| format!("{name}: reading {cache_ref}"))?
+    {
+        content.extend_from_slice(r.get_ref(0)?.as_blob()?);
+    }
+    let damaged = |what: &str| anyhow::anyhow!("{name}: entry {cache_ref} is damaged ({what})");
+    let expected = kept_ref.as_deref().unwrap_or(&cache_ref);
+    if content.len() as i64 != bytes || self::cache_ref(&content) != expected {
+        return Err(damaged("its content no longer matches its reference"));
+    }
+    String::from_utf8(content)
+        .map(Some)
+        .map_err(|_| damaged("not UTF-8"))
 }
 
 #[cfg(test)]
