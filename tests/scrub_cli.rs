@@ -183,3 +183,75 @@ fn without_a_key_to_take_out_or_with_a_key_for_a_name_scrub_refuses_and_changes_
     assert!(!keyish.contains(hex_key), "{keyish}");
     assert_eq!(kept_bytes(h), before);
 }
+
+/// Tester 14 F4: a damaged output cache stopped the scrub after the history store had been
+/// rewritten, and the error said the cache "was left untouched" as if nothing had changed.
+/// Each place is scrubbed on its own: what could be is, the report says which were and
+/// which could not be, and the run fails naming the one that could not.
+#[test]
+fn a_damaged_cache_does_not_stop_the_rest_and_the_report_says_what_was_scrubbed() {
+    let home = workspace_holding(KEY);
+    let h = home.path();
+    let cache = h.join("cache.sqlite");
+    let len = std::fs::metadata(&cache).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cache)
+        .unwrap();
+    f.set_len(len / 3).unwrap();
+    drop(f);
+    let damaged = std::fs::read(&cache).unwrap();
+    // A dry run says what the history and the logs hold, and that the cache cannot be read.
+    let dry = ctx(h)
+        .env(KEY_ENV, KEY)
+        .args(["scrub", "--dry-run"])
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&dry.stdout), stderr_of(&dry));
+    assert_eq!(dry.status.code(), Some(2), "{out}\n{err}");
+    assert!(out.contains("1 plan in "), "{out}");
+    assert!(out.contains("1 log file hold a key"), "{out}");
+    assert!(out.contains("the output cache: not read"), "{out}");
+    assert!(
+        err.contains("scrub incomplete: the output cache was not read")
+            && err.contains("cache.sqlite"),
+        "{err}"
+    );
+    let scrub = ctx(h).env(KEY_ENV, KEY).arg("scrub").output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&scrub.stdout), stderr_of(&scrub));
+    assert_eq!(scrub.status.code(), Some(2), "{out}\n{err}");
+    assert!(out.contains("1 plan in "), "{out}");
+    assert!(out.contains("1 log file held a key"), "{out}");
+    assert!(out.contains("the output cache: not scrubbed"), "{out}");
+    assert!(!err.contains("left untouched: nothing"), "{err}");
+    // The history and the log no longer hold the key; the damaged cache is as it was.
+    let history_and_log: Vec<u8> = [
+        "history.sqlite",
+        "history.sqlite-wal",
+        "logs/ctxconsole.log",
+    ]
+    .iter()
+    .flat_map(|f| std::fs::read(h.join(f)).unwrap_or_default())
+    .collect();
+    assert!(
+        !history_and_log
+            .windows(KEY.len())
+            .any(|w| w == KEY.as_bytes())
+    );
+    assert_eq!(std::fs::read(&cache).unwrap(), damaged);
+    let json = ctx(h)
+        .env(KEY_ENV, KEY)
+        .args(["scrub", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["cached_pastes"], Value::Null, "{v}");
+    assert_eq!(v["not_scrubbed"][0]["place"], "the output cache", "{v}");
+    assert!(
+        v["not_scrubbed"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("cache.sqlite")
+    );
+    assert_eq!(v["plans"], serde_json::json!([]), "{v}");
+}

@@ -88,58 +88,142 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // Read once: for the keys, and for the store's settings.
     let config = ws.config()?;
     let secrets = secrets(&ws, &config, &args.env)?;
-    let mut history = ws.open_history_with(&store, &config)?;
-    let plans = history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)?;
-    let pastes = match OutputCache::open_existing_in(&ws.dir)? {
-        Some(mut cache) => cache.scrub(&secrets, args.dry_run)?,
-        None => Vec::new(),
-    };
-    let mut logs = Vec::new();
-    for path in log_files(&ws.dir) {
-        if scrub_log(&path, &secrets, args.dry_run)? {
-            logs.push(path);
+    // Each place on its own: one that cannot be read or written (damaged, locked) does
+    // not keep the key in the others, and the report says which were scrubbed and which
+    // not (tester 14 F4: a damaged cache had stopped the run after the history store was
+    // rewritten, with an error that read as if nothing had changed).
+    let history_path = std::cell::Cell::new(None);
+    let plans = (|| {
+        let mut history = ws.open_history_with(&store, &config)?;
+        history_path.set(Some(history.path().to_path_buf()));
+        history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)
+    })();
+    let pastes = (|| match OutputCache::open_existing_in(&ws.dir)? {
+        Some(mut cache) => cache.scrub(&secrets, args.dry_run),
+        None => Ok(Vec::new()),
+    })();
+    let logs = (|| {
+        let mut held = Vec::new();
+        for path in log_files(&ws.dir) {
+            if scrub_log(&path, &secrets, args.dry_run)? {
+                held.push(path.display().to_string());
+            }
         }
-    }
+        Ok(held)
+    })();
+    let history_path: Option<String> = history_path.take().map(|p| p.display().to_string());
+    let places = [
+        Place {
+            what: "the history store",
+            found: plans,
+        },
+        Place {
+            what: "the output cache",
+            found: pastes,
+        },
+        Place {
+            what: "the logs",
+            found: logs,
+        },
+    ];
+    let failed: Vec<&str> = places
+        .iter()
+        .filter(|p| p.found.is_err())
+        .map(|p| p.what)
+        .collect();
     if args.json {
-        return print_json(&serde_json::json!({
+        let not_scrubbed: Vec<serde_json::Value> = places
+            .iter()
+            .filter_map(|p| {
+                let e = p.found.as_ref().err()?;
+                Some(serde_json::json!({"place": p.what, "error": format!("{e:#}")}))
+            })
+            .collect();
+        print_json(&serde_json::json!({
             "dry_run": args.dry_run,
-            "store": history.path(),
-            "plans": plans,
-            "cached_pastes": pastes,
-            "logs": logs,
-        }));
-    }
-    let verb = if args.dry_run { "hold" } else { "held" };
-    let mut out = format!(
-        "{} in {} {verb} a key{}\n",
-        counted(plans.len(), "plan", "plans"),
-        history.path().display(),
-        listed(&plans)
-    );
-    out.push_str(&format!(
-        "{} in the output cache {verb} a key{}\n",
-        counted(pastes.len(), "cached paste", "cached pastes"),
-        listed(&pastes)
-    ));
-    out.push_str(&format!(
-        "{} {verb} a key{}\n",
-        counted(logs.len(), "log file", "log files"),
-        listed(
-            &logs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-        )
-    ));
-    let any = !(plans.is_empty() && pastes.is_empty() && logs.is_empty());
-    out.push_str(match (args.dry_run, any) {
-        (true, true) => "nothing was changed (--dry-run); run without it to take the keys out\n",
-        (false, true) => {
-            "each was rewritten without the keys; no free page of the files holds them either\n"
+            "store": history_path,
+            "plans": places[0].found.as_ref().ok(),
+            "cached_pastes": places[1].found.as_ref().ok(),
+            "logs": places[2].found.as_ref().ok(),
+            "not_scrubbed": not_scrubbed,
+        }))?;
+    } else {
+        let verb = if args.dry_run { "hold" } else { "held" };
+        let undone = if args.dry_run {
+            "not read"
+        } else {
+            "not scrubbed"
+        };
+        let lines = [
+            (
+                "plan",
+                "plans",
+                format!(
+                    " in {}",
+                    history_path.as_deref().unwrap_or("the history store")
+                ),
+            ),
+            (
+                "cached paste",
+                "cached pastes",
+                " in the output cache".into(),
+            ),
+            ("log file", "log files", String::new()),
+        ];
+        let mut out = String::new();
+        for (place, (one, many, where_)) in places.iter().zip(lines) {
+            match &place.found {
+                Ok(held) => out.push_str(&format!(
+                    "{}{where_} {verb} a key{}
+",
+                    counted(held.len(), one, many),
+                    listed(held)
+                )),
+                Err(_) => out.push_str(&format!(
+                    "{}: {undone} (the error follows)
+",
+                    place.what
+                )),
+            }
         }
-        (_, false) => "nothing to take out\n",
-    });
-    emit(&out)
+        let any = places
+            .iter()
+            .any(|p| p.found.as_ref().is_ok_and(|h| !h.is_empty()));
+        out.push_str(match (args.dry_run, any) {
+            (_, false) if !failed.is_empty() => "nothing to take out in the rest\n",
+            (true, true) => {
+                "nothing was changed (--dry-run); run without it to take the keys out
+"
+            }
+            (false, true) => {
+                "each was rewritten without the keys; no free page of the files holds them either
+"
+            }
+            (_, false) => {
+                "nothing to take out
+"
+            }
+        });
+        emit(&out)?;
+    }
+    // The run fails with the first place's error (its exit code: 2 for a damaged file, 1
+    // for a lock), naming every place left as it was.
+    match places.into_iter().find_map(|p| p.found.err()) {
+        Some(first) => Err(first.context(format!(
+            "scrub incomplete: {} {} not {} (what is said above was done)",
+            failed.join(" and "),
+            if failed.len() == 1 { "was" } else { "were" },
+            if args.dry_run { "read" } else { "scrubbed" }
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One place a key may be kept, and what of it held one (refs, plan ids or files), or why
+/// it could not be read or rewritten.
+struct Place {
+    what: &'static str,
+    found: anyhow::Result<Vec<String>>,
 }
 
 /// `: a, b, c, …` naming the first few, or nothing for none.
