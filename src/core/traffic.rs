@@ -1470,7 +1470,6 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         id: None,
         other_choices,
         not_read: message.not_read,
-        ..Reply::default()
     };
     // A failed call logs an error status and no choices: no answer came back.
     let failed_call = str_field("status").is_some_and(|s| s != "success");
