@@ -919,9 +919,10 @@ fn an_answer_in_parts_or_a_function_call_is_imported_as_a_live_answer_is_read() 
 /// without a word and joined a message's text parts by line breaks, so a plan split across
 /// two text parts (as a streamed answer may be recorded) broke inside a string. Now one
 /// message's text parts are joined in order by the same core rule
-/// (`core::failure::content_part`), a part that is neither text nor a tool call is named in
-/// the answer's `not_read` and counted in the import's notes and `--json`, and a tool call
-/// part is still one step.
+/// (`core::failure::content_part`), a reasoning part is the answer's reasoning (as a live
+/// answer's `reasoning_content` is), a part that is neither text, reasoning nor a tool call
+/// is named in the answer's `not_read` and counted in the import's notes and `--json`, and
+/// a tool call part is still one step.
 #[test]
 fn a_span_answer_in_parts_is_read_whole_and_what_is_not_text_is_named() {
     let home = tempfile::tempdir().unwrap();
@@ -960,23 +961,27 @@ fn a_span_answer_in_parts_is_read_whole_and_what_is_not_text_is_named() {
     let out = String::from_utf8(out.stdout).unwrap();
     assert!(
         out.contains(
-            "2 answers held content not read (a part that is not text, content of another \
-             type): named in each one's answer (not_read)"
+            "1 answer held content not read (a part that is not text, content of another \
+             type): named in its answer (not_read)"
         ),
         "{out}"
     );
 
     let shown = json_of(ctx(home.path()).args(["history", "show", "otel-aa-01", "--json"]));
-    assert_eq!(shown["raw_response"], plan, "{shown}");
+    assert_eq!(
+        shown["raw_response"],
+        format!("<think>first search, then mail</think>{plan}"),
+        "{shown}"
+    );
     assert_eq!(shown["outcome"], "ok", "{shown}");
     assert_eq!(shown["steps"].as_array().unwrap().len(), 2, "{shown}");
     assert_eq!(
+        shown["answer"]["reasoning"], "first search, then mail",
+        "{shown}"
+    );
+    assert_eq!(
         shown["answer"]["not_read"],
-        serde_json::json!([
-            "a content part of type reasoning",
-            "a content part of type blob",
-            "a content part of type uri"
-        ]),
+        serde_json::json!(["a content part of type blob", "a content part of type uri"]),
         "{shown}"
     );
 
@@ -987,32 +992,31 @@ fn a_span_answer_in_parts_is_read_whole_and_what_is_not_text_is_named() {
         shown["answer"]["tool_calls"][0]["name"], "fs.search",
         "{shown}"
     );
-    assert_eq!(
-        shown["answer"]["not_read"],
-        serde_json::json!(["a content part of type reasoning"]),
-        "{shown}"
-    );
+    assert_eq!(shown["answer"]["reasoning"], "search first", "{shown}");
+    assert!(shown["answer"].get("not_read").is_none(), "{shown}");
 
     let again = json_of(
         ctx(home.path())
             .args(["import", "traces", "--json"])
             .arg(&spans),
     );
-    assert_eq!(again["answers_not_read"], 2, "{again}");
+    assert_eq!(again["answers_not_read"], 1, "{again}");
     assert_eq!(again["already_present"], 2, "{again}");
 }
 
 /// `history show` (text) describes an imported answer as it describes a live one, by the
 /// one core function (`core::failure::kept_answer_lines`): where it came from and the
-/// record's ids, its tool calls, what it held and was not read, its usage. It read only a
-/// live answer's `reply`, so an imported answer's `not_read` showed only in `--json`.
+/// record's ids, its tool calls, its reasoning, what it held and was not read, its usage. It
+/// read only a live answer's `reply`, so an imported answer's `not_read` showed only in
+/// `--json`.
 #[test]
 fn history_show_describes_an_imported_answer_as_a_live_one() {
     let home = tempfile::tempdir().unwrap();
     let output = serde_json::json!([{"role": "assistant", "finish_reason": "tool_calls",
         "parts": [
             {"type": "reasoning", "content": "search first"},
-            {"type": "tool_call", "id": "c1", "name": "fs.search", "arguments": {"q": "notes"}}]}])
+            {"type": "tool_call", "id": "c1", "name": "fs.search", "arguments": {"q": "notes"}},
+            {"type": "blob", "modality": "image", "content": "iVBO"}]}])
     .to_string();
     let span = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{
         "traceId": "aa", "spanId": "01", "startTimeUnixNano": "1791028800000000000",
@@ -1033,8 +1037,87 @@ fn history_show_describes_an_imported_answer_as_a_live_one() {
     assert_eq!(
         kept,
         "imported from otel\n  span_id: 01\n  trace_id: aa\ntool calls (1):\n  \
-         fs.search {\"q\":\"notes\"}\nnot read: a content part of type reasoning\n\
+         fs.search {\"q\":\"notes\"}\nreasoning: 12 characters (in the raw response between \
+         <think> tags)\nnot read: a content part of type blob\n\
          usage: prompt 12, completion -, cached -, reasoning -\n",
         "{text}"
     );
+}
+
+/// Left open after a span's answer parts were read by the live rule: an imported answer
+/// was not yet the same truth as a live one in three ways, each now read by the live rule
+/// (tests/data/otel/genai-choices-reasoning.jsonl, three chat spans as an instrumentation
+/// records them). Several output messages (a request sent with `n=2`) were all read, their
+/// texts joined by line breaks into one answer that was no plan: the first is the answer,
+/// as a live reply keeps choice 0, and the others are counted (`other_choices`), said by
+/// `history show` as a live answer's are and counted in the import's notes. A `reasoning`
+/// part was named in `not_read`: it is the answer's reasoning, kept and shown as a live
+/// answer's `reasoning_content` is (folded into the raw response as a `<think>` block). A
+/// user message in two text parts was read with a line break between them: its parts are
+/// joined as an answer's are.
+#[test]
+fn a_span_answer_is_its_first_choice_with_its_reasoning_and_the_intent_is_read_whole() {
+    const FILE: &str = "tests/data/otel/genai-choices-reasoning.jsonl";
+    const CHOICES: &str = "otel-7a1c9e0b5d2f4a6c8e0b1d3f5a7c9e1b-1f2e3d4c5b6a7980";
+    const REASONING: &str = "otel-0c4b8a2e6d1f3b5a7c9e2d4f6b8a0c1e-a0b1c2d3e4f50617";
+    const PARTS: &str = "otel-5e7d9c1b3a2f4e6d8c0b2a4f6e8d0c2b-b1c2d3e4f5061728";
+    let home = tempfile::tempdir().unwrap();
+    let out = common::succeeded(ctx(home.path()).args(["import", "traces", FILE]));
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.contains(
+            "1 answer held more than one choice: the first is the answer, the others counted \
+             in its answer (other_choices)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("not read"), "{out}");
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", CHOICES, "--json"]));
+    let plan = "{\"steps\": [{\"order\": 1, \"tool\": \"fs.search\", \"args\": {\"query\": \
+                \"Q3 report\"}}, {\"order\": 2, \"tool\": \"mail.send\", \"args\": {\"to\": \
+                \"ana@example.com\"}}]}";
+    assert_eq!(shown["raw_response"], plan, "{shown}");
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"].as_array().unwrap().len(), 2, "{shown}");
+    assert_eq!(shown["answer"]["other_choices"], 1, "{shown}");
+    let out = common::succeeded(ctx(home.path()).args(["history", "show", CHOICES]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\nother choices sent and not kept: 1 (only index 0 is the answer)\n"),
+        "{text}"
+    );
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", REASONING, "--json"]));
+    let reasoning = "The user asks about Friday. calendar.list takes a day.";
+    assert_eq!(shown["answer"]["reasoning"], reasoning, "{shown}");
+    assert!(shown["answer"].get("not_read").is_none(), "{shown}");
+    assert_eq!(shown["outcome"], "ok", "{shown}");
+    assert_eq!(shown["steps"][0]["tool"], "calendar.list", "{shown}");
+    let raw = shown["raw_response"].as_str().unwrap();
+    assert!(
+        raw.starts_with(&format!("<think>{reasoning}</think>{{\"steps\"")),
+        "{raw}"
+    );
+    let out = common::succeeded(ctx(home.path()).args(["history", "show", REASONING]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\nreasoning: 54 characters (in the raw response between <think> tags)\n"),
+        "{text}"
+    );
+    // Offline replay reads the kept raw response as the import read the answer.
+    let replay = json_of(ctx(home.path()).args(["replay", REASONING, "--offline", "--json"]));
+    assert!(replay["offline"]["failure"].is_null(), "{replay:#}");
+    assert!(replay["offline"]["class_note"].is_null(), "{replay:#}");
+
+    let shown = json_of(ctx(home.path()).args(["history", "show", PARTS, "--json"]));
+    assert_eq!(
+        shown["intent"], "Summarise the meeting notes from Tuesday",
+        "{shown}"
+    );
+
+    let again = json_of(ctx(home.path()).args(["import", "traces", FILE, "--json"]));
+    assert_eq!(again["answers_other_choices"], 1, "{again}");
+    assert_eq!(again["answers_not_read"], 0, "{again}");
+    assert_eq!(again["already_present"], 3, "{again}");
 }

@@ -307,7 +307,8 @@ fn a_message_list_of_many_parts_costs_about_its_own_size() {
         {"type": "tool_call", "id": "c0", "name": "fs.search", "arguments": {}}]}]);
     let text = line(vec![chat_with(&input, &output)]);
     let (peak, plan) = read_one(&text);
-    assert_eq!(plan.intent, vec!["a"; 120_000].join("\n"));
+    // The parts of one message, joined as an answer's are (`content_part`): nothing between.
+    assert_eq!(plan.intent, "a".repeat(120_000));
     assert_eq!(plan.steps.len(), 1);
     assert!(
         peak < 2 * text.len(),
@@ -409,7 +410,7 @@ fn a_spend_log_row_of_many_parts_and_calls_costs_about_its_own_size() {
         .unwrap();
         plan.unwrap()
     });
-    assert_eq!(plan.intent.len(), 2 * 120_000 - 1);
+    assert_eq!(plan.intent.len(), 120_000);
     assert_eq!(plan.failure_class.as_deref(), Some("no_plan"));
     assert_eq!(plan.answer.unwrap()["tool_calls_not_kept"], 50_000);
     assert!(

@@ -1088,7 +1088,8 @@ fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
 
 /// The console's plan view describes an imported answer as it describes a live one, by
 /// the one core function `history show` uses (`core::failure::kept_answer_lines`): where it
-/// came from, its tool calls, what it held and was not read, its usage. It read only a live
+/// came from, its tool calls, its reasoning and the other choices it came with (by a live
+/// answer's own lines), what it held and was not read, its usage. It read only a live
 /// answer's `reply`, so an imported answer's `not_read` was not shown.
 #[test]
 fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
@@ -1096,11 +1097,12 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
     let line = serde_json::json!({"id": "otel-aa-01", "at": "2026-11-25T10:00:00Z",
         "caller": "agent", "model": "m", "intent": "find the notes", "outcome": "ok",
         "source": "otel", "steps": [{"order": 1, "tool": "fs.search"}],
-        "finish_reason": "tool_calls",
+        "finish_reason": "tool_calls", "raw_response": "<think>search first</think>",
         "answer": {"source": "otel", "trace_id": "aa", "span_id": "01",
             "conversation_id": null, "finish_reason": "tool_calls",
             "tool_calls": [{"id": "c1", "name": "fs.search", "arguments": "{\"q\":\"notes\"}"}],
-            "not_read": ["a content part of type reasoning"],
+            "reasoning": "search first", "other_choices": 1,
+            "not_read": ["a content part of type blob"],
             "usage": {"prompt_tokens": 12, "completion_tokens": null}}})
     .to_string();
     import_plan_lines(&ws, "imported", &line);
@@ -1125,7 +1127,9 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
         "the answer as kept:",
         "imported from otel",
         "fs.search {\"q\":\"notes\"}",
-        "not read: a content part of type reasoning",
+        "reasoning: 12 characters (in the raw response between <think> tags)",
+        "other choices sent and not kept: 1 (only index 0 is the answer)",
+        "not read: a content part of type blob",
         "usage: prompt 12, completion -, cached -, reasoning -",
     ] {
         assert!(s.contains(needle), "{needle} missing:\n{s}");

@@ -211,6 +211,15 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             crate::core::traffic::NOT_READ
         ));
     }
+    if report.answers_other_choices > 0 {
+        let n = report.answers_other_choices;
+        let (answers, each) = answers_held(n);
+        notes.push_str(&format!(
+            "  {n} {answers} more than one choice: the first is the answer, \
+             the others counted in {each} answer ({})\n",
+            crate::core::traffic::OTHER_CHOICES
+        ));
+    }
     emit(&format!(
         "{}: {} {} read, {} added, {} already present{conflicts}; drift updated on {} plans ({})\n{notes}",
         report.source,

@@ -223,12 +223,13 @@ pub fn note_not_read(not_read: &mut Vec<String>, what: String) {
 }
 
 /// One part of a message's `content` list, as its `type` and `text` read (each `None` when
-/// absent or not a string): a text part's text (type `text` or `output_text`, or none
-/// given) is appended to `text`, and `true` says it was; any other part is named in
-/// `not_read`. The one rule for a live answer ([`content_of`]) and a recorded one (the
+/// absent or not a string): a text part's text (type `text`, `output_text` or `input_text`,
+/// or none given) is appended to `text`, with nothing between it and the text before (the
+/// parts of one message are pieces of one text), and `true` says it was; any other part is
+/// named in `not_read`. The one rule for a live answer ([`content_of`]), a recorded one (the
 /// traffic importer, which reads the parts as the parser reaches them, never a tree of
 /// them: a spend log's `content` list and a span's output message `parts`, whose text is
-/// its `content`).
+/// its `content`) and a recorded intent's parts (the last user message's).
 pub fn content_part(
     kind: Option<&str>,
     part_text: Option<&str>,
@@ -237,7 +238,7 @@ pub fn content_part(
 ) -> bool {
     let kind = kind.unwrap_or("text");
     match (kind, part_text) {
-        ("text" | "output_text", Some(t)) => {
+        ("text" | "output_text" | "input_text", Some(t)) => {
             text.push_str(t);
             true
         }
@@ -384,6 +385,22 @@ pub struct Reply {
     pub not_read: Vec<String>,
 }
 
+impl Reply {
+    /// The raw response as the model produced it, as a plan keeps it: a reasoning field
+    /// folded in as a `<think>` block before the content, so an offline replay of the
+    /// stored row reads it as the reply was read; `None` with neither. The one rule for a
+    /// live answer and an imported one.
+    pub fn raw_response(&self) -> Option<String> {
+        match self.reasoning.as_deref().filter(|r| !r.is_empty()) {
+            Some(r) => Some(format!(
+                "<think>{r}</think>{}",
+                self.content.as_deref().unwrap_or("")
+            )),
+            None => self.content.clone(),
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -469,18 +486,8 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
             crate::core::terminal_text::indented(refusal, label.len())
         ));
     }
-    if let Some(reasoning) = reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
-        lines.push(format!(
-            "reasoning: {} characters (in the raw response between <think> tags)",
-            reasoning.chars().count()
-        ));
-    }
-    if reply.other_choices > 0 {
-        lines.push(format!(
-            "other choices sent and not kept: {} (only index 0 is the answer)",
-            reply.other_choices
-        ));
-    }
+    lines.extend(reasoning_line(reply.reasoning.as_deref()));
+    lines.extend(other_choices_line(u64::from(reply.other_choices)));
     lines.extend(reply.not_read.iter().map(|what| {
         format!(
             "not read: {}",
@@ -491,12 +498,34 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
     lines
 }
 
+/// A kept answer's reasoning, said by its length (the raw response holds it between
+/// `<think>` tags, [`Reply::raw_response`]); nothing without any. A live answer's and an
+/// imported one's alike.
+fn reasoning_line(reasoning: Option<&str>) -> Option<String> {
+    reasoning.filter(|r| !r.is_empty()).map(|r| {
+        format!(
+            "reasoning: {} characters (in the raw response between <think> tags)",
+            r.chars().count()
+        )
+    })
+}
+
+/// The choices an answer came with besides the one kept, counted; nothing without any. A
+/// live answer's (`reply.other_choices`) and an imported one's alike.
+fn other_choices_line(other_choices: u64) -> Option<String> {
+    (other_choices > 0).then(|| {
+        format!("other choices sent and not kept: {other_choices} (only index 0 is the answer)")
+    })
+}
+
 /// The fields of an imported answer [`imported_answer_lines`] reads for lines of their own;
 /// `finish_reason` is the plan's own, shown with its raw response.
-const IMPORTED_READ: [&str; 6] = [
+const IMPORTED_READ: [&str; 8] = [
     "source",
     "tool_calls",
     "tool_calls_not_kept",
+    "reasoning",
+    "other_choices",
     "not_read",
     "usage",
     "finish_reason",
@@ -504,9 +533,10 @@ const IMPORTED_READ: [&str; 6] = [
 
 /// [`kept_answer_lines`] of an imported call's answer (one [`kept_answer_problem`] passes):
 /// its source, then each other field it keeps that is not null (by name), then its tool
-/// calls, what was not read and its usage, each as a live answer's is said; the values it
-/// keeps and what was not read each on one line. A `not_read`
-/// or `tool_calls_not_kept` of another shape than the importers write is shown as kept.
+/// calls, reasoning, other choices, what was not read and its usage, each as a live
+/// answer's is said (by the same lines); the values it keeps and what was not read each on
+/// one line. A `reasoning`, `other_choices`, `not_read` or `tool_calls_not_kept` of another
+/// shape than the importers write is shown as kept.
 fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Vec<String> {
     // Text from a file, each on its one line (a line break in an id cannot pass for a
     // line of ctxconsole's).
@@ -520,6 +550,8 @@ fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Ve
         .and_then(|c| Vec::<ToolCall>::deserialize(c).ok())
         .unwrap_or_default();
     let not_kept = o.get("tool_calls_not_kept").and_then(Value::as_u64);
+    let reasoning = o.get("reasoning").and_then(Value::as_str);
+    let other_choices = o.get("other_choices").and_then(Value::as_u64);
     let not_read = o
         .get("not_read")
         .and_then(|n| Vec::<String>::deserialize(n).ok());
@@ -534,6 +566,8 @@ fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Ve
     for (key, value) in o {
         let read = match key.as_str() {
             "tool_calls_not_kept" => not_kept.is_some(),
+            "reasoning" => reasoning.is_some(),
+            "other_choices" => other_choices.is_some(),
             "not_read" => not_read.is_some(),
             key => IMPORTED_READ.contains(&key),
         };
@@ -542,6 +576,8 @@ fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Ve
         }
     }
     tool_call_lines(&calls, not_kept.unwrap_or(0), width, &mut lines);
+    lines.extend(reasoning_line(reasoning));
+    lines.extend(other_choices.and_then(other_choices_line));
     lines.extend(
         not_read
             .iter()
@@ -1027,6 +1063,55 @@ mod tests {
         );
         let bad = json!({"source": "otel", "tool_calls": 3});
         assert!(super::kept_answer_lines(&bad, 400).is_empty());
+    }
+
+    /// An imported answer's reasoning and other choices (`import traces` keeps a span's
+    /// reasoning parts and counts its output messages past the first) are said by the lines
+    /// a live answer's are, word for word; a reasoning or count of another shape than the
+    /// importers write is shown as kept.
+    #[test]
+    fn an_imported_answer_says_its_reasoning_and_other_choices_as_a_live_one_does() {
+        let live = json!({"reply": {"content": "x", "reasoning": "héllo", "other_choices": 2}});
+        let imported = json!({"source": "otel", "reasoning": "héllo", "other_choices": 2});
+        let live = super::kept_answer_lines(&live, 400);
+        let imported = super::kept_answer_lines(&imported, 400);
+        assert_eq!(live.len(), 2, "{live:?}");
+        assert_eq!(imported[0], "imported from otel");
+        assert_eq!(imported[1..], live[..], "{imported:?}");
+        let odd = json!({"source": "otel", "reasoning": 5, "other_choices": "two"});
+        assert_eq!(
+            super::kept_answer_lines(&odd, 400),
+            [
+                "imported from otel",
+                "  other_choices: two",
+                "  reasoning: 5"
+            ]
+        );
+    }
+
+    /// The raw response a plan keeps is the model's as produced: a reasoning field folded
+    /// in as a `<think>` block (the live path's, and now an import's, so offline replay
+    /// reads either the same way); no reasoning, the content as it came.
+    #[test]
+    fn a_raw_response_folds_the_reasoning_in_as_a_think_block() {
+        let reply = |content: Option<&str>, reasoning: Option<&str>| Reply {
+            content: content.map(str::to_string),
+            reasoning: reasoning.map(str::to_string),
+            ..Reply::default()
+        };
+        assert_eq!(
+            reply(Some("{}"), Some("why")).raw_response().as_deref(),
+            Some("<think>why</think>{}")
+        );
+        assert_eq!(
+            reply(None, Some("why")).raw_response().as_deref(),
+            Some("<think>why</think>")
+        );
+        assert_eq!(
+            reply(Some("{}"), Some("")).raw_response().as_deref(),
+            Some("{}")
+        );
+        assert_eq!(reply(None, None).raw_response(), None);
     }
 
     /// Tester 5 F5: a reply cut as too large was told only to check the base_url.

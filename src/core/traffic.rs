@@ -140,24 +140,39 @@ fn plan_of(mut reply: Reply, calls: Calls) -> (Reply, usize, Vec<Step>, Outcome,
     (reply, not_kept, steps, outcome, class)
 }
 
-/// A plan's answer as stored: `fields`, with the count of tool calls past the bound of
-/// steps (read past, not kept) when there were any, and what the answer held and was not
-/// read ([`NOT_READ`]) when there was any.
-fn answer_with(mut fields: Value, calls_not_kept: usize, not_read: &[String]) -> Value {
+/// A plan's answer as stored: `fields`, with what `reply` keeps as a live answer's `reply`
+/// keeps it when it holds any — the reasoning ([`REASONING`]), the choices besides the one
+/// kept ([`OTHER_CHOICES`]), what the answer held and was not read ([`NOT_READ`]) — and the
+/// count of tool calls past the bound of steps (read past, not kept) when there were any.
+fn answer_with(mut fields: Value, calls_not_kept: usize, reply: &Reply) -> Value {
     if let Value::Object(o) = &mut fields {
         if calls_not_kept > 0 {
             o.insert(TOOL_CALLS_NOT_KEPT.to_string(), Value::from(calls_not_kept));
         }
-        if !not_read.is_empty() {
-            o.insert(NOT_READ.to_string(), json!(not_read));
+        if let Some(reasoning) = reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
+            o.insert(REASONING.to_string(), Value::from(reasoning));
+        }
+        if reply.other_choices > 0 {
+            o.insert(OTHER_CHOICES.to_string(), Value::from(reply.other_choices));
+        }
+        if !reply.not_read.is_empty() {
+            o.insert(NOT_READ.to_string(), json!(reply.not_read));
         }
     }
     fields
 }
 
+/// The key of a stored answer keeping its reasoning (a span's `reasoning` parts, a spend
+/// log's `reasoning_content`), as a live answer's `reply.reasoning` keeps it.
+pub const REASONING: &str = "reasoning";
+
 /// The key of a stored answer naming what its content held and was not read (a part that
 /// is not text, content of another type), as a live answer's `reply.not_read` names it.
 pub const NOT_READ: &str = "not_read";
+
+/// The key of a stored answer counting the choices it held besides the one kept (a span's
+/// output messages past the first), as a live answer's `reply.other_choices` counts them.
+pub const OTHER_CHOICES: &str = "other_choices";
 
 /// The key of a stored answer counting its tool calls past [`bounds::PLAN_STEPS`]: the
 /// answer's `tool_calls` holds the first that many, the rest were read past and not kept.
@@ -288,8 +303,9 @@ fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64
 }
 
 /// What a chat span recorded of its answer: the output messages (attribute, or an event
-/// carrying them), as text and tool calls, and whether any output was recorded. The finish
-/// reason is `gen_ai.response.finish_reasons`' first, else the first a message gives.
+/// carrying them), as a live reply (text, reasoning, other choices, what was not read) and
+/// tool calls, and whether any output was recorded. The finish reason is
+/// `gen_ai.response.finish_reasons`' first, else the answer's (the first message's).
 fn chat_reply(output: Option<messages::Output>, attrs: &Attributes) -> (Reply, Calls, bool) {
     let finish = attrs
         .get("gen_ai.response.finish_reasons")
@@ -306,6 +322,8 @@ fn chat_reply(output: Option<messages::Output>, attrs: &Attributes) -> (Reply, C
     let reply = Reply {
         finish_reason: finish.or(output.finish_reason),
         content: output.text,
+        reasoning: output.reasoning,
+        other_choices: output.other_choices,
         not_read: output.not_read,
         ..Reply::default()
     };
@@ -600,7 +618,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         outcome,
         failure_class,
         finish_reason: reply.finish_reason.clone(),
-        raw_response: reply.content.clone(),
+        raw_response: reply.raw_response(),
         trim_record: None,
         duration_ms,
         replay_of: None,
@@ -615,7 +633,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
                 "usage": usage,
             }),
             calls_not_kept,
-            &reply.not_read,
+            &reply,
         )),
         arm: None,
         compare_group: None,
@@ -1438,7 +1456,9 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
     let intent = intent_of(position, "field 'messages'", read.messages?)?;
     let choice = read.response?;
     let recorded = choice.is_some();
-    let (finish_reason, message) = choice.map_or((None, None), |c| (c.finish_reason, c.message));
+    let (finish_reason, message, other_choices) = choice.map_or((None, None, 0), |c| {
+        (c.finish_reason, c.message, c.other_choices)
+    });
     let message = message.unwrap_or_default();
     let reply = Reply {
         content: message.content,
@@ -1448,8 +1468,8 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         tool_calls: Vec::new(),
         usage: None,
         id: None,
+        other_choices,
         not_read: message.not_read,
-        ..Reply::default()
     };
     // A failed call logs an error status and no choices: no answer came back.
     let failed_call = str_field("status").is_some_and(|s| s != "success");
@@ -1475,7 +1495,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         outcome,
         failure_class,
         finish_reason: reply.finish_reason.clone(),
-        raw_response: reply.content.clone(),
+        raw_response: reply.raw_response(),
         trim_record: None,
         duration_ms,
         replay_of: None,
@@ -1490,7 +1510,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
                 "session_id": str_field("session_id"),
             }),
             calls_not_kept,
-            &reply.not_read,
+            &reply,
         )),
         arm: None,
         compare_group: None,
@@ -1767,7 +1787,7 @@ mod tests {
         let parts = json!([{"role": "user", "parts": [{"type": "text", "content": " a"},
             {"type": "image", "url": "u"}, {"text": "b "}, {"content": 5, "text": "c"}]}]);
         let p = litellm_row("f: row 1", &row("messages", parts)).unwrap();
-        assert_eq!(p.intent, "a\nb");
+        assert_eq!(p.intent, "ab");
         for placeholder in [
             json!("{}"),
             json!("[]"),
@@ -1788,8 +1808,8 @@ mod tests {
         assert_eq!(p.caller, "team-a");
         assert_eq!(p.failure_class.as_deref(), Some("refused"));
         assert_eq!(p.finish_reason.as_deref(), Some("stop"));
-        // A message's text parts joined in order (a live answer's content parts are), the
-        // messages' texts by line breaks; the finish reason the first a message gives.
+        // A message's text parts joined in order (a live answer's content parts are); the
+        // first message the answer, the others other choices; its finish reason its own.
         let out = json!([{"role": "assistant", "parts": [{"type": "text", "content": "no"},
             {"type": "text", "content": " plan"}]}, {"finish_reason": "stop"},
             {"parts": [{"type": "text", "content": "else"}], "finish_reason": "length"}]);
@@ -1800,9 +1820,148 @@ mod tests {
         ]);
         let text = line(vec![span("aa", "01", S, attrs)]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.plans[0].raw_response.as_deref(), Some("no plan\nelse"));
-        assert_eq!(t.plans[0].finish_reason.as_deref(), Some("stop"));
+        assert_eq!(t.plans[0].raw_response.as_deref(), Some("no plan"));
+        assert_eq!(t.plans[0].finish_reason.as_deref(), None);
         assert_eq!(t.plans[0].failure_class.as_deref(), Some("no_plan"));
+    }
+
+    /// The chat span of `out` (a GenAI output message list) and `input` (an input one).
+    fn chat_of(out: Value, input: Value) -> PlanRecord {
+        let attrs = json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.input.messages", "value": {"stringValue": input.to_string()}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": out.to_string()}},
+        ]);
+        let text = line(vec![span("aa", "01", S, attrs)]);
+        let mut t = read_otel("f", [(1, text.as_str())]).unwrap();
+        t.plans.remove(0)
+    }
+
+    const ASK: &str = r#"[{"role": "user", "parts": [{"type": "text", "content": "go"}]}]"#;
+
+    /// A span's output messages are its choices (the GenAI conventions: each message one
+    /// response of the model), and an imported answer follows a live one's rule: the first
+    /// is the answer — its text, tool calls, finish reason — and the others are counted in
+    /// `other_choices`, as a live reply counts the choices past index 0. They had all been
+    /// read, their texts joined by line breaks and their calls made one plan.
+    #[test]
+    fn a_span_answer_is_its_first_output_message_and_the_others_are_counted() {
+        let plan = r#"{"steps":[{"order":1,"tool":"fs.search"}]}"#;
+        let out = json!([
+            {"role": "assistant", "parts": [{"type": "text", "content": plan}],
+                "finish_reason": "stop"},
+            {"role": "assistant", "parts": [
+                {"type": "tool_call", "name": "mail.send", "arguments": {}}],
+                "finish_reason": "tool_call"},
+            {"role": "assistant", "parts": [{"type": "blob", "content": "iVBO"}]}]);
+        let p = chat_of(out, serde_json::from_str(ASK).unwrap());
+        assert_eq!(p.raw_response.as_deref(), Some(plan));
+        assert_eq!(p.outcome, Outcome::Ok, "{:?}", p.failure_class);
+        let tools: Vec<&str> = p.steps.iter().map(|s| s.tool.as_str()).collect();
+        assert_eq!(tools, ["fs.search"]);
+        assert_eq!(p.finish_reason.as_deref(), Some("stop"));
+        let answer = p.answer.unwrap();
+        assert_eq!(answer[OTHER_CHOICES], 2, "{answer}");
+        assert_eq!(answer["tool_calls"], json!([]), "{answer}");
+        assert!(answer.get(NOT_READ).is_none(), "{answer}");
+        // One message: no other choices said.
+        let one = json!([{"role": "assistant", "parts": [{"type": "text", "content": plan}]}]);
+        let answer = chat_of(one, serde_json::from_str(ASK).unwrap())
+            .answer
+            .unwrap();
+        assert!(answer.get(OTHER_CHOICES).is_none(), "{answer}");
+        // A first message with no answer in it is still the answer: no plan, said so.
+        let out = json!([{"role": "assistant", "parts": []},
+            {"role": "assistant", "parts": [{"type": "text", "content": plan}]}]);
+        let p = chat_of(out, serde_json::from_str(ASK).unwrap());
+        assert_eq!(p.outcome, Outcome::Failed);
+        assert_eq!(p.raw_response, None);
+    }
+
+    /// A GenAI `reasoning` part is the answer's reasoning, as a live answer's
+    /// `reasoning_content` is (it had been named in `not_read`): its parts joined in order
+    /// as text parts are, kept in the answer's `reasoning`, folded into the raw response as
+    /// a `<think>` block as a live one's is, and read by the same reader — reasoning and no
+    /// answer is `reasoning_only`. A reasoning part without text is still named.
+    #[test]
+    fn a_reasoning_part_is_the_answer_s_reasoning() {
+        let plan = r#"{"steps":[{"order":1,"tool":"fs.search"}]}"#;
+        let out = json!([{"role": "assistant", "parts": [
+            {"type": "reasoning", "content": "first search,"},
+            {"type": "text", "content": plan},
+            {"type": "reasoning", "content": " then stop"},
+            {"type": "uri", "uri": "https://example.com/a.png"}]}]);
+        let p = chat_of(out, serde_json::from_str(ASK).unwrap());
+        assert_eq!(p.outcome, Outcome::Ok, "{:?}", p.failure_class);
+        assert_eq!(
+            p.raw_response.as_deref(),
+            Some(format!("<think>first search, then stop</think>{plan}").as_str())
+        );
+        let answer = p.answer.unwrap();
+        assert_eq!(answer["reasoning"], "first search, then stop", "{answer}");
+        assert_eq!(answer[NOT_READ], json!(["a content part of type uri"]));
+
+        let out = json!([{"role": "assistant", "finish_reason": "stop", "parts": [
+            {"type": "reasoning", "content": "thinking, no answer"}]}]);
+        let p = chat_of(out, serde_json::from_str(ASK).unwrap());
+        assert_eq!(p.failure_class.as_deref(), Some("reasoning_only"));
+        assert!(p.answer.unwrap().get(NOT_READ).is_none());
+
+        let out = json!([{"role": "assistant", "parts": [
+            {"type": "reasoning", "content": 5}, {"type": "text", "content": plan}]}]);
+        let answer = chat_of(out, serde_json::from_str(ASK).unwrap())
+            .answer
+            .unwrap();
+        assert!(answer.get("reasoning").is_none(), "{answer}");
+        assert_eq!(
+            answer[NOT_READ],
+            json!(["a content part of type reasoning"])
+        );
+    }
+
+    /// The intent's parts are read by the rule an answer's are (`content_part`): the text
+    /// parts of the last user message joined in order with nothing between them (they are
+    /// pieces of one message; a line break had been put between them), a part of another
+    /// type left out — a span's GenAI `parts` and a spend log's `content` list alike.
+    #[test]
+    fn the_intent_s_parts_are_read_as_an_answer_s_are() {
+        let input = json!([{"role": "user", "parts": [
+            {"type": "text", "content": "find the no"},
+            {"type": "uri", "uri": "https://example.com/a.png"},
+            {"type": "text", "content": "tes and mail them"}]}]);
+        let p = chat_of(json!([{"role": "assistant", "parts": []}]), input);
+        assert_eq!(p.intent, "find the notes and mail them");
+        let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "find the no"},
+                {"type": "image_url", "image_url": {"url": "u"}},
+                {"type": "input_text", "text": "tes"}]}]});
+        let p = litellm_row("f: row 1", &row).unwrap();
+        assert_eq!(p.intent, "find the notes");
+    }
+
+    /// A spend log's answer keeps what a live one keeps by the same stored fields a span's
+    /// uses: its `reasoning_content` (it was read, so a reasoning-only answer got its class,
+    /// but not kept: the raw response held the content alone) and the choices past the
+    /// first, counted (they were read past unsaid).
+    #[test]
+    fn a_spend_log_answer_keeps_its_reasoning_and_counts_other_choices() {
+        let plan = r#"{"steps":[{"order":1,"tool":"fs.search"}]}"#;
+        let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+            "status": "success", "response": {"choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                    "content": plan, "reasoning_content": "search it"}},
+                {"index": 1, "finish_reason": "stop", "message": {"content": "other"}}]}});
+        let p = litellm_row("f: row 1", &row).unwrap();
+        assert_eq!(p.outcome, Outcome::Ok, "{:?}", p.failure_class);
+        assert_eq!(
+            p.raw_response.as_deref(),
+            Some(format!("<think>search it</think>{plan}").as_str())
+        );
+        let answer = p.answer.unwrap();
+        assert_eq!(answer[REASONING], "search it", "{answer}");
+        assert_eq!(answer[OTHER_CHOICES], 1, "{answer}");
     }
 
     /// A recorded answer is read as a live one is (left open by tester 13 T13-10): `content`
@@ -1876,19 +2035,24 @@ mod tests {
 
         use crate::core::failure::{Reply, ToolCall, content_of, content_part, tool_calls_of};
 
+        /// A message's text: a string, or its parts read by the one rule for parts (each
+        /// part's `content`, else its `text`).
         pub fn text_of(content: &Value) -> Option<String> {
             match content {
                 Value::String(s) => Some(s.clone()),
                 Value::Array(parts) => {
-                    let texts: Vec<&str> = parts
-                        .iter()
-                        .filter_map(|p| {
+                    let (mut text, mut read) = (String::new(), false);
+                    for p in parts {
+                        read |= content_part(
+                            p.get("type").and_then(Value::as_str),
                             p.get("content")
                                 .or_else(|| p.get("text"))
-                                .and_then(Value::as_str)
-                        })
-                        .collect();
-                    (!texts.is_empty()).then(|| texts.join("\n"))
+                                .and_then(Value::as_str),
+                            &mut text,
+                            &mut Vec::new(),
+                        );
+                    }
+                    read.then_some(text)
                 }
                 _ => None,
             }
@@ -1937,23 +2101,25 @@ mod tests {
                 }))
         }
 
-        /// A GenAI output list: text (each message's text parts joined in order by the one
-        /// rule for parts, the messages' by line breaks), first finish reason, tool calls,
-        /// what was not read (`None`: not recorded).
+        /// A GenAI output list as a live reply: its first message the answer — text (its
+        /// text parts joined in order by the one rule for parts), reasoning (its reasoning
+        /// parts so joined), finish reason, tool calls, what was not read — and the others
+        /// counted (`None`: not recorded).
         pub fn output(output: Option<Value>) -> Option<Reply> {
             let Some(Value::Array(messages)) = output else {
                 return None;
             };
-            let mut reply = Reply::default();
+            let mut reply = Reply {
+                other_choices: u32::try_from(messages.len().saturating_sub(1)).unwrap(),
+                ..Reply::default()
+            };
             let mut text = Vec::new();
-            for m in &messages {
+            for m in messages.iter().take(1) {
                 let mut message: Option<String> = None;
-                if reply.finish_reason.is_none() {
-                    reply.finish_reason = m
-                        .get("finish_reason")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                }
+                reply.finish_reason = m
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 for part in m
                     .get("parts")
                     .and_then(Value::as_array)
@@ -1961,8 +2127,12 @@ mod tests {
                     .flatten()
                 {
                     let kind = part.get("type").and_then(Value::as_str);
-                    match kind {
-                        Some("tool_call") => reply.tool_calls.push(ToolCall {
+                    let content = part.get("content").and_then(Value::as_str);
+                    match (kind, content) {
+                        (Some("reasoning"), Some(r)) => {
+                            reply.reasoning.get_or_insert_with(String::new).push_str(r)
+                        }
+                        (Some("tool_call"), _) => reply.tool_calls.push(ToolCall {
                             id: part.get("id").and_then(Value::as_str).map(str::to_string),
                             name: part
                                 .get("name")
@@ -1978,12 +2148,7 @@ mod tests {
                         _ => {
                             let had = message.is_some();
                             let mut t = message.take().unwrap_or_default();
-                            let read = content_part(
-                                kind,
-                                part.get("content").and_then(Value::as_str),
-                                &mut t,
-                                &mut reply.not_read,
-                            );
+                            let read = content_part(kind, content, &mut t, &mut reply.not_read);
                             if read || had {
                                 message = Some(t);
                             }
@@ -2002,7 +2167,8 @@ mod tests {
         /// a live answer's is read.
         pub fn completion(response: Option<Value>) -> Option<Reply> {
             let response = response?;
-            let choice = response.get("choices")?.as_array()?.first()?;
+            let choices = response.get("choices")?.as_array()?;
+            let choice = choices.first()?;
             let message = choice.get("message");
             let mut not_read = Vec::new();
             Some(Reply {
@@ -2023,7 +2189,7 @@ mod tests {
                 usage: None,
                 id: None,
                 not_read,
-                ..Reply::default()
+                other_choices: u32::try_from(choices.len() - 1).unwrap(),
             })
         }
     }
@@ -2128,6 +2294,8 @@ mod tests {
                 prop_oneof![
                     Just(json!("text")),
                     Just(json!("tool_call")),
+                    Just(json!("reasoning")),
+                    Just(json!("input_text")),
                     Just(json!("image")),
                     Just(json!(5))
                 ],
@@ -2242,6 +2410,8 @@ mod tests {
                     proptest::prop_assert_eq!(&got.text, &want.content);
                     proptest::prop_assert_eq!(&got.not_read, &want.not_read, "{}", given);
                     proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(&got.reasoning, &want.reasoning, "{}", given);
+                    proptest::prop_assert_eq!(got.other_choices, want.other_choices);
                     proptest::prop_assert_eq!(calls(&got.calls.kept), calls(&want.tool_calls));
                 }
 
@@ -2255,6 +2425,7 @@ mod tests {
                     proptest::prop_assert_eq!(&m.reasoning, &want.reasoning);
                     proptest::prop_assert_eq!(&m.refusal, &want.refusal);
                     proptest::prop_assert_eq!(&got.finish_reason, &want.finish_reason);
+                    proptest::prop_assert_eq!(got.other_choices, want.other_choices);
                     proptest::prop_assert_eq!(calls(&m.calls.kept), calls(&want.tool_calls));
                 }
             }

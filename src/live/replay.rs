@@ -425,14 +425,11 @@ fn bytes(n: usize) -> String {
     }
 }
 
-/// The raw response as the model produced it: a reasoning field folded in as a `<think>`
-/// block, so an offline replay of the stored row reads it the same way.
+/// The raw response as the model produced it ([`Reply::raw_response`], the rule an import
+/// keeps too): a reasoning field folded in as a `<think>` block, so an offline replay of
+/// the stored row reads it the same way.
 fn raw_of(reply: &Reply) -> String {
-    let content = reply.content.clone().unwrap_or_default();
-    match reply.reasoning.as_deref().filter(|r| !r.is_empty()) {
-        Some(r) => format!("<think>{r}</think>{content}"),
-        None => content,
-    }
+    reply.raw_response().unwrap_or_default()
 }
 
 /// Replay `original` live on `model`. `Ok((replay, Some(record)))` for a record to store;

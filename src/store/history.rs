@@ -87,6 +87,11 @@ pub struct ImportReport {
     /// read (a part that is not text, content of another type), named in the answer
     /// ([`NOT_READ`](crate::core::traffic::NOT_READ)) as a live answer names it.
     pub answers_not_read: usize,
+    /// `import traces` and `import litellm`: plans whose answer came with more than one
+    /// choice (a span's output messages), the first kept as the answer and the others
+    /// counted there ([`OTHER_CHOICES`](crate::core::traffic::OTHER_CHOICES)), as a live
+    /// answer keeps choice 0 and counts the rest.
+    pub answers_other_choices: usize,
 }
 
 impl ImportReport {

@@ -11,8 +11,10 @@
 //! the text parts of a list), [`Calls`] for tool calls. A chat completion's answer (a spend
 //! log's `response`) is read as a live answer is: its content by [`AnswerContent`] with the
 //! live reader's rule for parts (`core::failure::content_part`), a legacy `function_call` as
-//! one call; a span's output message `parts` by the same rule, a `tool_call` part one call.
-//! Tool calls past
+//! one call; a span's output messages as a live reply's choices (the first the answer, the
+//! others counted), its `parts` by the same rule, a `tool_call` part one call, a
+//! `reasoning` part the answer's reasoning; and an intent's parts by that rule too. Tool
+//! calls past
 //! [`bounds::PLAN_STEPS`] are counted and read past, never built: an answer with more is no
 //! plan whatever they hold (the count is kept in the plan's answer and the import says so).
 //! Each kept call's arguments are a value only while that call is read, then the text a live
@@ -256,8 +258,10 @@ impl<'de> Visitor<'de> for StrOrNone {
 }
 
 /// The text of a message's content (OpenAI `content`, GenAI `parts`): a string, or the text
-/// of the parts of a list (each part's `content`, else its `text`) joined by line breaks;
-/// `None` for anything else, or a list without text.
+/// parts of a list (each part's `content`, else its `text`) joined in order by the one rule
+/// for parts, [`content_part`], as an answer's are: nothing between them (the parts of one
+/// message are pieces of one text; a line break had been put between them), a part of
+/// another type left out; `None` for anything else, or a list without a text part.
 pub(super) struct TextOf;
 
 impl<'de> DeserializeSeed<'de> for TextOf {
@@ -287,28 +291,23 @@ impl<'de> Visitor<'de> for TextOf {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut text: Option<String> = None;
-        while let Some(part) = seq.next_element_seed(PartText)? {
-            if let Some(part) = part {
-                match &mut text {
-                    Some(text) => {
-                        text.push('\n');
-                        text.push_str(&part);
-                    }
-                    None => text = Some(part),
-                }
-            }
+        let (mut text, mut read) = (String::new(), false);
+        // What the parts held and was not read: an intent keeps no note of it.
+        let mut not_read = Vec::new();
+        while let Some((kind, part)) = seq.next_element_seed(PartText)? {
+            read |= content_part(kind.as_deref(), part.as_deref(), &mut text, &mut not_read);
         }
-        Ok(text)
+        Ok(read.then_some(text))
     }
 }
 
-/// One part of a content list: its `content` when it has one (and that is a string), else
-/// its `text`.
+/// One part of a content list: its `type`, and its `content` when it has one (and that is
+/// a string), else its `text` (each `None` when absent or not a string; both for a part
+/// that is not an object), for [`content_part`].
 struct PartText;
 
 impl<'de> DeserializeSeed<'de> for PartText {
-    type Value = Option<String>;
+    type Value = (Option<String>, Option<String>);
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -316,30 +315,32 @@ impl<'de> DeserializeSeed<'de> for PartText {
 }
 
 impl<'de> Visitor<'de> for PartText {
-    type Value = Option<String>;
+    type Value = (Option<String>, Option<String>);
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a part")
     }
 
-    otherwise!(None);
-    seq_otherwise!(None);
+    otherwise!((None, None));
+    seq_otherwise!((None, None));
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (mut content, mut text) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["content", "text"]))? {
+        let (mut kind, mut content, mut text) = (None, None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["type", "content", "text"]))? {
             match key {
-                Some(0) => content = Some(map.next_value_seed(StrOrNone)?),
+                Some(0) => kind = map.next_value_seed(StrOrNone)?,
+                Some(1) => content = Some(map.next_value_seed(StrOrNone)?),
                 Some(_) => text = Some(map.next_value_seed(StrOrNone)?),
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
-        Ok(match content {
+        let text = match content {
             Some(content) => content,
             None => text.flatten(),
-        })
+        };
+        Ok((kind, text))
     }
 }
 
@@ -663,17 +664,21 @@ fn arguments<'de, A: MapAccess<'de>>(map: &mut A, keep: bool) -> Result<Option<V
 // ---------------------------------------------------------------------------------------
 // Output: a GenAI output message list (OpenTelemetry)
 
-/// What a GenAI output message list holds: each message's text (its text parts joined in
-/// order, by the one rule for parts, [`content_part`]), the messages' texts joined by line
-/// breaks; the first finish reason a message gives; its tool calls; and what its parts held
-/// and was not read (a part that is neither text nor a tool call), as a live reply's
-/// `not_read` names it.
+/// What a GenAI output message list holds, read as a live reply is: its first message is
+/// the answer (the conventions make each message one response of the model, a choice; a
+/// live reply keeps choice 0) — its text (its text parts joined in order, by the one rule
+/// for parts, [`content_part`]), its reasoning (its `reasoning` parts, joined so too), its
+/// finish reason, its tool calls, and what its parts held and was not read (a part that is
+/// neither text, reasoning nor a tool call), as a live reply's `not_read` names it; the
+/// messages past the first are read past and counted, as a live reply's `other_choices`.
 #[derive(Debug, Default)]
 pub(super) struct Output {
     pub text: Option<String>,
+    pub reasoning: Option<String>,
     pub finish_reason: Option<String>,
     pub calls: Calls,
     pub not_read: Vec<String>,
+    pub other_choices: u32,
 }
 
 /// `gen_ai.output.messages`: a list of `{role, parts, finish_reason}`; `None` for the
@@ -700,11 +705,16 @@ impl<'de> Visitor<'de> for OutputMessages {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Output::default();
-        let mut items = 0usize;
-        while seq.next_element_seed(OutputMessage(&mut out))?.is_some() {
-            items += 1;
+        if seq.next_element_seed(OutputMessage(&mut out))?.is_none() {
+            return Ok(None);
         }
-        Ok((items > 0).then_some(out))
+        // The other choices: read past (still checked as JSON), counted.
+        let mut others = 0usize;
+        while seq.next_element::<Skip>()?.is_some() {
+            others += 1;
+        }
+        out.other_choices = u32::try_from(others).unwrap_or(u32::MAX);
+        Ok(Some(out))
     }
 }
 
@@ -729,45 +739,23 @@ impl<'de> Visitor<'de> for OutputMessage<'_> {
     seq_otherwise!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut finish = None;
-        // This message's text: `None` until a text part is read.
-        let mut text = None;
         while let Some(key) = map.next_key_seed(KeyIn(&["finish_reason", "parts"]))? {
             match key {
-                Some(0) => finish = map.next_value_seed(StrOrNone)?,
-                Some(_) => map.next_value_seed(OutputParts {
-                    out: &mut *self.0,
-                    text: &mut text,
-                })?,
+                Some(0) => self.0.finish_reason = map.next_value_seed(StrOrNone)?,
+                Some(_) => map.next_value_seed(OutputParts(&mut *self.0))?,
                 None => {
                     map.next_value::<Skip>()?;
                 }
-            }
-        }
-        if self.0.finish_reason.is_none() {
-            self.0.finish_reason = finish;
-        }
-        // Each message of the list is an answer of its own (a choice): kept apart by a
-        // line break, as before.
-        if let Some(message) = text {
-            match &mut self.0.text {
-                Some(all) => {
-                    all.push('\n');
-                    all.push_str(&message);
-                }
-                None => self.0.text = Some(message),
             }
         }
         Ok(())
     }
 }
 
-/// A message's `parts`: text parts into the message's `text`, tool calls, and any other
-/// part named as not read, each taken as read.
-struct OutputParts<'a> {
-    out: &'a mut Output,
-    text: &'a mut Option<String>,
-}
+/// A message's `parts`: text parts into its `text` (`None` until one is read), reasoning
+/// parts into its `reasoning`, tool calls, and any other part named as not read, each
+/// taken as read.
+struct OutputParts<'a>(&'a mut Output);
 
 impl<'de> DeserializeSeed<'de> for OutputParts<'_> {
     type Value = ();
@@ -788,24 +776,29 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
     map_otherwise!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let out = self.0;
         loop {
-            let keep = !self.out.calls.full();
+            let keep = !out.calls.full();
             match seq.next_element_seed(OutputPart { keep })? {
                 None => return Ok(()),
-                Some(Part::Call(call)) => self.out.calls.push(call),
+                Some(Part::Call(call)) => out.calls.push(call),
+                Some(Part::Reasoning(reasoning)) => out
+                    .reasoning
+                    .get_or_insert_with(String::new)
+                    .push_str(&reasoning),
                 Some(Part::Other { kind, content }) => {
                     // Until a text part is read the message has no text (rather than an
                     // empty one).
-                    let had = self.text.is_some();
-                    let mut text = self.text.take().unwrap_or_default();
+                    let had = out.text.is_some();
+                    let mut text = out.text.take().unwrap_or_default();
                     let read = content_part(
                         kind.as_deref(),
                         content.as_deref(),
                         &mut text,
-                        &mut self.out.not_read,
+                        &mut out.not_read,
                     );
                     if read || had {
-                        *self.text = Some(text);
+                        out.text = Some(text);
                     }
                 }
             }
@@ -813,11 +806,12 @@ impl<'de> Visitor<'de> for OutputParts<'_> {
     }
 }
 
-/// One part as read: a tool call, or any other part by its `type` and its `content` (where
-/// a GenAI part keeps its text), for [`content_part`]; a part that is not an object has
-/// neither.
+/// One part as read: a tool call, a reasoning part's text, or any other part by its `type`
+/// and its `content` (where a GenAI part keeps its text), for [`content_part`]; a part that
+/// is not an object has neither.
 enum Part {
     Call(ToolCall),
+    Reasoning(String),
     Other {
         kind: Option<String>,
         content: Option<String>,
@@ -831,9 +825,11 @@ const NOT_AN_OBJECT: Part = Part::Other {
 };
 
 /// One part: `{"type":"tool_call","id","name","arguments"}` a call (its arguments kept as a
-/// value while read only when `keep`); any other part read by [`content_part`]:
-/// `{"type":"text","content":…}` is text, anything else (`reasoning`, `blob`, `uri`, `file`,
-/// a part that is not an object, …) is named as not read.
+/// value while read only when `keep`); `{"type":"reasoning","content":…}` the message's
+/// reasoning, as a live reply's `reasoning_content` is (one without text content is named
+/// as not read); any other part read by [`content_part`]: `{"type":"text","content":…}` is
+/// text, anything else (`blob`, `uri`, `file`, a part that is not an object, …) is named as
+/// not read.
 ///
 /// A message's text parts are joined with nothing between them, as a live answer's content
 /// parts are: the GenAI conventions make `parts` the pieces of one message, in order, and
@@ -878,14 +874,14 @@ impl<'de> Visitor<'de> for OutputPart {
                 }
             }
         }
-        Ok(if kind.as_deref() == Some("tool_call") {
-            Part::Call(ToolCall {
+        Ok(match (kind.as_deref(), content) {
+            (Some("tool_call"), _) => Part::Call(ToolCall {
                 id,
                 name: name.unwrap_or_default(),
                 arguments: arguments_text(args),
-            })
-        } else {
-            Part::Other { kind, content }
+            }),
+            (Some("reasoning"), Some(reasoning)) => Part::Reasoning(reasoning),
+            (_, content) => Part::Other { kind, content },
         })
     }
 }
@@ -898,6 +894,8 @@ impl<'de> Visitor<'de> for OutputPart {
 pub(super) struct Choice {
     pub finish_reason: Option<String>,
     pub message: Option<ChoiceMessage>,
+    /// The choices past it, read past and counted, as a live reply's `other_choices`.
+    pub other_choices: u32,
 }
 
 /// A choice's message: what a live reply reads of one.
@@ -949,7 +947,7 @@ impl<'de> Visitor<'de> for Completion {
 }
 
 /// `choices`: its first element, whatever it is (one that is not an object is a choice
-/// without a message); the rest read past.
+/// without a message); the rest read past and counted.
 struct FirstChoice;
 
 impl<'de> DeserializeSeed<'de> for FirstChoice {
@@ -971,8 +969,14 @@ impl<'de> Visitor<'de> for FirstChoice {
     map_otherwise!(None);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let first = seq.next_element_seed(ChoiceOf)?;
-        while seq.next_element::<Skip>()?.is_some() {}
+        let mut first = seq.next_element_seed(ChoiceOf)?;
+        let mut others = 0usize;
+        while seq.next_element::<Skip>()?.is_some() {
+            others += 1;
+        }
+        if let Some(first) = &mut first {
+            first.other_choices = u32::try_from(others).unwrap_or(u32::MAX);
+        }
         Ok(first)
     }
 }

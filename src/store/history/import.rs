@@ -190,6 +190,13 @@ impl HistoryStore {
                 {
                     report.answers_not_read += 1;
                 }
+                if plan
+                    .answer
+                    .as_ref()
+                    .is_some_and(|a| a.get(crate::core::traffic::OTHER_CHOICES).is_some())
+                {
+                    report.answers_other_choices += 1;
+                }
                 // The command names the source; the record carries it into the store.
                 let plan = PlanRecord {
                     source: origin,
