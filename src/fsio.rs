@@ -106,6 +106,35 @@ pub fn take_notices() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Make a file of ours that others may read or write private (600), and say so: for a
+/// file that will hold prompts and that ctxconsole makes what it is (a log it writes, an
+/// empty file it creates a store in), not one it only opens, which
+/// [`report_if_loose`] reports instead. `what` names it in messages; `when` ends the
+/// notice.
+pub fn make_private(file: &File, path: &Path, what: &str, when: &str) -> anyhow::Result<()> {
+    let mode = file
+        .metadata()
+        .map_err(|e| anyhow::anyhow!("{}: cannot read the {what}: {e}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: readable by others ({:o}) and cannot be made private: {e}",
+                    path.display(),
+                    mode & 0o777
+                )
+            })?;
+        notice(format!(
+            "{}: was readable by others ({:o}); made private (600) {when}",
+            path.display(),
+            mode & 0o777
+        ));
+    }
+    Ok(())
+}
+
 /// Report `path` once when others than its owner may read or write it. Never changes the
 /// mode: the operator may have reasons, so they are told how, not overruled.
 pub fn report_if_loose(path: &Path, meta: &std::fs::Metadata) {

@@ -191,28 +191,7 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
 /// left readable by others (a logrotate `create 0644`) is made private, and said so, not
 /// merely reported. `when` ends the notice.
 fn make_private(file: &std::fs::File, path: &Path, when: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = file
-        .metadata()
-        .map_err(|e| anyhow::anyhow!("{}: cannot read the log: {e}", path.display()))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: readable by others ({:o}) and cannot be made private: {e}",
-                    path.display(),
-                    mode & 0o777
-                )
-            })?;
-        crate::fsio::notice(format!(
-            "{}: was readable by others ({:o}); made private (600) {when}",
-            path.display(),
-            mode & 0o777
-        ));
-    }
-    Ok(())
+    crate::fsio::make_private(file, path, "log", when)
 }
 
 /// The one open log file, shared by every thread's events. Everything written to it is

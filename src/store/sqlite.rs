@@ -131,6 +131,18 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             "{name}: is a directory, not a ctxconsole {kind}"
         )));
     }
+    // An empty file the store is created in (one made with `touch`, say) is made private
+    // as a file ctxconsole creates is (tester 14 F9: it was filled and left 0644).
+    if !created && !existed && path.is_file() {
+        let file = std::fs::File::open(path)
+            .map_err(|e| anyhow::anyhow!("{name}: cannot open the {kind}: {e}"))?;
+        crate::fsio::make_private(
+            &file,
+            path,
+            kind,
+            &format!("before creating the {kind} in it"),
+        )?;
+    }
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -542,6 +554,30 @@ mod tests {
             long_writer: "a test?",
             migrations,
         }
+    }
+
+    /// Tester 14 F9: an empty file a store is created in (made with `touch`, 0644) was
+    /// filled and left readable by others; it is made private first, as a file ctxconsole
+    /// creates is. A store that already holds data keeps its mode (reported, not changed).
+    #[test]
+    fn an_empty_file_a_store_is_created_in_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        std::fs::write(&path, b"").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        drop(conn);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        drop(conn);
+        assert_eq!(
+            mode(&path),
+            0o644,
+            "a store with data is the operator's to chmod"
+        );
     }
 
     /// Tester 6 F4: a writer that waited out the busy timeout on another process's write
