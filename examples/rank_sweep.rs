@@ -13,7 +13,7 @@
 //! mean tune recall@5 / all@10 is printed beside the lexical ranker's.
 
 use ctxconsole::cli::eval::sets::{Half, NamedSet, suite};
-use ctxconsole::cli::eval::{Keep, evaluate, evaluate_with};
+use ctxconsole::cli::eval::{Keep, Layer, evaluate, evaluate_with};
 use ctxconsole::core::rank::RankParams;
 use ctxconsole::import::labels::RankSet;
 use std::path::PathBuf;
@@ -224,7 +224,12 @@ fn sweep_semantic(sets: &[NamedSet], spec: &str) -> anyhow::Result<()> {
                 baselines: true,
                 ..Keep::default()
             };
-            let m = evaluate_with(s, params, keep, Some((q, weight))).0.tune;
+            let layer = Layer {
+                similarities: q,
+                weight,
+                embedder: embedder.id(),
+            };
+            let m = evaluate_with(s, params, keep, Some(layer)).0.tune;
             r5 += m.ranker.recall_at_5;
             all10 += m.ranker.all_at_10;
             mrr += m.ranker.mrr;

@@ -2422,3 +2422,153 @@ fn json_output_keeps_characters_beyond_the_bmp() {
         .expect("the prompt is in the request");
     assert!(user.contains(prompt), "{user:?}");
 }
+
+/// The tester's three-tool catalog (OpenAI tools).
+const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
+
+/// `eval rank --labels L --catalog C` in `home` with `extra` flags: the run's output.
+fn eval_labels(
+    home: &std::path::Path,
+    labels: &str,
+    catalog: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let (l, c) = (home.join("l.jsonl"), home.join("c.json"));
+    std::fs::write(&l, labels).unwrap();
+    std::fs::write(&c, catalog).unwrap();
+    let mut args = vec![
+        "eval",
+        "rank",
+        "--labels",
+        l.to_str().unwrap(),
+        "--catalog",
+        c.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    ctx(home).args(args).output().unwrap()
+}
+
+/// Tester's F3: 20,000 expected tools the catalog lacks were checked each against every
+/// other (quadratic: 200,000 took 1 min 48 s), and the note named every one of them on one
+/// line. The note names the first few and counts the rest.
+#[test]
+fn eval_rank_bounds_the_note_of_expected_tools_the_catalog_lacks() {
+    let home = tempfile::tempdir().unwrap();
+    let missing: Vec<String> = (0..20_000).map(|i| format!("\"x{i}\"")).collect();
+    let labels = format!(
+        "{{\"id\":\"b\",\"intent\":\"search the web\",\"expected\":[\"web_search\",{}]}}\n",
+        missing.join(",")
+    );
+    let out = eval_labels(home.path(), &labels, TESTER_CATALOG, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let note = text
+        .lines()
+        .find(|l| l.contains("name a tool the catalog"))
+        .unwrap_or_else(|| panic!("no note: {text}"));
+    assert!(note.len() < 400, "{} bytes: {}", note.len(), &note[..400]);
+    assert!(
+        note.contains("20000 expected tools name a tool the catalog")
+            && note.contains("(x0, x1, x2, x3, x4, x5, x6, x7 and 19992 more)"),
+        "{note}"
+    );
+}
+
+/// Tester's F5: a half with no question read n/a on screen but 0.0 (`cases: 0`) in
+/// `--json`, which reads as every question missed.
+#[test]
+fn eval_rank_gives_an_empty_half_no_figure_in_json() {
+    let home = tempfile::tempdir().unwrap();
+    // Id 'a' falls in tune: the test half is empty.
+    let labels = "{\"id\":\"a\",\"intent\":\"weather in paris\",\"expected\":[\"get_weather\"]}\n";
+    let out = eval_labels(home.path(), labels, TESTER_CATALOG, &["--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for who in ["ranker", "bm25", "word_overlap"] {
+        let m = &v["test"][who];
+        assert_eq!(m["cases"], 0, "{m}");
+        for f in [
+            "recall_at_1",
+            "recall_at_5",
+            "recall_at_10",
+            "all_at_5",
+            "all_at_10",
+            "mrr",
+            "ndcg_at_10",
+        ] {
+            assert!(m[f].is_null(), "test {who} {f}: {m}");
+        }
+        assert_eq!(v["tune"][who]["recall_at_1"], 1.0, "{v}");
+    }
+}
+
+/// Tester's F7: names that print alike (`dup` and `dup ` with a trailing space) and entries
+/// repeated word for word were passed over without a note, though `compact` and `preview`
+/// warn of them; and `dup ` ranked first for an expected `dup` counted as a miss.
+#[test]
+fn eval_rank_warns_of_names_that_print_alike_and_counts_them_as_one() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = r#"[{"type":"function","function":{"name":"dup","description":"Weather for a city.","parameters":{}}},
+ {"type":"function","function":{"name":"dup ","description":"Search the web.","parameters":{}}},
+ {"type":"function","function":{"name":"dup","description":"Weather for a city.","parameters":{}}},
+ {"type":"function","function":{"name":"other","description":"Book hotel","parameters":{}}}]"#;
+    let labels = "{\"id\":\"a\",\"intent\":\"weather in paris\",\"expected\":[\"dup\"]}\n\
+                  {\"id\":\"b\",\"intent\":\"search web\",\"expected\":[\"dup\"]}\n";
+    let out = eval_labels(home.path(), labels, catalog, &["--misses"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("'dup' appears 2 times (spelled 2 ways that print alike: dup, dup\\u{20};"),
+        "{text}"
+    );
+    assert!(
+        text.contains("'dup' is listed 2 times word for word"),
+        "{text}"
+    );
+    assert!(!text.contains("miss b"), "{text}");
+    let v = json_of(ctx(home.path()).args([
+        "eval",
+        "rank",
+        "--labels",
+        home.path().join("l.jsonl").to_str().unwrap(),
+        "--catalog",
+        home.path().join("c.json").to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["all"]["ranker"]["recall_at_1"], 1.0, "{v}");
+    let notes = v["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("word for word")),
+        "{v}"
+    );
+}
+
+/// Tester's F10: a labels line holding a JSON array was told `found an object; expected a
+/// string`.
+#[test]
+fn eval_rank_says_a_labels_line_is_an_array_where_an_object_was_expected() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = "[{\"id\":\"a\",\"intent\":\"weather\",\"expected\":[\"get_weather\"]}]\n";
+    let out = eval_labels(home.path(), labels, TESTER_CATALOG, &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let file = home.path().join("l.jsonl");
+    assert!(
+        err.contains(&format!(
+            "{}: line 1: a JSON array where an object {{\"intent\": …, \"expected\": […]}} was expected",
+            file.display()
+        )),
+        "{err}"
+    );
+    // An array in the shape of a label's fields is no label either (serde would read it
+    // positionally).
+    let out = eval_labels(
+        home.path(),
+        "[\"a\",\"weather\",[\"get_weather\"]]\n",
+        TESTER_CATALOG,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

@@ -862,3 +862,111 @@ fn text_holding_another_providers_key_is_not_sent_to_the_embeddings_endpoint() {
         "nothing was sent"
     );
 }
+
+/// The tester's three-tool catalog (OpenAI tools).
+const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
+
+/// `eval rank --labels L --catalog C --embedder endpoint:test/embed-ok` with `extra` flags.
+fn eval_semantic(
+    server: &LlmServer,
+    home: &Path,
+    labels: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let (l, c) = (home.join("l.jsonl"), home.join("c.json"));
+    std::fs::write(&l, labels).unwrap();
+    std::fs::write(&c, TESTER_CATALOG).unwrap();
+    let _ = server;
+    let mut args = vec![
+        "eval",
+        "rank",
+        "--labels",
+        l.to_str().unwrap(),
+        "--catalog",
+        c.to_str().unwrap(),
+        "--embedder",
+        "endpoint:test/embed-ok",
+    ];
+    args.extend(extra);
+    succeeded(ctx(home).env(KEY_ENV, KEY).args(args))
+}
+
+/// Tester's F5: with the layer, a half with no question read 0.000 everywhere, was counted
+/// short of the bar and pulled the means to 0; in `--json` it was 0.0.
+#[test]
+fn eval_rank_semantic_gives_an_empty_half_no_figure() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    // Id 'a' falls in tune: the test half is empty.
+    let labels = "{\"id\":\"a\",\"intent\":\"weather in paris\",\"expected\":[\"get_weather\"]}\n";
+    let out = eval_semantic(&server, home.path(), labels, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("l ") && l.contains(" test "))
+        .unwrap_or_else(|| panic!("no test row: {text}"));
+    assert!(!row.contains("0.000"), "{row}");
+    assert!(row.contains("n/a"), "{row}");
+    assert!(!text.contains("short: l"), "{text}");
+    assert!(text.contains("test n/a / n/a without"), "{text}");
+    let out = eval_semantic(&server, home.path(), labels, &["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let test = &v["sets"][0]["test"];
+    for part in ["lexical", "semantic", "bm25"] {
+        assert_eq!(test[part]["cases"], 0, "{test}");
+        assert!(test[part]["recall_at_5"].is_null(), "{part}: {test}");
+    }
+    assert!(test["lift_recall_at_5"]["mean"].is_null(), "{test}");
+    assert_eq!(v["sets"][0]["tune"]["lexical"]["recall_at_5"], 1.0, "{v}");
+}
+
+/// Tester's F6: with the layer, the notes of loading (expected tools dropped, a lopsided
+/// split) were dropped in text and `--json`, and `--per-question` did not say its ranking
+/// was the fused one.
+#[test]
+fn eval_rank_semantic_keeps_the_notes_and_marks_the_fused_ranking() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "");
+    let labels = "{\"id\":\"a\",\"intent\":\"weather\",\"expected\":[\"get_weather\",\"nope\"]}\n\
+                  {\"id\":\"b\",\"intent\":\"search web\",\"expected\":[\"web_search\"]}\n";
+    let dropped = "1 expected tools name a tool the catalog";
+    let out = eval_semantic(&server, home.path(), labels, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(dropped) && text.contains("(nope)"), "{text}");
+    let out = eval_semantic(&server, home.path(), labels, &["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = v["sets"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().contains(dropped)),
+        "{v}"
+    );
+    // Every question in one half: the lopsided split is said too.
+    let even: String = [0, 2, 4, 6]
+        .iter()
+        .map(|n| format!("{{\"id\":\"case-{n}\",\"intent\":\"weather in paris\",\"expected\":[\"get_weather\"]}}\n"))
+        .collect();
+    let out = eval_semantic(&server, home.path(), &even, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the test half has no question"), "{text}");
+    // --misses: the misses follow the layer's table; no lexical-style report before it.
+    let out = eval_semantic(&server, home.path(), labels, &["--misses"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("semantic layer: ") && !text.contains("BM25: Okapi"),
+        "{text}"
+    );
+    // --per-question: each line says its ranking is the fused one, and with what.
+    let out = eval_semantic(&server, home.path(), labels, &["--per-question"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines() {
+        let q: serde_json::Value = serde_json::from_str(line).unwrap();
+        // The embedder as the report's header names it (its endpoint and model).
+        assert!(
+            q["semantic"]["embedder"]
+                .as_str()
+                .is_some_and(|e| e.ends_with(" embed-ok")),
+            "{line}"
+        );
+        assert!(q["semantic"]["weight"].as_f64().unwrap() > 0.0, "{line}");
+    }
+}

@@ -202,8 +202,28 @@ pub struct QuestionLine<'a> {
     pub expected: &'a [String],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
+    /// The semantic layer `ranker` was fused with (`--semantic`, `--embedder`); absent
+    /// when it ranked lexically (tester's F6: the fused ranking was not said to be one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<LayerUsed<'a>>,
     pub ranker: RankedCase,
     pub bm25: RankedCase,
+}
+
+/// The semantic layer a ranking was fused with, as `--per-question` names it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LayerUsed<'a> {
+    pub embedder: &'a str,
+    pub weight: f64,
+}
+
+/// The semantic layer to fuse a ranking with: each question's similarities (per request,
+/// per entry), the weight, and the embedder that gave them.
+#[derive(Debug, Clone, Copy)]
+pub struct Layer<'a> {
+    pub similarities: &'a [Vec<Vec<f64>>],
+    pub weight: f64,
+    pub embedder: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -248,13 +268,12 @@ pub fn evaluate(named: &NamedSet, params: RankParams, keep: Keep) -> (RankReport
     evaluate_with(named, params, keep, None)
 }
 
-/// As [`evaluate`], ranked with the semantic layer when `semantic` gives each question's
-/// similarities (per request, per entry) and the weight.
+/// As [`evaluate`], ranked with the semantic layer when `semantic` gives it.
 pub fn evaluate_with(
     named: &NamedSet,
     params: RankParams,
     keep: Keep,
-    semantic: Option<(&[Vec<Vec<f64>>], f64)>,
+    semantic: Option<Layer>,
 ) -> (RankReport, Vec<String>) {
     let set = &named.set;
     let index = RankIndex::with_params(&set.guide, params);
@@ -267,6 +286,7 @@ pub fn evaluate_with(
         (None, None)
     };
     let names: Vec<&str> = set.guide.entry_names().map(|(n, _)| n).collect();
+    let keys = name_keys(names.iter().copied());
     let mut tune = Tallies::default();
     let mut test = Tallies::default();
     let (mut confident, mut confident_hits, mut unsure_hits) = (0usize, 0usize, 0usize);
@@ -280,11 +300,13 @@ pub fn evaluate_with(
             Half::Test => &mut test,
         };
         let ranking = match semantic {
-            Some((sims, weight)) => index.rank_semantic(&case.intent, None, &sims[i], weight),
+            Some(layer) => {
+                index.rank_semantic(&case.intent, None, &layer.similarities[i], layer.weight)
+            }
             None => index.rank(&case.intent, None),
         };
         let order = ranking.indices();
-        let ranks = ranks_of(&order, &names, &case.expected);
+        let ranks = ranks_of(&order, &keys, &case.expected);
         tally.ranker.add(&ranks);
         per_case.push(case_metrics(&ranks));
         let hit = ranks.contains(&Some(1));
@@ -296,12 +318,12 @@ pub fn evaluate_with(
         }
         let bm25_order = bm25.as_ref().map(|b| b.rank(&case.intent));
         if let Some(o) = &bm25_order {
-            tally.bm25.add(&ranks_of(o, &names, &case.expected));
+            tally.bm25.add(&ranks_of(o, &keys, &case.expected));
         }
         if let Some(o) = &overlap {
             tally
                 .overlap
-                .add(&ranks_of(&o.rank(&case.intent), &names, &case.expected));
+                .add(&ranks_of(&o.rank(&case.intent), &keys, &case.expected));
         }
         if keep.misses && !hit {
             let why = |i: Option<usize>| {
@@ -309,7 +331,7 @@ pub fn evaluate_with(
                     .unwrap_or_default()
             };
             let best = ranks.iter().flatten().min().copied();
-            let expected_at = best.and_then(|r| nth_name(&order, &names, r));
+            let expected_at = best.and_then(|r| nth_name(&order, &keys, r));
             misses.push(Miss {
                 first_why: why(order.first().copied()),
                 expected_why: why(expected_at),
@@ -326,9 +348,9 @@ pub fn evaluate_with(
         }
         if keep.per_question {
             let ranked = |order: &[usize]| RankedCase {
-                ranks: ranks_of(order, &names, &case.expected),
-                top: top_names(order, &names, 5),
-                figures: case_metrics(&ranks_of(order, &names, &case.expected)),
+                ranks: ranks_of(order, &keys, &case.expected),
+                top: top_names(order, &keys, &names, 5),
+                figures: case_metrics(&ranks_of(order, &keys, &case.expected)),
             };
             let line = QuestionLine {
                 set: &named.name,
@@ -341,6 +363,10 @@ pub fn evaluate_with(
                 ),
                 expected: &case.expected,
                 requests: ranking.requests.clone(),
+                semantic: semantic.map(|layer| LayerUsed {
+                    embedder: layer.embedder,
+                    weight: layer.weight,
+                }),
                 ranker: ranked(&order),
                 bm25: ranked(bm25_order.as_deref().unwrap_or(&[])),
             };
@@ -428,45 +454,58 @@ fn lopsided_split_note(named: &NamedSet) -> Option<String> {
     ))
 }
 
+/// Each entry's name as a ranking counts it: as it prints
+/// ([`printed_alike`](crate::core::text::printed_alike)), so `dup ` and `dup` are one name
+/// (tester's F7: `dup ` ranked first for an expected `dup` was a miss), as a catalog's
+/// warnings and the labels' lookup count them.
+pub fn name_keys<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    names.map(crate::core::text::printed_alike).collect()
+}
+
 /// 1-based rank of each expected name, counting each name once at its best place (a pool
-/// may hold several entries of one name, with different descriptions).
-pub fn ranks_of(order: &[usize], names: &[&str], expected: &[String]) -> Vec<Option<usize>> {
+/// may hold several entries of one name, with different descriptions). `keys` are the
+/// entries' names as [`name_keys`] gives them.
+pub fn ranks_of(order: &[usize], keys: &[String], expected: &[String]) -> Vec<Option<usize>> {
+    let expected: Vec<String> = expected
+        .iter()
+        .map(|e| crate::core::text::printed_alike(e))
+        .collect();
     let mut ranks = vec![None; expected.len()];
     let mut seen: HashSet<&str> = HashSet::new();
     let mut left = expected.len();
     for &i in order {
-        let name = names[i];
+        if left == 0 {
+            break;
+        }
+        let name = keys[i].as_str();
         if !seen.insert(name) {
             continue;
         }
-        if let Some(k) = expected.iter().position(|e| e == name)
-            && ranks[k].is_none()
-        {
-            ranks[k] = Some(seen.len());
-            left -= 1;
-            if left == 0 {
-                break;
+        for (k, e) in expected.iter().enumerate() {
+            if e == name && ranks[k].is_none() {
+                ranks[k] = Some(seen.len());
+                left -= 1;
             }
         }
     }
     ranks
 }
 
-/// The entry at 1-based name rank `rank` (each name once).
-fn nth_name(order: &[usize], names: &[&str], rank: usize) -> Option<usize> {
+/// The entry at 1-based name rank `rank` (each name once, as [`name_keys`] counts names).
+fn nth_name(order: &[usize], keys: &[String], rank: usize) -> Option<usize> {
     let mut seen: HashSet<&str> = HashSet::new();
     order
         .iter()
         .copied()
-        .find(|&i| seen.insert(names[i]) && seen.len() == rank)
+        .find(|&i| seen.insert(&keys[i]) && seen.len() == rank)
 }
 
-/// The first `k` distinct names of an order.
-fn top_names(order: &[usize], names: &[&str], k: usize) -> Vec<String> {
+/// The first `k` distinct names of an order (told apart by `keys`, shown as `names`).
+fn top_names(order: &[usize], keys: &[String], names: &[&str], k: usize) -> Vec<String> {
     let mut seen: HashSet<&str> = HashSet::new();
     order
         .iter()
-        .filter(|&&i| seen.insert(names[i]))
+        .filter(|&&i| seen.insert(&keys[i]))
         .take(k)
         .map(|&i| names[i].to_string())
         .collect()
@@ -524,7 +563,7 @@ fn run_history(
     let prior = HistoryPrior::new(&past);
     let learned = LearnedWords::from_plans(&past);
     let learned_index = RankIndex::build(ws.catalog.guide(), RankParams::default(), Some(&learned));
-    let names: Vec<&str> = ws.index.names().collect();
+    let names = name_keys(ws.index.names());
     let (mut without, mut with) = (RankTally::default(), RankTally::default());
     let (mut learned_alone, mut learned_prior) = (RankTally::default(), RankTally::default());
     let (mut improved, mut worsened) = (0, 0);
@@ -713,13 +752,13 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
         // The pool is named wherever a note or an error names it: which catalog the labels
         // were read against (tester 11 T11-6: "not in the catalog" without --catalog did
         // not say it was the sample one).
-        let (guide, origin, pool) = match &args.catalog {
+        let (guide, warnings, origin, pool) = match &args.catalog {
             Some(file) => {
                 let text = read_text(file)?;
                 let imported = parse_catalog(&text, &file.display().to_string())?;
                 let origin = file.display().to_string();
                 let pool = format!("the catalog {origin}");
-                (imported.guide, origin, pool)
+                (imported.guide, imported.warnings, origin, pool)
             }
             None => {
                 let ws = Workspace::open(&WorkspaceOptions {
@@ -735,7 +774,12 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
                 } else {
                     format!("the workspace catalog {origin}")
                 };
-                (ws.catalog.guide().clone(), origin, pool)
+                (
+                    ws.catalog.guide().clone(),
+                    ws.catalog.warnings().to_vec(),
+                    origin,
+                    pool,
+                )
             }
         };
         return Ok(NamedSet {
@@ -743,7 +787,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
                 .file_stem()
                 .map_or_else(|| "labels".into(), |s| s.to_string_lossy().into_owned()),
             source: format!("{} against {origin}", path.display()),
-            set: load_labels(path, guide, &pool)?,
+            set: load_labels(path, guide, &warnings, &pool)?,
             composed_halves: None,
         });
     }
@@ -754,9 +798,9 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
 
 fn metric_cells(m: &RankMetrics) -> Vec<String> {
     // No question measured is no figure: 0.000 would read as a measured total failure.
-    if m.cases == 0 {
-        return vec!["n/a".to_string(); METRIC_HEADER.len()];
-    }
+    let Some(m) = m.measured() else {
+        return vec![NO_FIGURE.to_string(); METRIC_HEADER.len()];
+    };
     [
         m.recall_at_1,
         m.recall_at_5,
@@ -769,6 +813,15 @@ fn metric_cells(m: &RankMetrics) -> Vec<String> {
     .iter()
     .map(|v| format!("{v:.3}"))
     .collect()
+}
+
+/// What a figure over no question reads on screen (`null` in `--json`).
+pub const NO_FIGURE: &str = "n/a";
+
+/// One figure of `m` to 3 places, or [`NO_FIGURE`] when `m` measured no question.
+pub fn figure_cell(m: &RankMetrics, f: impl Fn(&RankMetrics) -> f64) -> String {
+    m.measured()
+        .map_or_else(|| NO_FIGURE.to_string(), |m| format!("{:.3}", f(m)))
 }
 
 const METRIC_HEADER: [&str; 7] = [
@@ -822,7 +875,14 @@ pub fn describe(r: &RankReport) -> String {
         top1(r.top1_when_confident),
         top1(r.top1_when_unsure)
     ));
-    for m in &r.misses {
+    out.push_str(&describe_misses(&r.misses));
+    out
+}
+
+/// One line per miss, with why the first entry and the expected one scored what they did.
+pub fn describe_misses(misses: &[Miss]) -> String {
+    let mut out = String::new();
+    for m in misses {
         out.push_str(&format!(
             "miss {} ({}): expected {} at {} (first: {}): {}\n",
             m.id,
@@ -853,9 +913,15 @@ pub enum BarStanding {
     /// BM25's recall@5 is above 0.95, so no ranker can lead it by 5 points: recall is at
     /// most 1.
     OutOfReach,
+    /// The half has no question: no figure, so neither met nor short, and not counted
+    /// among the sets (tester's F5: an empty half was "short").
+    NoQuestions,
 }
 
 pub fn bar_standing(ranker: &RankMetrics, bm25: &RankMetrics) -> BarStanding {
+    let (Some(ranker), Some(bm25)) = (ranker.measured(), bm25.measured()) else {
+        return BarStanding::NoQuestions;
+    };
     if ranker.recall_at_5 >= bm25.recall_at_5 + BAR_RECALL_LEAD
         && ranker.all_at_10 >= bm25.all_at_10
     {
@@ -868,7 +934,8 @@ pub fn bar_standing(ranker: &RankMetrics, bm25: &RankMetrics) -> BarStanding {
 }
 
 /// One line on how the test halves stand against the bar: met, short (named), and out of
-/// reach (named), for `label` (the ranker measured).
+/// reach (named), for `label` (the ranker measured); a set whose test half has no question
+/// is named apart and not counted.
 pub fn describe_bar(standings: &[(&str, BarStanding)], label: &str) -> String {
     let named = |want: BarStanding| -> Vec<&str> {
         standings
@@ -878,10 +945,11 @@ pub fn describe_bar(standings: &[(&str, BarStanding)], label: &str) -> String {
             .collect()
     };
     let (short, out_of_reach) = (named(BarStanding::Short), named(BarStanding::OutOfReach));
+    let unmeasured = named(BarStanding::NoQuestions);
     let mut line = format!(
         "test halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25{label}: {} of {} sets",
         named(BarStanding::Met).len(),
-        standings.len()
+        standings.len() - unmeasured.len()
     );
     if !short.is_empty() {
         line.push_str(&format!("; short: {}", short.join(", ")));
@@ -890,6 +958,12 @@ pub fn describe_bar(standings: &[(&str, BarStanding)], label: &str) -> String {
         line.push_str(&format!(
             "; out of reach (BM25 recall@5 above 0.95, and recall is at most 1): {}",
             out_of_reach.join(", ")
+        ));
+    }
+    if !unmeasured.is_empty() {
+        line.push_str(&format!(
+            "; no test question (not counted): {}",
+            unmeasured.join(", ")
         ));
     }
     line.push('\n');
@@ -927,11 +1001,18 @@ pub fn describe_suite(s: &SuiteReport) -> String {
     out.push('\n');
     out.push_str(&describe_bar(&standings, ""));
     for r in &s.sets {
-        for n in &r.notes {
-            out.push_str(&format!("note ({}): {n}\n", r.set));
-        }
+        out.push_str(&describe_notes(&r.set, &r.notes));
     }
     out
+}
+
+/// A set's notes, one line each, naming the set (`note (SET): …`), as every report of
+/// several sets says them.
+pub fn describe_notes(set: &str, notes: &[String]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("note ({set}): {n}\n"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -972,10 +1053,27 @@ mod bar_tests {
 
     fn m(r5: f64, all10: f64) -> RankMetrics {
         RankMetrics {
+            cases: 10,
             recall_at_5: r5,
             all_at_10: all10,
             ..RankMetrics::default()
         }
+    }
+
+    /// Tester's F5: a test half with no question is neither met nor short, and is not
+    /// counted among the sets the bar line counts.
+    #[test]
+    fn an_empty_test_half_stands_nowhere_against_the_bar() {
+        let empty = RankMetrics::default();
+        assert_eq!(bar_standing(&empty, &empty), BarStanding::NoQuestions);
+        let line = describe_bar(
+            &[("a", BarStanding::Met), ("b", BarStanding::NoQuestions)],
+            "",
+        );
+        assert_eq!(
+            line,
+            "test halves at recall@5 ≥ BM25 + 0.05 and all@10 ≥ BM25: 1 of 1 sets; no test question (not counted): b\n"
+        );
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub struct PlannerReport {
 }
 
 pub fn parse_messages(text: &str, origin: &str) -> Result<Vec<LabelledMessage>, CoreError> {
-    jsonl(text, origin)
+    jsonl(text, origin, r#"{"message": …, "expected": […]}"#)
 }
 
 pub fn evaluate(

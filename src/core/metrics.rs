@@ -6,8 +6,11 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Recall at 1, 5 and 10, all-expected at 5 and 10, the mean reciprocal rank and nDCG@10
-/// over a set of labelled intents.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+/// over a set of labelled intents. Over no case there is no figure: each is `null` in JSON
+/// (its fields hold 0.0, read them through [`RankMetrics::measured`]), `n/a` on screen, and
+/// never part of a mean or a bar (tester's F5: an empty half read 0.0, every question
+/// missed).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RankMetrics {
     pub cases: usize,
     pub recall_at_1: f64,
@@ -66,6 +69,30 @@ pub fn case_metrics(ranks: &[Option<usize>]) -> CaseMetrics {
             .min()
             .map_or(0.0, |&b| 1.0 / b as f64),
         ndcg_at_10: ndcg_at_10(ranks),
+    }
+}
+
+impl RankMetrics {
+    /// The figures, when at least one case was measured; `None` over no case.
+    pub fn measured(&self) -> Option<&RankMetrics> {
+        (self.cases > 0).then_some(self)
+    }
+}
+
+impl Serialize for RankMetrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let m = self.measured();
+        let mut out = s.serialize_struct("RankMetrics", 8)?;
+        out.serialize_field("cases", &self.cases)?;
+        out.serialize_field("recall_at_1", &m.map(|m| m.recall_at_1))?;
+        out.serialize_field("recall_at_5", &m.map(|m| m.recall_at_5))?;
+        out.serialize_field("recall_at_10", &m.map(|m| m.recall_at_10))?;
+        out.serialize_field("all_at_5", &m.map(|m| m.all_at_5))?;
+        out.serialize_field("all_at_10", &m.map(|m| m.all_at_10))?;
+        out.serialize_field("mrr", &m.map(|m| m.mrr))?;
+        out.serialize_field("ndcg_at_10", &m.map(|m| m.ndcg_at_10))?;
+        out.end()
     }
 }
 
@@ -185,6 +212,39 @@ pub fn classification<'a>(
 mod tests {
     use super::*;
 
+    /// Tester's F5: no question measured is no figure, said `null` in JSON, not 0.0 (which
+    /// reads as every question missed); the lift of no pair likewise.
+    #[test]
+    fn no_question_is_no_figure() {
+        let none = RankTally::default().metrics();
+        assert_eq!(none.cases, 0);
+        assert!(none.measured().is_none());
+        let v = serde_json::to_value(none).unwrap();
+        assert_eq!(v["cases"], 0);
+        for f in [
+            "recall_at_1",
+            "recall_at_5",
+            "recall_at_10",
+            "all_at_5",
+            "all_at_10",
+            "mrr",
+            "ndcg_at_10",
+        ] {
+            assert!(v[f].is_null(), "{f}: {v}");
+        }
+        let mut one = RankTally::default();
+        one.add(&[Some(1)]);
+        let v = serde_json::to_value(one.metrics()).unwrap();
+        assert_eq!(
+            (v["cases"].clone(), v["recall_at_1"].clone()),
+            (1.into(), 1.0.into())
+        );
+        assert!(one.metrics().measured().is_some());
+        let lift = serde_json::to_value(paired_bootstrap(&[], 10, 1)).unwrap();
+        assert_eq!(lift["cases"], 0);
+        assert!(lift["mean"].is_null() && lift["low"].is_null() && lift["high"].is_null());
+    }
+
     #[test]
     fn recall_and_mrr() {
         let mut t = RankTally::default();
@@ -235,13 +295,34 @@ mod tests {
     }
 }
 
-/// A mean difference with its 95 % interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A mean difference with its 95 % interval. Over no pair there is none: `null` in JSON
+/// (the fields hold 0.0; read them through [`Lift::measured`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lift {
     pub cases: usize,
     pub mean: f64,
     pub low: f64,
     pub high: f64,
+}
+
+impl Lift {
+    /// The lift, when at least one pair was measured.
+    pub fn measured(&self) -> Option<&Lift> {
+        (self.cases > 0).then_some(self)
+    }
+}
+
+impl Serialize for Lift {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let l = self.measured();
+        let mut out = s.serialize_struct("Lift", 4)?;
+        out.serialize_field("cases", &self.cases)?;
+        out.serialize_field("mean", &l.map(|l| l.mean))?;
+        out.serialize_field("low", &l.map(|l| l.low))?;
+        out.serialize_field("high", &l.map(|l| l.high))?;
+        out.end()
+    }
 }
 
 /// Resamples a paired bootstrap draws.

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use crate::core::catalog::{Pack, PackMetadata, RoutingGuide, Schema};
@@ -33,15 +33,27 @@ pub struct RankSet {
     pub notes: Vec<String>,
 }
 
-/// Names in order of first appearance, each once.
+/// Names in order of first appearance, each once (a set, not a scan of the list: tester's
+/// F3, 200,000 names took minutes).
 fn distinct(names: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        if !out.contains(&n) {
-            out.push(n);
-        }
+    let mut seen: HashSet<String> = HashSet::new();
+    names
+        .into_iter()
+        .filter(|n| !seen.contains(n) && seen.insert(n.clone()))
+        .collect()
+}
+
+/// How many names a note names before it counts the rest.
+const NAMES_SHOWN: usize = 8;
+
+/// The first [`NAMES_SHOWN`] of `names` joined, then how many more there are: `a, b and
+/// 12 more` (tester's F3: a note listing 20,000 names was 150 KB on one line).
+fn named_few(names: &[String]) -> String {
+    let shown = names[..names.len().min(NAMES_SHOWN)].join(", ");
+    match names.len().saturating_sub(NAMES_SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
     }
-    out
 }
 
 /// A question as its file gave it, with the line (or, in a JSON array, the entry) it
@@ -76,7 +88,10 @@ pub struct SetSource<'a> {
 ///   ([`printed_alike`](crate::core::text::printed_alike): `café` NFC and NFD), are refused,
 ///   naming both places: the split hashes the id, so they are one question twice;
 /// - an expected tool the pool lacks is dropped from the question's expected tools, and a
-///   note names it and the pool (it could never be found);
+///   note names it (the first few, and how many more) and the pool (it could never be
+///   found); a pool's name counts as the expected tool when they print alike
+///   ([`printed_alike`](crate::core::text::printed_alike): `dup ` in a catalog is `dup`),
+///   as the ranking counts them;
 /// - a question left with no expected tool, or that named none, is left out of every
 ///   figure (the halves, the confidence line, `--per-question`), and a note says so;
 /// - a set with no question left is refused.
@@ -136,14 +151,19 @@ pub fn settle(
     }
     let (mut unknown, mut emptied, mut named_none) = (Vec::new(), 0usize, Vec::new());
     let mut first_unknown: Option<(usize, String)> = None;
+    // The pool's names as they print, looked up once each (not a scan of the pool per
+    // expected tool: tester's F3).
+    let pool: HashSet<String> = guide.entry_names().map(|(n, _)| printed_alike(n)).collect();
     let mut cases = Vec::with_capacity(placed.len());
     for Placed { at, mut case } in placed {
         if case.expected.is_empty() {
             named_none.push(case.id);
             continue;
         }
-        let (known, missing): (Vec<String>, Vec<String>) =
-            case.expected.into_iter().partition(|n| guide.contains(n));
+        let (known, missing): (Vec<String>, Vec<String>) = case
+            .expected
+            .into_iter()
+            .partition(|n| pool.contains(&printed_alike(n)));
         if let Some(m) = missing.first()
             && first_unknown.is_none()
         {
@@ -165,7 +185,7 @@ pub fn settle(
             unknown.len(),
             source.expected,
             source.pool,
-            names.join(", "),
+            named_few(&names),
             if emptied > 0 {
                 format!(", {emptied} questions left with none skipped")
             } else {
@@ -200,8 +220,16 @@ pub fn settle(
 }
 
 /// The operator's labels in `path` ([`parse_labels`]) against the catalog `guide`, named
-/// `pool` in what is said, under the one rule ([`settle`]).
-pub fn load_labels(path: &Path, guide: RoutingGuide, pool: &str) -> anyhow::Result<RankSet> {
+/// `pool` in what is said, under the one rule ([`settle`]). `catalog_warnings` are what
+/// reading the catalog warned of ([`parse_catalog`]'s: entries listed word for word, names
+/// that print alike), said first among the notes, as `compact` and `preview` say them
+/// (tester's F7: `eval rank` passed them over).
+pub fn load_labels(
+    path: &Path,
+    guide: RoutingGuide,
+    catalog_warnings: &[String],
+    pool: &str,
+) -> anyhow::Result<RankSet> {
     let text = read_text(path)?;
     let origin = path.display().to_string();
     let labels = parse_labels(&text, &origin)?;
@@ -216,7 +244,8 @@ pub fn load_labels(path: &Path, guide: RoutingGuide, pool: &str) -> anyhow::Resu
             expected: "expected tools",
         },
     )?;
-    let mut notes = shared_names(&guide);
+    let mut notes = catalog_warnings.to_vec();
+    notes.extend(shared_names(&guide));
     notes.extend(labels.notes);
     notes.extend(settled);
     Ok(RankSet {
@@ -278,23 +307,43 @@ struct OperatorLabel {
     expected: Vec<String>,
 }
 
-/// Parse JSON Lines (blank lines skipped), naming the line of the first bad one.
-pub fn jsonl<T: for<'de> Deserialize<'de>>(text: &str, origin: &str) -> Result<Vec<T>, CoreError> {
-    Ok(jsonl_numbered(text, origin)?
+/// Parse JSON Lines of objects shaped `object` (`{"intent": …, "expected": […]}`, as a
+/// message shows it; blank lines skipped), naming the line of the first bad one.
+pub fn jsonl<T: for<'de> Deserialize<'de>>(
+    text: &str,
+    origin: &str,
+    object: &str,
+) -> Result<Vec<T>, CoreError> {
+    Ok(jsonl_numbered(text, origin, object)?
         .into_iter()
         .map(|(_, item)| item)
         .collect())
 }
 
-/// As [`jsonl`], each item with its line in the file (1-based).
+/// As [`jsonl`], each item with its line in the file (1-based). A line that is JSON but no
+/// object (an array, a string, …) is said to be so, naming the object wanted (tester's F10:
+/// an array line was `found an object; expected a string`, and an array in the order of
+/// the fields was read as one, serde taking a sequence for a struct).
 fn jsonl_numbered<T: for<'de> Deserialize<'de>>(
     text: &str,
     origin: &str,
+    object: &str,
 ) -> Result<Vec<(usize, T)>, CoreError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+        let Some(first) = line.trim_start().chars().next() else {
             continue;
+        };
+        if first != '{'
+            && let Some(kind) = json_kind(line)
+        {
+            return Err(CoreError::Content {
+                origin: origin.into(),
+                message: format!(
+                    "line {}: {kind} where an object {object} was expected (one per line)",
+                    n + 1
+                ),
+            });
         }
         let item = serde_json::from_str::<T>(line)
             .map_err(|e| CoreError::json_line(origin, n + 1, line, &e))?;
@@ -302,6 +351,26 @@ fn jsonl_numbered<T: for<'de> Deserialize<'de>>(
     }
     Ok(out)
 }
+
+/// What a line holding one JSON value other than an object is (`a JSON array`); `None`
+/// when it is not JSON (its syntax error is said instead).
+fn json_kind(line: &str) -> Option<&'static str> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    Some(match value {
+        Value::Array(_) => "a JSON array",
+        Value::String(_) => "a JSON string",
+        Value::Number(_) => "a JSON number",
+        Value::Bool(_) => "a JSON boolean",
+        Value::Null => "JSON null",
+        Value::Object(_) => return None,
+    })
+}
+
+/// The objects a labels line, a BFCL question line and a BFCL answer line hold, as
+/// messages show them.
+const LABEL_OBJECT: &str = r#"{"intent": …, "expected": […]}"#;
+const BFCL_QUESTION_OBJECT: &str = r#"{"id": …, "question": […]}"#;
+const BFCL_ANSWER_OBJECT: &str = r#"{"id": …, "ground_truth": […]}"#;
 
 /// `DIR/BFCL_v4_{category}.json` and `DIR/possible_answer/BFCL_v4_{category}.json`: every
 /// distinct function pooled into one catalog; each question's user turns are the intent.
@@ -315,8 +384,10 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
     let q_origin = questions_path.display().to_string();
     let a_origin = answers_path.display().to_string();
     let guide = parse_catalog(&questions_text, &q_origin)?.guide;
-    let questions: Vec<(usize, BfclQuestion)> = jsonl_numbered(&questions_text, &q_origin)?;
-    let answers: Vec<(usize, BfclAnswer)> = jsonl_numbered(&answers_text, &a_origin)?;
+    let questions: Vec<(usize, BfclQuestion)> =
+        jsonl_numbered(&questions_text, &q_origin, BFCL_QUESTION_OBJECT)?;
+    let answers: Vec<(usize, BfclAnswer)> =
+        jsonl_numbered(&answers_text, &a_origin, BFCL_ANSWER_OBJECT)?;
     // Each question's answer, by id; an id answered twice is refused (one answer was
     // dropped without a word).
     let mut expected: HashMap<String, (usize, Vec<String>)> = HashMap::new();
@@ -424,23 +495,27 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
 }
 
 /// A note naming the names several pooled entries share, if any: a ranking counts such a
-/// name once, at its best place.
+/// name once, at its best place. Names are counted as they print
+/// ([`printed_alike`](crate::core::text::printed_alike): `dup` and `dup ` are one name, as
+/// `eval rank` ranks them; tester's F7).
 pub fn shared_names(guide: &RoutingGuide) -> Vec<String> {
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    guide
-        .entry_names()
-        .for_each(|(n, _)| *count.entry(n).or_default() += 1);
+    let mut count: HashMap<String, usize> = HashMap::new();
+    guide.entry_names().for_each(|(n, _)| {
+        *count
+            .entry(crate::core::text::printed_alike(n))
+            .or_default() += 1
+    });
     let mut shared: Vec<&str> = count
         .iter()
         .filter(|(_, c)| **c > 1)
-        .map(|(n, _)| *n)
+        .map(|(n, _)| n.as_str())
         .collect();
     if shared.is_empty() {
         return Vec::new();
     }
     shared.sort_unstable();
-    let entries: usize = shared.iter().map(|n| count[n]).sum();
-    let shown: Vec<&str> = shared.iter().take(8).copied().collect();
+    let entries: usize = shared.iter().map(|n| count[*n]).sum();
+    let shown: Vec<&str> = shared.iter().take(NAMES_SHOWN).copied().collect();
     vec![format!(
         "{} names are shared by {} pooled entries (different descriptions); each counts once, at its best place: {}{}",
         shared.len(),
@@ -636,7 +711,7 @@ pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSe
 pub fn parse_labels(text: &str, origin: &str) -> Result<OperatorLabels, CoreError> {
     use crate::core::budget::name_problem;
     use crate::core::terminal_text::quoted;
-    let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin)?;
+    let numbered: Vec<(usize, OperatorLabel)> = jsonl_numbered(text, origin, LABEL_OBJECT)?;
     let mut labels: Vec<Placed> = Vec::with_capacity(numbered.len());
     let mut repeated: Vec<(usize, String)> = Vec::new();
     for (k, (line, label)) in numbered.into_iter().enumerate() {
@@ -659,12 +734,9 @@ pub fn parse_labels(text: &str, origin: &str) -> Result<OperatorLabels, CoreErro
                 problem,
             ));
         }
-        if let Some(twice) = label
-            .expected
-            .iter()
-            .enumerate()
-            .find_map(|(i, t)| label.expected[..i].contains(t).then_some(t))
-        {
+        // A set, not a scan of the names before each (tester's F3: quadratic).
+        let mut listed: HashSet<&str> = HashSet::with_capacity(label.expected.len());
+        if let Some(twice) = label.expected.iter().find(|t| !listed.insert(t.as_str())) {
             repeated.push((line, twice.clone()));
         }
         let id = label
@@ -808,6 +880,88 @@ mod tests {
             2,
             "a line expecting no tool among others is read (settle leaves it out, with a note)"
         );
+    }
+
+    /// Tester's F3: the note on expected tools the pool lacks named every one of them (150 KB
+    /// on one line for 20,000); it names the first few and counts the rest.
+    #[test]
+    fn the_note_on_missing_expected_tools_is_bounded() {
+        let guide = parse_catalog(
+            r#"[{"name": "web_search", "description": "Search the web."}]"#,
+            "c",
+        )
+        .unwrap()
+        .guide;
+        let mut expected = vec!["web_search".to_string()];
+        expected.extend((0..5_000).map(|i| format!("x{i}")));
+        // One name missing twice, in two questions: counted twice, named once.
+        let placed = vec![
+            Placed {
+                at: 1,
+                case: LabelledIntent {
+                    id: "a".into(),
+                    intent: "search the web".into(),
+                    expected,
+                    key: "a".into(),
+                },
+            },
+            Placed {
+                at: 2,
+                case: LabelledIntent {
+                    id: "b".into(),
+                    intent: "search the web again".into(),
+                    expected: vec!["x0".into()],
+                    key: "b".into(),
+                },
+            },
+        ];
+        let source = SetSource {
+            origin: "l.jsonl",
+            unit: "line",
+            units: "lines",
+            pool: "the catalog c",
+            expected: "expected tools",
+        };
+        let (cases, notes) = settle(placed, &guide, &source).unwrap();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(
+            notes,
+            vec![
+                "5001 expected tools name a tool the catalog c lacks (x0, x1, x2, x3, x4, x5, x6, x7 and 4992 more); dropped from the expected tools, 1 questions left with none skipped"
+                    .to_string()
+            ]
+        );
+    }
+
+    /// Tester's F10: a line holding a JSON array was told `found an object; expected a
+    /// string`, and an array in the order of a label's fields was read as one.
+    #[test]
+    fn a_labels_line_that_is_no_object_is_said_to_be_so() {
+        for (line, kind) in [
+            ("[{\"intent\":\"a\",\"expected\":[\"t\"]}]", "a JSON array"),
+            ("[\"id\",\"take a screenshot\",[\"t\"]]", "a JSON array"),
+            ("\"take a screenshot\"", "a JSON string"),
+            ("7", "a JSON number"),
+        ] {
+            let err = parse_labels(
+                &format!("{{\"intent\":\"a\",\"expected\":[\"t\"]}}\n{line}\n"),
+                "labels.jsonl",
+            )
+            .unwrap_err()
+            .to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "labels.jsonl: line 2: {kind} where an object {{\"intent\": …, \"expected\": […]}} was expected (one per line)"
+                ),
+                "{line}"
+            );
+        }
+        // Broken JSON keeps its syntax error.
+        let err = parse_labels("[1,\n", "labels.jsonl")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("labels.jsonl: line 1, column"), "{err}");
     }
 
     /// T11-6 residue: an expected tool with spaces around it was "not in the catalog" (the

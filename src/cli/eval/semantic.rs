@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::sets::{Half, NamedSet};
 use super::{
-    BarStanding, Keep, PROTOCOL, RankArgs, RankReport, bar_standing, describe_bar, evaluate,
-    evaluate_with,
+    BarStanding, Keep, Layer, Miss, NO_FIGURE, PROTOCOL, RankArgs, RankReport, bar_standing,
+    describe_bar, describe_misses, describe_notes, evaluate, evaluate_with, figure_cell,
 };
 use crate::cli::out::{emit_json_text, eprint_line};
 use crate::cli::table::render;
@@ -38,8 +38,16 @@ pub struct SemanticSetReport {
     pub catalog_entries: usize,
     /// Texts (entries and requests) embedded in this run; the rest came from the cache.
     pub embedded_now: usize,
+    /// What loading settled and how the split fell, as the lexical report says them
+    /// (tester's F6: the layer's report dropped them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub tune: SemanticHalf,
     pub test: SemanticHalf,
+    /// With `--misses`: the questions whose expected tool the fused ranking did not place
+    /// first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<Miss>,
 }
 
 #[derive(Debug, Serialize)]
@@ -128,7 +136,12 @@ pub fn run(
                 baselines: true,
             },
         );
-        let (fused, mut l) = evaluate_with(named, params, keep, Some((&sims, SEMANTIC_WEIGHT)));
+        let layer = Layer {
+            similarities: &sims,
+            weight: SEMANTIC_WEIGHT,
+            embedder: embedder.id(),
+        };
+        let (mut fused, mut l) = evaluate_with(named, params, keep, Some(layer));
         lines.append(&mut l);
         reports.push(SemanticSetReport {
             set: named.name.clone(),
@@ -136,10 +149,9 @@ pub fn run(
             embedded_now,
             tune: half_report(named, Half::Tune, &plain, &fused),
             test: half_report(named, Half::Test, &plain, &fused),
+            notes: plain.notes,
+            misses: std::mem::take(&mut fused.misses),
         });
-        if args.misses {
-            emit(&super::describe(&fused))?;
-        }
     }
     if args.per_question {
         let mut text = lines.join("\n");
@@ -162,7 +174,10 @@ pub fn run(
 }
 
 fn interval(l: &Lift) -> String {
-    format!("{:+.3} [{:+.3}, {:+.3}]", l.mean, l.low, l.high)
+    l.measured().map_or_else(
+        || NO_FIGURE.to_string(),
+        |l| format!("{:+.3} [{:+.3}, {:+.3}]", l.mean, l.low, l.high),
+    )
 }
 
 /// One row per set and half: recall@5 and all@10 without / with the layer, the lift with
@@ -175,14 +190,14 @@ pub fn describe(r: &SemanticSuiteReport) -> String {
                 s.set.clone(),
                 half.to_string(),
                 h.lexical.cases.to_string(),
-                format!("{:.3}", h.lexical.recall_at_5),
-                format!("{:.3}", h.semantic.recall_at_5),
+                figure_cell(&h.lexical, |m| m.recall_at_5),
+                figure_cell(&h.semantic, |m| m.recall_at_5),
                 interval(&h.lift_recall_at_5),
-                format!("{:.3}", h.lexical.all_at_10),
-                format!("{:.3}", h.semantic.all_at_10),
+                figure_cell(&h.lexical, |m| m.all_at_10),
+                figure_cell(&h.semantic, |m| m.all_at_10),
                 interval(&h.lift_all_at_10),
-                format!("{:.3}", h.bm25.recall_at_5),
-                format!("{:.3}", h.bm25.all_at_10),
+                figure_cell(&h.bm25, |m| m.recall_at_5),
+                figure_cell(&h.bm25, |m| m.all_at_10),
             ]);
         }
     }
@@ -219,19 +234,42 @@ pub fn describe(r: &SemanticSuiteReport) -> String {
         &standings(&|h| &h.semantic),
         " with the layer",
     ));
-    let mean = |f: &dyn Fn(&SemanticSetReport) -> f64| {
-        r.sets.iter().map(f).sum::<f64>() / r.sets.len().max(1) as f64
+    // Over the sets whose half has questions: a half with none has no figure to average
+    // (tester's F5: it pulled the means to 0).
+    let mean = |half: &dyn Fn(&SemanticSetReport) -> &RankMetrics,
+                f: &dyn Fn(&RankMetrics) -> f64| {
+        let measured: Vec<f64> = r
+            .sets
+            .iter()
+            .filter_map(|s| half(s).measured().map(f))
+            .collect();
+        if measured.is_empty() {
+            return NO_FIGURE.to_string();
+        }
+        format!(
+            "{:.4}",
+            measured.iter().sum::<f64>() / measured.len() as f64
+        )
     };
+    let r5 = |m: &RankMetrics| m.recall_at_5;
+    let all10 = |m: &RankMetrics| m.all_at_10;
     out.push_str(&format!(
-        "mean over sets, recall@5 / all@10: tune {:.4} / {:.4} without, {:.4} / {:.4} with; test {:.4} / {:.4} without, {:.4} / {:.4} with\n",
-        mean(&|s| s.tune.lexical.recall_at_5),
-        mean(&|s| s.tune.lexical.all_at_10),
-        mean(&|s| s.tune.semantic.recall_at_5),
-        mean(&|s| s.tune.semantic.all_at_10),
-        mean(&|s| s.test.lexical.recall_at_5),
-        mean(&|s| s.test.lexical.all_at_10),
-        mean(&|s| s.test.semantic.recall_at_5),
-        mean(&|s| s.test.semantic.all_at_10),
+        "mean over sets, recall@5 / all@10: tune {} / {} without, {} / {} with; test {} / {} without, {} / {} with\n",
+        mean(&|s| &s.tune.lexical, &r5),
+        mean(&|s| &s.tune.lexical, &all10),
+        mean(&|s| &s.tune.semantic, &r5),
+        mean(&|s| &s.tune.semantic, &all10),
+        mean(&|s| &s.test.lexical, &r5),
+        mean(&|s| &s.test.lexical, &all10),
+        mean(&|s| &s.test.semantic, &r5),
+        mean(&|s| &s.test.semantic, &all10),
     ));
+    for s in &r.sets {
+        out.push_str(&describe_notes(&s.set, &s.notes));
+    }
+    for s in r.sets.iter().filter(|s| !s.misses.is_empty()) {
+        out.push_str(&format!("\n{}: misses with the layer\n", s.set));
+        out.push_str(&describe_misses(&s.misses));
+    }
     out
 }

@@ -261,7 +261,12 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
             sets.push(NamedSet {
                 name: stem.clone(),
                 source: format!("labels {stem} against {origin}"),
-                set: load_labels(&path, imported.guide, &format!("the catalog {origin}"))?,
+                set: load_labels(
+                    &path,
+                    imported.guide,
+                    &imported.warnings,
+                    &format!("the catalog {origin}"),
+                )?,
                 composed_halves: None,
             });
         }
