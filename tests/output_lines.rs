@@ -104,6 +104,16 @@ fn a_line_break_in_a_file_name_a_reference_or_a_model_directory_stays_on_its_lin
     ]));
     assert_eq!(code, Some(2), "{err}");
     no_forged_line("a labels parse error", &err, &["FAKE"]);
+    // A file that is not there, named in the error of the one read path.
+    let (code, _, err) = run(ctx(dir).arg("eval").arg("rank").args([
+        "--labels".as_ref(),
+        dir.join("none\nFAKE.jsonl").as_os_str(),
+        "--catalog".as_ref(),
+        dir.join("cat.json").as_os_str(),
+    ]));
+    assert_eq!(code, Some(2), "{err}");
+    no_forged_line("a missing labels file", &err, &["FAKE"]);
+    assert!(err.contains("none\\nFAKE.jsonl'"), "{err}");
 
     let (code, _, err) = run(ctx(dir).args(["cache", "get", "x\x1b[2J\nFAKE"]));
     assert_ne!(code, Some(0), "{err}");
