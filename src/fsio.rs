@@ -305,7 +305,7 @@ pub fn kind_of(ft: &std::fs::FileType) -> &'static str {
 fn not_a_file(path: &Path, ft: &std::fs::FileType) -> anyhow::Error {
     bad_input(format!(
         "{}: is {}, not a file",
-        path.display(),
+        crate::core::terminal_text::path(path),
         kind_of(ft)
     ))
 }
@@ -315,7 +315,12 @@ fn not_a_file(path: &Path, ft: &std::fs::FileType) -> anyhow::Error {
 /// and again on the open descriptor, and the open never blocks, so a FIFO swapped in between
 /// is refused rather than waited on.
 pub fn open_regular(path: &Path) -> anyhow::Result<File> {
-    let cannot = |e: io::Error| bad_input(format!("{}: cannot read: {e}", path.display()));
+    let cannot = |e: io::Error| {
+        bad_input(format!(
+            "{}: cannot read: {e}",
+            crate::core::terminal_text::path(path)
+        ))
+    };
     let meta = std::fs::metadata(path).map_err(cannot)?;
     if !meta.is_file() {
         return Err(not_a_file(path, &meta.file_type()));
@@ -338,11 +343,16 @@ pub fn open_regular(path: &Path) -> anyhow::Result<File> {
 /// regular file; the caller judges the owner and mode on [`File::metadata`], the open
 /// descriptor's, so nothing swapped in after the checks is read.
 pub fn open_own_secret(path: &Path) -> anyhow::Result<Option<File>> {
-    let cannot = |e: io::Error| bad_input(format!("{}: cannot read: {e}", path.display()));
+    let cannot = |e: io::Error| {
+        bad_input(format!(
+            "{}: cannot read: {e}",
+            crate::core::terminal_text::path(path)
+        ))
+    };
     let link = || {
         bad_input(format!(
             "{}: is a symbolic link; it must be a file of its own",
-            path.display()
+            crate::core::terminal_text::path(path)
         ))
     };
     match std::fs::symlink_metadata(path) {
@@ -377,12 +387,17 @@ fn open_for_whole_read(path: &Path) -> anyhow::Result<File> {
     let file = open_regular(path)?;
     let len = file
         .metadata()
-        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?
+        .map_err(|e| {
+            bad_input(format!(
+                "{}: cannot read: {e}",
+                crate::core::terminal_text::path(path)
+            ))
+        })?
         .len();
     if len > READ_WHOLE_MAX_BYTES {
         return Err(bad_input(format!(
             "{}: {} MiB, more than the {} MiB a file read whole may hold",
-            path.display(),
+            crate::core::terminal_text::path(path),
             len / (1024 * 1024),
             READ_WHOLE_MAX_BYTES / (1024 * 1024)
         )));
@@ -409,7 +424,7 @@ pub const READ_WHOLE_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// A regular file's bytes (see [`open_regular`]), at most [`READ_WHOLE_MAX_BYTES`].
 pub fn read_regular(path: &Path) -> anyhow::Result<Vec<u8>> {
     let file = open_for_whole_read(path)?;
-    read_whole(file, &path.display().to_string())
+    read_whole(file, &crate::core::terminal_text::path(path))
 }
 
 /// Everything `reader` gives, refused as bad input naming `origin` once it passes

@@ -265,13 +265,7 @@ impl Workspace {
 impl Workspace {
     /// The workspace's `config.toml`, or the defaults.
     pub fn config(&self) -> anyhow::Result<Config> {
-        let sample = Config::parse(SAMPLE_CONFIG, "sample config")?;
-        let path = self.dir.join(CONFIG_FILE);
-        let Some(text) = read_optional_text(&path)? else {
-            return Ok(sample);
-        };
-        let user = Config::parse(&text, &path.display().to_string())?;
-        Ok(sample.overlay(user))
+        config_in(&self.dir)
     }
 
     /// The configured provider keys as set now: what is kept and printed never holds one
@@ -349,6 +343,26 @@ impl Workspace {
         }
         Ok(history)
     }
+}
+
+/// The `config.toml` in the workspace directory `dir` laid over the sample, or the sample
+/// when there is none: what [`Workspace::config`] reads, for a command that needs no more
+/// of the workspace.
+pub fn config_in(dir: &Path) -> anyhow::Result<Config> {
+    let sample = Config::parse(SAMPLE_CONFIG, "sample config")?;
+    let path = dir.join(CONFIG_FILE);
+    let Some(text) = read_optional_text(&path)? else {
+        return Ok(sample);
+    };
+    let user = Config::parse(&text, &path.display().to_string())?;
+    Ok(sample.overlay(user))
+}
+
+/// The configured provider keys of the workspace `--workspace` (or its default) names, as
+/// set now, without loading the rest of it: what a command that prints the operator's own
+/// text (`eval rank`'s intents) takes out of it.
+pub fn secrets_in(workspace: Option<&Path>) -> anyhow::Result<Secrets> {
+    Ok(secrets_of(&config_in(&resolve_dir(workspace)?)?))
 }
 
 /// The keys held now by the variables the config's providers name in `key_env`.

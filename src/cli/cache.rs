@@ -67,16 +67,18 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let path = dir.join(CACHE_FILE);
     match args.what {
         What::Get { cache_ref, lines } => {
+            // What was typed, quoted as every error quotes it: on one line (tester F1).
+            let asked = crate::core::terminal_text::quoted(&cache_ref);
             let Some(cache) = cache else {
                 return Err(bad_input(format!(
-                    "no cached content '{cache_ref}': there is no output cache at {} (briefed pastes are kept there by preview and the console)",
-                    path.display()
+                    "no cached content {asked}: there is no output cache at {} (briefed pastes are kept there by preview and the console)",
+                    crate::core::terminal_text::path(&path)
                 )));
             };
             let Some(text) = cache.get(&cache_ref)? else {
                 return Err(bad_input(format!(
-                    "no cached content '{cache_ref}' in {}",
-                    cache.path().display()
+                    "no cached content {asked} in {}",
+                    crate::core::terminal_text::path(cache.path())
                 )));
             };
             match lines {

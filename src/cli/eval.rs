@@ -20,6 +20,7 @@ use crate::import::labels::{
     BFCL_CATEGORIES, bfcl_category, load_bfcl, load_labels, load_nestful, nestful_spec_path,
 };
 use crate::import::read_text;
+use crate::llm::redact::Secrets;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 use sets::{Half, NamedSet};
 
@@ -511,6 +512,42 @@ fn top_names(order: &[usize], keys: &[String], names: &[&str], k: usize) -> Vec<
         .collect()
 }
 
+/// What `eval rank` prints over labelled sets, every configured provider key taken out, as
+/// out of everything else ctxconsole prints (tester F12: `--misses` and `--per-question`
+/// printed one from a label's intent verbatim, and such output goes to CI logs and
+/// tickets): the report as text, as JSON, or as JSON lines, key order kept.
+pub struct Printer {
+    secrets: Secrets,
+}
+
+impl Printer {
+    /// With the keys the workspace's config names (`--workspace`, or the default one).
+    pub fn for_workspace(workspace: Option<&std::path::Path>) -> anyhow::Result<Printer> {
+        Ok(Printer {
+            secrets: crate::workspace::secrets_in(workspace)?,
+        })
+    }
+
+    pub fn text(&self, text: &str) -> anyhow::Result<()> {
+        emit(&self.secrets.text(text))
+    }
+
+    /// As [`print_json`](crate::cli::print_json) writes it (the key's JSON-escaped forms
+    /// are found too: [`Secrets::text`]).
+    pub fn json<T: Serialize>(&self, value: &T) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string_pretty(value)?;
+        text.push('\n');
+        emit_json_text(&self.secrets.text(&text))
+    }
+
+    /// One JSON line each (`--per-question`).
+    pub fn lines(&self, lines: &[String]) -> anyhow::Result<()> {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        emit_json_text(&self.secrets.text(&text))
+    }
+}
+
 /// With and without the history prior on the same labels.
 #[derive(Debug, Serialize)]
 pub struct HistoryRankReport {
@@ -664,8 +701,9 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
         }
         vec![one]
     };
+    let printer = Printer::for_workspace(workspace.as_deref())?;
     if args.semantic.semantic || args.semantic.embedder.is_some() {
-        return semantic::run(workspace, &args, &sets, params, keep);
+        return semantic::run(workspace, &args, &sets, params, keep, &printer);
     }
     let mut reports = Vec::with_capacity(sets.len());
     let mut lines = Vec::new();
@@ -675,9 +713,7 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
         lines.append(&mut l);
     }
     if args.per_question {
-        let mut text = lines.join("\n");
-        text.push('\n');
-        return emit_json_text(&text);
+        return printer.lines(&lines);
     }
     if args.suite.is_some() {
         let suite = SuiteReport {
@@ -685,17 +721,17 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
             sets: reports,
         };
         if args.json {
-            return print_json(&suite);
+            return printer.json(&suite);
         }
-        return emit(&describe_suite(&suite));
+        return printer.text(&describe_suite(&suite));
     }
     let Some(report) = reports.into_iter().next() else {
         return Ok(());
     };
     if args.json {
-        return print_json(&report);
+        return printer.json(&report);
     }
-    emit(&describe(&report))
+    printer.text(&describe(&report))
 }
 
 /// How the figures are made, stated in every suite report.
@@ -755,8 +791,9 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
         let (guide, warnings, origin, pool) = match &args.catalog {
             Some(file) => {
                 let text = read_text(file)?;
-                let imported = parse_catalog(&text, &file.display().to_string())?;
-                let origin = file.display().to_string();
+                // Named on one line wherever it is named (tester F1).
+                let origin = crate::core::terminal_text::path(file).into_owned();
+                let imported = parse_catalog(&text, &origin)?;
                 let pool = format!("the catalog {origin}");
                 (imported.guide, imported.warnings, origin, pool)
             }
@@ -786,7 +823,10 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             name: path
                 .file_stem()
                 .map_or_else(|| "labels".into(), |s| s.to_string_lossy().into_owned()),
-            source: format!("{} against {origin}", path.display()),
+            source: format!(
+                "{} against {origin}",
+                crate::core::terminal_text::path(path)
+            ),
             set: load_labels(path, guide, &warnings, &pool)?,
             composed_halves: None,
         });
@@ -882,14 +922,18 @@ pub fn describe(r: &RankReport) -> String {
 /// One line per miss, with why the first entry and the expected one scored what they did.
 pub fn describe_misses(misses: &[Miss]) -> String {
     let mut out = String::new();
+    // Ids and tool names from the labels and the catalog, each on the miss's line as every
+    // line of text shows a name (tester F1: a line break in a tool name forged a miss).
+    let name = crate::core::terminal_text::name;
     for m in misses {
+        let expected: Vec<_> = m.expected.iter().map(|e| name(e)).collect();
         out.push_str(&format!(
             "miss {} ({}): expected {} at {} (first: {}): {}\n",
-            m.id,
+            name(&m.id),
             m.half.label(),
-            m.expected.join(" + "),
+            expected.join(" + "),
             m.rank.map_or("—".into(), |r| r.to_string()),
-            m.ranked_first,
+            name(&m.ranked_first),
             m.intent.replace('\n', " ")
         ));
         out.push_str(&format!(

@@ -473,12 +473,15 @@ pub fn describe(p: &Preview) -> String {
         t.steps_applied,
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
-    let _ = writeln!(o, "  kept: {}", c.kept.join(", "));
-    let alone: Vec<&str> = t
+    // Catalog names, each on this line as every line of text shows a name (tester F1).
+    let name = crate::core::terminal_text::name;
+    let kept: Vec<_> = c.kept.iter().map(|k| name(k)).collect();
+    let _ = writeln!(o, "  kept: {}", kept.join(", "));
+    let alone: Vec<_> = t
         .cut
         .iter()
         .filter(|e| e.alone_over)
-        .map(|e| e.name.as_str())
+        .map(|e| name(&e.name))
         .collect();
     if !alone.is_empty() {
         let _ = writeln!(
@@ -488,7 +491,12 @@ pub fn describe(p: &Preview) -> String {
         );
     }
     for e in t.cut.iter().filter(|e| e.crowds_out.is_some()) {
-        let _ = writeln!(o, "  cut {}: {}", e.name, e.reason().unwrap_or_default());
+        let _ = writeln!(
+            o,
+            "  cut {}: {}",
+            name(&e.name),
+            e.reason().unwrap_or_default()
+        );
     }
     for w in &p.warnings {
         let _ = writeln!(o, "  note: {w}");

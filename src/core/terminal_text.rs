@@ -76,12 +76,36 @@ pub fn quoted_with(text: &str, mark: char) -> String {
 /// — so a line break in a name never starts a line of its own, and an 8 MiB name is named,
 /// not echoed. The one way a sentence or a list of names shows a name.
 pub fn name(text: &str) -> Cow<'_, str> {
-    let plain = !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t');
-    if plain && text.chars().count() <= QUOTE_CHARS {
+    if is_one_plain_line(text) && text.chars().count() <= QUOTE_CHARS {
         Cow::Borrowed(text)
     } else {
         Cow::Owned(quoted(text))
     }
+}
+
+/// A path (a file the operator named, a model directory) as a line of text puts it: as
+/// written when nothing in it needs escaping, however long; else [`quoted`], so a line break
+/// in a file name never starts a line of its own (tester F1: `lab\nFAKE.jsonl against …`).
+pub fn path(path: &std::path::Path) -> Cow<'_, str> {
+    match path.to_string_lossy() {
+        Cow::Borrowed(text) => plain_or_quoted(text),
+        Cow::Owned(text) => Cow::Owned(plain_or_quoted(&text).into_owned()),
+    }
+}
+
+/// Text from outside that names a thing and may be long (a path, an embedder spec) as a line
+/// puts it: as written when nothing in it needs escaping, else [`quoted`].
+pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {
+    if is_one_plain_line(text) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(quoted(text))
+    }
+}
+
+/// Nothing in `text` that [`for_terminal_line`] would change.
+fn is_one_plain_line(text: &str) -> bool {
+    !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t')
 }
 
 /// Text from outside (an intent) as the one line a header gives it: [`for_terminal_line`],
@@ -190,6 +214,20 @@ mod tests {
             "{shown}"
         );
         assert_eq!(name(&"n".repeat(QUOTE_CHARS)), "n".repeat(QUOTE_CHARS));
+    }
+
+    #[test]
+    fn a_path_is_one_line_as_written_or_quoted() {
+        let long = format!("/data/{}/labels.jsonl", "d".repeat(200));
+        assert_eq!(path(std::path::Path::new(&long)), long);
+        assert!(matches!(
+            path(std::path::Path::new("/tmp/l.jsonl")),
+            Cow::Borrowed("/tmp/l.jsonl")
+        ));
+        assert_eq!(
+            path(std::path::Path::new("lab\x1b[31m\nFAKE.jsonl")),
+            "'lab\\x1b[31m\\nFAKE.jsonl'"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Embedder;
 use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
-use crate::llm::client::{Retries, retry_after, retry_after_note, transient_status};
+use crate::llm::client::{Retries, quote_reply, retry_after, retry_after_note, transient_status};
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
 
@@ -198,7 +198,7 @@ impl EndpointEmbedder {
                 "HTTP {}{}: {}",
                 status.as_u16(),
                 retry_after_note(retry_after.as_ref(), s.retry_max_wait),
-                clip(text.trim(), 300)
+                quote_reply(&text, 300)
             ));
             return Err(if transient_status(status) {
                 Failed::transient(error, retry_after.map(|r| r.wait))
@@ -209,7 +209,7 @@ impl EndpointEmbedder {
         parse_reply(&text, texts.len()).map_err(|why| {
             Failed::last(fail(format!(
                 "the reply is not an embeddings answer ({why}): {}",
-                clip(text.trim(), 200)
+                quote_reply(&text, 200)
             )))
         })
     }

@@ -30,7 +30,7 @@ impl LocalEmbedder {
     /// Load the model in `dir`; a missing file is one error naming it and the directory.
     pub fn open(dir: &Path) -> anyhow::Result<LocalEmbedder> {
         check_model_dir(dir)?;
-        let named = |f: &str| dir.join(f).display().to_string();
+        let named = |f: &str| crate::core::terminal_text::path(&dir.join(f)).into_owned();
         let config_text = crate::import::read_text(&dir.join("config.json"))?;
         let config: Config = serde_json::from_str(&config_text)
             .map_err(|e| bad_input(format!("{}: not a BERT config: {e}", named("config.json"))))?;
@@ -124,7 +124,7 @@ impl Embedder for LocalEmbedder {
         self.run(texts).map_err(|e| {
             anyhow::anyhow!(
                 "embedding with the model in {}: {}",
-                self.dir.display(),
+                crate::core::terminal_text::path(&self.dir),
                 first_line(&format!("{e:#}"))
             )
         })

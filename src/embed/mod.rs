@@ -67,7 +67,16 @@ impl SemanticSpec {
         if let Some(model) = text.strip_prefix("endpoint:")
             && !model.trim().is_empty()
         {
-            return Ok(SemanticSpec::Endpoint(model.trim().to_string()));
+            let model = model.trim();
+            // The one rule `--model` holds a model id to: the id is sent to the provider
+            // (tester F8: one with ESC and a line break went out).
+            if let Some(problem) = crate::core::budget::model_id_problem(model) {
+                return Err(bad_input(format!(
+                    "{origin}: the embedder's model id {} {problem}",
+                    crate::core::terminal_text::quoted(model)
+                )));
+            }
+            return Ok(SemanticSpec::Endpoint(model.to_string()));
         }
         Err(bad_input(format!(
             "{origin}: {} names no embedder: expected local:DIR (a sentence-embedding model directory) or endpoint:MODEL (a model id a provider serves /embeddings for)",
@@ -112,7 +121,7 @@ pub fn open_named(
     open_embedder(&spec, config, config_origin).map_err(|e| {
         e.context(format!(
             "the semantic layer's embedder {} ({from})",
-            text.trim()
+            crate::core::terminal_text::plain_or_quoted(text.trim())
         ))
     })
 }
@@ -126,7 +135,7 @@ fn open_local(dir: &Path) -> anyhow::Result<Box<dyn Embedder>> {
 fn open_local(dir: &Path) -> anyhow::Result<Box<dyn Embedder>> {
     Err(bad_input(format!(
         "the semantic layer's local model ({}) needs a build with the semantic-local feature: cargo build --release --features semantic-local",
-        dir.display()
+        crate::core::terminal_text::path(dir)
     )))
 }
 
@@ -139,21 +148,21 @@ pub fn check_model_dir(dir: &Path) -> anyhow::Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(bad_input(format!(
             "the semantic layer's model directory {} is a file, not a directory (it needs {}; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
-            dir.display(),
+            crate::core::terminal_text::path(dir),
             MODEL_FILES.join(", ")
         )));
     }
     if !dir.is_dir() {
         return Err(bad_input(format!(
             "the semantic layer's model directory {} does not exist (scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
-            dir.display()
+            crate::core::terminal_text::path(dir)
         )));
     }
     for f in MODEL_FILES {
         if !dir.join(f).is_file() {
             return Err(bad_input(format!(
                 "the semantic layer's model directory {} has no {f} (it needs {}; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2 into target/minilm)",
-                dir.display(),
+                crate::core::terminal_text::path(dir),
                 MODEL_FILES.join(", ")
             )));
         }
@@ -681,6 +690,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("config.toml: rank.semantic") && err.contains("local:DIR"));
+    }
+
+    /// Tester F8: `--embedder endpoint:MODEL` (and `[rank] semantic`) sent a model id
+    /// holding ESC and a line break to the provider, where `--model` refuses it: one name
+    /// rule for every model id.
+    #[test]
+    fn an_embedder_model_id_is_held_to_the_model_name_rule() {
+        for bad in [
+            "endpoint:bad/a\x1b[31m\nFAKE",
+            "endpoint:t/x\u{200B}",
+            "endpoint:t/a\tb",
+        ] {
+            let err = SemanticSpec::parse(bad, "--embedder")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("--embedder: ")
+                    && err.contains("holds a control, bidi or invisible character"),
+                "{err}"
+            );
+            assert!(!err.contains(['\n', '\x1b']), "{err:?}");
+        }
+        let long = format!("endpoint:t/{}", "m".repeat(600));
+        assert!(SemanticSpec::parse(&long, "x").is_err());
+        assert_eq!(
+            SemanticSpec::parse("endpoint:t/nomic-embed", "x").unwrap(),
+            SemanticSpec::Endpoint("t/nomic-embed".into())
+        );
     }
 
     /// Letters, counting into a counter the test keeps.

@@ -231,7 +231,8 @@ pub fn load_labels(
     pool: &str,
 ) -> anyhow::Result<RankSet> {
     let text = read_text(path)?;
-    let origin = path.display().to_string();
+    // Named on one line wherever an error or a note names it (tester F1).
+    let origin = crate::core::terminal_text::path(path).into_owned();
     let labels = parse_labels(&text, &origin)?;
     let (cases, settled) = settle(
         labels.placed,

@@ -21,7 +21,7 @@ use crate::core::text::UTF8_BOM as BOM;
 /// line and column). Every text file ctxconsole reads comes through here.
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
     let bytes = fsio::read_regular(path)?;
-    text_from_bytes(&path.display().to_string(), bytes)
+    text_from_bytes(&crate::core::terminal_text::path(path), bytes)
 }
 
 /// A file attached to a request (`--attach FILE`, the console's attach key): named by its
@@ -55,7 +55,7 @@ pub fn read_attachment(path: &Path, max_bytes: u64) -> anyhow::Result<Attachment
 /// else under the name (a directory, a FIFO) is an error naming it, never skipped.
 pub fn read_optional_text(path: &Path) -> anyhow::Result<Option<String>> {
     match fsio::read_optional(path)? {
-        Some(bytes) => text_from_bytes(&path.display().to_string(), bytes).map(Some),
+        Some(bytes) => text_from_bytes(&crate::core::terminal_text::path(path), bytes).map(Some),
         None => Ok(None),
     }
 }

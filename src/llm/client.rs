@@ -186,6 +186,16 @@ pub fn retry_after_note(retry_after: Option<&RetryAfter>, max_wait: Duration) ->
     }
 }
 
+/// What an endpoint sent (an error body, its envelope's message, a reply that is not an
+/// answer) as a failure quotes it: trimmed, at most `width` columns, and on one line with
+/// every control, bidi and invisible character escaped
+/// ([`one_line`](crate::core::terminal_text::one_line)) — so a server cannot start a line
+/// that passes for one of ctxconsole's (tester F2: `not json\nFAKE: line` on stderr). The
+/// one way the chat client and the embeddings endpoint quote a reply.
+pub fn quote_reply(text: &str, width: usize) -> String {
+    crate::core::terminal_text::one_line(text.trim(), width)
+}
+
 /// What went wrong and its causes. reqwest's own message carries the URL, which this
 /// leaves out: the caller names the endpoint, and a base URL with credentials in it must
 /// not leak.
@@ -572,7 +582,8 @@ async fn attempt(
         let message = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .and_then(|v| crate::core::failure::error_envelope(&v).map(|(_, m)| m))
-            .unwrap_or_else(|| clip(text.trim(), 160));
+            // The envelope's message whole, as before; only the raw body is cut.
+            .map_or_else(|| quote_reply(&text, 160), |m| quote_reply(&m, usize::MAX));
         let after = retry_after_note(wait_for.as_ref(), s.retry_max_wait);
         let wait_for = wait_for.map(|r| r.wait);
         let detail = format!("HTTP {status}{after}: {message}");
@@ -839,6 +850,22 @@ async fn read_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester F2: a reply body quoted in an error kept its line feed, so a server wrote a
+    /// line of its own on the operator's stderr.
+    #[test]
+    fn a_quoted_reply_is_one_line_with_its_controls_shown() {
+        assert_eq!(
+            quote_reply("  \x1b[2J\x1b]0;pwn\x07not json\nFAKE: line\n", 200),
+            "\\x1b[2J\\x1b]0;pwn\\x07not json\\nFAKE: line"
+        );
+        assert_eq!(quote_reply("Bad Gateway", 200), "Bad Gateway");
+        let long = quote_reply(&"x\n".repeat(500), 100);
+        assert!(
+            !long.contains('\n') && long.chars().count() <= 100,
+            "{long}"
+        );
+    }
 
     #[test]
     fn no_retry_waits_longer_than_retry_max_wait_whatever_the_count_or_base() {

@@ -8,6 +8,7 @@ use crate::core::failure::{
     tool_calls_of,
 };
 use crate::core::text::{UTF8_BOM as BOM, clip};
+use crate::llm::client::quote_reply;
 
 /// What a body or stream held, when it was not a reply.
 fn protocol(detail: impl Into<String>) -> Failure {
@@ -20,7 +21,7 @@ fn http_error_in_body(code: Option<i64>, message: &str) -> Failure {
         FailureClass::HttpError,
         format!(
             "the endpoint answered {code} in the body: {}",
-            clip(message, 160)
+            quote_reply(message, 160)
         ),
     )
 }
@@ -110,7 +111,7 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
     let value: Value = serde_json::from_str(text).map_err(|_| {
         protocol(format!(
             "the body is not JSON: \"{}\"",
-            clip(text.trim(), 100)
+            quote_reply(text, 100)
         ))
     })?;
     if let Some((code, message)) = error_envelope(&value) {
@@ -270,7 +271,7 @@ impl EventStream {
         let value: Value = serde_json::from_str(data).map_err(|_| {
             protocol(format!(
                 "a stream event is not JSON: \"{}\"",
-                clip(data, 100)
+                quote_reply(data, 100)
             ))
         })?;
         self.event_value(&value)

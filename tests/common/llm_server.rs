@@ -275,7 +275,8 @@ pub fn bag_of_words_in(text: &str, dims: usize) -> Vec<f32> {
 /// request [`EMBED_DIMS`] + n), `embed-huge` a first value past f32 (1e39), `embed-zero`
 /// zeros, `embed-index-float` the reply reversed with `"index": 1.0`-style indices;
 /// `embed-switch` answers in [`LlmServer::embed_dims`] dimensions; `embed-429-long` asks
-/// for an hour's wait, `embed-cut` cuts its reply short of its Content-Length.
+/// for an hour's wait, `embed-cut` cuts its reply short of its Content-Length; `embed-forged` (200) and
+/// `embed-forged-500` answer a body with a line break that reads as a line of ctxconsole's.
 fn serve_embeddings(
     stream: &mut TcpStream,
     body: &Value,
@@ -394,6 +395,21 @@ fn serve_embeddings(
             "text/html",
             "",
             "<html><body>Bad Gateway</body></html>",
+        ),
+        // A reply body that would forge a line of ctxconsole's on stderr (tester F2).
+        "embed-forged" => respond(
+            stream,
+            "200 OK",
+            "text/plain",
+            "",
+            "\x1b[2J\x1b]0;pwn\x07not json\nctxconsole: FAKE line",
+        ),
+        "embed-forged-500" => respond(
+            stream,
+            "500 Internal Server Error",
+            "text/plain",
+            "",
+            "boom\nctxconsole: FAKE 500 line",
         ),
         "embed-hang" => {
             std::thread::sleep(Duration::from_secs(10));

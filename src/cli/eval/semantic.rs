@@ -9,9 +9,8 @@ use super::{
     BarStanding, Keep, Layer, Miss, NO_FIGURE, PROTOCOL, RankArgs, RankReport, bar_standing,
     describe_bar, describe_misses, describe_notes, evaluate, evaluate_with, figure_cell,
 };
-use crate::cli::out::{emit_json_text, eprint_line};
+use crate::cli::out::eprint_line;
 use crate::cli::table::render;
-use crate::cli::{emit, print_json};
 use crate::core::metrics::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CaseMetrics, Lift, RankMetrics, paired_bootstrap,
 };
@@ -101,6 +100,7 @@ pub fn run(
     sets: &[NamedSet],
     params: RankParams,
     keep: Keep,
+    printer: &super::Printer,
 ) -> anyhow::Result<()> {
     let ws = Workspace::open(&WorkspaceOptions {
         dir: workspace,
@@ -154,9 +154,7 @@ pub fn run(
         });
     }
     if args.per_question {
-        let mut text = lines.join("\n");
-        text.push('\n');
-        return emit_json_text(&text);
+        return printer.lines(&lines);
     }
     let report = SemanticSuiteReport {
         protocol: PROTOCOL,
@@ -168,9 +166,9 @@ pub fn run(
         sets: reports,
     };
     if args.json {
-        return print_json(&report);
+        return printer.json(&report);
     }
-    emit(&describe(&report))
+    printer.text(&describe(&report))
 }
 
 fn interval(l: &Lift) -> String {

@@ -168,9 +168,11 @@ impl Explanation {
         let placed = self
             .placement()
             .map_or(String::new(), |p| format!(" [{p}]"));
+        // A catalog's name as every line of text shows one: a line break in it (an MCP
+        // server named the tool) cannot start a line of its own (tester F1).
         format!(
             "{} {:.2} = {}{placed}",
-            self.name,
+            crate::core::terminal_text::name(&self.name),
             self.score,
             parts.join(" + ")
         )
@@ -190,7 +192,10 @@ impl Explanation {
     /// Why the entry stands ahead of higher scores, if it does.
     fn placement(&self) -> Option<String> {
         match (&self.lookup_for, self.best_for_request) {
-            (Some(entry), _) => Some(format!("placed as a lookup for {entry}")),
+            (Some(entry), _) => Some(format!(
+                "placed as a lookup for {}",
+                crate::core::terminal_text::name(entry)
+            )),
             // By its points for that request's words, not the score shown (tester 10
             // T10-20: a second-round pick read "the best" below a higher-scoring entry).
             (None, Some(r)) => {

@@ -839,3 +839,31 @@ fn the_thesaurus_bridges_everyday_words_for_one_thing() {
         "travel.destination_guide"
     );
 }
+
+/// Tester F1: a line break in a catalog tool name (an MCP server's `tools/list` names it)
+/// forged whole lines in `preview`'s RANKING and `eval rank --misses`: the explanation's
+/// line shows the name as every line of text shows a name, escaped and quoted.
+#[test]
+fn an_explanation_keeps_a_name_with_a_line_break_on_its_line() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack(
+                "evil\nmiss b (test): expected web_search at 1",
+                "Current weather for a city.",
+            ),
+            pack("web_search", "Search the web for pages."),
+        ],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("weather in paris", None);
+    for s in &r.order {
+        let line = idx.explain(&r, s.index, None).one_line();
+        assert!(!line.contains(['\n', '\r']), "{line:?}");
+    }
+    let first = idx.explain(&r, r.order[0].index, None).one_line();
+    assert!(
+        first.starts_with("'evil\\nmiss b (test): expected web_search at 1' "),
+        "{first}"
+    );
+}
