@@ -14,9 +14,10 @@ use serde_json::Value;
 use super::Embedder;
 use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
-use crate::llm::client::{Retries, quote_reply, retry_after, retry_after_note, transient_status};
+use crate::llm::client::{Retries, retry_after, retry_after_note, transient_status};
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
+use crate::llm::wire::quote_reply;
 
 /// One failed request: what went wrong, and whether another try may go better (with the
 /// wait the endpoint asked for, if it said).

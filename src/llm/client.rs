@@ -17,7 +17,7 @@ use crate::core::failure::{Failure, FailureClass, Reply};
 use crate::core::text::clip;
 use crate::llm::provider::{ClientSettings, Endpoint};
 use crate::llm::redact::{Redactor, StreamRedactor};
-use crate::llm::wire::{EventStream, reply_from_body};
+use crate::llm::wire::{EventStream, quote_reply, reply_from_body};
 
 /// Most of a reply kept for the record when it is an error body, or when it is too large.
 pub const OPENING_MAX: usize = 64 * 1024;
@@ -184,16 +184,6 @@ pub fn retry_after_note(retry_after: Option<&RetryAfter>, max_wait: Duration) ->
     } else {
         format!(" (retry-after {wait} s)")
     }
-}
-
-/// What an endpoint sent (an error body, its envelope's message, a reply that is not an
-/// answer) as a failure quotes it: trimmed, at most `width` columns, and on one line with
-/// every control, bidi and invisible character escaped
-/// ([`one_line`](crate::core::terminal_text::one_line)) — so a server cannot start a line
-/// that passes for one of ctxconsole's (tester F2: `not json\nFAKE: line` on stderr). The
-/// one way the chat client and the embeddings endpoint quote a reply.
-pub fn quote_reply(text: &str, width: usize) -> String {
-    crate::core::terminal_text::one_line(text.trim(), width)
 }
 
 /// What went wrong and its causes. reqwest's own message carries the URL, which this

@@ -8,7 +8,6 @@ use crate::core::failure::{
     tool_calls_of,
 };
 use crate::core::text::{UTF8_BOM as BOM, clip};
-use crate::llm::client::quote_reply;
 
 /// What a body or stream held, when it was not a reply.
 fn protocol(detail: impl Into<String>) -> Failure {
@@ -432,6 +431,16 @@ impl EventStream {
             not_read: self.not_read.clone(),
         }
     }
+}
+
+/// What an endpoint sent (an error body, its envelope's message, a reply that is not an
+/// answer) as a failure quotes it: trimmed, at most `width` columns, and on one line with
+/// every control, bidi and invisible character escaped
+/// ([`one_line`](crate::core::terminal_text::one_line)) — so a server cannot start a line
+/// that passes for one of ctxconsole's (tester F2: `not json\nFAKE: line` on stderr). The
+/// one way the chat client and the embeddings endpoint quote a reply.
+pub fn quote_reply(text: &str, width: usize) -> String {
+    crate::core::terminal_text::one_line(text.trim(), width)
 }
 
 #[cfg(test)]
