@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
-use common::{ctx, json_of, succeeded};
+use common::{TESTER_CATALOG, ctx, json_of, succeeded};
 
 const EVAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
@@ -2422,9 +2422,6 @@ fn json_output_keeps_characters_beyond_the_bmp() {
         .expect("the prompt is in the request");
     assert!(user.contains(prompt), "{user:?}");
 }
-
-/// The tester's three-tool catalog (OpenAI tools).
-const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
 
 /// `eval rank --labels L --catalog C` in `home` with `extra` flags: the run's output.
 fn eval_labels(

@@ -7,7 +7,7 @@
 mod common;
 
 use common::llm_server::LlmServer;
-use common::{ctx, json_of, succeeded};
+use common::{TESTER_CATALOG, ctx, json_of, succeeded};
 use std::path::{Path, PathBuf};
 
 const KEY_ENV: &str = "CTXCONSOLE_TEST_EMBED_KEY";
@@ -862,9 +862,6 @@ fn text_holding_another_providers_key_is_not_sent_to_the_embeddings_endpoint() {
         "nothing was sent"
     );
 }
-
-/// The tester's three-tool catalog (OpenAI tools).
-const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
 
 /// `eval rank --labels L --catalog C --embedder endpoint:test/embed-ok` with `extra` flags.
 fn eval_semantic(

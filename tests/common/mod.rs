@@ -120,3 +120,6 @@ impl Rng {
         }
     }
 }
+
+/// A tester's three-tool catalog (OpenAI tools), for `eval rank --labels … --catalog …`.
+pub const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
