@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
-use common::{TESTER_CATALOG, ctx, json_of, succeeded};
+use common::{TESTER_CATALOG, ctx, eval_labels_command, json_of, succeeded};
 
 const EVAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 
@@ -2430,19 +2430,10 @@ fn eval_labels(
     catalog: &str,
     extra: &[&str],
 ) -> std::process::Output {
-    let (l, c) = (home.join("l.jsonl"), home.join("c.json"));
-    std::fs::write(&l, labels).unwrap();
-    std::fs::write(&c, catalog).unwrap();
-    let mut args = vec![
-        "eval",
-        "rank",
-        "--labels",
-        l.to_str().unwrap(),
-        "--catalog",
-        c.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    ctx(home).args(args).output().unwrap()
+    eval_labels_command(home, labels, catalog)
+        .args(extra)
+        .output()
+        .unwrap()
 }
 
 /// Tester's F3: 20,000 expected tools the catalog lacks were checked each against every

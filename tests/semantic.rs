@@ -7,7 +7,7 @@
 mod common;
 
 use common::llm_server::LlmServer;
-use common::{TESTER_CATALOG, ctx, json_of, succeeded};
+use common::{TESTER_CATALOG, ctx, eval_labels_command, json_of, succeeded};
 use std::path::{Path, PathBuf};
 
 const KEY_ENV: &str = "CTXCONSOLE_TEST_EMBED_KEY";
@@ -870,22 +870,13 @@ fn eval_semantic(
     labels: &str,
     extra: &[&str],
 ) -> std::process::Output {
-    let (l, c) = (home.join("l.jsonl"), home.join("c.json"));
-    std::fs::write(&l, labels).unwrap();
-    std::fs::write(&c, TESTER_CATALOG).unwrap();
     let _ = server;
-    let mut args = vec![
-        "eval",
-        "rank",
-        "--labels",
-        l.to_str().unwrap(),
-        "--catalog",
-        c.to_str().unwrap(),
-        "--embedder",
-        "endpoint:test/embed-ok",
-    ];
-    args.extend(extra);
-    succeeded(ctx(home).env(KEY_ENV, KEY).args(args))
+    succeeded(
+        eval_labels_command(home, labels, TESTER_CATALOG)
+            .env(KEY_ENV, KEY)
+            .args(["--embedder", "endpoint:test/embed-ok"])
+            .args(extra),
+    )
 }
 
 /// Tester's F5: with the layer, a half with no question read 0.000 everywhere, was counted

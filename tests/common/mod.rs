@@ -123,3 +123,17 @@ impl Rng {
 
 /// A tester's three-tool catalog (OpenAI tools), for `eval rank --labels … --catalog …`.
 pub const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
+
+/// `eval rank --labels L --catalog C` in `home`, the two files written there first; a caller
+/// adds its flags and runs it.
+pub fn eval_labels_command(home: &Path, labels: &str, catalog: &str) -> Command {
+    let (l, c) = (home.join("l.jsonl"), home.join("c.json"));
+    std::fs::write(&l, labels).unwrap();
+    std::fs::write(&c, catalog).unwrap();
+    let mut cmd = ctx(home);
+    cmd.args(["eval", "rank", "--labels"])
+        .arg(&l)
+        .arg("--catalog")
+        .arg(&c);
+    cmd
+}
