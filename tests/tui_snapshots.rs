@@ -58,6 +58,14 @@ fn started(ws: &Workspace) -> State {
     state
 }
 
+/// Asserts that every one of `needles` is on the screen `s`, naming the first that is not.
+#[track_caller]
+fn shows_every(s: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(s.contains(needle), "{needle} missing:\n{s}");
+    }
+}
+
 fn screen(state: &State, width: u16, height: u16) -> String {
     screen_with(state, width, height, &Keymap::default())
 }
@@ -249,14 +257,15 @@ fn history_pane_shows_groups_plans_drift_and_models() {
     assert!(h.detail.is_some(), "the first plan is shown in full");
     assert!(!h.model_rows.is_empty());
     let s = screen(&state, 150, 40);
-    for marker in [
-        "✓ followed",
-        "Groups ·",
-        "Models · outcomes → tier",
-        "executed",
-    ] {
-        assert!(s.contains(marker), "{marker} missing:\n{s}");
-    }
+    shows_every(
+        &s,
+        &[
+            "✓ followed",
+            "Groups ·",
+            "Models · outcomes → tier",
+            "executed",
+        ],
+    );
     insta::assert_snapshot!("history_pane", s);
 }
 
@@ -1007,16 +1016,17 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
     let report = h.gaps.as_ref().expect("the gaps were asked for and came");
     assert_eq!((report.plans, report.agree), (4, 1));
     let s = screen(&state, 150, 40);
-    for needle in [
-        "Gaps · plans vs baseline",
-        "4 plans vs a baseline · 1 agree",
-        "plan skipped memory.store in 2 of 3 'remember that the launc",
-        "agree in 1 of 3",
-        "baseline skipped web.search in 1 of 1",
-        "b gaps",
-    ] {
-        assert!(s.contains(needle), "{needle} missing:\n{s}");
-    }
+    shows_every(
+        &s,
+        &[
+            "Gaps · plans vs baseline",
+            "4 plans vs a baseline · 1 agree",
+            "plan skipped memory.store in 2 of 3 'remember that the launc",
+            "agree in 1 of 3",
+            "baseline skipped web.search in 1 of 1",
+            "b gaps",
+        ],
+    );
     insta::assert_snapshot!("history_gaps_view", s);
 
     // The source filter: native, otel, litellm, then all again; the gaps follow it.
@@ -1036,14 +1046,15 @@ fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_
     let detail = h.detail.as_ref().unwrap();
     assert_eq!(detail.record.id, "g4");
     let s = screen(&state, 150, 40);
-    for needle in [
-        "source=litellm",
-        "· from litellm",
-        "vs baseline: different_tools",
-        "the baseline skipped web.search; the plan skipped",
-    ] {
-        assert!(s.contains(needle), "{needle} missing:\n{s}");
-    }
+    shows_every(
+        &s,
+        &[
+            "source=litellm",
+            "· from litellm",
+            "vs baseline: different_tools",
+            "the baseline skipped web.search; the plan skipped",
+        ],
+    );
     apply(&ws, &mut state, [Action::CycleSource]);
     assert_eq!(state.history.filter.source.as_deref(), Some("sent"));
     apply(&ws, &mut state, [Action::CycleSource]);
@@ -1123,17 +1134,18 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
         "otel-aa-01"
     );
     let s = screen(&state, 150, 40);
-    for needle in [
-        "the answer as kept:",
-        "imported from otel",
-        "fs.search {\"q\":\"notes\"}",
-        "reasoning: 12 characters (in the raw response between <think> tags)",
-        "other choices sent and not kept: 1 (only index 0 is the answer)",
-        "not read: a content part of type blob",
-        "usage: prompt 12, completion -, cached -, reasoning -",
-    ] {
-        assert!(s.contains(needle), "{needle} missing:\n{s}");
-    }
+    shows_every(
+        &s,
+        &[
+            "the answer as kept:",
+            "imported from otel",
+            "fs.search {\"q\":\"notes\"}",
+            "reasoning: 12 characters (in the raw response between <think> tags)",
+            "other choices sent and not kept: 1 (only index 0 is the answer)",
+            "not read: a content part of type blob",
+            "usage: prompt 12, completion -, cached -, reasoning -",
+        ],
+    );
     insta::assert_snapshot!("history_imported_plan_open", s);
 }
 
@@ -1169,9 +1181,7 @@ fn the_narrow_plans_list_shows_the_year_of_a_plan_from_another_year() {
     );
     assert_eq!(state.history.plans.as_ref().unwrap().total, 3);
     let s = screen(&state, 80, 24);
-    for needle in ["9999-12-31", "11-20 09:00", "1970-01-01"] {
-        assert!(s.contains(needle), "{needle} missing:\n{s}");
-    }
+    shows_every(&s, &["9999-12-31", "11-20 09:00", "1970-01-01"]);
     assert!(
         !s.contains("ignored  12-31 23:59") && !s.contains("ignored  01-01 00:00"),
         "{s}"
