@@ -92,10 +92,9 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // not keep the key in the others, and the report says which were scrubbed and which
     // not (tester 14 F4: a damaged cache had stopped the run after the history store was
     // rewritten, with an error that read as if nothing had changed).
-    let history_path = std::cell::Cell::new(None);
+    let history_path = ws.history_path(store.path.as_deref());
     let plans = (|| {
         let mut history = ws.open_history_with(&store, &config)?;
-        history_path.set(Some(history.path().to_path_buf()));
         history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)
     })();
     let pastes = (|| match OutputCache::open_existing_in(&ws.dir)? {
@@ -111,7 +110,6 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         }
         Ok(held)
     })();
-    let history_path: Option<String> = history_path.take().map(|p| p.display().to_string());
     let places = [
         Place {
             what: "the history store",
@@ -155,14 +153,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "not scrubbed"
         };
         let lines = [
-            (
-                "plan",
-                "plans",
-                format!(
-                    " in {}",
-                    history_path.as_deref().unwrap_or("the history store")
-                ),
-            ),
+            ("plan", "plans", format!(" in {}", history_path.display())),
             (
                 "cached paste",
                 "cached pastes",
