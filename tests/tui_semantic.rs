@@ -197,7 +197,7 @@ fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically()
     assert_eq!(ids, lexical);
     let line = screen
         .lines()
-        .find(|l| l.contains("semantic layer off (ranking lexically)"))
+        .find(|l| l.contains("semantic layer off (ranking lexically; ? shows why)"))
         .unwrap_or_else(|| panic!("no status line:\n{screen}"));
     assert!(line.contains("embed-500"), "{line}");
 
@@ -215,6 +215,94 @@ fn an_embedder_that_fails_is_one_status_line_and_the_console_goes_on_lexically()
         .run();
     let why = result.err().unwrap();
     assert!(why.contains(&missing.display().to_string()), "{why}");
+}
+
+/// The text of the help modal's rows from the one labelled `label` on, up to its first
+/// blank row: the label taken off, the pieces joined by spaces.
+fn help_entry(screen: &str, label: &str) -> String {
+    let rows: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let top = rows
+        .iter()
+        .position(|r| r.iter().collect::<String>().contains("status and keys"))
+        .unwrap_or_else(|| panic!("no help modal:\n{screen}"));
+    // The modal's corners: the one before its title, and the last on its row.
+    let title: String = rows[top].iter().collect();
+    let before_title = &title[..title.find(" status and keys").unwrap()];
+    let left = before_title.chars().count() - 1;
+    let right = rows[top].iter().rposition(|c| *c == '┓').unwrap();
+    let inside: Vec<String> = rows[top + 1..]
+        .iter()
+        .map(|r| r[left + 1..right].iter().collect())
+        .collect();
+    let first = inside
+        .iter()
+        .position(|r| r.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} in help:\n{screen}"));
+    // The text column starts two after the (right-aligned) label; a row that goes on with
+    // the entry has nothing left of it.
+    let text_at = inside[first].find(label).unwrap() + label.len() + 2;
+    let mut pieces = vec![inside[first][text_at..].trim().to_string()];
+    pieces.extend(
+        inside[first + 1..]
+            .iter()
+            .take_while(|r| r[..text_at].trim().is_empty() && !r.trim().is_empty())
+            .map(|r| r.trim().to_string()),
+    );
+    pieces.join(" ")
+}
+
+/// Tester 14 F11: the status line cut the layer's failure reason at the terminal's edge,
+/// and nothing showed it whole. The status line names the key that does; help opens with
+/// the status in full, wrapped, every note too, and still scrolls to its last key.
+#[test]
+fn help_shows_the_layers_failure_reason_and_every_note_whole() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-500"));
+    let ws = open(home.path());
+    let (mut effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let result = start_semantic(&ws, &ws.config().unwrap(), &mut state)
+        .unwrap()
+        .run();
+    semantic_ready(&mut effects, &mut state, result);
+    let SemanticStatus::Failed(why) = state.semantic.clone() else {
+        panic!("{:?}", state.semantic)
+    };
+    let long_note = format!("a note{} that ends here", " long".repeat(40));
+    state.notes = vec!["the first note".into(), long_note.clone()];
+    // As the console's loop sets them for a 90 × 30 terminal.
+    state.width = 90;
+    state.page = 30 - 8;
+    let closed = render(&state, 90, 30);
+    let status = closed.lines().last().unwrap();
+    assert!(status.contains("? shows why"), "{status}");
+    assert!(!closed.contains("that ends here"), "{closed}");
+    assert!(
+        !status.contains(why.as_str()),
+        "the status line is cut: {status}"
+    );
+
+    apply(&effects, &mut state, [Action::ToggleHelp]);
+    let open = render(&state, 90, 30);
+    assert_eq!(
+        help_entry(&open, "semantic layer"),
+        format!("semantic layer off (ranking lexically): {why}")
+    );
+    assert_eq!(help_entry(&open, "note 2/2"), long_note.trim_end());
+    assert_eq!(help_entry(&open, "note 1/2"), "the first note");
+
+    // The wrapped status counts in help's length: the last key line is reached.
+    apply(&effects, &mut state, [Action::Bottom]);
+    let bottom = render(&state, 90, 30);
+    // The last key line, wrapped: its last word on the modal's last row (above its
+    // border and the status line).
+    let rows: Vec<&str> = bottom.lines().collect();
+    let last_row = rows[rows.len() - 3];
+    assert!(
+        last_row.contains("attachment") && !last_row.contains("paste"),
+        "{bottom}"
+    );
+    apply(&effects, &mut state, [Action::Up]);
+    assert_ne!(render(&state, 90, 30), bottom, "one up from the end moves");
 }
 
 /// Left task N3: the console read config.toml once to check it and again for each part it

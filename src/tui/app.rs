@@ -77,6 +77,8 @@ pub struct State {
     pub quit: bool,
     /// Rows a page moves; set from the last drawn height.
     pub page: usize,
+    /// The terminal's width when last drawn (help wraps the status to it).
+    pub width: u16,
     pub notes: Vec<String>,
     /// The Prompt pane's own state: the instruction, the attachments, the preview scroll.
     pub prompt: PromptPane,
@@ -94,6 +96,23 @@ pub struct State {
 }
 
 impl State {
+    /// The console's status in full, one `(label, text)` each (outside text: shown when
+    /// drawn): the semantic layer, the answers waiting to be stored, every note.
+    pub fn status_entries(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(line) = self.semantic.line(None) {
+            out.push(("semantic layer".to_string(), line));
+        }
+        if let Some(line) = self.unstored.line(self.help.store_again.as_deref()) {
+            out.push(("answers".to_string(), line));
+        }
+        let count = self.notes.len();
+        for (i, note) in self.notes.iter().enumerate() {
+            out.push((format!("note {}/{count}", i + 1), note.clone()));
+        }
+        out
+    }
+
     /// The calls in flight that pay for an answer (a send, a live replay): the handles
     /// that cancel them. Quitting cancels them and waits for what already came back to be
     /// stored (tester 10 T10-24: answers already paid for were dropped at quit).
@@ -127,6 +146,7 @@ impl State {
             help: HelpModal::new(&crate::tui::keymap::Keymap::default()),
             quit: false,
             page: 10,
+            width: 120,
             notes,
             prompt: PromptPane::default(),
             history: HistoryState::default(),
@@ -304,7 +324,8 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
     if state.help.open && help::takes(&action) {
-        state.help.update(action, state.page);
+        let len = state.help.len(&state.status_entries(), state.width);
+        state.help.update(action, state.page, len);
         return Vec::new();
     }
     if state.catalog.entry_open && action != Action::ToggleHelp && catalog::takes(&action) {

@@ -38,7 +38,9 @@ pub enum SemanticStatus {
 
 impl SemanticStatus {
     /// The status line's words, or `None` when the layer is off.
-    pub fn line(&self) -> Option<String> {
+    /// `help_key` is the key that opens help, where the reason can be read whole (the
+    /// status line cuts it at the terminal's edge): named in a failure, when bound.
+    pub fn line(&self, help_key: Option<&str>) -> Option<String> {
         match self {
             SemanticStatus::Off => None,
             SemanticStatus::Embedding { embedder, entries } => Some(format!(
@@ -53,9 +55,12 @@ impl SemanticStatus {
                 Some(note) => format!("semantic layer on: {embedder} · {note}"),
                 None => format!("semantic layer on: {embedder}"),
             }),
-            SemanticStatus::Failed(why) => {
-                Some(format!("semantic layer off (ranking lexically): {why}"))
-            }
+            SemanticStatus::Failed(why) => Some(match help_key {
+                Some(key) => {
+                    format!("semantic layer off (ranking lexically; {key} shows why): {why}")
+                }
+                None => format!("semantic layer off (ranking lexically): {why}"),
+            }),
         }
     }
 }

@@ -159,7 +159,8 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
         panes::catalog::draw_entry(frame, body, &state.catalog, &state.catalog_inputs(), theme);
     }
     if state.help.open {
-        panes::help::draw(frame, body, &state.help, keymap, theme);
+        let status = state.status_entries();
+        panes::help::draw(frame, body, &state.help, &status, theme);
     }
 }
 

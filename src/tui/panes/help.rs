@@ -2,6 +2,10 @@
 //! modal: while it is open it takes every key (it scrolls; esc or ? closes it; ctrl+c still
 //! quits), so nothing typed there reaches a pane. It owns its state, its handling of
 //! actions and its draw.
+//!
+//! It opens with the console's status in full, wrapped: the semantic layer's state, answers
+//! waiting to be stored and every note. The status line has one row and cuts them at the
+//! terminal's edge (tester 14 F11: a semantic layer's failure reason was never readable).
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -11,7 +15,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
-use crate::tui::panes::{clip, pane_block};
+use crate::tui::panes::{clip, pane_block, shown, wrap};
 use crate::tui::theme::Theme;
 
 /// Keys that are not in the keymap (text boxes, the modal itself, the mouse).
@@ -25,18 +29,25 @@ const FIXED: &[(&str, &str)] = &[
     ("mouse", "click: focus a pane, pick a row · wheel: scroll"),
 ];
 
+/// The widest the modal gets, in columns.
+const MAX_WIDTH: u16 = 84;
+/// The widest the key column gets.
+const MAX_KEY_WIDTH: usize = 22;
+
 /// The help modal's own state.
 #[derive(Debug, Clone, Default)]
 pub struct HelpModal {
     pub open: bool,
     /// The first line on screen.
     pub scroll: usize,
-    /// How many lines help has (from the live keymap).
-    pub len: usize,
+    /// The key lines (from the live keymap, fixed for a session).
+    keys: Vec<(String, String)>,
+    /// The store-again key, named in the waiting answers' line.
+    pub store_again: Option<String>,
 }
 
-/// Every help line: the keymap's bindings, then the fixed keys.
-pub fn lines(keymap: &Keymap) -> Vec<(String, String)> {
+/// Every key line: the keymap's bindings, then the fixed keys.
+fn key_lines(keymap: &Keymap) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = keymap
         .help_lines()
         .into_iter()
@@ -44,6 +55,43 @@ pub fn lines(keymap: &Keymap) -> Vec<(String, String)> {
         .collect();
     out.extend(FIXED.iter().map(|(k, d)| (k.to_string(), d.to_string())));
     out.push(("paste".into(), crate::tui::attach::paste_rule()));
+    out
+}
+
+/// The key column's width and the text column's, for a body `body_width` wide.
+fn columns(
+    keys: &[(String, String)],
+    status: &[(String, String)],
+    body_width: u16,
+) -> (usize, usize) {
+    let key_width = keys
+        .iter()
+        .chain(status)
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(MAX_KEY_WIDTH);
+    let width = MAX_WIDTH.min(body_width) as usize;
+    (key_width, width.saturating_sub(key_width + 4).max(1))
+}
+
+/// Every line help shows for a body `body_width` wide: the status entries, a blank line,
+/// then the keys; each text wrapped (a line that goes on has no label).
+fn lines(
+    keys: &[(String, String)],
+    status: &[(String, String)],
+    body_width: u16,
+) -> Vec<(String, String)> {
+    let (_, text_width) = columns(keys, status, body_width);
+    let gap = (String::new(), String::new());
+    let blank = (!status.is_empty()).then_some(&gap);
+    let mut out = Vec::new();
+    for (label, text) in status.iter().chain(blank).chain(keys) {
+        for (i, piece) in wrap(&shown(text), text_width).into_iter().enumerate() {
+            let label = if i == 0 { label.clone() } else { String::new() };
+            out.push((label, piece));
+        }
+    }
     out
 }
 
@@ -99,8 +147,14 @@ impl HelpModal {
         HelpModal {
             open: false,
             scroll: 0,
-            len: lines(keymap).len(),
+            keys: key_lines(keymap),
+            store_again: keymap.primary_label(&Action::StoreAgain),
         }
+    }
+
+    /// How many lines help has with `status` over a body `body_width` wide.
+    pub fn len(&self, status: &[(String, String)], body_width: u16) -> usize {
+        lines(&self.keys, status, body_width).len()
     }
 
     /// Open or close it, at the top.
@@ -109,10 +163,11 @@ impl HelpModal {
         self.scroll = 0;
     }
 
-    /// Apply an operator's action while help is open; `page` rows a page moves.
-    pub fn update(&mut self, action: Action, page: usize) {
+    /// Apply an operator's action while help is open; `page` rows a page moves, and help
+    /// has `len` lines (see [`HelpModal::len`]).
+    pub fn update(&mut self, action: Action, page: usize, len: usize) {
         let page = page.max(1);
-        let last = self.len.saturating_sub(page + 4);
+        let last = len.saturating_sub(page + 4);
         self.scroll = match action {
             Action::ToggleHelp | Action::Back => {
                 self.open = false;
@@ -130,16 +185,18 @@ impl HelpModal {
     }
 }
 
-/// The help modal over the panes, as tall as the body allows, scrolled.
-pub fn draw(frame: &mut Frame, body: Rect, help: &HelpModal, keymap: &Keymap, theme: &Theme) {
-    let all = lines(keymap);
-    let key_width = all
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(22);
-    let width = 84.min(body.width);
+/// The help modal over the panes, as tall as the body allows, scrolled: `status` (see
+/// `State::status_entries`) first, then the keys.
+pub fn draw(
+    frame: &mut Frame,
+    body: Rect,
+    help: &HelpModal,
+    status: &[(String, String)],
+    theme: &Theme,
+) {
+    let all = lines(&help.keys, status, body.width);
+    let (key_width, text_width) = columns(&help.keys, status, body.width);
+    let width = MAX_WIDTH.min(body.width);
     let height = (all.len() as u16 + 2).min(body.height);
     let area = Rect {
         x: body.x + (body.width - width) / 2,
@@ -149,7 +206,6 @@ pub fn draw(frame: &mut Frame, body: Rect, help: &HelpModal, keymap: &Keymap, th
     };
     let inner_height = height.saturating_sub(2) as usize;
     let scroll = help.scroll.min(all.len().saturating_sub(inner_height));
-    let text_width = (width as usize).saturating_sub(key_width + 4);
     let shown_lines: Vec<Line> = all
         .iter()
         .skip(scroll)
@@ -165,14 +221,19 @@ pub fn draw(frame: &mut Frame, body: Rect, help: &HelpModal, keymap: &Keymap, th
         })
         .collect();
     let end = (scroll + inner_height).min(all.len());
+    let what = if status.is_empty() {
+        "keys (live keymap)"
+    } else {
+        "status and keys (live keymap)"
+    };
     let title = if all.len() > inner_height {
         format!(
-            " keys (live keymap) · {}–{end} of {} · j/k scroll · esc closes ",
+            " {what} · {}–{end} of {} · j/k scroll · esc closes ",
             scroll + 1,
             all.len()
         )
     } else {
-        " keys (live keymap) · esc closes ".to_string()
+        format!(" {what} · esc closes ")
     };
     frame.render_widget(Clear, area);
     frame.render_widget(

@@ -133,7 +133,9 @@ pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap
     let mut spans = Vec::new();
     // The semantic layer's state leads while it matters (embedding, or failed): the
     // ranking on every pane depends on it.
-    if let Some(line) = state.semantic.line() {
+    // Help shows the status whole; the status line names its key where it cuts a reason.
+    let help_key = keymap.primary_label(&Action::ToggleHelp);
+    if let Some(line) = state.semantic.line(help_key.as_deref()) {
         let style = match state.semantic {
             SemanticStatus::Failed(_) => theme.error,
             SemanticStatus::Embedding { .. } => theme.warn,
@@ -157,12 +159,15 @@ pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap
         spans.push(Span::styled("  · ", theme.muted));
     }
     spans.push(Span::styled(status_hint(state, keymap), theme.muted));
-    if !state.notes.is_empty() {
+    if let Some(first) = state.notes.first() {
+        let whole = help_key
+            .as_deref()
+            .map(|k| format!(" ({k} shows all)"))
+            .unwrap_or_default();
         spans.push(Span::styled(
             shown(&format!(
-                "  · {} note(s): {}",
-                state.notes.len(),
-                state.notes[0]
+                "  · {} note(s){whole}: {first}",
+                state.notes.len()
             )),
             theme.warn,
         ));
