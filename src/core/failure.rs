@@ -307,6 +307,45 @@ pub fn content_of(v: &Value, not_read: &mut Vec<String>) -> Option<String> {
     }
 }
 
+/// Reasoning: its field, else the text of each `reasoning_details` entry (OpenRouter);
+/// never both, as OpenRouter sends the same text in each.
+pub fn reasoning_of(v: &Value) -> Option<String> {
+    ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|n| v.get(*n).and_then(Value::as_str))
+        .map(str::to_string)
+        .or_else(|| reasoning_details_text(v.get("reasoning_details")?))
+}
+
+/// The text of each `reasoning_details` entry (its `text`, else its `summary`), joined;
+/// `None` when there is none.
+pub fn reasoning_details_text(details: &Value) -> Option<String> {
+    let text: String = details
+        .as_array()?
+        .iter()
+        .filter_map(|d| {
+            ["text", "summary"]
+                .iter()
+                .find_map(|n| d.get(*n).and_then(Value::as_str))
+        })
+        .collect();
+    (!text.is_empty()).then_some(text)
+}
+
+/// A choice's `index`; a missing one is 0.
+pub fn choice_index(c: &Value) -> Option<u64> {
+    index_value(c.get("index"))
+}
+
+/// A choice's `index` given as `index` (absent: `None`): a missing or null one is 0, one
+/// that is no count is no index.
+pub fn index_value(index: Option<&Value>) -> Option<u64> {
+    match index {
+        None | Some(Value::Null) => Some(0),
+        Some(i) => i.as_u64(),
+    }
+}
+
 /// `message.tool_calls` of a chat completion's message, in order: what a live body and a
 /// logged response (LiteLLM spend logs) both carry.
 pub fn tool_calls_of(message: &Value) -> Vec<ToolCall> {

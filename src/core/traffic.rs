@@ -1964,6 +1964,58 @@ mod tests {
         assert_eq!(answer[OTHER_CHOICES], 1, "{answer}");
     }
 
+    /// Left by the last note: a spend log's answer was its first listed choice, and its
+    /// reasoning only `reasoning_content`. A live reply keeps the choice at `index` 0 and
+    /// reads `reasoning` and `reasoning_details` too; an import reads the same answer.
+    #[test]
+    fn a_spend_log_answer_is_the_choice_at_index_0_with_a_live_replys_reasoning() {
+        let plan = r#"{"steps":[{"order":1,"tool":"fs.search"}]}"#;
+        let response = |reasoning: &Value| {
+            let mut message = json!({"content": plan});
+            let fields = reasoning.as_object().unwrap().clone();
+            message.as_object_mut().unwrap().extend(fields);
+            json!({"choices": [
+                {"index": 1, "finish_reason": "length", "message": {"content": "second"}},
+                {"index": 0, "finish_reason": "stop", "message": message}]})
+        };
+        let cases = [
+            (json!({"reasoning": "plain"}), Some("plain")),
+            (
+                json!({"reasoning_details": [{"text": "de"}, {"summary": "tail"}]}),
+                Some("detail"),
+            ),
+            (
+                json!({"reasoning": "plain", "reasoning_content": "content"}),
+                Some("content"),
+            ),
+            (json!({}), None),
+        ];
+        for (reasoning, want) in cases {
+            let row = json!({"request_id": "r1", "model": "m",
+                "startTime": "2026-10-03T12:00:00", "status": "success",
+                "response": response(&reasoning)});
+            let p = litellm_row("f: row 1", &row).unwrap();
+            let answer = p.answer.clone().unwrap();
+            assert_eq!(p.outcome, Outcome::Ok, "{reasoning}: {:?}", p.failure_class);
+            assert_eq!(answer[OTHER_CHOICES], 1, "{answer}");
+            assert_eq!(
+                answer.get(REASONING).and_then(Value::as_str),
+                want,
+                "{reasoning}"
+            );
+            let raw = p.raw_response.unwrap();
+            assert!(raw.ends_with(plan) && !raw.contains("second"), "{raw}");
+        }
+        // No choice at index 0: no answer kept, every choice counted.
+        let row = json!({"request_id": "r1", "model": "m", "startTime": "2026-10-03T12:00:00",
+            "status": "success", "response": {"choices": [
+                {"index": 1, "message": {"content": "one"}},
+                {"index": "0", "message": {"content": "two"}}]}});
+        let p = litellm_row("f: row 1", &row).unwrap();
+        assert_eq!(p.raw_response, None);
+        assert_eq!(p.answer.unwrap()[OTHER_CHOICES], 2);
+    }
+
     /// A recorded answer is read as a live one is (left open by tester 13 T13-10): `content`
     /// as a list of parts is its text parts joined in order, as `core::failure::content_of`
     /// joins a live answer's — not by line breaks, which broke a plan split inside a string,
@@ -2033,7 +2085,9 @@ mod tests {
     mod tree {
         use serde_json::Value;
 
-        use crate::core::failure::{Reply, ToolCall, content_of, content_part, tool_calls_of};
+        use crate::core::failure::{
+            Reply, ToolCall, choice_index, content_of, content_part, reasoning_of, tool_calls_of,
+        };
 
         /// A message's text: a string, or its parts read by the one rule for parts (each
         /// part's `content`, else its `text`).
@@ -2163,20 +2217,21 @@ mod tests {
             Some(reply)
         }
 
-        /// A chat completion's first choice as a reply (`None`: no choice): its content as
-        /// a live answer's is read.
+        /// A chat completion's choice at index 0 as a reply (`None`: no choice): read as
+        /// a live answer's is.
         pub fn completion(response: Option<Value>) -> Option<Reply> {
             let response = response?;
             let choices = response.get("choices")?.as_array()?;
-            let choice = choices.first()?;
-            let message = choice.get("message");
+            if choices.is_empty() {
+                return None;
+            }
+            let kept = choices.iter().find(|c| choice_index(c) == Some(0));
+            let choice = kept.unwrap_or(&Value::Null);
+            let message = choice.get("message").filter(|m| m.is_object());
             let mut not_read = Vec::new();
             Some(Reply {
                 content: message.and_then(|m| content_of(m, &mut not_read)),
-                reasoning: message
-                    .and_then(|m| m.get("reasoning_content"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                reasoning: message.and_then(reasoning_of),
                 refusal: message
                     .and_then(|m| m.get("refusal"))
                     .and_then(Value::as_str)
@@ -2189,7 +2244,7 @@ mod tests {
                 usage: None,
                 id: None,
                 not_read,
-                other_choices: u32::try_from(choices.len() - 1).unwrap(),
+                other_choices: u32::try_from(choices.len() - usize::from(kept.is_some())).unwrap(),
             })
         }
     }

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::core::failure::{
-    Failure, FailureClass, Reply, ToolCall, Usage, content_of, error_envelope, note_not_read,
-    tool_calls_of,
+    Failure, FailureClass, Reply, ToolCall, Usage, choice_index, content_of, error_envelope,
+    note_not_read, reasoning_of, tool_calls_of,
 };
 use crate::core::text::{UTF8_BOM as BOM, clip};
 
@@ -30,27 +30,6 @@ fn text_field(v: &Value, names: &[&str]) -> Option<String> {
         .iter()
         .find_map(|n| v.get(*n).and_then(Value::as_str))
         .map(str::to_string)
-}
-
-/// Reasoning: its field, else the text of each `reasoning_details` entry (OpenRouter);
-/// never both, as OpenRouter sends the same text in each.
-fn reasoning_of(v: &Value) -> Option<String> {
-    text_field(v, &["reasoning_content", "reasoning"]).or_else(|| {
-        let details = v.get("reasoning_details")?.as_array()?;
-        let text: String = details
-            .iter()
-            .filter_map(|d| text_field(d, &["text", "summary"]))
-            .collect();
-        (!text.is_empty()).then_some(text)
-    })
-}
-
-/// A choice's `index`; a missing one is 0.
-fn choice_index(c: &Value) -> Option<u64> {
-    match c.get("index") {
-        None | Some(Value::Null) => Some(0),
-        Some(i) => i.as_u64(),
-    }
 }
 
 /// `usage` of a body or of a stream's last event: OpenAI's names, with the cached and

@@ -30,7 +30,10 @@ use serde_json::Value;
 use super::{Skip, content_error};
 use crate::core::bounds;
 use crate::core::error::CoreError;
-use crate::core::failure::{OtherContent, ToolCall, content_of_other_type, content_part};
+use crate::core::failure::{
+    OtherContent, ToolCall, content_of_other_type, content_part, index_value,
+    reasoning_details_text,
+};
 
 /// The key under which serde_json (with `arbitrary_precision`) hands a number to a visitor:
 /// a one-entry map, the number's text its value.
@@ -889,13 +892,27 @@ impl<'de> Visitor<'de> for OutputPart {
 // ---------------------------------------------------------------------------------------
 // Output: a chat completion (a LiteLLM spend log's `response`)
 
-/// A chat completion's first choice.
-#[derive(Debug, Default)]
+/// A chat completion's choice at `index` 0, as a live reply keeps it.
+#[derive(Debug)]
 pub(super) struct Choice {
+    /// Its `index` ([`index_value`]: a missing one is 0).
+    pub index: Option<u64>,
     pub finish_reason: Option<String>,
     pub message: Option<ChoiceMessage>,
-    /// The choices past it, read past and counted, as a live reply's `other_choices`.
+    /// The other choices, counted, as a live reply's `other_choices`.
     pub other_choices: u32,
+}
+
+impl Default for Choice {
+    /// A choice with nothing read: at index 0, as a live reply reads one without `index`.
+    fn default() -> Choice {
+        Choice {
+            index: Some(0),
+            finish_reason: None,
+            message: None,
+            other_choices: 0,
+        }
+    }
 }
 
 /// A choice's message: what a live reply reads of one.
@@ -910,8 +927,8 @@ pub(super) struct ChoiceMessage {
     pub not_read: Vec<String>,
 }
 
-/// A chat completion (`{"choices":[{"message":…, "finish_reason":…}]}`): its first choice;
-/// `None` when it has none (or is a placeholder, or of another shape).
+/// A chat completion (`{"choices":[{"message":…, "finish_reason":…}]}`): its choice at
+/// index 0; `None` when it has none (or is a placeholder, or of another shape).
 pub(super) struct Completion;
 
 impl<'de> DeserializeSeed<'de> for Completion {
@@ -946,8 +963,9 @@ impl<'de> Visitor<'de> for Completion {
     }
 }
 
-/// `choices`: its first element, whatever it is (one that is not an object is a choice
-/// without a message); the rest read past and counted.
+/// `choices`: the first at `index` 0 (one that is not an object is a choice at 0 without a
+/// message), the others counted: a live reply's rule (`reply_from_body`), not the first
+/// listed. With none at index 0 it is a choice without a message, and all are others.
 struct FirstChoice;
 
 impl<'de> DeserializeSeed<'de> for FirstChoice {
@@ -969,15 +987,24 @@ impl<'de> Visitor<'de> for FirstChoice {
     map_otherwise!(None);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut first = seq.next_element_seed(ChoiceOf)?;
-        let mut others = 0usize;
-        while seq.next_element::<Skip>()?.is_some() {
-            others += 1;
+        let mut kept: Option<Choice> = None;
+        let mut listed = 0usize;
+        while let Some(choice) = seq.next_element_seed(ChoiceOf)? {
+            listed += 1;
+            if kept.is_none() && choice.index == Some(0) {
+                kept = Some(choice);
+            }
         }
-        if let Some(first) = &mut first {
-            first.other_choices = u32::try_from(others).unwrap_or(u32::MAX);
+        if listed == 0 {
+            return Ok(None);
         }
-        Ok(first)
+        let others = listed - usize::from(kept.is_some());
+        let mut choice = kept.unwrap_or(Choice {
+            index: None,
+            ..Choice::default()
+        });
+        choice.other_choices = u32::try_from(others).unwrap_or(u32::MAX);
+        Ok(Some(choice))
     }
 }
 
@@ -1003,10 +1030,11 @@ impl<'de> Visitor<'de> for ChoiceOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut choice = Choice::default();
-        while let Some(key) = map.next_key_seed(KeyIn(&["message", "finish_reason"]))? {
+        while let Some(key) = map.next_key_seed(KeyIn(&["message", "finish_reason", "index"]))? {
             match key {
                 Some(0) => choice.message = map.next_value_seed(MessageOf)?,
-                Some(_) => choice.finish_reason = map.next_value_seed(StrOrNone)?,
+                Some(1) => choice.finish_reason = map.next_value_seed(StrOrNone)?,
+                Some(_) => choice.index = index_value(Some(&map.next_value::<Value>()?)),
                 None => {
                     map.next_value::<Skip>()?;
                 }
@@ -1041,28 +1069,35 @@ impl<'de> Visitor<'de> for MessageOf {
         let mut m = ChoiceMessage::default();
         // Whether the (last) `tool_calls` was a list, and the legacy `function_call`.
         let (mut listed, mut legacy) = (false, None);
+        // The reasoning as each field gives it; kept in a live reply's order of preference.
+        let (mut content_field, mut plain_field, mut details) = (None, None, None);
         while let Some(key) = map.next_key_seed(KeyIn(&[
             "content",
             "reasoning_content",
             "refusal",
             "tool_calls",
             "function_call",
+            "reasoning",
+            "reasoning_details",
         ]))? {
             match key {
                 Some(0) => (m.content, m.not_read) = map.next_value_seed(AnswerContent)?,
-                Some(1) => m.reasoning = map.next_value_seed(StrOrNone)?,
+                Some(1) => content_field = map.next_value_seed(StrOrNone)?,
                 Some(2) => m.refusal = map.next_value_seed(StrOrNone)?,
                 Some(3) => {
                     // Given twice, the last list is the message's (as a tree kept it).
                     m.calls = Calls::default();
                     listed = map.next_value_seed(CallList(&mut m.calls))?;
                 }
-                Some(_) => legacy = map.next_value_seed(FunctionOf { keep: true })?,
+                Some(4) => legacy = map.next_value_seed(FunctionOf { keep: true })?,
+                Some(5) => plain_field = map.next_value_seed(StrOrNone)?,
+                Some(_) => details = reasoning_details_text(&map.next_value::<Value>()?),
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
+        m.reasoning = content_field.or(plain_field).or(details);
         // Without a list of tool calls, a legacy `function_call` object is one call, as a
         // live answer reads it (`tool_calls_of`).
         if !listed && let Some((name, args)) = legacy {
