@@ -8,6 +8,7 @@
 //!
 //! Unix only: modes, `O_NONBLOCK` and rename-over are what the product runs on.
 
+use crate::core::terminal_text::ShownPath;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -114,7 +115,7 @@ pub fn take_notices() -> Vec<String> {
 pub fn make_private(file: &File, path: &Path, what: &str, when: &str) -> anyhow::Result<()> {
     let mode = file
         .metadata()
-        .map_err(|e| anyhow::anyhow!("{}: cannot read the {what}: {e}", path.display()))?
+        .map_err(|e| anyhow::anyhow!("{}: cannot read the {what}: {e}", path.shown()))?
         .permissions()
         .mode();
     if mode & 0o077 != 0 {
@@ -122,13 +123,13 @@ pub fn make_private(file: &File, path: &Path, what: &str, when: &str) -> anyhow:
             .map_err(|e| {
                 anyhow::anyhow!(
                     "{}: readable by others ({:o}) and cannot be made private: {e}",
-                    path.display(),
+                    path.shown(),
                     mode & 0o777
                 )
             })?;
         notice(format!(
             "{}: was readable by others ({:o}); made private (600) {when}",
-            path.display(),
+            path.shown(),
             mode & 0o777
         ));
     }
@@ -158,7 +159,7 @@ pub fn report_if_loose(path: &Path, meta: &std::fs::Metadata) {
     };
     notice(format!(
         "{}: this {what} is {how} by {who} ({mode:o}) and may hold prompts and pastes: chmod {fix:o} {}",
-        path.display(),
+        path.shown(),
         shell_word(path)
     ));
 }
@@ -171,16 +172,57 @@ pub fn report_if_loose_file(path: &Path) {
     }
 }
 
+/// `path` with `suffix` put after its last byte (`history.sqlite` → `history.sqlite-wal`),
+/// whatever bytes the name holds.
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// A path as one shell word, for a command the operator may paste.
+///
+/// A name holding a line feed, a terminal control, an invisible or bidi character or bytes
+/// that are not UTF-8 is ANSI-C quoted (`$'a\nb'`: bash, zsh, ksh), each such character an
+/// escape: the word stays on its line and pastes back as the same name (a line feed in the
+/// workspace's name had split the `chmod 700` notice over two lines).
 pub fn shell_word(path: &Path) -> String {
-    let s = path.display().to_string();
-    if s.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b))
+    use crate::core::terminal_text::needs_escape;
+    use std::fmt::Write as _;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(b))
     {
-        s
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        return String::from_utf8_lossy(bytes).into_owned();
     }
+    let plain = |c: char| !(c == '\n' || c == '\t' || needs_escape(c));
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && text.chars().all(plain)
+    {
+        return format!("'{}'", text.replace('\'', r"'\''"));
+    }
+    let mut word = String::from("$'");
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let _ = match c {
+                '\\' | '\'' => write!(word, "\\{c}"),
+                '\n' => write!(word, "\\n"),
+                '\t' => write!(word, "\\t"),
+                '\r' => write!(word, "\\r"),
+                c if plain(c) => write!(word, "{c}"),
+                c if u32::from(c) < 0x80 => write!(word, "\\x{:02x}", u32::from(c)),
+                c if u32::from(c) <= 0xffff => write!(word, "\\u{:04x}", u32::from(c)),
+                c => write!(word, "\\U{:08x}", u32::from(c)),
+            };
+        }
+        for b in chunk.invalid() {
+            let _ = write!(word, "\\x{b:02x}");
+        }
+    }
+    word.push('\'');
+    word
 }
 
 // ---- private directories and files ---------------------------------------------------------
@@ -210,12 +252,12 @@ pub fn private_dir(dir: &Path, file: &str) -> anyhow::Result<()> {
         }
         Ok(meta) => Err(bad_input(format!(
             "{}: is {}, not a directory",
-            dir.display(),
+            dir.shown(),
             kind_of(&meta.file_type())
         ))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => create_private_dirs(dir)
-            .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display())),
-        Err(e) => Err(anyhow::anyhow!("{}: {e}", dir.display())),
+            .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.shown())),
+        Err(e) => Err(anyhow::anyhow!("{}: {e}", dir.shown())),
     }
 }
 
@@ -233,23 +275,23 @@ pub fn new_private_file_beside(path: &Path) -> anyhow::Result<Option<PathBuf>> {
                 // SQLite would create the link's target with the umask's mode.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Err(bad_input(format!(
                     "{}: a symbolic link to a file that does not exist",
-                    path.display()
+                    path.shown()
                 ))),
-                Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
+                Err(e) => Err(anyhow::anyhow!("{}: {e}", path.shown())),
             };
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+        Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.shown())),
     }
     let dir = parent_of(path);
     create_private_dirs(&dir)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.shown()))?;
     let (tmp, _file) = temp_beside(&dir, path).map_err(|e| match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => anyhow::anyhow!(
             "{}: cannot create: its directory is read-only or not accessible ({e})",
-            path.display()
+            path.shown()
         ),
-        _ => anyhow::anyhow!("{}: cannot create: {e}", path.display()),
+        _ => anyhow::anyhow!("{}: cannot create: {e}", path.shown()),
     })?;
     Ok(Some(tmp))
 }
@@ -541,7 +583,7 @@ pub fn is_sqlite_database(path: &Path) -> bool {
 /// anything that is not a regular file. An existing regular file only with `force`.
 /// Returns where to write: the symbolic link's target when `path` is one, so the link stays.
 pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow::Result<PathBuf> {
-    let name = path.display();
+    let name = path.shown();
     let target = canonical_target(path);
     // The same file under another name (a hard link) is the same file.
     let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
@@ -549,7 +591,7 @@ pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow
     for p in protected {
         let base = canonical_target(&p.path);
         let hit = std::iter::once("").chain(SQLITE_COMPANIONS).find(|s| {
-            let file = PathBuf::from(format!("{}{s}", base.display()));
+            let file = with_suffix(&base, s);
             file == target || (target_inode.is_some() && inode(&file) == target_inode)
         });
         if let Some(suffix) = hit {
@@ -561,7 +603,7 @@ pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow
             return Err(bad_input(format!(
                 "{name}: is {part}{} ({}); an export never writes over it",
                 p.what,
-                base.display()
+                base.shown()
             )));
         }
     }
@@ -572,7 +614,7 @@ pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow
     if let Some(db) = companion_of.filter(|db| is_sqlite_database(db)) {
         return Err(bad_input(format!(
             "{name}: belongs to the SQLite database {}; an export never writes over it",
-            db.display()
+            db.shown()
         )));
     }
     match std::fs::metadata(&target) {
@@ -605,10 +647,10 @@ pub fn write_output(
         if e.kind() == io::ErrorKind::AlreadyExists {
             bad_input(format!(
                 "{}: appeared while writing; pass --force to replace it",
-                path.display()
+                path.shown()
             ))
         } else {
-            bad_input(format!("{}: cannot write: {e}", path.display()))
+            bad_input(format!("{}: cannot write: {e}", path.shown()))
         }
     })
 }
@@ -619,6 +661,39 @@ mod tests {
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    /// A path as a shell word stays on one line, shows no terminal control, and pastes
+    /// back (into bash) as the very same bytes: plain, quoted, or ANSI-C quoted.
+    #[test]
+    fn a_shell_word_is_one_line_and_pastes_back_as_the_same_name() {
+        use std::os::unix::ffi::OsStrExt;
+        let names: [&[u8]; 8] = [
+            b"/tmp/plain-dir",
+            b"/tmp/with space",
+            b"/tmp/it's",
+            b"/tmp/ws\nFAKE notice",
+            b"/tmp/esc\x1b[31m\x07red",
+            "/tmp/bidi\u{202e}txt.exe\u{200b}".as_bytes(),
+            b"/tmp/not-utf8-\xff\xfe-'q'\\",
+            "/tmp/\u{1f600}\u{e0041}tag".as_bytes(),
+        ];
+        for name in names {
+            let path = Path::new(std::ffi::OsStr::from_bytes(name));
+            let word = shell_word(path);
+            assert!(
+                !word.contains(|c: char| c == '\n' || crate::core::terminal_text::needs_escape(c)),
+                "{word:?}"
+            );
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {word}"))
+                .output()
+                .unwrap();
+            assert_eq!(out.stdout, name, "{word}");
+        }
+        assert_eq!(shell_word(Path::new("/tmp/plain-dir")), "/tmp/plain-dir");
+        assert_eq!(shell_word(Path::new("/tmp/it's")), r"'/tmp/it'\''s'");
     }
 
     #[test]

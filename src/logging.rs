@@ -12,6 +12,7 @@
 //! with `--log-bodies` it holds prompts; a file grown past [`ROTATE_BYTES`] is moved to
 //! `ctxconsole.log.1` when logging starts, so the log never grows without bound.
 
+use crate::core::terminal_text::ShownPath;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -140,7 +141,7 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         Ok(meta) if !meta.file_type().is_file() => {
             return Err(bad_input(format!(
                 "{}: is {}, not a log file",
-                path.display(),
+                path.shown(),
                 crate::fsio::kind_of(&meta.file_type())
             )));
         }
@@ -152,15 +153,11 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
                 .read(true)
                 .custom_flags(nix::libc::O_NOFOLLOW)
                 .open(path)
-                .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))?;
+                .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.shown()))?;
             let old = path.with_extension("log.1");
-            make_private(
-                &full,
-                path,
-                &format!("before it moved to {}", old.display()),
-            )?;
+            make_private(&full, path, &format!("before it moved to {}", old.shown()))?;
             std::fs::rename(path, &old).map_err(|e| {
-                anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.display())
+                anyhow::anyhow!("{}: cannot move the full log aside: {e}", path.shown())
             })?;
         }
         _ => {}
@@ -182,7 +179,7 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
         .mode(0o600)
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.shown()))?;
     make_private(&file, path, "before logging")?;
     Ok(file)
 }

@@ -1,6 +1,7 @@
 //! The workspace: budgets (sample → registry → user), the catalog, and where the user's
 //! files live. The one object both front ends share.
 
+use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,7 +66,7 @@ pub fn resolve_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     };
     Err(bad_input(format!(
         "workspace {} (from {from}) {what}",
-        dir.display()
+        dir.shown()
     )))
 }
 
@@ -117,10 +118,10 @@ impl Workspace {
             },
         ];
         for (path, text) in registries.into_iter().flatten() {
-            let imported = parse_registry(&text, &path.display().to_string())?;
+            let imported = parse_registry(&text, path.shown().as_ref())?;
             notes.push(format!(
                 "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule and {} with a value out of bounds or of the wrong type",
-                path.display(),
+                path.shown(),
                 imported.rows.len(),
                 imported.skipped_not_chat,
                 imported.skipped_no_window,
@@ -134,7 +135,7 @@ impl Workspace {
         if let Some(text) = read_optional_text(&user_budgets)? {
             layers.push(parse_budgets_toml(
                 &text,
-                &user_budgets.display().to_string(),
+                user_budgets.shown().as_ref(),
                 Layer::User,
             )?);
         }
@@ -142,7 +143,7 @@ impl Workspace {
 
         let user_catalog = dir.join(CATALOG_FILE);
         let (imported, name) = if let Some(text) = read_optional_text(&user_catalog)? {
-            let origin = user_catalog.display().to_string();
+            let origin = user_catalog.shown().to_string();
             (parse_catalog(&text, &origin)?, origin)
         } else {
             (
@@ -175,7 +176,7 @@ impl Workspace {
     /// Replace the catalog with one read from a file.
     pub fn load_catalog_file(&mut self, path: &Path) -> anyhow::Result<()> {
         let text = read_text(path)?;
-        let origin = path.display().to_string();
+        let origin = path.shown().to_string();
         let imported = parse_catalog(&text, &origin)?;
         self.set_catalog(imported.guide, origin, imported.format, imported.warnings);
         Ok(())
@@ -276,7 +277,7 @@ impl Workspace {
 
     /// The name the config is known by in errors: the workspace's file.
     pub fn config_origin(&self) -> String {
-        self.dir.join(CONFIG_FILE).display().to_string()
+        self.dir.join(CONFIG_FILE).shown().to_string()
     }
 
     /// Pipeline ids of the catalog: a one-step plan naming one is `pipeline-direct`.
@@ -320,7 +321,7 @@ impl Workspace {
         if let Some(window) = config.history.drift_window(&self.config_origin())? {
             history.set_drift_window(i64::try_from(window.as_secs()).unwrap_or(i64::MAX))?;
         }
-        let name = path.display();
+        let name = path.shown();
         if own || store.sample {
             if let Some(plans) =
                 history.seed_if_new(SAMPLE_PLANS, SAMPLE_EXECUTIONS, &self.pipeline_ids())?
@@ -354,7 +355,7 @@ pub fn config_in(dir: &Path) -> anyhow::Result<Config> {
     let Some(text) = read_optional_text(&path)? else {
         return Ok(sample);
     };
-    let user = Config::parse(&text, &path.display().to_string())?;
+    let user = Config::parse(&text, path.shown().as_ref())?;
     Ok(sample.overlay(user))
 }
 
@@ -394,7 +395,7 @@ impl Workspace {
             .drift_window(&self.config_origin())?
             // Checked when the config was read: at most 30 days, so the seconds fit an i64.
             .map(|w| i64::try_from(w.as_secs()).unwrap_or(i64::MAX));
-        let name = path.display();
+        let name = path.shown();
         if let Some(history) = HistoryStore::open_read_only(&path)? {
             if let Some(w) = window.filter(|w| *w != history.drift_window()) {
                 let secs = |s: i64| {
@@ -509,7 +510,7 @@ fn load_planner(dir: &Path) -> anyhow::Result<(Planner, String)> {
     let mut origin = "sample rules".to_string();
     let user = dir.join(PLANNER_FILE);
     if let Some(text) = read_optional_text(&user)? {
-        let name = user.display().to_string();
+        let name = user.shown().to_string();
         rules = rules.overlay(RulesFile::parse(&text, &name)?);
         origin = format!("sample rules + {name}");
         return Ok((Planner::new(&rules, &name)?, origin));

@@ -130,6 +130,71 @@ fn a_line_break_in_a_file_name_a_reference_or_a_model_directory_stays_on_its_lin
     no_forged_line("--embedder local:", &err, &["FAKE"]);
 }
 
+/// The last note left two: a labels file's name in `eval rank --suite` became a set name
+/// printed raw in the suite table, and the workspace's and stores' paths reached messages
+/// through `Path::display`, which keeps a line feed. Every path now goes through
+/// `ShownPath::shown`, and a set name through the name rule.
+#[test]
+fn a_line_break_in_a_suites_labels_file_or_the_workspaces_path_stays_on_its_line() {
+    let home = tempfile::tempdir().unwrap();
+    let suite = home.path().join("suite");
+    let labels = suite.join("labels");
+    std::fs::create_dir_all(&labels).unwrap();
+    std::fs::write(
+        labels.join("lab\nFAKE row.jsonl"),
+        "{\"id\":\"a\",\"intent\":\"what is the weather in Paris\",\"expected\":[\"get_weather\"]}\n",
+    )
+    .unwrap();
+    std::fs::write(labels.join("lab\nFAKE row-catalog.json"), CATALOG).unwrap();
+    let (code, out, err) = run(ctx(home.path())
+        .arg("eval")
+        .arg("rank")
+        .arg("--suite")
+        .arg(&suite));
+    assert_eq!(code, Some(0), "{err}");
+    no_forged_line("the suite table", &out, &["FAKE"]);
+    assert!(out.contains("lab\\nFAKE row"), "{out}");
+
+    // A workspace whose directory's name holds a line feed: the notices naming its files.
+    let ws = home.path().join("ws\nFAKE notice");
+    std::fs::create_dir(&ws).unwrap();
+    let (code, out, err) = run(ctx(&ws).args(["history", "--json"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("created history store"), "{err}");
+    no_forged_line("the store's notice", &err, &["FAKE"]);
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+}
+
+/// The one way a path reaches text: no source file calls `Path::display` outside its
+/// tests (it keeps a line feed in a file name; `ShownPath::shown` quotes it).
+#[test]
+fn no_source_file_shows_a_path_with_display() {
+    let mut found = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            // The code before the file's test module.
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap();
+            for (i, line) in code.lines().enumerate() {
+                if line.contains(".display()") {
+                    found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Path::display outside tests:\n{}",
+        found.join("\n")
+    );
+}
+
 fn semantic_workspace(server: &LlmServer) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), server.config(KEY_ENV)).unwrap();

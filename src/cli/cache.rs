@@ -1,5 +1,6 @@
 //! `ctxconsole cache`: the output cache where briefed pastes are kept in full.
 
+use crate::core::terminal_text::ShownPath;
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
@@ -110,7 +111,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 }
                 return emit(&format!(
                     "nothing to collect: there is no output cache at {}\n",
-                    path.display()
+                    path.shown()
                 ));
             };
             let done = cache.gc(older_than)?;
@@ -136,7 +137,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 counted(done.vectors_removed, "sentence vector", "sentence vectors"),
                 counted(entries, "entry", "entries"),
                 counted(vectors, "vector", "vectors"),
-                cache.path().display(),
+                cache.path().shown(),
                 done.file_bytes_before,
                 done.file_bytes_after,
                 done.bytes_freed()

@@ -1,5 +1,6 @@
 //! `ctxconsole dev`: tools for developing ctxconsole itself (hidden from the main help).
 
+use crate::core::terminal_text::ShownPath;
 use std::path::PathBuf;
 
 use crate::cli::emit;
@@ -39,7 +40,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             })?;
             emit(&format!(
                 "{}: {n} plans, {e} executions in {:.1}s\n",
-                out.display(),
+                out.shown(),
                 started.elapsed().as_secs_f64()
             ))
         }

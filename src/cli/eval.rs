@@ -1,5 +1,6 @@
 //! `ctxconsole eval`: measured quality of the ranker and the planner on labelled data.
 
+use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -455,6 +456,16 @@ fn lopsided_split_note(named: &NamedSet) -> Option<String> {
     ))
 }
 
+/// A set's name: its file's stem (`fallback` without one), as a name is shown on a line
+/// ([`name`](crate::core::terminal_text::name)): the tables, notes and misses print it (the
+/// last note: a line feed in a labels file's name started a line of the suite table).
+pub fn set_name(file: &std::path::Path, fallback: &str) -> String {
+    file.file_stem().map_or_else(
+        || fallback.to_string(),
+        |stem| crate::core::terminal_text::name(&stem.to_string_lossy()).into_owned(),
+    )
+}
+
 /// Each entry's name as a ranking counts it: as it prints
 /// ([`printed_alike`](crate::core::text::printed_alike)), so `dup ` and `dup` are one name
 /// (tester's F7: `dup ` ranked first for an expected `dup` was a miss), as a catalog's
@@ -591,7 +602,7 @@ fn run_history(
     if cut == 0 || cut >= followed.len() {
         return Err(bad_input(format!(
             "{}: {} followed plans are too few to split",
-            history.path().display(),
+            history.path().shown(),
             followed.len()
         )));
     }
@@ -631,7 +642,7 @@ fn run_history(
         }
     }
     let report = HistoryRankReport {
-        source: history.path().display().to_string(),
+        source: history.path().shown().to_string(),
         split_at: crate::core::time::format_timestamp(split_at),
         history_plans: past.len(),
         labelled_plans: followed.len() - cut,
@@ -679,7 +690,7 @@ fn run_rank(workspace: Option<PathBuf>, args: RankArgs) -> anyhow::Result<()> {
             let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
             return Err(bad_input(format!(
                 "--only {unknown}: no such set under {} (there are: {})",
-                dir.display(),
+                dir.shown(),
                 names.join(", ")
             )));
         }
@@ -760,7 +771,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
         };
         return Ok(NamedSet {
             name: category.to_string(),
-            source: format!("BFCL {category} ({})", dir.display()),
+            source: format!("BFCL {category} ({})", dir.shown()),
             set: load_bfcl(dir, category)?,
             composed_halves: None,
         });
@@ -771,15 +782,13 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             None => nestful_spec_path(data).ok_or_else(|| {
                 bad_input(format!(
                     "{}: name the tool spec with --spec (no X-spec.json beside an X-data.json)",
-                    data.display()
+                    data.shown()
                 ))
             })?,
         };
         return Ok(NamedSet {
-            name: data
-                .file_stem()
-                .map_or_else(|| "nestful".into(), |s| s.to_string_lossy().into_owned()),
-            source: format!("NESTFUL {} with {}", data.display(), spec.display()),
+            name: set_name(data, "nestful"),
+            source: format!("NESTFUL {} with {}", data.shown(), spec.shown()),
             set: load_nestful(data, &spec)?,
             composed_halves: None,
         });
@@ -806,7 +815,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
                 let pool = if origin == "sample catalog" {
                     format!(
                         "the sample catalog (the workspace {} has no catalog.json; --catalog FILE names another)",
-                        ws.dir.display()
+                        ws.dir.shown()
                     )
                 } else {
                     format!("the workspace catalog {origin}")
@@ -820,9 +829,7 @@ fn single_set(workspace: Option<PathBuf>, args: &RankArgs) -> anyhow::Result<Nam
             }
         };
         return Ok(NamedSet {
-            name: path
-                .file_stem()
-                .map_or_else(|| "labels".into(), |s| s.to_string_lossy().into_owned()),
+            name: set_name(path, "labels"),
             source: format!(
                 "{} against {origin}",
                 crate::core::terminal_text::path(path)

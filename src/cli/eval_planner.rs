@@ -1,5 +1,6 @@
 //! `ctxconsole eval planner`: the planner's rules measured on labelled messages.
 
+use crate::core::terminal_text::ShownPath;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -107,7 +108,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
         registry: None,
     })?;
     let (text, origin) = match &args.labels {
-        Some(p) => (read_text(p)?, p.display().to_string()),
+        Some(p) => (read_text(p)?, p.shown().to_string()),
         None => (
             SAMPLE_PLANNER_EVAL.to_string(),
             "sample labelled messages".to_string(),

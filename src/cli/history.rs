@@ -1,6 +1,7 @@
 //! `ctxconsole history`: what past plans did — groups, plans, drift, models, unused tools —
 //! and `history export` / `history show`.
 
+use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -297,7 +298,7 @@ fn export(
             crate::cli::out::eprint_line(&format!(
                 "wrote {n} {} to {}",
                 if executions { "executions" } else { "plans" },
-                path.display()
+                path.shown()
             ));
             Ok(())
         }
@@ -309,7 +310,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     let Some(d) = history.plan(id)? else {
         return Err(bad_input(format!(
             "no plan '{id}' in {}",
-            history.path().display()
+            history.path().shown()
         )));
     };
     if json {

@@ -1,6 +1,7 @@
 //! `ctxconsole import plans|executions|traces|litellm FILE`: JSON Lines, OpenTelemetry
 //! spans and LiteLLM spend logs into the history store, one transaction per file.
 
+use crate::core::terminal_text::ShownPath;
 use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
@@ -86,7 +87,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         Some(ConflictArg::Skip) => OnConflict::Skip,
         Some(ConflictArg::Replace) => OnConflict::Replace,
     };
-    let source = file.display().to_string();
+    let source = file.shown().to_string();
     // Big files say how far they are; the rows only become visible at the commit.
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
@@ -228,6 +229,6 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         report.added,
         report.already_present,
         report.drift_updated,
-        history.path().display()
+        history.path().shown()
     ))
 }

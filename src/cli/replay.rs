@@ -2,6 +2,7 @@
 //! again with today's budget, compaction and prompt to one or more models and stored as a
 //! new plan linked to the original. `--failed` does every failed plan and sums up per class.
 
+use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -194,7 +195,7 @@ fn load(history: &HistoryStore, id: &str) -> anyhow::Result<PlanRecord> {
     history
         .plan(id)?
         .map(|d| d.record)
-        .ok_or_else(|| bad_input(format!("{}: no plan '{id}'", history.path().display())))
+        .ok_or_else(|| bad_input(format!("{}: no plan '{id}'", history.path().shown())))
 }
 
 /// One live replay, with a progress line on a terminal's stderr.

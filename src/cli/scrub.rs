@@ -5,6 +5,7 @@
 //! still holds it. This finds it in the history store, the output cache and the logs, and
 //! rewrites each without it.
 
+use crate::core::terminal_text::ShownPath;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{emit, print_json};
@@ -75,7 +76,7 @@ fn scrub_log(path: &Path, secrets: &Secrets, dry_run: bool) -> anyhow::Result<bo
     }
     if !dry_run {
         crate::fsio::write_file(path, kept.as_bytes(), true)
-            .map_err(|e| anyhow::anyhow!("{}: rewriting without the keys: {e}", path.display()))?;
+            .map_err(|e| anyhow::anyhow!("{}: rewriting without the keys: {e}", path.shown()))?;
     }
     Ok(true)
 }
@@ -105,7 +106,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         let mut held = Vec::new();
         for path in log_files(&ws.dir) {
             if scrub_log(&path, &secrets, args.dry_run)? {
-                held.push(path.display().to_string());
+                held.push(path.shown().to_string());
             }
         }
         Ok(held)
@@ -153,7 +154,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "not scrubbed"
         };
         let lines = [
-            ("plan", "plans", format!(" in {}", history_path.display())),
+            ("plan", "plans", format!(" in {}", history_path.shown())),
             (
                 "cached paste",
                 "cached pastes",

@@ -1,6 +1,7 @@
 //! `--semantic` / `--embedder` on `preview`, `compact`, `send` and `eval rank`: whether the
 //! semantic layer is on and which embedder it uses.
 
+use crate::core::terminal_text::ShownPath;
 use std::sync::Arc;
 
 use crate::cli::out::eprint_line;
@@ -29,7 +30,7 @@ impl SemanticArgs {
     /// one.
     pub fn embedder(&self, ws: &Workspace) -> anyhow::Result<Option<Box<dyn Embedder>>> {
         let config = ws.config()?;
-        let origin = ws.dir.join(CONFIG_FILE).display().to_string();
+        let origin = ws.dir.join(CONFIG_FILE).shown().to_string();
         let (text, from, base) = match (&self.embedder, &config.rank.semantic) {
             (Some(text), _) => (text, "--embedder".to_string(), None),
             (None, Some(text)) => (text, format!("{origin}: rank.semantic"), Some(&ws.dir)),
@@ -60,7 +61,7 @@ impl SemanticArgs {
         }
         if layer.embedded_now > 0 {
             let kept = match &layer.keeping {
-                VectorKeeping::Kept(path) => format!("kept in {}", path.display()),
+                VectorKeeping::Kept(path) => format!("kept in {}", path.shown()),
                 _ => "not kept".to_string(),
             };
             eprint_line(&format!(

@@ -93,6 +93,19 @@ pub fn path(path: &std::path::Path) -> Cow<'_, str> {
     }
 }
 
+/// [`path`] as a method: `file.shown()` where a message names a file. The one way a path
+/// reaches text (`Path::display` keeps a line feed in a file name; tests/output_lines.rs
+/// checks that no source file outside tests calls it).
+pub trait ShownPath {
+    fn shown(&self) -> Cow<'_, str>;
+}
+
+impl ShownPath for std::path::Path {
+    fn shown(&self) -> Cow<'_, str> {
+        path(self)
+    }
+}
+
 /// Text from outside that names a thing and may be long (a path, an embedder spec) as a line
 /// puts it: as written when nothing in it needs escaping, else [`quoted`].
 pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {

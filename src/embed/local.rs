@@ -4,6 +4,7 @@
 //! under the attention mask, scaled to unit length — what sentence-transformers does for
 //! this model (`1_Pooling/config.json`: mean pooling; then `Normalize`).
 
+use crate::core::terminal_text::ShownPath;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
@@ -65,7 +66,7 @@ impl LocalEmbedder {
         // The directory's name and the weights' size tell models apart for the cache; the
         // config's hash catches a changed shape.
         let name = dir.file_name().map_or_else(
-            || dir.display().to_string(),
+            || dir.shown().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
         let id = format!(

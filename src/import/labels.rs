@@ -2,6 +2,7 @@
 //! questions with the calls that answer them and their tool spec, or the operator's own
 //! JSONL of `{"intent": "...", "expected": ["tool", …]}`.
 
+use crate::core::terminal_text::ShownPath;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -382,8 +383,8 @@ pub fn load_bfcl(dir: &Path, category: &str) -> anyhow::Result<RankSet> {
         .join(format!("BFCL_v4_{category}.json"));
     let questions_text = read_text(&questions_path)?;
     let answers_text = read_text(&answers_path)?;
-    let q_origin = questions_path.display().to_string();
-    let a_origin = answers_path.display().to_string();
+    let q_origin = questions_path.shown().to_string();
+    let a_origin = answers_path.shown().to_string();
     let guide = parse_catalog(&questions_text, &q_origin)?.guide;
     let questions: Vec<(usize, BfclQuestion)> =
         jsonl_numbered(&questions_text, &q_origin, BFCL_QUESTION_OBJECT)?;
@@ -608,8 +609,8 @@ pub fn nestful_spec_path(data: &Path) -> Option<std::path::PathBuf> {
 /// lacks is dropped from the expected tools (a question left with none is skipped), and
 /// the notes say how many.
 pub fn load_nestful(data_path: &Path, spec_path: &Path) -> anyhow::Result<RankSet> {
-    let data_origin = data_path.display().to_string();
-    let spec_origin = spec_path.display().to_string();
+    let data_origin = data_path.shown().to_string();
+    let spec_origin = spec_path.shown().to_string();
     let data = read_text(data_path)?;
     let questions: Vec<NestfulQuestion> =
         serde_json::from_str(&data).map_err(|e| CoreError::json(&data_origin, &data, &e))?;

@@ -6,6 +6,7 @@ pub mod litellm;
 pub mod mcp;
 pub mod traffic;
 
+use crate::core::terminal_text::ShownPath;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -30,24 +31,24 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
 pub fn read_attachment(path: &Path, max_bytes: u64) -> anyhow::Result<Attachment> {
     let len = fsio::open_regular(path)?
         .metadata()
-        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?
+        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.shown())))?
         .len();
     if len > max_bytes {
         return Err(bad_input(format!(
             "{}: {} bytes, more than the {} an attachment may hold here",
-            path.display(),
+            path.shown(),
             crate::format::thousands(len as usize),
             crate::format::thousands(max_bytes as usize)
         )));
     }
     let name = path.file_name().map_or_else(
-        || path.display().to_string(),
+        || path.shown().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let bytes = fsio::read_regular(path)?;
     Ok(Attachment::new(
         name,
-        text_as_given(&path.display().to_string(), bytes)?,
+        text_as_given(path.shown().as_ref(), bytes)?,
     ))
 }
 
@@ -89,8 +90,7 @@ pub fn open_text(path: &Path) -> anyhow::Result<Box<dyn BufRead>> {
             fsio::open_regular(path)?,
         ))
     };
-    skip_bom(&mut reader)
-        .map_err(|e| bad_input(format!("{}: cannot read: {e}", path.display())))?;
+    skip_bom(&mut reader).map_err(|e| bad_input(format!("{}: cannot read: {e}", path.shown())))?;
     Ok(reader)
 }
 

@@ -2,6 +2,7 @@
 //! [`crate::core::traffic`]: OTLP JSON spans (`import traces`) and LiteLLM spend logs
 //! (`import litellm`).
 
+use crate::core::terminal_text::ShownPath;
 use serde::de::{DeserializeSeed, Deserializer as _, Error as _, SeqAccess, Visitor};
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -21,7 +22,7 @@ pub fn read_traces(
     mut progress: impl FnMut(usize),
     mut plan: impl FnMut(PlanRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<StreamRead> {
-    let origin = path.display().to_string();
+    let origin = path.shown().to_string();
     let mut reader = OtelReader::default();
     super::for_each_line(
         &origin,
@@ -41,7 +42,7 @@ pub fn read_spend_logs(
     progress: impl FnMut(usize),
     plan: impl FnMut(PlanRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<usize> {
-    let origin = path.display().to_string();
+    let origin = path.shown().to_string();
     spend_log_rows(&origin, super::open_text(path)?, progress, plan)
 }
 

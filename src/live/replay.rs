@@ -7,6 +7,7 @@
 //! holds its text (a briefing); the replay says which were and which were not
 //! ([`crate::core::as_sent`]).
 
+use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -49,7 +50,7 @@ impl ReplayContext {
         config: &Config,
         preview: PreviewContext,
     ) -> anyhow::Result<ReplayContext> {
-        let origin = ws.dir.join(CONFIG_FILE).display().to_string();
+        let origin = ws.dir.join(CONFIG_FILE).shown().to_string();
         let providers = Providers::from_config(config, &origin)?;
         Ok(ReplayContext {
             registered: ws

@@ -1,6 +1,7 @@
 //! The MCP server's handler: three resources, two resource templates and four tools, each
 //! answered by the same code the matching CLI command runs.
 
+use crate::core::terminal_text::ShownPath;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
@@ -227,7 +228,7 @@ impl State {
                 .ok_or_else(|| {
                     anyhow::anyhow!(
                         "{}: the history store is gone since the server started",
-                        path.display()
+                        path.shown()
                     )
                 });
         }

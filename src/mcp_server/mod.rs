@@ -9,6 +9,7 @@ pub mod params;
 pub mod sessions;
 pub mod stdio;
 
+use crate::core::terminal_text::ShownPath;
 use clap::builder::TypedValueParser as _;
 use rmcp::ServiceExt;
 use std::ffi::OsString;
@@ -130,7 +131,7 @@ fn workspace_token(dir: &Path, may_make: bool) -> anyhow::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let path = dir.join(GENERATED_TOKEN_FILE);
-    let shown = path.display().to_string();
+    let shown = path.shown().to_string();
     let shown = crate::core::terminal_text::for_terminal_line(&shown);
     let none_to_read = || {
         bad_input(format!(
@@ -239,7 +240,7 @@ fn new_token(path: &Path, shown: &str, yield_to_another: bool) -> anyhow::Result
 fn token_from_file(path: &Path) -> anyhow::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
-    let shown = path.display();
+    let shown = path.shown();
     let file = crate::fsio::open_regular(path)?;
     let meta = file
         .metadata()
@@ -276,7 +277,7 @@ fn http_token(args: &Args, env: Option<OsString>) -> anyhow::Result<Option<Strin
     } else if let Some(path) = &args.token_file {
         (
             token_from_file(path)?,
-            format!("--token-file {}", path.display()),
+            format!("--token-file {}", path.shown()),
         )
     } else if let Some(t) = env {
         let t = t

@@ -7,6 +7,7 @@
 //! the chunks that differ, so the console previewing a big paste at every typing pause
 //! writes the paste once, not once per pause.
 
+use crate::core::terminal_text::ShownPath;
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -334,7 +335,7 @@ impl OutputCache {
         let content: &str = &redacted;
         let kept_ref = (content != given).then(|| self::cache_ref(content.as_bytes()));
         let lines = content.lines().count();
-        let name = self.path.display().to_string();
+        let name = self.path.shown().to_string();
         let context = || format!("{name}: storing {} bytes", content.len());
         let tx = sqlite::begin_write(
             &mut self.conn,
@@ -405,7 +406,7 @@ impl OutputCache {
             SCHEMA.kind,
             "collecting old entries",
         )?;
-        let name = self.path.display().to_string();
+        let name = self.path.shown().to_string();
         let file_bytes_before = on_disk(&self.path);
         let cutoff =
             now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
@@ -447,7 +448,7 @@ impl OutputCache {
     /// the key is in no free page either. With `dry_run`, only found. Returns the refs of
     /// the entries that held a key.
     pub fn scrub(&mut self, secrets: &Secrets, dry_run: bool) -> anyhow::Result<Vec<String>> {
-        let name = self.path.display().to_string();
+        let name = self.path.shown().to_string();
         let refs: Vec<String> = self
             .conn
             .prepare("SELECT ref FROM entries ORDER BY created_at, ref")?
@@ -525,7 +526,7 @@ impl OutputCache {
                     Ok((r.get::<_, i64>(0).ok(), r.get::<_, Vec<u8>>(1).ok()))
                 })
                 .optional()
-                .with_context(|| format!("{}: reading kept vectors", self.path.display()))?;
+                .with_context(|| format!("{}: reading kept vectors", self.path.shown()))?;
             if let Some((Some(dims), Some(bytes))) = row
                 && usize::try_from(dims).is_ok_and(|d| d > 0 && bytes.len() == d * 4)
             {
@@ -558,7 +559,7 @@ impl OutputCache {
             }
         }
         tx.commit()
-            .with_context(|| format!("{}: marking vectors used", self.path.display()))?;
+            .with_context(|| format!("{}: marking vectors used", self.path.shown()))?;
         Ok(())
     }
 
@@ -585,7 +586,7 @@ impl OutputCache {
             }
         }
         tx.commit()
-            .with_context(|| format!("{}: keeping vectors", self.path.display()))?;
+            .with_context(|| format!("{}: keeping vectors", self.path.shown()))?;
         Ok(())
     }
 
@@ -626,7 +627,7 @@ fn read_entry(
     cache_ref: &str,
 ) -> anyhow::Result<Option<String>> {
     let cache_ref = cache_ref.to_ascii_lowercase();
-    let name = path.display();
+    let name = path.shown();
     let entry: Option<(i64, Option<String>)> = conn
         .query_row(
             "SELECT bytes, kept_ref FROM entries WHERE ref = ?1",

@@ -1,6 +1,7 @@
 //! Large history stores for benchmarks and scale tests, generated deterministically from
 //! the sample history: same seed and size, same rows.
 
+use crate::core::terminal_text::ShownPath;
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::Path;
@@ -51,7 +52,7 @@ pub fn generate_store(
     if path.exists() {
         return Err(crate::exit::bad_input(format!(
             "{}: already exists; the generator writes new stores only",
-            path.display()
+            path.shown()
         )));
     }
     let templates: Vec<PlanRecord> = SAMPLE_PLANS

@@ -2,6 +2,7 @@
 //! all-or-nothing, drift kept current as executions arrive, and the queries the `history`
 //! command and the History pane run.
 
+use crate::core::terminal_text::ShownPath;
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, params};
 use serde::Serialize;
@@ -404,7 +405,7 @@ impl HistoryStore {
     /// An empty store in memory, standing for `path` in messages: what a server that must
     /// not write serves where there is no store file.
     pub fn in_memory(path: &Path) -> anyhow::Result<HistoryStore> {
-        let name = format!("{} (in memory)", path.display());
+        let name = format!("{} (in memory)", path.shown());
         let conn = sqlite::open_in_memory(&SCHEMA, &name)?;
         Self::with_connection(conn, Path::new(&name))
     }
@@ -423,7 +424,7 @@ impl HistoryStore {
             store.drift_window = w.parse().map_err(|_| {
                 bad_input(format!(
                     "{}: the stored drift window '{w}' is damaged (meta drift_window_secs)",
-                    path.display()
+                    path.shown()
                 ))
             })?;
         } else if !store.conn.is_readonly(rusqlite::MAIN_DB)? {
@@ -507,7 +508,7 @@ impl HistoryStore {
     /// next waits for it, up to this store's lock wait.
     pub fn writer_now(&self) -> anyhow::Result<bool> {
         sqlite::write_lock_held_elsewhere(&self.conn, self.lock_wait)
-            .with_context(|| format!("{}: probing the write lock", self.path.display()))
+            .with_context(|| format!("{}: probing the write lock", self.path.shown()))
     }
 
     /// What a command about to pay for answers says when [`HistoryStore::writer_now`]: the
@@ -524,7 +525,7 @@ impl HistoryStore {
         Ok(self.writer_now()?.then(|| {
             format!(
                 "another process is writing {} now (an import?); {waits} up to {} s for it{tail}",
-                self.path.display(),
+                self.path.shown(),
                 self.lock_wait.as_secs()
             )
         }))

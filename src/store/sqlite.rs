@@ -2,6 +2,7 @@
 //! written by a newer ctxconsole is refused before anything is written to it; ours is
 //! migrated forward, each step in its own transaction.
 
+use crate::core::terminal_text::ShownPath;
 use anyhow::Context;
 use rusqlite::{Connection, ErrorCode, MAIN_DB, OpenFlags};
 use std::collections::BTreeSet;
@@ -104,7 +105,7 @@ fn lock_failure(
     doing: &str,
     waited: Duration,
 ) -> anyhow::Error {
-    let name = path.display();
+    let name = path.shown();
     if matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
@@ -122,7 +123,7 @@ fn lock_failure(
 /// Open (creating when missing or empty) a file of `schema`. Returns the connection and
 /// whether the file was created now.
 pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> {
-    let name = path.display().to_string();
+    let name = path.shown().to_string();
     let kind = schema.kind;
     let created = create_whole(path, schema)?;
     let existed = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0);
@@ -225,7 +226,7 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
 /// damaged or newer is refused as [`open`] refuses it; one that needs migrating is refused,
 /// saying so: migrating is a write.
 pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<Option<Connection>> {
-    let name = path.display().to_string();
+    let name = path.shown().to_string();
     let kind = schema.kind;
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -329,7 +330,7 @@ fn create_whole(path: &Path, schema: &Schema) -> anyhow::Result<bool> {
     let made = open(&tmp, schema).map(drop);
     let placed = made.and_then(|()| Ok(crate::fsio::link_into_place(&tmp, path)?));
     for leftover in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{leftover}", tmp.display()));
+        let _ = std::fs::remove_file(crate::fsio::with_suffix(&tmp, leftover));
     }
     // In plain words when the machine failed (a file-size limit gives SQLite's "disk I/O
     // error: Error code 778"; tester 9 T9-4), as every other store failure is said.
@@ -362,7 +363,7 @@ pub fn store_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Erro
         return e;
     };
     let words = environment_words(sqlite);
-    let name = path.display().to_string();
+    let name = path.shown().to_string();
     let said = format!("{e:#}");
     if said.contains(&name) {
         return match words {
@@ -485,7 +486,7 @@ pub fn ensure_writable(
     kind: &str,
     doing: &str,
 ) -> anyhow::Result<()> {
-    let name = path.display().to_string();
+    let name = path.shown().to_string();
     if conn.is_readonly(MAIN_DB)? {
         anyhow::bail!(
             "{name}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it"

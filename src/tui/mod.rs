@@ -15,6 +15,7 @@ pub mod theme;
 pub mod ui;
 pub mod unstored;
 
+use crate::core::terminal_text::ShownPath;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ use crate::workspace::{Config, KEYMAP_FILE, StoreChoice, THEME_FILE, Workspace, 
 /// A workspace file's text and its name for errors, if the file is there.
 fn optional_file(dir: &Path, name: &str) -> anyhow::Result<Option<(String, String)>> {
     let path = dir.join(name);
-    Ok(read_optional_text(&path)?.map(|text| (text, path.display().to_string())))
+    Ok(read_optional_text(&path)?.map(|text| (text, path.shown().to_string())))
 }
 
 /// The keymap: defaults, with the workspace's `keymap.toml` on top.
@@ -313,13 +314,13 @@ fn write_unstored(dir: &Path, lines: &[&str], now: i64) -> anyhow::Result<PathBu
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
+                return Err(anyhow::Error::new(e).context(format!("writing {}", path.shown())));
             }
         }
     }
     Err(anyhow::anyhow!(
         "{}: 100 files of unstored plans already there ({})",
-        dir.display(),
+        dir.shown(),
         last.map_or_else(String::new, |e| e.to_string())
     ))
 }
@@ -388,7 +389,7 @@ fn keep_unstored(dir: &Path, lines: &[&str], now: i64, head: &str, after: &str) 
             format!(
                 "{head}; each is a plan line in {} (0600): `ctxconsole import plans {}` stores \
                  them{after}",
-                path.display(),
+                path.shown(),
                 crate::fsio::shell_word(&path)
             ),
             Vec::new(),

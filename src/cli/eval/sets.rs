@@ -2,6 +2,7 @@
 //! a hash of each question's id, and multi-request questions composed from a set's own
 //! questions (within one half, so no test question ever meets a tune one).
 
+use crate::core::terminal_text::ShownPath;
 use std::path::Path;
 
 use crate::import::catalog::parse_catalog;
@@ -249,18 +250,21 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
             .collect();
         files.sort();
         for path in files {
-            let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+            let Some(stem) = path.file_stem() else {
                 continue;
             };
-            let catalog = labels.join(format!("{stem}-catalog.json"));
+            let mut catalog_name = stem.to_owned();
+            catalog_name.push("-catalog.json");
+            let catalog = labels.join(catalog_name);
             if !catalog.is_file() {
                 continue;
             }
-            let origin = catalog.display().to_string();
+            let origin = catalog.shown().to_string();
             let imported = parse_catalog(&read_text(&catalog)?, &origin)?;
+            let name = super::set_name(&path, "labels");
             sets.push(NamedSet {
-                name: stem.clone(),
-                source: format!("labels {stem} against {origin}"),
+                source: format!("labels {name} against {origin}"),
+                name,
                 set: load_labels(
                     &path,
                     imported.guide,
@@ -274,7 +278,7 @@ pub fn suite(dir: &Path) -> anyhow::Result<Vec<NamedSet>> {
     if sets.is_empty() {
         anyhow::bail!(
             "{}: no evaluation set found (expected bfcl/BFCL_v4_*.json, nestful/*-data.json or labels/NAME.jsonl with NAME-catalog.json)",
-            dir.display()
+            dir.shown()
         );
     }
     let mut made = Vec::new();

@@ -2,6 +2,7 @@
 //! of sent and replayed plans, export, and drift kept current as executions arrive.
 
 use super::*;
+use crate::core::terminal_text::ShownPath;
 use std::rc::Rc;
 
 impl HistoryStore {
@@ -102,7 +103,7 @@ impl HistoryStore {
                 }
             }
         }
-        let mut report = ImportReport::new(&path.display().to_string(), "plans");
+        let mut report = ImportReport::new(path.shown().as_ref(), "plans");
         report.replaced = found.len();
         finish_import(tx, &callers, window, &path, report)?;
         sqlite::rewrite_whole(&self.conn).map_err(db_err(
@@ -361,7 +362,7 @@ impl HistoryStore {
         if !known {
             return Err(bad_input(format!(
                 "{}: no plan '{original}' to link a replay to",
-                path.display()
+                path.shown()
             )));
         }
         let mut n: i64 = tx.query_row(
@@ -644,7 +645,7 @@ pub(super) fn plan_fate(
     let Some(stored) = read_plan(tx, path, &plan.id)? else {
         anyhow::bail!(
             "{}: plan {} vanished during the import",
-            path.display(),
+            path.shown(),
             plan.id
         );
     };

@@ -2,6 +2,7 @@
 //! unused entries, and what the ranking prior and the past-plans part read.
 
 use super::*;
+use crate::core::terminal_text::ShownPath;
 
 /// The distinct tools of one plan that its step pairs are counted among: 64 tools are 2,016
 /// pairs; every tool of a 10,000-step plan would be 50 million.
@@ -153,7 +154,7 @@ impl HistoryStore {
         while let Some(r) = rows.next().map_err(db_err(&self.path, "reading steps"))? {
             let seq: i64 = r.get(0)?;
             let tool = r.get_ref(1)?.as_str().map_err(|e| {
-                anyhow::anyhow!("{}: a step's tool is damaged ({e})", self.path.display())
+                anyhow::anyhow!("{}: a step's tool is damaged ({e})", self.path.shown())
             })?;
             if tool == UNKNOWN_TOOL {
                 continue;

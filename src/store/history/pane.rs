@@ -2,6 +2,7 @@
 //! kept counts where they answer), one plan in full with its replays and comparison.
 
 use super::*;
+use crate::core::terminal_text::ShownPath;
 
 impl HistoryStore {
     /// One plan in full, with its replays.
@@ -224,7 +225,7 @@ pub(super) fn read_plan(
     row.record.source = PlanSource::parse(&row.source).ok_or_else(|| {
         anyhow::anyhow!(
             "{}: plan {id}: the stored source '{}' is not native, otel, litellm or sent",
-            path.display(),
+            path.shown(),
             row.source
         )
     })?;
@@ -247,7 +248,7 @@ pub(super) fn read_plan(
             drift: Drift::parse(&row.drift).ok_or_else(|| {
                 anyhow::anyhow!(
                     "{}: plan {id}: the stored drift '{}' is not a drift class",
-                    path.display(),
+                    path.shown(),
                     row.drift
                 )
             })?,
@@ -276,7 +277,7 @@ pub(super) fn read_compare(
             Arm::parse(&a).ok_or_else(|| {
                 anyhow::anyhow!(
                     "{}: plan {id}: the stored arm '{a}' is not an A/B arm",
-                    path.display()
+                    path.shown()
                 )
             })
         })
@@ -327,7 +328,7 @@ pub(super) fn stored_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| {
         bad_input(format!(
             "{}: plan {plan}: the stored {column} is damaged ({e}); the store was left as it is",
-            path.display()
+            path.shown()
         ))
     })
 }
@@ -349,7 +350,7 @@ pub(super) fn stored_executed(
             return Err(bad_input(format!(
                 "{}: plan {plan}: the stored executed_failed is damaged (position {i} of {} \
                  executions); the store was left as it is",
-                path.display(),
+                path.shown(),
                 tools.len()
             )));
         };
