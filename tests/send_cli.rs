@@ -252,6 +252,68 @@ fn a_model_that_cannot_run_never_stops_the_others_and_the_exit_says_so() {
     );
 }
 
+/// Tester 15 F1: a redirect from the configured endpoint was followed to any host: the whole
+/// request (system prompt, catalog, the operator's text) went to a server never configured,
+/// and its answer was stored as the provider's. A 3xx is now an `http_error` naming where it
+/// pointed; nothing reaches the other server. The embeddings client (the semantic layer)
+/// is held to the same rule.
+#[test]
+fn a_redirect_is_an_answer_naming_where_it_pointed_and_is_never_followed() {
+    let server = LlmServer::start();
+    let elsewhere = LlmServer::start();
+    let home = workspace(&server);
+    let model = format!("test/redirect-to-{}", elsewhere.port);
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            &model,
+            "--no-baseline",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failure = &v["results"][0]["failure"];
+    assert_eq!(failure["class"], "http_error", "{v:#}");
+    let detail = failure["detail"].as_str().unwrap_or_default();
+    let location = format!("http://127.0.0.1:{}/v1/chat/completions", elsewhere.port);
+    assert!(
+        detail.contains("HTTP 307")
+            && detail.contains(&location)
+            && detail.contains("not followed"),
+        "{detail}"
+    );
+    assert!(
+        elsewhere.requests.lock().unwrap().is_empty(),
+        "a request went elsewhere"
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 1, "not retried");
+
+    let embedder = format!("endpoint:test/embed-redirect-to-{}", elsewhere.port);
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "preview",
+            INSTRUCTION,
+            "--no-history",
+            "--embedder",
+            &embedder,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let location = format!("http://127.0.0.1:{}/v1/embeddings", elsewhere.port);
+    assert!(err.contains("HTTP 307") && err.contains(&location), "{err}");
+    assert!(
+        elsewhere.requests.lock().unwrap().is_empty(),
+        "embeddings went elsewhere"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_cancels_the_calls_in_flight() {

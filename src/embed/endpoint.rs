@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::Embedder;
 use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
-use crate::llm::client::{Retries, retry_after, retry_after_note, transient_status};
+use crate::llm::client::{
+    Retries, http_client, redirect_note, retry_after, retry_after_note, transient_status,
+};
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
 use crate::llm::wire::quote_reply;
@@ -175,6 +177,7 @@ impl EndpointEmbedder {
         })?;
         let status = response.status();
         let retry_after = retry_after(response.headers());
+        let redirect = redirect_note(status, response.headers());
         let mut bytes: Vec<u8> = Vec::new();
         loop {
             match response.chunk().await {
@@ -196,7 +199,7 @@ impl EndpointEmbedder {
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
             let error = fail(format!(
-                "HTTP {}{}: {}",
+                "HTTP {}{}{redirect}: {}",
                 status.as_u16(),
                 retry_after_note(retry_after.as_ref(), s.retry_max_wait),
                 quote_reply(&text, 300)
@@ -334,12 +337,7 @@ impl Embedder for EndpointEmbedder {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()?;
-                    let s = &self.endpoint.settings;
-                    let client = reqwest::Client::builder()
-                        .connect_timeout(s.connect_timeout)
-                        .timeout(s.timeout)
-                        .build()
-                        .map_err(|e| anyhow::anyhow!("building the HTTP client: {e}"))?;
+                    let client = http_client(&self.endpoint.settings)?;
                     let mut out = Vec::with_capacity(texts.len());
                     for batch in texts.chunks(super::BATCH) {
                         out.extend(rt.block_on(self.call_retrying(&client, batch, &redactor))?);

@@ -164,6 +164,40 @@ pub struct Exchange {
     pub latency_ms: u64,
 }
 
+/// The HTTP client every call to a provider goes through (chat completions, embeddings):
+/// its timeouts, and no redirect followed. A followed redirect re-sent the whole request —
+/// system prompt, catalog, the operator's text — to a host the operator never configured
+/// and stored that host's answer as the provider's (tester 15 F1); a 3xx is an answer like
+/// any other failure, naming where it pointed ([`redirect_note`]).
+pub fn http_client(s: &ClientSettings) -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(s.connect_timeout)
+        .timeout(s.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| anyhow::anyhow!("building the HTTP client: {}", describe(&e)))
+}
+
+/// What an HTTP failure's message says of a redirect: nothing for another status; else
+/// where it pointed (the `Location` as the endpoint wrote it, quoted) and that it was not
+/// followed.
+pub fn redirect_note(status: reqwest::StatusCode, headers: &reqwest::header::HeaderMap) -> String {
+    if !status.is_redirection() {
+        return String::new();
+    }
+    let to = headers
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .map_or_else(
+            || "nowhere (no Location)".to_string(),
+            |l| quote_reply(&l, 200),
+        );
+    format!(
+        " (a redirect to {to}, not followed: a request goes only to the configured base_url; \
+         set base_url to where the endpoint now is)"
+    )
+}
+
 /// What an HTTP failure's message says of the endpoint's retry-after: nothing when it gave
 /// none, its wait, and whether that is longer than `max_wait` (so no retry follows). A
 /// number of seconds too large to read as a wait is named as the endpoint wrote it.
@@ -415,11 +449,7 @@ pub async fn send(
     // Built from the key in hand: everything received below passes through it.
     let redactor = Redactor::new(key.as_deref());
     let s = &endpoint.settings;
-    let client = reqwest::Client::builder()
-        .connect_timeout(s.connect_timeout)
-        .timeout(s.timeout)
-        .build()
-        .map_err(|e| anyhow::anyhow!("building the HTTP client: {}", describe(&e)))?;
+    let client = http_client(s)?;
     let body = call.body(&endpoint.upstream_model, endpoint.stream);
     tracing::info!(
         provider = %endpoint.provider,
@@ -561,6 +591,7 @@ async fn attempt(
         .and_then(|v| v.to_str().ok())
         .map(|v| clip(v.trim(), 200));
     let wait_for = retry_after(response.headers());
+    let redirect = redirect_note(status, response.headers());
     let is_stream = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
@@ -576,7 +607,7 @@ async fn attempt(
             .map_or_else(|| quote_reply(&text, 160), |m| quote_reply(&m, usize::MAX));
         let after = retry_after_note(wait_for.as_ref(), s.retry_max_wait);
         let wait_for = wait_for.map(|r| r.wait);
-        let detail = format!("HTTP {status}{after}: {message}");
+        let detail = format!("HTTP {status}{after}{redirect}: {message}");
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         if !transient_status(status) {
             return Attempt::Done(answer, code);

@@ -208,6 +208,19 @@ fn respond(
     stream.flush()
 }
 
+/// `307` to the same path on another server (`port` on 127.0.0.1): a provider, or anything
+/// answering on its base URL, bouncing the request elsewhere.
+fn redirect(stream: &mut TcpStream, port: &str, path: &str) -> std::io::Result<()> {
+    let location = format!("Location: http://127.0.0.1:{port}/v1/{path}\r\n");
+    respond(
+        stream,
+        "307 Temporary Redirect",
+        "text/plain",
+        &location,
+        "moved",
+    )
+}
+
 fn chunk(stream: &mut TcpStream, data: &str) -> std::io::Result<()> {
     write!(stream, "{:x}\r\n{data}\r\n", data.len())?;
     stream.flush()
@@ -284,6 +297,9 @@ fn serve_embeddings(
     switch_dims: &AtomicUsize,
 ) -> std::io::Result<()> {
     let mut model = body["model"].as_str().unwrap_or("");
+    if let Some(port) = model.strip_prefix("embed-redirect-to-") {
+        return redirect(stream, port, "embeddings");
+    }
     let nth = {
         let mut s = seen.lock().unwrap();
         let c = s.entry(format!("{model}#requests")).or_default();
@@ -492,6 +508,9 @@ fn serve(
             &completion(json!(content), json!(finish), json!({})),
         )
     };
+    if let Some(port) = model.strip_prefix("redirect-to-") {
+        return redirect(&mut stream, port, "chat/completions");
+    }
     match model.as_str() {
         "ok" => stream_events(
             &mut stream,
