@@ -314,6 +314,40 @@ fn a_redirect_is_an_answer_naming_where_it_pointed_and_is_never_followed() {
     );
 }
 
+/// Tester 15 F7: a reply labelled `text/event-stream` whose body was a plain JSON answer was
+/// read as a network failure (`transport`, "check the endpoint is reachable") and nothing of
+/// it was kept. It is `protocol`, quoting what came, and the bytes are the raw response.
+#[test]
+fn a_reply_labelled_a_stream_that_is_not_one_is_protocol_and_kept() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/json-as-stream",
+            "--no-baseline",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(r["failure"]["class"], "protocol", "{v:#}");
+    let detail = r["failure"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("text/event-stream") && detail.contains("{\"choices\""),
+        "{detail}"
+    );
+    let id = r["stored_id"].as_str().unwrap();
+    let plan = show(home.path(), id);
+    let raw = plan["raw_response"].as_str().unwrap_or_default();
+    assert!(raw.contains("\"object\":\"chat.completion\""), "{plan:#}");
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_cancels_the_calls_in_flight() {

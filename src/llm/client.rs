@@ -852,6 +852,22 @@ async fn read_stream(
             }
         }
     }
+    if !stream.finished() && !stream.started && incoming.received > 0 {
+        // Labelled a stream, yet not one: what came is kept and quoted, as a body that is no
+        // chat completion is (tester 15 F7: a plain JSON body was dropped and read as a
+        // network failure, "what had arrived is kept" with nothing kept).
+        let opening = incoming.opening_text();
+        return failed(
+            FailureClass::Protocol,
+            format!(
+                "the reply is labelled text/event-stream but holds no answer event ({} received): \"{}\"",
+                byte_size(incoming.received),
+                quote_reply(&opening, 160)
+            ),
+            Some(opening),
+            None,
+        );
+    }
     if !stream.finished() {
         let (content, reasoning, _) = stream.progress();
         return failed(

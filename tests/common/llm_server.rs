@@ -526,6 +526,15 @@ fn serve(
             false,
         ),
         "ok-json" => ok(&mut stream, &good, "stop"),
+        // A whole chat completion under a stream's content type (a server that ignores
+        // `stream: true` and mislabels its answer).
+        "json-as-stream" => respond(
+            &mut stream,
+            "200 OK",
+            "text/event-stream",
+            "",
+            &completion(json!(good), json!("stop"), json!({})),
+        ),
         "content-filter" => ok(&mut stream, "", "content_filter"),
         "refusal" => respond(
             &mut stream,
