@@ -335,6 +335,51 @@ fn a_replay_shows_the_answer_decoded_and_guarded_beside_the_original() {
         text.contains(&format!("{id}.r1")) && text.contains(&format!("{id}.r2")),
         "{text}"
     );
+
+    // Tester 15 F9: replaying a plan sent from here, its column showed `-` for how it was
+    // decoded, its request and its time, though the store keeps them.
+    let again = format!("{id}.r2");
+    let stored = show(home.path(), &again);
+    let kept = &stored["trim_record"]["replay"];
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", &again, "--model", "test/ok-json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let original_cell = |label: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row: {text}"));
+        line[label.len()..]
+            .trim_start()
+            .split("  ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        original_cell("decoded by"),
+        kept["stage"].as_str().unwrap(),
+        "{text}"
+    );
+    assert_eq!(
+        original_cell("request"),
+        format!(
+            "{} tok in, {} entries, max {}",
+            kept["input_tokens"], kept["catalog_entries"], kept["max_tokens"]
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        original_cell("time"),
+        format!(
+            "{} ms, {} attempt(s)",
+            stored["duration_ms"], kept["attempts"]
+        ),
+        "{text}"
+    );
 }
 
 #[test]

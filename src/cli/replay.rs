@@ -235,10 +235,64 @@ struct Original {
     /// What it was sent with beside the instruction (attachments, a tier override).
     #[serde(skip_serializing_if = "SentWith::is_empty")]
     sent_with: SentWith,
+    /// How its answer was decoded, its request and its time, as the store kept them (a plan
+    /// sent or replayed from here; an imported one has none): the table set `-` beside
+    /// today's although the store held them (tester 15 F9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<SentRequest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempts: Option<u64>,
+}
+
+/// The request a stored plan was sent with (its trim record's `replay` part).
+#[derive(Debug, Serialize)]
+struct SentRequest {
+    input_tokens: u64,
+    catalog_entries: u64,
+    max_tokens: u64,
+}
+
+impl SentRequest {
+    fn cell(&self) -> String {
+        format!(
+            "{} tok in, {} entries, max {}",
+            self.input_tokens, self.catalog_entries, self.max_tokens
+        )
+    }
+}
+
+/// `time` as the table shows it: duration, and attempts when known.
+fn time_cell(duration_ms: u128, attempts: Option<u64>) -> String {
+    match attempts {
+        Some(a) => format!("{duration_ms} ms, {a} attempt(s)"),
+        None => format!("{duration_ms} ms"),
+    }
 }
 
 impl Original {
     fn of(p: &PlanRecord) -> Original {
+        // Read as the store kept it: a field of another type is unknown, not an error.
+        let sent = p.trim_record.as_ref().and_then(|t| t.get("replay"));
+        let number = |k: &str| {
+            sent.and_then(|s| s.get(k))
+                .and_then(serde_json::Value::as_u64)
+        };
+        let request = match (
+            number("input_tokens"),
+            number("catalog_entries"),
+            number("max_tokens"),
+        ) {
+            (Some(input_tokens), Some(catalog_entries), Some(max_tokens)) => Some(SentRequest {
+                input_tokens,
+                catalog_entries,
+                max_tokens,
+            }),
+            _ => None,
+        };
         Original {
             id: p.id.clone(),
             at: p.at,
@@ -251,6 +305,13 @@ impl Original {
             steps: p.steps.iter().map(|s| s.tool.clone()).collect(),
             baseline: is_baseline(p.trim_record.as_ref()),
             sent_with: SentWith::from_trim(p.trim_record.as_ref()),
+            stage: sent
+                .and_then(|s| s.get("stage"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            request,
+            duration_ms: p.duration_ms.filter(|d| *d >= 0),
+            attempts: number("attempts"),
         }
     }
 }
@@ -438,7 +499,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
         o.finish_reason.clone().unwrap_or_else(dash),
         &|r| r.finish.as_ref().map_or_else(dash, |f| f.label()),
     );
-    row("decoded by", dash(), &|r| {
+    row("decoded by", o.stage.clone().unwrap_or_else(dash), &|r| {
         r.stage.map_or_else(dash, |s| s.as_str().to_string())
     });
     row("steps", steps_cell(&o.steps), &|r| {
@@ -446,17 +507,26 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
             steps_cell(&p.steps.iter().map(|s| s.tool.clone()).collect::<Vec<_>>())
         })
     });
-    row("request", dash(), &|r| {
-        format!(
-            "{} tok in, {} entries, max {}",
-            r.request.input_tokens, r.request.catalog_entries, r.request.max_tokens
-        )
-    });
+    row(
+        "request",
+        o.request.as_ref().map_or_else(dash, SentRequest::cell),
+        &|r| {
+            SentRequest {
+                input_tokens: r.request.input_tokens as u64,
+                catalog_entries: r.request.catalog_entries as u64,
+                max_tokens: r.request.max_tokens as u64,
+            }
+            .cell()
+        },
+    );
     row("two-pass", dash(), &|r| {
         r.two_pass.as_ref().map_or_else(dash, |t| t.note.clone())
     });
-    row("time", dash(), &|r| {
-        format!("{} ms, {} attempt(s)", r.duration_ms, r.attempts)
+    let original_time = o
+        .duration_ms
+        .map_or_else(dash, |d| time_cell(d as u128, o.attempts));
+    row("time", original_time, &|r| {
+        time_cell(r.duration_ms as u128, Some(u64::from(r.attempts)))
     });
     row("stored as", o.id.clone(), &|r| r.stored_cell());
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
