@@ -263,20 +263,7 @@ fn a_redirect_is_an_answer_naming_where_it_pointed_and_is_never_followed() {
     let elsewhere = LlmServer::start();
     let home = workspace(&server);
     let model = format!("test/redirect-to-{}", elsewhere.port);
-    let out = ctx(home.path())
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            &model,
-            "--no-baseline",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = failed_send(home.path(), &model);
     let failure = &v["results"][0]["failure"];
     assert_eq!(failure["class"], "http_error", "{v:#}");
     let detail = failure["detail"].as_str().unwrap_or_default();
@@ -321,20 +308,7 @@ fn a_redirect_is_an_answer_naming_where_it_pointed_and_is_never_followed() {
 fn a_reply_labelled_a_stream_that_is_not_one_is_protocol_and_kept() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let out = ctx(home.path())
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            "test/json-as-stream",
-            "--no-baseline",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = failed_send(home.path(), "test/json-as-stream");
     let r = &v["results"][0];
     assert_eq!(r["failure"]["class"], "protocol", "{v:#}");
     let detail = r["failure"]["detail"].as_str().unwrap_or_default();
@@ -1650,13 +1624,26 @@ fn the_configured_key_in_a_prompt_or_a_paste_is_sent_as_written_and_kept_nowhere
 }
 
 /// `send --json` of [`INSTRUCTION`] to each of `models`, without a baseline.
-fn sent_to(home: &Path, models: &[&str]) -> Value {
+fn send_command(home: &Path, models: &[&str]) -> assert_cmd::Command {
     let mut cmd = ctx(home);
     cmd.env(KEY_ENV, KEY).args(["send", INSTRUCTION]);
     for m in models {
         cmd.args(["--model", m]);
     }
-    json_of(cmd.args(["--no-baseline", "--json"]))
+    cmd.args(["--no-baseline", "--json"]);
+    cmd
+}
+
+/// [`send_command`]'s JSON, the send succeeding.
+fn sent_to(home: &Path, models: &[&str]) -> Value {
+    json_of(&mut send_command(home, models))
+}
+
+/// [`send_command`]'s JSON, for a send to one model that could not run (exit 1).
+fn failed_send(home: &Path, model: &str) -> Value {
+    let out = send_command(home, &[model]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Tester 13 T13-2: `send --json`'s `answer` was cut at 2,000 characters with a `…` that
