@@ -150,7 +150,8 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 Some(serde_json::json!({"place": p.what, "error": format!("{e:#}")}))
             })
             .collect();
-        let held = |place: usize, line: usize| places[place].found.as_ref().ok().map(|h| &h[line]);
+        let held =
+            |place: usize, line: usize| places[place].found.as_ref().ok().and_then(|h| h.get(line));
         print_json(&serde_json::json!({
             "dry_run": args.dry_run,
             "store": history_path,
