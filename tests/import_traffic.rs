@@ -1121,3 +1121,85 @@ fn a_span_answer_is_its_first_choice_with_its_reasoning_and_the_intent_is_read_w
     assert_eq!(again["answers_not_read"], 0, "{again}");
     assert_eq!(again["already_present"], 3, "{again}");
 }
+
+/// Tester 15 F2: a traces file's `service.name` and a spend log's `end_user` become a plan's
+/// caller, and the trace id goes into every plan's and execution's id; a configured key in
+/// any of them was stored as given. Here the key is the trace id: no id, caller or link
+/// keeps it, every execution still counts for its plan, and a second import adds nothing.
+#[test]
+fn a_configured_key_in_a_traces_ids_or_a_spend_logs_end_user_is_not_stored() {
+    const KEY_ENV: &str = "CTXCONSOLE_TRAFFIC_TEST_KEY";
+    let trace_id = "5b8efff798038103d269b633813fc60c";
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(
+        h.join("config.toml"),
+        format!(
+            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
+        ),
+    )
+    .unwrap();
+    let exported = || {
+        let mut all = String::new();
+        for args in [
+            &["history", "export"][..],
+            &["history", "export", "--executions"],
+        ] {
+            let out = ctx(h).env(KEY_ENV, trace_id).args(args).output().unwrap();
+            all.push_str(&String::from_utf8_lossy(&out.stdout));
+        }
+        all
+    };
+    let import = |kind: &str, file: &str| {
+        json_of(
+            ctx(h)
+                .env(KEY_ENV, trace_id)
+                .args(["import", kind, file, "--json"]),
+        )
+    };
+    assert_eq!(import("traces", SPANS)["added"], 5);
+    let kept = exported();
+    assert!(!kept.contains(trace_id), "{kept}");
+    assert_eq!(
+        import("traces", SPANS)["added"],
+        0,
+        "a second import adds nothing"
+    );
+    // The chat plan's tool runs still count for it, under its id as kept.
+    let drift = json_of(
+        ctx(h)
+            .env(KEY_ENV, trace_id)
+            .args(["history", "--drift", "--json", "--source", "otel"]),
+    );
+    let row = drift["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["caller"] == "trip-agent" && p["model"] == "gpt-4o")
+        .unwrap()
+        .clone();
+    assert!(
+        row["id"].as_str().unwrap().starts_with("otel-[REDACTED]-"),
+        "{row}"
+    );
+    assert_eq!(
+        row["executed"],
+        serde_json::json!(["get_weather", "memory.store"]),
+        "{row}"
+    );
+
+    // A spend log whose end_user holds the key: the caller is kept without it.
+    let line = serde_json::json!({
+        "request_id": "r1", "model": "gpt-4o", "startTime": "2026-11-20T10:00:00",
+        "endTime": "2026-11-20T10:00:01", "status": "success",
+        "messages": [{"role": "user", "content": format!("key {trace_id}")}],
+        "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]},
+        "end_user": format!("u-{trace_id}"),
+    });
+    let file = h.join("spend.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    assert_eq!(import("litellm", file.to_str().unwrap())["added"], 1);
+    let kept = exported();
+    assert!(!kept.contains(trace_id), "{kept}");
+    assert!(kept.contains("\"caller\":\"u-[REDACTED]\""), "{kept}");
+}

@@ -2385,3 +2385,71 @@ fn a_record_execution_cancelled_while_waiting_for_the_store_stores_nothing() {
     assert_eq!(rows("kept-agent"), 1);
     assert_eq!(rows("cancel-agent"), 0, "the cancelled call was stored");
 }
+
+/// Tester 15 F2: `record_execution` stored a configured key given in its names (caller,
+/// tool, session, id, the plan it names) as given, and `ctxconsole://my-plans` served a plan's
+/// caller holding one. Nothing stored, answered or served holds it; the execution still
+/// counts for the plan it names.
+#[tokio::test]
+async fn record_execution_keeps_a_configured_key_out_of_what_it_stores_and_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let k = KEY_SENTINEL;
+    let plans = h.join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        format!(
+            "{{\"id\":\"p-{k}\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"agent-{k}\",\
+             \"model\":\"m\",\"intent\":\"remember the launch note and blog it\",\
+             \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\"}}]}}\n"
+        ),
+    )
+    .unwrap();
+    // A store of its own, so the plan is the one `my-plans` shows.
+    let store = h.join("own.sqlite");
+    let store = store.to_str().unwrap();
+    let c = start(h, &["--store", store]).await;
+    json_of(
+        ctx(h)
+            .env("OPENROUTER_API_KEY", k)
+            .args(["--store", store, "import", "plans", "--json"])
+            .arg(&plans),
+    );
+    let args = json!({"caller": format!("agent-{k}"), "tool": "blog.draft", "ok": true,
+        "plan_id": format!("p-{k}"), "session": format!("s-{k}"), "id": format!("e-{k}"),
+        "at": "2026-11-20T10:01:00Z"});
+    let answer = call(&c, "record_execution", args.clone()).await.unwrap();
+    assert!(!answer.to_string().contains(k), "{answer}");
+    assert_eq!(answer["added"], 1, "{answer}");
+    assert_eq!(
+        answer["plan"]["executed"],
+        json!(["blog.draft"]),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["execution"]["plan_id"], answer["plan"]["id"],
+        "{answer}"
+    );
+    assert_eq!(
+        answer["execution"]["caller"], "agent-[REDACTED]",
+        "{answer}"
+    );
+    let again = call(&c, "record_execution", args).await.unwrap();
+    assert_eq!(again["already_present"], 1, "{again}");
+    c.cancel().await.unwrap();
+    // Served read-only, as any client reads it.
+    let r = start(h, &["--store", store, "--read-only"]).await;
+    let mine = read(&r, "ctxconsole://my-plans").await;
+    assert!(mine.to_string().contains("agent-[REDACTED]"), "{mine}");
+    assert!(!mine.to_string().contains(k), "{mine}");
+    r.cancel().await.unwrap();
+    for args in [&["export"][..], &["export", "--executions"]] {
+        let out = ctx(h)
+            .args(["--store", store, "history"])
+            .args(args)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("[REDACTED]") && !out.contains(k), "{out}");
+    }
+}

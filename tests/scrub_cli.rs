@@ -255,3 +255,119 @@ fn a_damaged_cache_does_not_stop_the_rest_and_the_report_says_what_was_scrubbed(
     );
     assert_eq!(v["plans"], serde_json::json!([]), "{v}");
 }
+
+/// Tester 15 F2: a key in an execution (its id, caller, session, tool) or in a plan's id,
+/// caller or model was kept by `import executions` and `import plans` even with the key
+/// configured, and `scrub --dry-run` said "nothing to take out". Imported with the key
+/// configured, none of it is kept; kept before, the scrub finds each row, names it as it is
+/// kept (never with the key), and takes it out, the execution still counting for its plan.
+#[test]
+fn a_key_in_executions_and_in_a_plans_caller_model_or_id_is_kept_out_and_scrubbed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(
+        h.join("config.toml"),
+        format!(
+            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
+        ),
+    )
+    .unwrap();
+    let plans = h.join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        format!(
+            "{{\"id\":\"p-{KEY}\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"u-{KEY}\",\
+             \"model\":\"gw/{KEY}\",\"intent\":\"remember the launch note and blog it\",\
+             \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\"}}]}}\n"
+        ),
+    )
+    .unwrap();
+    let execs = h.join("executions.jsonl");
+    std::fs::write(
+        &execs,
+        format!(
+            "{{\"id\":\"ex-{KEY}\",\"at\":\"2026-11-20T10:01:00Z\",\"caller\":\"u-{KEY}\",\
+             \"session\":\"sess-{KEY}\",\"plan_id\":\"p-{KEY}\",\"tool\":\"blog.draft\",\"ok\":true}}\n\
+             {{\"at\":\"2026-11-20T10:02:00Z\",\"caller\":\"x-{KEY}\",\"tool\":\"tool-{KEY}\",\"ok\":true}}\n"
+        ),
+    )
+    .unwrap();
+    let import = |key: Option<&str>| {
+        for (kind, file) in [("plans", &plans), ("executions", &execs)] {
+            let mut cmd = ctx(h);
+            match key {
+                Some(k) => cmd.env(KEY_ENV, k),
+                None => cmd.env_remove(KEY_ENV),
+            };
+            succeeded(cmd.args(["import", kind]).arg(file));
+        }
+    };
+    let exported = || {
+        let p = succeeded(ctx(h).args(["history", "export"]));
+        let e = succeeded(ctx(h).args(["history", "export", "--executions"]));
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&p.stdout),
+            String::from_utf8_lossy(&e.stdout)
+        )
+    };
+
+    // Kept before the key was configured.
+    import(None);
+    assert!(holds(h, KEY));
+    let dry = json_of(
+        ctx(h)
+            .env(KEY_ENV, KEY)
+            .args(["scrub", "--dry-run", "--json"]),
+    );
+    assert!(!dry.to_string().contains(KEY), "{dry}");
+    let plans_held = dry["plans"].as_array().unwrap();
+    assert_eq!(plans_held.len(), 1, "{dry}");
+    let id = plans_held[0].as_str().unwrap();
+    assert!(id.starts_with("p-[REDACTED]~"), "{dry}");
+    assert_eq!(dry["executions"].as_array().unwrap().len(), 2, "{dry}");
+    let said = succeeded(ctx(h).env(KEY_ENV, KEY).args(["scrub", "--dry-run"]));
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(said.contains("2 executions in "), "{said}");
+    assert!(
+        !said.contains("nothing to take out") && !said.contains(KEY),
+        "{said}"
+    );
+    assert!(holds(h, KEY), "a dry run changes nothing");
+
+    let out = succeeded(ctx(h).env(KEY_ENV, KEY).arg("scrub"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("2 executions in ") && said.contains("held a key"),
+        "{said}"
+    );
+    assert!(
+        !said.contains(KEY) && !stderr_of(&out).contains(KEY),
+        "{said}"
+    );
+    assert!(!holds(h, KEY), "no byte of the key is left in what is kept");
+    let scrubbed = exported();
+    assert!(
+        scrubbed.contains("\"caller\":\"u-[REDACTED]\""),
+        "{scrubbed}"
+    );
+    assert!(
+        scrubbed.contains("\"model\":\"gw/[REDACTED]\""),
+        "{scrubbed}"
+    );
+    // The execution still counts for its plan, under the id as kept.
+    let plan = json_of(ctx(h).args(["history", "show", id, "--json"]));
+    assert_eq!(
+        plan["executed"],
+        serde_json::json!(["blog.draft"]),
+        "{plan}"
+    );
+    let again = json_of(ctx(h).env(KEY_ENV, KEY).args(["scrub", "--json"]));
+    assert_eq!(again["plans"], serde_json::json!([]), "{again}");
+    assert_eq!(again["executions"], serde_json::json!([]), "{again}");
+
+    // Imported again with the key configured: already there, as scrubbed; nothing added.
+    import(Some(KEY));
+    assert_eq!(exported(), scrubbed);
+    assert!(!holds(h, KEY));
+}

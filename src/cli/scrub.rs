@@ -94,13 +94,14 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // not (tester 14 F4: a damaged cache had stopped the run after the history store was
     // rewritten, with an error that read as if nothing had changed).
     let history_path = ws.history_path(store.path.as_deref());
-    let plans = (|| {
+    let history = (|| {
         let mut history = ws.open_history_with(&store, &config)?;
-        history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)
+        let held = history.scrub(&secrets, &ws.pipeline_ids(), args.dry_run)?;
+        Ok(vec![held.plans, held.executions])
     })();
     let pastes = (|| match OutputCache::open_existing_in(&ws.dir)? {
-        Some(mut cache) => cache.scrub(&secrets, args.dry_run),
-        None => Ok(Vec::new()),
+        Some(mut cache) => Ok(vec![cache.scrub(&secrets, args.dry_run)?]),
+        None => Ok(vec![Vec::new()]),
     })();
     let logs = (|| {
         let mut held = Vec::new();
@@ -109,20 +110,31 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 held.push(path.shown().to_string());
             }
         }
-        Ok(held)
+        Ok(vec![held])
     })();
+    let in_store = format!(" in {}", history_path.shown());
     let places = [
         Place {
             what: "the history store",
-            found: plans,
+            found: history,
+            lines: vec![
+                ("plan", "plans", in_store.clone()),
+                ("execution", "executions", in_store),
+            ],
         },
         Place {
             what: "the output cache",
             found: pastes,
+            lines: vec![(
+                "cached paste",
+                "cached pastes",
+                " in the output cache".into(),
+            )],
         },
         Place {
             what: "the logs",
             found: logs,
+            lines: vec![("log file", "log files", String::new())],
         },
     ];
     let failed: Vec<&str> = places
@@ -138,12 +150,15 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 Some(serde_json::json!({"place": p.what, "error": format!("{e:#}")}))
             })
             .collect();
+        let held =
+            |place: usize, line: usize| places[place].found.as_ref().ok().and_then(|h| h.get(line));
         print_json(&serde_json::json!({
             "dry_run": args.dry_run,
             "store": history_path,
-            "plans": places[0].found.as_ref().ok(),
-            "cached_pastes": places[1].found.as_ref().ok(),
-            "logs": places[2].found.as_ref().ok(),
+            "plans": held(0, 0),
+            "executions": held(0, 1),
+            "cached_pastes": held(1, 0),
+            "logs": held(2, 0),
             "not_scrubbed": not_scrubbed,
         }))?;
     } else {
@@ -153,48 +168,35 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         } else {
             "not scrubbed"
         };
-        let lines = [
-            ("plan", "plans", format!(" in {}", history_path.shown())),
-            (
-                "cached paste",
-                "cached pastes",
-                " in the output cache".into(),
-            ),
-            ("log file", "log files", String::new()),
-        ];
         let mut out = String::new();
-        for (place, (one, many, where_)) in places.iter().zip(lines) {
+        for place in &places {
             match &place.found {
-                Ok(held) => out.push_str(&format!(
-                    "{}{where_} {verb} a key{}
-",
-                    counted(held.len(), one, many),
-                    listed(held)
-                )),
-                Err(_) => out.push_str(&format!(
-                    "{}: {undone} (the error follows)
-",
-                    place.what
-                )),
+                Ok(held) => {
+                    for ((one, many, where_), held) in place.lines.iter().zip(held) {
+                        out.push_str(&format!(
+                            "{}{where_} {verb} a key{}\n",
+                            counted(held.len(), one, many),
+                            listed(held)
+                        ));
+                    }
+                }
+                Err(_) => out.push_str(&format!("{}: {undone} (the error follows)\n", place.what)),
             }
         }
-        let any = places
-            .iter()
-            .any(|p| p.found.as_ref().is_ok_and(|h| !h.is_empty()));
+        let any = places.iter().any(|p| {
+            p.found
+                .as_ref()
+                .is_ok_and(|h| h.iter().any(|h| !h.is_empty()))
+        });
         out.push_str(match (args.dry_run, any) {
             (_, false) if !failed.is_empty() => "nothing to take out in the rest\n",
             (true, true) => {
-                "nothing was changed (--dry-run); run without it to take the keys out
-"
+                "nothing was changed (--dry-run); run without it to take the keys out\n"
             }
             (false, true) => {
-                "each was rewritten without the keys; no free page of the files holds them either
-"
+                "each was rewritten without the keys; no free page of the files holds them either\n"
             }
-            (_, false) => {
-                "nothing to take out
-"
-            }
+            (_, false) => "nothing to take out\n",
         });
         emit(&out)?;
     }
@@ -211,11 +213,13 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     }
 }
 
-/// One place a key may be kept, and what of it held one (refs, plan ids or files), or why
-/// it could not be read or rewritten.
+/// One place a key may be kept, and what of it held one (refs, plan or execution ids, or
+/// files: one list per line of the report), or why it could not be read or rewritten.
 struct Place {
     what: &'static str,
-    found: anyhow::Result<Vec<String>>,
+    found: anyhow::Result<Vec<Vec<String>>>,
+    /// Each list's line: what one and many of it are called, and where it is.
+    lines: Vec<(&'static str, &'static str, String)>,
 }
 
 /// `: a, b, c, …` naming the first few, or nothing for none.

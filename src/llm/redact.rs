@@ -568,11 +568,43 @@ impl Secrets {
         }
     }
 
-    /// Every text of a plan record as it is to be kept: its intent (the operator's prompt),
-    /// steps, raw response, whole answer, trim record and baseline.
+    /// An id (or a reference to one) as it is to be kept: unchanged when it holds no key;
+    /// otherwise redacted and followed by `~` and [`short_sha`] of the id as given. An id is
+    /// what dedup and links look rows up by, so the same id always gives the same kept id
+    /// (a re-import is still "already present", a link still finds its plan), and two ids
+    /// that differ only in the key stay two. The hash is of the whole id, not the key: it
+    /// tells nothing of the key to whoever does not hold it already.
+    ///
+    /// [`short_sha`]: crate::core::history::short_sha
+    pub fn id(&self, id: &mut String) {
+        let kept = self.text(id);
+        if kept != *id {
+            *id = format!("{kept}~{}", crate::core::history::short_sha(id));
+        }
+    }
+
+    /// Every text of a plan record as it is to be kept, whichever writer stores it: its id
+    /// and the ids it names (replay, baseline: [`Secrets::id`]), caller, model, comparison,
+    /// intent (the operator's prompt), steps, raw response, whole answer, trim record and
+    /// baseline. A caller or model is a name that groups rows; it is redacted as text, so
+    /// one given the same way is kept the same way and its rows still group.
     pub fn record(&self, record: &mut crate::core::history::PlanRecord) {
         if !self.is_active() {
             return;
+        }
+        for id in [Some(&mut record.id), record.replay_of.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            self.id(id);
+        }
+        if let Some(b) = record.expert_baseline.as_mut() {
+            if let Some(id) = b.plan_id.as_mut() {
+                self.id(id);
+            }
+            if let Some(model) = b.model.as_mut() {
+                self.in_place(model);
+            }
         }
         let steps = record.steps.iter_mut().chain(
             record
@@ -586,10 +618,13 @@ impl Secrets {
             self.in_place(&mut step.rationale);
         }
         for text in [
+            Some(&mut record.caller),
+            Some(&mut record.model),
             Some(&mut record.intent),
             record.raw_response.as_mut(),
             record.failure_class.as_mut(),
             record.finish_reason.as_mut(),
+            record.compare_group.as_mut(),
         ]
         .into_iter()
         .flatten()
@@ -601,6 +636,24 @@ impl Secrets {
             .flatten()
         {
             self.json(value);
+        }
+    }
+
+    /// Every text of an execution as it is to be kept, as [`Secrets::record`] keeps a
+    /// plan's: its id and the plan it names ([`Secrets::id`], so the link holds), caller,
+    /// session and tool.
+    pub fn execution(&self, e: &mut crate::core::history::ExecutionRecord) {
+        if !self.is_active() {
+            return;
+        }
+        for id in [Some(&mut e.id), e.plan_id.as_mut()].into_iter().flatten() {
+            self.id(id);
+        }
+        for text in [Some(&mut e.caller), Some(&mut e.tool), e.session.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            self.in_place(text);
         }
     }
 }
@@ -830,6 +883,77 @@ mod tests {
         let none = Secrets::default();
         assert!(!none.is_active());
         assert_eq!(none.text(KEY), KEY);
+    }
+
+    /// Tester 15 F2: a plan's caller, model and ids, and every name of an execution, were
+    /// stored as given. Every text is kept without the key; an id the same way each time
+    /// (a re-import matches, a link still finds its plan) and two ids apart stay apart.
+    #[test]
+    fn every_text_of_a_plan_and_an_execution_is_kept_without_the_key_ids_alike() {
+        use crate::core::history::{ExecutionRecord, PlanRecord};
+        let s = Secrets::of_keys([KEY]);
+        let mut plan: PlanRecord = serde_json::from_value(serde_json::json!({
+            "id": format!("p-{KEY}"), "at": 1, "caller": format!("u-{KEY}"),
+            "model": format!("gw/{KEY}"), "intent": "i", "outcome": "ok",
+            "steps": [{"order": 1, "tool": "t"}], "failure_class": null, "finish_reason": null,
+            "raw_response": null, "trim_record": null, "duration_ms": null,
+            "replay_of": format!("p-{KEY}"), "compare_group": format!("cmp-{KEY}"),
+            "expert_baseline": {"model": format!("m-{KEY}"), "plan_id": format!("b-{KEY}"),
+                "steps": []},
+        }))
+        .unwrap();
+        s.record(&mut plan);
+        let stored = serde_json::to_string(&plan).unwrap();
+        assert!(!leaks(stored.as_bytes(), KEY), "{stored}");
+        assert_eq!(plan.caller, "u-[REDACTED]");
+        assert_eq!(plan.model, "gw/[REDACTED]");
+        assert!(plan.id.starts_with("p-[REDACTED]~"), "{}", plan.id);
+        assert_eq!(plan.replay_of.as_deref(), Some(plan.id.as_str()));
+        let mut e = ExecutionRecord {
+            id: format!("p-{KEY}"),
+            at: 1,
+            at_nanos: 0,
+            caller: format!("u-{KEY}"),
+            session: Some(format!("s-{KEY}")),
+            plan_id: Some(format!("p-{KEY}")),
+            tool: format!("t-{KEY}"),
+            ok: true,
+        };
+        s.execution(&mut e);
+        let stored = serde_json::to_string(&e).unwrap();
+        assert!(!leaks(stored.as_bytes(), KEY), "{stored}");
+        // The same id given anywhere is kept as one id: the execution still names its plan.
+        assert_eq!(e.plan_id.as_deref(), Some(plan.id.as_str()));
+        assert_eq!(e.id, plan.id);
+        assert_eq!(e.caller, plan.caller);
+        assert_eq!(e.session.as_deref(), Some("s-[REDACTED]"));
+        assert_eq!(e.tool, "t-[REDACTED]");
+        // Kept again, it stays as it is (a scrub after an import changes nothing).
+        let (again_plan, again_e) = (
+            {
+                let mut p = plan.clone();
+                s.record(&mut p);
+                p
+            },
+            {
+                let mut x = e.clone();
+                s.execution(&mut x);
+                x
+            },
+        );
+        assert_eq!((again_plan, again_e), (plan, e));
+        // Two ids that differ only in the key stay two; an id without it is left as given.
+        let other = Secrets::of_keys([KEY, "sk-other-SECRET-9999-rotated"]);
+        let (mut a, mut b) = (
+            format!("p-{KEY}"),
+            "p-sk-other-SECRET-9999-rotated".to_string(),
+        );
+        other.id(&mut a);
+        other.id(&mut b);
+        assert_ne!(a, b);
+        let mut plain = "litellm-r1".to_string();
+        other.id(&mut plain);
+        assert_eq!(plain, "litellm-r1");
     }
 
     #[test]

@@ -733,12 +733,18 @@ impl State {
         // same drift update as `ctxconsole import executions`. Every argument was checked
         // above, so what the importer can still refuse is the store's doing.
         let line = execution.to_string();
-        // The id it is stored under — given, or derived from its fields as the importer
-        // derives it — is said in the answer, so a client can tell a retry stored once.
-        if let Ok(record) = crate::core::history::parse_execution_line(TOOL_RECORD, 1, &line) {
-            execution["id"] = Value::String(record.id);
-        }
         let mut history = self.history().map_err(internal)?;
+        // The id it is stored under — given, or derived from its fields as the importer
+        // derives it — is said in the answer, so a client can tell a retry stored once; it
+        // and the names are said as stored, without a configured key.
+        if let Ok(mut record) = crate::core::history::parse_execution_line(TOOL_RECORD, 1, &line) {
+            history.secrets().execution(&mut record);
+            execution["id"] = json!(record.id);
+            execution["caller"] = json!(record.caller);
+            execution["session"] = json!(record.session);
+            execution["plan_id"] = json!(record.plan_id);
+            execution["tool"] = json!(record.tool);
+        }
         let report = history
             .import_executions(
                 TOOL_RECORD,

@@ -48,9 +48,17 @@ pub struct HistoryStore {
     drift_window: i64,
     /// How long a write waits for another process's write lock.
     lock_wait: std::time::Duration,
-    /// The configured provider keys, taken out of every plan before it is stored (tester 12
-    /// T12-6): set by the workspace that opens the store ([`HistoryStore::set_secrets`]).
+    /// The configured provider keys, taken out of every plan and execution before it is
+    /// stored (tester 12 T12-6, tester 15 F2): set by the workspace that opens the store ([`HistoryStore::set_secrets`]).
     secrets: std::sync::Arc<Secrets>,
+}
+
+/// What held a key, for [`HistoryStore::scrub`]: the ids, as kept, of the plans and of the
+/// executions, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Scrubbed {
+    pub plans: Vec<String>,
+    pub executions: Vec<String>,
 }
 
 /// What one import did.
@@ -458,11 +466,17 @@ impl HistoryStore {
         Ok(())
     }
 
-    /// Keep the configured provider keys out of every plan stored from now on: each plan's
-    /// texts pass [`Secrets::record`] on the way in, whichever writer it comes from (`send`,
-    /// the console, a replay, an import, MCP).
+    /// Keep the configured provider keys out of every plan and execution stored from now on:
+    /// each plan's texts (its id, caller and model too) pass [`Secrets::record`] on the way
+    /// in, each execution's [`Secrets::execution`], whichever writer it comes from (`send`,
+    /// the console, a replay, an import, a traces file, MCP `record_execution`).
     pub fn set_secrets(&mut self, secrets: std::sync::Arc<Secrets>) {
         self.secrets = secrets;
+    }
+
+    /// The keys kept out of what is stored ([`HistoryStore::set_secrets`]).
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     pub fn path(&self) -> &Path {
@@ -1075,15 +1089,13 @@ mod tests {
         let counts = s.counts().unwrap();
         assert!(holds_key(&s));
         let secrets = Secrets::of_keys([KEY]);
-        assert_eq!(
-            s.scrub(&secrets, &pipelines(), true).unwrap(),
-            vec!["leaky".to_string()]
-        );
+        let leaky = Scrubbed {
+            plans: vec!["leaky".to_string()],
+            executions: Vec::new(),
+        };
+        assert_eq!(s.scrub(&secrets, &pipelines(), true).unwrap(), leaky);
         assert_eq!(export(&s), before, "a dry run changes nothing");
-        assert_eq!(
-            s.scrub(&secrets, &pipelines(), false).unwrap(),
-            vec!["leaky".to_string()]
-        );
+        assert_eq!(s.scrub(&secrets, &pipelines(), false).unwrap(), leaky);
         assert!(!holds_key(&s), "no byte of the key is left in the file");
         let after = export(&s);
         assert_eq!(before.lines().count(), after.lines().count());
@@ -1110,7 +1122,100 @@ mod tests {
         assert_eq!(p.intent_sha, intent_sha(&p.record.intent));
         assert_eq!(p.record.steps[0].tool, "blog.draft");
         assert_eq!(s.counts().unwrap(), counts);
-        assert!(s.scrub(&secrets, &pipelines(), false).unwrap().is_empty());
+        assert_eq!(
+            s.scrub(&secrets, &pipelines(), false).unwrap(),
+            Scrubbed::default()
+        );
+    }
+
+    /// Tester 15 F2: a key in a plan's id, caller or model, or in any name of an execution
+    /// (its id, caller, session, tool, the plan it names), was stored as given by every
+    /// writer, and a scrub did not see it. Stored with the key configured, none is kept and
+    /// the execution still counts for its plan; a second import is already present. Stored
+    /// before, a scrub finds each row, says it by its id as kept, and leaves the store as
+    /// the import with the key would have: the same rows, drift and links.
+    #[test]
+    fn a_key_in_ids_and_names_is_kept_out_on_the_way_in_and_scrubbed_from_what_was_kept() {
+        const KEY: &str = "sk-test-SECRET-0451-do-not-leak";
+        let plans = format!(
+            "{{\"id\":\"p-{KEY}\",\"at\":1000,\"caller\":\"u-{KEY}\",\"model\":\"m-{KEY}\",\
+             \"intent\":\"remember the launch note and blog it\",\
+             \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\"}}]}}\n"
+        );
+        let execs = format!(
+            "{{\"id\":\"e-{KEY}\",\"at\":1060,\"caller\":\"u-{KEY}\",\"session\":\"s-{KEY}\",\
+             \"plan_id\":\"p-{KEY}\",\"tool\":\"blog.draft\",\"ok\":true}}\n\
+             {{\"at\":1070,\"caller\":\"u-{KEY}\",\"tool\":\"t-{KEY}\",\"ok\":true}}\n"
+        );
+        let secrets = std::sync::Arc::new(Secrets::of_keys([KEY]));
+        let import = |s: &mut HistoryStore| {
+            let p = s
+                .import_plans(
+                    "p",
+                    plans.as_bytes(),
+                    &pipelines(),
+                    OnConflict::Refuse,
+                    |_| {},
+                )
+                .unwrap();
+            let e = s
+                .import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
+                .unwrap();
+            (p.added, p.already_present, e.added, e.already_present)
+        };
+        let stored = |s: &HistoryStore| {
+            let (mut p, mut e) = (Vec::new(), Vec::new());
+            s.export_plans(&mut p).unwrap();
+            s.export_executions(&mut e).unwrap();
+            (String::from_utf8(p).unwrap(), String::from_utf8(e).unwrap())
+        };
+        let holds_key = |s: &HistoryStore| {
+            let mut all = std::fs::read(s.path()).unwrap();
+            let mut wal = s.path().as_os_str().to_owned();
+            wal.push("-wal");
+            all.extend(std::fs::read(wal).unwrap_or_default());
+            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+        };
+
+        // With the key configured: nothing of it is stored, by either import.
+        let dir = tempfile::tempdir().unwrap();
+        let mut kept = HistoryStore::open(&dir.path().join("kept.sqlite")).unwrap();
+        kept.set_secrets(secrets.clone());
+        assert_eq!(import(&mut kept), (1, 0, 2, 0));
+        let (p, e) = stored(&kept);
+        assert!(!p.contains(KEY) && !e.contains(KEY), "{p}{e}");
+        assert!(!holds_key(&kept));
+        let id = format!(
+            "p-[REDACTED]~{}",
+            crate::core::history::short_sha(&format!("p-{KEY}"))
+        );
+        let plan = kept.plan(&id).unwrap().unwrap();
+        assert_eq!(plan.record.caller, "u-[REDACTED]");
+        assert_eq!(plan.record.model, "m-[REDACTED]");
+        // The execution still names its plan, and drift counts it.
+        assert_eq!(plan.executed, vec!["blog.draft".to_string()]);
+        assert!(e.contains(&format!("\"plan_id\":\"{id}\"")), "{e}");
+        // The same lines again are the rows already stored, not conflicts.
+        assert_eq!(import(&mut kept), (0, 1, 0, 2));
+
+        // Stored before the key was configured: a scrub finds every row and keeps it as the
+        // import with the key would have.
+        let mut old = HistoryStore::open(&dir.path().join("old.sqlite")).unwrap();
+        import(&mut old);
+        assert!(holds_key(&old));
+        let said = old.scrub(&secrets, &pipelines(), true).unwrap();
+        assert_eq!(said.plans, vec![id.clone()]);
+        assert_eq!(said.executions.len(), 2, "{said:?}");
+        assert!(!format!("{said:?}").contains(KEY));
+        assert!(holds_key(&old), "a dry run changes nothing");
+        assert_eq!(old.scrub(&secrets, &pipelines(), false).unwrap(), said);
+        assert!(!holds_key(&old), "no byte of the key is left in the file");
+        assert_eq!(stored(&old), stored(&kept));
+        assert_eq!(old.counts().unwrap(), kept.counts().unwrap());
+        assert_eq!(
+            old.scrub(&secrets, &pipelines(), true).unwrap(),
+            Scrubbed::default()
+        );
     }
 
     /// Tester 5 F8: an imported baseline whose every step names no tool (`unknown`), or that

@@ -51,21 +51,22 @@ impl HistoryStore {
         finish_import(tx, &callers, window, &path, report)
     }
 
-    /// Take `secrets`' keys out of every stored plan that holds one (stored before the key
-    /// was configured, or by a version that kept what it was given): each such plan is
-    /// replaced, in one transaction, by itself without the keys, as a re-import with
-    /// `--on-conflict replace` would (steps, answer, raw response, trim record, baseline;
-    /// its group and drift recounted); then the file is rewritten (VACUUM) and its
-    /// write-ahead log emptied, so the old rows are in no free page either. With `dry_run`
-    /// nothing is written. Returns the ids of the plans that held a key, oldest first.
+    /// Take `secrets`' keys out of every stored plan and execution that holds one (stored
+    /// before the key was configured, or by a version that kept what it was given): each
+    /// such row is replaced, in one transaction, by itself as it would be kept now, as a
+    /// re-import with `--on-conflict replace` would (a plan's steps, answer, raw response,
+    /// trim record, baseline, caller, model and id; an execution's every name; groups and
+    /// drift recounted); then the file is rewritten (VACUUM) and its write-ahead log
+    /// emptied, so the old rows are in no free page either. With `dry_run` nothing is
+    /// written. Says the rows that held a key, oldest first, by their ids as kept (an id
+    /// that held the key is not said as it was).
     pub fn scrub(
         &mut self,
         secrets: &Secrets,
         pipelines: &HashSet<String>,
         dry_run: bool,
-    ) -> anyhow::Result<Vec<String>> {
+    ) -> anyhow::Result<Scrubbed> {
         let path = self.path.clone();
-        let ids = plan_ids_oldest_first(&self.conn).map_err(db_err(&path, "listing the plans"))?;
         let held =
             |conn: &Connection, id: &str| -> anyhow::Result<Option<(StoredPlan, PlanRecord)>> {
                 let Some(stored) = read_plan(conn, &path, id)? else {
@@ -75,13 +76,21 @@ impl HistoryStore {
                 secrets.record(&mut kept);
                 Ok((kept != stored.detail.record).then_some((stored, kept)))
             };
-        let mut found = Vec::new();
-        for id in &ids {
-            if held(&self.conn, id)?.is_some() {
-                found.push(id.clone());
+        let plan_ids =
+            plan_ids_oldest_first(&self.conn).map_err(db_err(&path, "listing the plans"))?;
+        // (the stored id, to read it again inside the write) for each plan holding a key
+        let mut plans = Vec::new();
+        let mut found = Scrubbed::default();
+        for id in &plan_ids {
+            if let Some((_, kept)) = held(&self.conn, id)? {
+                plans.push(id.clone());
+                found.plans.push(kept.id);
             }
         }
-        if dry_run || found.is_empty() {
+        let executions = executions_holding(&self.conn, secrets)
+            .map_err(db_err(&path, "reading the executions"))?;
+        found.executions = executions.into_iter().map(|(_, kept)| kept.id).collect();
+        if dry_run || (found.plans.is_empty() && found.executions.is_empty()) {
             return Ok(found);
         }
         let window = self.drift_window;
@@ -93,23 +102,36 @@ impl HistoryStore {
             .map_err(db_err(&path, "scrubbing keys"))?;
         let tx = self.write("scrubbing keys")?;
         let mut callers = BTreeSet::new();
+        let mut linked = BTreeSet::new();
         {
             let mut insert = PlanInserter::new(&tx, &no_more)?;
-            // Read again inside the write: another process may have changed a plan since.
-            for id in &found {
+            // Read again inside the write: another process may have changed a row since.
+            for id in &plans {
                 if let Some((stored, kept)) = held(&tx, id)? {
                     insert.replace(&stored, &kept, pipelines)?;
                     callers.insert(kept.caller);
                 }
             }
+            let insert = ExecutionInserter::new(&tx, &no_more)?;
+            let executions = executions_holding(&tx, secrets)
+                .map_err(db_err(&path, "reading the executions"))?;
+            for (stored, kept) in executions {
+                insert
+                    .replace(&stored.id, &kept)
+                    .map_err(db_err(&path, "scrubbing an execution"))?;
+                linked.extend(kept.plan_id);
+                callers.insert(kept.caller);
+            }
         }
+        drop_counts_holding(&tx, secrets).map_err(db_err(&path, "scrubbing the plan counts"))?;
+        callers.extend(callers_of_plans(&tx, &linked)?);
         let mut report = ImportReport::new(path.shown().as_ref(), "plans");
-        report.replaced = found.len();
+        report.replaced = found.plans.len() + found.executions.len();
         finish_import(tx, &callers, window, &path, report)?;
         sqlite::rewrite_whole(&self.conn).map_err(db_err(
             &path,
-            "the keys are out of every plan; rewriting the file (VACUUM) and emptying its \
-                 write-ahead log",
+            "the keys are out of every plan and execution; rewriting the file (VACUUM) and \
+                 emptying its write-ahead log",
         ))?;
         Ok(found)
     }
@@ -125,13 +147,14 @@ impl HistoryStore {
         mut progress: impl FnMut(usize),
     ) -> anyhow::Result<ImportReport> {
         let (window, path) = (self.drift_window, self.path.clone());
+        let secrets = self.secrets.clone();
         let tx = self.write("importing executions")?;
         let mut report = ImportReport::new(source, "executions");
         let mut callers = BTreeSet::new();
         let mut linked = Links::default();
         let mut notes = LinkNotes::default();
         {
-            let mut insert = ExecutionInserter::new(&tx)?;
+            let mut insert = ExecutionInserter::new(&tx, &secrets)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
                 let e = parse_execution_line(source, line, text)?;
                 execution_fate(
@@ -218,7 +241,7 @@ impl HistoryStore {
             let read = read(&mut sink)?;
             report.lines = read.records;
             report.before_every_chat = read.before_every_chat;
-            let mut insert = ExecutionInserter::new(&tx)?;
+            let mut insert = ExecutionInserter::new(&tx, &secrets)?;
             for e in read.executions {
                 let fate = execution_fate(
                     &mut insert,
@@ -301,18 +324,23 @@ impl HistoryStore {
         let mut added = 0;
         {
             let mut p = PlanInserter::new(&tx, &secrets)?;
+            // Drift moves for the callers and plans as they are kept.
+            // Drift moves for the callers and plans as they are kept.
             for plan in plans {
                 if p.insert(plan, pipelines)?.is_some() {
                     added += 1;
-                    callers.insert(plan.caller.clone());
+                    callers.insert(secrets.text(&plan.caller));
                 }
             }
-            let mut e = ExecutionInserter::new(&tx)?;
+            let mut e = ExecutionInserter::new(&tx, &secrets)?;
             let mut linked = BTreeSet::new();
             for ex in executions {
                 if e.insert(ex)? {
-                    linked.extend(ex.plan_id.clone());
-                    callers.insert(ex.caller.clone());
+                    linked.extend(ex.plan_id.clone().map(|mut id| {
+                        secrets.id(&mut id);
+                        id
+                    }));
+                    callers.insert(secrets.text(&ex.caller));
                 }
             }
             callers.extend(callers_of_plans(&tx, &linked)?);
@@ -332,11 +360,12 @@ impl HistoryStore {
         record: &mut PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<String> {
+        // The caller's copy too: a plan the store then refuses is printed as a line. First:
+        // the original is looked up by its id as kept.
+        self.secrets.record(record);
         let Some(original) = record.replay_of.clone() else {
             anyhow::bail!("a replay record needs replay_of");
         };
-        // The caller's copy too: a plan the store then refuses is printed as a line.
-        self.secrets.record(record);
         let path = self.path.clone();
         self.insert_replay_in(record, &original, pipelines)
             .map_err(|e| sqlite::store_failure(e, &path, "storing the replay"))
@@ -555,13 +584,20 @@ impl HistoryStore {
     /// latest plan of `caller` (not a replay) at or before `at`, within the drift window, or
     /// when that plan is an arm of an A/B comparison, the comparison's compacted arm (if it
     /// too is at or before `at`) — unless executions naming that plan judge it, when a run
-    /// naming none counts for nothing. `None`: it counts for no plan.
+    /// naming none counts for nothing. `None`: it counts for no plan. `plan_id` and `caller`
+    /// as the execution gave them: they are looked up as they are kept.
     pub fn plan_counted_for(
         &self,
         plan_id: Option<&str>,
         caller: &str,
         (at, at_nanos): (i64, u32),
     ) -> anyhow::Result<Option<String>> {
+        let plan_id = plan_id.map(|id| {
+            let mut id = id.to_string();
+            self.secrets.id(&mut id);
+            id
+        });
+        let (plan_id, caller) = (plan_id.as_deref(), &*self.secrets.text(caller));
         let read = db_err(&self.path, "finding the plan an execution counts for");
         if let Some(id) = plan_id {
             let known: Option<(String, i64, u32)> = self
@@ -752,6 +788,8 @@ pub(super) fn execution_fate(
     linked: &mut Links,
     notes: &mut LinkNotes,
 ) -> anyhow::Result<Fate> {
+    // Compared with what is stored as it would be kept, as a plan is (`plan_fate`).
+    let e = insert.kept(e);
     if insert.insert(&e)? {
         let plan_at = insert.plan_at(e.plan_id.as_deref())?;
         linked.add(&e, plan_at, notes);
@@ -769,7 +807,7 @@ pub(super) fn execution_fate(
         OnConflict::Skip => Fate::Skipped,
         OnConflict::Replace => {
             insert
-                .replace(&e)
+                .replace(&stored.id, &e)
                 .map_err(db_err(path, "replacing an execution"))?;
             // Both the old and the new placement of the execution move drift.
             linked.plans.extend(stored.plan_id);
@@ -855,6 +893,76 @@ pub(super) fn finish_import(
         .map_err(|e| sqlite::store_failure(e, path, "updating drift"))?;
     tx.commit().map_err(db_err(path, "committing the import"))?;
     Ok(report)
+}
+
+/// Every stored execution that holds one of `secrets`' keys, oldest first: as stored, and as
+/// it is to be kept.
+fn executions_holding(
+    conn: &Connection,
+    secrets: &Secrets,
+) -> rusqlite::Result<Vec<(ExecutionRecord, ExecutionRecord)>> {
+    let mut st = conn.prepare(
+        "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+         ORDER BY at, seq",
+    )?;
+    let mut rows = st.query([])?;
+    let mut held = Vec::new();
+    while let Some(r) = rows.next()? {
+        let stored = execution_row(r)?;
+        let mut kept = stored.clone();
+        secrets.execution(&mut kept);
+        if kept != stored {
+            held.push((stored, kept));
+        }
+    }
+    Ok(held)
+}
+
+/// Delete the rows of `plan_counts` that count no plan and name a key: the trigger keeps a
+/// row at zero when its last plan moves out of it (a plan's caller scrubbed, its source set
+/// after the insert), and that row would keep the caller or model as it was. A row counting
+/// plans is moved by the trigger with them.
+fn drop_counts_holding(tx: &Transaction<'_>, secrets: &Secrets) -> rusqlite::Result<()> {
+    let mut st = tx.prepare(
+        "SELECT caller, model, failure_class, outcome, drift, source FROM plan_counts
+         WHERE plans <= 0",
+    )?;
+    let names: Vec<[String; 6]> = st
+        .query_map([], |r| {
+            Ok([
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ])
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut delete = tx.prepare(
+        "DELETE FROM plan_counts WHERE caller = ?1 AND model = ?2 AND failure_class = ?3
+             AND outcome = ?4 AND drift = ?5 AND source = ?6 AND plans <= 0",
+    )?;
+    for row in names {
+        if row[..3].iter().any(|t| secrets.text(t) != *t) {
+            delete.execute(rusqlite::params_from_iter(&row))?;
+        }
+    }
+    Ok(())
+}
+
+/// An execution read from `SELECT id, at, caller, session, plan_id, tool, ok, at_nanos`.
+fn execution_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionRecord> {
+    Ok(ExecutionRecord {
+        id: r.get(0)?,
+        at: r.get(1)?,
+        at_nanos: r.get(7)?,
+        caller: r.get(2)?,
+        session: r.get(3)?,
+        plan_id: r.get(4)?,
+        tool: r.get(5)?,
+        ok: r.get(6)?,
+    })
 }
 
 /// Every plan's id, oldest first (export and scrub go through the plans in this order).
@@ -1097,13 +1205,21 @@ impl<'t> PlanInserter<'t> {
     /// Put `p` in place of `stored` (same id, same seq): every supplied column and the steps
     /// are the file's, the derived ones recomputed; drift starts over (the caller recomputes
     /// it for the old and the new caller), and both the old and the new group are recounted.
-    /// Replays keep pointing at it: they link by id.
+    /// Replays keep pointing at it: they link by id. The id changes only where a scrub takes
+    /// a key out of it (what links to it is scrubbed the same way, [`Secrets::id`]).
     fn replace(
         &mut self,
         stored: &StoredPlan,
         p: &PlanRecord,
         pipelines: &HashSet<String>,
     ) -> anyhow::Result<()> {
+        let p = &self.kept(p.clone());
+        if p.id != stored.detail.record.id {
+            self.tx.execute(
+                "UPDATE plans SET id = ?2 WHERE seq = ?1",
+                params![stored.seq, p.id],
+            )?;
+        }
         let c = PlanColumns::of(p, pipelines);
         self.tx.execute(
             "UPDATE plans SET at = ?2, caller = ?3, model = ?4, intent = ?5, intent_sha = ?6,
@@ -1161,24 +1277,43 @@ pub(super) fn recount_shape(conn: &Connection, shape_key: &str) -> anyhow::Resul
     Ok(())
 }
 
+/// Every execution is stored through this, as every plan through [`PlanInserter`]: both
+/// keep a record as [`Secrets`] says (`Secrets::execution`, `Secrets::record`), so no
+/// writer (an import, MCP `record_execution`, a traces file, a replay) stores a key.
 pub(super) struct ExecutionInserter<'t> {
     st: rusqlite::CachedStatement<'t>,
     tx: &'t Transaction<'t>,
+    /// The configured keys, taken out of each execution before it is stored or compared.
+    secrets: std::sync::Arc<Secrets>,
 }
 
 impl<'t> ExecutionInserter<'t> {
-    fn new(tx: &'t Transaction<'t>) -> anyhow::Result<Self> {
+    fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
         Ok(ExecutionInserter {
             st: tx.prepare_cached(
                 "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok, at_nanos)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO NOTHING",
             )?,
             tx,
+            secrets: secrets.clone(),
         })
+    }
+
+    /// `e` as it is kept: every configured key taken out of its texts.
+    fn kept(&self, mut e: ExecutionRecord) -> ExecutionRecord {
+        self.secrets.execution(&mut e);
+        e
     }
 
     /// False when an execution with this id is already stored.
     fn insert(&mut self, e: &ExecutionRecord) -> anyhow::Result<bool> {
+        let kept;
+        let e = if self.secrets.is_active() {
+            kept = self.kept(e.clone());
+            &kept
+        } else {
+            e
+        };
         Ok(self.st.execute(params![
             e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
         ])? > 0)
@@ -1203,26 +1338,18 @@ impl<'t> ExecutionInserter<'t> {
                 "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
                  WHERE id = ?1",
             )?
-            .query_row([id], |r| {
-                Ok(ExecutionRecord {
-                    id: r.get(0)?,
-                    at: r.get(1)?,
-                    at_nanos: r.get(7)?,
-                    caller: r.get(2)?,
-                    session: r.get(3)?,
-                    plan_id: r.get(4)?,
-                    tool: r.get(5)?,
-                    ok: r.get(6)?,
-                })
-            })
+            .query_row([id], execution_row)
     }
 
-    fn replace(&self, e: &ExecutionRecord) -> rusqlite::Result<usize> {
+    /// Put `e` in place of the execution stored as `stored_id` (its own id, or the id a
+    /// scrub takes a key out of).
+    fn replace(&self, stored_id: &str, e: &ExecutionRecord) -> rusqlite::Result<usize> {
+        let e = self.kept(e.clone());
         self.tx.execute(
-            "UPDATE executions SET at = ?2, caller = ?3, session = ?4, plan_id = ?5, tool = ?6,
-                 ok = ?7, at_nanos = ?8 WHERE id = ?1",
+            "UPDATE executions SET id = ?9, at = ?2, caller = ?3, session = ?4, plan_id = ?5,
+                 tool = ?6, ok = ?7, at_nanos = ?8 WHERE id = ?1",
             params![
-                e.id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos
+                stored_id, e.at, e.caller, e.session, e.plan_id, e.tool, e.ok, e.at_nanos, e.id
             ],
         )
     }
