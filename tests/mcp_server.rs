@@ -1933,6 +1933,134 @@ async fn http_sessions_closed_at_the_cap_are_said_once_a_second_at_most() {
     );
 }
 
+/// Tester 15 F4: connections were unbounded and a half-sent request was held for good,
+/// before any token was checked: ~20,000 of them ran the process out of descriptors, an
+/// authorised client could not connect, and each said "a connection ended" on stderr when
+/// it went (41,517 lines). Now at most `--max-connections` are served at once, a request's
+/// headers and then its body must come within `--read-timeout`, and the line is said at
+/// most once a second, counting the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_connections_are_capped_and_half_sent_requests_time_out() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-test-token-of-some-length";
+    let (server, url, _, stderr) = start_http_reading(
+        home.path(),
+        &["--max-connections", "4", "--read-timeout", "1s"],
+        Some(token),
+        &[],
+    );
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let pid = server.0.id();
+    let descriptors = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
+    let before = descriptors();
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|a| a.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+
+    // An authorised POST whose body stops short of its Content-Length: 408 once the
+    // timeout is up.
+    let mut short_body = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        short_body,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+    )
+    .unwrap();
+    // Four times the cap of connections that send half their headers and wait.
+    let half_sent: Vec<std::net::TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    // Past the cap they wait in the kernel's backlog, not in the process.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = descriptors();
+    assert!(held <= before + 4 + 2, "{before} descriptors, then {held}");
+
+    // An authorised client gets through once the others have timed out.
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    assert_eq!(initialize_with(&http, &url, token).await, 200);
+
+    let mut answer = String::new();
+    short_body
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = short_body.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("the body did not arrive within 1s"),
+        "{answer}"
+    );
+    // Each half-sent one was closed by the server.
+    for mut s in half_sent {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut rest = Vec::new();
+        // End of stream or a reset: closed. A read that timed out: still open.
+        if let Err(e) = s.read_to_end(&mut rest) {
+            assert!(
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "a half-sent connection was still open after 30 s"
+            );
+        }
+    }
+
+    // Every one is counted, in fewer lines than connections.
+    let ended = |said: &[String]| -> (usize, usize) {
+        let lines: Vec<&String> = said
+            .iter()
+            .filter(|l| l.starts_with("ctxconsole mcp: a connection ended: "))
+            .collect();
+        let counted = lines
+            .iter()
+            .map(|l| {
+                match l
+                    .split_once(", and ")
+                    .and_then(|(_, n)| n.split_once(" more connection"))
+                {
+                    Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
+                    None => 1,
+                }
+            })
+            .sum();
+        (lines.len(), counted)
+    };
+    let mut waited = 0;
+    let (lines, counted) = loop {
+        let (lines, counted) = ended(&said.lock().unwrap());
+        if counted >= 16 || waited >= 300 {
+            break (lines, counted);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    };
+    let all = said.lock().unwrap().join("\n");
+    assert!(counted >= 16, "{all}");
+    assert!(lines <= 10, "{all}");
+    drop(server);
+}
+
 /// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local
 /// account, and the README steered shared hosts there, as the only way to keep the token
 /// out of `ps` was no token. The token now comes from $CTXCONSOLE_MCP_TOKEN or a private

@@ -437,7 +437,13 @@ mod tests {
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let sessions = crate::mcp_server::sessions::Sessions::new(4, Duration::from_secs(60));
         let serving = tokio::spawn(crate::mcp_server::http::serve(
-            state, addr, None, false, sessions, commits,
+            state,
+            addr,
+            None,
+            false,
+            sessions,
+            commits,
+            Default::default(),
         ));
         let url = format!("http://{addr}/mcp");
         let http = reqwest::Client::new();
