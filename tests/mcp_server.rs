@@ -1732,6 +1732,65 @@ fn closing_stdin_mid_call_ends_the_server() {
     );
 }
 
+/// Tester 15 F5: two requests with one id in flight over stdio: rmcp kept one call per id,
+/// so the second's answer was dropped and its client waited for nothing. The second is
+/// refused at once (-32600, naming the id); the first is answered as ever, and the id is
+/// free again after. The first call is held by an embeddings endpoint that answers nothing
+/// for 10 s, so it is surely in flight when the second comes.
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_answered() {
+    use std::io::Write;
+    use std::time::Duration;
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    with_embedder(home.path(), &server, "30s", 0, "embed-hang");
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let rank = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "rank_tools", "arguments": {"query": "draft a blog post"}}})
+    };
+    for line in [
+        RAW_INITIALIZE.to_string(),
+        RAW_INITIALIZED.to_string(),
+        rank(7).to_string(),
+        rank(7).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string(),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within 60 s");
+        serde_json::from_str(&line).unwrap()
+    };
+    assert_eq!(next()["id"], 1);
+    // The second 7 at once, then the ping, while the first 7 is still held.
+    let refused = next();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("id 7 is already in flight"), "{message}");
+    assert_eq!(next()["id"], 8);
+    let first = next();
+    assert_eq!(first["id"], 7, "{first}");
+    assert!(
+        first.get("result").is_some() || first.get("error").is_some(),
+        "{first}"
+    );
+    // Answered: the id may be used again.
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let again = next();
+    assert_eq!(again, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+}
+
 /// An `initialize` over raw HTTP, as the outside tester's script sends it (no DELETE after).
 async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
