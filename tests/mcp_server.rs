@@ -1115,9 +1115,10 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
             br#"{"jsonrpc":"2.0","method":7}"#,
             br#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"not an object"}"#,
+            br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"rank_tools","arguments":{"query":"\ud800"}}}"#,
             br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
         ],
-        8,
+        9,
     );
     // Each is one a client reads as an error message: rmcp's own reading of it.
     for r in &replies {
@@ -1133,6 +1134,14 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     let utf8 = reply_to(&replies, json!(2));
     assert_eq!(utf8["error"]["code"], -32700, "{utf8}");
     assert!(message(utf8).contains("UTF-8"), "{utf8}");
+    // A lone surrogate escape, in the words every JSON reader uses (tester 15 F6: serde's
+    // "unexpected end of hex escape" sent the reader looking for a cut-off `\u12`).
+    let surrogate = reply_to(&replies, json!(10));
+    assert_eq!(surrogate["error"]["code"], -32700, "{surrogate}");
+    assert!(
+        message(surrogate).contains(r"a lone UTF-16 surrogate (\ud800) is not a character"),
+        "{surrogate}"
+    );
     // A message cut short: a Parse error under its id.
     let cut = reply_to(&replies, json!(6));
     assert_eq!(cut["error"]["code"], -32700, "{cut}");
@@ -1158,7 +1167,7 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     assert!(message(unnamed[4]).contains("`id`"), "{}", unnamed[4]);
     // Still serving.
     assert_eq!(reply_to(&replies, json!(9))["result"], json!({}));
-    // The notification got no answer (8 replies above, none for it); it is noted.
+    // The notification got no answer (9 replies above, none for it); it is noted.
     assert!(err.contains("notification"), "{err}");
 }
 
