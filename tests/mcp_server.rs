@@ -1284,6 +1284,24 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         let r = req.send().await.unwrap();
         assert_eq!(r.status(), 401, "{auth:?}");
     }
+    // The scheme is read in any case (RFC 9110; tester 15 F8: `bearer` got 401); the token
+    // is compared whole.
+    for (auth, status) in [
+        (format!("bearer {token}"), 200),
+        (format!("BEARER {token}"), 200),
+        (format!("bearer {token}x"), 401),
+        (format!("Basic {token}"), 401),
+    ] {
+        let r = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &auth)
+            .json(&init)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "{auth}");
+    }
     // A page from another origin is refused even with the token (DNS rebinding); this
     // machine's own origin is served.
     for (origin, status) in [("http://evil.example", 403), ("http://127.0.0.1:9", 200)] {

@@ -216,10 +216,20 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
+/// The token of an `Authorization` value `Bearer TOKEN`: the scheme in any case (RFC 9110
+/// §11.1: `bearer` had got 401, tester 15 F8), then one or more spaces.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(b"Bearer".len())?;
+    if !scheme.eq_ignore_ascii_case(b"Bearer") {
+        return None;
+    }
+    Some(rest.strip_prefix(b" ")?.trim_ascii_start())
+}
+
 fn authorized(req: &Request<Incoming>, token: &[u8]) -> bool {
     req.headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .and_then(|v| bearer_token(v.as_bytes()))
         .is_some_and(|given| same_secret(given, token))
 }
 
@@ -443,6 +453,31 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for value in [
+            &b"Bearer tok"[..],
+            b"bearer tok",
+            b"BEARER tok",
+            b"bEaReR  tok",
+        ] {
+            assert_eq!(
+                bearer_token(value),
+                Some(&b"tok"[..]),
+                "{}",
+                String::from_utf8_lossy(value)
+            );
+        }
+        for value in [&b"Bearertok"[..], b"Basic tok", b"Bear", b"", b"Bearer"] {
+            assert_eq!(
+                bearer_token(value),
+                None,
+                "{}",
+                String::from_utf8_lossy(value)
+            );
+        }
     }
 }
 
