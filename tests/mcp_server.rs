@@ -1818,6 +1818,51 @@ fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_answered() {
     assert_eq!(again, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
 }
 
+/// Tester 15 F5 over HTTP: in one session, of two requests with one id the first's answer
+/// was lost (its stream only kept alive). The second is refused at once with 400 and the
+/// JSON-RPC error; the first is answered, and the id is free again after.
+#[tokio::test]
+async fn over_http_a_request_reusing_an_id_in_flight_is_refused() {
+    let llm = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    with_embedder(home.path(), &llm, "30s", 0, "embed-hang");
+    let (_server, url) = start_http(home.path(), &["--no-token"]);
+    let http = reqwest::Client::new();
+    let r = raw_initialize(&http, &url).await;
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&http, &url, &session, &initialized).await, 202);
+    let post = |body: Value| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .json(&body)
+            .send()
+    };
+    let rank = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "rank_tools", "arguments": {"query": "draft a blog post"}}});
+    // Its stream is open (the endpoint holds the call for 10 s): the call is in flight.
+    let first = post(rank.clone()).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let second = post(rank).await.unwrap();
+    assert_eq!(second.status(), 400);
+    let refused: Value = second.json().await.unwrap();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("id 7 is already in flight"), "{message}");
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), first.text())
+        .await
+        .expect("the first call answered within 60 s")
+        .unwrap();
+    assert!(answer.contains("\"id\":7"), "{answer}");
+    let again = post(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 200);
+    assert!(again.text().await.unwrap().contains("\"id\":7"));
+}
+
 /// An `initialize` over raw HTTP, as the outside tester's script sends it (no DELETE after).
 async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});

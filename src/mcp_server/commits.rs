@@ -163,6 +163,40 @@ impl Drop for Call {
     }
 }
 
+/// The requests in flight over HTTP, by session and id: as over stdio ([`Settled`]), rmcp
+/// keeps one call per id in a session, and of two the first's answer was lost.
+#[derive(Debug, Default)]
+pub struct InFlight(Mutex<HashSet<Key>>);
+
+/// A request's place in [`InFlight`], given back when dropped (its answer sent, or its
+/// client gone).
+#[derive(Debug)]
+pub struct Flying {
+    set: Arc<InFlight>,
+    key: Key,
+}
+
+impl InFlight {
+    fn keys(&self) -> std::sync::MutexGuard<'_, HashSet<Key>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for request `id` in `session`, or `None` when one with that id is in flight.
+    pub fn take(self: &Arc<Self>, session: &str, id: &RequestId) -> Option<Flying> {
+        let key = (session.to_string(), id.clone());
+        self.keys().insert(key.clone()).then(|| Flying {
+            set: Arc::clone(self),
+            key,
+        })
+    }
+}
+
+impl Drop for Flying {
+    fn drop(&mut self) {
+        self.set.keys().remove(&self.key);
+    }
+}
+
 /// The one session of a stdio connection.
 pub const STDIO: &str = "";
 
@@ -197,7 +231,7 @@ const ID_SHOWN_MAX: usize = 64;
 /// was dropped, so its client waited for nothing (tester 15 F5). JSON-RPC asks an id to be
 /// unique among the requests a client has in flight: the second is refused at once, and
 /// the first goes on.
-fn already_in_flight(id: &RequestId) -> ErrorData {
+pub fn already_in_flight(id: &RequestId) -> ErrorData {
     let named = match id {
         RequestId::Number(n) => format!("id {n}"),
         RequestId::String(s) if s.len() <= ID_SHOWN_MAX => format!("id {s:?}"),

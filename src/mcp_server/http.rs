@@ -28,7 +28,7 @@ use std::time::Duration;
 use tower_service::Service;
 
 use crate::exit::bad_input;
-use crate::mcp_server::commits::Commits;
+use crate::mcp_server::commits::{Commits, InFlight, already_in_flight};
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
 use crate::mcp_server::notes::{Note, Noter};
@@ -316,6 +316,7 @@ pub async fn serve(
     let read_timeout = limits.read_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
     let ended: Noter<Ended> = Noter::default();
+    let in_flight = Arc::new(InFlight::default());
     loop {
         // Taken before accepting: past the cap a connection waits in the kernel's backlog,
         // and the read timeout frees a slot from one that sends nothing.
@@ -338,6 +339,7 @@ pub async fn serve(
         let token = token.clone();
         let sessions = Arc::clone(&sessions);
         let commits = Arc::clone(&commits);
+        let in_flight = Arc::clone(&in_flight);
         let ended = ended.clone();
         tokio::spawn(async move {
             let _slot = slot;
@@ -346,6 +348,7 @@ pub async fn serve(
                 let token = token.clone();
                 let sessions = Arc::clone(&sessions);
                 let commits = Arc::clone(&commits);
+                let in_flight = Arc::clone(&in_flight);
                 async move {
                     if req.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(plain(
@@ -395,6 +398,24 @@ pub async fn serve(
                             *r.status_mut() = StatusCode::ACCEPTED;
                             return Ok(r);
                         }
+                        // A second request under an id in flight in its session is refused
+                        // (tester 15 F5); the place is held while the answer streams.
+                        let flying = match &message {
+                            JsonRpcMessage::Request(r) if !session.is_empty() => {
+                                match in_flight.take(session, &r.id) {
+                                    Some(f) => Some(f),
+                                    None => {
+                                        let refusal = Refusal {
+                                            error: already_in_flight(&r.id),
+                                            id: Some(r.id.clone()),
+                                            notification: false,
+                                        };
+                                        return Ok(refused(StatusCode::BAD_REQUEST, &refusal));
+                                    }
+                                }
+                            }
+                            _ => None,
+                        };
                         // Held until rmcp has answered: its session is in the table by then,
                         // and entered as just used before the place is given back.
                         let place = match admit(&sessions, &req, &message).await {
@@ -413,7 +434,18 @@ pub async fn serve(
                             sessions.started(id);
                         }
                         drop(place);
-                        return answer;
+                        let Some(flying) = flying else {
+                            return answer;
+                        };
+                        return answer.map(|r| {
+                            r.map(|body| {
+                                body.map_frame(move |frame| {
+                                    let _held = &flying;
+                                    frame
+                                })
+                                .boxed()
+                            })
+                        });
                     }
                     let closing = req.method() == hyper::Method::DELETE;
                     let mut answer = service.call(req).await;
