@@ -1115,9 +1115,10 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
             br#"{"jsonrpc":"2.0","method":7}"#,
             br#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
             br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"not an object"}"#,
+            br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"rank_tools","arguments":{"query":"\ud800"}}}"#,
             br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
         ],
-        8,
+        9,
     );
     // Each is one a client reads as an error message: rmcp's own reading of it.
     for r in &replies {
@@ -1133,6 +1134,14 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     let utf8 = reply_to(&replies, json!(2));
     assert_eq!(utf8["error"]["code"], -32700, "{utf8}");
     assert!(message(utf8).contains("UTF-8"), "{utf8}");
+    // A lone surrogate escape, in the words every JSON reader uses (tester 15 F6: serde's
+    // "unexpected end of hex escape" sent the reader looking for a cut-off `\u12`).
+    let surrogate = reply_to(&replies, json!(10));
+    assert_eq!(surrogate["error"]["code"], -32700, "{surrogate}");
+    assert!(
+        message(surrogate).contains(r"a lone UTF-16 surrogate (\ud800) is not a character"),
+        "{surrogate}"
+    );
     // A message cut short: a Parse error under its id.
     let cut = reply_to(&replies, json!(6));
     assert_eq!(cut["error"]["code"], -32700, "{cut}");
@@ -1158,7 +1167,7 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     assert!(message(unnamed[4]).contains("`id`"), "{}", unnamed[4]);
     // Still serving.
     assert_eq!(reply_to(&replies, json!(9))["result"], json!({}));
-    // The notification got no answer (8 replies above, none for it); it is noted.
+    // The notification got no answer (9 replies above, none for it); it is noted.
     assert!(err.contains("notification"), "{err}");
 }
 
@@ -1274,6 +1283,24 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
         }
         let r = req.send().await.unwrap();
         assert_eq!(r.status(), 401, "{auth:?}");
+    }
+    // The scheme is read in any case (RFC 9110; tester 15 F8: `bearer` got 401); the token
+    // is compared whole.
+    for (auth, status) in [
+        (format!("bearer {token}"), 200),
+        (format!("BEARER {token}"), 200),
+        (format!("bearer {token}x"), 401),
+        (format!("Basic {token}"), 401),
+    ] {
+        let r = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &auth)
+            .json(&init)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "{auth}");
     }
     // A page from another origin is refused even with the token (DNS rebinding); this
     // machine's own origin is served.
@@ -1732,6 +1759,110 @@ fn closing_stdin_mid_call_ends_the_server() {
     );
 }
 
+/// Tester 15 F5: two requests with one id in flight over stdio: rmcp kept one call per id,
+/// so the second's answer was dropped and its client waited for nothing. The second is
+/// refused at once (-32600, naming the id); the first is answered as ever, and the id is
+/// free again after. The first call is held by an embeddings endpoint that answers nothing
+/// for 10 s, so it is surely in flight when the second comes.
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_answered() {
+    use std::io::Write;
+    use std::time::Duration;
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    with_embedder(home.path(), &server, "30s", 0, "embed-hang");
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let rank = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "rank_tools", "arguments": {"query": "draft a blog post"}}})
+    };
+    for line in [
+        RAW_INITIALIZE.to_string(),
+        RAW_INITIALIZED.to_string(),
+        rank(7).to_string(),
+        rank(7).to_string(),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string(),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within 60 s");
+        serde_json::from_str(&line).unwrap()
+    };
+    assert_eq!(next()["id"], 1);
+    // The second 7 at once, then the ping, while the first 7 is still held.
+    let refused = next();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("id 7 is already in flight"), "{message}");
+    assert_eq!(next()["id"], 8);
+    let first = next();
+    assert_eq!(first["id"], 7, "{first}");
+    assert!(
+        first.get("result").is_some() || first.get("error").is_some(),
+        "{first}"
+    );
+    // Answered: the id may be used again.
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let again = next();
+    assert_eq!(again, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+}
+
+/// Tester 15 F5 over HTTP: in one session, of two requests with one id the first's answer
+/// was lost (its stream only kept alive). The second is refused at once with 400 and the
+/// JSON-RPC error; the first is answered, and the id is free again after.
+#[tokio::test]
+async fn over_http_a_request_reusing_an_id_in_flight_is_refused() {
+    let llm = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    with_embedder(home.path(), &llm, "30s", 0, "embed-hang");
+    let (_server, url) = start_http(home.path(), &["--no-token"]);
+    let http = reqwest::Client::new();
+    let r = raw_initialize(&http, &url).await;
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&http, &url, &session, &initialized).await, 202);
+    let post = |body: Value| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .json(&body)
+            .send()
+    };
+    let rank = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "rank_tools", "arguments": {"query": "draft a blog post"}}});
+    // Its stream is open (the endpoint holds the call for 10 s): the call is in flight.
+    let first = post(rank.clone()).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let second = post(rank).await.unwrap();
+    assert_eq!(second.status(), 400);
+    let refused: Value = second.json().await.unwrap();
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("id 7 is already in flight"), "{message}");
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), first.text())
+        .await
+        .expect("the first call answered within 60 s")
+        .unwrap();
+    assert!(answer.contains("\"id\":7"), "{answer}");
+    let again = post(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 200);
+    assert!(again.text().await.unwrap().contains("\"id\":7"));
+}
+
 /// An `initialize` over raw HTTP, as the outside tester's script sends it (no DELETE after).
 async fn raw_initialize(http: &reqwest::Client, url: &str) -> reqwest::Response {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
@@ -1931,6 +2062,134 @@ async fn http_sessions_closed_at_the_cap_are_said_once_a_second_at_most() {
         log.contains(&format!("session {short}… closed at the cap of 2")),
         "{log}"
     );
+}
+
+/// Tester 15 F4: connections were unbounded and a half-sent request was held for good,
+/// before any token was checked: ~20,000 of them ran the process out of descriptors, an
+/// authorised client could not connect, and each said "a connection ended" on stderr when
+/// it went (41,517 lines). Now at most `--max-connections` are served at once, a request's
+/// headers and then its body must come within `--read-timeout`, and the line is said at
+/// most once a second, counting the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_connections_are_capped_and_half_sent_requests_time_out() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-test-token-of-some-length";
+    let (server, url, _, stderr) = start_http_reading(
+        home.path(),
+        &["--max-connections", "4", "--read-timeout", "1s"],
+        Some(token),
+        &[],
+    );
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let pid = server.0.id();
+    let descriptors = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
+    let before = descriptors();
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|a| a.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+
+    // An authorised POST whose body stops short of its Content-Length: 408 once the
+    // timeout is up.
+    let mut short_body = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        short_body,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+    )
+    .unwrap();
+    // Four times the cap of connections that send half their headers and wait.
+    let half_sent: Vec<std::net::TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    // Past the cap they wait in the kernel's backlog, not in the process.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = descriptors();
+    assert!(held <= before + 4 + 2, "{before} descriptors, then {held}");
+
+    // An authorised client gets through once the others have timed out.
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    assert_eq!(initialize_with(&http, &url, token).await, 200);
+
+    let mut answer = String::new();
+    short_body
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = short_body.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("the body did not arrive within 1s"),
+        "{answer}"
+    );
+    // Each half-sent one was closed by the server.
+    for mut s in half_sent {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut rest = Vec::new();
+        // End of stream or a reset: closed. A read that timed out: still open.
+        if let Err(e) = s.read_to_end(&mut rest) {
+            assert!(
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "a half-sent connection was still open after 30 s"
+            );
+        }
+    }
+
+    // Every one is counted, in fewer lines than connections.
+    let ended = |said: &[String]| -> (usize, usize) {
+        let lines: Vec<&String> = said
+            .iter()
+            .filter(|l| l.starts_with("ctxconsole mcp: a connection ended: "))
+            .collect();
+        let counted = lines
+            .iter()
+            .map(|l| {
+                match l
+                    .split_once(", and ")
+                    .and_then(|(_, n)| n.split_once(" more connection"))
+                {
+                    Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
+                    None => 1,
+                }
+            })
+            .sum();
+        (lines.len(), counted)
+    };
+    let mut waited = 0;
+    let (lines, counted) = loop {
+        let (lines, counted) = ended(&said.lock().unwrap());
+        if counted >= 16 || waited >= 300 {
+            break (lines, counted);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    };
+    let all = said.lock().unwrap().join("\n");
+    assert!(counted >= 16, "{all}");
+    assert!(lines <= 10, "{all}");
+    drop(server);
 }
 
 /// Outside tester F4: `mcp --http 127.0.0.1:PORT` without a token served every local

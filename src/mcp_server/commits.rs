@@ -12,14 +12,14 @@
 //! HTTP the cancel is read by the listener before rmcp sees it, per session
 //! ([`Commits::hands_on`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ErrorCode, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{ErrorData, RoleServer};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fate {
@@ -163,6 +163,40 @@ impl Drop for Call {
     }
 }
 
+/// The requests in flight over HTTP, by session and id: as over stdio ([`Settled`]), rmcp
+/// keeps one call per id in a session, and of two the first's answer was lost.
+#[derive(Debug, Default)]
+pub struct InFlight(Mutex<HashSet<Key>>);
+
+/// A request's place in [`InFlight`], given back when dropped (its answer sent, or its
+/// client gone).
+#[derive(Debug)]
+pub struct Flying {
+    set: Arc<InFlight>,
+    key: Key,
+}
+
+impl InFlight {
+    fn keys(&self) -> std::sync::MutexGuard<'_, HashSet<Key>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for request `id` in `session`, or `None` when one with that id is in flight.
+    pub fn take(self: &Arc<Self>, session: &str, id: &RequestId) -> Option<Flying> {
+        let key = (session.to_string(), id.clone());
+        self.keys().insert(key.clone()).then(|| Flying {
+            set: Arc::clone(self),
+            key,
+        })
+    }
+}
+
+impl Drop for Flying {
+    fn drop(&mut self) {
+        self.set.keys().remove(&self.key);
+    }
+}
+
 /// The one session of a stdio connection.
 pub const STDIO: &str = "";
 
@@ -170,16 +204,46 @@ pub const STDIO: &str = "";
 /// the listener to route one).
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
-/// A transport whose cancels and answers go through a connection's [`Commits`].
+/// A transport whose cancels and answers go through a connection's [`Commits`], and which
+/// answers a request whose id is already in flight itself (see [`already_in_flight`]).
 pub struct Settled<T> {
     inner: T,
     commits: Arc<Commits>,
+    /// The ids of the requests handed on and not yet answered (nor cancelled).
+    in_flight: HashSet<RequestId>,
 }
 
 impl<T> Settled<T> {
     pub fn new(inner: T, commits: Arc<Commits>) -> Self {
-        Settled { inner, commits }
+        Settled {
+            inner,
+            commits,
+            in_flight: HashSet::new(),
+        }
     }
+}
+
+/// The longest string id repeated in the error's message (it is under `id` anyway).
+const ID_SHOWN_MAX: usize = 64;
+
+/// The answer to a request whose id is already in flight. rmcp keeps one call per id: the
+/// second replaced the first's place, the first's answer took it, and the second's answer
+/// was dropped, so its client waited for nothing (tester 15 F5). JSON-RPC asks an id to be
+/// unique among the requests a client has in flight: the second is refused at once, and
+/// the first goes on.
+pub fn already_in_flight(id: &RequestId) -> ErrorData {
+    let named = match id {
+        RequestId::Number(n) => format!("id {n}"),
+        RequestId::String(s) if s.len() <= ID_SHOWN_MAX => format!("id {s:?}"),
+        RequestId::String(_) => "its id".to_string(),
+    };
+    ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "Invalid Request: {named} is already in flight: a request's id must differ from every other request not yet answered; send it again under another id"
+        ),
+        None,
+    )
 }
 
 impl<T> Transport<RoleServer> for Settled<T>
@@ -192,14 +256,14 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        match &item {
-            JsonRpcMessage::Response(r) => self.commits.answered(STDIO, &r.id),
-            JsonRpcMessage::Error(e) => {
-                if let Some(id) = &e.id {
-                    self.commits.answered(STDIO, id);
-                }
-            }
-            _ => {}
+        let answered = match &item {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = answered {
+            self.commits.answered(STDIO, id);
+            self.in_flight.remove(id);
         }
         self.inner.send(item)
     }
@@ -207,9 +271,32 @@ where
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let message = self.inner.receive().await?;
-            if self.commits.hands_on(STDIO, &message) {
-                return Some(message);
+            if !self.commits.hands_on(STDIO, &message) {
+                continue;
             }
+            match &message {
+                JsonRpcMessage::Request(r) if !self.in_flight.insert(r.id.clone()) => {
+                    let refusal =
+                        JsonRpcMessage::error(already_in_flight(&r.id), Some(r.id.clone()));
+                    if let Err(e) = self.inner.send(refusal).await {
+                        crate::cli::out::eprint_line(&format!(
+                            "ctxconsole mcp: writing an answer: {e}"
+                        ));
+                        return None;
+                    }
+                    continue;
+                }
+                // rmcp drops the answer to a call it is told is cancelled: the id is free.
+                JsonRpcMessage::Notification(n) => {
+                    if let ClientNotification::CancelledNotification(c) = &n.notification
+                        && let Some(id) = &c.params.request_id
+                    {
+                        self.in_flight.remove(id);
+                    }
+                }
+                _ => {}
+            }
+            return Some(message);
         }
     }
 
@@ -437,7 +524,13 @@ mod tests {
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let sessions = crate::mcp_server::sessions::Sessions::new(4, Duration::from_secs(60));
         let serving = tokio::spawn(crate::mcp_server::http::serve(
-            state, addr, None, false, sessions, commits,
+            state,
+            addr,
+            None,
+            false,
+            sessions,
+            commits,
+            Default::default(),
         ));
         let url = format!("http://{addr}/mcp");
         let http = reqwest::Client::new();

@@ -4,24 +4,34 @@
 //! error stdio would give it (rmcp's own answer is 415 "fail to deserialize request body").
 //! An `initialize` gets a place for its session, the least recently used one closed when
 //! all are taken, and every request in a session marks it used (see [`Sessions`]).
+//!
+//! Connections are bounded before any request is read, so before any token is checked: at
+//! most [`CONNECTIONS_MAX`] at once (`--max-connections`; one more waits in the kernel's
+//! backlog, holding no descriptor here, until one ends), and each must send a request's
+//! headers within [`READ_TIMEOUT`] of connecting or of its last answer, and a body within it
+//! once its headers are in (`--read-timeout`). Before, ~20,000 connections that sent half
+//! their headers and waited were held for good: the process ran out of descriptors and an
+//! authorised client could not connect (tester 15 F4).
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, header};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tower_service::Service;
 
 use crate::exit::bad_input;
-use crate::mcp_server::commits::Commits;
+use crate::mcp_server::commits::{Commits, InFlight, already_in_flight};
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
+use crate::mcp_server::notes::{Note, Noter};
 use crate::mcp_server::params::size_label;
 use crate::mcp_server::sessions::{Place, Sessions};
 use crate::mcp_server::stdio::MESSAGE_MAX;
@@ -30,6 +40,48 @@ use crate::mcp_server::stdio::MESSAGE_MAX;
 pub const ENDPOINT: &str = "/mcp";
 
 type Body = BoxBody<Bytes, Infallible>;
+
+/// The most connections served at once (`--max-connections`): a console's clients are a
+/// handful, each with a connection or two per session.
+pub const CONNECTIONS_MAX: usize = 256;
+
+/// How long a connection may take to send a request's headers, and then its body
+/// (`--read-timeout`); hyper's default for the headers.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The bounds on the connections `--http` serves (see the module).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    pub max: usize,
+    pub read_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max: CONNECTIONS_MAX,
+            read_timeout: READ_TIMEOUT,
+        }
+    }
+}
+
+/// A connection that ended on an error (a client that hung up mid-request, or sent too
+/// little in time), as it is said: at most once a second, counted (see
+/// [`crate::mcp_server::notes`]).
+struct Ended(String);
+
+impl Note for Ended {
+    fn line(&self, more: usize) -> String {
+        let mut line = format!("ctxconsole mcp: a connection ended: {}", self.0);
+        if more > 0 {
+            let s = if more == 1 { "" } else { "s" };
+            line.push_str(&format!(
+                ", and {more} more connection{s} ended on an error since the last such line"
+            ));
+        }
+        line
+    }
+}
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
     let mut r = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
@@ -74,14 +126,26 @@ fn posts_json(req: &Request<Incoming>) -> bool {
             .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The request with its body read (at most [`MESSAGE_MAX`]) and found to be a message
-/// rmcp reads, and that message; or the answer to give instead: 413 over the limit, 400
-/// with the JSON-RPC error [`jsonrpc::unreadable`] gives otherwise.
+/// The request with its body read (at most [`MESSAGE_MAX`], whole within `timeout`) and
+/// found to be a message rmcp reads, and that message; or the answer to give instead: 413
+/// over the limit, 408 when the body is not all there in time (a Content-Length never
+/// met), 400 with the JSON-RPC error [`jsonrpc::unreadable`] gives otherwise.
 async fn read_message(
     req: Request<Incoming>,
+    timeout: Duration,
 ) -> Result<(Request<Full<Bytes>>, ClientJsonRpcMessage), Response<Body>> {
     let (parts, body) = req.into_parts();
-    let bytes = match Limited::new(body, MESSAGE_MAX).collect().await {
+    let Ok(read) = tokio::time::timeout(timeout, Limited::new(body, MESSAGE_MAX).collect()).await
+    else {
+        return Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "request timeout: the body did not arrive within {}",
+                crate::core::duration::describe(timeout)
+            ),
+        ));
+    };
+    let bytes = match read {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.is::<LengthLimitError>() => {
             return Err(plain(
@@ -152,10 +216,20 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
+/// The token of an `Authorization` value `Bearer TOKEN`: the scheme in any case (RFC 9110
+/// §11.1: `bearer` had got 401, tester 15 F8), then one or more spaces.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(b"Bearer".len())?;
+    if !scheme.eq_ignore_ascii_case(b"Bearer") {
+        return None;
+    }
+    Some(rest.strip_prefix(b" ")?.trim_ascii_start())
+}
+
 fn authorized(req: &Request<Incoming>, token: &[u8]) -> bool {
     req.headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .and_then(|v| bearer_token(v.as_bytes()))
         .is_some_and(|given| same_secret(given, token))
 }
 
@@ -203,6 +277,7 @@ pub async fn serve(
     open: bool,
     sessions: Sessions,
     commits: Arc<Commits>,
+    limits: ConnectionLimits,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -238,7 +313,17 @@ pub async fn serve(
     );
     let sessions = Arc::new(sessions);
     let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
+    let read_timeout = limits.read_timeout;
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
+    let ended: Noter<Ended> = Noter::default();
+    let in_flight = Arc::new(InFlight::default());
     loop {
+        // Taken before accepting: past the cap a connection waits in the kernel's backlog,
+        // and the read timeout frees a slot from one that sends nothing.
+        let slot = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .map_err(|e| anyhow::anyhow!("the connection slots: {e}"))?;
         let (stream, _) = match listener.accept().await {
             Ok(c) => c,
             Err(e) => {
@@ -254,12 +339,16 @@ pub async fn serve(
         let token = token.clone();
         let sessions = Arc::clone(&sessions);
         let commits = Arc::clone(&commits);
+        let in_flight = Arc::clone(&in_flight);
+        let ended = ended.clone();
         tokio::spawn(async move {
+            let _slot = slot;
             let handle = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let mut service = service.clone();
                 let token = token.clone();
                 let sessions = Arc::clone(&sessions);
                 let commits = Arc::clone(&commits);
+                let in_flight = Arc::clone(&in_flight);
                 async move {
                     if req.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(plain(
@@ -294,7 +383,7 @@ pub async fn serve(
                         sessions.used(id);
                     }
                     if posts_json(&req) {
-                        let (req, message) = match read_message(req).await {
+                        let (req, message) = match read_message(req, read_timeout).await {
                             Ok(read) => read,
                             Err(answer) => return Ok(answer),
                         };
@@ -309,6 +398,24 @@ pub async fn serve(
                             *r.status_mut() = StatusCode::ACCEPTED;
                             return Ok(r);
                         }
+                        // A second request under an id in flight in its session is refused
+                        // (tester 15 F5); the place is held while the answer streams.
+                        let flying = match &message {
+                            JsonRpcMessage::Request(r) if !session.is_empty() => {
+                                match in_flight.take(session, &r.id) {
+                                    Some(f) => Some(f),
+                                    None => {
+                                        let refusal = Refusal {
+                                            error: already_in_flight(&r.id),
+                                            id: Some(r.id.clone()),
+                                            notification: false,
+                                        };
+                                        return Ok(refused(StatusCode::BAD_REQUEST, &refusal));
+                                    }
+                                }
+                            }
+                            _ => None,
+                        };
                         // Held until rmcp has answered: its session is in the table by then,
                         // and entered as just used before the place is given back.
                         let place = match admit(&sessions, &req, &message).await {
@@ -327,7 +434,18 @@ pub async fn serve(
                             sessions.started(id);
                         }
                         drop(place);
-                        return answer;
+                        let Some(flying) = flying else {
+                            return answer;
+                        };
+                        return answer.map(|r| {
+                            r.map(|body| {
+                                body.map_frame(move |frame| {
+                                    let _held = &flying;
+                                    frame
+                                })
+                                .boxed()
+                            })
+                        });
                     }
                     let closing = req.method() == hyper::Method::DELETE;
                     let mut answer = service.call(req).await;
@@ -342,11 +460,16 @@ pub async fn serve(
                     answer
                 }
             });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
+            // The timer is what makes hyper's header timeout count (without one it is off);
+            // it runs from the connection's start and from each answer, so it also ends a
+            // connection that sends nothing.
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), handle)
-                .await
-            {
-                crate::cli::out::eprint_line(&format!("ctxconsole mcp: a connection ended: {e}"));
+                .await;
+            if let Err(e) = served {
+                ended.note(Ended(e.to_string()));
             }
         });
     }
@@ -362,6 +485,31 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for value in [
+            &b"Bearer tok"[..],
+            b"bearer tok",
+            b"BEARER tok",
+            b"bEaReR  tok",
+        ] {
+            assert_eq!(
+                bearer_token(value),
+                Some(&b"tok"[..]),
+                "{}",
+                String::from_utf8_lossy(value)
+            );
+        }
+        for value in [&b"Bearertok"[..], b"Basic tok", b"Bear", b"", b"Bearer"] {
+            assert_eq!(
+                bearer_token(value),
+                None,
+                "{}",
+                String::from_utf8_lossy(value)
+            );
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use rmcp::model::{ErrorCode, RequestId};
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
+use crate::core::error::CoreError;
 use crate::mcp_server::params::{TEXT_MAX, size_label};
 
 /// Why a message was not read, and whom to tell.
@@ -70,6 +71,21 @@ fn kind(v: &Value) -> String {
     }
 }
 
+/// serde_json's error `e` in `text`, in the words every JSON reader uses
+/// ([`CoreError::json`]): a lone surrogate escape is named as one, not serde's "unexpected
+/// end of hex escape" (tester 15 F6).
+fn reader_words(text: &[u8], e: &serde_json::Error) -> String {
+    match CoreError::json("", &String::from_utf8_lossy(text), e) {
+        CoreError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        } => format!("{message} at line {line} column {column}"),
+        other => other.to_string(),
+    }
+}
+
 /// The answer to `text`, which does not read as a JSON-RPC message (`e`: why not).
 pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
     let value = match serde_json::from_slice::<Value>(text) {
@@ -85,7 +101,7 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
                         "the message is not UTF-8 (byte {byte}at offset {at}); JSON text must be UTF-8"
                     )
                 }
-                Ok(_) => format!("not JSON: {parse}"),
+                Ok(_) => format!("not JSON: {}", reader_words(text, &parse)),
             };
             return Refusal {
                 id: cut_point(text).id,
@@ -118,7 +134,10 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
         (Some(id), _) => match serde_json::from_value::<RequestId>(id.clone()) {
             Ok(id) => Refusal {
                 id: Some(id),
-                ..invalid(format!("not a JSON-RPC message this server reads: {e}"))
+                ..invalid(format!(
+                    "not a JSON-RPC message this server reads: {}",
+                    reader_words(text, e)
+                ))
             },
             Err(_) => invalid(format!(
                 "`id` must be a string or an integer, not {}",
@@ -127,7 +146,10 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
         },
         (None, Some(Value::String(_))) => Refusal {
             notification: true,
-            ..invalid(format!("a notification this server cannot read: {e}"))
+            ..invalid(format!(
+                "a notification this server cannot read: {}",
+                reader_words(text, e)
+            ))
         },
         (None, Some(other)) => invalid(format!("`method` must be a string, not {}", kind(other))),
         (None, None) => invalid(
@@ -336,7 +358,13 @@ mod tests {
 
     #[test]
     fn each_unreadable_message_gets_its_code_and_what_id_can_be_read() {
-        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 9] = [
+        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 10] = [
+            (
+                br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"q":"\ud800"}}"#,
+                ErrorCode::PARSE_ERROR,
+                Some(RequestId::Number(3)),
+                r"not JSON: a lone UTF-16 surrogate (\ud800) is not a character at line 1 column",
+            ),
             (
                 b"{\"id\":2,\"method\":\"ping\",\"params\":{\"q\":\"caf\xe9\"}}",
                 ErrorCode::PARSE_ERROR,

@@ -5,6 +5,7 @@ pub mod commits;
 pub mod handler;
 pub mod http;
 pub mod jsonrpc;
+pub mod notes;
 pub mod params;
 pub mod sessions;
 pub mod stdio;
@@ -22,6 +23,7 @@ use crate::core::duration::{DurationError, parse_duration};
 use crate::exit::bad_input;
 use crate::workspace::{ReadOnlyHistory, Workspace, WorkspaceOptions};
 use handler::{Console, HistorySource, State};
+use http::{CONNECTIONS_MAX, ConnectionLimits};
 use sessions::{SESSIONS_MAX, Sessions};
 use stdio::{BoundedStdio, MESSAGE_MAX};
 
@@ -70,6 +72,15 @@ pub struct Args {
     /// Over HTTP, close a session after this long without a request (100ms to 1d).
     #[arg(long, value_name = "DURATION", default_value = DEFAULT_SESSION_IDLE, value_parser = session_idle)]
     pub session_idle: Duration,
+    /// Over HTTP, the most connections served at once (1 to 4096); one more waits until
+    /// one ends.
+    #[arg(long, value_name = "N", default_value_t = CONNECTIONS_MAX,
+          value_parser = clap::value_parser!(u16).range(1..=4096).map(usize::from))]
+    pub max_connections: usize,
+    /// Over HTTP, how long a connection may take to send a request's headers, and then its
+    /// body (100ms to 10m); it is closed after.
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_READ_TIMEOUT, value_parser = read_timeout)]
+    pub read_timeout: Duration,
     /// No tool writes: record_execution is not listed and a call to it is refused, and
     /// briefed pastes are not written to the output cache.
     #[arg(long)]
@@ -87,6 +98,13 @@ fn session_idle(s: &str) -> Result<Duration, DurationError> {
         s,
         Duration::from_millis(100)..=Duration::from_secs(24 * 60 * 60),
     )
+}
+
+/// [`http::READ_TIMEOUT`] as the flag writes it.
+const DEFAULT_READ_TIMEOUT: &str = "30s";
+
+fn read_timeout(s: &str) -> Result<Duration, DurationError> {
+    parse_duration(s, Duration::from_millis(100)..=Duration::from_secs(10 * 60))
 }
 
 /// Where to listen, checked before anything is opened.
@@ -407,7 +425,11 @@ pub fn run(
             } => {
                 let sessions = Sessions::new(args.max_sessions, args.session_idle);
                 let commits = Arc::new(commits::Commits::default());
-                http::serve(state, addr, token, open, sessions, commits).await
+                let limits = ConnectionLimits {
+                    max: args.max_connections,
+                    read_timeout: args.read_timeout,
+                };
+                http::serve(state, addr, token, open, sessions, commits, limits).await
             }
         }
     });
@@ -459,6 +481,7 @@ mod tests {
     #[test]
     fn the_default_idle_is_the_named_one() {
         assert_eq!(session_idle(DEFAULT_SESSION_IDLE), Ok(SESSION_IDLE));
+        assert_eq!(read_timeout(DEFAULT_READ_TIMEOUT), Ok(http::READ_TIMEOUT));
     }
 
     #[derive(Debug, clap::Parser)]

@@ -8,8 +8,8 @@
 //! refused: refusing let anyone who kept the sessions alive with pings lock every other
 //! client out for as long as they liked. When each session was last used is kept here
 //! ([`Sessions::started`], [`Sessions::used`]), the one place that knows. Each such closing
-//! is said on stderr and in the log, a burst at most once per [`EVICTION_NOTE_EVERY`] with
-//! a count ([`EvictionNotes`]).
+//! is said on stderr and in the log, a burst at most once a second with a count
+//! ([`crate::mcp_server::notes`]).
 
 use rmcp::transport::common::server_side_http::SessionId;
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -17,6 +17,8 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::mcp_server::notes::{Note, Noter};
 use std::time::{Duration, Instant};
 
 /// The most sessions held at once (`--max-sessions`): an `initialize` beyond them closes
@@ -26,10 +28,6 @@ pub const SESSIONS_MAX: usize = 64;
 /// How long closing an evicted session may take before the newcomer is let in anyway (the
 /// session is out of rmcp's table at once; this waits only for its worker to be told).
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
-
-/// Sessions closed at the cap are said at most once per this long: the ones between are
-/// counted into the next line, so a flood of `initialize`s cannot flood stderr or the log.
-const EVICTION_NOTE_EVERY: Duration = Duration::from_secs(1);
 
 /// How much of a session id a line shows: enough to tell sessions apart, short to read.
 const SHORT_ID: usize = 8;
@@ -54,9 +52,8 @@ pub struct Sessions {
     /// entered, so an id a client makes up adds nothing; entries whose session rmcp no
     /// longer holds (closed, expired) are dropped at the next `initialize`.
     last_use: Mutex<LastUse>,
-    /// What has been said about sessions closed at the cap (shared with the task that says
-    /// the rest of a burst).
-    notes: Arc<Mutex<EvictionNotes>>,
+    /// What has been said about sessions closed at the cap.
+    notes: Noter<Eviction>,
 }
 
 #[derive(Debug, Default)]
@@ -76,9 +73,7 @@ struct Eviction {
     cap: usize,
 }
 
-impl Eviction {
-    /// Its line; `more`: how many others were closed since the last line and are said with
-    /// it.
+impl Note for Eviction {
     fn line(&self, more: usize) -> String {
         let mut line = format!(
             "ctxconsole mcp: session {}… closed at the cap of {} (idle {} s) to admit a new one",
@@ -94,81 +89,6 @@ impl Eviction {
         }
         line
     }
-}
-
-/// What [`EvictionNotes::evicted`] asks of its caller.
-#[derive(Debug, PartialEq)]
-enum Step {
-    /// Say this line now.
-    Say(String),
-    /// Held for a later line; when `Some`, say [`EvictionNotes::flush`] at that time (no
-    /// flush is waiting yet).
-    Hold(Option<Instant>),
-}
-
-/// Sessions closed at the cap, said at most once per [`EVICTION_NOTE_EVERY`]: the first of
-/// a burst at once, the rest counted and said as one line when the interval is up (the
-/// latest of them, "and N more"). Times are given, so it is tested without waiting.
-#[derive(Debug, Default)]
-struct EvictionNotes {
-    last_said: Option<Instant>,
-    /// The latest eviction not yet said, and how many are held with it (itself included).
-    held: Option<(Eviction, usize)>,
-    /// When the waiting flush will run, if one is waiting.
-    flush_at: Option<Instant>,
-}
-
-impl EvictionNotes {
-    fn evicted(&mut self, now: Instant, eviction: Eviction) -> Step {
-        let count = self.held.take().map_or(0, |(_, n)| n) + 1;
-        let due = self
-            .last_said
-            .is_none_or(|at| now.duration_since(at) >= EVICTION_NOTE_EVERY);
-        if due {
-            self.last_said = Some(now);
-            return Step::Say(eviction.line(count - 1));
-        }
-        self.held = Some((eviction, count));
-        if self.flush_at.is_some() {
-            return Step::Hold(None);
-        }
-        let at = self.last_said.map_or(now, |at| at + EVICTION_NOTE_EVERY);
-        self.flush_at = Some(at);
-        Step::Hold(Some(at))
-    }
-
-    /// The waiting flush, run at `now`: the line for what is held, if anything is; or
-    /// `Err(when)` to run again then, when a line was said since it was set (an eviction
-    /// that came due said the held ones with it) and what is held now is not yet due.
-    fn flush(&mut self, now: Instant) -> Result<Option<String>, Instant> {
-        if self.held.is_some()
-            && let Some(at) = self.last_said
-            && now.duration_since(at) < EVICTION_NOTE_EVERY
-        {
-            let again = at + EVICTION_NOTE_EVERY;
-            self.flush_at = Some(again);
-            return Err(again);
-        }
-        self.flush_at = None;
-        let Some((eviction, count)) = self.held.take() else {
-            return Ok(None);
-        };
-        self.last_said = Some(now);
-        Ok(Some(eviction.line(count - 1)))
-    }
-}
-
-/// A line about sessions closed at the cap: on stderr, and in the log when it is on.
-fn say_eviction(line: &str) {
-    crate::cli::out::eprint_line(line);
-    tracing::info!("{line}");
-}
-
-/// The notes, poisoned or not: a panic elsewhere leaves counts.
-fn lock_notes(notes: &Mutex<EvictionNotes>) -> MutexGuard<'_, EvictionNotes> {
-    notes
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl LastUse {
@@ -201,7 +121,7 @@ impl Sessions {
             starting: Arc::new(AtomicUsize::new(0)),
             admitting: tokio::sync::Mutex::new(()),
             last_use: Mutex::new(LastUse::default()),
-            notes: Arc::new(Mutex::new(EvictionNotes::default())),
+            notes: Noter::default(),
         }
     }
 
@@ -236,7 +156,7 @@ impl Sessions {
     /// Close the least recently used session rmcp holds, so a new one can take its place;
     /// false when there is none to close (every place is taken by an `initialize` not yet
     /// answered). Its client gets 404 on its next request and starts again, as after idle
-    /// expiry. Said on stderr and in the log (see [`EvictionNotes`]).
+    /// expiry. Said on stderr and in the log (see [`crate::mcp_server::notes`]).
     async fn evict_least_recently_used(&self) -> bool {
         let live: Vec<SessionId> = self.manager.sessions.read().await.keys().cloned().collect();
         let victim = {
@@ -255,7 +175,7 @@ impl Sessions {
         let Some((id, used)) = victim else {
             return false;
         };
-        self.note_eviction(Eviction {
+        self.notes.note(Eviction {
             short_id: id.chars().take(SHORT_ID).collect(),
             idle: used.elapsed(),
             cap: self.max,
@@ -264,31 +184,6 @@ impl Sessions {
         // still leaves the place free, and any error is the session already gone.
         let _ = tokio::time::timeout(CLOSE_WAIT, self.manager.close_session(&id)).await;
         true
-    }
-
-    /// Say (or count, in a burst) one session closed at the cap; the rest of a burst is
-    /// said by a task when the interval is up.
-    fn note_eviction(&self, eviction: Eviction) {
-        let step = lock_notes(&self.notes).evicted(Instant::now(), eviction);
-        match step {
-            Step::Say(line) => say_eviction(&line),
-            Step::Hold(None) => {}
-            Step::Hold(Some(at)) => {
-                let notes = Arc::clone(&self.notes);
-                tokio::spawn(async move {
-                    let mut at = at;
-                    loop {
-                        tokio::time::sleep_until(at.into()).await;
-                        let flushed = lock_notes(&notes).flush(Instant::now());
-                        match flushed {
-                            Ok(Some(line)) => break say_eviction(&line),
-                            Ok(None) => break,
-                            Err(again) => at = again,
-                        }
-                    }
-                });
-            }
-        }
     }
 
     /// The session manager to give rmcp's service: the one whose table is counted.
@@ -327,6 +222,7 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp_server::notes::{Notes, Step};
 
     /// Only sessions still being answered hold every place: nothing can be closed for a
     /// newcomer, which is refused saying so, and let in once a place is given back.
@@ -356,21 +252,18 @@ mod tests {
     fn sessions_closed_at_the_cap_are_said_at_most_once_a_second_and_all_counted() {
         let t0 = Instant::now();
         let ms = |n: u64| t0 + Duration::from_millis(n);
-        let mut notes = EvictionNotes::default();
+        let mut notes = Notes::<Eviction>::default();
         assert_eq!(
-            notes.evicted(t0, eviction(1)),
+            notes.noted(t0, eviction(1)),
             Step::Say(
                 "ctxconsole mcp: session 00000001… closed at the cap of 64 (idle 41 s) to admit a new one".into()
             )
         );
         // Within the second: held; the first held asks for one flush, at the second's end.
-        assert_eq!(
-            notes.evicted(ms(10), eviction(2)),
-            Step::Hold(Some(ms(1000)))
-        );
+        assert_eq!(notes.noted(ms(10), eviction(2)), Step::Hold(Some(ms(1000))));
         for n in 3..=38 {
             assert_eq!(
-                notes.evicted(ms(10 + n as u64), eviction(n)),
+                notes.noted(ms(10 + n as u64), eviction(n)),
                 Step::Hold(None)
             );
         }
@@ -383,12 +276,12 @@ mod tests {
         assert_eq!(notes.flush(ms(1001)), Ok(None));
         // The next within a second of that line is held again.
         assert_eq!(
-            notes.evicted(ms(1500), eviction(39)),
+            notes.noted(ms(1500), eviction(39)),
             Step::Hold(Some(ms(2000)))
         );
         // One that comes due before the flush runs says the held one with it; the flush
         // then finds nothing.
-        let Step::Say(line) = notes.evicted(ms(2000), eviction(40)) else {
+        let Step::Say(line) = notes.noted(ms(2000), eviction(40)) else {
             panic!("not said when due");
         };
         assert!(
@@ -398,17 +291,14 @@ mod tests {
         assert_eq!(notes.flush(ms(2001)), Ok(None));
         // A late flush that finds a held one not yet due waits for its time.
         assert_eq!(
-            notes.evicted(ms(2100), eviction(41)),
+            notes.noted(ms(2100), eviction(41)),
             Step::Hold(Some(ms(3000)))
         );
         notes.last_said = Some(ms(2500));
         assert_eq!(notes.flush(ms(3000)), Err(ms(3500)));
         assert!(notes.flush(ms(3500)).unwrap().is_some());
         // After a quiet second, the next is said at once.
-        assert!(matches!(
-            notes.evicted(ms(9000), eviction(42)),
-            Step::Say(_)
-        ));
+        assert!(matches!(notes.noted(ms(9000), eviction(42)), Step::Say(_)));
     }
 
     /// An id a client made up is never entered, so it cannot grow the table.
