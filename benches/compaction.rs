@@ -66,6 +66,67 @@ fn bench_case(
     group.finish();
 }
 
+/// Tester 15 F3's catalog: `n` MCP tools of a like size, read as `compact --catalog` reads
+/// them.
+fn like_sized_tools(n: usize) -> RoutingGuide {
+    let tools: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("tool_{i}"),
+                "description": format!("does thing {i} ").repeat(20),
+                "inputSchema": {"type": "object", "properties": {
+                    "a": {"type": "string", "description": "x".repeat(100)}}}
+            })
+        })
+        .collect();
+    let text = serde_json::json!({ "tools": tools }).to_string();
+    match parse_catalog(&text, "tools") {
+        Ok(i) => i.guide,
+        Err(e) => panic!("generated tools: {e}"),
+    }
+}
+
+/// Many kept and many cut under an exact tokenizer with no byte cap: the crowding rule
+/// and the put-back search the most there (tester 15 F3). The anchor's one-cut-at-a-time
+/// method is left out: it re-serialises thousands of entries per cut.
+fn many_cuts_case(c: &mut Criterion, n: usize, kept_share: usize) {
+    let guide = like_sized_tools(n);
+    let order = CutOrder::from_end(&guide);
+    let prepared = PreparedCatalog::new(guide.clone());
+    let all: Vec<usize> = (0..prepared.len()).collect();
+    let allowance = Allowance {
+        tokens: prepared.tokens(6, &all, Tokenizer::O200k) * kept_share / 100,
+        bytes: None,
+    };
+    let warm = prepared.compact(allowance, Tokenizer::O200k, &order);
+    eprintln!(
+        "many_cuts_{n}: {} entries, {} tokens allowed, {} → {} tokens, {} cut",
+        n,
+        allowance.tokens,
+        warm.trim.before_tokens,
+        warm.trim.after_tokens,
+        warm.trim.cut.len()
+    );
+    let mut group = c.benchmark_group(format!("recompact/many_cuts_{n}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function(BenchmarkId::new("prepared", "o200k"), |b| {
+        b.iter(|| black_box(prepared.compact(allowance, Tokenizer::O200k, &order)))
+    });
+    group.bench_function(BenchmarkId::new("prepared_cold", "o200k"), |b| {
+        b.iter(|| {
+            black_box(PreparedCatalog::new(guide.clone()).compact(
+                allowance,
+                Tokenizer::O200k,
+                &order,
+            ))
+        })
+    });
+    group.finish();
+}
+
 fn compaction(c: &mut Criterion) {
     let tier_c = Allowance {
         tokens: 22_944,
@@ -117,6 +178,8 @@ fn compaction(c: &mut Criterion) {
             Tokenizer::Estimate,
         );
     }
+    // About tester 15's 2,000 tools for gpt-4o: 57 % of the fully trimmed catalog kept.
+    many_cuts_case(c, 2_000, 57);
 }
 
 criterion_group!(benches, compaction);

@@ -312,6 +312,9 @@ pub struct PreparedCatalog {
     entries: Vec<EntryMemo>,
     /// Index of the first pipeline in `entries`.
     first_pipeline: usize,
+    /// frame_tokens[tokenizer][packs * 2 + pipelines]: the fixed text's count, by which
+    /// sections are non-empty, so summing a kept set counts no text.
+    frame_tokens: [[OnceLock<usize>; 4]; 2],
 }
 
 impl std::fmt::Debug for PreparedCatalog {
@@ -356,6 +359,7 @@ impl PreparedCatalog {
             warnings: Vec::new(),
             entries,
             first_pipeline,
+            frame_tokens: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
         }
     }
 
@@ -435,13 +439,34 @@ impl PreparedCatalog {
     fn frame(kept: &[usize], first_pipeline: usize) -> (&'static [&'static str], usize) {
         let packs = kept.partition_point(|&i| i < first_pipeline);
         let pipes = kept.len() - packs;
-        let parts: &'static [&'static str] = match (packs > 0, pipes > 0) {
+        (Self::frame_parts(packs > 0, pipes > 0), packs)
+    }
+
+    fn frame_parts(packs: bool, pipes: bool) -> &'static [&'static str] {
+        match (packs, pipes) {
             (true, true) => &[OPEN_PACKS, BETWEEN, CLOSE],
             (false, true) => &[OPEN_NO_PACKS, CLOSE],
             (true, false) => &[OPEN_PACKS, CLOSE_NO_PIPELINES],
             (false, false) => &[EMPTY],
-        };
-        (parts, packs)
+        }
+    }
+
+    fn frame_bytes(packs: bool, pipes: bool) -> usize {
+        Self::frame_parts(packs, pipes)
+            .iter()
+            .map(|p| p.len())
+            .sum()
+    }
+
+    /// The frame's tokens, each part counted by itself as the sum always has.
+    fn frame_tokens(&self, packs: bool, pipes: bool, slot: usize, tokenizer: Tokenizer) -> usize {
+        let at = usize::from(packs) * 2 + usize::from(pipes);
+        *self.frame_tokens[slot][at].get_or_init(|| {
+            Self::frame_parts(packs, pipes)
+                .iter()
+                .map(|p| tokens::count(tokenizer, p).tokens)
+                .sum()
+        })
     }
 
     /// Whether entry `k` of `kept` is the last of its section.
@@ -466,11 +491,8 @@ impl PreparedCatalog {
         let Some(slot) = tokenizer_slot(tokenizer) else {
             return tokens::estimate(self.bytes(stage, kept));
         };
-        let (parts, packs) = Self::frame(kept, self.first_pipeline);
-        let frame: usize = parts
-            .iter()
-            .map(|p| tokens::count(tokenizer, p).tokens)
-            .sum();
+        let (_, packs) = Self::frame(kept, self.first_pipeline);
+        let frame = self.frame_tokens(packs > 0, kept.len() > packs, slot, tokenizer);
         frame
             + kept
                 .iter()
@@ -515,11 +537,79 @@ impl PreparedCatalog {
         allowance: Allowance,
         tokenizer: Tokenizer,
     ) -> bool {
-        let bytes = self.bytes(stage, kept);
-        if allowance.bytes.is_some_and(|cap| bytes > cap) {
-            return false;
+        verdict(self.bytes(stage, kept), allowance, || {
+            self.tokens(stage, kept, tokenizer)
+        })
+    }
+
+    /// An empty [`Tally`].
+    fn tally_empty() -> Tally {
+        Tally {
+            bytes: 0,
+            tokens: Some(0),
+            last_pack: None,
+            last_pipe: None,
         }
-        bytes <= allowance.tokens || self.tokens(stage, kept, tokenizer) <= allowance.tokens
+    }
+
+    /// The tally of `kept` (in catalog order, each once) at `stage`; tokens not yet counted.
+    fn tally_of(&self, stage: usize, kept: &[usize]) -> Tally {
+        let mut t = Self::tally_empty();
+        t.tokens = None;
+        for &i in kept {
+            self.tally_add(&mut t, i, stage, None);
+        }
+        t
+    }
+
+    /// `i` (not in it) added to the tally; its tokens too when the tally has them.
+    fn tally_add(&self, t: &mut Tally, i: usize, stage: usize, tokenizer: Option<Tokenizer>) {
+        t.bytes += self.line_bytes(i, stage, false);
+        if let (Some(sum), Some(tok)) = (t.tokens.as_mut(), tokenizer) {
+            *sum += self.comma_tokens(i, stage, tok);
+        }
+        let last = if i < self.first_pipeline {
+            &mut t.last_pack
+        } else {
+            &mut t.last_pipe
+        };
+        *last = Some(last.map_or(i, |l| l.max(i)));
+    }
+
+    /// The line's tokens with its comma (0 for the estimate, which counts no lines).
+    fn comma_tokens(&self, i: usize, stage: usize, tokenizer: Tokenizer) -> usize {
+        tokenizer_slot(tokenizer)
+            .map_or(0, |slot| self.line_tokens(i, stage, false, slot, tokenizer))
+    }
+
+    /// What [`Self::bytes`] says of the tallied set.
+    fn tally_bytes(t: &Tally) -> usize {
+        let (packs, pipes) = (t.last_pack.is_some(), t.last_pipe.is_some());
+        // The last line of each section goes without its comma.
+        Self::frame_bytes(packs, pipes) + t.bytes - usize::from(packs) - usize::from(pipes)
+    }
+
+    /// What [`Self::tokens`] says of the tallied set. Its lines' tokens must have been
+    /// counted ([`Tally::tokens`]); the estimate needs none.
+    fn tally_tokens(&self, t: &Tally, stage: usize, tokenizer: Tokenizer) -> usize {
+        let Some(slot) = tokenizer_slot(tokenizer) else {
+            return tokens::estimate(Self::tally_bytes(t));
+        };
+        let frame = self.frame_tokens(
+            t.last_pack.is_some(),
+            t.last_pipe.is_some(),
+            slot,
+            tokenizer,
+        );
+        debug_assert!(t.tokens.is_some(), "the tally's tokens are counted first");
+        // Each section's last line is counted without its comma: swap its two counts (the
+        // sum holds the comma count, so adding first cannot go below zero).
+        let mut sum = t.tokens.unwrap_or(0);
+        for last in [t.last_pack, t.last_pipe].into_iter().flatten() {
+            sum = (sum + self.line_tokens(last, stage, true, slot, tokenizer))
+                .saturating_sub(self.line_tokens(last, stage, false, slot, tokenizer));
+        }
+        frame + sum
     }
 
     /// Trim steps applied to `all` in order while it is over the allowance: the stage
@@ -593,7 +683,10 @@ impl PreparedCatalog {
 
     /// Cut `order` (less the entries `out`) from its front until `all` (less `out`) fits:
     /// the smallest number of cuts that fits. Size shrinks as entries go, so search, then
-    /// confirm by measuring forward in case a comma moved the count by a token.
+    /// confirm by measuring forward in case a comma moved the count by a token. `summed`
+    /// (`all` in catalog order, `order` of entries of `all`, each once): by running sums
+    /// ([`Self::cut_in_order_summed`]), the same answer without measuring each try.
+    #[allow(clippy::too_many_arguments)]
     fn cut_in_order(
         &self,
         stage: usize,
@@ -602,7 +695,11 @@ impl PreparedCatalog {
         out: &[bool],
         allowance: Allowance,
         tokenizer: Tokenizer,
+        summed: bool,
     ) -> OrderCut {
+        if summed {
+            return self.cut_in_order_summed(stage, all, order, out, allowance, tokenizer);
+        }
         let order: Vec<usize> = order.iter().copied().filter(|&i| !out[i]).collect();
         let kept_after = |k: usize| -> Vec<usize> {
             let mut gone = out.to_vec();
@@ -634,6 +731,123 @@ impl PreparedCatalog {
         }
     }
 
+    /// [`Self::cut_in_order`] by sums: the set left after `k` cuts is what the order never
+    /// cuts plus the order from `k` on, so its figures are a fixed part plus suffix sums of
+    /// the lines (each with its comma), the frame's, and each section's last line without
+    /// its comma; the last of a section is a suffix maximum. The same tries, each O(1), so
+    /// the crowding rule's search per candidate is linear (tester 15 F3: it was measuring
+    /// the whole kept set at every try). Tokens are counted from the end only as far as a
+    /// try needs them, as measuring that try's set would.
+    fn cut_in_order_summed(
+        &self,
+        stage: usize,
+        all: &[usize],
+        order: &[usize],
+        out: &[bool],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> OrderCut {
+        let order: Vec<usize> = order.iter().copied().filter(|&i| !out[i]).collect();
+        let n = order.len();
+        let mut in_order = vec![false; self.len()];
+        order.iter().for_each(|&i| in_order[i] = true);
+        let mut fixed = Self::tally_empty();
+        for &i in all.iter().filter(|&&i| !out[i] && !in_order[i]) {
+            self.tally_add(&mut fixed, i, stage, Some(tokenizer));
+        }
+        // at[k]: what is left after k cuts, but its tokens (tokens_at[k], once counted).
+        let mut at = vec![fixed; n + 1];
+        for p in (0..n).rev() {
+            at[p] = at[p + 1];
+            self.tally_add(&mut at[p], order[p], stage, None);
+        }
+        let mut tokens_at = vec![0usize; n + 1];
+        tokens_at[n] = fixed.tokens.unwrap_or(0);
+        let mut counted = n;
+        let mut fits_at = |k: usize| {
+            let mut t = at[k];
+            verdict(Self::tally_bytes(&t), allowance, || {
+                while counted > k {
+                    counted -= 1;
+                    tokens_at[counted] = tokens_at[counted + 1]
+                        + self.comma_tokens(order[counted], stage, tokenizer);
+                }
+                t.tokens = Some(tokens_at[k]);
+                self.tally_tokens(&t, stage, tokenizer)
+            })
+        };
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fits_at(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let mut k = lo.min(n);
+        let mut fits = fits_at(k);
+        while !fits && k < n {
+            k += 1;
+            fits = fits_at(k);
+        }
+        let cuts = order[..k].to_vec();
+        let mut gone = out.to_vec();
+        cuts.iter().for_each(|&i| gone[i] = true);
+        OrderCut {
+            cuts,
+            kept: all.iter().copied().filter(|&i| !gone[i]).collect(),
+            fits,
+            put_back: Vec::new(),
+        }
+    }
+
+    /// Whether no `target` entries of `all` (less `out`) fit together at `stage`: a lower
+    /// bound of any such set's bytes (each line without its comma, no frame) is over the
+    /// cap, or over the token allowance along with one of its tokens (each line with its
+    /// comma, the two that may end a section left out, and no frame; the estimate grows
+    /// with bytes). Lines' tokens are counted only when the bytes leave it open.
+    fn none_fit(
+        &self,
+        stage: usize,
+        all: &[usize],
+        out: &[bool],
+        target: usize,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> bool {
+        let left: Vec<usize> = all.iter().copied().filter(|&i| !out[i]).collect();
+        if left.len() < target {
+            return true;
+        }
+        let least = |mut sizes: Vec<usize>, take: usize| -> usize {
+            sizes.sort_unstable();
+            sizes[..take].iter().sum()
+        };
+        let bytes = least(
+            left.iter()
+                .map(|&i| self.line_bytes(i, stage, true))
+                .collect(),
+            target,
+        );
+        if allowance.bytes.is_some_and(|cap| bytes > cap) {
+            return true;
+        }
+        if bytes <= allowance.tokens {
+            return false;
+        }
+        let tokens = match tokenizer_slot(tokenizer) {
+            None => tokens::estimate(bytes),
+            Some(_) => least(
+                left.iter()
+                    .map(|&i| self.comma_tokens(i, stage, tokenizer))
+                    .collect(),
+                target.saturating_sub(2),
+            ),
+        };
+        tokens > allowance.tokens
+    }
+
     /// Whether a text of at least `least` bytes is surely over the allowance: over the byte
     /// cap, or (estimated tokens, which only grow with bytes) over the token allowance too.
     fn surely_over(least: usize, allowance: Allowance, tokenizer: Tokenizer) -> bool {
@@ -648,6 +862,7 @@ impl PreparedCatalog {
     /// may have made room for an entry cut before it (task Q4: a big entry ranked among 20
     /// small ones was cut after 10 of them, and those 10 stayed cut though they fit). The
     /// entries still cut are in the order they were cut.
+    #[allow(clippy::too_many_arguments)]
     fn cut_and_refill(
         &self,
         stage: usize,
@@ -656,12 +871,20 @@ impl PreparedCatalog {
         out: &[bool],
         allowance: Allowance,
         tokenizer: Tokenizer,
+        summed: bool,
     ) -> OrderCut {
-        let mut now = self.cut_in_order(stage, all, order, out, allowance, tokenizer);
+        let mut now = self.cut_in_order(stage, all, order, out, allowance, tokenizer, summed);
         if !now.fits {
             return now;
         }
-        let back = self.refill(stage, &mut now.kept, &now.cuts, allowance, tokenizer);
+        let back = self.refill(
+            stage,
+            &mut now.kept,
+            &now.cuts,
+            allowance,
+            tokenizer,
+            summed,
+        );
         now.cuts.retain(|&i| !back[i]);
         now.put_back = (0..self.len()).filter(|&i| back[i]).collect();
         now
@@ -669,6 +892,8 @@ impl PreparedCatalog {
 
     /// Each of `cuts` put back into `kept` (which fits), the last cut first, when it fits
     /// beside what is kept at `stage`, measured exactly as sent. Which were put back.
+    /// `summed` (`kept` in catalog order, each once, `cuts` not in it): each try is the
+    /// kept set's running [`Tally`] plus the entry, not a measure of the whole set.
     fn refill(
         &self,
         stage: usize,
@@ -676,7 +901,11 @@ impl PreparedCatalog {
         cuts: &[usize],
         allowance: Allowance,
         tokenizer: Tokenizer,
+        summed: bool,
     ) -> Vec<bool> {
+        if summed {
+            return self.refill_summed(stage, kept, cuts, allowance, tokenizer);
+        }
         let mut back = vec![false; self.len()];
         // An entry adds at least its line (without the comma) to the text: the frame and
         // the line before it only grow. Over the cap by that alone, it is not measured.
@@ -701,6 +930,49 @@ impl PreparedCatalog {
         back
     }
 
+    /// [`Self::refill`] with the kept set's figures kept as running sums.
+    fn refill_summed(
+        &self,
+        stage: usize,
+        kept: &mut Vec<usize>,
+        cuts: &[usize],
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+    ) -> Vec<bool> {
+        let mut back = vec![false; self.len()];
+        let mut tally = self.tally_of(stage, kept);
+        for &i in cuts.iter().rev() {
+            let bytes = Self::tally_bytes(&tally);
+            if Self::surely_over(
+                bytes + self.line_bytes(i, stage, true),
+                allowance,
+                tokenizer,
+            ) {
+                continue;
+            }
+            let mut with = tally;
+            self.tally_add(&mut with, i, stage, Some(tokenizer));
+            let fits = verdict(Self::tally_bytes(&with), allowance, || {
+                // Counted once, when first needed, then kept up as entries come back.
+                if with.tokens.is_none() {
+                    let sum = kept
+                        .iter()
+                        .map(|&j| self.comma_tokens(j, stage, tokenizer))
+                        .sum();
+                    tally.tokens = Some(sum);
+                    with.tokens = Some(sum + self.comma_tokens(i, stage, tokenizer));
+                }
+                self.tally_tokens(&with, stage, tokenizer)
+            });
+            if fits {
+                kept.insert(kept.partition_point(|&j| j < i), i);
+                back[i] = true;
+                tally = with;
+            }
+        }
+        back
+    }
+
     /// Compact to the allowance (DESIGN §2.4). Same input, same bytes out.
     pub fn compact(
         &self,
@@ -720,6 +992,20 @@ impl PreparedCatalog {
         cut_order: &CutOrder,
         allowed: Option<&[usize]>,
     ) -> Compacted {
+        self.compact_among_by(allowance, tokenizer, cut_order, allowed, true)
+    }
+
+    /// [`Self::compact_among`]; with `sums`, the cut and the put-back measure by running
+    /// sums where the entries allow it (each once, in catalog order), else by measuring
+    /// every set they try, as the tests' oracle of the sums.
+    fn compact_among_by(
+        &self,
+        allowance: Allowance,
+        tokenizer: Tokenizer,
+        cut_order: &CutOrder,
+        allowed: Option<&[usize]>,
+        sums: bool,
+    ) -> Compacted {
         let everything: Vec<usize> = (0..self.len()).collect();
         let before_bytes = self.bytes(0, &everything);
         let before_tokens = self.tokens(0, &everything, tokenizer);
@@ -736,6 +1022,15 @@ impl PreparedCatalog {
             .filter(|&i| i < self.len() && is_allowed[i])
             .collect();
         let planner_removed = self.len() - all.len();
+        // Running sums stand for measuring a set when each entry is in it once, in catalog
+        // order; an allowlist out of that order or a cut order that repeats an entry is
+        // measured set by set, as it always was.
+        let mut seen = vec![false; self.len()];
+        let summed = sums
+            && all.windows(2).all(|w| w[0] < w[1])
+            && order
+                .iter()
+                .all(|&i| !std::mem::replace(&mut seen[i], true));
         // An entry that alone, fully trimmed, is over the allowance can never be sent: it is
         // cut by itself, so it does not take the entries cut before it (tester 6 F3).
         let mut alone_over = vec![false; self.len()];
@@ -765,7 +1060,8 @@ impl PreparedCatalog {
             // left. Like one alone over the allowance, what it cut is set aside and the rest
             // trimmed only as far as it needs.
             let mut out = vec![false; self.len()];
-            let mut now = self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
+            let mut now =
+                self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer, summed);
             while !now.cuts.is_empty() {
                 let Some((group, k)) =
                     self.crowding_group(stage, &now.kept, &order, allowance, tokenizer)
@@ -775,6 +1071,18 @@ impl PreparedCatalog {
                 // Keeping k more means cutting, of all but `big`, at most as many as the
                 // order's cut less k + 1: there must be that many to save.
                 if now.cuts.len() < k + 1 {
+                    break;
+                }
+                // Whatever is cut, the order's cut that follows keeps only entries not set
+                // aside, and must keep `target` of them and fit (when this one fits). When
+                // even the smallest `target` of them cannot, no cut is tried: with an exact
+                // tokenizer and no byte cap the searches below spare nothing, one per group
+                // member, and the group can be most of the kept set (tester 15 F3).
+                let target = now.kept.len() + k;
+                if summed
+                    && now.fits
+                    && self.none_fit(stage, &all, &out, target, allowance, tokenizer)
+                {
                     break;
                 }
                 // What the order's cut left (kept, less what was put back), and what it cut
@@ -820,8 +1128,8 @@ impl PreparedCatalog {
                         continue;
                     }
                     out[big] = true;
-                    let instead =
-                        self.cut_and_refill(stage, &all, &order, &out, allowance, tokenizer);
+                    let instead = self
+                        .cut_and_refill(stage, &all, &order, &out, allowance, tokenizer, summed);
                     if now.crowded_out_by(big, &instead, k, cut_order) {
                         let share_of = |set: &[usize]| {
                             let tokens = self.tokens(stage, set, tokenizer);
@@ -869,6 +1177,7 @@ impl PreparedCatalog {
                     &vec![false; self.len()],
                     allowance,
                     tokenizer,
+                    summed,
                 ),
             };
             let mut cuts = now.cuts;
@@ -881,7 +1190,7 @@ impl PreparedCatalog {
                 // untrimmed), and the steps said are those that changed what is sent. Room
                 // that frees is offered to the entries still cut, as the refill does.
                 (stage, dropped, _) = self.trim_stage(&kept, allowance, tokenizer);
-                let back = self.refill(stage, &mut kept, &cuts, allowance, tokenizer);
+                let back = self.refill(stage, &mut kept, &cuts, allowance, tokenizer, summed);
                 cuts.retain(|&i| !back[i]);
             }
             cut.extend_from_slice(&cuts);
@@ -914,6 +1223,29 @@ impl PreparedCatalog {
         };
         Compacted { text, trim, kept }
     }
+}
+
+/// Whether a text of `bytes` fits the allowance, counting its tokens only when the bytes
+/// leave it open: a token is never shorter than a byte.
+fn verdict(bytes: usize, allowance: Allowance, tokens: impl FnOnce() -> usize) -> bool {
+    if allowance.bytes.is_some_and(|cap| bytes > cap) {
+        return false;
+    }
+    bytes <= allowance.tokens || tokens() <= allowance.tokens
+}
+
+/// A kept set's figures at one stage as running sums, so adding an entry is arithmetic:
+/// its text's bytes and tokens are the frame's plus each line's, every line with its comma
+/// but each section's last ([`PreparedCatalog::tally_bytes`], [`PreparedCatalog::tally_tokens`]).
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    /// Bytes of the lines, each with its comma.
+    bytes: usize,
+    /// Tokens of the lines, each with its comma; None until counted.
+    tokens: Option<usize>,
+    /// The last entry of each section (the highest index).
+    last_pack: Option<usize>,
+    last_pipe: Option<usize>,
 }
 
 /// Entries cut from the front of the cut order, and what is left.
@@ -1972,6 +2304,111 @@ mod tests {
                 assert_eq!(a, fresh);
                 assert_eq!(a.text, anchor.text, "cap {cap}");
                 assert_eq!(a.trim, anchor.trim, "cap {cap}");
+            }
+        }
+    }
+
+    /// Tester 15 F3's shapes at random: many entries of a like size with a few big ones,
+    /// packs and pipelines, under a token allowance alone (where nothing spared the
+    /// searches) or with a byte cap, cut from the end or by a shuffled ranking, over the
+    /// whole catalog or an allowlist, now and then with a cut order that repeats an entry
+    /// (measured as before). Running sums and the crowding rule's bound change nothing:
+    /// the result equals measuring every set tried, field for field.
+    mod sums {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn catalog(sizes: &[(usize, bool)]) -> RoutingGuide {
+            let (mut packs, mut pipelines) = (Vec::new(), Vec::new());
+            for (i, &(words, pipe)) in sizes.iter().enumerate() {
+                let description = format!("does thing {i} ").repeat(words);
+                if pipe {
+                    pipelines.push(json!({"id": format!("flow_{i}"), "name": "Flow",
+                        "description": description,
+                        "metadata": {"intent_keywords": ["flow"], "supersedes": if i % 3 == 0 { vec![format!("tool_{i}")] } else { vec![] },
+                            "steps": [{"id": "s1", "name": "Run", "pack": format!("tool_{i}"), "body": {"x": i}}]}}));
+                } else {
+                    packs.push(json!({"name": format!("tool_{i}"), "description": description,
+                        "metadata": {"intent_keywords": ["thing"], "typical_use": "Things.",
+                            "input_schema": {"type": "object", "properties": {"a": {"type": "string", "description": "x".repeat(words * 3)}}}}}));
+                }
+            }
+            serde_json::from_value(json!({"packs": packs, "pipelines": pipelines})).unwrap()
+        }
+
+        fn tokenizer() -> impl Strategy<Value = Tokenizer> {
+            prop_oneof![
+                Just(Tokenizer::O200k),
+                Just(Tokenizer::Cl100k),
+                Just(Tokenizer::Estimate)
+            ]
+        }
+
+        /// The tester's own shape, smaller: like-sized entries, o200k, no byte cap, about
+        /// half kept, so the crowding group is most of the kept set.
+        #[test]
+        fn like_sized_entries_under_o200k_alone() {
+            let p = PreparedCatalog::new(catalog(&vec![(20, false); 200]));
+            let all: Vec<usize> = (0..p.len()).collect();
+            let allowance = Allowance {
+                tokens: p.tokens(LAST_STAGE, &all, Tokenizer::O200k) * 57 / 100,
+                bytes: None,
+            };
+            let order = CutOrder::from_end(p.guide());
+            let fast = p.compact_among_by(allowance, Tokenizer::O200k, &order, None, true);
+            assert!(
+                fast.trim.fits && fast.trim.cut.len() > 50,
+                "{:?}",
+                fast.trim
+            );
+            let plain = p.compact_among_by(allowance, Tokenizer::O200k, &order, None, false);
+            assert_eq!(fast, plain);
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(96))]
+            #[test]
+            fn running_sums_give_what_measuring_every_set_gives(
+                sizes in proptest::collection::vec(
+                    (prop_oneof![8 => 4usize..9, 1 => 20usize..120], proptest::bool::weighted(0.2)),
+                    1..60,
+                ),
+                share in 5usize..100,
+                capped in any::<bool>(),
+                tok in tokenizer(),
+                ranked in proptest::option::of(proptest::collection::vec(any::<u32>(), 60)),
+                allow in proptest::option::of(proptest::collection::vec(any::<bool>(), 60)),
+                repeat in proptest::bool::weighted(0.1),
+            ) {
+                let p = PreparedCatalog::new(catalog(&sizes));
+                let n = p.len();
+                let everything: Vec<usize> = (0..n).collect();
+                let whole = p.tokens(0, &everything, tok);
+                // From a twentieth of the catalog to all of it.
+                let allowance = Allowance {
+                    tokens: whole * share / 100,
+                    bytes: capped.then(|| p.bytes(0, &everything) * share / 150),
+                };
+                let mut order = match &ranked {
+                    None => CutOrder::from_end(p.guide()),
+                    Some(keys) => {
+                        let mut best: Vec<usize> = everything.clone();
+                        best.sort_by_key(|&i| keys[i]);
+                        let relevance = (0..n)
+                            .map(|i| Relevance { score: f64::from(keys[i] % 7), first: keys[i] % 11 == 0, request: None })
+                            .collect();
+                        CutOrder::from_ranking(&best, n, "ranked").with_relevance(relevance)
+                    }
+                };
+                if repeat {
+                    let again = order.order[0];
+                    order.order.push(again);
+                }
+                let allowed: Option<Vec<usize>> =
+                    allow.map(|keep| (0..n).filter(|&i| keep[i] || i % 4 == 0).collect());
+                let fast = p.compact_among_by(allowance, tok, &order, allowed.as_deref(), true);
+                let plain = p.compact_among_by(allowance, tok, &order, allowed.as_deref(), false);
+                prop_assert_eq!(fast, plain);
             }
         }
     }
