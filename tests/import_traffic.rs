@@ -1130,15 +1130,8 @@ fn a_span_answer_is_its_first_choice_with_its_reasoning_and_the_intent_is_read_w
 fn a_configured_key_in_a_traces_ids_or_a_spend_logs_end_user_is_not_stored() {
     const KEY_ENV: &str = "CTXCONSOLE_TRAFFIC_TEST_KEY";
     let trace_id = "5b8efff798038103d269b633813fc60c";
-    let home = tempfile::tempdir().unwrap();
+    let home = common::keyed_workspace(KEY_ENV);
     let h = home.path();
-    std::fs::write(
-        h.join("config.toml"),
-        format!(
-            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
-        ),
-    )
-    .unwrap();
     let exported = || {
         let mut all = String::new();
         for args in [

@@ -277,15 +277,8 @@ fn an_embedder_model_id_with_a_control_character_is_refused_before_anything_is_s
 
 #[test]
 fn eval_rank_takes_a_configured_key_out_of_a_labels_intent() {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::keyed_workspace(KEY_ENV);
     let dir = home.path();
-    std::fs::write(
-        dir.join("config.toml"),
-        format!(
-            "[providers.bad]\nprefix = \"bad/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
-        ),
-    )
-    .unwrap();
     std::fs::write(dir.join("cat.json"), CATALOG).unwrap();
     std::fs::write(
         dir.join("k.jsonl"),

@@ -39,15 +39,8 @@ fn holds(home: &Path, key: &str) -> bool {
 /// A workspace whose provider reads its key from `KEY_ENV`, holding `key` (unset when it
 /// was kept) in a plan, a briefed paste and a log line.
 fn workspace_holding(key: &str) -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::keyed_workspace(KEY_ENV);
     let h = home.path();
-    std::fs::write(
-        h.join("config.toml"),
-        format!(
-            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
-        ),
-    )
-    .unwrap();
     let plan = format!(
         "{{\"id\":\"leaky\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"ops\",\"model\":\"gw/m\",\
          \"intent\":\"call the billing api with {key} and blog the result\",\
@@ -263,15 +256,8 @@ fn a_damaged_cache_does_not_stop_the_rest_and_the_report_says_what_was_scrubbed(
 /// kept (never with the key), and takes it out, the execution still counting for its plan.
 #[test]
 fn a_key_in_executions_and_in_a_plans_caller_model_or_id_is_kept_out_and_scrubbed() {
-    let home = tempfile::tempdir().unwrap();
+    let home = common::keyed_workspace(KEY_ENV);
     let h = home.path();
-    std::fs::write(
-        h.join("config.toml"),
-        format!(
-            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{KEY_ENV}\"\n"
-        ),
-    )
-    .unwrap();
     let plans = h.join("plans.jsonl");
     std::fs::write(
         &plans,

@@ -121,6 +121,20 @@ impl Rng {
     }
 }
 
+/// A workspace whose one provider, `gw/`, reads its key from `key_env` (its endpoint, port
+/// 9, is never reached): what a key to keep out of the store and the output is configured by.
+pub fn keyed_workspace(key_env: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[providers.gw]\nprefix = \"gw/\"\nbase_url = \"http://127.0.0.1:9/v1\"\nkey_env = \"{key_env}\"\n"
+        ),
+    )
+    .unwrap();
+    home
+}
+
 /// A tester's three-tool catalog (OpenAI tools), for `eval rank --labels … --catalog …`.
 pub const TESTER_CATALOG: &str = r#"[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":{}}},{"type":"function","function":{"name":"web_search","description":"Search the web.","parameters":{}}},{"type":"function","function":{"name":"book_hotel","description":"Book a hotel room.","parameters":{}}}]"#;
 
