@@ -1818,6 +1818,88 @@ fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_answered() {
     assert_eq!(again, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
 }
 
+/// Tester 15 F3 (left by its helper): a compute call cancelled by its client ran on to its
+/// end on a blocking thread, so a client could queue heavy calls, cancel them and leave a
+/// core busy for each. At most two compute at once; a third waits for a place, and its
+/// cancel drops it before it starts. Two rankings are held by an embeddings endpoint that
+/// answers a question after 10 s; the third, cancelled while it waits, never asks for its
+/// question's vector.
+#[test]
+fn a_compute_call_cancelled_while_it_waits_for_a_place_never_runs() {
+    use std::io::Write;
+    use std::time::Duration;
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    with_embedder(home.path(), &server, "30s", 0, "embed-hang-single");
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let rank = |id: u32, query: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "rank_tools", "arguments": {"query": query}}})
+        .to_string()
+    };
+    let questions = || {
+        server
+            .embedded_inputs()
+            .into_iter()
+            .filter(|inputs| inputs.len() == 1)
+            .count()
+    };
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer within 60 s");
+        serde_json::from_str(&line).unwrap()
+    };
+    for line in [RAW_INITIALIZE.to_string(), RAW_INITIALIZED.to_string()] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    assert_eq!(next()["id"], 1);
+    for line in [
+        rank(11, "draft a blog post"),
+        rank(12, "take a screenshot of the page"),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // Both are held at the endpoint: the two places are taken.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while questions() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the two calls never asked"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for line in [
+        rank(13, "store a memory about the launch"),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 13, "reason": "gave up"}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 14, "method": "ping"}).to_string(),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    assert_eq!(
+        next()["id"],
+        14,
+        "a ping is no compute call: answered at once"
+    );
+    let mut answered: Vec<Value> = vec![next()["id"].clone(), next()["id"].clone()];
+    answered.sort_by_key(|v| v.as_u64());
+    assert_eq!(answered, [json!(11), json!(12)]);
+    // Places free again: the cancelled call, had it only been waiting, would start now.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        questions(),
+        2,
+        "the cancelled call ran: {:?}",
+        server.embedded_inputs()
+    );
+    assert!(rx.try_recv().is_err(), "no answer for the cancelled call");
+}
+
 /// Tester 15 F5 over HTTP: in one session, of two requests with one id the first's answer
 /// was lost (its stream only kept alive). The second is refused at once with 400 and the
 /// JSON-RPC error; the first is answered, and the id is free again after.

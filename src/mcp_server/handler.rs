@@ -62,7 +62,16 @@ pub struct State {
     /// The semantic layer over the workspace's catalog, as far as it got (see
     /// [`State::semantic`]).
     semantic: Mutex<LayerState>,
+    /// Places for the calls that compute (preview, compaction, ranking): at most
+    /// [`COMPUTING_MAX`] run at once, whoever sends them.
+    computing: Arc<tokio::sync::Semaphore>,
 }
+
+/// The most compute calls that run at once. A running call cannot be stopped (it runs on
+/// a blocking thread), but one still waiting for its place is ended by its cancel and
+/// costs nothing: a client sending many heavy calls and cancelling them no longer keeps a
+/// core busy for each (tester 15 F3: cancelled compactions ran on to their end).
+pub const COMPUTING_MAX: usize = 2;
 
 /// The semantic layer as far as it got.
 enum LayerState {
@@ -125,6 +134,7 @@ impl State {
             prior: Mutex::new(None),
             past_steps: Mutex::new(None),
             semantic: Mutex::new(LayerState::NotBuilt),
+            computing: Arc::new(tokio::sync::Semaphore::new(COMPUTING_MAX)),
         }
     }
 
@@ -1063,7 +1073,28 @@ impl ServerHandler for Console {
             }
         };
         let name = tool.clone();
-        let value = blocking(move || call(&state, &args)).await?;
+        // Waiting here, a call its client cancels never starts (rmcp marks the call's
+        // token; the handler is not dropped).
+        let ct = context.ct.clone();
+        let place = tokio::select! {
+            place = Arc::clone(&state.computing).acquire_owned() => {
+                place.map_err(|e| internal(anyhow::anyhow!("the compute places: {e}")))?
+            }
+            () = ct.cancelled() => {
+                return Err(ErrorData::invalid_request("the call was cancelled before it started", None));
+            }
+        };
+        if ct.is_cancelled() {
+            return Err(ErrorData::invalid_request(
+                "the call was cancelled before it started",
+                None,
+            ));
+        }
+        let value = blocking(move || {
+            let _place = place;
+            call(&state, &args)
+        })
+        .await?;
         Ok(tool_result(&name, value)?.into())
     }
 }
