@@ -270,8 +270,7 @@ fn chunk_key(chunk: &[u8]) -> String {
 
 /// Bytes of a SQLite file and its write-ahead log.
 fn on_disk(path: &Path) -> u64 {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
+    let wal = crate::fsio::with_suffix(path, "-wal");
     [path.as_os_str(), wal.as_os_str()]
         .iter()
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))

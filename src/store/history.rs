@@ -1054,6 +1054,13 @@ mod tests {
     /// intent, a step's arguments, the raw response and the answer. A dry run names it and
     /// changes nothing; a scrub replaces it by itself without the key (its group and drift
     /// recounted, its id, time and steps' tools kept), leaves every other plan as it was,
+    /// Whether the store's file or its write-ahead log holds `needle`'s bytes.
+    fn file_holds(s: &HistoryStore, needle: &str) -> bool {
+        let mut all = std::fs::read(s.path()).unwrap();
+        all.extend(std::fs::read(crate::fsio::with_suffix(s.path(), "-wal")).unwrap_or_default());
+        all.windows(needle.len()).any(|w| w == needle.as_bytes())
+    }
+
     /// and leaves no byte of the key in the file or its log.
     #[test]
     fn a_scrub_takes_a_key_out_of_plans_stored_before_it_was_known() {
@@ -1078,13 +1085,7 @@ mod tests {
             s.export_plans(&mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
-        let holds_key = |s: &HistoryStore| {
-            let mut all = std::fs::read(s.path()).unwrap();
-            let mut wal = s.path().as_os_str().to_owned();
-            wal.push("-wal");
-            all.extend(std::fs::read(wal).unwrap_or_default());
-            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
-        };
+        let holds_key = |s: &HistoryStore| file_holds(s, KEY);
         let before = export(&s);
         let counts = s.counts().unwrap();
         assert!(holds_key(&s));
@@ -1169,13 +1170,7 @@ mod tests {
             s.export_executions(&mut e).unwrap();
             (String::from_utf8(p).unwrap(), String::from_utf8(e).unwrap())
         };
-        let holds_key = |s: &HistoryStore| {
-            let mut all = std::fs::read(s.path()).unwrap();
-            let mut wal = s.path().as_os_str().to_owned();
-            wal.push("-wal");
-            all.extend(std::fs::read(wal).unwrap_or_default());
-            all.windows(KEY.len()).any(|w| w == KEY.as_bytes())
-        };
+        let holds_key = |s: &HistoryStore| file_holds(s, KEY);
 
         // With the key configured: nothing of it is stored, by either import.
         let dir = tempfile::tempdir().unwrap();

@@ -395,8 +395,7 @@ fn cannot_access(name: &str, kind: &str, detail: &str) -> anyhow::Error {
 /// files. With no -wal file left beside it, no transaction is half-written, so the file is
 /// opened immutable (SQLite then needs no -shm); a -wal left behind must be read through.
 fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
+    let wal = crate::fsio::with_suffix(path, "-wal");
     let conn = if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
         Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?
     } else {
