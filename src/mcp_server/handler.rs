@@ -1074,22 +1074,18 @@ impl ServerHandler for Console {
         };
         let name = tool.clone();
         // Waiting here, a call its client cancels never starts (rmcp marks the call's
-        // token; the handler is not dropped).
+        // token; the handler is not dropped). The cancel is looked at first, so one already
+        // in wins over a place freed at the same moment.
         let ct = context.ct.clone();
         let place = tokio::select! {
-            place = Arc::clone(&state.computing).acquire_owned() => {
-                place.map_err(|e| internal(anyhow::anyhow!("the compute places: {e}")))?
-            }
+            biased;
             () = ct.cancelled() => {
                 return Err(ErrorData::invalid_request("the call was cancelled before it started", None));
             }
+            place = Arc::clone(&state.computing).acquire_owned() => {
+                place.map_err(|e| internal(anyhow::anyhow!("the compute places: {e}")))?
+            }
         };
-        if ct.is_cancelled() {
-            return Err(ErrorData::invalid_request(
-                "the call was cancelled before it started",
-                None,
-            ));
-        }
         let value = blocking(move || {
             let _place = place;
             call(&state, &args)
