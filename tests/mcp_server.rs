@@ -2192,6 +2192,9 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
     )
     .unwrap();
+    // Its headers read (it has sent an authorised request), it is not one closed to make
+    // room for the newer ones below.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     // Four times the cap of connections that send half their headers and wait.
     let half_sent: Vec<std::net::TcpStream> = (0..16)
         .map(|_| {
@@ -2239,24 +2242,16 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
         }
     }
 
-    // Every one is counted, in fewer lines than connections.
+    // Every one is counted, in fewer lines than connections: as ended on its timeout, or
+    // as closed to make room for a newer one.
     let ended = |said: &[String]| -> (usize, usize) {
         let lines: Vec<&String> = said
             .iter()
-            .filter(|l| l.starts_with("ctxconsole mcp: a connection ended: "))
-            .collect();
-        let counted = lines
-            .iter()
-            .map(|l| {
-                match l
-                    .split_once(", and ")
-                    .and_then(|(_, n)| n.split_once(" more connection"))
-                {
-                    Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
-                    None => 1,
-                }
+            .filter(|l| {
+                l.starts_with("ctxconsole mcp: a connection ended: ") || l.contains("make room")
             })
-            .sum();
+            .collect();
+        let counted = lines.iter().map(|l| closed_in(l)).sum();
         (lines.len(), counted)
     };
     let mut waited = 0;
@@ -2271,6 +2266,153 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
     let all = said.lock().unwrap().join("\n");
     assert!(counted >= 16, "{all}");
     assert!(lines <= 10, "{all}");
+    drop(server);
+}
+
+/// How many connections one of the server's rate-limited lines says ended or were closed.
+fn closed_in(line: &str) -> usize {
+    if let Some((_, rest)) = line.split_once("): closed ") {
+        return match rest.split_once(" connections") {
+            Some((n, _)) => n.parse().unwrap(),
+            None => 1,
+        };
+    }
+    match line
+        .split_once(", and ")
+        .and_then(|(_, n)| n.split_once(" more connection"))
+    {
+        Some((n, _)) => 1 + n.parse::<usize>().unwrap(),
+        None => 1,
+    }
+}
+
+/// One HTTP/1.1 answer read off `stream` (headers and a Content-Length body), as text;
+/// what came before the stream ended, if it ended first.
+fn read_answer(stream: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    let whole = |got: &[u8]| -> bool {
+        let text = String::from_utf8_lossy(got);
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            return false;
+        };
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(str::to_string)
+            })
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        body.len() >= length
+    };
+    while !whole(&got) {
+        match stream.read(&mut byte) {
+            Ok(1) => got.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Tester 15 F4's leftover: with every slot taken by connections that sent nothing (or
+/// never a valid token), an authorised client waited until they timed out, one read
+/// timeout per slot's turn (7.2 s behind 1,200 of them). Now the oldest connection that
+/// has sent no authorised request is closed to make room for a new one; one that has sent
+/// an authorised request stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_silent_connections_makes_room_for_an_authorised_client() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let token = "a-test-token-of-some-length";
+    // A read timeout far past the client's: a slot freed by it would come too late.
+    let (server, url, _, stderr) = start_http_reading(
+        home.path(),
+        &["--max-connections", "3", "--read-timeout", "120s"],
+        Some(token),
+        &[],
+    );
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|a| a.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+    let get = |bearer: &str| {
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\n\r\n")
+    };
+    let connect = || {
+        let s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s
+    };
+    // One connection that sent an authorised request (rmcp answers 406: no Accept) and
+    // one that sent a wrong token; both stay open.
+    let mut proven = connect();
+    proven.write_all(get(token).as_bytes()).unwrap();
+    let first = read_answer(&mut proven);
+    assert!(first.starts_with("HTTP/1.1 406"), "{first}");
+    let mut wrong = connect();
+    wrong.write_all(get("not-the-token").as_bytes()).unwrap();
+    let refused = read_answer(&mut wrong);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    // Four times the cap of connections that send nothing.
+    let silent: Vec<std::net::TcpStream> = (0..12).map(|_| connect()).collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // The authorised client is served long before any read timeout.
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    assert_eq!(initialize_with(&http, &url, token).await, 200);
+
+    // The wrong-token one was closed (the oldest unproven), the authorised one was not.
+    let mut rest = Vec::new();
+    let read = wrong.read_to_end(&mut rest);
+    assert!(
+        read.is_ok()
+            || read
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the wrong-token connection was still open: {read:?}"
+    );
+    proven.write_all(get(token).as_bytes()).unwrap();
+    let again = read_answer(&mut proven);
+    assert!(again.starts_with("HTTP/1.1 406"), "{again}");
+    // The earliest silent ones were closed too; the number is said, in a line or a few.
+    let mut first_silent = silent.into_iter().next().unwrap();
+    assert!(matches!(first_silent.read(&mut [0u8; 1]), Ok(0) | Err(_)));
+    let mut waited = 0;
+    let closed = loop {
+        let closed: usize = said
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains("make room"))
+            .map(|l| closed_in(l))
+            .sum();
+        if closed >= 11 || waited >= 100 {
+            break closed;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    };
+    let all = said.lock().unwrap().join("\n");
+    assert!(closed >= 11, "{all}");
+    assert!(
+        all.contains("all 3 connection slots were taken (--max-connections)"),
+        "{all}"
+    );
     drop(server);
 }
 

@@ -6,12 +6,15 @@
 //! all are taken, and every request in a session marks it used (see [`Sessions`]).
 //!
 //! Connections are bounded before any request is read, so before any token is checked: at
-//! most [`CONNECTIONS_MAX`] at once (`--max-connections`; one more waits in the kernel's
-//! backlog, holding no descriptor here, until one ends), and each must send a request's
-//! headers within [`READ_TIMEOUT`] of connecting or of its last answer, and a body within it
-//! once its headers are in (`--read-timeout`). Before, ~20,000 connections that sent half
-//! their headers and waited were held for good: the process ran out of descriptors and an
-//! authorised client could not connect (tester 15 F4).
+//! most [`CONNECTIONS_MAX`] at once (`--max-connections`; one more is accepted and waits for
+//! a slot, the rest wait in the kernel's backlog, holding no descriptor here), and each must
+//! send a request's headers within [`READ_TIMEOUT`] of connecting or of its last answer, and
+//! a body within it once its headers are in (`--read-timeout`). Before, ~20,000 connections
+//! that sent half their headers and waited were held for good: the process ran out of
+//! descriptors and an authorised client could not connect (tester 15 F4). When every slot
+//! is taken, the oldest connection that has not yet sent an authorised request is closed to
+//! make room ([`Unproven`]), so such a flood delays an authorised client by no more than
+//! the time its own connection takes to be accepted.
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -35,6 +38,7 @@ use crate::mcp_server::notes::{Note, Noter};
 use crate::mcp_server::params::size_label;
 use crate::mcp_server::sessions::{Place, Sessions};
 use crate::mcp_server::stdio::MESSAGE_MAX;
+use crate::mcp_server::unproven::Unproven;
 
 /// The one path the server answers on.
 pub const ENDPOINT: &str = "/mcp";
@@ -80,6 +84,24 @@ impl Note for Ended {
             ));
         }
         line
+    }
+}
+
+/// A connection closed to make room for a new one (see [`Unproven`]), as it is said: at
+/// most once a second, counted. Holds the cap.
+struct MadeRoom(usize);
+
+impl Note for MadeRoom {
+    fn line(&self, more: usize) -> String {
+        let closed = match more + 1 {
+            1 => "a connection".to_string(),
+            n => format!("{n} connections"),
+        };
+        format!(
+            "ctxconsole mcp: all {} connection slots were taken (--max-connections): closed \
+             {closed} that had sent no authorised request, oldest first, to make room",
+            self.0
+        )
     }
 }
 
@@ -316,14 +338,10 @@ pub async fn serve(
     let read_timeout = limits.read_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
     let ended: Noter<Ended> = Noter::default();
+    let made_room: Noter<MadeRoom> = Noter::default();
+    let unproven = Arc::new(Unproven::default());
     let in_flight = Arc::new(InFlight::default());
     loop {
-        // Taken before accepting: past the cap a connection waits in the kernel's backlog,
-        // and the read timeout frees a slot from one that sends nothing.
-        let slot = Arc::clone(&slots)
-            .acquire_owned()
-            .await
-            .map_err(|e| anyhow::anyhow!("the connection slots: {e}"))?;
         let (stream, _) = match listener.accept().await {
             Ok(c) => c,
             Err(e) => {
@@ -335,17 +353,38 @@ pub async fn serve(
                 continue;
             }
         };
+        // Past the cap the one accepted waits for a slot and the rest wait in the kernel's
+        // backlog; the oldest connection with no authorised request yet is closed to make
+        // room (see [`Unproven`]), and the read timeout frees a slot from one that sends
+        // nothing.
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if unproven.close_oldest() {
+                    made_room.note(MadeRoom(limits.max));
+                }
+                Arc::clone(&slots)
+                    .acquire_owned()
+                    .await
+                    .map_err(|e| anyhow::anyhow!("the connection slots: {e}"))?
+            }
+        };
+        let entered = unproven.enter();
+        let connection = entered.id;
         let service = service.clone();
         let token = token.clone();
         let sessions = Arc::clone(&sessions);
         let commits = Arc::clone(&commits);
         let in_flight = Arc::clone(&in_flight);
         let ended = ended.clone();
+        let unproven = Arc::clone(&unproven);
         tokio::spawn(async move {
             let _slot = slot;
+            let proving = Arc::clone(&unproven);
             let handle = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let mut service = service.clone();
                 let token = token.clone();
+                let unproven = Arc::clone(&proving);
                 let sessions = Arc::clone(&sessions);
                 let commits = Arc::clone(&commits);
                 let in_flight = Arc::clone(&in_flight);
@@ -375,6 +414,7 @@ pub async fn serve(
                         );
                         return Ok(r);
                     }
+                    unproven.proven(connection);
                     if let Some(id) = req
                         .headers()
                         .get(SESSION_HEADER)
@@ -463,12 +503,17 @@ pub async fn serve(
             // The timer is what makes hyper's header timeout count (without one it is off);
             // it runs from the connection's start and from each answer, so it also ends a
             // connection that sends nothing.
-            let served = hyper::server::conn::http1::Builder::new()
+            let serving = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(read_timeout)
-                .serve_connection(TokioIo::new(stream), handle)
-                .await;
-            if let Err(e) = served {
+                .serve_connection(TokioIo::new(stream), handle);
+            // Closed to make room: dropping the connection closes it.
+            let served = tokio::select! {
+                served = serving => Some(served),
+                () = entered.closed() => None,
+            };
+            unproven.proven(connection);
+            if let Some(Err(e)) = served {
                 ended.note(Ended(e.to_string()));
             }
         });

@@ -9,6 +9,7 @@ pub mod notes;
 pub mod params;
 pub mod sessions;
 pub mod stdio;
+pub mod unproven;
 
 use crate::core::terminal_text::ShownPath;
 use clap::builder::TypedValueParser as _;
