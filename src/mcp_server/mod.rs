@@ -73,8 +73,8 @@ pub struct Args {
     /// Over HTTP, close a session after this long without a request (100ms to 1d).
     #[arg(long, value_name = "DURATION", default_value = DEFAULT_SESSION_IDLE, value_parser = session_idle)]
     pub session_idle: Duration,
-    /// Over HTTP, the most connections served at once (1 to 4096); one more waits until
-    /// one ends.
+    /// Over HTTP, the most connections served at once (1 to 4096); one more closes the
+    /// oldest that has sent no authorised request, or waits until one ends.
     #[arg(long, value_name = "N", default_value_t = CONNECTIONS_MAX,
           value_parser = clap::value_parser!(u16).range(1..=4096).map(usize::from))]
     pub max_connections: usize,
