@@ -2158,19 +2158,11 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
     use std::time::Duration;
     let home = tempfile::tempdir().unwrap();
     let token = "a-test-token-of-some-length";
-    let (server, url, _, stderr) = start_http_reading(
+    let (server, url, addr, said) = start_http_listened(
         home.path(),
         &["--max-connections", "4", "--read-timeout", "1s"],
-        Some(token),
-        &[],
+        token,
     );
-    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let lines = std::sync::Arc::clone(&said);
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            lines.lock().unwrap().push(line);
-        }
-    });
     let pid = server.0.id();
     let descriptors = || {
         std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -2178,11 +2170,6 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
             .count()
     };
     let before = descriptors();
-    let addr = url
-        .strip_prefix("http://")
-        .and_then(|a| a.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string();
 
     // An authorised POST whose body stops short of its Content-Length: 408 once the
     // timeout is up.
@@ -2254,19 +2241,50 @@ async fn http_connections_are_capped_and_half_sent_requests_time_out() {
         let counted = lines.iter().map(|l| closed_in(l)).sum();
         (lines.len(), counted)
     };
-    let mut waited = 0;
-    let (lines, counted) = loop {
-        let (lines, counted) = ended(&said.lock().unwrap());
-        if counted >= 16 || waited >= 300 {
-            break (lines, counted);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        waited += 1;
-    };
+    let (lines, counted) = said_until(&said, 30, |said| ended(said), |&(_, n)| n >= 16).await;
     let all = said.lock().unwrap().join("\n");
     assert!(counted >= 16, "{all}");
     assert!(lines <= 10, "{all}");
     drop(server);
+}
+
+/// Lines the server writes to stderr, as they come.
+type Said = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// An HTTP server with `token` (see [`start_http_reading`]), its URL, its address
+/// (`HOST:PORT`, for raw connections) and its stderr lines as they come.
+fn start_http_listened(home: &Path, extra: &[&str], token: &str) -> (Server, String, String, Said) {
+    let (server, url, _, stderr) = start_http_reading(home, extra, Some(token), &[]);
+    let said = Said::default();
+    let lines = std::sync::Arc::clone(&said);
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|a| a.strip_suffix("/mcp"))
+        .unwrap()
+        .to_string();
+    (server, url, addr, said)
+}
+
+/// `read` of the lines said so far, once `enough` holds of it or after `seconds`.
+async fn said_until<T>(
+    said: &Said,
+    seconds: u64,
+    read: impl Fn(&[String]) -> T,
+    enough: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    loop {
+        let now = read(&said.lock().unwrap());
+        if enough(&now) || std::time::Instant::now() >= deadline {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// How many connections one of the server's rate-limited lines says ended or were closed.
@@ -2329,24 +2347,11 @@ async fn a_flood_of_silent_connections_makes_room_for_an_authorised_client() {
     let home = tempfile::tempdir().unwrap();
     let token = "a-test-token-of-some-length";
     // A read timeout far past the client's: a slot freed by it would come too late.
-    let (server, url, _, stderr) = start_http_reading(
+    let (server, url, addr, said) = start_http_listened(
         home.path(),
         &["--max-connections", "3", "--read-timeout", "120s"],
-        Some(token),
-        &[],
+        token,
     );
-    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let lines = std::sync::Arc::clone(&said);
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            lines.lock().unwrap().push(line);
-        }
-    });
-    let addr = url
-        .strip_prefix("http://")
-        .and_then(|a| a.strip_suffix("/mcp"))
-        .unwrap()
-        .to_string();
     let get = |bearer: &str| {
         format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\n\r\n")
     };
@@ -2392,21 +2397,18 @@ async fn a_flood_of_silent_connections_makes_room_for_an_authorised_client() {
     // The earliest silent ones were closed too; the number is said, in a line or a few.
     let mut first_silent = silent.into_iter().next().unwrap();
     assert!(matches!(first_silent.read(&mut [0u8; 1]), Ok(0) | Err(_)));
-    let mut waited = 0;
-    let closed = loop {
-        let closed: usize = said
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.contains("make room"))
-            .map(|l| closed_in(l))
-            .sum();
-        if closed >= 11 || waited >= 100 {
-            break closed;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        waited += 1;
-    };
+    let closed: usize = said_until(
+        &said,
+        10,
+        |said| {
+            said.iter()
+                .filter(|l| l.contains("make room"))
+                .map(|l| closed_in(l))
+                .sum()
+        },
+        |&n| n >= 11,
+    )
+    .await;
     let all = said.lock().unwrap().join("\n");
     assert!(closed >= 11, "{all}");
     assert!(
