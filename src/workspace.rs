@@ -355,8 +355,12 @@ pub fn config_in(dir: &Path) -> anyhow::Result<Config> {
     let Some(text) = read_optional_text(&path)? else {
         return Ok(sample);
     };
-    let user = Config::parse(&text, path.shown().as_ref())?;
-    Ok(sample.overlay(user))
+    let origin = path.shown();
+    let config = sample.overlay(Config::parse(&text, origin.as_ref())?);
+    // The providers are checked wherever the config is read, not first at a send: a base
+    // URL that is not http(s) passed `preview` and the console (tester 16 F7).
+    crate::llm::provider::Providers::from_config(&config, origin.as_ref())?;
+    Ok(config)
 }
 
 /// The configured provider keys of the workspace `--workspace` (or its default) names, as

@@ -934,3 +934,57 @@ fn an_attachment_loses_one_byte_order_mark_from_a_file_and_from_stdin() {
         );
     }
 }
+
+/// Tester 16 F7: two providers taking one prefix were both accepted (the one whose name
+/// sorted last took every model, so renaming one rerouted its models), an empty prefix
+/// was accepted and never matched, and a base URL that is not http(s) passed `preview` and
+/// the console, refused only at `send`. Each is refused wherever the config is read.
+#[test]
+fn providers_that_clash_or_cannot_be_reached_are_refused_when_the_config_is_read() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    let preview = |home: &Path| {
+        let mut cmd = ctx(home);
+        cmd.args(["preview", "hello", "--model", "a/m"]);
+        cmd
+    };
+    let cases = [
+        (
+            "[providers.zz]\nprefix = \"a/\"\nbase_url = \"http://127.0.0.1:1/v1\"\n\
+             [providers.bb]\nprefix = \"a/\"\nbase_url = \"http://127.0.0.1:2/v1\"\n",
+            "providers.bb.prefix and providers.zz.prefix are both 'a/'",
+        ),
+        (
+            "[providers.mine]\nprefix = \"ollama/\"\nbase_url = \"http://127.0.0.1:2/v1\"\n",
+            "providers.mine.prefix and providers.ollama.prefix are both 'ollama/'",
+        ),
+        (
+            "[providers.x]\nprefix = \"\"\nbase_url = \"http://127.0.0.1:2/v1\"\n",
+            "providers.x.prefix is empty",
+        ),
+        (
+            "[providers.x]\nprefix = \"x/\"\nbase_url = \"ftp://example\"\n",
+            "providers.x.base_url must start with http:// or https://",
+        ),
+    ];
+    for (text, said) in cases {
+        std::fs::write(&config, text).unwrap();
+        let err = refused(&mut preview(home.path()));
+        assert!(err.contains(said), "{text}\n{err}");
+        assert!(err.contains("config.toml"), "{err}");
+    }
+    // The default provider may go without a prefix: it takes what no prefix matches.
+    std::fs::write(
+        &config,
+        "[llm]\ndefault_provider = \"x\"\n[providers.x]\nprefix = \"\"\nbase_url = \"http://127.0.0.1:2/v1\"\n",
+    )
+    .unwrap();
+    stderr_of(&mut preview(home.path()));
+    // A provider named as the sample's replaces it, prefix and all.
+    std::fs::write(
+        &config,
+        "[providers.ollama]\nprefix = \"ollama/\"\nbase_url = \"http://127.0.0.1:2/v1\"\n",
+    )
+    .unwrap();
+    stderr_of(&mut preview(home.path()));
+}

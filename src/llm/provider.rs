@@ -167,6 +167,7 @@ impl Providers {
                 quoted(dp)
             )));
         }
+        check_prefixes(&providers, llm.default_provider.as_deref(), origin)?;
         Ok(Providers {
             settings,
             concurrency: llm
@@ -238,6 +239,42 @@ impl Providers {
             settings: self.settings.clone(),
         })
     }
+}
+
+/// Every provider is reachable by a prefix of its own: an empty prefix never matches (only
+/// the default provider may have one), and of two providers taking one prefix the one
+/// whose name sorted last took every model, so renaming one rerouted its models without a
+/// word (tester 16 F7). Both are refused, naming the providers.
+fn check_prefixes(
+    providers: &[(String, ProviderConfig)],
+    default_provider: Option<&str>,
+    origin: &str,
+) -> anyhow::Result<()> {
+    let field = |name: &str| format!("providers.{}.prefix", key_segment(name));
+    let mut taken: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for (name, p) in providers {
+        if p.prefix.is_empty() {
+            if default_provider == Some(name.as_str()) {
+                continue;
+            }
+            return Err(bad_input(format!(
+                "{origin}: {} is empty, so no model id reaches this provider: give the \
+                 prefix its model ids start with (e.g. {}), or name it in llm.default_provider",
+                field(name),
+                quoted(&format!("{name}/"))
+            )));
+        }
+        if let Some(first) = taken.insert(&p.prefix, name) {
+            return Err(bad_input(format!(
+                "{origin}: {} and {} are both {}: a model id must go to one provider; give \
+                 one another prefix (a provider given a sample provider's name replaces it)",
+                field(first),
+                field(name),
+                quoted(&p.prefix)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Names a path segment or a `;` path parameter carries a secret under (`/key=…`,
