@@ -1533,6 +1533,78 @@ fn eval_rank_labels_refuse_a_shared_id_and_compose_says_too_few() {
         ));
 }
 
+/// Tester 16 F5: a suite passed over a labels file whose catalog was misnamed and a NESTFUL
+/// data file without its spec (the set was missing from the table, and `--only` said there
+/// was no such set), and a labels set named like a BFCL category made two sets of one name.
+/// F6: `--compose` with a half too small to join blamed the split's hash.
+#[test]
+fn eval_rank_suite_says_what_it_cannot_read_and_compose_names_a_half_too_small() {
+    let home = tempfile::tempdir().unwrap();
+    let catalog = "{\"tools\":[{\"name\":\"alpha_weather\",\"description\":\"Get the weather forecast for a city\"},{\"name\":\"beta_mail\",\"description\":\"Send an email message\"},{\"name\":\"delta_files\",\"description\":\"Read a file from disk\"}]}";
+    // Ids q1 (test) and q2, q4, q6 (tune) by the split's hash.
+    let labels = "{\"id\":\"q1\",\"intent\":\"what is the weather forecast in Paris\",\"expected\":[\"alpha_weather\"]}\n\
+        {\"id\":\"q2\",\"intent\":\"email the meeting notes to Bob\",\"expected\":[\"beta_mail\"]}\n\
+        {\"id\":\"q4\",\"intent\":\"send an email\",\"expected\":[\"beta_mail\"]}\n\
+        {\"id\":\"q6\",\"intent\":\"read the file on disk\",\"expected\":[\"delta_files\"]}\n";
+    let suite = home.path().join("suite");
+    let put = |path: &str, text: &str| {
+        let path = suite.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let run = || {
+        let mut cmd = ctx(home.path());
+        cmd.args(["eval", "rank", "--suite"]).arg(&suite);
+        cmd
+    };
+    put("labels/x.jsonl", labels);
+    put("labels/x-catalog.json", catalog);
+    put("labels/y.jsonl", labels);
+    put("labels/Y-catalog.json", catalog);
+    run().assert().code(2).stderr(predicates::str::contains(
+        "y.jsonl: no y-catalog.json beside it",
+    ));
+    std::fs::remove_file(suite.join("labels/y.jsonl")).unwrap();
+    put("nestful/mine-data.json", "[]");
+    run().assert().code(2).stderr(predicates::str::contains(
+        "mine-data.json: no mine-spec.json beside it",
+    ));
+    std::fs::remove_file(suite.join("nestful/mine-data.json")).unwrap();
+    run().assert().success();
+    // A labels set named like a BFCL category.
+    put(
+        "bfcl/BFCL_v4_simple_javascript.json",
+        &std::fs::read_to_string("tests/data/bfcl/BFCL_v4_simple_javascript.json").unwrap(),
+    );
+    put(
+        "bfcl/possible_answer/BFCL_v4_simple_javascript.json",
+        &std::fs::read_to_string("tests/data/bfcl/possible_answer/BFCL_v4_simple_javascript.json")
+            .unwrap(),
+    );
+    put("labels/simple_javascript.jsonl", labels);
+    put("labels/simple_javascript-catalog.json", catalog);
+    run().assert().code(2).stderr(predicates::str::contains(
+        "two sets are named 'simple_javascript': BFCL simple_javascript and labels simple_javascript",
+    ));
+
+    // --compose 2 on a set whose test half holds one question: that half is named too small.
+    let out = eval_labels_command(home.path(), labels, catalog)
+        .args(["--compose", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("the test half of l has 1 question, too few to join 2 at a time, so l×2 has no test question"),
+        "{text}"
+    );
+    assert!(!text.contains("FNV-1a"), "{text}");
+}
+
 /// Labels that expect no tool at all give nothing to score: said like an empty file (exit 2,
 /// the file named), not a table of 0.000.
 #[test]

@@ -422,6 +422,11 @@ macro_rules! split_parity {
 /// unexplained). The split itself stays: every weight was tuned on its tune halves, and
 /// moving it would put tuned questions in the test halves.
 fn lopsided_split_note(named: &NamedSet) -> Option<String> {
+    // A composed set's halves follow its base set's: the base's own note, or the one
+    // composing gives for a half too small to join, says why (tester 16 F6).
+    if named.composed_halves.is_some() {
+        return None;
+    }
     let all = named.set.cases.len();
     let test = (0..all).filter(|&i| named.half(i) == Half::Test).count();
     let tune = all - test;
