@@ -633,6 +633,38 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.budgets.selected, 4);
 }
 
+/// Tester 17 F1: below 80×20 the console draws only "needs at least 80×20 … press q to
+/// quit", but keys went on to the hidden pane: the `q` the message asks for was typed into
+/// the prompt, and ctrl+s sent it. Now only the quit key (and ctrl+c) acts; other keys and
+/// pastes are dropped, and the screen says so.
+#[test]
+fn below_the_smallest_screen_only_the_quit_key_acts() {
+    let (_d, ws) = workspace();
+    let keymap = Keymap::default();
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    apply_keys(&mut state, &keymap, &text_keys("find flights"));
+    (state.width, state.height) = (40, 8);
+    let screen = screen(&state, 40, 8);
+    assert!(screen.contains("needs at least 80×20"), "{screen}");
+    let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    let effects = apply_keys(&mut state, &keymap, &[key(KeyCode::Char('x')), ctrl_s]);
+    assert!(effects.is_empty());
+    assert!(update(&mut state, Action::Paste("pasted".into())).is_empty());
+    assert_eq!(state.prompt_text(), "find flights");
+    assert!(!state.quit);
+    apply_keys(&mut state, &keymap, &[key(KeyCode::Char('q'))]);
+    assert!(state.quit);
+    assert_eq!(state.prompt_text(), "find flights");
+    // Back at a size that is drawn, keys are the prompt's again.
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusPrompt]);
+    (state.width, state.height) = (80, 20);
+    apply_keys(&mut state, &keymap, &[key(KeyCode::Char('q'))]);
+    assert!(!state.quit);
+    assert_eq!(state.prompt_text(), "q");
+}
+
 /// Tester 8 F12: a line feed arrives as ctrl+j (what `tmux send-keys -l`, scripted input and
 /// some terminals' unbracketed paste deliver for `\n`), and the text area took ctrl+j as
 /// "delete to the start of the line": seven pasted lines kept only the last, and a ctrl+j

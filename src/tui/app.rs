@@ -79,6 +79,8 @@ pub struct State {
     pub page: usize,
     /// The terminal's width when last drawn (help wraps the status to it).
     pub width: u16,
+    /// The terminal's height when last drawn.
+    pub height: u16,
     pub notes: Vec<String>,
     /// The Prompt pane's own state: the instruction, the attachments, the preview scroll.
     pub prompt: PromptPane,
@@ -96,6 +98,13 @@ pub struct State {
 }
 
 impl State {
+    /// Whether the terminal was below [`MIN_WIDTH`](crate::tui::ui::MIN_WIDTH) ×
+    /// [`MIN_HEIGHT`](crate::tui::ui::MIN_HEIGHT) when last drawn: the screen is then only
+    /// the message asking for more room, and only its quit key acts.
+    pub fn too_small(&self) -> bool {
+        self.width < crate::tui::ui::MIN_WIDTH || self.height < crate::tui::ui::MIN_HEIGHT
+    }
+
     /// The console's status in full, one `(label, text)` each (outside text: shown when
     /// drawn): the semantic layer, the answers waiting to be stored, every note.
     pub fn status_entries(&self) -> Vec<(String, String)> {
@@ -147,6 +156,7 @@ impl State {
             quit: false,
             page: 10,
             width: 120,
+            height: 40,
             notes,
             prompt: PromptPane::default(),
             history: HistoryState::default(),
@@ -323,6 +333,11 @@ fn move_target(action: &Action, current: u64, len: u64, page: u64) -> u64 {
 
 /// Apply one action. Pure: no I/O, no clock; work to do comes back as effects.
 pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
+    // Below the smallest screen only the message is drawn: a paste is not taken into a
+    // box no one sees (tester 17 F1; keys: `apply_keys`).
+    if state.too_small() && matches!(action, Action::Paste(_)) {
+        return Vec::new();
+    }
     if state.help.open && help::takes(&action) {
         let len = state.help.len(&state.status_entries(), state.width);
         state.help.update(action, state.page, len);

@@ -167,6 +167,19 @@ fn text_field(state: &State) -> Option<panes::prompt::TextField> {
 /// stays text; in a one-line field (a search, the attach path) an Enter ends the field, as
 /// typed, and the keys after it act on what is then in focus.
 pub fn apply_keys(state: &mut State, keymap: &Keymap, keys: &[KeyEvent]) -> Vec<Effect> {
+    // Below the smallest screen nothing is drawn but the message naming the quit key, so
+    // that key (or ctrl+c) is the only one that acts: a `q` pressed as the message asks
+    // went into the hidden prompt, and ctrl+s sent it (tester 17 F1).
+    if state.too_small() {
+        let quits = |k: &KeyEvent| {
+            (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL))
+                || keymap.action_for(k) == Some(Action::Quit)
+        };
+        if keys.iter().any(quits) {
+            return update(state, Action::Quit);
+        }
+        return Vec::new();
+    }
     let mut effects = Vec::new();
     let mut i = 0;
     while i < keys.len() {
@@ -1060,6 +1073,7 @@ async fn event_loop(
         };
         state.page = size.height.saturating_sub(8).max(1) as usize;
         state.width = size.width;
+        state.height = size.height;
         if let Err(e) = guard.draw(|f| ui::draw(f, &state, &theme, &keymap)) {
             ended = Err(e.context("drawing the console"));
             break;
