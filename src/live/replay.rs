@@ -385,7 +385,9 @@ pub struct CallFacts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayProgress {
     pub model: String,
-    pub pass: u8,
+    /// Which pass of a two-pass replay (1: the filter, 2: the plan); `None` for a call
+    /// that is the only one (a send, or a replay the filter did not run for).
+    pub pass: Option<u8>,
     pub progress: Progress,
 }
 
@@ -414,7 +416,11 @@ impl ReplayProgress {
                 if *thinking { " (thinking…)" } else { "" }
             ),
         };
-        format!("{plan} on {} · pass {} · {what}", p.model, p.pass)
+        // "pass 2" with no pass 1 before it read as a step missed (tester 17 F6).
+        match p.pass {
+            Some(n) => format!("{plan} on {} · pass {n} · {what}", p.model),
+            None => format!("{plan} on {} · {what}", p.model),
+        }
     }
 }
 
@@ -754,10 +760,11 @@ pub async fn send_planned(
         response_format: request.request.response_format,
         sampling: request.request.sampling.clone(),
     };
+    let pass = prior.two_pass.as_ref().map(|_| 2);
     let mut report = |p: Progress| {
         progress(ReplayProgress {
             model: model.to_string(),
-            pass: 2,
+            pass,
             progress: p,
         })
     };
@@ -1217,7 +1224,7 @@ async fn filter_pass(
     let mut report = |p: Progress| {
         progress(ReplayProgress {
             model: model.to_string(),
-            pass: 1,
+            pass: Some(1),
             progress: p,
         })
     };
@@ -1273,6 +1280,23 @@ async fn filter_pass(
 
 #[cfg(test)]
 mod tests {
+    /// Tester 17 F6: a console send said "pass 2" with no pass 1; only a two-pass replay
+    /// numbers its passes.
+    #[test]
+    fn only_a_two_pass_replay_numbers_its_passes() {
+        let line = |pass| {
+            super::ReplayProgress {
+                model: "m".into(),
+                pass,
+                progress: crate::llm::client::Progress::Sending { attempt: 1 },
+            }
+            .line("pl-1")
+        };
+        assert_eq!(line(None), "pl-1 on m · sending");
+        assert_eq!(line(Some(1)), "pl-1 on m · pass 1 · sending");
+        assert_eq!(line(Some(2)), "pl-1 on m · pass 2 · sending");
+    }
+
     use super::*;
     use crate::store::history::HistoryStore;
     use crate::workspace::{Workspace, WorkspaceOptions};

@@ -1019,5 +1019,16 @@ mod tests {
         );
         assert!(s.prompt.attach_error.as_deref().unwrap().contains("q.md"));
         assert!(s.prompt.attachments.is_empty());
+        // Tester 17 F6: the failed try's line stayed through clears, new text and sends.
+        update(&mut s, Action::ClearPrompt);
+        assert!(s.prompt.attach_error.is_none());
+        s.prompt.attach_error = Some("q.md: cannot read".into());
+        update(&mut s, Action::Paste("find".into()));
+        assert!(s.prompt.attach_error.is_none());
+        // A paste of megabytes into the path line keeps a path's length, no more.
+        update(&mut s, Action::Attach);
+        update(&mut s, Action::Paste("p/".repeat(1_000_000)));
+        let kept = s.prompt.attach_path.as_deref().unwrap().len();
+        assert_eq!(kept, crate::tui::panes::prompt::PATH_MAX_BYTES);
     }
 }

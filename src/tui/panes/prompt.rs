@@ -200,12 +200,16 @@ impl PromptPane {
     }
 
     fn edited(&mut self) -> Edit {
+        // A failed attach's line is about that try: once the text moves on, it goes (it
+        // stayed through clears, new text and sends: tester 17 F6).
+        self.attach_error = None;
         self.version += 1;
         Edit::Instruction(self.version)
     }
 
     /// Empty the text box (the chips stay).
     pub fn clear(&mut self) -> Edit {
+        self.attach_error = None;
         if self.text().is_empty() {
             return Edit::Nothing;
         }
@@ -298,12 +302,19 @@ impl PromptPane {
     /// answers).
     pub fn path_key(&mut self, action: &Action) -> Option<Edit> {
         let path = self.attach_path.as_mut()?;
+        // A path is at most PATH_MAX bytes: a paste of megabytes into this line was kept
+        // whole, and its error wrapped over the whole box (tester 17 F6).
+        let mut add = |c: char| {
+            if !c.is_control() && path.len() + c.len_utf8() <= PATH_MAX_BYTES {
+                path.push(c);
+            }
+        };
         match action {
-            Action::Char(c) => path.push(*c),
+            Action::Char(c) => add(*c),
             Action::Backspace => {
                 path.pop();
             }
-            Action::Paste(text) => path.extend(text.chars().filter(|c| !c.is_control())),
+            Action::Paste(text) => text.chars().for_each(add),
             Action::Back => self.attach_path = None,
             Action::Confirm => {
                 let typed = path.trim().to_string();
@@ -341,6 +352,9 @@ impl PromptPane {
         }
     }
 }
+
+/// The longest path the attach line takes (Linux's PATH_MAX); what comes after is dropped.
+pub const PATH_MAX_BYTES: usize = 4096;
 
 /// What the Prompt pane reads besides its own state.
 #[derive(Clone, Copy)]
