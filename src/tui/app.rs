@@ -33,8 +33,12 @@ pub enum Effect {
         generation: u64,
         inputs: Box<RequestInputs>,
     },
-    /// Send `PreviewDue(version)` after the debounce delay.
-    DebouncePreview { version: u64 },
+    /// Hand `action` back once `delay` has passed (a debounce: the runtime sleeps, tests
+    /// drive the time themselves).
+    After {
+        delay: std::time::Duration,
+        action: Action,
+    },
     /// Read a file the operator typed the path of, as an attachment.
     ReadAttachment { request: u64, path: String },
     /// A History pane query against the store.
@@ -168,7 +172,10 @@ impl State {
     fn prompt_edited(&mut self, edit: Edit) -> Vec<Effect> {
         match edit {
             Edit::Nothing => Vec::new(),
-            Edit::Instruction(version) => vec![Effect::DebouncePreview { version }],
+            Edit::Instruction(version) => vec![Effect::After {
+                delay: std::time::Duration::from_millis(PREVIEW_DEBOUNCE_MS),
+                action: Action::PreviewDue(version),
+            }],
             Edit::Attachments => self.replan(),
             Edit::Read(path) => {
                 let request = crate::tui::request_id::take(&mut self.next_request);
@@ -946,7 +953,13 @@ mod tests {
         update(&mut s, Action::FocusPrompt);
         let e = update(&mut s, Action::Paste("summarise\nthis".into()));
         assert_eq!(s.prompt_text(), "summarise\nthis");
-        assert!(matches!(e.as_slice(), [Effect::DebouncePreview { .. }]));
+        assert!(matches!(
+            e.as_slice(),
+            [Effect::After {
+                action: Action::PreviewDue(_),
+                ..
+            }]
+        ));
         let log = "line\n".repeat(6);
         let e = update(&mut s, Action::Paste(format!("first words\n{log}")));
         assert_eq!(
