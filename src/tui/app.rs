@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
 use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
+use crate::preview::QuestionVectors;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 pub use crate::tui::panes::Pane;
@@ -15,7 +16,7 @@ use crate::tui::panes::help::{self, HelpModal};
 use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
-use crate::tui::semantic::SemanticStatus;
+use crate::tui::semantic::{QuestionEmbedding, SemanticStatus};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 use crate::tui::unstored::{StoreAgain, Unstored};
@@ -24,6 +25,11 @@ use crate::workspace::CatalogOrigin;
 
 /// How long the prompt must be still before it is previewed.
 pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
+
+/// How long the instruction must be still before the semantic layer embeds it: a pause in
+/// typing, not the gap between two keys (the preview follows the keys lexically meanwhile).
+/// An embedder may be paid for or rate-limited, so a key must not cost a call.
+pub const QUESTION_SETTLE_MS: u64 = 800;
 
 /// Work for the runtime: it runs off the UI thread and reports back as an action.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +100,8 @@ pub struct State {
     pub send: SendView,
     /// The semantic layer: off, embedding, on, or failed (said on the status line).
     pub semantic: SemanticStatus,
+    /// Which plan may embed the instruction: once it has settled, one at a time.
+    pub question: QuestionEmbedding,
     /// Answers paid for that the store could not take: kept, stored again on request and
     /// at quit, else written to a file (said on the status line while any wait).
     pub unstored: Unstored,
@@ -158,6 +166,7 @@ impl State {
             ab: AB_CHOICES[0],
             send: SendView::default(),
             semantic: SemanticStatus::Off,
+            question: QuestionEmbedding::default(),
             unstored: Unstored::default(),
         }
     }
@@ -172,10 +181,19 @@ impl State {
     fn prompt_edited(&mut self, edit: Edit) -> Vec<Effect> {
         match edit {
             Edit::Nothing => Vec::new(),
-            Edit::Instruction(version) => vec![Effect::After {
-                delay: std::time::Duration::from_millis(PREVIEW_DEBOUNCE_MS),
-                action: Action::PreviewDue(version),
-            }],
+            Edit::Instruction(version) => {
+                let mut effects = vec![Effect::After {
+                    delay: std::time::Duration::from_millis(PREVIEW_DEBOUNCE_MS),
+                    action: Action::PreviewDue(version),
+                }];
+                if self.semantic.embeds_questions() {
+                    effects.push(Effect::After {
+                        delay: std::time::Duration::from_millis(QUESTION_SETTLE_MS),
+                        action: Action::QuestionSettled(version),
+                    });
+                }
+                effects
+            }
             Edit::Attachments => self.replan(),
             Edit::Read(path) => {
                 let request = crate::tui::request_id::take(&mut self.next_request);
@@ -213,19 +231,26 @@ impl State {
 
     /// Plan the one request for the inputs as they are now: the selected row with the tier
     /// override, the instruction and the attachments. Every pane then draws its answer; an
-    /// answer for an older generation is dropped when it comes back.
+    /// answer for an older generation is dropped when it comes back. The plan embeds the
+    /// instruction only when [`QuestionEmbedding`] lets it.
     pub fn replan(&mut self) -> Vec<Effect> {
         let Some(effective) = self.effective() else {
             return Vec::new();
         };
         let generation = crate::tui::request_id::take(&mut self.next_request);
         self.planning = Some(generation);
+        let question = if matches!(self.semantic, SemanticStatus::On { .. }) {
+            self.question.vectors_for(generation, self.prompt.version)
+        } else {
+            QuestionVectors::Remembered
+        };
         vec![Effect::Plan {
             generation,
             inputs: Box::new(RequestInputs {
                 effective,
                 instruction: Arc::new(self.prompt_text()),
                 attachments: self.prompt.attachments.clone(),
+                question,
             }),
         }]
     }
@@ -461,6 +486,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Vec::new()
             };
         }
+        Action::QuestionSettled(version) => {
+            if version != state.prompt.version {
+                return Vec::new();
+            }
+            state.question.settled = version;
+            // Planned again, this time embedding the instruction (or next, when a plan is
+            // embedding an older text now).
+            return if matches!(state.semantic, SemanticStatus::On { .. }) {
+                state.replan()
+            } else {
+                Vec::new()
+            };
+        }
         Action::HistoryAnswered(request, result) => {
             let queries =
                 state
@@ -477,6 +515,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 let lines = state.catalog_lines();
                 let scroll = state.catalog.scroll;
                 state.catalog.scroll_to(scroll, lines);
+            }
+            // The plan that was embedding is back: the newest settled text, if it waited for
+            // it, is embedded now.
+            if state.question.came_back(generation, state.prompt.version) {
+                return state.replan();
             }
             return Vec::new();
         }
@@ -724,6 +767,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::ClearPrompt
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
+        | Action::QuestionSettled(_)
         | Action::Planned(..)
         | Action::AttachmentRead(..)
         | Action::Attach
@@ -899,6 +943,7 @@ mod tests {
             effective: s.effective().unwrap(),
             instruction: Arc::new(s.prompt_text()),
             attachments: s.prompt.attachments.clone(),
+            question: QuestionVectors::Remembered,
         };
         Action::Planned(
             generation,
