@@ -917,6 +917,60 @@ mod tests {
         assert_eq!(s.budgets.rows[s.budgets.visible[0]].tier, Tier::C);
     }
 
+    /// Tester 16 F10: with the semantic layer on, a key plans the preview from what the
+    /// layer remembers; only text that stayed still is embedded, by one plan at a time, and
+    /// the newest settled text goes next.
+    #[test]
+    fn a_key_never_embeds_the_settled_text_does_one_plan_at_a_time() {
+        let embeds = |e: &[Effect]| match e {
+            [Effect::Plan { inputs, .. }] => inputs.question == QuestionVectors::Embed,
+            other => panic!("{other:?}"),
+        };
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        let e = update(&mut s, Action::Paste("book".into()));
+        assert_eq!(e.len(), 1, "layer off: no settle timer: {e:?}");
+        s.semantic = SemanticStatus::On {
+            embedder: "endpoint:t".into(),
+            embedded_now: 0,
+            entries: 1,
+            not_cached: None,
+        };
+        let e = update(&mut s, Action::Paste(" a flight".into()));
+        let [
+            Effect::After {
+                action: Action::PreviewDue(v),
+                ..
+            },
+            Effect::After {
+                action: Action::QuestionSettled(settled),
+                delay,
+            },
+        ] = e.as_slice()
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(v, settled);
+        assert!(delay.as_millis() > u128::from(PREVIEW_DEBOUNCE_MS));
+        assert!(!embeds(&update(&mut s, Action::PreviewDue(*v))));
+        let e = update(&mut s, Action::QuestionSettled(*settled));
+        assert!(embeds(&e));
+        let Effect::Plan { generation, .. } = e[0] else {
+            unreachable!()
+        };
+        // More text settles while that plan is out: planned from memory, and it waits.
+        update(&mut s, Action::Paste(" to lisbon".into()));
+        let newest = s.prompt.version;
+        assert!(!embeds(&update(&mut s, Action::QuestionSettled(newest))));
+        assert!(update(&mut s, Action::QuestionSettled(newest - 1)).is_empty());
+        let answer = planned(generation, &s);
+        let e = update(&mut s, answer);
+        assert!(
+            embeds(&e),
+            "the newest text goes once the older plan is back"
+        );
+    }
+
     #[test]
     fn stale_results_are_dropped() {
         let mut s = state();
