@@ -140,18 +140,40 @@ pub struct Resilient {
     /// The layer is on but could not embed this question: why (the request was ranked
     /// lexically).
     pub semantic_error: Option<String>,
+    /// The layer is on but the question was not embedded yet (planned with
+    /// [`QuestionVectors::Remembered`]): ranked lexically until it is.
+    pub semantic_waiting: bool,
     /// The briefed parts could not be kept in the output cache: why (the request is still
     /// the one that would be sent).
     pub cache_error: Option<String>,
 }
 
+/// Whether planning may ask the semantic layer's embedder for the question's vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionVectors {
+    /// Embed the question (a call to the embedder unless its vectors are remembered).
+    Embed,
+    /// Only the vectors the layer remembers for it: a question not embedded yet is ranked
+    /// lexically and the plan says so ([`Resilient::semantic_waiting`]). The console plans
+    /// this way while the text is being typed, so a key costs no embedder call.
+    Remembered,
+}
+
 /// As [`plan_and_keep`], never failing: a question the semantic layer cannot embed is
 /// ranked lexically and a cache that cannot be written costs the refs, each said beside the
 /// request. The console plans through here.
-pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask) -> Resilient {
-    let (similarity, semantic_error) = match similarity_for(ctx, ask) {
-        Ok(s) => (s, None),
-        Err(e) => (None, Some(format!("{e:#}"))),
+pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask, vectors: QuestionVectors) -> Resilient {
+    let mut semantic_waiting = false;
+    let (similarity, semantic_error) = match (vectors, &ctx.semantic) {
+        (QuestionVectors::Remembered, Some(layer)) => {
+            let remembered = layer.remembered_similarities(ask.instruction);
+            semantic_waiting = remembered.is_none();
+            (remembered, None)
+        }
+        _ => match similarity_for(ctx, ask) {
+            Ok(s) => (s, None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        },
     };
     let semantic = similarity
         .as_ref()
@@ -165,6 +187,7 @@ pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask) -> Resilient {
         planned,
         semantic,
         semantic_error,
+        semantic_waiting,
         cache_error,
     }
 }

@@ -12,12 +12,18 @@ use common::console::{apply, as_sent_on_screen, render, row_of};
 
 use common::llm_server::LlmServer;
 use common::{ctx, json_of};
+use ctxconsole::preview::QuestionVectors;
 use ctxconsole::tui::action::Action;
-use ctxconsole::tui::app::State;
+use ctxconsole::tui::app::{Effect, QUESTION_SETTLE_MS, State, update};
+use ctxconsole::tui::keymap::Keymap;
 use ctxconsole::tui::semantic::SemanticStatus;
-use ctxconsole::tui::{EffectContext, run_effect_now, semantic_ready, start, start_semantic};
+use ctxconsole::tui::{
+    EffectContext, key_action, run_effect_now, semantic_ready, start, start_semantic,
+};
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::Path;
+use std::time::Duration;
 
 /// A Tier C model: its catalog is cut by the ranking, so a change of order changes what
 /// is sent.
@@ -364,4 +370,202 @@ fn a_damaged_cache_is_said_on_the_status_line() {
         "{screen}"
     );
     assert_eq!(std::fs::read(&cache).unwrap(), garbage);
+}
+
+/// The console on a clock of the test's own: actions applied as the runtime applies them,
+/// every effect run at once except a timer ([`Effect::After`]), which is due its delay
+/// after it was made and fires when the clock gets there. Keys "180 ms apart" are 180 ms
+/// apart on this clock whatever the machine's load.
+/// With `holding`, a plan that embeds the question is held back, in flight, until
+/// [`Clock::answer_held`].
+#[derive(Default)]
+struct Clock {
+    now: Duration,
+    timers: Vec<(Duration, Action)>,
+    holding: bool,
+    held: Vec<Effect>,
+}
+
+impl Clock {
+    fn apply(&mut self, ctx: &EffectContext, state: &mut State, action: Action) {
+        let mut queue = vec![action];
+        while let Some(a) = queue.pop() {
+            for effect in update(state, a) {
+                match effect {
+                    Effect::After { delay, action } => self.timers.push((self.now + delay, action)),
+                    Effect::Plan { ref inputs, .. }
+                        if self.holding && inputs.question == QuestionVectors::Embed =>
+                    {
+                        assert!(
+                            self.held.is_empty(),
+                            "a second embedding plan while one is in flight: {:?}",
+                            inputs.instruction
+                        );
+                        self.held.push(effect);
+                    }
+                    other => queue.push(run_effect_now(ctx, other)),
+                }
+            }
+        }
+    }
+
+    /// The plan in flight comes back (run now, and what its answer asks for).
+    fn answer_held(&mut self, ctx: &EffectContext, state: &mut State) {
+        let effect = self.held.pop().expect("a plan in flight");
+        let answer = run_effect_now(ctx, effect);
+        self.apply(ctx, state, answer);
+    }
+
+    /// `text` typed into the Prompt box key by key, 180 ms apart, then a pause of `pause`.
+    fn type_text(&mut self, ctx: &EffectContext, state: &mut State, text: &str, pause: Duration) {
+        let keymap = Keymap::default();
+        for c in text.chars() {
+            let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+            let action = key_action(state, &keymap, &key).expect("a key in the Prompt box");
+            self.apply(ctx, state, action);
+            self.advance(ctx, state, Duration::from_millis(180));
+        }
+        self.advance(ctx, state, pause);
+    }
+
+    /// Move the clock on by `by`, firing the timers due meanwhile in order.
+    fn advance(&mut self, ctx: &EffectContext, state: &mut State, by: Duration) {
+        let until = self.now + by;
+        while let Some(next) = (0..self.timers.len())
+            .filter(|&i| self.timers[i].0 <= until)
+            .min_by_key(|&i| self.timers[i].0)
+        {
+            let (due, action) = self.timers.remove(next);
+            self.now = due;
+            self.apply(ctx, state, action);
+        }
+        self.now = until;
+    }
+}
+
+/// The texts of every question the server was asked to embed since `from` requests (a
+/// question is one request of its own; the catalog goes in batches).
+fn questions_asked(server: &LlmServer, from: usize) -> Vec<Vec<String>> {
+    server.embedded_inputs().split_off(from)
+}
+
+/// A console with the layer on (`endpoint:test/embed-ok`), the Tier C model selected and
+/// the Prompt box focused and empty; the server's request count then.
+fn console_with_layer_on(server: &LlmServer, home: &Path) -> (EffectContext, State, usize) {
+    let ws = open(home);
+    let config = ws.config().unwrap();
+    let (mut ctx, mut state) = start(&ws, &config, &Default::default(), false);
+    let job = start_semantic(&ws, &config, &mut state).unwrap();
+    let layer = job.run();
+    assert!(layer.is_ok(), "{:?}", layer.as_ref().err());
+    let replan = semantic_ready(&mut ctx, &mut state, layer);
+    run_all(&ctx, &mut state, replan);
+    let row = row_of(&state, MODEL);
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::FocusBudgets,
+            Action::SelectRow(row),
+            Action::FocusPrompt,
+        ],
+    );
+    let before = server.embedded_inputs().len();
+    (ctx, state, before)
+}
+
+/// Tester 16 F10: typing a 30-character prompt at about 5 keys a second sent 27
+/// `/embeddings` requests, one per debounced plan, all in flight at once. The lexical
+/// preview still follows every key, but the question is embedded once the text has been
+/// still: here once, for the final text, whose preview then carries the semantic part.
+#[test]
+fn typing_a_prompt_embeds_the_question_once_it_has_settled_not_per_key() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-ok"));
+    let (ctx, mut state, before) = console_with_layer_on(&server, home.path());
+    let text = "summarise the quarterly report";
+    assert_eq!(text.len(), 30);
+    let mut clock = Clock::default();
+    let keymap = Keymap::default();
+    for (i, c) in text.chars().enumerate() {
+        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        let action = key_action(&state, &keymap, &key).expect("a key in the Prompt box");
+        clock.apply(&ctx, &mut state, action);
+        clock.advance(&ctx, &mut state, Duration::from_millis(180));
+        // The preview follows the keys, as before: planned for the text typed so far.
+        let shown = state.request.as_ref().map(|r| r.planned.prompt.bytes);
+        assert_eq!(shown, Some(i + 1), "the preview after key {}", i + 1);
+    }
+    clock.advance(&ctx, &mut state, Duration::from_secs(3));
+    let asked = questions_asked(&server, before);
+    assert_eq!(
+        asked,
+        [vec![text.to_string()]],
+        "{} requests for {} keys: one is for the text as it settled",
+        asked.len(),
+        text.len()
+    );
+    assert!(state.planning.is_none());
+    let shown = state.request.as_ref().unwrap();
+    assert_eq!(shown.planned.prompt.bytes, text.len());
+    assert!(shown.semantic.is_some(), "ranked with the layer");
+}
+
+/// Latest wins, one at a time: text that settles while the question of an older text is
+/// being embedded (a slow endpoint) waits for that call; the older answer is not shown, the
+/// newest text is embedded next, and texts that settled in between are never embedded.
+#[test]
+fn one_question_is_embedded_at_a_time_and_the_newest_text_goes_next() {
+    let server = LlmServer::start();
+    let home = workspace(&server, Some("endpoint:test/embed-ok"));
+    let (ctx, mut state, before) = console_with_layer_on(&server, home.path());
+    let settle = Duration::from_millis(QUESTION_SETTLE_MS);
+    let mut clock = Clock {
+        holding: true,
+        ..Clock::default()
+    };
+    clock.type_text(&ctx, &mut state, "book a flight", settle);
+    assert_eq!(clock.held.len(), 1, "the settled text is being embedded");
+    // Typed on while that call is out, twice pausing long enough to settle: the preview
+    // follows lexically and says the layer waits; no second call goes out.
+    clock.type_text(&ctx, &mut state, " to lisbon", settle);
+    let last = "book a flight to lisbon for friday";
+    clock.type_text(&ctx, &mut state, " for friday", settle * 3);
+    assert_eq!(questions_asked(&server, before), Vec::<Vec<String>>::new());
+    let shown = state.request.as_ref().unwrap();
+    assert_eq!(shown.planned.prompt.bytes, last.len());
+    assert!(shown.semantic_waiting && shown.semantic.is_none());
+    apply(&ctx, &mut state, [Action::Resize]);
+    let screen = render(&state, 230, 160);
+    assert!(
+        screen.contains("· semantic layer once typing pauses"),
+        "{screen}"
+    );
+
+    // The older call comes back: its answer is dropped, and the newest text goes next.
+    clock.answer_held(&ctx, &mut state);
+    let shown = state.request.as_ref().unwrap();
+    assert_eq!(
+        shown.planned.prompt.bytes,
+        last.len(),
+        "no older text shown"
+    );
+    assert_eq!(clock.held.len(), 1, "the newest text is being embedded");
+    clock.answer_held(&ctx, &mut state);
+    assert!(clock.held.is_empty() && state.planning.is_none());
+    assert_eq!(
+        questions_asked(&server, before),
+        [vec!["book a flight".to_string()], vec![last.to_string()]]
+    );
+    let shown = state.request.as_ref().unwrap();
+    assert_eq!(shown.planned.prompt.bytes, last.len());
+    assert!(shown.semantic.is_some(), "ranked with the layer");
+    assert!(!shown.semantic_waiting);
+
+    // The same text planned again (another tier) asks the embedder nothing.
+    clock.apply(&ctx, &mut state, Action::CycleTier);
+    clock.answer_held(&ctx, &mut state);
+    assert_eq!(questions_asked(&server, before).len(), 2);
+    let shown = state.request.as_ref().unwrap();
+    assert!(shown.semantic.is_some(), "ranked with the layer");
 }

@@ -621,7 +621,13 @@ fn a_paste_without_bracketed_paste_is_one_edit_and_one_preview() {
     assert_eq!(state.focus, Pane::Prompt);
     assert_eq!(state.prompt_text(), text);
     assert!(
-        matches!(&effects[..], [Effect::DebouncePreview { .. }]),
+        matches!(
+            &effects[..],
+            [Effect::After {
+                action: Action::PreviewDue(_),
+                ..
+            }]
+        ),
         "one preview for the whole paste, not one per key: {} effects",
         effects.len()
     );

@@ -578,6 +578,30 @@ impl Semantic {
             .request_similarities(&vectors))
     }
 
+    /// As [`Semantic::similarities`], from the vectors remembered for the question's
+    /// requests alone, never asking the embedder: `None` when one of them is not
+    /// remembered (the console plans with this while the text is still being typed).
+    pub fn remembered_similarities(&self, question: &str) -> Option<Vec<Vec<f64>>> {
+        let requests = request_texts(question);
+        let entry_dims = self.entry_dims();
+        let vectors: Vec<Vec<f32>> = {
+            let asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+            requests
+                .iter()
+                .map(|r| asked.get(r).filter(|v| v.len() == entry_dims).cloned())
+                .collect::<Option<_>>()?
+        };
+        if vectors.is_empty() {
+            return Some(Vec::new());
+        }
+        Some(
+            self.entries
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .request_similarities(&vectors),
+        )
+    }
+
     fn entry_dims(&self) -> usize {
         self.entries
             .read()

@@ -107,6 +107,10 @@ pub enum Action {
     /// The prompt has been still long enough: plan the request for this version of it.
     #[serde(skip)]
     PreviewDue(u64),
+    /// The instruction has been still long enough for the semantic layer to embed it: plan
+    /// the request again, embedding this version of it.
+    #[serde(skip)]
+    QuestionSettled(u64),
     /// A History query finished in the background (or failed, with the message).
     #[serde(skip)]
     HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>),
@@ -197,6 +201,7 @@ impl Action {
             | Action::AttachmentRead(..)
             | Action::PromptKey(_)
             | Action::PreviewDue(_)
+            | Action::QuestionSettled(_)
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
             | Action::Replayed(..)

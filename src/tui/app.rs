@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
 use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
+use crate::preview::QuestionVectors;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
 pub use crate::tui::panes::Pane;
@@ -15,7 +16,7 @@ use crate::tui::panes::help::{self, HelpModal};
 use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
-use crate::tui::semantic::SemanticStatus;
+use crate::tui::semantic::{QuestionEmbedding, SemanticStatus};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
 use crate::tui::unstored::{StoreAgain, Unstored};
@@ -25,6 +26,11 @@ use crate::workspace::CatalogOrigin;
 /// How long the prompt must be still before it is previewed.
 pub const PREVIEW_DEBOUNCE_MS: u64 = 150;
 
+/// How long the instruction must be still before the semantic layer embeds it: a pause in
+/// typing, not the gap between two keys (the preview follows the keys lexically meanwhile).
+/// An embedder may be paid for or rate-limited, so a key must not cost a call.
+pub const QUESTION_SETTLE_MS: u64 = 800;
+
 /// Work for the runtime: it runs off the UI thread and reports back as an action.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -33,8 +39,12 @@ pub enum Effect {
         generation: u64,
         inputs: Box<RequestInputs>,
     },
-    /// Send `PreviewDue(version)` after the debounce delay.
-    DebouncePreview { version: u64 },
+    /// Hand `action` back once `delay` has passed (a debounce: the runtime sleeps, tests
+    /// drive the time themselves).
+    After {
+        delay: std::time::Duration,
+        action: Action,
+    },
     /// Read a file the operator typed the path of, as an attachment.
     ReadAttachment { request: u64, path: String },
     /// A History pane query against the store.
@@ -92,6 +102,8 @@ pub struct State {
     pub send: SendView,
     /// The semantic layer: off, embedding, on, or failed (said on the status line).
     pub semantic: SemanticStatus,
+    /// Which plan may embed the instruction: once it has settled, one at a time.
+    pub question: QuestionEmbedding,
     /// Answers paid for that the store could not take: kept, stored again on request and
     /// at quit, else written to a file (said on the status line while any wait).
     pub unstored: Unstored,
@@ -164,6 +176,7 @@ impl State {
             ab: AB_CHOICES[0],
             send: SendView::default(),
             semantic: SemanticStatus::Off,
+            question: QuestionEmbedding::default(),
             unstored: Unstored::default(),
         }
     }
@@ -178,7 +191,19 @@ impl State {
     fn prompt_edited(&mut self, edit: Edit) -> Vec<Effect> {
         match edit {
             Edit::Nothing => Vec::new(),
-            Edit::Instruction(version) => vec![Effect::DebouncePreview { version }],
+            Edit::Instruction(version) => {
+                let mut effects = vec![Effect::After {
+                    delay: std::time::Duration::from_millis(PREVIEW_DEBOUNCE_MS),
+                    action: Action::PreviewDue(version),
+                }];
+                if self.semantic.embeds_questions() {
+                    effects.push(Effect::After {
+                        delay: std::time::Duration::from_millis(QUESTION_SETTLE_MS),
+                        action: Action::QuestionSettled(version),
+                    });
+                }
+                effects
+            }
             Edit::Attachments => self.replan(),
             Edit::Read(path) => {
                 let request = crate::tui::request_id::take(&mut self.next_request);
@@ -216,19 +241,26 @@ impl State {
 
     /// Plan the one request for the inputs as they are now: the selected row with the tier
     /// override, the instruction and the attachments. Every pane then draws its answer; an
-    /// answer for an older generation is dropped when it comes back.
+    /// answer for an older generation is dropped when it comes back. The plan embeds the
+    /// instruction only when [`QuestionEmbedding`] lets it.
     pub fn replan(&mut self) -> Vec<Effect> {
         let Some(effective) = self.effective() else {
             return Vec::new();
         };
         let generation = crate::tui::request_id::take(&mut self.next_request);
         self.planning = Some(generation);
+        let question = if matches!(self.semantic, SemanticStatus::On { .. }) {
+            self.question.vectors_for(generation, self.prompt.version)
+        } else {
+            QuestionVectors::Remembered
+        };
         vec![Effect::Plan {
             generation,
             inputs: Box::new(RequestInputs {
                 effective,
                 instruction: Arc::new(self.prompt_text()),
                 attachments: self.prompt.attachments.clone(),
+                question,
             }),
         }]
     }
@@ -469,6 +501,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Vec::new()
             };
         }
+        Action::QuestionSettled(version) => {
+            if version != state.prompt.version {
+                return Vec::new();
+            }
+            state.question.settled = version;
+            // Planned again, this time embedding the instruction (or next, when a plan is
+            // embedding an older text now).
+            return if matches!(state.semantic, SemanticStatus::On { .. }) {
+                state.replan()
+            } else {
+                Vec::new()
+            };
+        }
         Action::HistoryAnswered(request, result) => {
             let queries =
                 state
@@ -485,6 +530,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 let lines = state.catalog_lines();
                 let scroll = state.catalog.scroll;
                 state.catalog.scroll_to(scroll, lines);
+            }
+            // The plan that was embedding is back: the newest settled text, if it waited for
+            // it, is embedded now.
+            if state.question.came_back(generation, state.prompt.version) {
+                return state.replan();
             }
             return Vec::new();
         }
@@ -732,6 +782,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::ClearPrompt
         | Action::PromptKey(_)
         | Action::PreviewDue(_)
+        | Action::QuestionSettled(_)
         | Action::Planned(..)
         | Action::AttachmentRead(..)
         | Action::Attach
@@ -881,6 +932,60 @@ mod tests {
         assert_eq!(s.budgets.rows[s.budgets.visible[0]].tier, Tier::C);
     }
 
+    /// Tester 16 F10: with the semantic layer on, a key plans the preview from what the
+    /// layer remembers; only text that stayed still is embedded, by one plan at a time, and
+    /// the newest settled text goes next.
+    #[test]
+    fn a_key_never_embeds_the_settled_text_does_one_plan_at_a_time() {
+        let embeds = |e: &[Effect]| match e {
+            [Effect::Plan { inputs, .. }] => inputs.question == QuestionVectors::Embed,
+            other => panic!("{other:?}"),
+        };
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        let e = update(&mut s, Action::Paste("book".into()));
+        assert_eq!(e.len(), 1, "layer off: no settle timer: {e:?}");
+        s.semantic = SemanticStatus::On {
+            embedder: "endpoint:t".into(),
+            embedded_now: 0,
+            entries: 1,
+            not_cached: None,
+        };
+        let e = update(&mut s, Action::Paste(" a flight".into()));
+        let [
+            Effect::After {
+                action: Action::PreviewDue(v),
+                ..
+            },
+            Effect::After {
+                action: Action::QuestionSettled(settled),
+                delay,
+            },
+        ] = e.as_slice()
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(v, settled);
+        assert!(delay.as_millis() > u128::from(PREVIEW_DEBOUNCE_MS));
+        assert!(!embeds(&update(&mut s, Action::PreviewDue(*v))));
+        let e = update(&mut s, Action::QuestionSettled(*settled));
+        assert!(embeds(&e));
+        let Effect::Plan { generation, .. } = e[0] else {
+            unreachable!()
+        };
+        // More text settles while that plan is out: planned from memory, and it waits.
+        update(&mut s, Action::Paste(" to lisbon".into()));
+        let newest = s.prompt.version;
+        assert!(!embeds(&update(&mut s, Action::QuestionSettled(newest))));
+        assert!(update(&mut s, Action::QuestionSettled(newest - 1)).is_empty());
+        let answer = planned(generation, &s);
+        let e = update(&mut s, answer);
+        assert!(
+            embeds(&e),
+            "the newest text goes once the older plan is back"
+        );
+    }
+
     #[test]
     fn stale_results_are_dropped() {
         let mut s = state();
@@ -907,6 +1012,7 @@ mod tests {
             effective: s.effective().unwrap(),
             instruction: Arc::new(s.prompt_text()),
             attachments: s.prompt.attachments.clone(),
+            question: QuestionVectors::Remembered,
         };
         Action::Planned(
             generation,
@@ -961,7 +1067,13 @@ mod tests {
         update(&mut s, Action::FocusPrompt);
         let e = update(&mut s, Action::Paste("summarise\nthis".into()));
         assert_eq!(s.prompt_text(), "summarise\nthis");
-        assert!(matches!(e.as_slice(), [Effect::DebouncePreview { .. }]));
+        assert!(matches!(
+            e.as_slice(),
+            [Effect::After {
+                action: Action::PreviewDue(_),
+                ..
+            }]
+        ));
         let log = "line\n".repeat(6);
         let e = update(&mut s, Action::Paste(format!("first words\n{log}")));
         assert_eq!(

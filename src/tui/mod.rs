@@ -32,7 +32,7 @@ use crate::preview::PreviewContext;
 use crate::store::history::HistoryStore;
 use crate::store::view::run_query;
 use crate::tui::action::{Action, Done};
-use crate::tui::app::{Effect, PREVIEW_DEBOUNCE_MS, Pane, State, update};
+use crate::tui::app::{Effect, Pane, State, update};
 use crate::tui::keymap::Keymap;
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::semantic::{SemanticJob, SemanticStatus};
@@ -661,7 +661,7 @@ pub async fn run_send(
     })
 }
 
-/// Run an effect to completion on the calling thread (tests use this directly; the
+/// Run an effect to completion on the calling thread (tests use this directly; a
 /// debounce answers at once here, the runtime waits first).
 pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
     let history = ctx.history.as_deref();
@@ -704,7 +704,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
         Effect::Plan { generation, inputs } => {
             Action::Planned(generation, Done(Arc::new(plan_snapshot(ctx, &inputs))))
         }
-        Effect::DebouncePreview { version } => Action::PreviewDue(version),
+        Effect::After { action, .. } => action,
         Effect::ReadAttachment { request, path } => {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             let path = attach::typed_path(&path, home.as_deref());
@@ -754,10 +754,10 @@ fn spawn_effects(effects: Vec<Effect>, ctx: &EffectContext, tx: &UnboundedSender
             cancel.cancel();
             continue;
         }
-        if let Effect::DebouncePreview { version } = effect {
+        if let Effect::After { delay, action } = effect {
             tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(PREVIEW_DEBOUNCE_MS)).await;
-                let _ = tx.send(Input::Action(Action::PreviewDue(version)));
+                tokio::time::sleep(delay).await;
+                let _ = tx.send(Input::Action(action));
             });
             continue;
         }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::core::compact::PreparedCatalog;
 use crate::core::config::Config;
 use crate::embed::{Semantic, SemanticSpec, open_embedder};
+use crate::preview::QuestionVectors;
 use crate::workspace::Workspace;
 
 /// Where the layer stands, for the status line.
@@ -37,6 +38,14 @@ pub enum SemanticStatus {
 }
 
 impl SemanticStatus {
+    /// Whether questions are (or are about to be) embedded: the layer is on or being built.
+    pub fn embeds_questions(&self) -> bool {
+        matches!(
+            self,
+            SemanticStatus::On { .. } | SemanticStatus::Embedding { .. }
+        )
+    }
+
     /// The status line's words, or `None` when the layer is off.
     /// `help_key` is the key that opens help, where the reason can be read whole (the
     /// status line cuts it at the terminal's edge): named in a failure, when bound.
@@ -62,6 +71,49 @@ impl SemanticStatus {
                 None => format!("semantic layer off (ranking lexically): {why}"),
             }),
         }
+    }
+}
+
+/// Which plan may call the embedder for the instruction (tester 16 F10: a plan per key,
+/// each embedding its text, sent 27 requests for 30 characters typed, all in flight at
+/// once). Every plan ranks with the vectors the layer remembers; the instruction is embedded
+/// only once it has been still for [`crate::tui::app::QUESTION_SETTLE_MS`], by one plan at
+/// a time. Text that settles while that plan is out waits for it (its answer is then stale
+/// and dropped) and goes next: the newest text only, never a queue of older ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuestionEmbedding {
+    /// The last version of the instruction that stayed still long enough.
+    pub settled: u64,
+    /// The plan (its generation) that may be calling the embedder now.
+    pub in_flight: Option<u64>,
+    /// A settled version to plan, embedding, once the plan in flight is back.
+    pub waiting: Option<u64>,
+}
+
+impl QuestionEmbedding {
+    /// How plan `generation` of instruction `version` gets the question's vectors: it
+    /// embeds them when the text has settled and no other plan is embedding; otherwise it
+    /// reads only what the layer remembers, and a settled text waits its turn.
+    pub fn vectors_for(&mut self, generation: u64, version: u64) -> QuestionVectors {
+        if self.settled != version {
+            return QuestionVectors::Remembered;
+        }
+        if self.in_flight.is_some() {
+            self.waiting = Some(version);
+            return QuestionVectors::Remembered;
+        }
+        self.in_flight = Some(generation);
+        QuestionVectors::Embed
+    }
+
+    /// Plan `generation` came back; the instruction is at `version` now. True when the
+    /// settled text that waited for it is still the instruction and is to be planned now.
+    pub fn came_back(&mut self, generation: u64, version: u64) -> bool {
+        if self.in_flight != Some(generation) {
+            return false;
+        }
+        self.in_flight = None;
+        self.waiting.take() == Some(version)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::core::budget::EffectiveRow;
 use crate::core::chart::{WindowBar, window_bar};
 use crate::core::request::Attachment;
-use crate::preview::{Ask, PlannedRequest, PreviewContext, plan_resilient};
+use crate::preview::{Ask, PlannedRequest, PreviewContext, QuestionVectors, plan_resilient};
 
 /// What one request is planned from: the console's inputs at one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +16,9 @@ pub struct RequestInputs {
     pub effective: EffectiveRow,
     pub instruction: Arc<String>,
     pub attachments: Arc<Vec<Attachment>>,
+    /// Whether this plan may call the semantic layer's embedder for the instruction: only
+    /// once the text has settled, one such plan at a time ([`crate::tui::semantic::QuestionEmbedding`]).
+    pub question: QuestionVectors,
 }
 
 /// The planned request and what the panes read off it.
@@ -31,6 +34,9 @@ pub struct RequestSnapshot {
     pub semantic: Option<String>,
     /// The layer is on but could not embed this question (it was ranked lexically): why.
     pub semantic_error: Option<String>,
+    /// The layer is on but has not embedded this question yet: ranked lexically until the
+    /// text settles.
+    pub semantic_waiting: bool,
 }
 
 /// Plan the request for `inputs` through the same service `ctxconsole preview` uses, its
@@ -40,12 +46,13 @@ pub fn plan_snapshot(ctx: &PreviewContext, inputs: &RequestInputs) -> RequestSna
         attachments: &inputs.attachments,
         ..Ask::new(&inputs.effective, &inputs.instruction)
     };
-    let r = plan_resilient(ctx, &ask);
+    let r = plan_resilient(ctx, &ask, inputs.question);
     RequestSnapshot {
         window: window_bar(&r.planned),
         planned: r.planned,
         cache_error: r.cache_error,
         semantic: r.semantic,
         semantic_error: r.semantic_error,
+        semantic_waiting: r.semantic_waiting,
     }
 }

@@ -131,6 +131,7 @@ pub fn takes(action: &Action) -> bool {
             | Action::Planned(..)
             | Action::AttachmentRead(..)
             | Action::PreviewDue(_)
+            | Action::QuestionSettled(_)
             | Action::HistoryAnswered(..)
             | Action::ReplayProgress(..)
             | Action::Replayed(..)

@@ -541,7 +541,11 @@ pub fn draw_preview(
     }
     match snapshot.map(|r| &r.planned) {
         Some(p) if p.asked => {
-            let semantic = snapshot.and_then(|r| r.semantic.as_deref());
+            let semantic = match snapshot {
+                Some(r) if r.semantic_waiting => SemanticMark::Waiting,
+                Some(r) if r.semantic.is_some() => SemanticMark::On,
+                _ => SemanticMark::Off,
+            };
             lines.extend(preview_lines(p, semantic, width, theme));
         }
         _ => lines.push(Line::styled(
@@ -589,10 +593,20 @@ fn section<'a>(title: &str, theme: &Theme) -> Line<'a> {
     Line::styled(title.to_string(), theme.accent)
 }
 
-/// `semantic`: the embedder that ranked the request with the semantic layer, if one did.
+/// What the RANKING line says of the semantic layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SemanticMark {
+    /// Off, or it could not embed this question (the Preview says why above).
+    Off,
+    /// It ranked this request.
+    On,
+    /// On, but the text is still being typed: ranked lexically until it settles.
+    Waiting,
+}
+
 pub fn preview_lines<'a>(
     p: &Preview,
-    semantic: Option<&str>,
+    semantic: SemanticMark,
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
@@ -646,10 +660,10 @@ pub fn preview_lines<'a>(
             } else {
                 ""
             },
-            if semantic.is_some() {
-                " · semantic layer on"
-            } else {
-                ""
+            match semantic {
+                SemanticMark::On => " · semantic layer on",
+                SemanticMark::Waiting => " · semantic layer once typing pauses",
+                SemanticMark::Off => "",
             }
         ),
         theme,
