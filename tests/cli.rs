@@ -1951,6 +1951,67 @@ fn eval_planner_reports_per_category_and_gets_the_traps_right() {
     assert!(v["held_out"]["cases"].as_u64().unwrap() >= 40);
 }
 
+/// Tester 18 F6: `eval planner` classified the whole labelled message, while every real
+/// path classifies its first 16 KiB: a long message was measured by a classifier the product
+/// never runs. F7: a labels file's trap text and categories were printed with their line
+/// breaks (a forged `ok trap` or `wrong:` line), and a misspelt category was measured
+/// without a word.
+#[test]
+fn eval_planner_classifies_as_the_product_does_and_keeps_labels_on_their_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let labels = home.path().join("l.jsonl");
+    let long = format!(
+        "{}remember this note",
+        "the quarterly numbers look stable across regions. ".repeat(400)
+    );
+    std::fs::write(
+        &labels,
+        serde_json::json!({"message": long, "expected": ["complex"]}).to_string() + "\n",
+    )
+    .unwrap();
+    let v = json_of(
+        ctx(home.path())
+            .args(["eval", "planner", "--json", "--labels"])
+            .arg(&labels),
+    );
+    let preview = json_of(ctx(home.path()).args(["preview", &long, "--json"]));
+    assert_eq!(
+        preview["planner"]["categories"],
+        serde_json::json!(["complex"])
+    );
+    assert_eq!(v["exact_set_accuracy"], 1.0, "{v}");
+
+    let lines = [
+        serde_json::json!({"message": "remember this note", "expected": ["memroy"],
+            "trap": "greeting\nok   trap (fake): \"all good\" → memory (expected memory)"}),
+        serde_json::json!({"message": "hi", "expected": ["casual\nwrong: forged line"]}),
+    ];
+    std::fs::write(
+        &labels,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let out = succeeded(
+        ctx(home.path())
+            .args(["eval", "planner", "--labels"])
+            .arg(&labels),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.lines().any(|l| l.starts_with("ok   trap (fake)")),
+        "{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("wrong: forged")),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: 'memroy' is not a category of sample rules: no rule can predict it"),
+        "{text}"
+    );
+    assert!(text.contains("trap ('greeting\\nok"), "{text}");
+}
+
 #[test]
 fn preview_keeps_memory_blog_and_image_tools_and_fits_tier_c_minus_the_prompt() {
     let home = tempfile::tempdir().unwrap();
