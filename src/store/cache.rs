@@ -110,6 +110,10 @@ pub fn text_hash(text: &str) -> String {
 /// waits ([`sqlite::BUSY_TIMEOUT`]).
 const STAMP_WAIT: Duration = Duration::from_millis(250);
 
+/// A last use this far ahead of the clock is still a time (clocks sharing a workspace
+/// disagree a little); one further ahead is damage, stale for `cache gc`.
+const CLOCK_SLACK_SECS: i64 = 5 * 60;
+
 /// Take the cache's write lock for `doing` ([`sqlite::begin_write`]). When another process
 /// holds it now, the wait is said once before it starts — the history import's notice,
 /// [`sqlite::writer_note`]: "…; {waits} up to 60 s for it" — rather than sat through in
@@ -447,8 +451,14 @@ impl OutputCache {
             "DELETE FROM chunks WHERE id NOT IN (SELECT chunk FROM entry_chunks)",
             [],
         )?;
-        let vectors_removed =
-            tx.execute("DELETE FROM vectors WHERE used_at < ?1", params![cutoff])?;
+        // A last use that is no time this build writes — not a whole number (SQLite orders
+        // text above every number, so `< cutoff` never held) or past the clock's slack — is
+        // damage, and stale (tester 16 F9).
+        let vectors_removed = tx.execute(
+            "DELETE FROM vectors
+             WHERE typeof(used_at) <> 'integer' OR used_at < ?1 OR used_at > ?2",
+            params![cutoff, now.saturating_add(CLOCK_SLACK_SECS)],
+        )?;
         tx.commit()
             .with_context(|| format!("{name}: collecting old entries"))?;
         if removed > 0 || chunks_removed > 0 || vectors_removed > 0 {
@@ -568,11 +578,12 @@ impl OutputCache {
     }
 
     /// Mark the kept vectors of these texts as used now, so `cache gc` keeps what catalogs
-    /// still read; in one transaction, writing only rows not already marked now. Best
-    /// effort: returns whether it was written. While another process holds the write lock it
-    /// is skipped after [`STAMP_WAIT`], not waited for: a mark missed once at most lets
-    /// `cache gc` take a vector that is then embedded again, where waiting held the run up to
-    /// a minute (tester 16 F4).
+    /// still read; in one transaction, writing only rows not already marked now (a damaged
+    /// mark — text, the far future — is written anew). Best effort: returns whether it was
+    /// written. While another process holds the write lock it is skipped after
+    /// [`STAMP_WAIT`], not waited for: a mark missed once at most lets `cache gc` take a
+    /// vector that is then embedded again, where waiting held the run up to a minute
+    /// (tester 16 F4).
     pub fn touch_vectors(&mut self, embedder: &str, hashes: &[String]) -> anyhow::Result<bool> {
         if hashes.is_empty() {
             return Ok(true);
@@ -599,7 +610,7 @@ impl OutputCache {
             let mut stmt = tx
                 .prepare_cached(
                     "UPDATE vectors SET used_at = ?3
-                     WHERE embedder = ?1 AND text_hash = ?2 AND used_at < ?3",
+                     WHERE embedder = ?1 AND text_hash = ?2 AND used_at IS NOT ?3",
                 )
                 .with_context(context)?;
             for h in hashes {
@@ -1148,6 +1159,68 @@ mod tests {
         holder.execute_batch("ROLLBACK").unwrap();
         cache.touch_vectors("m", std::slice::from_ref(&h)).unwrap();
         assert!(used(&cache) > 5);
+    }
+
+    /// Tester 16 F9: a vector whose last use is not a whole number (text, which SQLite
+    /// orders above every number) or lies in the future was never collected, and reading
+    /// it again left it so. `cache gc` counts such a stamp as stale (a few minutes ahead is
+    /// clock slack, kept); a read or a re-embedding writes it anew.
+    #[test]
+    fn a_last_use_that_is_not_a_time_is_stale_and_rewritten_when_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let rows: Vec<(String, Vec<f32>)> = ["text", "future", "slack", "fresh", "read", "again"]
+            .iter()
+            .map(|t| (text_hash(t), vec![1.0]))
+            .collect();
+        cache.keep_vectors("m", &rows).unwrap();
+        let now = now_secs();
+        let set = |cache: &OutputCache, t: &str, used: rusqlite::types::Value| {
+            cache
+                .conn
+                .execute(
+                    "UPDATE vectors SET used_at = ?2 WHERE text_hash = ?1",
+                    params![text_hash(t), used],
+                )
+                .unwrap();
+        };
+        use rusqlite::types::Value::{Integer, Text};
+        set(&cache, "text", Text("x".into()));
+        set(&cache, "future", Integer(99_999_999_999_999));
+        set(&cache, "slack", Integer(now + 10));
+        set(&cache, "read", Text("x".into()));
+        set(&cache, "again", Text("x".into()));
+        cache.touch_vectors("m", &[text_hash("read")]).unwrap();
+        cache
+            .keep_vectors("m", &[(text_hash("again"), vec![2.0])])
+            .unwrap();
+        let stamp = |t: &str| -> (String, i64) {
+            cache
+                .conn
+                .query_row(
+                    "SELECT typeof(used_at), CAST(used_at AS INTEGER) FROM vectors WHERE text_hash = ?1",
+                    [text_hash(t)],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        for t in ["read", "again"] {
+            let (kind, at) = stamp(t);
+            assert!(
+                kind == "integer" && (now..=now_secs()).contains(&at),
+                "{t}: {kind} {at}"
+            );
+        }
+        let done = cache.gc(Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!(done.vectors_removed, 2, "{done:?}");
+        let left = cache
+            .vectors(
+                "m",
+                &rows.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>(),
+            )
+            .unwrap();
+        assert!(!left.contains_key(&text_hash("text")) && !left.contains_key(&text_hash("future")));
+        assert_eq!(left.len(), 4);
     }
 
     #[test]
