@@ -733,3 +733,28 @@ fn a_model_id_with_spaces_around_it_is_refused_everywhere() {
     assert!(err.contains("local/\\u{9b}31mX"), "{err}");
     assert!(!err.contains('\u{9b}'), "{err}");
 }
+
+/// Tester 16 F9: `[history] drift_window = "1999ms"` was accepted and became 1 s (the window
+/// is kept in whole seconds). A window with a part of a second is refused, naming the file,
+/// the key and the whole seconds around it; one in whole seconds written in ms is read.
+#[test]
+fn a_drift_window_that_is_not_whole_seconds_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    for value in ["1999ms", "90500ms", "1500ms"] {
+        std::fs::write(&config, format!("[history]\ndrift_window = \"{value}\"\n")).unwrap();
+        let err = bad_input(ctx(home.path()).args(["history", "--drift", "--json"]));
+        assert!(
+            err.contains(&config.display().to_string())
+                && err.contains("history.drift_window")
+                && err.contains("whole seconds"),
+            "{value}: {err}"
+        );
+    }
+    std::fs::write(&config, "[history]\ndrift_window = \"1999ms\"\n").unwrap();
+    let err = bad_input(ctx(home.path()).args(["history", "--drift", "--json"]));
+    assert!(err.contains("1s or 2s"), "{err}");
+    std::fs::write(&config, "[history]\ndrift_window = \"2000ms\"\n").unwrap();
+    let v = json_of(ctx(home.path()).args(["history", "--drift", "--json"]));
+    assert_eq!(v["window_secs"], 2, "{v}");
+}

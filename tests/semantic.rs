@@ -958,3 +958,151 @@ fn eval_rank_semantic_keeps_the_notes_and_marks_the_fused_ranking() {
         assert!(q["semantic"]["weight"].as_f64().unwrap() > 0.0, "{line}");
     }
 }
+
+/// `preview "find a hotel"` with the layer on, started in the background on `home`: the
+/// child, and its stderr line by line as it comes.
+fn preview_in_background(home: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home)
+        .env_remove("CTXCONSOLE_LOG")
+        .env(KEY_ENV, KEY)
+        .args(["preview", "find a hotel", "--no-history", "--json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// How long a test gives a command that must not wait for a lock it holds: well under the
+/// minute the store waits for one, so a command that waited is told apart from one that
+/// did not however loaded the machine is.
+const NOT_WAITING: std::time::Duration = std::time::Duration::from_secs(40);
+
+/// Whether `child` exits (successfully) within [`NOT_WAITING`]; killed if not.
+fn exits_without_waiting(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + NOT_WAITING;
+    while std::time::Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Tester 16 F4: with the layer on and the catalog's vectors kept, `preview` waited out
+/// another process's write lock on cache.sqlite (a minute) to stamp the vectors' last use,
+/// saying nothing. The stamp is best effort: skipped while the lock is held, so the run
+/// completes while the test still holds it. Vectors that must be kept (embedded now) do
+/// wait for the lock, and the run says so once on stderr before it waits; they are kept
+/// once the lock goes.
+#[test]
+fn a_cache_another_process_is_writing_is_not_waited_for_in_silence() {
+    let server = LlmServer::start();
+    let home = workspace(&server, "\n[rank]\nsemantic = \"endpoint:test/embed-ok\"\n");
+    let cache = home.path().join("cache.sqlite");
+    succeeded(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "preview",
+        "find a hotel",
+        "--no-history",
+        "--json",
+    ]));
+    assert_eq!(kept_vectors(home.path()).0, SAMPLE_ENTRIES);
+    let holder = rusqlite::Connection::open(&cache).unwrap();
+    let stamps = |db: &rusqlite::Connection| -> Vec<i64> {
+        let mut st = db
+            .prepare("SELECT DISTINCT used_at FROM vectors ORDER BY used_at")
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    holder
+        .execute("UPDATE vectors SET used_at = 5", [])
+        .unwrap();
+
+    // Every vector kept: the run only reads, and its stamp is skipped.
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let (mut child, said) = preview_in_background(home.path());
+    let status = exits_without_waiting(&mut child);
+    let stderr: Vec<String> = said.try_iter().collect();
+    assert!(
+        status.is_some(),
+        "the run waited for the lock the test holds: {stderr:?}"
+    );
+    assert!(status.unwrap().success(), "{stderr:?}");
+    assert!(!holder.is_autocommit(), "the lock was held throughout");
+    assert!(
+        !stderr.iter().any(|l| l.contains("another process")),
+        "nothing waited, nothing to say: {stderr:?}"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(
+        stamps(&holder),
+        [5],
+        "the stamp was skipped, not half written"
+    );
+    // With the lock free, the stamp is written.
+    succeeded(
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["preview", "find a hotel", "--no-history"]),
+    );
+    assert!(
+        stamps(&holder).iter().all(|&t| t > 5),
+        "{:?}",
+        stamps(&holder)
+    );
+
+    // Nothing kept: the new vectors wait for the lock, said once before the wait.
+    holder.execute("DELETE FROM vectors", []).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let (mut child, said) = preview_in_background(home.path());
+    let mut before = Vec::new();
+    let notice = loop {
+        match said.recv_timeout(NOT_WAITING) {
+            Ok(line) if line.contains("another process is writing") => break line,
+            Ok(line) => before.push(line),
+            Err(_) => {
+                holder.execute_batch("ROLLBACK").unwrap();
+                let _ = child.wait();
+                panic!("no word of the wait before it: {before:?}");
+            }
+        }
+    };
+    assert!(
+        notice.contains(&cache.display().to_string())
+            && notice.contains("keeping the new sentence vectors waits up to 60 s for it"),
+        "{notice}"
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "said before the wait, not after"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    let status = child.wait().unwrap();
+    let after: Vec<String> = said.iter().collect();
+    assert!(status.success(), "{after:?}");
+    assert!(
+        !after.iter().any(|l| l.contains("another process")
+            || l.contains("not cached")
+            || l.contains("not kept")),
+        "said once, and the vectors were kept: {after:?}"
+    );
+    assert_eq!(kept_vectors(home.path()).0, SAMPLE_ENTRIES);
+}

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::core::bounds::{self, int_in};
 use crate::core::duration::{self, parse_duration};
 use crate::core::error::CoreError;
+use crate::core::terminal_text::quoted;
 
 /// `config.toml`: settings with defaults in code.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
@@ -253,14 +254,33 @@ fn config_duration(
 }
 
 impl HistoryConfig {
-    /// `drift_window` as a duration, within [`duration::DRIFT_WINDOW`].
+    /// `drift_window` as a duration, within [`duration::DRIFT_WINDOW`] and in whole seconds:
+    /// the store keeps the window in seconds, and `1999ms` silently became 1 s (tester 16
+    /// F9). Refused rather than rounded, since either rounding moves which runs count for a
+    /// plan; the error names the whole seconds on either side.
     pub fn drift_window(&self, origin: &str) -> Result<Option<Duration>, CoreError> {
-        config_duration(
+        const FIELD: &str = "history.drift_window";
+        let window = config_duration(
             origin,
-            "history.drift_window",
+            FIELD,
             self.drift_window.as_deref(),
             duration::DRIFT_WINDOW,
-        )
+        )?;
+        if let Some(w) = window
+            && w.subsec_nanos() != 0
+        {
+            return Err(CoreError::Field {
+                origin: origin.to_string(),
+                field: FIELD.to_string(),
+                problem: format!(
+                    "= {} is not whole seconds (the window is kept in seconds): write {}s or {}s",
+                    quoted(self.drift_window.as_deref().unwrap_or_default().trim()),
+                    w.as_secs(),
+                    w.as_secs() + 1
+                ),
+            });
+        }
+        Ok(window)
     }
 }
 

@@ -212,10 +212,19 @@ pub fn embed_keeping(
         match c.vectors(embedder.id(), &hashes) {
             Ok(held) => {
                 let used: Vec<String> = held.keys().cloned().collect();
-                // Marked used so `cache gc` keeps them; a cache that cannot be written (read
-                // only) still serves what it holds.
-                if let Err(e) = c.touch_vectors(embedder.id(), &used) {
-                    tracing::warn!("the kept vectors' last use is not recorded: {e:#}");
+                // Marked used so `cache gc` keeps them. Best effort: skipped while another
+                // process writes the cache (a mark missed once is harmless: see
+                // `touch_vectors`); a cache that cannot be written (read only) still serves
+                // what it holds, and says the mark is lost.
+                match c.touch_vectors(embedder.id(), &used) {
+                    Ok(true) => {}
+                    Ok(false) => tracing::debug!(
+                        "another process is writing the cache: the kept vectors' last use is not recorded this run"
+                    ),
+                    Err(e) => crate::fsio::notice(format!(
+                        "semantic layer: the kept vectors' last use is not recorded (`cache gc` \
+                         may take them; they are embedded again then): {e:#}"
+                    )),
                 }
                 kept = held;
             }
@@ -500,10 +509,12 @@ impl Semantic {
         if fresh.first().is_some_and(|(_, v)| v.len() != dims) {
             anyhow::bail!("{id}: its vectors change length from one answer to the next");
         }
+        // Said as the layer's start says it (`not_cached_note`): this runs after it, in a
+        // layer that lives on, so the front end hears it as a notice.
         if let VectorKeeping::Kept(path) = &self.keeping
             && let Err(e) = OutputCache::open(path).and_then(|mut c| c.keep_vectors(id, &fresh))
         {
-            tracing::warn!("the catalog's new vectors are not kept: {e:#}");
+            crate::fsio::notice(format!("semantic layer: vectors not cached: {e:#}"));
         }
         let by_hash: std::collections::HashMap<String, Vec<f32>> = fresh.into_iter().collect();
         let rows = hashes

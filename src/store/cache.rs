@@ -105,6 +105,33 @@ pub fn text_hash(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 
+/// How long the last-use stamp waits for another process's write lock before it is skipped:
+/// room for another ctxconsole's short writes, far short of the minute a write that matters
+/// waits ([`sqlite::BUSY_TIMEOUT`]).
+const STAMP_WAIT: Duration = Duration::from_millis(250);
+
+/// A last use this far ahead of the clock is still a time (clocks sharing a workspace
+/// disagree a little); one further ahead is damage, stale for `cache gc`.
+const CLOCK_SLACK_SECS: i64 = 5 * 60;
+
+/// Take the cache's write lock for `doing` ([`sqlite::begin_write`]). When another process
+/// holds it now, the wait is said once before it starts — the history import's notice,
+/// [`sqlite::writer_note`]: "…; {waits} up to 60 s for it" — rather than sat through in
+/// silence (tester 16 F4).
+fn begin_write<'c>(
+    conn: &'c mut Connection,
+    path: &Path,
+    doing: &str,
+    waits: &str,
+) -> anyhow::Result<rusqlite::Transaction<'c>> {
+    let wait = sqlite::lock_wait(conn)
+        .with_context(|| format!("{}: {doing}: reading the lock wait", path.shown()))?;
+    if let Some(note) = sqlite::writer_note(conn, path, &SCHEMA, wait, waits, "")? {
+        crate::fsio::notice(note);
+    }
+    sqlite::begin_write_waiting(conn, path, &SCHEMA, doing, wait)
+}
+
 /// A chunk ends after a line whose hash (with the line before it) is a multiple of this:
 /// about this many lines to a chunk, wherever the content starts.
 const CHUNK_LINES: u64 = 256;
@@ -336,11 +363,11 @@ impl OutputCache {
         let lines = content.lines().count();
         let name = self.path.shown().to_string();
         let context = || format!("{name}: storing {} bytes", content.len());
-        let tx = sqlite::begin_write(
+        let tx = begin_write(
             &mut self.conn,
             &self.path,
-            &SCHEMA,
             &format!("storing {} bytes", content.len()),
+            "storing the paste waits",
         )?;
         let now = now_secs();
         let held: Option<(i64, i64)> = tx
@@ -407,13 +434,13 @@ impl OutputCache {
         )?;
         let name = self.path.shown().to_string();
         let file_bytes_before = on_disk(&self.path);
-        let cutoff =
-            now_secs().saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
-        let tx = sqlite::begin_write(
+        let now = now_secs();
+        let cutoff = now.saturating_sub(i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX));
+        let tx = begin_write(
             &mut self.conn,
             &self.path,
-            &SCHEMA,
             "collecting old entries",
+            "collecting old entries waits",
         )?;
         let removed = tx.execute("DELETE FROM entries WHERE created_at < ?1", params![cutoff])?;
         tx.execute(
@@ -424,8 +451,14 @@ impl OutputCache {
             "DELETE FROM chunks WHERE id NOT IN (SELECT chunk FROM entry_chunks)",
             [],
         )?;
-        let vectors_removed =
-            tx.execute("DELETE FROM vectors WHERE used_at < ?1", params![cutoff])?;
+        // A last use that is no time this build writes — not a whole number (SQLite orders
+        // text above every number, so `< cutoff` never held) or past the clock's slack — is
+        // damage, and stale (tester 16 F9).
+        let vectors_removed = tx.execute(
+            "DELETE FROM vectors
+             WHERE typeof(used_at) <> 'integer' OR used_at < ?1 OR used_at > ?2",
+            params![cutoff, now.saturating_add(CLOCK_SLACK_SECS)],
+        )?;
         tx.commit()
             .with_context(|| format!("{name}: collecting old entries"))?;
         if removed > 0 || chunks_removed > 0 || vectors_removed > 0 {
@@ -473,7 +506,12 @@ impl OutputCache {
         self.conn
             .pragma_update(None, "secure_delete", "ON")
             .with_context(|| format!("{name}: scrubbing keys"))?;
-        let tx = sqlite::begin_write(&mut self.conn, &self.path, &SCHEMA, "scrubbing keys")?;
+        let tx = begin_write(
+            &mut self.conn,
+            &self.path,
+            "scrubbing keys",
+            "scrubbing keys waits",
+        )?;
         for cache_ref in &held {
             let context = || format!("{name}: scrubbing entry {cache_ref}");
             let created_at: i64 = tx
@@ -540,29 +578,52 @@ impl OutputCache {
     }
 
     /// Mark the kept vectors of these texts as used now, so `cache gc` keeps what catalogs
-    /// still read; in one transaction, writing only rows not already marked now.
-    pub fn touch_vectors(&mut self, embedder: &str, hashes: &[String]) -> anyhow::Result<()> {
+    /// still read; in one transaction, writing only rows not already marked now (a damaged
+    /// mark — text, the far future — is written anew). Best effort: returns whether it was
+    /// written. While another process holds the write lock it is skipped after
+    /// [`STAMP_WAIT`], not waited for: a mark missed once at most lets `cache gc` take a
+    /// vector that is then embedded again, where waiting held the run up to a minute
+    /// (tester 16 F4).
+    pub fn touch_vectors(&mut self, embedder: &str, hashes: &[String]) -> anyhow::Result<bool> {
         if hashes.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "marking vectors used")?;
-        let now = now_secs();
-        let tx = self.conn.transaction()?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "UPDATE vectors SET used_at = ?3
-                 WHERE embedder = ?1 AND text_hash = ?2 AND used_at < ?3",
-            )?;
-            for h in hashes {
-                stmt.execute(params![embedder, h, now])?;
-            }
+        let wait = sqlite::lock_wait(&self.conn)?;
+        sqlite::set_lock_wait(&self.conn, STAMP_WAIT)?;
+        let marked = self.mark_used(embedder, hashes);
+        // The connection's own wait again, for the writes that matter.
+        sqlite::set_lock_wait(&self.conn, wait)?;
+        match marked {
+            Err(e) if sqlite::waited_out_for_the_lock(&e) => Ok(false),
+            other => other.map(|()| true),
         }
-        tx.commit()
-            .with_context(|| format!("{}: marking vectors used", self.path.shown()))?;
-        Ok(())
     }
 
-    /// Keep vectors `embedder` made, by [`text_hash`], in one transaction.
+    fn mark_used(&mut self, embedder: &str, hashes: &[String]) -> anyhow::Result<()> {
+        const DOING: &str = "marking vectors used";
+        let context = || format!("{}: {DOING}", self.path.shown());
+        let now = now_secs();
+        let tx =
+            sqlite::begin_write_waiting(&mut self.conn, &self.path, &SCHEMA, DOING, STAMP_WAIT)?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE vectors SET used_at = ?3
+                     WHERE embedder = ?1 AND text_hash = ?2 AND used_at IS NOT ?3",
+                )
+                .with_context(context)?;
+            for h in hashes {
+                stmt.execute(params![embedder, h, now])
+                    .with_context(context)?;
+            }
+        }
+        tx.commit().with_context(context)
+    }
+
+    /// Keep vectors `embedder` made, by [`text_hash`], in one transaction, each marked used
+    /// now (a row kept again gets a new mark). Waits for another process's write lock, said
+    /// before the wait ([`begin_write`]); a wait that runs out is an error naming the file.
     pub fn keep_vectors(
         &mut self,
         embedder: &str,
@@ -572,20 +633,33 @@ impl OutputCache {
             return Ok(());
         }
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "keeping vectors")?;
+        let doing = match rows.len() {
+            1 => "keeping 1 sentence vector".to_string(),
+            n => format!("keeping {n} sentence vectors"),
+        };
+        let name = self.path.shown().to_string();
+        let context = || format!("{name}: {doing}");
         let now = now_secs();
-        let tx = self.conn.transaction()?;
+        let tx = begin_write(
+            &mut self.conn,
+            &self.path,
+            &doing,
+            "keeping the new sentence vectors waits",
+        )?;
         {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO vectors(embedder, text_hash, created_at, dims, vector, used_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?3)",
-            )?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO vectors(embedder, text_hash, created_at, dims, vector, used_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?3)",
+                )
+                .with_context(context)?;
             for (h, v) in rows {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                stmt.execute(params![embedder, h, now, v.len() as i64, bytes])?;
+                stmt.execute(params![embedder, h, now, v.len() as i64, bytes])
+                    .with_context(context)?;
             }
         }
-        tx.commit()
-            .with_context(|| format!("{}: keeping vectors", self.path.shown()))?;
+        tx.commit().with_context(context)?;
         Ok(())
     }
 
@@ -1034,6 +1108,119 @@ mod tests {
         let again = cache.gc(Duration::from_secs(7 * 86_400)).unwrap();
         assert_eq!((again.removed, again.vectors_removed), (0, 0));
         assert_eq!(cache.vector_total().unwrap(), 2);
+    }
+
+    /// Tester 16 F4: the last-use stamp waited out another process's write lock (a minute)
+    /// and then failed. It is skipped while the lock is held, leaving the rows as they were,
+    /// and the connection waits the full bound again for what matters; vectors to keep wait,
+    /// and a wait that runs out is an error naming the file and saying nothing was stored
+    /// (it was SQLite's bare "database is locked").
+    #[test]
+    fn the_last_use_stamp_never_waits_for_another_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let h = text_hash("find a hotel");
+        cache.keep_vectors("m", &[(h.clone(), vec![1.0])]).unwrap();
+        cache
+            .conn
+            .execute("UPDATE vectors SET used_at = 5", [])
+            .unwrap();
+        let used = |cache: &OutputCache| -> i64 {
+            cache
+                .conn
+                .query_row("SELECT used_at FROM vectors", [], |r| r.get(0))
+                .unwrap()
+        };
+        let holder = Connection::open(cache.path()).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        assert!(
+            cache.touch_vectors("m", std::slice::from_ref(&h)).is_ok(),
+            "skipped, not an error"
+        );
+        assert_eq!(used(&cache), 5);
+        let wait: i64 = cache
+            .conn
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(wait, sqlite::BUSY_TIMEOUT.as_millis() as i64);
+        // A test need not wait the minute to see a wait run out.
+        cache.conn.busy_timeout(Duration::from_millis(50)).unwrap();
+        let err = cache
+            .keep_vectors("m", &[(text_hash("other"), vec![2.0])])
+            .unwrap_err();
+        let said = format!("{err:#}");
+        assert!(
+            said.contains(&cache.path().display().to_string())
+                && said.contains("keeping 1 sentence vector:")
+                && said.contains("for 50 ms")
+                && said.contains("nothing was stored"),
+            "{said}"
+        );
+        holder.execute_batch("ROLLBACK").unwrap();
+        cache.touch_vectors("m", std::slice::from_ref(&h)).unwrap();
+        assert!(used(&cache) > 5);
+    }
+
+    /// Tester 16 F9: a vector whose last use is not a whole number (text, which SQLite
+    /// orders above every number) or lies in the future was never collected, and reading
+    /// it again left it so. `cache gc` counts such a stamp as stale (a few minutes ahead is
+    /// clock slack, kept); a read or a re-embedding writes it anew.
+    #[test]
+    fn a_last_use_that_is_not_a_time_is_stale_and_rewritten_when_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = OutputCache::open_in(dir.path()).unwrap();
+        let rows: Vec<(String, Vec<f32>)> = ["text", "future", "slack", "fresh", "read", "again"]
+            .iter()
+            .map(|t| (text_hash(t), vec![1.0]))
+            .collect();
+        cache.keep_vectors("m", &rows).unwrap();
+        let now = now_secs();
+        let set = |cache: &OutputCache, t: &str, used: rusqlite::types::Value| {
+            cache
+                .conn
+                .execute(
+                    "UPDATE vectors SET used_at = ?2 WHERE text_hash = ?1",
+                    params![text_hash(t), used],
+                )
+                .unwrap();
+        };
+        use rusqlite::types::Value::{Integer, Text};
+        set(&cache, "text", Text("x".into()));
+        set(&cache, "future", Integer(99_999_999_999_999));
+        set(&cache, "slack", Integer(now + 10));
+        set(&cache, "read", Text("x".into()));
+        set(&cache, "again", Text("x".into()));
+        cache.touch_vectors("m", &[text_hash("read")]).unwrap();
+        cache
+            .keep_vectors("m", &[(text_hash("again"), vec![2.0])])
+            .unwrap();
+        let stamp = |t: &str| -> (String, i64) {
+            cache
+                .conn
+                .query_row(
+                    "SELECT typeof(used_at), CAST(used_at AS INTEGER) FROM vectors WHERE text_hash = ?1",
+                    [text_hash(t)],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+        };
+        for t in ["read", "again"] {
+            let (kind, at) = stamp(t);
+            assert!(
+                kind == "integer" && (now..=now_secs()).contains(&at),
+                "{t}: {kind} {at}"
+            );
+        }
+        let done = cache.gc(Duration::from_secs(7 * 86_400)).unwrap();
+        assert_eq!(done.vectors_removed, 2, "{done:?}");
+        let left = cache
+            .vectors(
+                "m",
+                &rows.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>(),
+            )
+            .unwrap();
+        assert!(!left.contains_key(&text_hash("text")) && !left.contains_key(&text_hash("future")));
+        assert_eq!(left.len(), 4);
     }
 
     #[test]

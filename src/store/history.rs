@@ -525,24 +525,18 @@ impl HistoryStore {
             .with_context(|| format!("{}: probing the write lock", self.path.shown()))
     }
 
-    /// What a command about to pay for answers says when [`HistoryStore::writer_now`]: the
-    /// one sentence `send`, a live `replay` and the console share; `None` when the store
-    /// is free.
+    /// What a command about to pay for answers says when another process is writing the
+    /// store now (an import): the one sentence `send`, a live `replay` and the console
+    /// share; `None` when the store is free.
     pub fn writer_note(&self) -> anyhow::Result<Option<String>> {
         self.writer_note_for("each answer waits", " to be stored")
     }
 
-    /// The same sentence for any writer: "another process is writing … now (an import?);
-    /// {waits} up to N s for it{tail}" (an import says so before it waits, rather than waiting
-    /// in silence: tester 11 T11-10).
+    /// The same sentence for any writer ([`sqlite::writer_note`]): "another process is
+    /// writing … now (an import?); {waits} up to N s for it{tail}" (an import says so before
+    /// it waits, rather than waiting in silence: tester 11 T11-10).
     pub fn writer_note_for(&self, waits: &str, tail: &str) -> anyhow::Result<Option<String>> {
-        Ok(self.writer_now()?.then(|| {
-            format!(
-                "another process is writing {} now (an import?); {waits} up to {} s for it{tail}",
-                self.path.shown(),
-                self.lock_wait.as_secs()
-            )
-        }))
+        sqlite::writer_note(&self.conn, &self.path, &SCHEMA, self.lock_wait, waits, tail)
     }
 
     /// A write transaction that takes the lock at once, so two importers queue instead of
