@@ -1731,3 +1731,112 @@ fn every_surface_shows_the_same_request_parts() {
         );
     }
 }
+
+/// What the frame titled `title` shows inside its borders, row by row: found by its top
+/// border's corners, read down to its bottom border.
+fn framed_rows(s: &str, title: &str) -> Vec<String> {
+    let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let needle: Vec<char> = title.chars().collect();
+    let found = lines.iter().enumerate().find_map(|(y, l)| {
+        let x = l
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())?;
+        Some((y, x))
+    });
+    let Some((top, at)) = found else {
+        panic!("no frame titled {title}:\n{s}")
+    };
+    let row = &lines[top];
+    let left = row[..at]
+        .iter()
+        .rposition(|c| matches!(c, '┏' | '┌'))
+        .unwrap();
+    let right = at
+        + row[at..]
+            .iter()
+            .position(|c| matches!(c, '┓' | '┐'))
+            .unwrap();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| !matches!(l.get(left), Some('┗' | '└')))
+        .map(|l| l[left + 1..right].iter().collect())
+        .collect()
+}
+
+/// Tester 17 F3 and F4: the Catalog entry modal counted its lines before they wrapped, so at
+/// 80×20 `G` stopped inside the sample's `browser.fill_form` while the title said `75–90 of
+/// 90 lines`; and `G` stored a position far past the end, so `k` and PgUp did nothing
+/// visible. It counts and scrolls wrapped rows, kept within them.
+#[test]
+fn a_catalog_entry_scrolls_by_its_wrapped_rows_to_its_very_end() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    state.resized(80, 20);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusCatalog,
+            Action::Down,
+            Action::Down,
+            Action::Down,
+            Action::Open,
+        ],
+    );
+    assert!(state.catalog.entry_open);
+    apply(&ws, &mut state, [Action::Bottom]);
+    let s = screen(&state, 80, 20);
+    let rows = framed_rows(&s, "browser.fill_form");
+    assert_eq!(rows.last().unwrap().trim_end(), "}", "{s}");
+    let title = s.lines().find(|l| l.contains("browser.fill_form")).unwrap();
+    let end = state.catalog.entry_scroll;
+    let total = end + rows.len();
+    assert!(
+        title.contains(&format!("{}–{total} of {total} lines", end + 1)),
+        "{title}"
+    );
+    insta::assert_snapshot!("catalog_entry_wrapped_at_its_end_80x20", s);
+    // Back up from the end moves at once.
+    apply(&ws, &mut state, [Action::Up]);
+    assert_eq!(state.catalog.entry_scroll, end - 1);
+    let s = screen(&state, 80, 20);
+    let title = s.lines().find(|l| l.contains("browser.fill_form")).unwrap();
+    assert!(
+        title.contains(&format!("{end}–{} of", total - 1)),
+        "{title}"
+    );
+    apply(&ws, &mut state, [Action::PageDown, Action::PageDown]);
+    assert_eq!(state.catalog.entry_scroll, end);
+}
+
+/// Tester 17 F4: the Preview paged past its end until only its last line showed, and PgUp
+/// then looked dead. It stops at its last full page, and PgUp moves it at once.
+#[test]
+fn the_preview_pages_to_its_last_full_page_and_back() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    // Short enough that the Preview runs past its pane.
+    state.resized(120, 24);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusPrompt,
+            Action::Paste("find flights to Lisbon".into()),
+        ],
+    );
+    apply(&ws, &mut state, std::iter::repeat_n(Action::PageDown, 12));
+    let end = screen(&state, 120, 24);
+    let rows = framed_rows(&end, "Preview");
+    let last = rows.last().unwrap();
+    assert!(last.contains("cost $"), "the last row is the end:\n{end}");
+    apply(&ws, &mut state, [Action::PageUp]);
+    let back = screen(&state, 120, 24);
+    assert_ne!(back, end, "PgUp moved it");
+    assert!(
+        !framed_rows(&back, "Preview")
+            .last()
+            .unwrap()
+            .contains("cost $")
+    );
+}
