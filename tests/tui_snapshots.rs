@@ -1763,6 +1763,104 @@ fn framed_rows(s: &str, title: &str) -> Vec<String> {
         .collect()
 }
 
+/// A plan of 60 steps and a raw response of 301 lines: more than a screen.
+fn import_long_plan(ws: &Workspace) {
+    let raw: Vec<String> = (1..=301).map(|i| format!("raw line {i}")).collect();
+    let steps: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            let tool = if i < 59 { "fs.read" } else { "web.search" };
+            serde_json::json!({"order": i + 1, "tool": tool, "rationale": "r", "args": {}})
+        })
+        .collect();
+    let plan = serde_json::json!({
+        "id": "pl-long-raw", "at": "2026-11-26T23:00:00Z", "caller": "t17",
+        "model": "openai/gpt-4o", "intent": "read many files", "outcome": "ok",
+        "drift": "followed", "finish_reason": "stop", "raw_response": raw.join("\n"),
+        "steps": steps,
+    });
+    import_plan_lines(ws, "t17", &format!("{plan}\n"));
+}
+
+/// Tester 17 F2: a plan opened in full could not be scrolled; every movement key and the
+/// wheel went to other plans instead, so its steps past a screen and its raw response were
+/// out of reach. While it is open they scroll it (the title says which rows show); the list
+/// stays where it was. Steps are numbered to one width, so the columns stay aligned.
+#[test]
+fn a_plan_open_in_full_scrolls_and_the_movement_keys_leave_the_list_alone() {
+    let (_d, ws) = workspace();
+    import_long_plan(&ws);
+    let mut state = started(&ws);
+    state.resized(120, 40);
+    // The newest plan, first in the list, with the sample's plans after it.
+    apply(&ws, &mut state, [Action::FocusHistory, Action::Open]);
+    assert!(state.history.expanded);
+    assert!(state.history.plans.as_ref().unwrap().total > 1);
+    let open = |state: &State| state.history.detail.as_ref().unwrap().record.id.clone();
+    assert_eq!(open(&state), "pl-long-raw");
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    // Step 9 and step 10 put their tools in one column.
+    let column = |step: &str| {
+        let row = rows
+            .iter()
+            .find(|r| r.trim_start().starts_with(step))
+            .unwrap();
+        row.find("fs.read").unwrap()
+    };
+    assert_eq!(column("9 fs.read"), column("10 fs.read"), "{s}");
+    insta::assert_snapshot!("history_long_plan_open", s);
+    apply(&ws, &mut state, [Action::Bottom]);
+    assert_eq!(
+        open(&state),
+        "pl-long-raw",
+        "G scrolls the plan, not the list"
+    );
+    assert_eq!(state.history.plan_selected, 0);
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    assert!(rows.iter().any(|r| r.contains("raw line 60")), "{s}");
+    // The end: the last row of the plan is on the frame's last row.
+    assert_eq!(
+        rows.last().unwrap().trim_end(),
+        "… 241 more lines: ctxconsole history show pl-long-raw",
+        "{s}"
+    );
+    let title = s.lines().find(|l| l.contains("Plan pl-long-raw")).unwrap();
+    let total = state.history.detail_scroll + rows.len();
+    assert!(
+        title.contains(&format!("–{total} of {total} lines")),
+        "{title}"
+    );
+    insta::assert_snapshot!("history_long_plan_open_at_its_end", s);
+    // Back up: each key moves it at once; the wheel too, three rows a notch.
+    let end = state.history.detail_scroll;
+    apply(&ws, &mut state, [Action::Up]);
+    assert_eq!(state.history.detail_scroll, end - 1);
+    apply(&ws, &mut state, [Action::PageUp]);
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    assert!(
+        rows.iter().any(|r| r.starts_with("60 web.search")),
+        "the last step: {s}"
+    );
+    apply(&ws, &mut state, [Action::PageDown]);
+    assert_eq!(state.history.detail_scroll, end - 1);
+    let screen_area = Rect::new(0, 0, 120, 40);
+    let wheel = mouse_at(MouseEventKind::ScrollUp, 60, 20);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.history.detail_scroll, end - 1 - mouse::WHEEL_ROWS);
+    apply(&ws, &mut state, [Action::PageDown, Action::PageDown]);
+    assert_eq!(state.history.detail_scroll, end, "kept at the end");
+    assert_eq!(open(&state), "pl-long-raw");
+    // Closed, the keys move between plans again, and a plan opens at its top.
+    apply(&ws, &mut state, [Action::Back, Action::Down]);
+    assert_eq!(state.history.plan_selected, 1);
+    assert_ne!(open(&state), "pl-long-raw");
+    apply(&ws, &mut state, [Action::Open]);
+    assert_eq!(state.history.detail_scroll, 0);
+}
+
 /// Tester 17 F3 and F4: the Catalog entry modal counted its lines before they wrapped, so at
 /// 80×20 `G` stopped inside the sample's `browser.fill_form` while the title said `75–90 of
 /// 90 lines`; and `G` stored a position far past the end, so `k` and PgUp did nothing

@@ -14,7 +14,7 @@ use crate::tui::panes::budgets::BudgetsPane;
 pub use crate::tui::panes::budgets::SortColumn;
 use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
 use crate::tui::panes::help::{self, HelpModal};
-use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
+use crate::tui::panes::history::{self, HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
 use crate::tui::panes::scroll::{Extent, scrolled};
@@ -691,6 +691,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Top
         | Action::Bottom
         | Action::SelectRow(_) => {
+            if state.focus == Pane::History && state.history.expanded {
+                // A plan open in full scrolls; moving between plans is the lists', once it
+                // is closed (tester 17 F2).
+                let extent = history::detail_extent(&state.history, state.body());
+                state.history.scroll_detail(&action, state.page, extent);
+                return Vec::new();
+            }
             if state.focus == Pane::Prompt {
                 let extent = state.preview_extent();
                 if let Some(top) = scrolled(&action, state.prompt.scroll, state.page, extent) {

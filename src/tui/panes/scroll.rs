@@ -1,4 +1,5 @@
-//! Views taller than their screen — help, a Catalog entry, the Preview — scroll one way: their lines are wrapped to the view's width before they are
+//! Views taller than their screen — help, a Catalog entry, a History plan open in full, the
+//! Preview — scroll one way: their lines are wrapped to the view's width before they are
 //! counted, and where a movement key takes them is kept within their rows where it is
 //! changed, the last full page being the end (tester 17 F3: an entry was counted before it
 //! wrapped, so its end was never shown; F4: a position stored past the end made the keys
