@@ -276,8 +276,7 @@ fn help_shows_the_layers_failure_reason_and_every_note_whole() {
     let long_note = format!("a note{} that ends here", " long".repeat(40));
     state.notes = vec!["the first note".into(), long_note.clone()];
     // As the console's loop sets them for a 90 × 30 terminal.
-    state.width = 90;
-    state.page = 30 - 8;
+    state.resized(90, 30);
     let closed = render(&state, 90, 30);
     let status = closed.lines().last().unwrap();
     assert!(status.contains("? shows why"), "{status}");

@@ -650,7 +650,7 @@ fn below_the_smallest_screen_only_the_quit_key_acts() {
     let mut state = started(&ws);
     apply(&ws, &mut state, [Action::FocusPrompt]);
     apply_keys(&mut state, &keymap, &text_keys("find flights"));
-    (state.width, state.height) = (40, 8);
+    state.resized(40, 8);
     let screen = screen(&state, 40, 8);
     assert!(screen.contains("needs at least 80×20"), "{screen}");
     let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
@@ -665,7 +665,7 @@ fn below_the_smallest_screen_only_the_quit_key_acts() {
     // Back at a size that is drawn, keys are the prompt's again.
     let mut state = started(&ws);
     apply(&ws, &mut state, [Action::FocusPrompt]);
-    (state.width, state.height) = (80, 20);
+    state.resized(80, 20);
     apply_keys(&mut state, &keymap, &[key(KeyCode::Char('q'))]);
     assert!(!state.quit);
     assert_eq!(state.prompt_text(), "q");
@@ -1768,4 +1768,211 @@ fn every_surface_shows_the_same_request_parts() {
             "{row}: the Preview's framing row:\n{s}"
         );
     }
+}
+
+/// What the frame titled `title` shows inside its borders, row by row: found by its top
+/// border's corners, read down to its bottom border.
+fn framed_rows(s: &str, title: &str) -> Vec<String> {
+    let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let needle: Vec<char> = title.chars().collect();
+    let found = lines.iter().enumerate().find_map(|(y, l)| {
+        let x = l
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())?;
+        Some((y, x))
+    });
+    let Some((top, at)) = found else {
+        panic!("no frame titled {title}:\n{s}")
+    };
+    let row = &lines[top];
+    let left = row[..at]
+        .iter()
+        .rposition(|c| matches!(c, '┏' | '┌'))
+        .unwrap();
+    let right = at
+        + row[at..]
+            .iter()
+            .position(|c| matches!(c, '┓' | '┐'))
+            .unwrap();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| !matches!(l.get(left), Some('┗' | '└')))
+        .map(|l| l[left + 1..right].iter().collect())
+        .collect()
+}
+
+/// A plan of 60 steps and a raw response of 301 lines: more than a screen.
+fn import_long_plan(ws: &Workspace) {
+    let raw: Vec<String> = (1..=301).map(|i| format!("raw line {i}")).collect();
+    let steps: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            let tool = if i < 59 { "fs.read" } else { "web.search" };
+            serde_json::json!({"order": i + 1, "tool": tool, "rationale": "r", "args": {}})
+        })
+        .collect();
+    let plan = serde_json::json!({
+        "id": "pl-long-raw", "at": "2026-11-26T23:00:00Z", "caller": "t17",
+        "model": "openai/gpt-4o", "intent": "read many files", "outcome": "ok",
+        "drift": "followed", "finish_reason": "stop", "raw_response": raw.join("\n"),
+        "steps": steps,
+    });
+    import_plan_lines(ws, "t17", &format!("{plan}\n"));
+}
+
+/// Tester 17 F2: a plan opened in full could not be scrolled; every movement key and the
+/// wheel went to other plans instead, so its steps past a screen and its raw response were
+/// out of reach. While it is open they scroll it (the title says which rows show); the list
+/// stays where it was. Steps are numbered to one width, so the columns stay aligned.
+#[test]
+fn a_plan_open_in_full_scrolls_and_the_movement_keys_leave_the_list_alone() {
+    let (_d, ws) = workspace();
+    import_long_plan(&ws);
+    let mut state = started(&ws);
+    state.resized(120, 40);
+    // The newest plan, first in the list, with the sample's plans after it.
+    apply(&ws, &mut state, [Action::FocusHistory, Action::Open]);
+    assert!(state.history.expanded);
+    assert!(state.history.plans.as_ref().unwrap().total > 1);
+    let open = |state: &State| state.history.detail.as_ref().unwrap().record.id.clone();
+    assert_eq!(open(&state), "pl-long-raw");
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    // Step 9 and step 10 put their tools in one column.
+    let column = |step: &str| {
+        let row = rows
+            .iter()
+            .find(|r| r.trim_start().starts_with(step))
+            .unwrap();
+        row.find("fs.read").unwrap()
+    };
+    assert_eq!(column("9 fs.read"), column("10 fs.read"), "{s}");
+    insta::assert_snapshot!("history_long_plan_open", s);
+    apply(&ws, &mut state, [Action::Bottom]);
+    assert_eq!(
+        open(&state),
+        "pl-long-raw",
+        "G scrolls the plan, not the list"
+    );
+    assert_eq!(state.history.plan_selected, 0);
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    assert!(rows.iter().any(|r| r.contains("raw line 60")), "{s}");
+    // The end: the last row of the plan is on the frame's last row.
+    assert_eq!(
+        rows.last().unwrap().trim_end(),
+        "… 241 more lines: ctxconsole history show pl-long-raw",
+        "{s}"
+    );
+    let title = s.lines().find(|l| l.contains("Plan pl-long-raw")).unwrap();
+    let total = state.history.detail_scroll + rows.len();
+    assert!(
+        title.contains(&format!("–{total} of {total} lines")),
+        "{title}"
+    );
+    insta::assert_snapshot!("history_long_plan_open_at_its_end", s);
+    // Back up: each key moves it at once; the wheel too, three rows a notch.
+    let end = state.history.detail_scroll;
+    apply(&ws, &mut state, [Action::Up]);
+    assert_eq!(state.history.detail_scroll, end - 1);
+    apply(&ws, &mut state, [Action::PageUp]);
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-long-raw");
+    assert!(
+        rows.iter().any(|r| r.starts_with("60 web.search")),
+        "the last step: {s}"
+    );
+    apply(&ws, &mut state, [Action::PageDown]);
+    assert_eq!(state.history.detail_scroll, end - 1);
+    let screen_area = Rect::new(0, 0, 120, 40);
+    let wheel = mouse_at(MouseEventKind::ScrollUp, 60, 20);
+    let a = mouse::actions(&state, screen_area, &wheel);
+    apply(&ws, &mut state, a);
+    assert_eq!(state.history.detail_scroll, end - 1 - mouse::WHEEL_ROWS);
+    apply(&ws, &mut state, [Action::PageDown, Action::PageDown]);
+    assert_eq!(state.history.detail_scroll, end, "kept at the end");
+    assert_eq!(open(&state), "pl-long-raw");
+    // Closed, the keys move between plans again, and a plan opens at its top.
+    apply(&ws, &mut state, [Action::Back, Action::Down]);
+    assert_eq!(state.history.plan_selected, 1);
+    assert_ne!(open(&state), "pl-long-raw");
+    apply(&ws, &mut state, [Action::Open]);
+    assert_eq!(state.history.detail_scroll, 0);
+}
+
+/// Tester 17 F3 and F4: the Catalog entry modal counted its lines before they wrapped, so at
+/// 80×20 `G` stopped inside the sample's `browser.fill_form` while the title said `75–90 of
+/// 90 lines`; and `G` stored a position far past the end, so `k` and PgUp did nothing
+/// visible. It counts and scrolls wrapped rows, kept within them.
+#[test]
+fn a_catalog_entry_scrolls_by_its_wrapped_rows_to_its_very_end() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    state.resized(80, 20);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusCatalog,
+            Action::Down,
+            Action::Down,
+            Action::Down,
+            Action::Open,
+        ],
+    );
+    assert!(state.catalog.entry_open);
+    apply(&ws, &mut state, [Action::Bottom]);
+    let s = screen(&state, 80, 20);
+    let rows = framed_rows(&s, "browser.fill_form");
+    assert_eq!(rows.last().unwrap().trim_end(), "}", "{s}");
+    let title = s.lines().find(|l| l.contains("browser.fill_form")).unwrap();
+    let end = state.catalog.entry_scroll;
+    let total = end + rows.len();
+    assert!(
+        title.contains(&format!("{}–{total} of {total} lines", end + 1)),
+        "{title}"
+    );
+    insta::assert_snapshot!("catalog_entry_wrapped_at_its_end_80x20", s);
+    // Back up from the end moves at once.
+    apply(&ws, &mut state, [Action::Up]);
+    assert_eq!(state.catalog.entry_scroll, end - 1);
+    let s = screen(&state, 80, 20);
+    let title = s.lines().find(|l| l.contains("browser.fill_form")).unwrap();
+    assert!(
+        title.contains(&format!("{end}–{} of", total - 1)),
+        "{title}"
+    );
+    apply(&ws, &mut state, [Action::PageDown, Action::PageDown]);
+    assert_eq!(state.catalog.entry_scroll, end);
+}
+
+/// Tester 17 F4: the Preview paged past its end until only its last line showed, and PgUp
+/// then looked dead. It stops at its last full page, and PgUp moves it at once.
+#[test]
+fn the_preview_pages_to_its_last_full_page_and_back() {
+    let (_d, ws) = workspace();
+    let mut state = started(&ws);
+    // Short enough that the Preview runs past its pane.
+    state.resized(120, 24);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusPrompt,
+            Action::Paste("find flights to Lisbon".into()),
+        ],
+    );
+    apply(&ws, &mut state, std::iter::repeat_n(Action::PageDown, 12));
+    let end = screen(&state, 120, 24);
+    let rows = framed_rows(&end, "Preview");
+    let last = rows.last().unwrap();
+    assert!(last.contains("cost $"), "the last row is the end:\n{end}");
+    apply(&ws, &mut state, [Action::PageUp]);
+    let back = screen(&state, 120, 24);
+    assert_ne!(back, end, "PgUp moved it");
+    assert!(
+        !framed_rows(&back, "Preview")
+            .last()
+            .unwrap()
+            .contains("cost $")
+    );
 }

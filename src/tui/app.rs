@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use ratatui::layout::Rect;
+
 use crate::core::budget::{BudgetRow, EffectiveRow, Tier};
 use crate::core::compare::Arm;
 use crate::llm::client::Cancel;
@@ -13,12 +15,14 @@ use crate::tui::panes::budgets::BudgetsPane;
 pub use crate::tui::panes::budgets::SortColumn;
 use crate::tui::panes::catalog::{self, CatalogInputs, CatalogPane};
 use crate::tui::panes::help::{self, HelpModal};
-use crate::tui::panes::history::{HistoryList, HistoryState, Query, SearchKey};
+use crate::tui::panes::history::{self, HistoryList, HistoryState, Query, SearchKey};
 use crate::tui::panes::history::{ReplayRequest, ReplayResult};
 use crate::tui::panes::prompt::{Edit, PromptInputs, PromptPane};
+use crate::tui::panes::scroll::{Extent, scrolled};
 use crate::tui::semantic::{QuestionEmbedding, SemanticStatus};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
+use crate::tui::ui::{self, Region};
 use crate::tui::unstored::{StoreAgain, Unstored};
 
 use crate::workspace::CatalogOrigin;
@@ -89,7 +93,7 @@ pub struct State {
     pub page: usize,
     /// The terminal's width when last drawn (help wraps the status to it).
     pub width: u16,
-    /// The terminal's height when last drawn.
+    /// The terminal's height when last drawn (where a scrolled view ends depends on it).
     pub height: u16,
     pub notes: Vec<String>,
     /// The Prompt pane's own state: the instruction, the attachments, the preview scroll.
@@ -168,7 +172,8 @@ impl State {
             quit: false,
             page: 10,
             width: 120,
-            height: 40,
+            // The smallest screen drawn (`ui::MIN_HEIGHT`): below it only the quit key acts.
+            height: 20,
             notes,
             prompt: PromptPane::default(),
             history: HistoryState::default(),
@@ -179,6 +184,34 @@ impl State {
             question: QuestionEmbedding::default(),
             unstored: Unstored::default(),
         }
+    }
+
+    /// The terminal is `width`×`height` now: the views are drawn, and scroll, for that.
+    pub fn resized(&mut self, width: u16, height: u16) {
+        self.page = height.saturating_sub(8).max(1) as usize;
+        self.width = width;
+        self.height = height;
+    }
+
+    /// The whole screen as last drawn.
+    pub fn screen(&self) -> Rect {
+        Rect::new(0, 0, self.width, self.height)
+    }
+
+    /// The body (between the header and the status line) as last drawn: where the panes
+    /// and the modals go.
+    pub fn body(&self) -> Rect {
+        ui::areas(self.screen(), self).body
+    }
+
+    /// The Preview's rows and how many show, as last drawn.
+    fn preview_extent(&self) -> Extent {
+        let area = ui::areas(self.screen(), self)
+            .panes
+            .into_iter()
+            .find(|(r, _)| *r == Region::Preview)
+            .map_or(Rect::default(), |(_, a)| a);
+        crate::tui::panes::prompt::preview_extent(&self.prompt_inputs(), area)
     }
 
     /// The instruction as one string.
@@ -371,12 +404,13 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         return Vec::new();
     }
     if state.help.open && help::takes(&action) {
-        let len = state.help.len(&state.status_entries(), state.width);
-        state.help.update(action, state.page, len);
+        let extent = state.help.extent(&state.status_entries(), state.body());
+        state.help.update(action, state.page, extent);
         return Vec::new();
     }
     if state.catalog.entry_open && action != Action::ToggleHelp && catalog::takes(&action) {
-        state.catalog.entry_update(action, state.page);
+        let extent = catalog::entry_extent(&state.catalog, &state.catalog_inputs(), state.body());
+        state.catalog.entry_update(action, state.page, extent);
         return Vec::new();
     }
     if let Some(edit) = state.prompt.path_key(&action) {
@@ -720,6 +754,20 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Top
         | Action::Bottom
         | Action::SelectRow(_) => {
+            if state.focus == Pane::History && state.history.expanded {
+                // A plan open in full scrolls; moving between plans is the lists', once it
+                // is closed (tester 17 F2).
+                let extent = history::detail_extent(&state.history, state.body());
+                state.history.scroll_detail(&action, state.page, extent);
+                return Vec::new();
+            }
+            if state.focus == Pane::Prompt {
+                let extent = state.preview_extent();
+                if let Some(top) = scrolled(&action, state.prompt.scroll, state.page, extent) {
+                    state.prompt.scroll = top;
+                }
+                return Vec::new();
+            }
             let page = state.page.max(1) as u64;
             if state.focus == Pane::History {
                 let (current, len) = state.history.position();
@@ -728,9 +776,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
             let (current, len) = match state.focus {
                 Pane::Budgets => (state.budgets.selected, state.budgets.visible.len()),
-                Pane::History => (0, 0),
+                Pane::History | Pane::Prompt => (0, 0),
                 Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
-                Pane::Prompt => (state.prompt.scroll, usize::MAX),
             };
             let to = move_target(&action, current as u64, len as u64, page) as usize;
             match state.focus {
@@ -739,8 +786,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     let lines = state.catalog_lines();
                     state.catalog.scroll_to(to, lines);
                 }
-                Pane::Prompt => state.prompt.scroll = to.min(500),
-                Pane::History => {}
+                Pane::Prompt | Pane::History => {}
             }
         }
         Action::MarkModel if state.focus == Pane::Budgets => state.budgets.toggle_mark(),

@@ -1071,9 +1071,7 @@ async fn event_loop(
                 break;
             }
         };
-        state.page = size.height.saturating_sub(8).max(1) as usize;
-        state.width = size.width;
-        state.height = size.height;
+        state.resized(size.width, size.height);
         if let Err(e) = guard.draw(|f| ui::draw(f, &state, &theme, &keymap)) {
             ended = Err(e.context("drawing the console"));
             break;

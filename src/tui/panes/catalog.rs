@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use crate::core::request::{EntryFate, Fate};
 use crate::format::thousands;
 use crate::tui::action::Action;
+use crate::tui::panes::scroll::{Extent, scrolled, window, wrap_lines};
 use crate::tui::panes::{clip, pane_block, request_title, shown, window_start};
 use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
@@ -441,23 +442,15 @@ impl CatalogPane {
         entry_name(line)
     }
 
-    /// An operator's action while an entry is open: scroll it (`page` rows a page), or
-    /// close it (esc, enter).
-    pub fn entry_update(&mut self, action: Action, page: usize) {
-        let page = page.max(1);
-        self.entry_scroll = match action {
-            Action::Back | Action::Open => {
-                self.entry_open = false;
-                0
-            }
-            Action::Up => self.entry_scroll.saturating_sub(1),
-            Action::Down => self.entry_scroll + 1,
-            Action::PageUp => self.entry_scroll.saturating_sub(page),
-            Action::PageDown => self.entry_scroll + page,
-            Action::Top => 0,
-            Action::Bottom => usize::MAX / 2,
-            _ => self.entry_scroll,
-        };
+    /// An operator's action while an entry is open: scroll it (`page` rows a page) within
+    /// `extent` (see [`entry_extent`]), or close it (esc, enter).
+    pub fn entry_update(&mut self, action: Action, page: usize, extent: Extent) {
+        if matches!(action, Action::Back | Action::Open) {
+            self.entry_open = false;
+            self.entry_scroll = 0;
+        } else if let Some(top) = scrolled(&action, self.entry_scroll, page, extent) {
+            self.entry_scroll = top;
+        }
     }
 }
 
@@ -551,21 +544,20 @@ fn pretty_in_order(json: &str) -> String {
     out
 }
 
-/// The open entry over the body: its fate, then as sent, then the full original.
-pub fn draw_entry(
-    frame: &mut Frame,
-    body: Rect,
+/// The open entry's name and its rows wrapped to `width`: its fate, then as sent, then the
+/// full original. Counted after wrapping, so the end of a long description can be reached
+/// (tester 17 F3).
+fn entry_rows<'a>(
     pane: &CatalogPane,
-    inp: &CatalogInputs,
+    inp: &CatalogInputs<'a>,
     theme: &Theme,
-) {
-    let Some(name) = pane.selected_entry(inp.request, inp.full_catalog) else {
-        return;
-    };
+    width: usize,
+) -> Option<(String, Vec<Line<'a>>)> {
+    let name = pane.selected_entry(inp.request, inp.full_catalog)?;
     let view = inp.request.map(|r| &r.planned.compaction);
-    let name = name.as_ref();
-    let sent = view.and_then(|v| entry_json(&v.text, name));
-    let full = entry_json(inp.full_catalog, name);
+    let name = name.into_owned();
+    let sent = view.and_then(|v| entry_json(&v.text, &name));
+    let full = entry_json(inp.full_catalog, &name);
     let fate = view
         .and_then(|v| v.entries.iter().find(|e| e.name == name))
         .map_or_else(
@@ -573,7 +565,7 @@ pub fn draw_entry(
             |e| fate_sentence(&e.fate),
         );
     let mut lines = vec![
-        Line::styled(shown(name), theme.accent),
+        Line::styled(shown(&name), theme.accent),
         Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),
         Line::raw(""),
         Line::styled("as sent", theme.accent),
@@ -587,23 +579,43 @@ pub fn draw_entry(
     if let Some(json) = &full {
         lines.extend(json.lines().map(|l| Line::raw(shown(l))));
     }
-    let height = body.height.saturating_sub(2) as usize;
-    let scroll = pane.entry_scroll.min(lines.len().saturating_sub(height));
+    Some((name, wrap_lines(lines, width)))
+}
+
+/// The open entry's rows, and how many show over the `body`.
+pub fn entry_extent(pane: &CatalogPane, inp: &CatalogInputs, body: Rect) -> Extent {
+    let inner = pane_block(String::new(), true, &Theme::plain()).inner(body);
+    let rows = entry_rows(pane, inp, &Theme::plain(), inner.width as usize);
+    Extent {
+        rows: rows.map_or(0, |(_, rows)| rows.len()),
+        height: inner.height as usize,
+    }
+}
+
+/// The open entry over the body, scrolled.
+pub fn draw_entry(
+    frame: &mut Frame,
+    body: Rect,
+    pane: &CatalogPane,
+    inp: &CatalogInputs,
+    theme: &Theme,
+) {
+    let inner = pane_block(String::new(), true, theme).inner(body);
+    let Some((name, rows)) = entry_rows(pane, inp, theme, inner.width as usize) else {
+        return;
+    };
+    let extent = Extent {
+        rows: rows.len(),
+        height: inner.height as usize,
+    };
+    let top = extent.clamp(pane.entry_scroll);
     let title = format!(
-        " {} · {}–{} of {} lines · j/k scroll · esc closes ",
-        name,
-        scroll + 1,
-        (scroll + height).min(lines.len()),
-        lines.len()
+        " {name} · {} lines · j/k scroll · esc closes ",
+        extent.range(top)
     );
     frame.render_widget(ratatui::widgets::Clear, body);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .scroll((scroll as u16, 0))
-            .block(pane_block(title, true, theme)),
-        body,
-    );
+    frame.render_widget(pane_block(title, true, theme), body);
+    frame.render_widget(Paragraph::new(window(rows, top, extent.height)), inner);
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
+use crate::tui::panes::scroll::{Extent, scrolled};
 use crate::tui::panes::{clip, pane_block, shown, wrap};
 use crate::tui::theme::Theme;
 
@@ -153,9 +154,12 @@ impl HelpModal {
         }
     }
 
-    /// How many lines help has with `status` over a body `body_width` wide.
-    pub fn len(&self, status: &[(String, String)], body_width: u16) -> usize {
-        lines(&self.keys, status, body_width).len()
+    /// How many rows help has with `status` over the `body`, and how many show.
+    pub fn extent(&self, status: &[(String, String)], body: Rect) -> Extent {
+        Extent {
+            rows: lines(&self.keys, status, body.width).len(),
+            height: body.height.saturating_sub(2) as usize,
+        }
     }
 
     /// Open or close it, at the top.
@@ -164,25 +168,15 @@ impl HelpModal {
         self.scroll = 0;
     }
 
-    /// Apply an operator's action while help is open; `page` rows a page moves, and help
-    /// has `len` lines (see [`HelpModal::len`]).
-    pub fn update(&mut self, action: Action, page: usize, len: usize) {
-        let page = page.max(1);
-        let last = len.saturating_sub(page + 4);
-        self.scroll = match action {
-            Action::ToggleHelp | Action::Back => {
-                self.open = false;
-                0
-            }
-            Action::Up => self.scroll.saturating_sub(1),
-            Action::Down => self.scroll + 1,
-            Action::PageUp => self.scroll.saturating_sub(page),
-            Action::PageDown => self.scroll + page,
-            Action::Top => 0,
-            Action::Bottom => last,
-            _ => self.scroll,
+    /// Apply an operator's action while help is open; `page` rows a page moves, within
+    /// `extent` (see [`HelpModal::extent`]).
+    pub fn update(&mut self, action: Action, page: usize, extent: Extent) {
+        if matches!(action, Action::ToggleHelp | Action::Back) {
+            self.open = false;
+            self.scroll = 0;
+        } else if let Some(top) = scrolled(&action, self.scroll, page, extent) {
+            self.scroll = top;
         }
-        .min(last);
     }
 }
 
@@ -205,12 +199,15 @@ pub fn draw(
         width,
         height,
     };
-    let inner_height = height.saturating_sub(2) as usize;
-    let scroll = help.scroll.min(all.len().saturating_sub(inner_height));
+    let extent = Extent {
+        rows: all.len(),
+        height: height.saturating_sub(2) as usize,
+    };
+    let scroll = extent.clamp(help.scroll);
     let shown_lines: Vec<Line> = all
         .iter()
         .skip(scroll)
-        .take(inner_height)
+        .take(extent.height)
         .map(|(keys, what)| {
             Line::from(vec![
                 Span::styled(
@@ -221,17 +218,15 @@ pub fn draw(
             ])
         })
         .collect();
-    let end = (scroll + inner_height).min(all.len());
     let what = if status.is_empty() {
         "keys (live keymap)"
     } else {
         "status and keys (live keymap)"
     };
-    let title = if all.len() > inner_height {
+    let title = if extent.overflows() {
         format!(
-            " {what} · {}–{end} of {} · j/k scroll · esc closes ",
-            scroll + 1,
-            all.len()
+            " {what} · {} · j/k scroll · esc closes ",
+            extent.range(scroll)
         )
     } else {
         format!(" {what} · esc closes ")

@@ -7,6 +7,7 @@ pub mod help;
 pub mod history;
 pub mod mouse;
 pub mod prompt;
+pub mod scroll;
 pub mod status;
 
 use ratatui::style::Style;

@@ -21,6 +21,7 @@ use crate::preview::Preview;
 use crate::tui::action::Action;
 use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pasted};
 use crate::tui::panes::chart::window_lines;
+use crate::tui::panes::scroll::Extent;
 use crate::tui::panes::{clip, pane_block, request_title, shown, wrapped};
 use crate::tui::send::{SendView, SentArm, ab_label};
 use crate::tui::snapshot::RequestSnapshot;
@@ -525,7 +526,18 @@ pub fn draw_preview(
     };
     let block = pane_block(title, false, theme);
     let inner = block.inner(area);
-    let width = inner.width as usize;
+    let lines = preview_rows(inp, inner.width as usize, theme);
+    let extent = Extent {
+        rows: lines.len(),
+        height: inner.height as usize,
+    };
+    let scroll = extent.clamp(pane.scroll) as u16;
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+/// The Preview's rows for a pane `width` wide (each cut at its edge, never wrapped).
+fn preview_rows<'a>(inp: &PromptInputs, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let snapshot = inp.request;
     // Sent results first: they are what the operator just asked for.
     let mut lines: Vec<Line> = send_lines(inp.send, width, theme);
     lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
@@ -553,8 +565,16 @@ pub fn draw_preview(
             theme.muted,
         )),
     }
-    let scroll = pane.scroll.min(lines.len().saturating_sub(1)) as u16;
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+    lines
+}
+
+/// The Preview's rows in `area` (its pane, frame included), and how many show.
+pub fn preview_extent(inp: &PromptInputs, area: Rect) -> Extent {
+    let inner = pane_block(String::new(), false, &Theme::plain()).inner(area);
+    Extent {
+        rows: preview_rows(inp, inner.width as usize, &Theme::plain()).len(),
+        height: inner.height as usize,
+    }
 }
 
 /// `WINDOW 17,500 = 16,000 in + 1,500 out` (and `· over by N` when the request does not

@@ -93,6 +93,20 @@ pub fn status_hint(state: &State, keymap: &Keymap) -> String {
             (&[A::CycleTier], "tier"),
             (&[A::Back], "clear search"),
         ]
+    } else if state.focus == Pane::History
+        && state.history.expanded
+        && state.history.replay.as_ref().is_none_or(|r| !r.picking)
+    {
+        // A plan open in full: the movement keys scroll it, not the list (tester 17 F2);
+        // a replay picker over it takes j/k for its choices.
+        &[
+            (&[A::Quit], "quit"),
+            (&[A::ToggleHelp], "help"),
+            (&[A::Down, A::Up], "scroll"),
+            (&[A::PageDown, A::PageUp], "page"),
+            (&[A::Replay], "replay"),
+            (&[A::Back], "close"),
+        ]
     } else if state.focus == Pane::History {
         &[
             (&[A::Quit], "quit"),

@@ -26,6 +26,7 @@ use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
 use crate::store::view::Page;
 use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
+use crate::tui::panes::scroll::{Extent, window, wrap_lines};
 use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
@@ -418,27 +419,54 @@ fn model_names(h: &HistoryState) -> HashMap<&str, Cow<'_, str>> {
     )
 }
 
-fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
-    // A replay of this plan goes beside it.
-    let area = match &h.replay {
+/// Where the plan goes in the pane's `area`, and the replay beside it when one of this plan
+/// is open.
+fn detail_split(area: Rect, h: &HistoryState) -> (Rect, Option<(Rect, &ReplayView)>) {
+    match &h.replay {
         Some(r) if h.detail.as_ref().is_none_or(|d| d.record.id == r.plan_id) => {
             let [left, right] =
                 Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                     .areas(area);
-            replay::draw(frame, right, r, theme);
-            left
+            (left, Some((right, r)))
         }
-        _ => area,
+        _ => (area, None),
+    }
+}
+
+/// The plan's rows, wrapped to `inner` (inside its frame), and how many of them show.
+fn detail_rows<'a>(
+    d: &'a PlanDetail,
+    inner: Rect,
+    theme: &Theme,
+    expanded: bool,
+) -> (Vec<Line<'a>>, Extent) {
+    let width = inner.width as usize;
+    let rows = wrap_lines(detail_lines(d, theme, expanded, width), width);
+    let extent = Extent {
+        rows: rows.len(),
+        height: inner.height as usize,
     };
-    let title = match &h.detail {
-        Some(d) if expanded => format!(" Plan {} · esc closes ", d.record.id),
-        Some(d) => format!(" Plan {} · enter opens ", d.record.id),
-        None => " Plan ".into(),
-    };
-    let block = pane_block(title, expanded, theme);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    (rows, extent)
+}
+
+/// How far the plan open in full over the pane's `area` scrolls: its rows and how many show.
+pub fn detail_extent(h: &HistoryState, area: Rect) -> Extent {
     let Some(d) = &h.detail else {
+        return Extent::default();
+    };
+    let (area, _) = detail_split(area, h);
+    let inner = pane_block(String::new(), true, &Theme::plain()).inner(area);
+    detail_rows(d, inner, &Theme::plain(), true).1
+}
+
+fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, expanded: bool) {
+    let (area, replay) = detail_split(area, h);
+    if let Some((right, r)) = replay {
+        replay::draw(frame, right, r, theme);
+    }
+    let inner = pane_block(String::new(), expanded, theme).inner(area);
+    let Some(d) = &h.detail else {
+        frame.render_widget(pane_block(" Plan ".into(), expanded, theme), area);
         if h.plans.as_ref().is_some_and(|p| p.total == 0) {
             return empty(
                 frame,
@@ -449,8 +477,26 @@ fn draw_detail(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme, e
         }
         return loading(frame, inner, theme);
     };
-    let lines = detail_lines(d, theme, expanded, inner.width as usize);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    let (rows, extent) = detail_rows(d, inner, theme, expanded);
+    // Only a plan open in full scrolls; in the pane it shows from its top.
+    let top = if expanded {
+        extent.clamp(h.detail_scroll)
+    } else {
+        0
+    };
+    let id = &d.record.id;
+    let title = if !expanded {
+        format!(" Plan {id} · enter opens ")
+    } else if extent.overflows() {
+        format!(
+            " Plan {id} · {} lines · j/k scroll · esc closes ",
+            extent.range(top)
+        )
+    } else {
+        format!(" Plan {id} · esc closes ")
+    };
+    frame.render_widget(pane_block(title, expanded, theme), area);
+    frame.render_widget(Paragraph::new(window(rows, top, extent.height)), inner);
 }
 
 /// The plan's head, then its steps beside what executed, then (opened) the raw response.
@@ -513,11 +559,13 @@ fn detail_lines<'a>(
         lines.push(Line::from(Span::styled(line, theme.accent)));
     }
     let col = (width.saturating_sub(4) / 2).clamp(10, 40);
+    let n = r.steps.len().max(d.executed.len());
+    // Every step number as wide as the last one: the columns stay put past step 9.
+    let number = n.to_string().len();
     lines.push(Line::from(Span::styled(
-        format!("  {:<col$}  executed", "planned"),
+        format!("{:number$} {:<col$}  executed", "", "planned"),
         theme.accent,
     )));
-    let n = r.steps.len().max(d.executed.len());
     if n == 0 {
         lines.push(Line::from(Span::styled(
             "  (no steps, nothing executed)",
@@ -535,7 +583,7 @@ fn detail_lines<'a>(
             (true, false) => theme.warn,
         };
         lines.push(Line::from(vec![
-            Span::raw(format!("{:>1} ", i + 1)),
+            Span::raw(format!("{:>number$} ", i + 1)),
             Span::styled(format!("{:<col$}", clip(planned, col)), theme.base),
             Span::raw("  "),
             Span::styled(shown(&ran_label(ran, ok)), style),
@@ -612,11 +660,21 @@ fn detail_lines<'a>(
     if let Some(raw) = &r.raw_response {
         lines.push(Line::from(Span::styled("raw response:", theme.accent)));
         let limit = if expanded { 60 } else { 3 };
-        let shown: Vec<&str> = raw.lines().take(limit).collect();
-        for l in &shown {
+        for l in raw.lines().take(limit) {
             lines.push(Line::from(Span::styled(clip(l, 400), theme.muted)));
         }
-        if raw.lines().count() > limit {
+        let count = raw.lines().count();
+        if count > limit && expanded {
+            // Open in full the plan scrolls, but a long answer is read whole elsewhere.
+            lines.push(Line::from(Span::styled(
+                shown(&format!(
+                    "… {} more lines: ctxconsole history show {}",
+                    count - limit,
+                    r.id
+                )),
+                theme.muted,
+            )));
+        } else if count > limit {
             lines.push(Line::from(Span::styled("…", theme.muted)));
         }
         if raw.is_empty() {

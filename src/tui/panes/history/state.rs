@@ -11,6 +11,7 @@ use crate::store::history::{GroupSummary, PlanDetail, PlanFilter, PlanRow};
 use crate::store::view::{HistoryAnswer, HistoryQuery, ModelRow, PAGE, Page};
 use crate::tui::action::Action;
 use crate::tui::panes::history::replay_state::{ReplayRequest, ReplayView};
+use crate::tui::panes::scroll::{Extent, scrolled};
 use crate::tui::request_id::take;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +53,8 @@ pub struct HistoryState {
     pub list: HistoryList,
     /// The selected plan fills the pane.
     pub expanded: bool,
+    /// The first row on screen of the plan open in full.
+    pub detail_scroll: usize,
     pub pending: Pending,
     pub loaded: bool,
     /// A replay being picked, running, or its result beside the plan.
@@ -321,6 +324,7 @@ impl HistoryState {
         self.replay = None;
         self.pinned = Some(id.to_string());
         self.expanded = true;
+        self.detail_scroll = 0;
         queries.extend(self.detail_query(id.to_string(), next));
         queries
     }
@@ -335,6 +339,7 @@ impl HistoryState {
         }
         if self.expanded {
             self.expanded = false;
+            self.detail_scroll = 0;
             // A plan opened by id gives the pane back to the selection.
             if self.pinned.take().is_some() {
                 return Some(self.request_detail(next));
@@ -367,6 +372,7 @@ impl HistoryState {
             HistoryList::Plans => {
                 if self.selected_plan().is_some() {
                     self.expanded = !self.expanded;
+                    self.detail_scroll = 0;
                 }
                 Vec::new()
             }
@@ -418,6 +424,14 @@ impl HistoryState {
                 }
                 Vec::new()
             }
+        }
+    }
+
+    /// A movement key while a plan is open in full: it scrolls the plan (`page` rows a
+    /// page) within `extent`, its rows; the lists stay where they are.
+    pub fn scroll_detail(&mut self, action: &Action, page: usize, extent: Extent) {
+        if let Some(top) = scrolled(action, self.detail_scroll, page, extent) {
+            self.detail_scroll = top;
         }
     }
 
