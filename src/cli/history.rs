@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::history::{Drift, Outcome, ran_label};
+use crate::core::history::{Drift, Outcome, failed_percent, followed_percent, ran_label};
 use crate::core::terminal_text::{for_terminal_line, indented, name, quoted};
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::core::traffic::TrafficSource;
@@ -625,8 +625,8 @@ fn models(
             vec![
                 m.outcomes.model.clone(),
                 m.outcomes.plans.to_string(),
-                format!("{:.0}%", m.failed_rate * 100.0),
-                format!("{:.0}%", m.followed_rate * 100.0),
+                format!("{}%", failed_percent(m.failed_rate)),
+                format!("{}%", followed_percent(m.followed_rate)),
                 top_list(&m.outcomes.failure_causes, 3),
                 m.current_tier.to_string(),
                 m.suggested_tier

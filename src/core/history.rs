@@ -1076,6 +1076,20 @@ fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
+/// A failed share in whole percent as the tier rule's evidence is shown: rounded up, as a
+/// followed share is rounded down ([`followed_percent`]), so a figure shown never meets a
+/// threshold the exact share misses (tester 18 F5: 2 of 39 failed, 5.13%, read "5% failed"
+/// beside the B the rule gives above 5%). The shares are ratios of counts: a hair of slack
+/// keeps an exact 5% (2 of 40) at 5.
+pub fn failed_percent(rate: f64) -> u64 {
+    (rate * 100.0 - 1e-9).ceil().max(0.0) as u64
+}
+
+/// A followed share in whole percent, rounded down (see [`failed_percent`]).
+pub fn followed_percent(rate: f64) -> u64 {
+    (rate * 100.0 + 1e-9).floor().max(0.0) as u64
+}
+
 /// Fewer plans than this and no tier is suggested.
 pub const TIER_MIN_EVIDENCE: u64 = 20;
 
@@ -1113,9 +1127,9 @@ pub fn suggest_tier(m: &ModelOutcomes) -> TierSuggestion {
         tier: Some(tier),
         evidence,
         why: format!(
-            "{:.0}% failed, {:.0}% followed over {evidence} plans",
-            failed * 100.0,
-            followed * 100.0
+            "{}% failed, {}% followed over {evidence} plans",
+            failed_percent(failed),
+            followed_percent(followed)
         ),
     }
 }
@@ -1533,6 +1547,33 @@ mod tests {
         m.failed = 40;
         assert_eq!(suggest_tier(&m).tier, Some(Tier::C));
         assert_eq!(suggest_tier(&m).evidence, 100);
+    }
+
+    /// Tester 18 F5: the evidence was rounded to the nearest percent, so shares just past a
+    /// threshold read as meeting it: "5% failed, 100% followed" and "0% failed, 75%
+    /// followed" beside a B under a rule that gives A at ≤5% and ≥75%.
+    #[test]
+    fn the_evidence_shown_never_meets_a_threshold_the_exact_share_misses() {
+        let outcomes = |plans, failed, followed| ModelOutcomes {
+            model: "x".into(),
+            plans,
+            failed,
+            followed,
+            ..Default::default()
+        };
+        let s = suggest_tier(&outcomes(39, 2, 37));
+        assert_eq!(s.tier, Some(Tier::B));
+        assert_eq!(s.why, "6% failed, 100% followed over 39 plans");
+        let s = suggest_tier(&outcomes(79, 0, 59));
+        assert_eq!(s.tier, Some(Tier::B));
+        assert_eq!(s.why, "0% failed, 74% followed over 79 plans");
+        // Exactly on a threshold stays on it.
+        let s = suggest_tier(&outcomes(40, 2, 38));
+        assert_eq!(s.tier, Some(Tier::A));
+        assert_eq!(s.why, "5% failed, 100% followed over 40 plans");
+        let s = suggest_tier(&outcomes(80, 0, 60));
+        assert_eq!(s.tier, Some(Tier::A));
+        assert_eq!(s.why, "0% failed, 75% followed over 80 plans");
     }
 
     #[test]
