@@ -1577,3 +1577,262 @@ fn a_run_after_an_ab_send_counts_for_the_compacted_arm() {
         assert_eq!(followed, ["ab-c"], "case {case}: {drift:#}");
     }
 }
+
+/// The store's drift rows, by plan id: what drift judged (`drift`, the tools it was judged on,
+/// which of them failed).
+fn drift_rows(store: &Path) -> Vec<[String; 4]> {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let mut st = db
+        .prepare("SELECT id, drift, executed, executed_failed FROM plans ORDER BY id")
+        .unwrap();
+    st.query_map([], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The drift of a store copied through `history export` and `import` into a new store: what a
+/// fresh import of the same data gives.
+fn drift_of_a_fresh_copy(store: &Path, dir: &Path) -> Vec<[String; 4]> {
+    use ctxconsole::store::history::{HistoryStore, OnConflict};
+    let (mut plans, mut execs) = (Vec::new(), Vec::new());
+    {
+        let s = HistoryStore::open(store).unwrap();
+        s.export_plans(&mut plans).unwrap();
+        s.export_executions(&mut execs).unwrap();
+    }
+    let copy = dir.join("fresh-copy.sqlite");
+    let _ = std::fs::remove_file(&copy);
+    let mut c = HistoryStore::open(&copy).unwrap();
+    let none = std::collections::HashSet::new();
+    c.import_plans("p", plans.as_slice(), &none, OnConflict::Refuse, |_| {})
+        .unwrap();
+    c.import_executions("e", execs.as_slice(), OnConflict::Refuse, |_| {})
+        .unwrap();
+    drop(c);
+    let rows = drift_rows(&copy);
+    std::fs::remove_file(&copy).unwrap();
+    rows
+}
+
+/// Tester 18 F1, the tester's own steps through the binary: an execution naming plan B, not
+/// yet stored, was counted as a loose run for its caller's latest plan A; when B (another
+/// caller's plan: a gateway logs it under its own caller) arrived, A was not judged again,
+/// so one run made two plans `followed`, and a copy through export and import said
+/// otherwise. A run that names a plan is evidence for that plan only.
+#[test]
+fn an_execution_naming_a_plan_not_yet_stored_counts_for_no_other_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("s.sqlite");
+    let write = |name: &str, text: &str| {
+        let f = home.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let a = write(
+        "a.jsonl",
+        r#"{"id":"A","at":"2026-11-20T10:00:00Z","caller":"c","model":"t/m","intent":"plan a","steps":[{"order":1,"tool":"x.q","args":{}}]}"#,
+    );
+    let b = write(
+        "b.jsonl",
+        r#"{"id":"B","at":"2026-11-20T10:04:00Z","caller":"zz","model":"t/m","intent":"plan b","steps":[{"order":1,"tool":"x.q","args":{}}]}"#,
+    );
+    let e = write(
+        "e.jsonl",
+        r#"{"at":"2026-11-20T10:05:00Z","caller":"c","tool":"x.q","ok":true,"plan_id":"B"}"#,
+    );
+    let run = |args: &[&str]| {
+        let mut c = ctx(home.path());
+        c.arg("--store").arg(&store).args(args);
+        c
+    };
+    let drift = |id: &str| {
+        let d = json_of(&mut run(&["history", "--drift", "--json"]));
+        d["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .map(|p| p["drift"].as_str().unwrap().to_string())
+    };
+    common::succeeded(&mut run(&["import", "plans", &a]));
+    let out = common::succeeded(&mut run(&["import", "executions", &e]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execution names a plan not in the store"),
+        "{said}"
+    );
+    assert_eq!(drift("A").as_deref(), Some("ignored"));
+    // What MCP `record_execution` answers the run counted for: no plan, then B.
+    let counted = || {
+        let s = ctxconsole::store::history::HistoryStore::open(&store).unwrap();
+        let at = 1_795_168_800 + 5 * 60; // 2026-11-20T10:05:00Z
+        s.plan_counted_for(Some("B"), "c", (at, 0)).unwrap()
+    };
+    assert_eq!(counted(), None);
+    common::succeeded(&mut run(&["import", "plans", &b]));
+    assert_eq!(drift("B").as_deref(), Some("followed"));
+    assert_eq!(drift("A").as_deref(), Some("ignored"));
+    assert_eq!(counted().as_deref(), Some("B"));
+    let rows = drift_rows(&store);
+    assert_eq!(rows, drift_of_a_fresh_copy(&store, home.path()));
+}
+
+/// Tester 18 F1 as a property: whatever the order a small cross-caller history is imported in
+/// (plans and executions in two files each, every order of the four), the drift of every plan
+/// is the one a fresh import of its export gives, and that is the drift the rules say.
+#[test]
+fn drift_does_not_depend_on_the_order_plans_and_executions_are_imported_in() {
+    use ctxconsole::store::history::{HistoryStore, OnConflict};
+    let plan = |id: &str, minute: u32, caller: &str, tools: &[&str]| {
+        let steps: Vec<_> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| serde_json::json!({"order": i + 1, "tool": t}))
+            .collect();
+        serde_json::json!({"id": id, "at": format!("2026-11-20T10:{minute:02}:00Z"),
+            "caller": caller, "model": "t/m", "intent": format!("order case {id}"),
+            "steps": steps})
+        .to_string()
+    };
+    let run = |id: &str, minute: u32, caller: &str, tool: &str, ok: bool, plan: Option<&str>| {
+        serde_json::json!({"id": id, "at": format!("2026-11-20T10:{minute:02}:00Z"),
+            "caller": caller, "tool": tool, "ok": ok, "plan_id": plan})
+        .to_string()
+    };
+    // The agent reports its runs under `agent`; the gateway logs its plans under `gw`.
+    let files: [(&str, bool, Vec<String>); 4] = [
+        (
+            "p1",
+            true,
+            vec![
+                plan("A1", 0, "agent", &["x.q"]),
+                plan("A2", 20, "agent", &["y.r", "z.s"]),
+                plan("G3", 40, "gw", &["w.w"]),
+            ],
+        ),
+        (
+            "p2",
+            true,
+            vec![
+                plan("G1", 4, "gw", &["x.q"]),
+                plan("G2", 22, "gw", &["y.r"]),
+                plan("A3", 50, "agent", &["x.q"]),
+            ],
+        ),
+        (
+            "e1",
+            false,
+            vec![
+                run("e1", 5, "agent", "x.q", true, Some("G1")),
+                run("e2", 21, "agent", "y.r", true, None),
+                run("e6", 41, "gw", "w.w", true, None),
+            ],
+        ),
+        (
+            "e2",
+            false,
+            vec![
+                run("e3", 23, "agent", "y.r", true, Some("G2")),
+                // Names a plan never imported: evidence for no plan.
+                run("e4", 24, "agent", "z.s", true, Some("NOPE")),
+                run("e5", 6, "gw", "x.q", true, None),
+                run("e7", 51, "agent", "x.q", false, Some("A3")),
+            ],
+        ),
+    ];
+    let expected: Vec<(&str, &str)> = vec![
+        ("A1", "ignored"),  // its caller's only run after it names G1
+        ("A2", "partial"),  // e2 alone: e3 names G2, e4 names a plan not stored
+        ("A3", "partial"),  // its one run failed
+        ("G1", "followed"), // e1 names it
+        ("G2", "followed"), // e3 names it
+        ("G3", "followed"), // e6, its caller's loose run
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut reference: Option<Vec<[String; 4]>> = None;
+    // Every order of the four files.
+    let mut orders: Vec<[usize; 4]> = Vec::new();
+    for a in 0..4 {
+        for b in (0..4).filter(|&b| b != a) {
+            for c in (0..4).filter(|&c| c != a && c != b) {
+                orders.push([a, b, c, 6 - a - b - c]);
+            }
+        }
+    }
+    assert_eq!(orders.len(), 24);
+    let none = std::collections::HashSet::new();
+    for order in &orders {
+        let store = dir.path().join(format!("{order:?}.sqlite"));
+        let mut s = HistoryStore::open(&store).unwrap();
+        for &i in order {
+            let (name, plans, lines) = &files[i];
+            let text = lines.join("\n");
+            if *plans {
+                s.import_plans(name, text.as_bytes(), &none, OnConflict::Refuse, |_| {})
+                    .unwrap();
+            } else {
+                s.import_executions(name, text.as_bytes(), OnConflict::Refuse, |_| {})
+                    .unwrap();
+            }
+        }
+        drop(s);
+        let rows = drift_rows(&store);
+        let judged: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str()))
+            .collect();
+        assert_eq!(judged, expected, "order {order:?}: {rows:?}");
+        assert_eq!(
+            rows,
+            drift_of_a_fresh_copy(&store, dir.path()),
+            "order {order:?}"
+        );
+        match &reference {
+            Some(r) => assert_eq!(&rows, r, "order {order:?}"),
+            None => reference = Some(rows),
+        }
+    }
+}
+
+/// Tester 18 F1 in a store judged before the fix: a plan that had borrowed a run naming
+/// another plan keeps its stale drift until something judges it again. Migrating the store
+/// judges it again once, so its figures agree with a fresh import of the same data.
+#[test]
+fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
+    use ctxconsole::store::history::{HistoryStore, OnConflict};
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("old.sqlite");
+    let none = std::collections::HashSet::new();
+    {
+        let mut s = HistoryStore::open(&store).unwrap();
+        let plans = [
+            r#"{"id":"A","at":"2026-11-20T10:00:00Z","caller":"c","model":"t/m","intent":"plan a","steps":[{"order":1,"tool":"x.q"}]}"#,
+            r#"{"id":"B","at":"2026-11-20T10:04:00Z","caller":"zz","model":"t/m","intent":"plan b","steps":[{"order":1,"tool":"x.q"}]}"#,
+        ]
+        .join("\n");
+        s.import_plans("p", plans.as_bytes(), &none, OnConflict::Refuse, |_| {})
+            .unwrap();
+        let execs =
+            r#"{"at":"2026-11-20T10:05:00Z","caller":"c","tool":"x.q","ok":true,"plan_id":"B"}"#;
+        s.import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+    }
+    let fresh = drift_of_a_fresh_copy(&store, dir.path());
+    // As the version before judged it: A had borrowed B's run; and one schema step back.
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute(
+        "UPDATE plans SET drift = 'followed', executed = '[\"x.q\"]' WHERE id = 'A'",
+        [],
+    )
+    .unwrap();
+    let version: i64 = db
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    db.pragma_update(None, "user_version", version - 1).unwrap();
+    drop(db);
+    drop(HistoryStore::open(&store).unwrap());
+    let rows = drift_rows(&store);
+    assert_eq!(rows, fresh);
+    assert_eq!(rows[0][..2], ["A".to_string(), "ignored".to_string()]);
+}

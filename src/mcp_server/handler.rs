@@ -782,8 +782,8 @@ impl State {
                 ),
             ));
         }
-        // The plan the run counted for: the one it names (unless dated before it), or (none
-        // named, or one the store does not hold) the caller's plan whose window holds it.
+        // The plan the run counted for: the one it names (unless dated before it, or not
+        // stored yet: then none), or, naming none, the caller's plan whose window holds it.
         let counted = history
             .plan_counted_for(plan_id, caller, (at, nanos))
             .map_err(internal)?;

@@ -43,9 +43,10 @@ impl HistoryStore {
         }
         // Executions stored before their plans arrived (imported first) are linked now: one
         // dated before its plan is said here as the executions import says it (tester 7
-        // T7-6: only the order plans-then-executions said it).
+        // T7-6: only the order plans-then-executions said it), and their callers are judged
+        // again, as the executions import judges the callers of the plans it links.
         let mut notes = LinkNotes::default();
-        stored_runs_before_new_plans(&tx, newest_before, &mut notes)
+        stored_runs_of_new_plans(&tx, newest_before, &mut notes, &mut callers)
             .map_err(db_err(&path, "reading the executions the new plans link"))?;
         notes.into_report(&mut report);
         finish_import(tx, &callers, window, &path, report)
@@ -304,7 +305,7 @@ impl HistoryStore {
         meta: Option<(&str, &str)>,
         recompute: bool,
     ) -> anyhow::Result<Option<usize>> {
-        let window = self.drift_window;
+        let (window, path) = (self.drift_window, self.path.clone());
         let secrets = self.secrets.clone();
         let tx = self.write("storing plans")?;
         if let Some((k, v)) = meta {
@@ -322,9 +323,10 @@ impl HistoryStore {
         }
         let mut callers = BTreeSet::new();
         let mut added = 0;
+        let newest_before: i64 =
+            tx.query_row("SELECT IFNULL(MAX(seq), 0) FROM plans", [], |r| r.get(0))?;
         {
             let mut p = PlanInserter::new(&tx, &secrets)?;
-            // Drift moves for the callers and plans as they are kept.
             // Drift moves for the callers and plans as they are kept.
             for plan in plans {
                 if p.insert(plan, pipelines)?.is_some() {
@@ -345,6 +347,9 @@ impl HistoryStore {
             }
             callers.extend(callers_of_plans(&tx, &linked)?);
         }
+        // Runs stored before the plans they name, as `import_plans` links them.
+        stored_runs_of_new_plans(&tx, newest_before, &mut LinkNotes::default(), &mut callers)
+            .map_err(db_err(&path, "reading the executions the new plans link"))?;
         if recompute {
             recompute_drift(&tx, &callers, window)?;
         }
@@ -579,9 +584,10 @@ impl HistoryStore {
     }
 
     /// The plan an execution at `at` (a Unix second and the nanoseconds past it) counts for,
-    /// as drift counts it ([`recompute_drift`]): the plan it names when the store holds it,
-    /// unless the run is dated before it ([`after_plan`]), when it counts for none; else the
-    /// latest plan of `caller` (not a replay) at or before `at`, within the drift window, or
+    /// as drift counts it ([`recompute_drift`]): the plan it names, unless the run is dated
+    /// before it ([`after_plan`]) or the store does not hold it (yet), when it counts for
+    /// none; naming none, the latest plan of `caller` (not a replay) at or before `at`,
+    /// within the drift window, or
     /// when that plan is an arm of an A/B comparison, the comparison's compacted arm (if it
     /// too is at or before `at`) — unless executions naming that plan judge it, when a run
     /// naming none counts for nothing. `None`: it counts for no plan. `plan_id` and `caller`
@@ -609,9 +615,10 @@ impl HistoryStore {
                 )
                 .optional()
                 .map_err(read)?;
-            if let Some((id, plan_at, plan_nanos)) = known {
-                return Ok(after_plan((plan_at, plan_nanos), (at, at_nanos)).then_some(id));
-            }
+            // Not loose ([`LOOSE`]): evidence for the plan it names alone.
+            return Ok(known.and_then(|(id, plan_at, plan_nanos)| {
+                after_plan((plan_at, plan_nanos), (at, at_nanos)).then_some(id)
+            }));
         }
         let read = db_err(&self.path, "finding the plan an execution counts for");
         let latest: Option<(String, i64, Option<String>)> = self
@@ -738,14 +745,18 @@ pub(super) struct LinkNotes {
 }
 
 /// Executions already in the store that name a plan added after row `newest_before` (by
-/// this import), each dated before its plan ([`after_plan`]): counted into `notes`.
-fn stored_runs_before_new_plans(
+/// this import): each dated before its plan ([`after_plan`]) is counted into `notes`, and
+/// every one's caller goes to `callers`. A link moves drift at both its ends, whichever of
+/// the two was stored first (tester 18 F1: a gateway logs the plan under its caller, the
+/// agent reports its runs under its own).
+fn stored_runs_of_new_plans(
     tx: &Transaction<'_>,
     newest_before: i64,
     notes: &mut LinkNotes,
+    callers: &mut BTreeSet<String>,
 ) -> rusqlite::Result<()> {
     let mut st = tx.prepare(
-        "SELECT p.id, p.at, p.at_nanos, e.at, e.at_nanos
+        "SELECT p.id, p.at, p.at_nanos, e.at, e.at_nanos, e.caller
          FROM plans p JOIN executions e ON e.plan_id = p.id
          WHERE p.seq > ?1 ORDER BY p.seq, e.seq",
     )?;
@@ -754,6 +765,10 @@ fn stored_runs_before_new_plans(
         let id: String = r.get(0)?;
         if !after_plan((r.get(1)?, r.get(2)?), (r.get(3)?, r.get(4)?)) {
             notes.before(&id);
+        }
+        let caller = r.get_ref(5)?.as_str()?;
+        if !callers.contains(caller) {
+            callers.insert(caller.to_string());
         }
     }
     Ok(())
@@ -1357,9 +1372,12 @@ impl<'t> ExecutionInserter<'t> {
 
 /// Recompute drift and its evidence for every plan of `callers`. Executions that name a
 /// known plan belong to it, unless dated before it ([`after_plan`]: clock skew aside, it ran
-/// before the plan existed); the rest belong to the caller's latest plan before them, within
-/// `window` seconds ([`HistoryStore::plan_counted_for`] says it of one execution: the two
-/// keep one rule). Returns how many plans changed.
+/// before the plan existed); one naming a plan not in the store belongs to none until that
+/// plan is imported (tester 18 F1: it had counted for its caller's latest plan, and for the
+/// named plan too once it came); only those naming no plan ([`LOOSE`]) belong to the
+/// caller's latest plan before them, within `window` seconds
+/// ([`HistoryStore::plan_counted_for`] says it of one execution: the two keep one rule).
+/// Every writer recomputes drift here. Returns how many plans changed.
 pub(super) fn recompute_drift(
     conn: &Connection,
     callers: &BTreeSet<String>,
@@ -1381,10 +1399,10 @@ pub(super) fn recompute_drift(
          FROM executions e JOIN plans p ON p.id = e.plan_id
          WHERE p.caller = ?1 ORDER BY e.at, e.at_nanos, e.seq",
     )?;
-    let mut loose_st = conn.prepare_cached(
-        "SELECT e.at, e.tool, e.ok FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
-         WHERE e.caller = ?1 AND p.seq IS NULL ORDER BY e.at, e.seq",
-    )?;
+    let mut loose_st = conn.prepare_cached(&format!(
+        "SELECT e.at, e.tool, e.ok FROM executions e
+         WHERE e.caller = ?1 AND {LOOSE} ORDER BY e.at, e.seq"
+    ))?;
     let mut update = conn.prepare_cached(
         "UPDATE plans SET drift = ?2, executed = ?3, executed_failed = ?4 WHERE seq = ?1",
     )?;
@@ -1528,14 +1546,23 @@ pub(super) fn recompute_drift(
     Ok(changed)
 }
 
+/// What makes an execution `e` loose, counted for its caller's latest plan within the drift
+/// window: it names no plan. One naming a plan is evidence for that plan alone, stored or not.
+const LOOSE: &str = "e.plan_id IS NULL";
+
 /// Callers whose drift the rules before [`MIGRATION_FAILED_EXECUTIONS`] judged wrongly: those
-/// with a failed execution, or one linked to a plan dated after it.
+/// with a failed execution, or one linked to a plan dated after it; and before
+/// [`MIGRATION_NAMED_RUNS_NOT_LOOSE`], those with a run naming a plan not in the store, or
+/// another caller's plan (it could have counted for one of theirs too).
 pub(super) fn callers_to_recount(conn: &Connection) -> anyhow::Result<BTreeSet<String>> {
     let mut st = conn.prepare(
         "SELECT e.caller FROM executions e WHERE e.ok = 0
          UNION
          SELECT p.caller FROM executions e JOIN plans p ON p.id = e.plan_id
-         WHERE e.ok = 0 OR e.at < p.at - ?1",
+         WHERE e.ok = 0 OR e.at < p.at - ?1
+         UNION
+         SELECT e.caller FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
+         WHERE e.plan_id IS NOT NULL AND (p.seq IS NULL OR p.caller != e.caller)",
     )?;
     let callers = st
         .query_map([EXECUTION_CLOCK_SKEW_SECS], |r| r.get(0))?

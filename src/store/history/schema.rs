@@ -20,8 +20,20 @@ pub(super) const SCHEMA: Schema = Schema {
         MIGRATION_PLAN_COUNTS,
         MIGRATION_FAILED_EXECUTIONS,
         MIGRATION_AT_NANOS,
+        MIGRATION_NAMED_RUNS_NOT_LOOSE,
     ],
 };
+
+/// Tester 18 F1: a run naming a plan not in the store had counted for its caller's latest
+/// plan, and kept counting for it once the named plan (another caller's) arrived. Only a run
+/// naming no plan counts that way now; the drift recount (as [`MIGRATION_FAILED_EXECUTIONS`]
+/// asks it) judges again, once, the callers with a run naming a plan not stored or another
+/// caller's plan, so a store's figures are those a fresh import of its data gives.
+pub(super) const MIGRATION_NAMED_RUNS_NOT_LOOSE: &str = "
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'drift_recount', 'runs naming a plan' WHERE EXISTS
+        (SELECT 1 FROM executions WHERE plan_id IS NOT NULL);
+";
 
 /// Tester 7 T7-6: the part of a second a plan's or an execution's time was given with
 /// (nanoseconds; 0 for rows from before, and for times given without one), so "more than
