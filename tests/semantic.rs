@@ -716,6 +716,61 @@ mod local {
         assert!(!err.contains("embedded"), "{err}");
         assert_eq!(v["ranking"]["top"], again["ranking"]["top"]);
     }
+
+    /// A model directory `parent/name` holding copies of MiniLM's three files (copies: a
+    /// test changes them, and the originals are the fetched model's).
+    fn minilm_copy(minilm: &Path, parent: &Path, name: &str) -> PathBuf {
+        let dir = parent.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::copy(minilm.join(f), dir.join(f)).unwrap();
+        }
+        dir
+    }
+
+    /// `dir/config.json` with `change` made to it.
+    fn change_config(dir: &Path, change: impl FnOnce(&mut Value)) {
+        let path = dir.join("config.json");
+        let mut config: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        change(&mut config);
+        std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    }
+
+    /// Tester 16 F1: a config with no attention heads made candle divide by zero, and the
+    /// panic took the process down (exit 101, the console, MCP's workers). Refused now
+    /// before the model is built, naming the file and the field, as bad input.
+    #[test]
+    fn a_config_with_no_attention_heads_is_refused_naming_the_file_and_field() {
+        let Some(minilm) =
+            minilm_or_skip("a_config_with_no_attention_heads_is_refused_naming_the_file_and_field")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mh0");
+        change_config(&dir, |c| c["num_attention_heads"] = 0.into());
+        let err = match LocalEmbedder::open(&dir) {
+            Ok(_) => panic!("a model with no attention heads was opened"),
+            Err(e) => format!("{e:#}"),
+        };
+        let config = dir.join("config.json").display().to_string();
+        assert!(
+            err.contains(&format!("{config}: field 'num_attention_heads' is 0;")),
+            "{err}"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let said = refused(ctx(home.path()).args([
+            "preview",
+            "find flights",
+            "--no-history",
+            "--embedder",
+            &format!("local:{}", dir.display()),
+        ]));
+        assert!(
+            said.contains("field 'num_attention_heads' is 0") && !said.contains("panicked"),
+            "{said}"
+        );
+    }
 }
 
 /// A cache.sqlite that is not a cache: the layer still ranks, every run embeds the catalog
