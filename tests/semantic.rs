@@ -736,6 +736,13 @@ mod local {
         std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
     }
 
+    /// A safetensors file's header and where its data starts.
+    fn safetensors_header(bytes: &[u8]) -> (serde_json::Map<String, Value>, usize) {
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+        (header.as_object().unwrap().clone(), 8 + n)
+    }
+
     /// Tester 16 F1: a config with no attention heads made candle divide by zero, and the
     /// panic took the process down (exit 101, the console, MCP's workers). Refused now
     /// before the model is built, naming the file and the field, as bad input.
@@ -770,6 +777,66 @@ mod local {
             said.contains("field 'num_attention_heads' is 0") && !said.contains("panicked"),
             "{said}"
         );
+    }
+
+    /// Tester 16 F3: a model with fewer positions than `MAX_TOKENS` failed on any long text
+    /// (index-select past its position table); the text is cut at the model's positions.
+    #[test]
+    fn a_model_with_128_positions_embeds_a_long_text_cut_to_them() {
+        let Some(minilm) =
+            minilm_or_skip("a_model_with_128_positions_embeds_a_long_text_cut_to_them")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mp128");
+        // The position table cut to 128 rows, the config saying so: weights and config agree.
+        let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+        let (header, data_at) = safetensors_header(&bytes);
+        let mut names: Vec<&String> = header.keys().filter(|k| *k != "__metadata__").collect();
+        names.sort_by_key(|k| header[*k]["data_offsets"][0].as_u64().unwrap());
+        let (mut new_header, mut data) = (serde_json::Map::new(), Vec::new());
+        for name in names {
+            let t = &header[name];
+            let (start, end) = (
+                t["data_offsets"][0].as_u64().unwrap() as usize,
+                t["data_offsets"][1].as_u64().unwrap() as usize,
+            );
+            let mut tensor = &bytes[data_at + start..data_at + end];
+            let mut shape = t["shape"].clone();
+            if name == "embeddings.position_embeddings.weight" {
+                let width = shape[1].as_u64().unwrap() as usize;
+                tensor = &tensor[..128 * width * 4];
+                shape[0] = 128.into();
+            }
+            let offsets = serde_json::json!([data.len(), data.len() + tensor.len()]);
+            data.extend_from_slice(tensor);
+            new_header.insert(
+                name.clone(),
+                serde_json::json!({"dtype": t["dtype"], "shape": shape, "data_offsets": offsets}),
+            );
+        }
+        let mut head = serde_json::to_vec(&new_header).unwrap();
+        head.resize(head.len().div_ceil(8) * 8, b' ');
+        let mut file = (head.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(&head);
+        file.extend_from_slice(&data);
+        std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+        std::fs::write(dir.join("model.safetensors"), file).unwrap();
+        change_config(&dir, |c| c["max_position_embeddings"] = 128.into());
+
+        let m = LocalEmbedder::open(&dir).unwrap();
+        let long = format!(
+            "please find me {}",
+            ["cheap flights from porto to lisbon with extra luggage"; 30].join(" ")
+        );
+        let v = match m.embed(&[long, "find flights".to_string()]) {
+            Ok(v) => v,
+            Err(e) => panic!("a long text with a 128-position model: {e:#}"),
+        };
+        assert_eq!(v.len(), 2);
+        let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
     }
 }
 

@@ -17,7 +17,8 @@ use crate::core::error::CoreError;
 use crate::core::rank::unit;
 use crate::exit::bad_input;
 
-/// Tokens read per text: the model's `max_seq_length` (sentence_bert_config.json).
+/// Tokens read per text: the model's `max_seq_length` (sentence_bert_config.json), or its
+/// `max_position_embeddings` when that is fewer (see [`LocalEmbedder::open`]).
 pub const MAX_TOKENS: usize = 256;
 
 pub struct LocalEmbedder {
@@ -54,7 +55,9 @@ impl LocalEmbedder {
             .map_err(|e| bad_input(format!("{}: not a tokenizer: {e}", named("tokenizer.json"))))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                // A text longer than the model has positions fails the whole run (tester
+                // 16 F3): cut at the smaller.
+                max_length: MAX_TOKENS.min(config.max_position_embeddings),
                 ..Default::default()
             }))
             .map_err(|e| anyhow::anyhow!("{}: {e}", named("tokenizer.json")))?;
