@@ -838,6 +838,44 @@ mod local {
         let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "{norm}");
     }
+
+    /// Tester 16 F8: the weights were read under the 256 MiB bound for workspace files,
+    /// which ruled out every BERT-base model (about 440 MB). They have a bound of their own:
+    /// a 300 MiB file is read (and judged as weights), one over 2 GiB refused unread.
+    #[test]
+    fn weights_have_their_own_bound_above_the_workspace_files() {
+        let Some(minilm) = minilm_or_skip("weights_have_their_own_bound_above_the_workspace_files")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mbig");
+        let weights = dir.join("model.safetensors");
+        let open_err = |len: u64| {
+            std::fs::remove_file(&weights).unwrap();
+            // Sparse: no disk is used, and a file over the bound is never read.
+            std::fs::File::create(&weights)
+                .unwrap()
+                .set_len(len)
+                .unwrap();
+            match LocalEmbedder::open(&dir) {
+                Ok(_) => panic!("{len} bytes of zeros opened as a model"),
+                Err(e) => format!("{e:#}"),
+            }
+        };
+        let named = weights.display().to_string();
+        let err = open_err(300 << 20);
+        assert!(err.starts_with(&format!("{named}: ")), "{err}");
+        assert!(
+            !err.contains("MiB"),
+            "300 MiB of weights refused by size: {err}"
+        );
+        let err = open_err((2 << 30) + (1 << 20));
+        assert_eq!(
+            err,
+            format!("{named}: 2049 MiB, more than the 2048 MiB a model's weights file may hold")
+        );
+    }
 }
 
 /// A cache.sqlite that is not a cache: the layer still ranks, every run embeds the catalog

@@ -16,6 +16,7 @@ use super::{Embedder, check_model_dir};
 use crate::core::error::CoreError;
 use crate::core::rank::unit;
 use crate::exit::bad_input;
+use crate::fsio::MODEL_WEIGHTS;
 
 /// Tokens read per text: the model's `max_seq_length` (sentence_bert_config.json), or its
 /// `max_position_embeddings` when that is fewer (see [`LocalEmbedder::open`]).
@@ -65,7 +66,8 @@ impl LocalEmbedder {
         // Tokenizing on this thread rather than tokenizers' thread pool: a panic there is
         // then one `panics::caught` turns into an error; a batch is 32 texts at most.
         tokenizers::utils::parallelism::set_parallelism(false);
-        let weights = crate::fsio::read_regular(&dir.join("model.safetensors"))?;
+        let weights =
+            crate::fsio::read_regular_within(&dir.join("model.safetensors"), MODEL_WEIGHTS)?;
         let weights_len = weights.len();
         // The directory's name and the weights' size tell models apart for the cache; the
         // config's hash catches a changed shape.
