@@ -876,6 +876,75 @@ mod local {
             format!("{named}: 2049 MiB, more than the 2048 MiB a model's weights file may hold")
         );
     }
+
+    /// Tester 16 F2: the id vectors are cached under was the directory's name and the
+    /// weights' size, so a model with one weight changed (a fine-tune, another revision)
+    /// in a directory of the same name read the first model's vectors. Now any change to
+    /// the weights, the tokenizer or the config is another id, and nothing is shared.
+    #[test]
+    fn a_changed_model_of_the_same_name_and_size_is_another_embedder() {
+        let Some(minilm) =
+            minilm_or_skip("a_changed_model_of_the_same_name_and_size_is_another_embedder")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let name = minilm.file_name().unwrap().to_str().unwrap();
+        let changed = minilm_copy(&minilm, &tmp.path().join("b"), name);
+        let weights = changed.join("model.safetensors");
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let len = bytes.len();
+        let (header, data_at) = safetensors_header(&bytes);
+        let query = &header["encoder.layer.0.attention.self.query.weight"]["data_offsets"];
+        let (start, end) = (
+            data_at + query[0].as_u64().unwrap() as usize,
+            data_at + query[1].as_u64().unwrap() as usize,
+        );
+        bytes[start..end].fill(0);
+        std::fs::write(&weights, &bytes).unwrap();
+        assert_eq!(std::fs::metadata(&weights).unwrap().len() as usize, len);
+
+        let original = LocalEmbedder::open(&minilm).unwrap();
+        let other = LocalEmbedder::open(&changed).unwrap();
+        assert!(
+            original.id().starts_with(&format!("local {name} ")),
+            "{}",
+            original.id()
+        );
+        assert_ne!(original.id(), other.id());
+
+        // Another tokenizer (the same but for one added byte) is another embedder too.
+        let retokenized = minilm_copy(&minilm, &tmp.path().join("c"), name);
+        let mut tokenizer = std::fs::read(retokenized.join("tokenizer.json")).unwrap();
+        tokenizer.push(b'\n');
+        std::fs::write(retokenized.join("tokenizer.json"), tokenizer).unwrap();
+        let third = LocalEmbedder::open(&retokenized).unwrap();
+        assert_ne!(third.id(), original.id());
+        assert_ne!(third.id(), other.id());
+
+        // Through the binary, on one workspace: the changed model embeds the whole catalog
+        // rather than reading the first model's vectors from the cache.
+        let home = tempfile::tempdir().unwrap();
+        let preview = |dir: &Path| {
+            let out = ctx(home.path())
+                .args([
+                    "preview",
+                    "write a blog post about rust",
+                    "--no-history",
+                    "--embedder",
+                    &format!("local:{}", dir.display()),
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        };
+        let all = format!("embedded {SAMPLE_ENTRIES} of {SAMPLE_ENTRIES} catalog entries");
+        let first = preview(&minilm);
+        assert!(first.contains(&all), "{first}");
+        let second = preview(&changed);
+        assert!(second.contains(&all), "{second}");
+    }
 }
 
 /// A cache.sqlite that is not a cache: the layer still ranks, every run embeds the catalog

@@ -12,6 +12,8 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
+use sha2::{Digest, Sha256};
+
 use super::{Embedder, check_model_dir};
 use crate::core::error::CoreError;
 use crate::core::rank::unit;
@@ -68,16 +70,16 @@ impl LocalEmbedder {
         tokenizers::utils::parallelism::set_parallelism(false);
         let weights =
             crate::fsio::read_regular_within(&dir.join("model.safetensors"), MODEL_WEIGHTS)?;
-        let weights_len = weights.len();
-        // The directory's name and the weights' size tell models apart for the cache; the
-        // config's hash catches a changed shape.
+        // Cached vectors are keyed by the id: any change to the weights, the tokenizer or
+        // the config is another model, whatever the directory is called (tester 16 F2: a
+        // fine-tune of the same name and size read the old model's vectors).
         let name = dir.file_name().map_or_else(
             || dir.shown().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
         let id = format!(
-            "local {name} {weights_len} {}",
-            &crate::store::cache::text_hash(&config_text)[..12]
+            "local {name} {}",
+            model_fingerprint(&[&weights, &tokenizer_bytes, config_text.as_bytes()])
         );
         let device = Device::Cpu;
         let vb =
@@ -217,6 +219,20 @@ fn check_config(config: &Config, origin: &str) -> Result<(), CoreError> {
     Ok(())
 }
 
+/// The hex opening of a SHA-256 over `files`' contents, each preceded by its length so no
+/// two sets of files run together alike: what tells two models apart in the cache.
+fn model_fingerprint(files: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for file in files {
+        hasher.update((file.len() as u64).to_le_bytes());
+        hasher.update(file);
+    }
+    hasher.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A caught panic's message with its source file from the crate's directory on (`candle-
 /// transformers-0.11.1/src/models/bert.rs:218`), not the whole path of cargo's registry.
 fn shortened(panic: &str) -> String {
@@ -293,6 +309,24 @@ mod tests {
                 err.starts_with("m/config.json: ") && err.contains(says),
                 "{err}"
             );
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_changes_with_any_file_and_with_where_they_part() {
+        let base = model_fingerprint(&[b"weights", b"tokenizer", b"config"]);
+        assert_eq!(base.len(), 16);
+        assert_eq!(
+            base,
+            model_fingerprint(&[b"weights", b"tokenizer", b"config"])
+        );
+        for other in [
+            model_fingerprint(&[b"weightz", b"tokenizer", b"config"]),
+            model_fingerprint(&[b"weights", b"tokenize!", b"config"]),
+            model_fingerprint(&[b"weights", b"tokenizer", b"config "]),
+            model_fingerprint(&[b"weightst", b"okenizer", b"config"]),
+        ] {
+            assert_ne!(other, base);
         }
     }
 
