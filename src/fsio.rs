@@ -423,9 +423,38 @@ pub fn open_own_secret(path: &Path) -> anyhow::Result<Option<File>> {
     Ok(Some(file))
 }
 
-/// [`open_regular`] for a file that will be read whole: one bigger than
-/// [`READ_WHOLE_MAX_BYTES`] is refused at once, before any of it is read.
-fn open_for_whole_read(path: &Path) -> anyhow::Result<File> {
+/// How much one kind of file read whole may hold, and what a refusal calls that kind: the
+/// one bound every whole read goes through, declared once per kind.
+#[derive(Debug, Clone, Copy)]
+pub struct WholeReadBound {
+    pub max_bytes: u64,
+    /// Says whose bound it is in a refusal: "the 256 MiB {holder} may hold".
+    pub holder: &'static str,
+}
+
+/// The most a file (or stdin) read whole may hold: every workspace file, catalog, registry,
+/// attachment and paste. Bigger ones are refused before they are held in memory (a 3 GB
+/// `budgets.toml` took 6 GB and 20 s to be told it was broken); JSON Lines imports stream
+/// and have no such limit.
+pub const READ_WHOLE_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// [`READ_WHOLE_MAX_BYTES`], for [`read_regular`] and [`read_whole`].
+pub const WORKSPACE_FILE: WholeReadBound = WholeReadBound {
+    max_bytes: READ_WHOLE_MAX_BYTES,
+    holder: "a file read whole",
+};
+
+/// A local model's `model.safetensors`, read whole into memory to build the model: 2 GiB,
+/// room for BERT-large (1.3 GB) and every BERT-base sentence model (about 440 MB, over the
+/// workspace files' 256 MiB, which had ruled them out: tester 16 F8).
+pub const MODEL_WEIGHTS: WholeReadBound = WholeReadBound {
+    max_bytes: 2 * 1024 * 1024 * 1024,
+    holder: "a model's weights file",
+};
+
+/// [`open_regular`] for a file that will be read whole: one bigger than `bound` is refused
+/// at once, before any of it is read.
+fn open_for_whole_read(path: &Path, bound: WholeReadBound) -> anyhow::Result<File> {
     let file = open_regular(path)?;
     let len = file
         .metadata()
@@ -436,12 +465,13 @@ fn open_for_whole_read(path: &Path) -> anyhow::Result<File> {
             ))
         })?
         .len();
-    if len > READ_WHOLE_MAX_BYTES {
+    if len > bound.max_bytes {
         return Err(bad_input(format!(
-            "{}: {} MiB, more than the {} MiB a file read whole may hold",
+            "{}: {} MiB, more than the {} MiB {} may hold",
             crate::core::terminal_text::path(path),
             len / (1024 * 1024),
-            READ_WHOLE_MAX_BYTES / (1024 * 1024)
+            bound.max_bytes / (1024 * 1024),
+            bound.holder
         )));
     }
     Ok(file)
@@ -457,30 +487,39 @@ pub fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     read_regular(path).map(Some)
 }
 
-/// The most a file (or stdin) read whole may hold: every workspace file, catalog, registry,
-/// attachment and paste. Bigger ones are refused before they are held in memory (a 3 GB
-/// `budgets.toml` took 6 GB and 20 s to be told it was broken); JSON Lines imports stream
-/// and have no such limit.
-pub const READ_WHOLE_MAX_BYTES: u64 = 256 * 1024 * 1024;
-
 /// A regular file's bytes (see [`open_regular`]), at most [`READ_WHOLE_MAX_BYTES`].
 pub fn read_regular(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let file = open_for_whole_read(path)?;
-    read_whole(file, &crate::core::terminal_text::path(path))
+    read_regular_within(path, WORKSPACE_FILE)
+}
+
+/// A regular file's bytes (see [`open_regular`]), at most `bound`'s.
+pub fn read_regular_within(path: &Path, bound: WholeReadBound) -> anyhow::Result<Vec<u8>> {
+    let file = open_for_whole_read(path, bound)?;
+    read_whole_within(file, &crate::core::terminal_text::path(path), bound)
 }
 
 /// Everything `reader` gives, refused as bad input naming `origin` once it passes
 /// [`READ_WHOLE_MAX_BYTES`] (counted as read: a file may grow after its size was looked at).
 pub fn read_whole(reader: impl Read, origin: &str) -> anyhow::Result<Vec<u8>> {
+    read_whole_within(reader, origin, WORKSPACE_FILE)
+}
+
+/// [`read_whole`] within `bound`.
+fn read_whole_within(
+    reader: impl Read,
+    origin: &str,
+    bound: WholeReadBound,
+) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     reader
-        .take(READ_WHOLE_MAX_BYTES + 1)
+        .take(bound.max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| bad_input(format!("{origin}: cannot read: {e}")))?;
-    if bytes.len() as u64 > READ_WHOLE_MAX_BYTES {
+    if bytes.len() as u64 > bound.max_bytes {
         return Err(bad_input(format!(
-            "{origin}: more than {} MiB, the most a file read whole may hold",
-            READ_WHOLE_MAX_BYTES / (1024 * 1024)
+            "{origin}: more than {} MiB, the most {} may hold",
+            bound.max_bytes / (1024 * 1024),
+            bound.holder
         )));
     }
     Ok(bytes)

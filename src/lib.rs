@@ -19,6 +19,7 @@ pub mod live;
 pub mod llm;
 pub mod logging;
 pub mod mcp_server;
+pub mod panics;
 pub mod preview;
 pub mod sample;
 pub mod store;

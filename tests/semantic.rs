@@ -716,6 +716,235 @@ mod local {
         assert!(!err.contains("embedded"), "{err}");
         assert_eq!(v["ranking"]["top"], again["ranking"]["top"]);
     }
+
+    /// A model directory `parent/name` holding copies of MiniLM's three files (copies: a
+    /// test changes them, and the originals are the fetched model's).
+    fn minilm_copy(minilm: &Path, parent: &Path, name: &str) -> PathBuf {
+        let dir = parent.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::copy(minilm.join(f), dir.join(f)).unwrap();
+        }
+        dir
+    }
+
+    /// `dir/config.json` with `change` made to it.
+    fn change_config(dir: &Path, change: impl FnOnce(&mut Value)) {
+        let path = dir.join("config.json");
+        let mut config: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        change(&mut config);
+        std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    }
+
+    /// A safetensors file's header and where its data starts.
+    fn safetensors_header(bytes: &[u8]) -> (serde_json::Map<String, Value>, usize) {
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+        (header.as_object().unwrap().clone(), 8 + n)
+    }
+
+    /// Tester 16 F1: a config with no attention heads made candle divide by zero, and the
+    /// panic took the process down (exit 101, the console, MCP's workers). Refused now
+    /// before the model is built, naming the file and the field, as bad input.
+    #[test]
+    fn a_config_with_no_attention_heads_is_refused_naming_the_file_and_field() {
+        let Some(minilm) =
+            minilm_or_skip("a_config_with_no_attention_heads_is_refused_naming_the_file_and_field")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mh0");
+        change_config(&dir, |c| c["num_attention_heads"] = 0.into());
+        let err = match LocalEmbedder::open(&dir) {
+            Ok(_) => panic!("a model with no attention heads was opened"),
+            Err(e) => format!("{e:#}"),
+        };
+        let config = dir.join("config.json").display().to_string();
+        assert!(
+            err.contains(&format!("{config}: field 'num_attention_heads' is 0;")),
+            "{err}"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let said = refused(ctx(home.path()).args([
+            "preview",
+            "find flights",
+            "--no-history",
+            "--embedder",
+            &format!("local:{}", dir.display()),
+        ]));
+        assert!(
+            said.contains("field 'num_attention_heads' is 0") && !said.contains("panicked"),
+            "{said}"
+        );
+    }
+
+    /// Tester 16 F3: a model with fewer positions than `MAX_TOKENS` failed on any long text
+    /// (index-select past its position table); the text is cut at the model's positions.
+    #[test]
+    fn a_model_with_128_positions_embeds_a_long_text_cut_to_them() {
+        let Some(minilm) =
+            minilm_or_skip("a_model_with_128_positions_embeds_a_long_text_cut_to_them")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mp128");
+        // The position table cut to 128 rows, the config saying so: weights and config agree.
+        let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+        let (header, data_at) = safetensors_header(&bytes);
+        let mut names: Vec<&String> = header.keys().filter(|k| *k != "__metadata__").collect();
+        names.sort_by_key(|k| header[*k]["data_offsets"][0].as_u64().unwrap());
+        let (mut new_header, mut data) = (serde_json::Map::new(), Vec::new());
+        for name in names {
+            let t = &header[name];
+            let (start, end) = (
+                t["data_offsets"][0].as_u64().unwrap() as usize,
+                t["data_offsets"][1].as_u64().unwrap() as usize,
+            );
+            let mut tensor = &bytes[data_at + start..data_at + end];
+            let mut shape = t["shape"].clone();
+            if name == "embeddings.position_embeddings.weight" {
+                let width = shape[1].as_u64().unwrap() as usize;
+                tensor = &tensor[..128 * width * 4];
+                shape[0] = 128.into();
+            }
+            let offsets = serde_json::json!([data.len(), data.len() + tensor.len()]);
+            data.extend_from_slice(tensor);
+            new_header.insert(
+                name.clone(),
+                serde_json::json!({"dtype": t["dtype"], "shape": shape, "data_offsets": offsets}),
+            );
+        }
+        let mut head = serde_json::to_vec(&new_header).unwrap();
+        head.resize(head.len().div_ceil(8) * 8, b' ');
+        let mut file = (head.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(&head);
+        file.extend_from_slice(&data);
+        std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+        std::fs::write(dir.join("model.safetensors"), file).unwrap();
+        change_config(&dir, |c| c["max_position_embeddings"] = 128.into());
+
+        let m = LocalEmbedder::open(&dir).unwrap();
+        let long = format!(
+            "please find me {}",
+            ["cheap flights from porto to lisbon with extra luggage"; 30].join(" ")
+        );
+        let v = match m.embed(&[long, "find flights".to_string()]) {
+            Ok(v) => v,
+            Err(e) => panic!("a long text with a 128-position model: {e:#}"),
+        };
+        assert_eq!(v.len(), 2);
+        let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+    }
+
+    /// Tester 16 F8: the weights were read under the 256 MiB bound for workspace files,
+    /// which ruled out every BERT-base model (about 440 MB). They have a bound of their own:
+    /// a 300 MiB file is read (and judged as weights), one over 2 GiB refused unread.
+    #[test]
+    fn weights_have_their_own_bound_above_the_workspace_files() {
+        let Some(minilm) = minilm_or_skip("weights_have_their_own_bound_above_the_workspace_files")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = minilm_copy(&minilm, tmp.path(), "mbig");
+        let weights = dir.join("model.safetensors");
+        let open_err = |len: u64| {
+            std::fs::remove_file(&weights).unwrap();
+            // Sparse: no disk is used, and a file over the bound is never read.
+            std::fs::File::create(&weights)
+                .unwrap()
+                .set_len(len)
+                .unwrap();
+            match LocalEmbedder::open(&dir) {
+                Ok(_) => panic!("{len} bytes of zeros opened as a model"),
+                Err(e) => format!("{e:#}"),
+            }
+        };
+        let named = weights.display().to_string();
+        let err = open_err(300 << 20);
+        assert!(err.starts_with(&format!("{named}: ")), "{err}");
+        assert!(
+            !err.contains("MiB"),
+            "300 MiB of weights refused by size: {err}"
+        );
+        let err = open_err((2 << 30) + (1 << 20));
+        assert_eq!(
+            err,
+            format!("{named}: 2049 MiB, more than the 2048 MiB a model's weights file may hold")
+        );
+    }
+
+    /// Tester 16 F2: the id vectors are cached under was the directory's name and the
+    /// weights' size, so a model with one weight changed (a fine-tune, another revision)
+    /// in a directory of the same name read the first model's vectors. Now any change to
+    /// the weights, the tokenizer or the config is another id, and nothing is shared.
+    #[test]
+    fn a_changed_model_of_the_same_name_and_size_is_another_embedder() {
+        let Some(minilm) =
+            minilm_or_skip("a_changed_model_of_the_same_name_and_size_is_another_embedder")
+        else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let name = minilm.file_name().unwrap().to_str().unwrap();
+        let changed = minilm_copy(&minilm, &tmp.path().join("b"), name);
+        let weights = changed.join("model.safetensors");
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let len = bytes.len();
+        let (header, data_at) = safetensors_header(&bytes);
+        let query = &header["encoder.layer.0.attention.self.query.weight"]["data_offsets"];
+        let (start, end) = (
+            data_at + query[0].as_u64().unwrap() as usize,
+            data_at + query[1].as_u64().unwrap() as usize,
+        );
+        bytes[start..end].fill(0);
+        std::fs::write(&weights, &bytes).unwrap();
+        assert_eq!(std::fs::metadata(&weights).unwrap().len() as usize, len);
+
+        let original = LocalEmbedder::open(&minilm).unwrap();
+        let other = LocalEmbedder::open(&changed).unwrap();
+        assert!(
+            original.id().starts_with(&format!("local {name} ")),
+            "{}",
+            original.id()
+        );
+        assert_ne!(original.id(), other.id());
+
+        // Another tokenizer (the same but for one added byte) is another embedder too.
+        let retokenized = minilm_copy(&minilm, &tmp.path().join("c"), name);
+        let mut tokenizer = std::fs::read(retokenized.join("tokenizer.json")).unwrap();
+        tokenizer.push(b'\n');
+        std::fs::write(retokenized.join("tokenizer.json"), tokenizer).unwrap();
+        let third = LocalEmbedder::open(&retokenized).unwrap();
+        assert_ne!(third.id(), original.id());
+        assert_ne!(third.id(), other.id());
+
+        // Through the binary, on one workspace: the changed model embeds the whole catalog
+        // rather than reading the first model's vectors from the cache.
+        let home = tempfile::tempdir().unwrap();
+        let preview = |dir: &Path| {
+            let out = ctx(home.path())
+                .args([
+                    "preview",
+                    "write a blog post about rust",
+                    "--no-history",
+                    "--embedder",
+                    &format!("local:{}", dir.display()),
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        };
+        let all = format!("embedded {SAMPLE_ENTRIES} of {SAMPLE_ENTRIES} catalog entries");
+        let first = preview(&minilm);
+        assert!(first.contains(&all), "{first}");
+        let second = preview(&changed);
+        assert!(second.contains(&all), "{second}");
+    }
 }
 
 /// A cache.sqlite that is not a cache: the layer still ranks, every run embeds the catalog

@@ -153,6 +153,27 @@ pub const STOP_BYTES: RangeInclusive<usize> = 1..=256;
 /// `max_tokens` sent: at least one token.
 pub const MAX_TOKENS: RangeInclusive<usize> = 1..=100_000_000;
 
+/// The sizes in a local semantic model's BERT `config.json`: at least one of each (candle
+/// divides by the heads: 0 panicked, tester 16 F1), and far above any published BERT
+/// (BERT-large: 24 layers, 16 heads, hidden 1,024, intermediate 4,096, 512 positions;
+/// multilingual vocabularies about 250,000 tokens). The weights must match them anyway;
+/// the upper bounds only keep a typo from being multiplied into a size.
+pub const BERT_LAYERS: RangeInclusive<usize> = 1..=1_024;
+/// `num_attention_heads`; `hidden_size` must also be a multiple of it.
+pub const BERT_HEADS: RangeInclusive<usize> = 1..=1_024;
+/// `hidden_size`.
+pub const BERT_HIDDEN: RangeInclusive<usize> = 1..=65_536;
+/// `intermediate_size`.
+pub const BERT_INTERMEDIATE: RangeInclusive<usize> = 1..=262_144;
+/// `max_position_embeddings`: the most tokens one text may have.
+pub const BERT_POSITIONS: RangeInclusive<usize> = 1..=1_048_576;
+/// `vocab_size`.
+pub const BERT_VOCAB: RangeInclusive<usize> = 1..=10_000_000;
+/// `type_vocab_size` (segment ids: 2 in every BERT).
+pub const BERT_TYPE_VOCAB: RangeInclusive<usize> = 1..=1_024;
+/// `layer_norm_eps`.
+pub const BERT_LAYER_NORM_EPS: RangeInclusive<f64> = 0.0..=1.0;
+
 fn field_error(origin: &str, field: &str, problem: String) -> CoreError {
     CoreError::Field {
         origin: origin.to_string(),

@@ -130,7 +130,9 @@ fn install_panic_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !ACTIVE.load(Ordering::SeqCst) {
+            // A panic `panics::caught` turns into an error (the local model's libraries)
+            // leaves the console running.
+            if !ACTIVE.load(Ordering::SeqCst) || crate::panics::is_caught_here() {
                 return previous(info);
             }
             let lock = lock_screen_for_good();
