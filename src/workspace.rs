@@ -120,7 +120,7 @@ impl Workspace {
         for (path, text) in registries.into_iter().flatten() {
             let imported = parse_registry(&text, path.shown().as_ref())?;
             notes.push(format!(
-                "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule and {} with a value out of bounds or of the wrong type",
+                "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule or ends in '*' and {} with a value out of bounds or of the wrong type",
                 path.shown(),
                 imported.rows.len(),
                 imported.skipped_not_chat,

@@ -586,7 +586,7 @@ fn a_registry_entry_out_of_bounds_is_skipped_with_a_note_and_the_rest_read() {
         .filter_map(|n| n.as_str())
         .collect();
     for said in [
-        "3 rows; skipped 0 non-chat, 0 without a window, 0 whose id breaks the name rule and 5 with a value out of bounds or of the wrong type",
+        "3 rows; skipped 0 non-chat, 0 without a window, 0 whose id breaks the name rule or ends in '*' and 5 with a value out of bounds or of the wrong type",
         r#"["acme/neg"] skipped, the rest read: max_input_tokens is -128000; expected a whole number from 0 to 100000000"#,
         r#"["acme/huge"] skipped, the rest read: max_input_tokens is 9223372036854775808;"#,
         r#"["acme/huge64"] skipped, the rest read: max_input_tokens is 18446744073709551616;"#,

@@ -544,10 +544,8 @@ pub fn parse_budgets_toml(
         }
         spec.check(origin)?;
         let row = spec.into_row(layer);
-        // The table shows a prefix row as `w/*`; copied back as an id, it would be an exact
-        // row for the literal text `w/*` that no model matches.
         if row.match_kind == MatchKind::Exact
-            && let Some(prefix) = row.id.strip_suffix('*')
+            && let Some(prefix) = starred_exact_id(&row.id)
         {
             return Err(CoreError::Field {
                 origin: origin.to_string(),
@@ -576,6 +574,14 @@ pub fn parse_budgets_toml(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The prefix an exact id ending in `*` looks like it names, or `None`. The table shows a
+/// prefix row as `w/*` and the fallback as `*`: an exact row for the literal text `w/*` (or
+/// `*`) would print like them while no model matches it. `budgets.toml` refuses such an
+/// id; the registry skips its entry.
+pub fn starred_exact_id(id: &str) -> Option<&str> {
+    id.strip_suffix('*')
 }
 
 // Rows read to find a row (layering, lookup), counted in the tests: that work must grow
@@ -705,10 +711,11 @@ impl EffectiveRow {
     /// A row chosen as it is (the console's Budgets selection: a prefix row stands for its
     /// family, the fallback for unknown ids), with the override applied.
     pub fn of_row(row: &BudgetRow, tier_override: Option<Tier>) -> EffectiveRow {
-        let matched_by = match (row.match_kind, row.id.as_str()) {
-            (_, "*") => MatchedBy::Fallback,
-            (MatchKind::Exact, _) => MatchedBy::Exact,
-            (MatchKind::Prefix, _) => MatchedBy::Prefix,
+        // The fallback is the fallback row, not any row whose id is `*` (tester 18 F3).
+        let matched_by = match (row.layer, row.match_kind) {
+            (Layer::Fallback, _) => MatchedBy::Fallback,
+            (_, MatchKind::Exact) => MatchedBy::Exact,
+            (_, MatchKind::Prefix) => MatchedBy::Prefix,
         };
         EffectiveRow {
             model: row.id.clone(),
@@ -921,6 +928,27 @@ mod tests {
         assert_eq!(none.row.input_tokens, 16_000);
         assert_eq!(none.row.output_tokens, 1_500);
         assert_eq!(none.row.max_catalog_bytes, Some(10_000));
+    }
+
+    /// Tester 18 F3: a registry row whose id was `*` was called "fallback" (by its id) in
+    /// the console. The fallback is the fallback row, whatever another row is called.
+    #[test]
+    fn only_the_fallback_row_is_chosen_as_the_fallback() {
+        let starred = row("*", MatchKind::Exact, 128_000, Tier::A, Layer::Registry);
+        assert_eq!(
+            EffectiveRow::of_row(&starred, None).matched_by,
+            MatchedBy::Exact
+        );
+        let prefix = row("*", MatchKind::Prefix, 128_000, Tier::A, Layer::User);
+        assert_eq!(
+            EffectiveRow::of_row(&prefix, None).matched_by,
+            MatchedBy::Prefix
+        );
+        let fallback = BudgetRow::fallback();
+        assert_eq!(
+            EffectiveRow::of_row(&fallback, None).matched_by,
+            MatchedBy::Fallback
+        );
     }
 
     #[test]

@@ -52,9 +52,11 @@ pub struct RegistryImport {
     pub skipped_not_chat: usize,
     pub skipped_no_window: usize,
     /// Entries whose id breaks the one name rule
-    /// ([`model_id_problem`](crate::core::budget::model_id_problem)), each also said in a
+    /// ([`model_id_problem`](crate::core::budget::model_id_problem)) or ends in `*`
+    /// ([`starred_exact_id`](crate::core::budget::starred_exact_id)), each also said in a
     /// note: such an id would be sent, budgeted and stored as read, and the store's own
-    /// export could not be imported back.
+    /// export could not be imported back; one ending in `*` prints like a prefix row or the
+    /// fallback.
     pub skipped_bad_id: usize,
     /// Entries skipped for a value out of bounds or of the wrong type (or not an object),
     /// each also said in a note naming the model and the fields.
@@ -241,12 +243,9 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         if id == "sample_spec" {
             continue;
         }
-        if let Some(problem) = crate::core::budget::model_id_problem(id) {
+        if let Some(note) = id_refused(id, origin) {
             out.skipped_bad_id += 1;
-            out.notes.push(format!(
-                "{origin}: model id {} {problem}: skipped, as --model and budgets.toml refuse such an id",
-                crate::core::terminal_text::quoted(id)
-            ));
+            out.notes.push(note);
             continue;
         }
         if let Some(&(kept, ways, chosen)) = alike.get(id.as_str()) {
@@ -305,6 +304,24 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
     Ok(out)
 }
 
+/// Why the entry under `id` is skipped for its id alone, as a note naming `origin`, or
+/// `None`: an id that breaks the one name rule, or an exact id ending in `*`, which
+/// `budgets.toml` refuses too (tester 18 F3: `*` printed like the fallback, `star/*` like a
+/// prefix row).
+fn id_refused(id: &str, origin: &str) -> Option<String> {
+    let shown = crate::core::terminal_text::quoted(id);
+    if let Some(problem) = crate::core::budget::model_id_problem(id) {
+        return Some(format!(
+            "{origin}: model id {shown} {problem}: skipped, as --model and budgets.toml refuse such an id"
+        ));
+    }
+    crate::core::budget::starred_exact_id(id).map(|_| {
+        format!(
+            "{origin}: model id {shown} ends in '*', as the table shows a prefix row or the fallback: skipped, as budgets.toml refuses such an exact id"
+        )
+    })
+}
+
 /// For each id (of those the name rule takes) that prints like another
 /// ([`printed_alike`](crate::core::text::printed_alike)): the spelling its group keeps
 /// (the composed, NFC one, else the first in code-point order), how many spellings the
@@ -314,8 +331,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
 fn spellings_alike<'a>(
     ids: impl Iterator<Item = &'a str> + Clone,
 ) -> HashMap<&'a str, (&'a str, usize, &'static str)> {
-    let usable =
-        |id: &str| id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none();
+    let usable = |id: &str| id != "sample_spec" && id_refused(id, "").is_none();
     let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
     for id in ids.clone().filter(|id| !id.is_ascii() && usable(id)) {
         groups
@@ -737,6 +753,27 @@ mod tests {
                 "reg.json: model id 'keyed/nbsp x' is spelled 2 ways that print alike: the spelling first in code-point order is read, the other left out, as --model could not say which"
             ]
         );
+    }
+
+    /// Tester 18 F3: keys `*` and `star/*` became exact rows printed like the fallback and
+    /// like a prefix row, ids budgets.toml refuses. The registry applies the same rule: the
+    /// entry is skipped, one note says why, and the summary counts it with the ids refused.
+    #[test]
+    fn an_id_ending_in_a_star_is_skipped_as_budgets_toml_refuses_it() {
+        let entry = r#"{"max_input_tokens": 128000, "mode": "chat"}"#;
+        let text = format!(r#"{{"*": {entry}, "star/*": {entry}, "star/a": {entry}}}"#);
+        let imp = parse_registry(&text, "reg.json").unwrap();
+        let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["star/a"]);
+        assert_eq!(imp.skipped_bad_id, 2);
+        assert_eq!(imp.notes.len(), 2, "{:?}", imp.notes);
+        assert!(
+            imp.notes[1].starts_with("reg.json: model id 'star/*' ends in '*'")
+                && imp.notes[1].contains("skipped"),
+            "{:?}",
+            imp.notes
+        );
+        assert!(imp.notes[0].starts_with("reg.json: model id '*' ends in '*'"));
     }
 
     #[test]
