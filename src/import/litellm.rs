@@ -22,9 +22,10 @@
 //! (else the first in code-point order) is read and a note says how many were left out
 //! (T10-18).
 //!
-//! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`),
-//! the budget's input ceiling is that size: the advertised window beyond it is a premium tier,
-//! not a safe default. The row's source says so.
+//! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`
+//! above `input_cost_per_token`), the budget's input ceiling is that size: the advertised
+//! window beyond it is a premium tier, not a safe default. The row's source says so. The
+//! above-price is read as every price is; one no higher, and a break at 0k, cut nothing.
 //!
 //! The tier is derived, provisionally, and marked as derived:
 //! - C: free (`:free` / `/free` ids, or an input price of 0), or an input window under 32K;
@@ -389,6 +390,28 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
         cached_input: per_million("cache_read_input_token_cost"),
         output: per_million("output_cost_per_token"),
     };
+    // A break is read as every price is (a word skips the entry) and cuts the window only
+    // where the price above it is higher (tester 18 F4: gemini-exp-1206, 0 below and above
+    // 128k, was cut from 2,097,152). A break at 0k cuts nothing: a price from the first
+    // token is the model's price, and a 0-token ceiling is a model that takes nothing,
+    // which a window of 0 is not either.
+    let mut price_break: Option<usize> = None;
+    for key in entry.keys() {
+        let Some(at) = PRICE_BREAK.captures(key) else {
+            continue;
+        };
+        let above = r.number(key, &PRICE_PER_TOKEN).map(|p| round6(p * 1e6));
+        let at = at[1]
+            .parse::<usize>()
+            .ok()
+            .and_then(|k| k.checked_mul(1000));
+        if let (Some(above), Some(at)) = (above, at)
+            && above > prices.input
+            && at > 0
+        {
+            price_break = Some(price_break.map_or(at, |b| b.min(at)));
+        }
+    }
     if !r.bad.is_empty() {
         return Read::Bad(std::mem::take(&mut r.bad));
     }
@@ -409,15 +432,6 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
             4096
         }
     };
-    let price_break = entry
-        .keys()
-        .filter_map(|k| {
-            PRICE_BREAK
-                .captures(k)
-                .and_then(|c| c[1].parse::<usize>().ok())
-                .and_then(|k| k.checked_mul(1000))
-        })
-        .min();
     let input = match price_break {
         Some(limit) if limit < advertised => {
             notes.push(format!(
@@ -774,6 +788,61 @@ mod tests {
             imp.notes
         );
         assert!(imp.notes[0].starts_with("reg.json: model id '*' ends in '*'"));
+    }
+
+    /// Tester 18 F4: the input window was cut at a price break from the key's name alone:
+    /// a price no higher (0 and 0), a cheaper one, null or a word all cut it, and a break at
+    /// 0k budgeted the model at 0 input tokens. The above-price is read as every price is,
+    /// and only a higher one cuts; a break at 0 is no cut.
+    #[test]
+    fn a_price_break_cuts_the_window_only_where_the_price_above_it_is_higher() {
+        let entry = |above: &str| {
+            format!(
+                r#"{{"max_input_tokens": 128000, "input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05, {above}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"h/higher": {}, "h/same": {}, "h/cheaper": {}, "h/null": {}, "h/break0": {}, "h/word": {}, "h/two": {}}}"#,
+            entry(r#""input_cost_per_token_above_64k_tokens": 6e-06"#),
+            entry(r#""input_cost_per_token_above_64k_tokens": "3e-06""#),
+            entry(r#""input_cost_per_token_above_64k_tokens": 1e-06"#),
+            entry(r#""input_cost_per_token_above_1k_tokens": null"#),
+            entry(r#""input_cost_per_token_above_0k_tokens": 6e-06"#),
+            entry(r#""input_cost_per_token_above_2k_tokens": "lots""#),
+            entry(
+                r#""input_cost_per_token_above_32k_tokens": 3e-06, "input_cost_per_token_above_100k_tokens": 9e-06"#
+            ),
+        );
+        let imp = parse_registry(&text, "reg.json").unwrap();
+        let rows: Vec<(&str, usize)> = imp
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("h/break0", 128_000),
+                ("h/cheaper", 128_000),
+                ("h/higher", 64_000),
+                ("h/null", 128_000),
+                ("h/same", 128_000),
+                ("h/two", 100_000),
+            ]
+        );
+        let higher = imp.rows.iter().find(|r| r.id == "h/higher").unwrap();
+        assert!(
+            higher.source.contains("priced higher above 64000"),
+            "{}",
+            higher.source
+        );
+        assert_eq!(imp.skipped_bad_value, 1);
+        assert_eq!(
+            imp.notes,
+            [
+                r#"reg.json: ["h/word"] skipped, the rest read: input_cost_per_token_above_2k_tokens is "lots", not a number"#
+            ]
+        );
     }
 
     #[test]
