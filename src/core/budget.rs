@@ -323,6 +323,9 @@ pub enum MatchedBy {
 pub struct Resolved<'a> {
     pub row: &'a BudgetRow,
     pub matched_by: MatchedBy,
+    /// What a layer said when it left out an entry under this very id (see
+    /// [`BudgetTable::note_left_out`]), unless an exact row above the registry answers.
+    pub notes: &'a [String],
 }
 
 /// A row as written in a `budgets.toml` (or the sample table): optional fields take
@@ -609,6 +612,10 @@ pub struct BudgetTable {
     /// to look for its prefix row.
     prefix_lengths: BTreeSet<usize>,
     fallback: BudgetRow,
+    /// Notes about entries a layer read under an exact id but left out (skipped, or a
+    /// spelling that prints like the one read), by that id: a lookup of the id carries
+    /// them, so every view of it says why it fell back (tester 18 F9).
+    left_out: HashMap<String, Vec<String>>,
 }
 
 impl Default for BudgetTable {
@@ -619,6 +626,7 @@ impl Default for BudgetTable {
             prefix: HashMap::new(),
             prefix_lengths: BTreeSet::new(),
             fallback: BudgetRow::fallback(),
+            left_out: HashMap::new(),
         }
     }
 }
@@ -662,6 +670,12 @@ impl BudgetTable {
         &self.rows
     }
 
+    /// Say that a layer left out its entry under the exact id `id`, with `note` naming the
+    /// file and why: a lookup of `id` carries the note.
+    pub fn note_left_out(&mut self, id: &str, note: String) {
+        self.left_out.entry(id.to_string()).or_default().push(note);
+    }
+
     pub fn fallback(&self) -> &BudgetRow {
         &self.fallback
     }
@@ -672,10 +686,18 @@ impl BudgetTable {
         let at = |index: &HashMap<String, usize>, id: &str| {
             index.get(id).and_then(|&i| self.rows.get(i)).map(visited)
         };
+        let left_out = self.left_out.get(model).map_or(&[][..], Vec::as_slice);
         if let Some(row) = at(&self.exact, model) {
+            // An exact row from budgets.toml answers whatever the registry left out; one from
+            // the sample or a registry stands where the left-out entry would have.
             return Resolved {
                 row,
                 matched_by: MatchedBy::Exact,
+                notes: if row.layer > Layer::Registry {
+                    &[]
+                } else {
+                    left_out
+                },
             };
         }
         let best = self
@@ -688,10 +710,12 @@ impl BudgetTable {
             Some(row) => Resolved {
                 row,
                 matched_by: MatchedBy::Prefix,
+                notes: left_out,
             },
             None => Resolved {
                 row: &self.fallback,
                 matched_by: MatchedBy::Fallback,
+                notes: left_out,
             },
         }
     }
@@ -705,6 +729,9 @@ pub struct EffectiveRow {
     pub matched_by: MatchedBy,
     pub row: BudgetRow,
     pub tier_override: Option<Tier>,
+    /// What the lookup said about the model's own left-out entry ([`Resolved::notes`]);
+    /// none for a row chosen as it is.
+    pub notes: Vec<String>,
 }
 
 impl EffectiveRow {
@@ -725,6 +752,7 @@ impl EffectiveRow {
                 None => row.clone(),
             },
             tier_override,
+            notes: Vec::new(),
         }
     }
 }
@@ -745,6 +773,7 @@ pub fn effective_row(
         matched_by: resolved.matched_by,
         row,
         tier_override,
+        notes: resolved.notes.to_vec(),
     }
 }
 
@@ -949,6 +978,32 @@ mod tests {
             EffectiveRow::of_row(&fallback, None).matched_by,
             MatchedBy::Fallback
         );
+    }
+
+    /// Tester 18 F9: a lookup of an id whose registry entry was left out carries the note,
+    /// whether it falls back, matches a prefix or an exact row of a lower layer; an exact
+    /// row from budgets.toml answers it, and other ids carry nothing.
+    #[test]
+    fn a_lookup_carries_the_note_about_its_own_left_out_entry() {
+        let mut table = BudgetTable::layered([
+            vec![
+                row("p/", MatchKind::Prefix, 20_000, Tier::C, Layer::Sample),
+                row("s/a", MatchKind::Exact, 20_000, Tier::C, Layer::Sample),
+            ],
+            vec![row("u/a", MatchKind::Exact, 20_000, Tier::C, Layer::User)],
+        ]);
+        for id in ["x/a", "p/a", "s/a", "u/a"] {
+            table.note_left_out(id, format!("reg.json: [\"{id}\"] skipped"));
+        }
+        let said = |id: &str| table.lookup(id).notes.to_vec();
+        assert_eq!(said("x/a"), ["reg.json: [\"x/a\"] skipped"]);
+        assert_eq!(table.lookup("x/a").matched_by, MatchedBy::Fallback);
+        assert_eq!(said("p/a"), ["reg.json: [\"p/a\"] skipped"]);
+        assert_eq!(said("s/a"), ["reg.json: [\"s/a\"] skipped"]);
+        assert!(said("u/a").is_empty());
+        assert!(said("x/b").is_empty());
+        let e = effective_row(&table, "x/a", Some(Tier::A));
+        assert_eq!(e.notes, said("x/a"));
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub struct RegistryImport {
     /// What was passed over or chosen, each naming the file and the model: an entry
     /// skipped (with its fields and values), a key given twice, ids that print alike.
     pub notes: Vec<String>,
+    /// Each id whose entry was left out with a note (skipped, or a spelling that prints
+    /// like the one read), with where its note stands in `notes`: a lookup of that id says
+    /// why it has no row.
+    pub left_out: Vec<(String, usize)>,
 }
 
 static PRICE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
@@ -238,6 +242,11 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         skipped_bad_id: 0,
         skipped_bad_value: 0,
         notes: Vec::new(),
+        left_out: Vec::new(),
+    };
+    let left_out = |out: &mut RegistryImport, id: &str, note: String| {
+        out.left_out.push((id.to_string(), out.notes.len()));
+        out.notes.push(note);
     };
     let alike = spellings_alike(models.keys().map(String::as_str));
     for (id, copies) in &models {
@@ -246,7 +255,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         }
         if let Some(note) = id_refused(id, origin) {
             out.skipped_bad_id += 1;
-            out.notes.push(note);
+            left_out(&mut out, id, note);
             continue;
         }
         if let Some(&(kept, ways, chosen)) = alike.get(id.as_str()) {
@@ -254,6 +263,10 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             // said once.
             if kept != id {
                 continue;
+            }
+            // The note belongs to each spelling left out: looked up as written, it falls back.
+            for (other, _) in alike.iter().filter(|(o, a)| a.0 == id && **o != id) {
+                out.left_out.push((other.to_string(), out.notes.len()));
             }
             out.notes.push(format!(
                 "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
@@ -275,10 +288,11 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         }
         let Value::Object(entry) = entry else {
             out.skipped_bad_value += 1;
-            out.notes.push(format!(
+            let note = format!(
                 "{origin}: [\"{id}\"] is {}, not an object of fields: skipped",
                 written(entry)
-            ));
+            );
+            left_out(&mut out, id, note);
             continue;
         };
         let mut reader = EntryReader {
@@ -295,10 +309,11 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             Read::NoWindow => out.skipped_no_window += 1,
             Read::Bad(fields) => {
                 out.skipped_bad_value += 1;
-                out.notes.push(format!(
+                let note = format!(
                     "{origin}: [\"{id}\"] skipped, the rest read: {}",
                     fields.join(", and ")
-                ));
+                );
+                left_out(&mut out, id, note);
             }
         }
     }
