@@ -104,6 +104,8 @@ impl Workspace {
     pub fn open(opts: &WorkspaceOptions) -> anyhow::Result<Workspace> {
         let dir = resolve_dir(opts.dir.as_deref())?;
         let mut notes = Vec::new();
+        // Each id a registry left out, with its note: a lookup of the id says it.
+        let mut left_out: Vec<(String, String)> = Vec::new();
         let mut layers = vec![parse_budgets_toml(
             SAMPLE_BUDGETS,
             "sample budgets",
@@ -120,7 +122,7 @@ impl Workspace {
         for (path, text) in registries.into_iter().flatten() {
             let imported = parse_registry(&text, path.shown().as_ref())?;
             notes.push(format!(
-                "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule and {} with a value out of bounds or of the wrong type",
+                "{}: {} rows; skipped {} non-chat, {} without a window, {} whose id breaks the name rule or ends in '*' and {} with a value out of bounds or of the wrong type",
                 path.shown(),
                 imported.rows.len(),
                 imported.skipped_not_chat,
@@ -128,6 +130,12 @@ impl Workspace {
                 imported.skipped_bad_id,
                 imported.skipped_bad_value
             ));
+            left_out.extend(
+                imported
+                    .left_out
+                    .into_iter()
+                    .filter_map(|(id, at)| imported.notes.get(at).map(|note| (id, note.clone()))),
+            );
             notes.extend(imported.notes);
             layers.push(imported.rows);
         }
@@ -139,7 +147,10 @@ impl Workspace {
                 Layer::User,
             )?);
         }
-        let budgets = BudgetTable::layered(layers);
+        let mut budgets = BudgetTable::layered(layers);
+        for (id, note) in left_out {
+            budgets.note_left_out(&id, note);
+        }
 
         let user_catalog = dir.join(CATALOG_FILE);
         let (imported, name) = if let Some(text) = read_optional_text(&user_catalog)? {
@@ -182,6 +193,18 @@ impl Workspace {
         Ok(())
     }
 
+    /// The workspace's notes with `warnings` (another catalog's) in place of its own
+    /// catalog's: what it says once that catalog replaces its own.
+    pub fn notes_with(&self, warnings: &[String]) -> Vec<String> {
+        let own = self.catalog.warnings();
+        self.notes
+            .iter()
+            .filter(|n| !own.contains(n))
+            .chain(warnings)
+            .cloned()
+            .collect()
+    }
+
     pub fn set_catalog(
         &mut self,
         guide: crate::core::catalog::RoutingGuide,
@@ -191,9 +214,7 @@ impl Workspace {
     ) {
         // The replaced catalog's notes go with it (tester 8 F8: `compact --catalog FILE`
         // still said the workspace catalog's repeats).
-        let replaced = self.catalog.warnings();
-        self.notes.retain(|n| !replaced.contains(n));
-        self.notes.extend(warnings.iter().cloned());
+        self.notes = self.notes_with(&warnings);
         self.index = Arc::new(RankIndex::new(&guide));
         self.catalog = Arc::new(PreparedCatalog::new(guide).with_warnings(warnings));
         self.catalog_origin = CatalogOrigin {
@@ -241,6 +262,9 @@ pub struct BudgetLookup<'a> {
     pub model: &'a str,
     pub matched_by: MatchedBy,
     pub row: &'a BudgetRow,
+    /// Why the model's own entry has no row, when a registry left it out (skipped, or a
+    /// spelling that prints like the one read): the full table's note, said here too.
+    pub notes: &'a [String],
 }
 
 impl Workspace {
@@ -259,6 +283,7 @@ impl Workspace {
             model,
             matched_by: resolved.matched_by,
             row: resolved.row,
+            notes: resolved.notes,
         }
     }
 }
@@ -552,12 +577,21 @@ pub struct CompactReport<'a> {
     pub attachments: &'a [AttachmentView],
     /// The catalog as sent, parsed back into JSON.
     pub catalog: serde_json::Value,
-    /// What reading the catalog noted without refusing it (`preview --json` says the same).
+    /// What the model's lookup and reading the catalog noted (`preview --json` says the
+    /// same).
     pub warnings: &'a [String],
+    /// What loading the workspace noted (the registry's summary and what it left out, the
+    /// catalog's repeats): the lines `compact`'s text prints after its summary, and
+    /// `budgets --json`'s `notes`.
+    pub notes: &'a [String],
 }
 
 impl<'a> CompactReport<'a> {
-    pub fn of(p: &'a PlannedRequest, origin: &'a CatalogOrigin) -> anyhow::Result<Self> {
+    pub fn of(
+        p: &'a PlannedRequest,
+        origin: &'a CatalogOrigin,
+        notes: &'a [String],
+    ) -> anyhow::Result<Self> {
         Ok(CompactReport {
             model: &p.model,
             matched_by: p.matched_by,
@@ -576,6 +610,7 @@ impl<'a> CompactReport<'a> {
             attachments: &p.attachments,
             catalog: serde_json::from_str(&p.compaction.text)?,
             warnings: &p.warnings,
+            notes,
         })
     }
 }

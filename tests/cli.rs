@@ -129,6 +129,12 @@ fn litellm_registry_layers_over_the_sample() {
             .any(|r| r["id"] == "vercel_ai_gateway/mistral/mistral-embed"),
         "a window of 0 is no window"
     );
+    // Tester 18 F4: a price break is a cut only where the price above it is higher:
+    // gemini-exp-1206 costs 0 below and above 128k and keeps its 2,097,152 tokens, while
+    // gemini-2.5-pro ($1.25/M, $2.50/M above 200k) is budgeted at 200,000.
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap();
+    assert_eq!(row("gemini/gemini-exp-1206")["input_tokens"], 2_097_152);
+    assert_eq!(row("gemini/gemini-2.5-pro")["input_tokens"], 200_000);
 }
 
 #[test]

@@ -586,7 +586,7 @@ fn a_registry_entry_out_of_bounds_is_skipped_with_a_note_and_the_rest_read() {
         .filter_map(|n| n.as_str())
         .collect();
     for said in [
-        "3 rows; skipped 0 non-chat, 0 without a window, 0 whose id breaks the name rule and 5 with a value out of bounds or of the wrong type",
+        "3 rows; skipped 0 non-chat, 0 without a window, 0 whose id breaks the name rule or ends in '*' and 5 with a value out of bounds or of the wrong type",
         r#"["acme/neg"] skipped, the rest read: max_input_tokens is -128000; expected a whole number from 0 to 100000000"#,
         r#"["acme/huge"] skipped, the rest read: max_input_tokens is 9223372036854775808;"#,
         r#"["acme/huge64"] skipped, the rest read: max_input_tokens is 18446744073709551616;"#,
@@ -617,6 +617,73 @@ fn a_registry_entry_out_of_bounds_is_skipped_with_a_note_and_the_rest_read() {
 /// invisible character, spaces around it) never becomes a budget row — the console would
 /// send it and store plans the store's own export cannot import back. The row is skipped
 /// and said, as a registry's other unusable rows are; the rest of the registry is read.
+/// Tester 18 F9: a model whose own registry entry was skipped (or left out as a spelling
+/// that prints like the one read) fell back with only the full `budgets` table and
+/// `compact`'s text saying why; where that model is looked up (`budgets --model`,
+/// `preview`, `compact --json`) it was just "fallback". The lookup now carries the note.
+#[test]
+fn a_model_whose_registry_entry_was_skipped_says_so_wherever_it_is_looked_up() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("registry.json"),
+        "{\"h/neg\": {\"max_input_tokens\": -1, \"max_output_tokens\": 8192, \"mode\": \"chat\"},
+          \"h/caf\\u00e9\": {\"max_input_tokens\": 64000}, \"h/cafe\\u0301\": {\"max_input_tokens\": 9000}}",
+    )
+    .unwrap();
+    let skipped = r#"registry.json: ["h/neg"] skipped, the rest read: max_input_tokens is -1"#;
+    let says = |notes: &serde_json::Value, what: &str| {
+        notes
+            .as_array()
+            .unwrap_or_else(|| panic!("{notes}"))
+            .iter()
+            .filter(|n| n.as_str().is_some_and(|n| n.contains(what)))
+            .count()
+    };
+    let v = json_of(ctx(home.path()).args(["budgets", "--model", "h/neg", "--json"]));
+    assert_eq!(v["matched_by"], "fallback");
+    assert_eq!(says(&v["notes"], skipped), 1, "{v:#}");
+    let text = ctx(home.path())
+        .args(["budgets", "--model", "h/neg"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains(skipped), "{text}");
+    // A spelling left out for printing like the one read falls back, and says why.
+    let v = json_of(ctx(home.path()).args(["budgets", "--model", "h/cafe\u{301}", "--json"]));
+    assert_eq!(
+        says(&v["notes"], "is spelled 2 ways that print alike"),
+        1,
+        "{v:#}"
+    );
+    // The spelling read resolves exactly, with no note of its own.
+    let v = json_of(ctx(home.path()).args(["budgets", "--model", "h/caf\u{e9}", "--json"]));
+    assert_eq!(v["matched_by"], "exact");
+    assert_eq!(v["notes"], serde_json::json!([]), "{v:#}");
+    // Another unknown model has nothing to say.
+    let v = json_of(ctx(home.path()).args(["budgets", "--model", "h/other", "--json"]));
+    assert_eq!(v["notes"], serde_json::json!([]), "{v:#}");
+
+    let v =
+        json_of(ctx(home.path()).args(["preview", "remember this", "--model", "h/neg", "--json"]));
+    assert_eq!(says(&v["warnings"], skipped), 1, "{:#}", v["warnings"]);
+    let text = ctx(home.path())
+        .args(["preview", "remember this", "--model", "h/neg"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(text.matches(skipped).count(), 1, "{text}");
+
+    let v = json_of(ctx(home.path()).args(["compact", "--model", "h/neg", "--json"]));
+    assert_eq!(says(&v["warnings"], skipped), 1, "{:#}", v["warnings"]);
+    // The workspace's notes, as compact's text prints them after its summary.
+    assert_eq!(
+        says(&v["notes"], "registry.json: 1 rows; skipped"),
+        1,
+        "{v:#}"
+    );
+    assert_eq!(says(&v["notes"], skipped), 1, "{v:#}");
+}
+
 #[test]
 fn registry_ids_breaking_the_name_rule_are_skipped_and_said() {
     let home = tempfile::tempdir().unwrap();

@@ -1676,8 +1676,10 @@ fn every_surface_shows_the_same_request_parts() {
             "{row}: the parts add up to the request"
         );
         // compact --json (and the MCP compact_catalog answer).
-        let compact =
-            serde_json::to_value(CompactReport::of(planned, &ws.catalog_origin).unwrap()).unwrap();
+        let compact = serde_json::to_value(
+            CompactReport::of(planned, &ws.catalog_origin, &ws.notes).unwrap(),
+        )
+        .unwrap();
         assert_eq!(compact["parts"], json["request"]["totals"], "{row}");
         assert_eq!(compact["allowance"], *allowance, "{row}");
         assert_eq!(compact["catalog_tokens"]["sent"], catalog, "{row}");

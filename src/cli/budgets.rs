@@ -32,6 +32,9 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             return print_json(&lookup);
         }
         emit(&describe_row(model, lookup.matched_by, lookup.row))?;
+        for note in lookup.notes {
+            emit(&format!("note: {note}\n"))?;
+        }
         return Ok(());
     }
     if args.json {

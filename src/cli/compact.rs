@@ -107,7 +107,7 @@ pub fn run(
         },
     )?;
     if args.json {
-        return print_json(&CompactReport::of(&p, &ws.catalog_origin)?);
+        return print_json(&CompactReport::of(&p, &ws.catalog_origin, &ws.notes)?);
     }
     emit(&describe(&p, &ws.catalog_origin))?;
     if args.show_catalog {

@@ -296,6 +296,12 @@ pub fn describe(p: &Preview) -> String {
         },
         p.tokenizer
     );
+    // Beside the row it explains (why the model's own entry has none); the catalog's
+    // warnings follow the catalog.
+    let row_notes = &p.effective.notes;
+    for n in row_notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
     if p.arm != Arm::Compacted {
         let _ = writeln!(o, "A/B arm {}: {}", p.arm, p.arm.what());
     }
@@ -498,7 +504,7 @@ pub fn describe(p: &Preview) -> String {
             e.reason().unwrap_or_default()
         );
     }
-    for w in &p.warnings {
+    for w in p.warnings.iter().filter(|w| !row_notes.contains(w)) {
         let _ = writeln!(o, "  note: {w}");
     }
 

@@ -323,6 +323,9 @@ pub enum MatchedBy {
 pub struct Resolved<'a> {
     pub row: &'a BudgetRow,
     pub matched_by: MatchedBy,
+    /// What a layer said when it left out an entry under this very id (see
+    /// [`BudgetTable::note_left_out`]), unless an exact row above the registry answers.
+    pub notes: &'a [String],
 }
 
 /// A row as written in a `budgets.toml` (or the sample table): optional fields take
@@ -544,10 +547,8 @@ pub fn parse_budgets_toml(
         }
         spec.check(origin)?;
         let row = spec.into_row(layer);
-        // The table shows a prefix row as `w/*`; copied back as an id, it would be an exact
-        // row for the literal text `w/*` that no model matches.
         if row.match_kind == MatchKind::Exact
-            && let Some(prefix) = row.id.strip_suffix('*')
+            && let Some(prefix) = starred_exact_id(&row.id)
         {
             return Err(CoreError::Field {
                 origin: origin.to_string(),
@@ -578,6 +579,14 @@ pub fn parse_budgets_toml(
     Ok(rows)
 }
 
+/// The prefix an exact id ending in `*` looks like it names, or `None`. The table shows a
+/// prefix row as `w/*` and the fallback as `*`: an exact row for the literal text `w/*` (or
+/// `*`) would print like them while no model matches it. `budgets.toml` refuses such an
+/// id; the registry skips its entry.
+pub fn starred_exact_id(id: &str) -> Option<&str> {
+    id.strip_suffix('*')
+}
+
 // Rows read to find a row (layering, lookup), counted in the tests: that work must grow
 // with the rows, not with their square (T10-17).
 #[cfg(test)]
@@ -603,6 +612,10 @@ pub struct BudgetTable {
     /// to look for its prefix row.
     prefix_lengths: BTreeSet<usize>,
     fallback: BudgetRow,
+    /// Notes about entries a layer read under an exact id but left out (skipped, or a
+    /// spelling that prints like the one read), by that id: a lookup of the id carries
+    /// them, so every view of it says why it fell back (tester 18 F9).
+    left_out: HashMap<String, Vec<String>>,
 }
 
 impl Default for BudgetTable {
@@ -613,6 +626,7 @@ impl Default for BudgetTable {
             prefix: HashMap::new(),
             prefix_lengths: BTreeSet::new(),
             fallback: BudgetRow::fallback(),
+            left_out: HashMap::new(),
         }
     }
 }
@@ -656,6 +670,12 @@ impl BudgetTable {
         &self.rows
     }
 
+    /// Say that a layer left out its entry under the exact id `id`, with `note` naming the
+    /// file and why: a lookup of `id` carries the note.
+    pub fn note_left_out(&mut self, id: &str, note: String) {
+        self.left_out.entry(id.to_string()).or_default().push(note);
+    }
+
     pub fn fallback(&self) -> &BudgetRow {
         &self.fallback
     }
@@ -666,10 +686,18 @@ impl BudgetTable {
         let at = |index: &HashMap<String, usize>, id: &str| {
             index.get(id).and_then(|&i| self.rows.get(i)).map(visited)
         };
+        let left_out = self.left_out.get(model).map_or(&[][..], Vec::as_slice);
         if let Some(row) = at(&self.exact, model) {
+            // An exact row from budgets.toml answers whatever the registry left out; one from
+            // the sample or a registry stands where the left-out entry would have.
             return Resolved {
                 row,
                 matched_by: MatchedBy::Exact,
+                notes: if row.layer > Layer::Registry {
+                    &[]
+                } else {
+                    left_out
+                },
             };
         }
         let best = self
@@ -682,10 +710,12 @@ impl BudgetTable {
             Some(row) => Resolved {
                 row,
                 matched_by: MatchedBy::Prefix,
+                notes: left_out,
             },
             None => Resolved {
                 row: &self.fallback,
                 matched_by: MatchedBy::Fallback,
+                notes: left_out,
             },
         }
     }
@@ -699,16 +729,20 @@ pub struct EffectiveRow {
     pub matched_by: MatchedBy,
     pub row: BudgetRow,
     pub tier_override: Option<Tier>,
+    /// What the lookup said about the model's own left-out entry ([`Resolved::notes`]);
+    /// none for a row chosen as it is.
+    pub notes: Vec<String>,
 }
 
 impl EffectiveRow {
     /// A row chosen as it is (the console's Budgets selection: a prefix row stands for its
     /// family, the fallback for unknown ids), with the override applied.
     pub fn of_row(row: &BudgetRow, tier_override: Option<Tier>) -> EffectiveRow {
-        let matched_by = match (row.match_kind, row.id.as_str()) {
-            (_, "*") => MatchedBy::Fallback,
-            (MatchKind::Exact, _) => MatchedBy::Exact,
-            (MatchKind::Prefix, _) => MatchedBy::Prefix,
+        // The fallback is the fallback row, not any row whose id is `*` (tester 18 F3).
+        let matched_by = match (row.layer, row.match_kind) {
+            (Layer::Fallback, _) => MatchedBy::Fallback,
+            (_, MatchKind::Exact) => MatchedBy::Exact,
+            (_, MatchKind::Prefix) => MatchedBy::Prefix,
         };
         EffectiveRow {
             model: row.id.clone(),
@@ -718,6 +752,7 @@ impl EffectiveRow {
                 None => row.clone(),
             },
             tier_override,
+            notes: Vec::new(),
         }
     }
 }
@@ -738,6 +773,7 @@ pub fn effective_row(
         matched_by: resolved.matched_by,
         row,
         tier_override,
+        notes: resolved.notes.to_vec(),
     }
 }
 
@@ -921,6 +957,53 @@ mod tests {
         assert_eq!(none.row.input_tokens, 16_000);
         assert_eq!(none.row.output_tokens, 1_500);
         assert_eq!(none.row.max_catalog_bytes, Some(10_000));
+    }
+
+    /// Tester 18 F3: a registry row whose id was `*` was called "fallback" (by its id) in
+    /// the console. The fallback is the fallback row, whatever another row is called.
+    #[test]
+    fn only_the_fallback_row_is_chosen_as_the_fallback() {
+        let starred = row("*", MatchKind::Exact, 128_000, Tier::A, Layer::Registry);
+        assert_eq!(
+            EffectiveRow::of_row(&starred, None).matched_by,
+            MatchedBy::Exact
+        );
+        let prefix = row("*", MatchKind::Prefix, 128_000, Tier::A, Layer::User);
+        assert_eq!(
+            EffectiveRow::of_row(&prefix, None).matched_by,
+            MatchedBy::Prefix
+        );
+        let fallback = BudgetRow::fallback();
+        assert_eq!(
+            EffectiveRow::of_row(&fallback, None).matched_by,
+            MatchedBy::Fallback
+        );
+    }
+
+    /// Tester 18 F9: a lookup of an id whose registry entry was left out carries the note,
+    /// whether it falls back, matches a prefix or an exact row of a lower layer; an exact
+    /// row from budgets.toml answers it, and other ids carry nothing.
+    #[test]
+    fn a_lookup_carries_the_note_about_its_own_left_out_entry() {
+        let mut table = BudgetTable::layered([
+            vec![
+                row("p/", MatchKind::Prefix, 20_000, Tier::C, Layer::Sample),
+                row("s/a", MatchKind::Exact, 20_000, Tier::C, Layer::Sample),
+            ],
+            vec![row("u/a", MatchKind::Exact, 20_000, Tier::C, Layer::User)],
+        ]);
+        for id in ["x/a", "p/a", "s/a", "u/a"] {
+            table.note_left_out(id, format!("reg.json: [\"{id}\"] skipped"));
+        }
+        let said = |id: &str| table.lookup(id).notes.to_vec();
+        assert_eq!(said("x/a"), ["reg.json: [\"x/a\"] skipped"]);
+        assert_eq!(table.lookup("x/a").matched_by, MatchedBy::Fallback);
+        assert_eq!(said("p/a"), ["reg.json: [\"p/a\"] skipped"]);
+        assert_eq!(said("s/a"), ["reg.json: [\"s/a\"] skipped"]);
+        assert!(said("u/a").is_empty());
+        assert!(said("x/b").is_empty());
+        let e = effective_row(&table, "x/a", Some(Tier::A));
+        assert_eq!(e.notes, said("x/a"));
     }
 
     #[test]

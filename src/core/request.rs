@@ -239,8 +239,10 @@ pub struct PlannedRequest {
     /// evidence, `--no-prior`, or the `no-prior` arm).
     pub past_steps: Option<PriorPart>,
     pub request: AssembledRequest,
-    /// What reading the catalog noted without refusing it (a name given twice), carried by
-    /// the catalog: `preview`, `compact` and the MCP tools say the same.
+    /// What the model's lookup noted (its own registry entry left out:
+    /// [`EffectiveRow::notes`]), then what reading the catalog noted without refusing it (a
+    /// name given twice), carried by the catalog: `preview`, `compact` and the MCP tools say
+    /// the same.
     pub warnings: Vec<String>,
     /// The row it was computed for.
     #[serde(skip)]
@@ -705,7 +707,12 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         },
         past_steps,
         request,
-        warnings: catalog.warnings().to_vec(),
+        warnings: effective
+            .notes
+            .iter()
+            .chain(catalog.warnings())
+            .cloned()
+            .collect(),
         effective: effective.clone(),
     }
 }

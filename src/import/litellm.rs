@@ -22,9 +22,10 @@
 //! (else the first in code-point order) is read and a note says how many were left out
 //! (T10-18).
 //!
-//! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`),
-//! the budget's input ceiling is that size: the advertised window beyond it is a premium tier,
-//! not a safe default. The row's source says so.
+//! When a model is priced higher above some input size (`input_cost_per_token_above_200k_tokens`
+//! above `input_cost_per_token`), the budget's input ceiling is that size: the advertised
+//! window beyond it is a premium tier, not a safe default. The row's source says so. The
+//! above-price is read as every price is; one no higher, and a break at 0k, cut nothing.
 //!
 //! The tier is derived, provisionally, and marked as derived:
 //! - C: free (`:free` / `/free` ids, or an input price of 0), or an input window under 32K;
@@ -52,9 +53,11 @@ pub struct RegistryImport {
     pub skipped_not_chat: usize,
     pub skipped_no_window: usize,
     /// Entries whose id breaks the one name rule
-    /// ([`model_id_problem`](crate::core::budget::model_id_problem)), each also said in a
+    /// ([`model_id_problem`](crate::core::budget::model_id_problem)) or ends in `*`
+    /// ([`starred_exact_id`](crate::core::budget::starred_exact_id)), each also said in a
     /// note: such an id would be sent, budgeted and stored as read, and the store's own
-    /// export could not be imported back.
+    /// export could not be imported back; one ending in `*` prints like a prefix row or the
+    /// fallback.
     pub skipped_bad_id: usize,
     /// Entries skipped for a value out of bounds or of the wrong type (or not an object),
     /// each also said in a note naming the model and the fields.
@@ -62,6 +65,10 @@ pub struct RegistryImport {
     /// What was passed over or chosen, each naming the file and the model: an entry
     /// skipped (with its fields and values), a key given twice, ids that print alike.
     pub notes: Vec<String>,
+    /// Each id whose entry was left out with a note (skipped, or a spelling that prints
+    /// like the one read), with where its note stands in `notes`: a lookup of that id says
+    /// why it has no row.
+    pub left_out: Vec<(String, usize)>,
 }
 
 static PRICE_BREAK: LazyLock<Regex> = LazyLock::new(|| {
@@ -235,18 +242,20 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         skipped_bad_id: 0,
         skipped_bad_value: 0,
         notes: Vec::new(),
+        left_out: Vec::new(),
+    };
+    let left_out = |out: &mut RegistryImport, id: &str, note: String| {
+        out.left_out.push((id.to_string(), out.notes.len()));
+        out.notes.push(note);
     };
     let alike = spellings_alike(models.keys().map(String::as_str));
     for (id, copies) in &models {
         if id == "sample_spec" {
             continue;
         }
-        if let Some(problem) = crate::core::budget::model_id_problem(id) {
+        if let Some(note) = id_refused(id, origin) {
             out.skipped_bad_id += 1;
-            out.notes.push(format!(
-                "{origin}: model id {} {problem}: skipped, as --model and budgets.toml refuse such an id",
-                crate::core::terminal_text::quoted(id)
-            ));
+            left_out(&mut out, id, note);
             continue;
         }
         if let Some(&(kept, ways, chosen)) = alike.get(id.as_str()) {
@@ -254,6 +263,10 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             // said once.
             if kept != id {
                 continue;
+            }
+            // The note belongs to each spelling left out: looked up as written, it falls back.
+            for (other, _) in alike.iter().filter(|(o, a)| a.0 == id && **o != id) {
+                out.left_out.push((other.to_string(), out.notes.len()));
             }
             out.notes.push(format!(
                 "{origin}: model id {} is spelled {} ways that print alike: {} is read, the other{} left out, as --model could not say which",
@@ -275,10 +288,11 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
         }
         let Value::Object(entry) = entry else {
             out.skipped_bad_value += 1;
-            out.notes.push(format!(
+            let note = format!(
                 "{origin}: [\"{id}\"] is {}, not an object of fields: skipped",
                 written(entry)
-            ));
+            );
+            left_out(&mut out, id, note);
             continue;
         };
         let mut reader = EntryReader {
@@ -295,14 +309,33 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
             Read::NoWindow => out.skipped_no_window += 1,
             Read::Bad(fields) => {
                 out.skipped_bad_value += 1;
-                out.notes.push(format!(
+                let note = format!(
                     "{origin}: [\"{id}\"] skipped, the rest read: {}",
                     fields.join(", and ")
-                ));
+                );
+                left_out(&mut out, id, note);
             }
         }
     }
     Ok(out)
+}
+
+/// Why the entry under `id` is skipped for its id alone, as a note naming `origin`, or
+/// `None`: an id that breaks the one name rule, or an exact id ending in `*`, which
+/// `budgets.toml` refuses too (tester 18 F3: `*` printed like the fallback, `star/*` like a
+/// prefix row).
+fn id_refused(id: &str, origin: &str) -> Option<String> {
+    let shown = crate::core::terminal_text::quoted(id);
+    if let Some(problem) = crate::core::budget::model_id_problem(id) {
+        return Some(format!(
+            "{origin}: model id {shown} {problem}: skipped, as --model and budgets.toml refuse such an id"
+        ));
+    }
+    crate::core::budget::starred_exact_id(id).map(|_| {
+        format!(
+            "{origin}: model id {shown} ends in '*', as the table shows a prefix row or the fallback: skipped, as budgets.toml refuses such an exact id"
+        )
+    })
 }
 
 /// For each id (of those the name rule takes) that prints like another
@@ -314,8 +347,7 @@ pub fn parse_registry(text: &str, origin: &str) -> Result<RegistryImport, CoreEr
 fn spellings_alike<'a>(
     ids: impl Iterator<Item = &'a str> + Clone,
 ) -> HashMap<&'a str, (&'a str, usize, &'static str)> {
-    let usable =
-        |id: &str| id != "sample_spec" && crate::core::budget::model_id_problem(id).is_none();
+    let usable = |id: &str| id != "sample_spec" && id_refused(id, "").is_none();
     let mut groups: HashMap<String, Vec<&'a str>> = HashMap::new();
     for id in ids.clone().filter(|id| !id.is_ascii() && usable(id)) {
         groups
@@ -373,6 +405,28 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
         cached_input: per_million("cache_read_input_token_cost"),
         output: per_million("output_cost_per_token"),
     };
+    // A break is read as every price is (a word skips the entry) and cuts the window only
+    // where the price above it is higher (tester 18 F4: gemini-exp-1206, 0 below and above
+    // 128k, was cut from 2,097,152). A break at 0k cuts nothing: a price from the first
+    // token is the model's price, and a 0-token ceiling is a model that takes nothing,
+    // which a window of 0 is not either.
+    let mut price_break: Option<usize> = None;
+    for key in entry.keys() {
+        let Some(at) = PRICE_BREAK.captures(key) else {
+            continue;
+        };
+        let above = r.number(key, &PRICE_PER_TOKEN).map(|p| round6(p * 1e6));
+        let at = at[1]
+            .parse::<usize>()
+            .ok()
+            .and_then(|k| k.checked_mul(1000));
+        if let (Some(above), Some(at)) = (above, at)
+            && above > prices.input
+            && at > 0
+        {
+            price_break = Some(price_break.map_or(at, |b| b.min(at)));
+        }
+    }
     if !r.bad.is_empty() {
         return Read::Bad(std::mem::take(&mut r.bad));
     }
@@ -393,15 +447,6 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
             4096
         }
     };
-    let price_break = entry
-        .keys()
-        .filter_map(|k| {
-            PRICE_BREAK
-                .captures(k)
-                .and_then(|c| c[1].parse::<usize>().ok())
-                .and_then(|k| k.checked_mul(1000))
-        })
-        .min();
     let input = match price_break {
         Some(limit) if limit < advertised => {
             notes.push(format!(
@@ -735,6 +780,82 @@ mod tests {
             imp.notes,
             [
                 "reg.json: model id 'keyed/nbsp x' is spelled 2 ways that print alike: the spelling first in code-point order is read, the other left out, as --model could not say which"
+            ]
+        );
+    }
+
+    /// Tester 18 F3: keys `*` and `star/*` became exact rows printed like the fallback and
+    /// like a prefix row, ids budgets.toml refuses. The registry applies the same rule: the
+    /// entry is skipped, one note says why, and the summary counts it with the ids refused.
+    #[test]
+    fn an_id_ending_in_a_star_is_skipped_as_budgets_toml_refuses_it() {
+        let entry = r#"{"max_input_tokens": 128000, "mode": "chat"}"#;
+        let text = format!(r#"{{"*": {entry}, "star/*": {entry}, "star/a": {entry}}}"#);
+        let imp = parse_registry(&text, "reg.json").unwrap();
+        let ids: Vec<&str> = imp.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["star/a"]);
+        assert_eq!(imp.skipped_bad_id, 2);
+        assert_eq!(imp.notes.len(), 2, "{:?}", imp.notes);
+        assert!(
+            imp.notes[1].starts_with("reg.json: model id 'star/*' ends in '*'")
+                && imp.notes[1].contains("skipped"),
+            "{:?}",
+            imp.notes
+        );
+        assert!(imp.notes[0].starts_with("reg.json: model id '*' ends in '*'"));
+    }
+
+    /// Tester 18 F4: the input window was cut at a price break from the key's name alone:
+    /// a price no higher (0 and 0), a cheaper one, null or a word all cut it, and a break at
+    /// 0k budgeted the model at 0 input tokens. The above-price is read as every price is,
+    /// and only a higher one cuts; a break at 0 is no cut.
+    #[test]
+    fn a_price_break_cuts_the_window_only_where_the_price_above_it_is_higher() {
+        let entry = |above: &str| {
+            format!(
+                r#"{{"max_input_tokens": 128000, "input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05, {above}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"h/higher": {}, "h/same": {}, "h/cheaper": {}, "h/null": {}, "h/break0": {}, "h/word": {}, "h/two": {}}}"#,
+            entry(r#""input_cost_per_token_above_64k_tokens": 6e-06"#),
+            entry(r#""input_cost_per_token_above_64k_tokens": "3e-06""#),
+            entry(r#""input_cost_per_token_above_64k_tokens": 1e-06"#),
+            entry(r#""input_cost_per_token_above_1k_tokens": null"#),
+            entry(r#""input_cost_per_token_above_0k_tokens": 6e-06"#),
+            entry(r#""input_cost_per_token_above_2k_tokens": "lots""#),
+            entry(
+                r#""input_cost_per_token_above_32k_tokens": 3e-06, "input_cost_per_token_above_100k_tokens": 9e-06"#
+            ),
+        );
+        let imp = parse_registry(&text, "reg.json").unwrap();
+        let rows: Vec<(&str, usize)> = imp
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("h/break0", 128_000),
+                ("h/cheaper", 128_000),
+                ("h/higher", 64_000),
+                ("h/null", 128_000),
+                ("h/same", 128_000),
+                ("h/two", 100_000),
+            ]
+        );
+        let higher = imp.rows.iter().find(|r| r.id == "h/higher").unwrap();
+        assert!(
+            higher.source.contains("priced higher above 64000"),
+            "{}",
+            higher.source
+        );
+        assert_eq!(imp.skipped_bad_value, 1);
+        assert_eq!(
+            imp.notes,
+            [
+                r#"reg.json: ["h/word"] skipped, the rest read: input_cost_per_token_above_2k_tokens is "lots", not a number"#
             ]
         );
     }

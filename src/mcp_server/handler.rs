@@ -642,7 +642,10 @@ impl State {
         let effective = effective_row(&ctx.budgets, model, tier);
         let planned =
             plan_and_keep(&ctx, &Ask::new(&effective, prompt)).map_err(semantic_failed)?;
-        let report = CompactReport::of(&planned, &given.origin).map_err(internal)?;
+        // The workspace's notes as `compact --json` gives them, a catalog given in place of
+        // its own as `compact --catalog FILE` puts it.
+        let notes = self.ws.notes_with(given.catalog.warnings());
+        let report = CompactReport::of(&planned, &given.origin, &notes).map_err(internal)?;
         // The catalog's warnings come with the report, as `compact --json` gives them.
         to_json(&report)
     }
