@@ -147,6 +147,20 @@ impl<T> PartialEq for Done<T> {
 }
 
 impl Action {
+    /// The move a movement key makes in a scrolled view (`None` for any other action).
+    pub fn movement(&self) -> Option<crate::tui::panes::scroll::Move> {
+        use crate::tui::panes::scroll::Move;
+        Some(match self {
+            Action::Up => Move::Up,
+            Action::Down => Move::Down,
+            Action::PageUp => Move::PageUp,
+            Action::PageDown => Move::PageDown,
+            Action::Top => Move::Top,
+            Action::Bottom => Move::Bottom,
+            _ => return None,
+        })
+    }
+
     /// What the help screen says an action does.
     pub fn describe(&self) -> &'static str {
         match self {

@@ -10,6 +10,7 @@ use crate::llm::client::Cancel;
 use crate::preview::QuestionVectors;
 use crate::store::view::HistoryQuery;
 use crate::tui::action::{Action, Done};
+use crate::tui::layout::{self, Region};
 pub use crate::tui::panes::Pane;
 use crate::tui::panes::budgets::BudgetsPane;
 pub use crate::tui::panes::budgets::SortColumn;
@@ -22,7 +23,6 @@ use crate::tui::panes::scroll::{Extent, scrolled};
 use crate::tui::semantic::{QuestionEmbedding, SemanticStatus};
 use crate::tui::send::{AB_CHOICES, SendRequest, SendView, next_ab};
 use crate::tui::snapshot::{RequestInputs, RequestSnapshot};
-use crate::tui::ui::{self, Region};
 use crate::tui::unstored::{StoreAgain, Unstored};
 
 use crate::workspace::CatalogOrigin;
@@ -114,11 +114,11 @@ pub struct State {
 }
 
 impl State {
-    /// Whether the terminal was below [`MIN_WIDTH`](crate::tui::ui::MIN_WIDTH) ×
-    /// [`MIN_HEIGHT`](crate::tui::ui::MIN_HEIGHT) when last drawn: the screen is then only
+    /// Whether the terminal was below [`layout::MIN_WIDTH`] × [`layout::MIN_HEIGHT`] when
+    /// last drawn: the screen is then only
     /// the message asking for more room, and only its quit key acts.
     pub fn too_small(&self) -> bool {
-        self.width < crate::tui::ui::MIN_WIDTH || self.height < crate::tui::ui::MIN_HEIGHT
+        self.width < layout::MIN_WIDTH || self.height < layout::MIN_HEIGHT
     }
 
     /// The console's status in full, one `(label, text)` each (outside text: shown when
@@ -172,7 +172,7 @@ impl State {
             quit: false,
             page: 10,
             width: 120,
-            // The smallest screen drawn (`ui::MIN_HEIGHT`): below it only the quit key acts.
+            // The smallest screen drawn (`layout::MIN_HEIGHT`): below it only the quit key acts.
             height: 20,
             notes,
             prompt: PromptPane::default(),
@@ -201,12 +201,12 @@ impl State {
     /// The body (between the header and the status line) as last drawn: where the panes
     /// and the modals go.
     pub fn body(&self) -> Rect {
-        ui::areas(self.screen(), self).body
+        layout::areas(self.screen(), self.focus).body
     }
 
     /// The Preview's rows and how many show, as last drawn.
     fn preview_extent(&self) -> Extent {
-        let area = ui::areas(self.screen(), self)
+        let area = layout::areas(self.screen(), self.focus)
             .panes
             .into_iter()
             .find(|(r, _)| *r == Region::Preview)
@@ -763,7 +763,9 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             }
             if state.focus == Pane::Prompt {
                 let extent = state.preview_extent();
-                if let Some(top) = scrolled(&action, state.prompt.scroll, state.page, extent) {
+                if let Some(top) =
+                    scrolled(action.movement(), state.prompt.scroll, state.page, extent)
+                {
                     state.prompt.scroll = top;
                 }
                 return Vec::new();

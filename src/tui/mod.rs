@@ -5,6 +5,7 @@ pub mod action;
 pub mod app;
 pub mod attach;
 pub mod keymap;
+pub mod layout;
 pub mod panes;
 pub mod request_id;
 pub mod semantic;

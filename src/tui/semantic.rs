@@ -77,7 +77,7 @@ impl SemanticStatus {
 /// Which plan may call the embedder for the instruction (tester 16 F10: a plan per key,
 /// each embedding its text, sent 27 requests for 30 characters typed, all in flight at
 /// once). Every plan ranks with the vectors the layer remembers; the instruction is embedded
-/// only once it has been still for [`crate::tui::app::QUESTION_SETTLE_MS`], by one plan at
+/// only once it has been still for `QUESTION_SETTLE_MS` (in the console's app), by one plan at
 /// a time. Text that settles while that plan is out waits for it (its answer is then stale
 /// and dropped) and goes next: the newest text only, never a queue of older ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -12,8 +12,7 @@ use crate::tui::keymap::Keymap;
 use crate::tui::panes::{self, shown};
 use crate::tui::theme::Theme;
 
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 20;
+pub use crate::tui::layout::{Areas, MIN_HEIGHT, MIN_WIDTH, Region, areas};
 
 /// The frame for `state`. Whatever the panes drew, no cell leaves here holding a control
 /// character or a bidi override.
@@ -37,64 +36,6 @@ fn neutralise(buffer: &mut Buffer) {
     }
 }
 
-/// What a part of the screen shows: drawing and the mouse both read [`areas`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Region {
-    Budgets,
-    Catalog,
-    PromptInput,
-    Preview,
-    History,
-}
-
-/// Where everything goes on a screen of `area` (at least [`MIN_WIDTH`]×[`MIN_HEIGHT`]).
-pub struct Areas {
-    pub header: Rect,
-    pub body: Rect,
-    pub status: Rect,
-    pub panes: Vec<(Region, Rect)>,
-}
-
-pub fn areas(area: Rect, state: &State) -> Areas {
-    let [header, body, status] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    let panes = if state.focus == Pane::History {
-        vec![(Region::History, body)]
-    } else if state.focus == Pane::Prompt {
-        // The text box above the catalog it shapes; the live preview beside both.
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-                .areas(body);
-        let [input, catalog] =
-            Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
-        vec![
-            (Region::PromptInput, input),
-            (Region::Catalog, catalog),
-            (Region::Preview, right),
-        ]
-    } else {
-        // Budgets on the left drives the pane on the right; narrow terminals give Budgets
-        // the larger half, so a model id stays readable.
-        let budgets = if area.width < 120 { 55 } else { 47 };
-        let [left, right] = Layout::horizontal([
-            Constraint::Percentage(budgets),
-            Constraint::Percentage(100 - budgets),
-        ])
-        .areas(body);
-        vec![(Region::Budgets, left), (Region::Catalog, right)]
-    };
-    Areas {
-        header,
-        body,
-        status,
-        panes,
-    }
-}
-
 fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap) {
     let area = frame.area();
     frame.render_widget(Paragraph::new("").style(theme.base), area);
@@ -115,7 +56,7 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
         );
         return;
     }
-    let a = areas(area, state);
+    let a = areas(area, state.focus);
     draw_header(frame, a.header, state, theme);
     for (region, rect) in &a.panes {
         match region {

@@ -448,7 +448,7 @@ impl CatalogPane {
         if matches!(action, Action::Back | Action::Open) {
             self.entry_open = false;
             self.entry_scroll = 0;
-        } else if let Some(top) = scrolled(&action, self.entry_scroll, page, extent) {
+        } else if let Some(top) = scrolled(action.movement(), self.entry_scroll, page, extent) {
             self.entry_scroll = top;
         }
     }

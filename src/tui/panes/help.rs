@@ -174,7 +174,7 @@ impl HelpModal {
         if matches!(action, Action::ToggleHelp | Action::Back) {
             self.open = false;
             self.scroll = 0;
-        } else if let Some(top) = scrolled(&action, self.scroll, page, extent) {
+        } else if let Some(top) = scrolled(action.movement(), self.scroll, page, extent) {
             self.scroll = top;
         }
     }

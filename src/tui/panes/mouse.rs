@@ -30,7 +30,7 @@ pub fn actions(state: &State, screen: Rect, m: &MouseEvent) -> Vec<Action> {
         return Vec::new();
     }
     let at = Position::new(m.column, m.row);
-    let Some((region, rect)) = areas(screen, state)
+    let Some((region, rect)) = areas(screen, state.focus)
         .panes
         .into_iter()
         .find(|(_, r)| r.contains(at))

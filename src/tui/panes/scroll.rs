@@ -9,8 +9,6 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
-use crate::tui::action::Action;
-
 /// How many rows a view has (wrapped) and how many of them show at once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Extent {
@@ -46,19 +44,30 @@ impl Extent {
     }
 }
 
-/// Where a movement action takes a view scrolled to `top` (`page` rows a page), within the
-/// view; `None` for an action that does not move it.
-pub fn scrolled(action: &Action, top: usize, page: usize, extent: Extent) -> Option<usize> {
+/// A movement key's move (`Action::movement`): named here, so the views that scroll need
+/// not import the actions, which name their states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+}
+
+/// Where `mv` takes a view scrolled to `top` (`page` rows a page), within the view; `None`
+/// for no move (an action that does not move it).
+pub fn scrolled(mv: Option<Move>, top: usize, page: usize, extent: Extent) -> Option<usize> {
     let top = extent.clamp(top);
     let page = page.max(1);
-    let to = match action {
-        Action::Up => top.saturating_sub(1),
-        Action::Down => top.saturating_add(1),
-        Action::PageUp => top.saturating_sub(page),
-        Action::PageDown => top.saturating_add(page),
-        Action::Top => 0,
-        Action::Bottom => extent.last(),
-        _ => return None,
+    let to = match mv? {
+        Move::Up => top.saturating_sub(1),
+        Move::Down => top.saturating_add(1),
+        Move::PageUp => top.saturating_sub(page),
+        Move::PageDown => top.saturating_add(page),
+        Move::Top => 0,
+        Move::Bottom => extent.last(),
     };
     Some(extent.clamp(to))
 }
@@ -193,20 +202,20 @@ mod tests {
             rows: 50,
             height: 10,
         };
-        assert_eq!(scrolled(&Action::Bottom, 0, 8, extent), Some(40));
-        assert_eq!(scrolled(&Action::Down, 40, 8, extent), Some(40));
-        assert_eq!(scrolled(&Action::PageDown, 38, 8, extent), Some(40));
+        assert_eq!(scrolled(Move::Bottom.into(), 0, 8, extent), Some(40));
+        assert_eq!(scrolled(Move::Down.into(), 40, 8, extent), Some(40));
+        assert_eq!(scrolled(Move::PageDown.into(), 38, 8, extent), Some(40));
         // Back up from the end moves at once, even from a position left past it.
-        assert_eq!(scrolled(&Action::Up, 40, 8, extent), Some(39));
-        assert_eq!(scrolled(&Action::PageUp, 1000, 8, extent), Some(32));
-        assert_eq!(scrolled(&Action::Top, 7, 8, extent), Some(0));
-        assert_eq!(scrolled(&Action::Open, 7, 8, extent), None);
+        assert_eq!(scrolled(Move::Up.into(), 40, 8, extent), Some(39));
+        assert_eq!(scrolled(Move::PageUp.into(), 1000, 8, extent), Some(32));
+        assert_eq!(scrolled(Move::Top.into(), 7, 8, extent), Some(0));
+        assert_eq!(scrolled(None, 7, 8, extent), None);
         assert_eq!(extent.range(40), "41–50 of 50");
         let fits = Extent {
             rows: 3,
             height: 10,
         };
-        assert_eq!(scrolled(&Action::PageDown, 0, 8, fits), Some(0));
+        assert_eq!(scrolled(Move::PageDown.into(), 0, 8, fits), Some(0));
         assert!(!fits.overflows());
     }
 }

@@ -430,7 +430,7 @@ impl HistoryState {
     /// A movement key while a plan is open in full: it scrolls the plan (`page` rows a
     /// page) within `extent`, its rows; the lists stay where they are.
     pub fn scroll_detail(&mut self, action: &Action, page: usize, extent: Extent) {
-        if let Some(top) = scrolled(action, self.detail_scroll, page, extent) {
+        if let Some(top) = scrolled(action.movement(), self.detail_scroll, page, extent) {
             self.detail_scroll = top;
         }
     }
