@@ -1594,16 +1594,8 @@ fn eval_rank_suite_says_what_it_cannot_read_and_compose_names_a_half_too_small()
     ));
 
     // --compose 2 on a set whose test half holds one question: that half is named too small.
-    let out = eval_labels_command(home.path(), labels, catalog)
-        .args(["--compose", "2"])
-        .output()
-        .unwrap();
+    let out = succeeded(eval_labels_command(home.path(), labels, catalog).args(["--compose", "2"]));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         text.contains("the test half of l has 1 question, too few to join 2 at a time, so l×2 has no test question"),
         "{text}"

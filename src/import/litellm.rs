@@ -513,6 +513,14 @@ fn round6(x: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// Each row read, with its input window.
+    fn windows(imp: &RegistryImport) -> Vec<(&str, usize)> {
+        imp.rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.input_tokens))
+            .collect()
+    }
+
     #[test]
     fn maps_fields_and_derives_tier() {
         let text = r#"{
@@ -659,13 +667,8 @@ mod tests {
             \"keyed/cafe\u{301}\": {\"max_input_tokens\": 2000000}, \"keyed/caf\u{e9}\": {\"max_input_tokens\": 1000},
             \"keyed/b\": {\"max_input_tokens\": 5000}}";
         let imp = parse_registry(text, "reg.json").unwrap();
-        let rows: Vec<(&str, usize)> = imp
-            .rows
-            .iter()
-            .map(|r| (r.id.as_str(), r.input_tokens))
-            .collect();
         assert_eq!(
-            rows,
+            windows(&imp),
             [
                 ("keyed/a", 64_000),
                 ("keyed/b", 5000),
@@ -829,13 +832,8 @@ mod tests {
             ),
         );
         let imp = parse_registry(&text, "reg.json").unwrap();
-        let rows: Vec<(&str, usize)> = imp
-            .rows
-            .iter()
-            .map(|r| (r.id.as_str(), r.input_tokens))
-            .collect();
         assert_eq!(
-            rows,
+            windows(&imp),
             [
                 ("h/break0", 128_000),
                 ("h/cheaper", 128_000),
