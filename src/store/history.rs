@@ -629,6 +629,18 @@ mod tests {
         ["builtin.page-digest".to_string()].into_iter().collect()
     }
 
+    /// `import plans` of `text` named `source`, with the tests' pipelines, refusing a plan
+    /// that conflicts with one stored.
+    trait ImportText {
+        fn import_text(&mut self, source: &str, text: &[u8]) -> anyhow::Result<ImportReport>;
+    }
+
+    impl ImportText for HistoryStore {
+        fn import_text(&mut self, source: &str, text: &[u8]) -> anyhow::Result<ImportReport> {
+            self.import_plans(source, text, &pipelines(), OnConflict::Refuse, |_| {})
+        }
+    }
+
     /// A store at `path` migrated up to (not including) `migration`: a store written by an
     /// older ctxconsole.
     fn open_before(path: &Path, migration: &str) -> Connection {
@@ -732,14 +744,7 @@ mod tests {
 {\"id\":\"b\",\"at\":5000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
 {\"id\":\"z\",\"at\":5000,\"caller\":\"other\",\"model\":\"m\",\"intent\":\"y\",\"steps\":[{\"order\":1,\"tool\":\"t9\"}]}
 ";
-        s.import_plans(
-            "p",
-            plans.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", plans.as_bytes()).unwrap();
         let execs = "\
 {\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\"}
 {\"at\":1020,\"caller\":\"c\",\"tool\":\"t2\"}
@@ -778,26 +783,10 @@ mod tests {
         lines.push(&fresh);
         lines.push("{\"at\": \"2026-10-01T00:00:00Z\", \"caller\": \"c\"");
         let bad = lines.join("\n");
-        let err = s
-            .import_plans(
-                "bad.jsonl",
-                bad.as_bytes(),
-                &pipelines(),
-                OnConflict::Refuse,
-                |_| {},
-            )
-            .unwrap_err();
+        let err = s.import_text("bad.jsonl", bad.as_bytes()).unwrap_err();
         assert!(format!("{err:#}").contains("bad.jsonl: line 7"), "{err:#}");
         assert_eq!(s.counts().unwrap(), before);
-        let again = s
-            .import_plans(
-                "good",
-                text.as_bytes(),
-                &pipelines(),
-                OnConflict::Refuse,
-                |_| {},
-            )
-            .unwrap();
+        let again = s.import_text("good", text.as_bytes()).unwrap();
         assert_eq!(again.added, 0);
         assert_eq!(again.already_present as u64, before.plans);
         assert_eq!(s.counts().unwrap(), before);
@@ -811,14 +800,7 @@ mod tests {
         s.export_executions(&mut execs).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut t = HistoryStore::open(&dir.path().join("copy.sqlite")).unwrap();
-        t.import_plans(
-            "p",
-            plans.as_slice(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        t.import_text("p", plans.as_slice()).unwrap();
         t.import_executions("e", execs.as_slice(), OnConflict::Refuse, |_| {})
             .unwrap();
         assert_eq!(t.counts().unwrap(), s.counts().unwrap());
@@ -927,14 +909,7 @@ mod tests {
             "{{\"id\":\"long\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{}]}}\n",
             steps.join(",")
         );
-        s.import_plans(
-            "p",
-            line.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", line.as_bytes()).unwrap();
         let filter = PlanFilter {
             caller: Some("c".into()),
             ..Default::default()
@@ -958,14 +933,7 @@ mod tests {
         assert!(!columns.iter().any(|c| c == "steps"), "{columns:?}");
         let plans = "{\"id\":\"a\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":20,\"tool\":\"unknown\",\"rationale\":\"gap: no such pack\",\"args\":{\"q\":[1,2.5,\"z\"]}},{\"order\":10,\"tool\":\"t1\"}]}\n";
         let mut s = s;
-        s.import_plans(
-            "p",
-            plans.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", plans.as_bytes()).unwrap();
         let steps = s.plan("a").unwrap().unwrap().record.steps;
         let want = parse_plan_line("p", 1, plans.trim()).unwrap().steps;
         assert_eq!(steps, want);
@@ -1066,14 +1034,7 @@ mod tests {
              \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\",\"args\":{{\"auth\":\"Bearer {KEY}\"}}}}],\
              \"raw_response\":\"I used {KEY}\",\"answer\":{{\"reply\":{{\"content\":\"{KEY}\"}}}}}}"
         );
-        s.import_plans(
-            "p",
-            holding.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", holding.as_bytes()).unwrap();
         let export = |s: &HistoryStore| {
             let mut out = Vec::new();
             s.export_plans(&mut out).unwrap();
@@ -1144,15 +1105,7 @@ mod tests {
         );
         let secrets = std::sync::Arc::new(Secrets::of_keys([KEY]));
         let import = |s: &mut HistoryStore| {
-            let p = s
-                .import_plans(
-                    "p",
-                    plans.as_bytes(),
-                    &pipelines(),
-                    OnConflict::Refuse,
-                    |_| {},
-                )
-                .unwrap();
+            let p = s.import_text("p", plans.as_bytes()).unwrap();
             let e = s
                 .import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
                 .unwrap();
@@ -1221,14 +1174,7 @@ mod tests {
             plan_line("e", r#","expert_baseline":[]"#),
         ]
         .join("\n");
-        s.import_plans(
-            "p",
-            lines.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", lines.as_bytes()).unwrap();
         for id in ["u", "e"] {
             let p = s.plan(id).unwrap().unwrap();
             assert!(p.record.expert_baseline.is_some(), "{id}");
@@ -1255,14 +1201,7 @@ mod tests {
             plan_line("c", r#","source":"litellm""#),
         ]
         .join("\n");
-        s.import_plans(
-            "p",
-            lines.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", lines.as_bytes()).unwrap();
         let a = s.plan("a").unwrap().unwrap();
         let gap = a.gap_signal.clone().unwrap();
         assert_eq!(gap.category, crate::core::gap::GapCategory::PlanMissed);
@@ -1292,51 +1231,20 @@ mod tests {
         assert!(text.contains(r#""gap_signal""#), "{text}");
         let copy_dir = tempfile::tempdir().unwrap();
         let mut t = HistoryStore::open(&copy_dir.path().join("copy.sqlite")).unwrap();
-        t.import_plans(
-            "e",
-            text.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        t.import_text("e", text.as_bytes()).unwrap();
         for id in ["a", "b", "c"] {
             assert_eq!(t.plan(id).unwrap(), s.plan(id).unwrap(), "{id}");
         }
         assert_eq!(t.gaps(&PlanFilter::default()).unwrap(), report);
         // The same export again is already present, source and all.
-        let again = t
-            .import_plans(
-                "e",
-                text.as_bytes(),
-                &pipelines(),
-                OnConflict::Refuse,
-                |_| {},
-            )
-            .unwrap();
+        let again = t.import_text("e", text.as_bytes()).unwrap();
         assert_eq!(again.already_present, 3);
         // A changed source is other content: a conflict, as any other field.
         let moved = text.replace(r#""source":"litellm""#, r#""source":"otel""#);
-        let err = t
-            .import_plans(
-                "m",
-                moved.as_bytes(),
-                &pipelines(),
-                OnConflict::Refuse,
-                |_| {},
-            )
-            .unwrap_err();
+        let err = t.import_text("m", moved.as_bytes()).unwrap_err();
         assert!(format!("{err:#}").contains(": c"), "{err:#}");
         let bad = plan_line("d", r#","source":"kafka""#);
-        let err = t
-            .import_plans(
-                "bad",
-                bad.as_bytes(),
-                &pipelines(),
-                OnConflict::Refuse,
-                |_| {},
-            )
-            .unwrap_err();
+        let err = t.import_text("bad", bad.as_bytes()).unwrap_err();
         assert!(format!("{err:#}").contains("'kafka'"), "{err:#}");
     }
 
@@ -1599,14 +1507,7 @@ mod tests {
         assert_eq!(s.count_plans(&moved).unwrap(), 1);
         // A new plan from elsewhere, then executions that move its drift.
         let plans = "{\"id\":\"new-1\",\"at\":2000000000,\"caller\":\"c-new\",\"model\":\"m\",\"intent\":\"remember this\",\"source\":\"otel\",\"steps\":[{\"order\":1,\"tool\":\"memory.store\"}]}\n";
-        s.import_plans(
-            "p",
-            plans.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", plans.as_bytes()).unwrap();
         kept_counts_agree(&s);
         let execs = "{\"id\":\"new-1-e\",\"at\":2000000010,\"caller\":\"c-new\",\"plan_id\":\"new-1\",\"tool\":\"memory.store\",\"ok\":true}\n";
         s.import_executions("e", execs.as_bytes(), OnConflict::Refuse, |_| {})
@@ -1644,14 +1545,7 @@ mod tests {
 {\"id\":\"early\",\"at\":3000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
 {\"id\":\"skew\",\"at\":4000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
 ";
-        s.import_plans(
-            "p",
-            plans.as_bytes(),
-            &pipelines(),
-            OnConflict::Refuse,
-            |_| {},
-        )
-        .unwrap();
+        s.import_text("p", plans.as_bytes()).unwrap();
         let execs = "\
 {\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\",\"ok\":false,\"plan_id\":\"fail\"}
 {\"at\":2010,\"caller\":\"c\",\"tool\":\"t1\",\"ok\":false,\"plan_id\":\"retry\"}
