@@ -115,8 +115,8 @@ pub struct State {
 
 impl State {
     /// Whether the terminal was below [`layout::MIN_WIDTH`] × [`layout::MIN_HEIGHT`] when
-    /// last drawn: the screen is then only
-    /// the message asking for more room, and only its quit key acts.
+    /// last drawn: the screen is then only the message asking for more room, and only its
+    /// quit key acts.
     pub fn too_small(&self) -> bool {
         self.width < layout::MIN_WIDTH || self.height < layout::MIN_HEIGHT
     }
@@ -754,41 +754,38 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Top
         | Action::Bottom
         | Action::SelectRow(_) => {
-            if state.focus == Pane::History && state.history.expanded {
+            let page = state.page.max(1) as u64;
+            match state.focus {
                 // A plan open in full scrolls; moving between plans is the lists', once it
                 // is closed (tester 17 F2).
-                let extent = history::detail_extent(&state.history, state.body());
-                state.history.scroll_detail(&action, state.page, extent);
-                return Vec::new();
-            }
-            if state.focus == Pane::Prompt {
-                let extent = state.preview_extent();
-                if let Some(top) =
-                    scrolled(action.movement(), state.prompt.scroll, state.page, extent)
-                {
-                    state.prompt.scroll = top;
+                Pane::History if state.history.expanded => {
+                    let extent = history::detail_extent(&state.history, state.body());
+                    state.history.scroll_detail(&action, state.page, extent);
                 }
-                return Vec::new();
-            }
-            let page = state.page.max(1) as u64;
-            if state.focus == Pane::History {
-                let (current, len) = state.history.position();
-                let to = move_target(&action, current, len, page);
-                return history_effects(state.history.move_to(to, &mut state.next_request));
-            }
-            let (current, len) = match state.focus {
-                Pane::Budgets => (state.budgets.selected, state.budgets.visible.len()),
-                Pane::History | Pane::Prompt => (0, 0),
-                Pane::Catalog => (state.catalog.scroll, state.catalog_lines()),
-            };
-            let to = move_target(&action, current as u64, len as u64, page) as usize;
-            match state.focus {
-                Pane::Budgets => return state.move_selection(to),
+                Pane::History => {
+                    let (current, len) = state.history.position();
+                    let to = move_target(&action, current, len, page);
+                    return history_effects(state.history.move_to(to, &mut state.next_request));
+                }
+                Pane::Prompt => {
+                    let extent = state.preview_extent();
+                    if let Some(top) =
+                        scrolled(action.movement(), state.prompt.scroll, state.page, extent)
+                    {
+                        state.prompt.scroll = top;
+                    }
+                }
+                Pane::Budgets => {
+                    let (current, len) = (state.budgets.selected, state.budgets.visible.len());
+                    let to = move_target(&action, current as u64, len as u64, page) as usize;
+                    return state.move_selection(to);
+                }
                 Pane::Catalog => {
                     let lines = state.catalog_lines();
+                    let current = state.catalog.scroll as u64;
+                    let to = move_target(&action, current, lines as u64, page) as usize;
                     state.catalog.scroll_to(to, lines);
                 }
-                Pane::Prompt | Pane::History => {}
             }
         }
         Action::MarkModel if state.focus == Pane::Budgets => state.budgets.toggle_mark(),
