@@ -77,7 +77,7 @@ impl Admission {
 pub fn content_ref(content: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(content);
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::core::text::hex(&digest[..8])
 }
 
 /// The gate's decision for content of `tokens` tokens.

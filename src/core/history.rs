@@ -3,7 +3,6 @@
 //! from them. Pure: the store feeds it rows.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::fmt;
 
 use crate::core::bounds::{self, int_in};
@@ -991,8 +990,7 @@ pub fn parse_execution_line(
 
 /// 16 hex digits of SHA-256.
 pub fn short_sha(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::core::gate::content_ref(text.as_bytes())
 }
 
 /// DESIGN §2.9: 16 hex of sha256 of the trimmed, lower-cased intent. Identical asks only.

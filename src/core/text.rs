@@ -738,6 +738,12 @@ pub fn elide(text: &str, width: usize) -> String {
     format!("{head}…{}", tail.concat())
 }
 
+/// Bytes as lowercase hex, two digits each: the one spelling of every hash ctxconsole
+/// shows or keys by (cache refs, derived ids, a model's fingerprint).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The opening of `text`, cut at a character boundary.
 pub fn opening(text: &str, max: usize) -> &str {
     if text.len() <= max {

@@ -227,10 +227,7 @@ fn model_fingerprint(files: &[&[u8]]) -> String {
         hasher.update((file.len() as u64).to_le_bytes());
         hasher.update(file);
     }
-    hasher.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::core::text::hex(&hasher.finalize()[..8])
 }
 
 /// A caught panic's message with its source file from the crate's directory on (`candle-

@@ -8,6 +8,7 @@
 //! writes the paste once, not once per pause.
 
 use crate::core::terminal_text::ShownPath;
+use crate::core::text::hex;
 use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -216,10 +217,6 @@ fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The reference for content: 16 hex digits of its SHA-256 (computed in core, where a
