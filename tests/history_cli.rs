@@ -1836,3 +1836,80 @@ fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
     assert_eq!(rows, fresh);
     assert_eq!(rows[0][..2], ["A".to_string(), "ignored".to_string()]);
 }
+
+/// Tester 18 F8: a plan line without an id gets one from its second, caller and intent, so
+/// two plans 0.4 s apart were one id with other content and the whole file was refused. The
+/// second now falls back to an id with its part of a second; the first keeps the id it always
+/// had, so every file imported before imports again as "already present", in any order.
+#[test]
+fn plans_without_ids_a_moment_apart_are_two_plans_in_any_order() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plan = |at: &str, tool: &str| {
+        serde_json::json!({"at": at, "caller": "c1", "model": "m",
+            "intent": "check the deploy", "steps": [{"order": 1, "tool": tool}]})
+        .to_string()
+    };
+    let a = plan("2026-11-20T12:00:00.100Z", "ci.status");
+    let b = plan("2026-11-20T12:00:00.500Z", "deploy.logs");
+    let write = |name: &str, lines: &[&String]| {
+        let path = h.join(name);
+        let text: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+        std::fs::write(&path, text.join("\n")).unwrap();
+        path
+    };
+    let import = |store: &str, file: &Path| {
+        let mut c = ctx(h);
+        c.arg("--store")
+            .arg(h.join(store))
+            .args(["import", "plans", "--json"])
+            .arg(file);
+        let got = json_of(&mut c);
+        (got["added"].as_u64(), got["already_present"].as_u64())
+    };
+    let both = write("ab.jsonl", &[&a, &b]);
+    let reversed = write("ba.jsonl", &[&b, &a]);
+    let only_a = write("a.jsonl", &[&a]);
+    assert_eq!(import("one.sqlite", &both), (Some(2), Some(0)));
+    assert_eq!(import("one.sqlite", &both), (Some(0), Some(2)));
+    assert_eq!(import("one.sqlite", &reversed), (Some(0), Some(2)));
+    assert_eq!(import("one.sqlite", &only_a), (Some(0), Some(1)));
+    // A plan stored alone keeps its whole-second id; the other joins it beside.
+    assert_eq!(import("two.sqlite", &only_a), (Some(1), Some(0)));
+    assert_eq!(import("two.sqlite", &reversed), (Some(1), Some(1)));
+    let ids = |store: &str| {
+        let mut c = ctx(h);
+        c.arg("--store")
+            .arg(h.join(store))
+            .args(["history", "--json", "--limit", "10"]);
+        let mut ids: Vec<(String, String)> = json_of(&mut c)["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let tool = p["steps"][0]["tool"].as_str().unwrap_or("").to_string();
+                (p["id"].as_str().unwrap().to_string(), tool)
+            })
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids("one.sqlite").len(), 2);
+    assert_eq!(
+        ids("one.sqlite"),
+        ids("two.sqlite"),
+        "the same ids either way"
+    );
+
+    // At one instant the two are still one id with other content: refused, nothing written.
+    let same_instant = plan("2026-11-20T12:00:00.100Z", "deploy.rollback");
+    let clash = write("clash.jsonl", &[&same_instant]);
+    let mut c = ctx(h);
+    c.arg("--store")
+        .arg(h.join("one.sqlite"))
+        .args(["import", "plans"])
+        .arg(&clash);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(ids("one.sqlite").len(), 2);
+}

@@ -566,6 +566,22 @@ fn array_line(origin: &str, line: usize, text: &str, what: &str) -> Result<(), C
 
 /// Parse one plan line (`line` is 1-based, for the error).
 pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanRecord, CoreError> {
+    parse_imported_plan(origin, line, text).map(|plan| plan.record)
+}
+
+/// A plan line as an import reads it: the plan, and for a plan whose id was derived, the id
+/// it falls back to when another plan holds that one ([`derived_plan_id`]).
+pub struct ImportedPlan {
+    pub record: PlanRecord,
+    pub fallback_id: Option<String>,
+}
+
+/// [`parse_plan_line`], keeping the fallback id an import needs.
+pub fn parse_imported_plan(
+    origin: &str,
+    line: usize,
+    text: &str,
+) -> Result<ImportedPlan, CoreError> {
     array_line(origin, line, text, "plan")?;
     let raw: PlanLine =
         serde_json::from_str(text).map_err(|e| CoreError::json_line(origin, line, text, &e))?;
@@ -665,17 +681,15 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
     }
     let mut steps = raw.steps;
     steps.sort_by_key(|s| s.order);
-    let id = raw.id.filter(|s| !s.trim().is_empty()).unwrap_or_else(|| {
-        format!(
-            "p-{}",
-            short_sha(&format!("{at}\n{}\n{}", raw.caller, raw.intent))
-        )
-    });
     let at_nanos = match &raw.at {
         serde_json::Value::String(s) => crate::core::time::subsecond_nanos(s),
         _ => 0,
     };
-    Ok(PlanRecord {
+    let given_id = raw.id.filter(|s| !s.trim().is_empty());
+    let fallback_id = (given_id.is_none() && at_nanos != 0)
+        .then(|| derived_plan_id(at, Some(at_nanos), &raw.caller, &raw.intent));
+    let id = given_id.unwrap_or_else(|| derived_plan_id(at, None, &raw.caller, &raw.intent));
+    let record = PlanRecord {
         id,
         at,
         at_nanos,
@@ -695,6 +709,10 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
         compare_group: raw.compare_group,
         source,
         expert_baseline,
+    };
+    Ok(ImportedPlan {
+        record,
+        fallback_id,
     })
 }
 
@@ -989,6 +1007,20 @@ pub fn parse_execution_line(
 }
 
 /// 16 hex digits of SHA-256.
+/// The id of a plan line given without one: from its whole second, caller and intent, so the
+/// same report sent again, however its time is spelled, is one plan. `nanos` adds the part of
+/// a second: the id such a plan falls back to when another plan of that second, caller and
+/// intent already took the first (tester 18 F8: two plans 0.4 s apart were one id with other
+/// content, and the whole file was refused). Ids already stored keep matching a re-import:
+/// the whole-second id is always tried first.
+pub fn derived_plan_id(at: i64, nanos: Option<u32>, caller: &str, intent: &str) -> String {
+    let at_key = match nanos {
+        Some(nanos) => format!("{at}.{nanos:09}"),
+        None => at.to_string(),
+    };
+    format!("p-{}", short_sha(&format!("{at_key}\n{caller}\n{intent}")))
+}
+
 pub fn short_sha(text: &str) -> String {
     crate::core::gate::content_ref(text.as_bytes())
 }

@@ -14,9 +14,9 @@ use crate::core::compare::Arm;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
-    ModelOutcomes, Outcome, PlanRecord, PlanSource, Ran, Step, UNKNOWN_TOOL, after_plan,
-    intent_sha, parse_execution_line, parse_plan_line, planned_ran_ok, prior_weight, shape,
-    shape_words,
+    ImportedPlan, ModelOutcomes, Outcome, PlanRecord, PlanSource, Ran, Step, UNKNOWN_TOOL,
+    after_plan, intent_sha, parse_execution_line, parse_imported_plan, parse_plan_line,
+    planned_ran_ok, prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};

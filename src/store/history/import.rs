@@ -29,7 +29,7 @@ impl HistoryStore {
         {
             let mut insert = PlanInserter::new(&tx, &secrets)?;
             read_into(source, reader, &mut progress, &mut report, |line, text| {
-                let plan = parse_plan_line(source, line, text)?;
+                let plan = parse_imported_plan(source, line, text)?;
                 plan_fate(
                     &tx,
                     &mut insert,
@@ -226,6 +226,11 @@ impl HistoryStore {
                 let plan = PlanRecord {
                     source: origin,
                     ..plan
+                };
+                // Traffic gives every plan its id (from the record), never a derived one.
+                let plan = ImportedPlan {
+                    record: plan,
+                    fallback_id: None,
                 };
                 let fate = plan_fate(
                     &tx,
@@ -673,28 +678,43 @@ pub(super) fn plan_fate(
     tx: &Transaction<'_>,
     insert: &mut PlanInserter<'_>,
     path: &Path,
-    plan: PlanRecord,
+    plan: ImportedPlan,
     pipelines: &HashSet<String>,
     on_conflict: OnConflict,
     callers: &mut BTreeSet<String>,
 ) -> anyhow::Result<Fate> {
+    let ImportedPlan {
+        record: plan,
+        mut fallback_id,
+    } = plan;
     // Compared with what is stored as it would be kept (a re-import of a line holding a
     // configured key is the plan already stored, not a conflict).
-    let plan = insert.kept(plan);
-    if insert.insert(&plan, pipelines)?.is_some() {
-        callers.insert(plan.caller);
-        return Ok(Fate::Added);
-    }
-    let Some(stored) = read_plan(tx, path, &plan.id)? else {
-        anyhow::bail!(
-            "{}: plan {} vanished during the import",
-            path.shown(),
-            plan.id
-        );
+    let mut plan = insert.kept(plan);
+    let stored = loop {
+        if insert.insert(&plan, pipelines)?.is_some() {
+            callers.insert(plan.caller);
+            return Ok(Fate::Added);
+        }
+        let Some(stored) = read_plan(tx, path, &plan.id)? else {
+            anyhow::bail!(
+                "{}: plan {} vanished during the import",
+                path.shown(),
+                plan.id
+            );
+        };
+        if same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos) {
+            return Ok(Fate::Same);
+        }
+        // A derived id another plan holds, given at another instant of that second: this
+        // plan is told apart by the part of a second it was given with.
+        match fallback_id.take() {
+            Some(id) if stored.detail.record.at_nanos != plan.at_nanos => {
+                plan.id = id;
+                plan = insert.kept(plan);
+            }
+            _ => break stored,
+        }
     };
-    if same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos) {
-        return Ok(Fate::Same);
-    }
     Ok(match on_conflict {
         OnConflict::Refuse => Fate::Conflict(plan.id),
         OnConflict::Skip => Fate::Skipped,
