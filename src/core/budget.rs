@@ -562,18 +562,34 @@ pub fn parse_budgets_toml(
                 ),
             });
         }
-        // Within one file a second row for the same id would silently replace the first.
-        if let Some(&k) = seen.get(&(row.id.clone(), row.match_kind)) {
+        // Within one file a second row for the same id would silently replace the first;
+        // one for an id that prints alike (composed and decomposed, a no-break space) would
+        // be a second row the table shows as the same model (tester 18 F2).
+        let key = (crate::core::text::printed_alike(&row.id), row.match_kind);
+        if let Some(&k) = seen.get(&key) {
+            let first = &rows[k].id;
+            let problem = if *first == row.id {
+                format!(
+                    "{} is also the id of model[{k}]: a file gives a model one row",
+                    quoted(&row.id)
+                )
+            } else {
+                format!(
+                    "{} prints like model[{k}]'s id {} (spelled {} and {}): a file gives a \
+                     model one row, and the table could not show which is which",
+                    quoted(&row.id),
+                    quoted(first),
+                    crate::core::text::spelled_out(&row.id),
+                    crate::core::text::spelled_out(first)
+                )
+            };
             return Err(CoreError::Field {
                 origin: origin.to_string(),
                 field: format!("model[{n}].id"),
-                problem: format!(
-                    "{} is also the id of model[{k}]: a file gives a model one row",
-                    quoted(&row.id)
-                ),
+                problem,
             });
         }
-        seen.insert((row.id.clone(), row.match_kind), n);
+        seen.insert(key, n);
         rows.push(row);
     }
     Ok(rows)
@@ -1179,6 +1195,22 @@ mod tests {
             err.contains("model[0].id") && err.contains(r#"match = "prefix""#),
             "{err}"
         );
+        // Tester 18 F2: composed and decomposed, or a no-break space, print as one id.
+        for (first, second, spelled) in [
+            ("t/caf\u{e9}", "t/cafe\u{301}", "t/cafe\\u{301}"),
+            ("t/a b", "t/a\u{a0}b", "t/a\\u{a0}b"),
+        ] {
+            let text = format!("{}{}", row(first, "C"), row(second, "A"));
+            let err = parse_budgets_toml(&text, "budgets.toml", Layer::User)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("model[1].id")
+                    && err.contains("prints like model[0]'s id")
+                    && err.contains(spelled),
+                "{err}"
+            );
+        }
     }
 
     #[test]
