@@ -1749,6 +1749,25 @@ fn a_request_holding_another_providers_key_is_not_sent_to_this_one() {
     );
     assert!(!said.contains(OTHER), "{said}");
     assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
+    // Tester 19 F17: a piece the redactor takes for the key is the key here too — one
+    // character short, split in two, wrapped over two lines, cut by an invisible character.
+    let (head, tail) = OTHER.split_at(15);
+    for piece in [
+        OTHER[..OTHER.len() - 1].to_string(),
+        format!("{head} and {tail}"),
+        format!("{head}\n{tail}"),
+        format!("{head}\u{200b}{tail}"),
+    ] {
+        let out = send(format!("summarise this log: auth ok for {piece} at 10:02"));
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{piece:?}: {said}");
+        assert!(said.contains("$CTXCONSOLE_TEST_OTHER_KEY"), "{said}");
+    }
+    assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
     // Its own key goes to its own provider, as written (T12-6).
     let out = send(format!(
         "summarise this log line: auth ok for {KEY} at 10:02"

@@ -411,6 +411,12 @@ impl Redactor {
         piece.max(after_prefix)
     }
 
+    /// Whether [`Redactor::text`] would take anything out of `text`: the one test of "holds
+    /// the key" for what is sent and what is kept alike.
+    pub fn holds_key(&self, text: &str) -> bool {
+        self.is_active() && self.text(text) != text
+    }
+
     /// The same, in place.
     pub fn in_place(&self, text: &mut String) {
         if self.is_active() {
