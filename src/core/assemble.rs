@@ -407,11 +407,14 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     };
     let per_token = |usd_per_m: f64| usd_per_m / 1_000_000.0;
     let p = &row.prices;
+    // The ceiling is what the request allows the reply: `max_tokens` as sent, which a row
+    // may set above its output reserve (tester 19 F18: the reserve gave a ceiling 100× low).
+    let max_tokens = row.max_tokens.unwrap_or(row.output_tokens);
     let cost = CallCost {
         input_uncached: input_tokens as f64 * per_token(p.input),
         input_cached: cacheable_tokens as f64 * per_token(p.cached_input)
             + (input_tokens - cacheable_tokens) as f64 * per_token(p.input),
-        output_max: row.output_tokens as f64 * per_token(p.output),
+        output_max: max_tokens as f64 * per_token(p.output),
     };
     let totals = PartTotals::of(&parts, input_tokens);
     AssembledRequest {
@@ -427,7 +430,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
             },
         ],
         response_format: (row.strict_json && row.tier != Tier::C).then_some("json_object"),
-        max_tokens: row.max_tokens.unwrap_or(row.output_tokens),
+        max_tokens,
         sampling: row.sampling.clone(),
         parts,
         framing_tokens,
@@ -591,6 +594,15 @@ mod tests {
         assert!(a.cacheable_tokens > 0);
         assert_eq!(a.response_format, Some("json_object"));
         assert_eq!(a.max_tokens, row.output_tokens);
+        // The output ceiling is priced at the max_tokens sent, not the reserve (T19 F18).
+        row.prices.output = 10.0;
+        let reserve = assemble(&inputs(&row, "x")).cost.output_max;
+        assert!((reserve - row.output_tokens as f64 * 10.0 / 1e6).abs() < 1e-12);
+        row.max_tokens = Some(row.output_tokens * 100);
+        let raised = assemble(&inputs(&row, "x"));
+        assert_eq!(raised.max_tokens, row.output_tokens * 100);
+        assert!((raised.cost.output_max - reserve * 100.0).abs() < 1e-9);
+        row.max_tokens = None;
         // Strict JSON is withheld from Tier C.
         row.tier = Tier::C;
         assert_eq!(assemble(&inputs(&row, "x")).response_format, None);
