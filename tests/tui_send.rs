@@ -801,3 +801,47 @@ fn every_answer_of_an_ab_send_is_in_hand_and_the_store_is_waited_for_once() {
     );
     holder.execute_batch("ROLLBACK").unwrap();
 }
+
+/// Tester 19 F15: ctrl+s sent a row's response format and sampling the Preview pane never
+/// showed. The pane says both, and what the server receives is what it says.
+#[test]
+fn the_preview_pane_says_the_response_format_and_sampling_that_ctrl_s_sends() {
+    let server = LlmServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\
+         strict_json = true\ntemperature = 0.2\nseed = 7\nstop = [\"END\"]\n",
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let shown = screen(&state, 200, 60);
+    assert!(shown.contains("response_format json_object"), "{shown}");
+    assert!(
+        shown.contains(r#"sampling: temperature 0.2, seed 7, stop ["END"]"#),
+        "{shown}"
+    );
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let received = server.requests.lock().unwrap().clone();
+    let body = &received.first().expect("a request").body;
+    assert_eq!(body["response_format"]["type"], "json_object");
+    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(body["seed"], 7);
+    assert_eq!(body["stop"][0], "END");
+}

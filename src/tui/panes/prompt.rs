@@ -758,14 +758,26 @@ pub fn preview_lines<'a>(
         }
     }
     let q = &p.request;
+    // Everything ctrl+s sends beside the messages is said here, as `preview` says it
+    // (tester 19 F15: the response format and the sampling were sent unseen).
+    let format = q
+        .response_format
+        .map(|f| format!(" · response_format {f}"))
+        .unwrap_or_default();
     out.push(section(
         &format!(
-            "REQUEST · {} tokens · max_tokens {}",
+            "REQUEST · {} tokens · max_tokens {}{format}",
             thousands(q.input_tokens),
             thousands(q.max_tokens)
         ),
         theme,
     ));
+    if q.sampling != crate::core::budget::Sampling::default() {
+        out.push(Line::raw(clip(
+            &format!("sampling: {}", q.sampling.label()),
+            width,
+        )));
+    }
     for part in &q.parts {
         out.push(Line::raw(clip(
             &format!(
