@@ -1205,6 +1205,23 @@ fn human_output_is_readable() {
         text.contains("exact match") && text.contains("o200k"),
         "{text}"
     );
+    // Tester 19 F15: what every request on a row carries is said in text as in --json.
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"t/samp\"\ninput_tokens = 3000\noutput_tokens = 1000\ntier = \"B\"\n\
+         max_tokens = 700\ntemperature = 0.2\nseed = 7\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["budgets", "--model", "t/samp"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("max_tokens    700 (sent instead of the output reserve)")
+            && text.contains("sampling      temperature 0.2, seed 7"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -110,6 +110,15 @@ fn describe_row(model: &str, matched_by: MatchedBy, row: &BudgetRow) -> String {
         ),
         ("input tokens", thousands(row.input_tokens)),
         ("output tokens", thousands(row.output_tokens)),
+        // What every request on the row carries (tester 19 F15: only --json said it).
+        (
+            "max_tokens",
+            match row.max_tokens {
+                Some(n) => format!("{} (sent instead of the output reserve)", thousands(n)),
+                None => format!("{} (the output reserve)", thousands(row.output_tokens)),
+            },
+        ),
+        ("sampling", row.sampling.label()),
         (
             "catalog cap",
             row.max_catalog_bytes
