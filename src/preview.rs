@@ -48,6 +48,9 @@ pub struct PreviewContext {
     /// The semantic layer (`--semantic`, `[rank] semantic`): the catalog's entry vectors
     /// and the embedder for questions. `None`: lexical ranking only.
     pub semantic: Option<Arc<Semantic>>,
+    /// The configured providers: each request planned says where `send` would send it
+    /// ([`Route`](crate::core::request::Route)). `None`: no route is shown.
+    pub providers: Option<Arc<crate::llm::provider::Providers>>,
 }
 
 /// What one request is asked for.
@@ -105,7 +108,7 @@ fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -
         .past_steps
         .as_deref()
         .and_then(|ix| ix.for_intent(opening(ask.instruction, CLASSIFY_MAX_BYTES)));
-    plan_request(&PlanInputs {
+    let mut planned = plan_request(&PlanInputs {
         effective: ask.effective,
         instruction: ask.instruction,
         attachments: ask.attachments,
@@ -119,7 +122,12 @@ fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -
         only: ask.only,
         attachment_weight: ATTACHMENT_WEIGHT,
         semantic: similarity,
-    })
+    });
+    planned.route = ctx.providers.as_ref().map(|providers| {
+        let texts = planned.request.messages.iter().map(|m| m.content.as_str());
+        providers.route(&planned.model, texts)
+    });
+    planned
 }
 
 /// As [`plan`], with every briefed part's full text kept in the output cache under the ref

@@ -231,8 +231,17 @@ impl Workspace {
     /// cannot be read (so the keys are not known) none is kept — the command reading the
     /// config next says what is wrong with it.
     pub fn preview_context(&self, store_briefings: bool) -> PreviewContext {
-        let secrets = self.secrets().ok();
+        let config = self.config().ok();
+        let secrets = config.as_ref().map(secrets_of);
+        // The routes previews show; a config that cannot be read shows none (the command
+        // reading it next says why).
+        let providers = config.and_then(|c| {
+            crate::llm::provider::Providers::from_config(&c, &self.config_origin())
+                .ok()
+                .map(Arc::new)
+        });
         PreviewContext {
+            providers,
             cache_dir: (store_briefings && secrets.is_some()).then(|| self.dir.clone()),
             secrets: Arc::new(secrets.unwrap_or_default()),
             budgets: Arc::new(self.budgets.clone()),

@@ -1768,6 +1768,43 @@ fn a_request_holding_another_providers_key_is_not_sent_to_this_one() {
         assert!(said.contains("$CTXCONSOLE_TEST_OTHER_KEY"), "{said}");
     }
     assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
+    // Tester 19 F2, F10: preview says where the request goes and that send would refuse it.
+    let preview = |prompt: &str, json: bool| {
+        let mut c = ctx(home.path());
+        c.env(KEY_ENV, KEY).env(OTHER_ENV, OTHER).args([
+            "preview",
+            prompt,
+            "--model",
+            "test/ok-json",
+        ]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let holding = format!("summarise this log line: auth ok for {OTHER} at 10:02");
+    let text = preview(&holding, false);
+    assert!(
+        text.contains(&format!(
+            "route: provider 'test' → {}/chat/completions, model 'ok-json', key ${KEY_ENV} (set)",
+            server.base_url()
+        )) && text.contains(
+            "not sent as it stands: the request holds the key $CTXCONSOLE_TEST_OTHER_KEY holds"
+        ),
+        "{text}"
+    );
+    let route: Value =
+        serde_json::from_str::<Value>(&preview(&holding, true)).unwrap()["route"].clone();
+    assert_eq!(route["model_sent"], "ok-json");
+    assert_eq!(route["key_set"], true);
+    assert!(
+        route["not_sent"].as_str().unwrap().contains(OTHER_ENV),
+        "{route}"
+    );
+    let clean: Value = serde_json::from_str(&preview("summarise this log line", true)).unwrap();
+    assert_eq!(clean["route"]["not_sent"], Value::Null, "{clean}");
     // Its own key goes to its own provider, as written (T12-6).
     let out = send(format!(
         "summarise this log line: auth ok for {KEY} at 10:02"

@@ -302,6 +302,9 @@ pub fn describe(p: &Preview) -> String {
     for n in row_notes {
         let _ = writeln!(o, "  note: {n}");
     }
+    for l in p.route.iter().flat_map(|r| r.lines()) {
+        let _ = writeln!(o, "{l}");
+    }
     if p.arm != Arm::Compacted {
         let _ = writeln!(o, "A/B arm {}: {}", p.arm, p.arm.what());
     }

@@ -244,9 +244,64 @@ pub struct PlannedRequest {
     /// name given twice), carried by the catalog: `preview`, `compact` and the MCP tools say
     /// the same.
     pub warnings: Vec<String>,
+    /// Where `send` would send it now (`None`: planned without the providers, as `eval`
+    /// and the benches plan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Route>,
     /// The row it was computed for.
     #[serde(skip)]
     pub effective: EffectiveRow,
+}
+
+/// Where a request goes, as `send` resolves it when it is sent: the provider whose prefix
+/// takes the model, its URL, the model id the body names, the key's variable. `preview`,
+/// `compact`, the console and MCP show it, so a request cannot be refused or routed at
+/// `send` in a way its preview did not say (tester 19 F2, F10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Route {
+    /// `None` when no provider takes the model.
+    pub provider: Option<String>,
+    pub url: Option<String>,
+    /// The `model` the body names (the provider's prefix taken off).
+    pub model_sent: Option<String>,
+    /// The variable the key is read from (`None`: the provider takes no key).
+    pub key_env: Option<String>,
+    /// Whether that variable holds a key now.
+    pub key_set: bool,
+    /// Why `send` would not send this request now (no provider, no key, another
+    /// provider's key in it); `None`: it would be sent.
+    pub not_sent: Option<String>,
+}
+
+impl Route {
+    /// The route as `preview` and the console say it: `route: provider 'p' → URL, model
+    /// 'm', key $VAR (set)`, then `not sent as it stands: WHY` when `send` would refuse.
+    pub fn lines(&self) -> Vec<String> {
+        use crate::core::terminal_text::{for_terminal_line, key_segment, quoted};
+        let mut out = Vec::new();
+        if let (Some(provider), Some(url), Some(model)) =
+            (&self.provider, &self.url, &self.model_sent)
+        {
+            let key = match &self.key_env {
+                Some(var) => format!(
+                    "key ${} ({})",
+                    key_segment(var),
+                    if self.key_set { "set" } else { "not set" }
+                ),
+                None => "no key".to_string(),
+            };
+            out.push(format!(
+                "route: provider {} → {}, model {}, {key}",
+                quoted(provider),
+                for_terminal_line(url),
+                quoted(model)
+            ));
+        }
+        if let Some(why) = &self.not_sent {
+            out.push(format!("not sent as it stands: {}", for_terminal_line(why)));
+        }
+        out
+    }
 }
 
 /// The catalog's token figures as the model receives it, its header line included: the
@@ -713,6 +768,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             .chain(catalog.warnings())
             .cloned()
             .collect(),
+        route: None,
         effective: effective.clone(),
     }
 }

@@ -680,33 +680,11 @@ pub fn endpoint_for(
     model: &str,
     request: &Preview,
 ) -> Result<Endpoint, Box<LiveReplay>> {
-    let endpoint = ctx
-        .providers
-        .resolve(model)
-        .map_err(|e| Box::new(LiveReplay::not_sent(model, "", request, &e)))?;
-    if let Err(e) = endpoint.key() {
-        return Err(Box::new(LiveReplay::not_sent(
-            model,
-            &endpoint.provider,
-            request,
-            &e,
-        )));
-    }
     let texts = request.request.messages.iter().map(|m| m.content.as_str());
-    if let Some(var) = endpoint.foreign_key_in(texts) {
-        let why = anyhow::anyhow!(
-            "the request holds the key ${var} holds, another provider's: it is not sent to \
-             provider {} (take it out of the prompt or the attachment)",
-            crate::core::terminal_text::quoted(&endpoint.provider)
-        );
-        return Err(Box::new(LiveReplay::not_sent(
-            model,
-            &endpoint.provider,
-            request,
-            &why,
-        )));
-    }
-    Ok(endpoint)
+    ctx.providers.sendable(model, texts).map_err(|e| {
+        let provider = e.endpoint.as_ref().map_or("", |e| e.provider.as_str());
+        Box::new(LiveReplay::not_sent(model, provider, request, &e.why))
+    })
 }
 
 /// The whole answer as stored in a plan's `answer` column: the reply as it came (content,

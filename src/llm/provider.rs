@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::core::bounds::{self, int_in};
 use crate::core::config::{Config, ProviderConfig};
 use crate::core::plan::PLANNER_SELF_NAMES;
+use crate::core::request::Route;
 use crate::core::terminal_text::{key_segment, quoted};
 use crate::exit::bad_input;
 
@@ -113,6 +114,68 @@ impl Endpoint {
             })
             .cloned()
     }
+}
+
+impl Providers {
+    /// The endpoint a request holding `texts` is sent to for `model`, or why `send` would
+    /// not send it: no provider takes the model, its key variable is unset or empty, or the
+    /// request holds another provider's key ([`Endpoint::foreign_key_in`]). The one
+    /// decision `send`, replays and every preview's [`Route`] share.
+    pub fn sendable<'t>(
+        &self,
+        model: &str,
+        texts: impl IntoIterator<Item = &'t str>,
+    ) -> Result<Endpoint, NotSendable> {
+        let endpoint = self.resolve(model).map_err(|why| NotSendable {
+            endpoint: None,
+            why,
+        })?;
+        if let Err(why) = endpoint.key() {
+            return Err(NotSendable {
+                endpoint: Some(Box::new(endpoint)),
+                why,
+            });
+        }
+        if let Some(var) = endpoint.foreign_key_in(texts) {
+            let why = anyhow::anyhow!(
+                "the request holds the key ${} holds, another provider's: it is not sent to \
+                 provider {} (take it out of the prompt or the attachment)",
+                key_segment(&var),
+                quoted(&endpoint.provider)
+            );
+            return Err(NotSendable {
+                endpoint: Some(Box::new(endpoint)),
+                why,
+            });
+        }
+        Ok(endpoint)
+    }
+
+    /// [`Providers::sendable`] as a preview shows it.
+    pub fn route<'t>(&self, model: &str, texts: impl IntoIterator<Item = &'t str>) -> Route {
+        let (endpoint, not_sent) = match self.sendable(model, texts) {
+            Ok(e) => (Some(e), None),
+            Err(e) => (e.endpoint.map(|e| *e), Some(format!("{:#}", e.why))),
+        };
+        let key_set = endpoint
+            .as_ref()
+            .is_some_and(|e| matches!(e.key(), Ok(Some(_))));
+        Route {
+            provider: endpoint.as_ref().map(|e| e.provider.clone()),
+            url: endpoint.as_ref().map(|e| e.url.clone()),
+            model_sent: endpoint.as_ref().map(|e| e.upstream_model.clone()),
+            key_env: endpoint.as_ref().and_then(|e| e.key_env.clone()),
+            key_set,
+            not_sent,
+        }
+    }
+}
+
+/// Why a request is not sent, with the endpoint it would have gone to when one takes it.
+#[derive(Debug)]
+pub struct NotSendable {
+    pub endpoint: Option<Box<Endpoint>>,
+    pub why: anyhow::Error,
 }
 
 /// How many requests one send has in flight when `llm.concurrency` is not set.

@@ -822,6 +822,25 @@ pub fn preview_lines<'a>(
         ),
         width,
     )));
+    // Where ctrl+s sends it, and why it would not (tester 19 F2, F10).
+    if let Some(route) = &p.route {
+        let style = |l: &str| {
+            if l.starts_with("not sent") {
+                theme.warn
+            } else {
+                theme.muted
+            }
+        };
+        let lines = route
+            .lines()
+            .into_iter()
+            .map(|l| {
+                let style = style(&l);
+                Line::styled(l, style)
+            })
+            .collect();
+        out.extend(crate::tui::panes::scroll::wrap_lines(lines, width));
+    }
     out
 }
 
