@@ -1997,3 +1997,35 @@ fn runs_left_out_change_nothing_and_runs_for_another_callers_plan_or_a_replay_ar
         serde_json::json!(["repo.clone", "repo.test"])
     );
 }
+
+/// Tester 20 F6: an `at` written as a time out of the range the history keeps is said as a
+/// time (as MCP `record_execution` says it), not as the number of seconds it came to.
+#[test]
+fn an_out_of_range_time_is_said_as_the_time_given() {
+    let home = tempfile::tempdir().unwrap();
+    let e = home.path().join("e.jsonl");
+    for (at, said) in [
+        (
+            "1970-01-01T00:00:00+00:01",
+            "line 1: field 'at' is out of range: 1970-01-01T00:00:00+00:01 is before 1970-01-01T00:00:00Z, the earliest time the history keeps",
+        ),
+        (
+            "9999-12-31T23:59:59-01:00",
+            "line 1: field 'at' is out of range: 9999-12-31T23:59:59-01:00 is after 9999-12-31T23:59:59Z, the latest time the history keeps",
+        ),
+    ] {
+        std::fs::write(
+            &e,
+            serde_json::json!({"at": at, "caller": "c", "tool": "t", "ok": true}).to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "executions"])
+            .arg(&e)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+    }
+}

@@ -566,6 +566,12 @@ fn timestamp(origin: &str, line: usize, value: &serde_json::Value) -> Result<i64
         other => Err(format!("'at' must be a timestamp, not {other}")),
     };
     let at = parsed.map_err(|m| line_error(origin, line, format!("field 'at': {m}")))?;
+    // A time written as one is said as written; seconds as a number, as numbers are.
+    if let serde_json::Value::String(s) = value
+        && let Some(problem) = crate::core::time::timestamp_out_of_range(s, at)
+    {
+        return Err(line_error(origin, line, format!("field 'at' {problem}")));
+    }
     int_in(
         at,
         &bounds::TIMESTAMP,
@@ -1463,9 +1469,18 @@ mod tests {
                 "is 604800001",
             ),
             (r#""at":-1"#, "at", "is -1"),
-            (r#""at":"1969-12-31T23:59:59Z""#, "at", "is -1"),
+            // A time written as text is said as written (tester 20 F6: "is -1").
+            (
+                r#""at":"1969-12-31T23:59:59Z""#,
+                "at",
+                "is out of range: 1969-12-31T23:59:59Z is before 1970-01-01T00:00:00Z",
+            ),
             (r#""at":253402300800"#, "at", "is 253402300800"),
-            (r#""at":"99999999999999999""#, "at", "is 99999999999999999"),
+            (
+                r#""at":"99999999999999999""#,
+                "at",
+                "is out of range: 99999999999999999 is after 9999-12-31T23:59:59Z",
+            ),
         ] {
             let err = parse_plan_line("plans.jsonl", 4, &plan(extra))
                 .unwrap_err()
