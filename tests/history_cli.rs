@@ -2029,3 +2029,29 @@ fn an_out_of_range_time_is_said_as_the_time_given() {
         assert!(err.contains(said), "{err}");
     }
 }
+
+/// Tester 20 F7: the one name rule refuses a name with no visible character of its own (only
+/// combining marks, or starting with one) in every door that uses it: here `import
+/// executions`, naming the field.
+#[test]
+fn a_name_starting_with_a_combining_mark_is_refused_naming_its_field() {
+    let home = tempfile::tempdir().unwrap();
+    let e = home.path().join("e.jsonl");
+    std::fs::write(
+        &e,
+        serde_json::json!({"at": 1000, "caller": "c", "tool": "\u{e47}\u{e47}", "ok": true})
+            .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&e)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("field 'tool' starts with a combining mark"),
+        "{err}"
+    );
+}
