@@ -2814,7 +2814,8 @@ async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay
     .unwrap();
     common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
     let c = start(home.path(), &[]).await;
-    let own = json!({"caller": "c7", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:00:30Z"});
+    let own =
+        json!({"caller": "c7", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:00:30Z"});
     let answer = call(&c, "record_execution", own).await.unwrap();
     assert_eq!(answer["plan"]["id"], "w3", "{answer}");
     let early = json!({"caller": "c7", "plan_id": "w3", "tool": "web.search", "ok": true,
@@ -2826,16 +2827,26 @@ async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay
         answer["note"].as_str().unwrap().contains("changes nothing"),
         "{answer}"
     );
-    assert_eq!(drift_of(home.path(), "w3")["executed"], json!(["fs.search"]));
+    assert_eq!(
+        drift_of(home.path(), "w3")["executed"],
+        json!(["fs.search"])
+    );
     let foreign = json!({"caller": "helper", "plan_id": "w3", "tool": "fs.read", "ok": true,
         "at": "2026-11-20T10:01:00Z"});
     let answer = call(&c, "record_execution", foreign).await.unwrap();
     assert_eq!(answer["plan"]["id"], "w3", "{answer}");
     assert_eq!(answer["plan"]["drift"], "followed", "{answer}");
-    assert_eq!(answer["plan"]["executed"], json!(["fs.search", "fs.read"]), "{answer}");
+    assert_eq!(
+        answer["plan"]["executed"],
+        json!(["fs.search", "fs.read"]),
+        "{answer}"
+    );
     assert_eq!(answer["other_caller_plan"], 1, "{answer}");
     assert!(
-        answer["note"].as_str().unwrap().contains("another caller's plan"),
+        answer["note"]
+            .as_str()
+            .unwrap()
+            .contains("another caller's plan"),
         "{answer}"
     );
     let replay = json!({"caller": "c7", "plan_id": "w3r", "tool": "fs.search", "ok": true,
@@ -2843,7 +2854,10 @@ async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay
     let answer = call(&c, "record_execution", replay).await.unwrap();
     assert!(answer["plan"].is_null(), "{answer}");
     assert_eq!(answer["replay_plan"], 1, "{answer}");
-    assert!(answer["note"].as_str().unwrap().contains("replay"), "{answer}");
+    assert!(
+        answer["note"].as_str().unwrap().contains("replay"),
+        "{answer}"
+    );
     assert_eq!(drift_of(home.path(), "w3r")["executed"], json!([]));
     // Tester 20 F3: a plan the store does not hold: no fallback to the caller's latest plan.
     let unknown = json!({"caller": "c7", "plan_id": "w-nope", "tool": "fs.search", "ok": true,
@@ -2851,7 +2865,10 @@ async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay
     let answer = call(&c, "record_execution", unknown).await.unwrap();
     assert!(answer["plan"].is_null(), "{answer}");
     assert!(
-        answer["note"].as_str().unwrap().contains("until that plan is imported"),
+        answer["note"]
+            .as_str()
+            .unwrap()
+            .contains("until that plan is imported"),
         "{answer}"
     );
     c.cancel().await.unwrap();

@@ -2007,7 +2007,12 @@ fn wide_tool_names_stay_in_their_columns_in_the_plan_view() {
         .collect();
     let mut store = ws.open_history(&StoreChoice::default()).unwrap();
     store
-        .import_executions("wide", runs.join("\n").as_bytes(), Default::default(), |_| {})
+        .import_executions(
+            "wide",
+            runs.join("\n").as_bytes(),
+            Default::default(),
+            |_| {},
+        )
         .unwrap();
     drop(store);
     let mut state = started(&ws);

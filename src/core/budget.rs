@@ -920,7 +920,13 @@ mod tests {
     /// separator it fuses onto that. Refused; a mark on a base character is a name.
     #[test]
     fn a_name_starting_with_a_combining_mark_is_refused() {
-        for name in ["\u{301}", "\u{e47}\u{e47}", "\u{20dd}", "\u{301}\u{301}\u{301}x", "\u{fe0f}a"] {
+        for name in [
+            "\u{301}",
+            "\u{e47}\u{e47}",
+            "\u{20dd}",
+            "\u{301}\u{301}\u{301}x",
+            "\u{fe0f}a",
+        ] {
             assert_eq!(
                 name_problem(name),
                 Some("starts with a combining mark (no visible character before it)"),

@@ -795,7 +795,10 @@ impl State {
         let counted = history
             .plan_counted_for(plan_id, caller, (at, nanos))
             .map_err(internal)?;
-        let named = execution["plan_id"].as_str().map(quoted).unwrap_or_default();
+        let named = execution["plan_id"]
+            .as_str()
+            .map(quoted)
+            .unwrap_or_default();
         let mut note = if report.before_plan > 0 {
             Some(format!(
                 "the run is dated more than {EXECUTION_CLOCK_SKEW_SECS} s before plan {named}: drift leaves it out, and it changes nothing"

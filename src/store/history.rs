@@ -14,9 +14,9 @@ use crate::core::compare::Arm;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
-    ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran, Step, UNKNOWN_TOOL,
-    intent_sha, named_run, parse_execution_line, parse_imported_plan, parse_plan_line,
-    planned_ran_ok, prior_weight, shape, shape_words,
+    ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran, Step,
+    UNKNOWN_TOOL, intent_sha, named_run, parse_execution_line, parse_imported_plan,
+    parse_plan_line, planned_ran_ok, prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
@@ -1612,9 +1612,16 @@ mod tests {
         let r = s
             .import_executions("e2", early.as_bytes(), OnConflict::Refuse, |_| {})
             .unwrap();
-        assert_eq!((r.added, r.before_plan, r.drift_updated), (1, 1, 0), "{r:?}");
+        assert_eq!(
+            (r.added, r.before_plan, r.drift_updated),
+            (1, 1, 0),
+            "{r:?}"
+        );
         let d = s.plan("p").unwrap().unwrap();
-        assert_eq!((d.drift, d.executed), (Drift::Followed, vec!["t1".to_string()]));
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Followed, vec!["t1".to_string()])
+        );
         assert_eq!(s.plan_counted_for(Some("p"), "c", (900, 0)).unwrap(), None);
         assert_eq!(
             s.plan_counted_for(None, "c", (1010, 0)).unwrap().as_deref(),
@@ -1625,7 +1632,10 @@ mod tests {
         s.import_executions("e3", named.as_bytes(), OnConflict::Refuse, |_| {})
             .unwrap();
         let d = s.plan("p").unwrap().unwrap();
-        assert_eq!((d.drift, d.executed), (Drift::Diverged, vec!["t2".to_string()]));
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Diverged, vec!["t2".to_string()])
+        );
         assert_eq!(s.plan_counted_for(None, "c", (1010, 0)).unwrap(), None);
     }
 
@@ -1651,11 +1661,15 @@ mod tests {
         assert_eq!(d.executed, vec!["t1".to_string(), "t2".to_string()]);
         assert_eq!(d.drift, Drift::Followed);
         assert_eq!(
-            s.plan_counted_for(None, "owner", (1010, 0)).unwrap().as_deref(),
+            s.plan_counted_for(None, "owner", (1010, 0))
+                .unwrap()
+                .as_deref(),
             Some("p")
         );
         assert_eq!(
-            s.plan_counted_for(Some("p"), "helper", (1020, 0)).unwrap().as_deref(),
+            s.plan_counted_for(Some("p"), "helper", (1020, 0))
+                .unwrap()
+                .as_deref(),
             Some("p")
         );
         // Plans imported after the runs that name them say it too.
@@ -1686,7 +1700,10 @@ mod tests {
             .unwrap();
         assert_eq!(r.replay_plan, 1, "{r:?}");
         assert_eq!(r.replay_plan_ids, vec!["g7".to_string()], "{r:?}");
-        assert_eq!(s.plan_counted_for(Some("g7"), "c", (2005, 0)).unwrap(), None);
+        assert_eq!(
+            s.plan_counted_for(Some("g7"), "c", (2005, 0)).unwrap(),
+            None
+        );
         assert!(s.plan("g7").unwrap().unwrap().executed.is_empty());
     }
 
@@ -1715,7 +1732,10 @@ mod tests {
         drop(conn);
         let s = HistoryStore::open(&path).unwrap();
         let d = s.plan("early").unwrap().unwrap();
-        assert_eq!((d.drift, d.executed), (Drift::Followed, vec!["t1".to_string()]));
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Followed, vec!["t1".to_string()])
+        );
         let d = s.plan("foreign").unwrap().unwrap();
         assert_eq!(
             (d.drift, d.executed),

@@ -1419,7 +1419,9 @@ impl<'t> ExecutionInserter<'t> {
         };
         Ok(self
             .tx
-            .prepare_cached(&format!("SELECT {NAMED_PLAN_COLUMNS} FROM plans p WHERE p.id = ?1"))?
+            .prepare_cached(&format!(
+                "SELECT {NAMED_PLAN_COLUMNS} FROM plans p WHERE p.id = ?1"
+            ))?
             .query_row([id], |r| named_plan_row(r, 0))
             .optional()?)
     }
