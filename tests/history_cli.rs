@@ -1913,3 +1913,145 @@ fn plans_without_ids_a_moment_apart_are_two_plans_in_any_order() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(ids("one.sqlite").len(), 2);
 }
+
+/// Tester 20 F2, F10, F14 through the binary: a run naming a plan but dated before it
+/// leaves the plan as it was (its caller's run naming no plan still counts: `followed`);
+/// another caller's run naming a plan counts beside the owner's own run, and the import
+/// says so; a run naming a replay counts for none, and the import says so.
+#[test]
+fn runs_left_out_change_nothing_and_runs_for_another_callers_plan_or_a_replay_are_said() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("d.sqlite");
+    let plans = [
+        serde_json::json!({"id": "own", "at": "2026-11-20T10:00:00Z", "caller": "owner",
+            "model": "m", "intent": "the owner's plan",
+            "steps": [{"order": 1, "tool": "repo.clone"}, {"order": 2, "tool": "repo.test"}]}),
+        serde_json::json!({"id": "again", "at": "2026-11-20T11:00:00Z", "caller": "owner",
+            "model": "m", "intent": "the owner's plan", "replay_of": "own",
+            "steps": [{"order": 1, "tool": "repo.clone"}]}),
+    ]
+    .map(|p| p.to_string());
+    let run = |caller: &str, at: &str, plan: Option<&str>, tool: &str| {
+        serde_json::json!({"at": at, "caller": caller, "tool": tool, "ok": true,
+            "plan_id": plan})
+        .to_string()
+    };
+    let (p, e1, e2) = (
+        home.path().join("p.jsonl"),
+        home.path().join("e1.jsonl"),
+        home.path().join("e2.jsonl"),
+    );
+    std::fs::write(&p, plans.join("\n")).unwrap();
+    std::fs::write(
+        &e1,
+        run("owner", "2026-11-20T10:00:30Z", None, "repo.clone"),
+    )
+    .unwrap();
+    std::fs::write(
+        &e2,
+        [
+            run("owner", "2026-11-20T09:59:00Z", Some("own"), "web.search"),
+            run("helper", "2026-11-20T10:01:00Z", Some("own"), "repo.test"),
+            run("owner", "2026-11-20T11:00:05Z", Some("again"), "repo.clone"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = ctx(home.path());
+        c.arg("--store").arg(&store).args(args);
+        c
+    };
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    common::succeeded(&mut cmd(&["import", "plans", &path(&p)]));
+    common::succeeded(&mut cmd(&["import", "executions", &path(&e1)]));
+    let out = common::succeeded(&mut cmd(&["import", "executions", &path(&e2)]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execution is dated before its plan (own)"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "1 execution counted for another caller's plan (own): beside that caller's own runs"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("1 execution names a replay (again): kept, counted for no plan"),
+        "{said}"
+    );
+    let drift = json_of(&mut cmd(&["history", "--drift", "--json"]));
+    let row = |id: &str| {
+        drift["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("own")["drift"], "followed", "{drift:#}");
+    assert_eq!(
+        row("own")["executed"],
+        serde_json::json!(["repo.clone", "repo.test"])
+    );
+}
+
+/// Tester 20 F6: an `at` written as a time out of the range the history keeps is said as a
+/// time (as MCP `record_execution` says it), not as the number of seconds it came to.
+#[test]
+fn an_out_of_range_time_is_said_as_the_time_given() {
+    let home = tempfile::tempdir().unwrap();
+    let e = home.path().join("e.jsonl");
+    for (at, said) in [
+        (
+            "1970-01-01T00:00:00+00:01",
+            "line 1: field 'at' is out of range: 1970-01-01T00:00:00+00:01 is before 1970-01-01T00:00:00Z, the earliest time the history keeps",
+        ),
+        (
+            "9999-12-31T23:59:59-01:00",
+            "line 1: field 'at' is out of range: 9999-12-31T23:59:59-01:00 is after 9999-12-31T23:59:59Z, the latest time the history keeps",
+        ),
+    ] {
+        std::fs::write(
+            &e,
+            serde_json::json!({"at": at, "caller": "c", "tool": "t", "ok": true}).to_string(),
+        )
+        .unwrap();
+        let out = ctx(home.path())
+            .args(["import", "executions"])
+            .arg(&e)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+    }
+}
+
+/// Tester 20 F7: the one name rule refuses a name with no visible character of its own (only
+/// combining marks, or starting with one) in every door that uses it: here `import
+/// executions`, naming the field.
+#[test]
+fn a_name_starting_with_a_combining_mark_is_refused_naming_its_field() {
+    let home = tempfile::tempdir().unwrap();
+    let e = home.path().join("e.jsonl");
+    std::fs::write(
+        &e,
+        serde_json::json!({"at": 1000, "caller": "c", "tool": "\u{e47}\u{e47}", "ok": true})
+            .to_string(),
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["import", "executions"])
+        .arg(&e)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("field 'tool' starts with a combining mark"),
+        "{err}"
+    );
+}

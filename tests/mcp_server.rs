@@ -2794,6 +2794,86 @@ async fn record_execution_dated_before_its_named_plan_counts_for_none() {
     c.cancel().await.unwrap();
 }
 
+/// Tester 20 F2, F10, F14: the answer's `plan` is what drift stores. A run dated before the
+/// plan it names changes nothing (the plan stays `followed` on its caller's run naming no
+/// plan) and the answer says why in `note`; another caller's run naming a plan counts for it
+/// beside the owner's run and the answer says it is another caller's plan; a run naming a
+/// replay counts for none: `plan: null`, with a note.
+#[tokio::test]
+async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("w3.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"id\":\"w3\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c7\",\"model\":\"m\",\
+         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}},\
+         {\"order\":2,\"tool\":\"fs.read\",\"args\":{}}]}\n\
+         {\"id\":\"w3r\",\"at\":\"2026-11-20T11:00:00Z\",\"caller\":\"c7\",\"model\":\"m\",\"replay_of\":\"w3\",\
+         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    let c = start(home.path(), &[]).await;
+    let own =
+        json!({"caller": "c7", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:00:30Z"});
+    let answer = call(&c, "record_execution", own).await.unwrap();
+    assert_eq!(answer["plan"]["id"], "w3", "{answer}");
+    let early = json!({"caller": "c7", "plan_id": "w3", "tool": "web.search", "ok": true,
+        "at": "2026-11-20T09:59:00Z"});
+    let answer = call(&c, "record_execution", early).await.unwrap();
+    assert!(answer["plan"].is_null(), "{answer}");
+    assert_eq!(answer["drift_updated"], 0, "{answer}");
+    assert!(
+        answer["note"].as_str().unwrap().contains("changes nothing"),
+        "{answer}"
+    );
+    assert_eq!(
+        drift_of(home.path(), "w3")["executed"],
+        json!(["fs.search"])
+    );
+    let foreign = json!({"caller": "helper", "plan_id": "w3", "tool": "fs.read", "ok": true,
+        "at": "2026-11-20T10:01:00Z"});
+    let answer = call(&c, "record_execution", foreign).await.unwrap();
+    assert_eq!(answer["plan"]["id"], "w3", "{answer}");
+    assert_eq!(answer["plan"]["drift"], "followed", "{answer}");
+    assert_eq!(
+        answer["plan"]["executed"],
+        json!(["fs.search", "fs.read"]),
+        "{answer}"
+    );
+    assert_eq!(answer["other_caller_plan"], 1, "{answer}");
+    assert!(
+        answer["note"]
+            .as_str()
+            .unwrap()
+            .contains("another caller's plan"),
+        "{answer}"
+    );
+    let replay = json!({"caller": "c7", "plan_id": "w3r", "tool": "fs.search", "ok": true,
+        "at": "2026-11-20T11:00:05Z"});
+    let answer = call(&c, "record_execution", replay).await.unwrap();
+    assert!(answer["plan"].is_null(), "{answer}");
+    assert_eq!(answer["replay_plan"], 1, "{answer}");
+    assert!(
+        answer["note"].as_str().unwrap().contains("replay"),
+        "{answer}"
+    );
+    assert_eq!(drift_of(home.path(), "w3r")["executed"], json!([]));
+    // Tester 20 F3: a plan the store does not hold: no fallback to the caller's latest plan.
+    let unknown = json!({"caller": "c7", "plan_id": "w-nope", "tool": "fs.search", "ok": true,
+        "at": "2026-11-20T10:00:40Z"});
+    let answer = call(&c, "record_execution", unknown).await.unwrap();
+    assert!(answer["plan"].is_null(), "{answer}");
+    assert!(
+        answer["note"]
+            .as_str()
+            .unwrap()
+            .contains("until that plan is imported"),
+        "{answer}"
+    );
+    c.cancel().await.unwrap();
+}
+
 /// Tester 11 T11-11: a `record_execution` the client cancelled while it waited for the
 /// store's write lock was still stored once the lock went — no answer came, so the agent's
 /// retry stored it again. The call is given up once the lock is held, before anything is

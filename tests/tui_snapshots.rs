@@ -1982,3 +1982,59 @@ fn the_preview_pages_to_its_last_full_page_and_back() {
             .contains("cost $")
     );
 }
+
+/// Tester 20 F7: the plan view laid wide (CJK, emoji) tool names over the `planned` column,
+/// on lines of their own below their step. Each step is one row: the planned name cut in its
+/// column and the executed one cut to the rest of the row, by the cells a terminal shows, as
+/// `history show` cuts them.
+#[test]
+fn wide_tool_names_stay_in_their_columns_in_the_plan_view() {
+    let (_d, ws) = workspace();
+    let plan = serde_json::json!({
+        "id": "pl-wide", "at": "2026-11-26T23:00:00Z", "caller": "wide-bot",
+        "model": "openai/gpt-4o", "intent": "wide names", "outcome": "ok",
+        "steps": [
+            {"order": 1, "tool": "中".repeat(100)},
+            {"order": 2, "tool": "web.search"},
+            {"order": 3, "tool": "fs.read"},
+        ],
+    });
+    import_plan_lines(&ws, "wide", &format!("{plan}\n"));
+    let runs: Vec<String> = [("中".repeat(170)), "😀".repeat(120), "fs.read".to_string()]
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            serde_json::json!({"at": format!("2026-11-26T23:00:1{i}Z"), "caller": "wide-bot",
+                "tool": tool, "ok": true, "plan_id": "pl-wide"})
+            .to_string()
+        })
+        .collect();
+    let mut store = ws.open_history(&StoreChoice::default()).unwrap();
+    store
+        .import_executions(
+            "wide",
+            runs.join("\n").as_bytes(),
+            Default::default(),
+            |_| {},
+        )
+        .unwrap();
+    drop(store);
+    let mut state = started(&ws);
+    state.resized(120, 40);
+    apply(&ws, &mut state, [Action::FocusHistory, Action::Open]);
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, "pl-wide");
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-wide");
+    let with = |c: char| rows.iter().filter(|r| r.contains(c)).count();
+    assert_eq!(with('中'), 1, "one row holds step 1, none wraps:\n{s}");
+    assert_eq!(with('😀'), 1, "one row holds step 2, none wraps:\n{s}");
+    let step = |n: &str| {
+        rows.iter()
+            .find(|r| r.trim_start().starts_with(n))
+            .unwrap_or_else(|| panic!("no row for step {n}:\n{s}"))
+            .clone()
+    };
+    assert!(step("1 中").contains('…'), "{s}");
+    assert!(step("2 web.search").contains('😀'), "{s}");
+    insta::assert_snapshot!("history_plan_wide_names", s);
+}

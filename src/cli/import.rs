@@ -149,17 +149,21 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         ));
     }
     let mut notes = String::new();
-    if report.before_plan > 0 {
-        let mut ids = report
-            .before_plan_ids
+    // The plans some executions name, listed as the report lists them (the first few).
+    let listed = |ids: &[String], n: usize| {
+        let mut shown = ids
             .iter()
             .map(|id| for_terminal_line(id))
             .collect::<Vec<_>>()
             .join(", ");
-        if report.before_plan_ids.len() < report.before_plan {
-            ids.push_str(", …");
+        if ids.len() < n {
+            shown.push_str(", …");
         }
+        shown
+    };
+    if report.before_plan > 0 {
         let n = report.before_plan;
+        let ids = listed(&report.before_plan_ids, n);
         let (is, its) = if n == 1 {
             ("execution is", "its plan")
         } else {
@@ -168,6 +172,30 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         notes.push_str(&format!(
             "  {n} {is} dated before {its} ({ids}) by more than {EXECUTION_CLOCK_SKEW_SECS} s: \
              kept, not counted for drift\n"
+        ));
+    }
+    if report.other_caller_plan > 0 {
+        let n = report.other_caller_plan;
+        let ids = listed(&report.other_caller_plan_ids, n);
+        let (counted, plans) = if n == 1 {
+            ("execution counted", "another caller's plan")
+        } else {
+            ("executions counted", "other callers' plans")
+        };
+        notes.push_str(&format!(
+            "  {n} {counted} for {plans} ({ids}): beside that caller's own runs\n"
+        ));
+    }
+    if report.replay_plan > 0 {
+        let n = report.replay_plan;
+        let ids = listed(&report.replay_plan_ids, n);
+        let names = if n == 1 {
+            "execution names a replay"
+        } else {
+            "executions name replays"
+        };
+        notes.push_str(&format!(
+            "  {n} {names} ({ids}): kept, counted for no plan (no agent runs a replay)\n"
         ));
     }
     if report.unknown_plan > 0 {

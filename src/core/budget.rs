@@ -862,8 +862,8 @@ pub fn model_id_problem(id: &str) -> Option<&'static str> {
 
 /// Why `name` (a model id, a caller, a tool) cannot be a name shown on one line of a table,
 /// or `None`: longer than [`NAME_BYTES`](crate::core::bounds::NAME_BYTES), empty, spaces
-/// around it, or a control, bidi or invisible character (a line break in a caller forged
-/// rows in `history --plans`).
+/// around it, a control, bidi or invisible character (a line break in a caller forged
+/// rows in `history --plans`), or a combining mark first (no visible character of its own).
 pub fn name_problem(name: &str) -> Option<&'static str> {
     // The words name the bound; the assertion keeps them true.
     const _: () = assert!(crate::core::bounds::NAME_BYTES == 512);
@@ -878,6 +878,14 @@ pub fn name_problem(name: &str) -> Option<&'static str> {
         .any(|c| c.is_control() || crate::core::terminal_text::needs_escape(c))
     {
         Some("holds a control, bidi or invisible character")
+    } else if name
+        .chars()
+        .next()
+        .is_some_and(unicode_normalization::char::is_combining_mark)
+    {
+        // Tester 20 F7: with no base character of its own, it shows as nothing, or fused
+        // onto whatever is printed before it.
+        Some("starts with a combining mark (no visible character before it)")
     } else {
         None
     }
@@ -905,6 +913,29 @@ mod tests {
         assert_eq!(said, format!("is longer than {NAME_BYTES} bytes"));
         // Cut inside a character still counts bytes, not characters.
         assert!(name_problem(&"日".repeat(NAME_BYTES / 3 + 1)).is_some());
+    }
+
+    /// Tester 20 F7: a name made only of combining marks, or starting with one, has no
+    /// visible character of its own: alone it shows as nothing, after a space or a column
+    /// separator it fuses onto that. Refused; a mark on a base character is a name.
+    #[test]
+    fn a_name_starting_with_a_combining_mark_is_refused() {
+        for name in [
+            "\u{301}",
+            "\u{e47}\u{e47}",
+            "\u{20dd}",
+            "\u{301}\u{301}\u{301}x",
+            "\u{fe0f}a",
+        ] {
+            assert_eq!(
+                name_problem(name),
+                Some("starts with a combining mark (no visible character before it)"),
+                "{name:?}"
+            );
+        }
+        for name in ["x\u{301}", "e\u{301}t\u{e9}", "\u{e01}\u{e47}", "a\u{fe0f}"] {
+            assert_eq!(name_problem(name), None, "{name:?}");
+        }
     }
 
     fn row(id: &str, kind: MatchKind, input: usize, tier: Tier, layer: Layer) -> BudgetRow {

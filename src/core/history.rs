@@ -219,6 +219,42 @@ pub fn after_plan(plan_at: (i64, u32), executed_at: (i64, u32)) -> bool {
     nanos(executed_at) >= nanos(plan_at) - i128::from(EXECUTION_CLOCK_SKEW_SECS) * 1_000_000_000
 }
 
+/// The plan a run names, as drift reads it: its time, its caller, whether it is a replay.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedPlan<'a> {
+    pub at: (i64, u32),
+    pub caller: &'a str,
+    pub replay: bool,
+}
+
+/// What a run naming a stored plan is to that plan's drift: the one rule the drift recount,
+/// the imports' notes and the answer of MCP `record_execution` share (tester 20 F2, F10, F14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedRun {
+    /// Evidence for the plan. `own`: a run of the plan's own caller — the plan is judged on
+    /// those, its caller's runs naming no plan left out; else another caller's, counted
+    /// beside the plan's own caller's runs (whichever those are).
+    Counts { own: bool },
+    /// Dated more than [`EXECUTION_CLOCK_SKEW_SECS`] before the plan ([`after_plan`]): it ran
+    /// before the plan existed. Left out: it changes nothing.
+    BeforePlan,
+    /// The plan is a replay: no agent runs one, so the run counts for no plan.
+    Replay,
+}
+
+/// How drift takes a run of `caller` at `at` naming `plan`.
+pub fn named_run(plan: NamedPlan<'_>, caller: &str, at: (i64, u32)) -> NamedRun {
+    if plan.replay {
+        NamedRun::Replay
+    } else if !after_plan(plan.at, at) {
+        NamedRun::BeforePlan
+    } else {
+        NamedRun::Counts {
+            own: plan.caller == caller,
+        }
+    }
+}
+
 impl fmt::Display for Drift {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -530,6 +566,12 @@ fn timestamp(origin: &str, line: usize, value: &serde_json::Value) -> Result<i64
         other => Err(format!("'at' must be a timestamp, not {other}")),
     };
     let at = parsed.map_err(|m| line_error(origin, line, format!("field 'at': {m}")))?;
+    // A time written as one is said as written; seconds as a number, as numbers are.
+    if let serde_json::Value::String(s) = value
+        && let Some(problem) = crate::core::time::timestamp_out_of_range(s, at)
+    {
+        return Err(line_error(origin, line, format!("field 'at' {problem}")));
+    }
     int_in(
         at,
         &bounds::TIMESTAMP,
@@ -1427,9 +1469,18 @@ mod tests {
                 "is 604800001",
             ),
             (r#""at":-1"#, "at", "is -1"),
-            (r#""at":"1969-12-31T23:59:59Z""#, "at", "is -1"),
+            // A time written as text is said as written (tester 20 F6: "is -1").
+            (
+                r#""at":"1969-12-31T23:59:59Z""#,
+                "at",
+                "is out of range: 1969-12-31T23:59:59Z is before 1970-01-01T00:00:00Z",
+            ),
             (r#""at":253402300800"#, "at", "is 253402300800"),
-            (r#""at":"99999999999999999""#, "at", "is 99999999999999999"),
+            (
+                r#""at":"99999999999999999""#,
+                "at",
+                "is out of range: 99999999999999999 is after 9999-12-31T23:59:59Z",
+            ),
         ] {
             let err = parse_plan_line("plans.jsonl", 4, &plan(extra))
                 .unwrap_err()

@@ -16,6 +16,26 @@ pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     parse_rfc3339(s)
 }
 
+/// What is wrong with a time `text` (as given) that came to `secs`, when it lies outside
+/// the years the history keeps ([`TIMESTAMP`](crate::core::bounds::TIMESTAMP)): `is out of
+/// range: … is before 1970-01-01T00:00:00Z, the earliest time the history keeps`. One
+/// wording for MCP's `at` and the imports' (tester 20 F6: the import said the seconds).
+pub fn timestamp_out_of_range(text: &str, secs: i64) -> Option<String> {
+    let range = &crate::core::bounds::TIMESTAMP;
+    let (side, edge, which) = if secs < *range.start() {
+        ("before", *range.start(), "earliest")
+    } else if secs > *range.end() {
+        ("after", *range.end(), "latest")
+    } else {
+        return None;
+    };
+    Some(format!(
+        "is out of range: {} is {side} {}, the {which} time the history keeps",
+        crate::core::terminal_text::for_terminal_line(text.trim()),
+        format_timestamp(edge)
+    ))
+}
+
 /// The nanoseconds past the whole second of an RFC 3339 timestamp (`…00.300Z` → 300,000,000);
 /// 0 for Unix seconds, a whole second, or text that is not one (its error is the reader's).
 /// Two spellings of one instant (`Z`, `+01:00`, `.000`) give the same.

@@ -1,7 +1,8 @@
 //! The MCP server's handler: three resources, two resource templates and four tools, each
 //! answered by the same code the matching CLI command runs.
 
-use crate::core::terminal_text::ShownPath;
+use crate::core::history::EXECUTION_CLOCK_SKEW_SECS;
+use crate::core::terminal_text::{ShownPath, quoted};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
@@ -378,10 +379,10 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 schema(json!({
                     "type": "object",
                     "properties": {
-                        "caller": name("Who ran it (the plan's caller)."),
+                        "caller": name("Who ran it (usually the plan's caller; a run naming another caller's plan counts for it beside that caller's own runs, and the answer says so)."),
                         "tool": name("The catalog entry that ran."),
                         "ok": {"type": "boolean", "description": "Whether it succeeded."},
-                        "plan_id": name("The plan it follows; without one it counts for the caller's latest plan within the drift window."),
+                        "plan_id": name("The plan it follows; one not stored counts for no plan until it is imported, a replay for none; without one it counts for the caller's latest plan within the drift window."),
                         "session": name("The agent's session."),
                         "at": {"type": "string", "description": "When it ran, RFC 3339, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z (default: now)."},
                         "id": name("An id for the execution (default: derived from the rest, `at` included, so the same record sent twice is stored once; `at` defaults to now, so a retry without `at` or `id` is another execution: give one of them to make a retry safe). One already stored with other content is refused.")
@@ -568,9 +569,12 @@ struct RecordAnswer {
     #[serde(flatten)]
     report: ImportReport,
     execution: Value,
-    /// The plan the execution names, as it stands now (None without a plan id, or when the
-    /// store has no such plan yet: its drift is judged when it arrives).
+    /// The plan the execution counted for, as it stands now (None when it counts for none).
     plan: Option<Value>,
+    /// Why a run naming a plan counted for none, or that it counted for another caller's
+    /// plan (tester 20 F2, F10, F14): what the report's counts say of this one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
 }
 
 impl State {
@@ -785,13 +789,39 @@ impl State {
                 ),
             ));
         }
-        // The plan the run counted for: the one it names (unless dated before it, or not
-        // stored yet: then none), or, naming none, the caller's plan whose window holds it.
+        // The plan the run counted for: the one it names (unless dated before it, a replay,
+        // or not stored yet: then none), or, naming none, the caller's plan whose window
+        // holds it.
         let counted = history
             .plan_counted_for(plan_id, caller, (at, nanos))
             .map_err(internal)?;
+        let named = execution["plan_id"]
+            .as_str()
+            .map(quoted)
+            .unwrap_or_default();
+        let mut note = if report.before_plan > 0 {
+            Some(format!(
+                "the run is dated more than {EXECUTION_CLOCK_SKEW_SECS} s before plan {named}: drift leaves it out, and it changes nothing"
+            ))
+        } else if report.replay_plan > 0 {
+            Some(format!(
+                "plan {named} is a replay: no agent runs a replay, so the run counts for no plan"
+            ))
+        } else if report.unknown_plan > 0 {
+            Some(format!(
+                "the store holds no plan {named}: the run counts for no plan until that plan is imported"
+            ))
+        } else {
+            None
+        };
         let plan = match counted.as_deref() {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {
+                if report.other_caller_plan > 0 {
+                    note = Some(format!(
+                        "plan {named} is another caller's plan ({}'s): the run counts for it beside that caller's own runs",
+                        quoted(&d.record.caller)
+                    ));
+                }
                 json!({
                     "id": d.record.id,
                     "caller": d.record.caller,
@@ -807,6 +837,7 @@ impl State {
             report,
             execution,
             plan,
+            note,
         })
     }
 

@@ -5,8 +5,7 @@ use rmcp::ErrorData;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::core::bounds::TIMESTAMP;
-use crate::core::time::{format_timestamp, parse_timestamp};
+use crate::core::time::parse_timestamp;
 
 /// The most one text argument may hold (an instruction, an attachment's text, a catalog, a
 /// prompt): a big paste fits, and a reply built from it still fits in what a client reads.
@@ -190,22 +189,10 @@ impl<'a> Params<'a> {
         };
         let secs = parse_timestamp(text)
             .map_err(|e| self.error(name, format!("is not an RFC 3339 time: {e}")))?;
-        let (first, last) = (*TIMESTAMP.start(), *TIMESTAMP.end());
-        let (side, edge, which) = if secs < first {
-            ("before", first, "earliest")
-        } else if secs > last {
-            ("after", last, "latest")
-        } else {
-            return Ok(Some(secs));
-        };
-        Err(self.error(
-            name,
-            format!(
-                "is out of range: {} is {side} {}, the {which} time the history keeps",
-                text.trim(),
-                format_timestamp(edge)
-            ),
-        ))
+        match crate::core::time::timestamp_out_of_range(text, secs) {
+            None => Ok(Some(secs)),
+            Some(problem) => Err(self.error(name, problem)),
+        }
     }
 
     /// An optional whole number in `min..=max`.

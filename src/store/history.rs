@@ -14,9 +14,9 @@ use crate::core::compare::Arm;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
-    ImportedPlan, ModelOutcomes, Outcome, PlanRecord, PlanSource, Ran, Step, UNKNOWN_TOOL,
-    after_plan, intent_sha, parse_execution_line, parse_imported_plan, parse_plan_line,
-    planned_ran_ok, prior_weight, shape, shape_words,
+    ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran, Step,
+    UNKNOWN_TOOL, intent_sha, named_run, parse_execution_line, parse_imported_plan,
+    parse_plan_line, planned_ran_ok, prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
@@ -84,6 +84,15 @@ pub struct ImportReport {
     pub before_plan: usize,
     /// The plans those name, the first [`CONFLICTS_LISTED`].
     pub before_plan_ids: Vec<String>,
+    /// Executions (added, or stored before the plan they name arrived) whose caller is not
+    /// the caller of the plan they name: they count for it, beside its own caller's runs.
+    pub other_caller_plan: usize,
+    /// The plans those name, the first [`CONFLICTS_LISTED`].
+    pub other_caller_plan_ids: Vec<String>,
+    /// Executions naming a replay: no agent runs a replay, so they count for no plan.
+    pub replay_plan: usize,
+    /// The replays those name, the first [`CONFLICTS_LISTED`].
+    pub replay_plan_ids: Vec<String>,
     /// `import traces`: `execute_tool` spans that started before every chat span of their
     /// trace, so linked to no plan.
     pub before_every_chat: usize,
@@ -1584,6 +1593,156 @@ mod tests {
         let mut out = Vec::new();
         s.export_plans(&mut out).unwrap();
         assert!(!String::from_utf8(out).unwrap().contains("executed_ok"));
+    }
+
+    /// Tester 20 F2: a run naming a plan but dated before it (beyond the clock skew) is left
+    /// out of drift, so it changes nothing: the caller's run naming no plan still counts for
+    /// the plan, which stays `followed`, and `plan_counted_for` says so of both runs.
+    #[test]
+    fn a_run_dated_before_the_plan_it_names_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let plans = "{\"id\":\"p\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}\n";
+        s.import_text("p", plans.as_bytes()).unwrap();
+        let loose = "{\"at\":1010,\"caller\":\"c\",\"tool\":\"t1\"}\n";
+        s.import_executions("e", loose.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(s.plan("p").unwrap().unwrap().drift, Drift::Followed);
+        let early = "{\"at\":900,\"caller\":\"c\",\"tool\":\"t9\",\"plan_id\":\"p\"}\n";
+        let r = s
+            .import_executions("e2", early.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(
+            (r.added, r.before_plan, r.drift_updated),
+            (1, 1, 0),
+            "{r:?}"
+        );
+        let d = s.plan("p").unwrap().unwrap();
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Followed, vec!["t1".to_string()])
+        );
+        assert_eq!(s.plan_counted_for(Some("p"), "c", (900, 0)).unwrap(), None);
+        assert_eq!(
+            s.plan_counted_for(None, "c", (1010, 0)).unwrap().as_deref(),
+            Some("p")
+        );
+        // A run of the caller naming the plan at its time judges it alone, as before.
+        let named = "{\"at\":1020,\"caller\":\"c\",\"tool\":\"t2\",\"plan_id\":\"p\"}\n";
+        s.import_executions("e3", named.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        let d = s.plan("p").unwrap().unwrap();
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Diverged, vec!["t2".to_string()])
+        );
+        assert_eq!(s.plan_counted_for(None, "c", (1010, 0)).unwrap(), None);
+    }
+
+    /// Tester 20 F10: a run of another caller naming a plan counts for it (whoever's plan it
+    /// is), beside the plan's own caller's runs, which keep counting; the import says the
+    /// run counted for another caller's plan.
+    #[test]
+    fn a_run_naming_another_callers_plan_counts_beside_the_owners_runs_and_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let plans = "{\"id\":\"p\",\"at\":1000,\"caller\":\"owner\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"},{\"order\":2,\"tool\":\"t2\"}]}\n";
+        s.import_text("p", plans.as_bytes()).unwrap();
+        let runs = "\
+{\"at\":1010,\"caller\":\"owner\",\"tool\":\"t1\"}
+{\"at\":1020,\"caller\":\"helper\",\"tool\":\"t2\",\"plan_id\":\"p\"}
+";
+        let r = s
+            .import_executions("e", runs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(r.other_caller_plan, 1, "{r:?}");
+        assert_eq!(r.other_caller_plan_ids, vec!["p".to_string()], "{r:?}");
+        let d = s.plan("p").unwrap().unwrap();
+        assert_eq!(d.executed, vec!["t1".to_string(), "t2".to_string()]);
+        assert_eq!(d.drift, Drift::Followed);
+        assert_eq!(
+            s.plan_counted_for(None, "owner", (1010, 0))
+                .unwrap()
+                .as_deref(),
+            Some("p")
+        );
+        assert_eq!(
+            s.plan_counted_for(Some("p"), "helper", (1020, 0))
+                .unwrap()
+                .as_deref(),
+            Some("p")
+        );
+        // Plans imported after the runs that name them say it too.
+        let dir2 = tempfile::tempdir().unwrap();
+        let mut s2 = HistoryStore::open(&dir2.path().join(HISTORY_FILE)).unwrap();
+        s2.import_executions("e", runs.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        let r = s2.import_text("p", plans.as_bytes()).unwrap();
+        assert_eq!(r.other_caller_plan, 1, "{r:?}");
+        assert_eq!(s2.plan("p").unwrap().unwrap().executed, d.executed);
+    }
+
+    /// Tester 20 F14: drift never counts a run for a replay (no agent runs one), so a run
+    /// naming one counts for no plan: `plan_counted_for` says none, and the import says so.
+    #[test]
+    fn a_run_naming_a_replay_counts_for_no_plan_and_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = HistoryStore::open(&dir.path().join(HISTORY_FILE)).unwrap();
+        let plans = "\
+{\"id\":\"g1\",\"at\":1000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+{\"id\":\"g7\",\"at\":2000,\"caller\":\"c\",\"model\":\"m\",\"intent\":\"x\",\"replay_of\":\"g1\",\"steps\":[{\"order\":1,\"tool\":\"t1\"}]}
+";
+        s.import_text("p", plans.as_bytes()).unwrap();
+        assert_eq!(s.plan("g7").unwrap().unwrap().drift, Drift::Replay);
+        let run = "{\"at\":2005,\"caller\":\"c\",\"tool\":\"t1\",\"plan_id\":\"g7\"}\n";
+        let r = s
+            .import_executions("e", run.as_bytes(), OnConflict::Refuse, |_| {})
+            .unwrap();
+        assert_eq!(r.replay_plan, 1, "{r:?}");
+        assert_eq!(r.replay_plan_ids, vec!["g7".to_string()], "{r:?}");
+        assert_eq!(
+            s.plan_counted_for(Some("g7"), "c", (2005, 0)).unwrap(),
+            None
+        );
+        assert!(s.plan("g7").unwrap().unwrap().executed.is_empty());
+    }
+
+    /// A store whose drift was judged before tester 20 F2/F10 (a run dated before the plan
+    /// it names, or another caller's run naming it, made the owner's runs stop counting) is
+    /// judged again once when opened.
+    #[test]
+    fn a_store_from_before_early_and_foreign_runs_changed_nothing_is_recounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let conn = open_before(&path, MIGRATION_NAMED_RUNS_JUDGE_ALONE);
+        conn.execute_batch(
+            "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape, complexity,
+                               outcome, drift, executed)
+             VALUES (1, 'early', 1000, 'c', 'm', 'x', 'i', 's', 'single-action', 'ok',
+                     'ignored', '[]'),
+                    (2, 'foreign', 5000, 'o', 'm', 'x', 'i', 's', 'single-action', 'ok',
+                     'diverged', '[\"t9\"]');
+             INSERT INTO plan_steps(plan_seq, ord, step_order, tool) VALUES (1, 1, 1, 't1'),
+                                                                          (2, 1, 1, 't1');
+             INSERT INTO executions(id, at, caller, plan_id, tool, ok)
+             VALUES ('e1', 900, 'c', 'early', 't9', 1), ('e2', 1010, 'c', NULL, 't1', 1),
+                    ('e3', 5010, 'o', NULL, 't1', 1), ('e4', 5020, 'm', 'foreign', 't9', 1);",
+        )
+        .unwrap();
+        drop(conn);
+        let s = HistoryStore::open(&path).unwrap();
+        let d = s.plan("early").unwrap().unwrap();
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Followed, vec!["t1".to_string()])
+        );
+        let d = s.plan("foreign").unwrap().unwrap();
+        assert_eq!(
+            (d.drift, d.executed),
+            (Drift::Followed, vec!["t1".to_string(), "t9".to_string()])
+        );
+        assert_eq!(s.meta(DRIFT_RECOUNT_KEY).unwrap(), None);
+        assert!(kept_counts_agree(&s) > 0);
     }
 
     /// A store whose drift was computed before failed executions counted (every run counted

@@ -589,14 +589,15 @@ impl HistoryStore {
     }
 
     /// The plan an execution at `at` (a Unix second and the nanoseconds past it) counts for,
-    /// as drift counts it ([`recompute_drift`]): the plan it names, unless the run is dated
-    /// before it ([`after_plan`]) or the store does not hold it (yet), when it counts for
-    /// none; naming none, the latest plan of `caller` (not a replay) at or before `at`,
-    /// within the drift window, or
+    /// as drift counts it ([`recompute_drift`]): the plan it names, whoever's plan it is,
+    /// when [`named_run`] says it counts (not when the run is dated before it or the plan is
+    /// a replay), and none when the store does not hold it (yet); naming none, the latest
+    /// plan of `caller` (not a replay) at or before `at`, within the drift window, or
     /// when that plan is an arm of an A/B comparison, the comparison's compacted arm (if it
-    /// too is at or before `at`) — unless executions naming that plan judge it, when a run
-    /// naming none counts for nothing. `None`: it counts for no plan. `plan_id` and `caller`
-    /// as the execution gave them: they are looked up as they are kept.
+    /// too is at or before `at`) — unless runs of `caller` naming that plan count for it
+    /// (`NamedRun::Counts { own: true }`), when a run naming none counts for nothing.
+    /// `None`: it counts for no plan. `plan_id` and `caller` as the execution gave them:
+    /// they are looked up as they are kept.
     pub fn plan_counted_for(
         &self,
         plan_id: Option<&str>,
@@ -609,20 +610,25 @@ impl HistoryStore {
             id
         });
         let (plan_id, caller) = (plan_id.as_deref(), &*self.secrets.text(caller));
-        let read = db_err(&self.path, "finding the plan an execution counts for");
-        if let Some(id) = plan_id {
-            let known: Option<(String, i64, u32)> = self
-                .conn
+        let plan = |id: &str| -> anyhow::Result<Option<NamedPlanRow>> {
+            let read = db_err(&self.path, "finding the plan an execution counts for");
+            self.conn
                 .query_row(
-                    "SELECT id, at, at_nanos FROM plans WHERE id = ?1",
+                    &format!("SELECT {NAMED_PLAN_COLUMNS} FROM plans p WHERE p.id = ?1"),
                     [id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    |r| named_plan_row(r, 0),
                 )
                 .optional()
-                .map_err(read)?;
-            // Not loose ([`LOOSE`]): evidence for the plan it names alone.
-            return Ok(known.and_then(|(id, plan_at, plan_nanos)| {
-                after_plan((plan_at, plan_nanos), (at, at_nanos)).then_some(id)
+                .map_err(read)
+        };
+        if let Some(id) = plan_id {
+            // Not loose ([`LOOSE`]): evidence for the plan it names alone, if any.
+            return Ok(plan(id)?.and_then(|p| {
+                matches!(
+                    named_run(p.named(), caller, (at, at_nanos)),
+                    NamedRun::Counts { .. }
+                )
+                .then(|| id.to_string())
             }));
         }
         let read = db_err(&self.path, "finding the plan an execution counts for");
@@ -659,16 +665,26 @@ impl HistoryStore {
             None => None,
         };
         let id = compacted.unwrap_or(latest_id);
+        // The latest run of `caller` naming the plan: if it does not count, no earlier one
+        // does ([`after_plan`] holds of every run after one it holds of).
         let read = db_err(&self.path, "finding the plan an execution counts for");
-        let named: bool = self
+        let latest_named: Option<(i64, u32)> = self
             .conn
             .query_row(
-                "SELECT EXISTS(SELECT 1 FROM executions WHERE plan_id = ?1)",
-                [&id],
-                |r| r.get(0),
+                "SELECT at, at_nanos FROM executions WHERE plan_id = ?1 AND caller = ?2
+                 ORDER BY at DESC, at_nanos DESC LIMIT 1",
+                params![&id, caller],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
+            .optional()
             .map_err(read)?;
-        Ok((!named).then_some(id))
+        let judged_by_named = match (latest_named, plan(&id)?) {
+            (Some(named_at), Some(p)) => {
+                named_run(p.named(), caller, named_at) == NamedRun::Counts { own: true }
+            }
+            _ => false,
+        };
+        Ok((!judged_by_named).then_some(id))
     }
 }
 
@@ -736,16 +752,15 @@ pub(super) struct Links {
 }
 
 impl Links {
-    /// An execution added (or replacing another), with the time of the plan it names:
-    /// `None` when the store holds no such plan.
-    fn add(&mut self, e: &ExecutionRecord, plan_at: Option<(i64, u32)>, report: &mut LinkNotes) {
+    /// An execution added (or replacing another), with the plan it names: `None` when the
+    /// store holds no such plan.
+    fn add(&mut self, e: &ExecutionRecord, plan: Option<&NamedPlanRow>, report: &mut LinkNotes) {
         let Some(id) = &e.plan_id else {
             return;
         };
-        match plan_at {
+        match plan {
             None => report.unknown_plan += 1,
-            Some(plan_at) if !after_plan(plan_at, (e.at, e.at_nanos)) => report.before(id),
-            Some(_) => {}
+            Some(plan) => report.named(id, named_run(plan.named(), &e.caller, (e.at, e.at_nanos))),
         }
         self.plans.insert(id.clone());
     }
@@ -762,6 +777,40 @@ pub(super) struct LinkNotes {
     unknown_plan: usize,
     before_plan: usize,
     before_plan_ids: Vec<String>,
+    other_caller_plan: usize,
+    other_caller_plan_ids: Vec<String>,
+    replay_plan: usize,
+    replay_plan_ids: Vec<String>,
+}
+
+/// A stored plan as drift reads it when a run names it ([`NamedPlan`]): the columns
+/// [`NAMED_PLAN_COLUMNS`] selects of `plans p`, read by [`named_plan_row`].
+pub(super) struct NamedPlanRow {
+    at: (i64, u32),
+    caller: String,
+    replay: bool,
+}
+
+impl NamedPlanRow {
+    pub(super) fn named(&self) -> NamedPlan<'_> {
+        NamedPlan {
+            at: self.at,
+            caller: &self.caller,
+            replay: self.replay,
+        }
+    }
+}
+
+/// The columns of `plans p` a [`NamedPlanRow`] is read from.
+const NAMED_PLAN_COLUMNS: &str = "p.at, p.at_nanos, p.caller, p.drift = 'replay'";
+
+/// The [`NamedPlanRow`] in the four columns from `first` on.
+fn named_plan_row(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<NamedPlanRow> {
+    Ok(NamedPlanRow {
+        at: (r.get(first)?, r.get(first + 1)?),
+        caller: r.get(first + 2)?,
+        replay: r.get(first + 3)?,
+    })
 }
 
 /// Executions already in the store that name a plan added after row `newest_before` (by
@@ -775,18 +824,17 @@ fn stored_runs_of_new_plans(
     notes: &mut LinkNotes,
     callers: &mut BTreeSet<String>,
 ) -> rusqlite::Result<()> {
-    let mut st = tx.prepare(
-        "SELECT p.id, p.at, p.at_nanos, e.at, e.at_nanos, e.caller
+    let mut st = tx.prepare(&format!(
+        "SELECT p.id, e.at, e.at_nanos, e.caller, {NAMED_PLAN_COLUMNS}
          FROM plans p JOIN executions e ON e.plan_id = p.id
-         WHERE p.seq > ?1 ORDER BY p.seq, e.seq",
-    )?;
+         WHERE p.seq > ?1 ORDER BY p.seq, e.seq"
+    ))?;
     let mut rows = st.query([newest_before])?;
     while let Some(r) = rows.next()? {
         let id: String = r.get(0)?;
-        if !after_plan((r.get(1)?, r.get(2)?), (r.get(3)?, r.get(4)?)) {
-            notes.before(&id);
-        }
-        let caller = r.get_ref(5)?.as_str()?;
+        let caller = r.get_ref(3)?.as_str()?;
+        let plan = named_plan_row(r, 4)?;
+        notes.named(&id, named_run(plan.named(), caller, (r.get(1)?, r.get(2)?)));
         if !callers.contains(caller) {
             callers.insert(caller.to_string());
         }
@@ -795,13 +843,19 @@ fn stored_runs_of_new_plans(
 }
 
 impl LinkNotes {
-    /// An execution dated before the plan `id` it names.
-    fn before(&mut self, id: &str) {
-        self.before_plan += 1;
-        if self.before_plan_ids.len() < CONFLICTS_LISTED
-            && !self.before_plan_ids.iter().any(|b| b == id)
-        {
-            self.before_plan_ids.push(id.to_string());
+    /// An execution naming the stored plan `id`, taken by drift as `run` is.
+    fn named(&mut self, id: &str, run: NamedRun) {
+        let (n, ids) = match run {
+            NamedRun::Counts { own: true } => return,
+            NamedRun::Counts { own: false } => {
+                (&mut self.other_caller_plan, &mut self.other_caller_plan_ids)
+            }
+            NamedRun::BeforePlan => (&mut self.before_plan, &mut self.before_plan_ids),
+            NamedRun::Replay => (&mut self.replay_plan, &mut self.replay_plan_ids),
+        };
+        *n += 1;
+        if ids.len() < CONFLICTS_LISTED && !ids.iter().any(|b| b == id) {
+            ids.push(id.to_string());
         }
     }
 
@@ -809,6 +863,10 @@ impl LinkNotes {
         report.unknown_plan = self.unknown_plan;
         report.before_plan = self.before_plan;
         report.before_plan_ids = self.before_plan_ids;
+        report.other_caller_plan = self.other_caller_plan;
+        report.other_caller_plan_ids = self.other_caller_plan_ids;
+        report.replay_plan = self.replay_plan;
+        report.replay_plan_ids = self.replay_plan_ids;
     }
 }
 
@@ -826,8 +884,8 @@ pub(super) fn execution_fate(
     // Compared with what is stored as it would be kept, as a plan is (`plan_fate`).
     let e = insert.kept(e);
     if insert.insert(&e)? {
-        let plan_at = insert.plan_at(e.plan_id.as_deref())?;
-        linked.add(&e, plan_at, notes);
+        let plan = insert.named_plan(e.plan_id.as_deref())?;
+        linked.add(&e, plan.as_ref(), notes);
         callers.insert(e.caller);
         return Ok(Fate::Added);
     }
@@ -846,8 +904,8 @@ pub(super) fn execution_fate(
                 .map_err(db_err(path, "replacing an execution"))?;
             // Both the old and the new placement of the execution move drift.
             linked.plans.extend(stored.plan_id);
-            let plan_at = insert.plan_at(e.plan_id.as_deref())?;
-            linked.add(&e, plan_at, notes);
+            let plan = insert.named_plan(e.plan_id.as_deref())?;
+            linked.add(&e, plan.as_ref(), notes);
             callers.insert(stored.caller);
             callers.insert(e.caller);
             Fate::Replaced
@@ -1354,15 +1412,17 @@ impl<'t> ExecutionInserter<'t> {
         ])? > 0)
     }
 
-    /// The time of the plan `id` names (second and part of it), when the store holds it.
-    fn plan_at(&self, id: Option<&str>) -> anyhow::Result<Option<(i64, u32)>> {
+    /// The plan `id` names, as drift reads it, when the store holds it.
+    fn named_plan(&self, id: Option<&str>) -> anyhow::Result<Option<NamedPlanRow>> {
         let Some(id) = id else {
             return Ok(None);
         };
         Ok(self
             .tx
-            .prepare_cached("SELECT at, at_nanos FROM plans WHERE id = ?1")?
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .prepare_cached(&format!(
+                "SELECT {NAMED_PLAN_COLUMNS} FROM plans p WHERE p.id = ?1"
+            ))?
+            .query_row([id], |r| named_plan_row(r, 0))
             .optional()?)
     }
 
@@ -1391,12 +1451,16 @@ impl<'t> ExecutionInserter<'t> {
 }
 
 /// Recompute drift and its evidence for every plan of `callers`. Executions that name a
-/// known plan belong to it, unless dated before it ([`after_plan`]: clock skew aside, it ran
-/// before the plan existed); one naming a plan not in the store belongs to none until that
-/// plan is imported (tester 18 F1: it had counted for its caller's latest plan, and for the
-/// named plan too once it came); only those naming no plan ([`LOOSE`]) belong to the
-/// caller's latest plan before them, within `window` seconds
-/// ([`HistoryStore::plan_counted_for`] says it of one execution: the two keep one rule).
+/// known plan belong to it as [`named_run`] says: not when dated before it (clock skew
+/// aside, it ran before the plan existed) or when it is a replay — then they change nothing
+/// (tester 20 F2: one dated before had made the caller's other runs stop counting); one
+/// naming a plan not in the store belongs to none until that plan is imported (tester 18
+/// F1: it had counted for its caller's latest plan, and for the named plan too once it
+/// came); only those naming no plan ([`LOOSE`]) belong to the caller's latest plan before
+/// them, within `window` seconds, unless runs of that caller naming the plan count for it.
+/// Another caller's runs naming a plan count beside its caller's (tester 20 F10: they had
+/// made the owner's runs stop counting). [`HistoryStore::plan_counted_for`] says it of one
+/// execution: the two keep one rule.
 /// Every writer recomputes drift here. Returns how many plans changed.
 pub(super) fn recompute_drift(
     conn: &Connection,
@@ -1414,13 +1478,13 @@ pub(super) fn recompute_drift(
         "SELECT s.plan_seq, s.tool FROM plan_steps s JOIN plans p ON p.seq = s.plan_seq
          WHERE p.caller = ?1 ORDER BY s.plan_seq, s.ord",
     )?;
-    let mut linked_st = conn.prepare_cached(
-        "SELECT p.seq, e.tool, e.ok, p.at, p.at_nanos, e.at, e.at_nanos
+    let mut linked_st = conn.prepare_cached(&format!(
+        "SELECT p.seq, e.tool, e.ok, e.at, e.at_nanos, e.caller, e.seq, {NAMED_PLAN_COLUMNS}
          FROM executions e JOIN plans p ON p.id = e.plan_id
-         WHERE p.caller = ?1 ORDER BY e.at, e.at_nanos, e.seq",
-    )?;
+         WHERE p.caller = ?1 ORDER BY e.at, e.at_nanos, e.seq"
+    ))?;
     let mut loose_st = conn.prepare_cached(&format!(
-        "SELECT e.at, e.tool, e.ok FROM executions e
+        "SELECT e.at, e.tool, e.ok, e.at_nanos, e.seq FROM executions e
          WHERE e.caller = ?1 AND {LOOSE} ORDER BY e.at, e.seq"
     ))?;
     let mut update = conn.prepare_cached(
@@ -1476,26 +1540,36 @@ pub(super) fn recompute_drift(
             names.insert(held.clone());
             held
         };
-        // A plan with linked executions is judged on them alone, even when every one of them
-        // is dated before it (then it is `ignored`): they name it, so loose ones do not count.
-        let mut linked: HashMap<i64, Vec<(Rc<str>, bool)>> = HashMap::new();
+        // A plan with runs of its caller naming it that count ([`named_run`]) is judged on
+        // them (`own`): they name it, so loose ones do not count. Another caller's count
+        // beside whichever of its caller's do (`others`). Runs that do not count (dated
+        // before the plan, naming a replay) change nothing.
+        let mut own: HashMap<i64, Vec<Run>> = HashMap::new();
+        let mut others: HashMap<i64, Vec<Run>> = HashMap::new();
         let mut rows = linked_st.query([caller])?;
         while let Some(r) = rows.next()? {
-            let (seq, ok, plan_at, at) = (
-                r.get::<_, i64>(0)?,
-                r.get::<_, bool>(2)?,
-                (r.get::<_, i64>(3)?, r.get::<_, u32>(4)?),
-                (r.get::<_, i64>(5)?, r.get::<_, u32>(6)?),
-            );
-            let runs = linked.entry(seq).or_default();
-            if after_plan(plan_at, at) {
-                runs.push((name(r.get_ref(1)?.as_str()?), ok));
-            }
+            let seq = r.get::<_, i64>(0)?;
+            let at = (r.get::<_, i64>(3)?, r.get::<_, u32>(4)?);
+            let plan = named_plan_row(r, 7)?;
+            let runs = match named_run(plan.named(), r.get_ref(5)?.as_str()?, at) {
+                NamedRun::Counts { own: true } => own.entry(seq).or_default(),
+                NamedRun::Counts { own: false } => others.entry(seq).or_default(),
+                NamedRun::BeforePlan | NamedRun::Replay => continue,
+            };
+            runs.push(Run {
+                when: (at.0, at.1, r.get(6)?),
+                tool: name(r.get_ref(1)?.as_str()?),
+                ok: r.get(2)?,
+            });
         }
-        let mut loose: Vec<(i64, Rc<str>, bool)> = Vec::new();
+        let mut loose: Vec<Run> = Vec::new();
         let mut rows = loose_st.query([caller])?;
         while let Some(r) = rows.next()? {
-            loose.push((r.get(0)?, name(r.get_ref(1)?.as_str()?), r.get(2)?));
+            loose.push(Run {
+                when: (r.get(0)?, r.get(3)?, r.get(4)?),
+                tool: name(r.get_ref(1)?.as_str()?),
+                ok: r.get(2)?,
+            });
         }
         // Each A/B comparison's compacted arm: a run after the comparison counts for it,
         // whichever arm answered last (tester 10 T10-1: the arms are stored as each answer
@@ -1508,33 +1582,37 @@ pub(super) fn recompute_drift(
             .collect();
         // Sweep: loose executions go to the latest plan at or before them, inside its window
         // (or to its comparison's compacted arm, when that too is at or before them).
-        let mut by_time: HashMap<usize, Vec<(Rc<str>, bool)>> = HashMap::new();
+        let mut by_time: HashMap<usize, Vec<Run>> = HashMap::new();
         let mut pi = 0usize;
-        for (at, tool, ok) in &loose {
-            while pi + 1 < plans.len() && plans[pi + 1].at <= *at {
+        for run in loose {
+            let at = run.when.0;
+            while pi + 1 < plans.len() && plans[pi + 1].at <= at {
                 pi += 1;
             }
             if let Some(p) = plans.get(pi)
-                && p.at <= *at
-                && *at <= p.at + window
+                && p.at <= at
+                && at <= p.at + window
             {
                 let counted = p
                     .compare_group
                     .as_deref()
                     .and_then(|g| compacted_of.get(g).copied())
-                    .filter(|&c| plans[c].at <= *at)
+                    .filter(|&c| plans[c].at <= at)
                     .unwrap_or(pi);
-                by_time
-                    .entry(counted)
-                    .or_default()
-                    .push((tool.clone(), *ok));
+                by_time.entry(counted).or_default().push(run);
             }
         }
         for (i, p) in plans.iter().enumerate() {
-            let executed: Vec<(Rc<str>, bool)> = match linked.remove(&p.seq) {
+            let mut executed: Vec<Run> = match own.remove(&p.seq) {
                 Some(v) => v,
                 None => by_time.remove(&i).unwrap_or_default(),
             };
+            if let Some(theirs) = others.remove(&p.seq) {
+                executed.extend(theirs);
+                executed.sort_by_key(|r| r.when);
+            }
+            let executed: Vec<(Rc<str>, bool)> =
+                executed.into_iter().map(|r| (r.tool, r.ok)).collect();
             let planned_tools: Vec<&str> = planned
                 .get(&p.seq)
                 .map(|v| v.iter().map(String::as_str).collect())
@@ -1566,20 +1644,30 @@ pub(super) fn recompute_drift(
     Ok(changed)
 }
 
+/// One run as drift holds it: when (second, part of it, row, to order runs of several
+/// sources), the tool, whether it succeeded.
+struct Run {
+    when: (i64, u32, i64),
+    tool: Rc<str>,
+    ok: bool,
+}
+
 /// What makes an execution `e` loose, counted for its caller's latest plan within the drift
 /// window: it names no plan. One naming a plan is evidence for that plan alone, stored or not.
 const LOOSE: &str = "e.plan_id IS NULL";
 
 /// Callers whose drift the rules before [`MIGRATION_FAILED_EXECUTIONS`] judged wrongly: those
-/// with a failed execution, or one linked to a plan dated after it; and before
+/// with a failed execution, or one linked to a plan dated after it; before
 /// [`MIGRATION_NAMED_RUNS_NOT_LOOSE`], those with a run naming a plan not in the store, or
-/// another caller's plan (it could have counted for one of theirs too).
+/// another caller's plan (it could have counted for one of theirs too); and before
+/// [`MIGRATION_NAMED_RUNS_JUDGE_ALONE`], the callers of plans named by a run dated before
+/// them or by another caller's run (their own runs had stopped counting).
 pub(super) fn callers_to_recount(conn: &Connection) -> anyhow::Result<BTreeSet<String>> {
     let mut st = conn.prepare(
         "SELECT e.caller FROM executions e WHERE e.ok = 0
          UNION
          SELECT p.caller FROM executions e JOIN plans p ON p.id = e.plan_id
-         WHERE e.ok = 0 OR e.at < p.at - ?1
+         WHERE e.ok = 0 OR e.at <= p.at - ?1 OR p.caller != e.caller
          UNION
          SELECT e.caller FROM executions e LEFT JOIN plans p ON p.id = e.plan_id
          WHERE e.plan_id IS NOT NULL AND (p.seq IS NULL OR p.caller != e.caller)",

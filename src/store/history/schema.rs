@@ -21,8 +21,20 @@ pub(super) const SCHEMA: Schema = Schema {
         MIGRATION_FAILED_EXECUTIONS,
         MIGRATION_AT_NANOS,
         MIGRATION_NAMED_RUNS_NOT_LOOSE,
+        MIGRATION_NAMED_RUNS_JUDGE_ALONE,
     ],
 };
+
+/// Tester 20 F2 and F10: a run naming a plan but dated before it (left out of drift) made
+/// the caller's runs naming no plan stop counting for it, and so did another caller's run
+/// naming it. Only the plan's own caller's runs naming it at its time judge it alone now
+/// (another caller's count beside them); the drift recount judges again, once, the callers
+/// of plans some run names.
+pub(super) const MIGRATION_NAMED_RUNS_JUDGE_ALONE: &str = "
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'drift_recount', 'runs naming a plan judge it alone' WHERE EXISTS
+        (SELECT 1 FROM executions WHERE plan_id IS NOT NULL);
+";
 
 /// Tester 18 F1: a run naming a plan not in the store had counted for its caller's latest
 /// plan, and kept counting for it once the named plan (another caller's) arrived. Only a run

@@ -58,6 +58,14 @@ pub fn clip(text: &str, width: usize) -> String {
     crate::core::terminal_text::one_line(text, width)
 }
 
+/// [`clip`], then padded with spaces to `width` cells a terminal shows (a CJK character is
+/// two, a combining mark none), so the next column starts at one place on every row.
+pub fn clip_padded(text: &str, width: usize) -> String {
+    let cut = clip(text, width);
+    let pad = width.saturating_sub(crate::core::text::display_width(&cut));
+    format!("{cut}{}", " ".repeat(pad))
+}
+
 /// `text` broken at spaces into lines of at most `width` characters (a longer word is cut
 /// into pieces).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {

@@ -27,7 +27,7 @@ use crate::store::history::PlanDetail;
 use crate::store::view::Page;
 use crate::tui::panes::chart::{Series, drift_series, legend, sparkline, stacked_bar};
 use crate::tui::panes::scroll::{Extent, window, wrap_lines};
-use crate::tui::panes::{clip, pane_block, shown, shown_text, window_start};
+use crate::tui::panes::{clip, clip_padded, pane_block, shown, shown_text, window_start};
 use crate::tui::theme::Theme;
 
 /// The pane, from its own state; `focused` when it has the keys.
@@ -562,6 +562,8 @@ fn detail_lines<'a>(
     let n = r.steps.len().max(d.executed.len());
     // Every step number as wide as the last one: the columns stay put past step 9.
     let number = n.to_string().len();
+    // What the row leaves the executed tool: the rest of the width, one cell at least.
+    let executed_col = width.saturating_sub(number + 1 + col + 2).max(1);
     lines.push(Line::from(Span::styled(
         format!("{:number$} {:<col$}  executed", "", "planned"),
         theme.accent,
@@ -582,11 +584,13 @@ fn detail_lines<'a>(
             (true, true) => theme.ok,
             (true, false) => theme.warn,
         };
+        // Each cell cut to its column by the cells it shows (tester 20 F7: a wide name ran
+        // past the row and wrapped over the `planned` column), as `history show` cuts them.
         lines.push(Line::from(vec![
             Span::raw(format!("{:>number$} ", i + 1)),
-            Span::styled(format!("{:<col$}", clip(planned, col)), theme.base),
+            Span::styled(clip_padded(planned, col), theme.base),
             Span::raw("  "),
-            Span::styled(shown(&ran_label(ran, ok)), style),
+            Span::styled(clip(&ran_label(ran, ok), executed_col), style),
         ]));
     }
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
