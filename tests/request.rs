@@ -468,3 +468,56 @@ fn preview_names_an_attachment_on_one_line() {
     );
     assert!(!text.lines().any(|l| l.starts_with("REQUEST:")), "{text}");
 }
+
+/// Tester 19 F1: for a model without a known tokenizer the request's count was bytes/3, and
+/// a 4 KB base64 paste (or 600 random numbers) was shown as fitting a 3,000-token ceiling
+/// while both BPE tokenizers counted it 1.5× over. The estimate must be at or above what
+/// cl100k and o200k count for the request as sent, so "fits" means fits.
+#[test]
+fn an_estimated_request_is_never_under_the_real_count() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"unknown/tiny\"\ninput_tokens = 3000\noutput_tokens = 500\ntier = \"C\"\n",
+    )
+    .unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokens");
+    for file in [
+        "base64.txt",
+        "digits.txt",
+        "emoji_zwj.txt",
+        "cjk_rare.txt",
+        "hex.txt",
+    ] {
+        let p = json_of(
+            ctx(home.path())
+                .args([
+                    "preview",
+                    "summarize the attached data",
+                    "--model",
+                    "unknown/tiny",
+                ])
+                .args(["--json", "--attach"])
+                .arg(data.join(file)),
+        );
+        let r = &p["request"];
+        let sent: String = r["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        let real = tiktoken_rs::cl100k_base_singleton()
+            .count_ordinary(&sent)
+            .max(tiktoken_rs::o200k_base_singleton().count_ordinary(&sent));
+        let shown = r["input_tokens"].as_u64().unwrap() as usize;
+        assert!(shown >= real, "{file}: shown {shown}, cl100k/o200k {real}");
+        let ceiling = p["compaction"]["allowance"]["input_tokens"]
+            .as_u64()
+            .unwrap() as usize;
+        assert!(
+            shown <= ceiling,
+            "{file}: planned over the ceiling: {shown} > {ceiling}"
+        );
+    }
+}

@@ -68,7 +68,7 @@ pub enum MatchKind {
     Prefix,
 }
 
-/// Which tokenizer counts this model's tokens; `Estimate` is bytes/3.
+/// Which tokenizer counts this model's tokens; `Estimate` is `core::tokens::estimate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Tokenizer {

@@ -299,7 +299,7 @@ struct EntryMemo {
     index: usize,
     text: [OnceLock<String>; STAGES],
     /// tokens[tokenizer][stage][is_last_in_section]: the entry's line with ",\n" or "\n".
-    tokens: [[[OnceLock<usize>; 2]; STAGES]; 2],
+    tokens: [[[OnceLock<usize>; 2]; STAGES]; TOKENIZERS],
 }
 
 /// A catalog made ready for repeated compaction: each entry's text and token count at
@@ -314,7 +314,7 @@ pub struct PreparedCatalog {
     first_pipeline: usize,
     /// frame_tokens[tokenizer][packs * 2 + pipelines]: the fixed text's count, by which
     /// sections are non-empty, so summing a kept set counts no text.
-    frame_tokens: [[OnceLock<usize>; 4]; 2],
+    frame_tokens: [[OnceLock<usize>; 4]; TOKENIZERS],
 }
 
 impl std::fmt::Debug for PreparedCatalog {
@@ -325,11 +325,17 @@ impl std::fmt::Debug for PreparedCatalog {
     }
 }
 
-fn tokenizer_slot(t: Tokenizer) -> Option<usize> {
+/// The tokenizers a catalog keeps counts for: o200k, cl100k and the estimate.
+const TOKENIZERS: usize = 3;
+
+/// Each tokenizer's place in the memo. The estimate is counted line by line as the BPE
+/// tokenizers are: it adds up over lines ([`tokens::estimate`]), so the sum is the
+/// estimate of the text as sent.
+fn tokenizer_slot(t: Tokenizer) -> usize {
     match t {
-        Tokenizer::O200k => Some(0),
-        Tokenizer::Cl100k => Some(1),
-        Tokenizer::Estimate => None,
+        Tokenizer::O200k => 0,
+        Tokenizer::Cl100k => 1,
+        Tokenizer::Estimate => 2,
     }
 }
 
@@ -488,9 +494,7 @@ impl PreparedCatalog {
 
     /// Tokens of the catalog text with `kept` entries at `stage`: exact for BPE tokenizers.
     pub fn tokens(&self, stage: usize, kept: &[usize], tokenizer: Tokenizer) -> usize {
-        let Some(slot) = tokenizer_slot(tokenizer) else {
-            return tokens::estimate(self.bytes(stage, kept));
-        };
+        let slot = tokenizer_slot(tokenizer);
         let (_, packs) = Self::frame(kept, self.first_pipeline);
         let frame = self.frame_tokens(packs > 0, kept.len() > packs, slot, tokenizer);
         frame
@@ -576,10 +580,9 @@ impl PreparedCatalog {
         *last = Some(last.map_or(i, |l| l.max(i)));
     }
 
-    /// The line's tokens with its comma (0 for the estimate, which counts no lines).
+    /// The line's tokens with its comma.
     fn comma_tokens(&self, i: usize, stage: usize, tokenizer: Tokenizer) -> usize {
-        tokenizer_slot(tokenizer)
-            .map_or(0, |slot| self.line_tokens(i, stage, false, slot, tokenizer))
+        self.line_tokens(i, stage, false, tokenizer_slot(tokenizer), tokenizer)
     }
 
     /// What [`Self::bytes`] says of the tallied set.
@@ -592,9 +595,7 @@ impl PreparedCatalog {
     /// What [`Self::tokens`] says of the tallied set. Its lines' tokens must have been
     /// counted ([`Tally::tokens`]); the estimate needs none.
     fn tally_tokens(&self, t: &Tally, stage: usize, tokenizer: Tokenizer) -> usize {
-        let Some(slot) = tokenizer_slot(tokenizer) else {
-            return tokens::estimate(Self::tally_bytes(t));
-        };
+        let slot = tokenizer_slot(tokenizer);
         let frame = self.frame_tokens(
             t.last_pack.is_some(),
             t.last_pipe.is_some(),
@@ -805,8 +806,8 @@ impl PreparedCatalog {
     /// Whether no `target` entries of `all` (less `out`) fit together at `stage`: a lower
     /// bound of any such set's bytes (each line without its comma, no frame) is over the
     /// cap, or over the token allowance along with one of its tokens (each line with its
-    /// comma, the two that may end a section left out, and no frame; the estimate grows
-    /// with bytes). Lines' tokens are counted only when the bytes leave it open.
+    /// comma, the two that may end a section left out, and no frame). Lines' tokens are
+    /// counted only when the bytes leave it open.
     fn none_fit(
         &self,
         stage: usize,
@@ -836,25 +837,22 @@ impl PreparedCatalog {
         if bytes <= allowance.tokens {
             return false;
         }
-        let tokens = match tokenizer_slot(tokenizer) {
-            None => tokens::estimate(bytes),
-            Some(_) => least(
-                left.iter()
-                    .map(|&i| self.comma_tokens(i, stage, tokenizer))
-                    .collect(),
-                target.saturating_sub(2),
-            ),
-        };
+        let tokens = least(
+            left.iter()
+                .map(|&i| self.comma_tokens(i, stage, tokenizer))
+                .collect(),
+            target.saturating_sub(2),
+        );
         tokens > allowance.tokens
     }
 
     /// Whether a text of at least `least` bytes is surely over the allowance: over the byte
-    /// cap, or (estimated tokens, which only grow with bytes) over the token allowance too.
+    /// cap, or (estimated tokens, never fewer than [`tokens::estimate_at_least`] of the
+    /// bytes, line by line and so in sum) over the token allowance too.
     fn surely_over(least: usize, allowance: Allowance, tokenizer: Tokenizer) -> bool {
         allowance.bytes.is_some_and(|cap| least > cap)
-            || (tokenizer_slot(tokenizer).is_none()
-                && least > allowance.tokens
-                && tokens::estimate(least) > allowance.tokens)
+            || (matches!(tokenizer, Tokenizer::Estimate)
+                && tokens::estimate_at_least(least) > allowance.tokens)
     }
 
     /// [`Self::cut_in_order`], then every entry it cut put back, best rank first (the last

@@ -114,7 +114,7 @@ pub fn prompt_size(tokenizer: Tokenizer, text: &str) -> PromptSize {
         return PromptSize {
             bytes: text.len(),
             lines,
-            tokens: tokens::estimate(text.len()),
+            tokens: tokens::estimate(text),
             exact: false,
         };
     }
