@@ -1995,6 +1995,17 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
     // 204, which the MCP SDKs take as a session ended (tester 13 T13-5: 202 made the Python
     // client warn "Session termination failed: 202" at every clean exit).
     assert_eq!(r.status(), 204);
+    // A session this server does not hold (closed, never made) is 404 to DELETE as to any
+    // other request (tester 20 F4: 204 whatever the id).
+    for id in [ids[5].as_str(), ids[0].as_str(), "made-up", "../../etc"] {
+        let r = http
+            .delete(&url)
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{id}");
+    }
     let r = raw_initialize(&http, &url).await;
     assert_eq!(r.status(), 200);
     let newest = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
@@ -2008,6 +2019,83 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
         assert_eq!(in_session(&http, &url, id, &initialized).await, 404, "{id}");
     }
     assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+}
+
+/// Tester 20 F17: a session closed at the cap, or as idle, while its `record_execution` was
+/// waiting for the store's write lock: the call was stored and its client got an empty
+/// stream (or a 500 on its next request). A session with a request in flight is neither
+/// idle nor closed for a newcomer, who is told 503 when every session is busy; the call is
+/// answered, and the session goes at the cap once it is not.
+#[tokio::test]
+async fn http_a_session_with_a_call_in_flight_is_neither_idle_nor_closed_at_the_cap() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &[
+            "--max-sessions",
+            "1",
+            "--session-idle",
+            "300ms",
+            "--no-token",
+        ],
+    );
+    let http = reqwest::Client::new();
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    let a = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.text().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&http, &url, &a, &initialized).await, 202);
+    let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+        "arguments": {"caller": "busy-agent", "tool": "web.search", "ok": true, "id": "e-f17"}}});
+    let call = {
+        let (http, url, a) = (http.clone(), url.clone(), a.clone());
+        tokio::spawn(async move {
+            let r = http
+                .post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", &a)
+                .json(&record)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        })
+    };
+    // Four idle times with the call waiting for the lock: the session is not idle, and a
+    // newcomer at the cap of 1 cannot close it.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 503);
+    let refused = r.text().await.unwrap();
+    assert!(refused.contains("busy at once"), "{refused}");
+    assert!(!call.is_finished(), "the call did not wait for the lock");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let (status, answer) = call.await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer.contains("\"id\":2") && answer.contains("\"result\"") && answer.contains("e-f17"),
+        "the call was not answered: {answer}"
+    );
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let stored: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM executions WHERE caller = 'busy-agent'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, 1);
+    // Not busy now: the newcomer is let in, and the session closed for it is 404 to its
+    // client, never a 500.
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    assert_eq!(in_session(&http, &url, &a, &ping).await, 404);
 }
 
 /// A POST of `message` in session `id`, its status.

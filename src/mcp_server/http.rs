@@ -36,7 +36,7 @@ use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
 use crate::mcp_server::notes::{Note, Noter};
 use crate::mcp_server::params::size_label;
-use crate::mcp_server::sessions::{Place, Sessions};
+use crate::mcp_server::sessions::{Entered, Place, Sessions};
 use crate::mcp_server::stdio::MESSAGE_MAX;
 use crate::mcp_server::unproven::Unproven;
 
@@ -103,6 +103,13 @@ impl Note for MadeRoom {
             self.0
         )
     }
+}
+
+/// rmcp's answer to a request for a session it does not hold, for the same case found here.
+fn session_not_found() -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from("Not Found: Session not found")).boxed());
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    r
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -334,6 +341,15 @@ pub async fn serve(
         config,
     );
     let sessions = Arc::new(sessions);
+    // Idle sessions are closed here, not by rmcp's keep-alive (see [`Sessions::close_idle`]).
+    let reaper = Arc::clone(&sessions);
+    tokio::spawn(async move {
+        let every = reaper.idle_check_every();
+        loop {
+            tokio::time::sleep(every).await;
+            reaper.close_idle().await;
+        }
+    });
     let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
     let read_timeout = limits.read_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
@@ -415,14 +431,34 @@ pub async fn serve(
                         return Ok(r);
                     }
                     unproven.proven(connection);
-                    if let Some(id) = req
+                    let session_id = req
                         .headers()
                         .get(SESSION_HEADER)
                         .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    if req.method() == hyper::Method::DELETE
+                        && let Some(id) = &session_id
                     {
-                        sessions.used(id);
+                        // A session this server does not hold (never made, closed, being
+                        // closed) is 404, as for any other request for it (tester 20 F4:
+                        // rmcp answered 202 whatever the id); a session ended is said as
+                        // 204: the MCP SDKs take 200 or 204, and rmcp's 202 made the Python
+                        // client warn at every clean exit (tester 13 T13-5).
+                        if !sessions.close_for_client(id).await {
+                            return Ok(session_not_found());
+                        }
+                        let mut r = Response::new(Full::new(Bytes::new()).boxed());
+                        *r.status_mut() = StatusCode::NO_CONTENT;
+                        return Ok(r);
                     }
-                    if posts_json(&req) {
+                    // A session with a request in flight is neither closed at the cap nor
+                    // idle; one being closed is told 404 (tester 20 F17).
+                    let busy = match session_id.as_deref().map(|id| sessions.enter(id)) {
+                        Some(Entered::Closing) => return Ok(session_not_found()),
+                        Some(Entered::Busy(busy)) => Some(busy),
+                        Some(Entered::Unknown) | None => None,
+                    };
+                    let answer = if posts_json(&req) {
                         let (req, message) = match read_message(req, read_timeout).await {
                             Ok(read) => read,
                             Err(answer) => return Ok(answer),
@@ -433,6 +469,7 @@ pub async fn serve(
                             .and_then(|v| v.to_str().ok())
                             .unwrap_or_default();
                         if !commits.hands_on(session, &message) {
+                            drop(busy);
                             // A notification taken, as rmcp answers one.
                             let mut r = Response::new(Full::new(Bytes::new()).boxed());
                             *r.status_mut() = StatusCode::ACCEPTED;
@@ -474,28 +511,32 @@ pub async fn serve(
                             sessions.started(id);
                         }
                         drop(place);
-                        let Some(flying) = flying else {
-                            return answer;
-                        };
-                        return answer.map(|r| {
+                        // The id's place is held, and the session busy, until the answer
+                        // has streamed out.
+                        let held = (flying, busy);
+                        answer.map(|r| {
                             r.map(|body| {
                                 body.map_frame(move |frame| {
-                                    let _held = &flying;
+                                    let _held = &held;
                                     frame
                                 })
                                 .boxed()
                             })
-                        });
-                    }
-                    let closing = req.method() == hyper::Method::DELETE;
-                    let mut answer = service.call(req).await;
-                    // A session ended is said as 204: the MCP SDKs take 200 or 204, and rmcp's
-                    // 202 made the Python client warn at every clean exit (tester 13 T13-5).
-                    if closing
-                        && let Ok(r) = &mut answer
-                        && r.status() == StatusCode::ACCEPTED
+                        })
+                    } else {
+                        // A GET's stream may stay open for good: it marks the session used,
+                        // not busy.
+                        drop(busy);
+                        service.call(req).await
+                    };
+                    // rmcp's 500 "Session service terminated" for a session closed while the
+                    // request was being routed is a session gone: 404.
+                    if let Ok(r) = &answer
+                        && r.status() == StatusCode::INTERNAL_SERVER_ERROR
+                        && let Some(id) = &session_id
+                        && sessions.gone(id).await
                     {
-                        *r.status_mut() = StatusCode::NO_CONTENT;
+                        return Ok(session_not_found());
                     }
                     answer
                 }
