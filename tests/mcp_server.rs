@@ -3026,3 +3026,140 @@ async fn record_execution_keeps_a_configured_key_out_of_what_it_stores_and_answe
         assert!(out.contains("[REDACTED]") && !out.contains(k), "{out}");
     }
 }
+
+/// Sends `signal` to the server.
+fn signal(server: &Server, signal: nix::sys::signal::Signal) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(server.0.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+}
+
+/// Waits up to `seconds` for the server to exit, and how.
+fn exited_within(server: &mut Server, seconds: u64) -> Option<std::process::ExitStatus> {
+    let since = std::time::Instant::now();
+    while since.elapsed() < std::time::Duration::from_secs(seconds) {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+/// Tester 20 F9: SIGTERM (or SIGINT) ended `mcp --http` at once, mid-call: a
+/// `record_execution` could be stored with no answer sent, and nothing was said. Now no more
+/// connections are taken, the call in flight (here waiting for the store's write lock) is
+/// answered, and the server exits saying so.
+#[tokio::test]
+async fn a_stop_signal_lets_an_http_call_in_flight_answer_then_exits() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (mut server, url, _, said) = start_http_listened(home.path(), &[], "f9-token-0123456789");
+    let http = reqwest::Client::new();
+    let post = |session: Option<String>, message: Value| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let mut r = http
+                .post(&url)
+                .bearer_auth("f9-token-0123456789")
+                .header("accept", "application/json, text/event-stream");
+            if let Some(s) = session {
+                r = r.header("mcp-session-id", s);
+            }
+            r.json(&message).send().await
+        }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = post(None, init).await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.text().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(Some(session.clone()), initialized)
+            .await
+            .unwrap()
+            .status(),
+        202
+    );
+    let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+        "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}});
+    let call = tokio::spawn(post(Some(session), record));
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    signal(&server, nix::sys::signal::Signal::SIGTERM);
+    let stopping = said_until(
+        &said,
+        10,
+        |l| l.join("\n"),
+        |l| l.contains("accepting no more"),
+    )
+    .await;
+    assert!(
+        stopping.contains(
+            "SIGTERM: accepting no more connections; 1 call in flight gets up to 5s to answer"
+        ),
+        "{stopping}"
+    );
+    assert!(server.0.try_wait().unwrap().is_none(), "it ended at once");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let answer = call.await.unwrap().unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer = answer.text().await.unwrap();
+    assert!(
+        answer.contains("\"result\"") && answer.contains("e-f9"),
+        "not answered: {answer}"
+    );
+    let status = exited_within(&mut server, 10).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    let all = said_until(&said, 5, |l| l.join("\n"), |l| l.contains("stopped")).await;
+    assert!(
+        all.contains("SIGTERM: every call in flight was answered; stopped"),
+        "{all}"
+    );
+}
+
+/// Tester 20 F9, over stdio: a stop signal is read as stdin closing — nothing more is read,
+/// the call in flight gets 5 s to answer — and what it cut is said: here a call held past
+/// that by the store's write lock, not answered.
+#[test]
+fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut stderr = server.0.stderr.take().unwrap();
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    send(RAW_INITIALIZED.to_string());
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+            "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}})
+        .to_string(),
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&server, nix::sys::signal::Signal::SIGINT);
+    let status = exited_within(&mut server, 15).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    drop(holder);
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(
+        said.contains("SIGINT: reading no more requests; calls in flight get 5s to answer"),
+        "{said}"
+    );
+    assert!(
+        said.contains("SIGINT: 1 call was still running after 5s and got no answer"),
+        "{said}"
+    );
+}

@@ -13,6 +13,7 @@
 //! ([`Commits::hands_on`]).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -211,6 +212,8 @@ pub struct Settled<T> {
     commits: Arc<Commits>,
     /// The ids of the requests handed on and not yet answered (nor cancelled).
     in_flight: HashSet<RequestId>,
+    /// How many they are, for what a stop signal left unanswered.
+    unanswered: Arc<AtomicUsize>,
 }
 
 impl<T> Settled<T> {
@@ -219,7 +222,18 @@ impl<T> Settled<T> {
             inner,
             commits,
             in_flight: HashSet::new(),
+            unanswered: Arc::default(),
         }
+    }
+
+    /// How many requests are handed on and not yet answered, as it changes.
+    pub fn unanswered(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.unanswered)
+    }
+
+    fn count(&self) {
+        self.unanswered
+            .store(self.in_flight.len(), Ordering::SeqCst);
     }
 }
 
@@ -264,6 +278,7 @@ where
         if let Some(id) = answered {
             self.commits.answered(STDIO, id);
             self.in_flight.remove(id);
+            self.count();
         }
         self.inner.send(item)
     }
@@ -296,6 +311,7 @@ where
                 }
                 _ => {}
             }
+            self.count();
             return Some(message);
         }
     }

@@ -31,6 +31,7 @@ use std::time::Duration;
 use tower_service::Service;
 
 use crate::exit::bad_input;
+use crate::mcp_server::STOP_GRACE;
 use crate::mcp_server::commits::{Commits, InFlight, already_in_flight};
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
@@ -296,7 +297,8 @@ fn origin_allowed(req: &Request<Incoming>) -> bool {
     loopback || same_host
 }
 
-/// Listen on `addr` until the process is stopped. `open`: the address was given with
+/// Listen on `addr` until a stop signal (SIGTERM, SIGINT), then let calls in flight answer
+/// for at most [`STOP_GRACE`] and return. `open`: the address was given with
 /// `--bind`, so any Host is accepted (the token guards it); on loopback rmcp's Host check
 /// stays on against DNS rebinding.
 pub async fn serve(
@@ -357,8 +359,16 @@ pub async fn serve(
     let made_room: Noter<MadeRoom> = Noter::default();
     let unproven = Arc::new(Unproven::default());
     let in_flight = Arc::new(InFlight::default());
-    loop {
-        let (stream, _) = match listener.accept().await {
+    // A stop signal: no more connections are accepted, each connection ends after the
+    // answer it is sending, and calls in flight get [`STOP_GRACE`] to answer.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut signal = std::pin::pin!(crate::mcp_server::stop_signal());
+    let signal = loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            name = &mut signal => break name,
+        };
+        let (stream, _) = match accepted {
             Ok(c) => c,
             Err(e) => {
                 // Out of descriptors and the like: say so, breathe, go on.
@@ -394,6 +404,7 @@ pub async fn serve(
         let in_flight = Arc::clone(&in_flight);
         let ended = ended.clone();
         let unproven = Arc::clone(&unproven);
+        let mut stopping = stopping.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let proving = Arc::clone(&unproven);
@@ -548,17 +559,50 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), handle);
-            // Closed to make room: dropping the connection closes it.
-            let served = tokio::select! {
-                served = serving => Some(served),
-                () = entered.closed() => None,
+            // Closed to make room: dropping the connection closes it. At a stop signal it
+            // ends after the answer it is sending.
+            let mut serving = std::pin::pin!(serving);
+            let mut told = false;
+            let mut closed = std::pin::pin!(entered.closed());
+            let served = loop {
+                tokio::select! {
+                    served = serving.as_mut() => break Some(served),
+                    () = closed.as_mut() => break None,
+                    _ = stopping.wait_for(|stop| *stop), if !told => {
+                        told = true;
+                        serving.as_mut().graceful_shutdown();
+                    }
+                }
             };
             unproven.proven(connection);
             if let Some(Err(e)) = served {
                 ended.note(Ended(e.to_string()));
             }
         });
+    };
+    drop(listener);
+    let running = sessions.in_flight();
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole mcp: {signal}: accepting no more connections; {running} call{} in flight get{} up to {} to answer",
+        if running == 1 { "" } else { "s" },
+        if running == 1 { "s" } else { "" },
+        crate::core::duration::describe(STOP_GRACE)
+    ));
+    // Sent even with nobody listening.
+    let _ = stop.send(true);
+    let deadline = tokio::time::Instant::now() + STOP_GRACE;
+    while sessions.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let cut = sessions.in_flight();
+    // The last answers are written out as their connections close; a stream a client holds
+    // open (GET) is not waited for past a moment.
+    let closing = tokio::time::Instant::now() + Duration::from_millis(500);
+    while slots.available_permits() < limits.max && tokio::time::Instant::now() < closing {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    crate::mcp_server::say_stopped(signal, cut);
+    Ok(())
 }
 
 #[cfg(test)]
