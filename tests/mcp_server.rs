@@ -3163,3 +3163,55 @@ fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
         "{said}"
     );
 }
+
+/// Tester 20 F13: MCP error messages and their data put the client's control characters
+/// back raw (an OSC title and a screen clear, a line break), where the CLI escapes the same
+/// values. Every error goes out escaped as the CLI escapes: the same text, no control.
+#[tokio::test]
+async fn error_messages_escape_the_clients_control_characters() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let raw = |s: &str| s.chars().any(|ch| ch.is_control());
+    let e = call(
+        &c,
+        "preview",
+        json!({"instruction": "x", "tier": "\u{1b}[31mD"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("'\\x1b[31mD'"),
+        "{}",
+        e.message
+    );
+    let e = call(&c, "rank_tools", json!({"query": "q", "k\u{1b}[2J": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("`k\\x1b[2J`"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.data.unwrap()["argument"], "k\\x1b[2J");
+    let e = call(&c, "no\u{1b}[31mtool", json!({})).await.unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("no\\x1b[31mtool"),
+        "{}",
+        e.message
+    );
+    let uri = "ctxconsole://\u{1b}]0;PWNED\u{7}\u{1b}[2J\nnext";
+    let Err(ServiceError::McpError(e)) = c.read_resource(ReadResourceRequestParams::new(uri)).await
+    else {
+        panic!("{uri} was read");
+    };
+    assert!(
+        !raw(&e.message) && e.message.contains("\\x1b]0;PWNED\\x07\\x1b[2J\\nnext"),
+        "{}",
+        e.message
+    );
+    if let Some(data) = &e.data {
+        assert!(!raw(&data.to_string().replace("\\u001b", "")), "{data}");
+        assert!(!data.to_string().contains("\\u001b"), "{data}");
+    }
+    c.cancel().await.unwrap();
+}

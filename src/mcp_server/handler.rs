@@ -25,6 +25,7 @@ use crate::core::time::format_timestamp_nanos;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::commits::{Call, Commits};
+use crate::mcp_server::jsonrpc;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
@@ -961,7 +962,10 @@ impl ServerHandler for Console {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(malformed(&request.method, request.params.as_ref()))
+        Err(jsonrpc::for_client(malformed(
+            &request.method,
+            request.params.as_ref(),
+        )))
     }
 
     async fn list_resources(
@@ -1006,14 +1010,9 @@ impl ServerHandler for Console {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let state = Arc::clone(&self.state);
-        let uri = request.uri;
-        let (uri, value) = blocking(move || {
-            let value = state.read(&uri)?;
-            Ok((uri, value))
-        })
-        .await?;
-        Ok(resource_result(uri, &value)?.into())
+        self.read_resource_as_asked(request)
+            .await
+            .map_err(jsonrpc::for_client)
     }
 
     async fn list_tools(
@@ -1028,6 +1027,32 @@ impl ServerHandler for Console {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call_tool_as_asked(request, context)
+            .await
+            .map_err(jsonrpc::for_client)
+    }
+}
+
+impl Console {
+    async fn read_resource_as_asked(
+        &self,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let state = Arc::clone(&self.state);
+        let uri = request.uri;
+        let (uri, value) = blocking(move || {
+            let value = state.read(&uri)?;
+            Ok((uri, value))
+        })
+        .await?;
+        Ok(resource_result(uri, &value)?.into())
+    }
+
+    async fn call_tool_as_asked(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

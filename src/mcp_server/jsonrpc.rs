@@ -31,6 +31,48 @@ pub struct Refusal {
     pub notification: bool,
 }
 
+/// An error as it goes to the client: every control, bidi and invisible character in its
+/// message and in the strings of its data (keys too) escaped as the CLI escapes them
+/// ([`crate::core::terminal_text::for_terminal_line`]), since clients print these to a
+/// terminal and the text often holds the client's own input (tester 20 F13: an OSC title
+/// and a screen clear came back raw). The one place: every error the handler gives passes
+/// here (the handler's methods and [`Refusal`]'s wire form).
+pub fn for_client(mut e: ErrorData) -> ErrorData {
+    fn escape(v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                if let std::borrow::Cow::Owned(safe) =
+                    crate::core::terminal_text::for_terminal_line(s)
+                {
+                    *s = safe;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(escape),
+            Value::Object(map) => {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, mut v)| {
+                        escape(&mut v);
+                        (
+                            crate::core::terminal_text::for_terminal_line(&k).into_owned(),
+                            v,
+                        )
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    if let std::borrow::Cow::Owned(safe) = crate::core::terminal_text::for_terminal_line(&e.message)
+    {
+        e.message = safe.into();
+    }
+    if let Some(data) = &mut e.data {
+        escape(data);
+    }
+    e
+}
+
 /// The JSON-RPC error message, in the usual order: `"id": null` when the id could not be
 /// read.
 impl Serialize for Refusal {
@@ -44,7 +86,7 @@ impl Serialize for Refusal {
         Wire {
             jsonrpc: "2.0",
             id: &self.id,
-            error: &self.error,
+            error: &for_client(self.error.clone()),
         }
         .serialize(serializer)
     }
