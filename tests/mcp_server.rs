@@ -754,13 +754,29 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     let hints = record.annotations.unwrap();
     assert_eq!(hints.idempotent_hint, Some(false));
     assert_eq!(hints.read_only_hint, Some(false));
-    // Preview and compaction keep a briefed paste in the output cache: not read-only here
-    // (tester 13: the hint said they were). Ranking writes nothing.
+    // Preview keeps a briefed paste in the output cache: not read-only here (tester 13: the
+    // hint said it was). Compaction and ranking write nothing, and answer the same twice
+    // (tester 20 F12: compaction said it wrote, ranking said nothing of idempotence);
+    // nothing reaches outside without an embeddings endpoint.
     for t in c.list_all_tools().await.unwrap() {
         let hints = t.annotations.unwrap();
-        let writes = ["preview", "compact_catalog", "record_execution"].contains(&&*t.name);
+        let writes = ["preview", "record_execution"].contains(&&*t.name);
         assert_eq!(hints.read_only_hint, Some(!writes), "{}", t.name);
+        assert_eq!(hints.destructive_hint, Some(false), "{}", t.name);
+        assert_eq!(
+            hints.idempotent_hint,
+            Some(t.name != "record_execution"),
+            "{}",
+            t.name
+        );
+        assert_eq!(hints.open_world_hint, Some(false), "{}", t.name);
     }
+    // Compaction with a pasted prompt the size that makes preview brief it writes no cache.
+    let pasted = "a line of a pasted log that goes on\n".repeat(100_000);
+    call(&c, "compact_catalog", json!({"prompt": pasted}))
+        .await
+        .unwrap();
+    assert!(!home.path().join("cache.sqlite").exists());
     c.cancel().await.unwrap();
 }
 
@@ -3214,4 +3230,80 @@ async fn error_messages_escape_the_clients_control_characters() {
         assert!(!data.to_string().contains("\\u001b"), "{data}");
     }
     c.cancel().await.unwrap();
+}
+
+/// Tester 20 F5: a request before `initialize`, or an `initialize` without
+/// `protocolVersion`, was answered about `_meta` fields the client never heard of (and over
+/// stdio the server then exited); methods it does not serve were refused in two wordings.
+/// Now: "not initialized" with the method in the data, the argument named, the server
+/// still waiting for a good `initialize`; one wording for every method not served.
+#[tokio::test]
+async fn requests_before_initialize_are_told_so_and_unserved_methods_share_one_message() {
+    use std::io::Write;
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let mut ask = |line: Value| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        if line.get("id").is_none() {
+            return Value::Null;
+        }
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).expect("an answer")).unwrap()
+    };
+    let early = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    let message = early["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("'tools/list' before initialize: this session is not initialized"),
+        "{message}"
+    );
+    assert_eq!(early["error"]["data"]["method"], "tools/list");
+    let unversioned = ask(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert_eq!(unversioned["error"]["code"], -32602, "{unversioned}");
+    assert_eq!(
+        unversioned["error"]["message"],
+        "initialize: argument `protocolVersion` must be a string, it is missing"
+    );
+    assert_eq!(unversioned["error"]["data"]["argument"], "protocolVersion");
+    // Still serving: a good initialize is answered.
+    let init: Value = ask(serde_json::from_str(RAW_INITIALIZE).unwrap());
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    ask(serde_json::from_str(RAW_INITIALIZED).unwrap());
+    for (id, method) in [
+        (4, "prompts/get"),
+        (5, "prompts/list"),
+        (6, "unknown/method"),
+    ] {
+        let params = if method == "prompts/get" {
+            json!({"name": "p"})
+        } else {
+            json!({})
+        };
+        let r = ask(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert_eq!(r["error"]["code"], -32601, "{r}");
+        assert_eq!(
+            r["error"]["message"],
+            format!("no method '{method}' on this server"),
+            "{r}"
+        );
+        assert_eq!(r["error"]["data"]["method"], method, "{r}");
+    }
+    // Over HTTP, an initialize without its version is told the same, with 400.
+    let (_http_server, url) = start_http(home.path(), &["--no-token"]);
+    let r = reqwest::Client::new()
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body["error"]["data"]["argument"], "protocolVersion",
+        "{body}"
+    );
 }

@@ -214,6 +214,9 @@ pub struct Settled<T> {
     in_flight: HashSet<RequestId>,
     /// How many they are, for what a stop signal left unanswered.
     unanswered: Arc<AtomicUsize>,
+    /// An `initialize` has been handed on: until then a request is refused here when rmcp
+    /// would answer it in words about `_meta` ([`jsonrpc::before_initialize`]).
+    initialized: bool,
 }
 
 impl<T> Settled<T> {
@@ -223,6 +226,7 @@ impl<T> Settled<T> {
             commits,
             in_flight: HashSet::new(),
             unanswered: Arc::default(),
+            initialized: false,
         }
     }
 
@@ -288,6 +292,25 @@ where
             let message = self.inner.receive().await?;
             if !self.commits.hands_on(STDIO, &message) {
                 continue;
+            }
+            if !self.initialized {
+                if let JsonRpcMessage::Request(r) = &message
+                    && let Some(refusal) = crate::mcp_server::jsonrpc::before_initialize(&message)
+                {
+                    let refusal = crate::mcp_server::jsonrpc::Refusal {
+                        error: refusal,
+                        id: Some(r.id.clone()),
+                        notification: false,
+                    };
+                    if let Err(e) = self.inner.send(refusal.into_message()).await {
+                        crate::cli::out::eprint_line(&format!(
+                            "ctxconsole mcp: writing an answer: {e}"
+                        ));
+                        return None;
+                    }
+                    continue;
+                }
+                self.initialized = matches!(&message, JsonRpcMessage::Request(_));
             }
             match &message {
                 JsonRpcMessage::Request(r) if !self.in_flight.insert(r.id.clone()) => {

@@ -4,10 +4,10 @@
 use crate::core::terminal_text::ShownPath;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -188,6 +188,19 @@ impl State {
         }
     }
 
+    /// Whether a ranking call may reach outside this machine: the semantic layer configured
+    /// is an embeddings endpoint.
+    fn reaches_out(&self) -> bool {
+        self.ws.config().ok().is_some_and(|config| {
+            config.rank.semantic.as_deref().is_some_and(|text| {
+                matches!(
+                    crate::embed::SemanticSpec::parse(text, ""),
+                    Ok(crate::embed::SemanticSpec::Endpoint(_))
+                )
+            })
+        })
+    }
+
     fn build_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
         let config = self.ws.config()?;
         let origin = self.ws.config_origin();
@@ -290,7 +303,9 @@ fn schema(value: Value) -> Arc<JsonObject> {
     Arc::new(value.as_object().cloned().unwrap_or_default())
 }
 
-fn tools(read_only: bool) -> Vec<Tool> {
+/// The tools this server lists: `read_only` as `--read-only`; `open_world` when a call may
+/// reach outside this machine (the semantic layer asks an embeddings endpoint).
+fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
     let text = |what: &str| json!({"type": "string", "description": what, "maxLength": TEXT_MAX});
     let name = |what: &str| json!({"type": "string", "description": what, "maxLength": NAME_MAX});
     let model = name(
@@ -300,14 +315,23 @@ fn tools(read_only: bool) -> Vec<Tool> {
     let catalog = text(
         "A catalog in any supported format (routing guide, MCP tools/list result, OpenAI tools array, BFCL functions); default: the workspace's.",
     );
-    let reads = ToolAnnotations::new().read_only(true).destructive(false);
-    // Preview and compaction keep a briefed paste in the output cache (once per paste)
-    // unless the server is read-only: not read-only tools then (tester 13: the hint said
-    // they were while a big attachment wrote cache.sqlite).
+    // Ranking and compaction write nothing and give the same answer for the same store:
+    // read-only and idempotent (tester 20 F12: compaction said it wrote, ranking said
+    // nothing of idempotence). None reaches outside this machine unless the semantic layer
+    // asks an embeddings endpoint (`open_world`).
+    let reads = ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(open_world);
+    // Preview keeps a briefed paste in the output cache (once per paste) unless the server
+    // is read-only: not a read-only tool then (tester 13: the hint said it was while a big
+    // attachment wrote cache.sqlite).
     let briefs = ToolAnnotations::new()
         .read_only(read_only)
         .destructive(false)
-        .idempotent(true);
+        .idempotent(true)
+        .open_world(open_world);
     let mut list = vec![
         Tool::new(
             TOOL_PREVIEW,
@@ -337,7 +361,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(briefs.clone()),
+        .with_annotations(briefs),
         Tool::new(
             TOOL_COMPACT,
             "The catalog as one model receives it, with the Trim record (steps applied, entries cut). The same result as `ctxconsole compact --json`.",
@@ -353,7 +377,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(briefs),
+        .with_annotations(reads.clone()),
         Tool::new(
             TOOL_RANK,
             "Catalog entries ranked for a query, each with the explanation of its score (term · field · points, pairs, coverage, name, action, prior).",
@@ -393,7 +417,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
             )
             // A retry without `at` or `id` is another execution: not idempotent (tester 13
             // T13-8: the hint said it was, which tells a client it may retry freely).
-            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
         );
     }
     list
@@ -917,11 +941,7 @@ fn malformed(method: &str, params: Option<&Value>) -> ErrorData {
         ],
         "resources/read" => &[("uri", "a string", true)],
         _ => {
-            return ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("no method '{method}' on this server"),
-                None,
-            );
+            return jsonrpc::no_method(method);
         }
     };
     let given = params.and_then(Value::as_object);
@@ -966,6 +986,59 @@ impl ServerHandler for Console {
             &request.method,
             request.params.as_ref(),
         )))
+    }
+
+    // Methods this server does not serve (their capabilities are not advertised) are
+    // refused in the one wording unknown methods get ([`jsonrpc::no_method`]): rmcp's
+    // message was the bare method name, and `prompts/list` answered an empty list
+    // (tester 20 F5).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Err(jsonrpc::no_method("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Err(jsonrpc::no_method("prompts/get"))
+    }
+
+    async fn complete(
+        &self,
+        _request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        Err(jsonrpc::no_method("completion/complete"))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("logging/setLevel"))
+    }
+
+    async fn subscribe(
+        &self,
+        _request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("resources/subscribe"))
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("resources/unsubscribe"))
     }
 
     async fn list_resources(
@@ -1021,7 +1094,7 @@ impl ServerHandler for Console {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult {
-            tools: tools(self.state.read_only),
+            tools: tools(self.state.read_only, self.state.reaches_out()),
             ..ListToolsResult::default()
         })
     }
@@ -1090,7 +1163,7 @@ impl Console {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "argument `name`: no tool '{other}'; the tools are {}",
-                        tools(state.read_only)
+                        tools(state.read_only, false)
                             .iter()
                             .map(|t| t.name.as_ref())
                             .collect::<Vec<_>>()
@@ -1161,6 +1234,7 @@ impl<R> UnlessCancelled<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::ErrorCode;
 
     #[test]
     fn tools_and_resources_are_held_to_the_one_result_bound() {

@@ -504,6 +504,19 @@ pub async fn serve(
                             }
                             _ => None,
                         };
+                        // Outside a session, a request that is not a readable initialize
+                        // is told what is wrong with it, as over stdio (tester 20 F5).
+                        if session.is_empty()
+                            && let JsonRpcMessage::Request(r) = &message
+                            && let Some(error) = jsonrpc::before_initialize(&message)
+                        {
+                            let refusal = Refusal {
+                                error,
+                                id: Some(r.id.clone()),
+                                notification: false,
+                            };
+                            return Ok(refused(StatusCode::BAD_REQUEST, &refusal));
+                        }
                         // Held until rmcp has answered: its session is in the table by then,
                         // and entered as just used before the place is given back.
                         let place = match admit(&sessions, &req, &message).await {
