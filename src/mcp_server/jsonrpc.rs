@@ -144,8 +144,11 @@ pub fn no_method(method: &str) -> ErrorData {
     )
 }
 
+/// A field a method needs: its name, what it must be, and the test of that.
+type Field = (&'static str, &'static str, fn(&Value) -> bool);
+
 /// The fields an `initialize` needs, and what each must be.
-const INITIALIZE_FIELDS: [(&str, &str, fn(&Value) -> bool); 3] = [
+const INITIALIZE_FIELDS: [Field; 3] = [
     ("protocolVersion", "a string", Value::is_string),
     ("capabilities", "an object", Value::is_object),
     ("clientInfo", "an object", Value::is_object),
