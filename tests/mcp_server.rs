@@ -3307,3 +3307,65 @@ async fn requests_before_initialize_are_told_so_and_unserved_methods_share_one_m
         "{body}"
     );
 }
+
+/// Tester 20 F8: the server's own calls writing the output cache at once were said on
+/// stderr as "another process is writing …", and the operator went looking for a process
+/// that did not exist. The server says what it knows: another call of this server, or
+/// another process.
+#[test]
+fn a_write_lock_held_while_the_server_writes_is_not_blamed_on_another_process_alone() {
+    use std::io::{BufRead, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let (server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut server = server;
+    let stderr = server.0.stderr.take().unwrap();
+    let (said_tx, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = said_tx.send(line);
+        }
+    });
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    send(RAW_INITIALIZED.to_string());
+    let preview = |id: u32, line: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "preview",
+            "arguments": {"instruction": "summarize the attached log",
+                "attachments": [{"name": "log", "text": format!("{line}\n").repeat(40_000)}]}}})
+        .to_string()
+    };
+    send(preview(2, "first log line of the kept paste"));
+    let first = rx.recv_timeout(Duration::from_secs(60)).expect("answered");
+    assert!(first.contains("\"id\":2"), "{first}");
+    let cache = home.path().join("cache.sqlite");
+    assert!(cache.exists(), "the paste was not kept");
+    let holder = rusqlite::Connection::open(&cache).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    send(preview(3, "another log line, another paste"));
+    let line = loop {
+        let line = said
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the wait is said");
+        if line.contains("is writing") {
+            break line;
+        }
+    };
+    assert!(
+        line.contains("another call of this server or another process is writing")
+            && line.contains("cache.sqlite"),
+        "{line}"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    let second = rx.recv_timeout(Duration::from_secs(60)).expect("answered");
+    assert!(second.contains("\"id\":3"), "{second}");
+}

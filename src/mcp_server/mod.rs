@@ -415,6 +415,8 @@ pub fn run(
     } else {
         HistorySource::File(ws.open_history(&store)?.path().to_path_buf())
     };
+    // Calls run at once here, and two may write the same store.
+    crate::store::sqlite::writers_in_this_process();
     let state = Arc::new(State::new(ws, store, args.read_only));
     // The semantic layer (when configured) is built now, beside the handshake: opening a
     // local model and embedding a catalog the first time can take a minute, which the
