@@ -3369,3 +3369,53 @@ fn a_write_lock_held_while_the_server_writes_is_not_blamed_on_another_process_al
     let second = rx.recv_timeout(Duration::from_secs(60)).expect("answered");
     assert!(second.contains("\"id\":3"), "{second}");
 }
+
+/// Tester 20 F18: the workspace's own catalog given as text ranked differently (no learned
+/// words) while the answer still said `history_prior: true` and nothing else; compaction
+/// of a given catalog drops the prior too, unsaid. Each answer says what ranked it.
+#[tokio::test]
+async fn ranking_a_catalog_given_as_text_says_what_ranked_it() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sample-data/catalog.json"
+    ))
+    .unwrap();
+    let query = "summarize the standup recording";
+    let own = call(&c, "rank_tools", json!({"query": query}))
+        .await
+        .unwrap();
+    assert_eq!(own["history_prior"], true, "{own}");
+    assert_eq!(own["learned_words"], true, "{own}");
+    let given = call(&c, "rank_tools", json!({"query": query, "catalog": text}))
+        .await
+        .unwrap();
+    assert_eq!(given["history_prior"], true, "{given}");
+    assert_eq!(given["learned_words"], false, "{given}");
+    let unhistoried = call(
+        &c,
+        "rank_tools",
+        json!({"query": query, "no_history": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(unhistoried["history_prior"], false);
+    assert_eq!(unhistoried["learned_words"], false);
+    let own = call(&c, "compact_catalog", json!({"prompt": query}))
+        .await
+        .unwrap();
+    assert_eq!(own["history_prior"], true, "{}", own["history_prior"]);
+    assert_eq!(own["learned_words"], true);
+    let given = call(
+        &c,
+        "compact_catalog",
+        json!({"prompt": query, "catalog": text}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(given["history_prior"], false);
+    assert_eq!(given["learned_words"], false);
+    assert_eq!(given["semantic_layer"], false);
+    c.cancel().await.unwrap();
+}

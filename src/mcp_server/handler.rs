@@ -579,6 +579,10 @@ struct RankAnswer<'a> {
     requests: &'a [String],
     confidence: Confidence,
     history_prior: bool,
+    /// The words learned from the history's followed plans took part: the workspace's
+    /// catalog only (a catalog given as text has none; tester 20 F18: the answer said
+    /// nothing of it and ranked differently).
+    learned_words: bool,
     /// The semantic layer took part (`[rank] semantic` set, the workspace's catalog).
     semantic_layer: bool,
     /// Entries with a positive score, best first, at most `k`.
@@ -671,8 +675,22 @@ impl State {
         // its own as `compact --catalog FILE` puts it.
         let notes = self.ws.notes_with(given.catalog.warnings());
         let report = CompactReport::of(&planned, &given.origin, &notes).map_err(internal)?;
-        // The catalog's warnings come with the report, as `compact --json` gives them.
-        to_json(&report)
+        // The catalog's warnings come with the report, as `compact --json` gives them; and
+        // what ranked the cut, as `rank_tools` says it (tester 20 F18: a catalog given as
+        // text is ranked lexically, with neither the prior nor the learned words, and
+        // nothing said so).
+        let mut answer = to_json(&report)?;
+        let ranked_with_history = !prompt.trim().is_empty() && !given.is_argument;
+        if let Value::Object(fields) = &mut answer {
+            let history = ranked_with_history && ctx.prior.is_some();
+            fields.insert("history_prior".into(), json!(history));
+            fields.insert("learned_words".into(), json!(history));
+            fields.insert(
+                "semantic_layer".into(),
+                json!(ranked_with_history && ctx.semantic.is_some()),
+            );
+        }
+        Ok(answer)
     }
 
     fn rank_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
@@ -722,6 +740,7 @@ impl State {
             requests: &ranking.requests,
             confidence: ranking.confidence,
             history_prior: prior.is_some(),
+            learned_words: history.is_some() && catalog.is_none(),
             semantic_layer: semantic.is_some(),
             ranked: index.explain_top(&ranking, &top, prior.as_deref()),
             warnings: given.catalog.warnings(),
