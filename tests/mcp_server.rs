@@ -3419,3 +3419,84 @@ async fn ranking_a_catalog_given_as_text_says_what_ranked_it() {
     assert_eq!(given["semantic_layer"], false);
     c.cancel().await.unwrap();
 }
+
+/// Tester 20 F1, F11: the advertised schemas said less or more than the server takes —
+/// `maxLength` counted characters where the server counts bytes, `null` was taken for
+/// every optional argument the schema typed as plain string/boolean/integer, and `tier`
+/// took `"c"` and `" b"` beside its enum. Every tool's schema is held to real calls: each
+/// optional argument takes `null`, each bounded string takes `maxLength` characters of
+/// the widest UTF-8 (4 bytes each), each enum value is taken and nothing else is.
+#[tokio::test]
+async fn every_advertised_schema_matches_what_the_server_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let base = |tool: &str| -> Value {
+        match tool {
+            "preview" => json!({"instruction": "x"}),
+            "rank_tools" => json!({"query": "q"}),
+            "record_execution" => {
+                json!({"caller": "schema-agent", "tool": "web.search", "ok": true})
+            }
+            _ => json!({}),
+        }
+    };
+    let tools = c.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 4);
+    for t in &tools {
+        let name = t.name.to_string();
+        let schema = Value::Object((*t.input_schema).clone());
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        for (arg, property) in schema["properties"].as_object().unwrap() {
+            let mut args = base(&name);
+            let optional = !required.contains(&arg.as_str());
+            if optional {
+                let types = property["type"].as_array();
+                assert!(
+                    types.is_some_and(|t| t.contains(&json!("null"))),
+                    "{name}.{arg}: optional but null not advertised: {property}"
+                );
+                args[arg] = Value::Null;
+                let answer = call(&c, &name, args.clone()).await;
+                assert!(answer.is_ok(), "{name}.{arg} = null refused: {answer:?}");
+            }
+            if let Some(values) = property["enum"].as_array() {
+                for v in values {
+                    args[arg] = v.clone();
+                    assert!(
+                        call(&c, &name, args.clone()).await.is_ok(),
+                        "{name}.{arg} = {v}"
+                    );
+                }
+                for v in ["c", " A", "D"] {
+                    args[arg] = json!(v);
+                    let e = call(&c, &name, args.clone()).await.unwrap_err();
+                    assert!(
+                        e.message.contains(&format!("`{arg}`")),
+                        "{name}.{arg} = {v:?}: {}",
+                        e.message
+                    );
+                }
+            }
+            // A bounded name at its advertised length, in 4-byte characters, is not refused
+            // for its length; a text, once (rank_tools' query), the same.
+            if let Some(max) = property["maxLength"].as_u64() {
+                let max = max as usize;
+                if max > 1024 && !(name == "rank_tools" && arg == "query") {
+                    continue;
+                }
+                args[arg] = json!("😀".repeat(max));
+                if let Err(e) = call(&c, &name, args.clone()).await {
+                    assert!(
+                        !e.message.contains("the limit is"),
+                        "{name}.{arg}: {max} characters refused for their length: {}",
+                        e.message
+                    );
+                }
+            }
+        }
+    }
+    c.cancel().await.unwrap();
+}

@@ -299,15 +299,56 @@ fn to_json(value: &impl Serialize) -> Result<Value, ErrorData> {
     serde_json::to_value(value).map_err(|e| internal(e.into()))
 }
 
-fn schema(value: Value) -> Arc<JsonObject> {
+/// A tool's input schema as advertised. An optional argument given as `null` is taken as
+/// absent ([`Params`]), so every optional property says `null` too — its type, and its
+/// `enum` when it has one (tester 20 F11: the schema said plain `string`, and a client
+/// validating against it refused what the server takes). The one place every tool's
+/// schema passes.
+fn schema(mut value: Value) -> Arc<JsonObject> {
+    let required: Vec<String> = value
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, property) in properties.iter_mut() {
+            if required.contains(name) {
+                continue;
+            }
+            if let Some(Value::String(kind)) = property.get("type").cloned() {
+                property["type"] = json!([kind, "null"]);
+            }
+            if let Some(Value::Array(values)) = property.get_mut("enum") {
+                values.push(Value::Null);
+            }
+        }
+    }
     Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+/// The `maxLength` that holds for an argument the server bounds at `bytes` of UTF-8:
+/// JSON Schema counts characters, and one takes at most 4 bytes (tester 20 F1: 200 CJK
+/// characters passed the advertised 512 and were refused as 600 bytes).
+fn max_chars(bytes: usize) -> usize {
+    bytes / 4
 }
 
 /// The tools this server lists: `read_only` as `--read-only`; `open_world` when a call may
 /// reach outside this machine (the semantic layer asks an embeddings endpoint).
 fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
-    let text = |what: &str| json!({"type": "string", "description": what, "maxLength": TEXT_MAX});
-    let name = |what: &str| json!({"type": "string", "description": what, "maxLength": NAME_MAX});
+    let text = |what: &str| {
+        json!({"type": "string", "maxLength": max_chars(TEXT_MAX), "description":
+            format!("{what} At most {} of UTF-8.", size_label(TEXT_MAX))})
+    };
+    let name = |what: &str| {
+        json!({"type": "string", "maxLength": max_chars(NAME_MAX), "description":
+            format!("{what} At most {NAME_MAX} bytes of UTF-8.")})
+    };
     let model = name(
         "Model id, e.g. openrouter/openrouter/free (default). An unknown id gets the Tier C fallback row.",
     );
@@ -456,11 +497,24 @@ fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorDa
     }
 }
 
+/// `tier`: exactly `A`, `B` or `C`, as the schema's `enum` says (tester 20 F11: `"c"` and
+/// `" b"` were taken, as the CLI's `--tier` takes them, while the schema refused them).
 fn tier_arg(p: &Params<'_>) -> Result<Option<Tier>, ErrorData> {
     p.opt_str("tier", NAME_MAX)?
         .map(|t| {
-            t.parse::<Tier>()
-                .map_err(|_| p.error("tier", format!("must be A, B or C, not '{t}'")))
+            ["A", "B", "C"]
+                .contains(&t)
+                .then(|| t.parse::<Tier>().ok())
+                .flatten()
+                .ok_or_else(|| {
+                    p.error(
+                        "tier",
+                        format!(
+                            "must be A, B or C, not {}",
+                            crate::core::terminal_text::quoted(t)
+                        ),
+                    )
+                })
         })
         .transpose()
 }
