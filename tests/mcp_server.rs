@@ -754,13 +754,29 @@ async fn record_execution_moves_the_drift_that_history_shows() {
     let hints = record.annotations.unwrap();
     assert_eq!(hints.idempotent_hint, Some(false));
     assert_eq!(hints.read_only_hint, Some(false));
-    // Preview and compaction keep a briefed paste in the output cache: not read-only here
-    // (tester 13: the hint said they were). Ranking writes nothing.
+    // Preview keeps a briefed paste in the output cache: not read-only here (tester 13: the
+    // hint said it was). Compaction and ranking write nothing, and answer the same twice
+    // (tester 20 F12: compaction said it wrote, ranking said nothing of idempotence);
+    // nothing reaches outside without an embeddings endpoint.
     for t in c.list_all_tools().await.unwrap() {
         let hints = t.annotations.unwrap();
-        let writes = ["preview", "compact_catalog", "record_execution"].contains(&&*t.name);
+        let writes = ["preview", "record_execution"].contains(&&*t.name);
         assert_eq!(hints.read_only_hint, Some(!writes), "{}", t.name);
+        assert_eq!(hints.destructive_hint, Some(false), "{}", t.name);
+        assert_eq!(
+            hints.idempotent_hint,
+            Some(t.name != "record_execution"),
+            "{}",
+            t.name
+        );
+        assert_eq!(hints.open_world_hint, Some(false), "{}", t.name);
     }
+    // Compaction with a pasted prompt the size that makes preview brief it writes no cache.
+    let pasted = "a line of a pasted log that goes on\n".repeat(100_000);
+    call(&c, "compact_catalog", json!({"prompt": pasted}))
+        .await
+        .unwrap();
+    assert!(!home.path().join("cache.sqlite").exists());
     c.cancel().await.unwrap();
 }
 
@@ -1995,6 +2011,17 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
     // 204, which the MCP SDKs take as a session ended (tester 13 T13-5: 202 made the Python
     // client warn "Session termination failed: 202" at every clean exit).
     assert_eq!(r.status(), 204);
+    // A session this server does not hold (closed, never made) is 404 to DELETE as to any
+    // other request (tester 20 F4: 204 whatever the id).
+    for id in [ids[5].as_str(), ids[0].as_str(), "made-up", "../../etc"] {
+        let r = http
+            .delete(&url)
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{id}");
+    }
     let r = raw_initialize(&http, &url).await;
     assert_eq!(r.status(), 200);
     let newest = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
@@ -2008,6 +2035,83 @@ async fn http_sessions_are_capped_and_idle_ones_expire() {
         assert_eq!(in_session(&http, &url, id, &initialized).await, 404, "{id}");
     }
     assert_eq!(raw_initialize(&http, &url).await.status(), 200);
+}
+
+/// Tester 20 F17: a session closed at the cap, or as idle, while its `record_execution` was
+/// waiting for the store's write lock: the call was stored and its client got an empty
+/// stream (or a 500 on its next request). A session with a request in flight is neither
+/// idle nor closed for a newcomer, who is told 503 when every session is busy; the call is
+/// answered, and the session goes at the cap once it is not.
+#[tokio::test]
+async fn http_a_session_with_a_call_in_flight_is_neither_idle_nor_closed_at_the_cap() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &[
+            "--max-sessions",
+            "1",
+            "--session-idle",
+            "300ms",
+            "--no-token",
+        ],
+    );
+    let http = reqwest::Client::new();
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    let a = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.text().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&http, &url, &a, &initialized).await, 202);
+    let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+        "arguments": {"caller": "busy-agent", "tool": "web.search", "ok": true, "id": "e-f17"}}});
+    let call = {
+        let (http, url, a) = (http.clone(), url.clone(), a.clone());
+        tokio::spawn(async move {
+            let r = http
+                .post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", &a)
+                .json(&record)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        })
+    };
+    // Four idle times with the call waiting for the lock: the session is not idle, and a
+    // newcomer at the cap of 1 cannot close it.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 503);
+    let refused = r.text().await.unwrap();
+    assert!(refused.contains("busy at once"), "{refused}");
+    assert!(!call.is_finished(), "the call did not wait for the lock");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let (status, answer) = call.await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer.contains("\"id\":2") && answer.contains("\"result\"") && answer.contains("e-f17"),
+        "the call was not answered: {answer}"
+    );
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let stored: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM executions WHERE caller = 'busy-agent'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, 1);
+    // Not busy now: the newcomer is let in, and the session closed for it is 404 to its
+    // client, never a 500.
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    assert_eq!(in_session(&http, &url, &a, &ping).await, 404);
 }
 
 /// A POST of `message` in session `id`, its status.
@@ -3017,4 +3121,462 @@ async fn record_execution_keeps_a_configured_key_out_of_what_it_stores_and_answe
         let out = String::from_utf8_lossy(&out.stdout);
         assert!(out.contains("[REDACTED]") && !out.contains(k), "{out}");
     }
+}
+
+/// Sends `signal` to the server.
+fn signal(server: &Server, signal: nix::sys::signal::Signal) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(server.0.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+}
+
+/// Waits up to `seconds` for the server to exit, and how.
+fn exited_within(server: &mut Server, seconds: u64) -> Option<std::process::ExitStatus> {
+    let since = std::time::Instant::now();
+    while since.elapsed() < std::time::Duration::from_secs(seconds) {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+/// Tester 20 F9: SIGTERM (or SIGINT) ended `mcp --http` at once, mid-call: a
+/// `record_execution` could be stored with no answer sent, and nothing was said. Now no more
+/// connections are taken, the call in flight (here waiting for the store's write lock) is
+/// answered, and the server exits saying so.
+#[tokio::test]
+async fn a_stop_signal_lets_an_http_call_in_flight_answer_then_exits() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (mut server, url, _, said) = start_http_listened(home.path(), &[], "f9-token-0123456789");
+    let http = reqwest::Client::new();
+    let post = |session: Option<String>, message: Value| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let mut r = http
+                .post(&url)
+                .bearer_auth("f9-token-0123456789")
+                .header("accept", "application/json, text/event-stream");
+            if let Some(s) = session {
+                r = r.header("mcp-session-id", s);
+            }
+            r.json(&message).send().await
+        }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let r = post(None, init).await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.text().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(Some(session.clone()), initialized)
+            .await
+            .unwrap()
+            .status(),
+        202
+    );
+    let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+        "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}});
+    let call = tokio::spawn(post(Some(session), record));
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    signal(&server, nix::sys::signal::Signal::SIGTERM);
+    let stopping = said_until(
+        &said,
+        10,
+        |l| l.join("\n"),
+        |l| l.contains("accepting no more"),
+    )
+    .await;
+    assert!(
+        stopping.contains(
+            "SIGTERM: accepting no more connections; 1 call in flight gets up to 5s to answer"
+        ),
+        "{stopping}"
+    );
+    assert!(server.0.try_wait().unwrap().is_none(), "it ended at once");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let answer = call.await.unwrap().unwrap();
+    assert_eq!(answer.status(), 200);
+    let answer = answer.text().await.unwrap();
+    assert!(
+        answer.contains("\"result\"") && answer.contains("e-f9"),
+        "not answered: {answer}"
+    );
+    let status = exited_within(&mut server, 10).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    let all = said_until(&said, 5, |l| l.join("\n"), |l| l.contains("stopped")).await;
+    assert!(
+        all.contains("SIGTERM: every call in flight was answered; stopped"),
+        "{all}"
+    );
+}
+
+/// Tester 20 F9, over stdio: a stop signal is read as stdin closing — nothing more is read,
+/// the call in flight gets 5 s to answer — and what it cut is said: here a call held past
+/// that by the store's write lock, not answered.
+#[test]
+fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut stderr = server.0.stderr.take().unwrap();
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    send(RAW_INITIALIZED.to_string());
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+            "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}})
+        .to_string(),
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&server, nix::sys::signal::Signal::SIGINT);
+    let status = exited_within(&mut server, 15).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    drop(holder);
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(
+        said.contains("SIGINT: reading no more requests; calls in flight get 5s to answer"),
+        "{said}"
+    );
+    assert!(
+        said.contains("SIGINT: 1 call was still running after 5s and got no answer"),
+        "{said}"
+    );
+}
+
+/// Tester 20 F13: MCP error messages and their data put the client's control characters
+/// back raw (an OSC title and a screen clear, a line break), where the CLI escapes the same
+/// values. Every error goes out escaped as the CLI escapes: the same text, no control.
+#[tokio::test]
+async fn error_messages_escape_the_clients_control_characters() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let raw = |s: &str| s.chars().any(|ch| ch.is_control());
+    let e = call(
+        &c,
+        "preview",
+        json!({"instruction": "x", "tier": "\u{1b}[31mD"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("'\\x1b[31mD'"),
+        "{}",
+        e.message
+    );
+    let e = call(&c, "rank_tools", json!({"query": "q", "k\u{1b}[2J": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("`k\\x1b[2J`"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.data.unwrap()["argument"], "k\\x1b[2J");
+    let e = call(&c, "no\u{1b}[31mtool", json!({})).await.unwrap_err();
+    assert!(
+        !raw(&e.message) && e.message.contains("no\\x1b[31mtool"),
+        "{}",
+        e.message
+    );
+    let uri = "ctxconsole://\u{1b}]0;PWNED\u{7}\u{1b}[2J\nnext";
+    let Err(ServiceError::McpError(e)) = c.read_resource(ReadResourceRequestParams::new(uri)).await
+    else {
+        panic!("{uri} was read");
+    };
+    assert!(
+        !raw(&e.message) && e.message.contains("\\x1b]0;PWNED\\x07\\x1b[2J\\nnext"),
+        "{}",
+        e.message
+    );
+    if let Some(data) = &e.data {
+        assert!(!raw(&data.to_string().replace("\\u001b", "")), "{data}");
+        assert!(!data.to_string().contains("\\u001b"), "{data}");
+    }
+    c.cancel().await.unwrap();
+}
+
+/// Tester 20 F5: a request before `initialize`, or an `initialize` without
+/// `protocolVersion`, was answered about `_meta` fields the client never heard of (and over
+/// stdio the server then exited); methods it does not serve were refused in two wordings.
+/// Now: "not initialized" with the method in the data, the argument named, the server
+/// still waiting for a good `initialize`; one wording for every method not served.
+#[tokio::test]
+async fn requests_before_initialize_are_told_so_and_unserved_methods_share_one_message() {
+    use std::io::Write;
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let mut ask = |line: Value| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        if line.get("id").is_none() {
+            return Value::Null;
+        }
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).expect("an answer")).unwrap()
+    };
+    let early = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    let message = early["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("'tools/list' before initialize: this session is not initialized"),
+        "{message}"
+    );
+    assert_eq!(early["error"]["data"]["method"], "tools/list");
+    let unversioned = ask(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert_eq!(unversioned["error"]["code"], -32602, "{unversioned}");
+    assert_eq!(
+        unversioned["error"]["message"],
+        "initialize: argument `protocolVersion` must be a string, it is missing"
+    );
+    assert_eq!(unversioned["error"]["data"]["argument"], "protocolVersion");
+    // Still serving: a good initialize is answered.
+    let init: Value = ask(serde_json::from_str(RAW_INITIALIZE).unwrap());
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    ask(serde_json::from_str(RAW_INITIALIZED).unwrap());
+    for (id, method) in [
+        (4, "prompts/get"),
+        (5, "prompts/list"),
+        (6, "unknown/method"),
+    ] {
+        let params = if method == "prompts/get" {
+            json!({"name": "p"})
+        } else {
+            json!({})
+        };
+        let r = ask(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert_eq!(r["error"]["code"], -32601, "{r}");
+        assert_eq!(
+            r["error"]["message"],
+            format!("no method '{method}' on this server"),
+            "{r}"
+        );
+        assert_eq!(r["error"]["data"]["method"], method, "{r}");
+    }
+    // Over HTTP, an initialize without its version is told the same, with 400.
+    let (_http_server, url) = start_http(home.path(), &["--no-token"]);
+    let r = reqwest::Client::new()
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body["error"]["data"]["argument"], "protocolVersion",
+        "{body}"
+    );
+}
+
+/// Tester 20 F8: the server's own calls writing the output cache at once were said on
+/// stderr as "another process is writing …", and the operator went looking for a process
+/// that did not exist. The server says what it knows: another call of this server, or
+/// another process.
+#[test]
+fn a_write_lock_held_while_the_server_writes_is_not_blamed_on_another_process_alone() {
+    use std::io::{BufRead, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    let (server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut server = server;
+    let stderr = server.0.stderr.take().unwrap();
+    let (said_tx, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = said_tx.send(line);
+        }
+    });
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    send(RAW_INITIALIZED.to_string());
+    let preview = |id: u32, line: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "preview",
+            "arguments": {"instruction": "summarize the attached log",
+                "attachments": [{"name": "log", "text": format!("{line}\n").repeat(40_000)}]}}})
+        .to_string()
+    };
+    send(preview(2, "first log line of the kept paste"));
+    let first = rx.recv_timeout(Duration::from_secs(60)).expect("answered");
+    assert!(first.contains("\"id\":2"), "{first}");
+    let cache = home.path().join("cache.sqlite");
+    assert!(cache.exists(), "the paste was not kept");
+    let holder = rusqlite::Connection::open(&cache).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    send(preview(3, "another log line, another paste"));
+    let line = loop {
+        let line = said
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the wait is said");
+        if line.contains("is writing") {
+            break line;
+        }
+    };
+    assert!(
+        line.contains("another call of this server or another process is writing")
+            && line.contains("cache.sqlite"),
+        "{line}"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    let second = rx.recv_timeout(Duration::from_secs(60)).expect("answered");
+    assert!(second.contains("\"id\":3"), "{second}");
+}
+
+/// Tester 20 F18: the workspace's own catalog given as text ranked differently (no learned
+/// words) while the answer still said `history_prior: true` and nothing else; compaction
+/// of a given catalog drops the prior too, unsaid. Each answer says what ranked it.
+#[tokio::test]
+async fn ranking_a_catalog_given_as_text_says_what_ranked_it() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sample-data/catalog.json"
+    ))
+    .unwrap();
+    let query = "summarize the standup recording";
+    let own = call(&c, "rank_tools", json!({"query": query}))
+        .await
+        .unwrap();
+    assert_eq!(own["history_prior"], true, "{own}");
+    assert_eq!(own["learned_words"], true, "{own}");
+    let given = call(&c, "rank_tools", json!({"query": query, "catalog": text}))
+        .await
+        .unwrap();
+    assert_eq!(given["history_prior"], true, "{given}");
+    assert_eq!(given["learned_words"], false, "{given}");
+    let unhistoried = call(
+        &c,
+        "rank_tools",
+        json!({"query": query, "no_history": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(unhistoried["history_prior"], false);
+    assert_eq!(unhistoried["learned_words"], false);
+    let own = call(&c, "compact_catalog", json!({"prompt": query}))
+        .await
+        .unwrap();
+    assert_eq!(own["history_prior"], true, "{}", own["history_prior"]);
+    assert_eq!(own["learned_words"], true);
+    let given = call(
+        &c,
+        "compact_catalog",
+        json!({"prompt": query, "catalog": text}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(given["history_prior"], false);
+    assert_eq!(given["learned_words"], false);
+    assert_eq!(given["semantic_layer"], false);
+    c.cancel().await.unwrap();
+}
+
+/// Tester 20 F1, F11: the advertised schemas said less or more than the server takes —
+/// `maxLength` counted characters where the server counts bytes, `null` was taken for
+/// every optional argument the schema typed as plain string/boolean/integer, and `tier`
+/// took `"c"` and `" b"` beside its enum. Every tool's schema is held to real calls: each
+/// optional argument takes `null`, each bounded string takes `maxLength` characters of
+/// the widest UTF-8 (4 bytes each), each enum value is taken and nothing else is.
+#[tokio::test]
+async fn every_advertised_schema_matches_what_the_server_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let c = start(home.path(), &[]).await;
+    let base = |tool: &str| -> Value {
+        match tool {
+            "preview" => json!({"instruction": "x"}),
+            "rank_tools" => json!({"query": "q"}),
+            "record_execution" => {
+                json!({"caller": "schema-agent", "tool": "web.search", "ok": true})
+            }
+            _ => json!({}),
+        }
+    };
+    let tools = c.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 4);
+    for t in &tools {
+        let name = t.name.to_string();
+        let schema = Value::Object((*t.input_schema).clone());
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        for (arg, property) in schema["properties"].as_object().unwrap() {
+            let mut args = base(&name);
+            let optional = !required.contains(&arg.as_str());
+            if optional {
+                let types = property["type"].as_array();
+                assert!(
+                    types.is_some_and(|t| t.contains(&json!("null"))),
+                    "{name}.{arg}: optional but null not advertised: {property}"
+                );
+                args[arg] = Value::Null;
+                let answer = call(&c, &name, args.clone()).await;
+                assert!(answer.is_ok(), "{name}.{arg} = null refused: {answer:?}");
+            }
+            if let Some(values) = property["enum"].as_array() {
+                for v in values {
+                    args[arg] = v.clone();
+                    assert!(
+                        call(&c, &name, args.clone()).await.is_ok(),
+                        "{name}.{arg} = {v}"
+                    );
+                }
+                for v in ["c", " A", "D"] {
+                    args[arg] = json!(v);
+                    let e = call(&c, &name, args.clone()).await.unwrap_err();
+                    assert!(
+                        e.message.contains(&format!("`{arg}`")),
+                        "{name}.{arg} = {v:?}: {}",
+                        e.message
+                    );
+                }
+            }
+            // A bounded name at its advertised length, in 4-byte characters, is not refused
+            // for its length; a text, once (rank_tools' query), the same.
+            if let Some(max) = property["maxLength"].as_u64() {
+                let max = max as usize;
+                if max > 1024 && !(name == "rank_tools" && arg == "query") {
+                    continue;
+                }
+                args[arg] = json!("😀".repeat(max));
+                if let Err(e) = call(&c, &name, args.clone()).await {
+                    assert!(
+                        !e.message.contains("the limit is"),
+                        "{name}.{arg}: {max} characters refused for their length: {}",
+                        e.message
+                    );
+                }
+            }
+        }
+    }
+    c.cancel().await.unwrap();
 }

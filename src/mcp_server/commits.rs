@@ -13,6 +13,7 @@
 //! ([`Commits::hands_on`]).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -211,6 +212,11 @@ pub struct Settled<T> {
     commits: Arc<Commits>,
     /// The ids of the requests handed on and not yet answered (nor cancelled).
     in_flight: HashSet<RequestId>,
+    /// How many they are, for what a stop signal left unanswered.
+    unanswered: Arc<AtomicUsize>,
+    /// An `initialize` has been handed on: until then a request is refused here when rmcp
+    /// would answer it in words about `_meta` ([`jsonrpc::before_initialize`]).
+    initialized: bool,
 }
 
 impl<T> Settled<T> {
@@ -219,7 +225,19 @@ impl<T> Settled<T> {
             inner,
             commits,
             in_flight: HashSet::new(),
+            unanswered: Arc::default(),
+            initialized: false,
         }
+    }
+
+    /// How many requests are handed on and not yet answered, as it changes.
+    pub fn unanswered(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.unanswered)
+    }
+
+    fn count(&self) {
+        self.unanswered
+            .store(self.in_flight.len(), Ordering::SeqCst);
     }
 }
 
@@ -264,6 +282,7 @@ where
         if let Some(id) = answered {
             self.commits.answered(STDIO, id);
             self.in_flight.remove(id);
+            self.count();
         }
         self.inner.send(item)
     }
@@ -273,6 +292,25 @@ where
             let message = self.inner.receive().await?;
             if !self.commits.hands_on(STDIO, &message) {
                 continue;
+            }
+            if !self.initialized {
+                if let JsonRpcMessage::Request(r) = &message
+                    && let Some(refusal) = crate::mcp_server::jsonrpc::before_initialize(&message)
+                {
+                    let refusal = crate::mcp_server::jsonrpc::Refusal {
+                        error: refusal,
+                        id: Some(r.id.clone()),
+                        notification: false,
+                    };
+                    if let Err(e) = self.inner.send(refusal.into_message()).await {
+                        crate::cli::out::eprint_line(&format!(
+                            "ctxconsole mcp: writing an answer: {e}"
+                        ));
+                        return None;
+                    }
+                    continue;
+                }
+                self.initialized = matches!(&message, JsonRpcMessage::Request(_));
             }
             match &message {
                 JsonRpcMessage::Request(r) if !self.in_flight.insert(r.id.clone()) => {
@@ -296,6 +334,7 @@ where
                 }
                 _ => {}
             }
+            self.count();
             return Some(message);
         }
     }

@@ -5,10 +5,10 @@ use crate::core::history::EXECUTION_CLOCK_SKEW_SECS;
 use crate::core::terminal_text::{ShownPath, quoted};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -26,6 +26,7 @@ use crate::core::time::format_timestamp_nanos;
 use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::commits::{Call, Commits};
+use crate::mcp_server::jsonrpc;
 use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
@@ -188,6 +189,19 @@ impl State {
         }
     }
 
+    /// Whether a ranking call may reach outside this machine: the semantic layer configured
+    /// is an embeddings endpoint.
+    fn reaches_out(&self) -> bool {
+        self.ws.config().ok().is_some_and(|config| {
+            config.rank.semantic.as_deref().is_some_and(|text| {
+                matches!(
+                    crate::embed::SemanticSpec::parse(text, ""),
+                    Ok(crate::embed::SemanticSpec::Endpoint(_))
+                )
+            })
+        })
+    }
+
     fn build_semantic(&self) -> anyhow::Result<Option<Arc<Semantic>>> {
         let config = self.ws.config()?;
         let origin = self.ws.config_origin();
@@ -286,13 +300,56 @@ fn to_json(value: &impl Serialize) -> Result<Value, ErrorData> {
     serde_json::to_value(value).map_err(|e| internal(e.into()))
 }
 
-fn schema(value: Value) -> Arc<JsonObject> {
+/// A tool's input schema as advertised. An optional argument given as `null` is taken as
+/// absent ([`Params`]), so every optional property says `null` too — its type, and its
+/// `enum` when it has one (tester 20 F11: the schema said plain `string`, and a client
+/// validating against it refused what the server takes). The one place every tool's
+/// schema passes.
+fn schema(mut value: Value) -> Arc<JsonObject> {
+    let required: Vec<String> = value
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, property) in properties.iter_mut() {
+            if required.contains(name) {
+                continue;
+            }
+            if let Some(Value::String(kind)) = property.get("type").cloned() {
+                property["type"] = json!([kind, "null"]);
+            }
+            if let Some(Value::Array(values)) = property.get_mut("enum") {
+                values.push(Value::Null);
+            }
+        }
+    }
     Arc::new(value.as_object().cloned().unwrap_or_default())
 }
 
-fn tools(read_only: bool) -> Vec<Tool> {
-    let text = |what: &str| json!({"type": "string", "description": what, "maxLength": TEXT_MAX});
-    let name = |what: &str| json!({"type": "string", "description": what, "maxLength": NAME_MAX});
+/// The `maxLength` that holds for an argument the server bounds at `bytes` of UTF-8:
+/// JSON Schema counts characters, and one takes at most 4 bytes (tester 20 F1: 200 CJK
+/// characters passed the advertised 512 and were refused as 600 bytes).
+fn max_chars(bytes: usize) -> usize {
+    bytes / 4
+}
+
+/// The tools this server lists: `read_only` as `--read-only`; `open_world` when a call may
+/// reach outside this machine (the semantic layer asks an embeddings endpoint).
+fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
+    let text = |what: &str| {
+        json!({"type": "string", "maxLength": max_chars(TEXT_MAX), "description":
+            format!("{what} At most {} of UTF-8.", size_label(TEXT_MAX))})
+    };
+    let name = |what: &str| {
+        json!({"type": "string", "maxLength": max_chars(NAME_MAX), "description":
+            format!("{what} At most {NAME_MAX} bytes of UTF-8.")})
+    };
     let model = name(
         "Model id, e.g. openrouter/openrouter/free (default). An unknown id gets the Tier C fallback row.",
     );
@@ -300,14 +357,23 @@ fn tools(read_only: bool) -> Vec<Tool> {
     let catalog = text(
         "A catalog in any supported format (routing guide, MCP tools/list result, OpenAI tools array, BFCL functions); default: the workspace's.",
     );
-    let reads = ToolAnnotations::new().read_only(true).destructive(false);
-    // Preview and compaction keep a briefed paste in the output cache (once per paste)
-    // unless the server is read-only: not read-only tools then (tester 13: the hint said
-    // they were while a big attachment wrote cache.sqlite).
+    // Ranking and compaction write nothing and give the same answer for the same store:
+    // read-only and idempotent (tester 20 F12: compaction said it wrote, ranking said
+    // nothing of idempotence). None reaches outside this machine unless the semantic layer
+    // asks an embeddings endpoint (`open_world`).
+    let reads = ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(open_world);
+    // Preview keeps a briefed paste in the output cache (once per paste) unless the server
+    // is read-only: not a read-only tool then (tester 13: the hint said it was while a big
+    // attachment wrote cache.sqlite).
     let briefs = ToolAnnotations::new()
         .read_only(read_only)
         .destructive(false)
-        .idempotent(true);
+        .idempotent(true)
+        .open_world(open_world);
     let mut list = vec![
         Tool::new(
             TOOL_PREVIEW,
@@ -337,7 +403,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(briefs.clone()),
+        .with_annotations(briefs),
         Tool::new(
             TOOL_COMPACT,
             "The catalog as one model receives it, with the Trim record (steps applied, entries cut). The same result as `ctxconsole compact --json`.",
@@ -353,7 +419,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
                 "additionalProperties": false
             })),
         )
-        .with_annotations(briefs),
+        .with_annotations(reads.clone()),
         Tool::new(
             TOOL_RANK,
             "Catalog entries ranked for a query, each with the explanation of its score (term · field · points, pairs, coverage, name, action, prior).",
@@ -393,7 +459,7 @@ fn tools(read_only: bool) -> Vec<Tool> {
             )
             // A retry without `at` or `id` is another execution: not idempotent (tester 13
             // T13-8: the hint said it was, which tells a client it may retry freely).
-            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
         );
     }
     list
@@ -432,11 +498,24 @@ fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorDa
     }
 }
 
+/// `tier`: exactly `A`, `B` or `C`, as the schema's `enum` says (tester 20 F11: `"c"` and
+/// `" b"` were taken, as the CLI's `--tier` takes them, while the schema refused them).
 fn tier_arg(p: &Params<'_>) -> Result<Option<Tier>, ErrorData> {
     p.opt_str("tier", NAME_MAX)?
         .map(|t| {
-            t.parse::<Tier>()
-                .map_err(|_| p.error("tier", format!("must be A, B or C, not '{t}'")))
+            ["A", "B", "C"]
+                .contains(&t)
+                .then(|| t.parse::<Tier>().ok())
+                .flatten()
+                .ok_or_else(|| {
+                    p.error(
+                        "tier",
+                        format!(
+                            "must be A, B or C, not {}",
+                            crate::core::terminal_text::quoted(t)
+                        ),
+                    )
+                })
         })
         .transpose()
 }
@@ -555,6 +634,10 @@ struct RankAnswer<'a> {
     requests: &'a [String],
     confidence: Confidence,
     history_prior: bool,
+    /// The words learned from the history's followed plans took part: the workspace's
+    /// catalog only (a catalog given as text has none; tester 20 F18: the answer said
+    /// nothing of it and ranked differently).
+    learned_words: bool,
     /// The semantic layer took part (`[rank] semantic` set, the workspace's catalog).
     semantic_layer: bool,
     /// Entries with a positive score, best first, at most `k`.
@@ -650,8 +733,22 @@ impl State {
         // its own as `compact --catalog FILE` puts it.
         let notes = self.ws.notes_with(given.catalog.warnings());
         let report = CompactReport::of(&planned, &given.origin, &notes).map_err(internal)?;
-        // The catalog's warnings come with the report, as `compact --json` gives them.
-        to_json(&report)
+        // The catalog's warnings come with the report, as `compact --json` gives them; and
+        // what ranked the cut, as `rank_tools` says it (tester 20 F18: a catalog given as
+        // text is ranked lexically, with neither the prior nor the learned words, and
+        // nothing said so).
+        let mut answer = to_json(&report)?;
+        let ranked_with_history = !prompt.trim().is_empty() && !given.is_argument;
+        if let Value::Object(fields) = &mut answer {
+            let history = ranked_with_history && ctx.prior.is_some();
+            fields.insert("history_prior".into(), json!(history));
+            fields.insert("learned_words".into(), json!(history));
+            fields.insert(
+                "semantic_layer".into(),
+                json!(ranked_with_history && ctx.semantic.is_some()),
+            );
+        }
+        Ok(answer)
     }
 
     fn rank_tool(&self, args: &JsonObject) -> Result<Value, ErrorData> {
@@ -701,6 +798,7 @@ impl State {
             requests: &ranking.requests,
             confidence: ranking.confidence,
             history_prior: prior.is_some(),
+            learned_words: history.is_some() && catalog.is_none(),
             semantic_layer: semantic.is_some(),
             ranked: index.explain_top(&ranking, &top, prior.as_deref()),
             warnings: given.catalog.warnings(),
@@ -947,11 +1045,7 @@ fn malformed(method: &str, params: Option<&Value>) -> ErrorData {
         ],
         "resources/read" => &[("uri", "a string", true)],
         _ => {
-            return ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("no method '{method}' on this server"),
-                None,
-            );
+            return jsonrpc::no_method(method);
         }
     };
     let given = params.and_then(Value::as_object);
@@ -992,7 +1086,63 @@ impl ServerHandler for Console {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(malformed(&request.method, request.params.as_ref()))
+        Err(jsonrpc::for_client(malformed(
+            &request.method,
+            request.params.as_ref(),
+        )))
+    }
+
+    // Methods this server does not serve (their capabilities are not advertised) are
+    // refused in the one wording unknown methods get ([`jsonrpc::no_method`]): rmcp's
+    // message was the bare method name, and `prompts/list` answered an empty list
+    // (tester 20 F5).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Err(jsonrpc::no_method("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Err(jsonrpc::no_method("prompts/get"))
+    }
+
+    async fn complete(
+        &self,
+        _request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        Err(jsonrpc::no_method("completion/complete"))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("logging/setLevel"))
+    }
+
+    async fn subscribe(
+        &self,
+        _request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("resources/subscribe"))
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(jsonrpc::no_method("resources/unsubscribe"))
     }
 
     async fn list_resources(
@@ -1037,6 +1187,38 @@ impl ServerHandler for Console {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read_resource_as_asked(request)
+            .await
+            .map_err(jsonrpc::for_client)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult {
+            tools: tools(self.state.read_only, self.state.reaches_out()),
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call_tool_as_asked(request, context)
+            .await
+            .map_err(jsonrpc::for_client)
+    }
+}
+
+impl Console {
+    async fn read_resource_as_asked(
+        &self,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
         let state = Arc::clone(&self.state);
         let uri = request.uri;
         let (uri, value) = blocking(move || {
@@ -1047,18 +1229,7 @@ impl ServerHandler for Console {
         Ok(resource_result(uri, &value)?.into())
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult {
-            tools: tools(self.state.read_only),
-            ..ListToolsResult::default()
-        })
-    }
-
-    async fn call_tool(
+    async fn call_tool_as_asked(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -1096,7 +1267,7 @@ impl ServerHandler for Console {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "argument `name`: no tool '{other}'; the tools are {}",
-                        tools(state.read_only)
+                        tools(state.read_only, false)
                             .iter()
                             .map(|t| t.name.as_ref())
                             .collect::<Vec<_>>()
@@ -1167,6 +1338,7 @@ impl<R> UnlessCancelled<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::ErrorCode;
 
     #[test]
     fn tools_and_resources_are_held_to_the_one_result_bound() {

@@ -31,12 +31,13 @@ use std::time::Duration;
 use tower_service::Service;
 
 use crate::exit::bad_input;
+use crate::mcp_server::STOP_GRACE;
 use crate::mcp_server::commits::{Commits, InFlight, already_in_flight};
 use crate::mcp_server::handler::{Console, State};
 use crate::mcp_server::jsonrpc::{self, Refusal};
 use crate::mcp_server::notes::{Note, Noter};
 use crate::mcp_server::params::size_label;
-use crate::mcp_server::sessions::{Place, Sessions};
+use crate::mcp_server::sessions::{Entered, Place, Sessions};
 use crate::mcp_server::stdio::MESSAGE_MAX;
 use crate::mcp_server::unproven::Unproven;
 
@@ -103,6 +104,13 @@ impl Note for MadeRoom {
             self.0
         )
     }
+}
+
+/// rmcp's answer to a request for a session it does not hold, for the same case found here.
+fn session_not_found() -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from("Not Found: Session not found")).boxed());
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    r
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -289,7 +297,8 @@ fn origin_allowed(req: &Request<Incoming>) -> bool {
     loopback || same_host
 }
 
-/// Listen on `addr` until the process is stopped. `open`: the address was given with
+/// Listen on `addr` until a stop signal (SIGTERM, SIGINT), then let calls in flight answer
+/// for at most [`STOP_GRACE`] and return. `open`: the address was given with
 /// `--bind`, so any Host is accepted (the token guards it); on loopback rmcp's Host check
 /// stays on against DNS rebinding.
 pub async fn serve(
@@ -334,6 +343,15 @@ pub async fn serve(
         config,
     );
     let sessions = Arc::new(sessions);
+    // Idle sessions are closed here, not by rmcp's keep-alive (see [`Sessions::close_idle`]).
+    let reaper = Arc::clone(&sessions);
+    tokio::spawn(async move {
+        let every = reaper.idle_check_every();
+        loop {
+            tokio::time::sleep(every).await;
+            reaper.close_idle().await;
+        }
+    });
     let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
     let read_timeout = limits.read_timeout;
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
@@ -341,8 +359,16 @@ pub async fn serve(
     let made_room: Noter<MadeRoom> = Noter::default();
     let unproven = Arc::new(Unproven::default());
     let in_flight = Arc::new(InFlight::default());
-    loop {
-        let (stream, _) = match listener.accept().await {
+    // A stop signal: no more connections are accepted, each connection ends after the
+    // answer it is sending, and calls in flight get [`STOP_GRACE`] to answer.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut signal = std::pin::pin!(crate::mcp_server::stop_signal());
+    let signal = loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            name = &mut signal => break name,
+        };
+        let (stream, _) = match accepted {
             Ok(c) => c,
             Err(e) => {
                 // Out of descriptors and the like: say so, breathe, go on.
@@ -378,6 +404,7 @@ pub async fn serve(
         let in_flight = Arc::clone(&in_flight);
         let ended = ended.clone();
         let unproven = Arc::clone(&unproven);
+        let mut stopping = stopping.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let proving = Arc::clone(&unproven);
@@ -415,14 +442,34 @@ pub async fn serve(
                         return Ok(r);
                     }
                     unproven.proven(connection);
-                    if let Some(id) = req
+                    let session_id = req
                         .headers()
                         .get(SESSION_HEADER)
                         .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    if req.method() == hyper::Method::DELETE
+                        && let Some(id) = &session_id
                     {
-                        sessions.used(id);
+                        // A session this server does not hold (never made, closed, being
+                        // closed) is 404, as for any other request for it (tester 20 F4:
+                        // rmcp answered 202 whatever the id); a session ended is said as
+                        // 204: the MCP SDKs take 200 or 204, and rmcp's 202 made the Python
+                        // client warn at every clean exit (tester 13 T13-5).
+                        if !sessions.close_for_client(id).await {
+                            return Ok(session_not_found());
+                        }
+                        let mut r = Response::new(Full::new(Bytes::new()).boxed());
+                        *r.status_mut() = StatusCode::NO_CONTENT;
+                        return Ok(r);
                     }
-                    if posts_json(&req) {
+                    // A session with a request in flight is neither closed at the cap nor
+                    // idle; one being closed is told 404 (tester 20 F17).
+                    let busy = match session_id.as_deref().map(|id| sessions.enter(id)) {
+                        Some(Entered::Closing) => return Ok(session_not_found()),
+                        Some(Entered::Busy(busy)) => Some(busy),
+                        Some(Entered::Unknown) | None => None,
+                    };
+                    let answer = if posts_json(&req) {
                         let (req, message) = match read_message(req, read_timeout).await {
                             Ok(read) => read,
                             Err(answer) => return Ok(answer),
@@ -433,6 +480,7 @@ pub async fn serve(
                             .and_then(|v| v.to_str().ok())
                             .unwrap_or_default();
                         if !commits.hands_on(session, &message) {
+                            drop(busy);
                             // A notification taken, as rmcp answers one.
                             let mut r = Response::new(Full::new(Bytes::new()).boxed());
                             *r.status_mut() = StatusCode::ACCEPTED;
@@ -456,6 +504,19 @@ pub async fn serve(
                             }
                             _ => None,
                         };
+                        // Outside a session, a request that is not a readable initialize
+                        // is told what is wrong with it, as over stdio (tester 20 F5).
+                        if session.is_empty()
+                            && let JsonRpcMessage::Request(r) = &message
+                            && let Some(error) = jsonrpc::before_initialize(&message)
+                        {
+                            let refusal = Refusal {
+                                error,
+                                id: Some(r.id.clone()),
+                                notification: false,
+                            };
+                            return Ok(refused(StatusCode::BAD_REQUEST, &refusal));
+                        }
                         // Held until rmcp has answered: its session is in the table by then,
                         // and entered as just used before the place is given back.
                         let place = match admit(&sessions, &req, &message).await {
@@ -474,28 +535,32 @@ pub async fn serve(
                             sessions.started(id);
                         }
                         drop(place);
-                        let Some(flying) = flying else {
-                            return answer;
-                        };
-                        return answer.map(|r| {
+                        // The id's place is held, and the session busy, until the answer
+                        // has streamed out.
+                        let held = (flying, busy);
+                        answer.map(|r| {
                             r.map(|body| {
                                 body.map_frame(move |frame| {
-                                    let _held = &flying;
+                                    let _held = &held;
                                     frame
                                 })
                                 .boxed()
                             })
-                        });
-                    }
-                    let closing = req.method() == hyper::Method::DELETE;
-                    let mut answer = service.call(req).await;
-                    // A session ended is said as 204: the MCP SDKs take 200 or 204, and rmcp's
-                    // 202 made the Python client warn at every clean exit (tester 13 T13-5).
-                    if closing
-                        && let Ok(r) = &mut answer
-                        && r.status() == StatusCode::ACCEPTED
+                        })
+                    } else {
+                        // A GET's stream may stay open for good: it marks the session used,
+                        // not busy.
+                        drop(busy);
+                        service.call(req).await
+                    };
+                    // rmcp's 500 "Session service terminated" for a session closed while the
+                    // request was being routed is a session gone: 404.
+                    if let Ok(r) = &answer
+                        && r.status() == StatusCode::INTERNAL_SERVER_ERROR
+                        && let Some(id) = &session_id
+                        && sessions.gone(id).await
                     {
-                        *r.status_mut() = StatusCode::NO_CONTENT;
+                        return Ok(session_not_found());
                     }
                     answer
                 }
@@ -507,17 +572,50 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), handle);
-            // Closed to make room: dropping the connection closes it.
-            let served = tokio::select! {
-                served = serving => Some(served),
-                () = entered.closed() => None,
+            // Closed to make room: dropping the connection closes it. At a stop signal it
+            // ends after the answer it is sending.
+            let mut serving = std::pin::pin!(serving);
+            let mut told = false;
+            let mut closed = std::pin::pin!(entered.closed());
+            let served = loop {
+                tokio::select! {
+                    served = serving.as_mut() => break Some(served),
+                    () = closed.as_mut() => break None,
+                    _ = stopping.wait_for(|stop| *stop), if !told => {
+                        told = true;
+                        serving.as_mut().graceful_shutdown();
+                    }
+                }
             };
             unproven.proven(connection);
             if let Some(Err(e)) = served {
                 ended.note(Ended(e.to_string()));
             }
         });
+    };
+    drop(listener);
+    let running = sessions.in_flight();
+    crate::cli::out::eprint_line(&format!(
+        "ctxconsole mcp: {signal}: accepting no more connections; {running} call{} in flight get{} up to {} to answer",
+        if running == 1 { "" } else { "s" },
+        if running == 1 { "s" } else { "" },
+        crate::core::duration::describe(STOP_GRACE)
+    ));
+    // Sent even with nobody listening.
+    let _ = stop.send(true);
+    let deadline = tokio::time::Instant::now() + STOP_GRACE;
+    while sessions.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let cut = sessions.in_flight();
+    // The last answers are written out as their connections close; a stream a client holds
+    // open (GET) is not waited for past a moment.
+    let closing = tokio::time::Instant::now() + Duration::from_millis(500);
+    while slots.available_permits() < limits.max && tokio::time::Instant::now() < closing {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    crate::mcp_server::say_stopped(signal, cut);
+    Ok(())
 }
 
 #[cfg(test)]

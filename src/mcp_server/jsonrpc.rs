@@ -31,6 +31,48 @@ pub struct Refusal {
     pub notification: bool,
 }
 
+/// An error as it goes to the client: every control, bidi and invisible character in its
+/// message and in the strings of its data (keys too) escaped as the CLI escapes them
+/// ([`crate::core::terminal_text::for_terminal_line`]), since clients print these to a
+/// terminal and the text often holds the client's own input (tester 20 F13: an OSC title
+/// and a screen clear came back raw). The one place: every error the handler gives passes
+/// here (the handler's methods and [`Refusal`]'s wire form).
+pub fn for_client(mut e: ErrorData) -> ErrorData {
+    fn escape(v: &mut Value) {
+        match v {
+            Value::String(s) => {
+                if let std::borrow::Cow::Owned(safe) =
+                    crate::core::terminal_text::for_terminal_line(s)
+                {
+                    *s = safe;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(escape),
+            Value::Object(map) => {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, mut v)| {
+                        escape(&mut v);
+                        (
+                            crate::core::terminal_text::for_terminal_line(&k).into_owned(),
+                            v,
+                        )
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    if let std::borrow::Cow::Owned(safe) = crate::core::terminal_text::for_terminal_line(&e.message)
+    {
+        e.message = safe.into();
+    }
+    if let Some(data) = &mut e.data {
+        escape(data);
+    }
+    e
+}
+
 /// The JSON-RPC error message, in the usual order: `"id": null` when the id could not be
 /// read.
 impl Serialize for Refusal {
@@ -44,13 +86,19 @@ impl Serialize for Refusal {
         Wire {
             jsonrpc: "2.0",
             id: &self.id,
-            error: &self.error,
+            error: &for_client(self.error.clone()),
         }
         .serialize(serializer)
     }
 }
 
 impl Refusal {
+    /// As a message a transport sends, escaped for the client as every error is
+    /// ([`for_client`]).
+    pub fn into_message(self) -> rmcp::service::TxJsonRpcMessage<rmcp::RoleServer> {
+        rmcp::model::JsonRpcMessage::error(for_client(self.error), self.id)
+    }
+
     fn new(code: ErrorCode, message: String) -> Refusal {
         Refusal {
             error: ErrorData::new(code, message, None),
@@ -84,6 +132,77 @@ fn reader_words(text: &[u8], e: &serde_json::Error) -> String {
         } => format!("{message} at line {line} column {column}"),
         other => other.to_string(),
     }
+}
+
+/// The error for a method this server does not serve: one wording for every such method,
+/// whether rmcp knows its name or not.
+pub fn no_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("no method '{method}' on this server"),
+        Some(json!({ "method": method })),
+    )
+}
+
+/// A field a method needs: its name, what it must be, and the test of that.
+type Field = (&'static str, &'static str, fn(&Value) -> bool);
+
+/// The fields an `initialize` needs, and what each must be.
+const INITIALIZE_FIELDS: [Field; 3] = [
+    ("protocolVersion", "a string", Value::is_string),
+    ("capabilities", "an object", Value::is_object),
+    ("clientInfo", "an object", Value::is_object),
+];
+
+/// Why a request read before its session's `initialize` is refused here, or `None` to hand
+/// it on: an `initialize` that reads as one, a `discover`, or a request carrying the
+/// per-request protocol metadata (the lifecycle without `initialize`). rmcp answered the
+/// others "request _meta is missing or has malformed required fields: …", naming fields the
+/// client never heard of (tester 20 F5): an `initialize` whose params do not fit is told
+/// which argument is wrong, any other request that the session is not initialized.
+pub fn before_initialize(message: &rmcp::model::ClientJsonRpcMessage) -> Option<ErrorData> {
+    use rmcp::model::{ClientRequest, JsonRpcMessage};
+    let JsonRpcMessage::Request(r) = message else {
+        return None;
+    };
+    let method = match &r.request {
+        ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_) => return None,
+        ClientRequest::CustomRequest(c) if c.method == "initialize" => {
+            let given = c.params.as_ref().and_then(Value::as_object);
+            for (field, want, fits) in INITIALIZE_FIELDS {
+                let value = given.and_then(|o| o.get(field));
+                if !value.is_some_and(fits) {
+                    let found = value.map_or_else(
+                        || "it is missing".to_string(),
+                        |v| format!("not {}", kind(v)),
+                    );
+                    return Some(ErrorData::invalid_params(
+                        format!("initialize: argument `{field}` must be {want}, {found}"),
+                        Some(json!({ "argument": field })),
+                    ));
+                }
+            }
+            return Some(ErrorData::invalid_params(
+                "initialize: its params do not fit the method".to_string(),
+                None,
+            ));
+        }
+        other => other.method().to_string(),
+    };
+    let carries_metadata = serde_json::to_value(&r.request).is_ok_and(|v| {
+        v.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+            .is_some()
+    });
+    if carries_metadata {
+        return None;
+    }
+    Some(ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "Invalid Request: '{method}' before initialize: this session is not initialized; send `initialize` (with `protocolVersion`, `capabilities` and `clientInfo`) first"
+        ),
+        Some(json!({ "method": method })),
+    ))
 }
 
 /// The answer to `text`, which does not read as a JSON-RPC message (`e`: why not).

@@ -359,6 +359,32 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
     }
 }
 
+/// How long calls in flight get to answer once a stop signal comes, as rmcp gives them when
+/// stdin closes.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The first SIGTERM or SIGINT, by name; never, if they cannot be listened for (said on
+/// stderr). Before, either ended the server at once, mid-call: a `record_execution` could
+/// be stored with no answer sent, and nothing was said (tester 20 F9).
+pub async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        },
+        (Err(e), _) | (_, Err(e)) => {
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole mcp: cannot listen for SIGTERM/SIGINT ({e}); a stop signal ends the server at once"
+            ));
+            std::future::pending().await
+        }
+    }
+}
+
 pub fn run(
     workspace: Option<PathBuf>,
     store: crate::workspace::StoreChoice,
@@ -389,6 +415,8 @@ pub fn run(
     } else {
         HistorySource::File(ws.open_history(&store)?.path().to_path_buf())
     };
+    // Calls run at once here, and two may write the same store.
+    crate::store::sqlite::writers_in_this_process();
     let state = Arc::new(State::new(ws, store, args.read_only));
     // The semantic layer (when configured) is built now, beside the handshake: opening a
     // local model and embedding a catalog the first time can take a minute, which the
@@ -410,15 +438,24 @@ pub fn run(
                 // The handler and the transport settle each recorded call's fate together:
                 // stored and answered, or cancelled and not stored (tester 12 T12-8).
                 let commits = Arc::new(commits::Commits::default());
+                // A stop signal is read as stdin closing: no more requests are read, and
+                // calls in flight get rmcp's 5 s to answer.
+                let stopped = Arc::new(Mutex::new(None));
                 let transport = commits::Settled::new(
-                    BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), MESSAGE_MAX),
+                    BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), MESSAGE_MAX)
+                        .stopped_by(Box::pin(stop_signal()), Arc::clone(&stopped)),
                     Arc::clone(&commits),
                 );
+                let unanswered = transport.unanswered();
                 let running = Console::with_commits(state, commits)
                     .serve(transport)
                     .await
                     .map_err(|e| anyhow::anyhow!("MCP handshake on stdio: {e}"))?;
                 running.waiting().await?;
+                let signal = *stopped.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(signal) = signal {
+                    say_stopped(signal, unanswered.load(std::sync::atomic::Ordering::SeqCst));
+                }
                 Ok(())
             }
             Listen::Http {
@@ -439,6 +476,21 @@ pub fn run(
     // has nobody to go to.
     rt.shutdown_background();
     served
+}
+
+/// What a stop signal left: every call answered, or how many were cut without an answer.
+pub fn say_stopped(signal: &str, cut: usize) {
+    let line = match cut {
+        0 => format!("ctxconsole mcp: {signal}: every call in flight was answered; stopped"),
+        n => {
+            let calls = if n == 1 { "call was" } else { "calls were" };
+            format!(
+                "ctxconsole mcp: {signal}: {n} {calls} still running after {} and got no answer (a record_execution may have been stored all the same: retry it under the same `id` to store it once)",
+                crate::core::duration::describe(STOP_GRACE)
+            )
+        }
+    };
+    crate::cli::out::eprint_line(&line);
 }
 
 #[cfg(test)]

@@ -27,7 +27,15 @@ pub struct BoundedStdio<R, W> {
     /// Bytes of the current line read so far, kept or not.
     seen: usize,
     max: usize,
+    /// A stop signal: once it comes, nothing more is read, as when stdin closes (see
+    /// [`BoundedStdio::stopped_by`]).
+    stop: Option<Stop>,
 }
+
+type Stop = (
+    std::pin::Pin<Box<dyn Future<Output = &'static str> + Send>>,
+    Arc<std::sync::Mutex<Option<&'static str>>>,
+);
 
 enum LineRead {
     Whole,
@@ -43,7 +51,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> BoundedStdio<R, W> {
             line: Vec::new(),
             seen: 0,
             max,
+            stop: None,
         }
+    }
+
+    /// Read nothing more once `signal` comes (rmcp then gives calls in flight 5 s to
+    /// answer, as when stdin closes), said on stderr; its name is left in `stopped`.
+    pub fn stopped_by(
+        mut self,
+        signal: std::pin::Pin<Box<dyn Future<Output = &'static str> + Send>>,
+        stopped: Arc<std::sync::Mutex<Option<&'static str>>>,
+    ) -> Self {
+        self.stop = Some((signal, stopped));
+        self
     }
 
     /// One `\n`-terminated line. Cancel-safe: between `fill_buf` and `consume` nothing
@@ -118,7 +138,25 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let read = match self.read_line().await {
+            let read = match self.stop.take() {
+                None => self.read_line().await,
+                Some((mut signal, stopped)) => {
+                    let read = tokio::select! {
+                        read = self.read_line() => read,
+                        name = &mut signal => {
+                            *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(name);
+                            crate::cli::out::eprint_line(&format!(
+                                "ctxconsole mcp: {name}: reading no more requests; calls in flight get {} to answer",
+                                crate::core::duration::describe(crate::mcp_server::STOP_GRACE)
+                            ));
+                            return None;
+                        }
+                    };
+                    self.stop = Some((signal, stopped));
+                    read
+                }
+            };
+            let read = match read {
                 Ok(r) => r,
                 Err(e) => {
                     crate::cli::out::eprint_line(&format!("ctxconsole mcp: reading stdin: {e}"));

@@ -97,6 +97,28 @@ impl std::fmt::Display for LockWaitedOut {
 
 impl std::error::Error for LockWaitedOut {}
 
+/// Set when this process runs calls at once that may write the same store (the MCP
+/// server): a write lock held elsewhere may then be one of its own calls.
+static WRITERS_IN_THIS_PROCESS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// This process runs calls at once that may write the same store (the MCP server's compute
+/// places and its `record_execution`s): a write lock held elsewhere is said as held by
+/// "another call of this server or another process", not "another process", which sent an
+/// operator looking for a process that did not exist (tester 20 F8).
+pub fn writers_in_this_process() {
+    WRITERS_IN_THIS_PROCESS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Who may hold a write lock this connection does not: what is known of it.
+fn lock_holder() -> &'static str {
+    if WRITERS_IN_THIS_PROCESS.load(std::sync::atomic::Ordering::Relaxed) {
+        "another call of this server or another process"
+    } else {
+        "another process"
+    }
+}
+
 /// Whether `e` is (or wraps) a write that waited out another process's write lock.
 pub fn waited_out_for_the_lock(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<LockWaitedOut>())
@@ -118,8 +140,8 @@ fn lock_failure(
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     ) {
         return anyhow::Error::new(LockWaitedOut(format!(
-            "{doing}: another process held the write lock of {name} for {} ({}); nothing \
-             was stored",
+            "{doing}: {} held the write lock of {name} for {} ({}); nothing was stored",
+            lock_holder(),
             wait_words(waited),
             schema.long_writer
         )));
@@ -540,7 +562,8 @@ pub fn writer_note(
         .with_context(|| format!("{}: probing the write lock", path.shown()))?;
     Ok(held.then(|| {
         format!(
-            "another process is writing {} now ({}); {waits} up to {} for it{tail}",
+            "{} is writing {} now ({}); {waits} up to {} for it{tail}",
+            lock_holder(),
             path.shown(),
             schema.long_writer,
             wait_words(wait)
