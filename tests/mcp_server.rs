@@ -3580,3 +3580,48 @@ async fn every_advertised_schema_matches_what_the_server_takes() {
     }
     c.cancel().await.unwrap();
 }
+
+/// Tester 20 F20: one session opened any number of standalone GET streams, each holding a
+/// connection slot while the session lived: 256 locked every other client out. A session
+/// has one; a second is refused with 409 while the first is open, and taken once it ends.
+#[tokio::test]
+async fn http_a_session_has_one_standalone_stream() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(home.path(), &["--max-connections", "4", "--no-token"]);
+    let http = reqwest::Client::new();
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&http, &url, &id, &initialized).await, 202);
+    let open_stream = || {
+        http.get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &id)
+            .send()
+    };
+    let first = open_stream().await.unwrap();
+    assert_eq!(first.status(), 200);
+    for _ in 0..6 {
+        let again = open_stream().await.unwrap();
+        assert_eq!(again.status(), 409);
+        assert!(again.text().await.unwrap().contains("already open"));
+    }
+    // The session is still served beside its stream, from another connection.
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"});
+    assert_eq!(in_session(&http, &url, &id, &ping).await, 200);
+    drop(first);
+    let mut reopened = 0;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let r = open_stream().await.unwrap();
+        if r.status() == 200 {
+            reopened += 1;
+            break;
+        }
+    }
+    assert_eq!(
+        reopened, 1,
+        "the stream's place was given back when it ended"
+    );
+}

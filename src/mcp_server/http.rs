@@ -107,6 +107,9 @@ impl Note for MadeRoom {
 }
 
 /// rmcp's answer to a request for a session it does not hold, for the same case found here.
+/// The one key a session's standalone stream holds in `streams`.
+const STANDALONE_STREAM: rmcp::model::RequestId = rmcp::model::NumberOrString::Number(0);
+
 fn session_not_found() -> Response<Body> {
     let mut r = Response::new(Full::new(Bytes::from("Not Found: Session not found")).boxed());
     *r.status_mut() = StatusCode::NOT_FOUND;
@@ -359,6 +362,9 @@ pub async fn serve(
     let made_room: Noter<MadeRoom> = Noter::default();
     let unproven = Arc::new(Unproven::default());
     let in_flight = Arc::new(InFlight::default());
+    // The standalone (GET) streams open, one per session (tester 20 F20: one session held
+    // every connection slot with 256 of them, and each stays open while its session lives).
+    let streams = Arc::new(InFlight::default());
     // A stop signal: no more connections are accepted, each connection ends after the
     // answer it is sending, and calls in flight get [`STOP_GRACE`] to answer.
     let (stop, stopping) = tokio::sync::watch::channel(false);
@@ -402,6 +408,7 @@ pub async fn serve(
         let sessions = Arc::clone(&sessions);
         let commits = Arc::clone(&commits);
         let in_flight = Arc::clone(&in_flight);
+        let streams = Arc::clone(&streams);
         let ended = ended.clone();
         let unproven = Arc::clone(&unproven);
         let mut stopping = stopping.clone();
@@ -415,6 +422,7 @@ pub async fn serve(
                 let sessions = Arc::clone(&sessions);
                 let commits = Arc::clone(&commits);
                 let in_flight = Arc::clone(&in_flight);
+                let streams = Arc::clone(&streams);
                 async move {
                     if req.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(plain(
@@ -547,9 +555,30 @@ pub async fn serve(
                                 .boxed()
                             })
                         })
-                    } else {
+                    } else if req.method() == hyper::Method::GET
+                        && let Some(id) = &session_id
+                    {
                         // A GET's stream may stay open for good: it marks the session used,
-                        // not busy.
+                        // not busy. A session has one: the spec sends a message on one
+                        // stream only, and each held a connection slot.
+                        drop(busy);
+                        let Some(open) = streams.take(id, &STANDALONE_STREAM) else {
+                            return Ok(plain(
+                                StatusCode::CONFLICT,
+                                "conflict: this session's stream is already open; a session \
+                                 has one (end it before opening another)",
+                            ));
+                        };
+                        service.call(req).await.map(|r| {
+                            r.map(|body| {
+                                body.map_frame(move |frame| {
+                                    let _open = &open;
+                                    frame
+                                })
+                                .boxed()
+                            })
+                        })
+                    } else {
                         drop(busy);
                         service.call(req).await
                     };
