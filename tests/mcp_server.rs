@@ -357,6 +357,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
             "compact_catalog",
             "preview",
             "rank_tools",
+            "read_cached",
             "record_execution"
         ]
     );
@@ -632,7 +633,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
         e.message
     );
     // Still serving.
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
     c.cancel().await.unwrap();
 }
 
@@ -927,7 +928,7 @@ async fn read_only_leaves_record_execution_out_and_refuses_it() {
     let tools = c.list_all_tools().await.unwrap();
     assert_eq!(
         tool_names(&tools),
-        ["compact_catalog", "preview", "rank_tools"]
+        ["compact_catalog", "preview", "rank_tools", "read_cached"]
     );
     // Read-only, every tool is: preview and compaction keep no paste here.
     for t in &tools {
@@ -1255,6 +1256,7 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
             "compact_catalog",
             "preview",
             "rank_tools",
+            "read_cached",
             "record_execution"
         ]
     );

@@ -256,6 +256,10 @@ fn definition_pattern(kind: ContentKind) -> Option<&'static Regex> {
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
+/// The tool a briefing names for reading the rest of a kept paste: ctxconsole's MCP server
+/// serves it, and the plan guard knows it as ctxconsole's own.
+pub const READ_CACHED_TOOL: &str = "read_cached";
+
 /// Build the briefing for `text`. `cache_ref` names where the full text is kept.
 pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&str>) -> Briefing {
     let lines = text.lines().count();
@@ -297,7 +301,7 @@ pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&st
         out.push_str(&format!("- … {omitted} more\n"));
     }
     out.push_str(&format!(
-        "\nThe full content is cached as {cache_ref}. To read a part: read_cached(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
+        "\nThe full content is cached as {cache_ref}. To read a part: {READ_CACHED_TOOL}(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
     ));
     Briefing {
         kind,
@@ -471,25 +475,47 @@ fn text_map(text: &str, total: usize) -> Vec<MapEntry> {
     out
 }
 
-/// Lines `a..=b` (1-based, inclusive) of `text`: the part of the range past the last line
-/// is simply absent, but a range starting after it is `Err` with the number of lines the
-/// text has (nothing there to give).
+/// Lines `a..=b` (1-based, inclusive) of `text`, byte for byte: each line keeps its own
+/// ending (`\n`, `\r\n`, none on a last line without one), so the lines `1:N` of a text of
+/// N lines are the text itself (tester 20 F16: a CRLF came back as LF). The part of the
+/// range past the last line is simply absent, but a range starting after it is `Err` with
+/// the number of lines the text has (nothing there to give).
 pub fn line_range(text: &str, a: usize, b: usize) -> Result<String, usize> {
     let mut out = String::new();
     let mut taken = 0usize;
     for l in text
-        .lines()
+        .split_inclusive('\n')
         .skip(a.saturating_sub(1))
         .take(b.saturating_sub(a).saturating_add(1))
     {
         out.push_str(l);
-        out.push('\n');
         taken += 1;
     }
     if taken == 0 {
         return Err(text.lines().count());
     }
     Ok(out)
+}
+
+/// A line range as `cache get --lines` and MCP `read_cached` take it: `A:B`, 1-based and
+/// inclusive, `1 ≤ A ≤ B`. The error says what is wrong with `s`.
+pub fn parse_line_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}': expected A:B, like 46:200"))?;
+    let bound = |text: &str, name: &str| {
+        text.trim().parse::<usize>().map_err(|e| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("'{s}': {name} is too large (at most {})", usize::MAX)
+            }
+            _ => format!("'{s}': {name} is not a number"),
+        })
+    };
+    let (a, b) = (bound(a, "A")?, bound(b, "B")?);
+    if a == 0 || b < a {
+        return Err(format!("'{s}': expected 1 ≤ A ≤ B"));
+    }
+    Ok((a, b))
 }
 
 #[cfg(test)]
@@ -603,6 +629,17 @@ mod tests {
             Ok(1)
         );
         assert_eq!(line_range("", 1, 1), Err(0));
+    }
+
+    #[test]
+    fn a_line_range_keeps_each_line_as_written() {
+        let crlf = "one\r\ntwo\r\nthree";
+        assert_eq!(line_range(crlf, 2, 3).as_deref(), Ok("two\r\nthree"));
+        assert_eq!(line_range(crlf, 1, 99).as_deref(), Ok(crlf));
+        assert_eq!(line_range(crlf, 4, 4), Err(3));
+        assert_eq!(parse_line_range("2:3"), Ok((2, 3)));
+        assert!(parse_line_range("3:2").is_err());
+        assert!(parse_line_range("0:2").is_err());
     }
 
     #[test]
