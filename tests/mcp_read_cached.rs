@@ -140,6 +140,25 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
         .await
         .unwrap();
     assert_eq!(part["text"], "line 0 of the gateway log\r\n");
+    // It keeps no paste: a briefing it returns claims no cache and names no tool, and the
+    // preview warns (tester 19 F14, tester 20 F15).
+    let other: String = (0..30_000).map(|i| format!("other {i}\n")).collect();
+    let p = call(
+        &c,
+        "preview",
+        json!({"instruction": "summarise the attached log", "attachments": [{"name": "o.log", "text": other}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(p["attachments"][0]["admission"], "briefing");
+    assert_eq!(p["attachments"][0]["cached"], false);
+    let text = sent_text(&p);
+    assert!(!text.contains("read_cached") && !text.contains("cached as"), "{text}");
+    assert!(
+        p["warnings"].to_string().contains("attachment o.log was briefed and is not kept"),
+        "{}",
+        p["warnings"]
+    );
     c.cancel().await.unwrap();
 }
 

@@ -213,11 +213,15 @@ pub struct Briefing {
     pub entries: Vec<MapEntry>,
     /// Entries left out to keep the briefing short.
     pub omitted: usize,
-    /// How to read a part, e.g. `ctxconsole cache get 3f… --lines 46:200`.
+    /// How to read a part, e.g. `ctxconsole cache get 3f… --lines 46:200`, or
+    /// [`NOT_KEPT_HINT`].
     pub hint: String,
     /// The briefing as it is sent.
     pub text: String,
 }
+
+/// A briefing's [`Briefing::hint`] when the full text is not kept.
+pub const NOT_KEPT_HINT: &str = "not kept: only the map was sent";
 
 /// Most map entries a briefing lists before it says how many more there are.
 pub const MAX_ENTRIES: usize = 60;
@@ -260,8 +264,17 @@ fn definition_pattern(kind: ContentKind) -> Option<&'static Regex> {
 /// serves it, and the plan guard knows it as ctxconsole's own.
 pub const READ_CACHED_TOOL: &str = "read_cached";
 
-/// Build the briefing for `text`. `cache_ref` names where the full text is kept.
-pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&str>) -> Briefing {
+/// Build the briefing for `text`. `cache_ref` is the full text's reference; `kept` says
+/// whether the output cache holds it: only then does the briefing name the ref and
+/// [`READ_CACHED_TOOL`], otherwise it says the rest is not kept (tester 19 F14: with
+/// `--no-cache` it claimed a cache there was not).
+pub fn briefing(
+    text: &str,
+    kind: ContentKind,
+    cache_ref: &str,
+    kept: bool,
+    name: Option<&str>,
+) -> Briefing {
     let lines = text.lines().count();
     let mut entries = match kind {
         ContentKind::Markdown => markdown_map(text, lines),
@@ -276,7 +289,11 @@ pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&st
         .find(|e| e.end_line.is_some() || e.line > 1)
         .map(|e| (e.line, e.end_line.unwrap_or(e.line + 40).min(lines.max(1))))
         .unwrap_or((1, lines.clamp(1, 40)));
-    let hint = format!("ctxconsole cache get {cache_ref} --lines {a}:{b}");
+    let hint = if kept {
+        format!("ctxconsole cache get {cache_ref} --lines {a}:{b}")
+    } else {
+        NOT_KEPT_HINT.to_string()
+    };
     let title = name.unwrap_or("pasted content");
     let mut out = format!(
         "# {title} ({} lines, {} bytes, {})\n",
@@ -300,9 +317,13 @@ pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&st
     if omitted > 0 {
         out.push_str(&format!("- … {omitted} more\n"));
     }
-    out.push_str(&format!(
-        "\nThe full content is cached as {cache_ref}. To read a part: {READ_CACHED_TOOL}(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
-    ));
+    if kept {
+        out.push_str(&format!(
+            "\nThe full content is cached as {cache_ref}. To read a part: {READ_CACHED_TOOL}(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
+        ));
+    } else {
+        out.push_str("\nOnly this map was sent; the rest of the content is not kept and cannot be read.\n");
+    }
     Briefing {
         kind,
         bytes: text.len(),
@@ -542,7 +563,7 @@ mod tests {
     #[test]
     fn code_briefings_list_definitions_with_lines() {
         assert_eq!(detect_kind(None, RUST), ContentKind::Rust);
-        let b = briefing(RUST, ContentKind::Rust, "abc", Some("main.rs"));
+        let b = briefing(RUST, ContentKind::Rust, "abc", true, Some("main.rs"));
         let lines: Vec<usize> = b.entries.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![3, 7, 8, 13]);
         assert!(b.text.contains("line 8: pub fn new() -> Self"));
@@ -550,7 +571,7 @@ mod tests {
         let py =
             "import os\n\nclass A:\n    def f(self):\n        pass\n\nasync def g():\n    pass\n";
         assert_eq!(detect_kind(None, py), ContentKind::Python);
-        let b = briefing(py, ContentKind::Python, "r", None);
+        let b = briefing(py, ContentKind::Python, "r", true, None);
         assert_eq!(
             b.entries.iter().map(|e| e.line).collect::<Vec<_>>(),
             vec![3, 4, 7]
@@ -558,20 +579,20 @@ mod tests {
         let ts = "import x from 'y';\nexport function a() {}\nexport const b = (x) => x;\ninterface C {}\nclass D {}\n";
         assert_eq!(detect_kind(Some("a.ts"), ts), ContentKind::JavaScript);
         assert_eq!(
-            briefing(ts, ContentKind::JavaScript, "r", None)
+            briefing(ts, ContentKind::JavaScript, "r", true, None)
                 .entries
                 .len(),
             4
         );
         let go = "package main\n\nimport \"fmt\"\n\ntype T struct{}\n\nfunc (t T) M() {}\nfunc main() {}\n";
         assert_eq!(detect_kind(None, go), ContentKind::Go);
-        assert_eq!(briefing(go, ContentKind::Go, "r", None).entries.len(), 3);
+        assert_eq!(briefing(go, ContentKind::Go, "r", true, None).entries.len(), 3);
     }
 
     #[test]
     fn markdown_headings_with_ranges() {
         let md = "# Title\nintro\n## A\na\n```\n# not a heading\n```\n## B\nb\n# Next\nz\n";
-        let b = briefing(md, detect_kind(None, md), "r", None);
+        let b = briefing(md, detect_kind(None, md), "r", true, None);
         assert_eq!(b.kind, ContentKind::Markdown);
         let ranges: Vec<(usize, Option<usize>)> =
             b.entries.iter().map(|e| (e.line, e.end_line)).collect();
@@ -584,7 +605,7 @@ mod tests {
     #[test]
     fn json_key_paths_types_and_lengths() {
         let j = r#"{"users":[{"id":1,"name":"a"},{"id":2,"name":"b"}],"ok":true}"#;
-        let b = briefing(j, detect_kind(None, j), "r", None);
+        let b = briefing(j, detect_kind(None, j), "r", true, None);
         let texts: Vec<&str> = b.entries.iter().map(|e| e.text.as_str()).collect();
         assert!(texts.contains(&"$.users: array[2]"), "{texts:?}");
         assert!(texts.contains(&"$.users[0].id: number"));
@@ -602,7 +623,7 @@ mod tests {
                 }
             })
             .collect();
-        let b = briefing(&log, detect_kind(None, &log), "r", None);
+        let b = briefing(&log, detect_kind(None, &log), "r", true, None);
         assert_eq!(b.kind, ContentKind::Text);
         assert!(
             b.entries

@@ -67,6 +67,27 @@ impl Attachment {
     }
 }
 
+/// Which briefed parts' full text the output cache holds: what a briefing may say
+/// ([`briefing`]'s `kept`), and [`GateView::cached`]. The request service decides it from
+/// what was really stored.
+#[derive(Debug, Clone, Copy)]
+pub enum Kept<'a> {
+    /// Every briefed part (the service stores each before the request goes anywhere, and
+    /// plans again with [`Kept::Only`] when one could not be stored).
+    All,
+    /// Only the parts whose content has one of these refs (none: no cache).
+    Only(&'a HashSet<String>),
+}
+
+impl Kept<'_> {
+    pub fn holds(&self, cache_ref: &str) -> bool {
+        match self {
+            Kept::All => true,
+            Kept::Only(refs) => refs.contains(cache_ref),
+        }
+    }
+}
+
 /// Everything a request is built from.
 pub struct PlanInputs<'a> {
     pub effective: &'a EffectiveRow,
@@ -96,6 +117,8 @@ pub struct PlanInputs<'a> {
     /// entry's similarity to it (see `RankIndex::rank_semantic`), computed by the `embed`
     /// service.
     pub semantic: Option<&'a [Vec<f64>]>,
+    /// Which briefed parts the output cache holds.
+    pub kept: Kept<'a>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -149,7 +172,8 @@ pub struct GateView {
     /// Tokens the part takes once admitted (the briefing's, for a briefing).
     pub admitted_tokens: usize,
     pub briefing: Option<Briefing>,
-    /// Whether the full content is in the output cache (set by the service that writes it).
+    /// Whether the full content is in the output cache ([`PlanInputs::kept`]): the
+    /// briefing sent names its ref only then.
     pub cached: bool,
 }
 
@@ -262,6 +286,12 @@ pub struct CatalogTokens {
 }
 
 impl PlannedRequest {
+    /// The warnings (also in [`PlannedRequest::warnings`]) for the briefed parts whose full
+    /// text is not kept: `send` and the console say them beside the request.
+    pub fn not_kept(&self) -> Vec<String> {
+        not_kept_warnings(&self.prompt, &self.gate, &self.attachments)
+    }
+
     /// The catalog's figures as sent and in full, header line included, from the one catalog
     /// part of the assembled request.
     pub fn catalog_tokens(&self) -> CatalogTokens {
@@ -307,13 +337,17 @@ fn admit_part(
     text: &str,
     name: Option<&str>,
     size: &PromptSize,
+    kept: Kept,
 ) -> GateView {
     let seen = *budget;
     let admission = admit(&seen, size.tokens);
     let brief = (admission == Admission::Briefing).then(|| {
         let kind = detect_kind(name, opening(text, KIND_SNIFF_BYTES));
-        briefing(text, kind, &content_ref(text.as_bytes()), name)
+        let cache_ref = content_ref(text.as_bytes());
+        let held = kept.holds(&cache_ref);
+        briefing(text, kind, &cache_ref, held, name)
     });
+    let cached = brief.as_ref().is_some_and(|b| kept.holds(&b.cache_ref));
     let admitted_tokens = match &brief {
         Some(b) => tokens::count(tokenizer, &b.text).tokens,
         None => size.tokens,
@@ -324,7 +358,7 @@ fn admit_part(
         budget: seen,
         admitted_tokens,
         briefing: brief,
-        cached: false,
+        cached,
     }
 }
 
@@ -339,7 +373,7 @@ fn outline(kind: ContentKind, text: &str, name: &str, brief: Option<&Briefing>) 
     let b = match brief {
         Some(b) => b,
         None => {
-            owned = briefing(text, kind, "", Some(name));
+            owned = briefing(text, kind, "", false, Some(name));
             &owned
         }
     };
@@ -408,6 +442,31 @@ fn trimmed_by(catalog: &PreparedCatalog, i: usize, stage: usize) -> Vec<TrimStep
         .collect()
 }
 
+/// One warning per briefed part whose full text is not kept: the model sees only its map,
+/// and nothing can read the rest (tester 19 F14: only the JSON's `cached: false` hinted it).
+fn not_kept_warnings(
+    prompt: &PromptSize,
+    gate: &GateView,
+    attachments: &[AttachmentView],
+) -> Vec<String> {
+    std::iter::once(("the instruction".to_string(), prompt, gate))
+        .chain(
+            attachments
+                .iter()
+                .map(|a| (format!("attachment {}", a.name), &a.size, &a.gate)),
+        )
+        .filter(|(_, _, g)| g.briefing.is_some() && !g.cached)
+        .map(|(what, size, g)| {
+            format!(
+                "{} was briefed and is not kept: the model sees only its map ({} tokens of {}), and the rest is not in the output cache",
+                crate::core::terminal_text::for_terminal_line(&what),
+                g.admitted_tokens,
+                size.tokens
+            )
+        })
+        .collect()
+}
+
 /// What the request says where the instruction was briefed (its briefing follows as context).
 const BRIEFED_INSTRUCTION: &str = "(see the briefing of the pasted content below)";
 
@@ -452,13 +511,13 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         });
     let mut budget = ContextBudget::new(row.input_tokens, used);
     let size = prompt_size(tok, inp.instruction);
-    let gate = admit_part(&mut budget, tok, inp.instruction, None, &size);
+    let gate = admit_part(&mut budget, tok, inp.instruction, None, &size, inp.kept);
     let attachments: Vec<AttachmentView> = inp
         .attachments
         .iter()
         .map(|a| {
             let size = prompt_size(tok, &a.text);
-            let gate = admit_part(&mut budget, tok, &a.text, Some(&a.name), &size);
+            let gate = admit_part(&mut budget, tok, &a.text, Some(&a.name), &size, inp.kept);
             let kind = detect_kind(Some(&a.name), opening(&a.text, KIND_SNIFF_BYTES));
             let outline = outline(kind, &a.text, &a.name, gate.briefing.as_ref());
             AttachmentView {
@@ -683,6 +742,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         attachments: &attached,
         catalog_whole: compacted.kept.len() == catalog.len() && stage == 0,
     });
+    let not_kept = not_kept_warnings(&size, &gate, &attachments);
     PlannedRequest {
         model: effective.model.clone(),
         row_id: row.id.clone(),
@@ -712,6 +772,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             .iter()
             .chain(catalog.warnings())
             .cloned()
+            .chain(not_kept)
             .collect(),
         effective: effective.clone(),
     }
@@ -788,6 +849,7 @@ mod tests {
             only: None,
             attachment_weight: weight,
             semantic: None,
+            kept: Kept::All,
         })
     }
 
@@ -813,6 +875,7 @@ mod tests {
             only: None,
             attachment_weight: ATTACHMENT_WEIGHT,
             semantic: None,
+            kept: Kept::All,
         })
     }
 

@@ -544,6 +544,10 @@ fn preview_rows<'a>(inp: &PromptInputs, width: usize, theme: &Theme) -> Vec<Line
     if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
         lines.extend(wrapped(&format!("output cache: {e}"), width, theme.error));
     }
+    // A briefed part that is not kept: the model sees only its map (tester 19 F14).
+    for w in snapshot.map(|r| r.planned.not_kept()).unwrap_or_default() {
+        lines.extend(wrapped(&w, width, theme.warn));
+    }
     if let Some(e) = snapshot.and_then(|r| r.semantic_error.as_deref()) {
         lines.extend(wrapped(
             &format!("semantic layer: {e}; ranked lexically"),
