@@ -53,7 +53,9 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     assert_eq!(a["admission"], "briefing");
     assert_eq!(a["cached"], true);
     let r = a["briefing"]["cache_ref"].as_str().unwrap();
-    assert!(sent(&kept).contains(&format!("The full content is cached as {r}. To read a part: read_cached(\"{r}\"")));
+    assert!(sent(&kept).contains(&format!(
+        "The full content is cached as {r}. To read a part: read_cached(\"{r}\""
+    )));
     assert_eq!(not_kept_warnings(&kept), 0, "{}", kept["warnings"]);
 
     let other = tempfile::tempdir().unwrap();
@@ -62,7 +64,10 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     assert_eq!(a["admission"], "briefing");
     assert_eq!(a["cached"], false);
     let text = sent(&p);
-    assert!(!text.contains("read_cached") && !text.contains("cached as"), "{text}");
+    assert!(
+        !text.contains("read_cached") && !text.contains("cached as"),
+        "{text}"
+    );
     assert!(
         text.contains("Only this map was sent; the rest of the content is not kept"),
         "{text}"
@@ -79,7 +84,9 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("note: attachment big.log was briefed and is not kept: the model sees only its map"),
+        text.contains(
+            "note: attachment big.log was briefed and is not kept: the model sees only its map"
+        ),
         "{text}"
     );
 }
@@ -117,4 +124,91 @@ fn a_cache_that_cannot_be_written_makes_the_briefing_say_not_kept() {
     assert_eq!(r.planned.not_kept().len(), 1);
     let body = serde_json::to_string(&r.planned.request).unwrap();
     assert!(!body.contains("read_cached"));
+}
+
+const KEY_ENV: &str = "CTXCONSOLE_TEST_KEY";
+
+/// Tester 19 F12 and F11: two attachments with the same file name go out under two names
+/// (preview, the request sent, what is stored, with a warning), and `history show` says
+/// what the plan was sent with — each attachment, its size, raw or briefing, its cache ref
+/// and whether the cache holds it.
+#[test]
+fn same_named_attachments_are_told_apart_and_history_show_says_what_was_sent() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(h.join("config.toml"), server.config(KEY_ENV)).unwrap();
+    let files = tempfile::tempdir().unwrap();
+    for (d, text) in [("d1", "first notes\n"), ("d2", "second notes\n")] {
+        std::fs::create_dir(files.path().join(d)).unwrap();
+        std::fs::write(files.path().join(d).join("notes.txt"), text).unwrap();
+    }
+    let big = big_log(files.path());
+    let args = |cmd: &str| -> Vec<String> {
+        [
+            cmd,
+            "compare the two notes and the log",
+            "--model",
+            "test/ok-json",
+            "--json",
+            "--attach",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([files.path().join("d1/notes.txt").display().to_string()])
+        .chain([
+            "--attach".into(),
+            files.path().join("d2/notes.txt").display().to_string(),
+        ])
+        .chain(["--attach".into(), big.display().to_string()])
+        .collect()
+    };
+    let p = json_of(ctx(h).args(args("preview")));
+    let names: Vec<&str> = p["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["notes.txt", "notes.txt (2)", "big.log"]);
+    let text = sent(&p);
+    assert!(
+        text.contains("ATTACHMENT notes.txt (") && text.contains("ATTACHMENT notes.txt (2) ("),
+        "{text}"
+    );
+    assert!(
+        p["warnings"].to_string().contains(
+            "two attachments are named 'notes.txt': the later one is sent as 'notes.txt (2)'"
+        ),
+        "{}",
+        p["warnings"]
+    );
+
+    let v = json_of(ctx(h).env(KEY_ENV, "k").args(args("send")));
+    let received = server.requests.lock().unwrap().clone();
+    assert_eq!(
+        received[0].body["messages"].to_string(),
+        p["request"]["messages"].to_string()
+    );
+    let id = v["results"][0]["stored_id"].as_str().unwrap().to_string();
+    let shown = json_of(ctx(h).args(["history", "show", &id, "--json"]));
+    let stored = &shown["trim_record"]["sent_with"]["attachments"];
+    assert_eq!(stored[1]["name"], "notes.txt (2)");
+    assert_eq!(stored[2]["admission"], "briefing");
+    assert_eq!(stored[2]["cached"], true);
+    assert_eq!(stored[0]["cached"], false);
+    let r = stored[2]["content_ref"].as_str().unwrap();
+
+    let out = ctx(h).args(["history", "show", &id]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("sent with: 'big.log' ("))
+            && text.contains(&format!("briefing, cache {r})")),
+        "{text}"
+    );
+    assert!(
+        text.contains("sent with: 'notes.txt (2)' (13 bytes, raw, ref ")
+            && text.contains("not cached: an attachment sent whole is not kept)"),
+        "{text}"
+    );
 }

@@ -42,7 +42,11 @@ fn cache_get(home: &Path, r: &str, lines: Option<&str>) -> Vec<u8> {
         cmd.args(["--lines", l]);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -124,7 +128,9 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
         .unwrap_err();
     assert!(
         e.message.contains("`lines`")
-            && e.message.contains(&format!("{r} has 30000 lines; lines 40000:40001 starts after the end")),
+            && e.message.contains(&format!(
+                "{r} has 30000 lines; lines 40000:40001 starts after the end"
+            )),
         "{}",
         e.message
     );
@@ -153,9 +159,14 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
     assert_eq!(p["attachments"][0]["admission"], "briefing");
     assert_eq!(p["attachments"][0]["cached"], false);
     let text = sent_text(&p);
-    assert!(!text.contains("read_cached") && !text.contains("cached as"), "{text}");
     assert!(
-        p["warnings"].to_string().contains("attachment o.log was briefed and is not kept"),
+        !text.contains("read_cached") && !text.contains("cached as"),
+        "{text}"
+    );
+    assert!(
+        p["warnings"]
+            .to_string()
+            .contains("attachment o.log was briefed and is not kept"),
         "{}",
         p["warnings"]
     );
@@ -177,7 +188,11 @@ async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
     let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
     assert_eq!(got["truncated"], true);
     let text = got["text"].as_str().unwrap();
-    assert!(text.len() <= 1024 * 1024 && text.ends_with('\n'), "{}", text.len());
+    assert!(
+        text.len() <= 1024 * 1024 && text.ends_with('\n'),
+        "{}",
+        text.len()
+    );
     let given = got["lines"].as_u64().unwrap();
     assert_eq!(text.len() as u64, given * 100);
     let note = got["note"].as_str().unwrap();

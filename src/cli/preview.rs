@@ -400,7 +400,10 @@ pub fn describe(p: &Preview) -> String {
             "  briefing ({} tokens){}",
             thousands(g.admitted_tokens),
             if g.cached {
-                format!(" — full paste in the output cache; read it back: {}", b.hint)
+                format!(
+                    " — full paste in the output cache; read it back: {}",
+                    b.hint
+                )
             } else {
                 " — not kept: the model sees only the map".to_string()
             },

@@ -51,7 +51,7 @@ impl ContextBudget {
 }
 
 /// How content enters the context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Admission {
     /// Fits with room to spare: passed as it is.
@@ -322,7 +322,9 @@ pub fn briefing(
             "\nThe full content is cached as {cache_ref}. To read a part: {READ_CACHED_TOOL}(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
         ));
     } else {
-        out.push_str("\nOnly this map was sent; the rest of the content is not kept and cannot be read.\n");
+        out.push_str(
+            "\nOnly this map was sent; the rest of the content is not kept and cannot be read.\n",
+        );
     }
     Briefing {
         kind,
@@ -586,7 +588,10 @@ mod tests {
         );
         let go = "package main\n\nimport \"fmt\"\n\ntype T struct{}\n\nfunc (t T) M() {}\nfunc main() {}\n";
         assert_eq!(detect_kind(None, go), ContentKind::Go);
-        assert_eq!(briefing(go, ContentKind::Go, "r", true, None).entries.len(), 3);
+        assert_eq!(
+            briefing(go, ContentKind::Go, "r", true, None).entries.len(),
+            3
+        );
     }
 
     #[test]

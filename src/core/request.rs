@@ -88,6 +88,44 @@ impl Kept<'_> {
     }
 }
 
+/// The names the attachments are sent under, in order: each as given, but a name an
+/// earlier attachment already has gets the first free ` (2)`, ` (3)`, … (tester 19 F12: two
+/// `notes.txt` went out under one name). The one naming every view of the request, its
+/// text and what is stored use.
+pub fn sent_names(attachments: &[Attachment]) -> Vec<String> {
+    let given: HashSet<&str> = attachments.iter().map(|a| a.name.as_str()).collect();
+    let mut taken: HashSet<String> = HashSet::new();
+    attachments
+        .iter()
+        .map(|a| {
+            let mut name = a.name.clone();
+            let mut k = 2;
+            while taken.contains(&name) || (k > 2 && given.contains(name.as_str())) {
+                name = format!("{} ({k})", a.name);
+                k += 1;
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+/// One warning per attachment renamed by [`sent_names`].
+fn renamed_warnings(attachments: &[Attachment], names: &[String]) -> Vec<String> {
+    attachments
+        .iter()
+        .zip(names)
+        .filter(|(a, n)| a.name != **n)
+        .map(|(a, n)| {
+            format!(
+                "two attachments are named {}: the later one is sent as {}",
+                crate::core::terminal_text::quoted(&a.name),
+                crate::core::terminal_text::quoted(n)
+            )
+        })
+        .collect()
+}
+
 /// Everything a request is built from.
 pub struct PlanInputs<'a> {
     pub effective: &'a EffectiveRow,
@@ -485,11 +523,13 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
     // What the request wraps the instruction and each attachment in (their header lines and
     // the blank lines between), sent whether a part is admitted whole or briefed.
+    let attachment_names = sent_names(inp.attachments);
     let raw: Vec<AttachedText> = inp
         .attachments
         .iter()
-        .map(|a| AttachedText {
-            name: &a.name,
+        .zip(&attachment_names)
+        .map(|(a, name)| AttachedText {
+            name,
             text: &a.text,
         })
         .collect();
@@ -515,13 +555,14 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let attachments: Vec<AttachmentView> = inp
         .attachments
         .iter()
-        .map(|a| {
+        .zip(&attachment_names)
+        .map(|(a, name)| {
             let size = prompt_size(tok, &a.text);
-            let gate = admit_part(&mut budget, tok, &a.text, Some(&a.name), &size, inp.kept);
+            let gate = admit_part(&mut budget, tok, &a.text, Some(name), &size, inp.kept);
             let kind = detect_kind(Some(&a.name), opening(&a.text, KIND_SNIFF_BYTES));
-            let outline = outline(kind, &a.text, &a.name, gate.briefing.as_ref());
+            let outline = outline(kind, &a.text, name, gate.briefing.as_ref());
             AttachmentView {
-                name: a.name.clone(),
+                name: name.clone(),
                 kind,
                 size,
                 gate,
@@ -629,7 +670,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .iter()
         .zip(&attachments)
         .map(|(a, v)| AttachedText {
-            name: &a.name,
+            name: &v.name,
             text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
         })
         .collect();
@@ -772,6 +813,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             .iter()
             .chain(catalog.warnings())
             .cloned()
+            .chain(renamed_warnings(inp.attachments, &attachment_names))
             .chain(not_kept)
             .collect(),
         effective: effective.clone(),

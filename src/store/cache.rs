@@ -316,7 +316,12 @@ pub enum NotRead {
 impl NotRead {
     /// What to tell whoever asked for `cache_ref` (with `lines`, given as `range_arg`:
     /// `--lines`, `lines`).
-    pub fn message(&self, cache_ref: &str, lines: Option<(usize, usize)>, range_arg: &str) -> String {
+    pub fn message(
+        &self,
+        cache_ref: &str,
+        lines: Option<(usize, usize)>,
+        range_arg: &str,
+    ) -> String {
         // What was typed, quoted as every error quotes it: on one line (tester F1).
         let asked = crate::core::terminal_text::quoted(cache_ref);
         match self {
