@@ -212,3 +212,35 @@ fn same_named_attachments_are_told_apart_and_history_show_says_what_was_sent() {
         "{text}"
     );
 }
+
+/// Tester 19 F3: the tokens an attachment is said to take when sent are the request
+/// table's `attachment` part, its header line and fence included.
+#[test]
+fn an_attachments_tokens_sent_are_the_request_tables() {
+    let home = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let big = big_log(files.path());
+    let p = preview(home.path(), &big, &[]);
+    let a = &p["attachments"][0];
+    let part = p["request"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["part"] == "attachment")
+        .unwrap()["tokens"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(a["sent_tokens"], part);
+    assert!(part > a["admitted_tokens"].as_u64().unwrap());
+    let out = ctx(home.path())
+        .args(["preview", "--model", TIER_C, "--attach"])
+        .arg(&big)
+        .arg("summarise the errors in the attached log")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("→ briefing ({part} tokens sent)")),
+        "{text}"
+    );
+}

@@ -326,7 +326,7 @@ pub fn describe(p: &Preview) -> String {
             est(a.size.exact),
             a.gate.admission.label(),
             if a.gate.briefing.is_some() {
-                format!(" ({} tokens sent)", thousands(a.gate.admitted_tokens))
+                format!(" ({} tokens sent)", thousands(a.sent_tokens))
             } else {
                 String::new()
             },

@@ -226,6 +226,11 @@ pub struct AttachmentView {
     pub gate: GateView,
     /// The outline lines the ranker read (definitions, headings, key paths); never the body.
     pub outline: Vec<String>,
+    /// Tokens the attachment takes in the request as sent: its text (or briefing) with the
+    /// header line and fence around it — the request table's `attachment` part. Every
+    /// "tokens sent" a front end shows is this (tester 19 F3: the briefing's count, without
+    /// its framing, was shown as sent).
+    pub sent_tokens: usize,
 }
 
 /// What became of one catalog entry.
@@ -567,6 +572,8 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
                 size,
                 gate,
                 outline,
+                // Set from the assembled request below.
+                sent_tokens: 0,
             }
         })
         .collect();
@@ -783,6 +790,11 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         attachments: &attached,
         catalog_whole: compacted.kept.len() == catalog.len() && stage == 0,
     });
+    let mut attachments = attachments;
+    let parts = request.parts.iter().filter(|p| p.part == "attachment");
+    for (a, part) in attachments.iter_mut().zip(parts) {
+        a.sent_tokens = part.tokens;
+    }
     let not_kept = not_kept_warnings(&size, &gate, &attachments);
     PlannedRequest {
         model: effective.model.clone(),
