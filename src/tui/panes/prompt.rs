@@ -471,12 +471,18 @@ pub fn chip_lines<'a>(
         let (name, first_line) = if *label == a.name {
             (shown(sent).to_string(), None)
         } else {
-            (format!("{} — ", shown(sent)), Some(shown(label).to_string()))
+            (
+                format!("{} — ", shown(sent)),
+                Some(shown(label).to_string()),
+            )
         };
         // The name stays whole as long as it fits; the first line gives way first.
         let fit = |room: usize| match &first_line {
             Some(l) if name.chars().count() < room => {
-                format!("{name}{}", crate::format::elide(l, room - name.chars().count()))
+                format!(
+                    "{name}{}",
+                    crate::format::elide(l, room - name.chars().count())
+                )
             }
             Some(_) => crate::format::elide(name.trim_end_matches([' ', '—']), room),
             None => crate::format::elide(&name, room),
