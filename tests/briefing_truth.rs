@@ -202,8 +202,7 @@ fn same_named_attachments_are_told_apart_and_history_show_says_what_was_sent() {
     let out = ctx(h).args(["history", "show", &id]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("sent with: 'big.log' (")
-            && text.contains(&format!("briefing, cache {r})")),
+        text.contains("sent with: 'big.log' (") && text.contains(&format!("briefing, cache {r})")),
         "{text}"
     );
     assert!(

@@ -57,22 +57,9 @@ impl SentAttachment {
         format!(
             "{} ({} bytes, {how}, {kept})",
             quoted(&self.name),
-            group_digits(self.bytes)
+            crate::core::text::thousands(self.bytes)
         )
     }
-}
-
-/// `2607639` → `2,607,639` (core cannot reach `format`).
-fn group_digits(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// What a plan was sent with beyond its instruction.

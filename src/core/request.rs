@@ -492,19 +492,24 @@ fn not_kept_warnings(
     gate: &GateView,
     attachments: &[AttachmentView],
 ) -> Vec<String> {
-    std::iter::once(("the instruction".to_string(), prompt, gate))
-        .chain(
-            attachments
-                .iter()
-                .map(|a| (format!("attachment {}", a.name), &a.size, &a.gate)),
-        )
-        .filter(|(_, _, g)| g.briefing.is_some() && !g.cached)
-        .map(|(what, size, g)| {
+    // An attachment's figure is the tokens it takes as sent, framing included, as every
+    // "tokens sent" is (tester 19 F3).
+    std::iter::once(("the instruction".to_string(), prompt, gate, gate.admitted_tokens))
+        .chain(attachments.iter().map(|a| {
+            (
+                format!("attachment {}", a.name),
+                &a.size,
+                &a.gate,
+                a.sent_tokens,
+            )
+        }))
+        .filter(|(_, _, g, _)| g.briefing.is_some() && !g.cached)
+        .map(|(what, size, _, sent)| {
             format!(
-                "{} was briefed and is not kept: the model sees only its map ({} tokens of {}), and the rest is not in the output cache",
+                "{} was briefed and is not kept: the model sees only its map ({} tokens sent of {}), and the rest is not in the output cache",
                 crate::core::terminal_text::for_terminal_line(&what),
-                g.admitted_tokens,
-                size.tokens
+                crate::core::text::thousands(sent),
+                crate::core::text::thousands(size.tokens)
             )
         })
         .collect()
