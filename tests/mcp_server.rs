@@ -1417,7 +1417,7 @@ async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
     }
     // A good request after them is served.
     let c = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
     c.cancel().await.unwrap();
 }
 
@@ -2450,7 +2450,7 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
             )
             .auth_header(token);
         let c = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
-        assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+        assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
         c.cancel().await.unwrap();
     }
 
