@@ -111,6 +111,7 @@ fn briefing_10mb(c: &mut Criterion) {
                 &log,
                 detect_kind(None, &log),
                 "0123456789abcdef",
+                true,
                 None,
             ))
         })

@@ -13,7 +13,7 @@ use crate::core::compare::Arm;
 use crate::core::past_steps::PastStepsIndex;
 use crate::core::planner::Planner;
 use crate::core::rank::{HistoryPrior, RankIndex};
-use crate::core::request::{ATTACHMENT_WEIGHT, PlanInputs, plan_request};
+use crate::core::request::{ATTACHMENT_WEIGHT, Kept, PlanInputs, plan_request};
 use crate::embed::Semantic;
 use crate::llm::redact::Secrets;
 use crate::store::cache::OutputCache;
@@ -89,7 +89,7 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
             .map_err(|e| tracing::warn!("ranking without the semantic layer: {e:#}"))
             .ok()
     });
-    plan_with(ctx, ask, similarity.as_deref())
+    plan_with(ctx, ask, similarity.as_deref(), Kept::Only(&HashSet::new()))
 }
 
 /// The semantic layer's similarities for an ask, when the layer is on; an embedder that
@@ -101,7 +101,12 @@ fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<
         .transpose()
 }
 
-fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -> PlannedRequest {
+fn plan_with(
+    ctx: &PreviewContext,
+    ask: &Ask,
+    similarity: Option<&[Vec<f64>]>,
+    kept: Kept,
+) -> PlannedRequest {
     // The shape is read from the instruction's opening, as the planner reads it: a huge
     // paste is not hashed whole.
     let past = ctx
@@ -122,6 +127,7 @@ fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -
         only: ask.only,
         attachment_weight: ATTACHMENT_WEIGHT,
         semantic: similarity,
+        kept,
     });
     planned.route = ctx.providers.as_ref().map(|providers| {
         let texts = planned.request.messages.iter().map(|m| m.content.as_str());
@@ -130,13 +136,46 @@ fn plan_with(ctx: &PreviewContext, ask: &Ask, similarity: Option<&[Vec<f64>]>) -
     planned
 }
 
+/// The request with every briefed part's full text stored in the output cache (when the
+/// context has one), and each briefing saying what was really stored: the one place that
+/// decides it. Planned as if every briefed part will be kept; a part that could not be
+/// stored (no cache, or the write failed: the error comes back beside the request) makes
+/// the request planned again with only what was stored, so its briefing says the rest is
+/// not kept — and a part briefed only in that second plan is not kept either.
+fn plan_kept(
+    ctx: &PreviewContext,
+    ask: &Ask,
+    similarity: Option<&[Vec<f64>]>,
+) -> (PlannedRequest, Option<anyhow::Error>) {
+    let nothing = HashSet::new();
+    if ctx.cache_dir.is_none() {
+        return (plan_with(ctx, ask, similarity, Kept::Only(&nothing)), None);
+    }
+    let planned = plan_with(ctx, ask, similarity, Kept::All);
+    let (stored, error) = keep_briefed(ctx, ask, &planned);
+    let all_stored = briefed_refs(&planned).all(|r| stored.contains(r));
+    if all_stored {
+        return (planned, error);
+    }
+    (plan_with(ctx, ask, similarity, Kept::Only(&stored)), error)
+}
+
+/// The refs of a request's briefed parts.
+fn briefed_refs(p: &PlannedRequest) -> impl Iterator<Item = &str> {
+    std::iter::once(&p.gate)
+        .chain(p.attachments.iter().map(|a| &a.gate))
+        .filter_map(|g| g.briefing.as_ref().map(|b| b.cache_ref.as_str()))
+}
+
 /// As [`plan`], with every briefed part's full text kept in the output cache under the ref
 /// its briefing names (when the context has a cache).
 pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedRequest> {
     let similarity = similarity_for(ctx, ask)?;
-    let mut p = plan_with(ctx, ask, similarity.as_deref());
-    keep_briefed(ctx, ask, &mut p)?;
-    Ok(p)
+    let (p, error) = plan_kept(ctx, ask, similarity.as_deref());
+    match error {
+        Some(e) => Err(e),
+        None => Ok(p),
+    }
 }
 
 /// A request planned for a front end that goes on when a part fails, and what failed.
@@ -187,10 +226,8 @@ pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask, vectors: QuestionVectors)
         .as_ref()
         .and(ctx.semantic.as_ref())
         .map(|s| s.embedder_id().to_string());
-    let mut planned = plan_with(ctx, ask, similarity.as_deref());
-    let cache_error = keep_briefed(ctx, ask, &mut planned)
-        .err()
-        .map(|e| format!("{e:#}"));
+    let (planned, error) = plan_kept(ctx, ask, similarity.as_deref());
+    let cache_error = error.map(|e| format!("{e:#}"));
     Resilient {
         planned,
         semantic,
@@ -201,30 +238,42 @@ pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask, vectors: QuestionVectors)
 }
 
 /// Every briefed part's full text kept in the output cache under the ref its briefing
-/// names (when the context has a cache).
-fn keep_briefed(ctx: &PreviewContext, ask: &Ask, p: &mut PlannedRequest) -> anyhow::Result<()> {
+/// names: the refs stored, and the error that stopped it (the parts after it are not
+/// stored).
+fn keep_briefed(
+    ctx: &PreviewContext,
+    ask: &Ask,
+    p: &PlannedRequest,
+) -> (HashSet<String>, Option<anyhow::Error>) {
+    let mut stored = HashSet::new();
     let Some(dir) = &ctx.cache_dir else {
-        return Ok(());
+        return (stored, None);
     };
-    let briefed =
-        p.gate.briefing.is_some() || p.attachments.iter().any(|a| a.gate.briefing.is_some());
-    if !briefed {
-        return Ok(());
+    if briefed_refs(p).next().is_none() {
+        return (stored, None);
     }
-    let mut cache = OutputCache::open_in(dir)?.with_secrets(ctx.secrets.clone());
-    let parts = std::iter::once((&mut p.gate, ask.instruction)).chain(
+    let mut cache = match OutputCache::open_in(dir) {
+        Ok(c) => c.with_secrets(ctx.secrets.clone()),
+        Err(e) => return (stored, Some(e)),
+    };
+    let parts = std::iter::once((&p.gate, ask.instruction)).chain(
         p.attachments
-            .iter_mut()
+            .iter()
             .zip(ask.attachments)
-            .map(|(v, a)| (&mut v.gate, a.text.as_str())),
+            .map(|(v, a)| (&v.gate, a.text.as_str())),
     );
     for (gate, text) in parts {
         if let Some(b) = &gate.briefing {
-            let stored = cache.store(text)?;
-            gate.cached = stored.cache_ref == b.cache_ref;
+            match cache.store(text) {
+                Ok(s) if s.cache_ref == b.cache_ref => {
+                    stored.insert(s.cache_ref);
+                }
+                Ok(_) => {}
+                Err(e) => return (stored, Some(e)),
+            }
         }
     }
-    Ok(())
+    (stored, None)
 }
 
 /// The request for a model id (looked up in the budgets) and one prompt.

@@ -357,6 +357,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
             "compact_catalog",
             "preview",
             "rank_tools",
+            "read_cached",
             "record_execution"
         ]
     );
@@ -632,7 +633,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
         e.message
     );
     // Still serving.
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
     c.cancel().await.unwrap();
 }
 
@@ -943,7 +944,7 @@ async fn read_only_leaves_record_execution_out_and_refuses_it() {
     let tools = c.list_all_tools().await.unwrap();
     assert_eq!(
         tool_names(&tools),
-        ["compact_catalog", "preview", "rank_tools"]
+        ["compact_catalog", "preview", "rank_tools", "read_cached"]
     );
     // Read-only, every tool is: preview and compaction keep no paste here.
     for t in &tools {
@@ -1271,6 +1272,7 @@ async fn http_needs_its_token_and_bind_without_one_is_refused() {
             "compact_catalog",
             "preview",
             "rank_tools",
+            "read_cached",
             "record_execution"
         ]
     );
@@ -1431,7 +1433,7 @@ async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
     }
     // A good request after them is served.
     let c = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
     c.cancel().await.unwrap();
 }
 
@@ -2552,7 +2554,7 @@ async fn http_takes_its_token_outside_argv_and_says_when_it_has_none() {
             )
             .auth_header(token);
         let c = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
-        assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+        assert_eq!(c.list_all_tools().await.unwrap().len(), 5);
         c.cancel().await.unwrap();
     }
 

@@ -222,11 +222,26 @@ fn prompt_pane_with_two_attachment_chips() {
     for (w, h) in [(80, 24), (120, 40), (160, 50)] {
         let s = render(&state, w, h);
         assert!(s.contains("users.json"), "{w}x{h}:\n{s}");
+        // The chip names a paste as the model is told it, then its first line (tester 19
+        // F3), and its tokens are the request table's, framing included.
         assert!(
-            s.contains("▸ # Launch"),
+            s.contains("▸ paste 1 — #"),
             "the newest chip is selected:\n{s}"
         );
-        assert!(s.contains(" tok · raw"), "{w}x{h}:\n{s}");
+        let part = planned
+            .request
+            .parts
+            .iter()
+            .filter(|p| p.part == "attachment")
+            .nth(1)
+            .unwrap()
+            .tokens;
+        assert_eq!(planned.attachments[1].sent_tokens, part);
+        assert!(part > planned.attachments[1].size.tokens);
+        assert!(
+            s.contains(&format!("{part} tok sent · raw")),
+            "{w}x{h}:\n{s}"
+        );
         insta::assert_snapshot!(format!("prompt_two_chips_{w}x{h}"), s);
     }
     // alt+c selects the first chip, alt+x removes it: the note is left.

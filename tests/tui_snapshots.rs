@@ -1135,6 +1135,34 @@ fn the_history_detail_of_a_baseline_plan_says_it_is_one() {
     );
 }
 
+/// Tester 19 F11: the History pane's detail says what a plan was sent with, in the words
+/// `history show` uses.
+#[test]
+fn the_history_detail_says_what_a_plan_was_sent_with() {
+    let (_d, ws) = workspace();
+    let line = serde_json::json!({"id": "sw-1", "at": "2026-11-24T10:00:00Z",
+        "caller": "console", "model": "m/x", "intent": "summarise the log",
+        "outcome": "ok", "source": "sent", "steps": [{"order": 1, "tool": "research.summarize"}],
+        "trim_record": {"sent_with": {"attachments": [
+            {"name": "big.log", "bytes": 2607639, "content_ref": "f7769097767e8d6b", "admission": "briefing", "cached": true},
+            {"name": "ctrl.txt", "bytes": 12, "content_ref": "d6f8119da569e430", "admission": "raw", "cached": false}
+        ]}}})
+    .to_string();
+    import_plan_lines(&ws, "sent-with", &line);
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusHistory]);
+    assert_eq!(state.history.detail.as_ref().unwrap().record.id, "sw-1");
+    let s = screen(&state, 150, 40);
+    assert!(
+        s.contains("sent with: 'big.log' (2,607,639 bytes, briefing, cache f7769097767e8d6b)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("sent with: 'ctrl.txt' (12 bytes, raw, ref d6f8119da569e430, not cached"),
+        "{s}"
+    );
+}
+
 /// The console's plan view describes an imported answer as it describes a live one, by
 /// the one core function `history show` uses (`core::failure::kept_answer_lines`): where it
 /// came from, its tool calls, its reasoning and the other choices it came with (by a live

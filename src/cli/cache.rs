@@ -5,10 +5,9 @@ use std::path::PathBuf;
 
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::gate::line_range;
 use crate::exit::bad_input;
 use crate::format::counted;
-use crate::store::cache::{CACHE_FILE, OutputCache};
+use crate::store::cache::{CACHE_FILE, OutputCache, read_cached};
 use crate::workspace::resolve_dir;
 
 #[derive(Debug, clap::Args)]
@@ -43,57 +42,20 @@ fn older_than(s: &str) -> Result<std::time::Duration, DurationError> {
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s
-        .split_once(':')
-        .ok_or_else(|| format!("'{s}': expected A:B, like 46:200"))?;
-    let bound = |text: &str, name: &str| {
-        text.trim().parse::<usize>().map_err(|e| match e.kind() {
-            std::num::IntErrorKind::PosOverflow => {
-                format!("'{s}': {name} is too large (at most {})", usize::MAX)
-            }
-            _ => format!("'{s}': {name} is not a number"),
-        })
-    };
-    let (a, b) = (bound(a, "A")?, bound(b, "B")?);
-    if a == 0 || b < a {
-        return Err(format!("'{s}': expected 1 ≤ A ≤ B"));
-    }
-    Ok((a, b))
+    crate::core::gate::parse_line_range(s)
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
     let dir = resolve_dir(workspace.as_deref())?;
-    // Both subcommands only read or clean: a missing cache is said, never created.
-    let cache = OutputCache::open_existing_in(&dir)?;
-    let path = dir.join(CACHE_FILE);
     match args.what {
-        What::Get { cache_ref, lines } => {
-            // What was typed, quoted as every error quotes it: on one line (tester F1).
-            let asked = crate::core::terminal_text::quoted(&cache_ref);
-            let Some(cache) = cache else {
-                return Err(bad_input(format!(
-                    "no cached content {asked}: there is no output cache at {} (briefed pastes are kept there by preview and the console)",
-                    crate::core::terminal_text::path(&path)
-                )));
-            };
-            let Some(text) = cache.get(&cache_ref)? else {
-                return Err(bad_input(format!(
-                    "no cached content {asked} in {}",
-                    crate::core::terminal_text::path(cache.path())
-                )));
-            };
-            match lines {
-                None => crate::cli::out::emit_content(&text),
-                Some((a, b)) => match line_range(&text, a, b) {
-                    Ok(part) => crate::cli::out::emit_content(&part),
-                    Err(count) => Err(bad_input(format!(
-                        "{cache_ref} has {}; --lines {a}:{b} starts after the end",
-                        counted(count, "line", "lines")
-                    ))),
-                },
-            }
-        }
+        What::Get { cache_ref, lines } => match read_cached(&dir, &cache_ref, lines)? {
+            Ok(text) => crate::cli::out::emit_content(&text),
+            Err(not) => Err(bad_input(not.message(&cache_ref, lines, "--lines"))),
+        },
         What::Gc { older_than, json } => {
+            // Only cleans: a missing cache is said, never created.
+            let cache = OutputCache::open_existing_in(&dir)?;
+            let path = dir.join(CACHE_FILE);
             let Some(mut cache) = cache else {
                 if json {
                     return print_json(&serde_json::json!({

@@ -338,6 +338,11 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         out.push_str(&line);
         out.push('\n');
     }
+    // What it was sent with beside the intent (tester 19 F11: only the JSON said it).
+    let sent = crate::core::as_sent::SentWith::from_trim(r.trim_record.as_ref());
+    for a in &sent.attachments {
+        out.push_str(&format!("sent with: {}\n", a.line()));
+    }
     if let Some(group) = &r.compare_group {
         out.push_str(&format!(
             "A/B arm {} of comparison {}\n",

@@ -329,7 +329,7 @@ pub fn describe(p: &Preview) -> String {
             est(a.size.exact),
             a.gate.admission.label(),
             if a.gate.briefing.is_some() {
-                format!(" ({} tokens sent)", thousands(a.gate.admitted_tokens))
+                format!(" ({} tokens sent)", thousands(a.sent_tokens))
             } else {
                 String::new()
             },
@@ -400,14 +400,16 @@ pub fn describe(p: &Preview) -> String {
     if let Some(b) = &g.briefing {
         let _ = writeln!(
             o,
-            "  briefing ({} tokens){}; read it back: {}",
+            "  briefing ({} tokens){}",
             thousands(g.admitted_tokens),
             if g.cached {
-                " — full paste in the output cache"
+                format!(
+                    " — full paste in the output cache; read it back: {}",
+                    b.hint
+                )
             } else {
-                " — not cached (--no-cache)"
+                " — not kept: the model sees only the map".to_string()
             },
-            b.hint
         );
         for l in b.text.lines().take(30) {
             let _ = writeln!(o, "  | {l}");

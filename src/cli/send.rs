@@ -150,6 +150,14 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     let comparing = ask.comparing();
     let jobs = plan_send(&ctx.preview, &ask)?;
+    // A briefed part that is not kept (`--no-cache`): the model sees only its map, said
+    // once whatever the number of models (tester 19 F14).
+    let mut said = std::collections::HashSet::new();
+    for w in jobs.iter().flat_map(|j| j.request.not_kept()) {
+        if said.insert(w.clone()) {
+            crate::cli::out::eprint_line(&format!("ctxconsole send: note: {w}"));
+        }
+    }
     let at = crate::store::now_secs();
     let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
 

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::budget::Tier;
-use crate::core::gate::content_ref;
+use crate::core::gate::{Admission, content_ref};
 use crate::core::history::PlanRecord;
-use crate::core::request::{Attachment, Fate, PlannedRequest};
+use crate::core::request::{Attachment, AttachmentView, Fate, PlannedRequest};
 use crate::core::terminal_text::quoted;
 
 /// The trim record's key for [`SentWith`].
@@ -27,6 +27,39 @@ pub struct SentAttachment {
     pub bytes: usize,
     /// 16 hex digits of the text's SHA-256 ([`content_ref`]).
     pub content_ref: String,
+    /// How it went: raw, tight (both whole) or as a briefing (`None`: stored before this
+    /// was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission: Option<Admission>,
+    /// Whether the output cache holds its text under `content_ref` (only a briefed part is
+    /// kept there; `None`: stored before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+}
+
+impl SentAttachment {
+    /// `big.log (2,607,639 bytes, briefing, cache f7769097767e8d6b)`, or for a part sent
+    /// whole `ctrl.txt (12 bytes, raw, not cached: a raw attachment is not kept)`: what
+    /// `history show` and the console's History plan view say it was sent with.
+    pub fn line(&self) -> String {
+        let how = self.admission.map_or("sent", |a| a.label());
+        let kept = match self.cached {
+            Some(true) => format!("cache {}", self.content_ref),
+            Some(false) if self.admission == Some(Admission::Briefing) => {
+                format!("ref {}, not kept: only its map was sent", self.content_ref)
+            }
+            Some(false) => format!(
+                "ref {}, not cached: an attachment sent whole is not kept",
+                self.content_ref
+            ),
+            None => format!("ref {}", self.content_ref),
+        };
+        format!(
+            "{} ({} bytes, {how}, {kept})",
+            quoted(&self.name),
+            crate::core::text::thousands(self.bytes)
+        )
+    }
 }
 
 /// What a plan was sent with beyond its instruction.
@@ -49,14 +82,27 @@ pub struct SentWith {
 }
 
 impl SentWith {
-    pub fn of(attachments: &[Attachment], tier_override: Option<Tier>, defaults: &str) -> SentWith {
+    /// What a request was sent with: its attachments under the names it sent them by
+    /// ([`crate::core::request::sent_names`]), and from its `views` (the request's
+    /// attachments) how each went and whether the cache holds it.
+    pub fn of(
+        attachments: &[Attachment],
+        views: &[AttachmentView],
+        tier_override: Option<Tier>,
+        defaults: &str,
+    ) -> SentWith {
+        let names = crate::core::request::sent_names(attachments);
         SentWith {
             attachments: attachments
                 .iter()
-                .map(|a| SentAttachment {
-                    name: a.name.clone(),
+                .zip(names)
+                .enumerate()
+                .map(|(i, (a, name))| SentAttachment {
+                    name,
                     bytes: a.text.len(),
                     content_ref: content_ref(a.text.as_bytes()),
+                    admission: views.get(i).map(|v| v.gate.admission),
+                    cached: views.get(i).map(|v| v.gate.cached),
                 })
                 .collect(),
             tier_override,
@@ -223,6 +269,7 @@ mod tests {
                 name: "data.json".into(),
                 text: "{\"a\":1}".into(),
             }],
+            &[],
             Some(Tier::A),
             "",
         );
@@ -254,6 +301,7 @@ mod tests {
                     text: "y".into(),
                 },
             ],
+            &[],
             Some(Tier::A),
             "",
         );
@@ -274,7 +322,7 @@ mod tests {
         assert!(!notes[0].contains('\n'));
         assert_eq!(notes[1], "sent under a tier A override; replayed at tier C");
         let kept = replay_notes(&Rebuilt {
-            sent: &SentWith::of(&[], Some(Tier::A), "locale: en-GB"),
+            sent: &SentWith::of(&[], &[], Some(Tier::A), "locale: en-GB"),
             baseline: true,
             arm: None,
             tier: Tier::A,

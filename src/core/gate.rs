@@ -51,7 +51,7 @@ impl ContextBudget {
 }
 
 /// How content enters the context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Admission {
     /// Fits with room to spare: passed as it is.
@@ -213,11 +213,15 @@ pub struct Briefing {
     pub entries: Vec<MapEntry>,
     /// Entries left out to keep the briefing short.
     pub omitted: usize,
-    /// How to read a part, e.g. `ctxconsole cache get 3f… --lines 46:200`.
+    /// How to read a part, e.g. `ctxconsole cache get 3f… --lines 46:200`, or
+    /// [`NOT_KEPT_HINT`].
     pub hint: String,
     /// The briefing as it is sent.
     pub text: String,
 }
+
+/// A briefing's [`Briefing::hint`] when the full text is not kept.
+pub const NOT_KEPT_HINT: &str = "not kept: only the map was sent";
 
 /// Most map entries a briefing lists before it says how many more there are.
 pub const MAX_ENTRIES: usize = 60;
@@ -256,8 +260,21 @@ fn definition_pattern(kind: ContentKind) -> Option<&'static Regex> {
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
-/// Build the briefing for `text`. `cache_ref` names where the full text is kept.
-pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&str>) -> Briefing {
+/// The tool a briefing names for reading the rest of a kept paste: ctxconsole's MCP server
+/// serves it, and the plan guard knows it as ctxconsole's own.
+pub const READ_CACHED_TOOL: &str = "read_cached";
+
+/// Build the briefing for `text`. `cache_ref` is the full text's reference; `kept` says
+/// whether the output cache holds it: only then does the briefing name the ref and
+/// [`READ_CACHED_TOOL`], otherwise it says the rest is not kept (tester 19 F14: with
+/// `--no-cache` it claimed a cache there was not).
+pub fn briefing(
+    text: &str,
+    kind: ContentKind,
+    cache_ref: &str,
+    kept: bool,
+    name: Option<&str>,
+) -> Briefing {
     let lines = text.lines().count();
     let mut entries = match kind {
         ContentKind::Markdown => markdown_map(text, lines),
@@ -272,7 +289,11 @@ pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&st
         .find(|e| e.end_line.is_some() || e.line > 1)
         .map(|e| (e.line, e.end_line.unwrap_or(e.line + 40).min(lines.max(1))))
         .unwrap_or((1, lines.clamp(1, 40)));
-    let hint = format!("ctxconsole cache get {cache_ref} --lines {a}:{b}");
+    let hint = if kept {
+        format!("ctxconsole cache get {cache_ref} --lines {a}:{b}")
+    } else {
+        NOT_KEPT_HINT.to_string()
+    };
     let title = name.unwrap_or("pasted content");
     let mut out = format!(
         "# {title} ({} lines, {} bytes, {})\n",
@@ -296,9 +317,15 @@ pub fn briefing(text: &str, kind: ContentKind, cache_ref: &str, name: Option<&st
     if omitted > 0 {
         out.push_str(&format!("- … {omitted} more\n"));
     }
-    out.push_str(&format!(
-        "\nThe full content is cached as {cache_ref}. To read a part: read_cached(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
-    ));
+    if kept {
+        out.push_str(&format!(
+            "\nThe full content is cached as {cache_ref}. To read a part: {READ_CACHED_TOOL}(\"{cache_ref}\", lines=\"{a}:{b}\")\n"
+        ));
+    } else {
+        out.push_str(
+            "\nOnly this map was sent; the rest of the content is not kept and cannot be read.\n",
+        );
+    }
     Briefing {
         kind,
         bytes: text.len(),
@@ -471,25 +498,47 @@ fn text_map(text: &str, total: usize) -> Vec<MapEntry> {
     out
 }
 
-/// Lines `a..=b` (1-based, inclusive) of `text`: the part of the range past the last line
-/// is simply absent, but a range starting after it is `Err` with the number of lines the
-/// text has (nothing there to give).
+/// Lines `a..=b` (1-based, inclusive) of `text`, byte for byte: each line keeps its own
+/// ending (`\n`, `\r\n`, none on a last line without one), so the lines `1:N` of a text of
+/// N lines are the text itself (tester 20 F16: a CRLF came back as LF). The part of the
+/// range past the last line is simply absent, but a range starting after it is `Err` with
+/// the number of lines the text has (nothing there to give).
 pub fn line_range(text: &str, a: usize, b: usize) -> Result<String, usize> {
     let mut out = String::new();
     let mut taken = 0usize;
     for l in text
-        .lines()
+        .split_inclusive('\n')
         .skip(a.saturating_sub(1))
         .take(b.saturating_sub(a).saturating_add(1))
     {
         out.push_str(l);
-        out.push('\n');
         taken += 1;
     }
     if taken == 0 {
         return Err(text.lines().count());
     }
     Ok(out)
+}
+
+/// A line range as `cache get --lines` and MCP `read_cached` take it: `A:B`, 1-based and
+/// inclusive, `1 ≤ A ≤ B`. The error says what is wrong with `s`.
+pub fn parse_line_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}': expected A:B, like 46:200"))?;
+    let bound = |text: &str, name: &str| {
+        text.trim().parse::<usize>().map_err(|e| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("'{s}': {name} is too large (at most {})", usize::MAX)
+            }
+            _ => format!("'{s}': {name} is not a number"),
+        })
+    };
+    let (a, b) = (bound(a, "A")?, bound(b, "B")?);
+    if a == 0 || b < a {
+        return Err(format!("'{s}': expected 1 ≤ A ≤ B"));
+    }
+    Ok((a, b))
 }
 
 #[cfg(test)]
@@ -516,7 +565,7 @@ mod tests {
     #[test]
     fn code_briefings_list_definitions_with_lines() {
         assert_eq!(detect_kind(None, RUST), ContentKind::Rust);
-        let b = briefing(RUST, ContentKind::Rust, "abc", Some("main.rs"));
+        let b = briefing(RUST, ContentKind::Rust, "abc", true, Some("main.rs"));
         let lines: Vec<usize> = b.entries.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![3, 7, 8, 13]);
         assert!(b.text.contains("line 8: pub fn new() -> Self"));
@@ -524,7 +573,7 @@ mod tests {
         let py =
             "import os\n\nclass A:\n    def f(self):\n        pass\n\nasync def g():\n    pass\n";
         assert_eq!(detect_kind(None, py), ContentKind::Python);
-        let b = briefing(py, ContentKind::Python, "r", None);
+        let b = briefing(py, ContentKind::Python, "r", true, None);
         assert_eq!(
             b.entries.iter().map(|e| e.line).collect::<Vec<_>>(),
             vec![3, 4, 7]
@@ -532,20 +581,23 @@ mod tests {
         let ts = "import x from 'y';\nexport function a() {}\nexport const b = (x) => x;\ninterface C {}\nclass D {}\n";
         assert_eq!(detect_kind(Some("a.ts"), ts), ContentKind::JavaScript);
         assert_eq!(
-            briefing(ts, ContentKind::JavaScript, "r", None)
+            briefing(ts, ContentKind::JavaScript, "r", true, None)
                 .entries
                 .len(),
             4
         );
         let go = "package main\n\nimport \"fmt\"\n\ntype T struct{}\n\nfunc (t T) M() {}\nfunc main() {}\n";
         assert_eq!(detect_kind(None, go), ContentKind::Go);
-        assert_eq!(briefing(go, ContentKind::Go, "r", None).entries.len(), 3);
+        assert_eq!(
+            briefing(go, ContentKind::Go, "r", true, None).entries.len(),
+            3
+        );
     }
 
     #[test]
     fn markdown_headings_with_ranges() {
         let md = "# Title\nintro\n## A\na\n```\n# not a heading\n```\n## B\nb\n# Next\nz\n";
-        let b = briefing(md, detect_kind(None, md), "r", None);
+        let b = briefing(md, detect_kind(None, md), "r", true, None);
         assert_eq!(b.kind, ContentKind::Markdown);
         let ranges: Vec<(usize, Option<usize>)> =
             b.entries.iter().map(|e| (e.line, e.end_line)).collect();
@@ -558,7 +610,7 @@ mod tests {
     #[test]
     fn json_key_paths_types_and_lengths() {
         let j = r#"{"users":[{"id":1,"name":"a"},{"id":2,"name":"b"}],"ok":true}"#;
-        let b = briefing(j, detect_kind(None, j), "r", None);
+        let b = briefing(j, detect_kind(None, j), "r", true, None);
         let texts: Vec<&str> = b.entries.iter().map(|e| e.text.as_str()).collect();
         assert!(texts.contains(&"$.users: array[2]"), "{texts:?}");
         assert!(texts.contains(&"$.users[0].id: number"));
@@ -576,7 +628,7 @@ mod tests {
                 }
             })
             .collect();
-        let b = briefing(&log, detect_kind(None, &log), "r", None);
+        let b = briefing(&log, detect_kind(None, &log), "r", true, None);
         assert_eq!(b.kind, ContentKind::Text);
         assert!(
             b.entries
@@ -603,6 +655,17 @@ mod tests {
             Ok(1)
         );
         assert_eq!(line_range("", 1, 1), Err(0));
+    }
+
+    #[test]
+    fn a_line_range_keeps_each_line_as_written() {
+        let crlf = "one\r\ntwo\r\nthree";
+        assert_eq!(line_range(crlf, 2, 3).as_deref(), Ok("two\r\nthree"));
+        assert_eq!(line_range(crlf, 1, 99).as_deref(), Ok(crlf));
+        assert_eq!(line_range(crlf, 4, 4), Err(3));
+        assert_eq!(parse_line_range("2:3"), Ok((2, 3)));
+        assert!(parse_line_range("3:2").is_err());
+        assert!(parse_line_range("0:2").is_err());
     }
 
     #[test]

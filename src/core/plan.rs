@@ -142,7 +142,8 @@ pub struct PlanGuard<'a> {
 }
 
 impl PlanGuard<'_> {
-    /// Steps naming no registered pack or pipeline, or the planner itself, become
+    /// Steps naming no registered pack or pipeline (nor ctxconsole's own `read_cached`), or
+    /// the planner itself, become
     /// `tool: "unknown"` with a `gap:` rationale; the rest pass unchanged.
     pub fn check(&self, steps: Vec<Step>) -> GuardedPlan {
         let mut demoted = Vec::new();
@@ -160,6 +161,11 @@ impl PlanGuard<'_> {
                     ))
                 } else if s.tool == UNKNOWN_TOOL {
                     // The model said so itself: keep its own rationale.
+                    None
+                } else if s.tool == crate::core::gate::READ_CACHED_TOOL {
+                    // ctxconsole's own tool, named by every briefing sent and served by its
+                    // MCP server, which the agent running the plan uses: no gap (tester 19
+                    // F8: an obedient step was demoted).
                     None
                 } else if !self.registered.contains(&s.tool) {
                     Some(demotion(
@@ -388,6 +394,28 @@ mod tests {
             )),
             "{err}"
         );
+    }
+
+    /// Tester 19 F8: a model that reads a briefed paste as the briefing says, with
+    /// `read_cached`, is no gap: ctxconsole's MCP server serves that tool.
+    #[test]
+    fn a_read_cached_step_is_no_gap() {
+        let registered = set(&["research.summarize"]);
+        let guard = PlanGuard {
+            registered: &registered,
+            pipelines: &set(&[]),
+            self_names: &[],
+        };
+        let g = guard.check(
+            steps_from(&json!({"steps":[
+                {"tool":"read_cached","args":{"ref":"f7769097767e8d6b","lines":"2:42"}},
+                {"tool":"research.summarize","args":{"documents":["$1"]}}
+            ]}))
+            .unwrap(),
+        );
+        assert_eq!(g.outcome, Outcome::Ok, "{:?}", g.demoted);
+        assert!(g.demoted.is_empty());
+        assert_eq!(g.steps[0].tool, "read_cached");
     }
 
     #[test]

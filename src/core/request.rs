@@ -67,6 +67,65 @@ impl Attachment {
     }
 }
 
+/// Which briefed parts' full text the output cache holds: what a briefing may say
+/// ([`briefing`]'s `kept`), and [`GateView::cached`]. The request service decides it from
+/// what was really stored.
+#[derive(Debug, Clone, Copy)]
+pub enum Kept<'a> {
+    /// Every briefed part (the service stores each before the request goes anywhere, and
+    /// plans again with [`Kept::Only`] when one could not be stored).
+    All,
+    /// Only the parts whose content has one of these refs (none: no cache).
+    Only(&'a HashSet<String>),
+}
+
+impl Kept<'_> {
+    pub fn holds(&self, cache_ref: &str) -> bool {
+        match self {
+            Kept::All => true,
+            Kept::Only(refs) => refs.contains(cache_ref),
+        }
+    }
+}
+
+/// The names the attachments are sent under, in order: each as given, but a name an
+/// earlier attachment already has gets the first free ` (2)`, ` (3)`, … (tester 19 F12: two
+/// `notes.txt` went out under one name). The one naming every view of the request, its
+/// text and what is stored use.
+pub fn sent_names(attachments: &[Attachment]) -> Vec<String> {
+    let given: HashSet<&str> = attachments.iter().map(|a| a.name.as_str()).collect();
+    let mut taken: HashSet<String> = HashSet::new();
+    attachments
+        .iter()
+        .map(|a| {
+            let mut name = a.name.clone();
+            let mut k = 2;
+            while taken.contains(&name) || (k > 2 && given.contains(name.as_str())) {
+                name = format!("{} ({k})", a.name);
+                k += 1;
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+/// One warning per attachment renamed by [`sent_names`].
+fn renamed_warnings(attachments: &[Attachment], names: &[String]) -> Vec<String> {
+    attachments
+        .iter()
+        .zip(names)
+        .filter(|(a, n)| a.name != **n)
+        .map(|(a, n)| {
+            format!(
+                "two attachments are named {}: the later one is sent as {}",
+                crate::core::terminal_text::quoted(&a.name),
+                crate::core::terminal_text::quoted(n)
+            )
+        })
+        .collect()
+}
+
 /// Everything a request is built from.
 pub struct PlanInputs<'a> {
     pub effective: &'a EffectiveRow,
@@ -96,6 +155,8 @@ pub struct PlanInputs<'a> {
     /// entry's similarity to it (see `RankIndex::rank_semantic`), computed by the `embed`
     /// service.
     pub semantic: Option<&'a [Vec<f64>]>,
+    /// Which briefed parts the output cache holds.
+    pub kept: Kept<'a>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -149,7 +210,8 @@ pub struct GateView {
     /// Tokens the part takes once admitted (the briefing's, for a briefing).
     pub admitted_tokens: usize,
     pub briefing: Option<Briefing>,
-    /// Whether the full content is in the output cache (set by the service that writes it).
+    /// Whether the full content is in the output cache ([`PlanInputs::kept`]): the
+    /// briefing sent names its ref only then.
     pub cached: bool,
 }
 
@@ -164,6 +226,11 @@ pub struct AttachmentView {
     pub gate: GateView,
     /// The outline lines the ranker read (definitions, headings, key paths); never the body.
     pub outline: Vec<String>,
+    /// Tokens the attachment takes in the request as sent: its text (or briefing) with the
+    /// header line and fence around it — the request table's `attachment` part. Every
+    /// "tokens sent" a front end shows is this (tester 19 F3: the briefing's count, without
+    /// its framing, was shown as sent).
+    pub sent_tokens: usize,
 }
 
 /// What became of one catalog entry.
@@ -317,6 +384,12 @@ pub struct CatalogTokens {
 }
 
 impl PlannedRequest {
+    /// The warnings (also in [`PlannedRequest::warnings`]) for the briefed parts whose full
+    /// text is not kept: `send` and the console say them beside the request.
+    pub fn not_kept(&self) -> Vec<String> {
+        not_kept_warnings(&self.prompt, &self.gate, &self.attachments)
+    }
+
     /// The catalog's figures as sent and in full, header line included, from the one catalog
     /// part of the assembled request.
     pub fn catalog_tokens(&self) -> CatalogTokens {
@@ -362,13 +435,17 @@ fn admit_part(
     text: &str,
     name: Option<&str>,
     size: &PromptSize,
+    kept: Kept,
 ) -> GateView {
     let seen = *budget;
     let admission = admit(&seen, size.tokens);
     let brief = (admission == Admission::Briefing).then(|| {
         let kind = detect_kind(name, opening(text, KIND_SNIFF_BYTES));
-        briefing(text, kind, &content_ref(text.as_bytes()), name)
+        let cache_ref = content_ref(text.as_bytes());
+        let held = kept.holds(&cache_ref);
+        briefing(text, kind, &cache_ref, held, name)
     });
+    let cached = brief.as_ref().is_some_and(|b| kept.holds(&b.cache_ref));
     let admitted_tokens = match &brief {
         Some(b) => tokens::count(tokenizer, &b.text).tokens,
         None => size.tokens,
@@ -379,7 +456,7 @@ fn admit_part(
         budget: seen,
         admitted_tokens,
         briefing: brief,
-        cached: false,
+        cached,
     }
 }
 
@@ -394,7 +471,7 @@ fn outline(kind: ContentKind, text: &str, name: &str, brief: Option<&Briefing>) 
     let b = match brief {
         Some(b) => b,
         None => {
-            owned = briefing(text, kind, "", Some(name));
+            owned = briefing(text, kind, "", false, Some(name));
             &owned
         }
     };
@@ -463,6 +540,36 @@ fn trimmed_by(catalog: &PreparedCatalog, i: usize, stage: usize) -> Vec<TrimStep
         .collect()
 }
 
+/// One warning per briefed part whose full text is not kept: the model sees only its map,
+/// and nothing can read the rest (tester 19 F14: only the JSON's `cached: false` hinted it).
+fn not_kept_warnings(
+    prompt: &PromptSize,
+    gate: &GateView,
+    attachments: &[AttachmentView],
+) -> Vec<String> {
+    // An attachment's figure is the tokens it takes as sent, framing included, as every
+    // "tokens sent" is (tester 19 F3).
+    std::iter::once(("the instruction".to_string(), prompt, gate, gate.admitted_tokens))
+        .chain(attachments.iter().map(|a| {
+            (
+                format!("attachment {}", a.name),
+                &a.size,
+                &a.gate,
+                a.sent_tokens,
+            )
+        }))
+        .filter(|(_, _, g, _)| g.briefing.is_some() && !g.cached)
+        .map(|(what, size, _, sent)| {
+            format!(
+                "{} was briefed and is not kept: the model sees only its map ({} tokens sent of {}), and the rest is not in the output cache",
+                crate::core::terminal_text::for_terminal_line(&what),
+                crate::core::text::thousands(sent),
+                crate::core::text::thousands(size.tokens)
+            )
+        })
+        .collect()
+}
+
 /// What the request says where the instruction was briefed (its briefing follows as context).
 const BRIEFED_INSTRUCTION: &str = "(see the briefing of the pasted content below)";
 
@@ -481,11 +588,13 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
     // What the request wraps the instruction and each attachment in (their header lines and
     // the blank lines between), sent whether a part is admitted whole or briefed.
+    let attachment_names = sent_names(inp.attachments);
     let raw: Vec<AttachedText> = inp
         .attachments
         .iter()
-        .map(|a| AttachedText {
-            name: &a.name,
+        .zip(&attachment_names)
+        .map(|(a, name)| AttachedText {
+            name,
             text: &a.text,
         })
         .collect();
@@ -507,21 +616,24 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         });
     let mut budget = ContextBudget::new(row.input_tokens, used);
     let size = prompt_size(tok, inp.instruction);
-    let gate = admit_part(&mut budget, tok, inp.instruction, None, &size);
+    let gate = admit_part(&mut budget, tok, inp.instruction, None, &size, inp.kept);
     let attachments: Vec<AttachmentView> = inp
         .attachments
         .iter()
-        .map(|a| {
+        .zip(&attachment_names)
+        .map(|(a, name)| {
             let size = prompt_size(tok, &a.text);
-            let gate = admit_part(&mut budget, tok, &a.text, Some(&a.name), &size);
+            let gate = admit_part(&mut budget, tok, &a.text, Some(name), &size, inp.kept);
             let kind = detect_kind(Some(&a.name), opening(&a.text, KIND_SNIFF_BYTES));
-            let outline = outline(kind, &a.text, &a.name, gate.briefing.as_ref());
+            let outline = outline(kind, &a.text, name, gate.briefing.as_ref());
             AttachmentView {
-                name: a.name.clone(),
+                name: name.clone(),
                 kind,
                 size,
                 gate,
                 outline,
+                // Set from the assembled request below.
+                sent_tokens: 0,
             }
         })
         .collect();
@@ -625,7 +737,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .iter()
         .zip(&attachments)
         .map(|(a, v)| AttachedText {
-            name: &a.name,
+            name: &v.name,
             text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
         })
         .collect();
@@ -738,6 +850,12 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         attachments: &attached,
         catalog_whole: compacted.kept.len() == catalog.len() && stage == 0,
     });
+    let mut attachments = attachments;
+    let parts = request.parts.iter().filter(|p| p.part == "attachment");
+    for (a, part) in attachments.iter_mut().zip(parts) {
+        a.sent_tokens = part.tokens;
+    }
+    let not_kept = not_kept_warnings(&size, &gate, &attachments);
     PlannedRequest {
         model: effective.model.clone(),
         row_id: row.id.clone(),
@@ -767,6 +885,8 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             .iter()
             .chain(catalog.warnings())
             .cloned()
+            .chain(renamed_warnings(inp.attachments, &attachment_names))
+            .chain(not_kept)
             .collect(),
         route: None,
         effective: effective.clone(),
@@ -844,6 +964,7 @@ mod tests {
             only: None,
             attachment_weight: weight,
             semantic: None,
+            kept: Kept::All,
         })
     }
 
@@ -869,6 +990,7 @@ mod tests {
             only: None,
             attachment_weight: ATTACHMENT_WEIGHT,
             semantic: None,
+            kept: Kept::All,
         })
     }
 

@@ -6,6 +6,19 @@ use unicode_width::UnicodeWidthStr;
 
 /// Lower-cased words of `text`, identifiers split, stop words and one-letter words dropped,
 /// each lightly stemmed. Order is kept; duplicates are kept.
+/// 12345 → "12,345" (`format::thousands` for the front ends; core's own texts use it too).
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_term(text, |t| out.push(t));

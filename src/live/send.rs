@@ -176,6 +176,7 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
             let r = &planned.request;
             let sent_with = SentWith::of(
                 ask.attachments,
+                &r.attachments,
                 r.tier_overridden.then_some(r.tier),
                 ask.defaults,
             );
@@ -191,13 +192,15 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
     }
     if let Some(b) = ask.baseline {
         // The baseline is planned at its own row's tier: no override reaches it.
+        let request = plan_unaided(ctx, b, ask.prompt, ask.attachments, ask.defaults)?;
+        let sent_with = SentWith::of(ask.attachments, &request.attachments, None, ask.defaults);
         jobs.push(SendJob {
             model: b.to_string(),
             arm: Arm::Compacted,
-            request: plan_unaided(ctx, b, ask.prompt, ask.attachments, ask.defaults)?,
+            request,
             same_as_compacted: false,
             baseline: true,
-            sent_with: SentWith::of(ask.attachments, None, ask.defaults),
+            sent_with,
         });
     }
     Ok(jobs)

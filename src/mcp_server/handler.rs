@@ -1,4 +1,4 @@
-//! The MCP server's handler: three resources, two resource templates and four tools, each
+//! The MCP server's handler: three resources, two resource templates and five tools, each
 //! answered by the same code the matching CLI command runs.
 
 use crate::core::history::EXECUTION_CLOCK_SKEW_SECS;
@@ -462,6 +462,8 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
             .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
         );
     }
+    // Reads only: served by a read-only server too.
+    list.push(crate::mcp_server::read_cached::tool());
     list
 }
 
@@ -1077,7 +1079,7 @@ impl ServerHandler for Console {
         )
         .with_server_info(Implementation::new("ctxconsole", env!("CARGO_PKG_VERSION")))
         .with_instructions(
-            "ctxconsole: what a model will be given before anything is sent. Resources: the budgets table (ctxconsole://context-budgets, ctxconsole://budgets/{model}), recent plans by intent shape (ctxconsole://my-plans, ctxconsole://my-plans/{caller}), per-model outcomes (ctxconsole://models). Tools: preview, compact_catalog, rank_tools, record_execution.",
+            "ctxconsole: what a model will be given before anything is sent. Resources: the budgets table (ctxconsole://context-budgets, ctxconsole://budgets/{model}), recent plans by intent shape (ctxconsole://my-plans, ctxconsole://my-plans/{caller}), per-model outcomes (ctxconsole://models). Tools: preview, compact_catalog, rank_tools, record_execution, read_cached (a briefed paste's full text by lines).",
         )
     }
 
@@ -1241,6 +1243,9 @@ impl Console {
             TOOL_PREVIEW => State::preview_tool,
             TOOL_COMPACT => State::compact_tool,
             TOOL_RANK => State::rank_tool,
+            crate::core::gate::READ_CACHED_TOOL => {
+                |state, args| crate::mcp_server::read_cached::call(&state.ws.dir, args)
+            }
             TOOL_RECORD if state.read_only => {
                 return Err(ErrorData::invalid_request(
                     "record_execution is disabled: this server was started with --read-only",

@@ -7,6 +7,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod notes;
 pub mod params;
+pub mod read_cached;
 pub mod sessions;
 pub mod stdio;
 pub mod unproven;

@@ -301,6 +301,73 @@ fn on_disk(path: &Path) -> u64 {
         .sum()
 }
 
+/// Why a read of the output cache gave no text. `cache get` and MCP `read_cached` read
+/// through [`read_cached`] and say it in the same words ([`NotRead::message`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotRead {
+    /// The workspace has no output cache (this file would be it).
+    NoCache(PathBuf),
+    /// The cache holds no entry under the ref.
+    NoEntry(PathBuf),
+    /// The range starts after the last of the entry's `lines`.
+    PastEnd { lines: usize },
+}
+
+impl NotRead {
+    /// What to tell whoever asked for `cache_ref` (with `lines`, given as `range_arg`:
+    /// `--lines`, `lines`).
+    pub fn message(
+        &self,
+        cache_ref: &str,
+        lines: Option<(usize, usize)>,
+        range_arg: &str,
+    ) -> String {
+        // What was typed, quoted as every error quotes it: on one line (tester F1).
+        let asked = crate::core::terminal_text::quoted(cache_ref);
+        match self {
+            NotRead::NoCache(path) => format!(
+                "no cached content {asked}: there is no output cache at {} (briefed pastes are kept there by preview and the console)",
+                crate::core::terminal_text::path(path)
+            ),
+            NotRead::NoEntry(path) => format!(
+                "no cached content {asked} in {}",
+                crate::core::terminal_text::path(path)
+            ),
+            NotRead::PastEnd { lines: count } => {
+                let (a, b) = lines.unwrap_or((1, 1));
+                format!(
+                    // Found, so 16 hex digits: shown as typed.
+                    "{} has {}; {range_arg} {a}:{b} starts after the end",
+                    crate::core::terminal_text::for_terminal_line(cache_ref),
+                    crate::format::counted(*count, "line", "lines")
+                )
+            }
+        }
+    }
+}
+
+/// The text kept under `cache_ref` in the workspace `dir`'s output cache, whole or lines
+/// `a..=b` ([`crate::core::gate::line_range`]: byte for byte), as it was kept (with the
+/// configured keys taken out). Never creates a cache. The one read behind `cache get` and
+/// MCP `read_cached`.
+pub fn read_cached(
+    dir: &Path,
+    cache_ref: &str,
+    lines: Option<(usize, usize)>,
+) -> anyhow::Result<Result<String, NotRead>> {
+    let Some(cache) = OutputCache::open_existing_in(dir)? else {
+        return Ok(Err(NotRead::NoCache(dir.join(CACHE_FILE))));
+    };
+    let Some(text) = cache.get(cache_ref)? else {
+        return Ok(Err(NotRead::NoEntry(cache.path().to_path_buf())));
+    };
+    Ok(match lines {
+        None => Ok(text),
+        Some((a, b)) => crate::core::gate::line_range(&text, a, b)
+            .map_err(|count| NotRead::PastEnd { lines: count }),
+    })
+}
+
 impl OutputCache {
     /// Open (creating when missing) the cache in `dir`, the workspace: created 0700 when
     /// missing (see [`crate::fsio::private_dir`]). A file that is not a ctxconsole cache is

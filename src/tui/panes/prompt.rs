@@ -434,23 +434,27 @@ pub fn chip_lines<'a>(
     theme: &Theme,
 ) -> Vec<Line<'a>> {
     let planned = request.map(|r| &r.planned.attachments);
+    // The names the model is told (`paste 1`, `notes.txt (2)`), one rule for every view.
+    let sent = crate::core::request::sent_names(&pane.attachments);
     let mut out = Vec::new();
-    for (i, (label, a)) in pane
+    for (i, ((label, a), sent)) in pane
         .chip_labels
         .iter()
         .zip(pane.attachments.iter())
+        .zip(&sent)
         .enumerate()
     {
         let selected = i == pane.chip;
         let view = planned
             .and_then(|p| p.get(i))
-            .filter(|v| v.name == a.name && v.size.bytes == a.text.len());
+            .filter(|v| v.name == *sent && v.size.bytes == a.text.len());
+        // The tokens the request table counts for it, its framing included (tester 19 F3).
         let facts = match view {
             Some(v) => format!(
-                "{} B · {}{} tok · {}",
+                "{} B · {}{} tok sent · {}",
                 thousands(v.size.bytes),
                 if v.size.exact { "" } else { "~" },
-                thousands(v.size.tokens),
+                thousands(v.sent_tokens),
                 v.gate.admission.label()
             ),
             None => format!("{} B · planning…", thousands(a.text.len())),
@@ -462,7 +466,28 @@ pub fn chip_lines<'a>(
             Some(Admission::Tight | Admission::Briefing) => theme.warn,
             None => theme.muted,
         };
-        let label = shown(label);
+        // A file is called what it is sent as; a paste by the name the model gets, then
+        // its first line (tester 19 F3: the chip showed only the first line).
+        let (name, first_line) = if *label == a.name {
+            (shown(sent).to_string(), None)
+        } else {
+            (
+                format!("{} — ", shown(sent)),
+                Some(shown(label).to_string()),
+            )
+        };
+        // The name stays whole as long as it fits; the first line gives way first.
+        let fit = |room: usize| match &first_line {
+            Some(l) if name.chars().count() < room => {
+                format!(
+                    "{name}{}",
+                    crate::format::elide(l, room - name.chars().count())
+                )
+            }
+            Some(_) => crate::format::elide(name.trim_end_matches([' ', '—']), room),
+            None => crate::format::elide(&name, room),
+        };
+        let label = format!("{name}{}", first_line.as_deref().unwrap_or(""));
         let room = width.saturating_sub(2);
         let one_line = label.chars().count() + 3 + facts.chars().count();
         if one_line <= room || room >= CHIP_LABEL_MIN + 3 + facts.chars().count() {
@@ -470,7 +495,7 @@ pub fn chip_lines<'a>(
             let label_room = room.saturating_sub(3 + facts.chars().count());
             out.push(Line::from(vec![
                 Span::styled(mark, style),
-                Span::styled(crate::format::elide(&label, label_room), style),
+                Span::styled(fit(label_room), style),
                 Span::styled(" · ", theme.muted),
                 Span::styled(facts, gate_style),
             ]));
@@ -478,7 +503,7 @@ pub fn chip_lines<'a>(
             // Too narrow for both: the name, then its facts under it.
             out.push(Line::from(vec![
                 Span::styled(mark, style),
-                Span::styled(crate::format::elide(&label, room), style),
+                Span::styled(fit(room), style),
             ]));
             out.push(Line::from(vec![
                 Span::raw("    "),
@@ -543,6 +568,10 @@ fn preview_rows<'a>(inp: &PromptInputs, width: usize, theme: &Theme) -> Vec<Line
     lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
     if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
         lines.extend(wrapped(&format!("output cache: {e}"), width, theme.error));
+    }
+    // A briefed part that is not kept: the model sees only its map (tester 19 F14).
+    for w in snapshot.map(|r| r.planned.not_kept()).unwrap_or_default() {
+        lines.extend(wrapped(&w, width, theme.warn));
     }
     if let Some(e) = snapshot.and_then(|r| r.semantic_error.as_deref()) {
         lines.extend(wrapped(
@@ -740,7 +769,7 @@ pub fn preview_lines<'a>(
                     thousands(a.size.tokens),
                     a.gate.admission.label(),
                     if a.gate.briefing.is_some() {
-                        format!(" ({} tokens)", thousands(a.gate.admitted_tokens))
+                        format!(" ({} tokens sent)", thousands(a.sent_tokens))
                     } else {
                         String::new()
                     },

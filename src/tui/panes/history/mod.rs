@@ -558,6 +558,13 @@ fn detail_lines<'a>(
     if let Some(line) = crate::core::gap::baseline_plan_line(r.trim_record.as_ref()) {
         lines.push(Line::from(Span::styled(line, theme.accent)));
     }
+    // What it was sent with, as `history show` says it (tester 19 F11).
+    for a in &crate::core::as_sent::SentWith::from_trim(r.trim_record.as_ref()).attachments {
+        lines.push(Line::from(Span::styled(
+            shown(&format!("sent with: {}", a.line())),
+            theme.muted,
+        )));
+    }
     let col = (width.saturating_sub(4) / 2).clamp(10, 40);
     let n = r.steps.len().max(d.executed.len());
     // Every step number as wide as the last one: the columns stay put past step 9.

@@ -1,0 +1,145 @@
+//! The `read_cached` tool: a briefed paste's text as the output cache keeps it, whole or by
+//! lines — the call every briefing sent names ("To read a part: read_cached(REF, lines=A:B)").
+//! The same read as `ctxconsole cache get REF --lines A:B`
+//! ([`crate::store::cache::read_cached`]): the same text (configured keys taken out when it
+//! was kept), the same errors naming the ref. It only reads, so a `--read-only` server
+//! serves it too.
+
+use rmcp::ErrorData;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::core::gate::{READ_CACHED_TOOL, parse_line_range};
+use crate::mcp_server::params::{NAME_MAX, Params, size_label};
+use crate::store::cache::read_cached;
+
+/// The most text one `read_cached` answer carries: a part of a paste, not the paste (the
+/// answer travels twice, and a model reads it as context). Past it the text is cut at a line
+/// end and the answer says from which line to ask again.
+pub const READ_CACHED_MAX: usize = 1024 * 1024;
+
+/// The tool as `tools/list` shows it.
+pub fn tool() -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "ref": {"type": "string", "maxLength": NAME_MAX, "description": "The reference a briefing names (16 hex digits), as in \"The full content is cached as REF\"."},
+            "lines": {"type": "string", "maxLength": NAME_MAX, "pattern": "^\\s*[0-9]+\\s*:\\s*[0-9]+\\s*$", "description": "1-based inclusive line range `A:B`, e.g. `2:42` (default: the whole text). Lines past the end are simply absent; a range starting after the last line is refused, naming how many there are."}
+        },
+        "required": ["ref"],
+        "additionalProperties": false
+    });
+    Tool::new(
+        READ_CACHED_TOOL,
+        format!(
+            "A briefed paste's full text from the output cache, whole or by lines, byte for byte as it was kept (configured provider keys show as [REDACTED]); at most {} a call, cut at a line end with a note saying where to go on. The same text as `ctxconsole cache get REF --lines A:B`.",
+            size_label(READ_CACHED_MAX)
+        ),
+        Arc::new(schema.as_object().cloned().unwrap_or_default()),
+    )
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    )
+}
+
+#[derive(Serialize)]
+struct Answer<'a> {
+    #[serde(rename = "ref")]
+    cache_ref: &'a str,
+    /// The first line given (1-based).
+    first_line: usize,
+    /// Lines given.
+    lines: usize,
+    /// Bytes of `text`.
+    bytes: usize,
+    /// Cut at [`READ_CACHED_MAX`]: what was asked goes on after `text`.
+    truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    text: &'a str,
+}
+
+/// The text under `ref` in the workspace `dir`'s output cache, by `lines` when given.
+pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
+    let p = Params::new(READ_CACHED_TOOL, args, &["ref", "lines"])?;
+    let cache_ref = p.non_empty("ref", NAME_MAX)?;
+    let lines = p
+        .opt_str("lines", NAME_MAX)?
+        .map(|s| parse_line_range(s).map_err(|e| p.error("lines", format!("is not a range: {e}"))))
+        .transpose()?;
+    let text = match read_cached(dir, cache_ref, lines)
+        .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
+    {
+        Ok(text) => text,
+        Err(not) => {
+            let (argument, why) = match not {
+                crate::store::cache::NotRead::PastEnd { .. } => ("lines", "is past the end"),
+                _ => ("ref", "names nothing kept"),
+            };
+            return Err(p.error(
+                argument,
+                format!("{why}: {}", not.message(cache_ref, lines, "lines")),
+            ));
+        }
+    };
+    let first_line = lines.map_or(1, |(a, _)| a);
+    let (given, truncated) = within(&text, READ_CACHED_MAX);
+    let count = given.split_inclusive('\n').count();
+    let note = truncated.then(|| {
+        let next = first_line + count;
+        let asked_end = lines.map_or_else(|| "the end".to_string(), |(_, b)| b.to_string());
+        format!(
+            "cut at {} ({} of {} bytes asked for): lines {first_line}:{} are given; ask for lines=\"{next}:{asked_end}\" for the rest",
+            size_label(READ_CACHED_MAX),
+            crate::format::thousands(given.len()),
+            crate::format::thousands(text.len()),
+            (first_line + count).saturating_sub(1),
+        )
+    });
+    serde_json::to_value(Answer {
+        cache_ref,
+        first_line,
+        lines: count,
+        bytes: given.len(),
+        truncated,
+        note,
+        text: given,
+    })
+    .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))
+}
+
+/// At most `max` bytes of `text`, ending at a line end when one is within them (a single
+/// line longer than `max` is cut at a character boundary), and whether anything was left.
+fn within(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    match head.rfind('\n') {
+        Some(i) => (&text[..=i], true),
+        None => (head, true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_is_cut_at_a_line_end_and_a_long_line_at_a_character() {
+        assert_eq!(within("ab\ncd\n", 10), ("ab\ncd\n", false));
+        assert_eq!(within("ab\ncd\n", 4), ("ab\n", true));
+        assert_eq!(within("ééé", 3), ("é", true));
+    }
+}
