@@ -3512,10 +3512,20 @@ async fn ranking_a_catalog_given_as_text_says_what_ranked_it() {
 async fn every_advertised_schema_matches_what_the_server_takes() {
     let home = tempfile::tempdir().unwrap();
     let c = start(home.path(), &[]).await;
+    // A briefed paste, for read_cached to read.
+    let big = "2026-11-22T10:00:00Z INFO request served in 12ms\n".repeat(20_000);
+    let briefed = call(&c, "preview", json!({"instruction": big}))
+        .await
+        .unwrap();
+    let cache_ref = briefed["gate"]["briefing"]["cache_ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("briefed: {}", briefed["gate"]))
+        .to_string();
     let base = |tool: &str| -> Value {
         match tool {
             "preview" => json!({"instruction": "x"}),
             "rank_tools" => json!({"query": "q"}),
+            "read_cached" => json!({"ref": cache_ref}),
             "record_execution" => {
                 json!({"caller": "schema-agent", "tool": "web.search", "ok": true})
             }
@@ -3523,7 +3533,7 @@ async fn every_advertised_schema_matches_what_the_server_takes() {
         }
     };
     let tools = c.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 5);
     for t in &tools {
         let name = t.name.to_string();
         let schema = Value::Object((*t.input_schema).clone());

@@ -305,7 +305,7 @@ fn to_json(value: &impl Serialize) -> Result<Value, ErrorData> {
 /// `enum` when it has one (tester 20 F11: the schema said plain `string`, and a client
 /// validating against it refused what the server takes). The one place every tool's
 /// schema passes.
-fn schema(mut value: Value) -> Arc<JsonObject> {
+pub(super) fn schema(mut value: Value) -> Arc<JsonObject> {
     let required: Vec<String> = value
         .get("required")
         .and_then(Value::as_array)
@@ -335,7 +335,7 @@ fn schema(mut value: Value) -> Arc<JsonObject> {
 /// The `maxLength` that holds for an argument the server bounds at `bytes` of UTF-8:
 /// JSON Schema counts characters, and one takes at most 4 bytes (tester 20 F1: 200 CJK
 /// characters passed the advertised 512 and were refused as 600 bytes).
-fn max_chars(bytes: usize) -> usize {
+pub(super) fn max_chars(bytes: usize) -> usize {
     bytes / 4
 }
 

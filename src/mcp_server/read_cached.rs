@@ -10,9 +10,9 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::core::gate::{READ_CACHED_TOOL, parse_line_range};
+use crate::mcp_server::handler::max_chars;
 use crate::mcp_server::params::{NAME_MAX, Params, size_label};
 use crate::store::cache::read_cached;
 
@@ -26,8 +26,8 @@ pub fn tool() -> Tool {
     let schema = json!({
         "type": "object",
         "properties": {
-            "ref": {"type": "string", "maxLength": NAME_MAX, "description": "The reference a briefing names (16 hex digits), as in \"The full content is cached as REF\"."},
-            "lines": {"type": "string", "maxLength": NAME_MAX, "pattern": "^\\s*[0-9]+\\s*:\\s*[0-9]+\\s*$", "description": "1-based inclusive line range `A:B`, e.g. `2:42` (default: the whole text). Lines past the end are simply absent; a range starting after the last line is refused, naming how many there are."}
+            "ref": {"type": "string", "maxLength": max_chars(NAME_MAX), "description": "The reference a briefing names (16 hex digits), as in \"The full content is cached as REF\"."},
+            "lines": {"type": "string", "maxLength": max_chars(NAME_MAX), "pattern": "^\\s*[0-9]+\\s*:\\s*[0-9]+\\s*$", "description": "1-based inclusive line range `A:B`, e.g. `2:42` (default: the whole text). Lines past the end are simply absent; a range starting after the last line is refused, naming how many there are."}
         },
         "required": ["ref"],
         "additionalProperties": false
@@ -38,7 +38,8 @@ pub fn tool() -> Tool {
             "A briefed paste's full text from the output cache, whole or by lines, byte for byte as it was kept (configured provider keys show as [REDACTED]); at most {} a call, cut at a line end with a note saying where to go on. The same text as `ctxconsole cache get REF --lines A:B`.",
             size_label(READ_CACHED_MAX)
         ),
-        Arc::new(schema.as_object().cloned().unwrap_or_default()),
+        // Through the one place every tool's schema passes (`null` for what is optional).
+        super::handler::schema(schema),
     )
     .with_annotations(
         ToolAnnotations::new()
