@@ -573,6 +573,33 @@ fn not_kept_warnings(
 /// What the request says where the instruction was briefed (its briefing follows as context).
 const BRIEFED_INSTRUCTION: &str = "(see the briefing of the pasted content below)";
 
+/// How much of a briefed instruction's end is sent as written beside its briefing.
+const BRIEFED_INSTRUCTION_END_BYTES: usize = 240;
+
+/// The request's text where the instruction was briefed: the placeholder, then the
+/// instruction's last non-empty line as written (its last [`BRIEFED_INSTRUCTION_END_BYTES`]
+/// at most). A paste with the question at its end had the question in no part of what was
+/// sent: the briefing's map shows a paste's head, tail lines and errors, not its words
+/// (tester 19 F19).
+fn briefed_instruction(instruction: &str) -> String {
+    let last = instruction
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut from = last.len().saturating_sub(BRIEFED_INSTRUCTION_END_BYTES);
+    while !last.is_char_boundary(from) {
+        from += 1;
+    }
+    let (cut, end) = (from > 0, &last[from..]);
+    format!(
+        "{BRIEFED_INSTRUCTION}\nIt ends{}: {}{end}",
+        if cut { " (its last line's end)" } else { "" },
+        if cut { "…" } else { "" }
+    )
+}
+
 /// Build the request. Pure: the same inputs give the same request, byte for byte.
 pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let effective = inp.effective;
@@ -724,13 +751,17 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     // catalog's allowance, as it will be sent.
     // A briefed instruction goes as a placeholder, counted here (its briefing is what the
     // gate admitted).
-    let (intent, context, placeholder_tokens) = match &gate.briefing {
-        Some(b) => (
-            BRIEFED_INSTRUCTION,
+    let briefed_intent = gate
+        .briefing
+        .as_ref()
+        .map(|_| briefed_instruction(inp.instruction));
+    let (intent, context, placeholder_tokens) = match (&gate.briefing, &briefed_intent) {
+        (Some(b), Some(said)) => (
+            said.as_str(),
             Some(b.text.as_str()),
-            tokens::count(tok, BRIEFED_INSTRUCTION).tokens,
+            tokens::count(tok, said).tokens,
         ),
-        None => (inp.instruction, None, 0),
+        _ => (inp.instruction, None, 0),
     };
     let attached: Vec<AttachedText> = inp
         .attachments
@@ -998,6 +1029,39 @@ mod tests {
     /// header line (`ATTACHMENT name:`) and the blank lines between parts. With many small
     /// attachments under long names, a catalog that "fits" had made a request over the input
     /// ceiling (3,462 of 3,000 tokens with 30 of them).
+    /// Tester 19 F19: a paste typed as the instruction, the question at its end, was
+    /// briefed and the question went nowhere. Its last line (its end, when long) is sent.
+    #[test]
+    fn a_briefed_instruction_sends_its_last_line_beside_its_map() {
+        let p = parts();
+        let log = GATEWAY_LOG.repeat(400);
+        let asked = format!("{log}\nwhich upstream failed first and why?\n\n");
+        let planned = plan_with(&p, &row(Tier::C), &asked, &[], ATTACHMENT_WEIGHT);
+        assert!(
+            planned.gate.briefing.is_some(),
+            "the instruction is briefed"
+        );
+        let user = &planned.request.messages[1].content;
+        assert!(
+            user.contains("It ends: which upstream failed first and why?"),
+            "{user}"
+        );
+        // One long line: its end, marked as cut.
+        let blob = format!(
+            "{} -- QUESTION: which encoding is this?",
+            "QUJD".repeat(20_000)
+        );
+        let planned = plan_with(&p, &row(Tier::C), &blob, &[], ATTACHMENT_WEIGHT);
+        let user = &planned.request.messages[1].content;
+        assert!(
+            user.contains("It ends (its last line's end): …")
+                && user.contains("-- QUESTION: which encoding is this?"),
+            "{user}"
+        );
+        let fits: usize = planned.request.input_tokens;
+        assert!(fits <= row(Tier::C).row.input_tokens, "{fits}");
+    }
+
     #[test]
     fn a_catalog_that_fits_makes_a_request_that_fits_however_many_attachments() {
         let p = parts();
