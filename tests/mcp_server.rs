@@ -240,6 +240,28 @@ async fn initialize_lists_and_reads_every_resource_and_template() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("`uri`"), "{e}");
+    // Tester 20 F19: the refusal says which rule the decoded name broke.
+    for (uri, says) in [
+        (
+            "ctxconsole://my-plans/%E2%80%AEx",
+            "control, bidi or invisible",
+        ),
+        ("ctxconsole://budgets/openai/gpt-4o%20", "spaces around it"),
+        ("ctxconsole://my-plans/%C0%AF", "not percent-encoded UTF-8"),
+        ("ctxconsole://budgets/", "is empty"),
+    ] {
+        let e = c
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(says), "{uri}: {e}");
+    }
+    let long = format!("ctxconsole://my-plans/{}", "c".repeat(600));
+    let e = c
+        .read_resource(ReadResourceRequestParams::new(long.as_str()))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("longer than 512 bytes"), "{e}");
 
     // Nothing from the environment in any resource: the provider key never shows.
     let one_model = format!("ctxconsole://budgets/{TIER_C_MODEL}");

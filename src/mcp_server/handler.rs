@@ -488,16 +488,23 @@ fn percent_decode(text: &str) -> Option<String> {
 /// The part of `uri` after `prefix`, decoded; an empty or undecodable one is a bad `uri`.
 fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorData> {
     let raw = &uri[prefix.len()..];
-    match percent_decode(raw) {
-        // A model or caller follows the one name rule every front end applies.
-        Some(v) if crate::core::budget::name_problem(&v).is_none() && v.len() <= NAME_MAX => Ok(v),
-        _ => Err(ErrorData::invalid_params(
-            format!(
-                "resources/read: argument `uri` must name a {what} after {prefix} (percent-encoded, at most {NAME_MAX} bytes)"
-            ),
-            Some(json!({"argument": "uri"})),
-        )),
-    }
+    // A model or caller follows the one name rule every front end applies, and the refusal
+    // says which part of it the decoded name broke (tester 20 F19: one generic sentence for
+    // a bidi character, a space around the name and bytes that are not UTF-8).
+    let problem = match percent_decode(raw) {
+        Some(v) => match crate::core::budget::name_problem(&v) {
+            None if v.len() <= NAME_MAX => return Ok(v),
+            None => format!("is {} bytes; the limit is {NAME_MAX}", v.len()),
+            Some(problem) => problem.to_string(),
+        },
+        None => "is not percent-encoded UTF-8".to_string(),
+    };
+    Err(ErrorData::invalid_params(
+        format!(
+            "resources/read: argument `uri` must name a {what} after {prefix} (percent-encoded, at most {NAME_MAX} bytes): the {what} {problem}"
+        ),
+        Some(json!({"argument": "uri"})),
+    ))
 }
 
 /// `tier`: exactly `A`, `B` or `C`, as the schema's `enum` says (tester 20 F11: `"c"` and
