@@ -173,6 +173,22 @@ fn bodies_in_the_log_carry_no_control_or_bidi_character() {
     ] {
         assert!(!text.contains(c), "{c:?} raw in the log:\n{text}");
     }
+    // Tester 19 F13: the request body is still the JSON sent (non-ASCII as JSON escapes,
+    // not the log's `\u{202e}`): it parses, and names the tool as the catalog spells it.
+    let line = text
+        .lines()
+        .find(|l| l.contains("request body"))
+        .expect("a request body line");
+    let json = &line[line.find("body=").expect("a body field") + "body=".len()..];
+    let sent: serde_json::Value = serde_json::Deserializer::from_str(json)
+        .into_iter::<serde_json::Value>()
+        .next()
+        .expect("a JSON value")
+        .unwrap_or_else(|e| panic!("the logged body is not JSON: {e}: {json}"));
+    assert!(
+        sent.to_string().contains("clone\u{9b}31m\u{202e}repo"),
+        "{sent}"
+    );
     // A line break in a body cannot forge a log line: every line is an event of ours.
     assert!(text.contains("FORGED line"), "the body is logged: {text}");
     for line in text.lines() {

@@ -459,7 +459,7 @@ pub async fn send(
         messages = call.messages.len(),
         "sending a chat completion"
     );
-    if let Some(text) = crate::logging::body_for_log(&body.to_string()) {
+    if let Some(text) = crate::logging::json_for_log(&body) {
         // The operator's own text may hold another configured provider's key.
         let secrets = crate::llm::redact::Secrets::from_env(&endpoint.key_envs);
         tracing::debug!(body = %secrets.text(&redactor.text(&text)), "request body");
