@@ -92,6 +92,25 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
     plan_with(ctx, ask, similarity.as_deref(), Kept::Only(&HashSet::new()))
 }
 
+/// The request [`plan_and_keep`] plans for `ask`, planned without writing: the briefed parts
+/// taken as kept when `kept` (a context that would store them), else as not kept. What
+/// compaction shows, which writes nothing, is then the catalog a preview of the same ask
+/// sends (tester 19 F7: compaction planned without the attachments and the defaults).
+pub fn plan_unwritten(
+    ctx: &PreviewContext,
+    ask: &Ask,
+    kept: bool,
+) -> anyhow::Result<PlannedRequest> {
+    let similarity = similarity_for(ctx, ask)?;
+    let nothing = HashSet::new();
+    let kept = if kept {
+        Kept::All
+    } else {
+        Kept::Only(&nothing)
+    };
+    Ok(plan_with(ctx, ask, similarity.as_deref(), kept))
+}
+
 /// The semantic layer's similarities for an ask, when the layer is on; an embedder that
 /// fails is an error.
 fn similarity_for(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<Option<Vec<Vec<f64>>>> {

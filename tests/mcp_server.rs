@@ -3659,3 +3659,75 @@ async fn http_a_session_has_one_standalone_stream() {
         "the stream's place was given back when it ended"
     );
 }
+
+/// Tester 19 F7: compaction planned without the defaults block (CLI and MCP) and without the
+/// attachments (MCP), so on a tight model it listed entries the request does not carry.
+/// `compact --defaults` and `compact_catalog {defaults, attachments}` keep what `preview`
+/// keeps for the same ask, and compaction still writes nothing.
+#[tokio::test]
+async fn compaction_keeps_what_preview_sends_with_defaults_and_attachments() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"t/tiny\"\ninput_tokens = 3000\noutput_tokens = 500\ntier = \"B\"\n",
+    )
+    .unwrap();
+    let c = start(home.path(), &[]).await;
+    let prompt = "compare postgres versus mysql for a blog backend and write a draft post";
+    let defaults = "Always answer in British English. Prefer open-source tools. ".repeat(30);
+    let log = "2026-11-22T10:00:00Z ERROR upstream timed out after 30s\n".repeat(2_000);
+    let attachments = json!([{"name": "gateway.log", "text": log}]);
+    let preview = call(
+        &c,
+        "preview",
+        json!({"model": "t/tiny", "instruction": prompt, "defaults": defaults, "attachments": attachments}),
+    )
+    .await
+    .unwrap();
+    let cache = home.path().join("cache.sqlite");
+    let cache_before = std::fs::read(&cache).ok();
+    let compact = call(
+        &c,
+        "compact_catalog",
+        json!({"model": "t/tiny", "prompt": prompt, "defaults": defaults, "attachments": attachments}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(compact["kept"], preview["compaction"]["kept"]);
+    assert_eq!(
+        std::fs::read(&cache).ok(),
+        cache_before,
+        "compaction wrote nothing"
+    );
+    // Without them the catalog differs: they are what made the difference.
+    let bare = call(
+        &c,
+        "compact_catalog",
+        json!({"model": "t/tiny", "prompt": prompt}),
+    )
+    .await
+    .unwrap();
+    assert_ne!(bare["kept"], preview["compaction"]["kept"]);
+    // The CLI: compact --defaults keeps what preview --defaults keeps.
+    let cli_preview = json_of(ctx(home.path()).args([
+        "preview",
+        prompt,
+        "--model",
+        "t/tiny",
+        "--defaults",
+        &defaults,
+        "--json",
+    ]));
+    let cli_compact = json_of(ctx(home.path()).args([
+        "compact",
+        "--prompt",
+        prompt,
+        "--model",
+        "t/tiny",
+        "--defaults",
+        &defaults,
+        "--json",
+    ]));
+    assert_eq!(cli_compact["kept"], cli_preview["compaction"]["kept"]);
+    c.cancel().await.unwrap();
+}

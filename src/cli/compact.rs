@@ -39,6 +39,9 @@ pub struct Args {
     /// A file sent beside the instruction (repeatable; `-` reads stdin), as `preview --attach`.
     #[arg(long, value_name = "FILE")]
     pub attach: Vec<PathBuf>,
+    /// The caller's defaults block sent with the intent, as `preview --defaults`.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub defaults: String,
     /// Rank without the history prior (past plans for similar intents).
     #[arg(long)]
     pub no_history: bool,
@@ -103,6 +106,7 @@ pub fn run(
         &ctx,
         &Ask {
             attachments: &attachments,
+            defaults: &args.defaults,
             ..Ask::new(&effective, &args.prompt)
         },
     )?;

@@ -374,6 +374,17 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
         .destructive(false)
         .idempotent(true)
         .open_world(open_world);
+    let attachments = json!({
+        "type": "array",
+        "maxItems": crate::mcp_server::params::ATTACHMENTS_MAX,
+        "description": "Texts sent beside the instruction, as `ctxconsole preview --attach`: each goes through the context gate on its own (raw, tight or briefing); planner and ranker read only its outline.",
+        "items": {
+            "type": "object",
+            "properties": {"name": name("What the attachment is called."), "text": text("Its text.")},
+            "required": ["name", "text"],
+            "additionalProperties": false
+        }
+    });
     let mut list = vec![
         Tool::new(
             TOOL_PREVIEW,
@@ -384,17 +395,7 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
                     "instruction": text("The ask, as the planner would receive it."),
                     "model": model,
                     "tier": tier,
-                    "attachments": {
-                        "type": "array",
-                        "maxItems": crate::mcp_server::params::ATTACHMENTS_MAX,
-                        "description": "Texts sent beside the instruction, as `ctxconsole preview --attach`: each goes through the context gate on its own (raw, tight or briefing); planner and ranker read only its outline.",
-                        "items": {
-                            "type": "object",
-                            "properties": {"name": name("What the attachment is called."), "text": text("Its text.")},
-                            "required": ["name", "text"],
-                            "additionalProperties": false
-                        }
-                    },
+                    "attachments": attachments,
                     "defaults": text("The caller's defaults block sent with the intent."),
                     "no_history": {"type": "boolean", "description": "Rank without the history prior and send no past plans."},
                     "no_prior": {"type": "boolean", "description": "Send no past-plans part (the steps followed plans produced for intents of the same shape)."}
@@ -414,6 +415,8 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
                     "tier": tier,
                     "catalog": catalog,
                     "prompt": text("The prompt sent with the catalog: its tokens come out of the allowance, and the cut follows its ranking."),
+                    "attachments": attachments.clone(),
+                    "defaults": text("The caller's defaults block sent with the intent, as `preview` takes it."),
                     "no_history": {"type": "boolean", "description": "Rank without the history (prior, learned words) and send no past plans, as `compact --no-history`."}
                 },
                 "additionalProperties": false
@@ -713,11 +716,22 @@ impl State {
         let p = Params::new(
             TOOL_COMPACT,
             args,
-            &["model", "tier", "catalog", "prompt", "no_history"],
+            &[
+                "model",
+                "tier",
+                "catalog",
+                "prompt",
+                "attachments",
+                "defaults",
+                "no_history",
+            ],
         )?;
         let model = p.opt_model("model")?.unwrap_or(DEFAULT_MODEL);
         let tier = tier_arg(&p)?;
         let prompt = p.opt_str("prompt", TEXT_MAX)?.unwrap_or("");
+        let attachments = p.attachments("attachments")?;
+        let defaults = p.opt_str("defaults", TEXT_MAX)?.unwrap_or("");
+        let asked = !prompt.trim().is_empty() || !attachments.is_empty();
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);
         let given = catalog_arg(TOOL_COMPACT, p.opt_str("catalog", TEXT_MAX)?, &self.ws)?;
         // The same request `compact --prompt` plans, over the catalog given (or the
@@ -728,7 +742,7 @@ impl State {
         // The workspace's catalog ranks as `compact --prompt` does: with the history (the
         // prior, learned words, past plans) and the semantic layer; a catalog given as an
         // argument is ranked lexically, with neither.
-        if !prompt.trim().is_empty() && !given.is_argument {
+        if asked && !given.is_argument {
             if let Some(h) = history_ranking(self, no_history) {
                 h.apply(&mut ctx);
             }
@@ -736,8 +750,15 @@ impl State {
             ctx.semantic = self.semantic().map_err(semantic_failed)?;
         }
         let effective = effective_row(&ctx.budgets, model, tier);
+        // The catalog this server's `preview` of the same ask sends: its briefed parts
+        // planned as kept unless the server may not write, and nothing written here.
+        let ask = Ask {
+            attachments: &attachments,
+            defaults,
+            ..Ask::new(&effective, prompt)
+        };
         let planned =
-            plan_and_keep(&ctx, &Ask::new(&effective, prompt)).map_err(semantic_failed)?;
+            crate::preview::plan_unwritten(&ctx, &ask, !self.read_only).map_err(semantic_failed)?;
         // The workspace's notes as `compact --json` gives them, a catalog given in place of
         // its own as `compact --catalog FILE` puts it.
         let notes = self.ws.notes_with(given.catalog.warnings());
@@ -747,7 +768,7 @@ impl State {
         // text is ranked lexically, with neither the prior nor the learned words, and
         // nothing said so).
         let mut answer = to_json(&report)?;
-        let ranked_with_history = !prompt.trim().is_empty() && !given.is_argument;
+        let ranked_with_history = asked && !given.is_argument;
         if let Value::Object(fields) = &mut answer {
             let history = ranked_with_history && ctx.prior.is_some();
             fields.insert("history_prior".into(), json!(history));
