@@ -27,7 +27,9 @@ use crate::embed::{Semantic, open_named};
 use crate::import::catalog::parse_catalog;
 use crate::mcp_server::commits::{Call, Commits};
 use crate::mcp_server::jsonrpc;
-use crate::mcp_server::params::{K_MAX, NAME_MAX, Params, TEXT_MAX, bad, size_label};
+use crate::mcp_server::params::{
+    K_MAX, NAME_MAX, Params, TEXT_MAX, bad, max_chars, schema, size_label,
+};
 use crate::preview::{Ask, CLASSIFY_MAX_BYTES, opening, plan_and_keep};
 use crate::store::history::{HistoryStore, ImportReport, PlanFilter};
 use crate::store::now_secs;
@@ -298,45 +300,6 @@ async fn blocking<T: Send + 'static>(
 
 fn to_json(value: &impl Serialize) -> Result<Value, ErrorData> {
     serde_json::to_value(value).map_err(|e| internal(e.into()))
-}
-
-/// A tool's input schema as advertised. An optional argument given as `null` is taken as
-/// absent ([`Params`]), so every optional property says `null` too — its type, and its
-/// `enum` when it has one (tester 20 F11: the schema said plain `string`, and a client
-/// validating against it refused what the server takes). The one place every tool's
-/// schema passes.
-pub(super) fn schema(mut value: Value) -> Arc<JsonObject> {
-    let required: Vec<String> = value
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
-        for (name, property) in properties.iter_mut() {
-            if required.contains(name) {
-                continue;
-            }
-            if let Some(Value::String(kind)) = property.get("type").cloned() {
-                property["type"] = json!([kind, "null"]);
-            }
-            if let Some(Value::Array(values)) = property.get_mut("enum") {
-                values.push(Value::Null);
-            }
-        }
-    }
-    Arc::new(value.as_object().cloned().unwrap_or_default())
-}
-
-/// The `maxLength` that holds for an argument the server bounds at `bytes` of UTF-8:
-/// JSON Schema counts characters, and one takes at most 4 bytes (tester 20 F1: 200 CJK
-/// characters passed the advertised 512 and were refused as 600 bytes).
-pub(super) fn max_chars(bytes: usize) -> usize {
-    bytes / 4
 }
 
 /// The tools this server lists: `read_only` as `--read-only`; `open_world` when a call may

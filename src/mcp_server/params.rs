@@ -4,6 +4,7 @@
 use rmcp::ErrorData;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 use crate::core::time::parse_timestamp;
 
@@ -276,6 +277,45 @@ impl<'a> Params<'a> {
 
 /// An attachment as the request takes it.
 pub use crate::core::request::Attachment;
+
+/// A tool's input schema as advertised. An optional argument given as `null` is taken as
+/// absent ([`Params`]), so every optional property says `null` too — its type, and its
+/// `enum` when it has one (tester 20 F11: the schema said plain `string`, and a client
+/// validating against it refused what the server takes). The one place every tool's
+/// schema passes.
+pub fn schema(mut value: Value) -> Arc<JsonObject> {
+    let required: Vec<String> = value
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, property) in properties.iter_mut() {
+            if required.contains(name) {
+                continue;
+            }
+            if let Some(Value::String(kind)) = property.get("type").cloned() {
+                property["type"] = json!([kind, "null"]);
+            }
+            if let Some(Value::Array(values)) = property.get_mut("enum") {
+                values.push(Value::Null);
+            }
+        }
+    }
+    Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+/// The `maxLength` that holds for an argument the server bounds at `bytes` of UTF-8:
+/// JSON Schema counts characters, and one takes at most 4 bytes (tester 20 F1: 200 CJK
+/// characters passed the advertised 512 and were refused as 600 bytes).
+pub fn max_chars(bytes: usize) -> usize {
+    bytes / 4
+}
 
 #[cfg(test)]
 mod tests {

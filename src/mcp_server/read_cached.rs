@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 use crate::core::gate::{READ_CACHED_TOOL, parse_line_range};
-use crate::mcp_server::handler::max_chars;
-use crate::mcp_server::params::{NAME_MAX, Params, size_label};
+use crate::mcp_server::params::{NAME_MAX, Params, max_chars, size_label};
 use crate::store::cache::read_cached;
 
 /// The most text one `read_cached` answer carries: a part of a paste, not the paste (the
@@ -39,7 +38,7 @@ pub fn tool() -> Tool {
             size_label(READ_CACHED_MAX)
         ),
         // Through the one place every tool's schema passes (`null` for what is optional).
-        super::handler::schema(schema),
+        super::params::schema(schema),
     )
     .with_annotations(
         ToolAnnotations::new()
