@@ -23,16 +23,6 @@ fn preview(home: &Path, big: &Path, extra: &[&str]) -> Value {
     json_of(&mut cmd)
 }
 
-fn sent(p: &Value) -> String {
-    p["request"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn not_kept_warnings(p: &Value) -> usize {
     p["warnings"]
         .as_array()
@@ -53,7 +43,7 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     assert_eq!(a["admission"], "briefing");
     assert_eq!(a["cached"], true);
     let r = a["briefing"]["cache_ref"].as_str().unwrap();
-    assert!(sent(&kept).contains(&format!(
+    assert!(common::sent_text(&kept).contains(&format!(
         "The full content is cached as {r}. To read a part: read_cached(\"{r}\""
     )));
     assert_eq!(not_kept_warnings(&kept), 0, "{}", kept["warnings"]);
@@ -63,7 +53,7 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     let a = &p["attachments"][0];
     assert_eq!(a["admission"], "briefing");
     assert_eq!(a["cached"], false);
-    let text = sent(&p);
+    let text = common::sent_text(&p);
     assert!(
         !text.contains("read_cached") && !text.contains("cached as"),
         "{text}"
@@ -171,7 +161,7 @@ fn same_named_attachments_are_told_apart_and_history_show_says_what_was_sent() {
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["notes.txt", "notes.txt (2)", "big.log"]);
-    let text = sent(&p);
+    let text = common::sent_text(&p);
     assert!(
         text.contains("ATTACHMENT notes.txt (") && text.contains("ATTACHMENT notes.txt (2) ("),
         "{text}"

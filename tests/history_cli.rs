@@ -340,6 +340,17 @@ fn a_killed_import_leaves_the_store_as_it_was() {
     assert_eq!(r["added"], 10);
 }
 
+/// Plan `id`'s row in `history --drift --json`.
+fn drift_row(drift: &serde_json::Value, id: &str) -> serde_json::Value {
+    drift["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("no plan {id} in {drift:#}"))
+        .clone()
+}
+
 fn show(home: &Path, id: &str) -> serde_json::Value {
     json_of(ctx(home).args(["history", "show", id, "--json"]))
 }
@@ -1378,15 +1389,7 @@ fn failed_or_early_executions_do_not_follow_their_plans_and_the_import_says_so()
         "{said}"
     );
     let drift = json_of(&mut run(&["history", "--drift", "--json"]));
-    let row = |id: &str| {
-        drift["plans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let row = |id: &str| drift_row(&drift, id);
     assert_eq!(row("d-fail")["drift"], "partial");
     assert_eq!(row("d-fail")["executed_ok"], serde_json::json!([false]));
     assert_eq!(row("d-ok")["drift"], "followed");
@@ -1470,15 +1473,7 @@ fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plan
                 .arg(&store)
                 .args(["history", "--drift", "--json"]),
         );
-        let row = |id: &str| {
-            drift["plans"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|p| p["id"] == id)
-                .unwrap()["drift"]
-                .clone()
-        };
+        let row = |id: &str| drift_row(&drift, id)["drift"].clone();
         assert_eq!(row("subsec"), "ignored", "{drift}");
         assert_eq!(row("subsec-ok"), "followed", "{drift}");
         assert_eq!(row("in-time"), "followed", "{drift}");
@@ -1982,15 +1977,7 @@ fn runs_left_out_change_nothing_and_runs_for_another_callers_plan_or_a_replay_ar
         "{said}"
     );
     let drift = json_of(&mut cmd(&["history", "--drift", "--json"]));
-    let row = |id: &str| {
-        drift["plans"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let row = |id: &str| drift_row(&drift, id);
     assert_eq!(row("own")["drift"], "followed", "{drift:#}");
     assert_eq!(
         row("own")["executed"],

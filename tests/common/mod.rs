@@ -151,3 +151,14 @@ pub fn eval_labels_command(home: &Path, labels: &str, catalog: &str) -> Command 
         .arg(&c);
     cmd
 }
+
+/// The text of every message a `preview --json` (or MCP `preview`) request sends, joined.
+pub fn sent_text(preview: &Value) -> String {
+    preview["request"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
