@@ -508,6 +508,20 @@ fn baseline_is_asked_unaided_and_each_plan_stores_a_gap_signal_that_history_gaps
     }
     let hint = weak["planner"]["hint"].as_str().unwrap();
     assert!(weak_sent.contains(hint) && !baseline_sent.contains(hint));
+    // Tester 19 F9: `preview --baseline` shows the baseline's request, byte for byte.
+    let previewed = json_of(ctx(home.path()).args([
+        "preview",
+        INSTRUCTION,
+        "--model",
+        "test/frontier",
+        "--baseline",
+        "--json",
+    ]));
+    assert_eq!(
+        previewed["request"]["messages"].to_string(),
+        baseline_sent,
+        "preview --baseline is the baseline's request"
+    );
 
     let baseline = &v["baseline"];
     assert_eq!(baseline["model"], "test/frontier");

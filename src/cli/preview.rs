@@ -30,6 +30,11 @@ pub struct Args {
     /// ARM` sends beside the request as built.
     #[arg(long, value_name = "ARM", value_parser = parse_arm, default_value = "compacted")]
     pub arm: Arm,
+    /// Show the request `send --baseline MODEL` (or `llm.baseline_model`) sends when this
+    /// --model is the baseline: the whole catalog, no planner help, no hint, no prior,
+    /// cut only by the model's own window.
+    #[arg(long, conflicts_with = "arm")]
+    pub baseline: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -189,19 +194,30 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let ws = r.workspace(workspace)?;
     let ctx = r.context(&ws, &store)?;
     let effective = effective_row(&ctx.budgets, &args.model, r.tier);
-    let p = plan_and_keep(
-        &ctx,
-        &Ask {
-            effective: &effective,
-            instruction: &prompt,
-            attachments: &attachments,
-            defaults: &r.defaults,
-            only: None,
-            arm: args.arm,
-        },
-    )?;
+    // The baseline's request is planned where a send plans it (tester 19 F9: the most
+    // expensive call of a send was the only one no preview showed).
+    let p = if args.baseline {
+        crate::preview::plan_unaided(&ctx, &args.model, &prompt, &attachments, &r.defaults)?
+    } else {
+        plan_and_keep(
+            &ctx,
+            &Ask {
+                effective: &effective,
+                instruction: &prompt,
+                attachments: &attachments,
+                defaults: &r.defaults,
+                only: None,
+                arm: args.arm,
+            },
+        )?
+    };
     if args.json {
         return print_json(&p);
+    }
+    if args.baseline {
+        emit(
+            "baseline request (what a send asks this model as its baseline): the whole catalog, no planner help, no hint, no prior\n",
+        )?;
     }
     emit(&describe(&p))
 }
