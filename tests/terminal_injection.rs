@@ -197,6 +197,18 @@ fn catalog_names_and_descriptions_are_shown_escaped() {
             &format!("compact tier {tier}"),
         );
         assert_eq!(code, Some(0), "{err}");
+        // Tester 19 F4: the catalog shown is the JSON sent, escaped as JSON: each entry's
+        // line parses, and tool3's name reads back whole.
+        let names: Vec<String> = out
+            .lines()
+            .filter(|l| l.starts_with("{\"name\""))
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim_end_matches(',')).ok())
+            .filter_map(|v| v["name"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            names.contains(&format!("tool3{}", HOSTILE.concat())),
+            "tier {tier}: {names:?}\n{out}"
+        );
         shown.push_str(&out);
     }
     // The same catalog as the workspace's: the preview ranks and lists its names.

@@ -115,7 +115,16 @@ pub fn run(
     }
     emit(&describe(&p, &ws.catalog_origin))?;
     if args.show_catalog {
-        emit(&format!("{}\n", p.compaction.text))?;
+        // Each line as the JSON it is, with what a terminal would not show as itself written
+        // as a JSON escape: the same catalog a JSON reader gets from the request (tester 19
+        // F4: the terminal escaping wrote `\u{200b}`, which is not JSON).
+        let lines: Vec<String> = p
+            .compaction
+            .text
+            .lines()
+            .map(crate::core::text::ascii_json)
+            .collect();
+        emit(&format!("{}\n", lines.join("\n")))?;
     }
     for note in &ws.notes {
         emit(&format!("note: {note}\n"))?;
