@@ -243,8 +243,10 @@ fn a_multi_line_paste_previews_live_and_shrinks_the_allowance() {
             && allowance_tokens(s).is_some_and(|a| a < with_instruction)
     });
     assert!(shown.contains("3 Prompt · 4 lines"), "{shown}");
+    // The chip names the paste as the model is told it, then its first line (shortened
+    // to fit).
     assert!(
-        shown.contains("▸ launch moved to 2 December, quickly"),
+        shown.contains("▸ paste 1 — launch") && shown.contains("ecember, quickly"),
         "{shown}"
     );
     assert!(shown.contains("memory"), "{shown}");
@@ -532,7 +534,7 @@ fn a_paste_without_bracketed_paste_stays_text_and_the_mouse_is_captured() {
     let shown = tmux.wait_for("the pasted text previewed", 20, |s| {
         s.contains(" attached") && s.contains("attachment paste 1") && s.contains("RANKING")
     });
-    assert!(shown.contains("▸ draft a blog"), "{shown}");
+    assert!(shown.contains("▸ paste 1 — draft a blog"), "{shown}");
     assert!(
         shown.contains("esc leaves"),
         "still in the Prompt pane\n{shown}"
