@@ -309,7 +309,10 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         let next = words.get(k + 1).map(|&(s, e)| &text[s..e]).unwrap_or("");
         let cut = if k == 0 {
             false
-        } else if gap.contains(['.', '?', '!', ';', '\n']) && sentence_end(gap) {
+        } else if gap.contains(['.', '?', '!', ';', '\n'])
+            && sentence_end(gap)
+            && !abbreviation_ends(&text[words[k - 1].0..words[k - 1].1], gap)
+        {
             true
         } else if SEQUENCE_WORDS.contains(&lower.as_str()) {
             // "and then", ", then", "also" — the cut goes before the joining words.
@@ -365,6 +368,19 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// The full stop in `gap` closes an abbreviation ("Mr. Gates", "vs. the Lakers"), not a
+/// sentence: `word` before it is a title or a short form, and the gap is that stop and
+/// spaces alone. (A single letter is not counted: "plan B. Then …" ends a sentence, and on
+/// the tune halves treating initials as abbreviations measured worse.)
+fn abbreviation_ends(word: &str, gap: &str) -> bool {
+    const ABBREVIATIONS: &[&str] = &[
+        "mr", "mrs", "ms", "dr", "st", "vs", "jr", "sr", "prof", "approx", "etc", "inc", "ltd",
+        "co",
+    ];
+    let only_a_stop = gap.trim() == "." && !gap.contains('\n');
+    only_a_stop && ABBREVIATIONS.contains(&word.to_ascii_lowercase().as_str())
 }
 
 /// The stretch between two words ends a sentence: a full stop, question or exclamation
@@ -492,6 +508,24 @@ mod tests {
             .filter(|v| !made.iter().any(|m| m == *v) && !REQUEST_VERB_WORDS.contains(v))
             .collect();
         assert!(dead.is_empty(), "no word stems to {dead:?}");
+    }
+
+    #[test]
+    fn a_title_s_full_stop_ends_no_request() {
+        assert_eq!(
+            split_requests(
+                "Can you give me the latitude of Seattle, where Mr. Gates works? Then book Dr. Smith."
+            ),
+            vec![
+                "Can you give me the latitude of Seattle, where Mr. Gates works?",
+                "Then book Dr. Smith."
+            ]
+        );
+        // A line break after "etc." still ends the sentence.
+        assert_eq!(
+            split_requests("List the socks, shirts etc.\nBook a taxi to the airport."),
+            vec!["List the socks, shirts etc.", "Book a taxi to the airport."]
+        );
     }
 
     #[test]
