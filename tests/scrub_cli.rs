@@ -357,3 +357,62 @@ fn a_key_in_executions_and_in_a_plans_caller_model_or_id_is_kept_out_and_scrubbe
     assert_eq!(exported(), scrubbed);
     assert!(!holds(h, KEY));
 }
+
+/// Tester 21 F1: a keyless local server's stand-in key (`ollama`, `x`) is no secret. Taken
+/// for one, it was cut out of every model id and word kept (`[REDACTED]/llama3.2:3b`,
+/// `e[REDACTED]plain`), the plan then replayed to another provider, and `scrub` rewrote the
+/// whole history for good.
+#[test]
+fn a_placeholder_key_is_neither_redacted_nor_scrubbed() {
+    for stand_in in ["ollama", "x"] {
+        let home = common::keyed_workspace(KEY_ENV);
+        let h = home.path();
+        let plan = "{\"id\":\"local\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"ops\",\
+                    \"model\":\"ollama/llama3.2:3b\",\
+                    \"intent\":\"remember the ollama setup notes and explain the next example\",\
+                    \"steps\":[{\"order\":1,\"tool\":\"memory.save\",\"args\":{}}]}\n";
+        std::fs::write(h.join("plans.jsonl"), plan).unwrap();
+        succeeded(
+            ctx(h)
+                .env(KEY_ENV, stand_in)
+                .args(["import", "plans"])
+                .arg(h.join("plans.jsonl")),
+        );
+        let shown = json_of(
+            ctx(h)
+                .env(KEY_ENV, stand_in)
+                .args(["history", "show", "local", "--json"]),
+        );
+        assert_eq!(shown["model"], "ollama/llama3.2:3b", "{stand_in}: {shown}");
+        assert_eq!(
+            shown["intent"], "remember the ollama setup notes and explain the next example",
+            "{stand_in}"
+        );
+        let before = kept_bytes(h);
+        let out = ctx(h)
+            .env(KEY_ENV, stand_in)
+            .args(["scrub", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stand_in}");
+        let said = stderr_of(&out);
+        assert!(
+            said.contains(&format!("no key to take out: ${KEY_ENV} holds a placeholder")),
+            "{said}"
+        );
+        assert!(!said.contains(&format!("'{stand_in}'")), "the value is not echoed: {said}");
+        assert_eq!(kept_bytes(h), before, "nothing kept changed");
+    }
+    // Beside a real key, a placeholder named with --env is refused, and one a provider's
+    // variable holds is said to be left.
+    let home = workspace_holding(KEY);
+    let h = home.path();
+    let out = ctx(h)
+        .env(KEY_ENV, KEY)
+        .env(OLD_ENV, "EMPTY")
+        .args(["scrub", "--dry-run", "--env", OLD_ENV])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains(&format!("--env {OLD_ENV}: the value is a placeholder")));
+}

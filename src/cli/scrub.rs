@@ -50,15 +50,35 @@ fn secrets(ws: &Workspace, config: &Config, env: &[String]) -> anyhow::Result<Se
                 "--env {var}: the variable is not set (or is empty): no key to take out"
             )));
         }
+        if let Some((_, why)) = Secrets::placeholders_in(std::slice::from_ref(var)).first() {
+            return Err(bad_input(format!(
+                "--env {var}: the value is a placeholder ({why}), not a secret: nothing is taken \
+                 out for it"
+            )));
+        }
         vars.push(var.clone());
     }
+    // A placeholder (a keyless server's `ollama`, `EMPTY`) is no secret: taking it out of
+    // the history would rewrite model ids and ordinary words for good (tester 21 F1).
+    let placeholders: Vec<String> = Secrets::placeholders_in(&vars)
+        .into_iter()
+        .map(|(var, why)| format!("${var} holds a placeholder ({why})"))
+        .collect();
     let secrets = Secrets::from_env(&vars);
     if !secrets.is_active() {
-        return Err(bad_input(format!(
-            "no key to take out: no provider in {} names a key_env variable that is set, and \
-             no --env VAR was given",
-            ws.config_origin()
-        )));
+        let why = if placeholders.is_empty() {
+            format!(
+                "no provider in {} names a key_env variable that is set, and no --env VAR was \
+                 given",
+                ws.config_origin()
+            )
+        } else {
+            format!("{}, not a secret", placeholders.join("; "))
+        };
+        return Err(bad_input(format!("no key to take out: {why}")));
+    }
+    for note in &placeholders {
+        crate::cli::out::eprint_line(&format!("note: {note}, not a secret: left as it is"));
     }
     Ok(secrets)
 }

@@ -39,6 +39,30 @@ const EDGE_MIN: usize = 4;
 // A window is packed into a `u128`.
 const _: () = assert!(FRAGMENT <= 16);
 
+/// The longest value that is taken for a placeholder when it has no digit.
+const PLACEHOLDER_WORDS_MAX: usize = 23;
+
+/// The shortest value taken for a secret.
+pub const SECRET_MIN: usize = 8;
+
+/// Why a key variable's value is a placeholder rather than a secret, if it is: shorter than
+/// [`SECRET_MIN`] bytes, or letters and separators alone (no digit) under 24 bytes — the
+/// stand-ins keyless local servers are given (`ollama`, `EMPTY`, `lm-studio`,
+/// `sk-no-key-required`, `x`). Such a value is sent as the key but never redacted, looked
+/// for in a request or scrubbed: as a secret it matched ordinary text, so `ollama/llama3.2`
+/// was kept as `[REDACTED]/llama3.2` and replayed to another provider, and `x` took every
+/// letter x out of the history (tester 21 F1). A real provider key is longer and has digits.
+pub fn placeholder(key: &str) -> Option<&'static str> {
+    let key = key.trim();
+    if key.len() < SECRET_MIN {
+        return Some("too short to be a secret");
+    }
+    let words = key
+        .chars()
+        .all(|c| c.is_ascii_alphabetic() || matches!(c, '-' | '_' | '.' | ' '));
+    (words && key.len() <= PLACEHOLDER_WORDS_MAX).then_some("letters alone, a placeholder's shape")
+}
+
 /// The key's windows, built once per call from the key in hand.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
@@ -177,7 +201,10 @@ fn slot(v: u128) -> usize {
 impl Redactor {
     /// A redactor for `key`; with no key (or an empty one) it changes nothing.
     pub fn new(key: Option<&str>) -> Redactor {
-        let Some(key) = key.map(str::as_bytes).filter(|k| !k.is_empty()) else {
+        let Some(key) = key
+            .filter(|k| !k.is_empty() && placeholder(k).is_none())
+            .map(str::as_bytes)
+        else {
             return Redactor::default();
         };
         let window = key.len().min(FRAGMENT);
@@ -525,13 +552,28 @@ impl Secrets {
         Secrets::of_keys(keys.iter().map(String::as_str))
     }
 
-    /// The given keys, each once.
+    /// The variables of `vars` that hold a placeholder ([`placeholder`]), each with why:
+    /// what is not taken out, for a command that takes keys out to say.
+    pub fn placeholders_in(vars: &[String]) -> Vec<(String, &'static str)> {
+        vars.iter()
+            .filter_map(|v| {
+                let value = std::env::var(v).ok()?;
+                let value = value.trim();
+                if value.is_empty() {
+                    return None;
+                }
+                placeholder(value).map(|why| (v.clone(), why))
+            })
+            .collect()
+    }
+
+    /// The given keys, each once; placeholders ([`placeholder`]) are none.
     pub fn of_keys<'k>(keys: impl IntoIterator<Item = &'k str>) -> Secrets {
         let mut seen = std::collections::BTreeSet::new();
         Secrets {
             redactors: keys
                 .into_iter()
-                .filter(|k| !k.is_empty() && seen.insert(*k))
+                .filter(|k| !k.is_empty() && placeholder(k).is_none() && seen.insert(*k))
                 .map(|k| Redactor::new(Some(k)))
                 .collect(),
         }
@@ -964,11 +1006,27 @@ mod tests {
 
     #[test]
     fn a_short_key_is_redacted_whole_and_only_whole() {
-        let r = Redactor::new(Some("hunter2"));
+        let r = Redactor::new(Some("hunter22"));
         assert_eq!(
-            r.text("pw hunter2, not hunter3 nor hunter"),
-            "pw [REDACTED], not hunter3 nor hunter"
+            r.text("pw hunter22, not hunter23 nor hunter2"),
+            "pw [REDACTED], not hunter23 nor hunter2"
         );
+    }
+
+    #[test]
+    fn a_placeholder_key_is_no_secret() {
+        for stand_in in ["ollama", "EMPTY", "x", "lm-studio", "sk-no-key-required", "hunter2"] {
+            assert!(placeholder(stand_in).is_some(), "{stand_in}");
+            let r = Redactor::new(Some(stand_in));
+            assert!(!r.is_active(), "{stand_in}");
+            let text = format!("ollama/llama3.2 explain the next example: {stand_in}");
+            assert_eq!(r.text(&text), text);
+            assert!(!Secrets::of_keys([stand_in]).is_active());
+        }
+        for secret in [KEY, "token-abc123", "gsk_aBcDeFgHiJkLmNoPqRsTuVwXyZ", "hunter22"] {
+            assert_eq!(placeholder(secret), None, "{secret}");
+            assert!(Redactor::new(Some(secret)).is_active(), "{secret}");
+        }
     }
 
     #[test]
