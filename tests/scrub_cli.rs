@@ -397,10 +397,15 @@ fn a_placeholder_key_is_neither_redacted_nor_scrubbed() {
         assert_eq!(out.status.code(), Some(2), "{stand_in}");
         let said = stderr_of(&out);
         assert!(
-            said.contains(&format!("no key to take out: ${KEY_ENV} holds a placeholder")),
+            said.contains(&format!(
+                "no key to take out: ${KEY_ENV} holds a placeholder"
+            )),
             "{said}"
         );
-        assert!(!said.contains(&format!("'{stand_in}'")), "the value is not echoed: {said}");
+        assert!(
+            !said.contains(&format!("'{stand_in}'")),
+            "the value is not echoed: {said}"
+        );
         assert_eq!(kept_bytes(h), before, "nothing kept changed");
     }
     // Beside a real key, a placeholder named with --env is refused, and one a provider's

@@ -1893,3 +1893,60 @@ fn answers_in_every_shape_the_wire_allows_are_kept_whole() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Tester 21 F3: a key written into base_url as a bare path segment (not named `token=`,
+/// which the config check refuses) was printed whole by preview's route, and so by the
+/// console and every MCP client, while send, the log and the store redacted it. A URL
+/// holding a configured key's value is now refused where a provider is chosen: preview
+/// names the variable, never the key, and send sends nothing.
+#[test]
+fn a_base_url_holding_the_key_is_never_shown_or_sent() {
+    let server = LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[providers.test]\nprefix = \"test/\"\nbase_url = \"{}/{KEY}/v1\"\nkey_env = \"{KEY_ENV}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!said.contains(KEY), "{said}");
+        (
+            out.status.code(),
+            said,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, said, json) = run(&[
+        "preview",
+        "remember this",
+        "--model",
+        "test/ok-json",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{said}");
+    let route = serde_json::from_str::<Value>(&json).unwrap()["route"].clone();
+    assert_eq!(route["url"], Value::Null, "{route}");
+    assert!(
+        route["not_sent"].as_str().unwrap().contains(&format!(
+            "the base_url of provider 'test' holds the key ${KEY_ENV} holds"
+        )),
+        "{route}"
+    );
+    let (code, said, _) = run(&["send", "remember this", "--model", "test/ok-json"]);
+    assert_ne!(code, Some(0), "{said}");
+    assert!(said.contains("holds the key"), "{said}");
+    assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
+}

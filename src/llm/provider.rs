@@ -296,6 +296,22 @@ impl Providers {
                 quoted(name)
             )));
         }
+        let key_envs = self.key_envs();
+        // The config check refuses a key *named* in the URL (`/token=…`); one written as a
+        // bare segment is found by its value, now that the variables are read: the route is
+        // shown by preview and every MCP client (tester 21 F3: it printed the key whole,
+        // while send, the log and the store redacted it).
+        if let Some(var) = key_envs
+            .iter()
+            .find(|v| super::redact::Secrets::from_env(std::slice::from_ref(*v)).holds(&p.base_url))
+        {
+            return Err(bad_input(format!(
+                "the base_url of provider {} holds the key ${} holds: a base URL is shown, \
+                 stored and logged, so give the key through key_env alone",
+                quoted(name),
+                key_segment(var)
+            )));
+        }
         Ok(Endpoint {
             provider: name.clone(),
             url: format!(
@@ -304,7 +320,7 @@ impl Providers {
             ),
             upstream_model: upstream.to_string(),
             key_env: p.key_env.clone(),
-            key_envs: self.key_envs(),
+            key_envs,
             stream: p.stream.unwrap_or(self.settings.stream),
             settings: self.settings.clone(),
         })

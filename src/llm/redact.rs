@@ -583,6 +583,11 @@ impl Secrets {
         !self.redactors.is_empty()
     }
 
+    /// Whether `text` holds a configured key, as [`Redactor::holds_key`] finds one.
+    pub fn holds(&self, text: &str) -> bool {
+        self.redactors.iter().any(|r| r.holds_key(text))
+    }
+
     /// `text` with every configured key taken out, as [`Redactor::text`] takes one.
     pub fn text(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -1015,7 +1020,14 @@ mod tests {
 
     #[test]
     fn a_placeholder_key_is_no_secret() {
-        for stand_in in ["ollama", "EMPTY", "x", "lm-studio", "sk-no-key-required", "hunter2"] {
+        for stand_in in [
+            "ollama",
+            "EMPTY",
+            "x",
+            "lm-studio",
+            "sk-no-key-required",
+            "hunter2",
+        ] {
             assert!(placeholder(stand_in).is_some(), "{stand_in}");
             let r = Redactor::new(Some(stand_in));
             assert!(!r.is_active(), "{stand_in}");
@@ -1023,7 +1035,12 @@ mod tests {
             assert_eq!(r.text(&text), text);
             assert!(!Secrets::of_keys([stand_in]).is_active());
         }
-        for secret in [KEY, "token-abc123", "gsk_aBcDeFgHiJkLmNoPqRsTuVwXyZ", "hunter22"] {
+        for secret in [
+            KEY,
+            "token-abc123",
+            "gsk_aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+            "hunter22",
+        ] {
             assert_eq!(placeholder(secret), None, "{secret}");
             assert!(Redactor::new(Some(secret)).is_active(), "{secret}");
         }
