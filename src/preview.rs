@@ -188,13 +188,26 @@ fn briefed_refs(p: &PlannedRequest) -> impl Iterator<Item = &str> {
 
 /// As [`plan`], with every briefed part's full text kept in the output cache under the ref
 /// its briefing names (when the context has a cache).
+///
+/// A cache that cannot keep a part (a full disk, a read-only file) costs that part's ref,
+/// not the request: it is planned again with only what was stored, its briefing says the
+/// rest is not kept, and a warning says why (tester 21 F2: `preview`, `send` and MCP
+/// `preview` had failed outright, where the console went on).
 pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedRequest> {
     let similarity = similarity_for(ctx, ask)?;
-    let (p, error) = plan_kept(ctx, ask, similarity.as_deref());
-    match error {
-        Some(e) => Err(e),
-        None => Ok(p),
+    let (mut p, error) = plan_kept(ctx, ask, similarity.as_deref());
+    if let Some(e) = error {
+        p.warnings.push(cache_failed(&e));
     }
+    Ok(p)
+}
+
+/// What a request planned past a cache that could not keep a part says of it.
+pub fn cache_failed(e: &anyhow::Error) -> String {
+    format!(
+        "the output cache could not keep a briefed part, so the request is planned without \
+         it: {e:#} (--no-cache plans without the cache from the start)"
+    )
 }
 
 /// A request planned for a front end that goes on when a part fails, and what failed.

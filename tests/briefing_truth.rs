@@ -116,6 +116,42 @@ fn a_cache_that_cannot_be_written_makes_the_briefing_say_not_kept() {
     assert!(!body.contains("read_cached"));
 }
 
+/// Tester 21 F2: a cache that cannot keep the paste (here a cache.sqlite that is no
+/// database; a full disk or a read-only file the same) costs the paste's ref, not the
+/// request: `preview` plans it again with the briefing saying the rest is not kept, and
+/// warns why, as the console did. It had failed outright. The file is left as it was.
+#[test]
+fn preview_goes_on_without_a_cache_that_cannot_keep_the_paste() {
+    let home = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let big = big_log(files.path());
+    let cache = home.path().join("cache.sqlite");
+    std::fs::write(&cache, "not a database, and not to be overwritten\n").unwrap();
+    let p = preview(home.path(), &big, &[]);
+    let a = &p["attachments"][0];
+    assert_eq!(a["admission"], "briefing");
+    assert_eq!(a["cached"], false, "{a}");
+    assert!(!common::sent_text(&p).contains("read_cached"));
+    let warnings: Vec<&str> = p["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "the output cache could not keep a briefed part, so the request is planned without it: "
+        ) && w.contains("cache.sqlite")
+            && w.ends_with("(--no-cache plans without the cache from the start)")),
+        "{warnings:?}"
+    );
+    assert_eq!(not_kept_warnings(&p), 1, "{warnings:?}");
+    assert_eq!(
+        std::fs::read_to_string(&cache).unwrap(),
+        "not a database, and not to be overwritten\n"
+    );
+}
+
 const KEY_ENV: &str = "CTXCONSOLE_TEST_KEY";
 
 /// Tester 19 F12 and F11: two attachments with the same file name go out under two names

@@ -415,6 +415,12 @@ impl OutputCache {
     /// the same content stored twice is one entry (its age restarts), and a chunk the cache
     /// already holds is not written again.
     pub fn store(&mut self, given: &str) -> anyhow::Result<Stored> {
+        self.store_whole(given).map_err(|e| {
+            sqlite::store_failure(e, &self.path, &format!("storing {} bytes", given.len()))
+        })
+    }
+
+    fn store_whole(&mut self, given: &str) -> anyhow::Result<Stored> {
         sqlite::ensure_writable(&self.conn, &self.path, SCHEMA.kind, "storing a paste")?;
         let cache_ref = cache_ref(given.as_bytes());
         let redacted = if self.secrets.is_active() {
