@@ -123,7 +123,11 @@ pub fn init(workspace_dir: &Path, request: &LogRequest) -> anyhow::Result<Option
     let path = log_path(workspace_dir);
     let file = open_log(&path)?;
     BODIES.store(request.bodies, Ordering::Relaxed);
-    let writer = SharedFile(Arc::new(Mutex::new(file)));
+    let writer = SharedFile(Arc::new(Mutex::new(LogFile {
+        file,
+        path: path.clone(),
+        broken: false,
+    })));
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(level)
         .with_ansi(false)
@@ -203,7 +207,33 @@ fn make_private(file: &std::fs::File, path: &Path, when: &str) -> anyhow::Result
 /// made safe for a terminal on the way in — one place for every event and field, bodies
 /// from servers and catalogs included — since the log is read with `tail` and `less`.
 #[derive(Clone)]
-struct SharedFile(Arc<Mutex<std::fs::File>>);
+struct SharedFile(Arc<Mutex<LogFile>>);
+
+/// The log file, and whether a write to it has failed this run.
+struct LogFile {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    broken: bool,
+}
+
+impl LogFile {
+    /// Write `bytes`, or, once a write has failed (a full disk), say so once — one line
+    /// naming the file — and drop the rest of the run's events. An error given back to the
+    /// subscriber had it print two lines of its own on stderr for every event, not naming
+    /// the file, while the command went on (tester 21 F4).
+    fn write_event(&mut self, bytes: &[u8]) {
+        if self.broken {
+            return;
+        }
+        if let Err(e) = self.file.write_all(bytes) {
+            self.broken = true;
+            crate::fsio::notice(format!(
+                "{}: cannot write the log ({e}): the rest of this run's log is dropped",
+                self.path.shown()
+            ));
+        }
+    }
+}
 
 impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -219,18 +249,16 @@ impl Write for SharedFile {
             crate::core::terminal_text::for_terminal_line(event)
         );
         match self.0.lock() {
-            Ok(mut f) => f.write_all(safe.as_bytes())?,
+            Ok(mut f) => f.write_event(safe.as_bytes()),
             // A thread that panicked mid-line poisons nothing worth refusing the next line.
-            Err(poisoned) => poisoned.into_inner().write_all(safe.as_bytes())?,
+            Err(poisoned) => poisoned.into_inner().write_event(safe.as_bytes()),
         }
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match self.0.lock() {
-            Ok(mut f) => f.flush(),
-            Err(poisoned) => poisoned.into_inner().flush(),
-        }
+        // A file's writes are not buffered here; a failed one was said by `write_event`.
+        Ok(())
     }
 }
 

@@ -412,3 +412,41 @@ fn log_bodies_redact_every_configured_key_in_the_prompt() {
         assert!(!text.contains(OTHER), "the other key:\n{text}");
     }
 }
+
+/// Tester 21 F4: a log that cannot be written (a full disk; here the file-size cap, which
+/// fails a write as a full disk does) is said once, naming the file, and the command goes
+/// on; the logging library had printed two lines of its own per event, naming nothing.
+#[cfg(unix)]
+#[test]
+fn a_log_that_cannot_be_written_is_said_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    common::succeeded(ctx(h).args(["budgets"]));
+    let logs = h.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let log = logs.join("ctxconsole.log");
+    // At the cap already: every event's write fails.
+    std::fs::write(&log, vec![b'.'; 64 * 1024]).unwrap();
+    let out = common::ctx_with_files_capped(h, 64)
+        .args(["--log", "debug", "budgets"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(!said.contains("tracing-subscriber"), "{said}");
+    let lines: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("cannot write the log"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    assert!(
+        lines[0].contains("logs/ctxconsole.log: cannot write the log (")
+            && lines[0].ends_with("the rest of this run's log is dropped"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read(&log).unwrap().len(),
+        64 * 1024,
+        "the log is not changed"
+    );
+}
