@@ -286,6 +286,7 @@ pub fn new_private_file_beside(path: &Path) -> anyhow::Result<Option<PathBuf>> {
     let dir = parent_of(path);
     create_private_dirs(&dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create the directory: {e}", dir.shown()))?;
+    remove_dead_temps(&dir, path);
     let (tmp, _file) = temp_beside(&dir, path).map_err(|e| match e.kind() {
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => anyhow::anyhow!(
             "{}: cannot create: its directory is read-only or not accessible ({e})",
@@ -560,6 +561,51 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
 
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Remove what a process that died building `target` (killed while the first run seeded
+/// the store) left beside it: its `.NAME.PID.N.tmp` files and their SQLite companions,
+/// when no process of that PID is alive. Nothing else is touched (tester 21 F7: they stayed
+/// in the workspace for good).
+fn remove_dead_temps(dir: &Path, target: &Path) {
+    let Some(stem) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let prefix = format!(".{stem}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let base = SQLITE_COMPANIONS
+            .iter()
+            .find_map(|s| rest.strip_suffix(s))
+            .unwrap_or(rest);
+        let Some(base) = base.strip_suffix(".tmp") else {
+            continue;
+        };
+        let Some((pid, seq)) = base.split_once('.') else {
+            continue;
+        };
+        let (Ok(pid), true) = (
+            pid.parse::<i32>(),
+            !seq.is_empty() && seq.bytes().all(|b| b.is_ascii_digit()),
+        ) else {
+            continue;
+        };
+        let alive = pid <= 0
+            || pid as u32 == std::process::id()
+            || !matches!(
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+                Err(nix::errno::Errno::ESRCH)
+            );
+        if !alive && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// A new 0600 file in `dir` named after `target`, hidden, unique to this process and call.
 fn temp_beside(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
     let stem = target
@@ -656,6 +702,20 @@ pub fn check_output(path: &Path, force: bool, protected: &[Protected]) -> anyhow
             db.shown()
         )));
     }
+    let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err();
+    if dangling {
+        // Written through, it would create a file wherever the link points; replaced, the
+        // operator's link would be gone. Neither is asked for (tester 21 F7: it was said to
+        // have "appeared while writing").
+        return Err(bad_input(format!(
+            "{name}: is a symbolic link to {}, which does not exist; an export writes through \
+             a link only to an existing file: point it at one, or remove the link",
+            std::fs::read_link(path)
+                .map(|p| p.shown().to_string())
+                .unwrap_or_else(|_| "a name that cannot be read".into())
+        )));
+    }
     match std::fs::metadata(&target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(target),
         Err(e) => Err(bad_input(format!("{name}: {e}"))),
@@ -689,7 +749,9 @@ pub fn write_output(
                 path.shown()
             ))
         } else {
-            bad_input(format!("{}: cannot write: {e}", path.shown()))
+            // The machine failed (a full disk, a directory that refuses), not the input: a
+            // runtime failure, exit 1 (tester 21 F7: it exited 2).
+            anyhow::anyhow!("{}: cannot write: {e}", path.shown())
         }
     })
 }

@@ -253,6 +253,102 @@ fn export_replaces_an_existing_file_only_with_force_and_leaves_no_temporary_file
 
 // ---- 5. Private files --------------------------------------------------------------------
 
+/// Tester 21 F7: `--out -` is standard output (it wrote a file named `-`); a dangling link
+/// at `--out` is refused for what it is (it was said to have "appeared while writing"); a
+/// write the machine refuses (here the file-size cap, as a full disk) is a runtime failure,
+/// exit 1 (it exited 2, bad input).
+#[test]
+fn export_out_dash_is_stdout_a_dangling_link_is_named_and_a_failed_write_exits_1() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let total = plan_total(h, None);
+    let out = ctx(h)
+        .current_dir(h)
+        .args(["history", "export", "--out", "-"])
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count() as u64,
+        total
+    );
+    assert!(!h.join("-").exists(), "no file named -");
+
+    let link = h.join("dangle.jsonl");
+    std::os::unix::fs::symlink(h.join("nowhere/x.jsonl"), &link).unwrap();
+    for force in [false, true] {
+        let mut cmd = ctx(h);
+        cmd.args(["history", "export", "--out"]).arg(&link);
+        if force {
+            cmd.arg("--force");
+        }
+        let err = refused(&mut cmd);
+        assert!(
+            err.contains("dangle.jsonl: is a symbolic link to ")
+                && err.contains(
+                    "which does not exist; an export writes through a link only to an existing file"
+                ),
+            "{err}"
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    let capped = common::ctx_with_files_capped(h, 256)
+        .args(["history", "export", "--out"])
+        .arg(h.join("big.jsonl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&capped.stderr);
+    assert_eq!(capped.status.code(), Some(1), "{err}");
+    assert!(err.contains("big.jsonl: cannot write: "), "{err}");
+    assert!(!h.join("big.jsonl").exists());
+    assert_eq!(
+        file_names(h).iter().filter(|n| n.ends_with(".tmp")).count(),
+        0,
+        "{:?}",
+        file_names(h)
+    );
+}
+
+/// Tester 21 F7: a process killed while the first run built the store left its temporary
+/// files (and their -wal/-shm) beside it for good. The next run that builds the store
+/// removes those of a process that is gone, and nothing else.
+#[test]
+fn a_dead_process_s_temporary_store_files_are_removed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let live = std::process::id();
+    let left = [
+        format!(".history.sqlite.{dead}.0.tmp"),
+        format!(".history.sqlite.{dead}.0.tmp-wal"),
+        format!(".history.sqlite.{dead}.0.tmp-shm"),
+    ];
+    let kept = [
+        format!(".history.sqlite.{live}.0.tmp"),
+        ".history.sqlite.notes.tmp".to_string(),
+        "history.sqlite.bak".to_string(),
+    ];
+    for name in left.iter().chain(&kept) {
+        std::fs::write(h.join(name), "x").unwrap();
+    }
+    succeeded(ctx(h).args(["history", "--limit", "1"]));
+    for name in &left {
+        assert!(!h.join(name).exists(), "{name} removed");
+    }
+    for name in &kept {
+        assert!(h.join(name).exists(), "{name} kept");
+    }
+}
+
 #[test]
 fn a_new_workspace_its_store_cache_and_explicit_stores_are_private() {
     let root = tempfile::tempdir().unwrap();

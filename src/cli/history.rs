@@ -282,6 +282,9 @@ fn export(
     } else {
         history.export_plans(&mut buf)?
     };
+    // `--out -` is standard output, as `import plans -` is standard input (tester 21 F7: it
+    // wrote a file named `-`).
+    let out = out.filter(|o| o.path.as_os_str() != "-");
     match out {
         Some(Output { path, force }) => {
             let protected = [
