@@ -211,6 +211,9 @@ fn same_named_attachments_are_told_apart_and_history_show_says_what_was_sent() {
     );
 
     let v = json_of(ctx(h).env(KEY_ENV, "k").args(args("send")));
+    // Send warns of what preview warns of, in --json too (it had said only a part not kept,
+    // and on stderr alone).
+    assert_eq!(v["warnings"], p["warnings"], "{v}");
     let received = server.requests.lock().unwrap().clone();
     assert_eq!(
         received[0].body["messages"].to_string(),

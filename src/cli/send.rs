@@ -113,6 +113,9 @@ struct Sent {
     /// Each plan against the baseline's steps, as stored with it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     gaps: Vec<baseline::SentGap>,
+    /// What planning the requests warned of, each once (a briefed part not kept, a cache
+    /// that could not keep it, a name sent twice): on stderr as it is planned, and here.
+    warnings: Vec<String>,
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -150,12 +153,15 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     let comparing = ask.comparing();
     let jobs = plan_send(&ctx.preview, &ask)?;
-    // A briefed part that is not kept (`--no-cache`): the model sees only its map, said
-    // once whatever the number of models (tester 19 F14).
-    let mut said = std::collections::HashSet::new();
-    for w in jobs.iter().flat_map(|j| j.request.not_kept()) {
-        if said.insert(w.clone()) {
+    // What planning warned of — a briefed part that is not kept (`--no-cache`, a cache that
+    // failed: the model sees only its map), said once whatever the number of models (tester
+    // 19 F14), and in `--json` too (it had been on stderr alone). The warnings are those
+    // `preview` gives for the same request.
+    let mut warnings: Vec<String> = Vec::new();
+    for w in jobs.iter().flat_map(|j| j.request.warnings.iter()) {
+        if !warnings.contains(w) {
             crate::cli::out::eprint_line(&format!("ctxconsole send: note: {w}"));
+            warnings.push(w.clone());
         }
     }
     let at = crate::store::now_secs();
@@ -244,6 +250,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         results,
         baseline: baseline.map(|b| b.live),
         gaps,
+        warnings,
     };
     // The configured keys are taken out of what is printed, as out of what is stored: the
     // operator's prompt, or an answer echoing it, may hold one (tester 12 T12-6).
