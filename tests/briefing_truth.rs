@@ -112,6 +112,7 @@ fn a_cache_that_cannot_be_written_makes_the_briefing_say_not_kept() {
     assert!(!b.text.contains("read_cached"), "{}", b.text);
     assert!(b.text.contains("not kept"), "{}", b.text);
     assert_eq!(r.planned.not_kept().len(), 1);
+    assert!(!r.planned.offers_read_cached());
     let body = serde_json::to_string(&r.planned.request).unwrap();
     assert!(!body.contains("read_cached"));
 }

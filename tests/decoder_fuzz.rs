@@ -201,6 +201,7 @@ fn nothing_an_endpoint_sends_panics_the_readers() {
         registered: &registered,
         pipelines: &pipelines,
         self_names: &self_names,
+        read_cached: true,
     };
     let mut rng = Rng(seed);
     for case in 0..cases {

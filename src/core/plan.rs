@@ -139,6 +139,11 @@ pub struct PlanGuard<'a> {
     pub pipelines: &'a HashSet<String>,
     /// The planner's own names (see [`PLANNER_SELF_NAMES`]).
     pub self_names: &'a [String],
+    /// The request offered `read_cached`: a briefing it sent names a part the cache holds.
+    /// A request whose briefings said the rest is not kept offered none, so a step calling
+    /// it is a gap like any tool not offered. A stored plan replayed offline is read as its
+    /// request offered it (what it was sent with is not always stored).
+    pub read_cached: bool,
 }
 
 impl PlanGuard<'_> {
@@ -163,10 +168,16 @@ impl PlanGuard<'_> {
                     // The model said so itself: keep its own rationale.
                     None
                 } else if s.tool == crate::core::gate::READ_CACHED_TOOL {
-                    // ctxconsole's own tool, named by every briefing sent and served by its
-                    // MCP server, which the agent running the plan uses: no gap (tester 19
-                    // F8: an obedient step was demoted).
-                    None
+                    // ctxconsole's own tool, named by every briefing of a kept part and
+                    // served by its MCP server, which the agent running the plan uses: no
+                    // gap (tester 19 F8: an obedient step was demoted) — unless this
+                    // request offered it nowhere.
+                    (!self.read_cached).then(|| {
+                        demotion(
+                            &s.tool,
+                            "which this request did not offer: no part it briefed is kept",
+                        )
+                    })
                 } else if !self.registered.contains(&s.tool) {
                     Some(demotion(
                         &s.tool,
@@ -405,6 +416,7 @@ mod tests {
             registered: &registered,
             pipelines: &set(&[]),
             self_names: &[],
+            read_cached: true,
         };
         let g = guard.check(
             steps_from(&json!({"steps":[
@@ -416,6 +428,30 @@ mod tests {
         assert_eq!(g.outcome, Outcome::Ok, "{:?}", g.demoted);
         assert!(g.demoted.is_empty());
         assert_eq!(g.steps[0].tool, "read_cached");
+        // A request whose briefings said the rest is not kept offered no read_cached: the
+        // step is a gap (last session's leftover: it was accepted all the same).
+        let not_offered = PlanGuard {
+            read_cached: false,
+            ..guard
+        };
+        let g = not_offered.check(
+            steps_from(&json!({"steps":[
+                {"tool":"read_cached","args":{"ref":"f7769097767e8d6b","lines":"2:42"}},
+                {"tool":"research.summarize","args":{"documents":["$1"]}}
+            ]}))
+            .unwrap(),
+        );
+        assert_eq!(g.outcome, Outcome::Guarded);
+        assert_eq!(g.steps[0].tool, UNKNOWN_TOOL);
+        assert!(
+            g.steps[0].rationale.contains("'read_cached'")
+                && g.steps[0]
+                    .rationale
+                    .contains("which this request did not offer: no part it briefed is kept"),
+            "{}",
+            g.steps[0].rationale
+        );
+        assert_eq!(g.steps[1].tool, "research.summarize");
     }
 
     #[test]
@@ -427,6 +463,7 @@ mod tests {
             registered: &registered,
             pipelines: &pipelines,
             self_names: &self_names,
+            read_cached: true,
         };
         let steps = steps_from(&json!({"steps":[
             {"order":1,"tool":"blog.write","args":{"topic":"launch"}},
@@ -479,6 +516,7 @@ mod tests {
             registered: &registered,
             pipelines: &HashSet::new(),
             self_names: &["plan\nner".to_string()],
+            read_cached: true,
         };
         let g = guard.check(
             steps_from(&json!({"steps":[
@@ -520,6 +558,7 @@ mod tests {
             registered: &registered,
             pipelines: &HashSet::new(),
             self_names: &[],
+            read_cached: true,
         };
         let g = guard.check(
             steps_from(&json!({"steps":[

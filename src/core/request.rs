@@ -390,6 +390,14 @@ impl PlannedRequest {
         not_kept_warnings(&self.prompt, &self.gate, &self.attachments)
     }
 
+    /// Whether a briefing sent names a part the output cache holds, and so tells the model
+    /// to call `read_cached`.
+    pub fn offers_read_cached(&self) -> bool {
+        std::iter::once(&self.gate)
+            .chain(self.attachments.iter().map(|a| &a.gate))
+            .any(|g| g.briefing.is_some() && g.cached)
+    }
+
     /// The catalog's figures as sent and in full, header line included, from the one catalog
     /// part of the assembled request.
     pub fn catalog_tokens(&self) -> CatalogTokens {

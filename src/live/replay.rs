@@ -65,11 +65,23 @@ impl ReplayContext {
         })
     }
 
+    /// The guard for a stored plan read again (offline replay): `read_cached` counts as
+    /// offered.
     pub fn guard(&self) -> PlanGuard<'_> {
         PlanGuard {
             registered: &self.registered,
             pipelines: &self.pipelines,
             self_names: &self.providers.self_names,
+            read_cached: true,
+        }
+    }
+
+    /// The guard for the answer to `request`: `read_cached` only where one of its
+    /// briefings named a part the cache holds.
+    pub fn guard_for(&self, request: &crate::preview::PlannedRequest) -> PlanGuard<'_> {
+        PlanGuard {
+            read_cached: request.offers_read_cached(),
+            ..self.guard()
         }
     }
 }
@@ -636,7 +648,7 @@ async fn replay_rebuilt(
         compare: None,
     };
     let (live, mut record) = send_planned(
-        &ctx.guard(),
+        &ctx.guard_for(&request),
         &endpoint,
         &request,
         model,

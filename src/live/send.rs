@@ -104,7 +104,7 @@ pub async fn send_one(
         two_pass: None,
     };
     send_planned(
-        &ctx.guard(),
+        &ctx.guard_for(request),
         &endpoint,
         request,
         model,

@@ -1104,8 +1104,13 @@ mod tests {
             (seed >> 33) as usize % n.max(1)
         };
         let alphabet = b"sk-tesSECRT0451donla \"{}:";
-        // A usual key, a short one, and one that repeats itself (runs longer than the key).
-        for (key, cases) in [(KEY, 2_000), ("s-e-s", 300), ("aaaaaaaaaaaaaaaaaaaa", 300)] {
+        // A usual key, a short one, and one that repeats itself (runs longer than the key);
+        // each with a digit, as a placeholder is no key ([`placeholder`]).
+        for (key, cases) in [
+            (KEY, 2_000),
+            ("s-e-5-s1", 300),
+            ("a1a1a1a1a1a1a1a1a1a1", 300),
+        ] {
             let r = Redactor::new(Some(key));
             for _ in 0..cases {
                 let mut text = Vec::new();
