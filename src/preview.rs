@@ -126,13 +126,34 @@ fn plan_with(
     similarity: Option<&[Vec<f64>]>,
     kept: Kept,
 ) -> PlannedRequest {
+    routed(ctx, plan_unrouted(ctx, ask, similarity, kept))
+}
+
+/// `planned` with where `send` would send it now ([`Providers::route`]): decided once a
+/// request is final, since the check reads every message for another provider's key.
+///
+/// [`Providers::route`]: crate::llm::provider::Providers::route
+fn routed(ctx: &PreviewContext, mut planned: PlannedRequest) -> PlannedRequest {
+    planned.route = ctx.providers.as_ref().map(|providers| {
+        let texts = planned.request.messages.iter().map(|m| m.content.as_str());
+        providers.route(&planned.model, texts)
+    });
+    planned
+}
+
+fn plan_unrouted(
+    ctx: &PreviewContext,
+    ask: &Ask,
+    similarity: Option<&[Vec<f64>]>,
+    kept: Kept,
+) -> PlannedRequest {
     // The shape is read from the instruction's opening, as the planner reads it: a huge
     // paste is not hashed whole.
     let past = ctx
         .past_steps
         .as_deref()
         .and_then(|ix| ix.for_intent(opening(ask.instruction, CLASSIFY_MAX_BYTES)));
-    let mut planned = plan_request(&PlanInputs {
+    plan_request(&PlanInputs {
         effective: ask.effective,
         instruction: ask.instruction,
         attachments: ask.attachments,
@@ -147,12 +168,7 @@ fn plan_with(
         attachment_weight: ATTACHMENT_WEIGHT,
         semantic: similarity,
         kept,
-    });
-    planned.route = ctx.providers.as_ref().map(|providers| {
-        let texts = planned.request.messages.iter().map(|m| m.content.as_str());
-        providers.route(&planned.model, texts)
-    });
-    planned
+    })
 }
 
 /// The request with every briefed part's full text stored in the output cache (when the
@@ -170,11 +186,13 @@ fn plan_kept(
     if ctx.cache_dir.is_none() {
         return (plan_with(ctx, ask, similarity, Kept::Only(&nothing)), None);
     }
-    let planned = plan_with(ctx, ask, similarity, Kept::All);
+    // Routed only once final: a request planned again is routed once (last note: the key
+    // check ran twice).
+    let planned = plan_unrouted(ctx, ask, similarity, Kept::All);
     let (stored, error) = keep_briefed(ctx, ask, &planned);
     let all_stored = briefed_refs(&planned).all(|r| stored.contains(r));
     if all_stored {
-        return (planned, error);
+        return (routed(ctx, planned), error);
     }
     (plan_with(ctx, ask, similarity, Kept::Only(&stored)), error)
 }
