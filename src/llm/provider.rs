@@ -266,6 +266,15 @@ impl Providers {
     /// The longest matching prefix wins; an id no prefix matches goes unchanged to the
     /// default provider.
     pub fn resolve(&self, model: &str) -> anyhow::Result<Endpoint> {
+        // `*` is how budgets.toml rows match many models (`openrouter/*`, the fallback `*`);
+        // no provider serves a model so named, and the console lists the rows (last note:
+        // its `*` row showed a route to the default provider, model '*').
+        if model.contains('*') {
+            return Err(bad_input(format!(
+                "model {} is a budgets.toml pattern, not a model: name the model to send to",
+                quoted(model)
+            )));
+        }
         let matched = self
             .providers
             .iter()
@@ -473,6 +482,13 @@ mod tests {
         assert_eq!(e.upstream_model, "anthropic/claude-sonnet-4-5");
         assert_eq!(e.key_env.as_deref(), Some("OPENROUTER_API_KEY"));
         assert!(p.resolve("ollama/").is_err());
+        for pattern in ["*", "openrouter/*"] {
+            let err = p.resolve(pattern).unwrap_err().to_string();
+            assert!(
+                err.contains("is a budgets.toml pattern, not a model"),
+                "{err}"
+            );
+        }
         assert_eq!(e.settings.max_reply_bytes, 8 * 1024 * 1024);
     }
 
