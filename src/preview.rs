@@ -36,6 +36,8 @@ pub struct PreviewContext {
     pub planner: Arc<Planner>,
     /// Where the output cache lives; `None` computes the ref without storing.
     pub cache_dir: Option<PathBuf>,
+    /// The most paste content the output cache holds (`[cache] max_bytes`).
+    pub cache_max_bytes: u64,
     /// The configured provider keys, taken out of a briefed paste before the cache keeps it
     /// (the request sent keeps the paste as written).
     pub secrets: Arc<Secrets>,
@@ -303,7 +305,9 @@ fn keep_briefed(
         return (stored, None);
     }
     let mut cache = match OutputCache::open_in(dir) {
-        Ok(c) => c.with_secrets(ctx.secrets.clone()),
+        Ok(c) => c
+            .with_secrets(ctx.secrets.clone())
+            .with_max_bytes(ctx.cache_max_bytes),
         Err(e) => return (stored, Some(e)),
     };
     let parts = std::iter::once((&p.gate, ask.instruction)).chain(

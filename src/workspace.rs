@@ -233,6 +233,10 @@ impl Workspace {
     pub fn preview_context(&self, store_briefings: bool) -> PreviewContext {
         let config = self.config().ok();
         let secrets = config.as_ref().map(secrets_of);
+        let cache_max_bytes = config.as_ref().map_or(
+            crate::core::bounds::CACHE_BYTES_DEFAULT,
+            Config::cache_max_bytes,
+        );
         // The routes previews show; a config that cannot be read shows none (the command
         // reading it next says why).
         let providers = config.and_then(|c| {
@@ -243,6 +247,7 @@ impl Workspace {
         PreviewContext {
             providers,
             cache_dir: (store_briefings && secrets.is_some()).then(|| self.dir.clone()),
+            cache_max_bytes,
             secrets: Arc::new(secrets.unwrap_or_default()),
             budgets: Arc::new(self.budgets.clone()),
             catalog: Arc::clone(&self.catalog),

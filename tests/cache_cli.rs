@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod common;
-use common::{ctx, json_of};
+use common::{ctx, json_of, succeeded};
 
 /// The cache file and its write-ahead log, in bytes.
 fn on_disk(home: &Path) -> u64 {
@@ -183,4 +183,199 @@ fn a_line_range_past_the_end_is_said_and_one_running_past_it_prints_what_exists(
     let (code, _, stderr) = get("1:x");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("B is not a number"), "{stderr}");
+}
+
+/// A log of `lines` lines, each naming `tag`: content no other tag's log shares.
+fn log_file(dir: &Path, tag: &str, lines: usize) -> std::path::PathBuf {
+    let path = dir.join(format!("{tag}.log"));
+    let text: String = (0..lines)
+        .map(|i| {
+            format!(
+                "2026-11-22T10:00:00Z INFO {tag} request {i} served in {}ms ok\n",
+                i % 97
+            )
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `preview --attach` of `files` (JSON), and its stderr.
+fn preview_attached(home: &Path, files: &[&Path], extra: &[&str]) -> (Value, String) {
+    let mut cmd = ctx(home);
+    cmd.args(["preview", "--model", "openrouter/openrouter/free", "--json"])
+        .args(extra);
+    for f in files {
+        cmd.arg("--attach").arg(f);
+    }
+    let out = cmd
+        .arg("summarise the errors in the attached logs")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+/// The ref an attachment's briefing names, after checking it was kept.
+fn kept_ref(p: &Value, i: usize) -> String {
+    let a = &p["attachments"][i];
+    assert_eq!(a["admission"], "briefing", "{a}");
+    assert_eq!(a["cached"], true, "{a}");
+    a["briefing"]["cache_ref"].as_str().unwrap().to_string()
+}
+
+/// `cache get REF`: the bytes, or `None` when the cache no longer holds it.
+fn cached(home: &Path, r: &str) -> Option<Vec<u8>> {
+    let out = ctx(home).args(["cache", "get", r]).output().unwrap();
+    match out.status.code() {
+        Some(0) => Some(out.stdout),
+        Some(2) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("no cached content"), "{err}");
+            None
+        }
+        other => panic!("{other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+    }
+}
+
+/// The paste content `cache.sqlite` holds, each chunk once, read from the file itself.
+fn held(home: &Path) -> u64 {
+    let db = rusqlite::Connection::open(home.join("cache.sqlite")).unwrap();
+    db.query_row("SELECT SUM(length(content)) FROM chunks", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .unwrap() as u64
+}
+
+/// Tester 21 F5: nothing bounded the output cache, and an MCP client holding the token
+/// filled the workspace's disk with three previews of a 6.5 MB attachment (the history
+/// store, on the same disk, then failed too). `[cache] max_bytes` bounds it: storing evicts
+/// the least recently stored entries, in the store's write transaction, never a part of
+/// the request being kept, and says so (stderr and the log); a paste larger than the bound
+/// is refused, naming it, and the preview is planned without it, with a warning; `cache gc`
+/// shows the bound and applies a lowered one.
+#[test]
+fn the_cache_stays_within_its_bound_evicting_the_least_recently_stored() {
+    const BOUND: u64 = 1 << 20;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[cache]\nmax_bytes = {BOUND}\n"),
+    )
+    .unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let f = files.path();
+    // About 470 KB each: two fit in 1 MiB, three do not.
+    let [a, b, c] = ["a", "b", "c"].map(|t| log_file(f, t, 8_000));
+    let ra = kept_ref(&preview_attached(h, &[&a], &[]).0, 0);
+    let rb = kept_ref(&preview_attached(h, &[&b], &[]).0, 0);
+    assert!(cached(h, &ra).is_some() && cached(h, &rb).is_some());
+    let (p, stderr) = preview_attached(h, &[&c], &["--log", "info"]);
+    let rc = kept_ref(&p, 0);
+    assert!(
+        stderr.contains(&format!(
+            "evicted 1 entry stored least recently (470060 bytes: {ra}) to stay within [cache] \
+             max_bytes = {BOUND}"
+        )),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(h.join("logs").join("ctxconsole.log")).unwrap();
+    assert!(
+        log.contains("evicted 1 entry") && log.contains(&ra),
+        "{log}"
+    );
+    assert_eq!(cached(h, &ra), None, "the oldest is evicted");
+    assert_eq!(cached(h, &rb).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(cached(h, &rc).unwrap(), std::fs::read(&c).unwrap());
+    assert!(held(h) <= BOUND, "{}", held(h));
+
+    // Two new parts of one request: each is kept, the older entries make room for them.
+    let [d, e] = ["d", "e"].map(|t| log_file(f, t, 8_000));
+    let p = preview_attached(h, &[&d, &e], &[]).0;
+    let (rd, re) = (kept_ref(&p, 0), kept_ref(&p, 1));
+    assert_eq!(cached(h, &rb), None);
+    assert_eq!(cached(h, &rc), None);
+    assert_eq!(cached(h, &rd).unwrap(), std::fs::read(&d).unwrap());
+    assert_eq!(cached(h, &re).unwrap(), std::fs::read(&e).unwrap());
+    assert!(held(h) <= BOUND, "{}", held(h));
+
+    // A paste larger than the whole bound: refused, nothing evicted, the preview planned
+    // without it and warned of.
+    let big = log_file(f, "big", 30_000);
+    let (p, _) = preview_attached(h, &[&big], &[]);
+    let a = &p["attachments"][0];
+    assert_eq!(
+        (&a["admission"], &a["cached"]),
+        (&"briefing".into(), &false.into())
+    );
+    let warnings = p["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!(
+            "the output cache could not keep a briefed part, so the request is planned without \
+             it: {}: a paste of {} bytes is larger than the whole output cache may hold, {BOUND} \
+             bytes ([cache] max_bytes in config.toml); not stored",
+            h.join("cache.sqlite").display(),
+            std::fs::metadata(&big).unwrap().len()
+        )),
+        "{warnings}"
+    );
+    assert!(!common::sent_text(&p).contains("read_cached"));
+    assert!(cached(h, &rd).is_some() && cached(h, &re).is_some());
+
+    // `cache gc` shows the bound, and applies one lowered since the last store, least
+    // recently stored first.
+    let gc = json_of(ctx(h).args(["cache", "gc", "--json"]));
+    assert_eq!(
+        (&gc["max_bytes"], &gc["removed"]),
+        (&BOUND.into(), &0.into()),
+        "{gc}"
+    );
+    assert_eq!(gc["held_bytes"], held(h));
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[cache]\nmax_bytes = {}\n", 2 * BOUND),
+    )
+    .unwrap();
+    let [g, k] = ["g", "k"].map(|t| log_file(f, t, 8_000));
+    let p = preview_attached(h, &[&g], &[]).0;
+    let rg = kept_ref(&p, 0);
+    let (p, stderr) = preview_attached(h, &[&k], &[]);
+    let rk = kept_ref(&p, 0);
+    assert!(!stderr.contains("evicted"), "{stderr}");
+    assert!(held(h) > BOUND);
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[cache]\nmax_bytes = {BOUND}\n"),
+    )
+    .unwrap();
+    let out = succeeded(ctx(h).args(["cache", "gc"]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with(
+            "removed 2 entries (2 of them to stay within the bound) and 0 sentence vectors;"
+        ) && said.contains(&format!(
+            "the pastes take {} of the {BOUND} bytes [cache] max_bytes allows",
+            held(h)
+        )),
+        "{said}"
+    );
+    assert_eq!(cached(h, &rd), None);
+    assert_eq!(cached(h, &re), None);
+    assert_eq!(cached(h, &rg).unwrap(), std::fs::read(&g).unwrap());
+    assert_eq!(cached(h, &rk).unwrap(), std::fs::read(&k).unwrap());
+    assert!(held(h) <= BOUND, "{}", held(h));
+
+    // The bound is checked where the config is read.
+    std::fs::write(h.join("config.toml"), "[cache]\nmax_bytes = 600000\n").unwrap();
+    let out = ctx(h).args(["cache", "gc"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "field 'cache.max_bytes' is 600000; expected a whole number from 1048576 to 1099511627776"
+        ),
+        "{err}"
+    );
 }

@@ -53,17 +53,22 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
             Err(not) => Err(bad_input(not.message(&cache_ref, lines, "--lines"))),
         },
         What::Gc { older_than, json } => {
+            // The bound it holds the cache to, as storing does.
+            let max_bytes = crate::workspace::config_in(&dir)?.cache_max_bytes();
             // Only cleans: a missing cache is said, never created.
             let cache = OutputCache::open_existing_in(&dir)?;
             let path = dir.join(CACHE_FILE);
-            let Some(mut cache) = cache else {
+            let Some(cache) = cache else {
                 if json {
                     return print_json(&serde_json::json!({
                         "path": path,
                         "exists": false,
                         "removed": 0,
+                        "removed_over_bound": 0,
                         "entries": 0,
                         "bytes": 0,
+                        "held_bytes": 0,
+                        "max_bytes": max_bytes,
                         "vectors_removed": 0,
                         "vectors": 0,
                         "file_bytes_before": 0,
@@ -76,6 +81,7 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                     path.shown()
                 ));
             };
+            let mut cache = cache.with_max_bytes(max_bytes);
             let done = cache.gc(older_than)?;
             let (entries, bytes) = cache.stats()?;
             let vectors = cache.vector_total()?;
@@ -84,8 +90,11 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                     "path": cache.path(),
                     "exists": true,
                     "removed": done.removed,
+                    "removed_over_bound": done.removed_over_bound,
                     "entries": entries,
                     "bytes": bytes,
+                    "held_bytes": done.held_bytes,
+                    "max_bytes": done.max_bytes,
                     "vectors_removed": done.vectors_removed,
                     "vectors": vectors,
                     "file_bytes_before": done.file_bytes_before,
@@ -93,8 +102,12 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                     "bytes_freed": done.bytes_freed(),
                 }));
             }
+            let over_bound = match done.removed_over_bound {
+                0 => String::new(),
+                n => format!(" ({n} of them to stay within the bound)"),
+            };
             emit(&format!(
-                "removed {} and {}; {} ({bytes} bytes) and {} remain in {}; the file went from {} to {} bytes ({} freed)\n",
+                "removed {}{over_bound} and {}; {} ({bytes} bytes) and {} remain in {}; the file went from {} to {} bytes ({} freed); the pastes take {} of the {} bytes [cache] max_bytes allows\n",
                 counted(done.removed, "entry", "entries"),
                 counted(done.vectors_removed, "sentence vector", "sentence vectors"),
                 counted(entries, "entry", "entries"),
@@ -102,7 +115,9 @@ pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {
                 cache.path().shown(),
                 done.file_bytes_before,
                 done.file_bytes_after,
-                done.bytes_freed()
+                done.bytes_freed(),
+                done.held_bytes,
+                done.max_bytes
             ))
         }
     }

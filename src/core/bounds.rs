@@ -136,6 +136,13 @@ pub const REPLY_BYTES: RangeInclusive<u64> = 1024..=PLAN_TEXT_BYTES as u64;
 /// field).
 pub const PLAN_TEXT_BYTES: usize = 1 << 28;
 
+/// `[cache] max_bytes`: the paste content the output cache holds before storing evicts the
+/// least recently stored (tester 21 F5: nothing bounded it, and an MCP client filled the
+/// disk the history store shares). At least 1 MiB, at most 1 TiB.
+pub const CACHE_BYTES: RangeInclusive<u64> = 1 << 20..=1 << 40;
+/// `[cache] max_bytes` when not set: 1 GiB.
+pub const CACHE_BYTES_DEFAULT: u64 = 1 << 30;
+
 /// `temperature` in a budgets row: the range OpenAI-compatible servers accept.
 pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
 /// `top_p` in a budgets row.

@@ -17,6 +17,8 @@ use crate::core::terminal_text::quoted;
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
+    pub cache: CacheConfig,
+    #[serde(default)]
     pub history: HistoryConfig,
     #[serde(default)]
     pub llm: LlmConfig,
@@ -25,6 +27,20 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub rank: RankConfig,
+}
+
+/// The output cache of briefed pastes.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// The most paste content the cache holds, in bytes, within [`bounds::CACHE_BYTES`]:
+    /// storing evicts the least recently stored entries to stay within it.
+    #[serde(default, deserialize_with = "cache_bytes_of")]
+    pub max_bytes: Option<u64>,
+}
+
+fn cache_bytes_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    bounds::whole_number(d, &bounds::CACHE_BYTES, "cache.max_bytes").map(Some)
 }
 
 /// How the ranker ranks.
@@ -185,7 +201,13 @@ impl Config {
         self.history.drift_window = over.history.drift_window.or(self.history.drift_window);
         self.providers.extend(over.providers);
         self.rank.semantic = over.rank.semantic.or(self.rank.semantic.take());
+        self.cache.max_bytes = over.cache.max_bytes.or(self.cache.max_bytes);
         self
+    }
+
+    /// `[cache] max_bytes`, or [`bounds::CACHE_BYTES_DEFAULT`] when not set.
+    pub fn cache_max_bytes(&self) -> u64 {
+        self.cache.max_bytes.unwrap_or(bounds::CACHE_BYTES_DEFAULT)
     }
 }
 

@@ -40,6 +40,7 @@ const SCHEMA: Schema = Schema {
         MIGRATION_3,
         MIGRATION_4,
         MIGRATION_5,
+        MIGRATION_6,
     ],
 };
 
@@ -101,6 +102,14 @@ const MIGRATION_5: &str = "
 ALTER TABLE entries ADD COLUMN kept_ref TEXT;
 ";
 
+/// Each chunk's size beside it, indexed, so what the cache holds is summed without reading
+/// the content (the bound of `[cache] max_bytes`: tester 21 F5).
+const MIGRATION_6: &str = "
+ALTER TABLE chunks ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE chunks SET bytes = length(content);
+CREATE INDEX chunks_bytes ON chunks(bytes);
+";
+
 /// The key a text's vector is kept under (with the embedder's id).
 pub fn text_hash(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
@@ -146,6 +155,23 @@ pub struct OutputCache {
     path: PathBuf,
     /// The configured provider keys, taken out of content before it is kept.
     secrets: std::sync::Arc<Secrets>,
+    /// The most paste content the cache holds (`[cache] max_bytes`): storing evicts the least
+    /// recently stored entries to stay within it.
+    max_bytes: u64,
+    /// The entries this handle stored: never evicted by it. A request's briefed parts are
+    /// kept through one handle (`preview::keep_briefed`), so storing one never evicts another
+    /// part of the same request, whose briefing already names it.
+    stored_here: std::collections::HashSet<String>,
+}
+
+/// An entry evicted to keep the cache within its bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evicted {
+    pub cache_ref: String,
+    /// The entry's size, whole.
+    pub bytes: usize,
+    /// When it was last stored (seconds since the epoch).
+    pub stored_at: i64,
 }
 
 /// What `store` did.
@@ -158,13 +184,21 @@ pub struct Stored {
     pub existed: bool,
     /// Bytes of content written now: chunks the cache did not hold yet.
     pub written: usize,
+    /// Entries evicted, least recently stored first, to keep the cache within its bound.
+    pub evicted: Vec<Evicted>,
 }
 
 /// What `gc` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Collected {
-    /// Entries removed.
+    /// Entries removed: older than the age, then the least recently stored while the cache
+    /// held more than its bound.
     pub removed: usize,
+    /// Of them, removed for the bound.
+    pub removed_over_bound: usize,
+    /// The bound (`[cache] max_bytes`) and the paste content held after, each chunk once.
+    pub max_bytes: u64,
+    pub held_bytes: u64,
     /// Sentence vectors removed: those not used within the age.
     pub vectors_removed: usize,
     /// The file (with its write-ahead log) before and after, in bytes.
@@ -237,8 +271,9 @@ fn keep_entry(
 ) -> rusqlite::Result<usize> {
     let mut written = 0;
     let mut find = tx.prepare_cached("SELECT id FROM chunks WHERE key = ?1")?;
-    let mut add =
-        tx.prepare_cached("INSERT INTO chunks(key, content) VALUES (?1, ?2) RETURNING id")?;
+    let mut add = tx.prepare_cached(
+        "INSERT INTO chunks(key, content, bytes) VALUES (?1, ?2, ?3) RETURNING id",
+    )?;
     let mut link =
         tx.prepare_cached("INSERT INTO entry_chunks(ref, ord, chunk) VALUES (?1, ?2, ?3)")?;
     for (ord, chunk) in chunks(content.as_bytes()).into_iter().enumerate() {
@@ -248,7 +283,7 @@ fn keep_entry(
             Some(id) => id,
             None => {
                 written += chunk.len();
-                add.query_row(params![key, chunk], |r| r.get(0))?
+                add.query_row(params![key, chunk, chunk.len() as i64], |r| r.get(0))?
             }
         };
         link.execute(params![cache_ref, ord as i64, id])?;
@@ -266,8 +301,9 @@ fn keep_entry(
     Ok(written)
 }
 
-/// Drop the entry `cache_ref` and the chunks no other entry uses.
-fn forget_entry(tx: &rusqlite::Transaction<'_>, cache_ref: &str) -> rusqlite::Result<()> {
+/// Drop the entry `cache_ref` and the chunks no other entry uses. Returns the bytes of the
+/// chunks dropped.
+fn forget_entry(tx: &rusqlite::Transaction<'_>, cache_ref: &str) -> rusqlite::Result<u64> {
     tx.execute(
         "CREATE TEMP TABLE IF NOT EXISTS forgotten_chunks(id INTEGER PRIMARY KEY)",
         [],
@@ -279,12 +315,112 @@ fn forget_entry(tx: &rusqlite::Transaction<'_>, cache_ref: &str) -> rusqlite::Re
     )?;
     tx.execute("DELETE FROM entry_chunks WHERE ref = ?1", [cache_ref])?;
     tx.execute("DELETE FROM entries WHERE ref = ?1", [cache_ref])?;
+    let freed: i64 = tx.query_row(
+        "SELECT COALESCE(SUM(bytes), 0) FROM chunks WHERE id IN (SELECT id FROM forgotten_chunks)
+             AND id NOT IN (SELECT chunk FROM entry_chunks)",
+        [],
+        |r| r.get(0),
+    )?;
     tx.execute(
         "DELETE FROM chunks WHERE id IN (SELECT id FROM forgotten_chunks)
              AND id NOT IN (SELECT chunk FROM entry_chunks)",
         [],
     )?;
-    Ok(())
+    Ok(u64::try_from(freed).unwrap_or(0))
+}
+
+/// The paste content the cache holds, each chunk once: what `[cache] max_bytes` bounds.
+fn held_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = conn.query_row("SELECT COALESCE(SUM(bytes), 0) FROM chunks", [], |r| {
+        r.get(0)
+    })?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The bytes of `content`'s chunks the cache does not hold yet: what storing it adds.
+fn new_bytes(conn: &Connection, content: &str) -> rusqlite::Result<u64> {
+    let mut find = conn.prepare_cached("SELECT 1 FROM chunks WHERE key = ?1")?;
+    let mut n = 0u64;
+    for chunk in chunks(content.as_bytes()) {
+        if !find.exists([chunk_key(chunk)])? {
+            n += chunk.len() as u64;
+        }
+    }
+    Ok(n)
+}
+
+/// Evict the least recently stored entries, one at a time and never one of `keep`, until
+/// the cache holds at most `max_bytes` with `adding` more bytes; inside the caller's write
+/// transaction, so another process storing at once sees all of it or none. Returns the
+/// entries evicted and the bytes then held.
+fn make_room(
+    tx: &rusqlite::Transaction<'_>,
+    max_bytes: u64,
+    adding: u64,
+    keep: &std::collections::HashSet<String>,
+) -> rusqlite::Result<(Vec<Evicted>, u64)> {
+    let mut held = held_bytes(tx)?;
+    let mut evicted = Vec::new();
+    let mut oldest = tx.prepare_cached(
+        "SELECT ref, bytes, created_at FROM entries ORDER BY created_at, rowid LIMIT ?1",
+    )?;
+    while held.saturating_add(adding) > max_bytes {
+        let rows: Vec<(String, i64, i64)> = oldest
+            .query_map([keep.len() as i64 + 1], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let Some((cache_ref, bytes, stored_at)) =
+            rows.into_iter().find(|(r, _, _)| !keep.contains(r))
+        else {
+            break;
+        };
+        held = held.saturating_sub(forget_entry(tx, &cache_ref)?);
+        evicted.push(Evicted {
+            cache_ref,
+            bytes: usize::try_from(bytes).unwrap_or(0),
+            stored_at,
+        });
+    }
+    Ok((evicted, held))
+}
+
+/// Say what was evicted to keep the cache within its bound: a notice (stderr, or the
+/// console's notes) and a log event.
+fn report_evicted(path: &Path, evicted: &[Evicted], max_bytes: u64, doing: &str) {
+    if evicted.is_empty() {
+        return;
+    }
+    const NAMED: usize = 8;
+    let bytes: usize = evicted.iter().map(|e| e.bytes).sum();
+    let refs: Vec<&str> = evicted
+        .iter()
+        .take(NAMED)
+        .map(|e| e.cache_ref.as_str())
+        .collect();
+    let more = evicted.len().saturating_sub(NAMED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let line = format!(
+        "{}: {doing}: evicted {} stored least recently ({bytes} bytes: {}{more}) to stay \
+         within [cache] max_bytes = {max_bytes}; a briefing naming {} can no longer be read \
+         back",
+        path.shown(),
+        crate::format::counted(evicted.len(), "entry", "entries"),
+        refs.join(", "),
+        if evicted.len() == 1 { "it" } else { "one" },
+    );
+    tracing::info!(
+        cache = %path.shown(),
+        evicted = evicted.len(),
+        bytes,
+        max_bytes,
+        "{line}"
+    );
+    crate::fsio::notice(line);
 }
 
 /// A chunk's key: 32 hex digits of its SHA-256.
@@ -397,7 +533,26 @@ impl OutputCache {
             conn,
             path: path.to_path_buf(),
             secrets: Default::default(),
+            max_bytes: crate::core::bounds::CACHE_BYTES_DEFAULT,
+            stored_here: Default::default(),
         })
+    }
+
+    /// Hold at most `max_bytes` of paste content (`[cache] max_bytes`; the default is
+    /// [`crate::core::bounds::CACHE_BYTES_DEFAULT`]).
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> OutputCache {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The bound on paste content held.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// The paste content held, each chunk once: what the bound counts.
+    pub fn held_bytes(&self) -> anyhow::Result<u64> {
+        held_bytes(&self.conn).with_context(|| format!("{}: reading its size", self.path.shown()))
     }
 
     pub fn path(&self) -> &Path {
@@ -413,11 +568,19 @@ impl OutputCache {
 
     /// Keep `content` (with the configured keys taken out: [`OutputCache::with_secrets`]);
     /// the same content stored twice is one entry (its age restarts), and a chunk the cache
-    /// already holds is not written again.
+    /// already holds is not written again. The least recently stored entries are evicted, in
+    /// the same transaction, to keep the cache within its bound ([`OutputCache::with_max_bytes`]),
+    /// never one this handle stored (the other parts of the request being kept); content
+    /// larger than the bound, or than what is left beside those, is refused and nothing is
+    /// evicted. What was evicted is said ([`report_evicted`]).
     pub fn store(&mut self, given: &str) -> anyhow::Result<Stored> {
-        self.store_whole(given).map_err(|e| {
-            sqlite::store_failure(e, &self.path, &format!("storing {} bytes", given.len()))
-        })
+        let doing = format!("storing {} bytes", given.len());
+        let stored = self
+            .store_whole(given)
+            .map_err(|e| sqlite::store_failure(e, &self.path, &doing))?;
+        report_evicted(&self.path, &stored.evicted, self.max_bytes, &doing);
+        self.stored_here.insert(stored.cache_ref.clone());
+        Ok(stored)
     }
 
     fn store_whole(&mut self, given: &str) -> anyhow::Result<Stored> {
@@ -432,6 +595,14 @@ impl OutputCache {
         let kept_ref = (content != given).then(|| self::cache_ref(content.as_bytes()));
         let lines = content.lines().count();
         let name = self.path.shown().to_string();
+        let max_bytes = self.max_bytes;
+        if content.len() as u64 > max_bytes {
+            anyhow::bail!(
+                "{name}: a paste of {} bytes is larger than the whole output cache may hold, \
+                 {max_bytes} bytes ([cache] max_bytes in config.toml); not stored",
+                content.len()
+            );
+        }
         let context = || format!("{name}: storing {} bytes", content.len());
         let tx = begin_write(
             &mut self.conn,
@@ -471,10 +642,30 @@ impl OutputCache {
             )
             .with_context(context)?;
         }
+        let mut keep = self.stored_here.clone();
+        keep.insert(cache_ref.clone());
+        let adding = if existed {
+            0
+        } else {
+            new_bytes(&tx, content).with_context(context)?
+        };
+        let (mut evicted, _) = make_room(&tx, max_bytes, adding, &keep).with_context(context)?;
         let mut written = 0;
         if !existed {
             written = keep_entry(&tx, &cache_ref, content, now, kept_ref.as_deref())
                 .with_context(context)?;
+        }
+        // A chunk the new content shared with an entry evicted was written again: room for it.
+        let (more, held) = make_room(&tx, max_bytes, 0, &keep).with_context(context)?;
+        evicted.extend(more);
+        if held > max_bytes {
+            // Only this request's own parts are left: nothing is evicted, nothing stored.
+            anyhow::bail!(
+                "{name}: a paste of {} bytes does not fit in the output cache beside the other \
+                 parts of this request it holds: together {held} bytes, over the {max_bytes} \
+                 bytes it may hold ([cache] max_bytes in config.toml); not stored",
+                content.len()
+            );
         }
         tx.commit().with_context(context)?;
         Ok(Stored {
@@ -483,6 +674,7 @@ impl OutputCache {
             lines,
             existed,
             written,
+            evicted,
         })
     }
 
@@ -529,14 +721,24 @@ impl OutputCache {
              WHERE typeof(used_at) <> 'integer' OR used_at < ?1 OR used_at > ?2",
             params![cutoff, now.saturating_add(CLOCK_SLACK_SECS)],
         )?;
+        // Then the least recently stored while more is held than the bound allows (a bound
+        // lowered since the last store).
+        let (evicted, held_bytes) = make_room(&tx, self.max_bytes, 0, &Default::default())
+            .with_context(|| format!("{name}: collecting entries over the bound"))?;
         tx.commit()
             .with_context(|| format!("{name}: collecting old entries"))?;
+        report_evicted(&self.path, &evicted, self.max_bytes, "collecting entries");
+        let removed_over_bound = evicted.len();
+        let removed = removed + removed_over_bound;
         if removed > 0 || chunks_removed > 0 || vectors_removed > 0 {
             sqlite::rewrite_whole(&self.conn)
                 .with_context(|| format!("{name}: giving the space back (VACUUM)"))?;
         }
         Ok(Collected {
             removed,
+            removed_over_bound,
+            max_bytes: self.max_bytes,
+            held_bytes,
             vectors_removed,
             file_bytes_before,
             file_bytes_after: on_disk(&self.path),
@@ -1098,6 +1300,8 @@ mod tests {
         let cache = OutputCache::open(&path).unwrap();
         let r = cache_ref(text.as_bytes());
         assert_eq!(cache.get(&r).unwrap().as_deref(), Some(text));
+        // Migration 6 gave each chunk its size: what the bound counts.
+        assert_eq!(cache.held_bytes().unwrap(), text.len() as u64);
         cache
             .conn
             .execute("UPDATE chunks SET content = X'6b65707400'", [])
@@ -1291,6 +1495,114 @@ mod tests {
             .unwrap();
         assert!(!left.contains_key(&text_hash("text")) && !left.contains_key(&text_hash("future")));
         assert_eq!(left.len(), 4);
+    }
+
+    /// Tester 21 F5: two processes storing at once, each evicting to stay within the bound:
+    /// eviction runs in the store's write transaction, so the cache ends within the bound,
+    /// every entry it lists reads back whole, and no chunk is left that no entry uses.
+    #[test]
+    fn two_writers_evicting_at_once_leave_the_cache_within_its_bound_and_whole() {
+        const BOUND: u64 = 1 << 20;
+        let dir = tempfile::tempdir().unwrap();
+        drop(OutputCache::open_in(dir.path()).unwrap());
+        let paste = |w: usize, i: usize| -> String {
+            (0..6_000)
+                .map(|n| format!("writer {w} paste {i} line {n}: GET /api/v1/items 200\n"))
+                .collect()
+        };
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    for i in 0..5 {
+                        // A handle per paste, as each request opens one.
+                        let mut cache = OutputCache::open_in(&dir).unwrap().with_max_bytes(BOUND);
+                        let text = paste(w, i);
+                        let s = cache.store(&text).unwrap();
+                        assert!(s.bytes as u64 <= BOUND);
+                        assert_eq!(cache.get(&s.cache_ref).unwrap().as_deref(), Some(&*text));
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let cache = OutputCache::open_in(dir.path()).unwrap();
+        let held = cache.held_bytes().unwrap();
+        assert!(held <= BOUND && held > BOUND / 3, "{held}");
+        let refs: Vec<String> = cache
+            .conn
+            .prepare("SELECT ref FROM entries")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!refs.is_empty());
+        for r in &refs {
+            assert!(cache.get(r).unwrap().is_some(), "{r}");
+        }
+        let orphans: i64 = cache
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM chunks WHERE id NOT IN (SELECT chunk FROM entry_chunks)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(orphans, 0);
+        let counted: i64 = cache
+            .conn
+            .query_row("SELECT SUM(length(content)) FROM chunks", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(counted as u64, held, "each chunk's size is its content's");
+    }
+
+    /// A paste over the bound is refused naming it, and one that only fits by evicting a
+    /// part this handle stored (the same request's) is refused too: nothing is evicted.
+    #[test]
+    fn a_paste_over_the_bound_or_past_the_requests_own_parts_is_refused() {
+        const BOUND: u64 = 1 << 20;
+        let dir = tempfile::tempdir().unwrap();
+        let text = |tag: &str, lines: usize| -> String {
+            (0..lines)
+                .map(|n| format!("{tag} line {n} of the paste\n"))
+                .collect()
+        };
+        let mut other = OutputCache::open_in(dir.path())
+            .unwrap()
+            .with_max_bytes(BOUND);
+        let old = other.store(&text("old", 14_000)).unwrap();
+        let mut cache = OutputCache::open_in(dir.path())
+            .unwrap()
+            .with_max_bytes(BOUND);
+        let err = format!("{:#}", cache.store(&text("huge", 60_000)).unwrap_err());
+        assert!(
+            err.contains("is larger than the whole output cache may hold, 1048576 bytes ([cache] max_bytes in config.toml); not stored"),
+            "{err}"
+        );
+        let first = cache.store(&text("first", 14_000)).unwrap();
+        assert_eq!(first.evicted, []);
+        let second = cache.store(&text("second", 14_000)).unwrap();
+        assert_eq!(
+            second
+                .evicted
+                .iter()
+                .map(|e| &e.cache_ref)
+                .collect::<Vec<_>>(),
+            [&old.cache_ref],
+            "the other handle's entry makes room; this one's are kept"
+        );
+        let err = format!("{:#}", cache.store(&text("third", 14_000)).unwrap_err());
+        assert!(
+            err.contains("does not fit in the output cache beside the other parts of this request"),
+            "{err}"
+        );
+        for s in [&first, &second] {
+            assert!(cache.get(&s.cache_ref).unwrap().is_some());
+        }
+        assert!(cache.held_bytes().unwrap() <= BOUND);
     }
 
     #[test]

@@ -146,7 +146,16 @@ fn lock_failure(
             schema.long_writer
         )));
     }
-    anyhow::Error::new(e).context(format!("{name}: {doing}: waiting for the write lock"))
+    access_failure(e, path, &format!("{doing}: waiting for the write lock"))
+}
+
+/// SQLite's error taking or probing a write lock: with the file beside it that refused, when
+/// one did ([`sidecar_words`]), else with the file and what was being done.
+fn access_failure(e: rusqlite::Error, path: &Path, doing: &str) -> anyhow::Error {
+    match sidecar_words(&e, path) {
+        Some(words) => anyhow::anyhow!("{}: {doing}: {words} ({e})", path.shown()),
+        None => anyhow::Error::new(e).context(format!("{}: {doing}", path.shown())),
+    }
 }
 
 /// Open (creating when missing or empty) a file of `schema`. Returns the connection and
@@ -173,6 +182,55 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             &format!("before creating the {kind} in it"),
         )?;
     }
+    // SQLite gives the -wal and -shm it creates the mode of the file, so a run on a store
+    // made read-only (0400) left a read-only -shm that kept refusing writes once the store
+    // was writable again (tester 21 F6). Those this run creates get the store's own 0600.
+    let missing = missing_sidecars(path);
+    let opened = open_made(path, schema, &name, created, existed);
+    private_sidecars(path, missing);
+    opened
+}
+
+/// The files SQLite keeps beside a file in WAL mode.
+const SIDECARS: [&str; 2] = ["-wal", "-shm"];
+
+/// Which of [`SIDECARS`] are not beside `path` now.
+fn missing_sidecars(path: &Path) -> [bool; 2] {
+    SIDECARS.map(|s| std::fs::symlink_metadata(crate::fsio::with_suffix(path, s)).is_err())
+}
+
+/// Each of [`SIDECARS`] that was `missing` and is now a file, or is empty, made private
+/// (0600), as every file a store makes is: SQLite gives an empty one the file's mode each time
+/// it opens it. Best effort: one another process made meanwhile has the same mode, and one
+/// that cannot be changed is said when a write needs it ([`sidecar_words`]).
+fn private_sidecars(path: &Path, missing: [bool; 2]) {
+    use std::os::unix::fs::PermissionsExt;
+    for (suffix, was_missing) in SIDECARS.iter().zip(missing) {
+        let file = crate::fsio::with_suffix(path, suffix);
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| {
+            m.is_file()
+                && (was_missing || m.len() == 0)
+                && m.permissions().mode() & 0o777 != crate::fsio::PRIVATE_FILE_MODE
+        }) {
+            let _ = std::fs::set_permissions(
+                &file,
+                std::fs::Permissions::from_mode(crate::fsio::PRIVATE_FILE_MODE),
+            );
+        }
+    }
+}
+
+/// [`open`] once the file is there (or is to be created by SQLite): `created` when
+/// [`create_whole`] placed it, `existed` when it holds data.
+fn open_made(
+    path: &Path,
+    schema: &Schema,
+    name: &str,
+    created: bool,
+    existed: bool,
+) -> anyhow::Result<(Connection, bool)> {
+    let name = name.to_string();
+    let kind = schema.kind;
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -181,7 +239,7 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
         false if is_access_error(&e) => anyhow::anyhow!(
             "{name}: cannot create the {kind}: its directory is read-only or not accessible ({e})"
         ),
-        true if is_access_error(&e) => cannot_access(&name, kind, &e.to_string()),
+        true if is_access_error(&e) => cannot_access(path, kind, &e.to_string()),
         _ => anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}")),
     })?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -193,12 +251,12 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
             // one is read-only: open the file read-only for what only reads.
             Err(e) if is_access_error(&e) => {
                 conn =
-                    open_read_only(path).map_err(|e| cannot_access(&name, kind, &e.to_string()))?;
+                    open_read_only(path).map_err(|e| cannot_access(path, kind, &e.to_string()))?;
                 application_id(&conn)
             }
             other => other,
         };
-        version = known_version(&conn, app, &name, schema)?;
+        version = known_version(&conn, app, path, schema)?;
         // Every write checks first (ensure_writable); a read only while the check is cheap.
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if size <= QUICK_CHECK_ON_OPEN_MAX_BYTES || version < schema.version() {
@@ -259,7 +317,7 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
     let kind = schema.kind;
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(cannot_access(&name, kind, &e.to_string())),
+        Err(e) => return Err(cannot_access(path, kind, &e.to_string())),
         Ok(meta) if meta.is_dir() => {
             return Err(bad_input(format!(
                 "{name}: is a directory, not a ctxconsole {kind}"
@@ -270,12 +328,12 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
     }
     let conn = open_read_only(path).map_err(|e| {
         if is_access_error(&e) {
-            cannot_access(&name, kind, &e.to_string())
+            cannot_access(path, kind, &e.to_string())
         } else {
             anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}"))
         }
     })?;
-    let version = known_version(&conn, application_id(&conn), &name, schema)?;
+    let version = known_version(&conn, application_id(&conn), path, schema)?;
     if version < schema.version() {
         return Err(bad_input(format!(
             "{name}: the {kind} needs migrating from schema {version} to {}, and --read-only \
@@ -296,9 +354,10 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
 fn known_version(
     conn: &Connection,
     app: rusqlite::Result<i64>,
-    name: &str,
+    path: &Path,
     schema: &Schema,
 ) -> anyhow::Result<i64> {
+    let name = &*path.shown();
     let kind = schema.kind;
     let not_ours = |detail: String| {
         bad_input(format!(
@@ -313,7 +372,7 @@ fn known_version(
     };
     let app = app.map_err(|e| {
         if is_access_error(&e) {
-            cannot_access(name, kind, &e.to_string())
+            cannot_access(path, kind, &e.to_string())
         } else {
             unreadable(&e).unwrap_or_else(|| not_ours(e.to_string()))
         }
@@ -391,12 +450,15 @@ pub fn store_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Erro
     let Some(sqlite) = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>()) else {
         return e;
     };
-    let words = environment_words(sqlite);
+    // The machine's failure, or a -wal or -shm beside the file that refuses it.
+    let words = environment_words(sqlite)
+        .map(str::to_string)
+        .or_else(|| sidecar_words(sqlite, path));
     let name = path.shown().to_string();
     let said = format!("{e:#}");
     if said.contains(&name) {
         return match words {
-            Some(w) if !said.contains(w) => e.context(format!("{name}: {w}")),
+            Some(w) if !said.contains(&w) => e.context(format!("{name}: {w}")),
             _ => e,
         };
     }
@@ -414,10 +476,70 @@ fn is_access_error(e: &rusqlite::Error) -> bool {
     )
 }
 
-fn cannot_access(name: &str, kind: &str, detail: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{name}: cannot read the {kind}: the file or its directory is read-only or not accessible ({detail})"
-    )
+/// The file at `path` could not be read: said as the file or its directory being read-only
+/// or not accessible — or, when the file is writable and a -wal or -shm beside it is what
+/// refuses, as that file and the chmod that fixes it ([`unwritable_sidecar`]).
+fn cannot_access(path: &Path, kind: &str, detail: &str) -> anyhow::Error {
+    let name = path.shown();
+    match unwritable_sidecar(path) {
+        Some(words) => anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({detail})"),
+        None => anyhow::anyhow!(
+            "{name}: cannot read the {kind}: the file or its directory is read-only or not accessible ({detail})"
+        ),
+    }
+}
+
+/// When the file at `path` can be written but a -wal or -shm beside it cannot (a -shm left
+/// 0400 by an older ctxconsole's run on a store made read-only — tester 21 F6 — or one another
+/// user made): that file, and what makes it writable. SQLite then refuses every write lock
+/// with its bare "attempt to write a readonly database", naming neither. `None` when the file
+/// itself is read-only (its own mode is the first fix) or nothing beside it is.
+pub fn unwritable_sidecar(path: &Path) -> Option<String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let refused = |p: &Path| {
+        matches!(
+            std::fs::OpenOptions::new().write(true).open(p),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied
+        )
+    };
+    let store = std::fs::symlink_metadata(path).ok()?;
+    if !store.is_file() || store.permissions().mode() & 0o200 == 0 || refused(path) {
+        return None;
+    }
+    SIDECARS.iter().find_map(|suffix| {
+        let file = crate::fsio::with_suffix(path, suffix);
+        let meta = std::fs::symlink_metadata(&file).ok()?;
+        let mode = meta.permissions().mode() & 0o777;
+        if !meta.is_file() || (mode & 0o200 != 0 && !refused(&file)) {
+            return None;
+        }
+        let word = crate::fsio::shell_word(&file);
+        Some(if meta.uid() == store.uid() {
+            format!(
+                "{} beside it cannot be written (mode {mode:04o}), so nothing can be stored: \
+                 run `chmod 600 {word}`",
+                file.shown()
+            )
+        } else {
+            format!(
+                "{} beside it cannot be written (mode {mode:04o}, owned by uid {}, the file by \
+                 uid {}), so nothing can be stored: run `chmod 600 {word}` as its owner, or \
+                 remove it while no ctxconsole has {} open",
+                file.shown(),
+                meta.uid(),
+                store.uid(),
+                path.shown()
+            )
+        })
+    })
+}
+
+/// [`unwritable_sidecar`]'s words for `e` when SQLite refused access (a read-only -shm
+/// makes it refuse the write lock); `None` for any other error.
+pub fn sidecar_words(e: &rusqlite::Error, path: &Path) -> Option<String> {
+    is_access_error(e)
+        .then(|| unwritable_sidecar(path))
+        .flatten()
 }
 
 /// Open an existing file for reads only, when its directory cannot take the -wal and -shm
@@ -485,7 +607,7 @@ fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> a
         .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
         .map_err(|e| {
             if is_access_error(&e) {
-                cannot_access(name, kind, &e.to_string())
+                cannot_access(path, kind, &e.to_string())
             } else {
                 damaged(&e.to_string())
             }
@@ -516,6 +638,11 @@ pub fn ensure_writable(
 ) -> anyhow::Result<()> {
     let name = path.shown().to_string();
     if conn.is_readonly(MAIN_DB)? {
+        if let Some(words) = unwritable_sidecar(path) {
+            anyhow::bail!(
+                "{name}: the {kind} cannot be written: {words}; {doing} needs to write it"
+            );
+        }
         anyhow::bail!(
             "{name}: the {kind} is read-only (the file or its directory cannot be written): {doing} needs to write it"
         );
@@ -559,7 +686,7 @@ pub fn writer_note(
     tail: &str,
 ) -> anyhow::Result<Option<String>> {
     let held = write_lock_held_elsewhere(conn, wait)
-        .with_context(|| format!("{}: probing the write lock", path.shown()))?;
+        .map_err(|e| access_failure(e, path, "probing the write lock"))?;
     Ok(held.then(|| {
         format!(
             "{} is writing {} now ({}); {waits} up to {} for it{tail}",
@@ -633,6 +760,93 @@ mod tests {
             0o644,
             "a store with data is the operator's to chmod"
         );
+    }
+
+    /// Tester 21 F6: SQLite gives the -wal and -shm it makes the store's mode, so a run on a
+    /// store made read-only (0400) left a 0400 -shm that refused every write once the store
+    /// was writable again. Those a run makes are 0600, whatever the store's mode.
+    #[test]
+    fn the_wal_and_shm_a_run_makes_are_private_whatever_the_stores_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        drop(open(&path, &schema(V1)).unwrap());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+        // Held open, so SQLite leaves its files beside the store.
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        for suffix in SIDECARS {
+            let file = crate::fsio::with_suffix(&path, suffix);
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+        drop(conn);
+        assert_eq!(mode(&path), 0o400, "the store's own mode is the operator's");
+    }
+
+    /// Tester 21 F6: a -shm beside a writable store that cannot be written (left 0400 by an
+    /// older version) made SQLite refuse the write lock in its own words ("probing the write
+    /// lock: attempt to write a readonly database"). The shared wording names that file and
+    /// the chmod that fixes it; nothing is said of it while the store itself is read-only.
+    /// (Root writes a 0400 file, so a test run as root can check the words, not the refusal.)
+    #[test]
+    fn a_read_only_shm_is_named_with_the_chmod_that_fixes_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        drop(open(&path, &schema(V1)).unwrap());
+        let shm = crate::fsio::with_suffix(&path, "-shm");
+        std::fs::write(&shm, b"").unwrap();
+        std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o400)).unwrap();
+        let refused = || {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some("attempt to write a readonly database".into()),
+            )
+        };
+        let expected = format!(
+            "{} beside it cannot be written (mode 0400), so nothing can be stored: run `chmod \
+             600 {}`",
+            shm.display(),
+            shm.display()
+        );
+        assert_eq!(sidecar_words(&refused(), &path), Some(expected.clone()));
+        let said = format!(
+            "{:#}",
+            store_failure(
+                anyhow::Error::new(refused()),
+                &path,
+                "storing the sent plan"
+            )
+        );
+        assert!(
+            said.starts_with(&format!(
+                "{}: storing the sent plan: {expected}: attempt to write a readonly database",
+                path.display()
+            )),
+            "{said}"
+        );
+        let said = format!(
+            "{:#}",
+            access_failure(refused(), &path, "probing the write lock")
+        );
+        assert!(
+            said.starts_with(&format!(
+                "{}: probing the write lock: {expected} (",
+                path.display()
+            )),
+            "{said}"
+        );
+        // Another failure, or a store that is itself read-only: not the -shm's doing.
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        assert_eq!(sidecar_words(&full, &path), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+        assert_eq!(sidecar_words(&refused(), &path), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(sidecar_words(&refused(), &path), None);
     }
 
     /// Tester 6 F4: a writer that waited out the busy timeout on another process's write
