@@ -26,6 +26,35 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// As [`for_terminal`], for the operator's own text in the console's Prompt box, which is
+/// also what is sent: the zero-width joiner and non-joiner stay as written. They join the
+/// parts of an emoji (👩‍👩‍👧) and are spelling in Persian and the Indic scripts (می‌خواهم),
+/// and act on no terminal; escaped, they were sent as the text `\u{200d}` (tester 22 F1).
+/// Every other control, bidi and invisible character is shown — and so sent — as its
+/// escape: a hidden tag-character message or a Trojan Source override in a paste is seen
+/// and defused.
+pub fn for_prompt_box(text: &str) -> Cow<'_, str> {
+    let escaped = |c: char| needs_escape(c) && !is_joiner(c);
+    let Some(first) = text.find(escaped) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        if escaped(c) {
+            push_escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The zero-width non-joiner and joiner (U+200C, U+200D).
+fn is_joiner(c: char) -> bool {
+    matches!(c, '\u{200C}' | '\u{200D}')
+}
+
 /// As [`for_terminal`], for text shown on one line: `\n` and `\t` are escaped too.
 pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
     if !text.contains(['\n', '\t']) {
@@ -194,6 +223,20 @@ fn push_escape(out: &mut String, c: char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_box_keeps_joiners_and_escapes_the_rest() {
+        let family = "plan a family trip \u{1f469}\u{200d}\u{1f469}\u{200d}\u{1f467} to Lisbon";
+        assert_eq!(for_prompt_box(family), family);
+        let persian = "translate: \u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}";
+        assert_eq!(for_prompt_box(persian), persian);
+        assert_eq!(
+            for_prompt_box("a\u{202e}b\x1b[31mc\u{200b}d\u{e0041}e"),
+            "a\\u{202e}b\\x1b[31mc\\u{200b}d\\u{e0041}e"
+        );
+        // Outside the box a joiner is still shown, as outside text is.
+        assert_eq!(for_terminal("a\u{200d}b"), "a\\u{200d}b");
+    }
 
     #[test]
     fn a_quote_is_bounded_escaped_and_says_what_it_left_out() {

@@ -1106,6 +1106,37 @@ mod tests {
         );
     }
 
+    /// Tester 22 F1: the joiners of an emoji and of Persian spelling were put in the box as
+    /// `\u{200d}` and sent so; pasted or typed, they are now held and sent as written.
+    #[test]
+    fn joiners_typed_or_pasted_are_held_and_sent_as_written() {
+        let family = "plan a family trip \u{1f469}\u{200d}\u{1f469}\u{200d}\u{1f467} to Lisbon";
+        let mut s = state();
+        update(&mut s, Action::FocusPrompt);
+        update(&mut s, Action::Paste(family.into()));
+        assert_eq!(s.prompt_text(), family);
+        update(&mut s, Action::ClearPrompt);
+        for c in "\u{645}\u{6cc}\u{200c}\u{62e}".chars() {
+            update(
+                &mut s,
+                Action::PromptKey(ratatui_textarea::Input {
+                    key: ratatui_textarea::Key::Char(c),
+                    ..Default::default()
+                }),
+            );
+        }
+        assert_eq!(s.prompt_text(), "\u{645}\u{6cc}\u{200c}\u{62e}");
+        // A bidi override typed alone goes in as its escape, as a pasted one does.
+        update(
+            &mut s,
+            Action::PromptKey(ratatui_textarea::Input {
+                key: ratatui_textarea::Key::Char('\u{202e}'),
+                ..Default::default()
+            }),
+        );
+        assert_eq!(s.prompt_text(), "\u{645}\u{6cc}\u{200c}\u{62e}\\u{202e}");
+    }
+
     #[test]
     fn a_long_paste_is_a_chip_a_short_one_text_and_the_remove_key_takes_the_selected_chip() {
         let mut s = state();

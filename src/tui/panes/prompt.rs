@@ -230,6 +230,22 @@ impl PromptPane {
             self.input.insert_newline();
             return self.edited();
         }
+        // A character typed alone goes in as a pasted one would (an input method can type
+        // a bidi mark): one rule for what the box holds and sends.
+        if let ratatui_textarea::Key::Char(c) = input.key
+            && !input.ctrl
+            && !input.alt
+        {
+            let mut one = [0u8; 4];
+            let typed = crate::core::terminal_text::for_prompt_box(c.encode_utf8(&mut one));
+            if typed.len() != c.len_utf8() {
+                return if self.input.insert_str(typed) {
+                    self.edited()
+                } else {
+                    Edit::Nothing
+                };
+            }
+        }
         if self.input.input(input) {
             self.edited()
         } else {
@@ -255,9 +271,10 @@ impl PromptPane {
             let label = paste_label(&text);
             return self.attach(label, pasted(self.pastes, text));
         }
-        // The box shows what is sent: a control or bidi character pasted into it would be
-        // invisible there yet sent, so it goes in as its visible escape (`\x1b`, `\u{202e}`).
-        let text = crate::core::terminal_text::for_terminal(&text).into_owned();
+        // The box shows what is sent: a control, bidi or invisible character pasted into it
+        // would be unseen there yet sent, so it goes in as its visible escape (`\x1b`,
+        // `\u{202e}`); the joiners of emoji and scripts stay as written.
+        let text = crate::core::terminal_text::for_prompt_box(&text).into_owned();
         if self.input.insert_str(text) {
             self.edited()
         } else {
