@@ -1084,3 +1084,31 @@ fn providers_that_clash_or_cannot_be_reached_are_refused_when_the_config_is_read
     .unwrap();
     stderr_of(&mut preview(home.path()));
 }
+
+/// Tester 21 F7: a store's -wal that is a symbolic link is named for what it is; SQLite never
+/// opens one, and the error had sent the operator to chmod ("read-only or not accessible").
+#[test]
+fn a_symlinked_write_ahead_log_is_named_as_a_link() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    succeeded(ctx(h).args(["history", "--limit", "1"]));
+    for f in ["history.sqlite-wal", "history.sqlite-shm"] {
+        let _ = std::fs::remove_file(h.join(f));
+    }
+    let target = h.join("elsewhere");
+    std::fs::write(&target, "kept").unwrap();
+    std::os::unix::fs::symlink(&target, h.join("history.sqlite-wal")).unwrap();
+    let out = ctx(h)
+        .args(["history", "--limit", "1"])
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("history.sqlite-wal beside it is a symbolic link, which SQLite never opens")
+            && err.contains("remove the link"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+}

@@ -509,6 +509,15 @@ pub fn unwritable_sidecar(path: &Path) -> Option<String> {
     SIDECARS.iter().find_map(|suffix| {
         let file = crate::fsio::with_suffix(path, suffix);
         let meta = std::fs::symlink_metadata(&file).ok()?;
+        if meta.file_type().is_symlink() {
+            // SQLite opens its -wal and -shm without following links (tester 21 F7: such a
+            // link read as "read-only or not accessible", sending the operator to chmod).
+            return Some(format!(
+                "{} beside it is a symbolic link, which SQLite never opens as the store's {suffix} \
+                 file (its target is left untouched): remove the link",
+                file.shown()
+            ));
+        }
         let mode = meta.permissions().mode() & 0o777;
         if !meta.is_file() || (mode & 0o200 != 0 && !refused(&file)) {
             return None;
