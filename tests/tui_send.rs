@@ -922,3 +922,73 @@ fn the_history_pane_lists_what_the_console_stores_without_a_filter_key() {
     assert_eq!(total, before + 3);
     assert!(ids.contains(&again), "{ids:?}");
 }
+
+/// Tester 22 F4: beside a slow model, a model whose whole answer was back in 5 ms still
+/// read `receiving 90 B answer` until the slowest ended. Each call's line says it is back,
+/// with its latency and whether its plan is valid, as soon as its answer is whole.
+#[test]
+fn a_call_whose_answer_is_back_says_so_while_a_slower_one_is_still_out() {
+    use ctxconsole::tui::send::SendNews;
+    let server = LlmServer::start();
+    let (dir, _) = workspace(&server);
+    let budgets = dir.path().join("budgets.toml");
+    std::fs::write(
+        &budgets,
+        format!(
+            "{ROWS}\n[[model]]\nid = \"test/slow-one\"\ninput_tokens = 32000\n\
+             output_tokens = 2000\ntier = \"B\"\n"
+        ),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let slow = row_of(&state, "test/slow-one");
+    apply(
+        &ctx,
+        &mut state,
+        [Action::SelectRow(slow), Action::MarkModel],
+    );
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let into = said.clone();
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |news| {
+        if let SendNews::Line(label, line) = news {
+            into.lock().unwrap().push((label, line));
+        }
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sent = rt.block_on(ctxconsole::tui::run_send(&ctx, req, report));
+    assert!(sent.is_ok(), "{:?}", sent.err());
+    let said = said.lock().unwrap().clone();
+    let back = |label: &str| {
+        said.iter()
+            .position(|(l, line)| l == label && line.contains(" · back in "))
+            .unwrap_or_else(|| panic!("{label} never said it was back: {said:#?}"))
+    };
+    let fast = back("test/ok-json [compacted]");
+    assert!(fast < back("test/slow-one [compacted]"), "{said:#?}");
+    let (_, line) = &said[fast];
+    assert!(
+        line.starts_with("test/ok-json [compacted] on test/ok-json · back in ")
+            && line.contains(" ms · valid plan yes (ok)"),
+        "{line}"
+    );
+    // What the pane shows for it while the slow one is out: that line, not `receiving`.
+    let mut view = state.send.clone();
+    for (label, line) in &said[..=fast] {
+        view.progress(req.request, SendNews::Line(label.clone(), line.clone()));
+    }
+    assert_eq!(view.progress["test/ok-json [compacted]"], *line);
+}
