@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::console::{apply, row_of};
+use common::console::{apply, render, row_of};
 
 use common::llm_server::LlmServer;
 use ctxconsole::core::compare::Arm;
@@ -844,4 +844,151 @@ fn the_preview_pane_says_the_response_format_and_sampling_that_ctrl_s_sends() {
     assert_eq!(body["temperature"], 0.2);
     assert_eq!(body["seed"], 7);
     assert_eq!(body["stop"][0], "END");
+}
+
+/// The History pane's plans: how many, and the ids on the page read.
+fn history_plans(state: &State) -> (u64, Vec<String>) {
+    let page = state.history.plans.as_ref().expect("the plans were read");
+    (page.total, page.rows.iter().map(|p| p.id.clone()).collect())
+}
+
+/// Tester 22 F2: after the console's own sends and replays the History pane still showed
+/// the plans, groups, models and charts as first read (674 plans while the store held 686),
+/// and the plan ctrl+o had just opened was missing from the list esc went back to. Each
+/// store marks the pane's data stale: it is read again (for the same filters) when the pane
+/// is shown, or at once when it is, with no filter key.
+#[test]
+fn the_history_pane_lists_what_the_console_stores_without_a_filter_key() {
+    let server = LlmServer::start();
+    let (_dir, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    apply(&ctx, &mut state, [Action::FocusHistory]);
+    let (before, _) = history_plans(&state);
+    apply(&ctx, &mut state, [Action::FocusBudgets]);
+
+    // A send, then History: the plan is counted and listed, and its model charted.
+    type_for(&ctx, &mut state, "test/ok-json", &[Action::Send]);
+    let sent = state.send.selected_plan().expect("stored").to_string();
+    apply(&ctx, &mut state, [Action::FocusHistory]);
+    let (total, ids) = history_plans(&state);
+    assert_eq!(total, before + 1);
+    assert_eq!(ids.first(), Some(&sent), "{ids:?}");
+    assert_eq!(
+        HistoryStore::open(ctx.history.as_deref().unwrap())
+            .unwrap()
+            .plans_page(&Default::default(), 0, 1)
+            .unwrap()
+            .0,
+        total,
+        "the pane's count is the store's"
+    );
+    assert!(
+        state
+            .history
+            .model_rows
+            .iter()
+            .any(|m| m.outcomes.model == "test/ok-json"),
+        "{:?}",
+        state.history.model_rows
+    );
+    assert!(state.history.trends.as_ref().is_some_and(|t| !t.is_empty()));
+    assert!(render(&state, 160, 45).contains(&format!("Plans · {total} ")));
+
+    // A live replay from the pane itself: the lists have it at once, the selection stays
+    // on the plan replayed.
+    apply(
+        &ctx,
+        &mut state,
+        [Action::Top, Action::Replay, Action::Down, Action::Open],
+    );
+    let (total, ids) = history_plans(&state);
+    assert_eq!(total, before + 2, "{ids:?}");
+    assert_eq!(
+        ids.first().map(String::as_str),
+        Some(&*format!("{sent}.r1"))
+    );
+    assert_eq!(
+        state.history.selected_plan().map(|p| p.id.as_str()),
+        Some(sent.as_str())
+    );
+
+    // ctrl+o on a new send's result, then esc: the list it goes back to holds that plan.
+    apply(&ctx, &mut state, [Action::FocusPrompt, Action::Send]);
+    let again = state.send.selected_plan().expect("stored").to_string();
+    apply(&ctx, &mut state, [Action::OpenSent]);
+    assert!(state.history.expanded);
+    apply(&ctx, &mut state, [Action::Back]);
+    let (total, ids) = history_plans(&state);
+    assert_eq!(total, before + 3);
+    assert!(ids.contains(&again), "{ids:?}");
+}
+
+/// Tester 22 F4: beside a slow model, a model whose whole answer was back in 5 ms still
+/// read `receiving 90 B answer` until the slowest ended. Each call's line says it is back,
+/// with its latency and whether its plan is valid, as soon as its answer is whole.
+#[test]
+fn a_call_whose_answer_is_back_says_so_while_a_slower_one_is_still_out() {
+    use ctxconsole::tui::send::SendNews;
+    let server = LlmServer::start();
+    let (dir, _) = workspace(&server);
+    let budgets = dir.path().join("budgets.toml");
+    std::fs::write(
+        &budgets,
+        format!(
+            "{ROWS}\n[[model]]\nid = \"test/slow-one\"\ninput_tokens = 32000\n\
+             output_tokens = 2000\ntier = \"B\"\n"
+        ),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let slow = row_of(&state, "test/slow-one");
+    apply(
+        &ctx,
+        &mut state,
+        [Action::SelectRow(slow), Action::MarkModel],
+    );
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let [Effect::Send(req)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
+    let into = said.clone();
+    let report: ctxconsole::tui::SendReport = std::sync::Arc::new(move |news| {
+        if let SendNews::Line(label, line) = news {
+            into.lock().unwrap().push((label, line));
+        }
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sent = rt.block_on(ctxconsole::tui::run_send(&ctx, req, report));
+    assert!(sent.is_ok(), "{:?}", sent.err());
+    let said = said.lock().unwrap().clone();
+    let back = |label: &str| {
+        said.iter()
+            .position(|(l, line)| l == label && line.contains(" · back in "))
+            .unwrap_or_else(|| panic!("{label} never said it was back: {said:#?}"))
+    };
+    let fast = back("test/ok-json [compacted]");
+    assert!(fast < back("test/slow-one [compacted]"), "{said:#?}");
+    let (_, line) = &said[fast];
+    assert!(
+        line.starts_with("test/ok-json [compacted] on test/ok-json · back in ")
+            && line.contains(" ms · valid plan yes (ok)"),
+        "{line}"
+    );
+    // What the pane shows for it while the slow one is out: that line, not `receiving`.
+    let mut view = state.send.clone();
+    for (label, line) in &said[..=fast] {
+        view.progress(req.request, SendNews::Line(label.clone(), line.clone()));
+    }
+    assert_eq!(view.progress["test/ok-json [compacted]"], *line);
 }

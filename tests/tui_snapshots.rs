@@ -1849,6 +1849,54 @@ fn import_long_plan(ws: &Workspace) {
     import_plan_lines(ws, "t17", &format!("{plan}\n"));
 }
 
+/// Tester 22 F5: the plan view cut a 300 KB one-line raw response and 200 KB of tool-call
+/// arguments to a few rows ending in a bare `…`, saying neither how much was left nor where
+/// to read it, while only a raw response of more than 60 lines did. Every cut section ends
+/// alike: how much it left out, and the `history show --json` field holding it whole.
+#[test]
+fn a_cut_section_of_the_plan_view_says_how_much_is_left_and_where_it_is_whole() {
+    let (_d, ws) = workspace();
+    let raw = format!("{{\"steps\":[]}}\n{}", "X".repeat(300_000));
+    let args = format!(
+        "{{\"q\": \"lisbon\", \"blob\": \"{}\"}}",
+        "A".repeat(200_000)
+    );
+    let plan = serde_json::json!({
+        "id": "pl-huge-line", "at": "2026-11-26T23:30:00Z", "caller": "t22",
+        "model": "openai/gpt-4o", "intent": "search lisbon flights", "outcome": "ok",
+        "drift": "followed", "finish_reason": "tool_calls", "raw_response": raw,
+        "steps": [{"order": 1, "tool": "web.search", "rationale": "r", "args": {}}],
+        "answer": {"reply": {"content": "", "tool_calls": [
+            {"name": "web.search", "arguments": args}]}},
+    });
+    import_plan_lines(&ws, "t22", &format!("{plan}\n"));
+    let mut state = started(&ws);
+    state.resized(120, 40);
+    apply(&ws, &mut state, [Action::FocusHistory, Action::Open]);
+    assert_eq!(
+        state.history.detail.as_ref().map(|d| d.record.id.as_str()),
+        Some("pl-huge-line")
+    );
+    apply(&ws, &mut state, [Action::Bottom]);
+    let s = screen(&state, 120, 40);
+    let rows = framed_rows(&s, "Plan pl-huge-line");
+    let thousands = ctxconsole::core::text::thousands;
+    let call = format!("  web.search {args}");
+    for note in [
+        format!(
+            "… {} more bytes: ctxconsole history show pl-huge-line --json (raw_response)",
+            thousands(300_000 - 400)
+        ),
+        format!(
+            "… {} more bytes: ctxconsole history show pl-huge-line --json (answer)",
+            thousands(call.len() - 400)
+        ),
+    ] {
+        assert!(rows.iter().any(|r| r.trim_end() == note), "{note}\n{s}");
+    }
+    insta::assert_snapshot!("history_plan_cut_sections_say_what_is_left", s);
+}
+
 /// Tester 17 F2: a plan opened in full could not be scrolled; every movement key and the
 /// wheel went to other plans instead, so its steps past a screen and its raw response were
 /// out of reach. While it is open they scroll it (the title says which rows show); the list
@@ -1888,9 +1936,15 @@ fn a_plan_open_in_full_scrolls_and_the_movement_keys_leave_the_list_alone() {
     let rows = framed_rows(&s, "Plan pl-long-raw");
     assert!(rows.iter().any(|r| r.contains("raw line 60")), "{s}");
     // The end: the last row of the plan is on the frame's last row.
+    // Each line left out and the break before it.
+    let left: usize = (61..=301).map(|i| format!("raw line {i}").len() + 1).sum();
     assert_eq!(
         rows.last().unwrap().trim_end(),
-        "… 241 more lines: ctxconsole history show pl-long-raw",
+        format!(
+            "… 241 more lines ({} bytes): ctxconsole history show pl-long-raw --json \
+             (raw_response)",
+            ctxconsole::core::text::thousands(left)
+        ),
         "{s}"
     );
     let title = s.lines().find(|l| l.contains("Plan pl-long-raw")).unwrap();

@@ -15,9 +15,9 @@ use crate::core::terminal_text::one_line;
 use crate::core::text::clip;
 use crate::format::thousands;
 use crate::live::baseline;
-use crate::live::replay::{LiveReplay, ReplayContext, ReplayProgress, every_answer_stored};
+use crate::live::replay::{LiveReplay, ReplayContext, every_answer_stored};
 use crate::live::send::{
-    JobReport, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
+    JobNews, JobReport, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
 };
 use crate::llm::client::Cancel;
 use crate::workspace::StoreChoice;
@@ -183,12 +183,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         })
         .collect();
     let lines: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![String::new(); jobs.len()]));
-    let report: JobReport = Arc::new(move |i, p: ReplayProgress| {
+    let report: JobReport = Arc::new(move |i, news: JobNews| {
         if tty
             && let Ok(mut l) = lines.lock()
             && let (Some(line), Some(label)) = (l.get_mut(i), labels.get(i))
         {
-            *line = p.line(label);
+            *line = news.line(label);
             crate::cli::out::status_line(&l.join("  |  "));
         }
     });

@@ -210,8 +210,48 @@ pub fn plan_send(ctx: &PreviewContext, ask: &SendAsk) -> anyhow::Result<Vec<Send
 /// (`live::in_hand`) from the moment it came back until it is stored.
 pub type CallOutcome = anyhow::Result<(LiveReplay, Option<InHand>)>;
 
-/// Reports one job's progress: its index in the jobs, and the progress.
-pub type JobReport = Arc<dyn Fn(usize, ReplayProgress) + Send + Sync>;
+/// What one job of a send says while the send runs: its call's progress, or that its answer
+/// is back whole, while others may still be out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobNews {
+    Progress(ReplayProgress),
+    /// The call is over: what came of it, as its line says it ([`answered_line`]).
+    Back(String),
+}
+
+impl JobNews {
+    /// The job's line under `label` (`model [arm]`): `… · receiving 1.2 KB answer, …`, or
+    /// `… · back in 5 ms · valid plan yes (ok) · …`.
+    pub fn line(&self, label: &str) -> String {
+        match self {
+            JobNews::Progress(p) => p.line(label),
+            JobNews::Back(line) => format!("{label} {line}"),
+        }
+    }
+}
+
+/// A call's line once it is over, after its label: `on MODEL · back in 5 ms · valid plan yes
+/// (ok)`, or why nothing came (`not sent`, `cancelled`); stored once every call of the send is
+/// back (tester 22 F4: an answer back in 5 ms read `receiving 90 B answer` for the 10 s the
+/// slowest model took).
+pub fn answered_line(live: &LiveReplay) -> String {
+    let what = if live.not_sent.is_some() || live.cancelled {
+        live.valid_plan_cell()
+    } else {
+        format!(
+            "back in {} ms · valid plan {}",
+            live.facts.latency_ms,
+            live.valid_plan_cell()
+        )
+    };
+    format!(
+        "on {} · {what} · stored once every call is back",
+        live.model
+    )
+}
+
+/// Reports one job's news: its index in the jobs, and the news.
+pub type JobReport = Arc<dyn Fn(usize, JobNews) + Send + Sync>;
 
 /// Make every call, at most `llm.concurrency` at once, each linked to `caller`, `intent`
 /// and (the arms, not the baseline) the comparison `group`. Returns each job with its
@@ -248,7 +288,7 @@ pub async fn run_jobs(
                     .filter(|_| !job.baseline)
                     .map(|g| (job.arm, g)),
             };
-            let mut progress = |p: ReplayProgress| report(i, p);
+            let mut progress = |p: ReplayProgress| report(i, JobNews::Progress(p));
             let out = send_one(
                 &ctx,
                 &job.model,
@@ -259,7 +299,9 @@ pub async fn run_jobs(
                 &mut progress,
             )
             .await
-            // Back: in hand at once, while it waits for the others and for the store
+            // Back: said at once, while the others may still be out (tester 22 F4).
+            .inspect(|(live, _)| report(i, JobNews::Back(answered_line(live))))
+            // In hand at once, while it waits for the others and for the store
             // (tester 12 T12-7: an answer queued behind another's store was lost).
             .map(|(live, record)| {
                 let secrets = &ctx.preview.secrets;

@@ -359,6 +359,17 @@ impl State {
         }
     }
 
+    /// The console stored a plan (a send, a replay, an answer stored again): the History
+    /// pane's lists, counts and charts are read again — now when the pane is shown, else
+    /// when it next is — so every view agrees with the store (tester 22 F2).
+    fn stored_plans(&mut self) -> Vec<Effect> {
+        self.history.stale = true;
+        if self.focus == Pane::History {
+            return self.focused();
+        }
+        Vec::new()
+    }
+
     /// Lines in the catalog viewer now (those matching its search).
     pub fn catalog_lines(&self) -> usize {
         self.catalog
@@ -495,13 +506,19 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::Sent(request, result) => {
+            let mut stored = false;
             if let Ok(Done(o)) = &result {
                 for r in &o.results {
                     state.unstored.keep(r.label(), &r.live);
+                    stored |= r.live.stored_id.is_some();
                 }
             }
             state.send.finished(request, result.map(|Done(o)| o));
-            return Vec::new();
+            return if stored {
+                state.stored_plans()
+            } else {
+                Vec::new()
+            };
         }
         Action::StoreAgain => {
             return state
@@ -520,7 +537,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                     .map_err(Clone::clone),
             );
             state.stored_later(&stored);
-            return Vec::new();
+            return if stored.is_empty() {
+                Vec::new()
+            } else {
+                state.stored_plans()
+            };
         }
         Action::SemanticLayer(status) => {
             let ready = matches!(status, SemanticStatus::On { .. });
@@ -716,8 +737,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 r.finished(request, result.map(|Done(r)| r));
             }
             if stored {
-                // The plan now has one more replay: read its detail again to list it.
-                return history_effects(state.history.reload_detail(&mut state.next_request));
+                // The plan now has one more replay, and the lists one more plan.
+                return state.stored_plans();
             }
         }
         Action::Open if state.focus == Pane::History => {

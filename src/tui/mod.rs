@@ -570,7 +570,9 @@ pub async fn run_send(
     report: SendReport,
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
-    use crate::live::send::{SendAsk, call_label, compare_group, plan_send, run_jobs, store_send};
+    use crate::live::send::{
+        JobNews, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
+    };
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = ctx.history.as_deref().ok_or("no history store")?;
     let rctx = ctx.replay.clone()?;
@@ -609,9 +611,9 @@ pub async fn run_send(
         .map(|j| call_label(&j.model, j.arm, j.baseline))
         .collect();
     let calls_report = Arc::clone(&report);
-    let progress: crate::live::send::JobReport = Arc::new(move |i, p: ReplayProgress| {
+    let progress: crate::live::send::JobReport = Arc::new(move |i, news: JobNews| {
         if let Some(label) = labels.get(i) {
-            calls_report(SendNews::Line(label.clone(), p.line(label)));
+            calls_report(SendNews::Line(label.clone(), news.line(label)));
         }
     });
     let outcomes = run_jobs(

@@ -668,45 +668,97 @@ fn detail_lines<'a>(
             )));
         }
     }
+    // Open in full the plan scrolls, but a long answer is read whole elsewhere.
+    let limit = if expanded { 60 } else { 3 };
     if let Some(raw) = &r.raw_response {
         lines.push(Line::from(Span::styled("raw response:", theme.accent)));
-        let limit = if expanded { 60 } else { 3 };
-        for l in raw.lines().take(limit) {
-            lines.push(Line::from(Span::styled(clip(l, 400), theme.muted)));
-        }
-        let count = raw.lines().count();
-        if count > limit && expanded {
-            // Open in full the plan scrolls, but a long answer is read whole elsewhere.
-            lines.push(Line::from(Span::styled(
-                shown(&format!(
-                    "… {} more lines: ctxconsole history show {}",
-                    count - limit,
-                    r.id
-                )),
-                theme.muted,
-            )));
-        } else if count > limit {
-            lines.push(Line::from(Span::styled("…", theme.muted)));
-        }
+        lines.extend(cut_section(
+            raw.lines(),
+            limit,
+            &r.id,
+            "raw_response",
+            theme,
+        ));
         if raw.is_empty() {
             lines.push(Line::from(Span::styled("(empty)", theme.muted)));
         }
     }
+    // Whole here (tool-call arguments of megabytes too): the section cuts them, saying so.
     let kept = r
         .answer
         .as_ref()
-        .map(|a| crate::core::failure::kept_answer_lines(a, 200))
+        .map(|a| crate::core::failure::kept_answer_lines(a, usize::MAX))
         .unwrap_or_default();
     if !kept.is_empty() {
         lines.push(Line::from(Span::styled(
             "the answer as kept:",
             theme.accent,
         )));
-        for l in &kept {
-            lines.push(Line::from(Span::styled(clip(l, 400), theme.muted)));
-        }
+        lines.extend(cut_section(
+            kept.iter().map(String::as_str),
+            limit,
+            &r.id,
+            "answer",
+            theme,
+        ));
     }
     lines
+}
+
+/// The most characters a line of a section of the plan view shows before it is cut.
+const SECTION_LINE_CHARS: usize = 400;
+
+/// A section of the plan view (the raw response, the answer as kept) from its `text` lines:
+/// at most `limit` of them, each cut to [`SECTION_LINE_CHARS`] characters with `…`, and
+/// when anything was left out, one line saying how much — lines and bytes — and where it is
+/// whole: `field` of `ctxconsole history show ID --json`. Every cut section says so alike
+/// (tester 22 F5: a 300 KB one-line raw response and 200 KB of tool-call arguments ended in
+/// a bare `…`, while only a raw response of more than 60 lines said what was left).
+fn cut_section<'a, 't>(
+    text: impl IntoIterator<Item = &'t str>,
+    limit: usize,
+    id: &str,
+    field: &str,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
+    let mut out = Vec::new();
+    let (mut lines_left, mut bytes_left) = (0usize, 0usize);
+    for (i, l) in text.into_iter().enumerate() {
+        if i >= limit {
+            lines_left += 1;
+            // The line and the break before it.
+            bytes_left += l.len() + 1;
+            continue;
+        }
+        let kept = match l.char_indices().nth(SECTION_LINE_CHARS) {
+            Some((at, _)) => {
+                bytes_left += l.len() - at;
+                format!("{}…", shown(&l[..at]))
+            }
+            None => shown(l),
+        };
+        out.push(Line::from(Span::styled(kept, theme.muted)));
+    }
+    if bytes_left > 0 {
+        let thousands = crate::core::text::thousands;
+        let what = if lines_left > 0 {
+            format!(
+                "{} more {} ({} bytes)",
+                thousands(lines_left),
+                if lines_left == 1 { "line" } else { "lines" },
+                thousands(bytes_left)
+            )
+        } else {
+            format!("{} more bytes", thousands(bytes_left))
+        };
+        out.push(Line::from(Span::styled(
+            shown(&format!(
+                "… {what}: ctxconsole history show {id} --json ({field})"
+            )),
+            theme.muted,
+        )));
+    }
+    out
 }
 
 /// The plans against their baselines, counted by group and tool ("baseline skipped

@@ -72,6 +72,12 @@ pub struct HistoryState {
     /// The year by the front end's clock (this module reads none): in the narrow Plans
     /// list a plan of another year shows its year. `None`: every plan shows it.
     pub this_year: Option<i32>,
+    /// The console stored a plan since the lists were read (a send, a replay, a store
+    /// again): they are read again when the pane is next shown ([`Self::ensure_loaded`]).
+    pub stale: bool,
+    /// The plan selected before a refresh, looked for in the page that refresh fetches
+    /// next (it had moved off the first page).
+    pub keep_plan: Option<String>,
 }
 
 /// What a key did to the History search being typed.
@@ -113,16 +119,79 @@ impl HistoryState {
         }
     }
 
-    /// Open the pane's data once.
+    /// Open the pane's data once, and again whenever the console has stored a plan since
+    /// it was read ([`Self::refresh`]).
     pub fn ensure_loaded(&mut self, next: &mut u64) -> Vec<Query> {
-        if self.loaded || self.pending.open.is_some() || self.error.is_some() {
+        let opened = self.loaded || self.pending.open.is_some();
+        if self.stale && opened {
+            return self.refresh(next);
+        }
+        if opened || self.error.is_some() {
             return Vec::new();
         }
         self.reload(next)
     }
 
+    /// The console stored a plan (tester 22 F2: the lists, counts and charts stayed as first
+    /// read, so a plan just sent was missing from them until a filter key): everything again
+    /// for the same filters. What is on screen stays until the answers come; the selected
+    /// plan and group stay selected where they still are ([`Self::answered`] finds them).
+    pub fn refresh(&mut self, next: &mut u64) -> Vec<Query> {
+        self.stale = false;
+        let groups = take(next);
+        self.pending.groups = Some(groups);
+        let mut queries = vec![(
+            groups,
+            HistoryQuery::Groups {
+                filter: self.groups_filter(),
+                offset: page_start(self.group_selected),
+            },
+        )];
+        let (open, models, trends) = (take(next), take(next), take(next));
+        self.pending.open = Some(open);
+        self.pending.plans = None;
+        self.pending.models = Some(models);
+        self.pending.trends = Some(trends);
+        queries.extend([
+            (
+                open,
+                HistoryQuery::Open {
+                    filter: self.filter.clone(),
+                },
+            ),
+            (
+                models,
+                HistoryQuery::Models {
+                    filter: self.filter.clone(),
+                },
+            ),
+            (
+                trends,
+                HistoryQuery::Trends {
+                    filter: self.filter.clone(),
+                },
+            ),
+        ]);
+        if self.show_gaps {
+            queries.extend(self.gaps_query(next));
+        } else {
+            self.gaps = None;
+        }
+        // The plan on screen again too: it may have a new replay.
+        let shown = self
+            .pinned
+            .clone()
+            .or_else(|| self.detail.as_ref().map(|d| d.record.id.clone()));
+        if let Some(id) = shown {
+            queries.extend(self.detail_query(id, next));
+        }
+        queries
+    }
+
     /// Everything again, for the current filters.
     pub fn reload(&mut self, next: &mut u64) -> Vec<Query> {
+        self.stale = false;
+        self.keep_plan = None;
         self.group_selected = 0;
         self.groups = None;
         let groups = take(next);
@@ -387,6 +456,7 @@ impl HistoryState {
     /// on when that page is not loaded, and the plan when a plan is selected.
     pub fn move_to(&mut self, to: u64, next: &mut u64) -> Vec<Query> {
         self.pinned = None;
+        self.keep_plan = None;
         match self.list {
             HistoryList::Plans => {
                 let Some(total) = self.plans.as_ref().map(|p| p.total) else {
@@ -449,15 +519,6 @@ impl HistoryState {
         }
     }
 
-    /// Read the selected plan's detail again (a replay of it was just stored). The detail on
-    /// screen stays until the new one comes, so the pane never blinks to "loading…".
-    pub fn reload_detail(&mut self, next: &mut u64) -> Vec<Query> {
-        match self.selected_plan().map(|p| p.id.clone()) {
-            Some(id) => self.detail_query(id, next),
-            None => Vec::new(),
-        }
-    }
-
     fn request_detail(&mut self, next: &mut u64) -> Vec<Query> {
         if self.pinned.is_some() {
             return Vec::new();
@@ -514,18 +575,44 @@ impl HistoryState {
                 callers,
                 models,
             } => {
+                // A refresh: the plan selected before, where it is now.
+                let was = self.selected_plan().map(|p| p.id.clone());
+                let grown = plans
+                    .total
+                    .saturating_sub(self.plans.as_ref().map_or(0, |p| p.total));
                 self.plans = Some(plans.clone());
                 self.callers = callers.clone();
                 self.models = models.clone();
                 self.loaded = true;
+                if let Some(id) = was
+                    && let Some(q) = self.keep_selection(id, grown, next)
+                {
+                    return q;
+                }
                 self.request_detail(next)
             }
             HistoryAnswer::Plans(page) => {
                 self.plans = Some(page.clone());
+                if let Some(id) = self.keep_plan.take()
+                    && let Some(i) = page.rows.iter().position(|p| p.id == id)
+                {
+                    self.plan_selected = page.offset + i as u64;
+                }
                 self.request_detail(next)
             }
             HistoryAnswer::Groups(page) => {
+                // A refresh: the group selected before stays selected where it still is.
+                let was = self.selected_group().map(|g| g.shape.clone());
                 self.groups = Some(page.clone());
+                if let Some(shape) = was {
+                    match page.rows.iter().position(|g| g.shape == shape) {
+                        Some(i) => self.group_selected = page.offset + i as u64,
+                        None => {
+                            self.group_selected =
+                                self.group_selected.min(page.total.saturating_sub(1))
+                        }
+                    }
+                }
                 Vec::new()
             }
             HistoryAnswer::Detail(d) => {
@@ -545,6 +632,33 @@ impl HistoryState {
                 Vec::new()
             }
         }
+    }
+
+    /// After a refresh's first page came: select the plan `id` selected before. It is looked
+    /// for on that page; else it is where it was, moved down by the `grown` plans stored
+    /// since (the newest come first), and when that is past the page, the page there is
+    /// fetched and looked in. Returns the page's query, if one is needed.
+    fn keep_selection(&mut self, id: String, grown: u64, next: &mut u64) -> Option<Vec<Query>> {
+        let page = self.plans.as_ref()?;
+        let total = page.total;
+        if let Some(i) = page.rows.iter().position(|p| p.id == id) {
+            self.plan_selected = page.offset + i as u64;
+            return None;
+        }
+        self.plan_selected = (self.plan_selected + grown).min(total.saturating_sub(1));
+        if self.selected_plan().is_some() || total == 0 {
+            return None;
+        }
+        self.keep_plan = Some(id);
+        let request = take(next);
+        self.pending.plans = Some(request);
+        Some(vec![(
+            request,
+            HistoryQuery::Plans {
+                filter: self.filter.clone(),
+                offset: page_start(self.plan_selected),
+            },
+        )])
     }
 
     /// "outcome=failed drift=diverged …" for the pane's title.
@@ -733,8 +847,8 @@ mod tests {
             )))))),
             &mut next,
         );
-        let q = h.reload_detail(&mut next);
-        let [(again, HistoryQuery::Detail { id })] = &q[..] else {
+        let q = h.refresh(&mut next);
+        let [(again, HistoryQuery::Detail { id })] = &q[q.len() - 1..] else {
             panic!("{q:?}");
         };
         assert_eq!(id, "p0");
@@ -750,6 +864,96 @@ mod tests {
             &mut next,
         );
         assert_eq!(h.detail.as_ref().map(|d| d.replays.len()), Some(1));
+    }
+
+    /// Tester 22 F2: after the console stored plans, the lists are read again for the same
+    /// filters, what is on screen stays until the answers come, and the plan selected stays
+    /// selected where it now is: on the first page, or further down by the plans stored.
+    #[test]
+    fn a_refresh_keeps_the_filters_and_the_selected_plan_where_it_now_is() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        opened(&mut h, &mut next, 500);
+        h.cycle_caller(&mut next);
+        let (open, _) = h
+            .reload(&mut next)
+            .into_iter()
+            .find(|(_, q)| matches!(q, HistoryQuery::Open { .. }))
+            .unwrap();
+        let page = |offset: u64, total: u64, first: u64| Page {
+            offset,
+            total,
+            rows: (first..first + PAGE).map(row).collect(),
+        };
+        let opened_with = |plans| {
+            Ok(Arc::new(HistoryAnswer::Opened {
+                plans,
+                callers: vec!["a".into()],
+                models: vec![],
+            }))
+        };
+        h.answered(open, opened_with(page(0, 500, 0)), &mut next);
+        h.move_to(3, &mut next);
+        assert!(h.ensure_loaded(&mut next).is_empty(), "loaded, not stale");
+        h.stale = true;
+        let q = h.ensure_loaded(&mut next);
+        assert!(!h.stale);
+        let filters: Vec<&PlanFilter> = q
+            .iter()
+            .filter_map(|(_, q)| match q {
+                HistoryQuery::Open { filter }
+                | HistoryQuery::Models { filter }
+                | HistoryQuery::Trends { filter } => Some(filter),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(filters.len(), 3, "{q:?}");
+        assert!(filters.iter().all(|f| f.caller.as_deref() == Some("a")));
+        assert_eq!(
+            h.plans.as_ref().map(|p| p.total),
+            Some(500),
+            "kept meanwhile"
+        );
+        // Two plans were stored: p3 is now the fifth row.
+        let (open, _) = q
+            .iter()
+            .find(|(_, q)| matches!(q, HistoryQuery::Open { .. }))
+            .unwrap();
+        let mut rows = page(0, 502, 0);
+        rows.rows.splice(0..0, [row(900), row(901)]);
+        h.answered(*open, opened_with(rows), &mut next);
+        assert_eq!(h.selected_plan().map(|p| p.id.as_str()), Some("p3"));
+        assert_eq!(h.plan_selected, 5);
+        assert_eq!(h.filter.caller.as_deref(), Some("a"));
+
+        // Selected past the first page: moved down by as many, that page fetched and the
+        // plan looked for in it.
+        h.move_to(PAGE + 50, &mut next);
+        h.answered(
+            h.pending.plans.unwrap(),
+            Ok(Arc::new(HistoryAnswer::Plans(page(PAGE, 502, PAGE - 2)))),
+            &mut next,
+        );
+        let id = format!("p{}", PAGE + 48);
+        assert_eq!(h.selected_plan().map(|p| p.id.as_str()), Some(id.as_str()));
+        h.stale = true;
+        let q = h.ensure_loaded(&mut next);
+        let (open, _) = q
+            .iter()
+            .find(|(_, q)| matches!(q, HistoryQuery::Open { .. }))
+            .unwrap();
+        let q = h.answered(*open, opened_with(page(0, 503, 0)), &mut next);
+        let [(fetch, HistoryQuery::Plans { offset, .. })] = &q[..] else {
+            panic!("{q:?}")
+        };
+        assert_eq!(*offset, PAGE);
+        assert_eq!(h.plan_selected, PAGE + 51);
+        h.answered(
+            *fetch,
+            Ok(Arc::new(HistoryAnswer::Plans(page(PAGE, 503, PAGE - 3)))),
+            &mut next,
+        );
+        assert_eq!(h.selected_plan().map(|p| p.id.as_str()), Some(id.as_str()));
     }
 
     #[test]
