@@ -37,6 +37,9 @@ pub struct Pending {
 pub struct HistoryState {
     /// Why the store could not be opened or queried, if it could not.
     pub error: Option<String>,
+    /// While the store is being opened at start: what the pane says (and what the open
+    /// waits for, once said). Nothing is queried meanwhile.
+    pub opening: Option<String>,
     pub filter: PlanFilter,
     /// The intent of the group the plans are narrowed to.
     pub group_label: Option<String>,
@@ -115,7 +118,11 @@ impl HistoryState {
 
     /// Open the pane's data once.
     pub fn ensure_loaded(&mut self, next: &mut u64) -> Vec<Query> {
-        if self.loaded || self.pending.open.is_some() || self.error.is_some() {
+        if self.loaded
+            || self.pending.open.is_some()
+            || self.error.is_some()
+            || self.opening.is_some()
+        {
             return Vec::new();
         }
         self.reload(next)
