@@ -240,6 +240,9 @@ pub fn initial_state(ws: &Workspace) -> State {
 pub struct EffectContext {
     pub preview: PreviewContext,
     pub history: Option<PathBuf>,
+    /// While the store is being opened at start (`history` is `None` then): what effects
+    /// that need it wait for, off the UI thread ([`EffectContext::history_path`]).
+    pub opening: Option<StoreOpening>,
     /// Providers and guard for replays, or why they could not be read from the config.
     pub replay: Result<Arc<ReplayContext>, String>,
     /// The workspace: where answers still not stored at quit are written.
@@ -257,7 +260,57 @@ const NO_STORE: &str = "the history store is not open (the History pane says why
 /// writes them to a file instead.
 pub const QUIT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// The history store's opening at start, shared with the effects spawned meanwhile: a send
+/// typed before the store is open waits for it rather than finding none.
+#[derive(Clone, Default)]
+pub struct StoreOpening(Arc<(std::sync::Mutex<Option<Option<PathBuf>>>, std::sync::Condvar)>);
+
+impl StoreOpening {
+    /// The open ended: with the store's path, or `None` when it could not be opened.
+    fn done(&self, path: Option<PathBuf>) {
+        let (lock, ready) = &*self.0;
+        if let Ok(mut slot) = lock.lock() {
+            *slot = Some(path);
+        }
+        ready.notify_all();
+    }
+
+    /// Wait (blocking) for the open to end: the store's path, or `None` (also when
+    /// `cancel` is cancelled meanwhile: a quit does not wait for a send that sent nothing).
+    fn wait(&self, cancel: Option<&crate::llm::client::Cancel>) -> Option<PathBuf> {
+        let (lock, ready) = &*self.0;
+        let mut slot = lock.lock().ok()?;
+        loop {
+            if let Some(path) = slot.as_ref() {
+                return path.clone();
+            }
+            if cancel.is_some_and(|c| c.is_cancelled()) {
+                return None;
+            }
+            slot = ready.wait_timeout(slot, Duration::from_millis(100)).ok()?.0;
+        }
+    }
+}
+
 impl EffectContext {
+    /// The history store's path for an effect, once it is open (waiting for the open at
+    /// start, when one is under way); [`NO_STORE`] when it could not be opened.
+    pub fn history_path(&self) -> Result<PathBuf, &'static str> {
+        self.history_path_unless(None)
+    }
+
+    /// [`EffectContext::history_path`], giving up the wait when `cancel` is cancelled.
+    fn history_path_unless(
+        &self,
+        cancel: Option<&crate::llm::client::Cancel>,
+    ) -> Result<PathBuf, &'static str> {
+        match (&self.history, &self.opening) {
+            (Some(path), _) => Ok(path.clone()),
+            (None, Some(opening)) => opening.wait(cancel).ok_or(NO_STORE),
+            (None, None) => Err(NO_STORE),
+        }
+    }
+
     /// The history store for a write that pays or was paid for: opened, waiting at most
     /// `lock_wait` for another process's write lock.
     fn store_for_writing(&self, path: &Path) -> anyhow::Result<HistoryStore> {
@@ -285,7 +338,7 @@ pub fn store_again(
     wait: Duration,
 ) -> Result<unstored::StoredAgain, String> {
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or(NO_STORE)?;
+    let path = &ctx.history_path()?;
     let rctx = ctx.replay.clone()?;
     // Written out if the process must end while the store waits (`live::in_hand`).
     let _holding = crate::live::in_hand::hold_lines(lines);
@@ -536,7 +589,7 @@ pub async fn run_replay(
     progress: &mut (dyn FnMut(String) + Send),
 ) -> Result<ReplayResult, String> {
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or(NO_STORE)?;
+    let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let store = HistoryStore::open(path).map_err(text)?;
     let plan = store
@@ -585,7 +638,7 @@ pub async fn run_send(
     use crate::core::compare::Arm;
     use crate::live::send::{SendAsk, call_label, compare_group, plan_send, run_jobs, store_send};
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or(NO_STORE)?;
+    let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
         .chain(req.arms.iter().copied())
@@ -678,7 +731,8 @@ pub async fn run_send(
 /// Run an effect to completion on the calling thread (tests use this directly; a
 /// debounce answers at once here, the runtime waits first).
 pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
-    let history = ctx.history.as_deref();
+    let history = ctx.history_path().ok();
+    let history = history.as_deref();
     let whole = ctx;
     let ctx = &ctx.preview;
     match effect {
@@ -957,6 +1011,7 @@ pub fn start_opening(
     let ctx = EffectContext {
         preview,
         history: None,
+        opening: Some(StoreOpening::default()),
         replay,
         workspace: ws.dir.clone(),
         lock_wait: crate::store::sqlite::BUSY_TIMEOUT,
@@ -1028,6 +1083,10 @@ pub fn history_opened(
     match opened.store {
         Ok(path) => ctx.history = Some(path),
         Err(e) => state.history.error = Some(e),
+    }
+    // Effects spawned meanwhile were waiting for it.
+    if let Some(opening) = ctx.opening.take() {
+        opening.done(ctx.history.clone());
     }
     // A store created now (empty or seeded), a store others can read: said in the notes.
     state.notes.extend(crate::fsio::take_notices());
