@@ -72,7 +72,7 @@ fn a_store_held_locked_is_waited_for_while_the_console_works_and_then_named_as_l
     assert!(
         state.notes.iter().any(|n| n
             == &format!(
-                "another process holds {} locked now (an import?); waiting up to 300 ms for it",
+                "another process holds {} locked now; waiting up to 300 ms for it",
                 path.display()
             )),
         "{:?}",
@@ -86,7 +86,11 @@ fn a_store_held_locked_is_waited_for_while_the_console_works_and_then_named_as_l
     assert!(state.quit);
 
     drop(holder);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "the store is untouched");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the store is untouched"
+    );
     let (mut ctx, mut state) = start_opening(&ws, &config, &store, false);
     let opened = open_history(&ws, &config, &store, Duration::from_millis(300));
     history_opened(&ws, &config, &mut ctx, &mut state, opened);

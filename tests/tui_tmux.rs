@@ -1103,5 +1103,9 @@ fn a_store_held_locked_by_another_process_leaves_the_console_drawn_and_quittable
     tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
     assert!(asked.elapsed() < Duration::from_secs(10));
     drop(holder);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "the store is untouched");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the store is untouched"
+    );
 }

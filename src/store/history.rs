@@ -428,7 +428,11 @@ impl HistoryStore {
     /// migrating is refused, saying so.
     pub fn open_read_only(path: &Path) -> anyhow::Result<Option<HistoryStore>> {
         match sqlite::open_existing_read_only(path, &SCHEMA)? {
-            Some(conn) => Ok(Some(Self::with_connection(conn, path, sqlite::BUSY_TIMEOUT)?)),
+            Some(conn) => Ok(Some(Self::with_connection(
+                conn,
+                path,
+                sqlite::BUSY_TIMEOUT,
+            )?)),
             None => Ok(None),
         }
     }

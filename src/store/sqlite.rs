@@ -259,7 +259,7 @@ fn open_made(
     let mut version = 0;
     if existed {
         // Said before a wait for another process's lock starts, not sat through in silence.
-        if let Some(note) = reader_note(&conn, path, schema, wait) {
+        if let Some(note) = reader_note(&conn, path, wait) {
             crate::fsio::notice(note);
         }
         // Reads only: a foreign or damaged file must come out of this byte for byte.
@@ -314,8 +314,13 @@ fn open_made(
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
         // Another process may be creating or migrating the same file: take the write lock,
         // then look again.
-        let tx =
-            begin_write_waiting(&mut conn, path, schema, &format!("migrating the {kind}"), wait)?;
+        let tx = begin_write_waiting(
+            &mut conn,
+            path,
+            schema,
+            &format!("migrating the {kind}"),
+            wait,
+        )?;
         let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if now > from as i64 {
             continue;
@@ -480,25 +485,19 @@ fn locked_out(path: &Path, kind: &str, waited: Duration) -> anyhow::Error {
 
 /// What an open about to wait says when another connection holds the file locked so that
 /// it cannot even be read (SQLite's exclusive locking mode; a WAL writer does not keep
-/// readers out): "another process holds FILE locked now (LONG_WRITER); waiting up to N s
-/// for it", said before the wait of up to `wait`, as [`writer_note`] says a writer's.
-/// `None` when the file can be read now. The probe waits for nothing and leaves the
-/// connection waiting `wait`.
-pub fn reader_note(
-    conn: &Connection,
-    path: &Path,
-    schema: &Schema,
-    wait: Duration,
-) -> Option<String> {
+/// readers out): "another process holds FILE locked now; waiting up to N s for it", said
+/// before the wait of up to `wait`, as [`writer_note`] says a writer's (without its guess
+/// at the holder: ctxconsole's own writers never keep readers out). `None` when the file
+/// can be read now. The probe waits for nothing and leaves the connection waiting `wait`.
+pub fn reader_note(conn: &Connection, path: &Path, wait: Duration) -> Option<String> {
     conn.busy_timeout(Duration::ZERO).ok()?;
     let held = application_id(conn).err().is_some_and(|e| is_busy(&e));
     conn.busy_timeout(wait).ok()?;
     held.then(|| {
         format!(
-            "{} holds {} locked now ({}); waiting up to {} for it",
+            "{} holds {} locked now; waiting up to {} for it",
             lock_holder(),
             path.shown(),
-            schema.long_writer,
             wait_words(wait)
         )
     })
@@ -1005,13 +1004,16 @@ mod tests {
         let prober = Connection::open(&path).unwrap();
         let started = std::time::Instant::now();
         assert_eq!(
-            reader_note(&prober, &path, &schema(V1), wait),
+            reader_note(&prober, &path, wait),
             Some(format!(
-                "another process holds {} locked now (a test?); waiting up to 200 ms for it",
+                "another process holds {} locked now; waiting up to 200 ms for it",
                 path.display()
             ))
         );
-        assert!(started.elapsed() < Duration::from_millis(150), "it did not wait");
+        assert!(
+            started.elapsed() < Duration::from_millis(150),
+            "it did not wait"
+        );
         assert_eq!(lock_wait(&prober).unwrap(), wait, "the wait is put back");
         let err = open_waiting(&path, &schema(V1), wait).err().unwrap();
         let said = format!("{err:#}");
@@ -1045,7 +1047,7 @@ mod tests {
         );
         drop(holder);
         assert_eq!(std::fs::read(&path).unwrap(), before, "left untouched");
-        assert_eq!(reader_note(&prober, &path, &schema(V1), wait), None);
+        assert_eq!(reader_note(&prober, &path, wait), None);
         assert!(open_waiting(&path, &schema(V1), wait).is_ok());
     }
 

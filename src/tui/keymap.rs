@@ -676,11 +676,8 @@ mod tests {
         // An action with two default keys keeps one: nothing to say. Unbinding both is.
         let k = Keymap::with_overlay("[keys]\n\"h\" = \"none\"\n", "k.toml").unwrap();
         assert!(k.warnings().is_empty(), "{:?}", k.warnings());
-        let k = Keymap::with_overlay(
-            "[keys]\n\"h\" = \"none\"\n\"left\" = \"none\"\n",
-            "k.toml",
-        )
-        .unwrap();
+        let k = Keymap::with_overlay("[keys]\n\"h\" = \"none\"\n\"left\" = \"none\"\n", "k.toml")
+            .unwrap();
         assert_eq!(k.warnings().len(), 1);
         assert!(
             k.warnings()[0].contains("took ←, h;") || k.warnings()[0].contains("took h, ←;"),

@@ -263,7 +263,12 @@ pub const QUIT_LOCK_WAIT: Duration = Duration::from_secs(10);
 /// The history store's opening at start, shared with the effects spawned meanwhile: a send
 /// typed before the store is open waits for it rather than finding none.
 #[derive(Clone, Default)]
-pub struct StoreOpening(Arc<(std::sync::Mutex<Option<Option<PathBuf>>>, std::sync::Condvar)>);
+pub struct StoreOpening(
+    Arc<(
+        std::sync::Mutex<Option<Option<PathBuf>>>,
+        std::sync::Condvar,
+    )>,
+);
 
 impl StoreOpening {
     /// The open ended: with the store's path, or `None` when it could not be opened.
