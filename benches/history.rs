@@ -199,6 +199,7 @@ fn pane(c: &mut Criterion) {
         let ctx = EffectContext {
             preview: ws.preview_context(false),
             history: Some(path.clone()),
+            opening: None,
             replay: Err("not used here".into()),
             workspace: ws.dir.clone(),
             lock_wait: ctxconsole::store::sqlite::BUSY_TIMEOUT,

@@ -349,12 +349,23 @@ impl Workspace {
         store: &StoreChoice,
         config: &Config,
     ) -> anyhow::Result<HistoryStore> {
+        self.open_history_waiting(store, config, crate::store::sqlite::BUSY_TIMEOUT)
+    }
+
+    /// [`Workspace::open_history_with`], waiting at most `wait` for another process's lock
+    /// on the store (the console's, which tests shorten).
+    pub fn open_history_waiting(
+        &self,
+        store: &StoreChoice,
+        config: &Config,
+        wait: std::time::Duration,
+    ) -> anyhow::Result<HistoryStore> {
         let path = self.history_path(store.path.as_deref());
         let own = store.path.is_none();
         if own {
             crate::fsio::private_dir(&self.dir, HISTORY_FILE)?;
         }
-        let (mut history, created) = HistoryStore::open_created(&path)?;
+        let (mut history, created) = HistoryStore::open_created_waiting(&path, wait)?;
         history.set_secrets(Arc::new(secrets_of(config)));
         // Checked when the config was read: at most 30 days, so the seconds fit an i64.
         if let Some(window) = config.history.drift_window(&self.config_origin())? {

@@ -1061,3 +1061,46 @@ fn a_failed_sweep_runs_every_plan_past_a_provider_without_its_key() {
         "{stderr}"
     );
 }
+
+/// Tester 22 F6: offline replay of a plan whose stream broke off said "the stored body is not
+/// a chat completion: …" — the partial answer's opening judged as a body — where the plan
+/// was stored with why it failed. It now repeats the stored failure, in the text and JSON.
+#[test]
+fn offline_replay_of_a_stream_that_broke_off_says_the_stored_failure() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let id = a_failed_plan(home.path());
+    // The stream broke off: the replay could not run (exit 1), and is stored all the same.
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", &id, "--model", "test/stream-cut", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cut = v["replays"][0]["stored_id"].as_str().unwrap().to_string();
+    let row = show(home.path(), &cut);
+    assert_eq!(row["failure_class"], "transport");
+    assert_eq!(row["answer"]["partial"], true, "{row:#}");
+    let stored = row["trim_record"]["replay"]["failure"]["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(stored.contains("bytes of answer"), "{stored}");
+    let offline = json_of(ctx(home.path()).args(["replay", &cut, "--offline", "--json"]));
+    let said = serde_json::to_string(&offline).unwrap();
+    assert!(!said.contains("not a chat completion"), "{said}");
+    let replay = &offline["offline"];
+    assert_eq!(replay["verdict"], "not_an_answer", "{said}");
+    assert_eq!(replay["failure"]["class"], "transport", "{said}");
+    assert_eq!(replay["failure"]["detail"], stored.as_str(), "{said}");
+    let text = ctx(home.path())
+        .args(["replay", &cut, "--offline"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("today: nothing to decode — transport: {stored}")),
+        "{text}"
+    );
+}

@@ -1073,3 +1073,39 @@ fn one_attachment_of(tmux: &Tmux, text: &str) -> String {
         s.contains("1 attached") && s.contains(&whole)
     })
 }
+
+/// Tester 22 F3 in a real terminal: with the store held by another process in SQLite's
+/// exclusive locking mode, the console used to sit on a blank screen, deaf to q, for the
+/// whole minute the open waited. It draws at once, History says what it waits for, and q
+/// quits while the wait goes on; the store is left as it was.
+#[test]
+fn a_store_held_locked_by_another_process_leaves_the_console_drawn_and_quittable() {
+    let home = tempfile::tempdir().unwrap();
+    common::succeeded(common::ctx(home.path()).args(["history", "--limit", "1"]));
+    let path = home.path().join("history.sqlite");
+    let before = std::fs::read(&path).unwrap();
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("PRAGMA locking_mode=exclusive; BEGIN EXCLUSIVE;")
+        .unwrap();
+    let _: i64 = holder
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    let tmux = Tmux::start(120, 30);
+    tmux.launch(home.path());
+    tmux.wait_for("the console", 10, |s| s.contains("1 Budgets"));
+    tmux.keys(&["4"]);
+    tmux.wait_for("History saying what it waits for", 10, |s| {
+        s.contains("locked now") && s.contains("waiting up to 60 s for it")
+    });
+    let asked = Instant::now();
+    tmux.keys(&["q"]);
+    tmux.wait_for("the shell again", 10, |s| s.trim_end().ends_with("e2e$"));
+    assert!(asked.elapsed() < Duration::from_secs(10));
+    drop(holder);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the store is untouched"
+    );
+}

@@ -165,10 +165,12 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         .filter(|c| c.is_transport_level());
     if let Some(class) = transport {
         out.verdict = Verdict::NotAnAnswer;
-        out.failure = Some(Failure::new(
-            class,
-            not_an_answer(plan.raw_response.as_deref()),
-        ));
+        // What the plan was stored with says why (a stream that broke off, an error in the
+        // body): the raw text kept of a partial answer is not a body to judge (tester 22 F6).
+        let detail = stored_failure_detail(plan, class)
+            .or_else(|| partial_answer(plan))
+            .unwrap_or_else(|| not_an_answer(plan.raw_response.as_deref()));
+        out.failure = Some(Failure::new(class, detail));
         return out;
     }
     // The whole answer when the row kept it; else what older rows kept: the raw text
@@ -198,6 +200,36 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         out.class_note = class_change_reason(stored, today.class.as_str());
     }
     out
+}
+
+/// The most of a stored failure's detail an offline replay repeats.
+const STORED_DETAIL_MAX_CHARS: usize = 400;
+
+/// The detail of the failure `plan` was stored with (`trim_record.replay.failure`, written
+/// with every sent or replayed plan, and carried by an exported line), when its class is the
+/// plan's: a stream that broke off, an error in the body, a timeout mid-answer.
+fn stored_failure_detail(plan: &PlanRecord, class: FailureClass) -> Option<String> {
+    let failure = plan.trim_record.as_ref()?.get("replay")?.get("failure")?;
+    if failure.get("class")?.as_str()? != class.as_str() {
+        return None;
+    }
+    let detail = failure.get("detail")?.as_str()?.trim();
+    (!detail.is_empty()).then(|| clip(detail, STORED_DETAIL_MAX_CHARS))
+}
+
+/// For a plan whose stored answer is partial (a stream cut off) with no stored detail: that
+/// it broke off, and after how much.
+fn partial_answer(plan: &PlanRecord) -> Option<String> {
+    let answer: StoredAnswer = serde_json::from_value(plan.answer.clone()?).ok()?;
+    answer.partial.then(|| {
+        let bytes = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+        format!(
+            "the stream broke off after {} bytes of answer and {} of reasoning; what arrived \
+             is kept as a partial answer, not a body to decode",
+            bytes(&answer.reply.content),
+            bytes(&answer.reply.reasoning)
+        )
+    })
 }
 
 fn not_an_answer(raw: Option<&str>) -> String {

@@ -399,14 +399,28 @@ impl HistoryStore {
 
     /// As [`open`](Self::open), and whether the file was created now.
     pub fn open_created(path: &Path) -> anyhow::Result<(HistoryStore, bool)> {
+        Self::open_created_waiting(path, sqlite::BUSY_TIMEOUT)
+    }
+
+    /// As [`open`](Self::open), waiting at most `wait` for another process's lock, then
+    /// and for every write after ([`sqlite::open_waiting`], [`Self::set_lock_wait`]).
+    pub fn open_waiting(path: &Path, wait: std::time::Duration) -> anyhow::Result<HistoryStore> {
+        Ok(Self::open_created_waiting(path, wait)?.0)
+    }
+
+    /// As [`open_waiting`](Self::open_waiting), and whether the file was created now.
+    pub fn open_created_waiting(
+        path: &Path,
+        wait: std::time::Duration,
+    ) -> anyhow::Result<(HistoryStore, bool)> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             // A parent that is a file is said as such, not as "File exists (os error 17)".
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             crate::fsio::private_dir(parent, name.as_deref().unwrap_or(""))?;
         }
-        let (conn, created) = sqlite::open(path, &SCHEMA)?;
+        let (conn, created) = sqlite::open_waiting(path, &SCHEMA, wait)?;
         crate::fsio::report_if_loose_file(path);
-        Ok((Self::with_connection(conn, path)?, created))
+        Ok((Self::with_connection(conn, path, wait)?, created))
     }
 
     /// The store at `path` for reads only (`mcp --read-only`): nothing is created,
@@ -414,7 +428,11 @@ impl HistoryStore {
     /// migrating is refused, saying so.
     pub fn open_read_only(path: &Path) -> anyhow::Result<Option<HistoryStore>> {
         match sqlite::open_existing_read_only(path, &SCHEMA)? {
-            Some(conn) => Ok(Some(Self::with_connection(conn, path)?)),
+            Some(conn) => Ok(Some(Self::with_connection(
+                conn,
+                path,
+                sqlite::BUSY_TIMEOUT,
+            )?)),
             None => Ok(None),
         }
     }
@@ -424,17 +442,21 @@ impl HistoryStore {
     pub fn in_memory(path: &Path) -> anyhow::Result<HistoryStore> {
         let name = format!("{} (in memory)", path.shown());
         let conn = sqlite::open_in_memory(&SCHEMA, &name)?;
-        Self::with_connection(conn, Path::new(&name))
+        Self::with_connection(conn, Path::new(&name), sqlite::BUSY_TIMEOUT)
     }
 
     /// The store over an open connection, with its drift window read (and the default
-    /// kept, where the file can be written and holds none).
-    fn with_connection(conn: Connection, path: &Path) -> anyhow::Result<HistoryStore> {
+    /// kept, where the file can be written and holds none); its writes wait `lock_wait`.
+    fn with_connection(
+        conn: Connection,
+        path: &Path,
+        lock_wait: std::time::Duration,
+    ) -> anyhow::Result<HistoryStore> {
         let mut store = HistoryStore {
             conn,
             path: path.to_path_buf(),
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
-            lock_wait: sqlite::BUSY_TIMEOUT,
+            lock_wait,
             secrets: Default::default(),
         };
         if let Some(w) = store.meta("drift_window_secs")? {

@@ -161,6 +161,18 @@ fn access_failure(e: rusqlite::Error, path: &Path, doing: &str) -> anyhow::Error
 /// Open (creating when missing or empty) a file of `schema`. Returns the connection and
 /// whether the file was created now.
 pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> {
+    open_waiting(path, schema, BUSY_TIMEOUT)
+}
+
+/// [`open`], waiting at most `wait` (not [`BUSY_TIMEOUT`]) for another process's lock:
+/// one that keeps the file from being read (SQLite's exclusive locking mode) is said before
+/// the wait starts ([`reader_note`]) and, held past it, as the lock it is, never as a file
+/// that is not ours or is damaged (tester 22 F3). The connection keeps waiting `wait`.
+pub fn open_waiting(
+    path: &Path,
+    schema: &Schema,
+    wait: Duration,
+) -> anyhow::Result<(Connection, bool)> {
     let name = path.shown().to_string();
     let kind = schema.kind;
     let created = create_whole(path, schema)?;
@@ -186,7 +198,7 @@ pub fn open(path: &Path, schema: &Schema) -> anyhow::Result<(Connection, bool)> 
     // made read-only (0400) left a read-only -shm that kept refusing writes once the store
     // was writable again (tester 21 F6). Those this run creates get the store's own 0600.
     let missing = missing_sidecars(path);
-    let opened = open_made(path, schema, &name, created, existed);
+    let opened = open_made(path, schema, &name, created, existed, wait);
     private_sidecars(path, missing);
     opened
 }
@@ -228,6 +240,7 @@ fn open_made(
     name: &str,
     created: bool,
     existed: bool,
+    wait: Duration,
 ) -> anyhow::Result<(Connection, bool)> {
     let name = name.to_string();
     let kind = schema.kind;
@@ -242,21 +255,25 @@ fn open_made(
         true if is_access_error(&e) => cannot_access(path, kind, &e.to_string()),
         _ => anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}")),
     })?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_timeout(wait)?;
     let mut version = 0;
     if existed {
+        // Said before a wait for another process's lock starts, not sat through in silence.
+        if let Some(note) = reader_note(&conn, path, wait) {
+            crate::fsio::notice(note);
+        }
         // Reads only: a foreign or damaged file must come out of this byte for byte.
         let app = match application_id(&conn) {
             // A read of a WAL file needs its -shm beside it; a directory that cannot take
             // one is read-only: open the file read-only for what only reads.
             Err(e) if is_access_error(&e) => {
-                conn =
-                    open_read_only(path).map_err(|e| cannot_access(path, kind, &e.to_string()))?;
+                conn = open_read_only(path, wait)
+                    .map_err(|e| cannot_access(path, kind, &e.to_string()))?;
                 application_id(&conn)
             }
             other => other,
         };
-        version = known_version(&conn, app, path, schema)?;
+        version = known_version(&conn, app, path, schema, wait)?;
         // Every write checks first (ensure_writable); a read only while the check is cheap.
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if size <= QUICK_CHECK_ON_OPEN_MAX_BYTES || version < schema.version() {
@@ -273,7 +290,10 @@ fn open_made(
             return Ok((conn, false));
         }
     }
-    set_wal(&conn).with_context(|| format!("{name}: setting WAL"))?;
+    set_wal(&conn, wait).map_err(|e| match is_busy(&e) {
+        true => locked_out(path, kind, wait),
+        false => anyhow::Error::new(e).context(format!("{name}: setting WAL")),
+    })?;
     if !existed {
         conn.pragma_update(None, "application_id", schema.application_id)
             .with_context(|| format!("{name}: creating the {kind}"))?;
@@ -294,7 +314,13 @@ fn open_made(
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
         // Another process may be creating or migrating the same file: take the write lock,
         // then look again.
-        let tx = begin_write(&mut conn, path, schema, &format!("migrating the {kind}"))?;
+        let tx = begin_write_waiting(
+            &mut conn,
+            path,
+            schema,
+            &format!("migrating the {kind}"),
+            wait,
+        )?;
         let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if now > from as i64 {
             continue;
@@ -326,14 +352,14 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
         Ok(meta) if meta.len() == 0 => return Ok(None),
         Ok(_) => {}
     }
-    let conn = open_read_only(path).map_err(|e| {
+    let conn = open_read_only(path, BUSY_TIMEOUT).map_err(|e| {
         if is_access_error(&e) {
             cannot_access(path, kind, &e.to_string())
         } else {
             anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}"))
         }
     })?;
-    let version = known_version(&conn, application_id(&conn), path, schema)?;
+    let version = known_version(&conn, application_id(&conn), path, schema, BUSY_TIMEOUT)?;
     if version < schema.version() {
         return Err(bad_input(format!(
             "{name}: the {kind} needs migrating from schema {version} to {}, and --read-only \
@@ -356,6 +382,7 @@ fn known_version(
     app: rusqlite::Result<i64>,
     path: &Path,
     schema: &Schema,
+    waited: Duration,
 ) -> anyhow::Result<i64> {
     let name = &*path.shown();
     let kind = schema.kind;
@@ -364,8 +391,12 @@ fn known_version(
             "{name}: not a ctxconsole {kind} ({detail}); it was left untouched: move it aside or point ctxconsole elsewhere"
         ))
     };
-    // A full disk or an I/O error is the machine's failure, never the file's content.
+    // A full disk or an I/O error is the machine's failure, never the file's content; a
+    // lock another process held for the whole wait is that process's doing (tester 22 F3).
     let unreadable = |e: &rusqlite::Error| {
+        if is_busy(e) {
+            return Some(locked_out(path, kind, waited));
+        }
         environment_words(e).map(|words| {
             anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({e}); nothing was changed")
         })
@@ -430,6 +461,48 @@ fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA application_id", [], |r| r.get(0))
 }
 
+/// SQLite gave up waiting for another connection's lock ("database is locked").
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// What a store whose lock another process held for the whole wait says: whose lock, the
+/// file, how long it waited, and that nothing was changed. One sentence for every read or
+/// open that meets such a lock ([`store_failure`] words the rest alike); a
+/// [`LockWaitedOut`], exit 1 — the file is healthy, never to be moved aside.
+fn locked_out(path: &Path, kind: &str, waited: Duration) -> anyhow::Error {
+    anyhow::Error::new(LockWaitedOut(format!(
+        "{} holds {} locked (waited {}): the {kind} could not be read, and nothing was \
+         changed; try again once it lets go",
+        lock_holder(),
+        path.shown(),
+        wait_words(waited)
+    )))
+}
+
+/// What an open about to wait says when another connection holds the file locked so that
+/// it cannot even be read (SQLite's exclusive locking mode; a WAL writer does not keep
+/// readers out): "another process holds FILE locked now; waiting up to N s for it", said
+/// before the wait of up to `wait`, as [`writer_note`] says a writer's (without its guess
+/// at the holder: ctxconsole's own writers never keep readers out). `None` when the file
+/// can be read now. The probe waits for nothing and leaves the connection waiting `wait`.
+pub fn reader_note(conn: &Connection, path: &Path, wait: Duration) -> Option<String> {
+    conn.busy_timeout(Duration::ZERO).ok()?;
+    let held = application_id(conn).err().is_some_and(|e| is_busy(&e));
+    conn.busy_timeout(wait).ok()?;
+    held.then(|| {
+        format!(
+            "{} holds {} locked now; waiting up to {} for it",
+            lock_holder(),
+            path.shown(),
+            wait_words(wait)
+        )
+    })
+}
+
 /// Plain words for a failure of the machine rather than of the file's content: a full disk,
 /// an I/O error. A store that meets one is healthy; it must never be called damaged.
 pub fn environment_words(e: &rusqlite::Error) -> Option<&'static str> {
@@ -450,10 +523,20 @@ pub fn store_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Erro
     let Some(sqlite) = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>()) else {
         return e;
     };
-    // The machine's failure, or a -wal or -shm beside the file that refuses it.
+    // The machine's failure, a -wal or -shm beside the file that refuses it, or another
+    // process's lock held for the whole wait.
     let words = environment_words(sqlite)
         .map(str::to_string)
-        .or_else(|| sidecar_words(sqlite, path));
+        .or_else(|| sidecar_words(sqlite, path))
+        .or_else(|| {
+            is_busy(sqlite).then(|| {
+                format!(
+                    "{} held it locked for the whole wait; nothing was changed: try again once \
+                     it lets go",
+                    lock_holder()
+                )
+            })
+        });
     let name = path.shown().to_string();
     let said = format!("{e:#}");
     if said.contains(&name) {
@@ -554,7 +637,7 @@ pub fn sidecar_words(e: &rusqlite::Error, path: &Path) -> Option<String> {
 /// Open an existing file for reads only, when its directory cannot take the -wal and -shm
 /// files. With no -wal file left beside it, no transaction is half-written, so the file is
 /// opened immutable (SQLite then needs no -shm); a -wal left behind must be read through.
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+fn open_read_only(path: &Path, wait: Duration) -> rusqlite::Result<Connection> {
     let wal = crate::fsio::with_suffix(path, "-wal");
     let conn = if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
         Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?
@@ -570,7 +653,7 @@ fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
         )?
     };
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_timeout(wait)?;
     Ok(conn)
 }
 
@@ -617,6 +700,10 @@ fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> a
         .map_err(|e| {
             if is_access_error(&e) {
                 cannot_access(path, kind, &e.to_string())
+            } else if is_busy(&e) {
+                // Another process's lock, not damage (tester 22 F3).
+                let waited = lock_wait(conn).unwrap_or(BUSY_TIMEOUT);
+                locked_out(path, kind, waited)
             } else {
                 damaged(&e.to_string())
             }
@@ -709,8 +796,8 @@ pub fn writer_note(
 
 /// Switch to WAL unless already there. The switch needs the file to itself and SQLite does
 /// not wait for that on its own, so a first run racing another process retries briefly.
-fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
-    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+fn set_wal(conn: &Connection, wait: Duration) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + wait;
     loop {
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         if mode.eq_ignore_ascii_case("wal") {
@@ -893,6 +980,88 @@ mod tests {
         );
         drop(held);
         assert!(begin_write(&mut waiter, &path, &waited, "storing the sent plan").is_ok());
+    }
+
+    /// Hold `path` the way another process in SQLite's exclusive locking mode does: no
+    /// other connection can even read it until the holder is dropped.
+    fn hold_exclusively(path: &Path) -> Connection {
+        let holder = Connection::open(path).unwrap();
+        holder
+            .execute_batch("PRAGMA locking_mode=exclusive; BEGIN EXCLUSIVE;")
+            .unwrap();
+        let _: i64 = holder
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .unwrap();
+        holder
+    }
+
+    /// Tester 22 F3: a store another process held in exclusive locking mode was waited for
+    /// a minute in silence, then called "not a ctxconsole history store (database is
+    /// locked) … move it aside" (exit 2). The wait is said before it starts, its end names
+    /// the lock, the file and the wait (exit 1), and the file is left as it was.
+    #[test]
+    fn a_file_another_process_holds_locked_is_said_so_never_not_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        conn.execute("INSERT INTO a(x) VALUES (1)", []).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let holder = hold_exclusively(&path);
+        let wait = Duration::from_millis(200);
+        // Said before the wait, without waiting.
+        let prober = Connection::open(&path).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            reader_note(&prober, &path, BUSY_TIMEOUT),
+            Some(format!(
+                "another process holds {} locked now; waiting up to 60 s for it",
+                path.display()
+            ))
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "it did not wait"
+        );
+        assert_eq!(
+            lock_wait(&prober).unwrap(),
+            BUSY_TIMEOUT,
+            "the wait is put back"
+        );
+        let err = open_waiting(&path, &schema(V1), wait).err().unwrap();
+        let said = format!("{err:#}");
+        assert_eq!(
+            said,
+            format!(
+                "another process holds {} locked (waited 200 ms): the test file could not be \
+                 read, and nothing was changed; try again once it lets go",
+                path.display()
+            )
+        );
+        assert!(!said.contains("not a ctxconsole"), "{said}");
+        assert_eq!(crate::exit::code_for(&err), crate::exit::RUNTIME);
+        assert!(waited_out_for_the_lock(&err));
+        // A read that meets the lock later is worded alike through store_failure.
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("database is locked".into()),
+        );
+        let later = format!(
+            "{:#}",
+            store_failure(anyhow::Error::new(busy), &path, "reading plans")
+        );
+        assert!(
+            later.starts_with(&format!(
+                "{}: reading plans: another process held it locked for the whole wait; \
+                 nothing was changed",
+                path.display()
+            )),
+            "{later}"
+        );
+        drop(holder);
+        assert_eq!(std::fs::read(&path).unwrap(), before, "left untouched");
+        assert_eq!(reader_note(&prober, &path, wait), None);
+        assert!(open_waiting(&path, &schema(V1), wait).is_ok());
     }
 
     /// The probe sees another connection's write lock without waiting for it, takes

@@ -259,7 +259,7 @@ impl State {
     }
 
     /// Work a pane needs when it gains focus: History loads on first visit.
-    fn focused(&mut self) -> Vec<Effect> {
+    pub fn focused(&mut self) -> Vec<Effect> {
         if self.focus == Pane::History {
             history_effects(self.history.ensure_loaded(&mut self.next_request))
         } else {

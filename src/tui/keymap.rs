@@ -378,6 +378,8 @@ pub struct Keymap {
     order: Vec<Key>,
     /// How many of `order` (from the front) the user's file bound.
     user_keys: usize,
+    /// What the user's file left without a key, one line each ([`Keymap::warnings`]).
+    warnings: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -398,6 +400,7 @@ impl Default for Keymap {
             bindings: pairs.into_iter().collect(),
             order,
             user_keys: 0,
+            warnings: Vec::new(),
         }
     }
 }
@@ -413,6 +416,9 @@ impl Keymap {
         let mut unbound_quit: Vec<String> = Vec::new();
         // Each key's spelling in the file: `"G"` and `"shift+g"` are one key.
         let mut spelled: HashMap<Key, String> = HashMap::new();
+        // The file's line for each key it took from a default action, to name if that
+        // action is left with no key.
+        let mut took: HashMap<Key, String> = HashMap::new();
         for (key_text, action_name) in file.keys {
             let key = Key::parse_checked(&key_text).map_err(|why| CoreError::Field {
                 origin: origin.into(),
@@ -439,8 +445,16 @@ impl Keymap {
                     ),
                 });
             }
+            let line = format!(
+                "{} = {}",
+                quoted_with(&key_text, '"'),
+                quoted_with(&action_name, '"')
+            );
             if map.bindings.get(&key) == Some(&Action::Quit) {
-                unbound_quit.push(format!("\"{key_text}\" = \"{action_name}\""));
+                unbound_quit.push(line.clone());
+            }
+            if map.bindings.contains_key(&key) {
+                took.insert(key, line);
             }
             if action_name == "none" {
                 map.bindings.remove(&key);
@@ -484,6 +498,7 @@ impl Keymap {
                 ),
             });
         }
+        map.warnings = left_without_a_key(&map.bindings, &took, origin);
         map.user_keys = user_keys
             .iter()
             .filter(|k| map.bindings.contains_key(k))
@@ -520,6 +535,14 @@ impl Keymap {
             .filter(|(_, k)| self.bindings.get(*k) == Some(action))
             .min_by_key(|&(i, k)| rank((i, k)))
             .map(|(_, k)| *k)
+    }
+
+    /// What the user's keymap file left without a key, one line each naming the action,
+    /// the keys it had and the lines that took them: said in the console's notes (tester 22
+    /// F7: `"ctrl+s" = "quit"` left send with no key, and nothing said so). Quit is never
+    /// among them: a file that leaves it no key is refused.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// [`Keymap::primary`]'s label.
@@ -575,12 +598,100 @@ impl Keymap {
     }
 }
 
+/// The one rule a keymap file meets besides quitting ([`Keymap::with_overlay`] refuses a
+/// file that leaves quit no key): every default action left with no key in `bindings` is
+/// said, naming the action, what it did, the default keys it lost and the file's lines that
+/// took them (`took`, by key).
+fn left_without_a_key(
+    bindings: &HashMap<Key, Action>,
+    took: &HashMap<Key, String>,
+    origin: &str,
+) -> Vec<String> {
+    let mut actions: Vec<&Action> = Vec::new();
+    for (_, a) in DEFAULT_BINDINGS {
+        if !actions.contains(&a) {
+            actions.push(a);
+        }
+    }
+    actions
+        .into_iter()
+        .filter(|a| !bindings.values().any(|b| b == *a))
+        .map(|action| {
+            let keys: Vec<Key> = DEFAULT_BINDINGS
+                .iter()
+                .filter(|(_, a)| a == action)
+                .filter_map(|(k, _)| Key::parse(k))
+                .collect();
+            let labels: Vec<String> = keys.iter().map(Key::label).collect();
+            let lines: Vec<&str> = keys
+                .iter()
+                .filter_map(|k| took.get(k).map(String::as_str))
+                .collect();
+            let name = serde_json::to_value(action)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!(
+                "{origin}: {name} ({}) has no key now: {} took {}; bind one, e.g. \"KEY\" = \"{name}\"",
+                action.describe(),
+                lines.join(", "),
+                labels.join(", ")
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ev(code: KeyCode, m: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, m)
+    }
+
+    /// Tester 22 F7: a rebinding that leaves an action with no key is said, naming the
+    /// action, the key it lost and the line that took it; one that leaves every action a
+    /// key says nothing.
+    #[test]
+    fn an_overlay_leaving_an_action_with_no_key_is_said() {
+        let k = Keymap::with_overlay("[keys]\n\"ctrl+s\" = \"quit\"\n", "keymap.toml").unwrap();
+        assert_eq!(
+            k.warnings(),
+            [format!(
+                "keymap.toml: send ({}) has no key now: \"ctrl+s\" = \"quit\" took ctrl+s; bind \
+                 one, e.g. \"KEY\" = \"send\"",
+                Action::Send.describe()
+            )]
+        );
+        let k = Keymap::with_overlay("[keys]\n\"x\" = \"cycle_tier\"\n", "k.toml").unwrap();
+        assert_eq!(k.warnings().len(), 1, "{:?}", k.warnings());
+        assert!(
+            k.warnings()[0].starts_with(
+                "k.toml: clear_filters (history: clear every filter) has no key now: \"x\" = \
+                 \"cycle_tier\" took x;"
+            ),
+            "{:?}",
+            k.warnings()
+        );
+        // An action with two default keys keeps one: nothing to say. Unbinding both is.
+        let k = Keymap::with_overlay("[keys]\n\"h\" = \"none\"\n", "k.toml").unwrap();
+        assert!(k.warnings().is_empty(), "{:?}", k.warnings());
+        let k = Keymap::with_overlay("[keys]\n\"h\" = \"none\"\n\"left\" = \"none\"\n", "k.toml")
+            .unwrap();
+        assert_eq!(k.warnings().len(), 1);
+        assert!(
+            k.warnings()[0].contains("took ←, h;") || k.warnings()[0].contains("took h, ←;"),
+            "{:?}",
+            k.warnings()
+        );
+        // Moved, not lost: send on another key.
+        let k = Keymap::with_overlay(
+            "[keys]\n\"ctrl+s\" = \"quit\"\n\"ctrl+e\" = \"send\"\n",
+            "k.toml",
+        )
+        .unwrap();
+        assert!(k.warnings().is_empty(), "{:?}", k.warnings());
+        assert!(Keymap::default().warnings().is_empty());
     }
 
     #[test]

@@ -67,6 +67,13 @@ pub fn load_theme(dir: &Path) -> anyhow::Result<Theme> {
     }
 }
 
+/// The keymap the console runs with: help lists it, and what it leaves without a key is
+/// said in the notes ([`Keymap::warnings`]).
+pub fn use_keymap(state: &mut State, keymap: &Keymap) {
+    state.help = panes::help::HelpModal::new(keymap);
+    state.notes.extend(keymap.warnings().iter().cloned());
+}
+
 /// What a key press means now: while the filter or the prompt is being typed, keys are text.
 pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Action> {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
@@ -81,13 +88,15 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
         return match ev.code {
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
-            // The keymap's clear and send keys, when they are ones a text box would not take
-            // as text.
+            // The keymap's quit, clear and send keys (and the others help lists for the
+            // Prompt), when they are ones a text box would not take as text: a ctrl key bound
+            // to quit quits here too, as help says (tester 22 F7).
             _ if (ctrl || alt)
                 && matches!(
                     keymap.action_for(ev),
                     Some(
-                        Action::ClearPrompt
+                        Action::Quit
+                            | Action::ClearPrompt
                             | Action::Send
                             | Action::ToggleAb
                             | Action::NextSent
@@ -231,6 +240,9 @@ pub fn initial_state(ws: &Workspace) -> State {
 pub struct EffectContext {
     pub preview: PreviewContext,
     pub history: Option<PathBuf>,
+    /// While the store is being opened at start (`history` is `None` then): what effects
+    /// that need it wait for, off the UI thread ([`EffectContext::history_path`]).
+    pub opening: Option<StoreOpening>,
     /// Providers and guard for replays, or why they could not be read from the config.
     pub replay: Result<Arc<ReplayContext>, String>,
     /// The workspace: where answers still not stored at quit are written.
@@ -240,11 +252,70 @@ pub struct EffectContext {
     pub lock_wait: Duration,
 }
 
+/// Why an effect that needs the history store has none: it could not be opened (the History
+/// pane says why), or is still being opened.
+const NO_STORE: &str = "the history store is not open (the History pane says why)";
+
 /// The most quitting waits for the store's write lock to store kept answers, before it
 /// writes them to a file instead.
 pub const QUIT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// The history store's opening at start, shared with the effects spawned meanwhile: a send
+/// typed before the store is open waits for it rather than finding none.
+#[derive(Clone, Default)]
+pub struct StoreOpening(
+    Arc<(
+        std::sync::Mutex<Option<Option<PathBuf>>>,
+        std::sync::Condvar,
+    )>,
+);
+
+impl StoreOpening {
+    /// The open ended: with the store's path, or `None` when it could not be opened.
+    fn done(&self, path: Option<PathBuf>) {
+        let (lock, ready) = &*self.0;
+        if let Ok(mut slot) = lock.lock() {
+            *slot = Some(path);
+        }
+        ready.notify_all();
+    }
+
+    /// Wait (blocking) for the open to end: the store's path, or `None` (also when
+    /// `cancel` is cancelled meanwhile: a quit does not wait for a send that sent nothing).
+    fn wait(&self, cancel: Option<&crate::llm::client::Cancel>) -> Option<PathBuf> {
+        let (lock, ready) = &*self.0;
+        let mut slot = lock.lock().ok()?;
+        loop {
+            if let Some(path) = slot.as_ref() {
+                return path.clone();
+            }
+            if cancel.is_some_and(|c| c.is_cancelled()) {
+                return None;
+            }
+            slot = ready.wait_timeout(slot, Duration::from_millis(100)).ok()?.0;
+        }
+    }
+}
+
 impl EffectContext {
+    /// The history store's path for an effect, once it is open (waiting for the open at
+    /// start, when one is under way); [`NO_STORE`] when it could not be opened.
+    pub fn history_path(&self) -> Result<PathBuf, &'static str> {
+        self.history_path_unless(None)
+    }
+
+    /// [`EffectContext::history_path`], giving up the wait when `cancel` is cancelled.
+    fn history_path_unless(
+        &self,
+        cancel: Option<&crate::llm::client::Cancel>,
+    ) -> Result<PathBuf, &'static str> {
+        match (&self.history, &self.opening) {
+            (Some(path), _) => Ok(path.clone()),
+            (None, Some(opening)) => opening.wait(cancel).ok_or(NO_STORE),
+            (None, None) => Err(NO_STORE),
+        }
+    }
+
     /// The history store for a write that pays or was paid for: opened, waiting at most
     /// `lock_wait` for another process's write lock.
     fn store_for_writing(&self, path: &Path) -> anyhow::Result<HistoryStore> {
@@ -272,7 +343,7 @@ pub fn store_again(
     wait: Duration,
 ) -> Result<unstored::StoredAgain, String> {
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or("no history store")?;
+    let path = &ctx.history_path()?;
     let rctx = ctx.replay.clone()?;
     // Written out if the process must end while the store waits (`live::in_hand`).
     let _holding = crate::live::in_hand::hold_lines(lines);
@@ -523,7 +594,7 @@ pub async fn run_replay(
     progress: &mut (dyn FnMut(String) + Send),
 ) -> Result<ReplayResult, String> {
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or("no history store")?;
+    let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let store = HistoryStore::open(path).map_err(text)?;
     let plan = store
@@ -574,7 +645,7 @@ pub async fn run_send(
         JobNews, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
     };
     let text = |e: anyhow::Error| format!("{e:#}");
-    let path = ctx.history.as_deref().ok_or("no history store")?;
+    let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
         .chain(req.arms.iter().copied())
@@ -667,7 +738,8 @@ pub async fn run_send(
 /// Run an effect to completion on the calling thread (tests use this directly; a
 /// debounce answers at once here, the runtime waits first).
 pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
-    let history = ctx.history.as_deref();
+    let history = ctx.history_path().ok();
+    let history = history.as_deref();
     let whole = ctx;
     let ctx = &ctx.preview;
     match effect {
@@ -700,7 +772,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
                 Some(path) => run_query(path, &ctx.budgets, &query)
                     .map(|a| Done(Arc::new(a)))
                     .map_err(|e| format!("{e:#}")),
-                None => Err("no history store".to_string()),
+                None => Err(NO_STORE.to_string()),
             };
             Action::HistoryAnswered(request, answer)
         }
@@ -777,6 +849,8 @@ enum Input {
     Action(Action),
     /// The semantic layer, built off the UI thread, or why it could not be.
     Semantic(Result<Arc<Semantic>, String>),
+    /// The history store, opened off the UI thread (or why it could not be).
+    HistoryOpened(Box<OpenedHistory>),
     /// A terminating signal (SIGHUP, SIGTERM, …) from the signal thread: the console ends
     /// as a quit does, then the process with 128 + its number ([`terminal::terminated_by`]).
     Terminate,
@@ -900,52 +974,133 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice) -> anyhow::Result<()>
     ended
 }
 
+/// How often the console draws again while the history store is being opened.
+const OPENING_REDRAW: Duration = Duration::from_millis(250);
+
 /// How long the console's end waits for blocking tasks still running (see [`run`]).
 const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(2);
 
 /// The context effects run in, and the state to start from, with the workspace's `config`
 /// as read once at start. A history store that cannot be opened leaves the other panes
-/// working; the History pane says why.
+/// working; the History pane says why. The store is opened here, on the calling thread:
+/// the console itself opens it off the UI thread ([`start_opening`], [`open_history`],
+/// [`history_opened`]).
 pub fn start(
     ws: &Workspace,
     config: &Config,
     store: &StoreChoice,
     store_briefings: bool,
 ) -> (EffectContext, State) {
+    let (mut ctx, mut state) = start_opening(ws, config, store, store_briefings);
+    let opened = open_history(ws, config, store, ctx.lock_wait);
+    history_opened(ws, config, &mut ctx, &mut state, opened);
+    (ctx, state)
+}
+
+/// The context and state before the history store is open: every pane but History works,
+/// and History says the store is being opened (tester 22 F3: a store another process held
+/// locked left the console blank, deaf to ctrl+c and q, for the whole lock wait).
+pub fn start_opening(
+    ws: &Workspace,
+    config: &Config,
+    store: &StoreChoice,
+    store_briefings: bool,
+) -> (EffectContext, State) {
     let mut state = initial_state(ws);
-    let mut preview = ws.preview_context(store_briefings);
-    let history = match ws.open_history_with(store, config) {
-        Ok(h) => {
-            match ws.history_ranking(&h) {
-                Ok(ranking) => ranking.apply(&mut preview),
-                Err(e) => state
-                    .notes
-                    .push(format!("ranking without the history prior: {e:#}")),
-            }
-            match ws.past_steps(&h) {
-                Ok(steps) => preview.past_steps = Some(Arc::new(steps)),
-                Err(e) => state.notes.push(format!("sending no past plans: {e:#}")),
-            }
-            Some(h.path().to_path_buf())
-        }
-        Err(e) => {
-            state.history.error = Some(format!("{e:#}"));
-            None
-        }
-    };
-    // A store created now (empty or seeded), a store others can read: said in the notes.
-    state.notes.extend(crate::fsio::take_notices());
+    let preview = ws.preview_context(store_briefings);
+    state.history.opening = Some(format!(
+        "Opening the history store {}…",
+        ws.history_path(store.path.as_deref()).shown()
+    ));
     let replay = ReplayContext::with_config(ws, config, preview.clone())
         .map(Arc::new)
         .map_err(|e| format!("{e:#}"));
     let ctx = EffectContext {
         preview,
-        history,
+        history: None,
+        opening: Some(StoreOpening::default()),
         replay,
         workspace: ws.dir.clone(),
         lock_wait: crate::store::sqlite::BUSY_TIMEOUT,
     };
     (ctx, state)
+}
+
+/// What opening the history store at start gave: its path (or why it could not be opened),
+/// the ranking and past plans read from it, and notes on what could not be read.
+pub struct OpenedHistory {
+    pub store: Result<PathBuf, String>,
+    ranking: Option<crate::workspace::HistoryRanking>,
+    past_steps: Option<Arc<crate::core::past_steps::PastStepsIndex>>,
+    notes: Vec<String>,
+}
+
+/// Open the history store the console works on (creating or seeding it when new), waiting
+/// at most `wait` for another process's lock, and read what ranking takes from it. Blocks:
+/// the console runs it off the UI thread.
+pub fn open_history(
+    ws: &Workspace,
+    config: &Config,
+    store: &StoreChoice,
+    wait: Duration,
+) -> OpenedHistory {
+    let mut opened = OpenedHistory {
+        store: Err(String::new()),
+        ranking: None,
+        past_steps: None,
+        notes: Vec::new(),
+    };
+    match ws.open_history_waiting(store, config, wait) {
+        Ok(h) => {
+            match ws.history_ranking(&h) {
+                Ok(ranking) => opened.ranking = Some(ranking),
+                Err(e) => opened
+                    .notes
+                    .push(format!("ranking without the history prior: {e:#}")),
+            }
+            match ws.past_steps(&h) {
+                Ok(steps) => opened.past_steps = Some(Arc::new(steps)),
+                Err(e) => opened.notes.push(format!("sending no past plans: {e:#}")),
+            }
+            opened.store = Ok(h.path().to_path_buf());
+        }
+        Err(e) => opened.store = Err(format!("{e:#}")),
+    }
+    opened
+}
+
+/// The history store is open (or could not be): effects from now on use it, the requests
+/// are ranked with its prior, and the History pane shows it (or why not). The caller plans
+/// the request again.
+pub fn history_opened(
+    ws: &Workspace,
+    config: &Config,
+    ctx: &mut EffectContext,
+    state: &mut State,
+    opened: OpenedHistory,
+) {
+    state.history.opening = None;
+    if let Some(ranking) = opened.ranking {
+        ranking.apply(&mut ctx.preview);
+    }
+    if let Some(steps) = opened.past_steps {
+        ctx.preview.past_steps = Some(steps);
+    }
+    state.notes.extend(opened.notes);
+    match opened.store {
+        Ok(path) => ctx.history = Some(path),
+        Err(e) => state.history.error = Some(e),
+    }
+    // Effects spawned meanwhile were waiting for it.
+    if let Some(opening) = ctx.opening.take() {
+        opening.done(ctx.history.clone());
+    }
+    // A store created now (empty or seeded), a store others can read: said in the notes.
+    state.notes.extend(crate::fsio::take_notices());
+    // Live replays and sends rank as the Preview does.
+    ctx.replay = ReplayContext::with_config(ws, config, ctx.preview.clone())
+        .map(Arc::new)
+        .map_err(|e| format!("{e:#}"));
 }
 
 /// The semantic layer the workspace's `config` (read once at start) asks for, as a job to
@@ -1045,14 +1200,25 @@ async fn event_loop(
     });
     // The terminal is the console's now: notices about files go to its notes line.
     crate::fsio::hold_notices();
-    let (mut ctx, mut state) = start(&ws, &config, &store, true);
+    let (mut ctx, mut state) = start_opening(&ws, &config, &store, true);
+    // Opened off the UI thread: a store another process holds locked is waited for while
+    // the console draws and its keys work (tester 22 F3).
+    let ws = Arc::new(ws);
+    {
+        let (ws, config, store, tx) = (Arc::clone(&ws), config.clone(), store.clone(), tx.clone());
+        let wait = ctx.lock_wait;
+        std::thread::spawn(move || {
+            let opened = open_history(&ws, &config, &store, wait);
+            let _ = tx.send(Input::HistoryOpened(Box::new(opened)));
+        });
+    }
     // A signal that ends the process at once (a second one while finishing) first writes
     // out the answers still being stored.
     let workspace = ctx.workspace.clone();
     let _last_words = terminal::before_ending_at_once(move || {
         write_in_hand(&workspace, "ended while storing");
     });
-    state.help = panes::help::HelpModal::new(&keymap);
+    use_keymap(&mut state, &keymap);
     if let Some(job) = start_semantic(&ws, &config, &mut state) {
         // Opening a local model and embedding a catalog the first time can take a minute.
         let semantic_tx = tx.clone();
@@ -1066,7 +1232,15 @@ async fn event_loop(
     let mut ended: anyhow::Result<()> = Ok(());
     loop {
         // Notices from effects (the cache created, or found readable by others).
-        state.notes.extend(crate::fsio::take_notices());
+        let notices = crate::fsio::take_notices();
+        // While the store is being opened, History says what it waits for.
+        if let Some(opening) = state.history.opening.as_mut() {
+            for n in &notices {
+                opening.push('\n');
+                opening.push_str(n);
+            }
+        }
+        state.notes.extend(notices);
         let size = match guard.terminal.size() {
             Ok(size) => size,
             Err(e) => {
@@ -1079,7 +1253,18 @@ async fn event_loop(
             ended = Err(e.context("drawing the console"));
             break;
         }
-        let Some(first) = rx.recv().await else { break };
+        let first = if state.history.opening.is_some() {
+            // Drawn again now and then while the store is opened, so a notice that it waits
+            // for another process's lock shows when it is said.
+            match tokio::time::timeout(OPENING_REDRAW, rx.recv()).await {
+                Ok(Some(input)) => input,
+                Ok(None) => break,
+                Err(_) => continue,
+            }
+        } else {
+            let Some(first) = rx.recv().await else { break };
+            first
+        };
         let mut inputs = vec![first];
         // Everything already waiting is applied before the next frame: one redraw for a burst.
         while let Ok(more) = rx.try_recv() {
@@ -1098,6 +1283,12 @@ async fn event_loop(
                 }
                 Input::Action(a) => update(&mut state, a),
                 Input::Semantic(result) => semantic_ready(&mut ctx, &mut state, result),
+                Input::HistoryOpened(opened) => {
+                    history_opened(&ws, &config, &mut ctx, &mut state, *opened);
+                    let mut effects = state.replan();
+                    effects.extend(state.focused());
+                    effects
+                }
                 Input::Terminate => update(&mut state, Action::Quit),
             };
             spawn_effects(effects, &ctx, &tx);
@@ -1398,6 +1589,45 @@ mod tests {
         })
         .unwrap();
         (initial_state(&ws), Keymap::default())
+    }
+
+    /// Tester 22 F7: with `"ctrl+s" = "quit"` help listed ctrl+s as quit, yet in the Prompt
+    /// pane it did nothing; and nothing said that send had lost its only key. It quits there
+    /// as everywhere, and the notes name send and the key it lost.
+    #[test]
+    fn a_ctrl_key_bound_to_quit_quits_in_the_prompt_and_a_lost_action_is_in_the_notes() {
+        let (mut state, _) = console_state();
+        let keymap = Keymap::with_overlay(
+            "[keys]\n\"ctrl+s\" = \"quit\"\n\"q\" = \"none\"\n",
+            "keymap.toml",
+        )
+        .unwrap();
+        use_keymap(&mut state, &keymap);
+        assert!(
+            state
+                .notes
+                .iter()
+                .any(|n| n.starts_with("keymap.toml: send (") && n.contains("took ctrl+s")),
+            "{:?}",
+            state.notes
+        );
+        assert!(
+            keymap
+                .help_lines()
+                .iter()
+                .any(|(keys, what)| keys.contains("ctrl+s") && *what == "quit"),
+            "help lists ctrl+s as quit"
+        );
+        update(&mut state, Action::FocusPrompt);
+        for c in "hello".chars() {
+            let ev = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+            let action = key_action(&state, &keymap, &ev).unwrap();
+            update(&mut state, action);
+        }
+        let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(key_action(&state, &keymap, &ctrl_s), Some(Action::Quit));
+        update(&mut state, Action::Quit);
+        assert!(state.quit);
     }
 
     /// Tester 11 T11-12 for a paste that comes as keys (no bracketed paste): in a burst long

@@ -32,6 +32,16 @@ use crate::tui::theme::Theme;
 
 /// The pane, from its own state; `focused` when it has the keys.
 pub fn draw(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
+    if let Some(opening) = &h.opening {
+        let block = pane_block(" 4 History ".into(), focused, theme);
+        frame.render_widget(
+            Paragraph::new(shown_text(opening))
+                .wrap(Wrap { trim: false })
+                .block(block),
+            area,
+        );
+        return;
+    }
     if let Some(err) = &h.error {
         let block = pane_block(" 4 History ".into(), focused, theme);
         frame.render_widget(

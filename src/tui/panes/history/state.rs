@@ -37,6 +37,9 @@ pub struct Pending {
 pub struct HistoryState {
     /// Why the store could not be opened or queried, if it could not.
     pub error: Option<String>,
+    /// While the store is being opened at start: what the pane says (and what the open
+    /// waits for, once said). Nothing is queried meanwhile.
+    pub opening: Option<String>,
     pub filter: PlanFilter,
     /// The intent of the group the plans are narrowed to.
     pub group_label: Option<String>,
@@ -126,7 +129,8 @@ impl HistoryState {
         if self.stale && opened {
             return self.refresh(next);
         }
-        if opened || self.error.is_some() {
+        // While the store is still being opened (tester 22 F3) there is nothing to read.
+        if opened || self.error.is_some() || self.opening.is_some() {
             return Vec::new();
         }
         self.reload(next)
