@@ -10,22 +10,7 @@ use ctxconsole::tui::action::Action;
 use ctxconsole::tui::app::update;
 use ctxconsole::tui::{history_opened, open_history, start_opening};
 use ctxconsole::workspace::{Workspace, WorkspaceOptions};
-use rusqlite::Connection;
-use std::path::Path;
 use std::time::Duration;
-
-/// Hold `path` as another process in exclusive locking mode does (tester 22's holdex2.py),
-/// until the connection is dropped.
-fn hold_exclusively(path: &Path) -> Connection {
-    let holder = Connection::open(path).unwrap();
-    holder
-        .execute_batch("PRAGMA locking_mode=exclusive; BEGIN EXCLUSIVE;")
-        .unwrap();
-    let _: i64 = holder
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .unwrap();
-    holder
-}
 
 #[test]
 fn a_store_held_locked_is_waited_for_while_the_console_works_and_then_named_as_locked() {
@@ -42,7 +27,7 @@ fn a_store_held_locked_is_waited_for_while_the_console_works_and_then_named_as_l
     let before = std::fs::read(&path).unwrap();
     // The console holds notices for its notes line, as it does once it owns the terminal.
     ctxconsole::fsio::hold_notices();
-    let holder = hold_exclusively(&path);
+    let holder = common::hold_exclusively(&path);
 
     let (mut ctx, mut state) = start_opening(&ws, &config, &store, false);
     assert!(ctx.history.is_none());

@@ -1084,13 +1084,7 @@ fn a_store_held_locked_by_another_process_leaves_the_console_drawn_and_quittable
     common::succeeded(common::ctx(home.path()).args(["history", "--limit", "1"]));
     let path = home.path().join("history.sqlite");
     let before = std::fs::read(&path).unwrap();
-    let holder = rusqlite::Connection::open(&path).unwrap();
-    holder
-        .execute_batch("PRAGMA locking_mode=exclusive; BEGIN EXCLUSIVE;")
-        .unwrap();
-    let _: i64 = holder
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .unwrap();
+    let holder = common::hold_exclusively(&path);
     let tmux = Tmux::start(120, 30);
     tmux.launch(home.path());
     tmux.wait_for("the console", 10, |s| s.contains("1 Budgets"));

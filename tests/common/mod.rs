@@ -50,6 +50,19 @@ pub fn unprivileged(home: &Path) -> Command {
     cmd
 }
 
+/// Hold the SQLite file at `path` as another process in exclusive locking mode does
+/// (tester 22's holdex2.py): no other connection reads it until the one returned is dropped.
+pub fn hold_exclusively(path: &Path) -> rusqlite::Connection {
+    let holder = rusqlite::Connection::open(path).unwrap();
+    holder
+        .execute_batch("PRAGMA locking_mode=exclusive; BEGIN EXCLUSIVE;")
+        .unwrap();
+    let _: i64 = holder
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    holder
+}
+
 /// Run it and expect success (the failure shows its stderr).
 pub fn succeeded(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap();

@@ -142,45 +142,8 @@ impl HistoryState {
     /// plan and group stay selected where they still are ([`Self::answered`] finds them).
     pub fn refresh(&mut self, next: &mut u64) -> Vec<Query> {
         self.stale = false;
-        let groups = take(next);
-        self.pending.groups = Some(groups);
-        let mut queries = vec![(
-            groups,
-            HistoryQuery::Groups {
-                filter: self.groups_filter(),
-                offset: page_start(self.group_selected),
-            },
-        )];
-        let (open, models, trends) = (take(next), take(next), take(next));
-        self.pending.open = Some(open);
-        self.pending.plans = None;
-        self.pending.models = Some(models);
-        self.pending.trends = Some(trends);
-        queries.extend([
-            (
-                open,
-                HistoryQuery::Open {
-                    filter: self.filter.clone(),
-                },
-            ),
-            (
-                models,
-                HistoryQuery::Models {
-                    filter: self.filter.clone(),
-                },
-            ),
-            (
-                trends,
-                HistoryQuery::Trends {
-                    filter: self.filter.clone(),
-                },
-            ),
-        ]);
-        if self.show_gaps {
-            queries.extend(self.gaps_query(next));
-        } else {
-            self.gaps = None;
-        }
+        let mut queries = vec![self.groups_query(next, page_start(self.group_selected))];
+        queries.extend(self.list_queries(next));
         // The plan on screen again too: it may have a new replay.
         let shown = self
             .pinned
@@ -198,17 +161,22 @@ impl HistoryState {
         self.keep_plan = None;
         self.group_selected = 0;
         self.groups = None;
+        let mut queries = vec![self.groups_query(next, 0)];
+        queries.extend(self.reload_plans(next));
+        queries
+    }
+
+    /// The groups' page from `offset`, marked pending.
+    fn groups_query(&mut self, next: &mut u64, offset: u64) -> Query {
         let groups = take(next);
         self.pending.groups = Some(groups);
-        let mut queries = vec![(
+        (
             groups,
             HistoryQuery::Groups {
                 filter: self.groups_filter(),
-                offset: 0,
+                offset,
             },
-        )];
-        queries.extend(self.reload_plans(next));
-        queries
+        )
     }
 
     /// The plans list (and the models table) again; the groups stay as they are.
@@ -218,34 +186,24 @@ impl HistoryState {
         self.detail = None;
         // The old filter's outcomes would stand under the new one's title until counted.
         self.model_rows.clear();
-        let open = take(next);
-        let models = take(next);
-        let trends = take(next);
+        // The charts are of the old filter until the new answer comes: say so, not show them.
+        self.trends = None;
+        self.list_queries(next)
+    }
+
+    /// The plans list's queries — its first page, the models table, the charts and, when
+    /// shown, the gaps — for the current filters, marked pending.
+    fn list_queries(&mut self, next: &mut u64) -> Vec<Query> {
+        let (open, models, trends) = (take(next), take(next), take(next));
         self.pending.open = Some(open);
         self.pending.plans = None;
         self.pending.models = Some(models);
         self.pending.trends = Some(trends);
-        // The charts are of the old filter until the new answer comes: say so, not show them.
-        self.trends = None;
+        let filter = || self.filter.clone();
         let mut queries = vec![
-            (
-                open,
-                HistoryQuery::Open {
-                    filter: self.filter.clone(),
-                },
-            ),
-            (
-                models,
-                HistoryQuery::Models {
-                    filter: self.filter.clone(),
-                },
-            ),
-            (
-                trends,
-                HistoryQuery::Trends {
-                    filter: self.filter.clone(),
-                },
-            ),
+            (open, HistoryQuery::Open { filter: filter() }),
+            (models, HistoryQuery::Models { filter: filter() }),
+            (trends, HistoryQuery::Trends { filter: filter() }),
         ];
         if self.show_gaps {
             queries.extend(self.gaps_query(next));
