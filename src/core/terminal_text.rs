@@ -11,13 +11,18 @@ use std::fmt::Write;
 /// overrides and isolates shown as escapes: ESC → `\x1b`, BEL → `\x07`, CR → `\r`,
 /// DEL → `\x7f`, U+009B → `\u{9b}`, U+202E → `\u{202e}`. Borrowed when nothing changes.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
-    let Some(first) = text.find(needs_escape) else {
+    escape_where(text, needs_escape)
+}
+
+/// `text` with every character `escaped` says shown as its escape; borrowed when none is.
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let Some(first) = text.find(&escaped) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str(&text[..first]);
     for c in text[first..].chars() {
-        if needs_escape(c) {
+        if escaped(c) {
             push_escape(&mut out, c);
         } else {
             out.push(c);
@@ -34,20 +39,7 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
 /// escape: a hidden tag-character message or a Trojan Source override in a paste is seen
 /// and defused.
 pub fn for_prompt_box(text: &str) -> Cow<'_, str> {
-    let escaped = |c: char| needs_escape(c) && !is_joiner(c);
-    let Some(first) = text.find(escaped) else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str(&text[..first]);
-    for c in text[first..].chars() {
-        if escaped(c) {
-            push_escape(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    escape_where(text, |c| needs_escape(c) && !is_joiner(c))
 }
 
 /// The zero-width non-joiner and joiner (U+200C, U+200D).
@@ -57,18 +49,7 @@ fn is_joiner(c: char) -> bool {
 
 /// As [`for_terminal`], for text shown on one line: `\n` and `\t` are escaped too.
 pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
-    if !text.contains(['\n', '\t']) {
-        return for_terminal(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if needs_escape(c) || c == '\n' || c == '\t' {
-            push_escape(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    escape_where(text, |c| needs_escape(c) || matches!(c, '\n' | '\t'))
 }
 
 /// Most characters of outside text a message quotes.
