@@ -91,7 +91,7 @@ pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
             .map_err(|e| tracing::warn!("ranking without the semantic layer: {e:#}"))
             .ok()
     });
-    plan_with(ctx, ask, similarity.as_deref(), Kept::Only(&HashSet::new()))
+    plan_with(ctx, ask, similarity.as_deref(), Kept::Nothing)
 }
 
 /// The request [`plan_and_keep`] plans for `ask`, planned without writing: the briefed parts
@@ -104,12 +104,7 @@ pub fn plan_unwritten(
     kept: bool,
 ) -> anyhow::Result<PlannedRequest> {
     let similarity = similarity_for(ctx, ask)?;
-    let nothing = HashSet::new();
-    let kept = if kept {
-        Kept::All
-    } else {
-        Kept::Only(&nothing)
-    };
+    let kept = if kept { Kept::All } else { Kept::Nothing };
     Ok(plan_with(ctx, ask, similarity.as_deref(), kept))
 }
 
@@ -184,9 +179,8 @@ fn plan_kept(
     ask: &Ask,
     similarity: Option<&[Vec<f64>]>,
 ) -> (PlannedRequest, Option<anyhow::Error>) {
-    let nothing = HashSet::new();
     if ctx.cache_dir.is_none() {
-        return (plan_with(ctx, ask, similarity, Kept::Only(&nothing)), None);
+        return (plan_with(ctx, ask, similarity, Kept::Nothing), None);
     }
     // Routed only once final: a request planned again is routed once (last note: the key
     // check ran twice).
@@ -201,8 +195,7 @@ fn plan_kept(
 
 /// The refs of a request's briefed parts.
 fn briefed_refs(p: &PlannedRequest) -> impl Iterator<Item = &str> {
-    std::iter::once(&p.gate)
-        .chain(p.attachments.iter().map(|a| &a.gate))
+    p.gates()
         .filter_map(|g| g.briefing.as_ref().map(|b| b.cache_ref.as_str()))
 }
 
@@ -310,13 +303,9 @@ fn keep_briefed(
             .with_max_bytes(ctx.cache_max_bytes),
         Err(e) => return (stored, Some(e)),
     };
-    let parts = std::iter::once((&p.gate, ask.instruction)).chain(
-        p.attachments
-            .iter()
-            .zip(ask.attachments)
-            .map(|(v, a)| (&v.gate, a.text.as_str())),
-    );
-    for (gate, text) in parts {
+    let texts =
+        std::iter::once(ask.instruction).chain(ask.attachments.iter().map(|a| a.text.as_str()));
+    for (gate, text) in p.gates().zip(texts) {
         if let Some(b) = &gate.briefing {
             match cache.store(text) {
                 Ok(s) if s.cache_ref == b.cache_ref => {

@@ -75,8 +75,10 @@ pub enum Kept<'a> {
     /// Every briefed part (the service stores each before the request goes anywhere, and
     /// plans again with [`Kept::Only`] when one could not be stored).
     All,
-    /// Only the parts whose content has one of these refs (none: no cache).
+    /// Only the parts whose content has one of these refs.
     Only(&'a HashSet<String>),
+    /// None: no cache, or one the request may not write.
+    Nothing,
 }
 
 impl Kept<'_> {
@@ -84,6 +86,7 @@ impl Kept<'_> {
         match self {
             Kept::All => true,
             Kept::Only(refs) => refs.contains(cache_ref),
+            Kept::Nothing => false,
         }
     }
 }
@@ -393,9 +396,13 @@ impl PlannedRequest {
     /// Whether a briefing sent names a part the output cache holds, and so tells the model
     /// to call `read_cached`.
     pub fn offers_read_cached(&self) -> bool {
-        std::iter::once(&self.gate)
-            .chain(self.attachments.iter().map(|a| &a.gate))
-            .any(|g| g.briefing.is_some() && g.cached)
+        self.gates().any(|g| g.briefing.is_some() && g.cached)
+    }
+
+    /// The gate decision of every part the gate admits: the instruction's, then each
+    /// attachment's.
+    pub fn gates(&self) -> impl Iterator<Item = &GateView> {
+        std::iter::once(&self.gate).chain(self.attachments.iter().map(|a| &a.gate))
     }
 
     /// The catalog's figures as sent and in full, header line included, from the one catalog

@@ -573,8 +573,10 @@ impl Secrets {
         Secrets {
             redactors: keys
                 .into_iter()
-                .filter(|k| !k.is_empty() && placeholder(k).is_none() && seen.insert(*k))
+                .filter(|k| seen.insert(*k))
                 .map(|k| Redactor::new(Some(k)))
+                // An empty key or a placeholder makes a redactor that holds nothing.
+                .filter(Redactor::is_active)
                 .collect(),
         }
     }

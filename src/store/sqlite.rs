@@ -198,7 +198,7 @@ pub fn open_waiting(
     // made read-only (0400) left a read-only -shm that kept refusing writes once the store
     // was writable again (tester 21 F6). Those this run creates get the store's own 0600.
     let missing = missing_sidecars(path);
-    let opened = open_made(path, schema, &name, created, existed, wait);
+    let opened = open_made(path, schema, created, existed, wait);
     private_sidecars(path, missing);
     opened
 }
@@ -237,12 +237,11 @@ fn private_sidecars(path: &Path, missing: [bool; 2]) {
 fn open_made(
     path: &Path,
     schema: &Schema,
-    name: &str,
     created: bool,
     existed: bool,
     wait: Duration,
 ) -> anyhow::Result<(Connection, bool)> {
-    let name = name.to_string();
+    let name = path.shown().to_string();
     let kind = schema.kind;
     let mut conn = Connection::open_with_flags(
         path,
