@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::console::{apply, render, row_of};
+use common::console::{apply, mark_model, render, row_of};
 
 use common::llm_server::LlmServer;
 use ctxconsole::core::compare::Arm;
@@ -87,12 +87,7 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
     let (_dir, ws) = workspace(&server);
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     // Mark test/tool-calls, then select test/ok-json.
-    let marked = row_of(&state, "test/tool-calls");
-    apply(
-        &ctx,
-        &mut state,
-        [Action::SelectRow(marked), Action::MarkModel],
-    );
+    mark_model(&ctx, &mut state, "test/tool-calls");
     assert!(state.budgets.marked.contains("test/tool-calls"));
     assert!(screen(&state, 200, 50).contains("+test/tool-calls"));
     type_for(
@@ -358,12 +353,7 @@ fn sent_columns_at_120x40_name_their_model_and_arm() {
     let server = LlmServer::start();
     let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
-    let marked = row_of(&state, "test/tool-calls");
-    apply(
-        &ctx,
-        &mut state,
-        [Action::SelectRow(marked), Action::MarkModel],
-    );
+    mark_model(&ctx, &mut state, "test/tool-calls");
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     let effects = update(&mut state, Action::Send);
     let answer = run_effect_now(&ctx, effects[0].clone());
@@ -403,12 +393,7 @@ fn sent_columns_at_80x24_keep_their_arm_and_the_end_of_their_plan_id() {
     let server = LlmServer::start();
     let (_home, ws) = workspace_with(&server, "baseline_model = \"test/frontier\"\n");
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
-    let marked = row_of(&state, "test/tool-calls");
-    apply(
-        &ctx,
-        &mut state,
-        [Action::SelectRow(marked), Action::MarkModel],
-    );
+    mark_model(&ctx, &mut state, "test/tool-calls");
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     let effects = update(&mut state, Action::Send);
     let answer = run_effect_now(&ctx, effects[0].clone());
@@ -946,12 +931,7 @@ fn a_call_whose_answer_is_back_says_so_while_a_slower_one_is_still_out() {
     })
     .unwrap();
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
-    let slow = row_of(&state, "test/slow-one");
-    apply(
-        &ctx,
-        &mut state,
-        [Action::SelectRow(slow), Action::MarkModel],
-    );
+    mark_model(&ctx, &mut state, "test/slow-one");
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     let effects = update(&mut state, Action::Send);
     let [Effect::Send(req)] = effects.as_slice() else {

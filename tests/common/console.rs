@@ -57,6 +57,13 @@ pub fn as_sent_on_screen(screen: &str) -> Vec<String> {
     by_line.into_values().collect()
 }
 
+/// Select `model`'s Budgets row and mark it, as the operator does to send to it beside the
+/// row they type for.
+pub fn mark_model(ctx: &EffectContext, state: &mut State, model: &str) {
+    let row = row_of(state, model);
+    apply(ctx, state, [Action::SelectRow(row), Action::MarkModel]);
+}
+
 /// The Budgets row showing `model`.
 pub fn row_of(state: &State, model: &str) -> u64 {
     state
