@@ -2139,16 +2139,22 @@ async fn http_a_session_with_a_call_in_flight_is_neither_idle_nor_closed_at_the_
 }
 
 /// A POST of `message` in session `id`, its status.
+/// The answer is read to its end, as a client does: a session is in use until its answer
+/// has been sent whole, and an answer left unread would leave the order of last use to
+/// when the server finished writing it (it had failed CI once: ids[0] still busy, another
+/// session closed in its place).
 async fn in_session(http: &reqwest::Client, url: &str, id: &str, message: &Value) -> u16 {
-    http.post(url)
+    let r = http
+        .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-session-id", id)
         .json(message)
         .send()
         .await
-        .unwrap()
-        .status()
-        .as_u16()
+        .unwrap();
+    let status = r.status().as_u16();
+    r.bytes().await.unwrap();
+    status
 }
 
 /// Second tester F: sessions kept alive by pings held every place under the cap, and every
