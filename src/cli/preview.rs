@@ -374,6 +374,9 @@ pub fn describe(p: &Preview) -> String {
         pl.memory.max_tokens,
         pl.thinking
     );
+    if let Some(line) = pl.ranked_in_line() {
+        let _ = writeln!(o, "  {line}");
+    }
     for s in pl.scores.iter().filter(|s| s.score != 0.0) {
         let _ = writeln!(
             o,

@@ -22,6 +22,9 @@ pub const WEIGHT: RangeInclusive<f64> = -1_000.0..=1_000.0;
 pub const THRESHOLD: RangeInclusive<f64> = 0.0..=1_000.0;
 /// Character counts in the planner rules (`short_chars`, `complex_threshold`).
 pub const CHARS: RangeInclusive<usize> = 0..=100_000_000;
+/// The ranker's best entries the planner keeps whatever category fired (planner.toml
+/// `keep_ranked_top`); 0 keeps none.
+pub const RANKED_KEPT: RangeInclusive<usize> = 0..=100;
 /// Plan history timestamps: 1970-01-01 to 9999-12-31, Unix seconds.
 pub const TIMESTAMP: RangeInclusive<i64> = 0..=253_402_300_799;
 /// A plan's recorded duration in milliseconds: at most a week (longer than the longest

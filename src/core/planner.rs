@@ -133,6 +133,7 @@ pub struct RulesFile {
     pub always_include: Option<Vec<String>>,
     pub complex_threshold: Option<usize>,
     pub short_chars: Option<usize>,
+    pub keep_ranked_top: Option<usize>,
     pub default_thinking: Option<Thinking>,
     pub default_memory: Option<MemoryParams>,
     #[serde(default)]
@@ -155,6 +156,9 @@ impl RulesFile {
         }
         if let Some(n) = self.short_chars {
             int_in(n, &bounds::CHARS, origin, "short_chars")?;
+        }
+        if let Some(n) = self.keep_ranked_top {
+            int_in(n, &bounds::RANKED_KEPT, origin, "keep_ranked_top")?;
         }
         for (name, c) in &self.categories {
             let field = |f: String| format!("categories.{}.{f}", key_segment(name));
@@ -201,6 +205,7 @@ impl RulesFile {
             always_include,
             complex_threshold,
             short_chars,
+            keep_ranked_top,
             default_thinking,
             default_memory
         );
@@ -258,6 +263,7 @@ pub struct Planner {
     always_include: Vec<String>,
     complex_threshold: usize,
     short_chars: usize,
+    keep_ranked_top: usize,
     default_thinking: Thinking,
     default_memory: MemoryParams,
 }
@@ -286,6 +292,9 @@ pub struct ContextPlan {
     pub full_set_reason: Option<String>,
     /// Catalog entries kept, in catalog order.
     pub allowlist: Vec<String>,
+    /// Entries of the allowlist no fired category names, kept as the ranker's top
+    /// ([`Planner::keep_ranked`]), best first.
+    pub ranked_in: Vec<String>,
     pub kept: usize,
     pub total: usize,
     pub memory: MemoryParams,
@@ -296,6 +305,28 @@ pub struct ContextPlan {
 impl ContextPlan {
     pub fn keeps(&self, tool: &str) -> bool {
         self.allowlist.iter().any(|t| t == tool)
+    }
+
+    /// `kept as the ranker's best, outside research: fs.write`, as every screen says it;
+    /// `None` when the categories' tools were all that was kept.
+    pub fn ranked_in_line(&self) -> Option<String> {
+        if self.ranked_in.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self
+            .ranked_in
+            .iter()
+            .map(|n| crate::core::terminal_text::name(n).into_owned())
+            .collect();
+        let outside = if self.categories.is_empty() {
+            "the always-included tools".to_string()
+        } else {
+            self.categories.join(" + ")
+        };
+        Some(format!(
+            "kept as the ranker's best, outside {outside}: {}",
+            names.join(", ")
+        ))
     }
 }
 
@@ -388,6 +419,7 @@ impl Planner {
             always_include: rules.always_include.clone().unwrap_or_default(),
             complex_threshold: rules.complex_threshold.unwrap_or(300),
             short_chars: rules.short_chars.unwrap_or(20),
+            keep_ranked_top: rules.keep_ranked_top.unwrap_or(KEEP_RANKED_TOP),
             default_thinking: rules.default_thinking.unwrap_or(Thinking::Low),
             default_memory: rules.default_memory.unwrap_or(MemoryParams {
                 max_facts: 15,
@@ -459,6 +491,7 @@ impl Planner {
                 signals: vec![],
                 full_set_reason: Some("planner disabled".into()),
                 allowlist: all(),
+                ranked_in: vec![],
                 kept: total,
                 total,
                 memory: self.default_memory,
@@ -561,6 +594,7 @@ impl Planner {
             signals,
             full_set_reason,
             allowlist,
+            ranked_in: vec![],
             kept,
             total,
             memory,
@@ -569,6 +603,54 @@ impl Planner {
         }
     }
 }
+
+impl Planner {
+    /// Keep the ranker's best entries (`ranked`, best first, only those that scored) that
+    /// the fired categories left out: the first `keep_ranked_top` of them pass whatever
+    /// their category. The planner narrows the catalog for a weak model; it must not take
+    /// away a step the question names while the allowance has room (tester 19 F16: "search
+    /// the web … and save it to a file" fired research alone, and the ranker's #2 `fs.write`
+    /// was never sent). The budget still cuts them, lowest ranked first.
+    pub fn keep_ranked<'a>(
+        &self,
+        plan: &mut ContextPlan,
+        ranked: impl IntoIterator<Item = &'a str>,
+        catalog: &[&str],
+    ) {
+        if plan.kept >= plan.total {
+            return;
+        }
+        let ranked_in: Vec<String> = ranked
+            .into_iter()
+            .take(self.keep_ranked_top)
+            .filter(|name| !plan.keeps(name))
+            .map(str::to_string)
+            .collect();
+        if ranked_in.is_empty() {
+            return;
+        }
+        plan.allowlist = catalog
+            .iter()
+            .filter(|name| plan.keeps(name) || ranked_in.iter().any(|r| r == *name))
+            .map(|name| name.to_string())
+            .collect();
+        plan.kept = plan.allowlist.len();
+        plan.ranked_in = ranked_in;
+        if plan.hint.is_some() {
+            plan.hint = Some(hint_line(
+                &plan.categories,
+                plan.kept,
+                plan.total,
+                plan.thinking,
+            ));
+        }
+    }
+}
+
+/// The ranker's best entries the planner keeps whatever category fired
+/// ([`Planner::keep_ranked`]): enough for a question of two or three requests, where the
+/// ranking places each request's best entry first.
+pub const KEEP_RANKED_TOP: usize = 3;
 
 /// `[Context: research + crypto task | tools: 5/32 | thinking: medium]`
 pub fn hint_line(categories: &[String], kept: usize, total: usize, thinking: Thinking) -> String {

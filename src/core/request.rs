@@ -732,6 +732,14 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         inp.index.place_lookups(&mut blended);
         blended
     };
+    if !no_intent && inp.arm.narrows() {
+        let ranked = ranking
+            .order
+            .iter()
+            .filter(|s| s.score > 0.0)
+            .map(|s| catalog.entry_name(s.index));
+        inp.planner.keep_ranked(&mut plan, ranked, &names);
+    }
     let top: Vec<usize> = ranking
         .order
         .iter()
@@ -1038,6 +1046,58 @@ mod tests {
             semantic: None,
             kept: Kept::All,
         })
+    }
+
+    /// Tester 19 F16: "search the web … and save it to a file" fired research alone, and the
+    /// ranker's #2 `fs.write` was removed by the planner while the catalog used 8 % of its
+    /// allowance: the request could not save anything. The ranker's best three pass now,
+    /// are said as such, and counted by the hint; `keep_ranked_top = 0` keeps the old cut.
+    #[test]
+    fn the_rankers_best_pass_the_planner_whatever_their_category() {
+        let prompt = "search the web for lisbon weather and save it to a file";
+        let p = parts();
+        let r = plan_with(&p, &row(Tier::C), prompt, &[], ATTACHMENT_WEIGHT);
+        assert_eq!(r.planner.categories, ["research"]);
+        let top3: Vec<&str> = r
+            .ranking
+            .top
+            .iter()
+            .take(3)
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(top3[..2], ["web.search", "fs.write"]);
+        assert!(r.compaction.kept.iter().any(|k| k == "fs.write"));
+        assert!(r.planner.ranked_in.iter().any(|k| k == "fs.write"));
+        for name in &r.planner.ranked_in {
+            assert!(top3.contains(&name.as_str()), "{name} is not in the top 3");
+        }
+        assert_eq!(r.planner.kept, r.compaction.kept.len());
+        let hint = r.planner.hint.as_deref().unwrap_or_default();
+        assert!(
+            hint.contains(&format!("tools: {}/", r.compaction.kept.len())),
+            "{hint}"
+        );
+        let line = r.planner.ranked_in_line().unwrap_or_default();
+        assert!(
+            line.starts_with("kept as the ranker's best, outside research: ")
+                && line.contains("fs.write"),
+            "{line}"
+        );
+        let written = r.compaction.entries.iter().find(|e| e.name == "fs.write");
+        assert!(matches!(written.map(|e| &e.fate), Some(Fate::Kept { .. })));
+
+        let rules = RulesFile::parse(RULES, "sample rules")
+            .unwrap()
+            .overlay(RulesFile::parse("keep_ranked_top = 0", "planner.toml").unwrap());
+        let narrow = Parts {
+            planner: Planner::new(&rules, "rules").unwrap(),
+            ..parts()
+        };
+        let r = plan_with(&narrow, &row(Tier::C), prompt, &[], ATTACHMENT_WEIGHT);
+        assert!(r.planner.ranked_in.is_empty());
+        assert!(r.planner.ranked_in_line().is_none());
+        let written = r.compaction.entries.iter().find(|e| e.name == "fs.write");
+        assert_eq!(written.map(|e| &e.fate), Some(&Fate::RemovedByPlanner));
     }
 
     /// Tester 12 T12-1: the allowance counts the request as assembled: each attachment's

@@ -697,6 +697,9 @@ pub fn preview_lines<'a>(
         ),
         width,
     )));
+    if let Some(line) = pl.ranked_in_line() {
+        out.push(Line::raw(clip(&line, width)));
+    }
     for s in pl.scores.iter().filter(|s| s.score != 0.0).take(6) {
         let style = if s.fired { theme.ok } else { theme.muted };
         out.push(Line::from(vec![
