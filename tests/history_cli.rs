@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 mod common;
-use common::{counts, ctx, file_names, json_of, unprivileged};
+use common::{counts, ctx, file_names, json_of, succeeded, unprivileged};
 
 fn plan_line(id: &str, minute: usize) -> String {
     format!(
@@ -2040,5 +2040,66 @@ fn a_name_starting_with_a_combining_mark_is_refused_naming_its_field() {
     assert!(
         err.contains("field 'tool' starts with a combining mark"),
         "{err}"
+    );
+}
+
+/// Tester 23 F9: `café` composed and decomposed are two models, and `history --models` and
+/// `--plans` showed two rows reading `café` with different figures. Each is spelled out
+/// where it prints like another (as the console's History pane shows them); a model that
+/// prints like no other reads as written.
+#[test]
+fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    let file = home.path().join("plans.jsonl");
+    let lines: Vec<String> = [
+        ("nfc", "keyed/caf\u{e9}"),
+        ("nfd", "keyed/cafe\u{301}"),
+        ("plain", "keyed/tea"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (id, model))| plan_line(id, i).replace("openai/gpt-4o", model))
+    .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    succeeded(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["import", "plans"])
+            .arg(&file),
+    );
+    for view in ["--models", "--plans"] {
+        let out = succeeded(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["history", view]),
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("keyed/caf\\u{e9}"), "{view}: {text}");
+        assert!(text.contains("keyed/cafe\\u{301}"), "{view}: {text}");
+        assert!(
+            !text.contains("caf\u{e9}") && !text.contains("cafe\u{301}"),
+            "{view}: {text}"
+        );
+        assert!(text.contains("keyed/tea"), "{view}: {text}");
+    }
+    // The JSON keeps each model as written.
+    let models = json_of(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "--models", "--json"]),
+    );
+    let names: Vec<&str> = models["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["model"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"keyed/caf\u{e9}") && names.contains(&"keyed/cafe\u{301}"),
+        "{names:?}"
     );
 }

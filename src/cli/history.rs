@@ -10,6 +10,7 @@ use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome, failed_percent, followed_percent, ran_label};
 use crate::core::terminal_text::{for_terminal_line, indented, name, quoted};
+use crate::core::text::told_apart;
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
 use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
@@ -19,6 +20,8 @@ use crate::store::history::{HistoryStore, PlanFilter};
 use crate::store::now_secs;
 use crate::store::view::{groups_report, models_report};
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
+use std::borrow::Cow;
+use std::collections::HashMap;
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -381,6 +384,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         out.push_str(&crate::core::gap::baseline_lines(b, g));
     }
     if !d.replays.is_empty() {
+        let shown = told_apart(d.replays.iter().map(|p| p.model.as_str()));
         let rows: Vec<Vec<String>> = d
             .replays
             .iter()
@@ -388,7 +392,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
                 vec![
                     p.id.clone(),
                     format_minute(p.at),
-                    p.model.clone(),
+                    shown_model(&shown, &p.model),
                     outcome_text(p.outcome, p.failure_class.as_deref()),
                     p.steps.to_string(),
                 ]
@@ -398,6 +402,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         out.push_str(&render(&["id", "at", "model", "outcome", ">steps"], &rows));
     }
     if !d.arms.is_empty() {
+        let shown = told_apart(d.arms.iter().map(|p| p.model.as_str()));
         let rows: Vec<Vec<String>> = d
             .arms
             .iter()
@@ -408,7 +413,7 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
                     } else {
                         p.id.clone()
                     },
-                    p.model.clone(),
+                    shown_model(&shown, &p.model),
                     p.arm.map_or_else(|| "-".into(), |a| a.to_string()),
                     outcome_text(p.outcome, p.failure_class.as_deref()),
                     p.steps.to_string(),
@@ -495,6 +500,14 @@ fn groups(
     emit(&out)
 }
 
+/// A model as a table of several shows it: spelled out when it prints like another of the
+/// table's ([`told_apart`]).
+fn shown_model(shown: &HashMap<&str, Cow<'_, str>>, model: &str) -> String {
+    shown
+        .get(model)
+        .map_or_else(|| model.to_string(), |m| m.to_string())
+}
+
 fn top_list(items: &[(String, u64)], n: usize) -> String {
     items
         .iter()
@@ -527,6 +540,7 @@ fn plans(
     if json {
         return print_json(&report);
     }
+    let shown = told_apart(report.plans.iter().map(|p| p.model.as_str()));
     let rows: Vec<Vec<String>> = report
         .plans
         .iter()
@@ -535,7 +549,7 @@ fn plans(
                 p.id.clone(),
                 format_minute(p.at),
                 p.caller.clone(),
-                p.model.clone(),
+                shown_model(&shown, &p.model),
                 format!("{} {}", p.drift.marker(), p.drift),
                 outcome_text(p.outcome, p.failure_class.as_deref()),
                 p.source.clone(),
@@ -626,12 +640,13 @@ fn models(
     if json {
         return print_json(&report);
     }
+    let shown = told_apart(report.models.iter().map(|m| m.outcomes.model.as_str()));
     let rows: Vec<Vec<String>> = report
         .models
         .iter()
         .map(|m| {
             vec![
-                m.outcomes.model.clone(),
+                shown_model(&shown, &m.outcomes.model),
                 m.outcomes.plans.to_string(),
                 format!("{}%", failed_percent(m.failed_rate)),
                 format!("{}%", followed_percent(m.followed_rate)),

@@ -658,8 +658,7 @@ pub fn spelled_out(text: &str) -> String {
 pub fn distinct_tails<'a>(
     ids: impl IntoIterator<Item = &'a str>,
 ) -> std::collections::HashMap<&'a str, std::borrow::Cow<'a, str>> {
-    use std::borrow::Cow;
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
     let ids: std::collections::BTreeSet<&str> = ids.into_iter().collect();
     let tail = |id: &'a str, k: usize| -> &'a str {
         id.rmatch_indices('/')
@@ -685,8 +684,27 @@ pub fn distinct_tails<'a>(
         });
         k += 1;
     }
-    // Spell out every ending that prints like another as shown, until none does (an id
-    // written as another's escape, `caf\u{e9}` typed out, is spelled out in turn).
+    spelled_apart(chosen)
+}
+
+/// Each of `ids` as a list of whole ids shows it: as written, unless it prints like another
+/// of them ([`printed_alike`]: `café` composed and decomposed), then [`spelled_out`]
+/// (`caf\u{e9}` beside `cafe\u{301}`; tester 23 F9: `history --models` had two rows reading
+/// `café` with different figures). The console's endings ([`distinct_tails`]) do the same.
+pub fn told_apart<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashMap<&'a str, std::borrow::Cow<'a, str>> {
+    spelled_apart(ids.into_iter().map(|id| (id, id)).collect())
+}
+
+/// `chosen` (each id and how it would read) with every reading that prints like another's
+/// spelled out, until none does (an id written as another's escape, `caf\u{e9}` typed out,
+/// is spelled out in turn).
+fn spelled_apart<'a>(
+    chosen: std::collections::HashMap<&'a str, &'a str>,
+) -> std::collections::HashMap<&'a str, std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    use std::collections::{HashMap, HashSet};
     let mut spelled: HashSet<&str> = HashSet::new();
     loop {
         let shown = |id: &str, t: &'a str| -> Cow<'a, str> {
