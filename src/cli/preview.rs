@@ -598,7 +598,7 @@ mod tests {
             line,
             "window 17,500 = input 16,000 + output 1,500 \
              [scccccccccioooo.........................] \
-             s system 87 0.5%, c catalog 4,000 22.9%, i instruction 20 0.1%, \
+             s system+framing 87 0.5%, c catalog 4,000 22.9%, i instruction 20 0.1%, \
              a attachments 0 0%, o output reserve 1,500 8.6%, . free 11,893 68.0%"
         );
         assert!(!line.contains('\n'));

@@ -41,7 +41,7 @@ impl WindowPart {
 
     pub fn label(self) -> &'static str {
         match self {
-            WindowPart::System => "system",
+            WindowPart::System => "system+framing",
             WindowPart::Catalog => "catalog",
             WindowPart::Instruction => "instruction",
             WindowPart::Attachments => "attachments",

@@ -605,16 +605,17 @@ impl Planner {
 }
 
 impl Planner {
-    /// Keep the ranker's best entries (`ranked`, best first, only those that scored) that
-    /// the fired categories left out: the first `keep_ranked_top` of them pass whatever
-    /// their category. The planner narrows the catalog for a weak model; it must not take
+    /// Keep the ranker's best entries that the fired categories left out: of `ranked` (best
+    /// first, only those that scored, each with whether it is strong: see
+    /// [`RANKED_KEPT_SHARE`]), the strong ones among the first `keep_ranked_top` pass
+    /// whatever their category. The planner narrows the catalog for a weak model; it must not take
     /// away a step the question names while the allowance has room (tester 19 F16: "search
     /// the web … and save it to a file" fired research alone, and the ranker's #2 `fs.write`
     /// was never sent). The budget still cuts them, lowest ranked first.
     pub fn keep_ranked<'a>(
         &self,
         plan: &mut ContextPlan,
-        ranked: impl IntoIterator<Item = &'a str>,
+        ranked: impl IntoIterator<Item = (&'a str, bool)>,
         catalog: &[&str],
     ) {
         if plan.kept >= plan.total {
@@ -623,8 +624,8 @@ impl Planner {
         let ranked_in: Vec<String> = ranked
             .into_iter()
             .take(self.keep_ranked_top)
-            .filter(|name| !plan.keeps(name))
-            .map(str::to_string)
+            .filter(|&(name, strong)| strong && !plan.keeps(name))
+            .map(|(name, _)| name.to_string())
             .collect();
         if ranked_in.is_empty() {
             return;
@@ -651,6 +652,12 @@ impl Planner {
 /// ([`Planner::keep_ranked`]): enough for a question of two or three requests, where the
 /// ranking places each request's best entry first.
 pub const KEEP_RANKED_TOP: usize = 3;
+
+/// An entry of the ranker's top is strong enough to pass the planner when it was placed
+/// first for one of the question's requests or as a lookup step, or scored at least this
+/// share of the top score: "compare these two options" ranks `builtin.post-to-podcast` #3
+/// for the word "two" alone, at 0.38 of the top.
+pub const RANKED_KEPT_SHARE: f64 = 0.5;
 
 /// `[Context: research + crypto task | tools: 5/32 | thinking: medium]`
 pub fn hint_line(categories: &[String], kept: usize, total: usize, thinking: Thinking) -> String {

@@ -18,7 +18,7 @@ use crate::core::gate::{
     content_ref, detect_kind,
 };
 use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
-use crate::core::planner::{ContextPlan, Planner, hint_line};
+use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE, hint_line};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
@@ -733,11 +733,13 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         blended
     };
     if !no_intent && inp.arm.narrows() {
-        let ranked = ranking
-            .order
-            .iter()
-            .filter(|s| s.score > 0.0)
-            .map(|s| catalog.entry_name(s.index));
+        let top_score = ranking.order.iter().map(|s| s.score).fold(0.0, f64::max);
+        let ranked = ranking.order.iter().filter(|s| s.score > 0.0).map(|s| {
+            let strong = s.best_for_request.is_some()
+                || s.lookup_for.is_some()
+                || s.score >= RANKED_KEPT_SHARE * top_score;
+            (catalog.entry_name(s.index), strong)
+        });
         inp.planner.keep_ranked(&mut plan, ranked, &names);
     }
     let top: Vec<usize> = ranking
@@ -1085,6 +1087,44 @@ mod tests {
         );
         let written = r.compaction.entries.iter().find(|e| e.name == "fs.write");
         assert!(matches!(written.map(|e| &e.fate), Some(Fate::Kept { .. })));
+        // Only a strong one of the top three: "compare these two" ranks a podcast tool #3
+        // for the word "two" alone, and it stays out.
+        for prompt in [
+            prompt,
+            "compare these two",
+            "summarise this launch note and draft a blog post from it",
+        ] {
+            let r = plan_with(&p, &row(Tier::C), prompt, &[], ATTACHMENT_WEIGHT);
+            let top = r.ranking.top.iter().map(|e| e.score).fold(0.0, f64::max);
+            for name in &r.planner.ranked_in {
+                let place = r.ranking.top.iter().position(|e| &e.name == name);
+                assert!(
+                    place.is_some_and(|k| k < 3),
+                    "{prompt}: {name} at {place:?}"
+                );
+                let e = &r.ranking.top[place.unwrap_or_default()];
+                assert!(
+                    e.best_for_request.is_some() || e.score >= RANKED_KEPT_SHARE * top,
+                    "{prompt}: {name} {} of {top}",
+                    e.score
+                );
+            }
+        }
+        let r = plan_with(
+            &p,
+            &row(Tier::C),
+            "compare these two",
+            &[],
+            ATTACHMENT_WEIGHT,
+        );
+        assert!(
+            !r.compaction
+                .kept
+                .iter()
+                .any(|k| k.starts_with("builtin.post-to-podcast")),
+            "{:?}",
+            r.compaction.kept
+        );
 
         let rules = RulesFile::parse(RULES, "sample rules")
             .unwrap()
