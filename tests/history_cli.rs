@@ -2073,8 +2073,14 @@ fn a_leap_second_reads_as_one_time_everywhere() {
     assert_eq!(json["at"], next_day, "{json}");
     let export = common::succeeded(&mut run(&["history", "export"]));
     let export = String::from_utf8_lossy(&export.stdout);
-    assert!(export.contains("\"at\":\"2017-01-01T00:00:00.500Z\""), "{export}");
-    assert!(export.contains("\"at\":\"2017-01-01T00:00:00Z\""), "{export}");
+    assert!(
+        export.contains("\"at\":\"2017-01-01T00:00:00.500Z\""),
+        "{export}"
+    );
+    assert!(
+        export.contains("\"at\":\"2017-01-01T00:00:00Z\""),
+        "{export}"
+    );
     assert!(!export.contains(":60"), "{export}");
     // Read back, it is the same instant: a second import adds nothing.
     let again = h.join("again.jsonl");

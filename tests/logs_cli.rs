@@ -488,7 +488,10 @@ fn a_key_quoted_in_an_error_is_redacted_on_stderr_and_in_the_log() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(!stderr.contains("LOGKEY1234"), "stderr holds the key: {stderr}");
+        assert!(
+            !stderr.contains("LOGKEY1234"),
+            "stderr holds the key: {stderr}"
+        );
         assert!(stderr.contains("[REDACTED]"), "{stderr}");
     }
     let log = std::fs::read_to_string(log_file(h)).unwrap();

@@ -1114,9 +1114,11 @@ fn offline_replay_of_a_stream_that_broke_off_says_the_stored_failure() {
 fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    common::succeeded(
-        ctx(h).args(["import", "litellm", "tests/data/litellm-logs/spend-logs.jsonl"]),
-    );
+    common::succeeded(ctx(h).args([
+        "import",
+        "litellm",
+        "tests/data/litellm-logs/spend-logs.jsonl",
+    ]));
     common::succeeded(ctx(h).args(["import", "traces", "tests/data/otel/genai-spans.jsonl"]));
     for id in [
         "litellm-chatcmpl-A2",
@@ -1124,7 +1126,10 @@ fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
     ] {
         let stored = show(h, id);
         assert_eq!(stored["outcome"], "ok", "{stored:#}");
-        assert!(stored["raw_response"].is_null(), "a tool-call answer: {stored:#}");
+        assert!(
+            stored["raw_response"].is_null(),
+            "a tool-call answer: {stored:#}"
+        );
         let replay = json_of(ctx(h).args(["replay", id, "--offline", "--json"]));
         let offline = &replay["offline"];
         assert_eq!(offline["verdict"], "recovered", "{id}: {replay:#}");
@@ -1154,7 +1159,10 @@ fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
             .map(|s| s["tool"].as_str().unwrap())
             .collect();
         assert!(!stored_tools.is_empty(), "{stored:#}");
-        assert_eq!(named, stored_tools, "{id}: the plan it was stored with: {replay:#}");
+        assert_eq!(
+            named, stored_tools,
+            "{id}: the plan it was stored with: {replay:#}"
+        );
         let text = ctx(h).args(["replay", id, "--offline"]).output().unwrap();
         let text = String::from_utf8_lossy(&text.stdout);
         assert!(!text.contains("still failing"), "{id}: {text}");
@@ -1179,7 +1187,10 @@ fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
     common::succeeded(ctx(h).args(["import", "litellm"]).arg(&logs));
     let replay = json_of(ctx(h).args(["replay", "litellm-many", "--offline", "--json"]));
     assert_eq!(replay["offline"]["verdict"], "still_failing", "{replay:#}");
-    assert_eq!(replay["offline"]["failure"]["class"], "no_plan", "{replay:#}");
+    assert_eq!(
+        replay["offline"]["failure"]["class"], "no_plan",
+        "{replay:#}"
+    );
     assert!(
         replay["offline"]["failure"]["detail"]
             .as_str()

@@ -133,7 +133,10 @@ impl State {
         }
         let count = self.notes.len();
         for i in 0..count {
-            out.push((format!("note {}/{count}", i + 1), self.note(i).unwrap_or_default()));
+            out.push((
+                format!("note {}/{count}", i + 1),
+                self.note(i).unwrap_or_default(),
+            ));
         }
         out
     }
