@@ -81,8 +81,10 @@ pub fn notice(message: String) {
     }
     match &mut n.held {
         Some(held) => held.push(message),
-        // Paths in notices came from outside: shown made safe, like all CLI text.
+        // Paths in notices came from outside: shown made safe, like all CLI text, and
+        // without a configured key.
         None => {
+            let message = crate::llm::redact::for_output(&message);
             let text = crate::core::terminal_text::for_terminal(&message);
             let _ = writeln!(std::io::stderr().lock(), "ctxconsole: {text}");
         }

@@ -4,7 +4,8 @@
 //! `trace`, `off`). They go to `logs/ctxconsole.log` in the workspace — never to the terminal,
 //! where they would tear the console's screen. What is logged: request ids, timings, retries,
 //! statuses, failure classes, counts. Never a key (keys live only in the Authorization header,
-//! which is never logged, and everything received passes the client's redactor first), and
+//! which is never logged, everything received passes the client's redactor first, and every
+//! line written passes the configured keys' redactor, whatever it quotes), and
 //! never a message body unless `--log-bodies`.
 //!
 //! The file is appended to, not written whole and renamed like every other file: a log is a
@@ -203,9 +204,10 @@ fn make_private(file: &std::fs::File, path: &Path, when: &str) -> anyhow::Result
     crate::fsio::make_private(file, path, "log", when)
 }
 
-/// The one open log file, shared by every thread's events. Everything written to it is
-/// made safe for a terminal on the way in — one place for every event and field, bodies
-/// from servers and catalogs included — since the log is read with `tail` and `less`.
+/// The one open log file, shared by every thread's events. Everything written to it has
+/// every configured key taken out ([`crate::llm::redact::for_output`]) and is made safe for a
+/// terminal on the way in — one place for every event and field, bodies from servers and
+/// catalogs included — since the log is read with `tail` and `less`.
 #[derive(Clone)]
 struct SharedFile(Arc<Mutex<LogFile>>);
 
@@ -239,7 +241,10 @@ impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // One event is one line: a line break inside it (a server's error page, a body) is
         // written as `\n`, so nothing read from outside can forge a line of its own.
+        // Whatever the event quotes (an error naming a value a file held) goes through the
+        // configured keys' redactor (tester 23 F2).
         let text = String::from_utf8_lossy(buf);
+        let text = crate::llm::redact::for_output(&text);
         let (event, end) = match text.strip_suffix('\n') {
             Some(event) => (event, "\n"),
             None => (text.as_ref(), ""),

@@ -2103,3 +2103,49 @@ fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
         "{names:?}"
     );
 }
+
+/// Tester 23 F11: a leap second (`23:59:60.5Z`) read `23:59:59Z` in `history show` and
+/// `--json`'s `at`, and `23:59:60.500Z` in `history export`. A leap second is folded into
+/// the next second, as POSIX counts it and the import of a spend log's time already read it:
+/// every surface says `2017-01-01T00:00:00.5Z`, and it reads back as itself.
+#[test]
+fn a_leap_second_reads_as_one_time_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let store = h.join("s.sqlite");
+    let run = |args: &[&str]| {
+        let mut cmd = ctx(h);
+        cmd.arg("--store").arg(&store).args(args);
+        cmd
+    };
+    let lines = h.join("p.jsonl");
+    std::fs::write(
+        &lines,
+        "{\"id\":\"leap1\",\"at\":\"2016-12-31T23:59:60.5Z\",\"caller\":\"c\",\"model\":\"m\",\"intent\":\"find the notes\",\"steps\":[],\"outcome\":\"ok\"}\n\
+         {\"id\":\"leap2\",\"at\":\"2016-12-31T23:59:60Z\",\"caller\":\"c\",\"model\":\"m\",\"intent\":\"find the notes\",\"steps\":[],\"outcome\":\"ok\"}\n",
+    )
+    .unwrap();
+    common::succeeded(run(&["import", "plans"]).arg(&lines));
+    let next_day = 1_483_228_800;
+    let shown = common::succeeded(&mut run(&["history", "show", "leap1"]));
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.starts_with("leap1  2017-01-01T00:00:00Z"), "{shown}");
+    let json = json_of(&mut run(&["history", "show", "leap1", "--json"]));
+    assert_eq!(json["at"], next_day, "{json}");
+    let export = common::succeeded(&mut run(&["history", "export"]));
+    let export = String::from_utf8_lossy(&export.stdout);
+    assert!(
+        export.contains("\"at\":\"2017-01-01T00:00:00.500Z\""),
+        "{export}"
+    );
+    assert!(
+        export.contains("\"at\":\"2017-01-01T00:00:00Z\""),
+        "{export}"
+    );
+    assert!(!export.contains(":60"), "{export}");
+    // Read back, it is the same instant: a second import adds nothing.
+    let again = h.join("again.jsonl");
+    std::fs::write(&again, export.as_bytes()).unwrap();
+    let out = json_of(run(&["import", "plans", "--json"]).arg(&again));
+    assert_eq!(out["already_present"], 2, "{out}");
+}

@@ -450,3 +450,63 @@ fn a_log_that_cannot_be_written_is_said_once() {
         "the log is not changed"
     );
 }
+
+/// Tester 23 F2: a configured key quoted in an error — an import file holding it in the
+/// wrong column (`spend`, `outcome`) — went raw to stderr and into the log's "ended with an
+/// error". Every line ctxconsole writes on stderr or into the log passes the configured
+/// keys' redactor, whatever made it.
+#[test]
+fn a_key_quoted_in_an_error_is_redacted_on_stderr_and_in_the_log() {
+    const SECRET: &str = "sk-proj-LOGKEY1234567890abcdefABCDEF";
+    let home = common::keyed_workspace(KEY_ENV);
+    let h = home.path();
+    let litellm = h.join("spend.jsonl");
+    std::fs::write(
+        &litellm,
+        format!(
+            "{{\"request_id\":\"r1\",\"model\":\"m\",\"startTime\":\"2026-10-03T12:00:00\",\"spend\":\"{SECRET}\"}}\n"
+        ),
+    )
+    .unwrap();
+    let plans = h.join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        format!(
+            "{{\"at\":\"2026-10-03T12:00:00Z\",\"caller\":\"c\",\"model\":\"m\",\"intent\":\"i\",\"steps\":[],\"outcome\":\"{SECRET}\"}}\n"
+        ),
+    )
+    .unwrap();
+    let store = h.join("s.sqlite");
+    for (kind, file) in [("litellm", &litellm), ("plans", &plans)] {
+        let out = ctx(h)
+            .env(KEY_ENV, SECRET)
+            .args(["--log", "trace", "--store"])
+            .arg(&store)
+            .args(["import", kind])
+            .arg(file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            !stderr.contains("LOGKEY1234"),
+            "stderr holds the key: {stderr}"
+        );
+        assert!(stderr.contains("[REDACTED]"), "{stderr}");
+    }
+    let log = std::fs::read_to_string(log_file(h)).unwrap();
+    assert!(!log.contains("LOGKEY1234"), "the log holds the key:\n{log}");
+    let ended: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("ended with an error"))
+        .collect();
+    assert_eq!(ended.len(), 2, "{log}");
+    assert!(ended.iter().all(|l| l.contains("[REDACTED]")), "{log}");
+    let dry = common::json_of(
+        ctx(h)
+            .env(KEY_ENV, SECRET)
+            .args(["scrub", "--dry-run", "--json", "--store"])
+            .arg(&store),
+    );
+    assert_eq!(dry["logs"], serde_json::json!([]), "{dry}");
+}

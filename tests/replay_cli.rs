@@ -1104,3 +1104,98 @@ fn offline_replay_of_a_stream_that_broke_off_says_the_stored_failure() {
         "{text}"
     );
 }
+
+/// Tester 23 F3: offline replay of an imported tool-call answer (LiteLLM, OpenTelemetry) read
+/// the kept answer only as a live call's and fell back to the raw text, none for a tool-call
+/// answer: a plan stored ok with steps read "still failing — no_plan: an empty answer". The
+/// kept tool calls are decoded today, so it reads the plan it was stored with; an answer
+/// whose calls were read past (more than a plan holds steps) is still no plan.
+#[test]
+fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    common::succeeded(ctx(h).args([
+        "import",
+        "litellm",
+        "tests/data/litellm-logs/spend-logs.jsonl",
+    ]));
+    common::succeeded(ctx(h).args(["import", "traces", "tests/data/otel/genai-spans.jsonl"]));
+    for id in [
+        "litellm-chatcmpl-A2",
+        "otel-5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174",
+    ] {
+        let stored = show(h, id);
+        assert_eq!(stored["outcome"], "ok", "{stored:#}");
+        assert!(
+            stored["raw_response"].is_null(),
+            "a tool-call answer: {stored:#}"
+        );
+        let replay = json_of(ctx(h).args(["replay", id, "--offline", "--json"]));
+        let offline = &replay["offline"];
+        assert_eq!(offline["verdict"], "recovered", "{id}: {replay:#}");
+        assert!(offline["failure"].is_null(), "{id}: {replay:#}");
+        // The tools the model named, in order: a step's, or the one the guard demoted to
+        // `unknown` (a name no pack registers).
+        let plan = &offline["plan"];
+        let named: Vec<&str> = plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| match s["tool"].as_str().unwrap() {
+                "unknown" => plan["demoted"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|d| d["order"] == s["order"])
+                    .and_then(|d| d["named"].as_str())
+                    .unwrap(),
+                tool => tool,
+            })
+            .collect();
+        let stored_tools: Vec<&str> = stored["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["tool"].as_str().unwrap())
+            .collect();
+        assert!(!stored_tools.is_empty(), "{stored:#}");
+        assert_eq!(
+            named, stored_tools,
+            "{id}: the plan it was stored with: {replay:#}"
+        );
+        let text = ctx(h).args(["replay", id, "--offline"]).output().unwrap();
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(!text.contains("still failing"), "{id}: {text}");
+    }
+
+    // More calls than a plan holds steps: the first kept, the rest counted; still no plan.
+    let bound = ctxconsole::core::bounds::PLAN_STEPS;
+    let calls: Vec<_> = (0..bound + 3)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "fs.search", "arguments": "{\"q\": 1}"}})
+        })
+        .collect();
+    let row = serde_json::json!({
+        "request_id": "many", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+        "messages": [{"role": "user", "content": "search everything"}],
+        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": calls}}]}
+    });
+    let logs = h.join("many.jsonl");
+    std::fs::write(&logs, format!("{row}\n")).unwrap();
+    common::succeeded(ctx(h).args(["import", "litellm"]).arg(&logs));
+    let replay = json_of(ctx(h).args(["replay", "litellm-many", "--offline", "--json"]));
+    assert_eq!(replay["offline"]["verdict"], "still_failing", "{replay:#}");
+    assert_eq!(
+        replay["offline"]["failure"]["class"], "no_plan",
+        "{replay:#}"
+    );
+    assert!(
+        replay["offline"]["failure"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&bound.to_string()),
+        "{replay:#}"
+    );
+}

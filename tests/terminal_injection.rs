@@ -174,6 +174,23 @@ fn json_output_keeps_the_original_strings_exactly() {
         .unwrap();
     assert_eq!(exported["intent"], hostile("intent"));
     assert_eq!(exported["steps"][0]["tool"], hostile("tool"));
+    // Tester 23 F8: `--out FILE` wrote the bidi override raw (`cat` showed reordered text)
+    // while `--out -` wrote `\u202e`; a file holds the same bytes as standard output.
+    let to_stdout = run(&["history", "export", "--out", "-"]);
+    let file = home.path().join("export.jsonl");
+    let (code, _, err) = clean_run(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "export", "--out"])
+            .arg(&file),
+        "export --out FILE",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(!written.chars().any(dangerous), "{written}");
+    assert!(written.contains("\\u202e"), "{written}");
+    assert_eq!(written, to_stdout);
 }
 
 #[test]

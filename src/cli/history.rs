@@ -285,6 +285,11 @@ fn export(
     } else {
         history.export_plans(&mut buf)?
     };
+    // One text for a file and standard output: DEL, C1 and bidi characters written as
+    // `\uXXXX` (the same strings; tester 23 F8: a file held a bidi override raw, so `cat`
+    // showed the text reordered, while `--out -` escaped it).
+    let text = String::from_utf8_lossy(&buf);
+    let text = crate::cli::out::json_for_terminal(&text);
     // `--out -` is standard output, as `import plans -` is standard input (tester 21 F7: it
     // wrote a file named `-`).
     let out = out.filter(|o| o.path.as_os_str() != "-");
@@ -300,7 +305,7 @@ fn export(
                     what: "the workspace's output cache".into(),
                 },
             ];
-            write_output(&path, &buf, force, &protected)?;
+            write_output(&path, text.as_bytes(), force, &protected)?;
             crate::cli::out::eprint_line(&format!(
                 "wrote {n} {} to {}",
                 if executions { "executions" } else { "plans" },
@@ -308,7 +313,7 @@ fn export(
             ));
             Ok(())
         }
-        None => crate::cli::out::emit_json_text(&String::from_utf8_lossy(&buf)),
+        None => crate::cli::out::emit_json_text(&text),
     }
 }
 

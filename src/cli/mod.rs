@@ -156,6 +156,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         bodies: cli.log_bodies,
     };
     let dir = crate::workspace::resolve_dir(cli.workspace.as_deref())?;
+    // Every line written on stderr, into the log, to an MCP client or as a console note from
+    // now on has the configured keys taken out (tester 23 F2: an import error quoting a key
+    // in a file's `spend` column printed and logged it). A config that cannot be read
+    // configures no key: the command says why itself.
+    crate::llm::redact::set_output_keys(
+        crate::workspace::config_in(&dir)
+            .map(|config| crate::workspace::secrets_of(&config))
+            .unwrap_or_default(),
+    );
     crate::logging::init(&dir, &log)?;
     tracing::info!(command = command_name(cli.command.as_ref()), "start");
     let store = StoreChoice {

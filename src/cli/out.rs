@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use crate::core::terminal_text::{for_terminal, for_terminal_line, needs_escape};
+use crate::llm::redact::for_output;
 
 /// Text to stdout, made safe for a terminal (newlines and tabs kept).
 pub fn emit(text: &str) -> anyhow::Result<()> {
@@ -49,17 +50,19 @@ fn content_for(text: &str, terminal: bool) -> Cow<'_, str> {
 }
 
 /// One line on stderr (a note, a warning, progress, the final error), made safe for a
-/// terminal. Errors writing it are ignored: stderr is where they would be reported.
+/// terminal, with every configured key as `[REDACTED]` ([`for_output`]: an error may quote
+/// any value a file held). Errors writing it are ignored: stderr is where they would be
+/// reported.
 pub fn eprint_line(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{}", for_terminal(text));
+    let _ = writeln!(err, "{}", for_terminal(&for_output(text)));
 }
 
 /// A status line on a terminal's stderr, redrawn in place (`\r`, clear line): the text is
-/// kept to one line.
+/// kept to one line, and passes the configured keys' redactor as [`eprint_line`]'s does.
 pub fn status_line(text: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "\r\x1b[2K{}", for_terminal_line(text));
+    let _ = write!(err, "\r\x1b[2K{}", for_terminal_line(&for_output(text)));
     let _ = err.flush();
 }
 

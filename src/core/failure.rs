@@ -486,6 +486,65 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
     )
 }
 
+/// The reply a plan's kept answer reads back as, for today's decoder (offline replay), and
+/// the count of tool calls it read past and did not keep: a live call's (`{"reply": …}`) is
+/// its reply; an imported call's (`{"source": …}`, as `import traces` and `import litellm`
+/// keep it) is its raw response (`raw_response`: its text, a reasoning folded in as
+/// `<think>`), its kept tool calls, other choices, what was not read, and its finish reason
+/// (else `finish_reason`, the plan's) — what the import read the plan from. Anything else
+/// (an older row, no answer) is the raw response and `finish_reason` alone. An imported
+/// answer had been read as the raw text alone, so a tool-call answer stored ok replayed as
+/// "no_plan: an empty answer" (tester 23 F3).
+pub fn kept_reply(
+    answer: Option<&Value>,
+    raw_response: Option<&str>,
+    finish_reason: Option<&str>,
+) -> (Reply, usize) {
+    let text_alone = Reply {
+        content: raw_response.map(str::to_string),
+        finish_reason: finish_reason.map(str::to_string),
+        ..Reply::default()
+    };
+    let Some(answer) = answer else {
+        return (text_alone, 0);
+    };
+    if let Some(reply) = answer.get("reply") {
+        return (Reply::deserialize(reply).unwrap_or(text_alone), 0);
+    }
+    let Value::Object(o) = answer else {
+        return (text_alone, 0);
+    };
+    if kept_answer_problem(answer).is_some() {
+        return (text_alone, 0);
+    }
+    let tool_calls = o
+        .get("tool_calls")
+        .and_then(|c| Vec::<ToolCall>::deserialize(c).ok())
+        .unwrap_or_default();
+    let not_kept = o
+        .get("tool_calls_not_kept")
+        .and_then(Value::as_u64)
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let reply = Reply {
+        tool_calls,
+        finish_reason: o
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or(text_alone.finish_reason.clone()),
+        other_choices: o
+            .get("other_choices")
+            .and_then(Value::as_u64)
+            .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+        not_read: o
+            .get("not_read")
+            .and_then(|n| Vec::<String>::deserialize(n).ok())
+            .unwrap_or_default(),
+        ..text_alone
+    };
+    (reply, not_kept)
+}
+
 /// The parts of a kept answer (a plan's `answer` column) that its text does not show, one
 /// line each, for the views that print the raw response (`history show`, the console's plan
 /// view): a live call's (`{"reply": …, "partial": …}`) its tool calls (name and arguments),

@@ -38,9 +38,21 @@ pub fn timestamp_out_of_range(text: &str, secs: i64) -> Option<String> {
 
 /// The nanoseconds past the whole second of an RFC 3339 timestamp (`…00.300Z` → 300,000,000);
 /// 0 for Unix seconds, a whole second, or text that is not one (its error is the reader's).
-/// Two spellings of one instant (`Z`, `+01:00`, `.000`) give the same.
+/// Two spellings of one instant (`Z`, `+01:00`, `.000`) give the same. A leap second's are
+/// those past the next second ([`unix_seconds`]).
 pub fn subsecond_nanos(text: &str) -> u32 {
-    DateTime::parse_from_rfc3339(text.trim()).map_or(0, |t| t.timestamp_subsec_nanos())
+    DateTime::parse_from_rfc3339(text.trim()).map_or(0, |t| t.timestamp_subsec_nanos() % NANOS)
+}
+
+const NANOS: u32 = 1_000_000_000;
+
+/// The Unix seconds of `t`, a leap second (`23:59:60.5Z`, which chrono gives as the second
+/// before with a second or more of nanoseconds) folded into the next second, as POSIX's
+/// formula and [`parse_timestamp_millis`] count it: `2017-01-01T00:00:00.5Z`. Every surface then says
+/// one time — `history show` had said `23:59:59Z` and `export` `23:59:60.500Z` (tester 23
+/// F11) — and it reads back as itself.
+fn unix_seconds<Tz: chrono::TimeZone>(t: &DateTime<Tz>) -> i64 {
+    t.timestamp() + i64::from(t.timestamp_subsec_nanos() >= NANOS)
 }
 
 /// Seconds since the epoch of an RFC 3339 timestamp only (no Unix seconds): for input
@@ -48,7 +60,7 @@ pub fn subsecond_nanos(text: &str) -> u32 {
 pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
     let s = text.trim();
     DateTime::parse_from_rfc3339(s)
-        .map(|t| t.timestamp())
+        .map(|t| unix_seconds(&t))
         .map_err(|e| {
             format!(
                 "{} is not an RFC 3339 timestamp (like 2026-10-03T12:00:00Z): {e}",
@@ -93,7 +105,7 @@ pub fn parse_http_date(text: &str) -> Result<i64, String> {
         "%b %e %H:%M:%S %Y",
     ] {
         if let Some(t) = date.and_then(|d| chrono::NaiveDateTime::parse_from_str(d, format).ok()) {
-            return Ok(t.and_utc().timestamp());
+            return Ok(unix_seconds(&t.and_utc()));
         }
     }
     Err(format!(
@@ -164,6 +176,35 @@ mod tests {
         assert_eq!(format_minute(1_791_028_800), "2026-10-03 12:00");
     }
 
+    /// Tester 23 F11: a leap second is the next second, by every reader and with its
+    /// fraction, so it is written back as the time it was read as.
+    #[test]
+    fn a_leap_second_is_folded_into_the_next_second() {
+        let next_day = 1_483_228_800;
+        for (text, nanos) in [
+            ("2016-12-31T23:59:60Z", 0),
+            ("2016-12-31T23:59:60.5Z", 500_000_000),
+            ("2017-01-01T00:59:60.5+01:00", 500_000_000),
+        ] {
+            assert_eq!(parse_timestamp(text), Ok(next_day), "{text}");
+            assert_eq!(subsecond_nanos(text), nanos, "{text}");
+            assert_eq!(
+                parse_timestamp_millis(text),
+                Ok(next_day * 1000 + i64::from(nanos / 1_000_000)),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            format_timestamp_nanos(next_day, 500_000_000),
+            "2017-01-01T00:00:00.500Z"
+        );
+        assert_eq!(
+            parse_http_date("Sat, 31 Dec 2016 23:59:60 GMT"),
+            Ok(next_day)
+        );
+        assert_eq!(parse_timestamp("2016-12-31T23:59:59.5Z"), Ok(next_day - 1));
+    }
+
     #[test]
     fn rejects_what_is_not_a_timestamp() {
         for bad in [
@@ -200,9 +241,10 @@ mod tests {
 
     #[test]
     fn leap_seconds_lowercase_and_space_separator() {
+        // POSIX's count: 23:59:60 is the next day's 00:00:00.
         assert_eq!(
             parse_timestamp("2016-12-31T23:59:60Z"),
-            parse_timestamp("2016-12-31T23:59:59Z")
+            parse_timestamp("2017-01-01T00:00:00Z")
         );
         assert_eq!(parse_timestamp("2026-10-03t12:00:00z"), Ok(1_791_028_800));
         assert_eq!(parse_timestamp("2026-10-03 12:00:00Z"), Ok(1_791_028_800));

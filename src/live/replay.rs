@@ -16,7 +16,8 @@ use crate::core::assemble::ChatMessage;
 use crate::core::budget::{Tier, effective_row};
 use crate::core::compare::Arm;
 use crate::core::failure::{
-    Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, read_reply,
+    Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, kept_reply,
+    read_reply, read_reply_owning,
 };
 use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
@@ -134,7 +135,19 @@ pub fn class_change_reason(stored: &str, today: &str) -> Option<&'static str> {
 
 /// Read a reply as a plan and guard it.
 fn read_plan(reply: &Reply, guard: &PlanGuard) -> (Reading<GuardedPlan>, Outcome) {
-    let reading = read_reply(reply, |v| steps_from(v).map(|steps| guard.check(steps)));
+    read_plan_past(reply, 0, guard)
+}
+
+/// [`read_plan`] of a reply whose tool calls past `calls_not_kept` were read past and not
+/// kept (an imported answer's: more calls than a plan holds steps are no plan).
+fn read_plan_past(
+    reply: &Reply,
+    calls_not_kept: usize,
+    guard: &PlanGuard,
+) -> (Reading<GuardedPlan>, Outcome) {
+    let reading = read_reply_owning(reply, calls_not_kept, |v| {
+        steps_from(&v).map(|steps| guard.check(steps))
+    });
     let outcome = reading
         .value
         .as_ref()
@@ -173,21 +186,15 @@ pub fn replay_offline(plan: &PlanRecord, guard: &PlanGuard) -> OfflineReplay {
         out.failure = Some(Failure::new(class, detail));
         return out;
     }
-    // The whole answer when the row kept it; else what older rows kept: the raw text
-    // (a reasoning field folded in as <think>) and the finish reason.
-    let stored = plan
-        .answer
-        .as_ref()
-        .and_then(|a| serde_json::from_value::<StoredAnswer>(a.clone()).ok());
-    let reply = match stored {
-        Some(a) => a.reply,
-        None => Reply {
-            content: plan.raw_response.clone(),
-            finish_reason: plan.finish_reason.clone(),
-            ..Reply::default()
-        },
-    };
-    let (reading, _) = read_plan(&reply, guard);
+    // The whole answer when the row kept it — a live call's reply, or what an import read
+    // the plan from (its kept tool calls among it) —; else what older rows kept: the raw
+    // text (a reasoning field folded in as <think>) and the finish reason.
+    let (reply, calls_not_kept) = kept_reply(
+        plan.answer.as_ref(),
+        plan.raw_response.as_deref(),
+        plan.finish_reason.as_deref(),
+    );
+    let (reading, _) = read_plan_past(&reply, calls_not_kept, guard);
     out.stage = reading.stage;
     out.failure = reading.failure;
     out.verdict = if reading.value.is_some() {

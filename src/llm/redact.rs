@@ -713,6 +713,36 @@ impl Secrets {
     }
 }
 
+/// The keys configured for this run, for every text ctxconsole writes out on its own: what
+/// [`for_output`] takes out. Set once at the command line's edge ([`set_output_keys`]) from
+/// the workspace's config; none when it could not be read (then nothing is configured).
+static OUTPUT_KEYS: std::sync::RwLock<Option<std::sync::Arc<Secrets>>> =
+    std::sync::RwLock::new(None);
+
+/// From now on [`for_output`] takes `secrets` out of what is written.
+pub fn set_output_keys(secrets: Secrets) {
+    let mut kept = OUTPUT_KEYS
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *kept = secrets.is_active().then(|| std::sync::Arc::new(secrets));
+}
+
+/// `text` as it may leave ctxconsole on a line of its own — stderr, the log, an MCP error, a
+/// console note — with every configured key ([`set_output_keys`]) as [`MARKER`]. The sinks
+/// call it, not the code that words a message: an error can quote any value a file or a
+/// server gave (tester 23 F2: an import file holding the key in its `spend` column had the key
+/// printed and logged in "ended with an error").
+pub fn for_output(text: &str) -> std::borrow::Cow<'_, str> {
+    let keys = OUTPUT_KEYS
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    match keys.map(|secrets| secrets.text(text)) {
+        Some(redacted) if redacted != text => std::borrow::Cow::Owned(redacted),
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

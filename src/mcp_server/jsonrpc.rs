@@ -36,14 +36,19 @@ pub struct Refusal {
 /// ([`crate::core::terminal_text::for_terminal_line`]), since clients print these to a
 /// terminal and the text often holds the client's own input (tester 20 F13: an OSC title
 /// and a screen clear came back raw). The one place: every error the handler gives passes
-/// here (the handler's methods and [`Refusal`]'s wire form).
+/// here (the handler's methods and [`Refusal`]'s wire form). Every configured key in them is
+/// `[REDACTED]` ([`crate::llm::redact::for_output`]), as on stderr and in the log.
 pub fn for_client(mut e: ErrorData) -> ErrorData {
+    /// `text` as it goes out, when that differs from it.
+    fn safe(text: &str) -> Option<String> {
+        let redacted = crate::llm::redact::for_output(text);
+        let shown = crate::core::terminal_text::for_terminal_line(&redacted);
+        (shown != text).then(|| shown.into_owned())
+    }
     fn escape(v: &mut Value) {
         match v {
             Value::String(s) => {
-                if let std::borrow::Cow::Owned(safe) =
-                    crate::core::terminal_text::for_terminal_line(s)
-                {
+                if let Some(safe) = safe(s) {
                     *s = safe;
                 }
             }
@@ -53,18 +58,14 @@ pub fn for_client(mut e: ErrorData) -> ErrorData {
                     .into_iter()
                     .map(|(k, mut v)| {
                         escape(&mut v);
-                        (
-                            crate::core::terminal_text::for_terminal_line(&k).into_owned(),
-                            v,
-                        )
+                        (safe(&k).unwrap_or(k), v)
                     })
                     .collect();
             }
             _ => {}
         }
     }
-    if let std::borrow::Cow::Owned(safe) = crate::core::terminal_text::for_terminal_line(&e.message)
-    {
+    if let Some(safe) = safe(&e.message) {
         e.message = safe.into();
     }
     if let Some(data) = &mut e.data {
@@ -426,6 +427,23 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 23 F2: an error quoting a configured key (a value the client sent, a file's
+    /// column) reaches the client with `[REDACTED]` in its place, message and data alike.
+    #[test]
+    fn a_configured_key_in_an_error_goes_to_the_client_redacted() {
+        const KEY: &str = "sk-test-JSONRPC-9137-only-this-test";
+        crate::llm::redact::set_output_keys(crate::llm::redact::Secrets::of_keys([KEY]));
+        let e = for_client(ErrorData::invalid_params(
+            format!("argument `plan_id`: no plan '{KEY}'"),
+            Some(serde_json::json!({"argument": "plan_id", "value": KEY})),
+        ));
+        crate::llm::redact::set_output_keys(crate::llm::redact::Secrets::default());
+        let all = serde_json::to_string(&e).unwrap();
+        assert!(!all.contains("JSONRPC-9137"), "{all}");
+        assert!(e.message.contains("no plan '[REDACTED]'"), "{}", e.message);
+        assert_eq!(e.data.unwrap()["value"], "[REDACTED]");
+    }
 
     #[test]
     fn the_cut_names_the_argument_and_keeps_the_id() {

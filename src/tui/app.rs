@@ -122,7 +122,7 @@ impl State {
     }
 
     /// The console's status in full, one `(label, text)` each (outside text: shown when
-    /// drawn): the semantic layer, the answers waiting to be stored, every note.
+    /// drawn): the semantic layer, the answers waiting to be stored, every note ([`State::note`]).
     pub fn status_entries(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         if let Some(line) = self.semantic.line(None) {
@@ -132,10 +132,21 @@ impl State {
             out.push(("answers".to_string(), line));
         }
         let count = self.notes.len();
-        for (i, note) in self.notes.iter().enumerate() {
-            out.push((format!("note {}/{count}", i + 1), note.clone()));
+        for i in 0..count {
+            out.push((
+                format!("note {}/{count}", i + 1),
+                self.note(i).unwrap_or_default(),
+            ));
         }
         out
+    }
+
+    /// Note `i` as the console shows it: every configured key as `[REDACTED]`, as on stderr
+    /// and in the log (a note may quote an error, and an error any value a file held).
+    pub fn note(&self, i: usize) -> Option<String> {
+        self.notes
+            .get(i)
+            .map(|n| crate::llm::redact::for_output(n).into_owned())
     }
 
     /// The calls in flight that pay for an answer (a send, a live replay): the handles

@@ -173,7 +173,7 @@ pub fn draw_status(frame: &mut Frame, area: Rect, state: &State, keymap: &Keymap
         spans.push(Span::styled("  · ", theme.muted));
     }
     spans.push(Span::styled(status_hint(state, keymap), theme.muted));
-    if let Some(first) = state.notes.first() {
+    if let Some(first) = state.note(0) {
         let whole = help_key
             .as_deref()
             .map(|k| format!(" ({k} shows all)"))
