@@ -161,7 +161,7 @@ fn preview_prints_the_window_on_one_plain_line_that_agrees_with_the_json() {
     let line = window_line(&text);
     let json = json_of(ctx(home.path()).args(args).arg("--json"));
 
-    // window 25,500 = input 24,000 + output 1,500 [scccc…aa…oo…....] s system …
+    // window 25,500 = input 24,000 + output 1,500 [scccc…aa…oo…....] s system+framing …
     let row = json_of(ctx(home.path()).args([
         "budgets",
         "--model",
@@ -214,7 +214,7 @@ fn preview_prints_the_window_on_one_plain_line_that_agrees_with_the_json() {
     );
     assert_eq!(legend_tokens(line, 'o', "output reserve"), output);
     let input_tokens = json["request"]["input_tokens"].as_u64().unwrap() as usize;
-    let system = legend_tokens(line, 's', "system");
+    let system = legend_tokens(line, 's', "system+framing");
     let free = legend_tokens(line, '.', "free");
     assert_eq!(
         system
