@@ -775,18 +775,7 @@ fn an_answer_past_the_bound_of_steps_keeps_the_first_calls_and_says_so() {
     let home = tempfile::tempdir().unwrap();
     let bound = ctxconsole::core::bounds::PLAN_STEPS;
     let n = bound + 3;
-    let calls: Vec<_> = (0..n)
-        .map(|i| {
-            serde_json::json!({"id": format!("c{i}"), "type": "function",
-            "function": {"name": "fs.search", "arguments": "{\"q\": 1}"}})
-        })
-        .collect();
-    let row = serde_json::json!({
-        "request_id": "many", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
-        "messages": [{"role": "user", "content": "search everything"}],
-        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
-            "tool_calls": calls}}]}
-    });
+    let row = common::litellm_row_with_calls(n);
     let logs = home.path().join("spend.jsonl");
     std::fs::write(&logs, format!("{row}\n")).unwrap();
     let parts: Vec<_> = (0..n)

@@ -1170,18 +1170,7 @@ fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
 
     // More calls than a plan holds steps: the first kept, the rest counted; still no plan.
     let bound = ctxconsole::core::bounds::PLAN_STEPS;
-    let calls: Vec<_> = (0..bound + 3)
-        .map(|i| {
-            serde_json::json!({"id": format!("c{i}"), "type": "function",
-            "function": {"name": "fs.search", "arguments": "{\"q\": 1}"}})
-        })
-        .collect();
-    let row = serde_json::json!({
-        "request_id": "many", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
-        "messages": [{"role": "user", "content": "search everything"}],
-        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
-            "tool_calls": calls}}]}
-    });
+    let row = common::litellm_row_with_calls(bound + 3);
     let logs = h.join("many.jsonl");
     std::fs::write(&logs, format!("{row}\n")).unwrap();
     common::succeeded(ctx(h).args(["import", "litellm"]).arg(&logs));

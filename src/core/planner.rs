@@ -307,6 +307,13 @@ impl ContextPlan {
         self.allowlist.iter().any(|t| t == tool)
     }
 
+    /// The hint line (when there is one) saying `kept` tools of the catalog's.
+    pub fn recount_hint(&mut self, kept: usize) {
+        if self.hint.is_some() {
+            self.hint = Some(hint_line(&self.categories, kept, self.total, self.thinking));
+        }
+    }
+
     /// `kept as the ranker's best, outside research: fs.write`, as every screen says it;
     /// `None` when the categories' tools were all that was kept.
     pub fn ranked_in_line(&self) -> Option<String> {
@@ -637,14 +644,7 @@ impl Planner {
             .collect();
         plan.kept = plan.allowlist.len();
         plan.ranked_in = ranked_in;
-        if plan.hint.is_some() {
-            plan.hint = Some(hint_line(
-                &plan.categories,
-                plan.kept,
-                plan.total,
-                plan.thinking,
-            ));
-        }
+        plan.recount_hint(plan.kept);
     }
 }
 

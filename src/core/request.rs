@@ -18,7 +18,7 @@ use crate::core::gate::{
     content_ref, detect_kind,
 };
 use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
-use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE, hint_line};
+use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE};
 use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
@@ -696,14 +696,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         plan.allowlist = names.iter().map(|n| n.to_string()).collect();
         plan.kept = plan.total;
         plan.full_set_reason = Some(format!("A/B arm {}: no planner narrowing", inp.arm));
-        if plan.hint.is_some() {
-            plan.hint = Some(hint_line(
-                &plan.categories,
-                plan.kept,
-                plan.total,
-                plan.thinking,
-            ));
-        }
+        plan.recount_hint(plan.kept);
     }
     if inp.arm == Arm::NoHint {
         plan.hint = None;
@@ -848,17 +841,6 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed))
     };
 
-    // The hint counts the entries the catalog sends, not the planner's allowlist (tester 12
-    // T12-2: "tools: 60/60" beside 55 entries). It was counted above with the allowlist's
-    // count, which has at least as many digits: what is sent is never over what was counted.
-    if plan.hint.is_some() {
-        plan.hint = Some(hint_line(
-            &plan.categories,
-            compacted.kept.len(),
-            plan.total,
-            plan.thinking,
-        ));
-    }
     let stage = compacted.trim.steps_applied as usize;
     let mut rank_of = vec![None; catalog.len()];
     for (place, s) in ranking.order.iter().enumerate() {
@@ -894,6 +876,10 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .map(|&i| catalog.entry_name(i).to_string())
         .collect();
 
+    // The hint counts the entries the catalog sends, not the planner's allowlist (tester 12
+    // T12-2: "tools: 60/60" beside 55 entries). It was counted above with the allowlist's
+    // count, which has at least as many digits: what is sent is never over what was counted.
+    plan.recount_hint(compacted.kept.len());
     let request = assemble(&RequestInputs {
         model: &effective.model,
         row,

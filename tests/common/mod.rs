@@ -175,3 +175,19 @@ pub fn sent_text(preview: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A LiteLLM spend-log row (request id `many`) whose answer calls `fs.search` `n` times.
+pub fn litellm_row_with_calls(n: usize) -> Value {
+    let calls: Vec<Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "type": "function",
+            "function": {"name": "fs.search", "arguments": "{\"q\": 1}"}})
+        })
+        .collect();
+    serde_json::json!({
+        "request_id": "many", "model": "gpt-4o-mini", "startTime": "2026-10-03T12:05:00",
+        "messages": [{"role": "user", "content": "search everything"}],
+        "response": {"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": calls}}]}
+    })
+}
