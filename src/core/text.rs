@@ -632,6 +632,33 @@ fn is_space_separator(c: char) -> bool {
     )
 }
 
+/// The scripts whose letters print alike (`а` Cyrillic and `a` Latin, `ο` Greek and `o`),
+/// named for a note.
+fn look_alike_script(c: char) -> Option<&'static str> {
+    match c {
+        'a'..='z' | 'A'..='Z' | '\u{C0}'..='\u{24F}' | '\u{1E00}'..='\u{1EFF}' => Some("Latin"),
+        '\u{370}'..='\u{3FF}' | '\u{1F00}'..='\u{1FFF}' => Some("Greek"),
+        '\u{400}'..='\u{52F}' => Some("Cyrillic"),
+        _ => None,
+    }
+}
+
+/// The two scripts a name mixes when its letters come from more than one of Latin, Greek
+/// and Cyrillic, whose letters print alike (`web_s\u{435}arch`, a Cyrillic `е` in a Latin
+/// name, prints as `web_search`: tester 19 F4). A name in one script, or in none of them
+/// (`検索`), is `None`.
+pub fn mixed_scripts(name: &str) -> Option<(&'static str, &'static str)> {
+    let mut first: Option<&'static str> = None;
+    for script in name.chars().filter_map(look_alike_script) {
+        match first {
+            None => first = Some(script),
+            Some(f) if f != script => return Some((f, script)),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
 /// `text` with every character but printable ASCII (and the backslash) escaped as
 /// `\u{e9}`: how two names that print alike are told apart (`caf\u{e9}` beside
 /// `cafe\u{301}`). Two different texts never spell out alike.

@@ -565,6 +565,24 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             "{origin}: '{name}' appears {n} times ({alike}each is sent; a plan naming it cannot say which)"
         ));
     }
+    // A name mixing scripts whose letters print alike reads as another name (tester 19 F4:
+    // `web_s\u{435}arch` beside `web_search`): named spelled out, at most REPEATED_NAMED.
+    let mixed: Vec<(&str, (&str, &str))> = guide
+        .entry_names()
+        .filter_map(|(name, _)| crate::core::text::mixed_scripts(name).map(|m| (name, m)))
+        .collect();
+    for (name, (a, b)) in mixed.iter().take(REPEATED_NAMED) {
+        warnings.push(format!(
+            "{origin}: '{}' mixes {a} and {b} letters, which print alike: it reads as another name to an operator and to a model",
+            crate::core::text::spelled_out(name)
+        ));
+    }
+    if mixed.len() > REPEATED_NAMED {
+        warnings.push(format!(
+            "{origin}: {} more names mix Latin, Greek or Cyrillic letters",
+            mixed.len() - REPEATED_NAMED
+        ));
+    }
     if let Some(more) = repeated
         .len()
         .checked_sub(REPEATED_NAMED)
@@ -694,6 +712,26 @@ mod tests {
         assert_eq!(
             crate::core::terminal_text::for_terminal("send\u{fff9}mail"),
             "send\\u{fff9}mail"
+        );
+    }
+
+    /// Tester 19 F4: `web_s\u{435}arch` (a Cyrillic `е`) prints as `web_search` and got no
+    /// note. A name mixing Latin, Greek or Cyrillic letters is named, spelled out; a name in
+    /// one script, or in another script altogether, is not.
+    #[test]
+    fn a_name_mixing_scripts_that_print_alike_is_named() {
+        let text = r#"{"tools":[
+            {"name":"web_search","description":"A."},
+            {"name":"web_s\u0435arch","description":"B."},
+            {"name":"\u043f\u043e\u0438\u0441\u043a","description":"C."},
+            {"name":"\u691c\u7d22_search","description":"D."},
+            {"name":"caf\u00e9","description":"E."}]}"#;
+        let c = parse_catalog(text, "c.json").unwrap();
+        assert_eq!(
+            c.warnings,
+            [
+                "c.json: 'web_s\\u{435}arch' mixes Latin and Cyrillic letters, which print alike: it reads as another name to an operator and to a model"
+            ]
         );
     }
 
