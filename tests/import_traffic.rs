@@ -1196,3 +1196,138 @@ fn a_configured_key_in_a_traces_ids_or_a_spend_logs_end_user_is_not_stored() {
     assert!(!kept.contains(trace_id), "{kept}");
     assert!(kept.contains("\"caller\":\"u-[REDACTED]\""), "{kept}");
 }
+
+/// An OTLP JSON traces line of `spans`, from service `agent`.
+fn otel_line(spans: Vec<serde_json::Value>) -> String {
+    serde_json::json!({"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "agent"}}]},
+        "scopeSpans": [{"spans": spans}]}]})
+    .to_string()
+}
+
+/// A chat span of `trace` at `second`s past 12:00 planning `tool`.
+fn otel_chat(trace: &str, span: &str, second: u64, tool: &str) -> serde_json::Value {
+    let out = serde_json::json!([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": tool, "arguments": {}}]}]);
+    serde_json::json!({"traceId": trace, "spanId": span,
+        "startTimeUnixNano": ((1_791_028_800 + second) * 1_000_000_000).to_string(),
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": out.to_string()}}]})
+}
+
+/// An `execute_tool` span of `trace` at `second`s past 12:00 running `tool`.
+fn otel_tool(trace: &str, span: &str, second: u64, tool: &str) -> serde_json::Value {
+    serde_json::json!({"traceId": trace, "spanId": span,
+        "startTimeUnixNano": ((1_791_028_800 + second) * 1_000_000_000).to_string(),
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": tool}}]})
+}
+
+/// What a store says of its plans and runs: drift, groups, and every execution's link.
+fn figures(home: &Path) -> (serde_json::Value, serde_json::Value, String) {
+    let out = home.join("runs.jsonl");
+    export_to(home, &out, true);
+    let runs = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(out).unwrap();
+    (
+        view(home, "--drift", "otel"),
+        view(home, "--groups", "otel"),
+        runs,
+    )
+}
+
+/// Tester 23 F1: chat and `execute_tool` spans split across two files (a Collector's
+/// rotation between them) were never linked by trace: the runs were stored linked to no
+/// plan and counted for whichever plan the caller made last, in either order, and the
+/// import said nothing (or that the run started before every chat of its trace, with one
+/// stored). Now a run is linked among every chat of its trace the store holds, and one
+/// stored before its chat is linked when the chat arrives: either order ends as one file.
+#[test]
+fn otel_spans_split_across_files_link_by_trace_as_one_file_does() {
+    let (a, b) = ("a1".repeat(16), "b2".repeat(16));
+    // Trace A plans fs.search; trace B, a second later, mail.send; then A's tool runs.
+    // Trace A's second chat (mail.send) comes after the run, in the second file.
+    let chats = otel_line(vec![
+        otel_chat(&a, &"0a".repeat(8), 0, "fs.search"),
+        otel_chat(&b, &"0b".repeat(8), 1, "mail.send"),
+    ]);
+    let tools = otel_line(vec![
+        otel_tool(&a, &"1a".repeat(8), 2, "fs.search"),
+        otel_chat(&a, &"0c".repeat(8), 10, "mail.send"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second, whole) = (
+        dir.path().join("rot1.jsonl"),
+        dir.path().join("rot2.jsonl"),
+        dir.path().join("whole.jsonl"),
+    );
+    std::fs::write(&first, format!("{chats}\n")).unwrap();
+    std::fs::write(&second, format!("{tools}\n")).unwrap();
+    std::fs::write(&whole, format!("{chats}\n{tools}\n")).unwrap();
+    let import = |home: &Path, file: &Path| {
+        json_of(ctx(home).args(["import", "traces", "--json"]).arg(file))
+    };
+
+    let one = tempfile::tempdir().unwrap();
+    import(one.path(), &whole);
+    let want = figures(one.path());
+    let linked = format!("\"plan_id\":\"otel-{a}-{}\"", "0a".repeat(8));
+    assert!(want.2.contains(&linked), "{}", want.2);
+
+    // Chats first, then the run: linked to the chat the store holds.
+    let split = tempfile::tempdir().unwrap();
+    import(split.path(), &first);
+    let report = import(split.path(), &second);
+    assert_eq!(report["before_every_chat"], 0, "{report}");
+    assert_eq!(report["no_chat_span"], 0, "{report}");
+    assert_eq!(figures(split.path()), want);
+    // The whole set again is already present, not a conflict.
+    let again = import(split.path(), &whole);
+    assert_eq!(again["already_present"], 4, "{again}");
+    assert_eq!(figures(split.path()), want);
+
+    // The run first: kept unlinked, said so, and linked when its chat arrives.
+    let rev = tempfile::tempdir().unwrap();
+    let only_run = dir.path().join("run.jsonl");
+    std::fs::write(
+        &only_run,
+        format!(
+            "{}\n",
+            otel_line(vec![otel_tool(&a, &"1a".repeat(8), 2, "fs.search")])
+        ),
+    )
+    .unwrap();
+    let out = common::succeeded(ctx(rev.path()).args(["import", "traces"]).arg(&only_run));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execute_tool span's trace has no chat span in the store"),
+        "{said}"
+    );
+    let out = common::succeeded(ctx(rev.path()).args(["import", "traces"]).arg(&first));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execute_tool span stored before now linked to a chat span"),
+        "{said}"
+    );
+    import(rev.path(), &second);
+    assert_eq!(figures(rev.path()), want);
+    assert_eq!(import(rev.path(), &whole)["already_present"], 4);
+
+    // A run whose trace's every stored chat started after it is said so, truly.
+    let late = tempfile::tempdir().unwrap();
+    let late_chat = dir.path().join("late.jsonl");
+    std::fs::write(
+        &late_chat,
+        format!(
+            "{}\n",
+            otel_line(vec![otel_chat(&a, &"0c".repeat(8), 10, "mail.send")])
+        ),
+    )
+    .unwrap();
+    import(late.path(), &late_chat);
+    let report = import(late.path(), &only_run);
+    assert_eq!(report["before_every_chat"], 1, "{report}");
+}

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::core::bounds::{self, finite_in, int_in};
@@ -99,15 +99,13 @@ pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
 pub const OUTPUT_NOT_RECORDED: &str = "output_not_recorded";
 
 /// What a streamed traffic import read beside the plans it handed on: the records read
-/// (spans or rows), and the executions, linked one at a time as they are taken, once the
-/// last line is read.
+/// (spans or rows), and the executions (`execute_tool` spans), each with its trace, handed
+/// on after the last line is read. The store links each to its chat ([`chat_of_run`]):
+/// it holds every chat of the trace, whichever file brought it.
 #[derive(Debug, Default)]
 pub struct StreamRead {
     pub records: usize,
     pub executions: Executions,
-    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
-    /// linked to no plan (an execution cannot follow a plan made after it).
-    pub before_every_chat: usize,
 }
 
 fn content_error(origin: String, message: impl Into<String>) -> CoreError {
@@ -365,7 +363,7 @@ fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, Core
     Ok(id.to_ascii_lowercase())
 }
 
-/// The plan id of an OpenTelemetry chat span.
+/// The plan id of an OpenTelemetry chat span, and the execution id of an `execute_tool` one.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
 }
@@ -374,20 +372,47 @@ pub fn otel_plan_id(trace: &str, span: &str) -> String {
 /// line read span by span as the parser reaches it (only the fields and attributes used are
 /// kept, never a tree of the whole line: [`SPAN_ATTRIBUTES`]), so a line of any size costs
 /// about itself. Chat spans are plans, handed on as each is read; `execute_tool` spans are
-/// executions, kept as a few fields each (names and trace ids shared, not copied) until
-/// every chat is known ([`OtelReader::finish`]), then linked to the latest chat span of the
-/// same trace that started at or before them (none when every chat of the trace started
-/// after it: an execution cannot follow a plan made after it, and those are counted). Other
-/// spans are counted and left.
+/// executions, kept as a few fields each (names and trace ids shared, not copied) and
+/// handed on with their trace once the last line is read ([`OtelReader::finish`]), for the
+/// store to link each to the latest chat span of its trace that started at or before it
+/// ([`chat_of_run`]) among every chat it holds, this file's and earlier imports' (tester 23
+/// F1: a Collector's rotation between a chat and its tool spans had left them unlinked).
+/// Other spans are counted and left.
 #[derive(Debug, Default)]
 pub struct OtelReader {
-    /// trace → (start, span id) of its chat spans.
-    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
     tools: Vec<ToolSpan>,
     /// Spans read, for the report.
     records: usize,
     /// Trace ids, tool names, callers and sessions, each held once.
     names: HashSet<Arc<str>>,
+}
+
+/// The plan ids of a trace's chat spans, and the execution ids of its `execute_tool` spans,
+/// sort from `.0` (included) to `.1` (excluded): the range a store looks a trace up in.
+pub fn otel_trace_ids(trace: &str) -> (String, String) {
+    (format!("otel-{trace}-"), format!("otel-{trace}."))
+}
+
+/// The trace of an OpenTelemetry plan or execution id ([`otel_plan_id`]).
+pub fn otel_trace_of(id: &str) -> Option<&str> {
+    let (trace, span) = id.strip_prefix("otel-")?.split_once('-')?;
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(trace) && hex(span)).then_some(trace)
+}
+
+/// The chat span an `execute_tool` span that started at `at` (seconds, nanoseconds) is a
+/// run of, among the chat spans of its trace (`chats`: start and plan id): the latest that
+/// started at or before it, the greater id of two at one instant; none when every one
+/// started after it (an execution cannot follow a plan made after it) or there is none.
+pub fn chat_of_run<'a>(
+    chats: impl IntoIterator<Item = ((i64, u32), &'a str)>,
+    at: (i64, u32),
+) -> Option<&'a str> {
+    chats
+        .into_iter()
+        .filter(|(start, _)| *start <= at)
+        .max()
+        .map(|(_, id)| id)
 }
 
 /// An `execute_tool` span waiting for its trace's chats.
@@ -481,60 +506,49 @@ impl OtelReader {
         })
     }
 
-    /// The spans read, and every execution linked to its chat, in file order (built one at
-    /// a time as the store takes them).
-    pub fn finish(mut self) -> StreamRead {
-        for list in self.chats.values_mut() {
-            list.sort();
-        }
-        let before_every_chat = self
-            .tools
-            .iter()
-            .filter(|t| {
-                self.chats
-                    .get(&*t.trace)
-                    .and_then(|list| list.first())
-                    .is_some_and(|(first, _)| *first > t.start_ms)
-            })
-            .count();
+    /// The spans read, and every execution with its trace, in file order (built one at a
+    /// time as the store takes them).
+    pub fn finish(self) -> StreamRead {
         StreamRead {
             records: self.records,
             executions: Executions {
-                chats: self.chats,
                 tools: self.tools.into_iter(),
             },
-            before_every_chat,
         }
     }
 }
 
-/// The executions of a traces file, each linked to its chat as it is taken.
+/// An `execute_tool` span's execution, not yet linked to a plan, and its trace: the store
+/// links it to its chat ([`chat_of_run`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRun {
+    pub execution: ExecutionRecord,
+    pub trace: String,
+}
+
+/// The executions of a traces file, each with its trace, as it is taken.
 #[derive(Debug, Default)]
 pub struct Executions {
-    /// trace → (start, span id) of its chat spans, by start.
-    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
     tools: std::vec::IntoIter<ToolSpan>,
 }
 
 impl Iterator for Executions {
-    type Item = ExecutionRecord;
+    type Item = TraceRun;
 
-    fn next(&mut self) -> Option<ExecutionRecord> {
+    fn next(&mut self) -> Option<TraceRun> {
         let t = self.tools.next()?;
-        let plan_id = self
-            .chats
-            .get(&*t.trace)
-            .and_then(|list| list.iter().rev().find(|(start, _)| *start <= t.start_ms))
-            .map(|(_, span)| otel_plan_id(&t.trace, span));
-        Some(ExecutionRecord {
-            id: format!("otel-{}-{}", t.trace, t.span),
-            at: t.start,
-            at_nanos: millis_part(t.start_ms),
-            caller: t.caller.to_string(),
-            session: t.session.map(|s| s.to_string()),
-            plan_id,
-            tool: t.tool.to_string(),
-            ok: t.ok,
+        Some(TraceRun {
+            execution: ExecutionRecord {
+                id: otel_plan_id(&t.trace, &t.span),
+                at: t.start,
+                at_nanos: millis_part(t.start_ms),
+                caller: t.caller.to_string(),
+                session: t.session.map(|s| s.to_string()),
+                plan_id: None,
+                tool: t.tool.to_string(),
+                ok: t.ok,
+            },
+            trace: t.trace.to_string(),
         })
     }
 
@@ -988,11 +1002,6 @@ impl<E: From<CoreError>> LineReading<'_, E> {
         match operation(&s) {
             Some("chat") => {
                 let plan = chat_plan(&s)?;
-                self.reader
-                    .chats
-                    .entry(s.trace)
-                    .or_default()
-                    .push((s.start_ms, s.span));
                 (self.plan)(plan)?;
             }
             Some("execute_tool") => {
@@ -1541,7 +1550,7 @@ mod tests {
         plans: Vec<PlanRecord>,
         executions: Vec<ExecutionRecord>,
         records: usize,
-        before_every_chat: usize,
+        traces: Vec<String>,
     }
 
     /// [`OtelReader`] over every line, its plans kept.
@@ -1558,11 +1567,15 @@ mod tests {
             })?;
         }
         let read = reader.finish();
+        let (executions, traces) = read
+            .executions
+            .map(|run| (run.execution, run.trace))
+            .unzip();
         Ok(Traffic {
             plans,
-            executions: read.executions.collect(),
+            executions,
             records: read.records,
-            before_every_chat: read.before_every_chat,
+            traces,
         })
     }
 
@@ -1604,17 +1617,11 @@ mod tests {
             span("aa", "01", S, chat("first")),
             span("aa", "02", S + 10_000_000_000, chat("second")),
             span("aa", "03", S + 5_000_000_000, tool("first")),
-            span("aa", "04", S + 11_000_000_000, tool("second")),
             span("bb", "05", S, tool("orphan")),
-            // Tester 6 F9: a tool span that started before every chat of its trace was
-            // linked to the trace's first chat, and made it `followed`.
-            span("cc", "06", S + 5_000_000_000, chat("later")),
-            span("cc", "07", S, tool("later")),
         ]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.records, 7);
-        assert_eq!(t.plans.len(), 3);
-        assert_eq!(t.before_every_chat, 1);
+        assert_eq!(t.records, 4);
+        assert_eq!(t.plans.len(), 2);
         assert_eq!(t.plans[0].id, "otel-aa-01");
         assert_eq!(t.plans[0].at, 1_791_028_800);
         assert_eq!(t.plans[0].duration_ms, Some(500));
@@ -1623,8 +1630,29 @@ mod tests {
             t.plans[0].answer.as_ref().unwrap()["usage"]["prompt_tokens"],
             12
         );
-        let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
-        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None, None]);
+        // Executions come with their trace, linked by the store, which holds every chat.
+        let ids: Vec<_> = t.executions.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["otel-aa-03", "otel-bb-05"]);
+        assert!(t.executions.iter().all(|e| e.plan_id.is_none()));
+        assert_eq!(t.traces, ["aa", "bb"]);
+        assert_eq!(otel_trace_of("otel-aa-03"), Some("aa"));
+        assert_eq!(otel_trace_of("litellm-aa-03"), None);
+        assert_eq!(otel_trace_of("otel-aa"), None);
+        let (lo, hi) = otel_trace_ids("aa");
+        assert!(lo.as_str() <= "otel-aa-03" && "otel-aa-ff" < hi.as_str());
+        assert!(!("otel-aab-01" < hi.as_str() && lo.as_str() <= "otel-aab-01"));
+        let chats = [
+            ((10, 0), "otel-aa-01"),
+            ((20, 0), "otel-aa-02"),
+            ((20, 0), "otel-aa-0f"),
+        ];
+        assert_eq!(chat_of_run(chats, (15, 0)), Some("otel-aa-01"));
+        assert_eq!(chat_of_run(chats, (20, 0)), Some("otel-aa-0f"));
+        assert_eq!(chat_of_run(chats, (19, 999_999_999)), Some("otel-aa-01"));
+        // Tester 6 F9: a tool span that started before every chat of its trace was
+        // linked to the trace's first chat, and made it `followed`.
+        assert_eq!(chat_of_run(chats, (9, 0)), None);
+        assert_eq!(chat_of_run([], (9, 0)), None);
     }
 
     /// A line is read span by span (tester 7 T7-7: one line was parsed whole first): the
