@@ -1331,3 +1331,75 @@ fn otel_spans_split_across_files_link_by_trace_as_one_file_does() {
     let report = import(late.path(), &only_run);
     assert_eq!(report["before_every_chat"], 1, "{report}");
 }
+
+/// Tester 23 F4: a LiteLLM row whose status is `failure` but whose response still decodes
+/// (a post-call guardrail or callback failed), and an OTel chat span whose status is ERROR,
+/// were stored `ok` and counted as successes for their model. They are failed calls:
+/// `http_error`, in the plan, its drift and the model's row alike.
+#[test]
+fn a_call_logged_as_failed_counts_as_failed_whatever_answer_it_logged() {
+    let home = tempfile::tempdir().unwrap();
+    let answer = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant",
+                    "content": "{\"steps\":[{\"order\":1,\"tool\":\"fs.search\"}]}"}}]});
+    let row = |id: &str, status: &str| {
+        serde_json::json!({"request_id": id, "model": "f4-mini", "startTime": "2026-10-03T12:05:00",
+            "status": status, "user": "alice",
+            "messages": [{"role": "user", "content": "find the notes"}], "response": answer})
+    };
+    let spend = home.path().join("spend.jsonl");
+    std::fs::write(
+        &spend,
+        format!("{}\n{}\n", row("ok-1", "success"), row("fail-1", "failure")),
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&spend));
+    let mut chat = otel_chat(&"ee".repeat(16), &"ff".repeat(8), 0, "fs.search");
+    chat["attributes"][1]["value"]["stringValue"] = "f4-otel".into();
+    chat["status"] = serde_json::json!({"code": 2, "message": "429 rate limited"});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{}\n", otel_line(vec![chat]))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+
+    let listed = view(home.path(), "--plans", "litellm");
+    let plans = listed["plans"].as_array().unwrap();
+    let of = |id: &str| plans.iter().find(|p| p["id"] == id).unwrap().clone();
+    assert_eq!(of("litellm-ok-1")["outcome"], "ok");
+    let failed = of("litellm-fail-1");
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    assert_eq!(failed["failure_class"], "http_error", "{failed}");
+    assert_eq!(failed["drift"], "failed", "{failed}");
+    let otel = view(home.path(), "--plans", "otel");
+    let span = &otel["plans"][0];
+    assert_eq!(
+        (&span["outcome"], &span["failure_class"]),
+        (&"failed".into(), &"http_error".into()),
+        "{span}"
+    );
+    let models = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
+    let row = |model: &str| {
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == model)
+            .unwrap()
+            .clone()
+    };
+    let mini = row("f4-mini");
+    assert_eq!(
+        (&mini["ok"], &mini["failed"]),
+        (&1.into(), &1.into()),
+        "{mini}"
+    );
+    assert_eq!(
+        mini["failure_causes"],
+        serde_json::json!([["http_error", 1]])
+    );
+    let otel = row("f4-otel");
+    assert_eq!(
+        (&otel["ok"], &otel["failed"]),
+        (&0.into(), &1.into()),
+        "{otel}"
+    );
+}

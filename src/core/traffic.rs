@@ -363,6 +363,20 @@ fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, Core
     Ok(id.to_ascii_lowercase())
 }
 
+/// The outcome and failure class of a call its source logged as failed (a LiteLLM row whose
+/// status is not `success`, a chat span whose status is ERROR): failed, `http_error`, whatever
+/// answer it logged (kept in the plan's answer and steps, read as they decode).
+fn failed_call_outcome() -> (Outcome, Option<String>) {
+    (
+        Outcome::Failed,
+        Some(
+            crate::core::failure::FailureClass::HttpError
+                .as_str()
+                .to_string(),
+        ),
+    )
+}
+
 /// The plan id of an OpenTelemetry chat span, and the execution id of an `execute_tool` one.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
@@ -588,7 +602,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         || OutputMessages,
     )?;
     let (reply, calls, recorded) = chat_reply(output, &s.attrs);
-    let (reply, calls_not_kept, steps, outcome, failure_class) = if recorded {
+    let (reply, calls_not_kept, steps, mut outcome, mut failure_class) = if recorded {
         plan_of(reply, calls)
     } else {
         (
@@ -599,6 +613,11 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
             Some(OUTPUT_NOT_RECORDED.to_string()),
         )
     };
+    // A chat span whose status is ERROR is a call that failed, whatever answer it recorded
+    // (tester 23 F4), as a LiteLLM row whose status is not success.
+    if !s.ok {
+        (outcome, failure_class) = failed_call_outcome();
+    }
     let input = span_read(
         &s.position,
         &s.attrs,
@@ -1480,11 +1499,15 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         other_choices,
         not_read: message.not_read,
     };
-    // A failed call logs an error status and no choices: no answer came back.
+    // A failed call logs an error status, mostly with no choices (no answer came back);
+    // one that still logged an answer (a post-call guardrail or callback failed) failed too:
+    // its answer and steps are kept, read as they decode, but it counts as failed (tester
+    // 23 F4: it had counted as a success for its model).
     let failed_call = str_field("status").is_some_and(|s| s != "success");
-    let (reply, calls_not_kept, steps, outcome, mut failure_class) = plan_of(reply, message.calls);
-    if failed_call && outcome == Outcome::Failed {
-        failure_class = Some("http_error".to_string());
+    let (reply, calls_not_kept, steps, mut outcome, mut failure_class) =
+        plan_of(reply, message.calls);
+    if failed_call {
+        (outcome, failure_class) = failed_call_outcome();
     } else if !recorded && outcome == Outcome::Failed {
         failure_class = Some(OUTPUT_NOT_RECORDED.to_string());
     }
