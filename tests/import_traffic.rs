@@ -1403,3 +1403,34 @@ fn a_call_logged_as_failed_counts_as_failed_whatever_answer_it_logged() {
         "{otel}"
     );
 }
+
+/// Tester 23 F5: an `intValue` that is not a 64-bit integer (`"1e3"`, `" 97"`, one past
+/// i64) became null, the token count dropped without a word, where `-5` was refused naming
+/// the span. Refused the same way: the line, the span, the attribute and what it holds.
+#[test]
+fn an_unreadable_int_value_is_refused_naming_its_attribute() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("spans.jsonl");
+    for v in ["18446744073709551615", "1e3", " 97", "0x61"] {
+        let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+        chat["attributes"].as_array_mut().unwrap().push(
+            serde_json::json!({"key": "gen_ai.usage.input_tokens", "value": {"intValue": v}}),
+        );
+        std::fs::write(&file, format!("{}\n", otel_line(vec![chat]))).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{v}: {err}");
+        let want = format!(
+            "{}: line 1, span 1: attribute 'gen_ai.usage.input_tokens': intValue \"{v}\" is \
+             not a whole number",
+            file.display()
+        );
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+}
