@@ -1434,3 +1434,66 @@ fn an_unreadable_int_value_is_refused_naming_its_attribute() {
         assert_eq!(counts(home.path()), before);
     }
 }
+
+/// Tester 23 F7: an `execute_tool` span whose status code was spelled otherwise than OTLP's
+/// (`"ERROR"`, `"2"`, an unknown name, code 7) was read as a success, the plan `followed`.
+/// Refused naming the span and quoting the code; OTLP's own spellings still read.
+#[test]
+fn an_unknown_span_status_code_is_refused_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("spans.jsonl");
+    let (trace, chat_id) = ("44".repeat(16), "a4".repeat(8));
+    let write = |code: serde_json::Value| {
+        let mut run = otel_tool(&trace, &"b4".repeat(8), 2, "fs.search");
+        run["status"] = serde_json::json!({ "code": code });
+        let chat = otel_chat(&trace, &chat_id, 0, "fs.search");
+        std::fs::write(&file, format!("{}\n", otel_line(vec![chat, run]))).unwrap();
+    };
+    let before = counts(home.path());
+    for (code, shown) in [
+        (serde_json::json!("ERROR"), "\"ERROR\""),
+        (serde_json::json!("2"), "\"2\""),
+        (
+            serde_json::json!("STATUS_CODE_BOGUS"),
+            "\"STATUS_CODE_BOGUS\"",
+        ),
+        (serde_json::json!(7), "'7'"),
+    ] {
+        write(code);
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shown}: {err}");
+        let want = format!(
+            "{}: line 1, span 2: field 'status.code' is {shown}; expected 0, 1 or 2",
+            file.display()
+        );
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+    for (code, drift) in [
+        (serde_json::json!("STATUS_CODE_OK"), "followed"),
+        (serde_json::json!(1), "followed"),
+        (serde_json::json!("STATUS_CODE_ERROR"), "partial"),
+    ] {
+        write(code.clone());
+        let store = home.path().join(format!("s{code}.sqlite").replace('"', ""));
+        common::succeeded(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["import", "traces"])
+                .arg(&file),
+        );
+        let seen = json_of(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["history", "--drift", "--json", "--source", "otel"]),
+        );
+        assert_eq!(seen["plans"][0]["drift"], drift, "{code}: {seen}");
+    }
+}

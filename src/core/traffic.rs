@@ -398,6 +398,33 @@ fn failed_call_outcome() -> (Outcome, Option<String>) {
     )
 }
 
+/// Whether a span's `status.code` says it did not fail: OTLP's 0 (unset) and 1 (ok), or
+/// none, do; 2 (error) does not (OTLP JSON may spell the enum by name, `STATUS_CODE_UNSET`,
+/// `STATUS_CODE_OK`, `STATUS_CODE_ERROR`). Any other code is refused, quoted: `"ERROR"`, `"2"`
+/// or 7 had been read as a success (tester 23 F7).
+fn status_ok(position: &str, code: Option<&Value>) -> Result<bool, CoreError> {
+    match code {
+        None | Some(Value::Null) => Ok(true),
+        Some(c) if *c == 0 || *c == 1 || *c == "STATUS_CODE_UNSET" || *c == "STATUS_CODE_OK" => {
+            Ok(true)
+        }
+        Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR" => Ok(false),
+        Some(c) => {
+            let written = match c {
+                Value::String(s) => crate::core::terminal_text::quoted_with(s, '"'),
+                other => crate::core::terminal_text::quoted_with(&other.to_string(), '\''),
+            };
+            Err(content_error(
+                position.to_string(),
+                format!(
+                    "field 'status.code' is {written}; expected 0, 1 or 2 (STATUS_CODE_UNSET, \
+                     STATUS_CODE_OK or STATUS_CODE_ERROR)"
+                ),
+            ))
+        }
+    }
+}
+
 /// The plan id of an OpenTelemetry chat span, and the execution id of an `execute_tool` one.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
@@ -543,8 +570,7 @@ impl OtelReader {
         let end_ms = unix_nanos(&position, "endTimeUnixNano", raw.end.as_ref())
             .ok()
             .map(|(_, ms)| ms);
-        // OTLP status code 2 is ERROR (JSON may spell the enum by name).
-        let ok = !matches!(&raw.status_code, Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR");
+        let ok = status_ok(&position, raw.status_code.as_ref())?;
         Ok(Span {
             position,
             trace: self.intern(&trace),
