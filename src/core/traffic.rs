@@ -738,10 +738,26 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         source: TrafficSource::Otel,
         expert_baseline: None,
     };
+    checked(&s.position, plan)
+}
+
+/// A plan a traffic file brought, refused naming `position` when its names or its texts are
+/// more than a plan keeps ([`PlanRecord::names_problem`],
+/// [`plan_text_problem`](crate::core::history::plan_text_problem)), as `import plans` refuses
+/// them.
+fn checked(position: &str, plan: PlanRecord) -> Result<PlanRecord, CoreError> {
     if let Some((field, problem)) = plan.names_problem() {
         return Err(content_error(
-            s.position.clone(),
+            position.to_string(),
             format!("the plan's {field} {problem}"),
+        ));
+    }
+    if let Some(problem) =
+        crate::core::history::plan_text_problem(plan.raw_response.as_deref(), plan.answer.as_ref())
+    {
+        return Err(content_error(
+            position.to_string(),
+            format!("the plan's {problem}"),
         ));
     }
     Ok(plan)
@@ -1614,13 +1630,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         source: TrafficSource::Litellm,
         expert_baseline: None,
     };
-    if let Some((field, problem)) = record.names_problem() {
-        return Err(content_error(
-            position.to_string(),
-            format!("the plan's {field} {problem}"),
-        ));
-    }
-    Ok(record)
+    checked(position, record)
 }
 
 /// The part of a second past a time in Unix milliseconds, in nanoseconds.
@@ -1741,6 +1751,33 @@ mod tests {
         // linked to the trace's first chat, and made it `followed`.
         assert_eq!(chat_of_run(chats, (9, 0)), None);
         assert_eq!(chat_of_run([], (9, 0)), None);
+    }
+
+    /// Tester 23 F6: a traffic import had no bound on the texts it keeps, where `import
+    /// plans` refused more than a plan keeps: a plan it stored, exported, was not taken
+    /// back. Both refuse through one check, naming the position.
+    #[test]
+    fn a_traffic_plan_over_what_a_plan_keeps_is_refused_as_import_plans_refuses_it() {
+        let text = line(vec![span("aa", "01", S, chat("first"))]);
+        let plan = read_otel("f", [(1, text.as_str())])
+            .unwrap()
+            .plans
+            .remove(0);
+        let big = PlanRecord {
+            raw_response: Some("r".repeat(bounds::PLAN_TEXT_BYTES + 1)),
+            ..plan.clone()
+        };
+        let err = checked("f: line 1, span 1", big).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "f: line 1, span 1: the plan's field 'raw_response' is {} bytes; a plan keeps \
+                 at most {} (the largest reply a live call keeps)",
+                bounds::PLAN_TEXT_BYTES + 1,
+                bounds::PLAN_TEXT_BYTES
+            )
+        );
+        assert!(checked("f", plan).is_ok());
     }
 
     /// A line is read span by span (tester 7 T7-7: one line was parsed whole first): the
