@@ -1497,3 +1497,75 @@ fn an_unknown_span_status_code_is_refused_naming_it() {
         assert_eq!(seen["plans"][0]["drift"], drift, "{code}: {seen}");
     }
 }
+
+/// Tester 23 F10: import errors that misstated what the file holds — `1e308` said as
+/// 18446744073709551615, a time before 1970 as Unix seconds -1, a span's duration as its
+/// end time, a numeric `request_id` as missing, a BOM in mid-file as "expected value".
+/// Each says what the file holds, under the field that holds it.
+#[test]
+fn an_import_error_says_what_the_file_holds_under_its_own_field() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("in.jsonl");
+    let row = |extra: serde_json::Value| {
+        let mut row = serde_json::json!({"request_id": "r1", "model": "m",
+            "startTime": "2026-10-03T12:05:00"});
+        for (k, v) in extra.as_object().unwrap() {
+            row[k] = v.clone();
+        }
+        row.to_string()
+    };
+    let refused = |kind: &str, text: String, says: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    };
+    refused(
+        "litellm",
+        format!(
+            "{}\n",
+            row(serde_json::json!({})).replace("\"model\"", "\"prompt_tokens\":1e308,\"model\"")
+        ),
+        "line 1: field 'prompt_tokens' is 1e+308; expected a whole number from 0 to 100000000",
+    );
+    refused(
+        "litellm",
+        format!(
+            "{}\n",
+            row(serde_json::json!({"startTime": "1969-12-31T23:59:59Z"}))
+        ),
+        "line 1: field 'startTime' is '1969-12-31T23:59:59Z'; expected a time from \
+         1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z",
+    );
+    refused(
+        "litellm",
+        format!("{}\n", row(serde_json::json!({"request_id": 123}))),
+        "line 1: field 'request_id' is 123, not a string",
+    );
+    refused(
+        "litellm",
+        format!(
+            "{}\n\u{feff}{}\n",
+            row(serde_json::json!({})),
+            row(serde_json::json!({"request_id": "r2"}))
+        ),
+        "line 2: starts with a byte order mark (U+FEFF), which only a file's first line may hold",
+    );
+    let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+    chat["startTimeUnixNano"] = "0".into();
+    chat["endTimeUnixNano"] = "1791028801000000000".into();
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![chat])),
+        "line 1, span 1: field 'endTimeUnixNano' is 1791028801000 ms after \
+         'startTimeUnixNano'; a call lasts at most 604800000 ms (7 days)",
+    );
+}

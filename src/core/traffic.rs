@@ -316,7 +316,8 @@ fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64
                     format!("field '{key}' is {v}, not a count"),
                 )
             })?;
-            int_in(n as usize, &bounds::TOKENS, origin, key).map(|n| Some(n as u64))
+            bounds::int_in_written(n as usize, v, &bounds::TOKENS, origin, key)
+                .map(|n| Some(n as u64))
         }
     }
 }
@@ -423,6 +424,32 @@ fn status_ok(position: &str, code: Option<&Value>) -> Result<bool, CoreError> {
             ))
         }
     }
+}
+
+/// A call's duration in milliseconds from its start and end (each a field and its Unix
+/// milliseconds): none without an end, or with one before the start; more than
+/// [`bounds::DURATION_MS`] is refused, said as the time between the two fields (tester 23
+/// F10: it was said as the end field's value, in milliseconds).
+fn duration_between(
+    position: &str,
+    (start_field, start): (&str, i64),
+    (end_field, end): (&str, Option<i64>),
+) -> Result<Option<i64>, CoreError> {
+    let Some(end) = end.filter(|end| *end >= start) else {
+        return Ok(None);
+    };
+    let ms = end - start;
+    if bounds::DURATION_MS.contains(&ms) {
+        return Ok(Some(ms));
+    }
+    Err(content_error(
+        position.to_string(),
+        format!(
+            "field '{end_field}' is {ms} ms after '{start_field}'; a call lasts at most {} ms \
+             (7 days)",
+            bounds::DURATION_MS.end()
+        ),
+    ))
 }
 
 /// The plan id of an OpenTelemetry chat span, and the execution id of an `execute_tool` one.
@@ -695,15 +722,11 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
         "completion_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.output_tokens")?,
     });
-    let duration_ms = match s.end_ms {
-        Some(end) if end >= s.start_ms => Some(int_in(
-            end - s.start_ms,
-            &bounds::DURATION_MS,
-            &s.position,
-            "endTimeUnixNano",
-        )?),
-        _ => None,
-    };
+    let duration_ms = duration_between(
+        &s.position,
+        ("startTimeUnixNano", s.start_ms),
+        ("endTimeUnixNano", s.end_ms),
+    )?;
     let id = otel_plan_id(&s.trace, &s.span);
     let plan = PlanRecord {
         id,
@@ -1468,7 +1491,17 @@ fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64
     })?;
     let ms = crate::core::time::parse_timestamp_millis(text)
         .map_err(|m| content_error(position.to_string(), format!("field '{field}': {m}")))?;
-    int_in(ms.div_euclid(1000), &bounds::TIMESTAMP, position, field)?;
+    // Said as written, not as the Unix seconds it became (tester 23 F10: `is -1`).
+    if !bounds::TIMESTAMP.contains(&ms.div_euclid(1000)) {
+        return Err(content_error(
+            position.to_string(),
+            format!(
+                "field '{field}' is {}; expected a time from 1970-01-01T00:00:00Z to \
+                 9999-12-31T23:59:59Z",
+                crate::core::terminal_text::quoted(text)
+            ),
+        ));
+    }
     Ok(Some(ms))
 }
 
@@ -1489,7 +1522,28 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
                         format!("field '{field}' is {v}, not a count"),
                     )
                 })?;
-            int_in(n as usize, &bounds::TOKENS, position, field).map(|n| Some(n as u64))
+            bounds::int_in_written(n as usize, v, &bounds::TOKENS, position, field)
+                .map(|n| Some(n as u64))
+        }
+    }
+}
+
+/// A row's name field (`request_id`, `model`): `None` when absent, null or blank; a value
+/// that is not a string is refused quoting it (tester 23 F10: `"request_id": 123` was said
+/// to be missing).
+fn row_name(position: &str, row: &Value, field: &str) -> Result<Option<String>, CoreError> {
+    match row.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_string)),
+        Some(v) => {
+            let shown = match v {
+                Value::Number(_) | Value::Bool(_) => v.to_string(),
+                _ => crate::core::terminal_text::quoted(&v.to_string()),
+            };
+            Err(content_error(
+                position.to_string(),
+                format!("field '{field}' is {shown}, not a string"),
+            ))
         }
     }
 }
@@ -1522,27 +1576,21 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
-    let request_id = str_field("request_id").ok_or_else(|| {
+    let request_id = row_name(position, row, "request_id")?.ok_or_else(|| {
         content_error(
             position.to_string(),
             "field 'request_id' is missing or empty",
         )
     })?;
-    let model = str_field("model")
-        .or_else(|| str_field("model_group"))
-        .ok_or_else(|| content_error(position.to_string(), "field 'model' is missing or empty"))?;
+    let model = match row_name(position, row, "model")? {
+        Some(model) => Some(model),
+        None => row_name(position, row, "model_group")?,
+    }
+    .ok_or_else(|| content_error(position.to_string(), "field 'model' is missing or empty"))?;
     let start = row_time(position, "startTime", row.get("startTime"))?
         .ok_or_else(|| content_error(position.to_string(), "field 'startTime' is missing"))?;
     let end = row_time(position, "endTime", row.get("endTime"))?;
-    let duration_ms = match end {
-        Some(end) if end >= start => Some(int_in(
-            end - start,
-            &bounds::DURATION_MS,
-            position,
-            "endTime",
-        )?),
-        _ => None,
-    };
+    let duration_ms = duration_between(position, ("startTime", start), ("endTime", end))?;
     let spend = match row.get("spend") {
         None | Some(Value::Null) => None,
         Some(v) => Some(finite_in(
