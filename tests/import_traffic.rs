@@ -1569,3 +1569,54 @@ fn an_import_error_says_what_the_file_holds_under_its_own_field() {
          'startTimeUnixNano'; a call lasts at most 604800000 ms (7 days)",
     );
 }
+
+/// Tester 23 F9 (white space): a model or request id with spaces around it was trimmed
+/// without a word, so `" gpt-4o"` joined `gpt-4o`'s row and request ids `" abc"` and
+/// `"abc"` collided. Refused naming the line and field, as `import plans` refuses such a
+/// name, in both importers.
+#[test]
+fn a_name_with_spaces_around_it_is_refused_by_every_traffic_importer() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("in.jsonl");
+    let refused = |kind: &str, text: String, says: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    };
+    let row = |id: &str, model: &str| serde_json::json!({"request_id": id, "model": model, "startTime": "2026-10-03T12:05:00"});
+    refused(
+        "litellm",
+        format!("{}\n{}\n", row("abc", "m"), row(" abc", "m")),
+        "line 2: field 'request_id' is ' abc', with spaces around it",
+    );
+    refused(
+        "litellm",
+        format!("{}\n", row("abc", "gpt-4o ")),
+        "line 1: field 'model' is 'gpt-4o ', with spaces around it",
+    );
+    let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+    chat["attributes"][1]["value"]["stringValue"] = " gpt-4o".into();
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![chat])),
+        "line 1, span 1: attribute 'gen_ai.request.model' is ' gpt-4o', with spaces around it",
+    );
+    let run = otel_tool(&"ab".repeat(16), &"ce".repeat(8), 1, "fs.search ");
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![run])),
+        "line 1, span 1: attribute 'gen_ai.tool.name' is 'fs.search ', with spaces around it",
+    );
+    // Without the spaces, each is taken.
+    std::fs::write(&file, format!("{}\n", row("abc", "gpt-4o"))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&file));
+}

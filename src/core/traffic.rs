@@ -672,13 +672,13 @@ fn operation(s: &Span) -> Option<&str> {
 
 /// The plan a chat span records.
 fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
-    let model = s
-        .attrs
-        .get("gen_ai.request.model")
-        .or_else(|| s.attrs.get("gen_ai.response.model"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
+    let model = ["gen_ai.request.model", "gen_ai.response.model"]
+        .into_iter()
+        .find_map(|key| {
+            let name = s.attrs.get(key).and_then(Value::as_str)?;
+            unspaced(&s.position, &format!("attribute '{key}'"), name).transpose()
+        })
+        .transpose()?
         .ok_or_else(|| {
             content_error(
                 s.position.clone(),
@@ -793,8 +793,9 @@ fn tool_span(reader: &mut OtelReader, s: Span) -> Result<ToolSpan, CoreError> {
         .attrs
         .get("gen_ai.tool.name")
         .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .map(|name| unspaced(&s.position, "attribute 'gen_ai.tool.name'", name))
+        .transpose()?
+        .flatten()
         .ok_or_else(|| {
             content_error(
                 s.position.clone(),
@@ -1528,13 +1529,36 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
     }
 }
 
+/// A name a traffic file gives (a request id, a model, a tool): `None` when blank; one with
+/// white space around it refused naming `what` (`field 'model'`, `attribute
+/// 'gen_ai.tool.name'`), as `import plans` refuses such a name (the one name rule,
+/// `core::budget::name_problem`). It had been trimmed without a word, so `" gpt-4o"` joined
+/// `gpt-4o`'s row and request ids `" abc"` and `"abc"` collided (tester 23 F9).
+fn unspaced<'a>(position: &str, what: &str, name: &'a str) -> Result<Option<&'a str>, CoreError> {
+    if name.trim().is_empty() {
+        return Ok(None);
+    }
+    if name.trim() != name {
+        return Err(content_error(
+            position.to_string(),
+            format!(
+                "{what} is {}, with spaces around it",
+                crate::core::terminal_text::quoted(name)
+            ),
+        ));
+    }
+    Ok(Some(name))
+}
+
 /// A row's name field (`request_id`, `model`): `None` when absent, null or blank; a value
 /// that is not a string is refused quoting it (tester 23 F10: `"request_id": 123` was said
 /// to be missing).
 fn row_name(position: &str, row: &Value, field: &str) -> Result<Option<String>, CoreError> {
     match row.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_string)),
+        Some(Value::String(s)) => {
+            Ok(unspaced(position, &format!("field '{field}'"), s)?.map(str::to_string))
+        }
         Some(v) => {
             let shown = match v {
                 Value::Number(_) | Value::Bool(_) => v.to_string(),
