@@ -910,6 +910,10 @@ fn trace_chats(tx: &Transaction<'_>, trace: &str) -> rusqlite::Result<Vec<((i64,
     .collect()
 }
 
+/// A stored run of a trace as [`link_runs_of_trace`] reads it: its row, start, plan and
+/// caller.
+type TraceRunRow = (i64, (i64, u32), Option<String>, String);
+
 /// Link again the stored runs (`execute_tool` spans) of a trace whose chats an import
 /// added, each to its chat among every one the store holds ([`chat_of_run`]), as one file
 /// holding them all would have: a run imported before its chat (a Collector's rotation
@@ -925,7 +929,7 @@ fn link_runs_of_trace(
 ) -> rusqlite::Result<usize> {
     let chats = trace_chats(tx, trace)?;
     let (lo, hi) = otel_trace_ids(trace);
-    let runs: Vec<(i64, (i64, u32), Option<String>, String)> = tx
+    let runs: Vec<TraceRunRow> = tx
         .prepare_cached(
             "SELECT seq, at, at_nanos, plan_id, caller FROM executions
              WHERE id >= ?1 AND id < ?2 AND (plan_id IS NULL OR (plan_id >= ?1 AND plan_id < ?2))",
