@@ -1185,3 +1185,427 @@ fn a_configured_key_in_a_traces_ids_or_a_spend_logs_end_user_is_not_stored() {
     assert!(!kept.contains(trace_id), "{kept}");
     assert!(kept.contains("\"caller\":\"u-[REDACTED]\""), "{kept}");
 }
+
+/// An OTLP JSON traces line of `spans`, from service `agent`.
+fn otel_line(spans: Vec<serde_json::Value>) -> String {
+    serde_json::json!({"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "agent"}}]},
+        "scopeSpans": [{"spans": spans}]}]})
+    .to_string()
+}
+
+/// A chat span of `trace` at `second`s past 12:00 planning `tool`.
+fn otel_chat(trace: &str, span: &str, second: u64, tool: &str) -> serde_json::Value {
+    let out = serde_json::json!([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": tool, "arguments": {}}]}]);
+    serde_json::json!({"traceId": trace, "spanId": span,
+        "startTimeUnixNano": ((1_791_028_800 + second) * 1_000_000_000).to_string(),
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.request.model", "value": {"stringValue": "m"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": out.to_string()}}]})
+}
+
+/// An `execute_tool` span of `trace` at `second`s past 12:00 running `tool`.
+fn otel_tool(trace: &str, span: &str, second: u64, tool: &str) -> serde_json::Value {
+    serde_json::json!({"traceId": trace, "spanId": span,
+        "startTimeUnixNano": ((1_791_028_800 + second) * 1_000_000_000).to_string(),
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": tool}}]})
+}
+
+/// What a store says of its plans and runs: drift, groups, and every execution's link.
+fn figures(home: &Path) -> (serde_json::Value, serde_json::Value, String) {
+    let out = home.join("runs.jsonl");
+    export_to(home, &out, true);
+    let runs = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(out).unwrap();
+    (
+        view(home, "--drift", "otel"),
+        view(home, "--groups", "otel"),
+        runs,
+    )
+}
+
+/// Tester 23 F1: chat and `execute_tool` spans split across two files (a Collector's
+/// rotation between them) were never linked by trace: the runs were stored linked to no
+/// plan and counted for whichever plan the caller made last, in either order, and the
+/// import said nothing (or that the run started before every chat of its trace, with one
+/// stored). Now a run is linked among every chat of its trace the store holds, and one
+/// stored before its chat is linked when the chat arrives: either order ends as one file.
+#[test]
+fn otel_spans_split_across_files_link_by_trace_as_one_file_does() {
+    let (a, b) = ("a1".repeat(16), "b2".repeat(16));
+    // Trace A plans fs.search; trace B, a second later, mail.send; then A's tool runs.
+    // Trace A's second chat (mail.send) comes after the run, in the second file.
+    let chats = otel_line(vec![
+        otel_chat(&a, &"0a".repeat(8), 0, "fs.search"),
+        otel_chat(&b, &"0b".repeat(8), 1, "mail.send"),
+    ]);
+    let tools = otel_line(vec![
+        otel_tool(&a, &"1a".repeat(8), 2, "fs.search"),
+        otel_chat(&a, &"0c".repeat(8), 10, "mail.send"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second, whole) = (
+        dir.path().join("rot1.jsonl"),
+        dir.path().join("rot2.jsonl"),
+        dir.path().join("whole.jsonl"),
+    );
+    std::fs::write(&first, format!("{chats}\n")).unwrap();
+    std::fs::write(&second, format!("{tools}\n")).unwrap();
+    std::fs::write(&whole, format!("{chats}\n{tools}\n")).unwrap();
+    let import = |home: &Path, file: &Path| {
+        json_of(ctx(home).args(["import", "traces", "--json"]).arg(file))
+    };
+
+    let one = tempfile::tempdir().unwrap();
+    import(one.path(), &whole);
+    let want = figures(one.path());
+    let linked = format!("\"plan_id\":\"otel-{a}-{}\"", "0a".repeat(8));
+    assert!(want.2.contains(&linked), "{}", want.2);
+
+    // Chats first, then the run: linked to the chat the store holds.
+    let split = tempfile::tempdir().unwrap();
+    import(split.path(), &first);
+    let report = import(split.path(), &second);
+    assert_eq!(report["before_every_chat"], 0, "{report}");
+    assert_eq!(report["no_chat_span"], 0, "{report}");
+    assert_eq!(figures(split.path()), want);
+    // The whole set again is already present, not a conflict.
+    let again = import(split.path(), &whole);
+    assert_eq!(again["already_present"], 4, "{again}");
+    assert_eq!(figures(split.path()), want);
+
+    // The run first: kept unlinked, said so, and linked when its chat arrives.
+    let rev = tempfile::tempdir().unwrap();
+    let only_run = dir.path().join("run.jsonl");
+    std::fs::write(
+        &only_run,
+        format!(
+            "{}\n",
+            otel_line(vec![otel_tool(&a, &"1a".repeat(8), 2, "fs.search")])
+        ),
+    )
+    .unwrap();
+    let out = common::succeeded(ctx(rev.path()).args(["import", "traces"]).arg(&only_run));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execute_tool span's trace has no chat span in the store"),
+        "{said}"
+    );
+    let out = common::succeeded(ctx(rev.path()).args(["import", "traces"]).arg(&first));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 execute_tool span stored before now linked to a chat span"),
+        "{said}"
+    );
+    import(rev.path(), &second);
+    assert_eq!(figures(rev.path()), want);
+    assert_eq!(import(rev.path(), &whole)["already_present"], 4);
+
+    // A run whose trace's every stored chat started after it is said so, truly.
+    let late = tempfile::tempdir().unwrap();
+    let late_chat = dir.path().join("late.jsonl");
+    std::fs::write(
+        &late_chat,
+        format!(
+            "{}\n",
+            otel_line(vec![otel_chat(&a, &"0c".repeat(8), 10, "mail.send")])
+        ),
+    )
+    .unwrap();
+    import(late.path(), &late_chat);
+    let report = import(late.path(), &only_run);
+    assert_eq!(report["before_every_chat"], 1, "{report}");
+}
+
+/// Tester 23 F4: a LiteLLM row whose status is `failure` but whose response still decodes
+/// (a post-call guardrail or callback failed), and an OTel chat span whose status is ERROR,
+/// were stored `ok` and counted as successes for their model. They are failed calls:
+/// `http_error`, in the plan, its drift and the model's row alike.
+#[test]
+fn a_call_logged_as_failed_counts_as_failed_whatever_answer_it_logged() {
+    let home = tempfile::tempdir().unwrap();
+    let answer = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant",
+                    "content": "{\"steps\":[{\"order\":1,\"tool\":\"fs.search\"}]}"}}]});
+    let row = |id: &str, status: &str| {
+        serde_json::json!({"request_id": id, "model": "f4-mini", "startTime": "2026-10-03T12:05:00",
+            "status": status, "user": "alice",
+            "messages": [{"role": "user", "content": "find the notes"}], "response": answer})
+    };
+    let spend = home.path().join("spend.jsonl");
+    std::fs::write(
+        &spend,
+        format!("{}\n{}\n", row("ok-1", "success"), row("fail-1", "failure")),
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&spend));
+    let mut chat = otel_chat(&"ee".repeat(16), &"ff".repeat(8), 0, "fs.search");
+    chat["attributes"][1]["value"]["stringValue"] = "f4-otel".into();
+    chat["status"] = serde_json::json!({"code": 2, "message": "429 rate limited"});
+    let spans = home.path().join("spans.jsonl");
+    std::fs::write(&spans, format!("{}\n", otel_line(vec![chat]))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "traces"]).arg(&spans));
+
+    let listed = view(home.path(), "--plans", "litellm");
+    let plans = listed["plans"].as_array().unwrap();
+    let of = |id: &str| plans.iter().find(|p| p["id"] == id).unwrap().clone();
+    assert_eq!(of("litellm-ok-1")["outcome"], "ok");
+    let failed = of("litellm-fail-1");
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    assert_eq!(failed["failure_class"], "http_error", "{failed}");
+    assert_eq!(failed["drift"], "failed", "{failed}");
+    let otel = view(home.path(), "--plans", "otel");
+    let span = &otel["plans"][0];
+    assert_eq!(
+        (&span["outcome"], &span["failure_class"]),
+        (&"failed".into(), &"http_error".into()),
+        "{span}"
+    );
+    let models = json_of(ctx(home.path()).args(["history", "--models", "--json"]));
+    let row = |model: &str| {
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == model)
+            .unwrap()
+            .clone()
+    };
+    let mini = row("f4-mini");
+    assert_eq!(
+        (&mini["ok"], &mini["failed"]),
+        (&1.into(), &1.into()),
+        "{mini}"
+    );
+    assert_eq!(
+        mini["failure_causes"],
+        serde_json::json!([["http_error", 1]])
+    );
+    let otel = row("f4-otel");
+    assert_eq!(
+        (&otel["ok"], &otel["failed"]),
+        (&0.into(), &1.into()),
+        "{otel}"
+    );
+}
+
+/// Tester 23 F5: an `intValue` that is not a 64-bit integer (`"1e3"`, `" 97"`, one past
+/// i64) became null, the token count dropped without a word, where `-5` was refused naming
+/// the span. Refused the same way: the line, the span, the attribute and what it holds.
+#[test]
+fn an_unreadable_int_value_is_refused_naming_its_attribute() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("spans.jsonl");
+    for v in ["18446744073709551615", "1e3", " 97", "0x61"] {
+        let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+        chat["attributes"].as_array_mut().unwrap().push(
+            serde_json::json!({"key": "gen_ai.usage.input_tokens", "value": {"intValue": v}}),
+        );
+        std::fs::write(&file, format!("{}\n", otel_line(vec![chat]))).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{v}: {err}");
+        let want = format!(
+            "{}: line 1, span 1: attribute 'gen_ai.usage.input_tokens': intValue \"{v}\" is \
+             not a whole number",
+            file.display()
+        );
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+}
+
+/// Tester 23 F7: an `execute_tool` span whose status code was spelled otherwise than OTLP's
+/// (`"ERROR"`, `"2"`, an unknown name, code 7) was read as a success, the plan `followed`.
+/// Refused naming the span and quoting the code; OTLP's own spellings still read.
+#[test]
+fn an_unknown_span_status_code_is_refused_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("spans.jsonl");
+    let (trace, chat_id) = ("44".repeat(16), "a4".repeat(8));
+    let write = |code: serde_json::Value| {
+        let mut run = otel_tool(&trace, &"b4".repeat(8), 2, "fs.search");
+        run["status"] = serde_json::json!({ "code": code });
+        let chat = otel_chat(&trace, &chat_id, 0, "fs.search");
+        std::fs::write(&file, format!("{}\n", otel_line(vec![chat, run]))).unwrap();
+    };
+    let before = counts(home.path());
+    for (code, shown) in [
+        (serde_json::json!("ERROR"), "\"ERROR\""),
+        (serde_json::json!("2"), "\"2\""),
+        (
+            serde_json::json!("STATUS_CODE_BOGUS"),
+            "\"STATUS_CODE_BOGUS\"",
+        ),
+        (serde_json::json!(7), "'7'"),
+    ] {
+        write(code);
+        let out = ctx(home.path())
+            .args(["import", "traces"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shown}: {err}");
+        let want = format!(
+            "{}: line 1, span 2: field 'status.code' is {shown}; expected 0, 1 or 2",
+            file.display()
+        );
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    }
+    for (code, drift) in [
+        (serde_json::json!("STATUS_CODE_OK"), "followed"),
+        (serde_json::json!(1), "followed"),
+        (serde_json::json!("STATUS_CODE_ERROR"), "partial"),
+    ] {
+        write(code.clone());
+        let store = home.path().join(format!("s{code}.sqlite").replace('"', ""));
+        common::succeeded(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["import", "traces"])
+                .arg(&file),
+        );
+        let seen = json_of(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .args(["history", "--drift", "--json", "--source", "otel"]),
+        );
+        assert_eq!(seen["plans"][0]["drift"], drift, "{code}: {seen}");
+    }
+}
+
+/// Tester 23 F10: import errors that misstated what the file holds — `1e308` said as
+/// 18446744073709551615, a time before 1970 as Unix seconds -1, a span's duration as its
+/// end time, a numeric `request_id` as missing, a BOM in mid-file as "expected value".
+/// Each says what the file holds, under the field that holds it.
+#[test]
+fn an_import_error_says_what_the_file_holds_under_its_own_field() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("in.jsonl");
+    let row = |extra: serde_json::Value| {
+        let mut row = serde_json::json!({"request_id": "r1", "model": "m",
+            "startTime": "2026-10-03T12:05:00"});
+        for (k, v) in extra.as_object().unwrap() {
+            row[k] = v.clone();
+        }
+        row.to_string()
+    };
+    let refused = |kind: &str, text: String, says: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    };
+    refused(
+        "litellm",
+        format!(
+            "{}\n",
+            row(serde_json::json!({})).replace("\"model\"", "\"prompt_tokens\":1e308,\"model\"")
+        ),
+        "line 1: field 'prompt_tokens' is 1e+308; expected a whole number from 0 to 100000000",
+    );
+    refused(
+        "litellm",
+        format!(
+            "{}\n",
+            row(serde_json::json!({"startTime": "1969-12-31T23:59:59Z"}))
+        ),
+        "line 1: field 'startTime' is '1969-12-31T23:59:59Z'; expected a time from \
+         1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z",
+    );
+    refused(
+        "litellm",
+        format!("{}\n", row(serde_json::json!({"request_id": 123}))),
+        "line 1: field 'request_id' is 123, not a string",
+    );
+    refused(
+        "litellm",
+        format!(
+            "{}\n\u{feff}{}\n",
+            row(serde_json::json!({})),
+            row(serde_json::json!({"request_id": "r2"}))
+        ),
+        "line 2: starts with a byte order mark (U+FEFF), which only a file's first line may hold",
+    );
+    let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+    chat["startTimeUnixNano"] = "0".into();
+    chat["endTimeUnixNano"] = "1791028801000000000".into();
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![chat])),
+        "line 1, span 1: field 'endTimeUnixNano' is 1791028801000 ms after \
+         'startTimeUnixNano'; a call lasts at most 604800000 ms (7 days)",
+    );
+}
+
+/// Tester 23 F9 (white space): a model or request id with spaces around it was trimmed
+/// without a word, so `" gpt-4o"` joined `gpt-4o`'s row and request ids `" abc"` and
+/// `"abc"` collided. Refused naming the line and field, as `import plans` refuses such a
+/// name, in both importers.
+#[test]
+fn a_name_with_spaces_around_it_is_refused_by_every_traffic_importer() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("in.jsonl");
+    let refused = |kind: &str, text: String, says: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let want = format!("{}: {says}", file.display());
+        assert!(err.contains(&want), "{want} in {err}");
+        assert_eq!(counts(home.path()), before);
+    };
+    let row = |id: &str, model: &str| serde_json::json!({"request_id": id, "model": model, "startTime": "2026-10-03T12:05:00"});
+    refused(
+        "litellm",
+        format!("{}\n{}\n", row("abc", "m"), row(" abc", "m")),
+        "line 2: field 'request_id' is ' abc', with spaces around it",
+    );
+    refused(
+        "litellm",
+        format!("{}\n", row("abc", "gpt-4o ")),
+        "line 1: field 'model' is 'gpt-4o ', with spaces around it",
+    );
+    let mut chat = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+    chat["attributes"][1]["value"]["stringValue"] = " gpt-4o".into();
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![chat])),
+        "line 1, span 1: attribute 'gen_ai.request.model' is ' gpt-4o', with spaces around it",
+    );
+    let run = otel_tool(&"ab".repeat(16), &"ce".repeat(8), 1, "fs.search ");
+    refused(
+        "traces",
+        format!("{}\n", otel_line(vec![run])),
+        "line 1, span 1: attribute 'gen_ai.tool.name' is 'fs.search ', with spaces around it",
+    );
+    // Without the spaces, each is taken.
+    std::fs::write(&file, format!("{}\n", row("abc", "gpt-4o"))).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&file));
+}

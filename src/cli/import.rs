@@ -220,6 +220,29 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "  {n} {spans} before every chat span of its trace: linked to no plan\n"
         ));
     }
+    if report.no_chat_span > 0 {
+        let n = report.no_chat_span;
+        let spans = if n == 1 {
+            "execute_tool span's trace has"
+        } else {
+            "execute_tool spans' traces have"
+        };
+        notes.push_str(&format!(
+            "  {n} {spans} no chat span in the store: kept, linked to no plan until a chat \
+             span of the trace is imported\n"
+        ));
+    }
+    if report.linked_to_new_chats > 0 {
+        let n = report.linked_to_new_chats;
+        let spans = if n == 1 {
+            "execute_tool span stored before"
+        } else {
+            "execute_tool spans stored before"
+        };
+        notes.push_str(&format!(
+            "  {n} {spans} now linked to a chat span of its trace this file brought\n"
+        ));
+    }
     if report.tool_calls_cut > 0 {
         let n = report.tool_calls_cut;
         let bound = crate::core::bounds::PLAN_STEPS;

@@ -251,13 +251,26 @@ pub fn int_in<T: PartialOrd + Display + Copy>(
     origin: &str,
     field: &str,
 ) -> Result<T, CoreError> {
+    int_in_written(value, value, range, origin, field)
+}
+
+/// As [`int_in`], the value said as the file wrote it (`written`): a number read into
+/// `value` with loss (`1e308` taken as the largest count) is refused as `1e308`, not as
+/// what it became (tester 23 F10).
+pub fn int_in_written<T: PartialOrd + Display + Copy>(
+    value: T,
+    written: impl Display,
+    range: &RangeInclusive<T>,
+    origin: &str,
+    field: &str,
+) -> Result<T, CoreError> {
     if range.contains(&value) {
         return Ok(value);
     }
     Err(field_error(
         origin,
         field,
-        not_a_whole_number_in(&value.to_string(), range),
+        not_a_whole_number_in(&written.to_string(), range),
     ))
 }
 

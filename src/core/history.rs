@@ -686,29 +686,8 @@ pub fn parse_imported_plan(
     ) {
         return Err(names_error(origin, line, problem));
     }
-    let over = |field: &str, bytes: usize| {
-        line_error(
-            origin,
-            line,
-            format!(
-                "field '{field}' is {bytes} bytes; a plan keeps at most {} (the largest reply \
-                 a live call keeps)",
-                bounds::PLAN_TEXT_BYTES
-            ),
-        )
-    };
-    if let Some(raw_text) = &raw.raw_response
-        && raw_text.len() > bounds::PLAN_TEXT_BYTES
-    {
-        return Err(over("raw_response", raw_text.len()));
-    }
-    if let Some(answer) = &raw.answer {
-        // Counted as written, without a copy of it: an answer may be hundreds of megabytes.
-        let bytes = json_bytes(answer);
-        // The answer holds the reply's text and its reasoning beside the raw response.
-        if bytes > 2 * bounds::PLAN_TEXT_BYTES {
-            return Err(over("answer", bytes));
-        }
+    if let Some(problem) = plan_text_problem(raw.raw_response.as_deref(), raw.answer.as_ref()) {
+        return Err(line_error(origin, line, problem));
     }
     if let Some(problem) = raw
         .answer
@@ -759,6 +738,32 @@ pub fn parse_imported_plan(
 }
 
 /// How many bytes `value` takes written as compact JSON.
+/// Why a plan's texts are more than a plan keeps, or `None`: a raw response over
+/// [`bounds::PLAN_TEXT_BYTES`] (the largest reply a live call keeps), an answer written as
+/// JSON over twice that (it holds the reply's text and its reasoning beside the raw
+/// response). Every import checks a plan's texts here (`import plans`, `import traces`,
+/// `import litellm`), so whatever one stores, `history export` then `import plans` takes back.
+pub fn plan_text_problem(
+    raw_response: Option<&str>,
+    answer: Option<&serde_json::Value>,
+) -> Option<String> {
+    let over = |field: &str, bytes: usize| {
+        format!(
+            "field '{field}' is {bytes} bytes; a plan keeps at most {} (the largest reply a live \
+             call keeps)",
+            bounds::PLAN_TEXT_BYTES
+        )
+    };
+    if let Some(text) = raw_response
+        && text.len() > bounds::PLAN_TEXT_BYTES
+    {
+        return Some(over("raw_response", text.len()));
+    }
+    // Counted as written, without a copy of it: an answer may be hundreds of megabytes.
+    let bytes = answer.map_or(0, json_bytes);
+    (bytes > 2 * bounds::PLAN_TEXT_BYTES).then(|| over("answer", bytes))
+}
+
 fn json_bytes(value: &serde_json::Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {

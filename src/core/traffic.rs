@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::core::bounds::{self, finite_in, int_in};
@@ -99,15 +99,13 @@ pub const INPUT_NOT_RECORDED: &str = "(input not recorded)";
 pub const OUTPUT_NOT_RECORDED: &str = "output_not_recorded";
 
 /// What a streamed traffic import read beside the plans it handed on: the records read
-/// (spans or rows), and the executions, linked one at a time as they are taken, once the
-/// last line is read.
+/// (spans or rows), and the executions (`execute_tool` spans), each with its trace, handed
+/// on after the last line is read. The store links each to its chat ([`chat_of_run`]):
+/// it holds every chat of the trace, whichever file brought it.
 #[derive(Debug, Default)]
 pub struct StreamRead {
     pub records: usize,
     pub executions: Executions,
-    /// `execute_tool` spans of a trace with chat spans, none of which started before them:
-    /// linked to no plan (an execution cannot follow a plan made after it).
-    pub before_every_chat: usize,
 }
 
 fn content_error(origin: String, message: impl Into<String>) -> CoreError {
@@ -206,7 +204,11 @@ fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<(i64, 
 
 /// An OTLP AnyValue as plain JSON: `{"stringValue":…}` → string, `{"intValue":"123"}` (a
 /// string in OTLP JSON) → number, arrays and key-value lists recursively. Taken by value:
-/// a long string (a span's messages, recorded as JSON text) is moved, not copied.
+/// a long string (a span's messages, recorded as JSON text) is moved, not copied. An
+/// `intValue` string that is not a 64-bit integer written plainly (`"1e3"`, `" 97"`,
+/// `"18446744073709551615"`) is left as written, `{"intValue": …}`, for the span to refuse
+/// naming its attribute ([`unreadable_int`]); it had become null, the figure dropped without
+/// a word (tester 23 F5).
 fn any_value(v: Value) -> Value {
     let Value::Object(mut o) = v else {
         return Value::Null;
@@ -216,7 +218,10 @@ fn any_value(v: Value) -> Value {
     }
     if let Some(i) = o.remove("intValue") {
         return match i {
-            Value::String(s) => s.parse::<i64>().map_or(Value::Null, Value::from),
+            Value::String(s) => match s.parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => json!({ "intValue": s }),
+            },
             other => other,
         };
     }
@@ -245,6 +250,20 @@ fn any_value(v: Value) -> Value {
         return Value::Object(out);
     }
     Value::Null
+}
+
+/// The first `intValue` in `v` (an attribute read by [`any_value`]) that is not a 64-bit
+/// integer, as written.
+fn unreadable_int(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(o) if o.len() == 1 => match o.get("intValue") {
+            Some(Value::String(s)) => Some(s),
+            _ => o.values().find_map(unreadable_int),
+        },
+        Value::Object(o) => o.values().find_map(unreadable_int),
+        Value::Array(a) => a.iter().find_map(unreadable_int),
+        _ => None,
+    }
 }
 
 /// A span's attributes, as plain JSON (only those [`SPAN_ATTRIBUTES`] names).
@@ -297,7 +316,8 @@ fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64
                     format!("field '{key}' is {v}, not a count"),
                 )
             })?;
-            int_in(n as usize, &bounds::TOKENS, origin, key).map(|n| Some(n as u64))
+            bounds::int_in_written(n as usize, v, &bounds::TOKENS, origin, key)
+                .map(|n| Some(n as u64))
         }
     }
 }
@@ -365,7 +385,74 @@ fn hex_id(position: &str, field: &str, v: Option<&Value>) -> Result<String, Core
     Ok(id.to_ascii_lowercase())
 }
 
-/// The plan id of an OpenTelemetry chat span.
+/// The outcome and failure class of a call its source logged as failed (a LiteLLM row whose
+/// status is not `success`, a chat span whose status is ERROR): failed, `http_error`, whatever
+/// answer it logged (kept in the plan's answer and steps, read as they decode).
+fn failed_call_outcome() -> (Outcome, Option<String>) {
+    (
+        Outcome::Failed,
+        Some(
+            crate::core::failure::FailureClass::HttpError
+                .as_str()
+                .to_string(),
+        ),
+    )
+}
+
+/// Whether a span's `status.code` says it did not fail: OTLP's 0 (unset) and 1 (ok), or
+/// none, do; 2 (error) does not (OTLP JSON may spell the enum by name, `STATUS_CODE_UNSET`,
+/// `STATUS_CODE_OK`, `STATUS_CODE_ERROR`). Any other code is refused, quoted: `"ERROR"`, `"2"`
+/// or 7 had been read as a success (tester 23 F7).
+fn status_ok(position: &str, code: Option<&Value>) -> Result<bool, CoreError> {
+    match code {
+        None | Some(Value::Null) => Ok(true),
+        Some(c) if *c == 0 || *c == 1 || *c == "STATUS_CODE_UNSET" || *c == "STATUS_CODE_OK" => {
+            Ok(true)
+        }
+        Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR" => Ok(false),
+        Some(c) => {
+            let written = match c {
+                Value::String(s) => crate::core::terminal_text::quoted_with(s, '"'),
+                other => crate::core::terminal_text::quoted_with(&other.to_string(), '\''),
+            };
+            Err(content_error(
+                position.to_string(),
+                format!(
+                    "field 'status.code' is {written}; expected 0, 1 or 2 (STATUS_CODE_UNSET, \
+                     STATUS_CODE_OK or STATUS_CODE_ERROR)"
+                ),
+            ))
+        }
+    }
+}
+
+/// A call's duration in milliseconds from its start and end (each a field and its Unix
+/// milliseconds): none without an end, or with one before the start; more than
+/// [`bounds::DURATION_MS`] is refused, said as the time between the two fields (tester 23
+/// F10: it was said as the end field's value, in milliseconds).
+fn duration_between(
+    position: &str,
+    (start_field, start): (&str, i64),
+    (end_field, end): (&str, Option<i64>),
+) -> Result<Option<i64>, CoreError> {
+    let Some(end) = end.filter(|end| *end >= start) else {
+        return Ok(None);
+    };
+    let ms = end - start;
+    if bounds::DURATION_MS.contains(&ms) {
+        return Ok(Some(ms));
+    }
+    Err(content_error(
+        position.to_string(),
+        format!(
+            "field '{end_field}' is {ms} ms after '{start_field}'; a call lasts at most {} ms \
+             (7 days)",
+            bounds::DURATION_MS.end()
+        ),
+    ))
+}
+
+/// The plan id of an OpenTelemetry chat span, and the execution id of an `execute_tool` one.
 pub fn otel_plan_id(trace: &str, span: &str) -> String {
     format!("otel-{trace}-{span}")
 }
@@ -374,20 +461,47 @@ pub fn otel_plan_id(trace: &str, span: &str) -> String {
 /// line read span by span as the parser reaches it (only the fields and attributes used are
 /// kept, never a tree of the whole line: [`SPAN_ATTRIBUTES`]), so a line of any size costs
 /// about itself. Chat spans are plans, handed on as each is read; `execute_tool` spans are
-/// executions, kept as a few fields each (names and trace ids shared, not copied) until
-/// every chat is known ([`OtelReader::finish`]), then linked to the latest chat span of the
-/// same trace that started at or before them (none when every chat of the trace started
-/// after it: an execution cannot follow a plan made after it, and those are counted). Other
-/// spans are counted and left.
+/// executions, kept as a few fields each (names and trace ids shared, not copied) and
+/// handed on with their trace once the last line is read ([`OtelReader::finish`]), for the
+/// store to link each to the latest chat span of its trace that started at or before it
+/// ([`chat_of_run`]) among every chat it holds, this file's and earlier imports' (tester 23
+/// F1: a Collector's rotation between a chat and its tool spans had left them unlinked).
+/// Other spans are counted and left.
 #[derive(Debug, Default)]
 pub struct OtelReader {
-    /// trace → (start, span id) of its chat spans.
-    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
     tools: Vec<ToolSpan>,
     /// Spans read, for the report.
     records: usize,
     /// Trace ids, tool names, callers and sessions, each held once.
     names: HashSet<Arc<str>>,
+}
+
+/// The plan ids of a trace's chat spans, and the execution ids of its `execute_tool` spans,
+/// sort from `.0` (included) to `.1` (excluded): the range a store looks a trace up in.
+pub fn otel_trace_ids(trace: &str) -> (String, String) {
+    (format!("otel-{trace}-"), format!("otel-{trace}."))
+}
+
+/// The trace of an OpenTelemetry plan or execution id ([`otel_plan_id`]).
+pub fn otel_trace_of(id: &str) -> Option<&str> {
+    let (trace, span) = id.strip_prefix("otel-")?.split_once('-')?;
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(trace) && hex(span)).then_some(trace)
+}
+
+/// The chat span an `execute_tool` span that started at `at` (seconds, nanoseconds) is a
+/// run of, among the chat spans of its trace (`chats`: start and plan id): the latest that
+/// started at or before it, the greater id of two at one instant; none when every one
+/// started after it (an execution cannot follow a plan made after it) or there is none.
+pub fn chat_of_run<'a>(
+    chats: impl IntoIterator<Item = ((i64, u32), &'a str)>,
+    at: (i64, u32),
+) -> Option<&'a str> {
+    chats
+        .into_iter()
+        .filter(|(start, _)| *start <= at)
+        .max()
+        .map(|(_, id)| id)
 }
 
 /// An `execute_tool` span waiting for its trace's chats.
@@ -458,6 +572,24 @@ impl OtelReader {
         raw: RawSpan,
         caller: &Arc<str>,
     ) -> Result<Span, CoreError> {
+        for (key, v) in raw
+            .attrs
+            .iter()
+            .chain(raw.events.iter().flat_map(|e| e.iter()))
+        {
+            if let Some(written) = unreadable_int(v) {
+                return Err(content_error(
+                    position,
+                    format!(
+                        "attribute '{}': intValue {} is not a whole number from {} to {}",
+                        crate::core::terminal_text::name(key),
+                        crate::core::terminal_text::quoted_with(written, '"'),
+                        i64::MIN,
+                        i64::MAX
+                    ),
+                ));
+            }
+        }
         let trace = hex_id(&position, "traceId", raw.trace_id.as_ref())?;
         let span = hex_id(&position, "spanId", raw.span_id.as_ref())?;
         let (start, start_ms) = unix_nanos(&position, "startTimeUnixNano", raw.start.as_ref())?;
@@ -465,8 +597,7 @@ impl OtelReader {
         let end_ms = unix_nanos(&position, "endTimeUnixNano", raw.end.as_ref())
             .ok()
             .map(|(_, ms)| ms);
-        // OTLP status code 2 is ERROR (JSON may spell the enum by name).
-        let ok = !matches!(&raw.status_code, Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR");
+        let ok = status_ok(&position, raw.status_code.as_ref())?;
         Ok(Span {
             position,
             trace: self.intern(&trace),
@@ -481,60 +612,49 @@ impl OtelReader {
         })
     }
 
-    /// The spans read, and every execution linked to its chat, in file order (built one at
-    /// a time as the store takes them).
-    pub fn finish(mut self) -> StreamRead {
-        for list in self.chats.values_mut() {
-            list.sort();
-        }
-        let before_every_chat = self
-            .tools
-            .iter()
-            .filter(|t| {
-                self.chats
-                    .get(&*t.trace)
-                    .and_then(|list| list.first())
-                    .is_some_and(|(first, _)| *first > t.start_ms)
-            })
-            .count();
+    /// The spans read, and every execution with its trace, in file order (built one at a
+    /// time as the store takes them).
+    pub fn finish(self) -> StreamRead {
         StreamRead {
             records: self.records,
             executions: Executions {
-                chats: self.chats,
                 tools: self.tools.into_iter(),
             },
-            before_every_chat,
         }
     }
 }
 
-/// The executions of a traces file, each linked to its chat as it is taken.
+/// An `execute_tool` span's execution, not yet linked to a plan, and its trace: the store
+/// links it to its chat ([`chat_of_run`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRun {
+    pub execution: ExecutionRecord,
+    pub trace: String,
+}
+
+/// The executions of a traces file, each with its trace, as it is taken.
 #[derive(Debug, Default)]
 pub struct Executions {
-    /// trace → (start, span id) of its chat spans, by start.
-    chats: BTreeMap<Arc<str>, Vec<(i64, Box<str>)>>,
     tools: std::vec::IntoIter<ToolSpan>,
 }
 
 impl Iterator for Executions {
-    type Item = ExecutionRecord;
+    type Item = TraceRun;
 
-    fn next(&mut self) -> Option<ExecutionRecord> {
+    fn next(&mut self) -> Option<TraceRun> {
         let t = self.tools.next()?;
-        let plan_id = self
-            .chats
-            .get(&*t.trace)
-            .and_then(|list| list.iter().rev().find(|(start, _)| *start <= t.start_ms))
-            .map(|(_, span)| otel_plan_id(&t.trace, span));
-        Some(ExecutionRecord {
-            id: format!("otel-{}-{}", t.trace, t.span),
-            at: t.start,
-            at_nanos: millis_part(t.start_ms),
-            caller: t.caller.to_string(),
-            session: t.session.map(|s| s.to_string()),
-            plan_id,
-            tool: t.tool.to_string(),
-            ok: t.ok,
+        Some(TraceRun {
+            execution: ExecutionRecord {
+                id: otel_plan_id(&t.trace, &t.span),
+                at: t.start,
+                at_nanos: millis_part(t.start_ms),
+                caller: t.caller.to_string(),
+                session: t.session.map(|s| s.to_string()),
+                plan_id: None,
+                tool: t.tool.to_string(),
+                ok: t.ok,
+            },
+            trace: t.trace.to_string(),
         })
     }
 
@@ -552,13 +672,13 @@ fn operation(s: &Span) -> Option<&str> {
 
 /// The plan a chat span records.
 fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
-    let model = s
-        .attrs
-        .get("gen_ai.request.model")
-        .or_else(|| s.attrs.get("gen_ai.response.model"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
+    let model = ["gen_ai.request.model", "gen_ai.response.model"]
+        .into_iter()
+        .find_map(|key| {
+            let name = s.attrs.get(key).and_then(Value::as_str)?;
+            unspaced(&s.position, &format!("attribute '{key}'"), name).transpose()
+        })
+        .transpose()?
         .ok_or_else(|| {
             content_error(
                 s.position.clone(),
@@ -574,7 +694,7 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         || OutputMessages,
     )?;
     let (reply, calls, recorded) = chat_reply(output, &s.attrs);
-    let (reply, calls_not_kept, steps, outcome, failure_class) = if recorded {
+    let (reply, calls_not_kept, steps, mut outcome, mut failure_class) = if recorded {
         plan_of(reply, calls)
     } else {
         (
@@ -585,6 +705,11 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
             Some(OUTPUT_NOT_RECORDED.to_string()),
         )
     };
+    // A chat span whose status is ERROR is a call that failed, whatever answer it recorded
+    // (tester 23 F4), as a LiteLLM row whose status is not success.
+    if !s.ok {
+        (outcome, failure_class) = failed_call_outcome();
+    }
     let input = span_read(
         &s.position,
         &s.attrs,
@@ -597,15 +722,11 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         "prompt_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.input_tokens")?,
         "completion_tokens": token_count(&s.position, &s.attrs, "gen_ai.usage.output_tokens")?,
     });
-    let duration_ms = match s.end_ms {
-        Some(end) if end >= s.start_ms => Some(int_in(
-            end - s.start_ms,
-            &bounds::DURATION_MS,
-            &s.position,
-            "endTimeUnixNano",
-        )?),
-        _ => None,
-    };
+    let duration_ms = duration_between(
+        &s.position,
+        ("startTimeUnixNano", s.start_ms),
+        ("endTimeUnixNano", s.end_ms),
+    )?;
     let id = otel_plan_id(&s.trace, &s.span);
     let plan = PlanRecord {
         id,
@@ -640,10 +761,26 @@ fn chat_plan(s: &Span) -> Result<PlanRecord, CoreError> {
         source: TrafficSource::Otel,
         expert_baseline: None,
     };
+    checked(&s.position, plan)
+}
+
+/// A plan a traffic file brought, refused naming `position` when its names or its texts are
+/// more than a plan keeps ([`PlanRecord::names_problem`],
+/// [`plan_text_problem`](crate::core::history::plan_text_problem)), as `import plans` refuses
+/// them.
+fn checked(position: &str, plan: PlanRecord) -> Result<PlanRecord, CoreError> {
     if let Some((field, problem)) = plan.names_problem() {
         return Err(content_error(
-            s.position.clone(),
+            position.to_string(),
             format!("the plan's {field} {problem}"),
+        ));
+    }
+    if let Some(problem) =
+        crate::core::history::plan_text_problem(plan.raw_response.as_deref(), plan.answer.as_ref())
+    {
+        return Err(content_error(
+            position.to_string(),
+            format!("the plan's {problem}"),
         ));
     }
     Ok(plan)
@@ -656,8 +793,9 @@ fn tool_span(reader: &mut OtelReader, s: Span) -> Result<ToolSpan, CoreError> {
         .attrs
         .get("gen_ai.tool.name")
         .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .map(|name| unspaced(&s.position, "attribute 'gen_ai.tool.name'", name))
+        .transpose()?
+        .flatten()
         .ok_or_else(|| {
             content_error(
                 s.position.clone(),
@@ -988,11 +1126,6 @@ impl<E: From<CoreError>> LineReading<'_, E> {
         match operation(&s) {
             Some("chat") => {
                 let plan = chat_plan(&s)?;
-                self.reader
-                    .chats
-                    .entry(s.trace)
-                    .or_default()
-                    .push((s.start_ms, s.span));
                 (self.plan)(plan)?;
             }
             Some("execute_tool") => {
@@ -1359,7 +1492,17 @@ fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64
     })?;
     let ms = crate::core::time::parse_timestamp_millis(text)
         .map_err(|m| content_error(position.to_string(), format!("field '{field}': {m}")))?;
-    int_in(ms.div_euclid(1000), &bounds::TIMESTAMP, position, field)?;
+    // Said as written, not as the Unix seconds it became (tester 23 F10: `is -1`).
+    if !bounds::TIMESTAMP.contains(&ms.div_euclid(1000)) {
+        return Err(content_error(
+            position.to_string(),
+            format!(
+                "field '{field}' is {}; expected a time from 1970-01-01T00:00:00Z to \
+                 9999-12-31T23:59:59Z",
+                crate::core::terminal_text::quoted(text)
+            ),
+        ));
+    }
     Ok(Some(ms))
 }
 
@@ -1380,7 +1523,51 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
                         format!("field '{field}' is {v}, not a count"),
                     )
                 })?;
-            int_in(n as usize, &bounds::TOKENS, position, field).map(|n| Some(n as u64))
+            bounds::int_in_written(n as usize, v, &bounds::TOKENS, position, field)
+                .map(|n| Some(n as u64))
+        }
+    }
+}
+
+/// A name a traffic file gives (a request id, a model, a tool): `None` when blank; one with
+/// white space around it refused naming `what` (`field 'model'`, `attribute
+/// 'gen_ai.tool.name'`), as `import plans` refuses such a name (the one name rule,
+/// `core::budget::name_problem`). It had been trimmed without a word, so `" gpt-4o"` joined
+/// `gpt-4o`'s row and request ids `" abc"` and `"abc"` collided (tester 23 F9).
+fn unspaced<'a>(position: &str, what: &str, name: &'a str) -> Result<Option<&'a str>, CoreError> {
+    if name.trim().is_empty() {
+        return Ok(None);
+    }
+    if name.trim() != name {
+        return Err(content_error(
+            position.to_string(),
+            format!(
+                "{what} is {}, with spaces around it",
+                crate::core::terminal_text::quoted(name)
+            ),
+        ));
+    }
+    Ok(Some(name))
+}
+
+/// A row's name field (`request_id`, `model`): `None` when absent, null or blank; a value
+/// that is not a string is refused quoting it (tester 23 F10: `"request_id": 123` was said
+/// to be missing).
+fn row_name(position: &str, row: &Value, field: &str) -> Result<Option<String>, CoreError> {
+    match row.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            Ok(unspaced(position, &format!("field '{field}'"), s)?.map(str::to_string))
+        }
+        Some(v) => {
+            let shown = match v {
+                Value::Number(_) | Value::Bool(_) => v.to_string(),
+                _ => crate::core::terminal_text::quoted(&v.to_string()),
+            };
+            Err(content_error(
+                position.to_string(),
+                format!("field '{field}' is {shown}, not a string"),
+            ))
         }
     }
 }
@@ -1413,27 +1600,21 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
-    let request_id = str_field("request_id").ok_or_else(|| {
+    let request_id = row_name(position, row, "request_id")?.ok_or_else(|| {
         content_error(
             position.to_string(),
             "field 'request_id' is missing or empty",
         )
     })?;
-    let model = str_field("model")
-        .or_else(|| str_field("model_group"))
-        .ok_or_else(|| content_error(position.to_string(), "field 'model' is missing or empty"))?;
+    let model = match row_name(position, row, "model")? {
+        Some(model) => Some(model),
+        None => row_name(position, row, "model_group")?,
+    }
+    .ok_or_else(|| content_error(position.to_string(), "field 'model' is missing or empty"))?;
     let start = row_time(position, "startTime", row.get("startTime"))?
         .ok_or_else(|| content_error(position.to_string(), "field 'startTime' is missing"))?;
     let end = row_time(position, "endTime", row.get("endTime"))?;
-    let duration_ms = match end {
-        Some(end) if end >= start => Some(int_in(
-            end - start,
-            &bounds::DURATION_MS,
-            position,
-            "endTime",
-        )?),
-        _ => None,
-    };
+    let duration_ms = duration_between(position, ("startTime", start), ("endTime", end))?;
     let spend = match row.get("spend") {
         None | Some(Value::Null) => None,
         Some(v) => Some(finite_in(
@@ -1471,11 +1652,15 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         other_choices,
         not_read: message.not_read,
     };
-    // A failed call logs an error status and no choices: no answer came back.
+    // A failed call logs an error status, mostly with no choices (no answer came back);
+    // one that still logged an answer (a post-call guardrail or callback failed) failed too:
+    // its answer and steps are kept, read as they decode, but it counts as failed (tester
+    // 23 F4: it had counted as a success for its model).
     let failed_call = str_field("status").is_some_and(|s| s != "success");
-    let (reply, calls_not_kept, steps, outcome, mut failure_class) = plan_of(reply, message.calls);
-    if failed_call && outcome == Outcome::Failed {
-        failure_class = Some("http_error".to_string());
+    let (reply, calls_not_kept, steps, mut outcome, mut failure_class) =
+        plan_of(reply, message.calls);
+    if failed_call {
+        (outcome, failure_class) = failed_call_outcome();
     } else if !recorded && outcome == Outcome::Failed {
         failure_class = Some(OUTPUT_NOT_RECORDED.to_string());
     }
@@ -1517,13 +1702,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
         source: TrafficSource::Litellm,
         expert_baseline: None,
     };
-    if let Some((field, problem)) = record.names_problem() {
-        return Err(content_error(
-            position.to_string(),
-            format!("the plan's {field} {problem}"),
-        ));
-    }
-    Ok(record)
+    checked(position, record)
 }
 
 /// The part of a second past a time in Unix milliseconds, in nanoseconds.
@@ -1541,7 +1720,7 @@ mod tests {
         plans: Vec<PlanRecord>,
         executions: Vec<ExecutionRecord>,
         records: usize,
-        before_every_chat: usize,
+        traces: Vec<String>,
     }
 
     /// [`OtelReader`] over every line, its plans kept.
@@ -1558,11 +1737,15 @@ mod tests {
             })?;
         }
         let read = reader.finish();
+        let (executions, traces) = read
+            .executions
+            .map(|run| (run.execution, run.trace))
+            .unzip();
         Ok(Traffic {
             plans,
-            executions: read.executions.collect(),
+            executions,
             records: read.records,
-            before_every_chat: read.before_every_chat,
+            traces,
         })
     }
 
@@ -1604,17 +1787,11 @@ mod tests {
             span("aa", "01", S, chat("first")),
             span("aa", "02", S + 10_000_000_000, chat("second")),
             span("aa", "03", S + 5_000_000_000, tool("first")),
-            span("aa", "04", S + 11_000_000_000, tool("second")),
             span("bb", "05", S, tool("orphan")),
-            // Tester 6 F9: a tool span that started before every chat of its trace was
-            // linked to the trace's first chat, and made it `followed`.
-            span("cc", "06", S + 5_000_000_000, chat("later")),
-            span("cc", "07", S, tool("later")),
         ]);
         let t = read_otel("f", [(1, text.as_str())]).unwrap();
-        assert_eq!(t.records, 7);
-        assert_eq!(t.plans.len(), 3);
-        assert_eq!(t.before_every_chat, 1);
+        assert_eq!(t.records, 4);
+        assert_eq!(t.plans.len(), 2);
         assert_eq!(t.plans[0].id, "otel-aa-01");
         assert_eq!(t.plans[0].at, 1_791_028_800);
         assert_eq!(t.plans[0].duration_ms, Some(500));
@@ -1623,8 +1800,56 @@ mod tests {
             t.plans[0].answer.as_ref().unwrap()["usage"]["prompt_tokens"],
             12
         );
-        let links: Vec<_> = t.executions.iter().map(|e| e.plan_id.as_deref()).collect();
-        assert_eq!(links, [Some("otel-aa-01"), Some("otel-aa-02"), None, None]);
+        // Executions come with their trace, linked by the store, which holds every chat.
+        let ids: Vec<_> = t.executions.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["otel-aa-03", "otel-bb-05"]);
+        assert!(t.executions.iter().all(|e| e.plan_id.is_none()));
+        assert_eq!(t.traces, ["aa", "bb"]);
+        assert_eq!(otel_trace_of("otel-aa-03"), Some("aa"));
+        assert_eq!(otel_trace_of("litellm-aa-03"), None);
+        assert_eq!(otel_trace_of("otel-aa"), None);
+        let (lo, hi) = otel_trace_ids("aa");
+        assert!(lo.as_str() <= "otel-aa-03" && "otel-aa-ff" < hi.as_str());
+        assert!(!("otel-aab-01" < hi.as_str() && lo.as_str() <= "otel-aab-01"));
+        let chats = [
+            ((10, 0), "otel-aa-01"),
+            ((20, 0), "otel-aa-02"),
+            ((20, 0), "otel-aa-0f"),
+        ];
+        assert_eq!(chat_of_run(chats, (15, 0)), Some("otel-aa-01"));
+        assert_eq!(chat_of_run(chats, (20, 0)), Some("otel-aa-0f"));
+        assert_eq!(chat_of_run(chats, (19, 999_999_999)), Some("otel-aa-01"));
+        // Tester 6 F9: a tool span that started before every chat of its trace was
+        // linked to the trace's first chat, and made it `followed`.
+        assert_eq!(chat_of_run(chats, (9, 0)), None);
+        assert_eq!(chat_of_run([], (9, 0)), None);
+    }
+
+    /// Tester 23 F6: a traffic import had no bound on the texts it keeps, where `import
+    /// plans` refused more than a plan keeps: a plan it stored, exported, was not taken
+    /// back. Both refuse through one check, naming the position.
+    #[test]
+    fn a_traffic_plan_over_what_a_plan_keeps_is_refused_as_import_plans_refuses_it() {
+        let text = line(vec![span("aa", "01", S, chat("first"))]);
+        let plan = read_otel("f", [(1, text.as_str())])
+            .unwrap()
+            .plans
+            .remove(0);
+        let big = PlanRecord {
+            raw_response: Some("r".repeat(bounds::PLAN_TEXT_BYTES + 1)),
+            ..plan.clone()
+        };
+        let err = checked("f: line 1, span 1", big).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "f: line 1, span 1: the plan's field 'raw_response' is {} bytes; a plan keeps \
+                 at most {} (the largest reply a live call keeps)",
+                bounds::PLAN_TEXT_BYTES + 1,
+                bounds::PLAN_TEXT_BYTES
+            )
+        );
+        assert!(checked("f", plan).is_ok());
     }
 
     /// A line is read span by span (tester 7 T7-7: one line was parsed whole first): the

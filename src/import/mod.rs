@@ -133,6 +133,16 @@ pub fn for_each_line(
         if text.trim().is_empty() {
             continue;
         }
+        // A byte order mark past the file's start (files joined with `cat`, each written
+        // with one) is named, not left to the parser's "expected value" (tester 23 F10).
+        if text.as_bytes().starts_with(BOM) {
+            return Err(anyhow::Error::new(crate::core::error::CoreError::Content {
+                origin: format!("{source}: line {line}"),
+                message: "starts with a byte order mark (U+FEFF), which only a file's first \
+                          line may hold (files joined with cat?)"
+                    .to_string(),
+            }));
+        }
         f(line, text.trim_end_matches(['\n', '\r']))?;
         if line.is_multiple_of(10_000) {
             progress(line);

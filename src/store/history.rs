@@ -20,7 +20,7 @@ use crate::core::history::{
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
-use crate::core::traffic::{StreamRead, TrafficSource};
+use crate::core::traffic::{StreamRead, TrafficSource, chat_of_run, otel_trace_ids};
 use crate::exit::bad_input;
 use crate::import::for_each_line;
 use crate::llm::redact::Secrets;
@@ -94,8 +94,15 @@ pub struct ImportReport {
     /// The replays those name, the first [`CONFLICTS_LISTED`].
     pub replay_plan_ids: Vec<String>,
     /// `import traces`: `execute_tool` spans that started before every chat span of their
-    /// trace, so linked to no plan.
+    /// trace the store holds (this file's and earlier imports'), so linked to no plan.
     pub before_every_chat: usize,
+    /// `import traces`: `execute_tool` spans whose trace has no chat span in the store
+    /// (this file's or an earlier import's): kept, linked to no plan until a chat span of
+    /// their trace is imported.
+    pub no_chat_span: usize,
+    /// `import traces`: `execute_tool` spans stored by an earlier import, linked now to a
+    /// chat span of their trace this import brought (or moved to a later one of those).
+    pub linked_to_new_chats: usize,
     /// `import traces` / `import litellm`: plans whose answer held more tool calls than a
     /// plan holds steps ([`PLAN_STEPS`](crate::core::bounds::PLAN_STEPS)): no plan, the first
     /// that many kept in its answer and the rest read past, counted there

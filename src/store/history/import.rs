@@ -198,6 +198,9 @@ impl HistoryStore {
         let mut linked = Links::default();
         let mut notes = LinkNotes::default();
         let mut conflicts = Vec::new();
+        // Traces whose chat spans this import added: their runs stored by earlier imports
+        // are linked again, among every chat of the trace the store now holds.
+        let mut new_chat_traces = BTreeSet::new();
         {
             let mut insert = PlanInserter::new(&tx, &secrets)?;
             let mut sink = |plan: PlanRecord| -> anyhow::Result<()> {
@@ -227,6 +230,9 @@ impl HistoryStore {
                     source: origin,
                     ..plan
                 };
+                let trace = (origin == TrafficSource::Otel)
+                    .then(|| crate::core::traffic::otel_trace_of(&plan.id).map(str::to_string))
+                    .flatten();
                 // Traffic gives every plan its id (from the record), never a derived one.
                 let plan = ImportedPlan {
                     record: plan,
@@ -241,14 +247,34 @@ impl HistoryStore {
                     on_conflict,
                     &mut callers,
                 )?;
+                if let Some(trace) = trace
+                    && matches!(fate, Fate::Added | Fate::Replaced)
+                {
+                    new_chat_traces.insert(trace);
+                }
                 tally(&mut report, &mut conflicts, fate);
                 Ok(())
             };
             let read = read(&mut sink)?;
             report.lines = read.records;
-            report.before_every_chat = read.before_every_chat;
             let mut insert = ExecutionInserter::new(&tx, &secrets)?;
-            for e in read.executions {
+            for run in read.executions {
+                // Linked among every chat of its trace the store holds: this file's, stored
+                // above, and earlier imports' (tester 23 F1).
+                let chats = trace_chats(&tx, &run.trace)
+                    .map_err(db_err(&path, "reading the chat spans of a trace"))?;
+                let e = run.execution;
+                let plan_id = chat_of_run(
+                    chats.iter().map(|(at, id)| (*at, id.as_str())),
+                    (e.at, e.at_nanos),
+                )
+                .map(str::to_string);
+                match (&plan_id, chats.is_empty()) {
+                    (Some(_), _) => {}
+                    (None, true) => report.no_chat_span += 1,
+                    (None, false) => report.before_every_chat += 1,
+                }
+                let e = ExecutionRecord { plan_id, ..e };
                 let fate = execution_fate(
                     &mut insert,
                     &path,
@@ -262,6 +288,10 @@ impl HistoryStore {
             }
         }
         refuse_conflicts(source, "records", &conflicts)?;
+        for trace in &new_chat_traces {
+            report.linked_to_new_chats += link_runs_of_trace(&tx, trace, &mut linked, &mut callers)
+                .map_err(db_err(&path, "linking the runs of a trace"))?;
+        }
         notes.into_report(&mut report);
         callers.extend(callers_of_plans(&tx, linked.plans())?);
         finish_import(tx, &callers, window, &path, report)
@@ -868,6 +898,60 @@ impl LinkNotes {
         report.replay_plan = self.replay_plan;
         report.replay_plan_ids = self.replay_plan_ids;
     }
+}
+
+/// The chat spans of an OpenTelemetry trace the store holds: start and plan id.
+fn trace_chats(tx: &Transaction<'_>, trace: &str) -> rusqlite::Result<Vec<((i64, u32), String)>> {
+    let (lo, hi) = otel_trace_ids(trace);
+    tx.prepare_cached(
+        "SELECT at, at_nanos, id FROM plans WHERE id >= ?1 AND id < ?2 AND source = 'otel'",
+    )?
+    .query_map([lo, hi], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+    .collect()
+}
+
+/// A stored run of a trace as [`link_runs_of_trace`] reads it: its row, start, plan and
+/// caller.
+type TraceRunRow = (i64, (i64, u32), Option<String>, String);
+
+/// Link again the stored runs (`execute_tool` spans) of a trace whose chats an import
+/// added, each to its chat among every one the store holds ([`chat_of_run`]), as one file
+/// holding them all would have: a run imported before its chat (a Collector's rotation
+/// between them) is linked when the chat arrives, one linked to an earlier chat moves to a
+/// later one that started before it. Only runs linked to none or to a chat of the trace
+/// are touched. Their plans, old and new, and callers have their drift judged again.
+/// Returns how many runs changed.
+fn link_runs_of_trace(
+    tx: &Transaction<'_>,
+    trace: &str,
+    linked: &mut Links,
+    callers: &mut BTreeSet<String>,
+) -> rusqlite::Result<usize> {
+    let chats = trace_chats(tx, trace)?;
+    let (lo, hi) = otel_trace_ids(trace);
+    let runs: Vec<TraceRunRow> = tx
+        .prepare_cached(
+            "SELECT seq, at, at_nanos, plan_id, caller FROM executions
+             WHERE id >= ?1 AND id < ?2 AND (plan_id IS NULL OR (plan_id >= ?1 AND plan_id < ?2))",
+        )?
+        .query_map([&lo, &hi], |r| {
+            Ok((r.get(0)?, (r.get(1)?, r.get(2)?), r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut changed = 0;
+    for (seq, at, was, caller) in runs {
+        let now = chat_of_run(chats.iter().map(|(at, id)| (*at, id.as_str())), at);
+        if now == was.as_deref() {
+            continue;
+        }
+        tx.prepare_cached("UPDATE executions SET plan_id = ?2 WHERE seq = ?1")?
+            .execute(params![seq, now])?;
+        linked.plans.extend(was);
+        linked.plans.extend(now.map(str::to_string));
+        callers.insert(caller);
+        changed += 1;
+    }
+    Ok(changed)
 }
 
 /// Store one imported execution, or say why not, like [`plan_fate`]; the plans it links
