@@ -1446,7 +1446,7 @@ fn an_unknown_span_status_code_is_refused_naming_it() {
             serde_json::json!("STATUS_CODE_BOGUS"),
             "\"STATUS_CODE_BOGUS\"",
         ),
-        (serde_json::json!(7), "'7'"),
+        (serde_json::json!(7), "7"),
     ] {
         write(code);
         let out = ctx(home.path())
@@ -1608,4 +1608,41 @@ fn a_name_with_spaces_around_it_is_refused_by_every_traffic_importer() {
     // Without the spaces, each is taken.
     std::fs::write(&file, format!("{}\n", row("abc", "gpt-4o"))).unwrap();
     common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&file));
+}
+
+/// Tester 24 N3: an import error quoted a field's value whole: a 50 MB `spend` string made a
+/// 50 MB line on stderr (and in the log). Every value an error quotes is cut as `quoted` cuts
+/// it, with the bytes left out counted.
+#[test]
+fn an_import_error_quotes_a_huge_value_cut_and_counted() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("big.jsonl");
+    let spend = "9".repeat(1_000_000);
+    let row = serde_json::json!({"request_id": "a", "model": "m",
+        "startTime": "2026-10-03T12:00:00", "spend": spend});
+    std::fs::write(&file, format!("{row}\n")).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "litellm"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 2_000, "{} bytes on stderr", err.len());
+    assert!(err.contains("more bytes), not a number"), "{err}");
+    let plan = serde_json::json!({"id": "p", "at": "2026-10-03T12:00:00Z", "caller": "c",
+        "model": "m", "intent": "i", "steps": [], "outcome": "o".repeat(1_000_000)});
+    std::fs::write(&file, format!("{plan}\n")).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 2_000, "{} bytes on stderr", err.len());
+    assert!(
+        err.contains("more bytes) is not ok, guarded or failed"),
+        "{err}"
+    );
 }

@@ -9,6 +9,7 @@ use crate::core::bounds::{self, int_in};
 use crate::core::budget::Tier;
 use crate::core::compare::Arm;
 use crate::core::error::CoreError;
+use crate::core::terminal_text::quoted;
 use crate::core::text;
 
 /// What a step names when the guard found no such pack or pipeline.
@@ -639,7 +640,10 @@ pub fn parse_imported_plan(
             line_error(
                 origin,
                 line,
-                format!("field 'outcome': '{s}' is not ok, guarded or failed"),
+                format!(
+                    "field 'outcome': {} is not ok, guarded or failed",
+                    quoted(s)
+                ),
             )
         })?,
     };
@@ -667,7 +671,10 @@ pub fn parse_imported_plan(
             line_error(
                 origin,
                 line,
-                format!("field 'source': '{s}' is not native, otel, litellm or sent"),
+                format!(
+                    "field 'source': {} is not native, otel, litellm or sent",
+                    quoted(s)
+                ),
             )
         })?,
     };

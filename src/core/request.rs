@@ -880,6 +880,13 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     // T12-2: "tools: 60/60" beside 55 entries). It was counted above with the allowlist's
     // count, which has at least as many digits: what is sent is never over what was counted.
     plan.recount_hint(compacted.kept.len());
+    // Said of what is sent: one the budget cut is not "kept" (tester 24 N2).
+    plan.ranked_in.retain(|name| {
+        compacted
+            .kept
+            .iter()
+            .any(|&i| catalog.entry_name(i) == name)
+    });
     let request = assemble(&RequestInputs {
         model: &effective.model,
         row,
@@ -1095,6 +1102,25 @@ mod tests {
                     e.score
                 );
             }
+        }
+        // Tester 24 N2: under a 600-byte catalog the budget cut the #3 it had let in, and the
+        // line still named it. What is named is what is sent.
+        let mut tight = BudgetRow::fallback();
+        tight.max_catalog_bytes = Some(600);
+        let tight = EffectiveRow::of_row(&tight, None);
+        let r = plan_with(&p, &tight, prompt, &[], ATTACHMENT_WEIGHT);
+        assert!(
+            r.compaction
+                .entries
+                .iter()
+                .any(|e| e.fate == Fate::CutByBudget)
+        );
+        for name in &r.planner.ranked_in {
+            assert!(
+                r.compaction.kept.contains(name),
+                "{name} named, not sent: {:?}",
+                r.compaction.kept
+            );
         }
         let r = plan_with(
             &p,

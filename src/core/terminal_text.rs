@@ -66,6 +66,21 @@ pub fn quoted(text: &str) -> String {
 
 /// As [`quoted`], between `mark`s (`"` where the message's own convention is double quotes).
 pub fn quoted_with(text: &str, mark: char) -> String {
+    let mark = mark.to_string();
+    quoted_between(text, &mark)
+}
+
+/// A JSON value from a file as an error quotes it: a string as [`quoted_with`] `"`, anything
+/// else as its JSON text, cut the same way (tester 24 N3: a 50 MB `spend` string was echoed
+/// whole on stderr and into the log).
+pub fn quoted_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => quoted_with(s, '"'),
+        other => quoted_between(&other.to_string(), ""),
+    }
+}
+
+fn quoted_between(text: &str, mark: &str) -> String {
     let mut shown = String::new();
     let mut count = 0;
     for (at, c) in text.char_indices() {

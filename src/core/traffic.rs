@@ -17,6 +17,7 @@ use crate::core::error::CoreError;
 use crate::core::failure::{Reply, read_reply_owning};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
 use crate::core::plan::steps_of;
+use crate::core::terminal_text::quoted_value;
 
 /// A visitor's scalars and null, of another shape than expected: read through, `$absent`
 /// kept. Strings apart ([`otherwise`] has them too): some visitors read those.
@@ -313,7 +314,7 @@ fn token_count(origin: &str, attrs: &Attributes, key: &str) -> Result<Option<u64
             let n = v.as_u64().ok_or_else(|| {
                 content_error(
                     origin.to_string(),
-                    format!("field '{key}' is {v}, not a count"),
+                    format!("field '{key}' is {}, not a count", quoted_value(v)),
                 )
             })?;
             bounds::int_in_written(n as usize, v, &bounds::TOKENS, origin, key)
@@ -411,10 +412,7 @@ fn status_ok(position: &str, code: Option<&Value>) -> Result<bool, CoreError> {
         }
         Some(c) if *c == 2 || *c == "STATUS_CODE_ERROR" => Ok(false),
         Some(c) => {
-            let written = match c {
-                Value::String(s) => crate::core::terminal_text::quoted_with(s, '"'),
-                other => crate::core::terminal_text::quoted_with(&other.to_string(), '\''),
-            };
+            let written = quoted_value(c);
             Err(content_error(
                 position.to_string(),
                 format!(
@@ -1487,7 +1485,7 @@ fn row_time(position: &str, field: &str, v: Option<&Value>) -> Result<Option<i64
     let text = v.as_str().ok_or_else(|| {
         content_error(
             position.to_string(),
-            format!("field '{field}' is {v}, not a time"),
+            format!("field '{field}' is {}, not a time", quoted_value(v)),
         )
     })?;
     let ms = crate::core::time::parse_timestamp_millis(text)
@@ -1520,7 +1518,7 @@ fn row_count(position: &str, row: &Value, field: &str) -> Result<Option<u64>, Co
                 .ok_or_else(|| {
                     content_error(
                         position.to_string(),
-                        format!("field '{field}' is {v}, not a count"),
+                        format!("field '{field}' is {}, not a count", quoted_value(v)),
                     )
                 })?;
             bounds::int_in_written(n as usize, v, &bounds::TOKENS, position, field)
@@ -1560,10 +1558,7 @@ fn row_name(position: &str, row: &Value, field: &str) -> Result<Option<String>, 
             Ok(unspaced(position, &format!("field '{field}'"), s)?.map(str::to_string))
         }
         Some(v) => {
-            let shown = match v {
-                Value::Number(_) | Value::Bool(_) => v.to_string(),
-                _ => crate::core::terminal_text::quoted(&v.to_string()),
-            };
+            let shown = quoted_value(v);
             Err(content_error(
                 position.to_string(),
                 format!("field '{field}' is {shown}, not a string"),
@@ -1621,7 +1616,7 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
             v.as_f64().ok_or_else(|| {
                 content_error(
                     position.to_string(),
-                    format!("field 'spend' is {v}, not a number"),
+                    format!("field 'spend' is {}, not a number", quoted_value(v)),
                 )
             })?,
             &SPEND_USD,
