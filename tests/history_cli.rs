@@ -2069,6 +2069,22 @@ fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
             .args(["import", "plans"])
             .arg(&file),
     );
+    // Tester 24 N6: `--groups` listed the group's models as `café×1 café×1`.
+    let out = succeeded(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "--groups"]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("keyed/caf\\u{e9}") || text.contains("keyed/cafe\\u{301}"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("caf\u{e9}") && !text.contains("cafe\u{301}"),
+        "{text}"
+    );
     for view in ["--models", "--plans"] {
         let out = succeeded(
             ctx(home.path())

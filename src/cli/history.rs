@@ -467,15 +467,27 @@ fn groups(
     if json {
         return print_json(&report);
     }
+    // Models that print alike are told apart across the whole table (tester 24 N6).
+    let models = told_apart(
+        report
+            .groups
+            .iter()
+            .flat_map(|g| g.models.iter().map(|(m, _)| m.as_str())),
+    );
     let rows: Vec<Vec<String>> = report
         .groups
         .iter()
         .map(|g| {
+            let top_models: Vec<(String, u64)> = g
+                .models
+                .iter()
+                .map(|(m, n)| (shown_model(&models, m), *n))
+                .collect();
             vec![
                 g.plans.to_string(),
                 g.complexity.clone().unwrap_or_default(),
                 top_list(&g.top_tools, 3),
-                top_list(&g.models, 2),
+                top_list(&top_models, 2),
                 format_minute(g.last_at),
                 clip(&g.intent, 50),
             ]

@@ -1651,7 +1651,9 @@ pub fn spend_row(position: &str, read: SpendRow) -> Result<PlanRecord, CoreError
     // one that still logged an answer (a post-call guardrail or callback failed) failed too:
     // its answer and steps are kept, read as they decode, but it counts as failed (tester
     // 23 F4: it had counted as a success for its model).
-    let failed_call = str_field("status").is_some_and(|s| s != "success");
+    // Read in any case: "Success" is a success (tester 24 N7).
+    let failed_call =
+        str_field("status").is_some_and(|s| !s.trim().eq_ignore_ascii_case("success"));
     let (reply, calls_not_kept, steps, mut outcome, mut failure_class) =
         plan_of(reply, message.calls);
     if failed_call {
