@@ -364,7 +364,9 @@ impl PromptPane {
         match result {
             Ok(a) => self.attach(a.name.clone(), a),
             Err(e) => {
-                self.attach_error = Some(e);
+                // An error line like stderr's: a configured key in the path reads
+                // [REDACTED], as the CLI says the same error (tester 24 N5).
+                self.attach_error = Some(crate::llm::redact::for_output(&e).into_owned());
                 Edit::Nothing
             }
         }
