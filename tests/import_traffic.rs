@@ -9,6 +9,14 @@ use std::path::Path;
 mod common;
 use common::{counts, ctx, json_of};
 
+/// `import KIND FILE`, which must be refused (exit 2): what it said on stderr.
+fn import_refused(home: &Path, kind: &str, file: &Path) -> String {
+    let out = ctx(home).args(["import", kind]).arg(file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 const SPANS: &str = "tests/data/otel/genai-spans.jsonl";
 const SPEND_ARRAY: &str = "tests/data/litellm-logs/spend-logs.json";
 const SPEND_LINES: &str = "tests/data/litellm-logs/spend-logs.jsonl";
@@ -1414,13 +1422,7 @@ fn an_unreadable_int_value_is_refused_naming_its_attribute() {
             serde_json::json!({"key": "gen_ai.usage.input_tokens", "value": {"intValue": v}}),
         );
         std::fs::write(&file, format!("{}\n", otel_line(vec![chat]))).unwrap();
-        let out = ctx(home.path())
-            .args(["import", "traces"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{v}: {err}");
+        let err = import_refused(home.path(), "traces", &file);
         let want = format!(
             "{}: line 1, span 1: attribute 'gen_ai.usage.input_tokens': intValue \"{v}\" is \
              not a whole number",
@@ -1456,13 +1458,7 @@ fn an_unknown_span_status_code_is_refused_naming_it() {
         (serde_json::json!(7), "7"),
     ] {
         write(code);
-        let out = ctx(home.path())
-            .args(["import", "traces"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{shown}: {err}");
+        let err = import_refused(home.path(), "traces", &file);
         let want = format!(
             "{}: line 1, span 2: field 'status.code' is {shown}; expected 0, 1 or 2",
             file.display()
@@ -1513,13 +1509,7 @@ fn an_import_error_says_what_the_file_holds_under_its_own_field() {
     };
     let refused = |kind: &str, text: String, says: &str| {
         std::fs::write(&file, text).unwrap();
-        let out = ctx(home.path())
-            .args(["import", kind])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
+        let err = import_refused(home.path(), kind, &file);
         let want = format!("{}: {says}", file.display());
         assert!(err.contains(&want), "{want} in {err}");
         assert_eq!(counts(home.path()), before);
@@ -1577,13 +1567,7 @@ fn a_name_with_spaces_around_it_is_refused_by_every_traffic_importer() {
     let file = home.path().join("in.jsonl");
     let refused = |kind: &str, text: String, says: &str| {
         std::fs::write(&file, text).unwrap();
-        let out = ctx(home.path())
-            .args(["import", kind])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
+        let err = import_refused(home.path(), kind, &file);
         let want = format!("{}: {says}", file.display());
         assert!(err.contains(&want), "{want} in {err}");
         assert_eq!(counts(home.path()), before);
@@ -1628,25 +1612,13 @@ fn an_import_error_quotes_a_huge_value_cut_and_counted() {
     let row = serde_json::json!({"request_id": "a", "model": "m",
         "startTime": "2026-10-03T12:00:00", "spend": spend});
     std::fs::write(&file, format!("{row}\n")).unwrap();
-    let out = ctx(home.path())
-        .args(["import", "litellm"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = import_refused(home.path(), "litellm", &file);
     assert!(err.len() < 2_000, "{} bytes on stderr", err.len());
     assert!(err.contains("more bytes), not a number"), "{err}");
     let plan = serde_json::json!({"id": "p", "at": "2026-10-03T12:00:00Z", "caller": "c",
         "model": "m", "intent": "i", "steps": [], "outcome": "o".repeat(1_000_000)});
     std::fs::write(&file, format!("{plan}\n")).unwrap();
-    let out = ctx(home.path())
-        .args(["import", "plans"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = import_refused(home.path(), "plans", &file);
     assert!(err.len() < 2_000, "{} bytes on stderr", err.len());
     assert!(
         err.contains("more bytes) is not ok, guarded or failed"),
