@@ -615,6 +615,23 @@ fn briefed_instruction(instruction: &str) -> String {
     )
 }
 
+/// Whether an entry of the ranker's top may pass the planner ([`Planner::keep_ranked`]):
+/// placed first for one of the question's requests or as a lookup step; or scored at least
+/// [`RANKED_KEPT_SHARE`] of the best score on two or more of the question's words. One word
+/// is not enough: "compare these two" ranks a podcast tool #3 for "two", "fix src/main.rs" an
+/// image tool for "fix" (tester 24 N4), and under a weak top score half of it is little.
+fn strong_enough_to_pass(e: &crate::core::rank::Explanation, best: f64) -> bool {
+    let words: HashSet<&str> = e
+        .matches
+        .iter()
+        .map(|m| m.term.as_str())
+        .chain(e.rare_words.iter().map(|r| r.term.as_str()))
+        .collect();
+    e.best_for_request.is_some()
+        || e.lookup_for.is_some()
+        || (e.score >= RANKED_KEPT_SHARE * best && words.len() >= 2)
+}
+
 /// Build the request. Pure: the same inputs give the same request, byte for byte.
 pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     let effective = inp.effective;
@@ -725,16 +742,6 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         inp.index.place_lookups(&mut blended);
         blended
     };
-    if !no_intent && inp.arm.narrows() {
-        let top_score = ranking.order.iter().map(|s| s.score).fold(0.0, f64::max);
-        let ranked = ranking.order.iter().filter(|s| s.score > 0.0).map(|s| {
-            let strong = s.best_for_request.is_some()
-                || s.lookup_for.is_some()
-                || s.score >= RANKED_KEPT_SHARE * top_score;
-            (catalog.entry_name(s.index), strong)
-        });
-        inp.planner.keep_ranked(&mut plan, ranked, &names);
-    }
     let top: Vec<usize> = ranking
         .order
         .iter()
@@ -749,6 +756,14 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         escalate: should_escalate(row, &ranking.confidence),
         top: inp.index.explain_top(&ranking, &top, inp.prior),
     };
+    if !no_intent && inp.arm.narrows() {
+        let best = ranking_view.top.iter().map(|e| e.score).fold(0.0, f64::max);
+        let ranked = ranking_view
+            .top
+            .iter()
+            .map(|e| (e.name.as_str(), strong_enough_to_pass(e, best)));
+        inp.planner.keep_ranked(&mut plan, ranked, &names);
+    }
 
     // Compaction: the planner's allowlist (and the filter's pick), cut by ranking, into
     // what the instruction, the attachments and the hint leave.
@@ -1102,6 +1117,19 @@ mod tests {
                     e.score
                 );
             }
+        }
+        // Tester 24 N4: one word is not enough, however weak the top: an image tool for
+        // "fix", a screenshot tool for "log".
+        for (prompt, stray) in [
+            ("fix src/main.rs", "image.edit"),
+            ("investigate this log", "browser.screenshot"),
+        ] {
+            let r = plan_with(&p, &row(Tier::C), prompt, &[], ATTACHMENT_WEIGHT);
+            assert!(
+                !r.planner.ranked_in.iter().any(|n| n == stray),
+                "{prompt}: {:?}",
+                r.planner.ranked_in
+            );
         }
         // Tester 24 N2: under a 600-byte catalog the budget cut the #3 it had let in, and the
         // line still named it. What is named is what is sent.
