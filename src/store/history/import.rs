@@ -900,11 +900,13 @@ impl LinkNotes {
     }
 }
 
-/// The chat spans of an OpenTelemetry trace the store holds: start and plan id.
+/// The chat spans of an OpenTelemetry trace the store holds: start and plan id. The id
+/// range is what the index is used for (`+source` keeps SQLite off the source index, which
+/// made an import of 100,000 traces quadratic: 5,000 chat spans 0.35 s → 3.8 s).
 fn trace_chats(tx: &Transaction<'_>, trace: &str) -> rusqlite::Result<Vec<((i64, u32), String)>> {
     let (lo, hi) = otel_trace_ids(trace);
     tx.prepare_cached(
-        "SELECT at, at_nanos, id FROM plans WHERE id >= ?1 AND id < ?2 AND source = 'otel'",
+        "SELECT at, at_nanos, id FROM plans WHERE id >= ?1 AND id < ?2 AND +source = 'otel'",
     )?
     .query_map([lo, hi], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
     .collect()
