@@ -160,6 +160,7 @@ fn main() -> anyhow::Result<()> {
         ("mined_min_count", &[1.0, 3.0]),
         ("lookups", &[0.0, 1.0, 3.0, 5.0]),
         ("thesaurus", &[0.0, 0.5, 0.85, 1.0]),
+        ("second_share", &[0.4, 0.45, 0.5, 0.55, 0.6]),
     ];
     for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {
@@ -274,6 +275,7 @@ fn set(p: &mut RankParams, label: &str, value: f64) {
         "mined_min_count" => p.mined_min_count = value as usize,
         "lookups" => p.lookups = value as usize,
         "thesaurus" => p.thesaurus = value,
+        "second_share" => p.second_share = value,
         "params_weight" => p.fields[7].0 = value,
         "name_weight" => p.fields[0].0 = value,
         "description_weight" => p.fields[4].0 = value,

@@ -176,6 +176,9 @@ pub struct RankParams {
     /// (`Get_Artist_ID_By_Name` for `List_Artist_Albums`'s `artistId`) are placed right after
     /// it, or after the request winners (0 = off).
     pub lookups: usize,
+    /// A request's pick after the first round goes ahead only when its request score is at
+    /// least this share of the request's first winner's (0 = every round places one).
+    pub second_share: f64,
 }
 
 impl Default for RankParams {
@@ -199,6 +202,7 @@ impl Default for RankParams {
             mined: 0.2,
             mined_min_count: 2,
             lookups: 2,
+            second_share: 0.5,
         }
     }
 }

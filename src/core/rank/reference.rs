@@ -112,6 +112,7 @@ impl RankIndex {
         let mut placed = vec![false; n];
         let mut head: Vec<Scored> = Vec::new();
         let mut firsts = 0;
+        let mut first_score = vec![f64::NEG_INFINITY; nr];
         for round_no in 0..self.params.diversify {
             let mut round: Vec<(usize, usize)> = Vec::new();
             for r in 0..nr {
@@ -130,6 +131,12 @@ impl RankIndex {
                 if let Some(k) = best
                     && !round.iter().any(|&(kk, _)| kk == k)
                 {
+                    let rs = request_score(order[k].index, r);
+                    if round_no == 0 {
+                        first_score[r] = rs;
+                    } else if rs < self.params.second_share * first_score[r] {
+                        continue;
+                    }
                     round.push((k, r));
                 }
             }

@@ -533,6 +533,7 @@ impl RankIndex {
         if !s.keys.iter().any(|k| k.1 > 0.0) {
             return head;
         }
+        let mut first_score = vec![f64::NEG_INFINITY; nr];
         for round_no in 0..self.params.diversify {
             let mut round: Vec<(u128, usize, usize)> = Vec::new();
             for r in 0..nr {
@@ -555,9 +556,14 @@ impl RankIndex {
                         best = Some((rs, score, key, d));
                     }
                 }
-                if let Some((_, _, key, d)) = best
+                if let Some((rs, _, key, d)) = best
                     && !round.iter().any(|&(_, dd, _)| dd == d)
                 {
+                    if round_no == 0 {
+                        first_score[r] = rs;
+                    } else if rs < self.params.second_share * first_score[r] {
+                        continue;
+                    }
                     round.push((key, d, r));
                 }
             }
