@@ -1493,12 +1493,17 @@ fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plan
         );
         std::fs::remove_file(&out).unwrap();
     }
-    // A store written before parts of a second were kept holds 0 for them: the same files
-    // read again are already present there, not conflicts.
+    // A store written before parts of a second were kept holds 0 for them (and its plans
+    // are all at or before the mark the migration sets): the same files read again are
+    // already present there, not conflicts.
     let older = home.path().join("a.sqlite");
     rusqlite::Connection::open(&older)
         .unwrap()
-        .execute_batch("UPDATE plans SET at_nanos = 0; UPDATE executions SET at_nanos = 0;")
+        .execute_batch(
+            "UPDATE plans SET at_nanos = 0; UPDATE executions SET at_nanos = 0;
+             UPDATE meta SET value = (SELECT MAX(seq) FROM plans)
+                 WHERE key = 'plans_fraction_kept_after_seq';",
+        )
         .unwrap();
     for (kind, file) in [("plans", &p), ("executions", &e)] {
         let r = json_of(
@@ -1814,7 +1819,8 @@ fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
             .unwrap();
     }
     let fresh = drift_of_a_fresh_copy(&store, dir.path());
-    // As the version before judged it: A had borrowed B's run; and one schema step back.
+    // As the version before judged it: A had borrowed B's run; and the schema back to before
+    // the migration that asks for the recount (two steps: the plans' fraction mark came after).
     let db = rusqlite::Connection::open(&store).unwrap();
     db.execute(
         "UPDATE plans SET drift = 'followed', executed = '[\"x.q\"]' WHERE id = 'A'",
@@ -1824,7 +1830,7 @@ fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
     let version: i64 = db
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    db.pragma_update(None, "user_version", version - 1).unwrap();
+    db.pragma_update(None, "user_version", version - 2).unwrap();
     drop(db);
     drop(HistoryStore::open(&store).unwrap());
     let rows = drift_rows(&store);
@@ -1907,6 +1913,71 @@ fn plans_without_ids_a_moment_apart_are_two_plans_in_any_order() {
     let out = c.output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(ids("one.sqlite").len(), 2);
+}
+
+/// Tester 25 F1: two id-less plans alike but for their time, one on a whole second and one
+/// 0.4 s past it, were "2 read, 1 added, 1 already present" (the one stored with no part of a
+/// second was taken for a row from before parts of a second were kept), and in the other
+/// order the whole file was refused as a conflict. Both are stored, in either order, and
+/// each file read again, in either order, is already present.
+#[test]
+fn plans_without_ids_on_a_whole_second_and_a_moment_after_are_two_plans() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plan = |at: &str| {
+        serde_json::json!({"at": at, "caller": "bot", "model": "m/x", "intent": "same thing",
+            "steps": [{"order": 1, "tool": "web.search"}], "outcome": "ok"})
+        .to_string()
+    };
+    let (whole, later) = (
+        plan("2026-11-20T10:00:00Z"),
+        plan("2026-11-20T10:00:00.4Z"),
+    );
+    let write = |name: &str, lines: [&String; 2]| {
+        let path = h.join(name);
+        std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+        path
+    };
+    let import = |store: &str, file: &Path| {
+        let mut c = ctx(h);
+        c.arg("--store")
+            .arg(h.join(store))
+            .args(["import", "plans", "--json"])
+            .arg(file);
+        let got = json_of(&mut c);
+        (got["added"].as_u64(), got["already_present"].as_u64())
+    };
+    let plans = |store: &str| {
+        let mut c = ctx(h);
+        c.arg("--store")
+            .arg(h.join(store))
+            .args(["history", "export", "--out", "-"]);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut rows: Vec<(String, String)> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["id"].as_str().unwrap().into(), v["at"].as_str().unwrap().into())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let forward = write("forward.jsonl", [&whole, &later]);
+    let backward = write("backward.jsonl", [&later, &whole]);
+    assert_eq!(import("f.sqlite", &forward), (Some(2), Some(0)));
+    assert_eq!(import("b.sqlite", &backward), (Some(2), Some(0)));
+    assert_eq!(plans("f.sqlite").len(), 2, "{:?}", plans("f.sqlite"));
+    let ats: Vec<String> = plans("f.sqlite").into_iter().map(|(_, at)| at).collect();
+    assert!(ats.iter().any(|a| a.ends_with(":00Z")), "{ats:?}");
+    assert!(ats.iter().any(|a| a.ends_with(":00.400Z")), "{ats:?}");
+    for store in ["f.sqlite", "b.sqlite"] {
+        assert_eq!(import(store, &forward), (Some(0), Some(2)), "{store}");
+        assert_eq!(import(store, &backward), (Some(0), Some(2)), "{store}");
+    }
+    assert_eq!(plans("b.sqlite").len(), 2);
 }
 
 /// Tester 20 F2, F10, F14 through the binary: a run naming a plan but dated before it
@@ -2145,7 +2216,11 @@ fn a_leap_second_reads_as_one_time_everywhere() {
     let next_day = 1_483_228_800;
     let shown = common::succeeded(&mut run(&["history", "show", "leap1"]));
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(shown.starts_with("leap1  2017-01-01T00:00:00Z"), "{shown}");
+    // With its part of a second (tester 25 F3: `history show` printed whole seconds only).
+    assert!(shown.starts_with("leap1  2017-01-01T00:00:00.500Z"), "{shown}");
+    let shown = common::succeeded(&mut run(&["history", "show", "leap2"]));
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.starts_with("leap2  2017-01-01T00:00:00Z"), "{shown}");
     let json = json_of(&mut run(&["history", "show", "leap1", "--json"]));
     assert_eq!(json["at"], next_day, "{json}");
     let export = common::succeeded(&mut run(&["history", "export"]));

@@ -331,7 +331,8 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     let mut out = format!(
         "{}  {}  {} → {}  ({})\nintent: {}\noutcome: {}  drift: {} {}  complexity: {}\n{}\n",
         for_terminal_line(&r.id),
-        format_timestamp(r.at),
+        // The instant as given, with its part of a second (tester 25 F3: `.500` was dropped).
+        crate::core::time::format_timestamp_nanos(r.at, r.at_nanos),
         name(&r.caller),
         name(&r.model),
         r.source,

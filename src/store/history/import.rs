@@ -748,7 +748,12 @@ pub(super) fn plan_fate(
                 plan.id
             );
         };
-        if same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos) {
+        let same = if stored.seq <= insert.fraction_kept_after {
+            same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos)
+        } else {
+            stored.detail.record == plan
+        };
+        if same {
             return Ok(Fate::Same);
         }
         // A derived id another plan holds, given at another instant of that second: this
@@ -1191,6 +1196,9 @@ pub(super) struct PlanInserter<'t> {
     tx: &'t Transaction<'t>,
     /// The configured keys, taken out of each plan before it is stored or compared.
     secrets: std::sync::Arc<Secrets>,
+    /// Plans stored with a `seq` up to this may hold 0 for a part of a second their store
+    /// never kept ([`PLAN_FRACTION_KEPT_AFTER_KEY`]).
+    fraction_kept_after: i64,
 }
 
 /// A plan's source, baseline and gap signal as stored (the gap signal derived here, from
@@ -1268,7 +1276,17 @@ impl PlanColumns {
 
 impl<'t> PlanInserter<'t> {
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
+        let fraction_kept_after = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                [PLAN_FRACTION_KEPT_AFTER_KEY],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(i64::MAX);
         Ok(PlanInserter {
+            fraction_kept_after,
             secrets: secrets.clone(),
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,

@@ -22,8 +22,23 @@ pub(super) const SCHEMA: Schema = Schema {
         MIGRATION_AT_NANOS,
         MIGRATION_NAMED_RUNS_NOT_LOOSE,
         MIGRATION_NAMED_RUNS_JUDGE_ALONE,
+        MIGRATION_PLAN_FRACTION_KEPT,
     ],
 };
+
+/// The meta key holding the last plan `seq` stored before this version: a plan stored after
+/// it holds the part of a second it was given with (0: a whole second), one stored up to it
+/// may hold 0 for a part of a second its store never kept.
+pub(super) const PLAN_FRACTION_KEPT_AFTER_KEY: &str = "plans_fraction_kept_after_seq";
+
+/// Tester 25 F1: a plan stored with 0 for its part of a second was taken for any plan of that
+/// second read again ("already present"), as a row from before [`MIGRATION_AT_NANOS`] must
+/// be: an id-less plan at 10:00:00.4 was never stored beside one at 10:00:00. Only rows up to
+/// this mark are read that way now.
+pub(super) const MIGRATION_PLAN_FRACTION_KEPT: &str = "
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'plans_fraction_kept_after_seq', COALESCE(MAX(seq), 0) FROM plans;
+";
 
 /// Tester 20 F2 and F10: a run naming a plan but dated before it (left out of drift) made
 /// the caller's runs naming no plan stop counting for it, and so did another caller's run
