@@ -1929,10 +1929,7 @@ fn plans_without_ids_on_a_whole_second_and_a_moment_after_are_two_plans() {
             "steps": [{"order": 1, "tool": "web.search"}], "outcome": "ok"})
         .to_string()
     };
-    let (whole, later) = (
-        plan("2026-11-20T10:00:00Z"),
-        plan("2026-11-20T10:00:00.4Z"),
-    );
+    let (whole, later) = (plan("2026-11-20T10:00:00Z"), plan("2026-11-20T10:00:00.4Z"));
     let write = |name: &str, lines: [&String; 2]| {
         let path = h.join(name);
         std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
@@ -1959,7 +1956,10 @@ fn plans_without_ids_on_a_whole_second_and_a_moment_after_are_two_plans() {
             .lines()
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (v["id"].as_str().unwrap().into(), v["at"].as_str().unwrap().into())
+                (
+                    v["id"].as_str().unwrap().into(),
+                    v["at"].as_str().unwrap().into(),
+                )
             })
             .collect();
         rows.sort();
@@ -2191,6 +2191,65 @@ fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
     );
 }
 
+/// Tester 25 F7: a model only replayed against (its replays stay out of model outcomes) was
+/// a row reading `0%` failed and `0%` followed, as if it had plans and none failed. Its
+/// rates read `—`: no plan of its own, no figure; `--json` keeps its replays counted.
+#[test]
+fn a_model_only_replayed_against_has_no_rates() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    let file = home.path().join("plans.jsonl");
+    let replay = plan_line("p1.r1", 1)
+        .replace("openai/gpt-4o", "keyed/replayed")
+        .replacen('{', r#"{"replay_of":"p1","#, 1);
+    std::fs::write(&file, [plan_line("p1", 0), replay].join("\n")).unwrap();
+    succeeded(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["import", "plans"])
+            .arg(&file),
+    );
+    let out = succeeded(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "--models"]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |model: &str| {
+        text.lines()
+            .find(|l| l.starts_with(model))
+            .map(|l| l.split_whitespace().take(4).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row("keyed/replayed"),
+        ["keyed/replayed", "0", "—", "—"],
+        "{text}"
+    );
+    assert_eq!(
+        row("openai/gpt-4o")[..3],
+        ["openai/gpt-4o", "1", "0%"],
+        "{text}"
+    );
+    let models = json_of(
+        ctx(home.path())
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "--models", "--json"]),
+    );
+    let replayed = models["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == "keyed/replayed")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(replayed["replays"], 1, "{models}");
+    assert_eq!(replayed["plans"], 0, "{models}");
+}
+
 /// Tester 23 F11: a leap second (`23:59:60.5Z`) read `23:59:59Z` in `history show` and
 /// `--json`'s `at`, and `23:59:60.500Z` in `history export`. A leap second is folded into
 /// the next second, as POSIX counts it and the import of a spend log's time already read it:
@@ -2217,7 +2276,10 @@ fn a_leap_second_reads_as_one_time_everywhere() {
     let shown = common::succeeded(&mut run(&["history", "show", "leap1"]));
     let shown = String::from_utf8_lossy(&shown.stdout);
     // With its part of a second (tester 25 F3: `history show` printed whole seconds only).
-    assert!(shown.starts_with("leap1  2017-01-01T00:00:00.500Z"), "{shown}");
+    assert!(
+        shown.starts_with("leap1  2017-01-01T00:00:00.500Z"),
+        "{shown}"
+    );
     let shown = common::succeeded(&mut run(&["history", "show", "leap2"]));
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.starts_with("leap2  2017-01-01T00:00:00Z"), "{shown}");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::cli::table::render;
 use crate::cli::{emit, print_json};
 use crate::core::duration::{self, DurationError, parse_duration};
-use crate::core::history::{Drift, Outcome, failed_percent, followed_percent, ran_label};
+use crate::core::history::{Drift, Outcome, ran_label};
 use crate::core::terminal_text::{for_terminal_line, indented, name, quoted};
 use crate::core::text::told_apart;
 use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
@@ -663,11 +663,12 @@ fn models(
         .models
         .iter()
         .map(|m| {
+            let (failed, followed) = m.shown_rates();
             vec![
                 shown_model(&shown, &m.outcomes.model),
                 m.outcomes.plans.to_string(),
-                format!("{}%", failed_percent(m.failed_rate)),
-                format!("{}%", followed_percent(m.followed_rate)),
+                failed,
+                followed,
                 top_list(&m.outcomes.failure_causes, 3),
                 m.current_tier.to_string(),
                 m.suggested_tier

@@ -84,7 +84,14 @@ fn quoted_between(text: &str, mark: &str) -> String {
     let mut shown = String::new();
     let mut count = 0;
     for (at, c) in text.char_indices() {
-        let piece = for_terminal_line(&text[at..at + c.len_utf8()]);
+        // A combining mark first would fuse onto the opening mark (tester 25 F6: `'́abc'`).
+        let piece = if at == 0 && unicode_normalization::char::is_combining_mark(c) {
+            let mut escaped = String::new();
+            push_escape(&mut escaped, c);
+            Cow::Owned(escaped)
+        } else {
+            for_terminal_line(&text[at..at + c.len_utf8()])
+        };
         let n = piece.chars().count();
         if count + n > QUOTE_CHARS {
             return format!("{mark}{shown}…{mark} ({} more bytes)", text.len() - at);
@@ -218,6 +225,14 @@ fn push_escape(out: &mut String, c: char) {
 
 #[cfg(test)]
 mod tests {
+    /// Tester 25 F6: a value opening with a combining mark printed it raw, fused onto the
+    /// quote; one inside a word (decomposed `café`) is text and stays as written.
+    #[test]
+    fn a_quoted_value_opening_with_a_combining_mark_shows_it_escaped() {
+        assert_eq!(super::quoted("\u{301}abc"), "'\\u{301}abc'");
+        assert_eq!(super::quoted("cafe\u{301}"), "'cafe\u{301}'");
+    }
+
     use super::*;
 
     #[test]

@@ -15,7 +15,8 @@ use super::Embedder;
 use crate::core::rank::{MAX_SENTENCE_BYTES, vector_problem};
 use crate::core::text::clip;
 use crate::llm::client::{
-    Retries, http_client, redirect_note, retry_after, retry_after_note, transient_status,
+    Retries, http_client, http_failure_line, redirect_note, retry_after, retry_after_note,
+    transient_status,
 };
 use crate::llm::provider::Endpoint;
 use crate::llm::redact::Redactor;
@@ -198,11 +199,14 @@ impl EndpointEmbedder {
         }
         let text = String::from_utf8_lossy(&bytes);
         if !status.is_success() {
-            let error = fail(format!(
-                "HTTP {}{}{redirect}: {}",
+            let notes = format!(
+                "{}{redirect}",
+                retry_after_note(retry_after.as_ref(), s.retry_max_wait)
+            );
+            let error = fail(http_failure_line(
                 status.as_u16(),
-                retry_after_note(retry_after.as_ref(), s.retry_max_wait),
-                quote_reply(&text, 300)
+                &notes,
+                &quote_reply(&text, 300),
             ));
             return Err(if transient_status(status) {
                 Failed::transient(error, retry_after.map(|r| r.wait))

@@ -190,12 +190,23 @@ pub fn redirect_note(status: reqwest::StatusCode, headers: &reqwest::header::Hea
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .map_or_else(
             || "nowhere (no Location)".to_string(),
-            |l| quote_reply(&l, 200),
+            |l| crate::core::terminal_text::quoted_with(&l, '"'),
         );
     format!(
         " (a redirect to {to}, not followed: a request goes only to the configured base_url; \
          set base_url to where the endpoint now is)"
     )
+}
+
+/// An HTTP failure as one line: `HTTP 503 Service Unavailable{notes}: {body}`, the body
+/// already quoted; an empty one is said to be empty (tester 25 F5: the line ended in `: `).
+pub fn http_failure_line(status: impl std::fmt::Display, notes: &str, body: &str) -> String {
+    let body = if body.is_empty() {
+        "an empty body"
+    } else {
+        body
+    };
+    format!("HTTP {status}{notes}: {body}")
 }
 
 /// What an HTTP failure's message says of the endpoint's retry-after: nothing when it gave
@@ -607,7 +618,7 @@ async fn attempt(
             .map_or_else(|| quote_reply(&text, 160), |m| quote_reply(&m, usize::MAX));
         let after = retry_after_note(wait_for.as_ref(), s.retry_max_wait);
         let wait_for = wait_for.map(|r| r.wait);
-        let detail = format!("HTTP {status}{after}{redirect}: {message}");
+        let detail = http_failure_line(status, &format!("{after}{redirect}"), &message);
         let answer = failed(FailureClass::HttpError, detail.clone(), Some(text), None);
         if !transient_status(status) {
             return Attempt::Done(answer, code);
@@ -887,6 +898,26 @@ async fn read_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 25 F5: a redirect's target was bare and a body-less answer ended in `: `.
+    #[test]
+    fn a_redirect_names_its_target_quoted_and_an_empty_body_is_said() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::LOCATION,
+            reqwest::header::HeaderValue::from_static("http://127.0.0.1:1/elsewhere"),
+        );
+        let note = redirect_note(reqwest::StatusCode::TEMPORARY_REDIRECT, &headers);
+        let line = http_failure_line(reqwest::StatusCode::TEMPORARY_REDIRECT, &note, "");
+        assert!(
+            line.starts_with(
+                "HTTP 307 Temporary Redirect (a redirect to \"http://127.0.0.1:1/elsewhere\", not followed"
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with("): an empty body"), "{line}");
+        assert_eq!(http_failure_line(500, "", "oops"), "HTTP 500: oops");
+    }
 
     /// Tester F2: a reply body quoted in an error kept its line feed, so a server wrote a
     /// line of its own on the operator's stderr.

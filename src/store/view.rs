@@ -30,6 +30,20 @@ pub struct ModelRow {
 }
 
 impl ModelRow {
+    /// The failed and followed shares as a table shows them (`7%`, `84%`), or `—` for a
+    /// model with no plan of its own — one only replayed against, whose replays stay out of
+    /// its outcomes (tester 25 F7: it read `0%` failed).
+    pub fn shown_rates(&self) -> (String, String) {
+        use crate::core::history::{failed_percent, followed_percent};
+        if self.outcomes.plans == 0 {
+            return ("—".into(), "—".into());
+        }
+        (
+            format!("{}%", failed_percent(self.failed_rate)),
+            format!("{}%", followed_percent(self.followed_rate)),
+        )
+    }
+
     pub fn new(outcomes: ModelOutcomes, budgets: &BudgetTable) -> ModelRow {
         let s = suggest_tier(&outcomes);
         ModelRow {

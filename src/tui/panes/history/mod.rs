@@ -20,7 +20,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 
-use crate::core::history::{Drift, Outcome, failed_percent, followed_percent, ran_label};
+use crate::core::history::{Drift, Outcome, ran_label};
 use crate::core::time::format_minute;
 use crate::core::trend::{DRIFT_CLASSES, Trends};
 use crate::store::history::PlanDetail;
@@ -954,9 +954,10 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
             if with_plans {
                 cells.push(Cell::from(format!("{:>5}", m.outcomes.plans)));
             }
+            let (failed, followed) = m.shown_rates();
             cells.extend([
-                Cell::from(format!("{:>3}%", failed_percent(m.failed_rate))),
-                Cell::from(format!("{:>3}%", followed_percent(m.followed_rate))),
+                Cell::from(format!("{failed:>4}")),
+                Cell::from(format!("{followed:>4}")),
                 Cell::from(Span::styled(
                     model_sparkline(trends, &m.outcomes.model),
                     theme.chart[5],
