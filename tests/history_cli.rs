@@ -1502,7 +1502,9 @@ fn executions_imported_before_their_plans_are_said_dated_before_them_by_the_plan
         .execute_batch(
             "UPDATE plans SET at_nanos = 0; UPDATE executions SET at_nanos = 0;
              UPDATE meta SET value = (SELECT MAX(seq) FROM plans)
-                 WHERE key = 'plans_fraction_kept_after_seq';",
+                 WHERE key = 'plans_fraction_kept_after_seq';
+             UPDATE meta SET value = (SELECT MAX(seq) FROM executions)
+                 WHERE key = 'executions_fraction_kept_after_seq';",
         )
         .unwrap();
     for (kind, file) in [("plans", &p), ("executions", &e)] {
@@ -1980,6 +1982,117 @@ fn plans_without_ids_on_a_whole_second_and_a_moment_after_are_two_plans() {
     assert_eq!(plans("b.sqlite").len(), 2);
 }
 
+/// Tester 26 N1: id-less plans of one second took ids by the order they came in (the first
+/// took the whole-second id), so the same lines in another order made other ids: one store's
+/// export was refused by the other, or stored twice with `--on-conflict skip|replace`. A plan
+/// at a part of a second has an id of its own now, whatever the order; and one an earlier
+/// version stored under the whole-second id is already present there. Tester 26 N2: an
+/// execution with a given id at a whole second took the same id 0.4 s later for itself.
+#[test]
+fn plan_ids_of_one_second_do_not_hang_on_the_order_and_older_ids_still_match() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plan = |at: &str| {
+        serde_json::json!({"at": at, "caller": "bot", "model": "m/x", "intent": "same thing",
+            "steps": [{"order": 1, "tool": "web.search"}], "outcome": "ok"})
+        .to_string()
+    };
+    let times = [
+        "2026-11-20T10:00:00Z",
+        "2026-11-20T10:00:00.4Z",
+        "2026-11-20T10:00:00.000Z",
+        "2026-11-20T10:00:00.400Z",
+        "2026-11-20T10:00:00+00:00",
+        "2026-11-20T10:00:00.000000001Z",
+        "2026-11-20T10:00:00.5Z",
+    ];
+    let lines: Vec<String> = times.iter().map(|t| plan(t)).collect();
+    let write = |name: &str, lines: &[String]| {
+        let path = h.join(name);
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        path
+    };
+    let forward = write("forward.jsonl", &lines);
+    let mut reversed_lines = lines.clone();
+    reversed_lines.reverse();
+    let reversed = write("reversed.jsonl", &reversed_lines);
+    let run = |store: &str, args: &[&str]| {
+        let mut c = ctx(h);
+        c.arg("--store").arg(h.join(store)).args(args);
+        c
+    };
+    let import = |store: &str, file: &Path, extra: &[&str]| {
+        let mut c = run(store, &["import", "plans", "--json"]);
+        c.args(extra).arg(file);
+        let got = json_of(&mut c);
+        (got["added"].as_u64(), got["already_present"].as_u64())
+    };
+    let export = |store: &str| {
+        let out = common::succeeded(&mut run(store, &["history", "export"]));
+        let mut lines: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(import("f.sqlite", &forward, &[]), (Some(4), Some(3)));
+    assert_eq!(import("r.sqlite", &reversed, &[]), (Some(4), Some(3)));
+    assert_eq!(
+        export("f.sqlite"),
+        export("r.sqlite"),
+        "the same ids either way"
+    );
+    let from_f = write("from_f.jsonl", &export("f.sqlite"));
+    for extra in [
+        &[][..],
+        &["--on-conflict", "skip"],
+        &["--on-conflict", "replace"],
+    ] {
+        assert_eq!(
+            import("r.sqlite", &from_f, extra),
+            (Some(0), Some(4)),
+            "{extra:?}"
+        );
+    }
+    assert_eq!(export("r.sqlite").len(), 4);
+
+    // A store where an earlier version gave the whole-second id to the plan at .4 s.
+    let whole_id =
+        ctxconsole::core::history::derived_plan_id(1_795_168_800, None, "bot", "same thing");
+    let older: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    let mut older = older.as_object().unwrap().clone();
+    older.insert("id".into(), whole_id.clone().into());
+    let older = write(
+        "older.jsonl",
+        &[serde_json::Value::Object(older).to_string()],
+    );
+    assert_eq!(import("o.sqlite", &older, &[]), (Some(1), Some(0)));
+    let later = write("later.jsonl", &[lines[1].clone()]);
+    assert_eq!(import("o.sqlite", &later, &[]), (Some(0), Some(1)));
+    assert_eq!(export("o.sqlite").len(), 1);
+
+    // Executions with a given id: another part of the second is another time.
+    let run_at = |at: &str| {
+        serde_json::json!({"id": "e1", "at": at, "caller": "bot", "tool": "web.search",
+            "ok": true})
+        .to_string()
+    };
+    let first = write("e_whole.jsonl", &[run_at("2026-11-20T10:00:05Z")]);
+    let second = write("e_later.jsonl", &[run_at("2026-11-20T10:00:05.4Z")]);
+    let mut c = run("e.sqlite", &["import", "executions"]);
+    common::succeeded(c.arg(&first));
+    let mut c = run("e.sqlite", &["import", "executions"]);
+    let out = c.arg(&second).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let mut c = run(
+        "e.sqlite",
+        &["import", "executions", "--json", "--on-conflict", "replace"],
+    );
+    assert_eq!(json_of(c.arg(&second))["replaced"], 1);
+}
+
 /// Tester 20 F2, F10, F14 through the binary: a run naming a plan but dated before it
 /// leaves the plan as it was (its caller's run naming no plan still counts: `followed`);
 /// another caller's run naming a plan counts beside the owner's own run, and the import
@@ -2248,6 +2361,9 @@ fn a_model_only_replayed_against_has_no_rates() {
         .unwrap_or_default();
     assert_eq!(replayed["replays"], 1, "{models}");
     assert_eq!(replayed["plans"], 0, "{models}");
+    // Tester 26 N6: the JSON said 0.0 for both.
+    assert!(replayed["failed_rate"].is_null(), "{models}");
+    assert!(replayed["followed_rate"].is_null(), "{models}");
 }
 
 /// Tester 23 F11: a leap second (`23:59:60.5Z`) read `23:59:59Z` in `history show` and

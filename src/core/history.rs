@@ -613,10 +613,15 @@ pub fn parse_plan_line(origin: &str, line: usize, text: &str) -> Result<PlanReco
 }
 
 /// A plan line as an import reads it: the plan, and for a plan whose id was derived, the id
-/// it falls back to when another plan holds that one ([`derived_plan_id`]).
+/// it falls back to when another plan holds that one and the id an earlier version gave it
+/// ([`derived_plan_id`]).
 pub struct ImportedPlan {
     pub record: PlanRecord,
     pub fallback_id: Option<String>,
+    /// For a plan given at a part of a second: its whole-second id, which versions before
+    /// 2026-11-27 gave it when no other plan of that second held it. A store holding it
+    /// there has it already.
+    pub earlier_id: Option<String>,
 }
 
 /// [`parse_plan_line`], keeping the fallback id an import needs.
@@ -714,12 +719,19 @@ pub fn parse_imported_plan(
         _ => 0,
     };
     let given_id = raw.id.filter(|s| !s.trim().is_empty());
-    // A whole second falls back too: to its instant written out, when a plan given at another
-    // part of that second holds the whole-second id (tester 25 F1).
-    let fallback_id = given_id
-        .is_none()
-        .then(|| derived_plan_id(at, Some(at_nanos), &raw.caller, &raw.intent));
-    let id = given_id.unwrap_or_else(|| derived_plan_id(at, None, &raw.caller, &raw.intent));
+    // A plan given at a part of a second has an id of its own from the start, so the ids do
+    // not hang on which plan of a second came first (tester 26 N1: the same lines in another
+    // order gave other ids, and one store's export conflicted with, or was stored twice in,
+    // the other). A whole second keeps the id it always had, and falls back to its instant
+    // written out only where an earlier version gave that id to a plan at a part of the
+    // second (tester 25 F1).
+    let derived = |nanos| derived_plan_id(at, nanos, &raw.caller, &raw.intent);
+    let (fallback_id, earlier_id) = match (&given_id, at_nanos) {
+        (Some(_), _) => (None, None),
+        (None, 0) => (Some(derived(Some(0))), None),
+        (None, _) => (None, Some(derived(None))),
+    };
+    let id = given_id.unwrap_or_else(|| derived((at_nanos != 0).then_some(at_nanos)));
     let record = PlanRecord {
         id,
         at,
@@ -744,6 +756,7 @@ pub fn parse_imported_plan(
     Ok(ImportedPlan {
         record,
         fallback_id,
+        earlier_id,
     })
 }
 
@@ -1064,12 +1077,12 @@ pub fn parse_execution_line(
 }
 
 /// 16 hex digits of SHA-256.
-/// The id of a plan line given without one: from its whole second, caller and intent, so the
-/// same report sent again, however its time is spelled, is one plan. `nanos` adds the part of
-/// a second: the id such a plan falls back to when another plan of that second, caller and
-/// intent already took the first (tester 18 F8: two plans 0.4 s apart were one id with other
-/// content, and the whole file was refused). Ids already stored keep matching a re-import:
-/// the whole-second id is always tried first.
+/// The id of a plan line given without one: from its second, caller and intent, so the same
+/// report sent again, however its time is spelled, is one plan. `nanos` adds the part of a
+/// second a plan was given at (tester 18 F8: two plans 0.4 s apart were one id with other
+/// content, and the whole file was refused; tester 26 N1: which of them took the whole-second
+/// id hung on the order they came in). `Some(0)` is a whole-second plan's fallback, for a
+/// store where an earlier version gave its id to a plan at a part of that second.
 pub fn derived_plan_id(at: i64, nanos: Option<u32>, caller: &str, intent: &str) -> String {
     let at_key = match nanos {
         Some(nanos) => format!("{at}.{nanos:09}"),

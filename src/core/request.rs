@@ -539,8 +539,10 @@ fn blend(mut ranking: Ranking, outline: &Ranking, weight: f64) -> Ranking {
     ranking.order[h..].sort_by(by_score);
     // A winner is marked only where it stands ahead of a higher score.
     let top_rest = ranking.order.get(h).map_or(f64::NEG_INFINITY, |s| s.score);
-    for (k, (mut s, place)) in head.into_iter().enumerate() {
-        s.best_for_request = (s.score < top_rest).then_some(place.request);
+    let scores: Vec<f64> = head.iter().map(|(s, _)| s.score).collect();
+    let ahead = crate::core::rank::placed_ahead_of_higher(&scores, top_rest);
+    for (k, ((mut s, place), ahead)) in head.into_iter().zip(ahead).enumerate() {
+        s.best_for_request = ahead.then_some(place.request);
         ranking.order[k] = s;
         ranking.head[k] = place;
     }
@@ -627,7 +629,8 @@ fn strong_enough_to_pass(e: &crate::core::rank::Explanation, best: f64) -> bool 
         .map(|m| m.term.as_str())
         .chain(e.rare_words.iter().map(|r| r.term.as_str()))
         .collect();
-    e.best_for_request.is_some()
+    // Placed first for a request (a second pick is only another candidate).
+    (e.best_for_request.is_some() && e.request_round == Some(1))
         || e.lookup_for.is_some()
         || (e.score >= RANKED_KEPT_SHARE * best && words.len() >= 2)
 }
@@ -1062,6 +1065,36 @@ mod tests {
     /// ranker's #2 `fs.write` was removed by the planner while the catalog used 8 % of its
     /// allowance: the request could not save anything. The ranker's best three pass now,
     /// are said as such, and counted by the hint; `keep_ranked_top = 0` keeps the old cut.
+    #[test]
+    /// Tester 26 N3: a first-round winner placed ahead of a higher-scoring second pick read
+    /// unmarked (`podcast.script 15.01` above `builtin.health-report 17.19`), and a request's
+    /// second pick was marked while its first was not. Every entry of the top standing ahead
+    /// of a higher score says why: placed for a request, or as a lookup.
+    #[test]
+    fn every_entry_placed_above_a_higher_score_says_why() {
+        let p = parts();
+        for prompt in [
+            "check the GPU health. Run the tests in the sandbox. Then write a podcast script about the results.",
+            "take a screenshot of the status dashboard. Translate the launch post into German. Remember the decision in memory.",
+            "what is the weather in Paris? Also find the retry policy in the repo, and ocr this scanned receipt",
+            "search the web for lisbon weather and save it to a file",
+            "summarise this launch note and draft a blog post from it",
+        ] {
+            let r = plan_with(&p, &row(Tier::C), prompt, &[], ATTACHMENT_WEIGHT);
+            let top = &r.ranking.top;
+            for (i, e) in top.iter().enumerate() {
+                if top[i + 1..].iter().any(|later| later.score > e.score) {
+                    assert!(
+                        e.best_for_request.is_some() || e.lookup_for.is_some(),
+                        "{prompt}: #{} {}",
+                        i + 1,
+                        e.one_line()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_rankers_best_pass_the_planner_whatever_their_category() {
         let prompt = "search the web for lisbon weather and save it to a file";

@@ -89,6 +89,10 @@ fn quoted_between(text: &str, mark: &str) -> String {
             let mut escaped = String::new();
             push_escape(&mut escaped, c);
             Cow::Owned(escaped)
+        } else if mark == "\"" && matches!(c, '"' | '\\') {
+            // Between double quotes, as JSON and TOML write them: a `"` in the text never
+            // closes the quotation (tester 26 N5: a redirect's Location `…/a"b` did).
+            Cow::Owned(format!("\\{c}"))
         } else {
             for_terminal_line(&text[at..at + c.len_utf8()])
         };
@@ -263,6 +267,10 @@ mod tests {
         assert!(q.chars().count() < QUOTE_CHARS + 40, "{q}");
         assert!(q.ends_with("more bytes)"), "{q}");
         assert_eq!(quoted_with("x", '"'), "\"x\"");
+        assert_eq!(
+            quoted_with("http://h/a\"b\\c", '"'),
+            "\"http://h/a\\\"b\\\\c\""
+        );
     }
 
     #[test]

@@ -334,6 +334,16 @@ const IRREGULAR_PAST: &[(&str, &str)] = &[
     ("fell", "fall"),
     ("fallen", "fall"),
     ("ran", "run"),
+    ("freed", "free"),
+    ("embedded", "embed"),
+    ("embedding", "embed"),
+];
+
+/// Words whose `-ed` is no past tense, kept whole so they meet their other forms (`speeds`,
+/// `proceeded`, `embeds`): cut, `speed` read `spe` beside `speeds`' `speed`.
+const KEEPS_ED: &[&str] = &[
+    "proceed", "exceed", "succeed", "indeed", "embed", "hundred", "sacred", "naked", "wicked",
+    "kindred", "infrared", "seabed", "shred",
 ];
 
 /// Light suffix stripping so that plurals and common inflections meet their stem:
@@ -352,6 +362,18 @@ pub fn stem(word: &str) -> String {
     }
     if let Some(verb) = nominal_verb(w) {
         return verb;
+    }
+    if KEEPS_ED.contains(&w) {
+        return w.to_string();
+    }
+    // `-eed`: a past tense of an `-ee` verb when a vowel comes before it (`agreed`,
+    // `guaranteed` → `agree`, `guarantee`); else the word's own (`speed`, `breed`, `greed`).
+    if let Some(head) = w.strip_suffix("eed") {
+        return if head.contains(['a', 'e', 'i', 'o', 'u', 'y']) {
+            w[..w.len() - 1].to_string()
+        } else {
+            w.to_string()
+        };
     }
     let strip = |suffix: &str| &w[..w.len() - suffix.len()];
     let out: String = if let Some(base) = w.strip_suffix("ies").filter(|_| n > 4) {
@@ -530,7 +552,14 @@ fn consonant_y(mut word: String) -> String {
 fn undouble(base: &str) -> String {
     let b = base.as_bytes();
     let l = b.len();
-    if l >= 2 && b[l - 1] == b[l - 2] && !matches!(b[l - 1], b'l' | b's' | b'z' | b'd' | b'f') {
+    // A doubled vowel is the word's own (`agreeing`, `seeing` → `agree`, `see`).
+    if l >= 2
+        && b[l - 1] == b[l - 2]
+        && !matches!(
+            b[l - 1],
+            b'l' | b's' | b'z' | b'd' | b'f' | b'a' | b'e' | b'i' | b'o' | b'u'
+        )
+    {
         base[..l - 1].to_string()
     } else {
         base.to_string()
@@ -937,6 +966,27 @@ mod tests {
         for w in ["create", "created", "creating", "creates"] {
             assert_eq!(stem(w), "creat", "{w}");
         }
+        // Tester-free find of 2026-11-27: `speed` read `spe`, `speeds` `speed`; `agreed`
+        // `agre` beside `agree`; `embed` `emb` beside `embedded`'s `embedd`.
+        for forms in [
+            &["speed", "speeds", "speeding"][..],
+            &["agree", "agreed", "agrees", "agreeing"],
+            &["guarantee", "guaranteed", "guarantees"],
+            &["proceed", "proceeds", "proceeded", "proceeding"],
+            &["exceed", "exceeds", "exceeded"],
+            &["embed", "embeds", "embedded", "embedding"],
+            &["breed", "breeds"],
+            &["free", "freed", "freeing"],
+            &["see", "seeing"],
+        ] {
+            let stems: Vec<String> = forms.iter().map(|w| stem(w)).collect();
+            assert!(
+                stems.iter().all(|s| *s == stems[0]),
+                "{forms:?} → {stems:?}"
+            );
+        }
+        assert_eq!(stem("created"), stem("create"));
+        assert_eq!(stem("need"), "need");
         assert_eq!(stem("policies"), "polici");
         assert_eq!(stem("policy"), "polici");
         assert_eq!(stem("movies"), stem("movie"));

@@ -21,8 +21,10 @@ pub const PAGE: u64 = 200;
 pub struct ModelRow {
     #[serde(flatten)]
     pub outcomes: ModelOutcomes,
-    pub failed_rate: f64,
-    pub followed_rate: f64,
+    /// `None` (JSON `null`) for a model with no plan of its own: 0/0 is no figure (tester 26
+    /// N6: a model only replayed against read 0.0).
+    pub failed_rate: Option<f64>,
+    pub followed_rate: Option<f64>,
     pub current_tier: Tier,
     pub suggested_tier: Option<Tier>,
     pub evidence: u64,
@@ -35,20 +37,20 @@ impl ModelRow {
     /// its outcomes (tester 25 F7: it read `0%` failed).
     pub fn shown_rates(&self) -> (String, String) {
         use crate::core::history::{failed_percent, followed_percent};
-        if self.outcomes.plans == 0 {
-            return ("—".into(), "—".into());
-        }
+        let shown = |rate: Option<f64>, percent: fn(f64) -> u64| {
+            rate.map_or_else(|| "—".to_string(), |r| format!("{}%", percent(r)))
+        };
         (
-            format!("{}%", failed_percent(self.failed_rate)),
-            format!("{}%", followed_percent(self.followed_rate)),
+            shown(self.failed_rate, failed_percent),
+            shown(self.followed_rate, followed_percent),
         )
     }
 
     pub fn new(outcomes: ModelOutcomes, budgets: &BudgetTable) -> ModelRow {
         let s = suggest_tier(&outcomes);
         ModelRow {
-            failed_rate: outcomes.failed_rate(),
-            followed_rate: outcomes.followed_rate(),
+            failed_rate: (outcomes.plans > 0).then(|| outcomes.failed_rate()),
+            followed_rate: (outcomes.plans > 0).then(|| outcomes.followed_rate()),
             current_tier: budgets.lookup(&outcomes.model).row.tier,
             suggested_tier: s.tier,
             evidence: s.evidence,

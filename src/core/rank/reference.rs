@@ -153,8 +153,12 @@ impl RankIndex {
         }
         let rest: Vec<Scored> = (0..n).filter(|&k| !placed[k]).map(|k| order[k]).collect();
         let top_rest = rest.first().map_or(f64::NEG_INFINITY, |s| s.score);
-        for s in &mut head {
-            if s.score >= top_rest {
+        let scores: Vec<f64> = head.iter().map(|s| s.score).collect();
+        for (s, ahead) in head
+            .iter_mut()
+            .zip(super::placed_ahead_of_higher(&scores, top_rest))
+        {
+            if !ahead {
                 s.best_for_request = None;
             }
         }

@@ -462,13 +462,19 @@ impl RankIndex {
             order.extend((0..n).filter(|&i| !acc[i].keyed).take(room).map(scored));
         }
         order.extend(rest[positive..].iter().map(|k| scored(entry(k))));
-        order.truncate(limit);
-        // Only a placement ahead of a higher score is worth marking.
-        for e in order.iter_mut().take(head.len()) {
-            if e.score >= top_rest {
+        // Only a placement ahead of a higher score is worth marking: read over every winner,
+        // before the order is cut to the places asked for, so `rank_top` marks as `rank` does.
+        let placed = head.len().min(order.len());
+        let scores: Vec<f64> = order[..placed].iter().map(|e| e.score).collect();
+        for (e, ahead) in order
+            .iter_mut()
+            .zip(super::placed_ahead_of_higher(&scores, top_rest))
+        {
+            if !ahead {
                 e.best_for_request = None;
             }
         }
+        order.truncate(limit);
         let confidence = confidence(&order, |d| {
             best_share(
                 &Gathered {

@@ -237,6 +237,7 @@ impl HistoryStore {
                 let plan = ImportedPlan {
                     record: plan,
                     fallback_id: None,
+                    earlier_id: None,
                 };
                 let fate = plan_fate(
                     &tx,
@@ -732,10 +733,23 @@ pub(super) fn plan_fate(
     let ImportedPlan {
         record: plan,
         mut fallback_id,
+        earlier_id,
     } = plan;
     // Compared with what is stored as it would be kept (a re-import of a line holding a
     // configured key is the plan already stored, not a conflict).
     let mut plan = insert.kept(plan);
+    // Stored by an earlier version under its whole-second id: already present there.
+    if let Some(earlier) = earlier_id
+        && let Some(stored) = read_plan(tx, path, &earlier)?
+    {
+        let as_then = PlanRecord {
+            id: earlier,
+            ..plan.clone()
+        };
+        if insert.same(&stored, &as_then) {
+            return Ok(Fate::Same);
+        }
+    }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
             callers.insert(plan.caller);
@@ -748,12 +762,7 @@ pub(super) fn plan_fate(
                 plan.id
             );
         };
-        let same = if stored.seq <= insert.fraction_kept_after {
-            same_but_the_fraction(&stored.detail.record, &plan, |p| &mut p.at_nanos)
-        } else {
-            stored.detail.record == plan
-        };
-        if same {
+        if insert.same(&stored, &plan) {
             return Ok(Fate::Same);
         }
         // A derived id another plan holds, given at another instant of that second: this
@@ -980,10 +989,15 @@ pub(super) fn execution_fate(
         callers.insert(e.caller);
         return Ok(Fate::Added);
     }
-    let stored = insert
+    let (stored, seq) = insert
         .stored(&e.id)
         .map_err(db_err(path, "reading an execution"))?;
-    if same_but_the_fraction(&stored, &e, |e| &mut e.at_nanos) {
+    let same = if seq <= insert.fraction_kept_after {
+        same_but_the_fraction(&stored, &e, |e| &mut e.at_nanos)
+    } else {
+        stored == e
+    };
+    if same {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -1002,6 +1016,18 @@ pub(super) fn execution_fate(
             Fate::Replaced
         }
     })
+}
+
+/// The last `seq` of a table stored before every part of a second was kept (the meta mark
+/// `key`); without the mark, every row may predate it.
+fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64> {
+    Ok(tx
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(i64::MAX))
 }
 
 /// Whether a stored record is the one read again: equal, or equal but for the part of a
@@ -1275,18 +1301,19 @@ impl PlanColumns {
 }
 
 impl<'t> PlanInserter<'t> {
+    /// Whether `stored` is `plan` read again: equal, or, for a plan stored before this
+    /// version kept every part of a second, equal but for a part of a second it never kept.
+    fn same(&self, stored: &StoredPlan, plan: &PlanRecord) -> bool {
+        if stored.seq <= self.fraction_kept_after {
+            same_but_the_fraction(&stored.detail.record, plan, |p| &mut p.at_nanos)
+        } else {
+            stored.detail.record == *plan
+        }
+    }
+
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
-        let fraction_kept_after = tx
-            .query_row(
-                "SELECT value FROM meta WHERE key = ?1",
-                [PLAN_FRACTION_KEPT_AFTER_KEY],
-                |r| r.get::<_, String>(0),
-            )
-            .optional()?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(i64::MAX);
         Ok(PlanInserter {
-            fraction_kept_after,
+            fraction_kept_after: fraction_kept_after(tx, PLAN_FRACTION_KEPT_AFTER_KEY)?,
             secrets: secrets.clone(),
             plan: tx.prepare_cached(
                 "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
@@ -1482,11 +1509,15 @@ pub(super) struct ExecutionInserter<'t> {
     tx: &'t Transaction<'t>,
     /// The configured keys, taken out of each execution before it is stored or compared.
     secrets: std::sync::Arc<Secrets>,
+    /// Executions stored with a `seq` up to this may hold 0 for a part of a second their
+    /// store never kept ([`EXECUTION_FRACTION_KEPT_AFTER_KEY`]).
+    fraction_kept_after: i64,
 }
 
 impl<'t> ExecutionInserter<'t> {
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
         Ok(ExecutionInserter {
+            fraction_kept_after: fraction_kept_after(tx, EXECUTION_FRACTION_KEPT_AFTER_KEY)?,
             st: tx.prepare_cached(
                 "INSERT INTO executions(id, at, caller, session, plan_id, tool, ok, at_nanos)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO NOTHING",
@@ -1531,13 +1562,14 @@ impl<'t> ExecutionInserter<'t> {
     }
 
     /// The stored execution with this id.
-    fn stored(&self, id: &str) -> rusqlite::Result<ExecutionRecord> {
+    /// The execution stored under `id`, and its `seq`.
+    fn stored(&self, id: &str) -> rusqlite::Result<(ExecutionRecord, i64)> {
         self.tx
             .prepare_cached(
-                "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
+                "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos, seq FROM executions
                  WHERE id = ?1",
             )?
-            .query_row([id], execution_row)
+            .query_row([id], |r| Ok((execution_row(r)?, r.get(8)?)))
     }
 
     /// Put `e` in place of the execution stored as `stored_id` (its own id, or the id a

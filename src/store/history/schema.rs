@@ -30,6 +30,8 @@ pub(super) const SCHEMA: Schema = Schema {
 /// it holds the part of a second it was given with (0: a whole second), one stored up to it
 /// may hold 0 for a part of a second its store never kept.
 pub(super) const PLAN_FRACTION_KEPT_AFTER_KEY: &str = "plans_fraction_kept_after_seq";
+/// The same mark for executions (tester 26 N2).
+pub(super) const EXECUTION_FRACTION_KEPT_AFTER_KEY: &str = "executions_fraction_kept_after_seq";
 
 /// Tester 25 F1: a plan stored with 0 for its part of a second was taken for any plan of that
 /// second read again ("already present"), as a row from before [`MIGRATION_AT_NANOS`] must
@@ -38,6 +40,8 @@ pub(super) const PLAN_FRACTION_KEPT_AFTER_KEY: &str = "plans_fraction_kept_after
 pub(super) const MIGRATION_PLAN_FRACTION_KEPT: &str = "
 INSERT OR REPLACE INTO meta(key, value)
     SELECT 'plans_fraction_kept_after_seq', COALESCE(MAX(seq), 0) FROM plans;
+INSERT OR REPLACE INTO meta(key, value)
+    SELECT 'executions_fraction_kept_after_seq', COALESCE(MAX(seq), 0) FROM executions;
 ";
 
 /// Tester 20 F2 and F10: a run naming a plan but dated before it (left out of drift) made
