@@ -1061,11 +1061,6 @@ mod tests {
         })
     }
 
-    /// Tester 19 F16: "search the web … and save it to a file" fired research alone, and the
-    /// ranker's #2 `fs.write` was removed by the planner while the catalog used 8 % of its
-    /// allowance: the request could not save anything. The ranker's best three pass now,
-    /// are said as such, and counted by the hint; `keep_ranked_top = 0` keeps the old cut.
-    #[test]
     /// Tester 26 N3: a first-round winner placed ahead of a higher-scoring second pick read
     /// unmarked (`podcast.script 15.01` above `builtin.health-report 17.19`), and a request's
     /// second pick was marked while its first was not. Every entry of the top standing ahead
@@ -1095,6 +1090,10 @@ mod tests {
         }
     }
 
+    /// Tester 19 F16: "search the web … and save it to a file" fired research alone, and the
+    /// ranker's #2 `fs.write` was removed by the planner while the catalog used 8 % of its
+    /// allowance: the request could not save anything. The ranker's best three pass now,
+    /// are said as such, and counted by the hint; `keep_ranked_top = 0` keeps the old cut.
     #[test]
     fn the_rankers_best_pass_the_planner_whatever_their_category() {
         let prompt = "search the web for lisbon weather and save it to a file";
