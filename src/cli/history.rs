@@ -320,7 +320,8 @@ fn export(
 fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     let Some(d) = history.plan(id)? else {
         return Err(bad_input(format!(
-            "no plan '{id}' in {}",
+            "no plan {} in {}",
+            crate::core::terminal_text::quoted(id),
             history.path().shown()
         )));
     };

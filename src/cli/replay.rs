@@ -192,10 +192,13 @@ fn every_replay_ran(plans: &[LivePlan]) -> anyhow::Result<()> {
 }
 
 fn load(history: &HistoryStore, id: &str) -> anyhow::Result<PlanRecord> {
-    history
-        .plan(id)?
-        .map(|d| d.record)
-        .ok_or_else(|| bad_input(format!("{}: no plan '{id}'", history.path().shown())))
+    history.plan(id)?.map(|d| d.record).ok_or_else(|| {
+        bad_input(format!(
+            "{}: no plan {}",
+            history.path().shown(),
+            crate::core::terminal_text::quoted(id)
+        ))
+    })
 }
 
 /// One live replay, with a progress line on a terminal's stderr.

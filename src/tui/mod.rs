@@ -600,7 +600,12 @@ pub async fn run_replay(
     let plan = store
         .plan(&req.plan_id)
         .map_err(text)?
-        .ok_or_else(|| format!("no plan '{}'", req.plan_id))?
+        .ok_or_else(|| {
+            format!(
+                "no plan {}",
+                crate::core::terminal_text::quoted(&req.plan_id)
+            )
+        })?
         .record;
     let Some(model) = &req.model else {
         return Ok(ReplayResult::Offline(replay_offline(&plan, &rctx.guard())));
