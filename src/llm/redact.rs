@@ -12,7 +12,8 @@
 //! The key's base64 forms count as the key too (an echoed `Basic` header, a JSON field that
 //! carries the header encoded): the encoding of the key at each of the three byte
 //! alignments it can have inside a longer encoded text, standard and URL-safe, less the
-//! characters at either end that depend on its neighbours.
+//! characters at either end that depend on its neighbours. So does the key written as hex,
+//! lower or upper case.
 //!
 //! A stream is redacted chunk by chunk ([`StreamRedactor`]): the end of a chunk that could
 //! begin a window of the key (at most `window − 1` bytes) is held back until the next chunk
@@ -109,6 +110,14 @@ fn public_prefix_len(key: &[u8]) -> usize {
 
 /// Bits in [`Redactor::filter`]: 2^16, 8 KiB, for at most a few hundred windows.
 const FILTER_BITS: u32 = 16;
+
+/// The key written as hex, lower and upper case (tester 26 N4: an endpoint echoing
+/// `key=<hex of the key>` was shown, logged and stored whole).
+fn hex_forms(key: &[u8]) -> [Vec<u8>; 2] {
+    let lower: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let upper = lower.to_ascii_uppercase();
+    [lower.into_bytes(), upper.into_bytes()]
+}
 
 /// The key as it reads inside base64 text: for each alignment (0, 1 or 2 bytes before it
 /// in the encoded input), the characters that depend on the key alone, in the standard and
@@ -211,6 +220,7 @@ impl Redactor {
         let mut forms = vec![key.to_vec()];
         if key.len() >= FRAGMENT {
             forms.extend(base64_forms(key).into_iter().filter(|f| f.len() >= window));
+            forms.extend(hex_forms(key));
         }
         let public = public_prefix_len(key);
         let mut edge_forms = forms.clone();
@@ -895,6 +905,23 @@ mod tests {
             r.bytes(decoded.as_bytes()),
             by_the_rule(decoded.as_bytes(), KEY)
         );
+    }
+
+    #[test]
+    fn the_key_written_as_hex_is_redacted_too() {
+        let r = Redactor::new(Some(KEY));
+        for hex in hex_forms(KEY.as_bytes()) {
+            let hex = String::from_utf8(hex).unwrap();
+            let out = r.text(&format!("500: key={hex} rejected"));
+            assert!(out.contains(MARKER), "{out}");
+            for w in hex.as_bytes().windows(FRAGMENT) {
+                let w = std::str::from_utf8(w).unwrap();
+                assert!(!out.contains(w), "{w} left in {out}");
+            }
+        }
+        // Hex that is not the key is left alone.
+        let digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert_eq!(r.text(digest), digest);
     }
 
     #[test]
