@@ -687,7 +687,15 @@ fn quick_check_once(conn: &Connection, path: &Path, name: &str, kind: &str) -> a
     if CHECKED.lock().is_ok_and(|c| c.contains(&key)) {
         return Ok(());
     }
+    // SQLite's own report spans lines (`*** in database main ***` then a line per page):
+    // said on one line, as every error is (tester 26 N12).
     let damaged = |detail: &str| {
+        let lines: Vec<&str> = detail
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let detail = crate::core::terminal_text::one_line(&lines.join("; "), 400);
         bad_input(format!(
             "{name}: the {kind} is damaged ({detail}); it was left untouched: restore it from a \
              backup or move it aside"
