@@ -1920,73 +1920,11 @@ fn plans_without_ids_a_moment_apart_are_two_plans_in_any_order() {
 }
 
 /// Tester 25 F1: two id-less plans alike but for their time, one on a whole second and one
-/// 0.4 s past it, were "2 read, 1 added, 1 already present" (the one stored with no part of a
-/// second was taken for a row from before parts of a second were kept), and in the other
-/// order the whole file was refused as a conflict. Both are stored, in either order, and
-/// each file read again, in either order, is already present.
-#[test]
-fn plans_without_ids_on_a_whole_second_and_a_moment_after_are_two_plans() {
-    let home = tempfile::tempdir().unwrap();
-    let h = home.path();
-    let plan = |at: &str| {
-        serde_json::json!({"at": at, "caller": "bot", "model": "m/x", "intent": "same thing",
-            "steps": [{"order": 1, "tool": "web.search"}], "outcome": "ok"})
-        .to_string()
-    };
-    let (whole, later) = (plan("2026-11-20T10:00:00Z"), plan("2026-11-20T10:00:00.4Z"));
-    let write = |name: &str, lines: [&String; 2]| {
-        let path = h.join(name);
-        std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
-        path
-    };
-    let import = |store: &str, file: &Path| {
-        let mut c = ctx(h);
-        c.arg("--store")
-            .arg(h.join(store))
-            .args(["import", "plans", "--json"])
-            .arg(file);
-        let got = json_of(&mut c);
-        (got["added"].as_u64(), got["already_present"].as_u64())
-    };
-    let plans = |store: &str| {
-        let mut c = ctx(h);
-        c.arg("--store")
-            .arg(h.join(store))
-            .args(["history", "export", "--out", "-"]);
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        let mut rows: Vec<(String, String)> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (
-                    v["id"].as_str().unwrap().into(),
-                    v["at"].as_str().unwrap().into(),
-                )
-            })
-            .collect();
-        rows.sort();
-        rows
-    };
-    let forward = write("forward.jsonl", [&whole, &later]);
-    let backward = write("backward.jsonl", [&later, &whole]);
-    assert_eq!(import("f.sqlite", &forward), (Some(2), Some(0)));
-    assert_eq!(import("b.sqlite", &backward), (Some(2), Some(0)));
-    assert_eq!(plans("f.sqlite").len(), 2, "{:?}", plans("f.sqlite"));
-    let ats: Vec<String> = plans("f.sqlite").into_iter().map(|(_, at)| at).collect();
-    assert!(ats.iter().any(|a| a.ends_with(":00Z")), "{ats:?}");
-    assert!(ats.iter().any(|a| a.ends_with(":00.400Z")), "{ats:?}");
-    for store in ["f.sqlite", "b.sqlite"] {
-        assert_eq!(import(store, &forward), (Some(0), Some(2)), "{store}");
-        assert_eq!(import(store, &backward), (Some(0), Some(2)), "{store}");
-    }
-    assert_eq!(plans("b.sqlite").len(), 2);
-}
-
-/// Tester 26 N1: id-less plans of one second took ids by the order they came in (the first
-/// took the whole-second id), so the same lines in another order made other ids: one store's
-/// export was refused by the other, or stored twice with `--on-conflict skip|replace`. A plan
+/// 0.4 s past it, were "1 added, 1 already present" (one never stored), or in the other order
+/// the file was refused. Tester 26 N1: id-less plans of one second took ids by the order they
+/// came in (the first took the whole-second id), so the same lines in another order made other
+/// ids: one store's export was refused by the other, or stored twice with `--on-conflict
+/// skip|replace`. Every distinct instant is a plan of its own, in either order; a plan
 /// at a part of a second has an id of its own now, whatever the order; and one an earlier
 /// version stored under the whole-second id is already present there. Tester 26 N2: an
 /// execution with a given id at a whole second took the same id 0.4 s later for itself.
@@ -2046,6 +1984,14 @@ fn plan_ids_of_one_second_do_not_hang_on_the_order_and_older_ids_still_match() {
         export("r.sqlite"),
         "the same ids either way"
     );
+    let exported = export("f.sqlite").join("\n");
+    for at in [":00Z\"", ":00.400Z\"", ":00.500Z\"", ":00.000000001Z\""] {
+        assert!(exported.contains(at), "{at} in {exported}");
+    }
+    for file in [&forward, &reversed] {
+        assert_eq!(import("f.sqlite", file, &[]), (Some(0), Some(7)));
+    }
+
     let from_f = write("from_f.jsonl", &export("f.sqlite"));
     for extra in [
         &[][..],
