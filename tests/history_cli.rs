@@ -2175,6 +2175,30 @@ fn a_name_starting_with_a_combining_mark_is_refused_naming_its_field() {
     );
 }
 
+/// Write `lines` to `file` and import them as plans into `store`.
+fn imported_into(home: &Path, store: &Path, file: &Path, lines: &[String]) {
+    std::fs::write(file, lines.join("\n")).unwrap();
+    succeeded(
+        ctx(home)
+            .arg("--store")
+            .arg(store)
+            .args(["import", "plans"])
+            .arg(file),
+    );
+}
+
+/// What `history ARGS` prints for `store`.
+fn history_text(home: &Path, store: &Path, args: &[&str]) -> String {
+    let out = succeeded(
+        ctx(home)
+            .arg("--store")
+            .arg(store)
+            .arg("history")
+            .args(args),
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Tester 23 F9: `café` composed and decomposed are two models, and `history --models` and
 /// `--plans` showed two rows reading `café` with different figures. Each is spelled out
 /// where it prints like another (as the console's History pane shows them); a model that
@@ -2193,22 +2217,9 @@ fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
     .enumerate()
     .map(|(i, (id, model))| plan_line(id, i).replace("openai/gpt-4o", model))
     .collect();
-    std::fs::write(&file, lines.join("\n")).unwrap();
-    succeeded(
-        ctx(home.path())
-            .arg("--store")
-            .arg(&store)
-            .args(["import", "plans"])
-            .arg(&file),
-    );
+    imported_into(home.path(), &store, &file, &lines);
     // Tester 24 N6: `--groups` listed the group's models as `café×1 café×1`.
-    let out = succeeded(
-        ctx(home.path())
-            .arg("--store")
-            .arg(&store)
-            .args(["history", "--groups"]),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = history_text(home.path(), &store, &["--groups"]);
     assert!(
         text.contains("keyed/caf\\u{e9}") || text.contains("keyed/cafe\\u{301}"),
         "{text}"
@@ -2218,13 +2229,7 @@ fn models_that_print_alike_are_spelled_apart_in_the_history_tables() {
         "{text}"
     );
     for view in ["--models", "--plans"] {
-        let out = succeeded(
-            ctx(home.path())
-                .arg("--store")
-                .arg(&store)
-                .args(["history", view]),
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = history_text(home.path(), &store, &[view]);
         assert!(text.contains("keyed/caf\\u{e9}"), "{view}: {text}");
         assert!(text.contains("keyed/cafe\\u{301}"), "{view}: {text}");
         assert!(
@@ -2263,21 +2268,8 @@ fn a_model_only_replayed_against_has_no_rates() {
     let replay = plan_line("p1.r1", 1)
         .replace("openai/gpt-4o", "keyed/replayed")
         .replacen('{', r#"{"replay_of":"p1","#, 1);
-    std::fs::write(&file, [plan_line("p1", 0), replay].join("\n")).unwrap();
-    succeeded(
-        ctx(home.path())
-            .arg("--store")
-            .arg(&store)
-            .args(["import", "plans"])
-            .arg(&file),
-    );
-    let out = succeeded(
-        ctx(home.path())
-            .arg("--store")
-            .arg(&store)
-            .args(["history", "--models"]),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    imported_into(home.path(), &store, &file, &[plan_line("p1", 0), replay]);
+    let text = history_text(home.path(), &store, &["--models"]);
     let row = |model: &str| {
         text.lines()
             .find(|l| l.starts_with(model))
