@@ -203,11 +203,7 @@ impl EndpointEmbedder {
                 "{}{redirect}",
                 retry_after_note(retry_after.as_ref(), s.retry_max_wait)
             );
-            let error = fail(http_failure_line(
-                status.as_u16(),
-                &notes,
-                &quote_reply(&text, 300),
-            ));
+            let error = fail(http_failure_line(status, &notes, &quote_reply(&text, 300)));
             return Err(if transient_status(status) {
                 Failed::transient(error, retry_after.map(|r| r.wait))
             } else {
@@ -217,7 +213,7 @@ impl EndpointEmbedder {
         parse_reply(&text, texts.len()).map_err(|why| {
             Failed::last(fail(format!(
                 "the reply is not an embeddings answer ({why}): {}",
-                quote_reply(&text, 200)
+                crate::llm::wire::quoted_body(&text, 200)
             )))
         })
     }

@@ -86,12 +86,8 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
             e.valid_up_to()
         ))
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|_| {
-        protocol(format!(
-            "the body is not JSON: \"{}\"",
-            quote_reply(text, 100)
-        ))
-    })?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|_| protocol(format!("the body is not JSON: {}", quoted_body(text, 100))))?;
     if let Some((code, message)) = error_envelope(&value) {
         return Err(http_error_in_body(code, &message));
     }
@@ -422,9 +418,28 @@ pub fn quote_reply(text: &str, width: usize) -> String {
     crate::core::terminal_text::one_line(text.trim(), width)
 }
 
+/// A body as a failure quotes it: `"…"` cut to `width`, or `an empty body` (tester 26 N8:
+/// chat said `""` and embeddings ended in `: `).
+pub fn quoted_body(text: &str, width: usize) -> String {
+    if text.trim().is_empty() {
+        "an empty body".to_string()
+    } else {
+        format!("\"{}\"", quote_reply(text, width))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 26 N8: an empty body is said to be empty, the same way for chat and embeddings.
+    #[test]
+    fn an_empty_body_is_said_to_be_empty() {
+        assert_eq!(quoted_body(" \n", 100), "an empty body");
+        assert_eq!(quoted_body("<html>", 100), "\"<html>\"");
+        let e = reply_from_body(b"").unwrap_err();
+        assert_eq!(e.detail, "the body is not JSON: an empty body");
+    }
 
     #[test]
     fn a_body_reads_into_a_reply_or_names_what_it_is() {
