@@ -202,7 +202,7 @@ pub fn redirect_note(status: reqwest::StatusCode, headers: &reqwest::header::Hea
 /// already quoted; an empty one is said to be empty (tester 25 F5: the line ended in `: `).
 pub fn http_failure_line(status: impl std::fmt::Display, notes: &str, body: &str) -> String {
     let body = if body.is_empty() {
-        "an empty body"
+        crate::llm::wire::EMPTY_BODY
     } else {
         body
     };

@@ -418,11 +418,14 @@ pub fn quote_reply(text: &str, width: usize) -> String {
     crate::core::terminal_text::one_line(text.trim(), width)
 }
 
+/// How a failure says a body with nothing in it.
+pub const EMPTY_BODY: &str = "an empty body";
+
 /// A body as a failure quotes it: `"…"` cut to `width`, or `an empty body` (tester 26 N8:
 /// chat said `""` and embeddings ended in `: `).
 pub fn quoted_body(text: &str, width: usize) -> String {
     if text.trim().is_empty() {
-        "an empty body".to_string()
+        EMPTY_BODY.to_string()
     } else {
         format!("\"{}\"", quote_reply(text, width))
     }

@@ -992,12 +992,9 @@ pub(super) fn execution_fate(
     let (stored, seq) = insert
         .stored(&e.id)
         .map_err(db_err(path, "reading an execution"))?;
-    let same = if seq <= insert.fraction_kept_after {
-        same_but_the_fraction(&stored, &e, |e| &mut e.at_nanos)
-    } else {
-        stored == e
-    };
-    if same {
+    if same_as_read(&stored, &e, seq <= insert.fraction_kept_after, |e| {
+        &mut e.at_nanos
+    }) {
         return Ok(Fate::Same);
     }
     Ok(match on_conflict {
@@ -1030,16 +1027,21 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
         .unwrap_or(i64::MAX))
 }
 
-/// Whether a stored record is the one read again: equal, or equal but for the part of a
-/// second of a row stored before it was kept (0 there: that store never had it), so a file
-/// imported again into an older store is still "already present", not a conflict.
-fn same_but_the_fraction<T: Clone + PartialEq>(
+/// Whether a stored record is the one read again: equal, or — for a row stored before every
+/// part of a second was kept (`may_predate`: at or before its table's mark) — equal but for a
+/// part of a second of 0 there (that store never had it), so a file imported again into an
+/// older store is still "already present", not a conflict.
+fn same_as_read<T: Clone + PartialEq>(
     stored: &T,
     read: &T,
+    may_predate: bool,
     nanos: impl Fn(&mut T) -> &mut u32,
 ) -> bool {
     if stored == read {
         return true;
+    }
+    if !may_predate {
+        return false;
     }
     let mut old = stored.clone();
     let mut again = read.clone();
@@ -1304,11 +1306,12 @@ impl<'t> PlanInserter<'t> {
     /// Whether `stored` is `plan` read again: equal, or, for a plan stored before this
     /// version kept every part of a second, equal but for a part of a second it never kept.
     fn same(&self, stored: &StoredPlan, plan: &PlanRecord) -> bool {
-        if stored.seq <= self.fraction_kept_after {
-            same_but_the_fraction(&stored.detail.record, plan, |p| &mut p.at_nanos)
-        } else {
-            stored.detail.record == *plan
-        }
+        same_as_read(
+            &stored.detail.record,
+            plan,
+            stored.seq <= self.fraction_kept_after,
+            |p| &mut p.at_nanos,
+        )
     }
 
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
