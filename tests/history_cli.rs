@@ -1564,7 +1564,7 @@ fn a_run_after_an_ab_send_counts_for_the_compacted_arm() {
             history
                 .plan_counted_for(None, "c1", (at, 0))
                 .unwrap()
-                .as_deref(),
+                .plan(),
             Some("ab-c"),
             "case {case}"
         );
@@ -1671,7 +1671,10 @@ fn an_execution_naming_a_plan_not_yet_stored_counts_for_no_other_plan() {
     let counted = || {
         let s = ctxconsole::store::history::HistoryStore::open(&store).unwrap();
         let at = 1_795_168_800 + 5 * 60; // 2026-11-20T10:05:00Z
-        s.plan_counted_for(Some("B"), "c", (at, 0)).unwrap()
+        s.plan_counted_for(Some("B"), "c", (at, 0))
+            .unwrap()
+            .plan()
+            .map(str::to_string)
     };
     assert_eq!(counted(), None);
     common::succeeded(&mut run(&["import", "plans", &b]));
@@ -1824,7 +1827,8 @@ fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
     }
     let fresh = drift_of_a_fresh_copy(&store, dir.path());
     // As the version before judged it: A had borrowed B's run; and the schema back to before
-    // the migration that asks for the recount (two steps: the plans' fraction mark came after).
+    // the migration that asks for the recount (three steps: the plans' fraction mark and the
+    // indexes to the fraction came after).
     let db = rusqlite::Connection::open(&store).unwrap();
     db.execute(
         "UPDATE plans SET drift = 'followed', executed = '[\"x.q\"]' WHERE id = 'A'",
@@ -1834,7 +1838,7 @@ fn a_store_judged_with_borrowed_runs_is_recounted_when_migrated() {
     let version: i64 = db
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    db.pragma_update(None, "user_version", version - 2).unwrap();
+    db.pragma_update(None, "user_version", version - 3).unwrap();
     drop(db);
     drop(HistoryStore::open(&store).unwrap());
     let rows = drift_rows(&store);
@@ -2357,4 +2361,152 @@ fn a_leap_second_reads_as_one_time_everywhere() {
     std::fs::write(&again, export.as_bytes()).unwrap();
     let out = json_of(run(&["import", "plans", "--json"]).arg(&again));
     assert_eq!(out["already_present"], 2, "{out}");
+}
+
+/// Tester 26 N9: plans of one second listed in the order they were stored, not by their
+/// part of a second: imported newest first, `history` (newest first) showed 12:00:00.1
+/// above 12:00:00.7, and `history export` (oldest first) wrote them the other way round.
+#[test]
+fn plans_of_one_second_list_by_their_part_of_a_second() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let store = h.join("own.sqlite");
+    let plan = |at: &str, word: &str| {
+        serde_json::json!({"at": at, "caller": "c1", "model": "m",
+            "intent": format!("check the {word} deploy"), "steps": [{"order": 1, "tool": "ci.status"}]})
+        .to_string()
+    };
+    let lines = [
+        plan("2026-11-20T12:00:00.700Z", "late"),
+        plan("2026-11-20T12:00:00Z", "whole"),
+        plan("2026-11-20T12:00:00.100Z", "early"),
+    ];
+    imported_into(h, &store, &h.join("plans.jsonl"), &lines);
+    let words_of = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p["intent"]
+                    .as_str()
+                    .unwrap_or("")
+                    .replace("check the ", "")
+                    .replace(" deploy", "")
+            })
+            .collect()
+    };
+    let mut c = ctx(h);
+    c.arg("--store").arg(&store).args(["history", "--json"]);
+    let newest_first = json_of(&mut c)["plans"].clone();
+    assert_eq!(
+        words_of(&newest_first),
+        ["late", "early", "whole"],
+        "newest first"
+    );
+    let out = succeeded(
+        ctx(h)
+            .arg("--store")
+            .arg(&store)
+            .args(["history", "export"]),
+    );
+    let exported: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        words_of(&serde_json::Value::Array(exported)),
+        ["whole", "early", "late"],
+        "oldest first"
+    );
+    let text = history_text(h, &store, &["--drift"]);
+    let at = |i: usize| {
+        let id = newest_first[i]["id"].as_str().unwrap();
+        text.find(id).unwrap_or_else(|| panic!("{id} in {text}"))
+    };
+    assert!(
+        at(0) < at(1) && at(1) < at(2),
+        "the drift list, newest first: {text}"
+    );
+}
+
+/// Tester 26 N7: a failure class is shown in `history --models` and beside a failed plan, but
+/// was not held to the one name rule: one opening with a combining mark was stored and shown
+/// fused onto the column before it. Refused like any name, naming its field.
+#[test]
+fn a_failure_class_is_held_to_the_one_name_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("p.jsonl");
+    for (class, problem) in [
+        ("\u{301}timeout", "starts with a combining mark"),
+        ("time\nout", "holds a control, bidi or invisible character"),
+    ] {
+        let line = serde_json::json!({"at": 1000, "caller": "c", "model": "m",
+            "intent": "deploy", "steps": [], "outcome": "failed", "failure_class": class});
+        std::fs::write(&file, line.to_string()).unwrap();
+        let out = ctx(home.path())
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("'failure_class'") && err.contains(problem),
+            "{err}"
+        );
+    }
+}
+
+/// Tester 27 F3: `history --gaps` under filters no baseline plan matches said no plan had a
+/// baseline at all and advised sending one, in a store holding baseline plans.
+#[test]
+fn gaps_under_filters_matching_no_baseline_plan_say_the_filters_are_why() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    let line = serde_json::json!({"id": "g1", "at": "2026-11-24T10:00:00Z", "caller": "c",
+        "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+        "steps": [{"order": 1, "tool": "memory.store"}],
+        "expert_baseline": [{"order": 1, "tool": "web.search"}]});
+    imported_into(
+        home.path(),
+        &store,
+        &home.path().join("g.jsonl"),
+        &[line.to_string()],
+    );
+    let all = history_text(home.path(), &store, &["--gaps"]);
+    assert!(all.starts_with("1 plans compared with a baseline"), "{all}");
+    let none = history_text(home.path(), &store, &["--gaps", "--model", "nobody/x"]);
+    assert_eq!(
+        none,
+        "no plan with a baseline matches the filters (1 without them)\n"
+    );
+    let empty = home.path().join("empty.sqlite");
+    let text = history_text(home.path(), &empty, &["--gaps", "--model", "nobody/x"]);
+    assert!(
+        text.starts_with("no plan has a baseline to compare with"),
+        "{text}"
+    );
+}
+
+/// Tester 27 F9: a baseline naming no tool (only `unknown` steps) is kept with no signal, and
+/// `history show` printed nothing of it: the operator could not see it was kept.
+#[test]
+fn history_show_prints_a_baseline_that_gives_no_signal() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    let line = serde_json::json!({"id": "u1", "at": "2026-11-24T10:00:00Z", "caller": "c",
+        "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+        "steps": [{"order": 1, "tool": "memory.store"}],
+        "expert_baseline": {"model": "big/y", "steps": [{"order": 1, "tool": "unknown"}]}});
+    imported_into(
+        home.path(),
+        &store,
+        &home.path().join("u.jsonl"),
+        &[line.to_string()],
+    );
+    let text = history_text(home.path(), &store, &["show", "u1"]);
+    assert!(
+        text.contains("baseline big/y: unknown\ngap: no signal: the baseline names no tool"),
+        "{text}"
+    );
 }

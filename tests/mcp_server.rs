@@ -2930,6 +2930,43 @@ async fn record_execution_dated_before_its_named_plan_counts_for_none() {
     c.cancel().await.unwrap();
 }
 
+/// Tester 27 F1: once a run names the caller's plan, that plan is judged by the runs naming
+/// it alone, so a later run naming no plan, inside the plan's window, counts for none — and
+/// the answer said `plan: null` with no note, where every other such case says why.
+#[tokio::test]
+async fn a_run_naming_no_plan_beside_runs_naming_it_says_why_it_counts_for_none() {
+    let home = tempfile::tempdir().unwrap();
+    let plans = home.path().join("w3.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"id\":\"w3\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c7\",\"model\":\"m\",\
+         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
+    )
+    .unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    let c = start(home.path(), &[]).await;
+    let named = json!({"caller": "c7", "plan_id": "w3", "tool": "fs.search", "ok": true,
+        "at": "2026-11-20T10:00:30Z"});
+    let answer = call(&c, "record_execution", named).await.unwrap();
+    assert_eq!(answer["plan"]["id"], "w3", "{answer}");
+    assert!(answer.get("note").is_none(), "{answer}");
+    let loose = json!({"caller": "c7", "tool": "fs.read", "ok": false,
+        "at": "2026-11-20T10:01:00Z"});
+    let answer = call(&c, "record_execution", loose).await.unwrap();
+    assert_eq!(answer["added"], 1, "{answer}");
+    assert!(answer["plan"].is_null(), "{answer}");
+    let note = answer["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("'w3', which the runs naming it judge alone") && note.contains("plan_id"),
+        "{answer}"
+    );
+    assert_eq!(
+        drift_of(home.path(), "w3")["executed"],
+        json!(["fs.search"])
+    );
+    c.cancel().await.unwrap();
+}
+
 /// Tester 20 F2, F10, F14: the answer's `plan` is what drift stores. A run dated before the
 /// plan it names changes nothing (the plan stays `followed` on its caller's run naming no
 /// plan) and the answer says why in `note`; another caller's run naming a plan counts for it
@@ -3290,6 +3327,94 @@ fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
         said.contains("SIGINT: 1 call was still running after 5s and got no answer"),
         "{said}"
     );
+}
+
+/// Tester 27 F4: a client that closed stdin with a call still waiting for the store was
+/// left without a word on why it got no answer; a signal in the same state said it. Closing
+/// stdin says it the same way.
+#[test]
+fn closing_stdin_with_a_call_still_running_says_what_it_cut() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
+    let store = home.path().join("history.sqlite");
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+    let mut stderr = server.0.stderr.take().unwrap();
+    let mut send = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(RAW_INITIALIZE.to_string());
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("initialized");
+    send(RAW_INITIALIZED.to_string());
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+            "arguments": {"caller": "closing-agent", "tool": "web.search", "ok": true, "id": "e-f4"}}})
+        .to_string(),
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    drop(stdin);
+    let status = exited_within(&mut server, 15).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    drop(holder);
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(
+        said.contains("stdin closed: 1 call was still running after 5s and got no answer"),
+        "{said}"
+    );
+}
+
+/// Tester 27 F2: over stdio a stop signal was heard only until the first answer went out:
+/// after a `ping`, SIGTERM and SIGINT did nothing (no line, requests still answered) and the
+/// server ran until stdin closed, so `systemctl stop` waited out its timeout and killed it.
+/// Each signal is heard after any number of answers.
+#[test]
+fn a_stop_signal_over_stdio_is_heard_after_answers_went_out() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    for sig in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGINT,
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+        let mut stderr = server.0.stderr.take().unwrap();
+        let mut send = |line: String| {
+            stdin.write_all(line.as_bytes()).unwrap();
+            stdin.write_all(b"\n").unwrap();
+            stdin.flush().unwrap();
+        };
+        send(RAW_INITIALIZE.to_string());
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("initialized");
+        send(RAW_INITIALIZED.to_string());
+        for id in 2..5 {
+            send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
+            let answer = rx.recv_timeout(Duration::from_secs(30)).expect("a pong");
+            assert!(answer.contains(&format!("\"id\":{id}")), "{answer}");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&server, sig);
+        // stdin stays open: only the signal can end it.
+        let status = exited_within(&mut server, 15)
+            .unwrap_or_else(|| panic!("{sig}: the server did not exit"));
+        assert!(status.success(), "{sig}: {status:?}");
+        let mut said = String::new();
+        stderr.read_to_string(&mut said).unwrap();
+        assert!(
+            said.contains(&format!(
+                "{sig}: every call in flight was answered; stopped"
+            )),
+            "{said}"
+        );
+        drop(stdin);
+    }
 }
 
 /// Tester 20 F13: MCP error messages and their data put the client's control characters

@@ -386,9 +386,9 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             for_terminal_line(&s.rationale)
         ));
     }
-    if let (Some(b), Some(g)) = (&r.expert_baseline, &d.gap_signal) {
+    if let Some(b) = &r.expert_baseline {
         out.push('\n');
-        out.push_str(&crate::core::gap::baseline_lines(b, g));
+        out.push_str(&crate::core::gap::baseline_lines(b, d.gap_signal.as_ref()));
     }
     if !d.replays.is_empty() {
         let shown = told_apart(d.replays.iter().map(|p| p.model.as_str()));
@@ -608,7 +608,7 @@ fn drift(
     }
     let total: u64 = report.counts.iter().map(|(_, n)| n).sum();
     let mut out = format!(
-        "drift over {total} plans (executions without a plan id count for the caller's latest plan within {}s)\n\n",
+        "drift over {total} plans (executions without a plan id count for the caller's latest plan within {}s, unless runs naming that plan judge it)\n\n",
         report.window_secs
     );
     let rows: Vec<Vec<String>> = report
@@ -700,6 +700,18 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         return print_json(&report);
     }
     if report.plans == 0 {
+        // Under filters, the advice to send a baseline is wrong when other plans have one
+        // (tester 27 F3).
+        let unfiltered = if filter.is_empty() {
+            0
+        } else {
+            history.gaps(&PlanFilter::default())?.plans
+        };
+        if unfiltered > 0 {
+            return emit(&format!(
+                "no plan with a baseline matches the filters ({unfiltered} without them)\n"
+            ));
+        }
         return emit(
             "no plan has a baseline to compare with: send with --baseline MODEL (or set \
              llm.baseline_model), or import plans carrying expert_baseline steps\n",

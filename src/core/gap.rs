@@ -235,7 +235,7 @@ fn names(tools: &[String]) -> String {
 /// A plan's baseline and its signal as `history show` prints them, two lines:
 /// `baseline MODEL (plan ID): a → b` and `gap: CATEGORY: notes`. Every name one line
 /// ([`name`]), and the notes too (a row stored before they were written so).
-pub fn baseline_lines(b: &Baseline, g: &GapSignal) -> String {
+pub fn baseline_lines(b: &Baseline, g: Option<&GapSignal>) -> String {
     let model = b
         .model
         .as_deref()
@@ -247,12 +247,20 @@ pub fn baseline_lines(b: &Baseline, g: &GapSignal) -> String {
         .map(|p| format!(" (plan {})", name(p)))
         .unwrap_or_default();
     let steps: Vec<_> = b.steps.iter().map(|s| name(&s.tool)).collect();
-    format!(
-        "baseline{model}{plan}: {}\ngap: {}: {}\n",
-        steps.join(" → "),
-        g.category,
-        for_terminal_line(&g.notes)
-    )
+    let steps = if steps.is_empty() {
+        "no step".to_string()
+    } else {
+        steps.join(" → ")
+    };
+    // A baseline with no step it names a tool in is kept with no signal (tester 27 F9:
+    // `history show` then printed nothing of it).
+    let gap = match g {
+        Some(g) => format!("{}: {}", g.category, for_terminal_line(&g.notes)),
+        None => {
+            format!("no signal: the baseline names no tool (`{UNKNOWN_TOOL}` steps are left out)")
+        }
+    };
+    format!("baseline{model}{plan}: {steps}\ngap: {gap}\n")
 }
 
 /// How a baseline is planned, as `send` says it of the baseline it ran and a baseline plan's
@@ -616,7 +624,7 @@ mod tests {
         };
         let mut g = gap(&["web.search"], &["web.search"]);
         g.notes = "old\nFORGED NOTE".into();
-        let text = baseline_lines(&b, &g);
+        let text = baseline_lines(&b, Some(&g));
         assert_eq!(
             text,
             "baseline 'gpt\\ngap: agree: FORGED' (plan 'p\\nFORGED2'): web.search → 'a\\nb'\n\

@@ -393,8 +393,8 @@ impl Baseline {
     }
 }
 
-/// The first of a plan's names (its id when it has one, model, caller, step tools, then its
-/// baseline's) that breaks the one name rule ([`name_problem`](crate::core::budget::name_problem)),
+/// The first of a plan's names (its id when it has one, model, caller, failure class, step
+/// tools, then its baseline's) that breaks the one name rule ([`name_problem`](crate::core::budget::name_problem)),
 /// with its field: names are shown on one line of every table, and the model routes a live
 /// replay. The id too (tester 5: an 8 MiB name imported; an id is shown, typed and linked
 /// to like any name).
@@ -403,6 +403,7 @@ pub fn names_problem(
     replay_of: Option<&str>,
     model: &str,
     caller: &str,
+    failure_class: Option<&str>,
     steps: &[Step],
     baseline: Option<&Baseline>,
 ) -> Option<(&'static str, &'static str)> {
@@ -412,6 +413,8 @@ pub fn names_problem(
             .into_iter()
             .chain(replay_of.map(|r| ("replay_of", r)))
             .chain([("model", model), ("caller", caller)])
+            // Shown in a column of `history --models` and beside a failed plan (tester 26 N7).
+            .chain(failure_class.map(|f| ("failure_class", f)))
             .chain(steps.iter().map(|s| ("steps[].tool", s.tool.as_str()))),
     )
     .or_else(|| baseline.and_then(Baseline::names_problem))
@@ -425,6 +428,7 @@ impl PlanRecord {
             self.replay_of.as_deref(),
             &self.model,
             &self.caller,
+            self.failure_class.as_deref(),
             &self.steps,
             self.expert_baseline.as_ref(),
         )
@@ -693,6 +697,7 @@ pub fn parse_imported_plan(
         non_empty(&raw.replay_of),
         &raw.model,
         &raw.caller,
+        raw.failure_class.as_deref(),
         &raw.steps,
         expert_baseline.as_ref(),
     ) {

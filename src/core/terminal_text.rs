@@ -152,9 +152,15 @@ pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Nothing in `text` that [`for_terminal_line`] would change.
+/// Nothing in `text` that [`for_terminal_line`] would change, and no combining mark first
+/// (printed bare, it fuses onto the character before it: tester 26 N7, a path `́plans.jsonl`
+/// read as `imported ́plans.jsonl`).
 fn is_one_plain_line(text: &str) -> bool {
     !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t')
+        && !text
+            .chars()
+            .next()
+            .is_some_and(unicode_normalization::char::is_combining_mark)
 }
 
 /// Text from outside (an intent) as the one line a header gives it: [`for_terminal_line`],
@@ -235,6 +241,17 @@ mod tests {
     fn a_quoted_value_opening_with_a_combining_mark_shows_it_escaped() {
         assert_eq!(super::quoted("\u{301}abc"), "'\\u{301}abc'");
         assert_eq!(super::quoted("cafe\u{301}"), "'cafe\u{301}'");
+    }
+
+    /// Tester 26 N7: a name or a path opening with a combining mark was printed bare, fused
+    /// onto the space before it. Quoted, with the mark escaped; a mark on a base character
+    /// is plain text.
+    #[test]
+    fn a_name_or_path_opening_with_a_combining_mark_is_quoted() {
+        assert_eq!(super::name("\u{301}plans"), "'\\u{301}plans'");
+        let path = std::path::Path::new("\u{e47}plans.jsonl");
+        assert_eq!(super::path(path), "'\\u{e47}plans.jsonl'");
+        assert_eq!(super::name("cafe\u{301}"), "cafe\u{301}");
     }
 
     use super::*;

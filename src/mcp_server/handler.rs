@@ -902,10 +902,16 @@ impl State {
             Some(format!(
                 "the store holds no plan {named}: the run counts for no plan until that plan is imported"
             ))
+        } else if let crate::store::history::CountedFor::JudgedByNamedRuns(id) = &counted {
+            Some(format!(
+                "the run names no plan and falls in the window of {}'s plan {}, which the runs naming it judge alone: it counts for no plan (give `plan_id` to count it)",
+                quoted(caller),
+                quoted(id)
+            ))
         } else {
             None
         };
-        let plan = match counted.as_deref() {
+        let plan = match counted.plan() {
             Some(id) => history.plan(id).map_err(internal)?.map(|d| {
                 if report.other_caller_plan > 0 {
                     note = Some(format!(

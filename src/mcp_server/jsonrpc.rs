@@ -120,6 +120,46 @@ fn kind(v: &Value) -> String {
     }
 }
 
+/// The first field of a request or notification that breaks JSON-RPC 2.0's shape, said by
+/// name: `jsonrpc` missing or not "2.0", no `method` (or one not a string) beside no `result`
+/// or `error`, `params` or its `_meta` not an object.
+fn shape_fault(object: &serde_json::Map<String, Value>) -> Option<String> {
+    match object.get("jsonrpc") {
+        None => {
+            return Some(
+                "`jsonrpc` is missing (a JSON-RPC 2.0 message says \"jsonrpc\": \"2.0\")".into(),
+            );
+        }
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(Value::String(v)) => {
+            return Some(format!(
+                "`jsonrpc` must be \"2.0\", not {}",
+                crate::core::terminal_text::quoted_with(v, '"')
+            ));
+        }
+        Some(other) => return Some(format!("`jsonrpc` must be \"2.0\", not {}", kind(other))),
+    }
+    let answer = object.contains_key("result") || object.contains_key("error");
+    match object.get("method") {
+        None if !answer => return Some("`method` is missing (a request names its method)".into()),
+        Some(m) if !m.is_string() => {
+            return Some(format!("`method` must be a string, not {}", kind(m)));
+        }
+        _ => {}
+    }
+    match object.get("params") {
+        Some(Value::Object(params)) => match params.get("_meta") {
+            Some(meta) if !meta.is_object() && !meta.is_null() => Some(format!(
+                "`params._meta` must be an object, not {}",
+                kind(meta)
+            )),
+            _ => None,
+        },
+        Some(Value::Null) | None => None,
+        Some(other) => Some(format!("`params` must be an object, not {}", kind(other))),
+    }
+}
+
 /// serde_json's error `e` in `text`, in the words every JSON reader uses
 /// ([`CoreError::json`]): a lone surrogate escape is named as one, not serde's "unexpected
 /// end of hex escape" (tester 15 F6).
@@ -250,14 +290,18 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
             ));
         }
     };
+    // What is wrong, by field, where a field says it; else the reader's words (tester 27 F7:
+    // a message without `method` or `jsonrpc` read "unrecognized JSON-RPC message at line 1
+    // column 1").
+    let why = |what: &str| match shape_fault(object) {
+        Some(fault) => format!("{what}: {fault}"),
+        None => format!("{what}: {}", reader_words(text, e)),
+    };
     match (object.get("id"), object.get("method")) {
         (Some(id), _) => match serde_json::from_value::<RequestId>(id.clone()) {
             Ok(id) => Refusal {
                 id: Some(id),
-                ..invalid(format!(
-                    "not a JSON-RPC message this server reads: {}",
-                    reader_words(text, e)
-                ))
+                ..invalid(why("not a JSON-RPC message this server reads"))
             },
             Err(_) => invalid(format!(
                 "`id` must be a string or an integer, not {}",
@@ -266,10 +310,7 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
         },
         (None, Some(Value::String(_))) => Refusal {
             notification: true,
-            ..invalid(format!(
-                "a notification this server cannot read: {}",
-                reader_words(text, e)
-            ))
+            ..invalid(why("a notification this server cannot read"))
         },
         (None, Some(other)) => invalid(format!("`method` must be a string, not {}", kind(other))),
         (None, None) => invalid(
@@ -290,10 +331,10 @@ pub fn oversized(kept: &[u8], bytes: usize, max: usize) -> Refusal {
         .position(|k| k == "arguments")
         .and_then(|i| cut.path.get(i + 1..))
         .filter(|rest| !rest.is_empty())
-        .map(|rest| rest.join("."));
+        .map(dotted);
     let what = match &argument {
         Some(a) => format!("argument `{a}`"),
-        None if !cut.path.is_empty() => format!("`{}`", cut.path.join(".")),
+        None if !cut.path.is_empty() => format!("`{}`", dotted(&cut.path)),
         None => "the message".to_string(),
     };
     let message = format!(
@@ -307,7 +348,7 @@ pub fn oversized(kept: &[u8], bytes: usize, max: usize) -> Refusal {
             message,
             Some(json!({
                 "argument": argument,
-                "path": cut.path.join("."),
+                "path": dotted(&cut.path),
                 "message_bytes": bytes,
                 "limit_bytes": max,
             })),
@@ -319,7 +360,7 @@ pub fn oversized(kept: &[u8], bytes: usize, max: usize) -> Refusal {
 
 /// Where a JSON text that stops part-way (or goes wrong part-way) stands: the request id if
 /// it came first, and the keys leading to the value being read (`params`, `arguments`,
-/// `instruction`; `[]` for an array item).
+/// `instruction`; `[N]` for the Nth item of an array, from 0).
 #[derive(Debug, Default, PartialEq)]
 pub struct CutPoint {
     pub id: Option<RequestId>,
@@ -330,11 +371,26 @@ struct Frame {
     object: bool,
     key: Option<String>,
     want_key: bool,
+    /// In an array: the item being read.
+    index: usize,
 }
 
 /// The nesting [`cut_point`] follows (serde_json's own limit); deeper levels are counted,
 /// not kept, so 32 MiB of `[` costs no more memory than a few levels.
 const DEPTH_MAX: usize = 128;
+
+/// A path as the other argument errors write one: `attachments[0].text` (tester 27 F8: the
+/// cut read `attachments.[].text`).
+fn dotted(path: &[String]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        if !out.is_empty() && !segment.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(segment);
+    }
+    out
+}
 
 pub fn cut_point(text: &[u8]) -> CutPoint {
     let mut stack: Vec<Frame> = Vec::new();
@@ -356,11 +412,13 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
                 object: true,
                 key: None,
                 want_key: true,
+                index: 0,
             }),
             b'[' => stack.push(Frame {
                 object: false,
                 key: None,
                 want_key: false,
+                index: 0,
             }),
             b'}' | b']' if deeper > 0 => deeper -= 1,
             b'}' | b']' => {
@@ -368,9 +426,13 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
             }
             b',' if deeper > 0 => {}
             b',' => {
-                if let Some(f) = stack.last_mut().filter(|f| f.object) {
-                    f.want_key = true;
-                    f.key = None;
+                if let Some(f) = stack.last_mut() {
+                    if f.object {
+                        f.want_key = true;
+                        f.key = None;
+                    } else {
+                        f.index += 1;
+                    }
                 }
             }
             b'"' => {
@@ -417,7 +479,7 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
         .iter()
         .map(|f| match (&f.key, f.object) {
             (Some(k), _) => k.clone(),
-            (None, false) => "[]".to_string(),
+            (None, false) => format!("[{}]", f.index),
             (None, true) => "{}".to_string(),
         })
         .collect();
@@ -458,8 +520,13 @@ mod tests {
         assert_eq!(cut.id, Some(RequestId::String("r-1".into())));
         assert_eq!(
             cut.path,
-            ["params", "arguments", "attachments", "[]", "text"]
+            ["params", "arguments", "attachments", "[0]", "text"]
         );
+        assert_eq!(dotted(&cut.path), "params.arguments.attachments[0].text");
+        // The item is counted: commas inside a string or a nested item are not items.
+        let text = br#"{"id":2,"params":{"arguments":{"attachments":[{"name":"a,b","text":"x"},{"name":"c","text":"yy"#;
+        let cut = cut_point(text);
+        assert_eq!(dotted(&cut.path), "params.arguments.attachments[1].text");
 
         // An "id" inside the arguments is not the request's.
         let cut = cut_point(br#"{"params":{"id":3,"x":"yy"#);
@@ -495,7 +562,7 @@ mod tests {
 
     #[test]
     fn each_unreadable_message_gets_its_code_and_what_id_can_be_read() {
-        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 10] = [
+        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 14] = [
             (
                 br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"q":"\ud800"}}"#,
                 ErrorCode::PARSE_ERROR,
@@ -539,6 +606,30 @@ mod tests {
                 ErrorCode::INVALID_REQUEST,
                 None,
                 "`method` must be a string",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":14}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(14)),
+                "`method` is missing",
+            ),
+            (
+                br#"{"id":18,"method":"ping"}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(18)),
+                "`jsonrpc` is missing",
+            ),
+            (
+                br#"{"jsonrpc":"1.0","id":17,"method":"ping"}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(17)),
+                "`jsonrpc` must be \"2.0\", not \"1.0\"",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"_meta":"bad","name":"x"}}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(19)),
+                "`params._meta` must be an object, not a string",
             ),
             (
                 br#"{"jsonrpc":"2.0","id":4,"method":"ping","result":{}}"#,

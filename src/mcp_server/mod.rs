@@ -454,8 +454,13 @@ pub fn run(
                     .map_err(|e| anyhow::anyhow!("MCP handshake on stdio: {e}"))?;
                 running.waiting().await?;
                 let signal = *stopped.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(signal) = signal {
-                    say_stopped(signal, unanswered.load(std::sync::atomic::Ordering::SeqCst));
+                let cut = unanswered.load(std::sync::atomic::Ordering::SeqCst);
+                match signal {
+                    Some(signal) => say_stopped(signal, cut),
+                    // The client closed stdin with calls still at work: said as a signal's
+                    // cut is (tester 27 F4: silent). A clean close says nothing.
+                    None if cut > 0 => say_stopped("stdin closed", cut),
+                    None => {}
                 }
                 Ok(())
             }

@@ -20,22 +20,32 @@ use crate::mcp_server::jsonrpc::{self, Refusal};
 pub const MESSAGE_MAX: usize = 32 * 1024 * 1024;
 
 pub struct BoundedStdio<R, W> {
-    reader: BufReader<R>,
+    lines: Lines<R>,
     writer: Arc<Mutex<W>>,
-    /// The line being read, at most `max` bytes of it.
-    line: Vec<u8>,
-    /// Bytes of the current line read so far, kept or not.
-    seen: usize,
-    max: usize,
     /// A stop signal: once it comes, nothing more is read, as when stdin closes (see
     /// [`BoundedStdio::stopped_by`]).
     stop: Option<Stop>,
 }
 
-type Stop = (
-    std::pin::Pin<Box<dyn Future<Output = &'static str> + Send>>,
-    Arc<std::sync::Mutex<Option<&'static str>>>,
-);
+/// Lines of stdin, each bounded: apart from the signal so both can be awaited at once.
+struct Lines<R> {
+    reader: BufReader<R>,
+    /// The line being read, at most `max` bytes of it.
+    line: Vec<u8>,
+    /// Bytes of the current line read so far, kept or not.
+    seen: usize,
+    max: usize,
+}
+
+enum Stop {
+    /// Awaited beside each read; its name goes in the slot when it comes.
+    Listening(
+        std::pin::Pin<Box<dyn Future<Output = &'static str> + Send>>,
+        Arc<std::sync::Mutex<Option<&'static str>>>,
+    ),
+    /// It came: nothing more is read.
+    Came,
+}
 
 enum LineRead {
     Whole,
@@ -46,11 +56,13 @@ enum LineRead {
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> BoundedStdio<R, W> {
     pub fn new(read: R, write: W, max: usize) -> Self {
         BoundedStdio {
-            reader: BufReader::with_capacity(1 << 16, read),
+            lines: Lines {
+                reader: BufReader::with_capacity(1 << 16, read),
+                line: Vec::new(),
+                seen: 0,
+                max,
+            },
             writer: Arc::new(Mutex::new(write)),
-            line: Vec::new(),
-            seen: 0,
-            max,
             stop: None,
         }
     }
@@ -62,10 +74,12 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> BoundedStdio<R, W> {
         signal: std::pin::Pin<Box<dyn Future<Output = &'static str> + Send>>,
         stopped: Arc<std::sync::Mutex<Option<&'static str>>>,
     ) -> Self {
-        self.stop = Some((signal, stopped));
+        self.stop = Some(Stop::Listening(signal, stopped));
         self
     }
+}
 
+impl<R: AsyncRead + Unpin> Lines<R> {
     /// One `\n`-terminated line. Cancel-safe: between `fill_buf` and `consume` nothing
     /// awaits, so a dropped read leaves its bytes in `line` for the next call.
     async fn read_line(&mut self) -> std::io::Result<LineRead> {
@@ -138,23 +152,28 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let read = match self.stop.take() {
-                None => self.read_line().await,
-                Some((mut signal, stopped)) => {
-                    let read = tokio::select! {
-                        read = self.read_line() => read,
-                        name = &mut signal => {
+            // The signal stays in `self.stop` while it is awaited: rmcp drops this future
+            // whenever an answer is ready to go out, and a signal taken out of it then went
+            // with it (tester 27 F2: after the first request, SIGTERM and SIGINT did nothing).
+            let read = match &mut self.stop {
+                None => self.lines.read_line().await,
+                Some(Stop::Listening(signal, stopped)) => {
+                    let stopped = Arc::clone(stopped);
+                    tokio::select! {
+                        read = self.lines.read_line() => read,
+                        name = signal => {
                             *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(name);
                             crate::cli::out::eprint_line(&format!(
                                 "ctxconsole mcp: {name}: reading no more requests; calls in flight get {} to answer",
                                 crate::core::duration::describe(crate::mcp_server::STOP_GRACE)
                             ));
+                            // Never polled again once it has come.
+                            self.stop = Some(Stop::Came);
                             return None;
                         }
-                    };
-                    self.stop = Some((signal, stopped));
-                    read
+                    }
                 }
+                Some(Stop::Came) => return None,
             };
             let read = match read {
                 Ok(r) => r,
@@ -163,10 +182,10 @@ where
                     return None;
                 }
             };
-            let line = std::mem::take(&mut self.line);
+            let line = std::mem::take(&mut self.lines.line);
             let refusal = match read {
                 LineRead::Eof => return None,
-                LineRead::Oversized { bytes } => jsonrpc::oversized(&line, bytes, self.max),
+                LineRead::Oversized { bytes } => jsonrpc::oversized(&line, bytes, self.lines.max),
                 LineRead::Whole => {
                     let text = trim_line(&line);
                     if text.is_empty() {
@@ -175,8 +194,8 @@ where
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
                         Ok(message) => {
                             // Keep the allocation for the next line.
-                            self.line = line;
-                            self.line.clear();
+                            self.lines.line = line;
+                            self.lines.line.clear();
                             return Some(message);
                         }
                         Err(e) => jsonrpc::unreadable(text, &e),

@@ -32,6 +32,7 @@ mod pane;
 mod schema;
 mod trends;
 
+pub use import::CountedFor;
 use import::*;
 use pane::*;
 use schema::*;
@@ -289,6 +290,12 @@ pub struct PlanRow {
 }
 
 /// The columns [`plan_row`] reads, in its order (`p` is the plans table).
+/// Plans newest first: by their time to the part of a second, then the order they were
+/// stored in (`p` is the plans table). Every list of plans reads in this order or its reverse.
+const PLANS_NEWEST_FIRST: &str = "p.at DESC, p.at_nanos DESC, p.seq DESC";
+/// [`PLANS_NEWEST_FIRST`] reversed.
+const PLANS_OLDEST_FIRST: &str = "p.at, p.at_nanos, p.seq";
+
 const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.complexity, \
     p.outcome, p.drift, p.failure_class, \
     (SELECT COUNT(*) FROM plan_steps s WHERE s.plan_seq = p.seq), p.replay_of, p.source, \
@@ -1651,9 +1658,12 @@ mod tests {
             (d.drift, d.executed),
             (Drift::Followed, vec!["t1".to_string()])
         );
-        assert_eq!(s.plan_counted_for(Some("p"), "c", (900, 0)).unwrap(), None);
         assert_eq!(
-            s.plan_counted_for(None, "c", (1010, 0)).unwrap().as_deref(),
+            s.plan_counted_for(Some("p"), "c", (900, 0)).unwrap().plan(),
+            None
+        );
+        assert_eq!(
+            s.plan_counted_for(None, "c", (1010, 0)).unwrap().plan(),
             Some("p")
         );
         // A run of the caller naming the plan at its time judges it alone, as before.
@@ -1665,7 +1675,10 @@ mod tests {
             (d.drift, d.executed),
             (Drift::Diverged, vec!["t2".to_string()])
         );
-        assert_eq!(s.plan_counted_for(None, "c", (1010, 0)).unwrap(), None);
+        assert_eq!(
+            s.plan_counted_for(None, "c", (1010, 0)).unwrap(),
+            CountedFor::JudgedByNamedRuns("p".into())
+        );
     }
 
     /// Tester 20 F10: a run of another caller naming a plan counts for it (whoever's plan it
@@ -1690,15 +1703,13 @@ mod tests {
         assert_eq!(d.executed, vec!["t1".to_string(), "t2".to_string()]);
         assert_eq!(d.drift, Drift::Followed);
         assert_eq!(
-            s.plan_counted_for(None, "owner", (1010, 0))
-                .unwrap()
-                .as_deref(),
+            s.plan_counted_for(None, "owner", (1010, 0)).unwrap().plan(),
             Some("p")
         );
         assert_eq!(
             s.plan_counted_for(Some("p"), "helper", (1020, 0))
                 .unwrap()
-                .as_deref(),
+                .plan(),
             Some("p")
         );
         // Plans imported after the runs that name them say it too.
@@ -1731,7 +1742,7 @@ mod tests {
         assert_eq!(r.replay_plan_ids, vec!["g7".to_string()], "{r:?}");
         assert_eq!(
             s.plan_counted_for(Some("g7"), "c", (2005, 0)).unwrap(),
-            None
+            CountedFor::Nothing
         );
         assert!(s.plan("g7").unwrap().unwrap().executed.is_empty());
     }

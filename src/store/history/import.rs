@@ -513,10 +513,10 @@ impl HistoryStore {
     /// Failed plans (not replays) at or after `since`, oldest first.
     pub fn failed_plan_ids(&self, since: Option<i64>, limit: u64) -> anyhow::Result<Vec<String>> {
         self.conn
-            .prepare_cached(
-                "SELECT id FROM plans WHERE outcome = 'failed' AND at >= ?1
-                 AND replay_of IS NULL ORDER BY at, seq LIMIT ?2",
-            )?
+            .prepare_cached(&format!(
+                "SELECT p.id FROM plans p WHERE p.outcome = 'failed' AND p.at >= ?1
+                 AND p.replay_of IS NULL ORDER BY {PLANS_OLDEST_FIRST} LIMIT ?2"
+            ))?
             .query_map(params![since.unwrap_or(i64::MIN), limit as i64], |r| {
                 r.get(0)
             })?
@@ -627,14 +627,13 @@ impl HistoryStore {
     /// when that plan is an arm of an A/B comparison, the comparison's compacted arm (if it
     /// too is at or before `at`) — unless runs of `caller` naming that plan count for it
     /// (`NamedRun::Counts { own: true }`), when a run naming none counts for nothing.
-    /// `None`: it counts for no plan. `plan_id` and `caller` as the execution gave them:
-    /// they are looked up as they are kept.
+    /// `plan_id` and `caller` as the execution gave them: they are looked up as they are kept.
     pub fn plan_counted_for(
         &self,
         plan_id: Option<&str>,
         caller: &str,
         (at, at_nanos): (i64, u32),
-    ) -> anyhow::Result<Option<String>> {
+    ) -> anyhow::Result<CountedFor> {
         let plan_id = plan_id.map(|id| {
             let mut id = id.to_string();
             self.secrets.id(&mut id);
@@ -654,13 +653,17 @@ impl HistoryStore {
         };
         if let Some(id) = plan_id {
             // Not loose ([`LOOSE`]): evidence for the plan it names alone, if any.
-            return Ok(plan(id)?.and_then(|p| {
+            let counts = plan(id)?.is_some_and(|p| {
                 matches!(
                     named_run(p.named(), caller, (at, at_nanos)),
                     NamedRun::Counts { .. }
                 )
-                .then(|| id.to_string())
-            }));
+            });
+            return Ok(if counts {
+                CountedFor::Plan(id.to_string())
+            } else {
+                CountedFor::Nothing
+            });
         }
         let read = db_err(&self.path, "finding the plan an execution counts for");
         let latest: Option<(String, i64, Option<String>)> = self
@@ -677,7 +680,7 @@ impl HistoryStore {
         let Some((latest_id, _, group)) =
             latest.filter(|(_, plan_at, _)| at <= plan_at + self.drift_window)
         else {
-            return Ok(None);
+            return Ok(CountedFor::Nothing);
         };
         // A comparison's run counts for its compacted arm, whichever arm answered last.
         let read = db_err(&self.path, "finding the plan an execution counts for");
@@ -715,7 +718,33 @@ impl HistoryStore {
             }
             _ => false,
         };
-        Ok((!judged_by_named).then_some(id))
+        Ok(if judged_by_named {
+            CountedFor::JudgedByNamedRuns(id)
+        } else {
+            CountedFor::Plan(id)
+        })
+    }
+}
+
+/// What one execution counts for ([`HistoryStore::plan_counted_for`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CountedFor {
+    /// This plan.
+    Plan(String),
+    /// No plan.
+    Nothing,
+    /// No plan: naming none, it falls in the window of this plan of its caller, which the
+    /// caller's runs naming it judge alone (tester 27 F1: the answer said `null` and no why).
+    JudgedByNamedRuns(String),
+}
+
+impl CountedFor {
+    /// The plan it counts for, if any.
+    pub fn plan(&self) -> Option<&str> {
+        match self {
+            CountedFor::Plan(id) => Some(id),
+            CountedFor::Nothing | CountedFor::JudgedByNamedRuns(_) => None,
+        }
     }
 }
 
@@ -1115,7 +1144,7 @@ fn executions_holding(
 ) -> rusqlite::Result<Vec<(ExecutionRecord, ExecutionRecord)>> {
     let mut st = conn.prepare(
         "SELECT id, at, caller, session, plan_id, tool, ok, at_nanos FROM executions
-         ORDER BY at, seq",
+         ORDER BY at, at_nanos, seq",
     )?;
     let mut rows = st.query([])?;
     let mut held = Vec::new();
@@ -1179,9 +1208,11 @@ fn execution_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionRecord> {
 
 /// Every plan's id, oldest first (export and scrub go through the plans in this order).
 fn plan_ids_oldest_first(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    conn.prepare("SELECT id FROM plans ORDER BY at, seq")?
-        .query_map([], |r| r.get(0))?
-        .collect()
+    conn.prepare(&format!(
+        "SELECT p.id FROM plans p ORDER BY {PLANS_OLDEST_FIRST}"
+    ))?
+    .query_map([], |r| r.get(0))?
+    .collect()
 }
 
 /// Callers of the plans `ids` name: an execution linked to another caller's plan moves that

@@ -228,7 +228,7 @@ impl HistoryStore {
         let mut st = self.conn.prepare(&format!(
             "SELECT p.id, p.at, p.caller, p.model, p.intent, p.drift, p.executed, {PLANNED_TOOLS},
                     p.source, p.executed_failed
-             FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
+             FROM plans p {clause} ORDER BY {PLANS_NEWEST_FIRST} {page}"
         ))?;
         let rows = st
             .query_map(rusqlite::params_from_iter(values), |r| {
@@ -477,7 +477,7 @@ impl HistoryStore {
              FROM plans p
              WHERE +p.outcome <> 'failed' AND p.drift <> 'replay' AND p.at < ?1
                AND NOT (p.source = 'sent' AND p.drift = 'ignored')
-             ORDER BY p.at DESC, p.seq DESC LIMIT ?2"
+             ORDER BY {PLANS_NEWEST_FIRST} LIMIT ?2"
         ))?;
         let mut out = Vec::new();
         let opening = PRIOR_INTENT_BYTES as i64 + 1;
@@ -541,7 +541,7 @@ impl HistoryStore {
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT p.id, p.shape, {PLANNED_TOOLS}
              FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
-             ORDER BY p.at DESC, p.seq DESC LIMIT ?1"
+             ORDER BY {PLANS_NEWEST_FIRST} LIMIT ?1"
         ))?;
         let rows = st
             .query_map([limit as i64], |r| {
@@ -566,7 +566,7 @@ impl HistoryStore {
         let mut st = self.conn.prepare(&format!(
             "SELECT p.at, p.intent, {PLANNED_TOOLS}, p.id
              FROM plans p WHERE p.drift = 'followed' AND p.replay_of IS NULL
-             ORDER BY p.at, p.seq"
+             ORDER BY {PLANS_OLDEST_FIRST}"
         ))?;
         let rows = st
             .query_map([], |r| {

@@ -55,7 +55,7 @@ impl HistoryStore {
         let (clause, mut values) = filter.clause();
         let page = page_sql(&mut values, limit, offset);
         let sql = format!(
-            "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at DESC, p.seq DESC {page}"
+            "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY {PLANS_NEWEST_FIRST} {page}"
         );
         let mut st = self.conn.prepare_cached(&sql)?;
         let rows = st
@@ -88,7 +88,7 @@ impl HistoryStore {
             let (clause, mut values) = filter.clause();
             let page = page_sql(&mut values, take, total - offset - take);
             let sql = format!(
-                "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY p.at, p.seq {page}"
+                "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY {PLANS_OLDEST_FIRST} {page}"
             );
             let mut st = self.conn.prepare_cached(&sql)?;
             let mut rows = st
@@ -121,7 +121,7 @@ impl HistoryStore {
     pub(super) fn replays(&self, id: &str) -> anyhow::Result<Vec<PlanRow>> {
         let sql = format!(
             "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.replay_of = ?1
-             ORDER BY p.at DESC, p.seq DESC"
+             ORDER BY {PLANS_NEWEST_FIRST}"
         );
         self.conn
             .prepare_cached(&sql)?
