@@ -2483,7 +2483,7 @@ fn gaps_under_filters_matching_no_baseline_plan_say_the_filters_are_why() {
     let empty = home.path().join("empty.sqlite");
     let text = history_text(home.path(), &empty, &["--gaps", "--model", "nobody/x"]);
     assert!(
-        text.starts_with("no plan has a baseline to compare with"),
+        text.starts_with("no plan has a baseline naming a tool to compare with"),
         "{text}"
     );
 }
@@ -2508,5 +2508,11 @@ fn history_show_prints_a_baseline_that_gives_no_signal() {
     assert!(
         text.contains("baseline big/y: unknown\ngap: no signal: the baseline names no tool"),
         "{text}"
+    );
+    // Tester 28 N5: `--gaps` says why it counts none.
+    let gaps = history_text(home.path(), &store, &["--gaps"]);
+    assert!(
+        gaps.starts_with("no plan has a baseline naming a tool"),
+        "{gaps}"
     );
 }

@@ -3284,41 +3284,81 @@ async fn a_stop_signal_lets_an_http_call_in_flight_answer_then_exits() {
     );
 }
 
+/// A stdio server past `initialize`, its stderr piped: what the stop tests drive.
+struct StdioSession {
+    server: Server,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+    stderr: std::process::ChildStderr,
+}
+
+impl StdioSession {
+    fn start(home: &Path) -> StdioSession {
+        let (mut server, stdin, answers) = raw_server(home, Stdio::piped());
+        let stderr = server.0.stderr.take().unwrap();
+        let mut s = StdioSession {
+            server,
+            stdin: Some(stdin),
+            answers,
+            stderr,
+        };
+        s.send(RAW_INITIALIZE);
+        s.answer();
+        s.send(RAW_INITIALIZED);
+        s
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn answer(&self) -> String {
+        self.answers
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("an answer")
+    }
+
+    /// A `record_execution` the store's write lock holds past the 5 s grace: `holder` keeps
+    /// the lock until dropped.
+    fn held_record_execution(home: &Path) -> (StdioSession, rusqlite::Connection) {
+        json_of(ctx(home).args(["history", "--limit", "0", "--json"]));
+        let holder = rusqlite::Connection::open(home.join("history.sqlite")).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut s = StdioSession::start(home);
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+                "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}})
+            .to_string(),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        (s, holder)
+    }
+
+    /// Its exit (within 15 s, successful) and all it said on stderr.
+    fn exited_saying(mut self) -> String {
+        use std::io::Read;
+        let status = exited_within(&mut self.server, 15).expect("the server did not exit");
+        assert!(status.success(), "{status:?}");
+        let mut said = String::new();
+        self.stderr.read_to_string(&mut said).unwrap();
+        said
+    }
+}
+
 /// Tester 20 F9, over stdio: a stop signal is read as stdin closing — nothing more is read,
 /// the call in flight gets 5 s to answer — and what it cut is said: here a call held past
 /// that by the store's write lock, not answered.
 #[test]
 fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
-    use std::io::{Read, Write};
-    use std::time::Duration;
     let home = tempfile::tempdir().unwrap();
-    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
-    let store = home.path().join("history.sqlite");
-    let holder = rusqlite::Connection::open(&store).unwrap();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
-    let mut stderr = server.0.stderr.take().unwrap();
-    let mut send = |line: String| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(RAW_INITIALIZE.to_string());
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("initialized");
-    send(RAW_INITIALIZED.to_string());
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
-            "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}})
-        .to_string(),
-    );
-    std::thread::sleep(Duration::from_millis(700));
-    signal(&server, nix::sys::signal::Signal::SIGINT);
-    let status = exited_within(&mut server, 15).expect("the server did not exit");
-    assert!(status.success(), "{status:?}");
+    let (s, holder) = StdioSession::held_record_execution(home.path());
+    signal(&s.server, nix::sys::signal::Signal::SIGINT);
+    let said = s.exited_saying();
     drop(holder);
-    let mut said = String::new();
-    stderr.read_to_string(&mut said).unwrap();
     assert!(
         said.contains("SIGINT: reading no more requests; calls in flight get 5s to answer"),
         "{said}"
@@ -3334,36 +3374,11 @@ fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
 /// stdin says it the same way.
 #[test]
 fn closing_stdin_with_a_call_still_running_says_what_it_cut() {
-    use std::io::{Read, Write};
-    use std::time::Duration;
     let home = tempfile::tempdir().unwrap();
-    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
-    let store = home.path().join("history.sqlite");
-    let holder = rusqlite::Connection::open(&store).unwrap();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
-    let mut stderr = server.0.stderr.take().unwrap();
-    let mut send = |line: String| {
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(RAW_INITIALIZE.to_string());
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("initialized");
-    send(RAW_INITIALIZED.to_string());
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
-            "arguments": {"caller": "closing-agent", "tool": "web.search", "ok": true, "id": "e-f4"}}})
-        .to_string(),
-    );
-    std::thread::sleep(Duration::from_millis(700));
-    drop(stdin);
-    let status = exited_within(&mut server, 15).expect("the server did not exit");
-    assert!(status.success(), "{status:?}");
+    let (mut s, holder) = StdioSession::held_record_execution(home.path());
+    drop(s.stdin.take());
+    let said = s.exited_saying();
     drop(holder);
-    let mut said = String::new();
-    stderr.read_to_string(&mut said).unwrap();
     assert!(
         said.contains("stdin closed: 1 call was still running after 5s and got no answer"),
         "{said}"
@@ -3376,45 +3391,70 @@ fn closing_stdin_with_a_call_still_running_says_what_it_cut() {
 /// Each signal is heard after any number of answers.
 #[test]
 fn a_stop_signal_over_stdio_is_heard_after_answers_went_out() {
-    use std::io::{Read, Write};
-    use std::time::Duration;
     for sig in [
         nix::sys::signal::Signal::SIGTERM,
         nix::sys::signal::Signal::SIGINT,
     ] {
         let home = tempfile::tempdir().unwrap();
-        let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
-        let mut stderr = server.0.stderr.take().unwrap();
-        let mut send = |line: String| {
-            stdin.write_all(line.as_bytes()).unwrap();
-            stdin.write_all(b"\n").unwrap();
-            stdin.flush().unwrap();
-        };
-        send(RAW_INITIALIZE.to_string());
-        rx.recv_timeout(Duration::from_secs(30))
-            .expect("initialized");
-        send(RAW_INITIALIZED.to_string());
+        let mut s = StdioSession::start(home.path());
         for id in 2..5 {
-            send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
-            let answer = rx.recv_timeout(Duration::from_secs(30)).expect("a pong");
+            s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
+            let answer = s.answer();
             assert!(answer.contains(&format!("\"id\":{id}")), "{answer}");
         }
-        std::thread::sleep(Duration::from_millis(300));
-        signal(&server, sig);
+        std::thread::sleep(std::time::Duration::from_millis(300));
         // stdin stays open: only the signal can end it.
-        let status = exited_within(&mut server, 15)
-            .unwrap_or_else(|| panic!("{sig}: the server did not exit"));
-        assert!(status.success(), "{sig}: {status:?}");
-        let mut said = String::new();
-        stderr.read_to_string(&mut said).unwrap();
+        signal(&s.server, sig);
+        let said = s.exited_saying();
         assert!(
             said.contains(&format!(
                 "{sig}: every call in flight was answered; stopped"
             )),
             "{said}"
         );
-        drop(stdin);
     }
+}
+
+/// Tester 28 N1: a client that stopped reading held the answers' writes, and a stop signal
+/// never stopped the server (the 5 s grace covers calls, not writing their answers). It
+/// stops once the answers had as long again to go out, and says so.
+#[test]
+fn a_stop_signal_stops_a_server_whose_client_reads_nothing() {
+    use std::io::{Read, Write};
+    let home = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    // stdout is held open and never read.
+    let _stdout = child.stdout.take().unwrap();
+    let mut server = Server(child);
+    writeln!(stdin, "{RAW_INITIALIZE}").unwrap();
+    writeln!(stdin, "{RAW_INITIALIZED}").unwrap();
+    // Answers far past what a pipe holds.
+    for id in 2..200 {
+        let read = json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+            "params": {"uri": "ctxconsole://context-budgets"}});
+        writeln!(stdin, "{read}").unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    signal(&server, nix::sys::signal::Signal::SIGTERM);
+    let status = exited_within(&mut server, 30).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(
+        said.contains("SIGTERM: the client read no answer in the 10s after it; stopped"),
+        "{said}"
+    );
+    drop(stdin);
 }
 
 /// Tester 20 F13: MCP error messages and their data put the client's control characters
@@ -3528,6 +3568,19 @@ async fn requests_before_initialize_are_told_so_and_unserved_methods_share_one_m
         );
         assert_eq!(r["error"]["data"]["method"], method, "{r}");
     }
+    // Tester 28 N4: a 1 MiB method name was echoed whole, twice. Named by its opening.
+    let long = "m".repeat(1 << 20);
+    let r = ask(json!({"jsonrpc": "2.0", "id": 7, "method": long, "params": {}}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let said = r.to_string();
+    assert!(said.len() < 1_000, "{} bytes", said.len());
+    assert!(
+        r["error"]["message"].as_str().unwrap().ends_with(&format!(
+            "…' ({} more bytes) on this server",
+            (1 << 20) - 80
+        )),
+        "{r}"
+    );
     // Over HTTP, an initialize without its version is told the same, with 400.
     let (_http_server, url) = start_http(home.path(), &["--no-token"]);
     let r = reqwest::Client::new()

@@ -712,9 +712,11 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
                 "no plan with a baseline matches the filters ({unfiltered} without them)\n"
             ));
         }
+        // "Naming a tool": a baseline of `unknown` steps is kept but gives no signal
+        // (tester 28 N5: "no plan has a baseline" beside one `history show` prints).
         return emit(
-            "no plan has a baseline to compare with: send with --baseline MODEL (or set \
-             llm.baseline_model), or import plans carrying expert_baseline steps\n",
+            "no plan has a baseline naming a tool to compare with: send with --baseline MODEL \
+             (or set llm.baseline_model), or import plans carrying expert_baseline steps\n",
         );
     }
     let mut out = format!(

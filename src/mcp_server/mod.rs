@@ -452,7 +452,21 @@ pub fn run(
                     .serve(transport)
                     .await
                     .map_err(|e| anyhow::anyhow!("MCP handshake on stdio: {e}"))?;
-                running.waiting().await?;
+                // A client that reads nothing holds the answers' writes, and so the server,
+                // forever (tester 28 N1: a stop signal then never stopped it). Once a signal
+                // came, the calls get their grace and their answers as long again to go out.
+                tokio::select! {
+                    done = running.waiting() => {
+                        done?;
+                    }
+                    signal = answers_deadline(Arc::clone(&stopped)) => {
+                        crate::cli::out::eprint_line(&format!(
+                            "ctxconsole mcp: {signal}: the client read no answer in the {} after it; stopped without writing the rest",
+                            crate::core::duration::describe(STOP_GRACE * 2)
+                        ));
+                        return Ok(());
+                    }
+                }
                 let signal = *stopped.lock().unwrap_or_else(|p| p.into_inner());
                 let cut = unanswered.load(std::sync::atomic::Ordering::SeqCst);
                 match signal {
@@ -482,6 +496,19 @@ pub fn run(
     // has nobody to go to.
     rt.shutdown_background();
     served
+}
+
+/// The signal's name, [`STOP_GRACE`] twice after it came: the calls' grace, then as long for
+/// their answers to be written.
+async fn answers_deadline(stopped: Arc<Mutex<Option<&'static str>>>) -> &'static str {
+    loop {
+        let came = *stopped.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(signal) = came {
+            tokio::time::sleep(STOP_GRACE * 2).await;
+            return signal;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// What a stop signal left: every call answered, or how many were cut without an answer.
