@@ -547,6 +547,35 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
     );
     assert_eq!(std::fs::read(&store).unwrap(), bytes);
 
+    // Tester 28 N2: a writable file in rollback-journal mode (a `.backup` copy) in a
+    // read-only directory, which cannot take the -wal that WAL mode needs: read, not refused
+    // with "setting WAL".
+    chmod(&store, 0o666);
+    {
+        let db = rusqlite::Connection::open(&store).unwrap();
+        let mode: String = db
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+    }
+    let bytes = std::fs::read(&store).unwrap();
+    chmod(&home, 0o555);
+    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+    assert_eq!(read["total"], plans);
+    let out = unprivileged(&home)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("read-only") && err.contains("importing plans") && !err.contains("WAL"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+    chmod(&home, 0o777);
+
     // No store yet, and a directory it cannot be created in.
     let empty = top.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -2478,7 +2507,7 @@ fn gaps_under_filters_matching_no_baseline_plan_say_the_filters_are_why() {
     let none = history_text(home.path(), &store, &["--gaps", "--model", "nobody/x"]);
     assert_eq!(
         none,
-        "no plan with a baseline matches the filters (1 without them)\n"
+        "no plan compared with a baseline matches the filters (1 without them)\n"
     );
     let empty = home.path().join("empty.sqlite");
     let text = history_text(home.path(), &empty, &["--gaps", "--model", "nobody/x"]);
@@ -2515,4 +2544,46 @@ fn history_show_prints_a_baseline_that_gives_no_signal() {
         gaps.starts_with("no plan has a baseline naming a tool"),
         "{gaps}"
     );
+}
+
+/// Tester 28 N6: a read command that had a store to migrate while an import held its write
+/// lock sat up to a minute in silence. It says it waits, before it starts, and then goes on.
+#[test]
+fn a_migration_waiting_for_another_writer_says_so_first() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    imported_into(
+        home.path(),
+        &store,
+        &home.path().join("p.jsonl"),
+        &[plan_line("m-1", 1)],
+    );
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let version: i64 = db
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    db.pragma_update(None, "user_version", version - 1).unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        db.execute_batch("COMMIT").unwrap();
+    });
+    let out = ctx(home.path())
+        .arg("--store")
+        .arg(&store)
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    release.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("is writing") && err.contains("updating its schema waits up to 60 s for it"),
+        "{err}"
+    );
+    let now: i64 = rusqlite::Connection::open(&store)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(now, version);
 }

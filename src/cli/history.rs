@@ -709,7 +709,7 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         };
         if unfiltered > 0 {
             return emit(&format!(
-                "no plan with a baseline matches the filters ({unfiltered} without them)\n"
+                "no plan compared with a baseline matches the filters ({unfiltered} without them)\n"
             ));
         }
         // "Naming a tool": a baseline of `unknown` steps is kept but gives no signal

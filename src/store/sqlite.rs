@@ -279,20 +279,23 @@ fn open_made(
             quick_check_once(&conn, path, &name, kind)?;
         }
         if conn.is_readonly(MAIN_DB)? {
-            if version < schema.version() {
-                return Err(anyhow::anyhow!(
-                    "{name}: the {kind} is read-only (the file or its directory cannot be written) \
-                     and needs migrating from schema {version} to {}; make it writable once",
-                    schema.version()
-                ));
-            }
-            return Ok((conn, false));
+            return read_only_as_it_is(conn, path, schema, version);
         }
     }
-    set_wal(&conn, wait).map_err(|e| match is_busy(&e) {
-        true => locked_out(path, kind, wait),
-        false => anyhow::Error::new(e).context(format!("{name}: setting WAL")),
-    })?;
+    if let Err(e) = set_wal(&conn, wait) {
+        if is_busy(&e) {
+            return Err(locked_out(path, kind, wait));
+        }
+        if existed && is_access_error(&e) {
+            // A writable file whose directory cannot take a -wal: a rollback-journal copy
+            // (`.backup`, `VACUUM INTO`) on a read-only mount (tester 28 N2: "setting WAL:
+            // attempt to write a readonly database"). Read as a read-only file is read.
+            let conn = open_read_only(path, wait)
+                .map_err(|e| cannot_access(path, kind, &e.to_string()))?;
+            return read_only_as_it_is(conn, path, schema, version);
+        }
+        return Err(anyhow::Error::new(e).context(format!("{name}: setting WAL")));
+    }
     if !existed {
         conn.pragma_update(None, "application_id", schema.application_id)
             .with_context(|| format!("{name}: creating the {kind}"))?;
@@ -309,6 +312,13 @@ fn open_made(
                 schema.version()
             ));
         }
+    }
+    if (version as usize) < schema.migrations.len()
+        && let Some(note) = writer_note(&conn, path, schema, wait, "updating its schema waits", "")?
+    {
+        // Said before the wait, as a reader's is (tester 28 N6: a read command migrating a
+        // store sat a minute in silence behind an import's write lock).
+        crate::fsio::notice(note);
     }
     for (from, sql) in schema.migrations.iter().enumerate().skip(version as usize) {
         // Another process may be creating or migrating the same file: take the write lock,
@@ -330,6 +340,26 @@ fn open_made(
         tx.commit()?;
     }
     Ok((conn, created || !existed))
+}
+
+/// A store that cannot be written, opened for reads: as it is, when its schema is current;
+/// refused, saying how to fix it, when it needs migrating (a write).
+fn read_only_as_it_is(
+    conn: Connection,
+    path: &Path,
+    schema: &Schema,
+    version: i64,
+) -> anyhow::Result<(Connection, bool)> {
+    if version < schema.version() {
+        return Err(anyhow::anyhow!(
+            "{}: the {} is read-only (the file or its directory cannot be written) \
+             and needs migrating from schema {version} to {}; make it writable once",
+            path.shown(),
+            schema.kind,
+            schema.version()
+        ));
+    }
+    Ok((conn, false))
 }
 
 /// Open an existing file of `schema` for reads only (`mcp --read-only`): nothing is
