@@ -3,7 +3,7 @@
 //! lose nothing; a killed import leaves the store as it was.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 mod common;
@@ -2486,21 +2486,26 @@ fn a_failure_class_is_held_to_the_one_name_rule() {
     }
 }
 
+/// A store in `home` holding one plan `id` (memory.store) with `baseline` as its
+/// `expert_baseline`.
+fn with_one_baseline_plan(home: &Path, id: &str, baseline: serde_json::Value) -> PathBuf {
+    let store = home.join("own.sqlite");
+    let line = serde_json::json!({"id": id, "at": "2026-11-24T10:00:00Z", "caller": "c",
+        "model": "m/x", "intent": "remember the launch", "outcome": "ok",
+        "steps": [{"order": 1, "tool": "memory.store"}], "expert_baseline": baseline});
+    imported_into(home, &store, &home.join("b.jsonl"), &[line.to_string()]);
+    store
+}
+
 /// Tester 27 F3: `history --gaps` under filters no baseline plan matches said no plan had a
 /// baseline at all and advised sending one, in a store holding baseline plans.
 #[test]
 fn gaps_under_filters_matching_no_baseline_plan_say_the_filters_are_why() {
     let home = tempfile::tempdir().unwrap();
-    let store = home.path().join("own.sqlite");
-    let line = serde_json::json!({"id": "g1", "at": "2026-11-24T10:00:00Z", "caller": "c",
-        "model": "m/x", "intent": "remember the launch", "outcome": "ok",
-        "steps": [{"order": 1, "tool": "memory.store"}],
-        "expert_baseline": [{"order": 1, "tool": "web.search"}]});
-    imported_into(
+    let store = with_one_baseline_plan(
         home.path(),
-        &store,
-        &home.path().join("g.jsonl"),
-        &[line.to_string()],
+        "g1",
+        serde_json::json!([{"order": 1, "tool": "web.search"}]),
     );
     let all = history_text(home.path(), &store, &["--gaps"]);
     assert!(all.starts_with("1 plans compared with a baseline"), "{all}");
@@ -2522,16 +2527,10 @@ fn gaps_under_filters_matching_no_baseline_plan_say_the_filters_are_why() {
 #[test]
 fn history_show_prints_a_baseline_that_gives_no_signal() {
     let home = tempfile::tempdir().unwrap();
-    let store = home.path().join("own.sqlite");
-    let line = serde_json::json!({"id": "u1", "at": "2026-11-24T10:00:00Z", "caller": "c",
-        "model": "m/x", "intent": "remember the launch", "outcome": "ok",
-        "steps": [{"order": 1, "tool": "memory.store"}],
-        "expert_baseline": {"model": "big/y", "steps": [{"order": 1, "tool": "unknown"}]}});
-    imported_into(
+    let store = with_one_baseline_plan(
         home.path(),
-        &store,
-        &home.path().join("u.jsonl"),
-        &[line.to_string()],
+        "u1",
+        serde_json::json!({"model": "big/y", "steps": [{"order": 1, "tool": "unknown"}]}),
     );
     let text = history_text(home.path(), &store, &["show", "u1"]);
     assert!(

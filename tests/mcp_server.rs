@@ -2863,6 +2863,16 @@ async fn a_failed_run_recorded_over_mcp_does_not_follow_the_plan() {
     c.cancel().await.unwrap();
 }
 
+/// Import into `home`'s store plan `id` of `caller` at 2026-11-20T10:00:00Z, one step
+/// (`fs.search`), as the `record_execution` tests read it.
+fn imported_retry_plan(home: &Path, id: &str, caller: &str) {
+    let plans = home.join(format!("{id}.jsonl"));
+    let line = json!({"id": id, "at": "2026-11-20T10:00:00Z", "caller": caller, "model": "m",
+        "intent": "find the retry policy", "steps": [{"order": 1, "tool": "fs.search", "args": {}}]});
+    std::fs::write(&plans, format!("{line}\n")).unwrap();
+    common::succeeded(ctx(home).args(["import", "plans"]).arg(&plans));
+}
+
 /// Tester 7 T7-14: `record_execution` without `plan_id` linked the run to the caller's plan
 /// by its window and changed its drift, yet answered `"plan": null`. It answers the plan
 /// the run counted for, as with a `plan_id` (the same drift `history --drift` shows), and
@@ -2870,14 +2880,7 @@ async fn a_failed_run_recorded_over_mcp_does_not_follow_the_plan() {
 #[tokio::test]
 async fn record_execution_without_a_plan_id_answers_the_plan_its_window_linked() {
     let home = tempfile::tempdir().unwrap();
-    let plans = home.path().join("w1.jsonl");
-    std::fs::write(
-        &plans,
-        "{\"id\":\"w1\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c9\",\"model\":\"m\",\
-         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
-    )
-    .unwrap();
-    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    imported_retry_plan(home.path(), "w1", "c9");
     let c = start(home.path(), &[]).await;
     let args =
         json!({"caller": "c9", "tool": "fs.search", "ok": true, "at": "2026-11-20T10:01:00Z"});
@@ -2906,14 +2909,7 @@ async fn record_execution_without_a_plan_id_answers_the_plan_its_window_linked()
 #[tokio::test]
 async fn record_execution_dated_before_its_named_plan_counts_for_none() {
     let home = tempfile::tempdir().unwrap();
-    let plans = home.path().join("w2.jsonl");
-    std::fs::write(
-        &plans,
-        "{\"id\":\"w2\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c8\",\"model\":\"m\",\
-         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
-    )
-    .unwrap();
-    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    imported_retry_plan(home.path(), "w2", "c8");
     let c = start(home.path(), &[]).await;
     let args = json!({"caller": "c8", "plan_id": "w2", "tool": "fs.search", "ok": true,
         "at": "2026-11-20T09:00:00Z"});
@@ -2936,14 +2932,7 @@ async fn record_execution_dated_before_its_named_plan_counts_for_none() {
 #[tokio::test]
 async fn a_run_naming_no_plan_beside_runs_naming_it_says_why_it_counts_for_none() {
     let home = tempfile::tempdir().unwrap();
-    let plans = home.path().join("w3.jsonl");
-    std::fs::write(
-        &plans,
-        "{\"id\":\"w3\",\"at\":\"2026-11-20T10:00:00Z\",\"caller\":\"c7\",\"model\":\"m\",\
-         \"intent\":\"find the retry policy\",\"steps\":[{\"order\":1,\"tool\":\"fs.search\",\"args\":{}}]}\n",
-    )
-    .unwrap();
-    common::succeeded(ctx(home.path()).args(["import", "plans"]).arg(&plans));
+    imported_retry_plan(home.path(), "w3", "c7");
     let c = start(home.path(), &[]).await;
     let named = json!({"caller": "c7", "plan_id": "w3", "tool": "fs.search", "ok": true,
         "at": "2026-11-20T10:00:30Z"});
