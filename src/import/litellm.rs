@@ -136,7 +136,15 @@ impl EntryReader<'_> {
     fn word(&mut self, key: &str) -> Option<&str> {
         match self.entry.get(key) {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.as_str()),
+            // A word: letters, digits, `_` and `-` (tester 29 R4: `"chat "` and `""` were read
+            // as some other mode and the model dropped, unsaid).
+            Some(Value::String(s))
+                if !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')) =>
+            {
+                Some(s.as_str())
+            }
             Some(other) => {
                 self.bad
                     .push(format!("{key} is {}, not a word", written(other)));
@@ -721,6 +729,14 @@ mod tests {
             (
                 r#"{"max_input_tokens": 8000, "mode": 5}"#,
                 "mode is 5, not a word",
+            ),
+            (
+                r#"{"max_input_tokens": 8000, "mode": "chat "}"#,
+                r#"mode is "chat ", not a word"#,
+            ),
+            (
+                r#"{"max_input_tokens": 8000, "mode": ""}"#,
+                r#"mode is "", not a word"#,
             ),
         ] {
             let text = format!(
