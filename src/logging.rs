@@ -186,15 +186,36 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
     {
         make_private(&old, &rotated, "(the log before the last one)")?;
     }
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .mode(0o600)
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.shown()))?;
     make_private(&file, path, "before logging")?;
+    // A line a full disk cut short last run is ended, so this run's first event is a line of
+    // its own (tester 29 L2: it was appended onto the cut one). A failure here shows at the
+    // first write, which says it.
+    let _ = end_a_cut_line(&mut file);
     Ok(file)
+}
+
+/// Write a line break after the last byte unless it is one (or the file is empty).
+fn end_a_cut_line(file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 /// The log holds request ids, errors and, with --log-bodies, prompts and answers: a file

@@ -510,3 +510,33 @@ fn a_key_quoted_in_an_error_is_redacted_on_stderr_and_in_the_log() {
     );
     assert_eq!(dry["logs"], serde_json::json!([]), "{dry}");
 }
+
+/// Tester 29 L2: a write a full disk cut short left the log ending mid-line, and the next
+/// run's first event was appended onto it. The next run ends that line first.
+#[test]
+fn a_log_ending_in_a_cut_line_gets_its_next_event_on_a_line_of_its_own() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let log = log_file(home.path());
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::set_permissions(
+        log.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::write(&log, "2026-11-27T10:00:00Z  INFO a cut ev").unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = send(home.path(), "test/ok-json", &["--log", "info"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("2026-11-27T10:00:00Z  INFO a cut ev"));
+    assert!(
+        lines.next().is_some_and(|l| l.contains("logging started")),
+        "{text}"
+    );
+}

@@ -444,7 +444,19 @@ fn row_from_entry(r: &mut EntryReader, origin: &str) -> Read {
             let Some(n) = legacy else {
                 return Read::NoWindow;
             };
-            notes.push("no max_input_tokens: used legacy max_tokens".into());
+            // Given as 0 is LiteLLM's "not known", not absent (tester 29 R3).
+            let given = r
+                .entry
+                .get("max_input_tokens")
+                .is_some_and(|v| !v.is_null());
+            notes.push(
+                if given {
+                    "max_input_tokens is 0 (not known): used legacy max_tokens"
+                } else {
+                    "no max_input_tokens: used legacy max_tokens"
+                }
+                .into(),
+            );
             n
         }
     };
@@ -774,6 +786,15 @@ mod tests {
             .map(|r| (r.id.as_str(), r.input_tokens, r.output_tokens))
             .collect();
         assert_eq!(rows, [("z/legacy", 8192, 8192), ("z/out0", 8000, 4096)]);
+        // Tester 29 R3: the field is there, as 0; it was said to be absent.
+        let legacy = &imp.rows[0];
+        assert!(
+            legacy
+                .source
+                .contains("max_input_tokens is 0 (not known): used legacy max_tokens"),
+            "{}",
+            legacy.source
+        );
         let out0 = &imp.rows[1];
         assert!(
             out0.source.contains("no output window: assumed 4096"),
