@@ -167,6 +167,37 @@ fn shape_fault(object: &serde_json::Map<String, Value>) -> Option<String> {
     }
 }
 
+/// The first key of the message given twice, said (tester 28 N3: a second `id` read "line 1
+/// column 1"): a `Value` keeps the last copy unsaid, the message reader refuses it unnamed.
+fn repeated_key(text: &[u8]) -> Option<String> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    struct FirstRepeated;
+    impl<'de> Visitor<'de> for FirstRepeated {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut repeated = None;
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if repeated.is_none() && !seen.insert(key.clone()) {
+                    repeated = Some(key);
+                }
+            }
+            Ok(repeated)
+        }
+    }
+    let key = serde_json::Deserializer::from_slice(text)
+        .deserialize_map(FirstRepeated)
+        .ok()??;
+    Some(format!(
+        "`{}` is given twice",
+        crate::core::terminal_text::for_terminal_line(&crate::core::text::clip(&key, 80))
+    ))
+}
+
 /// serde_json's error `e` in `text`, in the words every JSON reader uses
 /// ([`CoreError::json`]): a lone surrogate escape is named as one, not serde's "unexpected
 /// end of hex escape" (tester 15 F6).
@@ -303,7 +334,7 @@ pub fn unreadable(text: &[u8], e: &serde_json::Error) -> Refusal {
     // What is wrong, by field, where a field says it; else the reader's words (tester 27 F7:
     // a message without `method` or `jsonrpc` read "unrecognized JSON-RPC message at line 1
     // column 1").
-    let why = |what: &str| match shape_fault(object) {
+    let why = |what: &str| match shape_fault(object).or_else(|| repeated_key(text)) {
         Some(fault) => format!("{what}: {fault}"),
         None => format!("{what}: {}", reader_words(text, e)),
     };
@@ -572,7 +603,7 @@ mod tests {
 
     #[test]
     fn each_unreadable_message_gets_its_code_and_what_id_can_be_read() {
-        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 14] = [
+        let cases: [(&[u8], ErrorCode, Option<RequestId>, &str); 15] = [
             (
                 br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"q":"\ud800"}}"#,
                 ErrorCode::PARSE_ERROR,
@@ -640,6 +671,12 @@ mod tests {
                 ErrorCode::INVALID_REQUEST,
                 Some(RequestId::Number(19)),
                 "`params._meta` must be an object, not a string",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":32,"method":"ping","id":33}"#,
+                ErrorCode::INVALID_REQUEST,
+                Some(RequestId::Number(33)),
+                "not a JSON-RPC message this server reads: `id` is given twice",
             ),
             (
                 br#"{"jsonrpc":"2.0","id":4,"method":"ping","result":{}}"#,
