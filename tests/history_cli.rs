@@ -506,46 +506,38 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
     let file = top.path().join("plans.jsonl");
     std::fs::write(&file, plan_line("ro-1", 1)).unwrap();
     chmod(&file, 0o644);
+    // Read by an unprivileged user, and an import refused as read-only (exit 1), the store
+    // unchanged: what the import said.
+    let read_but_not_imported = || -> String {
+        let bytes = std::fs::read(&store).unwrap();
+        let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
+        assert_eq!(read["total"], plans);
+        let out = unprivileged(&home)
+            .args(["import", "plans"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("read-only"), "{err}");
+        assert_eq!(std::fs::read(&store).unwrap(), bytes);
+        err
+    };
     chmod(&store, 0o444);
-    let bytes = std::fs::read(&store).unwrap();
 
     // A read-only file in a read-only directory: no -wal or -shm can be made beside it.
     chmod(&home, 0o555);
     let before = file_names(&home);
-    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
-    assert_eq!(read["total"], plans);
     json_of(unprivileged(&home).args(["history", "show", "pl-0001", "--json"]));
-    let out = unprivileged(&home)
-        .args(["import", "plans"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(&store.display().to_string()) && err.contains("read-only"),
-        "{err}"
-    );
+    let err = read_but_not_imported();
+    assert!(err.contains(&store.display().to_string()), "{err}");
     assert!(!err.contains("not a ctxconsole"), "{err}");
     assert_eq!(file_names(&home), before);
-    assert_eq!(std::fs::read(&store).unwrap(), bytes);
 
     // A read-only file in a directory that can take the -wal and -shm.
     chmod(&home, 0o777);
-    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
-    assert_eq!(read["total"], plans);
-    let out = unprivileged(&home)
-        .args(["import", "plans"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("read-only") && err.contains("importing plans"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read(&store).unwrap(), bytes);
+    let err = read_but_not_imported();
+    assert!(err.contains("importing plans"), "{err}");
 
     // Tester 28 N2: a writable file in rollback-journal mode (a `.backup` copy) in a
     // read-only directory, which cannot take the -wal that WAL mode needs: read, not refused
@@ -558,22 +550,12 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
             .unwrap();
         assert_eq!(mode, "delete");
     }
-    let bytes = std::fs::read(&store).unwrap();
     chmod(&home, 0o555);
-    let read = json_of(unprivileged(&home).args(["history", "--json", "--limit", "1"]));
-    assert_eq!(read["total"], plans);
-    let out = unprivileged(&home)
-        .args(["import", "plans"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = read_but_not_imported();
     assert!(
-        err.contains("read-only") && err.contains("importing plans") && !err.contains("WAL"),
+        err.contains("importing plans") && !err.contains("WAL"),
         "{err}"
     );
-    assert_eq!(std::fs::read(&store).unwrap(), bytes);
     chmod(&home, 0o777);
 
     // No store yet, and a directory it cannot be created in.

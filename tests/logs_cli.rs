@@ -34,6 +34,21 @@ fn send(home: &Path, model: &str, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The workspace's log, made beforehand (in a private logs directory) holding `text`, with
+/// `mode`.
+fn log_holding(home: &Path, text: &str, mode: u32) -> PathBuf {
+    let log = log_file(home);
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::set_permissions(
+        log.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::write(&log, text).unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(mode)).unwrap();
+    log
+}
+
 /// Every piece of the key at least 12 bytes long: a log holding any of them leaks it.
 fn assert_no_key(text: &str) {
     for start in 0..=KEY.len() - 12 {
@@ -254,15 +269,7 @@ fn a_loose_log_is_made_private_before_anything_is_written() {
     use std::os::unix::fs::PermissionsExt;
     let server = LlmServer::start();
     let home = workspace(&server);
-    let log = log_file(home.path());
-    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-    std::fs::set_permissions(
-        log.parent().unwrap(),
-        std::fs::Permissions::from_mode(0o700),
-    )
-    .unwrap();
-    std::fs::write(&log, "").unwrap();
-    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let log = log_holding(home.path(), "", 0o644);
     let out = send(home.path(), "test/ok-json", &["--log-bodies"]);
     assert!(
         out.status.success(),
@@ -517,15 +524,7 @@ fn a_key_quoted_in_an_error_is_redacted_on_stderr_and_in_the_log() {
 fn a_log_ending_in_a_cut_line_gets_its_next_event_on_a_line_of_its_own() {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let log = log_file(home.path());
-    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-    std::fs::set_permissions(
-        log.parent().unwrap(),
-        std::fs::Permissions::from_mode(0o700),
-    )
-    .unwrap();
-    std::fs::write(&log, "2026-11-27T10:00:00Z  INFO a cut ev").unwrap();
-    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let log = log_holding(home.path(), "2026-11-27T10:00:00Z  INFO a cut ev", 0o600);
     let out = send(home.path(), "test/ok-json", &["--log", "info"]);
     assert!(
         out.status.success(),

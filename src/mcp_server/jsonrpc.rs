@@ -192,9 +192,10 @@ fn repeated_key(text: &[u8]) -> Option<String> {
     let key = serde_json::Deserializer::from_slice(text)
         .deserialize_map(FirstRepeated)
         .ok()??;
+    // Escaped on the way out, as every error is ([`for_client`]).
     Some(format!(
         "`{}` is given twice",
-        crate::core::terminal_text::for_terminal_line(&crate::core::text::clip(&key, 80))
+        crate::core::text::clip(&key, crate::core::terminal_text::QUOTE_CHARS)
     ))
 }
 

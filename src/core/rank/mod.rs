@@ -296,8 +296,6 @@ impl Ranking {
     }
 }
 
-/// Should the two-pass LLM filter run? Only for rows that allow it, never on Tier A (which
-/// sees the whole catalog), and only when the lexical ranking is unsure of itself.
 /// Which request winners are worth marking (`[placed first for request 2 …]`): those that
 /// stand ahead of a higher score — any entry after them, another winner or not (tester 26
 /// N3: only a higher score among the entries after every winner counted, so a first-round
@@ -314,18 +312,8 @@ pub fn placed_ahead_of_higher(head: &[f64], top_rest: f64) -> Vec<bool> {
     ahead
 }
 
-#[cfg(test)]
-#[test]
-fn a_winner_is_marked_where_any_later_entry_scores_more() {
-    // 15, 14 placed first, 6.9 first for a third request, 17 a second pick; the rest from 8.
-    assert_eq!(
-        placed_ahead_of_higher(&[15.0, 14.0, 6.9, 17.0], 8.0),
-        [true, true, true, false]
-    );
-    assert_eq!(placed_ahead_of_higher(&[9.0, 8.5], 8.0), [false, false]);
-    assert!(placed_ahead_of_higher(&[], 1.0).is_empty());
-}
-
+/// Should the two-pass LLM filter run? Only for rows that allow it, never on Tier A (which
+/// sees the whole catalog), and only when the lexical ranking is unsure of itself.
 pub fn should_escalate(row: &BudgetRow, confidence: &Confidence) -> bool {
     row.allows_llm_filter && row.tier != Tier::A && confidence.value < ESCALATE_BELOW
 }

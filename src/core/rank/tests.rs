@@ -867,3 +867,14 @@ fn an_explanation_keeps_a_name_with_a_line_break_on_its_line() {
         "{first}"
     );
 }
+
+#[test]
+fn a_winner_is_marked_where_any_later_entry_scores_more() {
+    // 15, 14 placed first, 6.9 first for a third request, 17 a second pick; the rest from 8.
+    assert_eq!(
+        placed_ahead_of_higher(&[15.0, 14.0, 6.9, 17.0], 8.0),
+        [true, true, true, false]
+    );
+    assert_eq!(placed_ahead_of_higher(&[9.0, 8.5], 8.0), [false, false]);
+    assert!(placed_ahead_of_higher(&[], 1.0).is_empty());
+}
