@@ -3203,74 +3203,126 @@ fn exited_within(server: &mut Server, seconds: u64) -> Option<std::process::Exit
 /// `record_execution` could be stored with no answer sent, and nothing was said. Now no more
 /// connections are taken, the call in flight (here waiting for the store's write lock) is
 /// answered, and the server exits saying so.
+/// An HTTP server past `initialize` with a `record_execution` (id `e-f9`) in flight that
+/// the store's write lock holds: `holder` keeps the lock until rolled back or dropped.
+struct HeldHttpCall {
+    server: Server,
+    said: Said,
+    holder: rusqlite::Connection,
+    call: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+}
+
+impl HeldHttpCall {
+    async fn start(home: &Path) -> HeldHttpCall {
+        json_of(ctx(home).args(["history", "--limit", "0", "--json"]));
+        let holder = rusqlite::Connection::open(home.join("history.sqlite")).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (server, url, _, said) = start_http_listened(home, &[], "f9-token-0123456789");
+        let http = reqwest::Client::new();
+        let post = |session: Option<String>, message: Value| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let mut r = http
+                    .post(&url)
+                    .bearer_auth("f9-token-0123456789")
+                    .header("accept", "application/json, text/event-stream");
+                if let Some(s) = session {
+                    r = r.header("mcp-session-id", s);
+                }
+                r.json(&message).send().await
+            }
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let r = post(None, init).await.unwrap();
+        let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        r.text().await.unwrap();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(
+            post(Some(session.clone()), initialized)
+                .await
+                .unwrap()
+                .status(),
+            202
+        );
+        let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
+            "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}});
+        let call = tokio::spawn(post(Some(session), record));
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        HeldHttpCall {
+            server,
+            said,
+            holder,
+            call,
+        }
+    }
+
+    /// Sends `sig` and waits for the server to say it stopped accepting connections.
+    async fn stopping(&self, sig: nix::sys::signal::Signal) -> String {
+        signal(&self.server, sig);
+        said_until(
+            &self.said,
+            10,
+            |l| l.join("\n"),
+            |l| l.contains("accepting no more"),
+        )
+        .await
+    }
+}
+
+/// Tester 20 F9: SIGTERM (or SIGINT) ended `mcp --http` at once, mid-call: a
+/// `record_execution` could be stored with no answer sent, and nothing was said. Now no more
+/// connections are taken, the call in flight (here waiting for the store's write lock) is
+/// answered, and the server exits saying so.
 #[tokio::test]
 async fn a_stop_signal_lets_an_http_call_in_flight_answer_then_exits() {
     let home = tempfile::tempdir().unwrap();
-    json_of(ctx(home.path()).args(["history", "--limit", "0", "--json"]));
-    let store = home.path().join("history.sqlite");
-    let holder = rusqlite::Connection::open(&store).unwrap();
-    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let (mut server, url, _, said) = start_http_listened(home.path(), &[], "f9-token-0123456789");
-    let http = reqwest::Client::new();
-    let post = |session: Option<String>, message: Value| {
-        let (http, url) = (http.clone(), url.clone());
-        async move {
-            let mut r = http
-                .post(&url)
-                .bearer_auth("f9-token-0123456789")
-                .header("accept", "application/json, text/event-stream");
-            if let Some(s) = session {
-                r = r.header("mcp-session-id", s);
-            }
-            r.json(&message).send().await
-        }
-    };
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let r = post(None, init).await.unwrap();
-    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
-    r.text().await.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(
-        post(Some(session.clone()), initialized)
-            .await
-            .unwrap()
-            .status(),
-        202
-    );
-    let record = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "record_execution",
-        "arguments": {"caller": "stopped-agent", "tool": "web.search", "ok": true, "id": "e-f9"}}});
-    let call = tokio::spawn(post(Some(session), record));
-    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
-    signal(&server, nix::sys::signal::Signal::SIGTERM);
-    let stopping = said_until(
-        &said,
-        10,
-        |l| l.join("\n"),
-        |l| l.contains("accepting no more"),
-    )
-    .await;
+    let mut held = HeldHttpCall::start(home.path()).await;
+    let stopping = held.stopping(nix::sys::signal::Signal::SIGTERM).await;
     assert!(
         stopping.contains(
             "SIGTERM: accepting no more connections; 1 call in flight gets up to 5s to answer"
         ),
         "{stopping}"
     );
-    assert!(server.0.try_wait().unwrap().is_none(), "it ended at once");
-    holder.execute_batch("ROLLBACK").unwrap();
-    let answer = call.await.unwrap().unwrap();
+    assert!(
+        held.server.0.try_wait().unwrap().is_none(),
+        "it ended at once"
+    );
+    held.holder.execute_batch("ROLLBACK").unwrap();
+    let answer = held.call.await.unwrap().unwrap();
     assert_eq!(answer.status(), 200);
     let answer = answer.text().await.unwrap();
     assert!(
         answer.contains("\"result\"") && answer.contains("e-f9"),
         "not answered: {answer}"
     );
-    let status = exited_within(&mut server, 10).expect("the server did not exit");
+    let status = exited_within(&mut held.server, 10).expect("the server did not exit");
     assert!(status.success(), "{status:?}");
-    let all = said_until(&said, 5, |l| l.join("\n"), |l| l.contains("stopped")).await;
+    let all = said_until(&held.said, 5, |l| l.join("\n"), |l| l.contains("stopped")).await;
     assert!(
         all.contains("SIGTERM: every call in flight was answered; stopped"),
         "{all}"
     );
+}
+
+/// A second stop signal does not wait out the calls' 5 s grace: an operator who presses
+/// ctrl+c again means now, as the console's quit reads it. Over HTTP, the call the store's
+/// lock holds is cut and said; before, the second signal did nothing.
+#[tokio::test]
+async fn a_second_stop_signal_over_http_stops_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut held = HeldHttpCall::start(home.path()).await;
+    held.stopping(nix::sys::signal::Signal::SIGINT).await;
+    signal(&held.server, nix::sys::signal::Signal::SIGINT);
+    let status = exited_within(&mut held.server, 15).expect("the server did not exit");
+    assert!(status.success(), "{status:?}");
+    let all = said_until(&held.said, 5, |l| l.join("\n"), |l| l.contains("again")).await;
+    assert!(
+        all.contains("SIGINT again: stopped at once; 1 call was still running and got no answer"),
+        "{all}"
+    );
+    assert!(!all.contains("after 5s"), "{all}");
+    drop(held.holder);
 }
 
 /// A stdio server past `initialize`, its stderr piped: what the stop tests drive.
@@ -3356,6 +3408,24 @@ fn a_stop_signal_over_stdio_answers_what_it_can_and_says_what_it_cut() {
         said.contains("SIGINT: 1 call was still running after 5s and got no answer"),
         "{said}"
     );
+}
+
+/// A second stop signal over stdio ends the server at once, saying what it cut, where the
+/// first gives calls 5 s (and their answers as long again); before, it did nothing.
+#[test]
+fn a_second_stop_signal_over_stdio_stops_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let (s, holder) = StdioSession::held_record_execution(home.path());
+    signal(&s.server, nix::sys::signal::Signal::SIGTERM);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    signal(&s.server, nix::sys::signal::Signal::SIGINT);
+    let said = s.exited_saying();
+    drop(holder);
+    assert!(
+        said.contains("SIGINT again: stopped at once; 1 call was still running and got no answer"),
+        "{said}"
+    );
+    assert!(!said.contains("after 5s"), "{said}");
 }
 
 /// Tester 27 F4: a client that closed stdin with a call still waiting for the store was

@@ -632,9 +632,18 @@ pub async fn serve(
     ));
     // Sent even with nobody listening.
     let _ = stop.send(true);
+    // A second signal ends the wait at once (a signal that came between the first's
+    // listeners and these is not heard).
+    let mut again = std::pin::pin!(crate::mcp_server::stop_signal());
     let deadline = tokio::time::Instant::now() + STOP_GRACE;
     while sessions.in_flight() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            again = &mut again => {
+                crate::mcp_server::say_stopped_at_once(again, sessions.in_flight());
+                return Ok(());
+            }
+        }
     }
     let cut = sessions.in_flight();
     // The last answers are written out as their connections close; a stream a client holds

@@ -367,21 +367,45 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The first SIGTERM or SIGINT, by name; never, if they cannot be listened for (said on
 /// stderr). Before, either ended the server at once, mid-call: a `record_execution` could
 /// be stored with no answer sent, and nothing was said (tester 20 F9).
-pub async fn stop_signal() -> &'static str {
+pub fn stop_signal() -> impl std::future::Future<Output = &'static str> {
+    nth_stop_signal(1)
+}
+
+/// The `n`th SIGTERM or SIGINT from now, by name; never, if they cannot be listened for
+/// (said on stderr by the first only). The second one ends the server without waiting out
+/// the grace, as a second ctrl+c ends the console's quit: an operator who presses it again
+/// will not wait (two signals that come before this task runs are read as one). Listened
+/// for from the call, not from the first poll: a signal in between is counted. Called
+/// within the runtime.
+pub fn nth_stop_signal(n: usize) -> impl std::future::Future<Output = &'static str> {
     use tokio::signal::unix::{SignalKind, signal};
-    match (
+    let listening = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-        },
-        (Err(e), _) | (_, Err(e)) => {
-            crate::cli::out::eprint_line(&format!(
-                "ctxconsole mcp: cannot listen for SIGTERM/SIGINT ({e}); a stop signal ends the server at once"
-            ));
-            std::future::pending().await
+    );
+    async move {
+        match listening {
+            (Ok(mut term), Ok(mut int)) => {
+                let mut heard = 0;
+                loop {
+                    let name = tokio::select! {
+                        _ = term.recv() => "SIGTERM",
+                        _ = int.recv() => "SIGINT",
+                    };
+                    heard += 1;
+                    if heard >= n {
+                        return name;
+                    }
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                if n == 1 {
+                    crate::cli::out::eprint_line(&format!(
+                        "ctxconsole mcp: cannot listen for SIGTERM/SIGINT ({e}); a stop signal ends the server at once"
+                    ));
+                }
+                std::future::pending().await
+            }
         }
     }
 }
@@ -442,6 +466,8 @@ pub fn run(
                 // A stop signal is read as stdin closing: no more requests are read, and
                 // calls in flight get rmcp's 5 s to answer.
                 let stopped = Arc::new(Mutex::new(None));
+                // Listened for from the start, as the first is: the second signal of two.
+                let second = nth_stop_signal(2);
                 let transport = commits::Settled::new(
                     BoundedStdio::new(tokio::io::stdin(), tokio::io::stdout(), MESSAGE_MAX)
                         .stopped_by(Box::pin(stop_signal()), Arc::clone(&stopped)),
@@ -455,9 +481,15 @@ pub fn run(
                 // A client that reads nothing holds the answers' writes, and so the server,
                 // forever (tester 28 N1: a stop signal then never stopped it). Once a signal
                 // came, the calls get their grace and their answers as long again to go out.
+                let unanswered_now = Arc::clone(&unanswered);
                 tokio::select! {
                     done = running.waiting() => {
                         done?;
+                    }
+                    signal = second => {
+                        let cut = unanswered_now.load(std::sync::atomic::Ordering::SeqCst);
+                        say_stopped_at_once(signal, cut);
+                        return Ok(());
                     }
                     signal = answers_deadline(Arc::clone(&stopped)) => {
                         crate::cli::out::eprint_line(&format!(
@@ -515,15 +547,33 @@ async fn answers_deadline(stopped: Arc<Mutex<Option<&'static str>>>) -> &'static
 pub fn say_stopped(signal: &str, cut: usize) {
     let line = match cut {
         0 => format!("ctxconsole mcp: {signal}: every call in flight was answered; stopped"),
-        n => {
-            let calls = if n == 1 { "call was" } else { "calls were" };
-            format!(
-                "ctxconsole mcp: {signal}: {n} {calls} still running after {} and got no answer (a record_execution may have been stored all the same: retry it under the same `id` to store it once)",
-                crate::core::duration::describe(STOP_GRACE)
-            )
-        }
+        n => format!(
+            "ctxconsole mcp: {signal}: {} after {} and got no answer{CUT_RECORD}",
+            calls_still_running(n),
+            crate::core::duration::describe(STOP_GRACE)
+        ),
     };
     crate::cli::out::eprint_line(&line);
+}
+
+/// A second stop signal ended the server before the grace was out: what it cut.
+pub fn say_stopped_at_once(signal: &str, cut: usize) {
+    let line = match cut {
+        0 => format!("ctxconsole mcp: {signal} again: stopped at once; no call was running"),
+        n => format!(
+            "ctxconsole mcp: {signal} again: stopped at once; {} and got no answer{CUT_RECORD}",
+            calls_still_running(n)
+        ),
+    };
+    crate::cli::out::eprint_line(&line);
+}
+
+/// What an operator should know of a cut call that records.
+const CUT_RECORD: &str = " (a record_execution may have been stored all the same: retry it under the same `id` to store it once)";
+
+fn calls_still_running(n: usize) -> String {
+    let calls = if n == 1 { "call was" } else { "calls were" };
+    format!("{n} {calls} still running")
 }
 
 #[cfg(test)]
