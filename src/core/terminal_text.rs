@@ -89,9 +89,10 @@ fn quoted_between(text: &str, mark: &str) -> String {
             let mut escaped = String::new();
             push_escape(&mut escaped, c);
             Cow::Owned(escaped)
-        } else if mark == "\"" && matches!(c, '"' | '\\') {
-            // Between double quotes, as JSON and TOML write them: a `"` in the text never
-            // closes the quotation (tester 26 N5: a redirect's Location `…/a"b` did).
+        } else if !mark.is_empty() && (mark.starts_with(c) || c == '\\') {
+            // A mark in the text never closes the quotation, as JSON and TOML write `"`
+            // (tester 26 N5: a redirect's Location `…/a"b` did; a caller `o'brien` read
+            // `'o'brien'`); a backslash is doubled so an escape reads as one.
             Cow::Owned(format!("\\{c}"))
         } else {
             for_terminal_line(&text[at..at + c.len_utf8()])
@@ -288,6 +289,11 @@ mod tests {
             quoted_with("http://h/a\"b\\c", '"'),
             "\"http://h/a\\\"b\\\\c\""
         );
+        // Between single quotes alike: `o'brien` never reads as `'o'` and more, and a
+        // backslash in the text is told from an escape.
+        assert_eq!(quoted("o'brien"), "'o\\'brien'");
+        assert_eq!(quoted("a\\x1b"), "'a\\\\x1b'");
+        assert_ne!(quoted("a\\x1b"), quoted("a\x1b"));
     }
 
     #[test]
