@@ -69,8 +69,15 @@ pub struct Ask<'a> {
 }
 
 impl<'a> Ask<'a> {
-    /// An instruction alone, with no defaults block.
+    /// An instruction alone, with no defaults block. One of white space only is no
+    /// instruction: nothing is sent for it and nothing charged (tester 30 F7: `compact
+    /// --prompt "   "` charged 5 tokens the request did not carry, where `preview` refused it).
     pub fn new(effective: &'a EffectiveRow, instruction: &'a str) -> Ask<'a> {
+        let instruction = if instruction.trim().is_empty() {
+            ""
+        } else {
+            instruction
+        };
         Ask {
             effective,
             instruction,

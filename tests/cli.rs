@@ -445,11 +445,11 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     assert!(stdout.contains("(20 of 21 entries kept)"), "{stdout}");
     assert!(
         stdout
-            .contains("; 1 entry cut as it takes 99 % of the allowance; keeping it would cut 20):"),
+            .contains("; 1 entry cut as it takes 99 % of the allowance fully trimmed; keeping it would cut 20):"),
         "{stdout}"
     );
     assert!(
-        stdout.contains(", takes 99 % of the allowance; keeping it would cut 20\n"),
+        stdout.contains(", takes 99 % of the allowance fully trimmed; keeping it would cut 20\n"),
         "{stdout}"
     );
     let mix = write(
@@ -477,7 +477,9 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("kept 20/24"), "{stdout}");
     assert!(
-        stdout.contains("  cut big1: takes 98 % of the allowance; keeping it would cut 18\n"),
+        stdout.contains(
+            "  cut big1: takes 98 % of the allowance fully trimmed; keeping it would cut 18\n"
+        ),
         "{stdout}"
     );
 
@@ -519,7 +521,7 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     assert!(stdout.contains("(21 of 22 entries kept)"), "{stdout}");
     assert!(
         stdout.contains(
-            "; 1 entry cut as it takes 48 % of the allowance (with 1 other, 97 %); keeping it would cut 18):"
+            "; 1 entry cut as it takes 48 % of the allowance fully trimmed (with 1 other, 97 %); keeping it would cut 18):"
         ),
         "{stdout}"
     );
@@ -563,7 +565,7 @@ fn an_entry_taking_most_of_the_allowance_is_cut_when_keeping_it_would_cut_more()
     assert!(stdout.contains("kept 32/33"), "{stdout}");
     assert!(
         stdout.contains(
-            "  cut big2: takes 33 % of the allowance (with 2 others, 98 %); keeping it would cut 29\n"
+            "  cut big2: takes 33 % of the allowance fully trimmed (with 2 others, 98 %); keeping it would cut 29\n"
         ),
         "{stdout}"
     );

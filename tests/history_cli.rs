@@ -608,6 +608,31 @@ fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
     }
 }
 
+/// Tester 31 F5: a store that lost its tail was called "not a ctxconsole history store",
+/// sending the operator to look for the right file rather than a backup. Its header says
+/// it is ours: it is said damaged, and left as it is.
+#[test]
+fn a_truncated_store_is_said_damaged_not_foreign() {
+    let home = tempfile::tempdir().unwrap();
+    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
+    let store = home.path().join("history.sqlite");
+    let bytes = std::fs::read(&store).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let cut = bytes[..page * 4].to_vec();
+    std::fs::write(&store, &cut).unwrap();
+    let out = ctx(home.path())
+        .args(["history", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("damaged") && !err.contains("not a ctxconsole"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), cut);
+}
+
 /// `history --intent` takes at most 500 characters: more is one clear error (exit 2), never
 /// a store error.
 #[test]

@@ -431,9 +431,12 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         out.push_str(&render(&["id", "model", "arm", "outcome", ">steps"], &rows));
     }
     if let Some(raw) = &r.raw_response {
+        // Indented as every outside text that runs over lines is (tester 31 F7: a line of
+        // the answer could start at column 0 and read as ctxconsole's own).
         out.push_str(&format!(
-            "\nraw response (finish_reason {}):\n{raw}\n",
-            r.finish_reason.as_deref().unwrap_or("none")
+            "\nraw response (finish_reason {}):\n  {}\n",
+            r.finish_reason.as_deref().unwrap_or("none"),
+            crate::core::terminal_text::indented(raw, 2)
         ));
     }
     let kept = r

@@ -435,6 +435,11 @@ pub fn describe(p: &Preview) -> String {
         }
     } else if g.admission == Admission::Tight {
         let _ = writeln!(o, "  fits, but leaves under 20% of the window free");
+    } else if g.admission == Admission::Over {
+        let _ = writeln!(
+            o,
+            "  does not fit, and a briefing of it would be no smaller: sent as it is"
+        );
     }
 
     if let Some(prior) = &p.past_steps {
@@ -493,14 +498,16 @@ pub fn describe(p: &Preview) -> String {
     );
     let _ = writeln!(
         o,
-        "  {} → {} B, {} → {} tokens with its header line{}; {}; steps {}; {}",
+        "  {} → {} B, {} → {} tokens with its header line{}; {}; trim steps applied {}; {}",
         thousands(t.before_bytes),
         thousands(t.after_bytes),
         thousands(ct.full),
         thousands(ct.sent),
         est(t.exact_tokens),
         fate_counts(p),
-        t.steps_applied,
+        // The steps that changed what is sent, as `compact` lists them (tester 30 F3: this
+        // printed the level reached, `steps 6` with nothing kept).
+        t.dropped.len(),
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
     // Catalog names, each on this line as every line of text shows a name (tester F1).

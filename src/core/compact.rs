@@ -87,7 +87,7 @@ pub struct CrowdsOut {
 }
 
 impl CrowdsOut {
-    /// "takes 98 % of the allowance; keeping it would cut 20", or with others "takes 49 %
+    /// "takes 98 % of the allowance fully trimmed; keeping it would cut 20", or with others "takes 49 %
     /// of the allowance (with 1 other, 98 %); keeping it would cut 18".
     pub fn explain(&self) -> String {
         let with = match self.with_others {
@@ -96,7 +96,7 @@ impl CrowdsOut {
             n => format!(" (with {n} others, {} %)", self.together_percent),
         };
         format!(
-            "takes {} % of the allowance{with}; keeping it would cut {}",
+            "takes {} % of the allowance fully trimmed{with}; keeping it would cut {}",
             self.share_percent, self.would_cut
         )
     }
@@ -1861,13 +1861,13 @@ mod tests {
                 "the rest is trimmed only as it needs"
             );
             assert!(c.trim.cut_note().ends_with(&format!(
-                "1 entry cut as it takes 51 % of the allowance; keeping it would cut {}",
+                "1 entry cut as it takes 51 % of the allowance fully trimmed; keeping it would cut {}",
                 crowds.would_cut
             )));
             assert_eq!(
                 c.trim.cut[0].reason().unwrap(),
                 format!(
-                    "takes 51 % of the allowance; keeping it would cut {}",
+                    "takes 51 % of the allowance fully trimmed; keeping it would cut {}",
                     crowds.would_cut
                 )
             );
@@ -2036,7 +2036,7 @@ mod tests {
                     n => format!("{} others", n - 1),
                 };
                 assert!(c.trim.cut_note().ends_with(&format!(
-                    "1 entry cut as it takes {} % of the allowance (with {others}, {} %); \
+                    "1 entry cut as it takes {} % of the allowance fully trimmed (with {others}, {} %); \
                      keeping it would cut {}",
                     crowds.share_percent, crowds.together_percent, crowds.would_cut
                 )));

@@ -245,10 +245,7 @@ pub fn content_part(
         _ => {
             note_not_read(
                 not_read,
-                format!(
-                    "a content part of type {}",
-                    crate::core::text::clip(kind, 40)
-                ),
+                format!("a content part of type {}", quote_reply(kind, 40)),
             );
             false
         }
@@ -854,7 +851,7 @@ pub fn read_reply_owning<T>(
             FailureClass::Refused,
             format!(
                 "the model refused (its refusal field): {}",
-                crate::core::text::clip(r.trim(), 120)
+                quote_reply(r, 120)
             ),
         );
         return reading;
@@ -976,10 +973,7 @@ pub fn read_reply_owning<T>(
     } else if rejected.is_none() && looks_like_refusal(&answer) {
         fail(
             FailureClass::Refused,
-            format!(
-                "a refusal in prose: \"{}\"",
-                crate::core::text::clip(&answer, 80)
-            ),
+            format!("a refusal in prose: \"{}\"", quote_reply(&answer, 80)),
         )
     } else if rejected.is_some() && crate::core::response::nests_too_deep(&answer) {
         // Not what the decoded value lacks: a stage read only an inner part of it.
@@ -1003,13 +997,17 @@ pub fn read_reply_owning<T>(
     } else {
         fail(
             FailureClass::NoPlan,
-            format!(
-                "prose without JSON: \"{}\"",
-                crate::core::text::clip(&answer, 80)
-            ),
+            format!("prose without JSON: \"{}\"", quote_reply(&answer, 80)),
         )
     };
     reading
+}
+
+/// What a model or server sent, as a failure's detail quotes it: trimmed, on one line, its
+/// line breaks and control characters escaped, cut to `width` (tester 31 F2: a `no_plan`
+/// quote kept its line feeds, so an answer could print a line reading as ctxconsole's own).
+fn quote_reply(text: &str, width: usize) -> String {
+    crate::core::terminal_text::one_line(text.trim(), width)
 }
 
 /// Native tool calls as the value a text plan would be: one call whose arguments hold
@@ -1027,8 +1025,8 @@ fn tool_calls_value(calls: &[ToolCall]) -> Result<(serde_json::Value, DecodeStag
                 format!(
                     "tool call {} ({}) has arguments that are not JSON: \"{}\"",
                     i + 1,
-                    crate::core::text::clip(&call.name, 60),
-                    crate::core::text::clip(&call.arguments, 60)
+                    quote_reply(&call.name, 60),
+                    quote_reply(&call.arguments, 60)
                 )
             })?;
             if decoded.stage != DecodeStage::Direct {
@@ -1225,6 +1223,23 @@ mod tests {
             content: content.map(str::to_string),
             finish_reason: finish.map(str::to_string),
             ..Reply::default()
+        }
+    }
+
+    /// Tester 31 F2: a `no_plan` detail quoted the answer with its line feeds, and `send`
+    /// printed a line the endpoint wrote (`ctxconsole: 0 of 1 answers could not be stored…`).
+    #[test]
+    fn a_failure_quotes_the_answer_on_one_line() {
+        for answer in [
+            "Sure.\nctxconsole: 0 of 1 answers could not be stored",
+            "I cannot help with that.\nctxconsole: forged",
+        ] {
+            let r = read_reply(&reply(Some(answer), Some("stop")), any_object);
+            let detail = r.failure.map(|f| f.detail).unwrap_or_default();
+            assert!(
+                detail.contains("\\nctxconsole") && !detail.contains('\n'),
+                "{detail}"
+            );
         }
     }
 

@@ -60,6 +60,10 @@ pub enum Admission {
     Tight,
     /// Does not fit: a structural briefing goes in, the full text to the output cache.
     Briefing,
+    /// Does not fit, and its briefing would be no smaller (a short text in a tiny window):
+    /// passed as it is, over the window, rather than made larger (tester 30 F1: a 13-token
+    /// line became a 122-token map of itself).
+    Over,
 }
 
 impl Admission {
@@ -68,6 +72,7 @@ impl Admission {
             Admission::Raw => "raw",
             Admission::Tight => "tight",
             Admission::Briefing => "briefing",
+            Admission::Over => "over",
         }
     }
 }

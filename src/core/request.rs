@@ -439,6 +439,14 @@ pub fn cut_order_for(catalog: &PreparedCatalog, ranking: Option<&Ranking>) -> Cu
             )
             .with_relevance(relevance)
         }
+        // A prompt whose words matched no entry is not a missing prompt (tester 30 F5: both
+        // read "no intent").
+        Some(r) if !r.terms.is_empty() => {
+            let mut order = CutOrder::from_end(catalog.guide());
+            order.policy =
+                "no entry matched the prompt: cut from the end, superseding pipelines last".into();
+            order
+        }
         _ => CutOrder::from_end(catalog.guide()),
     }
 }
@@ -460,10 +468,18 @@ fn admit_part(
         let held = kept.holds(&cache_ref);
         briefing(text, kind, &cache_ref, held, name)
     });
+    let brief_tokens = brief
+        .as_ref()
+        .map(|b| tokens::count(tokenizer, &b.text).tokens);
+    // A briefing no smaller than the text helps nothing: the text goes as it is.
+    let (admission, brief) = match brief_tokens {
+        Some(t) if t >= size.tokens => (Admission::Over, None),
+        _ => (admission, brief),
+    };
     let cached = brief.as_ref().is_some_and(|b| kept.holds(&b.cache_ref));
-    let admitted_tokens = match &brief {
-        Some(b) => tokens::count(tokenizer, &b.text).tokens,
-        None => size.tokens,
+    let admitted_tokens = match (&brief, brief_tokens) {
+        (Some(_), Some(t)) => t,
+        _ => size.tokens,
     };
     budget.consume(admitted_tokens);
     GateView {
@@ -1247,6 +1263,46 @@ mod tests {
         );
         let fits: usize = planned.request.input_tokens;
         assert!(fits <= row(Tier::C).row.input_tokens, "{fits}");
+    }
+
+    /// Tester 30 F1: in a 100-token window a 13-token instruction was briefed into a
+    /// 93-token map of itself, and the request grew from its 13 tokens to 152. A briefing
+    /// no smaller than the text is not made: the text goes as it is, said `over`.
+    #[test]
+    fn a_briefing_no_smaller_than_its_text_is_not_made() {
+        let p = parts();
+        let mut tiny = BudgetRow::fallback();
+        tiny.input_tokens = 100;
+        tiny.output_tokens = 10;
+        let e = EffectiveRow::of_row(&tiny, None);
+        let asked = "find flights to Lisbon and book a hotel";
+        let planned = plan_with(&p, &e, asked, &[], ATTACHMENT_WEIGHT);
+        assert_eq!(planned.gate.admission, Admission::Over);
+        assert!(planned.gate.briefing.is_none());
+        assert_eq!(planned.gate.admitted_tokens, planned.prompt.tokens);
+        let user = &planned.request.messages[1].content;
+        assert!(user.contains(asked) && !user.contains("## Map"), "{user}");
+        // A long paste in the same window is still briefed: its map is the smaller.
+        let log = GATEWAY_LOG.repeat(400);
+        let planned = plan_with(&p, &e, &log, &[], ATTACHMENT_WEIGHT);
+        assert_eq!(planned.gate.admission, Admission::Briefing);
+    }
+
+    /// Tester 30 F5: a prompt whose words matched no entry was cut "no intent", as if no
+    /// prompt had been given.
+    #[test]
+    fn a_prompt_that_matches_nothing_is_not_called_no_intent() {
+        let p = parts();
+        let r = p.index.rank("zzqx wobblefrob", None);
+        assert!(!r.terms.is_empty());
+        let order = cut_order_for(&p.catalog, Some(&r));
+        assert!(
+            order.policy.starts_with("no entry matched the prompt"),
+            "{}",
+            order.policy
+        );
+        let none = cut_order_for(&p.catalog, None);
+        assert!(none.policy.starts_with("no intent"), "{}", none.policy);
     }
 
     #[test]

@@ -158,6 +158,9 @@ pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {
 /// read as `imported ́plans.jsonl`).
 fn is_one_plain_line(text: &str) -> bool {
     !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t')
+        // A space at either end would print unseen (tester 30 F4: `dup ` read as `dup`).
+        && !text.starts_with(' ')
+        && !text.ends_with(' ')
         && !text
             .chars()
             .next()
@@ -299,6 +302,8 @@ mod tests {
     #[test]
     fn a_name_is_one_line_as_written_or_quoted() {
         assert!(matches!(name("web.search"), Cow::Borrowed("web.search")));
+        assert_eq!(name("dup "), "'dup '");
+        assert_eq!(name(" dup"), "' dup'");
         assert_eq!(name("a b/c:free"), "a b/c:free");
         assert_eq!(
             name("zz\n  vs baseline: agree"),

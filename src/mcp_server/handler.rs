@@ -340,7 +340,7 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
     let attachments = json!({
         "type": "array",
         "maxItems": crate::mcp_server::params::ATTACHMENTS_MAX,
-        "description": "Texts sent beside the instruction, as `ctxconsole preview --attach`: each goes through the context gate on its own (raw, tight or briefing); planner and ranker read only its outline.",
+        "description": "Texts sent beside the instruction, as `ctxconsole preview --attach`: each goes through the context gate on its own (raw, tight, briefing or over); planner and ranker read only its outline.",
         "items": {
             "type": "object",
             "properties": {"name": name("What the attachment is called."), "text": text("Its text.")},
@@ -650,10 +650,15 @@ impl State {
                 "no_prior",
             ],
         )?;
-        let instruction = p.non_empty("instruction", TEXT_MAX)?;
+        let instruction = p.str("instruction", TEXT_MAX)?;
         let model = p.opt_model("model")?.unwrap_or(DEFAULT_MODEL);
         let tier = tier_arg(&p)?;
         let attachments = p.attachments("attachments")?;
+        // An empty instruction only with attachments, as `ctxconsole preview "" --attach`
+        // (tester 30 F8: refused here alone).
+        if instruction.trim().is_empty() && attachments.is_empty() {
+            return Err(p.empty("instruction"));
+        }
         let defaults = p.opt_str("defaults", TEXT_MAX)?.unwrap_or("");
         let no_history = p.opt_bool("no_history")?.unwrap_or(false);
         let no_prior = p.opt_bool("no_prior")?.unwrap_or(false);

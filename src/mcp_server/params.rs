@@ -121,9 +121,14 @@ impl<'a> Params<'a> {
     pub fn non_empty(&self, name: &str, max: usize) -> Result<&'a str, ErrorData> {
         let s = self.str(name, max)?;
         if s.trim().is_empty() {
-            return Err(self.error(name, "is empty"));
+            return Err(self.empty(name));
         }
         Ok(s)
+    }
+
+    /// The error for a required text with nothing but white space in it.
+    pub fn empty(&self, name: &str) -> ErrorData {
+        self.error(name, "is empty")
     }
 
     /// A required name (a caller, a tool) within [`NAME_MAX`], under the one name rule

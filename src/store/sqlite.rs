@@ -430,11 +430,23 @@ fn known_version(
             anyhow::anyhow!("{name}: cannot read the {kind}: {words} ({e}); nothing was changed")
         })
     };
+    // A file whose header carries our application id but cannot be read past it lost its
+    // tail or was damaged: not "not ours" (tester 31 F5: a truncated store read as a
+    // stranger's file, sending the operator to look for the right one, not a backup).
+    let damaged_or_not_ours = |detail: String| {
+        if header_application_id(path) == Some(schema.application_id) {
+            bad_input(format!(
+                "{name}: the {kind} is damaged ({detail}; its header is a ctxconsole {kind}'s); it was left untouched: restore it from a backup or move it aside"
+            ))
+        } else {
+            not_ours(detail)
+        }
+    };
     let app = app.map_err(|e| {
         if is_access_error(&e) {
             cannot_access(path, kind, &e.to_string())
         } else {
-            unreadable(&e).unwrap_or_else(|| not_ours(e.to_string()))
+            unreadable(&e).unwrap_or_else(|| damaged_or_not_ours(e.to_string()))
         }
     })?;
     if app != schema.application_id {
@@ -450,6 +462,21 @@ fn known_version(
         )));
     }
     Ok(version)
+}
+
+/// The application id an SQLite file's header gives (4 bytes big-endian at offset 68), read
+/// without SQLite: what a file too damaged to open still says of itself.
+fn header_application_id(path: &Path) -> Option<i64> {
+    use std::io::Read;
+    let mut header = [0u8; 100];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .ok()?;
+    if !header.starts_with(b"SQLite format 3\0") {
+        return None;
+    }
+    let id = i32::from_be_bytes([header[68], header[69], header[70], header[71]]);
+    Some(i64::from(id))
 }
 
 /// A file of `schema` in memory, made whole: for what must serve a store without creating

@@ -483,6 +483,7 @@ pub fn chip_lines<'a>(
         let gate_style = match view.map(|v| v.gate.admission) {
             Some(Admission::Raw) => theme.ok,
             Some(Admission::Tight | Admission::Briefing) => theme.warn,
+            Some(Admission::Over) => theme.error,
             None => theme.muted,
         };
         // A file is called what it is sent as; a paste by the name the model gets, then
@@ -757,6 +758,7 @@ pub fn preview_lines<'a>(
         Admission::Raw => theme.ok,
         Admission::Tight => theme.warn,
         Admission::Briefing => theme.warn,
+        Admission::Over => theme.error,
     };
     out.push(section("GATE", theme));
     out.push(Line::styled(
@@ -781,6 +783,7 @@ pub fn preview_lines<'a>(
         let style = match a.gate.admission {
             Admission::Raw => theme.ok,
             Admission::Tight | Admission::Briefing => theme.warn,
+            Admission::Over => theme.error,
         };
         out.push(Line::styled(
             clip(
