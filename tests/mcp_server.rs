@@ -356,6 +356,51 @@ async fn preview_keeps_the_same_entries_as_the_cli() {
             .contains("launch.md")
     );
     assert_eq!(with["planner"], mcp["planner"]);
+    // An empty instruction only with attachments, as `preview "" --attach` (tester 30 F8:
+    // the CLI took it, the tool refused it); white space alone is no instruction, and
+    // without attachments it is refused.
+    let attached = json!([{"name": "launch.md", "text": "# Launch\nWe ship on Monday."}]);
+    for blank in ["", "  \n\t "] {
+        let alone = call(
+            &c,
+            "preview",
+            json!({"model": TIER_C_MODEL, "instruction": blank, "attachments": attached}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(alone["attachments"][0]["name"], "launch.md");
+        let e = call(
+            &c,
+            "preview",
+            json!({"model": TIER_C_MODEL, "instruction": blank}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            e.message.contains("`instruction` is empty"),
+            "{}",
+            e.message
+        );
+    }
+    let blank = call(
+        &c,
+        "compact_catalog",
+        json!({"model": TIER_C_MODEL, "prompt": "   "}),
+    )
+    .await
+    .unwrap();
+    let none = call(
+        &c,
+        "compact_catalog",
+        json!({"model": TIER_C_MODEL, "prompt": ""}),
+    )
+    .await
+    .unwrap();
+    assert!(blank["parts"].is_object(), "{blank}");
+    assert_eq!(
+        blank["parts"], none["parts"],
+        "white space is no prompt (F7)"
+    );
 
     // An unknown model is a fallback row, not an error.
     let unknown = call(
