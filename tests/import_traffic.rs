@@ -1625,3 +1625,54 @@ fn an_import_error_quotes_a_huge_value_cut_and_counted() {
         "{err}"
     );
 }
+
+/// Tester 31 F3: Ctrl-C during an import ended on its last progress line ("50000 rows
+/// read…"), as if those rows were in. It says nothing was imported, exits 128 + 2, and
+/// nothing was.
+#[test]
+fn an_interrupted_import_says_nothing_was_imported() {
+    use std::io::{BufRead, Write};
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("spend.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+    for i in 0..300_000 {
+        writeln!(
+            out,
+            r#"{{"request_id": "cut-{i}", "model": "m", "startTime": "2026-10-03T12:05:00", "messages": [{{"role": "user", "content": "find notes {i}"}}]}}"#
+        )
+        .unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .args(["import", "litellm"])
+        .arg(&file)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    // Past the first progress line: the import is under way.
+    while !said.contains("rows read") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push_str(&line);
+    }
+    assert!(said.contains("rows read"), "{said}");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{said}{rest}");
+    assert!(
+        rest.contains("ctxconsole: interrupted by SIGINT: nothing from")
+            && rest.contains("spend.jsonl was imported"),
+        "{said}{rest}"
+    );
+    assert_eq!(counts(home.path()), before);
+}

@@ -92,6 +92,11 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let progress =
         |lines: usize| crate::cli::out::eprint_line(&format!("{source}: {lines} lines read…"));
     let store_path = history.path().to_path_buf();
+    // (A signal in the instant between the commit and the drop below would be said the
+    // same: a rerun then finds every row already present.)
+    let interrupted = crate::cli::out::say_if_interrupted(format!(
+        "nothing from {source} was imported (an import is kept whole or not at all)"
+    ));
     let report: ImportReport = (|| -> anyhow::Result<ImportReport> {
         Ok(match kind {
             Kind::Plans => history.import_plans(
@@ -132,6 +137,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     .map_err(|e| {
         crate::store::sqlite::store_failure(e, &store_path, &format!("importing {source}"))
     })?;
+    drop(interrupted);
     if json {
         return print_json(&report);
     }
