@@ -121,6 +121,41 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Until dropped, a terminating signal (SIGINT, SIGTERM, SIGHUP) ends the run saying
+/// `interrupted by SIGNAL: {what}` on stderr, with exit status 128 + the signal's number, as
+/// a shell reports it (tester 31 F3: an import cut by Ctrl-C ended on its last progress
+/// line, "50000 rows read…", as if those rows were in). For a command whose writes are one
+/// transaction, so that `what` can say what the cut kept.
+#[cfg(unix)]
+pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        if let Some(number) = signals.forever().next() {
+            let name = match number {
+                SIGINT => "SIGINT",
+                SIGTERM => "SIGTERM",
+                _ => "SIGHUP",
+            };
+            eprint_line(&format!("ctxconsole: interrupted by {name}: {what}"));
+            std::process::exit(128 + number);
+        }
+    });
+    Some(InterruptNote(handle))
+}
+
+/// Stops [`say_if_interrupted`]'s listening when dropped.
+#[cfg(unix)]
+pub struct InterruptNote(signal_hook::iterator::Handle);
+
+#[cfg(unix)]
+impl Drop for InterruptNote {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,40 +201,5 @@ mod tests {
     fn plain_json_is_borrowed() {
         let text = "{\n  \"a\": \"b\\u001b\"\n}";
         assert!(matches!(json_for_terminal(text), Cow::Borrowed(_)));
-    }
-}
-
-/// Until dropped, a terminating signal (SIGINT, SIGTERM, SIGHUP) ends the run saying
-/// `interrupted by SIGNAL: {what}` on stderr, with exit status 128 + the signal's number, as
-/// a shell reports it (tester 31 F3: an import cut by Ctrl-C ended on its last progress
-/// line, "50000 rows read…", as if those rows were in). For a command whose writes are one
-/// transaction, so that `what` can say what the cut kept.
-#[cfg(unix)]
-pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
-    let handle = signals.handle();
-    std::thread::spawn(move || {
-        if let Some(number) = signals.forever().next() {
-            let name = match number {
-                SIGINT => "SIGINT",
-                SIGTERM => "SIGTERM",
-                _ => "SIGHUP",
-            };
-            eprint_line(&format!("ctxconsole: interrupted by {name}: {what}"));
-            std::process::exit(128 + number);
-        }
-    });
-    Some(InterruptNote(handle))
-}
-
-/// Stops [`say_if_interrupted`]'s listening when dropped.
-#[cfg(unix)]
-pub struct InterruptNote(signal_hook::iterator::Handle);
-
-#[cfg(unix)]
-impl Drop for InterruptNote {
-    fn drop(&mut self) {
-        self.0.close();
     }
 }
