@@ -73,11 +73,7 @@ impl<'a> Ask<'a> {
     /// instruction: nothing is sent for it and nothing charged (tester 30 F7: `compact
     /// --prompt "   "` charged 5 tokens the request did not carry, where `preview` refused it).
     pub fn new(effective: &'a EffectiveRow, instruction: &'a str) -> Ask<'a> {
-        let instruction = if instruction.trim().is_empty() {
-            ""
-        } else {
-            instruction
-        };
+        let instruction = unless_blank(instruction);
         Ask {
             effective,
             instruction,
@@ -145,12 +141,26 @@ fn routed(ctx: &PreviewContext, mut planned: PlannedRequest) -> PlannedRequest {
     planned
 }
 
+/// An instruction of white space only is none (tester 30 F7; tester 32 F4: beside an
+/// attachment `preview "   "` still sent it): every plan passes here.
+pub fn unless_blank(instruction: &str) -> &str {
+    if instruction.trim().is_empty() {
+        ""
+    } else {
+        instruction
+    }
+}
+
 fn plan_unrouted(
     ctx: &PreviewContext,
     ask: &Ask,
     similarity: Option<&[Vec<f64>]>,
     kept: Kept,
 ) -> PlannedRequest {
+    let ask = &Ask {
+        instruction: unless_blank(ask.instruction),
+        ..*ask
+    };
     // The shape is read from the instruction's opening, as the planner reads it: a huge
     // paste is not hashed whole.
     let past = ctx

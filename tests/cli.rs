@@ -2710,3 +2710,28 @@ fn eval_rank_says_a_labels_line_is_an_array_where_an_object_was_expected() {
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// Tester 32 F4: beside an attachment, a white-space instruction was still sent (`REQUEST:`
+/// then the blanks) and counted; it is no instruction, as `preview ""` with the file.
+#[test]
+fn a_blank_instruction_beside_an_attachment_is_none() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("notes.txt");
+    std::fs::write(&file, "line one\nline two\n").unwrap();
+    let totals = |instruction: &str| {
+        let v = json_of(
+            ctx(home.path())
+                .args(["preview", instruction, "--no-cache", "--json", "--attach"])
+                .arg(&file),
+        );
+        (
+            v["request"]["totals"].clone(),
+            v["request"]["messages"].clone(),
+        )
+    };
+    let none = totals("");
+    assert!(none.0.is_object(), "{none:?}");
+    for blank in ["   ", "\t\n "] {
+        assert_eq!(totals(blank), none, "{blank:?}");
+    }
+}

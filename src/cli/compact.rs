@@ -231,7 +231,7 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         for c in &t.cut {
             out.push_str(&format!(
                 "  {} {}, {} bytes{}\n",
-                crate::cli::table::padded(&c.name, 40),
+                crate::cli::table::padded(&crate::core::terminal_text::name(&c.name), 40),
                 match c.kind {
                     EntryKind::Pack => "pack",
                     EntryKind::Pipeline => "pipeline",

@@ -104,6 +104,8 @@ impl RequestArgs {
         if prompt.trim().is_empty() && attachments.is_empty() {
             return Err(bad_input("the prompt is empty"));
         }
+        // What `send` stores as the intent, too.
+        let prompt = crate::preview::unless_blank(&prompt).to_string();
         Ok((prompt, attachments))
     }
 

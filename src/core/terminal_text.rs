@@ -158,6 +158,9 @@ pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {
 /// read as `imported ́plans.jsonl`).
 fn is_one_plain_line(text: &str) -> bool {
     !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t')
+        // A backslash is quoted (and doubled) so it never reads as an escape (tester 32
+        // F2: a name `tab\tname` beside an escaped tab).
+        && !text.contains('\\')
         // A space at either end would print unseen (tester 30 F4: `dup ` read as `dup`).
         && !text.starts_with(' ')
         && !text.ends_with(' ')
@@ -303,6 +306,8 @@ mod tests {
     fn a_name_is_one_line_as_written_or_quoted() {
         assert!(matches!(name("web.search"), Cow::Borrowed("web.search")));
         assert_eq!(name("dup "), "'dup '");
+        assert_eq!(name("tab\\tname"), "'tab\\\\tname'");
+        assert_ne!(name("tab\\tname"), name("tab\tname"));
         assert_eq!(name(" dup"), "' dup'");
         assert_eq!(name("a b/c:free"), "a b/c:free");
         assert_eq!(

@@ -167,7 +167,12 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
     let cut_line = if t.cut.is_empty() {
         Line::styled("no entries cut", theme.muted)
     } else {
-        let names: Vec<&str> = t.cut.iter().map(|c| c.name.as_str()).collect();
+        // Each as a line of text names it: `'dup '` is not `dup` (tester 32 F2).
+        let names: Vec<_> = t
+            .cut
+            .iter()
+            .map(|c| crate::core::terminal_text::name(&c.name))
+            .collect();
         Line::from(vec![
             Span::styled(
                 format!("cut {} ({}): ", t.cut.len(), t.cut_note()),
