@@ -145,9 +145,10 @@ pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
     Some(InterruptNote(handle))
 }
 
-/// Stops [`say_if_interrupted`]'s listening when dropped.
+/// Stops a signal-listening thread ([`say_if_interrupted`]'s, `send`'s Ctrl-C) when
+/// dropped: its thread ends and the handler goes.
 #[cfg(unix)]
-pub struct InterruptNote(signal_hook::iterator::Handle);
+pub struct InterruptNote(pub signal_hook::iterator::Handle);
 
 #[cfg(unix)]
 impl Drop for InterruptNote {

@@ -292,7 +292,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
 /// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
 /// listening when dropped.
 #[cfg(unix)]
-fn cancel_on_interrupt(cancel: &Cancel) -> Option<InterruptGuard> {
+fn cancel_on_interrupt(cancel: &Cancel) -> Option<crate::cli::out::InterruptNote> {
     let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]).ok()?;
     let handle = signals.handle();
     let cancel = cancel.clone();
@@ -301,18 +301,7 @@ fn cancel_on_interrupt(cancel: &Cancel) -> Option<InterruptGuard> {
             cancel.cancel();
         }
     });
-    Some(InterruptGuard(handle))
-}
-
-/// Stops listening for Ctrl-C when dropped (its thread ends and the handler goes).
-#[cfg(unix)]
-struct InterruptGuard(signal_hook::iterator::Handle);
-
-#[cfg(unix)]
-impl Drop for InterruptGuard {
-    fn drop(&mut self) {
-        self.0.close();
-    }
+    Some(crate::cli::out::InterruptNote(handle))
 }
 
 #[cfg(not(unix))]

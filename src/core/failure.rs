@@ -2,6 +2,7 @@
 //! failure classes with what to do about each, and the reading of one reply — reasoning
 //! stripped, the answer decoded, and a class when nothing usable was in it.
 
+use crate::core::terminal_text::quote_reply;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -1001,13 +1002,6 @@ pub fn read_reply_owning<T>(
         )
     };
     reading
-}
-
-/// What a model or server sent, as a failure's detail quotes it: trimmed, on one line, its
-/// line breaks and control characters escaped, cut to `width` (tester 31 F2: a `no_plan`
-/// quote kept its line feeds, so an answer could print a line reading as ctxconsole's own).
-fn quote_reply(text: &str, width: usize) -> String {
-    crate::core::terminal_text::one_line(text.trim(), width)
 }
 
 /// Native tool calls as the value a text plan would be: one call whose arguments hold

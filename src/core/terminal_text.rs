@@ -176,6 +176,16 @@ pub fn one_line(text: &str, width: usize) -> String {
     crate::core::text::clip(&for_terminal_line(text), width)
 }
 
+/// What an endpoint or a model sent (an error body, a reply that is not an answer, a
+/// failure's quote of the answer) as a message quotes it: trimmed, at most `width` columns,
+/// on one line with every control, bidi and invisible character escaped — so a server
+/// cannot start a line that passes for one of ctxconsole's (tester F2: `not json\nFAKE:
+/// line` on stderr; tester 31 F2: a `no_plan` detail kept the answer's line feeds). The one
+/// way a reply is quoted: the chat client, the embeddings endpoint and the failure reader.
+pub fn quote_reply(text: &str, width: usize) -> String {
+    one_line(text.trim(), width)
+}
+
 /// Text from outside that may run over several lines by design (an intent pasted whole),
 /// under a label of ctxconsole's own (`intent: `): every line after the first indented by
 /// `indent` spaces, so none of them can pass for a line of ctxconsole's; escaped as

@@ -408,15 +408,7 @@ impl EventStream {
     }
 }
 
-/// What an endpoint sent (an error body, its envelope's message, a reply that is not an
-/// answer) as a failure quotes it: trimmed, at most `width` columns, and on one line with
-/// every control, bidi and invisible character escaped
-/// ([`one_line`](crate::core::terminal_text::one_line)) — so a server cannot start a line
-/// that passes for one of ctxconsole's (tester F2: `not json\nFAKE: line` on stderr). The
-/// one way the chat client and the embeddings endpoint quote a reply.
-pub fn quote_reply(text: &str, width: usize) -> String {
-    crate::core::terminal_text::one_line(text.trim(), width)
-}
+pub use crate::core::terminal_text::quote_reply;
 
 /// How a failure says a body with nothing in it.
 pub const EMPTY_BODY: &str = "an empty body";
