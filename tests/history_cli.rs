@@ -571,13 +571,19 @@ fn a_read_only_store_is_read_and_a_write_to_it_says_read_only() {
     );
 }
 
+/// The sample store made in `home`: its path, its bytes and its page size.
+fn sample_store_bytes(home: &Path) -> (PathBuf, Vec<u8>, usize) {
+    json_of(ctx(home).args(["history", "--json", "--limit", "1"]));
+    let store = home.join("history.sqlite");
+    let bytes = std::fs::read(&store).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    (store, bytes, page)
+}
+
 #[test]
 fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
     let home = tempfile::tempdir().unwrap();
-    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
-    let store = home.path().join("history.sqlite");
-    let mut bytes = std::fs::read(&store).unwrap();
-    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let (store, mut bytes, page) = sample_store_bytes(home.path());
     let pages = bytes.len() / page;
     assert!(pages > 100, "{pages} pages");
     // Garbage over one whole page in the middle: not the header SQLite reads on open.
@@ -614,10 +620,7 @@ fn a_damaged_page_mid_file_is_refused_naming_the_file_and_left_unchanged() {
 #[test]
 fn a_truncated_store_is_said_damaged_not_foreign() {
     let home = tempfile::tempdir().unwrap();
-    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
-    let store = home.path().join("history.sqlite");
-    let bytes = std::fs::read(&store).unwrap();
-    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let (store, bytes, page) = sample_store_bytes(home.path());
     let cut = bytes[..page * 4].to_vec();
     std::fs::write(&store, &cut).unwrap();
     let out = ctx(home.path())
