@@ -369,6 +369,8 @@ pub async fn serve(
     // answer it is sending, and calls in flight get [`STOP_GRACE`] to answer.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let mut signal = std::pin::pin!(crate::mcp_server::stop_signal());
+    // Listened for from the start, as over stdio: the second of two ends the wait at once.
+    let mut again = std::pin::pin!(crate::mcp_server::nth_stop_signal(2));
     let signal = loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -632,9 +634,6 @@ pub async fn serve(
     ));
     // Sent even with nobody listening.
     let _ = stop.send(true);
-    // A second signal ends the wait at once (a signal that came between the first's
-    // listeners and these is not heard).
-    let mut again = std::pin::pin!(crate::mcp_server::stop_signal());
     let deadline = tokio::time::Instant::now() + STOP_GRACE;
     while sessions.in_flight() > 0 && tokio::time::Instant::now() < deadline {
         tokio::select! {

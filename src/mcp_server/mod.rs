@@ -481,13 +481,12 @@ pub fn run(
                 // A client that reads nothing holds the answers' writes, and so the server,
                 // forever (tester 28 N1: a stop signal then never stopped it). Once a signal
                 // came, the calls get their grace and their answers as long again to go out.
-                let unanswered_now = Arc::clone(&unanswered);
                 tokio::select! {
                     done = running.waiting() => {
                         done?;
                     }
                     signal = second => {
-                        let cut = unanswered_now.load(std::sync::atomic::Ordering::SeqCst);
+                        let cut = unanswered.load(std::sync::atomic::Ordering::SeqCst);
                         say_stopped_at_once(signal, cut);
                         return Ok(());
                     }
