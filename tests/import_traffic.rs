@@ -1676,3 +1676,116 @@ fn an_interrupted_import_says_nothing_was_imported() {
     );
     assert_eq!(counts(home.path()), before);
 }
+
+/// `json` with `extra` (`"key": value` text) written in before the key `at` (in its
+/// object), or first in the outermost object when `at` is empty: JSON values cannot hold a
+/// key twice, so it is added as text.
+fn with_key_at(json: &str, at: &str, extra: &str) -> String {
+    let place = if at.is_empty() {
+        json.find('{').unwrap() + 1
+    } else {
+        json.find(at).unwrap_or_else(|| panic!("{at} in {json}"))
+    };
+    format!("{}{extra},{}", &json[..place], &json[place..])
+}
+
+/// Tester 31 F1: a key given twice in a spend log row or a span — or an attribute listed
+/// twice — was read last-wins without a word, so the store held another model or id than a
+/// first-wins reader (jq, a log viewer) shows. Every traffic reader refuses it, naming the
+/// record and the key, and nothing is kept; a key no reader uses may repeat.
+#[test]
+fn a_key_given_twice_in_traffic_is_refused_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let before = counts(home.path());
+    let file = home.path().join("dup.jsonl");
+    // The first of two rows: a success, with an answer.
+    let rows = spend_log(2, "gpt-4o-mini");
+    let row = rows.lines().next().unwrap();
+    let span = otel_line(vec![otel_chat(
+        &"ab".repeat(16),
+        &"cd".repeat(8),
+        0,
+        "fs.search",
+    )]);
+    let mut twice_listed = otel_chat(&"ab".repeat(16), &"cd".repeat(8), 0, "fs.search");
+    twice_listed["attributes"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"key": "gen_ai.request.model", "value": {"stringValue": "evil"}}));
+    let twice_listed = otel_line(vec![twice_listed]);
+    let spans_answer = serde_json::json!([{"role": "assistant", "parts": [
+        {"type": "tool_call", "name": "fs.search", "arguments": {}}]}])
+    .to_string();
+    let doubled_answer = with_key_at(&spans_answer, "", r#""parts":[]"#);
+    let span_doubled_answer = span.replace(
+        &serde_json::to_string(&spans_answer).unwrap(),
+        &serde_json::to_string(&doubled_answer).unwrap(),
+    );
+    assert_ne!(span_doubled_answer, span);
+    for (kind, line, said) in [
+        (
+            "litellm",
+            with_key_at(row, "", r#""model":"evil-model""#),
+            "duplicate field `model`",
+        ),
+        (
+            "litellm",
+            with_key_at(row, "", r#""request_id":"r-dup""#),
+            "duplicate field `request_id`",
+        ),
+        (
+            "litellm",
+            with_key_at(row, r#""role":"assistant""#, r#""tool_calls":[]"#),
+            "duplicate field `tool_calls`",
+        ),
+        (
+            "traces",
+            with_key_at(
+                &span,
+                "\"traceId\"",
+                &format!(r#""traceId":"{}""#, "ef".repeat(16)),
+            ),
+            "duplicate field `traceId`",
+        ),
+        (
+            "traces",
+            twice_listed,
+            "duplicate attribute `gen_ai.request.model`",
+        ),
+        (
+            "traces",
+            with_key_at(&span, "", r#""resourceSpans":[]"#),
+            "duplicate field `resourceSpans`",
+        ),
+        ("traces", span_doubled_answer, "duplicate field `parts`"),
+    ] {
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let err = import_refused(home.path(), kind, &file);
+        let at = format!("{}: line 1", file.display());
+        assert!(err.contains(&at) && err.contains(said), "{said} in {err}");
+        assert_eq!(counts(home.path()), before, "{line}");
+    }
+    // A key nothing reads may be given twice: it changes nothing stored.
+    for (kind, line) in [
+        (
+            "litellm",
+            with_key_at(row, "", r#""api_base":"x","api_base":"y""#),
+        ),
+        (
+            "traces",
+            with_key_at(&span, "\"traceId\"", r#""kind":1,"kind":2"#),
+        ),
+    ] {
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let out = ctx(home.path())
+            .args(["import", kind])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -81,6 +81,80 @@ macro_rules! seq_otherwise {
     };
 }
 
+/// An object's key as its index among `names` (`None`: another key), not copied.
+#[derive(Clone, Copy)]
+struct KeyIn<'n>(&'n [&'n str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIn<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIn<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<Er: de::Error>(self, key: &str) -> Result<Self::Value, Er> {
+        Ok(self.0.iter().position(|n| *n == key))
+    }
+}
+
+/// The keys of one object that its reader uses (`names`), each allowed once: the one rule
+/// of every traffic reader. JSON leaves a repeated key to the reader — serde_json keeps the
+/// last, jq's `first`, many log viewers and Postgres `json` the first — so a row or span
+/// that says two things would be stored as one while an operator's tools show the other
+/// (tester 31 F1). It is refused, naming the key, as `import plans` refuses one. Keys read
+/// past are not counted: they change nothing stored.
+struct KeysOnce<'n> {
+    names: &'n [&'n str],
+    /// Bit `i`: `names[i]` was read.
+    seen: u64,
+}
+
+impl<'n> KeysOnce<'n> {
+    fn of(names: &'n [&'n str]) -> Self {
+        debug_assert!(names.len() <= 64, "a reader names at most 64 keys");
+        KeysOnce { names, seen: 0 }
+    }
+
+    /// The next key as its index among the names (`Some(None)`: another key; `None`: the
+    /// object ended), or an error for a named key met a second time.
+    fn next<'de, A: MapAccess<'de>>(
+        &mut self,
+        map: &mut A,
+    ) -> Result<Option<Option<usize>>, A::Error> {
+        let Some(key) = map.next_key_seed(KeyIn(self.names))? else {
+            return Ok(None);
+        };
+        if let Some(index) = key.filter(|i| *i < 64) {
+            let bit = 1u64 << index;
+            if self.seen & bit != 0 {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate field `{}`",
+                    self.names[index]
+                )));
+            }
+            self.seen |= bit;
+        }
+        Ok(Some(key))
+    }
+
+    /// [`next`](Self::next), the key as its name.
+    fn next_name<'de, A: MapAccess<'de>>(
+        &mut self,
+        map: &mut A,
+    ) -> Result<Option<Option<&'n str>>, A::Error> {
+        let names = self.names;
+        Ok(self.next(map)?.map(|key| key.map(|i| names[i])))
+    }
+}
+
 mod messages;
 
 use messages::{
@@ -886,6 +960,10 @@ impl<'de> Visitor<'de> for AttributesOf {
         let mut out = Attributes::new();
         while let Some(kv) = seq.next_element_seed(KeyValueOf(self.0))? {
             if let Some((k, v)) = kv {
+                // One of the names read (a static string), so safe to print.
+                if out.contains_key(&k) {
+                    return Err(de::Error::custom(format_args!("duplicate attribute `{k}`")));
+                }
                 out.insert(k, any_value(v));
             }
         }
@@ -918,15 +996,15 @@ impl<'de> Visitor<'de> for KeyValueOf {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut key: Option<Value> = None;
         let mut value: Option<Value> = None;
-        while let Some(field) = map.next_key::<String>()? {
-            match field.as_str() {
-                "key" => key = Some(map.next_value()?),
-                "value" if key.as_ref().is_some_and(|k| !self.wants(k)) => {
+        let mut keys = KeysOnce::of(&["key", "value"]);
+        while let Some(field) = keys.next_name(&mut map)? {
+            match field {
+                Some("key") => key = Some(map.next_value()?),
+                Some("value") if key.as_ref().is_some_and(|k| !self.wants(k)) => {
                     map.next_value::<Skip>()?;
-                    value = None;
                 }
-                "value" => value = Some(map.next_value()?),
-                _ => {
+                Some(_) => value = Some(map.next_value()?),
+                None => {
                     map.next_value::<Skip>()?;
                 }
             }
@@ -981,11 +1059,13 @@ impl<'de> Visitor<'de> for WithAttributes {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Attributes, A::Error> {
         let mut attrs = Attributes::new();
-        while let Some(field) = map.next_key::<String>()? {
-            if field == "attributes" {
-                attrs = map.next_value_seed(AttributesOf(self.names))?;
-            } else {
-                map.next_value::<Skip>()?;
+        let mut keys = KeysOnce::of(&["attributes"]);
+        while let Some(field) = keys.next(&mut map)? {
+            match field {
+                Some(_) => attrs = map.next_value_seed(AttributesOf(self.names))?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
             }
         }
         Ok(attrs)
@@ -1048,11 +1128,13 @@ impl<'de> Visitor<'de> for StatusCode {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut code = None;
-        while let Some(field) = map.next_key::<String>()? {
-            if field == "code" {
-                code = Some(map.next_value()?);
-            } else {
-                map.next_value::<Skip>()?;
+        let mut keys = KeysOnce::of(&["code"]);
+        while let Some(field) = keys.next(&mut map)? {
+            match field {
+                Some(_) => code = Some(map.next_value()?),
+                None => {
+                    map.next_value::<Skip>()?;
+                }
             }
         }
         Ok(code)
@@ -1082,15 +1164,26 @@ impl<'de> Visitor<'de> for SpanFields {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSpan, A::Error> {
         let mut s = RawSpan::default();
-        while let Some(field) = map.next_key::<String>()? {
-            match field.as_str() {
-                "traceId" => s.trace_id = Some(map.next_value()?),
-                "spanId" => s.span_id = Some(map.next_value()?),
-                "startTimeUnixNano" => s.start = Some(map.next_value()?),
-                "endTimeUnixNano" => s.end = Some(map.next_value()?),
-                "status" => s.status_code = map.next_value_seed(StatusCode)?,
-                "attributes" => s.attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?,
-                "events" => s.events = map.next_value_seed(Events)?,
+        let mut keys = KeysOnce::of(&[
+            "traceId",
+            "spanId",
+            "startTimeUnixNano",
+            "endTimeUnixNano",
+            "status",
+            "attributes",
+            "events",
+        ]);
+        while let Some(field) = keys.next_name(&mut map)? {
+            match field {
+                Some("traceId") => s.trace_id = Some(map.next_value()?),
+                Some("spanId") => s.span_id = Some(map.next_value()?),
+                Some("startTimeUnixNano") => s.start = Some(map.next_value()?),
+                Some("endTimeUnixNano") => s.end = Some(map.next_value()?),
+                Some("status") => s.status_code = map.next_value_seed(StatusCode)?,
+                Some("attributes") => {
+                    s.attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?
+                }
+                Some("events") => s.events = map.next_value_seed(Events)?,
                 _ => {
                     map.next_value::<Skip>()?;
                 }
@@ -1174,11 +1267,13 @@ impl<'de, E: From<CoreError>> Visitor<'de> for LineVisitor<'_, '_, E> {
     seq_otherwise!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(field) = map.next_key::<String>()? {
-            if field == "resourceSpans" && !self.0.found {
-                map.next_value_seed(ResourceSpansList(&mut *self.0))?;
-            } else {
-                map.next_value::<Skip>()?;
+        let mut keys = KeysOnce::of(&["resourceSpans"]);
+        while let Some(field) = keys.next(&mut map)? {
+            match field {
+                Some(_) => map.next_value_seed(ResourceSpansList(&mut *self.0))?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
             }
         }
         Ok(())
@@ -1242,13 +1337,14 @@ impl<'de, E: From<CoreError>> Visitor<'de> for ResourceSpans<'_, '_, E> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut caller = None;
         let mut waiting = Vec::new();
-        while let Some(field) = map.next_key::<String>()? {
-            match field.as_str() {
-                "resource" => {
+        let mut keys = KeysOnce::of(&["resource", "scopeSpans"]);
+        while let Some(field) = keys.next_name(&mut map)? {
+            match field {
+                Some("resource") => {
                     let resource = map.next_value_seed(RESOURCE)?;
                     caller = Some(self.0.caller(&resource));
                 }
-                "scopeSpans" => map.next_value_seed(Spans {
+                Some("scopeSpans") => map.next_value_seed(Spans {
                     line: &mut *self.0,
                     caller: caller.clone(),
                     waiting: &mut waiting,
@@ -1335,11 +1431,18 @@ impl<'de, E: From<CoreError>> Visitor<'de> for Spans<'_, '_, E> {
     }
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        while let Some(field) = map.next_key::<String>()? {
-            if matches!(self.level, Level::Scope) && field == "spans" {
-                map.next_value_seed(self.at(Level::List))?;
-            } else {
-                map.next_value::<Skip>()?;
+        // Only a scope's `spans` is read; at another level an object is read past.
+        let used: &[&str] = match self.level {
+            Level::Scope => &["spans"],
+            Level::Scopes | Level::List => &[],
+        };
+        let mut keys = KeysOnce::of(used);
+        while let Some(field) = keys.next(&mut map)? {
+            match field {
+                Some(_) => map.next_value_seed(self.at(Level::List))?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
             }
         }
         Ok(())
@@ -1360,8 +1463,12 @@ pub struct SpendRow {
     metadata: Result<Option<String>, CoreError>,
 }
 
-/// The fields of a SpendLogs row read beside its JSON columns; the rest are read past.
+/// The fields of a SpendLogs row that are read: its JSON columns (`messages`, `response`,
+/// `metadata`), then those kept as values; the rest are read past.
 const ROW_FIELDS: &[&str] = &[
+    "messages",
+    "response",
+    "metadata",
     "request_id",
     "model",
     "model_group",
@@ -1421,28 +1528,29 @@ impl<'de> Visitor<'de> for RowOf<'_> {
             fields: Some(serde_json::Map::new()),
             ..not_a_row()
         };
-        while let Some(field) = map.next_key::<String>()? {
-            match field.as_str() {
-                "messages" => {
+        let mut keys = KeysOnce::of(ROW_FIELDS);
+        while let Some(field) = keys.next_name(&mut map)? {
+            match field {
+                Some("messages") => {
                     row.messages =
                         map.next_value_seed(self.column("field 'messages'", InputMessages))?;
                 }
-                "response" => {
+                Some("response") => {
                     row.response =
                         map.next_value_seed(self.column("field 'response'", Completion))?;
                 }
-                "metadata" => {
+                Some("metadata") => {
                     row.metadata = map.next_value_seed(
                         self.column("field 'metadata'", StrField("user_api_key_alias")),
                     )?;
                 }
-                name if ROW_FIELDS.contains(&name) => {
+                Some(name) => {
                     let value = map.next_value::<Value>()?;
                     if let Some(fields) = &mut row.fields {
-                        fields.insert(field, value);
+                        fields.insert(name.to_string(), value);
                     }
                 }
-                _ => {
+                None => {
                     map.next_value::<Skip>()?;
                 }
             }

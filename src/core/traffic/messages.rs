@@ -27,7 +27,7 @@
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Skip, content_error};
+use super::{KeyIn, KeysOnce, Skip, content_error};
 use crate::core::bounds;
 use crate::core::error::CoreError;
 use crate::core::failure::{
@@ -205,30 +205,6 @@ where
     }
 }
 
-/// An object's key as its index among `names` (`None`: another key), not copied.
-#[derive(Clone, Copy)]
-struct KeyIn(&'static [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for KeyIn {
-    type Value = Option<usize>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeyIn {
-    type Value = Option<usize>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<Er: de::Error>(self, key: &str) -> Result<Self::Value, Er> {
-        Ok(self.0.iter().position(|n| *n == key))
-    }
-}
-
 /// A string value, or `None` for any other (read through).
 struct StrOrNone;
 
@@ -329,7 +305,8 @@ impl<'de> Visitor<'de> for PartText {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut kind, mut content, mut text) = (None, None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["type", "content", "text"]))? {
+        let mut keys = KeysOnce::of(&["type", "content", "text"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => kind = map.next_value_seed(StrOrNone)?,
                 Some(1) => content = Some(map.next_value_seed(StrOrNone)?),
@@ -455,7 +432,8 @@ impl<'de> Visitor<'de> for ContentPart {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut kind, mut text) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["type", "text"]))? {
+        let mut keys = KeysOnce::of(&["type", "text"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => kind = map.next_value_seed(StrOrNone)?,
                 Some(_) => text = map.next_value_seed(StrOrNone)?,
@@ -594,7 +572,8 @@ impl<'de> Visitor<'de> for InputMessage {
         let mut role = None;
         // `content` when the message has it (whatever it holds), else `parts`.
         let (mut content, mut parts) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["role", "content", "parts", NUMBER]))? {
+        let mut keys = KeysOnce::of(&["role", "content", "parts", NUMBER]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => role = map.next_value_seed(StrOrNone)?,
                 Some(1) => content = Some(map.next_value_seed(TextOf)?),
@@ -742,7 +721,8 @@ impl<'de> Visitor<'de> for OutputMessage<'_> {
     seq_otherwise!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key_seed(KeyIn(&["finish_reason", "parts"]))? {
+        let mut keys = KeysOnce::of(&["finish_reason", "parts"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => self.0.finish_reason = map.next_value_seed(StrOrNone)?,
                 Some(_) => map.next_value_seed(OutputParts(&mut *self.0))?,
@@ -863,9 +843,8 @@ impl<'de> Visitor<'de> for OutputPart {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Part, A::Error> {
         let (mut kind, mut content, mut id, mut name, mut args) = (None, None, None, None, None);
-        while let Some(key) =
-            map.next_key_seed(KeyIn(&["type", "content", "id", "name", "arguments"]))?
-        {
+        let mut keys = KeysOnce::of(&["type", "content", "id", "name", "arguments"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => kind = map.next_value_seed(StrOrNone)?,
                 Some(1) => content = map.next_value_seed(StrOrNone)?,
@@ -951,7 +930,8 @@ impl<'de> Visitor<'de> for Completion {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut choice = None;
-        while let Some(key) = map.next_key_seed(KeyIn(&["choices"]))? {
+        let mut keys = KeysOnce::of(&["choices"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(_) => choice = map.next_value_seed(FirstChoice)?,
                 None => {
@@ -1030,7 +1010,8 @@ impl<'de> Visitor<'de> for ChoiceOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut choice = Choice::default();
-        while let Some(key) = map.next_key_seed(KeyIn(&["message", "finish_reason", "index"]))? {
+        let mut keys = KeysOnce::of(&["message", "finish_reason", "index"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => choice.message = map.next_value_seed(MessageOf)?,
                 Some(1) => choice.finish_reason = map.next_value_seed(StrOrNone)?,
@@ -1067,11 +1048,11 @@ impl<'de> Visitor<'de> for MessageOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut m = ChoiceMessage::default();
-        // Whether the (last) `tool_calls` was a list, and the legacy `function_call`.
+        // Whether `tool_calls` was a list, and the legacy `function_call`.
         let (mut listed, mut legacy) = (false, None);
         // The reasoning as each field gives it; kept in a live reply's order of preference.
         let (mut content_field, mut plain_field, mut details) = (None, None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&[
+        let mut keys = KeysOnce::of(&[
             "content",
             "reasoning_content",
             "refusal",
@@ -1079,14 +1060,13 @@ impl<'de> Visitor<'de> for MessageOf {
             "function_call",
             "reasoning",
             "reasoning_details",
-        ]))? {
+        ]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => (m.content, m.not_read) = map.next_value_seed(AnswerContent)?,
                 Some(1) => content_field = map.next_value_seed(StrOrNone)?,
                 Some(2) => m.refusal = map.next_value_seed(StrOrNone)?,
                 Some(3) => {
-                    // Given twice, the last list is the message's (as a tree kept it).
-                    m.calls = Calls::default();
                     listed = map.next_value_seed(CallList(&mut m.calls))?;
                 }
                 Some(4) => legacy = map.next_value_seed(FunctionOf { keep: true })?,
@@ -1180,7 +1160,8 @@ impl<'de> Visitor<'de> for CallOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut id, mut function, mut name, mut args) = (None, None, None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["id", "function", "name", "arguments"]))? {
+        let mut keys = KeysOnce::of(&["id", "function", "name", "arguments"]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => id = map.next_value_seed(StrOrNone)?,
                 Some(1) => {
@@ -1232,7 +1213,8 @@ impl<'de> Visitor<'de> for FunctionOf {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut name, mut args) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["name", "arguments", NUMBER]))? {
+        let mut keys = KeysOnce::of(&["name", "arguments", NUMBER]);
+        while let Some(key) = keys.next(&mut map)? {
             match key {
                 Some(0) => name = map.next_value_seed(StrOrNone)?,
                 Some(1) => args = arguments(&mut map, self.keep)?,
@@ -1278,11 +1260,13 @@ impl<'de> Visitor<'de> for StrField {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut field = None;
         let names = [self.0];
-        while let Some(key) = map.next_key::<String>()? {
-            if names.contains(&key.as_str()) {
-                field = map.next_value_seed(StrOrNone)?;
-            } else {
-                map.next_value::<Skip>()?;
+        let mut keys = KeysOnce::of(&names);
+        while let Some(key) = keys.next(&mut map)? {
+            match key {
+                Some(_) => field = map.next_value_seed(StrOrNone)?,
+                None => {
+                    map.next_value::<Skip>()?;
+                }
             }
         }
         Ok(field)
