@@ -188,7 +188,7 @@ proptest! {
         }
         // Every entry cut only for room (not alone, not by the crowding rule) does not fit
         // beside what is kept, measured as sent: one that would was put back (task Q4).
-        let stage = usize::from(c.trim.steps_applied);
+        let stage = usize::from(c.trim.trim_level);
         for i in (0..prepared.len()).filter(|i| !c.kept.contains(i)) {
             let by_rule = crowded.contains(&prepared.entry_name(i)) || alone_over(i);
             if !c.trim.fits || by_rule {

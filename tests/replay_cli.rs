@@ -546,6 +546,35 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
             .unwrap()
             .contains(" — ")
     );
+    // On the screen each pass is whole in its cell and its note a line under the table
+    // (tester 32 F8: the note in the cell was cut in the middle, `pass 1 failed (cons…`).
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args([
+            "replay",
+            id,
+            "--model",
+            "test/ok-json",
+            "--model",
+            "test/filter-garbage",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("two-pass"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        row.contains(&format!("pass 1 picked {n} of"))
+            && row.contains("pass 1 failed (no_plan)")
+            && !row.contains('…'),
+        "{row}"
+    );
+    assert!(
+        text.contains("two-pass: pass 1 failed (no_plan): the lexical selection stands"),
+        "{text}"
+    );
 }
 
 /// Exit code, stdout and stderr of a run.

@@ -1805,6 +1805,13 @@ fn history_show_says_what_a_tool_call_or_refusal_answer_held() {
         refusal.contains("refusal: I can't help with that request."),
         "{refusal}"
     );
+    // Tester 32 F8: an answer without calls said nothing of them, its section then its
+    // usage line alone, which read as an empty heading.
+    let kept = refusal
+        .split_once("the answer as kept (history show --json: answer):\n")
+        .map(|(_, kept)| kept)
+        .unwrap_or_else(|| panic!("{refusal}"));
+    assert!(kept.starts_with("tool calls: none\n"), "{kept}");
 }
 
 /// Tester 13: a prompt (or a pasted log) holding another provider's key was sent as written,

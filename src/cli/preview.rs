@@ -437,6 +437,11 @@ pub fn describe(p: &Preview) -> String {
         }
     } else if g.admission == Admission::Tight {
         let _ = writeln!(o, "  fits, but leaves under 20% of the window free");
+    } else if g.admission == Admission::Over && p.prompt.tokens == 0 {
+        let _ = writeln!(
+            o,
+            "  the window is over before the instruction, which is empty"
+        );
     } else if g.admission == Admission::Over {
         let _ = writeln!(
             o,
@@ -509,7 +514,7 @@ pub fn describe(p: &Preview) -> String {
         fate_counts(p),
         // The steps that changed what is sent, as `compact` lists them (tester 30 F3: this
         // printed the level reached, `steps 6` with nothing kept).
-        t.dropped.len(),
+        t.steps_applied,
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
     // Catalog names, each on this line as every line of text shows a name (tester F1).

@@ -523,7 +523,7 @@ fn live_side_by_side(plan: &LivePlan, json: bool) -> anyhow::Result<()> {
         },
     );
     row("two-pass", dash(), &|r| {
-        r.two_pass.as_ref().map_or_else(dash, |t| t.note.clone())
+        r.two_pass.as_ref().map_or_else(dash, |t| t.cell())
     });
     let original_time = o
         .duration_ms
@@ -546,6 +546,9 @@ pub fn live_notes(results: &[LiveReplay]) -> String {
     for r in results {
         for note in &r.rebuild_notes {
             out.push_str(&format!("\nreplay on {}: {note}\n", r.model));
+        }
+        if let Some(t) = &r.two_pass {
+            out.push_str(&format!("\nreplay on {}: two-pass: {}\n", r.model, t.note));
         }
         if let Some(why) = &r.not_sent {
             out.push_str(&format!("\n{}: not sent — {why}\n", r.model));

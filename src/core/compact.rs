@@ -125,8 +125,12 @@ pub struct TrimRecord {
     pub kept: usize,
     pub total: usize,
     pub cut: Vec<CutEntry>,
-    /// How many trim steps the result carries (0 = untouched).
-    pub steps_applied: u8,
+    /// How many trim steps changed what is sent (`dropped`'s length): what every screen
+    /// calls "trim steps applied". Tester 32 F3: this field had carried the level below.
+    pub steps_applied: usize,
+    /// The trim level the result reached (0 = untouched, 6 = every step): steps 1 to this
+    /// were tried; those that saved nothing are not in `dropped`.
+    pub trim_level: u8,
     /// Whether the result fits the allowance. False only when even an empty catalog does not.
     pub fits: bool,
     /// How the cut order was chosen.
@@ -1210,11 +1214,12 @@ impl PreparedCatalog {
             before_tokens,
             after_tokens: self.tokens(stage, &kept, tokenizer),
             exact_tokens: tokenizer != Tokenizer::Estimate,
+            steps_applied: dropped.len(),
             dropped,
             kept: kept.len(),
             total: self.len(),
             cut,
-            steps_applied: stage as u8,
+            trim_level: stage as u8,
             fits,
             cut_policy: cut_order.policy.clone(),
             planner_removed,
@@ -1548,11 +1553,12 @@ pub fn compact_reserialising(
         before_tokens,
         after_tokens: count(&text),
         exact_tokens: tokenizer != Tokenizer::Estimate,
+        steps_applied: dropped.len(),
         dropped,
         kept: kept.len(),
         total: guide.entry_count(),
         cut,
-        steps_applied: stage as u8,
+        trim_level: stage as u8,
         fits: fits(&text),
         cut_policy: cut_order.policy.clone(),
         planner_removed: 0,
@@ -1578,6 +1584,7 @@ mod tests {
             total: 72,
             cut: Vec::new(),
             steps_applied: 0,
+            trim_level: 0,
             fits: true,
             cut_policy: String::new(),
             planner_removed: 59,
@@ -1669,7 +1676,7 @@ mod tests {
         assert_eq!(c.text, p.render_full());
         assert_eq!(c.trim.before_bytes, c.trim.after_bytes);
         assert!(c.trim.dropped.is_empty() && c.trim.cut.is_empty());
-        assert_eq!(c.trim.steps_applied, 0);
+        assert_eq!(c.trim.trim_level, 0);
         assert!(c.trim.fits && c.trim.exact_tokens);
     }
 
@@ -1688,7 +1695,7 @@ mod tests {
         );
         assert_eq!(c.trim.dropped.len(), 1);
         assert_eq!(c.trim.dropped[0].step, TrimStep::IntentKeywords);
-        assert_eq!(c.trim.steps_applied, 1);
+        assert_eq!(c.trim.trim_level, 1);
         assert_eq!(
             c.trim.before_bytes - c.trim.after_bytes,
             c.trim.dropped[0].saved_bytes
@@ -1719,6 +1726,15 @@ mod tests {
         let steps: Vec<TrimStep> = c.trim.dropped.iter().map(|d| d.step).collect();
         assert!(!steps.contains(&TrimStep::Limitations), "{steps:?}");
         assert!(c.trim.dropped.iter().all(|d| d.saved_bytes > 0));
+        // Tester 32 F3: `steps_applied` counts the steps that changed something, as the
+        // screens say it; the level reached is `trim_level`, past the step that saved nothing.
+        assert_eq!(c.trim.steps_applied, steps.len());
+        assert!(
+            usize::from(c.trim.trim_level) > TrimStep::Limitations as usize,
+            "{:?}",
+            c.trim
+        );
+        assert!(c.trim.steps_applied < usize::from(c.trim.trim_level));
         let saved: usize = c.trim.dropped.iter().map(|d| d.saved_bytes).sum();
         if c.trim.cut.is_empty() {
             assert_eq!(saved, c.trim.before_bytes - c.trim.after_bytes);
@@ -1791,7 +1807,7 @@ mod tests {
                 assert_eq!(c.trim.cut.len(), 1);
                 assert_eq!(c.trim.cut[0].name, "web.fetch");
                 assert!(c.trim.cut[0].alone_over);
-                assert_eq!(c.trim.steps_applied, 0, "the rest fits untouched");
+                assert_eq!(c.trim.trim_level, 0, "the rest fits untouched");
                 assert!(
                     c.trim
                         .cut_note()
@@ -1856,10 +1872,7 @@ mod tests {
             assert_eq!(c.trim.cut[0].name, "big");
             assert_eq!(crowds.share_percent, 51, "just over half, rounded up");
             assert!(crowds.would_cut >= 2, "{crowds:?}");
-            assert_eq!(
-                c.trim.steps_applied, 0,
-                "the rest is trimmed only as it needs"
-            );
+            assert_eq!(c.trim.trim_level, 0, "the rest is trimmed only as it needs");
             assert!(c.trim.cut_note().ends_with(&format!(
                 "1 entry cut as it takes 51 % of the allowance fully trimmed; keeping it would cut {}",
                 crowds.would_cut
@@ -2137,7 +2150,7 @@ mod tests {
             // Q8: the smalls fit untrimmed, so they go untrimmed and no step is said (they
             // went with all six steps).
             assert!(p.fits(0, &smalls, allowance, tok));
-            assert_eq!(c.trim.steps_applied, 0, "{:?}", c.trim);
+            assert_eq!(c.trim.trim_level, 0, "{:?}", c.trim);
             assert_eq!(c.trim.dropped, [], "{:?}", c.trim);
             assert_eq!(c.text, p.render(0, &smalls));
             assert!(c.text.len() <= 10_000);
@@ -2260,7 +2273,7 @@ mod tests {
                 if c.trim.cut.is_empty() || !c.trim.fits {
                     continue;
                 }
-                let stage = usize::from(c.trim.steps_applied);
+                let stage = usize::from(c.trim.trim_level);
                 assert!(p.fits(stage, &c.kept, allowance, tok), "cap {cap}");
                 assert!(
                     stage == 0 || !p.fits(stage - 1, &c.kept, allowance, tok),

@@ -687,7 +687,10 @@ fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Ve
 /// `tool calls (n):` and a line per call (name, arguments clipped to `width`), and a line
 /// for those read past and not kept when there were any; nothing without calls.
 fn tool_call_lines(calls: &[ToolCall], not_kept: u64, width: usize, lines: &mut Vec<String>) {
+    // Said even when there are none: a prose answer's kept form had been its usage line
+    // alone, under a heading that read as empty (tester 32 F8).
     if calls.is_empty() && not_kept == 0 {
+        lines.push("tool calls: none".to_string());
         return;
     }
     // A server's name and arguments each stay on the call's one line.

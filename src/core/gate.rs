@@ -87,6 +87,16 @@ pub fn content_ref(content: &[u8]) -> String {
 
 /// The gate's decision for content of `tokens` tokens.
 pub fn admit(budget: &ContextBudget, tokens: usize) -> Admission {
+    // A window already over before this part: any text is briefed, and nothing (an empty
+    // instruction) does not "fit" either (tester 32 F7: `tight: 0 tokens against 0
+    // available … fits`, with 119 used of a 100-token ceiling).
+    if budget.used_tokens > budget.ceiling() {
+        return if tokens == 0 {
+            Admission::Over
+        } else {
+            Admission::Briefing
+        };
+    }
     let available = budget.available();
     if tokens > available {
         return Admission::Briefing;
@@ -563,6 +573,20 @@ mod tests {
         assert_eq!(b.available(), 0);
         b.reset(0);
         assert_eq!(b.available(), 8_000);
+    }
+
+    /// Tester 32 F7: an empty instruction in a window already over (119 used of a
+    /// 100-token ceiling) was `tight` — "fits" — for 0 tokens against 0 available.
+    #[test]
+    fn nothing_does_not_fit_a_window_already_over() {
+        let over = ContextBudget::new(125, 119);
+        assert_eq!(over.ceiling(), 100);
+        assert_eq!(admit(&over, 0), Admission::Over);
+        assert_eq!(admit(&over, 1), Admission::Briefing);
+        // Full to the token is not over: an empty part still fits, with nothing free.
+        let full = ContextBudget::new(125, 100);
+        assert_eq!(admit(&full, 0), Admission::Tight);
+        assert_eq!(admit(&full, 1), Admission::Briefing);
     }
 
     const RUST: &str = "use std::io;\n\npub struct Config {\n    a: u32,\n}\n\nimpl Config {\n    pub fn new() -> Self {\n        Config { a: 1 }\n    }\n}\n\nfn main() {}\n";

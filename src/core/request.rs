@@ -875,7 +875,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed))
     };
 
-    let stage = compacted.trim.steps_applied as usize;
+    let stage = compacted.trim.trim_level as usize;
     let mut rank_of = vec![None; catalog.len()];
     for (place, s) in ranking.order.iter().enumerate() {
         if s.score > 0.0

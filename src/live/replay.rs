@@ -343,6 +343,19 @@ pub struct TwoPass {
     pub note: String,
 }
 
+impl TwoPass {
+    /// The pass in a table's cell, whole: `picked 3 of 45`, `failed (constrained_deadlock)`,
+    /// `cancelled`. The note, a sentence, goes under the table (tester 32 F8: a table cuts a
+    /// long cell in the middle, `pass 1 failed (cons…_deadlock)`).
+    pub fn cell(&self) -> String {
+        match (&self.failure, self.picked.is_empty()) {
+            (Some(f), _) => format!("pass 1 failed ({})", f.class),
+            (None, false) => format!("pass 1 picked {} of {}", self.picked.len(), self.offered),
+            (None, true) => "pass 1 cancelled".to_string(),
+        }
+    }
+}
+
 /// The request a live replay sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestSummary {
