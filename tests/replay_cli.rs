@@ -1217,3 +1217,58 @@ fn offline_replay_decodes_the_tool_calls_an_imported_answer_keeps() {
         "{replay:#}"
     );
 }
+
+/// Tester 31 F3: `replay --failed` cut by a signal ended silent, though the replays already
+/// answered were stored. The signal cancels the call in flight and sends no more; the
+/// summary of what came back is printed and a line says what the cut left.
+#[cfg(unix)]
+#[test]
+fn a_replay_sweep_cut_by_a_signal_says_what_it_stored_and_what_it_left() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .env(KEY_ENV, KEY)
+        .args(["replay", "--failed", "--limit", "3"])
+        .args(["--model", "test/ok-json", "--model", "test/hang"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first plan's answer from ok-json, then its call to the hanging model.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.requests.lock().unwrap().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second call was not sent"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "ctxconsole: interrupted by SIGTERM: 1 replay stored before it, each linked to its \
+             original; 2 of 3 plans not replayed, and the call in flight was cancelled"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("1 replay(s) of 1 failed plan(s) stored"),
+        "{stdout}"
+    );
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        2,
+        "nothing sent after"
+    );
+    let sent = json_of(ctx(home.path()).args(["history", "--plans", "--json", "--source", "sent"]));
+    assert_eq!(sent["total"], 1, "{sent:#}");
+}

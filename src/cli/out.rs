@@ -133,11 +133,7 @@ pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
     let handle = signals.handle();
     std::thread::spawn(move || {
         if let Some(number) = signals.forever().next() {
-            let name = match number {
-                SIGINT => "SIGINT",
-                SIGTERM => "SIGTERM",
-                _ => "SIGHUP",
-            };
+            let name = signal_name(number);
             eprint_line(&format!("ctxconsole: interrupted by {name}: {what}"));
             std::process::exit(128 + number);
         }
@@ -145,8 +141,63 @@ pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
     Some(InterruptNote(handle))
 }
 
-/// Stops a signal-listening thread ([`say_if_interrupted`]'s, `send`'s Ctrl-C) when
-/// dropped: its thread ends and the handler goes.
+/// The name a shell gives a terminating signal.
+#[cfg(unix)]
+fn signal_name(number: i32) -> &'static str {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    match number {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "SIGHUP",
+    }
+}
+
+/// Until dropped, the first terminating signal (SIGINT, SIGTERM, SIGHUP) cancels `cancel`
+/// — every call in flight ends, its result shown as cancelled — rather than ending the
+/// run, so a command that sends (`send`, `replay`) still prints and stores what came back
+/// and says what the cut left ([`CancelOnInterrupt::by`]). A second signal ends the run at
+/// once: the handler goes with the first.
+#[cfg(unix)]
+pub fn cancel_on_interrupt(cancel: &crate::llm::client::Cancel) -> Option<CancelOnInterrupt> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::sync::atomic::{AtomicI32, Ordering};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
+    let handle = signals.handle();
+    let cancel = cancel.clone();
+    let came = std::sync::Arc::new(AtomicI32::new(0));
+    let seen = came.clone();
+    std::thread::spawn(move || {
+        if let Some(number) = signals.forever().next() {
+            seen.store(number, Ordering::SeqCst);
+            cancel.cancel();
+        }
+    });
+    Some(CancelOnInterrupt {
+        _listening: InterruptNote(handle),
+        came,
+    })
+}
+
+/// [`cancel_on_interrupt`]'s listener: which signal came, if one did.
+#[cfg(unix)]
+pub struct CancelOnInterrupt {
+    _listening: InterruptNote,
+    came: std::sync::Arc<std::sync::atomic::AtomicI32>,
+}
+
+#[cfg(unix)]
+impl CancelOnInterrupt {
+    /// The signal that cancelled the run (`SIGINT`), `None` while none came.
+    pub fn by(&self) -> Option<&'static str> {
+        match self.came.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => None,
+            number => Some(signal_name(number)),
+        }
+    }
+}
+
+/// Stops a signal-listening thread ([`say_if_interrupted`]'s, [`cancel_on_interrupt`]'s)
+/// when dropped: its thread ends and the handler goes.
 #[cfg(unix)]
 pub struct InterruptNote(pub signal_hook::iterator::Handle);
 

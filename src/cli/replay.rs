@@ -108,8 +108,16 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // A signal cancels the call in flight and sends no more; what came back is printed and
+    // stored, and a line says what the cut left (tester 31 F3: `replay --failed` cut by
+    // Ctrl-C ended silent, with 3 of 114 replays stored).
+    let cancel = Cancel::default();
+    let on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel);
     let mut plans = Vec::new();
     for original in &originals {
+        if cancel.is_cancelled() {
+            break;
+        }
         let models = if args.models.is_empty() {
             vec![original.model.clone()]
         } else {
@@ -117,7 +125,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         };
         let mut replays = Vec::new();
         for model in &models {
-            let (mut replay, record) = rt.block_on(live_one(&ctx, original, model))?;
+            let (mut replay, record) = rt.block_on(live_one(&ctx, original, model, &cancel))?;
             if let Some(record) = record {
                 replay.store_with(record, &ctx.preview.secrets, |r| {
                     history.insert_replay(r, &ctx.pipelines)
@@ -138,8 +146,37 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     if !args.json {
         print_unsaved_plans(plans.iter().flat_map(|p| &p.replays))?;
     }
+    if let Some(by) = on_interrupt.as_ref().and_then(|i| i.by()) {
+        crate::cli::out::eprint_line(&format!(
+            "ctxconsole: interrupted by {by}: {}",
+            interrupted_note(&plans, originals.len())
+        ));
+    }
     every_answer_stored(plans.iter().flat_map(|p| &p.replays))?;
     every_replay_ran(&plans)
+}
+
+/// What a cut replay run left: the replays stored (each linked to its original), and the
+/// plans not replayed. `wanted` is the number of plans the run was to replay.
+fn interrupted_note(plans: &[LivePlan], wanted: usize) -> String {
+    let stored = plans
+        .iter()
+        .flat_map(|p| &p.replays)
+        .filter(|r| r.stored_id.is_some())
+        .count();
+    let begun = plans.len();
+    let replays = crate::format::counted(stored, "replay", "replays");
+    format!(
+        "{replays} stored before it, each linked to its original; {} of {wanted} plan{} not \
+         replayed{}",
+        wanted - begun,
+        if wanted == 1 { "" } else { "s" },
+        if plans.iter().flat_map(|p| &p.replays).any(|r| r.cancelled) {
+            ", and the call in flight was cancelled (nothing of it stored)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Before a command pays for answers: when another process is writing the store now (an
@@ -206,6 +243,7 @@ async fn live_one(
     ctx: &ReplayContext,
     original: &PlanRecord,
     model: &str,
+    cancel: &Cancel,
 ) -> anyhow::Result<(LiveReplay, Option<PlanRecord>)> {
     let tty = std::io::stderr().is_terminal();
     let mut report = |p: ReplayProgress| {
@@ -213,8 +251,7 @@ async fn live_one(
             crate::cli::out::status_line(&p.line(&original.id));
         }
     };
-    let cancel = Cancel::default();
-    let live = replay_live(ctx, original, model, &cancel, &mut report).await?;
+    let live = replay_live(ctx, original, model, cancel, &mut report).await?;
     if tty {
         crate::cli::out::clear_status_line();
     }

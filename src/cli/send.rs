@@ -168,7 +168,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
 
     let cancel = Cancel::default();
-    let _on_interrupt = cancel_on_interrupt(&cancel);
+    let _on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel);
     let tty = std::io::stderr().is_terminal();
     let labels: Vec<String> = jobs
         .iter()
@@ -287,26 +287,6 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     every_answer_stored(calls.iter().map(|(_, live)| *live))?;
     every_call_ran(&calls, noun)
-}
-
-/// Ctrl-C cancels every call in flight (their results show as cancelled); the handle stops
-/// listening when dropped.
-#[cfg(unix)]
-fn cancel_on_interrupt(cancel: &Cancel) -> Option<crate::cli::out::InterruptNote> {
-    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]).ok()?;
-    let handle = signals.handle();
-    let cancel = cancel.clone();
-    std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
-            cancel.cancel();
-        }
-    });
-    Some(crate::cli::out::InterruptNote(handle))
-}
-
-#[cfg(not(unix))]
-fn cancel_on_interrupt(_cancel: &Cancel) -> Option<()> {
-    None
 }
 
 /// Exit 1 naming every call that could not run. `calls` are (label, result); `noun` says
