@@ -224,19 +224,27 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
     }
     if !t.cut.is_empty() {
         out.push_str(&format!(
-            "cut {} entries ({}):\n",
-            t.cut.len(),
+            "cut {} ({}):\n",
+            crate::format::counted(t.cut.len(), "entry", "entries"),
             t.cut_note()
         ));
+        // An entry's bytes are its line at the trim level the catalog reached, so one entry
+        // shows other figures in other windows: the level is said beside them (tester 32
+        // F5: 1,409 and 4,943 bytes, unexplained).
+        let level = if t.trim_level == 0 {
+            "untrimmed".to_string()
+        } else {
+            format!("trimmed to step {}", t.trim_level)
+        };
         for c in &t.cut {
             out.push_str(&format!(
-                "  {} {}, {} bytes{}\n",
+                "  {} {}, {} bytes {level}{}\n",
                 crate::cli::table::padded(&crate::core::terminal_text::name(&c.name), 40),
                 match c.kind {
                     EntryKind::Pack => "pack",
                     EntryKind::Pipeline => "pipeline",
                 },
-                c.bytes,
+                thousands(c.bytes),
                 c.reason().map(|r| format!(", {r}")).unwrap_or_default()
             ));
         }
