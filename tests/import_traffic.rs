@@ -1777,15 +1777,6 @@ fn a_key_given_twice_in_traffic_is_refused_naming_it() {
         ),
     ] {
         std::fs::write(&file, format!("{line}\n")).unwrap();
-        let out = ctx(home.path())
-            .args(["import", kind])
-            .arg(&file)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::succeeded(ctx(home.path()).args(["import", kind]).arg(&file));
     }
 }

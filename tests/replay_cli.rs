@@ -482,15 +482,21 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
         "{:#}",
         preview["ranking"]
     );
-    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+    // The same replay, in JSON and on the screen.
+    let replay = [
         "replay",
         id,
         "--model",
         "test/ok-json",
         "--model",
         "test/filter-garbage",
-        "--json",
-    ]));
+    ];
+    let v = json_of(
+        ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(replay)
+            .arg("--json"),
+    );
     let picked = &v["replays"][0];
     assert_eq!(picked["outcome"], "ok", "{picked:#}");
     let two = &picked["two_pass"];
@@ -550,14 +556,7 @@ fn low_confidence_escalates_to_the_two_pass_filter_and_a_failed_pass_one_leaves_
     // (tester 32 F8: the note in the cell was cut in the middle, `pass 1 failed (cons…`).
     let out = ctx(home.path())
         .env(KEY_ENV, KEY)
-        .args([
-            "replay",
-            id,
-            "--model",
-            "test/ok-json",
-            "--model",
-            "test/filter-garbage",
-        ])
+        .args(replay)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
