@@ -759,6 +759,13 @@ fn a_reply_over_the_cap_fails_as_protocol_and_keeps_its_opening() {
         assert_eq!(raw.len(), 64 * 1024, "the first 64 KiB are kept");
         assert!(raw.starts_with(opening), "{}", &raw[..80]);
         assert_eq!(row["failure_class"], "protocol");
+        // Tester 33 F2: a stream's answer read so far is kept too, and the detail says so.
+        let partial = row["answer"]["reply"]["content"].as_str().unwrap_or("");
+        assert_eq!(
+            detail.contains("of answer read from it as a partial answer"),
+            !partial.is_empty(),
+            "{detail}"
+        );
     }
     assert_eq!(
         v["replays"][2]["outcome"], "ok",
@@ -798,7 +805,10 @@ fn a_reply_over_the_cap_keeps_the_opening_from_the_chunk_that_crossed_it_cut_at_
     assert!(raw.ends_with("日日日"), "{}", &raw[raw.len() - 20..]);
     let detail = r["failure"]["detail"].as_str().unwrap();
     assert!(
-        detail.contains(&format!("the first {} bytes are kept", raw.len())),
+        detail.contains(&format!(
+            "kept: its first {} bytes as the raw response",
+            raw.len()
+        )),
         "{detail}"
     );
 }

@@ -777,10 +777,26 @@ impl<'r> Incoming<'r> {
 
     /// The failure for a reply over the cap, keeping its opening as the body.
     fn too_large(&self, partial: Option<Reply>) -> Answer {
+        // Both kept parts are named: a stream's answer read so far is kept whole beside the
+        // raw opening (tester 33 F2: "the first 64 KiB are kept" beside 7.4 MB of answer).
+        let answer = partial
+            .as_ref()
+            .map(|r| {
+                r.content.as_deref().map_or(0, str::len)
+                    + r.reasoning.as_deref().map_or(0, str::len)
+            })
+            .filter(|n| *n > 0)
+            .map(|n| {
+                format!(
+                    ", and the {} of answer read from it as a partial answer",
+                    byte_size(n)
+                )
+            })
+            .unwrap_or_default();
         failed(
             FailureClass::Protocol,
             format!(
-                "reply too large: more than {} arrived (llm.max_reply_bytes = {}); the first {} are kept",
+                "reply too large: more than {} arrived (llm.max_reply_bytes = {}); kept: its first {} as the raw response{answer}",
                 byte_size(self.limit),
                 self.limit,
                 byte_size(self.opening_bytes().len())

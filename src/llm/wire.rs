@@ -182,13 +182,34 @@ impl EventStream {
         Ok(())
     }
 
-    /// The stream ended: an event still waiting for its blank line is read now.
+    /// The stream ended: an event still waiting for its blank line is read now when it is
+    /// whole JSON. One that is not was cut by the end of the stream — the server-sent events
+    /// spec drops an unfinished event — so it is a transport failure, as a stream cut between
+    /// events is, not a server speaking another protocol (tester 33 F1: a stream cut inside
+    /// an event was `protocol`, "check the provider's base_url").
     pub fn end(&mut self) -> Result<(), Failure> {
         if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
-            self.line(&line)?;
+            // A cut may fall inside a character: what came is quoted, not refused as text.
+            let text = String::from_utf8_lossy(&line).into_owned();
+            self.line(text.as_bytes())?;
         }
-        self.dispatch()
+        match self.event.take() {
+            None => Ok(()),
+            Some(data) => match serde_json::from_str::<Value>(&data) {
+                Ok(value) => self.event_value(&value),
+                Err(_) => Err(Failure::new(
+                    FailureClass::Transport,
+                    format!(
+                        "the stream ended inside an event, after {} bytes of answer and {} of \
+                         reasoning; the unfinished event: \"{}\"",
+                        self.content.len(),
+                        self.reasoning.len(),
+                        quote_reply(&data, 100)
+                    ),
+                )),
+            },
+        }
     }
 
     /// The event whose `data:` lines were gathered, if any.
@@ -569,6 +590,44 @@ mod tests {
         s.feed(call(u64::MAX, serde_json::json!({"name": "x"}), None).as_bytes())
             .unwrap();
         assert_eq!(s.reply().tool_calls.len(), 1);
+    }
+
+    /// Tester 33 F1: a stream cut inside an event (no blank line, no closing brace) was
+    /// `protocol` — "check the provider's base_url" — while one cut between events was
+    /// `transport`. Both are cuts; a whole last event without its blank line still reads.
+    #[test]
+    fn a_stream_cut_inside_an_event_is_a_transport_failure() {
+        let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ab\"}}]}\n\n";
+        for cut in [
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"XYZ",
+            // inside a character
+            "data: {\"choices\":[{\"delta\":{\"content\":\"\u{e9}",
+        ] {
+            let bytes: &[u8] = if cut.ends_with('\u{e9}') {
+                &cut.as_bytes()[..cut.len() - 1]
+            } else {
+                cut.as_bytes()
+            };
+            let mut s = EventStream::default();
+            s.feed(first.as_bytes()).unwrap();
+            s.feed(bytes).unwrap();
+            let f = s.end().unwrap_err();
+            assert_eq!(f.class, FailureClass::Transport, "{}", f.detail);
+            assert!(
+                f.detail
+                    .starts_with("the stream ended inside an event, after 2 bytes of answer"),
+                "{}",
+                f.detail
+            );
+            assert_eq!(s.reply().content.as_deref(), Some("ab"));
+        }
+        let mut s = EventStream::default();
+        s.feed(first.as_bytes()).unwrap();
+        s.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}]}")
+            .unwrap();
+        s.end().unwrap();
+        assert_eq!(s.reply().content.as_deref(), Some("abc"));
+        assert!(s.finished());
     }
 
     #[test]
