@@ -1758,11 +1758,43 @@ fn a_key_given_twice_in_traffic_is_refused_naming_it() {
             "duplicate field `resourceSpans`",
         ),
         ("traces", span_doubled_answer, "duplicate field `parts`"),
+        // Tester 33 F5: inside an attribute's value, and a value of two kinds.
+        (
+            "traces",
+            span.replace(
+                r#"{"stringValue":"m"}"#,
+                r#"{"stringValue":"m","stringValue":"evil"}"#,
+            ),
+            "duplicate field `stringValue`",
+        ),
+        (
+            "traces",
+            span.replace(
+                r#"{"stringValue":"m"}"#,
+                r#"{"stringValue":"m","intValue":"5"}"#,
+            ),
+            "attribute `gen_ai.request.model`: its value holds 2 kinds (stringValue, intValue)",
+        ),
+        // A tool call's arguments given as a value.
+        (
+            "litellm",
+            row.replace(
+                r#""arguments":{"topic":"launch"}"#,
+                r#""arguments":{"topic":"launch","topic":"rm"}"#,
+            ),
+            "duplicate field `topic`",
+        ),
     ] {
+        assert!(
+            line != span && line != row,
+            "{said}: the case changed nothing"
+        );
         std::fs::write(&file, format!("{line}\n")).unwrap();
         let err = import_refused(home.path(), kind, &file);
         let at = format!("{}: line 1", file.display());
         assert!(err.contains(&at) && err.contains(said), "{said} in {err}");
+        // Tester 33 F6: JSON text holding a key twice is JSON that does not read.
+        assert!(!err.contains("is not JSON"), "{err}");
         assert_eq!(counts(home.path()), before, "{line}");
     }
     // A key nothing reads may be given twice: it changes nothing stored.

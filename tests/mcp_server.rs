@@ -1255,6 +1255,42 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     assert!(err.contains("notification"), "{err}");
 }
 
+/// Tester 33 F3/F4: a key given twice in a request was read last-wins — `record_execution`
+/// with `"ok":true,"ok":false` stored a failure a first-wins proxy shows as a success, an
+/// attachment's second `text` was previewed — and one inside `params` read "its params do
+/// not fit the method". Each is refused naming the key by its path; nothing runs.
+#[test]
+fn a_key_given_twice_in_a_request_is_refused_naming_it() {
+    let (replies, err) = raw_stdio(
+        &[
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record_execution","arguments":{"caller":"agentA","tool":"fs.read","ok":true,"ok":false,"at":"2026-11-28T05:00:00Z","id":"dupok1"}}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rank_tools","name":"preview","arguments":{"query":"x"}}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"preview","arguments":{"instruction":"x","attachments":[{"name":"a","text":"safe","text":"evil"}]}}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"record_execution","arguments":{"caller":"agentA","tool":"fs.read","ok":true,"at":"2026-11-28T05:00:00Z","id":"once"}}}"#,
+        ],
+        4,
+    );
+    let error = |id: i64| reply_to(&replies, json!(id))["error"].clone();
+    assert_eq!(error(2)["code"], -32602, "{}", error(2));
+    assert_eq!(error(2)["message"], "argument `ok` is given twice");
+    assert_eq!(error(2)["data"]["argument"], "ok");
+    assert_eq!(error(3)["code"], -32600, "{}", error(3));
+    assert!(
+        error(3)["message"]
+            .as_str()
+            .unwrap()
+            .contains("`params.name` is given twice"),
+        "{}",
+        error(3)
+    );
+    assert_eq!(error(4)["data"]["argument"], "attachments[0].text");
+    // The same call with each key once is taken.
+    let once = reply_to(&replies, json!(5));
+    assert!(once["result"].is_object(), "{once}");
+    assert!(err.contains("`params.requestId` is given twice"), "{err}");
+}
+
 /// Kills the server it holds when the test ends, however it ends.
 struct Server(std::process::Child);
 

@@ -186,6 +186,9 @@ impl CoreError {
     /// where it is (`FILE: line 2`); the line and column are within the value's text, and
     /// the message is [`CoreError::json`]'s (a lone surrogate named as one).
     pub fn json_within(origin: &str, what: &str, text: &str, err: &serde_json::Error) -> CoreError {
+        // JSON that parses but does not read (a key given twice, a value of another type)
+        // is not "not JSON" (tester 33 F6).
+        let is_json = err.classify() == serde_json::error::Category::Data;
         match CoreError::json(origin, text, err) {
             CoreError::Syntax {
                 origin,
@@ -194,9 +197,16 @@ impl CoreError {
                 message,
             } => CoreError::Content {
                 origin,
-                message: format!(
-                    "{what} is not JSON (line {line}, column {column} of its text: {message})"
-                ),
+                message: if is_json {
+                    format!(
+                        "{what} holds JSON that does not read: {message} (line {line}, column \
+                         {column} of its text)"
+                    )
+                } else {
+                    format!(
+                        "{what} is not JSON (line {line}, column {column} of its text: {message})"
+                    )
+                },
             },
             other => other,
         }

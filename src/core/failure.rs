@@ -591,6 +591,10 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
         )
     }));
     lines.extend(reply.usage.as_ref().map(usage_line));
+    // A plain text answer has nothing to say beside its text: no section at all.
+    if lines == ["tool calls: none"] {
+        lines.clear();
+    }
     lines
 }
 
@@ -1152,7 +1156,12 @@ mod tests {
             "session_id": null, "tool_calls": [], "usage": null});
         assert_eq!(
             super::kept_answer_lines(&litellm, 400),
-            ["imported from litellm", "  request_id: r1", "  spend: 0.25"]
+            [
+                "imported from litellm",
+                "  request_id: r1",
+                "  spend: 0.25",
+                "tool calls: none"
+            ]
         );
         let bad = json!({"source": "otel", "tool_calls": 3});
         assert!(super::kept_answer_lines(&bad, 400).is_empty());
@@ -1168,7 +1177,8 @@ mod tests {
         let imported = json!({"source": "otel", "reasoning": "héllo", "other_choices": 2});
         let live = super::kept_answer_lines(&live, 400);
         let imported = super::kept_answer_lines(&imported, 400);
-        assert_eq!(live.len(), 2, "{live:?}");
+        assert_eq!(live.len(), 3, "{live:?}");
+        assert_eq!(live[0], "tool calls: none");
         assert_eq!(imported[0], "imported from otel");
         assert_eq!(imported[1..], live[..], "{imported:?}");
         let odd = json!({"source": "otel", "reasoning": 5, "other_choices": "two"});
@@ -1177,7 +1187,8 @@ mod tests {
             [
                 "imported from otel",
                 "  other_choices: two",
-                "  reasoning: 5"
+                "  reasoning: 5",
+                "tool calls: none"
             ]
         );
     }

@@ -911,7 +911,9 @@ impl<'de> serde::de::Visitor<'de> for StepSeed {
                 }
                 "args" if args.is_some() => return Err(twice()),
                 "args" => {
-                    let value = map.next_value::<serde_json::Value>()?;
+                    // A key given twice in the arguments is refused, as in every record
+                    // (core::json_keys).
+                    let value = map.next_value_seed(crate::core::json_keys::UniqueValue)?;
                     // The bound a model's answer is held to: every stored plan obeys one rule.
                     if let Some(problem) = bounds::step_args_too_deep(&value) {
                         return Err(A::Error::custom(format!(

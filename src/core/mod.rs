@@ -15,6 +15,7 @@ pub mod failure;
 pub mod gap;
 pub mod gate;
 pub mod history;
+pub mod json_keys;
 pub mod metrics;
 pub mod past_steps;
 pub mod plan;

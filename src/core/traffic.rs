@@ -16,6 +16,7 @@ use crate::core::bounds::{self, finite_in, int_in};
 use crate::core::error::CoreError;
 use crate::core::failure::{Reply, read_reply_owning};
 use crate::core::history::{ExecutionRecord, Outcome, PlanRecord, Step};
+use crate::core::json_keys::UniqueValue;
 use crate::core::plan::steps_of;
 use crate::core::terminal_text::quoted_value;
 
@@ -284,6 +285,17 @@ fn unix_nanos(origin: &str, field: &str, value: Option<&Value>) -> Result<(i64, 
 /// `"18446744073709551615"`) is left as written, `{"intValue": …}`, for the span to refuse
 /// naming its attribute ([`unreadable_int`]); it had become null, the figure dropped without
 /// a word (tester 23 F5).
+/// The fields of an OTLP `AnyValue`, of which a value holds one.
+const ANY_VALUE_KINDS: &[&str] = &[
+    "stringValue",
+    "boolValue",
+    "intValue",
+    "doubleValue",
+    "arrayValue",
+    "kvlistValue",
+    "bytesValue",
+];
+
 fn any_value(v: Value) -> Value {
     let Value::Object(mut o) = v else {
         return Value::Null;
@@ -999,18 +1011,35 @@ impl<'de> Visitor<'de> for KeyValueOf {
         let mut keys = KeysOnce::of(&["key", "value"]);
         while let Some(field) = keys.next_name(&mut map)? {
             match field {
-                Some("key") => key = Some(map.next_value()?),
+                Some("key") => key = Some(map.next_value_seed(UniqueValue)?),
                 Some("value") if key.as_ref().is_some_and(|k| !self.wants(k)) => {
                     map.next_value::<Skip>()?;
                 }
-                Some(_) => value = Some(map.next_value()?),
+                Some(_) => value = Some(map.next_value_seed(UniqueValue)?),
                 None => {
                     map.next_value::<Skip>()?;
                 }
             }
         }
         Ok(match (key, value) {
-            (Some(Value::String(k)), Some(v)) if self.0.contains(&k.as_str()) => Some((k, v)),
+            (Some(Value::String(k)), Some(v)) if self.0.contains(&k.as_str()) => {
+                // An AnyValue is one of its kinds: two would be read as the first this
+                // reader tries and maybe another elsewhere (tester 33 F5). `k` is one of
+                // the names read, so safe to print.
+                let kinds: Vec<&str> = ANY_VALUE_KINDS
+                    .iter()
+                    .copied()
+                    .filter(|kind| v.get(kind).is_some())
+                    .collect();
+                if kinds.len() > 1 {
+                    return Err(de::Error::custom(format_args!(
+                        "attribute `{k}`: its value holds {} kinds ({}); an OTLP AnyValue holds one",
+                        kinds.len(),
+                        kinds.join(", ")
+                    )));
+                }
+                Some((k, v))
+            }
             _ => None,
         })
     }
@@ -1131,7 +1160,7 @@ impl<'de> Visitor<'de> for StatusCode {
         let mut keys = KeysOnce::of(&["code"]);
         while let Some(field) = keys.next(&mut map)? {
             match field {
-                Some(_) => code = Some(map.next_value()?),
+                Some(_) => code = Some(map.next_value_seed(UniqueValue)?),
                 None => {
                     map.next_value::<Skip>()?;
                 }
@@ -1175,10 +1204,10 @@ impl<'de> Visitor<'de> for SpanFields {
         ]);
         while let Some(field) = keys.next_name(&mut map)? {
             match field {
-                Some("traceId") => s.trace_id = Some(map.next_value()?),
-                Some("spanId") => s.span_id = Some(map.next_value()?),
-                Some("startTimeUnixNano") => s.start = Some(map.next_value()?),
-                Some("endTimeUnixNano") => s.end = Some(map.next_value()?),
+                Some("traceId") => s.trace_id = Some(map.next_value_seed(UniqueValue)?),
+                Some("spanId") => s.span_id = Some(map.next_value_seed(UniqueValue)?),
+                Some("startTimeUnixNano") => s.start = Some(map.next_value_seed(UniqueValue)?),
+                Some("endTimeUnixNano") => s.end = Some(map.next_value_seed(UniqueValue)?),
                 Some("status") => s.status_code = map.next_value_seed(StatusCode)?,
                 Some("attributes") => {
                     s.attrs = map.next_value_seed(AttributesOf(SPAN_ATTRIBUTES))?
@@ -1545,7 +1574,7 @@ impl<'de> Visitor<'de> for RowOf<'_> {
                     )?;
                 }
                 Some(name) => {
-                    let value = map.next_value::<Value>()?;
+                    let value = map.next_value_seed(UniqueValue)?;
                     if let Some(fields) = &mut row.fields {
                         fields.insert(name.to_string(), value);
                     }

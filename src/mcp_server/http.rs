@@ -198,6 +198,9 @@ async fn read_message(
     };
     let message = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes)
         .map_err(|e| refused(StatusCode::BAD_REQUEST, &jsonrpc::unreadable(&bytes, &e)))?;
+    if let Some(refusal) = jsonrpc::repeated_key_in(&bytes, &message) {
+        return Err(refused(StatusCode::BAD_REQUEST, &refusal));
+    }
     Ok((Request::from_parts(parts, Full::new(bytes)), message))
 }
 

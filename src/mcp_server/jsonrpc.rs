@@ -167,36 +167,62 @@ fn shape_fault(object: &serde_json::Map<String, Value>) -> Option<String> {
     }
 }
 
-/// The first key of the message given twice, said (tester 28 N3: a second `id` read "line 1
-/// column 1"): a `Value` keeps the last copy unsaid, the message reader refuses it unnamed.
+/// The first key of the message given twice, said by its path (tester 28 N3: a second `id`
+/// read "line 1 column 1"; tester 33 F4: one inside `params` read "its params do not fit
+/// the method"): a `Value` keeps the last copy unsaid, the message reader refuses it
+/// unnamed. The walk is the one every reader of outside JSON shares
+/// ([`crate::core::json_keys`]).
 fn repeated_key(text: &[u8]) -> Option<String> {
-    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
-    struct FirstRepeated;
-    impl<'de> Visitor<'de> for FirstRepeated {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
-            let mut seen = std::collections::HashSet::new();
-            let mut repeated = None;
-            while let Some(key) = map.next_key::<String>()? {
-                map.next_value::<IgnoredAny>()?;
-                if repeated.is_none() && !seen.insert(key.clone()) {
-                    repeated = Some(key);
-                }
-            }
-            Ok(repeated)
-        }
-    }
-    let key = serde_json::Deserializer::from_slice(text)
-        .deserialize_map(FirstRepeated)
-        .ok()??;
+    let path = crate::core::json_keys::first_repeated_key(text)?;
     // Escaped on the way out, as every error is ([`for_client`]).
     Some(format!(
         "`{}` is given twice",
-        crate::core::text::clip(&key, crate::core::terminal_text::QUOTE_CHARS)
+        crate::core::text::clip(&dotted(&path), crate::core::terminal_text::QUOTE_CHARS)
     ))
+}
+
+/// A message that reads, refused when a key in it is given twice: rmcp keeps the last copy,
+/// so `"ok": true, "ok": false` in `record_execution` was stored as a failure that a
+/// proxy or log viewer keeping the first shows as a success (tester 33 F3). An argument is
+/// named as every argument error names one (`data.argument`); `None` when no key repeats.
+pub fn repeated_key_in(
+    text: &[u8],
+    message: &rmcp::model::ClientJsonRpcMessage,
+) -> Option<Refusal> {
+    use rmcp::model::JsonRpcMessage;
+    let path = crate::core::json_keys::first_repeated_key(text)?;
+    let (id, notification) = match message {
+        JsonRpcMessage::Request(r) => (Some(r.id.clone()), false),
+        JsonRpcMessage::Notification(_) => (None, true),
+        _ => (None, false),
+    };
+    let argument = match path.as_slice() {
+        [params, arguments, rest @ ..] if params == "params" && arguments == "arguments" => {
+            Some(dotted(rest))
+        }
+        _ => None,
+    };
+    let clipped =
+        |s: &str| crate::core::text::clip(s, crate::core::terminal_text::QUOTE_CHARS).to_string();
+    let error = match argument {
+        Some(argument) => ErrorData::invalid_params(
+            format!("argument `{}` is given twice", clipped(&argument)),
+            Some(json!({ "argument": clipped(&argument) })),
+        ),
+        None => ErrorData::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Invalid Request: `{}` is given twice",
+                clipped(&dotted(&path))
+            ),
+            None,
+        ),
+    };
+    Some(Refusal {
+        error,
+        id,
+        notification,
+    })
 }
 
 /// serde_json's error `e` in `text`, in the words every JSON reader uses

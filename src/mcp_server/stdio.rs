@@ -192,6 +192,11 @@ where
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+                        Ok(message)
+                            if let Some(refusal) = jsonrpc::repeated_key_in(text, &message) =>
+                        {
+                            refusal
+                        }
                         Ok(message) => {
                             // Keep the allocation for the next line.
                             self.lines.line = line;

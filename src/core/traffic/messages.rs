@@ -34,6 +34,7 @@ use crate::core::failure::{
     OtherContent, ToolCall, content_of_other_type, content_part, index_value,
     reasoning_details_text,
 };
+use crate::core::json_keys::UniqueValue;
 
 /// The key under which serde_json (with `arbitrary_precision`) hands a number to a visitor:
 /// a one-entry map, the number's text its value.
@@ -637,7 +638,7 @@ fn arguments_text(arguments: Option<Value>) -> String {
 /// A call's arguments: the value, or read past (`None`) when the call is not kept.
 fn arguments<'de, A: MapAccess<'de>>(map: &mut A, keep: bool) -> Result<Option<Value>, A::Error> {
     if keep {
-        map.next_value::<Value>().map(Some)
+        map.next_value_seed(UniqueValue).map(Some)
     } else {
         map.next_value::<Skip>().map(|_| None)
     }
@@ -1015,7 +1016,7 @@ impl<'de> Visitor<'de> for ChoiceOf {
             match key {
                 Some(0) => choice.message = map.next_value_seed(MessageOf)?,
                 Some(1) => choice.finish_reason = map.next_value_seed(StrOrNone)?,
-                Some(_) => choice.index = index_value(Some(&map.next_value::<Value>()?)),
+                Some(_) => choice.index = index_value(Some(&map.next_value_seed(UniqueValue)?)),
                 None => {
                     map.next_value::<Skip>()?;
                 }
@@ -1071,7 +1072,7 @@ impl<'de> Visitor<'de> for MessageOf {
                 }
                 Some(4) => legacy = map.next_value_seed(FunctionOf { keep: true })?,
                 Some(5) => plain_field = map.next_value_seed(StrOrNone)?,
-                Some(_) => details = reasoning_details_text(&map.next_value::<Value>()?),
+                Some(_) => details = reasoning_details_text(&map.next_value_seed(UniqueValue)?),
                 None => {
                     map.next_value::<Skip>()?;
                 }
