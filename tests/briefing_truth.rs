@@ -272,4 +272,17 @@ fn an_attachments_tokens_sent_are_the_request_tables() {
         text.contains(&format!("→ briefing ({part} tokens sent)")),
         "{text}"
     );
+    // Tester 34 F1: `compact` said the figure before the header and fence under the same
+    // words.
+    let out = ctx(home.path())
+        .args(["compact", "--model", TIER_C, "--attach"])
+        .arg(&big)
+        .args(["--prompt", "summarise the errors in the attached log"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("→ briefing, {part} tokens sent")),
+        "{text}"
+    );
 }

@@ -197,11 +197,14 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
     for at in &p.attachments {
         out.push_str(&format!(
             "attachment {}: {} bytes, {} tokens{est} → {}, {} tokens sent\n",
-            at.name,
+            // One line, as `preview` and the request's header write it.
+            crate::core::terminal_text::for_terminal_line(&at.name),
             thousands(at.size.bytes),
             thousands(at.size.tokens),
-            at.gate.admission.label(),
-            thousands(at.gate.admitted_tokens)
+            at.gate.verdict(),
+            // With its header and fence lines, as `preview` and the console say it (tester
+            // 34 F1: the figure before them was printed here under the same words).
+            thousands(at.sent_tokens)
         ));
     }
     if let Some(note) = t.untouched_note() {

@@ -345,7 +345,7 @@ pub fn describe(p: &Preview) -> String {
             thousands(a.size.lines),
             thousands(a.size.tokens),
             est(a.size.exact),
-            a.gate.admission.label(),
+            a.gate.verdict(),
             if a.gate.briefing.is_some() {
                 format!(" ({} tokens sent)", thousands(a.sent_tokens))
             } else {
@@ -412,7 +412,7 @@ pub fn describe(p: &Preview) -> String {
     let _ = writeln!(
         o,
         "\nGATE  {}: {} tokens against {} available ({} input ceiling, 20% reserved for output, {} used)",
-        g.admission.label(),
+        g.verdict(),
         thousands(p.prompt.tokens),
         thousands(g.budget.available()),
         thousands(g.budget.max_tokens),

@@ -216,6 +216,34 @@ pub struct GateView {
     /// Whether the full content is in the output cache ([`PlanInputs::kept`]): the
     /// briefing sent names its ref only then.
     pub cached: bool,
+    /// Tokens the part takes beyond what the window had left for it (0 when it fits): a
+    /// briefing is smaller than its text, yet may still not fit (tester 34 F12: `briefing`
+    /// for 487 tokens against 115 left, beside a request OVER its ceiling).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub over_by: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl GateView {
+    /// The gate's verdict as every screen words it: its label, and for a briefing that
+    /// still does not fit, by how much (`briefing, over by 372`).
+    pub fn verdict(&self) -> String {
+        match self.admission {
+            Admission::Briefing if self.over_by > 0 => format!(
+                "briefing, over by {}",
+                crate::core::text::thousands(self.over_by)
+            ),
+            other => other.label().to_string(),
+        }
+    }
+
+    /// Whether what is sent of the part is over the room it had.
+    pub fn is_over(&self) -> bool {
+        self.admission == Admission::Over || self.over_by > 0
+    }
 }
 
 /// One attachment as it goes out.
@@ -488,6 +516,7 @@ fn admit_part(
         admitted_tokens,
         briefing: brief,
         cached,
+        over_by: admitted_tokens.saturating_sub(seen.available()),
     }
 }
 
@@ -1286,6 +1315,22 @@ mod tests {
         let log = GATEWAY_LOG.repeat(400);
         let planned = plan_with(&p, &e, &log, &[], ATTACHMENT_WEIGHT);
         assert_eq!(planned.gate.admission, Admission::Briefing);
+        // Tester 34 F12: the briefing is smaller than the log, yet over what the window had
+        // left; every screen says so beside the verdict.
+        let g = &planned.gate;
+        assert!(g.admitted_tokens > g.budget.available(), "{g:?}");
+        assert_eq!(g.over_by, g.admitted_tokens - g.budget.available());
+        assert_eq!(
+            g.verdict(),
+            format!(
+                "briefing, over by {}",
+                crate::core::text::thousands(g.over_by)
+            )
+        );
+        assert!(g.is_over());
+        let fits = plan_with(&p, &row(Tier::C), asked, &[], ATTACHMENT_WEIGHT);
+        assert_eq!((fits.gate.over_by, fits.gate.is_over()), (0, false));
+        assert_eq!(fits.gate.verdict(), fits.gate.admission.label());
     }
 
     /// Tester 30 F5: a prompt whose words matched no entry was cut "no intent", as if no

@@ -474,13 +474,14 @@ pub fn chip_lines<'a>(
                 thousands(v.size.bytes),
                 if v.size.exact { "" } else { "~" },
                 thousands(v.sent_tokens),
-                v.gate.admission.label()
+                v.gate.verdict()
             ),
             None => format!("{} B · planning…", thousands(a.text.len())),
         };
         let mark = if selected { "▸ " } else { "  " };
         let style = if selected { theme.accent } else { theme.base };
         let gate_style = match view.map(|v| v.gate.admission) {
+            _ if view.is_some_and(|v| v.gate.is_over()) => theme.error,
             Some(Admission::Raw) => theme.ok,
             Some(Admission::Tight | Admission::Briefing) => theme.warn,
             Some(Admission::Over) => theme.error,
@@ -755,6 +756,7 @@ pub fn preview_lines<'a>(
     }
     let g = &p.gate;
     let gate_style = match g.admission {
+        _ if g.is_over() => theme.error,
         Admission::Raw => theme.ok,
         Admission::Tight => theme.warn,
         Admission::Briefing => theme.warn,
@@ -765,7 +767,7 @@ pub fn preview_lines<'a>(
         clip(
             &format!(
                 "{}: {} tokens of {} available",
-                g.admission.label(),
+                g.verdict(),
                 thousands(p.prompt.tokens),
                 thousands(g.budget.available())
             ),
@@ -781,6 +783,7 @@ pub fn preview_lines<'a>(
     }
     for a in &p.attachments {
         let style = match a.gate.admission {
+            _ if a.gate.is_over() => theme.error,
             Admission::Raw => theme.ok,
             Admission::Tight | Admission::Briefing => theme.warn,
             Admission::Over => theme.error,
@@ -792,7 +795,7 @@ pub fn preview_lines<'a>(
                     a.name,
                     a.kind.label(),
                     thousands(a.size.tokens),
-                    a.gate.admission.label(),
+                    a.gate.verdict(),
                     if a.gate.briefing.is_some() {
                         format!(" ({} tokens sent)", thousands(a.sent_tokens))
                     } else {
