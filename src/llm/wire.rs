@@ -25,6 +25,27 @@ fn http_error_in_body(code: Option<i64>, message: &str) -> Failure {
     )
 }
 
+/// An SSE `event: error`'s data: the provider's error, as an error in a body is said — its
+/// envelope's code and message when it has one, else its `message` (or `error`) field, else
+/// its text.
+fn error_event(data: &str) -> Failure {
+    let value: Option<Value> = serde_json::from_str(data).ok();
+    if let Some((code, message)) = value.as_ref().and_then(error_envelope) {
+        return http_error_in_body(code, &message);
+    }
+    let message = value
+        .as_ref()
+        .and_then(|v| text_field(v, &["message"]).or_else(|| text_field(v, &["error"])))
+        .unwrap_or_else(|| data.to_string());
+    Failure::new(
+        FailureClass::HttpError,
+        format!(
+            "the stream sent an error event: {}",
+            quote_reply(&message, 160)
+        ),
+    )
+}
+
 fn text_field(v: &Value, names: &[&str]) -> Option<String> {
     names
         .iter()
@@ -142,6 +163,9 @@ pub struct EventStream {
     after_cr: bool,
     /// The `data:` lines of the event being read, joined by LF, until its blank line.
     event: Option<String>,
+    /// The `event:` name of the event being read: an `error` event's data is the
+    /// provider's error (tester 33 F9: "overloaded" was dropped, the call a bare cut).
+    event_name: Option<String>,
     usage: Option<Usage>,
     id: Option<String>,
     /// `data: [DONE]` arrived.
@@ -221,17 +245,36 @@ impl EventStream {
     }
 
     fn line(&mut self, raw: &[u8]) -> Result<(), Failure> {
+        // `[DONE]` ends the answer: what follows (in the same chunk, or a proxy's second
+        // stream) is never added to it (tester 33 F8: `…}EXTRA` was stored).
+        if self.done {
+            if !raw.iter().all(u8::is_ascii_whitespace) {
+                note_not_read(
+                    &mut self.not_read,
+                    "stream lines after [DONE] (left out of the answer)".to_string(),
+                );
+            }
+            return Ok(());
+        }
         let line = std::str::from_utf8(raw)
             .map_err(|_| protocol("a stream line is not UTF-8"))?
             .trim_end_matches(['\r', '\n']);
         if line.is_empty() {
+            self.event_name = None;
             return self.dispatch();
         }
-        // Comments (`: OPENROUTER PROCESSING`) and event names carry nothing.
+        if let Some(name) = line.strip_prefix("event:") {
+            self.event_name = Some(name.trim().to_string());
+            return Ok(());
+        }
+        // Comments (`: OPENROUTER PROCESSING`) and other fields carry nothing.
         let Some(data) = line.strip_prefix("data:") else {
             return Ok(());
         };
         let data = data.trim();
+        if self.event_name.as_deref() == Some("error") {
+            return Err(error_event(data));
+        }
         // The data lines of one event are joined by LF, as the SSE spec reads them (tester
         // 13 T13-7: an event over two lines was refused as not JSON). A line that is JSON
         // by itself is read at once: servers that leave out the blank line between events
@@ -263,12 +306,27 @@ impl EventStream {
     }
 
     fn event_data(&mut self, data: &str) -> Result<(), Failure> {
-        let value: Value = serde_json::from_str(data).map_err(|_| {
-            protocol(format!(
-                "a stream event is not JSON: \"{}\"",
-                quote_reply(data, 100)
-            ))
-        })?;
+        let value: Value = match serde_json::from_str(data) {
+            Ok(value) => value,
+            // After the answer's finish_reason a whole answer has come: an event that is
+            // not JSON is noted, not a reason to fail it (tester 33 F8).
+            Err(_) if self.finish_reason.is_some() => {
+                note_not_read(
+                    &mut self.not_read,
+                    format!(
+                        "a stream event after the finish that is not JSON: \"{}\"",
+                        quote_reply(data, 60)
+                    ),
+                );
+                return Ok(());
+            }
+            Err(_) => {
+                return Err(protocol(format!(
+                    "a stream event is not JSON: \"{}\"",
+                    quote_reply(data, 100)
+                )));
+            }
+        };
         self.event_value(&value)
     }
 
@@ -628,6 +686,90 @@ mod tests {
         s.end().unwrap();
         assert_eq!(s.reply().content.as_deref(), Some("abc"));
         assert!(s.finished());
+    }
+
+    /// Tester 33 F8: an event after `[DONE]` was appended to the answer (`…}EXTRA`), and
+    /// one that is not JSON after the finish failed a whole answer as `protocol`.
+    #[test]
+    fn nothing_after_done_joins_the_answer_and_garbage_after_the_finish_is_noted() {
+        let delta = |t: &str, finish: Option<&str>| {
+            format!(
+                "data: {}\n\n",
+                serde_json::json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":finish}]})
+            )
+        };
+        let mut s = EventStream::default();
+        let stream = format!(
+            "{}data: [DONE]\n\n{}",
+            delta("{}", Some("stop")),
+            delta("EXTRA", None)
+        );
+        s.feed(stream.as_bytes()).unwrap();
+        s.end().unwrap();
+        let reply = s.reply();
+        assert_eq!(reply.content.as_deref(), Some("{}"));
+        assert!(
+            reply.not_read.iter().any(|n| n.contains("after [DONE]")),
+            "{:?}",
+            reply.not_read
+        );
+        let mut s = EventStream::default();
+        let stream = format!(
+            "{}data: garbage after finish\n\ndata: [DONE]\n\n",
+            delta("{}", Some("stop"))
+        );
+        s.feed(stream.as_bytes()).unwrap();
+        s.end().unwrap();
+        let reply = s.reply();
+        assert_eq!(reply.content.as_deref(), Some("{}"));
+        assert!(
+            reply
+                .not_read
+                .iter()
+                .any(|n| n.contains("garbage after finish")),
+            "{:?}",
+            reply.not_read
+        );
+        // Before the finish it is still a protocol failure.
+        let mut s = EventStream::default();
+        let f = s
+            .feed(format!("{}data: garbage\n\n", delta("{", None)).as_bytes())
+            .unwrap_err();
+        assert_eq!(f.class, FailureClass::Protocol);
+    }
+
+    /// Tester 33 F9: an `event: error` with the provider's message was dropped, and the call
+    /// read as a stream cut without a word of it.
+    #[test]
+    fn an_error_event_is_the_providers_error() {
+        for (data, said) in [
+            (
+                r#"{"message":"overloaded"}"#,
+                "the stream sent an error event: overloaded",
+            ),
+            (
+                r#"{"error":{"code":503,"message":"upstream overloaded"}}"#,
+                "the endpoint answered error 503 in the body: upstream overloaded",
+            ),
+            (
+                "busy, try later",
+                "the stream sent an error event: busy, try later",
+            ),
+        ] {
+            let mut s = EventStream::default();
+            s.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}\n\n")
+                .unwrap();
+            let f = s
+                .feed(format!("event: error\ndata: {data}\n\n").as_bytes())
+                .unwrap_err();
+            assert_eq!(f.class, FailureClass::HttpError, "{}", f.detail);
+            assert_eq!(f.detail, said);
+        }
+        // Another event name changes nothing.
+        let mut s = EventStream::default();
+        s.feed(b"event: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}\n\n")
+            .unwrap();
+        assert_eq!(s.reply().content.as_deref(), Some("ab"));
     }
 
     #[test]
