@@ -22,11 +22,17 @@ impl std::error::Error for BadInput {}
 pub struct Interrupted {
     pub signal: &'static str,
     pub number: i32,
+    /// What the cut left, said after the signal (empty: nothing to add).
+    pub what: String,
 }
 
 impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interrupted by {}", self.signal)
+        write!(f, "interrupted by {}", self.signal)?;
+        if !self.what.is_empty() {
+            write!(f, ": {}", self.what)?;
+        }
+        Ok(())
     }
 }
 

@@ -1261,14 +1261,23 @@ fn a_replay_sweep_cut_by_a_signal_says_what_it_stored_and_what_it_left() {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains(
-            "ctxconsole: interrupted by SIGTERM: 1 replay stored before it, each linked to its \
-             original; 2 of 3 plans not replayed, and the call in flight was cancelled"
-        ),
-        "{stderr}"
+    // Exit 128 + 15, one line on stderr (tester 33 F7: a second named the cancelled call
+    // as one that could not run); the call in flight counts with the replays not made, not
+    // as a failure of its class.
+    assert_eq!(out.status.code(), Some(143), "{stdout}\n{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.contains("chmod 700") && !l.contains("created history store"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "ctxconsole: interrupted by SIGTERM: 1 of 6 replays stored, each linked to its \
+          original; 5 not made (the call in flight was cancelled, nothing of it stored; the \
+          rest never sent)"
+        ]
     );
+    assert!(!stdout.contains("cancelled"), "{stdout}");
     assert!(
         stdout.contains("1 replay(s) of 1 failed plan(s) stored"),
         "{stdout}"

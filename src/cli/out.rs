@@ -187,11 +187,11 @@ pub struct CancelOnInterrupt {
 
 #[cfg(unix)]
 impl CancelOnInterrupt {
-    /// The signal that cancelled the run (`SIGINT`), `None` while none came.
-    pub fn by(&self) -> Option<&'static str> {
+    /// The signal that cancelled the run, its name and number, `None` while none came.
+    pub fn came(&self) -> Option<(&'static str, i32)> {
         match self.came.load(std::sync::atomic::Ordering::SeqCst) {
             0 => None,
-            number => Some(signal_name(number)),
+            number => Some((signal_name(number), number)),
         }
     }
 }

@@ -114,17 +114,20 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let cancel = Cancel::default();
     let on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel);
     let mut plans = Vec::new();
+    let (mut wanted, mut not_started) = (0usize, 0usize);
     for original in &originals {
-        if cancel.is_cancelled() {
-            break;
-        }
         let models = if args.models.is_empty() {
             vec![original.model.clone()]
         } else {
             args.models.clone()
         };
+        wanted += models.len();
         let mut replays = Vec::new();
         for model in &models {
+            if cancel.is_cancelled() {
+                not_started += 1;
+                continue;
+            }
             let (mut replay, record) = rt.block_on(live_one(&ctx, original, model, &cancel))?;
             if let Some(record) = record {
                 replay.store_with(record, &ctx.preview.secrets, |r| {
@@ -133,48 +136,61 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             }
             replays.push(replay);
         }
-        plans.push(LivePlan {
-            original: Original::of(original),
-            replays,
-        });
+        if !replays.is_empty() {
+            plans.push(LivePlan {
+                original: Original::of(original),
+                replays,
+            });
+        }
+    }
+    let interrupted = on_interrupt.as_ref().and_then(|i| i.came());
+    // The call in flight when the signal came gave nothing: it is said with the replays
+    // not made, not tallied as a failure of its class (tester 33 F7, tester 34 F9: it read
+    // "still failing", and a model never sent had a time and an attempt).
+    let mut in_flight = 0;
+    if interrupted.is_some() {
+        for p in &mut plans {
+            let before = p.replays.len();
+            p.replays.retain(|r| !r.cancelled);
+            in_flight += before - p.replays.len();
+        }
+        plans.retain(|p| !p.replays.is_empty());
     }
     if args.failed {
         live_summary(&plans, args.json)?;
-    } else {
-        live_side_by_side(&plans[0], args.json)?;
+    } else if let Some(plan) = plans.first() {
+        live_side_by_side(plan, args.json)?;
     }
     if !args.json {
         print_unsaved_plans(plans.iter().flat_map(|p| &p.replays))?;
     }
-    if let Some(by) = on_interrupt.as_ref().and_then(|i| i.by()) {
-        crate::cli::out::eprint_line(&format!(
-            "ctxconsole: interrupted by {by}: {}",
-            interrupted_note(&plans, originals.len())
-        ));
-    }
     every_answer_stored(plans.iter().flat_map(|p| &p.replays))?;
+    if let Some((signal, number)) = interrupted {
+        return Err(anyhow::Error::new(crate::exit::Interrupted {
+            signal,
+            number,
+            what: interrupted_note(&plans, wanted, not_started + in_flight, in_flight > 0),
+        }));
+    }
     every_replay_ran(&plans)
 }
 
-/// What a cut replay run left: the replays stored (each linked to its original), and the
-/// plans not replayed. `wanted` is the number of plans the run was to replay.
-fn interrupted_note(plans: &[LivePlan], wanted: usize) -> String {
+/// What a cut replay run left, in one line: the replays stored (each linked to its
+/// original) of the `wanted`, and those not made (`not_made`: never sent, and the call in
+/// flight when `in_flight`).
+fn interrupted_note(plans: &[LivePlan], wanted: usize, not_made: usize, in_flight: bool) -> String {
     let stored = plans
         .iter()
         .flat_map(|p| &p.replays)
         .filter(|r| r.stored_id.is_some())
         .count();
-    let begun = plans.len();
-    let replays = crate::format::counted(stored, "replay", "replays");
     format!(
-        "{replays} stored before it, each linked to its original; {} of {wanted} plan{} not \
-         replayed{}",
-        wanted - begun,
-        if wanted == 1 { "" } else { "s" },
-        if plans.iter().flat_map(|p| &p.replays).any(|r| r.cancelled) {
-            ", and the call in flight was cancelled (nothing of it stored)"
+        "{stored} of {} stored, each linked to its original; {not_made} not made{}",
+        crate::format::counted(wanted, "replay", "replays"),
+        if in_flight {
+            " (the call in flight was cancelled, nothing of it stored; the rest never sent)"
         } else {
-            ""
+            " (never sent)"
         }
     )
 }

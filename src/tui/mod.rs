@@ -1355,6 +1355,7 @@ async fn event_loop(
         return Err(anyhow::Error::new(crate::exit::Interrupted {
             signal: terminal::signal_name(signal),
             number: signal,
+            what: String::new(),
         }));
     }
     ended
