@@ -1812,3 +1812,36 @@ fn a_key_given_twice_in_traffic_is_refused_naming_it() {
         common::succeeded(ctx(home.path()).args(["import", kind]).arg(&file));
     }
 }
+
+/// Tester 34 F10: `history show` cut a tool call's 200 KB arguments at 400 characters with
+/// a bare `…`, where the console said how much was left and where it is whole. Both cut a
+/// section by one rule.
+#[test]
+fn history_show_says_what_it_cut_of_the_answer_and_where_it_is_whole() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("big.jsonl");
+    let rows = spend_log(2, "gpt-4o-mini");
+    let big = "A".repeat(5_000);
+    let row = rows
+        .lines()
+        .next()
+        .unwrap()
+        .replace(r#"{"topic":"launch"}"#, &format!(r#"{{"topic":"{big}"}}"#));
+    std::fs::write(&file, format!("{row}\n")).unwrap();
+    common::succeeded(ctx(home.path()).args(["import", "litellm"]).arg(&file));
+    let id = "litellm-req-00";
+    let out = common::succeeded(ctx(home.path()).args(["history", "show", id]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let call = text
+        .lines()
+        .find(|l| l.starts_with("  blog.draft "))
+        .unwrap_or_else(|| panic!("{text}"));
+    // 400 characters of its 5,025 kept, as the console keeps them.
+    assert!(call.ends_with('…') && call.chars().count() == 401, "{call}");
+    assert!(
+        text.contains(&format!(
+            "… 4,625 more bytes: ctxconsole history show {id} --json (answer)"
+        )),
+        "{text}"
+    );
+}

@@ -439,14 +439,23 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
             crate::core::terminal_text::indented(raw, 2)
         ));
     }
+    // Whole here, then cut as the console cuts it, saying what was left out and where it is
+    // whole (tester 34 F10: 200 KB of arguments ended in a bare `…`).
     let kept = r
         .answer
         .as_ref()
-        .map(|a| crate::core::failure::kept_answer_lines(a, 400))
+        .map(|a| crate::core::failure::kept_answer_lines(a, usize::MAX))
         .unwrap_or_default();
     if !kept.is_empty() {
         out.push_str("\nthe answer as kept (history show --json: answer):\n");
-        for line in kept {
+        let section = crate::core::terminal_text::cut_section(
+            kept.iter().map(String::as_str),
+            usize::MAX,
+            crate::core::terminal_text::SECTION_LINE_CHARS,
+            &r.id,
+            "answer",
+        );
+        for line in section {
             out.push_str(&line);
             out.push('\n');
         }

@@ -186,6 +186,62 @@ pub fn quote_reply(text: &str, width: usize) -> String {
     one_line(text.trim(), width)
 }
 
+/// The most characters a line of a section of one plan shows before it is cut, in the
+/// console's plan view and in `history show`.
+pub const SECTION_LINE_CHARS: usize = 400;
+
+/// A section of one plan shown (its raw response, its answer as kept) from its `text`
+/// lines, escaped: at most `limit` lines, each cut to `line_chars` characters with `…`, and
+/// when anything was left out, one line saying how much — lines and bytes — and where it is
+/// whole: `field` of `ctxconsole history show ID --json`. Every cut section says so alike,
+/// in the console and in `history show` (tester 22 F5: 200 KB of tool-call arguments ended
+/// in a bare `…` in the console; tester 34 F10: in `history show`).
+pub fn cut_section<'t>(
+    text: impl IntoIterator<Item = &'t str>,
+    limit: usize,
+    line_chars: usize,
+    id: &str,
+    field: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut lines_left, mut bytes_left) = (0usize, 0usize);
+    for (i, l) in text.into_iter().enumerate() {
+        if i >= limit {
+            lines_left += 1;
+            // The line and the break before it.
+            bytes_left += l.len() + 1;
+            continue;
+        }
+        out.push(match l.char_indices().nth(line_chars) {
+            Some((at, _)) => {
+                bytes_left += l.len() - at;
+                format!("{}…", for_terminal_line(&l[..at]))
+            }
+            None => for_terminal_line(l).into_owned(),
+        });
+    }
+    if bytes_left > 0 {
+        let thousands = crate::core::text::thousands;
+        let what = if lines_left > 0 {
+            format!(
+                "{} more {} ({} bytes)",
+                thousands(lines_left),
+                if lines_left == 1 { "line" } else { "lines" },
+                thousands(bytes_left)
+            )
+        } else {
+            format!("{} more bytes", thousands(bytes_left))
+        };
+        out.push(
+            for_terminal_line(&format!(
+                "… {what}: ctxconsole history show {id} --json ({field})"
+            ))
+            .into_owned(),
+        );
+    }
+    out
+}
+
 /// Text from outside that may run over several lines by design (an intent pasted whole),
 /// under a label of ctxconsole's own (`intent: `): every line after the first indented by
 /// `indent` spaces, so none of them can pass for a line of ctxconsole's; escaped as

@@ -715,15 +715,10 @@ fn detail_lines<'a>(
     lines
 }
 
-/// The most characters a line of a section of the plan view shows before it is cut.
-const SECTION_LINE_CHARS: usize = 400;
+use crate::core::terminal_text::SECTION_LINE_CHARS;
 
-/// A section of the plan view (the raw response, the answer as kept) from its `text` lines:
-/// at most `limit` of them, each cut to [`SECTION_LINE_CHARS`] characters with `…`, and
-/// when anything was left out, one line saying how much — lines and bytes — and where it is
-/// whole: `field` of `ctxconsole history show ID --json`. Every cut section says so alike
-/// (tester 22 F5: a 300 KB one-line raw response and 200 KB of tool-call arguments ended in
-/// a bare `…`, while only a raw response of more than 60 lines said what was left).
+/// A section of the plan view (the raw response, the answer as kept), cut as every screen
+/// cuts one ([`crate::core::terminal_text::cut_section`]), in the muted style.
 fn cut_section<'a, 't>(
     text: impl IntoIterator<Item = &'t str>,
     limit: usize,
@@ -731,44 +726,10 @@ fn cut_section<'a, 't>(
     field: &str,
     theme: &Theme,
 ) -> Vec<Line<'a>> {
-    let mut out = Vec::new();
-    let (mut lines_left, mut bytes_left) = (0usize, 0usize);
-    for (i, l) in text.into_iter().enumerate() {
-        if i >= limit {
-            lines_left += 1;
-            // The line and the break before it.
-            bytes_left += l.len() + 1;
-            continue;
-        }
-        let kept = match l.char_indices().nth(SECTION_LINE_CHARS) {
-            Some((at, _)) => {
-                bytes_left += l.len() - at;
-                format!("{}…", shown(&l[..at]))
-            }
-            None => shown(l),
-        };
-        out.push(Line::from(Span::styled(kept, theme.muted)));
-    }
-    if bytes_left > 0 {
-        let thousands = crate::core::text::thousands;
-        let what = if lines_left > 0 {
-            format!(
-                "{} more {} ({} bytes)",
-                thousands(lines_left),
-                if lines_left == 1 { "line" } else { "lines" },
-                thousands(bytes_left)
-            )
-        } else {
-            format!("{} more bytes", thousands(bytes_left))
-        };
-        out.push(Line::from(Span::styled(
-            shown(&format!(
-                "… {what}: ctxconsole history show {id} --json ({field})"
-            )),
-            theme.muted,
-        )));
-    }
-    out
+    crate::core::terminal_text::cut_section(text, limit, SECTION_LINE_CHARS, id, field)
+        .into_iter()
+        .map(|l| Line::from(Span::styled(l, theme.muted)))
+        .collect()
 }
 
 /// The plans against their baselines, counted by group and tool ("baseline skipped
