@@ -185,6 +185,13 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         Some(detail.record.id.as_str()),
         outcome.results[1].live.stored_id.as_deref()
     );
+    // Esc goes back to the list on that plan (tester 34 F14: on another one).
+    apply(&ctx, &mut state, [Action::Back]);
+    assert!(!state.history.expanded);
+    assert_eq!(
+        state.history.selected_plan().map(|p| p.id.as_str()),
+        outcome.results[1].live.stored_id.as_deref()
+    );
 }
 
 /// `ctrl+t` cycles every arm of `send --compare`, then all four, then off; a send with

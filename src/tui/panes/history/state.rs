@@ -371,8 +371,14 @@ impl HistoryState {
         if self.expanded {
             self.expanded = false;
             self.detail_scroll = 0;
-            // A plan opened by id gives the pane back to the selection.
-            if self.pinned.take().is_some() {
+            // A plan opened by id gives the pane back to the selection — on that plan when
+            // the loaded page holds it (tester 34 F14: esc landed on another plan).
+            if let Some(id) = self.pinned.take() {
+                if let Some(page) = &self.plans
+                    && let Some(at) = page.rows.iter().position(|p| p.id == id)
+                {
+                    self.plan_selected = page.offset + at as u64;
+                }
                 return Some(self.request_detail(next));
             }
             return Some(Vec::new());
