@@ -1215,6 +1215,32 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
     insta::assert_snapshot!("history_imported_plan_open", s);
 }
 
+/// Tester 34 F11: a CR in a raw response was shown `\r` by `history show` and dropped by the
+/// console's plan view; both show the stored bytes alike.
+#[test]
+fn the_history_detail_shows_a_carriage_return_as_history_show_does() {
+    let (_d, ws) = workspace();
+    let line = serde_json::json!({"id": "otel-cr-01", "at": "2026-11-25T10:00:00Z",
+        "caller": "agent", "model": "m", "intent": "say it", "outcome": "ok",
+        "source": "otel", "steps": [{"order": 1, "tool": "fs.search"}],
+        "raw_response": "I'm not sure.\r\nLine two\r\n"})
+    .to_string();
+    import_plan_lines(&ws, "cr", &line);
+    let mut state = started(&ws);
+    apply(
+        &ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::Open,
+        ],
+    );
+    let s = screen(&state, 150, 40);
+    shows_every(&s, &["I'm not sure.\\r", "Line two\\r"]);
+}
+
 /// Tester 5 C8: the narrow Plans list showed `12-31 23:59` for a plan of year 9999 and
 /// `01-01 00:00` for one of 1970, as if they were this year's. A plan of another year than
 /// the front end's clock shows its date with the year; this year's keep month, day and time.

@@ -436,7 +436,12 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         out.push_str(&format!(
             "\nraw response (finish_reason {}):\n  {}\n",
             r.finish_reason.as_deref().unwrap_or("none"),
-            crate::core::terminal_text::indented(raw, 2)
+            // Said, as the console says it (tester 34 F7: a blank indented line).
+            if raw.is_empty() {
+                "(empty)".into()
+            } else {
+                crate::core::terminal_text::indented(raw, 2)
+            }
         ));
     }
     // Whole here, then cut as the console cuts it, saying what was left out and where it is

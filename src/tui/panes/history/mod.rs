@@ -682,8 +682,11 @@ fn detail_lines<'a>(
     let limit = if expanded { 60 } else { 3 };
     if let Some(raw) = &r.raw_response {
         lines.push(Line::from(Span::styled("raw response:", theme.accent)));
+        // Split at line feeds only: a CR is part of the stored bytes and shown, as
+        // `history show` shows it (tester 34 F11: `lines()` dropped it here).
         lines.extend(cut_section(
-            raw.lines(),
+            raw.split_inclusive('\n')
+                .map(|l| l.strip_suffix('\n').unwrap_or(l)),
             limit,
             &r.id,
             "raw_response",
