@@ -1904,6 +1904,16 @@ fn a_request_holding_another_providers_key_is_not_sent_to_this_one() {
         serde_json::from_str::<Value>(&preview(&holding, true)).unwrap()["route"].clone();
     assert_eq!(route["model_sent"], "ok-json");
     assert_eq!(route["key_set"], true);
+    // Whether the body asks for a stream, said in both (tester 33 F11).
+    let streamed = route["stream"].as_bool().unwrap();
+    assert!(
+        text.contains(if streamed {
+            ", streamed (\"stream\": true"
+        } else {
+            ", not streamed (\"stream\": false)"
+        }),
+        "{text}"
+    );
     assert!(
         route["not_sent"].as_str().unwrap().contains(OTHER_ENV),
         "{route}"

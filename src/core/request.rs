@@ -369,6 +369,11 @@ pub struct Route {
     /// Why `send` would not send this request now (no provider, no key, another
     /// provider's key in it); `None`: it would be sent.
     pub not_sent: Option<String>,
+    /// Whether the body asks for a stream (`"stream": true`, with `stream_options.
+    /// include_usage`), as the provider's `stream` setting says (tester 33 F11: the preview
+    /// did not say what `send` adds to the body).
+    #[serde(default)]
+    pub stream: bool,
 }
 
 impl Route {
@@ -389,10 +394,15 @@ impl Route {
                 None => "no key".to_string(),
             };
             out.push(format!(
-                "route: provider {} → {}, model {}, {key}",
+                "route: provider {} → {}, model {}, {key}, {}",
                 quoted(provider),
                 for_terminal_line(url),
-                quoted(model)
+                quoted(model),
+                if self.stream {
+                    "streamed (\"stream\": true, usage asked in the last event)"
+                } else {
+                    "not streamed (\"stream\": false)"
+                }
             ));
         }
         if let Some(why) = &self.not_sent {

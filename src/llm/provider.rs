@@ -166,6 +166,7 @@ impl Providers {
             key_env: endpoint.as_ref().and_then(|e| e.key_env.clone()),
             key_set,
             not_sent,
+            stream: endpoint.as_ref().is_some_and(|e| e.stream),
         }
     }
 }
