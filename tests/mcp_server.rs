@@ -4139,6 +4139,12 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
         "{}",
         e.message
     );
+    // The cache by what it is, never the server's path to it (tester 33 F10).
+    assert!(
+        e.message.contains("in the workspace's output cache") && !e.message.contains('/'),
+        "{}",
+        e.message
+    );
     let e = call(&c, "read_cached", json!({"ref": r, "lines": "40000:40001"}))
         .await
         .unwrap_err();
@@ -4215,6 +4221,26 @@ async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
     assert!(
         note.contains(&format!("lines=\"{}:the end\"", given + 1)),
         "{note}"
+    );
+    c.cancel().await.unwrap();
+}
+
+/// Tester 33 F10: the workspace catalog's `catalog_source.name` was the server's path to it
+/// (its home directory, to a remote client under `--bind`). A client is told its file name.
+#[tokio::test]
+async fn a_client_is_told_the_workspace_catalog_by_its_name_not_the_servers_path() {
+    let home = tempfile::tempdir().unwrap();
+    let tools = json!({"tools": [
+        {"name": "notes_add", "description": "Add a note.", "inputSchema": {"type": "object"}}
+    ]});
+    std::fs::write(home.path().join("catalog.json"), tools.to_string()).unwrap();
+    let c = start(home.path(), &[]).await;
+    let ranked = call(&c, "rank_tools", json!({"query": "add a note"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        ranked["catalog_source"]["name"], "the workspace's catalog.json",
+        "{ranked:#}"
     );
     c.cancel().await.unwrap();
 }

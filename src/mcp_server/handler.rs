@@ -495,6 +495,23 @@ fn tier_arg(p: &Params<'_>) -> Result<Option<Tier>, ErrorData> {
         .transpose()
 }
 
+/// The workspace catalog's origin as a client is told it: a file by its name, not the
+/// server's path to it (tester 33 F10: a remote client under `--bind` read the server's home
+/// directory in `catalog_source.name`).
+fn for_client(origin: &CatalogOrigin) -> CatalogOrigin {
+    let path = std::path::Path::new(&origin.name);
+    let name = match path.file_name() {
+        Some(file) if path.is_absolute() => {
+            format!("the workspace's {}", file.to_string_lossy())
+        }
+        _ => origin.name.clone(),
+    };
+    CatalogOrigin {
+        name,
+        format: origin.format.clone(),
+    }
+}
+
 /// A catalog given as an argument, ready to compact and rank.
 struct GivenCatalog {
     catalog: Arc<PreparedCatalog>,
@@ -509,7 +526,7 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
         return Ok(GivenCatalog {
             catalog: Arc::clone(&ws.catalog),
             index: Arc::clone(&ws.index),
-            origin: ws.catalog_origin.clone(),
+            origin: for_client(&ws.catalog_origin),
             is_argument: false,
         });
     };

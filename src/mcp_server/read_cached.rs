@@ -85,7 +85,7 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
             };
             return Err(p.error(
                 argument,
-                format!("{why}: {}", not.message(cache_ref, lines, "lines")),
+                format!("{why}: {}", not.for_client(cache_ref, lines, "lines")),
             ));
         }
     };

@@ -458,17 +458,45 @@ impl NotRead {
         lines: Option<(usize, usize)>,
         range_arg: &str,
     ) -> String {
+        self.said(cache_ref, lines, range_arg, true)
+    }
+
+    /// [`message`](Self::message) for an MCP client, which may be remote: the cache named
+    /// as the workspace's, not by the server's path to it (tester 33 F10).
+    pub fn for_client(
+        &self,
+        cache_ref: &str,
+        lines: Option<(usize, usize)>,
+        range_arg: &str,
+    ) -> String {
+        self.said(cache_ref, lines, range_arg, false)
+    }
+
+    fn said(
+        &self,
+        cache_ref: &str,
+        lines: Option<(usize, usize)>,
+        range_arg: &str,
+        paths: bool,
+    ) -> String {
         // What was typed, quoted as every error quotes it: on one line (tester F1).
         let asked = crate::core::terminal_text::quoted(cache_ref);
+        let cache = |path: &Path| {
+            if paths {
+                crate::core::terminal_text::path(path).to_string()
+            } else {
+                "the workspace's output cache".to_string()
+            }
+        };
         match self {
-            NotRead::NoCache(path) => format!(
+            NotRead::NoCache(path) if paths => format!(
                 "no cached content {asked}: there is no output cache at {} (briefed pastes are kept there by preview and the console)",
-                crate::core::terminal_text::path(path)
+                cache(path)
             ),
-            NotRead::NoEntry(path) => format!(
-                "no cached content {asked} in {}",
-                crate::core::terminal_text::path(path)
+            NotRead::NoCache(_) => format!(
+                "no cached content {asked}: the workspace has no output cache (briefed pastes are kept there by preview and the console)"
             ),
+            NotRead::NoEntry(path) => format!("no cached content {asked} in {}", cache(path)),
             NotRead::PastEnd { lines: count } => {
                 let (a, b) = lines.unwrap_or((1, 1));
                 format!(
