@@ -1163,6 +1163,24 @@ fn the_history_detail_says_what_a_plan_was_sent_with() {
     );
 }
 
+/// The console with the plan `line` (of source otel, the only one) imported and open in
+/// History.
+fn open_the_otel_plan(ws: &Workspace, line: &str) -> State {
+    import_plan_lines(ws, "imported", line);
+    let mut state = started(ws);
+    apply(
+        ws,
+        &mut state,
+        [
+            Action::FocusHistory,
+            Action::CycleSource,
+            Action::CycleSource,
+            Action::Open,
+        ],
+    );
+    state
+}
+
 /// The console's plan view describes an imported answer as it describes a live one, by
 /// the one core function `history show` uses (`core::failure::kept_answer_lines`): where it
 /// came from, its tool calls, its reasoning and the other choices it came with (by a live
@@ -1182,18 +1200,7 @@ fn the_history_detail_of_an_imported_plan_shows_its_answer_as_kept() {
             "not_read": ["a content part of type blob"],
             "usage": {"prompt_tokens": 12, "completion_tokens": null}}})
     .to_string();
-    import_plan_lines(&ws, "imported", &line);
-    let mut state = started(&ws);
-    apply(
-        &ws,
-        &mut state,
-        [
-            Action::FocusHistory,
-            Action::CycleSource,
-            Action::CycleSource,
-            Action::Open,
-        ],
-    );
+    let state = open_the_otel_plan(&ws, &line);
     assert_eq!(state.history.filter.source.as_deref(), Some("otel"));
     assert_eq!(
         state.history.detail.as_ref().unwrap().record.id,
@@ -1225,18 +1232,7 @@ fn the_history_detail_shows_a_carriage_return_as_history_show_does() {
         "source": "otel", "steps": [{"order": 1, "tool": "fs.search"}],
         "raw_response": "I'm not sure.\r\nLine two\r\n"})
     .to_string();
-    import_plan_lines(&ws, "cr", &line);
-    let mut state = started(&ws);
-    apply(
-        &ws,
-        &mut state,
-        [
-            Action::FocusHistory,
-            Action::CycleSource,
-            Action::CycleSource,
-            Action::Open,
-        ],
-    );
+    let state = open_the_otel_plan(&ws, &line);
     let s = screen(&state, 150, 40);
     shows_every(&s, &["I'm not sure.\\r", "Line two\\r"]);
 }
