@@ -155,8 +155,7 @@ fn signal_name(number: i32) -> &'static str {
 /// Until dropped, the first terminating signal (SIGINT, SIGTERM, SIGHUP) cancels `cancel`
 /// — every call in flight ends, its result shown as cancelled — rather than ending the
 /// run, so a command that sends (`send`, `replay`) still prints and stores what came back
-/// and says what the cut left ([`CancelOnInterrupt::by`]). A second signal ends the run at
-/// once: the handler goes with the first.
+/// and says what the cut left ([`CancelOnInterrupt::came`]).
 #[cfg(unix)]
 pub fn cancel_on_interrupt(cancel: &crate::llm::client::Cancel) -> Option<CancelOnInterrupt> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
