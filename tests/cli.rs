@@ -659,7 +659,7 @@ fn a_name_given_twice_is_warned_of_on_every_screen_once() {
     let path = home.path().join("catalog.json");
     std::fs::write(&path, &text).unwrap();
     let said = format!(
-        "{}: 'dup' appears 7 times (each is sent; a plan naming it cannot say which)",
+        "{}: 'dup' appears 7 times (each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
         path.display()
     );
     let v = json_of(ctx(home.path()).args(["compact", "--json"]));

@@ -506,7 +506,9 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     .unwrap();
     assert_eq!(
         compact["warnings"],
-        json!(["catalog: 'dup' appears 2 times (each is sent; a plan naming it cannot say which)"])
+        json!([
+            "catalog: 'dup' appears 2 times (each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)"
+        ])
     );
     // Tester 8 F9: `rank_tools` carries the same warning beside a ranking listing `dup` twice.
     let ranked = call(
@@ -558,7 +560,7 @@ async fn every_tool_answers_and_bad_arguments_are_named() {
     assert_eq!(
         compact["warnings"],
         json!([
-            "catalog: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}\\u{20}; each is sent; a plan naming it cannot say which)"
+            "catalog: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}\\u{20}; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)"
         ])
     );
     // Tester 6 F7: a catalog nested past the JSON reader's limit is said as such.

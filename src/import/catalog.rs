@@ -562,7 +562,7 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             }
         };
         warnings.push(format!(
-            "{origin}: '{name}' appears {n} times ({alike}each is sent; a plan naming it cannot say which)"
+            "{origin}: '{name}' appears {n} times ({alike}each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)"
         ));
     }
     // A name mixing scripts whose letters print alike reads as another name (tester 19 F4:
@@ -589,7 +589,7 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
         .filter(|&n| n > 0)
     {
         warnings.push(format!(
-            "{origin}: {more} more names appear more than once (each is sent; a plan naming one cannot say which)"
+            "{origin}: {more} more names appear more than once (each is kept as an entry, sent or cut by the budget like any other; a plan naming one cannot say which)"
         ));
     }
     for p in &guide.pipelines {
@@ -624,8 +624,8 @@ mod tests {
         assert_eq!(
             w,
             vec![
-                "c.json: 'dup' appears 10000 times (each is sent; a plan naming it cannot say which)",
-                "c.json: 'a' appears 2 times (each is sent; a plan naming it cannot say which)",
+                "c.json: 'dup' appears 10000 times (each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
+                "c.json: 'a' appears 2 times (each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
             ]
         );
         // 5,000 names given twice each: twenty named, the rest counted in one more.
@@ -643,7 +643,7 @@ mod tests {
         assert!(w[0].starts_with("c.json: 't0' appears 2 times"), "{}", w[0]);
         assert_eq!(
             w[REPEATED_NAMED],
-            "c.json: 4980 more names appear more than once (each is sent; a plan naming one cannot say which)"
+            "c.json: 4980 more names appear more than once (each is kept as an entry, sent or cut by the budget like any other; a plan naming one cannot say which)"
         );
     }
 
@@ -705,7 +705,7 @@ mod tests {
             assert_eq!(
                 c.warnings,
                 [format!(
-                    "c.json: 'sendmail' appears 2 times (spelled 2 ways that print alike: {shown}, sendmail; each is sent; a plan naming it cannot say which)"
+                    "c.json: 'sendmail' appears 2 times (spelled 2 ways that print alike: {shown}, sendmail; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)"
                 )]
             );
         }
@@ -747,8 +747,8 @@ mod tests {
         assert_eq!(
             c.warnings,
             vec![
-                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}; each is sent; a plan naming it cannot say which)",
-                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike: dup, dup\\u{20}; each is sent; a plan naming it cannot say which)",
+                "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
+                "c.json: 'dup' appears 4 times (spelled 2 ways that print alike: dup, dup\\u{20}; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
             ]
         );
         // Nothing merged or renamed: every entry is sent as its file spells it.
