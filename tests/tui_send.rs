@@ -185,6 +185,11 @@ fn the_prompt_pane_sends_the_preview_to_two_models_with_both_arms_and_stores_the
         Some(detail.record.id.as_str()),
         outcome.results[1].live.stored_id.as_deref()
     );
+    // The run's time and the call's own, each said (tester 34 F6: 10 ms beside the Sent
+    // table's 3 ms, unlabelled).
+    let s = screen(&state, 200, 50);
+    let call_ms = format!(", the call {} ms", outcome.results[1].live.facts.latency_ms);
+    assert!(s.contains("ms in all") && s.contains(&call_ms), "{s}");
     // Esc goes back to the list on that plan (tester 34 F14: on another one).
     apply(&ctx, &mut state, [Action::Back]);
     assert!(!state.history.expanded);

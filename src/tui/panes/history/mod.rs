@@ -559,7 +559,19 @@ fn detail_lines<'a>(
                     "  finish {} · {} · {}",
                     r.finish_reason.as_deref().unwrap_or("none"),
                     d.complexity,
-                    r.duration_ms.map_or("—".into(), |ms| format!("{ms} ms"))
+                    // The whole run, and the call's own latency when the answer kept it,
+                    // each said (tester 34 F6: 10 ms here beside the Sent table's 3 ms).
+                    match (
+                        r.duration_ms,
+                        r.answer
+                            .as_ref()
+                            .and_then(|a| a.get("latency_ms"))
+                            .and_then(serde_json::Value::as_u64),
+                    ) {
+                        (Some(ms), Some(call)) => format!("{ms} ms in all, the call {call} ms"),
+                        (Some(ms), None) => format!("{ms} ms in all"),
+                        (None, _) => "—".into(),
+                    }
                 )),
                 theme.muted,
             ),
