@@ -26,6 +26,35 @@ pub struct Interrupted {
     pub what: String,
 }
 
+impl Interrupted {
+    /// Stopped by the signal `number`, nothing more to say.
+    pub fn by(number: i32) -> Interrupted {
+        Interrupted {
+            signal: signal_name(number),
+            number,
+            what: String::new(),
+        }
+    }
+}
+
+/// The name a shell gives a terminating signal: the one spelling of every "interrupted by"
+/// line (the console's, a command's, `import --mcp`'s).
+pub fn signal_name(number: i32) -> &'static str {
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        match number {
+            SIGHUP => return "SIGHUP",
+            SIGINT => return "SIGINT",
+            SIGQUIT => return "SIGQUIT",
+            SIGTERM => return "SIGTERM",
+            _ => {}
+        }
+    }
+    let _ = number;
+    "a signal"
+}
+
 impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "interrupted by {}", self.signal)?;

@@ -128,28 +128,27 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// transaction, so that `what` can say what the cut kept.
 #[cfg(unix)]
 pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
+    on_first_signal(move |number| {
+        let name = crate::exit::signal_name(number);
+        eprint_line(&format!("ctxconsole: interrupted by {name}: {what}"));
+        std::process::exit(128 + number);
+    })
+}
+
+/// Until the note is dropped, `act` runs on a thread of its own with the first terminating
+/// signal's number (SIGINT, SIGTERM, SIGHUP): the one listener of [`say_if_interrupted`]
+/// and [`cancel_on_interrupt`].
+#[cfg(unix)]
+fn on_first_signal(act: impl FnOnce(i32) + Send + 'static) -> Option<InterruptNote> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
         if let Some(number) = signals.forever().next() {
-            let name = signal_name(number);
-            eprint_line(&format!("ctxconsole: interrupted by {name}: {what}"));
-            std::process::exit(128 + number);
+            act(number);
         }
     });
     Some(InterruptNote(handle))
-}
-
-/// The name a shell gives a terminating signal.
-#[cfg(unix)]
-fn signal_name(number: i32) -> &'static str {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    match number {
-        SIGINT => "SIGINT",
-        SIGTERM => "SIGTERM",
-        _ => "SIGHUP",
-    }
 }
 
 /// Until dropped, the first terminating signal (SIGINT, SIGTERM, SIGHUP) cancels `cancel`
@@ -158,21 +157,16 @@ fn signal_name(number: i32) -> &'static str {
 /// and says what the cut left ([`CancelOnInterrupt::came`]).
 #[cfg(unix)]
 pub fn cancel_on_interrupt(cancel: &crate::llm::client::Cancel) -> Option<CancelOnInterrupt> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use std::sync::atomic::{AtomicI32, Ordering};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
-    let handle = signals.handle();
     let cancel = cancel.clone();
     let came = std::sync::Arc::new(AtomicI32::new(0));
     let seen = came.clone();
-    std::thread::spawn(move || {
-        if let Some(number) = signals.forever().next() {
-            seen.store(number, Ordering::SeqCst);
-            cancel.cancel();
-        }
-    });
+    let listening = on_first_signal(move |number| {
+        seen.store(number, Ordering::SeqCst);
+        cancel.cancel();
+    })?;
     Some(CancelOnInterrupt {
-        _listening: InterruptNote(handle),
+        _listening: listening,
         came,
     })
 }
@@ -190,7 +184,7 @@ impl CancelOnInterrupt {
     pub fn came(&self) -> Option<(&'static str, i32)> {
         match self.came.load(std::sync::atomic::Ordering::SeqCst) {
             0 => None,
-            number => Some((signal_name(number), number)),
+            number => Some((crate::exit::signal_name(number), number)),
         }
     }
 }

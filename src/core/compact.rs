@@ -140,7 +140,8 @@ pub struct TrimRecord {
     pub planner_removed: usize,
 }
 
-fn is_zero(n: &usize) -> bool {
+/// For `skip_serializing_if`: a count of nothing is left out.
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 

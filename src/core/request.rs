@@ -219,12 +219,8 @@ pub struct GateView {
     /// Tokens the part takes beyond what the window had left for it (0 when it fits): a
     /// briefing is smaller than its text, yet may still not fit (tester 34 F12: `briefing`
     /// for 487 tokens against 115 left, beside a request OVER its ceiling).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::core::compact::is_zero")]
     pub over_by: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 impl GateView {

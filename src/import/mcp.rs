@@ -601,9 +601,9 @@ async fn stop_signal() -> Interrupted {
         }
     };
     tokio::select! {
-        _ = wait(SignalKind::interrupt()) => Interrupted { signal: "SIGINT", number: Signal::SIGINT as i32, what: String::new() },
-        _ = wait(SignalKind::terminate()) => Interrupted { signal: "SIGTERM", number: Signal::SIGTERM as i32, what: String::new() },
-        _ = wait(SignalKind::hangup()) => Interrupted { signal: "SIGHUP", number: Signal::SIGHUP as i32, what: String::new() },
+        _ = wait(SignalKind::interrupt()) => Interrupted::by(Signal::SIGINT as i32),
+        _ = wait(SignalKind::terminate()) => Interrupted::by(Signal::SIGTERM as i32),
+        _ = wait(SignalKind::hangup()) => Interrupted::by(Signal::SIGHUP as i32),
     }
 }
 

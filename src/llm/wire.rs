@@ -219,27 +219,15 @@ impl EventStream {
             self.line(text.as_bytes())?;
         }
         match self.event.take() {
+            Some(data) => self.event_data(&data, true),
             None => Ok(()),
-            Some(data) => match serde_json::from_str::<Value>(&data) {
-                Ok(value) => self.event_value(&value),
-                Err(_) => Err(Failure::new(
-                    FailureClass::Transport,
-                    format!(
-                        "the stream ended inside an event, after {} bytes of answer and {} of \
-                         reasoning; the unfinished event: \"{}\"",
-                        self.content.len(),
-                        self.reasoning.len(),
-                        quote_reply(&data, 100)
-                    ),
-                )),
-            },
         }
     }
 
     /// The event whose `data:` lines were gathered, if any.
     fn dispatch(&mut self) -> Result<(), Failure> {
         match self.event.take() {
-            Some(data) => self.event_data(&data),
+            Some(data) => self.event_data(&data, false),
             None => Ok(()),
         }
     }
@@ -305,9 +293,22 @@ impl EventStream {
         }
     }
 
-    fn event_data(&mut self, data: &str) -> Result<(), Failure> {
+    /// One event's gathered data; `cut`: the stream ended before its blank line.
+    fn event_data(&mut self, data: &str, cut: bool) -> Result<(), Failure> {
         let value: Value = match serde_json::from_str(data) {
             Ok(value) => value,
+            Err(_) if cut => {
+                return Err(Failure::new(
+                    FailureClass::Transport,
+                    format!(
+                        "the stream ended inside an event, after {} bytes of answer and {} of \
+                         reasoning; the unfinished event: \"{}\"",
+                        self.content.len(),
+                        self.reasoning.len(),
+                        quote_reply(data, 100)
+                    ),
+                ));
+            }
             // After the answer's finish_reason a whole answer has come: an event that is
             // not JSON is noted, not a reason to fail it (tester 33 F8).
             Err(_) if self.finish_reason.is_some() => {

@@ -498,7 +498,7 @@ fn tier_arg(p: &Params<'_>) -> Result<Option<Tier>, ErrorData> {
 /// The workspace catalog's origin as a client is told it: a file by its name, not the
 /// server's path to it (tester 33 F10: a remote client under `--bind` read the server's home
 /// directory in `catalog_source.name`).
-fn for_client(origin: &CatalogOrigin) -> CatalogOrigin {
+fn origin_for_client(origin: &CatalogOrigin) -> CatalogOrigin {
     let path = std::path::Path::new(&origin.name);
     let name = match path.file_name() {
         Some(file) if path.is_absolute() => {
@@ -526,7 +526,7 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
         return Ok(GivenCatalog {
             catalog: Arc::clone(&ws.catalog),
             index: Arc::clone(&ws.index),
-            origin: for_client(&ws.catalog_origin),
+            origin: origin_for_client(&ws.catalog_origin),
             is_argument: false,
         });
     };

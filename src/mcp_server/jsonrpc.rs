@@ -173,12 +173,16 @@ fn shape_fault(object: &serde_json::Map<String, Value>) -> Option<String> {
 /// unnamed. The walk is the one every reader of outside JSON shares
 /// ([`crate::core::json_keys`]).
 fn repeated_key(text: &[u8]) -> Option<String> {
-    let path = crate::core::json_keys::first_repeated_key(text)?;
-    // Escaped on the way out, as every error is ([`for_client`]).
-    Some(format!(
+    crate::core::json_keys::first_repeated_key(text).map(|path| given_twice(&path))
+}
+
+/// `` `params.name` is given twice ``: the key by its path, cut to a quote's length (escaped
+/// on the way out, as every error is: [`for_client`]).
+fn given_twice(path: &[String]) -> String {
+    format!(
         "`{}` is given twice",
-        crate::core::text::clip(&dotted(&path), crate::core::terminal_text::QUOTE_CHARS)
-    ))
+        crate::core::text::clip(&dotted(path), crate::core::terminal_text::QUOTE_CHARS)
+    )
 }
 
 /// A message that reads, refused when a key in it is given twice: rmcp keeps the last copy,
@@ -196,25 +200,21 @@ pub fn repeated_key_in(
         JsonRpcMessage::Notification(_) => (None, true),
         _ => (None, false),
     };
-    let argument = match path.as_slice() {
+    let error = match path.as_slice() {
         [params, arguments, rest @ ..] if params == "params" && arguments == "arguments" => {
-            Some(dotted(rest))
+            ErrorData::invalid_params(
+                format!("argument {}", given_twice(rest)),
+                Some(json!({
+                    "argument": crate::core::text::clip(
+                        &dotted(rest),
+                        crate::core::terminal_text::QUOTE_CHARS
+                    )
+                })),
+            )
         }
-        _ => None,
-    };
-    let clipped =
-        |s: &str| crate::core::text::clip(s, crate::core::terminal_text::QUOTE_CHARS).to_string();
-    let error = match argument {
-        Some(argument) => ErrorData::invalid_params(
-            format!("argument `{}` is given twice", clipped(&argument)),
-            Some(json!({ "argument": clipped(&argument) })),
-        ),
-        None => ErrorData::new(
+        _ => ErrorData::new(
             ErrorCode::INVALID_REQUEST,
-            format!(
-                "Invalid Request: `{}` is given twice",
-                clipped(&dotted(&path))
-            ),
+            format!("Invalid Request: {}", given_twice(&path)),
             None,
         ),
     };

@@ -1352,11 +1352,7 @@ async fn event_loop(
         }
     }
     if let Some(signal) = terminal::terminated_by() {
-        return Err(anyhow::Error::new(crate::exit::Interrupted {
-            signal: terminal::signal_name(signal),
-            number: signal,
-            what: String::new(),
-        }));
+        return Err(anyhow::Error::new(crate::exit::Interrupted::by(signal)));
     }
     ended
 }

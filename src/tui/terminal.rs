@@ -207,23 +207,6 @@ fn on_signal(signal: i32) {
     }
 }
 
-/// The name of a terminating signal the signal thread handles.
-pub fn signal_name(signal: i32) -> &'static str {
-    #[cfg(unix)]
-    {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-        match signal {
-            SIGHUP => return "SIGHUP",
-            SIGINT => return "SIGINT",
-            SIGQUIT => return "SIGQUIT",
-            SIGTERM => return "SIGTERM",
-            _ => {}
-        }
-    }
-    let _ = signal;
-    "a signal"
-}
-
 /// One thread for the life of the process, for the terminating signals ([`on_signal`]).
 /// Registered before raw mode is entered, so no signal can leave it.
 #[cfg(unix)]
