@@ -142,15 +142,17 @@ fn the_prior_appears_only_where_the_store_has_the_evidence_and_no_prior_removes_
     // Counted against the window before the catalog's allowance.
     let off = preview(&["--no-prior"]);
     assert!(off["past_steps"].is_null() && part(&off, "prior").is_none());
-    // The part, and the blank line before it (one token).
-    let tokens = prior["tokens"].as_u64().unwrap() + 1;
+    // The part among the prompt's, and the blank line before it in the framing.
+    let tokens = prior["tokens"].as_u64().unwrap();
     let allowance = |v: &Value, k: &str| v["compaction"]["allowance"][k].as_u64().unwrap();
     assert_eq!(
         allowance(&with, "prompt_tokens"),
         allowance(&off, "prompt_tokens") + tokens
     );
+    let blank_line = allowance(&with, "framing_tokens") - allowance(&off, "framing_tokens");
+    assert!(blank_line <= 1);
     assert_eq!(
-        allowance(&with, "tokens") + tokens,
+        allowance(&with, "tokens") + tokens + blank_line,
         allowance(&off, "tokens")
     );
     // --no-history reads nothing from the store: no prior either.

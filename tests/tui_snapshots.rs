@@ -1714,11 +1714,19 @@ fn every_surface_shows_the_same_request_parts() {
         let framing = total - system - catalog - prompt - attachments;
         let allowance = &json["compaction"]["allowance"];
         let allowed = allowance["tokens"].as_u64().unwrap() as usize;
-        let chat_framing = allowance["framing_tokens"].as_u64().unwrap() as usize;
-        assert_eq!(
-            allowance["framing_tokens"], json["request"]["framing_tokens"],
-            "{row}: the allowance's framing is the chat format's, the header is the catalog's"
-        );
+        // The allowance names the request's parts with its figures (tester 34 F2), the
+        // header being the catalog's; framing may be a token or two apart (the tokenizer
+        // across the catalog's edges).
+        let terms = planned.compaction.allowance.terms();
+        for (field, figure) in [
+            ("system_prompt_tokens", system),
+            ("prompt_tokens", prompt),
+            ("attachments_tokens", attachments),
+        ] {
+            assert_eq!(allowance[field], figure, "{row}: {field}");
+        }
+        let allowance_framing = allowance["framing_tokens"].as_u64().unwrap() as usize;
+        assert!(allowance_framing.abs_diff(framing) <= 2, "{row}: {terms}");
         assert_eq!(
             json["request"]["totals"],
             serde_json::json!({"system": system, "prompt": prompt, "attachments": attachments,
@@ -1742,11 +1750,7 @@ fn every_surface_shows_the_same_request_parts() {
             Some(allowed),
             "{row}:\n{section}"
         );
-        assert_eq!(
-            figure_after(section, "framing "),
-            Some(chat_framing),
-            "{row}"
-        );
+        assert!(section.contains(&terms), "{row}: {terms}\n{section}");
         // The whole catalog in the same terms as the catalog part sent.
         let full = compact["catalog_tokens"]["full"]
             .as_u64()
@@ -1776,11 +1780,7 @@ fn every_surface_shows_the_same_request_parts() {
             Some(allowed),
             "{row}:\n{text}"
         );
-        assert!(
-            text.replace(',', "")
-                .contains(&format!("− {chat_framing} framing")),
-            "{row}:\n{text}"
-        );
+        assert!(text.contains(&terms), "{row}: {terms}\n{text}");
         let after = text
             .lines()
             .find(|l| l.starts_with("after "))
@@ -1806,7 +1806,7 @@ fn every_surface_shows_the_same_request_parts() {
             "{row}: allowance {allowed}:\n{s}"
         );
         assert!(
-            pane.contains(&format!("− {chat_framing} framing")),
+            pane.contains(&format!("− {allowance_framing} framing")),
             "{row}:\n{s}"
         );
         let framing_row = s

@@ -159,13 +159,9 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         origin.name, origin.format, t.total
     ));
     out.push_str(&format!(
-        "allowance  {} tokens{est} = {} input − {} system − {} prompt − {} framing − {} margin; byte cap {}\n",
+        "allowance  {} tokens{est} = {}; byte cap {}\n",
         thousands(a.tokens),
-        thousands(a.input_tokens),
-        a.system_prompt_tokens,
-        thousands(a.prompt_tokens),
-        a.framing_tokens,
-        thousands(a.margin_tokens),
+        a.terms(),
         a.bytes.map(thousands).unwrap_or_else(|| "none".into())
     ));
     let ct = p.catalog_tokens();

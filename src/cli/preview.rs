@@ -491,17 +491,13 @@ pub fn describe(p: &Preview) -> String {
     let ct = p.catalog_tokens();
     let _ = writeln!(
         o,
-        "\nCATALOG  allowance {} tokens{} (input ceiling {} − system {} − prompt {} − framing {} − margin {})",
+        "\nCATALOG  allowance {} tokens{} ({})",
         thousands(c.allowance.tokens),
         c.allowance
             .bytes
             .map(|b| format!(", ≤ {} B", thousands(b)))
             .unwrap_or_default(),
-        thousands(c.allowance.input_tokens),
-        thousands(c.allowance.system_prompt_tokens),
-        thousands(c.allowance.prompt_tokens),
-        thousands(c.allowance.framing_tokens),
-        thousands(c.allowance.margin_tokens)
+        c.allowance.terms()
     );
     let _ = writeln!(
         o,

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::core::assemble::AssembledRequest;
 use crate::core::budget::{BudgetRow, PromptVariant, Tokenizer};
 use crate::core::compact::Allowance;
 use crate::core::tokens;
@@ -61,6 +62,9 @@ pub const CATALOG_LABEL: &str = "CATALOG (routing guide):\n";
 pub const TOKENS_PER_MESSAGE: usize = 3;
 pub const TOKENS_REPLY_PRIMING: usize = 3;
 
+/// The chat format's own tokens in a request of a system and a user message.
+pub const CHAT_FRAMING_TOKENS: usize = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
+
 pub fn system_prompt(variant: PromptVariant) -> &'static str {
     match variant {
         PromptVariant::FullSteps => SYSTEM_FULL_STEPS,
@@ -73,19 +77,27 @@ pub fn safety_margin(input_tokens: usize) -> usize {
     (input_tokens / 25).max(128)
 }
 
-/// Where the input ceiling goes, and what is left for the catalog — in the terms of the
-/// request's parts (`PartTotals`, counted where the request is assembled): the catalog part as the model
-/// receives it, its header line (`CATALOG (routing guide):`) included, and the chat format's
-/// own framing. Every surface (`preview`, `compact`, their `--json`, the Catalog pane, the MCP
-/// tools) shows these figures as they are.
+/// Where the input ceiling goes, and what is left for the catalog — in the request's own
+/// parts (`PartTotals`, counted where the request is assembled), as the request line shows
+/// them: the request assembled with no catalog text is what the catalog must fit beside, so
+/// the allowance line and the request line name the same figures for system, prompt,
+/// attachments and framing (tester 34 F2: the allowance had charged a formula's 733 tokens
+/// for what the request counted as 731). The catalog part's header line
+/// (`CATALOG (routing guide):`) is in `tokens`. Every surface (`preview`, `compact`, their
+/// `--json`, the Catalog pane, the MCP tools) shows these figures as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AllowanceBreakdown {
     pub input_tokens: usize,
     pub system_prompt_tokens: usize,
+    /// The caller's defaults block, as sent: part of `prompt_tokens`.
     pub defaults_tokens: usize,
+    /// The prompt parts as sent: defaults, hint, past-plans prior and instruction (or a
+    /// briefed instruction's placeholder), each with its header line.
     pub prompt_tokens: usize,
-    /// The chat format's own framing (per message, reply priming): the assembled request's
-    /// `framing_tokens`. The catalog's header line is not in it: it is in `tokens`.
+    /// The attachments and a pasted instruction's briefing, as sent.
+    pub attachments_tokens: usize,
+    /// What the parts leave of the request's count: the chat format's own tokens (per
+    /// message, reply priming) and the blank lines between parts.
     pub framing_tokens: usize,
     pub margin_tokens: usize,
     /// The catalog part's header line, counted in `tokens`.
@@ -98,6 +110,35 @@ pub struct AllowanceBreakdown {
 }
 
 impl AllowanceBreakdown {
+    /// What `row`'s window leaves for the catalog beside `reserved`: the request assembled
+    /// with [`STAND_IN_CATALOG`] for the catalog's text. Not with no text: the header
+    /// line's line break would then run into the blank line after it, which the tokenizers
+    /// read as one piece, and the framing would be a token short of the request's.
+    pub fn beside(row: &BudgetRow, reserved: &AssembledRequest) -> Self {
+        let defaults_tokens = reserved
+            .parts
+            .iter()
+            .filter(|p| p.part == "defaults")
+            .map(|p| p.tokens)
+            .sum();
+        let reserved = &reserved.totals;
+        let margin_tokens = safety_margin(row.input_tokens);
+        let used = reserved.total.saturating_sub(reserved.catalog) + margin_tokens;
+        AllowanceBreakdown {
+            input_tokens: row.input_tokens,
+            system_prompt_tokens: reserved.system,
+            defaults_tokens,
+            prompt_tokens: reserved.prompt,
+            attachments_tokens: reserved.attachments,
+            framing_tokens: reserved.framing,
+            margin_tokens,
+            catalog_header_tokens: tokens::count(row.tokenizer, CATALOG_LABEL).tokens,
+            tokens: row.input_tokens.saturating_sub(used),
+            bytes: row.max_catalog_bytes,
+            exact: row.tokenizer != Tokenizer::Estimate,
+        }
+    }
+
     /// What the catalog text itself may take (the part's allowance less its header line):
     /// what compaction fits the catalog into.
     pub fn allowance(&self) -> Allowance {
@@ -106,43 +147,48 @@ impl AllowanceBreakdown {
             bytes: self.bytes,
         }
     }
-}
 
-/// The catalog allowance for a row, given the caller's defaults block and the prompt
-/// (intent plus any pasted context), each counted with the row's tokenizer.
-pub fn catalog_allowance(row: &BudgetRow, defaults: &str, prompt: &str) -> AllowanceBreakdown {
-    let tok = row.tokenizer;
-    let system_prompt_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
-    let defaults_tokens = tokens::count(tok, defaults).tokens;
-    let prompt_tokens = tokens::count(tok, prompt).tokens;
-    allowance_from_counts(row, system_prompt_tokens, defaults_tokens, prompt_tokens)
-}
-
-/// As [`catalog_allowance`], with the prompt already counted (a huge paste is counted once,
-/// elsewhere, not re-read here).
-pub fn allowance_from_counts(
-    row: &BudgetRow,
-    system_prompt_tokens: usize,
-    defaults_tokens: usize,
-    prompt_tokens: usize,
-) -> AllowanceBreakdown {
-    let label = tokens::count(row.tokenizer, CATALOG_LABEL).tokens;
-    let framing_tokens = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
-    let margin_tokens = safety_margin(row.input_tokens);
-    let used =
-        system_prompt_tokens + defaults_tokens + prompt_tokens + framing_tokens + margin_tokens;
-    AllowanceBreakdown {
-        input_tokens: row.input_tokens,
-        system_prompt_tokens,
-        defaults_tokens,
-        prompt_tokens,
-        framing_tokens,
-        margin_tokens,
-        catalog_header_tokens: label,
-        tokens: row.input_tokens.saturating_sub(used),
-        bytes: row.max_catalog_bytes,
-        exact: row.tokenizer != Tokenizer::Estimate,
+    /// The line every surface prints after the allowance's figure: `1,200 input − 64
+    /// system − 27 prompt − 691 attachments − 13 framing − 128 margin` (attachments only
+    /// when there are some).
+    pub fn terms(&self) -> String {
+        use crate::core::text::thousands;
+        let attachments = if self.attachments_tokens > 0 {
+            format!(" − {} attachments", thousands(self.attachments_tokens))
+        } else {
+            String::new()
+        };
+        format!(
+            "{} input − {} system − {} prompt{attachments} − {} framing − {} margin",
+            thousands(self.input_tokens),
+            thousands(self.system_prompt_tokens),
+            thousands(self.prompt_tokens),
+            thousands(self.framing_tokens),
+            thousands(self.margin_tokens)
+        )
     }
+}
+
+/// The shortest catalog text (no entries), which the request's other parts are counted
+/// beside before the catalog is compacted.
+pub const STAND_IN_CATALOG: &str = "{}";
+
+/// The catalog allowance for a row, given the caller's defaults block and the instruction,
+/// each counted with the row's tokenizer in the request they make without a catalog.
+pub fn catalog_allowance(row: &BudgetRow, defaults: &str, prompt: &str) -> AllowanceBreakdown {
+    let reserved = crate::core::assemble::assemble(&crate::core::assemble::RequestInputs {
+        model: &row.id,
+        row,
+        catalog: STAND_IN_CATALOG,
+        defaults,
+        hint: None,
+        prior: None,
+        intent: prompt,
+        context: None,
+        attachments: &[],
+        catalog_whole: true,
+    });
+    AllowanceBreakdown::beside(row, &reserved)
 }
 
 #[cfg(test)]
@@ -154,19 +200,35 @@ mod tests {
         let row = BudgetRow::fallback();
         let empty = catalog_allowance(&row, "", "");
         let with_prompt = catalog_allowance(&row, "", &"word ".repeat(600));
-        assert_eq!(empty.tokens - with_prompt.tokens, with_prompt.prompt_tokens);
-        assert_eq!(empty.bytes, Some(10_000));
         assert_eq!(
-            empty.tokens + empty.system_prompt_tokens + empty.framing_tokens + empty.margin_tokens,
-            row.input_tokens
+            empty.tokens - with_prompt.tokens,
+            with_prompt.prompt_tokens - empty.prompt_tokens
         );
+        assert_eq!(empty.bytes, Some(10_000));
+        for a in [
+            empty,
+            with_prompt,
+            catalog_allowance(&row, "lang: en", "hi"),
+        ] {
+            assert_eq!(
+                a.tokens
+                    + a.system_prompt_tokens
+                    + a.prompt_tokens
+                    + a.attachments_tokens
+                    + a.framing_tokens
+                    + a.margin_tokens,
+                row.input_tokens
+            );
+            assert!(a.framing_tokens >= CHAT_FRAMING_TOKENS);
+        }
+        assert!(catalog_allowance(&row, "lang: en", "hi").defaults_tokens > 0);
         assert!(!empty.exact);
     }
 
     #[test]
     fn a_prompt_bigger_than_the_window_leaves_nothing() {
         let row = BudgetRow::fallback();
-        let a = allowance_from_counts(&row, 100, 0, 1_000_000);
+        let a = catalog_allowance(&row, "", &"word ".repeat(100_000));
         assert_eq!(a.tokens, 0);
     }
 }

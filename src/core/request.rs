@@ -19,7 +19,9 @@ use crate::core::gate::{
 };
 use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
 use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE};
-use crate::core::prompt::{AllowanceBreakdown, allowance_from_counts, system_prompt};
+use crate::core::prompt::{
+    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, STAND_IN_CATALOG, system_prompt,
+};
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
     should_escalate,
@@ -698,7 +700,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     // before it leave of the window.
     let system_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
     let defaults_tokens = tokens::count(tok, inp.defaults).tokens;
-    let fixed = allowance_from_counts(row, system_tokens, defaults_tokens, 0);
+    let catalog_header_tokens = tokens::count(tok, CATALOG_LABEL).tokens;
     // What the request wraps the instruction and each attachment in (their header lines and
     // the blank lines between), sent whether a part is admitted whole or briefed.
     let attachment_names = sent_names(inp.attachments);
@@ -711,10 +713,10 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             text: &a.text,
         })
         .collect();
-    let used = fixed.system_prompt_tokens
-        + fixed.defaults_tokens
-        + fixed.framing_tokens
-        + fixed.catalog_header_tokens
+    let used = system_tokens
+        + defaults_tokens
+        + CHAT_FRAMING_TOKENS
+        + catalog_header_tokens
         + wrapping_of(&RequestInputs {
             model: &effective.model,
             row,
@@ -820,12 +822,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     }
 
     // Compaction: the planner's allowlist (and the filter's pick), cut by ranking, into
-    // what the instruction, the attachments and the hint leave.
-    let hint_tokens = plan
-        .hint
-        .as_deref()
-        .map_or(0, |h| tokens::count(tok, h).tokens);
-    // The past-plans prior: counted like the hint, before the catalog's allowance.
+    // what the instruction, the attachments, the hint and the prior leave.
     let past_steps = inp
         .past_steps
         .filter(|_| !no_intent && inp.arm != Arm::NoPrior)
@@ -833,22 +830,14 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             let known: HashSet<&str> = names.iter().copied().collect();
             prior_part(past, |t| known.contains(t), tok)
         });
-    let prior_tokens = past_steps.as_ref().map_or(0, |p| p.tokens);
-    // The messages, but for the catalog: what wraps their parts is counted before the
-    // catalog's allowance, as it will be sent.
-    // A briefed instruction goes as a placeholder, counted here (its briefing is what the
-    // gate admitted).
+    // A briefed instruction goes as a placeholder (its briefing is what the gate admitted).
     let briefed_intent = gate
         .briefing
         .as_ref()
         .map(|_| briefed_instruction(inp.instruction));
-    let (intent, context, placeholder_tokens) = match (&gate.briefing, &briefed_intent) {
-        (Some(b), Some(said)) => (
-            said.as_str(),
-            Some(b.text.as_str()),
-            tokens::count(tok, said).tokens,
-        ),
-        _ => (inp.instruction, None, 0),
+    let (intent, context) = match (&gate.briefing, &briefed_intent) {
+        (Some(b), Some(said)) => (said.as_str(), Some(b.text.as_str())),
+        _ => (inp.instruction, None),
     };
     let attached: Vec<AttachedText> = inp
         .attachments
@@ -859,10 +848,12 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
         })
         .collect();
-    let wrapping = wrapping_of(&RequestInputs {
+    // What the catalog must fit beside: the request as it will be sent, with the shortest
+    // catalog text in place of the catalog's.
+    let reserved = assemble(&RequestInputs {
         model: &effective.model,
         row,
-        catalog: "",
+        catalog: STAND_IN_CATALOG,
         defaults: inp.defaults,
         hint: plan.hint.as_deref(),
         prior: past_steps.as_ref().map(|p| p.text.as_str()),
@@ -871,19 +862,14 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         attachments: &attached,
         catalog_whole: true,
     });
-    let admitted: usize = gate.admitted_tokens
-        + attachments
-            .iter()
-            .map(|a| a.gate.admitted_tokens)
-            .sum::<usize>();
-    let allowance = allowance_from_counts(
-        row,
-        system_tokens,
-        defaults_tokens,
-        admitted + hint_tokens + prior_tokens + placeholder_tokens + wrapping,
-    );
-    let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
-    let by_planner = |i: usize| allowlist.contains(catalog.entry_name(i));
+    let allowance = AllowanceBreakdown::beside(row, &reserved);
+    let planner_allows: Vec<bool> = {
+        let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
+        (0..catalog.len())
+            .map(|i| allowlist.contains(catalog.entry_name(i)))
+            .collect()
+    };
+    let by_planner = |i: usize| planner_allows[i];
     // The full arm sends the whole catalog: no filter pick either.
     let by_filter = |i: usize| {
         inp.arm == Arm::Full || inp.only.is_none_or(|o| o.contains(catalog.entry_name(i)))
@@ -892,22 +878,61 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .filter(|&i| by_planner(i) && by_filter(i))
         .collect();
     let order = cut_order_for(catalog, Some(&ranking));
-    let compacted = if inp.arm == Arm::Full {
-        // Nothing trimmed, nothing cut; whether it fits the allowance is still said.
-        let unbounded = Allowance {
-            tokens: usize::MAX,
-            bytes: None,
-        };
-        let mut c = catalog.compact_among(unbounded, tok, &order, Some(&allowed));
-        let fits = allowance.allowance();
-        c.trim.fits = c.trim.after_tokens <= fits.tokens
-            && fits.bytes.is_none_or(|b| c.trim.after_bytes <= b);
-        c.trim.cut_policy =
-            "A/B arm full: the whole catalog as written (no planner narrowing, no compaction)"
-                .into();
-        c
-    } else {
-        catalog.compact_among(allowance.allowance(), tok, &order, Some(&allowed))
+    // Compaction into the allowance less `shave` tokens.
+    let compact_to = |shave: usize| {
+        if inp.arm == Arm::Full {
+            // Nothing trimmed, nothing cut; whether it fits the allowance is still said.
+            let unbounded = Allowance {
+                tokens: usize::MAX,
+                bytes: None,
+            };
+            let mut c = catalog.compact_among(unbounded, tok, &order, Some(&allowed));
+            let fits = allowance.allowance();
+            c.trim.fits = c.trim.after_tokens <= fits.tokens
+                && fits.bytes.is_none_or(|b| c.trim.after_bytes <= b);
+            c.trim.cut_policy =
+                "A/B arm full: the whole catalog as written (no planner narrowing, no compaction)"
+                    .into();
+            c
+        } else {
+            let mut fits = allowance.allowance();
+            fits.tokens = fits.tokens.saturating_sub(shave);
+            catalog.compact_among(fits, tok, &order, Some(&allowed))
+        }
+    };
+    // A text counted whole can take a token or two more than its parts counted apart (the
+    // blank lines around the catalog read as one piece with its last line): when the
+    // request is over the ceiling less the margin by that much, the catalog gives it back,
+    // so the margin is never spent on the catalog (the allowance line stays the request's
+    // own parts).
+    let ceiling = row.input_tokens.saturating_sub(allowance.margin_tokens);
+    let mut shave = 0;
+    let mut rounds = 0;
+    let (compacted, request) = loop {
+        rounds += 1;
+        let compacted = compact_to(shave);
+        // The hint counts the entries the catalog sends, not the planner's allowlist (tester
+        // 12 T12-2: "tools: 60/60" beside 55 entries). It was counted above with the
+        // allowlist's count, which has at least as many digits: what is sent is never over
+        // what was counted.
+        plan.recount_hint(compacted.kept.len());
+        let request = assemble(&RequestInputs {
+            model: &effective.model,
+            row,
+            catalog: &compacted.text,
+            defaults: inp.defaults,
+            hint: plan.hint.as_deref(),
+            prior: past_steps.as_ref().map(|p| p.text.as_str()),
+            intent,
+            context,
+            attachments: &attached,
+            catalog_whole: compacted.kept.len() == catalog.len() && compacted.trim.trim_level == 0,
+        });
+        let over = request.input_tokens.saturating_sub(ceiling);
+        if over == 0 || inp.arm == Arm::Full || compacted.kept.is_empty() || rounds == 4 {
+            break (compacted, request);
+        }
+        shave += over;
     };
 
     let stage = compacted.trim.trim_level as usize;
@@ -944,29 +969,12 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         .iter()
         .map(|&i| catalog.entry_name(i).to_string())
         .collect();
-
-    // The hint counts the entries the catalog sends, not the planner's allowlist (tester 12
-    // T12-2: "tools: 60/60" beside 55 entries). It was counted above with the allowlist's
-    // count, which has at least as many digits: what is sent is never over what was counted.
-    plan.recount_hint(compacted.kept.len());
     // Said of what is sent: one the budget cut is not "kept" (tester 24 N2).
     plan.ranked_in.retain(|name| {
         compacted
             .kept
             .iter()
             .any(|&i| catalog.entry_name(i) == name)
-    });
-    let request = assemble(&RequestInputs {
-        model: &effective.model,
-        row,
-        catalog: &compacted.text,
-        defaults: inp.defaults,
-        hint: plan.hint.as_deref(),
-        prior: past_steps.as_ref().map(|p| p.text.as_str()),
-        intent,
-        context,
-        attachments: &attached,
-        catalog_whole: compacted.kept.len() == catalog.len() && stage == 0,
     });
     let mut attachments = attachments;
     let parts = request.parts.iter().filter(|p| p.part == "attachment");
@@ -1387,6 +1395,7 @@ mod tests {
                     r.compaction.trim.fits,
                     "{tokenizer:?} {n}: the catalog fits its allowance"
                 );
+                allowance_is_the_requests_parts(&r);
                 assert!(
                     r.request.input_tokens + a.margin_tokens <= base.input_tokens,
                     "{tokenizer:?} {n} attachments: the request is {} tokens, over the ceiling {} less the margin {}",
@@ -1439,6 +1448,34 @@ mod tests {
         r.request.parts.iter().map(|p| p.part).collect()
     }
 
+    /// The allowance line and the request line name the same parts with the same figures
+    /// (tester 34 F2: the allowance charged 733 tokens for prompt and framing where the
+    /// request counted 731), but for the framing, which the tokenizer can make a token or
+    /// two apart across the catalog's edges; and the request keeps the margin.
+    fn allowance_is_the_requests_parts(r: &PlannedRequest) {
+        let (a, t) = (&r.compaction.allowance, &r.request.totals);
+        assert_eq!(
+            (
+                a.system_prompt_tokens,
+                a.prompt_tokens,
+                a.attachments_tokens
+            ),
+            (t.system, t.prompt, t.attachments),
+            "{}",
+            a.terms()
+        );
+        assert!(a.framing_tokens.abs_diff(t.framing) <= 2, "{}", a.terms());
+        let reserved = a.system_prompt_tokens
+            + a.prompt_tokens
+            + a.attachments_tokens
+            + a.framing_tokens
+            + a.margin_tokens;
+        assert_eq!(a.tokens, a.input_tokens.saturating_sub(reserved));
+        if !r.compaction.kept.is_empty() {
+            assert!(r.request.input_tokens + a.margin_tokens <= a.input_tokens);
+        }
+    }
+
     #[test]
     fn past_steps_are_a_part_of_their_own_counted_before_the_allowance() {
         let p = parts();
@@ -1463,9 +1500,13 @@ mod tests {
             )));
             // Counted against the window like the hint: the catalog gets that much less.
             let (a, b) = (&with.compaction.allowance, &without.compaction.allowance);
-            let separator = wrapping_tokens(e.row.tokenizer, &[(UserPiece::Prior, "")]);
-            assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens + separator);
-            assert_eq!(a.tokens + prior.tokens + separator, b.tokens);
+            assert_eq!(a.prompt_tokens, b.prompt_tokens + prior.tokens);
+            assert_eq!(
+                a.tokens + prior.tokens + a.framing_tokens - b.framing_tokens,
+                b.tokens
+            );
+            allowance_is_the_requests_parts(&with);
+            allowance_is_the_requests_parts(&without);
             assert!(with.request.input_tokens > without.request.input_tokens);
         }
         let e = row(Tier::C);
@@ -1677,16 +1718,10 @@ mod tests {
         assert!(!r.asked);
         assert!(r.planner.hint.is_none());
         assert_eq!(r.compaction.count(|f| *f == Fate::RemovedByPlanner), 0);
-        let bare = catalog_allowance(&e.row, "", "  ");
         assert_eq!(
             r.compaction.allowance,
-            allowance_from_counts(
-                &e.row,
-                bare.system_prompt_tokens,
-                0,
-                bare.prompt_tokens + wrapping_tokens(e.row.tokenizer, &[(UserPiece::Intent, "")])
-            ),
-            "the allowance a bare compaction has always had, less the request's header line"
+            catalog_allowance(&e.row, "", "  "),
+            "the allowance beside the request with no catalog text"
         );
         assert!(r.compaction.trim.cut_policy.starts_with("no intent"));
     }
@@ -1785,23 +1820,14 @@ mod tests {
         assert_eq!(sent[1].name.as_deref(), Some("big.log"));
         assert!(r.request.messages[1].content.contains(&b.text));
         assert!(!r.request.messages[1].content.contains(&big));
-        // Their tokens come out of the catalog's allowance.
+        // Their tokens come out of the catalog's allowance, as the request counts them.
+        let a = &r.compaction.allowance;
         assert_eq!(
-            r.compaction.allowance.prompt_tokens,
-            r.gate.admitted_tokens
-                + small.gate.admitted_tokens
-                + large.gate.admitted_tokens
-                + tokens::count(e.row.tokenizer, r.planner.hint.as_deref().unwrap()).tokens
-                + wrapping_tokens(
-                    e.row.tokenizer,
-                    &[
-                        (UserPiece::Hint, ""),
-                        (UserPiece::Intent, ""),
-                        (UserPiece::Attachment("users.json"), USERS),
-                        (UserPiece::Attachment("big.log"), b.text.as_str()),
-                    ]
-                )
+            a.attachments_tokens,
+            sent.iter().map(|p| p.tokens).sum::<usize>()
         );
+        assert!(a.attachments_tokens > large.gate.admitted_tokens);
+        allowance_is_the_requests_parts(&r);
     }
 
     /// The cases [`ATTACHMENT_WEIGHT`] was chosen on: (instruction, attachment, the entry

@@ -106,15 +106,7 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
         ]),
         Line::from(vec![
             Span::styled("allowance ", theme.muted),
-            Span::raw(format!(
-                "{} tok = {} − {} system − {} prompt − {} framing − {} margin",
-                thousands(a.tokens),
-                thousands(a.input_tokens),
-                a.system_prompt_tokens,
-                thousands(a.prompt_tokens),
-                a.framing_tokens,
-                thousands(a.margin_tokens)
-            )),
+            Span::raw(format!("{} tok = {}", thousands(a.tokens), a.terms())),
         ]),
         Line::from(vec![
             Span::styled("byte cap ", theme.muted),
