@@ -1364,6 +1364,38 @@ mod tests {
         assert!(none.policy.starts_with("no intent"), "{}", none.policy);
     }
 
+    /// The allowance is counted with a stand-in catalog text; the real one can make the
+    /// framing a token more across its edges. Over windows of every size the catalog gives
+    /// that token back, and the request never spends the margin.
+    #[test]
+    fn the_margin_is_never_spent_on_the_catalog_whatever_the_window() {
+        let p = parts();
+        let mut checked = 0;
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Estimate] {
+            for input_tokens in (700..4_000).step_by(13) {
+                let mut base = BudgetRow::fallback();
+                base.tokenizer = tokenizer;
+                base.input_tokens = input_tokens;
+                base.max_catalog_bytes = None;
+                let e = EffectiveRow::of_row(&base, None);
+                let r = plan_with(&p, &e, BLOG, &[], ATTACHMENT_WEIGHT);
+                if r.compaction.kept.is_empty() {
+                    continue;
+                }
+                checked += 1;
+                let a = &r.compaction.allowance;
+                assert!(
+                    r.request.input_tokens + a.margin_tokens <= input_tokens,
+                    "{tokenizer:?} {input_tokens}: {} + margin {}",
+                    r.request.input_tokens,
+                    a.margin_tokens
+                );
+                allowance_is_the_requests_parts(&r);
+            }
+        }
+        assert!(checked > 300, "{checked}");
+    }
+
     #[test]
     fn a_catalog_that_fits_makes_a_request_that_fits_however_many_attachments() {
         let p = parts();
