@@ -984,3 +984,59 @@ fn a_call_whose_answer_is_back_says_so_while_a_slower_one_is_still_out() {
     }
     assert_eq!(view.progress["test/ok-json [compacted]"], *line);
 }
+
+/// Tester 34 F15: the Sent table stayed above the Preview of another prompt and model,
+/// unlabelled, so an operator read two requests as one. It says it is earlier, and what it
+/// asked, once the Preview shows another request; and not while it is the same.
+#[test]
+fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    assert!(state.send.outcome.is_some(), "sent");
+    let same = screen(&state, 160, 50);
+    assert!(same.contains("Sent (ctrl+n"), "{same}");
+    assert!(!same.contains("Sent earlier"), "{same}");
+
+    // Another model selected: the table is another request's.
+    let other = row_of(&state, "test/tool-calls");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::FocusBudgets,
+            Action::SelectRow(other),
+            Action::FocusPrompt,
+        ],
+    );
+    let moved = screen(&state, 160, 50);
+    assert!(
+        moved.contains("Sent earlier, not the request below"),
+        "{moved}"
+    );
+    assert!(
+        moved.contains("asked 'remember this launch note"),
+        "{moved}"
+    );
+
+    // Back on the model it asked, with the same words: the same request again.
+    let back = row_of(&state, "test/ok-json");
+    apply(
+        &ctx,
+        &mut state,
+        [
+            Action::FocusBudgets,
+            Action::SelectRow(back),
+            Action::FocusPrompt,
+        ],
+    );
+    assert!(screen(&state, 160, 50).contains("Sent (ctrl+n"));
+
+    // Another instruction: earlier again.
+    apply(&ctx, &mut state, [Action::Paste(" now".into())]);
+    assert!(screen(&state, 160, 50).contains("Sent earlier"));
+}

@@ -266,6 +266,15 @@ impl State {
             request: self.request.as_deref(),
             planning: self.planning.is_some(),
             send: &self.send,
+            sent_earlier: self.send.asked.as_ref().is_some_and(|asked| {
+                asked.is_other_than(
+                    &self.prompt.text(),
+                    &self.prompt.attachments,
+                    self.request
+                        .as_ref()
+                        .map_or("", |r| r.planned.model.as_str()),
+                )
+            }),
         }
     }
 

@@ -113,6 +113,31 @@ pub struct SendView {
     /// The result the open key opens in History.
     pub selected: usize,
     pub error: Option<String>,
+    /// What the last send asked: the Sent table is marked as earlier once the Preview
+    /// shows another request (tester 34 F15).
+    pub asked: Option<Asked>,
+}
+
+/// What a send asked: its instruction, the attachments' names and the models.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asked {
+    pub prompt: Arc<String>,
+    pub attachments: Vec<String>,
+    pub models: Vec<String>,
+}
+
+impl Asked {
+    /// Whether the Preview's request (`prompt`, `attachments`, `model`) is another than
+    /// this send's: another instruction, other attachments, or a model it did not ask.
+    pub fn is_other_than(&self, prompt: &str, attachments: &[Attachment], model: &str) -> bool {
+        self.prompt.as_str() != prompt
+            || !self
+                .attachments
+                .iter()
+                .map(String::as_str)
+                .eq(attachments.iter().map(|a| a.name.as_str()))
+            || !self.models.iter().any(|m| m == model)
+    }
 }
 
 impl SendView {
@@ -127,6 +152,12 @@ impl SendView {
     ) -> SendRequest {
         let request = take(next);
         let cancel = Cancel::default();
+        let prompt = Arc::new(prompt);
+        self.asked = Some(Asked {
+            prompt: prompt.clone(),
+            attachments: attachments.iter().map(|a| a.name.clone()).collect(),
+            models: targets.iter().map(|t| t.model.clone()).collect(),
+        });
         self.running = Some((request, cancel.clone()));
         self.storing = None;
         self.progress.clear();
@@ -135,7 +166,7 @@ impl SendView {
         self.error = None;
         SendRequest {
             request,
-            prompt: Arc::new(prompt),
+            prompt,
             attachments,
             targets,
             arms: arms.to_vec(),

@@ -389,6 +389,9 @@ pub struct PromptInputs<'a> {
     pub request: Option<&'a RequestSnapshot>,
     pub planning: bool,
     pub send: &'a SendView,
+    /// The Sent table belongs to another request than the Preview's (another instruction,
+    /// other attachments, or a model it did not ask).
+    pub sent_earlier: bool,
 }
 
 /// The text box, the attachment chips under it, and the attach key's path line.
@@ -585,7 +588,7 @@ pub fn draw_preview(
 fn preview_rows<'a>(inp: &PromptInputs, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let snapshot = inp.request;
     // Sent results first: they are what the operator just asked for.
-    let mut lines: Vec<Line> = send_lines(inp.send, width, theme);
+    let mut lines: Vec<Line> = send_lines(inp.send, inp.sent_earlier, width, theme);
     lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
     if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
         lines.extend(wrapped(&format!("output cache: {e}"), width, theme.error));
@@ -901,8 +904,9 @@ pub fn preview_lines<'a>(
     out
 }
 
-/// The last send, side by side: one column per model and arm, above the preview.
-pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+/// The last send, side by side: one column per model and arm, above the preview; marked
+/// as earlier, with what it asked, when the Preview shows another request (`earlier`).
+pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     if let Some(e) = &v.error {
         out.extend(wrapped(&format!("send: {e}"), width, theme.error));
@@ -936,10 +940,27 @@ pub fn send_lines<'a>(v: &SendView, width: usize, theme: &Theme) -> Vec<Line<'a>
     let Some(o) = &v.outcome else {
         return out;
     };
-    out.push(section(
-        "Sent (ctrl+n next · ctrl+o opens in History)",
-        theme,
-    ));
+    match v.asked.as_ref().filter(|_| earlier) {
+        Some(asked) => {
+            out.push(section(
+                "Sent earlier, not the request below (ctrl+n next · ctrl+o opens in History)",
+                theme,
+            ));
+            let attached = match asked.attachments.len() {
+                0 => String::new(),
+                n => format!(" + {n} attached"),
+            };
+            let said = format!(
+                "  asked {}{attached}",
+                crate::core::terminal_text::quoted(&clip(&asked.prompt.replace('\n', " "), 60))
+            );
+            out.push(Line::styled(clip(&said, width), theme.muted));
+        }
+        None => out.push(section(
+            "Sent (ctrl+n next · ctrl+o opens in History)",
+            theme,
+        )),
+    }
     const LABEL: usize = 14;
     let n = o.results.len().max(1);
     let col = (width.saturating_sub(LABEL) / n).max(8);
@@ -1080,7 +1101,7 @@ mod tests {
             "store".into(),
             "another process is writing /tmp/home/history.sqlite; each answer waits up to 60 s for it, and one that cannot be stored is kept until stored again".into(),
         );
-        let text: Vec<String> = send_lines(&v, 60, &Theme::default())
+        let text: Vec<String> = send_lines(&v, false, 60, &Theme::default())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -1100,7 +1121,7 @@ mod tests {
         let mut next = 1;
         let req = v.start(&mut next, "x".into(), Arc::new(Vec::new()), Vec::new(), &[]);
         let shown = |v: &SendView| {
-            send_lines(v, 60, &Theme::default())
+            send_lines(v, false, 60, &Theme::default())
                 .iter()
                 .map(|l| l.to_string())
                 .collect::<Vec<_>>()
