@@ -850,6 +850,58 @@ fn a_budgets_search_draws_no_search_line_in_the_catalog() {
     );
 }
 
+/// Tester 34 F16: with an OpenAI `tools` catalog, "full original" showed the entry as
+/// converted to the routing guide, not as the file has it. The view says it is the entry as
+/// read, from which form, converted.
+#[test]
+fn an_entry_of_a_converted_catalog_says_it_is_shown_as_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/mcp/github.json").unwrap())
+            .unwrap();
+    let tools: Vec<serde_json::Value> = mcp["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            serde_json::json!({"type": "function", "function": {
+                "name": t["name"], "description": t["description"], "parameters": t["inputSchema"]}})
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        serde_json::to_string(&tools).unwrap(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    assert_eq!(ws.catalog_origin.format, "OpenAI tools");
+    let mut state = started(&ws);
+    let keymap = Keymap::default();
+    apply(
+        &ws,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView],
+    );
+    press(&ws, &mut state, &keymap, &text_keys("/create_issue"));
+    press(
+        &ws,
+        &mut state,
+        &keymap,
+        &[key(KeyCode::Enter), key(KeyCode::Enter)],
+    );
+    assert!(state.catalog.entry_open);
+    let s = screen(&state, 120, 120);
+    assert!(
+        s.contains("in full, as read (the file's OpenAI tools form, converted)"),
+        "{s}"
+    );
+    assert!(!s.contains("full original"), "{s}");
+}
+
 #[test]
 fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full() {
     let (_d, ws) = workspace();
@@ -893,6 +945,13 @@ fn the_catalog_searches_as_you_type_and_enter_opens_an_entry_as_sent_and_in_full
     let s = screen(&state, 120, 40);
     assert!(s.contains("as sent") && s.contains("full original"), "{s}");
     assert!(s.contains("not sent: cut by the budget"), "{s}");
+    // Its size as `compact`'s cut list gives it (tester 34 F16).
+    let trim = &state.request.as_ref().unwrap().planned.compaction.trim;
+    let cut = trim.cut.iter().find(|c| s.contains(&c.name)).unwrap();
+    assert!(
+        s.contains(&format!("cut by the budget ({})", trim.cut_size(cut))),
+        "{s}"
+    );
     assert!(
         s.contains("\"description\": \"Store a fact"),
         "pretty JSON: {s}"

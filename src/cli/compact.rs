@@ -227,24 +227,15 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
             crate::format::counted(t.cut.len(), "entry", "entries"),
             t.cut_note()
         ));
-        // An entry's bytes are its line at the trim level the catalog reached, so one entry
-        // shows other figures in other windows: the level is said beside them (tester 32
-        // F5: 1,409 and 4,943 bytes, unexplained).
-        let level = if t.trim_level == 0 {
-            "untrimmed".to_string()
-        } else {
-            format!("trimmed to step {}", t.trim_level)
-        };
         for c in &t.cut {
             out.push_str(&format!(
-                "  {} {}, {} bytes {level}{}\n",
+                "  {} {}, {}\n",
                 crate::cli::table::padded(&crate::core::terminal_text::name(&c.name), 40),
                 match c.kind {
                     EntryKind::Pack => "pack",
                     EntryKind::Pipeline => "pipeline",
                 },
-                thousands(c.bytes),
-                c.reason().map(|r| format!(", {r}")).unwrap_or_default()
+                t.cut_size(c)
             ));
         }
     }

@@ -160,6 +160,24 @@ impl TrimRecord {
         })
     }
 
+    /// A cut entry's size as every screen gives it: its line's bytes at the trim level the
+    /// catalog reached, the level said beside them, and why it went first if it did (`221
+    /// bytes trimmed to step 6`, `1,409 bytes untrimmed, alone over the allowance`). One
+    /// entry shows other figures in other windows, so the level is said (tester 32 F5; the
+    /// console's entry view had said only "cut by the budget": tester 34 F16).
+    pub fn cut_size(&self, c: &CutEntry) -> String {
+        let level = if self.trim_level == 0 {
+            "untrimmed".to_string()
+        } else {
+            format!("trimmed to step {}", self.trim_level)
+        };
+        format!(
+            "{} bytes {level}{}",
+            crate::core::text::thousands(c.bytes),
+            c.reason().map(|r| format!(", {r}")).unwrap_or_default()
+        )
+    }
+
     /// Why entries were cut, as every screen words it: the policy, how many went by
     /// themselves because each alone is over the allowance, and each entry cut by the
     /// crowding rule with its figures.

@@ -408,6 +408,7 @@ impl State {
             request: self.request.as_deref(),
             planning: self.planning.is_some(),
             full_catalog: &self.full_catalog,
+            catalog_format: Some(self.catalog_origin.format.as_str()),
             focused: self.focus == Pane::Catalog,
             searching: self.typing_search_in(Pane::Catalog),
         }

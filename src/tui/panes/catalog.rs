@@ -28,6 +28,9 @@ pub struct CatalogInputs<'a> {
     pub planning: bool,
     /// Full catalog text, one entry per line, for the full view.
     pub full_catalog: &'a str,
+    /// The form the workspace's catalog file was read from (`routing guide`, `OpenAI
+    /// tools`, …), when known.
+    pub catalog_format: Option<&'a str>,
     pub focused: bool,
     /// A search is being typed.
     pub searching: bool,
@@ -561,6 +564,11 @@ fn entry_rows<'a>(
             || "not in the catalog the request was planned from".into(),
             |e| fate_sentence(&e.fate),
         );
+    // A cut entry's size at the level the catalog reached, as `compact` gives it.
+    let fate = match view.and_then(|v| v.trim.cut.iter().find(|c| c.name == name).map(|c| (v, c))) {
+        Some((v, c)) if sent.is_none() => format!("{fate} ({})", v.trim.cut_size(c)),
+        _ => fate,
+    };
     let mut lines = vec![
         Line::styled(shown(&name), theme.accent),
         Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),
@@ -572,7 +580,16 @@ fn entry_rows<'a>(
         None => lines.push(Line::styled("(not in the request)", theme.muted)),
     }
     lines.push(Line::raw(""));
-    lines.push(Line::styled("full original", theme.accent));
+    // The entry as the catalog file gives it only when the file is a routing guide; from
+    // another form it is as read, converted (tester 34 F16: an OpenAI `tools` entry's
+    // "full original" showed the converted form).
+    let full_title = match inp.catalog_format {
+        Some(format) if format != "routing guide" => {
+            format!("in full, as read (the file's {format} form, converted)")
+        }
+        _ => "full original".to_string(),
+    };
+    lines.push(Line::styled(full_title, theme.accent));
     if let Some(json) = &full {
         lines.extend(json.lines().map(|l| Line::raw(shown(l))));
     }
