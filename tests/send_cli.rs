@@ -2051,3 +2051,66 @@ fn a_base_url_holding_the_key_is_never_shown_or_sent() {
     assert!(said.contains("holds the key"), "{said}");
     assert_eq!(server.requests.lock().unwrap().len(), 0, "nothing was sent");
 }
+
+/// Tester 34 F13: the Sent table's cost was on no History screen afterwards, and no store
+/// kept it. It is kept with the answer, with the prices it was reckoned at, and both
+/// `history show` and its `--json` give it.
+#[test]
+fn the_cost_of_a_call_is_kept_with_its_answer_at_the_prices_then() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\
+         prices = { input = 2.0, cached_input = 0.5, output = 8.0 }\n",
+    )
+    .unwrap();
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/tool-calls",
+        "--json",
+    ]));
+    let result = &v["results"][0];
+    // 812 in, 512 of them cached, 41 out.
+    let usd = (300.0 * 2.0 + 512.0 * 0.5 + 41.0 * 8.0) / 1e6;
+    assert!(
+        (result["cost_usd"].as_f64().unwrap() - usd).abs() < 1e-12,
+        "{result:#}"
+    );
+    let id = result["stored_id"].as_str().unwrap();
+    let row = show(home.path(), id);
+    let cost = &row["answer"]["cost"];
+    assert_eq!(cost["usd"], result["cost_usd"], "{row:#}");
+    assert_eq!(
+        cost["prices"],
+        json!({"input": 2.0, "cached_input": 0.5, "output": 8.0})
+    );
+    assert_eq!(cost["from_usage"], true);
+    let out = ctx(home.path())
+        .args(["history", "show", id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cost: $0.001184 from the usage, at $2 input, $0.5 cached input, $8 output per million tokens"),
+        "{text}"
+    );
+    assert!(
+        text.contains("usage: prompt 812, completion 41, cached 512"),
+        "{text}"
+    );
+
+    // The prices change: the kept cost stays what it was.
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/tool-calls\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n\
+         prices = { input = 20.0, output = 80.0 }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        show(home.path(), id)["answer"]["cost"]["usd"],
+        result["cost_usd"]
+    );
+}

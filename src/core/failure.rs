@@ -392,6 +392,53 @@ pub struct Usage {
     pub reasoning_tokens: Option<u64>,
 }
 
+/// What a live call cost, kept with its answer (tester 34 F13: the Sent table's cost was on
+/// no History screen afterwards): the figure, the row's prices it was reckoned at (prices
+/// change), and whether it came from the usage the endpoint reported or, with none, from
+/// the request's estimated input alone.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeptCost {
+    pub usd: f64,
+    /// USD per million tokens, as the row had them when the call was made.
+    pub prices: crate::core::budget::Prices,
+    pub from_usage: bool,
+}
+
+impl KeptCost {
+    /// Why it is no cost (a negative or not finite figure or price), or `None`.
+    pub fn problem(&self) -> Option<String> {
+        let p = &self.prices;
+        [
+            ("usd", self.usd),
+            ("prices.input", p.input),
+            ("prices.cached_input", p.cached_input),
+            ("prices.output", p.output),
+        ]
+        .into_iter()
+        .find(|(_, v)| !v.is_finite() || *v < 0.0)
+        .map(|(field, v)| format!("'cost.{field}' is {v}, not a sum of money"))
+    }
+
+    /// `cost: $0.001416 from the usage, at $2 input, $0.5 cached input, $8 output per
+    /// million tokens (the row's prices when sent)`.
+    pub fn line(&self) -> String {
+        let p = &self.prices;
+        format!(
+            "cost: ${:.6} from {}, at ${} input, ${} cached input, ${} output per million tokens (the row's prices when sent)",
+            self.usd,
+            if self.from_usage {
+                "the usage"
+            } else {
+                "the estimated input (no usage came back)"
+            },
+            p.input,
+            p.cached_input,
+            p.output
+        )
+    }
+}
+
 /// One chat-completion message as it came back (the HTTP exchange itself succeeded).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
@@ -456,6 +503,16 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
         return Some("is not an object".into());
     };
     if let Some(reply) = o.get("reply") {
+        if let Some(cost) = o.get("cost").filter(|c| !c.is_null()) {
+            match KeptCost::deserialize(cost) {
+                Err(e) => return Some(format!("'cost' does not read: {e}")),
+                Ok(c) => {
+                    if let Some(problem) = c.problem() {
+                        return Some(problem);
+                    }
+                }
+            }
+        }
         return reads_as::<Reply>(reply)
             .err()
             .map(|e| format!("'reply' is not a chat answer: {e}"));
@@ -591,6 +648,13 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
         )
     }));
     lines.extend(reply.usage.as_ref().map(usage_line));
+    lines.extend(
+        answer
+            .get("cost")
+            .and_then(|c| KeptCost::deserialize(c).ok())
+            .filter(|c| c.problem().is_none())
+            .map(|c| c.line()),
+    );
     // A plain text answer has nothing to say beside its text: no section at all.
     if lines == ["tool calls: none"] {
         lines.clear();

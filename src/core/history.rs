@@ -1283,7 +1283,8 @@ mod tests {
         let live = r#"{"reply":{"content":null,"tool_calls":[{"id":"a","name":"web.search","arguments":"{}"}],
             "usage":{"prompt_tokens":5,"completion_tokens":1}},"finish":"tool_calls","status":200}"#;
         let traffic = r#"{"source":"litellm","tool_calls":[],"usage":null,"spend":0.1}"#;
-        for ok in [live, traffic, "null"] {
+        let costed = r#"{"reply":{},"cost":{"usd":0.25,"prices":{"input":2.0,"output":8.0},"from_usage":false}}"#;
+        for ok in [live, traffic, "null", costed] {
             assert!(parse_plan_line("f", 3, &line(ok)).is_ok(), "{ok}");
         }
         for (bad, said) in [
@@ -1303,6 +1304,15 @@ mod tests {
             (
                 r#"{"source":"otel","usage":{"prompt_tokens":"x"}}"#,
                 "field 'answer' 'usage' does not read",
+            ),
+            // A kept cost (tester 34 F13) reads as one, and is a sum of money.
+            (
+                r#"{"reply":{},"cost":{"usd":"cheap"}}"#,
+                "field 'answer' 'cost' does not read",
+            ),
+            (
+                r#"{"reply":{},"cost":{"usd":-1.0,"prices":{"input":1.0},"from_usage":true}}"#,
+                "'cost.usd' is -1, not a sum of money",
             ),
         ] {
             let err = parse_plan_line("f", 3, &line(bad)).unwrap_err().to_string();

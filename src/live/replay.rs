@@ -16,8 +16,8 @@ use crate::core::assemble::ChatMessage;
 use crate::core::budget::{Tier, effective_row};
 use crate::core::compare::Arm;
 use crate::core::failure::{
-    Failure, FailureClass, FinishReason, Reading, Reply, Usage, error_envelope, kept_reply,
-    read_reply, read_reply_owning,
+    Failure, FailureClass, FinishReason, KeptCost, Reading, Reply, Usage, error_envelope,
+    kept_reply, read_reply, read_reply_owning,
 };
 use crate::core::history::{Outcome, PlanRecord, PlanSource};
 use crate::core::plan::{GuardedPlan, PlanGuard, filter_ids, steps_from};
@@ -769,6 +769,9 @@ pub struct StoredAnswer {
     /// The reply was cut (stream broken, reply too large): `reply` is what had arrived.
     #[serde(default)]
     pub partial: bool,
+    /// What the call cost at the row's prices then; none when the row has no prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<KeptCost>,
 }
 
 /// The parameters a call was sent with.
@@ -857,7 +860,8 @@ pub async fn send_planned(
     };
     live.facts.usage = reply.as_ref().and_then(|r| r.usage.clone());
     live.facts.request_id = exchange.request_id.clone();
-    live.facts.cost_usd = cost_of(request, live.facts.usage.as_ref());
+    let cost = cost_of(request, live.facts.usage.as_ref());
+    live.facts.cost_usd = cost.map(|c| c.usd);
     let answer = reply.map(|reply| StoredAnswer {
         finish: reply
             .finish_reason
@@ -876,6 +880,7 @@ pub async fn send_planned(
             sampling: call.sampling.clone(),
         },
         partial,
+        cost,
     });
     let mut record = PlanRecord {
         id: String::new(),
@@ -966,24 +971,29 @@ fn record_request_id(record: &PlanRecord) -> Option<&str> {
 
 /// What the call cost at the row's prices: the usage the endpoint reported, else the
 /// estimated input alone (`None` when the row has no prices).
-fn cost_of(request: &Preview, usage: Option<&Usage>) -> Option<f64> {
+fn cost_of(request: &Preview, usage: Option<&Usage>) -> Option<KeptCost> {
     let p = &request.effective.row.prices;
     if p.input == 0.0 && p.output == 0.0 {
         return None;
     }
     let per = |n: u64, usd_per_m: f64| n as f64 * usd_per_m / 1_000_000.0;
-    let Some(u) = usage else {
-        return Some(request.request.cost.input_uncached);
+    let usd = match usage {
+        None => request.request.cost.input_uncached,
+        Some(u) => {
+            let prompt = u
+                .prompt_tokens
+                .unwrap_or(request.request.input_tokens as u64);
+            let cached = u.cached_tokens.unwrap_or(0).min(prompt);
+            per(prompt - cached, p.input)
+                + per(cached, p.cached_input)
+                + per(u.completion_tokens.unwrap_or(0), p.output)
+        }
     };
-    let prompt = u
-        .prompt_tokens
-        .unwrap_or(request.request.input_tokens as u64);
-    let cached = u.cached_tokens.unwrap_or(0).min(prompt);
-    Some(
-        per(prompt - cached, p.input)
-            + per(cached, p.cached_input)
-            + per(u.completion_tokens.unwrap_or(0), p.output),
-    )
+    Some(KeptCost {
+        usd,
+        prices: *p,
+        from_usage: usage.is_some(),
+    })
 }
 
 /// The cells of one result in a side-by-side table (`send`'s and the console's alike): one
