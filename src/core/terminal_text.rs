@@ -35,16 +35,27 @@ fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// also what is sent: the zero-width joiner and non-joiner stay as written. They join the
 /// parts of an emoji (👩‍👩‍👧) and are spelling in Persian and the Indic scripts (می‌خواهم),
 /// and act on no terminal; escaped, they were sent as the text `\u{200d}` (tester 22 F1).
-/// Every other control, bidi and invisible character is shown — and so sent — as its
-/// escape: a hidden tag-character message or a Trojan Source override in a paste is seen
-/// and defused.
+/// So do the directional marks (LRM, RLM, ALM): punctuation of Hebrew and Arabic text, they
+/// only set the direction of the neutral characters beside them — no embedding, override
+/// or isolate, nothing Trojan Source uses, and not among the characters rustc's
+/// `text_direction_codepoint_in_literal` refuses; escaped, `שלום\u{200f}` was sent
+/// (tester 34 F5). Every other control, bidi and invisible character is shown — and so
+/// sent — as its escape: a hidden tag-character message or a Trojan Source override in a
+/// paste is seen and defused.
 pub fn for_prompt_box(text: &str) -> Cow<'_, str> {
-    escape_where(text, |c| needs_escape(c) && !is_joiner(c))
+    escape_where(text, |c| {
+        needs_escape(c) && !is_joiner(c) && !is_directional_mark(c)
+    })
 }
 
 /// The zero-width non-joiner and joiner (U+200C, U+200D).
 fn is_joiner(c: char) -> bool {
     matches!(c, '\u{200C}' | '\u{200D}')
+}
+
+/// The left-to-right, right-to-left and Arabic letter marks (U+200E, U+200F, U+061C).
+fn is_directional_mark(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// As [`for_terminal`], for text shown on one line: `\n` and `\t` are escaped too.
@@ -341,6 +352,16 @@ mod tests {
         );
         // Outside the box a joiner is still shown, as outside text is.
         assert_eq!(for_terminal("a\u{200d}b"), "a\\u{200d}b");
+        // The directional marks of Hebrew and Arabic text stay as written (tester 34 F5);
+        // the embeddings, overrides and isolates beside them do not.
+        let hebrew =
+            "find flights \u{200f}\u{5e9}\u{5dc}\u{5d5}\u{5dd}\u{200f} and \u{200e}x \u{61c}";
+        assert_eq!(for_prompt_box(hebrew), hebrew);
+        assert_eq!(
+            for_prompt_box("\u{200f}a\u{2067}b\u{2069}\u{202b}c"),
+            "\u{200f}a\\u{2067}b\\u{2069}\\u{202b}c"
+        );
+        assert_eq!(for_terminal("a\u{200f}b"), "a\\u{200f}b");
     }
 
     #[test]

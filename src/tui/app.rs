@@ -1260,5 +1260,18 @@ mod tests {
         update(&mut s, Action::Paste("p/".repeat(1_000_000)));
         let kept = s.prompt.attach_path.as_deref().unwrap().len();
         assert_eq!(kept, crate::tui::panes::prompt::PATH_MAX_BYTES);
+        // Tester 34 F4: a pasted name keeps its Tab and its right-to-left mark; a line
+        // break copied with it is not part of it.
+        update(&mut s, Action::Back);
+        update(&mut s, Action::Attach);
+        update(
+            &mut s,
+            Action::Paste("att/ we\"ird name\t\u{4e2d}\u{200f}.md\n".into()),
+        );
+        let e = update(&mut s, Action::Confirm);
+        let [Effect::ReadAttachment { path, .. }] = e.as_slice() else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, "att/ we\"ird name\t\u{4e2d}\u{200f}.md");
     }
 }

@@ -322,17 +322,20 @@ impl PromptPane {
         let path = self.attach_path.as_mut()?;
         // A path is at most PATH_MAX bytes: a paste of megabytes into this line was kept
         // whole, and its error wrapped over the whole box (tester 17 F6).
-        let mut add = |c: char| {
-            if !c.is_control() && path.len() + c.len_utf8() <= PATH_MAX_BYTES {
+        // A pasted Tab is part of the name (tester 34 F4: a file with one could not be
+        // attached); shown escaped. Typed, Tab is a key, as in every one-line field.
+        let mut add = |c: char, pasted: bool| {
+            let taken = !c.is_control() || (pasted && c == '\t');
+            if taken && path.len() + c.len_utf8() <= PATH_MAX_BYTES {
                 path.push(c);
             }
         };
         match action {
-            Action::Char(c) => add(*c),
+            Action::Char(c) => add(*c, false),
             Action::Backspace => {
                 path.pop();
             }
-            Action::Paste(text) => text.chars().for_each(add),
+            Action::Paste(text) => text.chars().for_each(|c| add(c, true)),
             Action::Back => self.attach_path = None,
             Action::Confirm => {
                 let typed = path.trim().to_string();
