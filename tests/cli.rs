@@ -2736,3 +2736,54 @@ fn a_blank_instruction_beside_an_attachment_is_none() {
         assert_eq!(totals(blank), none, "{blank:?}");
     }
 }
+
+/// Tester 34 F3: two entries whose names print alike (`café` composed and decomposed), both
+/// cut, read `café` twice in `compact`'s cut list while the note spelled them apart. The
+/// cut list spells them apart as the note does.
+#[test]
+fn compact_spells_apart_cut_names_that_print_alike() {
+    let home = tempfile::tempdir().unwrap();
+    // Large however far they are trimmed: many parameters, each a long name.
+    let properties: serde_json::Map<String, serde_json::Value> = (0..120)
+        .map(|i| {
+            (
+                format!("menu_section_number_{i}_of_the_cafe_listing"),
+                serde_json::json!({"type": "string"}),
+            )
+        })
+        .collect();
+    let entry = |name: &str| {
+        serde_json::json!({"type": "function", "function": {
+            "name": name, "description": "Looks up a cafe and its menu.",
+            "parameters": {"type": "object", "properties": properties}}})
+    };
+    let catalog = serde_json::Value::Array(vec![
+        entry("caf\u{e9}"),
+        entry("cafe\u{301}"),
+        entry("flight.search"),
+    ]);
+    let file = home.path().join("c.json");
+    std::fs::write(&file, catalog.to_string()).unwrap();
+    let out = ctx(home.path())
+        .args([
+            "compact",
+            "--model",
+            "llamacpp/nanbeige4.1-3b",
+            "--catalog",
+            file.to_str().unwrap(),
+            "--prompt",
+            "find flights to Lisbon",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cut: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("cut "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(cut.iter().any(|l| l.contains("caf\\u{e9} ")), "{text}");
+    assert!(cut.iter().any(|l| l.contains("cafe\\u{301} ")), "{text}");
+}
