@@ -848,20 +848,24 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             text: v.gate.briefing.as_ref().map_or(&a.text, |b| &b.text),
         })
         .collect();
+    // The request's inputs with `catalog` as the catalog's text (`whole`: as written).
+    let request_with = |catalog: &str, whole: bool, hint: Option<&str>| {
+        assemble(&RequestInputs {
+            model: &effective.model,
+            row,
+            catalog,
+            defaults: inp.defaults,
+            hint,
+            prior: past_steps.as_ref().map(|p| p.text.as_str()),
+            intent,
+            context,
+            attachments: &attached,
+            catalog_whole: whole,
+        })
+    };
     // What the catalog must fit beside: the request as it will be sent, with the shortest
     // catalog text in place of the catalog's.
-    let reserved = assemble(&RequestInputs {
-        model: &effective.model,
-        row,
-        catalog: STAND_IN_CATALOG,
-        defaults: inp.defaults,
-        hint: plan.hint.as_deref(),
-        prior: past_steps.as_ref().map(|p| p.text.as_str()),
-        intent,
-        context,
-        attachments: &attached,
-        catalog_whole: true,
-    });
+    let reserved = request_with(STAND_IN_CATALOG, true, plan.hint.as_deref());
     let allowance = AllowanceBreakdown::beside(row, &reserved);
     let planner_allows: Vec<bool> = {
         let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
@@ -916,18 +920,8 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
         // allowlist's count, which has at least as many digits: what is sent is never over
         // what was counted.
         plan.recount_hint(compacted.kept.len());
-        let request = assemble(&RequestInputs {
-            model: &effective.model,
-            row,
-            catalog: &compacted.text,
-            defaults: inp.defaults,
-            hint: plan.hint.as_deref(),
-            prior: past_steps.as_ref().map(|p| p.text.as_str()),
-            intent,
-            context,
-            attachments: &attached,
-            catalog_whole: compacted.kept.len() == catalog.len() && compacted.trim.trim_level == 0,
-        });
+        let whole = compacted.kept.len() == catalog.len() && compacted.trim.trim_level == 0;
+        let request = request_with(&compacted.text, whole, plan.hint.as_deref());
         let over = request.input_tokens.saturating_sub(ceiling);
         if over == 0 || inp.arm == Arm::Full || compacted.kept.is_empty() || rounds == 4 {
             break (compacted, request);
