@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 use crate::core::budget::{BudgetRow, Tier};
-use crate::core::prompt::{CATALOG_LABEL, CHAT_FRAMING_TOKENS, TOKENS_PER_MESSAGE, system_prompt};
+use crate::core::prompt::{
+    CATALOG_LABEL, CHAT_FRAMING_TOKENS, TOKENS_PER_MESSAGE, system_prompt, system_prompt_tokens,
+};
 use crate::core::tokens;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -319,7 +321,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         part: SYSTEM_PART,
         role: "system",
         bytes: sys.len(),
-        tokens: count(sys),
+        tokens: system_prompt_tokens(tok, row.prompt_variant),
         name: None,
     }];
     parts.push(RequestPart {
@@ -359,7 +361,12 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         )
     };
     let framing_tokens = CHAT_FRAMING_TOKENS;
-    let system_tokens = count(&system);
+    // The system message is the system prompt alone unless the catalog rides in it.
+    let system_tokens = if row.prefix_cache {
+        count(&system)
+    } else {
+        system_prompt_tokens(tok, row.prompt_variant)
+    };
     let input_tokens = system_tokens + count(&user) + framing_tokens;
 
     let min = row.prompt_cache_min_tokens.unwrap_or(1024);

@@ -65,6 +65,28 @@ pub const TOKENS_REPLY_PRIMING: usize = 3;
 /// The chat format's own tokens in a request of a system and a user message.
 pub const CHAT_FRAMING_TOKENS: usize = 2 * TOKENS_PER_MESSAGE + TOKENS_REPLY_PRIMING;
 
+/// The system prompt's tokens under `tokenizer`, counted once per process: it is a
+/// constant, and every plan counted it four or five times (the gate, the request beside the
+/// stand-in catalog, the request sent: its part and its message).
+pub fn system_prompt_tokens(tokenizer: Tokenizer, variant: PromptVariant) -> usize {
+    use std::sync::OnceLock;
+    static COUNTS: [[OnceLock<usize>; 2]; 3] = [
+        [OnceLock::new(), OnceLock::new()],
+        [OnceLock::new(), OnceLock::new()],
+        [OnceLock::new(), OnceLock::new()],
+    ];
+    let t = match tokenizer {
+        Tokenizer::O200k => 0,
+        Tokenizer::Cl100k => 1,
+        Tokenizer::Estimate => 2,
+    };
+    let v = match variant {
+        PromptVariant::FullSteps => 0,
+        PromptVariant::SinglePick => 1,
+    };
+    *COUNTS[t][v].get_or_init(|| tokens::count(tokenizer, system_prompt(variant)).tokens)
+}
+
 pub fn system_prompt(variant: PromptVariant) -> &'static str {
     match variant {
         PromptVariant::FullSteps => SYSTEM_FULL_STEPS,

@@ -20,7 +20,7 @@ use crate::core::gate::{
 use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
 use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE};
 use crate::core::prompt::{
-    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, STAND_IN_CATALOG, system_prompt,
+    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, STAND_IN_CATALOG, system_prompt_tokens,
 };
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
@@ -698,7 +698,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
 
     // The gate: each part, instruction first, against what the fixed parts and the parts
     // before it leave of the window.
-    let system_tokens = tokens::count(tok, system_prompt(row.prompt_variant)).tokens;
+    let system_tokens = system_prompt_tokens(tok, row.prompt_variant);
     let defaults_tokens = tokens::count(tok, inp.defaults).tokens;
     let catalog_header_tokens = tokens::count(tok, CATALOG_LABEL).tokens;
     // What the request wraps the instruction and each attachment in (their header lines and
