@@ -3,9 +3,10 @@
 
 use serde::Serialize;
 
-use crate::core::budget::{BudgetRow, Tier};
+use crate::core::budget::{BudgetRow, Tier, Tokenizer};
 use crate::core::prompt::{
-    CATALOG_LABEL, CHAT_FRAMING_TOKENS, TOKENS_PER_MESSAGE, system_prompt, system_prompt_tokens,
+    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, TOKENS_PER_MESSAGE, safety_margin,
+    system_prompt, system_prompt_tokens,
 };
 use crate::core::tokens;
 
@@ -307,6 +308,57 @@ pub fn wrapping_tokens(
 /// [`wrapping_tokens`] of the request these inputs make (the catalog aside).
 pub fn wrapping_of(inp: &RequestInputs) -> usize {
     wrapping_tokens(inp.row.tokenizer, &user_pieces(inp))
+}
+
+/// What `row`'s window leaves for the catalog beside `reserved`: the request assembled
+/// with [`STAND_IN_CATALOG`] for the catalog's text. Not with no text: the header
+/// line's line break would then run into the blank line after it, which the tokenizers
+/// read as one piece, and the framing would be a token short of the request's.
+pub fn allowance_beside(row: &BudgetRow, reserved: &AssembledRequest) -> AllowanceBreakdown {
+    let defaults_tokens = reserved
+        .parts
+        .iter()
+        .filter(|p| p.part == "defaults")
+        .map(|p| p.tokens)
+        .sum();
+    let reserved = &reserved.totals;
+    let margin_tokens = safety_margin(row.input_tokens);
+    let used = reserved.total.saturating_sub(reserved.catalog) + margin_tokens;
+    AllowanceBreakdown {
+        input_tokens: row.input_tokens,
+        system_prompt_tokens: reserved.system,
+        defaults_tokens,
+        prompt_tokens: reserved.prompt,
+        attachments_tokens: reserved.attachments,
+        framing_tokens: reserved.framing,
+        margin_tokens,
+        catalog_header_tokens: tokens::count(row.tokenizer, CATALOG_LABEL).tokens,
+        tokens: row.input_tokens.saturating_sub(used),
+        bytes: row.max_catalog_bytes,
+        exact: row.tokenizer != Tokenizer::Estimate,
+    }
+}
+
+/// The shortest catalog text (no entries), which the request's other parts are counted
+/// beside before the catalog is compacted.
+pub const STAND_IN_CATALOG: &str = "{}";
+
+/// The catalog allowance for a row, given the caller's defaults block and the instruction,
+/// each counted with the row's tokenizer in the request they make without a catalog.
+pub fn catalog_allowance(row: &BudgetRow, defaults: &str, prompt: &str) -> AllowanceBreakdown {
+    let reserved = assemble(&RequestInputs {
+        model: &row.id,
+        row,
+        catalog: STAND_IN_CATALOG,
+        defaults,
+        hint: None,
+        prior: None,
+        intent: prompt,
+        context: None,
+        attachments: &[],
+        catalog_whole: true,
+    });
+    allowance_beside(row, &reserved)
 }
 
 pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
@@ -617,6 +669,43 @@ mod tests {
 
     /// Tester 10 T10-21: the Catalog pane's figures are the catalog part's (header line
     /// included), and its allowance is in the same terms: a catalog that fits the allowance
+    #[test]
+    fn allowance_subtracts_everything_sent() {
+        let row = BudgetRow::fallback();
+        let empty = catalog_allowance(&row, "", "");
+        let with_prompt = catalog_allowance(&row, "", &"word ".repeat(600));
+        assert_eq!(
+            empty.tokens - with_prompt.tokens,
+            with_prompt.prompt_tokens - empty.prompt_tokens
+        );
+        assert_eq!(empty.bytes, Some(10_000));
+        for a in [
+            empty,
+            with_prompt,
+            catalog_allowance(&row, "lang: en", "hi"),
+        ] {
+            assert_eq!(
+                a.tokens
+                    + a.system_prompt_tokens
+                    + a.prompt_tokens
+                    + a.attachments_tokens
+                    + a.framing_tokens
+                    + a.margin_tokens,
+                row.input_tokens
+            );
+            assert!(a.framing_tokens >= CHAT_FRAMING_TOKENS);
+        }
+        assert!(catalog_allowance(&row, "lang: en", "hi").defaults_tokens > 0);
+        assert!(!empty.exact);
+    }
+
+    #[test]
+    fn a_prompt_bigger_than_the_window_leaves_nothing() {
+        let row = BudgetRow::fallback();
+        let a = catalog_allowance(&row, "", &"word ".repeat(100_000));
+        assert_eq!(a.tokens, 0);
+    }
+
     /// is a part that fits the part's allowance, and the framing left is the request's own.
     #[test]
     fn the_catalog_part_and_its_allowance_are_counted_in_the_same_terms() {
@@ -629,7 +718,7 @@ mod tests {
             let label = tokens::count(tokenizer, CATALOG_LABEL).tokens;
             assert!(part.tokens > body, "{tokenizer:?}: the header is counted");
             assert_eq!(part.bytes, CATALOG_LABEL.len() + "{\"packs\":[]}".len());
-            let a = crate::core::prompt::catalog_allowance(&row, "", "do a thing");
+            let a = catalog_allowance(&row, "", "do a thing");
             assert!(
                 a.framing_tokens.abs_diff(r.totals.framing) <= 2,
                 "{tokenizer:?}"

@@ -3,8 +3,7 @@
 
 use serde::Serialize;
 
-use crate::core::assemble::AssembledRequest;
-use crate::core::budget::{BudgetRow, PromptVariant, Tokenizer};
+use crate::core::budget::{PromptVariant, Tokenizer};
 use crate::core::compact::Allowance;
 use crate::core::tokens;
 
@@ -132,35 +131,6 @@ pub struct AllowanceBreakdown {
 }
 
 impl AllowanceBreakdown {
-    /// What `row`'s window leaves for the catalog beside `reserved`: the request assembled
-    /// with [`STAND_IN_CATALOG`] for the catalog's text. Not with no text: the header
-    /// line's line break would then run into the blank line after it, which the tokenizers
-    /// read as one piece, and the framing would be a token short of the request's.
-    pub fn beside(row: &BudgetRow, reserved: &AssembledRequest) -> Self {
-        let defaults_tokens = reserved
-            .parts
-            .iter()
-            .filter(|p| p.part == "defaults")
-            .map(|p| p.tokens)
-            .sum();
-        let reserved = &reserved.totals;
-        let margin_tokens = safety_margin(row.input_tokens);
-        let used = reserved.total.saturating_sub(reserved.catalog) + margin_tokens;
-        AllowanceBreakdown {
-            input_tokens: row.input_tokens,
-            system_prompt_tokens: reserved.system,
-            defaults_tokens,
-            prompt_tokens: reserved.prompt,
-            attachments_tokens: reserved.attachments,
-            framing_tokens: reserved.framing,
-            margin_tokens,
-            catalog_header_tokens: tokens::count(row.tokenizer, CATALOG_LABEL).tokens,
-            tokens: row.input_tokens.saturating_sub(used),
-            bytes: row.max_catalog_bytes,
-            exact: row.tokenizer != Tokenizer::Estimate,
-        }
-    }
-
     /// What the catalog text itself may take (the part's allowance less its header line):
     /// what compaction fits the catalog into.
     pub fn allowance(&self) -> Allowance {
@@ -188,69 +158,5 @@ impl AllowanceBreakdown {
             thousands(self.framing_tokens),
             thousands(self.margin_tokens)
         )
-    }
-}
-
-/// The shortest catalog text (no entries), which the request's other parts are counted
-/// beside before the catalog is compacted.
-pub const STAND_IN_CATALOG: &str = "{}";
-
-/// The catalog allowance for a row, given the caller's defaults block and the instruction,
-/// each counted with the row's tokenizer in the request they make without a catalog.
-pub fn catalog_allowance(row: &BudgetRow, defaults: &str, prompt: &str) -> AllowanceBreakdown {
-    let reserved = crate::core::assemble::assemble(&crate::core::assemble::RequestInputs {
-        model: &row.id,
-        row,
-        catalog: STAND_IN_CATALOG,
-        defaults,
-        hint: None,
-        prior: None,
-        intent: prompt,
-        context: None,
-        attachments: &[],
-        catalog_whole: true,
-    });
-    AllowanceBreakdown::beside(row, &reserved)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allowance_subtracts_everything_sent() {
-        let row = BudgetRow::fallback();
-        let empty = catalog_allowance(&row, "", "");
-        let with_prompt = catalog_allowance(&row, "", &"word ".repeat(600));
-        assert_eq!(
-            empty.tokens - with_prompt.tokens,
-            with_prompt.prompt_tokens - empty.prompt_tokens
-        );
-        assert_eq!(empty.bytes, Some(10_000));
-        for a in [
-            empty,
-            with_prompt,
-            catalog_allowance(&row, "lang: en", "hi"),
-        ] {
-            assert_eq!(
-                a.tokens
-                    + a.system_prompt_tokens
-                    + a.prompt_tokens
-                    + a.attachments_tokens
-                    + a.framing_tokens
-                    + a.margin_tokens,
-                row.input_tokens
-            );
-            assert!(a.framing_tokens >= CHAT_FRAMING_TOKENS);
-        }
-        assert!(catalog_allowance(&row, "lang: en", "hi").defaults_tokens > 0);
-        assert!(!empty.exact);
-    }
-
-    #[test]
-    fn a_prompt_bigger_than_the_window_leaves_nothing() {
-        let row = BudgetRow::fallback();
-        let a = catalog_allowance(&row, "", &"word ".repeat(100_000));
-        assert_eq!(a.tokens, 0);
     }
 }

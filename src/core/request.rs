@@ -8,7 +8,10 @@
 use serde::Serialize;
 use std::collections::HashSet;
 
-use crate::core::assemble::{AssembledRequest, AttachedText, RequestInputs, assemble, wrapping_of};
+use crate::core::assemble::{
+    AssembledRequest, AttachedText, RequestInputs, STAND_IN_CATALOG, allowance_beside, assemble,
+    wrapping_of,
+};
 use crate::core::budget::{EffectiveRow, MatchedBy, Tier, Tokenizer};
 use crate::core::catalog::{EntryKind, TrimStep};
 use crate::core::compact::{Allowance, CutOrder, PreparedCatalog, Relevance, TrimRecord};
@@ -20,7 +23,7 @@ use crate::core::gate::{
 use crate::core::past_steps::{PastSteps, PriorPart, prior_part};
 use crate::core::planner::{ContextPlan, Planner, RANKED_KEPT_SHARE};
 use crate::core::prompt::{
-    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, STAND_IN_CATALOG, system_prompt_tokens,
+    AllowanceBreakdown, CATALOG_LABEL, CHAT_FRAMING_TOKENS, system_prompt_tokens,
 };
 use crate::core::rank::{
     Confidence, Explanation, HistoryPrior, Placement, RankIndex, Ranking, SEMANTIC_WEIGHT, Scored,
@@ -866,7 +869,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
     // What the catalog must fit beside: the request as it will be sent, with the shortest
     // catalog text in place of the catalog's.
     let reserved = request_with(STAND_IN_CATALOG, true, plan.hint.as_deref());
-    let allowance = AllowanceBreakdown::beside(row, &reserved);
+    let allowance = allowance_beside(row, &reserved);
     let planner_allows: Vec<bool> = {
         let allowlist: HashSet<&str> = plan.allowlist.iter().map(String::as_str).collect();
         (0..catalog.len())
@@ -1016,11 +1019,11 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::assemble::catalog_allowance;
     use crate::core::assemble::{UserPiece, wrapping_tokens};
     use crate::core::budget::{BudgetRow, Tokenizer};
     use crate::core::catalog::RoutingGuide;
     use crate::core::planner::RulesFile;
-    use crate::core::prompt::catalog_allowance;
 
     const CATALOG: &str = include_str!("../../sample-data/catalog.json");
     const RULES: &str = include_str!("../../sample-data/planner.toml");
