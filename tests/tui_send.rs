@@ -1034,6 +1034,8 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
         moved.contains("asked 'remember this launch note"),
         "{moved}"
     );
+    // What it asked names the model asked (tester 35 F6).
+    assert!(moved.contains("of test/ok-json"), "{moved}");
 
     // Back on the model it asked, with the same words: the same request again.
     let back = row_of(&state, "test/ok-json");
@@ -1045,6 +1047,16 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
             Action::SelectRow(back),
             Action::FocusPrompt,
         ],
+    );
+    assert!(screen(&state, 160, 50).contains("Sent (ctrl+n"));
+
+    // A tier override plans another request for the same model (tester 35 F4).
+    apply(&ctx, &mut state, [Action::CycleTier]);
+    assert!(screen(&state, 160, 50).contains("Sent earlier"));
+    apply(
+        &ctx,
+        &mut state,
+        [Action::CycleTier, Action::CycleTier, Action::CycleTier],
     );
     assert!(screen(&state, 160, 50).contains("Sent (ctrl+n"));
 

@@ -273,6 +273,7 @@ impl State {
                     self.request
                         .as_ref()
                         .map_or("", |r| r.planned.model.as_str()),
+                    self.request.as_ref().map(|r| r.planned.tier),
                 )
             }),
         }

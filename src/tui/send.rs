@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::core::budget::EffectiveRow;
+use crate::core::budget::{EffectiveRow, Tier};
 use crate::core::compare::Arm;
 use crate::core::gap::GapSignal;
 use crate::core::request::Attachment;
@@ -118,25 +118,48 @@ pub struct SendView {
     pub asked: Option<Asked>,
 }
 
-/// What a send asked: its instruction, the attachments' names and the models.
+/// What a send asked: its instruction, the attachments and each model at its tier.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Asked {
     pub prompt: Arc<String>,
-    pub attachments: Vec<String>,
-    pub models: Vec<String>,
+    pub attachments: Arc<Vec<Attachment>>,
+    /// Each model asked, at the tier its request was planned for.
+    pub targets: Vec<(String, Tier)>,
 }
 
 impl Asked {
-    /// Whether the Preview's request (`prompt`, `attachments`, `model`) is another than
-    /// this send's: another instruction, other attachments, or a model it did not ask.
-    pub fn is_other_than(&self, prompt: &str, attachments: &[Attachment], model: &str) -> bool {
-        self.prompt.as_str() != prompt
-            || !self
+    /// Whether the Preview's request (`prompt`, `attachments`, `model` at `tier`) is another
+    /// than this send's: another instruction, attachments of other names or contents, or a
+    /// model it did not ask at that tier (tester 35 F4: a tier override; F11: another file of
+    /// the same name).
+    pub fn is_other_than(
+        &self,
+        prompt: &str,
+        attachments: &[Attachment],
+        model: &str,
+        tier: Option<Tier>,
+    ) -> bool {
+        let same_attachments = self.attachments.len() == attachments.len()
+            && self
                 .attachments
                 .iter()
-                .map(String::as_str)
-                .eq(attachments.iter().map(|a| a.name.as_str()))
-            || !self.models.iter().any(|m| m == model)
+                .zip(attachments)
+                .all(|(a, b)| a.name == b.name && a.text == b.text);
+        self.prompt.as_str() != prompt
+            || !same_attachments
+            || !self
+                .targets
+                .iter()
+                .any(|(m, t)| m == model && tier.is_none_or(|tier| tier == *t))
+    }
+
+    /// The models asked, at their tiers: `loc/noprice, loc/priced (tier B)`.
+    pub fn models_line(&self) -> String {
+        let models: Vec<&str> = self.targets.iter().map(|(m, _)| m.as_str()).collect();
+        let mut tiers: Vec<Tier> = self.targets.iter().map(|(_, t)| *t).collect();
+        tiers.dedup();
+        let tiers: Vec<String> = tiers.iter().map(|t| t.to_string()).collect();
+        format!("{} (tier {})", models.join(", "), tiers.join("/"))
     }
 }
 
@@ -155,8 +178,11 @@ impl SendView {
         let prompt = Arc::new(prompt);
         self.asked = Some(Asked {
             prompt: prompt.clone(),
-            attachments: attachments.iter().map(|a| a.name.clone()).collect(),
-            models: targets.iter().map(|t| t.model.clone()).collect(),
+            attachments: attachments.clone(),
+            targets: targets
+                .iter()
+                .map(|t| (t.model.clone(), t.tier_override.unwrap_or(t.row.tier)))
+                .collect(),
         });
         self.running = Some((request, cancel.clone()));
         self.storing = None;
@@ -231,5 +257,28 @@ impl SendView {
             .live
             .stored_id
             .as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tester 35 F11: another file of the same name was taken for the one sent.
+    #[test]
+    fn another_file_of_the_same_name_is_another_request() {
+        let one = |text: &str| Attachment::new("one.txt".into(), text.into());
+        let asked = Asked {
+            prompt: Arc::new("search the web".into()),
+            attachments: Arc::new(vec![one("x\n")]),
+            targets: vec![("loc/priced".into(), Tier::B)],
+        };
+        let same = [one("x\n")];
+        assert!(!asked.is_other_than("search the web", &same, "loc/priced", Some(Tier::B)));
+        let swapped = [one("forty bytes of some other text here\n")];
+        assert!(asked.is_other_than("search the web", &swapped, "loc/priced", Some(Tier::B)));
+        assert!(asked.is_other_than("search the web", &same, "loc/priced", Some(Tier::C)));
+        assert!(asked.is_other_than("search the web", &same, "loc/other", Some(Tier::B)));
+        assert!(asked.is_other_than("search", &same, "loc/priced", Some(Tier::B)));
     }
 }

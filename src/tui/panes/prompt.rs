@@ -954,10 +954,11 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
                 n => format!(" + {n} attached"),
             };
             let said = format!(
-                "  asked {}{attached}",
-                crate::core::terminal_text::quoted(&clip(&asked.prompt.replace('\n', " "), 60))
+                "  asked {}{attached} of {}",
+                crate::core::terminal_text::quoted(&clip(&asked.prompt.replace('\n', " "), 60)),
+                asked.models_line()
             );
-            out.push(Line::styled(clip(&said, width), theme.muted));
+            out.extend(wrapped(&said, width, theme.muted));
         }
         None => out.push(section(
             "Sent (ctrl+n next · ctrl+o opens in History)",
