@@ -704,6 +704,18 @@ mod tests {
         let row = BudgetRow::fallback();
         let a = catalog_allowance(&row, "", &"word ".repeat(100_000));
         assert_eq!(a.tokens, 0);
+        // The terms say how far over the other parts are (tester 35 F2).
+        let over = a.system_prompt_tokens + a.prompt_tokens + a.framing_tokens + a.margin_tokens
+            - a.input_tokens;
+        assert!(
+            a.terms().ends_with(&format!(
+                "margin: the other parts are {} over",
+                crate::core::text::thousands(over)
+            )),
+            "{}",
+            a.terms()
+        );
+        assert!(!catalog_allowance(&row, "", "hi").terms().contains("over"));
     }
 
     /// is a part that fits the part's allowance, and the framing left is the request's own.

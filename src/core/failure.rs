@@ -392,6 +392,24 @@ pub struct Usage {
     pub reasoning_tokens: Option<u64>,
 }
 
+/// The most a call can cost: the most tokens a window reads, in and out, at the highest
+/// price a row may have.
+pub const MOST_USD_PER_CALL: f64 = 2.0 * 100_000_000.0;
+
+/// USD for `usage` at `prices` (USD per million tokens): the prompt less its cached part at
+/// the input price, the cached part at the cached-input price, the completion at the output
+/// price. `None` without a prompt count.
+pub fn usd_of_usage(prices: &crate::core::budget::Prices, u: &Usage) -> Option<f64> {
+    let per = |n: u64, usd_per_m: f64| n as f64 * usd_per_m / 1_000_000.0;
+    let prompt = u.prompt_tokens?;
+    let cached = u.cached_tokens.unwrap_or(0).min(prompt);
+    Some(
+        per(prompt - cached, prices.input)
+            + per(cached, prices.cached_input)
+            + per(u.completion_tokens.unwrap_or(0), prices.output),
+    )
+}
+
 /// What a live call cost, kept with its answer (tester 34 F13: the Sent table's cost was on
 /// no History screen afterwards): the figure, the row's prices it was reckoned at (prices
 /// change), and whether it came from the usage the endpoint reported or, with none, from
@@ -406,18 +424,48 @@ pub struct KeptCost {
 }
 
 impl KeptCost {
-    /// Why it is no cost (a negative or not finite figure or price), or `None`.
-    pub fn problem(&self) -> Option<String> {
+    /// Why it is no cost of a call that came back with `usage`, or `None`: a price outside
+    /// the bounds a budget row's is held to, a figure no call can cost, a cost "from the
+    /// usage" of an answer without a prompt count, or one its usage at its prices does not
+    /// make (tester 35 F1: `import plans` took $999 beside a usage worth $0.0021, and 1e308).
+    pub fn problem(&self, usage: Option<&Usage>) -> Option<String> {
+        use crate::core::bounds::{not_a_number_in, number_text};
         let p = &self.prices;
-        [
-            ("usd", self.usd),
-            ("prices.input", p.input),
-            ("prices.cached_input", p.cached_input),
-            ("prices.output", p.output),
-        ]
-        .into_iter()
-        .find(|(_, v)| !v.is_finite() || *v < 0.0)
-        .map(|(field, v)| format!("'cost.{field}' is {v}, not a sum of money"))
+        let bounds = crate::core::bounds::PRICE_PER_MILLION;
+        for (field, v) in [
+            ("input", p.input),
+            ("cached_input", p.cached_input),
+            ("output", p.output),
+        ] {
+            if !bounds.contains(&v) {
+                return Some(format!(
+                    "'cost.prices.{field}' {}",
+                    not_a_number_in(&number_text(v), &bounds)
+                ));
+            }
+        }
+        if !(0.0..=MOST_USD_PER_CALL).contains(&self.usd) {
+            return Some(format!(
+                "'cost.usd' {}",
+                not_a_number_in(&number_text(self.usd), &(0.0..=MOST_USD_PER_CALL))
+            ));
+        }
+        if !self.from_usage {
+            return None;
+        }
+        let Some(made) = usage.and_then(|u| usd_of_usage(p, u)) else {
+            return Some(
+                "'cost.from_usage' is true, but the answer holds no usage with a prompt count"
+                    .into(),
+            );
+        };
+        ((self.usd - made).abs() > 1e-12 + 1e-9 * made).then(|| {
+            format!(
+                "'cost.usd' is {}, where its usage at its prices makes {}",
+                number_text(self.usd),
+                number_text(made)
+            )
+        })
     }
 
     /// `cost: $0.001416 from the usage, at $2 input, $0.5 cached input, $8 output per
@@ -430,7 +478,7 @@ impl KeptCost {
             if self.from_usage {
                 "the usage"
             } else {
-                "the estimated input (no usage came back)"
+                "the estimated input (no prompt count came back)"
             },
             p.input,
             p.cached_input,
@@ -503,19 +551,17 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
         return Some("is not an object".into());
     };
     if let Some(reply) = o.get("reply") {
+        let reply = match Reply::deserialize(reply) {
+            Ok(r) => r,
+            Err(e) => return Some(format!("'reply' is not a chat answer: {e}")),
+        };
         if let Some(cost) = o.get("cost").filter(|c| !c.is_null()) {
-            match KeptCost::deserialize(cost) {
-                Err(e) => return Some(format!("'cost' does not read: {e}")),
-                Ok(c) => {
-                    if let Some(problem) = c.problem() {
-                        return Some(problem);
-                    }
-                }
-            }
+            return match KeptCost::deserialize(cost) {
+                Err(e) => Some(format!("'cost' does not read: {e}")),
+                Ok(c) => c.problem(reply.usage.as_ref()),
+            };
         }
-        return reads_as::<Reply>(reply)
-            .err()
-            .map(|e| format!("'reply' is not a chat answer: {e}"));
+        return None;
     }
     if o.get("source").is_some_and(Value::is_string) {
         for (field, problem) in [
@@ -652,7 +698,7 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
         answer
             .get("cost")
             .and_then(|c| KeptCost::deserialize(c).ok())
-            .filter(|c| c.problem().is_none())
+            .filter(|c| c.problem(reply.usage.as_ref()).is_none())
             .map(|c| c.line()),
     );
     // A plain text answer has nothing to say beside its text: no section at all.

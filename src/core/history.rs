@@ -1284,7 +1284,9 @@ mod tests {
             "usage":{"prompt_tokens":5,"completion_tokens":1}},"finish":"tool_calls","status":200}"#;
         let traffic = r#"{"source":"litellm","tool_calls":[],"usage":null,"spend":0.1}"#;
         let costed = r#"{"reply":{},"cost":{"usd":0.25,"prices":{"input":2.0,"output":8.0},"from_usage":false}}"#;
-        for ok in [live, traffic, "null", costed] {
+        let from_usage = r#"{"reply":{"usage":{"prompt_tokens":1000,"completion_tokens":50,"cached_tokens":200}},
+            "cost":{"usd":0.0021,"prices":{"input":2.0,"cached_input":0.5,"output":8.0},"from_usage":true}}"#;
+        for ok in [live, traffic, "null", costed, from_usage] {
             assert!(parse_plan_line("f", 3, &line(ok)).is_ok(), "{ok}");
         }
         for (bad, said) in [
@@ -1311,8 +1313,23 @@ mod tests {
                 "field 'answer' 'cost' does not read",
             ),
             (
-                r#"{"reply":{},"cost":{"usd":-1.0,"prices":{"input":1.0},"from_usage":true}}"#,
-                "'cost.usd' is -1, not a sum of money",
+                r#"{"reply":{},"cost":{"usd":-1.0,"prices":{"input":1.0},"from_usage":false}}"#,
+                "'cost.usd' is -1; expected a number from 0 to",
+            ),
+            // Tester 35 F1: a figure its own usage and prices do not make, a price no row
+            // may have, a cost "from the usage" of an answer without one.
+            (
+                r#"{"reply":{"usage":{"prompt_tokens":1000,"completion_tokens":50,"cached_tokens":200}},
+                   "cost":{"usd":999.0,"prices":{"input":2.0,"cached_input":0.5,"output":8.0},"from_usage":true}}"#,
+                "'cost.usd' is 999, where its usage at its prices makes 0.0021",
+            ),
+            (
+                r#"{"reply":{},"cost":{"usd":0.1,"prices":{"input":1e300},"from_usage":false}}"#,
+                "'cost.prices.input' is 1e300; expected a number from 0 to 1000000",
+            ),
+            (
+                r#"{"reply":{},"cost":{"usd":0.1,"prices":{"input":1.0},"from_usage":true}}"#,
+                "'cost.from_usage' is true, but the answer holds no usage with a prompt count",
             ),
         ] {
             let err = parse_plan_line("f", 3, &line(bad)).unwrap_err().to_string();

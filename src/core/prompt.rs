@@ -150,8 +150,19 @@ impl AllowanceBreakdown {
         } else {
             String::new()
         };
+        // When the other parts alone pass the ceiling the allowance is 0, not the negative
+        // the terms make: said, so the line is no false sum (tester 35 F2).
+        let reserved = self.system_prompt_tokens
+            + self.prompt_tokens
+            + self.attachments_tokens
+            + self.framing_tokens
+            + self.margin_tokens;
+        let over = match reserved.saturating_sub(self.input_tokens) {
+            0 => String::new(),
+            n => format!(": the other parts are {} over", thousands(n)),
+        };
         format!(
-            "{} input − {} system − {} prompt{attachments} − {} framing − {} margin",
+            "{} input − {} system − {} prompt{attachments} − {} framing − {} margin{over}",
             thousands(self.input_tokens),
             thousands(self.system_prompt_tokens),
             thousands(self.prompt_tokens),

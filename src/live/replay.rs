@@ -976,23 +976,17 @@ fn cost_of(request: &Preview, usage: Option<&Usage>) -> Option<KeptCost> {
     if p.input == 0.0 && p.output == 0.0 {
         return None;
     }
-    let per = |n: u64, usd_per_m: f64| n as f64 * usd_per_m / 1_000_000.0;
-    let usd = match usage {
-        None => request.request.cost.input_uncached,
-        Some(u) => {
-            let prompt = u
-                .prompt_tokens
-                .unwrap_or(request.request.input_tokens as u64);
-            let cached = u.cached_tokens.unwrap_or(0).min(prompt);
-            per(prompt - cached, p.input)
-                + per(cached, p.cached_input)
-                + per(u.completion_tokens.unwrap_or(0), p.output)
-        }
-    };
+    let from_usage = usage.and_then(|u| crate::core::failure::usd_of_usage(p, u));
+    // Without a prompt count, the input is the request's estimate (tester 35 F8: it had
+    // been said to come from the usage); a completion count still adds its part.
+    let usd = from_usage.unwrap_or_else(|| {
+        let completion = usage.and_then(|u| u.completion_tokens).unwrap_or(0);
+        request.request.cost.input_uncached + completion as f64 * p.output / 1_000_000.0
+    });
     Some(KeptCost {
         usd,
         prices: *p,
-        from_usage: usage.is_some(),
+        from_usage: from_usage.is_some(),
     })
 }
 
