@@ -667,8 +667,6 @@ mod tests {
         assert_eq!(assemble(&inputs(&row, "x")).response_format, None);
     }
 
-    /// Tester 10 T10-21: the Catalog pane's figures are the catalog part's (header line
-    /// included), and its allowance is in the same terms: a catalog that fits the allowance
     #[test]
     fn allowance_subtracts_everything_sent() {
         let row = BudgetRow::fallback();
@@ -718,6 +716,8 @@ mod tests {
         assert!(!catalog_allowance(&row, "", "hi").terms().contains("over"));
     }
 
+    /// Tester 10 T10-21: the Catalog pane's figures are the catalog part's (header line
+    /// included), and its allowance is in the same terms: a catalog that fits the allowance
     /// is a part that fits the part's allowance, and the framing left is the request's own.
     #[test]
     fn the_catalog_part_and_its_allowance_are_counted_in_the_same_terms() {
