@@ -223,7 +223,7 @@ impl<'a> UserPiece<'a> {
                 (
                     format!(
                         "ATTACHMENT {} (it ends at the line {fence}):\n",
-                        crate::core::terminal_text::for_terminal_line(name)
+                        crate::core::terminal_text::for_prompt_line(name)
                     ),
                     format!("\n{fence}"),
                 )

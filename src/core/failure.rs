@@ -397,17 +397,29 @@ pub struct Usage {
 pub const MOST_USD_PER_CALL: f64 = 2.0 * 100_000_000.0;
 
 /// USD for `usage` at `prices` (USD per million tokens): the prompt less its cached part at
-/// the input price, the cached part at the cached-input price, the completion at the output
-/// price. `None` without a prompt count.
+/// the input price, the cached part at the cached-input price — the input price when the row
+/// gives none (tester 35 F13: a row without one billed cached tokens at $0, where a provider
+/// without a cache discount charges them in full) —, the completion at the output price.
+/// `None` without a prompt count.
 pub fn usd_of_usage(prices: &crate::core::budget::Prices, u: &Usage) -> Option<f64> {
     let per = |n: u64, usd_per_m: f64| n as f64 * usd_per_m / 1_000_000.0;
     let prompt = u.prompt_tokens?;
     let cached = u.cached_tokens.unwrap_or(0).min(prompt);
     Some(
         per(prompt - cached, prices.input)
-            + per(cached, prices.cached_input)
+            + per(cached, cached_price(prices))
             + per(u.completion_tokens.unwrap_or(0), prices.output),
     )
+}
+
+/// The price a cached prompt token is charged at: the row's cached-input price, or with
+/// none the input price.
+fn cached_price(prices: &crate::core::budget::Prices) -> f64 {
+    if prices.cached_input == 0.0 {
+        prices.input
+    } else {
+        prices.cached_input
+    }
 }
 
 /// What a live call cost, kept with its answer (tester 34 F13: the Sent table's cost was on
@@ -481,7 +493,11 @@ impl KeptCost {
                 "the estimated input (no prompt count came back)"
             },
             p.input,
-            p.cached_input,
+            if p.cached_input == 0.0 {
+                format!("{} (no cached-input price: the input's)", cached_price(p))
+            } else {
+                p.cached_input.to_string()
+            },
             p.output
         )
     }
@@ -556,6 +572,19 @@ pub fn kept_answer_problem(answer: &Value) -> Option<String> {
             Err(e) => return Some(format!("'reply' is not a chat answer: {e}")),
         };
         if let Some(cost) = o.get("cost").filter(|c| !c.is_null()) {
+            // Serde reads an array as a struct's fields in order: said as what it is
+            // (tester 35 F14: `[1, 2]` read "invalid type: number, expected struct Prices").
+            if !cost.is_object() {
+                return Some(format!(
+                    "'cost' is {} where an object {{\"usd\", \"prices\", \"from_usage\"}} was expected",
+                    match cost {
+                        Value::Array(_) => "a JSON array",
+                        Value::String(_) => "a string",
+                        Value::Number(_) => "a number",
+                        _ => "a boolean",
+                    }
+                ));
+            }
             return match KeptCost::deserialize(cost) {
                 Err(e) => Some(format!("'cost' does not read: {e}")),
                 Ok(c) => c.problem(reply.usage.as_ref()),
@@ -1182,6 +1211,35 @@ pub fn error_envelope(value: &serde_json::Value) -> Option<(Option<i64>, String)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester 35 F13: a row without a cached-input price billed cached tokens at $0.
+    #[test]
+    fn cached_tokens_cost_the_input_price_when_a_row_gives_no_cached_price() {
+        let usage = Usage {
+            prompt_tokens: Some(1000),
+            cached_tokens: Some(200),
+            completion_tokens: Some(50),
+            ..Usage::default()
+        };
+        let priced = |cached_input: f64| crate::core::budget::Prices {
+            input: 2.0,
+            cached_input,
+            output: 8.0,
+        };
+        let usd = |p| usd_of_usage(&p, &usage).unwrap();
+        assert!((usd(priced(0.0)) - 0.0024).abs() < 1e-12);
+        assert!((usd(priced(0.5)) - 0.0021).abs() < 1e-12);
+        let kept = KeptCost {
+            usd: usd(priced(0.0)),
+            prices: priced(0.0),
+            from_usage: true,
+        };
+        assert!(kept.problem(Some(&usage)).is_none());
+        assert!(
+            kept.line()
+                .contains("$2 (no cached-input price: the input's) cached input")
+        );
+    }
     use serde_json::json;
 
     /// What a server sent stays inside the line it is on: a line break in a call's name or

@@ -1313,6 +1313,10 @@ mod tests {
                 "field 'answer' 'cost' does not read",
             ),
             (
+                r#"{"reply":{},"cost":[1, 2]}"#,
+                "'cost' is a JSON array where an object {\"usd\", \"prices\", \"from_usage\"} was expected",
+            ),
+            (
                 r#"{"reply":{},"cost":{"usd":-1.0,"prices":{"input":1.0},"from_usage":false}}"#,
                 "'cost.usd' is -1; expected a number from 0 to",
             ),

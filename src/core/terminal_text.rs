@@ -48,6 +48,16 @@ pub fn for_prompt_box(text: &str) -> Cow<'_, str> {
     })
 }
 
+/// As [`for_prompt_box`], for a name that goes on one line of what is sent (an
+/// attachment's name in its header line): line breaks and tabs escaped too. A right-to-left
+/// mark in a Hebrew file name reaches the model as the mark, as in the instruction (tester 35
+/// F12: it was sent as the text `\u{200f}`).
+pub fn for_prompt_line(text: &str) -> Cow<'_, str> {
+    escape_where(text, |c| {
+        (needs_escape(c) && !is_joiner(c) && !is_directional_mark(c)) || matches!(c, '\n' | '\t')
+    })
+}
+
 /// The zero-width non-joiner and joiner (U+200C, U+200D).
 fn is_joiner(c: char) -> bool {
     matches!(c, '\u{200C}' | '\u{200D}')
@@ -362,6 +372,11 @@ mod tests {
             "\u{200f}a\\u{2067}b\\u{2069}\\u{202b}c"
         );
         assert_eq!(for_terminal("a\u{200f}b"), "a\\u{200f}b");
+        // On one line of what is sent: the marks kept, line breaks and overrides not.
+        assert_eq!(
+            for_prompt_line("\u{5e9}\u{200f}.txt\nX\t\u{202e}"),
+            "\u{5e9}\u{200f}.txt\\nX\\t\\u{202e}"
+        );
     }
 
     #[test]
