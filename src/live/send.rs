@@ -215,7 +215,7 @@ pub type CallOutcome = anyhow::Result<(LiveReplay, Option<InHand>)>;
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobNews {
     Progress(ReplayProgress),
-    /// The call is over: what came of it and what the store did with it, as its line says.
+    /// The call is over: what came of it, as its line says it ([`answered_line`]).
     Back(String),
 }
 
@@ -230,47 +230,32 @@ impl JobNews {
     }
 }
 
-/// What became of an answer as it came back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kept {
-    /// Stored under this id.
-    Stored(String),
-    /// In hand until the baseline is back (its plan is stored with the baseline's steps).
-    AwaitingBaseline,
-    /// The store refused it: kept as a plan line (`LiveReplay::unsaved_plan`).
-    Refused,
-    /// Nothing to store (nothing was sent, or it was cancelled before an answer).
-    Nothing,
-}
-
-impl Kept {
-    pub fn words(&self) -> String {
-        match self {
-            Kept::Stored(id) => format!("stored as {id}"),
-            Kept::AwaitingBaseline => "stored once the baseline is back".into(),
-            Kept::Refused => "not stored: kept as a plan line".into(),
-            Kept::Nothing => "nothing to store".into(),
-        }
-    }
-
-    fn of(live: &LiveReplay) -> Kept {
-        match (&live.stored_id, &live.unsaved_plan) {
-            (Some(id), _) => Kept::Stored(id.clone()),
-            (None, Some(_)) => Kept::Refused,
-            (None, None) => Kept::Nothing,
-        }
-    }
+/// A call's line once it is over, after its label: `on MODEL · back in 5 ms · valid plan yes
+/// (ok)`, or why nothing came (`not sent`, `cancelled`); stored once every call of the send is
+/// back (tester 22 F4: an answer back in 5 ms read `receiving 90 B answer` for the 10 s the
+/// slowest model took).
+pub fn answered_line(live: &LiveReplay) -> String {
+    let what = if live.not_sent.is_some() || live.cancelled {
+        live.valid_plan_cell()
+    } else {
+        format!(
+            "back in {} ms · valid plan {}",
+            live.facts.latency_ms,
+            live.valid_plan_cell()
+        )
+    };
+    format!(
+        "on {} · {what} · stored once every call is back",
+        live.model
+    )
 }
 
 /// Reports one job's news: its index in the jobs, and the news.
 pub type JobReport = Arc<dyn Fn(usize, JobNews) + Send + Sync>;
 
 /// Make every call, at most `llm.concurrency` at once, each linked to `caller`, `intent`
-/// and (the arms, not the baseline) the comparison `group`, and hand each answer to `store`
-/// as it comes back, whichever answers first: stored then, not once the slowest model is
-/// done (tester 22 F4: a send killed while one model was still out lost the answers already
-/// back). What became of each is said on its line.
-#[allow(clippy::too_many_arguments)]
+/// and (the arms, not the baseline) the comparison `group`. Returns each job with its
+/// outcome, in job order whichever answered first.
 pub async fn run_jobs(
     ctx: Arc<ReplayContext>,
     jobs: Vec<SendJob>,
@@ -279,8 +264,7 @@ pub async fn run_jobs(
     group: Option<&str>,
     cancel: &Cancel,
     report: JobReport,
-    store: &mut SendStore<'_>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<(SendJob, CallOutcome)>> {
     // The one name rule for every name a plan is stored under, whichever front end
     // asked: a plan whose caller or model breaks it could not be imported back.
     if let Some((field, problem)) = crate::core::budget::first_name_problem(
@@ -315,8 +299,10 @@ pub async fn run_jobs(
                 &mut progress,
             )
             .await
-            // In hand at once, while it waits for the store (tester 12 T12-7: an answer
-            // queued behind another's store was lost).
+            // Back: said at once, while the others may still be out (tester 22 F4).
+            .inspect(|(live, _)| report(i, JobNews::Back(answered_line(live))))
+            // In hand at once, while it waits for the others and for the store
+            // (tester 12 T12-7: an answer queued behind another's store was lost).
             .map(|(live, record)| {
                 let secrets = &ctx.preview.secrets;
                 (live, record.map(|r| InHand::new(r, secrets)))
@@ -324,33 +310,12 @@ pub async fn run_jobs(
             (i, job, out)
         });
     }
+    let mut done = Vec::new();
     while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((i, job, out)) => {
-                // Back: said at once, while the others may still be out (tester 22 F4),
-                // then what the store did with it.
-                if let Ok((live, _)) = &out {
-                    report(
-                        i,
-                        JobNews::Back(format!("{} · storing", answered_line(live))),
-                    );
-                }
-                if tasks.is_empty() {
-                    store.only_storing_left();
-                }
-                for (j, kept) in store.take(i, job, out) {
-                    report(j, JobNews::Back(store.line(j, &kept)));
-                }
-            }
-            Err(e) => {
-                if tasks.is_empty() {
-                    store.only_storing_left();
-                }
-                store.failed(anyhow::anyhow!("a send task failed: {e}"));
-            }
-        }
+        done.push(joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?);
     }
-    Ok(())
+    done.sort_by_key(|(i, ..)| *i);
+    Ok(done.into_iter().map(|(_, job, out)| (job, out)).collect())
 }
 
 /// One arm's answer as stored.
@@ -373,207 +338,56 @@ pub struct StoredSend {
     pub baseline: Option<BaselineRun>,
 }
 
-/// Stores one plan, returning the id it is stored under.
-type Insert<'a> = dyn FnMut(&mut PlanRecord) -> anyhow::Result<String> + Send + 'a;
-
-/// Stores a send's answers as they come back, through `insert` (which returns the stored
-/// id). With a baseline, the models' answers that come before it are kept in hand until it
-/// is back, so each plan is stored with the baseline's steps and its gap signal; without
-/// one, each is stored the moment it is back. A call that failed outright (not an answer
-/// that failed: that is stored) fails the send once the rest is stored — nothing already
-/// back is dropped for it. Once another process's write lock has been waited out for one
-/// answer, the others are not tried: each is kept with that reason, as each would wait as
-/// long again for the same refusal (tester 12 T12-7: each arm waited the whole lock wait in
-/// turn, past the quit's bound). Any other refusal (one answer too large for the disk) is the
-/// answer's own.
-pub struct SendStore<'a> {
-    insert: Box<Insert<'a>>,
-    refused: Option<String>,
-    /// A baseline job that has not come back yet.
-    baseline_due: bool,
-    baseline: Option<BaselineRun>,
-    /// Models' answers back before the baseline: (job index, job, answer).
-    held: Vec<(usize, SendJob, LiveReplay, Option<InHand>)>,
-    arms: Vec<(usize, StoredArm)>,
-    /// Each job's call as it came back, for its line.
-    lives: std::collections::HashMap<usize, String>,
-    failure: Option<anyhow::Error>,
-    /// Said once every call is back, before the last answers are stored.
-    storing_left: Option<Box<dyn FnMut() + Send + 'a>>,
-}
-
-impl<'a> SendStore<'a> {
-    /// For `jobs` (a baseline among them or not), storing through `insert`.
-    pub fn new(
-        jobs: &[SendJob],
-        insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String> + Send + 'a,
-    ) -> Self {
-        SendStore {
-            insert: Box::new(insert),
-            refused: None,
-            baseline_due: jobs.iter().any(|j| j.baseline),
-            baseline: None,
-            held: Vec::new(),
-            arms: Vec::new(),
-            lives: std::collections::HashMap::new(),
-            failure: None,
-            storing_left: None,
-        }
-    }
-
-    /// Call `say` once every call is back, before the last answers are stored (which may
-    /// wait for another process's write lock, and which nothing can cancel).
-    pub fn when_only_storing_is_left(mut self, say: impl FnMut() + Send + 'a) -> Self {
-        self.storing_left = Some(Box::new(say));
-        self
-    }
-
-    fn only_storing_left(&mut self) {
-        if let Some(mut say) = self.storing_left.take() {
-            say();
-        }
-    }
-
-    /// `insert`, unless the store's write lock was waited out already.
-    fn insert_once(&mut self, record: &mut PlanRecord) -> anyhow::Result<String> {
-        if let Some(why) = &self.refused {
-            anyhow::bail!("{why}");
-        }
-        (self.insert)(record).inspect_err(|e| {
+/// Store every answer through `insert` (which returns the stored id): the baseline first,
+/// so each plan stored after it carries the baseline's steps and its gap signal. A call
+/// that failed outright (not an answer that failed: that is stored) fails the whole send.
+/// Once another process's write lock has been waited out for one answer, the others are
+/// not tried: each is kept with that reason, as each would wait as long again for the same
+/// refusal (tester 12 T12-7: each arm waited the whole lock wait in turn, past the quit's
+/// bound). Any other refusal (one answer too large for the disk) is the answer's own.
+pub fn store_send(
+    mut outcomes: Vec<(SendJob, CallOutcome)>,
+    mut insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String>,
+) -> anyhow::Result<StoredSend> {
+    let mut refused: Option<String> = None;
+    let mut insert = |record: &mut PlanRecord| match &refused {
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => insert(record).inspect_err(|e| {
             if crate::store::sqlite::waited_out_for_the_lock(e) {
-                self.refused = Some(format!("{e:#}"));
+                refused = Some(format!("{e:#}"));
             }
-        })
-    }
-
-    /// A call that failed outright: the send fails once the rest is stored.
-    pub fn failed(&mut self, e: anyhow::Error) {
-        if self.failure.is_none() {
-            self.failure = Some(e);
-        }
-    }
-
-    /// Job `i`'s outcome, back: stored now, or held until the baseline is back. What became
-    /// of each answer this settled, by job: this one (not for a call that failed outright),
-    /// and, for the baseline, the answers held for it.
-    pub fn take(&mut self, i: usize, job: SendJob, outcome: CallOutcome) -> Vec<(usize, Kept)> {
-        let (live, answer) = match outcome {
-            Ok(back) => back,
-            Err(e) => {
-                self.failed(e);
-                if job.baseline {
-                    self.baseline_due = false;
-                    return self.store_held();
-                }
-                return Vec::new();
-            }
-        };
-        self.lives.insert(i, answered_line(&live));
-        if job.baseline {
-            let mut answer = answer;
+        }),
+    };
+    let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
+        Some(k) => {
+            let (job, out) = outcomes.remove(k);
+            let (live, mut answer) = out?;
             if let Some(a) = answer.as_mut() {
                 job.sent_with.keep_in(&mut a.record.trim_record);
             }
-            let mut insert = |r: &mut PlanRecord| self.insert_once(r);
-            let run = baseline::store(live, answer, &job.request, &mut insert);
-            let kept = match run {
-                Ok(run) => {
-                    let kept = Kept::of(&run.live);
-                    self.baseline = Some(run);
-                    kept
-                }
-                Err(e) => {
-                    self.failed(e);
-                    Kept::Nothing
-                }
-            };
-            self.baseline_due = false;
-            let mut settled = vec![(i, kept)];
-            settled.extend(self.store_held());
-            return settled;
+            Some(baseline::store(live, answer, &job.request, &mut insert)?)
         }
-        if self.baseline_due {
-            self.held.push((i, job, live, answer));
-            return vec![(i, Kept::AwaitingBaseline)];
-        }
-        vec![(i, self.store_arm(i, job, live, answer))]
-    }
-
-    /// The answers held for the baseline, stored now (with its steps when it planned).
-    fn store_held(&mut self) -> Vec<(usize, Kept)> {
-        std::mem::take(&mut self.held)
-            .into_iter()
-            .map(|(i, job, live, answer)| (i, self.store_arm(i, job, live, answer)))
-            .collect()
-    }
-
-    fn store_arm(
-        &mut self,
-        i: usize,
-        job: SendJob,
-        mut live: LiveReplay,
-        answer: Option<InHand>,
-    ) -> Kept {
+        None => None,
+    };
+    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
+    let mut arms = Vec::with_capacity(outcomes.len());
+    for (job, out) in outcomes {
+        let (mut live, answer) = out?;
         let mut gap = None;
         if let Some(mut answer) = answer {
             job.sent_with.keep_in(&mut answer.record.trim_record);
-            let expert = self.baseline.as_ref().and_then(|b| b.steps.as_ref());
             gap = baseline::attach(&live, &mut answer.record, expert);
-            live.store_in_hand(answer, |r| self.insert_once(r));
+            live.store_in_hand(answer, &mut insert);
         }
-        let kept = Kept::of(&live);
-        self.arms.push((
-            i,
-            StoredArm {
-                model: job.model,
-                arm: job.arm,
-                same_as_compacted: job.same_as_compacted,
-                catalog_total: job.request.compaction.entries.len(),
-                prior_tokens: job.request.past_steps.as_ref().map_or(0, |p| p.tokens),
-                live,
-                gap,
-            },
-        ));
-        kept
+        arms.push(StoredArm {
+            model: job.model,
+            arm: job.arm,
+            same_as_compacted: job.same_as_compacted,
+            catalog_total: job.request.compaction.entries.len(),
+            prior_tokens: job.request.past_steps.as_ref().map_or(0, |p| p.tokens),
+            live,
+            gap,
+        });
     }
-
-    /// Job `i`'s line once it is back and `kept` says what the store did with it.
-    pub fn line(&self, i: usize, kept: &Kept) -> String {
-        format!(
-            "{} · {}",
-            self.lives.get(&i).map_or("", String::as_str),
-            kept.words()
-        )
-    }
-
-    /// Every call is back: anything still held is stored (a baseline that never came back
-    /// leaves its models' answers without steps), and the send's answers as stored, in job
-    /// order — or the first call that failed outright.
-    pub fn finish(mut self) -> anyhow::Result<StoredSend> {
-        let _ = self.store_held();
-        if let Some(e) = self.failure {
-            return Err(e);
-        }
-        self.arms.sort_by_key(|(i, _)| *i);
-        Ok(StoredSend {
-            arms: self.arms.into_iter().map(|(_, a)| a).collect(),
-            baseline: self.baseline,
-        })
-    }
-}
-
-/// A call's line once it is over, before what the store did with it: `on MODEL · back in 5
-/// ms · valid plan yes (ok)`, or why nothing came (`not sent`, `cancelled`) (tester 22 F4: an
-/// answer back in 5 ms read `receiving 90 B answer` for the 10 s the slowest model took).
-fn answered_line(live: &LiveReplay) -> String {
-    let what = if live.not_sent.is_some() || live.cancelled {
-        live.valid_plan_cell()
-    } else {
-        format!(
-            "back in {} ms · valid plan {}",
-            live.facts.latency_ms,
-            live.valid_plan_cell()
-        )
-    };
-    format!("on {} · {what}", live.model)
+    Ok(StoredSend { arms, baseline })
 }

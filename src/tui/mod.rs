@@ -647,7 +647,7 @@ pub async fn run_send(
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
     use crate::live::send::{
-        JobNews, SendAsk, SendStore, call_label, compare_group, plan_send, run_jobs,
+        JobNews, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
     };
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = &ctx.history_path_unless(Some(&req.cancel))?;
@@ -667,7 +667,7 @@ pub async fn run_send(
     let jobs = plan_send(&ctx.preview, &ask).map_err(text)?;
     // One store for the send: checked writable before anything goes out, then given every
     // answer (as `ctxconsole send` holds its store).
-    let store = ctx.store_for_writing(path).map_err(text)?;
+    let mut store = ctx.store_for_writing(path).map_err(text)?;
     store
         .check_writable("send, which stores every answer (nothing was sent),")
         .map_err(text)?;
@@ -692,29 +692,7 @@ pub async fn run_send(
             calls_report(SendNews::Line(label.clone(), news.line(label)));
         }
     });
-    // Each answer is stored as it comes back (tester 22 F4). Once every call has answered,
-    // what is left is storing, which esc cannot cancel, and which waits for another
-    // process's write lock if one holds it (tester 10 T10-16: the pane still said `Sending…
-    // (esc cancels)` and esc did nothing). A failed probe is "not waiting": the write itself
-    // then says what is wrong.
-    let store = std::sync::Mutex::new(store);
-    let pipelines = &rctx.pipelines;
-    let storing_report = Arc::clone(&report);
-    let mut storing = SendStore::new(&jobs, |record| {
-        store
-            .lock()
-            .map_err(|_| anyhow::anyhow!("the history store's handle was poisoned"))?
-            .insert_sent(record, pipelines)
-    })
-    .when_only_storing_is_left(|| {
-        let waiting = store
-            .lock()
-            .ok()
-            .and_then(|s| s.writer_now().ok())
-            .unwrap_or(false);
-        storing_report(SendNews::Storing { waiting });
-    });
-    run_jobs(
+    let outcomes = run_jobs(
         rctx.clone(),
         jobs,
         CONSOLE_CALLER,
@@ -722,11 +700,20 @@ pub async fn run_send(
         group.as_deref(),
         &req.cancel,
         progress,
-        &mut storing,
     )
     .await
     .map_err(text)?;
-    let sent = storing.finish().map_err(text)?;
+    // Every call has answered: what is left is storing, which esc cannot cancel, and which
+    // waits for another process's write lock if one holds it (tester 10 T10-16: the pane
+    // still said `Sending… (esc cancels)` and esc did nothing). A failed probe is "not
+    // waiting": the write itself then says what is wrong.
+    report(SendNews::Storing {
+        waiting: store.writer_now().unwrap_or(false),
+    });
+    let sent = store_send(outcomes, |record| {
+        store.insert_sent(record, &rctx.pipelines)
+    })
+    .map_err(text)?;
     let mut results: Vec<SentArm> = sent
         .arms
         .into_iter()
