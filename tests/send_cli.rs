@@ -2114,3 +2114,93 @@ fn the_cost_of_a_call_is_kept_with_its_answer_at_the_prices_then() {
         result["cost_usd"]
     );
 }
+
+/// Tester 22 F4: `send` stored the answers only once the slowest model was done, so a send
+/// killed (SIGKILL, the OOM killer, a closed laptop) while one model was still out lost the
+/// answers already back and paid for. Each is stored as it comes: the fast model's plan is in
+/// the store while the other is still out, and a SIGKILL then loses nothing of it.
+#[test]
+fn an_answer_is_stored_as_it_comes_and_survives_a_kill_while_another_is_out() {
+    let server = LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"60s\"\nretries = 0\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\nkey_env = \"{KEY_ENV}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    // The store exists before the send, so it can be read while the send runs.
+    json_of(ctx(home.path()).args(["history", "--plans", "--json"]));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .env_remove("CTXCONSOLE_LOG")
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/ok-json",
+            "--model",
+            "test/hang",
+            "--caller",
+            "killed",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = rusqlite::Connection::open_with_flags(
+        home.path().join("history.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let stored = || -> Vec<(String, String)> {
+        db.prepare("SELECT model, outcome FROM plans WHERE caller = 'killed'")
+            .and_then(|mut q| {
+                q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stored().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The hung model is still out (it answers after 30 s): the send is still running.
+    assert!(child.try_wait().unwrap().is_none(), "the send ended early");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        stored(),
+        vec![("test/ok-json".to_string(), "ok".to_string())],
+        "the answer back before the kill is stored"
+    );
+}
+
+/// With the answers stored as they come (tester 22 F4), a model's answer back before the
+/// baseline's waits in hand for it: stored after it, with its steps and gap signal.
+#[test]
+fn an_answer_back_before_a_slow_baseline_is_stored_with_its_gap() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    // slow-1 answers after 400 ms; ok-json at once.
+    let v = json_of(ctx(home.path()).env(KEY_ENV, KEY).args([
+        "send",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--baseline",
+        "test/slow-1",
+        "--json",
+    ]));
+    let baseline_id = v["baseline"]["stored_id"].as_str().unwrap().to_string();
+    let gap = &v["gaps"][0];
+    assert_eq!(gap["model"], "test/ok-json", "{v:#}");
+    let row = show(home.path(), gap["plan_id"].as_str().unwrap());
+    assert_eq!(row["expert_baseline"]["model"], "test/slow-1");
+    assert_eq!(row["expert_baseline"]["plan_id"], baseline_id.as_str());
+    assert_eq!(row["gap_signal"], gap["gap_signal"]);
+}

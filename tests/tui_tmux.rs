@@ -745,9 +745,16 @@ fn quitting_during_a_send_stores_the_answers_already_back() {
 #[test]
 fn a_second_terminating_signal_while_finishing_ends_the_console_at_once() {
     let server = common::llm_server::LlmServer::start();
-    let (home, tmux, watched) = one_answered_one_hanging(&server);
+    let (home, tmux, watched) =
+        console_sending_to_two(&server, ["test/ok-json", "test/hang"], "60s", (200, 50));
+    // Locked before the send: the answer back waits in hand for the lock (stored the moment
+    // it is back otherwise, tester 22 F4), while the other call is still out.
     let store = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
     store.execute_batch("BEGIN IMMEDIATE").unwrap();
+    send_one_answered_one_hanging(&server, &tmux);
+    tmux.wait_for("the answer in hand, waiting for the lock", 20, |s| {
+        s.contains("(ok) · in hand: waiting for the")
+    });
     let pid = watched.pid();
     send_signal("TERM", &pid);
     tmux.wait_for("the console finishing", 20, |s| {
@@ -846,6 +853,13 @@ fn one_answered_one_hanging(
 ) -> (tempfile::TempDir, Tmux, Watched) {
     let (home, tmux, watched) =
         console_sending_to_two(server, ["test/ok-json", "test/hang"], "60s", (200, 50));
+    send_one_answered_one_hanging(server, &tmux);
+    (home, tmux, watched)
+}
+
+/// Send from the console to `test/ok-json` (answered at once) and `test/hang` (never
+/// answered), and wait until the answer is back and the other call still out.
+fn send_one_answered_one_hanging(server: &common::llm_server::LlmServer, tmux: &Tmux) {
     tmux.keys(&["C-s"]);
     tmux.wait_for("the send under way", 20, |s| s.contains("Sending…"));
     // Both calls reached the server; the first is answered at once, the other hangs.
@@ -855,7 +869,6 @@ fn one_answered_one_hanging(
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    (home, tmux, watched)
 }
 
 /// The store in `home` holds a plan `send` stored for `model`.

@@ -17,7 +17,8 @@ use crate::format::thousands;
 use crate::live::baseline;
 use crate::live::replay::{LiveReplay, ReplayContext, every_answer_stored};
 use crate::live::send::{
-    JobNews, JobReport, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
+    HistorySink, JobNews, JobReport, SendAsk, SendStore, call_label, compare_group, plan_send,
+    run_jobs,
 };
 use crate::llm::client::Cancel;
 use crate::workspace::StoreChoice;
@@ -195,7 +196,13 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcomes = rt.block_on(run_jobs(
+    // Each answer is stored as it comes back (tester 22 F4).
+    let sink = HistorySink {
+        store: &mut history,
+        pipelines: &ctx.pipelines,
+    };
+    let mut storing = SendStore::new(&jobs, sink);
+    let ran = rt.block_on(run_jobs(
         ctx.clone(),
         jobs,
         &args.caller,
@@ -203,13 +210,13 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         compare_group.as_deref(),
         &cancel,
         report,
+        &mut storing,
     ));
     if tty {
         crate::cli::out::clear_status_line();
     }
-    let stored = store_send(outcomes?, |record| {
-        history.insert_sent(record, &ctx.pipelines)
-    })?;
+    ran?;
+    let stored = storing.finish()?;
     let baseline = stored.baseline;
     // Stored in the order the models (then the arms) were named, whichever answered first.
     let gaps: Vec<baseline::SentGap> = stored

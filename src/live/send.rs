@@ -215,7 +215,7 @@ pub type CallOutcome = anyhow::Result<(LiveReplay, Option<InHand>)>;
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobNews {
     Progress(ReplayProgress),
-    /// The call is over: what came of it, as its line says it ([`answered_line`]).
+    /// The call is over: what came of it and what the store did with it, as its line says.
     Back(String),
 }
 
@@ -230,32 +230,52 @@ impl JobNews {
     }
 }
 
-/// A call's line once it is over, after its label: `on MODEL · back in 5 ms · valid plan yes
-/// (ok)`, or why nothing came (`not sent`, `cancelled`); stored once every call of the send is
-/// back (tester 22 F4: an answer back in 5 ms read `receiving 90 B answer` for the 10 s the
-/// slowest model took).
-pub fn answered_line(live: &LiveReplay) -> String {
-    let what = if live.not_sent.is_some() || live.cancelled {
-        live.valid_plan_cell()
-    } else {
-        format!(
-            "back in {} ms · valid plan {}",
-            live.facts.latency_ms,
-            live.valid_plan_cell()
-        )
-    };
-    format!(
-        "on {} · {what} · stored once every call is back",
-        live.model
-    )
+/// What became of an answer as it came back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// Stored under this id.
+    Stored(String),
+    /// In hand until the baseline is back (its plan is stored with the baseline's steps).
+    AwaitingBaseline,
+    /// In hand while another process holds the store's write lock and calls are still out.
+    AwaitingLock,
+    /// The store refused it: kept as a plan line (`LiveReplay::unsaved_plan`).
+    Refused,
+    /// Nothing to store (nothing was sent, or it was cancelled before an answer).
+    Nothing,
+}
+
+impl Kept {
+    pub fn words(&self) -> String {
+        match self {
+            Kept::Stored(id) => format!("stored as {id}"),
+            Kept::AwaitingBaseline => "stored once the baseline is back".into(),
+            Kept::AwaitingLock => {
+                "in hand: waiting for the store's write lock (another process is writing)".into()
+            }
+            Kept::Refused => "not stored: kept as a plan line".into(),
+            Kept::Nothing => "nothing to store".into(),
+        }
+    }
+
+    fn of(live: &LiveReplay) -> Kept {
+        match (&live.stored_id, &live.unsaved_plan) {
+            (Some(id), _) => Kept::Stored(id.clone()),
+            (None, Some(_)) => Kept::Refused,
+            (None, None) => Kept::Nothing,
+        }
+    }
 }
 
 /// Reports one job's news: its index in the jobs, and the news.
 pub type JobReport = Arc<dyn Fn(usize, JobNews) + Send + Sync>;
 
 /// Make every call, at most `llm.concurrency` at once, each linked to `caller`, `intent`
-/// and (the arms, not the baseline) the comparison `group`. Returns each job with its
-/// outcome, in job order whichever answered first.
+/// and (the arms, not the baseline) the comparison `group`, and hand each answer to `store`
+/// as it comes back, whichever answers first: stored then, not once the slowest model is
+/// done (tester 22 F4: a send killed while one model was still out lost the answers already
+/// back). What became of each is said on its line.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_jobs(
     ctx: Arc<ReplayContext>,
     jobs: Vec<SendJob>,
@@ -264,7 +284,8 @@ pub async fn run_jobs(
     group: Option<&str>,
     cancel: &Cancel,
     report: JobReport,
-) -> anyhow::Result<Vec<(SendJob, CallOutcome)>> {
+    store: &mut SendStore<'_>,
+) -> anyhow::Result<()> {
     // The one name rule for every name a plan is stored under, whichever front end
     // asked: a plan whose caller or model breaks it could not be imported back.
     if let Some((field, problem)) = crate::core::budget::first_name_problem(
@@ -299,10 +320,8 @@ pub async fn run_jobs(
                 &mut progress,
             )
             .await
-            // Back: said at once, while the others may still be out (tester 22 F4).
-            .inspect(|(live, _)| report(i, JobNews::Back(answered_line(live))))
-            // In hand at once, while it waits for the others and for the store
-            // (tester 12 T12-7: an answer queued behind another's store was lost).
+            // In hand at once, while it waits for the store (tester 12 T12-7: an answer
+            // queued behind another's store was lost).
             .map(|(live, record)| {
                 let secrets = &ctx.preview.secrets;
                 (live, record.map(|r| InHand::new(r, secrets)))
@@ -310,12 +329,25 @@ pub async fn run_jobs(
             (i, job, out)
         });
     }
-    let mut done = Vec::new();
     while let Some(joined) = tasks.join_next().await {
-        done.push(joined.map_err(|e| anyhow::anyhow!("a send task failed: {e}"))?);
+        // Back: said at once, while the others may still be out (tester 22 F4), then what
+        // the store did with it.
+        if let Ok((i, _, Ok((live, _)))) = &joined {
+            report(
+                *i,
+                JobNews::Back(format!("{} · storing", answered_line(live))),
+            );
+        }
+        let last = tasks.is_empty();
+        let settled = match joined {
+            Ok((i, job, out)) => store.take(i, job, out, last),
+            Err(e) => store.task_failed(anyhow::anyhow!("a send task failed: {e}"), last),
+        };
+        for (j, kept) in settled {
+            report(j, JobNews::Back(store.line(j, &kept)));
+        }
     }
-    done.sort_by_key(|(i, ..)| *i);
-    Ok(done.into_iter().map(|(_, job, out)| (job, out)).collect())
+    Ok(())
 }
 
 /// One arm's answer as stored.
@@ -338,56 +370,302 @@ pub struct StoredSend {
     pub baseline: Option<BaselineRun>,
 }
 
-/// Store every answer through `insert` (which returns the stored id): the baseline first,
-/// so each plan stored after it carries the baseline's steps and its gap signal. A call
-/// that failed outright (not an answer that failed: that is stored) fails the whole send.
-/// Once another process's write lock has been waited out for one answer, the others are
-/// not tried: each is kept with that reason, as each would wait as long again for the same
-/// refusal (tester 12 T12-7: each arm waited the whole lock wait in turn, past the quit's
-/// bound). Any other refusal (one answer too large for the disk) is the answer's own.
-pub fn store_send(
-    mut outcomes: Vec<(SendJob, CallOutcome)>,
-    mut insert: impl FnMut(&mut PlanRecord) -> anyhow::Result<String>,
-) -> anyhow::Result<StoredSend> {
-    let mut refused: Option<String> = None;
-    let mut insert = |record: &mut PlanRecord| match &refused {
-        Some(why) => Err(anyhow::anyhow!("{why}")),
-        None => insert(record).inspect_err(|e| {
-            if crate::store::sqlite::waited_out_for_the_lock(e) {
-                refused = Some(format!("{e:#}"));
-            }
-        }),
-    };
-    let baseline = match outcomes.iter().position(|(job, _)| job.baseline) {
-        Some(k) => {
-            let (job, out) = outcomes.remove(k);
-            let (live, mut answer) = out?;
-            if let Some(a) = answer.as_mut() {
-                job.sent_with.keep_in(&mut a.record.trim_record);
-            }
-            Some(baseline::store(live, answer, &job.request, &mut insert)?)
+/// Where a send's answers are stored.
+pub trait PlanSink: Send {
+    /// Store `record`, returning the id it is stored under.
+    fn insert(&mut self, record: &mut PlanRecord) -> anyhow::Result<String>;
+    /// Whether another process holds the store's write lock at this moment, so that an
+    /// insert now would wait for it. A probe that fails is "not held": the insert then says
+    /// what is wrong.
+    fn held_elsewhere(&mut self) -> bool;
+}
+
+/// The history store, as the sink of a send (`ctxconsole send` and the console alike).
+pub struct HistorySink<'a> {
+    pub store: &'a mut crate::store::history::HistoryStore,
+    pub pipelines: &'a std::collections::HashSet<String>,
+}
+
+impl PlanSink for HistorySink<'_> {
+    fn insert(&mut self, record: &mut PlanRecord) -> anyhow::Result<String> {
+        self.store.insert_sent(record, self.pipelines)
+    }
+
+    fn held_elsewhere(&mut self) -> bool {
+        self.store.writer_now().unwrap_or(false)
+    }
+}
+
+/// An answer back and not yet stored.
+struct Waiting {
+    i: usize,
+    job: SendJob,
+    live: LiveReplay,
+    answer: Option<InHand>,
+}
+
+/// Stores a send's answers as they come back, whichever answers first, through a
+/// [`PlanSink`] — not once the slowest model is done (tester 22 F4: a send killed while one
+/// model was still out lost the answers already back). An answer waits in hand, instead,
+/// while a call is still out and
+/// - the baseline is not back yet: each model's plan is stored with the baseline's steps and
+///   its gap signal;
+/// - another process holds the store's write lock: storing now would wait for it (up to the
+///   lock wait) inside the loop that receives the other answers and hears esc. It is tried
+///   again as the next answer comes back, and waited for once only storing is left.
+///
+/// A call that failed outright (not an answer that failed: that is stored) fails the send
+/// once the rest is stored — nothing already back is dropped for it. Once another process's
+/// write lock has been waited out for one answer, the others are not tried: each is kept
+/// with that reason, as each would wait as long again for the same refusal (tester 12 T12-7:
+/// each arm waited the whole lock wait in turn, past the quit's bound). Any other refusal
+/// (one answer too large for the disk) is the answer's own.
+pub struct SendStore<'a> {
+    sink: Box<dyn PlanSink + 'a>,
+    refused: Option<String>,
+    /// A baseline job that has not come back yet.
+    baseline_due: bool,
+    baseline: Option<BaselineRun>,
+    waiting: Vec<Waiting>,
+    arms: Vec<(usize, StoredArm)>,
+    /// Each job's call as it came back, for its line.
+    lives: std::collections::HashMap<usize, String>,
+    failure: Option<anyhow::Error>,
+    /// Every call is back: what waits is stored now, waiting for the lock if need be.
+    only_storing: bool,
+    /// Told once every call is back, before the last answers are stored, whether they wait
+    /// for another process's write lock (storing, which nothing can cancel).
+    storing_left: Option<Box<dyn FnMut(bool) + Send + 'a>>,
+}
+
+impl<'a> SendStore<'a> {
+    /// For `jobs` (a baseline among them or not), storing into `sink`.
+    pub fn new(jobs: &[SendJob], sink: impl PlanSink + 'a) -> Self {
+        SendStore {
+            sink: Box::new(sink),
+            refused: None,
+            baseline_due: jobs.iter().any(|j| j.baseline),
+            baseline: None,
+            waiting: Vec::new(),
+            arms: Vec::new(),
+            lives: std::collections::HashMap::new(),
+            failure: None,
+            only_storing: false,
+            storing_left: None,
         }
-        None => None,
-    };
-    let expert = baseline.as_ref().and_then(|b| b.steps.as_ref());
-    let mut arms = Vec::with_capacity(outcomes.len());
-    for (job, out) in outcomes {
-        let (mut live, answer) = out?;
+    }
+
+    /// Call `say` once every call is back, before the last answers are stored, with whether
+    /// they wait for another process's write lock.
+    pub fn when_only_storing_is_left(mut self, say: impl FnMut(bool) + Send + 'a) -> Self {
+        self.storing_left = Some(Box::new(say));
+        self
+    }
+
+    fn only_storing_left(&mut self) {
+        self.only_storing = true;
+        if let Some(mut say) = self.storing_left.take() {
+            let to_store = self.waiting.iter().any(|w| w.answer.is_some());
+            say(to_store && self.sink.held_elsewhere());
+        }
+    }
+
+    /// The sink's insert, unless the store's write lock was waited out already.
+    fn insert_once(&mut self, record: &mut PlanRecord) -> anyhow::Result<String> {
+        if let Some(why) = &self.refused {
+            anyhow::bail!("{why}");
+        }
+        self.sink.insert(record).inspect_err(|e| {
+            if crate::store::sqlite::waited_out_for_the_lock(e) {
+                self.refused = Some(format!("{e:#}"));
+            }
+        })
+    }
+
+    /// A call that failed outright: the send fails once the rest is stored.
+    pub fn failed(&mut self, e: anyhow::Error) {
+        if self.failure.is_none() {
+            self.failure = Some(e);
+        }
+    }
+
+    /// A call's task failed (it panicked): the send fails once the rest is stored.
+    fn task_failed(&mut self, e: anyhow::Error, last: bool) -> Vec<(usize, Kept)> {
+        self.failed(e);
+        if last {
+            self.only_storing_left();
+        }
+        self.settle()
+    }
+
+    /// Job `i`'s outcome, back (`last`: no call is out any more). What became of each answer
+    /// waiting, by job: this one (not for a call that failed outright) and those it let go
+    /// into the store.
+    pub fn take(
+        &mut self,
+        i: usize,
+        job: SendJob,
+        outcome: CallOutcome,
+        last: bool,
+    ) -> Vec<(usize, Kept)> {
+        match outcome {
+            Ok((live, answer)) => {
+                self.lives.insert(i, answered_line(&live));
+                self.waiting.push(Waiting {
+                    i,
+                    job,
+                    live,
+                    answer,
+                });
+            }
+            Err(e) => {
+                self.failed(e);
+                if job.baseline {
+                    self.baseline_due = false;
+                }
+            }
+        }
+        if last {
+            self.only_storing_left();
+        }
+        self.settle()
+    }
+
+    /// Store what may be stored now — the baseline first — and say what waits, and why.
+    fn settle(&mut self) -> Vec<(usize, Kept)> {
+        // Probed at most once a round: an answer stored now would wait for that writer.
+        let mut lock_free: Option<bool> = None;
+        let mut settled = Vec::new();
+        for baseline_round in [true, false] {
+            let mut k = 0;
+            while k < self.waiting.len() {
+                let (i, is_baseline, has_answer) = {
+                    let w = &self.waiting[k];
+                    (w.i, w.job.baseline, w.answer.is_some())
+                };
+                if is_baseline != baseline_round {
+                    k += 1;
+                    continue;
+                }
+                if has_answer && !is_baseline && self.baseline_due {
+                    settled.push((i, Kept::AwaitingBaseline));
+                    k += 1;
+                    continue;
+                }
+                if has_answer
+                    && !*lock_free
+                        .get_or_insert_with(|| self.only_storing || !self.sink.held_elsewhere())
+                {
+                    settled.push((i, Kept::AwaitingLock));
+                    k += 1;
+                    continue;
+                }
+                let w = self.waiting.remove(k);
+                let kept = if is_baseline {
+                    self.store_baseline(w)
+                } else {
+                    self.store_arm(w)
+                };
+                settled.push((i, kept));
+            }
+        }
+        settled
+    }
+
+    fn store_baseline(&mut self, w: Waiting) -> Kept {
+        let Waiting {
+            job,
+            live,
+            mut answer,
+            ..
+        } = w;
+        self.baseline_due = false;
+        if let Some(a) = answer.as_mut() {
+            job.sent_with.keep_in(&mut a.record.trim_record);
+        }
+        let mut insert = |r: &mut PlanRecord| self.insert_once(r);
+        match baseline::store(live, answer, &job.request, &mut insert) {
+            Ok(run) => {
+                let kept = Kept::of(&run.live);
+                self.baseline = Some(run);
+                kept
+            }
+            Err(e) => {
+                self.failed(e);
+                Kept::Nothing
+            }
+        }
+    }
+
+    fn store_arm(&mut self, w: Waiting) -> Kept {
+        let Waiting {
+            i,
+            job,
+            mut live,
+            answer,
+        } = w;
         let mut gap = None;
         if let Some(mut answer) = answer {
             job.sent_with.keep_in(&mut answer.record.trim_record);
+            let expert = self.baseline.as_ref().and_then(|b| b.steps.as_ref());
             gap = baseline::attach(&live, &mut answer.record, expert);
-            live.store_in_hand(answer, &mut insert);
+            live.store_in_hand(answer, |r| self.insert_once(r));
         }
-        arms.push(StoredArm {
-            model: job.model,
-            arm: job.arm,
-            same_as_compacted: job.same_as_compacted,
-            catalog_total: job.request.compaction.entries.len(),
-            prior_tokens: job.request.past_steps.as_ref().map_or(0, |p| p.tokens),
-            live,
-            gap,
-        });
+        let kept = Kept::of(&live);
+        self.arms.push((
+            i,
+            StoredArm {
+                model: job.model,
+                arm: job.arm,
+                same_as_compacted: job.same_as_compacted,
+                catalog_total: job.request.compaction.entries.len(),
+                prior_tokens: job.request.past_steps.as_ref().map_or(0, |p| p.tokens),
+                live,
+                gap,
+            },
+        ));
+        kept
     }
-    Ok(StoredSend { arms, baseline })
+
+    /// Job `i`'s line once it is back and `kept` says what the store did with it.
+    pub fn line(&self, i: usize, kept: &Kept) -> String {
+        format!(
+            "{} · {}",
+            self.lives.get(&i).map_or("", String::as_str),
+            kept.words()
+        )
+    }
+
+    /// Every call is back: anything still waiting is stored (a baseline that never came
+    /// back leaves its models' answers without steps), and the send's answers as stored, in
+    /// job order — or the first call that failed outright.
+    pub fn finish(mut self) -> anyhow::Result<StoredSend> {
+        self.only_storing = true;
+        self.baseline_due = false;
+        let _ = self.settle();
+        if let Some(e) = self.failure {
+            return Err(e);
+        }
+        self.arms.sort_by_key(|(i, _)| *i);
+        Ok(StoredSend {
+            arms: self.arms.into_iter().map(|(_, a)| a).collect(),
+            baseline: self.baseline,
+        })
+    }
+}
+
+/// A call's line once it is over, before what the store did with it: `on MODEL · back in 5
+/// ms · valid plan yes (ok)`, or why nothing came (`not sent`, `cancelled`) (tester 22 F4: an
+/// answer back in 5 ms read `receiving 90 B answer` for the 10 s the slowest model took).
+fn answered_line(live: &LiveReplay) -> String {
+    let what = if live.not_sent.is_some() || live.cancelled {
+        live.valid_plan_cell()
+    } else {
+        format!(
+            "back in {} ms · valid plan {}",
+            live.facts.latency_ms,
+            live.valid_plan_cell()
+        )
+    };
+    format!("on {} · {what}", live.model)
 }

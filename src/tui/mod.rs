@@ -647,7 +647,7 @@ pub async fn run_send(
 ) -> Result<SendOutcome, String> {
     use crate::core::compare::Arm;
     use crate::live::send::{
-        JobNews, SendAsk, call_label, compare_group, plan_send, run_jobs, store_send,
+        HistorySink, JobNews, SendAsk, SendStore, call_label, compare_group, plan_send, run_jobs,
     };
     let text = |e: anyhow::Error| format!("{e:#}");
     let path = &ctx.history_path_unless(Some(&req.cancel))?;
@@ -692,7 +692,20 @@ pub async fn run_send(
             calls_report(SendNews::Line(label.clone(), news.line(label)));
         }
     });
-    let outcomes = run_jobs(
+    // Each answer is stored as it comes back (tester 22 F4). Once every call has answered,
+    // what is left is storing, which esc cannot cancel, and which waits for another
+    // process's write lock if one holds it (tester 10 T10-16: the pane still said `Sending…
+    // (esc cancels)` and esc did nothing). A failed probe is "not waiting": the write itself
+    // then says what is wrong.
+    let storing_report = Arc::clone(&report);
+    let sink = HistorySink {
+        store: &mut store,
+        pipelines: &rctx.pipelines,
+    };
+    let mut storing = SendStore::new(&jobs, sink).when_only_storing_is_left(move |waiting| {
+        storing_report(SendNews::Storing { waiting });
+    });
+    run_jobs(
         rctx.clone(),
         jobs,
         CONSOLE_CALLER,
@@ -700,20 +713,11 @@ pub async fn run_send(
         group.as_deref(),
         &req.cancel,
         progress,
+        &mut storing,
     )
     .await
     .map_err(text)?;
-    // Every call has answered: what is left is storing, which esc cannot cancel, and which
-    // waits for another process's write lock if one holds it (tester 10 T10-16: the pane
-    // still said `Sending… (esc cancels)` and esc did nothing). A failed probe is "not
-    // waiting": the write itself then says what is wrong.
-    report(SendNews::Storing {
-        waiting: store.writer_now().unwrap_or(false),
-    });
-    let sent = store_send(outcomes, |record| {
-        store.insert_sent(record, &rctx.pipelines)
-    })
-    .map_err(text)?;
+    let sent = storing.finish().map_err(text)?;
     let mut results: Vec<SentArm> = sent
         .arms
         .into_iter()
