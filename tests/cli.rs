@@ -2787,3 +2787,53 @@ fn compact_spells_apart_cut_names_that_print_alike() {
     assert!(cut.iter().any(|l| l.contains("caf\\u{e9} ")), "{text}");
     assert!(cut.iter().any(|l| l.contains("cafe\\u{301} ")), "{text}");
 }
+
+/// Tester 35 F5/F10: two entries whose names print alike (`café` composed and decomposed),
+/// with one description, scored 13.91 and 3.09 for "order a coffee at the cafe" (only the
+/// decomposed one met "cafe" in its name) and read `café, café` in `preview`'s ranking and
+/// kept lists. Both now read "cafe" alike, so they score alike, and every list spells them
+/// apart as `compact`'s cut list does.
+#[test]
+fn preview_ranks_names_that_print_alike_alike_and_spells_them_apart() {
+    let home = tempfile::tempdir().unwrap();
+    let entry = |name: &str| {
+        serde_json::json!({"type": "function", "function": {
+            "name": name, "description": "Order a coffee to take away.",
+            "parameters": {"type": "object", "properties": {}}}})
+    };
+    let catalog = serde_json::Value::Array(vec![
+        entry("caf\u{e9}"),
+        entry("cafe\u{301}"),
+        entry("flight.search"),
+    ]);
+    std::fs::write(home.path().join("catalog.json"), catalog.to_string()).unwrap();
+    let out = ctx(home.path())
+        .args([
+            "preview",
+            "order a coffee at the cafe",
+            "--model",
+            "openai/gpt-4o-mini",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ranked = |spelled: &str| -> f64 {
+        let line = text
+            .lines()
+            .skip_while(|l| !l.starts_with("RANKING"))
+            .find(|l| l.contains(&format!(". {spelled} ")))
+            .unwrap_or_else(|| panic!("{spelled} not ranked:\n{text}"));
+        line.split_whitespace().nth(2).unwrap().parse().unwrap()
+    };
+    let (composed, decomposed) = (ranked("caf\\u{e9}"), ranked("cafe\\u{301}"));
+    assert!(
+        (composed - decomposed).abs() < 1e-9 && composed > 1.0,
+        "{composed} vs {decomposed}:\n{text}"
+    );
+    let kept = text.lines().find(|l| l.starts_with("  kept: ")).unwrap();
+    assert!(
+        kept.contains("caf\\u{e9}") && kept.contains("cafe\\u{301}"),
+        "{kept}"
+    );
+}

@@ -381,3 +381,71 @@ fn names_json_escapes_keep_their_fate_and_open_as_sent() {
     assert!(opened.contains("sent whole"), "{opened}");
     assert!(!opened.contains("not in the catalog"), "{opened}");
 }
+
+/// Tester 35 F5/F10: two entries whose names print alike (`café` composed and decomposed)
+/// read `café` twice in the Prompt pane's ranking, and an opened entry was titled `café`
+/// whichever it was. Both are spelled apart, as `compact` spells them, and rank alike.
+#[test]
+fn names_that_print_alike_are_spelled_apart_in_the_ranking_and_the_entry_title() {
+    let home = tempfile::tempdir().unwrap();
+    let tools: Vec<Value> = ["caf\u{e9}", "cafe\u{301}", "flight.search"]
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "name": n,
+                "description": "Order a coffee to take away.",
+                "inputSchema": {"type": "object", "properties": {}}
+            })
+        })
+        .collect();
+    std::fs::write(
+        home.path().join("catalog.json"),
+        serde_json::json!({ "tools": tools }).to_string(),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (effects, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    apply(
+        &effects,
+        &mut state,
+        [
+            Action::FocusPrompt,
+            Action::Paste("order a coffee at the cafe".into()),
+        ],
+    );
+    let screen = render(&state, 200, 60);
+    let score = |spelled: &str| -> String {
+        let line = screen
+            .lines()
+            .find(|l| l.contains(&format!(". {spelled} ")))
+            .unwrap_or_else(|| panic!("{spelled} not in the ranking:\n{screen}"));
+        let at = line.find(&format!(". {spelled} ")).unwrap() + spelled.len() + 3;
+        line[at..].split_whitespace().next().unwrap().to_string()
+    };
+    assert_eq!(score("caf\\u{e9}"), score("cafe\\u{301}"), "{screen}");
+    // The decomposed one, opened from the full view, is titled as it is spelled.
+    apply(
+        &effects,
+        &mut state,
+        [Action::FocusCatalog, Action::ToggleFullView, Action::Top],
+    );
+    let full = render(&state, 200, 60);
+    let top = full.lines().position(|l| l.contains("{\"packs\":[")).unwrap();
+    let second = full
+        .lines()
+        .position(|l| l.contains("{\"name\":\"cafe\u{301}\""))
+        .unwrap_or_else(|| panic!("the decomposed entry's line:\n{full}"));
+    for _ in top..second {
+        apply(&effects, &mut state, [Action::Down]);
+    }
+    apply(&effects, &mut state, [Action::Open]);
+    let opened = render(&state, 200, 60);
+    assert!(
+        opened.contains(" cafe\\u{301} · "),
+        "the entry's title:\n{opened}"
+    );
+}

@@ -229,15 +229,11 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         ));
         // Names that print alike (`café` composed and decomposed) are spelled apart, as the
         // duplicate-name note spells them (tester 34 F3).
-        let told =
-            crate::core::text::told_apart(p.compaction.entries.iter().map(|e| e.name.as_str()));
+        let names = crate::core::terminal_text::NamesShown::new(
+            p.compaction.entries.iter().map(|e| e.name.as_str()),
+        );
         for c in &t.cut {
-            // A spelled-out name is printable ASCII already; any other is named as outside
-            // text is.
-            let name = match told.get(c.name.as_str()) {
-                Some(std::borrow::Cow::Owned(spelled)) => spelled.clone(),
-                _ => crate::core::terminal_text::name(&c.name).into_owned(),
-            };
+            let name = names.name(&c.name);
             out.push_str(&format!(
                 "  {} {}, {}\n",
                 crate::cli::table::padded(&name, 40),

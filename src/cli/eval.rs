@@ -289,6 +289,7 @@ pub fn evaluate_with(
     };
     let names: Vec<&str> = set.guide.entry_names().map(|(n, _)| n).collect();
     let keys = name_keys(names.iter().copied());
+    let shown = crate::core::terminal_text::NamesShown::new(names.iter().copied());
     let mut tune = Tallies::default();
     let mut test = Tallies::default();
     let (mut confident, mut confident_hits, mut unsure_hits) = (0usize, 0usize, 0usize);
@@ -329,7 +330,7 @@ pub fn evaluate_with(
         }
         if keep.misses && !hit {
             let why = |i: Option<usize>| {
-                i.map(|i| index.explain(&ranking, i, None).one_line())
+                i.map(|i| index.explain(&ranking, i, None).one_line_among(&shown))
                     .unwrap_or_default()
             };
             let best = ranks.iter().flatten().min().copied();

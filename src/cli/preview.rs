@@ -404,8 +404,10 @@ pub fn describe(p: &Preview) -> String {
             ""
         }
     );
+    // Names that print alike are spelled apart, as in every list of them (tester 35 F10).
+    let names = p.names_shown();
     for (i, e) in r.top.iter().enumerate() {
-        let _ = writeln!(o, "  {:>2}. {}", i + 1, e.one_line());
+        let _ = writeln!(o, "  {:>2}. {}", i + 1, e.one_line_among(&names));
     }
 
     let g = &p.gate;
@@ -514,7 +516,9 @@ pub fn describe(p: &Preview) -> String {
         if t.fits { "fits" } else { "DOES NOT FIT" }
     );
     // Catalog names, each on this line as every line of text shows a name (tester F1).
-    let name = crate::core::terminal_text::name;
+    // Names that print alike are spelled apart, as `compact` spells them (tester 35 F5).
+    let names = p.names_shown();
+    let name = |n| names.name(n);
     let kept: Vec<_> = c.kept.iter().map(|k| name(k)).collect();
     let _ = writeln!(o, "  kept: {}", kept.join(", "));
     let alone: Vec<_> = t

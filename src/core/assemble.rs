@@ -52,7 +52,10 @@ pub struct AssembledRequest {
     /// The row's sampling, sent beside `max_tokens` (unset fields are not sent).
     pub sampling: crate::core::budget::Sampling,
     pub parts: Vec<RequestPart>,
-    /// Per-message and reply-priming tokens of the chat format.
+    /// What the request adds beside its parts: the chat format's per-message and
+    /// reply-priming tokens and the joins between parts — `input_tokens` less every part, so
+    /// the parts and this add up to the input (tester 35 F9: it had been the chat format's 9
+    /// alone beside `totals.framing` 12). Equal to `totals.framing`.
     pub framing_tokens: usize,
     pub input_tokens: usize,
     /// The request's input by part (system, prompt, attachments, catalog, framing), adding
@@ -412,14 +415,13 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
             format!("{catalog_block}{PART_SEPARATOR}{user_tail}"),
         )
     };
-    let framing_tokens = CHAT_FRAMING_TOKENS;
     // The system message is the system prompt alone unless the catalog rides in it.
     let system_tokens = if row.prefix_cache {
         count(&system)
     } else {
         system_prompt_tokens(tok, row.prompt_variant)
     };
-    let input_tokens = system_tokens + count(&user) + framing_tokens;
+    let input_tokens = system_tokens + count(&user) + CHAT_FRAMING_TOKENS;
 
     let min = row.prompt_cache_min_tokens.unwrap_or(1024);
     let (cacheable_tokens, cache_note) = if !row.prefix_cache {
@@ -476,6 +478,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
         output_max: max_tokens as f64 * per_token(p.output),
     };
     let totals = PartTotals::of(&parts, input_tokens);
+    let framing_tokens = totals.framing;
     AssembledRequest {
         model: inp.model.to_string(),
         messages: vec![
@@ -783,7 +786,11 @@ mod tests {
                 "{tokenizer:?}: {t:?}"
             );
             assert_eq!(Some(t.catalog), q.catalog_part().map(|p| p.tokens));
-            assert!(t.attachments > 0 && t.prompt > 0 && t.framing >= q.framing_tokens);
+            assert!(t.attachments > 0 && t.prompt > 0);
+            // One framing figure: the parts and it add up to the input (tester 35 F9).
+            let parts: usize = q.parts.iter().map(|p| p.tokens).sum();
+            assert_eq!(q.framing_tokens, t.framing, "{tokenizer:?}");
+            assert_eq!(parts + q.framing_tokens, q.input_tokens, "{tokenizer:?}");
         }
         assert!(r.cost.input_cached < r.cost.input_uncached);
         let expect = r.input_tokens as f64 * 3.0 / 1e6;

@@ -306,6 +306,12 @@ pub struct CompactionSummary {
 }
 
 impl CompactionSummary {
+    /// The catalog's names as every list of them shows them: names that print alike spelled
+    /// apart (tester 35 F5/F10).
+    pub fn names_shown(&self) -> crate::core::terminal_text::NamesShown<'_> {
+        crate::core::terminal_text::NamesShown::new(self.entries.iter().map(|e| e.name.as_str()))
+    }
+
     /// Entries with `fate`'s variant.
     pub fn count(&self, matches: impl Fn(&Fate) -> bool) -> usize {
         self.entries.iter().filter(|e| matches(&e.fate)).count()
@@ -442,6 +448,11 @@ impl PlannedRequest {
     /// attachment's.
     pub fn gates(&self) -> impl Iterator<Item = &GateView> {
         std::iter::once(&self.gate).chain(self.attachments.iter().map(|a| &a.gate))
+    }
+
+    /// The catalog's names as every list of them shows them ([`CompactionSummary::names_shown`]).
+    pub fn names_shown(&self) -> crate::core::terminal_text::NamesShown<'_> {
+        self.compaction.names_shown()
     }
 
     /// The catalog's figures as sent and in full, header line included, from the one catalog

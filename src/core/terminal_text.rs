@@ -141,6 +141,33 @@ pub fn name(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Catalog names as lists of them print them: each as [`name`] shows it, unless it prints like
+/// another of the same catalog (`caf\u{e9}` and `cafe\u{301}`, `\u{212a}elvin` and `Kelvin`),
+/// then spelled out so the two read apart ([`crate::core::text::told_apart`]; tester 35 F5:
+/// `compact` spelled them apart while `preview`'s lists and the console's Catalog pane read
+/// `café, café`). One reader for every list of a catalog's names.
+pub struct NamesShown<'a> {
+    told: std::collections::HashMap<&'a str, Cow<'a, str>>,
+}
+
+impl<'a> NamesShown<'a> {
+    /// For the names of one catalog (each entry's).
+    pub fn new(names: impl IntoIterator<Item = &'a str>) -> Self {
+        NamesShown {
+            told: crate::core::text::told_apart(names),
+        }
+    }
+
+    /// `n` as a list of this catalog's names shows it. A spelled-out name is printable ASCII
+    /// already; any other is named as outside text is.
+    pub fn name<'b>(&self, n: &'b str) -> Cow<'b, str> {
+        match self.told.get(n) {
+            Some(Cow::Owned(spelled)) => Cow::Owned(spelled.clone()),
+            _ => name(n),
+        }
+    }
+}
+
 /// A path (a file the operator named, a model directory) as a line of text puts it: as
 /// written when nothing in it needs escaping, however long; else [`quoted`], so a line break
 /// in a file name never starts a line of its own (tester F1: `lab\nFAKE.jsonl against …`).

@@ -244,6 +244,27 @@ fn entry_names_are_strings(
             if !v.is_string() {
                 return Err(wrong(at, format!("is {}; expected a string", in_words(v))));
             }
+            // The input schema, where the form has one, is a JSON Schema object when given
+            // (tester 35 F7: `"parameters": "x"` was sent as `"input_schema": "x"`). The
+            // name's check has shown every object on its path is one.
+            let schema = match format {
+                CatalogFormat::OpenAiTools => item
+                    .get("function")
+                    .and_then(|f| f.get("parameters"))
+                    .map(|s| (format!("{list_at}[{i}].function.parameters"), s)),
+                CatalogFormat::McpToolsList => item
+                    .get("inputSchema")
+                    .map(|s| (format!("{list_at}[{i}].inputSchema"), s)),
+                _ => None,
+            };
+            if let Some((at, schema)) = schema
+                && !schema.is_object()
+            {
+                return Err(wrong(
+                    at,
+                    format!("is {}; expected a JSON Schema object", in_words(schema)),
+                ));
+            }
         }
     }
     Ok(())
@@ -269,6 +290,13 @@ fn in_words(v: &Value) -> String {
     }
 }
 
+/// An OpenAI tool: it has a `function`, or says it is one (`"type": "function"`), so that
+/// one without its `function` is told so in OpenAI's words (tester 35 F7: it was read as an
+/// MCP tool and said `tools[0].name is missing`).
+fn is_openai_tool(tool: &Value) -> bool {
+    tool.get("function").is_some() || tool.get("type").and_then(Value::as_str) == Some("function")
+}
+
 fn detect(value: &Value) -> Option<CatalogFormat> {
     let first_of = |v: &Value| v.as_array().and_then(|a| a.first()).cloned();
     match value {
@@ -279,7 +307,7 @@ fn detect(value: &Value) -> Option<CatalogFormat> {
                 Some(CatalogFormat::RoutingGuide)
             } else if let Some(tools) = o.get("tools").filter(|t| t.is_array()) {
                 match first_of(tools) {
-                    Some(t) if t.get("function").is_some() => Some(CatalogFormat::OpenAiTools),
+                    Some(t) if is_openai_tool(&t) => Some(CatalogFormat::OpenAiTools),
                     _ => Some(CatalogFormat::McpToolsList),
                 }
             } else if o
@@ -296,7 +324,7 @@ fn detect(value: &Value) -> Option<CatalogFormat> {
         }
         Value::Array(items) => {
             let first = items.first()?;
-            if first.get("function").is_some() {
+            if is_openai_tool(first) {
                 Some(CatalogFormat::OpenAiTools)
             } else if first.get("inputSchema").is_some() {
                 Some(CatalogFormat::McpToolsList)
@@ -780,6 +808,24 @@ mod tests {
             (
                 r#"{"tools":[{"description":"x"}]}"#,
                 "c.json: field 'tools[0].name' is missing",
+            ),
+            // Tester 35 F7: a tool that says it is OpenAI's is told in OpenAI's words, and a
+            // schema that is no object is refused where it stands.
+            (
+                r#"{"tools":[{"type":"function"}]}"#,
+                "c.json: field 'tools[0].function' is missing",
+            ),
+            (
+                r#"{"tools":[{"type":"function","function":{"name":"a","parameters":"x"}}]}"#,
+                "c.json: field 'tools[0].function.parameters' is a string; expected a JSON Schema object",
+            ),
+            (
+                r#"[{"type":"function","function":{"name":"a","parameters":{}}},{"type":"function","function":{"name":"b","parameters":[1]}}]"#,
+                "c.json: field '[1].function.parameters' is an array; expected a JSON Schema object",
+            ),
+            (
+                r#"{"tools":[{"name":"a","inputSchema":null}]}"#,
+                "c.json: field 'tools[0].inputSchema' is null; expected a JSON Schema object",
             ),
             (
                 r#"{"tools":[{"name":5}]}"#,

@@ -101,7 +101,18 @@ impl Explanation {
     /// `memory.store 7.31 = (remember·name 3.10 + note·description 1.02 + pairs 1.00) ×
     /// coverage 0.80 + name 1.20 + prior +0.80 (3 plans)`; an entry named for another kind
     /// of action than asked has its lexical part wrapped in `(…) × other action 0.50`.
+    /// The whole explanation on one line, the entry's name as a line of text shows a name.
     pub fn one_line(&self) -> String {
+        self.one_line_naming(&crate::core::terminal_text::name(&self.name))
+    }
+
+    /// As [`Self::one_line`], the entry's name as `names` (its catalog's) shows it: spelled
+    /// out when it prints like another's (tester 35 F10). Every list an operator reads.
+    pub fn one_line_among(&self, names: &crate::core::terminal_text::NamesShown) -> String {
+        self.one_line_naming(&names.name(&self.name))
+    }
+
+    fn one_line_naming(&self, shown_name: &str) -> String {
         let mut words: Vec<String> = self
             .matches
             .iter()
@@ -171,8 +182,7 @@ impl Explanation {
         // A catalog's name as every line of text shows one: a line break in it (an MCP
         // server named the tool) cannot start a line of its own (tester F1).
         format!(
-            "{} {:.2} = {}{placed}",
-            crate::core::terminal_text::name(&self.name),
+            "{shown_name} {:.2} = {}{placed}",
             self.score,
             parts.join(" + ")
         )

@@ -162,12 +162,10 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &CatalogPane, inp: &CatalogInpu
     let cut_line = if t.cut.is_empty() {
         Line::styled("no entries cut", theme.muted)
     } else {
-        // Each as a line of text names it: `'dup '` is not `dup` (tester 32 F2).
-        let names: Vec<_> = t
-            .cut
-            .iter()
-            .map(|c| crate::core::terminal_text::name(&c.name))
-            .collect();
+        // Each as a line of text names it: `'dup '` is not `dup` (tester 32 F2); names that
+        // print alike spelled apart (tester 35 F5).
+        let shown_names = view.names_shown();
+        let names: Vec<_> = t.cut.iter().map(|c| shown_names.name(&c.name)).collect();
         Line::from(vec![
             Span::styled(
                 format!("cut {} ({}): ", t.cut.len(), t.cut_note()),
@@ -569,8 +567,13 @@ fn entry_rows<'a>(
         Some((v, c)) if sent.is_none() => format!("{fate} ({})", v.trim.cut_size(c)),
         _ => fate,
     };
+    // Spelled apart from a name that prints alike (tester 35 F5: `\u{212a}elvin` read `Kelvin`).
+    let title = match view {
+        Some(v) => v.names_shown().name(&name).into_owned(),
+        None => crate::core::terminal_text::name(&name).into_owned(),
+    };
     let mut lines = vec![
-        Line::styled(shown(&name), theme.accent),
+        Line::styled(shown(&title), theme.accent),
         Line::styled(fate, if sent.is_some() { theme.ok } else { theme.warn }),
         Line::raw(""),
         Line::styled("as sent", theme.accent),
@@ -593,7 +596,7 @@ fn entry_rows<'a>(
     if let Some(json) = &full {
         lines.extend(json.lines().map(|l| Line::raw(shown(l))));
     }
-    Some((name, wrap_lines(lines, width)))
+    Some((title, wrap_lines(lines, width)))
 }
 
 /// The open entry's rows, and how many show over the `body`.
