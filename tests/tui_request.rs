@@ -434,7 +434,10 @@ fn names_that_print_alike_are_spelled_apart_in_the_ranking_and_the_entry_title()
         [Action::FocusCatalog, Action::ToggleFullView, Action::Top],
     );
     let full = render(&state, 200, 60);
-    let top = full.lines().position(|l| l.contains("{\"packs\":[")).unwrap();
+    let top = full
+        .lines()
+        .position(|l| l.contains("{\"packs\":["))
+        .unwrap();
     let second = full
         .lines()
         .position(|l| l.contains("{\"name\":\"cafe\u{301}\""))

@@ -473,7 +473,7 @@ pub fn assemble(inp: &RequestInputs) -> AssembledRequest {
     let max_tokens = row.max_tokens.unwrap_or(row.output_tokens);
     let cost = CallCost {
         input_uncached: input_tokens as f64 * per_token(p.input),
-        input_cached: cacheable_tokens as f64 * per_token(p.cached_input)
+        input_cached: cacheable_tokens as f64 * per_token(p.cached_charge())
             + (input_tokens - cacheable_tokens) as f64 * per_token(p.input),
         output_max: max_tokens as f64 * per_token(p.output),
     };
@@ -795,6 +795,17 @@ mod tests {
         assert!(r.cost.input_cached < r.cost.input_uncached);
         let expect = r.input_tokens as f64 * 3.0 / 1e6;
         assert!((r.cost.input_uncached - expect).abs() < 1e-12);
+        // A row with no cached-input price: cached tokens at the input price, as a kept cost
+        // reckons them, not free (tester 35 F13's rule for the preview's estimate too).
+        let mut no_cache_price = row.clone();
+        no_cache_price.prices.cached_input = 0.0;
+        let r = assemble(&inputs(&no_cache_price, "plan my week"));
+        assert!(r.cacheable_tokens > 0);
+        assert!(
+            (r.cost.input_cached - r.cost.input_uncached).abs() < 1e-12,
+            "{:?}",
+            r.cost
+        );
         assert!(r.exact);
     }
 }

@@ -168,6 +168,19 @@ pub struct Prices {
     pub output: f64,
 }
 
+impl Prices {
+    /// The price a cached prompt token is charged at: the row's cached-input price, or with
+    /// none the input price (a provider without a cache discount charges them in full;
+    /// tester 35 F13). The kept cost of a call and the preview's cached estimate both use it.
+    pub fn cached_charge(&self) -> f64 {
+        if self.cached_input == 0.0 {
+            self.input
+        } else {
+            self.cached_input
+        }
+    }
+}
+
 /// One model's budget and capabilities.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BudgetRow {

@@ -407,19 +407,9 @@ pub fn usd_of_usage(prices: &crate::core::budget::Prices, u: &Usage) -> Option<f
     let cached = u.cached_tokens.unwrap_or(0).min(prompt);
     Some(
         per(prompt - cached, prices.input)
-            + per(cached, cached_price(prices))
+            + per(cached, prices.cached_charge())
             + per(u.completion_tokens.unwrap_or(0), prices.output),
     )
-}
-
-/// The price a cached prompt token is charged at: the row's cached-input price, or with
-/// none the input price.
-fn cached_price(prices: &crate::core::budget::Prices) -> f64 {
-    if prices.cached_input == 0.0 {
-        prices.input
-    } else {
-        prices.cached_input
-    }
 }
 
 /// What a live call cost, kept with its answer (tester 34 F13: the Sent table's cost was on
@@ -494,7 +484,7 @@ impl KeptCost {
             },
             p.input,
             if p.cached_input == 0.0 {
-                format!("{} (no cached-input price: the input's)", cached_price(p))
+                format!("{} (no cached-input price: the input's)", p.cached_charge())
             } else {
                 p.cached_input.to_string()
             },

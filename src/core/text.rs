@@ -93,8 +93,8 @@ pub fn split_words(text: &str) -> impl Iterator<Item = &str> + Clone {
     text.split(|c: char| {
         !(c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c))
     })
-        .filter(|w| !w.is_empty())
-        .flat_map(split_humps)
+    .filter(|w| !w.is_empty())
+    .flat_map(split_humps)
 }
 
 fn split_humps(word: &str) -> Vec<&str> {
@@ -875,9 +875,11 @@ mod tests {
         assert_eq!(terms("CAF\u{c9} r\u{e9}sum\u{e9}"), terms("cafe resume"));
         assert_eq!(terms("nai\u{308}ve"), vec![stem("naive")]);
         assert_eq!(terms("\u{212b}ngstrom"), terms("angstrom"));
-        assert_eq!(terms("\u{939}\u{93f}\u{902}\u{926}\u{940}"), vec!["\u{939}\u{93f}\u{902}\u{926}\u{940}"]);
+        assert_eq!(
+            terms("\u{939}\u{93f}\u{902}\u{926}\u{940}"),
+            vec!["\u{939}\u{93f}\u{902}\u{926}\u{940}"]
+        );
     }
-
 
     #[test]
     fn distinct_tails_show_the_fewest_segments_that_tell_ids_apart() {
