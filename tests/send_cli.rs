@@ -2121,6 +2121,19 @@ fn the_cost_of_a_call_is_kept_with_its_answer_at_the_prices_then() {
 /// the store while the other is still out, and a SIGKILL then loses nothing of it.
 #[test]
 fn an_answer_is_stored_as_it_comes_and_survives_a_kill_while_another_is_out() {
+    assert_killed_send_keeps_the_fast_answer(&["--model", "test/hang"]);
+}
+
+/// Tester 36 F1: with a baseline still out, the models' answers waited in hand for it (to be
+/// stored with its steps), so a kill then lost them all. They are stored at once.
+#[test]
+fn an_answer_back_before_a_hung_baseline_survives_a_kill() {
+    assert_killed_send_keeps_the_fast_answer(&["--baseline", "test/hang"]);
+}
+
+/// A send to `test/ok-json` (answered at once) and `other` (a model still out), SIGKILLed once
+/// the fast answer is stored: it is in the store, whole.
+fn assert_killed_send_keeps_the_fast_answer(other: &[&str]) {
     let server = LlmServer::start();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -2143,11 +2156,10 @@ fn an_answer_is_stored_as_it_comes_and_survives_a_kill_while_another_is_out() {
             INSTRUCTION,
             "--model",
             "test/ok-json",
-            "--model",
-            "test/hang",
             "--caller",
             "killed",
         ])
+        .args(other)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -2180,6 +2192,38 @@ fn an_answer_is_stored_as_it_comes_and_survives_a_kill_while_another_is_out() {
     );
 }
 
+/// Tester 36 F2: a model answering a second or more after the send began took the stem of its
+/// answer's time (`send-T-1` beside `send-T+1-1`), and a slow baseline's joined a later send's
+/// series. Every plan of one send has the send's start for its stem.
+#[test]
+fn every_plan_of_a_send_has_the_sends_start_for_its_stem() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    for models in [
+        ["--model", "test/ok-json", "--model", "test/late"],
+        ["--model", "test/ok-json", "--baseline", "test/late"],
+    ] {
+        let v = json_of(
+            ctx(home.path())
+                .env(KEY_ENV, KEY)
+                .args(["send", INSTRUCTION, "--json"])
+                .args(models),
+        );
+        let mut ids: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["stored_id"].as_str().unwrap().to_string())
+            .collect();
+        if let Some(b) = v["baseline"]["stored_id"].as_str() {
+            ids.push(b.to_string());
+        }
+        assert_eq!(ids.len(), 2, "{v:#}");
+        let stem = |id: &str| id.rsplit_once('-').unwrap().0.to_string();
+        assert_eq!(stem(&ids[0]), stem(&ids[1]), "{models:?}: {ids:?}");
+    }
+}
+
 /// With the answers stored as they come (tester 22 F4), a model's answer back before the
 /// baseline's waits in hand for it: stored after it, with its steps and gap signal.
 #[test]
@@ -2203,4 +2247,78 @@ fn an_answer_back_before_a_slow_baseline_is_stored_with_its_gap() {
     assert_eq!(row["expert_baseline"]["model"], "test/slow-1");
     assert_eq!(row["expert_baseline"]["plan_id"], baseline_id.as_str());
     assert_eq!(row["gap_signal"], gap["gap_signal"]);
+}
+
+/// Tester 36 F3: with another process holding the store's write lock, a signal cancelled the
+/// calls still out, and then `send` sat out the lock wait (a minute) deaf to every further
+/// signal; only SIGKILL ended it, losing the answer in hand. A second signal ends it at once
+/// with 128 + its number, the answer in hand written to the workspace's file first.
+#[test]
+fn a_second_signal_while_storing_waits_ends_send_at_once_keeping_the_answer() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    json_of(ctx(home.path()).args(["history", "--plans", "--json"]));
+    let lock = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+        .env("CTXCONSOLE_HOME", home.path())
+        .env_remove("CTXCONSOLE_LOG")
+        .env(KEY_ENV, KEY)
+        .args([
+            "send",
+            INSTRUCTION,
+            "--model",
+            "test/ok-json",
+            "--model",
+            "test/hang",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests.lock().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "both calls out");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The fast answer is back and in hand (the lock is held); the other call still out.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let term = || {
+        let pid = child.id().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    term();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let insisted = std::time::Instant::now();
+    term();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        insisted.elapsed() < std::time::Duration::from_secs(10),
+        "the second signal took {:?}",
+        insisted.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted again by SIGTERM"), "{stderr}");
+    drop(lock);
+    let files: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("test/ok-json"), "{text}");
+    let imported = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json"])
+            .arg(&files[0]),
+    );
+    assert_eq!(imported["added"], 1, "{imported}");
 }

@@ -1542,7 +1542,7 @@ fn a_live_replay_from_the_history_pane_says_what_it_could_not_send_again() {
                 "tier_override": "A"
             }
         }));
-        store.insert_sent(&mut r, &ws.pipeline_ids()).unwrap()
+        store.insert_sent(&mut r, &ws.pipeline_ids(), None).unwrap()
     };
     let mut state = started(&ws);
     open_failed_plan(&ws, &mut state, |r| r.id == sent_id);

@@ -135,17 +135,43 @@ pub fn say_if_interrupted(what: String) -> Option<InterruptNote> {
     })
 }
 
+/// The answers in hand written to the workspace's file of unstored plans and named on
+/// stderr after `why`; printed whole when no file can take them
+/// ([`crate::live::kept_file::keep_in_hand`]). For a process that must end now. Returns the
+/// lines written or printed.
+pub fn write_in_hand(workspace: &std::path::Path, why: &str) -> Vec<String> {
+    let (lines, report) = crate::live::kept_file::keep_in_hand(workspace, why);
+    for line in &report.said {
+        eprint_line(&format!("ctxconsole: {line}"));
+    }
+    let _ = print_plan_lines(&report.lines);
+    lines
+}
+
 /// Until the note is dropped, `act` runs on a thread of its own with the first terminating
 /// signal's number (SIGINT, SIGTERM, SIGHUP): the one listener of [`say_if_interrupted`]
 /// and [`cancel_on_interrupt`].
 #[cfg(unix)]
 fn on_first_signal(act: impl FnOnce(i32) + Send + 'static) -> Option<InterruptNote> {
+    on_signals(act, |_| {})
+}
+
+/// As [`on_first_signal`], and `again` with the second signal's number.
+#[cfg(unix)]
+fn on_signals(
+    first: impl FnOnce(i32) + Send + 'static,
+    again: impl FnOnce(i32) + Send + 'static,
+) -> Option<InterruptNote> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
-        if let Some(number) = signals.forever().next() {
-            act(number);
+        let mut came = signals.forever();
+        if let Some(number) = came.next() {
+            first(number);
+        }
+        if let Some(number) = came.next() {
+            again(number);
         }
     });
     Some(InterruptNote(handle))
@@ -154,17 +180,35 @@ fn on_first_signal(act: impl FnOnce(i32) + Send + 'static) -> Option<InterruptNo
 /// Until dropped, the first terminating signal (SIGINT, SIGTERM, SIGHUP) cancels `cancel`
 /// — every call in flight ends, its result shown as cancelled — rather than ending the
 /// run, so a command that sends (`send`, `replay`) still prints and stores what came back
-/// and says what the cut left ([`CancelOnInterrupt::came`]).
+/// and says what the cut left ([`CancelOnInterrupt::came`]). The operator who insists — a
+/// second signal, while storing waits for another process's write lock — ends it at once,
+/// with 128 + the signal's number, the answers still in hand first written to the
+/// workspace's file of unstored plans (tester 36 F3: `send` sat out the lock wait, deaf to
+/// every signal but SIGKILL, which lost them; the console did this already).
 #[cfg(unix)]
-pub fn cancel_on_interrupt(cancel: &crate::llm::client::Cancel) -> Option<CancelOnInterrupt> {
+pub fn cancel_on_interrupt(
+    cancel: &crate::llm::client::Cancel,
+    workspace: &std::path::Path,
+) -> Option<CancelOnInterrupt> {
     use std::sync::atomic::{AtomicI32, Ordering};
     let cancel = cancel.clone();
     let came = std::sync::Arc::new(AtomicI32::new(0));
     let seen = came.clone();
-    let listening = on_first_signal(move |number| {
-        seen.store(number, Ordering::SeqCst);
-        cancel.cancel();
-    })?;
+    let workspace = workspace.to_path_buf();
+    let listening = on_signals(
+        move |number| {
+            seen.store(number, Ordering::SeqCst);
+            cancel.cancel();
+        },
+        move |number| {
+            let name = crate::exit::signal_name(number);
+            eprint_line(&format!(
+                "ctxconsole: interrupted again by {name}: ending now"
+            ));
+            write_in_hand(&workspace, "ended while storing");
+            std::process::exit(128 + number);
+        },
+    )?;
     Some(CancelOnInterrupt {
         _listening: listening,
         came,

@@ -112,7 +112,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     // stored, and a line says what the cut left (tester 31 F3: `replay --failed` cut by
     // Ctrl-C ended silent, with 3 of 114 replays stored).
     let cancel = Cancel::default();
-    let on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel);
+    let on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel, &ws.dir);
     let mut plans = Vec::new();
     let (mut wanted, mut not_started) = (0usize, 0usize);
     for original in &originals {

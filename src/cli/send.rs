@@ -169,7 +169,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
 
     let cancel = Cancel::default();
-    let _on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel);
+    let _on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel, &ws.dir);
     let tty = std::io::stderr().is_terminal();
     let labels: Vec<String> = jobs
         .iter()
@@ -200,8 +200,17 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let sink = HistorySink {
         store: &mut history,
         pipelines: &ctx.pipelines,
+        started: at,
     };
-    let mut storing = SendStore::new(&jobs, sink);
+    // Once every call is back, what is left is storing; with another process writing, the
+    // status line says what it waits for (tester 36 F8: it read `storing` the whole wait).
+    let mut storing = SendStore::new(&jobs, sink).when_only_storing_is_left(move |waiting| {
+        if tty && waiting {
+            crate::cli::out::status_line(
+                "Storing… waiting for the store's write lock (another process is writing)",
+            );
+        }
+    });
     let ran = rt.block_on(run_jobs(
         ctx.clone(),
         jobs,

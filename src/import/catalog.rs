@@ -255,7 +255,11 @@ fn entry_names_are_strings(
                 CatalogFormat::McpToolsList => item
                     .get("inputSchema")
                     .map(|s| (format!("{list_at}[{i}].inputSchema"), s)),
-                _ => None,
+                // Tester 36 F4: BFCL's function docs too.
+                CatalogFormat::BfclFunctions | CatalogFormat::BfclQuestions => item
+                    .get("parameters")
+                    .map(|s| (format!("{list_at}[{i}].parameters"), s)),
+                CatalogFormat::RoutingGuide => None,
             };
             if let Some((at, schema)) = schema
                 && !schema.is_object()
@@ -826,6 +830,10 @@ mod tests {
             (
                 r#"{"tools":[{"name":"a","inputSchema":null}]}"#,
                 "c.json: field 'tools[0].inputSchema' is null; expected a JSON Schema object",
+            ),
+            (
+                r#"[{"name":"a","description":"d","parameters":"s"}]"#,
+                "c.json: field '[0].parameters' is a string; expected a JSON Schema object",
             ),
             (
                 r#"{"tools":[{"name":5}]}"#,

@@ -5,5 +5,6 @@
 
 pub mod baseline;
 pub mod in_hand;
+pub mod kept_file;
 pub mod replay;
 pub mod send;

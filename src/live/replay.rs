@@ -1132,7 +1132,7 @@ pub fn store_kept_line(
     if record.replay_of.is_some() {
         store.insert_replay(&mut record, pipelines)
     } else {
-        store.insert_sent(&mut record, pipelines)
+        store.insert_sent(&mut record, pipelines, None)
     }
 }
 

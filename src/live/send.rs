@@ -235,8 +235,6 @@ impl JobNews {
 pub enum Kept {
     /// Stored under this id.
     Stored(String),
-    /// In hand until the baseline is back (its plan is stored with the baseline's steps).
-    AwaitingBaseline,
     /// In hand while another process holds the store's write lock and calls are still out.
     AwaitingLock,
     /// The store refused it: kept as a plan line (`LiveReplay::unsaved_plan`).
@@ -249,7 +247,6 @@ impl Kept {
     pub fn words(&self) -> String {
         match self {
             Kept::Stored(id) => format!("stored as {id}"),
-            Kept::AwaitingBaseline => "stored once the baseline is back".into(),
             Kept::AwaitingLock => {
                 "in hand: waiting for the store's write lock (another process is writing)".into()
             }
@@ -378,21 +375,47 @@ pub trait PlanSink: Send {
     /// insert now would wait for it. A probe that fails is "not held": the insert then says
     /// what is wrong.
     fn held_elsewhere(&mut self) -> bool;
+    /// Give plans stored before the baseline came back (by id, with their outcome and
+    /// steps) the baseline's steps and the gap signal those give.
+    fn link_baseline(
+        &mut self,
+        baseline: &crate::core::history::Baseline,
+        plans: &[(
+            String,
+            crate::core::history::Outcome,
+            Vec<crate::core::history::Step>,
+        )],
+    ) -> anyhow::Result<()>;
 }
 
 /// The history store, as the sink of a send (`ctxconsole send` and the console alike).
 pub struct HistorySink<'a> {
     pub store: &'a mut crate::store::history::HistoryStore,
     pub pipelines: &'a std::collections::HashSet<String>,
+    /// When the send began (seconds): the stem of every plan it stores.
+    pub started: i64,
 }
 
 impl PlanSink for HistorySink<'_> {
     fn insert(&mut self, record: &mut PlanRecord) -> anyhow::Result<String> {
-        self.store.insert_sent(record, self.pipelines)
+        self.store
+            .insert_sent(record, self.pipelines, Some(self.started))
     }
 
     fn held_elsewhere(&mut self) -> bool {
         self.store.writer_now().unwrap_or(false)
+    }
+
+    fn link_baseline(
+        &mut self,
+        baseline: &crate::core::history::Baseline,
+        plans: &[(
+            String,
+            crate::core::history::Outcome,
+            Vec<crate::core::history::Step>,
+        )],
+    ) -> anyhow::Result<()> {
+        self.store.link_baseline(baseline, plans)
     }
 }
 
@@ -406,13 +429,13 @@ struct Waiting {
 
 /// Stores a send's answers as they come back, whichever answers first, through a
 /// [`PlanSink`] — not once the slowest model is done (tester 22 F4: a send killed while one
-/// model was still out lost the answers already back). An answer waits in hand, instead,
-/// while a call is still out and
-/// - the baseline is not back yet: each model's plan is stored with the baseline's steps and
-///   its gap signal;
-/// - another process holds the store's write lock: storing now would wait for it (up to the
-///   lock wait) inside the loop that receives the other answers and hears esc. It is tried
-///   again as the next answer comes back, and waited for once only storing is left.
+/// model was still out lost the answers already back). With a baseline, a model's plan
+/// stored before it is back gets the baseline's steps and its gap signal when the baseline
+/// is stored (tester 36 F1: held in hand for it, they were lost to a kill while a slow
+/// baseline was still out). An answer waits in hand only while a call is still out and
+/// another process holds the store's write lock: storing now would wait for it (up to the
+/// lock wait) inside the loop that receives the other answers and hears esc. It is tried
+/// again as the next answer comes back, and waited for once only storing is left.
 ///
 /// A call that failed outright (not an answer that failed: that is stored) fails the send
 /// once the rest is stored — nothing already back is dropped for it. Once another process's
@@ -426,6 +449,14 @@ pub struct SendStore<'a> {
     /// A baseline job that has not come back yet.
     baseline_due: bool,
     baseline: Option<BaselineRun>,
+    /// Models' plans stored before the baseline was back, for it to be linked to: their
+    /// place in `arms`, id, outcome and steps.
+    unlinked: Vec<(
+        usize,
+        String,
+        crate::core::history::Outcome,
+        Vec<crate::core::history::Step>,
+    )>,
     waiting: Vec<Waiting>,
     arms: Vec<(usize, StoredArm)>,
     /// Each job's call as it came back, for its line.
@@ -446,6 +477,7 @@ impl<'a> SendStore<'a> {
             refused: None,
             baseline_due: jobs.iter().any(|j| j.baseline),
             baseline: None,
+            unlinked: Vec::new(),
             waiting: Vec::new(),
             arms: Vec::new(),
             lives: std::collections::HashMap::new(),
@@ -547,11 +579,6 @@ impl<'a> SendStore<'a> {
                     k += 1;
                     continue;
                 }
-                if has_answer && !is_baseline && self.baseline_due {
-                    settled.push((i, Kept::AwaitingBaseline));
-                    k += 1;
-                    continue;
-                }
                 if has_answer
                     && !*lock_free
                         .get_or_insert_with(|| self.only_storing || !self.sink.held_elsewhere())
@@ -587,6 +614,7 @@ impl<'a> SendStore<'a> {
         match baseline::store(live, answer, &job.request, &mut insert) {
             Ok(run) => {
                 let kept = Kept::of(&run.live);
+                self.link_stored_arms(run.steps.as_ref());
                 self.baseline = Some(run);
                 kept
             }
@@ -594,6 +622,33 @@ impl<'a> SendStore<'a> {
                 self.failed(e);
                 Kept::Nothing
             }
+        }
+    }
+
+    /// The models' plans stored before the baseline was back get its steps, when it planned.
+    fn link_stored_arms(&mut self, baseline: Option<&crate::core::history::Baseline>) {
+        let unlinked = std::mem::take(&mut self.unlinked);
+        let Some(b) = baseline else {
+            return;
+        };
+        if unlinked.is_empty() {
+            return;
+        }
+        let plans: Vec<_> = unlinked
+            .iter()
+            .map(|(_, id, outcome, steps)| (id.clone(), *outcome, steps.clone()))
+            .collect();
+        match self.sink.link_baseline(b, &plans) {
+            Ok(()) => {
+                for (at, _, outcome, steps) in unlinked {
+                    if let Some((_, arm)) = self.arms.get_mut(at) {
+                        arm.gap = crate::core::gap::gap_signal(outcome, &steps, &b.steps);
+                    }
+                }
+            }
+            Err(e) => self.failed(e.context(
+                "the models' plans are stored, without the baseline's steps and gap signal",
+            )),
         }
     }
 
@@ -609,7 +664,14 @@ impl<'a> SendStore<'a> {
             job.sent_with.keep_in(&mut answer.record.trim_record);
             let expert = self.baseline.as_ref().and_then(|b| b.steps.as_ref());
             gap = baseline::attach(&live, &mut answer.record, expert);
-            live.store_in_hand(answer, |r| self.insert_once(r));
+            // Linked when the baseline is back (an answer that could not run never is).
+            let link = (self.baseline_due && live.could_not_run().is_none())
+                .then(|| (answer.record.outcome, answer.record.steps.clone()));
+            if let (Some(id), Some((outcome, steps))) =
+                (live.store_in_hand(answer, |r| self.insert_once(r)), link)
+            {
+                self.unlinked.push((self.arms.len(), id, outcome, steps));
+            }
         }
         let kept = Kept::of(&live);
         self.arms.push((

@@ -1327,7 +1327,7 @@ mod tests {
             r.at_nanos = 0;
             r.replay_of = None;
             r.compare_group = group.map(str::to_string);
-            s.insert_sent(&mut r, &pipelines()).unwrap()
+            s.insert_sent(&mut r, &pipelines(), None).unwrap()
         };
         assert_eq!(
             sent(1_795_682_777, Some("cmp-1795682777-aa")),

@@ -28,6 +28,7 @@ use crate::core::budget::Tokenizer;
 use crate::embed::Semantic;
 use crate::exit::bad_input;
 use crate::import::read_optional_text;
+use crate::live::kept_file::{KeptReport, keep_unstored};
 use crate::live::replay::{ReplayContext, ReplayProgress, replay_live, replay_offline};
 use crate::preview::PreviewContext;
 use crate::store::history::HistoryStore;
@@ -372,51 +373,13 @@ pub fn store_again(
     Ok(out)
 }
 
-/// Where quitting writes the answers it could not store: `unstored-plans-STAMP.jsonl` in
-/// the workspace (`-2`, `-3` … when taken).
-fn unstored_file(dir: &Path, now: i64, n: u32) -> PathBuf {
-    let stamp: String = crate::core::time::format_timestamp(now)
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    let suffix = if n > 1 {
-        format!("-{n}")
-    } else {
-        String::new()
-    };
-    dir.join(format!("unstored-plans-{stamp}{suffix}.jsonl"))
-}
-
-/// Write `lines` whole to a new private file (0600, written beside and linked into
-/// place: never half a file, never over another) in `dir`. Returns its path.
-fn write_unstored(dir: &Path, lines: &[&str], now: i64) -> anyhow::Result<PathBuf> {
-    let mut text = lines.join("\n");
-    text.push('\n');
-    let mut last = None;
-    for n in 1..=100 {
-        let path = unstored_file(dir, now, n);
-        match crate::fsio::write_file(&path, text.as_bytes(), false) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("writing {}", path.shown())));
-            }
-        }
-    }
-    Err(anyhow::anyhow!(
-        "{}: 100 files of unstored plans already there ({})",
-        dir.shown(),
-        last.map_or_else(String::new, |e| e.to_string())
-    ))
-}
-
 /// What quitting does with the answers the store could not take: stores them (waiting at
 /// most `wait` for the write lock), and writes what still cannot be stored to a private
 /// file in the workspace as plan lines `ctxconsole import plans` reads back. Returns what
 /// to say on the terminal once the console has closed (each said in the log too) and, when
 /// even the file could not be written, the lines themselves, to print whole.
-pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitReport {
-    let mut report = QuitReport::default();
+pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> KeptReport {
+    let mut report = KeptReport::default();
     if state.unstored.pending.is_empty() {
         return report;
     }
@@ -461,39 +424,6 @@ pub fn on_quit(ctx: &EffectContext, state: &mut State, wait: Duration) -> QuitRe
     report
 }
 
-/// Answers the store could not take, written to a private file in `dir` as plan lines
-/// ([`write_unstored`]), and what came of it worded once — for the quit ([`on_quit`]) and
-/// for a process that must end now ([`write_in_hand`]): `head` says what the answers are
-/// (`2 answers could not be stored (why)`, `ended while storing 1 answer`), `after` follows
-/// the import hint. Said in the log too; when no file could take them, the lines come back,
-/// to print whole.
-fn keep_unstored(dir: &Path, lines: &[&str], now: i64, head: &str, after: &str) -> QuitReport {
-    let answers = lines.len();
-    let (said, lines) = match write_unstored(dir, lines, now) {
-        Ok(path) => (
-            format!(
-                "{head}; each is a plan line in {} (0600): `ctxconsole import plans {}` stores \
-                 them{after}",
-                path.shown(),
-                crate::fsio::shell_word(&path)
-            ),
-            Vec::new(),
-        ),
-        Err(e) => (
-            format!(
-                "{head}, and no file could take them ({e:#}): each is printed below as a plan \
-                 line"
-            ),
-            lines.iter().map(|l| l.to_string()).collect(),
-        ),
-    };
-    tracing::warn!(answers, "{said}");
-    QuitReport {
-        said: vec![said],
-        lines,
-    }
-}
-
 /// Quitting while a send or a live replay is in flight: the calls still out are cancelled
 /// (as esc cancels them) and what already came back is stored, or kept for the quit's
 /// file when the store cannot take it — never dropped (tester 10 T10-24). Waits at most
@@ -527,7 +457,7 @@ async fn finish_paid_calls(
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => {
                 tracing::warn!("quit: a cancelled send or replay did not come back in time");
-                let written = write_in_hand(
+                let written = crate::cli::out::write_in_hand(
                     &ctx.workspace,
                     "a cancelled send or replay did not come back in time with",
                 );
@@ -550,41 +480,6 @@ async fn finish_paid_calls(
 
 /// How long past the store's lock wait quitting waits for cancelled calls to come back.
 const PAID_CALLS_MARGIN: Duration = Duration::from_secs(15);
-
-/// The answers in hand (`live::in_hand`: back and not stored yet, or kept), written to a
-/// private file in the workspace as plan lines and named on stderr after `why` (`ended while
-/// storing`); printed whole when no file can take them. For a process that must end now.
-/// Returns the lines written or printed (out of hand now).
-fn write_in_hand(workspace: &Path, why: &str) -> Vec<String> {
-    let lines = crate::live::in_hand::lines_in_hand();
-    if lines.is_empty() {
-        return lines;
-    }
-    // Written to the file or printed below: out of hand either way.
-    crate::live::in_hand::settled(&lines);
-    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let report = keep_unstored(
-        workspace,
-        &refs,
-        crate::store::now_secs(),
-        &format!("{why} {}", unstored::answers(lines.len())),
-        " (one stored meanwhile is said to be already present)",
-    );
-    for line in &report.said {
-        crate::cli::out::eprint_line(&format!("ctxconsole: {line}"));
-    }
-    let _ = crate::cli::out::print_plan_lines(&report.lines);
-    lines
-}
-
-/// What [`on_quit`] has to say once the console has closed.
-#[derive(Debug, Default)]
-pub struct QuitReport {
-    /// Lines for stderr (and the log).
-    pub said: Vec<String>,
-    /// Plan lines no file could take: printed whole on stdout.
-    pub lines: Vec<String>,
-}
 
 /// Run a replay: offline on the stored response, or live (stored as a new plan linked to
 /// the original). `progress` gets a line whenever the call's state changes.
@@ -679,9 +574,11 @@ pub async fn run_send(
         ));
     }
     let models: Vec<String> = req.targets.iter().map(|e| e.model.clone()).collect();
+    // The stem of every plan this send stores, whenever each answers (tester 36 F2).
+    let started = crate::store::now_secs();
     let group = ask
         .comparing()
-        .then(|| compare_group(crate::store::now_secs(), &req.prompt, &models, &arms));
+        .then(|| compare_group(started, &req.prompt, &models, &arms));
     let labels: Vec<String> = jobs
         .iter()
         .map(|j| call_label(&j.model, j.arm, j.baseline))
@@ -701,6 +598,7 @@ pub async fn run_send(
     let sink = HistorySink {
         store: &mut store,
         pipelines: &rctx.pipelines,
+        started,
     };
     let mut storing = SendStore::new(&jobs, sink).when_only_storing_is_left(move |waiting| {
         storing_report(SendNews::Storing { waiting });
@@ -1225,7 +1123,7 @@ async fn event_loop(
     // out the answers still being stored.
     let workspace = ctx.workspace.clone();
     let _last_words = terminal::before_ending_at_once(move || {
-        write_in_hand(&workspace, "ended while storing");
+        crate::cli::out::write_in_hand(&workspace, "ended while storing");
     });
     use_keymap(&mut state, &keymap);
     if let Some(job) = start_semantic(&ws, &config, &mut state) {
@@ -1364,54 +1262,6 @@ async fn event_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Q8 item 4: the quit and an end at once write the answers they could not store through
-    /// one function and word its outcome alike: the file named with the command that stores
-    /// it, or, with no file, the lines handed back to print whole.
-    #[test]
-    fn answers_not_stored_are_kept_and_said_in_one_wording() {
-        let dir = tempfile::tempdir().unwrap();
-        let lines = [r#"{"plan":1}"#, r#"{"plan":2}"#];
-        let now = 1_764_137_700;
-        for (head, after) in [
-            ("2 answers could not be stored (locked)", ""),
-            (
-                "ended while storing 2 answers",
-                " (one stored meanwhile is said to be already present)",
-            ),
-        ] {
-            let r = keep_unstored(dir.path(), &lines, now, head, after);
-            assert!(r.lines.is_empty(), "{r:?}");
-            let [said] = r.said.as_slice() else {
-                panic!("{r:?}")
-            };
-            let file = said
-                .split(" each is a plan line in ")
-                .nth(1)
-                .and_then(|t| t.split(" (0600)").next())
-                .unwrap_or_else(|| panic!("{said}"));
-            assert!(
-                said.starts_with(&format!("{head}; each is a plan line in ")),
-                "{said}"
-            );
-            assert!(said.ends_with(&format!("` stores them{after}")), "{said}");
-            assert!(said.contains("`ctxconsole import plans "), "{said}");
-            assert_eq!(
-                std::fs::read_to_string(file).unwrap(),
-                "{\"plan\":1}\n{\"plan\":2}\n"
-            );
-        }
-        // No file can take them: said so, and the lines come back to print whole.
-        let gone = dir.path().join("not-a-dir");
-        std::fs::write(&gone, "").unwrap();
-        let r = keep_unstored(&gone, &lines, now, "ended while storing 2 answers", "");
-        assert_eq!(r.lines, lines);
-        assert!(
-            r.said[0].starts_with("ended while storing 2 answers, and no file could take them (")
-                && r.said[0].ends_with("): each is printed below as a plan line"),
-            "{r:?}"
-        );
-    }
 
     #[test]
     fn workspace_keymap_and_theme_overlay_or_fail_naming_the_file() {

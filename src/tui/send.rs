@@ -153,13 +153,24 @@ impl Asked {
                 .any(|(m, t)| m == model && tier.is_none_or(|tier| tier == *t))
     }
 
-    /// The models asked, at their tiers: `loc/noprice, loc/priced (tier B)`.
+    /// The models asked, at their tiers: `loc/noprice, loc/priced (tier B)`, or
+    /// `loc/noprice (tier B), loc/tiny (tier C)`.
     pub fn models_line(&self) -> String {
-        let models: Vec<&str> = self.targets.iter().map(|(m, _)| m.as_str()).collect();
-        let mut tiers: Vec<Tier> = self.targets.iter().map(|(_, t)| *t).collect();
-        tiers.dedup();
-        let tiers: Vec<String> = tiers.iter().map(|t| t.to_string()).collect();
-        format!("{} (tier {})", models.join(", "), tiers.join("/"))
+        // One tier for all is said once; tiers that differ are said model by model (B/C/B
+        // read as three tiers of two models, and could not say whose was whose).
+        let one_tier = self.targets.first().map(|(_, t)| *t);
+        if self.targets.iter().all(|(_, t)| Some(*t) == one_tier) {
+            let models: Vec<&str> = self.targets.iter().map(|(m, _)| m.as_str()).collect();
+            let tier = one_tier.map_or(String::new(), |t| format!(" (tier {t})"));
+            format!("{}{tier}", models.join(", "))
+        } else {
+            let each: Vec<String> = self
+                .targets
+                .iter()
+                .map(|(m, t)| format!("{m} (tier {t})"))
+                .collect();
+            each.join(", ")
+        }
     }
 }
 
@@ -280,5 +291,24 @@ mod tests {
         assert!(asked.is_other_than("search the web", &same, "loc/priced", Some(Tier::C)));
         assert!(asked.is_other_than("search the web", &same, "loc/other", Some(Tier::B)));
         assert!(asked.is_other_than("search", &same, "loc/priced", Some(Tier::B)));
+    }
+
+    /// The models asked: one tier said once; tiers that differ said model by model (B/C/B
+    /// had read as three tiers of three models).
+    #[test]
+    fn the_models_line_says_whose_tier_is_whose() {
+        let asked = |targets: &[(&str, Tier)]| Asked {
+            prompt: Arc::new("p".into()),
+            attachments: Arc::new(Vec::new()),
+            targets: targets.iter().map(|(m, t)| (m.to_string(), *t)).collect(),
+        };
+        assert_eq!(
+            asked(&[("a/x", Tier::B), ("a/y", Tier::B)]).models_line(),
+            "a/x, a/y (tier B)"
+        );
+        assert_eq!(
+            asked(&[("a/x", Tier::B), ("a/y", Tier::C), ("a/z", Tier::B)]).models_line(),
+            "a/x (tier B), a/y (tier C), a/z (tier B)"
+        );
     }
 }

@@ -143,14 +143,7 @@ impl Unstored {
     }
 }
 
-/// `1 answer`, `3 answers`.
-pub fn answers(n: usize) -> String {
-    if n == 1 {
-        "1 answer".into()
-    } else {
-        format!("{n} answers")
-    }
-}
+pub use crate::live::kept_file::answers;
 
 #[cfg(test)]
 mod tests {

@@ -932,6 +932,11 @@ fn serve(
             )
         }
         "retry-after-date" => ok(&mut stream, &good, "stop"),
+        // Answers more than a second after it was asked.
+        "late" => {
+            std::thread::sleep(Duration::from_millis(1500));
+            ok(&mut stream, &good, "stop")
+        }
         // Answers after a pause, counting how many are answered at once.
         m if m.starts_with("slow-") => {
             let now = SLOW_NOW.fetch_add(1, Ordering::SeqCst) + 1;

@@ -460,10 +460,16 @@ impl HistoryStore {
     /// Store a plan sent live by `ctxconsole send` (not a replay: `replay_of` must be
     /// unset) under the next free id `send-AT-N` (AT: its comparison's start, for an arm). No execution follows it yet, so its drift
     /// is `ignored` (or `failed`) like any new plan. Returns the id.
+    ///
+    /// `started`: when the send began, the stem of every plan it stores, whenever each
+    /// answered (tester 36 F2: a slow model's plan took the stem of its answer's time, and a
+    /// slow baseline's joined a later send's series); without it, an arm's comparison gives
+    /// the stem, else the plan's own time.
     pub fn insert_sent(
         &mut self,
         record: &mut PlanRecord,
         pipelines: &HashSet<String>,
+        started: Option<i64>,
     ) -> anyhow::Result<String> {
         if record.replay_of.is_some() {
             anyhow::bail!("a sent plan replays nothing");
@@ -471,7 +477,7 @@ impl HistoryStore {
         // The caller's copy too: a plan the store then refuses is printed as a line.
         self.secrets.record(record);
         let path = self.path.clone();
-        self.insert_sent_in(record, pipelines)
+        self.insert_sent_in(record, pipelines, started)
             .map_err(|e| sqlite::store_failure(e, &path, "storing the sent plan"))
     }
 
@@ -479,6 +485,7 @@ impl HistoryStore {
         &mut self,
         record: &mut PlanRecord,
         pipelines: &HashSet<String>,
+        started: Option<i64>,
     ) -> anyhow::Result<String> {
         let path = self.path.clone();
         let secrets = self.secrets.clone();
@@ -487,15 +494,15 @@ impl HistoryStore {
             let mut inserter = PlanInserter::new(&tx, &secrets)?;
             // The arms of one comparison share their send's stem, whenever each answered
             // (tester 10 T10-19: an arm that timed out took the next send's stem).
-            let stem = record
-                .compare_group
-                .as_deref()
-                .and_then(|g| {
-                    g.strip_prefix("cmp-")?
-                        .split('-')
-                        .next()?
-                        .parse::<i64>()
-                        .ok()
+            let stem = started
+                .or_else(|| {
+                    record.compare_group.as_deref().and_then(|g| {
+                        g.strip_prefix("cmp-")?
+                            .split('-')
+                            .next()?
+                            .parse::<i64>()
+                            .ok()
+                    })
                 })
                 .filter(|t| *t <= record.at)
                 .unwrap_or(record.at);
@@ -511,6 +518,36 @@ impl HistoryStore {
         tx.commit()
             .map_err(db_err(&path, "storing the sent plan"))?;
         Ok(record.id.clone())
+    }
+
+    /// Give sent plans stored before their send's baseline came back its steps, and the gap
+    /// signal each plan's own steps give against them (derived as [`origin_columns`] derives
+    /// it on insert), in one transaction (tester 36 F1: held in hand for the baseline, they
+    /// were lost to a kill while it was still out; now stored at once and linked here).
+    pub fn link_baseline(
+        &mut self,
+        baseline: &crate::core::history::Baseline,
+        plans: &[(String, Outcome, Vec<Step>)],
+    ) -> anyhow::Result<()> {
+        let path = self.path.clone();
+        let doing = "linking sent plans to their baseline";
+        let tx = self.write(doing)?;
+        {
+            let json = serde_json::to_string(baseline)?;
+            let mut link = tx.prepare_cached(
+                "UPDATE plans SET expert_baseline = ?2, gap_signal = ?3
+                 WHERE id = ?1 AND replay_of IS NULL",
+            )?;
+            for (id, outcome, steps) in plans {
+                let gap = gap_signal(*outcome, steps, &baseline.steps)
+                    .map(|g| serde_json::to_string(&g))
+                    .transpose()?;
+                link.execute(params![id, json, gap])
+                    .map_err(db_err(&path, doing))?;
+            }
+        }
+        tx.commit().map_err(db_err(&path, doing))?;
+        Ok(())
     }
 
     /// Failed plans (not replays) at or after `since`, oldest first.
