@@ -29,7 +29,7 @@ pub fn terms(text: &str) -> Vec<String> {
 pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     let mut words = split_words(text);
     while let Some(word) = words.next() {
-        let lower = without_accents(word.to_lowercase());
+        let lower = folded_word(word.to_lowercase());
         if lower.chars().count() < 2 || is_stop_word(&lower) {
             continue;
         }
@@ -40,17 +40,20 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     }
 }
 
-/// `word` without the accents of Latin, Greek and Cyrillic letters: `café` and `cafe\u{301}`
+/// `word` in its compatibility form without the accents of Latin, Greek and Cyrillic
+/// letters: `café` and `cafe\u{301}`
 /// (the same word, composed and decomposed) both read `cafe`, as does the `cafe` an operator
 /// types (tester 35 F10: the two spellings of one name scored 13.91 and 3.09). Only the
 /// combining diacritical marks (U+0300–U+036F) go; the vowel signs of other scripts
 /// (Devanagari's, Thai's) are letters of their words and stay. ASCII is returned as it is.
-pub fn without_accents(word: String) -> String {
+pub fn folded_word(word: String) -> String {
     use unicode_normalization::UnicodeNormalization;
     if word.is_ascii() {
         return word;
     }
-    word.nfd()
+    // Compatibility forms too: the ligature `ﬁle` and fullwidth `ｃｏｆｆｅｅ` are `file` and
+    // `coffee` (tester 36 F7).
+    word.nfkd()
         .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .nfc()
         .collect()
@@ -875,6 +878,11 @@ mod tests {
         assert_eq!(terms("CAF\u{c9} r\u{e9}sum\u{e9}"), terms("cafe resume"));
         assert_eq!(terms("nai\u{308}ve"), vec![stem("naive")]);
         assert_eq!(terms("\u{212b}ngstrom"), terms("angstrom"));
+        assert_eq!(terms("\u{fb01}le"), terms("file"));
+        assert_eq!(
+            terms("\u{ff43}\u{ff4f}\u{ff46}\u{ff46}\u{ff45}\u{ff45}"),
+            terms("coffee")
+        );
         assert_eq!(
             terms("\u{939}\u{93f}\u{902}\u{926}\u{940}"),
             vec!["\u{939}\u{93f}\u{902}\u{926}\u{940}"]

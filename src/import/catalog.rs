@@ -594,7 +594,9 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             }
         };
         warnings.push(format!(
-            "{origin}: '{name}' appears {n} times ({alike}each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)"
+            "{origin}: {} appears {n} times ({alike}each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
+            // Escaped as every quoted name is (tester 36 F7: a tab printed raw here).
+            crate::core::terminal_text::quoted(name)
         ));
     }
     // A name mixing scripts whose letters print alike reads as another name (tester 19 F4:
