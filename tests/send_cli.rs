@@ -2147,18 +2147,8 @@ fn assert_killed_send_keeps_the_fast_answer(other: &[&str]) {
     .unwrap();
     // The store exists before the send, so it can be read while the send runs.
     json_of(ctx(home.path()).args(["history", "--plans", "--json"]));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
-        .env_remove("CTXCONSOLE_LOG")
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            "test/ok-json",
-            "--caller",
-            "killed",
-        ])
+    let mut child = send_process(home.path())
+        .args(["--model", "test/ok-json", "--caller", "killed"])
         .args(other)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -2190,6 +2180,17 @@ fn assert_killed_send_keeps_the_fast_answer(other: &[&str]) {
         vec![("test/ok-json".to_string(), "ok".to_string())],
         "the answer back before the kill is stored"
     );
+}
+
+/// `ctxconsole send INSTRUCTION` in `home` as a process of its own (to be signalled or
+/// killed), the test key in its environment and no log.
+fn send_process(home: &Path) -> std::process::Command {
+    let mut send = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"));
+    send.env("CTXCONSOLE_HOME", home)
+        .env_remove("CTXCONSOLE_LOG")
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION]);
+    send
 }
 
 /// Tester 36 F2: a model answering a second or more after the send began took the stem of its
@@ -2260,18 +2261,8 @@ fn a_second_signal_while_storing_waits_ends_send_at_once_keeping_the_answer() {
     json_of(ctx(home.path()).args(["history", "--plans", "--json"]));
     let lock = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
-        .env_remove("CTXCONSOLE_LOG")
-        .env(KEY_ENV, KEY)
-        .args([
-            "send",
-            INSTRUCTION,
-            "--model",
-            "test/ok-json",
-            "--model",
-            "test/hang",
-        ])
+    let child = send_process(home.path())
+        .args(["--model", "test/ok-json", "--model", "test/hang"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

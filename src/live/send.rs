@@ -19,6 +19,7 @@ use crate::live::replay::{
 };
 use crate::llm::client::Cancel;
 use crate::preview::{Ask, Preview, PreviewContext, plan_and_keep, plan_unaided};
+use crate::store::history::UnlinkedPlan;
 
 /// One arm's request, and whether it is byte for byte the `compacted` one (then any
 /// difference between the two answers is the model's own variance).
@@ -380,11 +381,7 @@ pub trait PlanSink: Send {
     fn link_baseline(
         &mut self,
         baseline: &crate::core::history::Baseline,
-        plans: &[(
-            String,
-            crate::core::history::Outcome,
-            Vec<crate::core::history::Step>,
-        )],
+        plans: &[UnlinkedPlan],
     ) -> anyhow::Result<()>;
 }
 
@@ -409,11 +406,7 @@ impl PlanSink for HistorySink<'_> {
     fn link_baseline(
         &mut self,
         baseline: &crate::core::history::Baseline,
-        plans: &[(
-            String,
-            crate::core::history::Outcome,
-            Vec<crate::core::history::Step>,
-        )],
+        plans: &[UnlinkedPlan],
     ) -> anyhow::Result<()> {
         self.store.link_baseline(baseline, plans)
     }
@@ -451,12 +444,7 @@ pub struct SendStore<'a> {
     baseline: Option<BaselineRun>,
     /// Models' plans stored before the baseline was back, for it to be linked to: their
     /// place in `arms`, id, outcome and steps.
-    unlinked: Vec<(
-        usize,
-        String,
-        crate::core::history::Outcome,
-        Vec<crate::core::history::Step>,
-    )>,
+    unlinked: Vec<(usize, UnlinkedPlan)>,
     waiting: Vec<Waiting>,
     arms: Vec<(usize, StoredArm)>,
     /// Each job's call as it came back, for its line.
@@ -634,13 +622,10 @@ impl<'a> SendStore<'a> {
         if unlinked.is_empty() {
             return;
         }
-        let plans: Vec<_> = unlinked
-            .iter()
-            .map(|(_, id, outcome, steps)| (id.clone(), *outcome, steps.clone()))
-            .collect();
+        let (places, plans): (Vec<usize>, Vec<UnlinkedPlan>) = unlinked.into_iter().unzip();
         match self.sink.link_baseline(b, &plans) {
             Ok(()) => {
-                for (at, _, outcome, steps) in unlinked {
+                for (at, (_, outcome, steps)) in places.into_iter().zip(plans) {
                     if let Some((_, arm)) = self.arms.get_mut(at) {
                         arm.gap = crate::core::gap::gap_signal(outcome, &steps, &b.steps);
                     }
@@ -670,7 +655,7 @@ impl<'a> SendStore<'a> {
             if let (Some(id), Some((outcome, steps))) =
                 (live.store_in_hand(answer, |r| self.insert_once(r)), link)
             {
-                self.unlinked.push((self.arms.len(), id, outcome, steps));
+                self.unlinked.push((self.arms.len(), (id, outcome, steps)));
             }
         }
         let kept = Kept::of(&live);

@@ -32,8 +32,8 @@ mod pane;
 mod schema;
 mod trends;
 
-pub use import::CountedFor;
 use import::*;
+pub use import::{CountedFor, UnlinkedPlan};
 use pane::*;
 use schema::*;
 

@@ -5,6 +5,10 @@ use super::*;
 use crate::core::terminal_text::ShownPath;
 use std::rc::Rc;
 
+/// A sent plan stored before its send's baseline came back: its id, outcome and steps, for
+/// [`HistoryStore::link_baseline`].
+pub type UnlinkedPlan = (String, Outcome, Vec<Step>);
+
 impl HistoryStore {
     /// Import plans from JSON Lines. One transaction: a bad line aborts the whole import,
     /// naming the line, and the store is as it was. A plan whose id is stored with the same
@@ -527,7 +531,7 @@ impl HistoryStore {
     pub fn link_baseline(
         &mut self,
         baseline: &crate::core::history::Baseline,
-        plans: &[(String, Outcome, Vec<Step>)],
+        plans: &[UnlinkedPlan],
     ) -> anyhow::Result<()> {
         let path = self.path.clone();
         let doing = "linking sent plans to their baseline";
