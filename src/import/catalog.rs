@@ -261,6 +261,22 @@ fn entry_names_are_strings(
                     .map(|s| (format!("{list_at}[{i}].parameters"), s)),
                 CatalogFormat::RoutingGuide => None,
             };
+            // The description, where given, is text (tester 36 F5: `"description": 7` was told
+            // by line and column only). Null reads as none.
+            let description = match format {
+                CatalogFormat::OpenAiTools => item
+                    .get("function")
+                    .and_then(|f| f.get("description"))
+                    .map(|d| (format!("{list_at}[{i}].function.description"), d)),
+                _ => item
+                    .get("description")
+                    .map(|d| (format!("{list_at}[{i}].description"), d)),
+            };
+            if let Some((at, d)) = description
+                && !(d.is_string() || d.is_null())
+            {
+                return Err(wrong(at, format!("is {}; expected a string", in_words(d))));
+            }
             if let Some((at, schema)) = schema
                 && !schema.is_object()
             {
@@ -834,6 +850,14 @@ mod tests {
                 "c.json: field 'tools[0].inputSchema' is null; expected a JSON Schema object",
             ),
             (
+                r#"[{"type":"function","function":{"name":"a","description":7}}]"#,
+                "c.json: field '[0].function.description' is 7; expected a string",
+            ),
+            (
+                r#"{"tools":[{"name":"a","description":["x"],"inputSchema":{}}]}"#,
+                "c.json: field 'tools[0].description' is an array; expected a string",
+            ),
+            (
                 r#"[{"name":"a","description":"d","parameters":"s"}]"#,
                 "c.json: field '[0].parameters' is a string; expected a JSON Schema object",
             ),
@@ -937,15 +961,25 @@ mod tests {
 
     #[test]
     fn wrong_type_names_position() {
-        // (A name of the wrong type is named by its path: see
+        // (A name, a description or a schema of the wrong type is named by its path: see
         // a_missing_or_mistyped_name_is_named_as_the_file_spells_it.)
+        let err = parse_catalog(
+            "{\"packs\": [\n{\"name\": \"a\", \"metadata\": 5}]}",
+            "cat.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("cat.json: line 2"), "{err}");
         let err = parse_catalog(
             "{\"packs\": [\n{\"name\": \"a\", \"description\": 5}]}",
             "cat.json",
         )
         .unwrap_err()
         .to_string();
-        assert!(err.starts_with("cat.json: line 2"), "{err}");
+        assert_eq!(
+            err,
+            "cat.json: field 'packs[0].description' is 5; expected a string"
+        );
     }
 
     #[test]
