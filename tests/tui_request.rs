@@ -434,13 +434,19 @@ fn names_that_print_alike_are_spelled_apart_in_the_ranking_and_the_entry_title()
         [Action::FocusCatalog, Action::ToggleFullView, Action::Top],
     );
     let full = render(&state, 200, 60);
+    // Their rows in the full view read apart too, as the same JSON with escapes (tester 36
+    // F6: both read `{"name":"café",…}` beside their fates).
+    assert!(
+        full.contains(r#"{"name":"caf\u00e9","#) && full.contains(r#"{"name":"cafe\u0301","#),
+        "{full}"
+    );
     let top = full
         .lines()
         .position(|l| l.contains("{\"packs\":["))
         .unwrap();
     let second = full
         .lines()
-        .position(|l| l.contains("{\"name\":\"cafe\u{301}\""))
+        .position(|l| l.contains(r#"{"name":"cafe\u0301","#))
         .unwrap_or_else(|| panic!("the decomposed entry's line:\n{full}"));
     for _ in top..second {
         apply(&effects, &mut state, [Action::Down]);

@@ -254,6 +254,7 @@ fn draw_viewer(
         0
     };
     let width = (area.width as usize).saturating_sub(5 + fate_width);
+    let names = view.names_shown();
     let mut out = vec![Line::from(header)];
     if lines.is_empty() {
         out.push(Line::styled(
@@ -281,10 +282,43 @@ fn draw_viewer(
                 fate_style,
             ));
         }
-        spans.push(Span::styled(clip(line, width), style));
+        let line = told_apart_in_json(line, &names);
+        spans.push(Span::styled(clip(&line, width), style));
         out.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(out), area);
+}
+
+/// A catalog line whose entry's name prints like another's, with that name's letters outside
+/// ASCII written as JSON escapes (`{"name":"caf\u00e9",…}` beside `{"name":"cafe\u0301",…}`):
+/// the same JSON, read apart (tester 36 F6: two rows read `{"name":"café",…}`, one sent and
+/// one cut). Any other line as it is.
+fn told_apart_in_json<'l>(
+    line: &'l str,
+    names: &crate::core::terminal_text::NamesShown,
+) -> std::borrow::Cow<'l, str> {
+    use std::borrow::Cow;
+    let Some(name) = entry_name(line) else {
+        return Cow::Borrowed(line);
+    };
+    if matches!(names.name(&name), Cow::Borrowed(_)) {
+        return Cow::Borrowed(line);
+    }
+    let Ok(as_written) = serde_json::to_string(name.as_ref()) else {
+        return Cow::Borrowed(line);
+    };
+    let mut escaped = String::with_capacity(as_written.len() + 8);
+    for c in as_written.chars() {
+        if c.is_ascii() {
+            escaped.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                escaped.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    Cow::Owned(line.replacen(&as_written, &escaped, 1))
 }
 
 /// An entry's fate in the full view's column: `sent`, `trim 123` (the trim steps that
