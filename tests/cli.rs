@@ -1134,11 +1134,22 @@ fn broken_catalog_files_name_file_and_position() {
     let wrong = dir.path().join("wrong.json");
     std::fs::write(
         &wrong,
-        "{\"packs\": [\n  {\"name\": \"a\", \"description\": [1, 2]}\n]}",
+        "{\"packs\": [\n  {\"name\": \"a\", \"metadata\": [1, 2]}\n]}",
     )
     .unwrap();
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
     assert!(err.contains("wrong.json: line 2"), "{err}");
+    // A description of the wrong type is named by its path (tester 36 F5).
+    std::fs::write(
+        &wrong,
+        "{\"packs\": [\n  {\"name\": \"a\", \"description\": [1, 2]}\n]}",
+    )
+    .unwrap();
+    let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));
+    assert!(
+        err.contains("wrong.json: field 'packs[0].description' is an array; expected a string"),
+        "{err}"
+    );
     // A name of the wrong type is named by its path (tester 7 T7-13).
     std::fs::write(&wrong, "{\"packs\": [\n  {\"name\": [1, 2]}\n]}").unwrap();
     let err = bad_input(ctx(home.path()).args(["compact", "--catalog"]).arg(&wrong));

@@ -169,7 +169,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     let compare_group = comparing.then(|| compare_group(at, &prompt, &models, &arms));
 
     let cancel = Cancel::default();
-    let _on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel, &ws.dir);
+    let on_interrupt = crate::cli::out::cancel_on_interrupt(&cancel, &ws.dir);
     let tty = std::io::stderr().is_terminal();
     let labels: Vec<String> = jobs
         .iter()
@@ -302,6 +302,21 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         "model"
     };
     every_answer_stored(calls.iter().map(|(_, live)| *live))?;
+    // A signal cut the send: said and exited with, as `replay` does (tester 37 T37-5: a
+    // SIGTERM while it stored exited 0, and one with a model still out 1).
+    if let Some((signal, number)) = on_interrupt.as_ref().and_then(|i| i.came()) {
+        let cut = calls.iter().filter(|(_, live)| live.cancelled).count();
+        return Err(anyhow::Error::new(crate::exit::Interrupted {
+            signal,
+            number,
+            what: format!(
+                "{} of {} {noun}{} cancelled, every answer back stored or kept",
+                cut,
+                calls.len(),
+                if calls.len() == 1 { "" } else { "s" }
+            ),
+        }));
+    }
     every_call_ran(&calls, noun)
 }
 

@@ -823,6 +823,15 @@ pub(super) fn plan_fate(
             return Ok(Fate::Same);
         }
     }
+    // A sent plan written out as a plan line while its store was under way (a second signal
+    // as the write lock went): stored meanwhile under the id the store gave it, and the same
+    // in every other field — already present (tester 37 T37-1: it was added a second time
+    // under the line's own id).
+    if (plan.source == PlanSource::Sent || plan.replay_of.is_some())
+        && stored_under_another_id(tx, insert, path, &plan)?
+    {
+        return Ok(Fate::Same);
+    }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
             callers.insert(plan.caller);
@@ -1098,6 +1107,29 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
         .optional()?
         .and_then(|v| v.parse().ok())
         .unwrap_or(i64::MAX))
+}
+
+/// Whether a plan of the same model and second is stored under another id and is `plan` in
+/// every field but its id.
+fn stored_under_another_id(
+    tx: &Transaction<'_>,
+    insert: &PlanInserter<'_>,
+    path: &Path,
+    plan: &PlanRecord,
+) -> anyhow::Result<bool> {
+    let ids: Vec<String> = tx
+        .prepare_cached("SELECT id FROM plans WHERE model = ?1 AND at = ?2 AND id <> ?3")?
+        .query_map(params![plan.model, plan.at, plan.id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        if let Some(stored) = read_plan(tx, path, &id)? {
+            let as_stored = PlanRecord { id, ..plan.clone() };
+            if insert.same(&stored, &as_stored) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Whether a stored record is the one read again: equal, or — for a row stored before every
