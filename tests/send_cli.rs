@@ -328,12 +328,24 @@ fn a_reply_labelled_a_stream_that_is_not_one_is_protocol_and_kept() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_cancels_the_calls_in_flight() {
+    assert_a_signal_cancels_the_calls_in_flight("INT", "SIGINT", 130);
+}
+
+/// Tester 37 T37-4: SIGQUIT went unheard (the console stops on it): it cancels as SIGINT does.
+#[cfg(unix)]
+#[test]
+fn sigquit_cancels_the_calls_in_flight() {
+    assert_a_signal_cancels_the_calls_in_flight("QUIT", "SIGQUIT", 131);
+}
+
+/// `send` to a model that hangs, cut by `kill -SIGNAL` once the request is out: the call is
+/// cancelled at once, the send says so and exits with `code`.
+#[cfg(unix)]
+fn assert_a_signal_cancels_the_calls_in_flight(signal: &str, name: &str, code: i32) {
     let server = LlmServer::start();
     let home = workspace(&server);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
-        .env("CTXCONSOLE_HOME", home.path())
-        .env(KEY_ENV, KEY)
-        .args(["send", INSTRUCTION, "--model", "test/hang", "--json"])
+    let child = send_process(home.path())
+        .args(["--model", "test/hang", "--json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -346,7 +358,7 @@ fn ctrl_c_cancels_the_calls_in_flight() {
     }
     let started = std::time::Instant::now();
     let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([format!("-{signal}"), child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -355,14 +367,14 @@ fn ctrl_c_cancels_the_calls_in_flight() {
         started.elapsed() < std::time::Duration::from_millis(1500),
         "cancelled before the 2 s timeout"
     );
-    // Exits as a shell reports a process SIGINT ended, and says so (tester 37 T37-5: it
+    // Exits as a shell reports a process the signal ended, and says so (tester 37 T37-5: it
     // exited 1, where `replay` said `interrupted by SIGINT` and exited 130).
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(code));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"][0]["cancelled"], true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("interrupted by SIGINT: 1 of 1 model cancelled"),
+        stderr.contains(&format!("interrupted by {name}: 1 of 1 model cancelled")),
         "{stderr}"
     );
 }

@@ -59,10 +59,20 @@ pub fn eprint_line(text: &str) {
 }
 
 /// A status line on a terminal's stderr, redrawn in place (`\r`, clear line): the text is
-/// kept to one line, and passes the configured keys' redactor as [`eprint_line`]'s does.
+/// kept to one line and to the terminal's width (tester 37 T37-3: a longer one wrapped, and
+/// each redraw left the copy before it on screen), and passes the configured keys' redactor
+/// as [`eprint_line`]'s does.
 pub fn status_line(text: &str) {
+    let text = for_output(text);
+    let shown = match ratatui::crossterm::terminal::size() {
+        // One cell short of the width: a line that fills it wraps on some terminals.
+        Ok((width, _)) if width > 1 => {
+            crate::core::terminal_text::one_line(&text, usize::from(width) - 1)
+        }
+        _ => for_terminal_line(&text).into_owned(),
+    };
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "\r\x1b[2K{}", for_terminal_line(&for_output(text)));
+    let _ = write!(err, "\r\x1b[2K{shown}");
     let _ = err.flush();
 }
 
@@ -162,8 +172,10 @@ fn on_signals(
     first: impl FnOnce(i32) + Send + 'static,
     again: impl FnOnce(i32) + Send + 'static,
 ) -> Option<InterruptNote> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok()?;
+    // SIGQUIT too, as the console hears it (tester 37 T37-4: `send` went on through two).
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
         let mut came = signals.forever();
