@@ -229,9 +229,7 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
         ));
         // Names that print alike (`café` composed and decomposed) are spelled apart, as the
         // duplicate-name note spells them (tester 34 F3).
-        let names = crate::core::terminal_text::NamesShown::new(
-            p.compaction.entries.iter().map(|e| e.name.as_str()),
-        );
+        let names = p.compaction.names_shown();
         for c in &t.cut {
             let name = names.name(&c.name);
             out.push_str(&format!(

@@ -407,7 +407,7 @@ pub fn describe(p: &Preview) -> String {
     // Names that print alike are spelled apart, as in every list of them (tester 35 F10).
     let names = p.names_shown();
     for (i, e) in r.top.iter().enumerate() {
-        let _ = writeln!(o, "  {:>2}. {}", i + 1, e.one_line_among(&names));
+        let _ = writeln!(o, "  {:>2}. {}", i + 1, e.one_line_among(names));
     }
 
     let g = &p.gate;

@@ -310,10 +310,8 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             signal,
             number,
             what: format!(
-                "{} of {} {noun}{} cancelled, every answer back stored or kept",
-                cut,
-                calls.len(),
-                if calls.len() == 1 { "" } else { "s" }
+                "{} cancelled, every answer back stored or kept",
+                part_of_calls(cut, calls.len(), noun)
             ),
         }));
     }
@@ -331,12 +329,18 @@ fn every_call_ran(calls: &[(String, &LiveReplay)], noun: &str) -> anyhow::Result
         return Ok(());
     }
     Err(anyhow::anyhow!(
-        "{} of {} {noun}{} could not run: {}",
-        not_run.len(),
-        calls.len(),
-        if calls.len() == 1 { "" } else { "s" },
+        "{} could not run: {}",
+        part_of_calls(not_run.len(), calls.len(), noun),
         not_run.join("; ")
     ))
+}
+
+/// `1 of 2 models`, `2 of 3 calls`: `part` of the send's `calls`, each a `noun`.
+fn part_of_calls(part: usize, calls: usize, noun: &str) -> String {
+    format!(
+        "{part} of {}",
+        crate::format::counted(calls, noun, &format!("{noun}s"))
+    )
 }
 
 fn side_by_side(sent: &Sent) -> String {

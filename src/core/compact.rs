@@ -338,6 +338,8 @@ pub struct PreparedCatalog {
     /// frame_tokens[tokenizer][packs * 2 + pipelines]: the fixed text's count, by which
     /// sections are non-empty, so summing a kept set counts no text.
     frame_tokens: [[OnceLock<usize>; 4]; TOKENIZERS],
+    /// How lists show the entries' names (names that print alike spelled apart).
+    names: crate::core::terminal_text::NamesShown,
 }
 
 impl std::fmt::Debug for PreparedCatalog {
@@ -383,13 +385,26 @@ impl PreparedCatalog {
             .collect();
         let first_pipeline = entries.len();
         entries.extend((0..guide.pipelines.len()).map(|i| memo(EntryKind::Pipeline, i)));
+        let names = crate::core::terminal_text::NamesShown::new(
+            guide
+                .packs
+                .iter()
+                .map(|p| p.name.as_str())
+                .chain(guide.pipelines.iter().map(|p| p.id.as_str())),
+        );
         PreparedCatalog {
             guide,
             warnings: Vec::new(),
             entries,
             first_pipeline,
             frame_tokens: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
+            names,
         }
+    }
+
+    /// How lists show the entries' names: those that print like another spelled apart.
+    pub fn names_shown(&self) -> &crate::core::terminal_text::NamesShown {
+        &self.names
     }
 
     /// The catalog with what its import noted (see [`PreparedCatalog::warnings`]).

@@ -303,13 +303,16 @@ pub struct CompactionSummary {
     /// Indices of the kept entries, in catalog order.
     #[serde(skip)]
     pub kept_indices: Vec<usize>,
+    /// How lists show the entries' names: the catalog's, worked out once when it was read.
+    #[serde(skip)]
+    pub names: crate::core::terminal_text::NamesShown,
 }
 
 impl CompactionSummary {
     /// The catalog's names as every list of them shows them: names that print alike spelled
     /// apart (tester 35 F5/F10).
-    pub fn names_shown(&self) -> crate::core::terminal_text::NamesShown<'_> {
-        crate::core::terminal_text::NamesShown::new(self.entries.iter().map(|e| e.name.as_str()))
+    pub fn names_shown(&self) -> &crate::core::terminal_text::NamesShown {
+        &self.names
     }
 
     /// Entries with `fate`'s variant.
@@ -451,7 +454,7 @@ impl PlannedRequest {
     }
 
     /// The catalog's names as every list of them shows them ([`CompactionSummary::names_shown`]).
-    pub fn names_shown(&self) -> crate::core::terminal_text::NamesShown<'_> {
+    pub fn names_shown(&self) -> &crate::core::terminal_text::NamesShown {
         self.compaction.names_shown()
     }
 
@@ -1011,6 +1014,7 @@ pub fn plan_request(inp: &PlanInputs) -> PlannedRequest {
             entries,
             text: compacted.text,
             kept_indices: compacted.kept,
+            names: catalog.names_shown().clone(),
         },
         past_steps,
         request,

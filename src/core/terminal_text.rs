@@ -145,25 +145,33 @@ pub fn name(text: &str) -> Cow<'_, str> {
 /// another of the same catalog (`caf\u{e9}` and `cafe\u{301}`, `\u{212a}elvin` and `Kelvin`),
 /// then spelled out so the two read apart ([`crate::core::text::told_apart`]; tester 35 F5:
 /// `compact` spelled them apart while `preview`'s lists and the console's Catalog pane read
-/// `café, café`). One reader for every list of a catalog's names.
-pub struct NamesShown<'a> {
-    told: std::collections::HashMap<&'a str, Cow<'a, str>>,
+/// `café, café`). One reader for every list of a catalog's names, worked out once per
+/// catalog (`PreparedCatalog::names_shown`), not per list or per frame.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NamesShown {
+    /// The names that print like another, each spelled out: none in most catalogs.
+    spelled: std::collections::HashMap<String, String>,
 }
 
-impl<'a> NamesShown<'a> {
+impl NamesShown {
     /// For the names of one catalog (each entry's).
-    pub fn new(names: impl IntoIterator<Item = &'a str>) -> Self {
-        NamesShown {
-            told: crate::core::text::told_apart(names),
-        }
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let spelled = crate::core::text::told_apart(names)
+            .into_iter()
+            .filter_map(|(id, shown)| match shown {
+                Cow::Owned(spelled) => Some((id.to_string(), spelled)),
+                Cow::Borrowed(_) => None,
+            })
+            .collect();
+        NamesShown { spelled }
     }
 
     /// `n` as a list of this catalog's names shows it. A spelled-out name is printable ASCII
     /// already; any other is named as outside text is.
     pub fn name<'b>(&self, n: &'b str) -> Cow<'b, str> {
-        match self.told.get(n) {
-            Some(Cow::Owned(spelled)) => Cow::Owned(spelled.clone()),
-            _ => name(n),
+        match self.spelled.get(n) {
+            Some(spelled) => Cow::Owned(spelled.clone()),
+            None => name(n),
         }
     }
 }

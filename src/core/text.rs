@@ -41,11 +41,11 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
 }
 
 /// `word` in its compatibility form without the accents of Latin, Greek and Cyrillic
-/// letters: `café` and `cafe\u{301}`
-/// (the same word, composed and decomposed) both read `cafe`, as does the `cafe` an operator
-/// types (tester 35 F10: the two spellings of one name scored 13.91 and 3.09). Only the
-/// combining diacritical marks (U+0300–U+036F) go; the vowel signs of other scripts
-/// (Devanagari's, Thai's) are letters of their words and stay. ASCII is returned as it is.
+/// letters: `café` and `cafe\u{301}` (the same word, composed and decomposed) both read
+/// `cafe`, as does the `cafe` an operator types (tester 35 F10: the two spellings of one name
+/// scored 13.91 and 3.09). Only the combining diacritical marks (U+0300–U+036F) go; the vowel
+/// signs of other scripts (Devanagari's, Thai's) are letters of their words and stay. ASCII
+/// is returned as it is.
 pub fn folded_word(word: String) -> String {
     use unicode_normalization::UnicodeNormalization;
     if word.is_ascii() {

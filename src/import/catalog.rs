@@ -244,44 +244,40 @@ fn entry_names_are_strings(
             if !v.is_string() {
                 return Err(wrong(at, format!("is {}; expected a string", in_words(v))));
             }
-            // The input schema, where the form has one, is a JSON Schema object when given
-            // (tester 35 F7: `"parameters": "x"` was sent as `"input_schema": "x"`). The
-            // name's check has shown every object on its path is one.
-            let schema = match format {
-                CatalogFormat::OpenAiTools => item
-                    .get("function")
-                    .and_then(|f| f.get("parameters"))
-                    .map(|s| (format!("{list_at}[{i}].function.parameters"), s)),
-                CatalogFormat::McpToolsList => item
-                    .get("inputSchema")
-                    .map(|s| (format!("{list_at}[{i}].inputSchema"), s)),
-                // Tester 36 F4: BFCL's function docs too.
-                CatalogFormat::BfclFunctions | CatalogFormat::BfclQuestions => item
-                    .get("parameters")
-                    .map(|s| (format!("{list_at}[{i}].parameters"), s)),
-                CatalogFormat::RoutingGuide => None,
+            // The entry's own fields: inside `function` for an OpenAI tool (the name's check
+            // has shown every object on its path is one).
+            let (fields, at) = match format {
+                CatalogFormat::OpenAiTools => {
+                    (item.get("function"), format!("{list_at}[{i}].function"))
+                }
+                _ => (Some(item), format!("{list_at}[{i}]")),
             };
             // The description, where given, is text (tester 36 F5: `"description": 7` was told
             // by line and column only). Null reads as none.
-            let description = match format {
-                CatalogFormat::OpenAiTools => item
-                    .get("function")
-                    .and_then(|f| f.get("description"))
-                    .map(|d| (format!("{list_at}[{i}].function.description"), d)),
-                _ => item
-                    .get("description")
-                    .map(|d| (format!("{list_at}[{i}].description"), d)),
-            };
-            if let Some((at, d)) = description
+            if let Some(d) = fields.and_then(|f| f.get("description"))
                 && !(d.is_string() || d.is_null())
             {
-                return Err(wrong(at, format!("is {}; expected a string", in_words(d))));
+                return Err(wrong(
+                    format!("{at}.description"),
+                    format!("is {}; expected a string", in_words(d)),
+                ));
             }
-            if let Some((at, schema)) = schema
+            // The input schema, where the form has one, is a JSON Schema object when given
+            // (tester 35 F7: `"parameters": "x"` was sent as `"input_schema": "x"`; tester 36
+            // F4: BFCL's function docs too).
+            let schema_key = match format {
+                CatalogFormat::OpenAiTools
+                | CatalogFormat::BfclFunctions
+                | CatalogFormat::BfclQuestions => Some("parameters"),
+                CatalogFormat::McpToolsList => Some("inputSchema"),
+                CatalogFormat::RoutingGuide => None,
+            };
+            if let Some(key) = schema_key
+                && let Some(schema) = fields.and_then(|f| f.get(key))
                 && !schema.is_object()
             {
                 return Err(wrong(
-                    at,
+                    format!("{at}.{key}"),
                     format!("is {}; expected a JSON Schema object", in_words(schema)),
                 ));
             }

@@ -98,10 +98,10 @@ pub struct SemanticMatch {
 }
 
 impl Explanation {
+    /// The whole explanation on one line, the entry's name as a line of text shows a name:
     /// `memory.store 7.31 = (remember·name 3.10 + note·description 1.02 + pairs 1.00) ×
     /// coverage 0.80 + name 1.20 + prior +0.80 (3 plans)`; an entry named for another kind
     /// of action than asked has its lexical part wrapped in `(…) × other action 0.50`.
-    /// The whole explanation on one line, the entry's name as a line of text shows a name.
     pub fn one_line(&self) -> String {
         self.one_line_naming(&crate::core::terminal_text::name(&self.name))
     }

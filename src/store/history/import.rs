@@ -525,8 +525,8 @@ impl HistoryStore {
     }
 
     /// Give sent plans stored before their send's baseline came back its steps, and the gap
-    /// signal each plan's own steps give against them (derived as [`origin_columns`] derives
-    /// it on insert), in one transaction (tester 36 F1: held in hand for the baseline, they
+    /// signal each plan's own steps give against them ([`gap_column`], as on insert), in one
+    /// transaction (tester 36 F1: held in hand for the baseline, they
     /// were lost to a kill while it was still out; now stored at once and linked here).
     pub fn link_baseline(
         &mut self,
@@ -543,9 +543,7 @@ impl HistoryStore {
                  WHERE id = ?1 AND replay_of IS NULL",
             )?;
             for (id, outcome, steps) in plans {
-                let gap = gap_signal(*outcome, steps, &baseline.steps)
-                    .map(|g| serde_json::to_string(&g))
-                    .transpose()?;
+                let gap = gap_column(*outcome, steps, baseline);
                 link.execute(params![id, json, gap])
                     .map_err(db_err(&path, doing))?;
             }
@@ -1344,17 +1342,26 @@ pub(super) struct PlanInserter<'t> {
 /// A plan's source, baseline and gap signal as stored (the gap signal derived here, from
 /// the steps and the baseline's, as `shape` is from the intent).
 pub(super) fn origin_columns(p: &PlanRecord) -> (&'static str, Option<String>, Option<String>) {
-    let gap = p
-        .expert_baseline
-        .as_ref()
-        .and_then(|b| gap_signal(p.outcome, &p.steps, &b.steps));
     (
         p.source.as_str(),
         p.expert_baseline
             .as_ref()
             .and_then(|b| serde_json::to_string(b).ok()),
-        gap.and_then(|g| serde_json::to_string(&g).ok()),
+        p.expert_baseline
+            .as_ref()
+            .and_then(|b| gap_column(p.outcome, &p.steps, b)),
     )
+}
+
+/// A plan's gap signal against `baseline` as stored: derived from the two plans' steps, on
+/// insert ([`origin_columns`]) and when a baseline is linked later
+/// ([`HistoryStore::link_baseline`]).
+fn gap_column(
+    outcome: Outcome,
+    steps: &[Step],
+    baseline: &crate::core::history::Baseline,
+) -> Option<String> {
+    gap_signal(outcome, steps, &baseline.steps).and_then(|g| serde_json::to_string(&g).ok())
 }
 
 /// The columns an import supplies, derived from a record as they are stored.

@@ -239,11 +239,8 @@ fn draw_viewer(
     };
     let on_screen = || lines.iter().enumerate().skip(start).take(height);
     // The fate column (full view): as wide as its widest label on screen.
-    let fate_of = |line: &str| {
-        entry_name(line)
-            .and_then(|name| fates.get(name.as_ref()))
-            .map(|e| &e.fate)
-    };
+    let fate_named = |name: Option<&str>| name.and_then(|n| fates.get(n)).map(|e| &e.fate);
+    let fate_of = |line: &str| fate_named(entry_name(line).as_deref());
     let fate_width = if pane.full_view {
         on_screen()
             .filter_map(|(_, (_, l))| fate_of(l))
@@ -263,7 +260,9 @@ fn draw_viewer(
         ));
     }
     for (i, (n, line)) in on_screen() {
-        let fate = fate_of(line).filter(|_| pane.full_view);
+        // Read once a line: its fate and how its name is shown both need it.
+        let name = entry_name(line);
+        let fate = fate_named(name.as_deref()).filter(|_| pane.full_view);
         let selected = inp.focused && i == pane.scroll;
         let style = match (selected, fate) {
             (true, _) => theme.selected,
@@ -282,29 +281,30 @@ fn draw_viewer(
                 fate_style,
             ));
         }
-        let line = told_apart_in_json(line, &names);
+        let line = told_apart_in_json(line, name.as_deref(), names);
         spans.push(Span::styled(clip(&line, width), style));
         out.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(out), area);
 }
 
-/// A catalog line whose entry's name prints like another's, with that name's letters outside
-/// ASCII written as JSON escapes (`{"name":"caf\u00e9",…}` beside `{"name":"cafe\u0301",…}`):
-/// the same JSON, read apart (tester 36 F6: two rows read `{"name":"café",…}`, one sent and
-/// one cut). Any other line as it is.
+/// A catalog line whose entry (`name`, as read from the line) lists do not show as written —
+/// it prints like another's, or must be quoted — with that name's letters outside ASCII
+/// written as JSON escapes (`{"name":"caf\u00e9",…}` beside `{"name":"cafe\u0301",…}`): the
+/// same JSON, read apart (tester 36 F6: two rows read `{"name":"café",…}`, one sent and one
+/// cut). Any other line as it is.
 fn told_apart_in_json<'l>(
     line: &'l str,
+    name: Option<&str>,
     names: &crate::core::terminal_text::NamesShown,
-) -> std::borrow::Cow<'l, str> {
-    use std::borrow::Cow;
-    let Some(name) = entry_name(line) else {
+) -> Cow<'l, str> {
+    let Some(name) = name else {
         return Cow::Borrowed(line);
     };
-    if matches!(names.name(&name), Cow::Borrowed(_)) {
+    if matches!(names.name(name), Cow::Borrowed(_)) {
         return Cow::Borrowed(line);
     }
-    let Ok(as_written) = serde_json::to_string(name.as_ref()) else {
+    let Ok(as_written) = serde_json::to_string(name) else {
         return Cow::Borrowed(line);
     };
     let mut escaped = String::with_capacity(as_written.len() + 8);

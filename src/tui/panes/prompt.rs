@@ -749,7 +749,7 @@ pub fn preview_lines<'a>(
     ));
     let names = p.names_shown();
     for (i, e) in r.top.iter().enumerate().take(8) {
-        let line = format!("{:>2}. {}", i + 1, e.one_line_among(&names));
+        let line = format!("{:>2}. {}", i + 1, e.one_line_among(names));
         let cut = line.chars().count() > width;
         out.push(Line::raw(clip(&line, width)));
         // A cut line loses its end first, where the semantic part and the placement are:
