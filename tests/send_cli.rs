@@ -2380,3 +2380,168 @@ fn a_sent_plan_written_out_as_it_was_stored_imports_as_already_present() {
     );
     assert_eq!(imported["added"], 1, "{imported}");
 }
+
+/// Tester 37 T37-2: a model's answer stored while its send's baseline was still out, then the
+/// baseline written to the file of unstored plans (a second signal while another process held
+/// the write lock): importing the file stored the baseline but never linked the model's plan
+/// to it, which kept no gap signal. The import links them, as the send would have.
+#[test]
+fn a_baseline_written_out_links_the_models_stored_before_it_when_imported() {
+    let (home, files) = send_ended_by_a_second_signal(true);
+    let stored = plans_of(home.path(), "linked");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "only the baseline in the file: {text}"
+    );
+    let baseline_id = line_id(text.lines().next().unwrap());
+    assert!(show(home.path(), &stored[0])["expert_baseline"].is_null());
+    let imported = import_json(home.path(), &files[0]);
+    assert_eq!(
+        (&imported["added"], &imported["linked_to_baseline"]),
+        (&1.into(), &1.into()),
+        "{imported}"
+    );
+    assert_linked(home.path(), &stored[0], &baseline_id);
+    let again = import_json(home.path(), &files[0]);
+    assert_eq!(again["already_present"], 1, "{again}");
+}
+
+/// T37-2: the model's answer and its baseline both written out (the lock held from the
+/// start): imported a line at a time, the model's plan first, it is linked to the baseline
+/// once that comes; the whole file again is already present.
+#[test]
+fn a_model_and_its_baseline_written_out_are_linked_whichever_is_imported_first() {
+    let (home, files) = send_ended_by_a_second_signal(false);
+    assert!(plans_of(home.path(), "linked").is_empty());
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let (baseline, model): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.contains("test/slow-1"));
+    assert_eq!((baseline.len(), model.len()), (1, 1), "{text}");
+    let one = home.path().join("one.jsonl");
+    std::fs::write(&one, format!("{}\n", model[0])).unwrap();
+    assert_eq!(import_json(home.path(), &one)["linked_to_baseline"], 0);
+    let model_id = line_id(model[0]);
+    assert!(show(home.path(), &model_id)["expert_baseline"].is_null());
+    std::fs::write(&one, format!("{}\n", baseline[0])).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&one)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "1 sent plan linked to the baseline of its send: its steps and the gap signal stored"
+        ),
+        "{said}"
+    );
+    assert_linked(home.path(), &model_id, &line_id(baseline[0]));
+    let again = import_json(home.path(), &files[0]);
+    assert_eq!(again["already_present"], 2, "{again}");
+    assert_eq!(again["conflicts"], Value::Null, "{again}");
+}
+
+/// A send to `test/ok-json` with `test/slow-1` for its baseline (answering after 400 ms),
+/// ended by two SIGTERMs while another process holds the store's write lock — taken once the
+/// model's answer is stored (`model_stored_first`), or before anything is. The workspace
+/// and the file of unstored plans it wrote.
+fn send_ended_by_a_second_signal(
+    model_stored_first: bool,
+) -> (tempfile::TempDir, Vec<std::path::PathBuf>) {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    json_of(ctx(home.path()).args(["history", "--plans", "--json"]));
+    let lock = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    if !model_stored_first {
+        lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    }
+    let child = send_process(home.path())
+        .args(["--model", "test/ok-json", "--baseline", "test/slow-1"])
+        .args(["--caller", "linked"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    if model_stored_first {
+        while plans_of(home.path(), "linked").is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the model's answer stored"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    }
+    while server.requests.lock().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "both calls out");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The baseline is back (after 400 ms) and waits for the lock with the rest.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let term = || {
+        let pid = child.id().to_string();
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    term();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    term();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    drop(lock);
+    let files: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
+    (home, files)
+}
+
+/// The ids of `caller`'s stored plans.
+fn plans_of(home: &Path, caller: &str) -> Vec<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        home.join("history.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    db.prepare("SELECT id FROM plans WHERE caller = ?1")
+        .and_then(|mut q| {
+            q.query_map([caller], |r| r.get(0))?
+                .collect::<Result<Vec<String>, _>>()
+        })
+        .unwrap_or_default()
+}
+
+fn line_id(line: &str) -> String {
+    serde_json::from_str::<Value>(line).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn import_json(home: &Path, file: &Path) -> Value {
+    json_of(ctx(home).args(["import", "plans", "--json"]).arg(file))
+}
+
+/// Plan `id` carries the baseline `baseline_id`'s steps and a gap signal, which `history
+/// --gaps` counts.
+fn assert_linked(home: &Path, id: &str, baseline_id: &str) {
+    let row = show(home, id);
+    assert_eq!(row["expert_baseline"]["model"], "test/slow-1", "{row:#}");
+    assert_eq!(row["expert_baseline"]["plan_id"], baseline_id, "{row:#}");
+    assert!(row["gap_signal"].is_object(), "{row:#}");
+    let g = gaps(home);
+    assert_eq!(g["plans"], 1, "{g:#}");
+}

@@ -249,6 +249,15 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "  {n} {spans} now linked to a chat span of its trace this file brought\n"
         ));
     }
+    if report.linked_to_baseline > 0 {
+        let n = report.linked_to_baseline;
+        let plans = crate::format::counted(n, "sent plan", "sent plans");
+        let its = if n == 1 { "its" } else { "their" };
+        notes.push_str(&format!(
+            "  {plans} linked to the baseline of {its} send: its steps and the gap signal \
+             stored, as the send would have\n"
+        ));
+    }
     if report.tool_calls_cut > 0 {
         let n = report.tool_calls_cut;
         let bound = crate::core::bounds::PLAN_STEPS;

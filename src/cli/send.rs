@@ -204,7 +204,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     };
     // Once every call is back, what is left is storing; with another process writing, the
     // status line says what it waits for (tester 36 F8: it read `storing` the whole wait).
-    let mut storing = SendStore::new(&jobs, sink).when_only_storing_is_left(move |waiting| {
+    let mut storing = SendStore::new(&jobs, at, sink).when_only_storing_is_left(move |waiting| {
         if tty && waiting {
             crate::cli::out::status_line(
                 "Storing… waiting for the store's write lock (another process is writing)",

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::core::history::{Baseline, Outcome, Step, UNKNOWN_TOOL};
+use crate::core::history::{Baseline, Outcome, PlanRecord, Step, UNKNOWN_TOOL};
 use crate::core::terminal_text::{for_terminal_line, name};
 use crate::core::text::clip;
 
@@ -127,6 +127,18 @@ fn missing_from(a: &[&str], b: &HashMap<&str, usize>) -> Vec<String> {
 /// nothing a plan can be measured against.
 pub fn names_a_tool(steps: &[Step]) -> bool {
     steps.iter().any(|s| s.tool != UNKNOWN_TOOL)
+}
+
+/// `record`'s steps as a baseline (stored as `plan_id`), when it planned: not a failed
+/// plan, and one with a step naming a registered tool (a plan whose steps were all
+/// demoted to `unknown` is no plan either). For the send that asked it and for an
+/// import that links it later alike.
+pub fn planned_baseline(record: &PlanRecord, plan_id: Option<String>) -> Option<Baseline> {
+    (record.outcome != Outcome::Failed && names_a_tool(&record.steps)).then(|| Baseline {
+        model: Some(record.model.clone()),
+        plan_id,
+        steps: record.steps.clone(),
+    })
 }
 
 /// Compare a plan (its outcome and steps) with its baseline's steps. `None` when no step of

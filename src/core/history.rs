@@ -421,6 +421,16 @@ pub fn names_problem(
 }
 
 impl PlanRecord {
+    /// Whether the call gave an answer to judge: not one that failed before any answer
+    /// (an HTTP error, the transport, the protocol). A plan that did not is linked to no
+    /// baseline and has no gap signal.
+    pub fn ran(&self) -> bool {
+        self.failure_class
+            .as_deref()
+            .and_then(crate::core::failure::FailureClass::parse)
+            .is_none_or(|c| !c.is_transport_level())
+    }
+
     /// The first of its names that breaks the one name rule, with its field.
     pub fn names_problem(&self) -> Option<(&'static str, &'static str)> {
         names_problem(

@@ -651,7 +651,9 @@ pub fn is_default_ignorable(c: char) -> bool {
     )
 }
 
-/// The key two names share when they print alike: trimmed, NFC-normalised, and without the
+/// The key two names share when they print alike: trimmed, NFKC-normalised (composed, and in
+/// compatibility form: the ligature `ﬁle` is `file`, fullwidth `ｆｉｌｅ` is `file`, which the
+/// ranker reads as one word too — tester 36 F7: they ranked alike with no note), and without the
 /// characters that print as nothing (every default-ignorable code point: zero-width spaces
 /// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
 /// characters, bidi marks: `x\u{200b}y` is `xy` to a reader and to a model; tester 9 T9-9,
@@ -660,7 +662,7 @@ pub fn is_default_ignorable(c: char) -> bool {
 pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     name.trim()
-        .nfc()
+        .nfkc()
         .filter(|&c| !prints_as_nothing(c))
         .map(|c| if is_space_separator(c) { ' ' } else { c })
         .collect()
@@ -908,6 +910,19 @@ mod tests {
         assert_eq!(t["a/b/x"], "a/b/x");
         assert_eq!(t["c/b/x"], "c/b/x");
         assert_eq!(distinct_tails(["one/m", "one/m"])["one/m"], "m");
+    }
+
+    /// Tester 36 F7: a name in compatibility form (a ligature, fullwidth letters) reads as
+    /// the plain one — to a reader, and to the ranker, which scores them alike — so it is
+    /// said to print alike, and told apart where both are listed.
+    #[test]
+    fn compatibility_forms_print_alike() {
+        for name in ["\u{FB01}le_read", "\u{FF46}\u{FF49}\u{FF4C}\u{FF45}_read"] {
+            assert_eq!(printed_alike(name), "file_read", "{name:?}");
+            let t = told_apart([name, "file_read"]);
+            assert_eq!(t["file_read"], "file_read");
+            assert!(t[name].starts_with("\\u{"), "{t:?}");
+        }
     }
 
     /// Tester 10 T10-9: a no-break space (or any space separator) prints as a space.

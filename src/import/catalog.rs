@@ -274,13 +274,50 @@ fn entry_names_are_strings(
             };
             if let Some(key) = schema_key
                 && let Some(schema) = fields.and_then(|f| f.get(key))
-                && !schema.is_object()
             {
-                return Err(wrong(
-                    format!("{at}.{key}"),
-                    format!("is {}; expected a JSON Schema object", in_words(schema)),
+                check_schema(schema, &format!("{at}.{key}")).map_err(|(at, why)| wrong(at, why))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An entry's input schema, at `at`: a JSON Schema object, whose `properties` (where given)
+/// is an object and whose `required` is a list of names (tester 36 F5: `"properties": 5` and
+/// `"required": "q"` were read and sent as given, for the provider to refuse). Deeper
+/// levels are the provider's to judge. The field at fault and what was found, if not.
+fn check_schema(schema: &Value, at: &str) -> Result<(), (String, String)> {
+    let found = |v: &Value| in_words(v);
+    if !schema.is_object() {
+        return Err((
+            at.to_string(),
+            format!("is {}; expected a JSON Schema object", found(schema)),
+        ));
+    }
+    if let Some(p) = schema.get("properties")
+        && !p.is_object()
+    {
+        return Err((
+            format!("{at}.properties"),
+            format!("is {}; expected an object of parameters", found(p)),
+        ));
+    }
+    if let Some(r) = schema.get("required") {
+        let names = r.as_array().map(|a| a.iter().position(|n| !n.is_string()));
+        match names {
+            None => {
+                return Err((
+                    format!("{at}.required"),
+                    format!("is {}; expected a list of parameter names", found(r)),
                 ));
             }
+            Some(Some(i)) => {
+                return Err((
+                    format!("{at}.required[{i}]"),
+                    format!("is {}; expected a parameter name", found(&r[i])),
+                ));
+            }
+            Some(None) => {}
         }
     }
     Ok(())
@@ -856,6 +893,18 @@ mod tests {
             (
                 r#"[{"name":"a","description":"d","parameters":"s"}]"#,
                 "c.json: field '[0].parameters' is a string; expected a JSON Schema object",
+            ),
+            (
+                r#"{"tools":[{"name":"a","inputSchema":{"type":"object","properties":5}}]}"#,
+                "c.json: field 'tools[0].inputSchema.properties' is 5; expected an object of parameters",
+            ),
+            (
+                r#"[{"type":"function","function":{"name":"a","parameters":{"required":"q"}}}]"#,
+                "c.json: field '[0].function.parameters.required' is a string; expected a list of parameter names",
+            ),
+            (
+                r#"[{"name":"a","description":"d","parameters":{"properties":{},"required":["x",3]}}]"#,
+                "c.json: field '[0].parameters.required[1]' is 3; expected a parameter name",
             ),
             (
                 r#"{"tools":[{"name":5}]}"#,

@@ -6,9 +6,8 @@
 
 use serde::Serialize;
 
-use crate::core::as_sent::mark_baseline;
-use crate::core::gap::{GapSignal, gap_signal, names_a_tool};
-use crate::core::history::{Baseline, Outcome, PlanRecord};
+use crate::core::gap::{GapSignal, gap_signal};
+use crate::core::history::{Baseline, PlanRecord};
 use crate::core::text::clip;
 use crate::live::in_hand::InHand;
 use crate::live::replay::LiveReplay;
@@ -55,7 +54,7 @@ pub struct BaselineRun {
     pub cut: usize,
 }
 
-/// Store the baseline's answer (marked as a baseline in its trim record) and keep its steps
+/// Store the baseline's answer (marked as a baseline in its trim record as it came back) and keep its steps
 /// when it planned.
 pub fn store(
     mut live: LiveReplay,
@@ -64,23 +63,16 @@ pub fn store(
     insert: impl FnOnce(&mut PlanRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<BaselineRun> {
     let cut = request.compaction.count(|f| matches!(f, Fate::CutByBudget));
-    let Some(mut answer) = answer else {
+    let Some(answer) = answer else {
         return Ok(BaselineRun {
             live,
             steps: None,
             cut,
         });
     };
-    mark_baseline(&mut answer.record, request);
-    // A plan none of whose steps names a registered tool (all demoted) is no plan either.
-    let planned = answer.record.outcome != Outcome::Failed && names_a_tool(&answer.record.steps);
-    let steps = answer.record.steps.clone();
+    let planned = crate::core::gap::planned_baseline(&answer.record, None);
     let id = live.store_in_hand(answer, insert);
-    let steps = planned.then(|| Baseline {
-        model: Some(live.model.clone()),
-        plan_id: id,
-        steps,
-    });
+    let steps = planned.map(|b| Baseline { plan_id: id, ..b });
     Ok(BaselineRun { live, steps, cut })
 }
 

@@ -92,6 +92,13 @@ impl InHand {
         InHand { record, holding }
     }
 
+    /// Change the record in hand (what it was sent with, which send it is of), so that a
+    /// line written out while it waits for the store says the same as the plan stored.
+    pub fn amend(&mut self, change: impl FnOnce(&mut PlanRecord)) {
+        change(&mut self.record);
+        self.holding.update(&self.record);
+    }
+
     /// The record, and the holding that keeps it in hand (updated with what is stored).
     pub fn into_parts(self) -> (PlanRecord, Holding) {
         (self.record, self.holding)

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::core::as_sent::SentWith;
+use crate::core::as_sent::{SendMark, SentWith, mark_baseline};
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
 use crate::core::gap::GapSignal;
@@ -438,6 +438,8 @@ struct Waiting {
 /// (one answer too large for the disk) is the answer's own.
 pub struct SendStore<'a> {
     sink: Box<dyn PlanSink + 'a>,
+    /// Which send every answer is of, kept with each as it comes back.
+    mark: SendMark,
     refused: Option<String>,
     /// A baseline job that has not come back yet.
     baseline_due: bool,
@@ -458,12 +460,19 @@ pub struct SendStore<'a> {
 }
 
 impl<'a> SendStore<'a> {
-    /// For `jobs` (a baseline among them or not), storing into `sink`.
-    pub fn new(jobs: &[SendJob], sink: impl PlanSink + 'a) -> Self {
+    /// For `jobs` (a baseline among them or not) of a send begun at `started`, storing into
+    /// `sink`.
+    pub fn new(jobs: &[SendJob], started: i64, sink: impl PlanSink + 'a) -> Self {
+        let with_baseline = jobs.iter().any(|j| j.baseline);
         SendStore {
             sink: Box::new(sink),
+            mark: SendMark {
+                id: send_id(started, jobs),
+                started,
+                with_baseline,
+            },
             refused: None,
-            baseline_due: jobs.iter().any(|j| j.baseline),
+            baseline_due: with_baseline,
             baseline: None,
             unlinked: Vec::new(),
             waiting: Vec::new(),
@@ -529,8 +538,19 @@ impl<'a> SendStore<'a> {
         last: bool,
     ) -> Vec<(usize, Kept)> {
         match outcome {
-            Ok((live, answer)) => {
+            Ok((live, mut answer)) => {
                 self.lives.insert(i, answered_line(&live));
+                // Kept with the answer from now on: a line written out while it waits for
+                // the store says what the stored plan would (tester 37 T37-2).
+                if let Some(a) = answer.as_mut() {
+                    a.amend(|r| {
+                        job.sent_with.keep_in(&mut r.trim_record);
+                        self.mark.keep_in(&mut r.trim_record);
+                        if job.baseline {
+                            mark_baseline(r, &job.request);
+                        }
+                    });
+                }
                 self.waiting.push(Waiting {
                     i,
                     job,
@@ -589,15 +609,9 @@ impl<'a> SendStore<'a> {
 
     fn store_baseline(&mut self, w: Waiting) -> Kept {
         let Waiting {
-            job,
-            live,
-            mut answer,
-            ..
+            job, live, answer, ..
         } = w;
         self.baseline_due = false;
-        if let Some(a) = answer.as_mut() {
-            job.sent_with.keep_in(&mut a.record.trim_record);
-        }
         let mut insert = |r: &mut PlanRecord| self.insert_once(r);
         match baseline::store(live, answer, &job.request, &mut insert) {
             Ok(run) => {
@@ -646,7 +660,6 @@ impl<'a> SendStore<'a> {
         } = w;
         let mut gap = None;
         if let Some(mut answer) = answer {
-            job.sent_with.keep_in(&mut answer.record.trim_record);
             let expert = self.baseline.as_ref().and_then(|b| b.steps.as_ref());
             gap = baseline::attach(&live, &mut answer.record, expert);
             // Linked when the baseline is back (an answer that could not run never is).
@@ -699,6 +712,16 @@ impl<'a> SendStore<'a> {
             baseline: self.baseline,
         })
     }
+}
+
+/// A send's own id: its start and a hash of the moment, the process and what it asks.
+fn send_id(started: i64, jobs: &[SendJob]) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let models: Vec<&str> = jobs.iter().map(|j| j.model.as_str()).collect();
+    let hash = short_sha(&format!("{nanos}\n{}\n{models:?}", std::process::id()));
+    format!("{started}-{}", &hash[..8])
 }
 
 /// A call's line once it is over, before what the store did with it: `on MODEL · back in 5

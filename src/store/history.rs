@@ -75,6 +75,9 @@ pub struct ImportReport {
     pub skipped: usize,
     /// Rows whose id was stored with other content, replaced by the file's (`OnConflict::Replace`).
     pub replaced: usize,
+    /// `import plans`: sent plans given their send's baseline's steps and gap signal, as
+    /// the plan lines of a send that had to end reached the store (tester 37 T37-2).
+    pub linked_to_baseline: usize,
     /// Plans whose drift was recomputed because of this import.
     pub drift_updated: usize,
     /// Executions added that name a plan the store does not hold (yet): kept, and linked

@@ -600,9 +600,10 @@ pub async fn run_send(
         pipelines: &rctx.pipelines,
         started,
     };
-    let mut storing = SendStore::new(&jobs, sink).when_only_storing_is_left(move |waiting| {
-        storing_report(SendNews::Storing { waiting });
-    });
+    let mut storing =
+        SendStore::new(&jobs, started, sink).when_only_storing_is_left(move |waiting| {
+            storing_report(SendNews::Storing { waiting });
+        });
     run_jobs(
         rctx.clone(),
         jobs,

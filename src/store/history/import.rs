@@ -2,6 +2,8 @@
 //! of sent and replayed plans, export, and drift kept current as executions arrive.
 
 use super::*;
+use crate::core::as_sent::{SendMark, is_baseline};
+use crate::core::history::Baseline;
 use crate::core::terminal_text::ShownPath;
 use std::rc::Rc;
 
@@ -45,6 +47,7 @@ impl HistoryStore {
                 )
             })?;
             insert.recount_shapes()?;
+            report.linked_to_baseline = insert.linked;
         }
         // Executions stored before their plans arrived (imported first) are linked now: one
         // dated before its plan is said here as the executions import says it (tester 7
@@ -536,18 +539,7 @@ impl HistoryStore {
         let path = self.path.clone();
         let doing = "linking sent plans to their baseline";
         let tx = self.write(doing)?;
-        {
-            let json = serde_json::to_string(baseline)?;
-            let mut link = tx.prepare_cached(
-                "UPDATE plans SET expert_baseline = ?2, gap_signal = ?3
-                 WHERE id = ?1 AND replay_of IS NULL",
-            )?;
-            for (id, outcome, steps) in plans {
-                let gap = gap_column(*outcome, steps, baseline);
-                link.execute(params![id, json, gap])
-                    .map_err(db_err(&path, doing))?;
-            }
-        }
+        link_plans(&tx, &path, baseline, plans)?;
         tx.commit().map_err(db_err(&path, doing))?;
         Ok(())
     }
@@ -832,6 +824,7 @@ pub(super) fn plan_fate(
     }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
+            insert.linked += link_to_its_send(tx, path, &plan)?;
             callers.insert(plan.caller);
             return Ok(Fate::Added);
         }
@@ -1107,6 +1100,95 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
         .unwrap_or(i64::MAX))
 }
 
+/// A sent plan added by an import, linked to the rest of its send ([`SendMark`]): a
+/// baseline gives its steps, and the gap signal those give, to the models' plans of its
+/// send stored without them; a model's plan stored without its baseline's steps gets them
+/// from its send's baseline, when that is stored. As the send itself links them when the
+/// baseline comes back late ([`HistoryStore::link_baseline`]), for the plan lines a process
+/// that had to end wrote out (tester 37 T37-2: the models' plans stayed unlinked, with no gap
+/// signal). A plan that could not run (no answer to judge) is linked to nothing, as on a send.
+/// Returns how many plans were linked.
+fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> anyhow::Result<usize> {
+    let Some(send) = SendMark::from_trim(plan.trim_record.as_ref()).filter(|s| s.with_baseline)
+    else {
+        return Ok(0);
+    };
+    let plan_is_baseline = is_baseline(plan.trim_record.as_ref());
+    if !plan_is_baseline && (plan.expert_baseline.is_some() || !plan.ran()) {
+        return Ok(0);
+    }
+    // Every answer of a send is back within the longest a call may take.
+    let last = send
+        .started
+        .saturating_add(crate::core::bounds::DURATION_MS.end() / 1000);
+    let ids: Vec<String> = tx
+        .prepare_cached(
+            "SELECT id FROM plans WHERE caller = ?1 AND at BETWEEN ?2 AND ?3 AND id <> ?4
+             AND replay_of IS NULL AND json_extract(trim_record, '$.send.id') = ?5",
+        )?
+        .query_map(
+            params![plan.caller, send.started, last, plan.id, send.id],
+            |r| r.get(0),
+        )?
+        .collect::<Result<_, _>>()
+        .map_err(db_err(path, "reading the plans of a sent plan's send"))?;
+    let mut others = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(stored) = read_plan(tx, path, &id)? {
+            others.push(stored.detail.record);
+        }
+    }
+    let (baseline, unlinked): (Option<Baseline>, Vec<&PlanRecord>) = if plan_is_baseline {
+        let unlinked = others
+            .iter()
+            .filter(|r| {
+                !is_baseline(r.trim_record.as_ref()) && r.expert_baseline.is_none() && r.ran()
+            })
+            .collect();
+        (
+            crate::core::gap::planned_baseline(plan, Some(plan.id.clone())),
+            unlinked,
+        )
+    } else {
+        let baseline = others
+            .iter()
+            .filter(|r| is_baseline(r.trim_record.as_ref()))
+            .find_map(|r| crate::core::gap::planned_baseline(r, Some(r.id.clone())));
+        (baseline, vec![plan])
+    };
+    let Some(baseline) = baseline else {
+        return Ok(0);
+    };
+    let plans: Vec<UnlinkedPlan> = unlinked
+        .into_iter()
+        .map(|r| (r.id.clone(), r.outcome, r.steps.clone()))
+        .collect();
+    link_plans(tx, path, &baseline, &plans)?;
+    Ok(plans.len())
+}
+
+/// Give `plans` (stored sent plans) `baseline`'s steps and the gap signal each plan's own
+/// steps give against them ([`gap_column`], as on insert).
+fn link_plans(
+    tx: &Transaction<'_>,
+    path: &Path,
+    baseline: &Baseline,
+    plans: &[UnlinkedPlan],
+) -> anyhow::Result<()> {
+    let doing = "linking sent plans to their baseline";
+    let json = serde_json::to_string(baseline)?;
+    let mut link = tx.prepare_cached(
+        "UPDATE plans SET expert_baseline = ?2, gap_signal = ?3
+         WHERE id = ?1 AND replay_of IS NULL",
+    )?;
+    for (id, outcome, steps) in plans {
+        let gap = gap_column(*outcome, steps, baseline);
+        link.execute(params![id, json, gap])
+            .map_err(db_err(path, doing))?;
+    }
+    Ok(())
+}
+
 /// Whether a plan of the same model and second is stored under another id and is `plan` in
 /// every field but its id.
 fn stored_under_another_id(
@@ -1320,6 +1402,9 @@ pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Res
 }
 
 pub(super) struct PlanInserter<'t> {
+    /// Sent plans linked to their send's baseline as the import added them
+    /// ([`link_to_its_send`]).
+    pub(super) linked: usize,
     plan: rusqlite::CachedStatement<'t>,
     step: rusqlite::CachedStatement<'t>,
     shape: rusqlite::CachedStatement<'t>,
@@ -1424,17 +1509,34 @@ impl PlanColumns {
 impl<'t> PlanInserter<'t> {
     /// Whether `stored` is `plan` read again: equal, or, for a plan stored before this
     /// version kept every part of a second, equal but for a part of a second it never kept.
+    /// Whether `stored` is `plan` read again — or `plan` as written out before its send's
+    /// baseline was linked to it ([`link_to_its_send`]: a line without the baseline's
+    /// steps, of a send that asked one, is the plan stored with them).
     fn same(&self, stored: &StoredPlan, plan: &PlanRecord) -> bool {
-        same_as_read(
-            &stored.detail.record,
-            plan,
-            stored.seq <= self.fraction_kept_after,
-            |p| &mut p.at_nanos,
-        )
+        let same = |plan: &PlanRecord| {
+            same_as_read(
+                &stored.detail.record,
+                plan,
+                stored.seq <= self.fraction_kept_after,
+                |p| &mut p.at_nanos,
+            )
+        };
+        if same(plan) {
+            return true;
+        }
+        let linked_since = plan.expert_baseline.is_none()
+            && stored.detail.record.expert_baseline.is_some()
+            && SendMark::from_trim(plan.trim_record.as_ref()).is_some_and(|s| s.with_baseline);
+        linked_since
+            && same(&PlanRecord {
+                expert_baseline: stored.detail.record.expert_baseline.clone(),
+                ..plan.clone()
+            })
     }
 
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
         Ok(PlanInserter {
+            linked: 0,
             shapes_to_recount: BTreeSet::new(),
             fraction_kept_after: fraction_kept_after(tx, PLAN_FRACTION_KEPT_AFTER_KEY)?,
             secrets: secrets.clone(),
