@@ -1,11 +1,13 @@
 //! Chooses ranker weights on the tune halves only:
-//! `cargo run --release --example rank_sweep [DIR] [--sets a,b] [--knobs k,…] [--base k=v,…]`.
+//! `cargo run --release --example rank_sweep [DIR] [--sets a,b] [--knobs k,…] [--base k=v,…]
+//! [--per-set]`.
 //!
 //! Reads every set `ctxconsole eval rank --suite DIR` reads (default `tests/data`), drops
 //! every test-half question before ranking anything, and prints, for the default weights and
 //! for each variation below, the mean over sets of tune recall@1, recall@5, all-expected@10
 //! and MRR (and the worst set's recall@5 lead over BM25), so a change is judged on every set
-//! at once and never on the questions the README reports.
+//! at once and never on the questions the README reports. `--per-set` prints each set's
+//! tune recall@5 (beside BM25's) and all@10 for every variation too.
 //!
 //! `--semantic local:DIR | endpoint:MODEL` sweeps the semantic layer's weight instead
 //! (build with `--features semantic-local` for a local model): only the tune halves'
@@ -49,7 +51,7 @@ struct Score {
     worst_lead: (f64, String),
 }
 
-fn measure(sets: &[NamedSet], bm25_r5: &[f64], params: RankParams) -> Score {
+fn measure(sets: &[NamedSet], bm25_r5: &[f64], params: RankParams, per_set: bool) -> Score {
     let mut s = Score {
         r1: 0.0,
         r5: 0.0,
@@ -60,6 +62,12 @@ fn measure(sets: &[NamedSet], bm25_r5: &[f64], params: RankParams) -> Score {
     for (set, base) in sets.iter().zip(bm25_r5) {
         let (report, _) = evaluate(set, params, Keep::default());
         let m = report.tune.ranker;
+        if per_set {
+            println!(
+                "  {:<24} r@5 {:.3} (BM25 {:.3})  all@10 {:.3}",
+                set.name, m.recall_at_5, base, m.all_at_10
+            );
+        }
         s.r1 += m.recall_at_1;
         s.r5 += m.recall_at_5;
         s.all10 += m.all_at_10;
@@ -84,12 +92,15 @@ fn main() -> anyhow::Result<()> {
     let mut knob_filter: Option<Vec<String>> = None;
     let mut base_overrides: Vec<(String, f64)> = Vec::new();
     let mut semantic: Option<String> = None;
+    let mut per_set = false;
     let list = |s: Option<String>| s.map(|s| s.split(',').map(str::to_string).collect());
     while let Some(a) = args.next() {
         if a == "--sets" {
             only = list(args.next());
         } else if a == "--semantic" {
             semantic = args.next();
+        } else if a == "--per-set" {
+            per_set = true;
         } else if a == "--knobs" {
             knob_filter = list(args.next());
         } else if a == "--base" {
@@ -178,7 +189,7 @@ fn main() -> anyhow::Result<()> {
             .join(", ")
     );
     for (label, params) in variants {
-        let s = measure(&sets, &bm25, params);
+        let s = measure(&sets, &bm25, params, per_set);
         println!(
             "{label:<24} r@1 {:.4}  r@5 {:.4}  all@10 {:.4}  mrr {:.4}  worst r@5 lead {:+.3} ({})",
             s.r1, s.r5, s.all10, s.mrr, s.worst_lead.0, s.worst_lead.1
