@@ -112,11 +112,7 @@ pub struct KeptReport {
 
 /// `1 answer`, `3 answers`.
 pub fn answers(n: usize) -> String {
-    if n == 1 {
-        "1 answer".into()
-    } else {
-        format!("{n} answers")
-    }
+    crate::format::counted(n, "answer", "answers")
 }
 
 #[cfg(test)]

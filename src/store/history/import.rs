@@ -817,7 +817,10 @@ pub(super) fn plan_fate(
     // as the write lock went): stored meanwhile under the id the store gave it, and the same
     // in every other field — already present (tester 37 T37-1: it was added a second time
     // under the line's own id).
+    // Only for a line whose id is free: one stored under its id is judged by that below (a
+    // re-import of an export reads no sibling plans for nothing).
     if (plan.source == PlanSource::Sent || plan.replay_of.is_some())
+        && !id_stored(tx, &plan.id)?
         && stored_under_another_id(tx, insert, path, &plan)?
     {
         return Ok(Fate::Same);
@@ -1187,6 +1190,15 @@ fn link_plans(
             .map_err(db_err(path, doing))?;
     }
     Ok(())
+}
+
+/// Whether a plan is stored under `id`.
+fn id_stored(tx: &Transaction<'_>, id: &str) -> anyhow::Result<bool> {
+    Ok(tx
+        .prepare_cached("SELECT 1 FROM plans WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
+        .optional()?
+        .is_some())
 }
 
 /// Whether a plan of the same model and second is stored under another id and is `plan` in
