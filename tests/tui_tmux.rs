@@ -1116,3 +1116,66 @@ fn a_store_held_locked_by_another_process_leaves_the_console_drawn_and_quittable
         "the store is untouched"
     );
 }
+
+/// Tester 36 F8 and tester 37 T37-3, on a real terminal: once every call of `send` is back and
+/// only storing is left, with another process holding the store's write lock, its status line
+/// says what it waits for — cut to the terminal's width, so it never wraps into copies of
+/// itself — and the send ends as it should once the lock goes.
+#[test]
+fn send_on_a_narrow_terminal_says_it_waits_for_the_lock_on_one_cut_line() {
+    let server = common::llm_server::LlmServer::start();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[llm]\nconnect_timeout = \"1s\"\ntimeout = \"5s\"\nretries = 0\n\n\
+             [providers.test]\nprefix = \"test/\"\nbase_url = \"{}\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/ok-json\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n",
+    )
+    .unwrap();
+    // The store exists, to be held locked.
+    let seeded = common::ctx(home.path())
+        .args(["history", "--limit", "1"])
+        .output()
+        .unwrap();
+    assert!(seeded.status.success());
+    let store = rusqlite::Connection::open(home.path().join("history.sqlite")).unwrap();
+    store.execute_batch("BEGIN IMMEDIATE").unwrap();
+    const WIDTH: usize = 50;
+    let tmux = Tmux::start(WIDTH as u16, 20);
+    tmux.launch_watched(
+        home.path(),
+        env!("CARGO_BIN_EXE_ctxconsole"),
+        "send \"remember this launch note\" --model test/ok-json",
+    );
+    let waiting = tmux.wait_for("the wait for the lock", 20, |s| {
+        s.contains("Storing… waiting")
+    });
+    let rows: Vec<&str> = waiting.lines().filter(|l| l.contains("Storing")).collect();
+    assert_eq!(rows.len(), 1, "{waiting}");
+    assert!(
+        rows[0].chars().count() < WIDTH && rows[0].trim_end().ends_with('…'),
+        "cut to the width: {:?}\n{waiting}",
+        rows[0]
+    );
+    assert!(
+        !waiting.contains("is writing)"),
+        "the line wrapped:\n{waiting}"
+    );
+    store.execute_batch("ROLLBACK").unwrap();
+    drop(store);
+    let done = tmux.wait_for("the send to end", 90, |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+    assert!(done.lines().any(|l| l == "EXIT=0"), "{done}");
+    assert!(
+        !done.contains("Storing…"),
+        "the status line cleared:\n{done}"
+    );
+}

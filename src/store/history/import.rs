@@ -1112,6 +1112,9 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
 /// signal). A plan that could not run (no answer to judge) is linked to nothing, as on a send.
 /// Returns how many plans were linked.
 fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> anyhow::Result<usize> {
+    if plan.source != PlanSource::Sent || plan.replay_of.is_some() {
+        return Ok(0);
+    }
     let Some(send) = SendMark::from_trim(plan.trim_record.as_ref()).filter(|s| s.with_baseline)
     else {
         return Ok(0);
@@ -1127,7 +1130,9 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
     let ids: Vec<String> = tx
         .prepare_cached(
             "SELECT id FROM plans WHERE caller = ?1 AND at BETWEEN ?2 AND ?3 AND id <> ?4
-             AND replay_of IS NULL AND json_extract(trim_record, '$.send.id') = ?5",
+             AND replay_of IS NULL AND source = 'sent'
+             AND CASE WHEN json_valid(trim_record)
+                 THEN json_extract(trim_record, '$.send.id') END = ?5",
         )?
         .query_map(
             params![plan.caller, send.started, last, plan.id, send.id],
