@@ -2292,16 +2292,7 @@ fn a_second_signal_while_storing_waits_ends_send_at_once_keeping_the_answer() {
     }
     // The fast answer is back and in hand (the lock is held); the other call still out.
     std::thread::sleep(std::time::Duration::from_millis(1000));
-    let term = || {
-        let pid = child.id().to_string();
-        assert!(
-            std::process::Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
+    let term = || sigterm(child.id());
     term();
     std::thread::sleep(std::time::Duration::from_millis(700));
     let insisted = std::time::Instant::now();
@@ -2316,11 +2307,7 @@ fn a_second_signal_while_storing_waits_ends_send_at_once_keeping_the_answer() {
     assert_eq!(out.status.code(), Some(143), "{stderr}");
     assert!(stderr.contains("interrupted again by SIGTERM"), "{stderr}");
     drop(lock);
-    let files: Vec<_> = std::fs::read_dir(home.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
-        .collect();
+    let files = unstored_files(home.path());
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("test/ok-json"), "{text}");
@@ -2483,16 +2470,7 @@ fn send_ended_by_a_second_signal(
     }
     // The baseline is back (after 400 ms) and waits for the lock with the rest.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let term = || {
-        let pid = child.id().to_string();
-        assert!(
-            std::process::Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
+    let term = || sigterm(child.id());
     term();
     std::thread::sleep(std::time::Duration::from_millis(700));
     term();
@@ -2500,11 +2478,7 @@ fn send_ended_by_a_second_signal(
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{stderr}");
     drop(lock);
-    let files: Vec<_> = std::fs::read_dir(home.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
-        .collect();
+    let files = unstored_files(home.path());
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
     (home, files)
 }
@@ -2544,4 +2518,24 @@ fn assert_linked(home: &Path, id: &str, baseline_id: &str) {
     assert!(row["gap_signal"].is_object(), "{row:#}");
     let g = gaps(home);
     assert_eq!(g["plans"], 1, "{g:#}");
+}
+
+/// SIGTERM to process `pid`.
+fn sigterm(pid: u32) {
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// The files of unstored plans in the workspace `home`.
+fn unstored_files(home: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(home)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("unstored-plans-"))
+        .collect()
 }
