@@ -2430,6 +2430,33 @@ fn a_model_and_its_baseline_written_out_are_linked_whichever_is_imported_first()
     let again = import_json(home.path(), &files[0]);
     assert_eq!(again["already_present"], 2, "{again}");
     assert_eq!(again["conflicts"], Value::Null, "{again}");
+    // Tester 38 F3: a line stored by `--on-conflict replace` is linked as an added one is —
+    // the model's plan replaced and put back links to its baseline again, and a baseline
+    // replaced links its models to what it holds now.
+    let replace = |line: &str| {
+        std::fs::write(&one, format!("{line}\n")).unwrap();
+        json_of(
+            ctx(home.path())
+                .args(["import", "plans", "--json", "--on-conflict", "replace"])
+                .arg(&one),
+        )
+    };
+    let mut other: Value = serde_json::from_str(model[0]).unwrap();
+    other["raw_response"] = "{\"steps\":[]}".into();
+    assert_eq!(replace(&other.to_string())["replaced"], 1);
+    let back = replace(model[0]);
+    assert_eq!(
+        (&back["replaced"], &back["linked_to_baseline"]),
+        (&1.into(), &1.into()),
+        "{back}"
+    );
+    assert_linked(home.path(), &model_id, &line_id(baseline[0]));
+    let mut new_baseline: Value = serde_json::from_str(baseline[0]).unwrap();
+    let first_step = Value::Array(vec![new_baseline["steps"][0].clone()]);
+    new_baseline["steps"] = first_step.clone();
+    assert_eq!(replace(&new_baseline.to_string())["linked_to_baseline"], 1);
+    let row = show(home.path(), &model_id);
+    assert_eq!(row["expert_baseline"]["steps"], first_step, "{row:#}");
 }
 
 /// A send to `test/ok-json` with `test/slow-1` for its baseline (answering after 400 ms),

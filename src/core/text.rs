@@ -53,10 +53,48 @@ pub fn folded_word(word: String) -> String {
     }
     // Compatibility forms too: the ligature `ﬁle` and fullwidth `ｃｏｆｆｅｅ` are `file` and
     // `coffee` (tester 36 F7).
-    word.nfkd()
+    compatibility_decomposed(&word)
         .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
         .nfc()
         .collect()
+}
+
+/// `text` decomposed (NFKD), each compatibility character to the plain letters it reads as
+/// (the ligature `ﬁ` to `fi`, fullwidth `ｆ` to `f`, the micro sign to `μ`) — except the
+/// forms that print visibly apart from their plain letters ([`prints_apart_from_plain`]:
+/// `x²` is not `x2`; tester 38 F6). The one notion of "reads as" for the ranker's words and
+/// for names that print alike.
+pub fn compatibility_decomposed(text: &str) -> impl Iterator<Item = char> + '_ {
+    use unicode_normalization::UnicodeNormalization;
+    text.chars().flat_map(|c| {
+        let kept = prints_apart_from_plain(c);
+        let as_written = std::iter::once(c).filter(move |_| kept);
+        as_written.chain(std::iter::once(c).filter(move |_| !kept).nfkd())
+    })
+}
+
+/// Compatibility characters that print visibly apart from the letters they decompose to:
+/// superscripts and subscripts (`²`, `₂`), vulgar fractions (`½`), and circled or
+/// parenthesised numbers and letters (`①`, `⑴`, `🄐`). `log₂` beside `log2` is two names
+/// a reader tells apart.
+fn prints_apart_from_plain(c: char) -> bool {
+    matches!(
+        c,
+        '\u{AA}'
+            | '\u{B2}'
+            | '\u{B3}'
+            | '\u{B9}'
+            | '\u{BA}'
+            | '\u{BC}'..='\u{BE}'
+            | '\u{2070}'..='\u{209F}'
+            | '\u{2150}'..='\u{215F}'
+            | '\u{2189}'
+            | '\u{2460}'..='\u{24FF}'
+            | '\u{2776}'..='\u{2793}'
+            | '\u{3200}'..='\u{32FF}'
+            | '\u{1D2C}'..='\u{1D6A}'
+            | '\u{1F100}'..='\u{1F1FF}'
+    )
 }
 
 /// Whether "help" is request filler: "help me find a salon" asks to find a salon, as
@@ -653,7 +691,8 @@ pub fn is_default_ignorable(c: char) -> bool {
 
 /// The key two names share when they print alike: trimmed, NFKC-normalised (composed, and in
 /// compatibility form: the ligature `ﬁle` is `file`, fullwidth `ｆｉｌｅ` is `file`, which the
-/// ranker reads as one word too — tester 36 F7: they ranked alike with no note), and without the
+/// ranker reads as one word too — tester 36 F7: they ranked alike with no note — but `x²`
+/// stays apart from `x2`: [`compatibility_decomposed`]), and without the
 /// characters that print as nothing (every default-ignorable code point: zero-width spaces
 /// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
 /// characters, bidi marks: `x\u{200b}y` is `xy` to a reader and to a model; tester 9 T9-9,
@@ -661,8 +700,8 @@ pub fn is_default_ignorable(c: char) -> bool {
 /// registry's ids and the History pane's model endings ([`distinct_tails`]) use it.
 pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
-    name.trim()
-        .nfkc()
+    compatibility_decomposed(name.trim())
+        .nfc()
         .filter(|&c| !prints_as_nothing(c))
         .map(|c| if is_space_separator(c) { ' ' } else { c })
         .collect()
@@ -923,6 +962,16 @@ mod tests {
             assert_eq!(t["file_read"], "file_read");
             assert!(t[name].starts_with("\\u{"), "{t:?}");
         }
+        // Tester 38 F6: forms that print visibly apart are other names, and other words.
+        for (a, b) in [
+            ("x2", "x\u{B2}"),
+            ("log2", "log\u{2082}"),
+            ("step1", "step\u{2460}"),
+        ] {
+            assert_ne!(printed_alike(a), printed_alike(b), "{b:?}");
+            assert_ne!(folded_word(a.into()), folded_word(b.into()), "{b:?}");
+        }
+        assert_eq!(folded_word("\u{FB01}le".into()), "file");
     }
 
     /// Tester 10 T10-9: a no-break space (or any space separator) prints as a space.

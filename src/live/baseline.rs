@@ -54,8 +54,8 @@ pub struct BaselineRun {
     pub cut: usize,
 }
 
-/// Store the baseline's answer (marked as a baseline in its trim record as it came back) and keep its steps
-/// when it planned.
+/// Store the baseline's answer (marked as a baseline in its trim record as it came back) and
+/// keep its steps when it planned.
 pub fn store(
     mut live: LiveReplay,
     answer: Option<InHand>,

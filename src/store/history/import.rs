@@ -856,6 +856,7 @@ pub(super) fn plan_fate(
         OnConflict::Skip => Fate::Skipped,
         OnConflict::Replace => {
             insert.replace(&stored, &plan, pipelines)?;
+            insert.linked += link_to_its_send(tx, path, &plan)?;
             callers.insert(stored.detail.record.caller);
             callers.insert(plan.caller);
             Fate::Replaced
@@ -1147,16 +1148,33 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
         }
     }
     let (baseline, unlinked): (Option<Baseline>, Vec<&PlanRecord>) = if plan_is_baseline {
+        // The models' plans without a baseline, and those linked to this one before it was
+        // replaced (`--on-conflict replace`: linked again to what it holds now, or unlinked
+        // when it no longer planned; tester 38 F3: they kept the old steps).
+        let linked_to_this = |r: &PlanRecord| {
+            r.expert_baseline
+                .as_ref()
+                .is_some_and(|b| b.plan_id.as_deref() == Some(plan.id.as_str()))
+        };
         let unlinked = others
             .iter()
             .filter(|r| {
-                !is_baseline(r.trim_record.as_ref()) && r.expert_baseline.is_none() && r.ran()
+                !is_baseline(r.trim_record.as_ref())
+                    && (r.expert_baseline.is_none() || linked_to_this(r))
+                    && r.ran()
             })
-            .collect();
-        (
-            crate::core::gap::planned_baseline(plan, Some(plan.id.clone())),
-            unlinked,
-        )
+            .collect::<Vec<_>>();
+        let baseline = crate::core::gap::planned_baseline(plan, Some(plan.id.clone()));
+        if baseline.is_none() {
+            let stale: Vec<&str> = unlinked
+                .iter()
+                .filter(|r| linked_to_this(r))
+                .map(|r| r.id.as_str())
+                .collect();
+            unlink_plans(tx, path, &stale)?;
+            return Ok(0);
+        }
+        (baseline, unlinked)
     } else {
         let baseline = others
             .iter()
@@ -1173,6 +1191,22 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
         .collect();
     link_plans(tx, path, &baseline, &plans)?;
     Ok(plans.len())
+}
+
+/// Take the baseline's steps and the gap signal from `ids` (stored sent plans): the baseline
+/// they were linked to was replaced by one that planned nothing.
+fn unlink_plans(tx: &Transaction<'_>, path: &Path, ids: &[&str]) -> anyhow::Result<()> {
+    let mut unlink = tx.prepare_cached(
+        "UPDATE plans SET expert_baseline = NULL, gap_signal = NULL
+         WHERE id = ?1 AND replay_of IS NULL",
+    )?;
+    for id in ids {
+        unlink.execute([id]).map_err(db_err(
+            path,
+            "unlinking sent plans from a replaced baseline",
+        ))?;
+    }
+    Ok(())
 }
 
 /// Give `plans` (stored sent plans) `baseline`'s steps and the gap signal each plan's own
