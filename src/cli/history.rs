@@ -746,18 +746,19 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         .map(|(c, n)| format!("{c} {n}"))
         .collect();
     out.push_str(&format!("by category: {}\n", categories.join(", ")));
+    let shown = report.names_shown();
     for (what, tools) in [
         ("baseline skipped", &report.frontier_missed),
         ("plans skipped", &report.plan_missed),
     ] {
         if !tools.is_empty() {
-            let listed: Vec<String> = tools.iter().take(8).map(ToString::to_string).collect();
+            let listed: Vec<String> = tools.iter().take(8).map(|t| t.shown(&shown)).collect();
             out.push_str(&format!("{what}: {}\n", listed.join(" ")));
         }
     }
     out.push('\n');
     for g in &report.groups {
-        for line in g.sentences(40) {
+        for line in g.sentences(40, &shown) {
             out.push_str(&format!("  {line}\n"));
         }
     }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use crate::core::history::{Baseline, Outcome, PlanRecord, Step, UNKNOWN_TOOL};
-use crate::core::terminal_text::{for_terminal_line, name};
+use crate::core::terminal_text::{NamesShown, for_terminal_line, name};
 use crate::core::text::clip;
 
 /// How a plan's steps stand against its baseline's, in one word. Exactly one applies, in
@@ -193,11 +193,17 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> Option<
         GapCategory::Reordered => notes.push("the same tools in another order".into()),
         _ => {}
     }
+    // Names that print alike are spelled apart across the notes (tester 38 F1: "the baseline
+    // skipped café; the plan skipped café" named two tools).
+    let shown = NamesShown::new(mine.iter().chain(theirs.iter()).copied());
     if !frontier_missed.is_empty() {
-        notes.push(format!("the baseline skipped {}", names(&frontier_missed)));
+        notes.push(format!(
+            "the baseline skipped {}",
+            names(&shown, &frontier_missed)
+        ));
     }
     if !plan_missed.is_empty() {
-        notes.push(format!("the plan skipped {}", names(&plan_missed)));
+        notes.push(format!("the plan skipped {}", names(&shown, &plan_missed)));
     }
     let mut repeats: Vec<&str> = my_counts
         .iter()
@@ -240,8 +246,12 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> Option<
 }
 
 /// Tools as a note lists them, each one line ([`name`]).
-fn names(tools: &[String]) -> String {
-    tools.iter().map(|t| name(t)).collect::<Vec<_>>().join(", ")
+fn names(shown: &NamesShown, tools: &[String]) -> String {
+    tools
+        .iter()
+        .map(|t| shown.name(t))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A plan's baseline and its signal as `history show` prints them, two lines:
@@ -319,10 +329,11 @@ pub struct ToolCount {
     pub plans: u64,
 }
 
-/// `memory.store×3`, the tool one line ([`name`]): how `history --gaps` lists the counts.
-impl fmt::Display for ToolCount {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}×{}", name(&self.tool), self.plans)
+impl ToolCount {
+    /// `memory.store×3`, the tool as `shown` shows it (one line; spelled apart from a tool
+    /// that prints alike): how `history --gaps` lists the counts.
+    pub fn shown(&self, shown: &NamesShown) -> String {
+        format!("{}×{}", shown.name(&self.tool), self.plans)
     }
 }
 
@@ -347,8 +358,10 @@ pub struct GapGroup {
 impl GapGroup {
     /// The group in sentences, most frequent first: "baseline skipped memory.store in 14 of
     /// 20 'remember …' intents", "the plan skipped web.search in 3 of 20 '…' intents".
-    pub fn sentences(&self, intent_width: usize) -> Vec<String> {
+    /// Tools as `shown` (the whole report's, [`GapReport::names_shown`]) shows them.
+    pub fn sentences(&self, intent_width: usize, shown: &NamesShown) -> Vec<String> {
         let intent = clip(&self.intent.replace('\n', " "), intent_width);
+        let name = |t: &str| shown.name(t).into_owned();
         let mut out: Vec<(u64, String)> = Vec::new();
         for t in &self.frontier_missed {
             out.push((
@@ -413,6 +426,19 @@ pub struct GapReport {
     pub plan_missed: Vec<ToolCount>,
     /// Groups, most plans with a gap signal first.
     pub groups: Vec<GapGroup>,
+}
+
+impl GapReport {
+    /// Every tool the report names, spelled apart where two print alike (tester 38 F1:
+    /// `baseline skipped café×1` beside `plans skipped café×1` named two tools).
+    pub fn names_shown(&self) -> NamesShown {
+        NamesShown::new(
+            self.frontier_missed
+                .iter()
+                .chain(&self.plan_missed)
+                .map(|t| t.tool.as_str()),
+        )
+    }
 }
 
 /// Sorted most plans first, then by name.
@@ -617,12 +643,41 @@ mod tests {
             intent: "remember\nthe note".into(),
             signal: g,
         }]);
-        for line in report.groups[0].sentences(40) {
+        for line in report.groups[0].sentences(40, &report.names_shown()) {
             assert!(!line.contains('\n'), "{line}");
         }
-        let counted = report.frontier_missed[0].to_string();
+        let shown = report.names_shown();
+        let counted = report.frontier_missed[0].shown(&shown);
         assert_eq!(counted, r"'a\nb vs baseline: agree'×1");
-        assert!(!report.plan_missed[0].to_string().contains('\n'));
+        assert!(!report.plan_missed[0].shown(&shown).contains('\n'));
+    }
+
+    /// Tester 38 F1: a plan naming `cafe\u{301}` where the baseline named `caf\u{e9}` read
+    /// "the baseline skipped café; the plan skipped café". Every list of a gap spells them
+    /// apart: the stored notes, the counts and the group's sentences.
+    #[test]
+    fn tools_that_print_alike_are_spelled_apart_in_a_gap() {
+        let g = gap(&["cafe\u{301}", "x"], &["caf\u{e9}", "x"]);
+        assert!(
+            g.notes.contains("the baseline skipped cafe\\u{301}")
+                && g.notes.contains("the plan skipped caf\\u{e9}"),
+            "{}",
+            g.notes
+        );
+        let report = aggregate([GapRow {
+            shape: "s".into(),
+            intent: "order a coffee".into(),
+            signal: g,
+        }]);
+        let shown = report.names_shown();
+        assert_eq!(report.frontier_missed[0].shown(&shown), "cafe\\u{301}×1");
+        assert_eq!(report.plan_missed[0].shown(&shown), "caf\\u{e9}×1");
+        let sentences = report.groups[0].sentences(40, &shown).join("\n");
+        assert!(
+            sentences.contains("baseline skipped cafe\\u{301} in 1")
+                && sentences.contains("plan skipped caf\\u{e9} in 1"),
+            "{sentences}"
+        );
     }
 
     /// Tester 5 F2: an imported baseline's model, plan id and tools with line breaks (and a
@@ -672,14 +727,14 @@ mod tests {
             }]
         );
         assert_eq!(
-            a.sentences(40),
+            a.sentences(40, &report.names_shown()),
             [
                 "baseline skipped memory.store in 2 of 3 'remember the a note' intents",
                 "agree in 1 of 3 'remember the a note' intents"
             ]
         );
         assert_eq!(
-            report.groups[1].sentences(40),
+            report.groups[1].sentences(40, &report.names_shown()),
             ["plan skipped web.search in 1 of 1 'remember the b note' intents"]
         );
         assert_eq!(report.categories[0], (GapCategory::FrontierMissed, 2));

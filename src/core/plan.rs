@@ -179,10 +179,10 @@ impl PlanGuard<'_> {
                         )
                     })
                 } else if !self.registered.contains(&s.tool) {
-                    Some(demotion(
-                        &s.tool,
-                        "which is not a registered pack or pipeline",
-                    ))
+                    Some(match self.printed_like(&s.tool) {
+                        Some(registered) => spelled_apart_demotion(&s.tool, registered),
+                        None => demotion(&s.tool, "which is not a registered pack or pipeline"),
+                    })
                 } else if let Some(problem) = crate::core::budget::name_problem(&s.tool) {
                     // A catalog may list such a name (shown escaped), but a plan naming it
                     // could not be imported back from the store's own export: no stored
@@ -225,6 +225,39 @@ impl PlanGuard<'_> {
         }
     }
 }
+
+impl PlanGuard<'_> {
+    /// A registered name that prints like `named` (which is not registered as written).
+    fn printed_like(&self, named: &str) -> Option<&str> {
+        let key = crate::core::text::printed_alike(named);
+        self.registered
+            .iter()
+            .filter(|r| crate::core::text::printed_alike(r) == key)
+            .min()
+            .map(String::as_str)
+    }
+}
+
+/// The `gap:` rationale of a step naming a tool spelled unlike the registered one it prints
+/// like: both spelled out, so the message never reads "the model named 'café', which is not
+/// registered" beside a catalog listing `café` (tester 38 F2). A plan names a tool exactly.
+fn spelled_apart_demotion(named: &str, registered: &str) -> String {
+    let spelled = |t: &str| {
+        format!(
+            "'{}'",
+            crate::core::text::clip(&crate::core::text::spelled_out(t), QUOTE_WIDTH)
+        )
+    };
+    format!(
+        "gap: the model named {}, which prints like the registered {} but is spelled \
+         otherwise: a plan names a tool exactly",
+        spelled(named),
+        spelled(registered)
+    )
+}
+
+/// How much of a spelled-out name a demotion shows.
+const QUOTE_WIDTH: usize = 160;
 
 /// The `gap:` rationale of a step the guard demoted: the name the model wrote, quoted on one
 /// line ([`quoted`]: escaped, bounded), and why it is no tool. The one place a demoted name
@@ -503,6 +536,50 @@ mod tests {
         assert_eq!(
             direct.rewritten_prompt,
             "Run builtin.remember-and-blog with input=\"note\"."
+        );
+    }
+
+    /// Tester 38 F2: a step naming `cafe\u{301}` while the catalog registers `caf\u{e9}` read
+    /// "the model named 'café', which is not a registered pack or pipeline". Both are spelled
+    /// out, and the message says they only print alike.
+    #[test]
+    fn a_name_that_prints_like_a_registered_one_is_demoted_spelled_apart() {
+        let registered = set(&["caf\u{e9}", "file_read"]);
+        let none = set(&[]);
+        let guard = PlanGuard {
+            registered: &registered,
+            pipelines: &none,
+            self_names: &[],
+            read_cached: true,
+        };
+        let g = guard.check(
+            ["cafe\u{301}", "\u{FB01}le_read", "made_up"]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Step {
+                    order: i as u32 + 1,
+                    tool: (*t).into(),
+                    args: Value::Null,
+                    rationale: String::new(),
+                })
+                .collect(),
+        );
+        assert_eq!(
+            g.steps[0].rationale,
+            "gap: the model named 'cafe\\u{301}', which prints like the registered \
+             'caf\\u{e9}' but is spelled otherwise: a plan names a tool exactly"
+        );
+        assert!(
+            g.steps[1]
+                .rationale
+                .starts_with("gap: the model named '\\u{fb01}le_read', which prints like the registered 'file_read'"),
+            "{}",
+            g.steps[1].rationale
+        );
+        assert!(
+            g.steps[2]
+                .rationale
+                .ends_with("which is not a registered pack or pipeline")
         );
     }
 

@@ -789,8 +789,9 @@ fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
         theme.accent,
     ))];
     // Each line is cut at the pane's edge: the intent comes last, so it keeps what fits.
+    let names = report.names_shown();
     for g in &report.groups {
-        for sentence in g.sentences(60) {
+        for sentence in g.sentences(60, &names) {
             let style = if sentence.starts_with("agree") {
                 theme.ok
             } else if sentence.starts_with("plan") || sentence.starts_with("the plan") {
