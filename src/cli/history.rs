@@ -364,15 +364,23 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
         ));
     }
     let n = r.steps.len().max(d.executed.len());
+    let names =
+        crate::core::gap::plan_view_names(&r.steps, &d.executed, r.expert_baseline.as_ref());
     let rows: Vec<Vec<String>> = (0..n)
         .map(|i| {
             let step = r.steps.get(i);
             vec![
                 step.map(|s| s.order.to_string()).unwrap_or_default(),
-                step.map(|s| s.tool.clone()).unwrap_or_default(),
+                step.map(|s| names.spelled_or_raw(&s.tool).into_owned())
+                    .unwrap_or_default(),
                 d.executed
                     .get(i)
-                    .map(|t| ran_label(t, d.executed_ok.get(i).copied().unwrap_or(true)))
+                    .map(|t| {
+                        ran_label(
+                            &names.spelled_or_raw(t),
+                            d.executed_ok.get(i).copied().unwrap_or(true),
+                        )
+                    })
                     .unwrap_or_else(|| "—".into()),
             ]
         })
@@ -388,7 +396,11 @@ fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
     }
     if let Some(b) = &r.expert_baseline {
         out.push('\n');
-        out.push_str(&crate::core::gap::baseline_lines(b, d.gap_signal.as_ref()));
+        out.push_str(&crate::core::gap::baseline_lines(
+            b,
+            d.gap_signal.as_ref(),
+            &names,
+        ));
     }
     if !d.replays.is_empty() {
         let shown = told_apart(d.replays.iter().map(|p| p.model.as_str()));
@@ -789,8 +801,10 @@ fn unused(
             .map(|s| format!(" since {}", format_timestamp(s)))
             .unwrap_or_default()
     );
+    // Spelled apart from any catalog name that prints alike (tester 38 F1).
+    let shown = crate::core::terminal_text::NamesShown::new(names.iter().map(String::as_str));
     for n in &unused {
-        out.push_str(&format!("  {n}\n"));
+        out.push_str(&format!("  {}\n", shown.spelled_or_raw(n)));
     }
     emit(&out)
 }

@@ -257,7 +257,7 @@ fn names(shown: &NamesShown, tools: &[String]) -> String {
 /// A plan's baseline and its signal as `history show` prints them, two lines:
 /// `baseline MODEL (plan ID): a → b` and `gap: CATEGORY: notes`. Every name one line
 /// ([`name`]), and the notes too (a row stored before they were written so).
-pub fn baseline_lines(b: &Baseline, g: Option<&GapSignal>) -> String {
+pub fn baseline_lines(b: &Baseline, g: Option<&GapSignal>, shown: &NamesShown) -> String {
     let model = b
         .model
         .as_deref()
@@ -268,7 +268,7 @@ pub fn baseline_lines(b: &Baseline, g: Option<&GapSignal>) -> String {
         .as_deref()
         .map(|p| format!(" (plan {})", name(p)))
         .unwrap_or_default();
-    let steps: Vec<_> = b.steps.iter().map(|s| name(&s.tool)).collect();
+    let steps: Vec<_> = b.steps.iter().map(|s| shown.name(&s.tool)).collect();
     let steps = if steps.is_empty() {
         "no step".to_string()
     } else {
@@ -426,6 +426,23 @@ pub struct GapReport {
     pub plan_missed: Vec<ToolCount>,
     /// Groups, most plans with a gap signal first.
     pub groups: Vec<GapGroup>,
+}
+
+/// The tools a plan view names — the plan's steps, what ran, the baseline's steps — with
+/// those that print alike spelled apart (tester 38 F1: `café` planned beside `café` in the
+/// baseline named two tools).
+pub fn plan_view_names<'a>(
+    steps: &'a [Step],
+    executed: &'a [String],
+    baseline: Option<&'a Baseline>,
+) -> NamesShown {
+    NamesShown::new(
+        steps
+            .iter()
+            .chain(baseline.into_iter().flat_map(|b| b.steps.iter()))
+            .map(|s| s.tool.as_str())
+            .chain(executed.iter().map(String::as_str)),
+    )
 }
 
 impl GapReport {
@@ -672,6 +689,17 @@ mod tests {
         let shown = report.names_shown();
         assert_eq!(report.frontier_missed[0].shown(&shown), "cafe\\u{301}×1");
         assert_eq!(report.plan_missed[0].shown(&shown), "caf\\u{e9}×1");
+        // A plan's view: its steps beside the baseline's.
+        let plan = steps(&["cafe\u{301}"]);
+        let b = Baseline {
+            model: None,
+            plan_id: None,
+            steps: steps(&["caf\u{e9}"]),
+        };
+        let names = plan_view_names(&plan, &[], Some(&b));
+        assert_eq!(names.spelled_or_raw("cafe\u{301}"), "cafe\\u{301}");
+        let text = baseline_lines(&b, None, &names);
+        assert!(text.starts_with("baseline: caf\\u{e9}\n"), "{text}");
         let sentences = report.groups[0].sentences(40, &shown).join("\n");
         assert!(
             sentences.contains("baseline skipped cafe\\u{301} in 1")
@@ -691,7 +719,7 @@ mod tests {
         };
         let mut g = gap(&["web.search"], &["web.search"]);
         g.notes = "old\nFORGED NOTE".into();
-        let text = baseline_lines(&b, Some(&g));
+        let text = baseline_lines(&b, Some(&g), &NamesShown::default());
         assert_eq!(
             text,
             "baseline 'gpt\\ngap: agree: FORGED' (plan 'p\\nFORGED2'): web.search → 'a\\nb'\n\

@@ -166,6 +166,15 @@ impl NamesShown {
         NamesShown { spelled }
     }
 
+    /// `n` spelled out when it prints like another of the names, else as written — for a
+    /// cell or line that escapes outside text itself (a table, a pane's line).
+    pub fn spelled_or_raw<'b>(&self, n: &'b str) -> Cow<'b, str> {
+        match self.spelled.get(n) {
+            Some(spelled) => Cow::Owned(spelled.clone()),
+            None => Cow::Borrowed(n),
+        }
+    }
+
     /// `n` as a list of this catalog's names shows it. A spelled-out name is printable ASCII
     /// already; any other is named as outside text is.
     pub fn name<'b>(&self, n: &'b str) -> Cow<'b, str> {

@@ -603,11 +603,14 @@ fn detail_lines<'a>(
             theme.muted,
         )));
     }
+    let names =
+        crate::core::gap::plan_view_names(&r.steps, &d.executed, r.expert_baseline.as_ref());
     for i in 0..n {
         let planned = r.steps.get(i).map(|s| s.tool.as_str()).unwrap_or("");
         let ran = d.executed.get(i).map(String::as_str).unwrap_or("—");
         let ok = d.executed_ok.get(i).copied().unwrap_or(true);
         let same = !planned.is_empty() && planned == ran;
+        let (planned, ran) = (names.spelled_or_raw(planned), names.spelled_or_raw(ran));
         let style = match (ok, same) {
             (false, _) => theme.error,
             (true, true) => theme.ok,
@@ -617,9 +620,9 @@ fn detail_lines<'a>(
         // past the row and wrapped over the `planned` column), as `history show` cuts them.
         lines.push(Line::from(vec![
             Span::raw(format!("{:>number$} ", i + 1)),
-            Span::styled(clip_padded(planned, col), theme.base),
+            Span::styled(clip_padded(&planned, col), theme.base),
             Span::raw("  "),
-            Span::styled(clip(&ran_label(ran, ok), executed_col), style),
+            Span::styled(clip(&ran_label(&ran, ok), executed_col), style),
         ]));
     }
     for s in r.steps.iter().filter(|s| s.rationale.starts_with("gap:")) {
