@@ -2311,11 +2311,7 @@ fn a_second_signal_while_storing_waits_ends_send_at_once_keeping_the_answer() {
     assert_eq!(files.len(), 1, "{files:?}\n{stderr}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("test/ok-json"), "{text}");
-    let imported = json_of(
-        ctx(home.path())
-            .args(["import", "plans", "--json"])
-            .arg(&files[0]),
-    );
+    let imported = import_json(home.path(), &files[0]);
     assert_eq!(imported["added"], 1, "{imported}");
 }
 
@@ -2350,21 +2346,13 @@ fn a_sent_plan_written_out_as_it_was_stored_imports_as_already_present() {
     plan["id"] = "p-0123456789abcdef".into();
     let file = home.path().join("kept.jsonl");
     std::fs::write(&file, format!("{plan}\n")).unwrap();
-    let imported = json_of(
-        ctx(home.path())
-            .args(["import", "plans", "--json"])
-            .arg(&file),
-    );
+    let imported = import_json(home.path(), &file);
     assert_eq!(imported["added"], 0, "{imported}");
     assert_eq!(imported["already_present"], 1, "{imported}");
     // Another answer of the same second is not taken for it.
     plan["raw_response"] = "{\"steps\":[]}".into();
     std::fs::write(&file, format!("{plan}\n")).unwrap();
-    let imported = json_of(
-        ctx(home.path())
-            .args(["import", "plans", "--json"])
-            .arg(&file),
-    );
+    let imported = import_json(home.path(), &file);
     assert_eq!(imported["added"], 1, "{imported}");
 }
 

@@ -764,13 +764,13 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         ("plans skipped", &report.plan_missed),
     ] {
         if !tools.is_empty() {
-            let listed: Vec<String> = tools.iter().take(8).map(|t| t.shown(&shown)).collect();
+            let listed: Vec<String> = tools.iter().take(8).map(|t| t.shown(shown)).collect();
             out.push_str(&format!("{what}: {}\n", listed.join(" ")));
         }
     }
     out.push('\n');
     for g in &report.groups {
-        for line in g.sentences(40, &shown) {
+        for line in g.sentences(40, shown) {
             out.push_str(&format!("  {line}\n"));
         }
     }
@@ -801,8 +801,9 @@ fn unused(
             .map(|s| format!(" since {}", format_timestamp(s)))
             .unwrap_or_default()
     );
-    // Spelled apart from any catalog name that prints alike (tester 38 F1).
-    let shown = crate::core::terminal_text::NamesShown::new(names.iter().map(String::as_str));
+    // Spelled apart from any catalog name that prints alike (tester 38 F1), as the
+    // catalog's every list shows them.
+    let shown = ws.catalog.names_shown();
     for n in &unused {
         out.push_str(&format!("  {}\n", shown.spelled_or_raw(n)));
     }

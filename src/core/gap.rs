@@ -195,7 +195,11 @@ pub fn gap_signal(outcome: Outcome, plan: &[Step], baseline: &[Step]) -> Option<
     }
     // Names that print alike are spelled apart across the notes (tester 38 F1: "the baseline
     // skipped café; the plan skipped café" named two tools).
-    let shown = NamesShown::new(mine.iter().chain(theirs.iter()).copied());
+    let shown = if frontier_missed.is_empty() && plan_missed.is_empty() {
+        NamesShown::default()
+    } else {
+        NamesShown::new(mine.iter().chain(theirs.iter()).copied())
+    };
     if !frontier_missed.is_empty() {
         notes.push(format!(
             "the baseline skipped {}",
@@ -426,6 +430,9 @@ pub struct GapReport {
     pub plan_missed: Vec<ToolCount>,
     /// Groups, most plans with a gap signal first.
     pub groups: Vec<GapGroup>,
+    /// How every list of the report shows its tools, worked out once as it is counted.
+    #[serde(skip)]
+    names: NamesShown,
 }
 
 /// The tools a plan view names — the plan's steps, what ran, the baseline's steps — with
@@ -447,14 +454,10 @@ pub fn plan_view_names<'a>(
 
 impl GapReport {
     /// Every tool the report names, spelled apart where two print alike (tester 38 F1:
-    /// `baseline skipped café×1` beside `plans skipped café×1` named two tools).
-    pub fn names_shown(&self) -> NamesShown {
-        NamesShown::new(
-            self.frontier_missed
-                .iter()
-                .chain(&self.plan_missed)
-                .map(|t| t.tool.as_str()),
-        )
+    /// `baseline skipped café×1` beside `plans skipped café×1` named two tools): worked out
+    /// when the report was counted, not per list or per frame of the Gaps panel.
+    pub fn names_shown(&self) -> &NamesShown {
+        &self.names
     }
 }
 
@@ -516,13 +519,24 @@ pub fn aggregate(rows: impl IntoIterator<Item = GapRow>) -> GapReport {
         })
         .collect();
     groups.sort_by(|a, b| b.plans.cmp(&a.plans).then_with(|| a.shape.cmp(&b.shape)));
+    let (frontier_missed, plan_missed) = (
+        tool_counts(all.frontier_missed),
+        tool_counts(all.plan_missed),
+    );
+    let names = NamesShown::new(
+        frontier_missed
+            .iter()
+            .chain(&plan_missed)
+            .map(|t| t.tool.as_str()),
+    );
     GapReport {
         plans: all.plans,
         agree: all.agree,
         categories: category_counts(all.categories),
-        frontier_missed: tool_counts(all.frontier_missed),
-        plan_missed: tool_counts(all.plan_missed),
+        frontier_missed,
+        plan_missed,
         groups,
+        names,
     }
 }
 
@@ -660,13 +674,13 @@ mod tests {
             intent: "remember\nthe note".into(),
             signal: g,
         }]);
-        for line in report.groups[0].sentences(40, &report.names_shown()) {
+        for line in report.groups[0].sentences(40, report.names_shown()) {
             assert!(!line.contains('\n'), "{line}");
         }
         let shown = report.names_shown();
-        let counted = report.frontier_missed[0].shown(&shown);
+        let counted = report.frontier_missed[0].shown(shown);
         assert_eq!(counted, r"'a\nb vs baseline: agree'×1");
-        assert!(!report.plan_missed[0].shown(&shown).contains('\n'));
+        assert!(!report.plan_missed[0].shown(shown).contains('\n'));
     }
 
     /// Tester 38 F1: a plan naming `cafe\u{301}` where the baseline named `caf\u{e9}` read
@@ -687,8 +701,8 @@ mod tests {
             signal: g,
         }]);
         let shown = report.names_shown();
-        assert_eq!(report.frontier_missed[0].shown(&shown), "cafe\\u{301}×1");
-        assert_eq!(report.plan_missed[0].shown(&shown), "caf\\u{e9}×1");
+        assert_eq!(report.frontier_missed[0].shown(shown), "cafe\\u{301}×1");
+        assert_eq!(report.plan_missed[0].shown(shown), "caf\\u{e9}×1");
         // A plan's view: its steps beside the baseline's.
         let plan = steps(&["cafe\u{301}"]);
         let b = Baseline {
@@ -700,7 +714,7 @@ mod tests {
         assert_eq!(names.spelled_or_raw("cafe\u{301}"), "cafe\\u{301}");
         let text = baseline_lines(&b, None, &names);
         assert!(text.starts_with("baseline: caf\\u{e9}\n"), "{text}");
-        let sentences = report.groups[0].sentences(40, &shown).join("\n");
+        let sentences = report.groups[0].sentences(40, shown).join("\n");
         assert!(
             sentences.contains("baseline skipped cafe\\u{301} in 1")
                 && sentences.contains("plan skipped caf\\u{e9} in 1"),
@@ -755,14 +769,14 @@ mod tests {
             }]
         );
         assert_eq!(
-            a.sentences(40, &report.names_shown()),
+            a.sentences(40, report.names_shown()),
             [
                 "baseline skipped memory.store in 2 of 3 'remember the a note' intents",
                 "agree in 1 of 3 'remember the a note' intents"
             ]
         );
         assert_eq!(
-            report.groups[1].sentences(40, &report.names_shown()),
+            report.groups[1].sentences(40, report.names_shown()),
             ["plan skipped web.search in 1 of 1 'remember the b note' intents"]
         );
         assert_eq!(report.categories[0], (GapCategory::FrontierMissed, 2));

@@ -224,9 +224,7 @@ impl PlanGuard<'_> {
             rewritten_prompt,
         }
     }
-}
 
-impl PlanGuard<'_> {
     /// A registered name that prints like `named` (which is not registered as written).
     fn printed_like(&self, named: &str) -> Option<&str> {
         let key = crate::core::text::printed_alike(named);

@@ -147,7 +147,7 @@ pub fn name(text: &str) -> Cow<'_, str> {
 /// `compact` spelled them apart while `preview`'s lists and the console's Catalog pane read
 /// `café, café`). One reader for every list of a catalog's names, worked out once per
 /// catalog (`PreparedCatalog::names_shown`), not per list or per frame.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamesShown {
     /// The names that print like another, each spelled out: none in most catalogs.
     spelled: std::collections::HashMap<String, String>,

@@ -287,11 +287,10 @@ fn entry_names_are_strings(
 /// `"required": "q"` were read and sent as given, for the provider to refuse). Deeper
 /// levels are the provider's to judge. The field at fault and what was found, if not.
 fn check_schema(schema: &Value, at: &str) -> Result<(), (String, String)> {
-    let found = |v: &Value| in_words(v);
     if !schema.is_object() {
         return Err((
             at.to_string(),
-            format!("is {}; expected a JSON Schema object", found(schema)),
+            format!("is {}; expected a JSON Schema object", in_words(schema)),
         ));
     }
     if let Some(p) = schema.get("properties")
@@ -299,7 +298,7 @@ fn check_schema(schema: &Value, at: &str) -> Result<(), (String, String)> {
     {
         return Err((
             format!("{at}.properties"),
-            format!("is {}; expected an object of parameters", found(p)),
+            format!("is {}; expected an object of parameters", in_words(p)),
         ));
     }
     if let Some(r) = schema.get("required") {
@@ -308,13 +307,13 @@ fn check_schema(schema: &Value, at: &str) -> Result<(), (String, String)> {
             None => {
                 return Err((
                     format!("{at}.required"),
-                    format!("is {}; expected a list of parameter names", found(r)),
+                    format!("is {}; expected a list of parameter names", in_words(r)),
                 ));
             }
             Some(Some(i)) => {
                 return Err((
                     format!("{at}.required[{i}]"),
-                    format!("is {}; expected a parameter name", found(&r[i])),
+                    format!("is {}; expected a parameter name", in_words(&r[i])),
                 ));
             }
             Some(None) => {}

@@ -58,13 +58,19 @@ pub fn plan_arms(
 
 /// What links the arms of one send in the store: the time, and a hash of what was sent.
 pub fn compare_group(at: i64, prompt: &str, models: &[String], arms: &[Arm]) -> String {
+    format!(
+        "cmp-{}",
+        stamped_id(at, &format!("{prompt}\n{models:?}\n{arms:?}"))
+    )
+}
+
+/// `AT-HASH`: a time and 8 hex digits of a hash of the moment and `what`, so that two ids
+/// made in one second differ (a comparison's group, a send's own id).
+fn stamped_id(at: i64, what: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "cmp-{at}-{}",
-        &short_sha(&format!("{nanos}\n{prompt}\n{models:?}\n{arms:?}"))[..8]
-    )
+    format!("{at}-{}", &short_sha(&format!("{nanos}\n{what}"))[..8])
 }
 
 /// Who asks, for what, and in which comparison (`None`: in none).
@@ -716,12 +722,8 @@ impl<'a> SendStore<'a> {
 
 /// A send's own id: its start and a hash of the moment, the process and what it asks.
 fn send_id(started: i64, jobs: &[SendJob]) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
     let models: Vec<&str> = jobs.iter().map(|j| j.model.as_str()).collect();
-    let hash = short_sha(&format!("{nanos}\n{}\n{models:?}", std::process::id()));
-    format!("{started}-{}", &hash[..8])
+    stamped_id(started, &format!("{}\n{models:?}", std::process::id()))
 }
 
 /// A call's line once it is over, before what the store did with it: `on MODEL · back in 5

@@ -1196,18 +1196,21 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
 /// Take the baseline's steps and the gap signal from `ids` (stored sent plans): the baseline
 /// they were linked to was replaced by one that planned nothing.
 fn unlink_plans(tx: &Transaction<'_>, path: &Path, ids: &[&str]) -> anyhow::Result<()> {
-    let mut unlink = tx.prepare_cached(
-        "UPDATE plans SET expert_baseline = NULL, gap_signal = NULL
-         WHERE id = ?1 AND replay_of IS NULL",
-    )?;
+    let mut unlink = tx.prepare_cached(SET_BASELINE)?;
     for id in ids {
-        unlink.execute([id]).map_err(db_err(
-            path,
-            "unlinking sent plans from a replaced baseline",
-        ))?;
+        unlink
+            .execute(params![id, None::<String>, None::<String>])
+            .map_err(db_err(
+                path,
+                "unlinking sent plans from a replaced baseline",
+            ))?;
     }
     Ok(())
 }
+
+/// A sent plan's baseline and gap signal, set (or cleared) by its id: never a replay's.
+const SET_BASELINE: &str = "UPDATE plans SET expert_baseline = ?2, gap_signal = ?3
+     WHERE id = ?1 AND replay_of IS NULL";
 
 /// Give `plans` (stored sent plans) `baseline`'s steps and the gap signal each plan's own
 /// steps give against them ([`gap_column`], as on insert).
@@ -1219,10 +1222,7 @@ fn link_plans(
 ) -> anyhow::Result<()> {
     let doing = "linking sent plans to their baseline";
     let json = serde_json::to_string(baseline)?;
-    let mut link = tx.prepare_cached(
-        "UPDATE plans SET expert_baseline = ?2, gap_signal = ?3
-         WHERE id = ?1 AND replay_of IS NULL",
-    )?;
+    let mut link = tx.prepare_cached(SET_BASELINE)?;
     for (id, outcome, steps) in plans {
         let gap = gap_column(*outcome, steps, baseline);
         link.execute(params![id, json, gap])
@@ -1492,11 +1492,7 @@ pub(super) fn origin_columns(p: &PlanRecord) -> (&'static str, Option<String>, O
 /// A plan's gap signal against `baseline` as stored: derived from the two plans' steps, on
 /// insert ([`origin_columns`]) and when a baseline is linked later
 /// ([`HistoryStore::link_baseline`]).
-fn gap_column(
-    outcome: Outcome,
-    steps: &[Step],
-    baseline: &crate::core::history::Baseline,
-) -> Option<String> {
+fn gap_column(outcome: Outcome, steps: &[Step], baseline: &Baseline) -> Option<String> {
     gap_signal(outcome, steps, &baseline.steps).and_then(|g| serde_json::to_string(&g).ok())
 }
 

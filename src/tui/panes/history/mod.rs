@@ -794,7 +794,7 @@ fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
     // Each line is cut at the pane's edge: the intent comes last, so it keeps what fits.
     let names = report.names_shown();
     for g in &report.groups {
-        for sentence in g.sentences(60, &names) {
+        for sentence in g.sentences(60, names) {
             let style = if sentence.starts_with("agree") {
                 theme.ok
             } else if sentence.starts_with("plan") || sentence.starts_with("the plan") {
