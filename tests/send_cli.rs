@@ -2447,6 +2447,70 @@ fn a_model_and_its_baseline_written_out_are_linked_whichever_is_imported_first()
     assert_eq!(row["expert_baseline"]["steps"], first_step, "{row:#}");
 }
 
+/// Tester 38 F4: a second baseline line for a send whose baseline is stored (forged, or
+/// another store's) was linked silently, whichever was stored first winning. A send has one
+/// baseline, the first stored: the second is kept, linked to no plan, and the import says
+/// so; a model's plan of the send imported later links to the first.
+#[test]
+fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
+    let (home, files) = send_ended_by_a_second_signal(false);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let (baseline, model): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.contains("test/slow-1"));
+    assert_eq!((baseline.len(), model.len()), (1, 1), "{text}");
+    assert_eq!(import_json(home.path(), &files[0])["linked_to_baseline"], 1);
+    let (model_id, baseline_id) = (line_id(model[0]), line_id(baseline[0]));
+    let one = home.path().join("one.jsonl");
+    let mut forged: Value = serde_json::from_str(baseline[0]).unwrap();
+    forged["id"] = "p-forged-baseline".into();
+    forged["steps"] = Value::Array(vec![forged["steps"][0].clone()]);
+    std::fs::write(&one, format!("{forged}\n")).unwrap();
+    let out = ctx(home.path())
+        .args(["import", "plans"])
+        .arg(&one)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "1 baseline plan is of a send whose baseline is stored already (p-forged-baseline): \
+             kept, linked to no plan"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("linked to the baseline of"), "{said}");
+    assert_linked(home.path(), &model_id, &baseline_id);
+    // Equal in every field but its id, it is the first forged line already present.
+    forged["id"] = "p-forged-again".into();
+    forged["raw_response"] = "{\"steps\":[]}".into();
+    std::fs::write(&one, format!("{forged}\n")).unwrap();
+    let again = import_json(home.path(), &one);
+    assert_eq!(
+        (
+            &again["added"],
+            &again["linked_to_baseline"],
+            &again["second_baseline"]
+        ),
+        (&1.into(), &0.into(), &1.into()),
+        "{again}"
+    );
+    assert_eq!(again["second_baseline_ids"][0], "p-forged-again", "{again}");
+    // Another answer of the send, imported after both baselines: linked to the first.
+    let mut later: Value = serde_json::from_str(model[0]).unwrap();
+    later["id"] = "p-model-later".into();
+    later["raw_response"] = "{\"steps\":[]}".into();
+    std::fs::write(&one, format!("{later}\n")).unwrap();
+    assert_eq!(import_json(home.path(), &one)["linked_to_baseline"], 1);
+    let row = show(home.path(), "p-model-later");
+    assert_eq!(
+        row["expert_baseline"]["plan_id"],
+        baseline_id.as_str(),
+        "{row:#}"
+    );
+}
+
 /// A send to `test/ok-json` with `test/slow-1` for its baseline (answering after 400 ms),
 /// ended by two SIGTERMs while another process holds the store's write lock — taken once the
 /// model's answer is stored (`model_stored_first`), or before anything is. The workspace

@@ -258,6 +258,19 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
              stored, as the send would have\n"
         ));
     }
+    if report.second_baseline > 0 {
+        let n = report.second_baseline;
+        let ids = listed(&report.second_baseline_ids, n);
+        let (plans, a_send) = if n == 1 {
+            ("baseline plan is", "a send whose baseline")
+        } else {
+            ("baseline plans are", "sends whose baseline")
+        };
+        notes.push_str(&format!(
+            "  {n} {plans} of {a_send} is stored already ({ids}): kept, linked to no plan \
+             (a send has one baseline, the first stored)\n"
+        ));
+    }
     if report.tool_calls_cut > 0 {
         let n = report.tool_calls_cut;
         let bound = crate::core::bounds::PLAN_STEPS;

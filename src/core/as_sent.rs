@@ -137,39 +137,6 @@ impl SentWith {
     }
 }
 
-/// The trim record's key for the send a sent plan is one answer of ([`SendMark`]).
-pub const SEND_KEY: &str = "send";
-
-/// Which send a sent plan is one answer of, kept in its trim record: what links a model's
-/// plan and its send's baseline when either reaches the store only later, from the plan
-/// lines a process that had to end wrote out (tester 37 T37-2: imported, the models' plans
-/// were never linked to their baseline, and had no gap signal).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SendMark {
-    /// The send's own id: its start and a hash (`1764300000-1a2b3c4d`).
-    pub id: String,
-    /// When the send began (seconds): every answer of it is at or after this.
-    pub started: i64,
-    /// Whether the send asked a baseline too (without one, nothing is to be linked).
-    pub with_baseline: bool,
-}
-
-impl SendMark {
-    /// As a trim record holds it; `None` for a plan sent before marks were kept, or a value
-    /// that does not read.
-    pub fn from_trim(trim: Option<&Value>) -> Option<SendMark> {
-        trim.and_then(|t| t.get(SEND_KEY))
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-    }
-
-    /// Keep it in `trim` (an object).
-    pub fn keep_in(&self, trim: &mut Option<Value>) {
-        if let (Some(Value::Object(t)), Ok(v)) = (trim.as_mut(), serde_json::to_value(self)) {
-            t.insert(SEND_KEY.into(), v);
-        }
-    }
-}
-
 /// Whether a trim record marks its plan as a baseline (`send --baseline`).
 pub fn is_baseline(trim: Option<&Value>) -> bool {
     trim.and_then(|t| t.get(BASELINE_KEY)).is_some()

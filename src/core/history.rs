@@ -9,6 +9,7 @@ use crate::core::bounds::{self, int_in};
 use crate::core::budget::Tier;
 use crate::core::compare::Arm;
 use crate::core::error::CoreError;
+use crate::core::send_mark::SendMark;
 use crate::core::terminal_text::quoted;
 use crate::core::text;
 
@@ -725,6 +726,13 @@ pub fn parse_imported_plan(
             origin,
             line,
             format!("field 'answer' {problem}"),
+        ));
+    }
+    if let Some((field, problem)) = SendMark::problem(raw.trim_record.as_ref()) {
+        return Err(line_error(
+            origin,
+            line,
+            format!("field '{field}' {problem}"),
         ));
     }
     let mut steps = raw.steps;
@@ -1579,6 +1587,72 @@ mod tests {
             err.starts_with("e.jsonl: line 2: field 'at' is -7"),
             "{err}"
         );
+    }
+
+    /// Tester 38 F5: a send's mark in a plan line's trim record is checked as every field
+    /// is — a list, an id breaking the one name rule, a start past the timestamps a plan
+    /// holds were imported without a word and linked to nothing.
+    #[test]
+    fn a_malformed_send_mark_is_refused_naming_its_field() {
+        let plan = |mark: &str| {
+            format!(
+                r#"{{"at":1764300000,"caller":"c","model":"m","intent":"x","source":"sent","steps":[{{"order":1,"tool":"b"}}],"trim_record":{{"send":{mark}}}}}"#
+            )
+        };
+        let ok = r#"{"id":"1764300000-1a2b3c4d","started":1764300000,"with_baseline":true}"#;
+        assert!(parse_plan_line("p", 1, &plan(ok)).is_ok());
+        let long_id = format!(
+            r#"{{"id":"{}\u0007","started":1,"with_baseline":true}}"#,
+            "x".repeat(100_000)
+        );
+        for (mark, says) in [
+            (
+                "[1,2]".to_string(),
+                "field 'trim_record.send' is [1,2]; expected the mark of its send",
+            ),
+            (
+                r#"{"id":"s","started":1e30,"with_baseline":true}"#.into(),
+                "field 'trim_record.send.started' is 1e+30; expected a whole number from 0 to \
+                 253402300799",
+            ),
+            (
+                r#"{"id":"s","started":-1,"with_baseline":true}"#.into(),
+                "field 'trim_record.send.started' is -1; expected a whole number",
+            ),
+            (
+                r#"{"id":"s","with_baseline":true}"#.into(),
+                "field 'trim_record.send.started' is missing",
+            ),
+            (
+                r#"{"id":7,"started":1,"with_baseline":true}"#.into(),
+                "field 'trim_record.send.id' is 7; expected the send's id",
+            ),
+            (
+                long_id,
+                "field 'trim_record.send.id' is longer than 512 bytes",
+            ),
+            (
+                r#"{"id":"s\u0007","started":1,"with_baseline":true}"#.into(),
+                "field 'trim_record.send.id' holds a control, bidi or invisible character",
+            ),
+            (
+                r#"{"id":"s","started":1,"with_baseline":"yes"}"#.into(),
+                r#"field 'trim_record.send.with_baseline' is "yes"; expected true or false"#,
+            ),
+            (
+                r#"{"id":"s","started":1,"with_baseline":true,"x":1}"#.into(),
+                "field 'trim_record.send.x' is not a field of a send's mark",
+            ),
+        ] {
+            let err = parse_plan_line("plans.jsonl", 3, &plan(&mark))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("plans.jsonl: line 3: {says}")),
+                "{says}: {err}"
+            );
+            assert!(err.len() < 400, "{err}");
+        }
     }
 
     /// Execution lines are held to the one name rule as plan lines are, the first bad name

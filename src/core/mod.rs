@@ -24,6 +24,7 @@ pub mod prompt;
 pub mod rank;
 pub mod request;
 pub mod response;
+pub mod send_mark;
 pub mod terminal_text;
 pub mod text;
 pub mod time;

@@ -738,10 +738,12 @@ fn look_alike_script(c: char) -> Option<&'static str> {
 /// The two scripts a name mixes when its letters come from more than one of Latin, Greek
 /// and Cyrillic, whose letters print alike (`web_s\u{435}arch`, a Cyrillic `е` in a Latin
 /// name, prints as `web_search`: tester 19 F4). A name in one script, or in none of them
-/// (`検索`), is `None`.
+/// (`検索`), is `None`. Letters are read as they print ([`compatibility_decomposed`]): the
+/// micro sign is the Greek `μ` it prints as, so `µs_timer` mixes scripts as `μs_timer` does
+/// (tester 38 F6: only the Greek one was noted), and fullwidth Latin is Latin.
 pub fn mixed_scripts(name: &str) -> Option<(&'static str, &'static str)> {
     let mut first: Option<&'static str> = None;
-    for script in name.chars().filter_map(look_alike_script) {
+    for script in compatibility_decomposed(name).filter_map(look_alike_script) {
         match first {
             None => first = Some(script),
             Some(f) if f != script => return Some((f, script)),

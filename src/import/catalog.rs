@@ -613,11 +613,15 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
             }
         }
     }
-    for (n, name, spellings) in repeated
+    for (key, (n, name, spellings)) in repeated
         .iter()
         .take(REPEATED_NAMED)
-        .filter_map(|key| times.get(key))
+        .filter_map(|key| times.get(key).map(|t| (key, t)))
     {
+        // Spelled more than one way, the name is headed as it prints (the ligature `ﬁ`
+        // as `fi`), not as whichever spelling came first (tester 38 F6); each spelling
+        // follows, spelled out.
+        let headed = if spellings.len() > 1 { key } else { *name };
         let alike = match spellings.len() {
             1 => String::new(),
             ways => {
@@ -644,7 +648,7 @@ fn validate(guide: &RoutingGuide, origin: &str) -> Result<Vec<String>, CoreError
         warnings.push(format!(
             "{origin}: {} appears {n} times ({alike}each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
             // Escaped as every quoted name is (tester 36 F7: a tab printed raw here).
-            crate::core::terminal_text::quoted(name)
+            crate::core::terminal_text::quoted(headed)
         ));
     }
     // A name mixing scripts whose letters print alike reads as another name (tester 19 F4:
@@ -807,12 +811,25 @@ mod tests {
             {"name":"web_s\u0435arch","description":"B."},
             {"name":"\u043f\u043e\u0438\u0441\u043a","description":"C."},
             {"name":"\u691c\u7d22_search","description":"D."},
-            {"name":"caf\u00e9","description":"E."}]}"#;
+            {"name":"caf\u00e9","description":"E."},
+            {"name":"\u00b5s_timer","description":"F."},
+            {"name":"\u03bcs_clock","description":"G."},
+            {"name":"\uff46\u0456le","description":"H."}]}"#;
         let c = parse_catalog(text, "c.json").unwrap();
+        let mixes = |name: &str, a: &str, b: &str| {
+            format!(
+                "c.json: '{name}' mixes {a} and {b} letters, which print alike: it reads as another name to an operator and to a model"
+            )
+        };
+        // The micro sign prints as the Greek mu (tester 38 F6: only `\u{3bc}s_clock` was
+        // noted), and fullwidth Latin is Latin.
         assert_eq!(
             c.warnings,
             [
-                "c.json: 'web_s\\u{435}arch' mixes Latin and Cyrillic letters, which print alike: it reads as another name to an operator and to a model"
+                mixes("web_s\\u{435}arch", "Latin", "Cyrillic"),
+                mixes("\\u{b5}s_timer", "Greek", "Latin"),
+                mixes("\\u{3bc}s_clock", "Greek", "Latin"),
+                mixes("\\u{ff46}\\u{456}le", "Latin", "Cyrillic"),
             ]
         );
     }
@@ -824,13 +841,17 @@ mod tests {
             {"name":"cafe\u0301","description":"Delete all cafes."},
             {"name":"dup","description":"One."},{"name":"dup","description":"Two."},
             {"name":"dup","description":"Three."},{"name":"dup ","description":"Four."},
-            {"name":"Dup","description":"Five."}]}"#;
+            {"name":"Dup","description":"Five."},
+            {"name":"\ufb01le_read","description":"Six."},
+            {"name":"file_read","description":"Seven."}]}"#;
         let c = parse_catalog(text, "c.json").unwrap();
         assert_eq!(
             c.warnings,
             vec![
                 "c.json: 'caf\u{e9}' appears 2 times (spelled 2 ways that print alike: caf\\u{e9}, cafe\\u{301}; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
                 "c.json: 'dup' appears 4 times (spelled 2 ways that print alike: dup, dup\\u{20}; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
+                // Headed as it prints, not as the ligature first in the file (tester 38 F6).
+                "c.json: 'file_read' appears 2 times (spelled 2 ways that print alike: \\u{fb01}le_read, file_read; each is kept as an entry, sent or cut by the budget like any other; a plan naming it cannot say which)",
             ]
         );
         // Nothing merged or renamed: every entry is sent as its file spells it.
@@ -844,7 +865,9 @@ mod tests {
                 "dup",
                 "dup",
                 "dup ",
-                "Dup"
+                "Dup",
+                "\u{fb01}le_read",
+                "file_read"
             ]
         );
     }

@@ -6,12 +6,13 @@
 
 use std::sync::Arc;
 
-use crate::core::as_sent::{SendMark, SentWith, mark_baseline};
+use crate::core::as_sent::{SentWith, mark_baseline};
 use crate::core::budget::EffectiveRow;
 use crate::core::compare::Arm;
 use crate::core::gap::GapSignal;
 use crate::core::history::{PlanRecord, short_sha};
 use crate::core::request::Attachment;
+use crate::core::send_mark::SendMark;
 use crate::live::baseline::{self, BaselineRun};
 use crate::live::in_hand::InHand;
 use crate::live::replay::{

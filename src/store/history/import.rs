@@ -2,8 +2,9 @@
 //! of sent and replayed plans, export, and drift kept current as executions arrive.
 
 use super::*;
-use crate::core::as_sent::{SendMark, is_baseline};
+use crate::core::as_sent::is_baseline;
 use crate::core::history::Baseline;
+use crate::core::send_mark::SendMark;
 use crate::core::terminal_text::ShownPath;
 use std::rc::Rc;
 
@@ -48,6 +49,7 @@ impl HistoryStore {
             })?;
             insert.recount_shapes()?;
             report.linked_to_baseline = insert.linked;
+            (report.second_baseline, report.second_baseline_ids) = insert.second_baselines;
         }
         // Executions stored before their plans arrived (imported first) are linked now: one
         // dated before its plan is said here as the executions import says it (tester 7
@@ -827,7 +829,7 @@ pub(super) fn plan_fate(
     }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
-            insert.linked += link_to_its_send(tx, path, &plan)?;
+            insert.linked_to_its_send(link_to_its_send(tx, path, &plan)?, &plan.id);
             callers.insert(plan.caller);
             return Ok(Fate::Added);
         }
@@ -856,7 +858,7 @@ pub(super) fn plan_fate(
         OnConflict::Skip => Fate::Skipped,
         OnConflict::Replace => {
             insert.replace(&stored, &plan, pipelines)?;
-            insert.linked += link_to_its_send(tx, path, &plan)?;
+            insert.linked_to_its_send(link_to_its_send(tx, path, &plan)?, &plan.id);
             callers.insert(stored.detail.record.caller);
             callers.insert(plan.caller);
             Fate::Replaced
@@ -1111,18 +1113,25 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
 /// baseline comes back late ([`HistoryStore::link_baseline`]), for the plan lines a process
 /// that had to end wrote out (tester 37 T37-2: the models' plans stayed unlinked, with no gap
 /// signal). A plan that could not run (no answer to judge) is linked to nothing, as on a send.
-/// Returns how many plans were linked.
-fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> anyhow::Result<usize> {
+/// A send has one baseline, the first of it stored: a second baseline line of the same send
+/// (forged, or another store's) is stored and linked to nothing (tester 38 F4: it linked
+/// silently, whichever the plans were read in).
+fn link_to_its_send(
+    tx: &Transaction<'_>,
+    path: &Path,
+    plan: &PlanRecord,
+) -> anyhow::Result<SendLinked> {
+    let nothing = Ok(SendLinked::Plans(0));
     if plan.source != PlanSource::Sent || plan.replay_of.is_some() {
-        return Ok(0);
+        return nothing;
     }
     let Some(send) = SendMark::from_trim(plan.trim_record.as_ref()).filter(|s| s.with_baseline)
     else {
-        return Ok(0);
+        return nothing;
     };
     let plan_is_baseline = is_baseline(plan.trim_record.as_ref());
     if !plan_is_baseline && (plan.expert_baseline.is_some() || !plan.ran()) {
-        return Ok(0);
+        return nothing;
     }
     // Every answer of a send is back within the longest a call may take.
     let last = send
@@ -1133,7 +1142,8 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
             "SELECT id FROM plans WHERE caller = ?1 AND at BETWEEN ?2 AND ?3 AND id <> ?4
              AND replay_of IS NULL AND source = 'sent'
              AND CASE WHEN json_valid(trim_record)
-                 THEN json_extract(trim_record, '$.send.id') END = ?5",
+                 THEN json_extract(trim_record, '$.send.id') END = ?5
+             ORDER BY seq",
         )?
         .query_map(
             params![plan.caller, send.started, last, plan.id, send.id],
@@ -1147,7 +1157,11 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
             others.push(stored.detail.record);
         }
     }
+    let first_baseline = others.iter().find(|r| is_baseline(r.trim_record.as_ref()));
     let (baseline, unlinked): (Option<Baseline>, Vec<&PlanRecord>) = if plan_is_baseline {
+        if first_baseline.is_some() {
+            return Ok(SendLinked::SecondBaseline);
+        }
         // The models' plans without a baseline, and those linked to this one before it was
         // replaced (`--on-conflict replace`: linked again to what it holds now, or unlinked
         // when it no longer planned; tester 38 F3: they kept the old steps).
@@ -1172,25 +1186,31 @@ fn link_to_its_send(tx: &Transaction<'_>, path: &Path, plan: &PlanRecord) -> any
                 .map(|r| r.id.as_str())
                 .collect();
             unlink_plans(tx, path, &stale)?;
-            return Ok(0);
+            return nothing;
         }
         (baseline, unlinked)
     } else {
-        let baseline = others
-            .iter()
-            .filter(|r| is_baseline(r.trim_record.as_ref()))
-            .find_map(|r| crate::core::gap::planned_baseline(r, Some(r.id.clone())));
+        let baseline =
+            first_baseline.and_then(|r| crate::core::gap::planned_baseline(r, Some(r.id.clone())));
         (baseline, vec![plan])
     };
     let Some(baseline) = baseline else {
-        return Ok(0);
+        return nothing;
     };
     let plans: Vec<UnlinkedPlan> = unlinked
         .into_iter()
         .map(|r| (r.id.clone(), r.outcome, r.steps.clone()))
         .collect();
     link_plans(tx, path, &baseline, &plans)?;
-    Ok(plans.len())
+    Ok(SendLinked::Plans(plans.len()))
+}
+
+/// What importing a sent plan linked ([`link_to_its_send`]).
+enum SendLinked {
+    /// How many plans were given a baseline's steps.
+    Plans(usize),
+    /// The plan is a baseline of a send whose baseline is stored already.
+    SecondBaseline,
 }
 
 /// Take the baseline's steps and the gap signal from `ids` (stored sent plans): the baseline
@@ -1456,6 +1476,9 @@ pub(super) struct PlanInserter<'t> {
     /// Sent plans linked to their send's baseline as the import added them
     /// ([`link_to_its_send`]).
     pub(super) linked: usize,
+    /// Baseline plans of a send whose baseline was stored already, linked to nothing: how
+    /// many, and the first [`CONFLICTS_LISTED`] ids.
+    pub(super) second_baselines: (usize, Vec<String>),
     plan: rusqlite::CachedStatement<'t>,
     step: rusqlite::CachedStatement<'t>,
     shape: rusqlite::CachedStatement<'t>,
@@ -1584,6 +1607,7 @@ impl<'t> PlanInserter<'t> {
     fn new(tx: &'t Transaction<'t>, secrets: &std::sync::Arc<Secrets>) -> anyhow::Result<Self> {
         Ok(PlanInserter {
             linked: 0,
+            second_baselines: (0, Vec::new()),
             shapes_to_recount: BTreeSet::new(),
             fraction_kept_after: fraction_kept_after(tx, PLAN_FRACTION_KEPT_AFTER_KEY)?,
             secrets: secrets.clone(),
@@ -1738,6 +1762,20 @@ impl<'t> PlanInserter<'t> {
 
     /// Recount every group a replaced plan left or joined; called once the replacing is
     /// done, before anything reads the groups (the transaction's end).
+    /// Count what importing the sent plan `id` linked.
+    fn linked_to_its_send(&mut self, linked: SendLinked, id: &str) {
+        match linked {
+            SendLinked::Plans(n) => self.linked += n,
+            SendLinked::SecondBaseline => {
+                let (n, ids) = &mut self.second_baselines;
+                *n += 1;
+                if ids.len() < CONFLICTS_LISTED {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+    }
+
     fn recount_shapes(&mut self) -> anyhow::Result<()> {
         for shape in std::mem::take(&mut self.shapes_to_recount) {
             recount_shape(self.tx, &shape)?;
