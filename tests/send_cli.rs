@@ -2401,13 +2401,7 @@ fn a_model_and_its_baseline_written_out_are_linked_whichever_is_imported_first()
     let model_id = line_id(model[0]);
     assert!(show(home.path(), &model_id)["expert_baseline"].is_null());
     std::fs::write(&one, format!("{}\n", baseline[0])).unwrap();
-    let out = ctx(home.path())
-        .args(["import", "plans"])
-        .arg(&one)
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let said = import_said(home.path(), &one);
     assert!(
         said.contains(
             "1 sent plan linked to the baseline of its send: its steps and the gap signal stored"
@@ -2465,14 +2459,7 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
     forged["id"] = "p-forged-baseline".into();
     forged["steps"] = Value::Array(vec![forged["steps"][0].clone()]);
     std::fs::write(&one, format!("{forged}\n")).unwrap();
-    let out = ctx(home.path())
-        .args(["import", "plans"])
-        .arg(&one)
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let said = import_said(home.path(), &one);
     assert!(
         said.contains(
             "1 baseline plan is of a send whose baseline is stored already (p-forged-baseline): \
@@ -2586,6 +2573,19 @@ fn line_id(line: &str) -> String {
 
 fn import_json(home: &Path, file: &Path) -> Value {
     json_of(ctx(home).args(["import", "plans", "--json"]).arg(file))
+}
+
+/// What `import plans FILE` says (stdout and stderr), asserting it succeeded.
+fn import_said(home: &Path, file: &Path) -> String {
+    let out = ctx(home)
+        .args(["import", "plans"])
+        .arg(file)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said
 }
 
 /// Plan `id` carries the baseline `baseline_id`'s steps and a gap signal, which `history

@@ -721,7 +721,7 @@ fn live_answer_lines(answer: &Value, reply: &Reply, arguments_width: usize) -> V
             .map(|c| c.line()),
     );
     // A plain text answer has nothing to say beside its text: no section at all.
-    if lines == ["tool calls: none"] {
+    if lines == [NO_TOOL_CALLS] {
         lines.clear();
     }
     lines
@@ -817,13 +817,17 @@ fn imported_answer_lines(o: &serde_json::Map<String, Value>, width: usize) -> Ve
     lines
 }
 
+/// What an answer without tool calls says of them: a kept answer says it, a plain text
+/// live answer is only its text ([`tool_call_lines`]).
+const NO_TOOL_CALLS: &str = "tool calls: none";
+
 /// `tool calls (n):` and a line per call (name, arguments clipped to `width`), and a line
 /// for those read past and not kept when there were any; nothing without calls.
 fn tool_call_lines(calls: &[ToolCall], not_kept: u64, width: usize, lines: &mut Vec<String>) {
     // Said even when there are none: a prose answer's kept form had been its usage line
     // alone, under a heading that read as empty (tester 32 F8).
     if calls.is_empty() && not_kept == 0 {
-        lines.push("tool calls: none".to_string());
+        lines.push(NO_TOOL_CALLS.to_string());
         return;
     }
     // A server's name and arguments each stay on the call's one line.

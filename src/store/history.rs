@@ -865,6 +865,25 @@ mod tests {
         assert_eq!(t.plan(&first[0].id).unwrap(), s.plan(&first[0].id).unwrap());
     }
 
+    /// A send mark that does not read, stored before imports checked it (tester 38 F5),
+    /// is left out of the export, which imports back.
+    #[test]
+    fn a_malformed_send_mark_stored_earlier_is_left_out_of_the_export() {
+        let (_d, mut s) = seeded();
+        let first = s.plans(&PlanFilter::default(), 0, 1).unwrap()[0].id.clone();
+        let mut plan = s.plan(&first).unwrap().unwrap().record;
+        plan.id = "p-marked".into();
+        plan.trim_record = Some(serde_json::json!({"send": [1, 2], "kept": true}));
+        s.insert_records(&[plan], &[], &pipelines()).unwrap();
+        let mut plans = Vec::new();
+        s.export_plans(&mut plans).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = HistoryStore::open(&dir.path().join("copy.sqlite")).unwrap();
+        t.import_text("p", plans.as_slice()).unwrap();
+        let back = t.plan("p-marked").unwrap().unwrap().record.trim_record;
+        assert_eq!(back, Some(serde_json::json!({"kept": true})));
+    }
+
     #[test]
     fn random_bytes_are_refused_and_left_as_they_were() {
         let dir = tempfile::tempdir().unwrap();

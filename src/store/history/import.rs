@@ -623,6 +623,14 @@ impl HistoryStore {
                     obj.remove("executed");
                     obj.remove("executed_ok");
                     obj.remove("replays");
+                    // A send mark an earlier version stored without reading it (before
+                    // tester 38 F5) linked nothing and would refuse the line: left out, so
+                    // the export still imports back.
+                    if SendMark::problem(d.record.trim_record.as_ref()).is_some()
+                        && let Some(serde_json::Value::Object(trim)) = obj.get_mut("trim_record")
+                    {
+                        trim.remove(crate::core::send_mark::SEND_KEY);
+                    }
                 }
                 writeln!(out, "{}", serde_json::to_string(&line)?)?;
             }
