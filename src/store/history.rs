@@ -1287,6 +1287,18 @@ mod tests {
             Some("strong")
         );
         assert!(s.plan("c").unwrap().unwrap().gap_signal.is_none());
+        // A plan's view derives its signal again: one stored by an earlier version, with
+        // the notes it was written with then, reads as this version writes it (tester 38
+        // F1).
+        let mut old = gap.clone();
+        old.notes = "written by an earlier version".into();
+        s.conn
+            .execute(
+                "UPDATE plans SET gap_signal = ?1 WHERE id = 'a'",
+                [serde_json::to_string(&old).unwrap()],
+            )
+            .unwrap();
+        assert_eq!(s.plan("a").unwrap().unwrap().gap_signal, Some(gap));
         let report = s.gaps(&PlanFilter::default()).unwrap();
         assert_eq!((report.plans, report.agree), (2, 1));
         assert_eq!(report.plan_missed[0].tool, "memory.store");

@@ -234,10 +234,16 @@ pub(super) fn read_plan(
         .map(|b| stored_json(path, id, "expert_baseline", &b))
         .transpose()?;
     let (executed, executed_ok) = stored_executed(path, id, &row.executed, &row.executed_failed)?;
-    let gap_signal = row
-        .gap
-        .map(|g| stored_json(path, id, "gap_signal", &g))
-        .transpose()?;
+    // Derived again from the two plans' steps, as it was stored: a signal stored by an
+    // earlier version keeps the notes it was written with (tester 38 F1: tools that print
+    // alike were not spelled apart), and a plan's view says what this version says of it.
+    let gap_signal = match (row.gap, &row.record.expert_baseline) {
+        (Some(_), Some(b)) => {
+            crate::core::gap::gap_signal(row.record.outcome, &row.record.steps, &b.steps)
+        }
+        (Some(g), None) => Some(stored_json(path, id, "gap_signal", &g)?),
+        (None, _) => None,
+    };
     Ok(Some(StoredPlan {
         seq: row.seq,
         detail: PlanDetail {
