@@ -2456,21 +2456,22 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
     let (model_id, baseline_id) = (line_id(model[0]), line_id(baseline[0]));
     let one = home.path().join("one.jsonl");
     let mut forged: Value = serde_json::from_str(baseline[0]).unwrap();
-    forged["id"] = "p-forged-baseline".into();
+    // Answered when the send's baseline did, told apart by id: `p-x…` after any hex `p-…`.
+    forged["id"] = "p-x-forged-baseline".into();
     forged["steps"] = Value::Array(vec![forged["steps"][0].clone()]);
     std::fs::write(&one, format!("{forged}\n")).unwrap();
     let said = import_said(home.path(), &one);
     assert!(
         said.contains(
-            "1 baseline plan is of a send whose baseline is stored already (p-forged-baseline): \
-             kept, linked to no plan"
+            "1 baseline plan is not the baseline of its send (p-x-forged-baseline): a send has \
+             one, the earliest answered; kept, linked to no plan"
         ),
         "{said}"
     );
     assert!(!said.contains("linked to the baseline of"), "{said}");
     assert_linked(home.path(), &model_id, &baseline_id);
     // Equal in every field but its id, it is the first forged line already present.
-    forged["id"] = "p-forged-again".into();
+    forged["id"] = "p-x-forged-again".into();
     forged["raw_response"] = "{\"steps\":[]}".into();
     std::fs::write(&one, format!("{forged}\n")).unwrap();
     let again = import_json(home.path(), &one);
@@ -2483,7 +2484,10 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
         (&1.into(), &0.into(), &1.into()),
         "{again}"
     );
-    assert_eq!(again["second_baseline_ids"][0], "p-forged-again", "{again}");
+    assert_eq!(
+        again["second_baseline_ids"][0], "p-x-forged-again",
+        "{again}"
+    );
     // Another answer of the send, imported after both baselines: linked to the first.
     let mut later: Value = serde_json::from_str(model[0]).unwrap();
     later["id"] = "p-model-later".into();
@@ -2491,6 +2495,84 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
     std::fs::write(&one, format!("{later}\n")).unwrap();
     assert_eq!(import_json(home.path(), &one)["linked_to_baseline"], 1);
     let row = show(home.path(), "p-model-later");
+    assert_eq!(
+        row["expert_baseline"]["plan_id"],
+        baseline_id.as_str(),
+        "{row:#}"
+    );
+    // Tester 39 F2: the first baseline replaced keeps its place ahead of the second ones,
+    // and links its models to what it holds now.
+    let mut replaced: Value = serde_json::from_str(baseline[0]).unwrap();
+    let last_step = Value::Array(vec![replaced["steps"][1].clone()]);
+    replaced["steps"] = last_step.clone();
+    std::fs::write(&one, format!("{replaced}\n")).unwrap();
+    let back = json_of(
+        ctx(home.path())
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(&one),
+    );
+    assert_eq!(
+        (
+            &back["replaced"],
+            &back["linked_to_baseline"],
+            &back["second_baseline"]
+        ),
+        (&1.into(), &2.into(), &0.into()),
+        "{back}"
+    );
+    for id in [model_id.as_str(), "p-model-later"] {
+        let row = show(home.path(), id);
+        assert_eq!(row["expert_baseline"]["steps"], last_step, "{id}: {row:#}");
+    }
+    // Tester 39 F3: the store's export imported in the opposite line order gives the send
+    // the same baseline (the first stored had been taken: the forged one, here), and a
+    // model's plan imported after links to it.
+    let out = ctx(home.path())
+        .args(["history", "export"])
+        .output()
+        .unwrap();
+    let export = String::from_utf8(out.stdout).unwrap();
+    let reversed: Vec<&str> = export.lines().rev().collect();
+    let (file, store) = (
+        home.path().join("rev.jsonl"),
+        home.path().join("rev.sqlite"),
+    );
+    std::fs::write(&file, reversed.join("\n") + "\n").unwrap();
+    let store_arg = store.to_str().unwrap();
+    let rev = json_of(
+        ctx(home.path())
+            .args(["--store", store_arg, "import", "plans", "--json"])
+            .arg(&file),
+    );
+    let mut seconds: Vec<&str> = rev["second_baseline_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    seconds.sort();
+    assert_eq!(
+        seconds,
+        ["p-x-forged-again", "p-x-forged-baseline"],
+        "{rev}"
+    );
+    later["id"] = "p-model-last".into();
+    later["raw_response"] = "{\"steps\": []}".into();
+    std::fs::write(&file, format!("{later}\n")).unwrap();
+    let last = json_of(
+        ctx(home.path())
+            .args(["--store", store_arg, "import", "plans", "--json"])
+            .arg(&file),
+    );
+    assert_eq!(last["linked_to_baseline"], 1, "{last}");
+    let row = json_of(ctx(home.path()).args([
+        "--store",
+        store_arg,
+        "history",
+        "show",
+        "p-model-last",
+        "--json",
+    ]));
     assert_eq!(
         row["expert_baseline"]["plan_id"],
         baseline_id.as_str(),

@@ -261,14 +261,14 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
     if report.second_baseline > 0 {
         let n = report.second_baseline;
         let ids = listed(&report.second_baseline_ids, n);
-        let (plans, a_send) = if n == 1 {
-            ("baseline plan is", "a send whose baseline")
+        let what = if n == 1 {
+            "baseline plan is not the baseline of its send"
         } else {
-            ("baseline plans are", "sends whose baseline")
+            "baseline plans are not the baselines of their sends"
         };
         notes.push_str(&format!(
-            "  {n} {plans} of {a_send} is stored already ({ids}): kept, linked to no plan \
-             (a send has one baseline, the first stored)\n"
+            "  {n} {what} ({ids}): a send has one, the earliest answered; kept, linked to no \
+             plan\n"
         ));
     }
     if report.tool_calls_cut > 0 {

@@ -506,9 +506,9 @@ struct PlanLine {
     finish_reason: Option<String>,
     #[serde(default)]
     raw_response: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     trim_record: Option<serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     answer: Option<serde_json::Value>,
     #[serde(default)]
     duration_ms: Option<i64>,
@@ -559,6 +559,18 @@ struct ExecutionLine {
 
 fn yes() -> bool {
     true
+}
+
+/// A record a plan line carries (its trim record, its answer) read with a key given twice
+/// refused, as every record is ([`crate::core::json_keys`]; tester 39 F1: a send mark's
+/// `id` given twice was read last-wins, and linked by the copy a first-wins reader does
+/// not see). `null` is none.
+fn unique_keys<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    use serde::de::DeserializeSeed;
+    let value = crate::core::json_keys::UniqueValue.deserialize(d)?;
+    Ok(Some(value).filter(|v| !v.is_null()))
 }
 
 fn line_error(origin: &str, line: usize, message: impl Into<String>) -> CoreError {
@@ -1652,6 +1664,30 @@ mod tests {
                 "{says}: {err}"
             );
             assert!(err.len() < 400, "{err}");
+        }
+        // Tester 39 F1: a key given twice in the mark, or the mark given twice, is refused
+        // as any record's is, not read last-wins.
+        for (mark, key) in [
+            (
+                r#"{"id":"s","id":"t","started":1,"with_baseline":true}"#,
+                "id",
+            ),
+            (
+                r#"{"id":"s","started":1,"started":5,"with_baseline":true}"#,
+                "started",
+            ),
+            (
+                r#"{"id":"x"},"send":{"id":"s","started":1,"with_baseline":true}"#,
+                "send",
+            ),
+        ] {
+            let err = parse_plan_line("plans.jsonl", 3, &plan(mark))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("plans.jsonl: line 3") && err.contains(&format!("`{key}`")),
+                "{mark}: {err}"
+            );
         }
     }
 

@@ -837,7 +837,7 @@ pub(super) fn plan_fate(
     }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
-            insert.linked_to_its_send(link_to_its_send(tx, path, &plan)?, &plan.id);
+            insert.linked_to_its_send(link_to_its_send(tx, path, &plan, None)?);
             callers.insert(plan.caller);
             return Ok(Fate::Added);
         }
@@ -866,7 +866,8 @@ pub(super) fn plan_fate(
         OnConflict::Skip => Fate::Skipped,
         OnConflict::Replace => {
             insert.replace(&stored, &plan, pipelines)?;
-            insert.linked_to_its_send(link_to_its_send(tx, path, &plan)?, &plan.id);
+            let old = &stored.detail.record;
+            insert.linked_to_its_send(link_to_its_send(tx, path, &plan, Some(old))?);
             callers.insert(stored.detail.record.caller);
             callers.insert(plan.caller);
             Fate::Replaced
@@ -1121,15 +1122,19 @@ fn fraction_kept_after(tx: &Transaction<'_>, key: &str) -> rusqlite::Result<i64>
 /// baseline comes back late ([`HistoryStore::link_baseline`]), for the plan lines a process
 /// that had to end wrote out (tester 37 T37-2: the models' plans stayed unlinked, with no gap
 /// signal). A plan that could not run (no answer to judge) is linked to nothing, as on a send.
-/// A send has one baseline, the first of it stored: a second baseline line of the same send
-/// (forged, or another store's) is stored and linked to nothing (tester 38 F4: it linked
-/// silently, whichever the plans were read in).
+/// A send has one baseline, its earliest answered (by time, then id): another baseline line
+/// of the same send (forged, or another store's) is stored and linked to nothing, and said
+/// (tester 38 F4: it linked silently). Whatever order the lines come in, the send gets the
+/// same baseline (tester 39 F3: the first stored was taken, so an export imported in another
+/// line order judged one send against two baselines). `replaced`: the plan as stored before
+/// `--on-conflict replace` put `plan` in its place.
 fn link_to_its_send(
     tx: &Transaction<'_>,
     path: &Path,
     plan: &PlanRecord,
+    replaced: Option<&PlanRecord>,
 ) -> anyhow::Result<SendLinked> {
-    let nothing = Ok(SendLinked::Plans(0));
+    let nothing = Ok(SendLinked::default());
     if plan.source != PlanSource::Sent || plan.replay_of.is_some() {
         return nothing;
     }
@@ -1147,78 +1152,113 @@ fn link_to_its_send(
         .saturating_add(crate::core::bounds::DURATION_MS.end() / 1000);
     let ids: Vec<String> = tx
         .prepare_cached(
-            "SELECT id FROM plans WHERE caller = ?1 AND at BETWEEN ?2 AND ?3 AND id <> ?4
+            "SELECT id FROM plans WHERE caller = ?1 AND at BETWEEN ?2 AND ?3
              AND replay_of IS NULL AND source = 'sent'
              AND CASE WHEN json_valid(trim_record)
-                 THEN json_extract(trim_record, '$.send.id') END = ?5
-             ORDER BY seq",
+                 THEN json_extract(trim_record, '$.send.id') END = ?4
+             ORDER BY at, at_nanos, id",
         )?
-        .query_map(
-            params![plan.caller, send.started, last, plan.id, send.id],
-            |r| r.get(0),
-        )?
+        .query_map(params![plan.caller, send.started, last, send.id], |r| {
+            r.get(0)
+        })?
         .collect::<Result<_, _>>()
         .map_err(db_err(path, "reading the plans of a sent plan's send"))?;
-    let mut others = Vec::with_capacity(ids.len());
+    let (mut others, mut before_this, mut baseline_before_this) = (Vec::new(), true, false);
     for id in ids {
-        if let Some(stored) = read_plan(tx, path, &id)? {
-            others.push(stored.detail.record);
+        if id == plan.id {
+            before_this = false;
+        } else if let Some(stored) = read_plan(tx, path, &id)? {
+            let record = stored.detail.record;
+            baseline_before_this |= before_this && is_baseline(record.trim_record.as_ref());
+            others.push(record);
         }
     }
-    let first_baseline = others.iter().find(|r| is_baseline(r.trim_record.as_ref()));
-    let (baseline, unlinked): (Option<Baseline>, Vec<&PlanRecord>) = if plan_is_baseline {
-        if first_baseline.is_some() {
-            return Ok(SendLinked::SecondBaseline);
-        }
-        // The models' plans without a baseline, and those linked to this one before it was
-        // replaced (`--on-conflict replace`: linked again to what it holds now, or unlinked
-        // when it no longer planned; tester 38 F3: they kept the old steps).
-        let linked_to_this = |r: &PlanRecord| {
-            r.expert_baseline
-                .as_ref()
-                .is_some_and(|b| b.plan_id.as_deref() == Some(plan.id.as_str()))
-        };
-        let unlinked = others
+    let baselines = || {
+        others
             .iter()
-            .filter(|r| {
-                !is_baseline(r.trim_record.as_ref())
-                    && (r.expert_baseline.is_none() || linked_to_this(r))
-                    && r.ran()
+            .filter(|r| is_baseline(r.trim_record.as_ref()))
+    };
+    if !plan_is_baseline {
+        let Some(baseline) = baselines()
+            .next()
+            .and_then(|r| crate::core::gap::planned_baseline(r, Some(r.id.clone())))
+        else {
+            return nothing;
+        };
+        link_plans(tx, path, &baseline, &[unlinked_plan(plan)])?;
+        return Ok(SendLinked {
+            plans: 1,
+            not_its_baseline: None,
+        });
+    }
+    if baseline_before_this {
+        return Ok(SendLinked {
+            plans: 0,
+            not_its_baseline: Some(plan.id.clone()),
+        });
+    }
+    // Every other baseline of the send answered after this one. The first of them was the
+    // send's baseline until now, unless this plan, as stored before it was replaced, came
+    // ahead of it already: said once, by the line that puts it second.
+    let answered = |r: &PlanRecord| (r.at, r.at_nanos, r.id.clone());
+    let displaced = baselines()
+        .next()
+        .filter(|b| {
+            replaced.is_none_or(|old| {
+                !is_baseline(old.trim_record.as_ref()) || answered(old) > answered(b)
             })
-            .collect::<Vec<_>>();
-        let baseline = crate::core::gap::planned_baseline(plan, Some(plan.id.clone()));
-        if baseline.is_none() {
+        })
+        .map(|b| b.id.clone());
+    // The models' plans without a baseline, and those linked to this one before it was
+    // replaced (`--on-conflict replace`: linked again to what it holds now, or unlinked
+    // when it no longer planned; tester 38 F3: they kept the old steps) or to a baseline of
+    // the send that answered after it.
+    let later: Vec<&str> = baselines().map(|r| r.id.as_str()).collect();
+    let linked_here = |r: &PlanRecord| {
+        r.expert_baseline
+            .as_ref()
+            .and_then(|b| b.plan_id.as_deref())
+            .is_some_and(|id| id == plan.id || later.contains(&id))
+    };
+    let unlinked = others.iter().filter(|r| {
+        !is_baseline(r.trim_record.as_ref())
+            && (r.expert_baseline.is_none() || linked_here(r))
+            && r.ran()
+    });
+    let plans = match crate::core::gap::planned_baseline(plan, Some(plan.id.clone())) {
+        Some(baseline) => {
+            let plans: Vec<UnlinkedPlan> = unlinked.map(unlinked_plan).collect();
+            link_plans(tx, path, &baseline, &plans)?;
+            plans.len()
+        }
+        None => {
             let stale: Vec<&str> = unlinked
-                .iter()
-                .filter(|r| linked_to_this(r))
+                .filter(|r| linked_here(r))
                 .map(|r| r.id.as_str())
                 .collect();
             unlink_plans(tx, path, &stale)?;
-            return nothing;
+            0
         }
-        (baseline, unlinked)
-    } else {
-        let baseline =
-            first_baseline.and_then(|r| crate::core::gap::planned_baseline(r, Some(r.id.clone())));
-        (baseline, vec![plan])
     };
-    let Some(baseline) = baseline else {
-        return nothing;
-    };
-    let plans: Vec<UnlinkedPlan> = unlinked
-        .into_iter()
-        .map(|r| (r.id.clone(), r.outcome, r.steps.clone()))
-        .collect();
-    link_plans(tx, path, &baseline, &plans)?;
-    Ok(SendLinked::Plans(plans.len()))
+    Ok(SendLinked {
+        plans,
+        not_its_baseline: displaced,
+    })
+}
+
+/// A stored plan as a baseline is linked to it: its id, outcome and steps.
+fn unlinked_plan(r: &PlanRecord) -> UnlinkedPlan {
+    (r.id.clone(), r.outcome, r.steps.clone())
 }
 
 /// What importing a sent plan linked ([`link_to_its_send`]).
-enum SendLinked {
+#[derive(Default)]
+struct SendLinked {
     /// How many plans were given a baseline's steps.
-    Plans(usize),
-    /// The plan is a baseline of a send whose baseline is stored already.
-    SecondBaseline,
+    plans: usize,
+    /// A baseline of the send that is not its baseline: the plan itself, or the one it
+    /// answered ahead of.
+    not_its_baseline: Option<String>,
 }
 
 /// Take the baseline's steps and the gap signal from `ids` (stored sent plans): the baseline
@@ -1768,22 +1808,20 @@ impl<'t> PlanInserter<'t> {
         Ok(())
     }
 
-    /// Recount every group a replaced plan left or joined; called once the replacing is
-    /// done, before anything reads the groups (the transaction's end).
-    /// Count what importing the sent plan `id` linked.
-    fn linked_to_its_send(&mut self, linked: SendLinked, id: &str) {
-        match linked {
-            SendLinked::Plans(n) => self.linked += n,
-            SendLinked::SecondBaseline => {
-                let (n, ids) = &mut self.second_baselines;
-                *n += 1;
-                if ids.len() < CONFLICTS_LISTED {
-                    ids.push(id.to_string());
-                }
+    /// Count what importing a sent plan linked.
+    fn linked_to_its_send(&mut self, linked: SendLinked) {
+        self.linked += linked.plans;
+        if let Some(id) = linked.not_its_baseline {
+            let (n, ids) = &mut self.second_baselines;
+            *n += 1;
+            if ids.len() < CONFLICTS_LISTED {
+                ids.push(id);
             }
         }
     }
 
+    /// Recount every group a replaced plan left or joined; called once the replacing is
+    /// done, before anything reads the groups (the transaction's end).
     fn recount_shapes(&mut self) -> anyhow::Result<()> {
         for shape in std::mem::take(&mut self.shapes_to_recount) {
             recount_shape(self.tx, &shape)?;
