@@ -2524,6 +2524,31 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
         let row = show(home.path(), id);
         assert_eq!(row["expert_baseline"]["steps"], last_step, "{id}: {row:#}");
     }
+    // The baseline replaced by a line of another send: its models go to their send's
+    // earliest baseline left (F2's variant: they kept its steps), and come back with it.
+    let replace_with = |line: &Value| {
+        std::fs::write(&one, format!("{line}\n")).unwrap();
+        json_of(
+            ctx(home.path())
+                .args(["import", "plans", "--json", "--on-conflict", "replace"])
+                .arg(&one),
+        )
+    };
+    let mut moved = replaced.clone();
+    moved["trim_record"]["send"]["id"] = "1795000000-moved".into();
+    assert_eq!(replace_with(&moved)["linked_to_baseline"], 2);
+    for id in [model_id.as_str(), "p-model-later"] {
+        let row = show(home.path(), id);
+        assert_eq!(
+            row["expert_baseline"]["plan_id"], "p-x-forged-again",
+            "{id}: {row:#}"
+        );
+    }
+    assert_eq!(replace_with(&replaced)["linked_to_baseline"], 2);
+    assert_eq!(
+        show(home.path(), &model_id)["expert_baseline"]["plan_id"],
+        baseline_id.as_str()
+    );
     // Tester 39 F3: the store's export imported in the opposite line order gives the send
     // the same baseline (the first stored had been taken: the forged one, here), and a
     // model's plan imported after links to it.

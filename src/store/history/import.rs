@@ -867,7 +867,10 @@ pub(super) fn plan_fate(
         OnConflict::Replace => {
             insert.replace(&stored, &plan, pipelines)?;
             let old = &stored.detail.record;
-            insert.linked_to_its_send(link_to_its_send(tx, path, &plan, Some(old))?);
+            let linked = link_to_its_send(tx, path, &plan, Some(old))?;
+            let second = linked.not_its_baseline.as_ref() == Some(&plan.id);
+            insert.linked_to_its_send(linked);
+            insert.linked += relink_left_behind(tx, path, old, &plan, second)?;
             callers.insert(stored.detail.record.caller);
             callers.insert(plan.caller);
             Fate::Replaced
@@ -1244,6 +1247,57 @@ fn link_to_its_send(
         plans,
         not_its_baseline: displaced,
     })
+}
+
+/// The models' plans of its send linked to the baseline `old`, which `--on-conflict replace` made
+/// another send's, no baseline, or not its send's baseline (`second`: another answered
+/// earlier): unlinked, and linked to their own send's baseline when it has one (tester 39
+/// F2: they kept the steps of a plan no longer of their send). Returns how many were linked
+/// again.
+fn relink_left_behind(
+    tx: &Transaction<'_>,
+    path: &Path,
+    old: &PlanRecord,
+    plan: &PlanRecord,
+    second: bool,
+) -> anyhow::Result<usize> {
+    let send_of = |r: &PlanRecord| {
+        SendMark::from_trim(r.trim_record.as_ref())
+            .filter(|_| is_baseline(r.trim_record.as_ref()))
+            .map(|m| m.id)
+    };
+    let Some(old_send) = send_of(old) else {
+        return Ok(0);
+    };
+    if !second && send_of(plan).as_ref() == Some(&old_send) && plan.caller == old.caller {
+        return Ok(0);
+    }
+    let ids: Vec<String> = tx
+        .prepare_cached(
+            "SELECT id FROM plans WHERE caller = ?1 AND source = 'sent' AND replay_of IS NULL
+             AND CASE WHEN json_valid(expert_baseline)
+                 THEN json_extract(expert_baseline, '$.plan_id') END = ?2
+             AND CASE WHEN json_valid(trim_record)
+                 THEN json_extract(trim_record, '$.send.id') END = ?3",
+        )?
+        .query_map(params![old.caller, old.id, old_send], |r| r.get(0))?
+        .collect::<Result<_, _>>()
+        .map_err(db_err(
+            path,
+            "reading the plans linked to a replaced baseline",
+        ))?;
+    unlink_plans(
+        tx,
+        path,
+        &ids.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
+    let mut linked = 0;
+    for id in &ids {
+        if let Some(stored) = read_plan(tx, path, id)? {
+            linked += link_to_its_send(tx, path, &stored.detail.record, None)?.plans;
+        }
+    }
+    Ok(linked)
 }
 
 /// A stored plan as a baseline is linked to it: its id, outcome and steps.
