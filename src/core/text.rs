@@ -696,15 +696,76 @@ pub fn is_default_ignorable(c: char) -> bool {
 /// characters that print as nothing (every default-ignorable code point: zero-width spaces
 /// and joiners, the word joiner, a byte-order mark, a soft hyphen, Hangul fillers, tag
 /// characters, bidi marks: `x\u{200b}y` is `xy` to a reader and to a model; tester 9 T9-9,
-/// tester 10 T10-11), every space separator read as the ASCII space. The one notion of "prints alike": the catalog's repeated names, the
-/// registry's ids and the History pane's model endings ([`distinct_tails`]) use it.
+/// tester 10 T10-11), every space separator read as the ASCII space, and each Cyrillic or
+/// Greek letter that prints as a Latin one read as that letter ([`latin_look_alike`]: `рау`
+/// in Cyrillic is `pay`; tester 39 F4: it sat beside `pay` with no note). The one notion of
+/// "prints alike": the catalog's repeated names, the registry's ids and the History pane's
+/// model endings ([`distinct_tails`]) use it.
 pub fn printed_alike(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     compatibility_decomposed(name.trim())
+        .map(latin_look_alike)
         .nfc()
         .filter(|&c| !prints_as_nothing(c))
         .map(|c| if is_space_separator(c) { ' ' } else { c })
         .collect()
+}
+
+/// The Latin letter a Cyrillic or Greek letter prints as, or the letter itself: the pairs
+/// Unicode lists as confusable by design (`intentional.txt` of UTS #39), read on decomposed
+/// text so an accent on either stays the same accent (`ё` prints as `ë`).
+fn latin_look_alike(c: char) -> char {
+    match c {
+        // Cyrillic capitals, then small letters.
+        'А' => 'A',
+        'В' => 'B',
+        'С' => 'C',
+        'Е' => 'E',
+        'Н' => 'H',
+        'І' | 'Ӏ' => 'I',
+        'Ј' => 'J',
+        'К' => 'K',
+        'М' => 'M',
+        'О' => 'O',
+        'Р' => 'P',
+        'Ѕ' => 'S',
+        'Т' => 'T',
+        'Х' => 'X',
+        'Ү' => 'Y',
+        'а' => 'a',
+        'с' => 'c',
+        'ԁ' => 'd',
+        'е' => 'e',
+        'һ' => 'h',
+        'і' => 'i',
+        'ј' => 'j',
+        'о' => 'o',
+        'р' => 'p',
+        'ԛ' => 'q',
+        'ѕ' => 's',
+        'ԝ' => 'w',
+        'х' => 'x',
+        'у' => 'y',
+        // Greek capitals, then small letters.
+        'Α' => 'A',
+        'Β' => 'B',
+        'Ε' => 'E',
+        'Ζ' => 'Z',
+        'Η' => 'H',
+        'Ι' => 'I',
+        'Κ' => 'K',
+        'Μ' => 'M',
+        'Ν' => 'N',
+        'Ο' => 'O',
+        'Ρ' => 'P',
+        'Τ' => 'T',
+        'Υ' => 'Y',
+        'Χ' => 'X',
+        'ο' => 'o',
+        'ν' => 'v',
+        'ρ' => 'p',
+        other => other,
+    }
 }
 
 /// What prints as nothing: every default-ignorable code point, and the interlinear
@@ -974,6 +1035,21 @@ mod tests {
             assert_ne!(folded_word(a.into()), folded_word(b.into()), "{b:?}");
         }
         assert_eq!(folded_word("\u{FB01}le".into()), "file");
+    }
+
+    /// Tester 39 F4: Cyrillic `рау` prints as `pay`, Greek `lοg` as `log`; a name wholly
+    /// in Cyrillic stays a name of its own.
+    #[test]
+    fn cyrillic_and_greek_letters_that_print_as_latin_print_alike() {
+        assert_eq!(printed_alike("\u{440}\u{430}\u{443}"), "pay");
+        assert_eq!(printed_alike("l\u{3bf}g_search"), "log_search");
+        assert_eq!(printed_alike("\u{415}\u{308}"), printed_alike("\u{cb}"));
+        assert_ne!(
+            printed_alike("\u{43f}\u{43e}\u{438}\u{441}\u{43a}"),
+            "poisk"
+        );
+        let t = told_apart(["pay", "\u{440}\u{430}\u{443}"]);
+        assert_eq!(t["\u{440}\u{430}\u{443}"], "\\u{440}\\u{430}\\u{443}");
     }
 
     /// Tester 10 T10-9: a no-break space (or any space separator) prints as a space.
