@@ -2415,14 +2415,7 @@ fn a_model_and_its_baseline_written_out_are_linked_whichever_is_imported_first()
     // Tester 38 F3: a line stored by `--on-conflict replace` is linked as an added one is —
     // the model's plan replaced and put back links to its baseline again, and a baseline
     // replaced links its models to what it holds now.
-    let replace = |line: &str| {
-        std::fs::write(&one, format!("{line}\n")).unwrap();
-        json_of(
-            ctx(home.path())
-                .args(["import", "plans", "--json", "--on-conflict", "replace"])
-                .arg(&one),
-        )
-    };
+    let replace = |line: &str| import_replacing(home.path(), &one, line);
     let mut other: Value = serde_json::from_str(model[0]).unwrap();
     other["raw_response"] = "{\"steps\":[]}".into();
     assert_eq!(replace(&other.to_string())["replaced"], 1);
@@ -2505,12 +2498,7 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
     let mut replaced: Value = serde_json::from_str(baseline[0]).unwrap();
     let last_step = Value::Array(vec![replaced["steps"][1].clone()]);
     replaced["steps"] = last_step.clone();
-    std::fs::write(&one, format!("{replaced}\n")).unwrap();
-    let back = json_of(
-        ctx(home.path())
-            .args(["import", "plans", "--json", "--on-conflict", "replace"])
-            .arg(&one),
-    );
+    let back = import_replacing(home.path(), &one, &replaced.to_string());
     assert_eq!(
         (
             &back["replaced"],
@@ -2526,14 +2514,7 @@ fn a_second_baseline_of_a_send_is_kept_and_linked_to_nothing_saying_so() {
     }
     // The baseline replaced by a line of another send: its models go to their send's
     // earliest baseline left (F2's variant: they kept its steps), and come back with it.
-    let replace_with = |line: &Value| {
-        std::fs::write(&one, format!("{line}\n")).unwrap();
-        json_of(
-            ctx(home.path())
-                .args(["import", "plans", "--json", "--on-conflict", "replace"])
-                .arg(&one),
-        )
-    };
+    let replace_with = |line: &Value| import_replacing(home.path(), &one, &line.to_string());
     let mut moved = replaced.clone();
     moved["trim_record"]["send"]["id"] = "1795000000-moved".into();
     assert_eq!(replace_with(&moved)["linked_to_baseline"], 2);
@@ -2680,6 +2661,17 @@ fn line_id(line: &str) -> String {
 
 fn import_json(home: &Path, file: &Path) -> Value {
     json_of(ctx(home).args(["import", "plans", "--json"]).arg(file))
+}
+
+/// `import plans --on-conflict replace --json` of the one plan line `line`, written to
+/// `file`: the report.
+fn import_replacing(home: &Path, file: &Path, line: &str) -> Value {
+    std::fs::write(file, format!("{line}\n")).unwrap();
+    json_of(
+        ctx(home)
+            .args(["import", "plans", "--json", "--on-conflict", "replace"])
+            .arg(file),
+    )
 }
 
 /// What `import plans FILE` says (stdout and stderr), asserting it succeeded.
