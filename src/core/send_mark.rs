@@ -80,7 +80,7 @@ impl SendMark {
         }
         let range = &crate::core::bounds::TIMESTAMP;
         let Some(started) = fields.get("started") else {
-            return expected("started", "");
+            return expected("started", "when the send began, in seconds");
         };
         if !started.as_i64().is_some_and(|at| range.contains(&at)) {
             let found = quoted_value(started);

@@ -821,9 +821,9 @@ mod tests {
                 "c.json: '{name}' mixes {a} and {b} letters, which print alike: it reads as another name to an operator and to a model"
             )
         };
-        // The micro sign prints as the Greek mu (tester 38 F6: only `\u{3bc}s_clock` was
-        // noted), and fullwidth Latin is Latin.
-        // It prints as `web_search` too (tester 39 F4): counted as one name spelled two ways.
+        // `web_s\u{435}arch` prints as `web_search` too, so the two are one name spelled two
+        // ways (tester 39 F4). The micro sign prints as the Greek mu (tester 38 F6: only
+        // `\u{3bc}s_clock` was noted), and fullwidth Latin is Latin.
         assert_eq!(
             c.warnings,
             [

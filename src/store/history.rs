@@ -78,8 +78,8 @@ pub struct ImportReport {
     /// `import plans`: sent plans given their send's baseline's steps and gap signal, as
     /// the plan lines of a send that had to end reached the store (tester 37 T37-2).
     pub linked_to_baseline: usize,
-    /// `import plans`: baseline plans of a send whose baseline was stored already (a send
-    /// has one): stored, linked to nothing (tester 38 F4).
+    /// `import plans`: baseline plans that are not their send's baseline (a send has one,
+    /// its earliest answered): stored, linked to nothing (tester 38 F4, tester 39 F3).
     pub second_baseline: usize,
     /// Their ids, the first [`CONFLICTS_LISTED`].
     pub second_baseline_ids: Vec<String>,

@@ -837,7 +837,7 @@ pub(super) fn plan_fate(
     }
     let stored = loop {
         if insert.insert(&plan, pipelines)?.is_some() {
-            insert.linked_to_its_send(link_to_its_send(tx, path, &plan, None)?);
+            insert.count_send_links(link_to_its_send(tx, path, &plan, None)?);
             callers.insert(plan.caller);
             return Ok(Fate::Added);
         }
@@ -869,7 +869,7 @@ pub(super) fn plan_fate(
             let old = &stored.detail.record;
             let linked = link_to_its_send(tx, path, &plan, Some(old))?;
             let second = linked.not_its_baseline.as_ref() == Some(&plan.id);
-            insert.linked_to_its_send(linked);
+            insert.count_send_links(linked);
             insert.linked += relink_left_behind(tx, path, old, &plan, second)?;
             callers.insert(stored.detail.record.caller);
             callers.insert(plan.caller);
@@ -1578,8 +1578,8 @@ pub(super) struct PlanInserter<'t> {
     /// Sent plans linked to their send's baseline as the import added them
     /// ([`link_to_its_send`]).
     pub(super) linked: usize,
-    /// Baseline plans of a send whose baseline was stored already, linked to nothing: how
-    /// many, and the first [`CONFLICTS_LISTED`] ids.
+    /// Baseline plans that are not their send's baseline (another answered earlier), linked
+    /// to nothing: how many, and the first [`CONFLICTS_LISTED`] ids.
     pub(super) second_baselines: (usize, Vec<String>),
     plan: rusqlite::CachedStatement<'t>,
     step: rusqlite::CachedStatement<'t>,
@@ -1863,7 +1863,7 @@ impl<'t> PlanInserter<'t> {
     }
 
     /// Count what importing a sent plan linked.
-    fn linked_to_its_send(&mut self, linked: SendLinked) {
+    fn count_send_links(&mut self, linked: SendLinked) {
         self.linked += linked.plans;
         if let Some(id) = linked.not_its_baseline {
             let (n, ids) = &mut self.second_baselines;
