@@ -251,13 +251,16 @@ pub enum Kept {
     Nothing,
 }
 
+/// What an answer's line says while it waits in hand for another process's write lock
+/// ([`Kept::AwaitingLock`]).
+pub const AWAITING_LOCK: &str =
+    "in hand: waiting for the store's write lock (another process is writing)";
+
 impl Kept {
     pub fn words(&self) -> String {
         match self {
             Kept::Stored(id) => format!("stored as {id}"),
-            Kept::AwaitingLock => {
-                "in hand: waiting for the store's write lock (another process is writing)".into()
-            }
+            Kept::AwaitingLock => AWAITING_LOCK.into(),
             Kept::Refused => "not stored: kept as a plan line".into(),
             Kept::Nothing => "nothing to store".into(),
         }

@@ -149,6 +149,32 @@ impl State {
             .map(|n| crate::llm::redact::for_output(n).into_owned())
     }
 
+    /// What quitting says it waits for: calls to cancel only while any is out, and another
+    /// process's write lock when storing waits for it (tester 40 F3: it said "cancelling what is
+    /// still sending" with every call back, and nothing of the lock the pane showed).
+    pub fn quit_wait_line(&self, wait: std::time::Duration) -> String {
+        let replaying = self
+            .history
+            .replay
+            .as_ref()
+            .is_some_and(|r| r.running.is_some());
+        let what = if self.send.storing.is_some() && !replaying {
+            "storing the answers already back"
+        } else {
+            "cancelling what is still sending and storing the answers already back"
+        };
+        let lock = if self.send.waits_for_the_lock() {
+            ", which waits for another process's write lock on the store"
+        } else {
+            ""
+        };
+        format!(
+            "ctxconsole: {what}{lock} (at most {} s; what the store cannot take then goes to a \
+             file)…",
+            wait.as_secs()
+        )
+    }
+
     /// The calls in flight that pay for an answer (a send, a live replay): the handles
     /// that cancel them. Quitting cancels them and waits for what already came back to be
     /// stored (tester 10 T10-24: answers already paid for were dropped at quit).
@@ -901,6 +927,36 @@ mod tests {
     use super::*;
     use crate::core::budget::{Layer, parse_budgets_toml};
     use crate::sample::SAMPLE_BUDGETS;
+
+    /// Tester 40 F3: the quit's line says what it waits for — calls to cancel only while
+    /// one is out, and another process's write lock when storing waits for it.
+    #[test]
+    fn quitting_says_whether_it_waits_for_calls_or_the_lock() {
+        let wait = std::time::Duration::from_secs(75);
+        let mut s = state();
+        let said = s.quit_wait_line(wait);
+        assert!(said.contains("cancelling what is still sending"), "{said}");
+        assert!(!said.contains("write lock"), "{said}");
+        s.send.progress.insert(
+            "test/ok".into(),
+            format!(
+                "test/ok back in 3 ms · {}",
+                crate::live::send::AWAITING_LOCK
+            ),
+        );
+        let said = s.quit_wait_line(wait);
+        assert!(said.contains("cancelling what is still sending"), "{said}");
+        assert!(
+            said.contains("waits for another process's write lock on the store (at most 75 s"),
+            "{said}"
+        );
+        s.send.storing = Some(true);
+        let said = s.quit_wait_line(wait);
+        assert!(
+            said.starts_with("ctxconsole: storing the answers already back, which waits"),
+            "{said}"
+        );
+    }
 
     fn state() -> State {
         let rows = parse_budgets_toml(SAMPLE_BUDGETS, "sample", Layer::Sample).unwrap();

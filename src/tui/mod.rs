@@ -440,11 +440,7 @@ async fn finish_paid_calls(
     if in_flight.is_empty() {
         return;
     }
-    crate::cli::out::eprint_line(&format!(
-        "ctxconsole: cancelling what is still sending and storing the answers already back \
-         (at most {} s)…",
-        wait.as_secs()
-    ));
+    crate::cli::out::eprint_line(&state.quit_wait_line(wait));
     for cancel in in_flight {
         cancel.cancel();
     }

@@ -211,6 +211,16 @@ impl SendView {
         }
     }
 
+    /// Whether what the send stores waits for another process's write lock: every call is
+    /// back and storing waits, or an answer waits in hand for it while calls are out.
+    pub fn waits_for_the_lock(&self) -> bool {
+        self.storing == Some(true)
+            || self
+                .progress
+                .values()
+                .any(|l| l.ends_with(crate::live::send::AWAITING_LOCK))
+    }
+
     pub fn progress(&mut self, request: u64, news: SendNews) {
         if !self.is_running(request) {
             return;
