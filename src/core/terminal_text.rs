@@ -178,9 +178,9 @@ impl NamesShown {
     /// `n` as a list of this catalog's names shows it. A spelled-out name is printable ASCII
     /// already; any other is named as outside text is.
     pub fn name<'b>(&self, n: &'b str) -> Cow<'b, str> {
-        match self.spelled.get(n) {
-            Some(spelled) => Cow::Owned(spelled.clone()),
-            None => name(n),
+        match self.spelled_or_raw(n) {
+            Cow::Borrowed(raw) => name(raw),
+            spelled => spelled,
         }
     }
 }

@@ -153,12 +153,7 @@ impl State {
     /// process's write lock when storing waits for it (tester 40 F3: it said "cancelling what is
     /// still sending" with every call back, and nothing of the lock the pane showed).
     pub fn quit_wait_line(&self, wait: std::time::Duration) -> String {
-        let replaying = self
-            .history
-            .replay
-            .as_ref()
-            .is_some_and(|r| r.running.is_some());
-        let what = if self.send.storing.is_some() && !replaying {
+        let what = if self.send.storing.is_some() && self.replay_running().is_none() {
             "storing the answers already back"
         } else {
             "cancelling what is still sending and storing the answers already back"
@@ -180,13 +175,17 @@ impl State {
     /// stored (tester 10 T10-24: answers already paid for were dropped at quit).
     pub fn paid_calls_in_flight(&self) -> Vec<Cancel> {
         let send = self.send.running.as_ref().map(|(_, c)| c.clone());
-        let replay = self
-            .history
+        let replay = self.replay_running().cloned();
+        send.into_iter().chain(replay).collect()
+    }
+
+    /// The handle that cancels the live replay in flight, if one is.
+    fn replay_running(&self) -> Option<&Cancel> {
+        self.history
             .replay
             .as_ref()
             .and_then(|r| r.running.as_ref())
-            .map(|(_, c)| c.clone());
-        send.into_iter().chain(replay).collect()
+            .map(|(_, c)| c)
     }
 
     pub fn new(
