@@ -329,7 +329,20 @@ pub fn split_requests(text: &str) -> Vec<&str> {
             } else {
                 start
             };
-            if cuts.last().is_none_or(|&c| c < at) {
+            // A cut right after one that holds only joining words ("Also, calculate …")
+            // would leave them behind with the request before: they open this one.
+            let joining_only = cuts.last().is_some_and(|&c| {
+                let piece = &text[c..at];
+                let opener = piece
+                    .split(|ch: char| !ch.is_alphanumeric())
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                c < at
+                    && (opener == "and" || SEQUENCE_WORDS.contains(&opener.as_str()))
+                    && text::terms(piece).is_empty()
+            });
+            if cuts.last().is_none_or(|&c| c < at) && !joining_only {
                 cuts.push(at);
             }
         }
@@ -359,6 +372,7 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         let first = out.remove(0);
         out[0].0 = first.0;
     }
+    let mut out = join_details(text, out);
     if out.len() > MAX_REQUESTS {
         let end = out[out.len() - 1].1;
         out.truncate(MAX_REQUESTS);
@@ -368,6 +382,65 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// A piece that only states something about a request ("My user ID is 123", "today is
+/// 2023-10-01", "It must have a garage") is part of the request before it, or of the first
+/// request when it comes before any: it is no request of its own to find a tool for. When
+/// no piece asks anything, the pieces stay as they are.
+fn join_details(text: &str, pieces: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let asks: Vec<bool> = pieces
+        .iter()
+        .map(|&(s, e)| asks_something(&text[s..e]))
+        .collect();
+    if !asks.contains(&true) {
+        return pieces;
+    }
+    let mut joined: Vec<(usize, usize)> = Vec::new();
+    let mut leading: Option<usize> = None;
+    for ((s, e), asks) in pieces.into_iter().zip(asks) {
+        if asks {
+            joined.push((leading.take().unwrap_or(s), e));
+        } else if let Some(last) = joined.last_mut() {
+            last.1 = e;
+        } else {
+            leading.get_or_insert(s);
+        }
+    }
+    joined
+}
+
+/// Words that open a statement about the request rather than a request: "My user ID is
+/// 123", "Today is Monday", "The title should be …", "It must have a garage".
+const DETAIL_OPENERS: &[&str] = &[
+    "my", "our", "his", "her", "their", "its", "it", "it's", "this", "that", "these", "those",
+    "today", "tomorrow", "tonight", "the", "i'm", "i've",
+];
+
+/// Whether a piece asks for something. It does not when it opens as a statement (see
+/// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have") with no question mark, no request
+/// verb or action word, and no "want to"/"need to"/"like to".
+fn asks_something(piece: &str) -> bool {
+    if piece.contains('?') {
+        return true;
+    }
+    let words: Vec<String> = word_spans(piece)
+        .into_iter()
+        .map(|(s, e)| piece[s..e].to_lowercase())
+        .collect();
+    let mut opening = words.iter().skip_while(|w| *w == "and");
+    let (Some(first), second) = (opening.next(), opening.next()) else {
+        return true;
+    };
+    let states = DETAIL_OPENERS.contains(&first.as_str())
+        || (first == "i" && second.is_some_and(|w| matches!(w.as_str(), "prefer" | "am" | "have")));
+    !states
+        || words.iter().enumerate().any(|(k, w)| {
+            is_request_verb(w)
+                || action_of(&text::stem(w)).is_some()
+                || (matches!(w.as_str(), "want" | "need" | "like" | "wish")
+                    && words.get(k + 1).is_some_and(|n| n == "to"))
+        })
 }
 
 /// The full stop in `gap` closes an abbreviation ("Mr. Gates", "vs. the Lakers"), not a
@@ -525,6 +598,85 @@ mod tests {
         assert_eq!(
             split_requests("List the socks, shirts etc.\nBook a taxi to the airport."),
             vec!["List the socks, shirts etc.", "Book a taxi to the airport."]
+        );
+    }
+
+    /// A statement about a request ("My user ID is …", "Today is …") is no request of its
+    /// own: it had been placed first as one, `users_deletePhoto` for "My user ID is
+    /// user123", pushing the API-token tool out of the top five.
+    #[test]
+    fn a_statement_joins_the_request_it_is_about() {
+        assert_eq!(
+            split_requests(
+                "I forgot all the API tokens, can you remind me of them? My user ID is \"user123\" \
+                 and then I would like to find a song."
+            ),
+            vec![
+                "I forgot all the API tokens, can you remind me of them? My user ID is \"user123\"",
+                "and then I would like to find a song."
+            ]
+        );
+        // Before any request, it joins the first.
+        assert_eq!(
+            split_requests(
+                "Today is monday 2022-10-20. Move my gym session to Thursday. Then book a taxi."
+            ),
+            vec![
+                "Today is monday 2022-10-20. Move my gym session to Thursday.",
+                "Then book a taxi."
+            ]
+        );
+        // A piece opening as a statement stays a request when it says what is done ("get")
+        // or asks ("?"), as does a sentence opening another way ("Perform …").
+        assert_eq!(
+            split_requests("Play some jazz. It would help to get the weather in Oslo too."),
+            vec![
+                "Play some jazz.",
+                "It would help to get the weather in Oslo too."
+            ]
+        );
+        assert_eq!(
+            split_requests("Play some jazz. The weather in Oslo, is it cold?"),
+            vec!["Play some jazz.", "The weather in Oslo, is it cold?"]
+        );
+        assert_eq!(
+            split_requests("Play some jazz. Perform a hypothesis test on the samples."),
+            vec![
+                "Play some jazz.",
+                "Perform a hypothesis test on the samples."
+            ]
+        );
+        // Every piece a statement: nothing to join them to, so they stay as they were.
+        assert_eq!(
+            split_requests("My user ID is 42. The title is Dune."),
+            vec!["My user ID is 42.", "The title is Dune."]
+        );
+    }
+
+    /// A joining word opens the request after it: "… breadth 3. Also, calculate …" had read
+    /// as "… breadth 3. Also," and "calculate …".
+    #[test]
+    fn a_joining_word_opens_the_request_after_it() {
+        assert_eq!(
+            split_requests(
+                "Find the area of a rectangle with length 7 and breadth 3. Also, calculate the area of a circle with radius 5."
+            ),
+            vec![
+                "Find the area of a rectangle with length 7 and breadth 3.",
+                "Also, calculate the area of a circle with radius 5."
+            ]
+        );
+        // A piece of no content word that opens with no joining word still joins the one
+        // before ("Who was the U.S.": its stop ends a sentence; a short form spelled with
+        // stops kept whole measured worse on the tune halves).
+        assert_eq!(
+            split_requests(
+                "Who discovered radium? Who was the U.S. president during the Civil War?"
+            ),
+            vec![
+                "Who discovered radium? Who was the U.S.",
+                "president during the Civil War?"
+            ]
         );
     }
 
