@@ -331,18 +331,10 @@ pub fn split_requests(text: &str) -> Vec<&str> {
             };
             // A cut right after one that holds only joining words ("Also, calculate …")
             // would leave them behind with the request before: they open this one.
-            let joining_only = cuts.last().is_some_and(|&c| {
-                let piece = &text[c..at];
-                let opener = piece
-                    .split(|ch: char| !ch.is_alphanumeric())
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_lowercase();
-                c < at
-                    && (opener == "and" || SEQUENCE_WORDS.contains(&opener.as_str()))
-                    && text::terms(piece).is_empty()
-            });
-            if cuts.last().is_none_or(|&c| c < at) && !joining_only {
+            let opens_a_piece = cuts
+                .last()
+                .is_none_or(|&c| c < at && !only_joining_words(&text[c..at]));
+            if opens_a_piece {
                 cuts.push(at);
             }
         }
@@ -382,6 +374,17 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// Whether `piece` opens with a joining word ("and", "then", "also", …) and has no content
+/// word: "Also, ".
+fn only_joining_words(piece: &str) -> bool {
+    let opener = piece
+        .split(|ch: char| !ch.is_alphanumeric())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    (opener == "and" || SEQUENCE_WORDS.contains(&opener.as_str())) && text::terms(piece).is_empty()
 }
 
 /// A piece that only states something about a request ("My user ID is 123", "today is
@@ -436,8 +439,10 @@ fn asks_something(piece: &str) -> bool {
         || (first == "i" && second.is_some_and(|w| matches!(w.as_str(), "prefer" | "am" | "have")));
     !states
         || words.iter().enumerate().any(|(k, w)| {
-            is_request_verb(w)
-                || action_of(&text::stem(w)).is_some()
+            // As `is_request_verb` reads a word (its stem, or the word itself), and the
+            // kinds of action besides, stemmed once.
+            says_what_is_done(&text::stem(w))
+                || REQUEST_VERBS.contains(&w.as_str())
                 || (matches!(w.as_str(), "want" | "need" | "like" | "wish")
                     && words.get(k + 1).is_some_and(|n| n == "to"))
         })
