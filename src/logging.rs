@@ -55,7 +55,7 @@ pub fn body_for_log(text: &str) -> Option<String> {
 /// the JSON sent (tester 19 F13: the log's own escaping wrote `\u{202e}`, which no JSON
 /// reader takes, into the only whole copy of the request).
 pub fn json_for_log(value: &serde_json::Value) -> Option<String> {
-    bodies().then(|| cut_for_log(&crate::core::text::ascii_json(&value.to_string())))
+    bodies().then(|| cut_for_log(&crate::core::terminal_text::ascii_json(&value.to_string())))
 }
 
 fn cut_for_log(text: &str) -> String {

@@ -4253,3 +4253,127 @@ async fn a_client_is_told_the_workspace_catalog_by_its_name_not_the_servers_path
     );
     c.cancel().await.unwrap();
 }
+
+/// Characters a terminal acts on or that disguise the text around them, as a question may
+/// hold them: each must reach the client as a `\u` escape, never raw.
+const HOSTILE: [char; 9] = [
+    '\u{202e}',
+    '\u{9b}',
+    '\u{200b}',
+    '\u{2066}',
+    '\u{e0041}',
+    '\u{7f}',
+    '\u{feff}',
+    '\u{1b}',
+    '\u{85}',
+];
+
+fn hostile_query() -> String {
+    let mut q = String::from("Show my orders. My booking reference is X1 ");
+    q.extend(HOSTILE);
+    q.push_str("evil 31m.");
+    q
+}
+
+/// Every string in `value`, one after another.
+fn strings_of(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings_of(v, out)),
+        _ => {}
+    }
+}
+
+/// `text` holds none of [`HOSTILE`] raw, and the strings of the JSON it is hold them all:
+/// escaped, not dropped.
+fn escaped_not_dropped(text: &str) {
+    let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let mut strings = String::new();
+    strings_of(&value, &mut strings);
+    for c in HOSTILE {
+        assert!(!text.contains(c), "U+{:04X} raw in: {text}", c as u32);
+        assert!(strings.contains(c), "U+{:04X} lost from: {text}", c as u32);
+    }
+}
+
+/// An answer to `rank_tools` is escaped on the wire, and so is the JSON its text content
+/// carries, which a client may print once it has read the message.
+fn rank_answer_escaped(raw: &str) {
+    escaped_not_dropped(raw);
+    let value: Value = serde_json::from_str(raw).unwrap();
+    let text = value["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {value}"));
+    escaped_not_dropped(text);
+    assert!(text.contains("\\u202e"), "{text}");
+}
+
+/// Tester 41 F1: `ctxconsole mcp` wrote U+202E, U+009B, U+200B, U+2066, tag characters, DEL
+/// and the BOM raw inside its JSON-RPC replies (an MCP client's log viewer or a terminal
+/// showed them as they act), where the CLI's `--json` escapes them.
+#[test]
+fn stdio_answers_escape_what_a_terminal_would_act_on() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let (_server, mut stdin, rx) = raw_server(home.path(), Stdio::null());
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "rank_tools", "arguments": {"query": hostile_query(), "no_history": true, "k": 1}}});
+    for line in [
+        RAW_INITIALIZE.to_string(),
+        RAW_INITIALIZED.to_string(),
+        call.to_string(),
+    ] {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+    }
+    stdin.flush().unwrap();
+    let wait = std::time::Duration::from_secs(20);
+    rx.recv_timeout(wait).expect("the initialize answer");
+    let raw = rx.recv_timeout(wait).expect("the rank_tools answer");
+    let value: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(value["id"], 2, "{value}");
+    rank_answer_escaped(&raw);
+}
+
+/// Tester 41 F1 over HTTP: the answer streamed by rmcp's service is escaped on its way out.
+#[tokio::test]
+async fn http_answers_escape_what_a_terminal_would_act_on() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(home.path(), &["--no-token"]);
+    let http = reqwest::Client::new();
+    let init = raw_initialize(&http, &url).await;
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.bytes().await.unwrap();
+    assert_eq!(
+        in_session(
+            &http,
+            &url,
+            &session,
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .await,
+        202
+    );
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "rank_tools", "arguments": {"query": hostile_query(), "no_history": true, "k": 1}}});
+    let r = http
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let raw = String::from_utf8(r.bytes().await.unwrap().to_vec()).unwrap();
+    let data = raw
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|d| d.contains("\"id\":2"))
+        .unwrap_or_else(|| panic!("no answer to id 2 in {raw}"));
+    assert!(!raw.contains(HOSTILE), "{raw}");
+    rank_answer_escaped(data);
+}

@@ -122,7 +122,7 @@ pub fn run(
             .compaction
             .text
             .lines()
-            .map(crate::core::text::ascii_json)
+            .map(crate::core::terminal_text::ascii_json)
             .collect();
         emit(&format!("{}\n", lines.join("\n")))?;
     }

@@ -289,7 +289,7 @@ fn export(
     // `\uXXXX` (the same strings; tester 23 F8: a file held a bidi override raw, so `cat`
     // showed the text reordered, while `--out -` escaped it).
     let text = String::from_utf8_lossy(&buf);
-    let text = crate::cli::out::json_for_terminal(&text);
+    let text = crate::core::terminal_text::json_for_terminal(&text);
     // `--out -` is standard output, as `import plans -` is standard input (tester 21 F7: it
     // wrote a file named `-`).
     let out = out.filter(|o| o.path.as_os_str() != "-");

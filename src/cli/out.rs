@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::core::terminal_text::{for_terminal, for_terminal_line, needs_escape};
+use crate::core::terminal_text::{for_terminal, for_terminal_line, json_for_terminal};
 use crate::llm::redact::for_output;
 
 /// Text to stdout, made safe for a terminal (newlines and tabs kept).
@@ -93,30 +93,6 @@ pub fn print_plan_lines(lines: &[impl AsRef<str>]) -> anyhow::Result<()> {
          `ctxconsole import plans FILE` stores them later):\n",
     )?;
     emit_json_text(&format!("{}\n", lines.join("\n")))
-}
-
-/// Serialised JSON with DEL, C1 and bidi controls `\u`-escaped. Outside strings JSON holds
-/// only ASCII punctuation and whitespace, and serde_json already escapes C0 inside them, so
-/// every character changed here is inside a string, where `\uXXXX` means the same character.
-pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
-    if !json.contains(needs_escape) {
-        return Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if needs_escape(c) {
-            // JSON's `\u` takes four hex digits: a character beyond the Basic Multilingual
-            // Plane (a tag character, U+E0041) is its UTF-16 surrogate pair, as serde_json
-            // writes one (tester 11 T11-14: `\ue0041` read back as U+E004 and a `1`).
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{:04x}", unit));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Write to stdout. A closed pipe (`ctxconsole … | head`) is not an error: the reader
@@ -262,45 +238,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_escaping_parses_back_to_the_same_value() {
-        let original = serde_json::json!({
-            "s": "\x1b]0;pwned\x07 \u{9b}31m \u{202e}txt \x7f ok ✓ שלום",
-            "k\u{85}": ["\u{2066}", 1, null]
-        });
-        let text = serde_json::to_string_pretty(&original).unwrap();
-        let safe = json_for_terminal(&text);
-        assert!(!safe.contains(needs_escape), "{safe}");
-        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
-        assert_eq!(back, original);
-        assert!(safe.contains("\\u009b31m"), "{safe}");
-    }
-
-    /// Tester 11 T11-14: invisible characters beyond the BMP (tag characters, musical
-    /// formatting, shorthand controls) were written `\ue0041`, five digits, which JSON reads
-    /// as U+E004 and a `1`: `history export` → `import plans` changed the stored intent.
-    #[test]
-    fn characters_beyond_the_bmp_parse_back_as_themselves() {
-        let original = serde_json::json!({
-            "intent": "note \u{E0041}\u{E0042} x\u{1D173}y \u{1BCA0} \u{E0001} \u{2066}iso\u{2069} 😀"
-        });
-        let text = serde_json::to_string(&original).unwrap();
-        let safe = json_for_terminal(&text);
-        assert!(!safe.contains(needs_escape), "{safe}");
-        assert!(safe.contains("\\udb40\\udc41"), "{safe}");
-        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
-        assert_eq!(back, original);
-    }
-
-    #[test]
     fn content_is_exact_into_a_pipe_and_escaped_on_a_terminal() {
         let paste = "line\r\n\x1b]0;t\x07 tab\t\n";
         assert_eq!(content_for(paste, false), paste);
         assert_eq!(content_for(paste, true), "line\\r\n\\x1b]0;t\\x07 tab\t\n");
-    }
-
-    #[test]
-    fn plain_json_is_borrowed() {
-        let text = "{\n  \"a\": \"b\\u001b\"\n}";
-        assert!(matches!(json_for_terminal(text), Cow::Borrowed(_)));
     }
 }

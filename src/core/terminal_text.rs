@@ -16,19 +16,105 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
 
 /// `text` with every character `escaped` says shown as its escape; borrowed when none is.
 fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let Some(first) = text.find(&escaped) else {
+    replace_where(text, escaped, push_escape)
+}
+
+/// `text` with every character `chosen` says written by `write`; borrowed when none is.
+fn replace_where(
+    text: &str,
+    chosen: impl Fn(char) -> bool,
+    write: fn(&mut String, char),
+) -> Cow<'_, str> {
+    let Some(first) = text.find(&chosen) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str(&text[..first]);
     for c in text[first..].chars() {
-        if escaped(c) {
-            push_escape(&mut out, c);
+        if chosen(c) {
+            write(&mut out, c);
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Serialised JSON with every character [`needs_escape`] marks (DEL, C1, bidi controls,
+/// invisible characters: what serde_json leaves raw inside strings) written as a JSON `\u`
+/// escape: the same value, safe on a terminal. Outside strings JSON holds only ASCII
+/// punctuation and whitespace, and serde_json already escapes C0 inside them, so every
+/// character changed is inside a string, where `\uXXXX` means the same character. What
+/// every JSON this program writes passes: the CLI's `--json` and the MCP server's answers.
+pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
+    replace_where(json, needs_escape, push_json_escape)
+}
+
+/// Serialised JSON with every character outside printable ASCII written as a JSON `\u`
+/// escape: the same value in bytes a terminal (or a log reader) shows as themselves.
+pub fn ascii_json(json: &str) -> String {
+    replace_where(json, |c| !(' '..='~').contains(&c), push_json_escape).into_owned()
+}
+
+/// JSON's `\u` takes four hex digits: a character beyond the Basic Multilingual Plane (a tag
+/// character, U+E0041) is its UTF-16 surrogate pair, as serde_json writes one (tester 11
+/// T11-14: `\ue0041` read back as U+E004 and a `1`).
+fn push_json_escape(out: &mut String, c: char) {
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        let _ = write!(out, "\\u{unit:04x}");
+    }
+}
+
+/// [`json_for_terminal`] for JSON that arrives in pieces (an HTTP answer's frames): a
+/// character split across two pieces is held until its rest comes. Bytes that are not UTF-8
+/// pass as they are; they are nothing serde_json writes.
+#[derive(Debug, Default)]
+pub struct JsonPiecesForTerminal {
+    /// The start of a character the last piece ended inside (at most 3 bytes).
+    held: Vec<u8>,
+}
+
+impl JsonPiecesForTerminal {
+    /// The next piece, escaped, less the opening of a character it ends inside.
+    pub fn piece(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut input = std::mem::take(&mut self.held);
+        input.extend_from_slice(bytes);
+        let mut out = Vec::with_capacity(input.len());
+        let mut rest = input.as_slice();
+        loop {
+            let (text, after) = match std::str::from_utf8(rest) {
+                Ok(text) => (text, None),
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    (
+                        std::str::from_utf8(good).unwrap_or_default(),
+                        Some((bad, e.error_len())),
+                    )
+                }
+            };
+            out.extend_from_slice(json_for_terminal(text).as_bytes());
+            match after {
+                None => break,
+                Some((bad, Some(invalid))) => {
+                    let (raw, next) = bad.split_at(invalid);
+                    out.extend_from_slice(raw);
+                    rest = next;
+                }
+                Some((unfinished, None)) => {
+                    self.held = unfinished.to_vec();
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// What the last piece ended inside, as it was: the end of the JSON came, and these
+    /// bytes are no character.
+    pub fn finish(self) -> Vec<u8> {
+        self.held
+    }
 }
 
 /// As [`for_terminal`], for the operator's own text in the console's Prompt box, which is
@@ -373,6 +459,76 @@ fn push_escape(out: &mut String, c: char) {
 
 #[cfg(test)]
 mod tests {
+    use super::{json_for_terminal, needs_escape};
+    use std::borrow::Cow;
+
+    #[test]
+    fn json_escaping_parses_back_to_the_same_value() {
+        let original = serde_json::json!({
+            "s": "\x1b]0;pwned\x07 \u{9b}31m \u{202e}txt \x7f ok ✓ שלום",
+            "k\u{85}": ["\u{2066}", 1, null]
+        });
+        let text = serde_json::to_string_pretty(&original).unwrap();
+        let safe = json_for_terminal(&text);
+        assert!(!safe.contains(needs_escape), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, original);
+        assert!(safe.contains("\\u009b31m"), "{safe}");
+    }
+
+    /// Tester 11 T11-14: invisible characters beyond the BMP (tag characters, musical
+    /// formatting, shorthand controls) were written `\ue0041`, five digits, which JSON reads
+    /// as U+E004 and a `1`: `history export` → `import plans` changed the stored intent.
+    #[test]
+    fn characters_beyond_the_bmp_parse_back_as_themselves() {
+        let original = serde_json::json!({
+            "intent": "note \u{E0041}\u{E0042} x\u{1D173}y \u{1BCA0} \u{E0001} \u{2066}iso\u{2069} 😀"
+        });
+        let text = serde_json::to_string(&original).unwrap();
+        let safe = json_for_terminal(&text);
+        assert!(!safe.contains(needs_escape), "{safe}");
+        assert!(safe.contains("\\udb40\\udc41"), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, original);
+    }
+
+    #[test]
+    fn plain_json_is_borrowed() {
+        let text = "{\n  \"a\": \"b\\u001b\"\n}";
+        assert!(matches!(json_for_terminal(text), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn ascii_json_is_the_same_value_in_printable_ascii() {
+        let value = serde_json::json!({"t": "bom \u{feff} rtl \u{202e} del \u{7f} 😀 é\ttab"});
+        let text = super::ascii_json(&value.to_string());
+        assert!(text.bytes().all(|b| (b' '..=b'~').contains(&b)), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
+
+    /// An HTTP answer's frames may end inside a character: cut at every byte, the pieces
+    /// escaped one by one give what the whole gives, and nothing raw.
+    #[test]
+    fn json_in_pieces_is_escaped_as_the_whole_is_wherever_it_is_cut() {
+        let value = serde_json::json!({"t": "a\u{202e}b \u{9b}31m \u{e0041} é 😀 \u{7f}"});
+        let text = format!("data: {value}\n\n");
+        let whole = super::json_for_terminal(&text).into_owned();
+        assert!(!whole.contains(super::needs_escape), "{whole}");
+        for cut in 0..=text.len() {
+            let mut pieces = super::JsonPiecesForTerminal::default();
+            let mut out = pieces.piece(&text.as_bytes()[..cut]);
+            out.extend(pieces.piece(&text.as_bytes()[cut..]));
+            assert_eq!(String::from_utf8(out).unwrap(), whole, "cut at {cut}");
+        }
+        // Bytes that are no UTF-8 pass as they are, and what follows them is escaped.
+        let mut pieces = super::JsonPiecesForTerminal::default();
+        assert_eq!(
+            pieces.piece(b"\"\xff\xe2\x80\xae\""),
+            b"\"\xff\\u202e\"".to_vec()
+        );
+    }
+
     /// Tester 25 F6: a value opening with a combining mark printed it raw, fused onto the
     /// quote; one inside a word (decomposed `café`) is text and stays as written.
     #[test]

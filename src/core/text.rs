@@ -1281,35 +1281,3 @@ mod tests {
         assert_ne!(stem("commission"), stem("commit"));
     }
 }
-
-/// JSON text with every character outside printable ASCII written as a JSON `\uXXXX`
-/// escape (a surrogate pair above U+FFFF): the same JSON value, in bytes a terminal shows as
-/// themselves. Outside strings JSON holds only ASCII, so each such character is inside one.
-pub fn ascii_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        if (' '..='~').contains(&c) {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod ascii_json_tests {
-    use super::ascii_json;
-
-    #[test]
-    fn ascii_json_is_the_same_value_in_printable_ascii() {
-        let value = serde_json::json!({"t": "bom \u{feff} rtl \u{202e} del \u{7f} 😀 é\ttab"});
-        let text = ascii_json(&value.to_string());
-        assert!(text.bytes().all(|b| (b' '..=b'~').contains(&b)), "{text}");
-        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, value);
-    }
-}

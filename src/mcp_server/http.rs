@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower_service::Service;
 
+use crate::core::terminal_text::JsonPiecesForTerminal;
 use crate::exit::bad_input;
 use crate::mcp_server::STOP_GRACE;
 use crate::mcp_server::commits::{Commits, InFlight, already_in_flight};
@@ -129,7 +130,7 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
 /// A JSON-RPC error as the whole answer, with `status` whatever the message was (over HTTP
 /// even a notification that cannot be read is told so).
 fn refused(status: StatusCode, refusal: &Refusal) -> Response<Body> {
-    let body = match serde_json::to_vec(refusal) {
+    let body = match crate::mcp_server::wire_json(refusal) {
         Ok(body) => body,
         Err(e) => {
             return plain(
@@ -145,6 +146,25 @@ fn refused(status: StatusCode, refusal: &Refusal) -> Response<Body> {
         header::HeaderValue::from_static("application/json"),
     );
     r
+}
+
+/// An answer of rmcp's service with what a terminal would act on `\u`-escaped, as
+/// [`crate::mcp_server::wire_json`] writes this server's own (tester 41 F1). A whole body
+/// (a JSON answer, a plain-text refusal) is escaped at once and keeps a known length; a
+/// stream (SSE) is escaped frame by frame as it goes out, and is sent chunked as before.
+async fn escaped_for_terminal(answer: Response<Body>) -> Response<Body> {
+    let (parts, body) = answer.into_parts();
+    let mut pieces = JsonPiecesForTerminal::default();
+    if hyper::body::Body::size_hint(&body).exact().is_some() {
+        let Ok(whole) = body.collect().await;
+        let mut escaped = pieces.piece(&whole.to_bytes());
+        escaped.extend(pieces.finish());
+        return Response::from_parts(parts, Full::new(Bytes::from(escaped)).boxed());
+    }
+    let body = body
+        .map_frame(move |frame| frame.map_data(|data| Bytes::from(pieces.piece(&data))))
+        .boxed();
+    Response::from_parts(parts, body)
 }
 
 /// A POST whose body rmcp reads as JSON (Content-Type `application/json`); any other is
@@ -596,7 +616,10 @@ pub async fn serve(
                     {
                         return Ok(session_not_found());
                     }
-                    answer
+                    match answer {
+                        Ok(answer) => Ok(escaped_for_terminal(answer).await),
+                        Err(e) => Err(e),
+                    }
                 }
             });
             // The timer is what makes hyper's header timeout count (without one it is off);

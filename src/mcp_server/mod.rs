@@ -360,6 +360,17 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
     }
 }
 
+/// A message as it goes out on either transport: JSON with every character a terminal would
+/// act on or that would disguise the text around it written as a `\u` escape
+/// ([`crate::core::terminal_text::json_for_terminal`], as the CLI's `--json`): clients log
+/// and print what they are sent, and an answer often quotes the client's own input (tester
+/// 41 F1: a `rank_tools` answer carried U+202E and U+009B raw). The HTTP transport escapes
+/// rmcp's streamed answers with the same function, in pieces.
+pub fn wire_json(message: &impl serde::Serialize) -> serde_json::Result<String> {
+    let text = serde_json::to_string(message)?;
+    Ok(crate::core::terminal_text::json_for_terminal(&text).into_owned())
+}
+
 /// How long calls in flight get to answer once a stop signal comes, as rmcp gives them when
 /// stdin closes.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);

@@ -128,7 +128,7 @@ async fn write_message<W: AsyncWrite + Unpin>(
     writer: &Mutex<W>,
     message: &impl Serialize,
 ) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec(message)?;
+    let mut bytes = crate::mcp_server::wire_json(message)?.into_bytes();
     bytes.push(b'\n');
     let mut w = writer.lock().await;
     w.write_all(&bytes).await?;
