@@ -421,8 +421,10 @@ const DETAIL_OPENERS: &[&str] = &[
 ];
 
 /// Whether a piece asks for something. It does not when it opens as a statement (see
-/// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have") with no question mark, no request
-/// verb or action word, and no "want to"/"need to"/"like to".
+/// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have"; after any "and" or a list's number)
+/// with no question mark, no request verb or action word, and no "want to"/"need to"/"like
+/// to". A joining word ("Also, the …") is not looked past: it marks a request of its own,
+/// and on the tune halves reading past it measured worse.
 fn asks_something(piece: &str) -> bool {
     if piece.contains('?') {
         return true;
@@ -431,7 +433,9 @@ fn asks_something(piece: &str) -> bool {
         .into_iter()
         .map(|(s, e)| piece[s..e].to_lowercase())
         .collect();
-    let mut opening = words.iter().skip_while(|w| *w == "and");
+    let mut opening = words.iter().skip_while(|w| {
+        *w == "and" || w.chars().all(|c| c.is_ascii_digit())
+    });
     let (Some(first), second) = (opening.next(), opening.next()) else {
         return true;
     };
@@ -630,6 +634,11 @@ mod tests {
                 "Today is monday 2022-10-20. Move my gym session to Thursday.",
                 "Then book a taxi."
             ]
+        );
+        // A list's number before it does not hide the statement (tester 41 F3).
+        assert_eq!(
+            split_requests("1) Get the weather in Oslo. 2) The unit should be celsius."),
+            vec!["1) Get the weather in Oslo. 2) The unit should be celsius."]
         );
         // A piece opening as a statement stays a request when it says what is done ("get")
         // or asks ("?"), as does a sentence opening another way ("Perform …").
