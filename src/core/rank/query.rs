@@ -420,10 +420,13 @@ const DETAIL_OPENERS: &[&str] = &[
     "today", "tomorrow", "tonight", "the", "i'm", "i've",
 ];
 
+/// Nouns that make a statement a request: "My next question is the weather in Paris."
+const ASKING_NOUNS: &[&str] = &["question", "request", "task", "query"];
+
 /// Whether a piece asks for something. It does not when it opens as a statement (see
 /// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have"; after any "and" or a list's number)
-/// with no question mark, no request verb or action word, and no "want to"/"need to"/"like
-/// to". A joining word ("Also, the …") is not looked past: it marks a request of its own,
+/// with no question mark, no request verb or action word, no word naming it a question or
+/// a request ([`ASKING_NOUNS`]), and no "want to"/"need to"/"like to". A joining word ("Also, the …") is not looked past: it marks a request of its own,
 /// and on the tune halves reading past it measured worse.
 fn asks_something(piece: &str) -> bool {
     if piece.contains('?') {
@@ -433,9 +436,9 @@ fn asks_something(piece: &str) -> bool {
         .into_iter()
         .map(|(s, e)| piece[s..e].to_lowercase())
         .collect();
-    let mut opening = words.iter().skip_while(|w| {
-        *w == "and" || w.chars().all(|c| c.is_ascii_digit())
-    });
+    let mut opening = words
+        .iter()
+        .skip_while(|w| *w == "and" || w.chars().all(|c| c.is_ascii_digit()));
     let (Some(first), second) = (opening.next(), opening.next()) else {
         return true;
     };
@@ -447,6 +450,7 @@ fn asks_something(piece: &str) -> bool {
             // kinds of action besides, stemmed once.
             says_what_is_done(&text::stem(w))
                 || REQUEST_VERBS.contains(&w.as_str())
+                || ASKING_NOUNS.contains(&w.as_str())
                 || (matches!(w.as_str(), "want" | "need" | "like" | "wish")
                     && words.get(k + 1).is_some_and(|n| n == "to"))
         })
@@ -639,6 +643,14 @@ mod tests {
         assert_eq!(
             split_requests("1) Get the weather in Oslo. 2) The unit should be celsius."),
             vec!["1) Get the weather in Oslo. 2) The unit should be celsius."]
+        );
+        // As does one naming itself a question or a request (tester 41 F4).
+        assert_eq!(
+            split_requests("Book a table for two. My next question is the weather in Paris."),
+            vec![
+                "Book a table for two.",
+                "My next question is the weather in Paris."
+            ]
         );
         // A piece opening as a statement stays a request when it says what is done ("get")
         // or asks ("?"), as does a sentence opening another way ("Perform …").
