@@ -340,6 +340,9 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         }
     }
     let _ = bytes;
+    // Inside a fenced block (``` … ```) a line break ends no request: code is one piece.
+    let fenced = fenced_spans(text);
+    cuts.retain(|&c| !fenced.iter().any(|&(s, e)| s < c && c < e));
     let mut pieces: Vec<&str> = Vec::new();
     let mut from = 0;
     for &c in cuts.iter().chain(std::iter::once(&text.len())) {
@@ -347,17 +350,29 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         from = c;
         pieces.push(piece);
     }
-    // Join pieces too small to be a request of their own.
+    // Join pieces too small to be a request of their own; a list's number ("2.", "3)")
+    // opens the piece after it.
     let mut out: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
+    let mut marker: Option<usize> = None;
     for piece in pieces {
         let end = start + piece.len();
-        let small = text::terms(piece).len() < 2;
-        match out.last_mut() {
-            Some(last) if small => last.1 = end,
-            _ => out.push((start, end)),
+        if is_list_marker(piece) {
+            marker.get_or_insert(start);
+        } else {
+            let from = marker.take().unwrap_or(start);
+            match out.last_mut() {
+                Some(last) if text::terms(piece).len() < 2 => last.1 = end,
+                _ => out.push((from, end)),
+            }
         }
         start = end;
+    }
+    if marker.is_some() {
+        match out.last_mut() {
+            Some(last) => last.1 = start,
+            None => out.push((0, start)),
+        }
     }
     // A small first piece joins the second.
     if out.len() > 1 && text::terms(&text[out[0].0..out[0].1]).len() < 2 {
@@ -373,6 +388,24 @@ pub fn split_requests(text: &str) -> Vec<&str> {
     out.into_iter()
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Whether `piece` is only a list's number or bullet ("2.", "3)", "-", "*").
+fn is_list_marker(piece: &str) -> bool {
+    let t = piece.trim();
+    !t.is_empty()
+        && t.len() <= 4
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ')' | '-' | '*' | '•'))
+}
+
+/// The byte spans of fenced blocks (from a line's ``` to the next ```, or to the end).
+fn fenced_spans(text: &str) -> Vec<(usize, usize)> {
+    let marks: Vec<usize> = text.match_indices("```").map(|(i, _)| i).collect();
+    marks
+        .chunks(2)
+        .map(|pair| (pair[0], pair.get(1).map_or(text.len(), |&e| e + 3)))
         .collect()
 }
 
@@ -617,6 +650,28 @@ mod tests {
     /// A statement about a request ("My user ID is …", "Today is …") is no request of its
     /// own: it had been placed first as one, `users_deletePhoto` for "My user ID is
     /// user123", pushing the API-token tool out of the top five.
+    /// Tester 41 F8: a list's number stuck to the request before it ("Get the weather in
+    /// Oslo. 2."), and each line of a fenced code block was a request.
+    #[test]
+    fn a_list_number_opens_its_request_and_a_code_block_is_one_piece() {
+        assert_eq!(
+            split_requests("1. Get the weather in Oslo. 2. Book a taxi to the airport. 3."),
+            vec![
+                "1. Get the weather in Oslo.",
+                "2. Book a taxi to the airport. 3."
+            ]
+        );
+        assert_eq!(
+            split_requests(
+                "Run this script:\n```python\nimport os\nprint(os.listdir('.'))\nx = 1; y = 2\n```\nThen send the output to Slack."
+            ),
+            vec![
+                "Run this script:\n```python\nimport os\nprint(os.listdir('.'))\nx = 1; y = 2\n```",
+                "Then send the output to Slack."
+            ]
+        );
+    }
+
     #[test]
     fn a_statement_joins_the_request_it_is_about() {
         assert_eq!(
