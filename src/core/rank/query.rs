@@ -391,6 +391,19 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The byte spans between pairs of double quotes (straight or curly) in `text`. Single
+/// quotes are left out: they are apostrophes as often.
+fn double_quoted_spans(text: &str) -> Vec<(usize, usize)> {
+    let marks: Vec<usize> = text
+        .match_indices(['"', '\u{201C}', '\u{201D}'])
+        .map(|(i, _)| i)
+        .collect();
+    marks
+        .chunks_exact(2)
+        .map(|pair| (pair[0], pair[1]))
+        .collect()
+}
+
 /// Whether `piece` is only a list's number or bullet ("2.", "3)", "-", "*").
 fn is_list_marker(piece: &str) -> bool {
     let t = piece.trim();
@@ -459,14 +472,19 @@ const ASKING_NOUNS: &[&str] = &["question", "request", "task", "query"];
 /// Whether a piece asks for something. It does not when it opens as a statement (see
 /// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have"; after any "and" or a list's number)
 /// with no question mark, no request verb or action word, no word naming it a question or
-/// a request ([`ASKING_NOUNS`]), and no "want to"/"need to"/"like to". A joining word ("Also, the …") is not looked past: it marks a request of its own,
+/// a request ([`ASKING_NOUNS`]), and no "want to"/"need to"/"like to" — words between double
+/// quotes not counted. A joining word ("Also, the …") is not looked past: it marks a request of its own,
 /// and on the tune halves reading past it measured worse.
 fn asks_something(piece: &str) -> bool {
     if piece.contains('?') {
         return true;
     }
+    // What a statement quotes ("The title should be "Book list"") is its value, not a
+    // request: such words are not read.
+    let quoted = double_quoted_spans(piece);
     let words: Vec<String> = word_spans(piece)
         .into_iter()
+        .filter(|&(s, _)| !quoted.iter().any(|&(a, b)| a < s && s < b))
         .map(|(s, e)| piece[s..e].to_lowercase())
         .collect();
     let mut opening = words
@@ -699,7 +717,12 @@ mod tests {
             split_requests("1) Get the weather in Oslo. 2) The unit should be celsius."),
             vec!["1) Get the weather in Oslo. 2) The unit should be celsius."]
         );
-        // As does one naming itself a question or a request (tester 41 F4).
+        // A word it quotes is its value, not a request verb (tester 41 F2).
+        assert_eq!(
+            split_requests("Add a news item. The title should be \"Book list\"."),
+            vec!["Add a news item. The title should be \"Book list\"."]
+        );
+        // One naming itself a question or a request stays a request (tester 41 F4).
         assert_eq!(
             split_requests("Book a table for two. My next question is the weather in Paris."),
             vec![
