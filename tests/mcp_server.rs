@@ -2234,17 +2234,26 @@ async fn http_a_session_with_a_call_in_flight_is_neither_idle_nor_closed_at_the_
 /// when the server finished writing it (it had failed CI once: ids[0] still busy, another
 /// session closed in its place).
 async fn in_session(http: &reqwest::Client, url: &str, id: &str, message: &Value) -> u16 {
-    let r = http
-        .post(url)
+    let r = post_in_session(http, url, id, message).await;
+    let status = r.status().as_u16();
+    r.bytes().await.unwrap();
+    status
+}
+
+/// `message` POSTed in session `id`, its answer unread.
+async fn post_in_session(
+    http: &reqwest::Client,
+    url: &str,
+    id: &str,
+    message: &Value,
+) -> reqwest::Response {
+    http.post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-session-id", id)
         .json(message)
         .send()
         .await
-        .unwrap();
-    let status = r.status().as_u16();
-    r.bytes().await.unwrap();
-    status
+        .unwrap()
 }
 
 /// Second tester F: sessions kept alive by pings held every place under the cap, and every
@@ -4358,14 +4367,7 @@ async fn http_answers_escape_what_a_terminal_would_act_on() {
         202
     );
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "rank_tools", "arguments": {"query": hostile_query(), "no_history": true, "k": 1}}});
-    let r = http
-        .post(&url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .json(&call)
-        .send()
-        .await
-        .unwrap();
+    let r = post_in_session(&http, &url, &session, &call).await;
     assert_eq!(r.status(), 200);
     let raw = String::from_utf8(r.bytes().await.unwrap().to_vec()).unwrap();
     let data = raw
