@@ -4243,6 +4243,41 @@ async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
     c.cancel().await.unwrap();
 }
 
+/// Tester 42 F1: a megabyte of DEL is six escaped (`\u007f`), over what one answer may
+/// take, and `read_cached` was refused. It is cut sooner, at a line end, and says why.
+#[tokio::test]
+async fn a_read_of_control_characters_is_cut_by_its_escaped_size_not_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let line = format!("{}\n", "\u{7f}".repeat(99));
+    let paste = line.repeat(11_000); // 1,100,000 bytes, 6.5 MB escaped
+    let r = {
+        let mut cache = ctxconsole::store::cache::OutputCache::open_in(h).unwrap();
+        cache.store(&paste).unwrap().cache_ref
+    };
+    let c = start(h, &["--read-only"]).await;
+    let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
+    assert_eq!(got["truncated"], true);
+    let text = got["text"].as_str().unwrap();
+    let given = got["lines"].as_u64().unwrap();
+    assert!(
+        text.ends_with('\n') && text.len() as u64 == given * 100,
+        "{}",
+        text.len()
+    );
+    assert!(
+        given * 596 <= 4 * 1024 * 1024 && given > 7_000,
+        "{given} lines"
+    );
+    let note = got["note"].as_str().unwrap();
+    assert!(note.contains("escaped"), "{note}");
+    assert!(
+        note.contains(&format!("lines=\"{}:the end\"", given + 1)),
+        "{note}"
+    );
+    c.cancel().await.unwrap();
+}
+
 /// Tester 33 F10: the workspace catalog's `catalog_source.name` was the server's path to it
 /// (its home directory, to a remote client under `--bind`). A client is told its file name.
 #[tokio::test]

@@ -50,6 +50,17 @@ pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
     replace_where(json, needs_escape, push_json_escape)
 }
 
+/// The bytes `c` takes inside a JSON string once serialised and passed through
+/// [`json_for_terminal`]: what a text's size is as an answer carries it (a DEL, one byte,
+/// is the six of `\u007f`).
+pub fn json_escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 || needs_escape(c) => 6 * c.len_utf16(),
+        c => c.len_utf8(),
+    }
+}
+
 /// Serialised JSON with every character outside printable ASCII written as a JSON `\u`
 /// escape: the same value in bytes a terminal (or a log reader) shows as themselves.
 pub fn ascii_json(json: &str) -> String {
@@ -496,6 +507,32 @@ mod tests {
     fn plain_json_is_borrowed() {
         let text = "{\n  \"a\": \"b\\u001b\"\n}";
         assert!(matches!(json_for_terminal(text), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_escaped_len_is_what_serialising_and_escaping_gives() {
+        for c in [
+            'a',
+            'é',
+            '😀',
+            '"',
+            '\\',
+            '\n',
+            '\u{1}',
+            '\u{7f}',
+            '\u{9b}',
+            '\u{202e}',
+            '\u{e0041}',
+        ] {
+            let text = serde_json::to_string(&c.to_string()).unwrap();
+            let escaped = super::json_for_terminal(&text);
+            assert_eq!(
+                super::json_escaped_len(c),
+                escaped.len() - 2,
+                "U+{:04X}",
+                c as u32
+            );
+        }
     }
 
     #[test]

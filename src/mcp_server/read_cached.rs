@@ -20,6 +20,12 @@ use crate::store::cache::read_cached;
 /// end and the answer says from which line to ask again.
 pub const READ_CACHED_MAX: usize = 1024 * 1024;
 
+/// The most that text may take once escaped as an answer carries it
+/// ([`crate::core::terminal_text::json_escaped_len`]): a megabyte of controls or DEL is six
+/// escaped, over what one answer may take ([`crate::mcp_server::handler::RESULT_MAX`]),
+/// and is cut sooner instead of refused (tester 42 F1).
+pub const READ_CACHED_ESCAPED_MAX: usize = 4 * 1024 * 1024;
+
 /// The tool as `tools/list` shows it.
 pub fn tool() -> Tool {
     let schema = json!({
@@ -90,14 +96,22 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
         }
     };
     let first_line = lines.map_or(1, |(a, _)| a);
-    let (given, truncated) = within(&text, READ_CACHED_MAX);
+    let (given, cut) = within(&text, READ_CACHED_MAX, READ_CACHED_ESCAPED_MAX);
+    let truncated = cut.is_some();
     let count = given.split_inclusive('\n').count();
-    let note = truncated.then(|| {
+    let note = cut.map(|cut| {
+        let cut_at = match cut {
+            Cut::Bytes => size_label(READ_CACHED_MAX),
+            Cut::Escaped => format!(
+                "{} escaped (its control characters take six bytes each as JSON)",
+                size_label(READ_CACHED_ESCAPED_MAX)
+            ),
+        };
         let next = first_line + count;
         let asked_end = lines.map_or_else(|| "the end".to_string(), |(_, b)| b.to_string());
         format!(
             "cut at {} ({} of {} bytes asked for): lines {first_line}:{} are given; ask for lines=\"{next}:{asked_end}\" for the rest",
-            size_label(READ_CACHED_MAX),
+            cut_at,
             crate::format::thousands(given.len()),
             crate::format::thousands(text.len()),
             (first_line + count).saturating_sub(1),
@@ -115,21 +129,34 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
     .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))
 }
 
-/// At most `max` bytes of `text`, ending at a line end when one is within them (a single
-/// line longer than `max` is cut at a character boundary), and whether anything was left.
-fn within(text: &str, max: usize) -> (&str, bool) {
-    if text.len() <= max {
-        return (text, false);
+/// Which bound cut a text.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Cut {
+    /// Its bytes.
+    Bytes,
+    /// Its size escaped as an answer carries it.
+    Escaped,
+}
+
+/// At most `max` bytes of `text`, and at most `max_escaped` once escaped as an answer
+/// carries it, ending at a line end when one is within them (a single line longer is cut at
+/// a character boundary), and the bound that cut it, if one did.
+fn within(text: &str, max: usize, max_escaped: usize) -> (&str, Option<Cut>) {
+    let mut escaped = 0;
+    for (at, c) in text.char_indices() {
+        escaped += crate::core::terminal_text::json_escaped_len(c);
+        let cut = if at + c.len_utf8() > max {
+            Cut::Bytes
+        } else if escaped > max_escaped {
+            Cut::Escaped
+        } else {
+            continue;
+        };
+        let head = &text[..at];
+        let given = head.rfind('\n').map_or(head, |i| &text[..=i]);
+        return (given, Some(cut));
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
-    match head.rfind('\n') {
-        Some(i) => (&text[..=i], true),
-        None => (head, true),
-    }
+    (text, None)
 }
 
 #[cfg(test)]
@@ -138,8 +165,17 @@ mod tests {
 
     #[test]
     fn a_long_text_is_cut_at_a_line_end_and_a_long_line_at_a_character() {
-        assert_eq!(within("ab\ncd\n", 10), ("ab\ncd\n", false));
-        assert_eq!(within("ab\ncd\n", 4), ("ab\n", true));
-        assert_eq!(within("ééé", 3), ("é", true));
+        assert_eq!(within("ab\ncd\n", 10, 100), ("ab\ncd\n", None));
+        assert_eq!(within("ab\ncd\n", 4, 100), ("ab\n", Some(Cut::Bytes)));
+        assert_eq!(within("ééé", 3, 100), ("é", Some(Cut::Bytes)));
+        // Escaped, a DEL is six bytes: the escaped bound cuts first.
+        assert_eq!(
+            within("\u{7f}\u{7f}\n\u{7f}\u{7f}\n", 100, 15),
+            ("\u{7f}\u{7f}\n", Some(Cut::Escaped))
+        );
+        assert_eq!(
+            within("\u{7f}\u{7f}\u{7f}", 100, 12),
+            ("\u{7f}\u{7f}", Some(Cut::Escaped))
+        );
     }
 }
