@@ -232,9 +232,18 @@ async fn initialize_lists_and_reads_every_resource_and_template() {
         .await
         .unwrap_err();
     assert!(
-        e.to_string().contains("no resource ctxconsole://nothing"),
+        e.to_string().contains("no resource 'ctxconsole://nothing'"),
         "{e}"
     );
+    // Tester 42 F2: a long one is quoted cut, as every error quotes a client's text.
+    let long = format!("ctxconsole://{}", "x\u{1}".repeat(500_000));
+    let e = c
+        .read_resource(ReadResourceRequestParams::new(long.clone()))
+        .await
+        .unwrap_err();
+    let said = e.to_string();
+    assert!(said.len() < 2_000, "{} bytes", said.len());
+    assert!(said.contains("more bytes)"), "{said}");
     let e = c
         .read_resource(ReadResourceRequestParams::new("ctxconsole://budgets/"))
         .await

@@ -980,11 +980,16 @@ impl State {
         } else if uri.starts_with(&caller_prefix) {
             Some(template_value(uri, &caller_prefix, "caller")?)
         } else {
+            // Quoted and cut as every error quotes a client's text (tester 42 F2: a 28 MB
+            // URI came back whole, 48 MB escaped, past what a client reads).
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "no resource {uri}: the resources are {URI_BUDGETS}, {URI_BUDGET_PREFIX}{{model}}, {URI_MY_PLANS}, {URI_MY_PLANS}/{{caller}} and {URI_MODELS}"
+                    "no resource {}: the resources are {URI_BUDGETS}, {URI_BUDGET_PREFIX}{{model}}, {URI_MY_PLANS}, {URI_MY_PLANS}/{{caller}} and {URI_MODELS}",
+                    quoted(uri)
                 ),
-                Some(json!({"uri": uri})),
+                Some(
+                    json!({"uri": crate::core::text::opening(uri, NAME_MAX), "uri_bytes": uri.len()}),
+                ),
             ));
         };
         let history = self.history().map_err(internal)?;
