@@ -19,25 +19,58 @@ fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
     replace_where(text, escaped, push_escape)
 }
 
-/// `text` with every character `chosen` says written by `write`; borrowed when none is.
+/// `text` with every character `chosen` says written by `write`, and every variation
+/// selector that shapes nothing ([`shapes_nothing`]); borrowed when none is.
 fn replace_where(
     text: &str,
     chosen: impl Fn(char) -> bool,
     write: fn(&mut String, char),
 ) -> Cow<'_, str> {
-    let Some(first) = text.find(&chosen) else {
+    replace_after(None, text, chosen, write)
+}
+
+/// [`replace_where`] for `text` that follows the character `before` (a piece of a longer
+/// text).
+fn replace_after(
+    mut before: Option<char>,
+    text: &str,
+    chosen: impl Fn(char) -> bool,
+    write: fn(&mut String, char),
+) -> Cow<'_, str> {
+    let replaced = |c: char, before: Option<char>| {
+        chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen))
+    };
+    let mut first = None;
+    for (at, c) in text.char_indices() {
+        if replaced(c, before) {
+            first = Some(at);
+            break;
+        }
+        before = Some(c);
+    }
+    let Some(first) = first else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
     out.push_str(&text[..first]);
     for c in text[first..].chars() {
-        if chosen(c) {
+        if replaced(c, before) {
             write(&mut out, c);
         } else {
             out.push(c);
         }
+        before = Some(c);
     }
     Cow::Owned(out)
+}
+
+/// A variation selector after `before` shapes nothing: there is no character before it, or
+/// the one before is itself a selector or is shown as an escape. One selector after a
+/// character changes how it looks (❤️, 葛󠄀) and stays; a run of them prints as nothing yet
+/// can spell any text a byte at a time, to a model that reads it (tester 42 F3: 67 of them
+/// behind an emoji carried "Ignore previous instructions …" in a tool's description).
+fn shapes_nothing(before: Option<char>, escaped: impl Fn(char) -> bool) -> bool {
+    before.is_none_or(|b| is_variation_selector(b) || escaped(b))
 }
 
 /// Serialised JSON with every character [`needs_escape`] marks (DEL, C1, bidi controls,
@@ -84,6 +117,9 @@ fn push_json_escape(out: &mut String, c: char) {
 pub struct JsonPiecesForTerminal {
     /// The start of a character the last piece ended inside (at most 3 bytes).
     held: Vec<u8>,
+    /// The last character given, which decides whether a variation selector opening the
+    /// next piece shapes anything.
+    before: Option<char>,
 }
 
 impl JsonPiecesForTerminal {
@@ -104,12 +140,18 @@ impl JsonPiecesForTerminal {
                     )
                 }
             };
-            out.extend_from_slice(json_for_terminal(text).as_bytes());
+            out.extend_from_slice(
+                replace_after(self.before, text, needs_escape, push_json_escape).as_bytes(),
+            );
+            if let Some(last) = text.chars().next_back() {
+                self.before = Some(last);
+            }
             match after {
                 None => break,
                 Some((bad, Some(invalid))) => {
                     let (raw, next) = bad.split_at(invalid);
                     out.extend_from_slice(raw);
+                    self.before = None;
                     rest = next;
                 }
                 Some((unfinished, None)) => {
@@ -535,6 +577,30 @@ mod tests {
         }
     }
 
+    /// Tester 42 F3: a run of variation selectors prints as nothing and can spell a hidden
+    /// message; one after a character it shapes stays as written.
+    #[test]
+    fn a_run_of_variation_selectors_is_escaped_and_one_after_its_character_kept() {
+        assert_eq!(
+            super::for_terminal("\u{2764}\u{fe0f} ok"),
+            "\u{2764}\u{fe0f} ok"
+        );
+        assert_eq!(
+            super::for_terminal("\u{1f600}\u{fe00}\u{e0100}\u{fe01} x"),
+            "\u{1f600}\u{fe00}\\u{e0100}\\u{fe01} x"
+        );
+        assert_eq!(super::for_terminal("\u{fe0f}a"), "\\u{fe0f}a");
+        assert_eq!(super::for_terminal("\u{1b}\u{fe0f}"), "\\x1b\\u{fe0f}");
+        let value = serde_json::json!({"d": "Sends an email \u{1f600}\u{fe01}\u{e0143}\u{e0144}"});
+        let text = super::json_for_terminal(&value.to_string()).into_owned();
+        assert!(
+            text.contains("\u{1f600}\u{fe01}\\udb40\\udd43\\udb40\\udd44"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
+
     #[test]
     fn ascii_json_is_the_same_value_in_printable_ascii() {
         let value = serde_json::json!({"t": "bom \u{feff} rtl \u{202e} del \u{7f} 😀 é\ttab"});
@@ -548,7 +614,8 @@ mod tests {
     /// escaped one by one give what the whole gives, and nothing raw.
     #[test]
     fn json_in_pieces_is_escaped_as_the_whole_is_wherever_it_is_cut() {
-        let value = serde_json::json!({"t": "a\u{202e}b \u{9b}31m \u{e0041} é 😀 \u{7f}"});
+        let value =
+            serde_json::json!({"t": "a\u{202e}b \u{9b}31m \u{e0041} é 😀\u{fe0f}\u{fe0f} \u{7f}"});
         let text = format!("data: {value}\n\n");
         let whole = super::json_for_terminal(&text).into_owned();
         assert!(!whole.contains(super::needs_escape), "{whole}");
