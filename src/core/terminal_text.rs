@@ -83,6 +83,14 @@ pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
     replace_where(json, needs_escape, push_json_escape)
 }
 
+/// [`json_for_terminal`] of an owned text: the same `String` back when nothing changes.
+pub fn json_string_for_terminal(json: String) -> String {
+    match json_for_terminal(&json) {
+        Cow::Borrowed(_) => json,
+        Cow::Owned(escaped) => escaped,
+    }
+}
+
 /// The bytes `c` takes inside a JSON string once serialised and passed through
 /// [`json_for_terminal`]: what a text's size is as an answer carries it (a DEL, one byte,
 /// is the six of `\u007f`).
@@ -124,7 +132,18 @@ pub struct JsonPiecesForTerminal {
 
 impl JsonPiecesForTerminal {
     /// The next piece, escaped, less the opening of a character it ends inside.
-    pub fn piece(&mut self, bytes: &[u8]) -> Vec<u8> {
+    /// Borrowed when nothing in it changes, as most pieces are.
+    pub fn piece<'b>(&mut self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
+        if self.held.is_empty()
+            && let Ok(text) = std::str::from_utf8(bytes)
+            && let Cow::Borrowed(_) =
+                replace_after(self.before, text, needs_escape, push_json_escape)
+        {
+            if let Some(last) = text.chars().next_back() {
+                self.before = Some(last);
+            }
+            return Cow::Borrowed(bytes);
+        }
         let mut input = std::mem::take(&mut self.held);
         input.extend_from_slice(bytes);
         let mut out = Vec::with_capacity(input.len());
@@ -160,7 +179,7 @@ impl JsonPiecesForTerminal {
                 }
             }
         }
-        out
+        Cow::Owned(out)
     }
 
     /// What the last piece ended inside, as it was: the end of the JSON came, and these
@@ -621,14 +640,20 @@ mod tests {
         assert!(!whole.contains(super::needs_escape), "{whole}");
         for cut in 0..=text.len() {
             let mut pieces = super::JsonPiecesForTerminal::default();
-            let mut out = pieces.piece(&text.as_bytes()[..cut]);
-            out.extend(pieces.piece(&text.as_bytes()[cut..]));
+            let mut out = pieces.piece(&text.as_bytes()[..cut]).into_owned();
+            out.extend_from_slice(&pieces.piece(&text.as_bytes()[cut..]));
             assert_eq!(String::from_utf8(out).unwrap(), whole, "cut at {cut}");
         }
+        // A piece with nothing to change is given back as it is, not copied (tester 42 F5).
+        let mut pieces = super::JsonPiecesForTerminal::default();
+        assert!(matches!(
+            pieces.piece(b"data: {\"a\":\"\xc3\xa9\"}"),
+            Cow::Borrowed(_)
+        ));
         // Bytes that are no UTF-8 pass as they are, and what follows them is escaped.
         let mut pieces = super::JsonPiecesForTerminal::default();
         assert_eq!(
-            pieces.piece(b"\"\xff\xe2\x80\xae\""),
+            pieces.piece(b"\"\xff\xe2\x80\xae\"").into_owned(),
             b"\"\xff\\u202e\"".to_vec()
         );
     }

@@ -2,7 +2,7 @@
 //! answered by the same code the matching CLI command runs.
 
 use crate::core::history::EXECUTION_CLOCK_SKEW_SECS;
-use crate::core::terminal_text::{ShownPath, quoted};
+use crate::core::terminal_text::{ShownPath, json_string_for_terminal, quoted};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
     Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -1021,26 +1021,18 @@ fn within_result_max(
     ))
 }
 
-/// A tool's answer: structured, and the same JSON as text for clients that read only text,
-/// that text escaped as [`json_text`] does.
+/// A tool's answer: structured, and the same JSON as text for clients that read only text.
+/// A client may print that text as it is once it has read the message, so it is escaped as
+/// the message itself is ([`crate::mcp_server::wire_json`]): a U+202E in a question is
+/// `\u202e` there too (tester 41 F1). So is a resource's.
 fn tool_result(tool: &str, value: Value) -> Result<CallToolResult, ErrorData> {
-    let text = json_text(value.to_string());
+    let text = json_string_for_terminal(value.to_string());
     let mut data = JsonObject::new();
     data.insert("tool".into(), json!(tool));
     within_result_max(tool, text.len(), "send a smaller catalog or text", data)?;
     let mut result = CallToolResult::structured(value);
     result.content = vec![rmcp::model::ContentBlock::text(text)];
     Ok(result)
-}
-
-/// JSON given to a client as text, which it may print as it is once it has read the message:
-/// escaped as the message itself is ([`crate::mcp_server::wire_json`]), so that a U+202E in
-/// a question is `\u202e` there too (tester 41 F1).
-fn json_text(text: String) -> String {
-    match crate::core::terminal_text::json_for_terminal(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(escaped) => escaped,
-    }
 }
 
 /// What to read instead of a resource over [`RESULT_MAX`]: the per-caller view of the
@@ -1064,7 +1056,9 @@ fn narrower(uri: &str) -> String {
 
 /// A resource's answer: its JSON as text, within [`RESULT_MAX`].
 fn resource_result(uri: String, value: &Value) -> Result<ReadResourceResult, ErrorData> {
-    let text = json_text(serde_json::to_string_pretty(value).map_err(|e| internal(e.into()))?);
+    let text = json_string_for_terminal(
+        serde_json::to_string_pretty(value).map_err(|e| internal(e.into()))?,
+    );
     let mut data = JsonObject::new();
     data.insert("uri".into(), json!(uri));
     within_result_max(&uri, text.len(), &narrower(&uri), data)?;

@@ -157,14 +157,27 @@ async fn escaped_for_terminal(answer: Response<Body>) -> Response<Body> {
     let mut pieces = JsonPiecesForTerminal::default();
     if hyper::body::Body::size_hint(&body).exact().is_some() {
         let Ok(whole) = body.collect().await;
-        let mut escaped = pieces.piece(&whole.to_bytes());
-        escaped.extend(pieces.finish());
-        return Response::from_parts(parts, Full::new(Bytes::from(escaped)).boxed());
+        let mut escaped = escaped_piece(&mut pieces, whole.to_bytes());
+        let unfinished = pieces.finish();
+        if !unfinished.is_empty() {
+            escaped = Bytes::from([escaped.as_ref(), &unfinished].concat());
+        }
+        return Response::from_parts(parts, Full::new(escaped).boxed());
     }
     let body = body
-        .map_frame(move |frame| frame.map_data(|data| Bytes::from(pieces.piece(&data))))
+        .map_frame(move |frame| frame.map_data(|data| escaped_piece(&mut pieces, data)))
         .boxed();
     Response::from_parts(parts, body)
+}
+
+/// `data` escaped as the next piece of an answer: the same bytes, not copied, when nothing
+/// in it changes.
+fn escaped_piece(pieces: &mut JsonPiecesForTerminal, data: Bytes) -> Bytes {
+    match pieces.piece(&data) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(escaped) => Some(escaped),
+    }
+    .map_or(data, Bytes::from)
 }
 
 /// A POST whose body rmcp reads as JSON (Content-Type `application/json`); any other is

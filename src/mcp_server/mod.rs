@@ -368,7 +368,7 @@ fn listen(args: &Args, env: Option<OsString>) -> anyhow::Result<Listen> {
 /// rmcp's streamed answers with the same function, in pieces.
 pub fn wire_json(message: &impl serde::Serialize) -> serde_json::Result<String> {
     let text = serde_json::to_string(message)?;
-    Ok(crate::core::terminal_text::json_for_terminal(&text).into_owned())
+    Ok(crate::core::terminal_text::json_string_for_terminal(text))
 }
 
 /// How long calls in flight get to answer once a stop signal comes, as rmcp gives them when
