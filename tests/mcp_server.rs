@@ -242,7 +242,7 @@ async fn initialize_lists_and_reads_every_resource_and_template() {
         .await
         .unwrap_err();
     let said = e.to_string();
-    assert!(said.len() < 2_000, "{} bytes", said.len());
+    assert!(said.len() < 4_000, "{} bytes", said.len());
     assert!(said.contains("more bytes)"), "{said}");
     let e = c
         .read_resource(ReadResourceRequestParams::new("ctxconsole://budgets/"))
@@ -3652,7 +3652,8 @@ async fn error_messages_escape_the_clients_control_characters() {
         "{}",
         e.message
     );
-    assert_eq!(e.data.unwrap()["argument"], "k\\x1b[2J");
+    // The data names the key sent, exactly (tester 42 F6); the wire escapes it.
+    assert_eq!(e.data.unwrap()["argument"], "k\u{1b}[2J");
     let e = call(&c, "no\u{1b}[31mtool", json!({})).await.unwrap_err();
     assert!(
         !raw(&e.message) && e.message.contains("no\\x1b[31mtool"),
@@ -3669,10 +3670,8 @@ async fn error_messages_escape_the_clients_control_characters() {
         "{}",
         e.message
     );
-    if let Some(data) = &e.data {
-        assert!(!raw(&data.to_string().replace("\\u001b", "")), "{data}");
-        assert!(!data.to_string().contains("\\u001b"), "{data}");
-    }
+    // The data holds the URI sent, exactly (tester 42 F6); the wire escapes it.
+    assert_eq!(e.data.unwrap()["uri"], uri);
     c.cancel().await.unwrap();
 }
 

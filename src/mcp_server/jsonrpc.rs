@@ -32,44 +32,49 @@ pub struct Refusal {
 }
 
 /// An error as it goes to the client: every control, bidi and invisible character in its
-/// message and in the strings of its data (keys too) escaped as the CLI escapes them
-/// ([`crate::core::terminal_text::for_terminal_line`]), since clients print these to a
-/// terminal and the text often holds the client's own input (tester 20 F13: an OSC title
-/// and a screen clear came back raw). The one place: every error the handler gives passes
-/// here (the handler's methods and [`Refusal`]'s wire form). Every configured key in them is
-/// `[REDACTED]` ([`crate::llm::redact::for_output`]), as on stderr and in the log.
+/// message escaped as the CLI escapes them
+/// ([`crate::core::terminal_text::for_terminal_line`]), since clients print it to a
+/// terminal and it often quotes the client's own input (tester 20 F13: an OSC title and a
+/// screen clear came back raw). Its data keeps the values as they were — `argument` names
+/// the key the client sent, byte for byte — and reaches the wire `\u`-escaped as every
+/// message does ([`crate::mcp_server::wire_json`]; tester 42 F6: they had been display text,
+/// `k\x1b[2J`, which parses back to no key sent). The one place: every error the handler
+/// gives passes here (the handler's methods and [`Refusal`]'s wire form). Every configured
+/// key in message and data is `[REDACTED]` ([`crate::llm::redact::for_output`]), as on
+/// stderr and in the log.
 pub fn for_client(mut e: ErrorData) -> ErrorData {
-    /// `text` as it goes out, when that differs from it.
-    fn safe(text: &str) -> Option<String> {
+    /// `text` with every configured key taken out, when that differs from it.
+    fn redacted(text: &str) -> Option<String> {
         let redacted = crate::llm::redact::for_output(text);
-        let shown = crate::core::terminal_text::for_terminal_line(&redacted);
-        (shown != text).then(|| shown.into_owned())
+        (redacted != text).then(|| redacted.into_owned())
     }
-    fn escape(v: &mut Value) {
+    fn redact(v: &mut Value) {
         match v {
             Value::String(s) => {
-                if let Some(safe) = safe(s) {
-                    *s = safe;
+                if let Some(r) = redacted(s) {
+                    *s = r;
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(escape),
+            Value::Array(items) => items.iter_mut().for_each(redact),
             Value::Object(map) => {
                 *map = std::mem::take(map)
                     .into_iter()
                     .map(|(k, mut v)| {
-                        escape(&mut v);
-                        (safe(&k).unwrap_or(k), v)
+                        redact(&mut v);
+                        (redacted(&k).unwrap_or(k), v)
                     })
                     .collect();
             }
             _ => {}
         }
     }
-    if let Some(safe) = safe(&e.message) {
-        e.message = safe.into();
+    let message = crate::llm::redact::for_output(&e.message);
+    let shown = crate::core::terminal_text::for_terminal_line(&message);
+    if shown != e.message {
+        e.message = shown.into_owned().into();
     }
     if let Some(data) = &mut e.data {
-        escape(data);
+        redact(data);
     }
     e
 }
