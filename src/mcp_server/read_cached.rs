@@ -22,7 +22,7 @@ pub const READ_CACHED_MAX: usize = 1024 * 1024;
 
 /// The most that text may take once escaped as an answer carries it
 /// ([`crate::core::terminal_text::json_escaped_len`]): a megabyte of controls or DEL is six
-/// escaped, over what one answer may take ([`crate::mcp_server::handler::RESULT_MAX`]),
+/// escaped, over the 6 MiB one answer may take (the handler's `RESULT_MAX`),
 /// and is cut sooner instead of refused (tester 42 F1).
 pub const READ_CACHED_ESCAPED_MAX: usize = 4 * 1024 * 1024;
 
