@@ -26,42 +26,24 @@ fn replace_where(
     chosen: impl Fn(char) -> bool,
     write: fn(&mut String, char),
 ) -> Cow<'_, str> {
-    replace_after(None, text, chosen, write)
-}
-
-/// [`replace_where`] for `text` that follows the character `before` (a piece of a longer
-/// text).
-fn replace_after(
-    mut before: Option<char>,
-    text: &str,
-    chosen: impl Fn(char) -> bool,
-    write: fn(&mut String, char),
-) -> Cow<'_, str> {
-    let replaced = |c: char, before: Option<char>| {
-        chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen))
-    };
-    let mut first = None;
+    let mut before = None;
+    let mut out: Option<String> = None;
     for (at, c) in text.char_indices() {
-        if replaced(c, before) {
-            first = Some(at);
-            break;
+        let replaced = chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen));
+        match (&mut out, replaced) {
+            (Some(out), true) => write(out, c),
+            (Some(out), false) => out.push(c),
+            (None, true) => {
+                let mut started = String::with_capacity(text.len() + 8);
+                started.push_str(&text[..at]);
+                write(&mut started, c);
+                out = Some(started);
+            }
+            (None, false) => {}
         }
         before = Some(c);
     }
-    let Some(first) = first else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str(&text[..first]);
-    for c in text[first..].chars() {
-        if replaced(c, before) {
-            write(&mut out, c);
-        } else {
-            out.push(c);
-        }
-        before = Some(c);
-    }
-    Cow::Owned(out)
+    out.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
 /// A variation selector after `before` shapes nothing: there is no character before it, or
@@ -80,7 +62,80 @@ fn shapes_nothing(before: Option<char>, escaped: impl Fn(char) -> bool) -> bool 
 /// character changed is inside a string, where `\uXXXX` means the same character. What
 /// every JSON this program writes passes: the CLI's `--json` and the MCP server's answers.
 pub fn json_for_terminal(json: &str) -> Cow<'_, str> {
-    replace_where(json, needs_escape, push_json_escape)
+    JsonPlace::default().escape(json)
+}
+
+/// Where a walk through serialised JSON stands, for [`json_for_terminal`]: a variation
+/// selector is judged by the value's character before it, not the JSON text's (a selector
+/// opening a string follows the `"`, one after `\u0001` follows the `1`: both shape
+/// nothing, as [`for_terminal`] reads them).
+#[derive(Debug, Default, Clone, Copy)]
+struct JsonPlace {
+    in_string: bool,
+    /// Characters of a `\` escape still to come: 1 after the backslash, 4 after `\u`.
+    escape_left: u8,
+    /// The value's character before, as it shows; `None` at a string's start and after an
+    /// escape.
+    shown_before: Option<char>,
+}
+
+impl JsonPlace {
+    /// `json` (the next stretch of a JSON text) escaped; borrowed when nothing changes.
+    fn escape<'t>(&mut self, json: &'t str) -> Cow<'t, str> {
+        let mut out: Option<String> = None;
+        for (at, c) in json.char_indices() {
+            let replaced = self.step(c);
+            match (&mut out, replaced) {
+                (Some(out), true) => push_json_escape(out, c),
+                (Some(out), false) => out.push(c),
+                (None, true) => {
+                    let mut started = String::with_capacity(json.len() + 8);
+                    started.push_str(&json[..at]);
+                    push_json_escape(&mut started, c);
+                    out = Some(started);
+                }
+                (None, false) => {}
+            }
+        }
+        out.map_or(Cow::Borrowed(json), Cow::Owned)
+    }
+
+    /// Take in `c`; whether it is to be written as an escape.
+    fn step(&mut self, c: char) -> bool {
+        if !self.in_string {
+            self.in_string = c == '"';
+            self.shown_before = None;
+            // Outside strings JSON is ASCII; anything else is no JSON this program wrote,
+            // and is escaped all the same.
+            return needs_escape(c);
+        }
+        if self.escape_left > 0 {
+            self.escape_left = if self.escape_left == 1 && c == 'u' {
+                4
+            } else {
+                self.escape_left - 1
+            };
+            return needs_escape(c);
+        }
+        match c {
+            '"' => {
+                self.in_string = false;
+                false
+            }
+            '\\' => {
+                self.escape_left = 1;
+                self.shown_before = None;
+                false
+            }
+            c => {
+                let escaped = needs_escape(c)
+                    || (is_variation_selector(c)
+                        && self.shown_before.is_none_or(is_variation_selector));
+                self.shown_before = (!escaped).then_some(c);
+                escaped
+            }
+        }
+    }
 }
 
 /// [`json_for_terminal`] of an owned text: the same `String` back when nothing changes.
@@ -91,13 +146,14 @@ pub fn json_string_for_terminal(json: String) -> String {
     }
 }
 
-/// The bytes `c` takes inside a JSON string once serialised and passed through
+/// At most the bytes `c` takes inside a JSON string once serialised and passed through
 /// [`json_for_terminal`]: what a text's size is as an answer carries it (a DEL, one byte,
-/// is the six of `\u007f`).
+/// is the six of `\u007f`). Exact but for a variation selector, counted as escaped: it is
+/// when it shapes nothing.
 pub fn json_escaped_len(c: char) -> usize {
     match c {
         '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
-        c if (c as u32) < 0x20 || needs_escape(c) => 6 * c.len_utf16(),
+        c if (c as u32) < 0x20 || needs_escape(c) || is_variation_selector(c) => 6 * c.len_utf16(),
         c => c.len_utf8(),
     }
 }
@@ -125,9 +181,9 @@ fn push_json_escape(out: &mut String, c: char) {
 pub struct JsonPiecesForTerminal {
     /// The start of a character the last piece ended inside (at most 3 bytes).
     held: Vec<u8>,
-    /// The last character given, which decides whether a variation selector opening the
-    /// next piece shapes anything.
-    before: Option<char>,
+    /// Where the JSON given so far stands: whether a variation selector opening the next
+    /// piece shapes anything.
+    place: JsonPlace,
 }
 
 impl JsonPiecesForTerminal {
@@ -136,13 +192,11 @@ impl JsonPiecesForTerminal {
     pub fn piece<'b>(&mut self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
         if self.held.is_empty()
             && let Ok(text) = std::str::from_utf8(bytes)
-            && let Cow::Borrowed(_) =
-                replace_after(self.before, text, needs_escape, push_json_escape)
         {
-            if let Some(last) = text.chars().next_back() {
-                self.before = Some(last);
-            }
-            return Cow::Borrowed(bytes);
+            return match self.place.escape(text) {
+                Cow::Borrowed(_) => Cow::Borrowed(bytes),
+                Cow::Owned(escaped) => Cow::Owned(escaped.into_bytes()),
+            };
         }
         let mut input = std::mem::take(&mut self.held);
         input.extend_from_slice(bytes);
@@ -159,18 +213,13 @@ impl JsonPiecesForTerminal {
                     )
                 }
             };
-            out.extend_from_slice(
-                replace_after(self.before, text, needs_escape, push_json_escape).as_bytes(),
-            );
-            if let Some(last) = text.chars().next_back() {
-                self.before = Some(last);
-            }
+            out.extend_from_slice(self.place.escape(text).as_bytes());
             match after {
                 None => break,
                 Some((bad, Some(invalid))) => {
                     let (raw, next) = bad.split_at(invalid);
                     out.extend_from_slice(raw);
-                    self.before = None;
+                    self.place.shown_before = None;
                     rest = next;
                 }
                 Some((unfinished, None)) => {
@@ -228,7 +277,17 @@ fn is_directional_mark(c: char) -> bool {
 
 /// As [`for_terminal`], for text shown on one line: `\n` and `\t` are escaped too.
 pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
-    escape_where(text, |c| needs_escape(c) || matches!(c, '\n' | '\t'))
+    escape_where(text, escaped_on_one_line)
+}
+
+fn escaped_on_one_line(c: char) -> bool {
+    needs_escape(c) || matches!(c, '\n' | '\t')
+}
+
+/// Whether [`for_terminal_line`] writes `c`, after `before`, as an escape.
+fn escaped_on_a_line(before: Option<char>, c: char) -> bool {
+    escaped_on_one_line(c)
+        || (is_variation_selector(c) && shapes_nothing(before, escaped_on_one_line))
 }
 
 /// Most characters of outside text a message quotes.
@@ -262,6 +321,7 @@ pub fn quoted_value(value: &serde_json::Value) -> String {
 fn quoted_between(text: &str, mark: &str) -> String {
     let mut shown = String::new();
     let mut count = 0;
+    let mut before = None;
     for (at, c) in text.char_indices() {
         // A combining mark first would fuse onto the opening mark (tester 25 F6: `'́abc'`).
         let piece = if at == 0 && unicode_normalization::char::is_combining_mark(c) {
@@ -273,9 +333,14 @@ fn quoted_between(text: &str, mark: &str) -> String {
             // (tester 26 N5: a redirect's Location `…/a"b` did; a caller `o'brien` read
             // `'o'brien'`); a backslash is doubled so an escape reads as one.
             Cow::Owned(format!("\\{c}"))
+        } else if escaped_on_a_line(before, c) {
+            let mut escaped = String::new();
+            push_escape(&mut escaped, c);
+            Cow::Owned(escaped)
         } else {
-            for_terminal_line(&text[at..at + c.len_utf8()])
+            Cow::Borrowed(&text[at..at + c.len_utf8()])
         };
+        before = Some(c);
         let n = piece.chars().count();
         if count + n > QUOTE_CHARS {
             return format!("{mark}{shown}…{mark} ({} more bytes)", text.len() - at);
@@ -380,7 +445,7 @@ pub fn plain_or_quoted(text: &str) -> Cow<'_, str> {
 /// (printed bare, it fuses onto the character before it: tester 26 N7, a path `́plans.jsonl`
 /// read as `imported ́plans.jsonl`).
 fn is_one_plain_line(text: &str) -> bool {
-    !text.contains(|c: char| needs_escape(c) || c == '\n' || c == '\t')
+    matches!(for_terminal_line(text), Cow::Borrowed(_))
         // A backslash is quoted (and doubled) so it never reads as an escape (tester 32
         // F2: a name `tab\tname` beside an escaped tab).
         && !text.contains('\\')
@@ -584,6 +649,14 @@ mod tests {
             '\u{9b}',
             '\u{202e}',
             '\u{e0041}',
+            '\t',
+            '\r',
+            '\u{8}',
+            '\u{c}',
+            '\u{1f}',
+            '\u{85}',
+            '\u{fe0f}',
+            '\u{e0100}',
         ] {
             let text = serde_json::to_string(&c.to_string()).unwrap();
             let escaped = super::json_for_terminal(&text);
@@ -610,6 +683,29 @@ mod tests {
         );
         assert_eq!(super::for_terminal("\u{fe0f}a"), "\\u{fe0f}a");
         assert_eq!(super::for_terminal("\u{1b}\u{fe0f}"), "\\x1b\\u{fe0f}");
+        // JSON judges a selector by the value's character before it, not the JSON text's
+        // (review 42 M1): one opening a string or after an escaped control shapes nothing.
+        for (value, raw_kept) in [
+            ("\u{fe0f}x", false),
+            ("\u{1}\u{e0100}", false),
+            ("a\\\u{fe0f}", false),
+            ("\u{2764}\u{fe0f}", true),
+            ("1\u{fe0f}\u{20e3}", true),
+        ] {
+            let json = serde_json::json!({ value: value }).to_string();
+            let escaped = super::json_for_terminal(&json);
+            assert_eq!(
+                escaped.contains(super::is_variation_selector),
+                raw_kept,
+                "{escaped}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+            assert_eq!(back[value], value);
+        }
+        // A quotation and a plain name read a selector as the line does (review 42 M2).
+        assert_eq!(super::quoted("\u{2764}\u{fe0f}"), "'\u{2764}\u{fe0f}'");
+        assert_eq!(super::quoted("ok\u{fe0f}\u{fe0f}"), "'ok\u{fe0f}\\u{fe0f}'");
+        assert_eq!(super::name("ok\u{fe0f}\u{fe0f}"), "'ok\u{fe0f}\\u{fe0f}'");
         let value = serde_json::json!({"d": "Sends an email \u{1f600}\u{fe01}\u{e0143}\u{e0144}"});
         let text = super::json_for_terminal(&value.to_string()).into_owned();
         assert!(
