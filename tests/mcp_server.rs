@@ -3654,6 +3654,16 @@ async fn error_messages_escape_the_clients_control_characters() {
     );
     // The data names the key sent, exactly (tester 42 F6); the wire escapes it.
     assert_eq!(e.data.unwrap()["argument"], "k\u{1b}[2J");
+    // A long one by its opening (review 42).
+    let long = "k".repeat(100_000);
+    let e = call(&c, "rank_tools", json!({"query": "q", long.as_str(): 1}))
+        .await
+        .unwrap_err();
+    assert!(e.message.len() < 2_000, "{} bytes", e.message.len());
+    assert_eq!(
+        e.data.unwrap()["argument"].as_str().map(str::len),
+        Some(512)
+    );
     let e = call(&c, "no\u{1b}[31mtool", json!({})).await.unwrap_err();
     assert!(
         !raw(&e.message) && e.message.contains("no\\x1b[31mtool"),

@@ -149,9 +149,12 @@ fn refused(status: StatusCode, refusal: &Refusal) -> Response<Body> {
 }
 
 /// An answer of rmcp's service with what a terminal would act on `\u`-escaped, as
-/// [`crate::mcp_server::wire_json`] writes this server's own (tester 41 F1). A whole body
-/// (a JSON answer, a plain-text refusal) is escaped at once and keeps a known length; a
-/// stream (SSE) is escaped frame by frame as it goes out, and is sent chunked as before.
+/// [`crate::mcp_server::wire_json`] writes this server's own (tester 41 F1). A body of
+/// known size (rmcp's plain-text refusals) is escaped at once and keeps its length; any
+/// other — every answer to a POST or GET, which passes through `map_frame` here and so has
+/// no known size — is escaped frame by frame as it goes out, and is sent chunked as before.
+/// (A character left unfinished at a stream's very end would be dropped: rmcp writes only
+/// whole UTF-8.)
 async fn escaped_for_terminal(answer: Response<Body>) -> Response<Body> {
     let (parts, body) = answer.into_parts();
     let mut pieces = JsonPiecesForTerminal::default();

@@ -21,6 +21,9 @@ pub const K_MAX: u64 = 100;
 
 /// A bad argument: `invalid_params`, the argument named in the message and in `data`.
 pub fn bad(tool: &str, argument: &str, problem: impl std::fmt::Display) -> ErrorData {
+    // An argument's name is the client's text: one over the name bound is named by its
+    // opening, as an unknown resource URI is (review 42: a long key came back whole).
+    let argument = crate::core::text::opening(argument, NAME_MAX);
     ErrorData::invalid_params(
         format!("{tool}: argument `{argument}` {problem}"),
         Some(json!({ "tool": tool, "argument": argument })),

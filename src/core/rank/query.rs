@@ -404,18 +404,28 @@ fn double_quoted_spans(text: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Whether `piece` is only a list's number or bullet ("2.", "3)", "-", "*").
+/// Whether `piece` is only a list's number ("2.", "3)"). (A piece opens at a word, so a
+/// bullet is never one.)
 fn is_list_marker(piece: &str) -> bool {
     let t = piece.trim();
-    !t.is_empty()
-        && t.len() <= 4
+    t.len() <= 4
+        && t.starts_with(|c: char| c.is_ascii_digit())
         && t.chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ')' | '-' | '*' | '•'))
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ')'))
 }
 
-/// The byte spans of fenced blocks (from a line's ``` to the next ```, or to the end).
+/// The byte spans of fenced blocks: from a ``` opening a line to the next ``` opening a
+/// line, or to the end. (A ``` inside a sentence — "How do I type ``` in Slack?" — is no
+/// fence.)
 fn fenced_spans(text: &str) -> Vec<(usize, usize)> {
-    let marks: Vec<usize> = text.match_indices("```").map(|(i, _)| i).collect();
+    let marks: Vec<usize> = text
+        .match_indices("```")
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+            text[line_start..i].trim().is_empty()
+        })
+        .collect();
     marks
         .chunks(2)
         .map(|pair| (pair[0], pair.get(1).map_or(text.len(), |&e| e + 3)))
@@ -665,9 +675,6 @@ mod tests {
         );
     }
 
-    /// A statement about a request ("My user ID is …", "Today is …") is no request of its
-    /// own: it had been placed first as one, `users_deletePhoto` for "My user ID is
-    /// user123", pushing the API-token tool out of the top five.
     /// Tester 41 F8: a list's number stuck to the request before it ("Get the weather in
     /// Oslo. 2."), and each line of a fenced code block was a request.
     #[test]
@@ -688,8 +695,19 @@ mod tests {
                 "Then send the output to Slack."
             ]
         );
+        // Backticks inside a sentence open no fence (review 42).
+        assert_eq!(
+            split_requests("How do I type ``` in Slack? Then book a taxi to the airport."),
+            vec![
+                "How do I type ``` in Slack?",
+                "Then book a taxi to the airport."
+            ]
+        );
     }
 
+    /// A statement about a request ("My user ID is …", "Today is …") is no request of its
+    /// own: it had been placed first as one, `users_deletePhoto` for "My user ID is
+    /// user123", pushing the API-token tool out of the top five.
     #[test]
     fn a_statement_joins_the_request_it_is_about() {
         assert_eq!(
