@@ -4231,19 +4231,25 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
     c.cancel().await.unwrap();
 }
 
+/// `paste` kept in a new workspace's output cache, then read whole with `read_cached` from a
+/// `--read-only` server.
+async fn read_cached_whole(paste: &str) -> Value {
+    let home = tempfile::tempdir().unwrap();
+    let r = {
+        let mut cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
+        cache.store(paste).unwrap().cache_ref
+    };
+    let c = start(home.path(), &["--read-only"]).await;
+    let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
+    c.cancel().await.unwrap();
+    got
+}
+
 /// More than one answer carries is cut at a line end, and the note says where to go on.
 #[tokio::test]
 async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
-    let home = tempfile::tempdir().unwrap();
-    let h = home.path();
     let line = format!("{}\n", "x".repeat(99));
-    let paste = line.repeat(20_000); // 2,000,000 bytes
-    let r = {
-        let mut cache = ctxconsole::store::cache::OutputCache::open_in(h).unwrap();
-        cache.store(&paste).unwrap().cache_ref
-    };
-    let c = start(h, &["--read-only"]).await;
-    let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
+    let got = read_cached_whole(&line.repeat(20_000)).await; // 2,000,000 bytes
     assert_eq!(got["truncated"], true);
     let text = got["text"].as_str().unwrap();
     assert!(
@@ -4258,23 +4264,15 @@ async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
         note.contains(&format!("lines=\"{}:the end\"", given + 1)),
         "{note}"
     );
-    c.cancel().await.unwrap();
 }
 
 /// Tester 42 F1: a megabyte of DEL is six escaped (`\u007f`), over what one answer may
 /// take, and `read_cached` was refused. It is cut sooner, at a line end, and says why.
 #[tokio::test]
 async fn a_read_of_control_characters_is_cut_by_its_escaped_size_not_refused() {
-    let home = tempfile::tempdir().unwrap();
-    let h = home.path();
     let line = format!("{}\n", "\u{7f}".repeat(99));
-    let paste = line.repeat(11_000); // 1,100,000 bytes, 6.5 MB escaped
-    let r = {
-        let mut cache = ctxconsole::store::cache::OutputCache::open_in(h).unwrap();
-        cache.store(&paste).unwrap().cache_ref
-    };
-    let c = start(h, &["--read-only"]).await;
-    let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
+    // 1,100,000 bytes, 6.5 MB escaped
+    let got = read_cached_whole(&line.repeat(11_000)).await;
     assert_eq!(got["truncated"], true);
     let text = got["text"].as_str().unwrap();
     let given = got["lines"].as_u64().unwrap();
@@ -4293,7 +4291,6 @@ async fn a_read_of_control_characters_is_cut_by_its_escaped_size_not_refused() {
         note.contains(&format!("lines=\"{}:the end\"", given + 1)),
         "{note}"
     );
-    c.cancel().await.unwrap();
 }
 
 /// Tester 33 F10: the workspace catalog's `catalog_source.name` was the server's path to it

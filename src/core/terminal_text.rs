@@ -27,10 +27,28 @@ fn replace_where(
     write: fn(&mut String, char),
 ) -> Cow<'_, str> {
     let mut before = None;
+    rewrite(
+        text,
+        |c| {
+            let replaced =
+                chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen));
+            before = Some(c);
+            replaced
+        },
+        write,
+    )
+}
+
+/// `text` with every character `replaced` says (asked of each in order) written by `write`;
+/// borrowed when none is.
+fn rewrite<'t>(
+    text: &'t str,
+    mut replaced: impl FnMut(char) -> bool,
+    write: fn(&mut String, char),
+) -> Cow<'t, str> {
     let mut out: Option<String> = None;
     for (at, c) in text.char_indices() {
-        let replaced = chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen));
-        match (&mut out, replaced) {
+        match (&mut out, replaced(c)) {
             (Some(out), true) => write(out, c),
             (Some(out), false) => out.push(c),
             (None, true) => {
@@ -41,7 +59,6 @@ fn replace_where(
             }
             (None, false) => {}
         }
-        before = Some(c);
     }
     out.map_or(Cow::Borrowed(text), Cow::Owned)
 }
@@ -82,22 +99,7 @@ struct JsonPlace {
 impl JsonPlace {
     /// `json` (the next stretch of a JSON text) escaped; borrowed when nothing changes.
     fn escape<'t>(&mut self, json: &'t str) -> Cow<'t, str> {
-        let mut out: Option<String> = None;
-        for (at, c) in json.char_indices() {
-            let replaced = self.step(c);
-            match (&mut out, replaced) {
-                (Some(out), true) => push_json_escape(out, c),
-                (Some(out), false) => out.push(c),
-                (None, true) => {
-                    let mut started = String::with_capacity(json.len() + 8);
-                    started.push_str(&json[..at]);
-                    push_json_escape(&mut started, c);
-                    out = Some(started);
-                }
-                (None, false) => {}
-            }
-        }
-        out.map_or(Cow::Borrowed(json), Cow::Owned)
+        rewrite(json, |c| self.step(c), push_json_escape)
     }
 
     /// Take in `c`; whether it is to be written as an escape.
