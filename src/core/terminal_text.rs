@@ -30,13 +30,18 @@ fn replace_where(
     rewrite(
         text,
         |c| {
-            let replaced =
-                chosen(c) || (is_variation_selector(c) && shapes_nothing(before, &chosen));
+            let replaced = escaped_after(before, c, &chosen);
             before = Some(c);
             replaced
         },
         write,
     )
+}
+
+/// Whether `c`, after `before`, is written as an escape, where `escaped` names the
+/// characters that always are: those, and a variation selector that shapes nothing.
+fn escaped_after(before: Option<char>, c: char, escaped: impl Fn(char) -> bool) -> bool {
+    escaped(c) || (is_variation_selector(c) && shapes_nothing(before, escaped))
 }
 
 /// `text` with every character `replaced` says (asked of each in order) written by `write`;
@@ -130,9 +135,8 @@ impl JsonPlace {
                 false
             }
             c => {
-                let escaped = needs_escape(c)
-                    || (is_variation_selector(c)
-                        && self.shown_before.is_none_or(is_variation_selector));
+                // `shown_before` holds only characters shown as themselves.
+                let escaped = escaped_after(self.shown_before, c, needs_escape);
                 self.shown_before = (!escaped).then_some(c);
                 escaped
             }
@@ -286,12 +290,6 @@ fn escaped_on_one_line(c: char) -> bool {
     needs_escape(c) || matches!(c, '\n' | '\t')
 }
 
-/// Whether [`for_terminal_line`] writes `c`, after `before`, as an escape.
-fn escaped_on_a_line(before: Option<char>, c: char) -> bool {
-    escaped_on_one_line(c)
-        || (is_variation_selector(c) && shapes_nothing(before, escaped_on_one_line))
-}
-
 /// Most characters of outside text a message quotes.
 pub const QUOTE_CHARS: usize = 80;
 
@@ -335,7 +333,7 @@ fn quoted_between(text: &str, mark: &str) -> String {
             // (tester 26 N5: a redirect's Location `…/a"b` did; a caller `o'brien` read
             // `'o'brien'`); a backslash is doubled so an escape reads as one.
             Cow::Owned(format!("\\{c}"))
-        } else if escaped_on_a_line(before, c) {
+        } else if escaped_after(before, c, escaped_on_one_line) {
             let mut escaped = String::new();
             push_escape(&mut escaped, c);
             Cow::Owned(escaped)

@@ -1030,8 +1030,9 @@ fn tool_result(tool: &str, value: Value) -> Result<CallToolResult, ErrorData> {
     let mut data = JsonObject::new();
     data.insert("tool".into(), json!(tool));
     within_result_max(tool, text.len(), "send a smaller catalog or text", data)?;
-    let mut result = CallToolResult::structured(value);
-    result.content = vec![rmcp::model::ContentBlock::text(text)];
+    // As `CallToolResult::structured` builds it, less its own unescaped text of the value.
+    let mut result = CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]);
+    result.structured_content = Some(value);
     Ok(result)
 }
 
