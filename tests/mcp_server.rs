@@ -4429,3 +4429,83 @@ async fn http_answers_escape_what_a_terminal_would_act_on() {
     assert!(!raw.contains(HOSTILE), "{raw}");
     rank_answer_escaped(data);
 }
+
+/// Tester 42 F4 read a session's standalone (GET) stream as left open after DELETE: its
+/// reader waited for the connection to close, which HTTP/1.1 keeps for the next request
+/// (until the read timeout). The stream itself ends, with its last chunk, however the session
+/// is closed: DELETE, at the cap, idle.
+#[tokio::test]
+async fn http_a_closed_session_ends_its_standalone_stream() {
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &["--max-sessions", "1", "--session-idle", "2s", "--no-token"],
+    );
+    let http = reqwest::Client::new();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let open = |how: &'static str| {
+        let (http, url, initialized) = (http.clone(), url.clone(), initialized.clone());
+        async move {
+            let r = raw_initialize(&http, &url).await;
+            let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+            r.bytes().await.unwrap();
+            assert_eq!(
+                in_session(&http, &url, &id, &initialized).await,
+                202,
+                "{how}"
+            );
+            let stream = http
+                .get(&url)
+                .header("accept", "text/event-stream")
+                .header("mcp-session-id", &id)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(stream.status(), 200, "{how}");
+            (id, stream)
+        }
+    };
+    // Whether the body comes to its end within `wait` (its last chunk, not a connection cut).
+    async fn ends(mut stream: reqwest::Response, wait: std::time::Duration) -> bool {
+        let end = tokio::time::timeout(wait, async {
+            loop {
+                match stream.chunk().await {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            }
+        });
+        end.await.unwrap_or(false)
+    }
+    let wait = std::time::Duration::from_secs(20);
+
+    let (id, stream) = open("delete").await;
+    let deleted = http
+        .delete(&url)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert!(
+        ends(stream, wait).await,
+        "DELETE ended the session's stream"
+    );
+
+    // The one place taken by a session with its stream open; a newcomer closes it.
+    let (_, stream) = open("cap").await;
+    let r = raw_initialize(&http, &url).await;
+    assert_eq!(r.status(), 200);
+    assert!(
+        ends(stream, wait).await,
+        "closing at the cap ended the stream"
+    );
+
+    // Idle: nothing sent for 2 s closes the session, and its stream with it.
+    let (_, stream) = open("idle").await;
+    assert!(
+        ends(stream, wait).await,
+        "closing an idle session ended its stream"
+    );
+}

@@ -307,17 +307,7 @@ fn told_apart_in_json<'l>(
     let Ok(as_written) = serde_json::to_string(name) else {
         return Cow::Borrowed(line);
     };
-    let mut escaped = String::with_capacity(as_written.len() + 8);
-    for c in as_written.chars() {
-        if c.is_ascii() {
-            escaped.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                escaped.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
+    let escaped = crate::core::terminal_text::ascii_json(&as_written);
     Cow::Owned(line.replacen(&as_written, &escaped, 1))
 }
 
