@@ -35,6 +35,7 @@ pub(super) const ACTION_WORDS: &[(&str, Action)] = &[
     ("reserv", Action::Create),
     ("submit", Action::Create),
     ("upload", Action::Create),
+    ("save", Action::Create),
     ("updat", Action::Change),
     ("edit", Action::Change),
     ("modifi", Action::Change),
@@ -44,6 +45,8 @@ pub(super) const ACTION_WORDS: &[(&str, Action)] = &[
     ("remov", Action::Delete),
     ("cancel", Action::Delete),
     ("eras", Action::Delete),
+    ("forget", Action::Delete),
+    ("discard", Action::Delete),
 ];
 
 /// The kind of action a stemmed word names, if it is an action word.
@@ -72,8 +75,8 @@ mod tests {
         let words = [
             "get", "find", "search", "look", "lookup", "list", "show", "fetch", "retrieve",
             "query", "view", "display", "read", "locate", "create", "add", "make", "insert",
-            "register", "reserve", "submit", "upload", "update", "edit", "modify", "change",
-            "rename", "delete", "remove", "cancel", "erase",
+            "register", "reserve", "submit", "upload", "save", "update", "edit", "modify",
+            "change", "rename", "delete", "remove", "cancel", "erase", "forget", "discard",
         ];
         for w in words {
             assert!(action_of(&stem(w)).is_some(), "{w} (stem {})", stem(w));

@@ -543,6 +543,25 @@ fn values_name_their_kind() {
     assert_eq!(kinds("height of 180 cm"), vec![text::stem("centimeter")]);
     assert_eq!(kinds("may I march on"), Vec::<String>::new());
     assert_eq!(kinds("route 66"), Vec::<String>::new());
+    // A value's shape names it: a web address, a file's path, an email address.
+    let stems = |ws: &[&str]| ws.iter().map(|w| text::stem(w)).collect::<Vec<_>>();
+    assert_eq!(
+        kinds("fetch 'https://api.example.com/v1/data'"),
+        stems(&["url"])
+    );
+    assert_eq!(
+        kinds("Save /home/sam/notes/todo.txt now"),
+        stems(&["path", "file"])
+    );
+    assert_eq!(kinds("run d:/playground/test.py"), stems(&["path", "file"]));
+    assert_eq!(kinds(r"list C:\Users\sam"), stems(&["path", "file"]));
+    assert_eq!(kinds("open docs/notes.md"), stems(&["path", "file"]));
+    assert_eq!(kinds("write to andy@gorilla.ai."), stems(&["email"]));
+    // Not paths: a written escape, a choice between words, a command's switch.
+    assert_eq!(kinds(r"question:\n\nThe text"), Vec::<String>::new());
+    assert_eq!(kinds("and/or/both"), Vec::<String>::new());
+    assert_eq!(kinds("tasklist /FI"), Vec::<String>::new());
+    assert_eq!(kinds("@mention"), Vec::<String>::new());
 }
 
 #[test]

@@ -12,6 +12,7 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut words: Vec<&str> = Vec::new();
     for token in lower.split_whitespace() {
+        out.extend(value_shape(token));
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
         if is_numeric_date(token) {
             out.push("date");
@@ -44,6 +45,48 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
         out.extend(add);
     }
     out.into_iter().map(text::stem).collect()
+}
+
+/// What a written value is by its shape: a web address is a URL, a file's path a path to a
+/// file, an address with `@` and a dotted domain an email.
+fn value_shape(token: &str) -> &'static [&'static str] {
+    let token = token
+        .trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | '(' | ')' | '?' | '!'));
+    let token = token.trim_end_matches('.');
+    if token.starts_with("http://") || token.starts_with("https://") || token.starts_with("www.") {
+        return &["url"];
+    }
+    if let Some((user, domain)) = token.split_once('@')
+        && !user.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+    {
+        return &["email"];
+    }
+    // A drive's path may use either slash; any other, forward ones (a written "\\n\\n" is
+    // no path).
+    let drive = token.len() > 3
+        && token.as_bytes()[0].is_ascii_alphabetic()
+        && matches!(token.get(1..3), Some(":\\" | ":/"));
+    let rooted =
+        drive || token.starts_with('/') || token.starts_with("~/") || token.starts_with("./");
+    let segments: Vec<&str> = if drive {
+        token.split(['/', '\\']).filter(|s| !s.is_empty()).collect()
+    } else {
+        token.split('/').filter(|s| !s.is_empty()).collect()
+    };
+    // A file's name ends in an extension ("todo.txt"); "and/or/both" has none.
+    let named_file = segments.last().is_some_and(|last| {
+        last.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+    });
+    if segments.len() >= 2 && (rooted || named_file) {
+        return &["path", "file"];
+    }
+    &[]
 }
 
 /// `2023-05-21`, `2023.10.2`, `09/09/2023`: three number groups, one of them a year.
