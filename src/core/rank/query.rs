@@ -320,7 +320,9 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         } else if lower == "and" {
             gap.contains(',') || is_request_verb(next) || next.eq_ignore_ascii_case("then")
         } else {
-            gap.contains(',') && is_request_verb(word)
+            // ", starting at 10 AM" says how, not what: a verb's -ing form after a comma
+            // opens no request.
+            gap.contains(',') && is_request_verb(word) && !lower.ends_with("ing")
         };
         if cut {
             // Cut before a preceding "and" that joins this word ("and then", "and also").
@@ -798,6 +800,21 @@ mod tests {
             vec![
                 "Who discovered radium? Who was the U.S.",
                 "president during the Civil War?"
+            ]
+        );
+    }
+
+    /// ", starting at 10 AM" says how the request before is to be done; ", find a hotel"
+    /// is one of its own.
+    #[test]
+    fn a_verb_in_ing_after_a_comma_opens_no_request() {
+        assert_eq!(
+            split_requests(
+                "Reserve two train tickets to Los Angeles on April 23, starting at 10:00 AM, and find a hotel there."
+            ),
+            vec![
+                "Reserve two train tickets to Los Angeles on April 23, starting at 10:00 AM,",
+                "and find a hotel there."
             ]
         );
     }
