@@ -172,6 +172,7 @@ fn main() -> anyhow::Result<()> {
         ("lookups", &[0.0, 1.0, 3.0, 5.0]),
         ("thesaurus", &[0.0, 0.5, 0.85, 1.0]),
         ("second_share", &[0.4, 0.45, 0.5, 0.55, 0.6]),
+        ("inferred", &[0.0, 0.4, 0.5, 0.75, 1.0]),
     ];
     for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {
@@ -287,6 +288,7 @@ fn set(p: &mut RankParams, label: &str, value: f64) {
         "lookups" => p.lookups = value as usize,
         "thesaurus" => p.thesaurus = value,
         "second_share" => p.second_share = value,
+        "inferred" => p.inferred = value,
         "params_weight" => p.fields[7].0 = value,
         "name_weight" => p.fields[0].0 = value,
         "description_weight" => p.fields[4].0 = value,

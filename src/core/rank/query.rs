@@ -24,6 +24,8 @@ pub(super) struct Query {
     pub reached: Vec<(u32, f64)>,
     /// Per term, the requests it belongs to (bit per request).
     pub masks: Vec<u32>,
+    /// Per term, whether only a value implied it (see [`ParsedIntent::inferred`]).
+    pub inferred: Vec<bool>,
     /// Per request: the summed IDF of its terms and the kinds of action it asks for.
     pub requests: Vec<RequestWeight>,
     /// Whether `rank` takes each request's coverage (more than one request, and on).
@@ -64,6 +66,8 @@ pub(super) struct ParsedIntent {
     pub terms: Vec<String>,
     pub pairs: Vec<(String, String)>,
     pub masks: Vec<u32>,
+    /// Per term, whether only the value words added it (no one wrote it).
+    pub inferred: Vec<bool>,
     pub requests: Vec<String>,
 }
 
@@ -87,37 +91,44 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         .collect();
     let mut terms: Vec<String> = Vec::new();
     let mut masks: Vec<u32> = Vec::new();
-    let mut add = |t: String, bit: u32| match terms.iter().position(|x| *x == t) {
-        Some(k) => masks[k] |= bit,
+    let mut inferred: Vec<bool> = Vec::new();
+    let mut add = |t: String, bit: u32, by_value: bool| match terms.iter().position(|x| *x == t) {
+        Some(k) => {
+            masks[k] |= bit;
+            inferred[k] &= by_value;
+        }
         None => {
             terms.push(t);
             masks.push(bit);
+            inferred.push(by_value);
         }
     };
     if requests.len() <= 1 {
         let all = if requests.is_empty() { 0 } else { 1 };
-        words.into_iter().for_each(|t| add(t, all));
+        words.into_iter().for_each(|t| add(t, all, false));
         if expand {
             answer_type_expansion(intent)
                 .into_iter()
-                .for_each(|t| add(t, all));
+                .for_each(|t| add(t, all, true));
         }
     } else {
         // Written words first, in order; then each request's value words.
         for (r, text) in requests.iter().enumerate() {
-            text::terms(text).into_iter().for_each(|t| add(t, 1 << r));
+            text::terms(text)
+                .into_iter()
+                .for_each(|t| add(t, 1 << r, false));
         }
         if expand {
             for (r, text) in requests.iter().enumerate() {
                 answer_type_expansion(text)
                     .into_iter()
-                    .for_each(|t| add(t, 1 << r));
+                    .for_each(|t| add(t, 1 << r, true));
             }
         }
         // A word the whole text has and no request does (a split inside a word cannot
         // happen, but stay safe): it belongs to every request.
         let every = (1u32 << requests.len()) - 1;
-        words.into_iter().for_each(|t| add(t, 0));
+        words.into_iter().for_each(|t| add(t, 0, false));
         masks
             .iter_mut()
             .filter(|m| **m == 0)
@@ -127,6 +138,7 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         terms,
         pairs,
         masks,
+        inferred,
         requests: if requests.len() > 1 {
             requests.iter().map(|r| r.trim().to_string()).collect()
         } else {
@@ -140,7 +152,7 @@ impl RankIndex {
         let p = parse_intent(intent, self.params.expand, self.params.requests);
         let requests = p.requests.len().max(1);
         (
-            self.query_of(p.terms, p.pairs, p.masks, requests),
+            self.query_of(p.terms, p.pairs, p.masks, &p.inferred, requests),
             p.requests,
         )
     }
@@ -150,6 +162,7 @@ impl RankIndex {
         terms: Vec<String>,
         pairs: Vec<(String, String)>,
         masks: Vec<u32>,
+        inferred: &[bool],
         request_count: usize,
     ) -> Query {
         let mut reached: Vec<(u32, f64)> = Vec::new();
@@ -159,7 +172,13 @@ impl RankIndex {
         let mut requests = vec![RequestWeight::default(); request_count.max(1)];
         for (k, t) in terms.iter().enumerate() {
             let id = self.id(t);
-            let idf = self.idf_of(t);
+            // A word only a value implies ("how many" → count) weighs less than one written.
+            let share = if inferred.get(k).copied().unwrap_or(false) {
+                self.params.inferred
+            } else {
+                1.0
+            };
+            let idf = share * self.idf_of(t);
             let action = action_of(t).map_or(0, |a| a as u8);
             for (r, w) in requests.iter_mut().enumerate() {
                 if masks.get(k).is_some_and(|m| m & (1 << r) != 0) {
@@ -195,6 +214,7 @@ impl RankIndex {
             pair_keys,
             reached,
             masks,
+            inferred: inferred.to_vec(),
             requests,
         }
     }

@@ -498,6 +498,7 @@ impl RankIndex {
             requests,
             pairs: query.pairs,
             term_requests: query.masks,
+            term_inferred: query.inferred,
             order,
             head: head
                 .iter()
