@@ -4266,6 +4266,34 @@ async fn a_read_over_the_bound_is_cut_at_a_line_and_says_where_to_go_on() {
     );
 }
 
+/// Review 42 (Low): a line longer than one answer holds was given in part, and the note
+/// said that line was given and to go on from the next, so the rest of it was never said to
+/// be missing. The note says the line is given in part, how much of it, and how to read it
+/// whole.
+#[tokio::test]
+async fn a_line_longer_than_an_answer_is_said_to_be_given_in_part() {
+    let paste = format!("{}\ntail\n", "y".repeat(1_500_000));
+    let got = read_cached_whole(&paste).await;
+    assert_eq!(got["truncated"], true);
+    let text = got["text"].as_str().unwrap();
+    assert!(
+        text.starts_with('y') && !text.ends_with('\n') && text.len() <= 1024 * 1024,
+        "{}",
+        text.len()
+    );
+    assert_eq!(got["lines"], 1);
+    let note = got["note"].as_str().unwrap();
+    assert!(
+        note.contains(&format!(
+            "line 1 is given in part (its first {} of 1,500,001 bytes",
+            ctxconsole::core::text::thousands(text.len())
+        )),
+        "{note}"
+    );
+    assert!(note.contains("cache get"), "{note}");
+    assert!(note.contains("lines=\"2:the end\""), "{note}");
+}
+
 /// Tester 42 F1: a megabyte of DEL is six escaped (`\u007f`), over what one answer may
 /// take, and `read_cached` was refused. It is cut sooner, at a line end, and says why.
 #[tokio::test]

@@ -108,13 +108,26 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
             ),
         };
         let next = first_line + count;
+        let last = next.saturating_sub(1);
         let asked_end = lines.map_or_else(|| "the end".to_string(), |(_, b)| b.to_string());
+        let thousands = crate::format::thousands;
+        let given_lines = if given.is_empty() || given.ends_with('\n') {
+            format!("lines {first_line}:{last} are given")
+        } else {
+            // The first line asked is longer than an answer holds (`within` cuts at a line
+            // end whenever one fits): lines cannot ask for the rest of it.
+            let line_len = text.find('\n').map_or(text.len(), |i| i + 1);
+            format!(
+                "line {first_line} is given in part (its first {} of {} bytes; `ctxconsole cache get {cache_ref} --lines {first_line}:{first_line}` prints it whole)",
+                thousands(given.len()),
+                thousands(line_len),
+            )
+        };
         format!(
-            "cut at {} ({} of {} bytes asked for): lines {first_line}:{} are given; ask for lines=\"{next}:{asked_end}\" for the rest",
+            "cut at {} ({} of {} bytes asked for): {given_lines}; ask for lines=\"{next}:{asked_end}\" for the rest",
             cut_at,
-            crate::format::thousands(given.len()),
-            crate::format::thousands(text.len()),
-            (first_line + count).saturating_sub(1),
+            thousands(given.len()),
+            thousands(text.len()),
         )
     });
     serde_json::to_value(Answer {
