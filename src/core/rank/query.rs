@@ -414,16 +414,31 @@ pub fn split_requests(text: &str) -> Vec<&str> {
 }
 
 /// The byte spans between pairs of double quotes (straight or curly) in `text`. Single
-/// quotes are left out: they are apostrophes as often.
+/// quotes are left out: they are apostrophes as often. A straight mark opens a quote only
+/// at the start or after a space or an opening bracket, and closes one only before the end,
+/// a space or punctuation: the inch mark of `a 15" laptop` opens nothing, so it does not
+/// pair with the next real quote and hide the words between.
 fn double_quoted_spans(text: &str) -> Vec<(usize, usize)> {
-    let marks: Vec<usize> = text
-        .match_indices(['"', '\u{201C}', '\u{201D}'])
-        .map(|(i, _)| i)
-        .collect();
-    marks
-        .chunks_exact(2)
-        .map(|pair| (pair[0], pair[1]))
-        .collect()
+    let mut spans = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, mark) in text.match_indices(['"', '\u{201C}', '\u{201D}']) {
+        let before = text[..i].chars().next_back();
+        let after = text[i + mark.len()..].chars().next();
+        let can_open = mark == "\u{201C}"
+            || (mark == "\"" && before.is_none_or(|c| c.is_whitespace() || "([{:".contains(c)));
+        let can_close = mark == "\u{201D}"
+            || (mark == "\""
+                && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation()));
+        match open {
+            Some(start) if can_close => {
+                spans.push((start, i));
+                open = None;
+            }
+            None if can_open => open = Some(i),
+            _ => {}
+        }
+    }
+    spans
 }
 
 /// Whether `piece` is only a list's number ("2.", "3)"). (A piece opens at a word, so a
@@ -762,6 +777,21 @@ mod tests {
             split_requests("Add a news item. The title should be \"Book list\"."),
             vec!["Add a news item. The title should be \"Book list\"."]
         );
+        // An inch mark is no quote: it does not pair with the next one and hide the
+        // statement's own words.
+        assert_eq!(
+            split_requests("Book a hotel in Rome. My laptop is 15\" so find a bag for \"travel\"."),
+            vec![
+                "Book a hotel in Rome.",
+                "My laptop is 15\" so find a bag for \"travel\"."
+            ]
+        );
+        let text = "a 15\" screen, “Dune” and \"Book list\".";
+        let spans: Vec<&str> = double_quoted_spans(text)
+            .into_iter()
+            .map(|(s, e)| &text[s..e])
+            .collect();
+        assert_eq!(spans, vec!["“Dune", "\"Book list"]);
         // One naming itself a question or a request stays a request (tester 41 F4).
         assert_eq!(
             split_requests("Book a table for two. My next question is the weather in Paris."),
