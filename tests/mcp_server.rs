@@ -4234,13 +4234,22 @@ async fn a_briefing_names_read_cached_and_read_cached_gives_what_cache_get_gives
 /// `paste` kept in a new workspace's output cache, then read whole with `read_cached` from a
 /// `--read-only` server.
 async fn read_cached_whole(paste: &str) -> Value {
+    read_cached_lines(paste, None).await
+}
+
+/// [`read_cached_whole`], by `lines` when given.
+async fn read_cached_lines(paste: &str, lines: Option<&str>) -> Value {
     let home = tempfile::tempdir().unwrap();
     let r = {
         let mut cache = ctxconsole::store::cache::OutputCache::open_in(home.path()).unwrap();
         cache.store(paste).unwrap().cache_ref
     };
     let c = start(home.path(), &["--read-only"]).await;
-    let got = call(&c, "read_cached", json!({"ref": r})).await.unwrap();
+    let mut args = json!({"ref": r});
+    if let Some(lines) = lines {
+        args["lines"] = json!(lines);
+    }
+    let got = call(&c, "read_cached", args).await.unwrap();
     c.cancel().await.unwrap();
     got
 }
@@ -4285,13 +4294,25 @@ async fn a_line_longer_than_an_answer_is_said_to_be_given_in_part() {
     let note = got["note"].as_str().unwrap();
     assert!(
         note.contains(&format!(
-            "line 1 is given in part (its first {} of 1,500,001 bytes",
+            "line 1 is given in part (its first {} of 1,500,000 bytes",
             ctxconsole::core::text::thousands(text.len())
         )),
         "{note}"
     );
     assert!(note.contains("cache get"), "{note}");
     assert!(note.contains("lines=\"2:the end\""), "{note}");
+    // No line after it in what was asked (review 43 M1: the note named a range refused as
+    // past the end, or "2:1"): it says so rather than name one.
+    let one_line = "z".repeat(1_500_000);
+    for (paste, lines) in [(one_line.as_str(), None), (paste.as_str(), Some("1:1"))] {
+        let got = read_cached_lines(paste, lines).await;
+        let note = got["note"].as_str().unwrap();
+        assert!(note.contains("line 1 is given in part"), "{note}");
+        assert!(
+            note.contains("no line after it was asked for") && !note.contains("lines=\""),
+            "{note}"
+        );
+    }
 }
 
 /// Tester 42 F1: a megabyte of DEL is six escaped (`\u007f`), over what one answer may

@@ -40,7 +40,7 @@ pub fn tool() -> Tool {
     Tool::new(
         READ_CACHED_TOOL,
         format!(
-            "A briefed paste's full text from the output cache, whole or by lines, byte for byte as it was kept (configured provider keys show as [REDACTED]); at most {} a call, cut at a line end with a note saying where to go on. The same text as `ctxconsole cache get REF --lines A:B`.",
+            "A briefed paste's full text from the output cache, whole or by lines, byte for byte as it was kept (configured provider keys show as [REDACTED]); at most {} a call, cut at a line end (within a first line longer than that) with a note saying where to go on. The same text as `ctxconsole cache get REF --lines A:B`.",
             size_label(READ_CACHED_MAX)
         ),
         // Through the one place every tool's schema passes (`null` for what is optional).
@@ -108,23 +108,30 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
             ),
         };
         let next = first_line + count;
-        let last = next.saturating_sub(1);
         let asked_end = lines.map_or_else(|| "the end".to_string(), |(_, b)| b.to_string());
         let thousands = crate::format::thousands;
-        let given_lines = if given.is_empty() || given.ends_with('\n') {
-            format!("lines {first_line}:{last} are given")
+        let rest = format!("ask for lines=\"{next}:{asked_end}\" for the rest");
+        let (given_lines, rest) = if given.ends_with('\n') {
+            (format!("lines {first_line}:{} are given", next - 1), rest)
         } else {
             // The first line asked is longer than an answer holds (`within` cuts at a line
-            // end whenever one fits): lines cannot ask for the rest of it.
-            let line_len = text.find('\n').map_or(text.len(), |i| i + 1);
-            format!(
+            // end whenever one fits): lines cannot ask for the rest of it, and lines after
+            // it may not have been asked for.
+            let line = text.find('\n').map_or(text.len(), |i| i + 1);
+            let in_part = format!(
                 "line {first_line} is given in part (its first {} of {} bytes; `ctxconsole cache get {cache_ref} --lines {first_line}:{first_line}` prints it whole)",
                 thousands(given.len()),
-                thousands(line_len),
-            )
+                thousands(text[..line].trim_end_matches('\n').len()),
+            );
+            let rest = if line < text.len() {
+                rest
+            } else {
+                "no line after it was asked for".to_string()
+            };
+            (in_part, rest)
         };
         format!(
-            "cut at {} ({} of {} bytes asked for): {given_lines}; ask for lines=\"{next}:{asked_end}\" for the rest",
+            "cut at {} ({} of {} bytes asked for): {given_lines}; {rest}",
             cut_at,
             thousands(given.len()),
             thousands(text.len()),
