@@ -4485,35 +4485,7 @@ async fn http_answers_escape_what_a_terminal_would_act_on() {
 /// is closed: DELETE, at the cap, idle.
 #[tokio::test]
 async fn http_a_closed_session_ends_its_standalone_stream() {
-    let home = tempfile::tempdir().unwrap();
-    let (_server, url) = start_http(
-        home.path(),
-        &["--max-sessions", "1", "--session-idle", "2s", "--no-token"],
-    );
     let http = reqwest::Client::new();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let open = |how: &'static str| {
-        let (http, url, initialized) = (http.clone(), url.clone(), initialized.clone());
-        async move {
-            let r = raw_initialize(&http, &url).await;
-            let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
-            r.bytes().await.unwrap();
-            assert_eq!(
-                in_session(&http, &url, &id, &initialized).await,
-                202,
-                "{how}"
-            );
-            let stream = http
-                .get(&url)
-                .header("accept", "text/event-stream")
-                .header("mcp-session-id", &id)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(stream.status(), 200, "{how}");
-            (id, stream)
-        }
-    };
     // Whether the body comes to its end within `wait` (its last chunk, not a connection cut).
     async fn ends(mut stream: reqwest::Response, wait: std::time::Duration) -> bool {
         let end = tokio::time::timeout(wait, async {
@@ -4527,9 +4499,21 @@ async fn http_a_closed_session_ends_its_standalone_stream() {
         });
         end.await.unwrap_or(false)
     }
-    let wait = std::time::Duration::from_secs(20);
-
-    let (id, stream) = open("delete").await;
+    // DELETE and the cap on a server whose sessions idle for 5 minutes: a stream that ends
+    // within 10 s was ended by them, not by the idle closing (review 43 L2).
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(
+        home.path(),
+        &[
+            "--max-sessions",
+            "1",
+            "--session-idle",
+            "300s",
+            "--no-token",
+        ],
+    );
+    let soon = std::time::Duration::from_secs(10);
+    let (id, stream) = session_with_stream(&http, &url).await;
     let deleted = http
         .delete(&url)
         .header("mcp-session-id", &id)
@@ -4538,23 +4522,42 @@ async fn http_a_closed_session_ends_its_standalone_stream() {
         .unwrap();
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert!(
-        ends(stream, wait).await,
+        ends(stream, soon).await,
         "DELETE ended the session's stream"
     );
-
     // The one place taken by a session with its stream open; a newcomer closes it.
-    let (_, stream) = open("cap").await;
+    let (_, stream) = session_with_stream(&http, &url).await;
     let r = raw_initialize(&http, &url).await;
     assert_eq!(r.status(), 200);
     assert!(
-        ends(stream, wait).await,
+        ends(stream, soon).await,
         "closing at the cap ended the stream"
     );
 
     // Idle: nothing sent for 2 s closes the session, and its stream with it.
-    let (_, stream) = open("idle").await;
+    let home = tempfile::tempdir().unwrap();
+    let (_server, url) = start_http(home.path(), &["--session-idle", "2s", "--no-token"]);
+    let (_, stream) = session_with_stream(&http, &url).await;
     assert!(
-        ends(stream, wait).await,
+        ends(stream, std::time::Duration::from_secs(20)).await,
         "closing an idle session ended its stream"
     );
+}
+
+/// A new session, initialized, with its standalone (GET) stream open.
+async fn session_with_stream(http: &reqwest::Client, url: &str) -> (String, reqwest::Response) {
+    let r = raw_initialize(http, url).await;
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.bytes().await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(http, url, &id, &initialized).await, 202);
+    let stream = http
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    (id, stream)
 }

@@ -17,7 +17,8 @@ use crate::store::cache::read_cached;
 
 /// The most text one `read_cached` answer carries: a part of a paste, not the paste (the
 /// answer travels twice, and a model reads it as context). Past it the text is cut at a line
-/// end and the answer says from which line to ask again.
+/// end (a first line longer than this, within it) and the answer's note says so and from
+/// which line to ask again.
 pub const READ_CACHED_MAX: usize = 1024 * 1024;
 
 /// The most that text may take once escaped as an answer carries it
@@ -65,7 +66,8 @@ struct Answer<'a> {
     lines: usize,
     /// Bytes of `text`.
     bytes: usize,
-    /// Cut at [`READ_CACHED_MAX`]: what was asked goes on after `text`.
+    /// Cut at [`READ_CACHED_MAX`], or at its escaped bound: what was asked goes on after
+    /// `text`.
     truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,

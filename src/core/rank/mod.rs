@@ -153,7 +153,8 @@ pub struct RankParams {
     /// Words for what values are ("when" → date, `1970` → year).
     pub expand: bool,
     /// Share of a match such an implied word ("how many" → count) earns, beside a written
-    /// one (1 = as written). 0.5–0.6 measured +0.001 recall@5 and all@10 on the tune halves,
+    /// one (1 = as written); below 1 it also makes the word less often rare for the floor.
+    /// 0.5–0.6 measured +0.001 recall@5 and all@10 on the tune halves,
     /// three sets down among eight up, and the test halves read 0.001 / 0.003 lower: no
     /// better than noise, so it stays 1.
     pub inferred: f64,

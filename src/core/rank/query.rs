@@ -172,7 +172,8 @@ impl RankIndex {
         let mut requests = vec![RequestWeight::default(); request_count.max(1)];
         for (k, t) in terms.iter().enumerate() {
             let id = self.id(t);
-            // A word only a value implies ("how many" → count) weighs less than one written.
+            // A word only a value implies ("how many" → count) weighs its share of one
+            // written (all of it by default).
             let share = if inferred.get(k).copied().unwrap_or(false) {
                 self.params.inferred
             } else {
@@ -310,8 +311,8 @@ fn is_request_verb(word: &str) -> bool {
 const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
 
 /// The requests a question makes, in order: its sentences, further cut before "then",
-/// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price").
-/// A piece with fewer than two content words joins the one before it (or after it, when it
+/// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price";
+/// after a comma not its -ing form: ", starting at 10 AM" says how). A piece with fewer than two content words joins the one before it (or after it, when it
 /// comes first): "and return" is not a request of its own.
 pub fn split_requests(text: &str) -> Vec<&str> {
     let text = crate::core::text::opening(text, QUERY_MAX_BYTES);
@@ -414,21 +415,26 @@ pub fn split_requests(text: &str) -> Vec<&str> {
 }
 
 /// The byte spans between pairs of double quotes (straight or curly) in `text`. Single
-/// quotes are left out: they are apostrophes as often. A straight mark opens a quote only
-/// at the start or after a space or an opening bracket, and closes one only before the end,
-/// a space or punctuation: the inch mark of `a 15" laptop` opens nothing, so it does not
-/// pair with the next real quote and hide the words between.
+/// quotes are left out: they are apostrophes as often. A straight mark opens a quote unless
+/// a letter or digit stands before it, and closes one unless a letter or digit follows it:
+/// the inch mark of `a 15" laptop` opens nothing, so it does not pair with the next real
+/// quote and hide the words between, while `title="Send flowers"` is still a quote. A right
+/// curly mark opens one where nothing is open and a space or the start is before it
+/// (`”Dune”`, as some keyboards write it).
 fn double_quoted_spans(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut open: Option<usize> = None;
     for (i, mark) in text.match_indices(['"', '\u{201C}', '\u{201D}']) {
         let before = text[..i].chars().next_back();
         let after = text[i + mark.len()..].chars().next();
-        let can_open = mark == "\u{201C}"
-            || (mark == "\"" && before.is_none_or(|c| c.is_whitespace() || "([{:".contains(c)));
-        let can_close = mark == "\u{201D}"
-            || (mark == "\""
-                && after.is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation()));
+        let (can_open, can_close) = match mark {
+            "\"" => (
+                before.is_none_or(|c| !c.is_alphanumeric()),
+                after.is_none_or(|c| !c.is_alphanumeric()),
+            ),
+            "\u{201C}" => (true, false),
+            _ => (before.is_none_or(char::is_whitespace), true),
+        };
         match open {
             Some(start) if can_close => {
                 spans.push((start, i));
@@ -786,12 +792,12 @@ mod tests {
                 "My laptop is 15\" so find a bag for \"travel\"."
             ]
         );
-        let text = "a 15\" screen, “Dune” and \"Book list\".";
+        let text = "a 15\" screen, “Dune”, ”Arrival” and title=\"Book list\".";
         let spans: Vec<&str> = double_quoted_spans(text)
             .into_iter()
             .map(|(s, e)| &text[s..e])
             .collect();
-        assert_eq!(spans, vec!["“Dune", "\"Book list"]);
+        assert_eq!(spans, vec!["“Dune", "”Arrival", "\"Book list"]);
         // One naming itself a question or a request stays a request (tester 41 F4).
         assert_eq!(
             split_requests("Book a table for two. My next question is the weather in Paris."),

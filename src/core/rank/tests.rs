@@ -98,6 +98,29 @@ fn every_score_explains_itself_and_adds_up() {
         let e = idx.explain(&r, s.index, Some(&prior));
         assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
     }
+    // With words a value implies weighing less ("how many" → count, 1970 → year), the
+    // explanation reads the same shares the ranking did.
+    let idx = RankIndex::with_params(
+        &g,
+        RankParams {
+            inferred: 0.5,
+            ..RankParams::default()
+        },
+    );
+    let q = "how many notes did I store in 1970? then remember this one";
+    let full = RankIndex::new(&g).rank(q, None);
+    let r = idx.rank(q, None);
+    assert!(r.term_inferred.iter().any(|&i| i), "{:?}", r.terms);
+    let moved = r
+        .order
+        .iter()
+        .zip(&full.order)
+        .any(|(a, b)| a.score != b.score);
+    assert!(moved, "the share changed no score");
+    for s in &r.order {
+        let e = idx.explain(&r, s.index, None);
+        assert!((e.total() - s.score).abs() < 1e-9, "{}", e.one_line());
+    }
 }
 
 #[test]
@@ -562,6 +585,15 @@ fn values_name_their_kind() {
     assert_eq!(kinds("and/or/both"), Vec::<String>::new());
     assert_eq!(kinds("tasklist /FI"), Vec::<String>::new());
     assert_eq!(kinds("@mention"), Vec::<String>::new());
+    // Review 43 M2: a link inside other text is a URL, and so is a git remote; numbers,
+    // versions and a one-letter label before a written "\n" are none of them.
+    assert_eq!(kinds("see [docs](https://example.com)"), stems(&["url"]));
+    assert_eq!(kinds("set url=https://example.com"), stems(&["url"]));
+    assert_eq!(kinds("What is 7/3.5?"), Vec::<String>::new());
+    assert_eq!(kinds("from v1.2/v1.3"), Vec::<String>::new());
+    assert_eq!(kinds("install lodash@4.17.21"), Vec::<String>::new());
+    assert_eq!(kinds("clone git@github.com:org/repo.git"), stems(&["url"]));
+    assert_eq!(kinds(r"q:\nwhat"), Vec::<String>::new());
 }
 
 #[test]

@@ -53,18 +53,22 @@ fn value_shape(token: &str) -> &'static [&'static str] {
     let token = token
         .trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | '(' | ')' | '?' | '!'));
     let token = token.trim_end_matches('.');
-    if token.starts_with("http://") || token.starts_with("https://") || token.starts_with("www.") {
+    // Anywhere in the token: a markdown link, `url=https://…`, `<https://…>`.
+    // So is a git remote written `git@github.com:org/repo.git`.
+    let remote = token.split_once('@').is_some_and(|(user, rest)| {
+        !user.is_empty()
+            && rest
+                .split_once(':')
+                .is_some_and(|(host, _)| host.contains('.'))
+    });
+    if token.contains("://") || token.starts_with("www.") || remote {
         return &["url"];
     }
-    if let Some((user, domain)) = token.split_once('@')
-        && !user.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-    {
+    if is_email(token) {
         return &["email"];
     }
-    // A drive's path may use either slash; any other, forward ones (a written "\\n\\n" is
-    // no path).
+    // A drive's path may use either slash; any other, forward ones (a written "\\n" after a
+    // one-letter label is no path).
     let drive = token.len() > 3
         && token.as_bytes()[0].is_ascii_alphabetic()
         && matches!(token.get(1..3), Some(":\\" | ":/"));
@@ -75,18 +79,46 @@ fn value_shape(token: &str) -> &'static [&'static str] {
     } else {
         token.split('/').filter(|s| !s.is_empty()).collect()
     };
-    // A file's name ends in an extension ("todo.txt"); "and/or/both" has none.
+    // A file's name ends in an extension with a letter ("todo.txt"); "and/or/both" has none,
+    // and neither has `7/3.5` or `v1.2/v1.3`.
     let named_file = segments.last().is_some_and(|last| {
         last.rsplit_once('.').is_some_and(|(stem, ext)| {
             !stem.is_empty()
                 && (1..=5).contains(&ext.len())
                 && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+                && ext.bytes().any(|b| b.is_ascii_alphabetic())
         })
     });
-    if segments.len() >= 2 && (rooted || named_file) {
+    let enough = if drive {
+        named_file || segments.len() >= 3
+    } else {
+        segments.len() >= 2 && (rooted || named_file)
+    };
+    if enough {
         return &["path", "file"];
     }
     &[]
+}
+
+/// `name@example.com`: a user part, and a domain of dotted labels whose last is two or more
+/// letters (`lodash@4.17.21` is a version, `git@github.com:org/repo` an address of another
+/// kind).
+fn is_email(token: &str) -> bool {
+    let Some((user, domain)) = token.split_once('@') else {
+        return false;
+    };
+    let labels: Vec<&str> = domain.split('.').collect();
+    !user.is_empty()
+        && user
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-'))
+        && labels.len() >= 2
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
+        && labels
+            .last()
+            .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_alphabetic()))
 }
 
 /// `2023-05-21`, `2023.10.2`, `09/09/2023`: three number groups, one of them a year.
