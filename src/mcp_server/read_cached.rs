@@ -112,25 +112,24 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
         let next = first_line + count;
         let asked_end = lines.map_or_else(|| "the end".to_string(), |(_, b)| b.to_string());
         let thousands = crate::format::thousands;
-        let rest = format!("ask for lines=\"{next}:{asked_end}\" for the rest");
-        let (given_lines, rest) = if given.ends_with('\n') {
-            (format!("lines {first_line}:{} are given", next - 1), rest)
+        // Whole lines, or else the first line asked, longer than an answer holds (`within`
+        // cuts at a line end whenever one fits): lines cannot ask for the rest of it.
+        let whole_lines = given.ends_with('\n');
+        let first_line_len = text.find('\n').unwrap_or(text.len());
+        let given_lines = if whole_lines {
+            format!("lines {first_line}:{} are given", next - 1)
         } else {
-            // The first line asked is longer than an answer holds (`within` cuts at a line
-            // end whenever one fits): lines cannot ask for the rest of it, and lines after
-            // it may not have been asked for.
-            let line = text.find('\n').map_or(text.len(), |i| i + 1);
-            let in_part = format!(
+            format!(
                 "line {first_line} is given in part (its first {} of {} bytes; `ctxconsole cache get {cache_ref} --lines {first_line}:{first_line}` prints it whole)",
                 thousands(given.len()),
-                thousands(text[..line].trim_end_matches('\n').len()),
-            );
-            let rest = if line < text.len() {
-                rest
-            } else {
-                "no line after it was asked for".to_string()
-            };
-            (in_part, rest)
+                thousands(first_line_len),
+            )
+        };
+        // Lines follow unless the one given in part was the last asked for.
+        let rest = if whole_lines || first_line_len + 1 < text.len() {
+            format!("ask for lines=\"{next}:{asked_end}\" for the rest")
+        } else {
+            "no line after it was asked for".to_string()
         };
         format!(
             "cut at {} ({} of {} bytes asked for): {given_lines}; {rest}",

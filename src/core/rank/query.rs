@@ -152,7 +152,7 @@ impl RankIndex {
         let p = parse_intent(intent, self.params.expand, self.params.requests);
         let requests = p.requests.len().max(1);
         (
-            self.query_of(p.terms, p.pairs, p.masks, &p.inferred, requests),
+            self.query_of(p.terms, p.pairs, p.masks, p.inferred, requests),
             p.requests,
         )
     }
@@ -162,7 +162,7 @@ impl RankIndex {
         terms: Vec<String>,
         pairs: Vec<(String, String)>,
         masks: Vec<u32>,
-        inferred: &[bool],
+        inferred: Vec<bool>,
         request_count: usize,
     ) -> Query {
         let mut reached: Vec<(u32, f64)> = Vec::new();
@@ -215,7 +215,7 @@ impl RankIndex {
             pair_keys,
             reached,
             masks,
-            inferred: inferred.to_vec(),
+            inferred,
             requests,
         }
     }
@@ -312,8 +312,9 @@ const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
 
 /// The requests a question makes, in order: its sentences, further cut before "then",
 /// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price";
-/// after a comma not its -ing form: ", starting at 10 AM" says how). A piece with fewer than two content words joins the one before it (or after it, when it
-/// comes first): "and return" is not a request of its own.
+/// after a comma not its -ing form: ", starting at 10 AM" says how). A piece with fewer
+/// than two content words joins the one before it (or after it, when it comes first): "and
+/// return" is not a request of its own.
 pub fn split_requests(text: &str) -> Vec<&str> {
     let text = crate::core::text::opening(text, QUERY_MAX_BYTES);
     let mut cuts: Vec<usize> = Vec::new();

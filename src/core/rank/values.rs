@@ -67,6 +67,10 @@ fn value_shape(token: &str) -> &'static [&'static str] {
     if is_email(token) {
         return &["email"];
     }
+    // Most tokens: no slash, no path (and nothing gathered for them, on every query).
+    if !token.contains(['/', '\\']) {
+        return &[];
+    }
     // A drive's path may use either slash; any other, forward ones (a written "\\n" after a
     // one-letter label is no path).
     let drive = token.len() > 3
