@@ -36,6 +36,15 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
         if lower == "help" && asks_help_with(text, words.clone()) {
             continue;
         }
+        // "right now", "right away": when, not a right (an ACL's "rights").
+        if lower == "right"
+            && words
+                .clone()
+                .next()
+                .is_some_and(|w| w.eq_ignore_ascii_case("now") || w.eq_ignore_ascii_case("away"))
+        {
+            continue;
+        }
         f(stem(&lower));
     }
 }

@@ -541,14 +541,19 @@ fn asks_something(piece: &str) -> bool {
         .filter(|&(s, _)| !quoted.iter().any(|&(a, b)| a < s && s < b))
         .map(|(s, e)| piece[s..e].to_lowercase())
         .collect();
-    let mut opening = words
-        .iter()
-        .skip_while(|w| *w == "and" || w.chars().all(|c| c.is_ascii_digit()));
+    let mut opening = words.iter().skip_while(|w| {
+        matches!(
+            w.as_str(),
+            "and" | "hey" | "hi" | "hello" | "ok" | "okay" | "oh" | "well"
+        ) || w.chars().all(|c| c.is_ascii_digit())
+    });
     let (Some(first), second) = (opening.next(), opening.next()) else {
         return true;
     };
     let states = DETAIL_OPENERS.contains(&first.as_str())
-        || (first == "i" && second.is_some_and(|w| matches!(w.as_str(), "prefer" | "am" | "have")));
+        || (first == "i"
+            && second.is_some_and(|w| matches!(w.as_str(), "prefer" | "am" | "have" | "feel")))
+        || names_then_is(&words);
     !states
         || words.iter().enumerate().any(|(k, w)| {
             // As `is_request_verb` reads a word (its stem, or the word itself), and the
@@ -558,6 +563,27 @@ fn asks_something(piece: &str) -> bool {
                 || ASKING_NOUNS.contains(&w.as_str())
                 || (matches!(w.as_str(), "want" | "need" | "like" | "wish")
                     && words.get(k + 1).is_some_and(|n| n == "to"))
+        })
+}
+
+/// Whether a piece opens by naming something and then saying what it is: "Pop music is my
+/// jam", "Sunol is in California" — a copula among its first four words, after words that
+/// ask nothing ("what is …", "is there …" ask).
+fn names_then_is(words: &[String]) -> bool {
+    const ASKING_OPENERS: &[&str] = &[
+        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was",
+        "were", "can", "could", "would", "will", "should", "shall", "may", "might", "do", "does",
+        "did", "please", "let", "i", "we", "you", "there", "here", "and",
+    ];
+    words
+        .iter()
+        .take(4)
+        .position(|w| matches!(w.as_str(), "is" | "are" | "was" | "were"))
+        .is_some_and(|k| {
+            k > 0
+                && !words[..k].iter().any(|w| {
+                    ASKING_OPENERS.contains(&w.as_str()) || SEQUENCE_WORDS.contains(&w.as_str())
+                })
         })
 }
 
@@ -825,6 +851,29 @@ mod tests {
             vec![
                 "Play some jazz.",
                 "Perform a hypothesis test on the samples."
+            ]
+        );
+        // A piece naming something and saying what it is states ("Pop music is my jam"),
+        // after a greeting too ("Hey, I feel like …"); one asking ("what is", "is vs code
+        // running") or opening with a joining word ("also is …") does not.
+        assert_eq!(
+            split_requests(
+                "Hey, I feel like some tunes. Can you play me Remind Me? Pop music is my jam."
+            ),
+            vec!["Hey, I feel like some tunes. Can you play me Remind Me? Pop music is my jam."]
+        );
+        assert_eq!(
+            split_requests("Play some jazz. Sunol is in California. What is the weather in Sunol."),
+            vec![
+                "Play some jazz. Sunol is in California.",
+                "What is the weather in Sunol."
+            ]
+        );
+        assert_eq!(
+            split_requests("Sort the numbers. Also is vs code running on my machine."),
+            vec![
+                "Sort the numbers.",
+                "Also is vs code running on my machine."
             ]
         );
         // Every piece a statement: nothing to join them to, so they stay as they were.

@@ -852,6 +852,48 @@ fn help_me_before_a_request_is_filler_and_alone_it_asks_for_help() {
     }
 }
 
+/// "right now" says when, not which right: an ACL tool whose description speaks of access
+/// rights had been the first pick for "I feel like listening to some tunes right now"
+/// (BFCL live_multiple tune). "Turn right" and "access rights" keep the word.
+#[test]
+fn right_now_is_no_right() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack(
+                "acl_api.delete_mapping",
+                "Remove the access rights of a user.",
+            ),
+            pack("Music_3_PlayMedia", "Play a music track on a device."),
+        ],
+        pipelines: vec![],
+    };
+    let idx = RankIndex::new(&g);
+    let r = idx.rank("Play me some music right now.", None);
+    assert_eq!(idx.name(r.order[0].index), "Music_3_PlayMedia");
+    let acl = r
+        .order
+        .iter()
+        .find(|e| idx.name(e.index) == "acl_api.delete_mapping");
+    assert!(
+        acl.is_none_or(|e| e.lexical == 0.0),
+        "no word of the question is about rights: {acl:?}"
+    );
+    for (text, has) in [
+        ("right now", false),
+        ("RIGHT away", false),
+        ("turn right", true),
+        ("access rights", true),
+        ("right", true),
+    ] {
+        assert_eq!(
+            text::terms(text).contains(&"right".to_string()),
+            has,
+            "{text}: {:?}",
+            text::terms(text)
+        );
+    }
+}
+
 /// Everyday words for one thing meet (`thesaurus`): "taxi" finds the entry that says "cab",
 /// "songs" the one that says "music", and the explanation names the word it went through.
 /// Without the thesaurus no word of those questions is in the catalog but the shared ones.
