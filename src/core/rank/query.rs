@@ -314,7 +314,8 @@ const SEQUENCE_WORDS: &[&str] = &["then", "also", "afterwards", "additionally"];
 /// "also", ", and", and before "and"/a comma followed by a verb ("… and convert the price";
 /// after a comma not its -ing form: ", starting at 10 AM" says how). A piece with fewer
 /// than two content words joins the one before it (or after it, when it comes first): "and
-/// return" is not a request of its own.
+/// return" is not a request of its own, unless it is a question naming its one word
+/// ("What is the version?").
 pub fn split_requests(text: &str) -> Vec<&str> {
     let text = crate::core::text::opening(text, QUERY_MAX_BYTES);
     let mut cuts: Vec<usize> = Vec::new();
@@ -386,7 +387,7 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         } else {
             let from = marker.take().unwrap_or(start);
             match out.last_mut() {
-                Some(last) if text::terms(piece).len() < 2 => last.1 = end,
+                Some(last) if too_small(piece) => last.1 = end,
                 _ => out.push((from, end)),
             }
         }
@@ -399,7 +400,7 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         }
     }
     // A small first piece joins the second.
-    if out.len() > 1 && text::terms(&text[out[0].0..out[0].1]).len() < 2 {
+    if out.len() > 1 && too_small(&text[out[0].0..out[0].1]) {
         let first = out.remove(0);
         out[0].0 = first.0;
     }
@@ -413,6 +414,26 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// Whether a piece is too small to be a request of its own: fewer than two content words,
+/// unless it is a question naming its one ("What is the version?" had joined the request
+/// after it, and the version tool fell out of the top five), not one pointing back ("Could
+/// you fetch that for me?" is part of the request before it).
+fn too_small(piece: &str) -> bool {
+    let n = text::terms(piece).len();
+    n < 2 && !(n == 1 && piece.trim_end().ends_with('?') && !points_back(piece))
+}
+
+/// Whether a piece points back at what was said rather than naming it: "Could you fetch
+/// that for me?", "Can you help me with a few things?".
+fn points_back(piece: &str) -> bool {
+    word_spans(piece).into_iter().any(|(s, e)| {
+        matches!(
+            piece[s..e].to_lowercase().as_str(),
+            "this" | "that" | "it" | "these" | "those" | "them" | "things" | "one" | "ones"
+        )
+    })
 }
 
 /// The byte spans between pairs of double quotes (straight or curly) in `text`. Single
@@ -974,6 +995,19 @@ mod tests {
         assert_eq!(
             split_requests("Thanks. Get the weather in Paris"),
             vec!["Thanks. Get the weather in Paris"]
+        );
+        // A question naming its one word is a request; one pointing back is not.
+        assert_eq!(
+            split_requests("What is the version? I need trace details for id 7."),
+            vec!["What is the version?", "I need trace details for id 7."]
+        );
+        assert_eq!(
+            split_requests("Find the court case 123 in Dallas. Could you fetch that for me?"),
+            vec!["Find the court case 123 in Dallas. Could you fetch that for me?"]
+        );
+        assert_eq!(
+            split_requests("Can you help me with a few things? Find the court case 123."),
+            vec!["Can you help me with a few things? Find the court case 123."]
         );
         assert_eq!(split_requests(""), Vec::<&str>::new());
     }
