@@ -594,6 +594,11 @@ fn values_name_their_kind() {
     assert_eq!(kinds("install lodash@4.17.21"), Vec::<String>::new());
     assert_eq!(kinds("clone git@github.com:org/repo.git"), stems(&["url"]));
     assert_eq!(kinds(r"q:\nwhat"), Vec::<String>::new());
+    // A long option is a command line's: "docker --version" asks for a command to be run
+    // (BFCL live_simple tune: the command tool had been 71st, below a version API).
+    assert_eq!(kinds("check docker --version"), stems(&["command"]));
+    assert_eq!(kinds("run `ls --all`"), stems(&["command"]));
+    assert_eq!(kinds("wait -- no, -- 2 --"), Vec::<String>::new());
 }
 
 #[test]

@@ -67,6 +67,13 @@ fn value_shape(token: &str) -> &'static [&'static str] {
     if is_email(token) {
         return &["email"];
     }
+    // A command line's long option (`--version`, `--force`): a command is what it is.
+    if token
+        .strip_prefix("--")
+        .is_some_and(|o| o.len() >= 2 && o.starts_with(|c: char| c.is_ascii_alphabetic()))
+    {
+        return &["command"];
+    }
     // Most tokens: no slash, no path (and nothing gathered for them, on every query).
     if !token.contains(['/', '\\']) {
         return &[];
