@@ -1150,6 +1150,14 @@ pub fn shape_words(intent: &str) -> Vec<String> {
     words
 }
 
+/// The version of the word rules shapes are made by ([`text::terms`]). A store keeps the
+/// version its plans were grouped by and, opened for writing under another, groups them
+/// again once: a rule that reads a word differently ("right now" gives no "right") would
+/// otherwise leave older plans apart from newer ones with the same words, and out of the
+/// past steps a new intent looks up by its shape. Raise it whenever `text::terms` reads any
+/// text differently.
+pub const SHAPE_RULES: u32 = 1;
+
 /// The key similar intents group under: a hash of [`shape_words`].
 pub fn shape(intent: &str) -> String {
     short_sha(&shape_words(intent).join(" "))

@@ -33,15 +33,14 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
         if lower.chars().count() < 2 || is_stop_word(&lower) {
             continue;
         }
-        if lower == "help" && asks_help_with(text, words.clone()) {
+        if lower == "help" && asks_help_with(text, word, words.clone()) {
             continue;
         }
-        // "right now", "right away": when, not a right (an ACL's "rights").
+        // "right now", "right away": when, not a right (an ACL's "rights"). "Turn right.
+        // Now …" keeps it.
         if lower == "right"
-            && words
-                .clone()
-                .next()
-                .is_some_and(|w| w.eq_ignore_ascii_case("now") || w.eq_ignore_ascii_case("away"))
+            && next_in_sentence(text, word, &mut words.clone())
+                .is_some_and(|w| matches!(folded_word(w.to_lowercase()).as_str(), "now" | "away"))
         {
             continue;
         }
@@ -109,20 +108,27 @@ fn prints_apart_from_plain(c: char) -> bool {
 /// Whether "help" is request filler: "help me find a salon" asks to find a salon, as
 /// "please" would, while "Help me." and "show the help" ask for help. Filler when the next
 /// words are me/us/you and then another word of the same sentence.
-fn asks_help_with<'a>(text: &'a str, mut after: impl Iterator<Item = &'a str>) -> bool {
-    let Some(whom) = after.next() else {
+fn asks_help_with<'a>(text: &'a str, help: &'a str, after: impl Iterator<Item = &'a str>) -> bool {
+    let mut after = after;
+    let Some(whom) = next_in_sentence(text, help, &mut after) else {
         return false;
     };
-    if !matches!(whom.to_ascii_lowercase().as_str(), "me" | "us" | "you") {
-        return false;
-    }
-    let Some(next) = after.next() else {
-        return false;
-    };
-    // The text between the two words: a sentence end there ends the request.
-    let gap = offset_in(text, whom) + whom.len()..offset_in(text, next);
+    matches!(whom.to_ascii_lowercase().as_str(), "me" | "us" | "you")
+        && next_in_sentence(text, whom, &mut after).is_some()
+}
+
+/// The word after `word` (the next of `after`, words of `text`) when no sentence end stands
+/// between them: a rule reading two words as one phrase reads them within a sentence.
+fn next_in_sentence<'a>(
+    text: &'a str,
+    word: &'a str,
+    after: &mut impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let next = after.next()?;
+    let gap = offset_in(text, word) + word.len()..offset_in(text, next);
     text.get(gap)
         .is_some_and(|g| !g.contains(['.', '?', '!', ';', '\n']))
+        .then_some(next)
 }
 
 /// Where `part`, a slice of `text`, starts in it.

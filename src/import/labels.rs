@@ -124,7 +124,8 @@ pub fn settle(
         if !has_term {
             return Err(refuse(format!(
                 "{unit} {}: the intent of {} ({}) has no word the ranker reads (only function \
-                 words, single letters or invisible characters): there is nothing to rank",
+                 words, filler such as \"help me\" or \"right now\", single letters or \
+                 invisible characters): there is nothing to rank",
                 p.at,
                 quoted(&p.case.id),
                 quoted(&p.case.intent)

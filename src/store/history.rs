@@ -14,9 +14,9 @@ use crate::core::compare::Arm;
 use crate::core::gap::{GapReport, GapRow, GapSignal, aggregate, gap_signal};
 use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
-    ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran, Step,
-    UNKNOWN_TOOL, intent_sha, named_run, parse_execution_line, parse_imported_plan,
-    parse_plan_line, planned_ran_ok, prior_weight, shape, shape_words,
+    ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran,
+    SHAPE_RULES, Step, UNKNOWN_TOOL, intent_sha, named_run, parse_execution_line,
+    parse_imported_plan, parse_plan_line, planned_ran_ok, prior_weight, shape, shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
@@ -494,7 +494,58 @@ impl HistoryStore {
         if store.meta(DRIFT_RECOUNT_KEY)?.is_some() && !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.recount_drift()?;
         }
+        if store.meta(SHAPE_RULES_KEY)?.as_deref() != Some(SHAPE_RULES.to_string().as_str())
+            && !store.conn.is_readonly(rusqlite::MAIN_DB)?
+        {
+            store.regroup_shapes()?;
+        }
         Ok(store)
+    }
+
+    /// Group every plan by today's word rules ([`SHAPE_RULES`]), once: each plan whose shape
+    /// the rules now make differently moves, and every group it left or joined is counted
+    /// again. The version is looked at again under the write lock, so two processes opening
+    /// the store at once regroup once.
+    fn regroup_shapes(&mut self) -> anyhow::Result<()> {
+        let rules = SHAPE_RULES.to_string();
+        let tx = self.write("grouping plans by today's word rules")?;
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                [SHAPE_RULES_KEY],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if stored.as_deref() != Some(rules.as_str()) {
+            let mut moved: Vec<(i64, String)> = Vec::new();
+            let mut groups: BTreeSet<String> = BTreeSet::new();
+            {
+                let mut plans = tx.prepare("SELECT seq, intent, shape FROM plans")?;
+                let mut rows = plans.query([])?;
+                while let Some(row) = rows.next()? {
+                    let (seq, intent, old): (i64, String, String) =
+                        (row.get(0)?, row.get(1)?, row.get(2)?);
+                    let new = shape(&intent);
+                    if new != old {
+                        groups.insert(old);
+                        groups.insert(new.clone());
+                        moved.push((seq, new));
+                    }
+                }
+            }
+            {
+                let mut update = tx.prepare("UPDATE plans SET shape = ?1 WHERE seq = ?2")?;
+                for (seq, new) in &moved {
+                    update.execute(params![new, seq])?;
+                }
+            }
+            for group in &groups {
+                recount_shape(&tx, group)?;
+            }
+            set_meta(&tx, SHAPE_RULES_KEY, &rules)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// The drift the migration to [`MIGRATION_FAILED_EXECUTIONS`] asked for: recomputed for
@@ -1822,6 +1873,64 @@ mod tests {
         );
         assert_eq!(s.meta(DRIFT_RECOUNT_KEY).unwrap(), None);
         assert!(kept_counts_agree(&s) > 0);
+    }
+
+    /// A store grouped by older word rules (its plans' shapes made when "right now" still
+    /// gave "right") is grouped again once when opened for writing: the plan joins the
+    /// group today's rules make for its words, the old group goes, and the version is kept.
+    /// Opened read-only, it is left as it is.
+    #[test]
+    fn a_store_grouped_by_older_word_rules_is_grouped_again_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let intent = "Play some music right now";
+        let old_shape = crate::core::history::short_sha("music play right");
+        {
+            let s = HistoryStore::open(&path).unwrap();
+            s.conn
+                .execute(
+                    "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape,
+                                       complexity, outcome, drift, executed)
+                     VALUES (1, 'p1', 1000, 'c', 'm', ?1, 'i', ?2, 'single-action', 'ok',
+                             'ignored', '[]')",
+                    params![intent, old_shape],
+                )
+                .unwrap();
+            recount_shape(&s.conn, &old_shape).unwrap();
+            s.set_meta(SHAPE_RULES_KEY, "0").unwrap();
+        }
+        let shapes = |s: &HistoryStore| -> Vec<(String, String, i64)> {
+            let mut st = s
+                .conn
+                .prepare("SELECT shape, words, plans FROM shapes ORDER BY shape")
+                .unwrap();
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let read_only = HistoryStore::open_read_only(&path).unwrap().unwrap();
+        assert_eq!(
+            shapes(&read_only),
+            vec![(old_shape.clone(), "music play".to_string(), 1)],
+            "a reader changes nothing"
+        );
+        drop(read_only);
+        let s = HistoryStore::open(&path).unwrap();
+        let plan_shape: String = s
+            .conn
+            .query_row("SELECT shape FROM plans WHERE id = 'p1'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(plan_shape, shape(intent));
+        assert_ne!(plan_shape, old_shape);
+        assert_eq!(
+            shapes(&s),
+            vec![(shape(intent), "music play".to_string(), 1)]
+        );
+        assert_eq!(
+            s.meta(SHAPE_RULES_KEY).unwrap(),
+            Some(SHAPE_RULES.to_string())
+        );
     }
 
     /// A store whose drift was computed before failed executions counted (every run counted

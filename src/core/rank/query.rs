@@ -418,22 +418,50 @@ pub fn split_requests(text: &str) -> Vec<&str> {
 
 /// Whether a piece is too small to be a request of its own: fewer than two content words,
 /// unless it is a question naming its one ("What is the version?" had joined the request
-/// after it, and the version tool fell out of the top five), not one pointing back ("Could
-/// you fetch that for me?" is part of the request before it).
+/// after it, and the version tool fell out of the top five).
 fn too_small(piece: &str) -> bool {
     let n = text::terms(piece).len();
-    n < 2 && !(n == 1 && piece.trim_end().ends_with('?') && !points_back(piece))
+    n < 2 && !(n == 1 && asks_what_a_thing_is(piece))
 }
 
-/// Whether a piece points back at what was said rather than naming it: "Could you fetch
-/// that for me?", "Can you help me with a few things?".
-fn points_back(piece: &str) -> bool {
-    word_spans(piece).into_iter().any(|(s, e)| {
-        matches!(
-            piece[s..e].to_lowercase().as_str(),
-            "this" | "that" | "it" | "these" | "those" | "them" | "things" | "one" | "ones"
-        )
-    })
+/// Whether a piece is a question after one thing it names: it opens with a question word
+/// ("What is the version?", "Who's the CEO?") and ends with a question mark, and points back
+/// at nothing said before ("What is it?"). "Can you help me?", "In Celsius?" and "Could you
+/// fetch that for me?" are parts of the request around them.
+fn asks_what_a_thing_is(piece: &str) -> bool {
+    let end = piece.trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '"' | '\'' | ')' | ']' | '\u{201D}' | '\u{2019}')
+    });
+    if !end.ends_with(['?', '\u{FF1F}']) {
+        return false;
+    }
+    let words = lower_words(piece);
+    // Past the words joining it to the request before ("and then what is …", "Also, version?").
+    let asked: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| *w == "and" || SEQUENCE_WORDS.contains(w))
+        .collect();
+    let opens_asking = asked.len() == 1
+        || asked.first().is_some_and(|w| {
+            let w = w.split('\'').next().unwrap_or(w);
+            matches!(w, "what" | "which" | "who" | "where" | "when" | "how")
+        });
+    opens_asking
+        && !words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "this" | "that" | "it" | "these" | "those" | "them" | "things" | "one" | "ones"
+            )
+        })
+}
+
+/// The words of `piece`, lower-cased, in order.
+fn lower_words(piece: &str) -> Vec<String> {
+    word_spans(piece)
+        .into_iter()
+        .map(|(s, e)| piece[s..e].to_lowercase())
+        .collect()
 }
 
 /// The byte spans between pairs of double quotes (straight or curly) in `text`. Single
@@ -545,8 +573,9 @@ const DETAIL_OPENERS: &[&str] = &[
 const ASKING_NOUNS: &[&str] = &["question", "request", "task", "query"];
 
 /// Whether a piece asks for something. It does not when it opens as a statement (see
-/// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have"; after any "and" or a list's number)
-/// with no question mark, no request verb or action word, no word naming it a question or
+/// [`DETAIL_OPENERS`], or "I prefer", "I am", "I have", "I feel", or a thing named and said
+/// what it is, [`names_then_is`]; after any "and", a list's number or a greeting,
+/// [`opening_words`]) with no question mark, no request verb or action word, no word naming it a question or
 /// a request ([`ASKING_NOUNS`]), and no "want to"/"need to"/"like to" — words between double
 /// quotes not counted. A joining word ("Also, the …") is not looked past: it marks a request of its own,
 /// and on the tune halves reading past it measured worse.
@@ -562,19 +591,14 @@ fn asks_something(piece: &str) -> bool {
         .filter(|&(s, _)| !quoted.iter().any(|&(a, b)| a < s && s < b))
         .map(|(s, e)| piece[s..e].to_lowercase())
         .collect();
-    let mut opening = words.iter().skip_while(|w| {
-        matches!(
-            w.as_str(),
-            "and" | "hey" | "hi" | "hello" | "ok" | "okay" | "oh" | "well"
-        ) || w.chars().all(|c| c.is_ascii_digit())
-    });
-    let (Some(first), second) = (opening.next(), opening.next()) else {
+    let opening = opening_words(&words);
+    let (Some(first), second) = (opening.first(), opening.get(1)) else {
         return true;
     };
     let states = DETAIL_OPENERS.contains(&first.as_str())
         || (first == "i"
             && second.is_some_and(|w| matches!(w.as_str(), "prefer" | "am" | "have" | "feel")))
-        || names_then_is(&words);
+        || names_then_is(opening);
     !states
         || words.iter().enumerate().any(|(k, w)| {
             // As `is_request_verb` reads a word (its stem, or the word itself), and the
@@ -587,26 +611,53 @@ fn asks_something(piece: &str) -> bool {
         })
 }
 
+/// A piece's words from where it opens: past an "and", a list's number and a greeting
+/// ("Hey there, my user ID is 42" opens at "my").
+fn opening_words(words: &[String]) -> &[String] {
+    let mut k = 0;
+    while let Some(w) = words.get(k) {
+        let greeting = matches!(
+            w.as_str(),
+            "hey" | "hi" | "hello" | "ok" | "okay" | "oh" | "well"
+        );
+        if !(greeting || w == "and" || w.chars().all(|c| c.is_ascii_digit())) {
+            break;
+        }
+        k += 1;
+        if greeting && words.get(k).is_some_and(|n| n == "there") {
+            k += 1;
+        }
+    }
+    &words[k..]
+}
+
 /// Whether a piece opens by naming something and then saying what it is: "Pop music is my
-/// jam", "Sunol is in California" — a copula among its first four words, after words that
-/// ask nothing ("what is …", "is there …" ask).
-fn names_then_is(words: &[String]) -> bool {
-    const ASKING_OPENERS: &[&str] = &[
-        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was",
-        "were", "can", "could", "would", "will", "should", "shall", "may", "might", "do", "does",
-        "did", "please", "let", "i", "we", "you", "there", "here", "and",
-    ];
-    words
+/// jam", "Sunol is in California" — a copula among its first four words, after none of
+/// [`NOT_A_NAMED_THING`] ("What is …", "Next is the weather …", "In Tokyo is it …" ask; a
+/// copula first, "Is there …", asks too).
+fn names_then_is(opening: &[String]) -> bool {
+    opening
         .iter()
         .take(4)
         .position(|w| matches!(w.as_str(), "is" | "are" | "was" | "were"))
         .is_some_and(|k| {
             k > 0
-                && !words[..k].iter().any(|w| {
-                    ASKING_OPENERS.contains(&w.as_str()) || SEQUENCE_WORDS.contains(&w.as_str())
+                && !opening[..k].iter().any(|w| {
+                    NOT_A_NAMED_THING.contains(&w.as_str()) || SEQUENCE_WORDS.contains(&w.as_str())
                 })
         })
 }
+
+/// Words that, before a copula, show the piece asks or orders rather than names a thing and
+/// says what it is: question words and auxiliaries ("what is", "can … be"), the asker and
+/// the one asked ("we are", "you are"), a place in a list of requests ("next is", "last
+/// is") and a preposition ("in Tokyo is it raining").
+const NOT_A_NAMED_THING: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "can", "could",
+    "would", "will", "should", "shall", "may", "might", "do", "does", "did", "please", "let", "i",
+    "we", "you", "there", "here", "next", "first", "second", "third", "last", "lastly", "finally",
+    "another", "in", "on", "at", "for", "from", "to", "with", "by", "about",
+];
 
 /// The full stop in `gap` closes an abbreviation ("Mr. Gates", "vs. the Lakers"), not a
 /// sentence: `word` before it is a title or a short form, and the gap is that stop and
@@ -897,6 +948,25 @@ mod tests {
                 "Also is vs code running on my machine."
             ]
         );
+        // Review 44 M1: after ", and" and after "Hey there" as after a sentence's start.
+        assert_eq!(
+            split_requests("Play some jazz, and Miles Davis is my favorite."),
+            vec!["Play some jazz, and Miles Davis is my favorite."]
+        );
+        assert_eq!(
+            split_requests("Hey there, my user ID is 42. Delete my old photos."),
+            vec!["Hey there, my user ID is 42. Delete my old photos."]
+        );
+        // Review 44 M2: a place in a list of requests, or a preposition, before the copula
+        // asks.
+        assert_eq!(
+            split_requests("Book a table at Nobu. Next is the weather in Boston."),
+            vec!["Book a table at Nobu.", "Next is the weather in Boston."]
+        );
+        assert_eq!(
+            split_requests("Book a table at Nobu. In Tokyo is it raining now."),
+            vec!["Book a table at Nobu.", "In Tokyo is it raining now."]
+        );
         // Every piece a statement: nothing to join them to, so they stay as they were.
         assert_eq!(
             split_requests("My user ID is 42. The title is Dune."),
@@ -1008,6 +1078,28 @@ mod tests {
         assert_eq!(
             split_requests("Can you help me with a few things? Find the court case 123."),
             vec!["Can you help me with a few things? Find the court case 123."]
+        );
+        // After the words joining it on, too; and a lone word asked ("Version?").
+        assert_eq!(
+            split_requests("Book a taxi to the airport, and then what is the version?"),
+            vec![
+                "Book a taxi to the airport,",
+                "and then what is the version?"
+            ]
+        );
+        assert_eq!(
+            split_requests("Keep the transaction private. Then version?"),
+            vec!["Keep the transaction private.", "Then version?"]
+        );
+        // Review 44 H1: a question not asking what a thing is stays with its request (a
+        // request of "help" alone would reach a tool named help).
+        assert_eq!(
+            split_requests("Can you help me? I need the weather in Paris."),
+            vec!["Can you help me? I need the weather in Paris."]
+        );
+        assert_eq!(
+            split_requests("What's the weather in Paris? In Celsius?"),
+            vec!["What's the weather in Paris? In Celsius?"]
         );
         assert_eq!(split_requests(""), Vec::<&str>::new());
     }

@@ -597,8 +597,25 @@ fn values_name_their_kind() {
     // A long option is a command line's: "docker --version" asks for a command to be run
     // (BFCL live_simple tune: the command tool had been 71st, below a version API).
     assert_eq!(kinds("check docker --version"), stems(&["command"]));
-    assert_eq!(kinds("run `ls --all`"), stems(&["command"]));
-    assert_eq!(kinds("wait -- no, -- 2 --"), Vec::<String>::new());
+    assert_eq!(
+        kinds("is it installed (docker --version)?"),
+        stems(&["command"])
+    );
+    assert_eq!(kinds("run `ls --all` in the folder"), stems(&["command"]));
+    assert_eq!(
+        kinds("run git log --stat --format=short"),
+        stems(&["command"; 2])
+    );
+    // Review 44 M4: a dash typed as "--" in prose, and options no command line has.
+    for prose in [
+        "Book a table for two --preferably by the window",
+        "SELECT * FROM t --list all rows",
+        "wait -- no, -- 2 --",
+        "check --5 and --x",
+        "a --b!c option",
+    ] {
+        assert_eq!(kinds(prose), Vec::<String>::new(), "{prose}");
+    }
 }
 
 #[test]
@@ -889,6 +906,9 @@ fn right_now_is_no_right() {
         ("turn right", true),
         ("access rights", true),
         ("right", true),
+        // Review 44 M3: within a sentence only, and "now" however it is written.
+        ("Turn right. Now play some jazz.", true),
+        ("right ｎｏｗ", false),
     ] {
         assert_eq!(
             text::terms(text).contains(&"right".to_string()),

@@ -11,8 +11,12 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
     let lower = intent.to_lowercase();
     let mut out = Vec::new();
     let mut words: Vec<&str> = Vec::new();
-    for token in lower.split_whitespace() {
+    let mut tokens = lower.split_whitespace().peekable();
+    while let Some(token) = tokens.next() {
         out.extend(value_shape(token));
+        if is_long_option(token, tokens.peek().copied()) {
+            out.push("command");
+        }
         let token = token.trim_matches(|c: char| !c.is_alphanumeric());
         if is_numeric_date(token) {
             out.push("date");
@@ -47,6 +51,28 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
     out.into_iter().map(text::stem).collect()
 }
 
+/// Whether `token` is a command line's long option (`docker --version`, `ls --all`): `--`,
+/// a letter, then letters, digits, `-` or `=…`, where a command line is plain — in a code span,
+/// or last in its sentence, or before another option. A dash typed as `--` in prose ("for two
+/// --preferably by the window") has more prose after it.
+fn is_long_option(token: &str, next: Option<&str>) -> bool {
+    let in_code = token.contains('`');
+    let closing = |c: char| matches!(c, '`' | ')' | '"' | '\'' | '.' | '?' | '!' | ';' | ',');
+    let bare = token
+        .trim_start_matches(['`', '(', '"', '\''])
+        .trim_end_matches(closing);
+    let ends_sentence =
+        token[token.trim_end_matches(closing).len()..].contains(['.', '?', '!', ';', ',']);
+    let Some(option) = bare.strip_prefix("--") else {
+        return false;
+    };
+    let name = option.split('=').next().unwrap_or(option);
+    let well_formed = name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    well_formed && (in_code || ends_sentence || next.is_none_or(|n| n.starts_with('-')))
+}
+
 /// What a written value is by its shape: a web address is a URL, a file's path a path to a
 /// file, an address with `@` and a dotted domain an email.
 fn value_shape(token: &str) -> &'static [&'static str] {
@@ -66,13 +92,6 @@ fn value_shape(token: &str) -> &'static [&'static str] {
     }
     if is_email(token) {
         return &["email"];
-    }
-    // A command line's long option (`--version`, `--force`): a command is what it is.
-    if token
-        .strip_prefix("--")
-        .is_some_and(|o| o.len() >= 2 && o.starts_with(|c: char| c.is_ascii_alphabetic()))
-    {
-        return &["command"];
     }
     // Most tokens: no slash, no path (and nothing gathered for them, on every query).
     if !token.contains(['/', '\\']) {

@@ -98,6 +98,10 @@ ALTER TABLE plans ADD COLUMN at_nanos INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE executions ADD COLUMN at_nanos INTEGER NOT NULL DEFAULT 0;
 ";
 
+/// The meta key holding the version of the word rules the plans were grouped by
+/// ([`SHAPE_RULES`](crate::core::history::SHAPE_RULES)).
+pub(super) const SHAPE_RULES_KEY: &str = "shape_rules";
+
 /// The meta key that asks the next writer to open the store to recompute drift once for the
 /// plans whose evidence the rules before it judged wrongly (`HistoryStore::open`).
 pub(super) const DRIFT_RECOUNT_KEY: &str = "drift_recount";
