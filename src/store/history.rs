@@ -509,13 +509,7 @@ impl HistoryStore {
     fn regroup_shapes(&mut self) -> anyhow::Result<()> {
         let rules = SHAPE_RULES.to_string();
         let tx = self.write("grouping plans by today's word rules")?;
-        let stored: Option<String> = tx
-            .query_row(
-                "SELECT value FROM meta WHERE key = ?1",
-                [SHAPE_RULES_KEY],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let stored = meta_of(&tx, SHAPE_RULES_KEY)?;
         if stored.as_deref() != Some(rules.as_str()) {
             let mut moved: Vec<(i64, String)> = Vec::new();
             let mut groups: BTreeSet<String> = BTreeSet::new();
@@ -554,13 +548,7 @@ impl HistoryStore {
     fn recount_drift(&mut self) -> anyhow::Result<()> {
         let window = self.drift_window;
         let tx = self.write("recomputing drift for failed executions")?;
-        let pending: Option<String> = tx
-            .query_row(
-                "SELECT value FROM meta WHERE key = ?1",
-                [DRIFT_RECOUNT_KEY],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let pending = meta_of(&tx, DRIFT_RECOUNT_KEY)?;
         if pending.is_some() {
             let callers = callers_to_recount(&tx)?;
             recompute_drift(&tx, &callers, window)?;

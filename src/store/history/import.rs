@@ -1566,6 +1566,13 @@ pub(super) fn all_callers(conn: &Connection) -> anyhow::Result<BTreeSet<String>>
     Ok(callers)
 }
 
+/// The value stored under `key` in `meta`, if any (read inside a write, after its lock).
+pub(super) fn meta_of(conn: &Connection, key: &str) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
 pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> anyhow::Result<()> {
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
