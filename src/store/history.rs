@@ -517,11 +517,18 @@ impl HistoryStore {
                 let mut plans = tx.prepare("SELECT seq, intent, shape FROM plans")?;
                 let mut rows = plans.query([])?;
                 while let Some(row) = rows.next()? {
-                    let (seq, intent, old): (i64, String, String) =
-                        (row.get(0)?, row.get(1)?, row.get(2)?);
+                    // Bytes no writer of ours stores (not UTF-8, not text) do not stop the
+                    // store opening: such an intent is read as its text reads, and a
+                    // shape that is no text leaves no group to recount.
+                    let seq: i64 = row.get(0)?;
+                    let intent = match row.get_ref(1)? {
+                        rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b),
+                        _ => continue,
+                    };
+                    let old = row.get_ref(2)?.as_str().ok().map(str::to_string);
                     let new = shape(&intent);
-                    if new != old {
-                        groups.insert(old);
+                    if old.as_deref() != Some(new.as_str()) {
+                        groups.extend(old);
                         groups.insert(new.clone());
                         moved.push((seq, new));
                     }
@@ -1919,6 +1926,28 @@ mod tests {
             s.meta(SHAPE_RULES_KEY).unwrap(),
             Some(SHAPE_RULES.to_string())
         );
+        drop(s);
+        // An intent of bytes that are no UTF-8 (no writer of ours stores one) does not stop
+        // the store opening.
+        {
+            let s = HistoryStore::open(&path).unwrap();
+            s.conn
+                .execute(
+                    "INSERT INTO plans(seq, id, at, caller, model, intent, intent_sha, shape,
+                                       complexity, outcome, drift, executed)
+                     VALUES (2, 'p2', 2000, 'c', 'm', CAST(X'706C6179FF6D75736963' AS TEXT), 'i',
+                             X'FF', 'single-action', 'ok', 'ignored', '[]')",
+                    [],
+                )
+                .unwrap();
+            s.set_meta(SHAPE_RULES_KEY, "0").unwrap();
+        }
+        let s = HistoryStore::open(&path).unwrap();
+        let plan_shape: String = s
+            .conn
+            .query_row("SELECT shape FROM plans WHERE id = 'p2'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(plan_shape, shape("play\u{FFFD}music"));
     }
 
     /// A store whose drift was computed before failed executions counted (every run counted

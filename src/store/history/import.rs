@@ -1903,10 +1903,17 @@ pub(super) fn recount_shape(conn: &Connection, shape_key: &str) -> anyhow::Resul
         return Ok(());
     };
     // The latest plan names the group, later insertions winning ties, as on insert.
+    // Read as its text reads: bytes that are no UTF-8 (no writer of ours stores them) do not
+    // stop the group being counted.
     let intent: String = conn.query_row(
         "SELECT intent FROM plans WHERE shape = ?1 ORDER BY at DESC, seq DESC LIMIT 1",
         [shape_key],
-        |r| r.get(0),
+        |r| {
+            Ok(match r.get_ref(0)? {
+                rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => String::new(),
+            })
+        },
     )?;
     conn.execute(
         "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
