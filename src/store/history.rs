@@ -494,58 +494,35 @@ impl HistoryStore {
         if store.meta(DRIFT_RECOUNT_KEY)?.is_some() && !store.conn.is_readonly(rusqlite::MAIN_DB)? {
             store.recount_drift()?;
         }
-        if store.meta(SHAPE_RULES_KEY)?.as_deref() != Some(SHAPE_RULES.to_string().as_str())
-            && !store.conn.is_readonly(rusqlite::MAIN_DB)?
-        {
+        if !store.conn.is_readonly(rusqlite::MAIN_DB)? && grouped_by_older_rules(&store.conn)? {
             store.regroup_shapes()?;
         }
         Ok(store)
     }
 
-    /// Group every plan by today's word rules ([`SHAPE_RULES`]), once: each plan whose shape
-    /// the rules now make differently moves, and every group it left or joined is counted
-    /// again. The version is looked at again under the write lock, so two processes opening
-    /// the store at once regroup once.
+    /// Regroup the plans ([`Self::regroup_shapes_now`]) without waiting for another
+    /// process's write lock: a store another writer holds is read as it is grouped, and
+    /// regrouped by the next open that finds it free (tester 44 F1: every read had waited
+    /// the lock's 60 s, then failed).
     fn regroup_shapes(&mut self) -> anyhow::Result<()> {
-        let rules = SHAPE_RULES.to_string();
-        let tx = self.write("grouping plans by today's word rules")?;
-        let stored = meta_of(&tx, SHAPE_RULES_KEY)?;
-        if stored.as_deref() != Some(rules.as_str()) {
-            let mut moved: Vec<(i64, String)> = Vec::new();
-            let mut groups: BTreeSet<String> = BTreeSet::new();
-            {
-                let mut plans = tx.prepare("SELECT seq, intent, shape FROM plans")?;
-                let mut rows = plans.query([])?;
-                while let Some(row) = rows.next()? {
-                    // Bytes no writer of ours stores (not UTF-8, not text) do not stop the
-                    // store opening: such an intent is read as its text reads, and a
-                    // shape that is no text leaves no group to recount.
-                    let seq: i64 = row.get(0)?;
-                    let intent = match row.get_ref(1)? {
-                        rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b),
-                        _ => continue,
-                    };
-                    let old = row.get_ref(2)?.as_str().ok().map(str::to_string);
-                    let new = shape(&intent);
-                    if old.as_deref() != Some(new.as_str()) {
-                        groups.extend(old);
-                        groups.insert(new.clone());
-                        moved.push((seq, new));
-                    }
-                }
-            }
-            {
-                let mut update = tx.prepare("UPDATE plans SET shape = ?1 WHERE seq = ?2")?;
-                for (seq, new) in &moved {
-                    update.execute(params![new, seq])?;
-                }
-            }
-            for group in &groups {
-                recount_shape(&tx, group)?;
-            }
-            set_meta(&tx, SHAPE_RULES_KEY, &rules)?;
-        }
-        tx.commit()?;
+        let wait = self.lock_wait;
+        sqlite::set_lock_wait(&self.conn, std::time::Duration::ZERO)?;
+        let done = self.regroup_shapes_now();
+        sqlite::set_lock_wait(&self.conn, wait)?;
+        done
+    }
+
+    /// Group every plan by today's word rules in one write ([`regroup_plans`]); an error
+    /// names the store and the step (tester 44 F3).
+    fn regroup_shapes_now(&mut self) -> anyhow::Result<()> {
+        const DOING: &str = "grouping plans by today's word rules";
+        let place = format!("{}: {DOING}", self.path.shown());
+        let Ok(tx) = self.write(DOING) else {
+            // Held by another writer (it is not waited for): the next open regroups.
+            return Ok(());
+        };
+        regroup_plans(&tx).context(place.clone())?;
+        tx.commit().context(place)?;
         Ok(())
     }
 
@@ -717,6 +694,68 @@ fn enum_col<T>(
             format!("'{text}' stored in column {i} is not {what}").into(),
         )
     })
+}
+
+/// Whether the plans were grouped by word rules older than today's ([`SHAPE_RULES`]), or by
+/// rules no version kept says. A store grouped by newer rules (a later build's) is left as
+/// it is: two builds sharing a store do not regroup it back and forth (tester 44 F6).
+fn grouped_by_older_rules(conn: &Connection) -> anyhow::Result<bool> {
+    let stored: Option<Option<u32>> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            [SHAPE_RULES_KEY],
+            |r| {
+                Ok(r.get_ref(0)?
+                    .as_str()
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok()))
+            },
+        )
+        .optional()?;
+    Ok(stored.flatten().is_none_or(|v| v < SHAPE_RULES))
+}
+
+/// Inside a write: each plan whose shape today's rules make differently moves, and every
+/// group it left or joined is counted again; the version is looked at again under the lock,
+/// so two processes opening the store at once regroup once.
+fn regroup_plans(conn: &Connection) -> anyhow::Result<()> {
+    if !grouped_by_older_rules(conn)? {
+        return Ok(());
+    }
+    let mut moved: Vec<(i64, String)> = Vec::new();
+    let mut groups: BTreeSet<String> = BTreeSet::new();
+    {
+        let mut plans = conn.prepare("SELECT seq, intent, shape FROM plans")?;
+        let mut rows = plans.query([])?;
+        while let Some(row) = rows.next()? {
+            // Bytes no writer of ours stores (not UTF-8, not text) do not stop the
+            // store opening: such an intent is read as its text reads, and a
+            // shape that is no text leaves no group to recount.
+            let seq: i64 = row.get(0)?;
+            let intent = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b),
+                _ => continue,
+            };
+            let old = row.get_ref(2)?.as_str().ok().map(str::to_string);
+            let new = shape(&intent);
+            if old.as_deref() != Some(new.as_str()) {
+                groups.extend(old);
+                groups.insert(new.clone());
+                moved.push((seq, new));
+            }
+        }
+    }
+    {
+        let mut update = conn.prepare("UPDATE plans SET shape = ?1 WHERE seq = ?2")?;
+        for (seq, new) in &moved {
+            update.execute(params![new, seq])?;
+        }
+    }
+    for group in &groups {
+        recount_shape(conn, group)?;
+    }
+    set_meta(conn, SHAPE_RULES_KEY, &SHAPE_RULES.to_string())?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1948,6 +1987,46 @@ mod tests {
             .query_row("SELECT shape FROM plans WHERE id = 'p2'", [], |r| r.get(0))
             .unwrap();
         assert_eq!(plan_shape, shape("play\u{FFFD}music"));
+        drop(s);
+        let set_rules = |value: &str| {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute(
+                "UPDATE meta SET value = ?1 WHERE key = ?2",
+                params![value, SHAPE_RULES_KEY],
+            )
+            .unwrap();
+            conn.execute("UPDATE plans SET shape = 'stale' WHERE id = 'p1'", [])
+                .unwrap();
+        };
+        let shape_of_p1 = |s: &HistoryStore| -> String {
+            s.conn
+                .query_row("SELECT shape FROM plans WHERE id = 'p1'", [], |r| r.get(0))
+                .unwrap()
+        };
+        // Tester 44 F1: another writer holding the lock is not waited for; the store opens
+        // at once as it is grouped, and the next open that finds it free regroups.
+        set_rules("0");
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let started = std::time::Instant::now();
+        let s = HistoryStore::open(&path).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        assert_eq!(shape_of_p1(&s), "stale");
+        drop(s);
+        holder.execute_batch("ROLLBACK").unwrap();
+        assert_eq!(
+            shape_of_p1(&HistoryStore::open(&path).unwrap()),
+            shape(intent)
+        );
+        // Tester 44 F6: a store grouped by a later build's rules is left as it is.
+        set_rules(&(SHAPE_RULES + 1).to_string());
+        assert_eq!(shape_of_p1(&HistoryStore::open(&path).unwrap()), "stale");
+        // Tester 44 F4: a version that is no number is regrouped, not refused.
+        set_rules("junk");
+        assert_eq!(
+            shape_of_p1(&HistoryStore::open(&path).unwrap()),
+            shape(intent)
+        );
     }
 
     /// A store whose drift was computed before failed executions counted (every run counted
