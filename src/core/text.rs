@@ -108,8 +108,11 @@ fn prints_apart_from_plain(c: char) -> bool {
 /// Whether "help" is request filler: "help me find a salon" asks to find a salon, as
 /// "please" would, while "Help me." and "show the help" ask for help. Filler when the next
 /// words are me/us/you and then another word of the same sentence.
-fn asks_help_with<'a>(text: &'a str, help: &'a str, after: impl Iterator<Item = &'a str>) -> bool {
-    let mut after = after;
+fn asks_help_with<'a>(
+    text: &'a str,
+    help: &'a str,
+    mut after: impl Iterator<Item = &'a str>,
+) -> bool {
     let Some(whom) = next_in_sentence(text, help, &mut after) else {
         return false;
     };

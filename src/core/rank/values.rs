@@ -58,11 +58,9 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
 fn is_long_option(token: &str, next: Option<&str>) -> bool {
     let in_code = token.contains('`');
     let closing = |c: char| matches!(c, '`' | ')' | '"' | '\'' | '.' | '?' | '!' | ';' | ',');
-    let bare = token
-        .trim_start_matches(['`', '(', '"', '\''])
-        .trim_end_matches(closing);
-    let ends_sentence =
-        token[token.trim_end_matches(closing).len()..].contains(['.', '?', '!', ';', ',']);
+    let unclosed = token.trim_end_matches(closing);
+    let ends_sentence = token[unclosed.len()..].contains(['.', '?', '!', ';', ',']);
+    let bare = unclosed.trim_start_matches(['`', '(', '"', '\'']);
     let Some(option) = bare.strip_prefix("--") else {
         return false;
     };
