@@ -1156,11 +1156,18 @@ pub fn shape_words(intent: &str) -> Vec<String> {
 /// otherwise leave older plans apart from newer ones with the same words, and out of the
 /// past steps a new intent looks up by its shape. Raise it whenever `text::terms` reads any
 /// text differently.
-pub const SHAPE_RULES: u32 = 1;
+pub const SHAPE_RULES: u32 = 2;
 
 /// The key similar intents group under: a hash of [`shape_words`].
 pub fn shape(intent: &str) -> String {
-    short_sha(&shape_words(intent).join(" "))
+    shape_and_words(intent).0
+}
+
+/// [`shape`] and the [`shape_words`] it hashes, joined by spaces (as a group's summary
+/// keeps them), from one reading of the intent.
+pub fn shape_and_words(intent: &str) -> (String, String) {
+    let words = shape_words(intent).join(" ");
+    (short_sha(&words), words)
 }
 
 /// How much a past plan's tools count for the ranking prior, by what became of it. The

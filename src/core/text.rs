@@ -424,6 +424,10 @@ const KEEPS_ED: &[&str] = &[
     "kindred", "infrared", "seabed", "shred",
 ];
 
+/// Words whose final `s` makes no plural, kept whole so they do not meet another word:
+/// cut, `news` read `new` ("New York" found news tools, "a new file" news searches).
+const KEEPS_S: &[&str] = &["news"];
+
 /// Light suffix stripping so that plurals and common inflections meet their stem:
 /// `searches`/`searching`/`searched` → `search`, `images` → `image`, `policies` → `policy`.
 /// Deliberately conservative: a wrong merge costs more than a missed one.
@@ -441,7 +445,7 @@ pub fn stem(word: &str) -> String {
     if let Some(verb) = nominal_verb(w) {
         return verb;
     }
-    if KEEPS_ED.contains(&w) {
+    if KEEPS_ED.contains(&w) || KEEPS_S.contains(&w) {
         return w.to_string();
     }
     // `-eed`: a past tense of an `-ee` verb when a vowel comes before it (`agreed`,
@@ -1200,6 +1204,9 @@ mod tests {
         assert_eq!(stem("status"), "status");
         assert_eq!(stem("address"), "address");
         assert_eq!(stem("añadir"), "añadir");
+        // "New York" and "a new file" find no news tools.
+        assert_eq!(stem("news"), "news");
+        assert_ne!(stem("news"), stem("new"));
     }
 
     #[test]
