@@ -566,6 +566,14 @@ fn values_name_their_kind() {
     assert_eq!(kinds("height of 180 cm"), vec![text::stem("centimeter")]);
     assert_eq!(kinds("may I march on"), Vec::<String>::new());
     assert_eq!(kinds("route 66"), Vec::<String>::new());
+    // "How high" asks for a height or an elevation, as "how far" asks for a distance
+    // (mcp159 tune: `maps_elevation` had been 98th for "How high above sea level is …").
+    assert_eq!(
+        kinds("How high above sea level is Ben Nevis?"),
+        vec![text::stem("height"), text::stem("elevation")]
+    );
+    assert_eq!(kinds("how old is the tree"), vec![text::stem("age")]);
+    assert_eq!(kinds("how big is the file"), vec![text::stem("size")]);
     // A value's shape names it: a web address, a file's path, an email address.
     let stems = |ws: &[&str]| ws.iter().map(|w| text::stem(w)).collect::<Vec<_>>();
     assert_eq!(

@@ -37,6 +37,13 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
             ("how", "much") => &["amount", "cost", "price"],
             ("how", "long") => &["duration", "time"],
             ("how", "far") => &["distance"],
+            ("how", "high") => &["height", "elevation"],
+            ("how", "tall") => &["height"],
+            ("how", "old") => &["age"],
+            ("how", "fast") => &["speed"],
+            ("how", "heavy") => &["weight"],
+            ("how", "big" | "large") => &["size"],
+            ("how", "deep") => &["depth"],
             // The year of a written-out date belongs to the date.
             _ if is_year(w) && !in_date(prev) && !in_date(next) => &["year"],
             _ if is_month(w) && (is_day_number(next) || is_day_number(prev) || is_year(next)) => {
