@@ -2596,3 +2596,52 @@ fn a_migration_waiting_for_another_writer_says_so_first() {
         .unwrap();
     assert_eq!(now, version);
 }
+
+/// Tester 45 F8: a store read as it was grouped by an older build's word rules (here,
+/// another writer held it when `history` opened it, so it was not regrouped) says so where
+/// groups are listed — one note line in the text, a `groups_note` field in the JSON — and
+/// says nothing once an open that finds it free has regrouped it.
+#[test]
+fn groups_by_an_older_builds_word_rules_are_said_so() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("own.sqlite");
+    imported_into(
+        home.path(),
+        &store,
+        &home.path().join("p.jsonl"),
+        &[plan_line("r-1", 1), plan_line("r-2", 2)],
+    );
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute("UPDATE meta SET value = '0' WHERE key = 'shape_rules'", [])
+        .unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let note = "groups are by an older build's word rules";
+    let json = |args: &[&str]| {
+        json_of(
+            ctx(home.path())
+                .arg("--store")
+                .arg(&store)
+                .arg("history")
+                .args(args),
+        )
+    };
+    let groups = json(&["--groups", "--json"]);
+    assert!(
+        groups["groups_note"].as_str().unwrap().starts_with(note),
+        "{groups}"
+    );
+    assert!(groups["total_groups"].as_u64().unwrap() >= 1, "{groups}");
+    let text = history_text(home.path(), &store, &["--groups"]);
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with(&format!("note: {note}"))),
+        "{text}"
+    );
+    db.execute_batch("ROLLBACK").unwrap();
+    drop(db);
+    let groups = json(&["--groups", "--json"]);
+    assert!(groups.get("groups_note").is_none(), "{groups}");
+    let text = history_text(home.path(), &store, &["--groups"]);
+    assert!(!text.contains(note), "{text}");
+}

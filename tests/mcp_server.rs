@@ -4561,3 +4561,34 @@ async fn session_with_stream(http: &reqwest::Client, url: &str) -> (String, reqw
     assert_eq!(stream.status(), 200);
     (id, stream)
 }
+
+/// Tester 45 F8: `mcp --read-only` serves a store's groups as they were grouped; grouped by
+/// an older build's word rules, `my-plans` says so in a `groups_note` field (absent
+/// otherwise), and the store is not written.
+#[tokio::test]
+async fn read_only_groups_by_an_older_builds_word_rules_are_said_so() {
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("history.sqlite");
+    // Made and seeded by a command that writes.
+    json_of(ctx(home.path()).args(["history", "--json", "--limit", "1"]));
+    let c = start(home.path(), &["--read-only"]).await;
+    let plans = read(&c, "ctxconsole://my-plans").await;
+    assert!(plans.get("groups_note").is_none(), "{plans}");
+    c.cancel().await.unwrap();
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute("UPDATE meta SET value = '0' WHERE key = 'shape_rules'", [])
+        .unwrap();
+    drop(db);
+    let before = bytes_and_mtime(&store);
+    let c = start(home.path(), &["--read-only"]).await;
+    let plans = read(&c, "ctxconsole://my-plans").await;
+    assert!(
+        plans["groups_note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("groups are by an older build's word rules")),
+        "{plans}"
+    );
+    assert_eq!(plans["total_plans"], 668);
+    c.cancel().await.unwrap();
+    assert!(before == bytes_and_mtime(&store), "the store was written");
+}

@@ -524,7 +524,11 @@ fn groups(
             ]
         })
         .collect();
-    let mut out = format!("{} groups of similar intents\n\n", report.total_groups);
+    let mut out = format!("{} groups of similar intents\n", report.total_groups);
+    if let Some(note) = &report.groups_note {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out.push('\n');
     out.push_str(&render(
         &[
             ">plans",
@@ -725,6 +729,7 @@ fn models(
 fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> anyhow::Result<()> {
     let mut report = history.gaps(filter)?;
     report.groups.truncate(limit as usize);
+    report.groups_note = history.groups_note()?;
     if json {
         return print_json(&report);
     }
@@ -752,6 +757,9 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         "{} plans compared with a baseline: {} agree\n",
         report.plans, report.agree
     );
+    if let Some(note) = &report.groups_note {
+        out.push_str(&format!("note: {note}\n"));
+    }
     let categories: Vec<String> = report
         .categories
         .iter()

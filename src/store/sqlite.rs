@@ -520,7 +520,7 @@ fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// SQLite gave up waiting for another connection's lock ("database is locked").
-fn is_busy(e: &rusqlite::Error) -> bool {
+pub fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)

@@ -95,6 +95,11 @@ pub fn models_report(
 /// `history --groups --json` prints them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupsReport {
+    /// [`OLDER_RULES_NOTE`](crate::store::history::OLDER_RULES_NOTE) when the store's groups
+    /// are by an older build's word rules (read-only, or another writer held it when it was
+    /// opened); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_note: Option<String>,
     pub total_groups: u64,
     pub groups: Vec<GroupSummary>,
     pub step_pairs: Vec<StepPair>,
@@ -110,6 +115,7 @@ pub fn groups_report(
         store.group_details(g, filter)?;
     }
     Ok(GroupsReport {
+        groups_note: store.groups_note()?,
         total_groups: store.count_groups(filter)?,
         groups,
         step_pairs: store.step_pairs(filter, 10)?,
@@ -127,6 +133,10 @@ pub const MY_PLANS_RECENT: u64 = 200;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MyPlansReport {
     pub caller: Option<String>,
+    /// As [`GroupsReport::groups_note`]: absent unless the groups are by an older build's
+    /// word rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_note: Option<String>,
     pub total_groups: u64,
     pub total_plans: u64,
     /// Executions without a plan id count for the caller's latest plan within this.
@@ -233,6 +243,7 @@ pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<My
     }
     Ok(MyPlansReport {
         caller: caller.map(str::to_string),
+        groups_note: store.groups_note()?,
         total_groups: store.count_groups(&filter)?,
         total_plans: store.count_plans(&filter)?,
         drift_window_secs: store.drift_window(),
@@ -298,7 +309,12 @@ pub enum HistoryAnswer {
         models: Vec<String>,
     },
     Plans(Page<PlanRow>),
-    Groups(Page<GroupSummary>),
+    /// A page of groups, and whether they are by an older build's word rules
+    /// ([`HistoryStore::grouped_by_older_rules`]).
+    Groups {
+        page: Page<GroupSummary>,
+        older_rules: bool,
+    },
     Detail(Option<Box<PlanDetail>>),
     Models(Vec<ModelRow>),
     Gaps(GapReport),
@@ -340,9 +356,10 @@ pub fn run_query(
         HistoryQuery::Plans { filter, offset } => {
             HistoryAnswer::Plans(plans_page(filter, *offset)?)
         }
-        HistoryQuery::Groups { filter, offset } => {
-            HistoryAnswer::Groups(groups_page(filter, *offset)?)
-        }
+        HistoryQuery::Groups { filter, offset } => HistoryAnswer::Groups {
+            page: groups_page(filter, *offset)?,
+            older_rules: store.grouped_by_older_rules()?,
+        },
         HistoryQuery::Detail { id } => HistoryAnswer::Detail(store.plan(id)?.map(Box::new)),
         HistoryQuery::Models { filter } => {
             HistoryAnswer::Models(model_rows(&store, filter, budgets)?)

@@ -198,7 +198,14 @@ fn count_label<T>(page: Option<&Page<T>>) -> String {
 fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.groups.as_ref().map_or(0, |g| g.total);
     let count = count_label(h.groups.as_ref());
-    let block = pane_block(format!(" Groups · {count} "), focused, theme);
+    // Said where the groups are, in a word (the pane is narrow): read-only, or another
+    // writer held the store when it was opened (tester 45 F8).
+    let rules = if h.groups_by_older_rules && h.groups.is_some() {
+        " · by an older build's word rules"
+    } else {
+        ""
+    };
+    let block = pane_block(format!(" Groups · {count}{rules} "), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(page) = &h.groups else {

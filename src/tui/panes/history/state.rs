@@ -48,6 +48,9 @@ pub struct HistoryState {
     pub plans: Option<Page<PlanRow>>,
     pub plan_selected: u64,
     pub groups: Option<Page<GroupSummary>>,
+    /// The groups are by an older build's word rules (the store is read-only, or another
+    /// writer held it when it was opened): the Groups list says so in its title.
+    pub groups_by_older_rules: bool,
     pub group_selected: u64,
     pub detail: Option<Arc<PlanDetail>>,
     pub model_rows: Vec<ModelRow>,
@@ -568,10 +571,11 @@ impl HistoryState {
                 }
                 self.request_detail(next)
             }
-            HistoryAnswer::Groups(page) => {
+            HistoryAnswer::Groups { page, older_rules } => {
                 // A refresh: the group selected before stays selected where it still is.
                 let was = self.selected_group().map(|g| g.shape.clone());
                 self.groups = Some(page.clone());
+                self.groups_by_older_rules = *older_rules;
                 if let Some(shape) = was {
                     match page.rows.iter().position(|g| g.shape == shape) {
                         Some(i) => self.group_selected = page.offset + i as u64,
