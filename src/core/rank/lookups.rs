@@ -22,6 +22,15 @@ fn property_names(schema: Option<&Schema>) -> Vec<String> {
     schema.map(Schema::declared_names).unwrap_or_default()
 }
 
+/// The family a name's first word names (`instagram` of `Instagram_Posts_Reels`): a name of
+/// two words or more whose first is no verb (`get_issue` names no family).
+fn family_of(name_words: &[String]) -> Option<&str> {
+    let first = name_words.first().filter(|_| name_words.len() >= 2)?;
+    super::actions::action_of(&text::stem(first))
+        .is_none()
+        .then_some(first.as_str())
+}
+
 /// At most this many lookup steps per entry.
 const MAX_FEEDERS: usize = 3;
 
@@ -64,10 +73,32 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
             }
         }
     }
+    // A bare `id` output tells nothing apart across a catalog, but within one family of
+    // entries (`Instagram_Search_User` beside `Instagram_Posts_Reels`) it is the family's id.
+    let mut bare_id_by_family: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (b, outs) in outputs.iter().enumerate() {
+        if let Some(family) = family_of(&names[b]).filter(|_| outs.iter().any(|o| o == &["id"])) {
+            bare_id_by_family.entry(family).or_default().push(b as u32);
+        }
+    }
     let mut fed: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (a, wanted_all) in inputs.iter().enumerate() {
         let mut found: Vec<u32> = Vec::new();
         for wanted in wanted_all {
+            // `username_or_id_or_url` takes an id among other things: a family's bare id.
+            let mut alternatives = wanted.split(|w| w == "or");
+            if wanted.len() > 1 && alternatives.any(|alt| alt == ["id"]) {
+                let givers = family_of(&names[a])
+                    .and_then(|f| bare_id_by_family.get(f))
+                    .filter(|l| l.len() <= MAX_GIVERS);
+                found.extend(
+                    givers
+                        .into_iter()
+                        .flatten()
+                        .filter(|&&b| b as usize != a && !inputs[b as usize].contains(wanted)),
+                );
+                continue;
+            }
             if wanted.len() < 2 || wanted.last().map(String::as_str) != Some("id") {
                 continue;
             }
@@ -289,6 +320,43 @@ mod tests {
         let fed = feeders(&guide(packs));
         assert!(fed[100].is_empty(), "{:?}", fed[100]);
         assert_eq!(fed[101], [100], "one entry gives `order id`");
+    }
+
+    /// An input that takes an id among other things (`username_or_id_or_url`) is fed by its
+    /// own family's bare `id` (NESTFUL: "comments on the top post by The Weeknd" needs the
+    /// user looked up first); another family's, or a verb-named entry's, is no lookup.
+    #[test]
+    fn a_familys_bare_id_feeds_an_input_that_takes_an_id_among_others() {
+        let packs = vec![
+            pack(
+                "Instagram_Search_User",
+                "Accounts",
+                &["search_query"],
+                &["id", "username"],
+            ),
+            pack(
+                "Instagram_Followers",
+                "Followers",
+                &["username_or_id_or_url"],
+                &["id"],
+            ),
+            pack(
+                "Instagram_Posts_Reels",
+                "Posts",
+                &["username_or_id_or_url"],
+                &["caption"],
+            ),
+            pack("Twitter_Search_User", "Accounts", &["q"], &["id"]),
+            pack("get_user", "A user", &["q"], &["id"]),
+            pack("get_posts", "Posts", &["name_or_id"], &[]),
+            pack("Instagram_Info", "About", &["id"], &[]),
+        ];
+        let fed = feeders(&guide(packs));
+        // The followers list takes the same input, so it is no lookup for it.
+        assert_eq!(fed[2], [0], "{fed:?}");
+        assert_eq!(fed[1], [0], "{fed:?}");
+        assert!(fed[5].is_empty(), "`get` names no family: {fed:?}");
+        assert!(fed[6].is_empty(), "a bare `id` input alone: {fed:?}");
     }
 
     /// The question names the albums; the artist's id is looked up first. The lookup step
