@@ -29,6 +29,11 @@ pub fn terms(text: &str) -> Vec<String> {
 pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     let mut words = split_words(text);
     while let Some(word) = words.next() {
+        // "US" in capitals is the country, never the pronoun.
+        if word == "US" {
+            f("usa".to_string());
+            continue;
+        }
         let lower = folded_word(word.to_lowercase());
         if lower.chars().count() < 2 || is_stop_word(&lower) {
             continue;
@@ -993,6 +998,17 @@ pub fn opening(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    /// "US" in capitals is the country; "us" is the pronoun, a stop word.
+    #[test]
+    fn us_in_capitals_is_the_country() {
+        assert_eq!(
+            terms("events in US history"),
+            terms("events in usa history")
+        );
+        assert!(terms("tell us the events").iter().all(|t| t != "usa"));
+        assert!(terms("Us").is_empty());
+    }
 
     /// Tester 35 F10: a name composed (`caf\u{e9}`) and decomposed (`cafe\u{301}`) are one
     /// word, the `cafe` an operator types; a decomposed accent does not split its word; the

@@ -61,6 +61,24 @@ pub(super) fn entry_text_schemas(guide: &RoutingGuide, i: usize) -> [Option<&Sch
     entry_text(guide, i).schemas
 }
 
+/// Separators of a name's segments (`us_history.get_event_info`).
+const NAME_SEPARATORS: [char; 4] = ['_', '.', '-', '/'];
+
+/// `name` as its words are read: a segment `us` (`us_history`) is the country, written as
+/// the text says the country ("US"), since a name holds no pronoun.
+fn name_as_read(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.split(NAME_SEPARATORS).any(|seg| seg == "us") {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len());
+    for seg in name.split_inclusive(NAME_SEPARATORS) {
+        let word = seg.trim_end_matches(NAME_SEPARATORS);
+        out.push_str(if word == "us" { "US" } else { word });
+        out.push_str(&seg[word.len()..]);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The per-field words of one entry.
 pub(super) fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] {
     let mut f: [Vec<String>; NF] = Default::default();
@@ -68,7 +86,9 @@ pub(super) fn entry_fields(guide: &RoutingGuide, i: usize) -> [Vec<String>; NF] 
         text::for_each_term(text, |t| f[field as usize].push(t));
     };
     let e = entry_text(guide, i);
-    e.names.iter().for_each(|n| add(Field::Name, n));
+    e.names
+        .iter()
+        .for_each(|n| add(Field::Name, &name_as_read(n)));
     e.intent_keywords
         .iter()
         .for_each(|k| add(Field::IntentKeywords, k));
@@ -172,4 +192,25 @@ fn operator_words(value: &str) -> Option<&'static str> {
         "!=" | "<>" => "not equal",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_as_read;
+
+    /// A name's `us` segment is the country (`us_history` is United States history); a
+    /// segment that only holds the letters is another word.
+    #[test]
+    fn a_names_us_segment_is_the_country() {
+        assert_eq!(
+            name_as_read("us_history.get_event_info"),
+            "US_history.get_event_info"
+        );
+        assert_eq!(name_as_read("census.us"), "census.US");
+        assert_eq!(name_as_read("weather-us-states"), "weather-US-states");
+        for other in ["campus_map", "bus_stop", "status", "user_us_er"] {
+            let read = name_as_read(other);
+            assert_eq!(read, other.replace("_us_", "_US_"), "{other}");
+        }
+    }
 }

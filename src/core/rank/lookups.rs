@@ -2,7 +2,9 @@
 //! `artistId`, which `Get_Artist_ID_By_Name` gives — "the Weeknd's albums" says only the
 //! second's job. An entry feeds another when one of the other's identifier inputs
 //! (`artistId`, `originSkyId`, `product_id`) is what it outputs, or, with no output schema,
-//! what its name says it gets.
+//! what its name says it gets. An input that takes an id among other things
+//! (`username_or_id_or_url`) is fed by the one entry of its family (`Instagram_…`) that
+//! outputs a bare `id`.
 
 use std::collections::HashMap;
 
@@ -23,12 +25,13 @@ fn property_names(schema: Option<&Schema>) -> Vec<String> {
 }
 
 /// The family a name's first word names (`instagram` of `Instagram_Posts_Reels`): a name of
-/// two words or more whose first is no verb (`get_issue` names no family).
-fn family_of(name_words: &[String]) -> Option<&str> {
+/// two words or more whose first is written with a capital, as a product's or service's
+/// name is, and is no verb (`get_issue`, `Get_Country_Details` and `download_file` name no
+/// family; review 45 M2).
+fn family_of<'w>(name: &str, name_words: &'w [String]) -> Option<&'w str> {
     let first = name_words.first().filter(|_| name_words.len() >= 2)?;
-    super::actions::action_of(&text::stem(first))
-        .is_none()
-        .then_some(first.as_str())
+    let capital = name.starts_with(|c: char| c.is_uppercase());
+    (capital && super::actions::action_of(&text::stem(first)).is_none()).then_some(first.as_str())
 }
 
 /// At most this many lookup steps per entry.
@@ -43,10 +46,8 @@ const MAX_GIVERS: usize = 64;
 /// what their names say, so a catalog of 10,000 entries is not compared pair by pair.
 pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
     let n = guide.entry_count();
-    let names: Vec<Vec<String>> = guide
-        .entry_names()
-        .map(|(name, _)| identifier_words(name))
-        .collect();
+    let original: Vec<&str> = guide.entry_names().map(|(name, _)| name).collect();
+    let names: Vec<Vec<String>> = original.iter().map(|n| identifier_words(n)).collect();
     let schemas: Vec<[Option<&Schema>; 2]> = (0..n).map(|i| entry_text_schemas(guide, i)).collect();
     let words_of = |s: Option<&Schema>| -> Vec<Vec<String>> {
         property_names(s)
@@ -77,26 +78,31 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
     // entries (`Instagram_Search_User` beside `Instagram_Posts_Reels`) it is the family's id.
     let mut bare_id_by_family: HashMap<&str, Vec<u32>> = HashMap::new();
     for (b, outs) in outputs.iter().enumerate() {
-        if let Some(family) = family_of(&names[b]).filter(|_| outs.iter().any(|o| o == &["id"])) {
+        let family = family_of(&original[b], &names[b]);
+        if let Some(family) = family.filter(|_| outs.iter().any(|o| o == &["id"])) {
             bare_id_by_family.entry(family).or_default().push(b as u32);
         }
     }
     let mut fed: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (a, wanted_all) in inputs.iter().enumerate() {
         let mut found: Vec<u32> = Vec::new();
+        let mut by_family: Vec<u32> = Vec::new();
         for wanted in wanted_all {
-            // `username_or_id_or_url` takes an id among other things: a family's bare id.
+            // `username_or_id_or_url` takes an id among other things: its family's bare id,
+            // when one entry alone gives it (two or more: which id is meant is not known;
+            // review 45 M1).
             let mut alternatives = wanted.split(|w| w == "or");
             if wanted.len() > 1 && alternatives.any(|alt| alt == ["id"]) {
-                let givers = family_of(&names[a])
+                let givers: Vec<u32> = family_of(&original[a], &names[a])
                     .and_then(|f| bare_id_by_family.get(f))
-                    .filter(|l| l.len() <= MAX_GIVERS);
-                found.extend(
-                    givers
-                        .into_iter()
-                        .flatten()
-                        .filter(|&&b| b as usize != a && !inputs[b as usize].contains(wanted)),
-                );
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&b| b as usize != a && !inputs[b as usize].contains(wanted))
+                    .collect();
+                if let [giver] = givers[..] {
+                    by_family.push(giver);
+                }
                 continue;
             }
             if wanted.len() < 2 || wanted.last().map(String::as_str) != Some("id") {
@@ -127,6 +133,12 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
         }
         found.sort_unstable();
         found.dedup();
+        // A feeder named by what it outputs goes before a family's bare id.
+        for b in by_family {
+            if !found.contains(&b) {
+                found.push(b);
+            }
+        }
         found.truncate(MAX_FEEDERS);
         fed[a] = found;
     }
@@ -357,6 +369,18 @@ mod tests {
         assert_eq!(fed[1], [0], "{fed:?}");
         assert!(fed[5].is_empty(), "`get` names no family: {fed:?}");
         assert!(fed[6].is_empty(), "a bare `id` input alone: {fed:?}");
+        // Review 45 M1, M2: two givers in a family leave the id unknown; a name in lower case
+        // (`download_report`) names no family.
+        let packs = vec![
+            pack("Shop_Find_Product", "Products", &["q"], &["id"]),
+            pack("Shop_Find_Store", "Stores", &["q"], &["id"]),
+            pack("Shop_Reviews", "Reviews", &["name_or_id"], &[]),
+            pack("download_report", "A report", &["q"], &["id"]),
+            pack("download_file", "A file", &["file_name_or_id"], &[]),
+        ];
+        let fed = feeders(&guide(packs));
+        assert!(fed[2].is_empty(), "{fed:?}");
+        assert!(fed[4].is_empty(), "{fed:?}");
     }
 
     /// The question names the albums; the artist's id is looked up first. The lookup step

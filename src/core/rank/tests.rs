@@ -574,6 +574,21 @@ fn values_name_their_kind() {
     );
     assert_eq!(kinds("how old is the tree"), vec![text::stem("age")]);
     assert_eq!(kinds("how big is the file"), vec![text::stem("size")]);
+    assert_eq!(
+        kinds("tell me how high it is above sea level"),
+        vec![text::stem("height"), text::stem("elevation")]
+    );
+    assert_eq!(kinds("How tall?"), vec![text::stem("height")]);
+    // Review 45 M3: before a noun they make a compound, and ask for no measure.
+    for compound in [
+        "how large language models work",
+        "explain how deep learning works",
+        "how fast-forward merges work",
+        "how high-priority incidents are routed",
+        "how old versions get pruned",
+    ] {
+        assert_eq!(kinds(compound), Vec::<String>::new(), "{compound}");
+    }
     // A value's shape names it: a web address, a file's path, an email address.
     let stems = |ws: &[&str]| ws.iter().map(|w| text::stem(w)).collect::<Vec<_>>();
     assert_eq!(

@@ -29,6 +29,7 @@ const GROUPS: &[&[&str]] = &[
     &["route", "directions", "itinerary"],
     &["distance", "far", "mileage"],
     &["nearby", "near", "nearest", "closest"],
+    &["usa", "american"],
     // Weather.
     // A forecast is one kind of weather report, not another word for weather: "the
     // weather now" must not reach the forecast tool through its name.

@@ -37,13 +37,16 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
             ("how", "much") => &["amount", "cost", "price"],
             ("how", "long") => &["duration", "time"],
             ("how", "far") => &["distance"],
-            ("how", "high") => &["height", "elevation"],
-            ("how", "tall") => &["height"],
-            ("how", "old") => &["age"],
-            ("how", "fast") => &["speed"],
-            ("how", "heavy") => &["weight"],
-            ("how", "big" | "large") => &["size"],
-            ("how", "deep") => &["depth"],
+            ("how", measure) if asks_a_measure(words.get(i + 2).copied()) => match measure {
+                "high" => &["height", "elevation"],
+                "tall" => &["height"],
+                "old" => &["age"],
+                "fast" => &["speed"],
+                "heavy" => &["weight"],
+                "big" | "large" => &["size"],
+                "deep" => &["depth"],
+                _ => &[],
+            },
             // The year of a written-out date belongs to the date.
             _ if is_year(w) && !in_date(prev) && !in_date(next) => &["year"],
             _ if is_month(w) && (is_day_number(next) || is_day_number(prev) || is_year(next)) => {
@@ -56,6 +59,58 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
         out.extend(add);
     }
     out.into_iter().map(text::stem).collect()
+}
+
+/// Whether the word after "how high", "how old", … lets them ask for a measure: a verb or
+/// a pronoun ("how high is it", "how old the tree is", "how high above sea level"), or the
+/// question's end. Before a noun they are part of a compound ("how large language models
+/// work", "how deep learning", "how fast-forward merges", "how old versions are pruned").
+fn asks_a_measure(next: Option<&str>) -> bool {
+    next.is_none_or(|w| {
+        matches!(
+            w,
+            "is" | "are"
+                | "was"
+                | "were"
+                | "be"
+                | "can"
+                | "could"
+                | "do"
+                | "does"
+                | "did"
+                | "will"
+                | "would"
+                | "should"
+                | "must"
+                | "might"
+                | "may"
+                | "has"
+                | "have"
+                | "it"
+                | "they"
+                | "he"
+                | "she"
+                | "you"
+                | "we"
+                | "i"
+                | "this"
+                | "that"
+                | "the"
+                | "my"
+                | "your"
+                | "his"
+                | "her"
+                | "its"
+                | "their"
+                | "our"
+                | "above"
+                | "below"
+                | "up"
+                | "in"
+                | "on"
+                | "at"
+        )
+    })
 }
 
 /// Whether `token` is a command line's long option (`docker --version`, `ls --all`): `--`,
