@@ -42,8 +42,10 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
             continue;
         }
         // "right now", "right away": when, not a right (an ACL's "rights"). "Turn right.
-        // Now …" keeps it.
+        // Now …" keeps it, and so does a title written with capitals mid-sentence ("Play
+        // Right Now by Rihanna"; review 44 L8).
         if lower == "right"
+            && !(word == "Right" && !opens_sentence(text, word))
             && next_in_sentence(text, word, &mut words.clone())
                 .is_some_and(|w| matches!(folded_word(w.to_lowercase()).as_str(), "now" | "away"))
         {
@@ -137,6 +139,14 @@ fn next_in_sentence<'a>(
     text.get(gap)
         .is_some_and(|g| !g.contains(['.', '?', '!', ';', '\n']))
         .then_some(next)
+}
+
+/// Whether `word`, a slice of `text`, is the first word of its sentence (past opening
+/// quotes and brackets).
+fn opens_sentence(text: &str, word: &str) -> bool {
+    let before = text.get(..offset_in(text, word)).unwrap_or("");
+    let before = before.trim_end_matches(|c: char| c.is_whitespace() || "\"'`([{*_“‘".contains(c));
+    before.is_empty() || before.ends_with(['.', '?', '!', ';', ':', '\n'])
 }
 
 /// Where `part`, a slice of `text`, starts in it.

@@ -932,6 +932,13 @@ fn right_now_is_no_right() {
         // Review 44 M3: within a sentence only, and "now" however it is written.
         ("Turn right. Now play some jazz.", true),
         ("right ｎｏｗ", false),
+        // Review 44 L8: a title's word, capitalised mid-sentence, is kept; a sentence's
+        // first word and one shouted are not titles.
+        ("Play Right Now by Rihanna", true),
+        ("Right now, play some jazz", false),
+        ("Done. Right now I want jazz", false),
+        ("play some jazz RIGHT NOW", false),
+        ("\"Right now\" please", false),
     ] {
         assert_eq!(
             text::terms(text).contains(&"right".to_string()),
