@@ -45,7 +45,7 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
         // Now …" keeps it, and so does a title written with capitals mid-sentence ("Play
         // Right Now by Rihanna"; review 44 L8).
         if lower == "right"
-            && !(word == "Right" && !opens_sentence(text, word))
+            && (word != "Right" || opens_sentence(text, word))
             && next_in_sentence(text, word, &mut words.clone())
                 .is_some_and(|w| matches!(folded_word(w.to_lowercase()).as_str(), "now" | "away"))
         {

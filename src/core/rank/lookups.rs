@@ -78,7 +78,7 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
     // entries (`Instagram_Search_User` beside `Instagram_Posts_Reels`) it is the family's id.
     let mut bare_id_by_family: HashMap<&str, Vec<u32>> = HashMap::new();
     for (b, outs) in outputs.iter().enumerate() {
-        let family = family_of(&original[b], &names[b]);
+        let family = family_of(original[b], &names[b]);
         if let Some(family) = family.filter(|_| outs.iter().any(|o| o == &["id"])) {
             bare_id_by_family.entry(family).or_default().push(b as u32);
         }
@@ -93,7 +93,7 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
             // review 45 M1).
             let mut alternatives = wanted.split(|w| w == "or");
             if wanted.len() > 1 && alternatives.any(|alt| alt == ["id"]) {
-                let givers: Vec<u32> = family_of(&original[a], &names[a])
+                let givers: Vec<u32> = family_of(original[a], &names[a])
                     .and_then(|f| bare_id_by_family.get(f))
                     .into_iter()
                     .flatten()
