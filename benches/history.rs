@@ -230,7 +230,7 @@ fn pane(c: &mut Criterion) {
                     filter: PlanFilter::default(),
                     offset: (n as u64 - 1) / PAGE * PAGE,
                 };
-                let a = run_query(&path, &ws.budgets, &q).expect("page");
+                let (a, _) = run_query(&path, &ws.budgets, &q).expect("page");
                 assert!(matches!(&a, HistoryAnswer::Plans(p) if !p.rows.is_empty()));
                 black_box(a)
             })

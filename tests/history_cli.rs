@@ -2638,10 +2638,25 @@ fn groups_by_an_older_builds_word_rules_are_said_so() {
             .is_some_and(|l| l.starts_with(&format!("note: {note}"))),
         "{text}"
     );
+    // Tester 45 F6: `--gaps` with no plan to count printed no note, where its JSON had one.
+    for args in [&["--gaps"][..], &["--gaps", "--caller", "nosuchcaller"]] {
+        let text = history_text(home.path(), &store, args);
+        assert!(text.contains(&format!("note: {note}")), "{args:?}: {text}");
+        let mut with_json = args.to_vec();
+        with_json.push("--json");
+        let gaps = json(&with_json);
+        assert!(
+            gaps["groups_note"].as_str().unwrap().starts_with(note),
+            "{gaps}"
+        );
+        assert_eq!(gaps["plans"], 0, "{gaps}");
+    }
     db.execute_batch("ROLLBACK").unwrap();
     drop(db);
     let groups = json(&["--groups", "--json"]);
     assert!(groups.get("groups_note").is_none(), "{groups}");
     let text = history_text(home.path(), &store, &["--groups"]);
+    assert!(!text.contains(note), "{text}");
+    let text = history_text(home.path(), &store, &["--gaps"]);
     assert!(!text.contains(note), "{text}");
 }

@@ -1102,6 +1102,26 @@ fn with_baselines(ws: &Workspace) {
     import_plan_lines(ws, "baselines", &lines);
 }
 
+/// Tester 45 F8, review 45 L5/L6: groups read by an older build's word rules (another
+/// writer held the store when the console opened it) say so in the Groups title and, now,
+/// the Gaps title, in a short marker a narrow pane still shows ("· by an older build's word
+/// rules" had been cut to "· by an old").
+#[test]
+fn groups_and_gaps_by_older_word_rules_say_so_in_a_short_marker() {
+    let (d, ws) = workspace();
+    with_baselines(&ws);
+    let db = rusqlite::Connection::open(d.path().join("history.sqlite")).unwrap();
+    db.execute("UPDATE meta SET value = '0' WHERE key = 'shape_rules'", [])
+        .unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut state = started(&ws);
+    apply(&ws, &mut state, [Action::FocusHistory, Action::ToggleGaps]);
+    let s = screen(&state, 150, 40);
+    assert_eq!(s.matches("· older word rules").count(), 2, "{s}");
+    shows_every(&s, &["Gaps · plans vs baseline · older word rules"]);
+    db.execute_batch("ROLLBACK").unwrap();
+}
+
 #[test]
 fn history_gaps_view_counts_plans_against_their_baselines_and_the_source_filter_narrows() {
     let (_d, ws) = workspace();

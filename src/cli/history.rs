@@ -727,12 +727,17 @@ fn models(
 }
 
 fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> anyhow::Result<()> {
-    let mut report = history.gaps(filter)?;
-    report.groups.truncate(limit as usize);
-    report.groups_note = history.groups_note()?;
+    let gaps = crate::store::view::gaps_report(history, filter, limit)?;
     if json {
-        return print_json(&report);
+        return print_json(&gaps);
     }
+    let report = &gaps.report;
+    // Said whatever the counts are, as the JSON carries it (tester 45 F6: a filter no plan
+    // matched printed no note).
+    let note = gaps
+        .groups_note
+        .as_ref()
+        .map_or(String::new(), |note| format!("note: {note}\n"));
     if report.plans == 0 {
         // Under filters, the advice to send a baseline is wrong when other plans have one
         // (tester 27 F3).
@@ -743,23 +748,21 @@ fn gaps(history: &HistoryStore, filter: &PlanFilter, limit: u64, json: bool) -> 
         };
         if unfiltered > 0 {
             return emit(&format!(
-                "no plan compared with a baseline matches the filters ({unfiltered} without them)\n"
+                "no plan compared with a baseline matches the filters ({unfiltered} without them)\n{note}"
             ));
         }
         // "Naming a tool": a baseline of `unknown` steps is kept but gives no signal
         // (tester 28 N5: "no plan has a baseline" beside one `history show` prints).
-        return emit(
+        return emit(&format!(
             "no plan has a baseline naming a tool to compare with: send with --baseline MODEL \
-             (or set llm.baseline_model), or import plans carrying expert_baseline steps\n",
-        );
+             (or set llm.baseline_model), or import plans carrying expert_baseline steps\n{note}",
+        ));
     }
     let mut out = format!(
         "{} plans compared with a baseline: {} agree\n",
         report.plans, report.agree
     );
-    if let Some(note) = &report.groups_note {
-        out.push_str(&format!("note: {note}\n"));
-    }
+    out.push_str(&note);
     let categories: Vec<String> = report
         .categories
         .iter()

@@ -419,10 +419,6 @@ impl GapGroup {
 /// Gap signals counted: overall, and by intent shape and tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GapReport {
-    /// Set by `history --gaps` when the store's groups are by an older build's word rules
-    /// (`HistoryStore::groups_note`); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub groups_note: Option<String>,
     /// Plans with a gap signal.
     pub plans: u64,
     pub agree: u64,
@@ -534,7 +530,6 @@ pub fn aggregate(rows: impl IntoIterator<Item = GapRow>) -> GapReport {
             .map(|t| t.tool.as_str()),
     );
     GapReport {
-        groups_note: None,
         plans: all.plans,
         agree: all.agree,
         categories: category_counts(all.categories),

@@ -16,7 +16,8 @@ use crate::core::history::{
     Complexity, DIVERGED_EXECUTED_WEIGHT, Drift, EXECUTION_CLOCK_SKEW_SECS, ExecutionRecord,
     ImportedPlan, ModelOutcomes, NamedPlan, NamedRun, Outcome, PlanRecord, PlanSource, Ran,
     SHAPE_RULES, Step, UNKNOWN_TOOL, intent_sha, named_run, parse_execution_line,
-    parse_imported_plan, parse_plan_line, planned_ran_ok, prior_weight, shape, shape_words,
+    parse_imported_plan, parse_plan_line, planned_ran_ok, prior_weight, shape_and_words,
+    shape_words,
 };
 use crate::core::past_steps::FollowedPlan;
 use crate::core::rank::{PRIOR_INTENT_BYTES, PastPlan};
@@ -52,6 +53,8 @@ pub struct HistoryStore {
     /// The configured provider keys, taken out of every plan and execution before it is
     /// stored (tester 12 T12-6, tester 15 F2): set by the workspace that opens the store ([`HistoryStore::set_secrets`]).
     secrets: std::sync::Arc<Secrets>,
+    /// This open grouped the plans by today's word rules ([`Self::regrouped_at_open`]).
+    regrouped: bool,
 }
 
 /// What held a key, for [`HistoryStore::scrub`]: the ids, as kept, of the plans and of the
@@ -310,16 +313,17 @@ const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.compl
     p.arm";
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
+    let id = sqlite::text_at(r, 0)?;
     Ok(PlanRow {
-        id: r.get(0)?,
-        at: r.get(1)?,
-        caller: r.get(2)?,
-        model: r.get(3)?,
-        intent: r.get(4)?,
+        at: plan_time(r, 1, &id)?,
+        id,
+        caller: sqlite::text_at(r, 2)?,
+        model: sqlite::text_at(r, 3)?,
+        intent: sqlite::text_at(r, 4)?,
         complexity: r.get(5)?,
         outcome: outcome_col(r, 6)?,
         drift: drift_col(r, 7)?,
-        failure_class: r.get(8)?,
+        failure_class: sqlite::opt_text_at(r, 8)?,
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
         source: r.get(11)?,
@@ -480,6 +484,7 @@ impl HistoryStore {
             drift_window: DEFAULT_DRIFT_WINDOW_SECS,
             lock_wait,
             secrets: Default::default(),
+            regrouped: false,
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {
@@ -507,9 +512,7 @@ impl HistoryStore {
     /// does not read every intent for nothing.
     fn regroup_shapes(&mut self) -> anyhow::Result<()> {
         let wait = self.lock_wait;
-        if sqlite::write_lock_held_elsewhere(&self.conn, wait)
-            .with_context(|| format!("{}: probing the write lock", self.path.shown()))?
-        {
+        if sqlite::probe_write_lock(&self.conn, &self.path, wait)? {
             return Ok(());
         }
         sqlite::set_lock_wait(&self.conn, std::time::Duration::ZERO)?;
@@ -538,13 +541,38 @@ impl HistoryStore {
         };
         regroup_plans(&tx, today).context(place.clone())?;
         tx.commit().context(place)?;
+        self.regrouped = true;
         Ok(())
+    }
+
+    /// Whether this open grouped the plans by today's word rules: groups another connection
+    /// read before it are by the older rules (tester 45 F3: the TUI's Groups pane, read
+    /// beside the query whose open regrouped, kept the old groups and their title).
+    pub fn regrouped_at_open(&self) -> bool {
+        self.regrouped
+    }
+
+    /// `read` in one read transaction: what it reads is one state of the store, however
+    /// many statements it takes (review 45 L4: the groups and their note had been read apart,
+    /// so a regroup in between showed old groups without the note, or the reverse).
+    pub fn in_one_read<T>(
+        &self,
+        read: impl FnOnce(&HistoryStore) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(db_err(&self.path, "starting a read"))?;
+        let out = read(self)?;
+        tx.commit().map_err(db_err(&self.path, "ending a read"))?;
+        Ok(out)
     }
 
     /// Whether the groups read from this store are by an older build's word rules: a store
     /// opened read-only (`mcp --read-only`), or one another writer held when it was opened,
-    /// is read as it was grouped ([`SHAPE_RULES`]). Asked of the store each time (one
-    /// look-up): another process may regroup it meanwhile. A store with no plan has no
+    /// is read as it was grouped ([`SHAPE_RULES`]). Asked of the store each time (two
+    /// look-ups: the version kept, and whether any plan is stored): another process may
+    /// regroup it meanwhile. A store with no plan has no
     /// group to be wrong.
     pub fn grouped_by_older_rules(&self) -> anyhow::Result<bool> {
         let older = grouped_by_older_rules(&self.conn)
@@ -638,8 +666,7 @@ impl HistoryStore {
     /// Whether another process is writing the store right now (an import): what is stored
     /// next waits for it, up to this store's lock wait.
     pub fn writer_now(&self) -> anyhow::Result<bool> {
-        sqlite::write_lock_held_elsewhere(&self.conn, self.lock_wait)
-            .with_context(|| format!("{}: probing the write lock", self.path.shown()))
+        sqlite::probe_write_lock(&self.conn, &self.path, self.lock_wait)
     }
 
     /// What a command about to pay for answers says when another process is writing the
@@ -717,6 +744,26 @@ fn arm_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Arm>> {
     }
 }
 
+/// A plan's time (column `at`, at `i`): one that is no whole number of seconds (put in by
+/// hand) is an error naming the plan and the column (tester 45 F2: "Invalid column type
+/// Text at index: 1, name: at" named neither).
+fn plan_time(r: &rusqlite::Row<'_>, i: usize, id: &str) -> rusqlite::Result<i64> {
+    r.get(i).map_err(|_| {
+        let kind = r
+            .get_ref(i)
+            .map_or(rusqlite::types::Type::Null, |v| v.data_type());
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            kind,
+            format!(
+                "plan {}: its time (column at) is no whole number of seconds",
+                crate::core::terminal_text::quoted(id)
+            )
+            .into(),
+        )
+    })
+}
+
 fn drift_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Drift> {
     enum_col(r, i, "a drift class", Drift::parse)
 }
@@ -741,25 +788,47 @@ fn enum_col<T>(
 /// rules no version kept says. A store grouped by newer rules (a later build's) is left as
 /// it is: two builds sharing a store do not regroup it back and forth (tester 44 F6).
 fn grouped_by_older_rules(conn: &Connection) -> anyhow::Result<bool> {
-    let stored: Option<Option<u32>> = conn
+    let older: Option<bool> = conn
         .query_row(
             "SELECT value FROM meta WHERE key = ?1",
             [SHAPE_RULES_KEY],
-            |r| {
-                Ok(r.get_ref(0)?
-                    .as_str()
-                    .ok()
-                    .and_then(|v| v.trim().parse().ok()))
-            },
+            |r| Ok(rules_older_than_today(r.get_ref(0)?)),
         )
         .optional()?;
-    Ok(stored.flatten().is_none_or(|v| v < SHAPE_RULES))
+    Ok(older.unwrap_or(true))
+}
+
+/// Whether a stored [`SHAPE_RULES_KEY`] value is older than today's rules: any whole number
+/// above today's, however large, is a newer build's (tester 45 F5: one past `u32::MAX` had
+/// read as older, and was regrouped back); a number below, a negative one, or a value that
+/// is no number (junk, a blob, nothing) is older.
+fn rules_older_than_today(stored: rusqlite::types::ValueRef<'_>) -> bool {
+    use rusqlite::types::ValueRef;
+    let today = u64::from(SHAPE_RULES);
+    match stored {
+        ValueRef::Integer(v) => v < i64::from(SHAPE_RULES),
+        ValueRef::Text(text) => {
+            let Ok(v) = std::str::from_utf8(text) else {
+                return true;
+            };
+            let v = v.trim();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return true;
+            }
+            // All digits: one too large for a u64 is newer still.
+            v.parse::<u64>().is_ok_and(|v| v < today)
+        }
+        ValueRef::Null | ValueRef::Real(_) | ValueRef::Blob(_) => true,
+    }
 }
 
 /// What a listing of groups says when the store's groups are by an older build's word
 /// rules ([`HistoryStore::grouped_by_older_rules`]; tester 45 F8).
-pub const OLDER_RULES_NOTE: &str = "groups are by an older build's word rules; the next open \
-     of the store for writing, with no other process writing it, regroups them";
+///
+/// True of a file that can never be written too (a read-only mount: review 45 L5): it says
+/// when a regroup comes, not that one will.
+pub const OLDER_RULES_NOTE: &str = "groups are by an older build's word rules; they are \
+     regrouped when the store is next opened for writing with no other writer";
 
 /// A plan's intent as read, for telling whether it changed between [`todays_shapes`] and
 /// the write: the first half of its SHA-256.
@@ -789,7 +858,7 @@ impl TodaysShapes {
     /// The shape of `intent` (read as its text reads: bytes that are no UTF-8, which no
     /// writer of ours stores, do not stop the store opening), made now.
     fn make(&mut self, intent: &[u8]) -> usize {
-        let (key, words) = crate::core::history::shape_and_words(&String::from_utf8_lossy(intent));
+        let (key, words) = shape_and_words(&String::from_utf8_lossy(intent));
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
@@ -871,21 +940,44 @@ fn regroup_plans(conn: &Connection, mut today: TodaysShapes) -> anyhow::Result<(
     Ok(())
 }
 
-/// Every group's row made again from its plans, as [`recount_shape`] makes one (count,
-/// first and last time, the latest plan's intent and its words), in one pass over the
-/// plans' shape index; a row of a shape no plan has is removed. A row edited by hand is
-/// right again after a regroup (tester 45 F5: only the groups plans left or joined had
-/// been counted). Words come from `today` where its rules made the shape; only a row
-/// written is one that differs.
-fn rebuild_shape_rows(conn: &Connection, today: &TodaysShapes) -> rusqlite::Result<()> {
-    let mut groups = conn.prepare(
+/// Every group's row made again from its plans ([`shape_rows_from_plans`] for every
+/// group): a row edited by hand is right again after a regroup (tester 45 F5: only the
+/// groups plans left or joined had been counted). Words come from `today` where its rules
+/// made the shape.
+fn rebuild_shape_rows(conn: &Connection, today: &TodaysShapes) -> anyhow::Result<()> {
+    shape_rows_from_plans(conn, None, |key| today.words(key))
+}
+
+/// The one builder of groups' rows (review 45 L1: the regroup and the import's
+/// [`recount_shape`] had each their copy): each group's row — of `only` that shape, or of
+/// every shape — made from its plans in one pass over the plans' shape index: the count,
+/// the first and last time, the latest plan's intent (later insertions winning ties, as on
+/// insert) and its words (`words_of` the shape where the caller made them, else the latest
+/// intent's); a row of a shape no plan has is removed. Only a row that differs is written.
+///
+/// Stored text is read as its bytes read ([`sqlite::lossy_text`]), and a plan whose time is
+/// no integer (put in by hand) is counted but gives no time: a group none of whose plans
+/// has one keeps its row as it is. One damaged plan never stops the store opening, nor an
+/// import (tester 45 F2: every command had failed naming `last_at` while a regroup was due).
+fn shape_rows_from_plans<'w>(
+    conn: &Connection,
+    only: Option<&str>,
+    words_of: impl Fn(&str) -> Option<&'w str>,
+) -> anyhow::Result<()> {
+    let (of_plans, of_shapes, values) = match only {
+        Some(key) => ("WHERE shape = ?1", "shape = ?1 AND", vec![key]),
+        None => ("", "", Vec::new()),
+    };
+    let mut groups = conn.prepare_cached(&format!(
         "SELECT g.shape, g.n, g.first_at, g.last_at,
                 (SELECT p.intent FROM plans p WHERE p.shape = g.shape
                  ORDER BY p.at DESC, p.seq DESC LIMIT 1)
-         FROM (SELECT shape, COUNT(*) AS n, MIN(at) AS first_at, MAX(at) AS last_at
-               FROM plans GROUP BY shape) g",
-    )?;
-    let mut upsert = conn.prepare(
+         FROM (SELECT shape, COUNT(*) AS n,
+                      MIN(CASE WHEN typeof(at) = 'integer' THEN at END) AS first_at,
+                      MAX(CASE WHEN typeof(at) = 'integer' THEN at END) AS last_at
+               FROM plans {of_plans} GROUP BY shape) g"
+    ))?;
+    let mut upsert = conn.prepare_cached(
         "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(shape) DO UPDATE SET words = excluded.words, intent = excluded.intent,
@@ -894,26 +986,32 @@ fn rebuild_shape_rows(conn: &Connection, today: &TodaysShapes) -> rusqlite::Resu
             OR plans IS NOT excluded.plans OR first_at IS NOT excluded.first_at
             OR last_at IS NOT excluded.last_at",
     )?;
-    let mut rows = groups.query([])?;
+    let mut rows = groups.query(rusqlite::params_from_iter(&values))?;
     while let Some(row) = rows.next()? {
         // A shape that is no text (no writer of ours stores one) has no group.
         let Ok(key) = row.get_ref(0)?.as_str() else {
             continue;
         };
-        let (n, first_at, last_at): (i64, i64, i64) = (row.get(1)?, row.get(2)?, row.get(3)?);
-        let intent = match row.get_ref(4)? {
-            rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b),
-            _ => std::borrow::Cow::Borrowed(""),
+        let n: i64 = row.get(1)?;
+        let (Some(first_at), Some(last_at)) = (
+            row.get_ref(2)?.as_i64_or_null()?,
+            row.get_ref(3)?.as_i64_or_null()?,
+        ) else {
+            continue;
         };
-        let words = match today.words(key) {
+        let intent = sqlite::lossy_text(row.get_ref(4)?);
+        let words = match words_of(key) {
             Some(words) => std::borrow::Cow::Borrowed(words),
             None => std::borrow::Cow::Owned(shape_words(&intent).join(" ")),
         };
         upsert.execute(params![key, words, intent, n, first_at, last_at])?;
     }
     conn.execute(
-        "DELETE FROM shapes WHERE NOT EXISTS (SELECT 1 FROM plans WHERE plans.shape = shapes.shape)",
-        [],
+        &format!(
+            "DELETE FROM shapes WHERE {of_shapes}
+                 NOT EXISTS (SELECT 1 FROM plans WHERE plans.shape = shapes.shape)"
+        ),
+        rusqlite::params_from_iter(&values),
     )?;
     Ok(())
 }
@@ -921,6 +1019,7 @@ fn rebuild_shape_rows(conn: &Connection, today: &TodaysShapes) -> rusqlite::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::history::shape;
     use crate::sample::{SAMPLE_EXECUTIONS, SAMPLE_PLANS};
 
     fn pipelines() -> HashSet<String> {
@@ -2210,6 +2309,195 @@ mod tests {
         .unwrap()
         .map(Result::unwrap)
         .collect()
+    }
+
+    /// Tester 45 F1: one intent that is no UTF-8 (or a blob), put in by sqlite3, made
+    /// `history --plans`, `--drift`, `show`, `export`, the ranker's past plans and MCP fail.
+    /// Every reader reads such text as its bytes read (U+FFFD where they fail); the row
+    /// stored is not changed.
+    #[test]
+    fn an_intent_that_is_no_utf8_is_read_as_its_bytes_read_everywhere() {
+        let (_dir, s) = seeded();
+        s.conn
+            .execute_batch(
+                "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
+                                   outcome)
+                 VALUES ('bad-utf8', 1794000000, 'evilcaller', 'm/x',
+                         CAST(x'6465706c6f79fffe1b5b33316d5241570a73746167696e67' AS TEXT),
+                         'x', 'o1', 'pack-chain', 'ok'),
+                        ('blob', 1794000300, 'evilcaller', CAST(x'6dff' AS TEXT),
+                         x'626c6f62ff', 'x', 'o3', 'pack-chain', 'ok');",
+            )
+            .unwrap();
+        let bad = "deploy\u{fffd}\u{fffd}\u{1b}[31mRAW\nstaging";
+        let all = PlanFilter::default();
+        let plans = s.plans(&all, 0, 10_000).unwrap();
+        let intent_of = |id: &str| {
+            plans
+                .iter()
+                .find(|p| p.id == id)
+                .map(|p| p.intent.clone())
+                .unwrap()
+        };
+        assert_eq!(intent_of("bad-utf8"), bad);
+        assert_eq!(intent_of("blob"), "blob\u{fffd}");
+        let text = PlanFilter {
+            text: Some("deploy".into()),
+            ..Default::default()
+        };
+        assert!(
+            s.plans(&text, 0, 100)
+                .unwrap()
+                .iter()
+                .any(|p| p.id == "bad-utf8")
+        );
+        let drift = s.drift(&all, 10_000).unwrap();
+        assert!(drift.plans.iter().any(|p| p.intent == bad));
+        let shown = s.plan("bad-utf8").unwrap().unwrap();
+        assert_eq!(shown.record.intent, bad);
+        assert_eq!(s.plan("blob").unwrap().unwrap().record.model, "m\u{fffd}");
+        let mut out = Vec::new();
+        let n = s.export_plans(&mut out).unwrap();
+        assert_eq!(n, SAMPLE_PLANS.lines().count() + 2);
+        assert!(String::from_utf8(out).unwrap().contains("deploy\u{fffd}"));
+        assert!(s.past_plans(None, 10_000).unwrap().len() > 2);
+        s.model_outcomes(&all).unwrap();
+        s.callers_and_models().unwrap();
+        // Nothing stored changed.
+        let stored: String = s
+            .conn
+            .query_row(
+                "SELECT hex(intent) FROM plans WHERE id = 'bad-utf8'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, "6465706C6F79FFFE1B5B33316D5241570A73746167696E67");
+    }
+
+    /// Tester 45 F2 / review 45 L3: while a regroup was due, one plan whose time is no
+    /// integer (put in by hand) made every open for writing fail, naming `last_at` (a
+    /// column of the groups, not of the plans). The regroup counts such a plan and takes
+    /// its group's times from the plans whose times read; the open, an import and the
+    /// listings of groups go on; the plan stays as stored.
+    #[test]
+    fn a_plan_whose_time_is_no_integer_does_not_stop_a_regroup() {
+        let (dir, s) = seeded();
+        let path = dir.path().join(HISTORY_FILE);
+        let right = shape_rows(&s);
+        let (damaged, shape_of): (i64, String) = s
+            .conn
+            .query_row(
+                "SELECT seq, shape FROM plans ORDER BY at, seq LIMIT 1 OFFSET 4",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        s.conn
+            .execute("UPDATE plans SET at = 'junk' WHERE seq = ?1", [damaged])
+            .unwrap();
+        // A group whose only plan has no time that reads keeps its row as it is.
+        let lone = "Water the office plants weekly";
+        s.conn
+            .execute(
+                "INSERT INTO plans(id, at, caller, model, intent, intent_sha, shape, complexity,
+                                   outcome)
+                 VALUES ('lone', 'junk', 'c', 'm', ?1, 'x', ?2, 'single-action', 'ok')",
+                params![lone, shape(lone)],
+            )
+            .unwrap();
+        s.conn
+            .execute(
+                "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
+                 VALUES (?1, 'w', 'i', 1, 5, 5)",
+                [shape(lone)],
+            )
+            .unwrap();
+        s.set_meta(SHAPE_RULES_KEY, "1").unwrap();
+        drop(s);
+        let mut s = HistoryStore::open(&path).unwrap();
+        assert!(!s.grouped_by_older_rules().unwrap());
+        let at: String = s
+            .conn
+            .query_row("SELECT at FROM plans WHERE seq = ?1", [damaged], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(at, "junk");
+        let rows = shape_rows(&s);
+        let count = |rows: &[(String, String, String, i64, i64, i64)], key: &str| {
+            rows.iter().find(|r| r.0 == key).map(|r| r.3)
+        };
+        assert_eq!(count(&rows, &shape_of), count(&right, &shape_of));
+        assert_eq!(rows.len(), right.len() + 1);
+        s.groups(&PlanFilter::default(), 0, 10_000).unwrap();
+        // An import into the damaged plan's group recounts it without failing.
+        let intent: String = s
+            .conn
+            .query_row("SELECT intent FROM plans WHERE seq = ?1", [damaged], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let line = serde_json::json!({
+            "id": "again", "at": "2030-01-01T00:00:00Z", "caller": "fresh", "model": "m",
+            "intent": intent, "steps": [{"order": 1, "tool": "t", "args": {}}],
+            "outcome": "ok"
+        });
+        s.import_text("again.jsonl", line.to_string().as_bytes())
+            .unwrap();
+        assert_eq!(
+            count(&shape_rows(&s), &shape_of),
+            count(&right, &shape_of).map(|n| n + 1)
+        );
+        // A listing that must read the time names the plan (the newest first: a time that
+        // is text sorts after every number) and the column.
+        let err = format!(
+            "{:#}",
+            s.plans(&PlanFilter::default(), 0, 10_000).unwrap_err()
+        );
+        assert!(
+            err.contains("plan 'lone': its time (column at) is no whole number"),
+            "{err}"
+        );
+    }
+
+    /// Tester 45 F5: a word rules' version past `u32::MAX` read as older, so the store was
+    /// regrouped back by this build, while `u32::MAX` itself read as newer. Any whole number
+    /// above today's is newer; one below, a negative one, or junk is older.
+    #[test]
+    fn any_number_above_todays_word_rules_is_newer() {
+        use rusqlite::types::ValueRef;
+        let older = |v: ValueRef<'_>| rules_older_than_today(v);
+        for newer in [
+            "4294967295",
+            "4294967296",
+            "99999999999",
+            "99999999999999999999999",
+        ] {
+            assert!(!older(ValueRef::Text(newer.as_bytes())), "{newer}");
+        }
+        assert!(!older(ValueRef::Text(SHAPE_RULES.to_string().as_bytes())));
+        assert!(!older(ValueRef::Integer(i64::MAX)));
+        for old in [
+            "1", " 1 ", "0", "-1", "+1", "junk", "", "1.5", "2abc", "\u{ff11}",
+        ] {
+            assert!(older(ValueRef::Text(old.as_bytes())), "{old:?}");
+        }
+        assert!(older(ValueRef::Integer(-5)));
+        assert!(older(ValueRef::Blob(b"\x01\x02")));
+        assert!(older(ValueRef::Null));
+        assert!(older(ValueRef::Text(b"\xff")));
+        // Read from the store: left as it is, and no note.
+        let (dir, s) = seeded();
+        let path = dir.path().join(HISTORY_FILE);
+        s.set_meta(SHAPE_RULES_KEY, "4294967296").unwrap();
+        drop(s);
+        let s = HistoryStore::open(&path).unwrap();
+        assert_eq!(
+            s.meta(SHAPE_RULES_KEY).unwrap().as_deref(),
+            Some("4294967296")
+        );
+        assert_eq!(s.groups_note().unwrap(), None);
     }
 
     /// Tester 45 F5: a regroup counted only the groups plans left or joined, so a group's

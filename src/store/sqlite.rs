@@ -520,6 +520,32 @@ fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// SQLite gave up waiting for another connection's lock ("database is locked").
+/// Stored free text (a plan's intent, caller, model…) as its bytes read: bytes that are no
+/// UTF-8, or a blob, put in by hand (sqlite3) — no writer of ours stores one — read with
+/// U+FFFD where they fail, a number as its digits, NULL as nothing. One bad row then never
+/// stops a listing, an export or a pane (tester 45 F1); what is stored is not changed, and
+/// what is shown still goes through `core::terminal_text` where it is shown.
+pub fn lossy_text(v: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => String::from_utf8_lossy(b).into_owned(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Null => String::new(),
+    }
+}
+
+/// Column `i` of a row read as [`lossy_text`].
+pub fn text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    Ok(lossy_text(r.get_ref(i)?))
+}
+
+/// Column `i` of a row read as [`lossy_text`], NULL as `None`.
+pub fn opt_text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    let v = r.get_ref(i)?;
+    Ok((!matches!(v, rusqlite::types::ValueRef::Null)).then(|| lossy_text(v)))
+}
+
 pub fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -820,18 +846,19 @@ pub fn write_lock_held_elsewhere(conn: &Connection, wait: Duration) -> rusqlite:
     conn.busy_timeout(Duration::ZERO)?;
     let held = match conn.execute_batch("BEGIN IMMEDIATE") {
         Ok(()) => conn.execute_batch("ROLLBACK").map(|()| false),
-        Err(e)
-            if matches!(
-                e.sqlite_error_code(),
-                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-            ) =>
-        {
-            Ok(true)
-        }
+        Err(e) if is_busy(&e) => Ok(true),
         Err(e) => Err(e),
     };
     conn.busy_timeout(wait)?;
     held
+}
+
+/// [`write_lock_held_elsewhere`] for the store at `path`, an error worded as every other
+/// probe or take of the write lock words it ([`access_failure`]: the file beside it that
+/// refused, else the file and "probing the write lock"; review 45 L7).
+pub fn probe_write_lock(conn: &Connection, path: &Path, wait: Duration) -> anyhow::Result<bool> {
+    write_lock_held_elsewhere(conn, wait)
+        .map_err(|e| access_failure(e, path, "probing the write lock"))
 }
 
 /// What a writer about to wait says when another connection holds the write lock now (see
@@ -847,8 +874,7 @@ pub fn writer_note(
     waits: &str,
     tail: &str,
 ) -> anyhow::Result<Option<String>> {
-    let held = write_lock_held_elsewhere(conn, wait)
-        .map_err(|e| access_failure(e, path, "probing the write lock"))?;
+    let held = probe_write_lock(conn, path, wait)?;
     Ok(held.then(|| {
         format!(
             "{} is writing {} now ({}); {waits} up to {} for it{tail}",

@@ -110,15 +110,47 @@ pub fn groups_report(
     filter: &PlanFilter,
     limit: u64,
 ) -> anyhow::Result<GroupsReport> {
-    let mut groups = store.groups(filter, 0, limit)?;
-    for g in &mut groups {
-        store.group_details(g, filter)?;
-    }
-    Ok(GroupsReport {
-        groups_note: store.groups_note()?,
-        total_groups: store.count_groups(filter)?,
-        groups,
-        step_pairs: store.step_pairs(filter, 10)?,
+    store.in_one_read(|store| {
+        let mut groups = store.groups(filter, 0, limit)?;
+        for g in &mut groups {
+            store.group_details(g, filter)?;
+        }
+        Ok(GroupsReport {
+            groups_note: store.groups_note()?,
+            total_groups: store.count_groups(filter)?,
+            groups,
+            step_pairs: store.step_pairs(filter, 10)?,
+        })
+    })
+}
+
+/// The gap signals counted, as `history --gaps --json` prints them: the store's note
+/// about its groups beside the counts (review 45 L6: kept out of `core::gap`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GapsReport {
+    /// As [`GroupsReport::groups_note`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_note: Option<String>,
+    #[serde(flatten)]
+    pub report: GapReport,
+}
+
+/// [`GapsReport`] for the plans `filter` picks, its groups the first `limit`; the counts
+/// and the note read as one state of the store.
+pub fn gaps_report(
+    store: &HistoryStore,
+    filter: &PlanFilter,
+    limit: u64,
+) -> anyhow::Result<GapsReport> {
+    store.in_one_read(|store| {
+        let mut report = store.gaps(filter)?;
+        report
+            .groups
+            .truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(GapsReport {
+            groups_note: store.groups_note()?,
+            report,
+        })
     })
 }
 
@@ -190,6 +222,11 @@ fn listed(intent: &mut String) {
 }
 
 pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<MyPlansReport> {
+    // The groups, their figures and the note as one state of the store (review 45 L4).
+    store.in_one_read(|store| my_plans_read(store, caller))
+}
+
+fn my_plans_read(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<MyPlansReport> {
     let filter = PlanFilter {
         caller: caller.map(str::to_string),
         ..PlanFilter::default()
@@ -317,18 +354,29 @@ pub enum HistoryAnswer {
     },
     Detail(Option<Box<PlanDetail>>),
     Models(Vec<ModelRow>),
-    Gaps(GapReport),
+    /// The gap signals, and the store's note about its groups ([`GapsReport`]).
+    Gaps(GapsReport),
     Trends(Trends),
 }
 
 /// Run one query against the store at `path` on its own connection (WAL lets readers run
-/// beside a writer).
+/// beside a writer). With the answer, whether this query's open regrouped the store
+/// ([`HistoryStore::regrouped_at_open`]): groups read beside it may be the old ones.
 pub fn run_query(
     path: &Path,
     budgets: &BudgetTable,
     query: &HistoryQuery,
-) -> anyhow::Result<HistoryAnswer> {
+) -> anyhow::Result<(HistoryAnswer, bool)> {
     let store = HistoryStore::open(path)?;
+    let answer = answer_query(&store, budgets, query)?;
+    Ok((answer, store.regrouped_at_open()))
+}
+
+fn answer_query(
+    store: &HistoryStore,
+    budgets: &BudgetTable,
+    query: &HistoryQuery,
+) -> anyhow::Result<HistoryAnswer> {
     let plans_page = |filter: &PlanFilter, offset: u64| -> anyhow::Result<Page<PlanRow>> {
         let (total, rows) = store.plans_page(filter, offset, PAGE)?;
         Ok(Page {
@@ -356,15 +404,18 @@ pub fn run_query(
         HistoryQuery::Plans { filter, offset } => {
             HistoryAnswer::Plans(plans_page(filter, *offset)?)
         }
-        HistoryQuery::Groups { filter, offset } => HistoryAnswer::Groups {
-            page: groups_page(filter, *offset)?,
-            older_rules: store.grouped_by_older_rules()?,
-        },
+        // The groups and whether they are by older rules, as one state of the store.
+        HistoryQuery::Groups { filter, offset } => store.in_one_read(|store| {
+            Ok(HistoryAnswer::Groups {
+                page: groups_page(filter, *offset)?,
+                older_rules: store.grouped_by_older_rules()?,
+            })
+        })?,
         HistoryQuery::Detail { id } => HistoryAnswer::Detail(store.plan(id)?.map(Box::new)),
         HistoryQuery::Models { filter } => {
-            HistoryAnswer::Models(model_rows(&store, filter, budgets)?)
+            HistoryAnswer::Models(model_rows(store, filter, budgets)?)
         }
-        HistoryQuery::Gaps { filter } => HistoryAnswer::Gaps(store.gaps(filter)?),
+        HistoryQuery::Gaps { filter } => HistoryAnswer::Gaps(gaps_report(store, filter, u64::MAX)?),
         HistoryQuery::Trends { filter } => {
             HistoryAnswer::Trends(store.trends(filter, crate::store::now_secs())?)
         }

@@ -111,9 +111,10 @@ pub enum Action {
     /// the request again, embedding this version of it.
     #[serde(skip)]
     QuestionSettled(u64),
-    /// A History query finished in the background (or failed, with the message).
+    /// A History query finished in the background (or failed, with the message), and
+    /// whether its open of the store grouped the plans by today's word rules.
     #[serde(skip)]
-    HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>),
+    HistoryAnswered(u64, Result<Done<HistoryAnswer>, String>, bool),
     /// A running replay's progress line.
     #[serde(skip)]
     ReplayProgress(u64, String),

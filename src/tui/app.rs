@@ -616,11 +616,14 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
                 Vec::new()
             };
         }
-        Action::HistoryAnswered(request, result) => {
-            let queries =
+        Action::HistoryAnswered(request, result, regrouped) => {
+            let mut queries =
                 state
                     .history
                     .answered(request, result.map(|Done(a)| a), &mut state.next_request);
+            if regrouped {
+                queries.extend(state.history.store_regrouped(&mut state.next_request));
+            }
             return history_effects(queries);
         }
         Action::Planned(generation, Done(snapshot)) => {

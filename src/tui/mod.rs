@@ -672,13 +672,14 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             Action::StoredAgain(req.request, result.map(|r| Done(Arc::new(r))))
         }
         Effect::History { request, query } => {
-            let answer = match history {
-                Some(path) => run_query(path, &ctx.budgets, &query)
-                    .map(|a| Done(Arc::new(a)))
-                    .map_err(|e| format!("{e:#}")),
-                None => Err(NO_STORE.to_string()),
+            let (answer, regrouped) = match history {
+                Some(path) => match run_query(path, &ctx.budgets, &query) {
+                    Ok((a, regrouped)) => (Ok(Done(Arc::new(a))), regrouped),
+                    Err(e) => (Err(format!("{e:#}")), false),
+                },
+                None => (Err(NO_STORE.to_string()), false),
             };
-            Action::HistoryAnswered(request, answer)
+            Action::HistoryAnswered(request, answer, regrouped)
         }
         Effect::Plan { generation, inputs } => {
             Action::Planned(generation, Done(Arc::new(plan_snapshot(ctx, &inputs))))

@@ -1632,6 +1632,8 @@ fn gap_column(outcome: Outcome, steps: &[Step], baseline: &Baseline) -> Option<S
 pub(super) struct PlanColumns {
     intent_sha: String,
     shape: String,
+    /// The words `shape` hashes, joined (as a group's row keeps them).
+    words: String,
     complexity_name: &'static str,
     outcome_name: &'static str,
     drift_name: &'static str,
@@ -1673,9 +1675,12 @@ impl PlanColumns {
         } else {
             Drift::Ignored
         };
+        // One reading of the intent for its shape and its words (review 45 L1).
+        let (shape, words) = shape_and_words(&p.intent);
         PlanColumns {
             intent_sha: intent_sha(&p.intent),
-            shape: shape(&p.intent),
+            shape,
+            words,
             complexity_name: Complexity::of(&p.steps, |t| pipelines.contains(t)).as_str(),
             outcome_name: p.outcome.as_str(),
             drift_name: drift.as_str(),
@@ -1791,12 +1796,8 @@ impl<'t> PlanInserter<'t> {
         if p.at_nanos != 0 {
             self.set_at_nanos(seq, p)?;
         }
-        self.shape.execute(params![
-            c.shape,
-            shape_words(&p.intent).join(" "),
-            p.intent,
-            p.at
-        ])?;
+        self.shape
+            .execute(params![c.shape, c.words, p.intent, p.at])?;
         Ok(Some(seq))
     }
 
@@ -1891,45 +1892,10 @@ impl<'t> PlanInserter<'t> {
     }
 }
 
-/// Rebuild one group's summary row from its plans (gone when it has none left).
+/// Rebuild one group's summary row from its plans (gone when it has none left): the one
+/// builder of groups' rows ([`shape_rows_from_plans`]) for that group.
 pub(super) fn recount_shape(conn: &Connection, shape_key: &str) -> anyhow::Result<()> {
-    let (n, first_at, last_at): (i64, Option<i64>, Option<i64>) = conn.query_row(
-        "SELECT COUNT(*), MIN(at), MAX(at) FROM plans WHERE shape = ?1",
-        [shape_key],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
-    let (Some(first_at), Some(last_at)) = (first_at, last_at) else {
-        conn.execute("DELETE FROM shapes WHERE shape = ?1", [shape_key])?;
-        return Ok(());
-    };
-    // The latest plan names the group, later insertions winning ties, as on insert.
-    // Read as its text reads: bytes that are no UTF-8 (no writer of ours stores them) do not
-    // stop the group being counted.
-    let intent: String = conn.query_row(
-        "SELECT intent FROM plans WHERE shape = ?1 ORDER BY at DESC, seq DESC LIMIT 1",
-        [shape_key],
-        |r| {
-            Ok(match r.get_ref(0)? {
-                rusqlite::types::ValueRef::Text(b) => String::from_utf8_lossy(b).into_owned(),
-                _ => String::new(),
-            })
-        },
-    )?;
-    conn.execute(
-        "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT(shape) DO UPDATE SET words = excluded.words, intent = excluded.intent,
-             plans = excluded.plans, first_at = excluded.first_at, last_at = excluded.last_at",
-        params![
-            shape_key,
-            shape_words(&intent).join(" "),
-            intent,
-            n,
-            first_at,
-            last_at
-        ],
-    )?;
-    Ok(())
+    shape_rows_from_plans(conn, Some(shape_key), |_| None)
 }
 
 /// Every execution is stored through this, as every plan through [`PlanInserter`]: both

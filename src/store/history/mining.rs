@@ -20,8 +20,8 @@ impl HistoryStore {
         let map = |r: &rusqlite::Row<'_>| {
             Ok(GroupSummary {
                 shape: r.get(0)?,
-                words: r.get(1)?,
-                intent: r.get(2)?,
+                words: sqlite::text_at(r, 1)?,
+                intent: sqlite::text_at(r, 2)?,
                 plans: r.get::<_, i64>(3)? as u64,
                 first_at: r.get(4)?,
                 last_at: r.get(5)?,
@@ -86,7 +86,7 @@ impl HistoryStore {
             let mut st = self.conn.prepare_cached(&sql)?;
             let rows = st
                 .query_map(rusqlite::params_from_iter(values.clone()), |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                    Ok((sqlite::text_at(r, 0)?, r.get::<_, i64>(1)? as u64))
                 })?
                 .take(limit)
                 .collect::<Result<Vec<_>, _>>()
@@ -232,12 +232,13 @@ impl HistoryStore {
         ))?;
         let rows = st
             .query_map(rusqlite::params_from_iter(values), |r| {
+                let id: String = r.get(0)?;
                 let row = DriftRow {
-                    id: r.get(0)?,
-                    at: r.get(1)?,
-                    caller: r.get(2)?,
-                    model: r.get(3)?,
-                    intent: r.get(4)?,
+                    at: plan_time(r, 1, &id)?,
+                    id,
+                    caller: sqlite::text_at(r, 2)?,
+                    model: sqlite::text_at(r, 3)?,
+                    intent: sqlite::text_at(r, 4)?,
                     drift: drift_col(r, 5)?,
                     planned: Vec::new(),
                     executed: Vec::new(),
@@ -296,7 +297,7 @@ impl HistoryStore {
             .map_err(db_err(&self.path, "counting outcomes"))?;
         let mut by_model: HashMap<String, (ModelOutcomes, HashMap<String, u64>)> = HashMap::new();
         while let Some(r) = rows.next()? {
-            let model: String = r.get(0)?;
+            let model = sqlite::text_at(r, 0)?;
             let outcome = outcome_col(r, 1)?;
             let drift = drift_col(r, 2)?;
             let cause: Option<String> = r.get(3)?;
@@ -388,7 +389,7 @@ impl HistoryStore {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
+                    sqlite::text_at(r, 2)?,
                     r.get::<_, String>(3)?,
                 ))
             })?
@@ -442,7 +443,7 @@ impl HistoryStore {
         let list = |sql: &str| -> anyhow::Result<Vec<String>> {
             let mut st = self.conn.prepare(sql)?;
             let v = st
-                .query_map([], |r| r.get(0))?
+                .query_map([], |r| sqlite::text_at(r, 0))?
                 .collect::<Result<Vec<String>, _>>()
                 .map_err(db_err(&self.path, "listing callers and models"))?;
             Ok(v)
@@ -486,7 +487,7 @@ impl HistoryStore {
                 params![before.unwrap_or(i64::MAX), limit as i64, opening],
                 |r| {
                     Ok((
-                        r.get::<_, String>(0)?,
+                        sqlite::text_at(r, 0)?,
                         outcome_col(r, 1)?,
                         drift_col(r, 2)?,
                         r.get::<_, String>(3)?,
@@ -572,7 +573,7 @@ impl HistoryStore {
             .query_map([], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
+                    sqlite::text_at(r, 1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                 ))

@@ -18,6 +18,7 @@ use crate::core::history::Outcome;
 use crate::core::trend::{
     DRIFT_CLASSES, DriftCount, FIRST_MONDAY, ModelCount, Trends, WEEK_SECS, first_week, week_start,
 };
+use crate::store::sqlite;
 
 /// The first week charted up to `latest`. Weeks before the first Monday after the epoch
 /// would divide the wrong way, so the chart starts there at the earliest.
@@ -80,7 +81,7 @@ impl HistoryStore {
             .query_map(rusqlite::params_from_iter(values), |r| {
                 Ok((
                     r.get::<_, i64>(0)? * WEEK_SECS + FIRST_MONDAY,
-                    r.get::<_, String>(1)?,
+                    sqlite::text_at(r, 1)?,
                     outcome_col(r, 2)?,
                     drift_col(r, 3)?,
                     r.get::<_, i64>(4)? as u64,
@@ -157,7 +158,7 @@ impl HistoryStore {
             .query_map(params![since, week_start(latest), now], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
+                    sqlite::text_at(r, 1)?,
                     r.get::<_, i64>(2)?,
                 ))
             })?
@@ -186,7 +187,7 @@ impl HistoryStore {
         let rows = st
             .query_map([since, now], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    sqlite::text_at(r, 0)?,
                     r.get::<_, i64>(1)? * WEEK_SECS + FIRST_MONDAY,
                     r.get::<_, i64>(2)? as u64,
                     r.get::<_, i64>(3)? as u64,

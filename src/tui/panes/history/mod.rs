@@ -195,13 +195,17 @@ fn count_label<T>(page: Option<&Page<T>>) -> String {
     page.map_or("counting…".to_string(), |p| p.total.to_string())
 }
 
+/// The Groups title's suffix when the groups are by an older build's word rules
+/// ([`OLDER_RULES_NOTE`](crate::store::history::OLDER_RULES_NOTE) says it in full).
+pub const OLDER_RULES_MARK: &str = " · older word rules";
+
 fn draw_groups(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, theme: &Theme) {
     let total = h.groups.as_ref().map_or(0, |g| g.total);
     let count = count_label(h.groups.as_ref());
-    // Said where the groups are, in a word (the pane is narrow): read-only, or another
-    // writer held the store when it was opened (tester 45 F8).
+    // Said where the groups are, in a short marker a narrow pane still shows (review 45
+    // L5): read-only, or another writer held the store when it was opened (tester 45 F8).
     let rules = if h.groups_by_older_rules && h.groups.is_some() {
-        " · by an older build's word rules"
+        OLDER_RULES_MARK
     } else {
         ""
     };
@@ -760,7 +764,12 @@ fn cut_section<'a, 't>(
 /// The plans against their baselines, counted by group and tool ("baseline skipped
 /// memory.store in 14 of 20 'remember …' intents"), for the current filters.
 fn draw_gaps(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
-    let block = pane_block(" Gaps · plans vs baseline ".into(), false, theme);
+    let rules = if h.gaps_by_older_rules && h.gaps.is_some() {
+        OLDER_RULES_MARK
+    } else {
+        ""
+    };
+    let block = pane_block(format!(" Gaps · plans vs baseline{rules} "), false, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(report) = &h.gaps else {

@@ -37,6 +37,9 @@ pub struct Pending {
 pub struct HistoryState {
     /// Why the store could not be opened or queried, if it could not.
     pub error: Option<String>,
+    /// Which query's answer [`Self::error`] was (an index of [`Pending`]'s kinds): only
+    /// that query answering again clears it.
+    error_of: Option<usize>,
     /// While the store is being opened at start: what the pane says (and what the open
     /// waits for, once said). Nothing is queried meanwhile.
     pub opening: Option<String>,
@@ -51,6 +54,12 @@ pub struct HistoryState {
     /// The groups are by an older build's word rules (the store is read-only, or another
     /// writer held it when it was opened): the Groups list says so in its title.
     pub groups_by_older_rules: bool,
+    /// A query's open regrouped the store while the groups' answer was on its way: that
+    /// answer, if by the older rules, was read before, and is asked for again.
+    regrouped_meanwhile: bool,
+    /// The gaps' groups are by an older build's word rules (as [`Self::groups_by_older_rules`]):
+    /// the Gaps view says so in its title (review 45 L6).
+    pub gaps_by_older_rules: bool,
     pub group_selected: u64,
     pub detail: Option<Arc<PlanDetail>>,
     pub model_rows: Vec<ModelRow>,
@@ -509,6 +518,21 @@ impl HistoryState {
         vec![(request, HistoryQuery::Detail { id })]
     }
 
+    /// A query's open grouped the plans by today's word rules (tester 45 F3: the Groups
+    /// pane, read beside it, kept the old groups and " · older word rules" until a filter
+    /// key): groups shown by the older rules are asked for again, and groups on their way
+    /// are asked for again if they come back by the older rules (read before the regroup).
+    pub fn store_regrouped(&mut self, next: &mut u64) -> Vec<Query> {
+        if self.pending.groups.is_some() {
+            self.regrouped_meanwhile = true;
+            return Vec::new();
+        }
+        if self.groups_by_older_rules && self.groups.is_some() {
+            return vec![self.groups_query(next, page_start(self.group_selected))];
+        }
+        Vec::new()
+    }
+
     /// An answer came back: keep it if it is the one awaited.
     pub fn answered(
         &mut self,
@@ -517,7 +541,7 @@ impl HistoryState {
         next: &mut u64,
     ) -> Vec<Query> {
         let p = &mut self.pending;
-        let slot = [
+        let slots = [
             &mut p.open,
             &mut p.plans,
             &mut p.groups,
@@ -525,21 +549,27 @@ impl HistoryState {
             &mut p.models,
             &mut p.gaps,
             &mut p.trends,
-        ]
-        .into_iter()
-        .find(|s| **s == Some(request));
-        let Some(slot) = slot else {
+        ];
+        let Some(kind) = slots.iter().position(|s| **s == Some(request)) else {
             return Vec::new();
         };
-        *slot = None;
+        *slots[kind] = None;
+        // The plans list is asked for whole (`open`) or a page at a time (`plans`).
+        let kind = kind.max(1);
         let answer = match answer {
             Ok(a) => a,
             Err(e) => {
                 self.error = Some(e);
+                self.error_of = Some(kind);
                 return Vec::new();
             }
         };
-        self.error = None;
+        // Only the same query answering again clears its error: another query's answer
+        // would leave the failed list "loading…" for ever with no error said (tester 45 F1).
+        if self.error_of.is_none_or(|k| k == kind) {
+            self.error = None;
+            self.error_of = None;
+        }
         match answer.as_ref() {
             HistoryAnswer::Opened {
                 plans,
@@ -572,6 +602,7 @@ impl HistoryState {
                 self.request_detail(next)
             }
             HistoryAnswer::Groups { page, older_rules } => {
+                let again = std::mem::take(&mut self.regrouped_meanwhile) && *older_rules;
                 // A refresh: the group selected before stays selected where it still is.
                 let was = self.selected_group().map(|g| g.shape.clone());
                 self.groups = Some(page.clone());
@@ -585,6 +616,9 @@ impl HistoryState {
                         }
                     }
                 }
+                if again {
+                    return vec![self.groups_query(next, page_start(self.group_selected))];
+                }
                 Vec::new()
             }
             HistoryAnswer::Detail(d) => {
@@ -595,8 +629,9 @@ impl HistoryState {
                 self.model_rows = rows.clone();
                 Vec::new()
             }
-            HistoryAnswer::Gaps(report) => {
-                self.gaps = Some(report.clone());
+            HistoryAnswer::Gaps(gaps) => {
+                self.gaps = Some(gaps.report.clone());
+                self.gaps_by_older_rules = gaps.groups_note.is_some();
                 Vec::new()
             }
             HistoryAnswer::Trends(t) => {
@@ -803,6 +838,103 @@ mod tests {
             arms: vec![],
             gap_signal: None,
         }
+    }
+
+    fn groups_answer(total: u64, older_rules: bool) -> Result<Arc<HistoryAnswer>, String> {
+        Ok(Arc::new(HistoryAnswer::Groups {
+            page: Page {
+                offset: 0,
+                total,
+                rows: vec![],
+            },
+            older_rules,
+        }))
+    }
+
+    /// Tester 45 F3: the TUI's queries open the store each; one of them regrouped it, and
+    /// the Groups pane, read before, kept the old groups and its older-rules title until a
+    /// filter key. The groups are asked for again: at once when shown by the older rules,
+    /// or when they come back so after the regroup was said.
+    #[test]
+    fn groups_read_before_a_regroup_are_asked_for_again() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        let groups_of = |qs: &[Query]| {
+            qs.iter()
+                .find(|(_, q)| matches!(q, HistoryQuery::Groups { .. }))
+                .map(|(r, _)| *r)
+        };
+        let qs = h.ensure_loaded(&mut next);
+        let groups = groups_of(&qs).unwrap();
+        // The groups came first, by the older rules; then another query regrouped.
+        h.answered(groups, groups_answer(10, true), &mut next);
+        assert!(h.groups_by_older_rules);
+        let again = h.store_regrouped(&mut next);
+        let groups = groups_of(&again).expect("the groups again");
+        h.answered(groups, groups_answer(107, false), &mut next);
+        assert!(!h.groups_by_older_rules);
+        assert_eq!(h.groups.as_ref().map(|g| g.total), Some(107));
+        // Shown by today's rules: a regroup said later asks nothing.
+        assert!(h.store_regrouped(&mut next).is_empty());
+        // The regroup was said while the groups were on their way, and they come back by
+        // the older rules: asked for again, once.
+        let qs = h.reload(&mut next);
+        let groups = groups_of(&qs).unwrap();
+        assert!(h.store_regrouped(&mut next).is_empty());
+        let again = h.answered(groups, groups_answer(10, true), &mut next);
+        let groups = groups_of(&again).expect("the groups again");
+        let after = h.answered(groups, groups_answer(10, true), &mut next);
+        assert!(groups_of(&after).is_none(), "asked once, not for ever");
+    }
+
+    /// Tester 45 F1: the plans query failed (an intent that is no UTF-8) and the groups
+    /// answered after it; the groups' answer cleared the error, so the Plans list said
+    /// "loading…" for ever and nothing said why. The error stays until its own query
+    /// answers again.
+    #[test]
+    fn a_failed_query_stays_said_when_another_answers_after_it() {
+        let mut h = HistoryState::default();
+        let mut next = 1;
+        let qs = h.ensure_loaded(&mut next);
+        let find = |want: fn(&HistoryQuery) -> bool| {
+            qs.iter().find(|(_, q)| want(q)).map(|(r, _)| *r).unwrap()
+        };
+        let open = find(|q| matches!(q, HistoryQuery::Open { .. }));
+        let groups = find(|q| matches!(q, HistoryQuery::Groups { .. }));
+        h.answered(open, Err("listing plans: bad".into()), &mut next);
+        h.answered(
+            groups,
+            Ok(Arc::new(HistoryAnswer::Groups {
+                page: Page {
+                    offset: 0,
+                    total: 0,
+                    rows: vec![],
+                },
+                older_rules: false,
+            })),
+            &mut next,
+        );
+        assert_eq!(h.error.as_deref(), Some("listing plans: bad"));
+        // Asked again (a filter key) and answered: the error goes.
+        let qs = h.reload(&mut next);
+        let (open, _) = qs
+            .iter()
+            .find(|(_, q)| matches!(q, HistoryQuery::Open { .. }))
+            .unwrap();
+        h.answered(
+            *open,
+            Ok(Arc::new(HistoryAnswer::Opened {
+                plans: Page {
+                    offset: 0,
+                    total: 0,
+                    rows: vec![],
+                },
+                callers: vec![],
+                models: vec![],
+            })),
+            &mut next,
+        );
+        assert_eq!(h.error, None);
     }
 
     #[test]
