@@ -563,10 +563,11 @@ fn join_details(text: &str, pieces: Vec<(usize, usize)>) -> Vec<(usize, usize)> 
 }
 
 /// Words that open a statement about the request rather than a request: "My user ID is
-/// 123", "Today is Monday", "The title should be …", "It must have a garage".
+/// 123", "Today is Monday", "The title should be …", "It must have a garage", "Imagine you
+/// are a teacher …".
 const DETAIL_OPENERS: &[&str] = &[
     "my", "our", "his", "her", "their", "its", "it", "it's", "this", "that", "these", "those",
-    "today", "tomorrow", "tonight", "the", "i'm", "i've",
+    "today", "tomorrow", "tonight", "the", "i'm", "i've", "imagine", "suppose",
 ];
 
 /// Nouns that make a statement a request: "My next question is the weather in Paris."
@@ -923,6 +924,24 @@ mod tests {
             vec![
                 "Play some jazz.",
                 "Perform a hypothesis test on the samples."
+            ]
+        );
+        // A scene set ("Imagine you are …", "Suppose …") states: it is the request's
+        // setting, not a request (BFCL parallel_multiple tune: "Imagine you are a math
+        // teacher preparing for a class" had taken a first pick of its own).
+        assert_eq!(
+            split_requests(
+                "Imagine you are a math teacher preparing for a class. Find the LCM of 36 and 48."
+            ),
+            vec![
+                "Imagine you are a math teacher preparing for a class. Find the LCM of 36 and 48."
+            ]
+        );
+        assert_eq!(
+            split_requests("Play some jazz. Imagine you are in Paris: what is the weather?"),
+            vec![
+                "Play some jazz.",
+                "Imagine you are in Paris: what is the weather?"
             ]
         );
         // A piece naming something and saying what it is states ("Pop music is my jam"),
