@@ -61,9 +61,9 @@ pub(super) fn answer_type_expansion(intent: &str) -> Vec<String> {
     out.into_iter().map(text::stem).collect()
 }
 
-/// Whether the word after "how high", "how old", … lets them ask for a measure: a verb or
-/// a pronoun ("how high is it", "how old the tree is", "how high above sea level"), or the
-/// question's end. Before a noun they are part of a compound ("how large language models
+/// Whether the word after "how high", "how old", … lets them ask for a measure: a verb, a
+/// pronoun, a determiner or a preposition ("how high is it", "how old the tree is", "how
+/// high above sea level"), or the question's end. Before a noun they are part of a compound ("how large language models
 /// work", "how deep learning", "how fast-forward merges", "how old versions are pruned").
 fn asks_a_measure(next: Option<&str>) -> bool {
     next.is_none_or(|w| {
