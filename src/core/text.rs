@@ -29,8 +29,9 @@ pub fn terms(text: &str) -> Vec<String> {
 pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
     let mut words = split_words(text);
     while let Some(word) = words.next() {
-        // "US" in capitals is the country, never the pronoun.
-        if word == "US" {
+        // "US" in capitals is the country, never the pronoun — unless the words on both
+        // sides are shouted too ("TELL US THE WEATHER").
+        if word == "US" && !shouted_between(text, word) {
             f("usa".to_string());
             continue;
         }
@@ -139,6 +140,24 @@ fn next_in_sentence<'a>(
     text.get(gap)
         .is_some_and(|g| !g.contains(['.', '?', '!', ';', '\n']))
         .then_some(next)
+}
+
+/// Whether the words on both sides of `word`, a slice of `text`, are written in capitals
+/// (two letters or more each): the text is shouted, and says nothing by its capitals.
+fn shouted_between(text: &str, word: &str) -> bool {
+    let at = offset_in(text, word);
+    let capitals = |w: Option<&str>| {
+        w.is_some_and(|w| w.chars().count() >= 2 && w.chars().all(|c| c.is_uppercase()))
+    };
+    let before = text.get(..at).and_then(|t| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .rfind(|w| !w.is_empty())
+    });
+    let after = text.get(at + word.len()..).and_then(|t| {
+        t.split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+    });
+    capitals(before) && capitals(after)
 }
 
 /// Whether `word`, a slice of `text`, is the first word of its sentence (past opening
@@ -1018,6 +1037,10 @@ mod tests {
         );
         assert!(terms("tell us the events").iter().all(|t| t != "usa"));
         assert!(terms("Us").is_empty());
+        // Shouted text says nothing by its capitals; one capitalised word among others does.
+        assert!(terms("TELL US THE WEATHER").iter().all(|t| t != "usa"));
+        assert!(terms("US GDP in 2020").contains(&"usa".to_string()));
+        assert!(terms("the US GDP").contains(&"usa".to_string()));
     }
 
     /// Tester 35 F10: a name composed (`caf\u{e9}`) and decomposed (`cafe\u{301}`) are one
