@@ -519,7 +519,6 @@ fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA application_id", [], |r| r.get(0))
 }
 
-/// SQLite gave up waiting for another connection's lock ("database is locked").
 /// Stored free text (a plan's intent, caller, model…) as its bytes read: bytes that are no
 /// UTF-8, or a blob, put in by hand (sqlite3) — no writer of ours stores one — read with
 /// U+FFFD where they fail, a number as its digits, NULL as nothing. One bad row then never
@@ -546,6 +545,7 @@ pub fn opt_text_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<S
     Ok((!matches!(v, rusqlite::types::ValueRef::Null)).then(|| lossy_text(v)))
 }
 
+/// SQLite gave up waiting for another connection's lock ("database is locked").
 pub fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
