@@ -181,6 +181,8 @@ pub const MAX_SPLIT_LEN: usize = 128;
 
 /// Raw words: runs of letters, digits and the marks on them, further split at camelCase humps
 /// (`todoAdd` → `todo`, `Add`; `HTTPServer` → `HTTP`, `Server`) and letter/digit edges.
+/// An acronym's plural stays whole (`SUVs`, `APIs`, `getIDs` → `get`, `IDs`), and an ordinal's
+/// ending is no word (`7th` → `7`, `21st` → `21`): "th" and "st" name nothing.
 pub fn split_words(text: &str) -> impl Iterator<Item = &str> + Clone {
     // A combining mark belongs to the word it follows: `nai\u{308}ve` is one word.
     text.split(|c: char| {
@@ -194,6 +196,7 @@ fn split_humps(word: &str) -> Vec<&str> {
     if word.len() > MAX_SPLIT_LEN {
         return vec![word];
     }
+    let word = without_acronym_plural(word);
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut parts = Vec::new();
     let mut start = 0;
@@ -208,10 +211,33 @@ fn split_humps(word: &str) -> Vec<&str> {
         if hump {
             parts.push(&word[start..i]);
             start = i;
+            if prev.is_ascii_digit() && is_ordinal_ending(&word[i..]) {
+                return parts;
+            }
         }
     }
     parts.push(&word[start..]);
     parts
+}
+
+/// `SUVs` → `SUV`, `getIDs` → `getID`: a lowercase `s` after two capitals or more makes an
+/// acronym plural. Left alone, `APIs` would split at the hump into `AP` and `Is`.
+fn without_acronym_plural(word: &str) -> &str {
+    let Some(stem) = word.strip_suffix('s') else {
+        return word;
+    };
+    let mut before = stem.chars().rev();
+    match (before.next(), before.next()) {
+        (Some(last), Some(first)) if last.is_uppercase() && first.is_uppercase() => stem,
+        _ => word,
+    }
+}
+
+/// `st`, `nd`, `rd` or `th` after a number: the rest of `7th`, `21st`, `2ND`.
+fn is_ordinal_ending(rest: &str) -> bool {
+    ["st", "nd", "rd", "th"]
+        .iter()
+        .any(|ending| rest.eq_ignore_ascii_case(ending))
 }
 
 /// The UTF-8 byte-order mark some editors (Notepad, Excel's CSV-to-JSON) and some servers put
@@ -1198,6 +1224,20 @@ mod tests {
         assert_eq!(terms("browser.screenshot"), vec!["browser", "screenshot"]);
         assert_eq!(terms("HTTPServer"), vec!["http", "server"]);
         assert_eq!(terms("uber.ride2"), vec!["uber", "ride"]);
+    }
+
+    #[test]
+    fn plural_acronyms_stay_whole_and_ordinal_endings_go() {
+        assert_eq!(terms("SUVs"), terms("SUV"));
+        assert_eq!(terms("list the APIs"), vec!["list", "api"]);
+        assert_eq!(terms("getIDs"), vec!["get", "id"]);
+        // A capital run before a longer lowercase word is still two words.
+        assert_eq!(terms("HTTPServer"), vec!["http", "server"]);
+        assert_eq!(terms("GPUs and CPUs"), vec!["gpu", "cpu"]);
+        assert_eq!(terms("the 7th of March"), vec!["march"]);
+        assert_eq!(terms("21st 2ND 3rd 4TH floor"), vec!["21", "floor"]);
+        // Letters after a number that are no ordinal ending stay.
+        assert_eq!(terms("5km 7thStreet"), vec!["km", "th", "street"]);
     }
 
     #[test]
