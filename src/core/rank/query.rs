@@ -341,7 +341,9 @@ pub fn split_requests(text: &str) -> Vec<&str> {
             // "and then", ", then", "also" — the cut goes before the joining words.
             true
         } else if lower == "and" {
-            gap.contains(',') || is_request_verb(next) || next.eq_ignore_ascii_case("then")
+            (gap.contains(',') && !closes_a_list(text, &words, k))
+                || is_request_verb(next)
+                || next.eq_ignore_ascii_case("then")
         } else {
             // ", starting at 10 AM" says how, not what: a verb's -ing form after a comma
             // opens no request.
@@ -414,6 +416,31 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// Whether the "and" at `words[k]`, after a comma, ends a list ("the temperature, wind
+/// speed, and precipitation") rather than opening a request: the item before the comma is
+/// one to three words back to the comma before it, in the same sentence, with no verb that
+/// asks.
+fn closes_a_list(text: &str, words: &[(usize, usize)], k: usize) -> bool {
+    const MAX_ITEM_WORDS: usize = 3;
+    let mut item: Vec<&str> = Vec::new();
+    for j in (0..k).rev() {
+        let word = &text[words[j].0..words[j].1];
+        let gap_before = &text[j.checked_sub(1).map_or(0, |i| words[i].1)..words[j].0];
+        item.push(word);
+        if item.len() > MAX_ITEM_WORDS || is_request_verb(word) || word.eq_ignore_ascii_case("and")
+        {
+            return false;
+        }
+        if gap_before.contains(['.', '?', '!', ';', '\n']) {
+            return false;
+        }
+        if gap_before.contains(',') {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether a piece is too small to be a request of its own: fewer than two content words,
@@ -1031,6 +1058,39 @@ mod tests {
             vec![
                 "Reserve two train tickets to Los Angeles on April 23, starting at 10:00 AM,",
                 "and find a hotel there."
+            ]
+        );
+    }
+
+    #[test]
+    fn the_and_that_ends_a_list_opens_no_request() {
+        let list = "Could you give me the hourly forecast for temperature, wind speed, and \
+                    precipitation for the next 10 days in Yosemite?";
+        assert_eq!(split_requests(list), vec![list]);
+        // An item with a verb or of more than three words, or a sentence's end before the
+        // comma: the ", and" opens a request.
+        assert_eq!(
+            split_requests("Find flights to Rome, book the cheapest one, and what are the fees?"),
+            vec![
+                "Find flights to Rome,",
+                "book the cheapest one,",
+                "and what are the fees?"
+            ]
+        );
+        assert_eq!(
+            split_requests(
+                "Find flights to Rome, the cheapest one in May, and what are the fees there?"
+            ),
+            vec![
+                "Find flights to Rome, the cheapest one in May,",
+                "and what are the fees there?"
+            ]
+        );
+        assert_eq!(
+            split_requests("Check the weather in Oslo. Rates, and what are the fees there?"),
+            vec![
+                "Check the weather in Oslo. Rates,",
+                "and what are the fees there?"
             ]
         );
     }
