@@ -338,8 +338,10 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         {
             true
         } else if SEQUENCE_WORDS.contains(&lower.as_str()) {
-            // "and then", ", then", "also" — the cut goes before the joining words.
-            true
+            // "and then", ", then", "also" — the cut goes before the joining words; not in
+            // a clause about the thing just named ("a shop that also offers lessons").
+            let before = &text[words[k - 1].0..words[k - 1].1];
+            !(gap.trim().is_empty() && is_relative_pronoun(before))
         } else if lower == "and" {
             (gap.contains(',') && !closes_a_list(text, &words, k))
                 || is_request_verb(next)
@@ -416,6 +418,13 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .map(|(s, e)| text[s..e].trim())
         .filter(|p| !p.is_empty())
         .collect()
+}
+
+/// "that", "which", "who", "whom", "whose": a word opening a clause about what was just named.
+fn is_relative_pronoun(word: &str) -> bool {
+    ["that", "which", "who", "whom", "whose"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// Whether the "and" at `words[k]`, after a comma, ends a list ("the temperature, wind
@@ -1092,6 +1101,31 @@ mod tests {
                 "Check the weather in Oslo. Rates,",
                 "and what are the fees there?"
             ]
+        );
+    }
+
+    #[test]
+    fn also_in_a_clause_about_what_was_named_opens_no_request() {
+        assert_eq!(
+            split_requests(
+                "Find a local guitar shop that also offers violin lessons in Nashville."
+            ),
+            vec!["Find a local guitar shop that also offers violin lessons in Nashville."]
+        );
+        assert_eq!(
+            split_requests("Find a hotel in Rome which then sends the invoice by mail"),
+            vec!["Find a hotel in Rome which then sends the invoice by mail"]
+        );
+        assert_eq!(
+            split_requests("Find the shop that I like. Also book a table for two at Nobu"),
+            vec![
+                "Find the shop that I like.",
+                "Also book a table for two at Nobu"
+            ]
+        );
+        assert_eq!(
+            split_requests("Find the shop that, also, book a table for two at Nobu"),
+            vec!["Find the shop that,", "also, book a table for two at Nobu"]
         );
     }
 
