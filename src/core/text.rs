@@ -36,6 +36,15 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
             continue;
         }
         let lower = folded_word(word.to_lowercase());
+        // "the United States" is the country "US" names, not a unit and a state.
+        if lower == "united"
+            && let Some(next) = words.clone().next()
+            && next.eq_ignore_ascii_case("states")
+        {
+            words.next();
+            f("usa".to_string());
+            continue;
+        }
         if lower.chars().count() < 2 || is_stop_word(&lower) {
             continue;
         }
@@ -1055,6 +1064,21 @@ pub fn opening(text: &str, max: usize) -> &str {
 mod tests {
 
     /// "US" in capitals is the country; "us" is the pronoun, a stop word.
+    #[test]
+    fn the_united_states_is_the_country() {
+        assert_eq!(
+            terms("veterans in the United States"),
+            vec!["veteran", "usa"]
+        );
+        assert_eq!(terms("UNITED STATES of America"), vec!["usa", "america"]);
+        assert_eq!(terms("united_states_gdp"), vec!["usa", "gdp"]);
+        // Each word on its own keeps its sense.
+        assert_eq!(
+            terms("a united team of states"),
+            vec!["unit", "team", "stat"]
+        );
+    }
+
     #[test]
     fn us_in_capitals_is_the_country() {
         assert_eq!(
