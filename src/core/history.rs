@@ -1156,7 +1156,7 @@ pub fn shape_words(intent: &str) -> Vec<String> {
 /// otherwise leave older plans apart from newer ones with the same words, and out of the
 /// past steps a new intent looks up by its shape. Raise it whenever `text::terms` reads any
 /// text differently.
-pub const SHAPE_RULES: u32 = 5;
+pub const SHAPE_RULES: u32 = 6;
 
 /// The key similar intents group under: a hash of [`shape_words`].
 pub fn shape(intent: &str) -> String {

@@ -4,8 +4,6 @@
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
-/// Lower-cased words of `text`, identifiers split, stop words and one-letter words dropped,
-/// each lightly stemmed. Order is kept; duplicates are kept.
 /// 12345 → "12,345" (`format::thousands` for the front ends; core's own texts use it too).
 pub fn thousands(n: usize) -> String {
     let s = n.to_string();
@@ -19,6 +17,8 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// Lower-cased words of `text`, identifiers split, stop words and one-letter words dropped,
+/// each lightly stemmed. Order is kept; duplicates are kept.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_term(text, |t| out.push(t));
@@ -36,13 +36,14 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(String)) {
             continue;
         }
         let lower = folded_word(word.to_lowercase());
-        // "the United States" is the country "US" names, not a unit and a state.
+        // "the United States" is the country "US" names, not a unit and a state; "the
+        // United Kingdom" is the "UK".
         if lower == "united"
-            && let Some(next) = words.clone().next()
-            && next.eq_ignore_ascii_case("states")
+            && let Some(country) = next_in_sentence(text, word, &mut words.clone())
+                .and_then(|next| united_country(&next.to_lowercase()))
         {
             words.next();
-            f("usa".to_string());
+            f(country.to_string());
             continue;
         }
         if lower.chars().count() < 2 || is_stop_word(&lower) {
@@ -137,6 +138,15 @@ fn asks_help_with<'a>(
         && next_in_sentence(text, whom, &mut after).is_some()
 }
 
+/// The country "United …" names by its short form's term.
+fn united_country(next: &str) -> Option<&'static str> {
+    match next {
+        "states" => Some("usa"),
+        "kingdom" => Some("uk"),
+        _ => None,
+    }
+}
+
 /// The word after `word` (the next of `after`, words of `text`) when no sentence end stands
 /// between them: a rule reading two words as one phrase reads them within a sentence.
 fn next_in_sentence<'a>(
@@ -190,8 +200,11 @@ pub const MAX_SPLIT_LEN: usize = 128;
 
 /// Raw words: runs of letters, digits and the marks on them, further split at camelCase humps
 /// (`todoAdd` → `todo`, `Add`; `HTTPServer` → `HTTP`, `Server`) and letter/digit edges.
-/// An acronym's plural stays whole (`SUVs`, `APIs`, `getIDs` → `get`, `IDs`), and an ordinal's
-/// ending is no word (`7th` → `7`, `21st` → `21`): "th" and "st" name nothing.
+/// Capitals followed by a lowercase `s` are an acronym's plural and read as the acronym, at
+/// the end of a word or before the next hump (`SUVs` → `SUV`, `getIDsForUser` → `get`, `ID`,
+/// `For`, `User`); left to the hump rule, `APIs` would split into `AP` and `Is`. An ordinal's
+/// ending is no word (`7th` → `7`, `get2ndPage` → `get`, `2`, `Page`): "th" and "nd" name
+/// nothing.
 pub fn split_words(text: &str) -> impl Iterator<Item = &str> + Clone {
     // A combining mark belongs to the word it follows: `nai\u{308}ve` is one word.
     text.split(|c: char| {
@@ -205,48 +218,69 @@ fn split_humps(word: &str) -> Vec<&str> {
     if word.len() > MAX_SPLIT_LEN {
         return vec![word];
     }
-    let word = without_acronym_plural(word);
     let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let at = |k: usize| chars.get(k).map(|&(_, c)| c);
     let mut parts = Vec::new();
     let mut start = 0;
+    // Where the `s` of an acronym's plural stands: the part it ends is cut before it.
+    let mut plural_s: Option<usize> = None;
+    // An ordinal's ending skipped at a hump leaves nothing between it and the next one.
+    fn push<'a>(parts: &mut Vec<&'a str>, word: &'a str, from: usize, to: usize) {
+        if from < to {
+            parts.push(&word[from..to]);
+        }
+    }
     for k in 1..chars.len() {
         let (i, c) = chars[k];
+        if i < start {
+            continue; // inside an ordinal's ending, skipped below
+        }
         let prev = chars[k - 1].1;
-        let next = chars.get(k + 1).map(|&(_, c)| c);
+        let next = at(k + 1);
+        let acronym_plural = prev.is_uppercase()
+            && c.is_uppercase()
+            && next == Some('s')
+            && at(k + 2).is_none_or(|a| a.is_uppercase() || a.is_ascii_digit());
+        if acronym_plural {
+            plural_s = Some(k + 1);
+        }
         let hump = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+            || (prev.is_uppercase()
+                && c.is_uppercase()
+                && next.is_some_and(char::is_lowercase)
+                && !acronym_plural)
             || (prev.is_alphabetic() && c.is_ascii_digit())
             || (prev.is_ascii_digit() && c.is_alphabetic());
         if hump {
-            parts.push(&word[start..i]);
+            let end = if plural_s == Some(k - 1) {
+                chars[k - 1].0
+            } else {
+                i
+            };
+            push(&mut parts, word, start, end);
             start = i;
-            if prev.is_ascii_digit() && is_ordinal_ending(&word[i..]) {
-                return parts;
+            if prev.is_ascii_digit() && is_ordinal_ending(at(k), at(k + 1), at(k + 2)) {
+                start = chars.get(k + 2).map_or(word.len(), |&(j, _)| j);
             }
         }
     }
-    parts.push(&word[start..]);
+    let end = match plural_s {
+        Some(k) if k + 1 == chars.len() => chars[k].0,
+        _ => word.len(),
+    };
+    push(&mut parts, word, start, end);
     parts
 }
 
-/// `SUVs` → `SUV`, `getIDs` → `getID`: a lowercase `s` after two capitals or more makes an
-/// acronym plural. Left alone, `APIs` would split at the hump into `AP` and `Is`.
-fn without_acronym_plural(word: &str) -> &str {
-    let Some(stem) = word.strip_suffix('s') else {
-        return word;
+/// `st`, `nd`, `rd` or `th` after a number, ending the word or before a capital: the rest of
+/// `7th`, `21st`, `2ND`, `get2ndPage`. (`5st`, five stone, goes too; `5km` stays.)
+fn is_ordinal_ending(first: Option<char>, second: Option<char>, after: Option<char>) -> bool {
+    let (Some(first), Some(second)) = (first, second) else {
+        return false;
     };
-    let mut before = stem.chars().rev();
-    match (before.next(), before.next()) {
-        (Some(last), Some(first)) if last.is_uppercase() && first.is_uppercase() => stem,
-        _ => word,
-    }
-}
-
-/// `st`, `nd`, `rd` or `th` after a number: the rest of `7th`, `21st`, `2ND`.
-fn is_ordinal_ending(rest: &str) -> bool {
-    ["st", "nd", "rd", "th"]
-        .iter()
-        .any(|ending| rest.eq_ignore_ascii_case(ending))
+    let ending = [first.to_ascii_lowercase(), second.to_ascii_lowercase()];
+    matches!(ending, ['s', 't'] | ['n', 'd'] | ['r', 'd'] | ['t', 'h'])
+        && after.is_none_or(char::is_uppercase)
 }
 
 /// The UTF-8 byte-order mark some editors (Notepad, Excel's CSV-to-JSON) and some servers put
@@ -421,6 +455,20 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
+/// Acronyms' plurals written lowercase, which the suffix rules leave (`ids` is too short,
+/// `apis` ends in `-is`): they meet `IDs` and `APIs`, which [`split_words`] reads as `ID` and
+/// `API`.
+const ACRONYM_PLURALS: &[(&str, &str)] = &[
+    ("ids", "id"),
+    ("apis", "api"),
+    ("uris", "uri"),
+    ("ips", "ip"),
+    ("cpus", "cpu"),
+    ("gpus", "gpu"),
+    ("vms", "vm"),
+    ("dbs", "db"),
+];
+
 /// Irregular past forms that requests use ("who won", "what was sent"), and their base verb.
 const IRREGULAR_PAST: &[(&str, &str)] = &[
     ("won", "win"),
@@ -503,7 +551,11 @@ const KEEPS_S: &[&str] = &["news"];
 pub fn stem(word: &str) -> String {
     let american = american_spelling(word);
     let word = american.as_ref();
-    if let Some(&(_, base)) = IRREGULAR_PAST.iter().find(|(past, _)| *past == word) {
+    if let Some(&(_, base)) = IRREGULAR_PAST
+        .iter()
+        .chain(ACRONYM_PLURALS)
+        .find(|(form, _)| *form == word)
+    {
         return base.to_string();
     }
     let w = word;
@@ -1063,7 +1115,7 @@ pub fn opening(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
 
-    /// "US" in capitals is the country; "us" is the pronoun, a stop word.
+    /// "The United States" and "the United Kingdom" are the countries "US" and "UK" name.
     #[test]
     fn the_united_states_is_the_country() {
         assert_eq!(
@@ -1072,13 +1124,19 @@ mod tests {
         );
         assert_eq!(terms("UNITED STATES of America"), vec!["usa", "america"]);
         assert_eq!(terms("united_states_gdp"), vec!["usa", "gdp"]);
-        // Each word on its own keeps its sense.
+        assert_eq!(terms("rates in the United Kingdom"), vec!["rate", "uk"]);
+        // Across a sentence's end, or each word on its own, they keep their sense.
+        assert_eq!(
+            terms("Our teams stood united. States like Ohio"),
+            vec!["team", "stand", "unit", "stat", "ohio"]
+        );
         assert_eq!(
             terms("a united team of states"),
             vec!["unit", "team", "stat"]
         );
     }
 
+    /// "US" in capitals is the country; "us" is the pronoun, a stop word.
     #[test]
     fn us_in_capitals_is_the_country() {
         assert_eq!(
@@ -1255,13 +1313,21 @@ mod tests {
         assert_eq!(terms("SUVs"), terms("SUV"));
         assert_eq!(terms("list the APIs"), vec!["list", "api"]);
         assert_eq!(terms("getIDs"), vec!["get", "id"]);
+        // Inside an identifier too, and written lowercase.
+        assert_eq!(terms("getIDsForUser"), vec!["get", "id", "user"]);
+        assert_eq!(terms("listAPIsByOwner"), vec!["list", "api", "owner"]);
+        assert_eq!(
+            terms("get_user_ids list_apis"),
+            vec!["get", "user", "id", "list", "api"]
+        );
         // A capital run before a longer lowercase word is still two words.
         assert_eq!(terms("HTTPServer"), vec!["http", "server"]);
         assert_eq!(terms("GPUs and CPUs"), vec!["gpu", "cpu"]);
         assert_eq!(terms("the 7th of March"), vec!["march"]);
         assert_eq!(terms("21st 2ND 3rd 4TH floor"), vec!["21", "floor"]);
+        assert_eq!(terms("get2ndPage 7thStreet"), vec!["get", "page", "street"]);
         // Letters after a number that are no ordinal ending stay.
-        assert_eq!(terms("5km 7thStreet"), vec!["km", "th", "street"]);
+        assert_eq!(terms("5km 2ndary"), vec!["km", "ndari"]);
     }
 
     #[test]

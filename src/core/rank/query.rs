@@ -340,8 +340,7 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         } else if SEQUENCE_WORDS.contains(&lower.as_str()) {
             // "and then", ", then", "also" — the cut goes before the joining words; not in
             // a clause about the thing just named ("a shop that also offers lessons").
-            let before = &text[words[k - 1].0..words[k - 1].1];
-            !(gap.trim().is_empty() && is_relative_pronoun(before))
+            !in_relative_clause(text, &words, k)
         } else if lower == "and" {
             (gap.contains(',') && !closes_a_list(text, &words, k))
                 || is_request_verb(next)
@@ -420,33 +419,71 @@ pub fn split_requests(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// "that", "which", "who", "whom", "whose": a word opening a clause about what was just named.
-fn is_relative_pronoun(word: &str) -> bool {
-    ["that", "which", "who", "whom", "whose"]
-        .iter()
-        .any(|w| word.eq_ignore_ascii_case(w))
+/// Whether the word at `words[k]` stands in a clause about what was just named: a relative
+/// pronoun comes before it, at most two helping words back ("a shop that also offers", "a
+/// hotel that is also", "a shop that's also"), with nothing but spaces between. After a verb
+/// "that" points at a thing instead ("book that then send the confirmation").
+fn in_relative_clause(text: &str, words: &[(usize, usize)], k: usize) -> bool {
+    const HELPING: &[&str] = &[
+        "is", "are", "was", "were", "can", "will", "does", "do", "now",
+    ];
+    let word_at = |j: usize| &text[words[j].0..words[j].1];
+    let blank_before = |j: usize| text[words[j - 1].1..words[j].0].trim().is_empty();
+    let mut j = k;
+    for _ in 0..=2 {
+        if j == 0 || !blank_before(j) {
+            return false;
+        }
+        j -= 1;
+        let word = word_at(j).to_lowercase();
+        let word = word.strip_suffix("'s").unwrap_or(&word);
+        if matches!(word, "that" | "which" | "who" | "whom" | "whose") {
+            return j == 0 || !is_request_verb(word_at(j - 1));
+        }
+        if !HELPING.contains(&word) {
+            return false;
+        }
+    }
+    false
 }
+
+/// Words that open a clause of their own: a question, a subject, a helping verb. An "and"
+/// before one joins two requests, never a list's last item ("Austin, TX, and how many people
+/// live there?").
+const CLAUSE_OPENERS: &[&str] = &[
+    "what", "what's", "how", "how's", "who", "who's", "where", "when", "which", "why", "i", "i'm",
+    "i'd", "we", "you", "can", "could", "would", "will", "do", "does", "is", "are", "please",
+];
 
 /// Whether the "and" at `words[k]`, after a comma, ends a list ("the temperature, wind
 /// speed, and precipitation") rather than opening a request: the item before the comma is
-/// one to three words back to the comma before it, in the same sentence, with no verb that
-/// asks.
+/// one to three words back to the comma before it, in the same sentence, and opens with no
+/// verb that asks; and the word after the "and" opens no clause. A comma between digits
+/// ("2,500") separates no items.
 fn closes_a_list(text: &str, words: &[(usize, usize)], k: usize) -> bool {
     const MAX_ITEM_WORDS: usize = 3;
-    let mut item: Vec<&str> = Vec::new();
-    for j in (0..k).rev() {
-        let word = &text[words[j].0..words[j].1];
-        let gap_before = &text[j.checked_sub(1).map_or(0, |i| words[i].1)..words[j].0];
-        item.push(word);
-        if item.len() > MAX_ITEM_WORDS || is_request_verb(word) || word.eq_ignore_ascii_case("and")
-        {
+    let word_at = |j: usize| &text[words[j].0..words[j].1];
+    if words
+        .get(k + 1)
+        .is_some_and(|_| CLAUSE_OPENERS.contains(&word_at(k + 1).to_lowercase().as_str()))
+    {
+        return false;
+    }
+    let mut item_words = 0;
+    for j in (1..k).rev() {
+        item_words += 1;
+        if item_words > MAX_ITEM_WORDS {
             return false;
         }
-        if gap_before.contains(['.', '?', '!', ';', '\n']) {
-            return false;
+        let gap_before = &text[words[j - 1].1..words[j].0];
+        let in_a_number = gap_before == ","
+            && word_at(j).starts_with(|c: char| c.is_ascii_digit())
+            && word_at(j - 1).ends_with(|c: char| c.is_ascii_digit());
+        if gap_before.contains(',') && !in_a_number {
+            return !is_request_verb(word_at(j));
         }
-        if gap_before.contains(',') {
-            return true;
+        if sentence_end(gap_before) && !abbreviation_ends(word_at(j - 1), gap_before) {
+            return false;
         }
     }
     false
@@ -1073,49 +1110,66 @@ mod tests {
 
     #[test]
     fn the_and_that_ends_a_list_opens_no_request() {
-        let list = "Could you give me the hourly forecast for temperature, wind speed, and \
-                    precipitation for the next 10 days in Yosemite?";
-        assert_eq!(split_requests(list), vec![list]);
-        // An item with a verb or of more than three words, or a sentence's end before the
+        for list in [
+            "Could you give me the hourly forecast for temperature, wind speed, and \
+             precipitation for the next 10 days in Yosemite?",
+            // An item of three words, one with a noun a request verb is also, and one after
+            // an abbreviation's full stop.
+            "Show the balance, three savings accounts, and pending payments for checking?",
+            "Show the account balance, recent transfers, and pending payments for checking?",
+            "Find the weather for Omaha, St. Louis, and Kansas City tomorrow?",
+        ] {
+            assert_eq!(split_requests(list), vec![list]);
+        }
+        // An item of four words, one opening with a verb, or a sentence's end before the
         // comma: the ", and" opens a request.
         assert_eq!(
-            split_requests("Find flights to Rome, book the cheapest one, and what are the fees?"),
+            split_requests("Find flights to Rome, the cheapest one in May, and what are the fees?"),
             vec![
-                "Find flights to Rome,",
-                "book the cheapest one,",
+                "Find flights to Rome, the cheapest one in May,",
                 "and what are the fees?"
             ]
         );
         assert_eq!(
-            split_requests(
-                "Find flights to Rome, the cheapest one in May, and what are the fees there?"
-            ),
-            vec![
-                "Find flights to Rome, the cheapest one in May,",
-                "and what are the fees there?"
-            ]
+            split_requests("Find flights to Rome, book it, and the fees for a bag?"),
+            vec!["Find flights to Rome, book it,", "and the fees for a bag?"]
         );
         assert_eq!(
-            split_requests("Check the weather in Oslo. Rates, and what are the fees there?"),
+            split_requests("Check the weather in Oslo. Rates, and the fees for a bag?"),
             vec![
                 "Check the weather in Oslo. Rates,",
-                "and what are the fees there?"
+                "and the fees for a bag?"
             ]
         );
+        // A clause after the "and" (review 46 H1), and a number's comma in the item.
+        for (text, first) in [
+            (
+                "What's the weather in Austin, TX, and how many people live there?",
+                "What's the weather in Austin, TX,",
+            ),
+            (
+                "Book the hotel for June 5, 2025, and what is the cancellation policy?",
+                "Book the hotel for June 5, 2025,",
+            ),
+            (
+                "Send $2,500 to Bob, and the fees for that transfer?",
+                "Send $2,500 to Bob,",
+            ),
+        ] {
+            assert_eq!(split_requests(text)[0], first, "{text}");
+        }
     }
 
     #[test]
     fn also_in_a_clause_about_what_was_named_opens_no_request() {
-        assert_eq!(
-            split_requests(
-                "Find a local guitar shop that also offers violin lessons in Nashville."
-            ),
-            vec!["Find a local guitar shop that also offers violin lessons in Nashville."]
-        );
-        assert_eq!(
-            split_requests("Find a hotel in Rome which then sends the invoice by mail"),
-            vec!["Find a hotel in Rome which then sends the invoice by mail"]
-        );
+        for one in [
+            "Find a local guitar shop that also offers violin lessons in Nashville.",
+            "Find a hotel in Rome which then sends the invoice by mail",
+            "Find a hotel in Rome that is also pet-friendly and quiet",
+            "Find a shop that's also open on Sunday mornings",
+        ] {
+            assert_eq!(split_requests(one), vec![one]);
+        }
         assert_eq!(
             split_requests("Find the shop that I like. Also book a table for two at Nobu"),
             vec![
@@ -1126,6 +1180,16 @@ mod tests {
         assert_eq!(
             split_requests("Find the shop that, also, book a table for two at Nobu"),
             vec!["Find the shop that,", "also, book a table for two at Nobu"]
+        );
+        // After a verb "that" is the thing done to (review 46 M1).
+        assert_eq!(
+            split_requests(
+                "Find the cheapest flight to Rome and book that then send me the receipt"
+            ),
+            vec![
+                "Find the cheapest flight to Rome and book that",
+                "then send me the receipt"
+            ]
         );
     }
 
