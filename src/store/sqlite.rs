@@ -525,12 +525,19 @@ fn application_id(conn: &Connection) -> rusqlite::Result<i64> {
 /// stops a listing, an export or a pane (tester 45 F1); what is stored is not changed, and
 /// what is shown still goes through `core::terminal_text` where it is shown.
 pub fn lossy_text(v: rusqlite::types::ValueRef<'_>) -> String {
+    lossy_str(v).into_owned()
+}
+
+/// [`lossy_text`] borrowing the row's bytes where they are UTF-8 already: for a pass over
+/// every row (the regroup reads every plan's intent so, as a listing shows it).
+pub fn lossy_str(v: rusqlite::types::ValueRef<'_>) -> std::borrow::Cow<'_, str> {
     use rusqlite::types::ValueRef;
+    use std::borrow::Cow;
     match v {
-        ValueRef::Text(b) | ValueRef::Blob(b) => String::from_utf8_lossy(b).into_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Null => String::new(),
+        ValueRef::Text(b) | ValueRef::Blob(b) => String::from_utf8_lossy(b),
+        ValueRef::Integer(i) => Cow::Owned(i.to_string()),
+        ValueRef::Real(f) => Cow::Owned(f.to_string()),
+        ValueRef::Null => Cow::Borrowed(""),
     }
 }
 
@@ -551,6 +558,16 @@ pub fn is_busy(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     )
+}
+
+/// Whether `e` is another connection's lock: a busy or locked SQLite error anywhere in its
+/// chain ([`is_busy`]), or a lock waited out ([`LockWaitedOut`]). What a writer that does not
+/// wait may pass over, leaving its work to the next; any other failure (a full disk, an I/O
+/// error, a damaged or read-only file) is none.
+pub fn held_elsewhere(e: &anyhow::Error) -> bool {
+    waited_out_for_the_lock(e)
+        || e.chain()
+            .any(|c| c.downcast_ref::<rusqlite::Error>().is_some_and(is_busy))
 }
 
 /// What a store whose lock another process held for the whole wait says: whose lock, the
@@ -1060,6 +1077,22 @@ mod tests {
         // not tried: tester 12 T12-7); another failure is not one.
         assert!(waited_out_for_the_lock(&refused));
         assert!(!waited_out_for_the_lock(&anyhow::anyhow!("disk full")));
+        // Another connection's lock, as a writer that does not wait meets it (a busy error
+        // through any context) or waited out; a full disk, SQLite's or said, is none.
+        assert!(held_elsewhere(&refused));
+        let busy = waiter
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| anyhow::Error::new(e).context("regrouping"))
+            .unwrap_err();
+        assert!(held_elsewhere(&busy), "{busy:#}");
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        assert!(!held_elsewhere(
+            &anyhow::Error::new(full).context("regrouping")
+        ));
+        assert!(!held_elsewhere(&anyhow::anyhow!("disk full")));
         let err = format!("{:#}", refused.root_cause());
         assert_eq!(
             err,
