@@ -1330,6 +1330,35 @@ mod tests {
         assert_eq!(terms("5km 2ndary"), vec!["km", "ndari"]);
     }
 
+    /// Every word up to six letters long over an alphabet that meets each hump rule (capitals,
+    /// an acronym plural's `s`, digits and ordinal endings, a letter of two bytes) splits
+    /// into non-empty parts that appear in it in order, without a panic.
+    #[test]
+    fn every_short_word_splits_into_its_own_parts_in_order() {
+        let alphabet = ['A', 'B', 's', 'n', 'd', 't', 'h', '2', 'É', 'é'];
+        let mut word = String::new();
+        let mut counters = [0usize; 6];
+        for len in 1..=6 {
+            counters[..len].fill(0);
+            loop {
+                word.clear();
+                word.extend(counters[..len].iter().map(|&i| alphabet[i]));
+                let mut from = 0;
+                for part in split_humps(&word) {
+                    assert!(!part.is_empty(), "{word:?}");
+                    let at = word[from..].find(part).map(|i| from + i);
+                    assert!(at.is_some(), "{word:?}: {part:?} out of order");
+                    from = at.unwrap_or(from) + part.len();
+                }
+                let Some(k) = counters[..len].iter().position(|&i| i + 1 < alphabet.len()) else {
+                    break;
+                };
+                counters[k] += 1;
+                counters[..k].fill(0);
+            }
+        }
+    }
+
     #[test]
     fn identifiers_past_the_length_limit_stay_one_word() {
         let within = "Ab".repeat(MAX_SPLIT_LEN / 2);
