@@ -88,48 +88,52 @@ pub(super) fn feeders(guide: &RoutingGuide) -> Vec<Vec<u32>> {
         let mut found: Vec<u32> = Vec::new();
         let mut by_family: Vec<u32> = Vec::new();
         for wanted in wanted_all {
-            // `username_or_id_or_url` takes an id among other things: its family's bare id,
-            // when one entry alone gives it (two or more: which id is meant is not known;
-            // review 45 M1).
-            let mut alternatives = wanted.split(|w| w == "or");
-            if wanted.len() > 1 && alternatives.any(|alt| alt == ["id"]) {
-                let givers: Vec<u32> = family_of(original[a], &names[a])
-                    .and_then(|f| bare_id_by_family.get(f))
-                    .into_iter()
-                    .flatten()
-                    .copied()
-                    .filter(|&b| b as usize != a && !inputs[b as usize].contains(wanted))
-                    .collect();
-                if let [giver] = givers[..] {
-                    by_family.push(giver);
+            // `user_id_or_username` takes either: each alternative is looked up on its own.
+            let alternatives: Vec<&[String]> = wanted.split(|w| w == "or").collect();
+            for alt in alternatives.iter().copied() {
+                // `username_or_id_or_url` takes an id among other things: its family's bare
+                // id, when one entry alone gives it (two or more: which id is meant is not
+                // known; review 45 M1).
+                if alternatives.len() > 1 && alt == ["id"] {
+                    let givers: Vec<u32> = family_of(original[a], &names[a])
+                        .and_then(|f| bare_id_by_family.get(f))
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .filter(|&b| b as usize != a && !inputs[b as usize].contains(wanted))
+                        .collect();
+                    if let [giver] = givers[..] {
+                        by_family.push(giver);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if wanted.len() < 2 || wanted.last().map(String::as_str) != Some("id") {
-                continue;
-            }
-            let mut givers: Vec<u32> = Vec::new();
-            // `origin sky id` is fed by an output `sky id`: any tail of two words or more.
-            for k in 0..=wanted.len() - 2 {
-                let tail = &wanted[k..];
-                if let Some(list) = by_output.get(tail).filter(|l| l.len() <= MAX_GIVERS) {
-                    givers.extend(list);
+                if alt.len() < 2 || alt.last().map(String::as_str) != Some("id") {
+                    continue;
                 }
-                // A name that says every word of the tail: the rarest word's entries first.
-                let lists: Option<Vec<&Vec<u32>>> =
-                    tail.iter().map(|w| by_name_word.get(w.as_str())).collect();
-                let shortest = lists.and_then(|l| l.into_iter().min_by_key(|l| l.len()));
-                if let Some(shortest) = shortest.filter(|l| l.len() <= MAX_GIVERS) {
-                    givers.extend(
-                        shortest
-                            .iter()
-                            .filter(|&&b| tail.iter().all(|w| names[b as usize].contains(w))),
-                    );
+                let mut givers: Vec<u32> = Vec::new();
+                // `origin sky id` is fed by an output `sky id`: any tail of two words or more.
+                for k in 0..=alt.len() - 2 {
+                    let tail = &alt[k..];
+                    if let Some(list) = by_output.get(tail).filter(|l| l.len() <= MAX_GIVERS) {
+                        givers.extend(list);
+                    }
+                    // A name that says every word of the tail: the rarest word's entries
+                    // first.
+                    let lists: Option<Vec<&Vec<u32>>> =
+                        tail.iter().map(|w| by_name_word.get(w.as_str())).collect();
+                    let shortest = lists.and_then(|l| l.into_iter().min_by_key(|l| l.len()));
+                    if let Some(shortest) = shortest.filter(|l| l.len() <= MAX_GIVERS) {
+                        givers.extend(
+                            shortest
+                                .iter()
+                                .filter(|&&b| tail.iter().all(|w| names[b as usize].contains(w))),
+                        );
+                    }
                 }
+                // A feeder does not itself take what it would give.
+                givers.retain(|&b| b as usize != a && !inputs[b as usize].contains(wanted));
+                found.extend(givers);
             }
-            // A feeder does not itself take what it would give.
-            givers.retain(|&b| b as usize != a && !inputs[b as usize].contains(wanted));
-            found.extend(givers);
         }
         found.sort_unstable();
         found.dedup();
@@ -381,6 +385,24 @@ mod tests {
         let fed = feeders(&guide(packs));
         assert!(fed[2].is_empty(), "{fed:?}");
         assert!(fed[4].is_empty(), "{fed:?}");
+    }
+
+    /// Each alternative of an input that takes one of several things is looked up as an
+    /// input of its own: `user_id_or_username` is fed by what gives a `user id` (review 45
+    /// L8), and `name_or_ticket_id` by what gives a `ticket id`.
+    #[test]
+    fn each_alternative_of_an_input_is_looked_up() {
+        let packs = vec![
+            pack("find_user", "Users", &["q"], &["user_id"]),
+            pack("user_posts", "Posts", &["user_id_or_username"], &[]),
+            pack("open_ticket", "Tickets", &["title"], &["ticket_id"]),
+            pack("close_ticket", "Closes one", &["name_or_ticket_id"], &[]),
+            pack("user_names", "Names", &["username_or_handle"], &[]),
+        ];
+        let fed = feeders(&guide(packs));
+        assert_eq!(fed[1], [0], "{fed:?}");
+        assert_eq!(fed[3], [2], "{fed:?}");
+        assert!(fed[4].is_empty(), "no alternative is an id: {fed:?}");
     }
 
     /// The question names the albums; the artist's id is looked up first. The lookup step
