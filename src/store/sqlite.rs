@@ -560,16 +560,6 @@ pub fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Whether `e` is another connection's lock: a busy or locked SQLite error anywhere in its
-/// chain ([`is_busy`]), or a lock waited out ([`LockWaitedOut`]). What a writer that does not
-/// wait may pass over, leaving its work to the next; any other failure (a full disk, an I/O
-/// error, a damaged or read-only file) is none.
-pub fn held_elsewhere(e: &anyhow::Error) -> bool {
-    waited_out_for_the_lock(e)
-        || e.chain()
-            .any(|c| c.downcast_ref::<rusqlite::Error>().is_some_and(is_busy))
-}
-
 /// What a store whose lock another process held for the whole wait says: whose lock, the
 /// file, how long it waited, and that nothing was changed. One sentence for every read or
 /// open that meets such a lock ([`store_failure`] words the rest alike); a
@@ -615,6 +605,61 @@ pub fn environment_words(e: &rusqlite::Error) -> Option<&'static str> {
         ErrorCode::OutOfMemory => Some("out of memory"),
         _ => None,
     }
+}
+
+/// A write of the store at `path` that failed once its lock was taken, and was rolled back:
+/// one line, the cause first, then the outcome: "FILE: DOING: CAUSE; nothing was changed"
+/// (review 47 L5). The cause in plain words when the machine failed; a full disk is said
+/// as possibly SQLite's temporary directory ([`temp_dir`]), which a large write fills too,
+/// not only the device holding the store (review 47 H1). A bad-input error stays one.
+pub fn undone_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Error {
+    let sqlite = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>());
+    let cause = match sqlite {
+        Some(s) if s.sqlite_error_code() == Some(ErrorCode::DiskFull) => format!(
+            "no space left on the device holding it or for SQLite's temporary files {} ({s})",
+            temp_dir_words()
+        ),
+        Some(s) => environment_words(s)
+            .map(|w| format!("{w} ({s})"))
+            .or_else(|| sidecar_words(s, path))
+            .unwrap_or_else(|| format!("{e:#}")),
+        None => format!("{e:#}"),
+    };
+    let said = format!("{}: {doing}: {cause}; nothing was changed", path.shown());
+    if crate::exit::code_for(&e) == crate::exit::BAD_INPUT {
+        crate::exit::bad_input(said)
+    } else {
+        anyhow::anyhow!(said)
+    }
+}
+
+/// Where SQLite puts its temporary files (a statement journal, a sort, a temporary table)
+/// on this machine: its unix VFS takes the first of SQLITE_TMPDIR, TMPDIR, /var/tmp,
+/// /usr/tmp, /tmp and the working directory that is a directory it may write (ctxconsole
+/// sets no `temp_store_directory`). `None` where none is.
+#[cfg(unix)]
+pub fn temp_dir() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    [
+        env("SQLITE_TMPDIR"),
+        env("TMPDIR"),
+        Some(PathBuf::from("/var/tmp")),
+        Some(PathBuf::from("/usr/tmp")),
+        Some(PathBuf::from("/tmp")),
+        Some(PathBuf::from(".")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|d| std::fs::metadata(d).is_ok_and(|m| m.is_dir() && !m.permissions().readonly()))
+}
+
+/// [`temp_dir`] as an error says it.
+fn temp_dir_words() -> String {
+    #[cfg(unix)]
+    if let Some(d) = temp_dir() {
+        return format!("in {}, which SQLITE_TMPDIR moves", d.display());
+    }
+    "in the system's temporary directory".to_string()
 }
 
 /// An error from SQLite reading or writing the file at `path` as one line that names the
@@ -1077,22 +1122,6 @@ mod tests {
         // not tried: tester 12 T12-7); another failure is not one.
         assert!(waited_out_for_the_lock(&refused));
         assert!(!waited_out_for_the_lock(&anyhow::anyhow!("disk full")));
-        // Another connection's lock, as a writer that does not wait meets it (a busy error
-        // through any context) or waited out; a full disk, SQLite's or said, is none.
-        assert!(held_elsewhere(&refused));
-        let busy = waiter
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| anyhow::Error::new(e).context("regrouping"))
-            .unwrap_err();
-        assert!(held_elsewhere(&busy), "{busy:#}");
-        let full = rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
-            None,
-        );
-        assert!(!held_elsewhere(
-            &anyhow::Error::new(full).context("regrouping")
-        ));
-        assert!(!held_elsewhere(&anyhow::anyhow!("disk full")));
         let err = format!("{:#}", refused.root_cause());
         assert_eq!(
             err,
@@ -1191,6 +1220,64 @@ mod tests {
 
     /// The probe sees another connection's write lock without waiting for it, takes
     /// nothing, and leaves the connection waiting the full bound again.
+    /// Review 47 L5: a write that failed once its lock was taken says the cause first, then
+    /// "; nothing was changed"; a full disk names SQLite's temporary directory too (a large
+    /// write's temporary files fill it, not only the store's device: H1); this connection's
+    /// own SQLITE_LOCKED is said as it is, never taken for another's lock (L1); a bad-input
+    /// error keeps its exit code.
+    #[test]
+    fn a_failed_write_says_its_cause_then_that_nothing_was_changed() {
+        let path = Path::new("/data/history.sqlite");
+        let doing = "grouping plans by today's word rules";
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".to_string()),
+        );
+        let said = format!(
+            "{:#}",
+            undone_failure(anyhow::Error::new(full).context("moving"), path, doing)
+        );
+        let temp = temp_dir().expect("a temporary directory");
+        assert_eq!(
+            said,
+            format!(
+                "{}: {doing}: no space left on the device holding it or for SQLite's \
+                 temporary files in {}, which SQLITE_TMPDIR moves (database or disk is full); \
+                 nothing was changed",
+                path.display(),
+                temp.display()
+            )
+        );
+        // This connection's own table lock: a DROP while its own read still steps.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);")
+            .unwrap();
+        let mut read = conn.prepare("SELECT x FROM t").unwrap();
+        let mut rows = read.query([]).unwrap();
+        rows.next().unwrap();
+        let own = conn.execute_batch("DROP TABLE t").unwrap_err();
+        assert_eq!(own.sqlite_error_code(), Some(ErrorCode::DatabaseLocked));
+        let own = anyhow::Error::new(own);
+        assert!(!waited_out_for_the_lock(&own));
+        let said = format!("{:#}", undone_failure(own, path, doing));
+        assert!(
+            said.starts_with(&format!("{}: {doing}: ", path.display()))
+                && said.contains("locked")
+                && said.ends_with("; nothing was changed"),
+            "{said}"
+        );
+        drop(rows);
+        let bad = undone_failure(bad_input("a stored outcome 'x' is none"), path, doing);
+        assert_eq!(crate::exit::code_for(&bad), crate::exit::BAD_INPUT);
+        assert_eq!(
+            bad.to_string(),
+            format!(
+                "{}: {doing}: a stored outcome 'x' is none; nothing was changed",
+                path.display()
+            )
+        );
+    }
+
     #[test]
     fn a_write_lock_held_elsewhere_is_seen_at_once() {
         let dir = tempfile::tempdir().unwrap();
