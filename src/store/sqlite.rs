@@ -657,7 +657,7 @@ pub fn temp_dir() -> Option<PathBuf> {
 fn temp_dir_words() -> String {
     #[cfg(unix)]
     if let Some(d) = temp_dir() {
-        return format!("in {}, which SQLITE_TMPDIR moves", d.display());
+        return format!("in {}, which SQLITE_TMPDIR moves", d.shown());
     }
     "in the system's temporary directory".to_string()
 }
