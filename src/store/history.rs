@@ -981,47 +981,29 @@ fn regroup_plans_in(conn: &Connection, mut today: TodaysShapes) -> anyhow::Resul
     Ok(())
 }
 
-/// Each moved plan (`seq`, its shape in `today`) given its new shape in one statement: the
-/// pairs go into a temporary table by one prepared insert, then one `UPDATE … FROM` moves
-/// them all (tester F4: 200,000 plans). The indexes holding the shape are kept current
-/// through it (review 47 M1: they had been dropped and made again from the statements
-/// stored in the file, text from outside run as SQL, for about 2 s once per rules change).
-/// Inside the caller's write: the temporary table goes with it, whether it commits or rolls
-/// back.
+/// Each moved plan (`seq`, its shape in `today`) given its new shape, one prepared
+/// `UPDATE … WHERE seq = ?` a plan, inside the caller's write (tester 45 F4: 200,000 plans
+/// move in about the time one set-based `UPDATE … FROM` a temporary table took, review 47).
+/// The indexes holding the shape are kept current through it (review 47 M1: they had been
+/// dropped and made again from the statements stored in the file, text from outside run as
+/// SQL).
 ///
-/// `OR FAIL` (review 47 H1): a plain `UPDATE` of many rows inside a transaction, on a table
-/// with a `NOT NULL` column (abort on conflict), makes SQLite keep a statement journal of
-/// every page it changes, an unlinked file in its temporary directory (SQLITE_TMPDIR,
-/// TMPDIR, /var/tmp, /tmp) about the size of the store: 287 MB for a 291 MB store of
-/// 200,000 plans all moving, where a temporary directory with less room failed every open.
-/// `OR FAIL` needs none: what is left is the temporary table of moved pairs and the
-/// update's own copy of them, 12 MB for those 200,000 plans (about 60 bytes a moved plan,
-/// whatever the intents' size). It loses nothing: any error here rolls the whole write
-/// back. Do not drop it (`a_regroup_moving_every_plan_writes_no_temporary_file_…`).
+/// One row a statement on purpose (review 47 H1): an `UPDATE` of many rows inside a
+/// transaction makes SQLite keep a statement journal of every page it changes, an unlinked
+/// file in its temporary directory (SQLITE_TMPDIR, TMPDIR, /var/tmp, /tmp) about the size of
+/// the store, where a temporary directory with less room failed every open. A statement
+/// that changes one row by its key needs no statement journal and no temporary table: no
+/// temporary file at all (`a_regroup_moving_every_plan_writes_no_temporary_file_…`).
 fn move_plans(
     conn: &Connection,
     today: &TodaysShapes,
     moved: &[(i64, usize)],
 ) -> rusqlite::Result<()> {
-    if moved.is_empty() {
-        return Ok(());
+    let mut update = conn.prepare_cached("UPDATE plans SET shape = ?2 WHERE seq = ?1")?;
+    for (seq, i) in moved {
+        update.execute(params![seq, today.key(*i)])?;
     }
-    conn.execute_batch(
-        "CREATE TEMP TABLE regroup_moves(seq INTEGER PRIMARY KEY, shape TEXT NOT NULL)",
-    )?;
-    {
-        let mut insert =
-            conn.prepare("INSERT INTO temp.regroup_moves(seq, shape) VALUES (?1, ?2)")?;
-        for (seq, i) in moved {
-            insert.execute(params![seq, today.key(*i)])?;
-        }
-    }
-    conn.execute(
-        "UPDATE OR FAIL plans SET shape = m.shape FROM temp.regroup_moves AS m
-         WHERE plans.seq = m.seq",
-        [],
-    )?;
-    conn.execute_batch("DROP TABLE temp.regroup_moves")
+    Ok(())
 }
 
 /// Every group's row made again from its plans ([`shape_rows_from_plans`] for every
