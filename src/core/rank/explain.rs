@@ -245,7 +245,7 @@ impl RankIndex {
             ranking.terms.clone(),
             ranking.pairs.clone(),
             ranking.term_requests.clone(),
-            ranking.term_inferred.clone(),
+            ranking.term_sources.clone(),
             ranking.requests.len().max(1),
         )
     }

@@ -24,8 +24,8 @@ pub(super) struct Query {
     pub reached: Vec<(u32, f64)>,
     /// Per term, the requests it belongs to (bit per request).
     pub masks: Vec<u32>,
-    /// Per term, whether only a value implied it (see [`ParsedIntent::inferred`]).
-    pub inferred: Vec<bool>,
+    /// Per term, how the question says it (see [`ParsedIntent::sources`]).
+    pub sources: Vec<TermSource>,
     /// Per request: the summed IDF of its terms and the kinds of action it asks for.
     pub requests: Vec<RequestWeight>,
     /// Whether `rank` takes each request's coverage (more than one request, and on).
@@ -60,14 +60,24 @@ impl Query {
     }
 }
 
+/// How a question says a term, from the most to the least its own: written, written only
+/// between quotes (a value the tool is given, 'the history of kites', rather than words for
+/// the tool), or only implied by a value ("how many" → count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TermSource {
+    Written,
+    Quoted,
+    Implied,
+}
+
 /// What an intent reads as before it meets an index: terms, pairs, request masks and the
 /// request texts.
 pub(super) struct ParsedIntent {
     pub terms: Vec<String>,
     pub pairs: Vec<(String, String)>,
     pub masks: Vec<u32>,
-    /// Per term, whether only the value words added it (no one wrote it).
-    pub inferred: Vec<bool>,
+    /// Per term, how the question says it: where it says it several ways, the most its own.
+    pub sources: Vec<TermSource>,
     pub requests: Vec<String>,
 }
 
@@ -84,6 +94,14 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         vec![intent]
     };
     let words = text::terms(intent);
+    let unquoted = text::terms(&without_quoted(intent));
+    let written = |t: &String| {
+        if unquoted.contains(t) {
+            TermSource::Written
+        } else {
+            TermSource::Quoted
+        }
+    };
     // Adjacent pairs of what was written (not of the expansion below).
     let pairs: Vec<(String, String)> = words
         .windows(2)
@@ -91,44 +109,52 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         .collect();
     let mut terms: Vec<String> = Vec::new();
     let mut masks: Vec<u32> = Vec::new();
-    let mut inferred: Vec<bool> = Vec::new();
-    let mut add = |t: String, bit: u32, by_value: bool| match terms.iter().position(|x| *x == t) {
+    let mut sources: Vec<TermSource> = Vec::new();
+    let mut add = |t: String, bit: u32, source: TermSource| match terms.iter().position(|x| *x == t)
+    {
         Some(k) => {
             masks[k] |= bit;
-            inferred[k] &= by_value;
+            sources[k] = sources[k].min(source);
         }
         None => {
             terms.push(t);
             masks.push(bit);
-            inferred.push(by_value);
+            sources.push(source);
         }
     };
     if requests.len() <= 1 {
         let all = if requests.is_empty() { 0 } else { 1 };
-        words.into_iter().for_each(|t| add(t, all, false));
+        words.into_iter().for_each(|t| {
+            let source = written(&t);
+            add(t, all, source)
+        });
         if expand {
             answer_type_expansion(intent)
                 .into_iter()
-                .for_each(|t| add(t, all, true));
+                .for_each(|t| add(t, all, TermSource::Implied));
         }
     } else {
         // Written words first, in order; then each request's value words.
         for (r, text) in requests.iter().enumerate() {
-            text::terms(text)
-                .into_iter()
-                .for_each(|t| add(t, 1 << r, false));
+            text::terms(text).into_iter().for_each(|t| {
+                let source = written(&t);
+                add(t, 1 << r, source)
+            });
         }
         if expand {
             for (r, text) in requests.iter().enumerate() {
                 answer_type_expansion(text)
                     .into_iter()
-                    .for_each(|t| add(t, 1 << r, true));
+                    .for_each(|t| add(t, 1 << r, TermSource::Implied));
             }
         }
         // A word the whole text has and no request does (a split inside a word cannot
         // happen, but stay safe): it belongs to every request.
         let every = (1u32 << requests.len()) - 1;
-        words.into_iter().for_each(|t| add(t, 0, false));
+        words.into_iter().for_each(|t| {
+            let source = written(&t);
+            add(t, 0, source)
+        });
         masks
             .iter_mut()
             .filter(|m| **m == 0)
@@ -138,7 +164,7 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         terms,
         pairs,
         masks,
-        inferred,
+        sources,
         requests: if requests.len() > 1 {
             requests.iter().map(|r| r.trim().to_string()).collect()
         } else {
@@ -152,7 +178,7 @@ impl RankIndex {
         let p = parse_intent(intent, self.params.expand, self.params.requests);
         let requests = p.requests.len().max(1);
         (
-            self.query_of(p.terms, p.pairs, p.masks, p.inferred, requests),
+            self.query_of(p.terms, p.pairs, p.masks, p.sources, requests),
             p.requests,
         )
     }
@@ -162,7 +188,7 @@ impl RankIndex {
         terms: Vec<String>,
         pairs: Vec<(String, String)>,
         masks: Vec<u32>,
-        inferred: Vec<bool>,
+        sources: Vec<TermSource>,
         request_count: usize,
     ) -> Query {
         let mut reached: Vec<(u32, f64)> = Vec::new();
@@ -172,12 +198,12 @@ impl RankIndex {
         let mut requests = vec![RequestWeight::default(); request_count.max(1)];
         for (k, t) in terms.iter().enumerate() {
             let id = self.id(t);
-            // A word only a value implies ("how many" → count) weighs its share of one
-            // written (all of it by default).
-            let share = if inferred.get(k).copied().unwrap_or(false) {
-                self.params.inferred
-            } else {
-                1.0
+            // A word only a value implies ("how many" → count), or only a quoted value
+            // says, weighs its share of one written.
+            let share = match sources.get(k) {
+                Some(TermSource::Implied) => self.params.inferred,
+                Some(TermSource::Quoted) => self.params.quoted,
+                _ => 1.0,
             };
             let idf = share * self.idf_of(t);
             let action = action_of(t).map_or(0, |a| a as u8);
@@ -215,7 +241,7 @@ impl RankIndex {
             pair_keys,
             reached,
             masks,
-            inferred,
+            sources,
             requests,
         }
     }
@@ -568,6 +594,60 @@ fn double_quoted_spans(text: &str) -> Vec<(usize, usize)> {
         }
     }
     spans
+}
+
+/// The byte spans between pairs of single quotes (straight or curly): `'the history of
+/// kites'`. A mark opens a quote where no letter or digit stands before it and one follows,
+/// and closes it where none follows, so an apostrophe inside a word (`they're`, `I’m`) does
+/// neither and a plural's (`users' files`) closes nothing open. A quote runs within its line
+/// and at most [`SINGLE_QUOTE_MAX_BYTES`]: a mark that opens nothing (`'90s`) hides no more.
+fn single_quoted_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, mark) in text.match_indices(['\'', '\u{2018}', '\u{2019}']) {
+        let before = text[..i].chars().next_back();
+        let after = text[i + mark.len()..].chars().next();
+        if let Some(start) = open
+            && (i - start > SINGLE_QUOTE_MAX_BYTES || text[start..i].contains('\n'))
+        {
+            open = None;
+        }
+        let letter_before = before.is_some_and(char::is_alphanumeric);
+        let letter_after = after.is_some_and(char::is_alphanumeric);
+        match open {
+            Some(start) if !letter_after && !before.is_some_and(char::is_whitespace) => {
+                spans.push((start, i));
+                open = None;
+            }
+            None if !letter_before && letter_after => open = Some(i),
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// The longest a single-quoted value runs, in bytes.
+const SINGLE_QUOTE_MAX_BYTES: usize = 200;
+
+/// `text` with what it quotes (double or single quotes) made blank. A quote holding half
+/// the text or more is the message itself quoted (some BFCL questions come in quotes
+/// whole), not a value in it, and stays.
+fn without_quoted(text: &str) -> String {
+    let mut spans = double_quoted_spans(text);
+    spans.extend(single_quoted_spans(text));
+    spans.retain(|&(a, b)| 2 * (b - a) < text.trim().len());
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if spans.iter().any(|&(a, b)| a < i && i < b) {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whether `piece` is only a list's number ("2.", "3)"). (A piece opens at a word, so a
@@ -1295,5 +1375,57 @@ mod tests {
         assert_eq!(mask(&text::stem("currency")), 2);
         let whole = parse_intent("Find a hotel in Rome. Then convert 100 euros", true, false);
         assert!(whole.requests.is_empty() && whole.masks.iter().all(|&m| m == 1));
+    }
+
+    #[test]
+    fn single_quotes_pair_around_values_not_apostrophes() {
+        let spans = |text: &'static str| -> Vec<&'static str> {
+            single_quoted_spans(text)
+                .into_iter()
+                .map(|(s, e)| text[s..e].trim_start_matches(['\'', '‘', '’']))
+                .collect()
+        };
+        assert_eq!(
+            spans("Find some information on 'the history of kites and how they're made'?"),
+            vec!["the history of kites and how they're made"]
+        );
+        assert_eq!(spans("I’m after ‘Dune’ and the users' files"), vec!["Dune"]);
+        assert_eq!(
+            spans("Play 'Hey Jude', then 'Let It Be'."),
+            vec!["Hey Jude", "Let It Be"]
+        );
+        // A mark that opens nothing hides no more than its line.
+        assert_eq!(
+            spans("Songs of the '90s\nthen add 'Wonderwall'"),
+            vec!["Wonderwall"]
+        );
+        let long = format!("Find '{} and the rest'", "word ".repeat(60));
+        assert!(single_quoted_spans(&long).is_empty());
+    }
+
+    #[test]
+    fn a_word_said_only_between_quotes_is_a_quoted_value() {
+        let p = parse_intent(
+            "Search the web for 'kites' and \"history\", then make a note",
+            true,
+            true,
+        );
+        let source = |w: &str| p.sources[p.terms.iter().position(|t| *t == text::stem(w)).unwrap()];
+        assert_eq!(source("kites"), TermSource::Quoted);
+        assert_eq!(source("search"), TermSource::Written);
+        assert_eq!(source("history"), TermSource::Quoted);
+        // Said outside the quotes too, it is written.
+        let p = parse_intent("Find 'kites' and more kites", true, true);
+        assert_eq!(
+            p.sources[p.terms.iter().position(|t| t == "kite").unwrap()],
+            TermSource::Written
+        );
+        // A question quoted whole is no value.
+        let p = parse_intent("\"Find the area of a circle with radius 5.\"", true, true);
+        assert!(
+            p.sources.iter().all(|&s| s != TermSource::Quoted),
+            "{:?}",
+            p.terms
+        );
     }
 }

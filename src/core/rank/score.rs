@@ -498,7 +498,7 @@ impl RankIndex {
             requests,
             pairs: query.pairs,
             term_requests: query.masks,
-            term_inferred: query.inferred,
+            term_sources: query.sources,
             order,
             head: head
                 .iter()

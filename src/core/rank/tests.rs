@@ -110,7 +110,11 @@ fn every_score_explains_itself_and_adds_up() {
     let q = "how many notes did I store in 1970? then remember this one";
     let full = RankIndex::new(&g).rank(q, None);
     let r = idx.rank(q, None);
-    assert!(r.term_inferred.iter().any(|&i| i), "{:?}", r.terms);
+    assert!(
+        r.term_sources.contains(&TermSource::Implied),
+        "{:?}",
+        r.terms
+    );
     let moved = r
         .order
         .iter()
