@@ -852,6 +852,64 @@ fn an_upper_case_scheme_in_a_base_url_is_http() {
     assert_eq!(server.requests.lock().unwrap().len(), 1, "{stderr}");
 }
 
+/// What `preview` says a request goes to is where `send` sends it (tester 48 F2): dot
+/// segments are resolved before either sees the URL, and a space, tab or control
+/// character, which the URL parser would drop or encode unseen, is refused up front.
+#[test]
+fn the_route_preview_shows_is_where_send_sends() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    let base = server.base_url();
+    let config = server
+        .config(KEY_ENV)
+        .replace(&base, &format!("{base}/./x/../v2"));
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let preview = json_of(ctx(home.path()).args([
+        "preview",
+        INSTRUCTION,
+        "--model",
+        "test/ok-json",
+        "--json",
+    ]));
+    let shown = preview["route"]["url"].as_str().unwrap().to_string();
+    assert_eq!(shown, format!("{base}/v2/chat/completions"));
+    let out = ctx(home.path())
+        .env(KEY_ENV, KEY)
+        .args(["send", INSTRUCTION, "--model", "test/ok-json", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = server.requests.lock().unwrap()[0].path.clone();
+    let origin = base.trim_end_matches("/v1");
+    assert_eq!(shown, format!("{origin}{sent}"));
+    // As TOML writes them: a tab, a space, an ESC.
+    for odd in ["/v1\\t/x", "/v1 x", "/v1\\u001b[2J"] {
+        let config = server
+            .config(KEY_ENV)
+            .replace(&base, &format!("{base}{odd}"));
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        let out = ctx(home.path())
+            .env(KEY_ENV, KEY)
+            .args(["send", INSTRUCTION, "--model", "test/ok-json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{odd}: {stderr}");
+        assert!(stderr.contains("base_url has a space, tab"), "{stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    }
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        1,
+        "nothing more was sent"
+    );
+}
+
 /// A store that cannot be written is found out before anything is sent: send and a live
 /// replay stores every answer they pay for, so they refuse up front, naming the store,
 /// and the server is never asked.

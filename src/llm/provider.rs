@@ -392,7 +392,9 @@ const SECRET_PARAMETERS: [&str; 9] = [
 /// land after it), and no path segment or `;` parameter named like a key (`/token=…`,
 /// `;key=…`). The secret belongs in the variable `key_env` names. A URL holding one is
 /// refused without being echoed. The scheme is case-insensitive (RFC 3986 §3.1): the URL
-/// comes back with it in lower case, as it is then used.
+/// comes back as the URL parser reads it (scheme and host in lower case, dot segments
+/// resolved), as it is then used; a space or control character, which the parser would drop
+/// or encode behind the operator's back, is refused.
 fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
     let scheme = url
         .split_once("://")
@@ -403,10 +405,18 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
             "{at} must start with http:// or https://"
         )));
     };
+    // The URL parser would drop a tab or newline and percent-encode a space or a control
+    // character, so the URL shown, stored and logged would not be the one asked (tester 48
+    // F2): refused, as written.
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad_input(format!(
+            "{at} has a space, tab, line break or control character: write the URL as it is \
+             sent (a space as %20)"
+        )));
+    }
     let url = format!("{scheme}{}", &url[scheme.len()..]);
-    let url = url.as_str();
     let parsed =
-        reqwest::Url::parse(url).map_err(|e| bad_input(format!("{at} is not a URL ({e})")))?;
+        reqwest::Url::parse(&url).map_err(|e| bad_input(format!("{at} is not a URL ({e})")))?;
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(bad_input(format!(
             "{at} holds a user name or password (user:password@host): a base URL is shown, \
@@ -427,7 +437,9 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
              key_env"
         )));
     }
-    Ok(url.to_string())
+    // What the parser made of it (`/./v1/../v2` is `/v2`, a host in lower case) is what
+    // every request goes to, so it is what is shown, stored and logged too.
+    Ok(parsed.as_str().trim_end_matches('/').to_string())
 }
 
 /// Whether a path segment, or a `;` parameter of one, is `NAME=…` with NAME in

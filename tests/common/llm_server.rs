@@ -45,6 +45,8 @@ pub const CJK_CROSSING: usize = 68_000;
 pub struct Recorded {
     pub authorization: Option<String>,
     pub body: Value,
+    /// The request line's path (`/v1/chat/completions`).
+    pub path: String,
 }
 
 pub struct LlmServer {
@@ -465,6 +467,7 @@ fn serve(
             l.push(Recorded {
                 authorization,
                 body: body.clone(),
+                path: path.clone(),
             });
         }
         return serve_embeddings(&mut stream, &body, seen, embed_dims);
@@ -475,6 +478,7 @@ fn serve(
         l.push(Recorded {
             authorization,
             body: body.clone(),
+            path: path.clone(),
         });
     }
     let json_kind = "application/json";
