@@ -47,6 +47,30 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
         "The full content is cached as {r}. To read a part: read_cached(\"{r}\""
     )));
     assert_eq!(not_kept_warnings(&kept), 0, "{}", kept["warnings"]);
+    // The text view names the ref `cache get` reads it back by, under the attachment, as
+    // the console does (tester 48 F3: only `--json` had it).
+    let out = ctx(home.path())
+        .args(["preview", "--model", TIER_C, "--attach"])
+        .arg(&big)
+        .arg("summarise the errors in the attached log")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let attachment_line = text.find("attachment big.log:").expect("attachment line");
+    let under = &text[attachment_line..];
+    assert!(
+        under.contains(&format!(
+            "full paste in the output cache; read it back: ctxconsole cache get {r}"
+        )),
+        "{text}"
+    );
+    let map_line = a["briefing"]["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    assert!(under.contains(&format!("  | {map_line}")), "{text}");
 
     let other = tempfile::tempdir().unwrap();
     let p = preview(other.path(), &big, &["--no-cache"]);
@@ -77,6 +101,10 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
         text.contains(
             "note: attachment big.log was briefed and is not kept: the model sees only its map"
         ),
+        "{text}"
+    );
+    assert!(
+        text.contains("— not kept: the model sees only the map"),
         "{text}"
     );
 }

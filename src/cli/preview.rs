@@ -15,7 +15,7 @@ use crate::core::past_steps::LeftOutWhy;
 use crate::exit::bad_input;
 use crate::format::{percent, thousands};
 use crate::import::{read_attachment, text_from_bytes};
-use crate::preview::{Ask, Attachment, Fate, Preview, PreviewContext, plan_and_keep};
+use crate::preview::{Ask, Attachment, Fate, GateView, Preview, PreviewContext, plan_and_keep};
 use crate::workspace::DEFAULT_MODEL;
 use crate::workspace::{StoreChoice, Workspace, WorkspaceOptions};
 
@@ -353,6 +353,9 @@ pub fn describe(p: &Preview) -> String {
             },
             a.outline.len()
         );
+        // Its ref and map, as the instruction's are (tester 48 F3: only `--json` and the
+        // console named the ref `cache get` needs).
+        write_briefing(&mut o, &a.gate);
     }
     if !p.attachments.is_empty() {
         o.push('\n');
@@ -420,23 +423,8 @@ pub fn describe(p: &Preview) -> String {
         thousands(g.budget.max_tokens),
         thousands(g.budget.used_tokens)
     );
-    if let Some(b) = &g.briefing {
-        let _ = writeln!(
-            o,
-            "  briefing ({} tokens){}",
-            thousands(g.admitted_tokens),
-            if g.cached {
-                format!(
-                    " — full paste in the output cache; read it back: {}",
-                    b.hint
-                )
-            } else {
-                " — not kept: the model sees only the map".to_string()
-            },
-        );
-        for l in b.text.lines().take(30) {
-            let _ = writeln!(o, "  | {l}");
-        }
+    if g.briefing.is_some() {
+        write_briefing(&mut o, g);
     } else if g.admission == Admission::Tight {
         let _ = writeln!(o, "  fits, but leaves under 20% of the window free");
     } else if g.admission == Admission::Over && p.prompt.tokens == 0 {
@@ -582,6 +570,31 @@ pub fn describe(p: &Preview) -> String {
         money(q.cost.output_max)
     );
     o
+}
+
+/// A briefed part's briefing, as `preview` writes it under the part: its size, where the
+/// full text is kept (the `cache get` line to read it back) or that it is not, and the map
+/// the model is sent (its first 30 lines). Nothing for a part sent as it is.
+fn write_briefing(o: &mut String, g: &GateView) {
+    let Some(b) = &g.briefing else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "  briefing ({} tokens){}",
+        thousands(g.admitted_tokens),
+        if g.cached {
+            format!(
+                " — full paste in the output cache; read it back: {}",
+                b.hint
+            )
+        } else {
+            " — not kept: the model sees only the map".to_string()
+        },
+    );
+    for l in b.text.lines().take(30) {
+        let _ = writeln!(o, "  | {l}");
+    }
 }
 
 #[cfg(test)]
