@@ -608,6 +608,15 @@ fn remove_dead_temps(dir: &Path, target: &Path) {
     }
 }
 
+/// How many bytes longer than a file's own name is the name of the temporary file
+/// [`new_private_file_beside`] would make for it now (`.{name}.{pid}.{n}.tmp` against
+/// `{name}`): what a file made there first needs beyond its own path (a store's path length
+/// is checked against SQLite's limit before anything is made: `store::sqlite`).
+pub fn temp_name_extra() -> usize {
+    let next = TEMP_SEQ.load(Ordering::Relaxed);
+    format!("..{}.{next}.tmp", std::process::id()).len()
+}
+
 /// A new 0600 file in `dir` named after `target`, hidden, unique to this process and call.
 fn temp_beside(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
     let stem = target

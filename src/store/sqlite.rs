@@ -175,6 +175,9 @@ pub fn open_waiting(
 ) -> anyhow::Result<(Connection, bool)> {
     let name = path.shown().to_string();
     let kind = schema.kind;
+    // A missing file is made under a longer temporary name first ([`create_whole`]).
+    let new = std::fs::symlink_metadata(path).is_err();
+    fits_sqlite_path(path, kind, new.then(crate::fsio::temp_name_extra))?;
     let created = create_whole(path, schema)?;
     let existed = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0);
     if path.is_dir() {
@@ -381,6 +384,7 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
         Ok(meta) if meta.len() == 0 => return Ok(None),
         Ok(_) => {}
     }
+    fits_sqlite_path(path, kind, None)?;
     let conn = open_read_only(path, BUSY_TIMEOUT).map_err(|e| {
         if is_access_error(&e) {
             cannot_access(path, kind, &e.to_string())
@@ -401,6 +405,61 @@ pub fn open_existing_read_only(path: &Path, schema: &Schema) -> anyhow::Result<O
         quick_check_once(&conn, path, &name, kind)?;
     }
     Ok(Some(conn))
+}
+
+/// The longest path, in bytes, SQLite opens a file at: its unix VFS holds a full path in
+/// 512 bytes (SQLITE_MAX_PATHNAME, as bundled) and refuses a file whose path leaves no room
+/// for the 8 bytes of `-journal` after it ("unable to open database file", which read as a
+/// directory that is read-only or not accessible: a tester's F4). Measured:
+/// `tests::sqlite_opens_a_path_of_at_most_max_path_bytes`.
+pub const MAX_PATH_BYTES: usize = 504;
+
+/// The path SQLite opens for `path`, whose length it limits: absolute, with `.`, `..` and
+/// symbolic links resolved as far as the path exists.
+fn sqlite_full_path(path: &Path) -> PathBuf {
+    if let Ok(full) = std::fs::canonicalize(path) {
+        return full;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(parent), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+    }
+}
+
+/// Refuse, before anything is created or opened, a file of `kind` at `path` SQLite could not
+/// open for the length of its path ([`MAX_PATH_BYTES`]), saying so: the path, its length and
+/// the most SQLite takes. `new`: the file is to be made first under a name this many bytes
+/// longer beside it ([`crate::fsio::temp_name_extra`]), which must fit too. The one check
+/// every open of a store makes; nothing is changed by it.
+fn fits_sqlite_path(path: &Path, kind: &str, new: Option<usize>) -> anyhow::Result<()> {
+    let full = sqlite_full_path(path);
+    let len = full.as_os_str().len();
+    let extra = new.unwrap_or(0);
+    if len + extra <= MAX_PATH_BYTES {
+        return Ok(());
+    }
+    let most = MAX_PATH_BYTES.saturating_sub(extra);
+    let full_words = if full.as_path() == path {
+        String::new()
+    } else {
+        format!(" (in full {})", full.shown())
+    };
+    let why = match new {
+        Some(extra) => format!(
+            "at most {most} for a new {kind}, which is made under a name {extra} bytes longer \
+             beside it first"
+        ),
+        None => format!("at most {most}"),
+    };
+    Err(bad_input(format!(
+        "{}: the path is too long for SQLite to open the {kind} ({len} bytes{full_words}; \
+         {why}); nothing was changed: use a shorter path",
+        path.shown()
+    )))
 }
 
 /// The schema version of an existing file, once its application id (`app`, as read) shows
@@ -579,11 +638,13 @@ fn locked_out(path: &Path, kind: &str, waited: Duration) -> anyhow::Error {
 /// readers out): "another process holds FILE locked now; waiting up to N s for it", said
 /// before the wait of up to `wait`, as [`writer_note`] says a writer's (without its guess
 /// at the holder: ctxconsole's own writers never keep readers out). `None` when the file
-/// can be read now. The probe waits for nothing and leaves the connection waiting `wait`.
+/// can be read now. The probe waits [`LOCK_NOTE_AFTER`] at most ([`probe_briefly`]) and
+/// leaves the connection waiting `wait`.
 pub fn reader_note(conn: &Connection, path: &Path, wait: Duration) -> Option<String> {
-    conn.busy_timeout(Duration::ZERO).ok()?;
-    let held = application_id(conn).err().is_some_and(|e| is_busy(&e));
-    conn.busy_timeout(wait).ok()?;
+    let held = probe_briefly(conn, wait, |c| {
+        Ok(application_id(c).err().is_some_and(|e| is_busy(&e)))
+    })
+    .ok()?;
     held.then(|| {
         format!(
             "{} holds {} locked now; waiting up to {} for it",
@@ -900,19 +961,41 @@ pub fn ensure_writable(
     quick_check_once(conn, path, &name, kind)
 }
 
-/// Whether another connection holds the write lock at this moment: the lock is tried
-/// without waiting and let go at once. A command about to pay for answers says so before it
-/// sends, since storing them will wait for that writer. The connection's own wait (`wait`:
-/// [`BUSY_TIMEOUT`], or what [`set_lock_wait`] gave it) is put back after.
+/// Whether another connection holds the write lock now, and not only for an instant: the
+/// lock is tried, waiting [`LOCK_NOTE_AFTER`] at most ([`probe_briefly`]), and let go at
+/// once. A command about to pay for answers says so before it sends, since storing them will
+/// wait for that writer. The connection's own wait (`wait`: [`BUSY_TIMEOUT`], or what
+/// [`set_lock_wait`] gave it) is put back after.
 pub fn write_lock_held_elsewhere(conn: &Connection, wait: Duration) -> rusqlite::Result<bool> {
-    conn.busy_timeout(Duration::ZERO)?;
-    let held = match conn.execute_batch("BEGIN IMMEDIATE") {
-        Ok(()) => conn.execute_batch("ROLLBACK").map(|()| false),
+    probe_briefly(conn, wait, |c| match c.execute_batch("BEGIN IMMEDIATE") {
+        Ok(()) => c.execute_batch("ROLLBACK").map(|()| false),
         Err(e) if is_busy(&e) => Ok(true),
         Err(e) => Err(e),
-    };
+    })
+}
+
+/// How long a lock must stay held before a probe calls it held ([`probe_briefly`]). Another
+/// connection takes the file's lock for an instant in its ordinary course: the last one to
+/// close checkpoints the -wal and removes it under an exclusive lock, and a write commits in
+/// milliseconds. A probe that waited for nothing met such an instant and said "another call
+/// of this server or another process holds FILE locked now; waiting up to 60 s" on a server
+/// whose own read-only calls were all that touched the store (a tester's F1: 4 runs in 5 of
+/// 300 `rank_tools` calls). A lock still held after this is one worth saying before the wait.
+pub const LOCK_NOTE_AFTER: Duration = Duration::from_millis(250);
+
+/// Run `probe` (a read or a try of the write lock that says whether it met another
+/// connection's lock) with the connection waiting [`LOCK_NOTE_AFTER`] for a lock, not its
+/// full wait, then put `wait` back, whatever the probe gave. The one way every note said
+/// before a wait ([`reader_note`], [`writer_note`]) looks at the lock.
+fn probe_briefly<T>(
+    conn: &Connection,
+    wait: Duration,
+    probe: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.busy_timeout(LOCK_NOTE_AFTER.min(wait))?;
+    let seen = probe(conn);
     conn.busy_timeout(wait)?;
-    held
+    seen
 }
 
 /// [`write_lock_held_elsewhere`] for the store at `path`, an error worded as every other
@@ -1278,6 +1361,101 @@ mod tests {
         );
     }
 
+    /// A tester's F1: `ctxconsole mcp` said "another call of this server or another process
+    /// holds FILE locked now; waiting up to 60 s" for its own read-only calls, nothing else
+    /// touching the store: the probe waited for nothing and met the instant another
+    /// connection of the process closed (the last one checkpoints the -wal under an
+    /// exclusive lock). Connections opened and closed beside the probe, as the server's
+    /// calls do, are never said as a lock held.
+    #[test]
+    fn connections_opening_and_closing_beside_a_probe_are_not_a_lock_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        drop(open(&path, &schema(V1)).unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn: Vec<_> = (0..3)
+            .map(|_| {
+                let (path, stop) = (path.clone(), std::sync::Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let conn = Connection::open(&path).unwrap();
+                        let _: i64 = conn
+                            .query_row("SELECT count(*) FROM a", [], |r| r.get(0))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        let mut said = Vec::new();
+        for _ in 0..400 {
+            let prober = Connection::open(&path).unwrap();
+            said.extend(reader_note(&prober, &path, BUSY_TIMEOUT));
+            if write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap() {
+                said.push("the write lock".to_string());
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in churn {
+            t.join().unwrap();
+        }
+        assert!(
+            said.is_empty(),
+            "{} of 400 probes said a lock held, the first: {:?}",
+            said.len(),
+            said.first()
+        );
+    }
+
+    /// A lock another connection lets go of within [`LOCK_NOTE_AFTER`] is not said; one it
+    /// keeps is, after that wait and not the connection's own.
+    #[test]
+    fn a_lock_held_for_an_instant_is_not_said_one_kept_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        drop(open(&path, &schema(V1)).unwrap());
+        let let_go_after = |holder: Connection, after: Duration| {
+            std::thread::spawn(move || {
+                std::thread::sleep(after);
+                drop(holder);
+            })
+        };
+        // Read: a holder in exclusive locking mode (which no other connection may have the
+        // file open for) for 50 ms.
+        let holder = hold_exclusively(&path);
+        let prober = Connection::open(&path).unwrap();
+        let holder = let_go_after(holder, Duration::from_millis(50));
+        assert_eq!(reader_note(&prober, &path, BUSY_TIMEOUT), None);
+        holder.join().unwrap();
+        // Write: a writer's transaction for 50 ms.
+        let (writer, _) = open(&path, &schema(V1)).unwrap();
+        writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let holder = let_go_after(writer, Duration::from_millis(50));
+        assert!(!write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap());
+        holder.join().unwrap();
+        assert!(prober.is_autocommit(), "no transaction left open");
+        // Kept: said after the short wait, and the full wait is put back.
+        let (mut writer, _) = open(&path, &schema(V1)).unwrap();
+        let held = begin_write(&mut writer, &path, &schema(V1), "x").unwrap();
+        let started = std::time::Instant::now();
+        assert!(write_lock_held_elsewhere(&prober, BUSY_TIMEOUT).unwrap());
+        let took = started.elapsed();
+        assert!(
+            took >= LOCK_NOTE_AFTER && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+        assert_eq!(lock_wait(&prober).unwrap(), BUSY_TIMEOUT);
+        drop(held);
+        drop((writer, prober));
+        let holder = hold_exclusively(&path);
+        let prober = Connection::open(&path).unwrap();
+        let started = std::time::Instant::now();
+        assert!(reader_note(&prober, &path, BUSY_TIMEOUT).is_some());
+        assert!(started.elapsed() >= LOCK_NOTE_AFTER);
+        assert_eq!(lock_wait(&prober).unwrap(), BUSY_TIMEOUT);
+        drop(holder);
+        assert_eq!(reader_note(&prober, &path, BUSY_TIMEOUT), None);
+    }
+
     #[test]
     fn a_write_lock_held_elsewhere_is_seen_at_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -1308,6 +1486,136 @@ mod tests {
             .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
             .unwrap();
         assert_eq!(wait, 200);
+    }
+
+    /// A path of exactly `len` bytes under `base` (canonical) ending in `name`, its
+    /// directories made.
+    fn path_of_len(base: &Path, len: usize, name: &str) -> PathBuf {
+        let mut dir = std::fs::canonicalize(base).unwrap();
+        let mut need = len - dir.as_os_str().len() - 1 - name.len();
+        while need > 0 {
+            // Each directory adds `/` and its name; never leave 1 byte, which none can take.
+            let mut k = (need - 1).min(200);
+            if need - (k + 1) == 1 {
+                k -= 1;
+            }
+            dir.push("d".repeat(k));
+            need -= k + 1;
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        assert_eq!(path.as_os_str().len(), len);
+        path
+    }
+
+    /// What [`MAX_PATH_BYTES`] stands on: the bundled SQLite opens, creates and writes a file
+    /// whose full path is that long, and refuses one a byte longer.
+    #[test]
+    fn sqlite_opens_a_path_of_at_most_max_path_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fits = path_of_len(dir.path(), MAX_PATH_BYTES, "t.sqlite");
+        let conn = Connection::open(&fits).unwrap();
+        conn.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE a(x); INSERT INTO a VALUES (1);")
+            .unwrap();
+        drop(conn);
+        assert!(fits.is_file());
+        let over = path_of_len(dir.path(), MAX_PATH_BYTES + 1, "t.sqlite");
+        let refused = Connection::open(&over)
+            .and_then(|c| c.execute_batch("CREATE TABLE a(x)"))
+            .unwrap_err();
+        assert_eq!(refused.sqlite_error_code(), Some(ErrorCode::CannotOpen));
+        assert!(!over.exists());
+    }
+
+    /// A tester's F4: a store whose path is too long for SQLite was said as "its directory
+    /// is read-only or not accessible", sending the operator to the permissions. It is
+    /// refused up front, new or existing, read-write or read-only, naming the path, its
+    /// length and the most SQLite takes; nothing is created, and a stored file is left as
+    /// it is. One that fits opens as ever.
+    #[test]
+    fn a_path_too_long_for_sqlite_is_said_so_not_as_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let said = |r: anyhow::Result<(Connection, bool)>| format!("{:#}", r.err().unwrap());
+        // New, longer than SQLite takes at all.
+        let over = path_of_len(dir.path(), MAX_PATH_BYTES + 1, "t.sqlite");
+        let extra = crate::fsio::temp_name_extra();
+        let err = open(&over, &schema(V1)).err().unwrap();
+        assert_eq!(crate::exit::code_for(&err), crate::exit::BAD_INPUT);
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "{}: the path is too long for SQLite to open the test file ({} bytes; at most \
+                 {} for a new test file, which is made under a name {extra} bytes longer beside \
+                 it first); nothing was changed: use a shorter path",
+                over.display(),
+                MAX_PATH_BYTES + 1,
+                MAX_PATH_BYTES - extra
+            )
+        );
+        let over_dir = over.parent().unwrap();
+        assert_eq!(
+            std::fs::read_dir(over_dir).unwrap().count(),
+            0,
+            "nothing made"
+        );
+        // New, fitting SQLite but not the temporary name it is made under first.
+        let near = path_of_len(dir.path(), MAX_PATH_BYTES - 1, "t.sqlite");
+        let err = said(open(&near, &schema(V1)));
+        assert!(
+            err.contains("too long for SQLite") && !err.contains("read-only"),
+            "{err}"
+        );
+        assert!(!near.exists());
+        // Existing: made at a short path, then moved to one SQLite cannot open.
+        let short = dir.path().join("s.sqlite");
+        let (conn, _) = open(&short, &schema(V1)).unwrap();
+        conn.execute("INSERT INTO a(x) VALUES (1)", []).unwrap();
+        drop(conn);
+        let before = std::fs::read(&short).unwrap();
+        std::fs::rename(&short, &over).unwrap();
+        let err = said(open(&over, &schema(V1)));
+        assert_eq!(
+            err,
+            format!(
+                "{}: the path is too long for SQLite to open the test file ({} bytes; at most \
+                 {MAX_PATH_BYTES}); nothing was changed: use a shorter path",
+                over.display(),
+                MAX_PATH_BYTES + 1
+            )
+        );
+        let err = format!(
+            "{:#}",
+            open_existing_read_only(&over, &schema(V1)).err().unwrap()
+        );
+        assert!(err.contains(&format!("at most {MAX_PATH_BYTES})")), "{err}");
+        assert_eq!(std::fs::read(&over).unwrap(), before, "left as it was");
+        let mut names: Vec<_> = std::fs::read_dir(over_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["t.sqlite"], "no -wal or -shm made beside it");
+        // Through a relative path or a link, what counts is the full path SQLite opens.
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(over_dir, &link).unwrap();
+        let err = said(open(&link.join("t.sqlite"), &schema(V1)));
+        assert!(
+            err.contains(&format!("({} bytes (in full ", MAX_PATH_BYTES + 1)),
+            "{err}"
+        );
+        // Existing and as long as SQLite takes: opened and read as ever.
+        let fits = path_of_len(dir.path(), MAX_PATH_BYTES, "t.sqlite");
+        std::fs::rename(&over, &fits).unwrap();
+        let (conn, created) = open(&fits, &schema(V1)).unwrap();
+        assert!(!created);
+        let x: i64 = conn.query_row("SELECT x FROM a", [], |r| r.get(0)).unwrap();
+        assert_eq!(x, 1);
+        drop(conn);
+        assert!(
+            open_existing_read_only(&fits, &schema(V1))
+                .unwrap()
+                .is_some()
+        );
     }
 
     /// Read-only opening creates nothing, migrates nothing and writes nothing.
