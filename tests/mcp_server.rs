@@ -1273,6 +1273,140 @@ fn every_unreadable_request_gets_a_json_rpc_error() {
     assert!(err.contains("notification"), "{err}");
 }
 
+/// Tester 48: a refusal the server builds itself (a key given twice, a lone surrogate, a
+/// line cut short) was sometimes never written when other answers were going out at the same
+/// moment: rmcp drops the transport's read whenever an answer is ready, and the refusal,
+/// waiting for stdout there, went with it. Pings and such lines, interleaved, the last one
+/// refused at EOF; stdin closed at once, or held open until every answer came. Each id
+/// gets exactly one answer, the right one. Before, about half the refusals went unwritten.
+#[test]
+fn every_refusal_is_written_while_other_answers_go_out() {
+    use std::collections::BTreeMap;
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    const PAIRS: i64 = 100;
+    let refused: [(&str, i64); 3] = [
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"rank_tools","arguments":{"query":"x","query":"y"}}}"#,
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"rank_tools","arguments":{"query":"\u0000\ud83d"}}}"#,
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":ID,"method":"tools/list","params":{"#,
+            -32700,
+        ),
+    ];
+    let mut input = format!("{RAW_INITIALIZE}\n{RAW_INITIALIZED}\n");
+    // Each id's answer: None for a ping's result, else the error's code.
+    let mut expected: BTreeMap<i64, Option<i64>> = BTreeMap::from([(1, None)]);
+    for k in 0..PAIRS {
+        let ping = 2 + 2 * k;
+        input.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{ping},\"method\":\"ping\"}}\n"
+        ));
+        expected.insert(ping, None);
+        let (line, code) = refused[(k % 3) as usize];
+        input.push_str(&line.replace("ID", &(ping + 1).to_string()));
+        input.push('\n');
+        expected.insert(ping + 1, Some(code));
+    }
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        home.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let mut lost = Vec::new();
+    for run in 0..6 {
+        let held_open = run % 2 == 1;
+        let (mut server, mut stdin, rx) = raw_server(home.path(), Stdio::piped());
+        let mut stderr = server.0.stderr.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let mut stdin = Some(stdin);
+        if !held_open {
+            stdin = None;
+        }
+        let mut answers: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
+        let mut count = 0;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            // Held open, stdin is closed once every answer came: the server exits then.
+            if count == expected.len() {
+                stdin = None;
+            }
+            // Held open and idle for 5 s, an answer is not coming: stdin is closed then.
+            let wait = match &stdin {
+                Some(_) => Duration::from_secs(5),
+                None => deadline.saturating_duration_since(Instant::now()),
+            };
+            match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
+                Ok(line) => {
+                    let v: Value =
+                        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+                    let id = v["id"]
+                        .as_i64()
+                        .unwrap_or_else(|| panic!("an answer without an id it was sent: {v}"));
+                    answers.entry(id).or_default().push(v);
+                    count += 1;
+                }
+                // stdout closed: the server has exited.
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stdin.is_some() => stdin = None,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break,
+            }
+        }
+        drop(stdin);
+        let since = Instant::now();
+        let status = loop {
+            if let Some(status) = server.0.try_wait().unwrap() {
+                break Some(status);
+            }
+            if since.elapsed() > Duration::from_secs(10) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        if status.is_some() {
+            stderr.read_to_string(&mut err).unwrap();
+        }
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "run {run} (stdin held open: {held_open}): {status:?}; stderr: {err}"
+        );
+        let mut missing = Vec::new();
+        for (id, code) in &expected {
+            match answers.get(id).map(Vec::as_slice) {
+                None | Some([]) => missing.push(*id),
+                Some([answer]) => match code {
+                    None => assert!(answer["result"].is_object(), "{answer}"),
+                    Some(code) => assert_eq!(answer["error"]["code"], *code, "{answer}"),
+                },
+                Some(more) => panic!(
+                    "run {run}: id {id} answered {} times: {more:#?}",
+                    more.len()
+                ),
+            }
+        }
+        assert!(
+            answers.keys().all(|id| expected.contains_key(id)),
+            "run {run}: an answer to an id never sent: {answers:#?}"
+        );
+        if !missing.is_empty() {
+            lost.push(format!(
+                "run {run} (stdin held open: {held_open}): {} of {} ids never answered: {missing:?}; stderr: {err}",
+                missing.len(),
+                expected.len()
+            ));
+        }
+    }
+    assert!(lost.is_empty(), "{lost:#?}");
+}
+
 /// Tester 33 F3/F4: a key given twice in a request was read last-wins — `record_execution`
 /// with `"ok":true,"ok":false` stored a failure a first-wins proxy shows as a success, an
 /// attachment's second `text` was previewed — and one inside `params` read "its params do

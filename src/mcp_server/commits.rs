@@ -207,7 +207,7 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 
 /// A transport whose cancels and answers go through a connection's [`Commits`], and which
 /// answers a request whose id is already in flight itself (see [`already_in_flight`]).
-pub struct Settled<T> {
+pub struct Settled<T: Transport<RoleServer>> {
     inner: T,
     commits: Arc<Commits>,
     /// The ids of the requests handed on and not yet answered (nor cancelled).
@@ -217,9 +217,13 @@ pub struct Settled<T> {
     /// An `initialize` has been handed on: until then a request is refused here when rmcp
     /// would answer it in words about `_meta` ([`jsonrpc::before_initialize`]).
     initialized: bool,
+    /// The last refusal given here, being written by a task of its own: rmcp drops
+    /// `receive`'s future whenever an answer is ready to go out, and a refusal awaited in it
+    /// went with it, unwritten (tester 48). The next message is read once it is out.
+    refusing: Option<tokio::task::JoinHandle<Result<(), T::Error>>>,
 }
 
-impl<T> Settled<T> {
+impl<T: Transport<RoleServer>> Settled<T> {
     pub fn new(inner: T, commits: Arc<Commits>) -> Self {
         Settled {
             inner,
@@ -227,6 +231,7 @@ impl<T> Settled<T> {
             in_flight: HashSet::new(),
             unanswered: Arc::default(),
             initialized: false,
+            refusing: None,
         }
     }
 
@@ -238,6 +243,29 @@ impl<T> Settled<T> {
     fn count(&self) {
         self.unanswered
             .store(self.in_flight.len(), Ordering::SeqCst);
+    }
+
+    /// Hand `refusal` to a task that writes it: nothing is awaited here, so a dropped
+    /// `receive` cannot lose it.
+    fn refuse(&mut self, refusal: TxJsonRpcMessage<RoleServer>) {
+        self.refusing = Some(tokio::spawn(self.inner.send(refusal)));
+    }
+
+    /// Wait for the last refusal to be written; false, said on stderr, if it could not be.
+    /// Cancel-safe: the handle stays in `refusing` until the task has finished.
+    async fn refused(&mut self) -> bool {
+        let Some(task) = self.refusing.as_mut() else {
+            return true;
+        };
+        let done = task.await;
+        self.refusing = None;
+        let e = match done {
+            Ok(Ok(())) => return true,
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => format!("the task writing it ended: {e}"),
+        };
+        crate::cli::out::eprint_line(&format!("ctxconsole mcp: writing an answer: {e}"));
+        false
     }
 }
 
@@ -289,6 +317,9 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if !self.refused().await {
+                return None;
+            }
             let message = self.inner.receive().await?;
             if !self.commits.hands_on(STDIO, &message) {
                 continue;
@@ -302,12 +333,7 @@ where
                         id: Some(r.id.clone()),
                         notification: false,
                     };
-                    if let Err(e) = self.inner.send(refusal.into_message()).await {
-                        crate::cli::out::eprint_line(&format!(
-                            "ctxconsole mcp: writing an answer: {e}"
-                        ));
-                        return None;
-                    }
+                    self.refuse(refusal.into_message());
                     continue;
                 }
                 self.initialized = matches!(&message, JsonRpcMessage::Request(_));
@@ -316,12 +342,7 @@ where
                 JsonRpcMessage::Request(r) if !self.in_flight.insert(r.id.clone()) => {
                     let refusal =
                         JsonRpcMessage::error(already_in_flight(&r.id), Some(r.id.clone()));
-                    if let Err(e) = self.inner.send(refusal).await {
-                        crate::cli::out::eprint_line(&format!(
-                            "ctxconsole mcp: writing an answer: {e}"
-                        ));
-                        return None;
-                    }
+                    self.refuse(refusal);
                     continue;
                 }
                 // rmcp drops the answer to a call it is told is cancelled: the id is free.
@@ -339,7 +360,9 @@ where
         }
     }
 
+    /// Its last refusal is out first, however `receive` last ended.
     async fn close(&mut self) -> Result<(), Self::Error> {
+        self.refused().await;
         self.inner.close().await
     }
 }

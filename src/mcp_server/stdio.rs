@@ -4,6 +4,12 @@
 //! logs it: the client never hears back and waits out its timeout. Here a message over
 //! [`MESSAGE_MAX`] is read through (never buffered past the limit), and it and every line
 //! that is not a message this server reads get the JSON-RPC error [`jsonrpc`] gives them.
+//!
+//! rmcp drops [`Transport::receive`]'s future whenever an answer is ready to go out, so
+//! nothing it must not lose may sit in that future across an await: a refusal is written by
+//! a task of its own, whose handle stays in the transport until it has finished (tester 48:
+//! a refusal awaiting the writer while rmcp wrote other answers went with the dropped future,
+//! and its client waited forever).
 
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -12,8 +18,9 @@ use serde::Serialize;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
 
-use crate::mcp_server::jsonrpc::{self, Refusal};
+use crate::mcp_server::jsonrpc;
 
 /// The most one JSON-RPC message may hold: a preview's instruction and attachments at their
 /// limits, escaped. The HTTP transport takes the same.
@@ -22,6 +29,10 @@ pub const MESSAGE_MAX: usize = 32 * 1024 * 1024;
 pub struct BoundedStdio<R, W> {
     lines: Lines<R>,
     writer: Arc<Mutex<W>>,
+    /// The last refusal, being written: the next line is read once it is out, so refusals go
+    /// out in the order of their lines, each before what a later line is answered. Awaited
+    /// through `&mut`, so a dropped `receive` leaves it here for the next call or `close`.
+    refusing: Option<JoinHandle<std::io::Result<()>>>,
     /// A stop signal: once it comes, nothing more is read, as when stdin closes (see
     /// [`BoundedStdio::stopped_by`]).
     stop: Option<Stop>,
@@ -63,6 +74,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> BoundedStdio<R, W> {
                 max,
             },
             writer: Arc::new(Mutex::new(write)),
+            refusing: None,
             stop: None,
         }
     }
@@ -108,31 +120,44 @@ impl<R: AsyncRead + Unpin> Lines<R> {
     }
 }
 
-/// Tell the client why a line was not read; a notification is noted on stderr instead, as
-/// nobody waits for its answer.
-async fn answer<W: AsyncWrite + Unpin>(
-    writer: &Mutex<W>,
-    refusal: &Refusal,
-) -> std::io::Result<()> {
-    if refusal.notification {
-        crate::cli::out::eprint_line(&format!(
-            "ctxconsole mcp: dropped a notification it cannot read: {}",
-            refusal.error.message
-        ));
-        return Ok(());
-    }
-    write_message(writer, refusal).await
-}
-
-async fn write_message<W: AsyncWrite + Unpin>(
-    writer: &Mutex<W>,
-    message: &impl Serialize,
-) -> std::io::Result<()> {
+/// A message as one line of stdout.
+fn line_of(message: &impl Serialize) -> std::io::Result<Vec<u8>> {
     let mut bytes = crate::mcp_server::wire_json(message)?.into_bytes();
     bytes.push(b'\n');
+    Ok(bytes)
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(writer: &Mutex<W>, line: &[u8]) -> std::io::Result<()> {
     let mut w = writer.lock().await;
-    w.write_all(&bytes).await?;
+    w.write_all(line).await?;
     w.flush().await
+}
+
+/// Wait for the refusal being written, if one is. Cancel-safe: the write is a task of its
+/// own, and its handle is left in `refusing` until it has finished.
+async fn refused(refusing: &mut Option<JoinHandle<std::io::Result<()>>>) -> std::io::Result<()> {
+    let Some(task) = refusing.as_mut() else {
+        return Ok(());
+    };
+    let done = task.await;
+    *refusing = None;
+    done.map_err(|e| std::io::Error::other(format!("the task writing a refusal ended: {e}")))?
+}
+
+/// Where reading the next line failed.
+enum Fault {
+    /// Writing the last line's refusal.
+    Writing(std::io::Error),
+    Reading(std::io::Error),
+}
+
+/// The next line, once the last one's refusal is out. Cancel-safe, as both its steps are.
+async fn next_line<R: AsyncRead + Unpin>(
+    lines: &mut Lines<R>,
+    refusing: &mut Option<JoinHandle<std::io::Result<()>>>,
+) -> Result<LineRead, Fault> {
+    refused(refusing).await.map_err(Fault::Writing)?;
+    lines.read_line().await.map_err(Fault::Reading)
 }
 
 impl<R, W> Transport<RoleServer> for BoundedStdio<R, W>
@@ -147,7 +172,8 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
-        async move { write_message(&writer, &item).await }
+        let line = line_of(&item);
+        async move { write_line(&writer, &line?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -156,11 +182,11 @@ where
             // whenever an answer is ready to go out, and a signal taken out of it then went
             // with it (tester 27 F2: after the first request, SIGTERM and SIGINT did nothing).
             let read = match &mut self.stop {
-                None => self.lines.read_line().await,
+                None => next_line(&mut self.lines, &mut self.refusing).await,
                 Some(Stop::Listening(signal, stopped)) => {
                     let stopped = Arc::clone(stopped);
                     tokio::select! {
-                        read = self.lines.read_line() => read,
+                        read = next_line(&mut self.lines, &mut self.refusing) => read,
                         name = signal => {
                             *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(name);
                             crate::cli::out::eprint_line(&format!(
@@ -177,8 +203,12 @@ where
             };
             let read = match read {
                 Ok(r) => r,
-                Err(e) => {
+                Err(Fault::Reading(e)) => {
                     crate::cli::out::eprint_line(&format!("ctxconsole mcp: reading stdin: {e}"));
+                    return None;
+                }
+                Err(Fault::Writing(e)) => {
+                    crate::cli::out::eprint_line(&format!("ctxconsole mcp: writing stdout: {e}"));
                     return None;
                 }
             };
@@ -207,14 +237,39 @@ where
                     }
                 }
             };
-            if let Err(e) = answer(&self.writer, &refusal).await {
-                crate::cli::out::eprint_line(&format!("ctxconsole mcp: writing stdout: {e}"));
-                return None;
+            // A notification is noted on stderr instead: nobody waits for its answer.
+            if refusal.notification {
+                crate::cli::out::eprint_line(&format!(
+                    "ctxconsole mcp: dropped a notification it cannot read: {}",
+                    refusal.error.message
+                ));
+                continue;
             }
+            let line = match line_of(&refusal) {
+                Ok(line) => line,
+                Err(e) => {
+                    crate::cli::out::eprint_line(&format!(
+                        "ctxconsole mcp: writing a refusal: {e}"
+                    ));
+                    return None;
+                }
+            };
+            // Handed to a task before anything is awaited: from here on, dropping this future
+            // loses nothing. The next turn waits for it before reading on.
+            let writer = Arc::clone(&self.writer);
+            self.refusing = Some(tokio::spawn(
+                async move { write_line(&writer, &line).await },
+            ));
         }
     }
 
+    /// Every refusal is out first, however `receive` last ended (at EOF, by a stop signal,
+    /// or dropped by rmcp).
     async fn close(&mut self) -> Result<(), Self::Error> {
+        if let Err(e) = refused(&mut self.refusing).await {
+            crate::cli::out::eprint_line(&format!("ctxconsole mcp: writing stdout: {e}"));
+            return Err(e);
+        }
         self.writer.lock().await.flush().await
     }
 }
@@ -252,5 +307,36 @@ mod tests {
             "{replies}"
         );
         assert!(replies.contains("-32602"), "{replies}");
+    }
+
+    /// Tester 48: rmcp drops `receive` whenever an answer is ready to go out. A refusal that
+    /// waited there for stdout, held by another answer being written, went with it: its line
+    /// was read, and its client never heard back.
+    #[tokio::test]
+    async fn a_refusal_outlives_a_receive_dropped_while_stdout_is_held() {
+        use tokio::io::AsyncReadExt;
+        let input = "not json\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
+        let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
+        let mut t = BoundedStdio::new(std::io::Cursor::new(input.as_bytes()), out_w, 1 << 20);
+        // Another answer is being written.
+        let held = Arc::clone(&t.writer).lock_owned().await;
+        let dropped =
+            tokio::time::timeout(std::time::Duration::from_millis(100), t.receive()).await;
+        assert!(
+            dropped.is_err(),
+            "the refusal waits for stdout: {dropped:?}"
+        );
+        drop(held);
+        let next = t.receive().await;
+        assert!(
+            matches!(next, Some(rmcp::model::JsonRpcMessage::Request(_))),
+            "the ping is read next: {next:?}"
+        );
+        t.close().await.unwrap();
+        drop(t);
+        let mut replies = String::new();
+        out_r.read_to_string(&mut replies).await.unwrap();
+        assert_eq!(replies.matches("-32700").count(), 1, "{replies}");
+        assert_eq!(replies.lines().count(), 1, "{replies}");
     }
 }
