@@ -174,6 +174,7 @@ fn main() -> anyhow::Result<()> {
         ("second_share", &[0.4, 0.45, 0.5, 0.55, 0.6]),
         ("inferred", &[0.0, 0.4, 0.5, 0.75, 1.0]),
         ("quoted", &[0.0, 0.25, 0.5, 0.75, 1.0]),
+        ("family", &[0.05, 0.1, 0.15, 0.2, 0.3]),
     ];
     for &(label, values) in knobs.iter().filter(|(k, _)| wanted(k)) {
         for &value in values {
@@ -291,6 +292,7 @@ fn set(p: &mut RankParams, label: &str, value: f64) {
         "second_share" => p.second_share = value,
         "inferred" => p.inferred = value,
         "quoted" => p.quoted = value,
+        "family" => p.family = value,
         "params_weight" => p.fields[7].0 = value,
         "name_weight" => p.fields[0].0 = value,
         "description_weight" => p.fields[4].0 = value,

@@ -1024,7 +1024,9 @@ mod rank_order {
                     && a.lexical.to_bits() == b.lexical.to_bits()
                     && a.prior.to_bits() == b.prior.to_bits()
                     && a.best_for_request == b.best_for_request
-                    && a.lookup_for == b.lookup_for,
+                    && a.lookup_for == b.lookup_for
+                    && a.family.to_bits() == b.family.to_bits()
+                    && a.family_from == b.family_from,
                 "{intent}: place {k}: {a:?} vs {b:?}"
             );
         }

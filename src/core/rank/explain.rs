@@ -85,6 +85,17 @@ pub struct Explanation {
     /// entry's identifier inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup_for: Option<String>,
+    /// What the best other scored entry of its family lent it (see `RankParams::family`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<FamilyMatch>,
+}
+
+/// The points an entry's family lent it: a share of the score of `from`, the family's best
+/// other scored entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FamilyMatch {
+    pub from: String,
+    pub points: f64,
 }
 
 /// What the semantic layer added: `similarity × scale` points.
@@ -164,6 +175,13 @@ impl Explanation {
                 parts.push(format!("plain BM25 {:.2}", self.plain_bm25));
             }
         }
+        if let Some(f) = &self.family {
+            parts.push(format!(
+                "family {:.2} (beside {})",
+                f.points,
+                crate::core::terminal_text::name(&f.from)
+            ));
+        }
         if let Some(p) = &self.prior {
             parts.push(format!("prior {:+.2} ({} plans)", p.points, p.plans));
         }
@@ -233,6 +251,7 @@ impl Explanation {
                 + self.plain_bm25
         };
         lexical
+            + self.family.as_ref().map_or(0.0, |f| f.points)
             + self.prior.as_ref().map_or(0.0, |p| p.points)
             + self.attachment
             + self.semantic.as_ref().map_or(0.0, |m| m.points)
@@ -383,6 +402,12 @@ impl RankIndex {
             lookup_for: scored
                 .and_then(|s| s.lookup_for)
                 .map(|a| self.name(a).to_string()),
+            family: scored.and_then(|s| {
+                Some(FamilyMatch {
+                    from: self.name(s.family_from?).to_string(),
+                    points: s.family,
+                })
+            }),
         }
     }
 }

@@ -75,6 +75,10 @@ pub struct RankIndex {
     pub(super) feeders: Vec<Vec<u32>>,
     /// Whether any entry has a feeder (most catalogs have none: nothing to place).
     pub(super) any_feeders: bool,
+    /// Per entry, its family ([`super::family::NO_FAMILY`] for none; empty when
+    /// [`RankParams::family`] is off), and how many families there are.
+    pub(super) families: Vec<u32>,
+    pub(super) family_count: usize,
 }
 
 pub(super) fn idf(n: usize, df: usize) -> f64 {
@@ -258,7 +262,19 @@ impl RankIndex {
             params,
             feeders: Vec::new(),
             any_feeders: false,
+            families: Vec::new(),
+            family_count: 0,
         };
+        if params.family > 0.0 {
+            index.families = super::family::family_ids(index.names.iter().map(String::as_str));
+            index.family_count = index
+                .families
+                .iter()
+                .filter(|&&f| f != super::family::NO_FAMILY)
+                .map(|&f| f as usize + 1)
+                .max()
+                .unwrap_or(0);
+        }
         if params.lookups > 0 {
             index.feeders = super::lookups::feeders(guide);
             index.any_feeders = index.feeders.iter().any(|f| !f.is_empty());

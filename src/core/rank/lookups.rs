@@ -28,7 +28,7 @@ fn property_names(schema: Option<&Schema>) -> Vec<String> {
 /// two words or more whose first is written with a capital, as a product's or service's
 /// name is, and is no verb (`get_issue`, `Get_Country_Details` and `download_file` name no
 /// family; review 45 M2).
-fn family_of<'w>(name: &str, name_words: &'w [String]) -> Option<&'w str> {
+pub(super) fn family_of<'w>(name: &str, name_words: &'w [String]) -> Option<&'w str> {
     let first = name_words.first().filter(|_| name_words.len() >= 2)?;
     let capital = name.starts_with(|c: char| c.is_uppercase());
     (capital && super::actions::action_of(&text::stem(first)).is_none()).then_some(first.as_str())

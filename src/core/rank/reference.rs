@@ -69,6 +69,18 @@ impl RankIndex {
                 .total();
         }
         let best_lexical = lexical.iter().copied().fold(0.0, f64::max);
+        let mut family = vec![(0.0, None); n];
+        if self.family_count > 0 {
+            let entries: Vec<(u32, f64)> = (0..n).map(|d| (d as u32, lexical[d])).collect();
+            let mut bests = vec![super::family::FamilyBest::default(); self.family_count];
+            super::family::lend_family_points(
+                &self.families,
+                &entries,
+                self.params.family,
+                &mut bests,
+                |d, p, from| family[d as usize] = (p, Some(from as usize)),
+            );
+        }
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
         let mut order: Vec<Scored> = (0..n)
             .map(|i| {
@@ -77,13 +89,15 @@ impl RankIndex {
                     .map_or(0.0, |b| b.strength * PRIOR_STRENGTH * best_lexical.max(1.0));
                 Scored {
                     index: i,
-                    score: lexical[i] + prior,
+                    score: lexical[i] + family[i].0 + prior,
                     lexical: lexical[i],
                     prior,
                     attachment: 0.0,
                     best_for_request: None,
                     lookup_for: None,
                     semantic: 0.0,
+                    family: family[i].0,
+                    family_from: family[i].1,
                 }
             })
             .collect();

@@ -1,6 +1,7 @@
 //! Ranking: every entry's lexical score for an intent, the history prior, and the order —
 //! each request's best entry first when a question asks for several things.
 
+use super::family::{FamilyBest, lend_family_points};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -364,6 +365,27 @@ impl RankIndex {
             s.lexical[d] = lexical;
             best_lexical = best_lexical.max(lexical);
         }
+        if self.family_count > 0 {
+            // Service-mates lend each other a share of their scores (see [`super::family`]).
+            if s.family_bests.len() < self.family_count {
+                s.family_bests
+                    .resize(self.family_count, FamilyBest::default());
+            }
+            s.family_entries.clear();
+            s.family_entries
+                .extend(s.touched.iter().map(|&d| (d, s.lexical[d as usize])));
+            let (points, from) = (&mut s.family, &mut s.family_from);
+            lend_family_points(
+                &self.families,
+                &s.family_entries,
+                self.params.family,
+                &mut s.family_bests,
+                |d, p, f| {
+                    points[d as usize] = p;
+                    from[d as usize] = f;
+                },
+            );
+        }
         let boosts = prior_boosts(&query, prior).unwrap_or_default();
         let prior_of = |i: usize| {
             boosts
@@ -385,7 +407,7 @@ impl RankIndex {
         s.keys.clear();
         if boosts.is_empty() && semantic.is_none() {
             for &d in &s.touched {
-                let score = s.lexical[d as usize];
+                let score = s.lexical[d as usize] + s.family[d as usize];
                 if score != 0.0 {
                     s.keys.push((order_key(score, d), score));
                     s.acc[d as usize].keyed = true;
@@ -396,7 +418,7 @@ impl RankIndex {
             // is looked at, and every one is cleaned after.
             s.all_dirty = true;
             for i in 0..n {
-                let score = s.lexical[i] + prior_of(i) + semantic_of(i);
+                let score = s.lexical[i] + s.family[i] + prior_of(i) + semantic_of(i);
                 if score != 0.0 {
                     s.keys.push((order_key(score, i as u32), score));
                     s.acc[i].keyed = true;
@@ -414,19 +436,21 @@ impl RankIndex {
         } else {
             Vec::new()
         };
-        let (acc, lexical) = (&s.acc, &s.lexical);
+        let (acc, lexical, family, family_from) = (&s.acc, &s.lexical, &s.family, &s.family_from);
         let scored = |i: usize| {
             let prior = if boosts.is_empty() { 0.0 } else { prior_of(i) };
             let semantic = semantic_of(i);
             Scored {
                 index: i,
-                score: lexical[i] + prior + semantic,
+                score: lexical[i] + family[i] + prior + semantic,
                 lexical: lexical[i],
                 prior,
                 attachment: 0.0,
                 best_for_request: None,
                 semantic,
                 lookup_for: None,
+                family: family[i],
+                family_from: (family[i] != 0.0).then_some(family_from[i] as usize),
             }
         };
         let entry = |k: &(u128, f64)| k.0 as u32 as usize;
@@ -760,6 +784,13 @@ struct Scratch {
     term: Vec<TermBest>,
     /// By entry: the lexical score.
     lexical: Vec<f64>,
+    /// By entry: the points its family lent it, and which entry lent them.
+    family: Vec<f64>,
+    family_from: Vec<u32>,
+    /// By family: its best scores in this ranking (all default between rankings).
+    family_bests: Vec<FamilyBest>,
+    /// The touched entries with their lexical scores, for the family pass.
+    family_entries: Vec<(u32, f64)>,
     /// Per entry and request: matched IDF and word points.
     matched: Vec<f64>,
     points: Vec<f64>,
@@ -785,6 +816,8 @@ impl Scratch {
             self.acc.resize(n, Acc::default());
             self.term.resize(n, TermBest::default());
             self.lexical.resize(n, 0.0);
+            self.family.resize(n, 0.0);
+            self.family_from.resize(n, 0);
         }
         if self.matched.len() < n * nr {
             self.matched.resize(n * nr, 0.0);
@@ -805,6 +838,7 @@ impl Scratch {
             let d = d as usize;
             self.acc[d] = Acc::default();
             self.lexical[d] = 0.0;
+            self.family[d] = 0.0;
             self.matched[d * nr..(d + 1) * nr].fill(0.0);
             self.points[d * nr..(d + 1) * nr].fill(0.0);
         }

@@ -1030,3 +1030,67 @@ fn a_winner_is_marked_where_any_later_entry_scores_more() {
     assert_eq!(placed_ahead_of_higher(&[9.0, 8.5], 8.0), [false, false]);
     assert!(placed_ahead_of_higher(&[], 1.0).is_empty());
 }
+
+/// Tools of one service go together (see `family`): the gyms' service lends its reviews
+/// tool a share of its score, which a product search's reviews tool, matching the words
+/// alike, does not get; the points are said, and the explanation adds up.
+#[test]
+fn a_service_mate_of_a_scored_entry_gets_a_share_of_its_score() {
+    let g = RoutingGuide {
+        packs: vec![
+            pack(
+                "Real-Time_Product_Search_Product_Reviews",
+                "Get all product reviews. Infinite pagination/scrolling is supported.",
+            ),
+            pack(
+                "LocalBusinessData",
+                "Search local businesses such as gyms and shops in a city.",
+            ),
+            pack(
+                "LocalBusinessDataBusinessReviews",
+                "Get all business reviews. Infinite pagination/scrolling is supported.",
+            ),
+            pack("get_weather", "Get the current weather for a city."),
+        ],
+        pipelines: vec![],
+    };
+    let q = "Locate gyms in London and show me the reviews";
+    let idx = RankIndex::new(&g);
+    let r = idx.rank(q, None);
+    let at = |name: &str| *r.order.iter().find(|s| idx.name(s.index) == name).unwrap();
+    let (data, reviews) = (
+        at("LocalBusinessData"),
+        at("LocalBusinessDataBusinessReviews"),
+    );
+    let share = idx.params().family;
+    assert!(share > 0.0);
+    assert_eq!(reviews.family, share * data.lexical);
+    assert_eq!(data.family, share * reviews.lexical);
+    assert_eq!(reviews.score, reviews.lexical + reviews.family);
+    // Alone in its family, or with no family: nothing lent.
+    assert_eq!(at("Real-Time_Product_Search_Product_Reviews").family, 0.0);
+    assert_eq!(at("get_weather").family, 0.0);
+    let e = idx.explain(&r, reviews.index, None);
+    assert!((e.total() - reviews.score).abs() < 1e-9, "{}", e.one_line());
+    assert!(
+        e.one_line().contains(&format!(
+            "family {:.2} (beside LocalBusinessData)",
+            reviews.family
+        )),
+        "{}",
+        e.one_line()
+    );
+    let off = RankIndex::with_params(
+        &g,
+        RankParams {
+            family: 0.0,
+            ..RankParams::default()
+        },
+    );
+    let r = off.rank(q, None);
+    assert!(
+        r.order
+            .iter()
+            .all(|s| s.family == 0.0 && s.family_from.is_none())
+    );
+}
