@@ -19,7 +19,9 @@
 //! Raw mode (JSON-RPC written by hand, one tool): `--chatty WHAT`, where before its answer
 //! to `tools/list` it writes a message nested 140 deep: `note` a log notification, `other-id`
 //! a reply to id 999 (never asked), `answer-id-last` its answer itself, the id after the
-//! deep part (so only the line's end tells what it is).
+//! deep part (so only the line's end tells what it is). `stray-text` and `stray-object`
+//! answer `tools/list` with no answer at all, but a line that is no JSON-RPC message: plain
+//! text, or a JSON object without `"jsonrpc": "2.0"`.
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -159,6 +161,15 @@ fn chatty(what: &str) -> anyhow::Result<()> {
             Some("initialize") => json!({"protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}, "logging": {}},
                 "serverInfo": {"name": "chatty", "version": "1"}}),
+            Some("tools/list") if what.starts_with("stray-") => {
+                let stray = match what {
+                    "stray-text" => "PLAIN GARBAGE LINE",
+                    _ => r#"{"not":"jsonrpc"}"#,
+                };
+                writeln!(out, "{stray}")?;
+                out.flush()?;
+                continue;
+            }
             Some("tools/list") => {
                 let before = match what {
                     "note" => format!(

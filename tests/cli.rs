@@ -804,7 +804,7 @@ fn mcp_servers_that_fail_are_runtime_failures_and_a_bad_command_line_is_bad_inpu
         "sh -c 'echo this is not json-rpc'",
     ]));
     assert!(
-        err.contains("not JSON-RPC") && err.contains("\"this is not json-rpc\\n\""),
+        err.contains("not JSON-RPC on its stdout (line 1): \"this is not json-rpc\""),
         "{err}"
     );
     let err = runtime_failure(ctx(home.path()).args([
@@ -832,7 +832,7 @@ fn garbage_on_an_mcp_servers_stdout_is_quoted_escaped() {
     ]));
     assert!(err.contains("not JSON-RPC"), "{err}");
     assert!(
-        err.contains(r#""\u{1b}]0;pwned\u{7}this is not json-rpc"#),
+        err.contains(r#"(line 1): "\x1b]0;pwned\x07this is not json-rpc, it is a banner""#),
         "{err}"
     );
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
@@ -983,6 +983,41 @@ fn only_the_answer_awaited_nested_too_deep_fails_an_mcp_listing() {
     assert!(
         err.contains(&format!(
             "MCP server `{command}` answered tools/list with a message nested deeper than 127 levels"
+        )),
+        "{err}"
+    );
+}
+
+/// Tester 48 F4: a server answering tools/list with a stray line that is no JSON-RPC was
+/// said to have written "something that is not JSON-RPC", quoting the first bytes of its
+/// whole stdout (the good initialize answer), not the line; and a JSON object that is no
+/// JSON-RPC message was only "did not answer" once the whole timeout had passed. The line
+/// is quoted now, where it is on the server's stdout, and the object is said at once.
+#[test]
+fn a_stray_line_on_an_mcp_servers_stdout_is_the_one_quoted() {
+    let home = tempfile::tempdir().unwrap();
+    let command = format!("{} --chatty stray-text", mcp_server().display());
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp-timeout",
+        "2s",
+        "--mcp",
+        &command,
+    ]));
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` wrote something that is not JSON-RPC on its stdout \
+             (line 2): \"PLAIN GARBAGE LINE\""
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("protocolVersion"), "{err}");
+    let command = format!("{} --chatty stray-object", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` wrote something that is not JSON-RPC on its stdout \
+             (line 2, a JSON object without \"jsonrpc\": \"2.0\"): \"{{\\\"not\\\":\\\"jsonrpc\\\"}}\""
         )),
         "{err}"
     );

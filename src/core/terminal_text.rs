@@ -305,7 +305,14 @@ pub fn quoted(text: &str) -> String {
 /// As [`quoted`], between `mark`s (`"` where the message's own convention is double quotes).
 pub fn quoted_with(text: &str, mark: char) -> String {
     let mark = mark.to_string();
-    quoted_between(text, &mark)
+    quoted_between(text, &mark, 0)
+}
+
+/// As [`quoted_with`], for a text of which only the opening `kept` was kept, `left_out`
+/// bytes more not: cut as the whole text would be, the bytes left out counted in its
+/// `(N more bytes)` (a line too long to keep whole, read as it passes).
+pub fn quoted_opening(kept: &str, left_out: usize, mark: char) -> String {
+    quoted_between(kept, &mark.to_string(), left_out)
 }
 
 /// A JSON value from a file as an error quotes it: a string as [`quoted_with`] `"`, anything
@@ -314,11 +321,11 @@ pub fn quoted_with(text: &str, mark: char) -> String {
 pub fn quoted_value(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => quoted_with(s, '"'),
-        other => quoted_between(&other.to_string(), ""),
+        other => quoted_between(&other.to_string(), "", 0),
     }
 }
 
-fn quoted_between(text: &str, mark: &str) -> String {
+fn quoted_between(text: &str, mark: &str, left_out: usize) -> String {
     let mut shown = String::new();
     let mut count = 0;
     let mut before = None;
@@ -343,10 +350,16 @@ fn quoted_between(text: &str, mark: &str) -> String {
         before = Some(c);
         let n = piece.chars().count();
         if count + n > QUOTE_CHARS {
-            return format!("{mark}{shown}…{mark} ({} more bytes)", text.len() - at);
+            return format!(
+                "{mark}{shown}…{mark} ({} more bytes)",
+                text.len() - at + left_out
+            );
         }
         shown.push_str(&piece);
         count += n;
+    }
+    if left_out > 0 {
+        return format!("{mark}{shown}…{mark} ({left_out} more bytes)");
     }
     format!("{mark}{shown}{mark}")
 }

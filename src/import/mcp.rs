@@ -13,15 +13,17 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::core::error::{JSON_DEPTH_MAX, is_too_deep, too_deep};
+use crate::core::error::{JSON_DEPTH_MAX, too_deep};
 use crate::exit::{Interrupted, bad_input};
 use crate::import::catalog::{ImportedCatalog, parse_catalog};
 
 /// How long a server gets to start, answer `initialize` and list its tools.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// How much of the server's stdout is kept to show what it said when it is not JSON-RPC.
-const STDOUT_KEPT: usize = 4096;
+/// How much of each line of the server's stdout is kept, to quote one that is not JSON-RPC
+/// (more than the [`QUOTE_CHARS`](crate::core::terminal_text::QUOTE_CHARS) a quote shows,
+/// each up to 4 bytes).
+const LINE_HEAD_KEPT: usize = 512;
 /// The longest line (one JSON-RPC message, its newline included) rmcp's stdio transport
 /// reads. It drops a longer one, logging it and telling the client nothing, so the relay
 /// measures lines itself and reports one at once.
@@ -29,9 +31,6 @@ const MESSAGE_MAX: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 /// The most `tools/list` pages read: a server still giving new cursors after this many is
 /// taken to be in a pagination loop.
 const PAGES_MAX: usize = 1000;
-/// How many of those bytes an error quotes.
-const QUOTED: usize = 80;
-
 /// Split a command line into words: white space separates, single and double quotes group,
 /// a backslash escapes the next character outside single quotes.
 pub fn split_command(line: &str) -> Result<Vec<String>, String> {
@@ -115,15 +114,9 @@ pub async fn import_tools(
         anyhow::bail!("{origin} started without its standard streams");
     };
     let stderr_task = tokio::spawn(last_of_stderr(stderr));
-    let seen = Arc::new(Mutex::new(Vec::new()));
     let lines = Arc::new(Lines::default());
     let (relayed, stdout_for_rmcp) = tokio::io::duplex(64 * 1024);
-    let stdout_task = tokio::spawn(relay(
-        stdout,
-        relayed,
-        Arc::clone(&seen),
-        Arc::clone(&lines),
-    ));
+    let stdout_task = tokio::spawn(relay(stdout, relayed, Arc::clone(&lines)));
     let (requests, stdin_for_rmcp) = tokio::io::duplex(64 * 1024);
     tokio::spawn(relay_requests(requests, stdin, Arc::clone(&lines)));
     // What the server was last asked, for an answer the transport drops.
@@ -170,7 +163,7 @@ pub async fn import_tools(
     // A message the transport cannot read may also have failed the listing (or the
     // handshake) before that was seen: the cause is said, not its effect.
     let refused = lines.refused_now();
-    let failure = match refused {
+    let failure = match &refused {
         Some(r) => r.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
         None => failure,
     };
@@ -181,10 +174,11 @@ pub async fn import_tools(
         tokio::time::timeout(grace, stdout_task),
         tokio::time::timeout(grace, stderr_task)
     );
-    // Whatever it wrote that was not JSON-RPC explains the failure better than a timeout.
-    let kept = seen.lock().map(|b| b.clone()).unwrap_or_default();
-    let failure = match garbage(&kept).filter(|_| refused.is_none()) {
-        Some(quote) => format!("wrote something that is not JSON-RPC on its stdout: {quote}"),
+    // Whatever it wrote that was not JSON-RPC explains the failure better than a timeout:
+    // the first such line, quoted (tester 48 F4: the opening of its whole stdout was, the
+    // good initialize answer).
+    let failure = match lines.stray_now().filter(|_| refused.is_none()) {
+        Some(said) => said,
         None => failure,
     };
     let said = said
@@ -257,18 +251,22 @@ fn quote_cursor(cursor: &str) -> String {
 /// passes: rmcp's stdio transport drops a line over [`MESSAGE_MAX`] (logging it, telling the
 /// client nothing), and serde_json refuses one nested deeper than [`JSON_DEPTH_MAX`], so
 /// either would leave the import to time out or fail on something else.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Refused {
     /// A line of this many bytes.
     TooLong(usize),
     /// Where (1-based, on its stdout) a message went one level past the reader's limit.
     TooDeep { line: usize, column: usize },
+    /// A whole line that is a JSON object but no JSON-RPC message (no `"jsonrpc": "2.0"`),
+    /// which the transport drops, quoted: said at once (tester 48 F4: the import had waited
+    /// its whole timeout).
+    NotJsonRpc { line: usize, quote: String },
 }
 
 impl Refused {
     /// The failure, for the request the server was answering.
-    fn describe(self, asked: &str) -> String {
-        match self {
+    fn describe(&self, asked: &str) -> String {
+        match *self {
             Refused::TooLong(bytes) => format!(
                 "answered {asked} with a message of {}, over the {} an MCP message may be (the transport drops it)",
                 megabytes(bytes),
@@ -278,8 +276,19 @@ impl Refused {
                 "answered {asked} with a message {} (line {line}, column {column} of its stdout)",
                 too_deep()
             ),
+            Refused::NotJsonRpc { line, ref quote } => format!(
+                "wrote something that is not JSON-RPC on its stdout (line {line}, a JSON object \
+                 without \"jsonrpc\": \"2.0\"): {quote}"
+            ),
         }
     }
+}
+
+/// A line of the server's stdout that is no JSON at all (a banner, a log line, a prompt),
+/// as the failure says it: where, and quoted ([`crate::core::terminal_text::quoted_with`]).
+/// The transport skips such a line, so it fails nothing by itself; it explains a failure.
+fn stray_words(line: usize, quote: &str) -> String {
+    format!("wrote something that is not JSON-RPC on its stdout (line {line}): {quote}")
 }
 
 /// The most of a message's top level kept to tell what it is ([`Scan::skeleton`]).
@@ -305,14 +314,14 @@ enum Sent {
 
 /// A message the transport cannot read that is not the answer awaited: the transport drops
 /// it, and so the import goes on; said once it is done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Skipped {
     what: &'static str,
     why: Refused,
 }
 
 impl Skipped {
-    fn describe(self) -> String {
+    fn describe(&self) -> String {
         match self.why {
             Refused::TooLong(bytes) => format!(
                 "{} of {}, over the {} an MCP message may be",
@@ -325,17 +334,26 @@ impl Skipped {
                 self.what,
                 too_deep()
             ),
+            // Never skipped: refused at once.
+            Refused::NotJsonRpc { line, ref quote } => format!(
+                "{}, not JSON-RPC (line {line} of its stdout): {quote}",
+                self.what
+            ),
         }
     }
 }
 
 /// What the relay makes of a line the transport cannot read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Verdict {
-    /// It is, or may be, the answer awaited: the request fails, saying why.
+    /// It is, or may be, the answer awaited, or no JSON-RPC message at all: the request
+    /// fails, saying why.
     Refuse(Refused),
     /// It is something else: skipped.
     Skip(Skipped),
+    /// A line that is no JSON (1-based line, quote): skipped by the transport, and said if
+    /// the import fails ([`stray_words`]).
+    Stray(usize, String),
 }
 
 /// Where the relay is in the server's stdout: the line, the nesting of the message, and
@@ -360,6 +378,8 @@ struct Scan {
     deep: Option<(usize, usize)>,
     /// Whether the line was already refused or skipped.
     settled: bool,
+    /// The line's first [`LINE_HEAD_KEPT`] bytes, to quote it.
+    head: Vec<u8>,
 }
 
 impl Scan {
@@ -377,6 +397,9 @@ impl Scan {
                     ..Scan::default()
                 };
                 continue;
+            }
+            if self.head.len() < LINE_HEAD_KEPT {
+                self.head.push(b);
             }
             if self.object.is_none() && !b.is_ascii_whitespace() {
                 self.object = Some(b == b'{');
@@ -425,7 +448,8 @@ impl Scan {
     }
 
     /// At a line's end: a line too deep or too long for the transport that was not settled
-    /// yet fails the request unless its top level says it is not the answer.
+    /// yet fails the request unless its top level says it is not the answer; one the
+    /// transport reads is looked at for what is not JSON-RPC ([`Self::not_json_rpc`]).
     fn line_end(&self, asked: &HashSet<String>) -> Option<Verdict> {
         if self.settled {
             return None;
@@ -433,12 +457,54 @@ impl Scan {
         let why = match self.deep {
             Some((line, column)) => Refused::TooDeep { line, column },
             None if self.column > MESSAGE_MAX => Refused::TooLong(self.column),
-            None => return None,
+            None => return self.not_json_rpc(self.column - 1),
         };
         Some(match self.sent(asked, true) {
             Sent::Other(what) => Verdict::Skip(Skipped { what, why }),
             Sent::Answer | Sent::Unknown => Verdict::Refuse(why),
         })
+    }
+
+    /// The line of `length` bytes (its newline not counted) when it is not JSON-RPC: a JSON
+    /// object without `"jsonrpc": "2.0"` (refused: the transport drops it, and it is no
+    /// answer), or no JSON at all (a stray line, which the transport skips). A line whose
+    /// top level was cut, or blank, is not judged.
+    fn not_json_rpc(&self, length: usize) -> Option<Verdict> {
+        let line = self.line + 1;
+        match self.object? {
+            false => Some(Verdict::Stray(line, self.quote(length))),
+            true if self.cut => None,
+            true => match serde_json::from_slice::<serde_json::Value>(&self.skeleton) {
+                Ok(serde_json::Value::Object(top)) => {
+                    (top.get("jsonrpc").and_then(serde_json::Value::as_str) != Some("2.0")).then(
+                        || {
+                            Verdict::Refuse(Refused::NotJsonRpc {
+                                line,
+                                quote: self.quote(length),
+                            })
+                        },
+                    )
+                }
+                Ok(_) => None,
+                Err(_) => Some(Verdict::Stray(line, self.quote(length))),
+            },
+        }
+    }
+
+    /// The line read so far when it is not even begun as a JSON object: the last one, which
+    /// ended without a newline (1-based line, quote).
+    fn unended_stray(&self) -> Option<(usize, String)> {
+        (self.object == Some(false)).then(|| (self.line + 1, self.quote(self.column)))
+    }
+
+    /// The line, of `length` bytes, quoted from its kept opening.
+    fn quote(&self, length: usize) -> String {
+        let kept = String::from_utf8_lossy(&self.head);
+        crate::core::terminal_text::quoted_opening(
+            &kept,
+            length.saturating_sub(self.head.len()),
+            '"',
+        )
     }
 
     /// What the message is, from its top level (`ended`: all of it was read).
@@ -475,6 +541,8 @@ struct Lines {
     refusal: tokio::sync::Notify,
     /// How many messages were skipped, and the first.
     skipped: Mutex<(usize, Option<Skipped>)>,
+    /// The first line that is no JSON (1-based line, quote).
+    stray: Mutex<Option<(usize, String)>>,
 }
 
 impl Lines {
@@ -502,6 +570,11 @@ impl Lines {
                         s.1.get_or_insert(skipped);
                     }
                 }
+                Verdict::Stray(line, quote) => {
+                    if let Ok(mut s) = self.stray.lock() {
+                        s.get_or_insert((line, quote));
+                    }
+                }
             }
         }
     }
@@ -520,7 +593,7 @@ impl Lines {
 
     /// What was skipped, said once: how many, and the first.
     fn skipped_note(&self, origin: &str) -> Option<String> {
-        let (n, first) = *self.skipped.lock().ok()?;
+        let (n, first) = self.skipped.lock().ok()?.clone();
         let first = first?.describe();
         Some(match n {
             1 => format!(
@@ -549,7 +622,16 @@ impl Lines {
 
     /// The first refusal, if one has been seen.
     fn refused_now(&self) -> Option<Refused> {
-        self.refused.lock().ok().and_then(|r| *r)
+        self.refused.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// The first line that is no JSON, said as a failure ([`stray_words`]): one ended, else
+    /// the last, unended one.
+    fn stray_now(&self) -> Option<String> {
+        let ended = self.stray.lock().ok().and_then(|s| s.clone());
+        let (line, quote) =
+            ended.or_else(|| self.scan.lock().ok().and_then(|s| s.unended_stray()))?;
+        Some(stray_words(line, &quote))
     }
 
     /// The first refusal, once one is seen.
@@ -629,13 +711,12 @@ async fn last_of_stderr(mut err: tokio::process::ChildStderr) -> Option<String> 
         .map(str::to_string)
 }
 
-/// Pass the server's stdout on to rmcp, keeping its first bytes aside, and read it to the
+/// Pass the server's stdout on to rmcp, read by `lines` as it passes, and read it to the
 /// end even once rmcp has stopped listening (a server that exits at once after writing
 /// garbage has still said something).
 async fn relay(
     mut from: tokio::process::ChildStdout,
     mut to: tokio::io::DuplexStream,
-    seen: Arc<Mutex<Vec<u8>>>,
     lines: Arc<Lines>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -644,10 +725,6 @@ async fn relay(
     while let Ok(n) = from.read(&mut chunk).await {
         if n == 0 {
             break;
-        }
-        if let Ok(mut kept) = seen.lock() {
-            let room = STDOUT_KEPT.saturating_sub(kept.len());
-            kept.extend_from_slice(&chunk[..n.min(room)]);
         }
         lines.read(&chunk[..n]);
         if forwarding && to.write_all(&chunk[..n]).await.is_err() {
@@ -694,37 +771,10 @@ async fn relay_requests(
     }
 }
 
-/// When a line of what the server wrote is not a JSON object (a banner, a log line, a
-/// prompt), its first bytes, quoted with every control character escaped. The last line,
-/// which may be cut short (unfinished, or past what was kept), counts only when it does not
-/// even begin like one.
-fn garbage(stdout: &[u8]) -> Option<String> {
-    let mut lines = stdout.split(|&b| b == b'\n').peekable();
-    let mut not_json = false;
-    while let Some(line) = lines.next() {
-        let line = line.trim_ascii();
-        let last = lines.peek().is_none();
-        not_json |= !line.is_empty()
-            && if last {
-                !line.starts_with(b"{")
-            } else {
-                // A line too deep to read is JSON-RPC the transport refuses, said as such.
-                serde_json::from_slice::<serde_json::Value>(line).map_or_else(
-                    |e| !(line.starts_with(b"{") && is_too_deep(&e)),
-                    |v| !v.is_object(),
-                )
-            };
-    }
-    not_json.then(|| {
-        let head = String::from_utf8_lossy(&stdout[..stdout.len().min(QUOTED)]);
-        let more = if stdout.len() > QUOTED { "…" } else { "" };
-        format!("\"{}\"{more}", head.escape_debug())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::is_too_deep;
 
     #[test]
     fn splits_like_a_shell() {
@@ -744,7 +794,7 @@ mod tests {
     #[test]
     fn lines_are_measured_across_reads_and_the_first_over_the_limit_is_kept() {
         let lines = Lines::default();
-        lines.read(b"{\"a\":1}\n{\"b\"");
+        lines.read(b"{\"jsonrpc\":\"2.0\",\"a\":1}\n{\"b\"");
         assert_eq!(lines.current(), 4);
         let big = vec![b'x'; MESSAGE_MAX];
         lines.read(&big);
@@ -779,7 +829,7 @@ mod tests {
         assert!(serde_json::from_str::<serde_json::Value>(&ok).is_ok());
         lines.read(ok.as_bytes());
         // Brackets and quotes inside strings do not count; an escaped quote ends none.
-        lines.read(br#"{"a":"[[[{{{\"[[[","b":[]}"#);
+        lines.read(br#"{"jsonrpc":"2.0","a":"[[[{{{\"[[[","b":[]}"#);
         lines.read(b"\n");
         assert_eq!(lines.refused_now(), None);
         let deep = format!("{{\"x\":{}", "{\"p\":".repeat(200));
@@ -810,13 +860,19 @@ mod tests {
         let banner = Lines::default();
         banner.read(format!("{}\n", "[".repeat(300)).as_bytes());
         assert_eq!(banner.refused_now(), None);
-        assert!(garbage(format!("{}\n", "[".repeat(300)).as_bytes()).is_some());
-        // Such a line is not taken for garbage: the good answer before it is not quoted.
+        assert!(banner.stray_now().is_some());
+        // A deep line is not taken for garbage, nor is the good answer before it.
         let stdout = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":0}}\n{{\"result\":{}\n",
             "[".repeat(200)
         );
-        assert_eq!(garbage(stdout.as_bytes()), None);
+        let deep = Lines::default();
+        deep.read(stdout.as_bytes());
+        assert_eq!(deep.stray_now(), None);
+        assert!(matches!(
+            deep.refused_now(),
+            Some(Refused::TooDeep { line: 2, .. })
+        ));
     }
 
     /// Tester 7 T7-12: a deep notification (or a reply to an id never asked) failed the
@@ -902,20 +958,103 @@ mod tests {
         );
     }
 
+    /// Lines::read over `stdout`, in one read.
+    fn read(stdout: &[u8]) -> Lines {
+        let lines = Lines::default();
+        lines.read(stdout);
+        lines
+    }
+
     #[test]
     fn what_is_not_json_rpc_is_quoted_short_and_escaped() {
-        assert_eq!(garbage(b"{\"jsonrpc\":\"2.0\",\"id\":0}\n"), None);
-        assert_eq!(garbage(b""), None);
+        assert_eq!(read(b"{\"jsonrpc\":\"2.0\",\"id\":0}\n").stray_now(), None);
+        assert_eq!(read(b"").stray_now(), None);
+        assert_eq!(read(b"  \n\n").stray_now(), None);
         assert_eq!(
-            garbage(b"\x1b[2Jhello\n").as_deref(),
-            Some("\"\\u{1b}[2Jhello\\n\"")
+            read(b"\x1b[2Jhello\n").stray_now().as_deref(),
+            Some("wrote something that is not JSON-RPC on its stdout (line 1): \"\\x1b[2Jhello\"")
         );
-        let long = [b'x'; 200];
-        let quoted = garbage(&long).unwrap_or_default();
-        assert_eq!(quoted, format!("\"{}\"…", "x".repeat(QUOTED)));
-        // A first message longer than what is kept is not taken for garbage...
-        assert_eq!(garbage(b"{\"jsonrpc\":\"2.0\",\"id\""), None);
+        // Cut as every quote is, the bytes left out counted, kept or not.
+        let long = [b'x'; 2000];
+        let quoted = format!(
+            "wrote something that is not JSON-RPC on its stdout (line 1): \"{}…\" (1920 more bytes)",
+            "x".repeat(80)
+        );
+        assert_eq!(read(&long).stray_now(), Some(quoted.clone()));
+        let mut ended = long.to_vec();
+        ended.push(b'\n');
+        assert_eq!(read(&ended).stray_now(), Some(quoted));
+        // A first message not ended yet is not taken for garbage...
+        assert_eq!(read(b"{\"jsonrpc\":\"2.0\",\"id\"").stray_now(), None);
         // ...but an unfinished line that is no JSON at all is.
-        assert!(garbage(b"Password: ").is_some());
+        assert!(read(b"Password: ").stray_now().is_some());
+        // Neither is a line that begins as an object but is no JSON.
+        assert!(read(b"{oops}\n").stray_now().is_some());
+        assert!(
+            read(b"{\"jsonrpc\":\"2.0\"} trailing\n")
+                .stray_now()
+                .is_some()
+        );
+    }
+
+    /// Tester 48 F4: the line that is not JSON-RPC is quoted, not the opening of the whole
+    /// stdout (the good initialize answer), and where it is; a JSON object that is no
+    /// JSON-RPC message is refused as soon as its line ends.
+    #[test]
+    fn the_line_not_json_rpc_is_the_one_quoted_and_an_object_not_json_rpc_is_refused() {
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"h","version":"1"}}}"#;
+        let lines = read(format!("{answer}\nPLAIN GARBAGE LINE\n").as_bytes());
+        assert_eq!(
+            lines.stray_now().as_deref(),
+            Some(
+                "wrote something that is not JSON-RPC on its stdout (line 2): \"PLAIN GARBAGE LINE\""
+            )
+        );
+        assert_eq!(lines.refused_now(), None);
+        // The first such line.
+        let lines = read(format!("{answer}\nfirst\nsecond\n").as_bytes());
+        assert!(
+            lines
+                .stray_now()
+                .is_some_and(|s| s.ends_with("(line 2): \"first\""))
+        );
+
+        let lines = Lines::default();
+        lines.read(format!("{answer}\n{{\"not\":").as_bytes());
+        assert_eq!(lines.refused_now(), None, "not ended yet");
+        lines.read(b"{\"json\":\"rpc\"}}\n");
+        let refused = lines.refused_now();
+        assert_eq!(
+            refused,
+            Some(Refused::NotJsonRpc {
+                line: 2,
+                quote: r#""{\"not\":{\"json\":\"rpc\"}}""#.to_string()
+            })
+        );
+        assert_eq!(
+            refused.map(|r| r.describe("tools/list")).as_deref(),
+            Some(
+                r#"wrote something that is not JSON-RPC on its stdout (line 2, a JSON object without "jsonrpc": "2.0"): "{\"not\":{\"json\":\"rpc\"}}""#
+            )
+        );
+        assert_eq!(lines.stray_now(), None);
+        // Another version is no JSON-RPC 2.0 either; notifications, requests, replies are.
+        assert!(
+            read(b"{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}\n")
+                .refused_now()
+                .is_some()
+        );
+        for message in [
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#,
+            r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+        ] {
+            let lines = read(format!("{message}\n").as_bytes());
+            assert_eq!(
+                (lines.refused_now(), lines.stray_now()),
+                (None, None),
+                "{message}"
+            );
+        }
     }
 }
