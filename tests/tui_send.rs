@@ -1064,3 +1064,105 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
     apply(&ctx, &mut state, [Action::Paste(" now".into())]);
     assert!(screen(&state, 160, 50).contains("Sent earlier"));
 }
+
+/// The Sent table's rows from its heading to its plan id row, as the Preview shows them
+/// (the part of each screen line right of the Prompt pane's column).
+fn sent_table(s: &str) -> Vec<String> {
+    let lines: Vec<&str> = s.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("Sent (ctrl+n"))
+        .unwrap_or_else(|| panic!("no Sent section:\n{s}"));
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.contains("plan id"))
+        .map(|k| start + k)
+        .unwrap_or_else(|| panic!("no plan id row:\n{s}"));
+    let left = lines[start].find("│Sent").unwrap_or(0);
+    lines[start..=end]
+        .iter()
+        .map(|l| l[left..].to_string())
+        .collect()
+}
+
+/// Tester (Low): an A/B-all send to two models (10 results) showed 9 result columns in a
+/// 160×45 terminal, the rest cut to `…`; `ctrl+n` moved the selection onto them, no column
+/// showed `▶` any more, and `ctrl+o` opened a result whose id was nowhere on screen. The
+/// table scrolls to keep the selected result in view and says how many lie off either side.
+#[test]
+fn the_sent_table_scrolls_to_the_selected_result_and_counts_those_off_screen() {
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    state.resized(160, 45);
+    mark_model(&ctx, &mut state, "test/tool-calls");
+    // off → full → no-planner → no-prior → no-hint → all.
+    type_for(
+        &ctx,
+        &mut state,
+        "test/ok-json",
+        &[const { Action::ToggleAb }; 5],
+    );
+    assert_eq!(state.ab.len(), 4, "A/B all");
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().unwrap_or_else(|| {
+        panic!("no outcome: {:?}", state.send.error);
+    });
+    assert_eq!(outcome.results.len(), 10);
+    let ids: Vec<String> = outcome
+        .results
+        .iter()
+        .map(|r| r.live.stored_id.clone().expect("stored"))
+        .collect();
+    for selected in 0..10 {
+        if selected > 0 {
+            apply(&ctx, &mut state, [Action::NextSent]);
+        }
+        assert_eq!(state.send.selected, selected);
+        let s = screen(&state, 160, 45);
+        let table = sent_table(&s);
+        let all = table.join("\n");
+        // The selected column is marked, and its plan id reads whole.
+        assert!(all.contains('▶'), "result {selected} not marked:\n{s}");
+        let id_row = table.last().map(String::as_str).unwrap_or_default();
+        let on_screen = |i: usize| id_row.split_whitespace().any(|w| w == ids[i]);
+        assert!(on_screen(selected), "{} not on screen:\n{s}", ids[selected]);
+        // The ids on screen are a run of the results around the selected one, and the
+        // table says how many lie off either side.
+        let shown: Vec<usize> = (0..10).filter(|&i| on_screen(i)).collect();
+        let (first, last) = (shown[0], shown[shown.len() - 1]);
+        assert_eq!(shown, (first..=last).collect::<Vec<_>>(), "{id_row}");
+        assert!(shown.len() < 10, "all 10 fit? {id_row}");
+        assert!(
+            all.contains(&format!("results {}–{} of 10", first + 1, last + 1)),
+            "{all}"
+        );
+        let header = table
+            .iter()
+            .find(|l| l.contains('▶'))
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert_eq!(header.contains(&format!("‹ {first}")), first > 0, "{all}");
+        assert_eq!(
+            header.contains(&format!("{} ›", 9 - last)),
+            last < 9,
+            "{all}"
+        );
+    }
+    // What ctrl+o opens is the result shown selected: the 10th.
+    apply(&ctx, &mut state, [Action::OpenSent]);
+    let detail = state.history.detail.clone().expect("the plan's detail");
+    assert_eq!(detail.record.id, ids[9]);
+    // Wrapping round to the first scrolls back.
+    apply(&ctx, &mut state, [Action::FocusPrompt, Action::NextSent]);
+    assert_eq!(state.send.selected, 0);
+    let table = sent_table(&screen(&state, 160, 45));
+    let id_row = table.last().cloned().unwrap_or_default();
+    let words: Vec<&str> = id_row.split_whitespace().collect();
+    assert!(
+        words.contains(&ids[0].as_str()) && !words.contains(&ids[9].as_str()),
+        "{id_row}"
+    );
+}

@@ -250,6 +250,16 @@ impl State {
         crate::tui::panes::prompt::preview_extent(&self.prompt_inputs(), area)
     }
 
+    /// The width inside the Preview's frame as last drawn (with the Prompt pane focused,
+    /// where the Preview shows): what the Sent table in it is laid out for.
+    fn preview_width(&self) -> usize {
+        layout::areas(self.screen(), Pane::Prompt)
+            .panes
+            .into_iter()
+            .find(|(r, _)| *r == Region::Preview)
+            .map_or(0, |(_, a)| crate::tui::panes::prompt::preview_width(a))
+    }
+
     /// The instruction as one string.
     pub fn prompt_text(&self) -> String {
         self.prompt.text()
@@ -538,7 +548,8 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::NextSent => {
-            state.send.select_next();
+            let width = state.preview_width();
+            state.send.select_next(width);
             return Vec::new();
         }
         Action::OpenSent => {

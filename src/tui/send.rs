@@ -112,10 +112,81 @@ pub struct SendView {
     pub outcome: Option<Arc<SendOutcome>>,
     /// The result the open key opens in History.
     pub selected: usize,
+    /// The first result the Sent table shows when not all fit: kept so the selected one is
+    /// in view ([`result_window`]).
+    pub first: usize,
     pub error: Option<String>,
     /// What the last send asked: the Sent table is marked as earlier once the Preview
     /// shows another request (tester 34 F15).
     pub asked: Option<Asked>,
+}
+
+/// The Sent table's label column (`tokens in/out `), the narrowest a result column gets when
+/// every result fits, and the narrowest when they do not and the table scrolls: a plan id
+/// `send-AT-NN` (18 characters) whole — a table that scrolls anyway shows fewer columns that
+/// read, not more that read `se…60-9`.
+pub const RESULT_LABEL: usize = 14;
+pub const RESULT_MIN_COL: usize = 8;
+pub const RESULT_SCROLL_COL: usize = 20;
+
+/// Which of a send's results the Sent table shows: `shown` of `count` from `first`, each
+/// column `col` wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultWindow {
+    pub first: usize,
+    pub shown: usize,
+    pub count: usize,
+    pub col: usize,
+}
+
+impl ResultWindow {
+    /// The results on screen, by index.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.first..self.first + self.shown
+    }
+
+    /// How many results lie off the left.
+    pub fn before(self) -> usize {
+        self.first
+    }
+
+    /// How many results lie off the right.
+    pub fn after(self) -> usize {
+        self.count.saturating_sub(self.first + self.shown)
+    }
+
+    /// Whether some results are off screen.
+    pub fn scrolls(self) -> bool {
+        self.shown < self.count
+    }
+}
+
+/// The results a Sent table `width` wide shows, `selected` among them: all of them when each
+/// gets [`RESULT_MIN_COL`]; else as many columns of [`RESULT_SCROLL_COL`] as fit beside the
+/// room the right-hand marker (`5 ›`) takes, from `first` moved as little as keeps
+/// `selected` in view.
+pub fn result_window(selected: usize, first: usize, count: usize, width: usize) -> ResultWindow {
+    let room = width.saturating_sub(RESULT_LABEL);
+    if count <= 1 || count * RESULT_MIN_COL <= room {
+        return ResultWindow {
+            first: 0,
+            shown: count,
+            count,
+            col: (room / count.max(1)).max(RESULT_MIN_COL),
+        };
+    }
+    let room = room.saturating_sub(format!(" {count} ›").chars().count());
+    let shown = (room / RESULT_SCROLL_COL).clamp(1, count);
+    let selected = selected.min(count - 1);
+    let first = first
+        .min(count - shown)
+        .clamp((selected + 1).saturating_sub(shown), selected);
+    ResultWindow {
+        first,
+        shown,
+        count,
+        col: (room / shown).max(RESULT_MIN_COL),
+    }
 }
 
 /// What a send asked: its instruction, the attachments and each model at its tier.
@@ -200,6 +271,7 @@ impl SendView {
         self.progress.clear();
         self.outcome = None;
         self.selected = 0;
+        self.first = 0;
         self.error = None;
         SendRequest {
             request,
@@ -261,12 +333,22 @@ impl SendView {
         Some(cancel.clone())
     }
 
-    /// The next result (wrapping).
-    pub fn select_next(&mut self) {
-        let n = self.outcome.as_ref().map_or(0, |o| o.results.len());
+    /// The next result (wrapping), the Sent table (`width` wide) scrolled to keep it in view.
+    pub fn select_next(&mut self, width: usize) {
+        let n = self.result_count();
         if n > 0 {
             self.selected = (self.selected + 1) % n;
         }
+        self.first = self.window(width).first;
+    }
+
+    fn result_count(&self) -> usize {
+        self.outcome.as_ref().map_or(0, |o| o.results.len())
+    }
+
+    /// The results a Sent table `width` wide shows: the selected one always among them.
+    pub fn window(&self, width: usize) -> ResultWindow {
+        result_window(self.selected, self.first, self.result_count(), width)
     }
 
     /// The stored plan id of the selected result.
@@ -284,6 +366,44 @@ impl SendView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tester (Low): 10 results in an 86-cell Preview showed 9 columns, the 10th cut to `…`,
+    /// and the selection moved onto it out of sight. The window keeps the selected result in
+    /// view, moving as little as it must, and counts those off either side.
+    #[test]
+    fn the_result_window_keeps_the_selected_result_in_view() {
+        // Every result fits: all shown, as wide as the room allows.
+        let all = result_window(2, 0, 3, 86);
+        assert_eq!((all.first, all.shown, all.col), (0, 3, 24));
+        assert!(!all.scrolls());
+        // 10 do not: 3 whole plan ids at a time, the selected one always among them.
+        for count in [10, 20] {
+            let mut first = 0;
+            for step in 0..2 * count {
+                let selected = step % count;
+                let w = result_window(selected, first, count, 86);
+                assert!(w.range().contains(&selected), "{selected} {w:?}");
+                assert!(w.col >= RESULT_SCROLL_COL && w.scrolls(), "{w:?}");
+                assert_eq!(w.before() + w.shown + w.after(), count);
+                // The label, the columns and the `19 ›` marker fit the width.
+                let marker = format!(" {} ›", w.after()).chars().count();
+                assert!(RESULT_LABEL + w.shown * w.col + marker <= 86, "{w:?}");
+                // Moving on by one scrolls by one at most; wrapping goes back to the start.
+                assert!(w.first == 0 || w.first <= first + 1, "{first} → {w:?}");
+                first = w.first;
+            }
+        }
+        // A window left past the end by a wider pane, or before the selection, is moved.
+        assert_eq!(result_window(9, 9, 10, 86).first, 7);
+        assert_eq!(result_window(1, 5, 10, 86).first, 1);
+        assert_eq!(result_window(5, 4, 10, 86).first, 4);
+        // Too narrow for one scrolling column: one column, never none.
+        let narrow = result_window(4, 0, 10, 20);
+        assert_eq!((narrow.first, narrow.shown), (4, 1));
+        // Nothing sent, or one result: nothing to scroll.
+        assert_eq!(result_window(0, 3, 0, 86).shown, 0);
+        assert_eq!(result_window(0, 3, 1, 10).range(), 0..1);
+    }
 
     /// Tester 35 F11: another file of the same name was taken for the one sent.
     #[test]

@@ -23,7 +23,7 @@ use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pas
 use crate::tui::panes::chart::window_lines;
 use crate::tui::panes::scroll::Extent;
 use crate::tui::panes::{clip, pane_block, request_title, shown, wrapped};
-use crate::tui::send::{SendView, SentArm, ab_label};
+use crate::tui::send::{RESULT_LABEL, SendView, SentArm, ab_label};
 use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
 
@@ -633,6 +633,13 @@ pub fn preview_extent(inp: &PromptInputs, area: Rect) -> Extent {
     }
 }
 
+/// The width inside the Preview's frame, `area` (its pane, frame included).
+pub fn preview_width(area: Rect) -> usize {
+    pane_block(String::new(), false, &Theme::plain())
+        .inner(area)
+        .width as usize
+}
+
 /// `WINDOW 17,500 = 16,000 in + 1,500 out` (and `· over by N` when the request does not
 /// fit), the bar, its legend.
 pub fn window_section<'a>(bar: Option<&WindowBar>, width: usize, theme: &Theme) -> Vec<Line<'a>> {
@@ -910,6 +917,8 @@ pub fn preview_lines<'a>(
 
 /// The last send, side by side: one column per model and arm, above the preview; marked
 /// as earlier, with what it asked, when the Preview shows another request (`earlier`).
+/// When not every column fits, only those that do, around the selected one, under a line
+/// `results 4–6 of 10` and with `‹ 3` / `4 ›` for those off either side.
 pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     if let Some(e) = &v.error {
@@ -966,9 +975,22 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
             theme,
         )),
     }
-    const LABEL: usize = 14;
-    let n = o.results.len().max(1);
-    let col = (width.saturating_sub(LABEL) / n).max(8);
+    // Only the columns that fit, scrolled to keep the selected one in view, with how many
+    // lie off either side (a result selected out of sight had opened unseen).
+    const LABEL: usize = RESULT_LABEL;
+    let win = v.window(width);
+    let col = win.col;
+    let results: &[SentArm] = o.results.get(win.range()).unwrap_or_default();
+    if win.scrolls() {
+        let last = win.first + win.shown;
+        out.push(Line::styled(
+            clip(
+                &format!("results {}–{last} of {}", win.first + 1, win.count),
+                width,
+            ),
+            theme.muted,
+        ));
+    }
     let dash = || "-".to_string();
     let cell = |text: &str| format!("{:<col$}", clip(text, col.saturating_sub(1)));
     // An id is told apart by its end (`send-…-3`): cut in the middle, not at the edge
@@ -984,7 +1006,7 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
                   cell: &dyn Fn(&str) -> String|
      -> Line<'a> {
         let mut text = format!("{label:<LABEL$}");
-        for r in &o.results {
+        for r in results {
             text.push_str(&cell(&each(r)));
         }
         Line::raw(clip(&text, width))
@@ -993,11 +1015,11 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
     // Each column is named by its model and its arm (or `[baseline]`): on one line when
     // both fit, else the model on one line (cut in the middle, keeping the tail that tells
     // ids apart) and the arm under it (tester 5 C10: at 120×40 the ids were cut to a letter).
-    let marks: Vec<&str> = (0..o.results.len())
+    let marks: Vec<&str> = win
+        .range()
         .map(|i| if i == v.selected { "▶" } else { " " })
         .collect();
-    let arms: Vec<String> = o
-        .results
+    let arms: Vec<String> = results
         .iter()
         .map(|r| {
             if r.baseline {
@@ -1007,14 +1029,17 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
             }
         })
         .collect();
-    let one_line = o
-        .results
+    let one_line = results
         .iter()
         .zip(&arms)
         .all(|(r, arm)| 1 + shown(&r.model).chars().count() + 1 + arm.chars().count() < col);
-    let mut header = format!("{:<LABEL$}", "");
+    let before = match win.before() {
+        0 => String::new(),
+        n => format!("‹ {n}"),
+    };
+    let mut header = format!("{before:<LABEL$}");
     let mut under = format!("{:<LABEL$}", "");
-    for ((r, arm), mark) in o.results.iter().zip(&arms).zip(&marks) {
+    for ((r, arm), mark) in results.iter().zip(&arms).zip(&marks) {
         if one_line {
             header.push_str(&cell(&format!("{mark}{} {arm}", shown(&r.model))));
         } else {
@@ -1028,6 +1053,9 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
             };
             under.push_str(&cell(&format!(" {arm}")));
         }
+    }
+    if win.after() > 0 {
+        header.push_str(&format!("{} ›", win.after()));
     }
     out.push(Line::styled(clip(&header, width), theme.accent));
     if !one_line {
