@@ -55,6 +55,9 @@ pub struct HistoryStore {
     secrets: std::sync::Arc<Secrets>,
     /// This open grouped the plans by today's word rules ([`Self::regrouped_at_open`]).
     regrouped: bool,
+    /// Why this open did not regroup plans grouped by older word rules when it was for want
+    /// of space ([`sqlite::no_space_words`]), for [`Self::groups_note`].
+    no_room_to_regroup: Option<String>,
 }
 
 /// What held a key, for [`HistoryStore::scrub`]: the ids, as kept, of the plans and of the
@@ -485,6 +488,7 @@ impl HistoryStore {
             lock_wait,
             secrets: Default::default(),
             regrouped: false,
+            no_room_to_regroup: None,
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {
@@ -527,11 +531,13 @@ impl HistoryStore {
     /// intents had held the lock 11.5 s). An error names the store and the step (tester 44
     /// F3).
     ///
-    /// Only another connection's write lock, met taking it ([`Self::write`]: a
+    /// Another connection's write lock, met taking it ([`Self::write`]: a
     /// [`sqlite::LockWaitedOut`], the wait being 0 here), leaves the store as it is grouped,
-    /// with [`OLDER_RULES_NOTE`] (review 47 L1). Any failure once the lock is taken (a full
-    /// disk or temporary directory, an I/O error, a damaged file, this connection's own
-    /// `SQLITE_LOCKED`) is an error naming the store and its cause, the write rolled back
+    /// with [`OLDER_RULES_NOTE`] (review 47 L1); so does a full disk or temporary directory
+    /// (SQLITE_FULL), the write rolled back, with a note saying so (tester 48 F8: every read,
+    /// `history export` too, had failed on a full disk). Any other failure once the lock is
+    /// taken (an I/O error, a damaged file, this connection's own `SQLITE_LOCKED`) is an
+    /// error naming the store and its cause, the write rolled back
     /// ([`sqlite::undone_failure`]).
     fn regroup_shapes_now(&mut self) -> anyhow::Result<()> {
         const DOING: &str = "grouping plans by today's word rules";
@@ -566,7 +572,12 @@ impl HistoryStore {
                 self.regrouped = true;
                 Ok(())
             }
-            // The transaction was dropped unfinished: rolled back.
+            // The transaction was dropped unfinished: rolled back. Read as it is grouped, as
+            // beside another writer; a write of this open still meets the full disk itself.
+            Err(e) if sqlite::is_disk_full(&e) => {
+                self.no_room_to_regroup = Some(sqlite::no_space_words());
+                Ok(())
+            }
             Err(e) => Err(sqlite::undone_failure(e, &path, DOING)),
         }
     }
@@ -614,11 +625,22 @@ impl HistoryStore {
         Ok(older)
     }
 
-    /// [`OLDER_RULES_NOTE`] when [`Self::grouped_by_older_rules`], for a listing of groups.
+    /// [`OLDER_RULES_NOTE`] when [`Self::grouped_by_older_rules`], for a listing of groups;
+    /// when this open could not regroup them for want of space, that, naming the store and
+    /// SQLite's temporary directory, and that the next open with room regroups them.
     pub fn groups_note(&self) -> anyhow::Result<Option<String>> {
-        Ok(self
-            .grouped_by_older_rules()?
-            .then(|| OLDER_RULES_NOTE.to_string()))
+        if !self.grouped_by_older_rules()? {
+            return Ok(None);
+        }
+        Ok(Some(match &self.no_room_to_regroup {
+            Some(why) => format!(
+                "groups are by an older build's word rules; this open could not regroup them: \
+                 {}: {why}; they are regrouped when the store is next opened for writing with \
+                 room to write and no other writer",
+                self.path.shown()
+            ),
+            None => OLDER_RULES_NOTE.to_string(),
+        }))
     }
 
     /// The drift the migration to [`MIGRATION_FAILED_EXECUTIONS`] asked for: recomputed for
@@ -2965,15 +2987,16 @@ mod tests {
         assert_eq!(groups.len(), 3, "{groups:?}");
     }
 
-    /// A regroup whose write fails for another reason than another writer's lock (here the
-    /// file may not grow: SQLite's "database or disk is full", as on a full disk) is an error
-    /// naming the store and what failed, the cause first, then that nothing was changed
-    /// (review 47 L5), with SQLite's temporary directory named as what may have filled (H1).
-    /// The write is undone: no plan moved, no group changed, the version kept, every index
-    /// there as it was and the file whole (L3). It was not taken for a lock held elsewhere;
-    /// the next open that can write regroups.
+    /// A regroup whose write fails for want of space (here the file may not grow: SQLite's
+    /// "database or disk is full", as on a full disk) changes nothing: no plan moved, no group
+    /// changed, the version kept, every index there as it was and the file whole (review 47
+    /// L3). Tester 48 F8: it had failed the open, so every read (`history export`, the one
+    /// way to get the data out) failed on a full disk. It is now as another writer's lock:
+    /// the store opens, read as it is grouped, its note saying why it was not regrouped —
+    /// the device holding the store or SQLite's temporary directory, named (review 47 H1) —
+    /// and that the next open with room regroups it.
     #[test]
-    fn a_regroup_that_fails_for_want_of_space_is_an_error_and_changes_nothing() {
+    fn a_regroup_that_fails_for_want_of_space_changes_nothing_and_the_store_is_read() {
         let (dir, s) = seeded();
         let path = dir.path().join(HISTORY_FILE);
         s.conn
@@ -3037,19 +3060,30 @@ mod tests {
             .query_row("PRAGMA page_count", [], |r| r.get(0))
             .unwrap();
         conn.pragma_update(None, "max_page_count", pages).unwrap();
-        let err = HistoryStore::with_connection(conn, &path, sqlite::BUSY_TIMEOUT)
-            .map(drop)
-            .unwrap_err();
-        let said = format!("{err:#}");
-        assert!(!sqlite::waited_out_for_the_lock(&err), "{said}");
+        let s = HistoryStore::with_connection(conn, &path, sqlite::BUSY_TIMEOUT).unwrap();
+        assert!(!s.regrouped_at_open());
+        assert!(s.grouped_by_older_rules().unwrap());
+        let note = s.groups_note().unwrap().unwrap_or_default();
         assert!(
-            said.starts_with(&format!(
-                "{}: grouping plans by today's word rules: no space left on the device \
-                 holding it or for SQLite's temporary files in ",
+            note.starts_with(&format!(
+                "groups are by an older build's word rules; this open could not regroup them: \
+                 {}: no space left on the device holding it or for SQLite's temporary files \
+                 in ",
                 path.shown()
-            )) && said.ends_with("(database or disk is full); nothing was changed"),
-            "{said}"
+            )) && note.ends_with(
+                "which SQLITE_TMPDIR moves; they are regrouped when the store is next opened \
+                 for writing with room to write and no other writer"
+            ),
+            "{note}"
         );
+        // Read as it is grouped.
+        assert_eq!(
+            crate::store::view::groups_report(&s, &PlanFilter::default(), 3)
+                .unwrap()
+                .groups_note,
+            Some(note)
+        );
+        drop(s);
         assert_eq!(stored(&Connection::open(&path).unwrap()), before);
         assert_eq!(
             indexes_and_check(&Connection::open(&path).unwrap()),

@@ -676,10 +676,9 @@ pub fn environment_words(e: &rusqlite::Error) -> Option<&'static str> {
 pub fn undone_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Error {
     let sqlite = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>());
     let cause = match sqlite {
-        Some(s) if s.sqlite_error_code() == Some(ErrorCode::DiskFull) => format!(
-            "no space left on the device holding it or for SQLite's temporary files {} ({s})",
-            temp_dir_words()
-        ),
+        Some(s) if s.sqlite_error_code() == Some(ErrorCode::DiskFull) => {
+            format!("{} ({s})", no_space_words())
+        }
         Some(s) => environment_words(s)
             .map(|w| format!("{w} ({s})"))
             .or_else(|| sidecar_words(s, path))
@@ -692,6 +691,22 @@ pub fn undone_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Err
     } else {
         anyhow::anyhow!(said)
     }
+}
+
+/// Whether `e` is SQLite's "database or disk is full" (SQLITE_FULL): no room to write.
+pub fn is_disk_full(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<rusqlite::Error>())
+        .any(|s| s.sqlite_error_code() == Some(ErrorCode::DiskFull))
+}
+
+/// A full disk as a write of a store says it: the device holding the store ("it"), or
+/// SQLite's temporary directory ([`temp_dir`]), which a large write fills too (review 47 H1).
+pub fn no_space_words() -> String {
+    format!(
+        "no space left on the device holding it or for SQLite's temporary files {}",
+        temp_dir_words()
+    )
 }
 
 /// Where SQLite puts its temporary files (a statement journal, a sort, a temporary table)
