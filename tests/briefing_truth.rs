@@ -23,6 +23,19 @@ fn preview(home: &Path, big: &Path, extra: &[&str]) -> Value {
     json_of(&mut cmd)
 }
 
+/// The text `preview` writes for the log attached, under the instruction [`preview`] uses.
+fn preview_text(home: &Path, big: &Path, extra: &[&str]) -> String {
+    let out = ctx(home)
+        .args(["preview", "--model", TIER_C])
+        .args(extra)
+        .arg("--attach")
+        .arg(big)
+        .arg("summarise the errors in the attached log")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn not_kept_warnings(p: &Value) -> usize {
     p["warnings"]
         .as_array()
@@ -49,13 +62,7 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     assert_eq!(not_kept_warnings(&kept), 0, "{}", kept["warnings"]);
     // The text view names the ref `cache get` reads it back by, under the attachment, as
     // the console does (tester 48 F3: only `--json` had it).
-    let out = ctx(home.path())
-        .args(["preview", "--model", TIER_C, "--attach"])
-        .arg(&big)
-        .arg("summarise the errors in the attached log")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = preview_text(home.path(), &big, &[]);
     let attachment_line = text.find("attachment big.log:").expect("attachment line");
     let under = &text[attachment_line..];
     assert!(
@@ -90,13 +97,7 @@ fn with_no_cache_the_briefing_claims_no_cache_and_the_preview_warns() {
     assert!(!other.path().join("cache.sqlite").exists());
 
     // The text view says it too.
-    let out = ctx(other.path())
-        .args(["preview", "--model", TIER_C, "--no-cache", "--attach"])
-        .arg(&big)
-        .arg("summarise the errors in the attached log")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = preview_text(other.path(), &big, &["--no-cache"]);
     assert!(
         text.contains(
             "note: attachment big.log was briefed and is not kept: the model sees only its map"
@@ -289,13 +290,7 @@ fn an_attachments_tokens_sent_are_the_request_tables() {
         .unwrap();
     assert_eq!(a["sent_tokens"], part);
     assert!(part > a["admitted_tokens"].as_u64().unwrap());
-    let out = ctx(home.path())
-        .args(["preview", "--model", TIER_C, "--attach"])
-        .arg(&big)
-        .arg("summarise the errors in the attached log")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = preview_text(home.path(), &big, &[]);
     assert!(
         text.contains(&format!("→ briefing ({part} tokens sent)")),
         "{text}"
