@@ -94,13 +94,11 @@ pub(super) fn parse_intent(intent: &str, expand: bool, by_request: bool) -> Pars
         vec![intent]
     };
     let words = text::terms(intent);
-    let unquoted = text::terms(&without_quoted(intent));
-    let written = |t: &String| {
-        if unquoted.contains(t) {
-            TermSource::Written
-        } else {
-            TermSource::Quoted
-        }
+    // The words outside quotes, read again only when the question quotes something.
+    let unquoted = without_quoted(intent).map(|t| text::terms(&t));
+    let written = |t: &String| match &unquoted {
+        Some(outside) if !outside.contains(t) => TermSource::Quoted,
+        _ => TermSource::Written,
     };
     // Adjacent pairs of what was written (not of the expansion below).
     let pairs: Vec<(String, String)> = words
@@ -629,15 +627,15 @@ fn single_quoted_spans(text: &str) -> Vec<(usize, usize)> {
 /// The longest a single-quoted value runs, in bytes.
 const SINGLE_QUOTE_MAX_BYTES: usize = 200;
 
-/// `text` with what it quotes (double or single quotes) made blank. A quote holding half
-/// the text or more is the message itself quoted (some BFCL questions come in quotes
-/// whole), not a value in it, and stays.
-fn without_quoted(text: &str) -> String {
+/// `text` with what it quotes (double or single quotes) made blank; `None` when it quotes
+/// nothing. A quote holding half the text or more is the message itself quoted (some BFCL
+/// questions come in quotes whole), not a value in it, and stays.
+fn without_quoted(text: &str) -> Option<String> {
     let mut spans = double_quoted_spans(text);
     spans.extend(single_quoted_spans(text));
     spans.retain(|&(a, b)| 2 * (b - a) < text.trim().len());
     if spans.is_empty() {
-        return text.to_string();
+        return None;
     }
     let mut out = String::with_capacity(text.len());
     for (i, c) in text.char_indices() {
@@ -647,7 +645,7 @@ fn without_quoted(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    Some(out)
 }
 
 /// Whether `piece` is only a list's number ("2.", "3)"). (A piece opens at a word, so a
