@@ -14,8 +14,9 @@ use super::lookups::{family_of, identifier_words};
 /// No family: the entry's name opens with no service's name, or no other entry shares it.
 pub(super) const NO_FAMILY: u32 = u32::MAX;
 
-/// Per entry, its family's id ([`NO_FAMILY`] for none): families of two entries or more.
-pub(super) fn family_ids<'n>(names: impl Iterator<Item = &'n str>) -> Vec<u32> {
+/// Per entry, its family's id ([`NO_FAMILY`] for none): families of two entries or more;
+/// and how many families there are.
+pub(super) fn family_ids<'n>(names: impl Iterator<Item = &'n str>) -> (Vec<u32>, usize) {
     let keys: Vec<Option<String>> = names
         .map(|name| family_of(name, &identifier_words(name)).map(str::to_string))
         .collect();
@@ -24,7 +25,8 @@ pub(super) fn family_ids<'n>(names: impl Iterator<Item = &'n str>) -> Vec<u32> {
         *count.entry(k.as_str()).or_default() += 1;
     }
     let mut ids: HashMap<&str, u32> = HashMap::new();
-    keys.iter()
+    let families = keys
+        .iter()
         .map(|k| match k.as_deref() {
             Some(k) if count.get(k).is_some_and(|&c| c >= 2) => {
                 let next = ids.len() as u32;
@@ -32,7 +34,8 @@ pub(super) fn family_ids<'n>(names: impl Iterator<Item = &'n str>) -> Vec<u32> {
             }
             _ => NO_FAMILY,
         })
-        .collect()
+        .collect();
+    (families, ids.len())
 }
 
 /// A family's two best scores in one ranking, and whose they are.
@@ -115,7 +118,7 @@ mod tests {
 
     #[test]
     fn a_family_is_a_service_name_two_entries_open_with() {
-        let ids = family_ids(
+        let (ids, count) = family_ids(
             [
                 "LocalBusinessData",
                 "LocalBusinessDataBusinessReviews",
@@ -127,6 +130,7 @@ mod tests {
             .into_iter(),
         );
         assert_eq!(ids[0], ids[1]);
+        assert_eq!(count, 1);
         assert_ne!(ids[0], NO_FAMILY);
         // Alone in its family, with no service name, or opening with a verb: none.
         assert_eq!(&ids[2..], &[NO_FAMILY; 4]);

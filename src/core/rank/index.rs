@@ -266,14 +266,8 @@ impl RankIndex {
             family_count: 0,
         };
         if params.family > 0.0 {
-            index.families = super::family::family_ids(index.names.iter().map(String::as_str));
-            index.family_count = index
-                .families
-                .iter()
-                .filter(|&&f| f != super::family::NO_FAMILY)
-                .map(|&f| f as usize + 1)
-                .max()
-                .unwrap_or(0);
+            (index.families, index.family_count) =
+                super::family::family_ids(index.names.iter().map(String::as_str));
         }
         if params.lookups > 0 {
             index.feeders = super::lookups::feeders(guide);
