@@ -110,7 +110,7 @@ pub fn parse_catalog(text: &str, origin: &str) -> Result<ImportedCatalog, CoreEr
         origin: origin.into(),
         message: NOT_A_CATALOG.into(),
     })?;
-    entry_names_are_strings(&value, format, origin, "")?;
+    entry_names_are_strings(&value, format, origin)?;
     // Typed parse of the original text, so a wrong field is reported with its line and column.
     let typed = |e: serde_json::Error| CoreError::json(origin, text, &e);
     let (guide, format) = match format {
@@ -183,12 +183,12 @@ type EntryList<'a> = (&'a str, Option<&'a Vec<Value>>, &'static [&'static str]);
 
 /// Every entry's name (a pipeline's id) present and a string, said by where the file has
 /// it (`tools[0].name`, `[1].function.name`), before the typed parse would say "missing
-/// field `name`" at a line and column. `suffix` follows each path (a JSON Lines line).
+/// field `name`" at a line and column. A JSON Lines line is named in `origin`
+/// (`FILE: line 3`), as every JSON Lines reader names it.
 fn entry_names_are_strings(
     value: &Value,
     format: CatalogFormat,
     origin: &str,
-    suffix: &str,
 ) -> Result<(), CoreError> {
     fn list(v: Option<&Value>) -> Option<&Vec<Value>> {
         v.and_then(Value::as_array)
@@ -225,7 +225,7 @@ fn entry_names_are_strings(
     };
     let wrong = |at: String, problem: String| CoreError::Field {
         origin: origin.into(),
-        field: format!("{at}{suffix}"),
+        field: at,
         problem,
     };
     for (list_at, items, path) in lists {
@@ -412,8 +412,7 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
             && let Err(e) = entry_names_are_strings(
                 &v,
                 CatalogFormat::BfclQuestions,
-                origin,
-                &format!(" (line {})", n + 1),
+                &format!("{origin}: line {}", n + 1),
             )
         {
             return Some(Err(e));
@@ -426,13 +425,18 @@ fn parse_jsonl(text: &str, origin: &str) -> Option<Result<ImportedCatalog, CoreE
             Err(e) => return Some(Err(CoreError::json_line(origin, n + 1, line, &e))),
         }
     }
+    // The line before the field, as every JSON Lines reader says it (tester 48 nit: it was
+    // inside the quoted path, `'function[0].name (line 3)'`).
     let at = |k: usize| {
         let (line, i) = places.get(k).copied().unwrap_or((0, k));
-        format!("function[{i}].name (line {line})")
+        (
+            format!("{origin}: line {line}"),
+            format!("function[{i}].name"),
+        )
     };
     // Pooled BFCL questions repeat their functions by design: folded without a word.
     let pooled = docs.into_iter().map(function_pack);
-    let guide = match packs_folded(pooled, origin, at, FoldBy::NameAndDescription) {
+    let guide = match packs_folded(pooled, at, FoldBy::NameAndDescription) {
         Ok((guide, _)) => guide,
         Err(e) => return Some(Err(e)),
     };
@@ -477,7 +481,11 @@ fn packs_to_guide(
     origin: &str,
     name_at: impl Fn(usize) -> String,
 ) -> Result<(RoutingGuide, Folded), CoreError> {
-    packs_folded(packs, origin, name_at, FoldBy::WholeEntry)
+    packs_folded(
+        packs,
+        |i| (origin.to_string(), name_at(i)),
+        FoldBy::WholeEntry,
+    )
 }
 
 /// What makes two entries one when a catalog gives an entry again.
@@ -492,10 +500,11 @@ enum FoldBy {
     NameAndDescription,
 }
 
+/// `place(i)`: where the i-th entry is (the file, or `FILE: line N` of JSON Lines) and the
+/// path of its name there.
 fn packs_folded(
     packs: impl Iterator<Item = Pack>,
-    origin: &str,
-    name_at: impl Fn(usize) -> String,
+    place: impl Fn(usize) -> (String, String),
     fold: FoldBy,
 ) -> Result<(RoutingGuide, Folded), CoreError> {
     let mut seen: HashSet<String> = HashSet::new();
@@ -503,9 +512,10 @@ fn packs_folded(
     let mut folded = Folded::default();
     for (i, p) in packs.enumerate() {
         if p.name.trim().is_empty() {
+            let (origin, field) = place(i);
             return Err(CoreError::Field {
-                origin: origin.into(),
-                field: name_at(i),
+                origin,
+                field,
                 problem: "is empty".into(),
             });
         }
@@ -976,7 +986,15 @@ mod tests {
         let err = parse_catalog(text, "q.jsonl").err().map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
-            Some("q.jsonl: field 'function[1].name (line 2)' is an array; expected a string")
+            Some("q.jsonl: line 2: field 'function[1].name' is an array; expected a string")
+        );
+        // The line is said where every JSON Lines reader says it, before the field, not
+        // inside its quoted path (tester 48 nit).
+        let text = "{\"function\":[{\"name\":\"a\"}]}\n\n{\"function\":[{\"name\":\"b\",\"description\":0}]}\n";
+        let err = parse_catalog(text, "q.jsonl").err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("q.jsonl: line 3: field 'function[0].description' is 0; expected a string")
         );
     }
 
@@ -1092,11 +1110,16 @@ mod tests {
             (
                 "{\"function\":[{\"name\":\"f\"}]}\n{\"function\":[{\"name\":\"g\"},{\"name\":\"\"}]}\n"
                     .to_string(),
-                "'function[1].name (line 2)'",
+                "line 2: field 'function[1].name'",
             ),
         ] {
             let err = parse_catalog(&text, "c").unwrap_err().to_string();
-            assert_eq!(err, format!("c: field {path} is empty"), "{text}");
+            let path = if path.starts_with("line") {
+                path.to_string()
+            } else {
+                format!("field {path}")
+            };
+            assert_eq!(err, format!("c: {path} is empty"), "{text}");
         }
         let w = parse_catalog(
             r#"{"pipelines":[{"id":"p","metadata":{"steps":[{"id":"s","pack":"ghost"}]}}]}"#,
