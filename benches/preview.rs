@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 mod common;
-use common::generated;
+use common::{generated, generated_in_families};
 
 fn ranking(c: &mut Criterion) {
     let mut group = c.benchmark_group("rank per query");
@@ -46,6 +46,35 @@ fn ranking(c: &mut Criterion) {
                     "draft a blog post from this memory and render an image",
                     None,
                     10,
+                ))
+            })
+        });
+    }
+    group.finish();
+    // The same catalogs with every entry in one of 40 service families (`Acme.tool_40`):
+    // what the family pass (a share of the best service-mate's score) costs.
+    let mut group = c.benchmark_group("rank per query in families");
+    for n in [1_000, 10_000] {
+        let guide = generated_in_families(n);
+        let index = RankIndex::new(&guide);
+        let lent = index
+            .rank(
+                "draft a blog post from this memory and render an image",
+                None,
+            )
+            .order
+            .iter()
+            .filter(|s| s.family > 0.0)
+            .count();
+        assert!(
+            lent > n / 2,
+            "the family pass lent points to {lent} of {n} entries"
+        );
+        group.bench_with_input(BenchmarkId::from_parameter(n), &index, |b, index| {
+            b.iter(|| {
+                black_box(index.rank(
+                    "draft a blog post from this memory and render an image",
+                    None,
                 ))
             })
         });
