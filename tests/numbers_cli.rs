@@ -66,13 +66,39 @@ fn a_bare_number_is_refused_with_a_hint_not_read_as_days() {
             "{meant}: {err}"
         );
     }
-    // Meant as a time, told what a time needs (not "unknown unit '-11-01'").
-    for meant in ["2026-11-01", "2026-11-01T00:00:00"] {
-        let err = bad_input(ctx(home.path()).args(["history", "--since", meant]));
-        assert!(
-            err.contains("a time needs its time of day and offset, like 2026-11-01T00:00:00Z"),
-            "{meant}: {err}"
-        );
+    // Meant as a time, told what a time needs (not "unknown unit '-11-01'"): precisely what
+    // is missing, the time of day only where it is (tester 48 nit: a time with its time of
+    // day was told it needs one).
+    for (meant, needs) in [
+        (
+            "2026-11-01",
+            "a time needs its time of day and offset, like 2026-11-01T00:00:00Z",
+        ),
+        (
+            "2026-11-17T00:00:00",
+            "a time needs its offset (Z for UTC, or one like +01:00), like 2026-11-17T00:00:00Z",
+        ),
+        (
+            "2026-11-17 08:30:00.25",
+            "a time needs its offset (Z for UTC, or one like +01:00), like 2026-11-17 08:30:00.25Z",
+        ),
+        (
+            "2026-11-17T09:30",
+            "a time needs the seconds of its time of day and an offset, like 2026-11-17T09:30:00Z",
+        ),
+        (
+            "2026-11-17T09:30+01:00",
+            "a time needs the seconds of its time of day, like 2026-11-17T09:30:00+01:00",
+        ),
+    ] {
+        for command in [
+            &["history", "--since", meant][..],
+            &["replay", "--failed", "--offline", "--since", meant],
+        ] {
+            let err = bad_input(ctx(home.path()).args(command));
+            assert!(err.contains(needs), "{meant}: {err}");
+            assert!(!err.contains("a duration"), "{meant}: {err}");
+        }
     }
 }
 

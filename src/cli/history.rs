@@ -11,7 +11,7 @@ use crate::core::duration::{self, DurationError, parse_duration};
 use crate::core::history::{Drift, Outcome, ran_label};
 use crate::core::terminal_text::{for_terminal_line, indented, name, quoted};
 use crate::core::text::told_apart;
-use crate::core::time::{format_minute, format_timestamp, parse_rfc3339};
+use crate::core::time::{format_minute, format_timestamp, parse_rfc3339, time_lacks};
 use crate::core::traffic::TrafficSource;
 use crate::exit::bad_input;
 use crate::fsio::{Protected, write_output};
@@ -154,13 +154,15 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
             )));
         }
         // A date, or a time without its offset (`2026-11-01`, `2026-11-01T00:00:00`): it
-        // was meant as a time, so say what a time needs.
-        Err(_) if looks_like_a_date(text.trim()) && text.trim().chars().count() < 20 => {
-            return Err(bad_input(format!(
-                "--since {}: a time needs its time of day and offset, like {}T00:00:00Z",
-                quoted(text.trim()),
-                &text.trim()[..10]
-            )));
+        // was meant as a time, so say what it leaves off; a date with something else after
+        // it is told by the time parser below.
+        Err(_) if looks_like_a_date(text.trim()) => {
+            if let Some(lacks) = time_lacks(text) {
+                return Err(bad_input(format!(
+                    "--since {}: a time needs {lacks}",
+                    quoted(text.trim()),
+                )));
+            }
         }
         // Far too short for an RFC 3339 time (20 characters at least): it was meant as a
         // duration (`1.5d`, `7D`), so say what a duration is.

@@ -69,6 +69,75 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
         })
 }
 
+/// What a time written as `text` (a date, `YYYY-MM-DD` at its start) leaves off of RFC 3339,
+/// in the words that follow "a time needs", with the time it was likely meant as: `its
+/// offset (…), like 2026-11-17T00:00:00Z` for one with its time of day. The time of day is
+/// named only where it is missing, or its seconds are (tester 48 nit: a time with its time of
+/// day was told it needs one). `None` when nothing is left off, or the rest is not a time of
+/// day (the parser's words then say what is wrong).
+pub fn time_lacks(text: &str) -> Option<String> {
+    let s = text.trim();
+    let date = s.get(..10).filter(|d| {
+        d.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+    })?;
+    let rest = &s[10..];
+    if rest.is_empty() {
+        return Some(format!("its time of day and offset, like {date}T00:00:00Z"));
+    }
+    let sep = rest
+        .chars()
+        .next()
+        .filter(|c| matches!(c, 'T' | 't' | ' '))?;
+    let rest = &rest[1..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.'))
+        .unwrap_or(rest.len());
+    let (time, offset) = rest.split_at(end);
+    let two = |t: &str| t.len() == 2 && t.bytes().all(|b| b.is_ascii_digit());
+    let parts: Vec<&str> = time.split(':').collect();
+    let seconds = match parts.as_slice() {
+        [h, m] if two(h) && two(m) => false,
+        [h, m, sec] if two(h) && two(m) => {
+            let (whole, fraction) = sec.split_once('.').unwrap_or((sec, "1"));
+            if !two(whole) || fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            true
+        }
+        _ => return None,
+    };
+    // Only an offset as RFC 3339 writes one is echoed (what is suggested is the text given,
+    // and nothing else of it reaches the terminal).
+    let b = offset.as_bytes();
+    let is_offset = matches!(offset, "Z" | "z")
+        || (b.len() == 6
+            && matches!(b[0], b'+' | b'-')
+            && offset.get(1..3).is_some_and(two)
+            && b[3] == b':'
+            && offset.get(4..).is_some_and(two));
+    if !(offset.is_empty() || is_offset) {
+        return None;
+    }
+    match (seconds, offset.is_empty()) {
+        (true, false) => None,
+        (true, true) => Some(format!(
+            "its offset (Z for UTC, or one like +01:00), like {s}Z"
+        )),
+        (false, true) => Some(format!(
+            "the seconds of its time of day and an offset, like {date}{sep}{time}:00Z"
+        )),
+        (false, false) => Some(format!(
+            "the seconds of its time of day, like {date}{sep}{time}:00{offset}"
+        )),
+    }
+}
+
 /// Milliseconds since the epoch of a log's timestamp: RFC 3339, or an ISO 8601 date-time
 /// without an offset (`2026-10-03T12:00:00.250123`, `2026-10-03 12:00:00`), read as UTC —
 /// how a database export writes a `timestamp without time zone` column.
@@ -159,6 +228,53 @@ pub fn format_minute_short(secs: i64, this_year: Option<i32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_time_leaves_off_is_said_precisely() {
+        for (text, lacks) in [
+            (
+                "2026-11-17",
+                Some("its time of day and offset, like 2026-11-17T00:00:00Z"),
+            ),
+            (
+                "2026-11-17T00:00:00",
+                Some("its offset (Z for UTC, or one like +01:00), like 2026-11-17T00:00:00Z"),
+            ),
+            (
+                "2026-11-17t08:30:00.250",
+                Some("its offset (Z for UTC, or one like +01:00), like 2026-11-17t08:30:00.250Z"),
+            ),
+            (
+                "2026-11-17 09:30",
+                Some("the seconds of its time of day and an offset, like 2026-11-17 09:30:00Z"),
+            ),
+            (
+                "2026-11-17T09:30Z",
+                Some("the seconds of its time of day, like 2026-11-17T09:30:00Z"),
+            ),
+            ("2026-11-17T00:00:00Z", None),
+            ("2026-11-17T00:00:00-05:00", None),
+            ("2026-11-17X", None),
+            ("2026-11-17T9", None),
+            ("2026-11-17T00:00:00.", None),
+            ("2026-11-17T09:30\u{1b}[31m", None),
+            ("2026-11-17T09:30+1", None),
+            ("2026-11-17T09:30+a\u{e9}:0", None),
+            ("20261-1-17T09:30", None),
+        ] {
+            assert_eq!(time_lacks(text).as_deref(), lacks, "{text}");
+        }
+        // What it suggests reads.
+        for text in [
+            "2026-11-17T00:00:00",
+            "2026-11-17 09:30",
+            "2026-11-17T09:30+01:00",
+        ] {
+            let like = time_lacks(text).unwrap();
+            let like = like.rsplit("like ").next().unwrap();
+            assert!(parse_rfc3339(like).is_ok(), "{text}: {like}");
+        }
+    }
 
     #[test]
     fn round_trips_and_offsets() {
