@@ -3275,6 +3275,14 @@ async fn record_execution_answers_what_drift_stores_for_early_foreign_and_replay
             .contains("until that plan is imported"),
         "{answer}"
     );
+    // Said as every surface says a plan the store does not hold (tester 48 nit).
+    assert!(
+        answer["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("no plan 'w-nope' in "),
+        "{answer}"
+    );
     c.cancel().await.unwrap();
 }
 

@@ -1290,3 +1290,50 @@ fn a_replay_sweep_cut_by_a_signal_says_what_it_stored_and_what_it_left() {
     let sent = json_of(ctx(home.path()).args(["history", "--plans", "--json", "--source", "sent"]));
     assert_eq!(sent["total"], 1, "{sent:#}");
 }
+
+/// Tester 48 nit: a plan id the store does not hold was said two ways (`history show`: "no
+/// plan 'x' in STORE", `replay --offline`: "STORE: no plan 'x'"). Every surface that looks a
+/// plan up by id says it one way: the CLI's two and the console's replay.
+#[test]
+fn a_plan_the_store_does_not_hold_is_said_one_way_everywhere() {
+    use ctxconsole::llm::client::Cancel;
+    use ctxconsole::tui::action::Action;
+    use ctxconsole::tui::app::Effect;
+    use ctxconsole::tui::panes::history::ReplayRequest;
+    use ctxconsole::workspace::{Workspace, WorkspaceOptions};
+    let home = tempfile::tempdir().unwrap();
+    let said = |args: &[&str]| {
+        let out = ctx(home.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        // The last line: the first run also says the store was made.
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines().last().unwrap_or_default().to_string()
+    };
+    let shown = said(&["history", "show", "pl-nope"]);
+    let replayed = said(&["replay", "pl-nope", "--offline"]);
+    assert!(
+        shown.starts_with("ctxconsole: no plan 'pl-nope' in "),
+        "{shown}"
+    );
+    assert_eq!(replayed, shown);
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(home.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, _state) =
+        ctxconsole::tui::start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let answer = ctxconsole::tui::run_effect_now(
+        &ctx,
+        Effect::Replay(ReplayRequest {
+            request: 1,
+            plan_id: "pl-nope".into(),
+            model: None,
+            cancel: Cancel::default(),
+        }),
+    );
+    let Action::Replayed(_, Err(console)) = answer else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(format!("ctxconsole: {console}"), shown);
+}

@@ -320,13 +320,7 @@ fn export(
 }
 
 fn show(history: &HistoryStore, id: &str, json: bool) -> anyhow::Result<()> {
-    let Some(d) = history.plan(id)? else {
-        return Err(bad_input(format!(
-            "no plan {} in {}",
-            crate::core::terminal_text::quoted(id),
-            history.path().shown()
-        )));
-    };
+    let d = history.plan_held(id)?;
     if json {
         return print_json(&d);
     }

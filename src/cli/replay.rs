@@ -2,7 +2,6 @@
 //! again with today's budget, compaction and prompt to one or more models and stored as a
 //! new plan linked to the original. `--failed` does every failed plan and sums up per class.
 
-use crate::core::terminal_text::ShownPath;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -16,7 +15,6 @@ use crate::core::response::DecodeStage;
 use crate::core::terminal_text::one_line;
 use crate::core::text::clip;
 use crate::core::time::format_minute;
-use crate::exit::bad_input;
 use crate::live::replay::{
     ClassSummary, ClassTally, LiveReplay, OfflineReplay, ReplayContext, ReplayProgress, Tallied,
     Verdict, every_answer_stored, replay_live, replay_offline, summarise, unsaved_plans,
@@ -245,13 +243,7 @@ fn every_replay_ran(plans: &[LivePlan]) -> anyhow::Result<()> {
 }
 
 fn load(history: &HistoryStore, id: &str) -> anyhow::Result<PlanRecord> {
-    history.plan(id)?.map(|d| d.record).ok_or_else(|| {
-        bad_input(format!(
-            "{}: no plan {}",
-            history.path().shown(),
-            crate::core::terminal_text::quoted(id)
-        ))
-    })
+    Ok(history.plan_held(id)?.record)
 }
 
 /// One live replay, with a progress line on a terminal's stderr.

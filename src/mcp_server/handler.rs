@@ -922,7 +922,11 @@ impl State {
             ))
         } else if report.unknown_plan > 0 {
             Some(format!(
-                "the store holds no plan {named}: the run counts for no plan until that plan is imported"
+                "{}: the run counts for no plan until that plan is imported",
+                crate::store::history::no_such_plan(
+                    execution["plan_id"].as_str().unwrap_or_default(),
+                    history.path()
+                )
             ))
         } else if let crate::store::history::CountedFor::JudgedByNamedRuns(id) = &counted {
             Some(format!(

@@ -35,6 +35,7 @@ mod trends;
 
 use import::*;
 pub use import::{CountedFor, UnlinkedPlan};
+pub use pane::no_such_plan;
 use pane::*;
 use schema::*;
 

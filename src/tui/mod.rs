@@ -488,16 +488,7 @@ pub async fn run_replay(
     let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let store = HistoryStore::open(path).map_err(text)?;
-    let plan = store
-        .plan(&req.plan_id)
-        .map_err(text)?
-        .ok_or_else(|| {
-            format!(
-                "no plan {}",
-                crate::core::terminal_text::quoted(&req.plan_id)
-            )
-        })?
-        .record;
+    let plan = store.plan_held(&req.plan_id).map_err(text)?.record;
     let Some(model) = &req.model else {
         return Ok(ReplayResult::Offline(replay_offline(&plan, &rctx.guard())));
     };

@@ -443,8 +443,8 @@ impl HistoryStore {
             > 0;
         if !known {
             return Err(bad_input(format!(
-                "{}: no plan '{original}' to link a replay to",
-                path.shown()
+                "{} to link a replay to",
+                no_such_plan(original, &path)
             )));
         }
         let mut n: i64 = tx.query_row(

@@ -4,7 +4,26 @@
 use super::*;
 use crate::core::terminal_text::ShownPath;
 
+/// How every surface says the store at `store` holds no plan `id`: `history show`, `replay`,
+/// the console's replay, MCP `record_execution`'s note and a replay stored against a plan
+/// gone meanwhile (tester 48 nit: they said it two ways, "no plan 'x' in STORE" and "STORE:
+/// no plan 'x'").
+pub fn no_such_plan(id: &str, store: &Path) -> String {
+    format!(
+        "no plan {} in {}",
+        crate::core::terminal_text::quoted(id),
+        store.shown()
+    )
+}
+
 impl HistoryStore {
+    /// One plan in full, with its replays; one the store does not hold is refused (bad
+    /// input) in [`no_such_plan`]'s words.
+    pub fn plan_held(&self, id: &str) -> anyhow::Result<PlanDetail> {
+        self.plan(id)?
+            .ok_or_else(|| bad_input(no_such_plan(id, &self.path)))
+    }
+
     /// One plan in full, with its replays.
     pub fn plan(&self, id: &str) -> anyhow::Result<Option<PlanDetail>> {
         let Some(mut detail) = self.plan_alone(id)? else {
