@@ -203,7 +203,11 @@ fn a_damaged_cache_does_not_stop_the_rest_and_the_report_says_what_was_scrubbed(
     let (out, err) = (String::from_utf8_lossy(&dry.stdout), stderr_of(&dry));
     assert_eq!(dry.status.code(), Some(2), "{out}\n{err}");
     assert!(out.contains("1 plan in "), "{out}");
-    assert!(out.contains("1 log file hold a key"), "{out}");
+    // The verb agrees with the count (tester 48 nit: "1 plan in … hold a key").
+    assert!(out.contains("history.sqlite holds a key: 'leaky'"), "{out}");
+    assert!(out.contains("0 executions in "), "{out}");
+    assert!(out.contains("history.sqlite hold a key\n"), "{out}");
+    assert!(out.contains("1 log file holds a key"), "{out}");
     assert!(out.contains("the output cache: not read"), "{out}");
     assert!(
         err.contains("scrub incomplete: the output cache was not read")

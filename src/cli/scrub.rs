@@ -182,7 +182,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "not_scrubbed": not_scrubbed,
         }))?;
     } else {
-        let verb = if args.dry_run { "hold" } else { "held" };
+        // The verb agrees with the count, as the noun does (tester 48 nit: "1 plan … hold").
+        let (holds, hold) = if args.dry_run {
+            ("holds", "hold")
+        } else {
+            ("held", "held")
+        };
         let undone = if args.dry_run {
             "not read"
         } else {
@@ -194,8 +199,12 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
                 Ok(held) => {
                     for ((one, many, where_), held) in place.lines.iter().zip(held) {
                         out.push_str(&format!(
-                            "{}{where_} {verb} a key{}\n",
-                            counted(held.len(), one, many),
+                            "{} a key{}\n",
+                            counted(
+                                held.len(),
+                                &format!("{one}{where_} {holds}"),
+                                &format!("{many}{where_} {hold}")
+                            ),
                             listed(held)
                         ));
                     }
