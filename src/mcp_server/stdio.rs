@@ -218,7 +218,12 @@ where
                 LineRead::Oversized { bytes } => jsonrpc::oversized(&line, bytes, self.lines.max),
                 LineRead::Whole => {
                     let text = trim_line(&line);
-                    if text.is_empty() {
+                    // A blank line (nothing, or only JSON's whitespace) is no message: skipped,
+                    // not answered "EOF while parsing" (tester 48 nit).
+                    if text
+                        .iter()
+                        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+                    {
                         continue;
                     }
                     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
@@ -307,6 +312,28 @@ mod tests {
             "{replies}"
         );
         assert!(replies.contains("-32602"), "{replies}");
+    }
+
+    /// Tester 48 nit: a line of only spaces or tabs was answered -32700 ("EOF while parsing a
+    /// value") where an empty line is skipped. Blank lines are no messages: none is answered,
+    /// and the next line is read.
+    #[tokio::test]
+    async fn a_blank_line_is_skipped_as_an_empty_one_is() {
+        use tokio::io::AsyncReadExt;
+        let input =
+            "\n   \n\t \t\r\n\u{feff} \t\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
+        let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
+        let mut t = BoundedStdio::new(std::io::Cursor::new(input.as_bytes()), out_w, 1 << 20);
+        let next = t.receive().await;
+        assert!(
+            matches!(next, Some(rmcp::model::JsonRpcMessage::Request(_))),
+            "the ping is read next: {next:?}"
+        );
+        t.close().await.unwrap();
+        drop(t);
+        let mut replies = String::new();
+        out_r.read_to_string(&mut replies).await.unwrap();
+        assert_eq!(replies, "", "nothing is answered to a blank line");
     }
 
     /// Tester 48: rmcp drops `receive` whenever an answer is ready to go out. A refusal that
