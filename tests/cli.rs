@@ -2883,3 +2883,27 @@ fn preview_ranks_names_that_print_alike_alike_and_spells_them_apart() {
         "{kept}"
     );
 }
+
+/// Tester 48 nit: a row whose catalog allowance is 0 tokens printed an empty `kept: ` line.
+/// It says nothing was kept and why, as `--json` says it (`kept: []`, allowance 0 tokens).
+#[test]
+fn a_preview_that_keeps_nothing_says_so_and_why() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"tiny/m\"\ninput_tokens = 200\noutput_tokens = 50\ntier = \"C\"\n",
+    )
+    .unwrap();
+    let prompt = "remember the launch note and draft a blog";
+    let v = json_of(ctx(home.path()).args(["preview", prompt, "--model", "tiny/m", "--json"]));
+    assert_eq!(v["compaction"]["kept"], serde_json::json!([]), "{v}");
+    assert_eq!(v["compaction"]["allowance"]["tokens"], 0, "{v}");
+    let out = succeeded(ctx(home.path()).args(["preview", prompt, "--model", "tiny/m"]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "\n  kept: nothing (the allowance is 0 tokens: every entry the planner left was cut)\n"
+        ),
+        "{text}"
+    );
+}

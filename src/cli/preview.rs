@@ -242,6 +242,34 @@ pub fn fate_counts(p: &Preview) -> String {
     )
 }
 
+/// What the `kept:` line says: the names kept, or that nothing was and why, from what
+/// `--json` holds (`kept: []`, each entry's fate, the allowance) — tester 48 nit: a row whose
+/// allowance was 0 tokens printed an empty `kept: `.
+fn kept_words(p: &Preview, names: &[std::borrow::Cow<str>]) -> String {
+    if !names.is_empty() {
+        return names.join(", ");
+    }
+    let c = &p.compaction;
+    let cut = c.count(|f| *f == Fate::CutByBudget);
+    let why = if c.entries.is_empty() {
+        "the catalog is empty".to_string()
+    } else if cut == 0 {
+        if c.count(|f| *f == Fate::RemovedByFilter) > 0 {
+            "the planner and the two-pass filter removed every entry".to_string()
+        } else {
+            "the planner removed every entry".to_string()
+        }
+    } else if c.allowance.tokens == 0 {
+        "the allowance is 0 tokens: every entry the planner left was cut".to_string()
+    } else {
+        format!(
+            "every entry the planner left was cut: none fits the allowance of {} tokens",
+            thousands(c.allowance.tokens)
+        )
+    };
+    format!("nothing ({why})")
+}
+
 /// Cells in the text window bar: readable in an 80-column log line's head.
 pub const WINDOW_CELLS: usize = 40;
 
@@ -508,7 +536,7 @@ pub fn describe(p: &Preview) -> String {
     let names = p.names_shown();
     let name = |n| names.name(n);
     let kept: Vec<_> = c.kept.iter().map(|k| name(k)).collect();
-    let _ = writeln!(o, "  kept: {}", kept.join(", "));
+    let _ = writeln!(o, "  kept: {}", kept_words(p, &kept));
     let alone: Vec<_> = t
         .cut
         .iter()
