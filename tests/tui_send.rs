@@ -1080,10 +1080,14 @@ fn sent_table(s: &str) -> Vec<String> {
         .position(|l| l.contains("plan id"))
         .map(|k| start + k)
         .unwrap_or_else(|| panic!("no plan id row:\n{s}"));
-    let left = lines[start].find("│Sent").unwrap_or(0);
+    // A column, counted in characters: the Prompt pane to the left draws characters of
+    // more than one byte (`│`, `…`, `▸`) on some lines and not others (review 49 N8).
+    let left = lines[start]
+        .find("│Sent")
+        .map_or(0, |at| lines[start][..at].chars().count());
     lines[start..=end]
         .iter()
-        .map(|l| l[left..].to_string())
+        .map(|l| l.chars().skip(left).collect())
         .collect()
 }
 
