@@ -87,7 +87,71 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
     }
 }
 
+/// An error as every front end says it: its chain joined by ": ", as `{:#}` joins it, less
+/// a cause that only restates the one before it — SQLite's error, whose source says the same
+/// words again after its code (`database or disk is full: Error code 13: database or disk is
+/// full`, tester 48 nit), or a context that repeats its cause. One rendering for the CLI's
+/// last line, the console's error lines and MCP's error messages.
+pub struct Said<'a>(pub &'a anyhow::Error);
+
+impl fmt::Display for Said<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut before: Option<String> = None;
+        for cause in self.0.chain() {
+            let text = cause.to_string();
+            if let Some(before) = &before {
+                let restates = text == *before
+                    || text.ends_with(&format!(": {before}"))
+                    || before.ends_with(&format!(": {text}"));
+                if restates {
+                    continue;
+                }
+                f.write_str(": ")?;
+            }
+            f.write_str(&text)?;
+            before = Some(text);
+        }
+        Ok(())
+    }
+}
+
+/// [`Said`] as a string: `crate::exit::said(&e)` without a cause said twice.
+pub fn said(err: &anyhow::Error) -> String {
+    Said(err).to_string()
+}
+
 /// Shorthand for a bad-input error.
 pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(message.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tester 48 nit: SQLite's error said its words, then its source said them again after
+    /// its code ("database or disk is full: Error code 13: database or disk is full").
+    #[test]
+    fn a_cause_that_restates_the_one_before_is_said_once() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".to_string()),
+        );
+        let err = anyhow::Error::new(full).context("/data/history.sqlite: committing the import");
+        assert_eq!(
+            said(&err),
+            "/data/history.sqlite: committing the import: database or disk is full"
+        );
+        // A source with other words than its error's is kept.
+        let other = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some("no such table: plans".to_string()),
+        );
+        let err = anyhow::Error::new(other).context("reading");
+        assert_eq!(said(&err), format!("{err:#}"));
+        // A context saying what its cause says is not said twice either.
+        let err = anyhow::anyhow!("disk full").context("disk full");
+        assert_eq!(said(&err), "disk full");
+        assert_eq!(Said(&err).to_string(), "disk full");
+    }
 }

@@ -20,7 +20,10 @@ fn main() {
     let code = match ctxconsole::cli::run(cli) {
         Ok(()) => ctxconsole::exit::OK,
         Err(err) => {
-            ctxconsole::cli::out::eprint_line(&format!("ctxconsole: {err:#}"));
+            ctxconsole::cli::out::eprint_line(&format!(
+                "ctxconsole: {}",
+                ctxconsole::exit::Said(&err)
+            ));
             ctxconsole::exit::code_for(&err)
         }
     };

@@ -91,7 +91,12 @@ impl<'a> Ask<'a> {
 pub fn plan(ctx: &PreviewContext, ask: &Ask) -> PlannedRequest {
     let similarity = ctx.semantic.as_ref().and_then(|s| {
         s.similarities(ask.instruction)
-            .map_err(|e| tracing::warn!("ranking without the semantic layer: {e:#}"))
+            .map_err(|e| {
+                tracing::warn!(
+                    "ranking without the semantic layer: {}",
+                    crate::exit::Said(&e)
+                )
+            })
             .ok()
     });
     plan_with(ctx, ask, similarity.as_deref(), Kept::Nothing)
@@ -236,7 +241,8 @@ pub fn plan_and_keep(ctx: &PreviewContext, ask: &Ask) -> anyhow::Result<PlannedR
 pub fn cache_failed(e: &anyhow::Error) -> String {
     format!(
         "the output cache could not keep a briefed part, so the request is planned without \
-         it: {e:#} (--no-cache plans without the cache from the start)"
+         it: {} (--no-cache plans without the cache from the start)",
+        crate::exit::Said(e)
     )
 }
 
@@ -281,7 +287,7 @@ pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask, vectors: QuestionVectors)
         }
         _ => match similarity_for(ctx, ask) {
             Ok(s) => (s, None),
-            Err(e) => (None, Some(format!("{e:#}"))),
+            Err(e) => (None, Some(crate::exit::said(&e))),
         },
     };
     let semantic = similarity
@@ -289,7 +295,7 @@ pub fn plan_resilient(ctx: &PreviewContext, ask: &Ask, vectors: QuestionVectors)
         .and(ctx.semantic.as_ref())
         .map(|s| s.embedder_id().to_string());
     let (planned, error) = plan_kept(ctx, ask, similarity.as_deref());
-    let cache_error = error.map(|e| format!("{e:#}"));
+    let cache_error = error.map(|e| crate::exit::said(&e));
     Resilient {
         planned,
         semantic,

@@ -735,6 +735,10 @@ fn an_import_the_device_cannot_take_is_said_once_in_the_stores_words() {
     let name = store.display().to_string();
     assert_eq!(stderr.matches(&name).count(), 1, "{stderr}");
     assert_eq!(stderr.matches("device holding it").count(), 1, "{stderr}");
+    // SQLite's own words once: not again after its code (tester 48 nit: "database or disk
+    // is full: Error code 13: database or disk is full").
+    assert!(!stderr.contains("Error code"), "{stderr}");
+    assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
 }
 
 #[cfg(unix)]

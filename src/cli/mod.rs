@@ -189,7 +189,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     if let Err(err) = &result {
         tracing::warn!(
             exit = crate::exit::code_for(err),
-            "ended with an error: {err:#}"
+            "ended with an error: {}",
+            crate::exit::Said(err)
         );
     }
     result

@@ -172,7 +172,7 @@ pub fn request_context(
         return Ok(ctx);
     }
     let said = |what: &str, e: &anyhow::Error| {
-        crate::cli::out::eprint_line(&format!("ctxconsole: {what}: {e:#}"));
+        crate::cli::out::eprint_line(&format!("ctxconsole: {what}: {}", crate::exit::Said(e)));
     };
     match ws.open_history(store) {
         Ok(h) => {

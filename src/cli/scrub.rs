@@ -167,7 +167,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             .iter()
             .filter_map(|p| {
                 let e = p.found.as_ref().err()?;
-                Some(serde_json::json!({"place": p.what, "error": format!("{e:#}")}))
+                Some(serde_json::json!({"place": p.what, "error": crate::exit::said(e)}))
             })
             .collect();
         let held =

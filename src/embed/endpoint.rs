@@ -135,8 +135,8 @@ impl EndpointEmbedder {
             tracing::warn!(
                 attempt,
                 wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                "retrying: {:#}",
-                failed.error
+                "retrying: {}",
+                crate::exit::Said(&failed.error)
             );
             tokio::time::sleep(wait).await;
         }

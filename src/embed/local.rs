@@ -154,7 +154,7 @@ impl Embedder for LocalEmbedder {
             .map_err(|e| {
                 anyhow::anyhow!(
                     "embedding with the model in {dir}: {}",
-                    first_line(&format!("{e:#}"))
+                    first_line(&crate::exit::said(&e))
                 )
             })
     }

@@ -223,13 +223,14 @@ pub fn embed_keeping(
                     ),
                     Err(e) => crate::fsio::notice(format!(
                         "semantic layer: the kept vectors' last use is not recorded (`cache gc` \
-                         may take them; they are embedded again then): {e:#}"
+                         may take them; they are embedded again then): {}",
+                        crate::exit::Said(&e)
                     )),
                 }
                 kept = held;
             }
             Err(e) => {
-                not_kept = Some(format!("{e:#}"));
+                not_kept = Some(crate::exit::said(&e));
                 cache = None;
             }
         }
@@ -261,7 +262,7 @@ pub fn embed_keeping(
     if let Some(c) = cache
         && let Err(e) = c.keep_vectors(embedder.id(), &fresh)
     {
-        not_kept = Some(format!("{e:#}"));
+        not_kept = Some(crate::exit::said(&e));
     }
     let embedded_now = fresh.len();
     kept.extend(fresh);
@@ -439,7 +440,7 @@ impl Semantic {
                 let path = c.path().to_path_buf();
                 (Some(c), VectorKeeping::Kept(path))
             }
-            Some(Err(e)) => (None, VectorKeeping::Failed(format!("{e:#}"))),
+            Some(Err(e)) => (None, VectorKeeping::Failed(crate::exit::said(&e))),
         };
         Self::embedded(embedder, guide, cache.as_mut(), keeping)
     }
@@ -514,7 +515,10 @@ impl Semantic {
         if let VectorKeeping::Kept(path) = &self.keeping
             && let Err(e) = OutputCache::open(path).and_then(|mut c| c.keep_vectors(id, &fresh))
         {
-            crate::fsio::notice(format!("semantic layer: vectors not cached: {e:#}"));
+            crate::fsio::notice(format!(
+                "semantic layer: vectors not cached: {}",
+                crate::exit::Said(&e)
+            ));
         }
         let by_hash: std::collections::HashMap<String, Vec<f32>> = fresh.into_iter().collect();
         let rows = hashes

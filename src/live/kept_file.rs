@@ -65,8 +65,9 @@ pub fn keep_unstored(dir: &Path, lines: &[&str], now: i64, head: &str, after: &s
         ),
         Err(e) => (
             format!(
-                "{head}, and no file could take them ({e:#}): each is printed below as a plan \
-                 line"
+                "{head}, and no file could take them ({}): each is printed below as a plan \
+                 line",
+                crate::exit::Said(&e)
             ),
             lines.iter().map(|l| l.to_string()).collect(),
         ),

@@ -581,7 +581,7 @@ fn held_attachments(
     let cache = match OutputCache::open_existing_in(dir) {
         Ok(Some(cache)) => cache,
         Ok(None) => return (Vec::new(), None),
-        Err(e) => return (Vec::new(), Some(format!("{e:#}"))),
+        Err(e) => return (Vec::new(), Some(crate::exit::said(&e))),
     };
     let mut held = Vec::new();
     let mut error = None;
@@ -595,7 +595,7 @@ fn held_attachments(
                 },
             )),
             Ok(_) => {}
-            Err(e) => error = Some(format!("{e:#}")),
+            Err(e) => error = Some(crate::exit::said(&e)),
         }
     }
     (held, error)
@@ -1082,7 +1082,7 @@ impl LiveReplay {
                 Some(stored)
             }
             Err(e) => {
-                self.store_error = Some(format!("{e:#}"));
+                self.store_error = Some(crate::exit::said(&e));
                 record.id = id;
                 let line = super::in_hand::kept_line(record);
                 holding.keep(&line);
@@ -1187,7 +1187,7 @@ impl LiveReplay {
     /// A replay for which nothing could be sent, and why.
     fn not_sent(model: &str, provider: &str, request: &Preview, why: &anyhow::Error) -> LiveReplay {
         LiveReplay {
-            not_sent: Some(format!("{why:#}")),
+            not_sent: Some(crate::exit::said(why)),
             ..LiveReplay::before_answer(model, provider, request)
         }
     }

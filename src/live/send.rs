@@ -516,7 +516,7 @@ impl<'a> SendStore<'a> {
         }
         self.sink.insert(record).inspect_err(|e| {
             if crate::store::sqlite::waited_out_for_the_lock(e) {
-                self.refused = Some(format!("{e:#}"));
+                self.refused = Some(crate::exit::said(e));
             }
         })
     }

@@ -154,7 +154,7 @@ impl Providers {
     pub fn route<'t>(&self, model: &str, texts: impl IntoIterator<Item = &'t str>) -> Route {
         let (endpoint, not_sent) = match self.sendable(model, texts) {
             Ok(e) => (Some(e), None),
-            Err(e) => (e.endpoint.map(|e| *e), Some(format!("{:#}", e.why))),
+            Err(e) => (e.endpoint.map(|e| *e), Some(crate::exit::said(&e.why))),
         };
         let key_set = endpoint
             .as_ref()

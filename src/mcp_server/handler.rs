@@ -182,7 +182,7 @@ impl State {
             Ok(None) => Ok(None),
             Err(e) => {
                 *kept = LayerState::Failed {
-                    error: format!("{e:#}"),
+                    error: crate::exit::said(&e),
                     ended: std::time::Instant::now(),
                     told: by_call,
                 };
@@ -286,7 +286,7 @@ impl Console {
 
 /// A failure that is not the caller's: the store could not be read, and the like.
 fn internal(e: anyhow::Error) -> ErrorData {
-    ErrorData::internal_error(format!("{e:#}"), None)
+    ErrorData::internal_error(crate::exit::said(&e), None)
 }
 
 /// Run blocking work (SQLite, ranking, compaction) off the async workers.
@@ -546,7 +546,7 @@ fn catalog_arg(tool: &str, text: Option<&str>, ws: &Workspace) -> Result<GivenCa
 /// The semantic layer is configured but could not rank: the error names the embedder and
 /// where it is configured (as `preview` exits with it).
 fn semantic_failed(e: anyhow::Error) -> ErrorData {
-    ErrorData::internal_error(format!("{e:#}"), None)
+    ErrorData::internal_error(crate::exit::said(&e), None)
 }
 
 /// The history's part in ranking, as `preview` builds it (the prior, and the workspace
@@ -576,7 +576,8 @@ fn history_ranking(state: &State, no_history: bool) -> Option<HistoryRanking> {
         Ok(h) => Some(h),
         Err(e) => {
             crate::cli::out::eprint_line(&format!(
-                "ctxconsole mcp: ranking without the history prior: {e:#}"
+                "ctxconsole mcp: ranking without the history prior: {}",
+                crate::exit::Said(&e)
             ));
             None
         }
@@ -609,7 +610,10 @@ fn past_steps(state: &State, no_history: bool) -> Option<Arc<PastStepsIndex>> {
     match current() {
         Ok(p) => Some(p),
         Err(e) => {
-            crate::cli::out::eprint_line(&format!("ctxconsole mcp: sending no past plans: {e:#}"));
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole mcp: sending no past plans: {}",
+                crate::exit::Said(&e)
+            ));
             None
         }
     }

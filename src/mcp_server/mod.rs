@@ -168,7 +168,7 @@ fn workspace_token(dir: &Path, may_make: bool) -> anyhow::Result<String> {
     let mut tries = 0;
     let file = loop {
         tries += 1;
-        match crate::fsio::open_own_secret(&path).map_err(|e| refuse(format!("{e:#}")))? {
+        match crate::fsio::open_own_secret(&path).map_err(|e| refuse(crate::exit::said(&e)))? {
             Some(file) => break file,
             None if !may_make => return Err(none_to_read()),
             None => {
@@ -461,7 +461,10 @@ pub fn run(
     let warm = Arc::clone(&state);
     std::thread::spawn(move || {
         if let Err(e) = warm.warm_semantic() {
-            crate::cli::out::eprint_line(&format!("ctxconsole mcp: semantic layer: {e:#}"));
+            crate::cli::out::eprint_line(&format!(
+                "ctxconsole mcp: semantic layer: {}",
+                crate::exit::Said(&e)
+            ));
         }
     });
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -83,7 +83,7 @@ pub fn call(dir: &Path, args: &JsonObject) -> Result<Value, ErrorData> {
         .map(|s| parse_line_range(s).map_err(|e| p.error("lines", format!("is not a range: {e}"))))
         .transpose()?;
     let text = match read_cached(dir, cache_ref, lines)
-        .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?
+        .map_err(|e| ErrorData::internal_error(crate::exit::said(&e), None))?
     {
         Ok(text) => text,
         Err(not) => {

@@ -682,8 +682,8 @@ pub fn undone_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Err
         Some(s) => environment_words(s)
             .map(|w| format!("{w} ({s})"))
             .or_else(|| sidecar_words(s, path))
-            .unwrap_or_else(|| format!("{e:#}")),
-        None => format!("{e:#}"),
+            .unwrap_or_else(|| crate::exit::said(&e)),
+        None => crate::exit::said(&e),
     };
     let said = format!("{}: {doing}: {cause}; nothing was changed", path.shown());
     if crate::exit::code_for(&e) == crate::exit::BAD_INPUT {
@@ -760,7 +760,7 @@ pub fn store_failure(e: anyhow::Error, path: &Path, doing: &str) -> anyhow::Erro
             })
         });
     let name = path.shown().to_string();
-    let said = format!("{e:#}");
+    let said = crate::exit::said(&e);
     if said.contains(&name) {
         return match words {
             Some(w) if !said.contains(&w) => e.context(format!("{name}: {w}")),

@@ -343,7 +343,7 @@ pub fn store_again(
     lines: &[String],
     wait: Duration,
 ) -> Result<unstored::StoredAgain, String> {
-    let text = |e: anyhow::Error| format!("{e:#}");
+    let text = |e: anyhow::Error| crate::exit::said(&e);
     let path = &ctx.history_path()?;
     let rctx = ctx.replay.clone()?;
     // Written out if the process must end while the store waits (`live::in_hand`).
@@ -484,7 +484,7 @@ pub async fn run_replay(
     req: &ReplayRequest,
     progress: &mut (dyn FnMut(String) + Send),
 ) -> Result<ReplayResult, String> {
-    let text = |e: anyhow::Error| format!("{e:#}");
+    let text = |e: anyhow::Error| crate::exit::said(&e);
     let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let store = HistoryStore::open(path).map_err(text)?;
@@ -531,7 +531,7 @@ pub async fn run_send(
     use crate::live::send::{
         HistorySink, JobNews, SendAsk, SendStore, call_label, compare_group, plan_send, run_jobs,
     };
-    let text = |e: anyhow::Error| format!("{e:#}");
+    let text = |e: anyhow::Error| crate::exit::said(&e);
     let path = &ctx.history_path_unless(Some(&req.cancel))?;
     let rctx = ctx.replay.clone()?;
     let arms: Vec<Arm> = std::iter::once(Arm::Compacted)
@@ -666,7 +666,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             let (answer, regrouped) = match history {
                 Some(path) => match run_query(path, &ctx.budgets, &query) {
                     Ok((a, regrouped)) => (Ok(Done(Arc::new(a))), regrouped),
-                    Err(e) => (Err(format!("{e:#}")), false),
+                    Err(e) => (Err(crate::exit::said(&e)), false),
                 },
                 None => (Err(NO_STORE.to_string()), false),
             };
@@ -681,7 +681,7 @@ pub fn run_effect_now(ctx: &EffectContext, effect: Effect) -> Action {
             let path = attach::typed_path(&path, home.as_deref());
             let result = crate::import::read_attachment(&path, attach::ATTACH_MAX_BYTES)
                 .map(|a| Done(Arc::new(a)))
-                .map_err(|e| format!("{e:#}"));
+                .map_err(|e| crate::exit::said(&e));
             Action::AttachmentRead(request, result)
         }
     }
@@ -910,7 +910,7 @@ pub fn start_opening(
     ));
     let replay = ReplayContext::with_config(ws, config, preview.clone())
         .map(Arc::new)
-        .map_err(|e| format!("{e:#}"));
+        .map_err(|e| crate::exit::said(&e));
     let ctx = EffectContext {
         preview,
         history: None,
@@ -950,17 +950,20 @@ pub fn open_history(
         Ok(h) => {
             match ws.history_ranking(&h) {
                 Ok(ranking) => opened.ranking = Some(ranking),
-                Err(e) => opened
-                    .notes
-                    .push(format!("ranking without the history prior: {e:#}")),
+                Err(e) => opened.notes.push(format!(
+                    "ranking without the history prior: {}",
+                    crate::exit::Said(&e)
+                )),
             }
             match ws.past_steps(&h) {
                 Ok(steps) => opened.past_steps = Some(Arc::new(steps)),
-                Err(e) => opened.notes.push(format!("sending no past plans: {e:#}")),
+                Err(e) => opened
+                    .notes
+                    .push(format!("sending no past plans: {}", crate::exit::Said(&e))),
             }
             opened.store = Ok(h.path().to_path_buf());
         }
-        Err(e) => opened.store = Err(format!("{e:#}")),
+        Err(e) => opened.store = Err(crate::exit::said(&e)),
     }
     opened
 }
@@ -996,7 +999,7 @@ pub fn history_opened(
     // Live replays and sends rank as the Preview does.
     ctx.replay = ReplayContext::with_config(ws, config, ctx.preview.clone())
         .map(Arc::new)
-        .map_err(|e| format!("{e:#}"));
+        .map_err(|e| crate::exit::said(&e));
 }
 
 /// The semantic layer the workspace's `config` (read once at start) asks for, as a job to

@@ -138,7 +138,7 @@ impl SemanticJob {
             return Ok(None);
         };
         let spec = SemanticSpec::parse(&configured, &format!("{origin}: rank.semantic"))
-            .map_err(|e| format!("{e:#}"))?
+            .map_err(|e| crate::exit::said(&e))?
             .relative_to(&ws.dir);
         Ok(Some(SemanticJob {
             configured: configured.trim().to_string(),
@@ -163,7 +163,14 @@ impl SemanticJob {
     /// and the layer says why: [`Semantic::not_cached_note`]). Blocks: run it off the UI
     /// thread.
     pub fn run(self) -> Result<Arc<Semantic>, String> {
-        let named = |e: anyhow::Error| format!("{} ({}): {e:#}", self.configured, self.origin);
+        let named = |e: anyhow::Error| {
+            format!(
+                "{} ({}): {}",
+                self.configured,
+                self.origin,
+                crate::exit::Said(&e)
+            )
+        };
         let embedder = open_embedder(&self.spec, &self.config, &self.origin).map_err(named)?;
         Semantic::for_catalog_in(embedder, self.catalog.guide(), Some(&self.cache_dir))
             .map(Arc::new)
