@@ -21,7 +21,12 @@
 //! a reply to id 999 (never asked), `answer-id-last` its answer itself, the id after the
 //! deep part (so only the line's end tells what it is). `stray-text` and `stray-object`
 //! answer `tools/list` with no answer at all, but a line that is no JSON-RPC message: plain
-//! text, or a JSON object without `"jsonrpc": "2.0"`.
+//! text, or a JSON object without `"jsonrpc": "2.0"` and none of a message's keys;
+//! `stray-answer` with its answer without `"jsonrpc": "2.0"`. `log-line` writes a pino-style
+//! log line (`{"level":30,…}`) first, `bare-note` a notification without `"jsonrpc"` first,
+//! `late-object` such an object (`{"result":{}}`) right after its `tools/list` answer:
+//! each then answers as a good server does. `banner-error` writes `Server ready` first and
+//! answers `tools/list` with a JSON-RPC error (`db down`).
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -150,6 +155,18 @@ fn chatty(what: &str) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
     let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
     let mut out = std::io::stdout();
+    let first = match what {
+        "log-line" => r#"{"level":30,"time":1,"msg":"server listening"}"#,
+        "bare-note" => {
+            r#"{"method":"notifications/message","params":{"level":"info","data":"up"}}"#
+        }
+        "banner-error" => "Server ready",
+        _ => "",
+    };
+    if !first.is_empty() {
+        writeln!(out, "{first}")?;
+        out.flush()?;
+    }
     for line in std::io::stdin().lock().lines() {
         let Ok(message) = serde_json::from_str::<Value>(&line?) else {
             continue;
@@ -161,10 +178,21 @@ fn chatty(what: &str) -> anyhow::Result<()> {
             Some("initialize") => json!({"protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}, "logging": {}},
                 "serverInfo": {"name": "chatty", "version": "1"}}),
+            Some("tools/list") if what == "banner-error" => {
+                let error = json!({"code": -32603, "message": "db down"});
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"jsonrpc": "2.0", "id": id, "error": error})
+                )?;
+                out.flush()?;
+                continue;
+            }
             Some("tools/list") if what.starts_with("stray-") => {
                 let stray = match what {
-                    "stray-text" => "PLAIN GARBAGE LINE",
-                    _ => r#"{"not":"jsonrpc"}"#,
+                    "stray-text" => "PLAIN GARBAGE LINE".to_string(),
+                    "stray-answer" => format!(r#"{{"id":{id},"result":{{"tools":[]}}}}"#),
+                    _ => r#"{"not":"jsonrpc"}"#.to_string(),
                 };
                 writeln!(out, "{stray}")?;
                 out.flush()?;
@@ -178,19 +206,30 @@ fn chatty(what: &str) -> anyhow::Result<()> {
                     "other-id" => {
                         format!(r#"{{"jsonrpc":"2.0","id":999,"result":{{"x":{deep}}}}}"#)
                     }
-                    _ => format!(r#"{{"jsonrpc":"2.0","result":{{"tools":{deep}}},"id":{id}}}"#),
+                    "answer-id-last" => {
+                        format!(r#"{{"jsonrpc":"2.0","result":{{"tools":{deep}}},"id":{id}}}"#)
+                    }
+                    _ => String::new(),
                 };
-                writeln!(out, "{before}")?;
+                if !before.is_empty() {
+                    writeln!(out, "{before}")?;
+                }
                 json!({"tools": [{"name": "notes_search", "description": "Search notes.",
                     "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}}]})
             }
             _ => json!({}),
         };
-        writeln!(
-            out,
-            "{}",
+        let mut reply = format!(
+            "{}\n",
             json!({"jsonrpc": "2.0", "id": id, "result": result})
-        )?;
+        );
+        if what == "late-object"
+            && message.get("method").and_then(Value::as_str) == Some("tools/list")
+        {
+            // In the same write as the answer: read by the import in one go.
+            reply.push_str("{\"result\":{}}\n");
+        }
+        out.write_all(reply.as_bytes())?;
         out.flush()?;
     }
     Ok(())

@@ -122,10 +122,14 @@ pub async fn import_tools(
     // What the server was last asked, for an answer the transport drops.
     let asked = Mutex::new("initialize");
     let listing = async {
-        let client = ()
-            .serve((stdout_for_rmcp, stdin_for_rmcp))
-            .await
-            .map_err(|e| format!("did not complete the MCP handshake: {e}"))?;
+        let client =
+            ().serve((stdout_for_rmcp, stdin_for_rmcp))
+                .await
+                .map_err(|e| {
+                    use rmcp::service::ClientInitializeError as E;
+                    let silent = matches!(e, E::ConnectionClosed(_) | E::TransportError { .. });
+                    Failure::new(format!("did not complete the MCP handshake: {e}"), silent)
+                })?;
         if let Ok(mut a) = asked.lock() {
             *a = "tools/list";
         }
@@ -134,6 +138,9 @@ pub async fn import_tools(
         tools
     };
     let failure = tokio::select! {
+        // A listing complete is never failed by what follows it (nothing after the last
+        // answer is refused either: no answer is awaited then).
+        biased;
         listed = tokio::time::timeout(timeout, listing) => match listed {
             Ok(Ok(tools)) => {
                 let json = serde_json::json!({ "tools": tools });
@@ -151,20 +158,23 @@ pub async fn import_tools(
                     ),
                     _ => String::new(),
                 };
-                format!(
+                Failure::silent(format!(
                     "did not answer within {}{still}",
                     crate::core::duration::describe(timeout)
-                )
+                ))
             }
         },
-        refused = lines.refused() => refused.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
+        refused = lines.refused() => Failure::new(refused.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")), false),
         signal = stop_signal() => return Err(anyhow::Error::new(signal)),
     };
     // A message the transport cannot read may also have failed the listing (or the
     // handshake) before that was seen: the cause is said, not its effect.
     let refused = lines.refused_now();
     let failure = match &refused {
-        Some(r) => r.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
+        Some(r) => Failure::new(
+            r.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")),
+            false,
+        ),
         None => failure,
     };
     // Ending the group closes its pipes: what it wrote is then read to the end at once.
@@ -174,12 +184,13 @@ pub async fn import_tools(
         tokio::time::timeout(grace, stdout_task),
         tokio::time::timeout(grace, stderr_task)
     );
-    // Whatever it wrote that was not JSON-RPC explains the failure better than a timeout:
-    // the first such line, quoted (tester 48 F4: the opening of its whole stdout was, the
-    // good initialize answer).
-    let failure = match lines.stray_now().filter(|_| refused.is_none()) {
-        Some(said) => said,
-        None => failure,
+    // Whatever it wrote that was not JSON-RPC, the first such line quoted (tester 48 F4: the
+    // opening of its whole stdout was, the good initialize answer), explains a silence (a
+    // timeout, a server gone) better than the silence does; beside a failure of the server's
+    // own it is context, not the failure (review 49 L1: a banner hid a tools/list error).
+    let failure = match lines.stray_first().filter(|_| refused.is_none()) {
+        Some(stray) => failure.beside(&stray),
+        None => failure.text,
     };
     let said = said
         .ok()
@@ -188,6 +199,34 @@ pub async fn import_tools(
         .map(|l| format!(" (its stderr: {l})"))
         .unwrap_or_default();
     Err(anyhow::anyhow!("{origin} {failure}{said}"))
+}
+
+/// Why the import failed, and whether the server said so itself: a failure without its word
+/// (a timeout, the server gone) is better explained by a line it wrote that is not JSON-RPC.
+#[derive(Debug)]
+struct Failure {
+    text: String,
+    silent: bool,
+}
+
+impl Failure {
+    fn new(text: String, silent: bool) -> Failure {
+        Failure { text, silent }
+    }
+
+    fn silent(text: String) -> Failure {
+        Failure::new(text, true)
+    }
+
+    /// The failure said with the first line on stdout that is not JSON-RPC: that line
+    /// instead of a silence, beside anything else.
+    fn beside(self, stray: &Stray) -> String {
+        if self.silent {
+            stray.failure()
+        } else {
+            format!("{} ({})", self.text, stray.context())
+        }
+    }
 }
 
 /// [`MESSAGE_MAX`] as errors write it.
@@ -204,7 +243,7 @@ fn megabytes(bytes: usize) -> String {
 /// before, or more than [`PAGES_MAX`] pages, is a pagination loop, reported at once.
 async fn list_all_tools(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
-) -> Result<Vec<rmcp::model::Tool>, String> {
+) -> Result<Vec<rmcp::model::Tool>, Failure> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut cursors = std::collections::HashSet::new();
@@ -216,7 +255,11 @@ async fn list_all_tools(
             } else {
                 String::new()
             };
-            format!("failed tools/list{which}: {e}")
+            let silent = matches!(
+                e,
+                rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
+            );
+            Failure::new(format!("failed tools/list{which}: {e}"), silent)
         })?;
         tools.extend(result.tools);
         match result.next_cursor {
@@ -224,18 +267,24 @@ async fn list_all_tools(
             Some(c) if c.is_empty() => return Ok(tools),
             Some(c) => {
                 if !cursors.insert(c.clone()) {
-                    return Err(format!(
-                        "is in a pagination loop: tools/list page {page} gave the cursor {} again",
-                        quote_cursor(&c)
+                    return Err(Failure::new(
+                        format!(
+                            "is in a pagination loop: tools/list page {page} gave the cursor {} again",
+                            quote_cursor(&c)
+                        ),
+                        false,
                     ));
                 }
                 cursor = Some(c);
             }
         }
     }
-    Err(format!(
-        "is in a pagination loop: tools/list still gave a next cursor after {PAGES_MAX} pages ({} tools)",
-        tools.len()
+    Err(Failure::new(
+        format!(
+            "is in a pagination loop: tools/list still gave a next cursor after {PAGES_MAX} pages ({} tools)",
+            tools.len()
+        ),
+        false,
     ))
 }
 
@@ -258,8 +307,9 @@ enum Refused {
     /// Where (1-based, on its stdout) a message went one level past the reader's limit.
     TooDeep { line: usize, column: usize },
     /// A whole line that is a JSON object but no JSON-RPC message (no `"jsonrpc": "2.0"`),
-    /// which the transport drops, quoted: said at once (tester 48 F4: the import had waited
-    /// its whole timeout).
+    /// which the transport drops, quoted: said at once when it is, or may be, the answer
+    /// awaited (tester 48 F4: the import had waited its whole timeout), skipped otherwise
+    /// (review 49 M1: a pino log line `{"level":30,…}` had failed the import).
     NotJsonRpc { line: usize, quote: String },
 }
 
@@ -284,11 +334,49 @@ impl Refused {
     }
 }
 
-/// A line of the server's stdout that is no JSON at all (a banner, a log line, a prompt),
-/// as the failure says it: where, and quoted ([`crate::core::terminal_text::quoted_with`]).
-/// The transport skips such a line, so it fails nothing by itself; it explains a failure.
-fn stray_words(line: usize, quote: &str) -> String {
-    format!("wrote something that is not JSON-RPC on its stdout (line {line}): {quote}")
+/// A line of the server's stdout that is no JSON-RPC message the transport skips (no JSON
+/// at all: a banner, a prompt; or a JSON object without `"jsonrpc": "2.0"` that is not the
+/// answer awaited: a structured log line): where, quoted
+/// ([`crate::core::terminal_text::quoted_opening`]). It fails nothing by itself; it explains
+/// a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stray {
+    /// 1-based, on its stdout.
+    line: usize,
+    quote: String,
+    /// Whether it is a JSON object (without `"jsonrpc": "2.0"`).
+    object: bool,
+}
+
+/// How a JSON object that is no JSON-RPC message is said, after the line it is on.
+const NO_JSONRPC: &str = r#"a JSON object without "jsonrpc": "2.0""#;
+
+impl Stray {
+    /// As the failure: `wrote something that is not JSON-RPC on its stdout (line 2): "…"`.
+    fn failure(&self) -> String {
+        let Stray { line, quote, .. } = self;
+        match self.object {
+            true => format!(
+                "wrote something that is not JSON-RPC on its stdout (line {line}, {NO_JSONRPC}): {quote}"
+            ),
+            false => {
+                format!("wrote something that is not JSON-RPC on its stdout (line {line}): {quote}")
+            }
+        }
+    }
+
+    /// Beside another failure: `it also wrote … on its stdout, line 1: "…"`.
+    fn context(&self) -> String {
+        let Stray { line, quote, .. } = self;
+        let what = if self.object {
+            format!(", {NO_JSONRPC}")
+        } else {
+            String::new()
+        };
+        format!(
+            "it also wrote something that is not JSON-RPC on its stdout, line {line}{what}: {quote}"
+        )
+    }
 }
 
 /// The most of a message's top level kept to tell what it is ([`Scan::skeleton`]).
@@ -300,6 +388,10 @@ const REQUEST_READ_MAX: usize = 1024 * 1024;
 const NOTIFICATION: &str = "a notification";
 const OWN_REQUEST: &str = "a request of its own";
 const OTHER_REPLY: &str = "a reply to an id it was not asked";
+const ANSWERED_AGAIN: &str = "a second reply to an id already answered";
+const NONE_AWAITED: &str = "a message while no answer was awaited";
+/// A JSON object with none of a message's keys (`method`, `id`, `result`, `error`).
+const NO_MESSAGE: &str = "neither request, notification nor reply";
 
 /// What a message the transport cannot read is, from its top level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,7 +400,8 @@ enum Sent {
     Answer,
     /// Nothing at its top level says what it is: it may be the answer.
     Unknown,
-    /// Not the answer: [`NOTIFICATION`], [`OWN_REQUEST`] or [`OTHER_REPLY`].
+    /// Not the answer: [`NOTIFICATION`], [`OWN_REQUEST`], [`OTHER_REPLY`],
+    /// [`ANSWERED_AGAIN`] or [`NONE_AWAITED`].
     Other(&'static str),
 }
 
@@ -334,9 +427,8 @@ impl Skipped {
                 self.what,
                 too_deep()
             ),
-            // Never skipped: refused at once.
             Refused::NotJsonRpc { line, ref quote } => format!(
-                "{}, not JSON-RPC (line {line} of its stdout): {quote}",
+                "{} (line {line} of its stdout, {NO_JSONRPC}): {quote}",
                 self.what
             ),
         }
@@ -346,14 +438,31 @@ impl Skipped {
 /// What the relay makes of a line the transport cannot read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Verdict {
-    /// It is, or may be, the answer awaited, or no JSON-RPC message at all: the request
-    /// fails, saying why.
+    /// It is, or may be, the answer awaited: the request fails, saying why.
     Refuse(Refused),
-    /// It is something else: skipped.
+    /// It is something else: skipped (and, when it is a JSON object without `"jsonrpc":
+    /// "2.0"`, said if the import fails, as a [`Stray`] is).
     Skip(Skipped),
-    /// A line that is no JSON (1-based line, quote): skipped by the transport, and said if
-    /// the import fails ([`stray_words`]).
-    Stray(usize, String),
+    /// A line that is no JSON: skipped by the transport, and said if the import fails.
+    Stray(Stray),
+}
+
+/// The ids of the client's requests (as JSON text), and those the server answered: a
+/// request asked and not answered is awaited.
+#[derive(Default)]
+struct Requests {
+    asked: HashSet<String>,
+    answered: HashSet<String>,
+    /// Whether a line the client wrote was too long to read for its id: then an answer may
+    /// be awaited whatever the ids say.
+    unread: bool,
+}
+
+impl Requests {
+    /// Whether an answer to any request is awaited.
+    fn awaiting(&self) -> bool {
+        self.unread || self.asked.iter().any(|id| !self.answered.contains(id))
+    }
 }
 
 /// Where the relay is in the server's stdout: the line, the nesting of the message, and
@@ -384,9 +493,9 @@ struct Scan {
 
 impl Scan {
     /// Read `bytes` of stdout; what it makes of each line the transport cannot read, as
-    /// soon as it can tell. `asked`: the ids of the client's requests, as JSON text.
+    /// soon as it can tell, noting each answer the transport reads in `asked`.
     /// Messages are one per line, and a raw newline cannot be inside a JSON string.
-    fn read(&mut self, bytes: &[u8], asked: &HashSet<String>) -> Vec<Verdict> {
+    fn read(&mut self, bytes: &[u8], asked: &mut Requests) -> Vec<Verdict> {
         let mut verdicts = Vec::new();
         for &b in bytes {
             self.column += 1;
@@ -422,7 +531,7 @@ impl Scan {
                         self.settled = true;
                         verdicts.push(Verdict::Refuse(why));
                     }
-                    Sent::Other(what) if what != OTHER_REPLY => {
+                    Sent::Other(what) if what == NOTIFICATION || what == OWN_REQUEST => {
                         self.settled = true;
                         verdicts.push(Verdict::Skip(Skipped { what, why }));
                     }
@@ -450,14 +559,14 @@ impl Scan {
     /// At a line's end: a line too deep or too long for the transport that was not settled
     /// yet fails the request unless its top level says it is not the answer; one the
     /// transport reads is looked at for what is not JSON-RPC ([`Self::not_json_rpc`]).
-    fn line_end(&self, asked: &HashSet<String>) -> Option<Verdict> {
+    fn line_end(&self, asked: &mut Requests) -> Option<Verdict> {
         if self.settled {
             return None;
         }
         let why = match self.deep {
             Some((line, column)) => Refused::TooDeep { line, column },
             None if self.column > MESSAGE_MAX => Refused::TooLong(self.column),
-            None => return self.not_json_rpc(self.column - 1),
+            None => return self.not_json_rpc(self.column - 1, asked),
         };
         Some(match self.sent(asked, true) {
             Sent::Other(what) => Verdict::Skip(Skipped { what, why }),
@@ -465,36 +574,62 @@ impl Scan {
         })
     }
 
-    /// The line of `length` bytes (its newline not counted) when it is not JSON-RPC: a JSON
-    /// object without `"jsonrpc": "2.0"` (refused: the transport drops it, and it is no
-    /// answer), or no JSON at all (a stray line, which the transport skips). A line whose
-    /// top level was cut, or blank, is not judged.
-    fn not_json_rpc(&self, length: usize) -> Option<Verdict> {
+    /// The line of `length` bytes (its newline not counted) when it is not JSON-RPC, and an
+    /// answer when it is one (noted in `asked`). A JSON object without `"jsonrpc": "2.0"`,
+    /// which the transport drops, fails the request only when it is, or may be, the answer
+    /// awaited (its id asked, or a `result` or `error` and no id nor method while an answer
+    /// is awaited: tester 48 F4); anything else (a log line `{"level":30,…}`, a notification
+    /// lacking `jsonrpc`) is skipped (review 49 M1). No JSON at all is a stray line, which
+    /// the transport skips. A line whose top level was cut, or blank, is not judged.
+    fn not_json_rpc(&self, length: usize, asked: &mut Requests) -> Option<Verdict> {
         let line = self.line + 1;
+        let stray = || {
+            Some(Verdict::Stray(Stray {
+                line,
+                quote: self.quote(length),
+                object: false,
+            }))
+        };
         match self.object? {
-            false => Some(Verdict::Stray(line, self.quote(length))),
+            false => stray(),
             true if self.cut => None,
             true => match serde_json::from_slice::<serde_json::Value>(&self.skeleton) {
                 Ok(serde_json::Value::Object(top)) => {
-                    (top.get("jsonrpc").and_then(serde_json::Value::as_str) != Some("2.0")).then(
-                        || {
-                            Verdict::Refuse(Refused::NotJsonRpc {
-                                line,
-                                quote: self.quote(length),
-                            })
-                        },
-                    )
+                    if top.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") {
+                        if let (None, Some(id)) = (top.get("method"), top.get("id")) {
+                            asked.answered.insert(id.to_string());
+                        }
+                        return None;
+                    }
+                    let why = Refused::NotJsonRpc {
+                        line,
+                        quote: self.quote(length),
+                    };
+                    let reply = top.contains_key("result") || top.contains_key("error");
+                    Some(match self.sent(asked, true) {
+                        Sent::Answer => Verdict::Refuse(why),
+                        Sent::Unknown if reply => Verdict::Refuse(why),
+                        Sent::Unknown => Verdict::Skip(Skipped {
+                            what: NO_MESSAGE,
+                            why,
+                        }),
+                        Sent::Other(what) => Verdict::Skip(Skipped { what, why }),
+                    })
                 }
                 Ok(_) => None,
-                Err(_) => Some(Verdict::Stray(line, self.quote(length))),
+                Err(_) => stray(),
             },
         }
     }
 
     /// The line read so far when it is not even begun as a JSON object: the last one, which
-    /// ended without a newline (1-based line, quote).
-    fn unended_stray(&self) -> Option<(usize, String)> {
-        (self.object == Some(false)).then(|| (self.line + 1, self.quote(self.column)))
+    /// ended without a newline.
+    fn unended_stray(&self) -> Option<Stray> {
+        (self.object == Some(false)).then(|| Stray {
+            line: self.line + 1,
+            quote: self.quote(self.column),
+            object: false,
+        })
     }
 
     /// The line, of `length` bytes, quoted from its kept opening.
@@ -507,8 +642,9 @@ impl Scan {
         )
     }
 
-    /// What the message is, from its top level (`ended`: all of it was read).
-    fn sent(&self, asked: &HashSet<String>, ended: bool) -> Sent {
+    /// What the message is, from its top level (`ended`: all of it was read). Once every
+    /// request is answered, nothing can be the answer awaited.
+    fn sent(&self, asked: &Requests, ended: bool) -> Sent {
         if self.cut {
             return Sent::Unknown;
         }
@@ -519,11 +655,13 @@ impl Scan {
         let Ok(serde_json::Value::Object(top)) = serde_json::from_slice(&text) else {
             return Sent::Unknown;
         };
-        match (top.get("method"), top.get("id")) {
+        match (top.get("method"), top.get("id").map(|id| id.to_string())) {
             (Some(_), Some(_)) => Sent::Other(OWN_REQUEST),
             (Some(_), None) => Sent::Other(NOTIFICATION),
-            (None, Some(id)) if asked.contains(&id.to_string()) => Sent::Answer,
+            (None, Some(id)) if asked.answered.contains(&id) => Sent::Other(ANSWERED_AGAIN),
+            (None, Some(id)) if asked.asked.contains(&id) => Sent::Answer,
             (None, Some(_)) => Sent::Other(OTHER_REPLY),
+            (None, None) if !asked.awaiting() => Sent::Other(NONE_AWAITED),
             (None, None) => Sent::Unknown,
         }
     }
@@ -536,13 +674,13 @@ impl Scan {
 struct Lines {
     current: std::sync::atomic::AtomicUsize,
     scan: Mutex<Scan>,
-    asked: Mutex<HashSet<String>>,
+    asked: Mutex<Requests>,
     refused: Mutex<Option<Refused>>,
     refusal: tokio::sync::Notify,
     /// How many messages were skipped, and the first.
     skipped: Mutex<(usize, Option<Skipped>)>,
-    /// The first line that is no JSON (1-based line, quote).
-    stray: Mutex<Option<(usize, String)>>,
+    /// The first line that is no JSON-RPC message and was skipped.
+    stray: Mutex<Option<Stray>>,
 }
 
 impl Lines {
@@ -558,24 +696,34 @@ impl Lines {
         }
         self.current.store(current, Relaxed);
         let verdicts = match (self.scan.lock(), self.asked.lock()) {
-            (Ok(mut scan), Ok(asked)) => scan.read(bytes, &asked),
+            (Ok(mut scan), Ok(mut asked)) => scan.read(bytes, &mut asked),
             _ => Vec::new(),
         };
         for verdict in verdicts {
             match verdict {
                 Verdict::Refuse(why) => self.refuse(why),
                 Verdict::Skip(skipped) => {
+                    if let Refused::NotJsonRpc { line, quote } = &skipped.why {
+                        self.strayed(Stray {
+                            line: *line,
+                            quote: quote.clone(),
+                            object: true,
+                        });
+                    }
                     if let Ok(mut s) = self.skipped.lock() {
                         s.0 += 1;
                         s.1.get_or_insert(skipped);
                     }
                 }
-                Verdict::Stray(line, quote) => {
-                    if let Ok(mut s) = self.stray.lock() {
-                        s.get_or_insert((line, quote));
-                    }
-                }
+                Verdict::Stray(stray) => self.strayed(stray),
             }
+        }
+    }
+
+    /// Keep the first line skipped that is no JSON-RPC message.
+    fn strayed(&self, stray: Stray) {
+        if let Ok(mut s) = self.stray.lock() {
+            s.get_or_insert(stray);
         }
     }
 
@@ -587,7 +735,14 @@ impl Lines {
         if let (Some(_), Some(id)) = (message.get("method"), message.get("id"))
             && let Ok(mut asked) = self.asked.lock()
         {
-            asked.insert(id.to_string());
+            asked.asked.insert(id.to_string());
+        }
+    }
+
+    /// Note that a line the client wrote was too long to read for its id.
+    fn asked_unread(&self) {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.unread = true;
         }
     }
 
@@ -625,13 +780,17 @@ impl Lines {
         self.refused.lock().ok().and_then(|r| r.clone())
     }
 
-    /// The first line that is no JSON, said as a failure ([`stray_words`]): one ended, else
-    /// the last, unended one.
-    fn stray_now(&self) -> Option<String> {
+    /// The first line skipped that is no JSON-RPC message: one ended, else the last,
+    /// unended one.
+    fn stray_first(&self) -> Option<Stray> {
         let ended = self.stray.lock().ok().and_then(|s| s.clone());
-        let (line, quote) =
-            ended.or_else(|| self.scan.lock().ok().and_then(|s| s.unended_stray()))?;
-        Some(stray_words(line, &quote))
+        ended.or_else(|| self.scan.lock().ok().and_then(|s| s.unended_stray()))
+    }
+
+    /// [`Self::stray_first`] said as the failure.
+    #[cfg(test)]
+    fn stray_now(&self) -> Option<String> {
+        self.stray_first().map(|s| s.failure())
     }
 
     /// The first refusal, once one is seen.
@@ -754,6 +913,7 @@ async fn relay_requests(
                 line.extend_from_slice(piece);
                 if line.len() > REQUEST_READ_MAX {
                     unread = true;
+                    lines.asked_unread();
                     line.clear();
                 }
             }
@@ -997,11 +1157,137 @@ mod tests {
         );
     }
 
+    /// Review 49 M1: any JSON object without `"jsonrpc": "2.0"` failed the import at once,
+    /// a structured log line (pino's `{"level":30,"msg":"…"}`) or a notification lacking only
+    /// `jsonrpc` too, which the transport skips; the import had succeeded before. Only one
+    /// that is, or may be, the answer awaited fails it now (its id asked, or a `result` or
+    /// `error` and no id while an answer is awaited); anything else is skipped, said once in
+    /// the note, and quoted if the import then times out. Nothing after the last answer
+    /// fails a listing that is complete.
+    #[test]
+    fn a_json_object_not_json_rpc_fails_the_import_only_as_the_answer_awaited() {
+        let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        let tools_list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let awaiting = || {
+            let lines = Lines::default();
+            lines.asked(initialize);
+            lines
+        };
+        let pino = r#"{"level":30,"time":1,"msg":"server listening"}"#;
+        let lines = awaiting();
+        lines.read(format!("{pino}\n").as_bytes());
+        assert_eq!(lines.refused_now(), None);
+        assert_eq!(
+            lines.skipped_note("MCP server `x`").as_deref(),
+            Some(
+                r#"MCP server `x`: skipped a message the transport cannot read, not the answer awaited: neither request, notification nor reply (line 1 of its stdout, a JSON object without "jsonrpc": "2.0"): "{\"level\":30,\"time\":1,\"msg\":\"server listening\"}""#
+            )
+        );
+        // Quoted if the import then times out: it may be why.
+        assert_eq!(
+            lines.stray_now().as_deref(),
+            Some(
+                r#"wrote something that is not JSON-RPC on its stdout (line 1, a JSON object without "jsonrpc": "2.0"): "{\"level\":30,\"time\":1,\"msg\":\"server listening\"}""#
+            )
+        );
+        for (line, what) in [
+            (
+                r#"{"method":"notifications/message","params":{"level":"info","data":"up"}}"#,
+                "a notification",
+            ),
+            (r#"{"id":"s1","method":"ping"}"#, "a request of its own"),
+            (
+                r#"{"id":999,"result":{}}"#,
+                "a reply to an id it was not asked",
+            ),
+            (
+                r#"{"level":"info","msg":"x"}"#,
+                "neither request, notification nor reply",
+            ),
+        ] {
+            let lines = awaiting();
+            lines.read(format!("{line}\n").as_bytes());
+            assert_eq!(lines.refused_now(), None, "{line}");
+            assert!(
+                lines
+                    .skipped_note("x")
+                    .is_some_and(|n| n.contains(&format!("not the answer awaited: {what} (line 1"))),
+                "{line}: {:?}",
+                lines.skipped_note("x")
+            );
+        }
+        // The answer awaited, or what may be it, fails the import as soon as its line ends.
+        for line in [
+            r#"{"id":0,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":0,"result":{}}"#,
+            r#"{"result":{"tools":[]}}"#,
+            r#"{"error":{"code":1,"message":"no"}}"#,
+        ] {
+            let lines = awaiting();
+            lines.read(line.as_bytes());
+            assert_eq!(lines.refused_now(), None, "not ended yet: {line}");
+            lines.read(b"\n");
+            assert!(
+                matches!(
+                    lines.refused_now(),
+                    Some(Refused::NotJsonRpc { line: 1, .. })
+                ),
+                "{line}"
+            );
+            assert_eq!(lines.skipped_note("x"), None, "{line}");
+        }
+        // Once every request is answered, nothing more can be the answer: a complete listing
+        // is not failed by what follows it, even in the same read (review 49 M1's race).
+        let done = awaiting();
+        done.read(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n");
+        done.asked(tools_list);
+        let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
+        done.read(
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":[]}}}}\n{{\"result\":{{}}}}\n{{\"id\":1,\"result\":{{}}}}\n{{\"jsonrpc\":\"2.0\",\"result\":{deep}}}\n"
+            )
+            .as_bytes(),
+        );
+        assert_eq!(done.refused_now(), None);
+        assert!(
+            done.skipped_note("x").is_some_and(|n| n.starts_with(
+                "x: skipped 3 messages the transport cannot read, none the answer awaited; the first: a message while no answer was awaited (line 3 of its stdout"
+            )),
+            "{:?}",
+            done.skipped_note("x")
+        );
+    }
+
+    /// Review 49 L1: a stray line replaced every failure, a tools/list error of the server's
+    /// own too. It explains a silence; beside anything else it is context.
+    #[test]
+    fn a_stray_line_explains_a_silence_and_stands_beside_a_failure_of_the_servers_own() {
+        let banner = read(b"Server ready\n").stray_first().unwrap();
+        assert_eq!(
+            Failure::silent("did not answer within 2s".into()).beside(&banner),
+            "wrote something that is not JSON-RPC on its stdout (line 1): \"Server ready\""
+        );
+        assert_eq!(
+            Failure::new(
+                "failed tools/list: Mcp error: -32603: db down".into(),
+                false
+            )
+            .beside(&banner),
+            "failed tools/list: Mcp error: -32603: db down (it also wrote something that is not JSON-RPC on its stdout, line 1: \"Server ready\")"
+        );
+        let log = read(b"{\"level\":30}\n").stray_first().unwrap();
+        assert_eq!(
+            Failure::new("is in a pagination loop".into(), false).beside(&log),
+            r#"is in a pagination loop (it also wrote something that is not JSON-RPC on its stdout, line 1, a JSON object without "jsonrpc": "2.0": "{\"level\":30}")"#
+        );
+    }
+
     /// Tester 48 F4: the line that is not JSON-RPC is quoted, not the opening of the whole
     /// stdout (the good initialize answer), and where it is; a JSON object that is no
-    /// JSON-RPC message is refused as soon as its line ends.
+    /// JSON-RPC message and is the answer awaited is refused as soon as its line ends (one
+    /// that is not the answer is skipped, and quoted as a stray line is: review 49 M1).
     #[test]
-    fn the_line_not_json_rpc_is_the_one_quoted_and_an_object_not_json_rpc_is_refused() {
+    fn the_line_not_json_rpc_is_the_one_quoted_and_an_object_not_json_rpc_awaited_is_refused() {
         let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"h","version":"1"}}}"#;
         let lines = read(format!("{answer}\nPLAIN GARBAGE LINE\n").as_bytes());
         assert_eq!(
@@ -1019,8 +1305,15 @@ mod tests {
                 .is_some_and(|s| s.ends_with("(line 2): \"first\""))
         );
 
-        let lines = Lines::default();
-        lines.read(format!("{answer}\n{{\"not\":").as_bytes());
+        let asking = || {
+            let lines = Lines::default();
+            lines.asked(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+            lines.read(format!("{answer}\n").as_bytes());
+            lines.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+            lines
+        };
+        let lines = asking();
+        lines.read(b"{\"id\":1,\"not\":");
         assert_eq!(lines.refused_now(), None, "not ended yet");
         lines.read(b"{\"json\":\"rpc\"}}\n");
         let refused = lines.refused_now();
@@ -1028,22 +1321,30 @@ mod tests {
             refused,
             Some(Refused::NotJsonRpc {
                 line: 2,
-                quote: r#""{\"not\":{\"json\":\"rpc\"}}""#.to_string()
+                quote: r#""{\"id\":1,\"not\":{\"json\":\"rpc\"}}""#.to_string()
             })
         );
         assert_eq!(
             refused.map(|r| r.describe("tools/list")).as_deref(),
             Some(
-                r#"wrote something that is not JSON-RPC on its stdout (line 2, a JSON object without "jsonrpc": "2.0"): "{\"not\":{\"json\":\"rpc\"}}""#
+                r#"wrote something that is not JSON-RPC on its stdout (line 2, a JSON object without "jsonrpc": "2.0"): "{\"id\":1,\"not\":{\"json\":\"rpc\"}}""#
             )
         );
         assert_eq!(lines.stray_now(), None);
-        // Another version is no JSON-RPC 2.0 either; notifications, requests, replies are.
-        assert!(
-            read(b"{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}\n")
-                .refused_now()
-                .is_some()
+        // Without an id or a result, it is no answer: skipped, and quoted if the import fails.
+        let lines = asking();
+        lines.read(b"{\"not\":{\"json\":\"rpc\"}}\n");
+        assert_eq!(lines.refused_now(), None);
+        assert_eq!(
+            lines.stray_now().as_deref(),
+            Some(
+                r#"wrote something that is not JSON-RPC on its stdout (line 2, a JSON object without "jsonrpc": "2.0"): "{\"not\":{\"json\":\"rpc\"}}""#
+            )
         );
+        // Another version is no JSON-RPC 2.0 either; notifications, requests, replies are.
+        let lines = asking();
+        lines.read(b"{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}\n");
+        assert!(lines.refused_now().is_some());
         for message in [
             r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#,
             r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#,
