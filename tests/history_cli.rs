@@ -741,14 +741,125 @@ fn an_import_the_device_cannot_take_is_said_once_in_the_stores_words() {
     assert_eq!(stderr.matches("disk I/O error").count(), 1, "{stderr}");
 }
 
+/// Review 49 L4: a store on a full device, opened when no other connection holds it (so
+/// its -wal and -shm are gone), is read as it is: SQLite cannot make the 32 KiB -shm a
+/// WAL-mode read needs (SQLITE_IOERR_SHMSIZE), so the file is opened read-only and
+/// immutable, which needs none, and the command says why. `history export` had exported
+/// nothing, exit 1 ("disk I/O error"). Here every file is capped at 1 KiB, so the -shm
+/// cannot grow past it (EFBIG, which SQLite reports as it reports ENOSPC); the store,
+/// larger already, is read. A write still fails, saying the device is full, not that the
+/// store is read-only; nothing stored changes, and no -wal or -shm is left beside it.
+#[cfg(unix)]
+#[test]
+fn a_store_whose_shm_the_device_cannot_take_is_read_as_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let exported = succeeded(ctx(home.path()).args(["history", "export", "--out", "-"])).stdout;
+    let store = home.path().join("history.sqlite");
+    // Grouped by an older build's rules: the open would regroup them (a write).
+    {
+        let db = rusqlite::Connection::open(&store).unwrap();
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'shape_rules'", [])
+            .unwrap();
+    }
+    let names = file_names(home.path());
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with("-shm") || n.ends_with("-wal")),
+        "{names:?}"
+    );
+    let before = std::fs::read(&store).unwrap();
+    let name = store.display().to_string();
+    let read_as_it_is = |stderr: &str| {
+        assert!(
+            stderr.contains(&format!("{name}: no space left on the device holding it"))
+                && stderr.contains("read as it is"),
+            "{stderr}"
+        );
+    };
+
+    let out = common::ctx_with_files_capped(home.path(), 1)
+        .args(["history", "export", "--out", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout == exported, "{stderr}");
+    read_as_it_is(&stderr);
+    assert_eq!(file_names(home.path()), names);
+
+    // The groups' note says why they were not regrouped.
+    let out = common::ctx_with_files_capped(home.path(), 1)
+        .args(["history", "--groups", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let groups: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let note = groups["groups_note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("could not regroup them") && note.contains("no space left"),
+        "{groups}"
+    );
+    read_as_it_is(&stderr);
+
+    // A write says the device is full, not that the store is read-only.
+    let file = home.path().join("plans.jsonl");
+    std::fs::write(&file, plan_line("full-1", 1)).unwrap();
+    let names = file_names(home.path());
+    let out = common::ctx_with_files_capped(home.path(), 1)
+        .args(["import", "plans"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("importing plans") && stderr.contains("no space left on the device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("read-only"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "the store is untouched"
+    );
+    assert_eq!(file_names(home.path()), names);
+}
+
+/// A full disk is a failure of the machine, never a foreign or damaged store: where the
+/// store cannot be read as it is (a -wal holding commits the file lacks is beside it, which
+/// an immutable read would miss, and SQLite cannot make the -shm to read it through), the
+/// error says the device, exit 1, and nothing is changed.
 #[cfg(unix)]
 #[test]
 fn a_full_disk_is_never_called_a_foreign_store() {
     let home = tempfile::tempdir().unwrap();
     json_of(ctx(home.path()).args(["history", "--json"]));
     let store = home.path().join("history.sqlite");
-    let before = std::fs::read(&store).unwrap();
-    let out = common::ctx_with_files_capped(home.path(), 1)
+    // A commit left in the -wal, as a process killed before its last close leaves it.
+    let copy = tempfile::tempdir().unwrap();
+    {
+        let db = rusqlite::Connection::open(&store).unwrap();
+        db.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES ('left-in-the-wal', 'x')",
+            [],
+        )
+        .unwrap();
+        for suffix in ["", "-wal"] {
+            std::fs::copy(
+                home.path().join(format!("history.sqlite{suffix}")),
+                copy.path().join(format!("history.sqlite{suffix}")),
+            )
+            .unwrap();
+        }
+    }
+    let store = copy.path().join("history.sqlite");
+    let wal = copy.path().join("history.sqlite-wal");
+    let before = (std::fs::read(&store).unwrap(), std::fs::read(&wal).unwrap());
+    assert!(!before.1.is_empty());
+    let out = common::ctx_with_files_capped(copy.path(), 1)
         .args(["history", "--json"])
         .output()
         .unwrap();
@@ -761,9 +872,14 @@ fn a_full_disk_is_never_called_a_foreign_store() {
         "{stderr}"
     );
     assert_eq!(
-        std::fs::read(&store).unwrap(),
+        (std::fs::read(&store).unwrap(), std::fs::read(&wal).unwrap()),
         before,
-        "the store is untouched"
+        "the store and its -wal are untouched"
+    );
+    // Nor is a -shm left of the try (review 49 L4: a 3-byte one was).
+    assert_eq!(
+        file_names(copy.path()),
+        ["history.sqlite", "history.sqlite-wal"]
     );
 }
 

@@ -57,7 +57,8 @@ pub struct HistoryStore {
     /// This open grouped the plans by today's word rules ([`Self::regrouped_at_open`]).
     regrouped: bool,
     /// Why this open did not regroup plans grouped by older word rules when it was for want
-    /// of space ([`sqlite::no_space_words`]), for [`Self::groups_note`].
+    /// of space ([`sqlite::no_space_words`], or [`sqlite::SHM_NO_ROOM`] when the store was
+    /// read as it is for want of room for its -shm), for [`Self::groups_note`].
     no_room_to_regroup: Option<String>,
 }
 
@@ -489,7 +490,9 @@ impl HistoryStore {
             lock_wait,
             secrets: Default::default(),
             regrouped: false,
-            no_room_to_regroup: None,
+            // Read as it is, not regrouped, for want of room (review 49 L4).
+            no_room_to_regroup: sqlite::opened_without_room(path)
+                .then(|| sqlite::SHM_NO_ROOM.to_string()),
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {

@@ -246,6 +246,7 @@ fn open_made(
 ) -> anyhow::Result<(Connection, bool)> {
     let name = path.shown().to_string();
     let kind = schema.kind;
+    read_without_room(path, false);
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -271,6 +272,34 @@ fn open_made(
             Err(e) if is_access_error(&e) => {
                 conn = open_read_only(path, wait)
                     .map_err(|e| cannot_access(path, kind, &e.to_string()))?;
+                application_id(&conn)
+            }
+            // No room for the -shm a WAL read needs (review 49 L4: on a full disk, the last
+            // connection to close having removed it, every read failed, `history export`
+            // too). A -wal holding commits must be read through a -shm: the error stays,
+            // and the few bytes of -shm the try left go (the -wal is kept).
+            Err(e) if shm_refused(&e) && wal_holds_commits(path) => {
+                let failed = known_version(&conn, Err(e), path, schema, wait).err();
+                drop(conn);
+                remove_unused_sidecars(path);
+                return Err(failed.unwrap_or_else(|| {
+                    anyhow::anyhow!("{name}: cannot read the {kind}: {SHM_NO_ROOM}")
+                }));
+            }
+            // With no commit in a -wal that the file lacks, the file read immutable is the
+            // whole store, and needs no -shm: read as it is, saying why.
+            Err(e) if shm_refused(&e) => {
+                let said = e.to_string();
+                conn = open_read_only(path, wait).map_err(|e| {
+                    anyhow::Error::new(e).context(format!("{name}: cannot open the {kind}"))
+                })?;
+                remove_unused_sidecars(path);
+                read_without_room(path, true);
+                crate::fsio::notice(format!(
+                    "{name}: {}, so the {kind} was read as it is, without one; nothing can be \
+                     stored in it until there is room ({said})",
+                    SHM_NO_ROOM
+                ));
                 application_id(&conn)
             }
             other => other,
@@ -353,6 +382,16 @@ fn read_only_as_it_is(
     schema: &Schema,
     version: i64,
 ) -> anyhow::Result<(Connection, bool)> {
+    if version < schema.version() && opened_without_room(path) {
+        return Err(anyhow::anyhow!(
+            "{}: the {} needs migrating from schema {version} to {}, a write: {}; \
+             nothing was changed",
+            path.shown(),
+            schema.kind,
+            schema.version(),
+            SHM_NO_ROOM
+        ));
+    }
     if version < schema.version() {
         return Err(anyhow::anyhow!(
             "{}: the {} is read-only (the file or its directory cannot be written) \
@@ -781,6 +820,93 @@ fn is_access_error(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// SQLite could not make or grow the -shm beside a file in WAL mode, which every read of it
+/// needs: its unix VFS says SQLITE_IOERR_SHMSIZE when the write that extends the -shm to
+/// 32 KiB fails, whatever the cause (ENOSPC on a full disk, EFBIG past a file-size limit),
+/// and SQLITE_IOERR_SHMOPEN when it cannot truncate it; SQLITE_FULL is a full disk said as
+/// such. Measured: `history_cli`'s `a_store_whose_shm_the_device_cannot_take_is_read_as_it_is`.
+fn shm_refused(e: &rusqlite::Error) -> bool {
+    e.sqlite_error().is_some_and(|s| {
+        s.code == ErrorCode::DiskFull
+            || matches!(
+                s.extended_code,
+                rusqlite::ffi::SQLITE_IOERR_SHMSIZE | rusqlite::ffi::SQLITE_IOERR_SHMOPEN
+            )
+    })
+}
+
+/// Whether a -wal beside `path` holds anything: commits the file may lack, which a read of
+/// the file alone (immutable, [`open_read_only`]) would miss.
+fn wal_holds_commits(path: &Path) -> bool {
+    std::fs::metadata(crate::fsio::with_suffix(path, "-wal")).is_ok_and(|m| m.len() > 0)
+}
+
+/// Why a store was read as it is when its -shm could not be made ([`shm_refused`]): the
+/// full-disk words of [`environment_words`], and the file SQLite needed.
+pub const SHM_NO_ROOM: &str = "no space left on the device holding it for the -shm file (32 KiB) \
+                               SQLite needs beside it";
+
+/// Files this process last opened read-only, as they are, because their -shm could not be
+/// made ([`shm_refused`]; by canonical path, as [`CHECKED`]): a write through such a
+/// connection says so ([`ensure_writable`]), not that the file is read-only.
+static WITHOUT_ROOM: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// Mark (`without_room`) or unmark the file at `path` as read as it is for want of room
+/// ([`WITHOUT_ROOM`]): each open of it says anew.
+fn read_without_room(path: &Path, without_room: bool) {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Ok(mut set) = WITHOUT_ROOM.lock() {
+        if without_room {
+            set.insert(key);
+        } else {
+            set.remove(&key);
+        }
+    }
+}
+
+/// Whether the last open of the file at `path` in this process read it as it is for want of
+/// room for its -shm ([`WITHOUT_ROOM`]).
+pub fn opened_without_room(path: &Path) -> bool {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    WITHOUT_ROOM.lock().is_ok_and(|set| set.contains(&key))
+}
+
+/// Remove the -shm (a few bytes) and the empty -wal that an open which could not grow the
+/// -shm left beside `path` (review 49 L4), as the last connection to close removes them:
+/// only while no other connection, of any process, has the file open in WAL mode. That is
+/// known as SQLite's own close knows it: such a connection keeps a shared lock on the file,
+/// and this one takes the exclusive lock (locking mode EXCLUSIVE, which also keeps the
+/// wal-index in memory, so no -shm is touched), not waiting for it. Nothing is written to
+/// the file: the close skips its checkpoint, and a -wal that holds anything is kept (the
+/// next open rebuilds a -shm from it). Best effort: whatever fails leaves the files, which
+/// the next open with room reuses.
+fn remove_unused_sidecars(path: &Path) {
+    let Ok(conn) = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE) else {
+        return;
+    };
+    let alone = conn.busy_timeout(Duration::ZERO).is_ok()
+        && conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+            .is_ok_and(|set| set)
+        && conn
+            .query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .is_ok_and(|mode| mode == "exclusive")
+        // The first read takes the exclusive lock.
+        && application_id(&conn).is_ok();
+    if alone {
+        let _ = std::fs::remove_file(crate::fsio::with_suffix(path, "-shm"));
+        if !wal_holds_commits(path) {
+            let _ = std::fs::remove_file(crate::fsio::with_suffix(path, "-wal"));
+        }
+    }
+    drop(conn);
+}
+
 /// The file at `path` could not be read: said as the file or its directory being read-only
 /// or not accessible — or, when the file is writable and a -wal or -shm beside it is what
 /// refuses, as that file and the chmod that fixes it ([`unwritable_sidecar`]).
@@ -964,6 +1090,12 @@ pub fn ensure_writable(
 ) -> anyhow::Result<()> {
     let name = path.shown().to_string();
     if conn.is_readonly(MAIN_DB)? {
+        if opened_without_room(path) {
+            anyhow::bail!(
+                "{name}: the {kind} cannot be written: {SHM_NO_ROOM}; {doing} needs to write it; \
+                 nothing was changed"
+            );
+        }
         if let Some(words) = unwritable_sidecar(path) {
             anyhow::bail!(
                 "{name}: the {kind} cannot be written: {words}; {doing} needs to write it"
@@ -1084,6 +1216,92 @@ mod tests {
             long_writer: "a test?",
             migrations,
         }
+    }
+
+    /// Review 49 L4: what counts as no room for the -shm a WAL read needs. SQLite's unix
+    /// VFS says SQLITE_IOERR_SHMSIZE for any failed write extending it (ENOSPC, EFBIG) and
+    /// SQLITE_IOERR_SHMOPEN for a failed truncation; another I/O error is not counted.
+    #[test]
+    fn no_room_for_the_shm_is_told_from_other_io_errors() {
+        let err = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+        for code in [
+            rusqlite::ffi::SQLITE_IOERR_SHMSIZE,
+            rusqlite::ffi::SQLITE_IOERR_SHMOPEN,
+            rusqlite::ffi::SQLITE_FULL,
+        ] {
+            assert!(shm_refused(&err(code)), "{code}");
+        }
+        for code in [
+            rusqlite::ffi::SQLITE_IOERR,
+            rusqlite::ffi::SQLITE_IOERR_READ,
+            rusqlite::ffi::SQLITE_IOERR_SHMMAP,
+            rusqlite::ffi::SQLITE_CANTOPEN,
+            rusqlite::ffi::SQLITE_BUSY,
+        ] {
+            assert!(!shm_refused(&err(code)), "{code}");
+        }
+    }
+
+    /// Review 49 L4: the -shm and empty -wal an open that could not grow the -shm left are
+    /// removed as the last connection's close removes them: not while another connection
+    /// has the file open (its -shm is in use), nor a -wal that holds commits; the file's
+    /// bytes never change.
+    #[test]
+    fn stray_sidecars_are_removed_only_when_no_connection_uses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sqlite");
+        let (conn, _) = open(&path, &schema(V1)).unwrap();
+        conn.execute("INSERT INTO a (x) VALUES (1)", []).unwrap();
+        drop(conn);
+        let shm = crate::fsio::with_suffix(&path, "-shm");
+        let wal = crate::fsio::with_suffix(&path, "-wal");
+        assert!(!shm.exists() && !wal.exists());
+        let bytes = std::fs::read(&path).unwrap();
+
+        // Another connection holds the file open: its -wal and -shm are left.
+        let other = Connection::open(&path).unwrap();
+        other
+            .query_row("SELECT COUNT(*) FROM a", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        remove_unused_sidecars(&path);
+        assert!(shm.exists() && wal.exists());
+        other
+            .query_row("SELECT COUNT(*) FROM a", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        drop(other);
+        assert!(!shm.exists() && !wal.exists());
+
+        // What a failed open leaves (a 3-byte -shm and an empty -wal), no one holding it.
+        std::fs::write(&shm, b"\0\0\0").unwrap();
+        std::fs::write(&wal, b"").unwrap();
+        remove_unused_sidecars(&path);
+        assert!(!shm.exists() && !wal.exists());
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+
+        // A -wal that holds a commit is kept, with nothing written; the -shm goes.
+        let writer = Connection::open(&path).unwrap();
+        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        writer.execute("INSERT INTO a (x) VALUES (2)", []).unwrap();
+        let copy = dir.path().join("c.sqlite");
+        std::fs::copy(&path, &copy).unwrap();
+        std::fs::copy(&wal, crate::fsio::with_suffix(&copy, "-wal")).unwrap();
+        drop(writer);
+        let copy_wal = std::fs::read(crate::fsio::with_suffix(&copy, "-wal")).unwrap();
+        std::fs::write(crate::fsio::with_suffix(&copy, "-shm"), b"\0\0\0").unwrap();
+        let copy_bytes = std::fs::read(&copy).unwrap();
+        remove_unused_sidecars(&copy);
+        assert_eq!(
+            std::fs::read(crate::fsio::with_suffix(&copy, "-wal")).unwrap(),
+            copy_wal
+        );
+        assert!(!crate::fsio::with_suffix(&copy, "-shm").exists());
+        assert_eq!(std::fs::read(&copy).unwrap(), copy_bytes);
+        // Read through the -wal again, its commit there.
+        let reader = Connection::open(&copy).unwrap();
+        let n: i64 = reader
+            .query_row("SELECT COUNT(*) FROM a", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 2);
     }
 
     /// Tester 14 F9: an empty file a store is created in (made with `touch`, 0644) was
