@@ -1172,3 +1172,51 @@ fn the_sent_table_scrolls_to_the_selected_result_and_counts_those_off_screen() {
         "{id_row}"
     );
 }
+
+/// Tester 49 F6: a budgets prefix row (`test/*`, a family) selected or marked in Budgets
+/// was sent to as model `test/` — the CLI refuses the same row. The Preview's route says it
+/// is not sent as it stands, and a send asks the server for the models only.
+#[test]
+fn a_prefix_row_is_no_model_a_send_goes_to() {
+    let server = LlmServer::start();
+    let (dir, _) = workspace(&server);
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        format!(
+            "{ROWS}\n[[model]]\nid = \"test/\"\nmatch = \"prefix\"\ninput_tokens = 32000\noutput_tokens = 2000\ntier = \"B\"\n"
+        ),
+    )
+    .unwrap();
+    let ws = Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.path().into()),
+        registry: None,
+    })
+    .unwrap();
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    type_for(&ctx, &mut state, "test/", &[]);
+    let shown = screen(&state, 200, 50);
+    assert!(
+        shown.contains("not sent as it stands") && shown.contains("budgets.toml pattern"),
+        "{shown}"
+    );
+    // Marked beside a model: the send goes to the model alone.
+    apply(&ctx, &mut state, [Action::FocusBudgets]);
+    mark_model(&ctx, &mut state, "test/");
+    assert!(state.budgets.marked.contains("test/"));
+    apply(&ctx, &mut state, [Action::FocusBudgets]);
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let targets: Vec<String> = state.send_targets().into_iter().map(|t| t.model).collect();
+    assert_eq!(targets, ["test/ok-json", "test/*"]);
+    let effects = update(&mut state, Action::Send);
+    if let [Effect::Send(_)] = effects.as_slice() {
+        let answer = run_effect_now(&ctx, effects[0].clone());
+        apply(&ctx, &mut state, [answer]);
+    }
+    let received = server.requests.lock().unwrap().clone();
+    let models: Vec<&serde_json::Value> = received.iter().map(|r| &r.body["model"]).collect();
+    assert!(
+        models.iter().all(|m| *m == "ok-json"),
+        "a request went to the prefix row: {models:?}"
+    );
+    assert!(!models.is_empty(), "the model itself was sent to");
+}

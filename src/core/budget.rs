@@ -774,7 +774,13 @@ impl EffectiveRow {
             (_, MatchKind::Prefix) => MatchedBy::Prefix,
         };
         EffectiveRow {
-            model: row.id.clone(),
+            // A prefix row stands for its family and is no model: it is named as the table
+            // shows it (`tencent/*`), which no provider serves, so a console send to it is
+            // refused as the CLI's is (tester 49 F6: it went out as model `tencent/`).
+            model: match row.match_kind {
+                MatchKind::Prefix if !row.id.ends_with('*') => format!("{}*", row.id),
+                _ => row.id.clone(),
+            },
             matched_by,
             row: match tier_override {
                 Some(t) => row.with_tier(t),

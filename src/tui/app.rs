@@ -372,8 +372,11 @@ impl State {
     pub fn send_targets(&self) -> Vec<EffectiveRow> {
         let mut out: Vec<EffectiveRow> = self.effective().into_iter().collect();
         for row in &self.budgets.rows {
-            if self.budgets.marked.contains(&row.id) && out.iter().all(|e| e.model != row.id) {
-                out.push(EffectiveRow::of_row(row, self.tier_override));
+            if self.budgets.marked.contains(&row.id) {
+                let target = EffectiveRow::of_row(row, self.tier_override);
+                if out.iter().all(|e| e.model != target.model) {
+                    out.push(target);
+                }
             }
         }
         out
