@@ -238,6 +238,19 @@ impl State {
 }
 
 impl State {
+    /// `text` as a client is told it: a client, which may be remote under `--bind`, is not
+    /// told the server's paths, so the workspace's directory is named in words
+    /// (`the workspace's history.sqlite`; tester 49 F10: the full-disk groups note named the
+    /// store's path, home directory included).
+    fn for_client(&self, text: &str) -> String {
+        let dir = self.ws.dir.shown().to_string();
+        if dir.is_empty() {
+            return text.to_string();
+        }
+        text.replace(&format!("{dir}/"), "the workspace's ")
+            .replace(&dir, "the workspace")
+    }
+
     /// A connection of its own per request: WAL lets readers run beside a writer, and an
     /// import by another process is seen at once.
     fn history(&self) -> anyhow::Result<History<'_>> {
@@ -925,13 +938,13 @@ impl State {
                 "plan {named} is a replay: no agent runs a replay, so the run counts for no plan"
             ))
         } else if report.unknown_plan > 0 {
-            Some(format!(
+            Some(self.for_client(&format!(
                 "{}: the run counts for no plan until that plan is imported",
                 crate::store::history::no_such_plan(
                     execution["plan_id"].as_str().unwrap_or_default(),
                     history.path()
                 )
-            ))
+            )))
         } else if let crate::store::history::CountedFor::JudgedByNamedRuns(id) = &counted {
             Some(format!(
                 "the run names no plan and falls in the window of {}'s plan {}, which the runs naming it judge alone: it counts for no plan (give `plan_id` to count it)",
@@ -1001,7 +1014,9 @@ impl State {
             ));
         };
         let history = self.history().map_err(internal)?;
-        to_json(&my_plans(&history, caller.as_deref()).map_err(internal)?)
+        let mut report = my_plans(&history, caller.as_deref()).map_err(internal)?;
+        report.groups_note = report.groups_note.map(|note| self.for_client(&note));
+        to_json(&report)
     }
 }
 
