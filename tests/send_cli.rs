@@ -811,6 +811,9 @@ fn a_secret_in_a_base_url_is_refused_unsaid_and_nothing_is_sent() {
         (format!("{base}/API_KEY=s-SECRET-6"), "s-SECRET-6"),
         (format!("{base}/access_token=s-SECRET-7"), "s-SECRET-7"),
         (format!("{base}/chat;v=1;api_key=p-SECRET-8"), "p-SECRET-8"),
+        // Named through escapes (tester 49 F7).
+        (format!("{base}/%6Bey=s-SECRET-9"), "s-SECRET-9"),
+        (format!("{base}/k%65y=s-SECRET-10"), "s-SECRET-10"),
     ] {
         let config = server.config(KEY_ENV).replace(&base, &url);
         assert!(config.contains(secret));

@@ -415,6 +415,14 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
         )));
     }
     let url = format!("{scheme}{}", &url[scheme.len()..]);
+    // `http:///v1` is read by the URL parser as the host `v1` (tester 49 F7): a URL with no
+    // host is refused as written.
+    let after_scheme = &url[scheme.len() + 3..];
+    if after_scheme.starts_with(['/', '\\']) || after_scheme.is_empty() {
+        return Err(bad_input(format!(
+            "{at} has no host: write it as http://HOST[:PORT]/PATH"
+        )));
+    }
     let parsed =
         reqwest::Url::parse(&url).map_err(|e| bad_input(format!("{at} is not a URL ({e})")))?;
     if !parsed.username().is_empty() || parsed.password().is_some() {
@@ -445,11 +453,8 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
 /// Whether a path segment, or a `;` parameter of one, is `NAME=…` with NAME in
 /// [`SECRET_PARAMETERS`] (`=` and `;` percent-encoded count too).
 fn path_holds_a_secret(path: &str) -> bool {
-    let decoded = path
-        .replace("%3D", "=")
-        .replace("%3d", "=")
-        .replace("%3B", ";")
-        .replace("%3b", ";");
+    // Every escape is read, so `/%6Bey=…` names `key` as `/key=…` does (tester 49 F7).
+    let decoded = percent_decoded(path);
     decoded
         .split(['/', ';'])
         .filter_map(|piece| piece.split_once('='))
@@ -458,6 +463,32 @@ fn path_holds_a_secret(path: &str) -> bool {
                 .iter()
                 .any(|s| s.eq_ignore_ascii_case(name.trim()))
         })
+}
+
+/// `text` with each `%XX` escape read as its byte (an escape of no valid UTF-8 as U+FFFD);
+/// anything else as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -503,6 +534,26 @@ mod tests {
             );
         }
         assert_eq!(e.settings.max_reply_bytes, 8 * 1024 * 1024);
+    }
+
+    /// Tester 49 F7: `http:///v1` became the host `v1`; `/%6Bey=…` passed the key check.
+    #[test]
+    fn a_base_url_without_a_host_or_with_an_escaped_key_name_is_refused() {
+        for (url, says) in [
+            ("http:///v1", "has no host"),
+            ("https://", "has no host"),
+            ("http://127.0.0.1:9/v4/%6Bey=abc", "has a key in its path"),
+            ("http://127.0.0.1:9/v1/k%65y=abc", "has a key in its path"),
+            (
+                "http://127.0.0.1:9/v1/a;%74oken=abc",
+                "has a key in its path",
+            ),
+        ] {
+            let err = check_base_url(url, "base_url").unwrap_err().to_string();
+            assert!(err.contains(says), "{url}: {err}");
+        }
+        // An escape that names nothing secret, and one cut short, are left as they are.
+        assert!(check_base_url("http://127.0.0.1:9/v1/%7Euser/x%2", "base_url").is_ok());
     }
 
     #[test]
