@@ -175,7 +175,9 @@ impl Explanation {
                 parts.push(format!("plain BM25 {:.2}", self.plain_bm25));
             }
         }
-        if let Some(f) = &self.family {
+        // Points that round to 0.00 tell the operator nothing (tester 49 F9: a catalog of one
+        // big family read `+ family 0.00 (beside …)` on every line); `--json` keeps them.
+        if let Some(f) = self.family.as_ref().filter(|f| f.points >= 0.005) {
             parts.push(format!(
                 "family {:.2} (beside {})",
                 f.points,
