@@ -19,67 +19,66 @@ use std::time::Duration;
 mod common;
 use common::{generated, generated_in_families};
 
-fn ranking(c: &mut Criterion) {
-    let mut group = c.benchmark_group("rank per query");
+/// The question every ranking bench asks.
+const QUESTION: &str = "draft a blog post from this memory and render an image";
+
+/// One bench group: `rank` run over the catalogs `catalog` makes of 1,000 and 10,000
+/// entries, each index checked by `check` first.
+fn rank_group(
+    c: &mut Criterion,
+    name: &str,
+    catalog: fn(usize) -> RoutingGuide,
+    check: fn(&RankIndex, usize),
+    rank: fn(&RankIndex),
+) {
+    let mut group = c.benchmark_group(name);
     for n in [1_000, 10_000] {
-        let guide = generated(n);
+        let guide = catalog(n);
         let index = RankIndex::new(&guide);
+        check(&index, n);
         group.bench_with_input(BenchmarkId::from_parameter(n), &index, |b, index| {
-            b.iter(|| {
-                black_box(index.rank(
-                    "draft a blog post from this memory and render an image",
-                    None,
-                ))
-            })
+            b.iter(|| rank(index))
         });
     }
     group.finish();
+}
+
+fn ranking(c: &mut Criterion) {
+    let every_entry = |index: &RankIndex| {
+        black_box(index.rank(QUESTION, None));
+    };
+    rank_group(c, "rank per query", generated, |_, _| {}, every_entry);
     // What a caller that shows the top and explains it asks for (`rank_top`): the same
     // scoring, the first 10 places selected instead of every entry sorted.
-    let mut group = c.benchmark_group("rank top 10 per query");
-    for n in [1_000, 10_000] {
-        let guide = generated(n);
-        let index = RankIndex::new(&guide);
-        group.bench_with_input(BenchmarkId::from_parameter(n), &index, |b, index| {
-            b.iter(|| {
-                black_box(index.rank_top(
-                    "draft a blog post from this memory and render an image",
-                    None,
-                    10,
-                ))
-            })
-        });
-    }
-    group.finish();
+    rank_group(
+        c,
+        "rank top 10 per query",
+        generated,
+        |_, _| {},
+        |index| {
+            black_box(index.rank_top(QUESTION, None, 10));
+        },
+    );
     // The same catalogs with every entry in one of 40 service families (`Acme.tool_40`):
     // what the family pass (a share of the best service-mate's score) costs.
-    let mut group = c.benchmark_group("rank per query in families");
-    for n in [1_000, 10_000] {
-        let guide = generated_in_families(n);
-        let index = RankIndex::new(&guide);
-        let lent = index
-            .rank(
-                "draft a blog post from this memory and render an image",
-                None,
-            )
-            .order
-            .iter()
-            .filter(|s| s.family > 0.0)
-            .count();
-        assert!(
-            lent > n / 2,
-            "the family pass lent points to {lent} of {n} entries"
-        );
-        group.bench_with_input(BenchmarkId::from_parameter(n), &index, |b, index| {
-            b.iter(|| {
-                black_box(index.rank(
-                    "draft a blog post from this memory and render an image",
-                    None,
-                ))
-            })
-        });
-    }
-    group.finish();
+    rank_group(
+        c,
+        "rank per query in families",
+        generated_in_families,
+        |index, n| {
+            let lent = index
+                .rank(QUESTION, None)
+                .order
+                .iter()
+                .filter(|s| s.family > 0.0)
+                .count();
+            assert!(
+                lent > n / 2,
+                "the family pass lent points to {lent} of {n} entries"
+            );
+        },
+        every_entry,
+    );
 }
 
 fn planner(c: &mut Criterion) {

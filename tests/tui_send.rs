@@ -60,6 +60,15 @@ fn workspace(server: &LlmServer) -> (tempfile::TempDir, Workspace) {
     workspace_with(server, "")
 }
 
+/// The workspace in `dir`, opened as the console opens it.
+fn open_workspace(dir: &std::path::Path) -> Workspace {
+    Workspace::open(&WorkspaceOptions {
+        dir: Some(dir.into()),
+        registry: None,
+    })
+    .unwrap()
+}
+
 /// The same, with more `[llm]` settings.
 fn workspace_with(server: &LlmServer, llm: &str) -> (tempfile::TempDir, Workspace) {
     let dir = tempfile::tempdir().unwrap();
@@ -73,11 +82,7 @@ fn workspace_with(server: &LlmServer, llm: &str) -> (tempfile::TempDir, Workspac
     )
     .unwrap();
     std::fs::write(dir.path().join("budgets.toml"), ROWS).unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
+    let ws = open_workspace(dir.path());
     (dir, ws)
 }
 
@@ -707,11 +712,7 @@ fn the_configured_key_in_the_console_prompt_is_sent_as_written_and_stored_redact
     let config = dir.path().join("config.toml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("{text}key_env = \"CARGO_MANIFEST_DIR\"\n")).unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
+    let ws = open_workspace(dir.path());
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     let selected = row_of(&state, "test/ok-json");
     let prompt = format!("deploy from {key} with the launch note");
@@ -833,11 +834,7 @@ fn the_preview_pane_says_the_response_format_and_sampling_that_ctrl_s_sends() {
          strict_json = true\ntemperature = 0.2\nseed = 7\nstop = [\"END\"]\n",
     )
     .unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
+    let ws = open_workspace(dir.path());
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     type_for(&ctx, &mut state, "test/ok-json", &[]);
     let shown = screen(&state, 200, 60);
@@ -951,11 +948,7 @@ fn a_call_whose_answer_is_back_says_so_while_a_slower_one_is_still_out() {
         ),
     )
     .unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
+    let ws = open_workspace(dir.path());
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     mark_model(&ctx, &mut state, "test/slow-one");
     type_for(&ctx, &mut state, "test/ok-json", &[]);
@@ -1187,11 +1180,7 @@ fn a_prefix_row_is_no_model_a_send_goes_to() {
         ),
     )
     .unwrap();
-    let ws = Workspace::open(&WorkspaceOptions {
-        dir: Some(dir.path().into()),
-        registry: None,
-    })
-    .unwrap();
+    let ws = open_workspace(dir.path());
     let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
     type_for(&ctx, &mut state, "test/", &[]);
     let shown = screen(&state, 200, 50);
