@@ -314,16 +314,16 @@ mod tests {
         assert!(replies.contains("-32602"), "{replies}");
     }
 
-    /// Tester 48 nit: a line of only spaces or tabs was answered -32700 ("EOF while parsing a
-    /// value") where an empty line is skipped. Blank lines are no messages: none is answered,
-    /// and the next line is read.
-    #[tokio::test]
-    async fn a_blank_line_is_skipped_as_an_empty_one_is() {
+    /// Reads the ping the test input ends with as the next message, closes the transport and
+    /// gives everything it wrote.
+    async fn ping_next_then_replies<R, W>(
+        mut t: BoundedStdio<R, W>,
+        mut out_r: tokio::io::DuplexStream,
+    ) -> String
+    where
+        BoundedStdio<R, W>: Transport<RoleServer>,
+    {
         use tokio::io::AsyncReadExt;
-        let input =
-            "\n   \n\t \t\r\n\u{feff} \t\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
-        let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
-        let mut t = BoundedStdio::new(std::io::Cursor::new(input.as_bytes()), out_w, 1 << 20);
         let next = t.receive().await;
         assert!(
             matches!(next, Some(rmcp::model::JsonRpcMessage::Request(_))),
@@ -333,6 +333,19 @@ mod tests {
         drop(t);
         let mut replies = String::new();
         out_r.read_to_string(&mut replies).await.unwrap();
+        replies
+    }
+
+    /// Tester 48 nit: a line of only spaces or tabs was answered -32700 ("EOF while parsing a
+    /// value") where an empty line is skipped. Blank lines are no messages: none is answered,
+    /// and the next line is read.
+    #[tokio::test]
+    async fn a_blank_line_is_skipped_as_an_empty_one_is() {
+        let input =
+            "\n   \n\t \t\r\n\u{feff} \t\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
+        let (out_w, out_r) = tokio::io::duplex(1 << 16);
+        let t = BoundedStdio::new(std::io::Cursor::new(input.as_bytes()), out_w, 1 << 20);
+        let replies = ping_next_then_replies(t, out_r).await;
         assert_eq!(replies, "", "nothing is answered to a blank line");
     }
 
@@ -341,9 +354,8 @@ mod tests {
     /// was read, and its client never heard back.
     #[tokio::test]
     async fn a_refusal_outlives_a_receive_dropped_while_stdout_is_held() {
-        use tokio::io::AsyncReadExt;
         let input = "not json\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n";
-        let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
+        let (out_w, out_r) = tokio::io::duplex(1 << 16);
         let mut t = BoundedStdio::new(std::io::Cursor::new(input.as_bytes()), out_w, 1 << 20);
         // Another answer is being written.
         let held = Arc::clone(&t.writer).lock_owned().await;
@@ -354,15 +366,7 @@ mod tests {
             "the refusal waits for stdout: {dropped:?}"
         );
         drop(held);
-        let next = t.receive().await;
-        assert!(
-            matches!(next, Some(rmcp::model::JsonRpcMessage::Request(_))),
-            "the ping is read next: {next:?}"
-        );
-        t.close().await.unwrap();
-        drop(t);
-        let mut replies = String::new();
-        out_r.read_to_string(&mut replies).await.unwrap();
+        let replies = ping_next_then_replies(t, out_r).await;
         assert_eq!(replies.matches("-32700").count(), 1, "{replies}");
         assert_eq!(replies.lines().count(), 1, "{replies}");
     }
