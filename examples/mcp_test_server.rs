@@ -26,7 +26,13 @@
 //! log line (`{"level":30,…}`) first, `bare-note` a notification without `"jsonrpc"` first,
 //! `late-object` such an object (`{"result":{}}`) right after its `tools/list` answer:
 //! each then answers as a good server does. `banner-error` writes `Server ready` first and
-//! answers `tools/list` with a JSON-RPC error (`db down`).
+//! answers `tools/list` with a JSON-RPC error (`db down`). Answers the import cannot use, to
+//! `tools/list`: `null-id-error` a JSON-RPC error under `"id": null`, `wrong-id` a result
+//! under id 999 only, `no-result` its id with neither result nor error, `no-newline` its
+//! good answer without the final newline, then it exits. Answers of the wrong shape:
+//! `no-schema` a tool without `inputSchema`, `result-null` `"result": null`, `tools-not-list`
+//! `"tools": "nope"`, `bad-schema` a tool whose `inputSchema` is a string; `init-empty`
+//! answers `initialize` with `{}`.
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -174,7 +180,54 @@ fn chatty(what: &str) -> anyhow::Result<()> {
         let Some(id) = message.get("id").cloned() else {
             continue;
         };
-        let result = match message.get("method").and_then(Value::as_str) {
+        let method = message.get("method").and_then(Value::as_str);
+        let raw = match (method, what) {
+            (Some("tools/list"), "null-id-error") => Some(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+                    .to_string(),
+            ),
+            (Some("tools/list"), "wrong-id") => {
+                Some(r#"{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}"#.to_string())
+            }
+            (Some("tools/list"), "no-result") => Some(json!({"jsonrpc": "2.0", "id": id}).to_string()),
+            (Some("tools/list"), "result-null") => {
+                Some(json!({"jsonrpc": "2.0", "id": id, "result": null}).to_string())
+            }
+            (Some("tools/list"), "tools-not-list") => {
+                Some(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": "nope"}}).to_string())
+            }
+            (Some("tools/list"), "no-schema") => Some(
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                    {"name": "plain_tool", "description": "fine"}]}})
+                .to_string(),
+            ),
+            (Some("tools/list"), "bad-schema") => Some(
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                    {"name": "plain_tool", "inputSchema": "nope"}]}})
+                .to_string(),
+            ),
+            (Some("initialize"), "init-empty") => {
+                Some(json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string())
+            }
+            _ => None,
+        };
+        if let Some(raw) = raw {
+            writeln!(out, "{raw}")?;
+            out.flush()?;
+            continue;
+        }
+        if what == "no-newline" && method == Some("tools/list") {
+            let tools = json!({"tools": [{"name": "notes_search", "description": "Search notes.",
+                "inputSchema": {"type": "object"}}]});
+            write!(
+                out,
+                "{}",
+                json!({"jsonrpc": "2.0", "id": id, "result": tools})
+            )?;
+            out.flush()?;
+            return Ok(());
+        }
+        let result = match method {
             Some("initialize") => json!({"protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}, "logging": {}},
                 "serverInfo": {"name": "chatty", "version": "1"}}),

@@ -1102,6 +1102,51 @@ fn an_mcp_servers_own_error_is_said_beside_a_banner_on_its_stdout() {
     );
 }
 
+/// Tester 49 F3: an error answer under `"id": null`, an answer with neither result nor error
+/// and an answer under an id never asked were "did not answer within Ns" after the whole
+/// timeout; a whole answer without its final newline, then EOF, was "Transport closed".
+#[test]
+fn mcp_answers_the_import_cannot_use_are_said_as_they_are() {
+    let home = tempfile::tempdir().unwrap();
+    for (what, said) in [
+        (
+            "null-id-error",
+            "answered tools/list with an error under no id (line 2 of its stdout): -32600 \"Invalid Request\"",
+        ),
+        (
+            "no-result",
+            "answered tools/list (id 1) with neither result nor error (line 2 of its stdout)",
+        ),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(
+            err.contains(&format!("MCP server `{command}` {said}")),
+            "{what}: {err}"
+        );
+    }
+    let command = format!("{} --chatty null-id-error", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(err.contains("Invalid Request"), "{err}");
+    let command = format!("{} --chatty wrong-id", mcp_server().display());
+    let err = runtime_failure(ctx(home.path()).args([
+        "compact",
+        "--mcp-timeout",
+        "2s",
+        "--mcp",
+        &command,
+    ]));
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` did not answer within 2s (it answered id 999, which was never asked, line 2 of its stdout)"
+        )),
+        "{err}"
+    );
+    let command = format!("{} --chatty no-newline", mcp_server().display());
+    let v = json_of(ctx(home.path()).args(["compact", "--json", "--mcp", &command]));
+    assert_eq!(v["trim"]["total"], 1, "{v}");
+}
+
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by
 /// waiting the timeout out: its stderr.
 fn compact_mcp_fails_at_once(home: &std::path::Path, command: &str) -> String {

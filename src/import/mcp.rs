@@ -158,10 +158,20 @@ pub async fn import_tools(
                     ),
                     _ => String::new(),
                 };
-                Failure::silent(format!(
+                let text = format!(
                     "did not answer within {}{still}",
                     crate::core::duration::describe(timeout)
-                ))
+                );
+                // A reply to an id never asked says more than the silence (tester 49 F3).
+                match lines.unasked.lock().ok().and_then(|u| u.clone()) {
+                    Some(Unasked { line, id }) => Failure::new(
+                        format!(
+                            "{text} (it answered id {id}, which was never asked, line {line} of its stdout)"
+                        ),
+                        false,
+                    ),
+                    None => Failure::silent(text),
+                }
             }
         },
         refused = lines.refused() => Failure::new(refused.describe(asked.lock().map(|a| *a).unwrap_or("tools/list")), false),
@@ -311,6 +321,17 @@ enum Refused {
     /// awaited (tester 48 F4: the import had waited its whole timeout), skipped otherwise
     /// (review 49 M1: a pino log line `{"level":30,…}` had failed the import).
     NotJsonRpc { line: usize, quote: String },
+    /// A JSON-RPC reply under no id (or `"id": null`) while an answer is awaited, which the
+    /// transport drops: typically an error for a request the server could not read
+    /// (tester 49 F3), quoted.
+    NoId {
+        line: usize,
+        error: bool,
+        quote: String,
+    },
+    /// A JSON-RPC message under the id of a request awaited with neither `result` nor
+    /// `error`, which the transport drops: the id quoted.
+    NoResult { line: usize, id: String },
 }
 
 impl Refused {
@@ -330,8 +351,27 @@ impl Refused {
                 "wrote something that is not JSON-RPC on its stdout (line {line}, a JSON object \
                  without \"jsonrpc\": \"2.0\"): {quote}"
             ),
+            Refused::NoId {
+                line,
+                error,
+                ref quote,
+            } => format!(
+                "answered {asked} with {} under no id (line {line} of its stdout): {quote}",
+                if error { "an error" } else { "a result" }
+            ),
+            Refused::NoResult { line, ref id } => format!(
+                "answered {asked} (id {id}) with neither result nor error (line {line} of its stdout)"
+            ),
         }
     }
+}
+
+/// A JSON-RPC reply under an id the client never asked, while an answer was awaited: the
+/// transport drops it, and it explains a timeout (tester 49 F3). The id quoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Unasked {
+    line: usize,
+    id: String,
 }
 
 /// A line of the server's stdout that is no JSON-RPC message the transport skips (no JSON
@@ -431,6 +471,9 @@ impl Skipped {
                 "{} (line {line} of its stdout, {NO_JSONRPC}): {quote}",
                 self.what
             ),
+            Refused::NoId { .. } | Refused::NoResult { .. } => {
+                format!("{}: {}", self.what, self.why.describe("a request"))
+            }
         }
     }
 }
@@ -445,6 +488,9 @@ enum Verdict {
     Skip(Skipped),
     /// A line that is no JSON: skipped by the transport, and said if the import fails.
     Stray(Stray),
+    /// A JSON-RPC reply to an id never asked: dropped by the transport, and said if the
+    /// import times out.
+    Unasked(Unasked),
 }
 
 /// The ids of the client's requests (as JSON text), and those the server answered: a
@@ -596,10 +642,7 @@ impl Scan {
             true => match serde_json::from_slice::<serde_json::Value>(&self.skeleton) {
                 Ok(serde_json::Value::Object(top)) => {
                     if top.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") {
-                        if let (None, Some(id)) = (top.get("method"), top.get("id")) {
-                            asked.answered.insert(id.to_string());
-                        }
-                        return None;
+                        return self.json_rpc(&top, length, asked);
                     }
                     let why = Refused::NotJsonRpc {
                         line,
@@ -620,6 +663,64 @@ impl Scan {
                 Err(_) => stray(),
             },
         }
+    }
+
+    /// A JSON-RPC message of `length` bytes, read by the transport when it is well formed:
+    /// an answer is noted in `asked`. One the transport drops while an answer is awaited is
+    /// said (tester 49 F3: the import had waited its whole timeout): a reply under no id
+    /// (`"id": null`) or one with neither `result` nor `error` under the id awaited fails the
+    /// request; a reply under an id never asked is kept to explain a timeout.
+    fn json_rpc(
+        &self,
+        top: &serde_json::Map<String, serde_json::Value>,
+        length: usize,
+        asked: &mut Requests,
+    ) -> Option<Verdict> {
+        let line = self.line + 1;
+        if top.contains_key("method") {
+            return None;
+        }
+        let reply = top.contains_key("result") || top.contains_key("error");
+        let awaiting = asked.awaiting();
+        match top.get("id").filter(|id| !id.is_null()) {
+            None if reply && awaiting => Some(Verdict::Refuse(Refused::NoId {
+                line,
+                error: top.contains_key("error"),
+                quote: self.error_said().unwrap_or_else(|| self.quote(length)),
+            })),
+            None => None,
+            Some(id) => {
+                let key = id.to_string();
+                let open = asked.asked.contains(&key) && !asked.answered.contains(&key);
+                let never = !asked.asked.contains(&key);
+                asked.answered.insert(key);
+                match (open, never) {
+                    (true, _) if !reply => Some(Verdict::Refuse(Refused::NoResult {
+                        line,
+                        id: crate::core::terminal_text::quoted_value(id),
+                    })),
+                    (false, true) if awaiting => Some(Verdict::Unasked(Unasked {
+                        line,
+                        id: crate::core::terminal_text::quoted_value(id),
+                    })),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The code and message of the error answer on this line, when all of it was kept:
+    /// `-32600 "Invalid Request"`, the message quoted.
+    fn error_said(&self) -> Option<String> {
+        let message: serde_json::Value = serde_json::from_slice(&self.head).ok()?;
+        let error = message.get("error")?;
+        let text = error.get("message")?;
+        Some(
+            match error.get("code").and_then(serde_json::Value::as_i64) {
+                Some(code) => format!("{code} {}", crate::core::terminal_text::quoted_value(text)),
+                None => crate::core::terminal_text::quoted_value(text),
+            },
+        )
     }
 
     /// The line read so far when it is not even begun as a JSON object: the last one, which
@@ -681,6 +782,8 @@ struct Lines {
     skipped: Mutex<(usize, Option<Skipped>)>,
     /// The first line that is no JSON-RPC message and was skipped.
     stray: Mutex<Option<Stray>>,
+    /// The first reply to an id never asked.
+    unasked: Mutex<Option<Unasked>>,
 }
 
 impl Lines {
@@ -716,6 +819,11 @@ impl Lines {
                     }
                 }
                 Verdict::Stray(stray) => self.strayed(stray),
+                Verdict::Unasked(u) => {
+                    if let Ok(mut first) = self.unasked.lock() {
+                        first.get_or_insert(u);
+                    }
+                }
             }
         }
     }
@@ -881,13 +989,23 @@ async fn relay(
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut chunk = [0u8; 8192];
     let mut forwarding = true;
+    let mut ended = true;
     while let Ok(n) = from.read(&mut chunk).await {
         if n == 0 {
             break;
         }
         lines.read(&chunk[..n]);
+        ended = chunk[..n].ends_with(b"\n");
         if forwarding && to.write_all(&chunk[..n]).await.is_err() {
             forwarding = false;
+        }
+    }
+    // A last line without its newline (a whole answer, then exit: tester 49 F3) is a line:
+    // the transport drops an unterminated one at the end of its input.
+    if !ended {
+        lines.read(b"\n");
+        if forwarding {
+            let _ = to.write_all(b"\n").await;
         }
     }
 }
@@ -1116,6 +1234,55 @@ mod tests {
             "{:?}",
             long.skipped_note("x")
         );
+    }
+
+    /// Tester 49 F3: JSON-RPC replies the transport drops were a silence until the timeout.
+    #[test]
+    fn json_rpc_replies_the_transport_drops_are_said() {
+        let awaiting = || {
+            let lines = Lines::default();
+            lines.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+            lines
+        };
+        let lines = awaiting();
+        lines.read(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad\u001b[2J"}}"#,
+        );
+        assert_eq!(lines.refused_now(), None, "not ended yet");
+        lines.read(b"\n");
+        assert_eq!(
+            lines
+                .refused_now()
+                .map(|r| r.describe("tools/list"))
+                .as_deref(),
+            Some(
+                r#"answered tools/list with an error under no id (line 1 of its stdout): -32600 "Bad\x1b[2J""#
+            )
+        );
+        let lines = awaiting();
+        lines.read(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n");
+        assert_eq!(
+            lines.refused_now(),
+            Some(Refused::NoResult {
+                line: 1,
+                id: "1".into()
+            })
+        );
+        let lines = awaiting();
+        lines.read(b"{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}\n");
+        assert_eq!(lines.refused_now(), None);
+        assert_eq!(
+            lines.unasked.lock().unwrap().clone(),
+            Some(Unasked {
+                line: 1,
+                id: "999".into()
+            })
+        );
+        // The answer awaited, and anything once nothing is awaited, is no failure.
+        let lines = awaiting();
+        lines.read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+        assert_eq!(lines.refused_now(), None);
+        assert_eq!(lines.unasked.lock().unwrap().clone(), None);
     }
 
     /// Lines::read over `stdout`, in one read.
