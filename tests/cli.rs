@@ -1147,6 +1147,43 @@ fn mcp_answers_the_import_cannot_use_are_said_as_they_are() {
     assert_eq!(v["trim"]["total"], 1, "{v}");
 }
 
+/// Tester 49 F2: a tools/list answer rmcp's typed listing does not take (a tool without
+/// `inputSchema`, `"result": null`, `"tools": "nope"`) failed as rmcp's bare "Unexpected
+/// response type", though the same list in a file is read (a tool without a schema as
+/// taking no parameters) and a bad field named by its path.
+#[test]
+fn an_mcp_tools_list_is_read_as_a_catalog_file_is() {
+    let home = tempfile::tempdir().unwrap();
+    let command = format!("{} --chatty no-schema", mcp_server().display());
+    let v = json_of(ctx(home.path()).args(["compact", "--json", "--mcp", &command]));
+    assert_eq!(v["trim"]["total"], 1, "{v}");
+    for (what, said) in [
+        (
+            "result-null",
+            "answered tools/list with no tools list: its result is null",
+        ),
+        (
+            "tools-not-list",
+            "answered tools/list with no tools list: its 'tools' is a string, not an array",
+        ),
+        ("bad-schema", "tools[0].inputSchema"),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(err.contains(said), "{what}: {err}");
+        assert!(!err.contains("Unexpected response type"), "{what}: {err}");
+    }
+    // The handshake too: which fields its answer lacks, not rmcp's Rust debug text.
+    let command = format!("{} --chatty init-empty", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` did not complete the MCP handshake: its initialize result has no 'protocolVersion', 'capabilities' or 'serverInfo'"
+        )),
+        "{err}"
+    );
+}
+
 /// `compact --mcp COMMAND` with a 60 s timeout fails for what the server did, not by
 /// waiting the timeout out: its stderr.
 fn compact_mcp_fails_at_once(home: &std::path::Path, command: &str) -> String {

@@ -128,7 +128,13 @@ pub async fn import_tools(
                 .map_err(|e| {
                     use rmcp::service::ClientInitializeError as E;
                     let silent = matches!(e, E::ConnectionClosed(_) | E::TransportError { .. });
-                    Failure::new(format!("did not complete the MCP handshake: {e}"), silent)
+                    Failure::new(
+                        format!(
+                            "did not complete the MCP handshake: {}",
+                            handshake_failure(&e)
+                        ),
+                        silent,
+                    )
                 })?;
         if let Ok(mut a) = asked.lock() {
             *a = "tools/list";
@@ -144,7 +150,10 @@ pub async fn import_tools(
         listed = tokio::time::timeout(timeout, listing) => match listed {
             Ok(Ok(tools)) => {
                 let json = serde_json::json!({ "tools": tools });
-                let mut catalog = parse_catalog(&json.to_string(), &origin)?;
+                // What the server listed is not the user's input: a bad field in it is a
+                // runtime failure (exit 1), as any other fault of the server's is.
+                let mut catalog = parse_catalog(&json.to_string(), &origin)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
                 catalog.warnings.extend(lines.skipped_note(&origin));
                 return Ok(catalog);
             }
@@ -251,28 +260,45 @@ fn megabytes(bytes: usize) -> String {
 /// cursor comes back: an empty one (which some servers send for "no more") or one repeated
 /// had it ask until the timeout. Here an empty cursor ends the list, and a cursor seen
 /// before, or more than [`PAGES_MAX`] pages, is a pagination loop, reported at once.
+///
+/// Each page is read as JSON, not as rmcp's typed `ListToolsResult` (tester 49 F2: a tool
+/// without `inputSchema` failed as rmcp's bare "Unexpected response type"): its tools are
+/// then read by [`parse_catalog`], as a `--catalog` file is, and a page that is no tools list
+/// is said in words ([`page_tools`]).
 async fn list_all_tools(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
-) -> Result<Vec<rmcp::model::Tool>, Failure> {
+) -> Result<Vec<serde_json::Value>, Failure> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut cursors = std::collections::HashSet::new();
     for page in 1..=PAGES_MAX {
         let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.take());
-        let result = client.list_tools(Some(params)).await.map_err(|e| {
-            let which = if page > 1 {
-                format!(" (page {page})")
-            } else {
-                String::new()
-            };
+        let which = if page > 1 {
+            format!(" (page {page})")
+        } else {
+            String::new()
+        };
+        let request = rmcp::model::ClientRequest::ListToolsRequest(
+            rmcp::model::ListToolsRequest::with_param(params),
+        );
+        let result = client.send_request(request).await.map_err(|e| {
             let silent = matches!(
                 e,
                 rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
             );
             Failure::new(format!("failed tools/list{which}: {e}"), silent)
         })?;
-        tools.extend(result.tools);
-        match result.next_cursor {
+        let (listed, next_cursor) = serde_json::to_value(&result)
+            .map_err(|e| e.to_string())
+            .and_then(page_tools)
+            .map_err(|e| {
+                Failure::new(
+                    format!("answered tools/list{which} with no tools list: {e}"),
+                    false,
+                )
+            })?;
+        tools.extend(listed);
+        match next_cursor {
             None => return Ok(tools),
             Some(c) if c.is_empty() => return Ok(tools),
             Some(c) => {
@@ -296,6 +322,78 @@ async fn list_all_tools(
         ),
         false,
     ))
+}
+
+/// What failed the handshake, in words: for an answer that is no initialize result, which
+/// of its fields it lacks (tester 49 F2: rmcp says it in Rust debug text,
+/// `Some(EmptyResult(EmptyObject))`).
+fn handshake_failure(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    const FIELDS: [&str; 3] = ["protocolVersion", "capabilities", "serverInfo"];
+    match e {
+        E::ExpectedInitResult(None) => "it answered initialize with no result".to_string(),
+        E::ExpectedInitResult(Some(result)) => match serde_json::to_value(result) {
+            Ok(serde_json::Value::Object(fields)) => {
+                let missing: Vec<String> = FIELDS
+                    .iter()
+                    .filter(|f| !fields.contains_key(**f))
+                    .map(|f| format!("'{f}'"))
+                    .collect();
+                match missing.as_slice() {
+                    [] => "its initialize result has a field of the wrong type (protocolVersion, capabilities or serverInfo)".to_string(),
+                    [one] => format!("its initialize result has no {one}"),
+                    [init @ .., last] => format!(
+                        "its initialize result has no {} or {last}",
+                        init.join(", ")
+                    ),
+                }
+            }
+            Ok(serde_json::Value::Null) => "its initialize result is null".to_string(),
+            _ => "its initialize result is not an object".to_string(),
+        },
+        E::ExpectedInitResponse(_) => {
+            "it sent something other than an answer to initialize".to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The tools and next cursor of one `tools/list` result, as JSON; what makes it no tools
+/// list said in words (`its result is null`, `its 'tools' is a string, not an array`).
+fn page_tools(
+    result: serde_json::Value,
+) -> Result<(Vec<serde_json::Value>, Option<String>), String> {
+    use serde_json::Value;
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Value::Object(mut page) = result else {
+        return Err(match &result {
+            Value::Null => "its result is null".to_string(),
+            other => format!("its result is {}, not an object", kind(other)),
+        });
+    };
+    let tools = match page.remove("tools") {
+        Some(Value::Array(tools)) => tools,
+        Some(other) => return Err(format!("its 'tools' is {}, not an array", kind(&other))),
+        None => return Err("its result has no 'tools'".to_string()),
+    };
+    let cursor = match page.remove("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c),
+        Some(other) => {
+            return Err(format!(
+                "its 'nextCursor' is {}, not a string",
+                kind(&other)
+            ));
+        }
+    };
+    Ok((tools, cursor))
 }
 
 /// A server's cursor, quoted short with every control character escaped.
@@ -1283,6 +1381,43 @@ mod tests {
         lines.read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
         assert_eq!(lines.refused_now(), None);
         assert_eq!(lines.unasked.lock().unwrap().clone(), None);
+    }
+
+    /// Tester 49 F2: a tools/list page is read as JSON, and one that is no tools list is
+    /// said in words.
+    #[test]
+    fn a_tools_list_page_that_is_no_tools_list_is_said_in_words() {
+        use serde_json::json;
+        assert_eq!(
+            page_tools(json!({"tools": [{"name": "t"}], "nextCursor": "p2"})),
+            Ok((vec![json!({"name": "t"})], Some("p2".to_string())))
+        );
+        assert_eq!(
+            page_tools(json!({"tools": [], "nextCursor": null})),
+            Ok((vec![], None))
+        );
+        for (page, said) in [
+            (json!(null), "its result is null"),
+            (json!([1]), "its result is an array, not an object"),
+            (
+                json!({"tools": "nope"}),
+                "its 'tools' is a string, not an array",
+            ),
+            (json!({}), "its result has no 'tools'"),
+            (
+                json!({"tools": [], "nextCursor": 2}),
+                "its 'nextCursor' is a number, not a string",
+            ),
+        ] {
+            assert_eq!(page_tools(page), Err(said.to_string()));
+        }
+        let empty = rmcp::service::ClientInitializeError::ExpectedInitResult(Some(
+            rmcp::model::ServerResult::empty(()),
+        ));
+        assert_eq!(
+            handshake_failure(&empty),
+            "its initialize result has no 'protocolVersion', 'capabilities' or 'serverInfo'"
+        );
     }
 
     /// Lines::read over `stdout`, in one read.
