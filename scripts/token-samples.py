@@ -4,6 +4,12 @@ every run). Operator pastes the estimate had charged 0.25-0.89x of cl100k/o200k:
 before words that neither table merges (PSV exports, shell pipelines, query strings,
 minified CSS), long repeated letter patterns, lone carriage returns and control characters.
 
+Tester 49's samples (their own `random.Random(49)`, so the files above keep their bytes):
+pronounceable ids (consonant-vowel slugs, proquints, Hawaiian-like names), long runs of one
+vowel and patterns of up to 6 letters over and over, English words in CAPITALS (prose, SQL-ish
+lines, env names, `-`/`/`/`.`-joined ids, Title-Case ids) and indented YAML. The estimate had
+charged them 0.25-0.91x.
+
     python3 scripts/token-samples.py
 """
 import os
@@ -96,6 +102,92 @@ def control_chars():
     return "\n".join(out) + "\n"
 
 
+q = random.Random(49)
+# Ordinary English words, as a README or a log holds them.
+WORDS = """request model budget token window catalog history replay preview client server
+import export store record value table column index search filter result error warning
+message attach prompt answer format string number count limit total before after during
+between every other first last where which while from with into over under about across
+this that these those then than when what have will would could should might must been
+being make made take given found shown called named saved sent read write open close start
+stop check build test run file path name list item entry field option setting default
+public private local remote user group account access session cache queue event stream
+batch update delete create insert select order report summary detail status health
+""".split()
+V = "aeiou"
+
+
+def cv_slugs():
+    cons = "bcdfghjklmnprstvz"
+    def word(n):
+        return "".join(q.choice(cons) + q.choice(V) for _ in range(n))
+    lines = [" ".join(word(q.randint(2, 7)) for _ in range(8)) for _ in range(120)]
+    lines += ["-".join(word(q.randint(2, 4)) for _ in range(3)) for _ in range(60)]
+    # Hawaiian-like names: few consonants, vowel pairs.
+    def name():
+        return "".join(q.choice("hklmnpw") * (q.random() < 0.8) + q.choice(V) + q.choice(["", "", "a", "i", "u"])
+                       for _ in range(q.randint(3, 7))).capitalize()
+    lines += [" ".join(name() for _ in range(6)) for _ in range(60)]
+    return "\n".join(lines) + "\n"
+
+
+def proquints():
+    cons = "bdfghjklmnprstvz"
+    vow = "aiou"
+    def quint():
+        return "".join([q.choice(cons), q.choice(vow), q.choice(cons), q.choice(vow), q.choice(cons)])
+    return "\n".join("-".join(quint() for _ in range(4)) for _ in range(200)) + "\n"
+
+
+def vowel_runs():
+    lines = [c * 400 for c in "aeiouy"]
+    lines += [c.upper() * 100 for c in "aeiouy"]
+    for period in range(2, 7):
+        for _ in range(3):
+            unit = "".join(q.choice("qwrtypsdfghjklzxcvbnm" + V) for _ in range(period))
+            lines.append(unit * (120 // period))
+    lines += ["".join(q.choice(V) for _ in range(q.randint(4, 12))) for _ in range(60)]
+    return "\n".join(lines) + "\n"
+
+
+def caps_prose():
+    lines = [" ".join(w.upper() for w in q.sample(WORDS, 10)) for _ in range(150)]
+    lines += ["SELECT " + ", ".join(w.upper() for w in q.sample(WORDS, 3)) + " FROM " + q.choice(WORDS).upper()
+              + " WHERE " + q.choice(WORDS).upper() + " = " + str(q.randint(0, 999)) for _ in range(60)]
+    lines += [q.choice(["ERROR", "WARN", "INFO"]) + ": " + " ".join(w.upper() for w in q.sample(WORDS, 6)) for _ in range(60)]
+    return "\n".join(lines) + "\n"
+
+
+def caps_ids():
+    lines = []
+    for _ in range(60):
+        lines.append("%s_%s=%s" % (q.choice(WORDS).upper(), q.choice(WORDS).upper(), q.choice(WORDS)))
+    for sep in "-/.":
+        for _ in range(40):
+            lines.append(sep + sep.join(w.upper() for w in q.sample(WORDS, 8)))
+    for sep in "-/._":
+        for _ in range(30):
+            lines.append(sep + sep.join(w.capitalize() for w in q.sample(WORDS, 8)))
+    return "\n".join(lines) + "\n"
+
+
+def yaml_indented():
+    lines = []
+    depth = 0
+    for i in range(400):
+        key = q.choice(WORDS)
+        if q.random() < 0.3 and depth < 4:
+            lines.append("  " * depth + key + ":")
+            depth += 1
+        elif q.random() < 0.15:
+            lines.append("  " * depth + "- " + q.choice(WORDS))
+        else:
+            lines.append("  " * depth + key + ": " + q.choice(WORDS + [str(q.randint(0, 9999))]))
+            if depth and q.random() < 0.3:
+                depth = q.randint(0, depth - 1)
+    return "\n".join(lines) + "\n"
+
+
 FILES = {
     "ops_psv_export.txt": psv_export,
     "ops_psv_flags.txt": psv_flags,
@@ -104,6 +196,12 @@ FILES = {
     "ops_css_minified.css": css_minified,
     "ops_repeated_letters.txt": repeated_letters,
     "ops_control_chars.txt": control_chars,
+    "ids_cv_slugs.txt": cv_slugs,
+    "ids_proquints.txt": proquints,
+    "letters_vowel_runs.txt": vowel_runs,
+    "caps_prose.txt": caps_prose,
+    "caps_ids.txt": caps_ids,
+    "yaml_indented.yaml": yaml_indented,
 }
 
 for name, make in FILES.items():
