@@ -1164,6 +1164,18 @@ fn the_sent_table_scrolls_to_the_selected_result_and_counts_those_off_screen() {
         words.contains(&ids[0].as_str()) && !words.contains(&ids[9].as_str()),
         "{id_row}"
     );
+    // ctrl+p goes back: from the first to the last, the table scrolled to it.
+    apply(&ctx, &mut state, [Action::PrevSent]);
+    assert_eq!(state.send.selected, 9);
+    let table = sent_table(&screen(&state, 160, 45));
+    let id_row = table.last().cloned().unwrap_or_default();
+    let words: Vec<&str> = id_row.split_whitespace().collect();
+    assert!(
+        words.contains(&ids[9].as_str()) && !words.contains(&ids[0].as_str()),
+        "{id_row}"
+    );
+    apply(&ctx, &mut state, [Action::PrevSent]);
+    assert_eq!(state.send.selected, 8);
 }
 
 /// Tester 49 F6: a budgets prefix row (`test/*`, a family) selected or marked in Budgets

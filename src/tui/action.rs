@@ -68,6 +68,8 @@ pub enum Action {
     ToggleAb,
     /// Prompt: select the next send result.
     NextSent,
+    /// Prompt: select the previous send result.
+    PrevSent,
     /// Prompt: open the selected send result's stored plan in History.
     OpenSent,
     /// Budgets: mark or unmark the selected model for sending.
@@ -200,6 +202,7 @@ impl Action {
             Action::Send => "prompt: send to the selected and marked models (esc cancels)",
             Action::ToggleAb => "prompt: cycle A/B arms beside compacted (off, full … all)",
             Action::NextSent => "prompt: select the next send result",
+            Action::PrevSent => "prompt: select the previous send result",
             Action::OpenSent => "prompt: open the selected result's plan in History",
             Action::MarkModel => "budgets: mark/unmark the model for sending",
             Action::Attach => "attach a file to the request (type its path, enter)",

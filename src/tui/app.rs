@@ -555,6 +555,11 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
             state.send.select_next(width);
             return Vec::new();
         }
+        Action::PrevSent => {
+            let width = state.preview_width();
+            state.send.select_prev(width);
+            return Vec::new();
+        }
         Action::OpenSent => {
             let Some(id) = state.send.selected_plan().map(str::to_string) else {
                 return Vec::new();
@@ -927,6 +932,7 @@ pub fn update(state: &mut State, action: Action) -> Vec<Effect> {
         | Action::Send
         | Action::ToggleAb
         | Action::NextSent
+        | Action::PrevSent
         | Action::OpenSent
         | Action::SendProgress(..)
         | Action::Sent(..)

@@ -88,6 +88,7 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("ctrl+s", Action::Send),
     ("ctrl+t", Action::ToggleAb),
     ("ctrl+n", Action::NextSent),
+    ("ctrl+p", Action::PrevSent),
     ("ctrl+o", Action::OpenSent),
     ("M", Action::MarkModel),
     ("a", Action::Attach),

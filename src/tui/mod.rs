@@ -101,6 +101,7 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
                             | Action::Send
                             | Action::ToggleAb
                             | Action::NextSent
+                            | Action::PrevSent
                             | Action::OpenSent
                             | Action::Attach
                             | Action::RemoveAttachment

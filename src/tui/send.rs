@@ -342,6 +342,16 @@ impl SendView {
         self.first = self.window(width).first;
     }
 
+    /// The result before the selected one (the last from the first), the table scrolled
+    /// to keep it in view.
+    pub fn select_prev(&mut self, width: usize) {
+        let n = self.result_count();
+        if n > 0 {
+            self.selected = (self.selected + n - 1) % n;
+        }
+        self.first = self.window(width).first;
+    }
+
     fn result_count(&self) -> usize {
         self.outcome.as_ref().map_or(0, |o| o.results.len())
     }
