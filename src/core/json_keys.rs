@@ -91,6 +91,19 @@ impl<'de> Visitor<'de> for UniqueValue {
     }
 }
 
+/// What kind of JSON value `v` is, as a message names it: `null`, `a boolean`, `a number`,
+/// `a string`, `an array`, `an object`.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Where the first key given twice in `text` is: the keys leading to it and the key itself
 /// (`["params", "arguments", "ok"]`; an array's item is `[N]`, from 0). `None` when no key
 /// repeats, or when `text` is not JSON (its reader says why).

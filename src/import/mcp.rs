@@ -363,15 +363,8 @@ fn handshake_failure(e: &rmcp::service::ClientInitializeError) -> String {
 fn page_tools(
     result: serde_json::Value,
 ) -> Result<(Vec<serde_json::Value>, Option<String>), String> {
+    use crate::core::json_keys::kind;
     use serde_json::Value;
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
     let Value::Object(mut page) = result else {
         return Err(match &result {
             Value::Null => "its result is null".to_string(),

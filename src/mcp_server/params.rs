@@ -36,16 +36,7 @@ pub struct Params<'a> {
     map: &'a JsonObject,
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::core::json_keys::kind as type_name;
 
 /// `8 MiB`, `512 bytes`.
 pub fn size_label(bytes: usize) -> String {
