@@ -335,19 +335,21 @@ impl SendView {
 
     /// The next result (wrapping), the Sent table (`width` wide) scrolled to keep it in view.
     pub fn select_next(&mut self, width: usize) {
-        let n = self.result_count();
-        if n > 0 {
-            self.selected = (self.selected + 1) % n;
-        }
-        self.first = self.window(width).first;
+        self.select_after(1, width);
     }
 
     /// The result before the selected one (the last from the first), the table scrolled
     /// to keep it in view.
     pub fn select_prev(&mut self, width: usize) {
         let n = self.result_count();
+        self.select_after(n.saturating_sub(1), width);
+    }
+
+    /// The result `step` places on, wrapping, the table scrolled to keep it in view.
+    fn select_after(&mut self, step: usize, width: usize) {
+        let n = self.result_count();
         if n > 0 {
-            self.selected = (self.selected + n - 1) % n;
+            self.selected = (self.selected + step) % n;
         }
         self.first = self.window(width).first;
     }
