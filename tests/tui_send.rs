@@ -1154,26 +1154,24 @@ fn the_sent_table_scrolls_to_the_selected_result_and_counts_those_off_screen() {
     apply(&ctx, &mut state, [Action::OpenSent]);
     let detail = state.history.detail.clone().expect("the plan's detail");
     assert_eq!(detail.record.id, ids[9]);
+    // The plan ids row shows result `shown` and not result `hidden`.
+    let shows = |state: &State, shown: usize, hidden: usize| {
+        let table = sent_table(&screen(state, 160, 45));
+        let id_row = table.last().cloned().unwrap_or_default();
+        let words: Vec<&str> = id_row.split_whitespace().collect();
+        assert!(
+            words.contains(&ids[shown].as_str()) && !words.contains(&ids[hidden].as_str()),
+            "{id_row}"
+        );
+    };
     // Wrapping round to the first scrolls back.
     apply(&ctx, &mut state, [Action::FocusPrompt, Action::NextSent]);
     assert_eq!(state.send.selected, 0);
-    let table = sent_table(&screen(&state, 160, 45));
-    let id_row = table.last().cloned().unwrap_or_default();
-    let words: Vec<&str> = id_row.split_whitespace().collect();
-    assert!(
-        words.contains(&ids[0].as_str()) && !words.contains(&ids[9].as_str()),
-        "{id_row}"
-    );
+    shows(&state, 0, 9);
     // ctrl+p goes back: from the first to the last, the table scrolled to it.
     apply(&ctx, &mut state, [Action::PrevSent]);
     assert_eq!(state.send.selected, 9);
-    let table = sent_table(&screen(&state, 160, 45));
-    let id_row = table.last().cloned().unwrap_or_default();
-    let words: Vec<&str> = id_row.split_whitespace().collect();
-    assert!(
-        words.contains(&ids[9].as_str()) && !words.contains(&ids[0].as_str()),
-        "{id_row}"
-    );
+    shows(&state, 9, 0);
     apply(&ctx, &mut state, [Action::PrevSent]);
     assert_eq!(state.send.selected, 8);
 }
