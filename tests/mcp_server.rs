@@ -257,6 +257,9 @@ async fn initialize_lists_and_reads_every_resource_and_template() {
         ),
         ("ctxconsole://budgets/openai/gpt-4o%20", "spaces around it"),
         ("ctxconsole://my-plans/%C0%AF", "not percent-encoded UTF-8"),
+        // An escape is `%` and two hex digits: `%+1` is none (it read as byte 1), nor `%4`.
+        ("ctxconsole://my-plans/a%+1b", "not percent-encoded UTF-8"),
+        ("ctxconsole://my-plans/cut%4", "not percent-encoded UTF-8"),
         ("ctxconsole://budgets/", "is empty"),
     ] {
         let e = c

@@ -1100,6 +1100,46 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What percent-decoding made of a text: its bytes, and whether every `%` began a whole
+/// escape (`%` and two hex digits).
+pub struct PercentDecoded {
+    pub bytes: Vec<u8>,
+    pub every_escape_whole: bool,
+}
+
+/// `text` with each `%XX` (two ASCII hex digits, nothing else: `%+1` is no escape) read as its
+/// byte; a `%` that begins no whole escape is kept as written and noted. The one decoder for
+/// every URL part ctxconsole reads: the MCP server's resource names refuse a broken escape, a
+/// base URL's key check reads past it.
+pub fn percent_decoded(text: &str) -> PercentDecoded {
+    let bytes = text.as_bytes();
+    let hex_digit = |at: usize| {
+        bytes
+            .get(at)
+            .and_then(|b| (*b as char).to_digit(16))
+            .map(|d| d as u8)
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut every_escape_whole = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            if let (Some(hi), Some(lo)) = (hex_digit(i + 1), hex_digit(i + 2)) {
+                out.push(hi * 16 + lo);
+                i += 3;
+                continue;
+            }
+            every_escape_whole = false;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    PercentDecoded {
+        bytes: out,
+        every_escape_whole,
+    }
+}
+
 /// The opening of `text`, cut at a character boundary.
 pub fn opening(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -1114,6 +1154,25 @@ pub fn opening(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn percent_escapes_are_two_hex_digits_and_a_broken_one_is_kept_and_noted() {
+        let read = |t: &str| {
+            let d = percent_decoded(t);
+            (
+                String::from_utf8_lossy(&d.bytes).into_owned(),
+                d.every_escape_whole,
+            )
+        };
+        assert_eq!(read("/%6Bey=abc%2f"), ("/key=abc/".to_string(), true));
+        assert_eq!(read("caf%C3%A9"), ("café".to_string(), true));
+        // `u8::from_str_radix` reads `+1` as 1; an escape is two hex digits, nothing else.
+        assert_eq!(read("a%+1b"), ("a%+1b".to_string(), false));
+        assert_eq!(read("cut%2"), ("cut%2".to_string(), false));
+        assert_eq!(read("%"), ("%".to_string(), false));
+        assert_eq!(read("%%41"), ("%A".to_string(), false));
+        assert_eq!(read("%é1"), ("%é1".to_string(), false));
+    }
 
     /// "The United States" and "the United Kingdom" are the countries "US" and "UK" name.
     #[test]

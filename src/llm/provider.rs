@@ -454,7 +454,8 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
 /// [`SECRET_PARAMETERS`] (`=` and `;` percent-encoded count too).
 fn path_holds_a_secret(path: &str) -> bool {
     // Every escape is read, so `/%6Bey=…` names `key` as `/key=…` does (tester 49 F7).
-    let decoded = percent_decoded(path);
+    let decoded =
+        String::from_utf8_lossy(&crate::core::text::percent_decoded(path).bytes).into_owned();
     decoded
         .split(['/', ';'])
         .filter_map(|piece| piece.split_once('='))
@@ -463,32 +464,6 @@ fn path_holds_a_secret(path: &str) -> bool {
                 .iter()
                 .any(|s| s.eq_ignore_ascii_case(name.trim()))
         })
-}
-
-/// `text` with each `%XX` escape read as its byte (an escape of no valid UTF-8 as U+FFFD);
-/// anything else as it is.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

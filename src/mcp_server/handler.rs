@@ -446,31 +446,15 @@ fn tools(read_only: bool, open_world: bool) -> Vec<Tool> {
     list
 }
 
-/// `%2F` → `/`; anything that does not decode to UTF-8 is refused.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The part of `uri` after `prefix`, decoded; an empty or undecodable one is a bad `uri`.
 fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorData> {
     let raw = &uri[prefix.len()..];
     // A model or caller follows the one name rule every front end applies, and the refusal
     // says which part of it the decoded name broke (tester 20 F19: one generic sentence for
     // a bidi character, a space around the name and bytes that are not UTF-8).
-    let problem = match percent_decode(raw) {
+    let decoded = crate::core::text::percent_decoded(raw);
+    let whole = decoded.every_escape_whole.then_some(decoded.bytes);
+    let problem = match whole.and_then(|bytes| String::from_utf8(bytes).ok()) {
         Some(v) => match crate::core::budget::name_problem(&v) {
             None if v.len() <= NAME_MAX => return Ok(v),
             None => format!("is {} bytes; the limit is {NAME_MAX}", v.len()),
