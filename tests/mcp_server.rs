@@ -1689,6 +1689,15 @@ async fn http_answers_an_unreadable_body_with_400_and_a_json_rpc_error() {
         let message = v["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{shown}: {v}");
     }
+    // A message opening with a byte-order mark is read, as over stdio (tester 49 F8: 400).
+    let mut body = b"\xEF\xBB\xBF".to_vec();
+    body.extend_from_slice(
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    let r = post(body).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let answer = r.text().await.unwrap();
+    assert!(answer.contains("\"protocolVersion\""), "{answer}");
     // A good request after them is served.
     let c = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap();
     assert_eq!(c.list_all_tools().await.unwrap().len(), 5);

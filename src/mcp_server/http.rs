@@ -232,6 +232,9 @@ async fn read_message(
             ));
         }
     };
+    // A leading byte-order mark is read past, as over stdio (tester 49 F8), and rmcp is
+    // given the message without it.
+    let bytes = bytes.slice(bytes.len() - jsonrpc::without_bom(&bytes).len()..);
     let message = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes)
         .map_err(|e| refused(StatusCode::BAD_REQUEST, &jsonrpc::unreadable(&bytes, &e)))?;
     if let Some(refusal) = jsonrpc::repeated_key_in(&bytes, &message) {

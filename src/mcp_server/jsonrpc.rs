@@ -559,6 +559,14 @@ pub fn cut_point(text: &[u8]) -> CutPoint {
     CutPoint { id, path }
 }
 
+/// A message's bytes without the byte-order mark some writers open with: both transports
+/// read a message so, and a BOM is no JSON.
+pub fn without_bom(message: &[u8]) -> &[u8] {
+    message
+        .strip_prefix(crate::core::text::UTF8_BOM)
+        .unwrap_or(message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -282,8 +282,7 @@ where
 fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    line.strip_prefix(crate::core::text::UTF8_BOM)
-        .unwrap_or(line)
+    crate::mcp_server::jsonrpc::without_bom(line)
 }
 
 #[cfg(test)]
