@@ -308,13 +308,6 @@ pub fn quoted_with(text: &str, mark: char) -> String {
     quoted_between(text, &mark, 0)
 }
 
-/// As [`quoted_with`], for a text of which only the opening `kept` was kept, `left_out`
-/// bytes more not: cut as the whole text would be, the bytes left out counted in its
-/// `(N more bytes)` (a line too long to keep whole, read as it passes).
-pub fn quoted_opening(kept: &str, left_out: usize, mark: char) -> String {
-    quoted_between(kept, &mark.to_string(), left_out)
-}
-
 /// A JSON value from a file as an error quotes it: a string as [`quoted_with`] `"`, anything
 /// else as its JSON text, cut the same way (tester 24 N3: a 50 MB `spend` string was echoed
 /// whole on stderr and into the log).
@@ -326,33 +319,43 @@ pub fn quoted_value(value: &serde_json::Value) -> String {
 }
 
 fn quoted_between(text: &str, mark: &str, left_out: usize) -> String {
+    quoted_chars(text.char_indices(), text.len(), mark, left_out)
+}
+
+/// The characters of a text, each with the offset of its first byte in the text as it came,
+/// quoted: `length` is the bytes it came as, so `(N more bytes)` counts those, not the bytes
+/// of a U+FFFD standing for an invalid one.
+fn quoted_chars(
+    chars: impl Iterator<Item = (usize, char)>,
+    length: usize,
+    mark: &str,
+    left_out: usize,
+) -> String {
     let mut shown = String::new();
     let mut count = 0;
     let mut before = None;
-    for (at, c) in text.char_indices() {
+    for (at, c) in chars {
+        let mut piece = String::new();
         // A combining mark first would fuse onto the opening mark (tester 25 F6: `'́abc'`).
-        let piece = if at == 0 && unicode_normalization::char::is_combining_mark(c) {
-            let mut escaped = String::new();
-            push_escape(&mut escaped, c);
-            Cow::Owned(escaped)
+        if at == 0 && unicode_normalization::char::is_combining_mark(c) {
+            push_escape(&mut piece, c);
         } else if !mark.is_empty() && (mark.starts_with(c) || c == '\\') {
             // A mark in the text never closes the quotation, as JSON and TOML write `"`
             // (tester 26 N5: a redirect's Location `…/a"b` did; a caller `o'brien` read
             // `'o'brien'`); a backslash is doubled so an escape reads as one.
-            Cow::Owned(format!("\\{c}"))
+            piece.push('\\');
+            piece.push(c);
         } else if escaped_after(before, c, escaped_on_one_line) {
-            let mut escaped = String::new();
-            push_escape(&mut escaped, c);
-            Cow::Owned(escaped)
+            push_escape(&mut piece, c);
         } else {
-            Cow::Borrowed(&text[at..at + c.len_utf8()])
-        };
+            piece.push(c);
+        }
         before = Some(c);
         let n = piece.chars().count();
         if count + n > QUOTE_CHARS {
             return format!(
                 "{mark}{shown}…{mark} ({} more bytes)",
-                text.len() - at + left_out
+                length - at + left_out
             );
         }
         shown.push_str(&piece);
@@ -362,6 +365,31 @@ fn quoted_between(text: &str, mark: &str, left_out: usize) -> String {
         return format!("{mark}{shown}…{mark} ({left_out} more bytes)");
     }
     format!("{mark}{shown}{mark}")
+}
+
+/// As [`quoted_with`], for a text of which only the opening `kept` was kept, `left_out`
+/// bytes more not: cut as the whole text would be, the bytes left out counted in its
+/// `(N more bytes)` (a line too long to keep whole, read as it passes). `kept` may be any
+/// bytes: each invalid sequence reads as U+FFFD (as `String::from_utf8_lossy` makes it) but
+/// counts, when left out, as the bytes it is (review 49 N2: each counted as U+FFFD's three).
+pub fn quoted_opening(kept: &[u8], left_out: usize, mark: char) -> String {
+    let chars = kept
+        .utf8_chunks()
+        .scan(0, |offset, chunk| {
+            let start = *offset;
+            *offset += chunk.valid().len() + chunk.invalid().len();
+            Some((start, chunk))
+        })
+        .flat_map(|(start, chunk)| {
+            let valid = chunk.valid();
+            let invalid = (!chunk.invalid().is_empty())
+                .then_some((start + valid.len(), char::REPLACEMENT_CHARACTER));
+            valid
+                .char_indices()
+                .map(move |(at, c)| (start + at, c))
+                .chain(invalid)
+        });
+    quoted_chars(chars, kept.len(), &mark.to_string(), left_out)
 }
 
 /// A name from outside (a tool a model or an imported baseline named, a baseline's model or
@@ -840,6 +868,24 @@ mod tests {
         assert_eq!(quoted("o'brien"), "'o\\'brien'");
         assert_eq!(quoted("a\\x1b"), "'a\\\\x1b'");
         assert_ne!(quoted("a\\x1b"), quoted("a\x1b"));
+    }
+
+    /// Review 49 N2: bytes that are not UTF-8 read as U+FFFD and count as the bytes they are.
+    #[test]
+    fn an_opening_of_invalid_bytes_counts_the_bytes_left_out() {
+        // 100 invalid bytes: 80 shown as U+FFFD, 20 left out (not 60, U+FFFD's bytes).
+        assert_eq!(
+            quoted_opening(&[0xff; 100], 0, '"'),
+            format!("\"{}…\" (20 more bytes)", "\u{fffd}".repeat(QUOTE_CHARS))
+        );
+        let mut mixed = "é".repeat(QUOTE_CHARS).into_bytes();
+        mixed.extend_from_slice(b"\xC3\xffok");
+        assert_eq!(
+            quoted_opening(&mixed, 5, '\''),
+            format!("'{}…' (9 more bytes)", "é".repeat(QUOTE_CHARS))
+        );
+        assert_eq!(quoted_opening(b"a\xC3b", 0, '"'), "\"a\u{fffd}b\"");
+        assert_eq!(quoted_opening(b"ab", 7, '"'), "\"ab…\" (7 more bytes)");
     }
 
     #[test]

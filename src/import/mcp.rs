@@ -826,9 +826,8 @@ impl Scan {
 
     /// The line, of `length` bytes, quoted from its kept opening.
     fn quote(&self, length: usize) -> String {
-        let kept = String::from_utf8_lossy(&self.head);
         crate::core::terminal_text::quoted_opening(
-            &kept,
+            &self.head,
             length.saturating_sub(self.head.len()),
             '"',
         )
