@@ -91,6 +91,32 @@ impl<'de> Visitor<'de> for UniqueValue {
     }
 }
 
+/// A path as the other argument errors write one: `attachments[0].text` (tester 27 F8: the
+/// cut read `attachments.[].text`).
+pub fn dotted(path: &[String]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        if !out.is_empty() && !segment.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(segment);
+    }
+    out
+}
+
+/// Where `text` gives a key twice, as an answer's `not_read` notes it — `` `choices[0].message.content`
+/// given twice in the body: the last copy is read `` — for a reader that keeps the last copy
+/// rather than refuse what it read (a live answer is kept whole and said, never dropped).
+/// `None` when no key repeats.
+pub fn repeat_note(text: &[u8], within: &str) -> Option<String> {
+    let path = first_repeated_key(text)?;
+    Some(format!(
+        "`{}` given twice {within}: the last copy is read (a proxy or log keeping the first \
+         shows another)",
+        crate::core::text::clip(&dotted(&path), crate::core::terminal_text::QUOTE_CHARS)
+    ))
+}
+
 /// What kind of JSON value `v` is, as a message names it: `null`, `a boolean`, `a number`,
 /// `a string`, `an array`, `an object`.
 pub fn kind(v: &Value) -> &'static str {

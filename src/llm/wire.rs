@@ -123,6 +123,11 @@ pub fn reply_from_body(body: &[u8]) -> Result<Reply, Failure> {
     let choice = kept.unwrap_or(&Value::Null);
     let message = choice.get("message").unwrap_or(&Value::Null);
     let mut not_read = Vec::new();
+    // serde_json keeps a repeated key's last copy; a proxy or log may show the first, so it
+    // is said, not chosen between silently (the readers of recorded traffic refuse it).
+    if let Some(note) = crate::core::json_keys::repeat_note(body, "in the body") {
+        note_not_read(&mut not_read, note);
+    }
     let usage = usage_of(&value, &mut not_read);
     Ok(Reply {
         content: content_of(message, &mut not_read),
@@ -285,7 +290,7 @@ impl EventStream {
             return Ok(());
         }
         match serde_json::from_str::<Value>(data) {
-            Ok(value) => self.event_value(&value),
+            Ok(value) => self.event_value(data, &value),
             Err(_) => {
                 self.event = Some(data.to_string());
                 Ok(())
@@ -328,10 +333,16 @@ impl EventStream {
                 )));
             }
         };
-        self.event_value(&value)
+        self.event_value(data, &value)
     }
 
-    fn event_value(&mut self, value: &Value) -> Result<(), Failure> {
+    /// One event's value, read from its `data`.
+    fn event_value(&mut self, data: &str, value: &Value) -> Result<(), Failure> {
+        if let Some(note) =
+            crate::core::json_keys::repeat_note(data.as_bytes(), "in a stream event")
+        {
+            note_not_read(&mut self.not_read, note);
+        }
         if let Some((code, message)) = error_envelope(value) {
             return Err(http_error_in_body(code, &message));
         }
@@ -902,6 +913,39 @@ mod tests {
         assert_eq!(r.content.as_deref(), Some("a"));
         assert_eq!(calls(&r), [(None, "web.search", "{\"q\":1}")]);
         assert_eq!(r.reasoning.as_deref(), Some("hm"));
+    }
+
+    /// A key given twice: serde_json keeps the last copy, a proxy or log may show the first;
+    /// the answer is kept and the repeat said (it had been read silently).
+    #[test]
+    fn a_key_given_twice_is_read_as_its_last_copy_and_said() {
+        let r =
+            reply_from_body(br#"{"choices":[{"message":{"content":"first","content":"second"}}]}"#)
+                .unwrap();
+        assert_eq!(r.content.as_deref(), Some("second"));
+        assert_eq!(r.not_read.len(), 1, "{:?}", r.not_read);
+        assert!(
+            r.not_read[0].starts_with(
+                "`choices[0].message.content` given twice in the body: the last copy is read"
+            ),
+            "{:?}",
+            r.not_read
+        );
+        let r = stream_of(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\",\"content\":\"b\"}}]}\n\n\
+             data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        assert_eq!(r.content.as_deref(), Some("bc"));
+        assert!(
+            r.not_read
+                .iter()
+                .any(|n| n.starts_with("`choices[0].delta.content` given twice in a stream event")),
+            "{:?}",
+            r.not_read
+        );
+        // No repeat, no note.
+        let r = reply_from_body(br#"{"choices":[{"message":{"content":"x"}}]}"#).unwrap();
+        assert!(r.not_read.is_empty());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::core::error::CoreError;
+use crate::core::json_keys::dotted;
 use crate::mcp_server::params::{TEXT_MAX, size_label};
 
 /// Why a message was not read, and whom to tell.
@@ -451,19 +452,6 @@ struct Frame {
 /// The nesting [`cut_point`] follows (serde_json's own limit); deeper levels are counted,
 /// not kept, so 32 MiB of `[` costs no more memory than a few levels.
 const DEPTH_MAX: usize = 128;
-
-/// A path as the other argument errors write one: `attachments[0].text` (tester 27 F8: the
-/// cut read `attachments.[].text`).
-fn dotted(path: &[String]) -> String {
-    let mut out = String::new();
-    for segment in path {
-        if !out.is_empty() && !segment.starts_with('[') {
-            out.push('.');
-        }
-        out.push_str(segment);
-    }
-    out
-}
 
 pub fn cut_point(text: &[u8]) -> CutPoint {
     let mut stack: Vec<Frame> = Vec::new();
