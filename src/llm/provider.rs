@@ -311,10 +311,22 @@ impl Providers {
         // bare segment is found by its value, now that the variables are read: the route is
         // shown by preview and every MCP client (tester 21 F3: it printed the key whole,
         // while send, the log and the store redacted it).
-        if let Some(var) = key_envs
-            .iter()
-            .find(|v| super::redact::Secrets::from_env(std::slice::from_ref(*v)).holds(&p.base_url))
-        {
+        // Read with its escapes decoded too (review 49 N1, tester 50 F6: `%73k-tes%74…` is
+        // the key, and the redactor needs 12 of its bytes in a row), and in any case: the URL
+        // parser lower-cases a host, so a key used as a subdomain is shown lower-cased.
+        let decoded = crate::core::text::percent_decoded(&p.base_url).bytes;
+        let written = [
+            p.base_url.to_ascii_lowercase(),
+            String::from_utf8_lossy(&decoded).to_ascii_lowercase(),
+        ];
+        if let Some(var) = key_envs.iter().find(|var| {
+            let key = std::env::var(var)
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase();
+            let secrets = super::redact::Secrets::of_keys([key.as_str()]);
+            written.iter().any(|w| secrets.holds(w))
+        }) {
             return Err(bad_input(format!(
                 "the base_url of provider {} holds the key ${} holds: a base URL is shown, \
                  stored and logged, so give the key through key_env alone",
@@ -373,19 +385,32 @@ fn check_prefixes(
     Ok(())
 }
 
-/// Names a path segment or a `;` path parameter carries a secret under (`/key=…`,
-/// `;api_key=…`), compared without regard to case.
-const SECRET_PARAMETERS: [&str; 9] = [
+/// How the names a path segment or a `;` path parameter carries a secret under end, read
+/// in lower case without `-`, `_` or `.`: `key`, `api_key`, `X-Api-Key`, `auth_token`,
+/// `access-token`, `client_secret`, `Authorization` (tester 50 F6: a list of nine exact
+/// names let `auth_token=` and `x-api-key=` through).
+const SECRET_NAME_ENDINGS: [&str; 9] = [
     "key",
-    "apikey",
-    "api_key",
-    "api-key",
     "token",
-    "access_token",
     "auth",
+    "authorization",
     "secret",
     "password",
+    "passwd",
+    "credential",
+    "credentials",
 ];
+
+/// Whether `name` (of `NAME=…`) names a secret: it ends as one of [`SECRET_NAME_ENDINGS`].
+fn names_a_secret(name: &str) -> bool {
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_NAME_ENDINGS.iter().any(|end| name.ends_with(end))
+}
 
 /// A base URL is shown, stored with every plan and logged, so it must hold no secret: no
 /// `user:password@`, no query (where gateways take `?key=`; `/chat/completions` would also
@@ -441,7 +466,7 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
     if path_holds_a_secret(parsed.path()) {
         return Err(bad_input(format!(
             "{at} has a key in its path (a segment or ;parameter named key, token, api_key, \
-             access_token…): a base URL is shown, stored and logged, so give the key through \
+             auth_token, client_secret…): a base URL is shown, stored and logged, so give the key through \
              key_env"
         )));
     }
@@ -451,7 +476,7 @@ fn check_base_url(url: &str, at: &str) -> anyhow::Result<String> {
 }
 
 /// Whether a path segment, or a `;` parameter of one, is `NAME=…` with NAME in
-/// [`SECRET_PARAMETERS`] (`=` and `;` percent-encoded count too).
+/// [`names_a_secret`] (`=` and `;` percent-encoded count too).
 fn path_holds_a_secret(path: &str) -> bool {
     // Every escape is read, so `/%6Bey=…` names `key` as `/key=…` does (tester 49 F7).
     let decoded =
@@ -459,11 +484,7 @@ fn path_holds_a_secret(path: &str) -> bool {
     decoded
         .split(['/', ';'])
         .filter_map(|piece| piece.split_once('='))
-        .any(|(name, _)| {
-            SECRET_PARAMETERS
-                .iter()
-                .any(|s| s.eq_ignore_ascii_case(name.trim()))
-        })
+        .any(|(name, _)| names_a_secret(name))
 }
 
 #[cfg(test)]
@@ -523,12 +544,22 @@ mod tests {
                 "http://127.0.0.1:9/v1/a;%74oken=abc",
                 "has a key in its path",
             ),
+            // Tester 50 F6: names beyond nine exact words.
+            ("http://h/v1/auth_token=abc", "has a key in its path"),
+            ("http://h/v1/access-token=abc", "has a key in its path"),
+            ("http://h/v1/X-Api-Key=abc", "has a key in its path"),
+            ("http://h/v1/client_secret=abc", "has a key in its path"),
+            ("http://h/v1;Authorization=abc", "has a key in its path"),
+            ("http://h/v1/oauth.credentials=abc", "has a key in its path"),
         ] {
             let err = check_base_url(url, "base_url").unwrap_err().to_string();
             assert!(err.contains(says), "{url}: {err}");
         }
         // An escape that names nothing secret, and one cut short, are left as they are.
         assert!(check_base_url("http://127.0.0.1:9/v1/%7Euser/x%2", "base_url").is_ok());
+        // A name that is no secret's, and `=` in a segment without one, pass.
+        assert!(check_base_url("http://h/v1/model=gpt-4o/keys", "base_url").is_ok());
+        assert!(check_base_url("http://h/openai/deployments/tokenizer", "base_url").is_ok());
     }
 
     #[test]
