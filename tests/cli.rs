@@ -1432,6 +1432,36 @@ fn human_output_is_readable() {
             && text.contains("sampling      temperature 0.2, seed 7"),
         "{text}"
     );
+    // Tester 50 F7: a `source` holding a line feed wrote a line of its own; F15: a prefix row
+    // is named as the Budgets table names it (`t/*`), in `budgets`, `preview` and `compact`.
+    std::fs::write(
+        home.path().join("budgets.toml"),
+        "[[model]]\nid = \"t/\"\nmatch = \"prefix\"\ninput_tokens = 3000\noutput_tokens = 1000\n\
+         tier = \"B\"\nsource = \"src line\\nforged: line\"\n",
+    )
+    .unwrap();
+    let out = ctx(home.path())
+        .args(["budgets", "--model", "t/m"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  source        src line\\nforged: line\n")
+            && !text.lines().any(|l| l.starts_with("forged"))
+            && text.contains("resolved by   prefix row t/*\n"),
+        "{text}"
+    );
+    for (args, says) in [
+        (
+            &["preview", "hi", "--model", "t/m"][..],
+            "t/m → row t/* (Tier B",
+        ),
+        (&["compact", "--model", "t/m"][..], "→ row t/* (prefix)"),
+    ] {
+        let out = ctx(home.path()).args(args).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
 }
 
 #[test]

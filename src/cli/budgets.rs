@@ -93,12 +93,13 @@ fn table_row(row: &BudgetRow) -> Vec<String> {
 }
 
 fn describe_row(model: &str, matched_by: MatchedBy, row: &BudgetRow) -> String {
+    use crate::core::terminal_text::{for_terminal_line, name};
     let how = match matched_by {
         MatchedBy::Exact => "exact match".to_string(),
-        MatchedBy::Prefix => format!("prefix '{}'", row.id),
+        MatchedBy::Prefix => format!("prefix row {}", name(&row.shown_id())),
         MatchedBy::Fallback => "no row matched: fallback".to_string(),
     };
-    let mut out = format!("{model}\n  resolved by   {how}\n");
+    let mut out = format!("{}\n  resolved by   {how}\n", for_terminal_line(model));
     let lines = [
         (
             "tier",
@@ -132,11 +133,13 @@ fn describe_row(model: &str, matched_by: MatchedBy, row: &BudgetRow) -> String {
         ("layer", row.layer.to_string()),
         ("source", row.source.clone()),
     ];
+    // Each value on its one line: a budgets.toml `source` holding a line feed had written a
+    // line of its own (tester 50 F7); the console shows these values so too.
     for (k, v) in lines {
-        out.push_str(&format!("  {k:<13} {v}\n"));
+        out.push_str(&format!("  {k:<13} {}\n", for_terminal_line(&v)));
     }
     for l in &row.lint {
-        out.push_str(&format!("  lint          {l}\n"));
+        out.push_str(&format!("  lint          {}\n", for_terminal_line(l)));
     }
     out
 }

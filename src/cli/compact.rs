@@ -89,7 +89,7 @@ pub fn run(
         let imported = rt.block_on(mcp::import_tools(command, args.mcp_timeout, &withheld))?;
         ws.set_catalog(
             imported.guide,
-            format!("MCP server `{command}`"),
+            mcp::server_name(command, &withheld),
             imported.format,
             imported.warnings,
         );
@@ -147,9 +147,9 @@ pub fn describe(p: &PlannedRequest, origin: &CatalogOrigin) -> String {
     let est = if t.exact_tokens { "" } else { " (estimated)" };
     let mut out = String::new();
     out.push_str(&format!(
-        "model      {}  → row '{}' ({}), tier {}{}\n",
-        p.model,
-        p.row_id,
+        "model      {}  → row {} ({}), tier {}{}\n",
+        crate::core::terminal_text::name(&p.model),
+        crate::cli::preview::shown_row(p),
         matched_label(p.matched_by),
         p.tier,
         if p.tier_overridden { " (override)" } else { "" }

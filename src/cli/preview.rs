@@ -326,14 +326,25 @@ fn money(usd: f64) -> String {
     format!("${usd:.6}")
 }
 
+/// The row a request was sized by, as every view names it ([`crate::core::budget::shown_row_id`]),
+/// on one line ([`crate::core::terminal_text::name`]).
+pub fn shown_row(p: &Preview) -> String {
+    use crate::core::budget::{MatchKind, MatchedBy, shown_row_id};
+    let kind = match p.matched_by {
+        MatchedBy::Prefix => MatchKind::Prefix,
+        MatchedBy::Exact | MatchedBy::Fallback => MatchKind::Exact,
+    };
+    crate::core::terminal_text::name(&shown_row_id(&p.row_id, kind)).into_owned()
+}
+
 pub fn describe(p: &Preview) -> String {
     let mut o = String::new();
     let est = |exact: bool| if exact { "" } else { " (estimated)" };
     let _ = writeln!(
         o,
         "{} → row {} (Tier {}{}, {} tokenizer)",
-        p.model,
-        p.row_id,
+        crate::core::terminal_text::name(&p.model),
+        shown_row(p),
         p.tier,
         if p.tier_overridden {
             ", overridden"

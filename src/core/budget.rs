@@ -254,7 +254,22 @@ impl Sampling {
     }
 }
 
+/// A row's id as every view names it: a prefix row (a family) ends in `*`, so `tencent/`
+/// never reads as a model or a cut-off id (tester 50 F15: `preview` said `row tencent/` where
+/// the Budgets table and `budgets` say `tencent/*`).
+pub fn shown_row_id(id: &str, kind: MatchKind) -> String {
+    match kind {
+        MatchKind::Prefix if !id.ends_with('*') => format!("{id}*"),
+        _ => id.to_string(),
+    }
+}
+
 impl BudgetRow {
+    /// [`shown_row_id`] of this row.
+    pub fn shown_id(&self) -> String {
+        shown_row_id(&self.id, self.match_kind)
+    }
+
     /// The Tier C profile unknown models get (DESIGN §2.1): never fail on a fresh id.
     pub fn fallback() -> BudgetRow {
         BudgetRow {
@@ -777,10 +792,7 @@ impl EffectiveRow {
             // A prefix row stands for its family and is no model: it is named as the table
             // shows it (`tencent/*`), which no provider serves, so a console send to it is
             // refused as the CLI's is (tester 49 F6: it went out as model `tencent/`).
-            model: match row.match_kind {
-                MatchKind::Prefix if !row.id.ends_with('*') => format!("{}*", row.id),
-                _ => row.id.clone(),
-            },
+            model: row.shown_id(),
             matched_by,
             row: match tier_override {
                 Some(t) => row.with_tier(t),

@@ -178,10 +178,7 @@ impl BudgetsPane {
 /// The id as the table shows it: a prefix row (a family) ends in `*`, so `claude-*` never
 /// reads as a cut-off `claude-`.
 fn display_id(r: &BudgetRow) -> String {
-    match r.match_kind {
-        MatchKind::Prefix if !r.id.ends_with('*') => shown(&format!("{}*", r.id)),
-        _ => shown(&r.id),
-    }
+    shown(&r.shown_id())
 }
 
 fn tier_cell(r: &BudgetRow) -> String {
