@@ -2780,3 +2780,106 @@ fn groups_by_an_older_builds_word_rules_are_said_so() {
     let text = history_text(home.path(), &store, &["--gaps"]);
     assert!(!text.contains(note), "{text}");
 }
+
+/// A plan row damaged by hand — a time that is no number of seconds, an outcome that is no
+/// class — hides no other plan: each listing (`history`, `--drift`, `export`) exits 0 with
+/// every readable plan and says once which plans it left out, naming each and its column,
+/// in the text and in the JSON's `left_out`. Nothing stored changes. The damaged plan read
+/// alone fails naming it and the column, its cause said once, without rusqlite's words.
+#[test]
+fn a_plan_row_damaged_by_hand_is_left_out_of_listings_and_said_once() {
+    let home = tempfile::tempdir().unwrap();
+    let all = json_of(ctx(home.path()).args(["history", "--json", "--limit", "100000"]));
+    let total = all["total"].as_u64().unwrap() as usize;
+    assert_eq!(all["plans"].as_array().unwrap().len(), total);
+    assert!(all.get("left_out").is_none(), "{}", all["left_out"]);
+    let store = home.path().join("history.sqlite");
+    let db = rusqlite::Connection::open(&store).unwrap();
+    db.execute("UPDATE plans SET at = 'yesterday' WHERE id = 'pl-0003'", [])
+        .unwrap();
+    db.execute(
+        "UPDATE plans SET outcome = 'weird' WHERE id = 'pl-0010'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let before = std::fs::read(&store).unwrap();
+    let damaged = ["pl-0003", "pl-0010"];
+    let named = |note: &str| {
+        note.contains("plan 'pl-0003' (column at)")
+            && note.contains("plan 'pl-0010' (column outcome)")
+            && note.matches("pl-0003").count() == 1
+    };
+
+    let listed = json_of(ctx(home.path()).args(["history", "--json", "--limit", "100000"]));
+    assert_eq!(listed["total"].as_u64().unwrap() as usize, total);
+    let ids: Vec<&str> = listed["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), total - 2);
+    assert!(ids.contains(&"pl-0002") && ids.contains(&"pl-0004"));
+    assert!(!ids.iter().any(|id| damaged.contains(id)));
+    let note = listed["left_out"].as_str().unwrap();
+    assert!(named(note), "{note}");
+
+    let out = succeeded(ctx(home.path()).args(["history", "--limit", "100000"]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("pl-0002") && text.contains("pl-0004"),
+        "{text}"
+    );
+    assert_eq!(text.matches("note: left out 2 plans").count(), 1, "{text}");
+    assert!(named(text.lines().last().unwrap()), "{text}");
+
+    // The drift listing reads the time, not the outcome: it leaves out pl-0003 alone.
+    let drift =
+        json_of(ctx(home.path()).args(["history", "--drift", "--json", "--limit", "100000"]));
+    assert_eq!(drift["plans"].as_array().unwrap().len(), total - 1);
+    let note = drift["left_out"].as_str().unwrap();
+    assert!(
+        note.contains("plan 'pl-0003': its time (column at) is no whole number of seconds"),
+        "{note}"
+    );
+    let out = succeeded(ctx(home.path()).args(["history", "--drift"]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("note: left out 1 plan").count(), 1, "{text}");
+
+    let out = succeeded(ctx(home.path()).args(["history", "export"]));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        total - 2
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(named(&err), "{err}");
+
+    // Read alone, the damaged plan is an error naming it and the column, said once.
+    let out = ctx(home.path())
+        .args(["history", "show", "pl-0003"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let cause = "plan 'pl-0003': its time (column at) is no whole number of seconds";
+    assert_eq!(err.matches(cause).count(), 1, "{err}");
+    assert!(
+        !err.contains("Conversion error") && !err.contains("index"),
+        "{err}"
+    );
+    let out = ctx(home.path())
+        .args(["history", "show", "pl-0010"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plan 'pl-0010': its outcome (column outcome) 'weird' is not an outcome"),
+        "{err}"
+    );
+
+    assert!(
+        std::fs::read(&store).unwrap() == before,
+        "the store changed"
+    );
+}

@@ -290,6 +290,10 @@ fn export(
     // One text for a file and standard output: DEL, C1 and bidi characters written as
     // `\uXXXX` (the same strings; tester 23 F8: a file held a bidi override raw, so `cat`
     // showed the text reordered, while `--out -` escaped it).
+    // Said on standard error, which `--out -` leaves beside the export.
+    if let Some(note) = history.left_out_note() {
+        crate::cli::out::eprint_line(&format!("note: {note}"));
+    }
     let text = String::from_utf8_lossy(&buf);
     let text = crate::core::terminal_text::json_for_terminal(&text);
     // `--out -` is standard output, as `import plans -` is standard input (tester 21 F7: it
@@ -573,6 +577,14 @@ fn clip(s: &str, n: usize) -> String {
 struct PlansReport {
     total: u64,
     plans: Vec<crate::store::history::PlanRow>,
+    /// [`HistoryStore::left_out_note`]: plans left out for a damaged row, absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    left_out: Option<String>,
+}
+
+/// A listing's [`HistoryStore::left_out_note`] as its last line, or nothing.
+fn left_out_line(note: Option<&str>) -> String {
+    note.map_or(String::new(), |n| format!("\nnote: {n}\n"))
 }
 
 fn plans(
@@ -581,9 +593,14 @@ fn plans(
     limit: u64,
     json: bool,
 ) -> anyhow::Result<()> {
+    let (total, plans) = (
+        history.count_plans(filter)?,
+        history.plans(filter, 0, limit)?,
+    );
     let report = PlansReport {
-        total: history.count_plans(filter)?,
-        plans: history.plans(filter, 0, limit)?,
+        total,
+        plans,
+        left_out: history.left_out_note(),
     };
     if json {
         return print_json(&report);
@@ -622,6 +639,7 @@ fn plans(
         }
     }
     out.push_str(&render(&header, &rows));
+    out.push_str(&left_out_line(report.left_out.as_deref()));
     emit(&out)
 }
 
@@ -675,6 +693,7 @@ fn drift(
         })
         .collect();
     out.push_str(&render(&["id", "drift", "planned", "executed"], &rows));
+    out.push_str(&left_out_line(report.left_out.as_deref()));
     emit(&out)
 }
 
@@ -719,6 +738,7 @@ fn models(
         &rows,
     );
     out.push_str(&format!("\nsuggestion rule: {}\n", report.rule));
+    out.push_str(&left_out_line(report.left_out.as_deref()));
     emit(&out)
 }
 

@@ -60,6 +60,10 @@ pub struct HistoryStore {
     /// of space ([`sqlite::no_space_words`], or [`sqlite::SHM_NO_ROOM`] when the store was
     /// read as it is for want of room for its -shm), for [`Self::groups_note`].
     no_room_to_regroup: Option<String>,
+    /// The plans the listings read through this store left out, each once: a row damaged
+    /// or edited by hand ([`DamagedColumn`]), said by [`Self::left_out_note`]. Boxed: the
+    /// MCP server holds a store in an enum beside a path.
+    left_out: Box<std::cell::RefCell<Vec<DamagedColumn>>>,
 }
 
 /// What held a key, for [`HistoryStore::scrub`]: the ids, as kept, of the plans and of the
@@ -319,20 +323,21 @@ const PLAN_ROW_COLUMNS: &str = "p.id, p.at, p.caller, p.model, p.intent, p.compl
 
 fn plan_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PlanRow> {
     let id = sqlite::text_at(r, 0)?;
+    let plan = Some(id.as_str());
     Ok(PlanRow {
         at: plan_time(r, 1, &id)?,
-        id,
+        outcome: outcome_col(r, 6, plan)?,
+        drift: drift_col(r, 7, plan)?,
+        arm: arm_col(r, 12, plan)?,
         caller: sqlite::text_at(r, 2)?,
         model: sqlite::text_at(r, 3)?,
         intent: sqlite::text_at(r, 4)?,
         complexity: r.get(5)?,
-        outcome: outcome_col(r, 6)?,
-        drift: drift_col(r, 7)?,
         failure_class: sqlite::opt_text_at(r, 8)?,
         steps: r.get::<_, i64>(9)? as usize,
         replay_of: r.get(10)?,
         source: r.get(11)?,
-        arm: arm_col(r, 12)?,
+        id,
     })
 }
 
@@ -390,6 +395,10 @@ pub struct DriftReport {
     pub window_secs: i64,
     pub counts: Vec<(Drift, u64)>,
     pub plans: Vec<DriftRow>,
+    /// [`HistoryStore::left_out_note`]: the plans left out for a damaged row, each named with
+    /// its column; absent when every plan read was readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -418,7 +427,139 @@ pub struct Counts {
 
 fn db_err(path: &Path, what: &str) -> impl FnOnce(rusqlite::Error) -> anyhow::Error {
     let (path, what) = (path.to_path_buf(), what.to_string());
-    move |e| sqlite::store_failure(anyhow::Error::new(e), &path, &what)
+    move |e| match damage_of(&e) {
+        Some(_) => row_error(e).context(format!("{}: {what}", path.shown())),
+        None => sqlite::store_failure(anyhow::Error::new(e), &path, &what),
+    }
+}
+
+/// A row reader's error as it is said: a [`DamagedColumn`] once, in words — not rusqlite's
+/// "Conversion error from type Text at index: 1," before the same words again as its
+/// source; any other error as it is.
+fn row_error(e: rusqlite::Error) -> anyhow::Error {
+    match damage_of(&e) {
+        Some(d) => anyhow::Error::new(d.clone()),
+        None => anyhow::Error::new(e),
+    }
+}
+
+/// A stored value of a plan's row that this store never writes (the row was damaged or
+/// edited by hand): which plan, which column, and what is wrong with it. The one error
+/// every plan reader gives for it ([`plan_time`], [`enum_col`]); a listing leaves the row
+/// out and says so ([`HistoryStore::readable`]), one plan read alone fails with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedColumn {
+    /// The plan whose row it is; `None` in a count over plans (no one plan is read).
+    pub plan: Option<String>,
+    /// The column's name in the store (`at`, `outcome`, `drift`, `arm`).
+    pub column: String,
+    /// What is wrong, after the column: "is no whole number of seconds".
+    pub wrong: String,
+    /// What the column holds, in words: "time", "outcome", "drift class".
+    pub holds: &'static str,
+}
+
+impl DamagedColumn {
+    /// The plan and the column, short, for a list of many: `plan 'pl-0003' (column at)`.
+    fn short(&self) -> String {
+        match &self.plan {
+            Some(id) => format!(
+                "plan {} (column {})",
+                crate::core::terminal_text::quoted(id),
+                self.column
+            ),
+            None => format!(
+                "plans whose {} (column {}) {}",
+                self.holds, self.column, self.wrong
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for DamagedColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.plan {
+            Some(id) => write!(
+                f,
+                "plan {}: its {} (column {}) {}",
+                crate::core::terminal_text::quoted(id),
+                self.holds,
+                self.column,
+                self.wrong
+            ),
+            None => f.write_str(&self.short()),
+        }
+    }
+}
+
+impl std::error::Error for DamagedColumn {}
+
+/// How many left-out plans a note names before "and N more".
+const LEFT_OUT_NAMED: usize = 5;
+
+/// [`HistoryStore::left_out_note`]'s words for `left_out`.
+fn left_out_note(left_out: &[DamagedColumn]) -> Option<String> {
+    const WHY: &str = "unreadable, damaged or edited by hand (the store is left as it is)";
+    // A count over plans names no plan, nor how many.
+    let head = match left_out.iter().filter(|d| d.plan.is_some()).count() {
+        0 => "left out some plans".to_string(),
+        1 => "left out 1 plan".to_string(),
+        n => format!("left out {n} plans"),
+    };
+    match left_out {
+        [] => None,
+        [one] => Some(format!("{head}, {WHY}: {one}")),
+        many => {
+            let mut named: Vec<String> = many
+                .iter()
+                .take(LEFT_OUT_NAMED)
+                .map(|d| d.short())
+                .collect();
+            let more = many.len().saturating_sub(LEFT_OUT_NAMED);
+            if more > 0 {
+                named.push(format!("and {more} more"));
+            }
+            Some(format!("{head}, {WHY}: {}", named.join(", ")))
+        }
+    }
+}
+
+/// The [`DamagedColumn`] a row reader gave, if that is why it failed.
+fn damage_of(e: &rusqlite::Error) -> Option<&DamagedColumn> {
+    match e {
+        rusqlite::Error::FromSqlConversionFailure(_, _, source) => source.downcast_ref(),
+        _ => None,
+    }
+}
+
+/// Column `i`'s name as the query gives it (`at` for `p.at`).
+fn column_name(r: &rusqlite::Row<'_>, i: usize) -> String {
+    r.as_ref()
+        .column_name(i)
+        .map_or_else(|_| format!("{i}"), str::to_string)
+}
+
+/// Column `i` of a plan's row is damaged: the conversion failure carrying [`DamagedColumn`].
+fn damaged(
+    r: &rusqlite::Row<'_>,
+    i: usize,
+    plan: Option<&str>,
+    holds: &'static str,
+    wrong: String,
+) -> rusqlite::Error {
+    let kind = r
+        .get_ref(i)
+        .map_or(rusqlite::types::Type::Null, |v| v.data_type());
+    rusqlite::Error::FromSqlConversionFailure(
+        i,
+        kind,
+        Box::new(DamagedColumn {
+            plan: plan.map(str::to_string),
+            column: column_name(r, i),
+            wrong,
+            holds,
+        }),
+    )
 }
 
 impl HistoryStore {
@@ -493,6 +634,7 @@ impl HistoryStore {
             // Read as it is, not regrouped, for want of room (review 49 L4).
             no_room_to_regroup: sqlite::opened_without_room(path)
                 .then(|| sqlite::SHM_NO_ROOM.to_string()),
+            left_out: Default::default(),
         };
         if let Some(w) = store.meta("drift_window_secs")? {
             store.drift_window = w.parse().map_err(|_| {
@@ -607,6 +749,65 @@ impl HistoryStore {
         let out = read(self)?;
         tx.commit().map_err(db_err(&self.path, "ending a read"))?;
         Ok(out)
+    }
+
+    /// The rows of a listing that could be read, in order. A row a damaged column kept from
+    /// being read ([`DamagedColumn`]: a time, outcome or drift class put in by hand) is left
+    /// out and noted, once, for [`Self::left_out_note`]: one such row does not hide every
+    /// other plan. Nothing stored is changed; any other failure is the listing's error.
+    /// The one way every listing of plan rows reads them.
+    pub(crate) fn readable<T>(
+        &self,
+        rows: impl IntoIterator<Item = rusqlite::Result<T>>,
+        what: &str,
+    ) -> anyhow::Result<Vec<T>> {
+        let mut out = Vec::new();
+        for row in rows {
+            match row {
+                Ok(row) => out.push(row),
+                Err(e) => match damage_of(&e) {
+                    Some(d) => self.leave_out(d),
+                    None => return Err(db_err(&self.path, what)(e)),
+                },
+            }
+        }
+        Ok(out)
+    }
+
+    /// One plan read alone as [`Self::readable`] reads a listing's rows: `None`, noted for
+    /// [`Self::left_out_note`], when a damaged column keeps it from being read.
+    pub(crate) fn readable_one<T>(&self, read: anyhow::Result<T>) -> anyhow::Result<Option<T>> {
+        match read {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => match e.chain().find_map(|c| c.downcast_ref::<DamagedColumn>()) {
+                Some(d) => {
+                    self.leave_out(d);
+                    Ok(None)
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    /// Start a listing afresh: what earlier ones left out is not said again (a store kept
+    /// open across listings, as the MCP server's in-memory one is).
+    pub fn forget_left_out(&self) {
+        self.left_out.borrow_mut().clear();
+    }
+
+    /// Note `d` for [`Self::left_out_note`], once.
+    fn leave_out(&self, d: &DamagedColumn) {
+        let mut left_out = self.left_out.borrow_mut();
+        if !left_out.contains(d) {
+            left_out.push(d.clone());
+        }
+    }
+
+    /// What the listings read through this store left out ([`Self::readable`]), said once:
+    /// each plan and its column, the first [`LEFT_OUT_NAMED`] then "and N more"; `None` when
+    /// every row read was readable.
+    pub fn left_out_note(&self) -> Option<String> {
+        left_out_note(&self.left_out.borrow())
     }
 
     /// Whether the groups read from this store are by an older build's word rules: a store
@@ -780,60 +981,64 @@ impl HistoryStore {
     }
 }
 
-// Values this store wrote itself; anything else means the row was edited by hand, and is
-// shown as the most cautious reading rather than refused.
-/// A stored outcome; a value that is none (a damaged or hand-edited row) is an error, never
-/// read as the most cautious one.
-fn outcome_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Outcome> {
-    enum_col(r, i, "an outcome", Outcome::parse)
+// Values this store wrote itself; anything else means the row was damaged or edited by
+// hand: an error naming the plan and the column ([`DamagedColumn`]), never read as the most
+// cautious value. A listing leaves such a row out and says so ([`HistoryStore::readable`]).
+/// A stored outcome of the plan `plan` (`None` in a count over plans).
+fn outcome_col(r: &rusqlite::Row<'_>, i: usize, plan: Option<&str>) -> rusqlite::Result<Outcome> {
+    enum_col(r, i, plan, "outcome", "an outcome", Outcome::parse)
 }
 
-/// A stored drift class, as [`outcome_col`].
-fn arm_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Arm>> {
-    match r.get::<_, Option<String>>(i)? {
-        None => Ok(None),
-        Some(_) => enum_col(r, i, "an A/B arm", Arm::parse).map(Some),
+/// A stored A/B arm, as [`outcome_col`]; NULL outside a comparison.
+fn arm_col(r: &rusqlite::Row<'_>, i: usize, plan: Option<&str>) -> rusqlite::Result<Option<Arm>> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        _ => enum_col(r, i, plan, "A/B arm", "an A/B arm", Arm::parse).map(Some),
     }
 }
 
 /// A plan's time (column `at`, at `i`): one that is no whole number of seconds (put in by
-/// hand) is an error naming the plan and the column (tester 45 F2: "Invalid column type
-/// Text at index: 1, name: at" named neither).
+/// hand) is a [`DamagedColumn`] naming the plan and the column (tester 45 F2: "Invalid column
+/// type Text at index: 1, name: at" named neither).
 fn plan_time(r: &rusqlite::Row<'_>, i: usize, id: &str) -> rusqlite::Result<i64> {
     r.get(i).map_err(|_| {
-        let kind = r
-            .get_ref(i)
-            .map_or(rusqlite::types::Type::Null, |v| v.data_type());
-        rusqlite::Error::FromSqlConversionFailure(
+        damaged(
+            r,
             i,
-            kind,
-            format!(
-                "plan {}: its time (column at) is no whole number of seconds",
-                crate::core::terminal_text::quoted(id)
-            )
-            .into(),
+            Some(id),
+            "time",
+            "is no whole number of seconds".to_string(),
         )
     })
 }
 
-fn drift_col(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Drift> {
-    enum_col(r, i, "a drift class", Drift::parse)
+/// A stored drift class, as [`outcome_col`].
+fn drift_col(r: &rusqlite::Row<'_>, i: usize, plan: Option<&str>) -> rusqlite::Result<Drift> {
+    enum_col(r, i, plan, "drift", "a drift class", Drift::parse)
 }
 
+/// Column `i` read by `parse`: a value it does not take (text it does not know, a number, a
+/// blob, NULL) is a [`DamagedColumn`] quoting what is stored.
 fn enum_col<T>(
     r: &rusqlite::Row<'_>,
     i: usize,
+    plan: Option<&str>,
+    holds: &'static str,
     what: &str,
     parse: impl Fn(&str) -> Option<T>,
 ) -> rusqlite::Result<T> {
-    let text: String = r.get(i)?;
-    parse(&text).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            i,
-            rusqlite::types::Type::Text,
-            format!("'{text}' stored in column {i} is not {what}").into(),
-        )
-    })
+    use rusqlite::types::ValueRef;
+    let stored = r.get_ref(i)?;
+    if let ValueRef::Text(bytes) = stored
+        && let Some(v) = std::str::from_utf8(bytes).ok().and_then(&parse)
+    {
+        return Ok(v);
+    }
+    let shown = match stored {
+        ValueRef::Null => "NULL".to_string(),
+        v => crate::core::terminal_text::quoted(&sqlite::lossy_text(v)),
+    };
+    Err(damaged(r, i, plan, holds, format!("{shown} is not {what}")))
 }
 
 /// Whether the plans were grouped by word rules older than today's ([`SHAPE_RULES`]), or by
@@ -1816,7 +2021,8 @@ mod tests {
     }
 
     /// An outcome or drift class that is none of the known ones (a hand edit, a damaged row)
-    /// is an error where it is read, never the most cautious value in its place.
+    /// is an error where the plan is read alone, never the most cautious value in its place;
+    /// a listing leaves the plan out and says so ([`HistoryStore::readable`]).
     #[test]
     fn a_stored_outcome_or_drift_that_is_no_such_thing_is_an_error() {
         let (_d, s) = seeded();
@@ -1835,11 +2041,15 @@ mod tests {
             err.contains("'weird'") && err.contains("an outcome"),
             "{err}"
         );
-        let err = format!(
-            "{:#}",
-            s.plans(&PlanFilter::default(), 0, 1000).unwrap_err()
+        let listed = s.plans(&PlanFilter::default(), 0, 1000).unwrap();
+        assert!(!listed.is_empty() && listed.iter().all(|p| p.id != id));
+        let note = s.left_out_note().unwrap();
+        assert!(
+            note.contains(&format!(
+                "plan '{id}': its outcome (column outcome) 'weird'"
+            )),
+            "{note}"
         );
-        assert!(err.contains("'weird'"), "{err}");
         s.conn
             .execute(
                 "UPDATE plans SET outcome = ?2, drift = 'zzz' WHERE id = ?1",
@@ -2541,16 +2751,77 @@ mod tests {
             count(&shape_rows(&s), &shape_of),
             count(&right, &shape_of).map(|n| n + 1)
         );
-        // A listing that must read the time names the plan (the newest first: a time that
-        // is text sorts after every number) and the column.
-        let err = format!(
-            "{:#}",
-            s.plans(&PlanFilter::default(), 0, 10_000).unwrap_err()
+        // A listing that must read the time leaves the plan out (the newest first: a time
+        // that is text sorts after every number), naming it and the column.
+        let listed = s.plans(&PlanFilter::default(), 0, 10_000).unwrap();
+        assert!(!listed.is_empty() && listed.iter().all(|p| p.id != "lone"));
+        let note = s.left_out_note().unwrap();
+        assert!(note.contains("plan 'lone' (column at)"), "{note}");
+    }
+
+    /// A damaged column of a plan read alone is said once, in words: the store, what was
+    /// being read, the plan, the column by name and what it holds quoted — not rusqlite's
+    /// "Conversion error from type Text at index: 6," before the same words again.
+    #[test]
+    fn a_damaged_column_is_said_once_naming_the_plan_and_the_column() {
+        let (_d, s) = seeded();
+        s.conn
+            .execute(
+                "UPDATE plans SET drift = 'zz\x1b[2J' WHERE id = 'pl-0003'",
+                [],
+            )
+            .unwrap();
+        let err = s.plan("pl-0003").unwrap_err();
+        assert_eq!(
+            crate::exit::said(&err),
+            format!(
+                "{}: reading plan pl-0003: plan 'pl-0003': its drift (column drift) \
+                 'zz\\x1b[2J' is not a drift class",
+                s.path.shown()
+            )
         );
+        assert_eq!(crate::exit::said(&err), format!("{err:#}"));
+        s.conn
+            .execute("UPDATE plans SET at = 'yesterday' WHERE id = 'pl-0003'", [])
+            .unwrap();
+        let err = crate::exit::said(&s.plan("pl-0003").unwrap_err());
         assert!(
-            err.contains("plan 'lone': its time (column at) is no whole number"),
+            err.ends_with(
+                ": reading plan pl-0003: plan 'pl-0003': its time (column at) is no whole \
+                 number of seconds"
+            ) && !err.contains("index"),
             "{err}"
         );
+    }
+
+    /// Many plans left out are named, the first few, then "and N more"; each once however
+    /// many listings read it; a listing afresh says only its own.
+    #[test]
+    fn plans_left_out_are_named_once_the_first_few_then_how_many_more() {
+        let (_d, s) = seeded();
+        assert_eq!(s.left_out_note(), None);
+        s.conn
+            .execute(
+                "UPDATE plans SET at = 'x' WHERE id IN ('pl-0001', 'pl-0002', 'pl-0003',
+                     'pl-0004', 'pl-0005', 'pl-0006', 'pl-0007')",
+                [],
+            )
+            .unwrap();
+        let all = s.count_plans(&PlanFilter::default()).unwrap();
+        for _ in 0..2 {
+            let listed = s.plans(&PlanFilter::default(), 0, all).unwrap();
+            assert_eq!(listed.len() as u64, all - 7);
+        }
+        let note = s.left_out_note().unwrap();
+        assert!(note.starts_with("left out 7 plans, "), "{note}");
+        assert!(note.ends_with("(column at), and 2 more"), "{note}");
+        assert_eq!(
+            note.matches("(column at)").count(),
+            LEFT_OUT_NAMED,
+            "{note}"
+        );
+        s.forget_left_out();
+        assert_eq!(s.left_out_note(), None);
     }
 
     /// Tester 45 F5: a word rules' version past `u32::MAX` read as older, so the store was

@@ -78,6 +78,10 @@ pub fn model_rows(
 pub struct ModelsReport {
     pub rule: &'static str,
     pub models: Vec<ModelRow>,
+    /// [`HistoryStore::left_out_note`]: the plans left out for a damaged row, each named with
+    /// its column; absent when every plan read was readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 pub fn models_report(
@@ -85,9 +89,11 @@ pub fn models_report(
     filter: &PlanFilter,
     budgets: &BudgetTable,
 ) -> anyhow::Result<ModelsReport> {
+    store.forget_left_out();
     Ok(ModelsReport {
         rule: TIER_RULE,
         models: model_rows(store, filter, budgets)?,
+        left_out: store.left_out_note(),
     })
 }
 
@@ -178,6 +184,10 @@ pub struct MyPlansReport {
     pub step_pairs: Vec<StepPair>,
     /// Where the plans came from (`native`, `otel`, `litellm`), most first.
     pub sources: Vec<(String, u64)>,
+    /// [`HistoryStore::left_out_note`]: the plans left out for a damaged row, each named with
+    /// its column; absent when every plan read was readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -227,6 +237,7 @@ pub fn my_plans(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<My
 }
 
 fn my_plans_read(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<MyPlansReport> {
+    store.forget_left_out();
     let filter = PlanFilter {
         caller: caller.map(str::to_string),
         ..PlanFilter::default()
@@ -287,6 +298,7 @@ fn my_plans_read(store: &HistoryStore, caller: Option<&str>) -> anyhow::Result<M
         groups,
         step_pairs: store.step_pairs(&filter, 10)?,
         sources: store.source_counts(&filter)?,
+        left_out: store.left_out_note(),
     })
 }
 
@@ -328,6 +340,8 @@ pub struct Page<T> {
     pub offset: u64,
     pub total: u64,
     pub rows: Vec<T>,
+    /// [`HistoryStore::left_out_note`]: rows of this page left out for a damaged column.
+    pub left_out: Option<String>,
 }
 
 impl<T> Page<T> {
@@ -378,11 +392,13 @@ fn answer_query(
     query: &HistoryQuery,
 ) -> anyhow::Result<HistoryAnswer> {
     let plans_page = |filter: &PlanFilter, offset: u64| -> anyhow::Result<Page<PlanRow>> {
+        store.forget_left_out();
         let (total, rows) = store.plans_page(filter, offset, PAGE)?;
         Ok(Page {
             offset,
             total,
             rows,
+            left_out: store.left_out_note(),
         })
     };
     let groups_page = |filter: &PlanFilter, offset: u64| -> anyhow::Result<Page<GroupSummary>> {
@@ -390,6 +406,7 @@ fn answer_query(
             offset,
             total: store.count_groups(filter)?,
             rows: store.groups(filter, offset, PAGE)?,
+            left_out: None,
         })
     };
     Ok(match query {
@@ -420,4 +437,57 @@ fn answer_query(
             HistoryAnswer::Trends(store.trends(filter, crate::store::now_secs())?)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::history::HISTORY_FILE;
+
+    /// A plan row damaged by hand hides no group from `my-plans` (the MCP resource) nor a
+    /// model from `models`: each says which plans it left out, in its own `left_out`, and a
+    /// store kept open across them (the MCP server's in-memory one) says in each only what
+    /// that answer left out.
+    #[test]
+    fn my_plans_and_models_say_what_they_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let mut store = HistoryStore::open(&path).unwrap();
+        let pipelines = ["builtin.page-digest".to_string()].into_iter().collect();
+        store
+            .seed_if_new(
+                crate::sample::SAMPLE_PLANS,
+                crate::sample::SAMPLE_EXECUTIONS,
+                &pipelines,
+            )
+            .unwrap();
+        let clean = my_plans(&store, None).unwrap();
+        assert_eq!(clean.left_out, None);
+        // A plan the answer lists: its first group's latest.
+        let id = clean.groups[0].latest[0].id.clone();
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute("UPDATE plans SET at = 'yesterday' WHERE id = ?1", [&id])
+            .unwrap();
+        let mine = my_plans(&store, None).unwrap();
+        assert_eq!(mine.groups.len(), clean.groups.len());
+        assert!(mine.groups[0].latest.iter().all(|p| p.id != id));
+        let note = mine.left_out.unwrap();
+        assert!(
+            note.contains(&format!(
+                "plan '{id}': its time (column at) is no whole number"
+            )),
+            "{note}"
+        );
+        db.execute(
+            "UPDATE plans SET outcome = 'weird' WHERE id = 'pl-0010'",
+            [],
+        )
+        .unwrap();
+        let models = models_report(&store, &PlanFilter::default(), &Default::default()).unwrap();
+        let note = models.left_out.unwrap();
+        assert!(
+            note.contains("(column outcome) 'weird' is not an outcome") && !note.contains(&id),
+            "{note}"
+        );
+    }
 }

@@ -605,11 +605,16 @@ impl HistoryStore {
         )
     }
 
-    /// Every plan as JSON Lines, oldest first.
+    /// Every readable plan as JSON Lines, oldest first, and how many were written: one a
+    /// damaged column keeps from being read is left out and noted ([`HistoryStore::readable_one`]).
     pub fn export_plans(&self, out: &mut dyn std::io::Write) -> anyhow::Result<usize> {
         let ids = plan_ids_oldest_first(&self.conn)?;
+        let mut written = 0;
         for id in &ids {
-            if let Some(d) = self.plan_alone(id)? {
+            // A plan a damaged column keeps from being read is left out, and said
+            // ([`HistoryStore::left_out_note`]): it does not stop the export of the rest.
+            if let Some(d) = self.readable_one(self.plan_alone(id))?.flatten() {
+                written += 1;
                 let mut line = serde_json::to_value(&d)?;
                 if let Some(obj) = line.as_object_mut() {
                     obj.insert(
@@ -635,7 +640,7 @@ impl HistoryStore {
                 writeln!(out, "{}", serde_json::to_string(&line)?)?;
             }
         }
-        Ok(ids.len())
+        Ok(written)
     }
 
     /// Every execution as JSON Lines, oldest first.
@@ -2036,10 +2041,11 @@ pub(super) fn recompute_drift(
         }
         let plans: Vec<P> = plans_st
             .query_map([caller], |r| {
+                let id: String = r.get(1)?;
                 Ok(P {
                     seq: r.get(0)?,
-                    at: r.get(2)?,
-                    outcome: outcome_col(r, 3)?,
+                    at: plan_time(r, 2, &id)?,
+                    outcome: outcome_col(r, 3, Some(&id))?,
                     drift: r.get(4)?,
                     executed_json: r.get(5)?,
                     failed_json: r.get(6)?,
@@ -2047,7 +2053,8 @@ pub(super) fn recompute_drift(
                     compacted_arm: r.get::<_, Option<bool>>(8)?.unwrap_or(false),
                 })
             })?
-            .collect::<Result<Vec<P>, _>>()?
+            .collect::<Result<Vec<P>, _>>()
+            .map_err(row_error)?
             .into_iter()
             // No agent runs a replay: it must not take executions from the plans around it.
             .filter(|p| p.drift != Drift::Replay.as_str())

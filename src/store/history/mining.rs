@@ -230,30 +230,28 @@ impl HistoryStore {
                     p.source, p.executed_failed
              FROM plans p {clause} ORDER BY {PLANS_NEWEST_FIRST} {page}"
         ))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(values), |r| {
-                let id: String = r.get(0)?;
-                let row = DriftRow {
-                    at: plan_time(r, 1, &id)?,
-                    id,
-                    caller: sqlite::text_at(r, 2)?,
-                    model: sqlite::text_at(r, 3)?,
-                    intent: sqlite::text_at(r, 4)?,
-                    drift: drift_col(r, 5)?,
-                    planned: Vec::new(),
-                    executed: Vec::new(),
-                    executed_ok: Vec::new(),
-                    source: r.get(8)?,
-                };
-                Ok((
-                    row,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, String>(9)?,
-                ))
-            })?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "listing drift"))?;
+        let rows = st.query_map(rusqlite::params_from_iter(values), |r| {
+            let id: String = r.get(0)?;
+            let row = DriftRow {
+                at: plan_time(r, 1, &id)?,
+                drift: drift_col(r, 5, Some(&id))?,
+                id,
+                caller: sqlite::text_at(r, 2)?,
+                model: sqlite::text_at(r, 3)?,
+                intent: sqlite::text_at(r, 4)?,
+                planned: Vec::new(),
+                executed: Vec::new(),
+                executed_ok: Vec::new(),
+                source: r.get(8)?,
+            };
+            Ok((
+                row,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, String>(9)?,
+            ))
+        })?;
+        let rows = self.readable(rows, "listing drift")?;
         let plans = rows
             .into_iter()
             .map(|(mut row, executed, planned, failed)| {
@@ -267,6 +265,7 @@ impl HistoryStore {
             window_secs: self.drift_window,
             counts,
             plans,
+            left_out: self.left_out_note(),
         })
     }
 
@@ -292,16 +291,20 @@ impl HistoryStore {
             ),
         };
         let mut st = self.conn.prepare(&sql)?;
-        let mut rows = st
-            .query(rusqlite::params_from_iter(values))
+        let rows = st
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                Ok((
+                    sqlite::text_at(r, 0)?,
+                    outcome_col(r, 1, None)?,
+                    drift_col(r, 2, None)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(4)? as u64,
+                ))
+            })
             .map_err(db_err(&self.path, "counting outcomes"))?;
+        let rows = self.readable(rows, "counting outcomes")?;
         let mut by_model: HashMap<String, (ModelOutcomes, HashMap<String, u64>)> = HashMap::new();
-        while let Some(r) = rows.next()? {
-            let model = sqlite::text_at(r, 0)?;
-            let outcome = outcome_col(r, 1)?;
-            let drift = drift_col(r, 2)?;
-            let cause: Option<String> = r.get(3)?;
-            let n = r.get::<_, i64>(4)? as u64;
+        for (model, outcome, drift, cause, n) in rows {
             let (m, causes) = by_model.entry(model.clone()).or_insert_with(|| {
                 (
                     ModelOutcomes {
@@ -482,23 +485,22 @@ impl HistoryStore {
         ))?;
         let mut out = Vec::new();
         let opening = PRIOR_INTENT_BYTES as i64 + 1;
-        let rows = st
-            .query_map(
-                params![before.unwrap_or(i64::MAX), limit as i64, opening],
-                |r| {
-                    Ok((
-                        sqlite::text_at(r, 0)?,
-                        outcome_col(r, 1)?,
-                        drift_col(r, 2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, String>(6)?,
-                    ))
-                },
-            )?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "reading past plans"))?;
+        let rows = st.query_map(
+            params![before.unwrap_or(i64::MAX), limit as i64, opening],
+            |r| {
+                let id: String = r.get(5)?;
+                Ok((
+                    sqlite::text_at(r, 0)?,
+                    outcome_col(r, 1, Some(&id))?,
+                    drift_col(r, 2, Some(&id))?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                ))
+            },
+        )?;
+        let rows = self.readable(rows, "reading past plans")?;
         for (intent, outcome, drift, executed, planned, id, failed) in rows {
             let planned = runnable_tools(&self.path, &id, &planned)?;
             let (executed, ok) = stored_executed(&self.path, &id, &executed, &failed)?;

@@ -77,11 +77,8 @@ impl HistoryStore {
             "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY {PLANS_NEWEST_FIRST} {page}"
         );
         let mut st = self.conn.prepare_cached(&sql)?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(values), plan_row)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "listing plans"))?;
-        Ok(rows)
+        let rows = st.query_map(rusqlite::params_from_iter(values), plan_row)?;
+        self.readable(rows, "listing plans")
     }
 
     /// Rows `offset..offset + limit` of the plans, newest first, and how many there are,
@@ -110,10 +107,8 @@ impl HistoryStore {
                 "SELECT {PLAN_ROW_COLUMNS} FROM plans p {clause} ORDER BY {PLANS_OLDEST_FIRST} {page}"
             );
             let mut st = self.conn.prepare_cached(&sql)?;
-            let mut rows = st
-                .query_map(rusqlite::params_from_iter(values), plan_row)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(db_err(&self.path, "listing plans"))?;
+            let rows = st.query_map(rusqlite::params_from_iter(values), plan_row)?;
+            let mut rows = self.readable(rows, "listing plans")?;
             rows.reverse();
             rows
         };
@@ -129,11 +124,9 @@ impl HistoryStore {
             "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.compare_group = ?1
              ORDER BY p.model, p.arm IS NOT 'compacted', p.arm, p.at, p.id"
         );
-        self.conn
-            .prepare_cached(&sql)?
-            .query_map([group], plan_row)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "listing a comparison's plans"))
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st.query_map([group], plan_row)?;
+        self.readable(rows, "listing a comparison's plans")
     }
 
     /// Replays of a plan, newest first.
@@ -142,11 +135,9 @@ impl HistoryStore {
             "SELECT {PLAN_ROW_COLUMNS} FROM plans p WHERE p.replay_of = ?1
              ORDER BY {PLANS_NEWEST_FIRST}"
         );
-        self.conn
-            .prepare_cached(&sql)?
-            .query_map([id], plan_row)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "listing replays"))
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st.query_map([id], plan_row)?;
+        self.readable(rows, "listing replays")
     }
 }
 
@@ -172,7 +163,7 @@ pub(super) fn read_plan(
         complexity: String,
         intent_sha: String,
         shape: String,
-        drift: String,
+        drift: Drift,
         executed: String,
         executed_failed: String,
         source: String,
@@ -199,7 +190,7 @@ pub(super) fn read_plan(
                         model: sqlite::text_at(r, 4)?,
                         intent: sqlite::text_at(r, 5)?,
                         steps: Vec::new(),
-                        outcome: outcome_col(r, 6)?,
+                        outcome: outcome_col(r, 6, Some(id))?,
                         failure_class: sqlite::opt_text_at(r, 7)?,
                         finish_reason: sqlite::opt_text_at(r, 8)?,
                         raw_response: sqlite::opt_text_at(r, 9)?,
@@ -217,7 +208,7 @@ pub(super) fn read_plan(
                     complexity: r.get(13)?,
                     intent_sha: r.get(14)?,
                     shape: r.get(15)?,
-                    drift: r.get(16)?,
+                    drift: drift_col(r, 16, Some(id))?,
                     executed: r.get(17)?,
                     executed_failed: r.get(22)?,
                     source: r.get(19)?,
@@ -270,13 +261,7 @@ pub(super) fn read_plan(
             complexity: row.complexity,
             intent_sha: row.intent_sha,
             shape: row.shape,
-            drift: Drift::parse(&row.drift).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: plan {id}: the stored drift '{}' is not a drift class",
-                    path.shown(),
-                    row.drift
-                )
-            })?,
+            drift: row.drift,
             executed,
             executed_ok,
             replays: Vec::new(),

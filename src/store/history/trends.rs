@@ -77,18 +77,16 @@ impl HistoryStore {
                  AND p.at <= ?{now_p}
              GROUP BY 1, 2, 3, 4"
         ))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(values), |r| {
-                Ok((
-                    r.get::<_, i64>(0)? * WEEK_SECS + FIRST_MONDAY,
-                    sqlite::text_at(r, 1)?,
-                    outcome_col(r, 2)?,
-                    drift_col(r, 3)?,
-                    r.get::<_, i64>(4)? as u64,
-                ))
-            })?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "counting plans by week"))?;
+        let rows = st.query_map(rusqlite::params_from_iter(values), |r| {
+            Ok((
+                r.get::<_, i64>(0)? * WEEK_SECS + FIRST_MONDAY,
+                sqlite::text_at(r, 1)?,
+                outcome_col(r, 2, None)?,
+                drift_col(r, 3, None)?,
+                r.get::<_, i64>(4)? as u64,
+            ))
+        })?;
+        let rows = self.readable(rows, "counting plans by week")?;
         let mut drift = Vec::new();
         let mut models: HashMap<(i64, String), ModelCount> = HashMap::new();
         for (at, model, outcome, d, plans) in rows {
@@ -132,16 +130,14 @@ impl HistoryStore {
              SELECT w.s, d.x, (SELECT COUNT(*) FROM plans p WHERE p.drift = d.x AND {in_week})
              FROM w, d"
         ))?;
-        let drift = st
-            .query_map(params![since, week_start(latest), now], |r| {
-                Ok(DriftCount {
-                    at: r.get(0)?,
-                    drift: drift_col(r, 1)?,
-                    plans: r.get::<_, i64>(2)? as u64,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_err(&self.path, "counting drift by week"))?;
+        let drift = st.query_map(params![since, week_start(latest), now], |r| {
+            Ok(DriftCount {
+                at: r.get(0)?,
+                drift: drift_col(r, 1, None)?,
+                plans: r.get::<_, i64>(2)? as u64,
+            })
+        })?;
+        let drift = self.readable(drift, "counting drift by week")?;
 
         // Every plan of each model, replays included (an index holds model and time only);
         // the distinct models by index skip-scan, one seek each.

@@ -287,6 +287,21 @@ fn draw_plans(frame: &mut Frame, area: Rect, h: &HistoryState, focused: bool, th
     if total == 0 {
         return empty(frame, inner, nothing_matches(h, "plans"), theme);
     }
+    // Plans a damaged row kept from being read: said under the list, which shows the rest.
+    let inner = match &page.left_out {
+        Some(note) if inner.height > 4 => {
+            let [list, below] =
+                Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(inner);
+            frame.render_widget(
+                Paragraph::new(shown_text(&format!("note: {note}")))
+                    .style(theme.warn)
+                    .wrap(Wrap { trim: true }),
+                below,
+            );
+            list
+        }
+        _ => inner,
+    };
     // Narrow panes get narrower columns (and lose the outcome: a failure's drift says
     // "✗ failed" already); the intent takes the rest, cut with `…`.
     let w = (inner.width as usize).saturating_sub(2);
@@ -985,6 +1000,59 @@ fn draw_models(frame: &mut Frame, area: Rect, h: &HistoryState, theme: &Theme) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plan row damaged by hand hides no other plan in the console either: the page of a
+    /// real store so damaged lists the rest, and the pane says under them which plan was
+    /// left out and its column.
+    #[test]
+    fn the_plans_list_shows_the_rest_and_says_which_plan_was_left_out() {
+        use crate::store::history::{HISTORY_FILE, HistoryStore};
+        use crate::store::view::{HistoryAnswer, HistoryQuery, run_query};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HISTORY_FILE);
+        let pipelines = ["builtin.page-digest".to_string()].into_iter().collect();
+        HistoryStore::open(&path)
+            .unwrap()
+            .seed_if_new(
+                crate::sample::SAMPLE_PLANS,
+                crate::sample::SAMPLE_EXECUTIONS,
+                &pipelines,
+            )
+            .unwrap();
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute("UPDATE plans SET at = 'yesterday' WHERE id = 'pl-0003'", [])
+            .unwrap();
+        let query = HistoryQuery::Open {
+            filter: Default::default(),
+        };
+        let (answer, _) = run_query(&path, &Default::default(), &query).unwrap();
+        let HistoryAnswer::Opened { plans, .. } = answer else {
+            panic!("{answer:?}")
+        };
+        assert!(plans.rows.iter().all(|p| p.id != "pl-0003"));
+        assert_eq!(plans.rows.len() as u64, crate::store::view::PAGE - 1);
+        let mut h = HistoryState::default();
+        h.plans = Some(plans);
+        let theme = Theme::default();
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(200, 14)).unwrap();
+        terminal
+            .draw(|f| draw_plans(f, f.area(), &h, true, &theme))
+            .unwrap();
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(screen.contains("note: left out 1 plan"), "{screen}");
+        assert!(
+            screen.contains("plan 'pl-0003': its time (column at)"),
+            "{screen}"
+        );
+    }
 
     /// Two ids whose distinguishing ending is cut to a narrow column still read apart: the
     /// ending's first segment is kept whole (tester 9 T9-5).

@@ -754,6 +754,7 @@ mod tests {
                     offset: 0,
                     total,
                     rows: (0..PAGE.min(total)).map(row).collect(),
+                    left_out: None,
                 },
                 callers: vec!["a".into(), "b".into()],
                 models: vec![],
@@ -846,6 +847,7 @@ mod tests {
                 offset: 0,
                 total,
                 rows: vec![],
+                left_out: None,
             },
             older_rules,
         }))
@@ -909,6 +911,7 @@ mod tests {
                     offset: 0,
                     total: 0,
                     rows: vec![],
+                    left_out: None,
                 },
                 older_rules: false,
             })),
@@ -928,6 +931,7 @@ mod tests {
                     offset: 0,
                     total: 0,
                     rows: vec![],
+                    left_out: None,
                 },
                 callers: vec![],
                 models: vec![],
@@ -988,6 +992,7 @@ mod tests {
             offset,
             total,
             rows: (first..first + PAGE).map(row).collect(),
+            left_out: None,
         };
         let opened_with = |plans| {
             Ok(Arc::new(HistoryAnswer::Opened {
@@ -1090,6 +1095,7 @@ mod tests {
                 offset: 0,
                 total: 1,
                 rows: vec![row(9)],
+                left_out: None,
             }))),
             &mut next,
         );
