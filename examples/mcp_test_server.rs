@@ -32,7 +32,15 @@
 //! good answer without the final newline, then it exits. Answers of the wrong shape:
 //! `no-schema` a tool without `inputSchema`, `result-null` `"result": null`, `tools-not-list`
 //! `"tools": "nope"`, `bad-schema` a tool whose `inputSchema` is a string; `init-empty`
-//! answers `initialize` with `{}`.
+//! answers `initialize` with `{}`. Answers rmcp's typed reader drops, to `tools/list`:
+//! `bad-utf8` (a tool's name holding the bytes FF FE), `raw-tab` (a raw tab inside a
+//! description), `lone-surrogate` (`"a\ud800"`), `dup-key` (`result` given twice),
+//! `string-code` (an error whose code is `"E_DB"`), `no-message` (an error without a
+//! message), `both` (a result and an error); `init-bad-utf8` answers `initialize` with the
+//! bytes C0 AF in its server's name. Outsize text: `big-error` answers `tools/list` with an
+//! error whose message is 2,000,000 bytes, `init-big-error` so answers `initialize`,
+//! `big-stderr` writes a 100,000-byte line on stderr and exits at `tools/list`. Any
+//! arguments after `WHAT` are ignored (a command line may carry what a test needs).
 
 use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -156,6 +164,56 @@ fn spawn_grandchild(pidfile: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The answer of `--chatty WHAT` to `method` that rmcp's reader drops, or that is
+/// outsize, if `what` is one of those modes (see the module doc).
+fn unreadable(method: Option<&str>, what: &str, id: &Value) -> Option<Vec<u8>> {
+    let tool = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
+    let line = match (method?, what) {
+        ("tools/list", "bad-utf8") => {
+            let mut line =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"bad_"#)
+                    .into_bytes();
+            line.extend_from_slice(b"\xff\xfe");
+            line.extend_from_slice(br#"","inputSchema":{"type":"object"}}]}}"#);
+            return Some(line);
+        }
+        ("initialize", "init-bad-utf8") => {
+            let mut line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"f"#
+            )
+            .into_bytes();
+            line.extend_from_slice(b"\xc0\xaf");
+            line.extend_from_slice(br#"","version":"1"}}}"#);
+            return Some(line);
+        }
+        ("tools/list", "raw-tab") => format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[{{\"name\":\"t\",\"description\":\"col1\tcol2\",\"inputSchema\":{{\"type\":\"object\"}}}}]}}}}"
+        ),
+        ("tools/list", "lone-surrogate") => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"a\ud800","inputSchema":{{"type":"object"}}}}]}}}}"#
+        ),
+        ("tools/list", "dup-key") => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{tool}]}},"result":{{"tools":[{tool}]}}}}"#
+        ),
+        ("tools/list", "string-code") => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":"E_DB","message":"db down"}}}}"#
+        ),
+        ("tools/list", "no-message") => {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32000}}}}"#)
+        }
+        ("tools/list", "both") => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}},"error":{{"code":1,"message":"x"}}}}"#
+        ),
+        ("tools/list", "big-error") | ("initialize", "init-big-error") => json!({
+            "jsonrpc": "2.0", "id": id,
+            "error": {"code": -32000, "message": "X".repeat(2_000_000)}
+        })
+        .to_string(),
+        _ => return None,
+    };
+    Some(line.into_bytes())
+}
+
 /// `--chatty WHAT`: a server speaking JSON-RPC by hand over stdio, see the module doc.
 fn chatty(what: &str) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
@@ -181,6 +239,18 @@ fn chatty(what: &str) -> anyhow::Result<()> {
             continue;
         };
         let method = message.get("method").and_then(Value::as_str);
+        if let Some(raw) = unreadable(method, what, &id) {
+            out.write_all(&raw)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+            continue;
+        }
+        if what == "big-stderr" && method == Some("tools/list") {
+            let mut err = std::io::stderr();
+            writeln!(err, "{}", "Z".repeat(100_000))?;
+            err.flush()?;
+            std::process::exit(1);
+        }
         let raw = match (method, what) {
             (Some("tools/list"), "null-id-error") => Some(
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
@@ -303,7 +373,7 @@ async fn main() -> anyhow::Result<()> {
             std::thread::sleep(std::time::Duration::from_secs(1000));
             return Ok(());
         }
-        ["--chatty", what] => return chatty(what),
+        ["--chatty", what, ..] => return chatty(what),
         ["--garbage"] => {
             use std::io::Write;
             let mut out = std::io::stdout();

@@ -1096,7 +1096,7 @@ fn an_mcp_servers_own_error_is_said_beside_a_banner_on_its_stdout() {
     );
     assert!(
         err.contains(
-            "db down (it also wrote something that is not JSON-RPC on its stdout, line 1: \"Server ready\")"
+            "error -32603 \"db down\" (it also wrote something that is not JSON-RPC on its stdout, line 1: \"Server ready\")"
         ),
         "{err}"
     );
@@ -1180,6 +1180,152 @@ fn an_mcp_tools_list_is_read_as_a_catalog_file_is() {
         err.contains(&format!(
             "MCP server `{command}` did not complete the MCP handshake: its initialize result has no 'protocolVersion', 'capabilities' or 'serverInfo'"
         )),
+        "{err}"
+    );
+}
+
+/// Tester 50 F2: an answer rmcp's typed reader drops (text that is not UTF-8, a raw tab in a
+/// string, a lone surrogate, a key given twice, an error's code that is a string, an error
+/// without its message, a result and an error both) was waited out to the timeout, then said
+/// as "did not answer". Each fails at once, saying why.
+#[test]
+fn an_mcp_answer_the_transport_cannot_read_fails_at_once_saying_why() {
+    let home = tempfile::tempdir().unwrap();
+    for (what, said) in [
+        (
+            "bad-utf8",
+            "(line 2, column 57 of its stdout): invalid UTF-8 (byte offset 56)",
+        ),
+        (
+            "raw-tab",
+            "(line 2, column 75 of its stdout): control character (\\u0000-\\u001F) found while parsing a string",
+        ),
+        (
+            "lone-surrogate",
+            "(line 2, column 60 of its stdout): a lone UTF-16 surrogate (\\ud800) is not a character",
+        ),
+        ("dup-key", "(line 2 of its stdout): `result` is given twice"),
+        (
+            "string-code",
+            "(line 2 of its stdout): its error's code is a string, not an integer",
+        ),
+        (
+            "no-message",
+            "(line 2 of its stdout): its error has no message",
+        ),
+        (
+            "both",
+            "(line 2 of its stdout): it has both a result and an error",
+        ),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(
+            err.contains(&format!(
+                "MCP server `{command}` answered tools/list (id 1) with a message the transport cannot read {said}"
+            )),
+            "{what}: {err}"
+        );
+    }
+    let command = format!("{} --chatty init-bad-utf8", mcp_server().display());
+    let err = compact_mcp_fails_at_once(home.path(), &command);
+    assert!(
+        err.contains(&format!(
+            "MCP server `{command}` answered initialize (id 0) with a message the transport cannot read (line 1, column "
+        )) && err.contains("of its stdout): invalid UTF-8 (byte offset"),
+        "{err}"
+    );
+}
+
+/// Tester 50 F11: a 2 MB error message from the server (to `initialize` or `tools/list`) was
+/// a 2 MB line on stderr, and the last line of its stderr was printed whole (64 KB). Both are
+/// quoted as all outside text is: escaped, on one line, cut.
+#[test]
+fn an_mcp_servers_error_and_stderr_are_quoted_short() {
+    let home = tempfile::tempdir().unwrap();
+    for (what, said) in [
+        ("big-error", "failed tools/list: error -32000 \"XXXX"),
+        (
+            "init-big-error",
+            "did not complete the MCP handshake: error -32000 \"XXXX",
+        ),
+        ("big-stderr", "(its stderr: \"ZZZZ"),
+    ] {
+        let command = format!("{} --chatty {what}", mcp_server().display());
+        let err = compact_mcp_fails_at_once(home.path(), &command);
+        assert!(err.len() < 600, "{what}: {} bytes: {err:.600}", err.len());
+        assert!(
+            err.contains(said) && err.contains(" more bytes)"),
+            "{what}: {err}"
+        );
+    }
+}
+
+/// Tester 50 F4 and F12: a provider key typed into the `--mcp` command line was printed whole
+/// on stdout (the catalog line, each note, `--json`'s `catalog_source.name`), though stderr
+/// showed it as `[REDACTED]`; a line feed in it wrote a line of its own (`ctxconsole: …`)
+/// on stdout, on stderr and in the split error. The command line is named one way
+/// everywhere: the keys taken out, on one line.
+#[test]
+fn an_mcp_command_line_is_shown_on_one_line_without_the_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let key = "sk-or-v1-0123456789abcdefSECRET";
+    // The server found on PATH, so that a command line is short enough to show whole.
+    let dir = mcp_server().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = ctx(home.path());
+        cmd.env("OPENROUTER_API_KEY", key)
+            .env("PATH", &path)
+            .args(args);
+        cmd
+    };
+    for (command, shown) in [
+        (
+            format!("mcp_test_server --chatty log-line --token {key}"),
+            "MCP server `mcp_test_server --chatty log-line --token [REDACTED]`",
+        ),
+        (
+            "mcp_test_server --chatty log-line 'x\nctxconsole: forged'".to_string(),
+            r"MCP server `mcp_test_server --chatty log-line 'x\nctxconsole: forged'`",
+        ),
+    ] {
+        let out = succeeded(&mut run(&["compact", "--mcp", &command]));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains("SECRET"), "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("ctxconsole")), "{text}");
+        assert!(text.contains(&format!("catalog    {shown} (")), "{text}");
+        assert!(
+            text.contains(&format!("note: {shown}: skipped a message")),
+            "{text}"
+        );
+        let v = json_of(&mut run(&["compact", "--json", "--mcp", &command]));
+        assert_eq!(v["catalog_source"]["name"], shown, "{v}");
+        assert!(!v.to_string().contains("SECRET"), "{v}");
+    }
+    // A failure (one line: runtime_failure checks) and the split error (bad_input checks).
+    let err = runtime_failure(&mut run(&[
+        "compact",
+        "--mcp",
+        &format!("mcp_test_server --chatty banner-error {key} 'x\nctxconsole: forged'"),
+    ]));
+    assert!(
+        err.contains(r"MCP server `mcp_test_server --chatty banner-error [REDACTED] 'x\nctxconsole: forged'` failed tools/list"),
+        "{err}"
+    );
+    let err = bad_input(&mut run(&[
+        "compact",
+        "--mcp",
+        &format!("srv {key} \"x\nctxconsole: forged 'x"),
+    ]));
+    assert!(
+        err.contains(
+            r#"--mcp "srv [REDACTED] \"x\nctxconsole: forged 'x" has an unclosed " quote"#
+        ),
         "{err}"
     );
 }
@@ -2356,14 +2502,18 @@ fn a_huge_paste_becomes_a_briefing_retrievable_from_the_cache() {
         .stderr(predicates::str::contains("stdin: line 1, column 2"));
 }
 
-/// An MCP server is outside code: the providers' key variables are not in its environment,
-/// while the rest of the environment is.
+/// An MCP server is outside code: the providers' key variables and ctxconsole's own MCP
+/// token are not in its environment, while the rest of the environment is.
 #[test]
 fn an_mcp_server_never_sees_the_provider_keys() {
     let home = tempfile::tempdir().unwrap();
     let seen = home.path().join("env.txt");
     let out = ctx(home.path())
         .env("OPENROUTER_API_KEY", "sk-or-v1-secret-that-must-not-leak")
+        .env(
+            "CTXCONSOLE_MCP_TOKEN",
+            "0123456789abcdef-mcp-token-must-not-leak",
+        )
         .env("CTXCONSOLE_TEST_CANARY", "passed-through")
         .args([
             "compact",
@@ -2382,6 +2532,9 @@ fn an_mcp_server_never_sees_the_provider_keys() {
     );
     assert!(!env.contains("OPENROUTER_API_KEY"), "{env}");
     assert!(!env.contains("secret-that-must-not-leak"), "{env}");
+    // Tester 50 F5: nor is ctxconsole's own MCP bearer token.
+    assert!(!env.contains("CTXCONSOLE_MCP_TOKEN"), "{env}");
+    assert!(!env.contains("mcp-token-must-not-leak"), "{env}");
 }
 
 /// A question of several requests says what they are in `preview --json`, so the

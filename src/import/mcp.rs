@@ -13,9 +13,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::core::error::{JSON_DEPTH_MAX, too_deep};
+use crate::core::error::{CoreError, JSON_DEPTH_MAX, too_deep};
+use crate::core::terminal_text::{quoted_value, quoted_with};
 use crate::exit::{Interrupted, bad_input};
 use crate::import::catalog::{ImportedCatalog, parse_catalog};
+use crate::llm::redact::Secrets;
 
 /// How long a server gets to start, answer `initialize` and list its tools.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -79,21 +81,61 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// The name every line gives the server `command_line` starts — the catalog line, each
+/// note, each failure, `--json`'s `catalog_source.name`: ``MCP server `npx -y server` ``,
+/// with the keys the variables `withheld` hold taken out ([`shown_command`]).
+pub fn server_name(command_line: &str, withheld: &[String]) -> String {
+    named(command_line, &Secrets::from_env(withheld))
+}
+
+/// [`server_name`], the keys `secrets` holds taken out.
+fn named(command_line: &str, secrets: &Secrets) -> String {
+    format!("MCP server {}", shown_command(command_line, secrets, '`'))
+}
+
+/// `command_line` between `mark`s as a line shows it: every key of `secrets` (the providers'
+/// keys) as `[REDACTED]`, as stderr has always shown it (tester 50 F4:
+/// `--token KEY` was printed whole on stdout); as written when it is one plain line, else
+/// quoted as outside text is ([`quoted_with`]: escaped, on one line, cut), so a line feed in
+/// it never starts a line that passes for ctxconsole's (tester 50 F12).
+fn shown_command(command_line: &str, secrets: &Secrets, mark: char) -> String {
+    let redacted = secrets.text(command_line);
+    match crate::core::terminal_text::plain_or_quoted(&redacted) {
+        std::borrow::Cow::Borrowed(plain) if !plain.contains(mark) => {
+            format!("{mark}{plain}{mark}")
+        }
+        _ => quoted_with(&redacted, mark),
+    }
+}
+
 /// Start `command_line`, list all its tools, stop it and everything it started. A command
 /// line that cannot be split is bad input (exit 2); a server that does not start, does not
-/// speak MCP, fails or takes too long is a runtime failure (exit 1) naming the command.
-/// The environment variables named in `withheld` (the providers' key variables) are not
-/// passed to it: an MCP server is outside code and has no business with the keys.
+/// speak MCP, fails or takes too long is a runtime failure (exit 1) naming the command
+/// ([`server_name`]). The environment variables named in `withheld` (the providers' key
+/// variables) and ctxconsole's own MCP bearer token ([`TOKEN_ENV`]) are not passed to it:
+/// an MCP server is outside code and has no business with the keys (tester 50 F5: the
+/// token was passed).
+///
+/// [`TOKEN_ENV`]: crate::mcp_server::TOKEN_ENV
 pub async fn import_tools(
     command_line: &str,
     timeout: Duration,
     withheld: &[String],
 ) -> anyhow::Result<ImportedCatalog> {
-    let words = split_command(command_line)
-        .map_err(|e| bad_input(format!("--mcp \"{command_line}\" {e}")))?;
-    let origin = format!("MCP server `{command_line}`");
+    let secrets = Secrets::from_env(withheld);
+    let words = split_command(command_line).map_err(|e| {
+        bad_input(format!(
+            "--mcp {} {e}",
+            shown_command(command_line, &secrets, '"')
+        ))
+    })?;
+    let origin = named(command_line, &secrets);
     let mut command = tokio::process::Command::new(&words[0]);
-    for name in withheld {
+    for name in withheld
+        .iter()
+        .map(String::as_str)
+        .chain([crate::mcp_server::TOKEN_ENV])
+    {
         command.env_remove(name);
     }
     let mut child = command
@@ -215,7 +257,7 @@ pub async fn import_tools(
         .ok()
         .and_then(Result::ok)
         .flatten()
-        .map(|l| format!(" (its stderr: {l})"))
+        .map(|l| format!(" (its stderr: {})", quoted_with(&l, '"')))
         .unwrap_or_default();
     Err(anyhow::anyhow!("{origin} {failure}{said}"))
 }
@@ -286,7 +328,10 @@ async fn list_all_tools(
                 e,
                 rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)
             );
-            Failure::new(format!("failed tools/list{which}: {e}"), silent)
+            Failure::new(
+                format!("failed tools/list{which}: {}", service_error(&e)),
+                silent,
+            )
         })?;
         let (listed, next_cursor) = serde_json::to_value(&result)
             .map_err(|e| e.to_string())
@@ -354,8 +399,65 @@ fn handshake_failure(e: &rmcp::service::ClientInitializeError) -> String {
         E::ExpectedInitResponse(_) => {
             "it sent something other than an answer to initialize".to_string()
         }
+        E::JsonRpcError(error) => error_data(error),
+        E::ConflictInitResponseId(expected, got)
+        | E::UncorrelatedErrorResponse {
+            expected,
+            received: got,
+        } => {
+            format!(
+                "it answered id {} where {} was asked",
+                request_id(got),
+                request_id(expected)
+            )
+        }
+        E::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => {
+            let offered: Vec<String> = server_supported
+                .iter()
+                .take(3)
+                .map(|v| quoted_with(&v.to_string(), '"'))
+                .collect();
+            format!(
+                "it offers no protocol version this client speaks ({})",
+                offered.join(", ")
+            )
+        }
         other => other.to_string(),
     }
+}
+
+/// A request's failure as rmcp gives it, with the server's own error said by
+/// [`error_data`] (tester 50 F11: rmcp's words print its message whole, 2 MB of it).
+fn service_error(e: &rmcp::ServiceError) -> String {
+    match e {
+        rmcp::ServiceError::McpError(error) => error_data(error),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON-RPC error a server answered, as every failure here says one: its code and its
+/// message (and data, if any) quoted as all outside text is, escaped and cut
+/// (`error -32603 "db down"`).
+fn error_data(error: &rmcp::model::ErrorData) -> String {
+    let data = error
+        .data
+        .as_ref()
+        .map(|d| format!(" (data: {})", quoted_value(d)))
+        .unwrap_or_default();
+    format!(
+        "error {} {}{data}",
+        error.code.0,
+        quoted_with(&error.message, '"')
+    )
+}
+
+/// A request id from the server, quoted as a JSON value is.
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    serde_json::to_value(id)
+        .map(|v| quoted_value(&v))
+        .unwrap_or_else(|_| "?".to_string())
 }
 
 /// The tools and next cursor of one `tools/list` result, as JSON; what makes it no tools
@@ -423,6 +525,128 @@ enum Refused {
     /// A JSON-RPC message under the id of a request awaited with neither `result` nor
     /// `error`, which the transport drops: the id quoted.
     NoResult { line: usize, id: String },
+    /// A reply under the id of a request awaited that the transport's typed reader refuses,
+    /// and so drops without a word (tester 50 F2: text that is not UTF-8, a raw tab in a
+    /// string, a lone surrogate, a key given twice, an error's code that is a string, an
+    /// error without its message, a result and an error both): the id quoted, where, and
+    /// why ([`Unread`]).
+    Unreadable {
+        line: usize,
+        id: String,
+        unread: Unread,
+    },
+}
+
+/// Why the transport would not read a line as a message: said in the words every JSON
+/// reader here uses ([`CoreError::json`], [`CoreError::utf8`]), with the column of the line
+/// where the reader stopped when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Unread {
+    column: Option<usize>,
+    why: String,
+}
+
+/// A UTF-8 byte order mark, which rmcp's reader skips at a line's start.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Why rmcp's stdio transport would not read `line` (one line of the server's stdout, its
+/// newline taken off) as a message — it reads it as `serde_json::from_slice` into its typed
+/// message after taking off a final `\r` and a leading byte order mark, and drops what that
+/// refuses, telling the client nothing — or `None` when it reads it. Each answer awaited is
+/// put through the same reader, so that what it drops is said at once, not waited out.
+fn unread_by_transport(line: &[u8]) -> Option<Unread> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let refusal = serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(line).err()?;
+    Some(why_unread(line, &refusal))
+}
+
+/// Why the transport refused `line` with `refusal`, in words: the text first (not UTF-8, not
+/// JSON: a raw control character in a string, a lone surrogate), then the JSON-RPC envelope
+/// ([`envelope_fault`]), then a key given twice, and else the typed reader's own words.
+fn why_unread(line: &[u8], refusal: &serde_json::Error) -> Unread {
+    const WHERE: &str = "its stdout";
+    let said = |e: CoreError| match e {
+        CoreError::Syntax {
+            column, message, ..
+        } => Unread {
+            column: Some(column),
+            why: message,
+        },
+        other => Unread {
+            column: None,
+            why: other.to_string(),
+        },
+    };
+    let said_plain = |why: String| Unread { column: None, why };
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => return said(CoreError::utf8(WHERE, line, &e)),
+    };
+    let message = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(message) => message,
+        Err(e) => return said(CoreError::json(WHERE, text, &e)),
+    };
+    if let Some(why) = envelope_fault(&message) {
+        return said_plain(why);
+    }
+    if let Some(path) = crate::core::json_keys::first_repeated_key(line) {
+        return said_plain(format!(
+            "{} is given twice",
+            quoted_with(&crate::core::json_keys::dotted(&path), '`')
+        ));
+    }
+    // The reply its keys make it, read alone, names the field it stops at.
+    let typed = if message.get("error").is_some() {
+        serde_json::from_str::<rmcp::model::JsonRpcError>(text).err()
+    } else {
+        serde_json::from_str::<rmcp::model::JsonRpcResponse<rmcp::model::ServerResult>>(text).err()
+    };
+    said(CoreError::json(
+        WHERE,
+        text,
+        typed.as_ref().unwrap_or(refusal),
+    ))
+}
+
+/// What makes a JSON-RPC reply no reply the transport reads, at its envelope: a `result` and
+/// an `error` both, or an error that is not `{"code": <32-bit integer>, "message": <string>}`.
+fn envelope_fault(message: &serde_json::Value) -> Option<String> {
+    use crate::core::json_keys::kind;
+    use serde_json::Value;
+    if message.get("result").is_some() && message.get("error").is_some() {
+        return Some("it has both a result and an error".to_string());
+    }
+    let error = match message.get("error")? {
+        Value::Object(error) => error,
+        other => return Some(format!("its error is {}, not an object", kind(other))),
+    };
+    match error.get("code") {
+        None => return Some("its error has no code".to_string()),
+        Some(code @ Value::Number(_))
+            if code.as_i64().and_then(|c| i32::try_from(c).ok()).is_none() =>
+        {
+            return Some(format!(
+                "its error's code {} is not an integer of 32 bits",
+                quoted_value(code)
+            ));
+        }
+        Some(Value::Number(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "its error's code is {}, not an integer",
+                kind(other)
+            ));
+        }
+    }
+    match error.get("message") {
+        None => Some("its error has no message".to_string()),
+        Some(Value::String(_)) => None,
+        Some(other) => Some(format!(
+            "its error's message is {}, not a string",
+            kind(other)
+        )),
+    }
 }
 
 impl Refused {
@@ -453,6 +677,21 @@ impl Refused {
             Refused::NoResult { line, ref id } => format!(
                 "answered {asked} (id {id}) with neither result nor error (line {line} of its stdout)"
             ),
+            Refused::Unreadable {
+                line,
+                ref id,
+                ref unread,
+            } => {
+                let column = unread
+                    .column
+                    .map(|c| format!(", column {c}"))
+                    .unwrap_or_default();
+                format!(
+                    "answered {asked} (id {id}) with a message the transport cannot read \
+                     (line {line}{column} of its stdout): {}",
+                    unread.why
+                )
+            }
         }
     }
 }
@@ -562,7 +801,7 @@ impl Skipped {
                 "{} (line {line} of its stdout, {NO_JSONRPC}): {quote}",
                 self.what
             ),
-            Refused::NoId { .. } | Refused::NoResult { .. } => {
+            Refused::NoId { .. } | Refused::NoResult { .. } | Refused::Unreadable { .. } => {
                 format!("{}: {}", self.what, self.why.describe("a request"))
             }
         }
@@ -626,6 +865,9 @@ struct Scan {
     settled: bool,
     /// The line's first [`LINE_HEAD_KEPT`] bytes, to quote it.
     head: Vec<u8>,
+    /// The whole line from its `{`, up to [`MESSAGE_MAX`] (a longer one is refused as
+    /// such): an answer awaited is read as the transport reads it ([`unread_by_transport`]).
+    body: Vec<u8>,
 }
 
 impl Scan {
@@ -652,6 +894,9 @@ impl Scan {
             }
             if self.object != Some(true) {
                 continue;
+            }
+            if self.body.len() < MESSAGE_MAX {
+                self.body.push(b);
             }
             let before = self.nesting.depth();
             let opened = self.nesting.byte(b);
@@ -790,6 +1035,15 @@ impl Scan {
                         line,
                         id: crate::core::terminal_text::quoted_value(id),
                     })),
+                    // The answer awaited: read as the transport reads it, which drops what it
+                    // cannot read without a word (tester 50 F2).
+                    (true, _) => unread_by_transport(&self.body).map(|unread| {
+                        Verdict::Refuse(Refused::Unreadable {
+                            line,
+                            id: crate::core::terminal_text::quoted_value(id),
+                            unread,
+                        })
+                    }),
                     (false, true) if awaiting => Some(Verdict::Unasked(Unasked {
                         line,
                         id: crate::core::terminal_text::quoted_value(id),
@@ -1562,12 +1816,9 @@ mod tests {
             "wrote something that is not JSON-RPC on its stdout (line 1): \"Server ready\""
         );
         assert_eq!(
-            Failure::new(
-                "failed tools/list: Mcp error: -32603: db down".into(),
-                false
-            )
-            .beside(&banner),
-            "failed tools/list: Mcp error: -32603: db down (it also wrote something that is not JSON-RPC on its stdout, line 1: \"Server ready\")"
+            Failure::new(r#"failed tools/list: error -32603 "db down""#.into(), false)
+                .beside(&banner),
+            "failed tools/list: error -32603 \"db down\" (it also wrote something that is not JSON-RPC on its stdout, line 1: \"Server ready\")"
         );
         let log = read(b"{\"level\":30}\n").stray_first().unwrap();
         assert_eq!(
@@ -1651,5 +1902,180 @@ mod tests {
                 "{message}"
             );
         }
+    }
+    /// Tester 50 F2: an answer under the id awaited that rmcp's typed reader refuses was
+    /// dropped without a word, and the import waited out its timeout to say the server "did
+    /// not answer". Each is read as the transport reads it, and refused at once, saying why.
+    #[test]
+    fn an_answer_the_transport_cannot_read_fails_at_once_saying_why() {
+        let awaiting = |method: &str, id: u64| {
+            let lines = Lines::default();
+            lines.asked(
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{}}}}"#)
+                    .as_bytes(),
+            );
+            lines
+        };
+        let said = |method: &str, id: u64, line: &[u8]| {
+            let lines = awaiting(method, id);
+            lines.read(line);
+            assert_eq!(lines.refused_now(), None, "not ended yet");
+            lines.read(b"\n");
+            lines.refused_now().map(|r| r.describe(method))
+        };
+        let tool = |name: &str| format!(r#"{{"name":"{name}","inputSchema":{{"type":"object"}}}}"#);
+        let list =
+            |tools: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tools}]}}}}"#);
+        let head = "answered tools/list (id 1) with a message the transport cannot read";
+        let mut bad_utf8 = list(&tool("bad_XX")).into_bytes();
+        let at = bad_utf8.windows(2).position(|w| w == b"XX").unwrap();
+        bad_utf8.splice(at..at + 2, [0xff, 0xfe]);
+        for (line, why) in [
+            (
+                bad_utf8,
+                format!("(line 1, column {} of its stdout): invalid UTF-8 (byte offset {at})", at + 1),
+            ),
+            (
+                list(r#"{"name":"t","description":"col1	col2","inputSchema":{"type":"object"}}"#)
+                    .into_bytes(),
+                "(line 1, column 75 of its stdout): control character (\\u0000-\\u001F) found while parsing a string".to_string(),
+            ),
+            (
+                list(&tool(r"a\ud800")).into_bytes(),
+                r"(line 1, column 60 of its stdout): a lone UTF-16 surrogate (\ud800) is not a character".to_string(),
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{}]}},"result":{{"tools":[{}]}}}}"#,
+                    tool("a"),
+                    tool("b")
+                )
+                .into_bytes(),
+                "(line 1 of its stdout): `result` is given twice".to_string(),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":"E_DB","message":"db down"}}"#.to_vec(),
+                "(line 1 of its stdout): its error's code is a string, not an integer".to_string(),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":4294967296,"message":"x"}}"#.to_vec(),
+                "(line 1 of its stdout): its error's code 4294967296 is not an integer of 32 bits".to_string(),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000}}"#.to_vec(),
+                "(line 1 of its stdout): its error has no message".to_string(),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":"db down"}"#.to_vec(),
+                "(line 1 of its stdout): its error is a string, not an object".to_string(),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]},"error":{"code":1,"message":"x"}}"#
+                    .to_vec(),
+                "(line 1 of its stdout): it has both a result and an error".to_string(),
+            ),
+        ] {
+            assert_eq!(
+                said("tools/list", 1, &line).as_deref(),
+                Some(format!("{head} {why}").as_str()),
+                "{}",
+                String::from_utf8_lossy(&line)
+            );
+        }
+        // The handshake's answer too.
+        let mut init = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fXX","version":"1"}}}"#.to_vec();
+        let at = init.windows(2).position(|w| w == b"XX").unwrap();
+        init.splice(at..at + 2, [0xc0, 0xaf]);
+        assert_eq!(
+            said("initialize", 0, &init).as_deref(),
+            Some(
+                format!(
+                    "answered initialize (id 0) with a message the transport cannot read (line 1, column {} of its stdout): invalid UTF-8 (byte offset {at})",
+                    at + 1
+                )
+                .as_str()
+            )
+        );
+        // What the transport reads is no failure: a good answer, with CRLF and a byte order
+        // mark too, an error of the server's own, a key given twice deep in a tool's schema.
+        for line in [
+            list(&tool("ok")),
+            format!("{}\r", list(&tool("ok"))),
+            format!("\u{feff}{}", list(&tool("ok"))),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"db down","data":[1]}}"#
+                .to_string(),
+            list(r#"{"name":"t","inputSchema":{"type":"object","type":"object"}}"#),
+        ] {
+            assert_eq!(unread_by_transport(line.as_bytes()), None, "{line}");
+        }
+        assert_eq!(said("tools/list", 1, list(&tool("ok")).as_bytes()), None);
+        // One not awaited is not the answer: the transport drops it, and the import goes on.
+        let lines = awaiting("tools/list", 1);
+        lines.read(b"{\"jsonrpc\":\"2.0\",\"id\":999,\"error\":{\"code\":\"E\"}}\n");
+        assert_eq!(lines.refused_now(), None);
+    }
+
+    /// Tester 50 F11: a server's error message (2 MB of it) and the last line of its stderr
+    /// were printed whole. Both are quoted as all outside text is: escaped, on one line, cut.
+    #[test]
+    fn a_servers_error_is_quoted_short() {
+        let error = rmcp::model::ErrorData::new(
+            rmcp::model::ErrorCode(-32000),
+            format!("db\ndown {}", "X".repeat(2_000_000)),
+            Some(serde_json::json!({"trace": "Y".repeat(1000)})),
+        );
+        let said = service_error(&rmcp::ServiceError::McpError(error.clone()));
+        assert!(said.len() < 300, "{} bytes", said.len());
+        assert!(
+            said.starts_with(r#"error -32000 "db\ndown XXX"#)
+                && said.contains("…\" (")
+                && said.contains(" more bytes) (data: {\"trace\":"),
+            "{said}"
+        );
+        let handshake =
+            handshake_failure(&rmcp::service::ClientInitializeError::JsonRpcError(error));
+        assert_eq!(handshake, said);
+        assert_eq!(
+            error_data(&rmcp::model::ErrorData::new(
+                rmcp::model::ErrorCode(-32603),
+                "db down",
+                None
+            )),
+            r#"error -32603 "db down""#
+        );
+    }
+
+    /// Tester 50 F4 and F12: the command line was printed as typed, a provider key in it whole
+    /// on stdout, a line feed in it starting a line of its own. It is named one way
+    /// everywhere: the key taken out, and quoted (escaped, on one line) unless plain.
+    #[test]
+    fn a_command_line_is_named_on_one_line_without_the_keys() {
+        let key = "sk-test-0123456789abcdefSECRET";
+        let secrets = Secrets::of_keys([key]);
+        assert_eq!(
+            named("npx -y @mcp/server-memory", &secrets),
+            "MCP server `npx -y @mcp/server-memory`"
+        );
+        assert_eq!(
+            named(&format!("server --token {key}"), &secrets),
+            "MCP server `server --token [REDACTED]`"
+        );
+        assert_eq!(
+            named(
+                &format!("server --token {key} 'x\nctxconsole: forged'"),
+                &secrets
+            ),
+            r"MCP server `server --token [REDACTED] 'x\nctxconsole: forged'`"
+        );
+        assert_eq!(
+            shown_command("a `b` \u{1b}]0;T\u{7}", &secrets, '`'),
+            r"`a \`b\` \x1b]0;T\x07`"
+        );
+        assert_eq!(
+            shown_command("bad 'quote\nctxconsole: x", &Secrets::default(), '"'),
+            r#""bad 'quote\nctxconsole: x""#
+        );
+        let long = named(&format!("{}\n", "x".repeat(5000)), &secrets);
+        assert!(long.ends_with("…` (4921 more bytes)"), "{long}");
     }
 }
