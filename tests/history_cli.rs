@@ -2831,6 +2831,13 @@ fn a_plan_row_damaged_by_hand_is_left_out_of_listings_and_said_once() {
         text.contains("pl-0002") && text.contains("pl-0004"),
         "{text}"
     );
+    assert!(
+        text.starts_with(&format!(
+            "{total} plans (showing {}; some left out, see the note below)",
+            total - 2
+        )),
+        "{text}"
+    );
     assert_eq!(text.matches("note: left out 2 plans").count(), 1, "{text}");
     assert!(named(text.lines().last().unwrap()), "{text}");
 

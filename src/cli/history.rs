@@ -622,8 +622,14 @@ fn plans(
             ]
         })
         .collect();
+    // The total counts a plan left out for a damaged row too: the note at the end says which.
+    let left_out = if report.left_out.is_some() {
+        "; some left out, see the note below"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "{} plans (showing {})\n\n",
+        "{} plans (showing {}{left_out})\n\n",
         report.total,
         report.plans.len()
     );
