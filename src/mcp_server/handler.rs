@@ -453,14 +453,18 @@ fn template_value(uri: &str, prefix: &str, what: &str) -> Result<String, ErrorDa
     // says which part of it the decoded name broke (tester 20 F19: one generic sentence for
     // a bidi character, a space around the name and bytes that are not UTF-8).
     let decoded = crate::core::text::percent_decoded(raw);
-    let whole = decoded.every_escape_whole.then_some(decoded.bytes);
-    let problem = match whole.and_then(|bytes| String::from_utf8(bytes).ok()) {
-        Some(v) => match crate::core::budget::name_problem(&v) {
-            None if v.len() <= NAME_MAX => return Ok(v),
-            None => format!("is {} bytes; the limit is {NAME_MAX}", v.len()),
-            Some(problem) => problem.to_string(),
-        },
-        None => "is not percent-encoded UTF-8".to_string(),
+    let problem = if !decoded.every_escape_whole {
+        // Tester 50 F14: `%4` and `%+1` had read "not percent-encoded UTF-8".
+        "holds a % that begins no escape (an escape is % and two hex digits: %2F)".to_string()
+    } else {
+        match String::from_utf8(decoded.bytes) {
+            Ok(v) => match crate::core::budget::name_problem(&v) {
+                None if v.len() <= NAME_MAX => return Ok(v),
+                None => format!("is {} bytes; the limit is {NAME_MAX}", v.len()),
+                Some(problem) => problem.to_string(),
+            },
+            Err(_) => "is not percent-encoded UTF-8".to_string(),
+        }
     };
     Err(ErrorData::invalid_params(
         format!(
@@ -1079,33 +1083,19 @@ fn resource_result(uri: String, value: &Value) -> Result<ReadResourceResult, Err
 /// (rmcp falls back to one), and would be answered "method not found: tools/call". Say
 /// instead which field is wrong.
 fn malformed(method: &str, params: Option<&Value>) -> ErrorData {
-    let expected: &[(&str, &str, bool)] = match method {
+    let expected: &[jsonrpc::Field] = match method {
         "tools/call" => &[
-            ("name", "a string", true),
-            ("arguments", "an object", false),
+            ("name", "a string", true, Value::is_string),
+            ("arguments", "an object", false, Value::is_object),
         ],
-        "resources/read" => &[("uri", "a string", true)],
+        "resources/read" => &[("uri", "a string", true, Value::is_string)],
         _ => {
             return jsonrpc::no_method(method);
         }
     };
-    let given = params.and_then(Value::as_object);
-    for &(field, want, required) in expected {
-        let value = given.and_then(|o| o.get(field)).filter(|v| !v.is_null());
-        let fits = match value {
-            None => !required,
-            Some(v) if want == "a string" => v.is_string(),
-            Some(v) => v.is_object(),
-        };
-        if !fits {
-            let found = value.map_or_else(|| "it is missing".to_string(), |v| format!("not {v}"));
-            return ErrorData::invalid_params(
-                format!("{method}: argument `{field}` must be {want}, {found}"),
-                Some(json!({ "argument": field })),
-            );
-        }
-    }
-    ErrorData::invalid_params(format!("{method}: its params do not fit the method"), None)
+    jsonrpc::unfit_field(method, params, expected).unwrap_or_else(|| {
+        ErrorData::invalid_params(format!("{method}: its params do not fit the method"), None)
+    })
 }
 
 impl ServerHandler for Console {

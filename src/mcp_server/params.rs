@@ -200,12 +200,21 @@ impl<'a> Params<'a> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
-        match v.as_u64() {
+        match whole_number(v) {
             Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(self.error(
-                name,
-                format!("must be a whole number from {min} to {max}, not {v}"),
-            )),
+            _ => {
+                // A number is shown (cut as any quote is), anything else named by its kind:
+                // a value is never echoed whole (tester 50 F9).
+                let found = if v.is_number() {
+                    crate::core::terminal_text::quoted_value(v)
+                } else {
+                    type_name(v).to_string()
+                };
+                Err(self.error(
+                    name,
+                    format!("must be a whole number from {min} to {max}, not {found}"),
+                ))
+            }
         }
     }
 
@@ -316,6 +325,19 @@ pub fn max_chars(bytes: usize) -> usize {
     bytes / 4
 }
 
+/// A JSON number with no fraction, as JSON Schema's `integer` reads one: `3` and `3.0` (as
+/// Python's `json.dumps(3.0)` writes it; tester 50 F14: refused), not `3.5` or `3e0`.
+fn whole_number(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let text = v.as_number()?.to_string();
+    let (whole, fraction) = text.split_once('.')?;
+    (fraction.bytes().all(|b| b == b'0') && whole.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| whole.parse().ok())
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,6 +354,23 @@ mod tests {
         let p = Params::new("preview", &m, &["attachments"]).unwrap();
         let a = p.attachments("attachments").unwrap();
         assert_eq!(a[0].text, "line one\r\n");
+    }
+
+    /// Tester 50 F14: `3.0` is a JSON Schema `integer`; F9: a value of another kind is named
+    /// by its kind, never echoed whole.
+    #[test]
+    fn a_whole_number_may_be_written_with_a_zero_fraction_and_a_wrong_one_is_not_echoed() {
+        let wire: Value =
+            serde_json::from_str(r#"{"a": 3.0, "b": 3.5, "c": 3e0, "d": [1, 2, 3], "e": 7}"#)
+                .unwrap();
+        let m = map(wire);
+        let p = Params::new("t", &m, &["a", "b", "c", "d", "e"]).unwrap();
+        assert_eq!(p.opt_u64("a", 1, 100).unwrap(), Some(3));
+        assert_eq!(p.opt_u64("e", 1, 100).unwrap(), Some(7));
+        for (name, says) in [("b", "not 3.5"), ("c", "not 3e+0"), ("d", "not an array")] {
+            let e = p.opt_u64(name, 1, 100).unwrap_err();
+            assert!(e.message.ends_with(says), "{name}: {}", e.message);
+        }
     }
 
     #[test]
