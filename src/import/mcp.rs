@@ -940,14 +940,19 @@ impl Scan {
 
     /// At a line's end: a line too deep or too long for the transport that was not settled
     /// yet fails the request unless its top level says it is not the answer; one the
-    /// transport reads is looked at for what is not JSON-RPC ([`Self::not_json_rpc`]).
+    /// transport reads is looked at for what is not JSON-RPC ([`Self::not_json_rpc`]), and
+    /// so is a long line that does not begin as a message does: a banner is garbage, said
+    /// as such, not an answer too long (tester 50 F2: a 17 MB banner was "answered
+    /// tools/list with a message of 17.8 MB").
     fn line_end(&self, asked: &mut Requests) -> Option<Verdict> {
         if self.settled {
             return None;
         }
         let why = match self.deep {
             Some((line, column)) => Refused::TooDeep { line, column },
-            None if self.column > MESSAGE_MAX => Refused::TooLong(self.column),
+            None if self.column > MESSAGE_MAX && self.object == Some(true) => {
+                Refused::TooLong(self.column)
+            }
             None => return self.not_json_rpc(self.column - 1, asked),
         };
         Some(match self.sent(asked, true) {
@@ -1431,6 +1436,21 @@ mod tests {
         line.push(b'\n');
         fits.read(&line);
         assert_eq!(fits.refused_now(), None);
+        // A long line that does not begin as a message does is a banner: garbage, said as
+        // such, not an answer too long (tester 50 F2).
+        let banner = Lines::default();
+        banner.asked(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        banner.read(&vec![b'x'; MESSAGE_MAX + 10]);
+        banner.read(b"\n");
+        assert_eq!(banner.refused_now(), None);
+        assert_eq!(
+            banner.stray_now(),
+            Some(format!(
+                "wrote something that is not JSON-RPC on its stdout (line 1): \"{}…\" ({} more bytes)",
+                "x".repeat(80),
+                MESSAGE_MAX + 10 - 80
+            ))
+        );
         assert_eq!(quote_cursor("a\u{1b}b"), "\"a\\u{1b}b\"");
         assert_eq!(
             quote_cursor(&"c".repeat(50)),
