@@ -851,3 +851,29 @@ fn a_drift_window_that_is_not_whole_seconds_is_refused() {
     let v = json_of(ctx(home.path()).args(["history", "--drift", "--json"]));
     assert_eq!(v["window_secs"], 2, "{v}");
 }
+
+/// Tester 50 F17: `dev gen-history --plans` took any count (2^64 − 1 wrote until the disk was
+/// full); past `core::bounds::GENERATED_PLANS` it is refused naming the flag and the bound,
+/// and nothing is written.
+#[test]
+fn a_generated_store_past_its_bound_is_refused_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("gen.sqlite");
+    for count in [
+        "18446744073709551615",
+        "99999999999999999999999",
+        "10000001",
+        "1e6",
+    ] {
+        let err = bad_input(
+            ctx(home.path())
+                .args(["dev", "gen-history", "--plans", count, "--out"])
+                .arg(&out),
+        );
+        assert!(
+            err.contains("--plans") && err.contains("from 0 to 10000000"),
+            "{count}: {err}"
+        );
+        assert!(!out.exists(), "{count}");
+    }
+}

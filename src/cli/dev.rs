@@ -17,7 +17,8 @@ pub struct Args {
 pub enum What {
     /// Generate a large history store, deterministically, from the sample history.
     GenHistory {
-        #[arg(long, default_value_t = 100_000)]
+        /// How many plans, at most 10,000,000 (`core::bounds::GENERATED_PLANS`).
+        #[arg(long, default_value_t = 100_000, value_parser = generated_plans)]
         plans: usize,
         /// A new file to write (an existing one is refused).
         #[arg(long, value_name = "FILE")]
@@ -25,6 +26,20 @@ pub enum What {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+}
+
+/// `--plans` within [`crate::core::bounds::GENERATED_PLANS`]: a count past it (or past what
+/// a number holds) is refused with the bound, as clap says which flag.
+fn generated_plans(s: &str) -> Result<usize, String> {
+    let bound = &crate::core::bounds::GENERATED_PLANS;
+    match s.parse::<usize>() {
+        Ok(n) if bound.contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a whole number from {} to {} (the most plans a generated store holds)",
+            bound.start(),
+            bound.end()
+        )),
+    }
 }
 
 pub fn run(workspace: Option<PathBuf>, args: Args) -> anyhow::Result<()> {

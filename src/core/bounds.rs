@@ -162,6 +162,10 @@ pub const STOP_SEQUENCES: RangeInclusive<usize> = 0..=4;
 pub const STOP_BYTES: RangeInclusive<usize> = 1..=256;
 /// `max_tokens` sent: at least one token.
 pub const MAX_TOKENS: RangeInclusive<usize> = 1..=100_000_000;
+/// Plans `dev gen-history --plans` writes: ten times the largest store the benches generate
+/// (1,000,000 plans, 1.2 GB); any count was taken, and 2^64 − 1 wrote until the disk was
+/// full (tester 50 F17).
+pub const GENERATED_PLANS: RangeInclusive<usize> = 0..=10_000_000;
 
 /// The sizes in a local semantic model's BERT `config.json`: at least one of each (candle
 /// divides by the heads: 0 panicked, tester 16 F1), and far above any published BERT
