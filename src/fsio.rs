@@ -561,6 +561,74 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether `file` is the file `path` names now (the same device and inode, the path
+/// followed): false when the name was given to another file since (a rewrite renamed over
+/// it, a log moved aside) or names none.
+pub fn is_file_at(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// How long a writer that appends to a file others may rewrite ([`open_for_rewrite`]) waits
+/// for the rewrite to end before it writes anyway: a rewrite of a 16 MiB log takes well
+/// under a second; a `scrub` stopped mid-rewrite (ctrl+z) must not stop every process that
+/// logs.
+pub const REWRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Take the shared lock a writer holds while it appends to `file` (see
+/// [`open_for_rewrite`]), waiting at most [`REWRITE_WAIT`] for a rewrite to end. False when
+/// it was not had (waited out, or a file system without locks): the writer then writes
+/// without it.
+pub fn lock_for_append(file: &File) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return true,
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REWRITE_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
+/// A workspace file that another process may be appending to (a log), opened for reading
+/// under an exclusive lock (`flock`), for [`write_file`] to replace while the lock is held;
+/// dropping the file lets go. A writer appends under the shared lock ([`lock_for_append`])
+/// and then checks that its file is still the one at the path ([`is_file_at`]), reopening
+/// the path when not: so a line is never appended between the read and the rename (it
+/// waits, and then goes to the new file), nor to the replaced file after it (tester 50 F1:
+/// every line a running `mcp --http --log` wrote after a `scrub` went to the unlinked log).
+/// `None` when there is no file of that name; anything but a regular file is an error
+/// naming it, as [`open_regular`] says.
+pub fn open_for_rewrite(path: &Path) -> anyhow::Result<Option<File>> {
+    // Each turn opens the file at the path and locks it; a file renamed over the path
+    // between the two (another rewrite) leaves the lock on the old one: the next turn takes
+    // the new one.
+    for _ in 0..100 {
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            _ => {}
+        }
+        let file = open_regular(path)?;
+        file.lock().map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot lock it to rewrite it: {e}",
+                crate::core::terminal_text::path(path)
+            )
+        })?;
+        if is_file_at(&file, path) {
+            return Ok(Some(file));
+        }
+    }
+    Err(anyhow::anyhow!(
+        "{}: replaced 100 times while it was being locked to rewrite it",
+        crate::core::terminal_text::path(path)
+    ))
+}
+
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Remove what a process that died building `target` (killed while the first run seeded

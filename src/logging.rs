@@ -11,7 +11,9 @@
 //! The file is appended to, not written whole and renamed like every other file: a log is a
 //! stream that must survive a crash mid-run. It is private (0600, its directory 0700) because
 //! with `--log-bodies` it holds prompts; a file grown past [`ROTATE_BYTES`] is moved to
-//! `ctxconsole.log.1` when logging starts, so the log never grows without bound.
+//! `ctxconsole.log.1` when logging starts, so the log never grows without bound. Each event
+//! goes to the file the path names then, under a shared lock a rewrite (`scrub`) waits for
+//! (`LogFile::follow_the_path`).
 
 use crate::core::terminal_text::ShownPath;
 use std::fs::OpenOptions;
@@ -186,13 +188,7 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
     {
         make_private(&old, &rotated, "(the log before the last one)")?;
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
+    let mut file = open_append(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot open the log: {e}", path.shown()))?;
     make_private(&file, path, "before logging")?;
     // A line a full disk cut short last run is ended, so this run's first event is a line of
@@ -200,6 +196,18 @@ fn open_log(path: &Path) -> anyhow::Result<std::fs::File> {
     // first write, which says it.
     let _ = end_a_cut_line(&mut file);
     Ok(file)
+}
+
+/// The log at `path` opened for appending: created private (0600) when there is none, never
+/// through a symbolic link.
+fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
+    OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// Write a line break after the last byte unless it is one (or the file is empty).
@@ -248,13 +256,49 @@ impl LogFile {
         if self.broken {
             return;
         }
-        if let Err(e) = self.file.write_all(bytes) {
+        let written = self.follow_the_path().and_then(|locked| {
+            let written = self.file.write_all(bytes);
+            if locked {
+                let _ = self.file.unlock();
+            }
+            written
+        });
+        if let Err(e) = written {
             self.broken = true;
             crate::fsio::notice(format!(
                 "{}: cannot write the log ({e}): the rest of this run's log is dropped",
                 self.path.shown()
             ));
         }
+    }
+}
+
+impl LogFile {
+    /// Make the open file the one the log's path names now, under the shared lock a rewrite
+    /// waits for (`crate::fsio::open_for_rewrite`), as Python's `WatchedFileHandler` does: a
+    /// `scrub` renames a rewritten log over the path, `open_log` moves a full one aside, an
+    /// operator deletes it; each event goes to the file at the path, reopened (appending,
+    /// 0600) when it is another (tester 50 F1: a running process wrote on into the unlinked
+    /// file, and every line after a scrub was lost). True when the lock is held.
+    fn follow_the_path(&mut self) -> std::io::Result<bool> {
+        // A path given a new file between the lock and the look (a rewrite) is looked at
+        // again under the new file's lock; a path replaced again and again is written to as
+        // it last stood.
+        for _ in 0..3 {
+            let locked = crate::fsio::lock_for_append(&self.file);
+            if crate::fsio::is_file_at(&self.file, &self.path) {
+                return Ok(locked);
+            }
+            if locked {
+                let _ = self.file.unlock();
+            }
+            let mut file = open_append(&self.path)?;
+            // Ours, but a file someone else put there may be loose: made private, and said.
+            let _ = make_private(&file, &self.path, "before logging");
+            let _ = end_a_cut_line(&mut file);
+            self.file = file;
+        }
+        Ok(crate::fsio::lock_for_append(&self.file))
     }
 }
 
@@ -327,6 +371,46 @@ mod tests {
         std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
         let _log = open_log(&path).unwrap();
         assert_eq!(mode(&old), 0o600);
+    }
+
+    /// Tester 50 F1: a line logged while `scrub` holds the log to rewrite it waits, then goes
+    /// to the rewritten file; the lines after it too, and a log deleted is made again (0600).
+    #[test]
+    fn a_line_logged_during_a_rewrite_waits_and_goes_to_the_file_at_the_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_DIR).join(LOG_FILE);
+        let log = Arc::new(Mutex::new(LogFile {
+            file: open_log(&path).unwrap(),
+            path: path.clone(),
+            broken: false,
+        }));
+        let write = |log: &Arc<Mutex<LogFile>>, line: &str| {
+            log.lock().unwrap().write_event(line.as_bytes());
+        };
+        write(&log, "before\n");
+        let held = crate::fsio::open_for_rewrite(&path).unwrap().unwrap();
+        let writer = {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || write(&log, "during\n"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!writer.is_finished(), "the line waits for the rewrite");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "before\n");
+        crate::fsio::write_file(&path, b"rewritten\n", true).unwrap();
+        drop(held);
+        writer.join().unwrap();
+        write(&log, "after\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "rewritten\nduring\nafter\n"
+        );
+        std::fs::remove_file(&path).unwrap();
+        write(&log, "again\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "again\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(!log.lock().unwrap().broken);
     }
 
     #[test]

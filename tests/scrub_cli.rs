@@ -425,3 +425,182 @@ fn a_placeholder_key_is_neither_redacted_nor_scrubbed() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains(&format!("--env {OLD_ENV}: the value is a placeholder")));
 }
+
+/// `ctxconsole --log debug mcp` on `home` (stdio), its key variable unset: a process that
+/// keeps the log open while another scrubs it.
+struct LoggingServer {
+    child: std::process::Child,
+    answers: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl LoggingServer {
+    fn start(home: &Path) -> LoggingServer {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ctxconsole"))
+            .env("CTXCONSOLE_HOME", home)
+            .env_remove("CTXCONSOLE_LOG")
+            .env_remove("CTXCONSOLE_MCP_TOKEN")
+            .env_remove(KEY_ENV)
+            .args(["--log", "debug", "mcp"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let answers = std::io::BufReader::new(child.stdout.take().unwrap());
+        LoggingServer { child, answers }
+    }
+
+    /// Send one JSON-RPC message; with an id, read its answer.
+    fn send(&mut self, message: Value) {
+        use std::io::{BufRead, Write};
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        if message.get("id").is_some() {
+            let mut line = String::new();
+            self.answers.read_line(&mut line).unwrap();
+            assert!(line.contains("\"jsonrpc\""), "{line}");
+        }
+    }
+
+    /// Close its input and wait for it to end (it logs its shutdown).
+    fn finish(mut self) {
+        drop(self.child.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
+/// The log at `log` once it holds `text` (a server logs a message after answering it).
+fn log_holding(log: &Path, text: &str) -> Vec<u8> {
+    let started = std::time::Instant::now();
+    loop {
+        let bytes = std::fs::read(log).unwrap();
+        if bytes.windows(text.len()).any(|w| w == text.as_bytes()) {
+            return bytes;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{text} not in the log: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Tester 50 F1: `scrub` renames a rewritten log over the path while a process that logs
+/// (`mcp --log`, the console) has it open. What that process logs afterwards, its shutdown
+/// included, goes to the file at the path, not to the replaced one; and the rewrite keeps
+/// a byte that is not UTF-8 as it was (it became U+FFFD).
+#[test]
+fn a_running_process_logs_on_into_the_scrubbed_log_and_stray_bytes_are_kept() {
+    let home = common::keyed_workspace(KEY_ENV);
+    let h = home.path();
+    std::fs::create_dir_all(h.join("logs")).unwrap();
+    let log = h.join("logs/ctxconsole.log");
+    let mut before =
+        format!("2026-11-20T10:00:00Z DEBUG request body: {{\"note\":\"{KEY}\"}}\n").into_bytes();
+    before.extend_from_slice(b"2026-11-20T10:00:01Z WARN a line cut short \xe2\x82\n");
+    std::fs::write(&log, &before).unwrap();
+
+    let mut server = LoggingServer::start(h);
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "client-before-scrub", "version": "1"}}});
+    server.send(init);
+    server.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    log_holding(&log, "client-before-scrub");
+
+    let out = succeeded(ctx(h).env(KEY_ENV, KEY).arg("scrub"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("1 log file held a key"), "{said}");
+
+    server.send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+        "params": {"uri": "ctxconsole://read-after-scrub"}}),
+    );
+    log_holding(&log, "read-after-scrub");
+    server.finish();
+
+    let kept = std::fs::read(&log).unwrap();
+    let text = String::from_utf8_lossy(&kept);
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("\"note\":\"[REDACTED]\""), "{text}");
+    assert!(text.contains("client-before-scrub"), "{text}");
+    assert!(text.contains("read-after-scrub"), "{text}");
+    assert!(
+        text.contains("serve finished"),
+        "its shutdown is logged too: {text}"
+    );
+    assert!(
+        kept.windows(5).any(|w| w == b"t \xe2\x82\n"),
+        "the cut character's bytes are kept as they were: {text}"
+    );
+    assert!(
+        !kept.windows(3).any(|w| w == "\u{fffd}".as_bytes()),
+        "no U+FFFD was written: {text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+/// Tester 50 F16: the files of answers a store write refused (`unstored-plans-*.jsonl`) hold
+/// whole plan lines; scrub names and rewrites them as it does the logs (0600), and the plan
+/// lines still import.
+#[test]
+fn unstored_plan_files_are_scrubbed_and_named_and_still_import() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = common::keyed_workspace(KEY_ENV);
+    let h = home.path();
+    let file = h.join("unstored-plans-20261126T061500Z.jsonl");
+    let plan = format!(
+        "{{\"id\":\"unstored-1\",\"at\":\"2026-11-26T06:15:00Z\",\"caller\":\"console\",\
+         \"model\":\"gw/m\",\"intent\":\"summarise the log holding {KEY}\",\
+         \"steps\":[{{\"order\":1,\"tool\":\"blog.draft\",\"args\":{{\"auth\":\"Bearer {KEY}\"}}}}]}}\n"
+    );
+    std::fs::write(&file, &plan).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // A file of another name is none of scrub's.
+    let other = h.join("notes.jsonl");
+    std::fs::write(&other, &plan).unwrap();
+
+    let dry = json_of(
+        ctx(h)
+            .env(KEY_ENV, KEY)
+            .args(["scrub", "--dry-run", "--json"]),
+    );
+    let named = dry["unstored_plans"].as_array().unwrap();
+    assert_eq!(named.len(), 1, "{dry}");
+    assert!(
+        named[0]
+            .as_str()
+            .unwrap()
+            .ends_with("unstored-plans-20261126T061500Z.jsonl"),
+        "{dry}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), plan);
+
+    let out = succeeded(ctx(h).env(KEY_ENV, KEY).arg("scrub"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 unstored plan file held a key: '")
+            && said.contains("unstored-plans-20261126T061500Z.jsonl'"),
+        "{said}"
+    );
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(!kept.contains(KEY), "{kept}");
+    assert!(kept.contains("Bearer [REDACTED]"), "{kept}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), plan);
+    succeeded(ctx(h).args(["import", "plans"]).arg(&file));
+    let shown = json_of(ctx(h).args(["history", "show", "unstored-1", "--json"]));
+    assert_eq!(
+        shown["intent"], "summarise the log holding [REDACTED]",
+        "{shown}"
+    );
+}

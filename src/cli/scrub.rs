@@ -2,8 +2,8 @@
 //!
 //! Since tester 12 T12-6 every configured key is taken out of what is kept as it is kept;
 //! what was kept before (or before a key was configured, or under a key since rotated)
-//! still holds it. This finds it in the history store, the output cache and the logs, and
-//! rewrites each without it.
+//! still holds it. This finds it in the history store, the output cache, the logs and the
+//! files of unstored plans, and rewrites each without it.
 
 use crate::core::terminal_text::ShownPath;
 use std::path::{Path, PathBuf};
@@ -83,22 +83,39 @@ fn secrets(ws: &Workspace, config: &Config, env: &[String]) -> anyhow::Result<Se
     Ok(secrets)
 }
 
-/// Whether the log file at `path` held a key: then it is rewritten whole without it (0600,
-/// a new file renamed over it). False when there is no such file.
-fn scrub_log(path: &Path, secrets: &Secrets, dry_run: bool) -> anyhow::Result<bool> {
-    let Some(bytes) = crate::fsio::read_optional(path)? else {
+/// Whether the file at `path` (a log, a file of unstored plans) held a key: then it is
+/// rewritten whole without it (0600, a new file renamed over it), every other byte kept as
+/// it was, UTF-8 or not (tester 50 F1: it was read lossily, a stray byte becoming U+FFFD).
+/// Read and replaced under the lock the log's writers append under
+/// ([`crate::fsio::open_for_rewrite`]): a line a running process logs meanwhile waits, then
+/// goes to the new file. False when there is no such file.
+fn scrub_file(path: &Path, secrets: &Secrets, dry_run: bool) -> anyhow::Result<bool> {
+    let Some(locked) = crate::fsio::open_for_rewrite(path)? else {
         return Ok(false);
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let kept = secrets.text(&text);
-    if kept == text {
+    let bytes = crate::fsio::read_whole(&locked, &crate::core::terminal_text::path(path))?;
+    let kept = secrets.bytes(&bytes);
+    if kept == bytes {
         return Ok(false);
     }
     if !dry_run {
-        crate::fsio::write_file(path, kept.as_bytes(), true)
+        crate::fsio::write_file(path, &kept, true)
             .map_err(|e| anyhow::anyhow!("{}: rewriting without the keys: {e}", path.shown()))?;
     }
+    // The lock goes once the new file has the name.
+    drop(locked);
     Ok(true)
+}
+
+/// The files of `paths` [`scrub_file`] found a key in, by the names shown.
+fn scrub_files(paths: &[PathBuf], secrets: &Secrets, dry_run: bool) -> anyhow::Result<Vec<String>> {
+    let mut held = Vec::new();
+    for path in paths {
+        if scrub_file(path, secrets, dry_run)? {
+            held.push(path.shown().to_string());
+        }
+    }
+    Ok(held)
 }
 
 pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow::Result<()> {
@@ -123,15 +140,13 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         Some(mut cache) => Ok(vec![cache.scrub(&secrets, args.dry_run)?]),
         None => Ok(vec![Vec::new()]),
     })();
-    let logs = (|| {
-        let mut held = Vec::new();
-        for path in log_files(&ws.dir) {
-            if scrub_log(&path, &secrets, args.dry_run)? {
-                held.push(path.shown().to_string());
-            }
-        }
-        Ok(vec![held])
-    })();
+    let logs = scrub_files(&log_files(&ws.dir), &secrets, args.dry_run).map(|held| vec![held]);
+    // Answers a store write refused, kept as whole plan lines (tester 50 F16: a key found
+    // later stayed in them).
+    let unstored = crate::live::kept_file::unstored_files(&ws.dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot list its files: {e}", ws.dir.shown()))
+        .and_then(|files| scrub_files(&files, &secrets, args.dry_run))
+        .map(|held| vec![held]);
     let in_store = format!(" in {}", history_path.shown());
     let places = [
         Place {
@@ -156,6 +171,11 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             found: logs,
             lines: vec![("log file", "log files", String::new())],
         },
+        Place {
+            what: "the unstored plan files",
+            found: unstored,
+            lines: vec![("unstored plan file", "unstored plan files", String::new())],
+        },
     ];
     let failed: Vec<&str> = places
         .iter()
@@ -179,6 +199,7 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
             "executions": held(0, 1),
             "cached_pastes": held(1, 0),
             "logs": held(2, 0),
+            "unstored_plans": held(3, 0),
             "not_scrubbed": not_scrubbed,
         }))?;
     } else {

@@ -7,6 +7,30 @@ use std::path::{Path, PathBuf};
 
 use crate::core::terminal_text::ShownPath;
 
+/// How the name of every file of answers not stored begins, and ends.
+const UNSTORED_PREFIX: &str = "unstored-plans-";
+const UNSTORED_SUFFIX: &str = ".jsonl";
+
+/// The files of answers not stored in the workspace `dir` ([`unstored_file`]'s names; files
+/// only, not what a symbolic link of such a name points to), by name: what `scrub` reads
+/// with the rest of what is kept (tester 50 F16).
+pub fn unstored_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(UNSTORED_PREFIX)
+            && name.ends_with(UNSTORED_SUFFIX)
+            && entry.file_type()?.is_file()
+        {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// Where quitting writes the answers it could not store: `unstored-plans-STAMP.jsonl` in
 /// the workspace (`-2`, `-3` … when taken).
 fn unstored_file(dir: &Path, now: i64, n: u32) -> PathBuf {
@@ -19,7 +43,7 @@ fn unstored_file(dir: &Path, now: i64, n: u32) -> PathBuf {
     } else {
         String::new()
     };
-    dir.join(format!("unstored-plans-{stamp}{suffix}.jsonl"))
+    dir.join(format!("{UNSTORED_PREFIX}{stamp}{suffix}{UNSTORED_SUFFIX}"))
 }
 
 /// Write `lines` whole to a new private file (0600, written beside and linked into

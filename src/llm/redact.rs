@@ -317,10 +317,19 @@ impl Redactor {
         }
         // The key went out as a header value, so it is visible ASCII: a match never splits
         // a character. The lossy read only guards a key that never went out.
-        let raw = self.bytes(text.as_bytes());
+        String::from_utf8_lossy(&self.text_bytes(text.as_bytes())).into_owned()
+    }
+
+    /// [`Redactor::text`] over bytes that need not be UTF-8 (a log line a full disk cut
+    /// mid-character): the same runs become markers, and every other byte is kept as it was
+    /// (tester 50 F1: `scrub` read a log lossily, so a stray byte became U+FFFD for good).
+    pub fn text_bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        if !self.is_active() {
+            return bytes.to_vec();
+        }
+        let raw = self.bytes(bytes);
         let unescaped = self.through_json_escapes(&raw);
-        String::from_utf8_lossy(&self.widen_markers(unescaped.as_deref().unwrap_or(&raw)))
-            .into_owned()
+        self.widen_markers(unescaped.as_deref().unwrap_or(&raw))
     }
 
     /// Decoded text can still hold JSON: a model's plan is JSON inside its answer, and the
@@ -611,6 +620,17 @@ impl Secrets {
         for r in &self.redactors {
             r.in_place(text);
         }
+    }
+
+    /// `bytes` with every configured key taken out as [`Secrets::text`] takes it out of
+    /// text, every byte outside a key kept as it is, UTF-8 or not ([`Redactor::text_bytes`]):
+    /// for a file rewritten whole, such as a log.
+    pub fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for r in &self.redactors {
+            out = r.text_bytes(&out);
+        }
+        out
     }
 
     /// Every string in `value` (keys of objects included), redacted.
