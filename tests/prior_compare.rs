@@ -483,6 +483,33 @@ fn an_arm_that_is_not_one_is_refused_naming_the_arms() {
     assert!(err.contains("line 1") && err.contains("half"), "{err}");
 }
 
+/// Tester 50 F13: a comparison none of whose arms ran stored nothing, yet said "stored
+/// linked as comparison cmp-…" and gave a `compare_group`.
+#[test]
+fn a_comparison_that_stored_nothing_names_no_group() {
+    let server = LlmServer::start();
+    let home = workspace(&server);
+    // The key's variable is unset: no arm can be sent.
+    let args = ["send", BLOG, "--model", "test/ok-json", "--compare", "full"];
+    let out = ctx(home.path())
+        .env_remove(KEY_ENV)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(!text.contains("stored linked"), "{text}");
+    let out = ctx(home.path())
+        .env_remove(KEY_ENV)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["compare_group"], Value::Null, "{v}");
+    assert_eq!(server.requests.lock().unwrap().len(), 0);
+}
+
 /// A comparison with a baseline: the baseline is asked once, unaided and without the
 /// past-plans part, in no comparison; every arm's plan is stored with its gap signal.
 #[test]

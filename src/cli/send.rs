@@ -258,6 +258,10 @@ pub fn run(workspace: Option<PathBuf>, store: StoreChoice, args: Args) -> anyhow
         .as_ref()
         .map(|b| baseline::render(b, &gaps))
         .unwrap_or_default();
+    // A comparison links stored arms: with none stored there is no group to show (tester 50
+    // F13: "stored linked as comparison cmp-…" was printed with nothing stored).
+    let compare_group =
+        compare_group.filter(|_| results.iter().any(|r| r.live.stored_id.is_some()));
     let sent = Sent {
         instruction: prompt,
         caller: args.caller,
