@@ -381,7 +381,7 @@ fn sent_columns_at_120x40_name_their_model_and_arm() {
     let lines: Vec<&str> = s.lines().collect();
     let start = lines
         .iter()
-        .position(|l| l.contains("Sent (ctrl+n"))
+        .position(|l| l.contains("Sent (alt+j"))
         .unwrap_or_else(|| panic!("no Sent section:\n{s}"));
     let end = lines[start..]
         .iter()
@@ -1006,7 +1006,7 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
     apply(&ctx, &mut state, [answer]);
     assert!(state.send.outcome.is_some(), "sent");
     let same = screen(&state, 160, 50);
-    assert!(same.contains("Sent (ctrl+n"), "{same}");
+    assert!(same.contains("Sent (alt+j"), "{same}");
     assert!(!same.contains("Sent earlier"), "{same}");
 
     // Another model selected: the table is another request's.
@@ -1043,7 +1043,7 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
             Action::FocusPrompt,
         ],
     );
-    assert!(screen(&state, 160, 50).contains("Sent (ctrl+n"));
+    assert!(screen(&state, 160, 50).contains("Sent (alt+j"));
 
     // A tier override plans another request for the same model (tester 35 F4).
     apply(&ctx, &mut state, [Action::CycleTier]);
@@ -1053,7 +1053,7 @@ fn the_sent_table_says_it_is_earlier_once_the_preview_is_another_request() {
         &mut state,
         [Action::CycleTier, Action::CycleTier, Action::CycleTier],
     );
-    assert!(screen(&state, 160, 50).contains("Sent (ctrl+n"));
+    assert!(screen(&state, 160, 50).contains("Sent (alt+j"));
 
     // Another instruction: earlier again.
     apply(&ctx, &mut state, [Action::Paste(" now".into())]);
@@ -1066,7 +1066,7 @@ fn sent_table(s: &str) -> Vec<String> {
     let lines: Vec<&str> = s.lines().collect();
     let start = lines
         .iter()
-        .position(|l| l.contains("Sent (ctrl+n"))
+        .position(|l| l.contains("Sent (alt+j"))
         .unwrap_or_else(|| panic!("no Sent section:\n{s}"));
     let end = lines[start..]
         .iter()
@@ -1168,7 +1168,7 @@ fn the_sent_table_scrolls_to_the_selected_result_and_counts_those_off_screen() {
     apply(&ctx, &mut state, [Action::FocusPrompt, Action::NextSent]);
     assert_eq!(state.send.selected, 0);
     shows(&state, 0, 9);
-    // ctrl+p goes back: from the first to the last, the table scrolled to it.
+    // prev_sent goes back: from the first to the last, the table scrolled to it.
     apply(&ctx, &mut state, [Action::PrevSent]);
     assert_eq!(state.send.selected, 9);
     shows(&state, 9, 0);
@@ -1218,4 +1218,262 @@ fn a_prefix_row_is_no_model_a_send_goes_to() {
         "a request went to the prefix row: {models:?}"
     );
     assert!(!models.is_empty(), "the model itself was sent to");
+}
+
+/// The cells of screen row `y` from column `from`, each with its column.
+fn cells(buf: &ratatui::buffer::Buffer, y: u16, from: u16) -> Vec<(u16, String)> {
+    (from..buf.area.width)
+        .map(|x| (x, buf[(x, y)].symbol().to_string()))
+        .collect()
+}
+
+/// The columns where `word` (ASCII) begins on a row of [`cells`].
+fn starts_of(row: &[(u16, String)], word: &str) -> Vec<u16> {
+    let letters: Vec<String> = word.chars().map(String::from).collect();
+    (0..row.len())
+        .filter(|&i| {
+            row.len() >= i + letters.len()
+                && row[i..i + letters.len()]
+                    .iter()
+                    .zip(&letters)
+                    .all(|((_, s), l)| s == l)
+        })
+        .map(|i| row[i].0)
+        .collect()
+}
+
+/// Tester 50 F8: the Sent table padded its columns by characters, so with model ids of
+/// CJK characters (two cells each) the second column's header began 4 cells right of its
+/// column and its arm was cut to `…` in a pane with room to spare. Laid out by cells (as the
+/// CLI's `send` table is), each header starts where its column's rows start.
+#[test]
+fn the_sent_table_lines_up_cjk_model_ids_by_cells() {
+    let server = LlmServer::start();
+    let (dir, _) = workspace(&server);
+    std::fs::write(
+        dir.path().join("budgets.toml"),
+        "[[model]]\nid = \"test/模型一号\"\ninput_tokens = 32000\noutput_tokens = 1000\ntier = \"B\"\n\n\
+         [[model]]\nid = \"test/模型二号\"\ninput_tokens = 32000\noutput_tokens = 1000\ntier = \"B\"\n",
+    )
+    .unwrap();
+    let ws = open_workspace(dir.path());
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    state.resized(160, 45);
+    mark_model(&ctx, &mut state, "test/模型一号");
+    type_for(&ctx, &mut state, "test/模型二号", &[]);
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    let outcome = state.send.outcome.clone().expect("sent");
+    assert_eq!(outcome.results.len(), 2);
+    let mut term = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    term.draw(|f| ui::draw(f, &state, &Theme::plain(), &Keymap::default()))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    let text = screen(&state, 160, 45);
+    let row_where = |needle: &str| -> u16 {
+        (0..45u16)
+            .find(|&y| {
+                cells(&buf, y, 0)
+                    .iter()
+                    .map(|(_, s)| s.as_str())
+                    .collect::<String>()
+                    .contains(needle)
+            })
+            .unwrap_or_else(|| panic!("no row with {needle}:\n{text}"))
+    };
+    // The Preview: from the Sent heading's column on.
+    let heading = row_where("│Sent (");
+    let left = starts_of(&cells(&buf, heading, 0), "Sent (")[0];
+    let header = cells(&buf, row_where("▶"), left);
+    let ids = cells(&buf, row_where("plan id"), left);
+    // Each column's plan id, whole at this width, starts the column; its header (the `▶`
+    // or a space, then the model) one cell before the model.
+    let columns = starts_of(&ids, "send-");
+    let models: Vec<u16> = starts_of(&header, "test/")
+        .into_iter()
+        .map(|x| x - 1)
+        .collect();
+    assert_eq!(columns.len(), 2, "{text}");
+    assert_eq!(models, columns, "headers off their columns:\n{text}");
+    let valid = cells(&buf, row_where("valid plan"), left);
+    let first_cells: Vec<u16> = columns
+        .iter()
+        .map(|&x| {
+            valid
+                .iter()
+                .find(|(at, _)| *at == x)
+                .map_or(0, |(at, s)| if s == " " { 0 } else { *at })
+        })
+        .collect();
+    assert_eq!(first_cells, columns, "valid plan off its columns:\n{text}");
+    // Both arms whole: nothing cut in a pane with room.
+    let header_text: String = header.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(starts_of(&header, "[compacted]").len(), 2, "{header_text}");
+    assert!(!header_text.contains('…'), "{header_text}");
+}
+
+/// The Sent table's heading, as drawn with `keymap`, and the status line.
+fn heading_and_status(state: &State, keymap: &Keymap) -> (String, String) {
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    term.draw(|f| ui::draw(f, state, &Theme::plain(), keymap))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    let rows: Vec<String> = (0..50u16)
+        .map(|y| (0..200u16).map(|x| buf[(x, y)].symbol()).collect())
+        .collect();
+    let heading = rows
+        .iter()
+        .find_map(|l| l.find("│Sent").map(|at| l[at + "│".len()..].to_string()))
+        .unwrap_or_else(|| panic!("no Sent heading:\n{}", rows.join("\n")));
+    let heading = heading
+        .split('│')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    (heading, rows[49].trim().to_string())
+}
+
+/// Tester 50 F10: the Sent heading read `ctrl+n next · ctrl+o opens in History` whatever
+/// the keymap (with both rebound it named dead keys while the status line named the live
+/// ones) and never named the previous key. It names the live keymap's keys, the ones the
+/// status line names and that act in the Prompt box.
+#[test]
+fn the_sent_heading_names_the_keys_of_the_live_keymap() {
+    use ctxconsole::tui::key_action;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    mark_model(&ctx, &mut state, "test/tool-calls");
+    type_for(&ctx, &mut state, "test/ok-json", &[]);
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    assert_eq!(state.send.outcome.as_ref().expect("sent").results.len(), 2);
+    let (heading, _) = heading_and_status(&state, &Keymap::default());
+    assert_eq!(
+        heading,
+        "Sent (alt+j next · alt+k previous · ctrl+o opens in History)"
+    );
+    let rebound = Keymap::with_overlay(
+        "[keys]\n\"alt+j\" = \"none\"\n\"alt+k\" = \"none\"\n\"ctrl+o\" = \"none\"\n\
+         \"alt+l\" = \"next_sent\"\n\"alt+y\" = \"prev_sent\"\n\"alt+o\" = \"open_sent\"\n",
+        "keymap.toml",
+    )
+    .unwrap();
+    let (heading, status) = heading_and_status(&state, &rebound);
+    assert_eq!(
+        heading,
+        "Sent (alt+l next · alt+y previous · alt+o opens in History)"
+    );
+    assert!(
+        status.contains("alt+l next result") && status.contains("alt+o open result"),
+        "{status}"
+    );
+    // The keys named act in the Prompt box.
+    let alt = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    for (c, action) in [
+        ('l', Action::NextSent),
+        ('y', Action::PrevSent),
+        ('o', Action::OpenSent),
+    ] {
+        assert_eq!(key_action(&state, &rebound, &alt(c)), Some(action));
+    }
+    // The tester's file: alt+n is the Prompt box's own (paragraph down), so it is neither
+    // named nor taken from the box; next_sent keeps its default key, which is named.
+    let testers = Keymap::with_overlay(
+        "[keys]\n\"ctrl+n\" = \"none\"\n\"ctrl+o\" = \"none\"\n\"alt+n\" = \"next_sent\"\n\"alt+o\" = \"open_sent\"\n",
+        "keymap.toml",
+    )
+    .unwrap();
+    let (heading, status) = heading_and_status(&state, &testers);
+    assert_eq!(
+        heading,
+        "Sent (alt+j next · alt+k previous · alt+o opens in History)"
+    );
+    assert!(status.contains("alt+j next result"), "{status}");
+    assert!(
+        !heading.contains("ctrl+") && !status.contains("ctrl+n"),
+        "{status}"
+    );
+    assert!(matches!(
+        key_action(&state, &testers, &alt('n')),
+        Some(Action::PromptKey(_))
+    ));
+    // No key at all for an action: not named.
+    let none = Keymap::with_overlay(
+        "[keys]\n\"alt+k\" = \"none\"\n\"ctrl+o\" = \"none\"\n",
+        "keymap.toml",
+    )
+    .unwrap();
+    assert_eq!(heading_and_status(&state, &none).0, "Sent (alt+j next)");
+}
+
+/// Tester 50 F10: ctrl+p, bound to prev_sent, no longer moved the cursor up in the Prompt
+/// box (the text area's emacs line up, as ctrl+n is its line down) and did nothing at all
+/// without results. While the box has focus it keeps its own keys; the Sent table's keys
+/// are others.
+#[test]
+fn ctrl_p_and_ctrl_n_move_the_cursor_in_the_prompt_box_with_results_shown() {
+    use ctxconsole::tui::key_action;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let server = LlmServer::start();
+    let (_home, ws) = workspace(&server);
+    let (ctx, mut state) = start(&ws, &ws.config().unwrap(), &Default::default(), false);
+    let keymap = Keymap::default();
+    let press = |state: &mut State, ev: KeyEvent| {
+        let action = key_action(state, &keymap, &ev).expect("a key in the Prompt box acts");
+        apply(&ctx, state, [action]);
+    };
+    let ctrl = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let alt = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    // Without results, and then with two.
+    type_for(
+        &ctx,
+        &mut state,
+        "test/ok-json",
+        &[Action::Paste("\nsecond".into())],
+    );
+    assert_eq!(state.prompt.input.cursor().0, 1);
+    press(&mut state, ctrl('p'));
+    assert_eq!(
+        state.prompt.input.cursor().0,
+        0,
+        "ctrl+p is the box's line up"
+    );
+    press(&mut state, ctrl('n'));
+    assert_eq!(
+        state.prompt.input.cursor().0,
+        1,
+        "ctrl+n is the box's line down"
+    );
+    apply(&ctx, &mut state, [Action::FocusBudgets]);
+    mark_model(&ctx, &mut state, "test/tool-calls");
+    type_for(
+        &ctx,
+        &mut state,
+        "test/ok-json",
+        &[Action::Paste("\nsecond".into())],
+    );
+    let effects = update(&mut state, Action::Send);
+    let answer = run_effect_now(&ctx, effects[0].clone());
+    apply(&ctx, &mut state, [answer]);
+    assert_eq!(state.send.outcome.as_ref().expect("sent").results.len(), 2);
+    assert_eq!(state.focus, Pane::Prompt);
+    let row = state.prompt.input.cursor().0;
+    assert!(row > 0);
+    press(&mut state, ctrl('p'));
+    assert_eq!(state.prompt.input.cursor().0, row - 1);
+    assert_eq!(state.send.selected, 0, "ctrl+p left the selection alone");
+    press(&mut state, ctrl('n'));
+    assert_eq!(state.prompt.input.cursor().0, row);
+    assert_eq!(state.send.selected, 0, "ctrl+n left the selection alone");
+    // The Sent table's keys move the selection, and not the cursor.
+    press(&mut state, alt('j'));
+    assert_eq!(state.send.selected, 1);
+    press(&mut state, alt('k'));
+    assert_eq!(state.send.selected, 0);
+    assert_eq!(state.prompt.input.cursor().0, row);
 }

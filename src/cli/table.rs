@@ -13,8 +13,7 @@ pub fn padded(cell: &str, width: usize) -> String {
         &crate::core::terminal_text::for_terminal_line(cell),
         CELL_MAX,
     );
-    let pad = width.saturating_sub(display_width(&shown));
-    format!("{shown}{}", " ".repeat(pad))
+    crate::core::text::pad_to(&shown, width)
 }
 
 /// Render rows under a header, left-aligned, two spaces between columns.

@@ -805,6 +805,14 @@ pub fn display_width(text: &str) -> usize {
     text.width()
 }
 
+/// `text` followed by the spaces that make it `width` cells a terminal shows (as it is
+/// when already as wide or wider): the one padding of a column, so the next column starts
+/// at one place on every row whatever the script (the CLI's tables, the console's).
+pub fn pad_to(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(display_width(text));
+    format!("{text}{}", " ".repeat(pad))
+}
+
 /// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties 15): what renders as
 /// nothing when a font has no glyph for it. Names equal but for these print alike
 /// ([`printed_alike`]; tester 10 T10-11: only six of them counted), and a terminal is shown

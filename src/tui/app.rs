@@ -292,9 +292,11 @@ impl State {
         }
     }
 
-    /// What the Prompt pane reads besides its own state.
+    /// What the Prompt pane reads besides its own state (the Sent heading's keys, from the
+    /// keymap, are filled where it is drawn: `tui::ui::sent_keys`).
     pub fn prompt_inputs(&self) -> PromptInputs<'_> {
         PromptInputs {
+            sent_keys: &crate::tui::send::SentKeys::NONE,
             focused: self.focus == Pane::Prompt,
             ab: self.ab,
             marked: self.budgets.marked.len(),

@@ -87,8 +87,10 @@ pub const DEFAULT_BINDINGS: &[(&str, Action)] = &[
     ("ctrl+u", Action::ClearPrompt),
     ("ctrl+s", Action::Send),
     ("ctrl+t", Action::ToggleAb),
-    ("ctrl+n", Action::NextSent),
-    ("ctrl+p", Action::PrevSent),
+    // Not ctrl+n/ctrl+p: the Prompt box's own line down and up, which it keeps while it
+    // has focus (see [`Key::text_box_keeps`]; tester 50 F10).
+    ("alt+j", Action::NextSent),
+    ("alt+k", Action::PrevSent),
     ("ctrl+o", Action::OpenSent),
     ("M", Action::MarkModel),
     ("a", Action::Attach),
@@ -359,6 +361,37 @@ impl Key {
     fn is_plain(&self) -> bool {
         !self.ctrl && !self.alt
     }
+
+    /// A chord the Prompt box's text area (ratatui-textarea 0.9's `TextArea::input`) edits
+    /// or moves with: ctrl+a/e/b/f/p/n (line start and end, left, right, up, down), ctrl+h/
+    /// d/k/j/w, ctrl+u/r (undo, redo), ctrl+y/x/c/v, ctrl+m; alt+b/f/n/p/h/d/v/</>/[/]
+    /// and alt+backspace; ctrl+alt+b/f/n/p; ctrl (and ctrl+alt) with an arrow. While the box
+    /// has focus it keeps them from the Sent table's keys ([`Action::NextSent`],
+    /// [`Action::PrevSent`], [`Action::OpenSent`]), which are of another part of the screen
+    /// (tester 50 F10: ctrl+p, bound to prev_sent, no longer moved the cursor up).
+    pub fn text_box_keeps(&self) -> bool {
+        use KeyCodeName::{Backspace, Char, Down, Left, Right, Up};
+        match (self.ctrl, self.alt, self.code) {
+            (true, false, Char(c)) => "abcdefhjkmnpruvwxy".contains(c),
+            (false, true, Char(c)) => "bdfhnpv<>[]".contains(c),
+            (true, true, Char(c)) => "bfnp".contains(c),
+            (true, _, Up | Down | Left | Right) => true,
+            (false, true, Backspace) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether `action` on `key` acts while the Prompt box has focus, or the key is the box's
+/// own: the Sent table's keys give way to the box's ([`Key::text_box_keeps`]); the prompt's
+/// own keys (quit, clear, send, attach…) act on any chord they are bound to.
+fn acts_while_typing(key: &Key, action: &Action) -> bool {
+    let sent_table = matches!(
+        action,
+        Action::NextSent | Action::PrevSent | Action::OpenSent
+    );
+    let the_box_keeps_it = sent_table && key.text_box_keeps();
+    !key.is_plain() && !the_box_keeps_it
 }
 
 /// The character shift types with `c` on a US keyboard layout, for a hint.
@@ -551,13 +584,26 @@ impl Keymap {
         self.primary(action).map(|k| k.label())
     }
 
-    /// The first ctrl or alt key bound to `action` (the user's own first): the one that
-    /// works while typing in the Prompt pane, where plain keys are text.
+    /// The first ctrl or alt key bound to `action` that acts while typing in the Prompt
+    /// pane (the user's own first), where plain keys are text and the text box keeps its
+    /// own chords from the Sent table's keys ([`Keymap::typing_action`]).
     pub fn chord_label(&self, action: &Action) -> Option<String> {
         self.order
             .iter()
-            .find(|k| !k.is_plain() && self.bindings.get(*k) == Some(action))
+            .find(|k| self.bindings.get(*k) == Some(action) && acts_while_typing(k, action))
             .map(|k| k.label())
+    }
+
+    /// What a ctrl or alt chord does while the Prompt box has focus: its action, unless
+    /// the chord is plain or it is one the text box edits or moves with bound to a Sent
+    /// table key (then the box takes it: `None`). The one rule for the keys and for the
+    /// names [`Keymap::chord_label`] gives them.
+    pub fn typing_action(&self, ev: &KeyEvent) -> Option<Action> {
+        let key = Key::from_event(ev)?;
+        self.bindings
+            .get(&key)
+            .filter(|a| acts_while_typing(&key, a))
+            .cloned()
     }
 
     pub fn action_for(&self, ev: &KeyEvent) -> Option<Action> {
@@ -894,6 +940,39 @@ mod tests {
         let k = Keymap::with_overlay("[keys]\n\"z\" = \"cycle_tier\"\n", "k").unwrap();
         assert_eq!(k.primary_label(&Action::CycleTier).as_deref(), Some("z"));
         assert_eq!(Key::parse("pagedown").unwrap().label(), "pgdn");
+    }
+
+    /// Tester 50 F10: the Sent table's default keys are none of the Prompt box's own, so
+    /// they act while it has focus and it keeps its ctrl+p and ctrl+n; a Sent table key
+    /// bound to one of the box's chords is the box's there, and not named.
+    #[test]
+    fn the_sent_table_keys_leave_the_prompt_box_its_own() {
+        let k = Keymap::default();
+        for action in [Action::NextSent, Action::PrevSent, Action::OpenSent] {
+            let keys: Vec<Key> = DEFAULT_BINDINGS
+                .iter()
+                .filter(|(_, a)| *a == action)
+                .filter_map(|(key, _)| Key::parse(key))
+                .collect();
+            assert!(!keys.is_empty(), "{action:?}");
+            assert!(
+                keys.iter()
+                    .all(|key| !key.text_box_keeps() && !key.is_plain()),
+                "{action:?}: {keys:?}"
+            );
+            assert!(k.chord_label(&action).is_some(), "{action:?}");
+        }
+        let ctrl = |c: char| ev(KeyCode::Char(c), KeyModifiers::CONTROL);
+        for c in ['p', 'n'] {
+            assert!(Key::from_event(&ctrl(c)).unwrap().text_box_keeps());
+            assert_eq!(k.typing_action(&ctrl(c)), None);
+        }
+        let k = Keymap::with_overlay("[keys]\n\"ctrl+p\" = \"prev_sent\"\n", "k").unwrap();
+        assert_eq!(k.action_for(&ctrl('p')), Some(Action::PrevSent));
+        assert_eq!(k.typing_action(&ctrl('p')), None);
+        assert_eq!(k.chord_label(&Action::PrevSent).as_deref(), Some("alt+k"));
+        // The prompt's own keys act on any chord, a box's one too (ctrl+u clears).
+        assert_eq!(k.typing_action(&ctrl('u')), Some(Action::ClearPrompt));
     }
 
     #[test]

@@ -91,10 +91,11 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
             KeyCode::Char('c') if ctrl => Some(Action::Quit),
             // The keymap's quit, clear and send keys (and the others help lists for the
             // Prompt), when they are ones a text box would not take as text: a ctrl key bound
-            // to quit quits here too, as help says (tester 22 F7).
+            // to quit quits here too, as help says (tester 22 F7). The Sent table's keys give
+            // way to the box's own chords (ctrl+p is its line up: tester 50 F10).
             _ if (ctrl || alt)
                 && matches!(
-                    keymap.action_for(ev),
+                    keymap.typing_action(ev),
                     Some(
                         Action::Quit
                             | Action::ClearPrompt
@@ -110,7 +111,7 @@ pub fn key_action(state: &State, keymap: &Keymap, ev: &KeyEvent) -> Option<Actio
                     )
                 ) =>
             {
-                keymap.action_for(ev)
+                keymap.typing_action(ev)
             }
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Tab => Some(Action::FocusNext),

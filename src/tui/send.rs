@@ -121,6 +121,44 @@ pub struct SendView {
     pub asked: Option<Asked>,
 }
 
+/// The keys the Sent table's heading names: the live keymap's for next, previous and open,
+/// as the status line names them (`Keymap::chord_label`: a chord that acts while typing in
+/// the Prompt pane; filled where the console is drawn, `tui::ui::sent_keys`). An action with no such key is not named (tester 50 F10: the heading
+/// said `ctrl+n next · ctrl+o opens in History` with both rebound, and never named ctrl+p).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SentKeys {
+    pub next: Option<String>,
+    pub prev: Option<String>,
+    pub open: Option<String>,
+}
+
+impl SentKeys {
+    /// No key named: what the Prompt pane reads until it is drawn with a keymap.
+    pub const NONE: SentKeys = SentKeys {
+        next: None,
+        prev: None,
+        open: None,
+    };
+
+    /// ` (alt+j next · alt+k previous · ctrl+o opens in History)`, for the keys bound;
+    /// empty when none is.
+    pub fn hint(&self) -> String {
+        let said: Vec<String> = [
+            (&self.next, "next"),
+            (&self.prev, "previous"),
+            (&self.open, "opens in History"),
+        ]
+        .into_iter()
+        .filter_map(|(key, what)| key.as_ref().map(|k| format!("{k} {what}")))
+        .collect();
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", said.join(" · "))
+        }
+    }
+}
+
 /// The Sent table's label column (`tokens in/out `), the narrowest a result column gets when
 /// every result fits, and the narrowest when they do not and the table scrolls: a plan id
 /// `send-AT-NN` (18 characters) whole — a table that scrolls anyway shows fewer columns that
@@ -175,7 +213,7 @@ pub fn result_window(selected: usize, first: usize, count: usize, width: usize) 
             col: (room / count.max(1)).max(RESULT_MIN_COL),
         };
     }
-    let room = room.saturating_sub(format!(" {count} ›").chars().count());
+    let room = room.saturating_sub(crate::core::text::display_width(&format!(" {count} ›")));
     let shown = (room / RESULT_SCROLL_COL).clamp(1, count);
     let selected = selected.min(count - 1);
     let first = first

@@ -9,8 +9,21 @@ use ratatui::widgets::{Paragraph, Wrap};
 use crate::core::terminal_text::needs_escape;
 use crate::tui::app::{Pane, State};
 use crate::tui::keymap::Keymap;
+use crate::tui::panes::prompt::PromptInputs;
 use crate::tui::panes::{self, shown};
+use crate::tui::send::SentKeys;
 use crate::tui::theme::Theme;
+
+/// The keys the Sent table's heading names, from the live keymap as the status line's
+/// (tester 50 F10).
+pub fn sent_keys(keymap: &Keymap) -> SentKeys {
+    use crate::tui::action::Action;
+    SentKeys {
+        next: keymap.chord_label(&Action::NextSent),
+        prev: keymap.chord_label(&Action::PrevSent),
+        open: keymap.chord_label(&Action::OpenSent),
+    }
+}
 
 pub use crate::tui::layout::{Areas, MIN_HEIGHT, MIN_WIDTH, Region, areas};
 
@@ -82,7 +95,10 @@ fn draw_screen(frame: &mut Frame, state: &State, theme: &Theme, keymap: &Keymap)
                 frame,
                 *rect,
                 &state.prompt,
-                &state.prompt_inputs(),
+                &PromptInputs {
+                    sent_keys: &sent_keys(keymap),
+                    ..state.prompt_inputs()
+                },
                 theme,
             ),
             Region::History => panes::history::draw(

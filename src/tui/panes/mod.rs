@@ -61,9 +61,7 @@ pub fn clip(text: &str, width: usize) -> String {
 /// [`clip`], then padded with spaces to `width` cells a terminal shows (a CJK character is
 /// two, a combining mark none), so the next column starts at one place on every row.
 pub fn clip_padded(text: &str, width: usize) -> String {
-    let cut = clip(text, width);
-    let pad = width.saturating_sub(crate::core::text::display_width(&cut));
-    format!("{cut}{}", " ".repeat(pad))
+    crate::core::text::pad_to(&clip(text, width), width)
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word is cut

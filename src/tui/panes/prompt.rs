@@ -16,6 +16,7 @@ use crate::core::chart::WindowBar;
 use crate::core::compare::Arm;
 use crate::core::gate::Admission;
 use crate::core::request::Attachment;
+use crate::core::text::{display_width, pad_to};
 use crate::format::thousands;
 use crate::preview::Preview;
 use crate::tui::action::Action;
@@ -23,7 +24,7 @@ use crate::tui::attach::{ATTACH_MAX_BYTES, is_attachment_paste, paste_label, pas
 use crate::tui::panes::chart::window_lines;
 use crate::tui::panes::scroll::Extent;
 use crate::tui::panes::{clip, pane_block, request_title, shown, wrapped};
-use crate::tui::send::{RESULT_LABEL, SendView, SentArm, ab_label};
+use crate::tui::send::{RESULT_LABEL, SendView, SentArm, SentKeys, ab_label};
 use crate::tui::snapshot::RequestSnapshot;
 use crate::tui::theme::Theme;
 
@@ -395,6 +396,8 @@ pub struct PromptInputs<'a> {
     /// The Sent table belongs to another request than the Preview's (another instruction,
     /// other attachments, or a model it did not ask).
     pub sent_earlier: bool,
+    /// The keys the Sent table's heading names (the live keymap's).
+    pub sent_keys: &'a SentKeys,
 }
 
 /// The text box, the attachment chips under it, and the attach key's path line.
@@ -591,7 +594,7 @@ pub fn draw_preview(
 fn preview_rows<'a>(inp: &PromptInputs, width: usize, theme: &Theme) -> Vec<Line<'a>> {
     let snapshot = inp.request;
     // Sent results first: they are what the operator just asked for.
-    let mut lines: Vec<Line> = send_lines(inp.send, inp.sent_earlier, width, theme);
+    let mut lines: Vec<Line> = send_lines(inp.send, inp.sent_earlier, inp.sent_keys, width, theme);
     lines.extend(window_section(snapshot.map(|r| &r.window), width, theme));
     if let Some(e) = snapshot.and_then(|r| r.cache_error.as_deref()) {
         lines.extend(wrapped(&format!("output cache: {e}"), width, theme.error));
@@ -919,7 +922,16 @@ pub fn preview_lines<'a>(
 /// as earlier, with what it asked, when the Preview shows another request (`earlier`).
 /// When not every column fits, only those that do, around the selected one, under a line
 /// `results 4–6 of 10` and with `‹ 3` / `4 ›` for those off either side.
-pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) -> Vec<Line<'a>> {
+/// The heading names the keys `keys` (the live keymap's); every column is laid out by the
+/// cells a terminal shows, as the CLI's `send` table is (tester 50 F8: padded by characters,
+/// a CJK model id pushed the next column right and cut its arm to `…`).
+pub fn send_lines<'a>(
+    v: &SendView,
+    earlier: bool,
+    keys: &SentKeys,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let mut out = Vec::new();
     if let Some(e) = &v.error {
         out.extend(wrapped(&format!("send: {e}"), width, theme.error));
@@ -956,7 +968,10 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
     match v.asked.as_ref().filter(|_| earlier) {
         Some(asked) => {
             out.push(section(
-                "Sent earlier, not the request below (ctrl+n next · ctrl+o opens in History)",
+                &clip(
+                    &format!("Sent earlier, not the request below{}", keys.hint()),
+                    width,
+                ),
                 theme,
             ));
             let attached = match asked.attachments.len() {
@@ -971,7 +986,7 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
             out.extend(wrapped(&said, width, theme.muted));
         }
         None => out.push(section(
-            "Sent (ctrl+n next · ctrl+o opens in History)",
+            &clip(&format!("Sent{}", keys.hint()), width),
             theme,
         )),
     }
@@ -992,20 +1007,22 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
         ));
     }
     let dash = || "-".to_string();
-    let cell = |text: &str| format!("{:<col$}", clip(text, col.saturating_sub(1)));
+    // Cut and padded by cells (`core::text::pad_to`, as the CLI's tables): a column starts
+    // at one place on every row whatever the script.
+    let cell = |text: &str| pad_to(&clip(text, col.saturating_sub(1)), col);
     // An id is told apart by its end (`send-…-3`): cut in the middle, not at the edge
     // (tester 8 F22: at 80×24 every plan id read `send-17…`).
     let id_cell = |text: &str| {
-        format!(
-            "{:<col$}",
-            crate::format::elide(text, col.saturating_sub(1).max(1))
+        pad_to(
+            &crate::format::elide(text, col.saturating_sub(1).max(1)),
+            col,
         )
     };
     let row_of = |label: &str,
                   each: &dyn Fn(&SentArm) -> String,
                   cell: &dyn Fn(&str) -> String|
      -> Line<'a> {
-        let mut text = format!("{label:<LABEL$}");
+        let mut text = pad_to(label, LABEL);
         for r in results {
             text.push_str(&cell(&each(r)));
         }
@@ -1032,13 +1049,13 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
     let one_line = results
         .iter()
         .zip(&arms)
-        .all(|(r, arm)| 1 + shown(&r.model).chars().count() + 1 + arm.chars().count() < col);
+        .all(|(r, arm)| 1 + display_width(&shown(&r.model)) + 1 + display_width(arm) < col);
     let before = match win.before() {
         0 => String::new(),
         n => format!("‹ {n}"),
     };
-    let mut header = format!("{before:<LABEL$}");
-    let mut under = format!("{:<LABEL$}", "");
+    let mut header = pad_to(&before, LABEL);
+    let mut under = pad_to("", LABEL);
     for ((r, arm), mark) in results.iter().zip(&arms).zip(&marks) {
         if one_line {
             header.push_str(&cell(&format!("{mark}{} {arm}", shown(&r.model))));
@@ -1046,7 +1063,7 @@ pub fn send_lines<'a>(v: &SendView, earlier: bool, width: usize, theme: &Theme) 
             let model = crate::format::elide(&shown(&r.model), col.saturating_sub(2).max(1));
             header.push_str(&cell(&format!("{mark}{model}")));
             // The arm whole where its brackets do not fit (`compacted`, not `[compa…`).
-            let arm = if arm.chars().count() + 1 < col {
+            let arm = if display_width(arm) + 1 < col {
                 arm.clone()
             } else {
                 arm.trim_matches(['[', ']']).to_string()
@@ -1134,7 +1151,7 @@ mod tests {
             "store".into(),
             "another process is writing /tmp/home/history.sqlite; each answer waits up to 60 s for it, and one that cannot be stored is kept until stored again".into(),
         );
-        let text: Vec<String> = send_lines(&v, false, 60, &Theme::default())
+        let text: Vec<String> = send_lines(&v, false, &SentKeys::default(), 60, &Theme::default())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -1154,7 +1171,7 @@ mod tests {
         let mut next = 1;
         let req = v.start(&mut next, "x".into(), Arc::new(Vec::new()), Vec::new(), &[]);
         let shown = |v: &SendView| {
-            send_lines(v, false, 60, &Theme::default())
+            send_lines(v, false, &SentKeys::default(), 60, &Theme::default())
                 .iter()
                 .map(|l| l.to_string())
                 .collect::<Vec<_>>()
