@@ -3,6 +3,11 @@
 //! checked here (pure: text in, values or an error naming file and key out); the workspace
 //! reads the file and the client uses the values.
 
+/// The environment variable `ctxconsole mcp`'s bearer token may come in: unlike `--token`,
+/// not shown to every local user by `ps`. Named here, below both, so the server reads it and
+/// `compact --mcp` withholds it from the servers it starts.
+pub const MCP_TOKEN_ENV: &str = "CTXCONSOLE_MCP_TOKEN";
+
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::time::Duration;

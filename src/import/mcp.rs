@@ -116,7 +116,7 @@ fn shown_command(command_line: &str, secrets: &Secrets, mark: char) -> String {
 /// an MCP server is outside code and has no business with the keys (tester 50 F5: the
 /// token was passed).
 ///
-/// [`TOKEN_ENV`]: crate::mcp_server::TOKEN_ENV
+/// [`TOKEN_ENV`]: crate::core::config::MCP_TOKEN_ENV
 pub async fn import_tools(
     command_line: &str,
     timeout: Duration,
@@ -134,7 +134,7 @@ pub async fn import_tools(
     for name in withheld
         .iter()
         .map(String::as_str)
-        .chain([crate::mcp_server::TOKEN_ENV])
+        .chain([crate::core::config::MCP_TOKEN_ENV])
     {
         command.env_remove(name);
     }

@@ -32,9 +32,7 @@ use stdio::{BoundedStdio, MESSAGE_MAX};
 /// The shortest bearer token taken.
 pub const TOKEN_MIN: usize = 16;
 
-/// The environment variable the bearer token may come in: unlike `--token`, not shown to
-/// every local user by `ps`.
-pub const TOKEN_ENV: &str = "CTXCONSOLE_MCP_TOKEN";
+pub use crate::core::config::MCP_TOKEN_ENV as TOKEN_ENV;
 
 /// The file in the workspace holding the token `--http` uses when none was given (made
 /// there when there is none, reused after).
