@@ -613,12 +613,7 @@ pub fn open_for_rewrite(path: &Path) -> anyhow::Result<Option<File>> {
             _ => {}
         }
         let file = open_regular(path)?;
-        file.lock().map_err(|e| {
-            anyhow::anyhow!(
-                "{}: cannot lock it to rewrite it: {e}",
-                crate::core::terminal_text::path(path)
-            )
-        })?;
+        lock_to_rewrite(&file, path)?;
         if is_file_at(&file, path) {
             return Ok(Some(file));
         }
@@ -627,6 +622,35 @@ pub fn open_for_rewrite(path: &Path) -> anyhow::Result<Option<File>> {
         "{}: replaced 100 times while it was being locked to rewrite it",
         crate::core::terminal_text::path(path)
     ))
+}
+
+/// The exclusive lock of [`open_for_rewrite`], waited for at most [`REWRITE_WAIT`] as a
+/// writer waits for it: a scrub stopped with ctrl+z, or any other holder, fails the next
+/// rewrite naming the file rather than hanging it silently (review 50 L1).
+fn lock_to_rewrite(file: &File, path: &Path) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REWRITE_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(anyhow::anyhow!(
+                    "{}: locked by another process for {}; nothing was rewritten (another \
+                     scrub holds it, one stopped with ctrl+z perhaps: end it and run this again)",
+                    crate::core::terminal_text::path(path),
+                    crate::core::duration::describe(REWRITE_WAIT)
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(anyhow::anyhow!(
+                    "{}: cannot lock it to rewrite it: {e}",
+                    crate::core::terminal_text::path(path)
+                ));
+            }
+        }
+    }
 }
 
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);

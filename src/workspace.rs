@@ -420,9 +420,14 @@ pub fn secrets_in(workspace: Option<&Path>) -> anyhow::Result<Secrets> {
     Ok(secrets_of(&config_in(&resolve_dir(workspace)?)?))
 }
 
-/// The keys held now by the variables the config's providers name in `key_env`.
+/// The keys held now by the variables the config's providers name in `key_env`, and the MCP
+/// server's bearer token when it comes from its variable: taken out of every output, store
+/// and log alike (review 50 L9: a bridge's `--mcp "… Bearer $CTXCONSOLE_MCP_TOKEN"` printed
+/// it on stdout and stderr).
 pub fn secrets_of(config: &crate::core::config::Config) -> Secrets {
-    Secrets::from_env(&config.key_variables())
+    let mut variables = config.key_variables();
+    variables.push(crate::core::config::MCP_TOKEN_ENV.to_string());
+    Secrets::from_env(&variables)
 }
 
 /// The history a server that must not write serves (see

@@ -1268,6 +1268,7 @@ fn an_mcp_servers_error_and_stderr_are_quoted_short() {
 /// everywhere: the keys taken out, on one line.
 #[test]
 fn an_mcp_command_line_is_shown_on_one_line_without_the_keys() {
+    const MCP_TOKEN: &str = "mcp-tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0";
     let home = tempfile::tempdir().unwrap();
     let key = "sk-or-v1-0123456789abcdefSECRET";
     // The server found on PATH, so that a command line is short enough to show whole.
@@ -1280,6 +1281,7 @@ fn an_mcp_command_line_is_shown_on_one_line_without_the_keys() {
     let run = |args: &[&str]| {
         let mut cmd = ctx(home.path());
         cmd.env("OPENROUTER_API_KEY", key)
+            .env("CTXCONSOLE_MCP_TOKEN", MCP_TOKEN)
             .env("PATH", &path)
             .args(args);
         cmd
@@ -1288,6 +1290,13 @@ fn an_mcp_command_line_is_shown_on_one_line_without_the_keys() {
         (
             format!("mcp_test_server --chatty log-line --token {key}"),
             "MCP server `mcp_test_server --chatty log-line --token [REDACTED]`",
+        ),
+        // Review 50 L9: a bridge's command line holding ctxconsole's own MCP token.
+        (
+            format!(
+                "mcp_test_server --chatty log-line --header 'Authorization: Bearer {MCP_TOKEN}'"
+            ),
+            "MCP server `mcp_test_server --chatty log-line --header 'Authorization: Bearer [REDACTED]'`",
         ),
         (
             "mcp_test_server --chatty log-line 'x\nctxconsole: forged'".to_string(),

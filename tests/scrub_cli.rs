@@ -253,6 +253,27 @@ fn a_damaged_cache_does_not_stop_the_rest_and_the_report_says_what_was_scrubbed(
     assert_eq!(v["plans"], serde_json::json!([]), "{v}");
 }
 
+/// Review 50 L1: a log whose lock another process holds (a scrub stopped with ctrl+z) made
+/// the next scrub wait forever with nothing on screen. It waits as a writer does, then names
+/// the file, leaves it as it was and scrubs the rest.
+#[test]
+fn a_log_locked_by_another_process_is_named_and_the_rest_is_scrubbed() {
+    let home = workspace_holding(KEY);
+    let h = home.path();
+    let log = h.join("logs/ctxconsole.log");
+    let before = std::fs::read(&log).unwrap();
+    let held = std::fs::File::open(&log).unwrap();
+    held.lock().unwrap();
+    let scrub = ctx(h).env(KEY_ENV, KEY).arg("scrub").output().unwrap();
+    drop(held);
+    let (out, err) = (String::from_utf8_lossy(&scrub.stdout), stderr_of(&scrub));
+    assert_eq!(scrub.status.code(), Some(1), "{out}\n{err}");
+    assert!(err.contains("locked by another process"), "{err}");
+    assert!(err.contains("ctxconsole.log"), "{err}");
+    assert!(out.contains("1 plan in "), "{out}");
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+}
+
 /// Tester 15 F2: a key in an execution (its id, caller, session, tool) or in a plan's id,
 /// caller or model was kept by `import executions` and `import plans` even with the key
 /// configured, and `scrub --dry-run` said "nothing to take out". Imported with the key

@@ -85,7 +85,16 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
 /// note, each failure, `--json`'s `catalog_source.name`: ``MCP server `npx -y server` ``,
 /// with the keys the variables `withheld` hold taken out ([`shown_command`]).
 pub fn server_name(command_line: &str, withheld: &[String]) -> String {
-    named(command_line, &Secrets::from_env(withheld))
+    named(command_line, &withheld_secrets(withheld))
+}
+
+/// The keys the variables `withheld` hold, and the MCP server's bearer token's: what the
+/// server's name never shows (review 50 L9: a bridge's command line holding the token
+/// printed it).
+fn withheld_secrets(withheld: &[String]) -> Secrets {
+    let mut variables = withheld.to_vec();
+    variables.push(crate::core::config::MCP_TOKEN_ENV.to_string());
+    Secrets::from_env(&variables)
 }
 
 /// [`server_name`], the keys `secrets` holds taken out.
@@ -122,7 +131,7 @@ pub async fn import_tools(
     timeout: Duration,
     withheld: &[String],
 ) -> anyhow::Result<ImportedCatalog> {
-    let secrets = Secrets::from_env(withheld);
+    let secrets = withheld_secrets(withheld);
     let words = split_command(command_line).map_err(|e| {
         bad_input(format!(
             "--mcp {} {e}",
