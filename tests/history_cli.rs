@@ -2862,6 +2862,33 @@ fn a_plan_row_damaged_by_hand_is_left_out_of_listings_and_said_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(named(&err), "{err}");
 
+    // The groups of its caller (aggregated from the plans, not the kept summary) count it
+    // but take no time from it, and say so (review 50 M1: `MAX(at)` was the text, and the
+    // listing failed naming `last_at`).
+    let caller = all["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "pl-0003")
+        .unwrap()["caller"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = succeeded(ctx(home.path()).args(["history", "--groups", "--caller", &caller]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("plan 'pl-0003': its time (column at)"),
+        "{text}"
+    );
+    let groups =
+        json_of(ctx(home.path()).args(["history", "--groups", "--json", "--caller", &caller]));
+    assert!(!groups["groups"].as_array().unwrap().is_empty(), "{groups}");
+    let note = groups["left_out"].as_str().unwrap();
+    assert!(note.contains("plan 'pl-0003'"), "{note}");
+
     // Read alone, the damaged plan is an error naming it and the column, said once.
     let out = ctx(home.path())
         .args(["history", "show", "pl-0003"])

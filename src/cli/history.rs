@@ -549,6 +549,7 @@ fn groups(
             .collect();
         out.push_str(&render(&[">plans", "pair"], &rows));
     }
+    out.push_str(&left_out_line(report.left_out.as_deref()));
     emit(&out)
 }
 

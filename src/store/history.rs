@@ -63,7 +63,20 @@ pub struct HistoryStore {
     /// The plans the listings read through this store left out, each once: a row damaged
     /// or edited by hand ([`DamagedColumn`]), said by [`Self::left_out_note`]. Boxed: the
     /// MCP server holds a store in an enum beside a path.
-    left_out: Box<std::cell::RefCell<Vec<DamagedColumn>>>,
+    left_out: Box<std::cell::RefCell<LeftOut>>,
+}
+
+/// The plans the listings left out ([`HistoryStore::leave_out`]): each plan and column once
+/// (a set: n damaged rows cost O(n log n), not a scan of all before each; review 50 M2), the
+/// first [`LEFT_OUT_NAMED`] kept whole for the note, the rest only counted.
+#[derive(Debug, Default)]
+struct LeftOut {
+    /// The plan, column and wrong of each left out, to note each once.
+    seen: HashSet<(Option<String>, String, String)>,
+    /// The first [`LEFT_OUT_NAMED`], in the order they were left out.
+    named: Vec<DamagedColumn>,
+    /// How many of `seen` name a plan (a count over plans names none).
+    plans: usize,
 }
 
 /// What held a key, for [`HistoryStore::scrub`]: the ids, as kept, of the plans and of the
@@ -498,24 +511,20 @@ impl std::error::Error for DamagedColumn {}
 const LEFT_OUT_NAMED: usize = 5;
 
 /// [`HistoryStore::left_out_note`]'s words for `left_out`.
-fn left_out_note(left_out: &[DamagedColumn]) -> Option<String> {
+fn left_out_note(left_out: &LeftOut) -> Option<String> {
     const WHY: &str = "unreadable, damaged or edited by hand (the store is left as it is)";
     // A count over plans names no plan, nor how many.
-    let head = match left_out.iter().filter(|d| d.plan.is_some()).count() {
+    let head = match left_out.plans {
         0 => "left out some plans".to_string(),
         1 => "left out 1 plan".to_string(),
         n => format!("left out {n} plans"),
     };
-    match left_out {
-        [] => None,
-        [one] => Some(format!("{head}, {WHY}: {one}")),
-        many => {
-            let mut named: Vec<String> = many
-                .iter()
-                .take(LEFT_OUT_NAMED)
-                .map(|d| d.short())
-                .collect();
-            let more = many.len().saturating_sub(LEFT_OUT_NAMED);
+    match (left_out.named.as_slice(), left_out.seen.len()) {
+        ([], _) => None,
+        ([one], 1) => Some(format!("{head}, {WHY}: {one}")),
+        (first, all) => {
+            let mut named: Vec<String> = first.iter().map(|d| d.short()).collect();
+            let more = all.saturating_sub(first.len());
             if more > 0 {
                 named.push(format!("and {more} more"));
             }
@@ -792,14 +801,24 @@ impl HistoryStore {
     /// Start a listing afresh: what earlier ones left out is not said again (a store kept
     /// open across listings, as the MCP server's in-memory one is).
     pub fn forget_left_out(&self) {
-        self.left_out.borrow_mut().clear();
+        *self.left_out.borrow_mut() = LeftOut::default();
     }
 
-    /// Note `d` for [`Self::left_out_note`], once.
+    /// Note `d` for [`Self::left_out_note`], once: only its plan, column and wrong are kept after
+    /// the first [`LEFT_OUT_NAMED`].
     fn leave_out(&self, d: &DamagedColumn) {
         let mut left_out = self.left_out.borrow_mut();
-        if !left_out.contains(d) {
-            left_out.push(d.clone());
+        if !left_out
+            .seen
+            .insert((d.plan.clone(), d.column.clone(), d.wrong.clone()))
+        {
+            return;
+        }
+        if d.plan.is_some() {
+            left_out.plans += 1;
+        }
+        if left_out.named.len() < LEFT_OUT_NAMED {
+            left_out.named.push(d.clone());
         }
     }
 
@@ -1245,6 +1264,13 @@ fn rebuild_shape_rows(conn: &Connection, today: &TodaysShapes) -> anyhow::Result
     shape_rows_from_plans(conn, None, |key| today.words(key))
 }
 
+/// A plan's time as an aggregate over plans `p` reads it: `p.at` when it is a whole number
+/// of seconds, else NULL, so that `MIN`/`MAX` skip a time put in by hand (text sorts above
+/// every number in SQLite: `MAX(p.at)` was the text). The one rule of the regroup
+/// ([`shape_rows_from_plans`]) and the filtered groups listing ([`HistoryStore::groups`];
+/// review 50 M1).
+pub(crate) const WHOLE_PLAN_AT: &str = "CASE WHEN typeof(p.at) = 'integer' THEN p.at END";
+
 /// The one builder of groups' rows (review 45 L1: the regroup and the import's
 /// [`recount_shape`] had each their copy): each group's row — of `only` that shape, or of
 /// every shape — made from its plans in one pass over the plans' shape index: the count,
@@ -1262,17 +1288,16 @@ fn shape_rows_from_plans<'w>(
     words_of: impl Fn(&str) -> Option<&'w str>,
 ) -> anyhow::Result<()> {
     let (of_plans, of_shapes, values) = match only {
-        Some(key) => ("WHERE shape = ?1", "shape = ?1 AND", vec![key]),
+        Some(key) => ("WHERE p.shape = ?1", "shape = ?1 AND", vec![key]),
         None => ("", "", Vec::new()),
     };
     let mut groups = conn.prepare_cached(&format!(
         "SELECT g.shape, g.n, g.first_at, g.last_at,
                 (SELECT p.intent FROM plans p WHERE p.shape = g.shape
                  ORDER BY p.at DESC, p.seq DESC LIMIT 1)
-         FROM (SELECT shape, COUNT(*) AS n,
-                      MIN(CASE WHEN typeof(at) = 'integer' THEN at END) AS first_at,
-                      MAX(CASE WHEN typeof(at) = 'integer' THEN at END) AS last_at
-               FROM plans {of_plans} GROUP BY shape) g"
+         FROM (SELECT p.shape, COUNT(*) AS n,
+                      MIN({WHOLE_PLAN_AT}) AS first_at, MAX({WHOLE_PLAN_AT}) AS last_at
+               FROM plans p {of_plans} GROUP BY p.shape) g"
     ))?;
     let mut upsert = conn.prepare_cached(
         "INSERT INTO shapes(shape, words, intent, plans, first_at, last_at)
@@ -2822,6 +2847,65 @@ mod tests {
         );
         s.forget_left_out();
         assert_eq!(s.left_out_note(), None);
+    }
+
+    /// Review 50 M2: 10,000 damaged rows, each read twice, are left out once each, the
+    /// note naming the first few and counting the rest right; only those few are kept whole.
+    #[test]
+    fn ten_thousand_damaged_rows_are_left_out_and_counted() {
+        let (_d, s) = seeded();
+        let row = |i: usize| -> rusqlite::Result<()> {
+            Err(rusqlite::Error::FromSqlConversionFailure(
+                1,
+                rusqlite::types::Type::Text,
+                Box::new(DamagedColumn {
+                    plan: Some(format!("pl-{i}")),
+                    column: "at".to_string(),
+                    wrong: "is no whole number of seconds".to_string(),
+                    holds: "time",
+                }),
+            ))
+        };
+        for _ in 0..2 {
+            let read = s.readable((0..10_000).map(row), "listing").unwrap();
+            assert!(read.is_empty());
+        }
+        assert_eq!(s.left_out.borrow().seen.len(), 10_000);
+        assert_eq!(s.left_out.borrow().named.len(), LEFT_OUT_NAMED);
+        let note = s.left_out_note().unwrap();
+        assert!(note.starts_with("left out 10000 plans, "), "{note}");
+        assert!(
+            note.ends_with(&format!("and {} more", 10_000 - LEFT_OUT_NAMED)),
+            "{note}"
+        );
+        assert!(note.contains("plan 'pl-0' (column at)"), "{note}");
+        assert_eq!(note.matches("(column at)").count(), LEFT_OUT_NAMED);
+    }
+
+    /// Review 50 M1: a followed plan whose time was put in by hand is left out of
+    /// `eval rank --history`'s plans and noted; the rest are read.
+    #[test]
+    fn a_followed_plan_with_a_damaged_time_is_left_out() {
+        let (_d, s) = seeded();
+        let before = s.followed_plans().unwrap();
+        let id: String = s
+            .conn
+            .query_row(
+                "SELECT id FROM plans WHERE drift = 'followed' AND replay_of IS NULL LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        s.conn
+            .execute("UPDATE plans SET at = 'yesterday' WHERE id = ?1", [&id])
+            .unwrap();
+        let after = s.followed_plans().unwrap();
+        assert_eq!(after.len() + 1, before.len());
+        let note = s.left_out_note().unwrap();
+        assert!(
+            note.contains(&format!("plan '{id}': its time (column at)")),
+            "{note}"
+        );
     }
 
     /// Tester 45 F5: a word rules' version past `u32::MAX` read as older, so the store was

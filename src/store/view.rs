@@ -109,6 +109,10 @@ pub struct GroupsReport {
     pub total_groups: u64,
     pub groups: Vec<GroupSummary>,
     pub step_pairs: Vec<StepPair>,
+    /// [`HistoryStore::left_out_note`]: with a filter, the plans whose time was put in by
+    /// hand, counted in their group but giving it no time; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 pub fn groups_report(
@@ -117,6 +121,7 @@ pub fn groups_report(
     limit: u64,
 ) -> anyhow::Result<GroupsReport> {
     store.in_one_read(|store| {
+        store.forget_left_out();
         let mut groups = store.groups(filter, 0, limit)?;
         for g in &mut groups {
             store.group_details(g, filter)?;
@@ -126,6 +131,7 @@ pub fn groups_report(
             total_groups: store.count_groups(filter)?,
             groups,
             step_pairs: store.step_pairs(filter, 10)?,
+            left_out: store.left_out_note(),
         })
     })
 }
@@ -402,11 +408,12 @@ fn answer_query(
         })
     };
     let groups_page = |filter: &PlanFilter, offset: u64| -> anyhow::Result<Page<GroupSummary>> {
+        store.forget_left_out();
         Ok(Page {
             offset,
             total: store.count_groups(filter)?,
             rows: store.groups(filter, offset, PAGE)?,
-            left_out: None,
+            left_out: store.left_out_note(),
         })
     };
     Ok(match query {
