@@ -1253,6 +1253,18 @@ async fn event_loop(
     ended
 }
 
+/// A test terminal's screen as one string, cell by cell: what the panes' tests search.
+#[cfg(test)]
+pub(crate) fn screen_text(terminal: &ratatui::Terminal<ratatui::backend::TestBackend>) -> String {
+    terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

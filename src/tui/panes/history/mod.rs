@@ -1040,13 +1040,7 @@ mod tests {
         terminal
             .draw(|f| draw_plans(f, f.area(), &h, true, &theme))
             .unwrap();
-        let screen: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .iter()
-            .map(|c| c.symbol())
-            .collect();
+        let screen = crate::tui::screen_text(&terminal);
         assert!(screen.contains("note: left out 1 plan"), "{screen}");
         assert!(
             screen.contains("plan 'pl-0003': its time (column at)"),

@@ -274,13 +274,7 @@ mod tests {
         let mut terminal = Terminal::new(TestBackend::new(60, 12)).unwrap();
         for step in 0..v.choices.len() + 2 {
             terminal.draw(|f| draw(f, f.area(), &v, &theme)).unwrap();
-            let screen: String = terminal
-                .backend()
-                .buffer()
-                .content()
-                .iter()
-                .map(|c| c.symbol())
-                .collect();
+            let screen = crate::tui::screen_text(&terminal);
             let chosen = &v.choices[v.chosen];
             let shown_row = format!("▶ {}", clip(chosen, 56));
             assert!(
