@@ -293,8 +293,9 @@ impl LogFile {
                 let _ = self.file.unlock();
             }
             let mut file = open_append(&self.path)?;
-            // Ours, but a file someone else put there may be loose: made private, and said.
-            let _ = make_private(&file, &self.path, "before logging");
+            // Ours, but a file someone else put there may be loose: made private, or not
+            // written at all, as at the start (review 50 L4: it was written to anyway).
+            make_private(&file, &self.path, "before logging").map_err(std::io::Error::other)?;
             let _ = end_a_cut_line(&mut file);
             self.file = file;
         }
