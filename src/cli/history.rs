@@ -148,7 +148,7 @@ pub fn since_secs(text: &str, now: i64) -> anyhow::Result<i64> {
             let back = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
             return Ok(now.saturating_sub(back));
         }
-        Err(e @ (DurationError::BareNumber(_) | DurationError::OutOfRange { .. })) => {
+        Err(e @ (DurationError::BareNumber { .. } | DurationError::OutOfRange { .. })) => {
             return Err(bad_input(format!(
                 "--since {e} (or a time like 2026-10-15T00:00:00Z)"
             )));

@@ -41,8 +41,8 @@ pub const RETRY_MAX_WAIT: RangeInclusive<Duration> = Duration::ZERO..=Duration::
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DurationError {
-    #[error("{} needs a unit: {}", quoted(.0), with_units(.0))]
-    BareNumber(String),
+    #[error("{} needs a unit: {units}", quoted(text))]
+    BareNumber { text: String, units: String },
     #[error("{}: expected a number and a unit, like 90m, 36h, 7d or 2w", quoted(.0))]
     NotADuration(String),
     #[error("{}: unknown unit {} (ms, s, m, h, d, w)", quoted(text), quoted(unit))]
@@ -55,13 +55,41 @@ pub enum DurationError {
     },
 }
 
-/// The units after a bare number (`7d, 7h, …`), while the number is short enough to repeat.
-fn with_units(number: &str) -> String {
-    if number.len() <= 20 {
-        let n = number;
-        format!("{n}d, {n}h, {n}m, {n}s or {n}ms (w for weeks)")
-    } else {
-        "d, h, m, s or ms after it (w for weeks)".to_string()
+/// The units after a bare number that make a duration within `range` (`7d, 7h, …`; tester
+/// 50 F14: `--mcp-timeout 5` suggested `5d` and `5h`, both past its 10m bound), while the
+/// number is short enough to repeat; the bounds when no unit fits.
+fn with_units(number: &str, range: &RangeInclusive<Duration>) -> String {
+    let bounds = || {
+        format!(
+            "a unit (ms, s, m, h, d or w) making it from {} to {}",
+            describe(*range.start()),
+            describe(*range.end())
+        )
+    };
+    let Ok(n) = number.parse::<u64>() else {
+        return bounds();
+    };
+    let of = |size: u64| n.checked_mul(size).map(Duration::from_secs);
+    let fitting: Vec<String> = [
+        ("d", of(DAY)),
+        ("h", of(HOUR)),
+        ("m", of(MINUTE)),
+        ("s", of(1)),
+        ("ms", Some(Duration::from_millis(n))),
+    ]
+    .into_iter()
+    .filter(|(_, d)| d.is_some_and(|d| range.contains(&d)))
+    .map(|(unit, _)| format!("{number}{unit}"))
+    .collect();
+    let weeks = of(WEEK).is_some_and(|d| range.contains(&d));
+    match fitting.split_last() {
+        None => bounds(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!(
+            "{} or {last}{}",
+            rest.join(", "),
+            if weeks { " (w for weeks)" } else { "" }
+        ),
     }
 }
 
@@ -69,7 +97,7 @@ impl DurationError {
     /// A bare number: the text was probably meant as a duration, so a caller that also
     /// accepts other forms (a timestamp) reports this one.
     pub fn is_bare_number(&self) -> bool {
-        matches!(self, DurationError::BareNumber(_))
+        matches!(self, DurationError::BareNumber { .. })
     }
 }
 
@@ -85,7 +113,15 @@ pub fn parse_duration(
         return Err(DurationError::NotADuration(s.to_string()));
     }
     if unit.is_empty() {
-        return Err(DurationError::BareNumber(s.to_string()));
+        let units = if s.len() <= 20 {
+            with_units(s, &range)
+        } else {
+            "d, h, m, s or ms after it (w for weeks)".to_string()
+        };
+        return Err(DurationError::BareNumber {
+            text: s.to_string(),
+            units,
+        });
     }
     let too_long = || DurationError::OutOfRange {
         text: s.to_string(),
@@ -165,6 +201,20 @@ mod tests {
         assert!(
             err.to_string().starts_with("'7' needs a unit: 7d, 7h, 7m"),
             "{err}"
+        );
+        // Only the units that make a duration within the range (tester 50 F14).
+        let tenth = Duration::from_millis(100)..=Duration::from_secs(600);
+        assert_eq!(
+            parse_duration("5", tenth.clone()).unwrap_err().to_string(),
+            "'5' needs a unit: 5m or 5s"
+        );
+        assert_eq!(
+            parse_duration("50", tenth.clone()).unwrap_err().to_string(),
+            "'50' needs a unit: 50s"
+        );
+        assert_eq!(
+            parse_duration("999999", tenth).unwrap_err().to_string(),
+            "'999999' needs a unit: a unit (ms, s, m, h, d or w) making it from 100ms to 10m"
         );
     }
 

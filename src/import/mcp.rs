@@ -555,9 +555,6 @@ struct Unread {
     why: String,
 }
 
-/// A UTF-8 byte order mark, which rmcp's reader skips at a line's start.
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-
 /// Why rmcp's stdio transport would not read `line` (one line of the server's stdout, its
 /// newline taken off) as a message — it reads it as `serde_json::from_slice` into its typed
 /// message after taking off a final `\r` and a leading byte order mark, and drops what that
@@ -565,7 +562,10 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// put through the same reader, so that what it drops is said at once, not waited out.
 fn unread_by_transport(line: &[u8]) -> Option<Unread> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    // rmcp's reader skips a byte-order mark at a line's start.
+    let line = line
+        .strip_prefix(crate::core::text::UTF8_BOM)
+        .unwrap_or(line);
     let refusal = serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(line).err()?;
     Some(why_unread(line, &refusal))
 }
