@@ -582,14 +582,22 @@ pub const REWRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10)
 /// it was not had (waited out, or a file system without locks): the writer then writes
 /// without it.
 pub fn lock_for_append(file: &File) -> bool {
+    lock_within_wait(|| file.try_lock_shared()).unwrap_or(false)
+}
+
+/// `try_lock` tried until the lock is had (`Ok(true)`) or [`REWRITE_WAIT`] has passed
+/// (`Ok(false)`); an error other than the lock being held is returned as it came. The one
+/// wait both sides of a rewrite keep.
+fn lock_within_wait(try_lock: impl Fn() -> Result<(), std::fs::TryLockError>) -> io::Result<bool> {
     let started = std::time::Instant::now();
     loop {
-        match file.try_lock_shared() {
-            Ok(()) => return true,
+        match try_lock() {
+            Ok(()) => return Ok(true),
             Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REWRITE_WAIT => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            Err(_) => return false,
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
     }
 }
@@ -628,28 +636,18 @@ pub fn open_for_rewrite(path: &Path) -> anyhow::Result<Option<File>> {
 /// writer waits for it: a scrub stopped with ctrl+z, or any other holder, fails the next
 /// rewrite naming the file rather than hanging it silently (review 50 L1).
 fn lock_to_rewrite(file: &File, path: &Path) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REWRITE_WAIT => {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(anyhow::anyhow!(
-                    "{}: locked by another process for {}; nothing was rewritten (another \
-                     scrub holds it, one stopped with ctrl+z perhaps: end it and run this again)",
-                    crate::core::terminal_text::path(path),
-                    crate::core::duration::describe(REWRITE_WAIT)
-                ));
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(anyhow::anyhow!(
-                    "{}: cannot lock it to rewrite it: {e}",
-                    crate::core::terminal_text::path(path)
-                ));
-            }
-        }
+    match lock_within_wait(|| file.try_lock()) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(anyhow::anyhow!(
+            "{}: locked by another process for {}; nothing was rewritten (another scrub holds \
+             it, one stopped with ctrl+z perhaps: end it and run this again)",
+            crate::core::terminal_text::path(path),
+            crate::core::duration::describe(REWRITE_WAIT)
+        )),
+        Err(e) => Err(anyhow::anyhow!(
+            "{}: cannot lock it to rewrite it: {e}",
+            crate::core::terminal_text::path(path)
+        )),
     }
 }
 
